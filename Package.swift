@@ -1,0 +1,63 @@
+// swift-tools-version: 6.0
+//
+// Household Vault Tools: command-line tools around a family app's encrypted identity vault.
+// Layout (see README.md and ../shared/STYLE.md): C libraries as system modules, every rule in
+// VaultCore, shared CLI plumbing in CLISupport, one thin folder per executable.
+
+import PackageDescription
+
+let package = Package(
+    name: "household-vault-tools",
+    products: [
+        .executable(name: "vault-tool", targets: ["vault-tool"]),
+        .library(name: "VaultCore", targets: ["VaultCore"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.0"),
+    ],
+    targets: [
+        // C libraries, one system module each; used only from inside VaultCore.
+        .systemLibrary(
+            name: "CSodium",
+            pkgConfig: "libsodium",
+            providers: [.apt(["libsodium-dev"])]
+        ),
+        .systemLibrary(
+            name: "CSecp256k1",
+            pkgConfig: "libsecp256k1",
+            providers: [.apt(["libsecp256k1-dev"])]
+        ),
+
+        .target(
+            name: "VaultCore",
+            dependencies: ["CSodium", "CSecp256k1"]
+        ),
+        .target(
+            name: "CLISupport",
+            dependencies: [
+                "VaultCore",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ]
+        ),
+        .executableTarget(
+            name: "vault-tool",
+            dependencies: [
+                "VaultCore",
+                "CLISupport",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ]
+        ),
+
+        .testTarget(
+            name: "VaultCoreTests",
+            dependencies: ["VaultCore"],
+            exclude: ["Vectors"]
+        ),
+        .testTarget(
+            name: "CLITests",
+            // Depending on the executable makes `swift test` build it before the tests run it.
+            dependencies: ["vault-tool", "VaultCore"],
+            exclude: ["Golden"]
+        ),
+    ]
+)

@@ -1,0 +1,101 @@
+import ArgumentParser
+import Foundation
+import VaultCore
+
+/// The suite's exit codes (README "Conventions").
+public enum ExitStatus: Int32, Sendable {
+    case ok = 0
+    /// I/O and other operational failures.
+    case operational = 1
+    /// Malformed input, bad checksum, unknown version.
+    case invalidInput = 2
+    /// Wrong key, tampered file, failed check.
+    case authentication = 3
+    /// Refused for safety: would overwrite, would lose data, a guard rail tripped.
+    case refused = 4
+    /// Bad command line (swift-argument-parser's validation failure is also 64, EX_USAGE).
+    case usage = 64
+
+    init(_ category: VaultError.Category) {
+        switch category {
+        case .operational: self = .operational
+        case .invalidInput: self = .invalidInput
+        case .authentication: self = .authentication
+        case .refused: self = .refused
+        }
+    }
+}
+
+/// An error raised by an executable itself (files, terminals, streams). VaultCore errors are
+/// turned into the same message format by ``ToolMain``.
+public struct ToolError: Error, Sendable {
+    public let status: ExitStatus
+    public let reason: String
+    public let hint: String?
+
+    public init(_ status: ExitStatus, _ reason: String, hint: String? = nil) {
+        self.status = status
+        self.reason = reason
+        self.hint = hint
+    }
+}
+
+/// Writes human messages to standard error as `tool: kind: text`.
+public struct Diagnostics: Sendable {
+    public let toolName: String
+
+    public init(toolName: String) {
+        self.toolName = toolName
+    }
+
+    public func error(_ reason: String, hint: String? = nil) {
+        line("error", reason)
+        if let hint { line("hint", hint) }
+    }
+
+    public func warning(_ text: String) { line("warning", text) }
+
+    /// A plain line for a person (summaries, the public half of a new key).
+    public func note(_ text: String) { StandardStreams.writeError(Array((text + "\n").utf8)) }
+
+    private func line(_ kind: String, _ text: String) {
+        StandardStreams.writeError(Array("\(toolName): \(kind): \(text)\n".utf8))
+    }
+}
+
+/// Runs a root command: parses, runs, and turns every error into one message and exit code.
+public enum ToolMain {
+    public static func run<Command: ParsableCommand>(_ command: Command.Type) -> Never {
+        let diagnostics = Diagnostics(toolName: Command.configuration.commandName ?? "tool")
+        do {
+            var parsed = try Command.parseAsRoot()
+            try parsed.run()
+            exit(ExitStatus.ok.rawValue)
+        } catch let error as ToolError {
+            diagnostics.error(error.reason, hint: error.hint)
+            exit(error.status.rawValue)
+        } catch let error as VaultError {
+            diagnostics.error(error.reason, hint: error.hint)
+            exit(ExitStatus(error.code.category).rawValue)
+        } catch let error as ExitCode {
+            exit(error.rawValue)
+        } catch {
+            let code = Command.exitCode(for: error)
+            if code == .success {
+                // --help and --version are reported as errors by swift-argument-parser.
+                StandardStreams.writeOutput(Array((Command.fullMessage(for: error) + "\n").utf8))
+                exit(ExitStatus.ok.rawValue)
+            }
+            diagnostics.error(Command.message(for: error).lowercasedFirstLetter, hint: "see '\(diagnostics.toolName) help' or add --help after the subcommand")
+            exit(code == .validationFailure ? ExitStatus.usage.rawValue : code.rawValue)
+        }
+    }
+}
+
+extension String {
+    /// Our messages are lowercase; swift-argument-parser capitalises its own.
+    var lowercasedFirstLetter: String {
+        guard let first, first.isUppercase, dropFirst().first?.isUppercase != true else { return self }
+        return first.lowercased() + dropFirst()
+    }
+}

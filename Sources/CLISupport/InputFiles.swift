@@ -1,0 +1,77 @@
+import Foundation
+import VaultCore
+
+/// Reading inputs: `-` is standard input, anything else a path. Secrets are read straight into
+/// protected memory.
+public enum InputFiles {
+    /// The most a key file may hold; a larger one is certainly not a key.
+    static let keyFileLimit = 4096
+
+    /// A display name for messages: the path, or "standard input".
+    public static func displayName(_ path: String) -> String {
+        path == "-" ? "standard input" : path
+    }
+
+    /// Reads a whole public input (a vault, a JSON document).
+    public static func read(_ path: String, what: String) throws -> [UInt8] {
+        let descriptor = try openForReading(path, what: what)
+        defer { if path != "-" { close(descriptor) } }
+        var out = [UInt8]()
+        var chunk = [UInt8](repeating: 0, count: 1 << 16)
+        while true {
+            let count = chunk.withUnsafeMutableBytes { Foundation.read(descriptor, $0.baseAddress!, $0.count) }
+            if count < 0 {
+                if errno == EINTR { continue }
+                throw ioError("could not read \(what) '\(displayName(path))'")
+            }
+            if count == 0 { return out }
+            out.append(contentsOf: chunk[0..<count])
+        }
+    }
+
+    /// Reads a key file into protected memory and warns when others may read it.
+    public static func readSecret(_ path: String, what: String, diagnostics: Diagnostics) throws -> SecretBytes {
+        let descriptor = try openForReading(path, what: what)
+        defer { if path != "-" { close(descriptor) } }
+        if path != "-" {
+            var info = stat()
+            if fstat(descriptor, &info) == 0, info.st_mode & 0o077 != 0, (info.st_mode & S_IFMT) == S_IFREG {
+                diagnostics.warning("\(what) '\(path)' can be read by other users (mode \(String(info.st_mode & 0o777, radix: 8))); run: chmod 600 '\(path)'")
+            }
+        }
+        // One byte more than the limit, so a file that is too large is noticed.
+        var length = 0
+        let buffer = try SecretBytes(count: keyFileLimit + 1) { buffer in
+            var filled = 0
+            while filled < buffer.count {
+                let count = Foundation.read(descriptor, buffer.baseAddress! + filled, buffer.count - filled)
+                if count < 0 {
+                    if errno == EINTR { continue }
+                    throw ioError("could not read \(what) '\(displayName(path))'")
+                }
+                if count == 0 { break }
+                filled += count
+            }
+            guard filled <= keyFileLimit else {
+                throw ToolError(.invalidInput, "\(what) '\(displayName(path))' is larger than \(keyFileLimit) bytes; it is not a key file")
+            }
+            length = filled
+        }
+        return try buffer.slice(0..<length)
+    }
+
+    private static func openForReading(_ path: String, what: String) throws -> Int32 {
+        if path == "-" { return STDIN_FILENO }
+        var info = stat()
+        if stat(path, &info) == 0, (info.st_mode & S_IFMT) == S_IFDIR {
+            throw ToolError(.operational, "\(what) '\(path)' is a directory")
+        }
+        let descriptor = open(path, O_RDONLY | O_CLOEXEC)
+        guard descriptor >= 0 else { throw ioError("could not open \(what) '\(path)'") }
+        return descriptor
+    }
+
+    static func ioError(_ text: String) -> ToolError {
+        ToolError(.operational, "\(text): \(systemErrorText())")
+    }
+}

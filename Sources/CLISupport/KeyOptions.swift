@@ -1,0 +1,57 @@
+import ArgumentParser
+import VaultCore
+
+/// `--key-file` or `--vault-key-file`: how a command gets into a vault. No option ever takes a
+/// secret value itself; both name files (or `-` for standard input).
+public struct VaultAccessOptions: ParsableArguments {
+    @Option(name: .customLong("key-file"), help: ArgumentHelp("The parent's secret key: a file holding nsec1… or 64 hex, or - for standard input.", valueName: "FILE"))
+    public var keyFile: String?
+
+    @Option(name: .customLong("vault-key-file"), help: ArgumentHelp("Only the vault key (64 hex, from 'vault-tool derive --vault-key-out'), instead of the parent's key.", valueName: "FILE"))
+    public var vaultKeyFile: String?
+
+    public init() {}
+
+    public func validate() throws {
+        if keyFile != nil, vaultKeyFile != nil {
+            throw ValidationError("give --key-file or --vault-key-file, not both")
+        }
+    }
+
+    /// Fails unless one of the two was given.
+    public func requireOne() throws {
+        if keyFile == nil, vaultKeyFile == nil {
+            throw ValidationError("give --key-file (the parent's key) or --vault-key-file (the vault key)")
+        }
+    }
+
+    /// The paths given, for stdin and same-file checks.
+    public var paths: [String] { [keyFile, vaultKeyFile].compactMap { $0 } }
+
+    /// Reads whichever key was given; nil when neither was.
+    public func load(_ diagnostics: Diagnostics) throws -> VaultAccess? {
+        if let keyFile {
+            return .parentKey(try KeyFiles.parentKey(keyFile, diagnostics))
+        }
+        if let vaultKeyFile {
+            let contents = try InputFiles.readSecret(vaultKeyFile, what: "vault-key file", diagnostics: diagnostics)
+            return .vaultKey(try VaultKey(parsing: contents, what: "vault-key file '\(InputFiles.displayName(vaultKeyFile))'"))
+        }
+        return nil
+    }
+}
+
+public enum KeyFiles {
+    /// Reads a parent key file (`nsec1…` or 64 hex).
+    public static func parentKey(_ path: String, _ diagnostics: Diagnostics) throws -> SecretKey {
+        let contents = try InputFiles.readSecret(path, what: "key file", diagnostics: diagnostics)
+        return try SecretKey(parsing: contents, what: "key file '\(InputFiles.displayName(path))'")
+    }
+}
+
+/// Only one input may read standard input.
+public func requireOneStandardInput(_ paths: [String?]) throws {
+    if paths.filter({ $0 == "-" }).count > 1 {
+        throw ValidationError("only one input may read standard input ('-')")
+    }
+}

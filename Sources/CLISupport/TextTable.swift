@@ -1,0 +1,39 @@
+/// Aligned columns for human output.
+public struct TextTable {
+    private var rows: [[String]] = []
+
+    public init() {}
+
+    public mutating func add(_ cells: String...) { rows.append(cells.map(\.displaySafe)) }
+    public mutating func add(_ cells: [String]) { rows.append(cells.map(\.displaySafe)) }
+
+    /// Lines with columns padded to their widest cell, two spaces apart; no trailing spaces.
+    public func render(indent: String = "") -> String {
+        let columns = rows.map(\.count).max() ?? 0
+        let widths = (0..<columns).map { column in rows.map { column < $0.count ? $0[column].count : 0 }.max() ?? 0 }
+        return rows.map { row in
+            var line = indent
+            for (column, cell) in row.enumerated() {
+                line += cell
+                if column < row.count - 1 { line += String(repeating: " ", count: widths[column] - cell.count + 2) }
+            }
+            while line.hasSuffix(" ") { line.removeLast() }
+            return line + "\n"
+        }.joined()
+    }
+}
+
+extension String {
+    /// Control characters escaped, so a name inside a vault cannot drive the terminal.
+    public var displaySafe: String {
+        var out = ""
+        for scalar in unicodeScalars {
+            if scalar.value < 0x20 || (0x7f...0x9f).contains(scalar.value) {
+                out += "\\u{\(String(scalar.value, radix: 16))}"
+            } else {
+                out.unicodeScalars.append(scalar)
+            }
+        }
+        return out
+    }
+}

@@ -1,0 +1,107 @@
+/// The derivations that tie a household to its parent key. They are the compatibility contract
+/// with the app (seed 000, "Vault Key Derivation" and "DeviceSubkeyManager"); the exact bytes are
+/// in docs/vault-format.md §2.
+public enum Derivation {
+    /// HKDF salt of the vault key.
+    public static let vaultKeySalt = "mytube:vault:v1"
+    /// HKDF info of every device subkey.
+    public static let deviceSubkeyInfo = "mytube:subkey:v1"
+
+    /// vault key = HKDF-SHA256(IKM = secret key, salt = "mytube:vault:v1",
+    /// info = parent public key as 64 lowercase hex, L = 32).
+    public static func vaultKey(for parent: SecretKey) throws -> VaultKey {
+        let secret = try parent.withUnsafeBytes { ikm in
+            try HKDF.deriveKey(
+                inputKeyMaterial: ikm,
+                salt: Array(vaultKeySalt.utf8),
+                info: Array(parent.publicKey.hex.utf8),
+                outputByteCount: 32
+            )
+        }
+        return try VaultKey(secret: secret)
+    }
+
+    /// device subkey = HKDF-SHA256(IKM = secret key, salt = device id as UTF-8,
+    /// info = "mytube:subkey:v1", L = 32). An output that is not a valid scalar is an error,
+    /// never a silent retry, because the app would derive a different key.
+    public static func deviceSubkey(for parent: SecretKey, deviceID: String) throws -> SecretKey {
+        let secret = try parent.withUnsafeBytes { ikm in
+            try HKDF.deriveKey(
+                inputKeyMaterial: ikm,
+                salt: Array(deviceID.utf8),
+                info: Array(deviceSubkeyInfo.utf8),
+                outputByteCount: 32
+            )
+        }
+        guard secret.withUnsafeBytes({ Secp256k1.shared.isValidSecretKey($0) }) else {
+            throw VaultError(.invalidKey, "device id '\(deviceID)' derives a subkey that is not a valid secp256k1 secret key")
+        }
+        return try SecretKey(secret: secret)
+    }
+}
+
+/// The 32-byte XChaCha20-Poly1305 key of a household's vault.
+public struct VaultKey: Sendable, Equatable {
+    let secret: SecretBytes
+
+    public init(secret: SecretBytes) throws {
+        guard secret.count == 32 else {
+            throw VaultError(.invalidKey, "a vault key is 32 bytes, not \(secret.count)")
+        }
+        self.secret = secret
+    }
+
+    /// Parses a vault-key file: 64 hex characters, surrounded by any whitespace.
+    public init(parsing contents: SecretBytes, what: String) throws {
+        let secret = try contents.withUnsafeBytes { raw -> SecretBytes in
+            let text = UnsafeRawBufferPointer(rebasing: raw[trimmedRange(raw)])
+            guard text.count == 64 else {
+                throw VaultError(.malformedKey, "\(what) should hold 64 hex characters (a vault key)",
+                                 hint: text.count > 64 ? "an nsec goes in --key-file, not --vault-key-file" : nil)
+            }
+            return try SecretBytes(count: 32) { out in
+                guard Hex.decode(text, into: out) else {
+                    throw VaultError(.malformedKey, "\(what) has a character that is not hexadecimal")
+                }
+            }
+        }
+        try self.init(secret: secret)
+    }
+
+    /// The key as 64 lowercase hex ASCII, in protected memory.
+    public func hex() throws -> SecretBytes {
+        var ascii = secret.withUnsafeBytes { Array(Hex.encode($0).utf8) }
+        return try SecretBytes(consuming: &ascii)
+    }
+}
+
+/// A household's public identity: the parent's public key and what follows from it.
+public struct Household: Hashable, Sendable {
+    public let parentPublicKey: PublicKey
+    /// SHA-256 of the parent public key's 64 lowercase hex characters (UTF-8).
+    public let id: HouseholdID
+
+    public init(parentPublicKey: PublicKey) {
+        self.parentPublicKey = parentPublicKey
+        self.id = HouseholdID(bytes: SHA256.hash(Array(parentPublicKey.hex.utf8)))
+    }
+
+    /// Where the vault is stored: `vaults/<household id>.vault`.
+    public var vaultPath: String { id.vaultPath }
+}
+
+/// The 32-byte household id, as carried in the envelope header.
+public struct HouseholdID: Hashable, Sendable, CustomStringConvertible {
+    public let bytes: [UInt8]
+
+    public init(bytes: [UInt8]) {
+        precondition(bytes.count == 32)
+        self.bytes = bytes
+    }
+
+    public var hex: String { Hex.encode(bytes) }
+    /// The first 12 hex digits, for people (a recovery sheet, a summary line).
+    public var shortHex: String { String(hex.prefix(12)) }
+    public var vaultPath: String { "vaults/\(hex).vault" }
+    public var description: String { hex }
+}

@@ -1,0 +1,38 @@
+/// A BIP-340 x-only secp256k1 public key: a Nostr `npub`. Written as 64 lowercase hex.
+public struct PublicKey: Hashable, Sendable, CustomStringConvertible {
+    /// The 32 bytes of the x coordinate.
+    public let bytes: [UInt8]
+
+    /// Checks that the bytes are a point on the curve.
+    public init(bytes: [UInt8]) throws {
+        guard Secp256k1.shared.isValidXOnlyPublicKey(bytes) else {
+            throw VaultError(.invalidKey, "the bytes are not a valid x-only secp256k1 public key")
+        }
+        self.bytes = bytes
+    }
+
+    /// 64 hex characters (either case on input).
+    public init(hex: String) throws {
+        guard hex.utf8.count == 64, let bytes = Hex.decode(hex) else {
+            throw VaultError(.malformedKey, "a public key is 64 hex characters")
+        }
+        try self.init(bytes: bytes)
+    }
+
+    /// A NIP-19 `npub1…`.
+    public init(npub: String) throws {
+        let secret = try Array(npub.utf8).withUnsafeBytes {
+            try NIP19.decodeKey($0, prefix: NIP19.publicKeyPrefix, what: "the npub")
+        }
+        try self.init(bytes: secret.withUnsafeBytes { Array($0) })
+    }
+
+    public var hex: String { Hex.encode(bytes) }
+    public var npub: String { String(decoding: NIP19.encode(prefix: NIP19.publicKeyPrefix, key: bytes), as: UTF8.self) }
+    public var description: String { hex }
+
+    /// Verifies a BIP-340 Schnorr signature by this key over `message`.
+    public func isValidSignature(_ signature: [UInt8], for message: [UInt8]) -> Bool {
+        Secp256k1.shared.verify(signature: signature, message: message, publicKey: bytes)
+    }
+}

@@ -1,0 +1,50 @@
+/// Lowercase hexadecimal, the form every public key and id takes in this suite.
+public enum Hex {
+    private static let digits = Array("0123456789abcdef".utf8)
+
+    /// Lowercase hex of `bytes`.
+    public static func encode(_ bytes: some Sequence<UInt8>) -> String {
+        var out = [UInt8]()
+        out.reserveCapacity(bytes.underestimatedCount * 2)
+        for byte in bytes {
+            out.append(digits[Int(byte >> 4)])
+            out.append(digits[Int(byte & 0x0f)])
+        }
+        return String(decoding: out, as: UTF8.self)
+    }
+
+    /// Decodes hex (either case). Returns nil on odd length or a non-hex character.
+    public static func decode(_ text: some StringProtocol) -> [UInt8]? {
+        let chars = Array(text.utf8)
+        guard chars.count % 2 == 0 else { return nil }
+        var out = [UInt8](repeating: 0, count: chars.count / 2)
+        let ok = out.withUnsafeMutableBytes { decode(chars.withUnsafeBytes { $0 }, into: $0) }
+        return ok ? out : nil
+    }
+
+    /// Decodes hex ASCII `chars` into `output`, which must be exactly half as long. Used for
+    /// secrets, so the result can land in protected memory without an intermediate array.
+    static func decode(_ chars: UnsafeRawBufferPointer, into output: UnsafeMutableRawBufferPointer) -> Bool {
+        guard chars.count == output.count * 2 else { return false }
+        for index in 0..<output.count {
+            guard let high = value(chars[2 * index]), let low = value(chars[2 * index + 1]) else { return false }
+            output[index] = high << 4 | low
+        }
+        return true
+    }
+
+    /// True when `text` is exactly `byteCount` bytes of lowercase hex.
+    public static func isLowercase(_ text: String, byteCount: Int) -> Bool {
+        let chars = text.utf8
+        return chars.count == byteCount * 2 && chars.allSatisfy { (0x30...0x39).contains($0) || (0x61...0x66).contains($0) }
+    }
+
+    private static func value(_ char: UInt8) -> UInt8? {
+        switch char {
+        case 0x30...0x39: char - 0x30
+        case 0x61...0x66: char - 0x61 + 10
+        case 0x41...0x46: char - 0x41 + 10
+        default: nil
+        }
+    }
+}

@@ -1,0 +1,89 @@
+internal import CSodium
+
+/// Bytes that must not leak: keys, decrypted secrets, key-file contents.
+///
+/// The buffer comes from `sodium_malloc` (guard pages, no swap where the system allows it),
+/// and `sodium_free` zeroes it when the last reference goes away. The type prints no bytes,
+/// and equality is constant-time.
+///
+/// It is a final class rather than a non-copyable struct because secrets live inside model
+/// values that sit in arrays (a child profile's key), which non-copyable types cannot do yet;
+/// the redacting `description`, `debugDescription` and empty `customMirror` keep `print`,
+/// string interpolation and `dump` from showing the bytes.
+public final class SecretBytes: @unchecked Sendable {
+    // @unchecked: the buffer is written only inside the initialiser, then only read.
+    private let pointer: UnsafeMutableRawPointer
+    public let count: Int
+
+    /// Allocates `count` bytes and lets `initialize` fill them. The buffer starts zeroed.
+    public init(count: Int, initialize: (UnsafeMutableRawBufferPointer) throws -> Void) throws {
+        try Sodium.ensureInitialized()
+        // sodium_malloc(0) is allowed but returns a distinct pointer; keep at least one byte so
+        // every instance owns a real allocation.
+        guard let pointer = sodium_malloc(max(count, 1)) else {
+            throw VaultError(.cryptoFailure, "could not allocate protected memory for a secret")
+        }
+        sodium_memzero(pointer, max(count, 1))
+        self.pointer = pointer
+        self.count = count
+        // Every stored property is set, so if `initialize` throws, deinit frees the buffer.
+        try initialize(UnsafeMutableRawBufferPointer(start: pointer, count: count))
+    }
+
+    /// Copies `bytes` into protected memory. The caller remains responsible for its own copy.
+    public convenience init(copying bytes: UnsafeRawBufferPointer) throws {
+        try self.init(count: bytes.count) { target in
+            if let base = bytes.baseAddress, bytes.count > 0 {
+                target.baseAddress!.copyMemory(from: base, byteCount: bytes.count)
+            }
+        }
+    }
+
+    /// Copies `bytes` into protected memory and zeroes the array's buffer.
+    public convenience init(consuming bytes: inout [UInt8]) throws {
+        defer { bytes.zeroize() }
+        try self.init(copying: bytes.withUnsafeBytes { $0 })
+    }
+
+    deinit {
+        sodium_free(pointer)
+    }
+
+    /// The only way to read the bytes. Do not let the pointer escape the closure.
+    public func withUnsafeBytes<Result>(_ body: (UnsafeRawBufferPointer) throws -> Result) rethrows -> Result {
+        try body(UnsafeRawBufferPointer(start: pointer, count: count))
+    }
+
+    /// A sub-range copied into a new protected buffer.
+    public func slice(_ range: Range<Int>) throws -> SecretBytes {
+        precondition(range.lowerBound >= 0 && range.upperBound <= count)
+        return try withUnsafeBytes { try SecretBytes(copying: UnsafeRawBufferPointer(rebasing: $0[range])) }
+    }
+}
+
+extension SecretBytes: Equatable {
+    /// Constant-time comparison of the contents (`sodium_memcmp`); sizes are not secret.
+    public static func == (lhs: SecretBytes, rhs: SecretBytes) -> Bool {
+        guard lhs.count == rhs.count else { return false }
+        return lhs.withUnsafeBytes { l in
+            rhs.withUnsafeBytes { r in sodium_memcmp(l.baseAddress!, r.baseAddress!, l.count) == 0 }
+        }
+    }
+}
+
+extension SecretBytes: CustomStringConvertible, CustomDebugStringConvertible, CustomReflectable {
+    public var description: String { "SecretBytes(\(count) bytes, redacted)" }
+    public var debugDescription: String { description }
+    public var customMirror: Mirror { Mirror(self, children: [:]) }
+}
+
+extension Array where Element == UInt8 {
+    /// Overwrites the array's storage with zeros (libsodium's `sodium_memzero`, which the
+    /// compiler may not remove) and empties it. For scratch buffers that held secret bytes.
+    mutating func zeroize() {
+        withUnsafeMutableBytes { buffer in
+            if let base = buffer.baseAddress, buffer.count > 0 { sodium_memzero(base, buffer.count) }
+        }
+        removeAll()
+    }
+}

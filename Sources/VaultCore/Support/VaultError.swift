@@ -1,0 +1,77 @@
+/// An error from VaultCore: a stable ``Code`` that says what kind of failure it was, and a
+/// reason for a person.
+///
+/// Equality looks at the code only, so tests can assert which error came without matching
+/// prose (the shape of swift-certificates' `CertificateError`). Reasons may quote public
+/// input such as a file name or a device id, never secret input.
+public struct VaultError: Error, Hashable, Sendable, CustomStringConvertible {
+    public let code: Code
+    public let reason: String
+    /// An optional next step for the user ("pass --vault-key-file instead").
+    public let hint: String?
+    public let file: String
+    public let line: UInt
+
+    public init(_ code: Code, _ reason: String, hint: String? = nil, file: String = #fileID, line: UInt = #line) {
+        self.code = code
+        self.reason = reason
+        self.hint = hint
+        self.file = file
+        self.line = line
+    }
+
+    public static func == (lhs: VaultError, rhs: VaultError) -> Bool { lhs.code == rhs.code }
+    public func hash(into hasher: inout Hasher) { hasher.combine(code) }
+
+    public var description: String { "VaultError.\(code): \(reason)" }
+
+    /// What kind of failure, broad enough for an exit code.
+    public enum Category: Sendable, Hashable {
+        /// The system failed us: I/O, memory, a library that would not initialise.
+        case operational
+        /// The input is malformed or of an unknown version.
+        case invalidInput
+        /// A key is wrong, or a file was changed: authentication or verification failed.
+        case authentication
+        /// The operation would lose data or break a guard rail.
+        case refused
+    }
+
+    /// A stable error code. New codes may be added; match on the ones you handle.
+    public struct Code: Hashable, Sendable, CustomStringConvertible {
+        public let name: String
+        public let category: Category
+
+        private init(_ name: String, _ category: Category) {
+            self.name = name
+            self.category = category
+        }
+
+        public var description: String { name }
+
+        /// A key or key file could not be parsed (bech32, hex, prefix, length).
+        public static let malformedKey = Code("malformedKey", .invalidInput)
+        /// The 32 bytes are not a valid secp256k1 secret key or public key.
+        public static let invalidKey = Code("invalidKey", .invalidInput)
+        /// The bytes are not a vault envelope (magic, truncation).
+        public static let malformedEnvelope = Code("malformedEnvelope", .invalidInput)
+        /// The envelope names a format, suite or schema version this build does not know.
+        public static let unsupportedVersion = Code("unsupportedVersion", .invalidInput)
+        /// The vault document is not valid JSON of the schema.
+        public static let malformedDocument = Code("malformedDocument", .invalidInput)
+        /// The envelope opened, but what is inside contradicts its header.
+        public static let corruptVault = Code("corruptVault", .invalidInput)
+        /// An AEAD tag did not verify: wrong key, or the data was changed.
+        public static let authenticationFailed = Code("authenticationFailed", .authentication)
+        /// The key given belongs to another household or document.
+        public static let keyMismatch = Code("keyMismatch", .authentication)
+        /// A signature did not verify.
+        public static let badSignature = Code("badSignature", .authentication)
+        /// A library call failed where it should not (allocation, initialisation).
+        public static let cryptoFailure = Code("cryptoFailure", .operational)
+        /// Reading or writing a file failed.
+        public static let io = Code("io", .operational)
+        /// The operation was refused for safety.
+        public static let refused = Code("refused", .refused)
+    }
+}

@@ -1,0 +1,95 @@
+/// What a caller holds to open a vault: the parent's secret key, or only the vault key that a
+/// parent handed to support staff (`vault-tool derive --show-vault-key`).
+public enum VaultAccess: Sendable {
+    case parentKey(SecretKey)
+    case vaultKey(VaultKey)
+
+    public func vaultKey() throws -> VaultKey {
+        switch self {
+        case .parentKey(let key): try Derivation.vaultKey(for: key)
+        case .vaultKey(let key): key
+        }
+    }
+
+    public var parentKey: SecretKey? {
+        if case .parentKey(let key) = self { key } else { nil }
+    }
+}
+
+/// A vault that opened: its header and its document, secrets still sealed.
+public struct OpenedVault: Sendable {
+    public let header: VaultHeader
+    public let document: VaultDocument
+    /// The size of the file it came from.
+    public let byteCount: Int
+}
+
+/// Sealing and opening whole vault files (docs/vault-format.md §3 and §5).
+public enum Vault {
+    /// Opens an envelope: header checks, the key's household, the AEAD, the document, and the
+    /// document against its header. The document's own secret fields stay sealed.
+    public static func open(_ bytes: [UInt8], with access: VaultAccess) throws -> OpenedVault {
+        let envelope = try VaultEnvelope(parsing: bytes)
+        if let parent = access.parentKey {
+            let household = Household(parentPublicKey: parent.publicKey)
+            guard household.id == envelope.header.householdID else {
+                throw VaultError(
+                    .keyMismatch,
+                    "the key belongs to household \(household.id.shortHex)…, the vault to household \(envelope.header.householdID.shortHex)…",
+                    hint: "check that the key file and the vault are of the same family"
+                )
+            }
+        }
+        let plaintext: SecretBytes
+        do {
+            plaintext = try envelope.ciphertext.withUnsafeBytes {
+                try XChaCha20Poly1305.open($0, key: try access.vaultKey().secret, nonce: envelope.header.nonce, associatedData: envelope.header.bytes)
+            }
+        } catch let error as VaultError where error.code == .authenticationFailed {
+            throw VaultError(
+                .authenticationFailed,
+                access.parentKey == nil
+                    ? "the vault does not open: wrong vault key, or the file was changed"
+                    : "the vault does not open: the file was changed or damaged",
+                hint: access.parentKey == nil ? "a vault key belongs to one household; check it was derived from this family's key" : nil
+            )
+        }
+        let document = try VaultDocument(json: plaintext.withUnsafeBytes { Array($0) })
+        guard document.version == Int(envelope.header.schemaVersion) else {
+            throw VaultError(.corruptVault, "the document inside says version \(document.version) but the header says schema version \(envelope.header.schemaVersion)")
+        }
+        guard Household(parentPublicKey: document.parentPubkey).id == envelope.header.householdID else {
+            throw VaultError(.corruptVault, "the document's parentPubkey does not hash to the household id in the header")
+        }
+        return OpenedVault(header: envelope.header, document: document, byteCount: bytes.count)
+    }
+
+    /// Seals a document for its household. Revealed secrets are encrypted; sealed ones are first
+    /// checked to open under this household's vault key, so no unreadable blob is written.
+    public static func seal(_ document: VaultDocument, with parent: SecretKey, random: some RandomSource = SystemRandom()) throws -> [UInt8] {
+        guard document.parentPubkey == parent.publicKey else {
+            throw VaultError(
+                .keyMismatch,
+                "the document's parentPubkey \(document.parentPubkey.hex.prefix(12))… is not the public key of this key file (\(parent.publicKey.hex.prefix(12))…)"
+            )
+        }
+        let vaultKey = try Derivation.vaultKey(for: parent)
+        let sealed = try document.sealed(with: vaultKey, random: random)
+        return try seal(sealed, vaultKey: vaultKey, random: random)
+    }
+
+    /// Encrypts a document whose secrets are already sealed. Callers outside VaultCore go
+    /// through ``seal(_:with:random:)``, which checks the key; the testkit generator uses
+    /// this to build deliberately broken vaults.
+    static func seal(_ document: VaultDocument, vaultKey: VaultKey, random: some RandomSource, headerSchemaVersion: UInt8? = nil) throws -> [UInt8] {
+        let header = VaultHeader(
+            schemaVersion: headerSchemaVersion ?? UInt8(document.version),
+            householdID: Household(parentPublicKey: document.parentPubkey).id,
+            nonce: random.bytes(XChaCha20Poly1305.nonceByteCount)
+        )
+        let ciphertext = try document.json().withUnsafeBytes {
+            try XChaCha20Poly1305.seal($0, key: vaultKey.secret, nonce: header.nonce, associatedData: header.bytes)
+        }
+        return VaultEnvelope(header: header, ciphertext: ciphertext).bytes
+    }
+}

@@ -1,0 +1,117 @@
+/// The rules `vault-tool check` applies (docs/vault-format.md §6). Each finding names the
+/// record and the rule, so a support engineer can go straight to it.
+public enum VaultRule: String, Sendable, CaseIterable {
+    case primaryDevice = "primary-device"
+    case uniqueDeviceID = "unique-device-id"
+    case uniqueProfileID = "unique-profile-id"
+    case uniqueGroupID = "unique-group-id"
+    case deviceSubkey = "device-subkey"
+    case childKey = "child-key"
+    case wrapKey = "wrap-key"
+    case groupChildReference = "group-child-reference"
+    case childGroupReference = "child-group-reference"
+    case timestamps = "timestamps"
+}
+
+public struct VaultFinding: Sendable, Equatable, CustomStringConvertible {
+    public let rule: VaultRule
+    /// The record, as a person would look for it: `device 'ipad-2'`, `child profile 'p1'`.
+    public let record: String
+    public let message: String
+
+    public var description: String { "\(record): \(rule.rawValue): \(message)" }
+}
+
+public struct VaultCheckReport: Sendable {
+    public let findings: [VaultFinding]
+    /// Rules that could not run with the key given, and why.
+    public let skipped: [(rule: VaultRule, reason: String)]
+
+    public var isClean: Bool { findings.isEmpty }
+}
+
+public enum VaultCheck {
+    public static func run(_ document: VaultDocument, access: VaultAccess) throws -> VaultCheckReport {
+        var findings: [VaultFinding] = []
+        var skipped: [(rule: VaultRule, reason: String)] = []
+        func report(_ rule: VaultRule, _ record: String, _ message: String) {
+            findings.append(VaultFinding(rule: rule, record: record, message: message))
+        }
+
+        // Exactly one primary among active devices.
+        let activePrimaries = document.devices.filter { $0.status == .active && $0.isPrimary }
+        if activePrimaries.count != 1 {
+            let message = activePrimaries.isEmpty
+                ? "no active device is primary (exactly one must be)"
+                : "\(activePrimaries.count) active devices are primary (\(activePrimaries.map { "'\($0.deviceId)'" }.joined(separator: ", "))); exactly one must be"
+            report(.primaryDevice, "devices", message)
+        }
+
+        for (rule, kind, ids) in [
+            (VaultRule.uniqueDeviceID, "device", document.devices.map(\.deviceId)),
+            (.uniqueProfileID, "child profile", document.childProfiles.map(\.profileId)),
+            (.uniqueGroupID, "group", document.groupMemberships.map(\.mlsGroupId)),
+        ] {
+            for id in duplicates(ids) {
+                report(rule, "\(kind) '\(id)'", "appears \(ids.filter { $0 == id }.count) times")
+            }
+        }
+
+        if let parent = access.parentKey {
+            for device in document.devices {
+                let expected = try Derivation.deviceSubkey(for: parent, deviceID: device.deviceId).publicKey.hex
+                if device.subkeyPublicKey != expected {
+                    report(.deviceSubkey, "device '\(device.deviceId)'", "subkeyPublicKey is \(device.subkeyPublicKey.prefix(12))…, but the parent key derives \(expected.prefix(12))… for this device id")
+                }
+            }
+        } else {
+            skipped.append((.deviceSubkey, "device subkeys derive from the parent key; a vault key alone cannot check them"))
+        }
+
+        let vaultKey = try access.vaultKey()
+        for child in document.childProfiles {
+            let record = "child profile '\(child.profileId)'"
+            do {
+                let secret = try child.nsec.reveal(vaultKey, field: .childNsec(profileId: child.profileId), version: document.version)
+                let key = try SecretKey(secret: secret)
+                if key.publicKey != child.npub {
+                    report(.childKey, record, "npub does not match the public key of the child's nsec")
+                }
+            } catch let error as VaultError {
+                report(.childKey, record, error.code == .authenticationFailed ? "nsecEncrypted does not open with the vault key" : error.reason)
+            }
+        }
+        do {
+            _ = try document.parentWrapKey.reveal(vaultKey, field: .wrapKey, version: document.version)
+        } catch let error as VaultError {
+            report(.wrapKey, "vault", error.code == .authenticationFailed ? "parentWrapKeyEncrypted does not open with the vault key" : error.reason)
+        }
+
+        let profileIDs = Set(document.childProfiles.map(\.profileId))
+        let groupIDs = Set(document.groupMemberships.map(\.mlsGroupId))
+        for group in document.groupMemberships {
+            if let childID = group.childProfileId, !profileIDs.contains(childID) {
+                report(.groupChildReference, "group '\(group.mlsGroupId)'", "childProfileId '\(childID)' is not a child profile of this vault")
+            }
+        }
+        for child in document.childProfiles {
+            for groupID in child.mlsGroupIds where !groupIDs.contains(groupID) {
+                report(.childGroupReference, "child profile '\(child.profileId)'", "mlsGroupIds names '\(groupID)', which is not a group of this vault")
+            }
+        }
+
+        if document.updatedAt < document.createdAt {
+            report(.timestamps, "vault", "updatedAt \(document.updatedAt) is before createdAt \(document.createdAt)")
+        }
+        return VaultCheckReport(findings: findings, skipped: skipped)
+    }
+
+    /// Values that occur more than once, in order of first appearance.
+    private static func duplicates(_ values: [String]) -> [String] {
+        var seen = Set<String>(), reported = Set<String>(), out: [String] = []
+        for value in values where !seen.insert(value).inserted && reported.insert(value).inserted {
+            out.append(value)
+        }
+        return out
+    }
+}

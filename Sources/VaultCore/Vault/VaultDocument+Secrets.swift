@@ -1,0 +1,89 @@
+/// Sealing and revealing the secret fields inside a document (docs/vault-format.md §4.3):
+/// base64 of nonce ‖ XChaCha20-Poly1305(ciphertext ‖ tag) under the vault key.
+extension VaultDocument {
+    /// The associated data that binds a sealed field. Schema v1 binds nothing (empty).
+    static func associatedData(version: Int, field: SecretField) -> [UInt8] {
+        []
+    }
+
+    /// Every secret sealed. Sealed fields are checked to open under `vaultKey` and kept as they are.
+    public func sealed(with vaultKey: VaultKey, random: some RandomSource = SystemRandom()) throws -> VaultDocument {
+        var copy = self
+        copy.parentWrapKey = try parentWrapKey.sealed(vaultKey, field: .wrapKey, version: version, random: random)
+        for index in copy.childProfiles.indices {
+            let child = copy.childProfiles[index]
+            copy.childProfiles[index].nsec = try child.nsec.sealed(vaultKey, field: .childNsec(profileId: child.profileId), version: version, random: random)
+        }
+        return copy
+    }
+
+    /// Every secret revealed. Fails with ``VaultError/Code/authenticationFailed`` naming the
+    /// first field that does not open.
+    public func revealed(with vaultKey: VaultKey) throws -> VaultDocument {
+        var copy = self
+        copy.parentWrapKey = .revealed(try parentWrapKey.reveal(vaultKey, field: .wrapKey, version: version))
+        for index in copy.childProfiles.indices {
+            let child = copy.childProfiles[index]
+            copy.childProfiles[index].nsec = .revealed(try child.nsec.reveal(vaultKey, field: .childNsec(profileId: child.profileId), version: version))
+        }
+        return copy
+    }
+}
+
+/// Which secret field a blob belongs to: names it in errors, and (from schema v2 on) binds it.
+enum SecretField {
+    case wrapKey
+    case childNsec(profileId: String)
+
+    var name: String {
+        switch self {
+        case .wrapKey: "parentWrapKeyEncrypted"
+        case .childNsec(let profileId): "nsecEncrypted of child profile '\(profileId)'"
+        }
+    }
+}
+
+extension ProtectedSecret {
+    /// Both secret fields hold 32-byte keys.
+    static let secretByteCount = 32
+
+    func reveal(_ vaultKey: VaultKey, field: SecretField, version: Int) throws -> SecretBytes {
+        switch self {
+        case .revealed(let secret):
+            return secret
+        case .sealed(let blob):
+            let nonce = Array(blob.prefix(XChaCha20Poly1305.nonceByteCount))
+            let secret: SecretBytes
+            do {
+                secret = try blob.dropFirst(XChaCha20Poly1305.nonceByteCount).withContiguousStorageIfAvailable {
+                    try XChaCha20Poly1305.open(UnsafeRawBufferPointer($0), key: vaultKey.secret, nonce: nonce,
+                                               associatedData: VaultDocument.associatedData(version: version, field: field))
+                }!
+            } catch let error as VaultError where error.code == .authenticationFailed {
+                throw VaultError(.authenticationFailed, "\(field.name) does not open with this household's vault key")
+            }
+            guard secret.count == Self.secretByteCount else {
+                throw VaultError(.corruptVault, "\(field.name) holds \(secret.count) bytes, not a 32-byte key")
+            }
+            return secret
+        }
+    }
+
+    func sealed(_ vaultKey: VaultKey, field: SecretField, version: Int, random: some RandomSource) throws -> ProtectedSecret {
+        switch self {
+        case .sealed:
+            _ = try reveal(vaultKey, field: field, version: version)
+            return self
+        case .revealed(let secret):
+            guard secret.count == Self.secretByteCount else {
+                throw VaultError(.malformedDocument, "\(field.name) should be a 32-byte key, not \(secret.count) bytes")
+            }
+            let nonce = random.bytes(XChaCha20Poly1305.nonceByteCount)
+            let ciphertext = try secret.withUnsafeBytes {
+                try XChaCha20Poly1305.seal($0, key: vaultKey.secret, nonce: nonce,
+                                           associatedData: VaultDocument.associatedData(version: version, field: field))
+            }
+            return .sealed(nonce + ciphertext)
+        }
+    }
+}

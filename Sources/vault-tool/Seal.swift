@@ -1,0 +1,78 @@
+import ArgumentParser
+import CLISupport
+import VaultCore
+
+struct Seal: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Seal a vault document (JSON, sealed or revealed) into a vault file.",
+        discussion: """
+        Revealed secrets (nsec, parentWrapKey) are encrypted under the household's vault key; \
+        sealed ones are checked to open under it. The document's parentPubkey must be the key \
+        file's public key.
+
+        Examples:
+          vault-tool seal --key-file parent.nsec -o household.vault household.json
+          vault-tool open --key-file parent.nsec --reveal-secrets -o edit.json household.vault
+          vault-tool seal --key-file parent.nsec -o household.vault edit.json
+        """
+    )
+
+    @Option(name: .customLong("key-file"), help: ArgumentHelp("The parent's secret key (nsec1… or 64 hex); - for standard input.", valueName: "FILE"))
+    var keyFile: String
+
+    @OptionGroup var output: OutputOptions
+
+    @Argument(help: ArgumentHelp("The JSON document; - or nothing for standard input.", valueName: "IN"))
+    var input = "-"
+
+    func validate() throws {
+        try requireOneStandardInput([keyFile, input])
+    }
+
+    func run() throws {
+        try output.target.checkDistinct(fromInputs: [input, keyFile])
+        let key = try KeyFiles.parentKey(keyFile, diagnostics)
+        let document = try VaultDocument(json: InputFiles.read(input, what: "document"))
+        let sealed = try Vault.seal(document, with: key)
+        try output.target.write(sealed, kind: .binary, force: output.force)
+    }
+}
+
+struct Open: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Open a vault file and write its document as JSON.",
+        discussion: """
+        The document comes out as stored (secret fields sealed) or, with --reveal-secrets, with \
+        each child's nsec and the wrap key in the clear; that output is a secret (mode 0600, no \
+        terminal unless --force).
+
+        Examples:
+          vault-tool open --key-file parent.nsec household.vault
+          vault-tool open --vault-key-file household.vaultkey -o household.json household.vault
+          vault-tool open --key-file parent.nsec --reveal-secrets -o edit.json household.vault
+        """
+    )
+
+    @OptionGroup var access: VaultAccessOptions
+
+    @Flag(help: "Write the secrets in the clear (child nsec, parentWrapKey).")
+    var revealSecrets = false
+
+    @OptionGroup var output: OutputOptions
+
+    @Argument(help: ArgumentHelp("The vault file; - or nothing for standard input.", valueName: "IN"))
+    var input = "-"
+
+    func validate() throws {
+        try access.requireOne()
+        try requireOneStandardInput(access.paths + [input])
+    }
+
+    func run() throws {
+        try output.target.checkDistinct(fromInputs: [input] + access.paths)
+        let access = try self.access.load(diagnostics)!
+        let opened = try Vault.open(InputFiles.read(input, what: "vault"), with: access)
+        let document = revealSecrets ? try opened.document.revealed(with: access.vaultKey()) : opened.document
+        try output.target.write(document.json(), kind: revealSecrets ? .secret : .text, force: output.force)
+    }
+}
