@@ -35,8 +35,8 @@ public enum Vault {
             guard household.id == envelope.header.householdID else {
                 throw VaultError(
                     .keyMismatch,
-                    "the key belongs to household \(household.id.shortHex)…, the vault to household \(envelope.header.householdID.shortHex)…",
-                    hint: "check that the key file and the vault are of the same family"
+                    "the key belongs to household \(household.id.shortHex)…, but the vault's header names household \(envelope.header.householdID.shortHex)…",
+                    hint: "use the key of this vault's family; if it is the right key, the header was damaged"
                 )
             }
         }
@@ -54,10 +54,13 @@ public enum Vault {
                 hint: access.parentKey == nil ? "a vault key belongs to one household; check it was derived from this family's key" : nil
             )
         }
-        let document = try VaultDocument(json: plaintext.withUnsafeBytes { Array($0) })
-        guard document.version == Int(envelope.header.schemaVersion) else {
-            throw VaultError(.corruptVault, "the document inside says version \(document.version) but the header says schema version \(envelope.header.schemaVersion)")
+        let json = try JSONValue(parsing: plaintext.withUnsafeBytes { Array($0) }, what: "the vault document")
+        // Compare versions before the full parse, so a mismatch is reported as such rather than
+        // as a document of an unknown version.
+        if case .number(let text)? = json["version"], text != String(envelope.header.schemaVersion) {
+            throw VaultError(.corruptVault, "the document inside says version \(text) but the header says schema version \(envelope.header.schemaVersion)")
         }
+        let document = try VaultDocument(jsonValue: json)
         guard Household(parentPublicKey: document.parentPubkey).id == envelope.header.householdID else {
             throw VaultError(.corruptVault, "the document's parentPubkey does not hash to the household id in the header")
         }

@@ -1,0 +1,26 @@
+import Testing
+@testable import VaultCore
+
+@Suite struct JSONTests {
+    func parse(_ text: String) throws -> JSONValue { try JSONValue(parsing: Array(text.utf8)) }
+
+    @Test func roundTripsWithOrderAndEscapes() throws {
+        let text = #"{"z":1,"a":[true,false,null,-0.5e3,"é\n\"\\\u0001 😀"],"m":{}}"#
+        let value = try parse(text)
+        #expect(String(decoding: value.serialized(pretty: false), as: UTF8.self) == #"{"z":1,"a":[true,false,null,-0.5e3,"é\n\"\\\u0001 😀"],"m":{}}"#)
+        #expect(try parse(String(decoding: value.serialized(), as: UTF8.self)) == value)
+        #expect(try parse(#""\ud83d\ude00""#) == .string("😀"))
+    }
+
+    @Test(arguments: [
+        #"{"a":1,"a":2}"#, #"{"a":1,}"#, "[1,]", "01", "1.", "-", #""\ud83d""#, #""\x""#, "\"a\u{01}\"", "{} {}",
+        "[" + String(repeating: "[", count: 70) + String(repeating: "]", count: 71), "tru", #"{"a" 1}"#, "\u{FF}",
+    ])
+    func rejectsInvalidJSON(_ text: String) {
+        #expect(throws: VaultError(.malformedDocument, "")) { try parse(text) }
+    }
+
+    @Test func rejectsInvalidUTF8() {
+        #expect(throws: VaultError(.malformedDocument, "")) { try JSONValue(parsing: [0x22, 0xc3, 0x28, 0x22]) }
+    }
+}

@@ -1,0 +1,57 @@
+# Shared set-up for scripts/demo, scripts/test and friends: installs only what is missing.
+# Sourced, not run. Everything a build or test needs is listed here, so a fresh Debian 12 machine
+# with Swift 6 needs no step by hand.
+
+# Debian packages: C libraries with headers, and the tools tests and demos call.
+APT_PACKAGES=(
+  pkg-config
+  libsodium-dev          # AEAD, HMAC, SHA-256, protected memory
+  libsecp256k1-dev       # BIP-340 keys and signatures
+  python3-venv           # the interop tests' virtual environment
+)
+
+# Python packages of the interop tests: independent implementations to check ours against.
+PYTHON_PACKAGES=(
+  "coincurve==21.0.0"     # libsecp256k1 x-only keys
+  "cryptography==50.0.2"  # HKDF-SHA256
+  "PyNaCl==1.6.2"         # XChaCha20-Poly1305-IETF
+  "bech32==1.2.0"         # BIP-173 reference
+  "pytest==9.2.0"
+)
+
+VENV="${VENV:-$PWD/.build/venv}"
+
+log() { printf '%s: %s\n' "$(basename "$0")" "$*" >&2; }
+
+as_root() {
+  if [ "$(id -u)" -eq 0 ]; then "$@"; elif command -v sudo >/dev/null; then sudo "$@"; else
+    log "error: need root (or sudo) to run: $*"; return 1
+  fi
+}
+
+ensure_apt_packages() {
+  local missing=()
+  for package in "${APT_PACKAGES[@]}" "$@"; do
+    dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q 'install ok installed' || missing+=("$package")
+  done
+  [ ${#missing[@]} -eq 0 ] && return 0
+  log "installing Debian packages: ${missing[*]}"
+  as_root apt-get update -qq
+  as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+}
+
+ensure_swift() {
+  command -v swift >/dev/null || { log "error: swift is not on PATH; install Swift 6 first"; return 1; }
+}
+
+ensure_python_venv() {
+  ensure_apt_packages
+  local stamp="$VENV/.packages"
+  if [ -x "$VENV/bin/python" ] && [ "$(cat "$stamp" 2>/dev/null)" = "${PYTHON_PACKAGES[*]}" ]; then
+    return 0
+  fi
+  log "preparing the Python virtual environment in ${VENV#$PWD/}"
+  python3 -m venv "$VENV"
+  "$VENV/bin/pip" install -q --disable-pip-version-check "${PYTHON_PACKAGES[@]}"
+  echo "${PYTHON_PACKAGES[*]}" > "$stamp"
+}
