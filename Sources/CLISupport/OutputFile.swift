@@ -84,9 +84,11 @@ enum AtomicFile {
         }
         // Write through a symbolic link to the file it names, as a plain open would.
         let target = exists && (info.st_mode & S_IFMT) == S_IFLNK ? (resolvedPath(path) ?? path) : path
-        let url = URL(fileURLWithPath: target)
-        let folder = url.deletingLastPathComponent().path
-        var template = Array((folder + "/." + url.lastPathComponent + ".tmp-XXXXXX").utf8CString)
+        // Split as text, not through URL, so messages show the path as the user wrote it.
+        let slash = target.lastIndex(of: "/")
+        let folder = slash.map { String(target[..<$0]) }.map { $0.isEmpty ? "/" : $0 } ?? "."
+        let fileName = slash.map { String(target[target.index(after: $0)...]) } ?? target
+        var template = Array((folder + "/." + fileName + ".tmp-XXXXXX").utf8CString)
         let descriptor = template.withUnsafeMutableBufferPointer { mkstemp($0.baseAddress!) }  // created 0600
         guard descriptor >= 0 else { throw InputFiles.ioError("could not create a temporary file in '\(folder)'") }
         let temporary = String(decoding: template.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)

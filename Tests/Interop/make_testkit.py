@@ -111,6 +111,7 @@ def main():
     for name, h in (("parent", parent), ("other", other)):
         write(os.path.join(KEYS, name + ".nsec"), h.nsec + "\n", 0o600)
         write(os.path.join(KEYS, name + ".vaultkey"), h.vault_key.hex() + "\n", 0o600)
+        write(os.path.join(KEYS, name + ".npub"), h.npub + "\n")
 
     household, minimal = household_document(parent), minimal_document(parent)
     sealed_household = sealed_document(parent, household)

@@ -1,0 +1,43 @@
+import Foundation
+import Testing
+
+/// One end-to-end case: a command line, and its stdout, stderr and exit code kept in
+/// Golden/<tool>/<name>.{stdout,stderr,exit} next to this file.
+struct GoldenCase: CustomTestStringConvertible, Sendable {
+    let tool: String
+    let name: String
+    let arguments: [String]
+    var stdin: String? = nil
+
+    var testDescription: String { "\(tool) \(name)" }
+}
+
+enum Golden {
+    static let folder = Workspace.testsFolder.appendingPathComponent("Golden")
+    static var recording: Bool { ProcessInfo.processInfo.environment["RECORD_GOLDEN"] == "1" }
+
+    /// Runs the case and compares; with RECORD_GOLDEN=1 writes the files instead and records a
+    /// failure, so a recording run can never pass (CI never records).
+    static func check(_ golden: GoldenCase) throws {
+        let workspace = try Workspace()
+        let run = try workspace.run(golden.tool, golden.arguments, stdin: golden.stdin)
+        let base = folder.appendingPathComponent(golden.tool).appendingPathComponent(golden.name)
+        let actual: [(String, [UInt8])] = [("stdout", run.stdout), ("stderr", run.stderr), ("exit", Array("\(run.status)\n".utf8))]
+        if recording {
+            try FileManager.default.createDirectory(at: base.deletingLastPathComponent(), withIntermediateDirectories: true)
+            for (suffix, bytes) in actual {
+                try Data(bytes).write(to: base.appendingPathExtension(suffix))
+            }
+            Issue.record("recorded \(golden.tool)/\(golden.name); review the diff, then run again without RECORD_GOLDEN")
+            return
+        }
+        for (suffix, bytes) in actual {
+            let file = base.appendingPathExtension(suffix)
+            guard let expected = FileManager.default.contents(atPath: file.path) else {
+                Issue.record("missing golden file \(file.lastPathComponent); record it with RECORD_GOLDEN=1")
+                continue
+            }
+            #expect(String(decoding: bytes, as: UTF8.self) == String(decoding: expected, as: UTF8.self), "\(golden.tool) \(golden.name): \(suffix) differs from \(golden.tool)/\(file.lastPathComponent)")
+        }
+    }
+}

@@ -1,0 +1,151 @@
+import Foundation
+import Testing
+
+/// `vault-tool` end to end: golden outputs, then file-safety behaviour.
+@Suite struct VaultToolGoldenTests {
+    static let cases: [GoldenCase] = [
+        GoldenCase(tool: "vault-tool", name: "help", arguments: ["--help"]),
+        GoldenCase(tool: "vault-tool", name: "open-help", arguments: ["open", "--help"]),
+        GoldenCase(tool: "vault-tool", name: "derive-text", arguments: ["derive", "--key-file", "keys/parent.nsec", "--device-id", "first-ipad"]),
+        GoldenCase(tool: "vault-tool", name: "derive-json", arguments: ["derive", "--key-file", "example/household.nsec", "--json",
+                                                                        "--device-id", "6F1C2B7E-0D4A-4C55-9E1B-2A7F3C9D8E01", "--device-id", "tv-room"]),
+        GoldenCase(tool: "vault-tool", name: "derive-stdin-vault-key", arguments: ["derive", "--key-file", "-", "--show-vault-key", "--json"], stdin: "keys/parent.nsec"),
+        GoldenCase(tool: "vault-tool", name: "derive-npub-as-key", arguments: ["derive", "--key-file", "keys/parent.npub"]),
+        GoldenCase(tool: "vault-tool", name: "inspect-header", arguments: ["inspect", "testkit/ok-household.vault"]),
+        GoldenCase(tool: "vault-tool", name: "inspect-summary", arguments: ["inspect", "--key-file", "keys/parent.nsec", "testkit/ok-household.vault"]),
+        GoldenCase(tool: "vault-tool", name: "inspect-json", arguments: ["inspect", "--vault-key-file", "keys/parent.vaultkey", "--json", "testkit/ok-household.vault"]),
+        GoldenCase(tool: "vault-tool", name: "inspect-stdin", arguments: ["inspect", "-"], stdin: "testkit/ok-minimal.vault"),
+        GoldenCase(tool: "vault-tool", name: "open-sealed", arguments: ["open", "--key-file", "keys/parent.nsec", "testkit/ok-minimal.vault"]),
+        GoldenCase(tool: "vault-tool", name: "open-revealed", arguments: ["open", "--vault-key-file", "keys/parent.vaultkey", "--reveal-secrets", "testkit/ok-household.vault"]),
+        GoldenCase(tool: "vault-tool", name: "open-wrong-key", arguments: ["open", "--key-file", "keys/parent.nsec", "testkit/wrong-key.vault"]),
+        GoldenCase(tool: "vault-tool", name: "open-wrong-vault-key", arguments: ["open", "--vault-key-file", "keys/other.vaultkey", "testkit/ok-minimal.vault"]),
+        GoldenCase(tool: "vault-tool", name: "open-tampered", arguments: ["open", "--key-file", "keys/parent.nsec", "testkit/tampered-ciphertext.vault"]),
+        GoldenCase(tool: "vault-tool", name: "open-bad-magic", arguments: ["open", "--key-file", "keys/parent.nsec", "testkit/bad-magic.vault"]),
+        GoldenCase(tool: "vault-tool", name: "open-truncated", arguments: ["open", "--key-file", "keys/parent.nsec", "testkit/truncated-header.vault"]),
+        GoldenCase(tool: "vault-tool", name: "open-unknown-schema", arguments: ["open", "--key-file", "keys/parent.nsec", "testkit/unknown-schema.vault"]),
+        GoldenCase(tool: "vault-tool", name: "open-schema-mismatch", arguments: ["open", "--key-file", "keys/parent.nsec", "testkit/schema-header-mismatch.vault"]),
+        GoldenCase(tool: "vault-tool", name: "open-unknown-field", arguments: ["open", "--key-file", "keys/parent.nsec", "testkit/unknown-field.vault"]),
+        GoldenCase(tool: "vault-tool", name: "open-reveal-bad-child", arguments: ["open", "--key-file", "keys/parent.nsec", "--reveal-secrets", "testkit/child-nsec-wrong-key.vault"]),
+        GoldenCase(tool: "vault-tool", name: "open-missing-file", arguments: ["open", "--key-file", "keys/parent.nsec", "missing.vault"]),
+        GoldenCase(tool: "vault-tool", name: "open-no-key", arguments: ["open", "testkit/ok-minimal.vault"]),
+        GoldenCase(tool: "vault-tool", name: "open-both-keys", arguments: ["open", "--key-file", "keys/parent.nsec", "--vault-key-file", "keys/parent.vaultkey", "testkit/ok-minimal.vault"]),
+        GoldenCase(tool: "vault-tool", name: "open-two-stdins", arguments: ["open", "--key-file", "-", "-"]),
+        GoldenCase(tool: "vault-tool", name: "check-clean", arguments: ["check", "--key-file", "keys/parent.nsec", "testkit/ok-household.vault"]),
+        GoldenCase(tool: "vault-tool", name: "check-vault-key-only", arguments: ["check", "--vault-key-file", "keys/parent.vaultkey", "testkit/ok-household.vault"]),
+        GoldenCase(tool: "vault-tool", name: "check-findings", arguments: ["check", "--key-file", "keys/parent.nsec", "testkit/check-findings.vault"]),
+        GoldenCase(tool: "vault-tool", name: "check-findings-json", arguments: ["check", "--key-file", "keys/parent.nsec", "--json", "testkit/check-findings.vault"]),
+        GoldenCase(tool: "vault-tool", name: "seal-other-parent", arguments: ["seal", "--key-file", "keys/parent.nsec", "-o", "out.vault", "example/household.json"]),
+        GoldenCase(tool: "vault-tool", name: "seal-not-json", arguments: ["seal", "--key-file", "keys/parent.nsec", "-o", "out.vault", "keys/parent.npub"]),
+        GoldenCase(tool: "vault-tool", name: "unknown-subcommand", arguments: ["unseal"]),
+    ]
+
+    @Test(arguments: cases)
+    func golden(_ golden: GoldenCase) throws {
+        try Golden.check(golden)
+    }
+}
+
+@Suite struct VaultToolBehaviourTests {
+    @Test func keygenWritesAPrivateKeyFileOnceAndNamesItsPublicKey() throws {
+        let workspace = try Workspace()
+        let run = try workspace.run("vault-tool", ["keygen", "-o", "new.nsec"])
+        #expect(run.status == 0)
+        #expect(run.stdout.isEmpty)
+        #expect(try workspace.mode("new.nsec") == 0o600)
+        let key = try #require(workspace.contents("new.nsec"))
+        #expect(key.count == 64 && key.starts(with: Array("nsec1".utf8)) && key.last == 0x0a)
+
+        let derived = try workspace.run("vault-tool", ["derive", "--key-file", "new.nsec", "--json"])
+        let npub = try #require((try JSONSerialization.jsonObject(with: Data(derived.stdout)) as? [String: Any])?["npub"] as? String)
+        #expect(run.stderrText == "public key: \(npub)\n")
+
+        let again = try workspace.run("vault-tool", ["keygen", "-o", "new.nsec"])
+        #expect(again.status == 4)
+        #expect(again.stderrText.contains("already exists"))
+        #expect(workspace.contents("new.nsec") == key)
+        #expect(try workspace.topLevelNames().filter { $0.contains(".tmp-") }.isEmpty)
+    }
+
+    @Test func keygenMakesADifferentKeyEachTime() throws {
+        let workspace = try Workspace()
+        let first = try workspace.run("vault-tool", ["keygen"]), second = try workspace.run("vault-tool", ["keygen"])
+        #expect(first.status == 0 && second.status == 0 && first.stdout != second.stdout)
+    }
+
+    @Test func sealOpenRoundTripWithModes() throws {
+        let workspace = try Workspace()
+        let sealed = try workspace.run("vault-tool", ["seal", "--key-file", "example/household.nsec", "-o", "household.vault", "example/household.json"])
+        #expect(sealed.status == 0, "\(sealed.stderrText)")
+        #expect(try workspace.mode("household.vault") & 0o077 != 0o077)  // a vault is not secret-moded
+        let revealed = try workspace.run("vault-tool", ["open", "--key-file", "example/household.nsec", "--reveal-secrets", "-o", "revealed.json", "household.vault"])
+        #expect(revealed.status == 0)
+        #expect(try workspace.mode("revealed.json") == 0o600)
+        let original = try JSONSerialization.jsonObject(with: Data(workspace.contents("example/household.json")!)) as? NSDictionary
+        let roundTripped = try JSONSerialization.jsonObject(with: Data(workspace.contents("revealed.json")!)) as? NSDictionary
+        #expect(original == roundTripped)
+
+        let check = try workspace.run("vault-tool", ["check", "--key-file", "example/household.nsec", "household.vault"])
+        #expect(check.status == 0 && check.stdoutText.hasSuffix("ok: every rule holds\n"))
+
+        // Re-sealing the sealed JSON keeps every blob and opens again.
+        let sealedJSON = try workspace.run("vault-tool", ["open", "--key-file", "example/household.nsec", "-o", "sealed.json", "household.vault"])
+        #expect(sealedJSON.status == 0)
+        let resealed = try workspace.run("vault-tool", ["seal", "--key-file", "example/household.nsec", "-o", "again.vault", "sealed.json"])
+        #expect(resealed.status == 0)
+        let reopened = try workspace.run("vault-tool", ["open", "--key-file", "example/household.nsec", "again.vault"])
+        #expect(reopened.stdout == workspace.contents("sealed.json"))
+    }
+
+    @Test func refusesToOverwriteItsInput() throws {
+        let workspace = try Workspace()
+        let before = workspace.contents("testkit/ok-minimal.vault")
+        let run = try workspace.run("vault-tool", ["open", "--key-file", "keys/parent.nsec", "-o", "testkit/ok-minimal.vault", "testkit/ok-minimal.vault"])
+        #expect(run.status == 4)
+        #expect(run.stderrText.contains("same file as input"))
+        #expect(workspace.contents("testkit/ok-minimal.vault") == before)
+    }
+
+    @Test func aFailedRunLeavesNoOutputAndAnExistingOutputUntouched() throws {
+        let workspace = try Workspace()
+        try Data("precious\n".utf8).write(to: URL(fileURLWithPath: workspace.path("kept.json")))
+        let names = try workspace.topLevelNames()
+        for vault in ["tampered-ciphertext", "bad-magic", "truncated-tag", "not-json"] {
+            let fresh = try workspace.run("vault-tool", ["open", "--key-file", "keys/parent.nsec", "-o", "fresh.json", "testkit/\(vault).vault"])
+            let kept = try workspace.run("vault-tool", ["open", "--key-file", "keys/parent.nsec", "-o", "kept.json", "testkit/\(vault).vault"])
+            #expect(fresh.status != 0 && kept.status != 0)
+        }
+        #expect(try workspace.topLevelNames() == names)
+        #expect(workspace.contents("kept.json") == Array("precious\n".utf8))
+        let noFolder = try workspace.run("vault-tool", ["open", "--key-file", "keys/parent.nsec", "-o", "no/such/folder/out.json", "testkit/ok-minimal.vault"])
+        #expect(noFolder.status == 1)
+        #expect(noFolder.stderrText.hasPrefix("vault-tool: error: could not create a temporary file in 'no/such/folder'"))
+    }
+
+    @Test func warnsAboutAKeyFileOthersCanRead() throws {
+        let workspace = try Workspace()
+        chmod(workspace.path("keys/parent.nsec"), 0o644)
+        let run = try workspace.run("vault-tool", ["derive", "--key-file", "keys/parent.nsec"])
+        #expect(run.status == 0)
+        #expect(run.stderrText == "vault-tool: warning: key file 'keys/parent.nsec' can be read by other users (mode 644); run: chmod 600 'keys/parent.nsec'\n")
+    }
+
+    /// Single-bit flips through the real binary: every header bit and every tag bit of a valid
+    /// fixture, and a spread of ciphertext bits. Exit 2 for a header field that no longer parses,
+    /// 3 otherwise, and never an output file. (The library test flips every bit.)
+    @Test func bitFlipsFailWithoutOutput() throws {
+        let workspace = try Workspace()
+        let original = try #require(workspace.contents("testkit/ok-minimal.vault"))
+        let tag = (original.count - 16)..<original.count
+        let bits = Array(0..<(66 * 8)) + tag.flatMap { byte in (0..<8).map { byte * 8 + $0 } } + stride(from: 66 * 8, to: tag.lowerBound * 8, by: 37)
+        let names = try workspace.topLevelNames()
+        for bit in bits {
+            var bytes = original
+            bytes[bit / 8] ^= 1 << (bit % 8)
+            try Data(bytes).write(to: URL(fileURLWithPath: workspace.path("flipped.vault")))
+            let run = try workspace.run("vault-tool", ["open", "--vault-key-file", "keys/parent.vaultkey", "-o", "out.json", "flipped.vault"])
+            #expect(run.status == (bit / 8 < 10 ? 2 : 3), "bit \(bit): \(run.stderrText)")
+            #expect(run.stdout.isEmpty)
+        }
+        #expect(try workspace.topLevelNames() == names.union(["flipped.vault"]))
+    }
+}
