@@ -1,0 +1,106 @@
+"""Interop: vault-tool against the independent Python reference (vaultref.py), on random keys.
+
+Run by scripts/test after `swift build`; VAULT_TOOL names the binary. Both directions are
+checked: what vault-tool seals, Python opens; what Python seals, vault-tool opens.
+"""
+import json
+import os
+import secrets
+import subprocess
+
+import pytest
+
+import vaultref
+from vaultref import Household, nip19_encode
+
+VAULT_TOOL = os.environ.get("VAULT_TOOL", ".build/debug/vault-tool")
+ROUNDS = int(os.environ.get("INTEROP_ROUNDS", "12"))
+
+
+def run(*args, stdin=None, expect=0):
+    result = subprocess.run([VAULT_TOOL, *args], input=stdin, capture_output=True)
+    assert result.returncode == expect, result.stderr.decode()
+    return result.stdout
+
+
+def random_household(tmp_path, as_hex=False):
+    secret = secrets.token_bytes(32)
+    household = Household(secret)
+    key_file = tmp_path / f"{household.pubkey[:8]}.key"
+    key_file.write_text((secret.hex().upper() if as_hex else household.nsec) + "\n")
+    key_file.chmod(0o600)
+    return household, key_file
+
+
+def random_document(household):
+    device_ids = [f"{secrets.token_hex(4)}-ipad" for _ in range(secrets.randbelow(5) + 1)]
+    children = []
+    for index in range(secrets.randbelow(4)):
+        child_secret = secrets.token_bytes(32)
+        child = {"profileId": f"child-{index}", "name": f"Kid {index} ñ", "theme": "ocean"}
+        if secrets.randbelow(2):
+            child["avatarData"] = vaultref.base64.b64encode(secrets.token_bytes(secrets.randbelow(40))).decode()
+        child.update({"mlsGroupIds": [], "nsec": nip19_encode("nsec", child_secret),
+                      "npub": nip19_encode("npub", bytes.fromhex(vaultref.xonly_pubkey(child_secret)))})
+        children.append(child)
+    return {
+        "version": 1, "parentPubkey": household.pubkey, "parentWrapKey": secrets.token_hex(32),
+        "childProfiles": children,
+        "devices": [{"deviceId": d, "deviceName": f"iPad {d}", "isPrimary": i == 0,
+                     "subkeyPublicKey": household.subkey_pubkey(d), "addedAt": "2025-11-01T09:00:00Z",
+                     "lastSeenAt": "2025-11-19T10:00:00.5Z", "status": "active" if i < 3 else "revoked"}
+                    for i, d in enumerate(device_ids)],
+        "groupMemberships": [{"mlsGroupId": "g1", "groupName": "Friends",
+                              "memberPubkeys": [household.subkey_pubkey(device_ids[0])], "createdAt": "2025-11-02T00:00:00Z"}],
+        "createdAt": "2025-11-01T09:00:00Z", "updatedAt": "2025-11-19T10:00:00Z",
+    }
+
+
+@pytest.mark.parametrize("round_", range(ROUNDS))
+def test_derivations_agree(tmp_path, round_):
+    household, key_file = random_household(tmp_path, as_hex=round_ % 2 == 1)
+    device_ids = [secrets.token_hex(8), "6F1C2B7E-0D4A-4C55-9E1B-2A7F3C9D8E01", "tablet é"]
+    args = ["derive", "--key-file", str(key_file), "--show-vault-key", "--json"]
+    for device_id in device_ids:
+        args += ["--device-id", device_id]
+    derived = json.loads(run(*args))
+    assert derived["npub"] == household.npub
+    assert derived["pubkey"] == household.pubkey
+    assert derived["householdId"] == household.household_id.hex()
+    assert derived["vaultPath"] == household.vault_path
+    assert derived["vaultKey"] == household.vault_key.hex()
+    assert derived["devices"] == [{"deviceId": d, "subkeyPubkey": household.subkey_pubkey(d)} for d in device_ids]
+
+
+@pytest.mark.parametrize("round_", range(ROUNDS))
+def test_vault_tool_seals_python_opens(tmp_path, round_):
+    household, key_file = random_household(tmp_path)
+    document = random_document(household)
+    (tmp_path / "doc.json").write_text(json.dumps(document))
+    run("seal", "--key-file", str(key_file), "-o", str(tmp_path / "v.vault"), str(tmp_path / "doc.json"))
+    data = (tmp_path / "v.vault").read_bytes()
+    assert data[:10] == b"MTVAULT\x01\x01\x01" and data[10:42] == household.household_id
+    sealed = vaultref.open_envelope(data, household.vault_key)
+    assert "parentWrapKey" not in sealed and all("nsec" not in c for c in sealed["childProfiles"])
+    assert vaultref.reveal_document(household.vault_key, sealed) == document
+
+
+@pytest.mark.parametrize("round_", range(ROUNDS))
+def test_python_seals_vault_tool_opens(tmp_path, round_):
+    household, key_file = random_household(tmp_path)
+    document = random_document(household)
+    (tmp_path / "v.vault").write_bytes(vaultref.seal_document(household, document))
+    revealed = json.loads(run("open", "--key-file", str(key_file), "--reveal-secrets", str(tmp_path / "v.vault")))
+    assert revealed == document
+    vault_key_file = tmp_path / "vk"
+    vault_key_file.write_text(household.vault_key.hex())
+    vault_key_file.chmod(0o600)
+    assert json.loads(run("open", "--vault-key-file", str(vault_key_file), "--reveal-secrets", str(tmp_path / "v.vault"))) == document
+    assert run("check", "--key-file", str(key_file), str(tmp_path / "v.vault")).endswith(b"ok: every rule holds\n")
+
+
+def test_a_python_vault_under_another_key_is_refused(tmp_path):
+    household, _ = random_household(tmp_path)
+    _, other_key = random_household(tmp_path)
+    (tmp_path / "v.vault").write_bytes(vaultref.seal_document(household, random_document(household)))
+    run("open", "--key-file", str(other_key), str(tmp_path / "v.vault"), expect=3)
