@@ -55,3 +55,33 @@ public func requireOneStandardInput(_ paths: [String?]) throws {
         throw ValidationError("only one input may read standard input ('-')")
     }
 }
+
+/// A vault file to open and the key to open it with: the options every vault-reading command
+/// shares. Commands that need a key call ``VaultAccessOptions/requireOne()`` in `validate()`.
+public struct VaultInputOptions: ParsableArguments {
+    @OptionGroup public var access: VaultAccessOptions
+
+    @Argument(help: ArgumentHelp("The vault file; - or nothing for standard input.", valueName: "IN"))
+    public var input = "-"
+
+    public init() {}
+
+    public func validate() throws {
+        try requireOneStandardInput(paths)
+    }
+
+    /// Every input path, for same-file checks against an output.
+    public var paths: [String] { access.paths + [input] }
+
+    public func readVault() throws -> [UInt8] {
+        try InputFiles.read(input, what: "vault")
+    }
+
+    /// Reads the key and opens the vault; the key must have been required in `validate()`.
+    public func open(_ diagnostics: Diagnostics) throws -> (access: VaultAccess, vault: OpenedVault) {
+        guard let access = try access.load(diagnostics) else {
+            throw ToolError(.usage, "give --key-file or --vault-key-file")
+        }
+        return (access, try Vault.open(readVault(), with: access))
+    }
+}

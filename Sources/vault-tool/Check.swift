@@ -16,22 +16,17 @@ struct Check: ParsableCommand {
         """
     )
 
-    @OptionGroup var access: VaultAccessOptions
-
     @Flag(help: "Print JSON instead of text.")
     var json = false
 
-    @Argument(help: ArgumentHelp("The vault file; - or nothing for standard input.", valueName: "IN"))
-    var input = "-"
+    @OptionGroup var vault: VaultInputOptions
 
     func validate() throws {
-        try access.requireOne()
-        try requireOneStandardInput(access.paths + [input])
+        try vault.access.requireOne()
     }
 
     func run() throws {
-        let access = try self.access.load(diagnostics)!
-        let opened = try Vault.open(InputFiles.read(input, what: "vault"), with: access)
+        let (access, opened) = try vault.open(diagnostics)
         let report = try VaultCheck.run(opened.document, access: access)
 
         var text = ""

@@ -17,23 +17,16 @@ struct Inspect: ParsableCommand {
         """
     )
 
-    @OptionGroup var access: VaultAccessOptions
-
     @Flag(help: "Print JSON instead of text.")
     var json = false
 
-    @Argument(help: ArgumentHelp("The vault file; - or nothing for standard input.", valueName: "IN"))
-    var input = "-"
-
-    func validate() throws {
-        try requireOneStandardInput(access.paths + [input])
-    }
+    @OptionGroup var vault: VaultInputOptions
 
     func run() throws {
-        let bytes = try InputFiles.read(input, what: "vault")
+        let bytes = try vault.readVault()
         let envelope = try VaultEnvelope(parsing: bytes)
-        let document = try access.load(diagnostics).map { try Vault.open(bytes, with: $0).document }
-        let summary = VaultSummary(name: InputFiles.displayName(input), byteCount: bytes.count, envelope: envelope, document: document)
+        let document = try vault.access.load(diagnostics).map { try Vault.open(bytes, with: $0).document }
+        let summary = VaultSummary(name: InputFiles.displayName(vault.input), byteCount: bytes.count, envelope: envelope, document: document)
         let text = json ? String(decoding: summary.jsonValue().serialized(), as: UTF8.self) : summary.text()
         StandardStreams.writeOutput(Array(text.utf8))
     }

@@ -53,25 +53,20 @@ struct Open: ParsableCommand {
         """
     )
 
-    @OptionGroup var access: VaultAccessOptions
-
     @Flag(help: "Write the secrets in the clear (child nsec, parentWrapKey).")
     var revealSecrets = false
 
     @OptionGroup var output: OutputOptions
 
-    @Argument(help: ArgumentHelp("The vault file; - or nothing for standard input.", valueName: "IN"))
-    var input = "-"
+    @OptionGroup var vault: VaultInputOptions
 
     func validate() throws {
-        try access.requireOne()
-        try requireOneStandardInput(access.paths + [input])
+        try vault.access.requireOne()
     }
 
     func run() throws {
-        try output.target.checkDistinct(fromInputs: [input] + access.paths)
-        let access = try self.access.load(diagnostics)!
-        let opened = try Vault.open(InputFiles.read(input, what: "vault"), with: access)
+        try output.target.checkDistinct(fromInputs: vault.paths)
+        let (access, opened) = try vault.open(diagnostics)
         let document = revealSecrets ? try opened.document.revealed(with: access.vaultKey()) : opened.document
         try output.target.write(document.json(), kind: revealSecrets ? .secret : .text, force: output.force)
     }
