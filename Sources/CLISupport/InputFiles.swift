@@ -61,7 +61,14 @@ public enum InputFiles {
     }
 
     private static func openForReading(_ path: String, what: String) throws -> Int32 {
-        if path == "-" { return STDIN_FILENO }
+        if path == "-" {
+            // Waiting silently on a terminal helps nobody, and a key typed there would echo.
+            guard isatty(STDIN_FILENO) == 0 else {
+                throw ToolError(.usage, "the \(what) would be read from standard input, which is a terminal",
+                                hint: "name a file, or pipe the \(what) in")
+            }
+            return STDIN_FILENO
+        }
         var info = stat()
         if stat(path, &info) == 0, (info.st_mode & S_IFMT) == S_IFDIR {
             throw ToolError(.operational, "\(what) '\(path)' is a directory")

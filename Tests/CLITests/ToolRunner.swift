@@ -57,7 +57,7 @@ final class Workspace: @unchecked Sendable {
 
     func run(_ tool: String, _ arguments: [String], stdin: String? = nil) throws -> ToolRun {
         let process = Process()
-        process.executableURL = Self.binaries.appendingPathComponent(tool)
+        process.executableURL = tool.hasPrefix("/") ? URL(fileURLWithPath: tool) : Self.binaries.appendingPathComponent(tool)
         process.arguments = arguments
         process.currentDirectoryURL = folder
         let out = folder.appendingPathComponent(".stdout-\(UUID().uuidString)"), err = folder.appendingPathComponent(".stderr-\(UUID().uuidString)")

@@ -129,6 +129,28 @@ import Testing
         #expect(run.stderrText == "vault-tool: warning: key file 'keys/parent.nsec' can be read by other users (mode 644); run: chmod 600 'keys/parent.nsec'\n")
     }
 
+    /// Under a pseudo-terminal (util-linux `script`): secrets and binary output are refused on a
+    /// terminal unless --force, and nothing waits silently on a terminal's standard input.
+    @Test func terminalRules() throws {
+        let workspace = try Workspace()
+        let tool = Workspace.binaries.appendingPathComponent("vault-tool").path
+        func onTerminal(_ command: String) throws -> ToolRun {
+            try workspace.run("/usr/bin/script", ["-qec", "\(tool) \(command)", "/dev/null"])
+        }
+        let key = try onTerminal("keygen")
+        #expect(key.status == 4 && key.stdoutText.contains("refusing to write a secret to a terminal") && !key.stdoutText.contains("nsec1"))
+        let vault = try onTerminal("seal --key-file example/household.nsec example/household.json")
+        #expect(vault.status == 4 && vault.stdoutText.contains("refusing to write binary data to a terminal"))
+        let vaultKey = try onTerminal("derive --key-file keys/parent.nsec --show-vault-key")
+        #expect(vaultKey.status == 4 && !vaultKey.stdoutText.contains(String(decoding: workspace.contents("keys/parent.vaultkey")!.prefix(64), as: UTF8.self)))
+        let forced = try onTerminal("keygen --force")
+        #expect(forced.status == 0 && forced.stdoutText.contains("nsec1"))
+        let waiting = try onTerminal("inspect")
+        #expect(waiting.status == 64 && waiting.stdoutText.contains("standard input, which is a terminal"))
+        let summary = try onTerminal("inspect --key-file keys/parent.nsec testkit/ok-minimal.vault")
+        #expect(summary.status == 0 && summary.stdoutText.contains("household id"))
+    }
+
     /// Every single-bit flip of a valid fixture, through the real binary, in parallel chunks of
     /// 64 bytes: exit 2 where a header field no longer parses, 3 otherwise, and never an output.
     @Test(arguments: stride(from: 0, to: 761, by: 64).map { $0..<min($0 + 64, 761) })
