@@ -28,9 +28,30 @@ let package = Package(
             providers: [.apt(["libsecp256k1-dev"])]
         ),
 
+        .systemLibrary(
+            name: "CQRencode",
+            pkgConfig: "libqrencode",
+            providers: [.apt(["libqrencode-dev"])]
+        ),
+        .systemLibrary(
+            name: "CZBar",
+            pkgConfig: "zbar",
+            providers: [.apt(["libzbar-dev"])]
+        ),
+        .systemLibrary(
+            name: "CFreeType",
+            pkgConfig: "freetype2",
+            providers: [.apt(["libfreetype-dev"])]
+        ),
+        // libpng and libjpeg report errors by longjmp; this small C target owns the setjmp.
+        .target(
+            name: "CImageCodecs",
+            linkerSettings: [.linkedLibrary("png16"), .linkedLibrary("jpeg")]
+        ),
+
         .target(
             name: "VaultCore",
-            dependencies: ["CSodium", "CSecp256k1"]
+            dependencies: ["CSodium", "CSecp256k1", "CQRencode", "CZBar", "CFreeType", "CImageCodecs"]
         ),
         .target(
             name: "CLISupport",

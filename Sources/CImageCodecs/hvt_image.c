@@ -1,0 +1,233 @@
+#include "hvt_image.h"
+
+#include <png.h>
+#include <jpeglib.h>
+#include <setjmp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static void set_error(char *error, size_t error_size, const char *text) {
+    if (error_size > 0) {
+        snprintf(error, error_size, "%s", text);
+    }
+}
+
+void hvt_free(void *pointer) { free(pointer); }
+
+/* ---- PNG ---------------------------------------------------------------------------------- */
+
+struct png_error_context {
+    char *error;
+    size_t error_size;
+};
+
+static void png_error_callback(png_structp png, png_const_charp message) {
+    struct png_error_context *context = png_get_error_ptr(png);
+    set_error(context->error, context->error_size, message);
+    png_longjmp(png, 1);
+}
+
+static void png_warning_callback(png_structp png, png_const_charp message) {
+    (void)png;
+    (void)message;
+}
+
+struct growing_buffer {
+    uint8_t *bytes;
+    size_t size;
+    size_t capacity;
+    int failed;
+};
+
+static void png_write_callback(png_structp png, png_bytep data, png_size_t length) {
+    struct growing_buffer *buffer = png_get_io_ptr(png);
+    if (buffer->size + length > buffer->capacity) {
+        size_t capacity = buffer->capacity ? buffer->capacity * 2 : 65536;
+        while (capacity < buffer->size + length) capacity *= 2;
+        uint8_t *bytes = realloc(buffer->bytes, capacity);
+        if (bytes == NULL) {
+            buffer->failed = 1;
+            png_error(png, "out of memory while encoding the PNG");
+        }
+        buffer->bytes = bytes;
+        buffer->capacity = capacity;
+    }
+    memcpy(buffer->bytes + buffer->size, data, length);
+    buffer->size += length;
+}
+
+static void png_flush_callback(png_structp png) { (void)png; }
+
+int hvt_png_encode_gray8(const uint8_t *pixels, uint32_t width, uint32_t height,
+                         uint32_t pixels_per_metre, uint8_t **out, size_t *out_size,
+                         char *error, size_t error_size) {
+    struct png_error_context context = {error, error_size};
+    struct growing_buffer buffer = {NULL, 0, 0, 0};
+    png_structp png = png_create_write_struct(PNG_LIBPNG_VER_STRING, &context, png_error_callback, png_warning_callback);
+    png_infop info = png ? png_create_info_struct(png) : NULL;
+    if (png == NULL || info == NULL) {
+        png_destroy_write_struct(&png, &info);
+        set_error(error, error_size, "libpng could not start");
+        return -1;
+    }
+    if (setjmp(png_jmpbuf(png))) {
+        png_destroy_write_struct(&png, &info);
+        free(buffer.bytes);
+        return -1;
+    }
+    png_set_write_fn(png, &buffer, png_write_callback, png_flush_callback);
+    png_set_IHDR(png, info, width, height, 8, PNG_COLOR_TYPE_GRAY, PNG_INTERLACE_NONE,
+                 PNG_COMPRESSION_TYPE_DEFAULT, PNG_FILTER_TYPE_DEFAULT);
+    png_set_pHYs(png, info, pixels_per_metre, pixels_per_metre, PNG_RESOLUTION_METER);
+    png_write_info(png, info);
+    for (uint32_t row = 0; row < height; row++) {
+        png_write_row(png, pixels + (size_t)row * width);
+    }
+    png_write_end(png, info);
+    png_destroy_write_struct(&png, &info);
+    *out = buffer.bytes;
+    *out_size = buffer.size;
+    return 0;
+}
+
+struct reading_buffer {
+    const uint8_t *bytes;
+    size_t size;
+    size_t offset;
+};
+
+static void png_read_callback(png_structp png, png_bytep data, png_size_t length) {
+    struct reading_buffer *buffer = png_get_io_ptr(png);
+    if (length > buffer->size - buffer->offset) {
+        png_error(png, "the PNG is truncated");
+    }
+    memcpy(data, buffer->bytes + buffer->offset, length);
+    buffer->offset += length;
+}
+
+int hvt_png_decode_gray8(const uint8_t *data, size_t size, uint8_t **pixels,
+                         uint32_t *width, uint32_t *height, uint32_t *pixels_per_metre,
+                         char *error, size_t error_size) {
+    if (size < 8 || png_sig_cmp(data, 0, 8) != 0) {
+        set_error(error, error_size, "not a PNG file");
+        return -1;
+    }
+    struct png_error_context context = {error, error_size};
+    struct reading_buffer buffer = {data, size, 0};
+    uint8_t *volatile image = NULL;
+    png_structp png = png_create_read_struct(PNG_LIBPNG_VER_STRING, &context, png_error_callback, png_warning_callback);
+    png_infop info = png ? png_create_info_struct(png) : NULL;
+    if (png == NULL || info == NULL) {
+        png_destroy_read_struct(&png, &info, NULL);
+        set_error(error, error_size, "libpng could not start");
+        return -1;
+    }
+    if (setjmp(png_jmpbuf(png))) {
+        png_destroy_read_struct(&png, &info, NULL);
+        free(image);
+        return -1;
+    }
+    png_set_user_limits(png, HVT_IMAGE_MAX_SIDE, HVT_IMAGE_MAX_SIDE);
+    png_set_read_fn(png, &buffer, png_read_callback);
+    png_read_info(png, info);
+
+    png_uint_32 w = png_get_image_width(png, info), h = png_get_image_height(png, info);
+    int color = png_get_color_type(png, info), depth = png_get_bit_depth(png, info);
+    if (color == PNG_COLOR_TYPE_PALETTE) png_set_palette_to_rgb(png);
+    if (color == PNG_COLOR_TYPE_GRAY && depth < 8) png_set_expand_gray_1_2_4_to_8(png);
+    if (png_get_valid(png, info, PNG_INFO_tRNS)) png_set_tRNS_to_alpha(png);
+    if (depth == 16) png_set_strip_16(png);
+    if (color & PNG_COLOR_MASK_COLOR || color == PNG_COLOR_TYPE_PALETTE) {
+        png_set_rgb_to_gray_fixed(png, 1, -1, -1);
+    }
+    // Transparent pixels are composed over white paper.
+    png_color_16 white = {0, 255, 255, 255, 255};
+    png_set_background(png, &white, PNG_BACKGROUND_GAMMA_SCREEN, 0, 1.0);
+    png_set_interlace_handling(png);
+    png_read_update_info(png, info);
+    if (png_get_rowbytes(png, info) != w) {
+        png_error(png, "the PNG could not be converted to 8-bit gray");
+    }
+
+    image = malloc((size_t)w * h);
+    png_bytep *rows = image ? malloc(sizeof(png_bytep) * h) : NULL;
+    if (rows == NULL) {
+        free(rows);
+        png_error(png, "out of memory while decoding the PNG");
+    }
+    for (png_uint_32 row = 0; row < h; row++) rows[row] = image + (size_t)row * w;
+    png_read_image(png, rows);
+    free(rows);
+
+    png_uint_32 res_x = 0, res_y = 0;
+    int unit = 0;
+    *pixels_per_metre = (png_get_pHYs(png, info, &res_x, &res_y, &unit) && unit == PNG_RESOLUTION_METER) ? res_x : 0;
+    png_destroy_read_struct(&png, &info, NULL);
+    *pixels = image;
+    *width = w;
+    *height = h;
+    return 0;
+}
+
+/* ---- JPEG --------------------------------------------------------------------------------- */
+
+struct jpeg_error_context {
+    struct jpeg_error_mgr manager;
+    jmp_buf jump;
+    char *error;
+    size_t error_size;
+};
+
+static void jpeg_error_exit_callback(j_common_ptr info) {
+    struct jpeg_error_context *context = (struct jpeg_error_context *)info->err;
+    char message[JMSG_LENGTH_MAX];
+    (*info->err->format_message)(info, message);
+    set_error(context->error, context->error_size, message);
+    longjmp(context->jump, 1);
+}
+
+static void jpeg_quiet_output(j_common_ptr info) { (void)info; }
+
+int hvt_jpeg_decode_gray8(const uint8_t *data, size_t size, uint8_t **pixels,
+                          uint32_t *width, uint32_t *height, char *error, size_t error_size) {
+    struct jpeg_decompress_struct info;
+    struct jpeg_error_context context;
+    uint8_t *volatile image = NULL;
+    info.err = jpeg_std_error(&context.manager);
+    context.manager.error_exit = jpeg_error_exit_callback;
+    context.manager.output_message = jpeg_quiet_output;
+    context.error = error;
+    context.error_size = error_size;
+    if (setjmp(context.jump)) {
+        jpeg_destroy_decompress(&info);
+        free(image);
+        return -1;
+    }
+    jpeg_create_decompress(&info);
+    jpeg_mem_src(&info, data, (unsigned long)size);
+    jpeg_read_header(&info, TRUE);
+    if (info.image_width > HVT_IMAGE_MAX_SIDE || info.image_height > HVT_IMAGE_MAX_SIDE) {
+        set_error(error, error_size, "the JPEG is larger than this tool reads");
+        jpeg_destroy_decompress(&info);
+        return -1;
+    }
+    info.out_color_space = JCS_GRAYSCALE;
+    jpeg_start_decompress(&info);
+    image = malloc((size_t)info.output_width * info.output_height);
+    if (image == NULL) {
+        set_error(error, error_size, "out of memory while decoding the JPEG");
+        jpeg_destroy_decompress(&info);
+        return -1;
+    }
+    while (info.output_scanline < info.output_height) {
+        JSAMPROW row = image + (size_t)info.output_scanline * info.output_width;
+        jpeg_read_scanlines(&info, &row, 1);
+    }
+    *width = info.output_width;
+    *height = info.output_height;
+    jpeg_finish_decompress(&info);
+    jpeg_destroy_decompress(&info);
+    *pixels = image;
+    return 0;
+}

@@ -1,0 +1,2 @@
+// libqrencode, imported whole; no shims needed.
+#include <qrencode.h>

@@ -1,0 +1,91 @@
+internal import CImageCodecs
+
+/// An 8-bit grayscale raster, 0 black to 255 white: a printed page, or a scan of one.
+public struct GrayImage: Sendable, Equatable {
+    public let width: Int
+    public let height: Int
+    public var pixels: [UInt8]
+    /// Print resolution, when known (a PNG's pHYs chunk); 0 when not.
+    public var dotsPerInch: Int
+
+    public init(width: Int, height: Int, fill: UInt8 = 255, dotsPerInch: Int = 0) {
+        precondition(width > 0 && height > 0)
+        self.width = width
+        self.height = height
+        self.pixels = [UInt8](repeating: fill, count: width * height)
+        self.dotsPerInch = dotsPerInch
+    }
+
+    init(width: Int, height: Int, pixels: [UInt8], dotsPerInch: Int) {
+        precondition(pixels.count == width * height)
+        self.width = width
+        self.height = height
+        self.pixels = pixels
+        self.dotsPerInch = dotsPerInch
+    }
+
+    /// Fills a rectangle, clipped to the image.
+    public mutating func fill(x: Int, y: Int, width rectWidth: Int, height rectHeight: Int, value: UInt8) {
+        let x0 = max(0, x), y0 = max(0, y), x1 = min(width, x + rectWidth), y1 = min(height, y + rectHeight)
+        guard x0 < x1, y0 < y1 else { return }
+        pixels.withUnsafeMutableBufferPointer { buffer in
+            for row in y0..<y1 {
+                let start = row * width
+                for column in x0..<x1 { buffer[start + column] = value }
+            }
+        }
+    }
+
+    /// Darkens the pixel at (x, y) by `coverage` (0…255 of ink), as text is drawn.
+    mutating func ink(x: Int, y: Int, coverage: UInt8) {
+        guard x >= 0, y >= 0, x < width, y < height, coverage > 0 else { return }
+        let index = y * width + x
+        pixels[index] = UInt8(Int(pixels[index]) * (255 - Int(coverage)) / 255)
+    }
+}
+
+// MARK: - PNG and JPEG
+
+extension GrayImage {
+    /// PNG, 8-bit gray, with a pHYs chunk when the resolution is known.
+    public func pngData() throws -> [UInt8] {
+        var out: UnsafeMutablePointer<UInt8>?
+        var size = 0
+        var error = [CChar](repeating: 0, count: 256)
+        let metres = UInt32((Double(dotsPerInch) / 0.0254).rounded())
+        let status = pixels.withUnsafeBufferPointer {
+            hvt_png_encode_gray8($0.baseAddress, UInt32(width), UInt32(height), metres, &out, &size, &error, error.count)
+        }
+        try checkCodec(status, error, what: "encoding the PNG", code: .io)
+        defer { hvt_free(out) }
+        return Array(UnsafeBufferPointer(start: out, count: size))
+    }
+
+    /// Decodes a PNG or a JPEG (told apart by their signatures) into gray.
+    public init(decoding data: [UInt8]) throws {
+        var out: UnsafeMutablePointer<UInt8>?
+        var width: UInt32 = 0, height: UInt32 = 0, metres: UInt32 = 0
+        var error = [CChar](repeating: 0, count: 256)
+        let status: Int32
+        if data.starts(with: [0x89, 0x50, 0x4e, 0x47]) {
+            status = data.withUnsafeBufferPointer { hvt_png_decode_gray8($0.baseAddress, $0.count, &out, &width, &height, &metres, &error, error.count) }
+        } else if data.starts(with: [0xff, 0xd8]) {
+            status = data.withUnsafeBufferPointer { hvt_jpeg_decode_gray8($0.baseAddress, $0.count, &out, &width, &height, &error, error.count) }
+        } else {
+            throw VaultError(.malformedDocument, "the image is neither a PNG nor a JPEG")
+        }
+        try checkCodec(status, error, what: "decoding the image", code: .malformedDocument)
+        defer { hvt_free(out) }
+        guard width > 0, height > 0 else { throw VaultError(.malformedDocument, "the image is empty") }
+        self.init(width: Int(width), height: Int(height), pixels: Array(UnsafeBufferPointer(start: out, count: Int(width) * Int(height))),
+                  dotsPerInch: Int((Double(metres) * 0.0254).rounded()))
+    }
+}
+
+/// Every codec status goes through here: 0 is success, otherwise the shim's message.
+private func checkCodec(_ status: Int32, _ error: [CChar], what: String, code: VaultError.Code) throws {
+    guard status == 0 else {
+        let message = String(decoding: error.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+        throw VaultError(code, "\(what) failed: \(message.lowercased())")
+    }
+}

@@ -1,0 +1,97 @@
+/// BIP-39 mnemonic words as an encoding of raw bytes: the recovery sheet writes the parent's 32
+/// key bytes as 24 English words. Only the entropy ↔ words mapping is used here; these words
+/// are the key itself, not a seed for NIP-06 derivation.
+public enum BIP39 {
+    /// The words for `entropy` (16, 20, 24, 28 or 32 bytes): its bits followed by the first
+    /// len/32 bits of its SHA-256, in 11-bit groups, each indexing the wordlist.
+    public static func words(for entropy: SecretBytes) throws -> [String] {
+        try indexes(for: entropy).map { englishWords[$0] }
+    }
+
+    /// The wordlist indexes for `entropy` (the digits of a Standard SeedQR, for example).
+    public static func indexes(for entropy: SecretBytes) throws -> [Int] {
+        guard [16, 20, 24, 28, 32].contains(entropy.count) else {
+            throw VaultError(.invalidKey, "BIP-39 encodes 16 to 32 bytes in steps of 4, not \(entropy.count)")
+        }
+        var bits = entropy.withUnsafeBytes { Array($0) } + [SHA256.hash(entropy.withUnsafeBytes { $0 })[0]]
+        defer { bits.zeroize() }
+        let count = (entropy.count * 8 + entropy.count / 4) / 11
+        return (0..<count).map { word in
+            var value = 0
+            for bit in (word * 11)..<(word * 11 + 11) {
+                value = value << 1 | Int(bits[bit / 8] >> (7 - bit % 8) & 1)
+            }
+            return value
+        }
+    }
+
+    /// The entropy behind `text`: 12 to 24 words in any case, separated by any whitespace,
+    /// each either a whole list word or at least its first four letters (unique in the list).
+    public static func entropy(fromWords text: String) throws -> SecretBytes {
+        let typed = text.lowercased().split(whereSeparator: { $0.isWhitespace || $0 == "," }).map(String.init)
+        guard [12, 15, 18, 21, 24].contains(typed.count) else {
+            throw VaultError(.malformedKey, "BIP-39 words come in 12, 15, 18, 21 or 24; found \(typed.count)")
+        }
+        var indexes = try typed.enumerated().map { position, word in
+            guard let index = index(of: word) else {
+                throw VaultError(.malformedKey, "word \(position + 1) is not a BIP-39 word; closest: \(closestWords(to: word).joined(separator: ", "))")
+            }
+            return index
+        }
+        defer { for i in indexes.indices { indexes[i] = 0 } }
+        return try entropy(fromIndexes: indexes)
+    }
+
+    /// The entropy behind wordlist indexes, checking the BIP-39 checksum.
+    public static func entropy(fromIndexes indexes: [Int]) throws -> SecretBytes {
+        guard [12, 15, 18, 21, 24].contains(indexes.count), indexes.allSatisfy({ (0..<2048).contains($0) }) else {
+            throw VaultError(.malformedKey, "BIP-39 needs 12 to 24 word indexes below 2048")
+        }
+        let totalBits = indexes.count * 11
+        let entropyCount = totalBits * 32 / 33 / 8
+        var bytes = [UInt8](repeating: 0, count: (totalBits + 7) / 8)
+        defer { bytes.zeroize() }
+        for (word, index) in indexes.enumerated() {
+            for offset in 0..<11 where index >> (10 - offset) & 1 == 1 {
+                let bit = word * 11 + offset
+                bytes[bit / 8] |= 0x80 >> UInt8(bit % 8)
+            }
+        }
+        let entropy = try bytes.withUnsafeBytes { try SecretBytes(copying: UnsafeRawBufferPointer(rebasing: $0[0..<entropyCount])) }
+        let checksumBits = entropyCount / 4
+        let expected = SHA256.hash(entropy.withUnsafeBytes { $0 })[0] >> (8 - checksumBits)
+        let found = bytes[entropyCount] >> (8 - checksumBits)
+        guard expected == found else {
+            throw VaultError(.malformedKey, "the words' BIP-39 checksum does not match: a word is wrong or out of order")
+        }
+        return entropy
+    }
+
+    private static let indexByWord: [String: Int] = Dictionary(uniqueKeysWithValues: englishWords.enumerated().map { ($1, $0) })
+    private static let indexByPrefix: [String: Int] = Dictionary(uniqueKeysWithValues: englishWords.enumerated().map { (String($1.prefix(4)), $0) })
+
+    /// A whole word, or a word's first four letters or more (BIP-39 guarantees they are unique).
+    static func index(of typed: String) -> Int? {
+        if let index = indexByWord[typed] { return index }
+        guard typed.count >= 4, let index = indexByPrefix[String(typed.prefix(4))], englishWords[index].hasPrefix(typed) else { return nil }
+        return index
+    }
+
+    /// The three list words nearest to `typed` by edit distance, for an error message.
+    static func closestWords(to typed: String) -> [String] {
+        let target = Array(typed.unicodeScalars)
+        func distance(_ word: String) -> Int {
+            let other = Array(word.unicodeScalars)
+            var previous = Array(0...other.count)
+            for (i, a) in target.enumerated() {
+                var current = [i + 1] + [Int](repeating: 0, count: other.count)
+                for (j, b) in other.enumerated() {
+                    current[j + 1] = min(previous[j + 1] + 1, current[j] + 1, previous[j] + (a == b ? 0 : 1))
+                }
+                previous = current
+            }
+            return previous[other.count]
+        }
+        return englishWords.map { ($0, distance($0)) }.sorted { ($0.1, $0.0) < ($1.1, $1.0) }.prefix(3).map(\.0)
+    }
+}

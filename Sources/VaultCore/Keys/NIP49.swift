@@ -1,0 +1,84 @@
+import Foundation  // NFKC normalisation of the passphrase
+internal import CSodium
+
+/// NIP-49 private key encryption: `ncryptsec1…`, the parent key under a passphrase.
+///
+/// key = scrypt(NFKC(passphrase), salt, N = 2^log_n, r = 8, p = 1, 32 bytes);
+/// payload = 0x02 ‖ log_n ‖ salt(16) ‖ nonce(24) ‖ key-security byte ‖ XChaCha20-Poly1305
+/// ciphertext of the 32 key bytes (associated data: the key-security byte); bech32 `ncryptsec`.
+public enum NIP49 {
+    public static let prefix = "ncryptsec"
+    /// scrypt memory is 128·r·2^log_n bytes: 20 is 1 GiB. A file asking for more is refused
+    /// rather than allowed to exhaust the machine.
+    public static let maximumLogN: UInt8 = 20
+
+    /// The key-security byte: what is known of the key's handling before encryption.
+    public enum KeySecurity: UInt8, Sendable {
+        case knownInsecure = 0x00
+        case notKnownInsecure = 0x01
+        case unknown = 0x02
+    }
+
+    public static func encrypt(_ key: SecretKey, passphrase: String, logN: UInt8, keySecurity: KeySecurity = .unknown,
+                               random: some RandomSource = SystemRandom()) throws -> String {
+        let salt = random.bytes(16), nonce = random.bytes(24)
+        let symmetric = try scrypt(passphrase, salt: salt, logN: logN)
+        let ciphertext = try key.withUnsafeBytes {
+            try XChaCha20Poly1305.seal($0, key: symmetric, nonce: nonce, associatedData: [keySecurity.rawValue])
+        }
+        let payload = [0x02, logN] + salt + nonce + [keySecurity.rawValue] + ciphertext
+        let words = try Bech32.convertBits(payload, from: 8, to: 5, pad: true)
+        return String(decoding: Bech32.encode(hrp: prefix, words: words), as: UTF8.self)
+    }
+
+    /// Decrypts; a wrong passphrase (or a changed string) is ``VaultError/Code/authenticationFailed``.
+    public static func decrypt(_ ncryptsec: String, passphrase: String) throws -> (key: SecretKey, keySecurity: UInt8) {
+        let decoded: (hrp: String, words: [UInt8])
+        do {
+            decoded = try Array(ncryptsec.utf8).withUnsafeBytes { chars in
+                Result { () throws(Bech32.Failure) in try Bech32.decode(chars, lengthLimit: nil) }
+            }.get()
+        } catch {
+            throw VaultError(.malformedKey, "the ncryptsec \(error.reason)")
+        }
+        guard decoded.hrp == prefix else {
+            throw VaultError(.malformedKey, "an encrypted key starts with 'ncryptsec1'")
+        }
+        let payload: [UInt8]
+        do { payload = try Bech32.convertBits(decoded.words, from: 5, to: 8, pad: false) } catch {
+            throw VaultError(.malformedKey, "the ncryptsec \(error.reason)")
+        }
+        guard payload.count == 91, payload[0] == 0x02 else {
+            throw VaultError(.unsupportedVersion, "the ncryptsec is not a version 2 NIP-49 payload of 91 bytes")
+        }
+        let logN = payload[1], salt = Array(payload[2..<18]), nonce = Array(payload[18..<42]), keySecurity = payload[42]
+        let symmetric = try scrypt(passphrase, salt: salt, logN: logN)
+        let secret: SecretBytes
+        do {
+            secret = try payload[43...].withContiguousStorageIfAvailable {
+                try XChaCha20Poly1305.open(UnsafeRawBufferPointer($0), key: symmetric, nonce: nonce, associatedData: [keySecurity])
+            }!
+        } catch let error as VaultError where error.code == .authenticationFailed {
+            throw VaultError(.authenticationFailed, "the passphrase does not open this ncryptsec (or the text was changed)")
+        }
+        return (try SecretKey(secret: secret), keySecurity)
+    }
+
+    static func scrypt(_ passphrase: String, salt: [UInt8], logN: UInt8) throws -> SecretBytes {
+        guard (1...maximumLogN).contains(logN) else {
+            throw VaultError(.refused, "scrypt log_n \(logN) is outside what this tool accepts (1 to \(maximumLogN))")
+        }
+        try Sodium.ensureInitialized()
+        var normalized = Array(passphrase.precomposedStringWithCompatibilityMapping.utf8)
+        defer { normalized.zeroize() }
+        return try SecretBytes(count: 32) { key in
+            try Sodium.check(
+                normalized.withUnsafeBytes { password in
+                    crypto_pwhash_scryptsalsa208sha256_ll(password.nonNullBase, password.count, salt, salt.count,
+                                                          UInt64(1) << logN, 8, 1, key.bindMemory(to: UInt8.self).baseAddress!, key.count)
+                },
+                "scrypt"
+            )
+        }
+    }
+}
