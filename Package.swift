@@ -10,6 +10,7 @@ let package = Package(
     name: "household-vault-tools",
     products: [
         .executable(name: "vault-tool", targets: ["vault-tool"]),
+        .executable(name: "recovery-sheet", targets: ["recovery-sheet"]),
         .library(name: "VaultCore", targets: ["VaultCore"]),
     ],
     dependencies: [
@@ -68,6 +69,18 @@ let package = Package(
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
+        .executableTarget(
+            name: "recovery-sheet",
+            dependencies: [
+                "VaultCore",
+                "CLISupport",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ],
+            // Templates/ (a symbolic link to the top-level folder) is compiled into the binary,
+            // so a copied binary still has its wording.
+            exclude: ["Templates/README.md"],
+            resources: [.embedInCode("Templates")]
+        ),
 
         .testTarget(
             name: "VaultCoreTests",
@@ -77,7 +90,7 @@ let package = Package(
         .testTarget(
             name: "CLITests",
             // Depending on the executable makes `swift test` build it before the tests run it.
-            dependencies: ["vault-tool", "VaultCore"],
+            dependencies: ["vault-tool", "recovery-sheet", "VaultCore"],
             exclude: ["Golden"]
         ),
     ]

@@ -26,9 +26,12 @@ public enum BIP39 {
     }
 
     /// The entropy behind `text`: 12 to 24 words in any case, separated by any whitespace,
-    /// each either a whole list word or at least its first four letters (unique in the list).
+    /// each either a whole list word or at least its first four letters (unique in the list);
+    /// numbers between them are ignored.
     public static func entropy(fromWords text: String) throws -> SecretBytes {
+        // Numbering a person may have copied ("1.", "12)") is skipped.
         let typed = text.lowercased().split(whereSeparator: { $0.isWhitespace || $0 == "," }).map(String.init)
+            .filter { token in !token.allSatisfy { $0.isNumber || $0 == "." || $0 == ")" || $0 == ":" } }
         guard [12, 15, 18, 21, 24].contains(typed.count) else {
             throw VaultError(.malformedKey, "BIP-39 words come in 12, 15, 18, 21 or 24; found \(typed.count)")
         }

@@ -1,0 +1,116 @@
+/// The parent's paper backup (issue 3; seed 000, "nsec Loss Prevention"): one page with the key
+/// as a QR code, as 24 BIP-39 words and as grouped text, the public values that prove which
+/// household it restores, and instructions. Or, encrypted, the NIP-49 `ncryptsec` instead.
+public enum RecoverySheet {
+    /// The QR symbol (quiet zone excluded) is at least this wide on paper.
+    public static let minimumQRWidthMillimetres = 45.0
+    public static let quietZoneModules = 4
+    public static let marginMillimetres = 15.0
+
+    public enum Secret: Sendable {
+        case plain(SecretKey)
+        /// A NIP-49 string and the public key of the key inside it.
+        case encrypted(ncryptsec: String, publicKey: PublicKey)
+
+        var publicKey: PublicKey {
+            switch self {
+            case .plain(let key): key.publicKey
+            case .encrypted(_, let publicKey): publicKey
+            }
+        }
+
+        /// What the QR code and the typed text carry: `nsec1…` or `ncryptsec1…`, lowercase.
+        func qrPayload() throws -> String {
+            switch self {
+            case .plain(let key): String(decoding: try key.nsec().withUnsafeBytes { Array($0) }, as: UTF8.self)
+            case .encrypted(let ncryptsec, _): ncryptsec.lowercased()
+            }
+        }
+    }
+
+    public struct Content: Sendable {
+        public var secret: Secret
+        public var label: String?
+        /// Printed as given (`YYYY-MM-DD`).
+        public var date: String
+
+        public init(secret: Secret, label: String?, date: String) {
+            self.secret = secret
+            self.label = label
+            self.date = date
+        }
+    }
+
+    /// Where each block landed, in pixels, so tests can prove nothing overlaps or leaves the page.
+    public struct Element: Sendable, Equatable {
+        public let name: String
+        public let x, y, width, height: Int
+
+        public func intersects(_ other: Element) -> Bool {
+            x < other.x + other.width && other.x < x + width && y < other.y + other.height && other.y < y + height
+        }
+    }
+
+    public struct Rendered: Sendable {
+        public let image: GrayImage
+        public let elements: [Element]
+    }
+
+    public static func render(_ content: Content, paper: Paper, dotsPerInch: Int, template: SheetTemplate, fonts: SheetFonts) throws -> Rendered {
+        guard (72...1200).contains(dotsPerInch) else {
+            throw VaultError(.refused, "a resolution of \(dotsPerInch) dpi is outside 72 to 1200")
+        }
+        var page = try PageWriter(paper: paper, dotsPerInch: dotsPerInch, fonts: fonts)
+        let household = Household(parentPublicKey: content.secret.publicKey)
+
+        try page.paragraph("title", template.text("title"), style: .title)
+        if let label = content.label, !label.isEmpty { try page.paragraph("label", label, style: .subtitle) }
+        try page.paragraph("date", template.text("date", ["date": content.date]), style: .body)
+        page.space(millimetres: 4)
+        try page.boxedParagraph("warning", template.text("warning"))
+        page.space(millimetres: 5)
+
+        // The QR code on the left; beside it, the words (or, encrypted, the passphrase notice).
+        let payload = try content.secret.qrPayload()
+        let top = page.y
+        let qrBottom = try page.qrCode("qr", payload: Array(payload.utf8), caption: template.text("qr.caption"))
+        page.beginColumn(besideLastElement: 6)
+        switch content.secret {
+        case .plain(let key):
+            try page.paragraph("words.heading", template.text("words.heading"), style: .heading)
+            try page.wordGrid("words", key.withUnsafeBytes { try BIP39.words(for: SecretBytes(copying: $0)) }, columns: 3)
+        case .encrypted:
+            try page.paragraph("encrypted.notice", template.text("encrypted.notice"), style: .emphasis)
+        }
+        page.endColumn()
+        page.moveTo(y: max(qrBottom, page.y, top))
+        page.space(millimetres: 5)
+
+        if case .plain = content.secret {
+            try page.paragraph("words.note", template.text("words.note"), style: .small)
+            page.space(millimetres: 4)
+            try page.paragraph("key.heading", template.text("key.heading"), style: .heading)
+        } else {
+            try page.paragraph("encrypted.heading", template.text("encrypted.heading"), style: .heading)
+        }
+        try page.groupedKey("key", payload)
+        page.space(millimetres: 5)
+
+        try page.paragraph("check.heading", template.text("check.heading"), style: .heading)
+        try page.labelledValues("check", [
+            (try template.text("check.npub"), household.parentPublicKey.npub),
+            (try template.text("check.household"), household.id.shortHex),
+            (try template.text("check.path"), household.vaultPath),
+        ])
+        try page.paragraph("check.derivation", template.text("check.derivation", [
+            "vaultSalt": Derivation.vaultKeySalt, "subkeyInfo": Derivation.deviceSubkeyInfo,
+        ]), style: .small)
+        page.space(millimetres: 4)
+        try page.paragraph("restore.heading", template.text("restore.heading"), style: .heading)
+        let encrypted = if case .encrypted = content.secret { true } else { false }
+        for step in ["restore.1", encrypted ? "restore.2.encrypted" : "restore.2", "restore.3", "restore.4"] {
+            try page.paragraph(step, template.text(step), style: .body)
+        }
+        return Rendered(image: page.image, elements: page.elements)
+    }
+}

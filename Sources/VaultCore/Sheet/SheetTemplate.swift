@@ -1,0 +1,36 @@
+import Foundation
+
+/// The wording of a printed page in one language, read from a `Templates/*.LANG.txt` file:
+/// one `key = text` per line, `#` comment lines, `{name}` placeholders.
+public struct SheetTemplate: Sendable {
+    public let language: String
+    private let texts: [String: String]
+
+    public init(language: String, text: String) throws {
+        self.language = language
+        var texts: [String: String] = [:]
+        for (number, rawLine) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
+            let line = rawLine.trimmingCharacters(in: .whitespaces)
+            if line.isEmpty || line.hasPrefix("#") { continue }
+            guard let equals = line.firstIndex(of: "=") else {
+                throw VaultError(.malformedDocument, "template '\(language)' line \(number + 1) has no '='")
+            }
+            let key = line[..<equals].trimmingCharacters(in: .whitespaces)
+            guard texts.updateValue(line[line.index(after: equals)...].trimmingCharacters(in: .whitespaces), forKey: key) == nil else {
+                throw VaultError(.malformedDocument, "template '\(language)' defines '\(key)' twice")
+            }
+        }
+        self.texts = texts
+    }
+
+    public var keys: Set<String> { Set(texts.keys) }
+
+    /// The text for `key` with its placeholders filled in.
+    public func text(_ key: String, _ values: [String: String] = [:]) throws -> String {
+        guard var text = texts[key] else {
+            throw VaultError(.malformedDocument, "template '\(language)' has no text for '\(key)'")
+        }
+        for (name, value) in values { text = text.replacingOccurrences(of: "{\(name)}", with: value) }
+        return text
+    }
+}

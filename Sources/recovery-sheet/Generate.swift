@@ -1,0 +1,83 @@
+import ArgumentParser
+import CLISupport
+import Foundation
+import VaultCore
+
+struct Generate: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Make a printable recovery sheet (PNG) for a parent key.",
+        discussion: """
+        The page prints at true size (the PNG records its resolution). The same key, options and \
+        --date give the same pixels. With --passphrase-file the sheet carries the key encrypted \
+        with NIP-49 (ncryptsec) instead, and no words. The PNG holds the key: it is created 0600.
+
+        Examples:
+          recovery-sheet generate --key-file parent.nsec --label "Garcia family" -o sheet.png
+          recovery-sheet generate --key-file parent.nsec --paper letter --lang es -o hoja.png
+          recovery-sheet generate --key-file parent.nsec --passphrase-file pass.txt -o sheet.png
+        """
+    )
+
+    @Option(name: .customLong("key-file"), help: ArgumentHelp("The parent's secret key (nsec1… or 64 hex); - for standard input.", valueName: "FILE"))
+    var keyFile: String
+
+    @Option(help: "Paper size: a4 or letter.")
+    var paper: Paper = .a4
+
+    @Option(help: "Resolution in dots per inch (72 to 1200).")
+    var dpi = 300
+
+    @Option(help: ArgumentHelp("Language of the wording: \(Wording.languages.joined(separator: ", ")).", valueName: "LANG"))
+    var lang = "en"
+
+    @Option(help: ArgumentHelp("A line under the title, such as the family's name.", valueName: "TEXT"))
+    var label: String?
+
+    @Option(help: ArgumentHelp("The date printed on the sheet (default today).", valueName: "YYYY-MM-DD"))
+    var date: String?
+
+    @OptionGroup var passphrase: PassphraseOption
+
+    @Option(name: .customLong("log-n"), help: "scrypt cost of an encrypted sheet: 2^N iterations (memory 2^N KiB).")
+    var logN: UInt8 = 16
+
+    @Option(name: .customLong("key-security"), help: "NIP-49 key-security byte: 0 known insecure, 1 not known insecure, 2 unknown.")
+    var keySecurity: UInt8 = 2
+
+    @OptionGroup var output: OutputOptions
+
+    func validate() throws {
+        try requireOneStandardInput([keyFile, passphrase.passphraseFile])
+        if let date, !Self.isDate(date) { throw ValidationError("--date takes YYYY-MM-DD, such as 2026-11-22") }
+        guard (72...1200).contains(dpi) else { throw ValidationError("--dpi takes 72 to 1200") }
+        guard NIP49.KeySecurity(rawValue: keySecurity) != nil else { throw ValidationError("--key-security takes 0, 1 or 2") }
+        guard (1...NIP49.maximumLogN).contains(logN) else { throw ValidationError("--log-n takes 1 to \(NIP49.maximumLogN)") }
+    }
+
+    func run() throws {
+        try output.target.checkDistinct(fromInputs: [keyFile, passphrase.passphraseFile].compactMap { $0 })
+        let key = try KeyFiles.parentKey(keyFile, diagnostics)
+        let secret: RecoverySheet.Secret
+        if let passphrase = try passphrase.read() {
+            secret = .encrypted(ncryptsec: try NIP49.encrypt(key, passphrase: passphrase, logN: logN, keySecurity: NIP49.KeySecurity(rawValue: keySecurity)!),
+                                publicKey: key.publicKey)
+        } else {
+            secret = .plain(key)
+        }
+        let content = RecoverySheet.Content(secret: secret, label: label, date: date ?? Self.today())
+        let sheet = try RecoverySheet.render(content, paper: paper, dotsPerInch: dpi, template: Wording.template(lang), fonts: SheetFonts())
+        try output.target.write(sheet.image.pngData(), kind: .secret, force: output.force)
+        diagnostics.note("recovery sheet for \(key.publicKey.npub): \(paper.rawValue), \(dpi) dpi, \(lang)\(passphrase.passphraseFile == nil ? "" : ", encrypted") → \(output.target.displayName)")
+    }
+
+    static func isDate(_ text: String) -> Bool {
+        Timestamp(rfc3339: text + "T00:00:00Z") != nil && text.count == 10
+    }
+
+    static func today() -> String {
+        var calendar = Calendar(identifier: .gregorian)
+        calendar.timeZone = .current
+        let parts = calendar.dateComponents([.year, .month, .day], from: Date())
+        return String(format: "%04d-%02d-%02d", parts.year!, parts.month!, parts.day!)
+    }
+}

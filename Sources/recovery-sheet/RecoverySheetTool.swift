@@ -1,0 +1,75 @@
+import ArgumentParser
+import CLISupport
+import Foundation
+import VaultCore
+
+let diagnostics = Diagnostics(toolName: "recovery-sheet")
+
+@main
+struct RecoverySheetTool: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "recovery-sheet",
+        abstract: "Print a parent's key on paper, and bring it back from paper.",
+        discussion: """
+        A recovery sheet is one printable page (PNG) with the key as a QR code, as 24 words and as \
+        text, the public values that show which household it restores, and instructions. Keep it \
+        like a passport: anyone who holds it has the family's account.
+
+        Exit codes: 0 ok, 1 I/O failure, 2 invalid input, 3 wrong key or passphrase, \
+        4 refused for safety, 64 usage.
+
+        A fire drill:
+          recovery-sheet generate --key-file parent.nsec --label "Garcia family" -o sheet.png
+          recovery-sheet verify sheet.png --vault household.vault
+          recovery-sheet scan sheet.png -o restored.nsec
+        """,
+        version: "0.1.0",
+        subcommands: [Generate.self, Scan.self, Verify.self, Words.self]
+    )
+
+    static func main() { ToolMain.run(Self.self) }
+}
+
+/// `-o FILE` and `--force`.
+struct OutputOptions: ParsableArguments {
+    @Option(name: .shortAndLong, help: ArgumentHelp("Write to FILE (via a temporary file and a rename) instead of standard output.", valueName: "FILE"))
+    var output: String?
+
+    @Flag(help: "Allow a secret or binary output to go to a terminal.")
+    var force = false
+
+    var target: OutputTarget { OutputTarget(output) }
+}
+
+/// The passphrase of an encrypted (NIP-49) sheet, read from a file, never from the command line.
+struct PassphraseOption: ParsableArguments {
+    @Option(name: .customLong("passphrase-file"), help: ArgumentHelp("A file holding the passphrase (one final newline is ignored); - for standard input.", valueName: "FILE"))
+    var passphraseFile: String?
+
+    func read() throws -> String? {
+        guard let passphraseFile else { return nil }
+        let bytes = try InputFiles.readSecret(passphraseFile, what: "passphrase file", diagnostics: diagnostics)
+        var text = bytes.withUnsafeBytes { String(decoding: $0, as: UTF8.self) }
+        if text.hasSuffix("\n") { text.removeLast() }
+        guard !text.isEmpty else {
+            throw ToolError(.invalidInput, "passphrase file '\(InputFiles.displayName(passphraseFile))' is empty")
+        }
+        return text
+    }
+}
+
+/// The wording of the sheet, compiled in from Templates/.
+enum Wording {
+    static let languages = ["en", "es"]
+
+    static func template(_ language: String) throws -> SheetTemplate {
+        let bytes: [UInt8] = switch language {
+        case "en": PackageResources.recovery_sheet_en_txt
+        case "es": PackageResources.recovery_sheet_es_txt
+        default: throw ToolError(.usage, "no wording for language '\(language)'", hint: "use one of: \(languages.joined(separator: ", "))")
+        }
+        return try SheetTemplate(language: language, text: String(decoding: bytes, as: UTF8.self))
+    }
+}
+
+extension Paper: ExpressibleByArgument {}

@@ -1,0 +1,190 @@
+import ArgumentParser
+import CLISupport
+import VaultCore
+
+/// Reading the key back from a picture of a sheet: the part `scan` and `verify` share.
+enum SheetReader {
+    /// Finds exactly one QR code holding a key in the image, and decrypts it when needed.
+    static func key(fromImage path: String, passphrase: PassphraseOption) throws -> (key: SecretKey, encrypted: Bool) {
+        let name = InputFiles.displayName(path)
+        let image = try GrayImage(decoding: InputFiles.read(path, what: "image"))
+        let payloads = try QRScanner.scan(image)
+        guard let payload = payloads.first else {
+            throw ToolError(.invalidInput, "no QR code found in '\(name)'", hint: "scan at 300 dpi or more, flat, in focus, with the whole code in the picture")
+        }
+        guard payloads.count == 1 else {
+            throw ToolError(.invalidInput, "'\(name)' holds \(payloads.count) different QR codes; a recovery sheet has one", hint: "crop the picture to the sheet's code")
+        }
+        let text = String(decoding: payload, as: UTF8.self)
+        if text.lowercased().hasPrefix("ncryptsec1") {
+            guard let passphrase = try passphrase.read() else {
+                throw ToolError(.usage, "the sheet's key is encrypted (ncryptsec); it needs the passphrase", hint: "pass --passphrase-file FILE")
+            }
+            return (try NIP49.decrypt(text, passphrase: passphrase).key, true)
+        }
+        guard text.lowercased().hasPrefix("nsec1") else {
+            throw ToolError(.invalidInput, "the QR code in '\(name)' does not hold a key (nsec1… or ncryptsec1…)")
+        }
+        let secret = try payload.withUnsafeBytes { try SecretBytes(copying: $0) }
+        return (try SecretKey(parsing: secret, what: "the QR code in '\(name)'"), false)
+    }
+}
+
+struct Scan: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Read the key back from a scan or photo of a recovery sheet.",
+        discussion: """
+        Reads the QR code from a PNG or JPEG and writes the key as nsec1… (a 0600 file, or \
+        standard output, never a terminal unless --force). An encrypted sheet needs \
+        --passphrase-file. The public key goes to standard error.
+
+        Examples:
+          recovery-sheet scan sheet.png -o restored.nsec
+          recovery-sheet scan photo.jpg --passphrase-file pass.txt -o restored.nsec
+        """
+    )
+
+    @Argument(help: ArgumentHelp("The picture of the sheet (PNG or JPEG); - for standard input.", valueName: "IMAGE"))
+    var image: String
+
+    @OptionGroup var passphrase: PassphraseOption
+    @OptionGroup var output: OutputOptions
+
+    func validate() throws {
+        try requireOneStandardInput([image, passphrase.passphraseFile])
+    }
+
+    func run() throws {
+        try output.target.checkDistinct(fromInputs: [image])
+        let (key, _) = try SheetReader.key(fromImage: image, passphrase: passphrase)
+        let nsec = try key.nsec()
+        let line = try SecretBytes(count: nsec.count + 1) { buffer in
+            nsec.withUnsafeBytes { buffer.copyMemory(from: $0) }
+            buffer[nsec.count] = 0x0a
+        }
+        try line.withUnsafeBytes { try output.target.write($0, kind: .secret, force: output.force) }
+        diagnostics.note("public key: \(key.publicKey.npub)")
+    }
+}
+
+struct Verify: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "The fire drill: prove a printed sheet restores the expected key or household.",
+        discussion: """
+        Scans the sheet and compares its key with --npub, with --key-file, or, with --vault, \
+        derives the vault key from it and opens that vault. Prints what was checked. Exit 0 \
+        when it matches, 3 when it does not.
+
+        Examples:
+          recovery-sheet verify sheet.png --vault household.vault
+          recovery-sheet verify scan.jpg --npub npub1…
+        """
+    )
+
+    @Argument(help: ArgumentHelp("The picture of the sheet (PNG or JPEG).", valueName: "IMAGE"))
+    var image: String
+
+    @Option(help: ArgumentHelp("The public key the sheet must hold.", valueName: "NPUB"))
+    var npub: String?
+
+    @Option(name: .customLong("key-file"), help: ArgumentHelp("The key the sheet must hold.", valueName: "FILE"))
+    var keyFile: String?
+
+    @Option(help: ArgumentHelp("A vault the sheet's key must open.", valueName: "VAULT"))
+    var vault: String?
+
+    @OptionGroup var passphrase: PassphraseOption
+
+    func validate() throws {
+        guard [npub, keyFile, vault].compactMap({ $0 }).count == 1 else {
+            throw ValidationError("give exactly one of --npub, --key-file or --vault")
+        }
+        try requireOneStandardInput([image, keyFile, vault, passphrase.passphraseFile])
+    }
+
+    func run() throws {
+        let (key, encrypted) = try SheetReader.key(fromImage: image, passphrase: passphrase)
+        var report = "sheet: the QR code holds \(encrypted ? "an encrypted key (decrypted with the passphrase)" : "a key") with public key \(key.publicKey.npub)\n"
+        let matched: Bool
+        if let npub {
+            let expected = try PublicKey(npub: npub.trimmingCharacters(in: .whitespacesAndNewlines))
+            matched = expected == key.publicKey
+            report += matched ? "match: it is the expected public key\n" : "MISMATCH: the expected public key is \(expected.npub)\n"
+        } else if let keyFile {
+            let expected = try KeyFiles.parentKey(keyFile, diagnostics)
+            matched = expected == key
+            report += matched ? "match: it is the key in '\(keyFile)'\n" : "MISMATCH: the key in '\(keyFile)' has public key \(expected.publicKey.npub)\n"
+        } else {
+            let household = Household(parentPublicKey: key.publicKey)
+            report += "derived: household \(household.id.shortHex)…, vault path \(household.vaultPath)\n"
+            do {
+                let opened = try Vault.open(InputFiles.read(vault!, what: "vault"), with: .parentKey(key))
+                let document = opened.document
+                report += "match: the derived vault key opens '\(vault!)' (\(document.childProfiles.count) children, \(document.devices.count) devices, \(document.groupMemberships.count) groups)\n"
+                matched = true
+            } catch let error as VaultError where error.code.category == .authentication {
+                report += "MISMATCH: \(error.reason)\n"
+                matched = false
+            }
+        }
+        StandardStreams.writeOutput(Array(report.utf8))
+        if !matched { throw ExitCode(ExitStatus.authentication.rawValue) }
+    }
+}
+
+struct Words: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Write a key as 24 BIP-39 words, or turn the words back into the key.",
+        discussion: """
+        The words are the key's 32 bytes in the BIP-39 English word list: they are the key, so \
+        they are not written to a terminal unless --force. Decoding takes any case and spacing, \
+        numbering, and the first four letters of a word.
+
+        Examples:
+          recovery-sheet words --key-file parent.nsec -o words.txt
+          recovery-sheet words --decode words.txt -o restored.nsec
+        """
+    )
+
+    @Option(name: .customLong("key-file"), help: ArgumentHelp("The key to write as words.", valueName: "FILE"))
+    var keyFile: String?
+
+    @Flag(help: "Read words and write the key instead.")
+    var decode = false
+
+    @Argument(help: ArgumentHelp("With --decode: the file of words; - or nothing for standard input.", valueName: "FILE"))
+    var input: String?
+
+    @OptionGroup var output: OutputOptions
+
+    func validate() throws {
+        if decode, keyFile != nil { throw ValidationError("--decode reads words, not --key-file") }
+        if !decode, keyFile == nil { throw ValidationError("give --key-file, or --decode to read words") }
+        if !decode, input != nil { throw ValidationError("a words file is read only with --decode") }
+    }
+
+    func run() throws {
+        let line: SecretBytes
+        if decode {
+            let path = input ?? "-"
+            try output.target.checkDistinct(fromInputs: [path])
+            let text = try InputFiles.readSecret(path, what: "words file", diagnostics: diagnostics).withUnsafeBytes { String(decoding: $0, as: UTF8.self) }
+            let entropy = try BIP39.entropy(fromWords: text)
+            guard entropy.count == 32 else {
+                throw ToolError(.invalidInput, "these words hold \(entropy.count) bytes; a key is 32 bytes (24 words)")
+            }
+            let key = try SecretKey(secret: entropy)
+            let nsec = try key.nsec()
+            line = try SecretBytes(count: nsec.count + 1) { buffer in
+                nsec.withUnsafeBytes { buffer.copyMemory(from: $0) }
+                buffer[nsec.count] = 0x0a
+            }
+            diagnostics.note("public key: \(key.publicKey.npub)")
+        } else {
+            let key = try KeyFiles.parentKey(keyFile!, diagnostics)
+            var text = Array((try key.withUnsafeBytes { try BIP39.words(for: SecretBytes(copying: $0)) }.joined(separator: " ") + "\n").utf8)
+            line = try SecretBytes(consuming: &text)
+        }
+        try line.withUnsafeBytes { try output.target.write($0, kind: .secret, force: output.force) }
+    }
+}
