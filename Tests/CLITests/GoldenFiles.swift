@@ -8,6 +8,8 @@ struct GoldenCase: CustomTestStringConvertible, Sendable {
     let name: String
     let arguments: [String]
     var stdin: String? = nil
+    /// Prepares the scratch workspace before the command runs (test images, word files).
+    var prepare: (@Sendable (Workspace) throws -> Void)? = nil
 
     var testDescription: String { "\(tool) \(name)" }
 }
@@ -20,9 +22,15 @@ enum Golden {
     /// failure, so a recording run can never pass (CI never records).
     static func check(_ golden: GoldenCase) throws {
         let workspace = try Workspace()
+        try golden.prepare?(workspace)
         let run = try workspace.run(golden.tool, golden.arguments, stdin: golden.stdin)
-        let base = folder.appendingPathComponent(golden.tool).appendingPathComponent(golden.name)
-        let actual: [(String, [UInt8])] = [("stdout", run.stdout), ("stderr", run.stderr), ("exit", Array("\(run.status)\n".utf8))]
+        try compare(tool: golden.tool, name: golden.name, [("stdout", run.stdout), ("stderr", run.stderr), ("exit", Array("\(run.status)\n".utf8))])
+    }
+
+    /// Compares named outputs with Golden/<tool>/<name>.<suffix>, or records them.
+    static func compare(tool: String, name: String, _ actual: [(String, [UInt8])]) throws {
+        let golden = (tool: tool, name: name)
+        let base = folder.appendingPathComponent(tool).appendingPathComponent(name)
         if recording {
             try FileManager.default.createDirectory(at: base.deletingLastPathComponent(), withIntermediateDirectories: true)
             for (suffix, bytes) in actual {

@@ -1,0 +1,104 @@
+import Foundation
+import Testing
+@testable import VaultCore
+
+@Suite struct RecoverySheetTests {
+    static let templatesFolder = TestFiles.testsFolder.deletingLastPathComponent().deletingLastPathComponent().appendingPathComponent("Templates")
+    static let languages = ["en", "es"]
+
+    static func template(_ language: String) throws -> SheetTemplate {
+        try SheetTemplate(language: language, text: String(contentsOf: templatesFolder.appendingPathComponent("recovery-sheet.\(language).txt"), encoding: .utf8))
+    }
+
+    struct Case: Sendable, CustomTestStringConvertible {
+        let paper: Paper, language: String, encrypted: Bool, dotsPerInch: Int
+        var testDescription: String { "\(paper.rawValue) \(language) \(encrypted ? "encrypted" : "plain") \(dotsPerInch) dpi" }
+    }
+
+    static let cases: [Case] = Paper.allCases.flatMap { paper in
+        languages.flatMap { language in [false, true].flatMap { encrypted in [150, 300].map { Case(paper: paper, language: language, encrypted: encrypted, dotsPerInch: $0) } } }
+    }
+
+    static let key = try! SecretKey(parsing: .test(Array("nsec1lqt48lfawqu2gtwfzh0q25qkhfmgfur3suk5r632shu6fm8y9z9sncnftt".utf8)), what: "test key")
+
+    static func content(encrypted: Bool, label: String? = "Familia García-Núñez") throws -> RecoverySheet.Content {
+        let secret: RecoverySheet.Secret = encrypted
+            ? .encrypted(ncryptsec: try NIP49.encrypt(key, passphrase: "pass", logN: 4, random: SeededRandom(seed: 1)), publicKey: key.publicKey)
+            : .plain(key)
+        return RecoverySheet.Content(secret: secret, label: label, date: "2026-11-22")
+    }
+
+    @Test func templatesDefineTheSameTexts() throws {
+        let english = try Self.template("en")
+        for language in Self.languages {
+            #expect(try Self.template(language).keys == english.keys, "\(language)")
+        }
+    }
+
+    @Test(arguments: cases)
+    func layoutFitsAndNothingOverlaps(_ sheetCase: Case) throws {
+        let sheet = try RecoverySheet.render(Self.content(encrypted: sheetCase.encrypted), paper: sheetCase.paper, dotsPerInch: sheetCase.dotsPerInch,
+                                             template: Self.template(sheetCase.language), fonts: SheetFonts())
+        let scale = PageScale(dotsPerInch: sheetCase.dotsPerInch)
+        #expect(sheet.image.width == scale.pixels(millimetres: sheetCase.paper.widthMillimetres))
+        #expect(sheet.image.height == scale.pixels(millimetres: sheetCase.paper.heightMillimetres))
+        let margin = scale.pixels(millimetres: RecoverySheet.marginMillimetres)
+        for element in sheet.elements {
+            #expect(element.x >= margin && element.y >= margin && element.x + element.width <= sheet.image.width - margin
+                    && element.y + element.height <= sheet.image.height - margin, "\(element.name) leaves the page")
+        }
+        for (index, element) in sheet.elements.enumerated() {
+            for other in sheet.elements[(index + 1)...] {
+                #expect(!element.intersects(other), "\(element.name) overlaps \(other.name)")
+            }
+        }
+        let names = Set(sheet.elements.map(\.name))
+        #expect(names.contains("warning") && names.contains("check") && names.contains("restore.4") && names.contains("label"))
+        #expect(names.contains("words") != sheetCase.encrypted)
+
+        // The symbol is at least 45 mm wide, inside a quiet zone of four modules.
+        let qr = try #require(sheet.elements.first { $0.name == "qr" })
+        let payload = try RecoverySheet.Content.payload(Self.content(encrypted: sheetCase.encrypted))
+        let code = try QRCode(payload: Array(payload.utf8), level: .quartile)
+        let module = qr.width / (code.size + 2 * RecoverySheet.quietZoneModules)
+        #expect(module * (code.size + 2 * RecoverySheet.quietZoneModules) == qr.width)
+        #expect(Double(module * code.size) / Double(sheetCase.dotsPerInch) * 25.4 >= RecoverySheet.minimumQRWidthMillimetres)
+        for y in qr.y..<(qr.y + qr.height) where y < qr.y + 4 * module || y >= qr.y + qr.height - 4 * module {
+            #expect(sheet.image.pixels[(y * sheet.image.width + qr.x)..<(y * sheet.image.width + qr.x + qr.width)].allSatisfy { $0 == 255 })
+        }
+        #expect(try QRScanner.scan(sheet.image) == [Array(payload.utf8)])
+    }
+
+    @Test func sameInputsGiveTheSamePixels() throws {
+        let render = { try RecoverySheet.render(Self.content(encrypted: false), paper: .a4, dotsPerInch: 200, template: Self.template("en"), fonts: SheetFonts()).image }
+        #expect(try render() == render())
+    }
+
+    @Test func encryptedSheetCarriesTheNcryptsec() throws {
+        let content = try Self.content(encrypted: true)
+        let sheet = try RecoverySheet.render(content, paper: .letter, dotsPerInch: 150, template: Self.template("en"), fonts: SheetFonts())
+        let scanned = try #require(try QRScanner.scan(sheet.image).first)
+        #expect(String(decoding: scanned, as: UTF8.self).hasPrefix("ncryptsec1"))
+        #expect(try NIP49.decrypt(String(decoding: scanned, as: UTF8.self), passphrase: "pass").key == Self.key)
+    }
+
+    @Test func textThatCannotFitIsRefused() throws {
+        let label = String(repeating: "Very long family name ", count: 200)
+        #expect(throws: VaultError(.refused, "")) {
+            try RecoverySheet.render(Self.content(encrypted: false, label: label), paper: .a4, dotsPerInch: 150, template: Self.template("en"), fonts: SheetFonts())
+        }
+    }
+
+    @Test func missingFontNamesThePackage() throws {
+        do {
+            _ = try RecoverySheet.render(Self.content(encrypted: false), paper: .a4, dotsPerInch: 150, template: Self.template("en"), fonts: SheetFonts(folder: "/nonexistent"))
+            Issue.record("rendered without fonts")
+        } catch let error as VaultError {
+            #expect(error.hint?.contains("fonts-dejavu-core") == true)
+        }
+    }
+}
+
+extension RecoverySheet.Content {
+    static func payload(_ content: Self) throws -> String { try content.secret.qrPayload() }
+}
