@@ -7,6 +7,13 @@ APT_PACKAGES=(
   pkg-config
   libsodium-dev          # AEAD, HMAC, SHA-256, protected memory
   libsecp256k1-dev       # BIP-340 keys and signatures
+  libqrencode-dev        # QR codes on recovery sheets
+  libzbar-dev            # reading QR codes back from scans
+  libpng-dev             # sheet PNGs
+  libjpeg62-turbo-dev    # reading phone photos and scans (libjpeg-turbo)
+  libfreetype-dev        # text on sheets
+  fonts-dejavu-core      # the sheet's fonts
+  zbar-tools             # zbarimg: an independent QR decoder for the print-and-scan test
   python3-venv           # the interop tests' virtual environment
 )
 
@@ -16,6 +23,9 @@ PYTHON_PACKAGES=(
   "cryptography==50.0.2"  # HKDF-SHA256
   "PyNaCl==1.6.2"         # XChaCha20-Poly1305-IETF
   "bech32==1.2.0"         # BIP-173 reference
+  "mnemonic==0.21"        # BIP-39 reference (trezor/python-mnemonic)
+  "zxing-cpp==3.1.1"      # a second, independent QR decoder
+  "Pillow==13.0.0"        # simulated print-and-scan: resample, rotate, blur, JPEG
   "pytest==9.2.0"
 )
 

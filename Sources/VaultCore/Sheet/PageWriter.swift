@@ -86,7 +86,10 @@ struct PageWriter {
     /// below. Does not move the cursor; returns the bottom of the block.
     mutating func qrCode(_ name: String, payload: [UInt8], caption: String) throws -> Int {
         let code = try QRCode(payload: payload, level: .quartile)
-        let moduleSize = Int((Double(scale.pixels(millimetres: RecoverySheet.minimumQRWidthMillimetres)) / Double(code.size)).rounded(.up))
+        // At least 45 mm across, and modules no smaller than the minimum that survives a 100 dpi
+        // scan of a print (a long ncryptsec needs a larger symbol than an nsec).
+        let moduleSize = max(Int((Double(scale.pixels(millimetres: RecoverySheet.minimumQRWidthMillimetres)) / Double(code.size)).rounded(.up)),
+                             Int((Double(scale.dotsPerInch) * RecoverySheet.minimumModuleMillimetres / 25.4).rounded(.up)))
         let quiet = RecoverySheet.quietZoneModules * moduleSize
         let side = code.size * moduleSize + 2 * quiet
         try record(name, x: x, y: y, width: side, height: side)

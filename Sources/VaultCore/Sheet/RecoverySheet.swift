@@ -4,6 +4,9 @@
 public enum RecoverySheet {
     /// The QR symbol (quiet zone excluded) is at least this wide on paper.
     public static let minimumQRWidthMillimetres = 45.0
+    /// Nor is a module smaller than this: the print-and-scan test (a 100 dpi scan, rotated,
+    /// blurred, JPEG) reads 1.2 mm modules with both zbar and zxing-cpp, and not 0.85 mm ones.
+    public static let minimumModuleMillimetres = 1.2
     public static let quietZoneModules = 4
     public static let marginMillimetres = 15.0
 
@@ -70,7 +73,8 @@ public enum RecoverySheet {
         try page.boxedParagraph("warning", template.text("warning"))
         page.space(millimetres: 5)
 
-        // The QR code on the left; beside it, the words (or, encrypted, the passphrase notice).
+        // The QR code on the left; beside it the words or, on an encrypted sheet (which has no
+        // words), the passphrase notice and the encrypted key to type.
         let payload = try content.secret.qrPayload()
         let top = page.y
         let qrBottom = try page.qrCode("qr", payload: Array(payload.utf8), caption: template.text("qr.caption"))
@@ -81,6 +85,9 @@ public enum RecoverySheet {
             try page.wordGrid("words", key.withUnsafeBytes { try BIP39.words(for: SecretBytes(copying: $0)) }, columns: 3)
         case .encrypted:
             try page.paragraph("encrypted.notice", template.text("encrypted.notice"), style: .emphasis)
+            page.space(millimetres: 4)
+            try page.paragraph("encrypted.heading", template.text("encrypted.heading"), style: .heading)
+            try page.groupedKey("key", payload)
         }
         page.endColumn()
         page.moveTo(y: max(qrBottom, page.y, top))
@@ -90,11 +97,9 @@ public enum RecoverySheet {
             try page.paragraph("words.note", template.text("words.note"), style: .small)
             page.space(millimetres: 4)
             try page.paragraph("key.heading", template.text("key.heading"), style: .heading)
-        } else {
-            try page.paragraph("encrypted.heading", template.text("encrypted.heading"), style: .heading)
+            try page.groupedKey("key", payload)
+            page.space(millimetres: 5)
         }
-        try page.groupedKey("key", payload)
-        page.space(millimetres: 5)
 
         try page.paragraph("check.heading", template.text("check.heading"), style: .heading)
         try page.labelledValues("check", [

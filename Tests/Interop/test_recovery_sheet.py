@@ -1,0 +1,124 @@
+"""Recovery sheets read back by independent decoders, before and after a simulated print and scan.
+
+Every sheet's QR code must decode to exactly the key with zbar's `zbarimg` and with zxing-cpp,
+and still does after the page is downscaled to 150 and to 100 dpi, rotated 2 degrees, blurred
+with a 1-pixel Gaussian and saved as JPEG quality 50. The 24 words must decode with
+trezor's python-mnemonic to the key's 32 bytes.
+"""
+import hashlib
+import os
+import secrets
+import subprocess
+import unicodedata
+
+import bech32
+
+import pytest
+import zxingcpp
+from mnemonic import Mnemonic
+from nacl.bindings import crypto_aead_xchacha20poly1305_ietf_decrypt
+from PIL import Image, ImageFilter
+
+from vaultref import Household
+
+RECOVERY_SHEET = os.environ.get("RECOVERY_SHEET", ".build/debug/recovery-sheet")
+SHEETS = [(paper, lang, encrypted) for paper in ("a4", "letter") for lang in ("en", "es") for encrypted in (False, True)]
+
+
+def tool(*args, expect=0):
+    result = subprocess.run([RECOVERY_SHEET, *args], capture_output=True)
+    assert result.returncode == expect, result.stderr.decode()
+    return result.stdout
+
+
+def zbar(path):
+    result = subprocess.run(["zbarimg", "--quiet", "--raw", "-Sdisable", "-Sqrcode.enable", str(path)], capture_output=True)
+    return result.stdout.decode().split("\n")[0] if result.returncode == 0 else None
+
+
+def zxing(path):
+    with Image.open(path) as image:
+        results = zxingcpp.read_barcodes(image, formats=zxingcpp.BarcodeFormat.QRCode)
+    return [result.text for result in results]
+
+
+def print_and_scan(source, target, dpi):
+    """What a printer and a cheap scanner or phone do to a page."""
+    with Image.open(source) as page:
+        factor = dpi / 300
+        scanned = page.convert("L").resize((round(page.width * factor), round(page.height * factor)), Image.LANCZOS)
+        scanned = scanned.rotate(2, resample=Image.BICUBIC, expand=True, fillcolor=255)
+        scanned = scanned.filter(ImageFilter.GaussianBlur(radius=1))
+        scanned.save(target, "JPEG", quality=50)
+
+
+def make_sheet(tmp_path, paper, lang, encrypted):
+    household = Household(secrets.token_bytes(32))
+    key_file = tmp_path / "parent.nsec"
+    key_file.write_text(household.nsec + "\n")
+    key_file.chmod(0o600)
+    args = ["generate", "--key-file", str(key_file), "--paper", paper, "--lang", lang, "--date", "2026-11-22",
+            "--label", "Familia García", "-o", str(tmp_path / "sheet.png")]
+    if encrypted:
+        (tmp_path / "pass.txt").write_text("correct horse battery staple\n")
+        (tmp_path / "pass.txt").chmod(0o600)
+        args += ["--passphrase-file", str(tmp_path / "pass.txt"), "--log-n", "10"]
+    tool(*args)
+    return household, key_file
+
+
+@pytest.mark.parametrize("paper,lang,encrypted", SHEETS)
+def test_sheet_reads_back_after_print_and_scan(tmp_path, paper, lang, encrypted):
+    household, _ = make_sheet(tmp_path, paper, lang, encrypted)
+    sheet = tmp_path / "sheet.png"
+    with Image.open(sheet) as image:
+        assert image.mode == "L" and image.info["dpi"][0] == pytest.approx(300, abs=0.1)
+
+    def expected(text):
+        if not encrypted:
+            return text == household.nsec
+        return text.startswith("ncryptsec1")
+
+    for picture in [sheet] + [tmp_path / f"scan-{dpi}.jpg" for dpi in (150, 100)]:
+        if picture != sheet:
+            print_and_scan(sheet, picture, int(picture.stem.split("-")[1]))
+        assert expected(zbar(picture) or ""), f"zbarimg could not read {picture.name}"
+        assert [text for text in zxing(picture) if expected(text)], f"zxing-cpp could not read {picture.name}"
+        args = ["scan", str(picture)] + (["--passphrase-file", str(tmp_path / "pass.txt")] if encrypted else [])
+        assert tool(*args).decode().strip() == household.nsec
+
+
+def test_words_decode_with_python_mnemonic(tmp_path):
+    for _ in range(20):
+        secret = secrets.token_bytes(32)
+        household = Household(secret)
+        key_file = tmp_path / "k.nsec"
+        key_file.write_text(household.nsec)
+        key_file.chmod(0o600)
+        words = tool("words", "--key-file", str(key_file)).decode().strip()
+        assert len(words.split()) == 24
+        assert Mnemonic("english").to_entropy(words) == secret
+        (tmp_path / "w.txt").write_text(Mnemonic("english").to_mnemonic(secret))
+        (tmp_path / "w.txt").chmod(0o600)
+        assert tool("words", "--decode", str(tmp_path / "w.txt")).decode().strip() == household.nsec
+
+
+def test_ncryptsec_from_the_sheet_is_standard_nip49(tmp_path):
+    """The QR payload of an encrypted sheet decrypts with an independent NIP-49 implementation."""
+    household, _ = make_sheet(tmp_path, "a4", "en", True)
+    text = zbar(tmp_path / "sheet.png")
+    hrp, data = bech32.bech32_decode(text) if len(text) <= 90 else _bech32_decode_long(text)
+    payload = bytes(bech32.convertbits(data, 5, 8, False))
+    assert hrp == "ncryptsec" and payload[0] == 2 and payload[1] == 10 and payload[42] == 2
+    key = hashlib.scrypt(unicodedata.normalize("NFKC", "correct horse battery staple").encode(), salt=payload[2:18],
+                         n=2 ** payload[1], r=8, p=1, dklen=32)
+    secret = crypto_aead_xchacha20poly1305_ietf_decrypt(payload[43:], payload[42:43], payload[18:42], key)
+    assert secret == household.secret
+
+
+def _bech32_decode_long(text):
+    """bech32's reference refuses strings over 90 characters; NIP-49 strings are longer."""
+    charset = "qpzry9x8gf2tvdw0s3jn54khce6mua7l"
+    hrp, data = text[:text.rindex("1")], [charset.find(c) for c in text[text.rindex("1") + 1:]]
+    assert bech32.bech32_verify_checksum(hrp, data)
+    return hrp, data[:-6]
