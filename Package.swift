@@ -15,6 +15,7 @@ let package = Package(
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.0"),
+        .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
     ],
     targets: [
         // C libraries, one system module each; used only from inside VaultCore.
@@ -52,7 +53,10 @@ let package = Package(
 
         .target(
             name: "VaultCore",
-            dependencies: ["CSodium", "CSecp256k1", "CQRencode", "CZBar", "CFreeType", "CImageCodecs"]
+            dependencies: [
+                "CSodium", "CSecp256k1", "CQRencode", "CZBar", "CFreeType", "CImageCodecs",
+                .product(name: "GRDB", package: "GRDB.swift"),
+            ]
         ),
         .target(
             name: "CLISupport",

@@ -16,7 +16,7 @@ public enum ExitStatus: Int32, Sendable {
     /// Bad command line (swift-argument-parser's validation failure is also 64, EX_USAGE).
     case usage = 64
 
-    init(_ category: VaultError.Category) {
+    public init(_ category: VaultError.Category) {
         switch category {
         case .operational: self = .operational
         case .invalidInput: self = .invalidInput
@@ -43,9 +43,12 @@ public struct ToolError: Error, Sendable {
 /// Writes human messages to standard error as `tool: kind: text`.
 public struct Diagnostics: Sendable {
     public let toolName: String
+    /// Drops warnings: for work done in bulk, where one warning per file would bury the report.
+    public let quiet: Bool
 
-    public init(toolName: String) {
+    public init(toolName: String, quiet: Bool = false) {
         self.toolName = toolName
+        self.quiet = quiet
     }
 
     public func error(_ reason: String, hint: String? = nil) {
@@ -53,7 +56,9 @@ public struct Diagnostics: Sendable {
         if let hint { line("hint", hint) }
     }
 
-    public func warning(_ text: String) { line("warning", text) }
+    public func warning(_ text: String) {
+        if !quiet { line("warning", text) }
+    }
 
     /// A plain line for a person (summaries, the public half of a new key).
     public func note(_ text: String) { StandardStreams.writeError(Array((text + "\n").utf8)) }

@@ -41,6 +41,17 @@ public struct VaultAccessOptions: ParsableArguments {
     }
 }
 
+/// A job's key files, as a batch manifest names them (no warnings: a batch reads many).
+public enum VaultAccessFiles {
+    public static func load(keyFile: String?, vaultKeyFile: String?) throws -> VaultAccess {
+        let quiet = Diagnostics(toolName: "batch", quiet: true)
+        if let keyFile { return .parentKey(try KeyFiles.parentKey(keyFile, quiet)) }
+        guard let vaultKeyFile else { throw ToolError(.invalidInput, "a job names no key file") }
+        let contents = try InputFiles.readSecret(vaultKeyFile, what: "vault-key file", diagnostics: quiet)
+        return .vaultKey(try VaultKey(parsing: contents, what: "vault-key file '\(vaultKeyFile)'"))
+    }
+}
+
 public enum KeyFiles {
     /// Reads a parent key file (`nsec1…` or 64 hex).
     public static func parentKey(_ path: String, _ diagnostics: Diagnostics) throws -> SecretKey {

@@ -1,4 +1,5 @@
 import Foundation
+import VaultCore
 
 /// What an output holds, which decides its file mode and whether a terminal may see it.
 public enum OutputKind: Sendable {
@@ -52,83 +53,10 @@ public struct OutputTarget: Sendable {
             try StandardStreams.write(bytes, to: STDOUT_FILENO)
             return
         }
-        try AtomicFile.write(bytes, to: path, mode: kind == .secret ? 0o600 : 0o666 & ~currentUmask(), exclusive: exclusive)
+        try AtomicFile.write(bytes, to: path, mode: kind == .secret ? 0o600 : 0o666 & ~AtomicFile.currentUmask(), exclusive: exclusive)
     }
 
     public func write(_ bytes: [UInt8], kind: OutputKind, force: Bool, exclusive: Bool = false) throws {
         try bytes.withUnsafeBytes { try write($0, kind: kind, force: force, exclusive: exclusive) }
-    }
-
-    private func currentUmask() -> mode_t {
-        let mask = umask(0o022)
-        umask(mask)
-        return mask
-    }
-}
-
-/// Temp-file-and-rename writing.
-enum AtomicFile {
-    static func write(_ bytes: UnsafeRawBufferPointer, to path: String, mode: mode_t, exclusive: Bool) throws {
-        var info = stat()
-        let exists = lstat(path, &info) == 0
-        if exists, exclusive {
-            throw ToolError(.refused, "'\(path)' already exists; refusing to overwrite it", hint: "choose another file name, or move the old file away first")
-        }
-        // A device or FIFO (-o /dev/null) is written directly: renaming over it would replace it.
-        if exists, (info.st_mode & S_IFMT) != S_IFREG, (info.st_mode & S_IFMT) != S_IFLNK {
-            let descriptor = open(path, O_WRONLY | O_CLOEXEC)
-            guard descriptor >= 0 else { throw InputFiles.ioError("could not open '\(path)' for writing") }
-            defer { close(descriptor) }
-            try StandardStreams.write(bytes, to: descriptor)
-            return
-        }
-        // Write through a symbolic link to the file it names, as a plain open would.
-        let target = exists && (info.st_mode & S_IFMT) == S_IFLNK ? (resolvedPath(path) ?? path) : path
-        // Split as text, not through URL, so messages show the path as the user wrote it.
-        let slash = target.lastIndex(of: "/")
-        let folder = slash.map { String(target[..<$0]) }.map { $0.isEmpty ? "/" : $0 } ?? "."
-        let fileName = slash.map { String(target[target.index(after: $0)...]) } ?? target
-        var template = Array((folder + "/." + fileName + ".tmp-XXXXXX").utf8CString)
-        let descriptor = template.withUnsafeMutableBufferPointer { mkstemp($0.baseAddress!) }  // created 0600
-        guard descriptor >= 0 else { throw InputFiles.ioError("could not create a temporary file in '\(folder)'") }
-        let temporary = String(decoding: template.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
-        var finished = false
-        defer {
-            if !finished { unlink(temporary) }
-        }
-        do {
-            defer { close(descriptor) }
-            try StandardStreams.write(bytes, to: descriptor)
-            guard fchmod(descriptor, mode) == 0 else { throw InputFiles.ioError("could not set the mode of '\(path)'") }
-            guard fsync(descriptor) == 0 else { throw InputFiles.ioError("could not flush '\(path)' to disk") }
-        } catch let error as ToolError {
-            throw ToolError(error.status, error.reason.replacingOccurrences(of: "could not write", with: "could not write '\(path)'"))
-        }
-        if exclusive {
-            // link(2) fails if the name exists, so a file that appeared meanwhile is not replaced.
-            guard link(temporary, target) == 0 else {
-                if errno == EEXIST { throw ToolError(.refused, "'\(path)' already exists; refusing to overwrite it") }
-                throw InputFiles.ioError("could not create '\(path)'")
-            }
-            unlink(temporary)
-        } else {
-            guard rename(temporary, target) == 0 else { throw InputFiles.ioError("could not replace '\(path)'") }
-        }
-        finished = true
-        syncFolder(folder)
-    }
-
-    private static func resolvedPath(_ path: String) -> String? {
-        guard let resolved = realpath(path, nil) else { return nil }
-        defer { free(resolved) }
-        return String(validatingCString: resolved)
-    }
-
-    /// Makes the rename itself durable.
-    private static func syncFolder(_ folder: String) {
-        let descriptor = open(folder, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
-        guard descriptor >= 0 else { return }
-        fsync(descriptor)
-        close(descriptor)
     }
 }

@@ -81,6 +81,20 @@ def household_document(h: Household) -> dict:
     }
 
 
+def v2_document(h: Household) -> dict:
+    """The household in schema v2, using every v2 field a live vault may have."""
+    doc = household_document(h)
+    out = {"version": 2, "revision": 7}
+    for key, value in doc.items():
+        if key != "version":
+            out[key] = value
+    out["devices"][2]["revokedAt"] = "2025-10-02T08:00:00Z"
+    out["devices"][2]["revocationReason"] = "lost on a train"
+    out["keyHistory"] = [{"parentPubkey": other_member("old parent key"), "retiredAt": "2025-08-31T12:00:00Z", "reason": "routine"}]
+    out["deviceLimit"] = 5
+    return out
+
+
 def minimal_document(h: Household) -> dict:
     return {
         "version": 1, "parentPubkey": h.pubkey,
@@ -106,7 +120,21 @@ def flip(data: bytes, offset: int, mask: int = 0x01) -> bytes:
     return data[:offset] + bytes([data[offset] ^ mask]) + data[offset + 1:]
 
 
+def seeded_bytes():
+    """Deterministic nonces for test data only: SHA-256 of a fixed label and a counter."""
+    counter = [0]
+
+    def next_bytes(count: int) -> bytes:
+        out = b""
+        while len(out) < count:
+            counter[0] += 1
+            out += hashlib.sha256(b"household-vault-tools testkit nonce %d" % counter[0]).digest()
+        return out[:count]
+    return next_bytes
+
+
 def main():
+    vaultref.random_bytes = seeded_bytes()
     parent, other = Household(test_secret("parent")), Household(test_secret("other household"))
     for name, h in (("parent", parent), ("other", other)):
         write(os.path.join(KEYS, name + ".nsec"), h.nsec + "\n", 0o600)
@@ -117,6 +145,7 @@ def main():
     sealed_household = sealed_document(parent, household)
 
     def envelope(doc: dict, h: Household = parent, **kw) -> bytes:
+        kw.setdefault("schema", doc["version"])  # the header states the document's version
         return seal_envelope(plaintext(doc), h.household_id, h.vault_key, **kw)
 
     for name, doc in (("ok-household", household), ("ok-minimal", minimal)):
@@ -148,7 +177,7 @@ def main():
             description="schema version 7", key="parent.nsec", open="unsupportedVersion")
 
     mismatch = dict(sealed_document(parent, minimal), version=2)
-    fixture("schema-header-mismatch", envelope(mismatch), description="header says schema 1, document says 2",
+    fixture("schema-header-mismatch", envelope(mismatch, schema=1), description="header says schema 1, document says 2",
             key="parent.nsec", open="corruptVault")
     foreign = dict(sealed_document(parent, minimal), parentPubkey=other.pubkey)
     fixture("household-mismatch", envelope(foreign),
@@ -174,6 +203,25 @@ def main():
     broken["updatedAt"] = "2025-01-01T00:00:00Z"
     fixture("check-findings", envelope(broken), description="opens, but breaks check rules", key="parent.nsec", open="ok",
             check="primary-device,unique-device-id,device-subkey,child-key,group-child-reference,child-group-reference,timestamps")
+
+    # Schema v2 (issue 4): every v2 field; a blob moved to another profile; a lossy downgrade.
+    v2 = v2_document(parent)
+    write(os.path.join(TESTKIT, "ok-v2-household.revealed.json"), plaintext(v2))
+    fixture("ok-v2-household", envelope(sealed_document(parent, v2)), description="a valid schema v2 vault with every v2 field",
+            key="parent.nsec", open="ok", revealed="ok-v2-household.revealed.json", check="clean", downgrade="refused")
+    moved = sealed_document(parent, v2)
+    moved["childProfiles"][1]["nsecEncrypted"] = moved["childProfiles"][0]["nsecEncrypted"]
+    fixture("v2-child-blob-moved", envelope(moved),
+            description="v2: Maya's sealed nsec copied over Leo's; the v2 binding must refuse it",
+            key="parent.nsec", open="ok", reveal="authenticationFailed", check="child-key")
+    minimal_v2 = dict(minimal_document(parent), version=2, revision=1, keyHistory=[])
+    fixture("ok-v2-minimal", envelope(sealed_document(parent, minimal_v2)), description="a minimal schema v2 vault",
+            key="parent.nsec", open="ok", check="clean", downgrade="ok")
+    v1_blob_in_v2 = sealed_document(parent, minimal_v2)
+    v1_blob_in_v2["parentWrapKeyEncrypted"] = seal_field(parent.vault_key, hashlib.sha256(b"minimal wrap key").digest())
+    fixture("v2-unbound-wrap-key", envelope(v1_blob_in_v2),
+            description="v2 document whose wrap key was sealed without v2's associated data",
+            key="parent.nsec", open="ok", reveal="authenticationFailed", check="wrap-key")
 
     example = Household(test_secret("example household (Garcia family)"))
     write(os.path.join(EXAMPLES, "household.nsec"), example.nsec + "\n", 0o600)

@@ -19,6 +19,10 @@ from nacl.bindings import (
 )
 
 MAGIC = b"MTVAULT"
+
+# Where nonces come from. The testkit generator replaces it with a seeded stream so that
+# regenerating leaves unchanged fixtures byte-for-byte the same; everything else uses the OS.
+random_bytes = os.urandom
 HEADER_SIZE = 66
 
 
@@ -56,20 +60,27 @@ class Household:
         return xonly_pubkey(hkdf(self.secret, device_id.encode(), b"mytube:subkey:v1"))
 
 
-def seal_field(vault_key: bytes, secret: bytes, nonce: bytes = None) -> str:
-    """base64(nonce ‖ ciphertext ‖ tag), empty associated data (schema v1)."""
-    nonce = nonce or os.urandom(24)
-    return base64.b64encode(nonce + crypto_aead_xchacha20poly1305_ietf_encrypt(secret, b"", nonce, vault_key)).decode()
+def field_ad(version: int, profile_id: str = None) -> bytes:
+    """Associated data of a sealed field: none in v1; bound to its place in v2."""
+    if version < 2:
+        return b""
+    return b"mytube:v2:wrap-key" if profile_id is None else b"mytube:v2:child-nsec:" + profile_id.encode()
 
 
-def open_field(vault_key: bytes, blob: str) -> bytes:
+def seal_field(vault_key: bytes, secret: bytes, nonce: bytes = None, ad: bytes = b"") -> str:
+    """base64(nonce ‖ ciphertext ‖ tag)."""
+    nonce = nonce or random_bytes(24)
+    return base64.b64encode(nonce + crypto_aead_xchacha20poly1305_ietf_encrypt(secret, ad, nonce, vault_key)).decode()
+
+
+def open_field(vault_key: bytes, blob: str, ad: bytes = b"") -> bytes:
     raw = base64.b64decode(blob, validate=True)
-    return crypto_aead_xchacha20poly1305_ietf_decrypt(raw[24:], b"", raw[:24], vault_key)
+    return crypto_aead_xchacha20poly1305_ietf_decrypt(raw[24:], ad, raw[:24], vault_key)
 
 
 def seal_envelope(plaintext: bytes, household_id: bytes, vault_key: bytes, schema: int = 1,
                   format_byte: int = 1, suite: int = 1, nonce: bytes = None) -> bytes:
-    nonce = nonce or os.urandom(24)
+    nonce = nonce or random_bytes(24)
     header = MAGIC + bytes([format_byte, suite, schema]) + household_id + nonce
     assert len(header) == HEADER_SIZE
     return header + crypto_aead_xchacha20poly1305_ietf_encrypt(plaintext, header, nonce, vault_key)
@@ -88,42 +99,44 @@ def open_envelope(data: bytes, vault_key: bytes) -> dict:
 def seal_document(household: "Household", revealed: dict) -> bytes:
     """Turns a revealed document (nsec, parentWrapKey) into a sealed vault file."""
     return seal_envelope(json.dumps(sealed_document(household, revealed), indent=2).encode(),
-                         household.household_id, household.vault_key)
+                         household.household_id, household.vault_key, schema=revealed["version"])
 
 
 def sealed_document(household: "Household", revealed: dict) -> dict:
     doc = json.loads(json.dumps(revealed))
+    version = doc["version"]
     wrap = doc.pop("parentWrapKey")
     sealed = {}
     for key, value in doc.items():
         if key == "childProfiles":
-            sealed[key] = [seal_child(household, child) for child in value]
+            sealed[key] = [seal_child(household, child, version) for child in value]
         else:
             sealed[key] = value
         if key == "parentPubkey":
-            sealed["parentWrapKeyEncrypted"] = seal_field(household.vault_key, bytes.fromhex(wrap))
+            sealed["parentWrapKeyEncrypted"] = seal_field(household.vault_key, bytes.fromhex(wrap), ad=field_ad(version))
     return sealed
 
 
-def seal_child(household: "Household", child: dict) -> dict:
+def seal_child(household: "Household", child: dict, version: int = 1) -> dict:
     out = {}
     for key, value in child.items():
         if key == "nsec":
-            out["nsecEncrypted"] = seal_field(household.vault_key, nip19_decode(value, "nsec"))
+            out["nsecEncrypted"] = seal_field(household.vault_key, nip19_decode(value, "nsec"), ad=field_ad(version, child["profileId"]))
         else:
             out[key] = value
     return out
 
 
 def reveal_document(household_vault_key: bytes, sealed: dict) -> dict:
+    version = sealed["version"]
     out = {}
     for key, value in sealed.items():
         if key == "parentWrapKeyEncrypted":
-            out["parentWrapKey"] = open_field(household_vault_key, value).hex()
+            out["parentWrapKey"] = open_field(household_vault_key, value, field_ad(version)).hex()
         elif key == "childProfiles":
             out[key] = [
                 {("nsec" if k == "nsecEncrypted" else k):
-                 (nip19_encode("nsec", open_field(household_vault_key, v)) if k == "nsecEncrypted" else v)
+                 (nip19_encode("nsec", open_field(household_vault_key, v, field_ad(version, child["profileId"]))) if k == "nsecEncrypted" else v)
                  for k, v in child.items()}
                 for child in value
             ]

@@ -363,6 +363,12 @@ struct JSONObjectReader {
         return number
     }
 
+    mutating func optionalInt(_ key: String) throws -> Int? {
+        guard let value = optional(key) else { return nil }
+        guard case .number(let text) = value, let number = Int(text) else { throw invalid(key, "should be a whole number") }
+        return number
+    }
+
     mutating func timestamp(_ key: String) throws -> Timestamp {
         guard let time = Timestamp(rfc3339: try string(key)) else {
             throw invalid(key, "should be an RFC 3339 time such as 2025-11-19T10:00:00Z")

@@ -96,3 +96,69 @@ public enum Vault {
         return VaultEnvelope(header: header, ciphertext: ciphertext).bytes
     }
 }
+
+// MARK: - Rewriting
+
+extension Vault {
+    /// Seals a changed document for the household it came from. With the parent key, the
+    /// document must be that key's; with only the vault key, the document's household is taken
+    /// as is (it was just opened with this key).
+    public static func reseal(_ document: VaultDocument, access: VaultAccess, random: some RandomSource = SystemRandom()) throws -> [UInt8] {
+        if let parent = access.parentKey {
+            return try seal(document, with: parent, random: random)
+        }
+        let vaultKey = try access.vaultKey()
+        return try seal(document.sealed(with: vaultKey, random: random), vaultKey: vaultKey, random: random)
+    }
+
+    /// Seals, then opens what was sealed and compares it with what was meant, value by value,
+    /// secrets included. Every command that replaces a vault writes only bytes that passed this.
+    public static func sealVerified(_ document: VaultDocument, access: VaultAccess, random: some RandomSource = SystemRandom()) throws -> [UInt8] {
+        let vaultKey = try access.vaultKey()
+        let intended = try document.revealed(with: vaultKey).jsonValue()
+        let bytes = try reseal(document, access: access, random: random)
+        let reopened = try open(bytes, with: access).document.revealed(with: vaultKey).jsonValue()
+        guard reopened == intended else {
+            throw VaultError(.cryptoFailure, "the vault written does not read back as intended; nothing was replaced")
+        }
+        return bytes
+    }
+
+    /// The `--expect-revision` guard: optimistic concurrency instead of the seed's warning.
+    /// A v1 vault, which has no revision, counts as revision 0.
+    public static func checkRevision(_ document: VaultDocument, expected: Int?) throws {
+        guard let expected else { return }
+        let actual = document.revision ?? 0
+        guard actual == expected else {
+            throw VaultError(.refused, "the vault is at revision \(actual), not the expected \(expected): someone else changed it",
+                             hint: "open it again, and redo the change on the current revision")
+        }
+    }
+}
+
+/// A whole vault file migrated: what `vault-tool migrate` and the batch run do per vault.
+public enum VaultMigration {
+    public struct Outcome: Sendable {
+        /// The new vault file, verified; the input's bytes when nothing changed.
+        public let bytes: [UInt8]
+        public let report: Migration.Report
+        public let household: HouseholdID
+        public var unchanged: Bool { report.from == report.to }
+    }
+
+    public static func migrate(
+        _ input: [UInt8], access: VaultAccess, to target: Int, allowLossy: Bool = false,
+        expectRevision: Int? = nil, random: some RandomSource = SystemRandom()
+    ) throws -> Outcome {
+        let opened = try Vault.open(input, with: access)
+        try Vault.checkRevision(opened.document, expected: expectRevision)
+        let household = opened.header.householdID
+        if opened.document.version == target {
+            return Outcome(bytes: input, report: Migration.Report(from: target, to: target), household: household)
+        }
+        let vaultKey = try access.vaultKey()
+        let (migrated, report) = try Migration.migrate(opened.document.revealed(with: vaultKey), to: target, allowLossy: allowLossy)
+        let bytes = try Vault.sealVerified(migrated, access: access, random: random)
+        return Outcome(bytes: bytes, report: report, household: household)
+    }
+}

@@ -11,6 +11,11 @@ public enum VaultRule: String, Sendable, CaseIterable {
     case groupChildReference = "group-child-reference"
     case childGroupReference = "child-group-reference"
     case timestamps = "timestamps"
+    // v2
+    case revision = "revision"
+    case revocationFields = "revocation-fields"
+    case deviceLimit = "device-limit"
+    case successor = "successor"
 }
 
 public struct VaultFinding: Sendable, Equatable, CustomStringConvertible {
@@ -38,9 +43,10 @@ public enum VaultCheck {
             findings.append(VaultFinding(rule: rule, record: record, message: message))
         }
 
-        // Exactly one primary among active devices.
+        // Exactly one primary among active devices; a tombstone (v2 successor) has none at all.
         let activePrimaries = document.devices.filter { $0.status == .active && $0.isPrimary }
-        if activePrimaries.count != 1 {
+        let isTombstone = document.successor != nil && !document.devices.contains { $0.status == .active }
+        if activePrimaries.count != 1, !isTombstone {
             let message = activePrimaries.isEmpty
                 ? "no active device is primary (exactly one must be)"
                 : "\(activePrimaries.count) active devices are primary (\(activePrimaries.map { "'\($0.deviceId)'" }.joined(separator: ", "))); exactly one must be"
@@ -103,7 +109,35 @@ public enum VaultCheck {
         if document.updatedAt < document.createdAt {
             report(.timestamps, "vault", "updatedAt \(document.updatedAt) is before createdAt \(document.createdAt)")
         }
+        if document.version >= 2 {
+            checkVersion2(document, report: report)
+        }
         return VaultCheckReport(findings: findings, skipped: skipped)
+    }
+
+    /// The rules schema v2 adds (docs/vault-format.md §8.3).
+    private static func checkVersion2(_ document: VaultDocument, report: (VaultRule, String, String) -> Void) {
+        if let revision = document.revision, revision < 1 {
+            report(.revision, "vault", "revision is \(revision); it starts at 1")
+        }
+        for device in document.devices {
+            let record = "device '\(device.deviceId)'"
+            switch (device.status, device.revokedAt) {
+            case (.revoked, nil): report(.revocationFields, record, "is revoked but has no revokedAt")
+            case (.active, .some): report(.revocationFields, record, "is active but has a revokedAt")
+            default: break
+            }
+            if device.status == .active, device.revocationReason != nil {
+                report(.revocationFields, record, "is active but has a revocationReason")
+            }
+        }
+        let active = document.devices.filter { $0.status == .active }.count
+        if let limit = document.deviceLimit, active > limit {
+            report(.deviceLimit, "devices", "\(active) active devices, more than the deviceLimit of \(limit)")
+        }
+        if document.successor != nil, active > 0 {
+            report(.successor, "vault", "has a successor (a rotation tombstone) but still \(active) active device\(active == 1 ? "" : "s")")
+        }
     }
 
     /// Values that occur more than once, in order of first appearance.

@@ -11,9 +11,16 @@ extension VaultDocument {
 
     public init(jsonValue: JSONValue) throws {
         var reader = try JSONObjectReader(jsonValue, path: "")
-        version = try reader.int("version")
+        let version = try reader.int("version")
+        self.version = version
         guard Self.supportedVersions.contains(version) else {
-            throw VaultError(.unsupportedVersion, "vault document version \(version) is not supported (this build reads version \(Self.supportedVersions.lowerBound))")
+            throw VaultError(.unsupportedVersion, "vault document version \(version) is not supported (this build reads versions \(Self.supportedVersions.lowerBound) to \(Self.supportedVersions.upperBound))")
+        }
+        // v1 has none of the v2 fields: reading them only from v2 keeps a v1 document with a v2
+        // field an error ("not a field of this schema") rather than silently half-upgraded.
+        let v2 = version >= 2
+        if v2 {
+            revision = try reader.int("revision")
         }
         parentPubkey = try reader.publicKeyHex("parentPubkey")
         parentWrapKey = try reader.protectedSecret(sealed: "parentWrapKeyEncrypted", revealed: "parentWrapKey") { text, path in
@@ -23,18 +30,24 @@ extension VaultDocument {
             return try SecretBytes(consuming: &bytes)
         }
         childProfiles = try reader.array("childProfiles").map { try ChildProfile(jsonValue: $0.value, path: $0.path) }
-        devices = try reader.array("devices").map { try DeviceRecord(jsonValue: $0.value, path: $0.path) }
+        devices = try reader.array("devices").map { try DeviceRecord(jsonValue: $0.value, path: $0.path, version: version) }
         groupMemberships = try reader.array("groupMemberships").map { try GroupMembership(jsonValue: $0.value, path: $0.path) }
         createdAt = try reader.timestamp("createdAt")
         updatedAt = try reader.timestamp("updatedAt")
+        if v2 {
+            keyHistory = try reader.array("keyHistory").map { try KeyHistoryEntry(jsonValue: $0.value, path: $0.path) }
+            successor = try reader.optional("successor").map { try Successor(jsonValue: $0, path: reader.fieldPath("successor")) }
+            deviceLimit = try reader.optionalInt("deviceLimit")
+        }
         try reader.finish()
     }
 
     /// The document as JSON, each secret in the form it is in now. Revealed secrets pass through
     /// Swift strings here, which cannot be zeroed: write revealed JSON only where it must go.
     public func jsonValue() -> JSONValue {
-        .object([
-            ("version", .int(version)),
+        var entries: [(key: String, value: JSONValue)] = [("version", .int(version))]
+        if version >= 2 { entries.append(("revision", .int(revision ?? 1))) }
+        entries += [
             ("parentPubkey", .string(parentPubkey.hex)),
             parentWrapKey.jsonEntry(sealed: "parentWrapKeyEncrypted", revealed: "parentWrapKey") { secret in
                 secret.withUnsafeBytes { Hex.encode($0) }
@@ -44,7 +57,13 @@ extension VaultDocument {
             ("groupMemberships", .array(groupMemberships.map { $0.jsonValue() })),
             ("createdAt", .string(createdAt.rfc3339)),
             ("updatedAt", .string(updatedAt.rfc3339)),
-        ])
+        ]
+        if version >= 2 {
+            entries.append(("keyHistory", .array(keyHistory.map { $0.jsonValue() })))
+            if let successor { entries.append(("successor", successor.jsonValue())) }
+            if let deviceLimit { entries.append(("deviceLimit", .int(deviceLimit))) }
+        }
+        return .object(entries)
     }
 
     /// Pretty-printed UTF-8 JSON with a final newline.
@@ -94,7 +113,7 @@ extension ChildProfile {
 }
 
 extension DeviceRecord {
-    init(jsonValue: JSONValue, path: String) throws {
+    init(jsonValue: JSONValue, path: String, version: Int) throws {
         var reader = try JSONObjectReader(jsonValue, path: path)
         deviceId = try reader.string("deviceId")
         deviceName = try reader.string("deviceName")
@@ -107,11 +126,15 @@ extension DeviceRecord {
             throw reader.invalid("status", "should be \"active\" or \"revoked\"")
         }
         self.status = status
+        if version >= 2 {
+            revokedAt = try reader.optional("revokedAt").map { _ in try reader.timestamp("revokedAt") }
+            revocationReason = try reader.optionalString("revocationReason")
+        }
         try reader.finish()
     }
 
     func jsonValue() -> JSONValue {
-        .object([
+        var entries: [(key: String, value: JSONValue)] = [
             ("deviceId", .string(deviceId)),
             ("deviceName", .string(deviceName)),
             ("isPrimary", .bool(isPrimary)),
@@ -119,7 +142,10 @@ extension DeviceRecord {
             ("addedAt", .string(addedAt.rfc3339)),
             ("lastSeenAt", .string(lastSeenAt.rfc3339)),
             ("status", .string(status.rawValue)),
-        ])
+        ]
+        if let revokedAt { entries.append(("revokedAt", .string(revokedAt.rfc3339))) }
+        if let revocationReason { entries.append(("revocationReason", .string(revocationReason))) }
+        return .object(entries)
     }
 }
 
@@ -146,6 +172,38 @@ extension GroupMembership {
         if let childProfileId { entries.append(("childProfileId", .string(childProfileId))) }
         entries.append(("createdAt", .string(createdAt.rfc3339)))
         return .object(entries)
+    }
+}
+
+extension KeyHistoryEntry {
+    init(jsonValue: JSONValue, path: String) throws {
+        var reader = try JSONObjectReader(jsonValue, path: path)
+        parentPubkey = try reader.publicKeyHex("parentPubkey")
+        retiredAt = try reader.timestamp("retiredAt")
+        let reasonText = try reader.string("reason")
+        guard let reason = Reason(rawValue: reasonText) else {
+            throw reader.invalid("reason", "should be \"routine\" or \"compromise\"")
+        }
+        self.reason = reason
+        try reader.finish()
+    }
+
+    func jsonValue() -> JSONValue {
+        .object([("parentPubkey", .string(parentPubkey.hex)), ("retiredAt", .string(retiredAt.rfc3339)), ("reason", .string(reason.rawValue))])
+    }
+}
+
+extension Successor {
+    init(jsonValue: JSONValue, path: String) throws {
+        var reader = try JSONObjectReader(jsonValue, path: path)
+        parentPubkey = try reader.publicKeyHex("parentPubkey")
+        vaultPath = try reader.string("vaultPath")
+        rotatedAt = try reader.timestamp("rotatedAt")
+        try reader.finish()
+    }
+
+    func jsonValue() -> JSONValue {
+        .object([("parentPubkey", .string(parentPubkey.hex)), ("vaultPath", .string(vaultPath)), ("rotatedAt", .string(rotatedAt.rfc3339))])
     }
 }
 

@@ -1,9 +1,15 @@
 /// Sealing and revealing the secret fields inside a document (docs/vault-format.md §4.3):
 /// base64 of nonce ‖ XChaCha20-Poly1305(ciphertext ‖ tag) under the vault key.
 extension VaultDocument {
-    /// The associated data that binds a sealed field. Schema v1 binds nothing (empty).
+    /// The associated data that binds a sealed field to its place. Schema v1 binds nothing
+    /// (empty); v2 binds a child's key to its profile id and the wrap key to its field, so a
+    /// blob copied elsewhere fails to open (docs/vault-format.md §8.2).
     static func associatedData(version: Int, field: SecretField) -> [UInt8] {
-        []
+        guard version >= 2 else { return [] }
+        switch field {
+        case .wrapKey: return Array("mytube:v2:wrap-key".utf8)
+        case .childNsec(let profileId): return Array("mytube:v2:child-nsec:\(profileId)".utf8)
+        }
     }
 
     /// Every secret sealed. Sealed fields are checked to open under `vaultKey` and kept as they are.

@@ -1,8 +1,11 @@
-/// The identity vault document, schema v1: the seed's `IdentityVault` (seed 000, §1.1), with the
-/// same camelCase field names. docs/vault-format.md §4 is the normative description.
+/// The identity vault document: schema v1 is the seed's `IdentityVault` (seed 000, §1.1), with the
+/// same camelCase field names; v2 adds the fields marked "v2". docs/vault-format.md §4 and §8
+/// are the normative description.
 public struct VaultDocument: Sendable, Equatable {
     /// Schema version; equals byte 9 of the envelope header.
     public var version: Int
+    /// v2: raised by one on every write; `--expect-revision` compares against it. Nil in v1.
+    public var revision: Int?
     public var parentPubkey: PublicKey
     /// The parent's 32-byte media wrap key.
     public var parentWrapKey: ProtectedSecret
@@ -11,13 +14,20 @@ public struct VaultDocument: Sendable, Equatable {
     public var groupMemberships: [GroupMembership]
     public var createdAt: Timestamp
     public var updatedAt: Timestamp
+    /// v2: parent keys this household used before, newest last (filled by key rotation).
+    public var keyHistory: [KeyHistoryEntry] = []
+    /// v2: only in the tombstone a rotation leaves at the old path.
+    public var successor: Successor?
+    /// v2: the most active devices allowed.
+    public var deviceLimit: Int?
 
     public init(
         version: Int, parentPubkey: PublicKey, parentWrapKey: ProtectedSecret,
         childProfiles: [ChildProfile], devices: [DeviceRecord], groupMemberships: [GroupMembership],
-        createdAt: Timestamp, updatedAt: Timestamp
+        createdAt: Timestamp, updatedAt: Timestamp, revision: Int? = nil
     ) {
         self.version = version
+        self.revision = revision
         self.parentPubkey = parentPubkey
         self.parentWrapKey = parentWrapKey
         self.childProfiles = childProfiles
@@ -28,7 +38,36 @@ public struct VaultDocument: Sendable, Equatable {
     }
 
     /// The schema versions this build reads and writes.
-    public static let supportedVersions: ClosedRange<Int> = 1...1
+    public static let supportedVersions: ClosedRange<Int> = 1...2
+    /// The version new documents and migrations aim at by default.
+    public static let currentVersion = 2
+}
+
+/// v2: a parent key the household no longer uses.
+public struct KeyHistoryEntry: Sendable, Equatable {
+    public enum Reason: String, Sendable, CaseIterable { case routine, compromise }
+    public var parentPubkey: PublicKey
+    public var retiredAt: Timestamp
+    public var reason: Reason
+
+    public init(parentPubkey: PublicKey, retiredAt: Timestamp, reason: Reason) {
+        self.parentPubkey = parentPubkey
+        self.retiredAt = retiredAt
+        self.reason = reason
+    }
+}
+
+/// v2: where a rotated household lives now.
+public struct Successor: Sendable, Equatable {
+    public var parentPubkey: PublicKey
+    public var vaultPath: String
+    public var rotatedAt: Timestamp
+
+    public init(parentPubkey: PublicKey, vaultPath: String, rotatedAt: Timestamp) {
+        self.parentPubkey = parentPubkey
+        self.vaultPath = vaultPath
+        self.rotatedAt = rotatedAt
+    }
 }
 
 /// A secret field of the document: sealed as stored (`…Encrypted`, base64 of nonce ‖
@@ -76,8 +115,15 @@ public struct DeviceRecord: Sendable, Equatable {
     public var addedAt: Timestamp
     public var lastSeenAt: Timestamp
     public var status: DeviceStatus
+    /// v2: when the device was revoked; present exactly when `status` is revoked.
+    public var revokedAt: Timestamp?
+    /// v2: why, optionally.
+    public var revocationReason: String?
 
-    public init(deviceId: String, deviceName: String, isPrimary: Bool, subkeyPublicKey: String, addedAt: Timestamp, lastSeenAt: Timestamp, status: DeviceStatus) {
+    public init(deviceId: String, deviceName: String, isPrimary: Bool, subkeyPublicKey: String, addedAt: Timestamp, lastSeenAt: Timestamp,
+                status: DeviceStatus, revokedAt: Timestamp? = nil, revocationReason: String? = nil) {
+        self.revokedAt = revokedAt
+        self.revocationReason = revocationReason
         self.deviceId = deviceId
         self.deviceName = deviceName
         self.isPrimary = isPrimary

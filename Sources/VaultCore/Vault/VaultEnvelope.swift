@@ -71,7 +71,8 @@ public struct VaultHeader: Sendable, Equatable {
             throw VaultError(.unsupportedVersion, "cipher suite \(prefix[8]) is not supported (this build reads suite 1)")
         }
         guard VaultDocument.supportedVersions.contains(Int(prefix[9])) else {
-            throw VaultError(.unsupportedVersion, "schema version \(prefix[9]) is not supported (this build reads version \(VaultDocument.supportedVersions.lowerBound))")
+            let versions = VaultDocument.supportedVersions
+            throw VaultError(.unsupportedVersion, "schema version \(prefix[9]) is not supported (this build reads versions \(versions.lowerBound) to \(versions.upperBound))")
         }
         self.init(
             schemaVersion: prefix[9],

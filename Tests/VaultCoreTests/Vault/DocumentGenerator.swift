@@ -44,4 +44,21 @@ struct DocumentGenerator {
             childProfiles: children, devices: devices, groupMemberships: groups, createdAt: start, updatedAt: later
         )
     }
+
+    /// A v2 household using the v2 fields v1 cannot carry: a revision, revocation times and
+    /// reasons, key history, a device limit.
+    func householdV2(parent: SecretKey) throws -> VaultDocument {
+        var document = try household(parent: parent)
+        document.version = 2
+        document.revision = random.int(1...50)
+        for index in document.devices.indices where document.devices[index].status == .revoked {
+            document.devices[index].revokedAt = Timestamp(seconds: document.createdAt.seconds + Int64(random.int(0...1000)))
+            document.devices[index].revocationReason = random.int(0...1) == 0 ? nil : "lost"
+        }
+        document.keyHistory = try (0..<random.int(0...2)).map { _ in
+            KeyHistoryEntry(parentPubkey: try SecretKey.generate(using: random).publicKey, retiredAt: document.createdAt, reason: .routine)
+        }
+        document.deviceLimit = random.int(0...1) == 0 ? nil : 10
+        return document
+    }
 }

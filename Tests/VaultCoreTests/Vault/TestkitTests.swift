@@ -42,6 +42,7 @@ struct TestkitFixture: CustomTestStringConvertible, Sendable {
         for expected in ["ok", "keyMismatch", "authenticationFailed", "malformedEnvelope", "unsupportedVersion", "corruptVault", "malformedDocument"] {
             #expect(outcomes.contains(expected), "no fixture expects \(expected)")
         }
+        #expect(Self.fixtures.contains { $0.name.hasPrefix("ok-v2") } && Self.fixtures.contains { $0.fields["downgrade"] == "refused" })
     }
 
     @Test(arguments: fixtures)
@@ -54,6 +55,7 @@ struct TestkitFixture: CustomTestStringConvertible, Sendable {
             #expect(expected == "ok", "opened, but expected \(expected)")
             try checkReveal(fixture, opened: opened, access: access)
             try checkRules(fixture, opened: opened, access: access)
+            try checkMigration(fixture, opened: opened, access: access)
         case .failure(let error as VaultError):
             #expect(error.code.name == expected, "\(error)")
         case .failure(let error):
@@ -73,6 +75,30 @@ struct TestkitFixture: CustomTestStringConvertible, Sendable {
         if let revealedFile = fixture.fields["revealed"] {
             let expected = try JSONValue(parsing: Array(Data(contentsOf: TestkitFixture.folder.appendingPathComponent(revealedFile))))
             #expect(try reveal.get().jsonValue() == expected, "revealed JSON differs from \(revealedFile)")
+        }
+    }
+
+    /// v1 fixtures go to v2 and back to equal values; v2 fixtures state whether a downgrade is
+    /// lossless (`downgrade: ok`) or refused.
+    private func checkMigration(_ fixture: TestkitFixture, opened: OpenedVault, access: VaultAccess) throws {
+        guard fixture.fields["reveal"] == nil, fixture.fields["check"] == "clean" else { return }
+        let bytes = try fixture.vault
+        if opened.document.version == 1 {
+            let up = try VaultMigration.migrate(bytes, access: access, to: 2)
+            #expect(try Vault.open(up.bytes, with: access).document.version == 2)
+            #expect(try VaultCheck.run(Vault.open(up.bytes, with: access).document, access: access).isClean)
+            let down = try VaultMigration.migrate(up.bytes, access: access, to: 1)
+            let original = try opened.document.revealed(with: access.vaultKey()).jsonValue()
+            #expect(try Vault.open(down.bytes, with: access).document.revealed(with: access.vaultKey()).jsonValue() == original)
+        } else if let downgrade = fixture.fields["downgrade"] {
+            let result = Result { try VaultMigration.migrate(bytes, access: access, to: 1) }
+            if downgrade == "refused" {
+                #expect(throws: VaultError(.refused, "")) { try result.get() }
+                let lossy = try VaultMigration.migrate(bytes, access: access, to: 1, allowLossy: true)
+                #expect(!lossy.report.losses.isEmpty)
+            } else {
+                #expect(try result.get().report.losses.isEmpty)
+            }
         }
     }
 

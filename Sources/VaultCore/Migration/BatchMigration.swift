@@ -1,0 +1,227 @@
+import Foundation
+import Synchronization
+import GRDB
+
+/// Migrating many vaults in one run, crash-safely and resumably (issue 4).
+///
+/// A SQLite journal (GRDB) holds one row per manifest line: pending, done or failed, with the
+/// error. Each job writes its output through ``AtomicFile`` and only then marks itself done, in
+/// its own transaction. A run killed at any instant leaves every output either absent, the old
+/// one, or complete; started again, it skips done jobs and retries the rest. One failed vault
+/// does not stop the others.
+public final class BatchMigration: Sendable {
+    /// One manifest line.
+    public struct Job: Sendable, Equatable {
+        public let line: Int
+        public let vault: String
+        public let keyFile: String?
+        public let vaultKeyFile: String?
+        public let output: String
+    }
+
+    public enum Status: String, Sendable {
+        case migrated, unchanged, failed
+        /// Done by an earlier, interrupted run of the same batch.
+        case previouslyDone = "previously-done"
+    }
+
+    public struct Result: Sendable {
+        public let job: Job
+        public let status: Status
+        public let from: Int?
+        public let to: Int
+        public let error: VaultError?
+    }
+
+    public let target: Int
+    public let allowLossy: Bool
+    private let database: DatabaseQueue
+    private let lock: Int32
+    public let jobs: [Job]
+
+    /// Reads the manifest and opens (or creates) the journal. A journal from another manifest or
+    /// target version is refused: mixing two batches is how work gets lost.
+    public init(manifestPath: String, outDir: String, journalPath: String, target: Int, allowLossy: Bool) throws {
+        self.target = target
+        self.allowLossy = allowLossy
+        let manifestBytes = try Self.readFile(manifestPath, what: "manifest")
+        jobs = try Self.parseManifest(manifestBytes, manifestPath: manifestPath, outDir: outDir)
+        try FileManager.default.createDirectory(atPath: outDir, withIntermediateDirectories: true)
+        Self.removeLeftoverTemporaryFiles(in: outDir)
+
+        // One run per journal at a time; the kernel drops the lock when a run dies, even by SIGKILL.
+        lock = open(journalPath, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
+        guard lock >= 0 else { throw AtomicFile.ioError("cannot open the journal '\(journalPath)'") }
+        guard flock(lock, LOCK_EX | LOCK_NB) == 0 else {
+            close(lock)
+            throw VaultError(.refused, "another migration run is using the journal '\(journalPath)'")
+        }
+        var configuration = Configuration()
+        configuration.busyMode = .timeout(10)
+        do {
+            database = try DatabaseQueue(path: journalPath, configuration: configuration)
+            try Self.migrator.migrate(database)
+        } catch let error as DatabaseError {
+            throw VaultError(.io, "cannot use the journal '\(journalPath)': \(error.message ?? "\(error)")")
+        }
+        let fingerprint = Hex.encode(SHA256.hash(manifestBytes))
+        try database.write { db in
+            if let run = try Row.fetchOne(db, sql: "SELECT manifestSHA256, target FROM run") {
+                guard run["manifestSHA256"] == fingerprint, run["target"] == target else {
+                    throw VaultError(.refused, "the journal '\(journalPath)' belongs to another batch (another manifest or --to)",
+                                     hint: "use a new --journal, or the manifest and --to it was started with")
+                }
+                return
+            }
+            try db.execute(sql: "INSERT INTO run (id, manifestSHA256, target, startedAt) VALUES (1, ?, ?, ?)",
+                           arguments: [fingerprint, target, Date().timeIntervalSince1970])
+            for job in jobs {
+                try db.execute(sql: "INSERT INTO job (line, vault, output, state) VALUES (?, ?, ?, 'pending')",
+                               arguments: [job.line, job.vault, job.output])
+            }
+        }
+    }
+
+    deinit {
+        close(lock)
+    }
+
+    private static let migrator: DatabaseMigrator = {
+        var migrator = DatabaseMigrator()
+        migrator.registerMigration("v1") { db in
+            try db.execute(sql: """
+                CREATE TABLE run (
+                    id INTEGER PRIMARY KEY CHECK (id = 1),
+                    manifestSHA256 TEXT NOT NULL,
+                    target INTEGER NOT NULL,
+                    startedAt REAL NOT NULL
+                );
+                CREATE TABLE job (
+                    line INTEGER PRIMARY KEY,
+                    vault TEXT NOT NULL,
+                    output TEXT NOT NULL,
+                    state TEXT NOT NULL CHECK (state IN ('pending', 'done', 'failed')),
+                    status TEXT,
+                    fromVersion INTEGER,
+                    error TEXT,
+                    attempts INTEGER NOT NULL DEFAULT 0,
+                    completions INTEGER NOT NULL DEFAULT 0
+                );
+                """)
+        }
+        return migrator
+    }()
+
+    /// Runs every job not yet done, `parallelism` at a time, and reports each as it finishes
+    /// (jobs done by an earlier run first). `loadAccess` reads a job's key.
+    public func run(parallelism: Int, loadAccess: @Sendable (Job) throws -> VaultAccess, report: @Sendable (Result) -> Void) throws {
+        let done = try database.read { db in try Set(Int.fetchAll(db, sql: "SELECT line FROM job WHERE state = 'done'")) }
+        for job in jobs where done.contains(job.line) {
+            report(Result(job: job, status: .previouslyDone, from: nil, to: target, error: nil))
+        }
+        let pending = jobs.filter { !done.contains($0.line) }
+        let next = Mutex(0)
+        let failure = Mutex<Error?>(nil)
+        DispatchQueue.concurrentPerform(iterations: max(1, min(parallelism, pending.count))) { _ in
+            while true {
+                let index = next.withLock { value -> Int in
+                    defer { value += 1 }
+                    return value
+                }
+                guard index < pending.count, failure.withLock({ $0 == nil }) else { return }
+                do {
+                    report(try process(pending[index], loadAccess: loadAccess))
+                } catch {
+                    failure.withLock { $0 = $0 ?? error }  // the journal itself failed: stop
+                }
+            }
+        }
+        if let error = failure.withLock({ $0 }) { throw error }
+    }
+
+    private func process(_ job: Job, loadAccess: (Job) throws -> VaultAccess) throws -> Result {
+        do {
+            let input = try Self.readFile(job.vault, what: "vault")
+            let outcome = try VaultMigration.migrate(input, access: loadAccess(job), to: target, allowLossy: allowLossy)
+            try AtomicFile.write(outcome.bytes, to: job.output, mode: 0o666 & ~AtomicFile.currentUmask(), exclusive: false)
+            let status: Status = outcome.unchanged ? .unchanged : .migrated
+            try record(job, state: "done", status: status, from: outcome.report.from, error: nil)
+            return Result(job: job, status: status, from: outcome.report.from, to: target, error: nil)
+        } catch let error as VaultError {
+            try record(job, state: "failed", status: .failed, from: nil, error: error.reason)
+            return Result(job: job, status: .failed, from: nil, to: target, error: error)
+        }
+    }
+
+    private func record(_ job: Job, state: String, status: Status, from: Int?, error: String?) throws {
+        try database.write { db in
+            try db.execute(sql: """
+                UPDATE job SET state = ?, status = ?, fromVersion = ?, error = ?, attempts = attempts + 1,
+                    completions = completions + (CASE WHEN ? = 'done' THEN 1 ELSE 0 END)
+                WHERE line = ?
+                """, arguments: [state, status.rawValue, from, error, state, job.line])
+        }
+    }
+
+    /// Every job's state as the journal has it: line → (state, completions).
+    public func journalStates() throws -> [Int: (state: String, completions: Int)] {
+        try database.read { db in
+            var states: [Int: (String, Int)] = [:]
+            for row in try Row.fetchAll(db, sql: "SELECT line, state, completions FROM job") {
+                states[row["line"]] = (row["state"], row["completions"])
+            }
+            return states
+        }
+    }
+
+    // MARK: Manifest
+
+    /// One JSON object a line: `vault` and exactly one of `keyFile`, `vaultKeyFile`. Relative
+    /// paths are relative to the manifest's folder. Outputs are `outDir/<vault file name>`; two
+    /// jobs with the same name are refused. Any bad line refuses the whole batch, by number.
+    static func parseManifest(_ bytes: [UInt8], manifestPath: String, outDir: String) throws -> [Job] {
+        let base = (manifestPath as NSString).deletingLastPathComponent
+        func resolve(_ path: String) -> String {
+            path.hasPrefix("/") || base.isEmpty ? path : base + "/" + path
+        }
+        var jobs: [Job] = []
+        var outputs: [String: Int] = [:]
+        for (index, rawLine) in bytes.split(separator: 0x0a, omittingEmptySubsequences: false).enumerated() {
+            let line = index + 1
+            guard rawLine.contains(where: { ![0x20, 0x09, 0x0d].contains($0) }) else { continue }
+            let value: JSONValue
+            do { value = try JSONValue(parsing: Array(rawLine), what: "manifest line \(line)") } catch let error as VaultError {
+                throw VaultError(.malformedDocument, error.reason)
+            }
+            var reader = try JSONObjectReader(value, path: "manifest line \(line):")
+            let vault = try reader.string("vault")
+            let keyFile = try reader.optionalString("keyFile"), vaultKeyFile = try reader.optionalString("vaultKeyFile")
+            try reader.finish()
+            guard (keyFile == nil) != (vaultKeyFile == nil) else {
+                throw VaultError(.malformedDocument, "manifest line \(line) needs exactly one of keyFile and vaultKeyFile")
+            }
+            let name = (vault as NSString).lastPathComponent
+            let output = (outDir as NSString).appendingPathComponent(name)
+            if let earlier = outputs.updateValue(line, forKey: output) {
+                throw VaultError(.malformedDocument, "manifest lines \(earlier) and \(line) would both write '\(output)'")
+            }
+            jobs.append(Job(line: line, vault: resolve(vault), keyFile: keyFile.map(resolve), vaultKeyFile: vaultKeyFile.map(resolve), output: output))
+        }
+        guard !jobs.isEmpty else { throw VaultError(.malformedDocument, "the manifest '\(manifestPath)' lists no jobs") }
+        return jobs
+    }
+
+    /// Temporary files of a killed run: not outputs, never renamed into place; safe to remove.
+    static func removeLeftoverTemporaryFiles(in folder: String) {
+        for name in (try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? [] where AtomicFile.isTemporaryName(name) {
+            try? FileManager.default.removeItem(atPath: (folder as NSString).appendingPathComponent(name))
+        }
+    }
+
+    static func readFile(_ path: String, what: String) throws -> [UInt8] {
+        guard let data = FileManager.default.contents(atPath: path) else {
+            throw VaultError(.io, "cannot read \(what) '\(path)'")
+        }
+        return Array(data)
+    }
+}

@@ -1,0 +1,79 @@
+import Foundation
+
+/// Counting the vaults under a folder (a mirror of the storage bucket) by envelope format, suite
+/// and schema version, without any key: only the first bytes of each file are read.
+public struct VaultCensus: Sendable {
+    public struct Kind: Hashable, Sendable, Comparable {
+        public let format: UInt8, suite: UInt8, schemaVersion: UInt8
+
+        /// Whether this build can open vaults of this kind.
+        public var isSupported: Bool {
+            VaultEnvelope.supportedFormats.contains(format) && VaultEnvelope.supportedSuites.contains(suite)
+                && VaultDocument.supportedVersions.contains(Int(schemaVersion))
+        }
+
+        public static func < (lhs: Kind, rhs: Kind) -> Bool {
+            (lhs.format, lhs.suite, lhs.schemaVersion) < (rhs.format, rhs.suite, rhs.schemaVersion)
+        }
+    }
+
+    public private(set) var files = 0
+    public private(set) var counts: [Kind: Int] = [:]
+    /// Files that are not vault envelopes, relative to the folder, with the reason.
+    public private(set) var notVaults: [(path: String, reason: String)] = []
+
+    public var vaults: Int { counts.values.reduce(0, +) }
+
+    /// Walks `folder` recursively (symbolic links are not followed). `progress` is called every
+    /// 1,000 files with the count so far.
+    public static func take(of folder: String, progress: ((Int) -> Void)? = nil) throws -> VaultCensus {
+        var census = VaultCensus()
+        var header = [UInt8](repeating: 0, count: VaultEnvelope.headerByteCount + XChaCha20Poly1305.tagByteCount)
+        var pending = [""]
+        guard opendir(folder).map({ closedir($0); return true }) ?? false else {
+            throw AtomicFile.ioError("cannot read the folder '\(folder)'")
+        }
+        while let relative = pending.popLast() {
+            let path = relative.isEmpty ? folder : folder + "/" + relative
+            guard let directory = opendir(path) else {
+                census.notVaults.append((relative, "folder cannot be read"))
+                continue
+            }
+            var names: [(String, UInt8)] = []
+            while let entry = readdir(directory) {
+                let name = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
+                if name != ".", name != ".." { names.append((name, entry.pointee.d_type)) }
+            }
+            closedir(directory)
+            for (name, type) in names.sorted(by: { $0.0 < $1.0 }) {
+                let child = relative.isEmpty ? name : relative + "/" + name
+                if Int32(type) == DT_DIR {
+                    pending.append(child)
+                } else if Int32(type) == DT_REG {
+                    census.files += 1
+                    if census.files % 1000 == 0 { progress?(census.files) }
+                    census.classify(child, path: folder + "/" + child, buffer: &header)
+                }
+            }
+        }
+        return census
+    }
+
+    private mutating func classify(_ relative: String, path: String, buffer: inout [UInt8]) {
+        let descriptor = open(path, O_RDONLY | O_CLOEXEC)
+        guard descriptor >= 0 else {
+            notVaults.append((relative, "cannot be read"))
+            return
+        }
+        defer { close(descriptor) }
+        let count = buffer.withUnsafeMutableBytes { read(descriptor, $0.baseAddress!, $0.count) }
+        let bytes = buffer.prefix(max(0, count))
+        if !bytes.starts(with: VaultEnvelope.magic.prefix(bytes.count)) || bytes.isEmpty {
+            notVaults.append((relative, count == 0 ? "empty" : "does not start with MTVAULT"))
+        } else if bytes.count < buffer.count {
+            notVaults.append((relative, "truncated: \(bytes.count) bytes, less than a header and a tag"))
+        } else {
+            counts[Kind(format: bytes[7], suite: bytes[8], schemaVersion: bytes[9]), default: 0] += 1
+        }
+    }
+}

@@ -1,0 +1,173 @@
+/// Three-way merge of two copies of a vault that diverged from a common base (`vault-tool
+/// merge`; seed 000's "Vault versioning/merge" future work). docs/vault-format.md §8.5 states
+/// the rules:
+///
+/// 1. Records are matched by id (device by `deviceId`, child by `profileId`, group by
+///    `mlsGroupId`, key history by `parentPubkey`); fields are merged one by one.
+/// 2. A change made on one side only is taken. The same change on both sides is taken once.
+/// 3. Lists of strings (`memberPubkeys`, `mlsGroupIds`) merge as sets: what either side added is
+///    in, what either side removed is out.
+/// 4. A true conflict on a device's `status` is won by `revoked` (with its `revokedAt` and
+///    `revocationReason`): a revocation always beats "active".
+/// 5. Any other true conflict is won by the later copy: for a device, the side whose record
+///    has the later `lastSeenAt`; otherwise the side whose vault has the later `updatedAt`;
+///    ties go to "ours".
+/// 6. A record removed on one side and changed on the other is kept, changed: nothing is lost.
+/// 7. The result has revision max(ours, theirs) + 1, the base's `createdAt` and the later
+///    `updatedAt`. Every true conflict is listed.
+public enum VaultMerge {
+    public struct Conflict: Sendable, Equatable, CustomStringConvertible {
+        public let record: String
+        public let field: String?
+        public let ours: String
+        public let theirs: String
+        /// `ours`, `theirs`, or `kept` for a record one side removed.
+        public let taken: String
+        public let rule: String
+
+        public var description: String {
+            "\(record)\(field.map { ": \($0)" } ?? ""): ours \(ours), theirs \(theirs) → \(taken) (\(rule))"
+        }
+    }
+
+    public struct Result: Sendable {
+        /// Revealed, version 2.
+        public let document: VaultDocument
+        public let conflicts: [Conflict]
+    }
+
+    /// All three must be revealed and of one household; v1 copies are migrated to v2 first.
+    public static func merge(base: VaultDocument, ours: VaultDocument, theirs: VaultDocument) throws -> Result {
+        guard base.parentPubkey == ours.parentPubkey, base.parentPubkey == theirs.parentPubkey else {
+            throw VaultError(.keyMismatch, "the three vaults are not of one household")
+        }
+        let (b, o, t) = try (upgraded(base), upgraded(ours), upgraded(theirs))
+        var merger = Merger(oursIsLater: o.updatedAt >= t.updatedAt)
+        let baseValue = b.jsonValue(), oursValue = o.jsonValue(), theirsValue = t.jsonValue()
+
+        let fixed: Set<String> = ["version", "revision", "parentPubkey", "createdAt", "updatedAt"]
+        let arrays = Set(VaultDiff.recordArrays.map(\.field))
+        var merged: [(key: String, value: JSONValue)] = [
+            ("version", .int(2)),
+            ("revision", .int(max(o.revision ?? 1, t.revision ?? 1) + 1)),
+            ("parentPubkey", .string(o.parentPubkey.hex)),
+            ("createdAt", .string(b.createdAt.rfc3339)),
+            ("updatedAt", .string(max(o.updatedAt, t.updatedAt).rfc3339)),
+        ]
+        let scalars = merger.mergeFields(record: "vault", base: VaultDiff.fields(baseValue).filter { !fixed.contains($0.key) && !arrays.contains($0.key) },
+                                         ours: VaultDiff.fields(oursValue).filter { !fixed.contains($0.key) && !arrays.contains($0.key) },
+                                         theirs: VaultDiff.fields(theirsValue).filter { !fixed.contains($0.key) && !arrays.contains($0.key) },
+                                         oursWins: merger.oursIsLater)
+        merged += scalars
+        for (field, id, name) in VaultDiff.recordArrays {
+            merged.append((field, .array(merger.mergeRecords(name: name, id: id, base: baseValue[field], ours: oursValue[field], theirs: theirsValue[field]))))
+        }
+        let document = try VaultDocument(jsonValue: .object(merged))
+        return Result(document: document, conflicts: merger.conflicts)
+    }
+
+    private static func upgraded(_ document: VaultDocument) throws -> VaultDocument {
+        try Migration.migrate(document, to: 2).0
+    }
+
+    private struct Merger {
+        let oursIsLater: Bool
+        var conflicts: [Conflict] = []
+
+        init(oursIsLater: Bool) { self.oursIsLater = oursIsLater }
+
+        mutating func mergeRecords(name: String, id: String, base: JSONValue?, ours: JSONValue?, theirs: JSONValue?) -> [JSONValue] {
+            let b = VaultDiff.records(base, id: id), o = VaultDiff.records(ours, id: id), t = VaultDiff.records(theirs, id: id)
+            var order = o.map(\.key)
+            for key in t.map(\.key) where !order.contains(key) { order.append(key) }
+            for key in b.map(\.key) where !order.contains(key) { order.append(key) }
+            var out: [JSONValue] = []
+            for key in order {
+                let record = "\(name) '\(key)'"
+                let bb = b.first { $0.key == key }?.value, oo = o.first { $0.key == key }?.value, tt = t.first { $0.key == key }?.value
+                switch (oo, tt) {
+                case (nil, nil):
+                    continue  // removed on both sides
+                case (let only?, nil), (nil, let only?):
+                    let removedBy = oo == nil ? "ours" : "theirs"
+                    if bb == nil {
+                        out.append(only)  // added on one side
+                    } else if only == bb {
+                        continue  // removed on one side, untouched on the other
+                    } else {
+                        conflicts.append(Conflict(record: record, field: nil, ours: oo == nil ? "removed" : "changed", theirs: tt == nil ? "removed" : "changed",
+                                                  taken: "kept", rule: "removed by \(removedBy) but changed by the other: kept, nothing is lost"))
+                        out.append(only)
+                    }
+                case (let ours?, let theirs?):
+                    let oursWins = name == "device" ? Self.lastSeen(ours) >= Self.lastSeen(theirs) : oursIsLater
+                    var fields = mergeFields(record: record, base: VaultDiff.fields(bb ?? .object([])), ours: VaultDiff.fields(ours),
+                                             theirs: VaultDiff.fields(theirs), oursWins: oursWins)
+                    if name == "device" { fields = Self.revocationFields(fields, ours: ours, theirs: theirs, oursWins: oursWins) }
+                    out.append(.object(fields))
+                }
+            }
+            return out
+        }
+
+        mutating func mergeFields(record: String, base: [(key: String, value: JSONValue)], ours: [(key: String, value: JSONValue)],
+                                  theirs: [(key: String, value: JSONValue)], oursWins: Bool) -> [(key: String, value: JSONValue)] {
+            var keys = ours.map(\.key)
+            for key in theirs.map(\.key) + base.map(\.key) where !keys.contains(key) { keys.append(key) }
+            var out: [(key: String, value: JSONValue)] = []
+            for key in keys {
+                let b = base.first { $0.key == key }?.value, o = ours.first { $0.key == key }?.value, t = theirs.first { $0.key == key }?.value
+                let value: JSONValue?
+                if o == t {
+                    value = o
+                } else if o == b {
+                    value = t
+                } else if t == b {
+                    value = o
+                } else if case .array(let oa)? = o, case .array(let ta)? = t {
+                    value = .array(Self.mergeSets(base: b.flatMap { if case .array(let ba) = $0 { ba } else { nil } } ?? [], ours: oa, theirs: ta))
+                } else if key == "status" {
+                    value = .string("revoked")  // a revocation always beats "active"
+                    conflicts.append(Conflict(record: record, field: key, ours: Self.show(key, o), theirs: Self.show(key, t), taken: o == .string("revoked") ? "ours" : "theirs",
+                                              rule: "a revocation beats active"))
+                } else {
+                    value = oursWins ? o : t
+                    conflicts.append(Conflict(record: record, field: key, ours: Self.show(key, o), theirs: Self.show(key, t), taken: oursWins ? "ours" : "theirs",
+                                              rule: record.hasPrefix("device") ? "later lastSeenAt wins" : "later updatedAt wins"))
+                }
+                if let value { out.append((key, value)) }
+            }
+            return out
+        }
+
+        /// revokedAt and revocationReason follow the merged status: dropped when active, taken
+        /// from a revoking side when revoked.
+        static func revocationFields(_ fields: [(key: String, value: JSONValue)], ours: JSONValue, theirs: JSONValue, oursWins: Bool) -> [(key: String, value: JSONValue)] {
+            var fields = fields.filter { $0.key != "revokedAt" && $0.key != "revocationReason" }
+            guard fields.first(where: { $0.key == "status" })?.value == .string("revoked") else { return fields }
+            let revoked = [ours, theirs].filter { $0["status"] == .string("revoked") }
+            let source = revoked.count == 2 ? (oursWins ? ours : theirs) : revoked[0]
+            for key in ["revokedAt", "revocationReason"] {
+                if let value = source[key] { fields.append((key, value)) }
+            }
+            return fields
+        }
+
+        static func mergeSets(base: [JSONValue], ours: [JSONValue], theirs: [JSONValue]) -> [JSONValue] {
+            let removed = base.filter { !ours.contains($0) || !theirs.contains($0) }
+            var out = ours.filter { !removed.contains($0) }
+            for value in theirs where !out.contains(value) && !removed.contains(value) { out.append(value) }
+            return out
+        }
+
+        static func lastSeen(_ device: JSONValue) -> Timestamp {
+            if case .string(let text)? = device["lastSeenAt"], let time = Timestamp(rfc3339: text) { return time }
+            return Timestamp(seconds: .min)
+        }
+
+        static func show(_ key: String, _ value: JSONValue?) -> String {
+            guard let value else { return "(none)" }
+            return VaultDiff.secretFields.contains(key) ? "(secret)" : VaultDiff.display(value)
+        }
+    }
+}

@@ -1,0 +1,65 @@
+import ArgumentParser
+import CLISupport
+import Foundation
+import Synchronization
+import VaultCore
+
+/// `migrate --manifest`: the presentation of a batch run (the rules are VaultCore's
+/// ``BatchMigration``): a JSON Lines report on standard output, a progress bar on a terminal's
+/// standard error, and a summary at the end.
+struct BatchCommand {
+    let manifest: String
+    let target: Int
+    let outDir: String
+    let journal: String?
+    let jobs: Int
+    let allowLossy: Bool
+
+    func run() throws {
+        let batch = try BatchMigration(manifestPath: manifest, outDir: outDir, journalPath: journal ?? outDir + "/.migrate-journal.sqlite",
+                                       target: target, allowLossy: allowLossy)
+        let total = batch.jobs.count
+        let tally = Mutex([BatchMigration.Status: Int]())
+        let showProgress = StandardStreams.errorIsTerminal
+        try batch.run(parallelism: jobs, loadAccess: { job in
+            try VaultAccessFiles.load(keyFile: job.keyFile, vaultKeyFile: job.vaultKeyFile)
+        }, report: { result in
+            let line = String(decoding: Self.jsonLine(result).serialized(pretty: false), as: UTF8.self) + "\n"
+            tally.withLock { counts in
+                counts[result.status, default: 0] += 1
+                StandardStreams.writeOutput(Array(line.utf8))
+                if showProgress { Self.drawProgress(done: counts.values.reduce(0, +), total: total) }
+            }
+        })
+        let counts = tally.withLock { $0 }
+        if showProgress { StandardStreams.writeError(Array("\r\u{1b}[K".utf8)) }
+        let failed = counts[.failed, default: 0]
+        diagnostics.note("migrated \(counts[.migrated, default: 0]), unchanged \(counts[.unchanged, default: 0]), done earlier \(counts[.previouslyDone, default: 0]), failed \(failed) of \(total) vaults (version \(target)) → \(outDir)")
+        if failed > 0 {
+            throw ToolError(.operational, "\(failed) of \(total) vaults failed; their errors are in the report and the journal",
+                            hint: "fix them and run the same command again: finished vaults are not redone")
+        }
+    }
+
+    static func jsonLine(_ result: BatchMigration.Result) -> JSONValue {
+        var entries: [(key: String, value: JSONValue)] = [
+            ("line", .int(result.job.line)),
+            ("vault", .string(result.job.vault)),
+            ("output", .string(result.job.output)),
+            ("status", .string(result.status.rawValue)),
+        ]
+        if let from = result.from { entries.append(("from", .int(from))) }
+        entries.append(("to", .int(result.to)))
+        if let error = result.error {
+            entries.append(("error", .string(error.reason)))
+            entries.append(("exit", .int(Int(ExitStatus(error.code.category).rawValue))))
+        }
+        return .object(entries)
+    }
+
+    static func drawProgress(done: Int, total: Int) {
+        let width = 30, filled = total == 0 ? width : done * width / total
+        let bar = String(repeating: "#", count: filled) + String(repeating: ".", count: width - filled)
+        StandardStreams.writeError(Array("\r[\(bar)] \(done)/\(total)".utf8))
+    }
+}

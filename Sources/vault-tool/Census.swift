@@ -1,0 +1,56 @@
+import ArgumentParser
+import CLISupport
+import VaultCore
+
+struct Census: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Count the vaults under a folder by format, suite and schema version (no key needed).",
+        discussion: """
+        Reads only the first bytes of every file under DIR (a mirror of the storage bucket), and \
+        lists the files that are not vault envelopes, with the reason.
+
+        Examples:
+          vault-tool census mirror/vaults
+          vault-tool census --json mirror/vaults > census.json
+        """
+    )
+
+    @Flag(help: "Print JSON instead of text.")
+    var json = false
+
+    @Argument(help: ArgumentHelp("The folder to count.", valueName: "DIR"))
+    var folder: String
+
+    func run() throws {
+        let showProgress = StandardStreams.errorIsTerminal
+        let census = try VaultCensus.take(of: folder) { count in
+            if showProgress { StandardStreams.writeError(Array("\r\(count) files read".utf8)) }
+        }
+        if showProgress { StandardStreams.writeError(Array("\r\u{1b}[K".utf8)) }
+        let kinds = census.counts.keys.sorted()
+        let text: String
+        if json {
+            text = String(decoding: JSONValue.object([
+                ("folder", .string(folder)),
+                ("files", .int(census.files)),
+                ("vaults", .int(census.vaults)),
+                ("kinds", .array(kinds.map { kind in
+                    .object([("format", .int(Int(kind.format))), ("suite", .int(Int(kind.suite))), ("schemaVersion", .int(Int(kind.schemaVersion))),
+                             ("supported", .bool(kind.isSupported)), ("count", .int(census.counts[kind]!))])
+                })),
+                ("notVaults", .array(census.notVaults.map { .object([("path", .string($0.path)), ("reason", .string($0.reason))]) })),
+            ]).serialized(), as: UTF8.self)
+        } else {
+            var table = TextTable()
+            table.add("format", "suite", "schema", "vaults", "")
+            for kind in kinds {
+                table.add("\(kind.format)", "\(kind.suite)", "\(kind.schemaVersion)", "\(census.counts[kind]!)", kind.isSupported ? "" : "not readable by this build")
+            }
+            var list = TextTable()
+            for entry in census.notVaults { list.add(entry.path, entry.reason) }
+            text = "\(census.files) files, \(census.vaults) vaults under \(folder)".displaySafe + "\n" + table.render()
+                + (census.notVaults.isEmpty ? "" : "\nnot vaults (\(census.notVaults.count))\n" + list.render(indent: "  "))
+        }
+        StandardStreams.writeOutput(Array(text.utf8))
+    }
+}

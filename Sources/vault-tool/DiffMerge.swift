@@ -1,0 +1,122 @@
+import ArgumentParser
+import CLISupport
+import VaultCore
+
+struct Diff: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "What changed between two vaults of one household, record by record.",
+        discussion: """
+        Devices, children, groups and key history are matched by id and compared field by \
+        field. Secrets are compared but never shown. Exit 0 either way.
+
+        Examples:
+          vault-tool diff --key-file parent.nsec old.vault new.vault
+          vault-tool diff --vault-key-file vk --json household.vault household.v2.vault
+        """
+    )
+
+    @OptionGroup var access: VaultAccessOptions
+
+    @Flag(help: "Print JSON instead of text.")
+    var json = false
+
+    @Argument(help: ArgumentHelp("The earlier vault.", valueName: "A"))
+    var first: String
+
+    @Argument(help: ArgumentHelp("The later vault.", valueName: "B"))
+    var second: String
+
+    func validate() throws {
+        try access.requireOne()
+        try requireOneStandardInput(access.paths + [first, second])
+    }
+
+    func run() throws {
+        let access = try self.access.load(diagnostics)!
+        let vaultKey = try access.vaultKey()
+        let documents = try [first, second].map { path in
+            try Vault.open(InputFiles.read(path, what: "vault"), with: access).document.revealed(with: vaultKey)
+        }
+        let changes = try VaultDiff.between(documents[0], documents[1])
+        let text: String
+        if json {
+            text = String(decoding: JSONValue.array(changes.map { change in
+                var entries: [(key: String, value: JSONValue)] = [("record", .string(change.record)), ("kind", .string(change.kind.rawValue))]
+                if let field = change.field { entries.append(("field", .string(field))) }
+                if let old = change.old { entries.append(("old", .string(old))) }
+                if let new = change.new { entries.append(("new", .string(new))) }
+                return .object(entries)
+            }).serialized(), as: UTF8.self)
+        } else {
+            text = changes.isEmpty ? "no differences\n" : changes.map { $0.description.displaySafe + "\n" }.joined()
+        }
+        StandardStreams.writeOutput(Array(text.utf8))
+    }
+}
+
+struct Merge: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Three-way merge of two copies of a vault that diverged from a common base.",
+        discussion: """
+        Changes made on one side are taken; true conflicts follow the rules of \
+        docs/vault-format.md §8.5 (a revocation beats "active"; otherwise the later lastSeenAt or \
+        updatedAt wins) and are listed on standard error (or as JSON with --json on standard \
+        output). The result's revision is the larger of the two plus one. A result that would \
+        not pass 'check' is refused (exit 4) and nothing is written.
+
+        Example:
+          vault-tool merge --key-file parent.nsec --base base.vault --ours a.vault --theirs b.vault -o merged.vault
+        """
+    )
+
+    @OptionGroup var access: VaultAccessOptions
+
+    @Option(help: ArgumentHelp("The common ancestor.", valueName: "B"))
+    var base: String
+
+    @Option(help: ArgumentHelp("Our copy.", valueName: "A"))
+    var ours: String
+
+    @Option(help: ArgumentHelp("Their copy.", valueName: "C"))
+    var theirs: String
+
+    @Flag(help: "Print the merge report as JSON on standard output.")
+    var json = false
+
+    @OptionGroup var output: OutputOptions
+
+    func validate() throws {
+        try access.requireOne()
+        try requireOneStandardInput(access.paths + [base, ours, theirs])
+        guard output.output != nil else { throw ValidationError("merge needs -o OUT") }
+    }
+
+    func run() throws {
+        try output.target.checkDistinct(fromInputs: access.paths + [base, ours, theirs])
+        let access = try self.access.load(diagnostics)!
+        let vaultKey = try access.vaultKey()
+        let documents = try [base, ours, theirs].map { path in
+            try Vault.open(InputFiles.read(path, what: "vault"), with: access).document.revealed(with: vaultKey)
+        }
+        let result = try VaultMerge.merge(base: documents[0], ours: documents[1], theirs: documents[2])
+        let check = try VaultCheck.run(result.document, access: access)
+        guard check.isClean else {
+            throw ToolError(.refused, "the merged vault would not pass check: " + check.findings.map(\.description).joined(separator: "; "),
+                            hint: "resolve by hand: open both copies with --reveal-secrets, edit, and seal")
+        }
+        try output.target.write(Vault.sealVerified(result.document, access: access), kind: .binary, force: output.force)
+        if json {
+            StandardStreams.writeOutput(JSONValue.object([
+                ("revision", .int(result.document.revision ?? 1)),
+                ("conflicts", .array(result.conflicts.map { conflict in
+                    .object([("record", .string(conflict.record)), ("field", conflict.field.map(JSONValue.string) ?? .null),
+                             ("ours", .string(conflict.ours)), ("theirs", .string(conflict.theirs)),
+                             ("taken", .string(conflict.taken)), ("rule", .string(conflict.rule))])
+                })),
+            ]).serialized())
+        } else {
+            for conflict in result.conflicts { diagnostics.note("conflict: \(conflict)".displaySafe) }
+            diagnostics.note("merged into revision \(result.document.revision ?? 1) with \(result.conflicts.count) conflict\(result.conflicts.count == 1 ? "" : "s") → \(output.target.displayName)")
+        }
+    }
+}

@@ -1,0 +1,136 @@
+import ArgumentParser
+import CLISupport
+import Foundation
+import VaultCore
+
+struct Migrate: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Move vaults between schema versions, safely, one vault or a whole batch.",
+        discussion: """
+        Up (1 → 2) keeps every value. Down (2 → 1), for devices still on the old app, is refused \
+        when the vault holds anything v1 cannot carry, unless --allow-lossy, which then lists \
+        exactly what was dropped. What is written is opened again and compared with what was \
+        meant before anything is replaced; --in-place keeps a backup unless --no-backup.
+
+        Batch mode reads a JSON Lines manifest, one {"vault": PATH, "keyFile": PATH} or \
+        {"vault": PATH, "vaultKeyFile": PATH} a line, and writes each result under --out-dir. A \
+        SQLite journal records every job, so a run that is killed and started again finishes \
+        the rest without redoing finished work. A JSON Lines report goes to standard output.
+
+        Examples:
+          vault-tool migrate --key-file parent.nsec --to 2 -o household.v2.vault household.vault
+          vault-tool migrate --key-file parent.nsec --to 2 --dry-run household.vault
+          vault-tool migrate --vault-key-file vk --to 2 --in-place --expect-revision 0 household.vault
+          vault-tool migrate --manifest jobs.jsonl --to 2 --out-dir migrated --jobs 2 > report.jsonl
+        """
+    )
+
+    @Option(help: "The schema version to migrate to.")
+    var to: Int
+
+    @Flag(help: "Say what would change, and write nothing.")
+    var dryRun = false
+
+    @Flag(help: "With --dry-run: print the report as JSON.")
+    var json = false
+
+    @Flag(help: "Downgrade even when values would be lost; each dropped value is listed.")
+    var allowLossy = false
+
+    @Option(help: ArgumentHelp("Refuse (exit 4) unless the vault is at this revision (a v1 vault counts as 0).", valueName: "N"))
+    var expectRevision: Int?
+
+    @Flag(help: "Replace the input file itself (a backup is kept unless --no-backup).")
+    var inPlace = false
+
+    @Option(help: ArgumentHelp("With --in-place: the backup's suffix.", valueName: "SUFFIX"))
+    var backup = ".bak"
+
+    @Flag(help: "With --in-place: keep no backup.")
+    var noBackup = false
+
+    @OptionGroup var output: OutputOptions
+
+    @Option(help: ArgumentHelp("Batch mode: the JSON Lines manifest of jobs.", valueName: "FILE"))
+    var manifest: String?
+
+    @Option(help: ArgumentHelp("Batch mode: the folder for migrated vaults.", valueName: "DIR"))
+    var outDir: String?
+
+    @Option(help: ArgumentHelp("Batch mode: the SQLite journal (default: DIR/.migrate-journal.sqlite).", valueName: "FILE"))
+    var journal: String?
+
+    @Option(help: "Batch mode: how many vaults to migrate at once.")
+    var jobs = 1
+
+    @OptionGroup var vault: VaultInputOptions
+
+    func validate() throws {
+        if manifest != nil {
+            guard outDir != nil else { throw ValidationError("--manifest needs --out-dir") }
+            guard vault.access.paths.isEmpty, vault.input == "-", output.output == nil, !inPlace else {
+                throw ValidationError("--manifest names its own vaults and keys; give no IN, key option, -o or --in-place")
+            }
+            guard (1...64).contains(jobs) else { throw ValidationError("--jobs takes 1 to 64") }
+            return
+        }
+        if outDir != nil || journal != nil { throw ValidationError("--out-dir and --journal belong to --manifest") }
+        try vault.access.requireOne()
+        if inPlace {
+            guard vault.input != "-" else { throw ValidationError("--in-place needs a vault file, not standard input") }
+            guard output.output == nil else { throw ValidationError("give -o or --in-place, not both") }
+        }
+        if json, !dryRun { throw ValidationError("--json goes with --dry-run") }
+    }
+
+    func run() throws {
+        if let manifest {
+            try BatchCommand(manifest: manifest, target: to, outDir: outDir!, journal: journal, jobs: jobs, allowLossy: allowLossy).run()
+            return
+        }
+        if !inPlace { try output.target.checkDistinct(fromInputs: vault.paths) }
+        let (access, _) = try vault.open(diagnostics)
+        let input = try vault.readVault()
+        let outcome = try VaultMigration.migrate(input, access: access, to: to, allowLossy: allowLossy, expectRevision: expectRevision)
+        let report = outcome.report
+        for loss in report.losses { diagnostics.warning("dropped: \(loss)") }
+
+        if dryRun {
+            let text = json ? String(decoding: reportJSON(report).serialized(), as: UTF8.self) : reportText(report)
+            StandardStreams.writeOutput(Array(text.utf8))
+            return
+        }
+        if inPlace {
+            guard !outcome.unchanged else {
+                diagnostics.note("\(vault.input) is already at version \(to); nothing changed")
+                return
+            }
+            if !noBackup {
+                try OutputTarget(vault.input + backup).write(input, kind: .binary, force: false, exclusive: true)
+            }
+            try OutputTarget(vault.input).write(outcome.bytes, kind: .binary, force: false)
+        } else {
+            try output.target.write(outcome.bytes, kind: .binary, force: output.force)
+        }
+        diagnostics.note(outcome.unchanged
+            ? "household \(outcome.household.shortHex)… is already at version \(to); written unchanged"
+            : "household \(outcome.household.shortHex)… migrated from version \(report.from) to \(report.to)")
+    }
+
+    private func reportText(_ report: Migration.Report) -> String {
+        if report.from == report.to { return "already at version \(report.to): nothing would change\n" }
+        var text = "would migrate from version \(report.from) to \(report.to):\n"
+        for change in report.changes { text += "  change: \(change)".displaySafe + "\n" }
+        for loss in report.losses { text += "  lose:   \(loss)".displaySafe + "\n" }
+        return text
+    }
+}
+
+func reportJSON(_ report: Migration.Report) -> JSONValue {
+    .object([
+        ("from", .int(report.from)),
+        ("to", .int(report.to)),
+        ("changes", .array(report.changes.map(JSONValue.string))),
+        ("losses", .array(report.losses.map(JSONValue.string))),
+    ])
+}
