@@ -14,6 +14,8 @@ APT_PACKAGES=(
   libfreetype-dev        # text on sheets
   fonts-dejavu-core      # the sheet's fonts
   zbar-tools             # zbarimg: an independent QR decoder for the print-and-scan test
+  libsqlite3-dev         # GRDB's SQLite (migration journal, device registry)
+  sqlite3                # the sqlite3 shell: tests read journals with it
   python3-venv           # the interop tests' virtual environment
 )
 

@@ -189,14 +189,16 @@ public final class BatchMigration: Sendable {
         for (index, rawLine) in bytes.split(separator: 0x0a, omittingEmptySubsequences: false).enumerated() {
             let line = index + 1
             guard rawLine.contains(where: { ![0x20, 0x09, 0x0d].contains($0) }) else { continue }
-            let value: JSONValue
-            do { value = try JSONValue(parsing: Array(rawLine), what: "manifest line \(line)") } catch let error as VaultError {
-                throw VaultError(.malformedDocument, error.reason)
+            let vault: String, keyFile: String?, vaultKeyFile: String?
+            do {
+                var reader = try JSONObjectReader(JSONValue(parsing: Array(rawLine), what: "the line"), path: "")
+                vault = try reader.string("vault")
+                keyFile = try reader.optionalString("keyFile")
+                vaultKeyFile = try reader.optionalString("vaultKeyFile")
+                try reader.finish()
+            } catch let error as VaultError {
+                throw VaultError(.malformedDocument, "manifest line \(line): \(error.reason.replacingOccurrences(of: "the document", with: "the line"))")
             }
-            var reader = try JSONObjectReader(value, path: "manifest line \(line):")
-            let vault = try reader.string("vault")
-            let keyFile = try reader.optionalString("keyFile"), vaultKeyFile = try reader.optionalString("vaultKeyFile")
-            try reader.finish()
             guard (keyFile == nil) != (vaultKeyFile == nil) else {
                 throw VaultError(.malformedDocument, "manifest line \(line) needs exactly one of keyFile and vaultKeyFile")
             }

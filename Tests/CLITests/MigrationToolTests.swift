@@ -1,0 +1,125 @@
+import Foundation
+import Testing
+import VaultCore
+
+@Suite struct MigrationGoldenTests {
+    static let cases: [GoldenCase] = [
+        GoldenCase(tool: "vault-tool", name: "migrate-dry-run", arguments: ["migrate", "--key-file", "keys/parent.nsec", "--to", "2", "--dry-run", "testkit/ok-household.vault"]),
+        GoldenCase(tool: "vault-tool", name: "migrate-dry-run-json", arguments: ["migrate", "--vault-key-file", "keys/parent.vaultkey", "--to", "1", "--dry-run", "--json", "--allow-lossy", "testkit/ok-v2-household.vault"]),
+        GoldenCase(tool: "vault-tool", name: "migrate-lossy-refused", arguments: ["migrate", "--key-file", "keys/parent.nsec", "--to", "1", "-o", "down.vault", "testkit/ok-v2-household.vault"]),
+        GoldenCase(tool: "vault-tool", name: "migrate-stale-revision", arguments: ["migrate", "--key-file", "keys/parent.nsec", "--to", "1", "--expect-revision", "6", "-o", "down.vault", "testkit/ok-v2-household.vault"]),
+        GoldenCase(tool: "vault-tool", name: "migrate-unknown-version", arguments: ["migrate", "--key-file", "keys/parent.nsec", "--to", "3", "-o", "x.vault", "testkit/ok-minimal.vault"]),
+        GoldenCase(tool: "vault-tool", name: "diff-versions", arguments: ["diff", "--key-file", "keys/parent.nsec", "testkit/ok-household.vault", "testkit/ok-v2-household.vault"]),
+        GoldenCase(tool: "vault-tool", name: "diff-json", arguments: ["diff", "--key-file", "keys/parent.nsec", "--json", "testkit/ok-minimal.vault", "testkit/ok-household.vault"]),
+        GoldenCase(tool: "vault-tool", name: "census", arguments: ["census", "testkit"]),
+        GoldenCase(tool: "vault-tool", name: "census-json", arguments: ["census", "--json", "testkit"]),
+        GoldenCase(tool: "vault-tool", name: "manifest-bad-line", arguments: ["migrate", "--manifest", "bad.jsonl", "--to", "2", "--out-dir", "out"],
+                   prepare: { try Data("{\"vault\": \"testkit/ok-minimal.vault\", \"keyFile\": \"keys/parent.nsec\"}\n{\"vault\": 5}\n".utf8).write(to: URL(fileURLWithPath: $0.path("bad.jsonl"))) }),
+    ]
+
+    @Test(arguments: cases)
+    func golden(_ golden: GoldenCase) throws {
+        try Golden.check(golden)
+    }
+}
+
+@Suite struct MigrationBehaviourTests {
+    @Test func inPlaceKeepsABackupAndRefusesToClobberIt() throws {
+        let workspace = try Workspace()
+        let original = try #require(workspace.contents("testkit/ok-minimal.vault"))
+        let run = try workspace.run("vault-tool", ["migrate", "--key-file", "keys/parent.nsec", "--to", "2", "--in-place", "testkit/ok-minimal.vault"])
+        #expect(run.status == 0, "\(run.stderrText)")
+        #expect(workspace.contents("testkit/ok-minimal.vault.bak") == original)
+        #expect(try GrayImageFree.schemaByte(workspace.contents("testkit/ok-minimal.vault")) == 2)
+        let back = try workspace.run("vault-tool", ["migrate", "--key-file", "keys/parent.nsec", "--to", "1", "--in-place", "testkit/ok-minimal.vault"])
+        #expect(back.status == 4 && back.stderrText.contains("already exists"))
+        #expect(try GrayImageFree.schemaByte(workspace.contents("testkit/ok-minimal.vault")) == 2)
+    }
+
+    @Test func mergeOfTwoEditedCopies() throws {
+        let workspace = try Workspace()
+        let key = "keys/parent.nsec"
+        #expect(try workspace.run("vault-tool", ["migrate", "--key-file", key, "--to", "2", "-o", "base.vault", "testkit/ok-household.vault"]).status == 0)
+        // Ours revokes the bedroom iPad; theirs renames it: revoked and renamed.
+        for (name, edit) in [("ours", #""status": "active""#), ("theirs", #""deviceName": "Bedroom iPad""#)] {
+            #expect(try workspace.run("vault-tool", ["open", "--key-file", key, "--reveal-secrets", "-o", "\(name).json", "base.vault"]).status == 0)
+            var text = String(decoding: workspace.contents("\(name).json")!, as: UTF8.self)
+            let device = text.range(of: "B3E9A410-77C2-4F0E-8D65-1C2B3A4D5E6F")!
+            let field = text.range(of: edit, range: device.upperBound..<text.endIndex)!
+            text.replaceSubrange(field, with: name == "ours" ? #""status": "revoked", "revokedAt": "2025-11-20T09:00:00Z""# : #""deviceName": "Guest iPad""#)
+            try Data(text.utf8).write(to: URL(fileURLWithPath: workspace.path("\(name).json")))
+            #expect(try workspace.run("vault-tool", ["seal", "--key-file", key, "-o", "\(name).vault", "\(name).json"]).status == 0)
+        }
+        let merged = try workspace.run("vault-tool", ["merge", "--key-file", key, "--base", "base.vault", "--ours", "ours.vault", "--theirs", "theirs.vault", "-o", "merged.vault", "--json"])
+        #expect(merged.status == 0, "\(merged.stderrText)")
+        #expect(merged.stdoutText.contains(#""conflicts": []"#))
+        let summary = try workspace.run("vault-tool", ["inspect", "--key-file", key, "merged.vault"]).stdoutText
+        #expect(summary.contains("Guest iPad") && summary.contains("x  B3E9A410"))
+        #expect(try workspace.run("vault-tool", ["check", "--key-file", key, "merged.vault"]).status == 0)
+    }
+}
+
+/// Reads a vault's header byte 9 without opening it.
+enum GrayImageFree {
+    static func schemaByte(_ bytes: [UInt8]?) throws -> UInt8 { try #require(bytes)[9] }
+}
+
+/// The batch run killed at random moments and started again, many times: at the end every job
+/// is done exactly once, every output opens and passes check, no input changed, and no
+/// temporary or truncated file is left.
+@Suite struct BatchMigrationKillTests {
+    @Test func killedRunsFinishExactlyOnce() throws {
+        let workspace = try Workspace()
+        let jobCount = 240
+        try FileManager.default.createDirectory(atPath: workspace.path("in"), withIntermediateDirectories: true)
+        var manifest = ""
+        var inputHashes: [String: [UInt8]] = [:]
+        for index in 0..<jobCount {
+            let source = ["ok-household", "ok-minimal", "ok-v2-minimal"][index % 3]
+            let name = "in/vault-\(index).vault"
+            try FileManager.default.copyItem(atPath: workspace.path("testkit/\(source).vault"), toPath: workspace.path(name))
+            inputHashes[name] = SHA256.hash(workspace.contents(name)!)
+            manifest += index % 2 == 0 ? "{\"vault\": \"\(name)\", \"keyFile\": \"keys/parent.nsec\"}\n" : "{\"vault\": \"\(name)\", \"vaultKeyFile\": \"keys/parent.vaultkey\"}\n"
+        }
+        try Data(manifest.utf8).write(to: URL(fileURLWithPath: workspace.path("jobs.jsonl")))
+        let arguments = ["migrate", "--manifest", "jobs.jsonl", "--to", "2", "--out-dir", "out", "--jobs", "2"]
+
+        var generator = SystemRandomNumberGenerator()
+        var killedWhileRunning = 0
+        for _ in 0..<25 {
+            let process = Process()
+            process.executableURL = Workspace.binaries.appendingPathComponent("vault-tool")
+            process.arguments = arguments
+            process.currentDirectoryURL = workspace.folder
+            process.standardOutput = FileHandle.nullDevice
+            process.standardError = FileHandle.nullDevice
+            try process.run()
+            usleep(UInt32.random(in: 5_000...120_000, using: &generator))
+            kill(process.processIdentifier, SIGKILL)
+            process.waitUntilExit()
+            if process.terminationReason == .uncaughtSignal { killedWhileRunning += 1 }
+            // Whatever the moment, no output is ever a partial vault.
+            for name in (try? FileManager.default.contentsOfDirectory(atPath: workspace.path("out"))) ?? [] where name.hasSuffix(".vault") && !name.hasPrefix(".") {
+                let opened = try Vault.open(#require(workspace.contents("out/\(name)")), with: .vaultKey(VaultKey(parsing: SecretBytes(copying: workspace.contents("keys/parent.vaultkey")!.withUnsafeBytes { $0 }), what: "k")))
+                #expect(opened.header.schemaVersion == 2)
+            }
+        }
+        #expect(killedWhileRunning >= 10, "only \(killedWhileRunning) kills landed while the batch ran")
+        let final = try workspace.run("vault-tool", arguments)
+        #expect(final.status == 0, "\(final.stderrText)")
+        #expect(final.stdoutText.split(separator: "\n").count == jobCount)
+
+        let access = VaultAccess.vaultKey(try VaultKey(parsing: SecretBytes(copying: workspace.contents("keys/parent.vaultkey")!.withUnsafeBytes { $0 }), what: "k"))
+        let outputs = try FileManager.default.contentsOfDirectory(atPath: workspace.path("out"))
+        #expect(outputs.filter { AtomicFile.isTemporaryName($0) }.isEmpty)
+        #expect(outputs.filter { $0.hasSuffix(".vault") }.count == jobCount)
+        for index in 0..<jobCount {
+            let opened = try Vault.open(#require(workspace.contents("out/vault-\(index).vault")), with: access)
+            #expect(opened.document.version == 2)
+            #expect(try VaultCheck.run(opened.document, access: access).isClean)
+            #expect(SHA256.hash(workspace.contents("in/vault-\(index).vault")!) == inputHashes["in/vault-\(index).vault"])
+        }
+        let journal = try workspace.run("/usr/bin/sqlite3", ["out/.migrate-journal.sqlite", "SELECT state || ' ' || completions FROM job"])
+        #expect(journal.stdoutText.split(separator: "\n").map(String.init) == Array(repeating: "done 1", count: jobCount))
+    }
+}

@@ -1,0 +1,45 @@
+"""vault-tool census over a folder of 100,000 generated files (issue 4).
+
+The files are envelopes of both schema versions, one of an unknown future version, and some
+files that are not vaults, spread over nested folders as a bucket mirror would be. Only headers
+are read, so the files are header plus random bytes. The elapsed time is printed for the README.
+"""
+import json
+import os
+import subprocess
+import time
+
+VAULT_TOOL = os.environ.get("VAULT_TOOL", ".build/debug/vault-tool")
+FILES = int(os.environ.get("CENSUS_FILES", "100000"))
+
+
+def test_census_of_100000_files(tmp_path):
+    root = tmp_path / "mirror"
+    expected = {(1, 1, 1): 0, (1, 1, 2): 0, (1, 1, 3): 0}
+    not_vaults = 0
+    body = os.urandom(200)
+    for index in range(FILES):
+        folder = root / "vaults" / f"{index % 256:02x}"
+        if index % 256 == index:
+            folder.mkdir(parents=True)
+        path = folder / f"{index:08d}.vault"
+        if index % 1000 == 7:
+            path.write_bytes(b"not a vault at all")
+            not_vaults += 1
+            continue
+        schema = 3 if index % 5000 == 11 else (2 if index % 3 == 0 else 1)
+        path.write_bytes(b"MTVAULT" + bytes([1, 1, schema]) + body)
+        expected[(1, 1, schema)] += 1
+
+    start = time.monotonic()
+    result = subprocess.run([VAULT_TOOL, "census", "--json", str(root)], capture_output=True)
+    elapsed = time.monotonic() - start
+    assert result.returncode == 0, result.stderr.decode()
+    census = json.loads(result.stdout)
+    assert census["files"] == FILES
+    assert census["vaults"] == FILES - not_vaults
+    counts = {(k["format"], k["suite"], k["schemaVersion"]): k["count"] for k in census["kinds"]}
+    assert counts == expected
+    assert [k["supported"] for k in census["kinds"]] == [True, True, False]
+    assert len(census["notVaults"]) == not_vaults
+    print(f"\ncensus of {FILES} files: {elapsed:.2f} s ({FILES / elapsed:,.0f} files/s)")
