@@ -8,7 +8,7 @@ struct Seal: ParsableCommand {
         discussion: """
         Revealed secrets (nsec, parentWrapKey) are encrypted under the household's vault key; \
         sealed ones are checked to open under it. The document's parentPubkey must be the key \
-        file's public key.
+        file's public key. A schema v2 document's revision is raised by one, as on every write.
 
         Examples:
           vault-tool seal --key-file parent.nsec -o household.vault household.json
@@ -32,9 +32,17 @@ struct Seal: ParsableCommand {
     func run() throws {
         try output.target.checkDistinct(fromInputs: [input, keyFile])
         let key = try KeyFiles.parentKey(keyFile, diagnostics)
-        let document = try VaultDocument(json: InputFiles.read(input, what: "document"))
+        var document = try VaultDocument(json: InputFiles.read(input, what: "document"))
+        // Every write raises a v2 vault's revision (docs/vault-format.md §8.1), so an edited
+        // copy sealed again is newer than the one it was opened from.
+        if let revision = document.revision {
+            document.revision = revision + 1
+        }
         let sealed = try Vault.seal(document, with: key)
         try output.target.write(sealed, kind: .binary, force: output.force)
+        if let revision = document.revision {
+            diagnostics.note("sealed revision \(revision)")
+        }
     }
 }
 

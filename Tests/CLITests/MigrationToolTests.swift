@@ -36,6 +36,15 @@ import VaultCore
         #expect(try GrayImageFree.schemaByte(workspace.contents("testkit/ok-minimal.vault")) == 2)
     }
 
+    @Test func sealRaisesTheRevision() throws {
+        let workspace = try Workspace()
+        let opened = try workspace.run("vault-tool", ["open", "--key-file", "keys/parent.nsec", "-o", "v2.json", "testkit/ok-v2-minimal.vault"])
+        #expect(opened.status == 0 && String(decoding: workspace.contents("v2.json")!, as: UTF8.self).contains(#""revision": 1,"#))
+        let sealed = try workspace.run("vault-tool", ["seal", "--key-file", "keys/parent.nsec", "-o", "again.vault", "v2.json"])
+        #expect(sealed.status == 0 && sealed.stderrText == "sealed revision 2\n")
+        #expect(try workspace.run("vault-tool", ["open", "--key-file", "keys/parent.nsec", "again.vault"]).stdoutText.contains(#""revision": 2,"#))
+    }
+
     @Test func mergeOfTwoEditedCopies() throws {
         let workspace = try Workspace()
         let key = "keys/parent.nsec"
