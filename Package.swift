@@ -11,6 +11,7 @@ let package = Package(
     products: [
         .executable(name: "vault-tool", targets: ["vault-tool"]),
         .executable(name: "recovery-sheet", targets: ["recovery-sheet"]),
+        .executable(name: "rotation-planner", targets: ["rotation-planner"]),
         .library(name: "VaultCore", targets: ["VaultCore"]),
     ],
     dependencies: [
@@ -85,6 +86,16 @@ let package = Package(
             exclude: ["Templates/README.md"],
             resources: [.embedInCode("Templates")]
         ),
+        .executableTarget(
+            name: "rotation-planner",
+            dependencies: [
+                "VaultCore",
+                "CLISupport",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ],
+            exclude: ["Templates/README.md"],
+            resources: [.embedInCode("Templates")]
+        ),
 
         .testTarget(
             name: "VaultCoreTests",
@@ -94,7 +105,7 @@ let package = Package(
         .testTarget(
             name: "CLITests",
             // Depending on the executable makes `swift test` build it before the tests run it.
-            dependencies: ["vault-tool", "recovery-sheet", "VaultCore"],
+            dependencies: ["vault-tool", "recovery-sheet", "rotation-planner", "VaultCore"],
             exclude: ["Golden"]
         ),
     ]

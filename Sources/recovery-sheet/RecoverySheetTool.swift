@@ -62,13 +62,13 @@ struct PassphraseOption: ParsableArguments {
 enum Wording {
     static let languages = ["en", "es"]
 
-    static func template(_ language: String) throws -> SheetTemplate {
+    static func template(_ language: String) throws -> TextTemplate {
         let bytes: [UInt8] = switch language {
         case "en": PackageResources.recovery_sheet_en_txt
         case "es": PackageResources.recovery_sheet_es_txt
         default: throw ToolError(.usage, "no wording for language '\(language)'", hint: "use one of: \(languages.joined(separator: ", "))")
         }
-        return try SheetTemplate(language: language, text: String(decoding: bytes, as: UTF8.self))
+        return try TextTemplate(language: language, text: String(decoding: bytes, as: UTF8.self))
     }
 }
 

@@ -47,7 +47,7 @@ public enum Migration {
 
     private static func step(down document: VaultDocument, report: inout Report) throws -> VaultDocument {
         switch document.version {
-        case 2: return downgrade2to1(document, report: &report)
+        case 2: return try downgrade2to1(document, report: &report)
         default: throw VaultError(.unsupportedVersion, "no migration from version \(document.version) down")
         }
     }
@@ -70,7 +70,10 @@ public enum Migration {
 
     /// 2 → 1: what v1 cannot carry is dropped and reported as a loss, except what 1 → 2 would
     /// derive again (revision 1, revokedAt equal to updatedAt), so 1 → 2 → 1 loses nothing.
-    static func downgrade2to1(_ document: VaultDocument, report: inout Report) -> VaultDocument {
+    static func downgrade2to1(_ document: VaultDocument, report: inout Report) throws -> VaultDocument {
+        guard document.parentWrapKey != nil else {
+            throw VaultError(.refused, "a rotation tombstone (no wrap key) cannot be written as version 1")
+        }
         var downgraded = document
         downgraded.version = 1
         if let revision = document.revision, revision != 1 {
@@ -108,6 +111,6 @@ public enum Migration {
 extension VaultDocument {
     /// Whether every secret field is in the clear.
     public var isFullyRevealed: Bool {
-        parentWrapKey.isRevealed && childProfiles.allSatisfy(\.nsec.isRevealed)
+        (parentWrapKey?.isRevealed ?? true) && childProfiles.allSatisfy(\.nsec.isRevealed)
     }
 }

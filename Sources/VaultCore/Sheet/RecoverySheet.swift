@@ -59,7 +59,7 @@ public enum RecoverySheet {
         public let elements: [Element]
     }
 
-    public static func render(_ content: Content, paper: Paper, dotsPerInch: Int, template: SheetTemplate, fonts: SheetFonts) throws -> Rendered {
+    public static func render(_ content: Content, paper: Paper, dotsPerInch: Int, template: TextTemplate, fonts: SheetFonts) throws -> Rendered {
         guard (72...1200).contains(dotsPerInch) else {
             throw VaultError(.refused, "a resolution of \(dotsPerInch) dpi is outside 72 to 1200")
         }

@@ -293,6 +293,8 @@ extension JSONValue {
             case 0x0a: out.append(contentsOf: [0x5c, UInt8(ascii: "n")])
             case 0x0d: out.append(contentsOf: [0x5c, UInt8(ascii: "r")])
             case 0x09: out.append(contentsOf: [0x5c, UInt8(ascii: "t")])
+            case 0x08: out.append(contentsOf: [0x5c, UInt8(ascii: "b")])
+            case 0x0c: out.append(contentsOf: [0x5c, UInt8(ascii: "f")])
             case 0x00..<0x20:
                 out.append(contentsOf: Array("\\u00".utf8))
                 out.append(hexDigits[Int(byte >> 4)])
@@ -301,6 +303,26 @@ extension JSONValue {
             }
         }
         out.append(UInt8(ascii: "\""))
+    }
+}
+
+// MARK: - Canonical form
+
+extension JSONValue {
+    /// RFC 8785 (JCS) canonical JSON: no whitespace, object keys sorted by their UTF-16 code
+    /// units, strings escaped minimally. Numbers are written as they were read, so a document
+    /// hashed this way must keep to integers (the rotation plan does).
+    public func canonicalSerialized() -> [UInt8] {
+        sortedKeys().serialized(pretty: false)
+    }
+
+    private func sortedKeys() -> JSONValue {
+        switch self {
+        case .array(let elements): .array(elements.map { $0.sortedKeys() })
+        case .object(let entries):
+            .object(entries.map { ($0.key, $0.value.sortedKeys()) }.sorted { Array($0.key.utf16).lexicographicallyPrecedes(Array($1.key.utf16)) })
+        default: self
+        }
     }
 }
 

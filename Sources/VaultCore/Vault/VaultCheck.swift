@@ -88,7 +88,11 @@ public enum VaultCheck {
             }
         }
         do {
-            _ = try document.parentWrapKey.reveal(vaultKey, field: .wrapKey, version: document.version)
+            if let wrapKey = document.parentWrapKey {
+                _ = try wrapKey.reveal(vaultKey, field: .wrapKey, version: document.version)
+            } else if document.successor == nil {
+                report(.wrapKey, "vault", "has no parentWrapKeyEncrypted (only a rotation tombstone may leave it out)")
+            }
         } catch let error as VaultError {
             report(.wrapKey, "vault", error.code == .authenticationFailed ? "parentWrapKeyEncrypted does not open with the vault key" : error.reason)
         }

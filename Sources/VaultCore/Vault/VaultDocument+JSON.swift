@@ -23,7 +23,9 @@ extension VaultDocument {
             revision = try reader.int("revision")
         }
         parentPubkey = try reader.publicKeyHex("parentPubkey")
-        parentWrapKey = try reader.protectedSecret(sealed: "parentWrapKeyEncrypted", revealed: "parentWrapKey") { text, path in
+        // Only a v2 rotation tombstone (with a successor) may leave the wrap key out.
+        let isTombstone = v2 && reader.has("successor") && !reader.has("parentWrapKeyEncrypted") && !reader.has("parentWrapKey")
+        parentWrapKey = isTombstone ? nil : try reader.protectedSecret(sealed: "parentWrapKeyEncrypted", revealed: "parentWrapKey") { text, path in
             guard text.utf8.count == 64, var bytes = Hex.decode(text) else {
                 throw VaultError(.malformedDocument, "\(path) should be 64 hex characters (a 32-byte key)")
             }
@@ -47,11 +49,13 @@ extension VaultDocument {
     public func jsonValue() -> JSONValue {
         var entries: [(key: String, value: JSONValue)] = [("version", .int(version))]
         if version >= 2 { entries.append(("revision", .int(revision ?? 1))) }
-        entries += [
-            ("parentPubkey", .string(parentPubkey.hex)),
-            parentWrapKey.jsonEntry(sealed: "parentWrapKeyEncrypted", revealed: "parentWrapKey") { secret in
+        entries.append(("parentPubkey", .string(parentPubkey.hex)))
+        if let parentWrapKey {
+            entries.append(parentWrapKey.jsonEntry(sealed: "parentWrapKeyEncrypted", revealed: "parentWrapKey") { secret in
                 secret.withUnsafeBytes { Hex.encode($0) }
-            },
+            })
+        }
+        entries += [
             ("childProfiles", .array(childProfiles.map { $0.jsonValue() })),
             ("devices", .array(devices.map { $0.jsonValue() })),
             ("groupMemberships", .array(groupMemberships.map { $0.jsonValue() })),

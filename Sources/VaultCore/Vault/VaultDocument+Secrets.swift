@@ -15,7 +15,7 @@ extension VaultDocument {
     /// Every secret sealed. Sealed fields are checked to open under `vaultKey` and kept as they are.
     public func sealed(with vaultKey: VaultKey, random: some RandomSource = SystemRandom()) throws -> VaultDocument {
         var copy = self
-        copy.parentWrapKey = try parentWrapKey.sealed(vaultKey, field: .wrapKey, version: version, random: random)
+        copy.parentWrapKey = try parentWrapKey?.sealed(vaultKey, field: .wrapKey, version: version, random: random)
         for index in copy.childProfiles.indices {
             let child = copy.childProfiles[index]
             copy.childProfiles[index].nsec = try child.nsec.sealed(vaultKey, field: .childNsec(profileId: child.profileId), version: version, random: random)
@@ -27,7 +27,7 @@ extension VaultDocument {
     /// first field that does not open.
     public func revealed(with vaultKey: VaultKey) throws -> VaultDocument {
         var copy = self
-        copy.parentWrapKey = .revealed(try parentWrapKey.reveal(vaultKey, field: .wrapKey, version: version))
+        copy.parentWrapKey = try parentWrapKey.map { .revealed(try $0.reveal(vaultKey, field: .wrapKey, version: version)) }
         for index in copy.childProfiles.indices {
             let child = copy.childProfiles[index]
             copy.childProfiles[index].nsec = .revealed(try child.nsec.reveal(vaultKey, field: .childNsec(profileId: child.profileId), version: version))

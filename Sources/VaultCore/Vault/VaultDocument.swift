@@ -7,8 +7,9 @@ public struct VaultDocument: Sendable, Equatable {
     /// v2: raised by one on every write; `--expect-revision` compares against it. Nil in v1.
     public var revision: Int?
     public var parentPubkey: PublicKey
-    /// The parent's 32-byte media wrap key.
-    public var parentWrapKey: ProtectedSecret
+    /// The parent's 32-byte media wrap key. Absent only in a v2 rotation tombstone, which
+    /// holds no secret at all.
+    public var parentWrapKey: ProtectedSecret?
     public var childProfiles: [ChildProfile]
     public var devices: [DeviceRecord]
     public var groupMemberships: [GroupMembership]
@@ -22,7 +23,7 @@ public struct VaultDocument: Sendable, Equatable {
     public var deviceLimit: Int?
 
     public init(
-        version: Int, parentPubkey: PublicKey, parentWrapKey: ProtectedSecret,
+        version: Int, parentPubkey: PublicKey, parentWrapKey: ProtectedSecret?,
         childProfiles: [ChildProfile], devices: [DeviceRecord], groupMemberships: [GroupMembership],
         createdAt: Timestamp, updatedAt: Timestamp, revision: Int? = nil
     ) {

@@ -6,8 +6,8 @@ import Testing
     static let templatesFolder = TestFiles.testsFolder.deletingLastPathComponent().deletingLastPathComponent().appendingPathComponent("Templates")
     static let languages = ["en", "es"]
 
-    static func template(_ language: String) throws -> SheetTemplate {
-        try SheetTemplate(language: language, text: String(contentsOf: templatesFolder.appendingPathComponent("recovery-sheet.\(language).txt"), encoding: .utf8))
+    static func template(_ language: String) throws -> TextTemplate {
+        try TextTemplate(language: language, text: String(contentsOf: templatesFolder.appendingPathComponent("recovery-sheet.\(language).txt"), encoding: .utf8))
     }
 
     struct Case: Sendable, CustomTestStringConvertible {

@@ -6,9 +6,16 @@ struct DocumentGenerator {
     let random: SeededRandom
 
     func household(parent: SecretKey) throws -> VaultDocument {
+        try household(parent: parent, devices: 1...8, children: 0...4, groups: 0...6)
+    }
+
+    /// A household with counts drawn from the given ranges; groups mix this household's active
+    /// subkeys with up to three keys of other households.
+    func household(parent: SecretKey, devices deviceRange: ClosedRange<Int>, children childRange: ClosedRange<Int>,
+                   groups groupRange: ClosedRange<Int>) throws -> VaultDocument {
         let start = Timestamp(seconds: 1_700_000_000 + Int64(random.int(0...10_000_000)))
         let later = Timestamp(seconds: start.seconds + Int64(random.int(0...5_000_000)), nanoseconds: Int32(random.int(0...999)) * 1_000_000)
-        let deviceCount = random.int(1...8)
+        let deviceCount = random.int(deviceRange)
         let primary = random.int(0...(deviceCount - 1))
         var devices: [DeviceRecord] = []
         for index in 0..<deviceCount {
@@ -22,7 +29,7 @@ struct DocumentGenerator {
         }
         var groups: [GroupMembership] = []
         var children: [ChildProfile] = []
-        for index in 0..<random.int(0...4) {
+        for index in 0..<random.int(childRange) {
             let key = try SecretKey.generate(using: random)
             children.append(ChildProfile(
                 profileId: "child-\(index)", name: "Child \(index)", theme: ["ocean", "forest", "space"][random.int(0...2)],
@@ -30,10 +37,11 @@ struct DocumentGenerator {
                 nsec: .revealed(try key.withUnsafeBytes { try SecretBytes(copying: $0) }), npub: key.publicKey
             ))
         }
-        for index in 0..<random.int(0...6) {
+        let strangers = try (0..<5).map { _ in try SecretKey.generate(using: random).publicKey.hex }
+        for index in 0..<random.int(groupRange) {
             let child = children.isEmpty || random.int(0...1) == 0 ? nil : children[random.int(0...(children.count - 1))].profileId
             let members = devices.filter { $0.status == .active }.map(\.subkeyPublicKey)
-                + (0..<random.int(0...3)).map { _ in try! SecretKey.generate(using: random).publicKey.hex }
+                + (0..<random.int(0...3)).map { _ in strangers[random.int(0...4)] }
             groups.append(GroupMembership(mlsGroupId: "group-\(index)", groupName: "Group \(index)", memberPubkeys: members, childProfileId: child, createdAt: start))
             if let child, let position = children.firstIndex(where: { $0.profileId == child }) {
                 children[position].mlsGroupIds.append("group-\(index)")

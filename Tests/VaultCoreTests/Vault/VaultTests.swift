@@ -34,7 +34,7 @@ import Testing
     @Test func sealRefusesASealedBlobThatDoesNotOpen() throws {
         let parent = try SecretKey.generate(using: random), stranger = try SecretKey.generate(using: random)
         var document = try DocumentGenerator(random: random).household(parent: parent)
-        document.parentWrapKey = try document.parentWrapKey.sealed(Derivation.vaultKey(for: stranger), field: .wrapKey, version: 1, random: random)
+        document.parentWrapKey = try document.parentWrapKey!.sealed(Derivation.vaultKey(for: stranger), field: .wrapKey, version: 1, random: random)
         #expect(throws: VaultError(.authenticationFailed, "")) { try Vault.seal(document, with: parent, random: random) }
     }
 

@@ -1,8 +1,8 @@
 import Foundation
 
-/// The wording of a printed page in one language, read from a `Templates/*.LANG.txt` file:
-/// one `key = text` per line, `#` comment lines, `{name}` placeholders.
-public struct SheetTemplate: Sendable {
+/// Wording in one language, read from a `Templates/*.LANG.txt` file (recovery sheets, rotation
+/// plans): one `key = text` per line, `#` comment lines, `{name}` placeholders.
+public struct TextTemplate: Sendable {
     public let language: String
     private let texts: [String: String]
 

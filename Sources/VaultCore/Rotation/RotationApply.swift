@@ -1,0 +1,162 @@
+/// Carrying out a plan (`rotation-planner apply`): the new vault under the new key and the
+/// tombstone under the old one, and the operations the app must perform.
+public enum RotationApplier {
+    public struct Outcome: Sendable {
+        public let newVault: [UInt8]
+        public let newVaultPath: String
+        public let tombstone: [UInt8]
+        public let tombstonePath: String
+        /// JSON Lines operations for the app, in the plan's order.
+        public let operations: [JSONValue]
+    }
+
+    /// Checks everything first (signatures, keys, the vault being the plan's source) and fails
+    /// before producing anything. The rotation time is the plan's `createdAt`, so applying the
+    /// same plan twice gives the same contents (apart from nonces and, in compromise mode, the
+    /// fresh child keys).
+    public static func apply(_ plan: RotationPlan, vault bytes: [UInt8], oldKey: SecretKey, newKey: SecretKey,
+                             random: some RandomSource = SystemRandom()) throws -> Outcome {
+        try plan.verifySignatures()
+        guard oldKey.publicKey == plan.old.publicKey else {
+            throw VaultError(.refused, "the old key file is not the plan's old key (\(plan.old.publicKey.npub))")
+        }
+        guard newKey.publicKey == plan.new.publicKey else {
+            throw VaultError(.refused, "the new key file is not the plan's new key (\(plan.new.publicKey.npub))")
+        }
+        guard Hex.encode(SHA256.hash(bytes)) == plan.source.sha256 else {
+            throw VaultError(.refused, "the vault is not the one the plan was made from (its SHA-256 differs): the plan is stale or for another household",
+                             hint: "make a new plan from the current vault")
+        }
+        let opened = try Vault.open(bytes, with: .parentKey(oldKey))
+        guard (opened.document.revision ?? 0) == plan.source.revision else {
+            throw VaultError(.refused, "the vault is at revision \(opened.document.revision ?? 0), the plan was made at \(plan.source.revision)")
+        }
+        let (current, _) = try Migration.migrate(opened.document.revealed(with: Derivation.vaultKey(for: oldKey)), to: 2)
+        let time = plan.createdAt
+        var operations: [JSONValue] = []
+
+        // The new vault.
+        var successor = current
+        successor.parentPubkey = newKey.publicKey
+        successor.revision = 1
+        successor.updatedAt = time
+        successor.successor = nil
+        successor.keyHistory.append(KeyHistoryEntry(parentPubkey: oldKey.publicKey, retiredAt: time, reason: plan.mode == .routine ? .routine : .compromise))
+        if plan.wrapKey == .replace { successor.parentWrapKey = .revealed(try random.secret(32)) }
+        successor.devices = []
+        for device in current.devices where device.status == .active {
+            guard let planned = plan.devices.first(where: { $0.deviceId == device.deviceId }), planned.action == .relink else {
+                throw VaultError(.refused, "device '\(device.deviceId)' is active but the plan does not relink it")
+            }
+            var relinked = device
+            relinked.subkeyPublicKey = try Derivation.deviceSubkey(for: newKey, deviceID: device.deviceId).publicKey.hex
+            guard relinked.subkeyPublicKey == planned.newSubkeyPubkey else {
+                throw VaultError(.badSignature, "the plan's new subkey for device '\(device.deviceId)' is not the new key's derivation")
+            }
+            successor.devices.append(relinked)
+            operations.append(.object([("op", .string("device.relink")), ("deviceId", .string(device.deviceId)), ("deviceName", .string(device.deviceName)),
+                                       ("oldSubkeyPubkey", .string(device.subkeyPublicKey)), ("newSubkeyPubkey", .string(relinked.subkeyPublicKey))]))
+        }
+        let deviceBySubkey = Dictionary(plan.devices.flatMap { [($0.oldSubkeyPubkey, $0.deviceId), ($0.newSubkeyPubkey, $0.deviceId)] }, uniquingKeysWith: { first, _ in first })
+        var removals: [JSONValue] = []
+        for index in successor.groupMemberships.indices {
+            let group = successor.groupMemberships[index]
+            guard let planned = plan.groups.first(where: { $0.mlsGroupId == group.mlsGroupId }) else {
+                throw VaultError(.refused, "group '\(group.mlsGroupId)' is not in the plan")
+            }
+            var members = group.memberPubkeys.filter { !planned.remove.contains($0) }
+            for key in planned.add where !members.contains(key) {
+                members.append(key)
+                operations.append(.object([("op", .string("mls.add")), ("group", .string(group.mlsGroupId)), ("member", .string(key)),
+                                           ("deviceId", .string(deviceBySubkey[key] ?? ""))]))
+            }
+            for key in planned.remove {
+                removals.append(.object([("op", .string("mls.remove")), ("group", .string(group.mlsGroupId)), ("member", .string(key)),
+                                         ("deviceId", .string(deviceBySubkey[key] ?? ""))]))
+            }
+            successor.groupMemberships[index].memberPubkeys = members
+        }
+        operations += removals
+        if plan.mode == .compromise {
+            for index in successor.childProfiles.indices {
+                let key = try SecretKey.generate(using: random)
+                let oldNpub = successor.childProfiles[index].npub
+                successor.childProfiles[index].nsec = .revealed(try key.withUnsafeBytes { try SecretBytes(copying: $0) })
+                successor.childProfiles[index].npub = key.publicKey
+                operations.append(.object([("op", .string("child.rekey")), ("profileId", .string(successor.childProfiles[index].profileId)),
+                                           ("oldNpub", .string(oldNpub.npub)), ("newNpub", .string(key.publicKey.npub))]))
+            }
+        }
+
+        // The tombstone at the old path: every device revoked, a pointer onward, no secrets.
+        var tombstone = current
+        tombstone.revision = (current.revision ?? 0) + 1
+        tombstone.updatedAt = time
+        tombstone.parentWrapKey = nil
+        tombstone.childProfiles = []
+        tombstone.deviceLimit = nil
+        tombstone.successor = Successor(parentPubkey: newKey.publicKey, vaultPath: plan.new.vaultPath, rotatedAt: time)
+        for index in tombstone.devices.indices {
+            tombstone.devices[index].isPrimary = false
+            if tombstone.devices[index].status == .active {
+                tombstone.devices[index].status = .revoked
+                tombstone.devices[index].revokedAt = time
+                tombstone.devices[index].revocationReason = RotationPlanner.tombstoneReason
+            }
+        }
+        for index in tombstone.groupMemberships.indices { tombstone.groupMemberships[index].childProfileId = nil }
+
+        return Outcome(
+            newVault: try Vault.sealVerified(successor, access: .parentKey(newKey), random: random), newVaultPath: plan.new.vaultPath,
+            tombstone: try Vault.sealVerified(tombstone, access: .parentKey(oldKey), random: random), tombstonePath: plan.old.vaultPath,
+            operations: operations
+        )
+    }
+}
+
+/// Checking a rotation after the fact (`rotation-planner verify`).
+public enum RotationVerifier {
+    public struct Check: Sendable, Equatable {
+        public let name: String
+        public let passed: Bool
+        public let detail: String
+    }
+
+    public static func verify(tombstone tombstoneBytes: [UInt8], newVault newBytes: [UInt8], oldKey: SecretKey, newKey: SecretKey) throws -> [Check] {
+        let tombstone = try Vault.open(tombstoneBytes, with: .parentKey(oldKey)).document
+        let successor = try Vault.open(newBytes, with: .parentKey(newKey)).document
+        var checks: [Check] = []
+        func check(_ name: String, _ passed: Bool, _ detail: String) { checks.append(Check(name: name, passed: passed, detail: detail)) }
+
+        let newHousehold = Household(parentPublicKey: newKey.publicKey)
+        check("tombstone-points-to-new-vault",
+              tombstone.successor?.parentPubkey == newKey.publicKey && tombstone.successor?.vaultPath == newHousehold.vaultPath,
+              "the tombstone's successor is \(tombstone.successor.map { "\($0.vaultPath) (\($0.parentPubkey.npub))" } ?? "missing")")
+        let secrets = (tombstone.parentWrapKey == nil ? 0 : 1) + tombstone.childProfiles.count
+        check("tombstone-holds-no-secret", secrets == 0, secrets == 0 ? "no wrap key, no child keys" : "\(secrets) secret fields remain")
+        check("tombstone-devices-revoked", tombstone.devices.allSatisfy { $0.status == .revoked },
+              "\(tombstone.devices.filter { $0.status == .active }.count) devices still active in the tombstone")
+
+        let relinked = tombstone.devices.filter { $0.revocationReason == RotationPlanner.tombstoneReason }
+        var missing: [String] = []
+        for device in relinked {
+            let expected = try Derivation.deviceSubkey(for: newKey, deviceID: device.deviceId).publicKey.hex
+            if !successor.devices.contains(where: { $0.deviceId == device.deviceId && $0.status == .active && $0.subkeyPublicKey == expected }) {
+                missing.append(device.deviceId)
+            }
+        }
+        check("devices-relinked", missing.isEmpty,
+              missing.isEmpty ? "\(relinked.count) devices active in the new vault with the new key's subkeys" : "not relinked correctly: \(missing.joined(separator: ", "))")
+
+        let oldSubkeys = Set(tombstone.devices.map(\.subkeyPublicKey))
+        var lost: [String] = []
+        for group in tombstone.groupMemberships {
+            let others = group.memberPubkeys.filter { !oldSubkeys.contains($0) }
+            let now = successor.groupMemberships.first { $0.mlsGroupId == group.mlsGroupId }?.memberPubkeys ?? []
+            for key in others where !now.contains(key) { lost.append("\(group.mlsGroupId): \(key.prefix(12))…") }
+        }
+        check("groups-kept-other-members", lost.isEmpty, lost.isEmpty ? "\(tombstone.groupMemberships.count) groups keep every other household's member" : "lost: \(lost.joined(separator: "; "))")
+        check("key-history", successor.keyHistory.contains { $0.parentPubkey == oldKey.publicKey }, "the new vault's key history names the old key")
+        return checks
+    }
+}

@@ -1,0 +1,77 @@
+"""Rotation plans checked by independent code, and the plan time at the issue's scale.
+
+The plan id is recomputed in Python as SHA-256 of RFC 8785 canonical JSON (for a plan's
+integers and strings, json.dumps with sorted keys, no whitespace and ensure_ascii=False is
+exactly JCS), and both BIP-340 signatures are verified with coincurve. A household of 50 devices
+and 500 groups of 10 members is planned; the time is printed for the README (goal: under 1 s).
+"""
+import hashlib
+import json
+import os
+import secrets
+import subprocess
+import time
+
+from coincurve import PublicKeyXOnly
+
+import vaultref
+from vaultref import Household, nip19_encode
+
+ROTATION_PLANNER = os.environ.get("ROTATION_PLANNER", ".build/debug/rotation-planner")
+
+
+def key_file(path, household):
+    path.write_text(household.nsec + "\n")
+    path.chmod(0o600)
+    return str(path)
+
+
+def big_household(household, devices=50, groups=500, members=10):
+    ids = [f"{secrets.token_hex(4).upper()}-DEVICE-{i}" for i in range(devices)]
+    subkeys = [household.subkey_pubkey(d) for d in ids]
+    strangers = [vaultref.xonly_pubkey(secrets.token_bytes(32)) for _ in range(200)]
+    child_secret = secrets.token_bytes(32)
+    return {
+        "version": 1, "parentPubkey": household.pubkey, "parentWrapKey": secrets.token_hex(32),
+        "childProfiles": [{"profileId": "kid", "name": "Kid", "theme": "ocean", "mlsGroupIds": [],
+                           "nsec": nip19_encode("nsec", child_secret),
+                           "npub": nip19_encode("npub", bytes.fromhex(vaultref.xonly_pubkey(child_secret)))}],
+        "devices": [{"deviceId": d, "deviceName": f"iPad {i}", "isPrimary": i == 0, "subkeyPublicKey": subkeys[i],
+                     "addedAt": "2025-01-01T00:00:00Z", "lastSeenAt": "2025-11-01T00:00:00Z",
+                     "status": "revoked" if i % 10 == 9 else "active"} for i, d in enumerate(ids)],
+        "groupMemberships": [{"mlsGroupId": f"group-{g}", "groupName": f"Group {g}",
+                              "memberPubkeys": [subkeys[(g + m) % devices] for m in range(members // 2)]
+                              + [strangers[(g * 7 + m) % 200] for m in range(members - members // 2)],
+                              "createdAt": "2025-02-01T00:00:00Z"} for g in range(groups)],
+        "createdAt": "2025-01-01T00:00:00Z", "updatedAt": "2025-11-01T00:00:00Z",
+    }
+
+
+def test_plan_is_signed_over_canonical_json_and_scales(tmp_path):
+    old, new = Household(secrets.token_bytes(32)), Household(secrets.token_bytes(32))
+    (tmp_path / "v.vault").write_bytes(vaultref.seal_document(old, big_household(old)))
+    args = [ROTATION_PLANNER, "plan", "--vault", str(tmp_path / "v.vault"), "--key-file", key_file(tmp_path / "old.nsec", old),
+            "--new-key-file", key_file(tmp_path / "new.nsec", new), "--mode", "compromise", "-o", str(tmp_path / "plan.json")]
+    start = time.monotonic()
+    result = subprocess.run(args, capture_output=True)
+    elapsed = time.monotonic() - start
+    assert result.returncode == 0, result.stderr.decode()
+    print(f"\nplan for 50 devices and 500 groups: {elapsed:.3f} s")
+
+    plan = json.loads((tmp_path / "plan.json").read_text())
+    body = {k: v for k, v in plan.items() if k not in ("planId", "signatures")}
+    canonical = json.dumps(body, sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode()
+    plan_id = hashlib.sha256(canonical).digest()
+    assert plan["planId"] == plan_id.hex()
+    assert PublicKeyXOnly(bytes.fromhex(old.pubkey)).verify(bytes.fromhex(plan["signatures"]["old"]), plan_id)
+    assert PublicKeyXOnly(bytes.fromhex(new.pubkey)).verify(bytes.fromhex(plan["signatures"]["new"]), plan_id)
+    assert plan["household"]["new"]["vaultPath"] == new.vault_path and plan["household"]["old"]["householdId"] == old.household_id.hex()
+    assert plan["source"] == {"schemaVersion": 1, "migratedInMemory": True, "revision": 0,
+                              "sha256": hashlib.sha256((tmp_path / "v.vault").read_bytes()).hexdigest()}
+    devices = {d["deviceId"]: d for d in plan["devices"]}
+    assert len(devices) == 50 and sum(d["action"] == "relink" for d in devices.values()) == 45
+    assert all(d["newSubkeyPubkey"] == new.subkey_pubkey(i) for i, d in devices.items())
+    assert len(plan["groups"]) == 500 and all(len(g["add"]) == 45 and len(g["remove"]) == 5 for g in plan["groups"])
+    assert plan["children"][0]["action"] == "replace" and plan["wrapKey"]["action"] == "replace"
+    assert [s["id"] for s in plan["steps"]][-1] == "notify-families"
+    assert not any(x in (tmp_path / "plan.json").read_text() for x in (old.nsec, new.nsec, old.secret.hex(), old.vault_key.hex()))
