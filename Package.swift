@@ -12,6 +12,7 @@ let package = Package(
         .executable(name: "vault-tool", targets: ["vault-tool"]),
         .executable(name: "recovery-sheet", targets: ["recovery-sheet"]),
         .executable(name: "rotation-planner", targets: ["rotation-planner"]),
+        .executable(name: "device-revoker", targets: ["device-revoker"]),
         .library(name: "VaultCore", targets: ["VaultCore"]),
     ],
     dependencies: [
@@ -96,6 +97,14 @@ let package = Package(
             exclude: ["Templates/README.md"],
             resources: [.embedInCode("Templates")]
         ),
+        .executableTarget(
+            name: "device-revoker",
+            dependencies: [
+                "VaultCore",
+                "CLISupport",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ]
+        ),
 
         .testTarget(
             name: "VaultCoreTests",
@@ -105,7 +114,7 @@ let package = Package(
         .testTarget(
             name: "CLITests",
             // Depending on the executable makes `swift test` build it before the tests run it.
-            dependencies: ["vault-tool", "recovery-sheet", "rotation-planner", "VaultCore"],
+            dependencies: ["vault-tool", "recovery-sheet", "rotation-planner", "device-revoker", "VaultCore"],
             exclude: ["Golden"]
         ),
     ]

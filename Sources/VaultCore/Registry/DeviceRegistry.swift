@@ -1,0 +1,196 @@
+import Foundation
+import GRDB
+
+/// A server-side device registry in SQLite (issue 6): the Catbird seed's `user_devices` and
+/// `members` tables (seed 003) plus revocation state and an append-only `revocations` log.
+/// docs/device-registry.md states the schema and the rules.
+///
+/// Times are stored as RFC 3339 UTC text with whole seconds (`2025-11-19T10:00:00Z`), so text
+/// order is time order. Every revocation is one immediate transaction: concurrent revokers wait
+/// for each other (busy timeout) instead of losing updates, and a killed run leaves the
+/// database entirely before or entirely after its batch.
+public final class DeviceRegistry: Sendable {
+    private let database: DatabaseQueue
+    public let path: String
+
+    /// Opens a registry; `create` makes the file and schema when missing. Schema migrations run
+    /// either way.
+    public init(path: String, create: Bool) throws {
+        self.path = path
+        guard create || FileManager.default.fileExists(atPath: path) else {
+            throw VaultError(.io, "no registry at '\(path)'", hint: "make one with 'device-revoker registry init --db \(path)'")
+        }
+        var configuration = Configuration()
+        configuration.busyMode = .timeout(60)
+        configuration.foreignKeysEnabled = true
+        do {
+            database = try DatabaseQueue(path: path, configuration: configuration)
+            try database.writeWithoutTransaction { db in try db.execute(sql: "PRAGMA journal_mode = WAL") }
+            try Self.migrator.migrate(database)
+        } catch let error as DatabaseError {
+            throw Self.failure(error, "cannot open the registry '\(path)'")
+        }
+    }
+
+    static let migrator: DatabaseMigrator = {
+        var migrator = DatabaseMigrator()
+        migrator.registerMigration("v1: devices, members, revocation log") { db in
+            try db.execute(sql: """
+                CREATE TABLE user_devices (
+                    user_did TEXT NOT NULL,
+                    device_id TEXT NOT NULL,
+                    device_mls_did TEXT NOT NULL,
+                    device_name TEXT,
+                    signature_public_key BLOB NOT NULL,
+                    key_packages_available INTEGER NOT NULL DEFAULT 0,
+                    last_seen TEXT,
+                    registered_at TEXT NOT NULL,
+                    is_active INTEGER NOT NULL DEFAULT 1 CHECK (is_active IN (0, 1)),
+                    revoked_at TEXT,
+                    revocation_reason TEXT,
+                    PRIMARY KEY (user_did, device_id),
+                    UNIQUE (user_did, signature_public_key)
+                ) WITHOUT ROWID;
+                CREATE INDEX user_devices_by_signature_key ON user_devices (signature_public_key);
+                CREATE INDEX user_devices_active_by_last_seen ON user_devices (last_seen) WHERE is_active = 1;
+                CREATE TABLE members (
+                    convo_id TEXT NOT NULL,
+                    member_mls_did TEXT NOT NULL,
+                    user_did TEXT NOT NULL,
+                    device_id TEXT NOT NULL,
+                    joined_at TEXT NOT NULL,
+                    left_at TEXT,
+                    is_admin INTEGER NOT NULL DEFAULT 0 CHECK (is_admin IN (0, 1)),
+                    PRIMARY KEY (convo_id, member_mls_did),
+                    FOREIGN KEY (user_did, device_id) REFERENCES user_devices (user_did, device_id)
+                ) WITHOUT ROWID;
+                CREATE INDEX members_by_device ON members (user_did, device_id);
+                CREATE TABLE revocations (
+                    id INTEGER PRIMARY KEY,
+                    batch_id TEXT NOT NULL,
+                    revoked_at TEXT NOT NULL,
+                    user_did TEXT NOT NULL,
+                    device_id TEXT NOT NULL,
+                    reason TEXT,
+                    selector TEXT NOT NULL
+                );
+                CREATE INDEX revocations_by_batch ON revocations (batch_id);
+                CREATE TRIGGER revocations_are_append_only_update BEFORE UPDATE ON revocations
+                    BEGIN SELECT RAISE(ABORT, 'the revocation log is append-only'); END;
+                CREATE TRIGGER revocations_are_append_only_delete BEFORE DELETE ON revocations
+                    BEGIN SELECT RAISE(ABORT, 'the revocation log is append-only'); END;
+                """)
+        }
+        return migrator
+    }()
+
+    /// The registry's time text for a timestamp (whole seconds, UTC).
+    public static func timeText(_ time: Timestamp) -> String {
+        Timestamp(seconds: time.seconds).rfc3339
+    }
+
+    static func failure(_ error: DatabaseError, _ context: String) -> VaultError {
+        if error.resultCode == .SQLITE_CONSTRAINT {
+            return VaultError(.malformedDocument, "\(context): \(error.message ?? "a constraint failed")")
+        }
+        return VaultError(.io, "\(context): \(error.message ?? "\(error)")")
+    }
+
+    /// Runs `body` in one IMMEDIATE transaction: the write lock is taken at the start, so two
+    /// revokers never interleave. `commit` false rolls back (dry runs, refusals).
+    func transaction<T>(_ body: (Database) throws -> (T, commit: Bool)) throws -> T {
+        do {
+            return try database.writeWithoutTransaction { db in
+                var result: T?
+                try db.inTransaction(.immediate) {
+                    let (value, commit) = try body(db)
+                    result = value
+                    return commit ? .commit : .rollback
+                }
+                return result!
+            }
+        } catch let error as DatabaseError {
+            throw Self.failure(error, "the registry '\(path)'")
+        }
+    }
+
+    func read<T>(_ body: (Database) throws -> T) throws -> T {
+        do {
+            return try database.read(body)
+        } catch let error as DatabaseError {
+            throw Self.failure(error, "the registry '\(path)'")
+        }
+    }
+}
+
+// MARK: - Import
+
+extension DeviceRegistry {
+    /// Loads JSON Lines whose keys are the column names, devices first, in one transaction: a
+    /// bad line names its file and line number, and nothing is imported.
+    public func importRows(devices: (name: String, bytes: [UInt8])?, members: (name: String, bytes: [UInt8])?, now: Timestamp) throws -> (devices: Int, members: Int) {
+        try transaction { db in
+            var counts = (devices: 0, members: 0)
+            if let devices {
+                let insert = try db.makeStatement(sql: """
+                    INSERT INTO user_devices (user_did, device_id, device_mls_did, device_name, signature_public_key, key_packages_available,
+                        last_seen, registered_at, is_active, revoked_at, revocation_reason) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                    """)
+                counts.devices = try Self.eachLine(devices) { reader in
+                    let key = try reader.string("signature_public_key")
+                    guard let keyBytes = Hex.decode(key), !keyBytes.isEmpty else { throw reader.invalid("signature_public_key", "should be hex") }
+                    try insert.execute(arguments: [
+                        try reader.string("user_did"), try reader.string("device_id"), try reader.string("device_mls_did"),
+                        try reader.optionalString("device_name"), Data(keyBytes), try reader.optionalInt("key_packages_available") ?? 0,
+                        try reader.optionalTime("last_seen"), try reader.optionalTime("registered_at") ?? Self.timeText(now),
+                        (try reader.optionalBool("is_active") ?? true) ? 1 : 0, try reader.optionalTime("revoked_at"), try reader.optionalString("revocation_reason"),
+                    ])
+                }
+            }
+            if let members {
+                let insert = try db.makeStatement(sql: """
+                    INSERT INTO members (convo_id, member_mls_did, user_did, device_id, joined_at, left_at, is_admin) VALUES (?, ?, ?, ?, ?, ?, ?)
+                    """)
+                counts.members = try Self.eachLine(members) { reader in
+                    try insert.execute(arguments: [
+                        try reader.string("convo_id"), try reader.string("member_mls_did"), try reader.string("user_did"), try reader.string("device_id"),
+                        try reader.optionalTime("joined_at") ?? Self.timeText(now), try reader.optionalTime("left_at"),
+                        (try reader.optionalBool("is_admin") ?? false) ? 1 : 0,
+                    ])
+                }
+            }
+            return (counts, true)
+        }
+    }
+
+    private static func eachLine(_ file: (name: String, bytes: [UInt8]), _ body: (inout JSONObjectReader) throws -> Void) throws -> Int {
+        var count = 0
+        for (index, line) in file.bytes.split(separator: 0x0a, omittingEmptySubsequences: false).enumerated() {
+            guard line.contains(where: { ![0x20, 0x09, 0x0d].contains($0) }) else { continue }
+            do {
+                var reader = try JSONObjectReader(JSONValue(parsing: Array(line), what: "the line"), path: "")
+                try body(&reader)
+                try reader.finish()
+            } catch let error as VaultError {
+                throw VaultError(.malformedDocument, "\(file.name) line \(index + 1): \(error.reason)", hint: "nothing was imported")
+            } catch let error as DatabaseError {
+                throw VaultError(.malformedDocument, "\(file.name) line \(index + 1): \(error.message ?? "\(error)")", hint: "nothing was imported")
+            }
+            count += 1
+        }
+        return count
+    }
+}
+
+extension JSONObjectReader {
+    mutating func optionalTime(_ key: String) throws -> String? {
+        guard try optionalString(key) != nil else { return nil }
+        return DeviceRegistry.timeText(try timestamp(key))
+    }
+
+    mutating func optionalBool(_ key: String) throws -> Bool? {
+        guard let value = optional(key) else { return nil }
+        guard case .bool(let flag) = value else { throw invalid(key, "should be true or false") }
+        return flag
+    }
+}

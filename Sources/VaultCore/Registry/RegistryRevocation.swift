@@ -1,0 +1,233 @@
+import Foundation
+import GRDB
+
+extension DeviceRegistry {
+    /// Which devices a revocation takes.
+    public enum Selector: Sendable {
+        /// `(user_did, device_id)` pairs.
+        case devices([(user: String, device: String)])
+        case user(String)
+        /// Devices whose `last_seen` (or, never seen, `registered_at`) is before the time.
+        case notSeenSince(Timestamp)
+        case signatureKeys([[UInt8]])
+
+        /// How the log records it.
+        public var description: String {
+            switch self {
+            case .devices(let pairs): "devices (\(pairs.count) listed)"
+            case .user(let did): "user \(did)"
+            case .notSeenSince(let time): "not seen since \(DeviceRegistry.timeText(time))"
+            case .signatureKeys(let keys): "signature keys (\(keys.count) listed)"
+            }
+        }
+    }
+
+    /// What a revocation touches, and what it would leave broken.
+    public struct BlastRadius: Sendable, Equatable {
+        public var devices = 0
+        public var users = 0
+        public var conversations = 0
+        public var memberships = 0
+        /// Users whose every active device is in the batch.
+        public var usersLeftWithoutDevice = 0
+        /// Conversations that have an active admin device now and would have none after.
+        public var conversationsLeftWithoutAdmin = 0
+        /// Selected devices that are already revoked (nothing to do for them).
+        public var alreadyRevoked = 0
+        /// Listed devices or keys the registry does not have.
+        public var notFound = 0
+    }
+
+    public struct RevocationResult: Sendable {
+        public let batchID: String
+        public let radius: BlastRadius
+        /// Whether the batch was written (false for dry runs, refusals and empty batches).
+        public let applied: Bool
+        /// Guard rails that refused the batch (without --force).
+        public let refusals: [String]
+        /// `mls.remove` operations, when asked for.
+        public let operations: [JSONValue]
+    }
+
+    /// Revokes the selected active devices in one immediate transaction: inactive with time and
+    /// reason, their open memberships closed, one log row each under one batch id. Refuses
+    /// (writing nothing) when users would be left with no active device or conversations with no
+    /// active admin device, unless `force`. Idempotent: already revoked devices are skipped.
+    public func revoke(_ selector: Selector, reason: String?, now: Timestamp, dryRun: Bool, force: Bool,
+                       collectOperations: Bool, batchID: String = UUID().uuidString.lowercased()) throws -> RevocationResult {
+        let time = Self.timeText(now)
+        return try transaction { db in
+            try db.execute(sql: """
+                CREATE TEMP TABLE IF NOT EXISTS selected (user_did TEXT NOT NULL, device_id TEXT NOT NULL, PRIMARY KEY (user_did, device_id)) WITHOUT ROWID;
+                CREATE TEMP TABLE IF NOT EXISTS batch (user_did TEXT NOT NULL, device_id TEXT NOT NULL, PRIMARY KEY (user_did, device_id)) WITHOUT ROWID;
+                DELETE FROM selected; DELETE FROM batch;
+                """)
+            var radius = BlastRadius()
+            radius.notFound = try Self.select(selector, db: db)
+            try db.execute(sql: """
+                INSERT INTO batch SELECT s.user_did, s.device_id FROM selected s
+                JOIN user_devices d ON d.user_did = s.user_did AND d.device_id = s.device_id WHERE d.is_active = 1
+                """)
+            let selectedCount = try Int.fetchOne(db, sql: "SELECT count(*) FROM selected")!
+            radius.devices = try Int.fetchOne(db, sql: "SELECT count(*) FROM batch")!
+            radius.alreadyRevoked = selectedCount - radius.devices
+            guard radius.devices > 0 else {
+                return (RevocationResult(batchID: batchID, radius: radius, applied: false, refusals: [], operations: []), false)
+            }
+            try Self.measure(&radius, db: db)
+            var refusals: [String] = []
+            if !force {
+                if radius.usersLeftWithoutDevice > 0 { refusals.append("\(radius.usersLeftWithoutDevice) users would be left with no active device") }
+                if radius.conversationsLeftWithoutAdmin > 0 { refusals.append("\(radius.conversationsLeftWithoutAdmin) conversations would be left with no active admin device") }
+            }
+            let operations = collectOperations ? try Self.removalOperations(db: db) : []
+            guard !dryRun, refusals.isEmpty else {
+                return (RevocationResult(batchID: batchID, radius: radius, applied: false, refusals: refusals, operations: operations), false)
+            }
+            try db.execute(sql: """
+                UPDATE user_devices SET is_active = 0, revoked_at = ?, revocation_reason = ?
+                WHERE (user_did, device_id) IN (SELECT user_did, device_id FROM batch)
+                """, arguments: [time, reason])
+            try db.execute(sql: """
+                UPDATE members SET left_at = ? WHERE (convo_id, member_mls_did) IN (SELECT convo_id, member_mls_did FROM closing)
+                """, arguments: [time])
+            try db.execute(sql: """
+                INSERT INTO revocations (batch_id, revoked_at, user_did, device_id, reason, selector)
+                SELECT ?, ?, user_did, device_id, ?, ? FROM batch
+                """, arguments: [batchID, time, reason, selector.description])
+            return (RevocationResult(batchID: batchID, radius: radius, applied: true, refusals: [], operations: operations), true)
+        }
+    }
+
+    /// Fills `selected`; returns how many listed devices or keys the registry does not have.
+    private static func select(_ selector: Selector, db: Database) throws -> Int {
+        switch selector {
+        case .devices(let pairs):
+            let insert = try db.makeStatement(sql: "INSERT OR IGNORE INTO selected (user_did, device_id) VALUES (?, ?)")
+            for pair in pairs { try insert.execute(arguments: [pair.user, pair.device]) }
+            let listed = try Int.fetchOne(db, sql: "SELECT count(*) FROM selected")!
+            try db.execute(sql: """
+                DELETE FROM selected WHERE NOT EXISTS
+                (SELECT 1 FROM user_devices d WHERE d.user_did = selected.user_did AND d.device_id = selected.device_id)
+                """)
+            return listed - (try Int.fetchOne(db, sql: "SELECT count(*) FROM selected")!)
+        case .user(let did):
+            try db.execute(sql: "INSERT INTO selected SELECT user_did, device_id FROM user_devices WHERE user_did = ?", arguments: [did])
+            return try Int.fetchOne(db, sql: "SELECT count(*) FROM selected")! == 0 ? 1 : 0
+        case .notSeenSince(let time):
+            try db.execute(sql: """
+                INSERT INTO selected SELECT user_did, device_id FROM user_devices WHERE coalesce(last_seen, registered_at) < ?
+                """, arguments: [timeText(time)])
+            return 0
+        case .signatureKeys(let keys):
+            try db.execute(sql: "CREATE TEMP TABLE IF NOT EXISTS listed_keys (key BLOB PRIMARY KEY); DELETE FROM listed_keys;")
+            let insert = try db.makeStatement(sql: "INSERT OR IGNORE INTO listed_keys (key) VALUES (?)")
+            for key in keys { try insert.execute(arguments: [Data(key)]) }
+            try db.execute(sql: """
+                INSERT OR IGNORE INTO selected SELECT d.user_did, d.device_id FROM listed_keys k JOIN user_devices d ON d.signature_public_key = k.key
+                """)
+            return try Int.fetchOne(db, sql: """
+                SELECT count(*) FROM listed_keys k WHERE NOT EXISTS (SELECT 1 FROM user_devices d WHERE d.signature_public_key = k.key)
+                """)!
+        }
+    }
+
+    /// Fills `closing` (the open memberships of the batch's devices: one join, reused by the
+    /// counts, the operations and the update) and measures the blast radius.
+    private static func measure(_ radius: inout BlastRadius, db: Database) throws {
+        radius.users = try Int.fetchOne(db, sql: "SELECT count(DISTINCT user_did) FROM batch")!
+        try db.execute(sql: """
+            CREATE TEMP TABLE IF NOT EXISTS closing (convo_id TEXT NOT NULL, member_mls_did TEXT NOT NULL, is_admin INTEGER NOT NULL,
+                PRIMARY KEY (convo_id, member_mls_did)) WITHOUT ROWID;
+            DELETE FROM closing;
+            INSERT INTO closing SELECT m.convo_id, m.member_mls_did, m.is_admin FROM batch b
+                JOIN members m ON m.user_did = b.user_did AND m.device_id = b.device_id WHERE m.left_at IS NULL;
+            """)
+        radius.memberships = try Int.fetchOne(db, sql: "SELECT count(*) FROM closing")!
+        radius.conversations = try Int.fetchOne(db, sql: "SELECT count(DISTINCT convo_id) FROM closing")!
+        radius.usersLeftWithoutDevice = try Int.fetchOne(db, sql: """
+            SELECT count(*) FROM (SELECT DISTINCT user_did FROM batch) u WHERE NOT EXISTS (
+                SELECT 1 FROM user_devices d WHERE d.user_did = u.user_did AND d.is_active = 1
+                AND NOT EXISTS (SELECT 1 FROM batch b WHERE b.user_did = d.user_did AND b.device_id = d.device_id))
+            """)!
+        // Only a conversation losing an active admin device can be left without one: the batch's
+        // devices are all active, so each closing admin membership is such a loss.
+        radius.conversationsLeftWithoutAdmin = try Int.fetchOne(db, sql: """
+            SELECT count(*) FROM (SELECT DISTINCT convo_id FROM closing WHERE is_admin = 1) c
+            WHERE NOT EXISTS (SELECT 1 FROM members m JOIN user_devices d ON d.user_did = m.user_did AND d.device_id = m.device_id
+                              WHERE m.convo_id = c.convo_id AND m.left_at IS NULL AND m.is_admin = 1 AND d.is_active = 1
+                              AND NOT EXISTS (SELECT 1 FROM closing x WHERE x.convo_id = m.convo_id AND x.member_mls_did = m.member_mls_did))
+            """)!
+    }
+
+    private static func removalOperations(db: Database) throws -> [JSONValue] {
+        try Row.fetchAll(db, sql: "SELECT convo_id, member_mls_did FROM closing ORDER BY convo_id, member_mls_did").map { row in
+            .object([("op", .string("mls.remove")), ("convo", .string(row["convo_id"])), ("member", .string(row["member_mls_did"]))])
+        }
+    }
+}
+
+// MARK: - Views
+
+extension DeviceRegistry {
+    /// The user-level view of a conversation (the seed's `getMembers`): one row per user.
+    public struct MemberView: Sendable, Equatable {
+        public let userDid: String
+        public let deviceCount: Int
+        public let deviceIds: [String]
+        public let isAdmin: Bool
+        public let joinedAt: String
+    }
+
+    public func members(conversation: String) throws -> [MemberView] {
+        try read { db in
+            try Row.fetchAll(db, sql: """
+                SELECT user_did, count(*) AS devices, group_concat(device_id, ' ') AS ids, max(is_admin) AS admin, max(joined_at) AS joined
+                FROM (SELECT * FROM members WHERE convo_id = ? AND left_at IS NULL ORDER BY device_id)
+                GROUP BY user_did ORDER BY user_did
+                """, arguments: [conversation]).map { row in
+                MemberView(userDid: row["user_did"], deviceCount: row["devices"], deviceIds: (row["ids"] as String).split(separator: " ").map(String.init),
+                           isAdmin: row["admin"] as Int == 1, joinedAt: row["joined"])
+            }
+        }
+    }
+
+    /// The seed's auto-rejoin: the conversations a newly registered device must be added to
+    /// (every conversation its user is in and it is not), as `mls.add` operations.
+    public func rejoinPlan(user: String, device: String) throws -> [JSONValue] {
+        try read { db in
+            guard let row = try Row.fetchOne(db, sql: "SELECT device_mls_did, is_active FROM user_devices WHERE user_did = ? AND device_id = ?",
+                                             arguments: [user, device]) else {
+                throw VaultError(.malformedDocument, "the registry has no device \(user)#\(device)")
+            }
+            guard row["is_active"] as Int == 1 else {
+                throw VaultError(.refused, "device \(user)#\(device) is revoked; a revoked device rejoins nothing")
+            }
+            let mlsDid: String = row["device_mls_did"]
+            return try String.fetchAll(db, sql: """
+                SELECT DISTINCT convo_id FROM members WHERE user_did = ? AND left_at IS NULL
+                AND convo_id NOT IN (SELECT convo_id FROM members WHERE user_did = ? AND device_id = ? AND left_at IS NULL)
+                ORDER BY convo_id
+                """, arguments: [user, user, device]).map { convo in
+                .object([("op", .string("mls.add")), ("convo", .string(convo)), ("member", .string(mlsDid))])
+            }
+        }
+    }
+
+    public struct LogEntry: Sendable, Equatable {
+        public let batchID, revokedAt, userDid, deviceID, selector: String
+        public let reason: String?
+    }
+
+    public func log(batch: String?) throws -> [LogEntry] {
+        try read { db in
+            try Row.fetchAll(db, sql: """
+                SELECT batch_id, revoked_at, user_did, device_id, reason, selector FROM revocations
+                WHERE ?1 IS NULL OR batch_id = ?1 ORDER BY id
+                """, arguments: [batch]).map { row in
+                LogEntry(batchID: row["batch_id"], revokedAt: row["revoked_at"], userDid: row["user_did"], deviceID: row["device_id"],
+                         selector: row["selector"], reason: row["reason"])
+            }
+        }
+    }
+}

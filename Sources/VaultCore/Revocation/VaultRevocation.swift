@@ -1,0 +1,139 @@
+/// Revoking devices in a household's vault (`device-revoker vault`; seed 000: "Lost/stolen
+/// secondary device: revoke in vault + MLS removal"), with guard rails that refuse the changes
+/// people regret: revoking the primary without naming a new one, revoking every active device,
+/// or naming a device the vault does not have.
+public enum VaultRevocation {
+    /// Which devices to revoke.
+    public enum Selector: Sendable, Equatable {
+        case devices([String])
+        case notSeenSince(Timestamp)
+        case allExcept(String)
+    }
+
+    public struct Options: Sendable {
+        public var selector: Selector
+        public var promote: String?
+        public var reason: String?
+        public var allowEmpty = false
+        public var ignoreUnknown = false
+        public var now: Timestamp
+
+        public init(selector: Selector, promote: String? = nil, reason: String? = nil, allowEmpty: Bool = false, ignoreUnknown: Bool = false, now: Timestamp) {
+            self.selector = selector
+            self.promote = promote
+            self.reason = reason
+            self.allowEmpty = allowEmpty
+            self.ignoreUnknown = ignoreUnknown
+            self.now = now
+        }
+    }
+
+    /// One subkey to take out of one group.
+    public struct Removal: Sendable, Equatable {
+        public let group: String
+        public let member: String
+        public let deviceId: String
+    }
+
+    /// The blast radius: everything the revocation would do, and every guard rail it trips.
+    public struct Plan: Sendable {
+        public let revoke: [DeviceRecord]
+        public let alreadyRevoked: [String]
+        public let unknown: [String]
+        public let removals: [Removal]
+        public let newPrimary: String?
+        /// Reasons the revocation is refused; empty when it may go ahead.
+        public let refusals: [String]
+        public var groupsTouched: Int { Set(removals.map(\.group)).count }
+    }
+
+    public static func plan(_ document: VaultDocument, options: Options) -> Plan {
+        let byID = Dictionary(document.devices.map { ($0.deviceId, $0) }, uniquingKeysWith: { first, _ in first })
+        var unknown: [String] = []
+        var chosen: [DeviceRecord] = []
+        switch options.selector {
+        case .devices(let ids):
+            for id in ids {
+                if let device = byID[id] { if !chosen.contains(device) { chosen.append(device) } } else if !unknown.contains(id) { unknown.append(id) }
+            }
+        case .notSeenSince(let time):
+            chosen = document.devices.filter { $0.lastSeenAt < time }
+        case .allExcept(let keep):
+            if byID[keep] == nil { unknown.append(keep) }
+            chosen = document.devices.filter { $0.deviceId != keep }
+        }
+        let alreadyRevoked = chosen.filter { $0.status == .revoked }.map(\.deviceId)
+        let revoke = chosen.filter { $0.status == .active }
+        let revokedIDs = Set(revoke.map(\.deviceId))
+        let remaining = document.devices.filter { $0.status == .active && !revokedIDs.contains($0.deviceId) }
+
+        var refusals: [String] = []
+        if !unknown.isEmpty, !options.ignoreUnknown {
+            refusals.append("the vault has no device \(unknown.map { "'\($0)'" }.joined(separator: ", ")) (pass --ignore-unknown to skip unknown ids)")
+        }
+        var newPrimary: String?
+        if let primary = revoke.first(where: \.isPrimary) {
+            if let promote = options.promote {
+                if remaining.contains(where: { $0.deviceId == promote }) {
+                    newPrimary = promote
+                } else {
+                    refusals.append("--promote '\(promote)' is not an active device that stays")
+                }
+            } else if !remaining.isEmpty {
+                refusals.append("'\(primary.deviceId)' is the primary device; name the new primary with --promote ID")
+            }
+        } else if let promote = options.promote {
+            refusals.append("--promote '\(promote)' given, but the primary device is not being revoked")
+        }
+        if !revoke.isEmpty, remaining.isEmpty, !options.allowEmpty {
+            refusals.append("this revokes every active device; the household would then have to recover from its recovery sheet (pass --allow-empty to go ahead)")
+        }
+
+        let revokedKeys = Dictionary(revoke.map { ($0.subkeyPublicKey, $0.deviceId) }, uniquingKeysWith: { first, _ in first })
+        var removals: [Removal] = []
+        for group in document.groupMemberships {
+            for member in group.memberPubkeys {
+                if let deviceId = revokedKeys[member] { removals.append(Removal(group: group.mlsGroupId, member: member, deviceId: deviceId)) }
+            }
+        }
+        return Plan(revoke: revoke, alreadyRevoked: alreadyRevoked, unknown: unknown, removals: removals, newPrimary: newPrimary, refusals: refusals)
+    }
+
+    /// Applies a plan with no refusals. The schema version is kept: v1 records the status only;
+    /// v2 also records `revokedAt` and `revocationReason` and raises the revision.
+    public static func apply(_ plan: Plan, to document: VaultDocument, options: Options) throws -> VaultDocument {
+        guard plan.refusals.isEmpty else {
+            throw VaultError(.refused, plan.refusals.joined(separator: "; "))
+        }
+        var changed = document
+        let ids = Set(plan.revoke.map(\.deviceId))
+        guard !ids.isEmpty else { return document }
+        for index in changed.devices.indices {
+            let id = changed.devices[index].deviceId
+            if ids.contains(id) {
+                changed.devices[index].status = .revoked
+                changed.devices[index].isPrimary = false
+                if changed.version >= 2 {
+                    changed.devices[index].revokedAt = options.now
+                    changed.devices[index].revocationReason = options.reason
+                }
+            }
+            if id == plan.newPrimary { changed.devices[index].isPrimary = true }
+        }
+        let removed = Set(plan.removals.map { "\($0.group)\u{0}\($0.member)" })
+        for index in changed.groupMemberships.indices {
+            let group = changed.groupMemberships[index].mlsGroupId
+            changed.groupMemberships[index].memberPubkeys.removeAll { removed.contains("\(group)\u{0}\($0)") }
+        }
+        if let revision = changed.revision { changed.revision = revision + 1 }
+        changed.updatedAt = max(changed.updatedAt, options.now)
+        return changed
+    }
+
+    /// The app's operations: one `mls.remove` for each group that holds a revoked subkey.
+    public static func operations(_ plan: Plan) -> [JSONValue] {
+        plan.removals.map { removal in
+            .object([("op", .string("mls.remove")), ("group", .string(removal.group)), ("member", .string(removal.member)), ("deviceId", .string(removal.deviceId))])
+        }
+    }
+}

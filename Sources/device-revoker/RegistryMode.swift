@@ -1,0 +1,211 @@
+import ArgumentParser
+import CLISupport
+import VaultCore
+
+struct Registry: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "A server device registry in SQLite: import, revoke in bulk, members, rejoin plans, the log.",
+        discussion: """
+        The schema is the Catbird seed's user_devices and members, with revocation state and an \
+        append-only revocations log (docs/device-registry.md).
+
+        Examples:
+          device-revoker registry init --db registry.sqlite
+          device-revoker registry import --db registry.sqlite --devices devices.jsonl --members members.jsonl
+          device-revoker registry revoke --db registry.sqlite --not-seen-since 2025-01-01 --dry-run
+          device-revoker registry log --db registry.sqlite
+        """,
+        subcommands: [Init.self, Import.self, Revoke.self, Members.self, RejoinPlan.self, Log.self]
+    )
+
+    struct Database: ParsableArguments {
+        @Option(help: ArgumentHelp("The registry database.", valueName: "R"))
+        var db: String
+
+        func open(create: Bool = false) throws -> DeviceRegistry { try DeviceRegistry(path: db, create: create) }
+    }
+
+    struct Init: ParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Create a registry (or bring an existing one's schema up to date).")
+        @OptionGroup var database: Database
+
+        func run() throws {
+            _ = try database.open(create: true)
+            diagnostics.note("registry ready: \(database.db)")
+        }
+    }
+
+    struct Import: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Bulk-load devices and memberships from JSON Lines in one transaction.",
+            discussion: """
+            Keys are the column names; signature_public_key is hex, times RFC 3339 UTC, is_admin \
+            and is_active booleans. A bad line names its line number and nothing is imported.
+            """
+        )
+        @OptionGroup var database: Database
+        @Option(help: ArgumentHelp("user_devices rows.", valueName: "FILE.jsonl")) var devices: String?
+        @Option(help: ArgumentHelp("members rows.", valueName: "FILE.jsonl")) var members: String?
+        @OptionGroup var now: NowOption
+
+        func validate() throws {
+            guard devices != nil || members != nil else { throw ValidationError("give --devices, --members or both") }
+            try requireOneStandardInput([devices, members])
+        }
+
+        func run() throws {
+            let registry = try database.open()
+            let counts = try registry.importRows(
+                devices: try devices.map { ($0, try InputFiles.read($0, what: "devices file")) },
+                members: try members.map { ($0, try InputFiles.read($0, what: "members file")) }, now: now.time)
+            diagnostics.note("imported \(counts.devices) devices and \(counts.members) memberships into \(database.db)")
+        }
+    }
+
+    struct Revoke: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Revoke devices in one transaction: inactive, memberships closed, one log row each.",
+            discussion: """
+            Refuses (exit 4) when users would be left with no active device, or conversations \
+            with no active admin device, unless --force. A second identical run changes nothing \
+            and says so.
+
+            Examples:
+              device-revoker registry revoke --db r.sqlite --device 'did:plc:josh#a1b2' --reason lost
+              device-revoker registry revoke --db r.sqlite --devices-file stolen.txt --dry-run --json
+            """
+        )
+        @OptionGroup var database: Database
+        @Option(name: .customLong("device"), help: ArgumentHelp("USER_DID#DEVICE_ID (repeatable).", valueName: "USER#DEVICE")) var devices: [String] = []
+        @Option(help: ArgumentHelp("USER_DID#DEVICE_ID, one a line.", valueName: "FILE")) var devicesFile: String?
+        @Option(help: ArgumentHelp("Every device of this user.", valueName: "DID")) var user: String?
+        @Option(help: ArgumentHelp("Devices not seen since this date.", valueName: "DATE")) var notSeenSince: String?
+        @Option(help: ArgumentHelp("Signature public keys (hex), one a line.", valueName: "FILE")) var signatureKeysFile: String?
+        @Option(help: ArgumentHelp("Why; recorded on each device and in the log.", valueName: "TEXT")) var reason: String?
+        @Flag(help: "Show the blast radius and write nothing.") var dryRun = false
+        @Flag(help: "Print JSON.") var json = false
+        @Flag(help: "Go ahead even if users or conversations are left without an active device or admin.") var force = false
+        @Option(help: ArgumentHelp("Write the mls.remove operations (JSON Lines) to FILE.", valueName: "OPS")) var ops: String?
+        @OptionGroup var now: NowOption
+
+        func validate() throws {
+            let selectors = [!devices.isEmpty, devicesFile != nil, user != nil, notSeenSince != nil, signatureKeysFile != nil].filter { $0 }.count
+            guard selectors == 1 else {
+                throw ValidationError("choose the devices one way: --device, --devices-file, --user, --not-seen-since or --signature-keys-file")
+            }
+            if let notSeenSince { _ = try parseSince(notSeenSince) }
+        }
+
+        func selector() throws -> DeviceRegistry.Selector {
+            func pairs(_ entries: [String]) throws -> [(user: String, device: String)] {
+                try entries.map { entry in
+                    guard let hash = entry.lastIndex(of: "#"), hash != entry.startIndex, entry.index(after: hash) != entry.endIndex else {
+                        throw ToolError(.invalidInput, "'\(entry)' is not USER_DID#DEVICE_ID".displaySafe)
+                    }
+                    return (String(entry[..<hash]), String(entry[entry.index(after: hash)...]))
+                }
+            }
+            if let devicesFile { return .devices(try pairs(readList(devicesFile, what: "devices file"))) }
+            if let user { return .user(user) }
+            if let notSeenSince { return .notSeenSince(try parseSince(notSeenSince)) }
+            if let signatureKeysFile {
+                return .signatureKeys(try readList(signatureKeysFile, what: "signature keys file").enumerated().map { index, line in
+                    guard let key = Hex.decode(line), !key.isEmpty else { throw ToolError(.invalidInput, "signature keys file line \(index + 1) is not hex") }
+                    return key
+                })
+            }
+            return .devices(try pairs(devices))
+        }
+
+        func run() throws {
+            let registry = try database.open()
+            let result = try registry.revoke(selector(), reason: reason, now: now.time, dryRun: dryRun, force: force, collectOperations: ops != nil)
+            let radius = result.radius
+            if json {
+                StandardStreams.writeOutput(JSONValue.object([
+                    ("batchId", result.applied ? .string(result.batchID) : .null), ("applied", .bool(result.applied)), ("dryRun", .bool(dryRun)),
+                    ("devices", .int(radius.devices)), ("users", .int(radius.users)), ("conversations", .int(radius.conversations)),
+                    ("memberships", .int(radius.memberships)), ("usersLeftWithoutDevice", .int(radius.usersLeftWithoutDevice)),
+                    ("conversationsLeftWithoutAdmin", .int(radius.conversationsLeftWithoutAdmin)),
+                    ("alreadyRevoked", .int(radius.alreadyRevoked)), ("notFound", .int(radius.notFound)),
+                    ("refusals", .array(result.refusals.map(JSONValue.string))),
+                ]).serialized())
+            } else {
+                var table = TextTable()
+                table.add("devices", "\(radius.devices)")
+                table.add("users", "\(radius.users)")
+                table.add("conversations", "\(radius.conversations)")
+                table.add("memberships closed", "\(radius.memberships)")
+                table.add("users left with no active device", "\(radius.usersLeftWithoutDevice)")
+                table.add("conversations left with no active admin device", "\(radius.conversationsLeftWithoutAdmin)")
+                table.add("already revoked (skipped)", "\(radius.alreadyRevoked)")
+                table.add("not found", "\(radius.notFound)")
+                let head = radius.devices == 0 ? "nothing to revoke" : dryRun ? "dry run: would revoke" : result.applied ? "revoked (batch \(result.batchID))" : "refused"
+                StandardStreams.writeOutput(Array((head + "\n" + table.render(indent: "  ")).utf8))
+            }
+            if !result.refusals.isEmpty, !dryRun {
+                throw ToolError(.refused, result.refusals.joined(separator: "; ") + "; nothing was changed", hint: "look at the blast radius, then pass --force if it is intended")
+            }
+            if result.applied || dryRun { try writeOperations(result.operations, to: ops) }
+        }
+    }
+
+    struct Members: ParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "The user-level view of a conversation: one row per user, device count, admin flag.")
+        @OptionGroup var database: Database
+        @Option(help: ArgumentHelp("The conversation id.", valueName: "ID")) var convo: String
+        @Flag(help: "Print JSON.") var json = false
+
+        func run() throws {
+            let members = try database.open().members(conversation: convo)
+            if json {
+                StandardStreams.writeOutput(JSONValue.array(members.map {
+                    .object([("did", .string($0.userDid)), ("deviceCount", .int($0.deviceCount)), ("deviceIds", .array($0.deviceIds.map(JSONValue.string))),
+                             ("isAdmin", .bool($0.isAdmin)), ("joinedAt", .string($0.joinedAt))])
+                }).serialized())
+                return
+            }
+            var table = TextTable()
+            table.add("user", "devices", "admin", "joined")
+            for member in members { table.add(member.userDid, "\(member.deviceCount)", member.isAdmin ? "admin" : "", member.joinedAt) }
+            StandardStreams.writeOutput(Array(table.render().utf8))
+        }
+    }
+
+    struct RejoinPlan: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "rejoin-plan",
+            abstract: "The conversations a newly registered device must be added to, as mls.add operations (JSON Lines)."
+        )
+        @OptionGroup var database: Database
+        @Option(help: ArgumentHelp("The new device.", valueName: "USER_DID#DEVICE_ID")) var device: String
+
+        func run() throws {
+            guard let hash = device.lastIndex(of: "#") else { throw ValidationError("--device takes USER_DID#DEVICE_ID") }
+            let operations = try database.open().rejoinPlan(user: String(device[..<hash]), device: String(device[device.index(after: hash)...]))
+            StandardStreams.writeOutput(operations.flatMap { $0.serialized(pretty: false) + [0x0a] })
+        }
+    }
+
+    struct Log: ParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "What was revoked, when, why, and by which selector.")
+        @OptionGroup var database: Database
+        @Option(help: ArgumentHelp("Only this batch.", valueName: "ID")) var batch: String?
+        @Flag(help: "Print JSON Lines.") var json = false
+
+        func run() throws {
+            let entries = try database.open().log(batch: batch)
+            if json {
+                StandardStreams.writeOutput(entries.flatMap { entry in
+                    JSONValue.object([("batchId", .string(entry.batchID)), ("revokedAt", .string(entry.revokedAt)), ("userDid", .string(entry.userDid)),
+                                      ("deviceId", .string(entry.deviceID)), ("reason", entry.reason.map(JSONValue.string) ?? .null),
+                                      ("selector", .string(entry.selector))]).serialized(pretty: false) + [0x0a]
+                })
+                return
+            }
+            var table = TextTable()
+            for entry in entries { table.add(entry.revokedAt, entry.batchID.prefix(8) + "…", "\(entry.userDid)#\(entry.deviceID)", entry.reason ?? "", entry.selector) }
+            StandardStreams.writeOutput(Array(table.render().utf8))
+        }
+    }
+}

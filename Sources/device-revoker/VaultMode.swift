@@ -1,0 +1,133 @@
+import ArgumentParser
+import CLISupport
+import VaultCore
+
+struct VaultMode: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "vault",
+        abstract: "Revoke devices in a household's vault and say which group removals the app must make.",
+        discussion: """
+        Marks the chosen devices revoked (status, and in schema v2 revokedAt and \
+        revocationReason, with the revision raised), and removes their subkeys from every group. \
+        Refuses (exit 4, nothing written) to revoke the primary without --promote, every active \
+        device without --allow-empty, or an unknown id without --ignore-unknown.
+
+        Examples:
+          device-revoker vault --key-file parent.nsec --vault household.vault --device 0A9B8C7D-6E5F-4A3B-2C1D-0E9F8A7B6C5D -o new.vault --ops ops.jsonl
+          device-revoker vault --vault-key-file vk --vault household.vault --all-except KITCHEN-ID --dry-run --json
+        """
+    )
+
+    @OptionGroup var access: VaultAccessOptions
+
+    @Option(help: ArgumentHelp("The vault.", valueName: "V"))
+    var vault: String
+
+    @Option(name: .customLong("device"), help: ArgumentHelp("A device id to revoke (repeatable).", valueName: "ID"))
+    var devices: [String] = []
+
+    @Option(help: ArgumentHelp("A file of device ids, one a line.", valueName: "FILE"))
+    var devicesFile: String?
+
+    @Option(help: ArgumentHelp("Revoke devices last seen before this date.", valueName: "DATE"))
+    var notSeenSince: String?
+
+    @Option(help: ArgumentHelp("Revoke every device except this one.", valueName: "ID"))
+    var allExcept: String?
+
+    @Option(help: ArgumentHelp("The active device that becomes primary when the primary is revoked.", valueName: "ID"))
+    var promote: String?
+
+    @Option(help: ArgumentHelp("Why (recorded in schema v2 vaults).", valueName: "TEXT"))
+    var reason: String?
+
+    @Option(help: ArgumentHelp("Refuse unless the vault is at this revision (a v1 vault counts as 0).", valueName: "N"))
+    var expectRevision: Int?
+
+    @Flag(help: "Allow revoking every active device.")
+    var allowEmpty = false
+
+    @Flag(help: "Skip device ids the vault does not have, instead of refusing.")
+    var ignoreUnknown = false
+
+    @Flag(help: "Show the blast radius and write nothing.")
+    var dryRun = false
+
+    @Flag(help: "With --dry-run: print JSON.")
+    var json = false
+
+    @OptionGroup var now: NowOption
+
+    @Option(name: .shortAndLong, help: ArgumentHelp("The changed vault.", valueName: "OUT"))
+    var output: String?
+
+    @Option(help: ArgumentHelp("Write the app's mls.remove operations (JSON Lines) to FILE.", valueName: "OPS"))
+    var ops: String?
+
+    @Flag(help: "Allow the vault to go to a terminal.")
+    var force = false
+
+    func validate() throws {
+        try access.requireOne()
+        let selectors = [!devices.isEmpty, devicesFile != nil, notSeenSince != nil, allExcept != nil].filter { $0 }.count
+        guard selectors == 1 else { throw ValidationError("choose the devices one way: --device, --devices-file, --not-seen-since or --all-except") }
+        if let notSeenSince { _ = try parseSince(notSeenSince) }
+        if !dryRun, output == nil { throw ValidationError("give -o OUT for the changed vault, or --dry-run") }
+        if json, !dryRun { throw ValidationError("--json goes with --dry-run") }
+        try requireOneStandardInput(access.paths + [vault, devicesFile])
+    }
+
+    func run() throws {
+        let target = OutputTarget(output)
+        if output != nil { try target.checkDistinct(fromInputs: access.paths + [vault]) }
+        let access = try self.access.load(diagnostics)!
+        let opened = try Vault.open(InputFiles.read(vault, what: "vault"), with: access)
+        try Vault.checkRevision(opened.document, expected: expectRevision)
+        let selector: VaultRevocation.Selector
+        if let devicesFile { selector = .devices(try readList(devicesFile, what: "devices file")) }
+        else if let notSeenSince { selector = .notSeenSince(try parseSince(notSeenSince)) }
+        else if let allExcept { selector = .allExcept(allExcept) }
+        else { selector = .devices(devices) }
+        let options = VaultRevocation.Options(selector: selector, promote: promote, reason: reason, allowEmpty: allowEmpty,
+                                              ignoreUnknown: ignoreUnknown, now: now.time)
+        let plan = VaultRevocation.plan(opened.document, options: options)
+        for id in plan.alreadyRevoked { diagnostics.note("device '\(id)' is already revoked; nothing to do for it".displaySafe) }
+
+        if dryRun {
+            StandardStreams.writeOutput(Array((json ? String(decoding: radiusJSON(plan).serialized(), as: UTF8.self) : radiusText(plan)).utf8))
+            return
+        }
+        let document = try VaultRevocation.apply(plan, to: opened.document, options: options)
+        let bytes = plan.revoke.isEmpty ? try InputFiles.read(vault, what: "vault") : try Vault.sealVerified(document, access: access)
+        try target.write(bytes, kind: .binary, force: force)
+        try writeOperations(VaultRevocation.operations(plan), to: ops)
+        diagnostics.note(plan.revoke.isEmpty
+            ? "nothing to revoke; the vault is unchanged"
+            : "revoked \(plan.revoke.count) device\(plan.revoke.count == 1 ? "" : "s"), \(plan.removals.count) group removals\(plan.newPrimary.map { ", new primary '\($0)'" } ?? "")\(document.revision.map { ", revision \($0)" } ?? "")")
+    }
+
+    private func radiusText(_ plan: VaultRevocation.Plan) -> String {
+        var text = "would revoke \(plan.revoke.count) device\(plan.revoke.count == 1 ? "" : "s"):\n"
+        var table = TextTable()
+        for device in plan.revoke { table.add(device.deviceId, device.deviceName, device.isPrimary ? "primary" : "", "last seen \(device.lastSeenAt)") }
+        text += table.render(indent: "  ")
+        text += "group removals: \(plan.removals.count) in \(plan.groupsTouched) groups\n"
+        if let primary = plan.newPrimary { text += "new primary: \(primary)\n".displaySafe }
+        if !plan.alreadyRevoked.isEmpty { text += "already revoked: \(plan.alreadyRevoked.joined(separator: ", "))".displaySafe + "\n" }
+        if !plan.unknown.isEmpty { text += "unknown ids: \(plan.unknown.joined(separator: ", "))".displaySafe + "\n" }
+        text += plan.refusals.isEmpty ? "no guard rail would trip\n" : plan.refusals.map { "would be refused: \($0)".displaySafe + "\n" }.joined()
+        return text
+    }
+
+    private func radiusJSON(_ plan: VaultRevocation.Plan) -> JSONValue {
+        .object([
+            ("revoke", .array(plan.revoke.map { .object([("deviceId", .string($0.deviceId)), ("deviceName", .string($0.deviceName)), ("isPrimary", .bool($0.isPrimary))]) })),
+            ("groupRemovals", .array(VaultRevocation.operations(plan))),
+            ("groups", .int(plan.groupsTouched)),
+            ("newPrimary", plan.newPrimary.map(JSONValue.string) ?? .null),
+            ("alreadyRevoked", .array(plan.alreadyRevoked.map(JSONValue.string))),
+            ("unknown", .array(plan.unknown.map(JSONValue.string))),
+            ("refusals", .array(plan.refusals.map(JSONValue.string))),
+        ])
+    }
+}
