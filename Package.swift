@@ -108,7 +108,7 @@ let package = Package(
 
         .testTarget(
             name: "VaultCoreTests",
-            dependencies: ["VaultCore"],
+            dependencies: ["VaultCore", .product(name: "GRDB", package: "GRDB.swift")],
             exclude: ["Vectors"]
         ),
         .testTarget(

@@ -1,5 +1,6 @@
 import ArgumentParser
 import CLISupport
+import Foundation
 import VaultCore
 
 struct Registry: ParsableCommand {
@@ -86,6 +87,7 @@ struct Registry: ParsableCommand {
         @Flag(help: "Print JSON.") var json = false
         @Flag(help: "Go ahead even if users or conversations are left without an active device or admin.") var force = false
         @Option(help: ArgumentHelp("Write the mls.remove operations (JSON Lines) to FILE.", valueName: "OPS")) var ops: String?
+        @Option(help: ArgumentHelp("The batch id to log, such as a ticket number (default: a random UUID).", valueName: "ID")) var batchId: String?
         @OptionGroup var now: NowOption
 
         func validate() throws {
@@ -119,7 +121,8 @@ struct Registry: ParsableCommand {
 
         func run() throws {
             let registry = try database.open()
-            let result = try registry.revoke(selector(), reason: reason, now: now.time, dryRun: dryRun, force: force, collectOperations: ops != nil)
+            let result = try registry.revoke(selector(), reason: reason, now: now.time, dryRun: dryRun, force: force, collectOperations: ops != nil,
+                                             batchID: batchId ?? UUID().uuidString.lowercased())
             let radius = result.radius
             if json {
                 StandardStreams.writeOutput(JSONValue.object([

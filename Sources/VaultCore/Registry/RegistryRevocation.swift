@@ -77,8 +77,9 @@ extension DeviceRegistry {
             try Self.measure(&radius, db: db)
             var refusals: [String] = []
             if !force {
-                if radius.usersLeftWithoutDevice > 0 { refusals.append("\(radius.usersLeftWithoutDevice) users would be left with no active device") }
-                if radius.conversationsLeftWithoutAdmin > 0 { refusals.append("\(radius.conversationsLeftWithoutAdmin) conversations would be left with no active admin device") }
+                let users = radius.usersLeftWithoutDevice, conversations = radius.conversationsLeftWithoutAdmin
+                if users > 0 { refusals.append("\(users) user\(users == 1 ? "" : "s") would be left with no active device") }
+                if conversations > 0 { refusals.append("\(conversations) conversation\(conversations == 1 ? "" : "s") would be left with no active admin device") }
             }
             let operations = collectOperations ? try Self.removalOperations(db: db) : []
             guard !dryRun, refusals.isEmpty else {

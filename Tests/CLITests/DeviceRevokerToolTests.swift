@@ -1,0 +1,151 @@
+import Foundation
+import Testing
+import VaultCore
+
+enum RevokerFixtures {
+    static let kitchen = "6F1C2B7E-0D4A-4C55-9E1B-2A7F3C9D8E01", bedroom = "B3E9A410-77C2-4F0E-8D65-1C2B3A4D5E6F", old = "0A9B8C7D-6E5F-4A3B-2C1D-0E9F8A7B6C5D"
+
+    @Sendable static func registry(_ workspace: Workspace) throws {
+        let devices = """
+            {"user_did": "did:plc:josh", "device_id": "a1b2", "device_mls_did": "did:plc:josh#a1b2", "device_name": "Josh's iPhone", "signature_public_key": "0102", "last_seen": "2025-01-01T00:00:00Z", "registered_at": "2024-01-01T00:00:00Z"}
+            {"user_did": "did:plc:josh", "device_id": "c3d4", "device_mls_did": "did:plc:josh#c3d4", "signature_public_key": "0304", "last_seen": "2025-11-01T00:00:00Z", "registered_at": "2024-01-01T00:00:00Z"}
+            {"user_did": "did:plc:alice", "device_id": "e5f6", "device_mls_did": "did:plc:alice#e5f6", "signature_public_key": "0506", "registered_at": "2024-01-01T00:00:00Z"}
+
+            """
+        let members = """
+            {"convo_id": "alpha", "member_mls_did": "did:plc:josh#a1b2", "user_did": "did:plc:josh", "device_id": "a1b2", "joined_at": "2024-02-01T00:00:00Z", "is_admin": true}
+            {"convo_id": "alpha", "member_mls_did": "did:plc:josh#c3d4", "user_did": "did:plc:josh", "device_id": "c3d4", "joined_at": "2024-02-01T00:00:00Z", "is_admin": true}
+            {"convo_id": "alpha", "member_mls_did": "did:plc:alice#e5f6", "user_did": "did:plc:alice", "device_id": "e5f6", "joined_at": "2024-02-01T00:00:00Z"}
+            {"convo_id": "beta", "member_mls_did": "did:plc:josh#a1b2", "user_did": "did:plc:josh", "device_id": "a1b2", "joined_at": "2024-02-01T00:00:00Z"}
+
+            """
+        try Data(devices.utf8).write(to: URL(fileURLWithPath: workspace.path("devices.jsonl")))
+        try Data(members.utf8).write(to: URL(fileURLWithPath: workspace.path("members.jsonl")))
+        let newDevice = #"{"user_did": "did:plc:bob", "device_id": "b0b0", "device_mls_did": "did:plc:bob#b0b0", "signature_public_key": "0b0b"}"#
+        try Data((newDevice + "\n{\"user_did\": 7}\n").utf8).write(to: URL(fileURLWithPath: workspace.path("bad.jsonl")))
+        for arguments in [["registry", "init", "--db", "r.sqlite"], ["registry", "import", "--db", "r.sqlite", "--devices", "devices.jsonl", "--members", "members.jsonl"]] {
+            guard try workspace.run("device-revoker", arguments).status == 0 else { throw CocoaError(.fileWriteUnknown) }
+        }
+    }
+}
+
+@Suite struct DeviceRevokerGoldenTests {
+    static func vault(_ name: String, _ arguments: [String]) -> GoldenCase {
+        GoldenCase(tool: "device-revoker", name: name, arguments: ["vault", "--key-file", "keys/parent.nsec", "--vault", "testkit/ok-v2-household.vault", "--now", "2026-11-22T10:00:00Z"] + arguments)
+    }
+
+    static func registry(_ name: String, _ arguments: [String]) -> GoldenCase {
+        GoldenCase(tool: "device-revoker", name: name, arguments: ["registry"] + arguments, prepare: RevokerFixtures.registry)
+    }
+
+    static let cases: [GoldenCase] = [
+        GoldenCase(tool: "device-revoker", name: "help", arguments: ["--help"]),
+        vault("vault-dry-run", ["--device", RevokerFixtures.bedroom, "--dry-run"]),
+        vault("vault-dry-run-json", ["--not-seen-since", "2025-11-19", "--promote", RevokerFixtures.kitchen, "--dry-run", "--json"]),
+        vault("vault-primary-without-promote", ["--device", RevokerFixtures.kitchen, "-o", "out.vault"]),
+        vault("vault-every-device", ["--all-except", "nobody", "--ignore-unknown", "-o", "out.vault"]),
+        vault("vault-unknown-device", ["--device", "no-such-device", "-o", "out.vault"]),
+        vault("vault-already-revoked", ["--device", RevokerFixtures.old, "-o", "out.vault"]),
+        vault("vault-stale-revision", ["--device", RevokerFixtures.bedroom, "--expect-revision", "3", "-o", "out.vault"]),
+        vault("vault-two-selectors", ["--device", RevokerFixtures.bedroom, "--all-except", RevokerFixtures.kitchen, "-o", "out.vault"]),
+        registry("registry-members", ["members", "--db", "r.sqlite", "--convo", "alpha"]),
+        registry("registry-revoke-refused", ["revoke", "--db", "r.sqlite", "--not-seen-since", "2025-06-01", "--now", "2026-11-22T10:00:00Z"]),
+        registry("registry-revoke-dry-run-json", ["revoke", "--db", "r.sqlite", "--user", "did:plc:josh", "--dry-run", "--json"]),
+        registry("registry-revoke-one", ["revoke", "--db", "r.sqlite", "--device", "did:plc:josh#a1b2", "--reason", "lost", "--ops", "-", "--batch-id", "TICKET-1234", "--now", "2026-11-22T10:00:00Z"]),
+        registry("registry-revoke-unknown", ["revoke", "--db", "r.sqlite", "--device", "did:plc:nobody#x", "--now", "2026-11-22T10:00:00Z"]),
+        registry("registry-rejoin-plan", ["rejoin-plan", "--db", "r.sqlite", "--device", "did:plc:josh#c3d4"]),
+        registry("registry-import-bad-line", ["import", "--db", "r.sqlite", "--devices", "bad.jsonl"]),
+        registry("registry-missing-db", ["log", "--db", "missing.sqlite"]),
+    ]
+
+    @Test(arguments: cases)
+    func golden(_ golden: GoldenCase) throws {
+        try Golden.check(golden)
+    }
+}
+
+@Suite struct DeviceRevokerBehaviourTests {
+    @Test func vaultRevocationWritesAVerifiedVaultAndOps() throws {
+        let workspace = try Workspace()
+        let run = try workspace.run("device-revoker", ["vault", "--key-file", "keys/parent.nsec", "--vault", "testkit/ok-v2-household.vault", "--device", RevokerFixtures.bedroom,
+                                                       "--reason", "left on a bus", "--now", "2026-11-22T10:00:00Z", "-o", "out.vault", "--ops", "ops.jsonl"])
+        #expect(run.status == 0, "\(run.stderrText)")
+        #expect(run.stderrText == "revoked 1 device, 1 group removals, revision 8\n")
+        #expect(try workspace.run("vault-tool", ["check", "--key-file", "keys/parent.nsec", "out.vault"]).status == 0)
+        let inspect = try workspace.run("vault-tool", ["inspect", "--key-file", "keys/parent.nsec", "out.vault"]).stdoutText
+        #expect(inspect.contains("x  \(RevokerFixtures.bedroom)"))
+        #expect(String(decoding: workspace.contents("ops.jsonl")!, as: UTF8.self).hasPrefix(#"{"op":"mls.remove","group":"grp-maya-friends""#))
+        // Guard rails write nothing.
+        for arguments in DeviceRevokerGoldenTests.cases.filter({ ["vault-primary-without-promote", "vault-every-device", "vault-unknown-device", "vault-stale-revision"].contains($0.name) }).map(\.arguments) {
+            let refused = try workspace.run("device-revoker", arguments.map { $0 == "out.vault" ? "refused.vault" : $0 })
+            #expect(refused.status == 4)
+            #expect(!FileManager.default.fileExists(atPath: workspace.path("refused.vault")))
+        }
+    }
+
+    @Test func registryRevokeIsIdempotentAndLogged() throws {
+        let workspace = try Workspace()
+        try RevokerFixtures.registry(workspace)
+        let arguments = ["registry", "revoke", "--db", "r.sqlite", "--device", "did:plc:josh#a1b2", "--now", "2026-11-22T10:00:00Z"]
+        #expect(try workspace.run("device-revoker", arguments).stdoutText.hasPrefix("revoked (batch "))
+        let again = try workspace.run("device-revoker", arguments)
+        #expect(again.status == 0 && again.stdoutText.hasPrefix("nothing to revoke") && again.stdoutText.contains("already revoked (skipped)                       1"))
+        let log = try workspace.run("device-revoker", ["registry", "log", "--db", "r.sqlite", "--json"]).stdoutText
+        #expect(log.split(separator: "\n").count == 1 && log.contains(#""deviceId":"a1b2""#))
+    }
+
+    /// SIGKILL in the middle of a large revocation: the registry is entirely before or entirely
+    /// after the batch, and intact.
+    @Test func killedRevocationIsAllOrNothing() throws {
+        let workspace = try Workspace()
+        #expect(try workspace.run("device-revoker", ["registry", "init", "--db", "base.sqlite"]).status == 0)
+        let generate = """
+            PRAGMA journal_mode = DELETE;
+            WITH RECURSIVE n(i) AS (SELECT 0 UNION ALL SELECT i + 1 FROM n WHERE i < 59999)
+            INSERT INTO user_devices (user_did, device_id, device_mls_did, signature_public_key, last_seen, registered_at)
+            SELECT 'u' || (i / 5), 'd' || i, 'u' || (i / 5) || '#d' || i, randomblob(32),
+                   strftime('%Y-%m-%dT%H:%M:%SZ', '2026-01-01', '-' || ((i * 7919) % 1000) || ' days'), '2022-01-01T00:00:00Z' FROM n;
+            WITH RECURSIVE n(j) AS (SELECT 0 UNION ALL SELECT j + 1 FROM n WHERE j < 299999),
+            picked(convo, k, device) AS (SELECT j / 10, j % 10, ((j / 10) * 10 + (j % 10) * 10007) % 60000 FROM n)
+            INSERT INTO members (convo_id, member_mls_did, user_did, device_id, joined_at, is_admin)
+            SELECT 'c' || convo, 'u' || (device / 5) || '#d' || device, 'u' || (device / 5), 'd' || device, '2024-01-01T00:00:00Z', k = 0 FROM picked;
+            PRAGMA journal_mode = WAL;
+            """
+        try Data(generate.utf8).write(to: URL(fileURLWithPath: workspace.path("generate.sql")))
+        #expect(try workspace.run("/usr/bin/sqlite3", ["base.sqlite", ".read generate.sql"]).status == 0)
+        func count(_ sql: String) throws -> Int { Int(try workspace.run("/usr/bin/sqlite3", ["r.sqlite", sql]).stdoutText.trimmingCharacters(in: .whitespacesAndNewlines)) ?? -1 }
+
+        var generator = SystemRandomNumberGenerator()
+        var killedWhileRunning = 0, before = 0, after = 0
+        for _ in 0..<10 {
+            for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: workspace.path("r.sqlite" + suffix)) }
+            try FileManager.default.copyItem(atPath: workspace.path("base.sqlite"), toPath: workspace.path("r.sqlite"))
+            let process = Process()
+            process.executableURL = Workspace.binaries.appendingPathComponent("device-revoker")
+            process.arguments = ["registry", "revoke", "--db", "r.sqlite", "--not-seen-since", "2023-06-01", "--force", "--reason", "kill test"]
+            process.currentDirectoryURL = workspace.folder
+            process.standardOutput = FileHandle.nullDevice
+            process.standardError = FileHandle.nullDevice
+            try process.run()
+            usleep(UInt32.random(in: 10_000...400_000, using: &generator))
+            kill(process.processIdentifier, SIGKILL)
+            process.waitUntilExit()
+            if process.terminationReason == .uncaughtSignal { killedWhileRunning += 1 }
+
+            #expect(try workspace.run("/usr/bin/sqlite3", ["r.sqlite", "PRAGMA integrity_check"]).stdoutText == "ok\n")
+            let logged = try count("SELECT count(*) FROM revocations")
+            let inactive = try count("SELECT count(*) FROM user_devices WHERE is_active = 0")
+            let left = try count("SELECT count(*) FROM members WHERE left_at IS NOT NULL")
+            let selected = try count("SELECT count(*) FROM user_devices WHERE coalesce(last_seen, registered_at) < '2023-06-01T00:00:00Z'")
+            if logged == 0 {
+                before += 1
+                #expect(inactive == 0 && left == 0)
+            } else {
+                after += 1
+                #expect(logged == selected && inactive == selected && left > 0)
+            }
+        }
+        #expect(killedWhileRunning >= 3, "only \(killedWhileRunning) kills landed while the revocation ran")
+        #expect(before + after == 10)
+    }
+}

@@ -1,0 +1,129 @@
+import Foundation
+import GRDB
+import Testing
+@testable import VaultCore
+
+@Suite struct DeviceRegistryTests {
+    let now = Timestamp(rfc3339: "2026-11-22T10:00:00Z")!
+
+    /// users u0…u(users-1), each with `perUser` devices dK (K global), in conversations c0… of
+    /// up to four devices; device 0 of each conversation is admin. Last seen: device K on January
+    /// K + 1 (modulo 28).
+    func registry(users: Int = 6, perUser: Int = 2) throws -> (DeviceRegistry, String) {
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("registry-\(UUID().uuidString).sqlite").path
+        let registry = try DeviceRegistry(path: path, create: true)
+        var devices = "", members = ""
+        for user in 0..<users {
+            for slot in 0..<perUser {
+                let device = user * perUser + slot
+                devices += #"{"user_did": "u\#(user)", "device_id": "d\#(device)", "device_mls_did": "u\#(user)#d\#(device)", "signature_public_key": "\#(String(format: "%04x", device))", "last_seen": "2025-01-\#(String(format: "%02d", device % 28 + 1))T00:00:00Z", "registered_at": "2024-01-01T00:00:00Z"}"# + "\n"
+            }
+        }
+        let total = users * perUser
+        for convo in 0..<(total / 4) {
+            for k in 0..<4 {
+                let device = convo * 4 + k
+                members += #"{"convo_id": "c\#(convo)", "member_mls_did": "u\#(device / perUser)#d\#(device)", "user_did": "u\#(device / perUser)", "device_id": "d\#(device)", "joined_at": "2024-02-01T00:00:00Z", "is_admin": \#(k == 0)}"# + "\n"
+            }
+        }
+        let counts = try registry.importRows(devices: ("devices.jsonl", Array(devices.utf8)), members: ("members.jsonl", Array(members.utf8)), now: now)
+        #expect(counts.devices == total && counts.members == (total / 4) * 4)
+        return (registry, path)
+    }
+
+    func active(_ path: String) throws -> Int {
+        try DatabaseQueue(path: path).read { try Int.fetchOne($0, sql: "SELECT count(*) FROM user_devices WHERE is_active = 1")! }
+    }
+
+    @Test func importIsAllOrNothingAndNamesTheLine() throws {
+        let (registry, path) = try registry()
+        let bad = #"{"user_did": "x", "device_id": "y", "device_mls_did": "x#y", "signature_public_key": "aa"}"# + "\n" + #"{"user_did": "x", "device_id": "z"}"# + "\n"
+        do {
+            _ = try registry.importRows(devices: ("new.jsonl", Array(bad.utf8)), members: nil, now: now)
+            Issue.record("a bad line was imported")
+        } catch let error as VaultError {
+            #expect(error.reason.hasPrefix("new.jsonl line 2: ") && error.reason.hasSuffix(" is missing"))
+        }
+        #expect(try DatabaseQueue(path: path).read { try Int.fetchOne($0, sql: "SELECT count(*) FROM user_devices WHERE user_did = 'x'") } == 0)
+    }
+
+    @Test func revokeByEachSelector() throws {
+        let (registry, path) = try registry()
+        let selectors: [DeviceRegistry.Selector] = [
+            .devices([("u0", "d1"), ("nobody", "d9")]), .user("u1"), .notSeenSince(Timestamp(rfc3339: "2025-01-06T12:00:00Z")!), .signatureKeys([[0x00, 0x07]]),
+        ]
+        var expectedActive = 12
+        for (index, selector) in selectors.enumerated() {
+            let result = try registry.revoke(selector, reason: "r\(index)", now: now, dryRun: false, force: true, collectOperations: true)
+            #expect(result.applied)
+            expectedActive -= result.radius.devices
+            #expect(try active(path) == expectedActive)
+            #expect(result.operations.count == result.radius.memberships)
+            #expect(try registry.log(batch: result.batchID).count == result.radius.devices)
+            #expect(try registry.log(batch: result.batchID).allSatisfy { $0.reason == "r\(index)" && $0.selector == selector.description })
+        }
+        // d1; then u1's d2, d3; then those last seen before Jan 6 noon still active: d0, d4, d5; then d7.
+        #expect(try active(path) == 12 - 1 - 2 - 3 - 1)
+        let open = try DatabaseQueue(path: path).read { try Int.fetchOne($0, sql: """
+            SELECT count(*) FROM members m JOIN user_devices d USING (user_did, device_id) WHERE d.is_active = 0 AND m.left_at IS NULL
+            """) }
+        #expect(open == 0)
+    }
+
+    @Test func secondIdenticalRunChangesNothing() throws {
+        let (registry, path) = try registry()
+        let first = try registry.revoke(.user("u2"), reason: nil, now: now, dryRun: false, force: true, collectOperations: false)
+        #expect(first.applied && first.radius.devices == 2)
+        let second = try registry.revoke(.user("u2"), reason: nil, now: now, dryRun: false, force: true, collectOperations: false)
+        #expect(!second.applied && second.radius.devices == 0 && second.radius.alreadyRevoked == 2)
+        #expect(try registry.log(batch: nil).count == 2)
+        #expect(try active(path) == 10)
+    }
+
+    @Test func guardRailsRefuseWithoutForceAndDryRunsWriteNothing() throws {
+        let (registry, path) = try registry()
+        // u0 owns d0 and d1; d0 is the only admin of c0.
+        let refused = try registry.revoke(.user("u0"), reason: nil, now: now, dryRun: false, force: false, collectOperations: false)
+        #expect(!refused.applied && refused.radius.usersLeftWithoutDevice == 1 && refused.radius.conversationsLeftWithoutAdmin == 1)
+        #expect(refused.refusals.count == 2)
+        #expect(try active(path) == 12 && (try registry.log(batch: nil)).isEmpty)
+        let dry = try registry.revoke(.user("u0"), reason: nil, now: now, dryRun: true, force: true, collectOperations: true)
+        #expect(!dry.applied && dry.radius.devices == 2 && !dry.operations.isEmpty)
+        #expect(try active(path) == 12)
+        // d1 alone leaves u0 with d0 and c0 with its admin: allowed.
+        #expect(try registry.revoke(.devices([("u0", "d1")]), reason: nil, now: now, dryRun: false, force: false, collectOperations: false).applied)
+    }
+
+    @Test func theLogIsAppendOnly() throws {
+        let (registry, path) = try registry()
+        _ = try registry.revoke(.user("u3"), reason: nil, now: now, dryRun: false, force: true, collectOperations: false)
+        let database = try DatabaseQueue(path: path)
+        for statement in ["DELETE FROM revocations", "UPDATE revocations SET reason = 'changed'"] {
+            #expect(throws: DatabaseError.self) { try database.write { try $0.execute(sql: statement) } }
+        }
+        #expect(try registry.log(batch: nil).count == 2)
+    }
+
+    @Test func membersAndRejoinPlan() throws {
+        let (registry, _) = try registry()
+        let members = try registry.members(conversation: "c0")
+        #expect(members.map(\.userDid) == ["u0", "u1"] && members.map(\.deviceCount) == [2, 2] && members.map(\.isAdmin) == [true, false])
+        _ = try registry.importRows(devices: ("new.jsonl", Array(#"{"user_did": "u0", "device_id": "new", "device_mls_did": "u0#new", "signature_public_key": "ffff"}"#.utf8)), members: nil, now: now)
+        let plan = try registry.rejoinPlan(user: "u0", device: "new")
+        #expect(plan == [.object([("op", .string("mls.add")), ("convo", .string("c0")), ("member", .string("u0#new"))])])
+    }
+
+    /// Two revokers at once on one database: immediate transactions and a busy timeout mean
+    /// both batches land, whole.
+    @Test func concurrentRevokersLoseNoUpdate() async throws {
+        let (_, path) = try registry(users: 40, perUser: 2)
+        let first = try DeviceRegistry(path: path, create: false), second = try DeviceRegistry(path: path, create: false)
+        let now = self.now
+        async let a = Task.detached { try first.revoke(.devices((0..<20).map { ("u\($0)", "d\($0 * 2 + 1)") }), reason: "a", now: now, dryRun: false, force: true, collectOperations: false) }.value
+        async let b = Task.detached { try second.revoke(.devices((20..<40).map { ("u\($0)", "d\($0 * 2 + 1)") }), reason: "b", now: now, dryRun: false, force: true, collectOperations: false) }.value
+        let (resultA, resultB) = try await (a, b)
+        #expect(resultA.applied && resultB.applied && resultA.radius.devices == 20 && resultB.radius.devices == 20)
+        #expect(try active(path) == 40)
+        #expect(try first.log(batch: nil).count == 40)
+    }
+}

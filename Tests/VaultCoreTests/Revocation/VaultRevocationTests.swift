@@ -1,0 +1,84 @@
+import Testing
+@testable import VaultCore
+
+@Suite struct VaultRevocationTests {
+    let random = SeededRandom(seed: 0x6e6)
+    let now = Timestamp(rfc3339: "2026-11-22T10:00:00Z")!
+
+    func household(version: Int = 2) throws -> (SecretKey, VaultDocument) {
+        let parent = try SecretKey.generate(using: random)
+        var document = try DocumentGenerator(random: random).household(parent: parent, devices: 4...12, children: 0...3, groups: 3...20)
+        if version == 2 { document = try Migration.migrate(document, to: 2).0 }
+        return (parent, document)
+    }
+
+    func options(_ selector: VaultRevocation.Selector, promote: String? = nil) -> VaultRevocation.Options {
+        VaultRevocation.Options(selector: selector, promote: promote, reason: "lost", now: now)
+    }
+
+    @Test func revokesASecondaryAndTakesItOutOfEveryGroup() throws {
+        let (parent, document) = try household()
+        let target = document.devices.first { $0.status == .active && !$0.isPrimary }!
+        let plan = VaultRevocation.plan(document, options: options(.devices([target.deviceId])))
+        #expect(plan.refusals.isEmpty && plan.revoke.map(\.deviceId) == [target.deviceId])
+        let changed = try VaultRevocation.apply(plan, to: document, options: options(.devices([target.deviceId])))
+        let device = changed.devices.first { $0.deviceId == target.deviceId }!
+        #expect(device.status == .revoked && device.revokedAt == now && device.revocationReason == "lost")
+        #expect(!changed.groupMemberships.contains { $0.memberPubkeys.contains(target.subkeyPublicKey) })
+        #expect(plan.removals.count == document.groupMemberships.filter { $0.memberPubkeys.contains(target.subkeyPublicKey) }.count)
+        #expect(changed.revision == document.revision! + 1)
+        #expect(try VaultCheck.run(changed, access: .parentKey(parent)).isClean)
+    }
+
+    @Test func v1RecordsTheStatusOnly() throws {
+        let (_, document) = try household(version: 1)
+        let target = document.devices.first { $0.status == .active && !$0.isPrimary }!
+        let changed = try VaultRevocation.apply(VaultRevocation.plan(document, options: options(.devices([target.deviceId]))), to: document, options: options(.devices([target.deviceId])))
+        #expect(changed.version == 1 && changed.revision == nil)
+        #expect(changed.devices.allSatisfy { $0.revokedAt == nil && $0.revocationReason == nil })
+    }
+
+    @Test func guardRails() throws {
+        let (_, document) = try household()
+        let primary = document.devices.first { $0.isPrimary }!
+        let other = document.devices.first { $0.status == .active && !$0.isPrimary }!
+        func refusals(_ options: VaultRevocation.Options) -> [String] { VaultRevocation.plan(document, options: options).refusals }
+
+        #expect(refusals(options(.devices([primary.deviceId]))).first?.contains("--promote") == true)
+        #expect(refusals(options(.devices([primary.deviceId]), promote: primary.deviceId)).first?.contains("not an active device that stays") == true)
+        #expect(refusals(options(.devices([primary.deviceId]), promote: other.deviceId)).isEmpty)
+        #expect(refusals(options(.devices([other.deviceId]), promote: other.deviceId)).first?.contains("primary device is not being revoked") == true)
+        #expect(refusals(options(.devices(["no-such-device"]))).first?.contains("no device 'no-such-device'") == true)
+        var ignoring = options(.devices(["no-such-device", other.deviceId]))
+        ignoring.ignoreUnknown = true
+        #expect(refusals(ignoring).isEmpty)
+        let everything = options(.notSeenSince(Timestamp(seconds: .max)), promote: nil)
+        #expect(refusals(everything).contains { $0.contains("--allow-empty") })
+        var allowed = everything
+        allowed.allowEmpty = true
+        #expect(refusals(allowed).isEmpty)
+        #expect(throws: VaultError(.refused, "")) { try VaultRevocation.apply(VaultRevocation.plan(document, options: everything), to: document, options: everything) }
+
+        // Promoting moves the primary flag; the old primary is revoked.
+        let promoted = options(.devices([primary.deviceId]), promote: other.deviceId)
+        let changed = try VaultRevocation.apply(VaultRevocation.plan(document, options: promoted), to: document, options: promoted)
+        #expect(changed.devices.filter(\.isPrimary).map(\.deviceId) == [other.deviceId])
+    }
+
+    @Test func alreadyRevokedChangesNothing() throws {
+        let (_, document) = try household()
+        let target = document.devices.first { $0.status == .active && !$0.isPrimary }!
+        let once = try VaultRevocation.apply(VaultRevocation.plan(document, options: options(.devices([target.deviceId]))), to: document, options: options(.devices([target.deviceId])))
+        let plan = VaultRevocation.plan(once, options: options(.devices([target.deviceId])))
+        #expect(plan.revoke.isEmpty && plan.alreadyRevoked == [target.deviceId] && plan.refusals.isEmpty)
+        #expect(try VaultRevocation.apply(plan, to: once, options: options(.devices([target.deviceId]))) == once)
+    }
+
+    @Test func allExceptKeepsOne() throws {
+        let (_, document) = try household()
+        let primary = document.devices.first { $0.isPrimary }!
+        let plan = VaultRevocation.plan(document, options: options(.allExcept(primary.deviceId)))
+        #expect(plan.refusals.isEmpty)
+        #expect(Set(plan.revoke.map(\.deviceId)) == Set(document.devices.filter { $0.status == .active && $0.deviceId != primary.deviceId }.map(\.deviceId)))
+    }
+}
