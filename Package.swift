@@ -18,6 +18,9 @@ let package = Package(
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.0"),
         .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
+        // AES-256-GCM for the Family Medical recovery codes: swift-crypto runs on every CPU,
+        // where libsodium's AES-GCM needs AES-NI.
+        .package(url: "https://github.com/apple/swift-crypto", from: "3.12.3"),
     ],
     targets: [
         // C libraries, one system module each; used only from inside VaultCore.
@@ -58,6 +61,7 @@ let package = Package(
             dependencies: [
                 "CSodium", "CSecp256k1", "CQRencode", "CZBar", "CFreeType", "CImageCodecs",
                 .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "Crypto", package: "swift-crypto"),
             ]
         ),
         .target(

@@ -24,7 +24,7 @@ struct RecoverySheetTool: ParsableCommand {
           recovery-sheet scan sheet.png -o restored.nsec
         """,
         version: "0.1.0",
-        subcommands: [Generate.self, Scan.self, Verify.self, Words.self]
+        subcommands: [Generate.self, Scan.self, Verify.self, Words.self, Code.self, Link.self, Pairing.self]
     )
 
     static func main() { ToolMain.run(Self.self) }
@@ -61,6 +61,10 @@ struct PassphraseOption: ParsableArguments {
 /// The wording of the sheet, compiled in from Templates/.
 enum Wording {
     static let languages = ["en", "es"]
+
+    static func codeTemplate() throws -> TextTemplate {
+        try TextTemplate(language: "en", text: String(decoding: PackageResources.recovery_code_en_txt, as: UTF8.self))
+    }
 
     static func template(_ language: String) throws -> TextTemplate {
         let bytes: [UInt8] = switch language {

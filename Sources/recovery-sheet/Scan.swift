@@ -5,7 +5,8 @@ import VaultCore
 /// Reading the key back from a picture of a sheet: the part `scan` and `verify` share.
 enum SheetReader {
     /// Finds exactly one QR code holding a key in the image, and decrypts it when needed.
-    static func key(fromImage path: String, passphrase: PassphraseOption) throws -> (key: SecretKey, encrypted: Bool) {
+    /// The payload of the one QR code in a picture; none or several is an error.
+    static func singleQR(_ path: String) throws -> [UInt8] {
         let name = InputFiles.displayName(path)
         let image = try GrayImage(decoding: InputFiles.read(path, what: "image"))
         let payloads = try QRScanner.scan(image)
@@ -13,8 +14,14 @@ enum SheetReader {
             throw ToolError(.invalidInput, "no QR code found in '\(name)'", hint: "scan at 300 dpi or more, flat, in focus, with the whole code in the picture")
         }
         guard payloads.count == 1 else {
-            throw ToolError(.invalidInput, "'\(name)' holds \(payloads.count) different QR codes; a recovery sheet has one", hint: "crop the picture to the sheet's code")
+            throw ToolError(.invalidInput, "'\(name)' holds \(payloads.count) different QR codes; expected one", hint: "crop the picture to the code")
         }
+        return payload
+    }
+
+    static func key(fromImage path: String, passphrase: PassphraseOption) throws -> (key: SecretKey, encrypted: Bool) {
+        let name = InputFiles.displayName(path)
+        let payload = try singleQR(path)
         let text = String(decoding: payload, as: UTF8.self)
         if text.lowercased().hasPrefix("ncryptsec1") {
             guard let passphrase = try passphrase.read() else {

@@ -14,15 +14,19 @@ public struct QRCode: Sendable {
 
     /// Encodes `payload` in byte mode at the smallest version that fits.
     public init(payload: [UInt8], level: Level) throws {
-        let qrLevel: QRecLevel = switch level {
-        case .low: QR_ECLEVEL_L
-        case .medium: QR_ECLEVEL_M
-        case .quartile: QR_ECLEVEL_Q
-        case .high: QR_ECLEVEL_H
-        }
-        guard let code = payload.withUnsafeBufferPointer({ QRcode_encodeData(Int32($0.count), $0.baseAddress, 0, qrLevel) }) else {
-            throw VaultError(.cryptoFailure, "libqrencode could not encode \(payload.count) bytes")
-        }
+        let code = payload.withUnsafeBufferPointer { QRcode_encodeData(Int32($0.count), $0.baseAddress, 0, level.qrLevel) }
+        try self.init(code, what: "\(payload.count) bytes")
+    }
+
+    /// Encodes text letting libqrencode choose the densest mode for each run (a string of
+    /// digits, such as a Standard SeedQR, goes in numeric mode).
+    public init(text: String, level: Level) throws {
+        let code = QRcode_encodeString(text, 0, level.qrLevel, QR_MODE_8, 1)
+        try self.init(code, what: "\(text.utf8.count) characters")
+    }
+
+    private init(_ code: UnsafeMutablePointer<QRcode>?, what: String) throws {
+        guard let code else { throw VaultError(.cryptoFailure, "libqrencode could not encode \(what)") }
         defer { QRcode_free(code) }
         size = Int(code.pointee.width)
         version = Int(code.pointee.version)
@@ -31,4 +35,15 @@ public struct QRCode: Sendable {
     }
 
     public func isDark(x: Int, y: Int) -> Bool { modules[y * size + x] }
+}
+
+extension QRCode.Level {
+    var qrLevel: QRecLevel {
+        switch self {
+        case .low: QR_ECLEVEL_L
+        case .medium: QR_ECLEVEL_M
+        case .quartile: QR_ECLEVEL_Q
+        case .high: QR_ECLEVEL_H
+        }
+    }
 }

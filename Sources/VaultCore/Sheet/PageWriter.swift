@@ -85,7 +85,11 @@ struct PageWriter {
     /// The QR symbol at the left, at least 45 mm wide, with a full quiet zone, and its caption
     /// below. Does not move the cursor; returns the bottom of the block.
     mutating func qrCode(_ name: String, payload: [UInt8], caption: String) throws -> Int {
-        let code = try QRCode(payload: payload, level: .quartile)
+        try qrCode(name, code: QRCode(payload: payload, level: .quartile), caption: caption)
+    }
+
+    /// The same for an already encoded symbol (a numeric SeedQR, for example).
+    mutating func qrCode(_ name: String, code: QRCode, caption: String) throws -> Int {
         // At least 45 mm across, and modules no smaller than the minimum that survives a 100 dpi
         // scan of a print (a long ncryptsec needs a larger symbol than an nsec).
         let moduleSize = max(Int((Double(scale.pixels(millimetres: RecoverySheet.minimumQRWidthMillimetres)) / Double(code.size)).rounded(.up)),

@@ -87,3 +87,19 @@ extension Array where Element == UInt8 {
         removeAll()
     }
 }
+
+extension SecretBytes {
+    /// Parses a file of `byteCount * 2` hex characters (surrounding whitespace ignored) into
+    /// protected memory: vault keys, master keys.
+    public static func parsingHex(_ contents: SecretBytes, byteCount: Int, what: String) throws -> SecretBytes {
+        try contents.withUnsafeBytes { raw in
+            let text = UnsafeRawBufferPointer(rebasing: raw[trimmedRange(raw)])
+            guard text.count == byteCount * 2 else {
+                throw VaultError(.malformedKey, "\(what) should hold \(byteCount * 2) hex characters")
+            }
+            return try SecretBytes(count: byteCount) { out in
+                guard Hex.decode(text, into: out) else { throw VaultError(.malformedKey, "\(what) has a character that is not hexadecimal") }
+            }
+        }
+    }
+}

@@ -1,0 +1,102 @@
+import Foundation  // URL parsing and UUIDs
+
+/// The MyTube device-link QR (seed 000, Flow 2 and Phase 3): what the primary shows a new iPad.
+/// JSON `{vaultURL, nsec, parentPubkey, expiresAt}`; `nsec` as NIP-19, `expiresAt` RFC 3339.
+/// The QR holds the parent key itself: the page and the image are secrets.
+public struct DeviceLink: Sendable {
+    public let vaultURL: String
+    public let key: SecretKey
+    public let expiresAt: Timestamp
+
+    public init(vaultURL: String, key: SecretKey, expiresAt: Timestamp) {
+        self.vaultURL = vaultURL
+        self.key = key
+        self.expiresAt = expiresAt
+    }
+
+    public func payload() throws -> [UInt8] {
+        let nsec = String(decoding: try key.nsec().withUnsafeBytes { Array($0) }, as: UTF8.self)
+        return JSONValue.object([("vaultURL", .string(vaultURL)), ("nsec", .string(nsec)), ("parentPubkey", .string(key.publicKey.hex)),
+                                 ("expiresAt", .string(expiresAt.rfc3339))]).serialized(pretty: false)
+    }
+
+    /// Reads a scanned payload and checks it: the key is the stated parent key, the URL ends in
+    /// the household's vault file, and the link has not expired at `now`.
+    public init(payload: [UInt8], now: Timestamp) throws {
+        var reader = try JSONObjectReader(JSONValue(parsing: payload, what: "the device link"), path: "")
+        vaultURL = try reader.string("vaultURL")
+        let nsec = try reader.string("nsec")
+        let stated = try reader.publicKeyHex("parentPubkey")
+        expiresAt = try reader.timestamp("expiresAt")
+        try reader.finish()
+        key = try SecretKey(parsing: SecretBytes(copying: Array(nsec.utf8).withUnsafeBytes { $0 }), what: "the link's nsec")
+        guard key.publicKey == stated else {
+            throw VaultError(.keyMismatch, "the link's parentPubkey is not the public key of its nsec")
+        }
+        let expected = Household(parentPublicKey: stated).id.hex + ".vault"
+        guard let url = URL(string: vaultURL), url.scheme != nil, url.lastPathComponent == expected else {
+            throw VaultError(.keyMismatch, "the vault URL does not end in this household's vault file \(expected)")
+        }
+        guard now <= expiresAt else {
+            throw VaultError(.authenticationFailed, "the link expired \(Self.duration(now.seconds - expiresAt.seconds)) ago, at \(expiresAt)",
+                             hint: "show a new link on the primary device")
+        }
+    }
+
+    static func duration(_ seconds: Int64) -> String {
+        seconds < 120 ? "\(seconds) seconds" : seconds < 7200 ? "\(seconds / 60) minutes" : "\(seconds / 3600) hours"
+    }
+}
+
+/// The screen-time app's pairing QR (seed 004): `{shareURL, parentDeviceID, verificationToken,
+/// sharedZoneID, timestamp}`, the timestamp as RFC 3339.
+public struct PairingCode: Sendable, Equatable {
+    public let shareURL: String
+    public let parentDeviceID: String
+    public let verificationToken: String
+    public let sharedZoneID: String
+    public let timestamp: Timestamp
+
+    public static let defaultMaximumAge: Int64 = 600
+    public static let allowedClockSkew: Int64 = 60
+
+    public init(shareURL: String, parentDeviceID: String, verificationToken: String, sharedZoneID: String, timestamp: Timestamp) {
+        self.shareURL = shareURL
+        self.parentDeviceID = parentDeviceID
+        self.verificationToken = verificationToken
+        self.sharedZoneID = sharedZoneID
+        self.timestamp = timestamp
+    }
+
+    public func jsonValue() -> JSONValue {
+        .object([("shareURL", .string(shareURL)), ("parentDeviceID", .string(parentDeviceID)), ("verificationToken", .string(verificationToken)),
+                 ("sharedZoneID", .string(sharedZoneID)), ("timestamp", .string(timestamp.rfc3339))])
+    }
+
+    /// Every field present and well formed: an https share URL, a UUID device id, a token, a
+    /// zone, and a timestamp at most `maximumAge` seconds old and at most 60 s in the future.
+    public init(payload: [UInt8], now: Timestamp, maximumAge: Int64 = defaultMaximumAge) throws {
+        var reader = try JSONObjectReader(JSONValue(parsing: payload, what: "the pairing code"), path: "")
+        shareURL = try reader.string("shareURL")
+        parentDeviceID = try reader.string("parentDeviceID")
+        verificationToken = try reader.string("verificationToken")
+        sharedZoneID = try reader.string("sharedZoneID")
+        timestamp = try reader.timestamp("timestamp")
+        try reader.finish()
+        guard let url = URL(string: shareURL), url.scheme == "https", url.host?.isEmpty == false else {
+            throw VaultError(.malformedDocument, "shareURL should be an https URL")
+        }
+        guard UUID(uuidString: parentDeviceID) != nil else { throw VaultError(.malformedDocument, "parentDeviceID should be a UUID") }
+        guard !verificationToken.isEmpty, !sharedZoneID.isEmpty else {
+            throw VaultError(.malformedDocument, "verificationToken and sharedZoneID must not be empty")
+        }
+        let age = now.seconds - timestamp.seconds
+        guard age <= maximumAge else {
+            throw VaultError(.authenticationFailed, "the pairing code is \(DeviceLink.duration(age)) old, more than the \(maximumAge) s allowed",
+                             hint: "show a new pairing code on the parent's device")
+        }
+        guard -age <= Self.allowedClockSkew else {
+            throw VaultError(.authenticationFailed, "the pairing code's timestamp is \(-age) s in the future; a clock is wrong")
+        }
+    }
+}

@@ -1,0 +1,14 @@
+/// A QR code alone as an image: the symbol with a four-module quiet zone, at a resolution.
+public enum QRImage {
+    /// Modules of `modulePixels` pixels; `dotsPerInch` is recorded for printing.
+    public static func render(_ code: QRCode, modulePixels: Int, dotsPerInch: Int) -> GrayImage {
+        let side = (code.size + 8) * modulePixels
+        var image = GrayImage(width: side, height: side, dotsPerInch: dotsPerInch)
+        for y in 0..<code.size {
+            for x in 0..<code.size where code.isDark(x: x, y: y) {
+                image.fill(x: (x + 4) * modulePixels, y: (y + 4) * modulePixels, width: modulePixels, height: modulePixels, value: 0)
+            }
+        }
+        return image
+    }
+}

@@ -1,0 +1,93 @@
+"""Recovery codes, device links and pairing codes checked by independent code (issue 7).
+
+Blobs: made by recovery-sheet, opened with cryptography's PBKDF2HMAC and AESGCM, and the
+reverse. QR codes: every image decodes with zbarimg and zxing-cpp to the exact payload, also
+after the recovery sheet's simulated print and scan.
+"""
+import base64
+import json
+import os
+import secrets
+import subprocess
+
+import pytest
+from cryptography.hazmat.primitives import hashes
+from cryptography.hazmat.primitives.ciphers.aead import AESGCM
+from cryptography.hazmat.primitives.kdf.pbkdf2 import PBKDF2HMAC
+from mnemonic import Mnemonic
+
+from test_recovery_sheet import print_and_scan, zbar, zxing
+from vaultref import Household
+
+RECOVERY_SHEET = os.environ.get("RECOVERY_SHEET", ".build/debug/recovery-sheet")
+
+
+def tool(*args, expect=0):
+    result = subprocess.run([RECOVERY_SHEET, *args], capture_output=True)
+    assert result.returncode == expect, result.stderr.decode()
+    return result
+
+
+def secret_file(path, text):
+    path.write_text(text)
+    path.chmod(0o600)
+    return str(path)
+
+
+def derive(words, salt, iterations=100_000):
+    return PBKDF2HMAC(algorithm=hashes.SHA256(), length=32, salt=salt, iterations=iterations).derive(words.encode())
+
+
+def readable_everywhere(path, expected, tmp_path):
+    for picture in [path] + [tmp_path / f"{path.stem}-{dpi}.jpg" for dpi in (150, 100)]:
+        if picture != path:
+            print_and_scan(path, picture, int(picture.stem.rsplit("-", 1)[1]))
+        assert zbar(picture) == expected, f"zbarimg on {picture.name}"
+        assert expected in zxing(picture), f"zxing-cpp on {picture.name}"
+
+
+def test_blob_made_by_the_tool_opens_in_python(tmp_path):
+    master = secrets.token_bytes(32)
+    args = ["code", "new", "--master-key-file", secret_file(tmp_path / "mk", master.hex()), "--user-id", "emma",
+            "-o", str(tmp_path / "blob.json"), "--sheet", str(tmp_path / "code.png"), "--code-out", str(tmp_path / "words.txt")]
+    result = tool(*args)
+    words = (tmp_path / "words.txt").read_text().strip()
+    assert words.encode() not in result.stdout + result.stderr
+    blob = json.loads((tmp_path / "blob.json").read_text())
+    assert blob["user_id"] == "emma" and blob["kdf"] == "PBKDF2-HMAC-SHA256" and blob["iterations"] == 100_000 and blob["cipher"] == "AES-256-GCM"
+    raw = base64.b64decode(blob["encrypted_master_key"])
+    key = derive(words, base64.b64decode(blob["salt"]))
+    assert AESGCM(key).decrypt(raw[:12], raw[12:], None) == master
+    # The sheet's SeedQR: the code's word indexes, four digits each.
+    digits = "".join(f"{Mnemonic('english').wordlist.index(w):04d}" for w in words.split())
+    readable_everywhere(tmp_path / "code.png", digits, tmp_path)
+
+
+def test_blob_made_in_python_opens_with_the_tool(tmp_path):
+    master, code = secrets.token_bytes(32), secrets.token_bytes(32)
+    words = Mnemonic("english").to_mnemonic(code)
+    salt, nonce = secrets.token_bytes(16), secrets.token_bytes(12)
+    sealed = AESGCM(derive(words, salt)).encrypt(nonce, master, None)
+    (tmp_path / "blob.json").write_text(json.dumps({"user_id": "adult-a", "encrypted_master_key": base64.b64encode(nonce + sealed).decode(),
+                                                    "salt": base64.b64encode(salt).decode()}))
+    out = tool("code", "unwrap", "--blob", str(tmp_path / "blob.json"), "--code-file", secret_file(tmp_path / "w", words.upper()),
+               "-o", str(tmp_path / "mk")).stdout
+    assert (tmp_path / "mk").read_text() == master.hex() + "\n" and out == b""
+    wrong = Mnemonic("english").to_mnemonic(secrets.token_bytes(32))
+    tool("code", "unwrap", "--blob", str(tmp_path / "blob.json"), "--code-file", secret_file(tmp_path / "x", wrong), "-o", str(tmp_path / "no"), expect=3)
+    assert not (tmp_path / "no").exists()
+
+
+def test_link_and_pairing_codes_read_everywhere(tmp_path):
+    h = Household(secrets.token_bytes(32))
+    url = f"https://minio.example/bucket/{h.vault_path}"
+    tool("link", "create", "--key-file", secret_file(tmp_path / "k", h.nsec), "--vault-url", url, "--now", "2026-11-22T10:00:00Z",
+         "--expires-in", "300", "-o", str(tmp_path / "link.png"))
+    link = {"vaultURL": url, "nsec": h.nsec, "parentPubkey": h.pubkey, "expiresAt": "2026-11-22T10:05:00Z"}
+    readable_everywhere(tmp_path / "link.png", json.dumps(link, separators=(",", ":")), tmp_path)
+
+    tool("pairing", "create", "--share-url", "https://www.icloud.com/share/0abc", "--parent-device-id", "6F1C2B7E-0D4A-4C55-9E1B-2A7F3C9D8E01",
+         "--shared-zone-id", "FamilyZone", "--now", "2026-11-22T10:00:00Z", "-o", str(tmp_path / "pair.png"))
+    payload = json.loads(zbar(tmp_path / "pair.png"))
+    assert payload["shareURL"] == "https://www.icloud.com/share/0abc" and payload["timestamp"] == "2026-11-22T10:00:00Z"
+    readable_everywhere(tmp_path / "pair.png", json.dumps(payload, separators=(",", ":")), tmp_path)
