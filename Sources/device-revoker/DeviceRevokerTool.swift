@@ -30,20 +30,6 @@ struct DeviceRevokerTool: ParsableCommand {
     static func main() { ToolMain.run(Self.self) }
 }
 
-/// `--now`: the time recorded as revokedAt / left_at, for reproducible runs and tests.
-struct NowOption: ParsableArguments {
-    @Option(help: ArgumentHelp("The time to record (RFC 3339), instead of now.", valueName: "TIME"))
-    var now: String?
-
-    func validate() throws {
-        if let now, Timestamp(rfc3339: now) == nil { throw ValidationError("--now takes an RFC 3339 time such as 2026-11-22T10:00:00Z") }
-    }
-
-    var time: Timestamp {
-        now.flatMap(Timestamp.init(rfc3339:)) ?? Timestamp(seconds: Int64(Date().timeIntervalSince1970.rounded(.down)))
-    }
-}
-
 /// A date for --not-seen-since: YYYY-MM-DD (midnight UTC) or a full RFC 3339 time.
 func parseSince(_ text: String) throws -> Timestamp {
     guard let time = Timestamp(rfc3339: text) ?? Timestamp(rfc3339: text + "T00:00:00Z") else {

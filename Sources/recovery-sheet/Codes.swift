@@ -252,7 +252,7 @@ struct Pairing: ParsableCommand {
 
 /// `--now`, or the current time.
 func time(_ text: String?) throws -> Timestamp {
-    guard let text else { return Timestamp(seconds: Int64(Date().timeIntervalSince1970.rounded(.down))) }
+    guard let text else { return currentTime() }
     guard let time = Timestamp(rfc3339: text) else { throw ValidationError("--now takes an RFC 3339 time such as 2026-11-22T10:00:00Z") }
     return time
 }

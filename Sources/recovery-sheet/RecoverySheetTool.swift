@@ -30,17 +30,6 @@ struct RecoverySheetTool: ParsableCommand {
     static func main() { ToolMain.run(Self.self) }
 }
 
-/// `-o FILE` and `--force`.
-struct OutputOptions: ParsableArguments {
-    @Option(name: .shortAndLong, help: ArgumentHelp("Write to FILE (via a temporary file and a rename) instead of standard output.", valueName: "FILE"))
-    var output: String?
-
-    @Flag(help: "Allow a secret or binary output to go to a terminal.")
-    var force = false
-
-    var target: OutputTarget { OutputTarget(output) }
-}
-
 /// The passphrase of an encrypted (NIP-49) sheet, read from a file, never from the command line.
 struct PassphraseOption: ParsableArguments {
     @Option(name: .customLong("passphrase-file"), help: ArgumentHelp("A file holding the passphrase (one final newline is ignored); - for standard input.", valueName: "FILE"))

@@ -56,11 +56,6 @@ enum PlanFiles {
     static func template() throws -> TextTemplate {
         try TextTemplate(language: "en", text: String(decoding: PackageResources.rotation_plan_en_txt, as: UTF8.self))
     }
-
-    static func now() -> Timestamp {
-        let seconds = Date().timeIntervalSince1970
-        return Timestamp(seconds: Int64(seconds.rounded(.down)))
-    }
 }
 
 struct Plan: ParsableCommand {
@@ -102,7 +97,7 @@ struct Plan: ParsableCommand {
         try target.checkDistinct(fromInputs: [vault, keys.keyFile, keys.newKeyFile])
         let (old, new) = try keys.load()
         var plan = try RotationPlanner.plan(vault: InputFiles.read(vault, what: "vault"), oldKey: old, newKey: new, mode: mode, reason: reason,
-                                            createdAt: now.flatMap(Timestamp.init(rfc3339:)) ?? PlanFiles.now(), template: PlanFiles.template())
+                                            createdAt: now.flatMap(Timestamp.init(rfc3339:)) ?? currentTime(), template: PlanFiles.template())
         try plan.sign(oldKey: old, newKey: new)
         try target.write(plan.jsonValue().serialized(), kind: .text, force: false)
         let relink = plan.devices.filter { $0.action == .relink }.count

@@ -29,13 +29,3 @@ struct VaultTool: ParsableCommand {
     static func main() { ToolMain.run(Self.self) }
 }
 
-/// `-o FILE` and `--force`, shared by every command that writes.
-struct OutputOptions: ParsableArguments {
-    @Option(name: .shortAndLong, help: ArgumentHelp("Write to FILE (via a temporary file and a rename) instead of standard output.", valueName: "FILE"))
-    var output: String?
-
-    @Flag(help: "Allow a secret or binary output to go to a terminal.")
-    var force = false
-
-    var target: OutputTarget { OutputTarget(output) }
-}

@@ -1,0 +1,35 @@
+import ArgumentParser
+import Foundation
+import VaultCore
+
+/// `-o FILE` and `--force`, shared by commands that write one output.
+public struct OutputOptions: ParsableArguments {
+    @Option(name: .shortAndLong, help: ArgumentHelp("Write to FILE (via a temporary file and a rename) instead of standard output.", valueName: "FILE"))
+    public var output: String?
+
+    @Flag(help: "Allow a secret or binary output to go to a terminal.")
+    public var force = false
+
+    public init() {}
+
+    public var target: OutputTarget { OutputTarget(output) }
+}
+
+/// `--now`: the time a command records, injected for reproducible runs and tests.
+public struct NowOption: ParsableArguments {
+    @Option(help: ArgumentHelp("The time to use (RFC 3339), instead of now.", valueName: "TIME"))
+    public var now: String?
+
+    public init() {}
+
+    public func validate() throws {
+        if let now, Timestamp(rfc3339: now) == nil { throw ValidationError("--now takes an RFC 3339 time such as 2026-11-22T10:00:00Z") }
+    }
+
+    public var time: Timestamp { now.flatMap(Timestamp.init(rfc3339:)) ?? currentTime() }
+}
+
+/// The clock, in whole seconds: the one place the executables read it.
+public func currentTime() -> Timestamp {
+    Timestamp(seconds: Int64(Date().timeIntervalSince1970.rounded(.down)))
+}
