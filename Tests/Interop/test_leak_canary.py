@@ -1,0 +1,110 @@
+"""The secret-leak canary (a start on issue 8's hardening).
+
+Every subcommand runs with canary secrets: the parent key, the vault key, a child's key, the
+wrap key, a new parent key, a Master Key and a recovery code. Every byte a command writes to
+stdout, stderr and files is searched for each canary in every encoding (raw, hex in either
+case, base64, NIP-19 and the BIP-39 words), except the outputs whose purpose is to hold a
+secret (a key file, a revealed document, a printed sheet, ...), which are listed per command.
+"""
+import base64
+import json
+import os
+import secrets
+import subprocess
+from pathlib import Path
+
+from mnemonic import Mnemonic
+
+import vaultref
+from vaultref import Household, nip19_encode
+
+BIN = Path(os.environ.get("VAULT_TOOL", ".build/debug/vault-tool")).parent
+
+
+def encodings(secret: bytes, nip19: bool = True):
+    forms = [secret, secret.hex().encode(), secret.hex().upper().encode(), base64.b64encode(secret),
+             base64.b64encode(secret).rstrip(b"=")]
+    if nip19:
+        forms.append(nip19_encode("nsec", secret).encode())
+    if len(secret) == 32:
+        forms.append(" ".join(Mnemonic("english").to_mnemonic(secret).split()[:6]).encode())
+    return forms
+
+
+def test_no_secret_leaks(tmp_path):
+    os.chdir(tmp_path)
+    parent, new_parent = Household(secrets.token_bytes(32)), Household(secrets.token_bytes(32))
+    child, wrap, master = secrets.token_bytes(32), secrets.token_bytes(32), secrets.token_bytes(32)
+    canaries = {"parent key": encodings(parent.secret), "vault key": encodings(parent.vault_key, False),
+                "child key": encodings(child), "wrap key": encodings(wrap, False), "new parent key": encodings(new_parent.secret),
+                "master key": encodings(master, False)}
+    device = "CANARY-IPAD"
+    doc = {"version": 1, "parentPubkey": parent.pubkey, "parentWrapKey": wrap.hex(),
+           "childProfiles": [{"profileId": "kid", "name": "Kid", "theme": "t", "mlsGroupIds": ["g"], "nsec": nip19_encode("nsec", child),
+                              "npub": nip19_encode("npub", bytes.fromhex(vaultref.xonly_pubkey(child)))}],
+           "devices": [{"deviceId": device, "deviceName": "iPad", "isPrimary": True, "subkeyPublicKey": parent.subkey_pubkey(device),
+                        "addedAt": "2025-01-01T00:00:00Z", "lastSeenAt": "2025-01-01T00:00:00Z", "status": "active"},
+                       {"deviceId": "OLD", "deviceName": "Old", "isPrimary": False, "subkeyPublicKey": parent.subkey_pubkey("OLD"),
+                        "addedAt": "2025-01-01T00:00:00Z", "lastSeenAt": "2025-01-01T00:00:00Z", "status": "active"}],
+           "groupMemberships": [{"mlsGroupId": "g", "groupName": "G", "memberPubkeys": [parent.subkey_pubkey(device)], "childProfileId": "kid",
+                                 "createdAt": "2025-01-01T00:00:00Z"}],
+           "createdAt": "2025-01-01T00:00:00Z", "updatedAt": "2025-01-02T00:00:00Z"}
+    for name, text in [("parent.nsec", parent.nsec), ("new.nsec", new_parent.nsec), ("vk", parent.vault_key.hex()), ("mk", master.hex()),
+                       ("revealed.json", json.dumps(doc)), ("pass.txt", "canary passphrase")]:
+        Path(name).write_text(text + "\n")
+        Path(name).chmod(0o600)
+    inputs = set(os.listdir("."))
+    url = f"https://minio.example/b/{parent.vault_path}"
+    commands = [  # (tool, arguments, outputs meant to hold a secret)
+        ("vault-tool", "seal --key-file parent.nsec -o v1.vault revealed.json", []),
+        ("vault-tool", "derive --key-file parent.nsec --device-id X --json", []),
+        ("vault-tool", "derive --key-file parent.nsec --vault-key-out vk.out -o /dev/null", ["vk.out"]),
+        ("vault-tool", "keygen -o fresh.nsec", ["fresh.nsec"]),
+        ("vault-tool", "open --key-file parent.nsec v1.vault", []),
+        ("vault-tool", "open --vault-key-file vk --reveal-secrets -o opened.json v1.vault", ["opened.json"]),
+        ("vault-tool", "inspect --key-file parent.nsec --json v1.vault", []),
+        ("vault-tool", "check --vault-key-file vk v1.vault", []),
+        ("vault-tool", "migrate --key-file parent.nsec --to 2 -o v2.vault v1.vault", []),
+        ("vault-tool", "migrate --key-file parent.nsec --to 1 --dry-run --json v2.vault", []),
+        ("vault-tool", "diff --key-file parent.nsec --json v1.vault v2.vault", []),
+        ("vault-tool", "merge --key-file parent.nsec --base v2.vault --ours v2.vault --theirs v2.vault -o merged.vault --json", []),
+        ("vault-tool", "census .", []),
+        ("vault-tool", "open --key-file new.nsec v1.vault", []),
+        ("device-revoker", "vault --key-file parent.nsec --vault v2.vault --device OLD -o revoked.vault --ops ops.jsonl", []),
+        ("device-revoker", "vault --vault-key-file vk --vault v2.vault --all-except nobody --dry-run --json", []),
+        ("rotation-planner", "plan --vault v2.vault --key-file parent.nsec --new-key-file new.nsec --mode compromise -o plan.json", []),
+        ("rotation-planner", "show plan.json", []),
+        ("rotation-planner", "apply plan.json --vault v2.vault --key-file parent.nsec --new-key-file new.nsec --out-dir rotated --ops rot-ops.jsonl", []),
+        ("recovery-sheet", "generate --key-file parent.nsec -o sheet.png --dpi 100", ["sheet.png"]),
+        ("recovery-sheet", "generate --key-file parent.nsec --passphrase-file pass.txt --log-n 8 -o enc.png --dpi 100", ["enc.png"]),
+        ("recovery-sheet", "scan sheet.png -o scanned.nsec", ["scanned.nsec"]),
+        ("recovery-sheet", "scan enc.png", []),
+        ("recovery-sheet", "verify sheet.png --vault v1.vault", []),
+        ("recovery-sheet", "verify enc.png --passphrase-file pass.txt --key-file new.nsec", []),
+        ("recovery-sheet", "words --key-file parent.nsec -o words.txt", ["words.txt"]),
+        ("recovery-sheet", "words --decode words.txt -o decoded.nsec", ["decoded.nsec"]),
+        ("recovery-sheet", "code new --master-key-file mk --user-id canary -o blob.json --sheet code.png --code-out code.txt", ["code.png", "code.txt"]),
+        ("recovery-sheet", "code unwrap --blob blob.json --sheet code.png -o mk.out", ["mk.out"]),
+        ("recovery-sheet", f"link create --key-file parent.nsec --vault-url {url} -o link.png", ["link.png"]),
+        ("recovery-sheet", "link read link.png", []),
+        ("recovery-sheet", "link read link.png -o link.nsec", ["link.nsec"]),
+    ]
+    exempt = set()
+    for tool, arguments, meant in commands:
+        result = subprocess.run([str(BIN / tool), *arguments.split()], capture_output=True)
+        exempt.update(meant)
+        code_words = Path("code.txt").read_bytes().strip() if Path("code.txt").exists() else None
+        streams = {"stdout": result.stdout, "stderr": result.stderr}
+        if tool == "recovery-sheet" and arguments.startswith("scan enc.png"):
+            assert result.returncode == 64  # no passphrase given: refuses, and says nothing secret
+        for label, data in streams.items():
+            for name, forms in canaries.items():
+                assert not any(form in data for form in forms), f"{tool} {arguments}: {name} in {label}"
+            if code_words:
+                assert code_words not in data and code_words[:30] not in data, f"{tool} {arguments}: the recovery code in {label}"
+    for path in Path(".").rglob("*"):
+        if path.is_file() and str(path) not in inputs and str(path) not in exempt:
+            data = path.read_bytes()
+            for name, forms in canaries.items():
+                assert not any(form in data for form in forms), f"{name} found in {path}"
+    assert Path("rotated").is_dir() and Path("revoked.vault").exists() and Path("blob.json").exists()
