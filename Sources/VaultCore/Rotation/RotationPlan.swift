@@ -179,12 +179,22 @@ public struct RotationPlan: Sendable, Equatable {
     }
 
     private init(parsing json: [UInt8]) throws {
-        var reader = try JSONObjectReader(JSONValue(parsing: json, what: "the plan"), path: "")
+        let value = try JSONValue(parsing: json, what: "the plan")
+        // Integrity before interpretation: the stated planId must be the hash of the body as
+        // written, before any field is read, so a changed version number is caught as a change.
+        guard case .object(let entries) = value, case .string(let statedID)? = value["planId"] else {
+            throw VaultError(.malformedDocument, "the plan has no planId")
+        }
+        let body = JSONValue.object(entries.filter { $0.key != "planId" && $0.key != "signatures" })
+        guard statedID == Hex.encode(SHA256.hash(body.canonicalSerialized())) else {
+            throw VaultError(.badSignature, "the plan was changed after it was made: its planId does not match its contents")
+        }
+        var reader = try JSONObjectReader(value, path: "")
         planVersion = try reader.int("planVersion")
         guard planVersion == Self.currentVersion else {
             throw VaultError(.unsupportedVersion, "plan version \(planVersion) is not supported (this build reads version \(Self.currentVersion))")
         }
-        let statedID = try reader.string("planId")
+        _ = try reader.string("planId")
         mode = try reader.enumeration("mode", Mode.self)
         reason = try reader.optionalString("reason")
         createdAt = try reader.timestamp("createdAt")
@@ -233,14 +243,16 @@ public struct RotationPlan: Sendable, Equatable {
             var signatureReader = try JSONObjectReader(signatureValue, path: "signatures")
             let oldSignature = try signatureReader.string("old"), newSignature = try signatureReader.string("new")
             try signatureReader.finish()
-            guard let o = Hex.decode(oldSignature), let n = Hex.decode(newSignature), o.count == 64, n.count == 64 else {
-                throw VaultError(.malformedDocument, "signatures should be 128 hex characters each")
+            // Lowercase only, as written: a signature in another spelling is a changed plan.
+            guard Hex.isLowercase(oldSignature, byteCount: 64), Hex.isLowercase(newSignature, byteCount: 64),
+                  let o = Hex.decode(oldSignature), let n = Hex.decode(newSignature) else {
+                throw VaultError(.malformedDocument, "signatures should be 128 lowercase hex characters each")
             }
             signatures = (o, n)
         }
         try reader.finish()
         guard statedID == Hex.encode(planID) else {
-            throw VaultError(.badSignature, "the plan was changed after it was made: its planId does not match its contents")
+            throw VaultError(.malformedDocument, "the plan's fields do not write back to the body they were read from")
         }
     }
 }

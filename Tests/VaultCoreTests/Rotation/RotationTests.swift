@@ -119,3 +119,28 @@ import Testing
         #expect(String(decoding: JSONValue.string("\u{8}\u{c}\u{1}é").canonicalSerialized(), as: UTF8.self) == #""\b\f\u0001é""#)
     }
 }
+
+/// Issue 8's tamper sweep for plans: every single-bit flip of a signed plan is rejected as a
+/// failed verification, whatever the flip breaks (JSON, a field, the version, a signature).
+@Suite struct PlanTamperTests {
+    @Test func everyBitFlipOfASignedPlanFailsVerification() throws {
+        let random = SeededRandom(seed: 0x7a)
+        let old = try SecretKey.generate(using: random), new = try SecretKey.generate(using: random)
+        let document = try DocumentGenerator(random: random).household(parent: old, devices: 2...3, children: 1...1, groups: 1...2)
+        var plan = try RotationPlanner.plan(vault: Vault.seal(document, with: old, random: random), oldKey: old, newKey: new, mode: .routine,
+                                            reason: "sweep", createdAt: RotationTests.time, template: RotationTests.template)
+        try plan.sign(oldKey: old, newKey: new)
+        let bytes = plan.jsonValue().serialized()
+        try RotationPlan(json: bytes).verifySignatures()
+        for bit in 0..<(bytes.count * 8) {
+            var flipped = bytes
+            flipped[bit / 8] ^= 1 << (bit % 8)
+            do {
+                try RotationPlan(json: flipped).verifySignatures()
+                Issue.record("bit \(bit) flipped and the plan still verified: \(String(decoding: bytes[max(0, bit / 8 - 12)..<min(bytes.count, bit / 8 + 4)], as: UTF8.self)) → \(Character(Unicode.Scalar(flipped[bit / 8])))")
+            } catch let error as VaultError {
+                #expect(error.code.category == .authentication, "bit \(bit): \(error)")
+            }
+        }
+    }
+}
