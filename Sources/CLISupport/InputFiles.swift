@@ -78,7 +78,7 @@ public enum InputFiles {
         return descriptor
     }
 
-    static func ioError(_ text: String) -> ToolError {
-        ToolError(.operational, "\(text): \(systemErrorText())")
+    static func ioError(_ text: String) -> VaultError {
+        AtomicFile.ioError(text)
     }
 }

@@ -84,7 +84,9 @@ public enum AtomicFile {
         try bytes.withUnsafeBytes { try write($0, to: path, mode: mode, exclusive: exclusive) }
     }
 
-    private static func writeAll(_ bytes: UnsafeRawBufferPointer, to descriptor: Int32, path: String) throws {
+    /// Writes every byte to an open descriptor, retrying short writes and interruptions.
+    /// `path` names the destination in errors.
+    public static func writeAll(_ bytes: UnsafeRawBufferPointer, to descriptor: Int32, path: String) throws {
         var offset = 0
         while offset < bytes.count {
             let written = Foundation.write(descriptor, bytes.baseAddress! + offset, bytes.count - offset)
@@ -96,7 +98,8 @@ public enum AtomicFile {
         }
     }
 
-    static func ioError(_ text: String) -> VaultError {
+    /// An I/O error naming what failed, with the C library's text for `errno`.
+    public static func ioError(_ text: String) -> VaultError {
         VaultError(.io, "\(text): \((strerror(errno).flatMap { String(validatingCString: $0) } ?? "error \(errno)").lowercased())")
     }
 }
