@@ -81,7 +81,8 @@ struct VaultMode: ParsableCommand {
         let target = OutputTarget(output)
         if output != nil { try target.checkDistinct(fromInputs: access.paths + [vault]) }
         let access = try self.access.load(diagnostics)!
-        let opened = try Vault.open(InputFiles.read(vault, what: "vault"), with: access)
+        let input = try InputFiles.read(vault, what: "vault")
+        let opened = try Vault.open(input, with: access)
         try Vault.checkRevision(opened.document, expected: expectRevision)
         let selector: VaultRevocation.Selector
         if let devicesFile { selector = .devices(try readList(devicesFile, what: "devices file")) }
@@ -98,7 +99,8 @@ struct VaultMode: ParsableCommand {
             return
         }
         let document = try VaultRevocation.apply(plan, to: opened.document, options: options)
-        let bytes = plan.revoke.isEmpty ? try InputFiles.read(vault, what: "vault") : try Vault.sealVerified(document, access: access)
+        // Nothing to revoke: the output is the very bytes that were checked, not a second read.
+        let bytes = plan.revoke.isEmpty ? input : try Vault.sealVerified(document, access: access)
         try target.write(bytes, kind: .binary, force: force)
         try writeOperations(VaultRevocation.operations(plan), to: ops)
         diagnostics.note(plan.revoke.isEmpty
