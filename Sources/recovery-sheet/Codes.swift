@@ -4,12 +4,12 @@ import Foundation
 import VaultCore
 
 /// Writes secret bytes followed by a newline to a 0600 file or, with --force, a terminal.
-func writeSecretLine(_ secret: SecretBytes, to target: OutputTarget, force: Bool) throws {
+func writeSecretLine(_ secret: SecretBytes, to target: OutputTarget, force: Bool, exclusive: Bool = false) throws {
     let line = try SecretBytes(count: secret.count + 1) { buffer in
         secret.withUnsafeBytes { buffer.copyMemory(from: $0) }
         buffer[secret.count] = 0x0a
     }
-    try line.withUnsafeBytes { try target.write($0, kind: .secret, force: force) }
+    try line.withUnsafeBytes { try target.write($0, kind: .secret, force: force, exclusive: exclusive) }
 }
 
 struct Code: ParsableCommand {
@@ -60,7 +60,7 @@ struct Code: ParsableCommand {
         try OutputTarget(sheet).write(rendered.image.pngData(), kind: .secret, force: false)
         if let codeOut {
             var words = Array(try BIP39.words(for: code).joined(separator: " ").utf8)
-            try OutputTarget(codeOut).write(SecretBytes(consuming: &words).withUnsafeBytes { Array($0) } + [0x0a], kind: .secret, force: false, exclusive: true)
+            try writeSecretLine(SecretBytes(consuming: &words), to: OutputTarget(codeOut), force: false, exclusive: true)
         }
     }
 
