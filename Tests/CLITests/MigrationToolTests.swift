@@ -30,10 +30,10 @@ import VaultCore
         let run = try workspace.run("vault-tool", ["migrate", "--key-file", "keys/parent.nsec", "--to", "2", "--in-place", "testkit/ok-minimal.vault"])
         #expect(run.status == 0, "\(run.stderrText)")
         #expect(workspace.contents("testkit/ok-minimal.vault.bak") == original)
-        #expect(try GrayImageFree.schemaByte(workspace.contents("testkit/ok-minimal.vault")) == 2)
+        #expect(try VaultFileBytes.schemaByte(workspace.contents("testkit/ok-minimal.vault")) == 2)
         let back = try workspace.run("vault-tool", ["migrate", "--key-file", "keys/parent.nsec", "--to", "1", "--in-place", "testkit/ok-minimal.vault"])
         #expect(back.status == 4 && back.stderrText.contains("already exists"))
-        #expect(try GrayImageFree.schemaByte(workspace.contents("testkit/ok-minimal.vault")) == 2)
+        #expect(try VaultFileBytes.schemaByte(workspace.contents("testkit/ok-minimal.vault")) == 2)
     }
 
     @Test func sealRaisesTheRevision() throws {
@@ -68,8 +68,8 @@ import VaultCore
     }
 }
 
-/// Reads a vault's header byte 9 without opening it.
-enum GrayImageFree {
+/// Reads a vault file's schema version (header byte 9) without opening it.
+enum VaultFileBytes {
     static func schemaByte(_ bytes: [UInt8]?) throws -> UInt8 { try #require(bytes)[9] }
 }
 
