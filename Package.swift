@@ -110,9 +110,15 @@ let package = Package(
             ]
         ),
 
+        // Fuzzing (Fuzz/README.md): the targets are a library, so the tests replay the corpus
+        // through the same code; vault-fuzz runs them under libFuzzer when built by scripts/fuzz.
+        .systemLibrary(name: "CLibFuzzer"),
+        .target(name: "FuzzTargets", dependencies: ["VaultCore"]),
+        .executableTarget(name: "vault-fuzz", dependencies: ["FuzzTargets", "CLibFuzzer"]),
+
         .testTarget(
             name: "VaultCoreTests",
-            dependencies: ["VaultCore", .product(name: "GRDB", package: "GRDB.swift")],
+            dependencies: ["VaultCore", "FuzzTargets", .product(name: "GRDB", package: "GRDB.swift")],
             exclude: ["Vectors"]
         ),
         .testTarget(

@@ -109,7 +109,7 @@ enum VaultFileBytes {
             if process.terminationReason == .uncaughtSignal { killedWhileRunning += 1 }
             // Whatever the moment, no output is ever a partial vault.
             for name in (try? FileManager.default.contentsOfDirectory(atPath: workspace.path("out"))) ?? [] where name.hasSuffix(".vault") && !name.hasPrefix(".") {
-                let opened = try Vault.open(#require(workspace.contents("out/\(name)")), with: .vaultKey(VaultKey(parsing: SecretBytes(copying: workspace.contents("keys/parent.vaultkey")!.withUnsafeBytes { $0 }), what: "k")))
+                let opened = try Vault.open(#require(workspace.contents("out/\(name)")), with: .vaultKey(VaultKey(parsing: workspace.contents("keys/parent.vaultkey")!.withUnsafeBytes { try SecretBytes(copying: $0) }, what: "k")))
                 #expect(opened.header.schemaVersion == 2)
             }
         }
@@ -118,7 +118,7 @@ enum VaultFileBytes {
         #expect(final.status == 0, "\(final.stderrText)")
         #expect(final.stdoutText.split(separator: "\n").count == jobCount)
 
-        let access = VaultAccess.vaultKey(try VaultKey(parsing: SecretBytes(copying: workspace.contents("keys/parent.vaultkey")!.withUnsafeBytes { $0 }), what: "k"))
+        let access = VaultAccess.vaultKey(try VaultKey(parsing: workspace.contents("keys/parent.vaultkey")!.withUnsafeBytes { try SecretBytes(copying: $0) }, what: "k"))
         let outputs = try FileManager.default.contentsOfDirectory(atPath: workspace.path("out"))
         #expect(outputs.filter { AtomicFile.isTemporaryName($0) }.isEmpty)
         #expect(outputs.filter { $0.hasSuffix(".vault") }.count == jobCount)

@@ -22,7 +22,7 @@ extension SecretBytes {
     var testBytes: [UInt8] { withUnsafeBytes { Array($0) } }
 
     static func test(_ bytes: [UInt8]) -> SecretBytes {
-        try! SecretBytes(copying: bytes.withUnsafeBytes { $0 })
+        try! bytes.withUnsafeBytes { try SecretBytes(copying: $0) }
     }
 }
 

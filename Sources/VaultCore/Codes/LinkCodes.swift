@@ -29,7 +29,8 @@ public struct DeviceLink: Sendable {
         let stated = try reader.publicKeyHex("parentPubkey")
         expiresAt = try reader.timestamp("expiresAt")
         try reader.finish()
-        key = try SecretKey(parsing: SecretBytes(copying: Array(nsec.utf8).withUnsafeBytes { $0 }), what: "the link's nsec")
+        var nsecBytes = Array(nsec.utf8)
+        key = try SecretKey(parsing: SecretBytes(consuming: &nsecBytes), what: "the link's nsec")
         guard key.publicKey == stated else {
             throw VaultError(.keyMismatch, "the link's parentPubkey is not the public key of its nsec")
         }

@@ -13,7 +13,7 @@ public enum BIP39 {
         guard [16, 20, 24, 28, 32].contains(entropy.count) else {
             throw VaultError(.invalidKey, "BIP-39 encodes 16 to 32 bytes in steps of 4, not \(entropy.count)")
         }
-        var bits = entropy.withUnsafeBytes { Array($0) } + [SHA256.hash(entropy.withUnsafeBytes { $0 })[0]]
+        var bits = entropy.withUnsafeBytes { Array($0) } + [entropy.withUnsafeBytes { SHA256.hash($0) }[0]]
         defer { bits.zeroize() }
         let count = (entropy.count * 8 + entropy.count / 4) / 11
         return (0..<count).map { word in
@@ -62,7 +62,7 @@ public enum BIP39 {
         }
         let entropy = try bytes.withUnsafeBytes { try SecretBytes(copying: UnsafeRawBufferPointer(rebasing: $0[0..<entropyCount])) }
         let checksumBits = entropyCount / 4
-        let expected = SHA256.hash(entropy.withUnsafeBytes { $0 })[0] >> (8 - checksumBits)
+        let expected = entropy.withUnsafeBytes { SHA256.hash($0) }[0] >> (8 - checksumBits)
         let found = bytes[entropyCount] >> (8 - checksumBits)
         guard expected == found else {
             throw VaultError(.malformedKey, "the words' BIP-39 checksum does not match: a word is wrong or out of order")

@@ -179,7 +179,8 @@ public final class BatchMigration: Sendable {
     /// One JSON object a line: `vault` and exactly one of `keyFile`, `vaultKeyFile`. Relative
     /// paths are relative to the manifest's folder. Outputs are `outDir/<vault file name>`; two
     /// jobs with the same name are refused. Any bad line refuses the whole batch, by number.
-    static func parseManifest(_ bytes: [UInt8], manifestPath: String, outDir: String) throws -> [Job] {
+    /// Reads no file, so it can be fuzzed and tested on its own.
+    public static func parseManifest(_ bytes: [UInt8], manifestPath: String, outDir: String) throws -> [Job] {
         let base = (manifestPath as NSString).deletingLastPathComponent
         func resolve(_ path: String) -> String {
             path.hasPrefix("/") || base.isEmpty ? path : base + "/" + path
@@ -203,6 +204,10 @@ public final class BatchMigration: Sendable {
                 throw VaultError(.malformedDocument, "manifest line \(line) needs exactly one of keyFile and vaultKeyFile")
             }
             let name = (vault as NSString).lastPathComponent
+            // The output is named after the vault file, so the name must be a file's name.
+            guard !["", ".", "..", "/"].contains(name) else {
+                throw VaultError(.malformedDocument, "manifest line \(line): vault should name a file, not '\(vault)'")
+            }
             let output = (outDir as NSString).appendingPathComponent(name)
             if let earlier = outputs.updateValue(line, forKey: output) {
                 throw VaultError(.malformedDocument, "manifest lines \(earlier) and \(line) would both write '\(output)'")

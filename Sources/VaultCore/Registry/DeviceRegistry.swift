@@ -126,6 +126,11 @@ public final class DeviceRegistry: Sendable {
 // MARK: - Import
 
 extension DeviceRegistry {
+    /// The two files `import` reads.
+    public enum ImportKind: Sendable {
+        case devices, members
+    }
+
     /// Loads JSON Lines whose keys are the column names, devices first, in one transaction: a
     /// bad line names its file and line number, and nothing is imported.
     public func importRows(devices: (name: String, bytes: [UInt8])?, members: (name: String, bytes: [UInt8])?, now: Timestamp) throws -> (devices: Int, members: Int) {
@@ -136,41 +141,34 @@ extension DeviceRegistry {
                     INSERT INTO user_devices (user_did, device_id, device_mls_did, device_name, signature_public_key, key_packages_available,
                         last_seen, registered_at, is_active, revoked_at, revocation_reason) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
                     """)
-                counts.devices = try Self.eachLine(devices) { reader in
-                    let key = try reader.string("signature_public_key")
-                    guard let keyBytes = Hex.decode(key), !keyBytes.isEmpty else { throw reader.invalid("signature_public_key", "should be hex") }
-                    try insert.execute(arguments: [
-                        try reader.string("user_did"), try reader.string("device_id"), try reader.string("device_mls_did"),
-                        try reader.optionalString("device_name"), Data(keyBytes), try reader.optionalInt("key_packages_available") ?? 0,
-                        try reader.optionalTime("last_seen"), try reader.optionalTime("registered_at") ?? Self.timeText(now),
-                        (try reader.optionalBool("is_active") ?? true) ? 1 : 0, try reader.optionalTime("revoked_at"), try reader.optionalString("revocation_reason"),
-                    ])
-                }
+                counts.devices = try Self.forEachImportRow(.devices, in: devices, now: now) { try insert.execute(arguments: StatementArguments($0)) }
             }
             if let members {
                 let insert = try db.makeStatement(sql: """
                     INSERT INTO members (convo_id, member_mls_did, user_did, device_id, joined_at, left_at, is_admin) VALUES (?, ?, ?, ?, ?, ?, ?)
                     """)
-                counts.members = try Self.eachLine(members) { reader in
-                    try insert.execute(arguments: [
-                        try reader.string("convo_id"), try reader.string("member_mls_did"), try reader.string("user_did"), try reader.string("device_id"),
-                        try reader.optionalTime("joined_at") ?? Self.timeText(now), try reader.optionalTime("left_at"),
-                        (try reader.optionalBool("is_admin") ?? false) ? 1 : 0,
-                    ])
-                }
+                counts.members = try Self.forEachImportRow(.members, in: members, now: now) { try insert.execute(arguments: StatementArguments($0)) }
             }
             return (counts, true)
         }
     }
 
-    private static func eachLine(_ file: (name: String, bytes: [UInt8]), _ body: (inout JSONObjectReader) throws -> Void) throws -> Int {
+    /// Parses an import file a line at a time, in the column order of `importRows`' inserts,
+    /// and hands each row to `body`. Blank lines are skipped; it returns the number of rows.
+    /// Separate from the database so the parser can be fuzzed and tested on its own.
+    public static func forEachImportRow(_ kind: ImportKind, in file: (name: String, bytes: [UInt8]), now: Timestamp,
+                                        _ body: ([DatabaseValue]) throws -> Void) throws -> Int {
         var count = 0
         for (index, line) in file.bytes.split(separator: 0x0a, omittingEmptySubsequences: false).enumerated() {
             guard line.contains(where: { ![0x20, 0x09, 0x0d].contains($0) }) else { continue }
             do {
                 var reader = try JSONObjectReader(JSONValue(parsing: Array(line), what: "the line"), path: "")
-                try body(&reader)
+                let row = switch kind {
+                case .devices: try deviceRow(&reader, now: now)
+                case .members: try memberRow(&reader, now: now)
+                }
                 try reader.finish()
+                try body(row)
             } catch let error as VaultError {
                 throw VaultError(.malformedDocument, "\(file.name) line \(index + 1): \(error.reason)", hint: "nothing was imported")
             } catch let error as DatabaseError {
@@ -179,6 +177,28 @@ extension DeviceRegistry {
             count += 1
         }
         return count
+    }
+
+    private static func deviceRow(_ reader: inout JSONObjectReader, now: Timestamp) throws -> [DatabaseValue] {
+        let key = try reader.string("signature_public_key")
+        guard let keyBytes = Hex.decode(key), !keyBytes.isEmpty else { throw reader.invalid("signature_public_key", "should be hex") }
+        return [
+            try reader.string("user_did").databaseValue, try reader.string("device_id").databaseValue, try reader.string("device_mls_did").databaseValue,
+            try reader.optionalString("device_name").databaseValue, Data(keyBytes).databaseValue,
+            (try reader.optionalInt("key_packages_available") ?? 0).databaseValue,
+            try reader.optionalTime("last_seen").databaseValue, (try reader.optionalTime("registered_at") ?? timeText(now)).databaseValue,
+            ((try reader.optionalBool("is_active") ?? true) ? 1 : 0).databaseValue, try reader.optionalTime("revoked_at").databaseValue,
+            try reader.optionalString("revocation_reason").databaseValue,
+        ]
+    }
+
+    private static func memberRow(_ reader: inout JSONObjectReader, now: Timestamp) throws -> [DatabaseValue] {
+        [
+            try reader.string("convo_id").databaseValue, try reader.string("member_mls_did").databaseValue,
+            try reader.string("user_did").databaseValue, try reader.string("device_id").databaseValue,
+            (try reader.optionalTime("joined_at") ?? timeText(now)).databaseValue, try reader.optionalTime("left_at").databaseValue,
+            ((try reader.optionalBool("is_admin") ?? false) ? 1 : 0).databaseValue,
+        ]
     }
 }
 

@@ -18,7 +18,7 @@ public enum Hex {
         let chars = Array(text.utf8)
         guard chars.count % 2 == 0 else { return nil }
         var out = [UInt8](repeating: 0, count: chars.count / 2)
-        let ok = out.withUnsafeMutableBytes { decode(chars.withUnsafeBytes { $0 }, into: $0) }
+        let ok = out.withUnsafeMutableBytes { output in chars.withUnsafeBytes { decode($0, into: output) } }
         return ok ? out : nil
     }
 

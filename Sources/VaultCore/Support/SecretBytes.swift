@@ -42,7 +42,9 @@ public final class SecretBytes: @unchecked Sendable {
     /// Copies `bytes` into protected memory and zeroes the array's buffer.
     public convenience init(consuming bytes: inout [UInt8]) throws {
         defer { bytes.zeroize() }
-        try self.init(copying: bytes.withUnsafeBytes { $0 })
+        try self.init(count: bytes.count) { target in
+            bytes.withUnsafeBytes { source in target.copyMemory(from: source) }
+        }
     }
 
     deinit {
