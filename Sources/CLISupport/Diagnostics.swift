@@ -72,6 +72,9 @@ public struct Diagnostics: Sendable {
 public enum ToolMain {
     public static func run<Command: ParsableCommand>(_ command: Command.Type) -> Never {
         let diagnostics = Diagnostics(toolName: Command.configuration.commandName ?? "tool")
+        // Past a file size limit (ulimit -f), write(2) then fails with EFBIG, which AtomicFile
+        // reports and cleans up after, instead of the signal killing the tool mid-write.
+        signal(SIGXFSZ, SIG_IGN)
         do {
             var parsed = try Command.parseAsRoot()
             try parsed.run()

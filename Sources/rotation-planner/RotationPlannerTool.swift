@@ -199,12 +199,7 @@ struct Apply: ParsableCommand {
         let plan = try PlanFiles.read(plan)
         let (old, new) = try keys.load()
         let outcome = try RotationApplier.apply(plan, vault: InputFiles.read(vault, what: "vault"), oldKey: old, newKey: new)
-        let folder = outDir + "/vaults"
-        do {
-            try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
-        } catch {
-            throw ToolError(.operational, "could not create the folder '\(folder)'")
-        }
+        try AtomicFile.createFolder(outDir + "/vaults")
         let newPath = outDir + "/" + outcome.newVaultPath, oldPath = outDir + "/" + outcome.tombstonePath
         for path in [newPath, oldPath] { try OutputTarget(path).checkDistinct(fromInputs: [vault]) }
         // The new vault first: until the tombstone is written, the old path still holds nothing new.

@@ -16,6 +16,7 @@ APT_PACKAGES=(
   zbar-tools             # zbarimg: an independent QR decoder for the print-and-scan test
   libsqlite3-dev         # GRDB's SQLite (migration journal, device registry)
   sqlite3                # the sqlite3 shell: tests read journals with it
+  strace                 # fault injection: SIGKILL and errors at chosen system calls
   python3-venv           # the interop tests' virtual environment
 )
 

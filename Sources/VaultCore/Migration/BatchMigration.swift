@@ -46,7 +46,7 @@ public final class BatchMigration: Sendable {
         self.allowLossy = allowLossy
         let manifestBytes = try Self.readFile(manifestPath, what: "manifest")
         jobs = try Self.parseManifest(manifestBytes, manifestPath: manifestPath, outDir: outDir)
-        try FileManager.default.createDirectory(atPath: outDir, withIntermediateDirectories: true)
+        try AtomicFile.createFolder(outDir)
         Self.removeLeftoverTemporaryFiles(in: outDir)
 
         // One run per journal at a time; the kernel drops the lock when a run dies, even by SIGKILL.

@@ -1,0 +1,248 @@
+"""Fault injection (issue 8): every command that writes, hit by the faults a real machine has.
+
+- SIGKILL at the two moments that matter, injected by strace at the system call: when the
+  first output is flushed (fsync; its bytes are written but it has no name yet) and when it is
+  given its name (linkat or rename). The registry is SQLite in WAL mode, which neither syncs
+  nor renames on commit; it is killed at its first and at its last write instead.
+- A file size limit (`ulimit -f`) smaller than the output.
+- An output folder that may not be written.
+- An input that vanishes (strace makes open(2) of it fail with ENOENT, as if it was deleted
+  just before the tool read it).
+
+After each: every input is byte for byte as it was, no output and no temporary file exists
+(only folders, and the side files a command is documented to keep, such as a batch journal), the exit code
+and message say what happened, and the same command run again without the fault succeeds.
+"""
+import hashlib
+import os
+import resource
+import shutil
+import sqlite3
+import subprocess
+import tempfile
+from pathlib import Path
+
+import pytest
+
+BIN = Path(os.environ.get("VAULT_TOOL", ".build/debug/vault-tool")).parent
+ROOT = Path(__file__).resolve().parents[2]
+FIXTURES = ROOT / "Tests" / "Fixtures"
+CORPUS = ROOT / "Fuzz" / "Corpus"
+URL = "https://minio.example/b/vaults/0a92686c7aa4ac0f39bf3a8c6cc4078ef7683ed020866e18320156f952336b4e.vault"
+
+# (name, tool, arguments, side files a killed run may leave). Every command writes into the
+# workspace; its outputs are whatever new files appear.
+WRITERS = [
+    ("seal", "vault-tool", "seal --key-file keys/parent.nsec -o out.vault testkit/ok-household.revealed.json", []),
+    ("migrate", "vault-tool", "migrate --key-file keys/parent.nsec --to 2 -o out.vault testkit/ok-household.vault", []),
+    ("migrate-in-place", "vault-tool", "migrate --key-file keys/parent.nsec --to 2 --in-place --no-backup work-v1.vault", []),
+    ("migrate-batch", "vault-tool", "migrate --to 2 --manifest manifest.jsonl --out-dir batch", ["batch", "batch/.migrate-journal.sqlite",
+                                                                                                 "batch/.migrate-journal.sqlite-journal"]),
+    ("merge", "vault-tool", "merge --key-file keys/parent.nsec --base work.vault --ours work.vault --theirs work.vault -o out.vault", []),
+    ("keygen", "vault-tool", "keygen -o out.nsec", []),
+    ("derive", "vault-tool", "derive --key-file keys/parent.nsec --vault-key-out out.vaultkey -o /dev/null", []),
+    ("sheet", "recovery-sheet", "generate --key-file keys/parent.nsec --dpi 100 -o out.png", []),
+    ("scan", "recovery-sheet", "scan sheet.png -o out.nsec", []),
+    ("words", "recovery-sheet", "words --key-file keys/parent.nsec -o out.txt", []),
+    ("code-new", "recovery-sheet", "code new --master-key-file mk.hex --user-id u -o out.json --sheet out.png", []),
+    ("link", "recovery-sheet", f"link create --key-file keys/parent.nsec --vault-url {URL} -o out.png", []),
+    ("pairing", "recovery-sheet", "pairing create --share-url https://icloud.example/s --parent-device-id 6F9619FF-8B86-D011-B42D-00C04FC964FF "
+                                  "--shared-zone-id Z -o out.png", []),
+    ("plan", "rotation-planner", "plan --vault work.vault --key-file keys/parent.nsec --new-key-file keys/other.nsec -o out.json", []),
+    ("apply", "rotation-planner", "apply plan.json --vault work.vault --key-file keys/parent.nsec --new-key-file keys/other.nsec --out-dir rotated",
+     ["rotated"]),
+    ("revoke-vault", "device-revoker", "vault --key-file keys/parent.nsec --vault work.vault --device B3E9A410-77C2-4F0E-8D65-1C2B3A4D5E6F -o out.vault", []),
+    ("registry-revoke", "device-revoker", "registry revoke --db registry.sqlite --device did:plc:parent#ipad-1 --reason lost --force",
+     ["registry.sqlite", "registry.sqlite-wal", "registry.sqlite-shm"]),
+]
+IDS = [name for name, *_ in WRITERS]
+
+
+def run(tool, arguments, **options):
+    return subprocess.run([str(BIN / tool), *arguments.split()], capture_output=True, **options)
+
+
+@pytest.fixture(scope="module")
+def template(tmp_path_factory):
+    """A workspace with every input the writers read, made once."""
+    folder = tmp_path_factory.mktemp("faults")
+    shutil.copytree(FIXTURES / "testkit", folder / "testkit")
+    shutil.copytree(FIXTURES / "keys", folder / "keys")
+    for key in (folder / "keys").iterdir():
+        key.chmod(0o600)
+    shutil.copy(FIXTURES / "testkit" / "ok-v2-household.vault", folder / "work.vault")
+    shutil.copy(FIXTURES / "testkit" / "ok-household.vault", folder / "work-v1.vault")
+    (folder / "mk.hex").write_text("11" * 32 + "\n")
+    (folder / "mk.hex").chmod(0o600)
+    steps = [
+        ("recovery-sheet", "generate --key-file keys/parent.nsec --dpi 100 -o sheet.png"),
+        ("rotation-planner", "plan --vault work.vault --key-file keys/parent.nsec --new-key-file keys/other.nsec -o plan.json"),
+        ("device-revoker", "registry init --db registry.sqlite"),
+        ("device-revoker", f"registry import --db registry.sqlite --devices {CORPUS}/import/devices.jsonl --members {CORPUS}/import/members.jsonl"),
+    ]
+    for tool, arguments in steps:
+        result = run(tool, arguments, cwd=folder)
+        assert result.returncode == 0, result.stderr
+    for index in range(3):
+        shutil.copy(FIXTURES / "testkit" / "ok-household.vault", folder / f"batch-{index}.vault")
+    (folder / "manifest.jsonl").write_text("".join(f'{{"vault": "batch-{i}.vault", "keyFile": "keys/parent.nsec"}}\n' for i in range(3)))
+    return folder
+
+
+@pytest.fixture
+def workspace(template, tmp_path):
+    folder = tmp_path / "w"
+    shutil.copytree(template, folder, symlinks=True)
+    return folder
+
+
+def snapshot(folder):
+    """Every file under the folder with its SHA-256."""
+    return {str(path.relative_to(folder)): hashlib.sha256(path.read_bytes()).hexdigest() if path.is_file() else "dir"
+            for path in sorted(folder.rglob("*"))}
+
+
+def assert_nothing_lost(folder, before, side):
+    after = snapshot(folder)
+    changed = [name for name, digest in before.items() if after.get(name) != digest]
+    assert not changed, f"inputs changed or vanished: {changed}"
+    new = sorted(name for name in set(after) - set(before) - set(side) if after[name] != "dir")
+    assert not new, f"a faulty run left files behind: {new}"
+
+
+def assert_rerun_succeeds(folder, tool, arguments):
+    result = run(tool, arguments, cwd=folder)
+    assert result.returncode == 0, f"after the fault, the command no longer runs: {result.stderr.decode()}"
+
+
+@pytest.mark.parametrize("name,tool,arguments,side", WRITERS, ids=IDS)
+@pytest.mark.parametrize("moment", ["fsync,fdatasync", "linkat,rename,renameat,renameat2"], ids=["at-flush", "at-naming"])
+def test_sigkill(workspace, name, tool, arguments, side, moment):
+    before = snapshot(workspace)
+    injection = f"inject={moment}:signal=KILL"
+    if name == "registry-revoke":
+        moment = "pwrite64"
+        injection = f"inject=pwrite64:signal=KILL:when={1 if 'fsync' in injection else last_write(workspace, tool, arguments)}"
+    command = ["strace", "-f", "-qq", "-o", "/dev/null", "-e", f"trace={moment}", "-e", injection, str(BIN / tool), *arguments.split()]
+    result = subprocess.run(command, capture_output=True, cwd=workspace)
+    assert result.returncode in (-9, 137), f"the kill point was never reached (exit {result.returncode}): {result.stderr.decode()}"
+    if name == "registry-revoke":
+        # The database is the input and the output. A kill after the commit may land in the
+        # checkpoint, so the file may differ; what counts is all or nothing, and no damage.
+        del before["registry.sqlite"]
+        with sqlite3.connect(workspace / "registry.sqlite") as db:
+            assert db.execute("PRAGMA integrity_check").fetchone() == ("ok",)
+            state = (db.execute("SELECT is_active FROM user_devices WHERE device_id = 'ipad-1'").fetchone()[0],
+                     db.execute("SELECT count(*) FROM revocations").fetchone()[0])
+            assert state in [(1, 0), (0, 1)], f"a partial revocation: active {state[0]}, {state[1]} log rows"
+    assert_nothing_lost(workspace, before, side)
+    assert_rerun_succeeds(workspace, tool, arguments)
+
+
+def last_write(folder, tool, arguments):
+    """How many pwrite64 calls a run makes, counted on a copy of the workspace."""
+    copy = folder.parent / "count"
+    shutil.copytree(folder, copy)
+    counted = subprocess.run(["strace", "-f", "-c", "-U", "name,calls", "-e", "trace=pwrite64", str(BIN / tool), *arguments.split()],
+                             capture_output=True, cwd=copy, text=True)
+    shutil.rmtree(copy)
+    calls = [int(line.split()[1]) for line in counted.stderr.splitlines() if line.strip().startswith("pwrite64")]
+    assert calls and calls[0] > 1, counted.stderr
+    return calls[0]
+
+
+def limit_file_size():
+    resource.setrlimit(resource.RLIMIT_FSIZE, (32, 32))
+
+
+@pytest.mark.parametrize("name,tool,arguments,side", WRITERS, ids=IDS)
+def test_file_size_limit(workspace, name, tool, arguments, side):
+    before = snapshot(workspace)
+    result = run(tool, arguments, cwd=workspace, preexec_fn=limit_file_size)
+    message = result.stderr.decode()
+    if name == "migrate-batch":
+        # The journal is the first thing written; a batch that cannot keep one does not start.
+        assert result.returncode == 1 and "journal" in message, message
+    elif name == "registry-revoke":
+        # SQLite reports a failed write as a disk I/O error, without the system's reason.
+        assert result.returncode == 1 and "disk I/O error" in message, message
+    else:
+        assert result.returncode == 1, message
+        assert "file too large" in message, message
+    assert f"{tool}: error:" in message
+    assert_nothing_lost(workspace, before, side)
+    assert_rerun_succeeds(workspace, tool, arguments)
+
+
+def as_other_user(folder):
+    """Root ignores permissions, so as root the tool runs as 'nobody', who then owns the
+    workspace. Returns the command prefix that does so."""
+    if os.geteuid() != 0:
+        return []
+    for path in [folder, *folder.rglob("*")]:
+        os.chown(path, 65534, 65534, follow_symlinks=False)
+    return ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", "--"]
+
+
+@pytest.mark.parametrize("name,tool,arguments,side", [w for w in WRITERS if w[0] not in ("registry-revoke", "migrate-in-place")], ids=[
+    i for i in IDS if i not in ("registry-revoke", "migrate-in-place")])
+def test_output_folder_not_writable(template, name, tool, arguments, side):
+    # Not under pytest's own temporary folder: that one only its owner may enter.
+    workspace = Path(tempfile.mkdtemp(prefix="hvt-faults-")) / "w"
+    shutil.copytree(template, workspace, symlinks=True)
+    workspace.parent.chmod(0o755)
+    prefix = as_other_user(workspace)
+    (workspace / "ro").mkdir()
+    if prefix:
+        os.chown(workspace / "ro", 65534, 65534)
+    moved = arguments.replace("-o out.", "-o ro/out.").replace("--sheet out.", "--sheet ro/out.").replace("--out-dir batch", "--out-dir ro/batch") \
+        .replace("--out-dir rotated", "--out-dir ro/rotated").replace("--vault-key-out out.", "--vault-key-out ro/out.")
+    assert moved != arguments, "the command's output was not moved into the read-only folder"
+    (workspace / "ro").chmod(0o555)
+    before = snapshot(workspace)
+    result = subprocess.run([*prefix, str(BIN / tool), *moved.split()], capture_output=True, cwd=workspace)
+    message = result.stderr.decode()
+    assert result.returncode == 1, message
+    assert "permission denied" in message and "ro" in message, message
+    assert_nothing_lost(workspace, before, [])
+    (workspace / "ro").chmod(0o755)
+    shutil.rmtree(workspace.parent)
+
+
+# (tool, arguments, the input that vanishes)
+READERS = [
+    ("vault-tool", "migrate --key-file keys/parent.nsec --to 2 -o out.vault testkit/ok-household.vault", "testkit/ok-household.vault"),
+    ("vault-tool", "open --key-file keys/parent.nsec testkit/ok-household.vault", "keys/parent.nsec"),
+    ("recovery-sheet", "scan sheet.png -o out.nsec", "sheet.png"),
+    ("rotation-planner", "apply plan.json --vault work.vault --key-file keys/parent.nsec --new-key-file keys/other.nsec --out-dir rotated",
+     "plan.json"),
+    ("device-revoker", "vault --key-file keys/parent.nsec --vault work.vault --device B3E9A410-77C2-4F0E-8D65-1C2B3A4D5E6F -o out.vault", "work.vault"),
+]
+
+
+@pytest.mark.parametrize("tool,arguments,vanishing", READERS, ids=[r[2] for r in READERS])
+def test_input_vanishes(workspace, tool, arguments, vanishing):
+    before = snapshot(workspace)
+    command = ["strace", "-f", "-qq", "-o", "/dev/null", "-P", vanishing, "-e", "trace=open,openat",
+               "-e", "inject=open,openat:error=ENOENT", str(BIN / tool), *arguments.split()]
+    result = subprocess.run(command, capture_output=True, cwd=workspace)
+    message = result.stderr.decode()
+    assert result.returncode == 1, message
+    assert vanishing in message and "no such file" in message, message
+    assert_nothing_lost(workspace, before, [])
+
+
+def test_batch_vault_vanishes_mid_run(workspace):
+    """One vault of a batch disappears while the batch runs: that job fails by name, the
+    others complete, and a second run after it is back finishes the batch."""
+    arguments = "migrate --to 2 --manifest manifest.jsonl --out-dir batch"
+    command = ["strace", "-f", "-qq", "-o", "/dev/null", "-P", "batch-1.vault", "-e", "trace=open,openat",
+               "-e", "inject=open,openat:error=ENOENT", str(BIN / "vault-tool"), *arguments.split()]
+    result = subprocess.run(command, capture_output=True, cwd=workspace)
+    message = result.stderr.decode()
+    assert result.returncode == 1, message
+    assert "batch-1.vault" in message, message
+    assert sorted(p.name for p in (workspace / "batch").glob("*.vault")) == ["batch-0.vault", "batch-2.vault"]
+    again = run("vault-tool", arguments, cwd=workspace)
+    assert again.returncode == 0, again.stderr
+    assert sorted(p.name for p in (workspace / "batch").glob("*.vault")) == ["batch-0.vault", "batch-1.vault", "batch-2.vault"]
