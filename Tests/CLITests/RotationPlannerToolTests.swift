@@ -83,3 +83,31 @@ enum RotationFixtures {
         #expect(crossed.status == 3)
     }
 }
+
+/// Every single-bit flip of a signed plan, through the real binary (the library sweep is
+/// PlanTamperTests): `apply` reports it as failed verification (exit 3) and creates nothing.
+/// The plan is split into twelve parts that run in parallel.
+@Suite struct RotationPlannerTamperSweep {
+    static let parts = 12
+
+    @Test(arguments: 0..<parts)
+    func everyBitFlipOfAPlanFailsWithoutOutput(_ part: Int) throws {
+        let workspace = try Workspace()
+        let made = try workspace.run("rotation-planner", ["plan", "--vault", "testkit/ok-minimal.vault", "--key-file", "keys/parent.nsec",
+                                                          "--new-key-file", "keys/other.nsec", "--now", "2026-11-22T10:00:00Z", "-o", "plan.json"])
+        try #require(made.status == 0, "\(made.stderrText)")
+        let original = try #require(workspace.contents("plan.json"))
+        let names = try workspace.topLevelNames()
+        let bytes = (original.count * part / Self.parts)..<(original.count * (part + 1) / Self.parts)
+        for bit in (bytes.lowerBound * 8)..<(bytes.upperBound * 8) {
+            var flipped = original
+            flipped[bit / 8] ^= 1 << (bit % 8)
+            try Data(flipped).write(to: URL(fileURLWithPath: workspace.path("flipped.json")))
+            let run = try workspace.run("rotation-planner", ["apply", "flipped.json", "--vault", "testkit/ok-minimal.vault", "--key-file", "keys/parent.nsec",
+                                                             "--new-key-file", "keys/other.nsec", "--out-dir", "rotated"])
+            #expect(run.status == 3, "bit \(bit): \(run.stderrText)")
+            #expect(run.stdout.isEmpty)
+        }
+        #expect(try workspace.topLevelNames() == names.union(["flipped.json"]), "a rejected plan left an output behind")
+    }
+}
