@@ -37,6 +37,15 @@ import Testing
         #expect(throws: VaultError(.malformedDocument, "")) { try GrayImage(decoding: [0xff, 0xd8, 0xff, 0xe0, 0, 0x10]) }
     }
 
+    /// Found by the fuzz target qr: a PNG whose data fails halfway through the image made
+    /// libpng jump out with the row table still allocated. It must be refused as damaged (the
+    /// fuzzer's leak check, not this test, sees the memory).
+    @Test func aPNGDamagedMidImageIsRefused() throws {
+        let folder = TestFiles.testsFolder.deletingLastPathComponent().deletingLastPathComponent()
+        let bytes = try [UInt8](Data(contentsOf: folder.appendingPathComponent("Fuzz/Regressions/qr/png-error-mid-image-leaked-rows.png")))
+        #expect(throws: VaultError(.malformedDocument, "")) { try GrayImage(decoding: bytes) }
+    }
+
     @Test func fontMeasuresAndDraws() throws {
         let font = try Font(path: "/usr/share/fonts/truetype/dejavu/DejaVuSansMono.ttf", pixelSize: 20)
         #expect(font.width(of: "abcd") == 4 * font.width(of: "a"))
