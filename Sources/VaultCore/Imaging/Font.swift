@@ -5,6 +5,9 @@ public final class Font: @unchecked Sendable {
     // @unchecked: FreeType objects are not thread-safe; a Font is used by one renderer at a time.
     private var library: FT_Library?
     private var face: FT_Face?
+    /// Advance widths by glyph: line wrapping measures the same letters many times, and loading
+    /// a hinted glyph each time was a fifth of a sheet's instructions (scripts/bench profile).
+    private var advances: [FT_UInt: Int] = [:]
     public let pixelSize: Int
     /// Pixels above the baseline for the tallest glyphs, and below it (positive).
     public let ascent: Int
@@ -73,9 +76,15 @@ public final class Font: @unchecked Sendable {
                 }
             }
             previous = index
+            if !render, let advance = advances[index] {
+                body(kerning + advance, nil)
+                continue
+            }
             guard FT_Load_Glyph(face, index, render ? Int32(FT_LOAD_RENDER) : Int32(FT_LOAD_DEFAULT)) == 0 else { continue }
             let slot = face.pointee.glyph!
-            body(kerning + Int(slot.pointee.advance.x >> 6), render ? slot : nil)
+            let advance = Int(slot.pointee.advance.x >> 6)
+            advances[index] = advance
+            body(kerning + advance, render ? slot : nil)
         }
     }
 

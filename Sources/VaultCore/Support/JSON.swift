@@ -72,7 +72,12 @@ private struct JSONParser {
     }
 
     mutating func skipWhitespace() {
-        while index < bytes.count, [0x20, 0x09, 0x0a, 0x0d].contains(bytes[index]) { index += 1 }
+        while index < bytes.count {
+            switch bytes[index] {
+            case 0x20, 0x09, 0x0a, 0x0d: index += 1
+            default: return
+            }
+        }
     }
 
     mutating func expect(_ literal: String, _ value: JSONValue) throws -> JSONValue {
@@ -180,7 +185,17 @@ private struct JSONParser {
 
     mutating func parseString() throws -> String {
         index += 1  // opening quote
-        var out = [UInt8]()
+        // Most strings have no escape: read them in one go (scripts/bench's profile of `open`).
+        let start = index
+        while index < bytes.count, bytes[index] != UInt8(ascii: "\""), bytes[index] != UInt8(ascii: "\\"), bytes[index] >= 0x20 {
+            index += 1
+        }
+        if index < bytes.count, bytes[index] == UInt8(ascii: "\"") {
+            index += 1
+            guard let text = String(validating: bytes[start..<index - 1], as: UTF8.self) else { throw failure("a string is not valid UTF-8") }
+            return text
+        }
+        var out = Array(bytes[start..<index])
         while true {
             guard index < bytes.count else { throw failure("unterminated string") }
             let char = bytes[index]
@@ -252,7 +267,7 @@ extension JSONValue {
         func newline(_ level: Int) {
             guard pretty else { return }
             out.append(0x0a)
-            out.append(contentsOf: [UInt8](repeating: 0x20, count: level * 2))
+            for _ in 0..<level * 2 { out.append(0x20) }
         }
         switch self {
         case .null: out.append(contentsOf: Array("null".utf8))
@@ -283,9 +298,15 @@ extension JSONValue {
         }
     }
 
+    private static let hexDigits = Array("0123456789abcdef".utf8)
+
     private static func writeString(_ text: String, to out: inout [UInt8]) {
-        let hexDigits = Array("0123456789abcdef".utf8)
         out.append(UInt8(ascii: "\""))
+        if !text.utf8.contains(where: { $0 < 0x20 || $0 == UInt8(ascii: "\"") || $0 == UInt8(ascii: "\\") }) {
+            out.append(contentsOf: text.utf8)
+            out.append(UInt8(ascii: "\""))
+            return
+        }
         for byte in text.utf8 {
             switch byte {
             case UInt8(ascii: "\""): out.append(contentsOf: [0x5c, 0x22])
@@ -400,13 +421,17 @@ struct JSONObjectReader {
 
     mutating func array(_ key: String) throws -> [(path: String, value: JSONValue)] {
         guard case .array(let elements) = try required(key) else { throw invalid(key, "should be an array") }
-        return elements.enumerated().map { ("\(fieldPath(key))[\($0.offset)]", $0.element) }
+        // Concatenation, not interpolation: interpolating an Int costs dynamic casts, and this
+        // runs for every element of every array (scripts/bench's profile of `open`).
+        let prefix = fieldPath(key) + "["
+        return elements.enumerated().map { (prefix + String($0.offset) + "]", $0.element) }
     }
 
     mutating func strings(_ key: String) throws -> [String] {
-        try array(key).map { element in
-            guard case .string(let text) = element.value else {
-                throw VaultError(.malformedDocument, "\(element.path) should be a string")
+        guard case .array(let elements) = try required(key) else { throw invalid(key, "should be an array") }
+        return try elements.enumerated().map { position, element in
+            guard case .string(let text) = element else {
+                throw VaultError(.malformedDocument, "\(fieldPath(key))[\(position)] should be a string")
             }
             return text
         }
