@@ -1,0 +1,54 @@
+import Testing
+@testable import VaultCore
+
+/// The batch manifest parser on its own (the fuzz target `manifest` runs the same function).
+@Suite struct ManifestTests {
+    static func parse(_ text: String) throws -> [BatchMigration.Job] {
+        try BatchMigration.parseManifest(Array(text.utf8), manifestPath: "/batch/manifest.jsonl", outDir: "/batch/out")
+    }
+
+    @Test func jobsResolveAgainstTheManifestFolder() throws {
+        let jobs = try Self.parse("""
+            {"vault": "vaults/a.vault", "keyFile": "a.nsec"}
+
+            {"vault": "/srv/b.vault", "vaultKeyFile": "/keys/b.vaultkey"}
+            """)
+        #expect(jobs.map(\.line) == [1, 3])
+        #expect(jobs[0] == BatchMigration.Job(line: 1, vault: "/batch/vaults/a.vault", keyFile: "/batch/a.nsec", vaultKeyFile: nil, output: "/batch/out/a.vault"))
+        #expect(jobs[1].output == "/batch/out/b.vault" && jobs[1].vaultKeyFile == "/keys/b.vaultkey")
+    }
+
+    @Test(arguments: ["..", ".", "/", "vaults/..", ""])
+    func aVaultPathWithoutAFileNameIsRefused(_ vault: String) {
+        // Its output would have been the output folder itself, or the folder above it.
+        #expect(throws: VaultError.self) { try Self.parse("{\"vault\": \"\(vault)\", \"keyFile\": \"k\"}") }
+    }
+
+    @Test func twoJobsWritingOneOutputAreRefusedByLine() {
+        let error = #expect(throws: VaultError.self) {
+            try Self.parse("{\"vault\": \"a/x.vault\", \"keyFile\": \"k\"}\n{\"vault\": \"b/x.vault\", \"keyFile\": \"k\"}")
+        }
+        #expect(error?.reason.contains("lines 1 and 2") == true)
+    }
+}
+
+/// The registry import's line parser on its own (the fuzz target `import`).
+@Suite struct ImportLineTests {
+    @Test func rowsHaveEveryColumnAndDefaults() throws {
+        var rows: [[String]] = []
+        let count = try DeviceRegistry.forEachImportRow(.devices, in: (name: "d.jsonl", bytes: Array("""
+            {"user_did": "u", "device_id": "d", "device_mls_did": "u#d", "signature_public_key": "00ff"}
+
+            """.utf8)), now: Timestamp(seconds: 1_790_000_000)) { row in rows.append(row.map { "\($0)" }) }
+        #expect(count == 1 && rows.count == 1 && rows[0].count == 11)
+        #expect(rows[0][7] == "\"2026-09-21T14:13:20Z\"" && rows[0][8] == "1")  // registered now, active
+    }
+
+    @Test func aBadLineNamesItsFileAndLine() {
+        let error = #expect(throws: VaultError.self) {
+            try DeviceRegistry.forEachImportRow(.members, in: (name: "m.jsonl", bytes: Array("\n{\"convo_id\": 1}".utf8)),
+                                                now: Timestamp(seconds: 0)) { _ in }
+        }
+        #expect(error?.reason.hasPrefix("m.jsonl line 2:") == true)
+    }
+}
