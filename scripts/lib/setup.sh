@@ -68,3 +68,14 @@ ensure_python_venv() {
   "$VENV/bin/pip" install -q --disable-pip-version-check "${PYTHON_PACKAGES[@]}"
   echo "${PYTHON_PACKAGES[*]}" > "$stamp"
 }
+
+# Release builds link the Swift runtime and Foundation statically: a tool starts in about 60%
+# of the time (scripts/bench measured 7.5 ms against 12.3 ms), and a copied binary needs no
+# Swift installation. Every script that builds release goes through here, so the flags never
+# differ between two builds (which would rebuild everything).
+build_release() {
+  local product
+  for product in "$@"; do
+    swift build -c release -Xswiftc -static-stdlib --product "$product" >&2
+  done
+}
