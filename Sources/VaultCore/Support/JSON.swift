@@ -302,7 +302,10 @@ extension JSONValue {
 
     private static func writeString(_ text: String, to out: inout [UInt8]) {
         out.append(UInt8(ascii: "\""))
-        if !text.utf8.contains(where: { $0 < 0x20 || $0 == UInt8(ascii: "\"") || $0 == UInt8(ascii: "\\") }) {
+        let needsEscaping = text.utf8.withContiguousStorageIfAvailable { chars in
+            chars.contains { $0 < 0x20 || $0 == UInt8(ascii: "\"") || $0 == UInt8(ascii: "\\") }
+        }
+        if needsEscaping == false {
             out.append(contentsOf: text.utf8)
             out.append(UInt8(ascii: "\""))
             return
