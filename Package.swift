@@ -61,6 +61,7 @@ let package = Package(
             dependencies: [
                 "CSodium", "CSecp256k1", "CQRencode", "CZBar", "CFreeType", "CImageCodecs",
                 .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "GRDBSQLite", package: "GRDB.swift"),  // sqlite3_serialize
                 .product(name: "Crypto", package: "swift-crypto"),
             ]
         ),

@@ -45,6 +45,10 @@ WRITERS = [
     ("scan", "recovery-sheet", "scan sheet.png -o out.nsec", []),
     ("words", "recovery-sheet", "words --key-file keys/parent.nsec -o out.txt", []),
     ("code-new", "recovery-sheet", "code new --master-key-file mk.hex --user-id u -o out.json --sheet out.png", []),
+    ("code-unwrap", "recovery-sheet", "code unwrap --blob blob.json --sheet code.png -o out.hex", []),
+    ("code-rotate", "recovery-sheet", "code rotate --blob blob.json --sheet code.png --sheet out.png -o out.json", []),
+    ("words-decode", "recovery-sheet", "words --decode words.txt -o out.nsec", []),
+    ("link-read", "recovery-sheet", "link read link.png --now 2026-01-01T00:00:00Z -o out.nsec", []),
     ("link", "recovery-sheet", f"link create --key-file keys/parent.nsec --vault-url {URL} -o out.png", []),
     ("pairing", "recovery-sheet", "pairing create --share-url https://icloud.example/s --parent-device-id 6F9619FF-8B86-D011-B42D-00C04FC964FF "
                                   "--shared-zone-id Z -o out.png", []),
@@ -52,6 +56,9 @@ WRITERS = [
     ("apply", "rotation-planner", "apply plan.json --vault work.vault --key-file keys/parent.nsec --new-key-file keys/other.nsec --out-dir rotated",
      ["rotated"]),
     ("revoke-vault", "device-revoker", "vault --key-file keys/parent.nsec --vault work.vault --device B3E9A410-77C2-4F0E-8D65-1C2B3A4D5E6F -o out.vault", []),
+    ("registry-init", "device-revoker", "registry init --db out.sqlite", []),
+    ("registry-import", "device-revoker", "registry import --db registry.sqlite --devices more-devices.jsonl",
+     ["registry.sqlite", "registry.sqlite-wal", "registry.sqlite-shm"]),
     ("registry-revoke", "device-revoker", "registry revoke --db registry.sqlite --device did:plc:parent#ipad-1 --reason lost --force",
      ["registry.sqlite", "registry.sqlite-wal", "registry.sqlite-shm"]),
 ]
@@ -76,6 +83,9 @@ def template(tmp_path_factory):
     (folder / "mk.hex").chmod(0o600)
     steps = [
         ("recovery-sheet", "generate --key-file keys/parent.nsec --dpi 100 -o sheet.png"),
+        ("recovery-sheet", "code new --master-key-file mk.hex --user-id u -o blob.json --sheet code.png"),
+        ("recovery-sheet", "words --key-file keys/parent.nsec -o words.txt"),
+        ("recovery-sheet", f"link create --key-file keys/parent.nsec --vault-url {URL} --now 2026-01-01T00:00:00Z -o link.png"),
         ("rotation-planner", "plan --vault work.vault --key-file keys/parent.nsec --new-key-file keys/other.nsec -o plan.json"),
         ("device-revoker", "registry init --db registry.sqlite"),
         ("device-revoker", f"registry import --db registry.sqlite --devices {CORPUS}/import/devices.jsonl --members {CORPUS}/import/members.jsonl"),
@@ -83,6 +93,9 @@ def template(tmp_path_factory):
     for tool, arguments in steps:
         result = run(tool, arguments, cwd=folder)
         assert result.returncode == 0, result.stderr
+    (folder / "more-devices.jsonl").write_text("".join(
+        f'{{"user_did": "did:plc:new", "device_id": "n{i}", "device_mls_did": "did:plc:new#n{i}", "signature_public_key": "{i:064x}"}}\n'
+        for i in range(50)))
     for index in range(3):
         shutil.copy(FIXTURES / "testkit" / "ok-household.vault", folder / f"batch-{index}.vault")
     (folder / "manifest.jsonl").write_text("".join(f'{{"vault": "batch-{i}.vault", "keyFile": "keys/parent.nsec"}}\n' for i in range(3)))
@@ -120,21 +133,27 @@ def assert_rerun_succeeds(folder, tool, arguments):
 def test_sigkill(workspace, name, tool, arguments, side, moment):
     before = snapshot(workspace)
     injection = f"inject={moment}:signal=KILL"
-    if name == "registry-revoke":
+    if name in ("registry-revoke", "registry-import"):
         moment = "pwrite64"
         injection = f"inject=pwrite64:signal=KILL:when={1 if 'fsync' in injection else last_write(workspace, tool, arguments)}"
     command = ["strace", "-f", "-qq", "-o", "/dev/null", "-e", f"trace={moment}", "-e", injection, str(BIN / tool), *arguments.split()]
     result = subprocess.run(command, capture_output=True, cwd=workspace)
     assert result.returncode in (-9, 137), f"the kill point was never reached (exit {result.returncode}): {result.stderr.decode()}"
-    if name == "registry-revoke":
+    if name in ("registry-revoke", "registry-import"):
         # The database is the input and the output. A kill after the commit may land in the
         # checkpoint, so the file may differ; what counts is all or nothing, and no damage.
         del before["registry.sqlite"]
         with sqlite3.connect(workspace / "registry.sqlite") as db:
             assert db.execute("PRAGMA integrity_check").fetchone() == ("ok",)
-            state = (db.execute("SELECT is_active FROM user_devices WHERE device_id = 'ipad-1'").fetchone()[0],
-                     db.execute("SELECT count(*) FROM revocations").fetchone()[0])
-            assert state in [(1, 0), (0, 1)], f"a partial revocation: active {state[0]}, {state[1]} log rows"
+            if name == "registry-revoke":
+                state = (db.execute("SELECT is_active FROM user_devices WHERE device_id = 'ipad-1'").fetchone()[0],
+                         db.execute("SELECT count(*) FROM revocations").fetchone()[0])
+                assert state in [(1, 0), (0, 1)], f"a partial revocation: active {state[0]}, {state[1]} log rows"
+            else:
+                imported = db.execute("SELECT count(*) FROM user_devices WHERE user_did = 'did:plc:new'").fetchone()[0]
+                assert imported in (0, 50), f"a partial import: {imported} of 50 rows"
+                if imported == 50:
+                    return  # killed after its commit: done, and an import is not repeated
     assert_nothing_lost(workspace, before, side)
     assert_rerun_succeeds(workspace, tool, arguments)
 
@@ -163,7 +182,7 @@ def test_file_size_limit(workspace, name, tool, arguments, side):
     if name == "migrate-batch":
         # The journal is the first thing written; a batch that cannot keep one does not start.
         assert result.returncode == 1 and "journal" in message, message
-    elif name == "registry-revoke":
+    elif name in ("registry-revoke", "registry-import"):
         # SQLite reports a failed write as a disk I/O error, without the system's reason.
         assert result.returncode == 1 and "disk I/O error" in message, message
     else:
@@ -172,6 +191,10 @@ def test_file_size_limit(workspace, name, tool, arguments, side):
     assert f"{tool}: error:" in message
     assert_nothing_lost(workspace, before, side)
     assert_rerun_succeeds(workspace, tool, arguments)
+
+
+# Commands whose output is their input: there is no output folder to take away.
+IN_PLACE = ("registry-revoke", "registry-import", "migrate-in-place")
 
 
 def as_other_user(folder):
@@ -184,8 +207,8 @@ def as_other_user(folder):
     return ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", "--"]
 
 
-@pytest.mark.parametrize("name,tool,arguments,side", [w for w in WRITERS if w[0] not in ("registry-revoke", "migrate-in-place")], ids=[
-    i for i in IDS if i not in ("registry-revoke", "migrate-in-place")])
+@pytest.mark.parametrize("name,tool,arguments,side", [w for w in WRITERS if w[0] not in IN_PLACE], ids=[
+    i for i in IDS if i not in IN_PLACE])
 def test_output_folder_not_writable(template, name, tool, arguments, side):
     # Not under pytest's own temporary folder: that one only its owner may enter.
     workspace = Path(tempfile.mkdtemp(prefix="hvt-faults-")) / "w"
@@ -196,7 +219,8 @@ def test_output_folder_not_writable(template, name, tool, arguments, side):
     if prefix:
         os.chown(workspace / "ro", 65534, 65534)
     moved = arguments.replace("-o out.", "-o ro/out.").replace("--sheet out.", "--sheet ro/out.").replace("--out-dir batch", "--out-dir ro/batch") \
-        .replace("--out-dir rotated", "--out-dir ro/rotated").replace("--vault-key-out out.", "--vault-key-out ro/out.")
+        .replace("--out-dir rotated", "--out-dir ro/rotated").replace("--vault-key-out out.", "--vault-key-out ro/out.") \
+        .replace("--db out.", "--db ro/out.")
     assert moved != arguments, "the command's output was not moved into the read-only folder"
     (workspace / "ro").chmod(0o555)
     before = snapshot(workspace)

@@ -1,5 +1,6 @@
 import Foundation
 import GRDB
+import GRDBSQLite
 
 /// A server-side device registry in SQLite (issue 6): the Catbird seed's `user_devices` and
 /// `members` tables (seed 003) plus revocation state and an append-only `revocations` log.
@@ -20,6 +21,9 @@ public final class DeviceRegistry: Sendable {
         guard create || FileManager.default.fileExists(atPath: path) else {
             throw VaultError(.io, "no registry at '\(path)'", hint: "make one with 'device-revoker registry init --db \(path)'")
         }
+        if create, !FileManager.default.fileExists(atPath: path) {
+            try Self.createWhole(path)
+        }
         var configuration = Configuration()
         configuration.busyMode = .timeout(60)
         configuration.foreignKeysEnabled = true
@@ -29,6 +33,32 @@ public final class DeviceRegistry: Sendable {
             try Self.migrator.migrate(database)
         } catch let error as DatabaseError {
             throw Self.failure(error, "cannot open the registry '\(path)'")
+        }
+    }
+
+    /// A new registry appears whole or not at all: the schema is built in memory and the
+    /// finished database is written like every other output of the suite (AtomicFile), so a
+    /// killed or failed `init` leaves no half-made file behind (Tests/Interop/test_faults.py).
+    private static func createWhole(_ path: String) throws {
+        let bytes: [UInt8]
+        do {
+            let memory = try DatabaseQueue()
+            try migrator.migrate(memory)
+            bytes = try memory.writeWithoutTransaction { db in
+                var size: sqlite3_int64 = 0
+                guard let data = sqlite3_serialize(db.sqliteConnection, "main", &size, 0) else {
+                    throw VaultError(.io, "could not build the registry '\(path)' in memory")
+                }
+                defer { sqlite3_free(data) }
+                return Array(UnsafeRawBufferPointer(start: data, count: Int(size)))
+            }
+        } catch let error as DatabaseError {
+            throw failure(error, "could not build the registry '\(path)'")
+        }
+        do {
+            try AtomicFile.write(bytes, to: path, mode: 0o666 & ~AtomicFile.currentUmask(), exclusive: true)
+        } catch let error as VaultError where error.code == .refused {
+            // Another init made it meanwhile: open that one.
         }
     }
 
