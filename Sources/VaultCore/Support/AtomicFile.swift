@@ -76,7 +76,8 @@ public enum AtomicFile {
         // O_TMPFILE is __O_TMPFILE | O_DIRECTORY; the combined macro does not import into Swift.
         let descriptor = open(folder, __O_TMPFILE | O_DIRECTORY | O_WRONLY | O_CLOEXEC, 0o600)
         guard descriptor >= 0 else {
-            if [EOPNOTSUPP, EISDIR, EINVAL].contains(errno) { return false }
+            let reason = errno
+            if reason == EOPNOTSUPP || reason == EISDIR || reason == EINVAL { return false }
             throw ioError("could not create a temporary file in '\(folder)'")
         }
         defer { close(descriptor) }
