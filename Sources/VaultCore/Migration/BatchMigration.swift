@@ -181,7 +181,7 @@ public final class BatchMigration: Sendable {
     /// jobs with the same name are refused. Any bad line refuses the whole batch, by number.
     /// Reads no file, so it can be fuzzed and tested on its own.
     public static func parseManifest(_ bytes: [UInt8], manifestPath: String, outDir: String) throws -> [Job] {
-        let base = (manifestPath as NSString).deletingLastPathComponent
+        let base = splitPath(manifestPath).folder
         func resolve(_ path: String) -> String {
             path.hasPrefix("/") || base.isEmpty ? path : base + "/" + path
         }
@@ -203,12 +203,12 @@ public final class BatchMigration: Sendable {
             guard (keyFile == nil) != (vaultKeyFile == nil) else {
                 throw VaultError(.malformedDocument, "manifest line \(line) needs exactly one of keyFile and vaultKeyFile")
             }
-            let name = (vault as NSString).lastPathComponent
+            let name = splitPath(vault).name
             // The output is named after the vault file, so the name must be a file's name.
-            guard !["", ".", "..", "/"].contains(name) else {
+            guard !["", ".", ".."].contains(name) else {
                 throw VaultError(.malformedDocument, "manifest line \(line): vault should name a file, not '\(vault)'")
             }
-            let output = (outDir as NSString).appendingPathComponent(name)
+            let output = outDir.utf8.last == UInt8(ascii: "/") ? outDir + name : outDir + "/" + name
             if let earlier = outputs.updateValue(line, forKey: output) {
                 throw VaultError(.malformedDocument, "manifest lines \(earlier) and \(line) would both write '\(output)'")
             }
@@ -218,10 +218,23 @@ public final class BatchMigration: Sendable {
         return jobs
     }
 
+    /// Splits a path at its last "/" byte (trailing slashes ignored), as the file system does.
+    /// Not NSString's path methods: they compare Characters, and a slash followed by a combining
+    /// mark is one Character, so they missed a separator the file system sees, and a manifest
+    /// line such as "x/../\u{619}y" named an output outside the output folder (found by the
+    /// fuzz target manifest).
+    static func splitPath(_ path: String) -> (folder: String, name: String) {
+        var bytes = Array(path.utf8)
+        while bytes.count > 1, bytes.last == UInt8(ascii: "/") { bytes.removeLast() }
+        guard let slash = bytes.lastIndex(of: UInt8(ascii: "/")) else { return ("", String(decoding: bytes, as: UTF8.self)) }
+        // "/" is one byte and never part of a longer UTF-8 sequence, so both halves stay valid.
+        return (slash == 0 ? "/" : String(decoding: bytes[..<slash], as: UTF8.self), String(decoding: bytes[(slash + 1)...], as: UTF8.self))
+    }
+
     /// Temporary files of a killed run: not outputs, never renamed into place; safe to remove.
     static func removeLeftoverTemporaryFiles(in folder: String) {
         for name in (try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? [] where AtomicFile.isTemporaryName(name) {
-            try? FileManager.default.removeItem(atPath: (folder as NSString).appendingPathComponent(name))
+            try? FileManager.default.removeItem(atPath: folder + "/" + name)
         }
     }
 

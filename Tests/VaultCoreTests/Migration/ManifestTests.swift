@@ -24,6 +24,14 @@ import Testing
         #expect(throws: VaultError.self) { try Self.parse("{\"vault\": \"\(vault)\", \"keyFile\": \"k\"}") }
     }
 
+    /// Found by the fuzz target manifest: a slash followed by a combining mark is one Character,
+    /// so Character-based path splitting missed it, and this line escaped the output folder.
+    @Test func aSlashBeforeACombiningMarkStillSeparates() throws {
+        let jobs = try Self.parse("{\"vault\": \"x/../\u{0619}y.vault\", \"keyFile\": \"k\"}")
+        #expect(jobs[0].output == "/batch/out/\u{0619}y.vault")
+        #expect(jobs[0].vault == "/batch/x/../\u{0619}y.vault")
+    }
+
     @Test func twoJobsWritingOneOutputAreRefusedByLine() {
         let error = #expect(throws: VaultError.self) {
             try Self.parse("{\"vault\": \"a/x.vault\", \"keyFile\": \"k\"}\n{\"vault\": \"b/x.vault\", \"keyFile\": \"k\"}")
