@@ -70,8 +70,8 @@ ensure_python_venv() {
 }
 
 # Release builds link the Swift runtime and Foundation statically: a tool starts in about 60%
-# of the time (scripts/bench measured 7.5 ms against 12.3 ms), and a copied binary needs no
-# Swift installation. Every script that builds release goes through here, so the flags never
+# of the time (hyperfine: `vault-tool --version` 7.5 ms against 12.3 ms), and a copied binary
+# needs no Swift installation. Every script that builds release goes through here, so the flags never
 # differ between two builds (which would rebuild everything).
 build_release() {
   local product
