@@ -8,6 +8,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "Tests" / "Interop"))
 import vaultref  # noqa: E402
+from test_rotation import big_household  # noqa: E402
 from vaultref import Household, nip19_encode  # noqa: E402
 
 
@@ -23,24 +24,14 @@ def child(index: int) -> dict:
 
 
 def household(h: Household, devices: int, children: int, groups: int, members: int) -> dict:
-    """The issue's large household: devices, children, and groups of `members` members, half
-    the family's device subkeys and half people outside it."""
-    ids = [f"{secrets.token_hex(4).upper()}-DEVICE-{i}" for i in range(devices)]
-    subkeys = [h.subkey_pubkey(d) for d in ids]
-    strangers = [vaultref.xonly_pubkey(secrets.token_bytes(32)) for _ in range(200)]
-    return {
-        "version": 1, "parentPubkey": h.pubkey, "parentWrapKey": secrets.token_hex(32),
-        "childProfiles": [child(i) for i in range(children)],
-        "devices": [{"deviceId": d, "deviceName": f"iPad {i}", "isPrimary": i == 0, "subkeyPublicKey": subkeys[i],
-                     "addedAt": "2025-01-01T00:00:00Z", "lastSeenAt": "2025-11-01T00:00:00Z",
-                     "status": "revoked" if i % 10 == 9 else "active"} for i, d in enumerate(ids)],
-        "groupMemberships": [{"mlsGroupId": f"group-{g}", "groupName": f"Group {g}",
-                              "memberPubkeys": [subkeys[(g + m) % devices] for m in range(members // 2)]
-                              + [strangers[(g * 7 + m) % 200] for m in range(members - members // 2)],
-                              **({"childProfileId": f"child-{g}"} if g < children else {}),
-                              "createdAt": "2025-02-01T00:00:00Z"} for g in range(groups)],
-        "createdAt": "2025-01-01T00:00:00Z", "updatedAt": "2025-11-01T00:00:00Z",
-    }
+    """The rotation test's large household (devices, and groups of `members` members, half the
+    family's device subkeys and half people outside it), with `children` children, each the
+    owner of one group."""
+    doc = big_household(h, devices, groups, members)
+    doc["childProfiles"] = [child(i) for i in range(children)]
+    for g in range(min(children, groups)):
+        doc["groupMemberships"][g]["childProfileId"] = f"child-{g}"
+    return doc
 
 
 def main():
