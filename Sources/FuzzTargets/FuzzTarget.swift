@@ -45,12 +45,15 @@ public enum FuzzTarget: String, CaseIterable, Sendable {
     /// A fixed clock, so a run depends on its input only.
     static let now = Timestamp(seconds: 1_790_000_000)
 
+    /// The key of no household, made once: the AEAD must refuse it; nothing else may happen.
+    static let stranger = VaultAccess.vaultKey(mustSucceed("making a key") {
+        try VaultKey(secret: SecretBytes(count: 32) { $0.initializeMemory(as: UInt8.self, repeating: 7) })
+    })
+
     private static func vault(_ data: [UInt8]) -> Bool {
         var accepted = false
         if let envelope = try? VaultEnvelope(parsing: data) {
             require(envelope.bytes == data, "an accepted envelope is not written back byte for byte")
-            // The key of no household: the AEAD must refuse; nothing else may happen.
-            let stranger = VaultAccess.vaultKey(mustSucceed("making a key") { try VaultKey(secret: SecretBytes(count: 32) { $0.initializeMemory(as: UInt8.self, repeating: 7) }) })
             require((try? Vault.open(data, with: stranger)) == nil, "a vault opened with the wrong key")
             accepted = true
         }
