@@ -112,7 +112,7 @@ static void png_read_callback(png_structp png, png_bytep data, png_size_t length
     buffer->offset += length;
 }
 
-int hvt_png_decode_gray8(const uint8_t *data, size_t size, uint8_t **pixels,
+int hvt_png_decode_gray8(const uint8_t *data, size_t size, uint64_t max_pixels, uint8_t **pixels,
                          uint32_t *width, uint32_t *height, uint32_t *pixels_per_metre,
                          char *error, size_t error_size) {
     if (size < 8 || png_sig_cmp(data, 0, 8) != 0) {
@@ -143,6 +143,12 @@ int hvt_png_decode_gray8(const uint8_t *data, size_t size, uint8_t **pixels,
     png_read_info(png, info);
 
     png_uint_32 w = png_get_image_width(png, info), h = png_get_image_height(png, info);
+    if ((uint64_t)w * h > max_pixels) {
+        *width = w;
+        *height = h;
+        png_destroy_read_struct(&png, &info, NULL);
+        return HVT_IMAGE_TOO_LARGE;
+    }
     int color = png_get_color_type(png, info), depth = png_get_bit_depth(png, info);
     if (color == PNG_COLOR_TYPE_PALETTE) png_set_palette_to_rgb(png);
     if (color == PNG_COLOR_TYPE_GRAY && depth < 8) png_set_expand_gray_1_2_4_to_8(png);
@@ -199,7 +205,7 @@ static void jpeg_error_exit_callback(j_common_ptr info) {
 
 static void jpeg_quiet_output(j_common_ptr info) { (void)info; }
 
-int hvt_jpeg_decode_gray8(const uint8_t *data, size_t size, uint8_t **pixels,
+int hvt_jpeg_decode_gray8(const uint8_t *data, size_t size, uint64_t max_pixels, uint8_t **pixels,
                           uint32_t *width, uint32_t *height, char *error, size_t error_size) {
     struct jpeg_decompress_struct info;
     struct jpeg_error_context context;
@@ -217,10 +223,11 @@ int hvt_jpeg_decode_gray8(const uint8_t *data, size_t size, uint8_t **pixels,
     jpeg_create_decompress(&info);
     jpeg_mem_src(&info, data, (unsigned long)size);
     jpeg_read_header(&info, TRUE);
-    if (info.image_width > HVT_IMAGE_MAX_SIDE || info.image_height > HVT_IMAGE_MAX_SIDE) {
-        set_error(error, error_size, "the JPEG is larger than this tool reads");
+    if ((uint64_t)info.image_width * info.image_height > max_pixels) {
+        *width = info.image_width;
+        *height = info.image_height;
         jpeg_destroy_decompress(&info);
-        return -1;
+        return HVT_IMAGE_TOO_LARGE;
     }
     info.out_color_space = JCS_GRAYSCALE;
     jpeg_start_decompress(&info);

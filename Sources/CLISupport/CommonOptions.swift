@@ -12,7 +12,20 @@ public struct OutputOptions: ParsableArguments {
 
     public init() {}
 
-    public var target: OutputTarget { OutputTarget(output) }
+    /// The output as the write path declares it.
+    public func declared(_ kind: OutputKind, exclusive: Bool = false) -> DeclaredOutput {
+        DeclaredOutput("-o", output, kind: kind, exclusive: exclusive)
+    }
+
+    public var displayName: String { output.flatMap { $0 == "-" ? nil : $0 } ?? "standard output" }
+}
+
+/// Numbers from the command line are range-checked before use (issue 16): a clear error,
+/// exit 2, instead of an overflow trap somewhere later.
+public func requireRange<T: Comparable>(_ value: T, _ range: ClosedRange<T>, _ option: String) throws {
+    guard range.contains(value) else {
+        throw ToolError(.invalidInput, "\(option) takes \(range.lowerBound) to \(range.upperBound), not \(value)")
+    }
 }
 
 /// `--now`: the time a command records, injected for reproducible runs and tests.

@@ -61,10 +61,12 @@ public struct Diagnostics: Sendable {
     }
 
     /// A plain line for a person (summaries, the public half of a new key).
-    public func note(_ text: String) { StandardStreams.writeError(Array((text + "\n").utf8)) }
+    public func note(_ text: String) { StandardStreams.writeError(Array((text.displaySafeKeepingNewlines + "\n").utf8)) }
 
+    /// Every message is escaped here, once: names, ids and field names in it may come from an
+    /// untrusted file and must not drive the terminal (issue 16).
     private func line(_ kind: String, _ text: String) {
-        StandardStreams.writeError(Array("\(toolName): \(kind): \(text)\n".utf8))
+        StandardStreams.writeError(Array("\(toolName): \(kind): \(text.displaySafeKeepingNewlines)\n".utf8))
     }
 }
 
@@ -83,7 +85,7 @@ public enum ToolMain {
             diagnostics.error(error.reason, hint: error.hint)
             exit(error.status.rawValue)
         } catch let error as VaultError {
-            diagnostics.error(error.reason, hint: error.hint)
+            diagnostics.error(error.reason, hint: error.hint ?? hint(for: error.code))
             exit(ExitStatus(error.code.category).rawValue)
         } catch let error as ExitCode {
             exit(error.rawValue)
@@ -97,6 +99,15 @@ public enum ToolMain {
             diagnostics.error(Command.message(for: error).lowercasedFirstLetter, hint: "see '\(diagnostics.toolName) help' or add --help after the subcommand")
             exit(code == .validationFailure ? ExitStatus.usage.rawValue : code.rawValue)
         }
+    }
+}
+
+/// The next step for a refusal of the write path; VaultCore's reasons name no option.
+private func hint(for code: VaultError.Code) -> String? {
+    switch code {
+    case .sameFile: "write to another file; inputs and other outputs are never overwritten (README \"Nothing lost\")"
+    case .unsafeOutput: "name a regular file, or give - (or no -o) for standard output"
+    default: nil
     }
 }
 

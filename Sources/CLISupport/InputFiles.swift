@@ -5,27 +5,34 @@ import VaultCore
 /// protected memory.
 public enum InputFiles {
     /// The most a key file may hold; a larger one is certainly not a key.
-    static let keyFileLimit = 4096
+    static let keyFileLimit = InputLimits.keyFile
 
     /// A display name for messages: the path, or "standard input".
     public static func displayName(_ path: String) -> String {
         path == "-" ? "standard input" : path
     }
 
-    /// Reads a whole public input (a vault, a JSON document).
-    public static func read(_ path: String, what: String) throws -> [UInt8] {
+    /// Reads a whole public input (a vault, a JSON document), refusing one larger than `limit`
+    /// (README "Limits") before holding more than that.
+    public static func read(_ path: String, what: String, limit: Int = InputLimits.document) throws -> [UInt8] {
         let descriptor = try openForReading(path, what: what)
         defer { if path != "-" { close(descriptor) } }
-        var out = [UInt8]()
-        var chunk = [UInt8](repeating: 0, count: 1 << 16)
-        while true {
-            let count = chunk.withUnsafeMutableBytes { Foundation.read(descriptor, $0.baseAddress!, $0.count) }
-            if count < 0 {
-                if errno == EINTR { continue }
-                throw ioError("could not read \(what) '\(displayName(path))'")
-            }
-            if count == 0 { return out }
-            out.append(contentsOf: chunk[0..<count])
+        return try BoundedRead.all(from: descriptor, limit: limit, name: displayName(path), what: what)
+    }
+
+    /// Reads a picture (PNG or JPEG), within the picture limits.
+    public static func readImage(_ path: String) throws -> [UInt8] {
+        try read(path, what: "picture", limit: InputLimits.imageFile)
+    }
+
+    /// Calls `body` with each line of a JSON Lines or list file, read a piece at a time so a
+    /// file of any length takes bounded memory; a line over the line limit is refused.
+    public static func forEachLine(_ path: String, what: String, _ body: (Int, ArraySlice<UInt8>) throws -> Void) throws {
+        let descriptor = try openForReading(path, what: what)
+        defer { if path != "-" { close(descriptor) } }
+        var reader = LineReader(descriptor: descriptor, name: "\(what) '\(displayName(path))'")
+        while let line = try reader.next() {
+            try body(reader.lineNumber, line)
         }
     }
 
@@ -80,5 +87,21 @@ public enum InputFiles {
 
     static func ioError(_ text: String) -> VaultError {
         AtomicFile.ioError(text)
+    }
+}
+
+/// Runs `body`, and says which input an error is about: for commands that read several inputs
+/// of one kind (`diff`, `merge`, `verify`), "wrong key" alone does not say which file.
+public func about<T>(_ label: String, _ path: String, _ body: () throws -> T) throws -> T {
+    do {
+        return try body()
+    } catch let error as VaultError {
+        let name = "\(label) '\(InputFiles.displayName(path))'"
+        guard !error.reason.contains("'\(InputFiles.displayName(path))'") else { throw error }
+        throw VaultError(error.code, "\(name): \(error.reason)", hint: error.hint)
+    } catch let error as ToolError {
+        let name = "\(label) '\(InputFiles.displayName(path))'"
+        guard !error.reason.contains("'\(InputFiles.displayName(path))'") else { throw error }
+        throw ToolError(error.status, "\(name): \(error.reason)", hint: error.hint)
     }
 }

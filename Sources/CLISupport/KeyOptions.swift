@@ -28,6 +28,11 @@ public struct VaultAccessOptions: ParsableArguments {
     /// The paths given, for stdin and same-file checks.
     public var paths: [String] { [keyFile, vaultKeyFile].compactMap { $0 } }
 
+    /// The key files as the write path declares them.
+    public var declaredInputs: [FileSet.Input] {
+        [keyFile.map { FileSet.Input("--key-file", $0) }, vaultKeyFile.map { FileSet.Input("--vault-key-file", $0) }].compactMap { $0 }
+    }
+
     /// Reads whichever key was given; nil when neither was.
     public func load(_ diagnostics: Diagnostics) throws -> VaultAccess? {
         if let keyFile {
@@ -81,18 +86,23 @@ public struct VaultInputOptions: ParsableArguments {
         try requireOneStandardInput(paths)
     }
 
-    /// Every input path, for same-file checks against an output.
+    /// Every input path, for standard-input checks.
     public var paths: [String] { access.paths + [input] }
+
+    /// Every input as the write path declares it.
+    public var declaredInputs: [FileSet.Input] { access.declaredInputs + [FileSet.Input("vault", input)] }
 
     public func readVault() throws -> [UInt8] {
         try InputFiles.read(input, what: "vault")
     }
 
-    /// Reads the key and opens the vault; the key must have been required in `validate()`.
-    public func open(_ diagnostics: Diagnostics) throws -> (access: VaultAccess, vault: OpenedVault) {
+    /// Reads the key and the vault (once: standard input cannot be read twice) and opens it;
+    /// the key must have been required in `validate()`.
+    public func open(_ diagnostics: Diagnostics) throws -> (access: VaultAccess, vault: OpenedVault, bytes: [UInt8]) {
         guard let access = try access.load(diagnostics) else {
             throw ToolError(.usage, "give --key-file or --vault-key-file")
         }
-        return (access, try Vault.open(readVault(), with: access))
+        let bytes = try readVault()
+        return (access, try Vault.open(bytes, with: access), bytes)
     }
 }

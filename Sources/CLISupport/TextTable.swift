@@ -24,16 +24,27 @@ public struct TextTable {
 }
 
 extension String {
-    /// Control characters escaped, so a name inside a vault cannot drive the terminal.
+    /// Control characters and bidirectional controls escaped, so a name inside a vault cannot
+    /// drive the terminal or reorder what a person reads (U+202E turns "gpj.exe" around).
     public var displaySafe: String {
         var out = ""
         for scalar in unicodeScalars {
-            if scalar.value < 0x20 || (0x7f...0x9f).contains(scalar.value) {
+            if scalar.value < 0x20 || (0x7f...0x9f).contains(scalar.value) || Self.isBidiControl(scalar.value) {
                 out += "\\u{\(String(scalar.value, radix: 16))}"
             } else {
                 out.unicodeScalars.append(scalar)
             }
         }
         return out
+    }
+
+    /// Control characters escaped except line breaks, for multi-line text.
+    public var displaySafeKeepingNewlines: String {
+        split(separator: "\n", omittingEmptySubsequences: false).map { String($0).displaySafe }.joined(separator: "\n")
+    }
+
+    /// The explicit bidirectional formatting characters (Unicode UAX #9, section 2).
+    private static func isBidiControl(_ value: UInt32) -> Bool {
+        (0x202A...0x202E).contains(value) || (0x2066...0x2069).contains(value) || value == 0x200E || value == 0x200F || value == 0x061C
     }
 }

@@ -40,14 +40,18 @@ func parseSince(_ text: String) throws -> Timestamp {
 
 /// Reads a list file: one entry a line; blank lines and # comments skipped.
 func readList(_ path: String, what: String) throws -> [String] {
-    let text = String(decoding: try InputFiles.read(path, what: what), as: UTF8.self)
-    return text.split(whereSeparator: \.isNewline).map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty && !$0.hasPrefix("#") }
+    var entries: [String] = []
+    try InputFiles.forEachLine(path, what: what) { _, line in
+        let entry = String(decoding: line, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+        if !entry.isEmpty, !entry.hasPrefix("#") { entries.append(entry) }
+    }
+    return entries
 }
 
-func writeOperations(_ operations: [JSONValue], to path: String?) throws {
-    guard let path else { return }
+/// Operations as JSON Lines.
+func operationLines(_ operations: [JSONValue]) -> [UInt8] {
     var bytes: [UInt8] = []
     bytes.reserveCapacity(operations.count * 120)
     for operation in operations { bytes += operation.serialized(pretty: false) + [0x0a] }
-    try OutputTarget(path).write(bytes, kind: .text, force: false)
+    return bytes
 }

@@ -23,7 +23,16 @@ struct Registry: ParsableCommand {
         @Option(help: ArgumentHelp("The registry database.", valueName: "R"))
         var db: String
 
-        func open(create: Bool = false) throws -> DeviceRegistry { try DeviceRegistry(path: db, create: create) }
+        func open(_ access: DeviceRegistry.Access) throws -> DeviceRegistry { try DeviceRegistry(path: db, access: access) }
+
+        /// SQLite's side files: no output may be one of them.
+        var sideFiles: [FileSet.Input] { ["-journal", "-wal", "-shm"].map { FileSet.Input("the registry's \($0.dropFirst()) file", db + $0) } }
+
+        /// The database as an input, for commands that only read it.
+        var asInput: [FileSet.Input] { [FileSet.Input("--db", db)] + sideFiles }
+
+        /// The database as the output it is for commands that change it in place.
+        var asOutput: DeclaredOutput { DeclaredOutput("--db", db, kind: .text) }
     }
 
     struct Init: ParsableCommand {
@@ -31,7 +40,8 @@ struct Registry: ParsableCommand {
         @OptionGroup var database: Database
 
         func run() throws {
-            _ = try database.open(create: true)
+            _ = try CommandFiles(reads: database.sideFiles, writes: [database.asOutput])
+            _ = try database.open(.create)
             diagnostics.note("registry ready: \(database.db)")
         }
     }
@@ -55,10 +65,14 @@ struct Registry: ParsableCommand {
         }
 
         func run() throws {
-            let registry = try database.open()
-            let counts = try registry.importRows(
-                devices: try devices.map { ($0, try InputFiles.read($0, what: "devices file")) },
-                members: try members.map { ($0, try InputFiles.read($0, what: "members file")) }, now: now.time)
+            let inputs = [devices.map { FileSet.Input("--devices", $0) }, members.map { FileSet.Input("--members", $0) }].compactMap { $0 }
+            _ = try CommandFiles(reads: inputs + database.sideFiles, writes: [database.asOutput])
+            let registry = try database.open(.readWrite)
+            func source(_ path: String, _ what: String) -> DeviceRegistry.LineSource {
+                ("\(what) '\(InputFiles.displayName(path))'", { try InputFiles.forEachLine(path, what: what, $0) })
+            }
+            let counts = try registry.importRows(devices: devices.map { source($0, "devices file") },
+                                                 members: members.map { source($0, "members file") }, now: now.time)
             diagnostics.note("imported \(counts.devices) devices and \(counts.members) memberships into \(database.db)")
         }
     }
@@ -120,8 +134,12 @@ struct Registry: ParsableCommand {
         }
 
         func run() throws {
-            let registry = try database.open()
-            let result = try registry.revoke(selector(), reason: reason, now: now.time, dryRun: dryRun, force: force, collectOperations: ops != nil,
+            let lists = [devicesFile.map { FileSet.Input("--devices-file", $0) }, signatureKeysFile.map { FileSet.Input("--signature-keys-file", $0) }]
+            let files = try CommandFiles(reads: lists.compactMap { $0 } + database.sideFiles,
+                                         writes: [database.asOutput] + (ops.map { [DeclaredOutput("--ops", $0, kind: .text)] } ?? []))
+            let selector = try selector()
+            let registry = try database.open(dryRun ? .readOnly : .readWrite)
+            let result = try registry.revoke(selector, reason: reason, now: now.time, dryRun: dryRun, force: force, collectOperations: false,
                                              batchID: batchId ?? UUID().uuidString.lowercased())
             let radius = result.radius
             if json {
@@ -149,7 +167,19 @@ struct Registry: ParsableCommand {
             if !result.refusals.isEmpty, !dryRun {
                 throw ToolError(.refused, result.refusals.joined(separator: "; ") + "; nothing was changed", hint: "look at the blast radius, then pass --force if it is intended")
             }
-            if result.applied || dryRun { try writeOperations(result.operations, to: ops) }
+            guard let writer = files.writer(unlessDryRun: dryRun) else {
+                if ops != nil { diagnostics.note("dry run: --ops was not written") }
+                return
+            }
+            guard result.applied, let ops else { return }
+            // The operations are in the database, committed with the batch; the file is written
+            // from there, and can be written again the same way if this fails.
+            do {
+                try writer.write("--ops", registry.operations(batch: result.batchID))
+            } catch let error as VaultError {
+                throw ToolError(.operational, "batch \(result.batchID) is committed, but its operations could not be written: \(error.reason)",
+                                hint: "write them with: device-revoker registry log --db '\(database.db)' --batch \(result.batchID) --ops '\(ops)'")
+            }
         }
     }
 
@@ -160,7 +190,7 @@ struct Registry: ParsableCommand {
         @Flag(help: "Print JSON.") var json = false
 
         func run() throws {
-            let members = try database.open().members(conversation: convo)
+            let members = try database.open(.readOnly).members(conversation: convo)
             if json {
                 StandardStreams.writeOutput(JSONValue.array(members.map {
                     .object([("did", .string($0.userDid)), ("deviceCount", .int($0.deviceCount)), ("deviceIds", .array($0.deviceIds.map(JSONValue.string))),
@@ -185,19 +215,41 @@ struct Registry: ParsableCommand {
 
         func run() throws {
             guard let hash = device.lastIndex(of: "#") else { throw ValidationError("--device takes USER_DID#DEVICE_ID") }
-            let operations = try database.open().rejoinPlan(user: String(device[..<hash]), device: String(device[device.index(after: hash)...]))
+            let operations = try database.open(.readOnly).rejoinPlan(user: String(device[..<hash]), device: String(device[device.index(after: hash)...]))
             StandardStreams.writeOutput(operations.flatMap { $0.serialized(pretty: false) + [0x0a] })
         }
     }
 
     struct Log: ParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "What was revoked, when, why, and by which selector.")
+        static let configuration = CommandConfiguration(
+            abstract: "What was revoked, when, why, and by which selector; a batch's operations again.",
+            discussion: """
+            With --batch and --ops, writes that batch's mls.remove operations (JSON Lines) again, \
+            exactly as revoke wrote them: they are kept in the registry with the batch.
+
+            Examples:
+              device-revoker registry log --db r.sqlite
+              device-revoker registry log --db r.sqlite --batch TICKET-1234 --ops ops.jsonl
+            """
+        )
         @OptionGroup var database: Database
         @Option(help: ArgumentHelp("Only this batch.", valueName: "ID")) var batch: String?
         @Flag(help: "Print JSON Lines.") var json = false
+        @Option(help: ArgumentHelp("With --batch: write the batch's operations (JSON Lines) to FILE.", valueName: "OPS")) var ops: String?
+
+        func validate() throws {
+            if ops != nil, batch == nil { throw ValidationError("--ops needs --batch") }
+        }
 
         func run() throws {
-            let entries = try database.open().log(batch: batch)
+            if let ops, let batch {
+                let files = try CommandFiles(reads: database.asInput, writes: [DeclaredOutput("--ops", ops, kind: .text)])
+                let lines = try database.open(.readOnly).operations(batch: batch)
+                try files.writer().write("--ops", lines)
+                diagnostics.note("operations of batch \(batch) → \(files.displayName("--ops"))")
+                return
+            }
+            let entries = try database.open(.readOnly).log(batch: batch)
             if json {
                 StandardStreams.writeOutput(entries.flatMap { entry in
                     JSONValue.object([("batchId", .string(entry.batchID)), ("revokedAt", .string(entry.revokedAt)), ("userDid", .string(entry.userDid)),
@@ -207,7 +259,7 @@ struct Registry: ParsableCommand {
                 return
             }
             var table = TextTable()
-            for entry in entries { table.add(entry.revokedAt, entry.batchID.prefix(8) + "…", "\(entry.userDid)#\(entry.deviceID)", entry.reason ?? "", entry.selector) }
+            for entry in entries { table.add(entry.revokedAt, entry.batchID, "\(entry.userDid)#\(entry.deviceID)", entry.reason ?? "", entry.selector) }
             StandardStreams.writeOutput(Array(table.render().utf8))
         }
     }

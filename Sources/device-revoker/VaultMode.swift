@@ -78,8 +78,11 @@ struct VaultMode: ParsableCommand {
     }
 
     func run() throws {
-        let target = OutputTarget(output)
-        if output != nil { try target.checkDistinct(fromInputs: access.paths + [vault]) }
+        var writes: [DeclaredOutput] = []
+        if let ops { writes.append(DeclaredOutput("--ops", ops, kind: .text)) }
+        if let output { writes.append(DeclaredOutput("-o", output, kind: .binary)) }
+        let files = try CommandFiles(reads: self.access.declaredInputs + [.init("--vault", vault)] + (devicesFile.map { [.init("--devices-file", $0)] } ?? []),
+                                     writes: writes, force: force)
         let access = try self.access.load(diagnostics)!
         let input = try InputFiles.read(vault, what: "vault")
         let opened = try Vault.open(input, with: access)
@@ -94,15 +97,18 @@ struct VaultMode: ParsableCommand {
         let plan = VaultRevocation.plan(opened.document, options: options)
         for id in plan.alreadyRevoked { diagnostics.note("device '\(id)' is already revoked; nothing to do for it".displaySafe) }
 
-        if dryRun {
+        guard let writer = files.writer(unlessDryRun: dryRun) else {
             StandardStreams.writeOutput(Array((json ? String(decoding: radiusJSON(plan).serialized(), as: UTF8.self) : radiusText(plan)).utf8))
             return
         }
         let document = try VaultRevocation.apply(plan, to: opened.document, options: options)
         // Nothing to revoke: the output is the very bytes that were checked, not a second read.
         let bytes = plan.revoke.isEmpty ? input : try Vault.sealVerified(document, access: access)
-        try target.write(bytes, kind: .binary, force: force)
-        try writeOperations(VaultRevocation.operations(plan), to: ops)
+        // The operations first: were the vault published and they not, a rerun would find
+        // nothing to revoke and the app would never learn which groups to leave.
+        if ops != nil { try writer.stage("--ops", operationLines(VaultRevocation.operations(plan))) }
+        try writer.stage("-o", bytes)
+        try writer.publish()
         diagnostics.note(plan.revoke.isEmpty
             ? "nothing to revoke; the vault is unchanged"
             : "revoked \(plan.revoke.count) device\(plan.revoke.count == 1 ? "" : "s"), \(plan.removals.count) group removals\(plan.newPrimary.map { ", new primary '\($0)'" } ?? "")\(document.revision.map { ", revision \($0)" } ?? "")")

@@ -3,13 +3,12 @@ import CLISupport
 import Foundation
 import VaultCore
 
-/// Writes secret bytes followed by a newline to a 0600 file or, with --force, a terminal.
-func writeSecretLine(_ secret: SecretBytes, to target: OutputTarget, force: Bool, exclusive: Bool = false) throws {
-    let line = try SecretBytes(count: secret.count + 1) { buffer in
+/// Secret bytes and a newline, in protected memory: how a key or code is written to a file.
+func secretLine(_ secret: SecretBytes) throws -> SecretBytes {
+    try SecretBytes(count: secret.count + 1) { buffer in
         secret.withUnsafeBytes { buffer.copyMemory(from: $0) }
         buffer[secret.count] = 0x0a
     }
-    try line.withUnsafeBytes { try target.write($0, kind: .secret, force: force, exclusive: exclusive) }
 }
 
 struct Code: ParsableCommand {
@@ -39,6 +38,10 @@ struct Code: ParsableCommand {
             guard (codeFile == nil) != (sheet == nil) else { throw ValidationError("give --code-file or --sheet, not both") }
         }
 
+        var declaredInputs: [FileSet.Input] {
+            [codeFile.map { FileSet.Input("--code-file", $0) }, sheet.map { FileSet.Input("--sheet", $0) }].compactMap { $0 }
+        }
+
         func read() throws -> SecretBytes {
             let entropy: SecretBytes
             if let codeFile {
@@ -53,15 +56,27 @@ struct Code: ParsableCommand {
         }
     }
 
-    /// Writes a new code: the sheet (0600), optionally the words (0600); never stdout or stderr.
-    static func issue(_ code: SecretBytes, userID: String, sheet: String, codeOut: String?, date: String?, paper: Paper) throws {
+    /// The outputs of a new code: the sheet (0600), the words if asked (0600, never
+    /// overwritten), and the blob; at most one of them may be standard output.
+    static func outputs(sheet: String, codeOut: String?, blob: String) -> [DeclaredOutput] {
+        [DeclaredOutput("--sheet", sheet, kind: .secret)]
+            + (codeOut.map { [DeclaredOutput("--code-out", $0, kind: .secret, exclusive: true)] } ?? [])
+            + [DeclaredOutput("-o", blob, kind: .text)]
+    }
+
+    /// Stages a new code's sheet and words, then the blob, and publishes them in that order:
+    /// the blob makes the old code useless, so it is published only once the only record of
+    /// the new code (the sheet) is on disk (issue 16).
+    static func issue(_ code: SecretBytes, blob: RecoveryCodeBlob, userID: String, codeOut: Bool, date: String?, paper: Paper, writer: OutputWriter) throws {
         let rendered = try CodeSheet.render(code: code, userID: userID, date: date ?? Generate.today(), paper: paper, dotsPerInch: 300,
                                             template: Wording.codeTemplate(), fonts: SheetFonts())
-        try OutputTarget(sheet).write(rendered.image.pngData(), kind: .secret, force: false)
-        if let codeOut {
+        try writer.stage("--sheet", rendered.image.pngData())
+        if codeOut {
             var words = Array(try BIP39.words(for: code).joined(separator: " ").utf8)
-            try writeSecretLine(SecretBytes(consuming: &words), to: OutputTarget(codeOut), force: false, exclusive: true)
+            try writer.stage("--code-out", secretLine(SecretBytes(consuming: &words)))
         }
+        try writer.stage("-o", blob.jsonValue().serialized())
+        try writer.publish()
     }
 
     struct New: ParsableCommand {
@@ -75,12 +90,12 @@ struct Code: ParsableCommand {
         @Option(help: "Paper size: a4 or letter.") var paper: Paper = .a4
 
         func run() throws {
+            let files = try CommandFiles(reads: [.init("--master-key-file", masterKeyFile)], writes: Code.outputs(sheet: sheet, codeOut: codeOut, blob: output))
             let masterKey = try SecretBytes.parsingHex(InputFiles.readSecret(masterKeyFile, what: "master key file", diagnostics: diagnostics),
                                                        byteCount: 32, what: "master key file '\(masterKeyFile)'")
             let code = try SystemRandom().secret(32)
             let blob = try RecoveryCodes.wrap(masterKey: masterKey, code: code, userID: userId)
-            try Code.issue(code, userID: userId, sheet: sheet, codeOut: codeOut, date: date, paper: paper)
-            try OutputTarget(output).write(blob.jsonValue().serialized(), kind: .text, force: false)
+            try Code.issue(code, blob: blob, userID: userId, codeOut: codeOut != nil, date: date, paper: paper, writer: files.writer())
             diagnostics.note("recovery code for \(userId): blob → \(output), sheet → \(sheet)".displaySafe)
         }
     }
@@ -93,10 +108,11 @@ struct Code: ParsableCommand {
         @Flag(help: "Allow the key to go to a terminal.") var force = false
 
         func run() throws {
+            let files = try CommandFiles(reads: [.init("--blob", self.blob)] + code.declaredInputs, writes: [DeclaredOutput("-o", output, kind: .secret)], force: force)
             let blob = try RecoveryCodeBlob(json: InputFiles.read(blob, what: "blob"))
             let masterKey = try RecoveryCodes.unwrap(blob, code: code.read())
             var hex = Array(masterKey.withUnsafeBytes { Hex.encode($0) }.utf8)
-            try writeSecretLine(SecretBytes(consuming: &hex), to: OutputTarget(output), force: force)
+            try files.writer().write("-o", secretLine(SecretBytes(consuming: &hex)))
         }
     }
 
@@ -116,6 +132,7 @@ struct Code: ParsableCommand {
         @Option(name: .shortAndLong, help: ArgumentHelp("The new blob.", valueName: "NEWBLOB.json")) var output: String
         @Option(help: ArgumentHelp("Also write the new words to FILE (0600).", valueName: "FILE")) var codeOut: String?
         @Option(help: ArgumentHelp("The date printed (default today).", valueName: "YYYY-MM-DD")) var date: String?
+        @Option(help: "Paper size of the new sheet: a4 or letter.") var paper: Paper = .a4
 
         func validate() throws {
             guard sheet.count == (codeFile == nil ? 2 : 1) else {
@@ -124,7 +141,8 @@ struct Code: ParsableCommand {
         }
 
         func run() throws {
-            try OutputTarget(output).checkDistinct(fromInputs: [blob])
+            let oldCode = codeFile.map { FileSet.Input("--code-file", $0) } ?? FileSet.Input("--sheet (the current code)", sheet[0])
+            let files = try CommandFiles(reads: [.init("--blob", blob), oldCode], writes: Code.outputs(sheet: sheet.last!, codeOut: codeOut, blob: output))
             let old = try RecoveryCodeBlob(json: InputFiles.read(blob, what: "blob"))
             var source = CodeSource()
             source.codeFile = codeFile
@@ -132,8 +150,7 @@ struct Code: ParsableCommand {
             let masterKey = try RecoveryCodes.unwrap(old, code: source.read())
             let newCode = try SystemRandom().secret(32)
             let newBlob = try RecoveryCodes.wrap(masterKey: masterKey, code: newCode, userID: old.userID, iterations: old.iterations)
-            try Code.issue(newCode, userID: old.userID, sheet: sheet.last!, codeOut: codeOut, date: date, paper: .a4)
-            try OutputTarget(output).write(newBlob.jsonValue().serialized(), kind: .text, force: false)
+            try Code.issue(newCode, blob: newBlob, userID: old.userID, codeOut: codeOut != nil, date: date, paper: paper, writer: files.writer())
             diagnostics.note("new recovery code for \(old.userID): blob → \(output), sheet → \(sheet.last!); the old code no longer opens the new blob".displaySafe)
         }
     }
@@ -158,18 +175,20 @@ struct Link: ParsableCommand {
         static let configuration = CommandConfiguration(abstract: "Make a device-link QR (PNG, 0600).")
         @Option(name: .customLong("key-file"), help: ArgumentHelp("The parent key.", valueName: "F")) var keyFile: String
         @Option(help: ArgumentHelp("Where the vault is stored; must end in vaults/<household id>.vault.", valueName: "URL")) var vaultUrl: String
-        @Option(help: "How long the link is valid, in seconds.") var expiresIn: Int = 300
+        @Option(help: "How long the link is valid, in seconds (at most a day).") var expiresIn: Int = 300
         @Option(help: ArgumentHelp("The time the link is made (RFC 3339), instead of now.", valueName: "TIME")) var now: String?
         @Option(name: .shortAndLong, help: ArgumentHelp("The QR image.", valueName: "LINK.png")) var output: String?
         @Flag(help: "Allow the image to go to a terminal.") var force = false
 
         func run() throws {
+            try requireRange(expiresIn, 1...DeviceLink.maximumLifetime, "--expires-in")
+            let files = try CommandFiles(reads: [.init("--key-file", keyFile)], writes: [DeclaredOutput("-o", output, kind: .secret)], force: force)
             let key = try KeyFiles.parentKey(keyFile, diagnostics)
             let start = try time(now)
             let link = DeviceLink(vaultURL: vaultUrl, key: key, expiresAt: Timestamp(seconds: start.seconds + Int64(expiresIn)))
             let payload = try link.payload()
             _ = try DeviceLink(payload: payload, now: start)  // the same checks 'read' makes, before anything is written
-            try OutputTarget(output).write(qrImage(payload).pngData(), kind: .secret, force: force)
+            try files.writer().write("-o", qrImage(payload).pngData())
             diagnostics.note("device link for \(key.publicKey.npub), valid until \(link.expiresAt)")
         }
     }
@@ -181,13 +200,15 @@ struct Link: ParsableCommand {
         @Option(name: .shortAndLong, help: ArgumentHelp("Write the nsec to FILE (0600).", valueName: "SECRET")) var output: String?
 
         func run() throws {
+            // Without -o the nsec goes nowhere: standard output carries the table.
+            let files = try CommandFiles(reads: [.init("image", image)], writes: output.map { [DeclaredOutput("-o", $0, kind: .secret)] } ?? [])
             let link = try DeviceLink(payload: SheetReader.singleQR(image), now: time(now))
             var table = TextTable()
             table.add("vault URL", link.vaultURL)
             table.add("npub", link.key.publicKey.npub)
             table.add("expires", link.expiresAt.rfc3339)
             StandardStreams.writeOutput(Array(table.render().utf8))
-            if let output { try writeSecretLine(link.key.nsec(), to: OutputTarget(output), force: false) }
+            if output != nil { try files.writer().write("-o", secretLine(link.key.nsec())) }
         }
     }
 }
@@ -216,6 +237,7 @@ struct Pairing: ParsableCommand {
         @Flag(help: "Allow the image to go to a terminal.") var force = false
 
         func run() throws {
+            let files = try CommandFiles(reads: [], writes: [DeclaredOutput("-o", output, kind: .secret)], force: force)
             var bytes = SystemRandom().bytes(16)
             bytes[6] = bytes[6] & 0x0f | 0x40  // a version 4 UUID
             bytes[8] = bytes[8] & 0x3f | 0x80
@@ -224,7 +246,7 @@ struct Pairing: ParsableCommand {
             let code = PairingCode(shareURL: shareUrl, parentDeviceID: parentDeviceId, verificationToken: token, sharedZoneID: sharedZoneId, timestamp: try time(now))
             let payload = code.jsonValue().serialized(pretty: false)
             _ = try PairingCode(payload: payload, now: code.timestamp)  // the same checks 'read' makes
-            try OutputTarget(output).write(qrImage(payload).pngData(), kind: .secret, force: force)
+            try files.writer().write("-o", qrImage(payload).pngData())
             diagnostics.note("pairing code for device \(parentDeviceId) at \(code.timestamp)".displaySafe)
         }
     }
@@ -237,6 +259,7 @@ struct Pairing: ParsableCommand {
         @Flag(help: "Print JSON.") var json = false
 
         func run() throws {
+            try requireRange(maxAge, 1...PairingCode.maximumAllowedAge, "--max-age")
             let code = try PairingCode(payload: SheetReader.singleQR(image), now: time(now), maximumAge: maxAge)
             if json {
                 StandardStreams.writeOutput(code.jsonValue().serialized())

@@ -49,13 +49,13 @@ struct Generate: ParsableCommand {
     func validate() throws {
         try requireOneStandardInput([keyFile, passphrase.passphraseFile])
         if let date, !Self.isDate(date) { throw ValidationError("--date takes YYYY-MM-DD, such as 2026-11-22") }
-        guard (72...1200).contains(dpi) else { throw ValidationError("--dpi takes 72 to 1200") }
-        guard NIP49.KeySecurity(rawValue: keySecurity) != nil else { throw ValidationError("--key-security takes 0, 1 or 2") }
-        guard (1...NIP49.maximumLogN).contains(logN) else { throw ValidationError("--log-n takes 1 to \(NIP49.maximumLogN)") }
     }
 
     func run() throws {
-        try output.target.checkDistinct(fromInputs: [keyFile, passphrase.passphraseFile].compactMap { $0 })
+        try requireRange(dpi, 72...1200, "--dpi")
+        try requireRange(keySecurity, 0...2, "--key-security")
+        try requireRange(logN, 1...NIP49.maximumLogN, "--log-n")
+        let files = try CommandFiles(reads: [.init("--key-file", keyFile)] + passphrase.declaredInputs, writes: [output.declared(.secret)], force: output.force)
         let key = try KeyFiles.parentKey(keyFile, diagnostics)
         let secret: RecoverySheet.Secret
         if let passphrase = try passphrase.read() {
@@ -66,8 +66,8 @@ struct Generate: ParsableCommand {
         }
         let content = RecoverySheet.Content(secret: secret, label: label, date: date ?? Self.today())
         let sheet = try RecoverySheet.render(content, paper: paper, dotsPerInch: dpi, template: Wording.template(lang), fonts: SheetFonts())
-        try output.target.write(sheet.image.pngData(), kind: .secret, force: output.force)
-        diagnostics.note("recovery sheet for \(key.publicKey.npub): \(paper.rawValue), \(dpi) dpi, \(lang)\(passphrase.passphraseFile == nil ? "" : ", encrypted") → \(output.target.displayName)")
+        try files.writer().write("-o", sheet.image.pngData())
+        diagnostics.note("recovery sheet for \(key.publicKey.npub): \(paper.rawValue), \(dpi) dpi, \(lang)\(passphrase.passphraseFile == nil ? "" : ", encrypted") → \(output.displayName)")
     }
 
     static func isDate(_ text: String) -> Bool {

@@ -35,6 +35,8 @@ struct PassphraseOption: ParsableArguments {
     @Option(name: .customLong("passphrase-file"), help: ArgumentHelp("A file holding the passphrase (one final newline is ignored); - for standard input.", valueName: "FILE"))
     var passphraseFile: String?
 
+    var declaredInputs: [FileSet.Input] { passphraseFile.map { [FileSet.Input("--passphrase-file", $0)] } ?? [] }
+
     func read() throws -> String? {
         guard let passphraseFile else { return nil }
         let bytes = try InputFiles.readSecret(passphraseFile, what: "passphrase file", diagnostics: diagnostics)

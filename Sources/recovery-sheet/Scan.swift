@@ -8,7 +8,7 @@ enum SheetReader {
     /// The payload of the one QR code in a picture; none or several is an error.
     static func singleQR(_ path: String) throws -> [UInt8] {
         let name = InputFiles.displayName(path)
-        let image = try GrayImage(decoding: InputFiles.read(path, what: "image"))
+        let image = try GrayImage(decoding: InputFiles.readImage(path), name: "the picture '\(name)'")
         let payloads = try QRScanner.scan(image)
         guard let payload = payloads.first else {
             throw ToolError(.invalidInput, "no QR code found in '\(name)'", hint: "scan at 300 dpi or more, flat, in focus, with the whole code in the picture")
@@ -62,14 +62,9 @@ struct Scan: ParsableCommand {
     }
 
     func run() throws {
-        try output.target.checkDistinct(fromInputs: [image])
+        let files = try CommandFiles(reads: [.init("image", image)] + passphrase.declaredInputs, writes: [output.declared(.secret)], force: output.force)
         let (key, _) = try SheetReader.key(fromImage: image, passphrase: passphrase)
-        let nsec = try key.nsec()
-        let line = try SecretBytes(count: nsec.count + 1) { buffer in
-            nsec.withUnsafeBytes { buffer.copyMemory(from: $0) }
-            buffer[nsec.count] = 0x0a
-        }
-        try line.withUnsafeBytes { try output.target.write($0, kind: .secret, force: output.force) }
+        try files.writer().write("-o", secretLine(key.nsec()))
         diagnostics.note("public key: \(key.publicKey.npub)")
     }
 }
@@ -110,7 +105,7 @@ struct Verify: ParsableCommand {
     }
 
     func run() throws {
-        let (key, encrypted) = try SheetReader.key(fromImage: image, passphrase: passphrase)
+        let (key, encrypted) = try about("sheet", image) { try SheetReader.key(fromImage: image, passphrase: passphrase) }
         var report = "sheet: the QR code holds \(encrypted ? "an encrypted key (decrypted with the passphrase)" : "a key") with public key \(key.publicKey.npub)\n"
         let matched: Bool
         if let npub {
@@ -118,19 +113,19 @@ struct Verify: ParsableCommand {
             matched = expected == key.publicKey
             report += matched ? "match: it is the expected public key\n" : "MISMATCH: the expected public key is \(expected.npub)\n"
         } else if let keyFile {
-            let expected = try KeyFiles.parentKey(keyFile, diagnostics)
+            let expected = try about("--key-file", keyFile) { try KeyFiles.parentKey(keyFile, diagnostics) }
             matched = expected == key
             report += matched ? "match: it is the key in '\(keyFile)'\n" : "MISMATCH: the key in '\(keyFile)' has public key \(expected.publicKey.npub)\n"
         } else {
             let household = Household(parentPublicKey: key.publicKey)
             report += "derived: household \(household.id.shortHex)…, vault path \(household.vaultPath)\n"
             do {
-                let opened = try Vault.open(InputFiles.read(vault!, what: "vault"), with: .parentKey(key))
+                let opened = try about("--vault", vault!) { try Vault.open(InputFiles.read(vault!, what: "vault"), with: .parentKey(key)) }
                 let document = opened.document
                 report += "match: the derived vault key opens '\(vault!)' (\(document.childProfiles.count) children, \(document.devices.count) devices, \(document.groupMemberships.count) groups)\n"
                 matched = true
             } catch let error as VaultError where error.code.category == .authentication {
-                report += "MISMATCH: \(error.reason)\n"
+                report += "MISMATCH: \(error.reason.displaySafe)\n"
                 matched = false
             }
         }
@@ -171,27 +166,24 @@ struct Words: ParsableCommand {
     }
 
     func run() throws {
+        let files = try CommandFiles(reads: decode ? [.init("words file", input ?? "-")] : [.init("--key-file", keyFile!)],
+                                     writes: [output.declared(.secret)], force: output.force)
         let line: SecretBytes
         if decode {
             let path = input ?? "-"
-            try output.target.checkDistinct(fromInputs: [path])
             let text = try InputFiles.readSecret(path, what: "words file", diagnostics: diagnostics).withUnsafeBytes { String(decoding: $0, as: UTF8.self) }
             let entropy = try BIP39.entropy(fromWords: text)
             guard entropy.count == 32 else {
                 throw ToolError(.invalidInput, "these words hold \(entropy.count) bytes; a key is 32 bytes (24 words)")
             }
             let key = try SecretKey(secret: entropy)
-            let nsec = try key.nsec()
-            line = try SecretBytes(count: nsec.count + 1) { buffer in
-                nsec.withUnsafeBytes { buffer.copyMemory(from: $0) }
-                buffer[nsec.count] = 0x0a
-            }
+            line = try secretLine(key.nsec())
             diagnostics.note("public key: \(key.publicKey.npub)")
         } else {
             let key = try KeyFiles.parentKey(keyFile!, diagnostics)
             var text = Array((try key.withUnsafeBytes { try BIP39.words(for: SecretBytes(copying: $0)) }.joined(separator: " ") + "\n").utf8)
             line = try SecretBytes(consuming: &text)
         }
-        try line.withUnsafeBytes { try output.target.write($0, kind: .secret, force: output.force) }
+        try files.writer().write("-o", line)
     }
 }

@@ -43,6 +43,8 @@ struct KeyPairOptions: ParsableArguments {
     @Option(name: .customLong("new-key-file"), help: ArgumentHelp("The new parent key (make one with 'vault-tool keygen').", valueName: "NEW"))
     var newKeyFile: String
 
+    var declaredInputs: [FileSet.Input] { [.init("--key-file", keyFile), .init("--new-key-file", newKeyFile)] }
+
     func load() throws -> (old: SecretKey, new: SecretKey) {
         (try KeyFiles.parentKey(keyFile, diagnostics), try KeyFiles.parentKey(newKeyFile, diagnostics))
     }
@@ -93,13 +95,12 @@ struct Plan: ParsableCommand {
     }
 
     func run() throws {
-        let target = OutputTarget(output)
-        try target.checkDistinct(fromInputs: [vault, keys.keyFile, keys.newKeyFile])
+        let files = try CommandFiles(reads: [.init("--vault", vault)] + keys.declaredInputs, writes: [DeclaredOutput("-o", output, kind: .text)])
         let (old, new) = try keys.load()
         var plan = try RotationPlanner.plan(vault: InputFiles.read(vault, what: "vault"), oldKey: old, newKey: new, mode: mode, reason: reason,
                                             createdAt: now.flatMap(Timestamp.init(rfc3339:)) ?? currentTime(), template: PlanFiles.template())
         try plan.sign(oldKey: old, newKey: new)
-        try target.write(plan.jsonValue().serialized(), kind: .text, force: false)
+        try files.writer().write("-o", plan.jsonValue().serialized())
         let relink = plan.devices.filter { $0.action == .relink }.count
         diagnostics.note("plan \(Hex.encode(plan.planID).prefix(16))…: \(plan.mode.rawValue) rotation of household \(plan.old.householdID.shortHex)… → \(plan.new.householdID.shortHex)…, \(relink) devices to relink, \(plan.groups.count) groups")
     }
@@ -168,9 +169,11 @@ struct Apply: ParsableCommand {
         discussion: """
         Refuses (exit 4) a plan whose vault changed since it was made, or keys that are not the \
         plan's, and (exit 3) a plan whose signatures fail; nothing is written then. Writes \
-        DIR/vaults/<new household id>.vault and DIR/vaults/<old household id>.vault (the \
-        tombstone), each by temporary file and rename. The operations (JSON Lines) go to \
-        --ops or standard output.
+        DIR/vaults/<new household id>.vault, the operations (JSON Lines, to --ops or standard \
+        output), and last DIR/vaults/<old household id>.vault (the tombstone, which retires the \
+        old vault), all staged before any is published. Applying a plan again changes nothing: \
+        when DIR holds what this plan produced, apply says so (exit 0); when it holds anything \
+        else, apply refuses (exit 4).
 
         Example:
           rotation-planner apply plan.json --vault household.vault --key-file old.nsec --new-key-file new.nsec --out-dir rotated --ops ops.jsonl
@@ -197,16 +200,31 @@ struct Apply: ParsableCommand {
 
     func run() throws {
         let plan = try PlanFiles.read(plan)
+        let newPath = outDir + "/" + plan.new.vaultPath, oldPath = outDir + "/" + plan.old.vaultPath
+        let files = try CommandFiles(
+            reads: [.init("plan", self.plan), .init("--vault", vault)] + keys.declaredInputs,
+            writes: [DeclaredOutput("new vault", newPath, kind: .binary, createFolders: true), DeclaredOutput("--ops", ops, kind: .text),
+                     DeclaredOutput("tombstone", oldPath, kind: .binary, createFolders: true)])
         let (old, new) = try keys.load()
-        let outcome = try RotationApplier.apply(plan, vault: InputFiles.read(vault, what: "vault"), oldKey: old, newKey: new)
-        try AtomicFile.createFolder(outDir + "/vaults")
-        let newPath = outDir + "/" + outcome.newVaultPath, oldPath = outDir + "/" + outcome.tombstonePath
-        for path in [newPath, oldPath] { try OutputTarget(path).checkDistinct(fromInputs: [vault]) }
-        // The new vault first: until the tombstone is written, the old path still holds nothing new.
-        try OutputTarget(newPath).write(outcome.newVault, kind: .binary, force: false)
-        try OutputTarget(oldPath).write(outcome.tombstone, kind: .binary, force: false)
-        let lines = outcome.operations.map { $0.serialized(pretty: false) + [0x0a] }.joined()
-        try OutputTarget(ops).write(Array(lines), kind: .text, force: false)
+        let source = try InputFiles.read(vault, what: "vault")
+        let existing = (new: try files.currentContents("new vault"), tombstone: try files.currentContents("tombstone"))
+        if existing.new != nil || existing.tombstone != nil {
+            guard let newVault = existing.new, let tombstone = existing.tombstone,
+                  try RotationApplier.wasApplied(plan, vault: source, newVault: newVault, tombstone: tombstone, oldKey: old, newKey: new) else {
+                throw ToolError(.refused, "'\(outDir)' already holds a vault of one of the plan's households, not the result of this plan; nothing was changed",
+                                hint: "apply into an empty --out-dir, or move those vaults away first")
+            }
+            diagnostics.note("this plan was already applied: \(newPath) and \(oldPath) are its result; nothing was changed")
+            return
+        }
+        let outcome = try RotationApplier.apply(plan, vault: source, oldKey: old, newKey: new)
+        // All three staged before any is published; the tombstone last, because it retires the
+        // old vault: until then the household still has a vault that opens with the old key.
+        let writer = files.writer()
+        try writer.stage("new vault", outcome.newVault)
+        try writer.stage("--ops", Array(outcome.operations.map { $0.serialized(pretty: false) + [0x0a] }.joined()))
+        try writer.stage("tombstone", outcome.tombstone)
+        try writer.publish()
         diagnostics.note("new vault \(newPath); tombstone \(oldPath); \(outcome.operations.count) operations for the app")
     }
 }
@@ -239,12 +257,5 @@ struct Verify: ParsableCommand {
         let text = checks.map { "\($0.passed ? "ok  " : "FAIL") \($0.name): \($0.detail)".displaySafe + "\n" }.joined()
         StandardStreams.writeOutput(Array(text.utf8))
         if checks.contains(where: { !$0.passed }) { throw ExitCode(ExitStatus.authentication.rawValue) }
-    }
-}
-
-extension String {
-    /// Control characters escaped except line breaks, for multi-line text built from a plan.
-    var displaySafeKeepingNewlines: String {
-        split(separator: "\n", omittingEmptySubsequences: false).map { String($0).displaySafe }.joined(separator: "\n")
     }
 }

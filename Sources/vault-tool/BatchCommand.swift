@@ -14,10 +14,11 @@ struct BatchCommand {
     let journal: String?
     let jobs: Int
     let allowLossy: Bool
+    let dryRun: Bool
 
     func run() throws {
         let batch = try BatchMigration(manifestPath: manifest, outDir: outDir, journalPath: journal ?? outDir + "/.migrate-journal.sqlite",
-                                       target: target, allowLossy: allowLossy)
+                                       target: target, allowLossy: allowLossy, dryRun: dryRun)
         let total = batch.jobs.count
         let tally = Mutex([BatchMigration.Status: Int]())
         let showProgress = StandardStreams.errorIsTerminal
@@ -34,6 +35,11 @@ struct BatchCommand {
         let counts = tally.withLock { $0 }
         if showProgress { StandardStreams.writeError(Array("\r\u{1b}[K".utf8)) }
         let failed = counts[.failed, default: 0]
+        if dryRun {
+            diagnostics.note("dry run: would migrate \(counts[.wouldMigrate, default: 0]), unchanged \(counts[.unchanged, default: 0]), failing \(failed) of \(total) vaults (version \(target)); nothing was written")
+            if failed > 0 { throw ToolError(.operational, "\(failed) of \(total) vaults would fail; their errors are in the report") }
+            return
+        }
         diagnostics.note("migrated \(counts[.migrated, default: 0]), unchanged \(counts[.unchanged, default: 0]), done earlier \(counts[.previouslyDone, default: 0]), failed \(failed) of \(total) vaults (version \(target)) → \(outDir)")
         if failed > 0 {
             throw ToolError(.operational, "\(failed) of \(total) vaults failed; their errors are in the report and the journal",

@@ -26,7 +26,7 @@ struct Check: ParsableCommand {
     }
 
     func run() throws {
-        let (access, opened) = try vault.open(diagnostics)
+        let (access, opened, _) = try vault.open(diagnostics)
         let report = try VaultCheck.run(opened.document, access: access)
 
         var text = ""

@@ -35,6 +35,10 @@ struct Derive: ParsableCommand {
     @OptionGroup var output: OutputOptions
 
     func run() throws {
+        var writes = [output.declared(showVaultKey ? .secret : .text)]
+        if let vaultKeyOut { writes.append(DeclaredOutput("--vault-key-out", vaultKeyOut, kind: .secret, exclusive: true)) }
+        let files = try CommandFiles(reads: [.init("--key-file", keyFile)], writes: writes, force: output.force)
+        let writer = files.writer()
         let key = try KeyFiles.parentKey(keyFile, diagnostics)
         let household = Household(parentPublicKey: key.publicKey)
         let devices = try deviceIDs.map { ($0, try Derivation.deviceSubkey(for: key, deviceID: $0).publicKey.hex) }
@@ -47,7 +51,7 @@ struct Derive: ParsableCommand {
                 hex.withUnsafeBytes { buffer.copyMemory(from: $0) }
                 buffer[hex.count] = 0x0a
             }
-            try line.withUnsafeBytes { try OutputTarget(vaultKeyOut).write($0, kind: .secret, force: output.force, exclusive: true) }
+            try writer.stage("--vault-key-out", line)
         }
 
         let text: String
@@ -72,6 +76,6 @@ struct Derive: ParsableCommand {
             for (id, subkey) in devices { devicesTable.add(id, subkey) }
             text = table.render() + (devices.isEmpty ? "" : "devices (subkey public keys)\n" + devicesTable.render(indent: "  "))
         }
-        try output.target.write(Array(text.utf8), kind: showVaultKey ? .secret : .text, force: output.force)
+        try writer.write("-o", Array(text.utf8))
     }
 }

@@ -34,8 +34,8 @@ struct Diff: ParsableCommand {
     func run() throws {
         let access = try self.access.load(diagnostics)!
         let vaultKey = try access.vaultKey()
-        let documents = try [first, second].map { path in
-            try Vault.open(InputFiles.read(path, what: "vault"), with: access).document.revealed(with: vaultKey)
+        let documents = try [("vault A", first), ("vault B", second)].map { label, path in
+            try about(label, path) { try Vault.open(InputFiles.read(path, what: "vault"), with: access).document.revealed(with: vaultKey) }
         }
         let changes = try VaultDiff.between(documents[0], documents[1])
         let text: String
@@ -92,11 +92,12 @@ struct Merge: ParsableCommand {
     }
 
     func run() throws {
-        try output.target.checkDistinct(fromInputs: access.paths + [base, ours, theirs])
+        let files = try CommandFiles(reads: self.access.declaredInputs + [.init("--base", base), .init("--ours", ours), .init("--theirs", theirs)],
+                                     writes: [output.declared(.binary)], force: output.force)
         let access = try self.access.load(diagnostics)!
         let vaultKey = try access.vaultKey()
-        let documents = try [base, ours, theirs].map { path in
-            try Vault.open(InputFiles.read(path, what: "vault"), with: access).document.revealed(with: vaultKey)
+        let documents = try [("--base", base), ("--ours", ours), ("--theirs", theirs)].map { label, path in
+            try about(label, path) { try Vault.open(InputFiles.read(path, what: "vault"), with: access).document.revealed(with: vaultKey) }
         }
         let result = try VaultMerge.merge(base: documents[0], ours: documents[1], theirs: documents[2])
         let check = try VaultCheck.run(result.document, access: access)
@@ -104,7 +105,7 @@ struct Merge: ParsableCommand {
             throw ToolError(.refused, "the merged vault would not pass check: " + check.findings.map(\.description).joined(separator: "; "),
                             hint: "resolve by hand: open both copies with --reveal-secrets, edit, and seal")
         }
-        try output.target.write(Vault.sealVerified(result.document, access: access), kind: .binary, force: output.force)
+        try files.writer().write("-o", Vault.sealVerified(result.document, access: access))
         if json {
             StandardStreams.writeOutput(JSONValue.object([
                 ("revision", .int(result.document.revision ?? 1)),
@@ -116,7 +117,7 @@ struct Merge: ParsableCommand {
             ]).serialized())
         } else {
             for conflict in result.conflicts { diagnostics.note("conflict: \(conflict)".displaySafe) }
-            diagnostics.note("merged into revision \(result.document.revision ?? 1) with \(result.conflicts.count) conflict\(result.conflicts.count == 1 ? "" : "s") → \(output.target.displayName)")
+            diagnostics.note("merged into revision \(result.document.revision ?? 1) with \(result.conflicts.count) conflict\(result.conflicts.count == 1 ? "" : "s") → \(output.displayName)")
         }
     }
 }

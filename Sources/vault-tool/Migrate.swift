@@ -31,7 +31,7 @@ struct Migrate: ParsableCommand {
     @Flag(help: "Say what would change, and write nothing.")
     var dryRun = false
 
-    @Flag(help: "With --dry-run: print the report as JSON.")
+    @Flag(help: "With --dry-run of one vault: print the report as JSON.")
     var json = false
 
     @Flag(help: "Downgrade even when values would be lost; each dropped value is listed.")
@@ -71,7 +71,6 @@ struct Migrate: ParsableCommand {
             guard vault.access.paths.isEmpty, vault.input == "-", output.output == nil, !inPlace else {
                 throw ValidationError("--manifest names its own vaults and keys; give no IN, key option, -o or --in-place")
             }
-            guard (1...64).contains(jobs) else { throw ValidationError("--jobs takes 1 to 64") }
             return
         }
         if outDir != nil || journal != nil { throw ValidationError("--out-dir and --journal belong to --manifest") }
@@ -84,18 +83,24 @@ struct Migrate: ParsableCommand {
     }
 
     func run() throws {
+        try requireRange(jobs, 1...64, "--jobs")
         if let manifest {
-            try BatchCommand(manifest: manifest, target: to, outDir: outDir!, journal: journal, jobs: jobs, allowLossy: allowLossy).run()
+            try BatchCommand(manifest: manifest, target: to, outDir: outDir!, journal: journal, jobs: jobs, allowLossy: allowLossy, dryRun: dryRun).run()
             return
         }
-        if !inPlace { try output.target.checkDistinct(fromInputs: vault.paths) }
-        let (access, _) = try vault.open(diagnostics)
-        let input = try vault.readVault()
+        // In place, the vault is the output by request; its backup and it are published in that
+        // order, so the old bytes are safe before they are replaced.
+        let files = inPlace
+            ? try CommandFiles(reads: vault.access.declaredInputs,
+                               writes: (noBackup ? [] : [DeclaredOutput("backup", vault.input + backup, kind: .binary, exclusive: true)])
+                                   + [DeclaredOutput("vault", vault.input, kind: .binary)])
+            : try CommandFiles(reads: vault.declaredInputs, writes: [output.declared(.binary)], force: output.force)
+        let (access, _, input) = try vault.open(diagnostics)
         let outcome = try VaultMigration.migrate(input, access: access, to: to, allowLossy: allowLossy, expectRevision: expectRevision)
         let report = outcome.report
         for loss in report.losses { diagnostics.warning("dropped: \(loss)") }
 
-        if dryRun {
+        guard let writer = files.writer(unlessDryRun: dryRun) else {
             let text = json ? String(decoding: reportJSON(report).serialized(), as: UTF8.self) : reportText(report)
             StandardStreams.writeOutput(Array(text.utf8))
             return
@@ -105,12 +110,10 @@ struct Migrate: ParsableCommand {
                 diagnostics.note("\(vault.input) is already at version \(to); nothing changed")
                 return
             }
-            if !noBackup {
-                try OutputTarget(vault.input + backup).write(input, kind: .binary, force: false, exclusive: true)
-            }
-            try OutputTarget(vault.input).write(outcome.bytes, kind: .binary, force: false)
+            if !noBackup { try writer.stage("backup", input) }
+            try writer.write("vault", outcome.bytes)
         } else {
-            try output.target.write(outcome.bytes, kind: .binary, force: output.force)
+            try writer.write("-o", outcome.bytes)
         }
         diagnostics.note(outcome.unchanged
             ? "household \(outcome.household.shortHex)… is already at version \(to); written unchanged"

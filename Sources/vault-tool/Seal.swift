@@ -30,16 +30,14 @@ struct Seal: ParsableCommand {
     }
 
     func run() throws {
-        try output.target.checkDistinct(fromInputs: [input, keyFile])
+        let files = try CommandFiles(reads: [.init("input", input), .init("--key-file", keyFile)], writes: [output.declared(.binary)], force: output.force)
         let key = try KeyFiles.parentKey(keyFile, diagnostics)
         var document = try VaultDocument(json: InputFiles.read(input, what: "document"))
-        // Every write raises a v2 vault's revision (docs/vault-format.md §8.1), so an edited
-        // copy sealed again is newer than the one it was opened from.
-        if let revision = document.revision {
-            document.revision = revision + 1
-        }
+        // Every write raises a v2 vault's revision, so an edited copy sealed again is newer
+        // than the one it was opened from.
+        try document.raiseRevision()
         let sealed = try Vault.seal(document, with: key)
-        try output.target.write(sealed, kind: .binary, force: output.force)
+        try files.writer().write("-o", sealed)
         if let revision = document.revision {
             diagnostics.note("sealed revision \(revision)")
         }
@@ -73,9 +71,9 @@ struct Open: ParsableCommand {
     }
 
     func run() throws {
-        try output.target.checkDistinct(fromInputs: vault.paths)
-        let (access, opened) = try vault.open(diagnostics)
+        let files = try CommandFiles(reads: vault.declaredInputs, writes: [output.declared(revealSecrets ? .secret : .text)], force: output.force)
+        let (access, opened, _) = try vault.open(diagnostics)
         let document = revealSecrets ? try opened.document.revealed(with: access.vaultKey()) : opened.document
-        try output.target.write(document.json(), kind: revealSecrets ? .secret : .text, force: output.force)
+        try files.writer().write("-o", document.json())
     }
 }

@@ -45,7 +45,9 @@ enum Golden {
                 Issue.record("missing golden file \(file.lastPathComponent); record it with RECORD_GOLDEN=1")
                 continue
             }
-            #expect(String(decoding: bytes, as: UTF8.self) == String(decoding: expected, as: UTF8.self), "\(golden.tool) \(golden.name): \(suffix) differs from \(golden.tool)/\(file.lastPathComponent)")
+            // Bytes, not text: decoding as UTF-8 maps every invalid sequence to U+FFFD, so two
+            // different binary outputs could compare equal (issue 16).
+            #expect(bytes == [UInt8](expected), "\(golden.tool) \(golden.name): \(suffix) differs from \(golden.tool)/\(file.lastPathComponent):\n\(String(decoding: bytes, as: UTF8.self))")
         }
     }
 }

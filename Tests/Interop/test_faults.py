@@ -24,11 +24,7 @@ from pathlib import Path
 
 import pytest
 
-BIN = Path(os.environ.get("VAULT_TOOL", ".build/debug/vault-tool")).parent
-ROOT = Path(__file__).resolve().parents[2]
-FIXTURES = ROOT / "Tests" / "Fixtures"
-CORPUS = ROOT / "Fuzz" / "Corpus"
-URL = "https://minio.example/b/vaults/0a92686c7aa4ac0f39bf3a8c6cc4078ef7683ed020866e18320156f952336b4e.vault"
+from workspace import BIN, CORPUS, URL, make_template, run
 
 # (name, tool, arguments, side files a killed run may leave). Every command writes into the
 # workspace; its outputs are whatever new files appear.
@@ -40,7 +36,7 @@ WRITERS = [
                                                                                                  "batch/.migrate-journal.sqlite-journal"]),
     ("merge", "vault-tool", "merge --key-file keys/parent.nsec --base work.vault --ours work.vault --theirs work.vault -o out.vault", []),
     ("keygen", "vault-tool", "keygen -o out.nsec", []),
-    ("derive", "vault-tool", "derive --key-file keys/parent.nsec --vault-key-out out.vaultkey -o /dev/null", []),
+    ("derive", "vault-tool", "derive --key-file keys/parent.nsec --vault-key-out out.vaultkey -o out.txt", []),
     ("sheet", "recovery-sheet", "generate --key-file keys/parent.nsec --dpi 100 -o out.png", []),
     ("scan", "recovery-sheet", "scan sheet.png -o out.nsec", []),
     ("words", "recovery-sheet", "words --key-file keys/parent.nsec -o out.txt", []),
@@ -58,48 +54,17 @@ WRITERS = [
     ("revoke-vault", "device-revoker", "vault --key-file keys/parent.nsec --vault work.vault --device B3E9A410-77C2-4F0E-8D65-1C2B3A4D5E6F -o out.vault", []),
     ("registry-init", "device-revoker", "registry init --db out.sqlite", []),
     ("registry-import", "device-revoker", "registry import --db registry.sqlite --devices more-devices.jsonl",
-     ["registry.sqlite", "registry.sqlite-wal", "registry.sqlite-shm"]),
+     ["registry.sqlite", "registry.sqlite-journal"]),
     ("registry-revoke", "device-revoker", "registry revoke --db registry.sqlite --device did:plc:parent#ipad-1 --reason lost --force",
-     ["registry.sqlite", "registry.sqlite-wal", "registry.sqlite-shm"]),
+     ["registry.sqlite", "registry.sqlite-journal"]),
 ]
 IDS = [name for name, *_ in WRITERS]
-
-
-def run(tool, arguments, **options):
-    return subprocess.run([str(BIN / tool), *arguments.split()], capture_output=True, **options)
 
 
 @pytest.fixture(scope="module")
 def template(tmp_path_factory):
     """A workspace with every input the writers read, made once."""
-    folder = tmp_path_factory.mktemp("faults")
-    shutil.copytree(FIXTURES / "testkit", folder / "testkit")
-    shutil.copytree(FIXTURES / "keys", folder / "keys")
-    for key in (folder / "keys").iterdir():
-        key.chmod(0o600)
-    shutil.copy(FIXTURES / "testkit" / "ok-v2-household.vault", folder / "work.vault")
-    shutil.copy(FIXTURES / "testkit" / "ok-household.vault", folder / "work-v1.vault")
-    (folder / "mk.hex").write_text("11" * 32 + "\n")
-    (folder / "mk.hex").chmod(0o600)
-    steps = [
-        ("recovery-sheet", "generate --key-file keys/parent.nsec --dpi 100 -o sheet.png"),
-        ("recovery-sheet", "code new --master-key-file mk.hex --user-id u -o blob.json --sheet code.png"),
-        ("recovery-sheet", "words --key-file keys/parent.nsec -o words.txt"),
-        ("recovery-sheet", f"link create --key-file keys/parent.nsec --vault-url {URL} --now 2026-01-01T00:00:00Z -o link.png"),
-        ("rotation-planner", "plan --vault work.vault --key-file keys/parent.nsec --new-key-file keys/other.nsec -o plan.json"),
-        ("device-revoker", "registry init --db registry.sqlite"),
-        ("device-revoker", f"registry import --db registry.sqlite --devices {CORPUS}/import/devices.jsonl --members {CORPUS}/import/members.jsonl"),
-    ]
-    for tool, arguments in steps:
-        result = run(tool, arguments, cwd=folder)
-        assert result.returncode == 0, result.stderr
-    (folder / "more-devices.jsonl").write_text("".join(
-        f'{{"user_did": "did:plc:new", "device_id": "n{i}", "device_mls_did": "did:plc:new#n{i}", "signature_public_key": "{i:064x}"}}\n'
-        for i in range(50)))
-    for index in range(3):
-        shutil.copy(FIXTURES / "testkit" / "ok-household.vault", folder / f"batch-{index}.vault")
-    (folder / "manifest.jsonl").write_text("".join(f'{{"vault": "batch-{i}.vault", "keyFile": "keys/parent.nsec"}}\n' for i in range(3)))
-    return folder
+    return make_template(tmp_path_factory.mktemp("faults"))
 
 
 @pytest.fixture

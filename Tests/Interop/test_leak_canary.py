@@ -58,7 +58,7 @@ def test_no_secret_leaks(tmp_path):
     commands = [  # (tool, arguments, outputs meant to hold a secret)
         ("vault-tool", "seal --key-file parent.nsec -o v1.vault revealed.json", []),
         ("vault-tool", "derive --key-file parent.nsec --device-id X --json", []),
-        ("vault-tool", "derive --key-file parent.nsec --vault-key-out vk.out -o /dev/null", ["vk.out"]),
+        ("vault-tool", "derive --key-file parent.nsec --vault-key-out vk.out -o derived.txt", ["vk.out"]),
         ("vault-tool", "keygen -o fresh.nsec", ["fresh.nsec"]),
         ("vault-tool", "open --key-file parent.nsec v1.vault", []),
         ("vault-tool", "open --vault-key-file vk --reveal-secrets -o opened.json v1.vault", ["opened.json"]),

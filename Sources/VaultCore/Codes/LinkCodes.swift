@@ -4,6 +4,10 @@ import Foundation  // URL parsing and UUIDs
 /// JSON `{vaultURL, nsec, parentPubkey, expiresAt}`; `nsec` as NIP-19, `expiresAt` RFC 3339.
 /// The QR holds the parent key itself: the page and the image are secrets.
 public struct DeviceLink: Sendable {
+    /// The longest a link may be valid (`--expires-in`): a day. The QR holds the parent key, so
+    /// a long-lived one is a standing copy of it.
+    public static let maximumLifetime = 86_400
+
     public let vaultURL: String
     public let key: SecretKey
     public let expiresAt: Timestamp
@@ -59,6 +63,8 @@ public struct PairingCode: Sendable, Equatable {
     public let timestamp: Timestamp
 
     public static let defaultMaximumAge: Int64 = 600
+    /// The most a reader may allow (`--max-age`): a day.
+    public static let maximumAllowedAge: Int64 = 86_400
     public static let allowedClockSkew: Int64 = 60
 
     public init(shareURL: String, parentDeviceID: String, verificationToken: String, sharedZoneID: String, timestamp: Timestamp) {

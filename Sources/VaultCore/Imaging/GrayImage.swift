@@ -62,17 +62,23 @@ extension GrayImage {
     }
 
     /// Decodes a PNG or a JPEG (told apart by their signatures) into gray.
-    public init(decoding data: [UInt8]) throws {
+    /// Decodes a PNG or JPEG; `name` names it in messages. A picture whose header declares more
+    /// than ``InputLimits/imagePixels`` pixels is refused before its pixels are allocated.
+    public init(decoding data: [UInt8], name: String = "the image") throws {
         var out: UnsafeMutablePointer<UInt8>?
         var width: UInt32 = 0, height: UInt32 = 0, metres: UInt32 = 0
         var error = [CChar](repeating: 0, count: 256)
         let status: Int32
+        let limit = UInt64(InputLimits.imagePixels)
         if data.starts(with: [0x89, 0x50, 0x4e, 0x47]) {
-            status = data.withUnsafeBufferPointer { hvt_png_decode_gray8($0.baseAddress, $0.count, &out, &width, &height, &metres, &error, error.count) }
+            status = data.withUnsafeBufferPointer { hvt_png_decode_gray8($0.baseAddress, $0.count, limit, &out, &width, &height, &metres, &error, error.count) }
         } else if data.starts(with: [0xff, 0xd8]) {
-            status = data.withUnsafeBufferPointer { hvt_jpeg_decode_gray8($0.baseAddress, $0.count, &out, &width, &height, &error, error.count) }
+            status = data.withUnsafeBufferPointer { hvt_jpeg_decode_gray8($0.baseAddress, $0.count, limit, &out, &width, &height, &error, error.count) }
         } else {
-            throw VaultError(.malformedDocument, "the image is neither a PNG nor a JPEG")
+            throw VaultError(.malformedDocument, "\(name) is neither a PNG nor a JPEG picture")
+        }
+        if status == HVT_IMAGE_TOO_LARGE {
+            throw VaultError(.tooLarge, "\(name) is \(width) × \(height) pixels, more than the \(InputLimits.imagePixels / 1_000_000) million pixels a picture may have")
         }
         try checkCodec(status, error, what: "decoding the image", code: .malformedDocument)
         defer { hvt_free(out) }

@@ -5,10 +5,16 @@ import GRDB
 /// Migrating many vaults in one run, crash-safely and resumably (issue 4).
 ///
 /// A SQLite journal (GRDB) holds one row per manifest line: pending, done or failed, with the
-/// error. Each job writes its output through ``AtomicFile`` and only then marks itself done, in
-/// its own transaction. A run killed at any instant leaves every output either absent, the old
-/// one, or complete; started again, it skips done jobs and retries the rest. One failed vault
-/// does not stop the others.
+/// error. Each job writes its output through the write path (``StagedOutput``) and only then
+/// marks itself done, in its own transaction. A run killed at any instant leaves every output
+/// either absent, the old one, or complete; started again, it skips done jobs and retries the
+/// rest. One failed vault does not stop the others.
+///
+/// Before anything is written, every output is checked against every file the batch reads (the
+/// manifest, each line's vault and key files) and the journal (issue 16): a vault stored inside
+/// the output folder, or named like a key file or the journal there, refuses the whole batch.
+/// A dry run makes the same checks and migrations in memory and writes nothing at all: no
+/// folder, no journal.
 public final class BatchMigration: Sendable {
     /// One manifest line.
     public struct Job: Sendable, Equatable {
@@ -21,6 +27,8 @@ public final class BatchMigration: Sendable {
 
     public enum Status: String, Sendable {
         case migrated, unchanged, failed
+        /// A dry run's verdict for a vault that would be migrated.
+        case wouldMigrate = "would-migrate"
         /// Done by an earlier, interrupted run of the same batch.
         case previouslyDone = "previously-done"
     }
@@ -35,18 +43,40 @@ public final class BatchMigration: Sendable {
 
     public let target: Int
     public let allowLossy: Bool
-    private let database: DatabaseQueue
+    /// Nil in a dry run, which has no journal.
+    private let database: DatabaseQueue?
     private let lock: Int32
     public let jobs: [Job]
+    private let outputs: [Int: OutputLocation]
 
-    /// Reads the manifest and opens (or creates) the journal. A journal from another manifest or
-    /// target version is refused: mixing two batches is how work gets lost.
-    public init(manifestPath: String, outDir: String, journalPath: String, target: Int, allowLossy: Bool) throws {
+    /// Reads the manifest, checks every file of the batch, and (unless `dryRun`) opens or
+    /// creates the journal. A journal from another manifest or target version is refused: mixing
+    /// two batches is how work gets lost.
+    public init(manifestPath: String, outDir: String, journalPath: String, target: Int, allowLossy: Bool, dryRun: Bool = false) throws {
         self.target = target
         self.allowLossy = allowLossy
-        let manifestBytes = try Self.readFile(manifestPath, what: "manifest")
+        let manifestBytes = try BoundedRead.file(manifestPath, limit: InputLimits.listFile, what: "manifest", lines: true)
         jobs = try Self.parseManifest(manifestBytes, manifestPath: manifestPath, outDir: outDir)
-        try AtomicFile.createFolder(outDir)
+        let folder = try OutputFolder(outDir, create: true)
+        var outputs: [Int: OutputLocation] = [:]
+        var declared: [(label: String, location: OutputLocation)] = [("the journal", try OutputLocation(journalPath, createFolders: true))]
+        var inputs = [FileSet.Input("the manifest", manifestPath)]
+        for job in jobs {
+            let location = try OutputLocation(path: job.output, name: Self.splitPath(job.output).name, in: folder)
+            outputs[job.line] = location
+            declared.append(("the output of manifest line \(job.line)", location))
+            inputs.append(FileSet.Input("the vault of manifest line \(job.line)", job.vault))
+            if let keyFile = job.keyFile { inputs.append(FileSet.Input("the key file of manifest line \(job.line)", keyFile)) }
+            if let vaultKeyFile = job.vaultKeyFile { inputs.append(FileSet.Input("the vault-key file of manifest line \(job.line)", vaultKeyFile)) }
+        }
+        try FileSet.check(inputs: inputs, outputs: declared)
+        self.outputs = outputs
+        guard !dryRun else {
+            database = nil
+            lock = -1
+            return
+        }
+        _ = try folder.opened()
         Self.removeLeftoverTemporaryFiles(in: outDir)
 
         // One run per journal at a time; the kernel drops the lock when a run dies, even by SIGKILL.
@@ -59,13 +89,14 @@ public final class BatchMigration: Sendable {
         var configuration = Configuration()
         configuration.busyMode = .timeout(10)
         do {
-            database = try DatabaseQueue(path: journalPath, configuration: configuration)
-            try Self.migrator.migrate(database)
+            let journal = try DatabaseQueue(path: journalPath, configuration: configuration)
+            try Self.migrator.migrate(journal)
+            database = journal
         } catch let error as DatabaseError {
-            throw VaultError(.io, "cannot use the journal '\(journalPath)': \(error.message ?? "\(error)")")
+            throw VaultError(.io, "cannot use the journal '\(journalPath)': \(Self.describe(error))")
         }
         let fingerprint = Hex.encode(SHA256.hash(manifestBytes))
-        try database.write { db in
+        try database!.write { db in
             if let run = try Row.fetchOne(db, sql: "SELECT manifestSHA256, target FROM run") {
                 guard run["manifestSHA256"] == fingerprint, run["target"] == target else {
                     throw VaultError(.refused, "the journal '\(journalPath)' belongs to another batch (another manifest or --to)",
@@ -83,7 +114,7 @@ public final class BatchMigration: Sendable {
     }
 
     deinit {
-        close(lock)
+        if lock >= 0 { close(lock) }
     }
 
     private static let migrator: DatabaseMigrator = {
@@ -115,7 +146,7 @@ public final class BatchMigration: Sendable {
     /// Runs every job not yet done, `parallelism` at a time, and reports each as it finishes
     /// (jobs done by an earlier run first). `loadAccess` reads a job's key.
     public func run(parallelism: Int, loadAccess: @Sendable (Job) throws -> VaultAccess, report: @Sendable (Result) -> Void) throws {
-        let done = try database.read { db in try Set(Int.fetchAll(db, sql: "SELECT line FROM job WHERE state = 'done'")) }
+        let done = try database?.read { db in try Set(Int.fetchAll(db, sql: "SELECT line FROM job WHERE state = 'done'")) } ?? []
         for job in jobs where done.contains(job.line) {
             report(Result(job: job, status: .previouslyDone, from: nil, to: target, error: nil))
         }
@@ -141,9 +172,14 @@ public final class BatchMigration: Sendable {
 
     private func process(_ job: Job, loadAccess: (Job) throws -> VaultAccess) throws -> Result {
         do {
-            let input = try Self.readFile(job.vault, what: "vault")
+            let input = try BoundedRead.file(job.vault, limit: InputLimits.document, what: "vault")
             let outcome = try VaultMigration.migrate(input, access: loadAccess(job), to: target, allowLossy: allowLossy)
-            try AtomicFile.write(outcome.bytes, to: job.output, mode: 0o666 & ~AtomicFile.currentUmask(), exclusive: false)
+            guard database != nil else {
+                return Result(job: job, status: outcome.unchanged ? .unchanged : .wouldMigrate, from: outcome.report.from, to: target, error: nil)
+            }
+            try outcome.bytes.withUnsafeBytes { bytes in
+                try StagedOutput(outputs[job.line]!, bytes: bytes, mode: 0o666 & ~AtomicFile.currentUmask()).publish(exclusive: false)
+            }
             let status: Status = outcome.unchanged ? .unchanged : .migrated
             try record(job, state: "done", status: status, from: outcome.report.from, error: nil)
             return Result(job: job, status: status, from: outcome.report.from, to: target, error: nil)
@@ -154,18 +190,31 @@ public final class BatchMigration: Sendable {
     }
 
     private func record(_ job: Job, state: String, status: Status, from: Int?, error: String?) throws {
-        try database.write { db in
+        guard let database else { return }
+        do {
+            try database.write { db in
             try db.execute(sql: """
                 UPDATE job SET state = ?, status = ?, fromVersion = ?, error = ?, attempts = attempts + 1,
                     completions = completions + (CASE WHEN ? = 'done' THEN 1 ELSE 0 END)
                 WHERE line = ?
                 """, arguments: [state, status.rawValue, from, error, state, job.line])
+            }
+        } catch let error as DatabaseError {
+            // The journal could not be written (a full disk, a lost folder): this run cannot
+            // record progress, so it stops; the output just written is complete either way.
+            throw VaultError(.io, "could not record manifest line \(job.line) in the journal: \(Self.describe(error))")
         }
+    }
+
+    /// SQLite's own words for a failure, without its internal code prefix.
+    static func describe(_ error: DatabaseError) -> String {
+        error.message.map { $0.isEmpty ? "\(error.resultCode)" : $0 } ?? "\(error.resultCode)"
     }
 
     /// Every job's state as the journal has it: line → (state, completions).
     public func journalStates() throws -> [Int: (state: String, completions: Int)] {
-        try database.read { db in
+        guard let database else { return [:] }
+        return try database.read { db in
             var states: [Int: (String, Int)] = [:]
             for row in try Row.fetchAll(db, sql: "SELECT line, state, completions FROM job") {
                 states[row["line"]] = (row["state"], row["completions"])
@@ -187,9 +236,8 @@ public final class BatchMigration: Sendable {
         }
         var jobs: [Job] = []
         var outputs: [String: Int] = [:]
-        for (index, rawLine) in bytes.split(separator: 0x0a, omittingEmptySubsequences: false).enumerated() {
-            let line = index + 1
-            guard rawLine.contains(where: { ![0x20, 0x09, 0x0d].contains($0) }) else { continue }
+        try LineReader.forEachLine(in: bytes, name: "the manifest '\(manifestPath)'") { line, rawLine in
+            guard rawLine.contains(where: { ![0x20, 0x09, 0x0d].contains($0) }) else { return }
             let vault: String, keyFile: String?, vaultKeyFile: String?
             do {
                 var reader = try JSONObjectReader(JSONValue(parsing: Array(rawLine), what: "the line"), path: "")
@@ -205,7 +253,7 @@ public final class BatchMigration: Sendable {
             }
             let name = splitPath(vault).name
             // The output is named after the vault file, so the name must be a file's name.
-            guard !["", ".", ".."].contains(name) else {
+            guard !["", ".", ".."].contains(name), !vault.utf8.contains(0) else {
                 throw VaultError(.malformedDocument, "manifest line \(line): vault should name a file, not '\(vault)'")
             }
             let output = outDir.utf8.last == UInt8(ascii: "/") ? outDir + name : outDir + "/" + name
@@ -238,10 +286,4 @@ public final class BatchMigration: Sendable {
         }
     }
 
-    static func readFile(_ path: String, what: String) throws -> [UInt8] {
-        guard let data = FileManager.default.contents(atPath: path) else {
-            throw VaultError(.io, "cannot read \(what) '\(path)'")
-        }
-        return Array(data)
-    }
 }

@@ -10,26 +10,54 @@ import GRDBSQLite
 /// order is time order. Every revocation is one immediate transaction: concurrent revokers wait
 /// for each other (busy timeout) instead of losing updates, and a killed run leaves the
 /// database entirely before or entirely after its batch.
+///
+/// The journal is SQLite's rollback journal, not WAL: a read-only connection to a WAL database
+/// creates `-wal` and `-shm` files beside it and leaves them, so a dry run or `log` would change
+/// the file system. With the rollback journal, reading changes nothing (issue 16).
 public final class DeviceRegistry: Sendable {
     private let database: DatabaseQueue
     public let path: String
+    private let readOnly: Bool
 
-    /// Opens a registry; `create` makes the file and schema when missing. Schema migrations run
-    /// either way.
-    public init(path: String, create: Bool) throws {
+    /// How a command uses the registry.
+    public enum Access: Sendable {
+        /// Make the registry when missing (`init`); an existing file must be a registry or empty.
+        case create
+        /// Change an existing registry; schema migrations run first.
+        case readWrite
+        /// Read only (views, the log, dry runs): opened read-only, nothing migrated or created.
+        case readOnly
+    }
+
+    /// Opens a registry. A file that is not one (another application's database) is refused
+    /// before anything is written to it.
+    public init(path: String, access: Access) throws {
         self.path = path
-        guard create || FileManager.default.fileExists(atPath: path) else {
+        readOnly = access == .readOnly
+        guard access == .create || FileManager.default.fileExists(atPath: path) else {
             throw VaultError(.io, "no registry at '\(path)'", hint: "make one with 'device-revoker registry init --db \(path)'")
         }
-        if create, !FileManager.default.fileExists(atPath: path) {
+        if access == .create, !FileManager.default.fileExists(atPath: path) {
             try Self.createWhole(path)
         }
         var configuration = Configuration()
         configuration.busyMode = .timeout(60)
         configuration.foreignKeysEnabled = true
+        configuration.readonly = readOnly
         do {
             database = try DatabaseQueue(path: path, configuration: configuration)
-            try database.writeWithoutTransaction { db in try db.execute(sql: "PRAGMA journal_mode = WAL") }
+            let tables = try database.read { db in
+                try Set(String.fetchAll(db, sql: "SELECT name FROM sqlite_master WHERE type = 'table'"))
+            }
+            let registryTables: Set<String> = ["user_devices", "members", "revocations", "grdb_migrations"]
+            guard registryTables.isSubset(of: tables) || (access == .create && tables.isEmpty) else {
+                throw VaultError(.malformedDocument, "'\(path)' is not a device registry (it lacks \(registryTables.subtracting(tables).sorted().joined(separator: ", ")))",
+                                 hint: tables.isEmpty ? "make one with 'device-revoker registry init --db \(path)'" : nil)
+            }
+            guard !readOnly else { return }
+            try database.writeWithoutTransaction { db in
+                if try String.fetchOne(db, sql: "PRAGMA journal_mode") == "wal" { try db.execute(sql: "PRAGMA journal_mode = DELETE") }
+            }
             try Self.migrator.migrate(database)
         } catch let error as DatabaseError {
             throw Self.failure(error, "cannot open the registry '\(path)'")
@@ -111,6 +139,22 @@ public final class DeviceRegistry: Sendable {
                     BEGIN SELECT RAISE(ABORT, 'the revocation log is append-only'); END;
                 """)
         }
+        // Each batch's operations, kept in the transaction that revokes it, so they can be
+        // written again at any time (issue 16: a failed --ops after the commit lost them).
+        migrator.registerMigration("v2: batch operations") { db in
+            try db.execute(sql: """
+                CREATE TABLE batch_operations (
+                    batch_id TEXT NOT NULL,
+                    seq INTEGER NOT NULL,
+                    operation TEXT NOT NULL,
+                    PRIMARY KEY (batch_id, seq)
+                ) WITHOUT ROWID;
+                CREATE TRIGGER batch_operations_are_append_only_update BEFORE UPDATE ON batch_operations
+                    BEGIN SELECT RAISE(ABORT, 'the operations log is append-only'); END;
+                CREATE TRIGGER batch_operations_are_append_only_delete BEFORE DELETE ON batch_operations
+                    BEGIN SELECT RAISE(ABORT, 'the operations log is append-only'); END;
+                """)
+        }
         return migrator
     }()
 
@@ -120,19 +164,21 @@ public final class DeviceRegistry: Sendable {
     }
 
     static func failure(_ error: DatabaseError, _ context: String) -> VaultError {
-        if error.resultCode == .SQLITE_CONSTRAINT {
-            return VaultError(.malformedDocument, "\(context): \(error.message ?? "a constraint failed")")
+        switch error.resultCode {
+        case .SQLITE_CONSTRAINT: return VaultError(.malformedDocument, "\(context): \(error.message ?? "a constraint failed")")
+        case .SQLITE_NOTADB: return VaultError(.malformedDocument, "\(context): the file is not a database")
+        default: return VaultError(.io, "\(context): \(error.message ?? "\(error)")")
         }
-        return VaultError(.io, "\(context): \(error.message ?? "\(error)")")
     }
 
     /// Runs `body` in one IMMEDIATE transaction: the write lock is taken at the start, so two
-    /// revokers never interleave. `commit` false rolls back (dry runs, refusals).
+    /// revokers never interleave. `commit` false rolls back (dry runs, refusals). On a read-only
+    /// registry the transaction is deferred and can only read (and fill temporary tables).
     func transaction<T>(_ body: (Database) throws -> (T, commit: Bool)) throws -> T {
         do {
             return try database.writeWithoutTransaction { db in
                 var result: T?
-                try db.inTransaction(.immediate) {
+                try db.inTransaction(readOnly ? .deferred : .immediate) {
                     let (value, commit) = try body(db)
                     result = value
                     return commit ? .commit : .rollback
@@ -161,9 +207,12 @@ extension DeviceRegistry {
         case devices, members
     }
 
+    /// An import file: its name for messages, and a way to read it a line at a time.
+    public typealias LineSource = (name: String, forEachLine: ((Int, ArraySlice<UInt8>) throws -> Void) throws -> Void)
+
     /// Loads JSON Lines whose keys are the column names, devices first, in one transaction: a
     /// bad line names its file and line number, and nothing is imported.
-    public func importRows(devices: (name: String, bytes: [UInt8])?, members: (name: String, bytes: [UInt8])?, now: Timestamp) throws -> (devices: Int, members: Int) {
+    public func importRows(devices: LineSource?, members: LineSource?, now: Timestamp) throws -> (devices: Int, members: Int) {
         try transaction { db in
             var counts = (devices: 0, members: 0)
             if let devices {
@@ -183,14 +232,28 @@ extension DeviceRegistry {
         }
     }
 
+    /// The same, from files already in memory (tests, small imports).
+    public func importRows(deviceLines devices: (name: String, bytes: [UInt8])?, memberLines members: (name: String, bytes: [UInt8])?,
+                           now: Timestamp) throws -> (devices: Int, members: Int) {
+        func source(_ file: (name: String, bytes: [UInt8])) -> LineSource {
+            (file.name, { try LineReader.forEachLine(in: file.bytes, name: file.name, $0) })
+        }
+        return try importRows(devices: devices.map(source), members: members.map(source), now: now)
+    }
+
     /// Parses an import file a line at a time, in the column order of `importRows`' inserts,
     /// and hands each row to `body`. Blank lines are skipped; it returns the number of rows.
     /// Separate from the database so the parser can be fuzzed and tested on its own.
     public static func forEachImportRow(_ kind: ImportKind, in file: (name: String, bytes: [UInt8]), now: Timestamp,
                                         _ body: ([DatabaseValue]) throws -> Void) throws -> Int {
+        try forEachImportRow(kind, in: (file.name, { try LineReader.forEachLine(in: file.bytes, name: file.name, $0) }), now: now, body)
+    }
+
+    public static func forEachImportRow(_ kind: ImportKind, in file: LineSource, now: Timestamp,
+                                        _ body: ([DatabaseValue]) throws -> Void) throws -> Int {
         var count = 0
-        for (index, line) in file.bytes.split(separator: 0x0a, omittingEmptySubsequences: false).enumerated() {
-            guard line.contains(where: { ![0x20, 0x09, 0x0d].contains($0) }) else { continue }
+        try file.forEachLine { number, line in
+            guard line.contains(where: { ![0x20, 0x09, 0x0d].contains($0) }) else { return }
             do {
                 var reader = try JSONObjectReader(JSONValue(parsing: Array(line), what: "the line"), path: "")
                 let row = switch kind {
@@ -200,9 +263,9 @@ extension DeviceRegistry {
                 try reader.finish()
                 try body(row)
             } catch let error as VaultError {
-                throw VaultError(.malformedDocument, "\(file.name) line \(index + 1): \(error.reason)", hint: "nothing was imported")
+                throw VaultError(.malformedDocument, "\(file.name) line \(number): \(error.reason)", hint: "nothing was imported")
             } catch let error as DatabaseError {
-                throw VaultError(.malformedDocument, "\(file.name) line \(index + 1): \(error.message ?? "\(error)")", hint: "nothing was imported")
+                throw VaultError(.malformedDocument, "\(file.name) line \(number): \(error.message ?? "\(error)")", hint: "nothing was imported")
             }
             count += 1
         }
@@ -213,19 +276,19 @@ extension DeviceRegistry {
         let key = try reader.string("signature_public_key")
         guard let keyBytes = Hex.decode(key), !keyBytes.isEmpty else { throw reader.invalid("signature_public_key", "should be hex") }
         return [
-            try reader.string("user_did").databaseValue, try reader.string("device_id").databaseValue, try reader.string("device_mls_did").databaseValue,
-            try reader.optionalString("device_name").databaseValue, Data(keyBytes).databaseValue,
+            try reader.text("user_did").databaseValue, try reader.text("device_id").databaseValue, try reader.text("device_mls_did").databaseValue,
+            try reader.optionalText("device_name").databaseValue, Data(keyBytes).databaseValue,
             (try reader.optionalInt("key_packages_available") ?? 0).databaseValue,
             try reader.optionalTime("last_seen").databaseValue, (try reader.optionalTime("registered_at") ?? timeText(now)).databaseValue,
             ((try reader.optionalBool("is_active") ?? true) ? 1 : 0).databaseValue, try reader.optionalTime("revoked_at").databaseValue,
-            try reader.optionalString("revocation_reason").databaseValue,
+            try reader.optionalText("revocation_reason").databaseValue,
         ]
     }
 
     private static func memberRow(_ reader: inout JSONObjectReader, now: Timestamp) throws -> [DatabaseValue] {
         [
-            try reader.string("convo_id").databaseValue, try reader.string("member_mls_did").databaseValue,
-            try reader.string("user_did").databaseValue, try reader.string("device_id").databaseValue,
+            try reader.text("convo_id").databaseValue, try reader.text("member_mls_did").databaseValue,
+            try reader.text("user_did").databaseValue, try reader.text("device_id").databaseValue,
             (try reader.optionalTime("joined_at") ?? timeText(now)).databaseValue, try reader.optionalTime("left_at").databaseValue,
             ((try reader.optionalBool("is_admin") ?? false) ? 1 : 0).databaseValue,
         ]
@@ -233,6 +296,20 @@ extension DeviceRegistry {
 }
 
 extension JSONObjectReader {
+    /// A string column: NUL is refused, because C strings (and some SQL drivers) stop there and
+    /// two different ids would become one.
+    mutating func text(_ key: String) throws -> String {
+        let value = try string(key)
+        guard !value.utf8.contains(0) else { throw invalid(key, "contains a NUL character") }
+        return value
+    }
+
+    mutating func optionalText(_ key: String) throws -> String? {
+        guard let value = try optionalString(key) else { return nil }
+        guard !value.utf8.contains(0) else { throw invalid(key, "contains a NUL character") }
+        return value
+    }
+
     mutating func optionalTime(_ key: String) throws -> String? {
         guard try optionalString(key) != nil else { return nil }
         return DeviceRegistry.timeText(try timestamp(key))

@@ -50,9 +50,11 @@ extension DeviceRegistry {
     }
 
     /// Revokes the selected active devices in one immediate transaction: inactive with time and
-    /// reason, their open memberships closed, one log row each under one batch id. Refuses
-    /// (writing nothing) when users would be left with no active device or conversations with no
-    /// active admin device, unless `force`. Idempotent: already revoked devices are skipped.
+    /// reason, their open memberships closed, one log row each under one batch id, and the
+    /// batch's `mls.remove` operations stored with it (``operations(batch:)`` gives them again).
+    /// Refuses (writing nothing) when users would be left with no active device or
+    /// conversations with no active admin device, unless `force`. Idempotent: already revoked
+    /// devices are skipped. A dry run needs only a read-only registry.
     public func revoke(_ selector: Selector, reason: String?, now: Timestamp, dryRun: Bool, force: Bool,
                        collectOperations: Bool, batchID: String = UUID().uuidString.lowercased()) throws -> RevocationResult {
         let time = Self.timeText(now)
@@ -81,7 +83,7 @@ extension DeviceRegistry {
                 if users > 0 { refusals.append("\(users) user\(users == 1 ? "" : "s") would be left with no active device") }
                 if conversations > 0 { refusals.append("\(conversations) conversation\(conversations == 1 ? "" : "s") would be left with no active admin device") }
             }
-            let operations = collectOperations ? try Self.removalOperations(db: db) : []
+            let operations = collectOperations || !dryRun ? try Self.removalOperations(db: db) : []
             guard !dryRun, refusals.isEmpty else {
                 return (RevocationResult(batchID: batchID, radius: radius, applied: false, refusals: refusals, operations: operations), false)
             }
@@ -96,6 +98,10 @@ extension DeviceRegistry {
                 INSERT INTO revocations (batch_id, revoked_at, user_did, device_id, reason, selector)
                 SELECT ?, ?, user_did, device_id, ?, ? FROM batch
                 """, arguments: [batchID, time, reason, selector.description])
+            let store = try db.makeStatement(sql: "INSERT INTO batch_operations (batch_id, seq, operation) VALUES (?, ?, ?)")
+            for (index, operation) in operations.enumerated() {
+                try store.execute(arguments: [batchID, index, String(decoding: operation.serialized(pretty: false), as: UTF8.self)])
+            }
             return (RevocationResult(batchID: batchID, radius: radius, applied: true, refusals: [], operations: operations), true)
         }
     }
@@ -220,8 +226,22 @@ extension DeviceRegistry {
         public let reason: String?
     }
 
-    public func log(batch: String?) throws -> [LogEntry] {
+    /// The `mls.remove` operations a batch stored, as JSON Lines, exactly as `revoke` gave them.
+    public func operations(batch: String) throws -> [UInt8] {
         try read { db in
+            guard try Bool.fetchOne(db, sql: "SELECT EXISTS (SELECT 1 FROM revocations WHERE batch_id = ?)", arguments: [batch]) == true else {
+                throw VaultError(.malformedDocument, "the registry '\(path)' has no batch '\(batch)'")
+            }
+            guard try db.tableExists("batch_operations") else {
+                throw VaultError(.refused, "batch '\(batch)' was made before the registry kept operations; they cannot be produced again")
+            }
+            return try String.fetchAll(db, sql: "SELECT operation FROM batch_operations WHERE batch_id = ? ORDER BY seq", arguments: [batch])
+                .flatMap { Array($0.utf8) + [0x0a] }
+        }
+    }
+
+    public func log(batch: String?) throws -> [LogEntry] {
+        let entries = try read { db in
             try Row.fetchAll(db, sql: """
                 SELECT batch_id, revoked_at, user_did, device_id, reason, selector FROM revocations
                 WHERE ?1 IS NULL OR batch_id = ?1 ORDER BY id
@@ -230,5 +250,7 @@ extension DeviceRegistry {
                          selector: row["selector"], reason: row["reason"])
             }
         }
+        if let batch, entries.isEmpty { throw VaultError(.malformedDocument, "the registry '\(path)' has no batch '\(batch)'") }
+        return entries
     }
 }

@@ -125,7 +125,7 @@ public enum VaultRevocation {
             let group = changed.groupMemberships[index].mlsGroupId
             changed.groupMemberships[index].memberPubkeys.removeAll { removed.contains("\(group)\u{0}\($0)") }
         }
-        if let revision = changed.revision { changed.revision = revision + 1 }
+        try changed.raiseRevision()
         changed.updatedAt = max(changed.updatedAt, options.now)
         return changed
     }

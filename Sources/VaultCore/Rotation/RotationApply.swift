@@ -8,6 +8,30 @@ public enum RotationApplier {
         public let tombstonePath: String
         /// JSON Lines operations for the app, in the plan's order.
         public let operations: [JSONValue]
+        /// The two documents, revealed, for comparing with what an earlier apply wrote.
+        let newDocument: VaultDocument
+        let tombstoneDocument: VaultDocument
+    }
+
+    /// Whether `newVault` and `tombstone` are what applying `plan` to `vault` produces, so that a
+    /// second apply can say "already applied" and change nothing instead of replacing the first
+    /// run's vault (issue 16). Fresh secrets a compromise rotation or a replaced wrap key makes
+    /// are random, so those fields are taken from what is there; everything else must be equal.
+    public static func wasApplied(_ plan: RotationPlan, vault bytes: [UInt8], newVault: [UInt8], tombstone: [UInt8],
+                                  oldKey: SecretKey, newKey: SecretKey) throws -> Bool {
+        let expected = try apply(plan, vault: bytes, oldKey: oldKey, newKey: newKey)
+        guard let foundNew = try? Vault.open(newVault, with: .parentKey(newKey)).document.revealed(with: Derivation.vaultKey(for: newKey)),
+              let foundTombstone = try? Vault.open(tombstone, with: .parentKey(oldKey)).document.revealed(with: Derivation.vaultKey(for: oldKey))
+        else { return false }
+        var meant = expected.newDocument
+        if plan.wrapKey == .replace { meant.parentWrapKey = foundNew.parentWrapKey }
+        if plan.mode == .compromise, meant.childProfiles.count == foundNew.childProfiles.count {
+            for index in meant.childProfiles.indices where meant.childProfiles[index].profileId == foundNew.childProfiles[index].profileId {
+                meant.childProfiles[index].nsec = foundNew.childProfiles[index].nsec
+                meant.childProfiles[index].npub = foundNew.childProfiles[index].npub
+            }
+        }
+        return meant == foundNew && expected.tombstoneDocument == foundTombstone
     }
 
     /// Checks everything first (signatures, keys, the vault being the plan's source) and fails
@@ -90,7 +114,7 @@ public enum RotationApplier {
 
         // The tombstone at the old path: every device revoked, a pointer onward, no secrets.
         var tombstone = current
-        tombstone.revision = (current.revision ?? 0) + 1
+        tombstone.revision = try VaultDocument.revision(after: current.revision ?? 0)
         tombstone.updatedAt = time
         tombstone.parentWrapKey = nil
         tombstone.childProfiles = []
@@ -109,7 +133,7 @@ public enum RotationApplier {
         return Outcome(
             newVault: try Vault.sealVerified(successor, access: .parentKey(newKey), random: random), newVaultPath: plan.new.vaultPath,
             tombstone: try Vault.sealVerified(tombstone, access: .parentKey(oldKey), random: random), tombstonePath: plan.old.vaultPath,
-            operations: operations
+            operations: operations, newDocument: successor, tombstoneDocument: tombstone
         )
     }
 }

@@ -42,6 +42,10 @@ public struct VaultError: Error, Hashable, Sendable, CustomStringConvertible {
         public let name: String
         public let category: Category
 
+        init(name: String, category: Category) {
+            self.init(name, category)
+        }
+
         private init(_ name: String, _ category: Category) {
             self.name = name
             self.category = category
@@ -73,5 +77,48 @@ public struct VaultError: Error, Hashable, Sendable, CustomStringConvertible {
         public static let io = Code("io", .operational)
         /// The operation was refused for safety.
         public static let refused = Code("refused", .refused)
+    }
+}
+
+// MARK: - Factories: one per refusal of the write path and the limits (issue 16)
+
+extension VaultError.Code {
+    /// An output is the same file as an input or as another output.
+    public static let sameFile = VaultError.Code(name: "sameFile", category: .refused)
+    /// An output is not a regular file that may be replaced (a FIFO, a device, a folder).
+    public static let unsafeOutput = VaultError.Code(name: "unsafeOutput", category: .refused)
+    /// An input is larger than its documented limit.
+    public static let tooLarge = VaultError.Code(name: "tooLarge", category: .invalidInput)
+    /// A number is outside the range the format or the option allows.
+    public static let outOfRange = VaultError.Code(name: "outOfRange", category: .invalidInput)
+}
+
+extension VaultError {
+    /// `output` would overwrite `other` (an input, or another output of the same command).
+    public static func sameFile(output: String, other: String, otherIsInput: Bool, file: String = #fileID, line: UInt = #line) -> VaultError {
+        otherIsInput
+            ? VaultError(.sameFile, "\(output) is the same file as \(other); inputs are never overwritten", file: file, line: line)
+            : VaultError(.sameFile, "\(output) is the same file as \(other); two outputs cannot share a file", file: file, line: line)
+    }
+
+    /// An output that may not be replaced, with why.
+    public static func refusedOutput(_ path: String, _ why: String, file: String = #fileID, line: UInt = #line) -> VaultError {
+        VaultError(.unsafeOutput, "output '\(path)' \(why); refusing to write to it", file: file, line: line)
+    }
+
+    /// An output that must be new already exists.
+    public static func alreadyExists(_ path: String, file: String = #fileID, line: UInt = #line) -> VaultError {
+        VaultError(.refused, "'\(path)' already exists; refusing to overwrite it", hint: "choose another file name, or move the old file away first",
+                   file: file, line: line)
+    }
+
+    /// An input past its documented limit.
+    public static func tooLarge(what: String, name: String, limit: Int, file: String = #fileID, line: UInt = #line) -> VaultError {
+        VaultError(.tooLarge, "\(what) '\(name)' is larger than \(InputLimits.describe(bytes: limit)), the most a \(what) may be", file: file, line: line)
+    }
+
+    /// A number outside its range.
+    public static func outOfRange(_ what: String, _ range: String, file: String = #fileID, line: UInt = #line) -> VaultError {
+        VaultError(.outOfRange, "\(what) must be \(range)", file: file, line: line)
     }
 }

@@ -6,6 +6,20 @@ public struct VaultDocument: Sendable, Equatable {
     public var version: Int
     /// v2: raised by one on every write; `--expect-revision` compares against it. Nil in v1.
     public var revision: Int?
+
+    /// The revision after `revision`, as every write of a v2 vault raises it
+    /// (docs/vault-format.md §8.1); refused at the largest revision rather than overflowing.
+    public static func revision(after revision: Int) throws -> Int {
+        guard revision < Int.max else {
+            throw VaultError.outOfRange("the vault's revision \(revision)", "smaller than \(Int.max) to be raised by a write")
+        }
+        return revision + 1
+    }
+
+    /// Raises a v2 vault's revision by one, as every write does; a v1 vault has none.
+    public mutating func raiseRevision() throws {
+        if let revision { self.revision = try Self.revision(after: revision) }
+    }
     public var parentPubkey: PublicKey
     /// The parent's 32-byte media wrap key. Absent only in a v2 rotation tombstone, which
     /// holds no secret at all.

@@ -49,7 +49,7 @@ public enum VaultMerge {
         let arrays = Set(VaultDiff.recordArrays.map(\.field))
         var merged: [(key: String, value: JSONValue)] = [
             ("version", .int(2)),
-            ("revision", .int(max(o.revision ?? 1, t.revision ?? 1) + 1)),
+            ("revision", .int(try VaultDocument.revision(after: max(o.revision ?? 1, t.revision ?? 1)))),
             ("parentPubkey", .string(o.parentPubkey.hex)),
             ("createdAt", .string(b.createdAt.rfc3339)),
             ("updatedAt", .string(max(o.updatedAt, t.updatedAt).rfc3339)),

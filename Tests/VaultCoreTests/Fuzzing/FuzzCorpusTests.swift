@@ -25,10 +25,25 @@ import Testing
         }
     }
 
-    @Test(arguments: FuzzTarget.allCases)
-    func pastCrashesPass(_ target: FuzzTarget) throws {
-        for input in try Self.inputs("Regressions", target) {
-            target.run(input.bytes)
+    /// Every folder under Fuzz/Regressions names a target and holds inputs, and each of them is
+    /// replayed: a misnamed or empty folder would otherwise pass by replaying nothing (issue 16).
+    @Test func pastCrashesPass() throws {
+        let folder = Self.fuzzFolder.appendingPathComponent("Regressions")
+        let names = try FileManager.default.contentsOfDirectory(atPath: folder.path).filter { !$0.hasPrefix(".") }.sorted()
+        #expect(!names.isEmpty, "Fuzz/Regressions holds no target folder")
+        var replayed = 0
+        for name in names {
+            let target = try #require(FuzzTarget(rawValue: name), "Fuzz/Regressions/\(name) names no fuzz target")
+            let inputs = try Self.inputs("Regressions", target)
+            #expect(!inputs.isEmpty, "Fuzz/Regressions/\(name) holds no input")
+            for input in inputs {
+                // A past crash must now run through the target's checks (a failed check stops
+                // the process); the result says only whether the parser accepted the input.
+                _ = target.run(input.bytes)
+                replayed += 1
+            }
         }
+        let files = try names.map { try FileManager.default.contentsOfDirectory(atPath: folder.appendingPathComponent($0).path).filter { !$0.hasPrefix(".") }.count }
+        #expect(replayed == files.reduce(0, +) && replayed > 0, "replayed \(replayed) of \(files.reduce(0, +)) regression inputs")
     }
 }

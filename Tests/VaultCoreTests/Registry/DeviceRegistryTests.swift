@@ -11,7 +11,7 @@ import Testing
     /// K + 1 (modulo 28).
     func registry(users: Int = 6, perUser: Int = 2) throws -> (DeviceRegistry, String) {
         let path = FileManager.default.temporaryDirectory.appendingPathComponent("registry-\(UUID().uuidString).sqlite").path
-        let registry = try DeviceRegistry(path: path, create: true)
+        let registry = try DeviceRegistry(path: path, access: .create)
         var devices = "", members = ""
         for user in 0..<users {
             for slot in 0..<perUser {
@@ -26,7 +26,7 @@ import Testing
                 members += #"{"convo_id": "c\#(convo)", "member_mls_did": "u\#(device / perUser)#d\#(device)", "user_did": "u\#(device / perUser)", "device_id": "d\#(device)", "joined_at": "2024-02-01T00:00:00Z", "is_admin": \#(k == 0)}"# + "\n"
             }
         }
-        let counts = try registry.importRows(devices: ("devices.jsonl", Array(devices.utf8)), members: ("members.jsonl", Array(members.utf8)), now: now)
+        let counts = try registry.importRows(deviceLines: ("devices.jsonl", Array(devices.utf8)), memberLines: ("members.jsonl", Array(members.utf8)), now: now)
         #expect(counts.devices == total && counts.members == (total / 4) * 4)
         return (registry, path)
     }
@@ -39,7 +39,7 @@ import Testing
         let (registry, path) = try registry()
         let bad = #"{"user_did": "x", "device_id": "y", "device_mls_did": "x#y", "signature_public_key": "aa"}"# + "\n" + #"{"user_did": "x", "device_id": "z"}"# + "\n"
         do {
-            _ = try registry.importRows(devices: ("new.jsonl", Array(bad.utf8)), members: nil, now: now)
+            _ = try registry.importRows(deviceLines: ("new.jsonl", Array(bad.utf8)), memberLines: nil, now: now)
             Issue.record("a bad line was imported")
         } catch let error as VaultError {
             #expect(error.reason.hasPrefix("new.jsonl line 2: ") && error.reason.hasSuffix(" is missing"))
@@ -108,7 +108,7 @@ import Testing
         let (registry, _) = try registry()
         let members = try registry.members(conversation: "c0")
         #expect(members.map(\.userDid) == ["u0", "u1"] && members.map(\.deviceCount) == [2, 2] && members.map(\.isAdmin) == [true, false])
-        _ = try registry.importRows(devices: ("new.jsonl", Array(#"{"user_did": "u0", "device_id": "new", "device_mls_did": "u0#new", "signature_public_key": "ffff"}"#.utf8)), members: nil, now: now)
+        _ = try registry.importRows(deviceLines: ("new.jsonl", Array(#"{"user_did": "u0", "device_id": "new", "device_mls_did": "u0#new", "signature_public_key": "ffff"}"#.utf8)), memberLines: nil, now: now)
         let plan = try registry.rejoinPlan(user: "u0", device: "new")
         #expect(plan == [.object([("op", .string("mls.add")), ("convo", .string("c0")), ("member", .string("u0#new"))])])
     }
@@ -117,7 +117,7 @@ import Testing
     /// both batches land, whole.
     @Test func concurrentRevokersLoseNoUpdate() async throws {
         let (_, path) = try registry(users: 40, perUser: 2)
-        let first = try DeviceRegistry(path: path, create: false), second = try DeviceRegistry(path: path, create: false)
+        let first = try DeviceRegistry(path: path, access: .readWrite), second = try DeviceRegistry(path: path, access: .readWrite)
         let now = self.now
         async let a = Task.detached { try first.revoke(.devices((0..<20).map { ("u\($0)", "d\($0 * 2 + 1)") }), reason: "a", now: now, dryRun: false, force: true, collectOperations: false) }.value
         async let b = Task.detached { try second.revoke(.devices((20..<40).map { ("u\($0)", "d\($0 * 2 + 1)") }), reason: "b", now: now, dryRun: false, force: true, collectOperations: false) }.value

@@ -1,0 +1,148 @@
+import Foundation
+import VaultCore
+
+/// What an output holds, which decides its file mode and whether a terminal may see it.
+public enum OutputKind: Sendable {
+    /// Text a person may read: 0666 less the umask, allowed on a terminal.
+    case text
+    /// Binary data (a vault): 0666 less the umask, refused on a terminal unless forced.
+    case binary
+    /// Key material: 0600, refused on a terminal unless forced.
+    case secret
+
+    var mode: mode_t { self == .secret ? 0o600 : 0o666 & ~AtomicFile.currentUmask() }
+}
+
+/// One output a command will write: a file, or standard output (no path, or `-`).
+public struct DeclaredOutput: Sendable {
+    /// How the user named it, for messages: "-o", "--ops", "--sheet".
+    public let label: String
+    public let path: String?
+    public let kind: OutputKind
+    /// Refuse a file that exists (keys are never overwritten).
+    public var exclusive = false
+    /// The file's folder may be made (`--out-dir`).
+    public var createFolders = false
+
+    public init(_ label: String, _ path: String?, kind: OutputKind, exclusive: Bool = false, createFolders: Bool = false) {
+        self.label = label
+        self.path = path == "-" ? nil : path
+        self.kind = kind
+        self.exclusive = exclusive
+        self.createFolders = createFolders
+    }
+
+    public var displayName: String { path ?? "standard output" }
+}
+
+/// The one write path (issue 16, README "Nothing lost"): a command declares every file it reads
+/// and writes here before it writes anything. Declaring checks the whole set: no output is an
+/// input or another output (by path, link or hard link), no output is a FIFO, device or
+/// folder, at most one output is standard output, and a secret or binary output goes to a
+/// terminal only when forced. Only then does the command get an ``OutputWriter``; a dry run
+/// never gets one.
+public final class CommandFiles {
+    private let outputs: [DeclaredOutput]
+    private let locations: [String: OutputLocation]
+    private let force: Bool
+
+    /// Checks everything; throws the first refusal (exit 4) and touches no file.
+    public init(reads inputs: [FileSet.Input], writes outputs: [DeclaredOutput], force: Bool = false) throws {
+        self.outputs = outputs
+        self.force = force
+        let standard = outputs.filter { $0.path == nil }
+        if standard.count > 1 {
+            throw VaultError.sameFile(output: "\(standard[1].label) (standard output)", other: "\(standard[0].label) (standard output)", otherIsInput: false)
+        }
+        if let output = standard.first, output.kind != .text, StandardStreams.outputIsTerminal, !force {
+            throw ToolError(.refused, output.kind == .secret ? "refusing to write a secret to a terminal" : "refusing to write binary data to a terminal",
+                            hint: "write it to a file with -o FILE, redirect standard output, or pass --force")
+        }
+        var locations: [String: OutputLocation] = [:]
+        var resolved: [(label: String, location: OutputLocation)] = []
+        for output in outputs {
+            guard let path = output.path else { continue }
+            let location = try OutputLocation(path, createFolders: output.createFolders)
+            if output.exclusive, location.exists { throw VaultError.alreadyExists(path) }
+            locations[output.label] = location
+            resolved.append((output.label, location))
+        }
+        try FileSet.check(inputs: inputs, outputs: resolved)
+        self.locations = locations
+    }
+
+    /// What the file of an output holds now (nil when there is none, or it is standard output),
+    /// read through its opened folder.
+    public func currentContents(_ label: String, limit: Int = InputLimits.document) throws -> [UInt8]? {
+        try declared(label).1?.currentContents(limit: limit)
+    }
+
+    /// How an output is named in messages: its path, or "standard output".
+    public func displayName(_ label: String) -> String { declared(label).0.displayName }
+
+    /// The writer for a command without a dry run.
+    public func writer() -> OutputWriter { OutputWriter(self) }
+
+    /// The writer, or nil in a dry run: a dry run cannot reach the write path at all.
+    public func writer(unlessDryRun dryRun: Bool) -> OutputWriter? { dryRun ? nil : OutputWriter(self) }
+
+    fileprivate func declared(_ label: String) -> (DeclaredOutput, OutputLocation?) {
+        guard let output = outputs.first(where: { $0.label == label }) else {
+            preconditionFailure("output \(label) was not declared")  // a programming error, caught by every test of the command
+        }
+        return (output, locations[label])
+    }
+}
+
+/// Stages a command's outputs (each written and flushed, nothing visible yet) and publishes
+/// them together in the order they were staged, so a command orders its publications to never
+/// leave the family worse off (README "Nothing lost").
+public final class OutputWriter {
+    private let files: CommandFiles
+    private var staged: [(output: DeclaredOutput, file: StagedOutput?, standard: SecretBytes?)] = []
+
+    fileprivate init(_ files: CommandFiles) { self.files = files }
+
+    /// Writes `bytes` for the output declared as `label`, without publishing it.
+    public func stage(_ label: String, _ bytes: UnsafeRawBufferPointer) throws {
+        let (output, location) = files.declared(label)
+        if let location {
+            staged.append((output, try StagedOutput(location, bytes: bytes, mode: output.kind.mode), nil))
+        } else {
+            staged.append((output, nil, try SecretBytes(copying: bytes)))
+        }
+    }
+
+    public func stage(_ label: String, _ bytes: [UInt8]) throws {
+        try bytes.withUnsafeBytes { try stage(label, $0) }
+    }
+
+    public func stage(_ label: String, _ secret: SecretBytes) throws {
+        try secret.withUnsafeBytes { try stage(label, $0) }
+    }
+
+    /// Publishes everything staged, in order. A failure stops there: what was published stays,
+    /// what was not is discarded.
+    public func publish() throws {
+        let pending = staged
+        staged = []
+        for (output, file, standard) in pending {
+            if let file {
+                try file.publish(exclusive: output.exclusive)
+            } else if let standard {
+                try standard.withUnsafeBytes { try StandardStreams.write($0, to: STDOUT_FILENO) }
+            }
+        }
+    }
+
+    /// Stages and publishes one output (with whatever was staged before it).
+    public func write(_ label: String, _ bytes: [UInt8]) throws {
+        try stage(label, bytes)
+        try publish()
+    }
+
+    public func write(_ label: String, _ secret: SecretBytes) throws {
+        try stage(label, secret)
+        try publish()
+    }
+}

@@ -1,0 +1,81 @@
+import Foundation
+
+/// The file-system helpers of the write path (README "Nothing lost"). Every output of the suite
+/// is an ``OutputLocation`` resolved before anything is written and a ``StagedOutput`` (an
+/// unnamed, flushed file) given its name only when complete, so a failure or a kill leaves the
+/// old file (or none) and never a partial one.
+public enum AtomicFile {
+    /// Whether a name is one of our temporary names, so a batch can clear what a killed run left.
+    /// The old long form (".NAME.tmp-XXXXXX") is still recognised.
+    public static func isTemporaryName(_ name: String) -> Bool {
+        (name.hasPrefix(".hvt-") && name.hasSuffix(".tmp") && name.utf8.count == 17)
+            || (name.hasPrefix(".") && name.count > 11 && name.dropLast(6).hasSuffix(".tmp-"))
+    }
+
+    /// A short temporary name (17 bytes), so that an output name of up to 255 bytes still works.
+    static func temporaryName() -> String {
+        ".hvt-" + String((0..<8).map { _ in "abcdefghijklmnopqrstuvwxyz0123456789".randomElement()! }) + ".tmp"
+    }
+
+    /// The process's umask, for outputs created with the usual 0666 less it.
+    public static func currentUmask() -> mode_t {
+        let mask = umask(0o022)
+        umask(mask)
+        return mask
+    }
+
+    /// Writes one output on its own: resolve, stage, publish. `exclusive` refuses an existing
+    /// file, and keeps refusing if one appears meanwhile.
+    public static func write(_ bytes: UnsafeRawBufferPointer, to path: String, mode: mode_t, exclusive: Bool) throws {
+        let location = try OutputLocation(path)
+        if exclusive, location.exists { throw VaultError.alreadyExists(path) }
+        try StagedOutput(location, bytes: bytes, mode: mode).publish(exclusive: exclusive)
+    }
+
+    public static func write(_ bytes: [UInt8], to path: String, mode: mode_t, exclusive: Bool) throws {
+        try bytes.withUnsafeBytes { try write($0, to: path, mode: mode, exclusive: exclusive) }
+    }
+
+    /// Creates a folder and its missing parents (mkdir -p), failing with the system's reason.
+    public static func createFolder(_ path: String) throws {
+        var prefix = path.hasPrefix("/") ? "/" : ""
+        for part in path.split(separator: "/") {
+            prefix += (prefix.isEmpty || prefix.hasSuffix("/") ? "" : "/") + part
+            if mkdir(prefix, 0o777) != 0, errno != EEXIST {
+                throw ioError("could not create the folder '\(prefix)'")
+            }
+        }
+        var info = stat()
+        guard stat(path, &info) == 0, (info.st_mode & S_IFMT) == S_IFDIR else {
+            throw VaultError(.io, "'\(path)' is not a folder")
+        }
+    }
+
+    /// Makes a rename or link in an opened folder durable.
+    static func syncFolder(_ folder: Int32) {
+        // An O_PATH descriptor cannot be synced; open the folder itself through it.
+        let descriptor = openat(folder, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        guard descriptor >= 0 else { return }
+        fsync(descriptor)
+        close(descriptor)
+    }
+
+    /// Writes every byte to an open descriptor, retrying short writes and interruptions.
+    /// `path` names the destination in errors.
+    public static func writeAll(_ bytes: UnsafeRawBufferPointer, to descriptor: Int32, path: String) throws {
+        var offset = 0
+        while offset < bytes.count {
+            let written = Foundation.write(descriptor, bytes.baseAddress! + offset, bytes.count - offset)
+            if written < 0 {
+                if errno == EINTR { continue }
+                throw ioError("could not write '\(path)'")
+            }
+            offset += written
+        }
+    }
+
+    /// An I/O error naming what failed, with the C library's text for `errno`.
+    public static func ioError(_ text: String) -> VaultError {
+        VaultError(.io, "\(text): \((strerror(errno).flatMap { String(validatingCString: $0) } ?? "error \(errno)").lowercased())")
+    }
+}

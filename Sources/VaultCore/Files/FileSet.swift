@@ -1,0 +1,59 @@
+/// The rule every command's files obey (issue 16): no output is the same file as an input or as
+/// another output, by any spelling, link or hard link. A command names all its files here
+/// before it writes anything; a clash refuses the whole command, naming both files.
+public enum FileSet {
+    /// A file a command reads, with the label its user knows it by (an option, "manifest line 3").
+    public struct Input: Sendable {
+        public let label: String
+        public let path: String
+        public init(_ label: String, _ path: String) {
+            self.label = label
+            self.path = path
+        }
+    }
+
+    /// Refuses the first output that is an input or another output. Outputs that do not exist
+    /// yet are compared by folder and name, so two spellings of one new file still clash.
+    public static func check(inputs: [Input], outputs: [(label: String, location: OutputLocation)]) throws {
+        var seen: [FileIdentity: String] = [:]
+        for input in inputs where input.path != "-" {
+            guard let identity = FileIdentity.of(existing: input.path) else { continue }
+            if seen[identity] == nil { seen[identity] = "\(input.label) '\(input.path)'" }
+        }
+        var written: [FileIdentity: String] = [:]
+        for (label, location) in outputs {
+            let name = "\(label) '\(location.path)'"
+            if let input = seen[location.identity] {
+                throw VaultError.sameFile(output: name, other: input, otherIsInput: true)
+            }
+            if let other = written[location.identity] {
+                throw VaultError.sameFile(output: name, other: other, otherIsInput: false)
+            }
+            written[location.identity] = name
+        }
+    }
+}
+
+/// Documented limits on what the suite reads (README "Limits"), checked before allocating, so a
+/// hostile or mistaken input is refused quickly and in bounded memory.
+public enum InputLimits {
+    /// A vault, a vault document, a rotation plan, a recovery-code blob: 16 MiB. A household's
+    /// vault is kilobytes; the largest generated (50 devices, 10 children, 500 groups) is 0.5 MB.
+    public static let document = 16 << 20
+    /// A key, passphrase or word file: 4 KiB.
+    public static let keyFile = 4096
+    /// One line of a JSON Lines file (a manifest, a registry import) or of a list file: 1 MiB.
+    public static let line = 1 << 20
+    /// A whole manifest or list file: 1 GiB (about ten million lines).
+    public static let listFile = 1 << 30
+    /// A picture file (PNG or JPEG): 64 MiB.
+    public static let imageFile = 64 << 20
+    /// A picture's pixels (width × height, read from its header before decoding): 64 million.
+    /// A phone photo of a page is 12 to 50 megapixels.
+    public static let imagePixels = 64_000_000
+
+    /// "16 MiB", "64 million pixels": how messages name a limit.
+    public static func describe(bytes: Int) -> String {
+        bytes >= 1 << 30 ? "\(bytes >> 30) GiB" : bytes >= 1 << 20 ? "\(bytes >> 20) MiB" : bytes >= 1 << 10 ? "\(bytes >> 10) KiB" : "\(bytes) bytes"
+    }
+}

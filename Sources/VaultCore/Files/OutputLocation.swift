@@ -1,0 +1,267 @@
+import Foundation
+
+/// The identity of a file on this machine: its device and inode, or, for a file that does not
+/// exist yet, its folder's device and inode and its name there. Two paths with one identity are
+/// one file however they are spelled: another path, a symbolic link, a hard link (issue 16).
+public struct FileIdentity: Hashable, Sendable {
+    let device: UInt64
+    let inode: UInt64
+    /// Set only for a file that does not exist yet: the rest of its path below the folder.
+    let pendingName: String?
+
+    /// The identity of an existing file, following symbolic links; nil when there is none.
+    public static func of(existing path: String) -> FileIdentity? {
+        var info = stat()
+        guard stat(path, &info) == 0 else { return nil }
+        return FileIdentity(device: UInt64(info.st_dev), inode: UInt64(info.st_ino), pendingName: nil)
+    }
+}
+
+/// A folder outputs go to, opened once (O_PATH) so that a folder renamed or a link planted
+/// afterwards cannot redirect a write; shared by every output in it (a batch writes thousands).
+/// A folder that does not exist yet is made when the first output is staged in it, not before,
+/// so a refused command leaves nothing behind.
+public final class OutputFolder: @unchecked Sendable {
+    public let path: String
+    private var descriptor: Int32
+    /// The folder's identity, or, while it does not exist, the nearest existing folder's.
+    let identity: FileIdentity
+    /// While the folder does not exist: its path below the nearest existing folder.
+    let pendingPath: String?
+
+    public init(_ path: String, create: Bool) throws {
+        self.path = path
+        descriptor = open(path, __O_PATH | O_DIRECTORY | O_CLOEXEC)
+        if descriptor >= 0 {
+            var info = stat()
+            guard fstat(descriptor, &info) == 0 else { throw AtomicFile.ioError("could not open the folder '\(path)'") }
+            identity = FileIdentity(device: UInt64(info.st_dev), inode: UInt64(info.st_ino), pendingName: nil)
+            pendingPath = nil
+            return
+        }
+        guard errno == ENOENT, create else { throw AtomicFile.ioError("could not open the folder '\(path)'") }
+        var ancestor = path, rest = ""
+        while true {
+            let (parent, last) = OutputLocation.split(ancestor)
+            rest = rest.isEmpty ? last : last + "/" + rest
+            ancestor = parent
+            if let found = FileIdentity.of(existing: ancestor) {
+                identity = found
+                pendingPath = rest
+                return
+            }
+            guard ancestor != "/", ancestor != "." else { throw AtomicFile.ioError("could not open the folder '\(path)'") }
+        }
+    }
+
+    deinit {
+        if descriptor >= 0 { close(descriptor) }
+    }
+
+    /// The opened folder, made first (with its missing parents) when it did not exist.
+    func opened() throws -> Int32 {
+        if descriptor < 0 {
+            try AtomicFile.createFolder(path)
+            descriptor = open(path, __O_PATH | O_DIRECTORY | O_CLOEXEC)
+            guard descriptor >= 0 else { throw AtomicFile.ioError("could not open the folder '\(path)'") }
+        }
+        return descriptor
+    }
+
+    /// The folder if it exists now; nil while it is still to be made.
+    var existing: Int32? { descriptor >= 0 ? descriptor : nil }
+}
+
+/// Where an output goes, resolved once before anything is written: its opened folder and its
+/// final name.
+///
+/// A symbolic link given as the output is resolved here, by the tool, to the regular file it
+/// names; the write then replaces that file by name inside its folder, never following a link
+/// that appears later. An existing output that is not a regular file (a FIFO, a device, a
+/// folder, a link to one of those, such as `/dev/stdout` on a pipe or `/dev/tty`) is refused:
+/// replacing it would break it, and writing into it would bypass the rules for terminals.
+public final class OutputLocation: @unchecked Sendable {
+    /// The path as the user wrote it, for messages.
+    public let path: String
+    let folder: OutputFolder
+    /// The final name inside the folder.
+    let name: String
+    public let identity: FileIdentity
+    /// Whether a file is there now.
+    public let exists: Bool
+
+    /// Resolves `path`. `createFolders` allows a folder that does not exist yet.
+    public convenience init(_ path: String, createFolders: Bool = false) throws {
+        var target = path
+        var info = stat()
+        if lstat(path, &info) == 0, (info.st_mode & S_IFMT) == S_IFLNK {
+            // stat follows the link even where realpath cannot name the end (/dev/stdout on a pipe).
+            guard stat(path, &info) == 0 else { throw VaultError.refusedOutput(path, "is a symbolic link to nothing") }
+            guard (info.st_mode & S_IFMT) == S_IFREG, let resolved = Self.realPath(path) else {
+                throw VaultError.refusedOutput(path, "is a symbolic link to \(Self.kindName(info.st_mode)), not to a regular file")
+            }
+            target = resolved
+        }
+        let (folderPath, name) = Self.split(target)
+        try self.init(path: path, name: name, in: OutputFolder(folderPath, create: createFolders))
+    }
+
+    /// A file named `name` in an opened folder. A symbolic link already there is not followed:
+    /// the write replaces the link itself.
+    public init(path: String, name: String, in folder: OutputFolder) throws {
+        guard !name.isEmpty, name != ".", name != "..", !name.utf8.contains(UInt8(ascii: "/")) else {
+            throw VaultError.refusedOutput(path, "names a folder, not a file")
+        }
+        self.path = path
+        self.folder = folder
+        self.name = name
+        guard let descriptor = folder.existing else {
+            identity = FileIdentity(device: folder.identity.device, inode: folder.identity.inode, pendingName: folder.pendingPath! + "/" + name)
+            exists = false
+            return
+        }
+        var info = stat()
+        exists = fstatat(descriptor, name, &info, AT_SYMLINK_NOFOLLOW) == 0
+        if exists {
+            let kind = info.st_mode & S_IFMT
+            guard kind == S_IFREG || kind == S_IFLNK else {
+                throw VaultError.refusedOutput(path, "is \(Self.kindName(info.st_mode)), not a regular file")
+            }
+            identity = FileIdentity(device: UInt64(info.st_dev), inode: UInt64(info.st_ino), pendingName: nil)
+        } else {
+            identity = FileIdentity(device: folder.identity.device, inode: folder.identity.inode, pendingName: name)
+        }
+    }
+
+    /// The bytes of the file there now, if any, read through the opened folder.
+    public func currentContents(limit: Int) throws -> [UInt8]? {
+        guard let folder = folder.existing else { return nil }
+        let descriptor = openat(folder, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)
+        guard descriptor >= 0 else {
+            if errno == ENOENT { return nil }
+            throw AtomicFile.ioError("could not read '\(path)'")
+        }
+        defer { close(descriptor) }
+        return try BoundedRead.all(from: descriptor, limit: limit, name: path, what: "file")
+    }
+
+    /// Splits a path at its last "/" byte, ignoring trailing slashes; the folder of a bare
+    /// name is ".". Bytes, not Characters: a "/" followed by a combining mark is still a "/".
+    public static func split(_ path: String) -> (folder: String, name: String) {
+        var bytes = Array(path.utf8)
+        while bytes.count > 1, bytes.last == UInt8(ascii: "/") { bytes.removeLast() }
+        guard let slash = bytes.lastIndex(of: UInt8(ascii: "/")) else { return (".", String(decoding: bytes, as: UTF8.self)) }
+        return (slash == 0 ? "/" : String(decoding: bytes[..<slash], as: UTF8.self), String(decoding: bytes[(slash + 1)...], as: UTF8.self))
+    }
+
+    static func kindName(_ mode: mode_t) -> String {
+        switch mode & S_IFMT {
+        case S_IFDIR: "a folder"
+        case S_IFIFO: "a FIFO"
+        case S_IFCHR: "a character device"
+        case S_IFBLK: "a block device"
+        case S_IFSOCK: "a socket"
+        default: "not a regular file"
+        }
+    }
+
+    private static func realPath(_ path: String) -> String? {
+        guard let resolved = realpath(path, nil) else { return nil }
+        defer { free(resolved) }
+        return String(validatingCString: resolved)
+    }
+}
+
+/// One output's bytes, written and flushed to disk but not yet visible under its name. Staging
+/// every output of a command first, then publishing them in a chosen order, means a failure
+/// while writing leaves no output at all, and the order of publishing decides what a failure
+/// between two publications can leave (issue 16: never an old secret made useless before what
+/// replaces it is on disk). An unpublished stage vanishes with the object, or with the process.
+public final class StagedOutput: @unchecked Sendable {
+    public let location: OutputLocation
+    private var descriptor: Int32
+    /// Set when the file system has no unnamed files (O_TMPFILE): the temporary name used instead.
+    private var temporaryName: String?
+
+    public init(_ location: OutputLocation, bytes: UnsafeRawBufferPointer, mode: mode_t) throws {
+        self.location = location
+        let folder = try location.folder.opened()
+        // O_TMPFILE is __O_TMPFILE | O_DIRECTORY, and O_PATH is __O_PATH: Glibc defines both only
+        // under _GNU_SOURCE, which Swift does not import, so the underlying names are used.
+        descriptor = openat(folder, ".", __O_TMPFILE | O_DIRECTORY | O_WRONLY | O_CLOEXEC, 0o600)
+        if descriptor < 0 {
+            guard [EOPNOTSUPP, EISDIR, EINVAL].contains(errno) else {
+                throw AtomicFile.ioError("could not create a temporary file beside '\(location.path)'")
+            }
+            (descriptor, temporaryName) = try Self.namedTemporary(in: folder, for: location.path)
+        }
+        do {
+            try AtomicFile.writeAll(bytes, to: descriptor, path: location.path)
+            guard fchmod(descriptor, mode) == 0 else { throw AtomicFile.ioError("could not set the mode of '\(location.path)'") }
+            guard fsync(descriptor) == 0 else { throw AtomicFile.ioError("could not flush '\(location.path)' to disk") }
+        } catch {
+            discard()
+            throw error
+        }
+    }
+
+    deinit { discard() }
+
+    /// Gives the staged file its name. `exclusive` refuses a file that exists by then (the name
+    /// is made by link(2), which never replaces); otherwise rename(2) replaces atomically.
+    public func publish(exclusive: Bool) throws {
+        let folder = try location.folder.opened()
+        let path = location.path
+        if temporaryName == nil {
+            let unnamed = "/proc/self/fd/\(descriptor)"
+            if exclusive {
+                guard linkat(AT_FDCWD, unnamed, folder, location.name, AT_SYMLINK_FOLLOW) == 0 else {
+                    if errno == EEXIST { throw VaultError.alreadyExists(path) }
+                    throw AtomicFile.ioError("could not create '\(path)'")
+                }
+                discard()
+                AtomicFile.syncFolder(folder)
+                return
+            }
+            // rename(2) is the only atomic replace, and it needs a name: a short one, so that an
+            // output name of up to 255 bytes still fits.
+            temporaryName = try Self.link(unnamed, into: folder, for: path)
+        }
+        guard let temporaryName else { return }
+        if exclusive {
+            guard linkat(folder, temporaryName, folder, location.name, 0) == 0 else {
+                if errno == EEXIST { throw VaultError.alreadyExists(path) }
+                throw AtomicFile.ioError("could not create '\(path)'")
+            }
+        } else {
+            guard renameat(folder, temporaryName, folder, location.name) == 0 else { throw AtomicFile.ioError("could not replace '\(path)'") }
+            self.temporaryName = nil
+        }
+        discard()
+        AtomicFile.syncFolder(folder)
+    }
+
+    private func discard() {
+        if let temporaryName, let folder = location.folder.existing { unlinkat(folder, temporaryName, 0) }
+        temporaryName = nil
+        if descriptor >= 0 { close(descriptor) }
+        descriptor = -1
+    }
+
+    private static func link(_ unnamed: String, into folder: Int32, for path: String) throws -> String {
+        while true {
+            let name = AtomicFile.temporaryName()
+            if linkat(AT_FDCWD, unnamed, folder, name, AT_SYMLINK_FOLLOW) == 0 { return name }
+            if errno != EEXIST { throw AtomicFile.ioError("could not create a temporary file beside '\(path)'") }
+        }
+    }
+
+    private static func namedTemporary(in folder: Int32, for path: String) throws -> (Int32, String) {
+        while true {
+            let name = AtomicFile.temporaryName()
+            let descriptor = openat(folder, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o600)
+            if descriptor >= 0 { return (descriptor, name) }
+            if errno != EEXIST { throw AtomicFile.ioError("could not create a temporary file beside '\(path)'") }
+        }
+    }
+}
