@@ -119,6 +119,17 @@ int hvt_png_decode_gray8(const uint8_t *data, size_t size, uint64_t max_pixels, 
         set_error(error, error_size, "not a PNG file");
         return -1;
     }
+    // IHDR is always the first chunk (PNG spec, 5.6): its size is judged from there, before
+    // libpng reads further, so even a file cut short after its header is refused for its size.
+    if (size >= 24 && memcmp(data + 12, "IHDR", 4) == 0) {
+        uint32_t w = (uint32_t)data[16] << 24 | (uint32_t)data[17] << 16 | (uint32_t)data[18] << 8 | data[19];
+        uint32_t h = (uint32_t)data[20] << 24 | (uint32_t)data[21] << 16 | (uint32_t)data[22] << 8 | data[23];
+        if ((uint64_t)w * h > max_pixels) {
+            *width = w;
+            *height = h;
+            return HVT_IMAGE_TOO_LARGE;
+        }
+    }
     struct png_error_context context = {error, error_size};
     struct reading_buffer buffer = {data, size, 0};
     // Both are freed if libpng jumps back with an error: rows too, which a damaged image's

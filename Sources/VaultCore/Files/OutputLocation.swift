@@ -47,7 +47,7 @@ public final class OutputFolder: @unchecked Sendable {
             ancestor = parent
             if let found = FileIdentity.of(existing: ancestor) {
                 identity = found
-                pendingPath = rest
+                pendingPath = Self.normalized(rest)
                 return
             }
             guard ancestor != "/", ancestor != "." else { throw AtomicFile.ioError("could not open the folder '\(path)'") }
@@ -56,6 +56,16 @@ public final class OutputFolder: @unchecked Sendable {
 
     deinit {
         if descriptor >= 0 { close(descriptor) }
+    }
+
+    /// "x/./y/../z" as "x/z": the folders still to be made are compared by name, and making
+    /// them (mkdir, one part at a time) goes through the same steps.
+    static func normalized(_ relative: String) -> String {
+        var parts: [Substring] = []
+        for part in relative.split(separator: "/") where part != "." {
+            if part == "..", !parts.isEmpty, parts.last != ".." { parts.removeLast() } else { parts.append(part) }
+        }
+        return parts.joined(separator: "/")
     }
 
     /// The opened folder, made first (with its missing parents) when it did not exist.

@@ -127,3 +127,53 @@ import Testing
         #expect(try first.log(batch: nil).count == 40)
     }
 }
+
+/// The registry's part of "nothing lost" (issue 16).
+@Suite struct RegistryNothingLostTests {
+    let now = Timestamp(rfc3339: "2026-11-22T10:00:00Z")!
+
+    func error(_ body: () throws -> Void) -> VaultError.Code? {
+        do { try body(); return nil } catch let error as VaultError { return error.code } catch { return nil }
+    }
+
+    @Test func aBatchsOperationsCanBeProducedAgainFromTheDatabase() throws {
+        let (registry, _) = try DeviceRegistryTests().registry(users: 4, perUser: 2)
+        let result = try registry.revoke(.user("u1"), reason: "lost", now: now, dryRun: false, force: true, collectOperations: false, batchID: "B-1")
+        #expect(result.applied && !result.operations.isEmpty)
+        let stored = try registry.operations(batch: "B-1")
+        #expect(stored == result.operations.flatMap { $0.serialized(pretty: false) + [0x0a] })
+        #expect(error { _ = try registry.operations(batch: "no-such-batch") } == .malformedDocument)
+        #expect(error { _ = try registry.log(batch: "no-such-batch") } == .malformedDocument)
+    }
+
+    @Test func readOnlyAccessChangesNothingAndRefusesAForeignDatabase() throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("foreign-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let path = folder.appendingPathComponent("app.sqlite").path
+        let other = try DatabaseQueue(path: path)
+        try other.write { try $0.execute(sql: "CREATE TABLE notes (text TEXT); INSERT INTO notes VALUES ('keep me')") }
+        try other.close()
+        let before = try Data(contentsOf: URL(fileURLWithPath: path))
+        for access in [DeviceRegistry.Access.readOnly, .readWrite, .create] {
+            #expect(error { _ = try DeviceRegistry(path: path, access: access) } == .malformedDocument)
+        }
+        #expect(try Data(contentsOf: URL(fileURLWithPath: path)) == before)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: folder.path) == ["app.sqlite"])
+
+        let (registry, registryPath) = try DeviceRegistryTests().registry(users: 2, perUser: 2)
+        _ = registry
+        let registryBefore = try Data(contentsOf: URL(fileURLWithPath: registryPath))
+        let readOnly = try DeviceRegistry(path: registryPath, access: .readOnly)
+        let dryRun = try readOnly.revoke(.user("u0"), reason: nil, now: now, dryRun: true, force: true, collectOperations: true)
+        #expect(!dryRun.applied && dryRun.radius.devices == 2)
+        #expect(try Data(contentsOf: URL(fileURLWithPath: registryPath)) == registryBefore)
+        #expect(!FileManager.default.fileExists(atPath: registryPath + "-wal") && !FileManager.default.fileExists(atPath: registryPath + "-journal"))
+    }
+
+    @Test func aNULInsideAnImportedStringIsRefused() throws {
+        let (registry, _) = try DeviceRegistryTests().registry(users: 1, perUser: 1)
+        let line = #"{"user_did": "x", "device_id": "a\u0000b", "device_mls_did": "x#a", "signature_public_key": "aa"}"#
+        #expect(error { _ = try registry.importRows(deviceLines: ("d.jsonl", Array(line.utf8)), memberLines: nil, now: now) } == .malformedDocument)
+    }
+}

@@ -76,6 +76,27 @@ import Testing
         #expect(first.operations == second.operations)
     }
 
+    /// A second apply recognises the first one's result, in both modes (a compromise rotation
+    /// makes fresh child keys, so the two results differ there), and nothing else (issue 16).
+    @Test(arguments: RotationPlan.Mode.allCases)
+    func anEarlierApplyIsRecognised(_ mode: RotationPlan.Mode) throws {
+        let setup = try self.setup(devices: 2...6, children: 1...3, groups: 1...5)
+        let plan = try signedPlan(setup, mode: mode)
+        let first = try RotationApplier.apply(plan, vault: setup.vault, oldKey: setup.old, newKey: setup.new)
+        #expect(try RotationApplier.wasApplied(plan, vault: setup.vault, newVault: first.newVault, tombstone: first.tombstone,
+                                               oldKey: setup.old, newKey: setup.new))
+        // Another plan for the same keys (another time) produced other vaults: not this plan's.
+        var other = try RotationPlanner.plan(vault: setup.vault, oldKey: setup.old, newKey: setup.new, mode: mode, reason: "other",
+                                             createdAt: Timestamp(seconds: Self.time.seconds + 60), template: Self.template)
+        try other.sign(oldKey: setup.old, newKey: setup.new)
+        let second = try RotationApplier.apply(other, vault: setup.vault, oldKey: setup.old, newKey: setup.new)
+        #expect(try !RotationApplier.wasApplied(plan, vault: setup.vault, newVault: second.newVault, tombstone: second.tombstone,
+                                                oldKey: setup.old, newKey: setup.new))
+        // A vault that does not open is not a result either.
+        #expect(try !RotationApplier.wasApplied(plan, vault: setup.vault, newVault: setup.vault, tombstone: first.tombstone,
+                                                oldKey: setup.old, newKey: setup.new))
+    }
+
     @Test func refusals() throws {
         let setup = try self.setup(devices: 2...6, groups: 1...5)
         let plan = try signedPlan(setup, mode: .routine)

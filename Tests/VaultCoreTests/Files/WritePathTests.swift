@@ -1,0 +1,158 @@
+import Foundation
+import Testing
+@testable import VaultCore
+
+/// The rules of the one write path (issue 16), as values: which refusal comes, and that a
+/// refused or unpublished write leaves every file as it was.
+@Suite struct WritePathTests {
+    /// A fresh folder with an input file in it.
+    final class Folder {
+        let path: String
+        init() throws {
+            path = FileManager.default.temporaryDirectory.appendingPathComponent("write-path-\(UUID().uuidString)").path
+            try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
+            try Data("input\n".utf8).write(to: URL(fileURLWithPath: path + "/in"))
+        }
+        deinit { try? FileManager.default.removeItem(atPath: path) }
+        func contents(_ name: String) -> [UInt8]? { FileManager.default.contents(atPath: path + "/" + name).map { [UInt8]($0) } }
+        func names() throws -> [String] { try FileManager.default.contentsOfDirectory(atPath: path).sorted() }
+    }
+
+    func refusal(_ body: () throws -> Void) -> VaultError.Code? {
+        do {
+            try body()
+            return nil
+        } catch let error as VaultError {
+            return error.code
+        } catch {
+            return nil
+        }
+    }
+
+    func check(_ folder: Folder, output: String) -> VaultError.Code? {
+        refusal {
+            try FileSet.check(inputs: [FileSet.Input("input", folder.path + "/in")], outputs: [("output", try OutputLocation(output))])
+        }
+    }
+
+    @Test func anOutputThatIsAnInputIsRefusedHoweverItIsNamed() throws {
+        let folder = try Folder()
+        try FileManager.default.createSymbolicLink(atPath: folder.path + "/link", withDestinationPath: "in")
+        #expect(link(folder.path + "/in", folder.path + "/hard") == 0)
+        try FileManager.default.createDirectory(atPath: folder.path + "/sub", withIntermediateDirectories: true)
+        for alias in ["in", "./in", "sub/../in", "link", "hard"] {
+            #expect(check(folder, output: folder.path + "/" + alias) == .sameFile, "\(alias)")
+        }
+        #expect(check(folder, output: folder.path + "/other") == nil)
+        #expect(folder.contents("in") == Array("input\n".utf8))
+    }
+
+    @Test func twoOutputsThatAreOneFileAreRefused() throws {
+        let folder = try Folder()
+        let first = try OutputLocation(folder.path + "/new"), second = try OutputLocation(folder.path + "/./new")
+        #expect(refusal { try FileSet.check(inputs: [], outputs: [("a", first), ("b", second)]) } == .sameFile)
+        // Also in a folder that does not exist yet, spelled two ways.
+        let third = try OutputLocation(folder.path + "/x/y/new", createFolders: true), fourth = try OutputLocation(folder.path + "/x/./y/new", createFolders: true)
+        #expect(refusal { try FileSet.check(inputs: [], outputs: [("a", third), ("b", fourth)]) } == .sameFile)
+        #expect(try folder.names() == ["in"])  // declaring made no folder
+    }
+
+    @Test func outputsThatAreNotRegularFilesAreRefused() throws {
+        let folder = try Folder()
+        #expect(mkfifo(folder.path + "/fifo", 0o600) == 0)
+        try FileManager.default.createSymbolicLink(atPath: folder.path + "/null", withDestinationPath: "/dev/null")
+        try FileManager.default.createSymbolicLink(atPath: folder.path + "/dangling", withDestinationPath: "nowhere")
+        try FileManager.default.createDirectory(atPath: folder.path + "/dir", withIntermediateDirectories: true)
+        for output in [folder.path + "/fifo", folder.path + "/null", "/dev/null", folder.path + "/dangling", folder.path + "/dir"] {
+            #expect(refusal { _ = try OutputLocation(output) } == .unsafeOutput, "\(output)")
+        }
+        #expect(refusal { _ = try OutputLocation(folder.path + "/") } == .unsafeOutput)
+    }
+
+    @Test func aLinkToARegularFileIsResolvedAndStaysALink() throws {
+        let folder = try Folder()
+        try Data("old\n".utf8).write(to: URL(fileURLWithPath: folder.path + "/target"))
+        try FileManager.default.createSymbolicLink(atPath: folder.path + "/link", withDestinationPath: "target")
+        try AtomicFile.write(Array("new\n".utf8), to: folder.path + "/link", mode: 0o644, exclusive: false)
+        #expect(folder.contents("target") == Array("new\n".utf8))
+        #expect(try FileManager.default.destinationOfSymbolicLink(atPath: folder.path + "/link") == "target")
+    }
+
+    @Test func anUnpublishedStageLeavesNothingAndPublishingIsAllOrNothing() throws {
+        let folder = try Folder()
+        do {
+            let location = try OutputLocation(folder.path + "/staged")
+            _ = try Array("x".utf8).withUnsafeBytes { try StagedOutput(location, bytes: $0, mode: 0o600) }
+        }
+        #expect(try folder.names() == ["in"])
+        let location = try OutputLocation(folder.path + "/in")
+        let staged = try Array("replaced\n".utf8).withUnsafeBytes { try StagedOutput(location, bytes: $0, mode: 0o600) }
+        #expect(refusal { try staged.publish(exclusive: true) } == .refused)  // an existing file is not replaced
+        #expect(folder.contents("in") == Array("input\n".utf8))
+        #expect(try folder.names() == ["in"])
+    }
+
+    @Test func aLinkPlantedAfterTheCheckIsReplacedNotFollowed() throws {
+        let folder = try Folder()
+        let location = try OutputLocation(folder.path + "/out")
+        try FileManager.default.createSymbolicLink(atPath: folder.path + "/out", withDestinationPath: "in")
+        try Array("written\n".utf8).withUnsafeBytes { try StagedOutput(location, bytes: $0, mode: 0o644).publish(exclusive: false) }
+        #expect(folder.contents("in") == Array("input\n".utf8))
+        #expect(folder.contents("out") == Array("written\n".utf8))
+        #expect((try? FileManager.default.destinationOfSymbolicLink(atPath: folder.path + "/out")) == nil)
+    }
+
+    @Test func outputNamesUpTo255BytesWork() throws {
+        let folder = try Folder()
+        let name = String(repeating: "n", count: 255)
+        try AtomicFile.write(Array("ok".utf8), to: folder.path + "/" + name, mode: 0o644, exclusive: false)
+        #expect(folder.contents(name) == Array("ok".utf8))
+        #expect(try folder.names() == ["in", name])
+    }
+
+    @Test func limitsAreCheckedBeforeMoreIsHeld() throws {
+        let folder = try Folder()
+        let atLimit = [UInt8](repeating: 0x61, count: InputLimits.line) + [0x0a]
+        try Data(atLimit + atLimit).write(to: URL(fileURLWithPath: folder.path + "/lines"))
+        try Data([UInt8](repeating: 0x61, count: InputLimits.line + 1)).write(to: URL(fileURLWithPath: folder.path + "/long"))
+        func lines(_ name: String) throws -> Int {
+            let descriptor = open(folder.path + "/" + name, O_RDONLY)
+            defer { close(descriptor) }
+            var reader = LineReader(descriptor: descriptor, name: name)
+            var count = 0
+            while try reader.next() != nil { count += 1 }
+            return count
+        }
+        #expect(try lines("lines") == 2)
+        #expect(refusal { _ = try lines("long") } == .tooLarge)
+        #expect(refusal { try LineReader.forEachLine(in: [UInt8](repeating: 0x61, count: InputLimits.line + 1), name: "m") { _, _ in } } == .tooLarge)
+        #expect(refusal { _ = try BoundedRead.file(folder.path + "/long", limit: InputLimits.line, what: "vault") } == .tooLarge)
+        #expect(try BoundedRead.file(folder.path + "/long", limit: InputLimits.line + 1, what: "vault").count == InputLimits.line + 1)
+        #expect(refusal { _ = try BoundedRead.file(folder.path + "/long", limit: InputLimits.listFile, what: "manifest", lines: true) } == .tooLarge)
+        #expect(refusal { _ = try BoundedRead.file("/dev/zero", limit: 1 << 20, what: "vault") } == .tooLarge)
+    }
+
+    @Test func aRevisionIsNeverRaisedPastTheLargest() throws {
+        #expect(try VaultDocument.revision(after: 41) == 42)
+        #expect(refusal { _ = try VaultDocument.revision(after: Int.max) } == .outOfRange)
+    }
+
+    @Test func picturesDeclaringTooManyPixelsAreRefusedFromTheHeader() throws {
+        // A PNG header alone declaring 20,000 × 20,000: refused before any pixel is allocated.
+        var png: [UInt8] = [0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 0, 0, 0, 13, 0x49, 0x48, 0x44, 0x52]
+        png += [0x00, 0x00, 0x4e, 0x20, 0x00, 0x00, 0x4e, 0x20, 8, 0, 0, 0, 0]
+        let crc = Self.crc32(Array(png[12...]))
+        png += [UInt8(crc >> 24), UInt8(crc >> 16 & 0xff), UInt8(crc >> 8 & 0xff), UInt8(crc & 0xff)]
+        #expect(refusal { _ = try GrayImage(decoding: png) } == .tooLarge)
+    }
+
+    /// PNG's chunk checksum (ISO 3309 CRC-32), for building a header by hand.
+    static func crc32(_ bytes: [UInt8]) -> UInt32 {
+        var crc: UInt32 = 0xffff_ffff
+        for byte in bytes {
+            crc ^= UInt32(byte)
+            for _ in 0..<8 { crc = (crc >> 1) ^ (0xedb8_8320 & (0 &- (crc & 1))) }
+        }
+        return ~crc
+    }
+}
