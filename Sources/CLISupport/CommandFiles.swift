@@ -63,11 +63,18 @@ public final class CommandFiles {
         for output in outputs {
             guard let path = output.path else { continue }
             let location = try OutputLocation(path, createFolders: output.createFolders)
-            if output.exclusive, location.exists { throw VaultError.alreadyExists(path) }
             locations[output.label] = location
             resolved.append((output.label, location))
         }
+        // Aliases first, so that a refusal names both files; then what each output needs alone.
         try FileSet.check(inputs: inputs, outputs: resolved)
+        for (label, location) in resolved {
+            let output = outputs.first { $0.label == label }!
+            if location.folderIsMissing {
+                throw VaultError(.io, "cannot write \(label) '\(location.path)': its folder does not exist")
+            }
+            if output.exclusive, location.exists { throw VaultError.alreadyExists(location.path) }
+        }
         self.locations = locations
     }
 

@@ -45,7 +45,7 @@ struct Derive: ParsableCommand {
         let vaultKey = try Derivation.vaultKey(for: key)
         let vaultKeyHex = showVaultKey ? String(decoding: try vaultKey.hex().withUnsafeBytes { Array($0) }, as: UTF8.self) : nil
 
-        if let vaultKeyOut {
+        if vaultKeyOut != nil {
             let hex = try vaultKey.hex()
             let line = try SecretBytes(count: hex.count + 1) { buffer in
                 hex.withUnsafeBytes { buffer.copyMemory(from: $0) }

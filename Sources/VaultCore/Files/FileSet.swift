@@ -17,7 +17,8 @@ public enum FileSet {
     public static func check(inputs: [Input], outputs: [(label: String, location: OutputLocation)]) throws {
         var seen: [FileIdentity: String] = [:]
         for input in inputs where input.path != "-" {
-            guard let identity = FileIdentity.of(existing: input.path) else { continue }
+            // An input that does not exist yet (a database's journal or WAL) still has a name.
+            guard let identity = FileIdentity.of(existing: input.path) ?? FileIdentity.of(missing: input.path) else { continue }
             if seen[identity] == nil { seen[identity] = "\(input.label) '\(input.path)'" }
         }
         var written: [FileIdentity: String] = [:]

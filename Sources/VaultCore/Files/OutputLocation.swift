@@ -15,6 +15,14 @@ public struct FileIdentity: Hashable, Sendable {
         guard stat(path, &info) == 0 else { return nil }
         return FileIdentity(device: UInt64(info.st_dev), inode: UInt64(info.st_ino), pendingName: nil)
     }
+
+    /// The identity a file that does not exist would have in its existing folder, as an output
+    /// there gets it; nil when the folder does not exist either.
+    public static func of(missing path: String) -> FileIdentity? {
+        let (folder, name) = OutputLocation.split(path)
+        guard let folder = of(existing: folder) else { return nil }
+        return FileIdentity(device: folder.device, inode: folder.inode, pendingName: name)
+    }
 }
 
 /// A folder outputs go to, opened once (O_PATH) so that a folder renamed or a link planted
@@ -28,9 +36,15 @@ public final class OutputFolder: @unchecked Sendable {
     let identity: FileIdentity
     /// While the folder does not exist: its path below the nearest existing folder.
     let pendingPath: String?
+    /// Whether a missing folder may be made (`--out-dir`); otherwise a missing folder is an error.
+    private let mayCreate: Bool
+
+    /// The folder does not exist and may not be made.
+    public var isMissing: Bool { descriptor < 0 && !mayCreate }
 
     public init(_ path: String, create: Bool) throws {
         self.path = path
+        mayCreate = create
         descriptor = open(path, __O_PATH | O_DIRECTORY | O_CLOEXEC)
         if descriptor >= 0 {
             var info = stat()
@@ -39,7 +53,9 @@ public final class OutputFolder: @unchecked Sendable {
             pendingPath = nil
             return
         }
-        guard errno == ENOENT, create else { throw AtomicFile.ioError("could not open the folder '\(path)'") }
+        // A missing folder still has an identity (below its nearest existing folder), so that
+        // the same-file rules run before anything reports the folder missing (``isMissing``).
+        guard errno == ENOENT else { throw AtomicFile.ioError("could not open the folder '\(path)'") }
         var ancestor = path, rest = ""
         while true {
             let (parent, last) = OutputLocation.split(ancestor)
@@ -71,6 +87,7 @@ public final class OutputFolder: @unchecked Sendable {
     /// The opened folder, made first (with its missing parents) when it did not exist.
     func opened() throws -> Int32 {
         if descriptor < 0 {
+            guard mayCreate else { throw VaultError(.io, "the folder '\(path)' does not exist") }
             try AtomicFile.createFolder(path)
             descriptor = open(path, __O_PATH | O_DIRECTORY | O_CLOEXEC)
             guard descriptor >= 0 else { throw AtomicFile.ioError("could not open the folder '\(path)'") }
@@ -99,6 +116,8 @@ public final class OutputLocation: @unchecked Sendable {
     public let identity: FileIdentity
     /// Whether a file is there now.
     public let exists: Bool
+    /// The output's folder does not exist and may not be made.
+    public var folderIsMissing: Bool { folder.isMissing }
 
     /// Resolves `path`. `createFolders` allows a folder that does not exist yet.
     public convenience init(_ path: String, createFolders: Bool = false) throws {
@@ -116,8 +135,9 @@ public final class OutputLocation: @unchecked Sendable {
         try self.init(path: path, name: name, in: OutputFolder(folderPath, create: createFolders))
     }
 
-    /// A file named `name` in an opened folder. A symbolic link already there is not followed:
-    /// the write replaces the link itself.
+    /// A file named `name` in an opened folder. A symbolic link already there is refused, not
+    /// followed and not replaced: the tool did not resolve it, so it may have been planted in a
+    /// shared output folder to redirect the write (issue 16).
     public init(path: String, name: String, in folder: OutputFolder) throws {
         guard !name.isEmpty, name != ".", name != "..", !name.utf8.contains(UInt8(ascii: "/")) else {
             throw VaultError.refusedOutput(path, "names a folder, not a file")
@@ -134,7 +154,10 @@ public final class OutputLocation: @unchecked Sendable {
         exists = fstatat(descriptor, name, &info, AT_SYMLINK_NOFOLLOW) == 0
         if exists {
             let kind = info.st_mode & S_IFMT
-            guard kind == S_IFREG || kind == S_IFLNK else {
+            guard kind != S_IFLNK else {
+                throw VaultError.refusedOutput(path, "is a symbolic link the tool would have to follow or replace")
+            }
+            guard kind == S_IFREG else {
                 throw VaultError.refusedOutput(path, "is \(Self.kindName(info.st_mode)), not a regular file")
             }
             identity = FileIdentity(device: UInt64(info.st_dev), inode: UInt64(info.st_ino), pendingName: nil)

@@ -1,0 +1,51 @@
+"""The workspace every black-box test of the command-line tools starts from (issues 8 and 16).
+
+One folder holds every input the writers read: the test keys, the testkit's vaults, a
+recovery sheet, a code blob and its sheet, a device-link QR, a rotation plan, a registry and
+a batch manifest. Tests copy it and run the tools inside the copy.
+"""
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+BIN = Path(os.environ.get("VAULT_TOOL", ".build/debug/vault-tool")).parent.absolute()
+ROOT = Path(__file__).resolve().parents[2]
+FIXTURES = ROOT / "Tests" / "Fixtures"
+CORPUS = ROOT / "Fuzz" / "Corpus"
+URL = "https://minio.example/b/vaults/0a92686c7aa4ac0f39bf3a8c6cc4078ef7683ed020866e18320156f952336b4e.vault"
+
+
+def run(tool, arguments, **options):
+    return subprocess.run([str(BIN / tool), *arguments.split()], capture_output=True, **options)
+
+
+def make_template(folder):
+    """Fills `folder` with every input the writers read, and returns it."""
+    shutil.copytree(FIXTURES / "testkit", folder / "testkit")
+    shutil.copytree(FIXTURES / "keys", folder / "keys")
+    for key in (folder / "keys").iterdir():
+        key.chmod(0o600)
+    shutil.copy(FIXTURES / "testkit" / "ok-v2-household.vault", folder / "work.vault")
+    shutil.copy(FIXTURES / "testkit" / "ok-household.vault", folder / "work-v1.vault")
+    (folder / "mk.hex").write_text("11" * 32 + "\n")
+    (folder / "mk.hex").chmod(0o600)
+    steps = [
+        ("recovery-sheet", "generate --key-file keys/parent.nsec --dpi 100 -o sheet.png"),
+        ("recovery-sheet", "code new --master-key-file mk.hex --user-id u -o blob.json --sheet code.png"),
+        ("recovery-sheet", "words --key-file keys/parent.nsec -o words.txt"),
+        ("recovery-sheet", f"link create --key-file keys/parent.nsec --vault-url {URL} --now 2026-01-01T00:00:00Z -o link.png"),
+        ("rotation-planner", "plan --vault work.vault --key-file keys/parent.nsec --new-key-file keys/other.nsec -o plan.json"),
+        ("device-revoker", "registry init --db registry.sqlite"),
+        ("device-revoker", f"registry import --db registry.sqlite --devices {CORPUS}/import/devices.jsonl --members {CORPUS}/import/members.jsonl"),
+    ]
+    for tool, arguments in steps:
+        result = run(tool, arguments, cwd=folder)
+        assert result.returncode == 0, result.stderr
+    (folder / "more-devices.jsonl").write_text("".join(
+        f'{{"user_did": "did:plc:new", "device_id": "n{i}", "device_mls_did": "did:plc:new#n{i}", "signature_public_key": "{i:064x}"}}\n'
+        for i in range(50)))
+    for index in range(3):
+        shutil.copy(FIXTURES / "testkit" / "ok-household.vault", folder / f"batch-{index}.vault")
+    (folder / "manifest.jsonl").write_text("".join(f'{{"vault": "batch-{i}.vault", "keyFile": "keys/parent.nsec"}}\n' for i in range(3)))
+    return folder
