@@ -24,7 +24,7 @@ struct RecoverySheetTool: ParsableCommand {
           recovery-sheet scan sheet.png -o restored.nsec
         """,
         version: "0.1.0",
-        subcommands: [Generate.self, Scan.self, Verify.self, Words.self, Code.self, Link.self, Pairing.self]
+        subcommands: [Generate.self, Scan.self, Verify.self, Words.self, Split.self, Combine.self, Code.self, Link.self, Pairing.self]
     )
 
     static func main() { ToolMain.run(Self.self) }
@@ -55,6 +55,15 @@ enum Wording {
 
     static func codeTemplate() throws -> TextTemplate {
         try TextTemplate(language: "en", text: String(decoding: PackageResources.recovery_code_en_txt, as: UTF8.self))
+    }
+
+    static func shareTemplate(_ language: String) throws -> TextTemplate {
+        let bytes: [UInt8] = switch language {
+        case "en": PackageResources.share_sheet_en_txt
+        case "es": PackageResources.share_sheet_es_txt
+        default: throw ToolError(.usage, "no wording for language '\(language)'", hint: "use one of: \(languages.joined(separator: ", "))")
+        }
+        return try TextTemplate(language: language, text: String(decoding: bytes, as: UTF8.self))
     }
 
     static func template(_ language: String) throws -> TextTemplate {

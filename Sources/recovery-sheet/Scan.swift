@@ -71,20 +71,31 @@ struct Scan: ParsableCommand {
 
 struct Verify: ParsableCommand {
     static let configuration = CommandConfiguration(
-        abstract: "The fire drill: prove a printed sheet restores the expected key or household.",
+        abstract: "The fire drill: prove a printed sheet, or a set of share sheets, restores the expected key.",
         discussion: """
         Scans the sheet and compares its key with --npub, with --key-file, or, with --vault, \
-        derives the vault key from it and opens that vault. Prints what was checked. Exit 0 \
-        when it matches, 3 when it does not.
+        derives the vault key from it and opens that vault. With --shares, combines the share \
+        sheets (or files of their words) in memory and checks the key they restore; the key is \
+        never shown. With --share, checks one share sheet alone: that it reads, and that its \
+        check code names this household. Prints what was checked. Exit 0 when it matches, 3 \
+        when it does not.
 
         Examples:
           recovery-sheet verify sheet.png --vault household.vault
           recovery-sheet verify scan.jpg --npub npub1…
+          recovery-sheet verify --shares rosa-scan.jpg luis-scan.jpg --npub npub1…
+          recovery-sheet verify --share rosa-scan.jpg --npub npub1…
         """
     )
 
     @Argument(help: ArgumentHelp("The picture of the sheet (PNG or JPEG).", valueName: "IMAGE"))
-    var image: String
+    var image: String?
+
+    @Option(parsing: .upToNextOption, help: ArgumentHelp("Share sheets (pictures) or files of share words to combine and check.", valueName: "SHARE"))
+    var shares: [String] = []
+
+    @Option(help: ArgumentHelp("One share sheet (a picture) to check alone.", valueName: "SHARE"))
+    var share: String?
 
     @Option(help: ArgumentHelp("The public key the sheet must hold.", valueName: "NPUB"))
     var npub: String?
@@ -98,39 +109,97 @@ struct Verify: ParsableCommand {
     @OptionGroup var passphrase: PassphraseOption
 
     func validate() throws {
+        guard [image != nil, !shares.isEmpty, share != nil].filter({ $0 }).count == 1 else {
+            throw ValidationError("give a sheet (IMAGE), --shares SHARE…, or --share SHARE")
+        }
         guard [npub, keyFile, vault].compactMap({ $0 }).count == 1 else {
             throw ValidationError("give exactly one of --npub, --key-file or --vault")
         }
-        try requireOneStandardInput([image, keyFile, vault, passphrase.passphraseFile])
+        try requireOneStandardInput([image, share, keyFile, vault, passphrase.passphraseFile] + shares)
     }
 
     func run() throws {
-        let (key, encrypted) = try about("sheet", image) { try SheetReader.key(fromImage: image, passphrase: passphrase) }
-        var report = "sheet: the QR code holds \(encrypted ? "an encrypted key (decrypted with the passphrase)" : "a key") with public key \(key.publicKey.npub)\n"
+        var report: String
         let matched: Bool
-        if let npub {
-            let expected = try PublicKey(npub: npub.trimmingCharacters(in: .whitespacesAndNewlines))
-            matched = expected == key.publicKey
-            report += matched ? "match: it is the expected public key\n" : "MISMATCH: the expected public key is \(expected.npub)\n"
-        } else if let keyFile {
-            let expected = try about("--key-file", keyFile) { try KeyFiles.parentKey(keyFile, diagnostics) }
-            matched = expected == key
-            report += matched ? "match: it is the key in '\(keyFile)'\n" : "MISMATCH: the key in '\(keyFile)' has public key \(expected.publicKey.npub)\n"
+        if let share {
+            (report, matched) = try checkAlone(share)
         } else {
-            let household = Household(parentPublicKey: key.publicKey)
-            report += "derived: household \(household.id.shortHex)…, vault path \(household.vaultPath)\n"
-            do {
-                let opened = try about("--vault", vault!) { try Vault.open(InputFiles.read(vault!, what: "vault"), with: .parentKey(key)) }
-                let document = opened.document
-                report += "match: the derived vault key opens '\(vault!)' (\(document.childProfiles.count) children, \(document.devices.count) devices, \(document.groupMemberships.count) groups)\n"
-                matched = true
-            } catch let error as VaultError where error.code.category == .authentication {
-                report += "MISMATCH: \(error.reason.displaySafe)\n"
-                matched = false
+            let key: SecretKey
+            if let image {
+                let (sheetKey, encrypted) = try about("sheet", image) { try SheetReader.key(fromImage: image, passphrase: passphrase) }
+                key = sheetKey
+                report = "sheet: the QR code holds \(encrypted ? "an encrypted key (decrypted with the passphrase)" : "a key") with public key \(key.publicKey.npub)\n"
+            } else {
+                let (sharesKey, read) = try ShareReader.combine(shares, passphrase: passphrase.readForShares())
+                key = sharesKey
+                report = "shares: \(read.count) shares of set \(read[0].identifier) restore a key with public key \(key.publicKey.npub)\n"
             }
+            let (comparison, keyMatched) = try compare(key)
+            report += comparison
+            matched = keyMatched
         }
         StandardStreams.writeOutput(Array(report.utf8))
-        if !matched { throw ExitCode(ExitStatus.authentication.rawValue) }
+        if !matched {
+            let what = image.map { "the sheet '\($0)'" } ?? share.map { "the share sheet '\($0)'" } ?? "the shares"
+            throw ToolError(.authentication, "\(what) does not match \(expectation)")
+        }
+    }
+
+    private var expectation: String {
+        npub != nil ? "--npub" : keyFile.map { "--key-file '\($0)'" } ?? "--vault '\(vault!)'"
+    }
+
+    /// The key against the expectation: its public key, or the vault its derived key opens.
+    private func compare(_ key: SecretKey) throws -> (String, Bool) {
+        if let npub {
+            let expected = try PublicKey(npub: npub.trimmingCharacters(in: .whitespacesAndNewlines))
+            return expected == key.publicKey ? ("match: it is the expected public key\n", true)
+                : ("MISMATCH: the expected public key is \(expected.npub)\n", false)
+        }
+        if let keyFile {
+            let expected = try about("--key-file", keyFile) { try KeyFiles.parentKey(keyFile, diagnostics) }
+            return expected == key ? ("match: it is the key in '\(keyFile)'\n", true)
+                : ("MISMATCH: the key in '\(keyFile)' has public key \(expected.publicKey.npub)\n", false)
+        }
+        let household = Household(parentPublicKey: key.publicKey)
+        var report = "derived: household \(household.id.shortHex)…, vault path \(household.vaultPath)\n"
+        do {
+            let opened = try about("--vault", vault!) { try Vault.open(InputFiles.read(vault!, what: "vault"), with: .parentKey(key)) }
+            let document = opened.document
+            report += "match: the derived vault key opens '\(vault!)' (\(document.childProfiles.count) children, \(document.devices.count) devices, \(document.groupMemberships.count) groups)\n"
+            return (report, true)
+        } catch let error as VaultError where error.code.category == .authentication {
+            return (report + "MISMATCH: \(error.reason.displaySafe)\n", false)
+        }
+    }
+
+    /// One share sheet alone: it reads, and its public check code names the expected household
+    /// and its own set. Nothing is combined; a typed share has no check code to compare.
+    private func checkAlone(_ path: String) throws -> (String, Bool) {
+        let read = try ShareReader.naming([path]) { try ShareReader.read(path, number: 1) }
+        let share = read.share
+        var report = "share: readable, share \(share.memberIndex + 1) of group \(share.groupIndex + 1), set \(share.identifier)"
+            + " (\(share.groupCount == 1 ? "\(share.memberThreshold) shares" : "\(share.groupThreshold) groups") restore the key)\n"
+        guard let check = read.checkCode else {
+            throw ToolError(.invalidInput, "'\(InputFiles.displayName(path))' has no check code (a typed share has none)",
+                            hint: "check a share sheet's picture, or verify enough shares together with --shares")
+        }
+        let expected: String
+        if let npub {
+            expected = Household(parentPublicKey: try PublicKey(npub: npub.trimmingCharacters(in: .whitespacesAndNewlines))).id.shortHex
+        } else if let keyFile {
+            expected = Household(parentPublicKey: try about("--key-file", keyFile) { try KeyFiles.parentKey(keyFile, diagnostics) }.publicKey).id.shortHex
+        } else {
+            let header = try about("--vault", vault!) { try VaultEnvelope(parsing: InputFiles.read(vault!, what: "vault")).header }
+            expected = header.householdID.shortHex
+        }
+        guard check.set == share.identifier else {
+            return (report + "MISMATCH: the sheet's check code names set \(check.set), its share code set \(share.identifier)\n", false)
+        }
+        guard check.household == expected else {
+            return (report + "MISMATCH: the sheet's check code names household \(check.household)…, not \(expected)…\n", false)
+        }
+        return (report + "match: the sheet's check code names household \(expected)…, this household\n", true)
     }
 }
 

@@ -88,12 +88,31 @@ def test_no_secret_leaks(tmp_path):
         ("recovery-sheet", f"link create --key-file parent.nsec --vault-url {url} -o link.png", ["link.png"]),
         ("recovery-sheet", "link read link.png", []),
         ("recovery-sheet", "link read link.png -o link.nsec", ["link.nsec"]),
+        ("recovery-sheet", "split --key-file parent.nsec --threshold 2 --shares 3 --text --dpi 72 --iteration-exponent 0 -o shares", ['shares/share-1-of-3.png', 'shares/share-1-of-3.txt', 'shares/share-2-of-3.png', 'shares/share-2-of-3.txt', 'shares/share-3-of-3.png', 'shares/share-3-of-3.txt']),
+        ("recovery-sheet", "combine shares/share-1-of-3.png shares/share-2-of-3.txt -o combined.nsec", ["combined.nsec"]),
+        ("recovery-sheet", "combine shares/share-3-of-3.txt", []),
+        ("recovery-sheet", "combine shares/share-3-of-3.txt typo.txt -o never.nsec", []),
+        ("recovery-sheet", f"verify --shares shares/share-1-of-3.png shares/share-3-of-3.txt --npub {parent.npub}", []),
+        ("recovery-sheet", f"verify --shares shares/share-1-of-3.png shares/share-3-of-3.txt --npub {new_parent.npub}", []),
+        ("recovery-sheet", f"verify --share shares/share-2-of-3.png --npub {parent.npub}", []),
     ]
     exempt = set()
     for tool, arguments, meant in commands:
         result = subprocess.run([str(BIN / tool), *arguments.split()], capture_output=True)
         exempt.update(meant)
         code_words = Path("code.txt").read_bytes().strip() if Path("code.txt").exists() else None
+        if arguments.startswith("split"):
+            assert result.returncode == 0, result.stderr
+            # Each share's words past its public first four (set, groups, index) are secret too.
+            share_words = [Path(f"shares/share-{i}-of-3.txt").read_text().split() for i in (1, 2, 3)]
+            canaries.update({f"share {i + 1}": [" ".join(words[4:10]).encode()] for i, words in enumerate(share_words)})
+            typo = share_words[0][:7] + ["zzzz"] + share_words[0][8:]
+            Path("typo.txt").write_text(" ".join(typo) + "\n")
+            inputs.add("typo.txt")
+        if arguments.startswith("combine shares/share-1"):
+            assert result.returncode == 0 and Path("combined.nsec").read_text().strip() == parent.nsec, result.stderr
+        if arguments.startswith("combine shares/share-3"):
+            assert result.returncode == 2, result.stderr
         streams = {"stdout": result.stdout, "stderr": result.stderr}
         if tool == "recovery-sheet" and arguments.startswith("scan enc.png"):
             assert result.returncode == 64  # no passphrase given: refuses, and says nothing secret

@@ -73,5 +73,5 @@ def test_plan_is_signed_over_canonical_json_and_scales(tmp_path):
     assert all(d["newSubkeyPubkey"] == new.subkey_pubkey(i) for i, d in devices.items())
     assert len(plan["groups"]) == 500 and all(len(g["add"]) == 45 and len(g["remove"]) == 5 for g in plan["groups"])
     assert plan["children"][0]["action"] == "replace" and plan["wrapKey"]["action"] == "replace"
-    assert [s["id"] for s in plan["steps"]][-1] == "notify-families"
+    assert [s["id"] for s in plan["steps"]][-2:] == ["notify-families", "new-family-shares"]
     assert not any(x in (tmp_path / "plan.json").read_text() for x in (old.nsec, new.nsec, old.secret.hex(), old.vault_key.hex()))

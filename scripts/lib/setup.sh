@@ -27,6 +27,7 @@ PYTHON_PACKAGES=(
   "PyNaCl==1.6.2"         # XChaCha20-Poly1305-IETF
   "bech32==1.2.0"         # BIP-173 reference
   "mnemonic==0.21"        # BIP-39 reference (trezor/python-mnemonic)
+  "shamir-mnemonic==0.3.0"  # SLIP-39 reference (trezor/python-shamir-mnemonic)
   "zxing-cpp==3.1.1"      # a second, independent QR decoder
   "Pillow==13.0.0"        # simulated print-and-scan: resample, rotate, blur, JPEG
   "pytest==9.2.0"

@@ -61,8 +61,13 @@ extension GrayImage {
         return Array(UnsafeBufferPointer(start: out, count: size))
     }
 
-    /// Decodes a PNG or a JPEG (told apart by their signatures) into gray.
-    /// Decodes a PNG or JPEG; `name` names it in messages. A picture whose header declares more
+    /// Whether `data` starts like a PNG or a JPEG (the signatures ``init(decoding:name:)`` tells
+    /// them apart by), so a caller can tell a picture from a text file.
+    public static func isPicture(_ data: [UInt8]) -> Bool {
+        data.starts(with: [0x89, 0x50, 0x4e, 0x47]) || data.starts(with: [0xff, 0xd8])
+    }
+
+    /// Decodes a PNG or JPEG (told apart by their signatures) into gray; `name` names it in messages. A picture whose header declares more
     /// than ``InputLimits/imagePixels`` pixels is refused before its pixels are allocated.
     public init(decoding data: [UInt8], name: String = "the image") throws {
         var out: UnsafeMutablePointer<UInt8>?

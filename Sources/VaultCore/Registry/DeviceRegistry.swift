@@ -265,7 +265,10 @@ extension DeviceRegistry {
             } catch let error as VaultError {
                 throw VaultError(.malformedDocument, "\(file.name) line \(number): \(error.reason)", hint: "nothing was imported")
             } catch let error as DatabaseError {
-                throw VaultError(.malformedDocument, "\(file.name) line \(number): \(error.message ?? "\(error)")", hint: "nothing was imported")
+                // A constraint is the line's fault; anything else (a full disk, a file size
+                // limit) is the system's, whichever line happened to meet it.
+                let code: VaultError.Code = error.resultCode == .SQLITE_CONSTRAINT ? .malformedDocument : .io
+                throw VaultError(code, "\(file.name) line \(number): \(error.message ?? "\(error)")", hint: "nothing was imported")
             }
             count += 1
         }

@@ -52,6 +52,8 @@ public enum RotationPlanner {
         if mode == .compromise {
             try step("notify-families", "notify-families")
         }
+        // Last: shares of the old key still restore the old key (issue 14).
+        try step("new-family-shares", "new-family-shares")
 
         return RotationPlan(
             mode: mode, reason: reason, createdAt: createdAt, old: oldIdentity, new: newIdentity,

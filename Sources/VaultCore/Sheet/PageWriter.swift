@@ -88,11 +88,13 @@ struct PageWriter {
         try qrCode(name, code: QRCode(payload: payload, level: .quartile), caption: caption)
     }
 
-    /// The same for an already encoded symbol (a numeric SeedQR, for example).
-    mutating func qrCode(_ name: String, code: QRCode, caption: String) throws -> Int {
+    /// The same for an already encoded symbol (a numeric SeedQR, for example). A small public
+    /// code (a share sheet's check code) may ask for less than the 45 mm a key's code gets.
+    mutating func qrCode(_ name: String, code: QRCode, caption: String,
+                         minimumWidthMillimetres: Double = RecoverySheet.minimumQRWidthMillimetres) throws -> Int {
         // At least 45 mm across, and modules no smaller than the minimum that survives a 100 dpi
         // scan of a print (a long ncryptsec needs a larger symbol than an nsec).
-        let moduleSize = max(Int((Double(scale.pixels(millimetres: RecoverySheet.minimumQRWidthMillimetres)) / Double(code.size)).rounded(.up)),
+        let moduleSize = max(Int((Double(scale.pixels(millimetres: minimumWidthMillimetres)) / Double(code.size)).rounded(.up)),
                              Int((Double(scale.dotsPerInch) * RecoverySheet.minimumModuleMillimetres / 25.4).rounded(.up)))
         let quiet = RecoverySheet.quietZoneModules * moduleSize
         let side = code.size * moduleSize + 2 * quiet

@@ -1,0 +1,160 @@
+/// One SLIP-0039 share: its public metadata and its secret value ("Format of the share
+/// mnemonic"). Its words are as secret as its value; the set's identifier, the indexes and the
+/// thresholds are public and printed on every sheet.
+public struct SLIP39Share: Sendable {
+    /// The set's random 15-bit identifier, the same on every share of a split ("set 7945").
+    public let identifier: Int
+    /// Whether the identifier is left out of the encryption's salt (extendable backups).
+    public let extendable: Bool
+    public let iterationExponent: Int
+    /// From 0, as encoded.
+    public let groupIndex: Int
+    /// How many groups restore the secret (1 for a one-level K-of-N split).
+    public let groupThreshold: Int
+    public let groupCount: Int
+    /// From 0, as encoded.
+    public let memberIndex: Int
+    /// How many shares of this group restore the group's part.
+    public let memberThreshold: Int
+    public let value: SecretBytes
+
+    /// Whether `other` can be combined with this share: the same set, parameters and length.
+    func isSameSet(as other: SLIP39Share) -> Bool {
+        identifier == other.identifier && extendable == other.extendable && iterationExponent == other.iterationExponent
+            && groupThreshold == other.groupThreshold && groupCount == other.groupCount && value.count == other.value.count
+    }
+
+    // MARK: Words
+
+    /// The share's word numbers in the SLIP-0039 list (0…1023), checksum included.
+    public func wordIndexes() -> [Int] {
+        let g = groupCount - 1
+        var data = [
+            identifier >> 5,
+            (identifier & 0x1f) << 5 | (extendable ? 1 : 0) << 4 | iterationExponent,
+            groupIndex << 6 | (groupThreshold - 1) << 2 | g >> 2,
+            (g & 3) << 8 | memberIndex << 4 | (memberThreshold - 1),
+        ]
+        // The value, big-endian, left-padded with zero bits to a multiple of ten.
+        let valueBits = value.count * 8
+        let words = (valueBits + SLIP39.radixBits - 1) / SLIP39.radixBits
+        let padding = words * SLIP39.radixBits - valueBits
+        value.withUnsafeBytes { bytes in
+            for word in 0..<words {
+                var number = 0
+                for offset in 0..<SLIP39.radixBits {
+                    let bit = word * SLIP39.radixBits + offset - padding
+                    number = number << 1 | (bit < 0 ? 0 : Int(bytes[bit / 8] >> (7 - bit % 8) & 1))
+                }
+                data.append(number)
+            }
+        }
+        return data + RS1024.checksum(customization: RS1024.customization(extendable: extendable), data: data)
+    }
+
+    /// The share as its words.
+    public func words() -> [String] { wordIndexes().map { SLIP39.words[$0] } }
+
+    /// The share behind word numbers, checking the length, the checksum and the padding.
+    /// `share` (from 1) is the number errors name it by.
+    public init(wordIndexes data: [Int], share: Int = 1) throws {
+        guard (SLIP39.minimumWords...SLIP39.maximumWords).contains(data.count), data.allSatisfy({ (0..<1024).contains($0) }) else {
+            throw ShareProblem.wrongWordCount(share: share, count: data.count)
+        }
+        let paddedBits = (data.count - SLIP39.metadataWords - SLIP39.checksumWords) * SLIP39.radixBits
+        let padding = paddedBits % 16
+        guard padding <= 8 else { throw ShareProblem.wrongWordCount(share: share, count: data.count) }
+        let extendable = data[1] >> 4 & 1 == 1
+        guard RS1024.verify(customization: RS1024.customization(extendable: extendable), data: data) else {
+            throw ShareProblem.checksumFailed(share: share)
+        }
+        let valueWords = data[SLIP39.metadataWords..<(data.count - SLIP39.checksumWords)]
+        // The value's bits, after `padding` zero bits.
+        func bit(_ index: Int) -> UInt8 {
+            UInt8(valueWords[valueWords.startIndex + index / SLIP39.radixBits] >> (SLIP39.radixBits - 1 - index % SLIP39.radixBits) & 1)
+        }
+        guard (0..<padding).allSatisfy({ bit($0) == 0 }) else { throw ShareProblem.badPadding(share: share) }
+        let count = (paddedBits - padding) / 8
+        let value = try SecretBytes(count: count) { out in
+            for index in 0..<(count * 8) {
+                out[index / 8] |= bit(padding + index) << (7 - index % 8)
+            }
+        }
+        let groupThreshold = (data[2] >> 2 & 0xf) + 1
+        let groupCount = ((data[2] & 3) << 2 | data[3] >> 8) + 1
+        guard groupThreshold <= groupCount else { throw ShareProblem.groupThresholdAboveCount(share: share) }
+        self.init(identifier: data[0] << 5 | data[1] >> 5, extendable: extendable, iterationExponent: data[1] & 0xf,
+                  groupIndex: data[2] >> 6, groupThreshold: groupThreshold, groupCount: groupCount,
+                  memberIndex: data[3] >> 4 & 0xf, memberThreshold: (data[3] & 0xf) + 1, value: value)
+    }
+
+    /// The share behind typed words: any case, any whitespace or commas between them, numbering
+    /// a person copied ("1.", "12)") skipped, and each word whole or by its first four letters
+    /// (unique in the list), as ``BIP39/entropy(fromWords:)`` reads them.
+    public init(words text: String, share: Int = 1) throws {
+        let typed = text.lowercased().split(whereSeparator: { $0.isWhitespace || $0 == "," }).map(String.init)
+            .filter { token in !token.allSatisfy { $0.isNumber || $0 == "." || $0 == ")" || $0 == ":" } }
+        guard typed.count <= SLIP39.maximumWords else { throw ShareProblem.wrongWordCount(share: share, count: typed.count) }
+        let indexes = try typed.enumerated().map { position, word in
+            guard let index = SLIP39.index(of: word) else { throw ShareProblem.unknownWord(share: share, position: position + 1) }
+            return index
+        }
+        try self.init(wordIndexes: indexes, share: share)
+    }
+
+    init(identifier: Int, extendable: Bool, iterationExponent: Int, groupIndex: Int, groupThreshold: Int,
+         groupCount: Int, memberIndex: Int, memberThreshold: Int, value: SecretBytes) {
+        self.identifier = identifier
+        self.extendable = extendable
+        self.iterationExponent = iterationExponent
+        self.groupIndex = groupIndex
+        self.groupThreshold = groupThreshold
+        self.groupCount = groupCount
+        self.memberIndex = memberIndex
+        self.memberThreshold = memberThreshold
+        self.value = value
+    }
+}
+
+extension SLIP39 {
+    private static let indexByWord: [String: Int] = Dictionary(uniqueKeysWithValues: words.enumerated().map { ($1, $0) })
+    private static let indexByPrefix: [String: Int] = Dictionary(uniqueKeysWithValues: words.enumerated().map { (String($1.prefix(4)), $0) })
+
+    /// A whole list word, or its first four letters or more (SLIP-0039 makes them unique).
+    static func index(of typed: String) -> Int? {
+        if let index = indexByWord[typed] { return index }
+        guard typed.count >= 4, let index = indexByPrefix[String(typed.prefix(4))], words[index].hasPrefix(typed) else { return nil }
+        return index
+    }
+}
+
+/// The Reed-Solomon checksum over GF(1024) that ends every share ("Checksum").
+enum RS1024 {
+    private static let generator = [0xe0e040, 0x1c1c080, 0x3838100, 0x7070200, 0xe0e0009,
+                                    0x1c0c2412, 0x38086c24, 0x3090fc48, 0x21b1f890, 0x3f3f120]
+
+    static func customization(extendable: Bool) -> [Int] {
+        Array((extendable ? "shamir_extendable" : "shamir").utf8).map(Int.init)
+    }
+
+    static func polymod(_ values: [Int]) -> Int {
+        var checksum = 1
+        for value in values {
+            let top = checksum >> 20
+            checksum = (checksum & 0xfffff) << 10 ^ value
+            for i in 0..<10 {  // a mask, not a branch: share words are secret
+                checksum ^= generator[i] & (0 &- (top >> i & 1))
+            }
+        }
+        return checksum
+    }
+
+    static func verify(customization: [Int], data: [Int]) -> Bool {
+        polymod(customization + data) == 1
+    }
+
+    static func checksum(customization: [Int], data: [Int]) -> [Int] {
+        let polymod = polymod(customization + data + [0, 0, 0]) ^ 1
+        return (0..<3).map { polymod >> (10 * (2 - $0)) & 1023 }
+    }
+}

@@ -1,0 +1,249 @@
+import ArgumentParser
+import CLISupport
+import Foundation
+import VaultCore
+
+/// Reads shares (issue 14): a picture of a share sheet (its share code), or a file of typed
+/// words. Problems name the file a share came from.
+enum ShareReader {
+    /// What a share sheet's picture holds: the share, and the check code printed beside it.
+    struct Read {
+        let share: SLIP39Share
+        let checkCode: (set: Int, household: String)?
+    }
+
+    static func read(_ path: String, number: Int) throws -> Read {
+        let bytes = try InputFiles.read(path, what: "share", limit: InputLimits.imageFile)
+        if GrayImage.isPicture(bytes) {
+            let name = InputFiles.displayName(path)
+            let image = try GrayImage(decoding: bytes, name: "the picture '\(name)'")
+            let payloads = try QRScanner.scan(image).map { String(decoding: $0, as: UTF8.self) }
+            let check = payloads.lazy.compactMap(ShareSheet.parseCheckCode).first
+            for payload in payloads {
+                if let share = try ShareSheet.share(fromCode: payload, share: number) { return Read(share: share, checkCode: check) }
+            }
+            throw ToolError(.invalidInput, "no share code found in the picture '\(name)'",
+                            hint: "photograph the whole sheet, flat and evenly lit, or type the share's words into a file and give that instead")
+        }
+        guard bytes.count <= InputLimits.keyFile else {
+            throw VaultError.tooLarge(what: "words file", name: InputFiles.displayName(path), limit: InputLimits.keyFile)
+        }
+        var text = bytes
+        defer { for index in text.indices { text[index] = 0 } }
+        return Read(share: try SLIP39Share(words: String(decoding: text, as: UTF8.self), share: number), checkCode: nil)
+    }
+
+    /// Every share, then the secret they restore, as the family's key.
+    static func combine(_ paths: [String], passphrase: [UInt8]) throws -> (key: SecretKey, shares: [SLIP39Share]) {
+        try naming(paths) {
+            let shares = try paths.enumerated().map { try read($1, number: $0 + 1).share }
+            let secret = try SLIP39.combine(shares, passphrase: passphrase)
+            guard secret.count == 32 else {
+                throw ToolError(.invalidInput, "the shares restore a \(secret.count)-byte secret, not a family key (32 bytes)")
+            }
+            return (try SecretKey(secret: secret), shares)
+        }
+    }
+
+    /// Runs `body`, turning a ``ShareProblem`` into a message that names the files it means.
+    static func naming<T>(_ paths: [String], _ body: () throws -> T) throws -> T {
+        do {
+            return try body()
+        } catch let problem as ShareProblem {
+            let files = problem.shares.filter { paths.indices.contains($0 - 1) }
+                .map { "share \($0) is '\(InputFiles.displayName(paths[$0 - 1]))'" }
+            let error = problem.vaultError
+            throw VaultError(error.code, error.reason + (files.isEmpty ? "" : " (\(files.joined(separator: ", ")))"), hint: hint(for: problem))
+        }
+    }
+
+    private static func hint(for problem: ShareProblem) -> String? {
+        switch problem {
+        case .notEnoughShares, .notEnoughGroups: "give more sheets of the same set (the set number is printed on each)"
+        case .unknownWord, .checksumFailed: "compare the typed words with the sheet, or scan the sheet's share code instead"
+        case .digestMismatch: "check the passphrase and that every sheet is of this set"
+        default: nil
+        }
+    }
+}
+
+/// The key's passphrase for shares: optional, printable ASCII (SLIP-0039).
+extension PassphraseOption {
+    func readForShares() throws -> [UInt8] {
+        guard let text = try read() else { return [] }
+        return Array(text.utf8)
+    }
+}
+
+struct Split: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Split the parent key into family shares: any K of N printed sheets restore it.",
+        discussion: """
+        The key's 32 bytes are split with SLIP-0039 (the published standard; the reference \
+        implementation restores them too: pip install shamir-mnemonic, then shamir recover). \
+        One share sheet a share, in the folder given by -o, each created 0600 and never \
+        overwriting a file. Fewer than K sheets reveal nothing about the key. --holder names \
+        the sheets' keepers in order; each sheet names its own keeper and the others (never \
+        their shares). --groups gives two levels: --group-threshold 1 --groups 1of1,1of1,2of3 \
+        means either parent's sheet alone, or two of three relatives' sheets.
+
+        Examples:
+          recovery-sheet split --key-file parent.nsec --threshold 2 --shares 3 \\
+            --holder "Grandma Rosa" --holder "Uncle Luis" --holder "Bank safe" -o shares
+          recovery-sheet split --key-file parent.nsec --group-threshold 1 \\
+            --groups 1of1,1of1,2of3 --label "Garcia family" -o shares
+        """
+    )
+
+    @Option(name: .customLong("key-file"), help: ArgumentHelp("The parent's secret key (nsec1… or 64 hex); - for standard input.", valueName: "FILE"))
+    var keyFile: String
+
+    @Option(help: ArgumentHelp("How many sheets restore the key (one group).", valueName: "K"))
+    var threshold: Int?
+
+    @Option(help: ArgumentHelp("How many sheets to make (one group, at most 16).", valueName: "N"))
+    var shares: Int?
+
+    @Option(name: .customLong("group-threshold"), help: ArgumentHelp("How many groups restore the key (with --groups).", valueName: "G"))
+    var groupThreshold: Int?
+
+    @Option(help: ArgumentHelp("The groups, each as KofN, separated by commas (two levels).", valueName: "KofN,…"))
+    var groups: String?
+
+    @Option(help: ArgumentHelp("Who keeps each sheet, in order (repeat for each sheet).", valueName: "NAME"))
+    var holder: [String] = []
+
+    @OptionGroup var passphrase: PassphraseOption
+
+    @Option(help: "Paper size: a4 or letter.")
+    var paper: Paper = .a4
+
+    @Option(help: "Resolution in dots per inch (72 to 1200).")
+    var dpi = 300
+
+    @Option(help: ArgumentHelp("Language of the wording: \(Wording.languages.joined(separator: ", ")).", valueName: "LANG"))
+    var lang = "en"
+
+    @Option(help: ArgumentHelp("A line under the title, such as the family's name.", valueName: "TEXT"))
+    var label: String?
+
+    @Option(help: ArgumentHelp("The date printed on the sheets (default today).", valueName: "YYYY-MM-DD"))
+    var date: String?
+
+    @Flag(help: "Also write each share's words to a text file beside its sheet (0600).")
+    var text = false
+
+    @Option(name: .customLong("iteration-exponent"), help: ArgumentHelp("SLIP-0039's PBKDF2 cost: 10,000 × 2^E iterations (0 to 15).", valueName: "E"))
+    var iterationExponent = SLIP39.defaultIterationExponent
+
+    @Option(name: .shortAndLong, help: ArgumentHelp("The folder for the share sheets (made if missing).", valueName: "DIR"))
+    var output: String
+
+    func validate() throws {
+        try requireOneStandardInput([keyFile, passphrase.passphraseFile])
+        guard (threshold != nil && shares != nil && groupThreshold == nil && groups == nil)
+            || (threshold == nil && shares == nil && groupThreshold != nil && groups != nil) else {
+            throw ValidationError("give --threshold K --shares N, or --group-threshold G --groups KofN,…")
+        }
+        if let date, !Generate.isDate(date) { throw ValidationError("--date takes YYYY-MM-DD, such as 2026-11-22") }
+        if output == "-" { throw ValidationError("-o names a folder: the shares are one file each") }
+    }
+
+    /// The groups asked for, range-checked.
+    func plan() throws -> (groupThreshold: Int, groups: [SLIP39.Group]) {
+        if let threshold, let shares {
+            try requireRange(shares, 1...16, "--shares")
+            try requireRange(threshold, 1...shares, "--threshold")
+            return (1, [SLIP39.Group(threshold: threshold, count: shares)])
+        }
+        let parsed = try groups!.split(separator: ",").map { part -> SLIP39.Group in
+            let numbers = part.lowercased().split(separator: "of").compactMap { Int($0.trimmingCharacters(in: .whitespaces)) }
+            guard numbers.count == 2, (1...16).contains(numbers[1]), (1...numbers[1]).contains(numbers[0]) else {
+                throw ToolError(.invalidInput, "--groups takes KofN for each group, K and N from 1 to 16 and K at most N, not '\(part)'")
+            }
+            return SLIP39.Group(threshold: numbers[0], count: numbers[1])
+        }
+        try requireRange(parsed.count, 1...16, "the number of groups")
+        try requireRange(groupThreshold!, 1...parsed.count, "--group-threshold")
+        return (groupThreshold!, parsed)
+    }
+
+    func run() throws {
+        try requireRange(dpi, 72...1200, "--dpi")
+        try requireRange(iterationExponent, 0...15, "--iteration-exponent")
+        let (groupThreshold, groups) = try plan()
+        let total = groups.reduce(0) { $0 + $1.count }
+        guard holder.count <= total else {
+            throw ToolError(.invalidInput, "\(holder.count) holders named for \(total) sheets")
+        }
+        // One name a sheet: share-i-of-N, or groupG-share-i-of-N with two levels.
+        let names = groups.enumerated().flatMap { g, group in
+            (1...group.count).map { (groups.count > 1 ? "group\(g + 1)-" : "") + "share-\($0)-of-\(group.count)" }
+        }
+        let folder = output.hasSuffix("/") ? String(output.dropLast()) : output
+        var declared = names.map { DeclaredOutput($0, "\(folder)/\($0).png", kind: .secret, exclusive: true, createFolders: true) }
+        if text { declared += names.map { DeclaredOutput($0 + ".txt", "\(folder)/\($0).txt", kind: .secret, exclusive: true, createFolders: true) } }
+        let files = try CommandFiles(reads: [.init("--key-file", keyFile)] + passphrase.declaredInputs, writes: declared)
+
+        let key = try KeyFiles.parentKey(keyFile, diagnostics)
+        let phrase = try passphrase.readForShares()
+        let set = try key.withUnsafeBytes { bytes in
+            try SLIP39.split(secret: SecretBytes(copying: bytes), groupThreshold: groupThreshold, groups: groups, passphrase: phrase,
+                             iterationExponent: iterationExponent, random: SystemRandom())
+        }.flatMap { $0 }
+        let template = try Wording.shareTemplate(lang)
+        let fonts = SheetFonts()
+        let writer = files.writer()
+        for (index, share) in set.enumerated() {
+            let holderName = holder.indices.contains(index) ? holder[index] : nil
+            let others = holder.enumerated().filter { $0.offset != index }.map(\.element)
+            let content = ShareSheet.Content(share: share, publicKey: key.publicKey, holder: holderName, otherHolders: others, label: label,
+                                             date: date ?? Generate.today(), needsPassphrase: !phrase.isEmpty)
+            let sheet = try ShareSheet.render(content, groups: groups, paper: paper, dotsPerInch: dpi, template: template, fonts: fonts)
+            try writer.stage(names[index], sheet.image.pngData())
+            if text { try writer.stage(names[index] + ".txt", Array((share.words().joined(separator: " ") + "\n").utf8)) }
+        }
+        try writer.publish()
+        let rule = groups.count == 1 ? "any \(groups[0].threshold) of \(groups[0].count) restore the key"
+            : "any \(groupThreshold) of \(groups.count) groups restore the key"
+        diagnostics.note("\(set.count) share sheets of set \(set[0].identifier) for \(key.publicKey.npub) (\(rule)) → \(folder)/")
+        diagnostics.note("print each sheet, give it to its holder, then delete the files; check the set once a year with 'recovery-sheet verify --shares'")
+    }
+}
+
+struct Combine: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Restore the parent key from enough family shares.",
+        discussion: """
+        Each SHARE is a picture (PNG or JPEG) of a share sheet, or a file of a share's words \
+        (any case, numbering, four-letter prefixes); shares made by the SLIP-0039 reference \
+        implementation work too. The key is written as nsec1… (a 0600 file, or standard \
+        output, never a terminal unless --force). Nothing about the key is shown when the \
+        shares are not enough or do not belong together.
+
+        Examples:
+          recovery-sheet combine rosa-scan.jpg safe-photo.jpg -o restored.nsec
+          recovery-sheet combine share1.txt share2.txt --passphrase-file pass.txt -o restored.nsec
+        """
+    )
+
+    @Argument(help: ArgumentHelp("Pictures of share sheets or files of words; - for standard input (one).", valueName: "SHARE"))
+    var shares: [String]
+
+    @OptionGroup var passphrase: PassphraseOption
+
+    @OptionGroup var output: OutputOptions
+
+    func validate() throws {
+        guard !shares.isEmpty else { throw ValidationError("give the shares to combine") }
+        try requireOneStandardInput(shares + [passphrase.passphraseFile])
+    }
+
+    func run() throws {
+        let files = try CommandFiles(reads: shares.map { .init("share", $0) } + passphrase.declaredInputs, writes: [output.declared(.secret)],
+                                     force: output.force)
+        let (key, shares) = try ShareReader.combine(self.shares, passphrase: passphrase.readForShares())
+        try files.writer().write("-o", secretLine(key.nsec()))
+        diagnostics.note("restored from \(shares.count) shares of set \(shares[0].identifier): public key \(key.publicKey.npub)")
+    }
+}

@@ -1,0 +1,167 @@
+import Foundation
+import Testing
+@testable import VaultCore
+
+/// SLIP-0039 against its 45 published vectors (trezor/python-shamir-mnemonic vectors.json) and
+/// as properties: random splits combine from every qualifying subset, and refusals are values.
+@Suite struct SLIP39Tests {
+    /// `[description, mnemonics, master secret hex (empty: must fail), xprv]`.
+    static func vectors() throws -> [(name: String, mnemonics: [String], secret: String)] {
+        let data = try Data(contentsOf: TestFiles.vectors.appendingPathComponent("slip39_vectors.json"))
+        let rows = try #require(try JSONSerialization.jsonObject(with: data) as? [[Any]])
+        return rows.map { ($0[0] as! String, $0[1] as! [String], $0[2] as! String) }
+    }
+
+    @Test func wordlistIsThePublishedOne() throws {
+        let published = try String(contentsOf: TestFiles.vectors.appendingPathComponent("slip39_wordlist.txt"), encoding: .utf8)
+        #expect(SLIP39.words.count == 1024)
+        #expect(SLIP39.words.joined(separator: "\n") + "\n" == published)
+        #expect(Set(SLIP39.words.map { $0.prefix(4) }).count == 1024)
+    }
+
+    @Test func publishedVectors() throws {
+        let vectors = try Self.vectors()
+        #expect(vectors.count == 45)
+        let passphrase = Array("TREZOR".utf8)
+        for vector in vectors {
+            let result: Result<SecretBytes, Error> = Result {
+                let shares = try vector.mnemonics.enumerated().map { try SLIP39Share(words: $1, share: $0 + 1) }
+                return try SLIP39.combine(shares, passphrase: passphrase)
+            }
+            if vector.secret.isEmpty {
+                #expect(throws: ShareProblem.self, "\(vector.name) must be refused") { try result.get() }
+            } else {
+                #expect(try result.get().testBytes == hex(vector.secret), "\(vector.name)")
+                // Every valid share's words round-trip through its fields.
+                for mnemonic in vector.mnemonics {
+                    #expect(try SLIP39Share(words: mnemonic).words().joined(separator: " ") == mnemonic, "\(vector.name)")
+                }
+            }
+        }
+    }
+
+    @Test func refusalsOfTheInvalidVectorsAreTheRightCases() throws {
+        let vectors = try Self.vectors()
+        func problem(_ number: Int) -> ShareProblem? {
+            let vector = vectors[number - 1]
+            do {
+                let shares = try vector.mnemonics.enumerated().map { try SLIP39Share(words: $1, share: $0 + 1) }
+                _ = try SLIP39.combine(shares, passphrase: Array("TREZOR".utf8))
+                return nil
+            } catch { return error as? ShareProblem }
+        }
+        #expect(problem(2) == .checksumFailed(share: 1))
+        #expect(problem(3) == .badPadding(share: 1))
+        #expect(problem(5).map { if case .notEnoughShares(needed: 2, given: 1, _) = $0 { true } else { false } } == true)
+        #expect(problem(6).map { if case .differentSets(share: 2, _, _) = $0 { true } else { false } } == true)
+        #expect(problem(11).map { if case .duplicateMemberIndex(share: 2, sameAs: 1) = $0 { true } else { false } } == true)
+        #expect(problem(12) == .memberThresholdsDiffer(share: 2, group: problem12Group(vectors)))
+        #expect(problem(13).map { if case .digestMismatch = $0 { true } else { false } } == true)
+        #expect(problem(39) == .wrongWordCount(share: 1, count: 19))
+    }
+
+    private func problem12Group(_ vectors: [(name: String, mnemonics: [String], secret: String)]) -> Int {
+        ((try? SLIP39Share(words: vectors[11].mnemonics[1]))?.groupIndex ?? -1) + 1
+    }
+
+    @Test func randomSplitsCombineFromEveryQualifyingChoice() throws {
+        let random = SeededRandom(seed: 39)
+        var order = SeededGenerator(source: random)
+        for round in 0..<12 {
+            let secret = try random.secret(round % 3 == 0 ? 16 : 32)
+            let groupCount = random.int(1...4)
+            let groups = (0..<groupCount).map { _ -> SLIP39.Group in
+                let count = random.int(1...5)
+                return SLIP39.Group(threshold: count == 1 ? 1 : random.int(2...count), count: count)
+            }
+            let groupThreshold = random.int(1...groupCount)
+            let passphrase = round % 2 == 0 ? [] : Array("family \(round)".utf8)
+            let shares = try SLIP39.split(secret: secret, groupThreshold: groupThreshold, groups: groups, passphrase: passphrase,
+                                          iterationExponent: 0, extendable: round % 4 != 3, random: random)
+            #expect(shares.map(\.count) == groups.map(\.count))
+            // Enough shares of enough groups, shuffled, through their words.
+            var chosen: [SLIP39Share] = []
+            for group in Array(0..<groupCount).shuffled(using: &order).prefix(groupThreshold) {
+                for member in Array(shares[group].indices).shuffled(using: &order).prefix(groups[group].threshold) {
+                    chosen.append(try SLIP39Share(words: shares[group][member].words().joined(separator: " ")))
+                }
+            }
+            #expect(try SLIP39.combine(chosen.shuffled(using: &order), passphrase: passphrase) == secret)
+            // One share short of a threshold is refused, never wrong.
+            if chosen.count > 1, groups.allSatisfy({ $0.threshold > 1 }) || groupThreshold > 1 {
+                #expect(throws: ShareProblem.self) { try SLIP39.combine(Array(chosen.dropLast()), passphrase: passphrase) }
+            }
+        }
+    }
+
+    @Test func allSharesOfASetCombineAndAStrangerDoesNotFit() throws {
+        let random = SeededRandom(seed: 7)
+        let secret = try random.secret(32)
+        let set = try SLIP39.split(secret: secret, groupThreshold: 1, groups: [.init(threshold: 2, count: 3)], iterationExponent: 0, random: random)[0]
+        #expect(try SLIP39.combine(set) == secret)
+        #expect(set.allSatisfy { $0.words().count == 33 })
+        let other = try SLIP39.split(secret: secret, groupThreshold: 1, groups: [.init(threshold: 2, count: 3)], iterationExponent: 0, random: random)[0]
+        #expect(throws: ShareProblem.differentSets(share: 3, firstSet: set[0].identifier, otherSet: other[2].identifier)) {
+            try SLIP39.combine([set[0], set[1], other[2]])
+        }
+        #expect(throws: ShareProblem.duplicateShare(share: 2, sameAs: 1)) { try SLIP39.combine([set[0], set[0]]) }
+        #expect(throws: ShareProblem.notEnoughShares(needed: 2, given: 1, set: set[0].identifier)) { try SLIP39.combine([set[2]]) }
+    }
+
+    @Test func aTwoLevelSplitNamesTheGroupBelowItsThreshold() throws {
+        let random = SeededRandom(seed: 11)
+        let secret = try random.secret(32)
+        // Either parent's share alone, or two of three relatives' shares.
+        let groups = try SLIP39.split(secret: secret, groupThreshold: 1, groups: [.init(threshold: 1, count: 1), .init(threshold: 1, count: 1),
+                                                                                 .init(threshold: 2, count: 3)], iterationExponent: 0, random: random)
+        #expect(try SLIP39.combine([groups[1][0]]) == secret)
+        #expect(try SLIP39.combine([groups[2][2], groups[2][0]]) == secret)
+        #expect(throws: ShareProblem.notEnoughGroups(needed: 1, complete: 0, set: groups[0][0].identifier,
+                                                     incomplete: [.init(group: 3, needed: 2, given: 1)])) {
+            try SLIP39.combine([groups[2][1]])
+        }
+    }
+
+    @Test func typedWordsAreForgivingAndMistakesArePlaced() throws {
+        let mnemonic = try Self.vectors()[19].mnemonics[0]  // 256 bits, no sharing
+        let words = mnemonic.split(separator: " ").map(String.init)
+        let typed = words.enumerated().map { "\($0 + 1). \($1.prefix(4).uppercased())" }.joined(separator: "\n")
+        #expect(try SLIP39Share(words: typed).words() == words)
+        var wrong = words
+        wrong[6] = "zzzz"
+        #expect(throws: ShareProblem.unknownWord(share: 2, position: 7)) { try SLIP39Share(words: wrong.joined(separator: " "), share: 2) }
+        wrong = words
+        wrong.swapAt(10, 11)
+        #expect(throws: ShareProblem.checksumFailed(share: 1)) { try SLIP39Share(words: wrong.joined(separator: " ")) }
+    }
+
+    @Test func splitRefusesWhatSLIP39CannotExpress() throws {
+        let random = SeededRandom(seed: 1)
+        let secret = try random.secret(32)
+        for (threshold, groups) in [(1, [SLIP39.Group(threshold: 1, count: 2)]), (2, [.init(threshold: 2, count: 3)]),
+                                    (1, [.init(threshold: 4, count: 3)]), (1, [.init(threshold: 2, count: 17)])] {
+            #expect(throws: ShareProblem.self) { try SLIP39.split(secret: secret, groupThreshold: threshold, groups: groups, random: random) }
+        }
+        #expect(throws: ShareProblem.passphraseNotPrintableASCII) {
+            try SLIP39.split(secret: secret, groupThreshold: 1, groups: [.init(threshold: 2, count: 2)], passphrase: Array("é".utf8), random: random)
+        }
+        #expect(throws: ShareProblem.invalidSecretLength(33)) {
+            try SLIP39.split(secret: try random.secret(33), groupThreshold: 1, groups: [.init(threshold: 2, count: 2)], random: random)
+        }
+    }
+
+    @Test func fieldArithmetic() {
+        // Every non-zero element times its inverse is one, and multiplication matches a table-free reference.
+        for a in 1...255 {
+            #expect(GF256.multiply(UInt8(a), GF256.inverse(UInt8(a))) == 1)
+        }
+        #expect(GF256.multiply(0x57, 0x83) == 0xc1)  // FIPS-197 §4.2
+        #expect(GF256.multiply(0x57, 0x13) == 0xfe)
+    }
+}
+
+/// Lets the seeded source drive `shuffled(using:)`.
+struct SeededGenerator: RandomNumberGenerator {
+    let source: SeededRandom
+    mutating func next() -> UInt64 { source.next() }
+}

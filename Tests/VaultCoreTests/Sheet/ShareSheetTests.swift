@@ -1,0 +1,71 @@
+import Foundation
+import Testing
+@testable import VaultCore
+
+/// Share sheets (issue 14): every paper, language, passphrase and group layout fits one page with
+/// nothing overlapping, and the page's two QR codes read back as the share and its check code.
+@Suite struct ShareSheetTests {
+    static func template(_ language: String) throws -> TextTemplate {
+        try TextTemplate(language: language, text: String(contentsOf: RecoverySheetTests.templatesFolder.appendingPathComponent("share-sheet.\(language).txt"),
+                                                          encoding: .utf8))
+    }
+
+    struct Case: Sendable, CustomTestStringConvertible {
+        let paper: Paper, language: String, passphrase: Bool, twoLevels: Bool
+        var testDescription: String { "\(paper.rawValue) \(language)\(passphrase ? " passphrase" : "")\(twoLevels ? " groups" : "")" }
+    }
+
+    static let cases: [Case] = Paper.allCases.flatMap { paper in
+        RecoverySheetTests.languages.flatMap { language in
+            [false, true].flatMap { passphrase in [false, true].map { Case(paper: paper, language: language, passphrase: passphrase, twoLevels: $0) } }
+        }
+    }
+
+    @Test func templatesDefineTheSameTexts() throws {
+        #expect(try Self.template("es").keys == Self.template("en").keys)
+    }
+
+    @Test(arguments: cases)
+    func layoutFitsAndBothCodesReadBack(_ sheetCase: Case) throws {
+        let key = RecoverySheetTests.key
+        let groups = sheetCase.twoLevels ? [SLIP39.Group(threshold: 1, count: 1), .init(threshold: 3, count: 5)] : [.init(threshold: 2, count: 3)]
+        let shares = try key.withUnsafeBytes { bytes in
+            try SLIP39.split(secret: SecretBytes(copying: bytes), groupThreshold: 1, groups: groups, passphrase: sheetCase.passphrase ? Array("p".utf8) : [],
+                             iterationExponent: 0, random: SeededRandom(seed: 14))
+        }
+        let share = shares.last!.last!
+        let content = ShareSheet.Content(share: share, publicKey: key.publicKey, holder: "Abuela Rosa de la Montaña",
+                                         otherHolders: ["Tío Luis", "Caja fuerte del banco", "Mamá", "Papá"], label: "Familia García-Núñez",
+                                         date: "2026-11-22", needsPassphrase: sheetCase.passphrase)
+        let sheet = try ShareSheet.render(content, groups: groups, paper: sheetCase.paper, dotsPerInch: 150,
+                                          template: Self.template(sheetCase.language), fonts: SheetFonts())
+        let scale = PageScale(dotsPerInch: 150)
+        let margin = scale.pixels(millimetres: RecoverySheet.marginMillimetres)
+        for element in sheet.elements {
+            #expect(element.x >= margin && element.y >= margin && element.x + element.width <= sheet.image.width - margin
+                    && element.y + element.height <= sheet.image.height - margin, "\(element.name) leaves the page")
+        }
+        for (index, element) in sheet.elements.enumerated() {
+            for other in sheet.elements[(index + 1)...] {
+                #expect(!element.intersects(other), "\(element.name) overlaps \(other.name)")
+            }
+        }
+        let names = Set(sheet.elements.map(\.name))
+        #expect(names.isSuperset(of: ["qr", "words", "check.qr", "check", "emergency.4", "keep.4", "technical", "rule", "set"]))
+
+        let read = try QRScanner.scan(sheet.image).map { String(decoding: $0, as: UTF8.self) }
+        #expect(Set(read) == [ShareSheet.shareCode(share), ShareSheet.checkCode(set: share.identifier, household: Household(parentPublicKey: key.publicKey))])
+        let back = try #require(try ShareSheet.share(fromCode: ShareSheet.shareCode(share)))
+        #expect(back.words() == share.words())
+    }
+
+    @Test func codesParseOnlyTheirOwnForm() throws {
+        #expect(try ShareSheet.share(fromCode: "nsec1abc") == nil)
+        #expect(try ShareSheet.share(fromCode: String(repeating: "0", count: 79)) == nil)
+        #expect(throws: ShareProblem.self) { try ShareSheet.share(fromCode: String(repeating: "0001", count: 33)) }
+        let household = Household(parentPublicKey: RecoverySheetTests.key.publicKey)
+        let parsed = try #require(ShareSheet.parseCheckCode(ShareSheet.checkCode(set: 7945, household: household)))
+        #expect(parsed.set == 7945 && parsed.household == household.id.shortHex)
+        #expect(ShareSheet.parseCheckCode("HVT-SHARE 99999 0a92686c7aa4") == nil)
+    }
+}
