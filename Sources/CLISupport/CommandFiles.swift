@@ -23,13 +23,17 @@ public struct DeclaredOutput: Sendable {
     public var exclusive = false
     /// The file's folder may be made (`--out-dir`).
     public var createFolders = false
+    /// The tool chose the file's name (under an output folder, a backup beside a vault): a
+    /// symbolic link there was planted, not given, so it is refused rather than followed.
+    public var namedByTool = false
 
-    public init(_ label: String, _ path: String?, kind: OutputKind, exclusive: Bool = false, createFolders: Bool = false) {
+    public init(_ label: String, _ path: String?, kind: OutputKind, exclusive: Bool = false, createFolders: Bool = false, namedByTool: Bool = false) {
         self.label = label
         self.path = path == "-" ? nil : path
         self.kind = kind
         self.exclusive = exclusive
         self.createFolders = createFolders
+        self.namedByTool = namedByTool
     }
 
     public var displayName: String { path ?? "standard output" }
@@ -62,7 +66,7 @@ public final class CommandFiles {
         var resolved: [(label: String, location: OutputLocation)] = []
         for output in outputs {
             guard let path = output.path else { continue }
-            let location = try OutputLocation(path, createFolders: output.createFolders)
+            let location = try OutputLocation(path, createFolders: output.createFolders, followLink: !output.namedByTool)
             locations[output.label] = location
             resolved.append((output.label, location))
         }

@@ -13,24 +13,33 @@ enum ShareReader {
     }
 
     static func read(_ path: String, number: Int) throws -> Read {
-        let bytes = try InputFiles.read(path, what: "share", limit: InputLimits.imageFile)
+        var bytes = try InputFiles.read(path, what: "share", limit: InputLimits.imageFile)
         if GrayImage.isPicture(bytes) {
             let name = InputFiles.displayName(path)
             let image = try GrayImage(decoding: bytes, name: "the picture '\(name)'")
             let payloads = try QRScanner.scan(image).map { String(decoding: $0, as: UTF8.self) }
             let check = payloads.lazy.compactMap(ShareSheet.parseCheckCode).first
+            // The first code that is a share wins; a damaged share code is reported only when
+            // no other code on the page is a share.
+            var damaged: Error?
             for payload in payloads {
-                if let share = try ShareSheet.share(fromCode: payload, share: number) { return Read(share: share, checkCode: check) }
+                do {
+                    if let share = try ShareSheet.share(fromCode: payload, share: number) { return Read(share: share, checkCode: check) }
+                } catch {
+                    damaged = damaged ?? error
+                }
             }
+            if let damaged { throw damaged }
             throw ToolError(.invalidInput, "no share code found in the picture '\(name)'",
                             hint: "photograph the whole sheet, flat and evenly lit, or type the share's words into a file and give that instead")
         }
+        // A file of words is as secret as the share: moved to protected memory, the array zeroed.
+        defer { for index in bytes.indices { bytes[index] = 0 } }
         guard bytes.count <= InputLimits.keyFile else {
             throw VaultError.tooLarge(what: "words file", name: InputFiles.displayName(path), limit: InputLimits.keyFile)
         }
-        var text = bytes
-        defer { for index in text.indices { text[index] = 0 } }
-        return Read(share: try SLIP39Share(words: String(decoding: text, as: UTF8.self), share: number), checkCode: nil)
+        let words = try SecretBytes(consuming: &bytes)
+        return Read(share: try words.withUnsafeBytes { try SLIP39Share(words: String(decoding: $0, as: UTF8.self), share: number) }, checkCode: nil)
     }
 
     /// Every share, then the secret they restore, as the family's key.
@@ -181,8 +190,8 @@ struct Split: ParsableCommand {
             (1...group.count).map { (groups.count > 1 ? "group\(g + 1)-" : "") + "share-\($0)-of-\(group.count)" }
         }
         let folder = output.hasSuffix("/") ? String(output.dropLast()) : output
-        var declared = names.map { DeclaredOutput($0, "\(folder)/\($0).png", kind: .secret, exclusive: true, createFolders: true) }
-        if text { declared += names.map { DeclaredOutput($0 + ".txt", "\(folder)/\($0).txt", kind: .secret, exclusive: true, createFolders: true) } }
+        var declared = names.map { DeclaredOutput($0, "\(folder)/\($0).png", kind: .secret, exclusive: true, createFolders: true, namedByTool: true) }
+        if text { declared += names.map { DeclaredOutput($0 + ".txt", "\(folder)/\($0).txt", kind: .secret, exclusive: true, createFolders: true, namedByTool: true) } }
         let files = try CommandFiles(reads: [.init("--key-file", keyFile)] + passphrase.declaredInputs, writes: declared)
 
         let key = try KeyFiles.parentKey(keyFile, diagnostics)

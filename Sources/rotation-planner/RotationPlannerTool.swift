@@ -203,8 +203,8 @@ struct Apply: ParsableCommand {
         let newPath = outDir + "/" + plan.new.vaultPath, oldPath = outDir + "/" + plan.old.vaultPath
         let files = try CommandFiles(
             reads: [.init("plan", self.plan), .init("--vault", vault)] + keys.declaredInputs,
-            writes: [DeclaredOutput("new vault", newPath, kind: .binary, createFolders: true), DeclaredOutput("--ops", ops, kind: .text),
-                     DeclaredOutput("tombstone", oldPath, kind: .binary, createFolders: true)])
+            writes: [DeclaredOutput("new vault", newPath, kind: .binary, createFolders: true, namedByTool: true), DeclaredOutput("--ops", ops, kind: .text),
+                     DeclaredOutput("tombstone", oldPath, kind: .binary, createFolders: true, namedByTool: true)])
         let (old, new) = try keys.load()
         let source = try InputFiles.read(vault, what: "vault")
         let existing = (new: try files.currentContents("new vault"), tombstone: try files.currentContents("tombstone"))

@@ -92,7 +92,7 @@ struct Migrate: ParsableCommand {
         // order, so the old bytes are safe before they are replaced.
         let files = inPlace
             ? try CommandFiles(reads: vault.access.declaredInputs,
-                               writes: (noBackup ? [] : [DeclaredOutput("backup", vault.input + backup, kind: .binary, exclusive: true)])
+                               writes: (noBackup ? [] : [DeclaredOutput("backup", vault.input + backup, kind: .binary, exclusive: true, namedByTool: true)])
                                    + [DeclaredOutput("vault", vault.input, kind: .binary)])
             : try CommandFiles(reads: vault.declaredInputs, writes: [output.declared(.binary)], force: output.force)
         let (access, _, input) = try vault.open(diagnostics)

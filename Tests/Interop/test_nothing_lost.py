@@ -738,6 +738,19 @@ def test_finding_2_a_link_to_a_regular_file_is_written_through_and_stays_a_link(
     assert opened["parentPubkey"] == PARENT.pubkey
 
 
+def test_finding_2_a_link_planted_where_the_tool_names_a_file_is_refused(workspace):
+    """apply names its vaults itself under --out-dir: a link found there was planted, and is
+    neither followed nor replaced."""
+    (workspace / "unrelated.txt").write_text("someone else's file\n")
+    (workspace / "rotated" / "vaults").mkdir(parents=True)
+    os.symlink(workspace / "unrelated.txt", workspace / "rotated" / OTHER.vault_path)
+    before = snapshot(workspace)
+    result = tool("rotation-planner", "apply plan.json --vault work.vault --key-file keys/parent.nsec --new-key-file keys/other.nsec "
+                                      "--out-dir rotated --ops ops.jsonl", workspace)
+    assert result.returncode == REFUSED and "symbolic link" in result.message, result
+    assert_unchanged(workspace, before)
+
+
 # MARK: Finding 3: the registry keeps a batch's operations
 
 REVOKE_IPAD = f"registry revoke --db registry.sqlite --device did:plc:parent#ipad-1 --reason lost --force --now {NOW}"

@@ -180,6 +180,7 @@ def test_refusals_say_what_is_wrong_and_reveal_nothing(tmp_path):
     swapped = tmp_path / "swapped.txt"
     swapped.write_text(" ".join(words[:5] + [words[6], words[5]] + words[7:]) + "\n")
     refused(swapped, two)  # the checksum catches two swapped words
+    refused(one, two, other)  # a third share of another set is not silently ignored
     run("combine", one, two, "-o", tmp_path / "ok.nsec")
     assert (tmp_path / "ok.nsec").read_text().strip() == household.nsec
     mismatch = run("verify", "--shares", one, two, "--npub", Household(secrets.token_bytes(32)).npub, expect=3)

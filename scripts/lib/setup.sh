@@ -17,6 +17,7 @@ APT_PACKAGES=(
   libsqlite3-dev         # GRDB's SQLite (migration journal, device registry)
   sqlite3                # the sqlite3 shell: tests read journals with it
   strace                 # fault injection: SIGKILL and errors at chosen system calls
+  time                   # /usr/bin/time -v: the limit tests measure peak memory
   python3-venv           # the interop tests' virtual environment
 )
 

@@ -119,11 +119,13 @@ public final class OutputLocation: @unchecked Sendable {
     /// The output's folder does not exist and may not be made.
     public var folderIsMissing: Bool { folder.isMissing }
 
-    /// Resolves `path`. `createFolders` allows a folder that does not exist yet.
-    public convenience init(_ path: String, createFolders: Bool = false) throws {
+    /// Resolves `path`. `createFolders` allows a folder that does not exist yet; without
+    /// `followLink`, a symbolic link at `path` is refused (a name the tool chose itself).
+    public convenience init(_ path: String, createFolders: Bool = false, followLink: Bool = true) throws {
         var target = path
         var info = stat()
         if lstat(path, &info) == 0, (info.st_mode & S_IFMT) == S_IFLNK {
+            guard followLink else { throw VaultError.refusedOutput(path, "is a symbolic link the tool would have to follow or replace") }
             // stat follows the link even where realpath cannot name the end (/dev/stdout on a pipe).
             guard stat(path, &info) == 0 else { throw VaultError.refusedOutput(path, "is a symbolic link to nothing") }
             guard (info.st_mode & S_IFMT) == S_IFREG, let resolved = Self.realPath(path) else {

@@ -129,7 +129,12 @@ public enum SLIP39 {
             }
             throw ShareProblem.notEnoughGroups(needed: first.groupThreshold, complete: complete.count, set: first.identifier, incomplete: incomplete)
         }
-        let groupSecrets: [(x: UInt8, y: SecretBytes)] = try complete.prefix(first.groupThreshold).map { index in
+        // Every share given is used or checked: a fire drill that passes must mean every sheet
+        // in it is good. Shares of a group too small to restore its part cannot be checked.
+        if let unused = groupOrder.first(where: { !complete.contains($0) }) {
+            throw ShareProblem.unusedShare(share: groups[unused]![0].position + 1)
+        }
+        let groupSecrets: [(x: UInt8, y: SecretBytes)] = try complete.map { index in
             let members = groups[index]!
             let threshold = members[0].share.memberThreshold
             let points = members.prefix(threshold).map { (x: UInt8($0.share.memberIndex), y: $0.share.value) }
@@ -141,7 +146,13 @@ public enum SLIP39 {
             }
             return (UInt8(index), secret)
         }
-        let encrypted = try recoverSecret(threshold: first.groupThreshold, groupSecrets, set: first.identifier)
+        let used = Array(groupSecrets.prefix(first.groupThreshold))
+        let encrypted = try recoverSecret(threshold: first.groupThreshold, used, set: first.identifier)
+        // So must groups past the group threshold.
+        for (offset, extra) in groupSecrets.enumerated().dropFirst(first.groupThreshold) {
+            let expected = first.groupThreshold == 1 ? used[0].y : try interpolate(at: extra.x, used)
+            guard expected == extra.y else { throw ShareProblem.shareDoesNotFit(share: groups[complete[offset]]![0].position + 1) }
+        }
         return try feistel(encrypted, passphrase: passphrase, exponent: first.iterationExponent, identifier: first.identifier,
                            extendable: first.extendable, rounds: [3, 2, 1, 0])
     }
@@ -192,21 +203,27 @@ public enum SLIP39 {
     static func feistel(_ input: SecretBytes, passphrase: [UInt8], exponent: Int, identifier: Int,
                         extendable: Bool, rounds: [UInt8]) throws -> SecretBytes {
         let half = input.count / 2
+        // Both halves and every salt are zeroed when done, and updated in place, so no copy of
+        // the secret is left behind in freed memory.
         var left = input.withUnsafeBytes { Array($0[0..<half]) }
         var right = input.withUnsafeBytes { Array($0[half...]) }
         defer { left.zeroize(); right.zeroize() }
         let saltPrefix: [UInt8] = extendable ? [] : Array("shamir".utf8) + [UInt8(identifier >> 8), UInt8(identifier & 0xff)]
         for round in rounds {
             var password = [round] + passphrase
-            defer { password.zeroize() }
+            var salt = saltPrefix + right
+            defer { password.zeroize(); salt.zeroize() }
             let f = try password.withUnsafeBytes { password in
-                try PBKDF2.sha256(password: password, salt: saltPrefix + right, iterations: 2500 << exponent, outputByteCount: half)
+                try PBKDF2.sha256(password: password, salt: salt, iterations: 2500 << exponent, outputByteCount: half)
             }
-            var next = left
-            f.withUnsafeBytes { f in for i in 0..<half { next[i] ^= f[i] } }
-            left = right
-            right = next
-            next.zeroize()
+            // (L, R) = (R, L xor F(i, R))
+            f.withUnsafeBytes { f in
+                for i in 0..<half {
+                    let previousLeft = left[i]
+                    left[i] = right[i]
+                    right[i] = previousLeft ^ f[i]
+                }
+            }
         }
         return try SecretBytes(count: input.count) { out in
             for i in 0..<half {
@@ -217,7 +234,7 @@ public enum SLIP39 {
     }
 
     static func checkSecretLength(_ count: Int) throws {
-        guard count >= 16, count % 2 == 0, count <= 64 else { throw ShareProblem.invalidSecretLength(count) }
+        guard count >= 16, count % 2 == 0, count <= 64 else { throw ShareProblem.invalidSecretLength(count) }  // 128 to 512 bits
     }
 
     static func checkPassphrase(_ passphrase: [UInt8]) throws {

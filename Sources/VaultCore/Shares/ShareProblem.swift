@@ -30,11 +30,13 @@ public enum ShareProblem: Error, Hashable, Sendable, VaultErrorConvertible {
     case digestMismatch(set: Int)
     /// A share beyond the threshold does not lie on the others' polynomial.
     case shareDoesNotFit(share: Int)
+    /// A share whose group has too few shares to be checked, given with enough other groups.
+    case unusedShare(share: Int)
     /// The passphrase has characters outside printable ASCII, which SLIP-0039 requires.
     case passphraseNotPrintableASCII
     /// A split that SLIP-0039 cannot express.
     case invalidConfiguration(String)
-    /// The secret is not 16 to 32 bytes in steps of 2.
+    /// The secret is not 16 to 64 bytes in steps of 2.
     case invalidSecretLength(Int)
 
     /// A group's threshold and the shares given for it.
@@ -71,7 +73,7 @@ public enum ShareProblem: Error, Hashable, Sendable, VaultErrorConvertible {
     public var reason: String {
         switch self {
         case let .wrongWordCount(share, count):
-            "share \(share) has \(count) words; a share has 20 words (128-bit secret) to 33 words (256-bit secret)"
+            "share \(share) has \(count) words; a share has 20 to 59 words (a family key's shares have 33)"
         case let .unknownWord(share, position):
             "word \(position) of share \(share) is not a SLIP-39 word"
         case let .checksumFailed(share):
@@ -96,13 +98,15 @@ public enum ShareProblem: Error, Hashable, Sendable, VaultErrorConvertible {
         case let .digestMismatch(set):
             "the shares do not combine to their set's check value (set \(set)): one of them was changed or made for another split"
         case let .shareDoesNotFit(share):
-            "share \(share) does not fit with the others of its group: it was changed or made for another split"
+            "share \(share) does not fit with the others: it was changed or made for another split"
+        case let .unusedShare(share):
+            "share \(share) is not needed, and its group has too few shares to check it: leave it out, or add the rest of its group"
         case .passphraseNotPrintableASCII:
             "a share passphrase may contain only printable ASCII characters (SLIP-0039)"
         case let .invalidConfiguration(why):
             why
         case let .invalidSecretLength(count):
-            "a shared secret is 16 to 32 bytes in steps of 2, not \(count)"
+            "a shared secret is 16 to 64 bytes in steps of 2, not \(count)"
         }
     }
 }

@@ -25,7 +25,7 @@ public enum ShareSheet {
         guard digits.count % 4 == 0, (SLIP39.minimumWords * 4...SLIP39.maximumWords * 4).contains(digits.count),
               digits.allSatisfy({ (0x30...0x39).contains($0) }) else { return nil }
         let indexes = stride(from: 0, to: digits.count, by: 4).map { start in digits[start..<start + 4].reduce(0) { $0 * 10 + Int($1 - 0x30) } }
-        guard indexes.allSatisfy({ $0 < 1024 }) else { throw ShareProblem.wrongWordCount(share: number, count: indexes.count) }
+        guard indexes.allSatisfy({ $0 < 1024 }) else { return nil }  // word numbers run to 1023: some other numeric code
         return try SLIP39Share(wordIndexes: indexes, share: number)
     }
 

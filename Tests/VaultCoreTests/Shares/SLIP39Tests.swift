@@ -116,6 +116,9 @@ import Testing
                                                                                  .init(threshold: 2, count: 3)], iterationExponent: 0, random: random)
         #expect(try SLIP39.combine([groups[1][0]]) == secret)
         #expect(try SLIP39.combine([groups[2][2], groups[2][0]]) == secret)
+        // Every group given is checked, even past the threshold; a share that cannot be is refused.
+        #expect(try SLIP39.combine([groups[0][0], groups[2][1], groups[1][0], groups[2][0]]) == secret)
+        #expect(throws: ShareProblem.unusedShare(share: 2)) { try SLIP39.combine([groups[0][0], groups[2][1]]) }
         #expect(throws: ShareProblem.notEnoughGroups(needed: 1, complete: 0, set: groups[0][0].identifier,
                                                      incomplete: [.init(group: 3, needed: 2, given: 1)])) {
             try SLIP39.combine([groups[2][1]])
