@@ -29,9 +29,7 @@ public enum BIP39 {
     /// each either a whole list word or at least its first four letters (unique in the list);
     /// numbers between them are ignored.
     public static func entropy(fromWords text: String) throws -> SecretBytes {
-        // Numbering a person may have copied ("1.", "12)") is skipped.
-        let typed = text.lowercased().split(whereSeparator: { $0.isWhitespace || $0 == "," }).map(String.init)
-            .filter { token in !token.allSatisfy { $0.isNumber || $0 == "." || $0 == ")" || $0 == ":" } }
+        let typed = WordList.tokens(text)
         guard [12, 15, 18, 21, 24].contains(typed.count) else {
             throw VaultError(.malformedKey, "BIP-39 words come in 12, 15, 18, 21 or 24; found \(typed.count)")
         }
@@ -70,15 +68,10 @@ public enum BIP39 {
         return entropy
     }
 
-    private static let indexByWord: [String: Int] = Dictionary(uniqueKeysWithValues: englishWords.enumerated().map { ($1, $0) })
-    private static let indexByPrefix: [String: Int] = Dictionary(uniqueKeysWithValues: englishWords.enumerated().map { (String($1.prefix(4)), $0) })
+    private static let english = WordList(englishWords)
 
     /// A whole word, or a word's first four letters or more (BIP-39 guarantees they are unique).
-    static func index(of typed: String) -> Int? {
-        if let index = indexByWord[typed] { return index }
-        guard typed.count >= 4, let index = indexByPrefix[String(typed.prefix(4))], englishWords[index].hasPrefix(typed) else { return nil }
-        return index
-    }
+    static func index(of typed: String) -> Int? { english.index(of: typed) }
 
     /// The three list words nearest to `typed` by edit distance, for an error message.
     /// List words have at most 8 letters, so only the first 16 typed ones are compared: a long

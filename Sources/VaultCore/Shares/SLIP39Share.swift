@@ -92,8 +92,7 @@ public struct SLIP39Share: Sendable {
     /// a person copied ("1.", "12)") skipped, and each word whole or by its first four letters
     /// (unique in the list), as ``BIP39/entropy(fromWords:)`` reads them.
     public init(words text: String, share: Int = 1) throws {
-        let typed = text.lowercased().split(whereSeparator: { $0.isWhitespace || $0 == "," }).map(String.init)
-            .filter { token in !token.allSatisfy { $0.isNumber || $0 == "." || $0 == ")" || $0 == ":" } }
+        let typed = WordList.tokens(text)
         guard typed.count <= SLIP39.maximumWords else { throw ShareProblem.wrongWordCount(share: share, count: typed.count) }
         let indexes = try typed.enumerated().map { position, word in
             guard let index = SLIP39.index(of: word) else { throw ShareProblem.unknownWord(share: share, position: position + 1) }
@@ -117,15 +116,10 @@ public struct SLIP39Share: Sendable {
 }
 
 extension SLIP39 {
-    private static let indexByWord: [String: Int] = Dictionary(uniqueKeysWithValues: words.enumerated().map { ($1, $0) })
-    private static let indexByPrefix: [String: Int] = Dictionary(uniqueKeysWithValues: words.enumerated().map { (String($1.prefix(4)), $0) })
+    private static let list = WordList(words)
 
     /// A whole list word, or its first four letters or more (SLIP-0039 makes them unique).
-    static func index(of typed: String) -> Int? {
-        if let index = indexByWord[typed] { return index }
-        guard typed.count >= 4, let index = indexByPrefix[String(typed.prefix(4))], words[index].hasPrefix(typed) else { return nil }
-        return index
-    }
+    static func index(of typed: String) -> Int? { list.index(of: typed) }
 }
 
 /// The Reed-Solomon checksum over GF(1024) that ends every share ("Checksum").

@@ -39,19 +39,7 @@ import Testing
     func layoutFitsAndNothingOverlaps(_ sheetCase: Case) throws {
         let sheet = try RecoverySheet.render(Self.content(encrypted: sheetCase.encrypted), paper: sheetCase.paper, dotsPerInch: sheetCase.dotsPerInch,
                                              template: Self.template(sheetCase.language), fonts: SheetFonts())
-        let scale = PageScale(dotsPerInch: sheetCase.dotsPerInch)
-        #expect(sheet.image.width == scale.pixels(millimetres: sheetCase.paper.widthMillimetres))
-        #expect(sheet.image.height == scale.pixels(millimetres: sheetCase.paper.heightMillimetres))
-        let margin = scale.pixels(millimetres: RecoverySheet.marginMillimetres)
-        for element in sheet.elements {
-            #expect(element.x >= margin && element.y >= margin && element.x + element.width <= sheet.image.width - margin
-                    && element.y + element.height <= sheet.image.height - margin, "\(element.name) leaves the page")
-        }
-        for (index, element) in sheet.elements.enumerated() {
-            for other in sheet.elements[(index + 1)...] {
-                #expect(!element.intersects(other), "\(element.name) overlaps \(other.name)")
-            }
-        }
+        Self.expectFitsOnePage(sheet, paper: sheetCase.paper, dotsPerInch: sheetCase.dotsPerInch)
         let names = Set(sheet.elements.map(\.name))
         #expect(names.contains("warning") && names.contains("check") && names.contains("restore.4") && names.contains("label"))
         #expect(names.contains("words") != sheetCase.encrypted)
@@ -67,6 +55,24 @@ import Testing
             #expect(sheet.image.pixels[(y * sheet.image.width + qr.x)..<(y * sheet.image.width + qr.x + qr.width)].allSatisfy { $0 == 255 })
         }
         #expect(try QRScanner.scan(sheet.image) == [Array(payload.utf8)])
+    }
+
+    /// The page is the paper's size, and every block stays inside the margins without
+    /// overlapping another (the share sheets' test uses it too).
+    static func expectFitsOnePage(_ sheet: RecoverySheet.Rendered, paper: Paper, dotsPerInch: Int) {
+        let scale = PageScale(dotsPerInch: dotsPerInch)
+        #expect(sheet.image.width == scale.pixels(millimetres: paper.widthMillimetres))
+        #expect(sheet.image.height == scale.pixels(millimetres: paper.heightMillimetres))
+        let margin = scale.pixels(millimetres: RecoverySheet.marginMillimetres)
+        for element in sheet.elements {
+            #expect(element.x >= margin && element.y >= margin && element.x + element.width <= sheet.image.width - margin
+                    && element.y + element.height <= sheet.image.height - margin, "\(element.name) leaves the page")
+        }
+        for (index, element) in sheet.elements.enumerated() {
+            for other in sheet.elements[(index + 1)...] {
+                #expect(!element.intersects(other), "\(element.name) overlaps \(other.name)")
+            }
+        }
     }
 
     @Test func sameInputsGiveTheSamePixels() throws {

@@ -39,17 +39,7 @@ import Testing
                                          date: "2026-11-22", needsPassphrase: sheetCase.passphrase)
         let sheet = try ShareSheet.render(content, groups: groups, paper: sheetCase.paper, dotsPerInch: 150,
                                           template: Self.template(sheetCase.language), fonts: SheetFonts())
-        let scale = PageScale(dotsPerInch: 150)
-        let margin = scale.pixels(millimetres: RecoverySheet.marginMillimetres)
-        for element in sheet.elements {
-            #expect(element.x >= margin && element.y >= margin && element.x + element.width <= sheet.image.width - margin
-                    && element.y + element.height <= sheet.image.height - margin, "\(element.name) leaves the page")
-        }
-        for (index, element) in sheet.elements.enumerated() {
-            for other in sheet.elements[(index + 1)...] {
-                #expect(!element.intersects(other), "\(element.name) overlaps \(other.name)")
-            }
-        }
+        RecoverySheetTests.expectFitsOnePage(sheet, paper: sheetCase.paper, dotsPerInch: 150)
         let names = Set(sheet.elements.map(\.name))
         #expect(names.isSuperset(of: ["qr", "words", "check.qr", "check", "emergency.4", "keep.4", "technical", "rule", "set"]))
 
