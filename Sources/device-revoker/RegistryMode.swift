@@ -149,7 +149,7 @@ struct Registry: ParsableCommand {
                     ("memberships", .int(radius.memberships)), ("usersLeftWithoutDevice", .int(radius.usersLeftWithoutDevice)),
                     ("conversationsLeftWithoutAdmin", .int(radius.conversationsLeftWithoutAdmin)),
                     ("alreadyRevoked", .int(radius.alreadyRevoked)), ("notFound", .int(radius.notFound)),
-                    ("refusals", .array(result.refusals.map(JSONValue.string))),
+                    ("refusals", .array(result.refusals.map { .string($0.reason) })),
                 ]).serialized())
             } else {
                 var table = TextTable()
@@ -165,7 +165,7 @@ struct Registry: ParsableCommand {
                 StandardStreams.writeOutput(Array((head + "\n" + table.render(indent: "  ")).utf8))
             }
             if !result.refusals.isEmpty, !dryRun {
-                throw ToolError(.refused, result.refusals.joined(separator: "; ") + "; nothing was changed", hint: "look at the blast radius, then pass --force if it is intended")
+                throw ToolError(.refused, result.refusals.map(\.reason).joined(separator: "; ") + "; nothing was changed", hint: "look at the blast radius, then pass --force if it is intended")
             }
             guard let writer = files.writer(unlessDryRun: dryRun) else {
                 if ops != nil { diagnostics.note("dry run: --ops was not written") }

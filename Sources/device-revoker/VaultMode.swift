@@ -101,6 +101,7 @@ struct VaultMode: ParsableCommand {
             StandardStreams.writeOutput(Array((json ? String(decoding: radiusJSON(plan).serialized(), as: UTF8.self) : radiusText(plan)).utf8))
             return
         }
+        guard plan.refusals.isEmpty else { throw ToolError(.refused, plan.refusals.map(Self.describe).joined(separator: "; ")) }
         let document = try VaultRevocation.apply(plan, to: opened.document, options: options)
         // Nothing to revoke: the output is the very bytes that were checked, not a second read.
         let bytes = plan.revoke.isEmpty ? input : try Vault.sealVerified(document, access: access)
@@ -114,6 +115,17 @@ struct VaultMode: ParsableCommand {
             : "revoked \(plan.revoke.count) device\(plan.revoke.count == 1 ? "" : "s"), \(plan.removals.count) group removals\(plan.newPrimary.map { ", new primary '\($0)'" } ?? "")\(document.revision.map { ", revision \($0)" } ?? "")")
     }
 
+    /// A guard rail as this tool words it: with the option that overrides or settles it.
+    static func describe(_ refusal: VaultRevocation.Refusal) -> String {
+        switch refusal {
+        case .unknownDevices: "\(refusal.reason) (pass --ignore-unknown to skip unknown ids)"
+        case .promotedDeviceDoesNotStay(let id): "--promote '\(id)' is not an active device that stays"
+        case .primaryNeedsSuccessor(let primary): "'\(primary)' is the primary device; name the new primary with --promote ID"
+        case .promotionWithoutPrimary(let id): "--promote '\(id)' given, but the primary device is not being revoked"
+        case .wouldRevokeEveryActiveDevice: "\(refusal.reason) (pass --allow-empty to go ahead)"
+        }
+    }
+
     private func radiusText(_ plan: VaultRevocation.Plan) -> String {
         var text = "would revoke \(plan.revoke.count) device\(plan.revoke.count == 1 ? "" : "s"):\n"
         var table = TextTable()
@@ -123,7 +135,7 @@ struct VaultMode: ParsableCommand {
         if let primary = plan.newPrimary { text += "new primary: \(primary)\n".displaySafe }
         if !plan.alreadyRevoked.isEmpty { text += "already revoked: \(plan.alreadyRevoked.joined(separator: ", "))".displaySafe + "\n" }
         if !plan.unknown.isEmpty { text += "unknown ids: \(plan.unknown.joined(separator: ", "))".displaySafe + "\n" }
-        text += plan.refusals.isEmpty ? "no guard rail would trip\n" : plan.refusals.map { "would be refused: \($0)".displaySafe + "\n" }.joined()
+        text += plan.refusals.isEmpty ? "no guard rail would trip\n" : plan.refusals.map { "would be refused: \(Self.describe($0))".displaySafe + "\n" }.joined()
         return text
     }
 
@@ -135,7 +147,7 @@ struct VaultMode: ParsableCommand {
             ("newPrimary", plan.newPrimary.map(JSONValue.string) ?? .null),
             ("alreadyRevoked", .array(plan.alreadyRevoked.map(JSONValue.string))),
             ("unknown", .array(plan.unknown.map(JSONValue.string))),
-            ("refusals", .array(plan.refusals.map(JSONValue.string))),
+            ("refusals", .array(plan.refusals.map { .string(Self.describe($0)) })),
         ])
     }
 }

@@ -32,8 +32,7 @@ public enum Migration {
             current = try step(down: current, report: &report)
         }
         if !report.losses.isEmpty, !allowLossy {
-            throw VaultError(.refused, "migrating to version \(target) would lose: \(report.losses.joined(separator: "; "))",
-                             hint: "pass --allow-lossy to migrate anyway; the dropped values are then listed")
+            throw VaultError.lossyDowngrade(target: target, losses: report.losses)
         }
         return (current, report)
     }

@@ -38,13 +38,27 @@ extension DeviceRegistry {
         public var notFound = 0
     }
 
+    /// A guard rail a registry revocation trips, with how much it would break. The tools name
+    /// the option that overrides it.
+    public enum Refusal: Hashable, Sendable {
+        case usersLeftWithoutDevice(Int)
+        case conversationsLeftWithoutAdmin(Int)
+
+        public var reason: String {
+            switch self {
+            case .usersLeftWithoutDevice(let count): "\(count) user\(count == 1 ? "" : "s") would be left with no active device"
+            case .conversationsLeftWithoutAdmin(let count): "\(count) conversation\(count == 1 ? "" : "s") would be left with no active admin device"
+            }
+        }
+    }
+
     public struct RevocationResult: Sendable {
         public let batchID: String
         public let radius: BlastRadius
         /// Whether the batch was written (false for dry runs, refusals and empty batches).
         public let applied: Bool
-        /// Guard rails that refused the batch (without --force).
-        public let refusals: [String]
+        /// Guard rails that refused the batch (unless forced).
+        public let refusals: [Refusal]
         /// `mls.remove` operations, when asked for.
         public let operations: [JSONValue]
     }
@@ -77,11 +91,10 @@ extension DeviceRegistry {
                 return (RevocationResult(batchID: batchID, radius: radius, applied: false, refusals: [], operations: []), false)
             }
             try Self.measure(&radius, db: db)
-            var refusals: [String] = []
+            var refusals: [Refusal] = []
             if !force {
-                let users = radius.usersLeftWithoutDevice, conversations = radius.conversationsLeftWithoutAdmin
-                if users > 0 { refusals.append("\(users) user\(users == 1 ? "" : "s") would be left with no active device") }
-                if conversations > 0 { refusals.append("\(conversations) conversation\(conversations == 1 ? "" : "s") would be left with no active admin device") }
+                if radius.usersLeftWithoutDevice > 0 { refusals.append(.usersLeftWithoutDevice(radius.usersLeftWithoutDevice)) }
+                if radius.conversationsLeftWithoutAdmin > 0 { refusals.append(.conversationsLeftWithoutAdmin(radius.conversationsLeftWithoutAdmin)) }
             }
             let operations = collectOperations || !dryRun ? try Self.removalOperations(db: db) : []
             guard !dryRun, refusals.isEmpty else {

@@ -35,6 +35,31 @@ public enum VaultRevocation {
         public let deviceId: String
     }
 
+    /// A guard rail the revocation trips, with what tripped it. The tools word it and name the
+    /// option that overrides it; ``reason`` names none.
+    public enum Refusal: Hashable, Sendable {
+        /// Listed devices the vault does not have.
+        case unknownDevices([String])
+        /// The device named as the new primary is not an active device that stays.
+        case promotedDeviceDoesNotStay(String)
+        /// The primary device is revoked while other devices stay, and no new primary is named.
+        case primaryNeedsSuccessor(primary: String)
+        /// A new primary is named, but the primary device is not being revoked.
+        case promotionWithoutPrimary(String)
+        /// Every active device would be revoked: the household would have to restore from paper.
+        case wouldRevokeEveryActiveDevice
+
+        public var reason: String {
+            switch self {
+            case .unknownDevices(let ids): "the vault has no device \(ids.map { "'\($0)'" }.joined(separator: ", "))"
+            case .promotedDeviceDoesNotStay(let id): "'\(id)', named as the new primary, is not an active device that stays"
+            case .primaryNeedsSuccessor(let primary): "'\(primary)' is the primary device, and no new primary is named"
+            case .promotionWithoutPrimary(let id): "'\(id)' is named as the new primary, but the primary device is not being revoked"
+            case .wouldRevokeEveryActiveDevice: "this revokes every active device; the household would then have to recover from its recovery sheet"
+            }
+        }
+    }
+
     /// The blast radius: everything the revocation would do, and every guard rail it trips.
     public struct Plan: Sendable {
         public let revoke: [DeviceRecord]
@@ -42,8 +67,8 @@ public enum VaultRevocation {
         public let unknown: [String]
         public let removals: [Removal]
         public let newPrimary: String?
-        /// Reasons the revocation is refused; empty when it may go ahead.
-        public let refusals: [String]
+        /// The guard rails it trips; empty when it may go ahead.
+        public let refusals: [Refusal]
         public var groupsTouched: Int { Set(removals.map(\.group)).count }
     }
 
@@ -67,9 +92,9 @@ public enum VaultRevocation {
         let revokedIDs = Set(revoke.map(\.deviceId))
         let remaining = document.devices.filter { $0.status == .active && !revokedIDs.contains($0.deviceId) }
 
-        var refusals: [String] = []
+        var refusals: [Refusal] = []
         if !unknown.isEmpty, !options.ignoreUnknown {
-            refusals.append("the vault has no device \(unknown.map { "'\($0)'" }.joined(separator: ", ")) (pass --ignore-unknown to skip unknown ids)")
+            refusals.append(.unknownDevices(unknown))
         }
         var newPrimary: String?
         if let primary = revoke.first(where: \.isPrimary) {
@@ -77,16 +102,16 @@ public enum VaultRevocation {
                 if remaining.contains(where: { $0.deviceId == promote }) {
                     newPrimary = promote
                 } else {
-                    refusals.append("--promote '\(promote)' is not an active device that stays")
+                    refusals.append(.promotedDeviceDoesNotStay(promote))
                 }
             } else if !remaining.isEmpty {
-                refusals.append("'\(primary.deviceId)' is the primary device; name the new primary with --promote ID")
+                refusals.append(.primaryNeedsSuccessor(primary: primary.deviceId))
             }
         } else if let promote = options.promote {
-            refusals.append("--promote '\(promote)' given, but the primary device is not being revoked")
+            refusals.append(.promotionWithoutPrimary(promote))
         }
         if !revoke.isEmpty, remaining.isEmpty, !options.allowEmpty {
-            refusals.append("this revokes every active device; the household would then have to recover from its recovery sheet (pass --allow-empty to go ahead)")
+            refusals.append(.wouldRevokeEveryActiveDevice)
         }
 
         let revokedKeys = Dictionary(revoke.map { ($0.subkeyPublicKey, $0.deviceId) }, uniquingKeysWith: { first, _ in first })
@@ -102,9 +127,7 @@ public enum VaultRevocation {
     /// Applies a plan with no refusals. The schema version is kept: v1 records the status only;
     /// v2 also records `revokedAt` and `revocationReason` and raises the revision.
     public static func apply(_ plan: Plan, to document: VaultDocument, options: Options) throws -> VaultDocument {
-        guard plan.refusals.isEmpty else {
-            throw VaultError(.refused, plan.refusals.joined(separator: "; "))
-        }
+        guard plan.refusals.isEmpty else { throw VaultError.guardRails(plan.refusals.map(\.reason)) }
         var changed = document
         let ids = Set(plan.revoke.map(\.deviceId))
         guard !ids.isEmpty else { return document }

@@ -122,3 +122,24 @@ extension VaultError {
         VaultError(.outOfRange, "\(what) must be \(range)", file: file, line: line)
     }
 }
+
+// MARK: - Factories: guard rails (typed refusals, worded without options)
+
+extension VaultError.Code {
+    /// A revocation guard rail tripped (``VaultRevocation/Refusal``, ``DeviceRegistry/Refusal``).
+    public static let guardRail = VaultError.Code(name: "guardRail", category: .refused)
+    /// A downgrade would drop values the older schema cannot carry.
+    public static let lossyDowngrade = VaultError.Code(name: "lossyDowngrade", category: .refused)
+}
+
+extension VaultError {
+    /// Guard rails, each already worded (by its refusal's `reason`).
+    public static func guardRails(_ reasons: [String], file: String = #fileID, line: UInt = #line) -> VaultError {
+        VaultError(.guardRail, reasons.joined(separator: "; "), file: file, line: line)
+    }
+
+    /// A migration to `target` would drop `losses`.
+    public static func lossyDowngrade(target: Int, losses: [String], file: String = #fileID, line: UInt = #line) -> VaultError {
+        VaultError(.lossyDowngrade, "migrating to version \(target) would lose: \(losses.joined(separator: "; "))", file: file, line: line)
+    }
+}

@@ -39,7 +39,7 @@ import Testing
         let parent = try SecretKey.generate(using: random)
         var document = try DocumentGenerator(random: random).householdV2(parent: parent)
         document.deviceLimit = 4
-        #expect(throws: VaultError(.refused, "")) { try Migration.migrate(document, to: 1) }
+        #expect(throws: VaultError(.lossyDowngrade, "")) { try Migration.migrate(document, to: 1) }
         let (down, report) = try Migration.migrate(document, to: 1, allowLossy: true)
         #expect(down.version == 1 && down.deviceLimit == nil && down.keyHistory.isEmpty)
         #expect(report.losses.contains("deviceLimit 4"))

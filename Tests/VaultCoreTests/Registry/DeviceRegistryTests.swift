@@ -85,7 +85,7 @@ import Testing
         // u0 owns d0 and d1; d0 is the only admin of c0.
         let refused = try registry.revoke(.user("u0"), reason: nil, now: now, dryRun: false, force: false, collectOperations: false)
         #expect(!refused.applied && refused.radius.usersLeftWithoutDevice == 1 && refused.radius.conversationsLeftWithoutAdmin == 1)
-        #expect(refused.refusals.count == 2)
+        #expect(refused.refusals == [.usersLeftWithoutDevice(1), .conversationsLeftWithoutAdmin(1)])
         #expect(try active(path) == 12 && (try registry.log(batch: nil)).isEmpty)
         let dry = try registry.revoke(.user("u0"), reason: nil, now: now, dryRun: true, force: true, collectOperations: true)
         #expect(!dry.applied && dry.radius.devices == 2 && !dry.operations.isEmpty)
