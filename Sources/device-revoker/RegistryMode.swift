@@ -115,10 +115,10 @@ struct Registry: ParsableCommand {
         func selector() throws -> DeviceRegistry.Selector {
             func pairs(_ entries: [String]) throws -> [(user: String, device: String)] {
                 try entries.map { entry in
-                    guard let hash = entry.lastIndex(of: "#"), hash != entry.startIndex, entry.index(after: hash) != entry.endIndex else {
+                    guard let pair = DeviceRegistry.deviceReference(entry) else {
                         throw ToolError(.invalidInput, "'\(entry)' is not USER_DID#DEVICE_ID".displaySafe)
                     }
-                    return (String(entry[..<hash]), String(entry[entry.index(after: hash)...]))
+                    return pair
                 }
             }
             if let devicesFile { return .devices(try pairs(readList(devicesFile, what: "devices file"))) }
@@ -214,8 +214,8 @@ struct Registry: ParsableCommand {
         @Option(help: ArgumentHelp("The new device.", valueName: "USER_DID#DEVICE_ID")) var device: String
 
         func run() throws {
-            guard let hash = device.lastIndex(of: "#") else { throw ValidationError("--device takes USER_DID#DEVICE_ID") }
-            let operations = try database.open(.readOnly).rejoinPlan(user: String(device[..<hash]), device: String(device[device.index(after: hash)...]))
+            guard let pair = DeviceRegistry.deviceReference(device) else { throw ValidationError("--device takes USER_DID#DEVICE_ID") }
+            let operations = try database.open(.readOnly).rejoinPlan(user: pair.user, device: pair.device)
             StandardStreams.writeOutput(operations.flatMap { $0.serialized(pretty: false) + [0x0a] })
         }
     }

@@ -20,20 +20,12 @@ enum SheetReader {
     }
 
     static func key(fromImage path: String, passphrase: PassphraseOption) throws -> (key: SecretKey, encrypted: Bool) {
-        let name = InputFiles.displayName(path)
         let payload = try singleQR(path)
-        let text = String(decoding: payload, as: UTF8.self)
-        if text.lowercased().hasPrefix("ncryptsec1") {
-            guard let passphrase = try passphrase.read() else {
-                throw ToolError(.usage, "the sheet's key is encrypted (ncryptsec); it needs the passphrase", hint: "pass --passphrase-file FILE")
-            }
-            return (try NIP49.decrypt(text, passphrase: passphrase).key, true)
+        do {
+            return try RecoverySheet.key(fromPayload: payload, name: "the QR code in '\(InputFiles.displayName(path))'") { try passphrase.read() }
+        } catch let error as VaultError where error.code == .passphraseNeeded {
+            throw ToolError(.usage, error.reason, hint: "pass --passphrase-file FILE")
         }
-        guard text.lowercased().hasPrefix("nsec1") else {
-            throw ToolError(.invalidInput, "the QR code in '\(name)' does not hold a key (nsec1… or ncryptsec1…)")
-        }
-        let secret = try payload.withUnsafeBytes { try SecretBytes(copying: $0) }
-        return (try SecretKey(parsing: secret, what: "the QR code in '\(name)'"), false)
     }
 }
 

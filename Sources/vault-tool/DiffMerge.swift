@@ -99,12 +99,7 @@ struct Merge: ParsableCommand {
         let documents = try [("--base", base), ("--ours", ours), ("--theirs", theirs)].map { label, path in
             try about(label, path) { try Vault.open(InputFiles.read(path, what: "vault"), with: access).document.revealed(with: vaultKey) }
         }
-        let result = try VaultMerge.merge(base: documents[0], ours: documents[1], theirs: documents[2])
-        let check = try VaultCheck.run(result.document, access: access)
-        guard check.isClean else {
-            throw ToolError(.refused, "the merged vault would not pass check: " + check.findings.map(\.description).joined(separator: "; "),
-                            hint: "resolve by hand: open both copies with --reveal-secrets, edit, and seal")
-        }
+        let result = try VaultMerge.checkedMerge(base: documents[0], ours: documents[1], theirs: documents[2], access: access)
         try files.writer().write("-o", Vault.sealVerified(result.document, access: access))
         if json {
             StandardStreams.writeOutput(JSONValue.object([

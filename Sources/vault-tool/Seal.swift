@@ -32,13 +32,10 @@ struct Seal: ParsableCommand {
     func run() throws {
         let files = try CommandFiles(reads: [.init("input", input), .init("--key-file", keyFile)], writes: [output.declared(.binary)], force: output.force)
         let key = try KeyFiles.parentKey(keyFile, diagnostics)
-        var document = try VaultDocument(json: InputFiles.read(input, what: "document"))
-        // Every write raises a v2 vault's revision, so an edited copy sealed again is newer
-        // than the one it was opened from.
-        try document.raiseRevision()
-        let sealed = try Vault.seal(document, with: key)
+        let document = try VaultDocument(json: InputFiles.read(input, what: "document"))
+        let (sealed, revision) = try Vault.sealEdited(document, with: key)
         try files.writer().write("-o", sealed)
-        if let revision = document.revision {
+        if let revision {
             diagnostics.note("sealed revision \(revision)")
         }
     }

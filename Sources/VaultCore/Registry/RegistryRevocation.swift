@@ -22,6 +22,13 @@ extension DeviceRegistry {
         }
     }
 
+    /// A registry device as people write it, `USER_DID#DEVICE_ID`, split at its last `#` (a
+    /// DID may contain `#`, a device id does not); nil when either side would be empty.
+    public static func deviceReference(_ text: String) -> (user: String, device: String)? {
+        guard let hash = text.lastIndex(of: "#"), hash != text.startIndex, text.index(after: hash) != text.endIndex else { return nil }
+        return (String(text[..<hash]), String(text[text.index(after: hash)...]))
+    }
+
     /// What a revocation touches, and what it would leave broken.
     public struct BlastRadius: Sendable, Equatable {
         public var devices = 0

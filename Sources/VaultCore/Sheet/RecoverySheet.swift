@@ -31,6 +31,21 @@ public enum RecoverySheet {
         }
     }
 
+    /// The key behind a sheet's QR payload: `nsec1…`, or `ncryptsec1…` decrypted with the
+    /// passphrase `passphrase` gives (asked only for an encrypted sheet). `name` says in
+    /// messages where the payload came from.
+    public static func key(fromPayload payload: [UInt8], name: String, passphrase: () throws -> String?) throws -> (key: SecretKey, encrypted: Bool) {
+        let text = String(decoding: payload, as: UTF8.self)
+        if text.lowercased().hasPrefix("ncryptsec1") {
+            guard let passphrase = try passphrase() else { throw VaultError.passphraseNeeded("the sheet's key is encrypted (ncryptsec); it needs the passphrase") }
+            return (try NIP49.decrypt(text, passphrase: passphrase).key, true)
+        }
+        guard text.lowercased().hasPrefix("nsec1") else {
+            throw VaultError(.malformedKey, "\(name) does not hold a key (nsec1… or ncryptsec1…)")
+        }
+        return (try SecretKey(parsing: payload.withUnsafeBytes { try SecretBytes(copying: $0) }, what: name), false)
+    }
+
     public struct Content: Sendable {
         public var secret: Secret
         public var label: String?

@@ -130,6 +130,10 @@ extension VaultError.Code {
     public static let guardRail = VaultError.Code(name: "guardRail", category: .refused)
     /// A downgrade would drop values the older schema cannot carry.
     public static let lossyDowngrade = VaultError.Code(name: "lossyDowngrade", category: .refused)
+    /// An encrypted secret was given without the passphrase it needs.
+    public static let passphraseNeeded = VaultError.Code(name: "passphraseNeeded", category: .invalidInput)
+    /// A three-way merge would write a vault that does not pass check.
+    public static let mergeFailsCheck = VaultError.Code(name: "mergeFailsCheck", category: .refused)
 }
 
 extension VaultError {
@@ -141,5 +145,15 @@ extension VaultError {
     /// A migration to `target` would drop `losses`.
     public static func lossyDowngrade(target: Int, losses: [String], file: String = #fileID, line: UInt = #line) -> VaultError {
         VaultError(.lossyDowngrade, "migrating to version \(target) would lose: \(losses.joined(separator: "; "))", file: file, line: line)
+    }
+
+    /// A merge whose result breaks the rules `findings` describe.
+    public static func mergeFailsCheck(_ findings: [String], file: String = #fileID, line: UInt = #line) -> VaultError {
+        VaultError(.mergeFailsCheck, "the merged vault would not pass check: " + findings.joined(separator: "; "), file: file, line: line)
+    }
+
+    /// An encrypted secret and no passphrase for it.
+    public static func passphraseNeeded(_ what: String, file: String = #fileID, line: UInt = #line) -> VaultError {
+        VaultError(.passphraseNeeded, what, file: file, line: line)
     }
 }

@@ -69,6 +69,15 @@ public enum Vault {
 
     /// Seals a document for its household. Revealed secrets are encrypted; sealed ones are first
     /// checked to open under this household's vault key, so no unreadable blob is written.
+    /// Seals an edited copy of a document as its next write: a v2 document's revision is raised
+    /// first, so the copy is newer than the vault it was opened from. Returns the vault and the
+    /// revision it now has.
+    public static func sealEdited(_ document: VaultDocument, with parent: SecretKey, random: some RandomSource = SystemRandom()) throws -> (vault: [UInt8], revision: Int?) {
+        var edited = document
+        try edited.raiseRevision()
+        return (try seal(edited, with: parent, random: random), edited.revision)
+    }
+
     public static func seal(_ document: VaultDocument, with parent: SecretKey, random: some RandomSource = SystemRandom()) throws -> [UInt8] {
         guard document.parentPubkey == parent.publicKey else {
             throw VaultError(

@@ -37,6 +37,15 @@ public enum VaultMerge {
     }
 
     /// All three must be revealed and of one household; v1 copies are migrated to v2 first.
+    /// Merges, then checks the result against every rule of ``VaultCheck``: a merge that would
+    /// write a vault that does not pass check is refused (``VaultError/Code/mergeFailsCheck``).
+    public static func checkedMerge(base: VaultDocument, ours: VaultDocument, theirs: VaultDocument, access: VaultAccess) throws -> Result {
+        let result = try merge(base: base, ours: ours, theirs: theirs)
+        let check = try VaultCheck.run(result.document, access: access)
+        guard check.isClean else { throw VaultError.mergeFailsCheck(check.findings.map(\.description)) }
+        return result
+    }
+
     public static func merge(base: VaultDocument, ours: VaultDocument, theirs: VaultDocument) throws -> Result {
         guard base.parentPubkey == ours.parentPubkey, base.parentPubkey == theirs.parentPubkey else {
             throw VaultError(.keyMismatch, "the three vaults are not of one household")
