@@ -13,6 +13,7 @@ let package = Package(
         .executable(name: "recovery-sheet", targets: ["recovery-sheet"]),
         .executable(name: "rotation-planner", targets: ["rotation-planner"]),
         .executable(name: "device-revoker", targets: ["device-revoker"]),
+        .executable(name: "device-link", targets: ["device-link"]),
         .library(name: "VaultCore", targets: ["VaultCore"]),
     ],
     dependencies: [
@@ -110,6 +111,14 @@ let package = Package(
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
+        .executableTarget(
+            name: "device-link",
+            dependencies: [
+                "VaultCore",
+                "CLISupport",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ]
+        ),
 
         // Fuzzing (Fuzz/README.md): the targets are a library, so the tests replay the corpus
         // through the same code; vault-fuzz runs them under libFuzzer when built by scripts/fuzz.
@@ -125,7 +134,7 @@ let package = Package(
         .testTarget(
             name: "CLITests",
             // Depending on the executable makes `swift test` build it before the tests run it.
-            dependencies: ["vault-tool", "recovery-sheet", "rotation-planner", "device-revoker", "VaultCore"],
+            dependencies: ["vault-tool", "recovery-sheet", "rotation-planner", "device-revoker", "device-link", "VaultCore"],
             exclude: ["Golden"]
         ),
     ]

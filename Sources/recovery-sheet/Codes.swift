@@ -3,14 +3,6 @@ import CLISupport
 import Foundation
 import VaultCore
 
-/// Secret bytes and a newline, in protected memory: how a key or code is written to a file.
-func secretLine(_ secret: SecretBytes) throws -> SecretBytes {
-    try SecretBytes(count: secret.count + 1) { buffer in
-        secret.withUnsafeBytes { buffer.copyMemory(from: $0) }
-        buffer[secret.count] = 0x0a
-    }
-}
-
 struct Code: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Recovery codes of the Family Medical app: 24 words that encrypt the Master Key.",
@@ -48,7 +40,7 @@ struct Code: ParsableCommand {
                 let text = try InputFiles.readSecret(codeFile, what: "code file", diagnostics: diagnostics).withUnsafeBytes { String(decoding: $0, as: UTF8.self) }
                 entropy = try BIP39.entropy(fromWords: text)
             } else {
-                let payload = String(decoding: try SheetReader.singleQR(sheet!), as: UTF8.self)
+                let payload = String(decoding: try QRPictures.singleQR(sheet!), as: UTF8.self)
                 entropy = try SeedQR.entropy(fromDigits: payload)
             }
             guard entropy.count == 32 else { throw ToolError(.invalidInput, "a recovery code is 24 words; this one has \(entropy.count * 3 / 4)") }
@@ -154,134 +146,4 @@ struct Code: ParsableCommand {
             diagnostics.note("new recovery code for \(old.userID): blob → \(output), sheet → \(sheet.last!); the old code no longer opens the new blob".displaySafe)
         }
     }
-}
-
-struct Link: ParsableCommand {
-    static let configuration = CommandConfiguration(
-        abstract: "The MyTube device-link QR: the parent key, the vault URL and an expiry, for a new iPad.",
-        discussion: """
-        The QR holds the parent key itself (seed 000, Flow 2): the PNG is created 0600. 'read' \
-        checks the expiry (exit 3 when expired), that parentPubkey is the nsec's public key, and \
-        that the URL ends in the household's vault file; the nsec goes only to -o.
-
-        Examples:
-          recovery-sheet link create --key-file parent.nsec --vault-url https://minio.example/bucket/vaults/HOUSEHOLD.vault -o link.png
-          recovery-sheet link read link.png -o new-device.nsec
-        """,
-        subcommands: [Create.self, Read.self]
-    )
-
-    struct Create: ParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Make a device-link QR (PNG, 0600).")
-        @Option(name: .customLong("key-file"), help: ArgumentHelp("The parent key.", valueName: "F")) var keyFile: String
-        @Option(help: ArgumentHelp("Where the vault is stored; must end in vaults/<household id>.vault.", valueName: "URL")) var vaultUrl: String
-        @Option(help: "How long the link is valid, in seconds (at most a day).") var expiresIn: Int = 300
-        @Option(help: ArgumentHelp("The time the link is made (RFC 3339), instead of now.", valueName: "TIME")) var now: String?
-        @Option(name: .shortAndLong, help: ArgumentHelp("The QR image.", valueName: "LINK.png")) var output: String?
-        @Flag(help: "Allow the image to go to a terminal.") var force = false
-
-        func run() throws {
-            try requireRange(expiresIn, 1...DeviceLink.maximumLifetime, "--expires-in")
-            let files = try CommandFiles(reads: [.init("--key-file", keyFile)], writes: [DeclaredOutput("-o", output, kind: .secret)], force: force)
-            let key = try KeyFiles.parentKey(keyFile, diagnostics)
-            let start = try time(now)
-            let link = DeviceLink(vaultURL: vaultUrl, key: key, expiresAt: Timestamp(seconds: start.seconds + Int64(expiresIn)))
-            let payload = try link.payload()
-            _ = try DeviceLink(payload: payload, now: start)  // the same checks 'read' makes, before anything is written
-            try files.writer().write("-o", qrImage(payload).pngData())
-            diagnostics.note("device link for \(key.publicKey.npub), valid until \(link.expiresAt)")
-        }
-    }
-
-    struct Read: ParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Read and check a device-link QR; the nsec goes only to -o.")
-        @Argument(help: ArgumentHelp("The picture of the QR.", valueName: "IMAGE")) var image: String
-        @Option(help: ArgumentHelp("Check the expiry against this time (RFC 3339), instead of now.", valueName: "TIME")) var now: String?
-        @Option(name: .shortAndLong, help: ArgumentHelp("Write the nsec to FILE (0600).", valueName: "SECRET")) var output: String?
-
-        func run() throws {
-            // Without -o the nsec goes nowhere: standard output carries the table.
-            let files = try CommandFiles(reads: [.init("image", image)], writes: output.map { [DeclaredOutput("-o", $0, kind: .secret)] } ?? [])
-            let link = try DeviceLink(payload: SheetReader.singleQR(image), now: time(now))
-            var table = TextTable()
-            table.add("vault URL", link.vaultURL)
-            table.add("npub", link.key.publicKey.npub)
-            table.add("expires", link.expiresAt.rfc3339)
-            StandardStreams.writeOutput(Array(table.render().utf8))
-            if output != nil { try files.writer().write("-o", secretLine(link.key.nsec())) }
-        }
-    }
-}
-
-struct Pairing: ParsableCommand {
-    static let configuration = CommandConfiguration(
-        abstract: "The screen-time app's pairing QR: share URL, parent device, token, zone, time.",
-        discussion: """
-        'read' checks every field (an https share URL, a UUID device id, a timestamp at most \
-        --max-age seconds old, default 600, and at most 60 s in the future) and prints the payload.
-
-        Examples:
-          recovery-sheet pairing create --share-url https://www.icloud.com/share/abc --parent-device-id UUID --shared-zone-id Zone -o pair.png
-          recovery-sheet pairing read pair.png --json
-        """,
-        subcommands: [Create.self, Read.self]
-    )
-
-    struct Create: ParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Make a pairing QR (PNG, 0600) with a random verification token and the time now.")
-        @Option(help: ArgumentHelp("The CloudKit share URL (https).", valueName: "URL")) var shareUrl: String
-        @Option(help: ArgumentHelp("The parent's device id (a UUID).", valueName: "ID")) var parentDeviceId: String
-        @Option(help: ArgumentHelp("The shared zone's name.", valueName: "ZONE")) var sharedZoneId: String
-        @Option(help: ArgumentHelp("The time to record (RFC 3339), instead of now.", valueName: "TIME")) var now: String?
-        @Option(name: .shortAndLong, help: ArgumentHelp("The QR image.", valueName: "PAIR.png")) var output: String?
-        @Flag(help: "Allow the image to go to a terminal.") var force = false
-
-        func run() throws {
-            let files = try CommandFiles(reads: [], writes: [DeclaredOutput("-o", output, kind: .secret)], force: force)
-            var bytes = SystemRandom().bytes(16)
-            bytes[6] = bytes[6] & 0x0f | 0x40  // a version 4 UUID
-            bytes[8] = bytes[8] & 0x3f | 0x80
-            let token = UUID(uuid: (bytes[0], bytes[1], bytes[2], bytes[3], bytes[4], bytes[5], bytes[6], bytes[7],
-                                    bytes[8], bytes[9], bytes[10], bytes[11], bytes[12], bytes[13], bytes[14], bytes[15])).uuidString
-            let code = PairingCode(shareURL: shareUrl, parentDeviceID: parentDeviceId, verificationToken: token, sharedZoneID: sharedZoneId, timestamp: try time(now))
-            let payload = code.jsonValue().serialized(pretty: false)
-            _ = try PairingCode(payload: payload, now: code.timestamp)  // the same checks 'read' makes
-            try files.writer().write("-o", qrImage(payload).pngData())
-            diagnostics.note("pairing code for device \(parentDeviceId) at \(code.timestamp)".displaySafe)
-        }
-    }
-
-    struct Read: ParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Read and check a pairing QR, and print its payload.")
-        @Argument(help: ArgumentHelp("The picture of the QR.", valueName: "IMAGE")) var image: String
-        @Option(help: "The oldest a code may be, in seconds.") var maxAge: Int64 = PairingCode.defaultMaximumAge
-        @Option(help: ArgumentHelp("Check against this time (RFC 3339), instead of now.", valueName: "TIME")) var now: String?
-        @Flag(help: "Print JSON.") var json = false
-
-        func run() throws {
-            try requireRange(maxAge, 1...PairingCode.maximumAllowedAge, "--max-age")
-            let code = try PairingCode(payload: SheetReader.singleQR(image), now: time(now), maximumAge: maxAge)
-            if json {
-                StandardStreams.writeOutput(code.jsonValue().serialized())
-                return
-            }
-            var table = TextTable()
-            for (key, value) in [("share URL", code.shareURL), ("parent device", code.parentDeviceID), ("verification token", code.verificationToken),
-                                 ("shared zone", code.sharedZoneID), ("timestamp", code.timestamp.rfc3339)] { table.add(key, value) }
-            StandardStreams.writeOutput(Array(table.render().utf8))
-        }
-    }
-}
-
-/// `--now`, or the current time.
-func time(_ text: String?) throws -> Timestamp {
-    guard let text else { return currentTime() }
-    guard let time = Timestamp(rfc3339: text) else { throw ValidationError("--now takes an RFC 3339 time such as 2026-11-22T10:00:00Z") }
-    return time
-}
-
-/// A QR image of a payload for screens and paper: error correction Q, modules of 1.2 mm at
-/// 300 dpi (15 px), so a print still reads after a 100 dpi scan.
-func qrImage(_ payload: [UInt8]) throws -> GrayImage {
-    QRImage.render(try QRCode(payload: payload, level: .quartile), modulePixels: 15, dotsPerInch: 300)
 }

@@ -24,7 +24,7 @@ struct RecoverySheetTool: ParsableCommand {
           recovery-sheet scan sheet.png -o restored.nsec
         """,
         version: "0.1.0",
-        subcommands: [Generate.self, Scan.self, Verify.self, Words.self, Split.self, Combine.self, Code.self, Link.self, Pairing.self]
+        subcommands: [Generate.self, Scan.self, Verify.self, Words.self, Split.self, Combine.self, Code.self]
     )
 
     static func main() { ToolMain.run(Self.self) }

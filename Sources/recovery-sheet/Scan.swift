@@ -5,22 +5,8 @@ import VaultCore
 /// Reading the key back from a picture of a sheet: the part `scan` and `verify` share.
 enum SheetReader {
     /// Finds exactly one QR code holding a key in the image, and decrypts it when needed.
-    /// The payload of the one QR code in a picture; none or several is an error.
-    static func singleQR(_ path: String) throws -> [UInt8] {
-        let name = InputFiles.displayName(path)
-        let image = try GrayImage(decoding: InputFiles.readImage(path), name: "the picture '\(name)'")
-        let payloads = try QRScanner.scan(image)
-        guard let payload = payloads.first else {
-            throw ToolError(.invalidInput, "no QR code found in '\(name)'", hint: "scan at 300 dpi or more, flat, in focus, with the whole code in the picture")
-        }
-        guard payloads.count == 1 else {
-            throw ToolError(.invalidInput, "'\(name)' holds \(payloads.count) different QR codes; expected one", hint: "crop the picture to the code")
-        }
-        return payload
-    }
-
     static func key(fromImage path: String, passphrase: PassphraseOption) throws -> (key: SecretKey, encrypted: Bool) {
-        let payload = try singleQR(path)
+        let payload = try QRPictures.singleQR(path)
         do {
             return try RecoverySheet.key(fromPayload: payload, name: "the QR code in '\(InputFiles.displayName(path))'") { try passphrase.read() }
         } catch let error as VaultError where error.code == .passphraseNeeded {

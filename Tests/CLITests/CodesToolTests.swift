@@ -9,11 +9,13 @@ enum CodeFixtures {
     @Sendable static func prepare(_ workspace: Workspace) throws {
         try Data((masterKey + "\n").utf8).write(to: URL(fileURLWithPath: workspace.path("mk.hex")))
         chmod(workspace.path("mk.hex"), 0o600)
-        for arguments in [
-            ["code", "new", "--master-key-file", "mk.hex", "--user-id", "emma@example.org", "-o", "blob.json", "--sheet", "code.png", "--code-out", "words.txt", "--date", "2026-11-22"],
-            ["link", "create", "--key-file", "keys/parent.nsec", "--vault-url", "https://minio.example/b/vaults/\(household).vault", "--now", "2026-11-22T10:00:00Z", "-o", "link.png"],
+        for (tool, arguments) in [
+            ("recovery-sheet", ["code", "new", "--master-key-file", "mk.hex", "--user-id", "emma@example.org", "-o", "blob.json", "--sheet", "code.png",
+                                "--code-out", "words.txt", "--date", "2026-11-22"]),
+            ("device-link", ["create", "--key-file", "keys/parent.nsec", "--vault-url", "https://minio.example/b/vaults/\(household).vault",
+                             "--now", "2026-11-22T10:00:00Z", "-o", "link.png"]),
         ] {
-            let run = try workspace.run("recovery-sheet", arguments)
+            let run = try workspace.run(tool, arguments)
             guard run.status == 0 else { throw CocoaError(.fileWriteUnknown, userInfo: ["stderr": run.stderrText]) }
         }
         let pairing = PairingCode(shareURL: "https://www.icloud.com/share/0abc", parentDeviceID: "6F1C2B7E-0D4A-4C55-9E1B-2A7F3C9D8E01",
@@ -31,6 +33,10 @@ enum CodeFixtures {
         GoldenCase(tool: "recovery-sheet", name: name, arguments: arguments, prepare: CodeFixtures.prepare)
     }
 
+    static func links(_ name: String, _ arguments: [String]) -> GoldenCase {
+        GoldenCase(tool: "device-link", name: name, arguments: arguments, prepare: CodeFixtures.prepare)
+    }
+
     static let cases: [GoldenCase] = [
         codes("code-help", ["code", "--help"]),
         codes("code-unwrap-words", ["code", "unwrap", "--blob", "blob.json", "--code-file", "words.txt"]),
@@ -38,14 +44,15 @@ enum CodeFixtures {
         codes("code-unwrap-wrong", ["code", "unwrap", "--blob", "blob.json", "--code-file", "wrong-words.txt", "-o", "mk.out"]),
         codes("code-rotate-one-sheet", ["code", "rotate", "--blob", "blob.json", "--sheet", "code.png", "-o", "new.json"]),
         codes("code-new-bad-key", ["code", "new", "--master-key-file", "keys/parent.nsec", "--user-id", "x", "-o", "b.json", "--sheet", "s.png"]),
-        codes("link-read", ["link", "read", "link.png", "--now", "2026-11-22T10:04:59Z"]),
-        codes("link-read-expired", ["link", "read", "link.png", "--now", "2026-11-22T11:00:00Z", "-o", "x.nsec"]),
-        codes("link-create-wrong-url", ["link", "create", "--key-file", "keys/parent.nsec", "--vault-url", "https://minio.example/b/vaults/other.vault", "-o", "l.png"]),
-        codes("pairing-read", ["pairing", "read", "pair.png", "--now", "2026-11-22T10:09:00Z"]),
-        codes("pairing-read-json", ["pairing", "read", "pair.png", "--now", "2026-11-22T10:00:30Z", "--json"]),
-        codes("pairing-read-too-old", ["pairing", "read", "pair.png", "--now", "2026-11-22T10:10:01Z"]),
-        codes("pairing-read-future", ["pairing", "read", "pair.png", "--now", "2026-11-22T09:58:00Z", "--max-age", "60"]),
-        codes("pairing-create-not-https", ["pairing", "create", "--share-url", "http://x/y", "--parent-device-id", "6F1C2B7E-0D4A-4C55-9E1B-2A7F3C9D8E01", "--shared-zone-id", "Z", "-o", "p.png"]),
+        links("help", ["--help"]),
+        links("link-read", ["read", "link.png", "--now", "2026-11-22T10:04:59Z"]),
+        links("link-read-expired", ["read", "link.png", "--now", "2026-11-22T11:00:00Z", "-o", "x.nsec"]),
+        links("link-create-wrong-url", ["create", "--key-file", "keys/parent.nsec", "--vault-url", "https://minio.example/b/vaults/other.vault", "-o", "l.png"]),
+        links("pairing-read", ["pairing", "read", "pair.png", "--now", "2026-11-22T10:09:00Z"]),
+        links("pairing-read-json", ["pairing", "read", "pair.png", "--now", "2026-11-22T10:00:30Z", "--json"]),
+        links("pairing-read-too-old", ["pairing", "read", "pair.png", "--now", "2026-11-22T10:10:01Z"]),
+        links("pairing-read-future", ["pairing", "read", "pair.png", "--now", "2026-11-22T09:58:00Z", "--max-age", "60"]),
+        links("pairing-create-not-https", ["pairing", "create", "--share-url", "http://x/y", "--parent-device-id", "6F1C2B7E-0D4A-4C55-9E1B-2A7F3C9D8E01", "--shared-zone-id", "Z", "-o", "p.png"]),
     ]
 
     @Test(arguments: cases)

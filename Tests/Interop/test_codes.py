@@ -20,10 +20,11 @@ from test_recovery_sheet import print_and_scan, zbar, zxing
 from vaultref import Household
 
 RECOVERY_SHEET = os.environ.get("RECOVERY_SHEET", ".build/debug/recovery-sheet")
+DEVICE_LINK = os.path.join(os.path.dirname(RECOVERY_SHEET), "device-link")
 
 
-def tool(*args, expect=0):
-    result = subprocess.run([RECOVERY_SHEET, *args], capture_output=True)
+def tool(*args, expect=0, program=RECOVERY_SHEET):
+    result = subprocess.run([program, *args], capture_output=True)
     assert result.returncode == expect, result.stderr.decode()
     return result
 
@@ -81,13 +82,13 @@ def test_blob_made_in_python_opens_with_the_tool(tmp_path):
 def test_link_and_pairing_codes_read_everywhere(tmp_path):
     h = Household(secrets.token_bytes(32))
     url = f"https://minio.example/bucket/{h.vault_path}"
-    tool("link", "create", "--key-file", secret_file(tmp_path / "k", h.nsec), "--vault-url", url, "--now", "2026-11-22T10:00:00Z",
-         "--expires-in", "300", "-o", str(tmp_path / "link.png"))
+    tool("create", "--key-file", secret_file(tmp_path / "k", h.nsec), "--vault-url", url, "--now", "2026-11-22T10:00:00Z",
+         "--expires-in", "300", "-o", str(tmp_path / "link.png"), program=DEVICE_LINK)
     link = {"vaultURL": url, "nsec": h.nsec, "parentPubkey": h.pubkey, "expiresAt": "2026-11-22T10:05:00Z"}
     readable_everywhere(tmp_path / "link.png", json.dumps(link, separators=(",", ":")), tmp_path)
 
     tool("pairing", "create", "--share-url", "https://www.icloud.com/share/0abc", "--parent-device-id", "6F1C2B7E-0D4A-4C55-9E1B-2A7F3C9D8E01",
-         "--shared-zone-id", "FamilyZone", "--now", "2026-11-22T10:00:00Z", "-o", str(tmp_path / "pair.png"))
+         "--shared-zone-id", "FamilyZone", "--now", "2026-11-22T10:00:00Z", "-o", str(tmp_path / "pair.png"), program=DEVICE_LINK)
     payload = json.loads(zbar(tmp_path / "pair.png"))
     assert payload["shareURL"] == "https://www.icloud.com/share/0abc" and payload["timestamp"] == "2026-11-22T10:00:00Z"
     readable_everywhere(tmp_path / "pair.png", json.dumps(payload, separators=(",", ":")), tmp_path)

@@ -44,9 +44,9 @@ WRITERS = [
     ("code-unwrap", "recovery-sheet", "code unwrap --blob blob.json --sheet code.png -o out.hex", []),
     ("code-rotate", "recovery-sheet", "code rotate --blob blob.json --sheet code.png --sheet out.png -o out.json", []),
     ("words-decode", "recovery-sheet", "words --decode words.txt -o out.nsec", []),
-    ("link-read", "recovery-sheet", "link read link.png --now 2026-01-01T00:00:00Z -o out.nsec", []),
-    ("link", "recovery-sheet", f"link create --key-file keys/parent.nsec --vault-url {URL} -o out.png", []),
-    ("pairing", "recovery-sheet", "pairing create --share-url https://icloud.example/s --parent-device-id 6F9619FF-8B86-D011-B42D-00C04FC964FF "
+    ("link-read", "device-link", "read link.png --now 2026-01-01T00:00:00Z -o out.nsec", []),
+    ("link", "device-link", f"create --key-file keys/parent.nsec --vault-url {URL} -o out.png", []),
+    ("pairing", "device-link", "pairing create --share-url https://icloud.example/s --parent-device-id 6F9619FF-8B86-D011-B42D-00C04FC964FF "
                                   "--shared-zone-id Z -o out.png", []),
     ("plan", "rotation-planner", "plan --vault work.vault --key-file keys/parent.nsec --new-key-file keys/other.nsec -o out.json", []),
     ("apply", "rotation-planner", "apply plan.json --vault work.vault --key-file keys/parent.nsec --new-key-file keys/other.nsec --out-dir rotated",

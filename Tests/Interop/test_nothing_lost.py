@@ -135,7 +135,7 @@ def template(tmp_path_factory):
         ("recovery-sheet", "code new --master-key-file mk.hex --user-id u -o cblob.json --sheet csheet.png --code-out code.words"),
         ("device-revoker", "registry import --db registry.sqlite --devices log-devices.jsonl --members log-members.jsonl"),
         ("device-revoker", f"registry revoke --db registry.sqlite --device did:plc:log#l0 --batch-id {LOG_BATCH} --now {NOW} --ops log-ops.jsonl"),
-        ("recovery-sheet", f"pairing create --share-url https://icloud.example/s --parent-device-id {PARENT_DEVICE} --shared-zone-id Z --now {NOW} "
+        ("device-link", f"pairing create --share-url https://icloud.example/s --parent-device-id {PARENT_DEVICE} --shared-zone-id Z --now {NOW} "
                            "-o pair.png"),
         ("recovery-sheet", f"split --key-file keys/parent.nsec --threshold 2 --shares 2 {SHARE_OPTIONS} -o tshares"),
         ("recovery-sheet", f"split --key-file keys/parent.nsec --threshold 2 --shares 2 {SHARE_OPTIONS} --passphrase-file pass.txt -o pshares"),
@@ -342,8 +342,8 @@ WRITERS = [
                                          f"{SHEET_OPTIONS} -o {{out:o=out.json}} --code-out {{out:code=out.words}}"),
     Writer("recovery-sheet code rotate", f"code rotate --blob {{in:blob=cblob.json}} --code-file {{in:code=code.words}} --sheet {{out:newsheet=out.png}} "
                                          f"{SHEET_OPTIONS} -o {{out:o=out.json}}", "code-file"),
-    Writer("recovery-sheet link create", f"link create --key-file {{in:key=keys/parent.nsec}} --vault-url {URL} --now {NOW} -o {{out:o=out.png}}"),
-    Writer("recovery-sheet link read", f"link read {{in:image=link.png}} --now {NOW} -o {{out:o=out.nsec}}"),
+    Writer("device-link create", f"create --key-file {{in:key=keys/parent.nsec}} --vault-url {URL} --now {NOW} -o {{out:o=out.png}}"),
+    Writer("device-link read", f"read {{in:image=link.png}} --now {NOW} -o {{out:o=out.nsec}}"),
     Writer("recovery-sheet split", f"split --key-file {{in:key=keys/parent.nsec}} --threshold 2 --shares 2 {SHARE_OPTIONS} -o {{dir:out=shares}}",
            derived={f"{kind}{i}": ("out", lambda s, i=i, kind=kind: f"{s['out']}/share-{i}-of-2.{'png' if kind == 'sheet' else 'txt'}")
                     for i in (1, 2) for kind in ("sheet", "words")}),
@@ -354,7 +354,7 @@ WRITERS = [
     Writer("recovery-sheet combine", "combine {in:a=tshares/share-1-of-2.png} {in:b=tshares/share-2-of-2.txt} -o {out:o=out.nsec}"),
     Writer("recovery-sheet combine", "combine {in:a=pshares/share-1-of-2.txt} {in:b=pshares/share-2-of-2.txt} --passphrase-file {in:pass=pass.txt} "
                                      "-o {out:o=out.nsec}", "passphrase"),
-    Writer("recovery-sheet pairing create", f"pairing create --share-url https://icloud.example/s --parent-device-id {PARENT_DEVICE} "
+    Writer("device-link pairing create", f"pairing create --share-url https://icloud.example/s --parent-device-id {PARENT_DEVICE} "
                                             f"--shared-zone-id Z --now {NOW} -o {{out:o=out.png}}"),
     Writer("rotation-planner plan", "plan --vault {in:vault=work.vault} --key-file {in:key=keys/parent.nsec} --new-key-file {in:new=keys/other.nsec} "
                                     "-o {out:o=out.json}"),
@@ -632,8 +632,8 @@ OVERWRITES = [
     ("revoker-vault-ops-onto-input-vault", "device-revoker", REVOKE + " -o o.vault --ops work.vault", {}),
     ("revoker-vault-ops-onto-output-vault", "device-revoker", REVOKE + " -o o.vault --ops o.vault", {}),
     ("words-output-onto-key", "recovery-sheet", "words --key-file keys/parent.nsec -o keys/parent.nsec", {}),
-    ("link-create-output-onto-key", "recovery-sheet", f"link create --key-file keys/parent.nsec --vault-url {URL} -o keys/parent.nsec", {}),
-    ("link-read-output-onto-image", "recovery-sheet", f"link read link.png --now {NOW} -o link.png", {}),
+    ("link-create-output-onto-key", "device-link", f"create --key-file keys/parent.nsec --vault-url {URL} -o keys/parent.nsec", {}),
+    ("link-read-output-onto-image", "device-link", f"read link.png --now {NOW} -o link.png", {}),
     ("scan-output-onto-passphrase", "recovery-sheet", "scan esheet.png --passphrase-file pass.txt -o pass.txt", {}),
     ("code-unwrap-output-onto-blob", "recovery-sheet", "code unwrap --blob blob.json --sheet code.png -o blob.json", {}),
     ("code-unwrap-output-onto-code-file", "recovery-sheet", "code unwrap --blob cblob.json --code-file code.words -o code.words", {}),
@@ -932,7 +932,7 @@ def revision_max(workspace):
 
 def test_finding_7_link_expiry_overflow_is_invalid_input(workspace):
     before = snapshot(workspace)
-    result = tool("recovery-sheet", f"link create --key-file keys/parent.nsec --vault-url {URL} --now {NOW} --expires-in {INT_MAX} -o l.png", workspace)
+    result = tool("device-link", f"create --key-file keys/parent.nsec --vault-url {URL} --now {NOW} --expires-in {INT_MAX} -o l.png", workspace)
     assert result.returncode == 2, result
     assert_unchanged(workspace, before)
 
@@ -953,7 +953,7 @@ def test_finding_7_a_vault_at_the_last_revision_is_invalid_input(revision_max, t
     ("vault-tool", "migrate --key-file keys/parent.nsec --to 1 --allow-lossy -o out.vault max.vault"),
     ("vault-tool", f"migrate --key-file keys/parent.nsec --to 2 --expect-revision {INT_MAX} -o out.vault max.vault"),
     ("rotation-planner", "plan --vault max.vault --key-file keys/parent.nsec --new-key-file keys/other.nsec -o out.json"),
-    ("recovery-sheet", f"pairing read --max-age {INT_MAX} --now 2026-01-01T00:01:00Z pair.png"),
+    ("device-link", f"pairing read --max-age {INT_MAX} --now 2026-01-01T00:01:00Z pair.png"),
     ("recovery-sheet", f"generate --key-file keys/parent.nsec --passphrase-file pass.txt --log-n {INT_MAX} -o out.png"),
     ("vault-tool", f"migrate --to 2 --manifest manifest.jsonl --out-dir batch --jobs {INT_MAX}"),
 ], ids=["migrate-down", "expect-revision", "plan", "max-age", "log-n", "jobs"])
@@ -1125,8 +1125,9 @@ def test_finding_8_pictures_declaring_too_many_pixels(workspace, format_):
     picture = (png_declaring if format_ == "png" else jpeg_declaring)(20000, 20000)
     assert len(picture) < 1000
     (workspace / "huge").write_bytes(picture)
-    for arguments in ["scan huge", f"link read huge --now {NOW}", "verify huge --npub " + PARENT.npub]:
-        result, peak = measured("recovery-sheet", arguments, workspace)
+    for program, arguments in [("recovery-sheet", "scan huge"), ("device-link", f"read huge --now {NOW}"),
+                               ("recovery-sheet", "verify huge --npub " + PARENT.npub)]:
+        result, peak = measured(program, arguments, workspace)
         assert_refused_for("pixels", result, peak)
         assert result.seconds < 5, result.seconds
 
@@ -1269,7 +1270,7 @@ def test_finding_10_messages_escape_terminal_controls(workspace, where):
         payload = pairing_payload(workspace)
         payload[EVIL] = 1
         qr_png(json.dumps(payload, separators=(",", ":"), ensure_ascii=False), workspace / "evil.png")
-        result = tool("recovery-sheet", f"pairing read --now {NOW} evil.png", workspace)
+        result = tool("device-link", f"pairing read --now {NOW} evil.png", workspace)
     elif where == "blob-field-name":
         blob = json.loads((workspace / "cblob.json").read_text())
         blob[EVIL] = 1

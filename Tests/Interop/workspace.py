@@ -34,7 +34,7 @@ def make_template(folder):
         ("recovery-sheet", "generate --key-file keys/parent.nsec --dpi 100 -o sheet.png"),
         ("recovery-sheet", "code new --master-key-file mk.hex --user-id u -o blob.json --sheet code.png"),
         ("recovery-sheet", "words --key-file keys/parent.nsec -o words.txt"),
-        ("recovery-sheet", f"link create --key-file keys/parent.nsec --vault-url {URL} --now 2026-01-01T00:00:00Z -o link.png"),
+        ("device-link", f"create --key-file keys/parent.nsec --vault-url {URL} --now 2026-01-01T00:00:00Z -o link.png"),
         ("rotation-planner", "plan --vault work.vault --key-file keys/parent.nsec --new-key-file keys/other.nsec -o plan.json"),
         ("device-revoker", "registry init --db registry.sqlite"),
         ("device-revoker", f"registry import --db registry.sqlite --devices {CORPUS}/import/devices.jsonl --members {CORPUS}/import/members.jsonl"),

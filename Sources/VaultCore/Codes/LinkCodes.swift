@@ -56,6 +56,16 @@ public struct DeviceLink: Sendable {
 /// The screen-time app's pairing QR (seed 004): `{shareURL, parentDeviceID, verificationToken,
 /// sharedZoneID, timestamp}`, the timestamp as RFC 3339.
 public struct PairingCode: Sendable, Equatable {
+    /// A new verification token: a version 4 UUID from `random` (injected, so tests can
+    /// reproduce it).
+    public static func newVerificationToken(random: some RandomSource) -> String {
+        var bytes = random.bytes(16)
+        bytes[6] = bytes[6] & 0x0f | 0x40  // version 4
+        bytes[8] = bytes[8] & 0x3f | 0x80  // RFC 4122 variant
+        return UUID(uuid: (bytes[0], bytes[1], bytes[2], bytes[3], bytes[4], bytes[5], bytes[6], bytes[7],
+                           bytes[8], bytes[9], bytes[10], bytes[11], bytes[12], bytes[13], bytes[14], bytes[15])).uuidString
+    }
+
     public let shareURL: String
     public let parentDeviceID: String
     public let verificationToken: String

@@ -1,0 +1,91 @@
+import ArgumentParser
+import CLISupport
+import Foundation
+import VaultCore
+
+let diagnostics = Diagnostics(toolName: "device-link")
+
+/// Device onboarding (issue 12): the MyTube device-link QR a primary shows a new iPad, and the
+/// screen-time app's pairing QR. Not paper: the codes live minutes, on a screen.
+@main
+struct DeviceLinkTool: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "device-link",
+        abstract: "The MyTube device-link QR (the parent key, the vault URL and an expiry, for a new iPad) and the screen-time pairing QR.",
+        discussion: """
+        The device-link QR holds the parent key itself (seed 000, Flow 2): the PNG is created \
+        0600. 'read' checks the expiry (exit 3 when expired), that parentPubkey is the nsec's \
+        public key, and that the URL ends in the household's vault file; the nsec goes only to -o.
+
+        Exit codes: 0 ok, 1 I/O failure, 2 invalid input, 3 expired or wrong key, \
+        4 refused for safety, 64 usage.
+
+        Examples:
+          device-link create --key-file parent.nsec \\
+            --vault-url https://minio.example/bucket/vaults/HOUSEHOLD.vault -o link.png
+          device-link read link.png -o new-device.nsec
+          device-link pairing create --share-url https://www.icloud.com/share/abc \\
+            --parent-device-id UUID --shared-zone-id Zone -o pair.png
+        """,
+        version: "0.1.0",
+        subcommands: [Create.self, Read.self, Pairing.self]
+    )
+
+    static func main() { ToolMain.run(Self.self) }
+}
+
+struct Create: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Make a device-link QR (PNG, 0600).",
+        discussion: """
+        Examples:
+          device-link create --key-file parent.nsec \\
+            --vault-url https://minio.example/bucket/vaults/HOUSEHOLD.vault -o link.png
+          device-link create --key-file parent.nsec --vault-url URL --expires-in 600 -o link.png
+        """
+    )
+    @Option(name: .customLong("key-file"), help: ArgumentHelp("The parent key.", valueName: "F")) var keyFile: String
+    @Option(help: ArgumentHelp("Where the vault is stored; must end in vaults/<household id>.vault.", valueName: "URL")) var vaultUrl: String
+    @Option(help: "How long the link is valid, in seconds (at most a day).") var expiresIn: Int = 300
+    @Option(help: ArgumentHelp("The time the link is made (RFC 3339), instead of now.", valueName: "TIME")) var now: String?
+    @Option(name: .shortAndLong, help: ArgumentHelp("The QR image.", valueName: "LINK.png")) var output: String?
+    @Flag(help: "Allow the image to go to a terminal.") var force = false
+
+    func run() throws {
+        try requireRange(expiresIn, 1...DeviceLink.maximumLifetime, "--expires-in")
+        let files = try CommandFiles(reads: [.init("--key-file", keyFile)], writes: [DeclaredOutput("-o", output, kind: .secret)], force: force)
+        let key = try KeyFiles.parentKey(keyFile, diagnostics)
+        let start = try time(now)
+        let link = DeviceLink(vaultURL: vaultUrl, key: key, expiresAt: Timestamp(seconds: start.seconds + Int64(expiresIn)))
+        let payload = try link.payload()
+        _ = try DeviceLink(payload: payload, now: start)  // the same checks 'read' makes, before anything is written
+        try files.writer().write("-o", QRPictures.image(payload).pngData())
+        diagnostics.note("device link for \(key.publicKey.npub), valid until \(link.expiresAt)")
+    }
+}
+
+struct Read: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Read and check a device-link QR; the nsec goes only to -o.",
+        discussion: """
+        Examples:
+          device-link read link.png
+          device-link read link-photo.jpg -o new-device.nsec
+        """
+    )
+    @Argument(help: ArgumentHelp("The picture of the QR.", valueName: "IMAGE")) var image: String
+    @Option(help: ArgumentHelp("Check the expiry against this time (RFC 3339), instead of now.", valueName: "TIME")) var now: String?
+    @Option(name: .shortAndLong, help: ArgumentHelp("Write the nsec to FILE (0600).", valueName: "SECRET")) var output: String?
+
+    func run() throws {
+        // Without -o the nsec goes nowhere: standard output carries the table.
+        let files = try CommandFiles(reads: [.init("image", image)], writes: output.map { [DeclaredOutput("-o", $0, kind: .secret)] } ?? [])
+        let link = try DeviceLink(payload: QRPictures.singleQR(image), now: time(now))
+        var table = TextTable()
+        table.add("vault URL", link.vaultURL)
+        table.add("npub", link.key.publicKey.npub)
+        table.add("expires", link.expiresAt.rfc3339)
+        StandardStreams.writeOutput(Array(table.render().utf8))
+        if output != nil { try files.writer().write("-o", secretLine(link.key.nsec())) }
+    }
+}

@@ -1,0 +1,75 @@
+import ArgumentParser
+import CLISupport
+import Foundation
+import VaultCore
+
+struct Pairing: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "The screen-time app's pairing QR: share URL, parent device, token, zone, time.",
+        discussion: """
+        'read' checks every field (an https share URL, a UUID device id, a timestamp at most \
+        --max-age seconds old, default 600, and at most 60 s in the future) and prints the payload.
+
+        Examples:
+          device-link pairing create --share-url https://www.icloud.com/share/abc \\
+            --parent-device-id UUID --shared-zone-id Zone -o pair.png
+          device-link pairing read pair.png --json
+        """,
+        subcommands: [Create.self, Read.self]
+    )
+
+    struct Create: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Make a pairing QR (PNG, 0600) with a random verification token and the time now.",
+            discussion: """
+            Examples:
+              device-link pairing create --share-url https://www.icloud.com/share/abc \\
+                --parent-device-id 6F1C2B7E-0D4A-4C55-9E1B-2A7F3C9D8E01 --shared-zone-id FamilyZone -o pair.png
+            """
+        )
+        @Option(help: ArgumentHelp("The CloudKit share URL (https).", valueName: "URL")) var shareUrl: String
+        @Option(help: ArgumentHelp("The parent's device id (a UUID).", valueName: "ID")) var parentDeviceId: String
+        @Option(help: ArgumentHelp("The shared zone's name.", valueName: "ZONE")) var sharedZoneId: String
+        @Option(help: ArgumentHelp("The time to record (RFC 3339), instead of now.", valueName: "TIME")) var now: String?
+        @Option(name: .shortAndLong, help: ArgumentHelp("The QR image.", valueName: "PAIR.png")) var output: String?
+        @Flag(help: "Allow the image to go to a terminal.") var force = false
+
+        func run() throws {
+            let files = try CommandFiles(reads: [], writes: [DeclaredOutput("-o", output, kind: .secret)], force: force)
+            let token = PairingCode.newVerificationToken(random: SystemRandom())
+            let code = PairingCode(shareURL: shareUrl, parentDeviceID: parentDeviceId, verificationToken: token, sharedZoneID: sharedZoneId, timestamp: try time(now))
+            let payload = code.jsonValue().serialized(pretty: false)
+            _ = try PairingCode(payload: payload, now: code.timestamp)  // the same checks 'read' makes
+            try files.writer().write("-o", QRPictures.image(payload).pngData())
+            diagnostics.note("pairing code for device \(parentDeviceId) at \(code.timestamp)".displaySafe)
+        }
+    }
+
+    struct Read: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Read and check a pairing QR, and print its payload.",
+            discussion: """
+            Examples:
+              device-link pairing read pair.png
+              device-link pairing read pair-photo.jpg --json
+            """
+        )
+        @Argument(help: ArgumentHelp("The picture of the QR.", valueName: "IMAGE")) var image: String
+        @Option(help: "The oldest a code may be, in seconds.") var maxAge: Int64 = PairingCode.defaultMaximumAge
+        @Option(help: ArgumentHelp("Check against this time (RFC 3339), instead of now.", valueName: "TIME")) var now: String?
+        @Flag(help: "Print JSON.") var json = false
+
+        func run() throws {
+            try requireRange(maxAge, 1...PairingCode.maximumAllowedAge, "--max-age")
+            let code = try PairingCode(payload: QRPictures.singleQR(image), now: time(now), maximumAge: maxAge)
+            if json {
+                StandardStreams.writeOutput(code.jsonValue().serialized())
+                return
+            }
+            var table = TextTable()
+            for (key, value) in [("share URL", code.shareURL), ("parent device", code.parentDeviceID), ("verification token", code.verificationToken),
+                                 ("shared zone", code.sharedZoneID), ("timestamp", code.timestamp.rfc3339)] { table.add(key, value) }
+            StandardStreams.writeOutput(Array(table.render().utf8))
+        }
+    }
+}
