@@ -161,10 +161,11 @@ struct Registry: ParsableCommand {
                 table.add("conversations left with no active admin device", "\(radius.conversationsLeftWithoutAdmin)")
                 table.add("already revoked (skipped)", "\(radius.alreadyRevoked)")
                 table.add("not found", "\(radius.notFound)")
-                let head = radius.devices == 0 ? "nothing to revoke" : dryRun ? "dry run: would revoke" : result.applied ? "revoked (batch \(result.batchID))" : "refused"
+                let head = radius.devices == 0 ? "nothing to revoke" : !result.refusals.isEmpty ? (dryRun ? "dry run: refused, the real run would be too" : "refused")
+                    : dryRun ? "dry run: would revoke" : result.applied ? "revoked (batch \(result.batchID))" : "refused"
                 StandardStreams.writeOutput(Array((head + "\n" + table.render(indent: "  ")).utf8))
             }
-            if !result.refusals.isEmpty, !dryRun {
+            if !result.refusals.isEmpty {
                 throw ToolError(.refused, result.refusals.map(\.reason).joined(separator: "; ") + "; nothing was changed", hint: "look at the blast radius, then pass --force if it is intended")
             }
             guard let writer = files.writer(unlessDryRun: dryRun) else {

@@ -23,7 +23,7 @@ struct VaultMode: ParsableCommand {
     @Option(help: ArgumentHelp("The vault.", valueName: "V"))
     var vault: String
 
-    @Option(name: .customLong("device"), help: ArgumentHelp("A device id to revoke (repeatable).", valueName: "ID"))
+    @Option(name: .customLong("device"), help: ArgumentHelp("A device to revoke: its id, a unique id prefix, or its name, any case (repeatable).", valueName: "ID"))
     var devices: [String] = []
 
     @Option(help: ArgumentHelp("A file of device ids, one a line.", valueName: "FILE"))
@@ -99,9 +99,15 @@ struct VaultMode: ParsableCommand {
 
         guard let writer = files.writer(unlessDryRun: dryRun) else {
             StandardStreams.writeOutput(Array((json ? String(decoding: radiusJSON(plan).serialized(), as: UTF8.self) : radiusText(plan)).utf8))
+            // A dry run of a revocation that would be refused is refused too (exit 4), as the
+            // real run would be: a script cannot mistake it for a go-ahead.
+            if !plan.refusals.isEmpty { throw ToolError(.refused, plan.refusals.map { Self.describe($0, plan) }.joined(separator: "; ")) }
             return
         }
-        guard plan.refusals.isEmpty else { throw ToolError(.refused, plan.refusals.map(Self.describe).joined(separator: "; ")) }
+        guard plan.refusals.isEmpty else { throw ToolError(.refused, plan.refusals.map { Self.describe($0, plan) }.joined(separator: "; ")) }
+        if reason != nil, opened.document.version < 2 {
+            diagnostics.warning("a schema v1 vault cannot record why a device was revoked; the reason is not kept (upgrade first: vault-tool migrate --to 2 --in-place)")
+        }
         let document = try VaultRevocation.apply(plan, to: opened.document, options: options)
         // Nothing to revoke: the output is the very bytes that were checked, not a second read.
         let bytes = plan.revoke.isEmpty ? input : try Vault.sealVerified(document, access: access)
@@ -113,12 +119,25 @@ struct VaultMode: ParsableCommand {
         diagnostics.note(plan.revoke.isEmpty
             ? "nothing to revoke; the vault is unchanged"
             : "revoked \(plan.revoke.count) device\(plan.revoke.count == 1 ? "" : "s"), \(plan.removals.count) group removals\(plan.newPrimary.map { ", new primary '\($0)'" } ?? "")\(document.revision.map { ", revision \($0)" } ?? "")")
+        if !plan.revoke.isEmpty {
+            // Every linked device received the parent key in its device link (seed 000, Flow 2):
+            // a lost or stolen one may expose it, and revoking does not take the key back.
+            let keyFile = self.access.keyFile ?? "PARENT.nsec"
+            diagnostics.note("""
+                next step if the device was lost or stolen: it holds the family's key (device links carry the nsec), so move the family to a new key:
+                  vault-tool keygen -o new-parent.nsec
+                  rotation-planner plan --mode compromise --vault \(output ?? "NEW.vault") --key-file \(keyFile) --new-key-file new-parent.nsec -o rotation-plan.json
+                """)
+        }
     }
 
     /// A guard rail as this tool words it: with the option that overrides or settles it.
-    static func describe(_ refusal: VaultRevocation.Refusal) -> String {
+    static func describe(_ refusal: VaultRevocation.Refusal, _ plan: VaultRevocation.Plan) -> String {
         switch refusal {
-        case .unknownDevices: "\(refusal.reason) (pass --ignore-unknown to skip unknown ids)"
+        case .unknownDevices(let ids):
+            ids.map { id in "no device matches '\(id)'" + (plan.closest[id].map { $0.isEmpty ? "" : "; closest: \($0.joined(separator: ", "))" } ?? "") }
+                .joined(separator: "; ") + (ids.count > 1 ? " (pass --ignore-unknown to skip unknown ids)" : "")
+        case .ambiguousDevice: "\(refusal.reason); give the whole id"
         case .promotedDeviceDoesNotStay(let id): "--promote '\(id)' is not an active device that stays"
         case .primaryNeedsSuccessor(let primary): "'\(primary)' is the primary device; name the new primary with --promote ID"
         case .promotionWithoutPrimary(let id): "--promote '\(id)' given, but the primary device is not being revoked"
@@ -127,7 +146,8 @@ struct VaultMode: ParsableCommand {
     }
 
     private func radiusText(_ plan: VaultRevocation.Plan) -> String {
-        var text = "would revoke \(plan.revoke.count) device\(plan.revoke.count == 1 ? "" : "s"):\n"
+        var text = plan.refusals.isEmpty ? "" : "refused: this revocation would not be made (nothing was written)\n"
+        text += "would revoke \(plan.revoke.count) device\(plan.revoke.count == 1 ? "" : "s"):\n"
         var table = TextTable()
         for device in plan.revoke { table.add(device.deviceId, device.deviceName, device.isPrimary ? "primary" : "", "last seen \(device.lastSeenAt)") }
         text += table.render(indent: "  ")
@@ -135,7 +155,7 @@ struct VaultMode: ParsableCommand {
         if let primary = plan.newPrimary { text += "new primary: \(primary)\n".displaySafe }
         if !plan.alreadyRevoked.isEmpty { text += "already revoked: \(plan.alreadyRevoked.joined(separator: ", "))".displaySafe + "\n" }
         if !plan.unknown.isEmpty { text += "unknown ids: \(plan.unknown.joined(separator: ", "))".displaySafe + "\n" }
-        text += plan.refusals.isEmpty ? "no guard rail would trip\n" : plan.refusals.map { "would be refused: \(Self.describe($0))".displaySafe + "\n" }.joined()
+        text += plan.refusals.isEmpty ? "no guard rail would trip\n" : plan.refusals.map { "would be refused: \(Self.describe($0, plan))".displaySafe + "\n" }.joined()
         return text
     }
 
@@ -147,7 +167,7 @@ struct VaultMode: ParsableCommand {
             ("newPrimary", plan.newPrimary.map(JSONValue.string) ?? .null),
             ("alreadyRevoked", .array(plan.alreadyRevoked.map(JSONValue.string))),
             ("unknown", .array(plan.unknown.map(JSONValue.string))),
-            ("refusals", .array(plan.refusals.map { .string(Self.describe($0)) })),
+            ("refusals", .array(plan.refusals.map { .string(Self.describe($0, plan)) })),
         ])
     }
 }

@@ -5,6 +5,12 @@ import VaultCore
 enum RevokerFixtures {
     static let kitchen = "6F1C2B7E-0D4A-4C55-9E1B-2A7F3C9D8E01", bedroom = "B3E9A410-77C2-4F0E-8D65-1C2B3A4D5E6F", old = "0A9B8C7D-6E5F-4A3B-2C1D-0E9F8A7B6C5D"
 
+    /// The household's vault key in a file, as support staff are given it.
+    @Sendable static func vaultKeyFile(_ workspace: Workspace) throws {
+        let run = try workspace.run("vault-tool", ["derive", "--key-file", "keys/parent.nsec", "--vault-key-out", "keys/vault.key"])
+        guard run.status == 0 else { throw CocoaError(.fileWriteUnknown, userInfo: ["stderr": run.stderrText]) }
+    }
+
     @Sendable static func registry(_ workspace: Workspace) throws {
         let devices = """
             {"user_did": "did:plc:josh", "device_id": "a1b2", "device_mls_did": "did:plc:josh#a1b2", "device_name": "Josh's iPhone", "signature_public_key": "0102", "last_seen": "2025-01-01T00:00:00Z", "registered_at": "2024-01-01T00:00:00Z"}
@@ -45,6 +51,12 @@ enum RevokerFixtures {
         vault("vault-primary-without-promote", ["--device", RevokerFixtures.kitchen, "-o", "out.vault"]),
         vault("vault-every-device", ["--all-except", "nobody", "--ignore-unknown", "-o", "out.vault"]),
         vault("vault-unknown-device", ["--device", "no-such-device", "-o", "out.vault"]),
+        vault("vault-by-name", ["--device", "bedroom IPAD", "--reason", "lost", "-o", "out.vault"]),
+        vault("vault-by-id-prefix", ["--device", "b3e9a4", "--dry-run"]),
+        vault("vault-mistyped-device", ["--device", "kitchn", "-o", "out.vault"]),
+        vault("vault-dry-run-refused", ["--device", RevokerFixtures.kitchen, "--dry-run"]),
+        GoldenCase(tool: "device-revoker", name: "vault-key-given-as-key-file", arguments: ["vault", "--key-file", "keys/vault.key", "--vault",
+                   "testkit/ok-v2-household.vault", "--device", RevokerFixtures.bedroom, "--dry-run"], prepare: RevokerFixtures.vaultKeyFile),
         vault("vault-already-revoked", ["--device", RevokerFixtures.old, "-o", "out.vault"]),
         vault("vault-stale-revision", ["--device", RevokerFixtures.bedroom, "--expect-revision", "3", "-o", "out.vault"]),
         vault("vault-two-selectors", ["--device", RevokerFixtures.bedroom, "--all-except", RevokerFixtures.kitchen, "-o", "out.vault"]),

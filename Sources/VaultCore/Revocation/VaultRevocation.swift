@@ -5,6 +5,8 @@
 public enum VaultRevocation {
     /// Which devices to revoke.
     public enum Selector: Sendable, Equatable {
+        /// Devices as support staff hear them: an id, a unique id prefix of at least four
+        /// characters, or a device name, any case.
         case devices([String])
         case notSeenSince(Timestamp)
         case allExcept(String)
@@ -40,6 +42,8 @@ public enum VaultRevocation {
     public enum Refusal: Hashable, Sendable {
         /// Listed devices the vault does not have.
         case unknownDevices([String])
+        /// A name or prefix that matches several devices (their ids).
+        case ambiguousDevice(String, candidates: [String])
         /// The device named as the new primary is not an active device that stays.
         case promotedDeviceDoesNotStay(String)
         /// The primary device is revoked while other devices stay, and no new primary is named.
@@ -52,6 +56,7 @@ public enum VaultRevocation {
         public var reason: String {
             switch self {
             case .unknownDevices(let ids): "the vault has no device \(ids.map { "'\($0)'" }.joined(separator: ", "))"
+            case .ambiguousDevice(let typed, let candidates): "'\(typed)' matches \(candidates.count) devices: \(candidates.joined(separator: ", "))"
             case .promotedDeviceDoesNotStay(let id): "'\(id)', named as the new primary, is not an active device that stays"
             case .primaryNeedsSuccessor(let primary): "'\(primary)' is the primary device, and no new primary is named"
             case .promotionWithoutPrimary(let id): "'\(id)' is named as the new primary, but the primary device is not being revoked"
@@ -65,6 +70,8 @@ public enum VaultRevocation {
         public let revoke: [DeviceRecord]
         public let alreadyRevoked: [String]
         public let unknown: [String]
+        /// For each unknown device, the devices closest to what was typed, as "name (id)".
+        public let closest: [String: [String]]
         public let removals: [Removal]
         public let newPrimary: String?
         /// The guard rails it trips; empty when it may go ahead.
@@ -76,10 +83,18 @@ public enum VaultRevocation {
         let byID = Dictionary(document.devices.map { ($0.deviceId, $0) }, uniquingKeysWith: { first, _ in first })
         var unknown: [String] = []
         var chosen: [DeviceRecord] = []
+        var ambiguous: [Refusal] = []
         switch options.selector {
-        case .devices(let ids):
-            for id in ids {
-                if let device = byID[id] { if !chosen.contains(device) { chosen.append(device) } } else if !unknown.contains(id) { unknown.append(id) }
+        case .devices(let typed):
+            for text in typed {
+                let matches = byID[text].map { [$0] } ?? matching(text, in: document.devices)
+                if matches.count > 1 {
+                    ambiguous.append(.ambiguousDevice(text, candidates: matches.map(\.deviceId)))
+                } else if let device = matches.first {
+                    if !chosen.contains(device) { chosen.append(device) }
+                } else if !unknown.contains(text) {
+                    unknown.append(text)
+                }
             }
         case .notSeenSince(let time):
             chosen = document.devices.filter { $0.lastSeenAt < time }
@@ -92,7 +107,7 @@ public enum VaultRevocation {
         let revokedIDs = Set(revoke.map(\.deviceId))
         let remaining = document.devices.filter { $0.status == .active && !revokedIDs.contains($0.deviceId) }
 
-        var refusals: [Refusal] = []
+        var refusals = ambiguous
         if !unknown.isEmpty, !options.ignoreUnknown {
             refusals.append(.unknownDevices(unknown))
         }
@@ -121,7 +136,44 @@ public enum VaultRevocation {
                 if let deviceId = revokedKeys[member] { removals.append(Removal(group: group.mlsGroupId, member: member, deviceId: deviceId)) }
             }
         }
-        return Plan(revoke: revoke, alreadyRevoked: alreadyRevoked, unknown: unknown, removals: removals, newPrimary: newPrimary, refusals: refusals)
+        let closest = Dictionary(unknown.map { ($0, closestDevices(to: $0, in: document.devices)) }, uniquingKeysWith: { first, _ in first })
+        return Plan(revoke: revoke, alreadyRevoked: alreadyRevoked, unknown: unknown, closest: closest, removals: removals,
+                    newPrimary: newPrimary, refusals: refusals)
+    }
+
+    /// The devices `typed` names when it is not an exact id: the device whose name it is, or
+    /// those whose id starts with it (four characters at least), ignoring case.
+    static func matching(_ typed: String, in devices: [DeviceRecord]) -> [DeviceRecord] {
+        let folded = typed.lowercased()
+        let named = devices.filter { $0.deviceName.lowercased() == folded }
+        if !named.isEmpty { return named }
+        guard folded.count >= 4 else { return [] }
+        return devices.filter { $0.deviceId.lowercased().hasPrefix(folded) }
+    }
+
+    /// The three devices nearest to `typed`, as "name (id)" for a message: first those whose
+    /// name or id contains it, then by edit distance over id and name.
+    static func closestDevices(to typed: String, in devices: [DeviceRecord]) -> [String] {
+        let folded = typed.lowercased()
+        let target = Array(typed.lowercased().unicodeScalars.prefix(64))
+        func distance(_ text: String) -> Int {
+            let other = Array(text.lowercased().unicodeScalars.prefix(64))
+            var previous = Array(0...other.count), current = previous
+            for (i, a) in target.enumerated() {
+                current[0] = i + 1
+                for (j, b) in other.enumerated() {
+                    current[j + 1] = min(previous[j + 1] + 1, current[j] + 1, previous[j] + (a == b ? 0 : 1))
+                }
+                swap(&previous, &current)
+            }
+            return previous[other.count]
+        }
+        func score(_ device: DeviceRecord) -> Int {
+            if !folded.isEmpty, device.deviceName.lowercased().contains(folded) || device.deviceId.lowercased().contains(folded) { return -1 }
+            return min(distance(device.deviceId), distance(device.deviceName))
+        }
+        return devices.map { ("\($0.deviceName) (\($0.deviceId))", score($0)) }
+            .sorted { ($0.1, $0.0) < ($1.1, $1.0) }.prefix(3).map(\.0)
     }
 
     /// Applies a plan with no refusals. The schema version is kept: v1 records the status only;

@@ -130,6 +130,8 @@ extension VaultError.Code {
     public static let guardRail = VaultError.Code(name: "guardRail", category: .refused)
     /// A downgrade would drop values the older schema cannot carry.
     public static let lossyDowngrade = VaultError.Code(name: "lossyDowngrade", category: .refused)
+    /// A vault key was given where a parent key belongs.
+    public static let vaultKeyGivenAsParentKey = VaultError.Code(name: "vaultKeyGivenAsParentKey", category: .authentication)
     /// An encrypted secret was given without the passphrase it needs.
     public static let passphraseNeeded = VaultError.Code(name: "passphraseNeeded", category: .invalidInput)
     /// A three-way merge would write a vault that does not pass check.
@@ -155,5 +157,10 @@ extension VaultError {
     /// An encrypted secret and no passphrase for it.
     public static func passphraseNeeded(_ what: String, file: String = #fileID, line: UInt = #line) -> VaultError {
         VaultError(.passphraseNeeded, what, file: file, line: line)
+    }
+
+    /// The key given as the parent key is this vault's vault key.
+    public static func vaultKeyGivenAsParentKey(file: String = #fileID, line: UInt = #line) -> VaultError {
+        VaultError(.vaultKeyGivenAsParentKey, "this looks like the vault's vault key, not the parent key", file: file, line: line)
     }
 }

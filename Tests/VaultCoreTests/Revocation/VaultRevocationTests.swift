@@ -30,6 +30,25 @@ import Testing
         #expect(try VaultCheck.run(changed, access: .parentKey(parent)).isClean)
     }
 
+    @Test func devicesByNameOrIdPrefixAndTheClosestWhenNoneMatches() throws {
+        var (_, document) = try household()
+        let target = document.devices.first { $0.status == .active && !$0.isPrimary }!
+        let index = document.devices.firstIndex(of: target)!
+        document.devices[index].deviceName = "Bedroom iPad"
+        #expect(VaultRevocation.plan(document, options: options(.devices(["BEDROOM ipad"]))).revoke.map(\.deviceId) == [target.deviceId])
+        #expect(VaultRevocation.plan(document, options: options(.devices([target.deviceId.uppercased()]))).revoke.map(\.deviceId) == [target.deviceId])
+        // Three letters are too few to name a device by.
+        #expect(VaultRevocation.plan(document, options: options(.devices([String(target.deviceId.prefix(3))]))).unknown.count == 1)
+        let other = document.devices.firstIndex { $0.deviceId != target.deviceId && $0.status == .active && !$0.isPrimary }!
+        document.devices[other].deviceName = "Bedroom iPad"
+        let ambiguous = VaultRevocation.plan(document, options: options(.devices(["bedroom ipad"])))
+        #expect(ambiguous.refusals == [.ambiguousDevice("bedroom ipad", candidates: [target.deviceId, document.devices[other].deviceId].sorted {
+            a, b in document.devices.firstIndex { $0.deviceId == a }! < document.devices.firstIndex { $0.deviceId == b }! })])
+        let mistyped = VaultRevocation.plan(document, options: options(.devices(["bedrom"])))
+        #expect(mistyped.refusals == [.unknownDevices(["bedrom"])])
+        #expect(mistyped.closest["bedrom"]?.first?.hasPrefix("Bedroom iPad (") == true)
+    }
+
     @Test func v1RecordsTheStatusOnly() throws {
         let (_, document) = try household(version: 1)
         let target = document.devices.first { $0.status == .active && !$0.isPrimary }!
