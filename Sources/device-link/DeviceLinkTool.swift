@@ -22,7 +22,8 @@ struct DeviceLinkTool: ParsableCommand {
 
         Examples:
           device-link create --key-file parent.nsec \\
-            --vault-url https://minio.example/bucket/vaults/HOUSEHOLD.vault -o link.png
+            --vault-url https://minio.example/bucket/vaults/HOUSEHOLD.vault \\
+            -o link.png
           device-link read link.png -o new-device.nsec
           device-link pairing create --share-url https://www.icloud.com/share/abc \\
             --parent-device-id UUID --shared-zone-id Zone -o pair.png
@@ -40,8 +41,10 @@ struct Create: ParsableCommand {
         discussion: """
         Examples:
           device-link create --key-file parent.nsec \\
-            --vault-url https://minio.example/bucket/vaults/HOUSEHOLD.vault -o link.png
-          device-link create --key-file parent.nsec --vault-url URL --expires-in 600 -o link.png
+            --vault-url https://minio.example/bucket/vaults/HOUSEHOLD.vault \\
+            -o link.png
+          device-link create --key-file parent.nsec --vault-url URL \\
+            --expires-in 600 -o link.png
         """
     )
     @Option(name: .customLong("key-file"), help: ArgumentHelp("The parent key.", valueName: "F")) var keyFile: String

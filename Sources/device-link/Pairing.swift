@@ -24,7 +24,8 @@ struct Pairing: ParsableCommand {
             discussion: """
             Examples:
               device-link pairing create --share-url https://www.icloud.com/share/abc \\
-                --parent-device-id 6F1C2B7E-0D4A-4C55-9E1B-2A7F3C9D8E01 --shared-zone-id FamilyZone -o pair.png
+                --parent-device-id 6F1C2B7E-0D4A-4C55-9E1B-2A7F3C9D8E01 \\
+                --shared-zone-id FamilyZone -o pair.png
             """
         )
         @Option(help: ArgumentHelp("The CloudKit share URL (https).", valueName: "URL")) var shareUrl: String

@@ -19,9 +19,12 @@ struct DeviceRevokerTool: ParsableCommand {
         rail or a stale --expect-revision, 64 usage.
 
         Examples:
-          device-revoker vault --key-file parent.nsec --vault household.vault --device OLD-IPAD-ID --dry-run
-          device-revoker vault --key-file parent.nsec --vault household.vault --not-seen-since 2025-01-01 -o household.new.vault --ops ops.jsonl
-          device-revoker registry revoke --db registry.sqlite --devices-file stolen.txt --reason "stolen batch" --ops ops.jsonl
+          device-revoker vault --key-file parent.nsec --vault household.vault \\
+            --device OLD-IPAD-ID --dry-run
+          device-revoker vault --key-file parent.nsec --vault household.vault \\
+            --not-seen-since 2025-01-01 -o household.new.vault --ops ops.jsonl
+          device-revoker registry revoke --db registry.sqlite \\
+            --devices-file stolen.txt --reason "stolen batch" --ops ops.jsonl
         """,
         version: "0.1.0",
         subcommands: [VaultMode.self, Registry.self]

@@ -12,8 +12,10 @@ struct Registry: ParsableCommand {
 
         Examples:
           device-revoker registry init --db registry.sqlite
-          device-revoker registry import --db registry.sqlite --devices devices.jsonl --members members.jsonl
-          device-revoker registry revoke --db registry.sqlite --not-seen-since 2025-01-01 --dry-run
+          device-revoker registry import --db registry.sqlite --devices \\
+            devices.jsonl --members members.jsonl
+          device-revoker registry revoke --db registry.sqlite \\
+            --not-seen-since 2025-01-01 --dry-run
           device-revoker registry log --db registry.sqlite
         """,
         subcommands: [Init.self, Import.self, Revoke.self, Members.self, RejoinPlan.self, Log.self]
@@ -36,7 +38,13 @@ struct Registry: ParsableCommand {
     }
 
     struct Init: ParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Create a registry (or bring an existing one's schema up to date).")
+        static let configuration = CommandConfiguration(
+            abstract: "Create a registry (or bring an existing one's schema up to date).",
+            discussion: """
+            Examples:
+              device-revoker registry init --db registry.sqlite
+            """
+        )
         @OptionGroup var database: Database
 
         func run() throws {
@@ -52,6 +60,10 @@ struct Registry: ParsableCommand {
             discussion: """
             Keys are the column names; signature_public_key is hex, times RFC 3339 UTC, is_admin \
             and is_active booleans. A bad line names its line number and nothing is imported.
+
+            Examples:
+              device-revoker registry import --db registry.sqlite --devices \\
+                devices.jsonl --members members.jsonl
             """
         )
         @OptionGroup var database: Database
@@ -86,8 +98,10 @@ struct Registry: ParsableCommand {
             and says so.
 
             Examples:
-              device-revoker registry revoke --db r.sqlite --device 'did:plc:josh#a1b2' --reason lost
-              device-revoker registry revoke --db r.sqlite --devices-file stolen.txt --dry-run --json
+              device-revoker registry revoke --db r.sqlite --device 'did:plc:josh#a1b2' \\
+                --reason lost
+              device-revoker registry revoke --db r.sqlite --devices-file stolen.txt \\
+                --dry-run --json
             """
         )
         @OptionGroup var database: Database
@@ -185,7 +199,15 @@ struct Registry: ParsableCommand {
     }
 
     struct Members: ParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "The user-level view of a conversation: one row per user, device count, admin flag.")
+        static let configuration = CommandConfiguration(
+            abstract: "The user-level view of a conversation: one row per user, device count, admin flag.",
+            discussion: """
+            Examples:
+              device-revoker registry members --db registry.sqlite --convo family-chat
+              device-revoker registry members --db registry.sqlite --convo family-chat \\
+                --json
+            """
+        )
         @OptionGroup var database: Database
         @Option(help: ArgumentHelp("The conversation id.", valueName: "ID")) var convo: String
         @Flag(help: "Print JSON.") var json = false
@@ -209,7 +231,12 @@ struct Registry: ParsableCommand {
     struct RejoinPlan: ParsableCommand {
         static let configuration = CommandConfiguration(
             commandName: "rejoin-plan",
-            abstract: "The conversations a newly registered device must be added to, as mls.add operations (JSON Lines)."
+            abstract: "The conversations a newly registered device must be added to, as mls.add operations (JSON Lines).",
+            discussion: """
+            Examples:
+              device-revoker registry rejoin-plan --db registry.sqlite \\
+                --device 'did:plc:josh#c3d4'
+            """
         )
         @OptionGroup var database: Database
         @Option(help: ArgumentHelp("The new device.", valueName: "USER_DID#DEVICE_ID")) var device: String
@@ -230,7 +257,8 @@ struct Registry: ParsableCommand {
 
             Examples:
               device-revoker registry log --db r.sqlite
-              device-revoker registry log --db r.sqlite --batch TICKET-1234 --ops ops.jsonl
+              device-revoker registry log --db r.sqlite --batch TICKET-1234 \\
+                --ops ops.jsonl
             """
         )
         @OptionGroup var database: Database

@@ -13,8 +13,11 @@ struct VaultMode: ParsableCommand {
         device without --allow-empty, or an unknown id without --ignore-unknown.
 
         Examples:
-          device-revoker vault --key-file parent.nsec --vault household.vault --device 0A9B8C7D-6E5F-4A3B-2C1D-0E9F8A7B6C5D -o new.vault --ops ops.jsonl
-          device-revoker vault --vault-key-file vk --vault household.vault --all-except KITCHEN-ID --dry-run --json
+          device-revoker vault --key-file parent.nsec --vault household.vault \\
+            --device 0A9B8C7D-6E5F-4A3B-2C1D-0E9F8A7B6C5D -o new.vault \\
+            --ops ops.jsonl
+          device-revoker vault --vault-key-file vk --vault household.vault \\
+            --all-except KITCHEN-ID --dry-run --json
         """
     )
 

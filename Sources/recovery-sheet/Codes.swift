@@ -12,9 +12,11 @@ struct Code: ParsableCommand {
         code appears only on the printed sheet (words and a Standard SeedQR) and in --code-out.
 
         Examples:
-          recovery-sheet code new --master-key-file mk.hex --user-id emma@example.org -o blob.json --sheet code.png
+          recovery-sheet code new --master-key-file mk.hex --user-id \\
+            emma@example.org -o blob.json --sheet code.png
           recovery-sheet code unwrap --blob blob.json --sheet code.png -o mk.hex
-          recovery-sheet code rotate --blob blob.json --code-file old-words.txt -o new-blob.json --sheet new-code.png
+          recovery-sheet code rotate --blob blob.json --code-file old-words.txt \\
+            -o new-blob.json --sheet new-code.png
         """,
         subcommands: [New.self, Unwrap.self, Rotate.self]
     )
@@ -72,7 +74,14 @@ struct Code: ParsableCommand {
     }
 
     struct New: ParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "A fresh code for a Master Key: the blob for the server and the printed sheet.")
+        static let configuration = CommandConfiguration(
+            abstract: "A fresh code for a Master Key: the blob for the server and the printed sheet.",
+            discussion: """
+            Examples:
+              recovery-sheet code new --master-key-file mk.hex --user-id \\
+                emma@example.org -o blob.json --sheet code.png
+            """
+        )
         @Option(help: ArgumentHelp("The 32-byte Master Key as 64 hex.", valueName: "MK")) var masterKeyFile: String
         @Option(help: ArgumentHelp("The account the blob belongs to.", valueName: "ID")) var userId: String
         @Option(name: .shortAndLong, help: ArgumentHelp("The blob (JSON) for the server.", valueName: "BLOB.json")) var output: String
@@ -93,7 +102,14 @@ struct Code: ParsableCommand {
     }
 
     struct Unwrap: ParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "The Master Key back from a blob and its code. A wrong code: exit 3, nothing written.")
+        static let configuration = CommandConfiguration(
+            abstract: "The Master Key back from a blob and its code. A wrong code: exit 3, nothing written.",
+            discussion: """
+            Examples:
+              recovery-sheet code unwrap --blob blob.json --sheet code-photo.jpg -o mk.hex
+              recovery-sheet code unwrap --blob blob.json --code-file words.txt -o mk.hex
+            """
+        )
         @Option(help: ArgumentHelp("The blob.", valueName: "BLOB.json")) var blob: String
         @OptionGroup var code: CodeSource
         @Option(name: .shortAndLong, help: ArgumentHelp("The Master Key, as 64 hex (0600).", valueName: "MK")) var output: String?
@@ -113,9 +129,13 @@ struct Code: ParsableCommand {
             abstract: "A new code and salt for the same Master Key; the old code stops working on the new blob.",
             discussion: """
             The old code comes from --code-file, or from the first --sheet; the new sheet is the \
-            last --sheet:
-              recovery-sheet code rotate --blob blob.json --code-file old.txt -o new.json --sheet new.png
-              recovery-sheet code rotate --blob blob.json --sheet old.png -o new.json --sheet new.png
+            last --sheet.
+
+            Examples:
+              recovery-sheet code rotate --blob blob.json --code-file old.txt \\
+                -o new.json --sheet new.png
+              recovery-sheet code rotate --blob blob.json --sheet old.png -o new.json \\
+                --sheet new.png
             """
         )
         @Option(help: ArgumentHelp("The current blob.", valueName: "BLOB.json")) var blob: String

@@ -12,9 +12,12 @@ struct Generate: ParsableCommand {
         with NIP-49 (ncryptsec) instead, and no words. The PNG holds the key: it is created 0600.
 
         Examples:
-          recovery-sheet generate --key-file parent.nsec --label "Garcia family" -o sheet.png
-          recovery-sheet generate --key-file parent.nsec --paper letter --lang es -o hoja.png
-          recovery-sheet generate --key-file parent.nsec --passphrase-file pass.txt -o sheet.png
+          recovery-sheet generate --key-file parent.nsec --label "Garcia family" \\
+            -o sheet.png
+          recovery-sheet generate --key-file parent.nsec --paper letter \\
+            --lang es -o hoja.png
+          recovery-sheet generate --key-file parent.nsec --passphrase-file pass.txt \\
+            -o sheet.png
         """
     )
 

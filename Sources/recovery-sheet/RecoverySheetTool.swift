@@ -19,7 +19,8 @@ struct RecoverySheetTool: ParsableCommand {
         4 refused for safety, 64 usage.
 
         A fire drill:
-          recovery-sheet generate --key-file parent.nsec --label "Garcia family" -o sheet.png
+          recovery-sheet generate --key-file parent.nsec --label "Garcia family" \\
+            -o sheet.png
           recovery-sheet verify sheet.png --vault household.vault
           recovery-sheet scan sheet.png -o restored.nsec
         """,

@@ -98,7 +98,8 @@ struct Split: ParsableCommand {
 
         Examples:
           recovery-sheet split --key-file parent.nsec --threshold 2 --shares 3 \\
-            --holder "Grandma Rosa" --holder "Uncle Luis" --holder "Bank safe" -o shares
+            --holder "Grandma Rosa" --holder "Uncle Luis" --holder "Bank safe" \\
+            -o shares
           recovery-sheet split --key-file parent.nsec --group-threshold 1 \\
             --groups 1of1,1of1,2of3 --label "Garcia family" -o shares
         """
@@ -232,7 +233,8 @@ struct Combine: ParsableCommand {
 
         Examples:
           recovery-sheet combine rosa-scan.jpg safe-photo.jpg -o restored.nsec
-          recovery-sheet combine share1.txt share2.txt --passphrase-file pass.txt -o restored.nsec
+          recovery-sheet combine share1.txt share2.txt --passphrase-file pass.txt \\
+            -o restored.nsec
         """
     )
 

@@ -21,10 +21,14 @@ struct RotationPlannerTool: ParsableCommand {
 
         A rotation:
           vault-tool keygen -o new.nsec
-          rotation-planner plan --vault household.vault --key-file old.nsec --new-key-file new.nsec -o plan.json
+          rotation-planner plan --vault household.vault --key-file old.nsec \\
+            --new-key-file new.nsec -o plan.json
           rotation-planner show plan.json
-          rotation-planner apply plan.json --vault household.vault --key-file old.nsec --new-key-file new.nsec --out-dir rotated
-          rotation-planner verify --old-vault rotated/vaults/OLD.vault --new-vault rotated/vaults/NEW.vault --key-file old.nsec --new-key-file new.nsec
+          rotation-planner apply plan.json --vault household.vault \\
+            --key-file old.nsec --new-key-file new.nsec --out-dir rotated
+          rotation-planner verify --old-vault rotated/vaults/OLD.vault \\
+            --new-vault rotated/vaults/NEW.vault --key-file old.nsec \\
+            --new-key-file new.nsec
         """,
         version: "0.1.0",
         subcommands: [Plan.self, Show.self, Apply.self, Verify.self]
@@ -68,7 +72,9 @@ struct Plan: ParsableCommand {
         it names the vault's revision and SHA-256 so a stale plan is caught.
 
         Example:
-          rotation-planner plan --vault household.vault --key-file old.nsec --new-key-file new.nsec --mode compromise --reason "phone stolen" -o plan.json
+          rotation-planner plan --vault household.vault --key-file old.nsec \\
+            --new-key-file new.nsec --mode compromise --reason "phone stolen" \\
+            -o plan.json
         """
     )
 
@@ -176,7 +182,9 @@ struct Apply: ParsableCommand {
         else, apply refuses (exit 4).
 
         Example:
-          rotation-planner apply plan.json --vault household.vault --key-file old.nsec --new-key-file new.nsec --out-dir rotated --ops ops.jsonl
+          rotation-planner apply plan.json --vault household.vault \\
+            --key-file old.nsec --new-key-file new.nsec --out-dir rotated \\
+            --ops ops.jsonl
         """
     )
 
@@ -238,7 +246,9 @@ struct Verify: ParsableCommand {
         from another household; the new vault's key history names the old key.
 
         Example:
-          rotation-planner verify --old-vault rotated/vaults/OLD.vault --new-vault rotated/vaults/NEW.vault --key-file old.nsec --new-key-file new.nsec
+          rotation-planner verify --old-vault rotated/vaults/OLD.vault \\
+            --new-vault rotated/vaults/NEW.vault --key-file old.nsec \\
+            --new-key-file new.nsec
         """
     )
 

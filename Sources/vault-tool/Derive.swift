@@ -12,7 +12,8 @@ struct Derive: ParsableCommand {
 
         Examples:
           vault-tool derive --key-file parent.nsec
-          vault-tool derive --key-file parent.nsec --device-id kitchen-ipad --device-id tv-room --json
+          vault-tool derive --key-file parent.nsec --device-id kitchen-ipad \\
+            --device-id tv-room --json
           vault-tool derive --key-file parent.nsec --vault-key-out household.vaultkey
         """
     )

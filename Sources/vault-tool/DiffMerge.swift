@@ -11,7 +11,8 @@ struct Diff: ParsableCommand {
 
         Examples:
           vault-tool diff --key-file parent.nsec old.vault new.vault
-          vault-tool diff --vault-key-file vk --json household.vault household.v2.vault
+          vault-tool diff --vault-key-file vk --json household.vault \\
+            household.v2.vault
         """
     )
 
@@ -65,7 +66,8 @@ struct Merge: ParsableCommand {
         not pass 'check' is refused (exit 4) and nothing is written.
 
         Example:
-          vault-tool merge --key-file parent.nsec --base base.vault --ours a.vault --theirs b.vault -o merged.vault
+          vault-tool merge --key-file parent.nsec --base base.vault --ours a.vault \\
+            --theirs b.vault -o merged.vault
         """
     )
 

@@ -13,7 +13,8 @@ struct Inspect: ParsableCommand {
         Examples:
           vault-tool inspect household.vault
           vault-tool inspect --key-file parent.nsec household.vault
-          vault-tool inspect --vault-key-file household.vaultkey --json household.vault
+          vault-tool inspect --vault-key-file household.vaultkey --json \\
+            household.vault
         """
     )
 

@@ -18,10 +18,13 @@ struct Migrate: ParsableCommand {
         the rest without redoing finished work. A JSON Lines report goes to standard output.
 
         Examples:
-          vault-tool migrate --key-file parent.nsec --to 2 -o household.v2.vault household.vault
+          vault-tool migrate --key-file parent.nsec --to 2 -o household.v2.vault \\
+            household.vault
           vault-tool migrate --key-file parent.nsec --to 2 --dry-run household.vault
-          vault-tool migrate --vault-key-file vk --to 2 --in-place --expect-revision 0 household.vault
-          vault-tool migrate --manifest jobs.jsonl --to 2 --out-dir migrated --jobs 2 > report.jsonl
+          vault-tool migrate --vault-key-file vk --to 2 --in-place \\
+            --expect-revision 0 household.vault
+          vault-tool migrate --manifest jobs.jsonl --to 2 --out-dir migrated \\
+            --jobs 2 > report.jsonl
         """
     )
 

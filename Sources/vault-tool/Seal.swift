@@ -12,7 +12,8 @@ struct Seal: ParsableCommand {
 
         Examples:
           vault-tool seal --key-file parent.nsec -o household.vault household.json
-          vault-tool open --key-file parent.nsec --reveal-secrets -o edit.json household.vault
+          vault-tool open --key-file parent.nsec --reveal-secrets -o edit.json \\
+            household.vault
           vault-tool seal --key-file parent.nsec -o household.vault edit.json
         """
     )
@@ -51,8 +52,10 @@ struct Open: ParsableCommand {
 
         Examples:
           vault-tool open --key-file parent.nsec household.vault
-          vault-tool open --vault-key-file household.vaultkey -o household.json household.vault
-          vault-tool open --key-file parent.nsec --reveal-secrets -o edit.json household.vault
+          vault-tool open --vault-key-file household.vaultkey -o household.json \\
+            household.vault
+          vault-tool open --key-file parent.nsec --reveal-secrets -o edit.json \\
+            household.vault
         """
     )
 
