@@ -61,7 +61,7 @@ struct Generate: ParsableCommand {
         let files = try CommandFiles(reads: [.init("--key-file", keyFile)] + passphrase.declaredInputs, writes: [output.declared(.secret)], force: output.force)
         let key = try KeyFiles.parentKey(keyFile, diagnostics)
         let secret: RecoverySheet.Secret
-        if let passphrase = try passphrase.read() {
+        if let passphrase = try passphrase.read(new: true) {
             secret = .encrypted(ncryptsec: try NIP49.encrypt(key, passphrase: passphrase, logN: logN, keySecurity: NIP49.KeySecurity(rawValue: keySecurity)!),
                                 publicKey: key.publicKey)
         } else {

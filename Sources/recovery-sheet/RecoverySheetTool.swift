@@ -31,16 +31,20 @@ struct RecoverySheetTool: ParsableCommand {
     static func main() { ToolMain.run(Self.self) }
 }
 
-/// The passphrase of an encrypted (NIP-49) sheet, read from a file, never from the command line.
+/// The passphrase of an encrypted (NIP-49) sheet or of a share set, read from a file, never from
+/// the command line; `-` on a terminal asks for it without echo (twice for a new one).
 struct PassphraseOption: ParsableArguments {
-    @Option(name: .customLong("passphrase-file"), help: ArgumentHelp("A file holding the passphrase (one final newline is ignored); - for standard input.", valueName: "FILE"))
+    @Option(name: .customLong("passphrase-file"), help: ArgumentHelp("A file holding the passphrase (one final newline is ignored); - for standard input, asked without echo on a terminal.", valueName: "FILE"))
     var passphraseFile: String?
 
     var declaredInputs: [FileSet.Input] { passphraseFile.map { [FileSet.Input("--passphrase-file", $0)] } ?? [] }
 
-    func read() throws -> String? {
+    /// The passphrase, or nil when none was given. `new` asks twice on a terminal.
+    func read(new: Bool = false) throws -> String? {
         guard let passphraseFile else { return nil }
-        let bytes = try InputFiles.readSecret(passphraseFile, what: "passphrase file", diagnostics: diagnostics)
+        let bytes = passphraseFile == "-" && TerminalPrompt.inputIsTerminal
+            ? try (new ? TerminalPrompt.newSecret("passphrase") : TerminalPrompt.secretLine("passphrase"))
+            : try InputFiles.readSecret(passphraseFile, what: "passphrase file", diagnostics: diagnostics)
         var text = bytes.withUnsafeBytes { String(decoding: $0, as: UTF8.self) }
         if text.hasSuffix("\n") { text.removeLast() }
         guard !text.isEmpty else {

@@ -187,11 +187,15 @@ struct Words: ParsableCommand {
         discussion: """
         The words are the key's 32 bytes in the BIP-39 English word list: they are the key, so \
         they are not written to a terminal unless --force. Decoding takes any case and spacing, \
-        numbering, and the first four letters of a word.
+        the first four letters of a word, and numbering: numbered words may come in any order \
+        (the sheet's grid typed row by row). It also takes the key as the sheet prints it, \
+        nsec1 or ncryptsec1 in groups of four (an ncryptsec needs --passphrase-file).
 
         Examples:
           recovery-sheet words --key-file parent.nsec -o words.txt
           recovery-sheet words --decode words.txt -o restored.nsec
+          recovery-sheet words --decode typed-ncryptsec.txt --passphrase-file - \\
+            -o restored.nsec
         """
     )
 
@@ -204,26 +208,31 @@ struct Words: ParsableCommand {
     @Argument(help: ArgumentHelp("With --decode: the file of words; - or nothing for standard input.", valueName: "FILE"))
     var input: String?
 
+    @OptionGroup var passphrase: PassphraseOption
+
     @OptionGroup var output: OutputOptions
 
     func validate() throws {
         if decode, keyFile != nil { throw ValidationError("--decode reads words, not --key-file") }
         if !decode, keyFile == nil { throw ValidationError("give --key-file, or --decode to read words") }
         if !decode, input != nil { throw ValidationError("a words file is read only with --decode") }
+        if !decode, passphrase.passphraseFile != nil { throw ValidationError("--passphrase-file goes with --decode") }
+        try requireOneStandardInput([input ?? "-", passphrase.passphraseFile])
     }
 
     func run() throws {
-        let files = try CommandFiles(reads: decode ? [.init("words file", input ?? "-")] : [.init("--key-file", keyFile!)],
+        let files = try CommandFiles(reads: decode ? [.init("words file", input ?? "-")] + passphrase.declaredInputs : [.init("--key-file", keyFile!)],
                                      writes: [output.declared(.secret)], force: output.force)
         let line: SecretBytes
         if decode {
             let path = input ?? "-"
             let text = try InputFiles.readSecret(path, what: "words file", diagnostics: diagnostics).withUnsafeBytes { String(decoding: $0, as: UTF8.self) }
-            let entropy = try BIP39.entropy(fromWords: text)
-            guard entropy.count == 32 else {
-                throw ToolError(.invalidInput, "these words hold \(entropy.count) bytes; a key is 32 bytes (24 words)")
+            let key: SecretKey
+            do {
+                key = try RecoverySheet.key(fromTyped: text) { try passphrase.read() }.key
+            } catch let error as VaultError where error.code == .passphraseNeeded {
+                throw ToolError(.usage, error.reason, hint: "pass --passphrase-file FILE (- asks for it)")
             }
-            let key = try SecretKey(secret: entropy)
             line = try secretLine(key.nsec())
             diagnostics.note("public key: \(key.publicKey.npub)")
         } else {

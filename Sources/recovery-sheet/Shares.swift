@@ -78,8 +78,8 @@ enum ShareReader {
 
 /// The key's passphrase for shares: optional, printable ASCII (SLIP-0039).
 extension PassphraseOption {
-    func readForShares() throws -> [UInt8] {
-        guard let text = try read() else { return [] }
+    func readForShares(new: Bool = false) throws -> [UInt8] {
+        guard let text = try read(new: new) else { return [] }
         return Array(text.utf8)
     }
 }
@@ -196,7 +196,7 @@ struct Split: ParsableCommand {
         let files = try CommandFiles(reads: [.init("--key-file", keyFile)] + passphrase.declaredInputs, writes: declared)
 
         let key = try KeyFiles.parentKey(keyFile, diagnostics)
-        let phrase = try passphrase.readForShares()
+        let phrase = try passphrase.readForShares(new: true)
         let set = try key.withUnsafeBytes { bytes in
             try SLIP39.split(secret: SecretBytes(copying: bytes), groupThreshold: groupThreshold, groups: groups, passphrase: phrase,
                              iterationExponent: iterationExponent, random: SystemRandom())

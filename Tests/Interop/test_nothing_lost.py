@@ -141,6 +141,9 @@ def template(tmp_path_factory):
         ("recovery-sheet", f"split --key-file keys/parent.nsec --threshold 2 --shares 2 {SHARE_OPTIONS} --passphrase-file pass.txt -o pshares"),
     ]:
         ok(*arguments, cwd=folder)
+    # The encrypted sheet's key as a person types it from the page: in groups of four.
+    ncryptsec = zxingcpp.read_barcodes(Image.open(folder / "esheet.png"))[0].text
+    secret(folder / "typed-ncryptsec.txt", " ".join(ncryptsec[i:i + 4] for i in range(0, len(ncryptsec), 4)) + "\n")
     (folder / "sub").mkdir()
     return folder
 
@@ -1202,6 +1205,8 @@ STDIN = {
     ("recovery-sheet scan", "passphrase-file"): ("scan esheet.png --passphrase-file -", "pass.txt", lambda out: out.strip() == PARENT.nsec.encode()),
     ("recovery-sheet verify", "passphrase-file"): (f"verify esheet.png --npub {PARENT.npub} --passphrase-file -", "pass.txt", lambda out: True),
     ("recovery-sheet words", "FILE"): ("words --decode -", "words.txt", lambda out: out.strip() == PARENT.nsec.encode()),
+    ("recovery-sheet words", "passphrase-file"): ("words --decode typed-ncryptsec.txt --passphrase-file -", "pass.txt",
+                                                  lambda out: out.strip() == PARENT.nsec.encode()),
     ("recovery-sheet split", "key-file"): (f"split --key-file - --threshold 2 --shares 2 {SHARE_OPTIONS} -o {SPLIT_OUT}/key", "keys/parent.nsec",
                                            lambda out: len(list(Path(SPLIT_OUT, "key").glob("*.png"))) == 2),
     ("recovery-sheet split", "passphrase-file"): (f"split --key-file keys/parent.nsec --passphrase-file - --threshold 2 --shares 2 {SHARE_OPTIONS} "

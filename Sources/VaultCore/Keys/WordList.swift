@@ -18,10 +18,25 @@ struct WordList: Sendable {
         return index
     }
 
-    /// The words of typed text: any case, separated by whitespace or commas, with numbering a
-    /// person copied ("1.", "12)") skipped.
+    /// The words of typed text: any case, separated by whitespace or commas. Numbering a person
+    /// copied ("1.", "12)") is dropped; when every word is numbered and the numbers are 1 to n,
+    /// each word goes to its number's place, so a sheet's numbered grid may be typed row by row,
+    /// or in any order.
     static func tokens(_ text: String) -> [String] {
-        text.lowercased().split(whereSeparator: { $0.isWhitespace || $0 == "," }).map(String.init)
-            .filter { token in !token.allSatisfy { $0.isNumber || $0 == "." || $0 == ")" || $0 == ":" } }
+        var words: [String] = [], places: [Int] = []
+        var pending: Int?
+        for token in text.lowercased().split(whereSeparator: { $0.isWhitespace || $0 == "," }) {
+            if token.allSatisfy({ $0.isNumber || $0 == "." || $0 == ")" || $0 == ":" }) {
+                pending = token.count <= 4 ? Int(token.filter(\.isNumber)) : nil
+                continue
+            }
+            words.append(String(token))
+            if let place = pending { places.append(place) }
+            pending = nil
+        }
+        guard !words.isEmpty, places.count == words.count, Set(places) == Set(1...words.count) else { return words }
+        var placed = words
+        for (word, place) in zip(words, places) { placed[place - 1] = word }
+        return placed
     }
 }

@@ -46,6 +46,22 @@ public enum RecoverySheet {
         return (try SecretKey(parsing: payload.withUnsafeBytes { try SecretBytes(copying: $0) }, what: name), false)
     }
 
+    /// The key behind text a person typed from a sheet: the 24 words (numbered or not, in any
+    /// order when numbered), or the key as printed, `nsec1` or `ncryptsec1` in groups of four
+    /// (the spaces are ignored; an ncryptsec asks `passphrase` for its passphrase).
+    public static func key(fromTyped text: String, passphrase: () throws -> String?) throws -> (key: SecretKey, encrypted: Bool) {
+        let joined = String(text.filter { !$0.isWhitespace })
+        let folded = joined.lowercased()
+        if folded.hasPrefix("nsec1") || folded.hasPrefix("ncryptsec1") {
+            return try key(fromPayload: Array(joined.utf8), name: "the typed key", passphrase: passphrase)
+        }
+        let entropy = try BIP39.entropy(fromWords: text)
+        guard entropy.count == 32 else {
+            throw VaultError(.malformedKey, "these words hold \(entropy.count) bytes; a key is 32 bytes (24 words)")
+        }
+        return (try SecretKey(secret: entropy), false)
+    }
+
     public struct Content: Sendable {
         public var secret: Secret
         public var label: String?

@@ -1,0 +1,46 @@
+import Foundation
+import VaultCore
+
+/// Asking a person for a secret on their terminal (issue 12): the prompt and the answer go
+/// through /dev/tty with echo off, so the secret is neither shown nor in the shell's history.
+public enum TerminalPrompt {
+    /// Whether standard input is a terminal (then a secret "from standard input" is asked for).
+    public static var inputIsTerminal: Bool { isatty(STDIN_FILENO) == 1 }
+
+    /// One line typed without echo after `prompt`, without its newline; at most 4 KiB.
+    public static func secretLine(_ prompt: String) throws -> SecretBytes {
+        let terminal = open("/dev/tty", O_RDWR | O_CLOEXEC)
+        guard terminal >= 0 else { throw ToolError(.usage, "there is no terminal to ask for the \(prompt) on", hint: "give it in a file") }
+        defer { close(terminal) }
+        var saved = termios()
+        let canSilence = tcgetattr(terminal, &saved) == 0
+        if canSilence {
+            var silent = saved
+            silent.c_lflag &= ~tcflag_t(ECHO)
+            _ = tcsetattr(terminal, TCSAFLUSH, &silent)
+        }
+        defer {
+            if canSilence { _ = tcsetattr(terminal, TCSAFLUSH, &saved) }
+            _ = write(terminal, "\n", 1)
+        }
+        let question = Array("\(prompt): ".utf8)
+        _ = question.withUnsafeBytes { write(terminal, $0.baseAddress, $0.count) }
+        var typed: [UInt8] = []
+        defer { for index in typed.indices { typed[index] = 0 } }
+        var byte: UInt8 = 0
+        while read(terminal, &byte, 1) == 1, byte != 0x0a {
+            guard typed.count < InputLimits.keyFile else { throw ToolError(.invalidInput, "the \(prompt) is longer than 4 KiB") }
+            typed.append(byte)
+        }
+        if typed.last == 0x0d { typed.removeLast() }
+        return try SecretBytes(consuming: &typed)
+    }
+
+    /// A new secret, typed twice; they must agree.
+    public static func newSecret(_ prompt: String) throws -> SecretBytes {
+        let first = try secretLine(prompt)
+        let second = try secretLine("\(prompt) again")
+        guard first == second else { throw ToolError(.invalidInput, "the two \(prompt)s differ; nothing was written") }
+        return first
+    }
+}

@@ -1,0 +1,73 @@
+"""Secrets typed on a terminal (issue 12): `--passphrase-file -` on a terminal asks for the
+passphrase without echo (twice for a new one), in a real pseudo-terminal that is the tool's
+controlling terminal."""
+import os
+import pty
+import select
+import shutil
+import time
+
+from vaultref import Household, nip19_decode
+from workspace import BIN, FIXTURES
+
+PARENT = Household(nip19_decode((FIXTURES / "keys" / "parent.nsec").read_text().strip(), "nsec"))
+
+
+def converse(argv, cwd, answers, timeout=30):
+    """Runs argv on a new pseudo-terminal; each time the screen shows a prompt from `answers`
+    (in order), types its answer. Returns the exit code and everything the terminal showed."""
+    pid, terminal = pty.fork()
+    if pid == 0:
+        os.chdir(cwd)
+        os.execv(argv[0], argv)
+    shown, pending, deadline = b"", list(answers), time.monotonic() + timeout
+    status = None
+    while time.monotonic() < deadline:
+        ready, _, _ = select.select([terminal], [], [], 0.2)
+        if not ready and status is None:
+            finished, code = os.waitpid(pid, os.WNOHANG)
+            if finished:
+                status = code
+                continue
+        if not ready and status is not None:
+            break
+        if ready:
+            try:
+                chunk = os.read(terminal, 4096)
+            except OSError:
+                break
+            if not chunk:
+                break
+            shown += chunk
+        if pending and shown.rstrip().endswith(pending[0][0].encode()):
+            os.write(terminal, pending[0][1].encode() + b"\n")
+            pending.pop(0)
+            shown += b"<answered>"
+    if status is None:
+        _, status = os.waitpid(pid, 0)
+    os.close(terminal)
+    return os.waitstatus_to_exitcode(status), shown.decode(errors="replace")
+
+
+def test_a_new_passphrase_is_asked_twice_without_echo_and_opens_the_sheet(tmp_path):
+    shutil.copy(FIXTURES / "keys" / "parent.nsec", tmp_path / "parent.nsec")
+    (tmp_path / "parent.nsec").chmod(0o600)
+    phrase = "tall green ladder 42"
+    status, shown = converse([str(BIN / "recovery-sheet"), "generate", "--key-file", "parent.nsec", "--passphrase-file", "-", "--log-n", "8",
+                              "--dpi", "100", "-o", "sheet.png"], tmp_path, [("passphrase:", phrase), ("passphrase again:", phrase)])
+    assert status == 0, shown
+    assert phrase not in shown, "the passphrase was echoed"
+    status, shown = converse([str(BIN / "recovery-sheet"), "scan", "sheet.png", "--passphrase-file", "-", "-o", "restored.nsec"], tmp_path,
+                             [("passphrase:", phrase)])
+    assert status == 0, shown
+    assert (tmp_path / "restored.nsec").read_text().strip() == PARENT.nsec
+    assert phrase not in shown
+
+
+def test_two_different_passphrases_write_nothing(tmp_path):
+    shutil.copy(FIXTURES / "keys" / "parent.nsec", tmp_path / "parent.nsec")
+    (tmp_path / "parent.nsec").chmod(0o600)
+    status, shown = converse([str(BIN / "recovery-sheet"), "generate", "--key-file", "parent.nsec", "--passphrase-file", "-", "--log-n", "8",
+                              "-o", "sheet.png"], tmp_path, [("passphrase:", "one"), ("passphrase again:", "two")])
+    assert status == 2 and "differ" in shown, shown
+    assert not (tmp_path / "sheet.png").exists()

@@ -1,0 +1,32 @@
+import Testing
+@testable import VaultCore
+
+/// Restoring from every form a sheet prints (issue 12): the numbered word grid typed in any
+/// order, and the key in groups of four, plain or encrypted.
+@Suite struct TypedKeyTests {
+    let random = SeededRandom(seed: 0x7e1)
+
+    @Test func numberedWordsGoToTheirPlaces() throws {
+        let key = try SecretKey.generate(using: random)
+        let words = try key.withUnsafeBytes { try BIP39.words(for: SecretBytes(copying: $0)) }
+        // The grid read row by row: 1, 9, 17, 2, 10, 18, …
+        let rows = (0..<8).flatMap { row in [row, row + 8, row + 16] }.map { "\($0 + 1). \(words[$0])" }.joined(separator: "  ")
+        #expect(try RecoverySheet.key(fromTyped: rows) { nil }.key == key)
+        // Unnumbered words keep their order; a numbering that is not 1…n is ignored.
+        #expect(WordList.tokens("b a c") == ["b", "a", "c"])
+        #expect(WordList.tokens("2 b 1 a 3 c") == ["a", "b", "c"])
+        #expect(WordList.tokens("2 b 2 a 3 c") == ["b", "a", "c"])
+    }
+
+    @Test func theKeyAsPrintedInGroupsOfFour() throws {
+        let key = try SecretKey.generate(using: random)
+        let nsec = String(decoding: try key.nsec().withUnsafeBytes { Array($0) }, as: UTF8.self)
+        let grouped = stride(from: 0, to: nsec.count, by: 4).map { String(nsec.dropFirst($0).prefix(4)) }.joined(separator: " ")
+        #expect(try RecoverySheet.key(fromTyped: grouped.uppercased() + "\n") { nil }.key == key)
+        let ncryptsec = try NIP49.encrypt(key, passphrase: "pass", logN: 4, random: random)
+        let typed = stride(from: 0, to: ncryptsec.count, by: 4).map { String(ncryptsec.dropFirst($0).prefix(4)) }.joined(separator: "\n")
+        #expect(throws: VaultError(.passphraseNeeded, "")) { try RecoverySheet.key(fromTyped: typed) { nil } }
+        let opened = try RecoverySheet.key(fromTyped: typed) { "pass" }
+        #expect(opened.key == key && opened.encrypted)
+    }
+}
