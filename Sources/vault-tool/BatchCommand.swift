@@ -15,6 +15,8 @@ struct BatchCommand {
     let jobs: Int
     let allowLossy: Bool
     let dryRun: Bool
+    /// Failures are accepted: reported, kept in the journal, and the run exits 0.
+    let skipFailed: Bool
 
     func run() throws {
         let batch = try BatchMigration(manifestPath: manifest, outDir: outDir, journalPath: journal ?? outDir + "/.migrate-journal.sqlite",
@@ -22,6 +24,7 @@ struct BatchCommand {
         let total = batch.jobs.count
         let tally = Mutex([BatchMigration.Status: Int]())
         let showProgress = StandardStreams.errorIsTerminal
+        let started = Date()
         try batch.run(parallelism: jobs, loadAccess: { job in
             try VaultAccessFiles.load(keyFile: job.keyFile, vaultKeyFile: job.vaultKeyFile)
         }, report: { result in
@@ -29,7 +32,10 @@ struct BatchCommand {
             tally.withLock { counts in
                 counts[result.status, default: 0] += 1
                 StandardStreams.writeOutput(Array(line.utf8))
-                if showProgress { Self.drawProgress(done: counts.values.reduce(0, +), total: total) }
+                if showProgress {
+                    Self.drawProgress(done: counts.values.reduce(0, +), total: total, failed: counts[.failed, default: 0],
+                                      seconds: Date().timeIntervalSince(started))
+                }
             }
         })
         let counts = tally.withLock { $0 }
@@ -41,9 +47,13 @@ struct BatchCommand {
             return
         }
         diagnostics.note("migrated \(counts[.migrated, default: 0]), unchanged \(counts[.unchanged, default: 0]), done earlier \(counts[.previouslyDone, default: 0]), failed \(failed) of \(total) vaults (version \(target)) → \(outDir)")
+        if failed > 0, skipFailed {
+            diagnostics.warning("\(failed) of \(total) vaults failed and were skipped; their errors are in the report and the journal")
+            return
+        }
         if failed > 0 {
             throw ToolError(.operational, "\(failed) of \(total) vaults failed; their errors are in the report and the journal",
-                            hint: "fix them and run the same command again: finished vaults are not redone")
+                            hint: "fix them and run the same command again (finished vaults are not redone), or accept them with --skip-failed")
         }
     }
 
@@ -63,9 +73,14 @@ struct BatchCommand {
         return .object(entries)
     }
 
-    static func drawProgress(done: Int, total: Int) {
+    /// "[#####.....] 1200/2000  310/s  ETA 3 s  2 failed", redrawn in place.
+    static func drawProgress(done: Int, total: Int, failed: Int, seconds: Double) {
         let width = 30, filled = total == 0 ? width : done * width / total
         let bar = String(repeating: "#", count: filled) + String(repeating: ".", count: width - filled)
-        StandardStreams.writeError(Array("\r[\(bar)] \(done)/\(total)".utf8))
+        let rate = seconds > 0 ? Double(done) / seconds : 0
+        let eta = rate > 0 ? Int((Double(total - done) / rate).rounded(.up)) : nil
+        let etaText = eta.map { $0 >= 120 ? "ETA \($0 / 60) min" : "ETA \($0) s" } ?? "ETA …"
+        let rateText = rate >= 10 ? String(Int(rate)) : String(format: "%.1f", rate)
+        StandardStreams.writeError(Array("\r[\(bar)] \(done)/\(total)  \(rateText)/s  \(etaText)\(failed > 0 ? "  \(failed) failed" : "")\u{1b}[K".utf8))
     }
 }

@@ -66,6 +66,9 @@ struct Migrate: ParsableCommand {
     @Option(help: "Batch mode: how many vaults to migrate at once.")
     var jobs = 1
 
+    @Flag(help: "Batch mode: accept vaults that fail (they stay in the report and the journal) and exit 0.")
+    var skipFailed = false
+
     @OptionGroup var vault: VaultInputOptions
 
     func validate() throws {
@@ -76,7 +79,7 @@ struct Migrate: ParsableCommand {
             }
             return
         }
-        if outDir != nil || journal != nil { throw ValidationError("--out-dir and --journal belong to --manifest") }
+        if outDir != nil || journal != nil || skipFailed { throw ValidationError("--out-dir, --journal and --skip-failed belong to --manifest") }
         try vault.access.requireOne()
         if inPlace {
             guard vault.input != "-" else { throw ValidationError("--in-place needs a vault file, not standard input") }
@@ -88,7 +91,8 @@ struct Migrate: ParsableCommand {
     func run() throws {
         try requireRange(jobs, 1...64, "--jobs")
         if let manifest {
-            try BatchCommand(manifest: manifest, target: to, outDir: outDir!, journal: journal, jobs: jobs, allowLossy: allowLossy, dryRun: dryRun).run()
+            try BatchCommand(manifest: manifest, target: to, outDir: outDir!, journal: journal, jobs: jobs, allowLossy: allowLossy, dryRun: dryRun,
+                             skipFailed: skipFailed).run()
             return
         }
         // In place, the vault is the output by request; its backup and it are published in that

@@ -36,6 +36,24 @@ import VaultCore
         #expect(try VaultFileBytes.schemaByte(workspace.contents("testkit/ok-minimal.vault")) == 2)
     }
 
+    @Test func skipFailedFinishesAFleetRunWithItsFailuresReported() throws {
+        let workspace = try Workspace()
+        let manifest = """
+            {"vault": "testkit/ok-minimal.vault", "keyFile": "keys/parent.nsec"}
+            {"vault": "testkit/tampered-tag.vault", "keyFile": "keys/parent.nsec"}
+
+            """
+        try Data(manifest.utf8).write(to: URL(fileURLWithPath: workspace.path("jobs.jsonl")))
+        let strict = try workspace.run("vault-tool", ["migrate", "--manifest", "jobs.jsonl", "--to", "2", "--out-dir", "strict"])
+        #expect(strict.status == 1 && strict.stderrText.contains("--skip-failed"), "\(strict.stderrText)")
+        let lenient = try workspace.run("vault-tool", ["migrate", "--manifest", "jobs.jsonl", "--to", "2", "--out-dir", "lenient", "--skip-failed"])
+        #expect(lenient.status == 0, "\(lenient.stderrText)")
+        #expect(lenient.stderrText.contains("1 of 2 vaults failed and were skipped"))
+        let statuses = lenient.stdoutText.split(separator: "\n").map { line in line.contains(#""status":"failed""#) ? "failed" : "other" }
+        #expect(statuses.sorted() == ["failed", "other"])
+        #expect(try VaultFileBytes.schemaByte(workspace.contents("lenient/ok-minimal.vault")) == 2)
+    }
+
     @Test func sealRaisesTheRevision() throws {
         let workspace = try Workspace()
         let opened = try workspace.run("vault-tool", ["open", "--key-file", "keys/parent.nsec", "-o", "v2.json", "testkit/ok-v2-minimal.vault"])
