@@ -7,26 +7,43 @@ struct Census: ParsableCommand {
         abstract: "Count the vaults under a folder by format, suite and schema version (no key needed).",
         discussion: """
         Reads only the first bytes of every file under DIR (a mirror of the storage bucket), and \
-        lists the files that are not vault envelopes, with the reason.
+        lists the files that are not vault envelopes, with the reason. With --list, prints every \
+        vault instead: its schema version, household id and path under DIR (with --json, one \
+        JSON object a line), from which a migration manifest can be built.
 
         Examples:
           vault-tool census mirror/vaults
           vault-tool census --json mirror/vaults > census.json
+          vault-tool census --list --json mirror/vaults \\
+            | jq -c 'select(.schemaVersion == 1) | {vault: ("mirror/vaults/" + .path),
+            vaultKeyFile: ("keys/" + .household + ".vaultkey")}' > jobs.jsonl
         """
     )
 
     @Flag(help: "Print JSON instead of text.")
     var json = false
 
+    @Flag(help: "List every vault (schema version, household id, path) instead of counting.")
+    var list = false
+
     @Argument(help: ArgumentHelp("The folder to count.", valueName: "DIR"))
     var folder: String
 
     func run() throws {
         let showProgress = StandardStreams.errorIsTerminal
-        let census = try VaultCensus.take(of: folder) { count in
+        let census = try VaultCensus.take(of: folder, listing: list) { count in
             if showProgress { StandardStreams.writeError(Array("\r\(count) files read".utf8)) }
         }
         if showProgress { StandardStreams.writeError(Array("\r\u{1b}[K".utf8)) }
+        if list {
+            StandardStreams.writeOutput(census.listed.flatMap { entry -> [UInt8] in
+                json ? JSONValue.object([("path", .string(entry.path)), ("format", .int(Int(entry.kind.format))), ("suite", .int(Int(entry.kind.suite))),
+                                         ("schemaVersion", .int(Int(entry.kind.schemaVersion))), ("household", .string(entry.household))])
+                    .serialized(pretty: false) + [0x0a]
+                    : Array("\(entry.kind.schemaVersion)\t\(entry.household)\t\(entry.path.displaySafe)\n".utf8)
+            })
+            return
+        }
         let kinds = census.counts.keys.sorted()
         let text: String
         if json {

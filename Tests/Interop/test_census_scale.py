@@ -43,3 +43,21 @@ def test_census_of_100000_files(tmp_path):
     assert [k["supported"] for k in census["kinds"]] == [True, True, False]
     assert len(census["notVaults"]) == not_vaults
     print(f"\ncensus of {FILES} files: {elapsed:.2f} s ({FILES / elapsed:,.0f} files/s)")
+
+
+def test_census_list_names_every_vault_with_its_version_and_household(tmp_path):
+    """`census --list --json`: one line a vault, read here from the headers independently."""
+    root = tmp_path / "mirror"
+    expected = {}
+    for index in range(300):
+        household = os.urandom(32)
+        schema = 2 if index % 3 == 0 else 1
+        path = root / f"{index % 7}" / f"{household.hex()}.vault"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(b"MTVAULT" + bytes([1, 1, schema]) + household + os.urandom(24 + 16 + 50))
+        expected[str(path.relative_to(root))] = (schema, household.hex())
+    (root / "notes.txt").write_text("not a vault\n")
+    result = subprocess.run([VAULT_TOOL, "census", "--list", "--json", str(root)], capture_output=True)
+    assert result.returncode == 0, result.stderr
+    listed = {entry["path"]: (entry["schemaVersion"], entry["household"]) for entry in map(json.loads, result.stdout.decode().splitlines())}
+    assert listed == expected

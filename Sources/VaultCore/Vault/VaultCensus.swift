@@ -23,11 +23,16 @@ public struct VaultCensus: Sendable {
     public private(set) var notVaults: [(path: String, reason: String)] = []
 
     public var vaults: Int { counts.values.reduce(0, +) }
+    /// With `listing`: every vault, by its path under the folder, with its kind and household
+    /// (public header fields), so a manifest can be built from it.
+    public private(set) var listed: [(path: String, kind: Kind, household: String)] = []
+    private var listing = false
 
     /// Walks `folder` recursively (symbolic links are not followed). `progress` is called every
     /// 1,000 files with the count so far.
-    public static func take(of folder: String, progress: ((Int) -> Void)? = nil) throws -> VaultCensus {
+    public static func take(of folder: String, listing: Bool = false, progress: ((Int) -> Void)? = nil) throws -> VaultCensus {
         var census = VaultCensus()
+        census.listing = listing
         var header = [UInt8](repeating: 0, count: VaultEnvelope.headerByteCount + XChaCha20Poly1305.tagByteCount)
         var pending = [""]
         guard opendir(folder).map({ closedir($0); return true }) ?? false else {
@@ -73,7 +78,9 @@ public struct VaultCensus: Sendable {
         } else if bytes.count < buffer.count {
             notVaults.append((relative, "truncated: \(bytes.count) bytes, less than a header and a tag"))
         } else {
-            counts[Kind(format: bytes[7], suite: bytes[8], schemaVersion: bytes[9]), default: 0] += 1
+            let kind = Kind(format: bytes[7], suite: bytes[8], schemaVersion: bytes[9])
+            counts[kind, default: 0] += 1
+            if listing { listed.append((relative, kind, Hex.encode(Array(bytes[10..<42])))) }
         }
     }
 }
