@@ -114,6 +114,8 @@ struct Registry: ParsableCommand {
         @Flag(help: "Show the blast radius and write nothing.") var dryRun = false
         @Flag(help: "Print JSON.") var json = false
         @Flag(help: "Go ahead even if users or conversations are left without an active device or admin.") var force = false
+        @Flag(help: "Spare each user's last active device (the one seen most recently): revoke stale devices without locking anyone out.")
+        var keepLastDevice = false
         @Option(help: ArgumentHelp("Write the mls.remove operations (JSON Lines) to FILE.", valueName: "OPS")) var ops: String?
         @Option(help: ArgumentHelp("The batch id to log, such as a ticket number (default: a random UUID).", valueName: "ID")) var batchId: String?
         @OptionGroup var now: NowOption
@@ -154,6 +156,7 @@ struct Registry: ParsableCommand {
             let selector = try selector()
             let registry = try database.open(dryRun ? .readOnly : .readWrite)
             let result = try registry.revoke(selector, reason: reason, now: now.time, dryRun: dryRun, force: force, collectOperations: false,
+                                             keepLastDevice: keepLastDevice,
                                              batchID: batchId ?? UUID().uuidString.lowercased())
             let radius = result.radius
             if json {
@@ -163,6 +166,7 @@ struct Registry: ParsableCommand {
                     ("memberships", .int(radius.memberships)), ("usersLeftWithoutDevice", .int(radius.usersLeftWithoutDevice)),
                     ("conversationsLeftWithoutAdmin", .int(radius.conversationsLeftWithoutAdmin)),
                     ("alreadyRevoked", .int(radius.alreadyRevoked)), ("notFound", .int(radius.notFound)),
+                    ("sparedLastDevices", .int(radius.sparedLastDevices)),
                     ("refusals", .array(result.refusals.map { .string($0.reason) })),
                 ]).serialized())
             } else {
@@ -175,6 +179,7 @@ struct Registry: ParsableCommand {
                 table.add("conversations left with no active admin device", "\(radius.conversationsLeftWithoutAdmin)")
                 table.add("already revoked (skipped)", "\(radius.alreadyRevoked)")
                 table.add("not found", "\(radius.notFound)")
+                if keepLastDevice { table.add("spared: each user's last device", "\(radius.sparedLastDevices)") }
                 let head = radius.devices == 0 ? "nothing to revoke" : !result.refusals.isEmpty ? (dryRun ? "dry run: refused, the real run would be too" : "refused")
                     : dryRun ? "dry run: would revoke" : result.applied ? "revoked (batch \(result.batchID))" : "refused"
                 StandardStreams.writeOutput(Array((head + "\n" + table.render(indent: "  ")).utf8))

@@ -43,6 +43,8 @@ extension DeviceRegistry {
         public var alreadyRevoked = 0
         /// Listed devices or keys the registry does not have.
         public var notFound = 0
+        /// Selected devices kept because each is its user's last active device.
+        public var sparedLastDevices = 0
     }
 
     /// A guard rail a registry revocation trips, with how much it would break. The tools name
@@ -76,8 +78,10 @@ extension DeviceRegistry {
     /// Refuses (writing nothing) when users would be left with no active device or
     /// conversations with no active admin device, unless `force`. Idempotent: already revoked
     /// devices are skipped. A dry run needs only a read-only registry.
+    /// With `keepLastDevice`, a user all of whose active devices are selected keeps the one
+    /// seen most recently (stale devices go, nobody is locked out).
     public func revoke(_ selector: Selector, reason: String?, now: Timestamp, dryRun: Bool, force: Bool,
-                       collectOperations: Bool, batchID: String = UUID().uuidString.lowercased()) throws -> RevocationResult {
+                       collectOperations: Bool, keepLastDevice: Bool = false, batchID: String = UUID().uuidString.lowercased()) throws -> RevocationResult {
         let time = Self.timeText(now)
         return try transaction { db in
             try db.execute(sql: """
@@ -92,8 +96,24 @@ extension DeviceRegistry {
                 JOIN user_devices d ON d.user_did = s.user_did AND d.device_id = s.device_id WHERE d.is_active = 1
                 """)
             let selectedCount = try Int.fetchOne(db, sql: "SELECT count(*) FROM selected")!
+            let activeSelected = try Int.fetchOne(db, sql: "SELECT count(*) FROM batch")!
+            if keepLastDevice {
+                // Each user left with no active device keeps the one seen last.
+                try db.execute(sql: """
+                    DELETE FROM batch WHERE (user_did, device_id) IN (
+                        SELECT user_did, device_id FROM (
+                            SELECT b.user_did, b.device_id, row_number() OVER (
+                                PARTITION BY b.user_did ORDER BY coalesce(d.last_seen, d.registered_at) DESC, b.device_id) AS place
+                            FROM batch b JOIN user_devices d ON d.user_did = b.user_did AND d.device_id = b.device_id
+                            WHERE NOT EXISTS (
+                                SELECT 1 FROM user_devices o WHERE o.user_did = b.user_did AND o.is_active = 1
+                                AND NOT EXISTS (SELECT 1 FROM batch x WHERE x.user_did = o.user_did AND x.device_id = o.device_id)))
+                        WHERE place = 1)
+                    """)
+            }
             radius.devices = try Int.fetchOne(db, sql: "SELECT count(*) FROM batch")!
-            radius.alreadyRevoked = selectedCount - radius.devices
+            radius.sparedLastDevices = activeSelected - radius.devices
+            radius.alreadyRevoked = selectedCount - activeSelected
             guard radius.devices > 0 else {
                 return (RevocationResult(batchID: batchID, radius: radius, applied: false, refusals: [], operations: []), false)
             }

@@ -47,6 +47,18 @@ import Testing
         #expect(try DatabaseQueue(path: path).read { try Int.fetchOne($0, sql: "SELECT count(*) FROM user_devices WHERE user_did = 'x'") } == 0)
     }
 
+    @Test func keepLastDeviceSparesEachUsersMostRecentDevice() throws {
+        let (registry, path) = try registry()
+        // Not seen since January 6: d0…d4 (u0's both, u1's both, u2's d4); u2 keeps d5 anyway.
+        let stale = DeviceRegistry.Selector.notSeenSince(Timestamp(rfc3339: "2025-01-06T00:00:00Z")!)
+        let result = try registry.revoke(stale, reason: "stale", now: now, dryRun: false, force: true, collectOperations: false, keepLastDevice: true)
+        #expect(result.applied && result.radius.devices == 3 && result.radius.sparedLastDevices == 2 && result.radius.usersLeftWithoutDevice == 0)
+        let kept = try DatabaseQueue(path: path).read {
+            try String.fetchAll($0, sql: "SELECT device_id FROM user_devices WHERE is_active = 1 AND user_did IN ('u0', 'u1', 'u2') ORDER BY device_id")
+        }
+        #expect(kept == ["d1", "d3", "d5"])
+    }
+
     @Test func revokeByEachSelector() throws {
         let (registry, path) = try registry()
         let selectors: [DeviceRegistry.Selector] = [
