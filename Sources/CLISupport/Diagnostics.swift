@@ -108,6 +108,7 @@ private func hint(for code: VaultError.Code) -> String? {
     case .sameFile: "write to another file; inputs and other outputs are never overwritten (README \"Nothing lost\")"
     case .unsafeOutput: "name a regular file, or give - (or no -o) for standard output"
     case .lossyDowngrade: "pass --allow-lossy to migrate anyway; the dropped values are then listed"
+    case .alreadyImported: "to update rows already there, pass --upsert (what revocations wrote is never changed)"
     case .vaultKeyGivenAsParentKey: "give it with --vault-key-file instead of --key-file"
     case .mergeFailsCheck: "resolve by hand: open both copies with --reveal-secrets, edit, and seal"
     default: nil

@@ -69,6 +69,8 @@ struct Registry: ParsableCommand {
         @OptionGroup var database: Database
         @Option(help: ArgumentHelp("user_devices rows.", valueName: "FILE.jsonl")) var devices: String?
         @Option(help: ArgumentHelp("members rows.", valueName: "FILE.jsonl")) var members: String?
+        @Flag(help: "Update rows already there (names, keys, last seen, admin flags) instead of refusing; revocations are never undone.")
+        var upsert = false
         @OptionGroup var now: NowOption
 
         func validate() throws {
@@ -84,7 +86,7 @@ struct Registry: ParsableCommand {
                 ("\(what) '\(InputFiles.displayName(path))'", { try InputFiles.forEachLine(path, what: what, $0) })
             }
             let counts = try registry.importRows(devices: devices.map { source($0, "devices file") },
-                                                 members: members.map { source($0, "members file") }, now: now.time)
+                                                 members: members.map { source($0, "members file") }, now: now.time, upsert: upsert)
             diagnostics.note("imported \(counts.devices) devices and \(counts.members) memberships into \(database.db)")
         }
     }

@@ -211,21 +211,29 @@ extension DeviceRegistry {
     public typealias LineSource = (name: String, forEachLine: ((Int, ArraySlice<UInt8>) throws -> Void) throws -> Void)
 
     /// Loads JSON Lines whose keys are the column names, devices first, in one transaction: a
-    /// bad line names its file and line number, and nothing is imported.
-    public func importRows(devices: LineSource?, members: LineSource?, now: Timestamp) throws -> (devices: Int, members: Int) {
+    /// bad line names its file and line number, and nothing is imported. With `upsert`, a row
+    /// already there is updated instead of refused: a device's descriptive columns (MLS DID, name,
+    /// signature key, key packages, last seen) and a membership's admin flag. What a revocation
+    /// wrote (is_active, revoked_at, revocation_reason, left_at) is never changed by an import,
+    /// so re-importing an old export cannot bring a revoked device back.
+    public func importRows(devices: LineSource?, members: LineSource?, now: Timestamp, upsert: Bool = false) throws -> (devices: Int, members: Int) {
         try transaction { db in
             var counts = (devices: 0, members: 0)
             if let devices {
                 let insert = try db.makeStatement(sql: """
                     INSERT INTO user_devices (user_did, device_id, device_mls_did, device_name, signature_public_key, key_packages_available,
                         last_seen, registered_at, is_active, revoked_at, revocation_reason) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-                    """)
+                    """ + (upsert ? """
+                     ON CONFLICT (user_did, device_id) DO UPDATE SET device_mls_did = excluded.device_mls_did, device_name = excluded.device_name,
+                        signature_public_key = excluded.signature_public_key, key_packages_available = excluded.key_packages_available,
+                        last_seen = excluded.last_seen
+                    """ : ""))
                 counts.devices = try Self.forEachImportRow(.devices, in: devices, now: now) { try insert.execute(arguments: StatementArguments($0)) }
             }
             if let members {
                 let insert = try db.makeStatement(sql: """
                     INSERT INTO members (convo_id, member_mls_did, user_did, device_id, joined_at, left_at, is_admin) VALUES (?, ?, ?, ?, ?, ?, ?)
-                    """)
+                    """ + (upsert ? " ON CONFLICT (convo_id, member_mls_did) DO UPDATE SET is_admin = excluded.is_admin" : ""))
                 counts.members = try Self.forEachImportRow(.members, in: members, now: now) { try insert.execute(arguments: StatementArguments($0)) }
             }
             return (counts, true)
@@ -234,11 +242,11 @@ extension DeviceRegistry {
 
     /// The same, from files already in memory (tests, small imports).
     public func importRows(deviceLines devices: (name: String, bytes: [UInt8])?, memberLines members: (name: String, bytes: [UInt8])?,
-                           now: Timestamp) throws -> (devices: Int, members: Int) {
+                           now: Timestamp, upsert: Bool = false) throws -> (devices: Int, members: Int) {
         func source(_ file: (name: String, bytes: [UInt8])) -> LineSource {
             (file.name, { try LineReader.forEachLine(in: file.bytes, name: file.name, $0) })
         }
-        return try importRows(devices: devices.map(source), members: members.map(source), now: now)
+        return try importRows(devices: devices.map(source), members: members.map(source), now: now, upsert: upsert)
     }
 
     /// Parses an import file a line at a time, in the column order of `importRows`' inserts,
@@ -267,6 +275,9 @@ extension DeviceRegistry {
             } catch let error as DatabaseError {
                 // A constraint is the line's fault; anything else (a full disk, a file size
                 // limit) is the system's, whichever line happened to meet it.
+                if error.extendedResultCode == .SQLITE_CONSTRAINT_PRIMARYKEY || error.extendedResultCode == .SQLITE_CONSTRAINT_UNIQUE {
+                    throw VaultError.alreadyImported("\(file.name) line \(number)")
+                }
                 let code: VaultError.Code = error.resultCode == .SQLITE_CONSTRAINT ? .malformedDocument : .io
                 throw VaultError(code, "\(file.name) line \(number): \(error.message ?? "\(error)")", hint: "nothing was imported")
             }

@@ -130,6 +130,8 @@ extension VaultError.Code {
     public static let guardRail = VaultError.Code(name: "guardRail", category: .refused)
     /// A downgrade would drop values the older schema cannot carry.
     public static let lossyDowngrade = VaultError.Code(name: "lossyDowngrade", category: .refused)
+    /// An imported row is already in the registry.
+    public static let alreadyImported = VaultError.Code(name: "alreadyImported", category: .invalidInput)
     /// A vault key was given where a parent key belongs.
     public static let vaultKeyGivenAsParentKey = VaultError.Code(name: "vaultKeyGivenAsParentKey", category: .authentication)
     /// An encrypted secret was given without the passphrase it needs.
@@ -162,5 +164,11 @@ extension VaultError {
     /// The key given as the parent key is this vault's vault key.
     public static func vaultKeyGivenAsParentKey(file: String = #fileID, line: UInt = #line) -> VaultError {
         VaultError(.vaultKeyGivenAsParentKey, "this looks like the vault's vault key, not the parent key", file: file, line: line)
+    }
+
+    /// `line` (a file and line number) adds a row the registry already has.
+    public static func alreadyImported(_ line: String, file: String = #fileID, line sourceLine: UInt = #line) -> VaultError {
+        VaultError(.alreadyImported, "\(line): the registry already has this row (the same device, signature key or membership); nothing was imported",
+                   file: file, line: sourceLine)
     }
 }

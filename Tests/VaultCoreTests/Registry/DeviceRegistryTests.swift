@@ -47,6 +47,19 @@ import Testing
         #expect(try DatabaseQueue(path: path).read { try Int.fetchOne($0, sql: "SELECT count(*) FROM user_devices WHERE user_did = 'x'") } == 0)
     }
 
+    @Test func aSecondImportIsRefusedClearlyOrUpsertedWithoutUndoingRevocations() throws {
+        let (registry, path) = try registry()
+        _ = try registry.revoke(.devices([("u0", "d0")]), reason: "lost", now: now, dryRun: false, force: true, collectOperations: false)
+        let again = #"{"user_did": "u0", "device_id": "d0", "device_mls_did": "u0#d0", "device_name": "Renamed", "signature_public_key": "0000", "last_seen": "2026-01-01T00:00:00Z"}"# + "\n"
+            + #"{"user_did": "u9", "device_id": "new", "device_mls_did": "u9#new", "signature_public_key": "ffff"}"# + "\n"
+        #expect(throws: VaultError(.alreadyImported, "")) { try registry.importRows(deviceLines: ("again.jsonl", Array(again.utf8)), memberLines: nil, now: now) }
+        let counts = try registry.importRows(deviceLines: ("again.jsonl", Array(again.utf8)), memberLines: nil, now: now, upsert: true)
+        #expect(counts.devices == 2)
+        let row = try DatabaseQueue(path: path).read { try Row.fetchOne($0, sql: "SELECT device_name, is_active, revocation_reason FROM user_devices WHERE device_id = 'd0'")! }
+        #expect(row["device_name"] as String? == "Renamed" && row["is_active"] as Int == 0 && row["revocation_reason"] as String? == "lost")
+        #expect(try DatabaseQueue(path: path).read { try Int.fetchOne($0, sql: "SELECT count(*) FROM user_devices WHERE user_did = 'u9'") } == 1)
+    }
+
     @Test func keepLastDeviceSparesEachUsersMostRecentDevice() throws {
         let (registry, path) = try registry()
         // Not seen since January 6: d0…d4 (u0's both, u1's both, u2's d4); u2 keeps d5 anyway.
