@@ -78,21 +78,7 @@ public enum BIP39 {
     /// token is no mistyped word, and comparing all of it against 2,048 words took a second per
     /// kilobyte (found by the fuzz target bip39, at 12 inputs a second).
     static func closestWords(to typed: String) -> [String] {
-        let target = Array(typed.unicodeScalars.prefix(16))
-        var previous = [Int](), current = [Int]()
-        func distance(_ word: String) -> Int {
-            let other = Array(word.unicodeScalars)
-            previous = Array(0...other.count)
-            current = previous
-            for (i, a) in target.enumerated() {
-                current[0] = i + 1
-                for (j, b) in other.enumerated() {
-                    current[j + 1] = min(previous[j + 1] + 1, current[j] + 1, previous[j] + (a == b ? 0 : 1))
-                }
-                swap(&previous, &current)
-            }
-            return previous[other.count]
-        }
-        return englishWords.map { ($0, distance($0)) }.sorted { ($0.1, $0.0) < ($1.1, $1.0) }.prefix(3).map(\.0)
+        var distance = EditDistance(from: typed, limit: 16)
+        return englishWords.map { ($0, distance.to($0)) }.sorted { ($0.1, $0.0) < ($1.1, $1.0) }.prefix(3).map(\.0)
     }
 }

@@ -155,19 +155,8 @@ public enum VaultRevocation {
     /// name or id contains it, then by edit distance over id and name.
     static func closestDevices(to typed: String, in devices: [DeviceRecord]) -> [String] {
         let folded = typed.lowercased()
-        let target = Array(typed.lowercased().unicodeScalars.prefix(64))
-        func distance(_ text: String) -> Int {
-            let other = Array(text.lowercased().unicodeScalars.prefix(64))
-            var previous = Array(0...other.count), current = previous
-            for (i, a) in target.enumerated() {
-                current[0] = i + 1
-                for (j, b) in other.enumerated() {
-                    current[j + 1] = min(previous[j + 1] + 1, current[j] + 1, previous[j] + (a == b ? 0 : 1))
-                }
-                swap(&previous, &current)
-            }
-            return previous[other.count]
-        }
+        var edits = EditDistance(from: folded, limit: 64)
+        func distance(_ text: String) -> Int { edits.to(text.lowercased(), limit: 64) }
         func score(_ device: DeviceRecord) -> Int {
             if !folded.isEmpty, device.deviceName.lowercased().contains(folded) || device.deviceId.lowercased().contains(folded) { return -1 }
             return min(distance(device.deviceId), distance(device.deviceName))
