@@ -12,15 +12,15 @@ public enum TerminalPrompt {
         let terminal = open("/dev/tty", O_RDWR | O_CLOEXEC)
         guard terminal >= 0 else { throw ToolError(.usage, "there is no terminal to ask for the \(prompt) on", hint: "give it in a file") }
         defer { close(terminal) }
+        // Echo off, and signals off too: Ctrl-C then arrives as a byte and cancels here, after
+        // the terminal is restored, instead of killing the tool with echo still off.
         var saved = termios()
-        let canSilence = tcgetattr(terminal, &saved) == 0
-        if canSilence {
-            var silent = saved
-            silent.c_lflag &= ~tcflag_t(ECHO)
-            _ = tcsetattr(terminal, TCSAFLUSH, &silent)
-        }
+        guard tcgetattr(terminal, &saved) == 0 else { throw ToolError(.usage, "cannot turn off echo to ask for the \(prompt)", hint: "give it in a file") }
+        var silent = saved
+        silent.c_lflag &= ~tcflag_t(ECHO | ISIG)
+        guard tcsetattr(terminal, TCSAFLUSH, &silent) == 0 else { throw ToolError(.usage, "cannot turn off echo to ask for the \(prompt)", hint: "give it in a file") }
         defer {
-            if canSilence { _ = tcsetattr(terminal, TCSAFLUSH, &saved) }
+            _ = tcsetattr(terminal, TCSAFLUSH, &saved)
             _ = write(terminal, "\n", 1)
         }
         let question = Array("\(prompt): ".utf8)
@@ -29,6 +29,7 @@ public enum TerminalPrompt {
         defer { for index in typed.indices { typed[index] = 0 } }
         var byte: UInt8 = 0
         while read(terminal, &byte, 1) == 1, byte != 0x0a {
+            guard byte != 0x03, byte != 0x04 else { throw ToolError(.usage, "cancelled; nothing was written") }  // Ctrl-C, Ctrl-D
             guard typed.count < InputLimits.keyFile else { throw ToolError(.invalidInput, "the \(prompt) is longer than 4 KiB") }
             typed.append(byte)
         }

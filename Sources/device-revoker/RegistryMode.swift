@@ -128,6 +128,8 @@ struct Registry: ParsableCommand {
                 throw ValidationError("choose the devices one way: --device, --devices-file, --user, --not-seen-since or --signature-keys-file")
             }
             if let notSeenSince { _ = try parseSince(notSeenSince) }
+            // Sparing a device named on purpose (a stolen one) would leave it active.
+            if keepLastDevice, notSeenSince == nil { throw ValidationError("--keep-last-device goes with --not-seen-since") }
         }
 
         func selector() throws -> DeviceRegistry.Selector {

@@ -29,7 +29,7 @@ struct VaultMode: ParsableCommand {
     @Option(name: .customLong("device"), help: ArgumentHelp("A device to revoke: its id, a unique id prefix, or its name, any case (repeatable).", valueName: "ID"))
     var devices: [String] = []
 
-    @Option(help: ArgumentHelp("A file of device ids, one a line.", valueName: "FILE"))
+    @Option(help: ArgumentHelp("A file of devices (ids, id prefixes or names), one a line.", valueName: "FILE"))
     var devicesFile: String?
 
     @Option(help: ArgumentHelp("Revoke devices last seen before this date.", valueName: "DATE"))
@@ -139,7 +139,7 @@ struct VaultMode: ParsableCommand {
         switch refusal {
         case .unknownDevices(let ids):
             ids.map { id in "no device matches '\(id)'" + (plan.closest[id].map { $0.isEmpty ? "" : "; closest: \($0.joined(separator: ", "))" } ?? "") }
-                .joined(separator: "; ") + (ids.count > 1 ? " (pass --ignore-unknown to skip unknown ids)" : "")
+                .joined(separator: "; ") + " (or pass --ignore-unknown to skip unknown ids)"
         case .ambiguousDevice: "\(refusal.reason); give the whole id"
         case .promotedDeviceDoesNotStay(let id): "--promote '\(id)' is not an active device that stays"
         case .primaryNeedsSuccessor(let primary): "'\(primary)' is the primary device; name the new primary with --promote ID"

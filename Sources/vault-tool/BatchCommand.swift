@@ -43,7 +43,7 @@ struct BatchCommand {
         let failed = counts[.failed, default: 0]
         if dryRun {
             diagnostics.note("dry run: would migrate \(counts[.wouldMigrate, default: 0]), unchanged \(counts[.unchanged, default: 0]), failing \(failed) of \(total) vaults (version \(target)); nothing was written")
-            if failed > 0 { throw ToolError(.operational, "\(failed) of \(total) vaults would fail; their errors are in the report") }
+            if failed > 0, !skipFailed { throw ToolError(.operational, "\(failed) of \(total) vaults would fail; their errors are in the report") }
             return
         }
         diagnostics.note("migrated \(counts[.migrated, default: 0]), unchanged \(counts[.unchanged, default: 0]), done earlier \(counts[.previouslyDone, default: 0]), failed \(failed) of \(total) vaults (version \(target)) → \(outDir)")

@@ -29,7 +29,7 @@ public enum BIP39 {
     /// each either a whole list word or at least its first four letters (unique in the list);
     /// numbers between them are ignored.
     public static func entropy(fromWords text: String) throws -> SecretBytes {
-        let typed = WordList.tokens(text)
+        let typed = try WordList.tokens(text)
         guard [12, 15, 18, 21, 24].contains(typed.count) else {
             throw VaultError(.malformedKey, "BIP-39 words come in 12, 15, 18, 21 or 24; found \(typed.count)")
         }

@@ -21,8 +21,9 @@ struct WordList: Sendable {
     /// The words of typed text: any case, separated by whitespace or commas. Numbering a person
     /// copied ("1.", "12)") is dropped; when every word is numbered and the numbers are 1 to n,
     /// each word goes to its number's place, so a sheet's numbered grid may be typed row by row,
-    /// or in any order.
-    static func tokens(_ text: String) -> [String] {
+    /// or in any order. Every word numbered but not 1 to n is refused: the typed order would
+    /// then be a guess, which a short checksum might accept.
+    static func tokens(_ text: String) throws -> [String] {
         var words: [String] = [], places: [Int] = []
         var pending: Int?
         for token in text.lowercased().split(whereSeparator: { $0.isWhitespace || $0 == "," }) {
@@ -34,7 +35,10 @@ struct WordList: Sendable {
             if let place = pending { places.append(place) }
             pending = nil
         }
-        guard !words.isEmpty, places.count == words.count, Set(places) == Set(1...words.count) else { return words }
+        guard !words.isEmpty, places.count == words.count else { return words }
+        guard Set(places) == Set(1...words.count) else {
+            throw VaultError(.malformedKey, "every word is numbered, but the numbers are not 1 to \(words.count) each once: check the numbering")
+        }
         var placed = words
         for (word, place) in zip(words, places) { placed[place - 1] = word }
         return placed

@@ -212,10 +212,11 @@ extension DeviceRegistry {
 
     /// Loads JSON Lines whose keys are the column names, devices first, in one transaction: a
     /// bad line names its file and line number, and nothing is imported. With `upsert`, a row
-    /// already there is updated instead of refused: a device's descriptive columns (MLS DID, name,
-    /// signature key, key packages, last seen) and a membership's admin flag. What a revocation
-    /// wrote (is_active, revoked_at, revocation_reason, left_at) is never changed by an import,
-    /// so re-importing an old export cannot bring a revoked device back.
+    /// already there is updated instead of refused: an active device's descriptive columns (MLS
+    /// DID, name, signature key, key packages, last seen, which never moves back) and a
+    /// membership's admin flag. A revoked device is left exactly as it is, and what a revocation
+    /// wrote (is_active, revoked_at, revocation_reason, left_at) is never changed, so
+    /// re-importing an old export cannot bring a revoked device back or erase its key.
     public func importRows(devices: LineSource?, members: LineSource?, now: Timestamp, upsert: Bool = false) throws -> (devices: Int, members: Int) {
         try transaction { db in
             var counts = (devices: 0, members: 0)
@@ -224,17 +225,39 @@ extension DeviceRegistry {
                     INSERT INTO user_devices (user_did, device_id, device_mls_did, device_name, signature_public_key, key_packages_available,
                         last_seen, registered_at, is_active, revoked_at, revocation_reason) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
                     """ + (upsert ? """
-                     ON CONFLICT (user_did, device_id) DO UPDATE SET device_mls_did = excluded.device_mls_did, device_name = excluded.device_name,
+                     ON CONFLICT (user_did, device_id) DO UPDATE SET device_mls_did = excluded.device_mls_did,
+                        device_name = coalesce(excluded.device_name, device_name),
                         signature_public_key = excluded.signature_public_key, key_packages_available = excluded.key_packages_available,
-                        last_seen = excluded.last_seen
+                        last_seen = max(coalesce(excluded.last_seen, last_seen), coalesce(last_seen, excluded.last_seen))
+                        WHERE user_devices.is_active = 1
                     """ : ""))
-                counts.devices = try Self.forEachImportRow(.devices, in: devices, now: now) { try insert.execute(arguments: StatementArguments($0)) }
+                counts.devices = try Self.forEachImportRow(.devices, in: devices, now: now) { row in
+                    do {
+                        try insert.execute(arguments: StatementArguments(row))
+                    } catch let error as DatabaseError where error.resultCode == .SQLITE_CONSTRAINT {
+                        // SQLite may name the signature-key index even when the device itself is
+                        // there: ask which it is.
+                        let exists = try Bool.fetchOne(db, sql: "SELECT EXISTS (SELECT 1 FROM user_devices WHERE user_did = ? AND device_id = ?)",
+                                                       arguments: [row[0], row[1]]) ?? false
+                        if exists { throw VaultError.alreadyImported() }
+                        if error.extendedResultCode == .SQLITE_CONSTRAINT_UNIQUE {
+                            throw VaultError(.malformedDocument, "this user already has another device with the same signature key")
+                        }
+                        throw error
+                    }
+                }
             }
             if let members {
                 let insert = try db.makeStatement(sql: """
                     INSERT INTO members (convo_id, member_mls_did, user_did, device_id, joined_at, left_at, is_admin) VALUES (?, ?, ?, ?, ?, ?, ?)
                     """ + (upsert ? " ON CONFLICT (convo_id, member_mls_did) DO UPDATE SET is_admin = excluded.is_admin" : ""))
-                counts.members = try Self.forEachImportRow(.members, in: members, now: now) { try insert.execute(arguments: StatementArguments($0)) }
+                counts.members = try Self.forEachImportRow(.members, in: members, now: now) { row in
+                    do {
+                        try insert.execute(arguments: StatementArguments(row))
+                    } catch let error as DatabaseError where error.extendedResultCode == .SQLITE_CONSTRAINT_PRIMARYKEY {
+                        throw VaultError.alreadyImported()
+                    }
+                }
             }
             return (counts, true)
         }
@@ -271,13 +294,11 @@ extension DeviceRegistry {
                 try reader.finish()
                 try body(row)
             } catch let error as VaultError {
-                throw VaultError(.malformedDocument, "\(file.name) line \(number): \(error.reason)", hint: "nothing was imported")
+                throw VaultError(error.code == .alreadyImported ? .alreadyImported : .malformedDocument, "\(file.name) line \(number): \(error.reason)",
+                                 hint: error.code == .alreadyImported ? nil : "nothing was imported")
             } catch let error as DatabaseError {
                 // A constraint is the line's fault; anything else (a full disk, a file size
                 // limit) is the system's, whichever line happened to meet it.
-                if error.extendedResultCode == .SQLITE_CONSTRAINT_PRIMARYKEY || error.extendedResultCode == .SQLITE_CONSTRAINT_UNIQUE {
-                    throw VaultError.alreadyImported("\(file.name) line \(number)")
-                }
                 let code: VaultError.Code = error.resultCode == .SQLITE_CONSTRAINT ? .malformedDocument : .io
                 throw VaultError(code, "\(file.name) line \(number): \(error.message ?? "\(error)")", hint: "nothing was imported")
             }

@@ -87,7 +87,7 @@ public enum VaultRevocation {
         switch options.selector {
         case .devices(let typed):
             for text in typed {
-                let matches = byID[text].map { [$0] } ?? matching(text, in: document.devices)
+                let matches = matching(text, in: document.devices)
                 if matches.count > 1 {
                     ambiguous.append(.ambiguousDevice(text, candidates: matches.map(\.deviceId)))
                 } else if let device = matches.first {
@@ -141,14 +141,15 @@ public enum VaultRevocation {
                     newPrimary: newPrimary, refusals: refusals)
     }
 
-    /// The devices `typed` names when it is not an exact id: the device whose name it is, or
-    /// those whose id starts with it (four characters at least), ignoring case.
+    /// Every device `typed` names: by its exact id, by its name, or by an id that starts with it
+    /// (four characters at least), ignoring case. More than one is ambiguous, even when one
+    /// of them is an exact id: "ipad" must not pick a device while another is named "iPad".
     static func matching(_ typed: String, in devices: [DeviceRecord]) -> [DeviceRecord] {
         let folded = typed.lowercased()
-        let named = devices.filter { $0.deviceName.lowercased() == folded }
-        if !named.isEmpty { return named }
-        guard folded.count >= 4 else { return [] }
-        return devices.filter { $0.deviceId.lowercased().hasPrefix(folded) }
+        return devices.filter { device in
+            device.deviceId == typed || device.deviceName.lowercased() == folded
+                || (folded.count >= 4 && device.deviceId.lowercased().hasPrefix(folded))
+        }
     }
 
     /// The three devices nearest to `typed`, as "name (id)" for a message: first those whose

@@ -92,7 +92,7 @@ public struct SLIP39Share: Sendable {
     /// a person copied ("1.", "12)") skipped, and each word whole or by its first four letters
     /// (unique in the list), as ``BIP39/entropy(fromWords:)`` reads them.
     public init(words text: String, share: Int = 1) throws {
-        let typed = WordList.tokens(text)
+        let typed = try WordList.tokens(text)
         guard typed.count <= SLIP39.maximumWords else { throw ShareProblem.wrongWordCount(share: share, count: typed.count) }
         let indexes = try typed.enumerated().map { position, word in
             guard let index = SLIP39.index(of: word) else { throw ShareProblem.unknownWord(share: share, position: position + 1) }

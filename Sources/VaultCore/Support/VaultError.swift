@@ -166,9 +166,8 @@ extension VaultError {
         VaultError(.vaultKeyGivenAsParentKey, "this looks like the vault's vault key, not the parent key", file: file, line: line)
     }
 
-    /// `line` (a file and line number) adds a row the registry already has.
-    public static func alreadyImported(_ line: String, file: String = #fileID, line sourceLine: UInt = #line) -> VaultError {
-        VaultError(.alreadyImported, "\(line): the registry already has this row (the same device, signature key or membership); nothing was imported",
-                   file: file, line: sourceLine)
+    /// An imported row the registry already has.
+    public static func alreadyImported(file: String = #fileID, line: UInt = #line) -> VaultError {
+        VaultError(.alreadyImported, "the registry already has this device or membership; nothing was imported", file: file, line: line)
     }
 }

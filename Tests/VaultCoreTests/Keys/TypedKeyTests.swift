@@ -13,9 +13,10 @@ import Testing
         let rows = (0..<8).flatMap { row in [row, row + 8, row + 16] }.map { "\($0 + 1). \(words[$0])" }.joined(separator: "  ")
         #expect(try RecoverySheet.key(fromTyped: rows) { nil }.key == key)
         // Unnumbered words keep their order; a numbering that is not 1…n is ignored.
-        #expect(WordList.tokens("b a c") == ["b", "a", "c"])
-        #expect(WordList.tokens("2 b 1 a 3 c") == ["a", "b", "c"])
-        #expect(WordList.tokens("2 b 2 a 3 c") == ["b", "a", "c"])
+        #expect(try WordList.tokens("b a c") == ["b", "a", "c"])
+        #expect(try WordList.tokens("2 b 1 a 3 c") == ["a", "b", "c"])
+        #expect(try WordList.tokens("1 a b 3 c") == ["a", "b", "c"])  // partly numbered: as typed
+        #expect(throws: VaultError(.malformedKey, "")) { try WordList.tokens("2 b 2 a 3 c") }
     }
 
     @Test func theKeyAsPrintedInGroupsOfFour() throws {

@@ -51,12 +51,18 @@ import Testing
         let (registry, path) = try registry()
         _ = try registry.revoke(.devices([("u0", "d0")]), reason: "lost", now: now, dryRun: false, force: true, collectOperations: false)
         let again = #"{"user_did": "u0", "device_id": "d0", "device_mls_did": "u0#d0", "device_name": "Renamed", "signature_public_key": "0000", "last_seen": "2026-01-01T00:00:00Z"}"# + "\n"
+            + #"{"user_did": "u0", "device_id": "d1", "device_mls_did": "u0#d1", "device_name": "Renamed", "signature_public_key": "0001", "last_seen": "2024-01-01T00:00:00Z"}"# + "\n"
             + #"{"user_did": "u9", "device_id": "new", "device_mls_did": "u9#new", "signature_public_key": "ffff"}"# + "\n"
         #expect(throws: VaultError(.alreadyImported, "")) { try registry.importRows(deviceLines: ("again.jsonl", Array(again.utf8)), memberLines: nil, now: now) }
         let counts = try registry.importRows(deviceLines: ("again.jsonl", Array(again.utf8)), memberLines: nil, now: now, upsert: true)
-        #expect(counts.devices == 2)
-        let row = try DatabaseQueue(path: path).read { try Row.fetchOne($0, sql: "SELECT device_name, is_active, revocation_reason FROM user_devices WHERE device_id = 'd0'")! }
-        #expect(row["device_name"] as String? == "Renamed" && row["is_active"] as Int == 0 && row["revocation_reason"] as String? == "lost")
+        #expect(counts.devices == 3)
+        let rows = try DatabaseQueue(path: path).read {
+            try Row.fetchAll($0, sql: "SELECT device_name, is_active, revocation_reason, last_seen FROM user_devices WHERE device_id IN ('d0', 'd1') ORDER BY device_id")
+        }
+        // The revoked device is left exactly as it was; the active one is renamed, and its last
+        // seen time does not move back to the older export's.
+        #expect(rows[0]["device_name"] as String? == nil && rows[0]["is_active"] as Int == 0 && rows[0]["revocation_reason"] as String? == "lost")
+        #expect(rows[1]["device_name"] as String? == "Renamed" && rows[1]["last_seen"] as String? == "2025-01-02T00:00:00Z")
         #expect(try DatabaseQueue(path: path).read { try Int.fetchOne($0, sql: "SELECT count(*) FROM user_devices WHERE user_did = 'u9'") } == 1)
     }
 

@@ -44,6 +44,9 @@ import Testing
         let ambiguous = VaultRevocation.plan(document, options: options(.devices(["bedroom ipad"])))
         #expect(ambiguous.refusals == [.ambiguousDevice("bedroom ipad", candidates: [target.deviceId, document.devices[other].deviceId].sorted {
             a, b in document.devices.firstIndex { $0.deviceId == a }! < document.devices.firstIndex { $0.deviceId == b }! })])
+        // An exact id that is also another device's name is ambiguous too.
+        document.devices[other].deviceName = target.deviceId
+        #expect(VaultRevocation.plan(document, options: options(.devices([target.deviceId]))).refusals.count == 1)
         let mistyped = VaultRevocation.plan(document, options: options(.devices(["bedrom"])))
         #expect(mistyped.refusals == [.unknownDevices(["bedrom"])])
         #expect(mistyped.closest["bedrom"]?.first?.hasPrefix("Bedroom iPad (") == true)
