@@ -243,9 +243,12 @@ struct Verify: ParsableCommand {
         discussion: """
         The tombstone points to the new vault and holds no secret; every device the rotation \
         revoked is active in the new vault with the new key's subkey; no group lost a member \
-        from another household; the new vault's key history names the old key.
+        from another household; the new vault's key history names the old key. With --out-dir \
+        (the folder 'apply' wrote), both vaults are found there from the two keys.
 
-        Example:
+        Examples:
+          rotation-planner verify --out-dir rotated --key-file old.nsec \\
+            --new-key-file new.nsec
           rotation-planner verify --old-vault rotated/vaults/OLD.vault \\
             --new-vault rotated/vaults/NEW.vault --key-file old.nsec \\
             --new-key-file new.nsec
@@ -253,16 +256,29 @@ struct Verify: ParsableCommand {
     )
 
     @Option(help: ArgumentHelp("The tombstone at the old path.", valueName: "OLDV"))
-    var oldVault: String
+    var oldVault: String?
 
     @Option(help: ArgumentHelp("The new vault.", valueName: "NEWV"))
-    var newVault: String
+    var newVault: String?
+
+    @Option(help: ArgumentHelp("The folder 'apply' wrote: both vaults are found under its vaults/.", valueName: "DIR"))
+    var outDir: String?
 
     @OptionGroup var keys: KeyPairOptions
 
+    func validate() throws {
+        guard (outDir != nil) != (oldVault != nil || newVault != nil), outDir != nil || (oldVault != nil && newVault != nil) else {
+            throw ValidationError("give --out-dir DIR, or both --old-vault and --new-vault")
+        }
+    }
+
     func run() throws {
         let (old, new) = try keys.load()
-        let checks = try RotationVerifier.verify(tombstone: InputFiles.read(oldVault, what: "tombstone"), newVault: InputFiles.read(newVault, what: "vault"),
+        // The paths apply wrote: each household's vault path under the output folder.
+        let tombstone = oldVault ?? "\(outDir!)/\(Household(parentPublicKey: old.publicKey).vaultPath)"
+        let newPath = newVault ?? "\(outDir!)/\(Household(parentPublicKey: new.publicKey).vaultPath)"
+        let checks = try RotationVerifier.verify(tombstone: about("the tombstone", tombstone) { try InputFiles.read(tombstone, what: "tombstone") },
+                                                 newVault: about("the new vault", newPath) { try InputFiles.read(newPath, what: "vault") },
                                                  oldKey: old, newKey: new)
         let text = checks.map { "\($0.passed ? "ok  " : "FAIL") \($0.name): \($0.detail)".displaySafe + "\n" }.joined()
         StandardStreams.writeOutput(Array(text.utf8))

@@ -44,6 +44,8 @@ enum RotationFixtures {
                                  "--new-key-file", "keys/other.nsec", "--out-dir", "again"]),
         rotation("plan-same-key", ["plan", "--vault", "testkit/ok-household.vault", "--key-file", "keys/parent.nsec", "--new-key-file", "keys/parent.nsec", "-o", "x.json"]),
         rotation("verify", ["verify", "--old-vault", RotationFixtures.oldVault, "--new-vault", RotationFixtures.newVault, "--key-file", "keys/parent.nsec", "--new-key-file", "keys/other.nsec"]),
+        rotation("verify-out-dir", ["verify", "--out-dir", "rotated", "--key-file", "keys/parent.nsec", "--new-key-file", "keys/other.nsec"]),
+        rotation("verify-out-dir-wrong", ["verify", "--out-dir", "elsewhere", "--key-file", "keys/parent.nsec", "--new-key-file", "keys/other.nsec"]),
     ]
 
     @Test(arguments: cases)
