@@ -93,7 +93,7 @@ struct TestkitFixture: CustomTestStringConvertible, Sendable {
         } else if let downgrade = fixture.fields["downgrade"] {
             let result = Result { try VaultMigration.migrate(bytes, access: access, to: 1) }
             if downgrade == "refused" {
-                #expect(throws: VaultError(.refused, "")) { try result.get() }
+                #expect(throws: VaultError(.lossyDowngrade, "")) { try result.get() }
                 let lossy = try VaultMigration.migrate(bytes, access: access, to: 1, allowLossy: true)
                 #expect(!lossy.report.losses.isEmpty)
             } else {
