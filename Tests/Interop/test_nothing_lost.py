@@ -388,6 +388,9 @@ assert len({w.id for w in WRITERS}) == len(WRITERS)
 # log` writes only with --ops.
 WRITING_OPTIONS = {"output", "ops", "sheet", "code-out", "vault-key-out", "out-dir", "db", "journal", "in-place"}
 READ_ONLY_DATABASE = {"members", "rejoin-plan", "log"}
+# Options named like outputs that these commands only read: `verify --out-dir` reads the folder
+# `apply` wrote.
+READ_ONLY_OPTIONS = {"rotation-planner verify": {"out-dir"}}
 
 
 def installed_tools():
@@ -418,7 +421,7 @@ def leaf_commands():
 
 
 def writes(command, options):
-    used = WRITING_OPTIONS & set(options)
+    used = (WRITING_OPTIONS & set(options)) - READ_ONLY_OPTIONS.get(command, set())
     if command.split()[-1] in READ_ONLY_DATABASE:
         used -= {"db"}
     return bool(used)
