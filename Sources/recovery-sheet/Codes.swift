@@ -12,8 +12,8 @@ struct Code: ParsableCommand {
         code appears only on the printed sheet (words and a Standard SeedQR) and in --code-out.
 
         Examples:
-          recovery-sheet code new --master-key-file mk.hex --user-id \\
-            emma@example.org -o blob.json --sheet code.png
+          recovery-sheet code new --master-key-file mk.hex \\
+            --user-id emma@example.org -o blob.json --sheet code.png
           recovery-sheet code unwrap --blob blob.json --sheet code.png -o mk.hex
           recovery-sheet code rotate --blob blob.json --code-file old-words.txt \\
             -o new-blob.json --sheet new-code.png
@@ -62,7 +62,7 @@ struct Code: ParsableCommand {
     /// the blob makes the old code useless, so it is published only once the only record of
     /// the new code (the sheet) is on disk (issue 16).
     static func issue(_ code: SecretBytes, blob: RecoveryCodeBlob, userID: String, codeOut: Bool, date: String?, paper: Paper, writer: OutputWriter) throws {
-        let rendered = try CodeSheet.render(code: code, userID: userID, date: date ?? Generate.today(), paper: paper, dotsPerInch: 300,
+        let rendered = try CodeSheet.render(code: code, userID: userID, date: date ?? PageOptions.today(), paper: paper, dotsPerInch: 300,
                                             template: Wording.codeTemplate(), fonts: SheetFonts())
         try writer.stage("--sheet", rendered.image.pngData())
         if codeOut {
@@ -78,8 +78,8 @@ struct Code: ParsableCommand {
             abstract: "A fresh code for a Master Key: the blob for the server and the printed sheet.",
             discussion: """
             Examples:
-              recovery-sheet code new --master-key-file mk.hex --user-id \\
-                emma@example.org -o blob.json --sheet code.png
+              recovery-sheet code new --master-key-file mk.hex \\
+                --user-id emma@example.org -o blob.json --sheet code.png
             """
         )
         @Option(help: ArgumentHelp("The 32-byte Master Key as 64 hex.", valueName: "MK")) var masterKeyFile: String

@@ -24,6 +24,46 @@ struct Generate: ParsableCommand {
     @Option(name: .customLong("key-file"), help: ArgumentHelp("The parent's secret key (nsec1… or 64 hex); - for standard input.", valueName: "FILE"))
     var keyFile: String
 
+    @OptionGroup var page: PageOptions
+
+    @OptionGroup var passphrase: PassphraseOption
+
+    @Option(name: .customLong("log-n"), help: "scrypt cost of an encrypted sheet: 2^N iterations (memory 2^N KiB).")
+    var logN: UInt8 = 16
+
+    @Option(name: .customLong("key-security"), help: "NIP-49 key-security byte: 0 known insecure, 1 not known insecure, 2 unknown.")
+    var keySecurity: UInt8 = 2
+
+    @OptionGroup var output: OutputOptions
+
+    func validate() throws {
+        try requireOneStandardInput([keyFile, passphrase.passphraseFile])
+    }
+
+    func run() throws {
+        try requireRange(page.dpi, 72...1200, "--dpi")
+        try requireRange(keySecurity, 0...2, "--key-security")
+        try requireRange(logN, 1...NIP49.maximumLogN, "--log-n")
+        let files = try CommandFiles(reads: [.init("--key-file", keyFile)] + passphrase.declaredInputs, writes: [output.declared(.secret)], force: output.force)
+        let key = try KeyFiles.parentKey(keyFile, diagnostics)
+        let secret: RecoverySheet.Secret
+        if let passphrase = try passphrase.read(new: true) {
+            secret = .encrypted(ncryptsec: try NIP49.encrypt(key, passphrase: passphrase, logN: logN, keySecurity: NIP49.KeySecurity(rawValue: keySecurity)!),
+                                publicKey: key.publicKey)
+        } else {
+            secret = .plain(key)
+        }
+        let content = RecoverySheet.Content(secret: secret, label: page.label, date: page.printedDate)
+        let sheet = try RecoverySheet.render(content, paper: page.paper, dotsPerInch: page.dpi, template: Wording.template(page.lang), fonts: SheetFonts())
+        try files.writer().write("-o", sheet.image.pngData())
+        diagnostics.note("recovery sheet for \(key.publicKey.npub): \(page.paper.rawValue), \(page.dpi) dpi, \(page.lang)\(passphrase.passphraseFile == nil ? "" : ", encrypted") → \(output.displayName)")
+    }
+
+}
+
+/// How a printed page looks: paper, resolution, language, a label and the printed date
+/// (`generate` and `split`).
+struct PageOptions: ParsableArguments {
     @Option(help: "Paper size: a4 or letter.")
     var paper: Paper = .a4
 
@@ -39,39 +79,12 @@ struct Generate: ParsableCommand {
     @Option(help: ArgumentHelp("The date printed on the sheet (default today).", valueName: "YYYY-MM-DD"))
     var date: String?
 
-    @OptionGroup var passphrase: PassphraseOption
-
-    @Option(name: .customLong("log-n"), help: "scrypt cost of an encrypted sheet: 2^N iterations (memory 2^N KiB).")
-    var logN: UInt8 = 16
-
-    @Option(name: .customLong("key-security"), help: "NIP-49 key-security byte: 0 known insecure, 1 not known insecure, 2 unknown.")
-    var keySecurity: UInt8 = 2
-
-    @OptionGroup var output: OutputOptions
-
     func validate() throws {
-        try requireOneStandardInput([keyFile, passphrase.passphraseFile])
         if let date, !Self.isDate(date) { throw ValidationError("--date takes YYYY-MM-DD, such as 2026-11-22") }
     }
 
-    func run() throws {
-        try requireRange(dpi, 72...1200, "--dpi")
-        try requireRange(keySecurity, 0...2, "--key-security")
-        try requireRange(logN, 1...NIP49.maximumLogN, "--log-n")
-        let files = try CommandFiles(reads: [.init("--key-file", keyFile)] + passphrase.declaredInputs, writes: [output.declared(.secret)], force: output.force)
-        let key = try KeyFiles.parentKey(keyFile, diagnostics)
-        let secret: RecoverySheet.Secret
-        if let passphrase = try passphrase.read(new: true) {
-            secret = .encrypted(ncryptsec: try NIP49.encrypt(key, passphrase: passphrase, logN: logN, keySecurity: NIP49.KeySecurity(rawValue: keySecurity)!),
-                                publicKey: key.publicKey)
-        } else {
-            secret = .plain(key)
-        }
-        let content = RecoverySheet.Content(secret: secret, label: label, date: date ?? Self.today())
-        let sheet = try RecoverySheet.render(content, paper: paper, dotsPerInch: dpi, template: Wording.template(lang), fonts: SheetFonts())
-        try files.writer().write("-o", sheet.image.pngData())
-        diagnostics.note("recovery sheet for \(key.publicKey.npub): \(paper.rawValue), \(dpi) dpi, \(lang)\(passphrase.passphraseFile == nil ? "" : ", encrypted") → \(output.displayName)")
-    }
+    /// The date to print: --date, or today.
+    var printedDate: String { date ?? Self.today() }
 
     static func isDate(_ text: String) -> Bool {
         Timestamp(rfc3339: text + "T00:00:00Z") != nil && text.count == 10

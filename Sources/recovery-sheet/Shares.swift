@@ -125,20 +125,7 @@ struct Split: ParsableCommand {
 
     @OptionGroup var passphrase: PassphraseOption
 
-    @Option(help: "Paper size: a4 or letter.")
-    var paper: Paper = .a4
-
-    @Option(help: "Resolution in dots per inch (72 to 1200).")
-    var dpi = 300
-
-    @Option(help: ArgumentHelp("Language of the wording: \(Wording.languages.joined(separator: ", ")).", valueName: "LANG"))
-    var lang = "en"
-
-    @Option(help: ArgumentHelp("A line under the title, such as the family's name.", valueName: "TEXT"))
-    var label: String?
-
-    @Option(help: ArgumentHelp("The date printed on the sheets (default today).", valueName: "YYYY-MM-DD"))
-    var date: String?
+    @OptionGroup var page: PageOptions
 
     @Flag(help: "Also write each share's words to a text file beside its sheet (0600).")
     var text = false
@@ -155,7 +142,6 @@ struct Split: ParsableCommand {
             || (threshold == nil && shares == nil && groupThreshold != nil && groups != nil) else {
             throw ValidationError("give --threshold K --shares N, or --group-threshold G --groups KofN,…")
         }
-        if let date, !Generate.isDate(date) { throw ValidationError("--date takes YYYY-MM-DD, such as 2026-11-22") }
         if output == "-" { throw ValidationError("-o names a folder: the shares are one file each") }
     }
 
@@ -179,7 +165,7 @@ struct Split: ParsableCommand {
     }
 
     func run() throws {
-        try requireRange(dpi, 72...1200, "--dpi")
+        try requireRange(page.dpi, 72...1200, "--dpi")
         try requireRange(iterationExponent, 0...15, "--iteration-exponent")
         let (groupThreshold, groups) = try plan()
         let total = groups.reduce(0) { $0 + $1.count }
@@ -201,15 +187,15 @@ struct Split: ParsableCommand {
             try SLIP39.split(secret: SecretBytes(copying: bytes), groupThreshold: groupThreshold, groups: groups, passphrase: phrase,
                              iterationExponent: iterationExponent, random: SystemRandom())
         }.flatMap { $0 }
-        let template = try Wording.shareTemplate(lang)
+        let template = try Wording.shareTemplate(page.lang)
         let fonts = SheetFonts()
         let writer = files.writer()
         for (index, share) in set.enumerated() {
             let holderName = holder.indices.contains(index) ? holder[index] : nil
             let others = holder.enumerated().filter { $0.offset != index }.map(\.element)
-            let content = ShareSheet.Content(share: share, publicKey: key.publicKey, holder: holderName, otherHolders: others, label: label,
-                                             date: date ?? Generate.today(), needsPassphrase: !phrase.isEmpty)
-            let sheet = try ShareSheet.render(content, groups: groups, paper: paper, dotsPerInch: dpi, template: template, fonts: fonts)
+            let content = ShareSheet.Content(share: share, publicKey: key.publicKey, holder: holderName, otherHolders: others, label: page.label,
+                                             date: page.printedDate, needsPassphrase: !phrase.isEmpty)
+            let sheet = try ShareSheet.render(content, groups: groups, paper: page.paper, dotsPerInch: page.dpi, template: template, fonts: fonts)
             try writer.stage(names[index], sheet.image.pngData())
             if text { try writer.stage(names[index] + ".txt", Array((share.words().joined(separator: " ") + "\n").utf8)) }
         }
