@@ -63,19 +63,18 @@ public final class CommandFiles {
                             hint: "write it to a file with -o FILE, redirect standard output, or pass --force")
         }
         var locations: [String: OutputLocation] = [:]
-        var resolved: [(label: String, location: OutputLocation)] = []
+        var resolved: [(output: DeclaredOutput, location: OutputLocation)] = []
         for output in outputs {
             guard let path = output.path else { continue }
             let location = try OutputLocation(path, createFolders: output.createFolders, followLink: !output.namedByTool)
             locations[output.label] = location
-            resolved.append((output.label, location))
+            resolved.append((output, location))
         }
         // Aliases first, so that a refusal names both files; then what each output needs alone.
-        try FileSet.check(inputs: inputs, outputs: resolved)
-        for (label, location) in resolved {
-            let output = outputs.first { $0.label == label }!
+        try FileSet.check(inputs: inputs, outputs: resolved.map { ($0.output.label, $0.location) })
+        for (output, location) in resolved {
             if location.folderIsMissing {
-                throw VaultError(.io, "cannot write \(label) '\(location.path)': its folder does not exist")
+                throw VaultError(.io, "cannot write \(output.label) '\(location.path)': its folder does not exist")
             }
             if output.exclusive, location.exists { throw VaultError.alreadyExists(location.path) }
         }
