@@ -46,3 +46,18 @@ public struct NowOption: ParsableArguments {
 public func currentTime() -> Timestamp {
     Timestamp(seconds: Int64(Date().timeIntervalSince1970.rounded(.down)))
 }
+
+/// A secret as one line of text (a key file's contents), in protected memory.
+public func secretLine(_ secret: SecretBytes) throws -> SecretBytes {
+    try SecretBytes(count: secret.count + 1) { buffer in
+        secret.withUnsafeBytes { buffer.copyMemory(from: $0) }
+        buffer[secret.count] = 0x0a
+    }
+}
+
+/// `--now`, or the current time.
+public func time(_ text: String?) throws -> Timestamp {
+    guard let text else { return currentTime() }
+    guard let time = Timestamp(rfc3339: text) else { throw ValidationError("--now takes an RFC 3339 time such as 2026-11-22T10:00:00Z") }
+    return time
+}
