@@ -104,10 +104,10 @@ struct VaultMode: ParsableCommand {
             StandardStreams.writeOutput(Array((json ? String(decoding: radiusJSON(plan).serialized(), as: UTF8.self) : radiusText(plan)).utf8))
             // A dry run of a revocation that would be refused is refused too (exit 4), as the
             // real run would be: a script cannot mistake it for a go-ahead.
-            if !plan.refusals.isEmpty { throw ToolError(.refused, plan.refusals.map { Self.describe($0, plan) }.joined(separator: "; ")) }
+            if !plan.refusals.isEmpty { throw Self.refused(plan) }
             return
         }
-        guard plan.refusals.isEmpty else { throw ToolError(.refused, plan.refusals.map { Self.describe($0, plan) }.joined(separator: "; ")) }
+        guard plan.refusals.isEmpty else { throw Self.refused(plan) }
         if reason != nil, opened.document.version < 2 {
             diagnostics.warning("a schema v1 vault cannot record why a device was revoked; the reason is not kept (upgrade first: vault-tool migrate --to 2 --in-place)")
         }
@@ -132,6 +132,11 @@ struct VaultMode: ParsableCommand {
                   rotation-planner plan --mode compromise --vault \(output ?? "NEW.vault") --key-file \(keyFile) --new-key-file new-parent.nsec -o rotation-plan.json
                 """)
         }
+    }
+
+    /// The refusal of a plan that trips guard rails, for the real run and its dry run alike.
+    static func refused(_ plan: VaultRevocation.Plan) -> ToolError {
+        ToolError(.refused, plan.refusals.map { describe($0, plan) }.joined(separator: "; "))
     }
 
     /// A guard rail as this tool words it: with the option that overrides or settles it.

@@ -267,7 +267,9 @@ struct Verify: ParsableCommand {
     @OptionGroup var keys: KeyPairOptions
 
     func validate() throws {
-        guard (outDir != nil) != (oldVault != nil || newVault != nil), outDir != nil || (oldVault != nil && newVault != nil) else {
+        let byFolder = outDir != nil && oldVault == nil && newVault == nil
+        let byPaths = outDir == nil && oldVault != nil && newVault != nil
+        guard byFolder || byPaths else {
             throw ValidationError("give --out-dir DIR, or both --old-vault and --new-vault")
         }
     }
