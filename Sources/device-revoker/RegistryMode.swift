@@ -12,8 +12,8 @@ struct Registry: ParsableCommand {
 
         Examples:
           device-revoker registry init --db registry.sqlite
-          device-revoker registry import --db registry.sqlite --devices \\
-            devices.jsonl --members members.jsonl
+          device-revoker registry import --db registry.sqlite \\
+            --devices devices.jsonl --members members.jsonl
           device-revoker registry revoke --db registry.sqlite \\
             --not-seen-since 2025-01-01 --dry-run
           device-revoker registry log --db registry.sqlite
@@ -62,8 +62,8 @@ struct Registry: ParsableCommand {
             and is_active booleans. A bad line names its line number and nothing is imported.
 
             Examples:
-              device-revoker registry import --db registry.sqlite --devices \\
-                devices.jsonl --members members.jsonl
+              device-revoker registry import --db registry.sqlite \\
+                --devices devices.jsonl --members members.jsonl
             """
         )
         @OptionGroup var database: Database
