@@ -23,6 +23,9 @@ public struct TextTable {
     }
 }
 
+/// "1 device", "3 devices": a count with its noun, for human output (nouns with a plain "s").
+public func counted(_ count: Int, _ noun: String) -> String { "\(count) \(noun)\(count == 1 ? "" : "s")" }
+
 extension String {
     /// Control characters and bidirectional controls escaped, so a name inside a vault cannot
     /// drive the terminal or reorder what a person reads (U+202E turns "gpj.exe" around).

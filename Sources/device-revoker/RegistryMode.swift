@@ -14,11 +14,12 @@ struct Registry: ParsableCommand {
           device-revoker registry init --db registry.sqlite
           device-revoker registry import --db registry.sqlite \\
             --devices devices.jsonl --members members.jsonl
+          device-revoker registry devices --db registry.sqlite --user did:plc:josh
           device-revoker registry revoke --db registry.sqlite \\
             --not-seen-since 2025-01-01 --dry-run
           device-revoker registry log --db registry.sqlite
         """,
-        subcommands: [Init.self, Import.self, Revoke.self, Members.self, RejoinPlan.self, Log.self]
+        subcommands: [Init.self, Import.self, Devices.self, Revoke.self, Members.self, RejoinPlan.self, Log.self]
     )
 
     struct Database: ParsableArguments {
@@ -64,6 +65,8 @@ struct Registry: ParsableCommand {
             Examples:
               device-revoker registry import --db registry.sqlite \\
                 --devices devices.jsonl --members members.jsonl
+              export-devices | device-revoker registry import --db registry.sqlite \\
+                --devices - --upsert --json
             """
         )
         @OptionGroup var database: Database
@@ -71,6 +74,7 @@ struct Registry: ParsableCommand {
         @Option(help: ArgumentHelp("members rows.", valueName: "FILE.jsonl")) var members: String?
         @Flag(help: "Update rows already there (names, keys, last seen, admin flags) instead of refusing; revocations are never undone.")
         var upsert = false
+        @Flag(help: "Print the counts as JSON.") var json = false
         @OptionGroup var now: NowOption
 
         func validate() throws {
@@ -87,7 +91,74 @@ struct Registry: ParsableCommand {
             }
             let counts = try registry.importRows(devices: devices.map { source($0, "devices file") },
                                                  members: members.map { source($0, "members file") }, now: now.time, upsert: upsert)
-            diagnostics.note("imported \(counts.devices) devices and \(counts.members) memberships into \(database.db)")
+            if json {
+                StandardStreams.writeOutput(JSONValue.object([
+                    ("db", .string(database.db)), ("devices", .int(counts.devices)), ("memberships", .int(counts.members)), ("upsert", .bool(upsert)),
+                ]).serialized())
+            }
+            diagnostics.note("\(upsert ? "imported or updated" : "imported") \(counted(counts.devices, "device")) and \(counted(counts.members, "membership")) into \(database.db)")
+        }
+    }
+
+    struct Devices: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "List devices: a user's, the active or revoked ones, those not seen since a date.",
+            discussion: """
+            Filters combine; with none, every device is listed. --match finds a device by part of \
+            its id or name, as support hears it on the phone.
+
+            Examples:
+              device-revoker registry devices --db registry.sqlite --user did:plc:josh
+              device-revoker registry devices --db registry.sqlite --active \\
+                --not-seen-since 2025-01-01
+              device-revoker registry devices --db registry.sqlite --match ipad --json
+            """
+        )
+        @OptionGroup var database: Database
+        @Option(help: ArgumentHelp("Only this user's devices.", valueName: "DID")) var user: String?
+        @Flag(help: "Only active devices.") var active = false
+        @Flag(help: "Only revoked devices.") var revoked = false
+        @Option(help: ArgumentHelp("Only devices not seen since this date.", valueName: "DATE")) var notSeenSince: String?
+        @Option(help: ArgumentHelp("Only devices whose id or name contains TEXT (any case).", valueName: "TEXT")) var match: String?
+        @Flag(help: "Print JSON.") var json = false
+        @OptionGroup var now: NowOption
+
+        func validate() throws {
+            if active, revoked { throw ValidationError("choose --active or --revoked, not both") }
+            if let notSeenSince { _ = try parseSince(notSeenSince) }
+        }
+
+        func run() throws {
+            let filter = DeviceRegistry.DeviceFilter(user: user, state: active ? .active : revoked ? .revoked : .any,
+                                                     notSeenSince: try notSeenSince.map(parseSince), search: match)
+            let devices = try database.open(.readOnly).devices(matching: filter)
+            if json {
+                StandardStreams.writeOutput(JSONValue.array(devices.map { device in
+                    func time(_ value: Timestamp?) -> JSONValue { value.map { .string($0.rfc3339) } ?? .null }
+                    return .object([
+                        ("userDid", .string(device.userDid)), ("deviceId", .string(device.deviceId)), ("deviceMlsDid", .string(device.deviceMlsDid)),
+                        ("deviceName", device.deviceName.map(JSONValue.string) ?? .null), ("isActive", .bool(device.isActive)),
+                        ("registeredAt", time(device.registeredAt)), ("lastSeen", time(device.lastSeen)), ("revokedAt", time(device.revokedAt)),
+                        ("revocationReason", device.revocationReason.map(JSONValue.string) ?? .null),
+                        ("openMemberships", .int(device.openMemberships)),
+                    ])
+                }).serialized())
+                return
+            }
+            guard !devices.isEmpty else {
+                diagnostics.note("no device matches")
+                return
+            }
+            let now = now.time
+            var table = TextTable()
+            table.add("device", "name", "state", "last seen", "conversations")
+            for device in devices {
+                let state = device.revokedAt.map { "revoked \(TimeSpan.relative($0, now: now))" } ?? (device.isActive ? "active" : "revoked")
+                let seen = device.lastSeen.map { TimeSpan.relative($0, now: now) } ?? "never (registered \(TimeSpan.relative(device.registeredAt, now: now)))"
+                table.add("\(device.userDid)#\(device.deviceId)", device.deviceName ?? "", state, seen, "\(device.openMemberships)")
+            }
+            StandardStreams.writeOutput(Array(table.render().utf8))
+            diagnostics.note(counted(devices.count, "device"))
         }
     }
 
@@ -153,6 +224,14 @@ struct Registry: ParsableCommand {
             return .devices(try pairs(devices))
         }
 
+        /// Names what a count stands for, so support can act on it; a long list is cut, and
+        /// --json has it whole.
+        static func listed(_ title: String, _ ids: [String], limit: Int = 20) -> String {
+            guard !ids.isEmpty else { return "" }
+            let more = ids.count > limit ? "  … and \(ids.count - limit) more (--json lists them all)\n" : ""
+            return "\(title):\n" + ids.prefix(limit).map { "  \($0)".displaySafe + "\n" }.joined() + more
+        }
+
         func run() throws {
             let lists = [devicesFile.map { FileSet.Input("--devices-file", $0) }, signatureKeysFile.map { FileSet.Input("--signature-keys-file", $0) }]
             let files = try CommandFiles(reads: lists.compactMap { $0 } + database.sideFiles,
@@ -167,8 +246,9 @@ struct Registry: ParsableCommand {
                 StandardStreams.writeOutput(JSONValue.object([
                     ("batchId", result.applied ? .string(result.batchID) : .null), ("applied", .bool(result.applied)), ("dryRun", .bool(dryRun)),
                     ("devices", .int(radius.devices)), ("users", .int(radius.users)), ("conversations", .int(radius.conversations)),
-                    ("memberships", .int(radius.memberships)), ("usersLeftWithoutDevice", .int(radius.usersLeftWithoutDevice)),
-                    ("conversationsLeftWithoutAdmin", .int(radius.conversationsLeftWithoutAdmin)),
+                    ("memberships", .int(radius.memberships)),
+                    ("usersLeftWithoutDevice", .array(radius.usersLeftWithoutDevice.map(JSONValue.string))),
+                    ("conversationsLeftWithoutAdmin", .array(radius.conversationsLeftWithoutAdmin.map(JSONValue.string))),
                     ("alreadyRevoked", .int(radius.alreadyRevoked)), ("notFound", .int(radius.notFound)),
                     ("sparedLastDevices", .int(radius.sparedLastDevices)),
                     ("refusals", .array(result.refusals.map { .string($0.reason) })),
@@ -179,14 +259,16 @@ struct Registry: ParsableCommand {
                 table.add("users", "\(radius.users)")
                 table.add("conversations", "\(radius.conversations)")
                 table.add("memberships closed", "\(radius.memberships)")
-                table.add("users left with no active device", "\(radius.usersLeftWithoutDevice)")
-                table.add("conversations left with no active admin device", "\(radius.conversationsLeftWithoutAdmin)")
+                table.add("users left with no active device", "\(radius.usersLeftWithoutDevice.count)")
+                table.add("conversations left with no active admin device", "\(radius.conversationsLeftWithoutAdmin.count)")
                 table.add("already revoked (skipped)", "\(radius.alreadyRevoked)")
                 table.add("not found", "\(radius.notFound)")
                 if keepLastDevice { table.add("spared: each user's last device", "\(radius.sparedLastDevices)") }
                 let head = radius.devices == 0 ? "nothing to revoke" : !result.refusals.isEmpty ? (dryRun ? "dry run: refused, the real run would be too" : "refused")
                     : dryRun ? "dry run: would revoke" : result.applied ? "revoked (batch \(result.batchID))" : "refused"
-                StandardStreams.writeOutput(Array((head + "\n" + table.render(indent: "  ")).utf8))
+                let lists = Self.listed("users left with no active device", radius.usersLeftWithoutDevice)
+                    + Self.listed("conversations left with no active admin device", radius.conversationsLeftWithoutAdmin)
+                StandardStreams.writeOutput(Array((head + "\n" + table.render(indent: "  ") + lists).utf8))
             }
             if !result.refusals.isEmpty {
                 throw ToolError(.refused, result.refusals.map(\.reason).joined(separator: "; ") + "; nothing was changed", hint: "look at the blast radius, then pass --force if it is intended")
@@ -252,8 +334,18 @@ struct Registry: ParsableCommand {
 
         func run() throws {
             guard let pair = DeviceRegistry.deviceReference(device) else { throw ValidationError("--device takes USER_DID#DEVICE_ID") }
-            let operations = try database.open(.readOnly).rejoinPlan(user: pair.user, device: pair.device)
-            StandardStreams.writeOutput(operations.flatMap { $0.serialized(pretty: false) + [0x0a] })
+            let plan = try database.open(.readOnly).rejoinPlan(user: pair.user, device: pair.device)
+            StandardStreams.writeOutput(plan.operations.flatMap { $0.serialized(pretty: false) + [0x0a] })
+            switch plan.emptyBecause {
+            case nil: break
+            case .alreadyEverywhere:
+                diagnostics.note("nothing to rejoin: \(device) is already in every conversation of \(pair.user)")
+            case .userInNoConversation(let batches):
+                let why = batches.isEmpty ? "\(pair.user) is in no conversation on any device"
+                    : "every membership of \(pair.user) was closed (revocation batch\(batches.count == 1 ? "" : "es") \(batches.joined(separator: ", ")))"
+                diagnostics.note("nothing to rejoin: \(why)")
+                diagnostics.note("a revocation is never undone: the user's conversations must invite this device again from the app")
+            }
         }
     }
 
@@ -274,6 +366,7 @@ struct Registry: ParsableCommand {
         @Option(help: ArgumentHelp("Only this batch.", valueName: "ID")) var batch: String?
         @Flag(help: "Print JSON Lines.") var json = false
         @Option(help: ArgumentHelp("With --batch: write the batch's operations (JSON Lines) to FILE.", valueName: "OPS")) var ops: String?
+        @OptionGroup var now: NowOption
 
         func validate() throws {
             if ops != nil, batch == nil { throw ValidationError("--ops needs --batch") }
@@ -296,8 +389,13 @@ struct Registry: ParsableCommand {
                 })
                 return
             }
+            let now = now.time
             var table = TextTable()
-            for entry in entries { table.add(entry.revokedAt, entry.batchID, "\(entry.userDid)#\(entry.deviceID)", entry.reason ?? "", entry.selector) }
+            table.add("revoked", "", "batch", "device", "reason", "selector")
+            for entry in entries {
+                let ago = Timestamp(rfc3339: entry.revokedAt).map { TimeSpan.relative($0, now: now) } ?? ""
+                table.add(entry.revokedAt, ago, entry.batchID, "\(entry.userDid)#\(entry.deviceID)", entry.reason ?? "", entry.selector)
+            }
             StandardStreams.writeOutput(Array(table.render().utf8))
         }
     }

@@ -156,7 +156,7 @@ struct Verify: ParsableCommand {
     private func checkAlone(_ path: String) throws -> (String, Bool) {
         let read = try ShareReader.naming([path]) { try ShareReader.read(path, number: 1) }
         let share = read.share
-        var report = "share: readable, share \(share.memberIndex + 1) of group \(share.groupIndex + 1), set \(share.identifier)"
+        let report = "share: readable, share \(share.memberIndex + 1) of group \(share.groupIndex + 1), set \(share.identifier)"
             + " (\(share.groupCount == 1 ? "\(share.memberThreshold) shares" : "\(share.groupThreshold) groups") restore the key)\n"
         guard let check = read.checkCode else {
             throw ToolError(.invalidInput, "'\(InputFiles.displayName(path))' has no check code (a typed share has none)",

@@ -63,7 +63,7 @@ struct VaultSummary {
         var children = TextTable()
         for child in document.childProfiles {
             children.add(child.profileId, child.name, "theme \(child.theme)", child.npub.npub,
-                         plural(child.mlsGroupIds.count, "group"), child.avatarData == nil ? "" : "avatar \(child.avatarData!.count) bytes")
+                         counted(child.mlsGroupIds.count, "group"), child.avatarData == nil ? "" : "avatar \(child.avatarData!.count) bytes")
         }
         text += children.render(indent: "  ")
 
@@ -80,7 +80,7 @@ struct VaultSummary {
         text += "\ngroups (\(document.groupMemberships.count))\n"
         var groups = TextTable()
         for group in document.groupMemberships {
-            groups.add(group.mlsGroupId, group.groupName, plural(group.memberPubkeys.count, "member"),
+            groups.add(group.mlsGroupId, group.groupName, counted(group.memberPubkeys.count, "member"),
                        group.childProfileId.map { "child \($0)" } ?? "")
         }
         text += groups.render(indent: "  ")
@@ -129,5 +129,4 @@ struct VaultSummary {
         return .object(entries)
     }
 
-    private func plural(_ count: Int, _ noun: String) -> String { "\(count) \(noun)\(count == 1 ? "" : "s")" }
 }

@@ -29,7 +29,27 @@ enum RevokerFixtures {
         try Data(members.utf8).write(to: URL(fileURLWithPath: workspace.path("members.jsonl")))
         let newDevice = #"{"user_did": "did:plc:bob", "device_id": "b0b0", "device_mls_did": "did:plc:bob#b0b0", "signature_public_key": "0b0b"}"#
         try Data((newDevice + "\n{\"user_did\": 7}\n").utf8).write(to: URL(fileURLWithPath: workspace.path("bad.jsonl")))
+        try Data((newDevice + "\n").utf8).write(to: URL(fileURLWithPath: workspace.path("bob.jsonl")))
         for arguments in [["registry", "init", "--db", "r.sqlite"], ["registry", "import", "--db", "r.sqlite", "--devices", "devices.jsonl", "--members", "members.jsonl"]] {
+            guard try workspace.run("device-revoker", arguments).status == 0 else { throw CocoaError(.fileWriteUnknown) }
+        }
+    }
+
+    /// The registry after batch TICKET-1234 revoked Josh's iPhone.
+    @Sendable static func registryWithBatch(_ workspace: Workspace) throws {
+        try registry(workspace)
+        let revoke = ["registry", "revoke", "--db", "r.sqlite", "--device", "did:plc:josh#a1b2", "--reason", "lost", "--batch-id", "TICKET-1234",
+                      "--now", "2026-11-20T09:00:00Z"]
+        guard try workspace.run("device-revoker", revoke).status == 0 else { throw CocoaError(.fileWriteUnknown) }
+    }
+
+    /// Josh's devices all revoked (batch TICKET-9), then a new device of his registered.
+    @Sendable static func registryWithUserRevoked(_ workspace: Workspace) throws {
+        try registry(workspace)
+        let newDevice = #"{"user_did": "did:plc:josh", "device_id": "f00d", "device_mls_did": "did:plc:josh#f00d", "signature_public_key": "f00d"}"#
+        try Data((newDevice + "\n").utf8).write(to: URL(fileURLWithPath: workspace.path("new.jsonl")))
+        for arguments in [["registry", "revoke", "--db", "r.sqlite", "--user", "did:plc:josh", "--force", "--batch-id", "TICKET-9"],
+                          ["registry", "import", "--db", "r.sqlite", "--devices", "new.jsonl", "--now", "2026-11-22T10:00:00Z"]] {
             guard try workspace.run("device-revoker", arguments).status == 0 else { throw CocoaError(.fileWriteUnknown) }
         }
     }
@@ -40,8 +60,8 @@ enum RevokerFixtures {
         GoldenCase(tool: "device-revoker", name: name, arguments: ["vault", "--key-file", "keys/parent.nsec", "--vault", "testkit/ok-v2-household.vault", "--now", "2026-11-22T10:00:00Z"] + arguments)
     }
 
-    static func registry(_ name: String, _ arguments: [String]) -> GoldenCase {
-        GoldenCase(tool: "device-revoker", name: name, arguments: ["registry"] + arguments, prepare: RevokerFixtures.registry)
+    static func registry(_ name: String, _ arguments: [String], stdin: String? = nil) -> GoldenCase {
+        GoldenCase(tool: "device-revoker", name: name, arguments: ["registry"] + arguments, stdin: stdin, prepare: RevokerFixtures.registry)
     }
 
     static let cases: [GoldenCase] = [
@@ -68,6 +88,30 @@ enum RevokerFixtures {
         registry("registry-rejoin-plan", ["rejoin-plan", "--db", "r.sqlite", "--device", "did:plc:josh#c3d4"]),
         registry("registry-import-bad-line", ["import", "--db", "r.sqlite", "--devices", "bad.jsonl"]),
         registry("registry-missing-db", ["log", "--db", "missing.sqlite"]),
+        GoldenCase(tool: "device-revoker", name: "registry-init", arguments: ["registry", "init", "--db", "new.sqlite"]),
+        registry("registry-init-again", ["init", "--db", "r.sqlite"]),
+        registry("registry-import-stdin", ["import", "--db", "r.sqlite", "--devices", "-", "--now", "2026-11-22T10:00:00Z"],
+                 stdin: "bob.jsonl"),
+        registry("registry-import-again", ["import", "--db", "r.sqlite", "--devices", "devices.jsonl"]),
+        registry("registry-import-upsert", ["import", "--db", "r.sqlite", "--devices", "devices.jsonl", "--upsert", "--json"]),
+        registry("registry-devices", ["devices", "--db", "r.sqlite", "--now", "2026-11-22T10:00:00Z"]),
+        registry("registry-devices-by-user-json", ["devices", "--db", "r.sqlite", "--user", "did:plc:josh", "--json"]),
+        registry("registry-devices-stale", ["devices", "--db", "r.sqlite", "--active", "--not-seen-since", "2025-06-01", "--now", "2026-11-22T10:00:00Z"]),
+        registry("registry-devices-none", ["devices", "--db", "r.sqlite", "--match", "android"]),
+        GoldenCase(tool: "device-revoker", name: "registry-devices-revoked", arguments: ["registry", "devices", "--db", "r.sqlite", "--revoked",
+                   "--now", "2026-11-22T10:00:00Z"], prepare: RevokerFixtures.registryWithBatch),
+        registry("registry-revoke-dry-run-refused", ["revoke", "--db", "r.sqlite", "--user", "did:plc:josh", "--dry-run"]),
+        GoldenCase(tool: "device-revoker", name: "registry-log", arguments: ["registry", "log", "--db", "r.sqlite", "--now", "2026-11-22T10:00:00Z"],
+                   prepare: RevokerFixtures.registryWithBatch),
+        GoldenCase(tool: "device-revoker", name: "registry-log-json", arguments: ["registry", "log", "--db", "r.sqlite", "--json"],
+                   prepare: RevokerFixtures.registryWithBatch),
+        GoldenCase(tool: "device-revoker", name: "registry-log-ops-again", arguments: ["registry", "log", "--db", "r.sqlite", "--batch", "TICKET-1234",
+                   "--ops", "-"], prepare: RevokerFixtures.registryWithBatch),
+        GoldenCase(tool: "device-revoker", name: "registry-log-unknown-batch", arguments: ["registry", "log", "--db", "r.sqlite", "--batch", "TICKET-0"],
+                   prepare: RevokerFixtures.registryWithBatch),
+        GoldenCase(tool: "device-revoker", name: "registry-rejoin-plan-after-revocation", arguments: ["registry", "rejoin-plan", "--db", "r.sqlite",
+                   "--device", "did:plc:josh#f00d"], prepare: RevokerFixtures.registryWithUserRevoked),
+        registry("registry-rejoin-plan-nothing-to-do", ["rejoin-plan", "--db", "r.sqlite", "--device", "did:plc:josh#a1b2"]),
     ]
 
     @Test(arguments: cases)

@@ -43,13 +43,9 @@ public struct DeviceLink: Sendable {
             throw VaultError(.keyMismatch, "the vault URL does not end in this household's vault file \(expected)")
         }
         guard now <= expiresAt else {
-            throw VaultError(.authenticationFailed, "the link expired \(Self.duration(now.seconds - expiresAt.seconds)) ago, at \(expiresAt)",
+            throw VaultError(.authenticationFailed, "the link expired \(TimeSpan.relative(expiresAt, now: now)), at \(expiresAt)",
                              hint: "show a new link on the primary device")
         }
-    }
-
-    static func duration(_ seconds: Int64) -> String {
-        seconds < 120 ? "\(seconds) seconds" : seconds < 7200 ? "\(seconds / 60) minutes" : "\(seconds / 3600) hours"
     }
 }
 
@@ -109,7 +105,7 @@ public struct PairingCode: Sendable, Equatable {
         }
         let age = now.seconds - timestamp.seconds
         guard age <= maximumAge else {
-            throw VaultError(.authenticationFailed, "the pairing code is \(DeviceLink.duration(age)) old, more than the \(maximumAge) s allowed",
+            throw VaultError(.authenticationFailed, "the pairing code is \(TimeSpan.words(seconds: age)) old, more than the \(maximumAge) s allowed",
                              hint: "show a new pairing code on the parent's device")
         }
         guard -age <= Self.allowedClockSkew else {

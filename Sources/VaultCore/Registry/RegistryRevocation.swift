@@ -35,10 +35,10 @@ extension DeviceRegistry {
         public var users = 0
         public var conversations = 0
         public var memberships = 0
-        /// Users whose every active device is in the batch.
-        public var usersLeftWithoutDevice = 0
-        /// Conversations that have an active admin device now and would have none after.
-        public var conversationsLeftWithoutAdmin = 0
+        /// Users whose every active device is in the batch (DIDs, sorted).
+        public var usersLeftWithoutDevice: [String] = []
+        /// Conversations that have an active admin device now and would have none after (ids, sorted).
+        public var conversationsLeftWithoutAdmin: [String] = []
         /// Selected devices that are already revoked (nothing to do for them).
         public var alreadyRevoked = 0
         /// Listed devices or keys the registry does not have.
@@ -50,14 +50,24 @@ extension DeviceRegistry {
     /// A guard rail a registry revocation trips, with how much it would break. The tools name
     /// the option that overrides it.
     public enum Refusal: Hashable, Sendable {
-        case usersLeftWithoutDevice(Int)
-        case conversationsLeftWithoutAdmin(Int)
+        /// These users (DIDs) would have no active device left.
+        case wouldLeaveUsersWithoutDevice([String])
+        /// These conversations would have no active admin device left.
+        case wouldLeaveConversationsWithoutAdmin([String])
 
         public var reason: String {
             switch self {
-            case .usersLeftWithoutDevice(let count): "\(count) user\(count == 1 ? "" : "s") would be left with no active device"
-            case .conversationsLeftWithoutAdmin(let count): "\(count) conversation\(count == 1 ? "" : "s") would be left with no active admin device"
+            case .wouldLeaveUsersWithoutDevice(let users):
+                "\(users.count) user\(users.count == 1 ? "" : "s") would be left with no active device (\(Self.sample(users)))"
+            case .wouldLeaveConversationsWithoutAdmin(let conversations):
+                "\(conversations.count) conversation\(conversations.count == 1 ? "" : "s") would be left with no active admin device (\(Self.sample(conversations)))"
             }
+        }
+
+        /// The first few ids, enough to recognise the case in one line.
+        private static func sample(_ ids: [String]) -> String {
+            let shown = ids.prefix(3).joined(separator: ", ")
+            return ids.count > 3 ? "\(shown) and \(ids.count - 3) more" : shown
         }
     }
 
@@ -120,8 +130,8 @@ extension DeviceRegistry {
             try Self.measure(&radius, db: db)
             var refusals: [Refusal] = []
             if !force {
-                if radius.usersLeftWithoutDevice > 0 { refusals.append(.usersLeftWithoutDevice(radius.usersLeftWithoutDevice)) }
-                if radius.conversationsLeftWithoutAdmin > 0 { refusals.append(.conversationsLeftWithoutAdmin(radius.conversationsLeftWithoutAdmin)) }
+                if !radius.usersLeftWithoutDevice.isEmpty { refusals.append(.wouldLeaveUsersWithoutDevice(radius.usersLeftWithoutDevice)) }
+                if !radius.conversationsLeftWithoutAdmin.isEmpty { refusals.append(.wouldLeaveConversationsWithoutAdmin(radius.conversationsLeftWithoutAdmin)) }
             }
             let operations = collectOperations || !dryRun ? try Self.removalOperations(db: db) : []
             guard !dryRun, refusals.isEmpty else {
@@ -192,19 +202,21 @@ extension DeviceRegistry {
             """)
         radius.memberships = try Int.fetchOne(db, sql: "SELECT count(*) FROM closing")!
         radius.conversations = try Int.fetchOne(db, sql: "SELECT count(DISTINCT convo_id) FROM closing")!
-        radius.usersLeftWithoutDevice = try Int.fetchOne(db, sql: """
-            SELECT count(*) FROM (SELECT DISTINCT user_did FROM batch) u WHERE NOT EXISTS (
+        radius.usersLeftWithoutDevice = try String.fetchAll(db, sql: """
+            SELECT user_did FROM (SELECT DISTINCT user_did FROM batch) u WHERE NOT EXISTS (
                 SELECT 1 FROM user_devices d WHERE d.user_did = u.user_did AND d.is_active = 1
                 AND NOT EXISTS (SELECT 1 FROM batch b WHERE b.user_did = d.user_did AND b.device_id = d.device_id))
-            """)!
+            ORDER BY user_did
+            """)
         // Only a conversation losing an active admin device can be left without one: the batch's
         // devices are all active, so each closing admin membership is such a loss.
-        radius.conversationsLeftWithoutAdmin = try Int.fetchOne(db, sql: """
-            SELECT count(*) FROM (SELECT DISTINCT convo_id FROM closing WHERE is_admin = 1) c
+        radius.conversationsLeftWithoutAdmin = try String.fetchAll(db, sql: """
+            SELECT convo_id FROM (SELECT DISTINCT convo_id FROM closing WHERE is_admin = 1) c
             WHERE NOT EXISTS (SELECT 1 FROM members m JOIN user_devices d ON d.user_did = m.user_did AND d.device_id = m.device_id
                               WHERE m.convo_id = c.convo_id AND m.left_at IS NULL AND m.is_admin = 1 AND d.is_active = 1
                               AND NOT EXISTS (SELECT 1 FROM closing x WHERE x.convo_id = m.convo_id AND x.member_mls_did = m.member_mls_did))
-            """)!
+            ORDER BY convo_id
+            """)
     }
 
     private static func removalOperations(db: Database) throws -> [JSONValue] {
@@ -239,9 +251,24 @@ extension DeviceRegistry {
         }
     }
 
-    /// The seed's auto-rejoin: the conversations a newly registered device must be added to
-    /// (every conversation its user is in and it is not), as `mls.add` operations.
-    public func rejoinPlan(user: String, device: String) throws -> [JSONValue] {
+    /// The seed's auto-rejoin for a newly registered device: the conversations it must be added
+    /// to (every conversation its user is in and it is not), as `mls.add` operations, and, when
+    /// there are none, why.
+    public struct RejoinPlan: Sendable {
+        public let operations: [JSONValue]
+        /// Set when `operations` is empty.
+        public let emptyBecause: EmptyRejoin?
+    }
+
+    public enum EmptyRejoin: Hashable, Sendable {
+        /// The device is already in every conversation its user is in.
+        case alreadyEverywhere
+        /// The user has no open membership on any device: nothing to copy. `closedBy` lists the
+        /// revocation batches that closed the user's memberships, if any did.
+        case userInNoConversation(closedBy: [String])
+    }
+
+    public func rejoinPlan(user: String, device: String) throws -> RejoinPlan {
         try read { db in
             guard let row = try Row.fetchOne(db, sql: "SELECT device_mls_did, is_active FROM user_devices WHERE user_did = ? AND device_id = ?",
                                              arguments: [user, device]) else {
@@ -251,12 +278,73 @@ extension DeviceRegistry {
                 throw VaultError(.refused, "device \(user)#\(device) is revoked; a revoked device rejoins nothing")
             }
             let mlsDid: String = row["device_mls_did"]
-            return try String.fetchAll(db, sql: """
+            let operations: [JSONValue] = try String.fetchAll(db, sql: """
                 SELECT DISTINCT convo_id FROM members WHERE user_did = ? AND left_at IS NULL
                 AND convo_id NOT IN (SELECT convo_id FROM members WHERE user_did = ? AND device_id = ? AND left_at IS NULL)
                 ORDER BY convo_id
                 """, arguments: [user, user, device]).map { convo in
                 .object([("op", .string("mls.add")), ("convo", .string(convo)), ("member", .string(mlsDid))])
+            }
+            guard operations.isEmpty else { return RejoinPlan(operations: operations, emptyBecause: nil) }
+            let inAny = try Bool.fetchOne(db, sql: "SELECT EXISTS (SELECT 1 FROM members WHERE user_did = ? AND left_at IS NULL)", arguments: [user]) ?? false
+            guard !inAny else { return RejoinPlan(operations: [], emptyBecause: .alreadyEverywhere) }
+            let batches = try String.fetchAll(db, sql: """
+                SELECT batch_id FROM revocations WHERE user_did = ? GROUP BY batch_id ORDER BY min(id)
+                """, arguments: [user])
+            return RejoinPlan(operations: [], emptyBecause: .userInNoConversation(closedBy: batches))
+        }
+    }
+
+    /// One device as `registry devices` lists it.
+    public struct DeviceView: Sendable, Equatable {
+        public let userDid, deviceId, deviceMlsDid: String
+        public let deviceName: String?
+        public let isActive: Bool
+        public let registeredAt: Timestamp
+        public let lastSeen: Timestamp?
+        public let revokedAt: Timestamp?
+        public let revocationReason: String?
+        /// Conversations the device is in now.
+        public let openMemberships: Int
+    }
+
+    /// Which devices `devices(matching:)` lists; every set field must match.
+    public struct DeviceFilter: Sendable {
+        public enum State: Sendable { case any, active, revoked }
+        public var user: String?
+        public var state: State = .any
+        /// Devices whose last sign of life (`last_seen`, else `registered_at`) is before this.
+        public var notSeenSince: Timestamp?
+        /// A case-insensitive part of the device id or name.
+        public var search: String?
+
+        public init(user: String? = nil, state: State = .any, notSeenSince: Timestamp? = nil, search: String? = nil) {
+            self.user = user
+            self.state = state
+            self.notSeenSince = notSeenSince
+            self.search = search
+        }
+    }
+
+    /// The devices that match, by user and device id.
+    public func devices(matching filter: DeviceFilter) throws -> [DeviceView] {
+        let state: Int? = switch filter.state { case .any: nil; case .active: 1; case .revoked: 0 }
+        return try read { db in
+            try Row.fetchAll(db, sql: """
+                SELECT d.user_did, d.device_id, d.device_mls_did, d.device_name, d.is_active, d.registered_at, d.last_seen,
+                       d.revoked_at, d.revocation_reason,
+                       (SELECT count(*) FROM members m WHERE m.user_did = d.user_did AND m.device_id = d.device_id AND m.left_at IS NULL) AS open
+                FROM user_devices d
+                WHERE (?1 IS NULL OR d.user_did = ?1) AND (?2 IS NULL OR d.is_active = ?2)
+                  AND (?3 IS NULL OR coalesce(d.last_seen, d.registered_at) < ?3)
+                  AND (?4 IS NULL OR instr(lower(d.device_id), lower(?4)) > 0 OR instr(lower(coalesce(d.device_name, '')), lower(?4)) > 0)
+                ORDER BY d.user_did, d.device_id
+                """, arguments: [filter.user, state, filter.notSeenSince.map(Self.timeText), filter.search]).map { row in
+                func time(_ column: String) -> Timestamp? { (row[column] as String?).flatMap(Timestamp.init(rfc3339:)) }
+                return DeviceView(userDid: row["user_did"], deviceId: row["device_id"], deviceMlsDid: row["device_mls_did"],
+                                  deviceName: row["device_name"], isActive: row["is_active"] as Int == 1,
+                                  registeredAt: time("registered_at") ?? Timestamp(seconds: 0), lastSeen: time("last_seen"),
+                                  revokedAt: time("revoked_at"), revocationReason: row["revocation_reason"], openMemberships: row["open"])
             }
         }
     }

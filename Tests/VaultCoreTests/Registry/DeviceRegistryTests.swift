@@ -71,7 +71,7 @@ import Testing
         // Not seen since January 6: d0…d4 (u0's both, u1's both, u2's d4); u2 keeps d5 anyway.
         let stale = DeviceRegistry.Selector.notSeenSince(Timestamp(rfc3339: "2025-01-06T00:00:00Z")!)
         let result = try registry.revoke(stale, reason: "stale", now: now, dryRun: false, force: true, collectOperations: false, keepLastDevice: true)
-        #expect(result.applied && result.radius.devices == 3 && result.radius.sparedLastDevices == 2 && result.radius.usersLeftWithoutDevice == 0)
+        #expect(result.applied && result.radius.devices == 3 && result.radius.sparedLastDevices == 2 && result.radius.usersLeftWithoutDevice.isEmpty)
         let kept = try DatabaseQueue(path: path).read {
             try String.fetchAll($0, sql: "SELECT device_id FROM user_devices WHERE is_active = 1 AND user_did IN ('u0', 'u1', 'u2') ORDER BY device_id")
         }
@@ -115,8 +115,8 @@ import Testing
         let (registry, path) = try registry()
         // u0 owns d0 and d1; d0 is the only admin of c0.
         let refused = try registry.revoke(.user("u0"), reason: nil, now: now, dryRun: false, force: false, collectOperations: false)
-        #expect(!refused.applied && refused.radius.usersLeftWithoutDevice == 1 && refused.radius.conversationsLeftWithoutAdmin == 1)
-        #expect(refused.refusals == [.usersLeftWithoutDevice(1), .conversationsLeftWithoutAdmin(1)])
+        #expect(!refused.applied && refused.radius.usersLeftWithoutDevice == ["u0"] && refused.radius.conversationsLeftWithoutAdmin == ["c0"])
+        #expect(refused.refusals == [.wouldLeaveUsersWithoutDevice(["u0"]), .wouldLeaveConversationsWithoutAdmin(["c0"])])
         #expect(try active(path) == 12 && (try registry.log(batch: nil)).isEmpty)
         let dry = try registry.revoke(.user("u0"), reason: nil, now: now, dryRun: true, force: true, collectOperations: true)
         #expect(!dry.applied && dry.radius.devices == 2 && !dry.operations.isEmpty)
@@ -141,7 +141,31 @@ import Testing
         #expect(members.map(\.userDid) == ["u0", "u1"] && members.map(\.deviceCount) == [2, 2] && members.map(\.isAdmin) == [true, false])
         _ = try registry.importRows(deviceLines: ("new.jsonl", Array(#"{"user_did": "u0", "device_id": "new", "device_mls_did": "u0#new", "signature_public_key": "ffff"}"#.utf8)), memberLines: nil, now: now)
         let plan = try registry.rejoinPlan(user: "u0", device: "new")
-        #expect(plan == [.object([("op", .string("mls.add")), ("convo", .string("c0")), ("member", .string("u0#new"))])])
+        #expect(plan.operations == [.object([("op", .string("mls.add")), ("convo", .string("c0")), ("member", .string("u0#new"))])] && plan.emptyBecause == nil)
+        #expect(try registry.rejoinPlan(user: "u0", device: "d0").emptyBecause == .alreadyEverywhere)
+    }
+
+    /// A user whose memberships were all closed by a revocation: the plan is empty and says
+    /// which batch closed them.
+    @Test func rejoinPlanExplainsWhyItIsEmpty() throws {
+        let (registry, _) = try registry()
+        let batch = try registry.revoke(.user("u0"), reason: "stolen", now: now, dryRun: false, force: true, collectOperations: false, batchID: "TICKET-1")
+        #expect(batch.applied)
+        _ = try registry.importRows(deviceLines: ("new.jsonl", Array(#"{"user_did": "u0", "device_id": "new", "device_mls_did": "u0#new", "signature_public_key": "ffff"}"#.utf8)), memberLines: nil, now: now)
+        let plan = try registry.rejoinPlan(user: "u0", device: "new")
+        #expect(plan.operations.isEmpty && plan.emptyBecause == .userInNoConversation(closedBy: ["TICKET-1"]))
+    }
+
+    @Test func devicesAreListedByFilter() throws {
+        let (registry, _) = try registry()
+        _ = try registry.revoke(.devices([("u1", "d3")]), reason: "lost", now: now, dryRun: false, force: true, collectOperations: false)
+        #expect(try registry.devices(matching: .init(user: "u1")).map(\.deviceId) == ["d2", "d3"])
+        let revoked = try registry.devices(matching: .init(state: .revoked))
+        #expect(revoked.map(\.deviceId) == ["d3"] && revoked[0].revocationReason == "lost" && revoked[0].revokedAt == now && revoked[0].openMemberships == 0)
+        #expect(try registry.devices(matching: .init(state: .active)).count == 11)
+        #expect(try registry.devices(matching: .init(search: "D1")).map(\.deviceId) == ["d1", "d10", "d11"])
+        let stale = try registry.devices(matching: .init(state: .active, notSeenSince: Timestamp(rfc3339: "2025-01-03T00:00:00Z")!))
+        #expect(stale.map(\.deviceId) == ["d0", "d1"])
     }
 
     /// Two revokers at once on one database: immediate transactions and a busy timeout mean
