@@ -156,7 +156,7 @@ struct Show: ParsableCommand {
         text += try template.text("show.devices", ["relink": "\(relink.count)", "retire": "\(retire.count)"]) + "\n"
         var devices = TextTable()
         for device in plan.devices {
-            devices.add(device.action.rawValue, device.deviceId, device.deviceName, "\(device.oldSubkeyPubkey.prefix(12))… → \(device.newSubkeyPubkey.prefix(12))…")
+            devices.add(device.action.rawValue, device.deviceId, device.deviceName, "\(device.oldSubkeyPublicKey.prefix(12))… → \(device.newSubkeyPublicKey.prefix(12))…")
         }
         text += devices.render(indent: "  ")
         text += try template.text("show.groups", ["groupCount": "\(plan.groups.count)", "addCount": "\(additions)", "removeCount": "\(removals)"]) + "\n"

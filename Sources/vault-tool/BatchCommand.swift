@@ -19,7 +19,7 @@ struct BatchCommand {
     let skipFailed: Bool
 
     func run() throws {
-        let batch = try BatchMigration(manifestPath: manifest, outDir: outDir, journalPath: journal ?? outDir + "/.migrate-journal.sqlite",
+        let batch = try BatchMigration(manifestPath: manifest, outDir: outDir, journalPath: journal ?? BatchMigration.defaultJournalPath(outDir: outDir),
                                        target: target, allowLossy: allowLossy, dryRun: dryRun)
         let total = batch.jobs.count
         let tally = Mutex([BatchMigration.Status: Int]())

@@ -38,7 +38,7 @@ struct Census: ParsableCommand {
         if list {
             StandardStreams.writeOutput(census.listed.flatMap { entry -> [UInt8] in
                 json ? JSONValue.object([("path", .string(entry.path)), ("format", .int(Int(entry.kind.format))), ("suite", .int(Int(entry.kind.suite))),
-                                         ("schemaVersion", .int(Int(entry.kind.schemaVersion))), ("household", .string(entry.household))])
+                                         ("schemaVersion", .int(Int(entry.kind.schemaVersion))), ("householdId", .string(entry.household))])
                     .serialized(pretty: false) + [0x0a]
                     : Array("\(entry.kind.schemaVersion)\t\(entry.household)\t\(entry.path.displaySafe)\n".utf8)
             })

@@ -62,7 +62,7 @@ struct Derive: ParsableCommand {
                 ("pubkey", .string(key.publicKey.hex)),
                 ("householdId", .string(household.id.hex)),
                 ("vaultPath", .string(household.vaultPath)),
-                ("devices", .array(devices.map { .object([("deviceId", .string($0.0)), ("subkeyPubkey", .string($0.1))]) })),
+                ("devices", .array(devices.map { .object([("deviceId", .string($0.0)), ("subkeyPublicKey", .string($0.1))]) })),
             ]
             if let vaultKeyHex { entries.append(("vaultKey", .string(vaultKeyHex))) }
             text = String(decoding: JSONValue.object(entries).serialized(), as: UTF8.self)

@@ -60,7 +60,7 @@ struct Migrate: ParsableCommand {
     @Option(help: ArgumentHelp("Batch mode: the folder for migrated vaults.", valueName: "DIR"))
     var outDir: String?
 
-    @Option(help: ArgumentHelp("Batch mode: the SQLite journal (default: DIR/.migrate-journal.sqlite).", valueName: "FILE"))
+    @Option(help: ArgumentHelp("Batch mode: the SQLite journal (default: DIR.migrate-journal.sqlite, beside DIR).", valueName: "FILE"))
     var journal: String?
 
     @Option(help: "Batch mode: how many vaults to migrate at once.")

@@ -146,7 +146,7 @@ enum VaultFileBytes {
             #expect(try VaultCheck.run(opened.document, access: access).isClean)
             #expect(SHA256.hash(workspace.contents("in/vault-\(index).vault")!) == inputHashes["in/vault-\(index).vault"])
         }
-        let journal = try workspace.run("/usr/bin/sqlite3", ["out/.migrate-journal.sqlite", "SELECT state || ' ' || completions FROM job"])
+        let journal = try workspace.run("/usr/bin/sqlite3", ["out.migrate-journal.sqlite", "SELECT state || ' ' || completions FROM job"])
         #expect(journal.stdoutText.split(separator: "\n").map(String.init) == Array(repeating: "done 1", count: jobCount))
     }
 }

@@ -59,5 +59,5 @@ def test_census_list_names_every_vault_with_its_version_and_household(tmp_path):
     (root / "notes.txt").write_text("not a vault\n")
     result = subprocess.run([VAULT_TOOL, "census", "--list", "--json", str(root)], capture_output=True)
     assert result.returncode == 0, result.stderr
-    listed = {entry["path"]: (entry["schemaVersion"], entry["household"]) for entry in map(json.loads, result.stdout.decode().splitlines())}
+    listed = {entry["path"]: (entry["schemaVersion"], entry["householdId"]) for entry in map(json.loads, result.stdout.decode().splitlines())}
     assert listed == expected

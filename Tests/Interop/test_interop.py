@@ -69,7 +69,7 @@ def test_derivations_agree(tmp_path, round_):
     assert derived["householdId"] == household.household_id.hex()
     assert derived["vaultPath"] == household.vault_path
     assert derived["vaultKey"] == household.vault_key.hex()
-    assert derived["devices"] == [{"deviceId": d, "subkeyPubkey": household.subkey_pubkey(d)} for d in device_ids]
+    assert derived["devices"] == [{"deviceId": d, "subkeyPublicKey": household.subkey_pubkey(d)} for d in device_ids]
 
 
 @pytest.mark.parametrize("round_", range(ROUNDS))

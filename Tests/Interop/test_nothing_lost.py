@@ -325,7 +325,7 @@ WRITERS = [
            derived={"backup": ("out", lambda s: s["vault"] + ".bak")}),
     Writer("vault-tool migrate", "migrate --to 2 --manifest {in:manifest=manifest.jsonl} --out-dir {dir:out=batch}", "batch",
            files={"manifest": MANIFEST},
-           derived={**BATCH_OUTPUTS, "journal": ("out", lambda s: s["out"] + "/.migrate-journal.sqlite")}),
+           derived={**BATCH_OUTPUTS, "journal": ("out", lambda s: s["out"] + ".migrate-journal.sqlite")}),
     Writer("vault-tool migrate", "migrate --to 2 --manifest {in:manifest=manifest.jsonl} --out-dir {dir:out=batch} --journal {out:journal=journal.sqlite}",
            "batch-journal", files={"manifest": MANIFEST}, derived=BATCH_OUTPUTS),
     Writer("vault-tool merge", "merge --key-file {in:key=keys/parent.nsec} --base {in:base=base.vault} --ours {in:ours=ours.vault} "
@@ -652,8 +652,8 @@ OVERWRITES = [
      {"m.jsonl": ONE_VAULT.format("batch/batch-0.vault"), "batch/batch-0.vault": "work-v1.vault"}),
     ("batch-vault-named-like-a-key-in-out-dir", "vault-tool", "migrate --to 2 --manifest m.jsonl --out-dir keys",
      {"m.jsonl": ONE_VAULT.format("v/parent.nsec"), "v/parent.nsec": "work-v1.vault"}),
-    ("batch-vault-named-like-the-journal", "vault-tool", "migrate --to 2 --manifest m.jsonl --out-dir batch",
-     {"m.jsonl": ONE_VAULT.format("batch-0.vault") + ONE_VAULT.format("v/.migrate-journal.sqlite"), "v/.migrate-journal.sqlite": "work-v1.vault"}),
+    ("batch-vault-at-the-default-journal", "vault-tool", "migrate --to 2 --manifest m.jsonl --out-dir batch",
+     {"m.jsonl": ONE_VAULT.format("batch.migrate-journal.sqlite"), "batch.migrate-journal.sqlite": "work-v1.vault"}),
 ]
 
 

@@ -70,7 +70,7 @@ def test_plan_is_signed_over_canonical_json_and_scales(tmp_path):
                               "sha256": hashlib.sha256((tmp_path / "v.vault").read_bytes()).hexdigest()}
     devices = {d["deviceId"]: d for d in plan["devices"]}
     assert len(devices) == 50 and sum(d["action"] == "relink" for d in devices.values()) == 45
-    assert all(d["newSubkeyPubkey"] == new.subkey_pubkey(i) for i, d in devices.items())
+    assert all(d["newSubkeyPublicKey"] == new.subkey_pubkey(i) for i, d in devices.items())
     assert len(plan["groups"]) == 500 and all(len(g["add"]) == 45 and len(g["remove"]) == 5 for g in plan["groups"])
     assert plan["children"][0]["action"] == "replace" and plan["wrapKey"]["action"] == "replace"
     assert [s["id"] for s in plan["steps"]][-2:] == ["notify-families", "new-family-shares"]

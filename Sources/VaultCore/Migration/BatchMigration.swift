@@ -49,6 +49,18 @@ public final class BatchMigration: Sendable {
     public let jobs: [Job]
     private let outputs: [Int: OutputLocation]
 
+    /// The journal when none is named: beside the output folder, not in it (`migrated` →
+    /// `migrated.migrate-journal.sqlite`), so the folder holds only vaults and can be synced or
+    /// counted as it is.
+    public static func defaultJournalPath(outDir: String) -> String {
+        var folder = outDir
+        while folder.count > 1, folder.hasSuffix("/") { folder.removeLast() }
+        let name = (folder as NSString).lastPathComponent
+        guard ["", ".", "..", "/"].contains(name) else { return folder + ".migrate-journal.sqlite" }
+        let resolved = URL(fileURLWithPath: folder).standardizedFileURL
+        return resolved.deletingLastPathComponent().appendingPathComponent(resolved.lastPathComponent + ".migrate-journal.sqlite").path
+    }
+
     /// Reads the manifest, checks every file of the batch, and (unless `dryRun`) opens or
     /// creates the journal. A journal from another manifest or target version is refused: mixing
     /// two batches is how work gets lost.

@@ -74,14 +74,14 @@ public enum RotationApplier {
             }
             var relinked = device
             relinked.subkeyPublicKey = try Derivation.deviceSubkey(for: newKey, deviceID: device.deviceId).publicKey.hex
-            guard relinked.subkeyPublicKey == planned.newSubkeyPubkey else {
+            guard relinked.subkeyPublicKey == planned.newSubkeyPublicKey else {
                 throw VaultError(.badSignature, "the plan's new subkey for device '\(device.deviceId)' is not the new key's derivation")
             }
             successor.devices.append(relinked)
             operations.append(.object([("op", .string("device.relink")), ("deviceId", .string(device.deviceId)), ("deviceName", .string(device.deviceName)),
-                                       ("oldSubkeyPubkey", .string(device.subkeyPublicKey)), ("newSubkeyPubkey", .string(relinked.subkeyPublicKey))]))
+                                       ("oldSubkeyPublicKey", .string(device.subkeyPublicKey)), ("newSubkeyPublicKey", .string(relinked.subkeyPublicKey))]))
         }
-        let deviceBySubkey = Dictionary(plan.devices.flatMap { [($0.oldSubkeyPubkey, $0.deviceId), ($0.newSubkeyPubkey, $0.deviceId)] }, uniquingKeysWith: { first, _ in first })
+        let deviceBySubkey = Dictionary(plan.devices.flatMap { [($0.oldSubkeyPublicKey, $0.deviceId), ($0.newSubkeyPublicKey, $0.deviceId)] }, uniquingKeysWith: { first, _ in first })
         var removals: [JSONValue] = []
         for index in successor.groupMemberships.indices {
             let group = successor.groupMemberships[index]

@@ -36,8 +36,8 @@ public struct RotationPlan: Sendable, Equatable {
         public var deviceId: String
         public var deviceName: String
         public var status: DeviceStatus
-        public var oldSubkeyPubkey: String
-        public var newSubkeyPubkey: String
+        public var oldSubkeyPublicKey: String
+        public var newSubkeyPublicKey: String
         public var action: DeviceAction
     }
 
@@ -140,7 +140,7 @@ public struct RotationPlan: Sendable, Equatable {
                                 ("revision", .int(source.revision)), ("sha256", .string(source.sha256))])),
             ("devices", .array(devices.map { device in
                 .object([("deviceId", .string(device.deviceId)), ("deviceName", .string(device.deviceName)), ("status", .string(device.status.rawValue)),
-                         ("oldSubkeyPubkey", .string(device.oldSubkeyPubkey)), ("newSubkeyPubkey", .string(device.newSubkeyPubkey)),
+                         ("oldSubkeyPublicKey", .string(device.oldSubkeyPublicKey)), ("newSubkeyPublicKey", .string(device.newSubkeyPublicKey)),
                          ("action", .string(device.action.rawValue))])
             })),
             ("groups", .array(groups.map { group in
@@ -210,7 +210,7 @@ public struct RotationPlan: Sendable, Equatable {
             var device = try JSONObjectReader(element.value, path: element.path)
             let value = Device(deviceId: try device.string("deviceId"), deviceName: try device.string("deviceName"),
                                status: try device.enumeration("status", DeviceStatus.self),
-                               oldSubkeyPubkey: try device.lowercaseHexKey("oldSubkeyPubkey"), newSubkeyPubkey: try device.lowercaseHexKey("newSubkeyPubkey"),
+                               oldSubkeyPublicKey: try device.lowercaseHexKey("oldSubkeyPublicKey"), newSubkeyPublicKey: try device.lowercaseHexKey("newSubkeyPublicKey"),
                                action: try device.enumeration("action", DeviceAction.self))
             try device.finish()
             return value

@@ -17,13 +17,13 @@ public enum RotationPlanner {
         for device in document.devices {
             devices.append(RotationPlan.Device(
                 deviceId: device.deviceId, deviceName: device.deviceName, status: device.status,
-                oldSubkeyPubkey: device.subkeyPublicKey,
-                newSubkeyPubkey: try Derivation.deviceSubkey(for: newKey, deviceID: device.deviceId).publicKey.hex,
+                oldSubkeyPublicKey: device.subkeyPublicKey,
+                newSubkeyPublicKey: try Derivation.deviceSubkey(for: newKey, deviceID: device.deviceId).publicKey.hex,
                 action: device.status == .active ? .relink : .retire
             ))
         }
-        let oldSubkeys = Set(devices.map(\.oldSubkeyPubkey))
-        let newSubkeys = devices.filter { $0.action == .relink }.map(\.newSubkeyPubkey)
+        let oldSubkeys = Set(devices.map(\.oldSubkeyPublicKey))
+        let newSubkeys = devices.filter { $0.action == .relink }.map(\.newSubkeyPublicKey)
         let groups = document.groupMemberships.map { group in
             RotationPlan.Group(mlsGroupId: group.mlsGroupId, groupName: group.groupName,
                                remove: group.memberPubkeys.filter { oldSubkeys.contains($0) }, add: newSubkeys)
