@@ -21,11 +21,13 @@ struct Scan: ParsableCommand {
         discussion: """
         Reads the QR code from a PNG or JPEG and writes the key as nsec1… (a 0600 file, or \
         standard output, never a terminal unless --force). An encrypted sheet needs \
-        --passphrase-file. The public key goes to standard error.
+        --passphrase-file. The public key goes to standard error. With --json (which needs \
+        -o FILE), standard output is {"npub", "householdId", "encrypted", "output"}.
 
         Examples:
           recovery-sheet scan sheet.png -o restored.nsec
           recovery-sheet scan photo.jpg --passphrase-file pass.txt -o restored.nsec
+          recovery-sheet scan sheet.png -o restored.nsec --json
         """
     )
 
@@ -34,16 +36,24 @@ struct Scan: ParsableCommand {
 
     @OptionGroup var passphrase: PassphraseOption
     @OptionGroup var output: OutputOptions
+    @Flag(help: "Print what was read as JSON (needs -o FILE; the key itself is never in it).") var json = false
 
     func validate() throws {
         try requireOneStandardInput([image, passphrase.passphraseFile])
+        if json, output.output == nil || output.output == "-" { throw ValidationError("--json needs -o FILE: otherwise the key is standard output") }
     }
 
     func run() throws {
         let files = try CommandFiles(reads: [.init("image", image)] + passphrase.declaredInputs, writes: [output.declared(.secret)], force: output.force)
-        let (key, _) = try SheetReader.key(fromImage: image, passphrase: passphrase)
+        let (key, encrypted) = try SheetReader.key(fromImage: image, passphrase: passphrase)
         try files.writer().write("-o", secretLine(key.nsec()))
         diagnostics.note("public key: \(key.publicKey.npub)")
+        if json {
+            StandardStreams.writeOutput(JSONValue.object([
+                ("npub", .string(key.publicKey.npub)), ("householdId", .string(Household(parentPublicKey: key.publicKey).id.hex)),
+                ("encrypted", .bool(encrypted)), ("output", .string(output.displayName)),
+            ]).serialized())
+        }
     }
 }
 
@@ -55,8 +65,8 @@ struct Verify: ParsableCommand {
         derives the vault key from it and opens that vault. With --shares, combines the share \
         sheets (or files of their words) in memory and checks the key they restore; the key is \
         never shown. With --share, checks one share sheet alone: that it reads, and that its \
-        check code names this household. Prints what was checked. Exit 0 when it matches, 3 \
-        when it does not.
+        check code names this household. Prints what was checked (--json: {"match", "checked", \
+        "npub", "report"}). Exit 0 when it matches, 3 when it does not.
 
         Examples:
           recovery-sheet verify sheet.png --vault household.vault
@@ -86,6 +96,9 @@ struct Verify: ParsableCommand {
 
     @OptionGroup var passphrase: PassphraseOption
 
+    @Flag(help: "Print what was checked as JSON.")
+    var json = false
+
     func validate() throws {
         guard [image != nil, !shares.isEmpty, share != nil].filter({ $0 }).count == 1 else {
             throw ValidationError("give a sheet (IMAGE), --shares SHARE…, or --share SHARE")
@@ -99,6 +112,7 @@ struct Verify: ParsableCommand {
     func run() throws {
         var report: String
         let matched: Bool
+        var restored: PublicKey?
         if let share {
             (report, matched) = try checkAlone(share)
         } else {
@@ -115,8 +129,17 @@ struct Verify: ParsableCommand {
             let (comparison, keyMatched) = try compare(key)
             report += comparison
             matched = keyMatched
+            restored = key.publicKey
         }
-        StandardStreams.writeOutput(Array(report.utf8))
+        if json {
+            StandardStreams.writeOutput(JSONValue.object([
+                ("match", .bool(matched)), ("checked", .string(image != nil ? "sheet" : share != nil ? "share" : "shares")),
+                ("npub", restored.map { .string($0.npub) } ?? .null),
+                ("report", .array(report.split(separator: "\n").map { .string(String($0)) })),
+            ]).serialized())
+        } else {
+            StandardStreams.writeOutput(Array(report.utf8))
+        }
         if !matched {
             let what = image.map { "the sheet '\($0)'" } ?? share.map { "the share sheet '\($0)'" } ?? "the shares"
             throw ToolError(.authentication, "\(what) does not match \(expectation)")

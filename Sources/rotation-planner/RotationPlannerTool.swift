@@ -181,10 +181,17 @@ struct Apply: ParsableCommand {
         when DIR holds what this plan produced, apply says so (exit 0); when it holds anything \
         else, apply refuses (exit 4).
 
-        Example:
+        With --json (which needs --ops), standard output is one JSON object: the plan id, \
+        the two vaults written, the operation count, and whether the plan had already been \
+        applied.
+
+        Examples:
           rotation-planner apply plan.json --vault household.vault \\
             --key-file old.nsec --new-key-file new.nsec --out-dir rotated \\
             --ops ops.jsonl
+          rotation-planner apply plan.json --vault household.vault \\
+            --key-file old.nsec --new-key-file new.nsec --out-dir rotated \\
+            --ops ops.jsonl --json
         """
     )
 
@@ -202,8 +209,21 @@ struct Apply: ParsableCommand {
     @Option(help: ArgumentHelp("Write the operations to FILE instead of standard output.", valueName: "FILE"))
     var ops: String?
 
+    @Flag(help: "Print what was done as JSON (needs --ops).")
+    var json = false
+
     func validate() throws {
         try requireOneStandardInput([plan, vault, keys.keyFile, keys.newKeyFile])
+        if json, ops == nil || ops == "-" { throw ValidationError("--json needs --ops FILE: otherwise the operations are standard output") }
+    }
+
+    private func report(_ plan: RotationPlan, newPath: String, oldPath: String, operations: Int, alreadyApplied: Bool) {
+        guard json else { return }
+        StandardStreams.writeOutput(JSONValue.object([
+            ("planId", .string(Hex.encode(plan.planID))), ("alreadyApplied", .bool(alreadyApplied)),
+            ("newVault", .string(newPath)), ("tombstone", .string(oldPath)),
+            ("ops", .string(ops!)), ("operations", alreadyApplied ? .null : .int(operations)),
+        ]).serialized())
     }
 
     func run() throws {
@@ -223,6 +243,7 @@ struct Apply: ParsableCommand {
                                 hint: "apply into an empty --out-dir, or move those vaults away first")
             }
             diagnostics.note("this plan was already applied: \(newPath) and \(oldPath) are its result; nothing was changed")
+            report(plan, newPath: newPath, oldPath: oldPath, operations: 0, alreadyApplied: true)
             return
         }
         let outcome = try RotationApplier.apply(plan, vault: source, oldKey: old, newKey: new)
@@ -234,6 +255,7 @@ struct Apply: ParsableCommand {
         try writer.stage("tombstone", outcome.tombstone)
         try writer.publish()
         diagnostics.note("new vault \(newPath); tombstone \(oldPath); \(outcome.operations.count) operations for the app")
+        report(plan, newPath: newPath, oldPath: oldPath, operations: outcome.operations.count, alreadyApplied: false)
     }
 }
 
@@ -244,7 +266,8 @@ struct Verify: ParsableCommand {
         The tombstone points to the new vault and holds no secret; every device the rotation \
         revoked is active in the new vault with the new key's subkey; no group lost a member \
         from another household; the new vault's key history names the old key. With --out-dir \
-        (the folder 'apply' wrote), both vaults are found there from the two keys.
+        (the folder 'apply' wrote), both vaults are found there from the two keys. --json prints \
+        {"passed", "checks": [{"name", "passed", "detail"}]}.
 
         Examples:
           rotation-planner verify --out-dir rotated --key-file old.nsec \\
@@ -266,6 +289,9 @@ struct Verify: ParsableCommand {
 
     @OptionGroup var keys: KeyPairOptions
 
+    @Flag(help: "Print the checks as JSON.")
+    var json = false
+
     func validate() throws {
         let byFolder = outDir != nil && oldVault == nil && newVault == nil
         let byPaths = outDir == nil && oldVault != nil && newVault != nil
@@ -282,8 +308,15 @@ struct Verify: ParsableCommand {
         let checks = try RotationVerifier.verify(tombstone: about("the tombstone", tombstone) { try InputFiles.read(tombstone, what: "tombstone") },
                                                  newVault: about("the new vault", newPath) { try InputFiles.read(newPath, what: "vault") },
                                                  oldKey: old, newKey: new)
-        let text = checks.map { "\($0.passed ? "ok  " : "FAIL") \($0.name): \($0.detail)".displaySafe + "\n" }.joined()
-        StandardStreams.writeOutput(Array(text.utf8))
+        if json {
+            StandardStreams.writeOutput(JSONValue.object([
+                ("passed", .bool(checks.allSatisfy(\.passed))),
+                ("checks", .array(checks.map { .object([("name", .string($0.name)), ("passed", .bool($0.passed)), ("detail", .string($0.detail))]) })),
+            ]).serialized())
+        } else {
+            let text = checks.map { "\($0.passed ? "ok  " : "FAIL") \($0.name): \($0.detail)".displaySafe + "\n" }.joined()
+            StandardStreams.writeOutput(Array(text.utf8))
+        }
         if checks.contains(where: { !$0.passed }) { throw ExitCode(ExitStatus.authentication.rawValue) }
     }
 }

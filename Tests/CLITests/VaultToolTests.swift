@@ -1,6 +1,26 @@
 import Foundation
 import Testing
 
+/// Two copies of the testkit's v2 household changed apart: ours revokes the bedroom iPad (as
+/// device-revoker does), theirs renames the kitchen iPad (as the app does: open, edit, seal);
+/// theirs-too renames it differently, which conflicts with theirs.
+enum MergeFixtures {
+    @Sendable static func prepare(_ workspace: Workspace) throws {
+        func run(_ tool: String, _ arguments: [String]) throws {
+            let result = try workspace.run(tool, arguments)
+            guard result.status == 0 else { throw CocoaError(.fileWriteUnknown, userInfo: ["stderr": result.stderrText]) }
+        }
+        try run("device-revoker", ["vault", "--key-file", "keys/parent.nsec", "--vault", "testkit/ok-v2-household.vault", "--device", RevokerFixtures.bedroom,
+                                   "--reason", "lost", "--now", "2026-11-22T10:00:00Z", "-o", "ours.vault"])
+        try run("vault-tool", ["open", "--key-file", "keys/parent.nsec", "--reveal-secrets", "-o", "base.json", "testkit/ok-v2-household.vault"])
+        let base = String(decoding: try #require(workspace.contents("base.json")), as: UTF8.self)
+        for (name, kitchen) in [("theirs", "Kitchen iPad (hall)"), ("theirs-too", "Hall iPad")] {
+            try Data(base.replacingOccurrences(of: "\"Kitchen iPad\"", with: "\"\(kitchen)\"").utf8).write(to: URL(fileURLWithPath: workspace.path("\(name).json")))
+            try run("vault-tool", ["seal", "--key-file", "keys/parent.nsec", "-o", "\(name).vault", "\(name).json"])
+        }
+    }
+}
+
 /// `vault-tool` end to end: golden outputs, then file-safety behaviour.
 @Suite struct VaultToolGoldenTests {
     static let cases: [GoldenCase] = [
@@ -37,6 +57,21 @@ import Testing
         GoldenCase(tool: "vault-tool", name: "seal-other-parent", arguments: ["seal", "--key-file", "keys/parent.nsec", "-o", "out.vault", "example/household.json"]),
         GoldenCase(tool: "vault-tool", name: "seal-not-json", arguments: ["seal", "--key-file", "keys/parent.nsec", "-o", "out.vault", "keys/parent.npub"]),
         GoldenCase(tool: "vault-tool", name: "unknown-subcommand", arguments: ["unseal"]),
+        // Every command that reads a vault or document reads it from standard input as `-`.
+        GoldenCase(tool: "vault-tool", name: "open-stdin", arguments: ["open", "--key-file", "keys/parent.nsec", "-"], stdin: "testkit/ok-minimal.vault"),
+        GoldenCase(tool: "vault-tool", name: "check-stdin", arguments: ["check", "--key-file", "keys/parent.nsec", "-"], stdin: "testkit/ok-household.vault"),
+        GoldenCase(tool: "vault-tool", name: "seal-stdin", arguments: ["seal", "--key-file", "keys/parent.nsec", "-o", "out.vault", "-"],
+                   stdin: "testkit/ok-household.revealed.json"),
+        GoldenCase(tool: "vault-tool", name: "migrate-stdin", arguments: ["migrate", "--key-file", "keys/parent.nsec", "--to", "2", "--dry-run", "-"],
+                   stdin: "testkit/ok-household.vault"),
+        GoldenCase(tool: "vault-tool", name: "diff-stdin", arguments: ["diff", "--key-file", "keys/parent.nsec", "-", "testkit/ok-v2-household.vault"],
+                   stdin: "testkit/ok-household.vault"),
+        GoldenCase(tool: "vault-tool", name: "merge", arguments: ["merge", "--key-file", "keys/parent.nsec", "--base", "testkit/ok-v2-household.vault",
+                   "--ours", "ours.vault", "--theirs", "theirs.vault", "-o", "merged.vault"], prepare: MergeFixtures.prepare),
+        GoldenCase(tool: "vault-tool", name: "merge-json-stdin", arguments: ["merge", "--key-file", "keys/parent.nsec", "--base", "testkit/ok-v2-household.vault",
+                   "--ours", "-", "--theirs", "theirs.vault", "-o", "merged.vault", "--json"], stdin: "ours.vault", prepare: MergeFixtures.prepare),
+        GoldenCase(tool: "vault-tool", name: "merge-conflict", arguments: ["merge", "--key-file", "keys/parent.nsec", "--base", "testkit/ok-v2-household.vault",
+                   "--ours", "theirs.vault", "--theirs", "theirs-too.vault", "-o", "merged.vault"], prepare: MergeFixtures.prepare),
     ]
 
     @Test(arguments: cases)
