@@ -19,6 +19,7 @@ APT_PACKAGES=(
   strace                 # fault injection: SIGKILL and errors at chosen system calls
   time                   # /usr/bin/time -v: the limit tests measure peak memory
   python3-venv           # the interop tests' virtual environment
+  man-db                 # man: the install test renders the generated manual pages
 )
 
 # Python packages of the interop tests: independent implementations to check ours against.
