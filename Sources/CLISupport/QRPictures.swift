@@ -3,13 +3,21 @@ import VaultCore
 
 /// QR codes on screens and paper, as the tools read and make them.
 public enum QRPictures {
-    /// The payload of the one QR code in a picture; none or several is an error.
-    public static func singleQR(_ path: String) throws -> [UInt8] {
+    /// The payload of the one QR code in a picture; none or several is an error. `typedInstead`
+    /// says how to go on without the code (type what the page prints beside it), for the hint.
+    public static func singleQR(_ path: String, typedInstead: String? = nil) throws -> [UInt8] {
         let name = InputFiles.displayName(path)
-        let image = try GrayImage(decoding: InputFiles.readImage(path), name: "the picture '\(name)'")
+        let bytes = try InputFiles.readImage(path)
+        let image = try GrayImage(decoding: bytes, name: "the picture '\(name)'")
         let payloads = try QRScanner.scan(image)
         guard let payload = payloads.first else {
-            throw ToolError(.invalidInput, "no QR code found in '\(name)'", hint: "scan at 300 dpi or more, flat, in focus, with the whole code in the picture")
+            // A JPEG is nearly always a phone photo, whose failures are light, angle and framing;
+            // a PNG is a scan, whose failure is resolution.
+            let isPhoto = bytes.starts(with: [0xFF, 0xD8, 0xFF])
+            let retake = isPhoto
+                ? "take the photo again in even light without glare or shadow, the page flat, the whole code in the frame and in focus"
+                : "scan at 300 dpi or more, flat, in focus, with the whole code in the picture"
+            throw ToolError(.invalidInput, "no QR code found in '\(name)'", hint: retake + (typedInstead.map { "; or \($0)" } ?? ""))
         }
         guard payloads.count == 1 else {
             throw ToolError(.invalidInput, "'\(name)' holds \(payloads.count) different QR codes; expected one", hint: "crop the picture to the code")

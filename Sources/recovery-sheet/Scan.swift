@@ -6,7 +6,7 @@ import VaultCore
 enum SheetReader {
     /// Finds exactly one QR code holding a key in the image, and decrypts it when needed.
     static func key(fromImage path: String, passphrase: PassphraseOption) throws -> (key: SecretKey, encrypted: Bool) {
-        let payload = try QRPictures.singleQR(path)
+        let payload = try QRPictures.singleQR(path, typedInstead: "type the 24 words (or the key) printed beside the code into a file: recovery-sheet words --decode FILE")
         do {
             return try RecoverySheet.key(fromPayload: payload, name: "the QR code in '\(InputFiles.displayName(path))'") { try passphrase.read() }
         } catch let error as VaultError where error.code == .passphraseNeeded {

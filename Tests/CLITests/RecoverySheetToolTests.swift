@@ -21,10 +21,14 @@ enum ScanPictures {
         String(decoding: workspace.contents("keys/\(key).nsec")!, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
     }
 
-    /// blank.png, not-a-key.png, two-codes.png, a plain and an encrypted sheet of the parent key,
+    /// A 64×48 grey JPEG (Pillow, quality 60): a phone photo that missed the code.
+    static let blankPhoto = "/9j/4AAQSkZJRgABAQAAAQABAAD/2wBDAA0JCgsKCA0LCgsODg0PEyAVExISEyccHhcgLikxMC4pLSwzOko+MzZGNywtQFdBRkxOUlNSMj5aYVpQYEpRUk//wAALCAAwAEABAREA/8QAHwAAAQUBAQEBAQEAAAAAAAAAAAECAwQFBgcICQoL/8QAtRAAAgEDAwIEAwUFBAQAAAF9AQIDAAQRBRIhMUEGE1FhByJxFDKBkaEII0KxwRVS0fAkM2JyggkKFhcYGRolJicoKSo0NTY3ODk6Q0RFRkdISUpTVFVWV1hZWmNkZWZnaGlqc3R1dnd4eXqDhIWGh4iJipKTlJWWl5iZmqKjpKWmp6ipqrKztLW2t7i5usLDxMXGx8jJytLT1NXW19jZ2uHi4+Tl5ufo6erx8vP09fb3+Pn6/9oACAEBAAA/AOsooooooooooooooooooooooooooooooooooooooooooooooor/2Q=="
+
+    /// blank.png, blank-photo.jpg, not-a-key.png, two-codes.png, a plain and an encrypted sheet of the parent key,
     /// and word files, all in the workspace.
     @Sendable static func prepare(_ workspace: Workspace) throws {
         try write(GrayImage(width: 300, height: 300), "blank.png", in: workspace)
+        try Data(base64Encoded: blankPhoto)!.write(to: URL(fileURLWithPath: workspace.path("blank-photo.jpg")))
         try write(qr("https://example.com/not-a-key"), "not-a-key.png", in: workspace)
         let first = try qr(nsec(workspace, "parent")), second = try qr(nsec(workspace, "other"))
         var both = GrayImage(width: first.width + second.width, height: max(first.height, second.height))
@@ -78,6 +82,7 @@ enum ScanPictures {
         sheetCase("scan-encrypted-no-passphrase", ["scan", "parent-encrypted.png"]),
         sheetCase("scan-encrypted-wrong-passphrase", ["scan", "parent-encrypted.png", "--passphrase-file", "wrong-pass.txt"]),
         sheetCase("scan-blank", ["scan", "blank.png"]),
+        sheetCase("scan-blank-photo", ["scan", "blank-photo.jpg"]),
         sheetCase("scan-two-codes", ["scan", "two-codes.png"]),
         sheetCase("scan-not-a-key", ["scan", "not-a-key.png"]),
         sheetCase("scan-not-an-image", ["scan", "keys/parent.npub"]),
