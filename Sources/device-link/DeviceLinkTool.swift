@@ -47,11 +47,11 @@ struct Create: ParsableCommand {
             --expires-in 600 -o link.png
         """
     )
-    @Option(name: .customLong("key-file"), help: ArgumentHelp("The parent key.", valueName: "F")) var keyFile: String
+    @Option(name: .customLong("key-file"), help: ArgumentHelp("The parent key.", valueName: "FILE")) var keyFile: String
     @Option(help: ArgumentHelp("Where the vault is stored; must end in vaults/<household id>.vault.", valueName: "URL")) var vaultUrl: String
-    @Option(help: "How long the link is valid, in seconds (at most a day).") var expiresIn: Int = 300
+    @Option(help: ArgumentHelp("How long the link is valid, in seconds (at most a day).", valueName: "SECONDS")) var expiresIn: Int = 300
     @Option(help: ArgumentHelp("The time the link is made (RFC 3339), instead of now.", valueName: "TIME")) var now: String?
-    @Option(name: .shortAndLong, help: ArgumentHelp("The QR image.", valueName: "LINK.png")) var output: String?
+    @Option(name: .shortAndLong, help: ArgumentHelp("The QR image.", valueName: "IMAGE")) var output: String?
     @Flag(help: "Allow the image to go to a terminal.") var force = false
 
     func run() throws {
@@ -78,7 +78,7 @@ struct Read: ParsableCommand {
     )
     @Argument(help: ArgumentHelp("The picture of the QR.", valueName: "IMAGE")) var image: String
     @Option(help: ArgumentHelp("Check the expiry against this time (RFC 3339), instead of now.", valueName: "TIME")) var now: String?
-    @Option(name: .shortAndLong, help: ArgumentHelp("Write the nsec to FILE (0600).", valueName: "SECRET")) var output: String?
+    @Option(name: .shortAndLong, help: ArgumentHelp("Write the nsec to FILE (0600).", valueName: "FILE")) var output: String?
 
     func run() throws {
         // Without -o the nsec goes nowhere: standard output carries the table.

@@ -32,7 +32,7 @@ struct Pairing: ParsableCommand {
         @Option(help: ArgumentHelp("The parent's device id (a UUID).", valueName: "ID")) var parentDeviceId: String
         @Option(help: ArgumentHelp("The shared zone's name.", valueName: "ZONE")) var sharedZoneId: String
         @Option(help: ArgumentHelp("The time to record (RFC 3339), instead of now.", valueName: "TIME")) var now: String?
-        @Option(name: .shortAndLong, help: ArgumentHelp("The QR image.", valueName: "PAIR.png")) var output: String?
+        @Option(name: .shortAndLong, help: ArgumentHelp("The QR image.", valueName: "IMAGE")) var output: String?
         @Flag(help: "Allow the image to go to a terminal.") var force = false
 
         func run() throws {
@@ -56,7 +56,7 @@ struct Pairing: ParsableCommand {
             """
         )
         @Argument(help: ArgumentHelp("The picture of the QR.", valueName: "IMAGE")) var image: String
-        @Option(help: "The oldest a code may be, in seconds.") var maxAge: Int64 = PairingCode.defaultMaximumAge
+        @Option(help: ArgumentHelp("The oldest a code may be, in seconds.", valueName: "SECONDS")) var maxAge: Int64 = PairingCode.defaultMaximumAge
         @Option(help: ArgumentHelp("Check against this time (RFC 3339), instead of now.", valueName: "TIME")) var now: String?
         @Flag(help: "Print JSON.") var json = false
 

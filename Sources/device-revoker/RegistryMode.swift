@@ -23,7 +23,7 @@ struct Registry: ParsableCommand {
     )
 
     struct Database: ParsableArguments {
-        @Option(help: ArgumentHelp("The registry database.", valueName: "R"))
+        @Option(help: ArgumentHelp("The registry database.", valueName: "DB"))
         var db: String
 
         func open(_ access: DeviceRegistry.Access) throws -> DeviceRegistry { try DeviceRegistry(path: db, access: access) }
@@ -70,8 +70,8 @@ struct Registry: ParsableCommand {
             """
         )
         @OptionGroup var database: Database
-        @Option(help: ArgumentHelp("user_devices rows.", valueName: "FILE.jsonl")) var devices: String?
-        @Option(help: ArgumentHelp("members rows.", valueName: "FILE.jsonl")) var members: String?
+        @Option(help: ArgumentHelp("user_devices rows.", valueName: "FILE")) var devices: String?
+        @Option(help: ArgumentHelp("members rows.", valueName: "FILE")) var members: String?
         @Flag(help: "Update rows already there (names, keys, last seen, admin flags) instead of refusing; revocations are never undone.")
         var upsert = false
         @Flag(help: "Print the counts as JSON.") var json = false
@@ -178,7 +178,7 @@ struct Registry: ParsableCommand {
             """
         )
         @OptionGroup var database: Database
-        @Option(name: .customLong("device"), help: ArgumentHelp("USER_DID#DEVICE_ID (repeatable).", valueName: "USER#DEVICE")) var devices: [String] = []
+        @Option(name: .customLong("device"), help: ArgumentHelp("USER_DID#DEVICE_ID (repeatable).", valueName: "DID#DEVICE")) var devices: [String] = []
         @Option(help: ArgumentHelp("USER_DID#DEVICE_ID, one a line.", valueName: "FILE")) var devicesFile: String?
         @Option(help: ArgumentHelp("Every device of this user.", valueName: "DID")) var user: String?
         @Option(help: ArgumentHelp("Devices not seen since this date.", valueName: "DATE")) var notSeenSince: String?
@@ -189,7 +189,7 @@ struct Registry: ParsableCommand {
         @Flag(help: "Go ahead even if users or conversations are left without an active device or admin.") var force = false
         @Flag(help: "Spare each user's last active device (the one seen most recently): revoke stale devices without locking anyone out.")
         var keepLastDevice = false
-        @Option(help: ArgumentHelp("Write the mls.remove operations (JSON Lines) to FILE.", valueName: "OPS")) var ops: String?
+        @Option(help: ArgumentHelp("Write the mls.remove operations (JSON Lines) to FILE.", valueName: "FILE")) var ops: String?
         @Option(help: ArgumentHelp("The batch id to log, such as a ticket number (default: a random UUID).", valueName: "ID")) var batchId: String?
         @OptionGroup var now: NowOption
 
@@ -330,7 +330,7 @@ struct Registry: ParsableCommand {
             """
         )
         @OptionGroup var database: Database
-        @Option(help: ArgumentHelp("The new device.", valueName: "USER_DID#DEVICE_ID")) var device: String
+        @Option(help: ArgumentHelp("The new device.", valueName: "DID#DEVICE")) var device: String
 
         func run() throws {
             guard let pair = DeviceRegistry.deviceReference(device) else { throw ValidationError("--device takes USER_DID#DEVICE_ID") }
@@ -365,7 +365,7 @@ struct Registry: ParsableCommand {
         @OptionGroup var database: Database
         @Option(help: ArgumentHelp("Only this batch.", valueName: "ID")) var batch: String?
         @Flag(help: "Print JSON Lines.") var json = false
-        @Option(help: ArgumentHelp("With --batch: write the batch's operations (JSON Lines) to FILE.", valueName: "OPS")) var ops: String?
+        @Option(help: ArgumentHelp("With --batch: write the batch's operations (JSON Lines) to FILE.", valueName: "FILE")) var ops: String?
         @OptionGroup var now: NowOption
 
         func validate() throws {

@@ -23,7 +23,7 @@ struct VaultMode: ParsableCommand {
 
     @OptionGroup var access: VaultAccessOptions
 
-    @Option(help: ArgumentHelp("The vault.", valueName: "V"))
+    @Option(help: ArgumentHelp("The vault.", valueName: "VAULT"))
     var vault: String
 
     @Option(name: .customLong("device"), help: ArgumentHelp("A device to revoke: its id, a unique id prefix, or its name, any case (repeatable).", valueName: "ID"))
@@ -61,10 +61,10 @@ struct VaultMode: ParsableCommand {
 
     @OptionGroup var now: NowOption
 
-    @Option(name: .shortAndLong, help: ArgumentHelp("The changed vault.", valueName: "OUT"))
+    @Option(name: .shortAndLong, help: ArgumentHelp("The changed vault.", valueName: "FILE"))
     var output: String?
 
-    @Option(help: ArgumentHelp("Write the app's mls.remove operations (JSON Lines) to FILE.", valueName: "OPS"))
+    @Option(help: ArgumentHelp("Write the app's mls.remove operations (JSON Lines) to FILE.", valueName: "FILE"))
     var ops: String?
 
     @Flag(help: "Allow the vault to go to a terminal.")

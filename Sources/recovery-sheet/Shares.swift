@@ -108,16 +108,16 @@ struct Split: ParsableCommand {
     @Option(name: .customLong("key-file"), help: ArgumentHelp("The parent's secret key (nsec1… or 64 hex); - for standard input.", valueName: "FILE"))
     var keyFile: String
 
-    @Option(help: ArgumentHelp("How many sheets restore the key (one group).", valueName: "K"))
+    @Option(help: ArgumentHelp("How many sheets restore the key (one group).", valueName: "N"))
     var threshold: Int?
 
     @Option(help: ArgumentHelp("How many sheets to make (one group, at most 16).", valueName: "N"))
     var shares: Int?
 
-    @Option(name: .customLong("group-threshold"), help: ArgumentHelp("How many groups restore the key (with --groups).", valueName: "G"))
+    @Option(name: .customLong("group-threshold"), help: ArgumentHelp("How many groups restore the key (with --groups).", valueName: "N"))
     var groupThreshold: Int?
 
-    @Option(help: ArgumentHelp("The groups, each as KofN, separated by commas (two levels).", valueName: "KofN,…"))
+    @Option(help: ArgumentHelp("The groups, each as KofN, separated by commas (two levels).", valueName: "GROUPS"))
     var groups: String?
 
     @Option(help: ArgumentHelp("Who keeps each sheet, in order (repeat for each sheet).", valueName: "NAME"))
@@ -130,7 +130,7 @@ struct Split: ParsableCommand {
     @Flag(help: "Also write each share's words to a text file beside its sheet (0600).")
     var text = false
 
-    @Option(name: .customLong("iteration-exponent"), help: ArgumentHelp("SLIP-0039's PBKDF2 cost: 10,000 × 2^E iterations (0 to 15).", valueName: "E"))
+    @Option(name: .customLong("iteration-exponent"), help: ArgumentHelp("SLIP-0039's PBKDF2 cost: 10,000 × 2^N iterations (0 to 15).", valueName: "N"))
     var iterationExponent = SLIP39.defaultIterationExponent
 
     @Option(name: .shortAndLong, help: ArgumentHelp("The folder for the share sheets (made if missing).", valueName: "DIR"))

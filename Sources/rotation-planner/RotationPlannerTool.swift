@@ -41,10 +41,10 @@ extension RotationPlan.Mode: ExpressibleByArgument {}
 
 /// The old and new key files every subcommand but `show` reads.
 struct KeyPairOptions: ParsableArguments {
-    @Option(name: .customLong("key-file"), help: ArgumentHelp("The current (old) parent key.", valueName: "OLD"))
+    @Option(name: .customLong("key-file"), help: ArgumentHelp("The current (old) parent key.", valueName: "FILE"))
     var keyFile: String
 
-    @Option(name: .customLong("new-key-file"), help: ArgumentHelp("The new parent key (make one with 'vault-tool keygen').", valueName: "NEW"))
+    @Option(name: .customLong("new-key-file"), help: ArgumentHelp("The new parent key (make one with 'vault-tool keygen').", valueName: "FILE"))
     var newKeyFile: String
 
     var declaredInputs: [FileSet.Input] { [.init("--key-file", keyFile), .init("--new-key-file", newKeyFile)] }
@@ -83,7 +83,7 @@ struct Plan: ParsableCommand {
 
     @OptionGroup var keys: KeyPairOptions
 
-    @Option(help: "routine (a planned change of key) or compromise (the old key may be known to someone else).")
+    @Option(help: ArgumentHelp("routine (a planned change of key) or compromise (the old key may be known to someone else).", valueName: "MODE"))
     var mode: RotationPlan.Mode = .routine
 
     @Option(help: ArgumentHelp("Why, in a few words; recorded in the plan.", valueName: "TEXT"))
@@ -278,10 +278,10 @@ struct Verify: ParsableCommand {
         """
     )
 
-    @Option(help: ArgumentHelp("The tombstone at the old path.", valueName: "OLDV"))
+    @Option(help: ArgumentHelp("The tombstone at the old path.", valueName: "VAULT"))
     var oldVault: String?
 
-    @Option(help: ArgumentHelp("The new vault.", valueName: "NEWV"))
+    @Option(help: ArgumentHelp("The new vault.", valueName: "VAULT"))
     var newVault: String?
 
     @Option(help: ArgumentHelp("The folder 'apply' wrote: both vaults are found under its vaults/.", valueName: "DIR"))

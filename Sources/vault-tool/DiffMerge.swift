@@ -21,10 +21,10 @@ struct Diff: ParsableCommand {
     @Flag(help: "Print JSON instead of text.")
     var json = false
 
-    @Argument(help: ArgumentHelp("The earlier vault.", valueName: "A"))
+    @Argument(help: ArgumentHelp("The earlier vault.", valueName: "EARLIER"))
     var first: String
 
-    @Argument(help: ArgumentHelp("The later vault.", valueName: "B"))
+    @Argument(help: ArgumentHelp("The later vault.", valueName: "LATER"))
     var second: String
 
     func validate() throws {
@@ -73,13 +73,13 @@ struct Merge: ParsableCommand {
 
     @OptionGroup var access: VaultAccessOptions
 
-    @Option(help: ArgumentHelp("The common ancestor.", valueName: "B"))
+    @Option(help: ArgumentHelp("The common ancestor.", valueName: "VAULT"))
     var base: String
 
-    @Option(help: ArgumentHelp("Our copy.", valueName: "A"))
+    @Option(help: ArgumentHelp("Our copy.", valueName: "VAULT"))
     var ours: String
 
-    @Option(help: ArgumentHelp("Their copy.", valueName: "C"))
+    @Option(help: ArgumentHelp("Their copy.", valueName: "VAULT"))
     var theirs: String
 
     @Flag(help: "Print the merge report as JSON on standard output.")

@@ -28,7 +28,7 @@ struct Migrate: ParsableCommand {
         """
     )
 
-    @Option(help: "The schema version to migrate to.")
+    @Option(help: ArgumentHelp("The schema version to migrate to.", valueName: "VERSION"))
     var to: Int
 
     @Flag(help: "Say what would change, and write nothing.")
@@ -63,7 +63,7 @@ struct Migrate: ParsableCommand {
     @Option(help: ArgumentHelp("Batch mode: the SQLite journal (default: DIR.migrate-journal.sqlite, beside DIR).", valueName: "FILE"))
     var journal: String?
 
-    @Option(help: "Batch mode: how many vaults to migrate at once.")
+    @Option(help: ArgumentHelp("Batch mode: how many vaults to migrate at once.", valueName: "N"))
     var jobs = 1
 
     @Flag(help: "Batch mode: accept vaults that fail (they stay in the report and the journal) and exit 0.")

@@ -23,7 +23,7 @@ struct Seal: ParsableCommand {
 
     @OptionGroup var output: OutputOptions
 
-    @Argument(help: ArgumentHelp("The JSON document; - or nothing for standard input.", valueName: "IN"))
+    @Argument(help: ArgumentHelp("The JSON document; - or nothing for standard input.", valueName: "FILE"))
     var input = "-"
 
     func validate() throws {

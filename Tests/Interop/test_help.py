@@ -3,6 +3,7 @@
 terminal's 80 columns less the help's margin, so a command is never wrapped in its middle (long
 ones continue on the next line after ` \\`)."""
 import json
+import re
 import subprocess
 
 import pytest
@@ -13,7 +14,7 @@ TOOLS = ["vault-tool", "recovery-sheet", "rotation-planner", "device-revoker", "
 WIDTH = 78
 
 
-def leaves():
+def leaves(metavariables=None):
     found = []
     for tool in TOOLS:
         result = subprocess.run([str(BIN / tool), "--experimental-dump-help"], capture_output=True, timeout=20)
@@ -21,6 +22,10 @@ def leaves():
 
         def walk(command, path):
             subcommands = command.get("subcommands") or []
+            if metavariables is not None:
+                for argument in command.get("arguments") or []:
+                    if argument.get("kind") != "flag" and argument.get("valueName"):
+                        metavariables.append((" ".join(path), argument["valueName"]))
             if not subcommands and path[-1] != "help":
                 found.append((" ".join(path), command.get("discussion") or ""))
             for sub in subcommands:
@@ -30,7 +35,12 @@ def leaves():
     return found
 
 
-LEAVES = leaves()
+METAVARIABLES = []
+LEAVES = leaves(METAVARIABLES)
+
+# One style (README, Conventions): upper-case nouns for the kind of value, no file extensions, no
+# one-letter names except N for a number.
+METAVARIABLE = re.compile(r"^(N|[A-Z][A-Z_]+(#[A-Z]+)?)$")
 
 
 def test_the_tools_were_read():
@@ -47,3 +57,10 @@ def test_every_command_has_an_example_that_fits(name, discussion):
     for line, following in zip(examples, examples[1:]):
         if line.rstrip().endswith("\\"):
             assert following.startswith("    "), f"'{name} --help': a continuation line must be indented: {following!r}"
+
+
+def test_metavariables_follow_one_style():
+    assert len(METAVARIABLES) > 50
+    odd = sorted({(command, name) for command, name in METAVARIABLES if not METAVARIABLE.match(name)
+                  and name != "subcommands"})
+    assert not odd, odd
