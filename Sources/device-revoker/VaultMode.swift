@@ -121,7 +121,7 @@ struct VaultMode: ParsableCommand {
         try writer.publish()
         diagnostics.note(plan.revoke.isEmpty
             ? "nothing to revoke; the vault is unchanged"
-            : "revoked \(plan.revoke.count) device\(plan.revoke.count == 1 ? "" : "s"), \(plan.removals.count) group removals\(plan.newPrimary.map { ", new primary '\($0)'" } ?? "")\(document.revision.map { ", revision \($0)" } ?? "")")
+            : "revoked \(counted(plan.revoke.count, "device")), \(counted(plan.removals.count, "group removal"))\(plan.newPrimary.map { ", new primary '\($0)'" } ?? "")\(document.revision.map { ", revision \($0)" } ?? "")")
         if !plan.revoke.isEmpty {
             // Every linked device received the parent key in its device link (seed 000, Flow 2):
             // a lost or stolen one may expose it, and revoking does not take the key back.
@@ -155,11 +155,11 @@ struct VaultMode: ParsableCommand {
 
     private func radiusText(_ plan: VaultRevocation.Plan) -> String {
         var text = plan.refusals.isEmpty ? "" : "refused: this revocation would not be made (nothing was written)\n"
-        text += "would revoke \(plan.revoke.count) device\(plan.revoke.count == 1 ? "" : "s"):\n"
+        text += "would revoke \(counted(plan.revoke.count, "device")):\n"
         var table = TextTable()
         for device in plan.revoke { table.add(device.deviceId, device.deviceName, device.isPrimary ? "primary" : "", "last seen \(device.lastSeenAt)") }
         text += table.render(indent: "  ")
-        text += "group removals: \(plan.removals.count) in \(plan.groupsTouched) groups\n"
+        text += "group removals: \(plan.removals.count) in \(counted(plan.groupsTouched, "group"))\n"
         if let primary = plan.newPrimary { text += "new primary: \(primary)\n".displaySafe }
         if !plan.alreadyRevoked.isEmpty { text += "already revoked: \(plan.alreadyRevoked.joined(separator: ", "))".displaySafe + "\n" }
         if !plan.unknown.isEmpty { text += "unknown ids: \(plan.unknown.joined(separator: ", "))".displaySafe + "\n" }

@@ -80,6 +80,8 @@ enum RevokerFixtures {
         vault("vault-already-revoked", ["--device", RevokerFixtures.old, "-o", "out.vault"]),
         vault("vault-stale-revision", ["--device", RevokerFixtures.bedroom, "--expect-revision", "3", "-o", "out.vault"]),
         vault("vault-two-selectors", ["--device", RevokerFixtures.bedroom, "--all-except", RevokerFixtures.kitchen, "-o", "out.vault"]),
+        GoldenCase(tool: "device-revoker", name: "vault-stdin", arguments: ["vault", "--key-file", "keys/parent.nsec", "--vault", "-",
+                   "--now", "2026-11-22T10:00:00Z", "--device", RevokerFixtures.bedroom, "--dry-run"], stdin: "testkit/ok-v2-household.vault"),
         registry("registry-members", ["members", "--db", "r.sqlite", "--convo", "alpha"]),
         registry("registry-revoke-refused", ["revoke", "--db", "r.sqlite", "--not-seen-since", "2025-06-01", "--now", "2026-11-22T10:00:00Z"]),
         registry("registry-revoke-dry-run-json", ["revoke", "--db", "r.sqlite", "--user", "did:plc:josh", "--dry-run", "--json"]),
