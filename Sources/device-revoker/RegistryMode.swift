@@ -307,7 +307,7 @@ struct Registry: ParsableCommand {
             let members = try database.open(.readOnly).members(conversation: convo)
             if json {
                 StandardStreams.writeOutput(JSONValue.array(members.map {
-                    .object([("did", .string($0.userDid)), ("deviceCount", .int($0.deviceCount)), ("deviceIds", .array($0.deviceIds.map(JSONValue.string))),
+                    .object([("userDid", .string($0.userDid)), ("deviceCount", .int($0.deviceCount)), ("deviceIds", .array($0.deviceIds.map(JSONValue.string))),
                              ("isAdmin", .bool($0.isAdmin)), ("joinedAt", .string($0.joinedAt))])
                 }).serialized())
                 return

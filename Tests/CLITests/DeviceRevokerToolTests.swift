@@ -83,6 +83,7 @@ enum RevokerFixtures {
         GoldenCase(tool: "device-revoker", name: "vault-stdin", arguments: ["vault", "--key-file", "keys/parent.nsec", "--vault", "-",
                    "--now", "2026-11-22T10:00:00Z", "--device", RevokerFixtures.bedroom, "--dry-run"], stdin: "testkit/ok-v2-household.vault"),
         registry("registry-members", ["members", "--db", "r.sqlite", "--convo", "alpha"]),
+        registry("registry-members-json", ["members", "--db", "r.sqlite", "--convo", "alpha", "--json"]),
         registry("registry-revoke-refused", ["revoke", "--db", "r.sqlite", "--not-seen-since", "2025-06-01", "--now", "2026-11-22T10:00:00Z"]),
         registry("registry-revoke-dry-run-json", ["revoke", "--db", "r.sqlite", "--user", "did:plc:josh", "--dry-run", "--json"]),
         registry("registry-revoke-one", ["revoke", "--db", "r.sqlite", "--device", "did:plc:josh#a1b2", "--reason", "lost", "--ops", "-", "--batch-id", "TICKET-1234", "--now", "2026-11-22T10:00:00Z"]),
