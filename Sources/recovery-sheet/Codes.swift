@@ -14,11 +14,12 @@ struct Code: ParsableCommand {
         Examples:
           recovery-sheet code new --master-key-file mk.hex \\
             --user-id emma@example.org -o blob.json --sheet code.png
+          recovery-sheet code verify --blob blob.json --sheet code-scan.png
           recovery-sheet code unwrap --blob blob.json --sheet code.png -o mk.hex
           recovery-sheet code rotate --blob blob.json --code-file old-words.txt \\
             -o new-blob.json --sheet new-code.png
         """,
-        subcommands: [New.self, Unwrap.self, Rotate.self]
+        subcommands: [New.self, Verify.self, Unwrap.self, Rotate.self]
     )
 
     /// The code, from typed words or from a scan of the sheet's SeedQR.
@@ -61,9 +62,10 @@ struct Code: ParsableCommand {
     /// Stages a new code's sheet and words, then the blob, and publishes them in that order:
     /// the blob makes the old code useless, so it is published only once the only record of
     /// the new code (the sheet) is on disk (issue 16).
-    static func issue(_ code: SecretBytes, blob: RecoveryCodeBlob, userID: String, codeOut: Bool, date: String?, paper: Paper, writer: OutputWriter) throws {
-        let rendered = try CodeSheet.render(code: code, userID: userID, date: date ?? PageOptions.today(), paper: paper, dotsPerInch: 300,
-                                            template: Wording.codeTemplate(), fonts: SheetFonts())
+    static func issue(_ code: SecretBytes, blob: RecoveryCodeBlob, userID: String, codeOut: Bool, page: PageOptions, writer: OutputWriter) throws {
+        let content = CodeSheet.Content(code: code, userID: userID, label: page.label, date: page.printedDate,
+                                        appName: page.appName ?? CodeSheet.defaultAppName)
+        let rendered = try CodeSheet.render(content, paper: page.paper, dotsPerInch: page.dpi, template: Wording.codeTemplate(page.lang), fonts: SheetFonts())
         try writer.stage("--sheet", rendered.image.pngData())
         if codeOut {
             var words = Array(try BIP39.words(for: code).joined(separator: " ").utf8)
@@ -80,6 +82,8 @@ struct Code: ParsableCommand {
             Examples:
               recovery-sheet code new --master-key-file mk.hex \\
                 --user-id emma@example.org -o blob.json --sheet code.png
+              recovery-sheet code new --master-key-file mk.hex --user-id emma \\
+                --lang es --paper letter -o blob.json --sheet codigo.png
             """
         )
         @Option(help: ArgumentHelp("The 32-byte Master Key as 64 hex.", valueName: "MK")) var masterKeyFile: String
@@ -87,16 +91,16 @@ struct Code: ParsableCommand {
         @Option(name: .shortAndLong, help: ArgumentHelp("The blob (JSON) for the server.", valueName: "BLOB.json")) var output: String
         @Option(help: ArgumentHelp("The printed code sheet (PNG, 0600).", valueName: "CODE.png")) var sheet: String
         @Option(help: ArgumentHelp("Also write the 24 words to FILE (0600, never overwritten).", valueName: "FILE")) var codeOut: String?
-        @Option(help: ArgumentHelp("The date printed (default today).", valueName: "YYYY-MM-DD")) var date: String?
-        @Option(help: "Paper size: a4 or letter.") var paper: Paper = .a4
+        @OptionGroup var page: PageOptions
 
         func run() throws {
+            try requireRange(page.dpi, 72...1200, "--dpi")
             let files = try CommandFiles(reads: [.init("--master-key-file", masterKeyFile)], writes: Code.outputs(sheet: sheet, codeOut: codeOut, blob: output))
             let masterKey = try SecretBytes.parsingHex(InputFiles.readSecret(masterKeyFile, what: "master key file", diagnostics: diagnostics),
                                                        byteCount: 32, what: "master key file '\(masterKeyFile)'")
             let code = try SystemRandom().secret(32)
             let blob = try RecoveryCodes.wrap(masterKey: masterKey, code: code, userID: userId)
-            try Code.issue(code, blob: blob, userID: userId, codeOut: codeOut != nil, date: date, paper: paper, writer: files.writer())
+            try Code.issue(code, blob: blob, userID: userId, codeOut: codeOut != nil, page: page, writer: files.writer())
             diagnostics.note("recovery code for \(userId): blob → \(output), sheet → \(sheet)".displaySafe)
         }
     }
@@ -124,6 +128,31 @@ struct Code: ParsableCommand {
         }
     }
 
+    /// The code sheet's yearly check: does this code still open this blob? Nothing is written,
+    /// and neither the code nor the Master Key is shown.
+    struct Verify: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Check that a code still opens its blob (the yearly check). A wrong code: exit 3.",
+            discussion: """
+            Prints what was checked; nothing is written, and neither the code nor the Master \
+            Key is shown. Exit 0 when the code opens the blob, 3 when it does not.
+
+            Examples:
+              recovery-sheet code verify --blob blob.json --sheet code-scan.png
+              recovery-sheet code verify --blob blob.json --code-file words.txt
+            """
+        )
+        @Option(help: ArgumentHelp("The blob.", valueName: "BLOB.json")) var blob: String
+        @OptionGroup var code: CodeSource
+
+        func run() throws {
+            _ = try CommandFiles(reads: [.init("--blob", self.blob)] + code.declaredInputs, writes: [])
+            let blob = try RecoveryCodeBlob(json: InputFiles.read(blob, what: "blob"))
+            _ = try RecoveryCodes.unwrap(blob, code: code.read())
+            StandardStreams.writeOutput(Array("code: opens the blob of account \(blob.userID.displaySafe)\n".utf8))
+        }
+    }
+
     struct Rotate: ParsableCommand {
         static let configuration = CommandConfiguration(
             abstract: "A new code and salt for the same Master Key; the old code stops working on the new blob.",
@@ -135,7 +164,7 @@ struct Code: ParsableCommand {
               recovery-sheet code rotate --blob blob.json --code-file old.txt \\
                 -o new.json --sheet new.png
               recovery-sheet code rotate --blob blob.json --sheet old.png -o new.json \\
-                --sheet new.png
+                --sheet new.png --paper letter --lang es
             """
         )
         @Option(help: ArgumentHelp("The current blob.", valueName: "BLOB.json")) var blob: String
@@ -143,8 +172,7 @@ struct Code: ParsableCommand {
         @Option(help: ArgumentHelp("The current code sheet (to scan), then the new one (to write).", valueName: "PNG")) var sheet: [String] = []
         @Option(name: .shortAndLong, help: ArgumentHelp("The new blob.", valueName: "NEWBLOB.json")) var output: String
         @Option(help: ArgumentHelp("Also write the new words to FILE (0600).", valueName: "FILE")) var codeOut: String?
-        @Option(help: ArgumentHelp("The date printed (default today).", valueName: "YYYY-MM-DD")) var date: String?
-        @Option(help: "Paper size of the new sheet: a4 or letter.") var paper: Paper = .a4
+        @OptionGroup var page: PageOptions
 
         func validate() throws {
             guard sheet.count == (codeFile == nil ? 2 : 1) else {
@@ -153,6 +181,7 @@ struct Code: ParsableCommand {
         }
 
         func run() throws {
+            try requireRange(page.dpi, 72...1200, "--dpi")
             let oldCode = codeFile.map { FileSet.Input("--code-file", $0) } ?? FileSet.Input("--sheet (the current code)", sheet[0])
             let files = try CommandFiles(reads: [.init("--blob", blob), oldCode], writes: Code.outputs(sheet: sheet.last!, codeOut: codeOut, blob: output))
             let old = try RecoveryCodeBlob(json: InputFiles.read(blob, what: "blob"))
@@ -162,7 +191,7 @@ struct Code: ParsableCommand {
             let masterKey = try RecoveryCodes.unwrap(old, code: source.read())
             let newCode = try SystemRandom().secret(32)
             let newBlob = try RecoveryCodes.wrap(masterKey: masterKey, code: newCode, userID: old.userID, iterations: old.iterations)
-            try Code.issue(newCode, blob: newBlob, userID: old.userID, codeOut: codeOut != nil, date: date, paper: paper, writer: files.writer())
+            try Code.issue(newCode, blob: newBlob, userID: old.userID, codeOut: codeOut != nil, page: page, writer: files.writer())
             diagnostics.note("new recovery code for \(old.userID): blob → \(output), sheet → \(sheet.last!); the old code no longer opens the new blob".displaySafe)
         }
     }

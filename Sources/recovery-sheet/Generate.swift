@@ -15,7 +15,7 @@ struct Generate: ParsableCommand {
           recovery-sheet generate --key-file parent.nsec --label "Garcia family" \\
             -o sheet.png
           recovery-sheet generate --key-file parent.nsec --paper letter \\
-            --lang es -o hoja.png
+            --lang es --app-name MyTube -o hoja.png
           recovery-sheet generate --key-file parent.nsec --passphrase-file pass.txt \\
             -o sheet.png
         """
@@ -53,7 +53,8 @@ struct Generate: ParsableCommand {
         } else {
             secret = .plain(key)
         }
-        let content = RecoverySheet.Content(secret: secret, label: page.label, date: page.printedDate)
+        let content = RecoverySheet.Content(secret: secret, label: page.label, date: page.printedDate,
+                                            appName: page.appName ?? RecoverySheet.defaultAppName)
         let sheet = try RecoverySheet.render(content, paper: page.paper, dotsPerInch: page.dpi, template: Wording.template(page.lang), fonts: SheetFonts())
         try files.writer().write("-o", sheet.image.pngData())
         diagnostics.note("recovery sheet for \(key.publicKey.npub): \(page.paper.rawValue), \(page.dpi) dpi, \(page.lang)\(passphrase.passphraseFile == nil ? "" : ", encrypted") → \(output.displayName)")
@@ -61,8 +62,8 @@ struct Generate: ParsableCommand {
 
 }
 
-/// How a printed page looks: paper, resolution, language, a label and the printed date
-/// (`generate` and `split`).
+/// How a printed page looks: paper, resolution, language, a label, the printed date and the
+/// app's name (`generate`, `split`, `code new` and `code rotate`).
 struct PageOptions: ParsableArguments {
     @Option(help: "Paper size: a4 or letter.")
     var paper: Paper = .a4
@@ -79,8 +80,12 @@ struct PageOptions: ParsableArguments {
     @Option(help: ArgumentHelp("The date printed on the sheet (default today).", valueName: "YYYY-MM-DD"))
     var date: String?
 
+    @Option(name: .customLong("app-name"), help: ArgumentHelp("The app's name as the family knows it (default: \(RecoverySheet.defaultAppName); \(CodeSheet.defaultAppName) on a code sheet).", valueName: "NAME"))
+    var appName: String?
+
     func validate() throws {
         if let date, !Self.isDate(date) { throw ValidationError("--date takes YYYY-MM-DD, such as 2026-11-22") }
+        if let appName, appName.trimmingCharacters(in: .whitespaces).isEmpty { throw ValidationError("--app-name needs a name") }
     }
 
     /// The date to print: --date, or today.

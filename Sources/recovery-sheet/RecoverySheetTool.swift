@@ -58,15 +58,20 @@ struct PassphraseOption: ParsableArguments {
 enum Wording {
     static let languages = ["en", "es"]
 
-    static func codeTemplate() throws -> TextTemplate {
-        try TextTemplate(language: "en", text: String(decoding: PackageResources.recovery_code_en_txt, as: UTF8.self))
+    static func codeTemplate(_ language: String) throws -> TextTemplate {
+        let bytes: [UInt8] = switch language {
+        case "en": PackageResources.recovery_code_en_txt
+        case "es": PackageResources.recovery_code_es_txt
+        default: throw unknown(language)
+        }
+        return try TextTemplate(language: language, text: String(decoding: bytes, as: UTF8.self))
     }
 
     static func shareTemplate(_ language: String) throws -> TextTemplate {
         let bytes: [UInt8] = switch language {
         case "en": PackageResources.share_sheet_en_txt
         case "es": PackageResources.share_sheet_es_txt
-        default: throw ToolError(.usage, "no wording for language '\(language)'", hint: "use one of: \(languages.joined(separator: ", "))")
+        default: throw unknown(language)
         }
         return try TextTemplate(language: language, text: String(decoding: bytes, as: UTF8.self))
     }
@@ -75,9 +80,13 @@ enum Wording {
         let bytes: [UInt8] = switch language {
         case "en": PackageResources.recovery_sheet_en_txt
         case "es": PackageResources.recovery_sheet_es_txt
-        default: throw ToolError(.usage, "no wording for language '\(language)'", hint: "use one of: \(languages.joined(separator: ", "))")
+        default: throw unknown(language)
         }
         return try TextTemplate(language: language, text: String(decoding: bytes, as: UTF8.self))
+    }
+
+    private static func unknown(_ language: String) -> ToolError {
+        ToolError(.usage, "no wording for language '\(language)'", hint: "use one of: \(languages.joined(separator: ", "))")
     }
 }
 

@@ -194,7 +194,8 @@ struct Split: ParsableCommand {
             let holderName = holder.indices.contains(index) ? holder[index] : nil
             let others = holder.enumerated().filter { $0.offset != index }.map(\.element)
             let content = ShareSheet.Content(share: share, publicKey: key.publicKey, holder: holderName, otherHolders: others, label: page.label,
-                                             date: page.printedDate, needsPassphrase: !phrase.isEmpty)
+                                             date: page.printedDate, needsPassphrase: !phrase.isEmpty,
+                                             appName: page.appName ?? RecoverySheet.defaultAppName)
             let sheet = try ShareSheet.render(content, groups: groups, paper: page.paper, dotsPerInch: page.dpi, template: template, fonts: fonts)
             try writer.stage(names[index], sheet.image.pngData())
             if text { try writer.stage(names[index] + ".txt", Array((share.words().joined(separator: " ") + "\n").utf8)) }

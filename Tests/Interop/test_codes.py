@@ -64,6 +64,24 @@ def test_blob_made_by_the_tool_opens_in_python(tmp_path):
     readable_everywhere(tmp_path / "code.png", digits, tmp_path)
 
 
+@pytest.mark.parametrize("paper,lang", [(paper, lang) for paper in ("a4", "letter") for lang in ("en", "es")])
+def test_code_sheet_reads_back_after_print_and_scan(tmp_path, paper, lang):
+    """Every paper and language of the code sheet: its SeedQR survives print and scan, and both the
+    new sheet of `code rotate` and `code verify` read it."""
+    args = ["code", "new", "--master-key-file", secret_file(tmp_path / "mk", secrets.token_bytes(32).hex()), "--user-id", "emma",
+            "--paper", paper, "--lang", lang, "--label", "Familia García", "--date", "2026-11-22",
+            "-o", str(tmp_path / "blob.json"), "--sheet", str(tmp_path / "code.png"), "--code-out", str(tmp_path / "words.txt")]
+    tool(*args)
+    words = (tmp_path / "words.txt").read_text().strip()
+    digits = "".join(f"{Mnemonic('english').wordlist.index(w):04d}" for w in words.split())
+    readable_everywhere(tmp_path / "code.png", digits, tmp_path)
+    assert tool("code", "verify", "--blob", str(tmp_path / "blob.json"), "--sheet", str(tmp_path / "code-100.jpg")).stdout == b"code: opens the blob of account emma\n"
+    tool("code", "rotate", "--blob", str(tmp_path / "blob.json"), "--sheet", str(tmp_path / "code-100.jpg"), "-o", str(tmp_path / "new.json"),
+         "--sheet", str(tmp_path / "new.png"), "--paper", paper, "--lang", lang)
+    tool("code", "verify", "--blob", str(tmp_path / "new.json"), "--sheet", str(tmp_path / "new.png"))
+    tool("code", "verify", "--blob", str(tmp_path / "new.json"), "--sheet", str(tmp_path / "code.png"), expect=3)
+
+
 def test_blob_made_in_python_opens_with_the_tool(tmp_path):
     master, code = secrets.token_bytes(32), secrets.token_bytes(32)
     words = Mnemonic("english").to_mnemonic(code)

@@ -1,6 +1,8 @@
 /// The parent's paper backup (issue 3; seed 000, "nsec Loss Prevention"): one page with the key
 /// as a QR code, as 24 BIP-39 words and as grouped text, the public values that prove which
 /// household it restores, and instructions. Or, encrypted, the NIP-49 `ncryptsec` instead.
+/// It speaks to a parent: what to do in an emergency comes first, how to keep the page next,
+/// and the technical details last, in small print.
 public enum RecoverySheet {
     /// The QR symbol (quiet zone excluded) is at least this wide on paper.
     public static let minimumQRWidthMillimetres = 45.0
@@ -62,16 +64,23 @@ public enum RecoverySheet {
         return (try SecretKey(secret: entropy), false)
     }
 
+    /// The app a family knows, named on the sheet when the caller names none (seed 000: the
+    /// family app the key belongs to).
+    public static let defaultAppName = "MyTube"
+
     public struct Content: Sendable {
         public var secret: Secret
         public var label: String?
-        /// Printed as given (`YYYY-MM-DD`).
+        /// `YYYY-MM-DD`; printed in the template's own style ("22 November 2026").
         public var date: String
+        /// The app's name as the family knows it, for the sheet's `{app}`.
+        public var appName: String
 
-        public init(secret: Secret, label: String?, date: String) {
+        public init(secret: Secret, label: String?, date: String, appName: String = RecoverySheet.defaultAppName) {
             self.secret = secret
             self.label = label
             self.date = date
+            self.appName = appName
         }
     }
 
@@ -96,16 +105,27 @@ public enum RecoverySheet {
         }
         var page = try PageWriter(paper: paper, dotsPerInch: dotsPerInch, fonts: fonts)
         let household = Household(parentPublicKey: content.secret.publicKey)
+        let encrypted = if case .encrypted = content.secret { true } else { false }
+        // A key ends in ".encrypted" where an encrypted sheet says something else.
+        func variant(_ key: String) -> String { encrypted ? key + ".encrypted" : key }
+        let values = ["app": content.appName]
 
+        // What the page is, then what to do with it in an emergency, before any detail.
         try page.paragraph("title", template.text("title"), style: .title)
         if let label = content.label, !label.isEmpty { try page.paragraph("label", label, style: .subtitle) }
-        try page.paragraph("date", template.text("date", ["date": content.date]), style: .body)
-        page.space(millimetres: 4)
-        try page.boxedParagraph("warning", template.text("warning"))
-        page.space(millimetres: 5)
+        try page.paragraph("date", template.text("date", ["date": template.printedDate(content.date)]), style: .body)
+        page.space(millimetres: 3)
+        try page.boxedParagraph("warning", template.text(variant("warning"), values))
+        page.space(millimetres: 3)
+        try page.paragraph("emergency.heading", template.text("emergency.heading"), style: .heading)
+        for step in ["emergency.1", variant("emergency.2"), "emergency.3"] {
+            try page.paragraph(step, template.text(step, values), style: .body)
+        }
+        page.space(millimetres: 3)
 
-        // The QR code on the left; beside it the words or, on an encrypted sheet (which has no
-        // words), the passphrase notice and the encrypted key to type.
+        // The QR code on the left; beside it the words and the key to type or, on an encrypted
+        // sheet (no words, and a larger code), the encrypted key to type and the check values,
+        // which keeps the page to one sheet of Letter paper.
         let payload = try content.secret.qrPayload()
         let top = page.y
         let qrBottom = try page.qrCode("qr", payload: Array(payload.utf8), caption: template.text("qr.caption"))
@@ -114,39 +134,45 @@ public enum RecoverySheet {
         case .plain(let key):
             try page.paragraph("words.heading", template.text("words.heading"), style: .heading)
             try page.wordGrid("words", key.withUnsafeBytes { try BIP39.words(for: SecretBytes(copying: $0)) }, columns: 3)
+            page.space(millimetres: 2)
+            try page.paragraph("key.heading", template.text("key.heading"), style: .heading)
+            try page.groupedKey("key", payload)
         case .encrypted:
-            try page.paragraph("encrypted.notice", template.text("encrypted.notice"), style: .emphasis)
-            page.space(millimetres: 4)
             try page.paragraph("encrypted.heading", template.text("encrypted.heading"), style: .heading)
             try page.groupedKey("key", payload)
+            page.space(millimetres: 3)
+            try checkValues(&page, household: household, template: template)
         }
         page.endColumn()
         page.moveTo(y: max(qrBottom, page.y, top))
-        page.space(millimetres: 5)
+        page.space(millimetres: 3)
 
-        if case .plain = content.secret {
-            try page.paragraph("words.note", template.text("words.note"), style: .small)
-            page.space(millimetres: 4)
-            try page.paragraph("key.heading", template.text("key.heading"), style: .heading)
-            try page.groupedKey("key", payload)
-            page.space(millimetres: 5)
+        // Where to keep it and where not, who never asks for it, what to do if it is lost or
+        // seen, and the yearly fire drill (issue "The suite as its users meet it").
+        try page.paragraph("keep.heading", template.text("keep.heading"), style: .heading)
+        for item in ["keep.1"] + (encrypted ? ["keep.passphrase"] : []) + ["keep.2", "keep.3", variant("keep.4")] {
+            if item != "keep.1" { page.space(millimetres: 1) }  // apart, so each reads as one point
+            try page.paragraph(item, template.text(item, values), style: .small)
         }
+        page.space(millimetres: 3)
 
+        if !encrypted {
+            try checkValues(&page, household: household, template: template)
+            page.space(millimetres: 3)
+        }
+        try page.paragraph("technical", template.text(variant("technical.key")) + " " + template.text("technical.derivation", [
+            "vaultSalt": Derivation.vaultKeySalt, "subkeyInfo": Derivation.deviceSubkeyInfo,
+        ]), style: .small)
+        return Rendered(image: page.image, elements: page.elements)
+    }
+
+    /// The public values that show which household the page restores.
+    private static func checkValues(_ page: inout PageWriter, household: Household, template: TextTemplate) throws {
         try page.paragraph("check.heading", template.text("check.heading"), style: .heading)
         try page.labelledValues("check", [
             (try template.text("check.npub"), household.parentPublicKey.npub),
             (try template.text("check.household"), household.id.shortHex),
             (try template.text("check.path"), household.vaultPath),
         ])
-        try page.paragraph("check.derivation", template.text("check.derivation", [
-            "vaultSalt": Derivation.vaultKeySalt, "subkeyInfo": Derivation.deviceSubkeyInfo,
-        ]), style: .small)
-        page.space(millimetres: 4)
-        try page.paragraph("restore.heading", template.text("restore.heading"), style: .heading)
-        let encrypted = if case .encrypted = content.secret { true } else { false }
-        for step in ["restore.1", encrypted ? "restore.2.encrypted" : "restore.2", "restore.3", "restore.4"] {
-            try page.paragraph(step, template.text(step), style: .body)
-        }
-        return Rendered(image: page.image, elements: page.elements)
     }
 }

@@ -51,12 +51,15 @@ public enum ShareSheet {
         public var holder: String?
         public var otherHolders: [String]
         public var label: String?
+        /// `YYYY-MM-DD`; printed in the template's own style.
         public var date: String
         /// Whether restoring also needs the family's share passphrase.
         public var needsPassphrase: Bool
+        /// The app's name as the family knows it, for the sheet's `{app}`.
+        public var appName: String
 
         public init(share: SLIP39Share, publicKey: PublicKey, holder: String?, otherHolders: [String], label: String?,
-                    date: String, needsPassphrase: Bool) {
+                    date: String, needsPassphrase: Bool, appName: String = RecoverySheet.defaultAppName) {
             self.share = share
             self.publicKey = publicKey
             self.holder = holder
@@ -64,6 +67,7 @@ public enum ShareSheet {
             self.label = label
             self.date = date
             self.needsPassphrase = needsPassphrase
+            self.appName = appName
         }
     }
 
@@ -78,7 +82,7 @@ public enum ShareSheet {
         let twoLevels = share.groupCount > 1
         var values = [
             "number": String(share.memberIndex + 1), "count": String(group.count), "threshold": String(group.threshold),
-            "set": String(share.identifier), "date": content.date,
+            "set": String(share.identifier), "date": try template.printedDate(content.date), "app": content.appName,
             "group": String(share.groupIndex + 1), "groupCount": String(share.groupCount), "groupThreshold": String(share.groupThreshold),
         ]
         values["holder"] = content.holder ?? ""

@@ -27,10 +27,17 @@ public struct TextTemplate: Sendable {
 
     /// The text for `key` with its placeholders filled in.
     public func text(_ key: String, _ values: [String: String] = [:]) throws -> String {
-        guard var text = texts[key] else {
+        guard let text = texts[key] else {
             throw VaultError(.malformedDocument, "template '\(language)' has no text for '\(key)'")
         }
-        for (name, value) in values { text = text.replacingOccurrences(of: "{\(name)}", with: value) }
-        return text
+        // One pass over the template's own placeholders: a value (a family's label, an app's
+        // name) that happens to contain "{date}" is printed as given, never filled in again.
+        var filled = "", rest = text[...]
+        while let open = rest.firstIndex(of: "{"), let close = rest[open...].firstIndex(of: "}") {
+            filled += rest[..<open]
+            filled += values[String(rest[rest.index(after: open)..<close])] ?? String(rest[open...close])
+            rest = rest[rest.index(after: close)...]
+        }
+        return filled + rest
     }
 }

@@ -16,7 +16,11 @@ import Testing
     }
 
     static let cases: [Case] = Paper.allCases.flatMap { paper in
-        languages.flatMap { language in [false, true].flatMap { encrypted in [150, 300].map { Case(paper: paper, language: language, encrypted: encrypted, dotsPerInch: $0) } } }
+        // 72 dpi is what the README's previews use; an encrypted sheet's larger code needs 100
+        // dpi or more there (a module of 1.2 mm is 4 pixels, 1.41 mm, at 72 dpi).
+        languages.flatMap { language in [false, true].flatMap { encrypted in (encrypted ? [100, 150, 300] : [72, 150, 300]).map {
+            Case(paper: paper, language: language, encrypted: encrypted, dotsPerInch: $0)
+        } } }
     }
 
     static let key = try! SecretKey(parsing: .test(Array("nsec1lqt48lfawqu2gtwfzh0q25qkhfmgfur3suk5r632shu6fm8y9z9sncnftt".utf8)), what: "test key")
@@ -41,8 +45,18 @@ import Testing
                                              template: Self.template(sheetCase.language), fonts: SheetFonts())
         Self.expectFitsOnePage(sheet, paper: sheetCase.paper, dotsPerInch: sheetCase.dotsPerInch)
         let names = Set(sheet.elements.map(\.name))
-        #expect(names.contains("warning") && names.contains("check") && names.contains("restore.4") && names.contains("label"))
+        #expect(names.isSuperset(of: ["warning", "label", "emergency.heading", "emergency.3", "qr", "key", "keep.2", "keep.3", "check", "technical"]))
+        #expect(names.contains(sheetCase.encrypted ? "emergency.2.encrypted" : "emergency.2"))
+        #expect(names.contains(sheetCase.encrypted ? "keep.4.encrypted" : "keep.4"))
         #expect(names.contains("words") != sheetCase.encrypted)
+        // Only an encrypted sheet says the passphrase is kept somewhere else.
+        #expect(names.contains("keep.passphrase") == sheetCase.encrypted)
+        // What to do in an emergency comes before the key, the technical details last; the
+        // check values follow the keeping advice, or on an encrypted sheet sit beside the code.
+        let top = { (name: String) in sheet.elements.first { $0.name == name }!.y }
+        #expect(top("emergency.heading") < top("qr") && top("qr") < top("keep.heading"))
+        #expect(sheetCase.encrypted ? top("check") < top("keep.heading") : top("keep.heading") < top("check"))
+        #expect(sheet.elements.allSatisfy { $0.name == "technical" || $0.y < top("technical") })
 
         // The symbol is at least 45 mm wide, inside a quiet zone of four modules.
         let qr = try #require(sheet.elements.first { $0.name == "qr" })
@@ -72,6 +86,54 @@ import Testing
             for other in sheet.elements[(index + 1)...] {
                 #expect(!element.intersects(other), "\(element.name) overlaps \(other.name)")
             }
+        }
+    }
+
+    @Test func datesAreInTheLanguagesOwnStyle() throws {
+        #expect(try Self.template("en").printedDate("2026-11-22") == "22 November 2026")
+        #expect(try Self.template("es").printedDate("2026-11-22") == "22 de noviembre de 2026")
+        #expect(try Self.template("es").printedDate("2027-01-05") == "5 de enero de 2027")
+        #expect(try Self.template("en").text("date", ["date": Self.template("en").printedDate("2026-03-01")]) == "Printed 1 March 2026")
+        for bad in ["2026-13-01", "22/11/2026", "2026-11", "2026-11-00"] {
+            #expect(throws: VaultError(.outOfRange, "")) { try Self.template("en").printedDate(bad) }
+        }
+    }
+
+    /// Every sheet names the app by `{app}`; nothing else fills it in.
+    @Test func theAppNameComesFromTheVariable() throws {
+        for language in Self.languages {
+            let template = try Self.template(language)
+            for key in ["warning", "warning.encrypted", "emergency.1"] {
+                #expect(try template.text(key, ["app": "KinVault"]).contains("KinVault"), "\(language) \(key)")
+                #expect(!(try template.text(key, ["app": "KinVault"]).contains(RecoverySheet.defaultAppName)))
+            }
+        }
+        let render = { (app: String) in
+            try RecoverySheet.render(RecoverySheet.Content(secret: .plain(Self.key), label: nil, date: "2026-11-22", appName: app),
+                                     paper: .a4, dotsPerInch: 100, template: Self.template("en"), fonts: SheetFonts()).image
+        }
+        #expect(try render(RecoverySheet.defaultAppName) == RecoverySheet.render(RecoverySheet.Content(secret: .plain(Self.key), label: nil, date: "2026-11-22"),
+                                                                                 paper: .a4, dotsPerInch: 100, template: Self.template("en"), fonts: SheetFonts()).image)
+        #expect(try render("KinVault") != render(RecoverySheet.defaultAppName))
+    }
+
+    /// A label or an app name is printed as given, even when it looks like a placeholder.
+    @Test func valuesAreFilledInOnce() throws {
+        let template = try TextTemplate(language: "en", text: "line = {app} printed {date}")
+        #expect(try template.text("line", ["app": "{date}", "date": "today"]) == "{date} printed today")
+        #expect(try template.text("line", ["app": "X"]) == "X printed {date}")
+    }
+
+    /// An encrypted sheet never says the page alone restores the account; a plain one does not
+    /// talk about a passphrase.
+    @Test func theEncryptedSheetAsksForThePassphraseKeptElsewhere() throws {
+        for language in Self.languages {
+            let template = try Self.template(language)
+            let keptElsewhere = language == "en" ? "somewhere else" : "otro lugar"
+            #expect(try template.text("keep.passphrase").contains(keptElsewhere))
+            #expect(try template.text("warning.encrypted").contains(keptElsewhere))
+            let plainOnly = try ["warning", "emergency.2", "keep.4"].map { try template.text($0) }.joined(separator: " ")
+            #expect(!plainOnly.lowercased().contains(language == "en" ? "passphrase" : "frase"))
         }
     }
 
