@@ -24,8 +24,8 @@ struct Code: ParsableCommand {
 
     /// The code, from typed words or from a scan of the sheet's SeedQR.
     struct CodeSource: ParsableArguments {
-        @Option(help: ArgumentHelp("A file holding the 24 words (any case or spacing; four letters a word are enough).", valueName: "WORDS")) var codeFile: String?
-        @Option(help: ArgumentHelp("A scan or photo of the code sheet; its SeedQR is read.", valueName: "CODE.png")) var sheet: String?
+        @Option(help: ArgumentHelp("A file holding the 24 words (any case or spacing; four letters a word are enough).", valueName: "FILE")) var codeFile: String?
+        @Option(help: ArgumentHelp("A scan or photo of the code sheet; its SeedQR is read.", valueName: "IMAGE")) var sheet: String?
 
         init() {}
 
@@ -86,10 +86,10 @@ struct Code: ParsableCommand {
                 --lang es --paper letter -o blob.json --sheet codigo.png
             """
         )
-        @Option(help: ArgumentHelp("The 32-byte Master Key as 64 hex.", valueName: "MK")) var masterKeyFile: String
+        @Option(help: ArgumentHelp("The 32-byte Master Key as 64 hex.", valueName: "FILE")) var masterKeyFile: String
         @Option(help: ArgumentHelp("The account the blob belongs to.", valueName: "ID")) var userId: String
-        @Option(name: .shortAndLong, help: ArgumentHelp("The blob (JSON) for the server.", valueName: "BLOB.json")) var output: String
-        @Option(help: ArgumentHelp("The printed code sheet (PNG, 0600).", valueName: "CODE.png")) var sheet: String
+        @Option(name: .shortAndLong, help: ArgumentHelp("The blob (JSON) for the server.", valueName: "FILE")) var output: String
+        @Option(help: ArgumentHelp("The printed code sheet (PNG, 0600).", valueName: "IMAGE")) var sheet: String
         @Option(help: ArgumentHelp("Also write the 24 words to FILE (0600, never overwritten).", valueName: "FILE")) var codeOut: String?
         @OptionGroup var page: PageOptions
 
@@ -114,9 +114,9 @@ struct Code: ParsableCommand {
               recovery-sheet code unwrap --blob blob.json --code-file words.txt -o mk.hex
             """
         )
-        @Option(help: ArgumentHelp("The blob.", valueName: "BLOB.json")) var blob: String
+        @Option(help: ArgumentHelp("The blob.", valueName: "FILE")) var blob: String
         @OptionGroup var code: CodeSource
-        @Option(name: .shortAndLong, help: ArgumentHelp("The Master Key, as 64 hex (0600).", valueName: "MK")) var output: String?
+        @Option(name: .shortAndLong, help: ArgumentHelp("The Master Key, as 64 hex (0600).", valueName: "FILE")) var output: String?
         @Flag(help: "Allow the key to go to a terminal.") var force = false
 
         func run() throws {
@@ -142,7 +142,7 @@ struct Code: ParsableCommand {
               recovery-sheet code verify --blob blob.json --code-file words.txt
             """
         )
-        @Option(help: ArgumentHelp("The blob.", valueName: "BLOB.json")) var blob: String
+        @Option(help: ArgumentHelp("The blob.", valueName: "FILE")) var blob: String
         @OptionGroup var code: CodeSource
 
         func run() throws {
@@ -167,10 +167,10 @@ struct Code: ParsableCommand {
                 --sheet new.png --paper letter --lang es
             """
         )
-        @Option(help: ArgumentHelp("The current blob.", valueName: "BLOB.json")) var blob: String
-        @Option(help: ArgumentHelp("A file holding the current 24 words.", valueName: "OLD")) var codeFile: String?
-        @Option(help: ArgumentHelp("The current code sheet (to scan), then the new one (to write).", valueName: "PNG")) var sheet: [String] = []
-        @Option(name: .shortAndLong, help: ArgumentHelp("The new blob.", valueName: "NEWBLOB.json")) var output: String
+        @Option(help: ArgumentHelp("The current blob.", valueName: "FILE")) var blob: String
+        @Option(help: ArgumentHelp("A file holding the current 24 words.", valueName: "FILE")) var codeFile: String?
+        @Option(help: ArgumentHelp("The current code sheet (to scan), then the new one (to write).", valueName: "IMAGE")) var sheet: [String] = []
+        @Option(name: .shortAndLong, help: ArgumentHelp("The new blob.", valueName: "FILE")) var output: String
         @Option(help: ArgumentHelp("Also write the new words to FILE (0600).", valueName: "FILE")) var codeOut: String?
         @OptionGroup var page: PageOptions
 

@@ -28,10 +28,10 @@ struct Generate: ParsableCommand {
 
     @OptionGroup var passphrase: PassphraseOption
 
-    @Option(name: .customLong("log-n"), help: "scrypt cost of an encrypted sheet: 2^N iterations (memory 2^N KiB).")
+    @Option(name: .customLong("log-n"), help: ArgumentHelp("scrypt cost of an encrypted sheet: 2^N iterations (memory 2^N KiB).", valueName: "N"))
     var logN: UInt8 = 16
 
-    @Option(name: .customLong("key-security"), help: "NIP-49 key-security byte: 0 known insecure, 1 not known insecure, 2 unknown.")
+    @Option(name: .customLong("key-security"), help: ArgumentHelp("NIP-49 key-security byte: 0 known insecure, 1 not known insecure, 2 unknown.", valueName: "N"))
     var keySecurity: UInt8 = 2
 
     @OptionGroup var output: OutputOptions
@@ -65,10 +65,10 @@ struct Generate: ParsableCommand {
 /// How a printed page looks: paper, resolution, language, a label, the printed date and the
 /// app's name (`generate`, `split`, `code new` and `code rotate`).
 struct PageOptions: ParsableArguments {
-    @Option(help: "Paper size: a4 or letter.")
+    @Option(help: ArgumentHelp("Paper size: a4 or letter.", valueName: "PAPER"))
     var paper: Paper = .a4
 
-    @Option(help: "Resolution in dots per inch (72 to 1200).")
+    @Option(help: ArgumentHelp("Resolution in dots per inch (72 to 1200).", valueName: "N"))
     var dpi = 300
 
     @Option(help: ArgumentHelp("Language of the wording: \(Wording.languages.joined(separator: ", ")).", valueName: "LANG"))
@@ -77,7 +77,7 @@ struct PageOptions: ParsableArguments {
     @Option(help: ArgumentHelp("A line under the title, such as the family's name.", valueName: "TEXT"))
     var label: String?
 
-    @Option(help: ArgumentHelp("The date printed on the sheet (default today).", valueName: "YYYY-MM-DD"))
+    @Option(help: ArgumentHelp("The date printed on the sheet, YYYY-MM-DD (default today).", valueName: "DATE"))
     var date: String?
 
     @Option(name: .customLong("app-name"), help: ArgumentHelp("The app's name as the family knows it (default: \(RecoverySheet.defaultAppName); \(CodeSheet.defaultAppName) on a code sheet).", valueName: "NAME"))
