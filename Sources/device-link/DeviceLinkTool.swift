@@ -83,11 +83,12 @@ struct Read: ParsableCommand {
     func run() throws {
         // Without -o the nsec goes nowhere: standard output carries the table.
         let files = try CommandFiles(reads: [.init("image", image)], writes: output.map { [DeclaredOutput("-o", $0, kind: .secret)] } ?? [])
-        let link = try DeviceLink(payload: QRPictures.singleQR(image), now: time(now))
+        let now = try time(now)
+        let link = try DeviceLink(payload: QRPictures.singleQR(image), now: now)
         var table = TextTable()
         table.add("vault URL", link.vaultURL)
         table.add("npub", link.key.publicKey.npub)
-        table.add("expires", link.expiresAt.rfc3339)
+        table.add("expires", "\(link.expiresAt.rfc3339) (\(TimeSpan.relative(link.expiresAt, now: now)))")
         StandardStreams.writeOutput(Array(table.render().utf8))
         if output != nil { try files.writer().write("-o", secretLine(link.key.nsec())) }
     }

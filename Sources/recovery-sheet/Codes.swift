@@ -51,10 +51,11 @@ struct Code: ParsableCommand {
         }
     }
 
-    /// The outputs of a new code: the sheet (0600), the words if asked (0600, never
-    /// overwritten), and the blob; at most one of them may be standard output.
+    /// The outputs of a new code: the sheet and the words if asked (0600, never overwritten:
+    /// an existing file may be the only copy of another code), and the blob; at most one of
+    /// them may be standard output.
     static func outputs(sheet: String, codeOut: String?, blob: String) -> [DeclaredOutput] {
-        [DeclaredOutput("--sheet", sheet, kind: .secret)]
+        [DeclaredOutput("--sheet", sheet, kind: .secret, exclusive: true)]
             + (codeOut.map { [DeclaredOutput("--code-out", $0, kind: .secret, exclusive: true)] } ?? [])
             + [DeclaredOutput("-o", blob, kind: .text)]
     }
@@ -176,7 +177,7 @@ struct Code: ParsableCommand {
 
         func validate() throws {
             guard sheet.count == (codeFile == nil ? 2 : 1) else {
-                throw ValidationError(codeFile == nil ? "give --sheet OLD.png (the current code) and --sheet NEW.png" : "give one --sheet NEW.png with --code-file")
+                throw ValidationError(codeFile == nil ? "give --sheet OLD (the current code sheet) and --sheet NEW (the new one)" : "give one --sheet NEW (the new code sheet) with --code-file")
             }
         }
 

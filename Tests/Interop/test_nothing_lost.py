@@ -387,10 +387,10 @@ assert len({w.id for w in WRITERS}) == len(WRITERS)
 # Options through which a command writes. `db` is read-only in these commands, and `registry
 # log` writes only with --ops.
 WRITING_OPTIONS = {"output", "ops", "sheet", "code-out", "vault-key-out", "out-dir", "db", "journal", "in-place"}
-READ_ONLY_DATABASE = {"members", "rejoin-plan", "log"}
+READ_ONLY_DATABASE = {"members", "rejoin-plan", "log", "devices"}
 # Options named like outputs that these commands only read: `verify --out-dir` reads the folder
-# `apply` wrote.
-READ_ONLY_OPTIONS = {"rotation-planner verify": {"out-dir"}}
+# `apply` wrote; `code verify --sheet` scans the code sheet.
+READ_ONLY_OPTIONS = {"rotation-planner verify": {"out-dir"}, "recovery-sheet code verify": {"sheet"}}
 
 
 def installed_tools():
@@ -1188,15 +1188,15 @@ STDIN = {
     # (command, the option or argument reading "-"): (arguments, the file on standard input, check of standard output)
     ("vault-tool derive", "key-file"): ("derive --key-file -", "keys/parent.nsec", lambda out: PARENT.npub.encode() in out),
     ("vault-tool seal", "key-file"): (f"seal --key-file - {REVEALED}", "keys/parent.nsec", lambda out: vault_opens(out, 1)),
-    ("vault-tool seal", "IN"): ("seal --key-file keys/parent.nsec -", REVEALED, lambda out: vault_opens(out, 1)),
+    ("vault-tool seal", "FILE"): ("seal --key-file keys/parent.nsec -", REVEALED, lambda out: vault_opens(out, 1)),
     ("vault-tool open", "key-file"): ("open --key-file - work.vault", "keys/parent.nsec", lambda out: json.loads(out)["parentPubkey"] == PARENT.pubkey),
-    ("vault-tool open", "IN"): ("open --key-file keys/parent.nsec -", "work.vault", lambda out: json.loads(out)["parentPubkey"] == PARENT.pubkey),
+    ("vault-tool open", "VAULT"): ("open --key-file keys/parent.nsec -", "work.vault", lambda out: json.loads(out)["parentPubkey"] == PARENT.pubkey),
     ("vault-tool inspect", "key-file"): ("inspect --key-file - work.vault", "keys/parent.nsec", lambda out: PARENT.household_id.hex()[:12].encode() in out),
-    ("vault-tool inspect", "IN"): ("inspect -", "work.vault", lambda out: PARENT.household_id.hex()[:12].encode() in out),
+    ("vault-tool inspect", "VAULT"): ("inspect -", "work.vault", lambda out: PARENT.household_id.hex()[:12].encode() in out),
     ("vault-tool check", "key-file"): ("check --key-file - work.vault", "keys/parent.nsec", lambda out: True),
-    ("vault-tool check", "IN"): ("check --key-file keys/parent.nsec -", "work.vault", lambda out: True),
+    ("vault-tool check", "VAULT"): ("check --key-file keys/parent.nsec -", "work.vault", lambda out: True),
     ("vault-tool migrate", "key-file"): ("migrate --key-file - --to 2 work-v1.vault", "keys/parent.nsec", lambda out: vault_opens(out, 2)),
-    ("vault-tool migrate", "IN"): ("migrate --key-file keys/parent.nsec --to 2 -", "work-v1.vault", lambda out: vault_opens(out, 2)),
+    ("vault-tool migrate", "VAULT"): ("migrate --key-file keys/parent.nsec --to 2 -", "work-v1.vault", lambda out: vault_opens(out, 2)),
     ("vault-tool diff", "key-file"): ("diff --key-file - work.vault work.vault", "keys/parent.nsec", lambda out: b"no differences" in out),
     ("vault-tool merge", "key-file"): ("merge --key-file - --base base.vault --ours ours.vault --theirs theirs.vault -o -", "keys/parent.nsec",
                                        lambda out: vault_opens(out, 2)),
@@ -1304,7 +1304,8 @@ def foreign_database(workspace):
 
 
 @pytest.mark.parametrize("arguments", ["registry log --db other.sqlite", "registry members --db other.sqlite --convo family",
-                                       "registry rejoin-plan --db other.sqlite --device did:plc:parent#ipad-1"], ids=["log", "members", "rejoin-plan"])
+                                       "registry rejoin-plan --db other.sqlite --device did:plc:parent#ipad-1",
+                                       "registry devices --db other.sqlite"], ids=["log", "members", "rejoin-plan", "devices"])
 def test_finding_11_read_only_commands_leave_another_apps_database_alone(foreign_database, arguments):
     before = snapshot(foreign_database, times=True)
     result = tool("device-revoker", arguments, foreign_database)
