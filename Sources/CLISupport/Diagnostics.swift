@@ -111,6 +111,9 @@ private func hint(for code: VaultError.Code) -> String? {
     case .alreadyImported: "to update rows already there, pass --upsert (what revocations wrote is never changed)"
     case .vaultKeyGivenAsParentKey: "give it with --vault-key-file instead of --key-file"
     case .mergeFailsCheck: "resolve by hand: open both copies with --reveal-secrets, edit, and seal"
+    case .parentKeyGivenAsVaultKey: "give it with --key-file instead of --vault-key-file"
+    case .journalOfAnotherBatch: "use a new --journal, or the manifest and --to it was started with"
+    case .batchIdTaken: "give this batch its own --batch-id (or leave it out for a random one)"
     default: nil
     }
 }

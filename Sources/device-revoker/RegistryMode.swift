@@ -26,7 +26,13 @@ struct Registry: ParsableCommand {
         @Option(help: ArgumentHelp("The registry database.", valueName: "DB"))
         var db: String
 
-        func open(_ access: DeviceRegistry.Access) throws -> DeviceRegistry { try DeviceRegistry(path: db, access: access) }
+        func open(_ access: DeviceRegistry.Access) throws -> DeviceRegistry {
+            do {
+                return try DeviceRegistry(path: db, access: access)
+            } catch let error as VaultError where error.code == .noRegistry {
+                throw ToolError(.operational, error.reason, hint: "make one with 'device-revoker registry init --db \(db)'")
+            }
+        }
 
         /// SQLite's side files: no output may be one of them.
         var sideFiles: [FileSet.Input] { ["-journal", "-wal", "-shm"].map { FileSet.Input("the registry's \($0.dropFirst()) file", db + $0) } }
@@ -138,7 +144,7 @@ struct Registry: ParsableCommand {
                     return .object([
                         ("userDid", .string(device.userDid)), ("deviceId", .string(device.deviceId)), ("deviceMlsDid", .string(device.deviceMlsDid)),
                         ("deviceName", device.deviceName.map(JSONValue.string) ?? .null), ("isActive", .bool(device.isActive)),
-                        ("registeredAt", time(device.registeredAt)), ("lastSeen", time(device.lastSeen)), ("revokedAt", time(device.revokedAt)),
+                        ("registeredAt", time(device.registeredAt)), ("lastSeenAt", time(device.lastSeen)), ("revokedAt", time(device.revokedAt)),
                         ("revocationReason", device.revocationReason.map(JSONValue.string) ?? .null),
                         ("openMemberships", .int(device.openMemberships)),
                     ])
@@ -251,7 +257,9 @@ struct Registry: ParsableCommand {
                     ("conversationsLeftWithoutAdmin", .array(radius.conversationsLeftWithoutAdmin.map(JSONValue.string))),
                     ("alreadyRevoked", .int(radius.alreadyRevoked)), ("notFound", .int(radius.notFound)),
                     ("sparedLastDevices", .int(radius.sparedLastDevices)),
-                    ("refusals", .array(result.refusals.map { .string($0.reason) })),
+                    ("refusals", .array(result.refusals.map {
+                        .object([("kind", .string($0.kind)), ("ids", .array($0.ids.map(JSONValue.string))), ("message", .string($0.reason))])
+                    })),
                 ]).serialized())
             } else {
                 var table = TextTable()
@@ -271,13 +279,20 @@ struct Registry: ParsableCommand {
                 StandardStreams.writeOutput(Array((head + "\n" + table.render(indent: "  ") + lists).utf8))
             }
             if !result.refusals.isEmpty {
-                throw ToolError(.refused, result.refusals.map(\.reason).joined(separator: "; ") + "; nothing was changed", hint: "look at the blast radius, then pass --force if it is intended")
+                // Stale devices are the case --keep-last-device is for: offer it before --force.
+                let spare = notSeenSince != nil && !keepLastDevice && result.refusals.contains { if case .wouldLeaveUsersWithoutDevice = $0 { true } else { false } }
+                throw ToolError(.refused, result.refusals.map(\.reason).joined(separator: "; ") + "; nothing was changed",
+                                hint: spare ? "pass --keep-last-device to spare each user's last device, or look at the blast radius and pass --force if it is intended"
+                                    : "look at the blast radius, then pass --force if it is intended")
             }
             guard let writer = files.writer(unlessDryRun: dryRun) else {
                 if ops != nil { diagnostics.note("dry run: --ops was not written") }
                 return
             }
-            guard result.applied, let ops else { return }
+            guard result.applied, let ops else {
+                if ops != nil { diagnostics.note("nothing was revoked, so --ops was not written") }
+                return
+            }
             // The operations are in the database, committed with the batch; the file is written
             // from there, and can be written again the same way if this fails.
             do {
@@ -340,11 +355,11 @@ struct Registry: ParsableCommand {
             case nil: break
             case .alreadyEverywhere:
                 diagnostics.note("nothing to rejoin: \(device) is already in every conversation of \(pair.user)")
-            case .userInNoConversation(let batches):
-                let why = batches.isEmpty ? "\(pair.user) is in no conversation on any device"
-                    : "every membership of \(pair.user) was closed (revocation batch\(batches.count == 1 ? "" : "es") \(batches.joined(separator: ", ")))"
-                diagnostics.note("nothing to rejoin: \(why)")
-                diagnostics.note("a revocation is never undone: the user's conversations must invite this device again from the app")
+            case .closedByRevocation(let batches, let conversations):
+                diagnostics.note("nothing to rejoin: every membership of \(pair.user) was closed by revocation (batch\(batches.count == 1 ? "" : "es") \(batches.joined(separator: ", ")))")
+                diagnostics.note("a revocation is never undone: an admin of each conversation must add this device again from the app: \(conversations.joined(separator: ", "))")
+            case .userInNoConversation:
+                diagnostics.note("nothing to rejoin: \(pair.user) is in no conversation, and no revocation closed one")
             }
         }
     }

@@ -98,19 +98,23 @@ struct VaultMode: ParsableCommand {
         let options = VaultRevocation.Options(selector: selector, promote: promote, reason: reason, allowEmpty: allowEmpty,
                                               ignoreUnknown: ignoreUnknown, now: now.time)
         let plan = VaultRevocation.plan(opened.document, options: options)
-        for id in plan.alreadyRevoked { diagnostics.note("device '\(id)' is already revoked; nothing to do for it".displaySafe) }
+        for id in plan.alreadyRevoked { diagnostics.note("device '\(id)' is already revoked; nothing to do for it") }
+        if ignoreUnknown, plan.refusals.isEmpty { for id in plan.unknown { diagnostics.warning("no device matches '\(id)'; skipped (--ignore-unknown)") } }
+        if reason != nil, opened.document.version < 2 {
+            let key = self.access.keyFile.map { "--key-file '\($0)'" } ?? "--vault-key-file '\(self.access.vaultKeyFile ?? "FILE")'"
+            diagnostics.warning("a schema v1 vault cannot record why a device was revoked; the reason is not kept (upgrade it first: vault-tool migrate \(key) --to 2 --in-place '\(vault)')")
+        }
 
         guard let writer = files.writer(unlessDryRun: dryRun) else {
             StandardStreams.writeOutput(Array((json ? String(decoding: radiusJSON(plan).serialized(), as: UTF8.self) : radiusText(plan)).utf8))
+            let unwritten = [output.map { _ in "-o" }, ops.map { _ in "--ops" }].compactMap { $0 }
+            if !unwritten.isEmpty { diagnostics.note("dry run: \(unwritten.joined(separator: " and ")) not written") }
             // A dry run of a revocation that would be refused is refused too (exit 4), as the
             // real run would be: a script cannot mistake it for a go-ahead.
             if !plan.refusals.isEmpty { throw Self.refused(plan) }
             return
         }
         guard plan.refusals.isEmpty else { throw Self.refused(plan) }
-        if reason != nil, opened.document.version < 2 {
-            diagnostics.warning("a schema v1 vault cannot record why a device was revoked; the reason is not kept (upgrade first: vault-tool migrate --to 2 --in-place)")
-        }
         let document = try VaultRevocation.apply(plan, to: opened.document, options: options)
         // Nothing to revoke: the output is the very bytes that were checked, not a second read.
         let bytes = plan.revoke.isEmpty ? input : try Vault.sealVerified(document, access: access)
@@ -143,8 +147,10 @@ struct VaultMode: ParsableCommand {
     static func describe(_ refusal: VaultRevocation.Refusal, _ plan: VaultRevocation.Plan) -> String {
         switch refusal {
         case .unknownDevices(let ids):
+            // Skipping is offered only when something else matched: when nothing did, the name
+            // is mistyped, and skipping it would change nothing.
             ids.map { id in "no device matches '\(id)'" + (plan.closest[id].map { $0.isEmpty ? "" : "; closest: \($0.joined(separator: ", "))" } ?? "") }
-                .joined(separator: "; ") + " (or pass --ignore-unknown to skip unknown ids)"
+                .joined(separator: "; ") + (plan.revoke.isEmpty && plan.alreadyRevoked.isEmpty ? "" : " (or pass --ignore-unknown to skip unknown ids)")
         case .ambiguousDevice: "\(refusal.reason); give the whole id"
         case .promotedDeviceDoesNotStay(let id): "--promote '\(id)' is not an active device that stays"
         case .primaryNeedsSuccessor(let primary): "'\(primary)' is the primary device; name the new primary with --promote ID"
@@ -159,8 +165,9 @@ struct VaultMode: ParsableCommand {
         var table = TextTable()
         for device in plan.revoke { table.add(device.deviceId, device.deviceName, device.isPrimary ? "primary" : "", "last seen \(device.lastSeenAt)") }
         text += table.render(indent: "  ")
-        text += "group removals: \(plan.removals.count) in \(counted(plan.groupsTouched, "group"))\n"
-        if let primary = plan.newPrimary { text += "new primary: \(primary)\n".displaySafe }
+        let groups = plan.groups.map(\.name)
+        text += "group removals: \(plan.removals.count) in \(counted(plan.groupsTouched, "group"))\(groups.isEmpty ? "" : ": " + groups.joined(separator: ", "))".displaySafe + "\n"
+        if let primary = plan.newPrimary { text += "new primary: \(primary)".displaySafe + "\n" }
         if !plan.alreadyRevoked.isEmpty { text += "already revoked: \(plan.alreadyRevoked.joined(separator: ", "))".displaySafe + "\n" }
         if !plan.unknown.isEmpty { text += "unknown ids: \(plan.unknown.joined(separator: ", "))".displaySafe + "\n" }
         text += plan.refusals.isEmpty ? "no guard rail would trip\n" : plan.refusals.map { "would be refused: \(Self.describe($0, plan))".displaySafe + "\n" }.joined()
@@ -171,11 +178,11 @@ struct VaultMode: ParsableCommand {
         .object([
             ("revoke", .array(plan.revoke.map { .object([("deviceId", .string($0.deviceId)), ("deviceName", .string($0.deviceName)), ("isPrimary", .bool($0.isPrimary))]) })),
             ("groupRemovals", .array(VaultRevocation.operations(plan))),
-            ("groups", .int(plan.groupsTouched)),
+            ("groups", .array(plan.groups.map { .object([("mlsGroupId", .string($0.id)), ("groupName", .string($0.name))]) })),
             ("newPrimary", plan.newPrimary.map(JSONValue.string) ?? .null),
             ("alreadyRevoked", .array(plan.alreadyRevoked.map(JSONValue.string))),
             ("unknown", .array(plan.unknown.map(JSONValue.string))),
-            ("refusals", .array(plan.refusals.map { .string(Self.describe($0, plan)) })),
+            ("refusals", .array(plan.refusals.map { .object([("kind", .string($0.kind)), ("message", .string(Self.describe($0, plan)))]) })),
         ])
     }
 }

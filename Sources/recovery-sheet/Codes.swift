@@ -117,6 +117,8 @@ struct Code: ParsableCommand {
         )
         @Option(help: ArgumentHelp("The blob.", valueName: "FILE")) var blob: String
         @OptionGroup var code: CodeSource
+
+        func validate() throws { try requireOneStandardInput([blob, code.codeFile, code.sheet]) }
         @Option(name: .shortAndLong, help: ArgumentHelp("The Master Key, as 64 hex (0600).", valueName: "FILE")) var output: String?
         @Flag(help: "Allow the key to go to a terminal.") var force = false
 
@@ -145,6 +147,8 @@ struct Code: ParsableCommand {
         )
         @Option(help: ArgumentHelp("The blob.", valueName: "FILE")) var blob: String
         @OptionGroup var code: CodeSource
+
+        func validate() throws { try requireOneStandardInput([blob, code.codeFile, code.sheet]) }
 
         func run() throws {
             _ = try CommandFiles(reads: [.init("--blob", self.blob)] + code.declaredInputs, writes: [])

@@ -91,9 +91,7 @@ struct PageOptions: ParsableArguments {
     /// The date to print: --date, or today.
     var printedDate: String { date ?? Self.today() }
 
-    static func isDate(_ text: String) -> Bool {
-        Timestamp(rfc3339: text + "T00:00:00Z") != nil && text.count == 10
-    }
+    static func isDate(_ text: String) -> Bool { TextTemplate.calendarDate(text) != nil }
 
     static func today() -> String {
         var calendar = Calendar(identifier: .gregorian)

@@ -6,7 +6,7 @@ import VaultCore
 enum SheetReader {
     /// Finds exactly one QR code holding a key in the image, and decrypts it when needed.
     static func key(fromImage path: String, passphrase: PassphraseOption) throws -> (key: SecretKey, encrypted: Bool) {
-        let payload = try QRPictures.singleQR(path, typedInstead: "type the 24 words (or the key) printed beside the code into a file: recovery-sheet words --decode FILE")
+        let payload = try QRPictures.singleQR(path, typedInstead: "type the 24 words (or the key) printed beside the code into a file, then: recovery-sheet words --decode FILE -o restored.nsec (an encrypted key also needs --passphrase-file -)")
         do {
             return try RecoverySheet.key(fromPayload: payload, name: "the QR code in '\(InputFiles.displayName(path))'") { try passphrase.read() }
         } catch let error as VaultError where error.code == .passphraseNeeded {
@@ -65,7 +65,7 @@ struct Verify: ParsableCommand {
         derives the vault key from it and opens that vault. With --shares, combines the share \
         sheets (or files of their words) in memory and checks the key they restore; the key is \
         never shown. With --share, checks one share sheet alone: that it reads, and that its \
-        check code names this household. Prints what was checked (--json: {"match", "checked", \
+        check code names this household. Prints what was checked (--json: {"passed", "checked", \
         "npub", "report"}). Exit 0 when it matches, 3 when it does not.
 
         Examples:
@@ -133,7 +133,7 @@ struct Verify: ParsableCommand {
         }
         if json {
             StandardStreams.writeOutput(JSONValue.object([
-                ("match", .bool(matched)), ("checked", .string(image != nil ? "sheet" : share != nil ? "share" : "shares")),
+                ("passed", .bool(matched)), ("checked", .string(image != nil ? "sheet" : share != nil ? "share" : "shares")),
                 ("npub", restored.map { .string($0.npub) } ?? .null),
                 ("report", .array(report.split(separator: "\n").map { .string(String($0)) })),
             ]).serialized())

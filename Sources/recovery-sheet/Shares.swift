@@ -35,6 +35,11 @@ enum ShareReader {
         }
         // A file of words is as secret as the share: moved to protected memory, the array zeroed.
         defer { for index in bytes.indices { bytes[index] = 0 } }
+        // Words are text; anything else is a picture in a format we do not read (HEIC, WebP).
+        guard String(validating: bytes, as: UTF8.self) != nil, !bytes.contains(0) else {
+            throw ToolError(.invalidInput, "'\(InputFiles.displayName(path))' is neither a PNG nor a JPEG picture, nor a file of share words",
+                            hint: "save the photo as JPEG (on a phone: share it as JPEG, or take a screenshot), or type the share's words into a file")
+        }
         guard bytes.count <= InputLimits.keyFile else {
             throw VaultError.tooLarge(what: "words file", name: InputFiles.displayName(path), limit: InputLimits.keyFile)
         }

@@ -69,7 +69,8 @@ struct Plan: ParsableCommand {
         abstract: "Make a signed rotation plan from the current vault and the two keys.",
         discussion: """
         A v1 vault is migrated to v2 in memory, and the plan says so. The plan holds no secret; \
-        it names the vault's revision and SHA-256 so a stale plan is caught.
+        it names the vault's revision and SHA-256 so a stale plan is caught. An existing plan \
+        file is never replaced: it may be the record of a rotation already applied.
 
         Example:
           rotation-planner plan --vault household.vault --key-file old.nsec \\
@@ -101,7 +102,7 @@ struct Plan: ParsableCommand {
     }
 
     func run() throws {
-        let files = try CommandFiles(reads: [.init("--vault", vault)] + keys.declaredInputs, writes: [DeclaredOutput("-o", output, kind: .text)])
+        let files = try CommandFiles(reads: [.init("--vault", vault)] + keys.declaredInputs, writes: [DeclaredOutput("-o", output, kind: .text, exclusive: true)])
         let (old, new) = try keys.load()
         var plan = try RotationPlanner.plan(vault: InputFiles.read(vault, what: "vault"), oldKey: old, newKey: new, mode: mode, reason: reason,
                                             createdAt: now.flatMap(Timestamp.init(rfc3339:)) ?? currentTime(), template: PlanFiles.template())
@@ -214,7 +215,7 @@ struct Apply: ParsableCommand {
 
     func validate() throws {
         try requireOneStandardInput([plan, vault, keys.keyFile, keys.newKeyFile])
-        if json, ops == nil || ops == "-" { throw ValidationError("--json needs --ops FILE: otherwise the operations are standard output") }
+        if json, ops == nil || ops == "-" { throw ValidationError("--json needs --ops FILE (not -): standard output carries the JSON") }
     }
 
     private func report(_ plan: RotationPlan, newPath: String, oldPath: String, operations: Int, alreadyApplied: Bool) {
@@ -222,7 +223,8 @@ struct Apply: ParsableCommand {
         StandardStreams.writeOutput(JSONValue.object([
             ("planId", .string(Hex.encode(plan.planID))), ("alreadyApplied", .bool(alreadyApplied)),
             ("newVault", .string(newPath)), ("tombstone", .string(oldPath)),
-            ("ops", .string(ops!)), ("operations", alreadyApplied ? .null : .int(operations)),
+            // An earlier apply wrote the operations; this run wrote none.
+            ("ops", alreadyApplied ? .null : .string(ops!)), ("operations", alreadyApplied ? .null : .int(operations)),
         ]).serialized())
     }
 

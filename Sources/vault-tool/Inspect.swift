@@ -54,6 +54,8 @@ struct VaultSummary {
         guard let document else { return table.render() }
 
         table.add("parent", document.parentPubkey.npub)
+        // The revision is what --expect-revision takes; a v1 vault has none and counts as 0.
+        table.add("revision", document.revision.map { "\($0)" } ?? "none (schema v1; counts as 0)")
         table.add("created", document.createdAt.rfc3339)
         table.add("updated", document.updatedAt.rfc3339)
         table.add("wrap key", "sealed, redacted")
@@ -73,7 +75,9 @@ struct VaultSummary {
         for device in document.devices {
             let mark = device.status == .revoked ? "x" : device.isPrimary ? "*" : "-"
             let role = device.status == .revoked ? "revoked" : device.isPrimary ? "primary" : "active"
-            devices.add(mark, device.deviceId, device.deviceName, role, "last seen \(device.lastSeenAt.rfc3339)")
+            let revoked = device.status == .revoked ? [device.revokedAt.map { "revoked \($0.rfc3339)" }, device.revocationReason.map { "(\($0))" }]
+                .compactMap { $0 }.joined(separator: " ") : ""
+            devices.add(mark, device.deviceId, device.deviceName, role, "last seen \(device.lastSeenAt.rfc3339)", revoked)
         }
         text += devices.render(indent: "  ")
 
@@ -101,6 +105,7 @@ struct VaultSummary {
         guard let document else { return .object(entries) }
         entries.append(("document", .object([
             ("parent", .object([("npub", .string(document.parentPubkey.npub)), ("pubkey", .string(document.parentPubkey.hex))])),
+            ("revision", document.revision.map { .int($0) } ?? .null),
             ("createdAt", .string(document.createdAt.rfc3339)),
             ("updatedAt", .string(document.updatedAt.rfc3339)),
             ("children", .array(document.childProfiles.map { child in
@@ -115,6 +120,8 @@ struct VaultSummary {
                     ("deviceId", .string(device.deviceId)), ("deviceName", .string(device.deviceName)),
                     ("isPrimary", .bool(device.isPrimary)), ("status", .string(device.status.rawValue)),
                     ("addedAt", .string(device.addedAt.rfc3339)), ("lastSeenAt", .string(device.lastSeenAt.rfc3339)),
+                    ("revokedAt", device.revokedAt.map { .string($0.rfc3339) } ?? .null),
+                    ("revocationReason", device.revocationReason.map(JSONValue.string) ?? .null),
                 ])
             })),
             ("groups", .array(document.groupMemberships.map { group in

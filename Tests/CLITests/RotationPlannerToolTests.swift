@@ -68,7 +68,13 @@ enum RotationFixtures {
     @Test func refusedAppliesWriteNothing() throws {
         let workspace = try Workspace()
         try RotationFixtures.prepare(workspace)
-        for arguments in RotationPlannerGoldenTests.cases.filter({ ["apply-tampered", "apply-swapped-keys", "apply-stale"].contains($0.name) }).map(\.arguments) {
+        // Every apply case whose recorded exit is a refusal (3 or 4), so a new one is covered too.
+        let refused = RotationPlannerGoldenTests.cases.filter { golden in
+            let exit = try? String(contentsOf: Golden.folder.appendingPathComponent("rotation-planner/\(golden.name).exit"), encoding: .utf8)
+            return golden.arguments.first == "apply" && ["3", "4"].contains(exit?.trimmingCharacters(in: .whitespacesAndNewlines))
+        }
+        #expect(refused.count >= 3)
+        for arguments in refused.map(\.arguments) {
             let run = try workspace.run("rotation-planner", arguments)
             #expect(run.status == 3 || run.status == 4, "\(arguments): \(run.stderrText)")
             #expect(!FileManager.default.fileExists(atPath: workspace.path("again")))

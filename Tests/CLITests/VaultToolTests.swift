@@ -3,7 +3,7 @@ import Testing
 
 /// Two copies of the testkit's v2 household changed apart: ours revokes the bedroom iPad (as
 /// device-revoker does), theirs renames the kitchen iPad (as the app does: open, edit, seal);
-/// theirs-too renames it differently, which conflicts with theirs.
+/// theirs-too renames it differently and was seen later, so its name wins a conflict.
 enum MergeFixtures {
     @Sendable static func prepare(_ workspace: Workspace) throws {
         func run(_ tool: String, _ arguments: [String]) throws {
@@ -14,8 +14,11 @@ enum MergeFixtures {
                                    "--reason", "lost", "--now", "2026-11-22T10:00:00Z", "-o", "ours.vault"])
         try run("vault-tool", ["open", "--key-file", "keys/parent.nsec", "--reveal-secrets", "-o", "base.json", "testkit/ok-v2-household.vault"])
         let base = String(decoding: try #require(workspace.contents("base.json")), as: UTF8.self)
-        for (name, kitchen) in [("theirs", "Kitchen iPad (hall)"), ("theirs-too", "Hall iPad")] {
-            try Data(base.replacingOccurrences(of: "\"Kitchen iPad\"", with: "\"\(kitchen)\"").utf8).write(to: URL(fileURLWithPath: workspace.path("\(name).json")))
+        let seen = try #require(base.firstMatch(of: #/"deviceName": "Kitchen iPad",[^}]*"lastSeenAt": "([^"]*)"/#))
+        for (name, kitchen, lastSeen) in [("theirs", "Kitchen iPad (hall)", String(seen.output.1)), ("theirs-too", "Hall iPad", "2026-11-23T08:00:00Z")] {
+            let edited = base.replacingCharacters(in: seen.range, with: String(base[seen.range]).replacingOccurrences(of: String(seen.output.1), with: lastSeen))
+                .replacingOccurrences(of: "\"Kitchen iPad\"", with: "\"\(kitchen)\"")
+            try Data(edited.utf8).write(to: URL(fileURLWithPath: workspace.path("\(name).json")))
             try run("vault-tool", ["seal", "--key-file", "keys/parent.nsec", "-o", "\(name).vault", "\(name).json"])
         }
     }

@@ -23,7 +23,9 @@ def prefix(tmp_path_factory):
 
 
 def environment(prefix):
-    return {**os.environ, "PATH": f"{prefix}/bin:{os.environ['PATH']}", "MANWIDTH": "100", "MANPAGER": "cat", "PAGER": "cat"}
+    # MANPATH, when set, would replace the search man derives from PATH.
+    inherited = {key: value for key, value in os.environ.items() if key != "MANPATH"}
+    return {**inherited, "PATH": f"{prefix}/bin:{os.environ['PATH']}", "MANWIDTH": "100", "MANPAGER": "cat", "PAGER": "cat"}
 
 
 @pytest.mark.parametrize("tool", TOOLS)

@@ -56,8 +56,8 @@ public struct VaultKey: Sendable, Equatable {
         let secret = try contents.withUnsafeBytes { raw -> SecretBytes in
             let text = UnsafeRawBufferPointer(rebasing: raw[trimmedRange(raw)])
             guard text.count == 64 else {
-                throw VaultError(.malformedKey, "\(what) should hold 64 hex characters (a vault key)",
-                                 hint: text.count > 64 ? "an nsec goes in --key-file, not --vault-key-file" : nil)
+                if text.starts(with: Array("nsec1".utf8)) { throw VaultError.parentKeyGivenAsVaultKey(what) }
+                throw VaultError(.malformedKey, "\(what) should hold 64 hex characters (a vault key)")
             }
             return try SecretBytes(count: 32) { out in
                 guard Hex.decode(text, into: out) else {

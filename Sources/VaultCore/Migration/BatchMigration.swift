@@ -51,15 +51,19 @@ public final class BatchMigration: Sendable {
 
     /// The journal when none is named: beside the output folder, not in it (`migrated` →
     /// `migrated.migrate-journal.sqlite`), so the folder holds only vaults and can be synced or
-    /// counted as it is.
-    public static func defaultJournalPath(outDir: String) -> String {
+    /// counted as it is. Nil for a folder named `.`, `..` or `/`, whose neighbour would be
+    /// outside what the operator named: such a run names its journal itself.
+    public static func defaultJournalPath(outDir: String) -> String? {
         var folder = outDir
         while folder.count > 1, folder.hasSuffix("/") { folder.removeLast() }
         let name = (folder as NSString).lastPathComponent
-        guard ["", ".", "..", "/"].contains(name) else { return folder + ".migrate-journal.sqlite" }
-        let resolved = URL(fileURLWithPath: folder).standardizedFileURL
-        return resolved.deletingLastPathComponent().appendingPathComponent(resolved.lastPathComponent + ".migrate-journal.sqlite").path
+        guard !["", ".", "..", "/"].contains(name) else { return nil }
+        return folder + ".migrate-journal.sqlite"
     }
+
+    /// Where earlier versions kept the journal, inside the output folder: a run started by
+    /// one of them is resumed only through it.
+    public static func legacyJournalPath(outDir: String) -> String { outDir + "/.migrate-journal.sqlite" }
 
     /// Reads the manifest, checks every file of the batch, and (unless `dryRun`) opens or
     /// creates the journal. A journal from another manifest or target version is refused: mixing
@@ -111,8 +115,7 @@ public final class BatchMigration: Sendable {
         try database!.write { db in
             if let run = try Row.fetchOne(db, sql: "SELECT manifestSHA256, target FROM run") {
                 guard run["manifestSHA256"] == fingerprint, run["target"] == target else {
-                    throw VaultError(.refused, "the journal '\(journalPath)' belongs to another batch (another manifest or --to)",
-                                     hint: "use a new --journal, or the manifest and --to it was started with")
+                    throw VaultError.journalOfAnotherBatch(journalPath)
                 }
                 return
             }

@@ -35,7 +35,7 @@ public final class DeviceRegistry: Sendable {
         self.path = path
         readOnly = access == .readOnly
         guard access == .create || FileManager.default.fileExists(atPath: path) else {
-            throw VaultError(.io, "no registry at '\(path)'", hint: "make one with 'device-revoker registry init --db \(path)'")
+            throw VaultError.notARegistry(path, missing: [])
         }
         if access == .create, !FileManager.default.fileExists(atPath: path) {
             try Self.createWhole(path)
@@ -51,8 +51,7 @@ public final class DeviceRegistry: Sendable {
             }
             let registryTables: Set<String> = ["user_devices", "members", "revocations", "grdb_migrations"]
             guard registryTables.isSubset(of: tables) || (access == .create && tables.isEmpty) else {
-                throw VaultError(.malformedDocument, "'\(path)' is not a device registry (it lacks \(registryTables.subtracting(tables).sorted().joined(separator: ", ")))",
-                                 hint: tables.isEmpty ? "make one with 'device-revoker registry init --db \(path)'" : nil)
+                throw VaultError.notARegistry(path, missing: registryTables.subtracting(tables).sorted(), empty: tables.isEmpty)
             }
             guard !readOnly else { return }
             try database.writeWithoutTransaction { db in

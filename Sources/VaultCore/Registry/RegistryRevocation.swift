@@ -55,6 +55,21 @@ extension DeviceRegistry {
         /// These conversations would have no active admin device left.
         case wouldLeaveConversationsWithoutAdmin([String])
 
+        /// The case's name, for JSON: scripts match on it, not on the wording.
+        public var kind: String {
+            switch self {
+            case .wouldLeaveUsersWithoutDevice: "wouldLeaveUsersWithoutDevice"
+            case .wouldLeaveConversationsWithoutAdmin: "wouldLeaveConversationsWithoutAdmin"
+            }
+        }
+
+        /// The ids the guard rail is about.
+        public var ids: [String] {
+            switch self {
+            case .wouldLeaveUsersWithoutDevice(let ids), .wouldLeaveConversationsWithoutAdmin(let ids): ids
+            }
+        }
+
         public var reason: String {
             switch self {
             case .wouldLeaveUsersWithoutDevice(let users):
@@ -126,6 +141,11 @@ extension DeviceRegistry {
             radius.alreadyRevoked = selectedCount - activeSelected
             guard radius.devices > 0 else {
                 return (RevocationResult(batchID: batchID, radius: radius, applied: false, refusals: [], operations: []), false)
+            }
+            // Checked only when there is something to revoke: running the same ticket again
+            // after it landed finds nothing and says so, instead of refusing.
+            if try Bool.fetchOne(db, sql: "SELECT EXISTS (SELECT 1 FROM revocations WHERE batch_id = ?)", arguments: [batchID]) == true {
+                throw VaultError.batchIdTaken(batchID)
             }
             try Self.measure(&radius, db: db)
             var refusals: [Refusal] = []
@@ -240,7 +260,10 @@ extension DeviceRegistry {
 
     public func members(conversation: String) throws -> [MemberView] {
         try read { db in
-            try Row.fetchAll(db, sql: """
+            guard try Bool.fetchOne(db, sql: "SELECT EXISTS (SELECT 1 FROM members WHERE convo_id = ?)", arguments: [conversation]) == true else {
+                throw VaultError.notInRegistry("conversation '\(conversation)'", registry: path)
+            }
+            return try Row.fetchAll(db, sql: """
                 SELECT user_did, count(*) AS devices, group_concat(device_id, ' ') AS ids, max(is_admin) AS admin, max(joined_at) AS joined
                 FROM (SELECT * FROM members WHERE convo_id = ? AND left_at IS NULL ORDER BY device_id)
                 GROUP BY user_did ORDER BY user_did
@@ -263,16 +286,19 @@ extension DeviceRegistry {
     public enum EmptyRejoin: Hashable, Sendable {
         /// The device is already in every conversation its user is in.
         case alreadyEverywhere
-        /// The user has no open membership on any device: nothing to copy. `closedBy` lists the
-        /// revocation batches that closed the user's memberships, if any did.
-        case userInNoConversation(closedBy: [String])
+        /// The user's memberships were all closed by revocations: these batches closed them,
+        /// in these conversations.
+        case closedByRevocation(batches: [String], conversations: [String])
+        /// The user is in no conversation, and no revocation closed one (never joined, or left).
+        case userInNoConversation
     }
 
+    /// The rejoin plan of `device`. A device the registry lacks, or a revoked one, is an error.
     public func rejoinPlan(user: String, device: String) throws -> RejoinPlan {
         try read { db in
             guard let row = try Row.fetchOne(db, sql: "SELECT device_mls_did, is_active FROM user_devices WHERE user_did = ? AND device_id = ?",
                                              arguments: [user, device]) else {
-                throw VaultError(.malformedDocument, "the registry has no device \(user)#\(device)")
+                throw VaultError.notInRegistry("device \(user)#\(device)", registry: path)
             }
             guard row["is_active"] as Int == 1 else {
                 throw VaultError(.refused, "device \(user)#\(device) is revoked; a revoked device rejoins nothing")
@@ -288,10 +314,21 @@ extension DeviceRegistry {
             guard operations.isEmpty else { return RejoinPlan(operations: operations, emptyBecause: nil) }
             let inAny = try Bool.fetchOne(db, sql: "SELECT EXISTS (SELECT 1 FROM members WHERE user_did = ? AND left_at IS NULL)", arguments: [user]) ?? false
             guard !inAny else { return RejoinPlan(operations: [], emptyBecause: .alreadyEverywhere) }
-            let batches = try String.fetchAll(db, sql: """
-                SELECT batch_id FROM revocations WHERE user_did = ? GROUP BY batch_id ORDER BY min(id)
+            // A revocation closes a device's memberships at its own time: that is how a closed
+            // membership is told from one the user left.
+            let closed = try Row.fetchAll(db, sql: """
+                SELECT DISTINCT r.batch_id, m.convo_id FROM revocations r
+                JOIN members m ON m.user_did = r.user_did AND m.device_id = r.device_id AND m.left_at = r.revoked_at
+                WHERE r.user_did = ? ORDER BY r.id, m.convo_id
                 """, arguments: [user])
-            return RejoinPlan(operations: [], emptyBecause: .userInNoConversation(closedBy: batches))
+            guard !closed.isEmpty else { return RejoinPlan(operations: [], emptyBecause: .userInNoConversation) }
+            var batches: [String] = [], conversations: [String] = []
+            for row in closed {
+                let batch: String = row["batch_id"], convo: String = row["convo_id"]
+                if !batches.contains(batch) { batches.append(batch) }
+                if !conversations.contains(convo) { conversations.append(convo) }
+            }
+            return RejoinPlan(operations: [], emptyBecause: .closedByRevocation(batches: batches, conversations: conversations.sorted()))
         }
     }
 
@@ -337,15 +374,18 @@ extension DeviceRegistry {
                 FROM user_devices d
                 WHERE (?1 IS NULL OR d.user_did = ?1) AND (?2 IS NULL OR d.is_active = ?2)
                   AND (?3 IS NULL OR coalesce(d.last_seen, d.registered_at) < ?3)
-                  AND (?4 IS NULL OR instr(lower(d.device_id), lower(?4)) > 0 OR instr(lower(coalesce(d.device_name, '')), lower(?4)) > 0)
                 ORDER BY d.user_did, d.device_id
-                """, arguments: [filter.user, state, filter.notSeenSince.map(Self.timeText), filter.search]).map { row in
+                """, arguments: [filter.user, state, filter.notSeenSince.map(Self.timeText)]).map { row in
                 func time(_ column: String) -> Timestamp? { (row[column] as String?).flatMap(Timestamp.init(rfc3339:)) }
                 return DeviceView(userDid: row["user_did"], deviceId: row["device_id"], deviceMlsDid: row["device_mls_did"],
                                   deviceName: row["device_name"], isActive: row["is_active"] as Int == 1,
                                   registeredAt: time("registered_at") ?? Timestamp(seconds: 0), lastSeen: time("last_seen"),
                                   revokedAt: time("revoked_at"), revocationReason: row["revocation_reason"], openMemberships: row["open"])
             }
+            // Any case in any script ("ÁNGELA"), which SQLite's lower() folds only for ASCII.
+        }.filter { device in
+            guard let search = filter.search?.lowercased() else { return true }
+            return device.deviceId.lowercased().contains(search) || (device.deviceName?.lowercased().contains(search) ?? false)
         }
     }
 
@@ -358,7 +398,7 @@ extension DeviceRegistry {
     public func operations(batch: String) throws -> [UInt8] {
         try read { db in
             guard try Bool.fetchOne(db, sql: "SELECT EXISTS (SELECT 1 FROM revocations WHERE batch_id = ?)", arguments: [batch]) == true else {
-                throw VaultError(.malformedDocument, "the registry '\(path)' has no batch '\(batch)'")
+                throw VaultError.notInRegistry("batch '\(batch)'", registry: path)
             }
             guard try db.tableExists("batch_operations") else {
                 throw VaultError(.refused, "batch '\(batch)' was made before the registry kept operations; they cannot be produced again")
@@ -378,7 +418,7 @@ extension DeviceRegistry {
                          selector: row["selector"], reason: row["reason"])
             }
         }
-        if let batch, entries.isEmpty { throw VaultError(.malformedDocument, "the registry '\(path)' has no batch '\(batch)'") }
+        if let batch, entries.isEmpty { throw VaultError.notInRegistry("batch '\(batch)'", registry: path) }
         return entries
     }
 }

@@ -33,6 +33,8 @@ public enum VaultRevocation {
     /// One subkey to take out of one group.
     public struct Removal: Sendable, Equatable {
         public let group: String
+        /// The group's name, as the family sees it.
+        public let groupName: String
         public let member: String
         public let deviceId: String
     }
@@ -52,6 +54,18 @@ public enum VaultRevocation {
         case promotionWithoutPrimary(String)
         /// Every active device would be revoked: the household would have to restore from paper.
         case wouldRevokeEveryActiveDevice
+
+        /// The case's name, for JSON: scripts match on it, not on the wording.
+        public var kind: String {
+            switch self {
+            case .unknownDevices: "unknownDevices"
+            case .ambiguousDevice: "ambiguousDevice"
+            case .promotedDeviceDoesNotStay: "promotedDeviceDoesNotStay"
+            case .primaryNeedsSuccessor: "primaryNeedsSuccessor"
+            case .promotionWithoutPrimary: "promotionWithoutPrimary"
+            case .wouldRevokeEveryActiveDevice: "wouldRevokeEveryActiveDevice"
+            }
+        }
 
         public var reason: String {
             switch self {
@@ -77,6 +91,10 @@ public enum VaultRevocation {
         /// The guard rails it trips; empty when it may go ahead.
         public let refusals: [Refusal]
         public var groupsTouched: Int { Set(removals.map(\.group)).count }
+        /// The groups that lose a member, by id, each with its name.
+        public var groups: [(id: String, name: String)] {
+            Dictionary(removals.map { ($0.group, $0.groupName) }, uniquingKeysWith: { first, _ in first }).sorted { $0.key < $1.key }.map { ($0.key, $0.value) }
+        }
     }
 
     public static func plan(_ document: VaultDocument, options: Options) -> Plan {
@@ -107,13 +125,22 @@ public enum VaultRevocation {
         let revokedIDs = Set(revoke.map(\.deviceId))
         let remaining = document.devices.filter { $0.status == .active && !revokedIDs.contains($0.deviceId) }
 
+        // The new primary is named the way support names devices, too.
+        var promoted = options.promote
+        if let typed = options.promote {
+            let matches = matching(typed, in: document.devices)
+            if matches.count == 1 { promoted = matches[0].deviceId }
+            if matches.count > 1 { ambiguous.append(.ambiguousDevice(typed, candidates: matches.map(\.deviceId))) }
+        }
         var refusals = ambiguous
-        if !unknown.isEmpty, !options.ignoreUnknown {
+        // Skipping unknown devices is for lists with a few stale ids, not for a batch where
+        // nothing matched: that is a mistyped name, and going ahead would change nothing.
+        if !unknown.isEmpty, !options.ignoreUnknown || chosen.isEmpty {
             refusals.append(.unknownDevices(unknown))
         }
         var newPrimary: String?
         if let primary = revoke.first(where: \.isPrimary) {
-            if let promote = options.promote {
+            if let promote = promoted {
                 if remaining.contains(where: { $0.deviceId == promote }) {
                     newPrimary = promote
                 } else {
@@ -122,7 +149,7 @@ public enum VaultRevocation {
             } else if !remaining.isEmpty {
                 refusals.append(.primaryNeedsSuccessor(primary: primary.deviceId))
             }
-        } else if let promote = options.promote {
+        } else if let promote = promoted {
             refusals.append(.promotionWithoutPrimary(promote))
         }
         if !revoke.isEmpty, remaining.isEmpty, !options.allowEmpty {
@@ -133,7 +160,7 @@ public enum VaultRevocation {
         var removals: [Removal] = []
         for group in document.groupMemberships {
             for member in group.memberPubkeys {
-                if let deviceId = revokedKeys[member] { removals.append(Removal(group: group.mlsGroupId, member: member, deviceId: deviceId)) }
+                if let deviceId = revokedKeys[member] { removals.append(Removal(group: group.mlsGroupId, groupName: group.groupName, member: member, deviceId: deviceId)) }
             }
         }
         let closest = Dictionary(unknown.map { ($0, closestDevices(to: $0, in: document.devices)) }, uniquingKeysWith: { first, _ in first })
@@ -142,14 +169,17 @@ public enum VaultRevocation {
     }
 
     /// Every device `typed` names: by its exact id, by its name, or by an id that starts with it
-    /// (four characters at least), ignoring case. More than one is ambiguous, even when one
-    /// of them is an exact id: "ipad" must not pick a device while another is named "iPad".
+    /// (four characters at least), ignoring case; when none does, by a part of its name (three
+    /// characters at least: "bedroom" for "Bedroom iPad"). More than one is ambiguous, even when
+    /// one of them is an exact id: "ipad" must not pick a device while another is named "iPad".
     static func matching(_ typed: String, in devices: [DeviceRecord]) -> [DeviceRecord] {
         let folded = typed.lowercased()
-        return devices.filter { device in
+        let whole = devices.filter { device in
             device.deviceId == typed || device.deviceName.lowercased() == folded
                 || (folded.count >= 4 && device.deviceId.lowercased().hasPrefix(folded))
         }
+        guard whole.isEmpty, folded.count >= 3 else { return whole }
+        return devices.filter { $0.deviceName.lowercased().contains(folded) }
     }
 
     /// The three devices nearest to `typed`, as "name (id)" for a message: first those whose

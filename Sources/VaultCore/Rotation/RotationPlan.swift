@@ -4,7 +4,9 @@
 /// `signatures.new` are BIP-340 signatures over the 32 bytes of `planId` by the old key
 /// (authority) and the new key (proof of possession). docs/rotation-plan.md states the format.
 public struct RotationPlan: Sendable, Equatable {
-    public static let currentVersion = 1
+    /// 2: device subkeys are `oldSubkeyPublicKey`/`newSubkeyPublicKey`, as the vault document
+    /// names them (version 1 said `…Pubkey`). A version 1 plan is refused, not misread.
+    public static let currentVersion = 2
 
     public enum Mode: String, Sendable, CaseIterable { case routine, compromise }
     public enum DeviceAction: String, Sendable { case relink, retire }
@@ -192,7 +194,8 @@ public struct RotationPlan: Sendable, Equatable {
         var reader = try JSONObjectReader(value, path: "")
         planVersion = try reader.int("planVersion")
         guard planVersion == Self.currentVersion else {
-            throw VaultError(.unsupportedVersion, "plan version \(planVersion) is not supported (this build reads version \(Self.currentVersion))")
+            throw VaultError(.unsupportedVersion, "plan version \(planVersion) is not supported (this build reads version \(Self.currentVersion))",
+                             hint: planVersion < Self.currentVersion ? "the plan was made by an earlier build: make it again from the vault with this one" : nil)
         }
         _ = try reader.string("planId")
         mode = try reader.enumeration("mode", Mode.self)

@@ -138,6 +138,18 @@ extension VaultError.Code {
     public static let passphraseNeeded = VaultError.Code(name: "passphraseNeeded", category: .invalidInput)
     /// A three-way merge would write a vault that does not pass check.
     public static let mergeFailsCheck = VaultError.Code(name: "mergeFailsCheck", category: .refused)
+    /// The registry has no such device, conversation or batch.
+    public static let notInRegistry = VaultError.Code(name: "notInRegistry", category: .invalidInput)
+    /// A revocation batch id is already in the log: a second batch under it would mix two.
+    public static let batchIdTaken = VaultError.Code(name: "batchIdTaken", category: .refused)
+    /// A parent key (nsec) was given where a vault key belongs.
+    public static let parentKeyGivenAsVaultKey = VaultError.Code(name: "parentKeyGivenAsVaultKey", category: .invalidInput)
+    /// A batch journal was started for another manifest or target version.
+    public static let journalOfAnotherBatch = VaultError.Code(name: "journalOfAnotherBatch", category: .refused)
+    /// There is no file at the registry's path. Making one is the next step.
+    public static let noRegistry = VaultError.Code(name: "noRegistry", category: .operational)
+    /// The file is another application's database.
+    public static let notARegistry = VaultError.Code(name: "notARegistry", category: .invalidInput)
 }
 
 extension VaultError {
@@ -164,6 +176,34 @@ extension VaultError {
     /// The key given as the parent key is this vault's vault key.
     public static func vaultKeyGivenAsParentKey(file: String = #fileID, line: UInt = #line) -> VaultError {
         VaultError(.vaultKeyGivenAsParentKey, "this looks like the vault's vault key, not the parent key", file: file, line: line)
+    }
+
+    /// A device, conversation or batch the registry does not have, as "device X".
+    public static func notInRegistry(_ what: String, registry: String, file: String = #fileID, line: UInt = #line) -> VaultError {
+        VaultError(.notInRegistry, "the registry '\(registry)' has no \(what)", file: file, line: line)
+    }
+
+    /// No registry at `path` (`missing` empty: no file), or a database that lacks the `missing`
+    /// tables (`empty`: it has no table at all, so it can become one).
+    public static func notARegistry(_ path: String, missing: [String], empty: Bool = true, file: String = #fileID, line: UInt = #line) -> VaultError {
+        if missing.isEmpty { return VaultError(.noRegistry, "no registry at '\(path)'", file: file, line: line) }
+        return VaultError(.notARegistry, "'\(path)' is not a device registry (it lacks \(missing.joined(separator: ", ")))",
+                          hint: empty ? "the database is empty: initialise it as a registry first" : nil, file: file, line: line)
+    }
+
+    /// A parent key where a vault key belongs.
+    public static func parentKeyGivenAsVaultKey(_ what: String, file: String = #fileID, line: UInt = #line) -> VaultError {
+        VaultError(.parentKeyGivenAsVaultKey, "\(what) holds a parent key (nsec), not a vault key", file: file, line: line)
+    }
+
+    /// A journal that records another batch: mixing two is how work gets lost.
+    public static func journalOfAnotherBatch(_ path: String, file: String = #fileID, line: UInt = #line) -> VaultError {
+        VaultError(.journalOfAnotherBatch, "the journal '\(path)' belongs to another batch (another manifest or target version)", file: file, line: line)
+    }
+
+    /// A batch id already used by an earlier revocation.
+    public static func batchIdTaken(_ id: String, file: String = #fileID, line: UInt = #line) -> VaultError {
+        VaultError(.batchIdTaken, "batch id '\(id)' is already in the revocation log; nothing was changed", file: file, line: line)
     }
 
     /// An imported row the registry already has.

@@ -61,6 +61,9 @@ public struct VaultCensus: Sendable {
                 }
             }
         }
+        // Folders are walked depth first from a stack; the lists are given in path order.
+        census.listed.sort { $0.path < $1.path }
+        census.notVaults.sort { $0.path < $1.path }
         return census
     }
 

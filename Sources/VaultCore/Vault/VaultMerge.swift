@@ -142,7 +142,7 @@ public enum VaultMerge {
                 } else {
                     value = oursWins ? o : t
                     conflicts.append(Conflict(record: record, field: key, ours: Self.show(key, o), theirs: Self.show(key, t), taken: oursWins ? "ours" : "theirs",
-                                              rule: record.hasPrefix("device") ? "later lastSeenAt wins" : "later updatedAt wins"))
+                                              rule: record.hasPrefix("device") ? "later lastSeenAt wins, ours on a tie" : "later updatedAt wins, ours on a tie"))
                 }
                 if let value { out.append((key, value)) }
             }

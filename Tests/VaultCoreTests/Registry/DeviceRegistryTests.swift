@@ -153,7 +153,36 @@ import Testing
         #expect(batch.applied)
         _ = try registry.importRows(deviceLines: ("new.jsonl", Array(#"{"user_did": "u0", "device_id": "new", "device_mls_did": "u0#new", "signature_public_key": "ffff"}"#.utf8)), memberLines: nil, now: now)
         let plan = try registry.rejoinPlan(user: "u0", device: "new")
-        #expect(plan.operations.isEmpty && plan.emptyBecause == .userInNoConversation(closedBy: ["TICKET-1"]))
+        #expect(plan.operations.isEmpty && plan.emptyBecause == .closedByRevocation(batches: ["TICKET-1"], conversations: ["c0"]))
+    }
+
+    /// A revocation that closed no membership is not blamed for an empty plan.
+    @Test func rejoinPlanBlamesOnlyRevocationsThatClosedMemberships() throws {
+        let (registry, _) = try registry()
+        let lonely = #"{"user_did": "u9", "device_id": "old", "device_mls_did": "u9#old", "signature_public_key": "eeee"}"# + "\n"
+            + #"{"user_did": "u9", "device_id": "new", "device_mls_did": "u9#new", "signature_public_key": "ffff"}"#
+        _ = try registry.importRows(deviceLines: ("u9.jsonl", Array(lonely.utf8)), memberLines: nil, now: now)
+        #expect(try registry.revoke(.devices([("u9", "old")]), reason: nil, now: now, dryRun: false, force: true, collectOperations: false).applied)
+        #expect(try registry.rejoinPlan(user: "u9", device: "new").emptyBecause == .userInNoConversation)
+    }
+
+    @Test func aBatchIdIsUsedOnce() throws {
+        let (registry, path) = try registry()
+        #expect(try registry.revoke(.devices([("u0", "d1")]), reason: nil, now: now, dryRun: false, force: false, collectOperations: false, batchID: "T-1").applied)
+        // The same ticket again finds nothing left to do: not an error.
+        #expect(try !registry.revoke(.devices([("u0", "d1")]), reason: nil, now: now, dryRun: false, force: false, collectOperations: false, batchID: "T-1").applied)
+        for dryRun in [true, false] {
+            #expect { try registry.revoke(.devices([("u1", "d3")]), reason: nil, now: now, dryRun: dryRun, force: false, collectOperations: false, batchID: "T-1") }
+                throws: { ($0 as? VaultError)?.code == .batchIdTaken }
+        }
+        #expect(try active(path) == 11)
+    }
+
+    @Test func unknownConversationsAndBatchesAreErrors() throws {
+        let (registry, _) = try registry()
+        #expect { try registry.members(conversation: "nope") } throws: { ($0 as? VaultError)?.code == .notInRegistry }
+        #expect { try registry.log(batch: "nope") } throws: { ($0 as? VaultError)?.code == .notInRegistry }
+        #expect { try registry.rejoinPlan(user: "u0", device: "nope") } throws: { ($0 as? VaultError)?.code == .notInRegistry }
     }
 
     @Test func devicesAreListedByFilter() throws {
@@ -166,6 +195,9 @@ import Testing
         #expect(try registry.devices(matching: .init(search: "D1")).map(\.deviceId) == ["d1", "d10", "d11"])
         let stale = try registry.devices(matching: .init(state: .active, notSeenSince: Timestamp(rfc3339: "2025-01-03T00:00:00Z")!))
         #expect(stale.map(\.deviceId) == ["d0", "d1"])
+        let named = #"{"user_did": "u9", "device_id": "m1", "device_mls_did": "u9#m1", "device_name": "Móvil de Ángela", "signature_public_key": "abab"}"#
+        _ = try registry.importRows(deviceLines: ("named.jsonl", Array(named.utf8)), memberLines: nil, now: now)
+        #expect(try registry.devices(matching: .init(search: "ÁNGELA")).map(\.deviceId) == ["m1"])
     }
 
     /// Two revokers at once on one database: immediate transactions and a busy timeout mean
@@ -197,8 +229,8 @@ import Testing
         #expect(result.applied && !result.operations.isEmpty)
         let stored = try registry.operations(batch: "B-1")
         #expect(stored == result.operations.flatMap { $0.serialized(pretty: false) + [0x0a] })
-        #expect(error { _ = try registry.operations(batch: "no-such-batch") } == .malformedDocument)
-        #expect(error { _ = try registry.log(batch: "no-such-batch") } == .malformedDocument)
+        #expect(error { _ = try registry.operations(batch: "no-such-batch") } == .notInRegistry)
+        #expect(error { _ = try registry.log(batch: "no-such-batch") } == .notInRegistry)
     }
 
     @Test func readOnlyAccessChangesNothingAndRefusesAForeignDatabase() throws {
@@ -211,7 +243,7 @@ import Testing
         try other.close()
         let before = try Data(contentsOf: URL(fileURLWithPath: path))
         for access in [DeviceRegistry.Access.readOnly, .readWrite, .create] {
-            #expect(error { _ = try DeviceRegistry(path: path, access: access) } == .malformedDocument)
+            #expect(error { _ = try DeviceRegistry(path: path, access: access) } == .notARegistry)
         }
         #expect(try Data(contentsOf: URL(fileURLWithPath: path)) == before)
         #expect(try FileManager.default.contentsOfDirectory(atPath: folder.path) == ["app.sqlite"])

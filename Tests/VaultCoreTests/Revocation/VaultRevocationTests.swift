@@ -47,6 +47,11 @@ import Testing
         // An exact id that is also another device's name is ambiguous too.
         document.devices[other].deviceName = target.deviceId
         #expect(VaultRevocation.plan(document, options: options(.devices([target.deviceId]))).refusals.count == 1)
+        // Part of a name, as heard on the phone, when nothing matches whole: one match picks it,
+        // several are ambiguous.
+        document.devices[other].deviceName = "Kitchen iPad"
+        #expect(VaultRevocation.plan(document, options: options(.devices(["bedroom"]))).revoke.map(\.deviceId) == [target.deviceId])
+        #expect(VaultRevocation.plan(document, options: options(.devices(["ipad"]))).refusals.first?.kind == "ambiguousDevice")
         let mistyped = VaultRevocation.plan(document, options: options(.devices(["bedrom"])))
         #expect(mistyped.refusals == [.unknownDevices(["bedrom"])])
         #expect(mistyped.closest["bedrom"]?.first?.hasPrefix("Bedroom iPad (") == true)
@@ -74,6 +79,13 @@ import Testing
         var ignoring = options(.devices(["no-such-device", other.deviceId]))
         ignoring.ignoreUnknown = true
         #expect(refusals(ignoring).isEmpty)
+        // Nothing matched at all: a mistyped name, which skipping would turn into a silent no-op.
+        var nothing = options(.devices(["no-such-device"]))
+        nothing.ignoreUnknown = true
+        #expect(refusals(nothing) == [.unknownDevices(["no-such-device"])])
+        // The new primary is named like any device: any case.
+        let byPrefix = VaultRevocation.plan(document, options: options(.devices([primary.deviceId]), promote: other.deviceId.uppercased()))
+        #expect(byPrefix.refusals.isEmpty && byPrefix.newPrimary == other.deviceId)
         let everything = options(.notSeenSince(Timestamp(seconds: .max)), promote: nil)
         #expect(refusals(everything).contains(.wouldRevokeEveryActiveDevice))
         // The library words its refusals without naming any option; the tools add those.

@@ -40,7 +40,8 @@ import Testing
     @Test func theAppNameAndTheDateFollowTheTemplate() throws {
         for language in RecoverySheetTests.languages {
             let template = try Self.template(language)
-            #expect(try template.text("title", ["app": CodeSheet.defaultAppName]).contains(CodeSheet.defaultAppName))
+            // A name unlike the default proves the title takes the variable, not a fixed name.
+            #expect(try template.text("title", ["app": "Salud Familiar"]).contains("Salud Familiar"))
             #expect(try template.text("emergency.1", ["app": "Salud"]).contains("Salud"))
         }
         #expect(try Self.template("es").printedDate("2026-11-22") == "22 de noviembre de 2026")
