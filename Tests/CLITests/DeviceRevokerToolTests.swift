@@ -136,7 +136,7 @@ enum RevokerFixtures {
         let run = try workspace.run("device-revoker", ["vault", "--key-file", "keys/parent.nsec", "--vault", "testkit/ok-v2-household.vault", "--device", RevokerFixtures.bedroom,
                                                        "--reason", "left on a bus", "--now", "2026-11-22T10:00:00Z", "-o", "out.vault", "--ops", "ops.jsonl"])
         #expect(run.status == 0, "\(run.stderrText)")
-        #expect(run.stderrText.hasPrefix("revoked 1 device, 1 group removals, revision 8\nnext step if the device was lost or stolen"))
+        #expect(run.stderrText.hasPrefix("revoked 1 device, 1 group removal, revision 8\nnext step if the device was lost or stolen"))
         #expect(run.stderrText.contains("rotation-planner plan --mode compromise --vault out.vault --key-file keys/parent.nsec"))
         #expect(try workspace.run("vault-tool", ["check", "--key-file", "keys/parent.nsec", "out.vault"]).status == 0)
         let inspect = try workspace.run("vault-tool", ["inspect", "--key-file", "keys/parent.nsec", "out.vault"]).stdoutText

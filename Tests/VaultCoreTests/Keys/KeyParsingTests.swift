@@ -57,7 +57,8 @@ import Testing
     @Test func vaultKeyFiles() throws {
         let hexKey = String(repeating: "ab", count: 32)
         #expect(try VaultKey(parsing: .test(Array((hexKey + "\n").utf8)), what: "v").hex().testBytes == Array(hexKey.utf8))
-        #expect(throws: VaultError(.malformedKey, "")) { try VaultKey(parsing: .test(Array(Self.exampleNsec.utf8)), what: "v") }
+        // An nsec given as a vault key is named for what it is.
+        #expect(throws: VaultError(.parentKeyGivenAsVaultKey, "")) { try VaultKey(parsing: .test(Array(Self.exampleNsec.utf8)), what: "v") }
         #expect(throws: VaultError(.malformedKey, "")) { try VaultKey(parsing: .test(Array(String(repeating: "zz", count: 32).utf8)), what: "v") }
     }
 
