@@ -1338,8 +1338,13 @@ def test_finding_11_an_output_name_of_up_to_255_bytes_works(workspace, tool_name
     first = (workspace / name).read_bytes()
     assert first
     (workspace / name).write_bytes(b"an earlier output\n")
-    ok(tool_name, f"{arguments} {name}", workspace)  # and replacing an existing file of that name
-    assert (workspace / name).read_bytes() != b"an earlier output\n"
+    if tool_name == "rotation-planner":
+        # A plan file is never replaced (it may record an applied rotation): refused, kept.
+        assert tool(tool_name, f"{arguments} {name}", workspace).returncode == 4
+        assert (workspace / name).read_bytes() == b"an earlier output\n"
+    else:
+        ok(tool_name, f"{arguments} {name}", workspace)  # and replacing an existing file of that name
+        assert (workspace / name).read_bytes() != b"an earlier output\n"
     assert sorted(p.name for p in workspace.iterdir() if p.name.startswith(".")) == [], "a temporary file was left behind"
 
 
