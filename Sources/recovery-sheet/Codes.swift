@@ -95,7 +95,6 @@ struct Code: ParsableCommand {
         @OptionGroup var page: PageOptions
 
         func run() throws {
-            try requireRange(page.dpi, 72...1200, "--dpi")
             let files = try CommandFiles(reads: [.init("--master-key-file", masterKeyFile)], writes: Code.outputs(sheet: sheet, codeOut: codeOut, blob: output))
             let masterKey = try SecretBytes.parsingHex(InputFiles.readSecret(masterKeyFile, what: "master key file", diagnostics: diagnostics),
                                                        byteCount: 32, what: "master key file '\(masterKeyFile)'")
@@ -186,7 +185,6 @@ struct Code: ParsableCommand {
         }
 
         func run() throws {
-            try requireRange(page.dpi, 72...1200, "--dpi")
             let oldCode = codeFile.map { FileSet.Input("--code-file", $0) } ?? FileSet.Input("--sheet (the current code)", sheet[0])
             let files = try CommandFiles(reads: [.init("--blob", blob), oldCode], writes: Code.outputs(sheet: sheet.last!, codeOut: codeOut, blob: output))
             let old = try RecoveryCodeBlob(json: InputFiles.read(blob, what: "blob"))

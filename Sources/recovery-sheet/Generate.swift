@@ -41,7 +41,6 @@ struct Generate: ParsableCommand {
     }
 
     func run() throws {
-        try requireRange(page.dpi, 72...1200, "--dpi")
         try requireRange(keySecurity, 0...2, "--key-security")
         try requireRange(logN, 1...NIP49.maximumLogN, "--log-n")
         let files = try CommandFiles(reads: [.init("--key-file", keyFile)] + passphrase.declaredInputs, writes: [output.declared(.secret)], force: output.force)
@@ -68,7 +67,7 @@ struct PageOptions: ParsableArguments {
     @Option(help: ArgumentHelp("Paper size: a4 or letter.", valueName: "PAPER"))
     var paper: Paper = .a4
 
-    @Option(help: ArgumentHelp("Resolution in dots per inch (72 to 1200).", valueName: "N"))
+    @Option(help: ArgumentHelp("Resolution in dots per inch (\(Paper.dotsPerInch.lowerBound) to \(Paper.dotsPerInch.upperBound)).", valueName: "N"))
     var dpi = 300
 
     @Option(help: ArgumentHelp("Language of the wording: \(Wording.languages.joined(separator: ", ")).", valueName: "LANG"))
@@ -84,6 +83,12 @@ struct PageOptions: ParsableArguments {
     var appName: String?
 
     func validate() throws {
+        guard Paper.dotsPerInch.contains(dpi) else {
+            throw ValidationError("--dpi takes \(Paper.dotsPerInch.lowerBound) to \(Paper.dotsPerInch.upperBound), not \(dpi)")
+        }
+        guard Wording.languages.contains(lang) else {
+            throw ValidationError("no wording for language '\(lang)'; use one of: \(Wording.languages.joined(separator: ", "))")
+        }
         if let date, !Self.isDate(date) { throw ValidationError("--date takes YYYY-MM-DD, such as 2026-11-22") }
         if let appName, appName.trimmingCharacters(in: .whitespaces).isEmpty { throw ValidationError("--app-name needs a name") }
     }

@@ -54,34 +54,22 @@ struct PassphraseOption: ParsableArguments {
     }
 }
 
-/// The wording of the sheet, compiled in from Templates/.
+/// The wording of the sheets, compiled in from Templates/: one file a sheet and language.
 enum Wording {
     static let languages = ["en", "es"]
 
-    static func codeTemplate(_ language: String) throws -> TextTemplate {
-        let bytes: [UInt8] = switch language {
-        case "en": PackageResources.recovery_code_en_txt
-        case "es": PackageResources.recovery_code_es_txt
-        default: throw unknown(language)
-        }
-        return try TextTemplate(language: language, text: String(decoding: bytes, as: UTF8.self))
-    }
+    private static let files: [String: [UInt8]] = [
+        "recovery-sheet.en": PackageResources.recovery_sheet_en_txt, "recovery-sheet.es": PackageResources.recovery_sheet_es_txt,
+        "recovery-code.en": PackageResources.recovery_code_en_txt, "recovery-code.es": PackageResources.recovery_code_es_txt,
+        "share-sheet.en": PackageResources.share_sheet_en_txt, "share-sheet.es": PackageResources.share_sheet_es_txt,
+    ]
 
-    static func shareTemplate(_ language: String) throws -> TextTemplate {
-        let bytes: [UInt8] = switch language {
-        case "en": PackageResources.share_sheet_en_txt
-        case "es": PackageResources.share_sheet_es_txt
-        default: throw unknown(language)
-        }
-        return try TextTemplate(language: language, text: String(decoding: bytes, as: UTF8.self))
-    }
+    static func template(_ language: String) throws -> TextTemplate { try load("recovery-sheet", language) }
+    static func codeTemplate(_ language: String) throws -> TextTemplate { try load("recovery-code", language) }
+    static func shareTemplate(_ language: String) throws -> TextTemplate { try load("share-sheet", language) }
 
-    static func template(_ language: String) throws -> TextTemplate {
-        let bytes: [UInt8] = switch language {
-        case "en": PackageResources.recovery_sheet_en_txt
-        case "es": PackageResources.recovery_sheet_es_txt
-        default: throw unknown(language)
-        }
+    private static func load(_ sheet: String, _ language: String) throws -> TextTemplate {
+        guard let bytes = files["\(sheet).\(language)"] else { throw unknown(language) }
         return try TextTemplate(language: language, text: String(decoding: bytes, as: UTF8.self))
     }
 

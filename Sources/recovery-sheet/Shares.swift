@@ -170,7 +170,6 @@ struct Split: ParsableCommand {
     }
 
     func run() throws {
-        try requireRange(page.dpi, 72...1200, "--dpi")
         try requireRange(iterationExponent, 0...15, "--iteration-exponent")
         let (groupThreshold, groups) = try plan()
         let total = groups.reduce(0) { $0 + $1.count }

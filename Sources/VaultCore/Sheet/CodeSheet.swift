@@ -27,9 +27,6 @@ public enum CodeSheet {
 
     public static func render(_ content: Content, paper: Paper, dotsPerInch: Int,
                               template: TextTemplate, fonts: SheetFonts) throws -> RecoverySheet.Rendered {
-        guard (72...1200).contains(dotsPerInch) else {
-            throw VaultError.outOfRange("the resolution", "72 to 1200 dpi, not \(dotsPerInch)")
-        }
         let values = ["app": content.appName, "userId": content.userID]
         var page = try PageWriter(paper: paper, dotsPerInch: dotsPerInch, fonts: fonts)
         try page.paragraph("title", template.text("title", values), style: .title)
@@ -56,10 +53,7 @@ public enum CodeSheet {
         page.space(millimetres: 4)
 
         try page.paragraph("keep.heading", template.text("keep.heading"), style: .heading)
-        for item in ["keep.1", "keep.2", "keep.3", "keep.4"] {
-            if item != "keep.1" { page.space(millimetres: 1) }  // apart, so each reads as one point
-            try page.paragraph(item, template.text(item, values), style: .small)
-        }
+        try page.points(["keep.1", "keep.2", "keep.3", "keep.4"].map { ($0, try template.text($0, values)) })
         page.space(millimetres: 4)
         try page.paragraph("technical", template.text("technical", values), style: .small)
         return RecoverySheet.Rendered(image: page.image, elements: page.elements)

@@ -31,6 +31,9 @@ struct PageWriter {
     private var width: Int
 
     init(paper: Paper, dotsPerInch: Int, fonts paths: SheetFonts) throws {
+        guard Paper.dotsPerInch.contains(dotsPerInch) else {
+            throw VaultError.outOfRange("the resolution", "\(Paper.dotsPerInch.lowerBound) to \(Paper.dotsPerInch.upperBound) dpi, not \(dotsPerInch)")
+        }
         scale = PageScale(dotsPerInch: dotsPerInch)
         self.paper = paper
         image = GrayImage(width: scale.pixels(millimetres: paper.widthMillimetres), height: scale.pixels(millimetres: paper.heightMillimetres),
@@ -53,6 +56,14 @@ struct PageWriter {
     private func advance(_ font: Font) -> Int { font.lineHeight * 23 / 20 }
 
     // MARK: Blocks
+
+    /// Points in small print, 1 mm apart so each reads as one point (a sheet's "keep" list).
+    mutating func points(_ items: [(name: String, text: String)]) throws {
+        for (index, item) in items.enumerated() {
+            if index > 0 { space(millimetres: 1) }
+            try paragraph(item.name, item.text, style: .small)
+        }
+    }
 
     mutating func paragraph(_ name: String, _ text: String, style: Style) throws {
         let font = font(style)

@@ -100,9 +100,6 @@ public enum RecoverySheet {
     }
 
     public static func render(_ content: Content, paper: Paper, dotsPerInch: Int, template: TextTemplate, fonts: SheetFonts) throws -> Rendered {
-        guard (72...1200).contains(dotsPerInch) else {
-            throw VaultError(.refused, "a resolution of \(dotsPerInch) dpi is outside 72 to 1200")
-        }
         var page = try PageWriter(paper: paper, dotsPerInch: dotsPerInch, fonts: fonts)
         let household = Household(parentPublicKey: content.secret.publicKey)
         let encrypted = if case .encrypted = content.secret { true } else { false }
@@ -150,10 +147,8 @@ public enum RecoverySheet {
         // Where to keep it and where not, who never asks for it, what to do if it is lost or
         // seen, and the yearly fire drill (issue "The suite as its users meet it").
         try page.paragraph("keep.heading", template.text("keep.heading"), style: .heading)
-        for item in ["keep.1"] + (encrypted ? ["keep.passphrase"] : []) + ["keep.2", "keep.3", variant("keep.4")] {
-            if item != "keep.1" { page.space(millimetres: 1) }  // apart, so each reads as one point
-            try page.paragraph(item, template.text(item, values), style: .small)
-        }
+        let keep = ["keep.1"] + (encrypted ? ["keep.passphrase"] : []) + ["keep.2", "keep.3", variant("keep.4")]
+        try page.points(keep.map { ($0, try template.text($0, values)) })
         page.space(millimetres: 3)
 
         if !encrypted {

@@ -73,9 +73,6 @@ public enum ShareSheet {
 
     public static func render(_ content: Content, groups: [SLIP39.Group], paper: Paper, dotsPerInch: Int,
                               template: TextTemplate, fonts: SheetFonts) throws -> RecoverySheet.Rendered {
-        guard (72...1200).contains(dotsPerInch) else {
-            throw VaultError.outOfRange("the resolution", "72 to 1200 dpi, not \(dotsPerInch)")
-        }
         let share = content.share
         let group = groups[share.groupIndex]
         let household = Household(parentPublicKey: content.publicKey)
