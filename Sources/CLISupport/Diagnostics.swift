@@ -113,6 +113,8 @@ private func hint(for code: VaultError.Code) -> String? {
     case .mergeFailsCheck: "resolve by hand: open both copies with --reveal-secrets, edit, and seal"
     case .parentKeyGivenAsVaultKey: "give it with --key-file instead of --vault-key-file"
     case .journalOfAnotherBatch: "use a new --journal, or the manifest and --to it was started with"
+    case .earlierJournal: "resume that run with --journal naming it"
+    case .journalNeedsAName: "name the journal with --journal FILE"
     case .batchIdTaken: "give this batch its own --batch-id (or leave it out for a random one)"
     default: nil
     }

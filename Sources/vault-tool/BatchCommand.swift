@@ -18,23 +18,8 @@ struct BatchCommand {
     /// Failures are accepted: reported, kept in the journal, and the run exits 0.
     let skipFailed: Bool
 
-    /// --journal, or the default beside --out-dir; a run begun by an earlier version, whose
-    /// journal is inside --out-dir, must name that journal to resume instead of starting over.
-    private func journalPath() throws -> String {
-        if let journal { return journal }
-        let legacy = BatchMigration.legacyJournalPath(outDir: outDir)
-        if FileManager.default.fileExists(atPath: legacy) {
-            throw ToolError(.refused, "'\(outDir)' holds the journal of a run begun by an earlier version",
-                            hint: "resume it with --journal '\(legacy)'")
-        }
-        guard let path = BatchMigration.defaultJournalPath(outDir: outDir) else {
-            throw ToolError(.usage, "with --out-dir '\(outDir)', name the journal with --journal FILE")
-        }
-        return path
-    }
-
     func run() throws {
-        let batch = try BatchMigration(manifestPath: manifest, outDir: outDir, journalPath: journalPath(),
+        let batch = try BatchMigration(manifestPath: manifest, outDir: outDir, journalPath: BatchMigration.journalPath(named: journal, outDir: outDir),
                                        target: target, allowLossy: allowLossy, dryRun: dryRun)
         let total = batch.jobs.count
         let tally = Mutex([BatchMigration.Status: Int]())

@@ -49,21 +49,20 @@ public final class BatchMigration: Sendable {
     public let jobs: [Job]
     private let outputs: [Int: OutputLocation]
 
-    /// The journal when none is named: beside the output folder, not in it (`migrated` →
+    /// The journal of a batch: `named`, else beside the output folder, not in it (`migrated` →
     /// `migrated.migrate-journal.sqlite`), so the folder holds only vaults and can be synced or
-    /// counted as it is. Nil for a folder named `.`, `..` or `/`, whose neighbour would be
-    /// outside what the operator named: such a run names its journal itself.
-    public static func defaultJournalPath(outDir: String) -> String? {
+    /// counted as it is. A folder named `.`, `..` or `/` has no such neighbour inside what the
+    /// operator named, so its journal must be named; and a folder holding the journal of a run
+    /// an earlier version began (inside it) resumes only through that one, never starts over.
+    public static func journalPath(named: String?, outDir: String) throws -> String {
+        if let named { return named }
+        let earlier = outDir + "/.migrate-journal.sqlite"
+        if FileManager.default.fileExists(atPath: earlier) { throw VaultError.earlierJournal(earlier) }
         var folder = outDir
         while folder.count > 1, folder.hasSuffix("/") { folder.removeLast() }
-        let name = (folder as NSString).lastPathComponent
-        guard !["", ".", "..", "/"].contains(name) else { return nil }
+        guard !["", ".", "..", "/"].contains((folder as NSString).lastPathComponent) else { throw VaultError.journalNeedsAName(outDir: outDir) }
         return folder + ".migrate-journal.sqlite"
     }
-
-    /// Where earlier versions kept the journal, inside the output folder: a run started by
-    /// one of them is resumed only through it.
-    public static func legacyJournalPath(outDir: String) -> String { outDir + "/.migrate-journal.sqlite" }
 
     /// Reads the manifest, checks every file of the batch, and (unless `dryRun`) opens or
     /// creates the journal. A journal from another manifest or target version is refused: mixing

@@ -35,7 +35,7 @@ public final class DeviceRegistry: Sendable {
         self.path = path
         readOnly = access == .readOnly
         guard access == .create || FileManager.default.fileExists(atPath: path) else {
-            throw VaultError.notARegistry(path, missing: [])
+            throw VaultError.noRegistry(path)
         }
         if access == .create, !FileManager.default.fileExists(atPath: path) {
             try Self.createWhole(path)

@@ -146,6 +146,10 @@ extension VaultError.Code {
     public static let parentKeyGivenAsVaultKey = VaultError.Code(name: "parentKeyGivenAsVaultKey", category: .invalidInput)
     /// A batch journal was started for another manifest or target version.
     public static let journalOfAnotherBatch = VaultError.Code(name: "journalOfAnotherBatch", category: .refused)
+    /// An earlier version's batch journal is inside the output folder.
+    public static let earlierJournal = VaultError.Code(name: "earlierJournal", category: .refused)
+    /// The batch journal must be named: the output folder is `.`, `..` or `/`.
+    public static let journalNeedsAName = VaultError.Code(name: "journalNeedsAName", category: .invalidInput)
     /// There is no file at the registry's path. Making one is the next step.
     public static let noRegistry = VaultError.Code(name: "noRegistry", category: .operational)
     /// The file is another application's database.
@@ -183,12 +187,27 @@ extension VaultError {
         VaultError(.notInRegistry, "the registry '\(registry)' has no \(what)", file: file, line: line)
     }
 
-    /// No registry at `path` (`missing` empty: no file), or a database that lacks the `missing`
-    /// tables (`empty`: it has no table at all, so it can become one).
-    public static func notARegistry(_ path: String, missing: [String], empty: Bool = true, file: String = #fileID, line: UInt = #line) -> VaultError {
-        if missing.isEmpty { return VaultError(.noRegistry, "no registry at '\(path)'", file: file, line: line) }
-        return VaultError(.notARegistry, "'\(path)' is not a device registry (it lacks \(missing.joined(separator: ", ")))",
-                          hint: empty ? "the database is empty: initialise it as a registry first" : nil, file: file, line: line)
+    /// Nothing at the registry's path.
+    public static func noRegistry(_ path: String, file: String = #fileID, line: UInt = #line) -> VaultError {
+        VaultError(.noRegistry, "no registry at '\(path)'", file: file, line: line)
+    }
+
+    /// A database that lacks the registry's `missing` tables; `empty` when it has no table at
+    /// all, so it can become one.
+    public static func notARegistry(_ path: String, missing: [String], empty: Bool, file: String = #fileID, line: UInt = #line) -> VaultError {
+        VaultError(.notARegistry, "'\(path)' is not a device registry (it lacks \(missing.joined(separator: ", ")))",
+                   hint: empty ? "the database is empty: initialise it as a registry first" : nil, file: file, line: line)
+    }
+
+    /// The batch journal of a run begun by an earlier version, at `path` inside the output
+    /// folder: that run resumes through it, or starts over by another name.
+    public static func earlierJournal(_ path: String, file: String = #fileID, line: UInt = #line) -> VaultError {
+        VaultError(.earlierJournal, "'\(path)' is the journal of a run begun by an earlier version", file: file, line: line)
+    }
+
+    /// An output folder whose neighbour (`.`, `..`, `/`) is no place for a default journal.
+    public static func journalNeedsAName(outDir: String, file: String = #fileID, line: UInt = #line) -> VaultError {
+        VaultError(.journalNeedsAName, "the output folder '\(outDir)' has no neighbouring place for the journal", file: file, line: line)
     }
 
     /// A parent key where a vault key belongs.

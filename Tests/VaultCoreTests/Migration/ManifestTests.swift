@@ -1,3 +1,4 @@
+import Foundation
 import Testing
 @testable import VaultCore
 
@@ -41,6 +42,25 @@ import Testing
 }
 
 /// The registry import's line parser on its own (the fuzz target `import`).
+/// Where a batch keeps its journal when --journal names none.
+@Suite struct JournalPathTests {
+    @Test func besideTheOutputFolderUnlessNamed() throws {
+        #expect(try BatchMigration.journalPath(named: "j.sqlite", outDir: "out") == "j.sqlite")
+        #expect(try BatchMigration.journalPath(named: nil, outDir: "runs/migrated/") == "runs/migrated.migrate-journal.sqlite")
+        for folder in [".", "..", "/", "a/.."] {
+            #expect(throws: VaultError(.journalNeedsAName, "")) { try BatchMigration.journalPath(named: nil, outDir: folder) }
+        }
+    }
+
+    @Test func anEarlierVersionsJournalIsResumedByName() throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("journal-\(UUID().uuidString)").path
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        #expect(FileManager.default.createFile(atPath: folder + "/.migrate-journal.sqlite", contents: Data()))
+        #expect(throws: VaultError(.earlierJournal, "")) { try BatchMigration.journalPath(named: nil, outDir: folder) }
+    }
+}
+
 @Suite struct ImportLineTests {
     @Test func rowsHaveEveryColumnAndDefaults() throws {
         var rows: [[String]] = []
