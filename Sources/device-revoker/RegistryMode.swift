@@ -144,7 +144,7 @@ struct Registry: ParsableCommand {
                     return .object([
                         ("userDid", .string(device.userDid)), ("deviceId", .string(device.deviceId)), ("deviceMlsDid", .string(device.deviceMlsDid)),
                         ("deviceName", device.deviceName.map(JSONValue.string) ?? .null), ("isActive", .bool(device.isActive)),
-                        ("registeredAt", time(device.registeredAt)), ("lastSeenAt", time(device.lastSeen)), ("revokedAt", time(device.revokedAt)),
+                        ("registeredAt", time(device.registeredAt)), ("lastSeenAt", time(device.lastSeenAt)), ("revokedAt", time(device.revokedAt)),
                         ("revocationReason", device.revocationReason.map(JSONValue.string) ?? .null),
                         ("openMemberships", .int(device.openMemberships)),
                     ])
@@ -160,7 +160,7 @@ struct Registry: ParsableCommand {
             table.add("device", "name", "state", "last seen", "conversations")
             for device in devices {
                 let state = device.revokedAt.map { "revoked \(TimeSpan.relative($0, now: now))" } ?? (device.isActive ? "active" : "revoked")
-                let seen = device.lastSeen.map { TimeSpan.relative($0, now: now) } ?? "never (registered \(TimeSpan.relative(device.registeredAt, now: now)))"
+                let seen = device.lastSeenAt.map { TimeSpan.relative($0, now: now) } ?? "never (registered \(TimeSpan.relative(device.registeredAt, now: now)))"
                 table.add("\(device.userDid)#\(device.deviceId)", device.deviceName ?? "", state, seen, "\(device.openMemberships)")
             }
             StandardStreams.writeOutput(Array(table.render().utf8))

@@ -166,7 +166,7 @@ struct VaultMode: ParsableCommand {
         for device in plan.revoke { table.add(device.deviceId, device.deviceName, device.isPrimary ? "primary" : "", "last seen \(device.lastSeenAt)") }
         text += table.render(indent: "  ")
         let groups = plan.groups.map(\.name)
-        text += "group removals: \(plan.removals.count) in \(counted(plan.groupsTouched, "group"))\(groups.isEmpty ? "" : ": " + groups.joined(separator: ", "))".displaySafe + "\n"
+        text += "group removals: \(plan.removals.count) in \(counted(groups.count, "group"))\(groups.isEmpty ? "" : ": " + groups.joined(separator: ", "))".displaySafe + "\n"
         if let primary = plan.newPrimary { text += "new primary: \(primary)".displaySafe + "\n" }
         if !plan.alreadyRevoked.isEmpty { text += "already revoked: \(plan.alreadyRevoked.joined(separator: ", "))".displaySafe + "\n" }
         if !plan.unknown.isEmpty { text += "unknown ids: \(plan.unknown.joined(separator: ", "))".displaySafe + "\n" }

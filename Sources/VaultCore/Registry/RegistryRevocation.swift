@@ -7,7 +7,7 @@ extension DeviceRegistry {
         /// `(user_did, device_id)` pairs.
         case devices([(user: String, device: String)])
         case user(String)
-        /// Devices whose `last_seen` (or, never seen, `registered_at`) is before the time.
+        /// Devices whose last sign of life (``DeviceRegistry/lastSignOfLife``) is before the time.
         case notSeenSince(Timestamp)
         case signatureKeys([[UInt8]])
 
@@ -21,6 +21,10 @@ extension DeviceRegistry {
             }
         }
     }
+
+    /// A device's last sign of life, in SQL over `user_devices`: when it was last seen or,
+    /// never seen, when it registered. "Not seen since" means this, for revoking and listing.
+    static func lastSignOfLife(_ table: String) -> String { "coalesce(\(table).last_seen, \(table).registered_at)" }
 
     /// A registry device as people write it, `USER_DID#DEVICE_ID`, split at its last `#` (a
     /// DID may contain `#`, a device id does not); nil when either side would be empty.
@@ -128,7 +132,7 @@ extension DeviceRegistry {
                     DELETE FROM batch WHERE (user_did, device_id) IN (
                         SELECT user_did, device_id FROM (
                             SELECT b.user_did, b.device_id, row_number() OVER (
-                                PARTITION BY b.user_did ORDER BY coalesce(d.last_seen, d.registered_at) DESC, b.device_id) AS place
+                                PARTITION BY b.user_did ORDER BY \(Self.lastSignOfLife("d")) DESC, b.device_id) AS place
                             FROM batch b JOIN user_devices d ON d.user_did = b.user_did AND d.device_id = b.device_id
                             WHERE NOT EXISTS (
                                 SELECT 1 FROM user_devices o WHERE o.user_did = b.user_did AND o.is_active = 1
@@ -193,7 +197,7 @@ extension DeviceRegistry {
             return try Int.fetchOne(db, sql: "SELECT count(*) FROM selected")! == 0 ? 1 : 0
         case .notSeenSince(let time):
             try db.execute(sql: """
-                INSERT INTO selected SELECT user_did, device_id FROM user_devices WHERE coalesce(last_seen, registered_at) < ?
+                INSERT INTO selected SELECT user_did, device_id FROM user_devices WHERE \(lastSignOfLife("user_devices")) < ?
                 """, arguments: [timeText(time)])
             return 0
         case .signatureKeys(let keys):
@@ -338,7 +342,7 @@ extension DeviceRegistry {
         public let deviceName: String?
         public let isActive: Bool
         public let registeredAt: Timestamp
-        public let lastSeen: Timestamp?
+        public let lastSeenAt: Timestamp?
         public let revokedAt: Timestamp?
         public let revocationReason: String?
         /// Conversations the device is in now.
@@ -350,7 +354,7 @@ extension DeviceRegistry {
         public enum State: Sendable { case any, active, revoked }
         public var user: String?
         public var state: State = .any
-        /// Devices whose last sign of life (`last_seen`, else `registered_at`) is before this.
+        /// Devices whose last sign of life (``DeviceRegistry/lastSignOfLife``) is before this.
         public var notSeenSince: Timestamp?
         /// A case-insensitive part of the device id or name.
         public var search: String?
@@ -366,26 +370,27 @@ extension DeviceRegistry {
     /// The devices that match, by user and device id.
     public func devices(matching filter: DeviceFilter) throws -> [DeviceView] {
         let state: Int? = switch filter.state { case .any: nil; case .active: 1; case .revoked: 0 }
-        return try read { db in
+        let rows = try read { db in
             try Row.fetchAll(db, sql: """
                 SELECT d.user_did, d.device_id, d.device_mls_did, d.device_name, d.is_active, d.registered_at, d.last_seen,
                        d.revoked_at, d.revocation_reason,
                        (SELECT count(*) FROM members m WHERE m.user_did = d.user_did AND m.device_id = d.device_id AND m.left_at IS NULL) AS open
                 FROM user_devices d
                 WHERE (?1 IS NULL OR d.user_did = ?1) AND (?2 IS NULL OR d.is_active = ?2)
-                  AND (?3 IS NULL OR coalesce(d.last_seen, d.registered_at) < ?3)
+                  AND (?3 IS NULL OR \(Self.lastSignOfLife("d")) < ?3)
                 ORDER BY d.user_did, d.device_id
-                """, arguments: [filter.user, state, filter.notSeenSince.map(Self.timeText)]).map { row in
-                func time(_ column: String) -> Timestamp? { (row[column] as String?).flatMap(Timestamp.init(rfc3339:)) }
-                return DeviceView(userDid: row["user_did"], deviceId: row["device_id"], deviceMlsDid: row["device_mls_did"],
-                                  deviceName: row["device_name"], isActive: row["is_active"] as Int == 1,
-                                  registeredAt: time("registered_at") ?? Timestamp(seconds: 0), lastSeen: time("last_seen"),
-                                  revokedAt: time("revoked_at"), revocationReason: row["revocation_reason"], openMemberships: row["open"])
-            }
-            // Any case in any script ("ÁNGELA"), which SQLite's lower() folds only for ASCII.
-        }.filter { device in
-            guard let search = filter.search?.lowercased() else { return true }
-            return device.deviceId.lowercased().contains(search) || (device.deviceName?.lowercased().contains(search) ?? false)
+                """, arguments: [filter.user, state, filter.notSeenSince.map(Self.timeText)])
+        }
+        // The text match is Swift's, not SQLite's lower(), which folds only ASCII ("ÁNGELA").
+        let search = filter.search?.lowercased()
+        return rows.compactMap { row in
+            let id: String = row["device_id"], name: String? = row["device_name"]
+            if let search, !id.lowercased().contains(search), name?.lowercased().contains(search) != true { return nil }
+            func time(_ column: String) -> Timestamp? { (row[column] as String?).flatMap(Timestamp.init(rfc3339:)) }
+            return DeviceView(userDid: row["user_did"], deviceId: id, deviceMlsDid: row["device_mls_did"], deviceName: name,
+                              isActive: row["is_active"] as Int == 1, registeredAt: time("registered_at") ?? Timestamp(seconds: 0),
+                              lastSeenAt: time("last_seen"), revokedAt: time("revoked_at"), revocationReason: row["revocation_reason"],
+                              openMemberships: row["open"])
         }
     }
 

@@ -90,7 +90,6 @@ public enum VaultRevocation {
         public let newPrimary: String?
         /// The guard rails it trips; empty when it may go ahead.
         public let refusals: [Refusal]
-        public var groupsTouched: Int { Set(removals.map(\.group)).count }
         /// The groups that lose a member, by id, each with its name.
         public var groups: [(id: String, name: String)] {
             Dictionary(removals.map { ($0.group, $0.groupName) }, uniquingKeysWith: { first, _ in first }).sorted { $0.key < $1.key }.map { ($0.key, $0.value) }
