@@ -11,10 +11,8 @@ public enum QRPictures {
         let image = try GrayImage(decoding: bytes, name: "the picture '\(name)'")
         let payloads = try QRScanner.scan(image)
         guard let payload = payloads.first else {
-            // A JPEG is nearly always a phone photo, whose failures are light, angle and framing;
-            // a PNG is a scan, whose failure is resolution.
-            let isPhoto = bytes.starts(with: [0xFF, 0xD8, 0xFF])
-            let retake = isPhoto
+            // A photo fails on light, angle and framing; a scan on resolution.
+            let retake = GrayImage.isJPEG(bytes)
                 ? "take the photo again in even light without glare or shadow, the page flat, the whole code in the frame and in focus"
                 : "scan at 300 dpi or more, flat, in focus, with the whole code in the picture"
             throw ToolError(.invalidInput, "no QR code found in '\(name)'", hint: retake + (typedInstead.map { "; or \($0)" } ?? ""))

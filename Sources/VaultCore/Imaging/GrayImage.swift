@@ -63,9 +63,12 @@ extension GrayImage {
 
     /// Whether `data` starts like a PNG or a JPEG (the signatures ``init(decoding:name:)`` tells
     /// them apart by), so a caller can tell a picture from a text file.
-    public static func isPicture(_ data: [UInt8]) -> Bool {
-        data.starts(with: [0x89, 0x50, 0x4e, 0x47]) || data.starts(with: [0xff, 0xd8])
-    }
+    public static func isPicture(_ data: [UInt8]) -> Bool { isPNG(data) || isJPEG(data) }
+
+    /// A JPEG: in practice a phone photo, where a PNG is a scan or a screenshot.
+    public static func isJPEG(_ data: [UInt8]) -> Bool { data.starts(with: [0xff, 0xd8]) }
+
+    static func isPNG(_ data: [UInt8]) -> Bool { data.starts(with: [0x89, 0x50, 0x4e, 0x47]) }
 
     /// Decodes a PNG or JPEG (told apart by their signatures) into gray; `name` names it in messages. A picture whose header declares more
     /// than ``InputLimits/imagePixels`` pixels is refused before its pixels are allocated.
@@ -75,9 +78,9 @@ extension GrayImage {
         var error = [CChar](repeating: 0, count: 256)
         let status: Int32
         let limit = UInt64(InputLimits.imagePixels)
-        if data.starts(with: [0x89, 0x50, 0x4e, 0x47]) {
+        if Self.isPNG(data) {
             status = data.withUnsafeBufferPointer { hvt_png_decode_gray8($0.baseAddress, $0.count, limit, &out, &width, &height, &metres, &error, error.count) }
-        } else if data.starts(with: [0xff, 0xd8]) {
+        } else if Self.isJPEG(data) {
             status = data.withUnsafeBufferPointer { hvt_jpeg_decode_gray8($0.baseAddress, $0.count, limit, &out, &width, &height, &error, error.count) }
         } else {
             throw VaultError(.malformedDocument, "\(name) is neither a PNG nor a JPEG picture")

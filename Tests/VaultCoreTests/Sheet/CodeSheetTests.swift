@@ -6,10 +6,7 @@ import Testing
 /// overlapping, speaks to a parent in the same order as the recovery sheet, and its SeedQR reads
 /// back as the code.
 @Suite struct CodeSheetTests {
-    static func template(_ language: String) throws -> TextTemplate {
-        try TextTemplate(language: language, text: String(contentsOf: RecoverySheetTests.templatesFolder.appendingPathComponent("recovery-code.\(language).txt"),
-                                                          encoding: .utf8))
-    }
+    static func template(_ language: String) throws -> TextTemplate { try RecoverySheetTests.template("recovery-code", language) }
 
     struct Case: Sendable, CustomTestStringConvertible {
         let paper: Paper, language: String, dotsPerInch: Int

@@ -6,8 +6,11 @@ import Testing
     static let templatesFolder = TestFiles.testsFolder.deletingLastPathComponent().deletingLastPathComponent().appendingPathComponent("Templates")
     static let languages = ["en", "es"]
 
-    static func template(_ language: String) throws -> TextTemplate {
-        try TextTemplate(language: language, text: String(contentsOf: templatesFolder.appendingPathComponent("recovery-sheet.\(language).txt"), encoding: .utf8))
+    static func template(_ language: String) throws -> TextTemplate { try template("recovery-sheet", language) }
+
+    /// A sheet's wording as the tools compile it in, from Templates/SHEET.LANGUAGE.txt.
+    static func template(_ sheet: String, _ language: String) throws -> TextTemplate {
+        try TextTemplate(language: language, text: String(contentsOf: templatesFolder.appendingPathComponent("\(sheet).\(language).txt"), encoding: .utf8))
     }
 
     struct Case: Sendable, CustomTestStringConvertible {

@@ -5,10 +5,7 @@ import Testing
 /// Share sheets (issue 14): every paper, language, passphrase and group layout fits one page with
 /// nothing overlapping, and the page's two QR codes read back as the share and its check code.
 @Suite struct ShareSheetTests {
-    static func template(_ language: String) throws -> TextTemplate {
-        try TextTemplate(language: language, text: String(contentsOf: RecoverySheetTests.templatesFolder.appendingPathComponent("share-sheet.\(language).txt"),
-                                                          encoding: .utf8))
-    }
+    static func template(_ language: String) throws -> TextTemplate { try RecoverySheetTests.template("share-sheet", language) }
 
     struct Case: Sendable, CustomTestStringConvertible {
         let paper: Paper, language: String, passphrase: Bool, twoLevels: Bool
