@@ -103,7 +103,8 @@ public enum RecoverySheet {
         var page = try PageWriter(paper: paper, dotsPerInch: dotsPerInch, fonts: fonts)
         let household = Household(parentPublicKey: content.secret.publicKey)
         let encrypted = if case .encrypted = content.secret { true } else { false }
-        // A key ends in ".encrypted" where an encrypted sheet says something else.
+        // Where an encrypted sheet must say something else (the passphrase), its template
+        // text is under the same key with ".encrypted" appended.
         func variant(_ key: String) -> String { encrypted ? key + ".encrypted" : key }
         let values = ["app": content.appName]
 
