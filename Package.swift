@@ -51,6 +51,12 @@ let package = Package(
             pkgConfig: "freetype2",
             providers: [.apt(["libfreetype-dev"])]
         ),
+        // PostgreSQL's own client: the device registry's second engine (issue 13).
+        .systemLibrary(
+            name: "CLibPQ",
+            pkgConfig: "libpq",
+            providers: [.apt(["libpq-dev"])]
+        ),
         // libpng and libjpeg report errors by longjmp; this small C target owns the setjmp.
         .target(
             name: "CImageCodecs",
@@ -60,7 +66,7 @@ let package = Package(
         .target(
             name: "VaultCore",
             dependencies: [
-                "CSodium", "CSecp256k1", "CQRencode", "CZBar", "CFreeType", "CImageCodecs",
+                "CSodium", "CSecp256k1", "CQRencode", "CZBar", "CFreeType", "CImageCodecs", "CLibPQ",
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "GRDBSQLite", package: "GRDB.swift"),  // sqlite3_serialize
                 .product(name: "Crypto", package: "swift-crypto"),

@@ -5,10 +5,12 @@ import VaultCore
 
 struct Registry: ParsableCommand {
     static let configuration = CommandConfiguration(
-        abstract: "A server device registry in SQLite: import, revoke in bulk, members, rejoin plans, the log.",
+        abstract: "A server device registry in SQLite or PostgreSQL: import, revoke in bulk, members, rejoin plans, the log.",
         discussion: """
         The schema is the Catbird seed's user_devices and members, with revocation state and an \
-        append-only revocations log (docs/device-registry.md).
+        append-only revocations log (docs/device-registry.md). --db is a SQLite file or the chat \
+        app's PostgreSQL database, as a libpq URI or key=value string; the PG* environment \
+        variables, ~/.pgpass and service files work as in psql. A password is never given in --db.
 
         Examples:
           device-revoker registry init --db registry.sqlite
@@ -17,31 +19,63 @@ struct Registry: ParsableCommand {
           device-revoker registry devices --db registry.sqlite --user did:plc:josh
           device-revoker registry revoke --db registry.sqlite \\
             --not-seen-since 2025-01-01 --dry-run
-          device-revoker registry log --db registry.sqlite
+          PGPASSFILE=~/.pgpass device-revoker registry revoke \\
+            --db postgresql://operator@db.internal/chat --user did:plc:josh --dry-run
+          device-revoker registry log --db 'host=/run/postgresql dbname=chat'
         """,
         subcommands: [Init.self, Import.self, Devices.self, Revoke.self, Members.self, RejoinPlan.self, Log.self]
     )
 
     struct Database: ParsableArguments {
-        @Option(help: ArgumentHelp("The registry database.", valueName: "DB"))
+        @Option(help: ArgumentHelp(
+            "The registry: a SQLite file, or a PostgreSQL connection (postgresql://… or key=value …) without its password.",
+            valueName: "DB"))
         var db: String
 
-        func open(_ access: DeviceRegistry.Access) throws -> DeviceRegistry {
-            do {
-                return try DeviceRegistry(path: db, access: access)
-            } catch let error as VaultError where error.code == .noRegistry {
-                throw ToolError(.operational, error.reason, hint: "make one with 'device-revoker registry init --db \(db)'")
+        /// Where --db points; a password inside it is a usage error.
+        var location: RegistryLocation {
+            get throws {
+                do {
+                    return try RegistryLocation(parsing: db)
+                } catch let error as VaultError where error.code == .passwordInConnection {
+                    throw ValidationError("""
+                        --db contains a password, which would sit in the shell history and in ps output; \
+                        give it with PGPASSWORD, ~/.pgpass (PGPASSFILE) or a service file instead
+                        """)
+                }
             }
         }
 
-        /// SQLite's side files: no output may be one of them.
-        var sideFiles: [FileSet.Input] { ["-journal", "-wal", "-shm"].map { FileSet.Input("the registry's \($0.dropFirst()) file", db + $0) } }
+        func validate() throws { _ = try location }
+
+        func open(_ access: DeviceRegistry.Access) throws -> DeviceRegistry {
+            do {
+                return try DeviceRegistry(location: location, access: access)
+            } catch let error as VaultError where error.code == .noRegistry {
+                throw ToolError(.operational, error.reason, hint: "make one with 'device-revoker registry init --db \(db)'")
+            } catch let error as VaultError where error.code == .notARegistry && (try? location) != .sqlite(path: db) {
+                throw ToolError(.invalidInput, error.reason, hint: "make it one with 'device-revoker registry init --db \(db)'")
+            } catch let error as VaultError where error.code == .cannotConnect {
+                throw ToolError(.operational, error.reason,
+                                hint: "check the server, and that the password is in PGPASSWORD, ~/.pgpass (PGPASSFILE) or a service file")
+            }
+        }
+
+        private var sqlitePath: String? {
+            if case .sqlite(let path) = try? location { path } else { nil }
+        }
+
+        /// SQLite's side files: no output may be one of them. A server database has none.
+        var sideFiles: [FileSet.Input] {
+            guard let path = sqlitePath else { return [] }
+            return ["-journal", "-wal", "-shm"].map { FileSet.Input("the registry's \($0.dropFirst()) file", path + $0) }
+        }
 
         /// The database as an input, for commands that only read it.
-        var asInput: [FileSet.Input] { [FileSet.Input("--db", db)] + sideFiles }
+        var asInput: [FileSet.Input] { (sqlitePath.map { [FileSet.Input("--db", $0)] } ?? []) + sideFiles }
 
-        /// The database as the output it is for commands that change it in place.
-        var asOutput: DeclaredOutput { DeclaredOutput("--db", db, kind: .text) }
+        /// The database as the output it is for commands that change it in place (a file only).
+        var asOutput: [DeclaredOutput] { sqlitePath.map { [DeclaredOutput("--db", $0, kind: .text)] } ?? [] }
     }
 
     struct Init: ParsableCommand {
@@ -55,7 +89,7 @@ struct Registry: ParsableCommand {
         @OptionGroup var database: Database
 
         func run() throws {
-            _ = try CommandFiles(reads: database.sideFiles, writes: [database.asOutput])
+            _ = try CommandFiles(reads: database.sideFiles, writes: database.asOutput)
             _ = try database.open(.create)
             diagnostics.note("registry ready: \(database.db)")
         }
@@ -90,7 +124,7 @@ struct Registry: ParsableCommand {
 
         func run() throws {
             let inputs = [devices.map { FileSet.Input("--devices", $0) }, members.map { FileSet.Input("--members", $0) }].compactMap { $0 }
-            _ = try CommandFiles(reads: inputs + database.sideFiles, writes: [database.asOutput])
+            _ = try CommandFiles(reads: inputs + database.sideFiles, writes: database.asOutput)
             let registry = try database.open(.readWrite)
             func source(_ path: String, _ what: String) -> DeviceRegistry.LineSource {
                 ("\(what) '\(InputFiles.displayName(path))'", { try InputFiles.forEachLine(path, what: what, $0) })
@@ -241,7 +275,7 @@ struct Registry: ParsableCommand {
         func run() throws {
             let lists = [devicesFile.map { FileSet.Input("--devices-file", $0) }, signatureKeysFile.map { FileSet.Input("--signature-keys-file", $0) }]
             let files = try CommandFiles(reads: lists.compactMap { $0 } + database.sideFiles,
-                                         writes: [database.asOutput] + (ops.map { [DeclaredOutput("--ops", $0, kind: .text)] } ?? []))
+                                         writes: database.asOutput + (ops.map { [DeclaredOutput("--ops", $0, kind: .text)] } ?? []))
             let selector = try selector()
             let registry = try database.open(dryRun ? .readOnly : .readWrite)
             let result = try registry.revoke(selector, reason: reason, now: now.time, dryRun: dryRun, force: force, collectOperations: false,

@@ -25,6 +25,11 @@ final class Workspace: @unchecked Sendable {
 
     let folder: URL
 
+    /// Registry files that are PostgreSQL databases in this workspace: an argument naming one
+    /// runs on the database instead, and the output names the file again, so one golden case
+    /// checks both engines (issue 13).
+    var databases: [String: String] = [:]
+
     /// A fresh folder with copies of Tests/Fixtures and Examples; key files made 0600 as a
     /// parent's would be (git does not keep modes), so no test ever touches the committed files.
     init() throws {
@@ -58,7 +63,7 @@ final class Workspace: @unchecked Sendable {
     func run(_ tool: String, _ arguments: [String], stdin: String? = nil) throws -> ToolRun {
         let process = Process()
         process.executableURL = tool.hasPrefix("/") ? URL(fileURLWithPath: tool) : Self.binaries.appendingPathComponent(tool)
-        process.arguments = arguments
+        process.arguments = arguments.map { databases[$0] ?? $0 }
         process.currentDirectoryURL = folder
         let out = folder.appendingPathComponent(".stdout-\(UUID().uuidString)"), err = folder.appendingPathComponent(".stderr-\(UUID().uuidString)")
         _ = FileManager.default.createFile(atPath: out.path, contents: nil)
@@ -72,6 +77,12 @@ final class Workspace: @unchecked Sendable {
         process.standardInput = try stdin.map { try FileHandle(forReadingFrom: folder.appendingPathComponent($0)) } ?? FileHandle.nullDevice
         try process.run()
         process.waitUntilExit()
-        return ToolRun(status: process.terminationStatus, stdout: Array(try Data(contentsOf: out)), stderr: Array(try Data(contentsOf: err)))
+        func named(_ bytes: Data) -> [UInt8] {
+            guard !databases.isEmpty else { return Array(bytes) }
+            var text = String(decoding: bytes, as: UTF8.self)
+            for (name, connection) in databases { text = text.replacingOccurrences(of: connection, with: name) }
+            return Array(text.utf8)
+        }
+        return ToolRun(status: process.terminationStatus, stdout: named(try Data(contentsOf: out)), stderr: named(try Data(contentsOf: err)))
     }
 }

@@ -16,6 +16,8 @@ APT_PACKAGES=(
   zbar-tools             # zbarimg: an independent QR decoder for the print-and-scan test
   libsqlite3-dev         # GRDB's SQLite (migration journal, device registry)
   sqlite3                # the sqlite3 shell: tests read journals with it
+  libpq-dev              # libpq: the device registry on PostgreSQL (issue 13)
+  postgresql             # a throwaway server the registry's PostgreSQL tests run against
   strace                 # fault injection: SIGKILL and errors at chosen system calls
   time                   # /usr/bin/time -v: the limit tests measure peak memory
   python3-venv           # the interop tests' virtual environment
@@ -32,6 +34,7 @@ PYTHON_PACKAGES=(
   "shamir-mnemonic==0.3.0"  # SLIP-39 reference (trezor/python-shamir-mnemonic)
   "zxing-cpp==3.1.1"      # a second, independent QR decoder
   "Pillow==13.0.0"        # simulated print-and-scan: resample, rotate, blur, JPEG
+  "psycopg[binary]==3.3.9"  # an independent PostgreSQL client: seeds, checks and races the registry
   "pytest==9.2.0"
 )
 

@@ -2,200 +2,70 @@ import Foundation
 import GRDB
 import GRDBSQLite
 
-/// A server-side device registry in SQLite (issue 6): the Catbird seed's `user_devices` and
-/// `members` tables (seed 003) plus revocation state and an append-only `revocations` log.
+import Foundation
+
+/// A server-side device registry: the Catbird seed's `user_devices` and `members` tables (seed
+/// 003) plus revocation state and an append-only `revocations` log, in SQLite (the embedded
+/// default) or PostgreSQL (where the chat app's registry lives, issue 13).
 /// docs/device-registry.md states the schema and the rules.
 ///
-/// Times are stored as RFC 3339 UTC text with whole seconds (`2025-11-19T10:00:00Z`), so text
-/// order is time order. Every revocation is one immediate transaction: concurrent revokers wait
-/// for each other (busy timeout) instead of losing updates, and a killed run leaves the
+/// Every rule is written here once, in SQL both engines accept, over ``RegistryEngine``; only
+/// the engines' dialect and bulk loading differ. Times are RFC 3339 UTC text with whole seconds
+/// (`2025-11-19T10:00:00Z`) on the way in and out: SQLite stores that text (so text order is
+/// time order), PostgreSQL a `timestamptz`. Every revocation is one transaction that waits for
+/// other revokers, so concurrent revokers never lose updates, and a killed run leaves the
 /// database entirely before or entirely after its batch.
-///
-/// The journal is SQLite's rollback journal, not WAL: a read-only connection to a WAL database
-/// creates `-wal` and `-shm` files beside it and leaves them, so a dry run or `log` would change
-/// the file system. With the rollback journal, reading changes nothing (issue 16).
 public final class DeviceRegistry: Sendable {
-    private let database: DatabaseQueue
-    public let path: String
-    private let readOnly: Bool
+    public let location: RegistryLocation
+    private let engine: any RegistryEngine
+
+    /// How messages name the registry.
+    public var path: String { location.displayName }
 
     /// How a command uses the registry.
     public enum Access: Sendable {
-        /// Make the registry when missing (`init`); an existing file must be a registry or empty.
+        /// Make the registry when missing (`init`); an existing database must be a registry,
+        /// empty, or (PostgreSQL) hold the app's own tables, which then gain what revocation needs.
         case create
         /// Change an existing registry; schema migrations run first.
         case readWrite
-        /// Read only (views, the log, dry runs): opened read-only, nothing migrated or created.
+        /// Read only (views, the log, dry runs): nothing migrated or created.
         case readOnly
     }
 
-    /// Opens a registry. A file that is not one (another application's database) is refused
-    /// before anything is written to it.
-    public init(path: String, access: Access) throws {
-        self.path = path
-        readOnly = access == .readOnly
-        guard access == .create || FileManager.default.fileExists(atPath: path) else {
-            throw VaultError.noRegistry(path)
-        }
-        if access == .create, !FileManager.default.fileExists(atPath: path) {
-            try Self.createWhole(path)
-        }
-        var configuration = Configuration()
-        configuration.busyMode = .timeout(60)
-        configuration.foreignKeysEnabled = true
-        configuration.readonly = readOnly
-        do {
-            database = try DatabaseQueue(path: path, configuration: configuration)
-            let tables = try database.read { db in
-                try Set(String.fetchAll(db, sql: "SELECT name FROM sqlite_master WHERE type = 'table'"))
-            }
-            let registryTables: Set<String> = ["user_devices", "members", "revocations", "grdb_migrations"]
-            guard registryTables.isSubset(of: tables) || (access == .create && tables.isEmpty) else {
-                throw VaultError.notARegistry(path, missing: registryTables.subtracting(tables).sorted(), empty: tables.isEmpty)
-            }
-            guard !readOnly else { return }
-            try database.writeWithoutTransaction { db in
-                if try String.fetchOne(db, sql: "PRAGMA journal_mode") == "wal" { try db.execute(sql: "PRAGMA journal_mode = DELETE") }
-            }
-            try Self.migrator.migrate(database)
-        } catch let error as DatabaseError {
-            throw Self.failure(error, "cannot open the registry '\(path)'")
-        }
+    /// Opens a SQLite registry.
+    public convenience init(path: String, access: Access) throws {
+        try self.init(location: .sqlite(path: path), access: access)
     }
 
-    /// A new registry appears whole or not at all: the schema is built in memory and the
-    /// finished database is written like every other output of the suite (AtomicFile), so a
-    /// killed or failed `init` leaves no half-made file behind (Tests/Interop/test_faults.py).
-    private static func createWhole(_ path: String) throws {
-        let bytes: [UInt8]
-        do {
-            let memory = try DatabaseQueue()
-            try migrator.migrate(memory)
-            bytes = try memory.writeWithoutTransaction { db in
-                var size: sqlite3_int64 = 0
-                guard let data = sqlite3_serialize(db.sqliteConnection, "main", &size, 0) else {
-                    throw VaultError(.io, "could not build the registry '\(path)' in memory")
-                }
-                defer { sqlite3_free(data) }
-                return Array(UnsafeRawBufferPointer(start: data, count: Int(size)))
-            }
-        } catch let error as DatabaseError {
-            throw failure(error, "could not build the registry '\(path)'")
-        }
-        do {
-            try AtomicFile.write(bytes, to: path, mode: 0o666 & ~AtomicFile.currentUmask(), exclusive: true)
-        } catch let error as VaultError where error.code == .refused {
-            // Another init made it meanwhile: open that one.
+    /// Opens a registry. A database that is not one (another application's) is refused before
+    /// anything is written to it.
+    public init(location: RegistryLocation, access: Access) throws {
+        self.location = location
+        switch location {
+        case .sqlite(let path): engine = try SQLiteRegistryEngine(path: path, access: access)
+        case .postgres(let connection): engine = try PostgresRegistryEngine(connection: connection, access: access)
         }
     }
-
-    static let migrator: DatabaseMigrator = {
-        var migrator = DatabaseMigrator()
-        migrator.registerMigration("v1: devices, members, revocation log") { db in
-            try db.execute(sql: """
-                CREATE TABLE user_devices (
-                    user_did TEXT NOT NULL,
-                    device_id TEXT NOT NULL,
-                    device_mls_did TEXT NOT NULL,
-                    device_name TEXT,
-                    signature_public_key BLOB NOT NULL,
-                    key_packages_available INTEGER NOT NULL DEFAULT 0,
-                    last_seen TEXT,
-                    registered_at TEXT NOT NULL,
-                    is_active INTEGER NOT NULL DEFAULT 1 CHECK (is_active IN (0, 1)),
-                    revoked_at TEXT,
-                    revocation_reason TEXT,
-                    PRIMARY KEY (user_did, device_id),
-                    UNIQUE (user_did, signature_public_key)
-                ) WITHOUT ROWID;
-                CREATE INDEX user_devices_by_signature_key ON user_devices (signature_public_key);
-                CREATE INDEX user_devices_active_by_last_seen ON user_devices (last_seen) WHERE is_active = 1;
-                CREATE TABLE members (
-                    convo_id TEXT NOT NULL,
-                    member_mls_did TEXT NOT NULL,
-                    user_did TEXT NOT NULL,
-                    device_id TEXT NOT NULL,
-                    joined_at TEXT NOT NULL,
-                    left_at TEXT,
-                    is_admin INTEGER NOT NULL DEFAULT 0 CHECK (is_admin IN (0, 1)),
-                    PRIMARY KEY (convo_id, member_mls_did),
-                    FOREIGN KEY (user_did, device_id) REFERENCES user_devices (user_did, device_id)
-                ) WITHOUT ROWID;
-                CREATE INDEX members_by_device ON members (user_did, device_id);
-                CREATE TABLE revocations (
-                    id INTEGER PRIMARY KEY,
-                    batch_id TEXT NOT NULL,
-                    revoked_at TEXT NOT NULL,
-                    user_did TEXT NOT NULL,
-                    device_id TEXT NOT NULL,
-                    reason TEXT,
-                    selector TEXT NOT NULL
-                );
-                CREATE INDEX revocations_by_batch ON revocations (batch_id);
-                CREATE TRIGGER revocations_are_append_only_update BEFORE UPDATE ON revocations
-                    BEGIN SELECT RAISE(ABORT, 'the revocation log is append-only'); END;
-                CREATE TRIGGER revocations_are_append_only_delete BEFORE DELETE ON revocations
-                    BEGIN SELECT RAISE(ABORT, 'the revocation log is append-only'); END;
-                """)
-        }
-        // Each batch's operations, kept in the transaction that revokes it, so they can be
-        // written again at any time (issue 16: a failed --ops after the commit lost them).
-        migrator.registerMigration("v2: batch operations") { db in
-            try db.execute(sql: """
-                CREATE TABLE batch_operations (
-                    batch_id TEXT NOT NULL,
-                    seq INTEGER NOT NULL,
-                    operation TEXT NOT NULL,
-                    PRIMARY KEY (batch_id, seq)
-                ) WITHOUT ROWID;
-                CREATE TRIGGER batch_operations_are_append_only_update BEFORE UPDATE ON batch_operations
-                    BEGIN SELECT RAISE(ABORT, 'the operations log is append-only'); END;
-                CREATE TRIGGER batch_operations_are_append_only_delete BEFORE DELETE ON batch_operations
-                    BEGIN SELECT RAISE(ABORT, 'the operations log is append-only'); END;
-                """)
-        }
-        return migrator
-    }()
 
     /// The registry's time text for a timestamp (whole seconds, UTC).
     public static func timeText(_ time: Timestamp) -> String {
         Timestamp(seconds: time.seconds).rfc3339
     }
 
-    static func failure(_ error: DatabaseError, _ context: String) -> VaultError {
-        switch error.resultCode {
-        case .SQLITE_CONSTRAINT: return VaultError(.malformedDocument, "\(context): \(error.message ?? "a constraint failed")")
-        case .SQLITE_NOTADB: return VaultError(.malformedDocument, "\(context): the file is not a database")
-        default: return VaultError(.io, "\(context): \(error.message ?? "\(error)")")
-        }
+    /// Runs `body` in one writing transaction (see ``RegistryEngine``); `commit` false rolls
+    /// back (dry runs, refusals). A read-only registry's transaction can only read (and fill
+    /// temporary tables).
+    func transaction<T>(_ body: (RegistrySession) throws -> (T, commit: Bool)) throws -> T {
+        try engine.transaction(writing: true, body)
     }
 
-    /// Runs `body` in one IMMEDIATE transaction: the write lock is taken at the start, so two
-    /// revokers never interleave. `commit` false rolls back (dry runs, refusals). On a read-only
-    /// registry the transaction is deferred and can only read (and fill temporary tables).
-    func transaction<T>(_ body: (Database) throws -> (T, commit: Bool)) throws -> T {
-        do {
-            return try database.writeWithoutTransaction { db in
-                var result: T?
-                try db.inTransaction(readOnly ? .deferred : .immediate) {
-                    let (value, commit) = try body(db)
-                    result = value
-                    return commit ? .commit : .rollback
-                }
-                return result!
-            }
-        } catch let error as DatabaseError {
-            throw Self.failure(error, "the registry '\(path)'")
-        }
+    /// Runs `body` on one consistent view, changing nothing.
+    func read<T>(_ body: (RegistrySession) throws -> T) throws -> T {
+        try engine.transaction(writing: false) { (try body($0), false) }
     }
 
-    func read<T>(_ body: (Database) throws -> T) throws -> T {
-        do {
-            return try database.read(body)
-        } catch let error as DatabaseError {
-            throw Self.failure(error, "the registry '\(path)'")
-        }
-    }
+    var dialect: RegistryDialect { engine.dialect }
 }
 
 // MARK: - Import
@@ -204,6 +74,15 @@ extension DeviceRegistry {
     /// The two files `import` reads.
     public enum ImportKind: Sendable {
         case devices, members
+
+        /// The columns of a row, in the order ``forEachImportRow(_:in:now:_:)`` gives them.
+        var columns: [String] {
+            switch self {
+            case .devices: ["user_did", "device_id", "device_mls_did", "device_name", "signature_public_key", "key_packages_available",
+                            "last_seen", "registered_at", "is_active", "revoked_at", "revocation_reason"]
+            case .members: ["convo_id", "member_mls_did", "user_did", "device_id", "joined_at", "left_at", "is_admin"]
+            }
+        }
     }
 
     /// An import file: its name for messages, and a way to read it a line at a time.
@@ -216,48 +95,18 @@ extension DeviceRegistry {
     /// membership's admin flag. A revoked device is left exactly as it is, and what a revocation
     /// wrote (is_active, revoked_at, revocation_reason, left_at) is never changed, so
     /// re-importing an old export cannot bring a revoked device back or erase its key.
+    ///
+    /// Rows stream into a temporary staging table (COPY on PostgreSQL), are checked there as a
+    /// set, and reach the registry in one statement per table (issue 13).
     public func importRows(devices: LineSource?, members: LineSource?, now: Timestamp, upsert: Bool = false) throws -> (devices: Int, members: Int) {
-        try transaction { db in
+        try transaction { session in
             var counts = (devices: 0, members: 0)
-            if let devices {
-                let insert = try db.makeStatement(sql: """
-                    INSERT INTO user_devices (user_did, device_id, device_mls_did, device_name, signature_public_key, key_packages_available,
-                        last_seen, registered_at, is_active, revoked_at, revocation_reason) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-                    """ + (upsert ? """
-                     ON CONFLICT (user_did, device_id) DO UPDATE SET device_mls_did = excluded.device_mls_did,
-                        device_name = coalesce(excluded.device_name, device_name),
-                        signature_public_key = excluded.signature_public_key, key_packages_available = excluded.key_packages_available,
-                        last_seen = max(coalesce(excluded.last_seen, last_seen), coalesce(last_seen, excluded.last_seen))
-                        WHERE user_devices.is_active = 1
-                    """ : ""))
-                counts.devices = try Self.forEachImportRow(.devices, in: devices, now: now) { row in
-                    do {
-                        try insert.execute(arguments: StatementArguments(row))
-                    } catch let error as DatabaseError where error.resultCode == .SQLITE_CONSTRAINT {
-                        // SQLite may name the signature-key index even when the device itself is
-                        // there: ask which it is.
-                        let exists = try Bool.fetchOne(db, sql: "SELECT EXISTS (SELECT 1 FROM user_devices WHERE user_did = ? AND device_id = ?)",
-                                                       arguments: [row[0], row[1]]) ?? false
-                        if exists { throw VaultError.alreadyImported() }
-                        if error.extendedResultCode == .SQLITE_CONSTRAINT_UNIQUE {
-                            throw VaultError(.malformedDocument, "this user already has another device with the same signature key")
-                        }
-                        throw error
-                    }
-                }
-            }
-            if let members {
-                let insert = try db.makeStatement(sql: """
-                    INSERT INTO members (convo_id, member_mls_did, user_did, device_id, joined_at, left_at, is_admin) VALUES (?, ?, ?, ?, ?, ?, ?)
-                    """ + (upsert ? " ON CONFLICT (convo_id, member_mls_did) DO UPDATE SET is_admin = excluded.is_admin" : ""))
-                counts.members = try Self.forEachImportRow(.members, in: members, now: now) { row in
-                    do {
-                        try insert.execute(arguments: StatementArguments(row))
-                    } catch let error as DatabaseError where error.extendedResultCode == .SQLITE_CONSTRAINT_PRIMARYKEY {
-                        throw VaultError.alreadyImported()
-                    }
-                }
-            }
+            if let devices { counts.devices = try stage(.devices, from: devices, now: now, into: session) }
+            if let members { counts.members = try stage(.members, from: members, now: now, into: session) }
+            if let devices { try checkStagedDevices(devices.name, upsert: upsert, in: session) }
+            if devices != nil { try writeStagedDevices(upsert: upsert, in: session) }
+            if let members { try checkStagedMembers(members.name, upsert: upsert, in: session) }
+            if members != nil { try writeStagedMembers(upsert: upsert, in: session) }
             return (counts, true)
         }
     }
@@ -271,16 +120,143 @@ extension DeviceRegistry {
         return try importRows(devices: devices.map(source), members: members.map(source), now: now, upsert: upsert)
     }
 
-    /// Parses an import file a line at a time, in the column order of `importRows`' inserts,
+    private static func stagingTable(_ kind: ImportKind) -> String { kind == .devices ? "import_devices" : "import_members" }
+
+    /// Fills the staging table of `kind` with the file's rows, each with its line number.
+    private func stage(_ kind: ImportKind, from file: LineSource, now: Timestamp, into session: RegistrySession) throws -> Int {
+        let table = Self.stagingTable(kind), d = dialect
+        let columns = switch kind {
+        case .devices: """
+            user_did TEXT NOT NULL, device_id TEXT NOT NULL, device_mls_did TEXT NOT NULL, device_name TEXT,
+            signature_public_key \(d.blobType) NOT NULL, key_packages_available INTEGER NOT NULL, last_seen \(d.timeType),
+            registered_at \(d.timeType) NOT NULL, is_active \(d.boolType) NOT NULL, revoked_at \(d.timeType), revocation_reason TEXT
+            """
+        case .members: """
+            convo_id TEXT NOT NULL, member_mls_did TEXT NOT NULL, user_did TEXT NOT NULL, device_id TEXT NOT NULL,
+            joined_at \(d.timeType) NOT NULL, left_at \(d.timeType), is_admin \(d.boolType) NOT NULL
+            """
+        }
+        let key = kind == .devices ? "user_did, device_id" : "convo_id, member_mls_did"
+        // IF NOT EXISTS and DELETE rather than DROP: an unqualified DROP could reach a real
+        // table of the same name.
+        try session.execute("""
+            CREATE TEMP TABLE IF NOT EXISTS \(table) (line INTEGER PRIMARY KEY, \(columns))\(d.tableSuffix);
+            DELETE FROM \(table);
+            """)
+        var count = 0
+        try session.load(table, columns: ["line"] + kind.columns) { add in
+            count = try Self.forEachImportLine(kind, in: file, now: now) { line, row in try add([.int(line)] + row) }
+        }
+        try session.execute("CREATE INDEX IF NOT EXISTS \(table)_by_key ON \(table) (\(key))")
+        if d.analyzesTemporaryTables { try session.execute("ANALYZE \(table)") }
+        return count
+    }
+
+    /// The first line of a staged file that breaks a rule, as the error it earns; nothing when
+    /// every line is fine. Each check is one query; the earliest line wins, as a line-by-line
+    /// import would have found it.
+    private func firstProblem(_ file: String, in session: RegistrySession, _ checks: [(sql: String, error: (RegistryRow) -> VaultError)]) throws {
+        var earliest: (line: Int, error: VaultError)?
+        for check in checks {
+            guard let row = try session.rows(check.sql + " ORDER BY s.line LIMIT 1", []).first else { continue }
+            let line = row.int("line")
+            if earliest.map({ line < $0.line }) ?? true { earliest = (line, check.error(row)) }
+        }
+        guard let (line, error) = earliest else { return }
+        throw VaultError(error.code, "\(file) line \(line): \(error.reason)", hint: error.code == .alreadyImported ? nil : "nothing was imported")
+    }
+
+    private func checkStagedDevices(_ file: String, upsert: Bool, in session: RegistrySession) throws {
+        var checks: [(sql: String, error: (RegistryRow) -> VaultError)] = [
+            ("""
+             SELECT s.line FROM import_devices s WHERE EXISTS
+             (SELECT 1 FROM import_devices t WHERE t.user_did = s.user_did AND t.device_id = s.device_id AND t.line < s.line)
+             """, { _ in VaultError(.malformedDocument, "an earlier line has the same device") }),
+            ("""
+             SELECT s.line FROM import_devices s WHERE EXISTS (SELECT 1 FROM user_devices d WHERE d.user_did = s.user_did
+                 AND d.signature_public_key = s.signature_public_key AND d.device_id <> s.device_id)
+             OR EXISTS (SELECT 1 FROM import_devices t WHERE t.user_did = s.user_did AND t.signature_public_key = s.signature_public_key AND t.line < s.line)
+             """, { _ in VaultError(.malformedDocument, "this user already has another device with the same signature key") }),
+        ]
+        if !upsert {
+            checks.append(("SELECT s.line FROM import_devices s JOIN user_devices d ON d.user_did = s.user_did AND d.device_id = s.device_id",
+                           { _ in .alreadyImported() }))
+        }
+        try firstProblem(file, in: session, checks)
+    }
+
+    private func checkStagedMembers(_ file: String, upsert: Bool, in session: RegistrySession) throws {
+        var checks: [(sql: String, error: (RegistryRow) -> VaultError)] = [
+            ("""
+             SELECT s.line FROM import_members s WHERE EXISTS
+             (SELECT 1 FROM import_members t WHERE t.convo_id = s.convo_id AND t.member_mls_did = s.member_mls_did AND t.line < s.line)
+             """, { _ in VaultError(.malformedDocument, "an earlier line has the same membership") }),
+            ("""
+             SELECT s.line, s.user_did, s.device_id FROM import_members s
+             WHERE NOT EXISTS (SELECT 1 FROM user_devices d WHERE d.user_did = s.user_did AND d.device_id = s.device_id)
+             """, { row in VaultError(.malformedDocument, "the registry has no device \(row.text("user_did"))#\(row.text("device_id"))") }),
+            // A new open membership for a revoked device: the registry's own rule (a trigger).
+            ("""
+             SELECT s.line, s.user_did, s.device_id FROM import_members s JOIN user_devices d ON d.user_did = s.user_did AND d.device_id = s.device_id
+             WHERE s.left_at IS NULL AND NOT d.is_active
+             AND NOT EXISTS (SELECT 1 FROM members m WHERE m.convo_id = s.convo_id AND m.member_mls_did = s.member_mls_did)
+             """, { row in VaultError(.malformedDocument, "device \(row.text("user_did"))#\(row.text("device_id")) is revoked; it cannot join a conversation") }),
+        ]
+        if !upsert {
+            checks.append(("""
+                SELECT s.line FROM import_members s JOIN members m ON m.convo_id = s.convo_id AND m.member_mls_did = s.member_mls_did
+                """, { _ in .alreadyImported() }))
+        }
+        try firstProblem(file, in: session, checks)
+    }
+
+    private func writeStagedDevices(upsert: Bool, in session: RegistrySession) throws {
+        let columns = ImportKind.devices.columns.joined(separator: ", ")
+        if upsert {
+            // Only an active device changes, and last_seen never moves back.
+            try session.execute("""
+                UPDATE user_devices SET device_mls_did = s.device_mls_did, device_name = coalesce(s.device_name, user_devices.device_name),
+                    signature_public_key = s.signature_public_key, key_packages_available = s.key_packages_available,
+                    last_seen = CASE WHEN s.last_seen IS NOT NULL AND (user_devices.last_seen IS NULL OR s.last_seen > user_devices.last_seen)
+                                THEN s.last_seen ELSE user_devices.last_seen END
+                FROM import_devices s
+                WHERE user_devices.user_did = s.user_did AND user_devices.device_id = s.device_id AND user_devices.is_active
+                """)
+        }
+        // With --upsert, a device the app registered meanwhile is the app's: left as it is.
+        try session.execute("""
+            INSERT INTO user_devices (\(columns)) SELECT \(columns) FROM import_devices s
+            \(upsert ? "WHERE NOT EXISTS (SELECT 1 FROM user_devices d WHERE d.user_did = s.user_did AND d.device_id = s.device_id)" : "")
+            ORDER BY s.line\(upsert ? " ON CONFLICT DO NOTHING" : "")
+            """)
+    }
+
+    private func writeStagedMembers(upsert: Bool, in session: RegistrySession) throws {
+        let columns = ImportKind.members.columns.joined(separator: ", ")
+        if upsert {
+            try session.execute("""
+                UPDATE members SET is_admin = s.is_admin FROM import_members s
+                WHERE members.convo_id = s.convo_id AND members.member_mls_did = s.member_mls_did
+                """)
+        }
+        try session.execute("""
+            INSERT INTO members (\(columns)) SELECT \(columns) FROM import_members s
+            \(upsert ? "WHERE NOT EXISTS (SELECT 1 FROM members m WHERE m.convo_id = s.convo_id AND m.member_mls_did = s.member_mls_did)" : "")
+            ORDER BY s.line\(upsert ? " ON CONFLICT DO NOTHING" : "")
+            """)
+    }
+
+    /// Parses an import file a line at a time, in the column order of ``ImportKind/columns``,
     /// and hands each row to `body`. Blank lines are skipped; it returns the number of rows.
     /// Separate from the database so the parser can be fuzzed and tested on its own.
     public static func forEachImportRow(_ kind: ImportKind, in file: (name: String, bytes: [UInt8]), now: Timestamp,
-                                        _ body: ([DatabaseValue]) throws -> Void) throws -> Int {
-        try forEachImportRow(kind, in: (file.name, { try LineReader.forEachLine(in: file.bytes, name: file.name, $0) }), now: now, body)
+                                        _ body: ([RegistryValue]) throws -> Void) throws -> Int {
+        try forEachImportLine(kind, in: (file.name, { try LineReader.forEachLine(in: file.bytes, name: file.name, $0) }), now: now) { try body($1) }
     }
 
-    public static func forEachImportRow(_ kind: ImportKind, in file: LineSource, now: Timestamp,
-                                        _ body: ([DatabaseValue]) throws -> Void) throws -> Int {
+    /// The same, with each row's line number.
+    static func forEachImportLine(_ kind: ImportKind, in file: LineSource, now: Timestamp,
+                                  _ body: (Int, [RegistryValue]) throws -> Void) throws -> Int {
         var count = 0
         try file.forEachLine { number, line in
             guard line.contains(where: { ![0x20, 0x09, 0x0d].contains($0) }) else { return }
@@ -291,40 +267,36 @@ extension DeviceRegistry {
                 case .members: try memberRow(&reader, now: now)
                 }
                 try reader.finish()
-                try body(row)
+                try body(number, row)
             } catch let error as VaultError {
-                throw VaultError(error.code == .alreadyImported ? .alreadyImported : .malformedDocument, "\(file.name) line \(number): \(error.reason)",
-                                 hint: error.code == .alreadyImported ? nil : "nothing was imported")
-            } catch let error as DatabaseError {
-                // A constraint is the line's fault; anything else (a full disk, a file size
-                // limit) is the system's, whichever line happened to meet it.
-                let code: VaultError.Code = error.resultCode == .SQLITE_CONSTRAINT ? .malformedDocument : .io
-                throw VaultError(code, "\(file.name) line \(number): \(error.message ?? "\(error)")", hint: "nothing was imported")
+                // A failure of the system (a full disk) is the system's, whichever line met it.
+                let code: VaultError.Code = error.code == .io ? .io : .malformedDocument
+                throw VaultError(code, "\(file.name) line \(number): \(error.reason)", hint: "nothing was imported")
             }
             count += 1
         }
         return count
     }
 
-    private static func deviceRow(_ reader: inout JSONObjectReader, now: Timestamp) throws -> [DatabaseValue] {
+    private static func deviceRow(_ reader: inout JSONObjectReader, now: Timestamp) throws -> [RegistryValue] {
         let key = try reader.string("signature_public_key")
         guard let keyBytes = Hex.decode(key), !keyBytes.isEmpty else { throw reader.invalid("signature_public_key", "should be hex") }
         return [
-            try reader.text("user_did").databaseValue, try reader.text("device_id").databaseValue, try reader.text("device_mls_did").databaseValue,
-            try reader.optionalText("device_name").databaseValue, Data(keyBytes).databaseValue,
-            (try reader.optionalInt("key_packages_available") ?? 0).databaseValue,
-            try reader.optionalTime("last_seen").databaseValue, (try reader.optionalTime("registered_at") ?? timeText(now)).databaseValue,
-            ((try reader.optionalBool("is_active") ?? true) ? 1 : 0).databaseValue, try reader.optionalTime("revoked_at").databaseValue,
-            try reader.optionalText("revocation_reason").databaseValue,
+            .text(try reader.text("user_did")), .text(try reader.text("device_id")), .text(try reader.text("device_mls_did")),
+            RegistryValue(try reader.optionalText("device_name")), .bytes(keyBytes),
+            .int(try reader.optionalInt("key_packages_available") ?? 0),
+            RegistryValue(time: try reader.optionalTime("last_seen")), .time(try reader.optionalTime("registered_at") ?? timeText(now)),
+            .bool(try reader.optionalBool("is_active") ?? true), RegistryValue(time: try reader.optionalTime("revoked_at")),
+            RegistryValue(try reader.optionalText("revocation_reason")),
         ]
     }
 
-    private static func memberRow(_ reader: inout JSONObjectReader, now: Timestamp) throws -> [DatabaseValue] {
+    private static func memberRow(_ reader: inout JSONObjectReader, now: Timestamp) throws -> [RegistryValue] {
         [
-            try reader.text("convo_id").databaseValue, try reader.text("member_mls_did").databaseValue,
-            try reader.text("user_did").databaseValue, try reader.text("device_id").databaseValue,
-            (try reader.optionalTime("joined_at") ?? timeText(now)).databaseValue, try reader.optionalTime("left_at").databaseValue,
-            ((try reader.optionalBool("is_admin") ?? false) ? 1 : 0).databaseValue,
+            .text(try reader.text("convo_id")), .text(try reader.text("member_mls_did")),
+            .text(try reader.text("user_did")), .text(try reader.text("device_id")),
+            .time(try reader.optionalTime("joined_at") ?? timeText(now)), RegistryValue(time: try reader.optionalTime("left_at")),
+            .bool(try reader.optionalBool("is_admin") ?? false),
         ]
     }
 }

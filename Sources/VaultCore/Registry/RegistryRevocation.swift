@@ -1,5 +1,4 @@
 import Foundation
-import GRDB
 
 extension DeviceRegistry {
     /// Which devices a revocation takes.
@@ -101,46 +100,54 @@ extension DeviceRegistry {
         public let operations: [JSONValue]
     }
 
-    /// Revokes the selected active devices in one immediate transaction: inactive with time and
-    /// reason, their open memberships closed, one log row each under one batch id, and the
-    /// batch's `mls.remove` operations stored with it (``operations(batch:)`` gives them again).
+    /// Revokes the selected active devices in one transaction: inactive with time and reason,
+    /// their open memberships closed, one log row each under one batch id, and the batch's
+    /// `mls.remove` operations stored with it (``operations(batch:)`` gives them again).
     /// Refuses (writing nothing) when users would be left with no active device or
     /// conversations with no active admin device, unless `force`. Idempotent: already revoked
     /// devices are skipped. A dry run needs only a read-only registry.
     /// With `keepLastDevice`, a user all of whose active devices are selected keeps the one
     /// seen most recently (stale devices go, nobody is locked out).
+    ///
+    /// Under a live server (PostgreSQL), revokers wait for each other, and the rows of every
+    /// device of the batch's users are locked, in one order, before the blast radius is
+    /// measured: the radius, the refusals and the change all describe one state, and the app
+    /// cannot add a membership for a device being revoked meanwhile.
     public func revoke(_ selector: Selector, reason: String?, now: Timestamp, dryRun: Bool, force: Bool,
                        collectOperations: Bool, keepLastDevice: Bool = false, batchID: String = UUID().uuidString.lowercased()) throws -> RevocationResult {
-        let time = Self.timeText(now)
-        return try transaction { db in
-            try db.execute(sql: """
-                CREATE TEMP TABLE IF NOT EXISTS selected (user_did TEXT NOT NULL, device_id TEXT NOT NULL, PRIMARY KEY (user_did, device_id)) WITHOUT ROWID;
-                CREATE TEMP TABLE IF NOT EXISTS batch (user_did TEXT NOT NULL, device_id TEXT NOT NULL, PRIMARY KEY (user_did, device_id)) WITHOUT ROWID;
+        let time = Self.timeText(now), d = dialect
+        let body = { (db: RegistrySession) throws -> (RevocationResult, commit: Bool) in
+            if !dryRun, let serialize = d.serializeRevocations { try db.execute(serialize) }
+            try db.execute("""
+                CREATE TEMP TABLE IF NOT EXISTS selected (user_did TEXT NOT NULL, device_id TEXT NOT NULL, PRIMARY KEY (user_did, device_id))\(d.tableSuffix);
+                CREATE TEMP TABLE IF NOT EXISTS batch (user_did TEXT NOT NULL, device_id TEXT NOT NULL, PRIMARY KEY (user_did, device_id))\(d.tableSuffix);
                 DELETE FROM selected; DELETE FROM batch;
                 """)
             var radius = BlastRadius()
-            radius.notFound = try Self.select(selector, db: db)
-            try db.execute(sql: """
+            radius.notFound = try Self.select(selector, db: db, dialect: d)
+            try db.execute("""
                 INSERT INTO batch SELECT s.user_did, s.device_id FROM selected s
-                JOIN user_devices d ON d.user_did = s.user_did AND d.device_id = s.device_id WHERE d.is_active = 1
+                JOIN user_devices d ON d.user_did = s.user_did AND d.device_id = s.device_id WHERE d.is_active
                 """)
-            let selectedCount = try Int.fetchOne(db, sql: "SELECT count(*) FROM selected")!
-            let activeSelected = try Int.fetchOne(db, sql: "SELECT count(*) FROM batch")!
+            if d.analyzesTemporaryTables { try db.execute("ANALYZE selected; ANALYZE batch") }
+            if !dryRun, let lock = d.lockBatchUsers { try db.execute(lock) }
+            let selectedCount = try db.int("SELECT count(*) FROM selected")
+            let activeSelected = try db.int("SELECT count(*) FROM batch")
             if keepLastDevice {
                 // Each user left with no active device keeps the one seen last.
-                try db.execute(sql: """
+                try db.execute("""
                     DELETE FROM batch WHERE (user_did, device_id) IN (
                         SELECT user_did, device_id FROM (
                             SELECT b.user_did, b.device_id, row_number() OVER (
-                                PARTITION BY b.user_did ORDER BY \(Self.lastSignOfLife("d")) DESC, b.device_id) AS place
+                                PARTITION BY b.user_did ORDER BY \(Self.lastSignOfLife("d")) DESC, b.device_id\(d.byteOrder)) AS place
                             FROM batch b JOIN user_devices d ON d.user_did = b.user_did AND d.device_id = b.device_id
                             WHERE NOT EXISTS (
-                                SELECT 1 FROM user_devices o WHERE o.user_did = b.user_did AND o.is_active = 1
-                                AND NOT EXISTS (SELECT 1 FROM batch x WHERE x.user_did = o.user_did AND x.device_id = o.device_id)))
+                                SELECT 1 FROM user_devices o WHERE o.user_did = b.user_did AND o.is_active
+                                AND NOT EXISTS (SELECT 1 FROM batch x WHERE x.user_did = o.user_did AND x.device_id = o.device_id))) ranked
                         WHERE place = 1)
                     """)
             }
-            radius.devices = try Int.fetchOne(db, sql: "SELECT count(*) FROM batch")!
+            radius.devices = try db.int("SELECT count(*) FROM batch")
             radius.sparedLastDevices = activeSelected - radius.devices
             radius.alreadyRevoked = selectedCount - activeSelected
             guard radius.devices > 0 else {
@@ -148,104 +155,112 @@ extension DeviceRegistry {
             }
             // Checked only when there is something to revoke: running the same ticket again
             // after it landed finds nothing and says so, instead of refusing.
-            if try Bool.fetchOne(db, sql: "SELECT EXISTS (SELECT 1 FROM revocations WHERE batch_id = ?)", arguments: [batchID]) == true {
+            if try db.bool("SELECT count(*) FROM revocations WHERE batch_id = ?", [.text(batchID)]) {
                 throw VaultError.batchIdTaken(batchID)
             }
-            try Self.measure(&radius, db: db)
+            try Self.measure(&radius, db: db, dialect: d)
             var refusals: [Refusal] = []
             if !force {
                 if !radius.usersLeftWithoutDevice.isEmpty { refusals.append(.wouldLeaveUsersWithoutDevice(radius.usersLeftWithoutDevice)) }
                 if !radius.conversationsLeftWithoutAdmin.isEmpty { refusals.append(.wouldLeaveConversationsWithoutAdmin(radius.conversationsLeftWithoutAdmin)) }
             }
-            let operations = collectOperations || !dryRun ? try Self.removalOperations(db: db) : []
+            let operations = collectOperations || !dryRun ? try Self.removalOperations(db: db, dialect: d) : []
             guard !dryRun, refusals.isEmpty else {
                 return (RevocationResult(batchID: batchID, radius: radius, applied: false, refusals: refusals, operations: operations), false)
             }
-            try db.execute(sql: """
-                UPDATE user_devices SET is_active = 0, revoked_at = ?, revocation_reason = ?
+            try db.execute("""
+                UPDATE user_devices SET is_active = FALSE, revoked_at = ?, revocation_reason = ?
                 WHERE (user_did, device_id) IN (SELECT user_did, device_id FROM batch)
-                """, arguments: [time, reason])
-            try db.execute(sql: """
+                """, [.time(time), RegistryValue(reason)])
+            try db.execute("""
                 UPDATE members SET left_at = ? WHERE (convo_id, member_mls_did) IN (SELECT convo_id, member_mls_did FROM closing)
-                """, arguments: [time])
-            try db.execute(sql: """
+                """, [.time(time)])
+            try db.execute("""
                 INSERT INTO revocations (batch_id, revoked_at, user_did, device_id, reason, selector)
-                SELECT ?, ?, user_did, device_id, ?, ? FROM batch
-                """, arguments: [batchID, time, reason, selector.description])
-            let store = try db.makeStatement(sql: "INSERT INTO batch_operations (batch_id, seq, operation) VALUES (?, ?, ?)")
-            for (index, operation) in operations.enumerated() {
-                try store.execute(arguments: [batchID, index, String(decoding: operation.serialized(pretty: false), as: UTF8.self)])
+                SELECT ?, ?, user_did, device_id, ?, ? FROM batch ORDER BY user_did, device_id
+                """, [.text(batchID), .time(time), RegistryValue(reason), .text(selector.description)])
+            try db.load("batch_operations", columns: ["batch_id", "seq", "operation"]) { add in
+                for (index, operation) in operations.enumerated() {
+                    try add([.text(batchID), .int(index), .text(String(decoding: operation.serialized(pretty: false), as: UTF8.self))])
+                }
             }
             return (RevocationResult(batchID: batchID, radius: radius, applied: true, refusals: [], operations: operations), true)
         }
+        return dryRun ? try read { try body($0).0 } : try transaction(body)
     }
 
     /// Fills `selected`; returns how many listed devices or keys the registry does not have.
-    private static func select(_ selector: Selector, db: Database) throws -> Int {
+    private static func select(_ selector: Selector, db: RegistrySession, dialect d: RegistryDialect) throws -> Int {
         switch selector {
         case .devices(let pairs):
-            let insert = try db.makeStatement(sql: "INSERT OR IGNORE INTO selected (user_did, device_id) VALUES (?, ?)")
-            for pair in pairs { try insert.execute(arguments: [pair.user, pair.device]) }
-            let listed = try Int.fetchOne(db, sql: "SELECT count(*) FROM selected")!
-            try db.execute(sql: """
-                DELETE FROM selected WHERE NOT EXISTS
-                (SELECT 1 FROM user_devices d WHERE d.user_did = selected.user_did AND d.device_id = selected.device_id)
+            try db.execute("""
+                CREATE TEMP TABLE IF NOT EXISTS listed (user_did TEXT NOT NULL, device_id TEXT NOT NULL); DELETE FROM listed;
                 """)
-            return listed - (try Int.fetchOne(db, sql: "SELECT count(*) FROM selected")!)
+            try db.load("listed", columns: ["user_did", "device_id"]) { add in
+                for pair in pairs { try add([.text(pair.user), .text(pair.device)]) }
+            }
+            try db.execute("""
+                INSERT INTO selected SELECT DISTINCT l.user_did, l.device_id FROM listed l
+                JOIN user_devices d ON d.user_did = l.user_did AND d.device_id = l.device_id
+                """)
+            return try db.int("SELECT count(*) FROM (SELECT DISTINCT user_did, device_id FROM listed) l") - db.int("SELECT count(*) FROM selected")
         case .user(let did):
-            try db.execute(sql: "INSERT INTO selected SELECT user_did, device_id FROM user_devices WHERE user_did = ?", arguments: [did])
-            return try Int.fetchOne(db, sql: "SELECT count(*) FROM selected")! == 0 ? 1 : 0
+            try db.execute("INSERT INTO selected SELECT user_did, device_id FROM user_devices WHERE user_did = ?", [.text(did)])
+            return try db.int("SELECT count(*) FROM selected") == 0 ? 1 : 0
         case .notSeenSince(let time):
-            try db.execute(sql: """
+            try db.execute("""
                 INSERT INTO selected SELECT user_did, device_id FROM user_devices WHERE \(lastSignOfLife("user_devices")) < ?
-                """, arguments: [timeText(time)])
+                """, [.time(timeText(time))])
             return 0
         case .signatureKeys(let keys):
-            try db.execute(sql: "CREATE TEMP TABLE IF NOT EXISTS listed_keys (key BLOB PRIMARY KEY); DELETE FROM listed_keys;")
-            let insert = try db.makeStatement(sql: "INSERT OR IGNORE INTO listed_keys (key) VALUES (?)")
-            for key in keys { try insert.execute(arguments: [Data(key)]) }
-            try db.execute(sql: """
-                INSERT OR IGNORE INTO selected SELECT d.user_did, d.device_id FROM listed_keys k JOIN user_devices d ON d.signature_public_key = k.key
+            try db.execute("CREATE TEMP TABLE IF NOT EXISTS listed_keys (key \(d.blobType) NOT NULL); DELETE FROM listed_keys;")
+            try db.load("listed_keys", columns: ["key"]) { add in
+                for key in keys { try add([.bytes(key)]) }
+            }
+            try db.execute("""
+                INSERT INTO selected SELECT DISTINCT d.user_did, d.device_id FROM listed_keys k JOIN user_devices d ON d.signature_public_key = k.key
                 """)
-            return try Int.fetchOne(db, sql: """
-                SELECT count(*) FROM listed_keys k WHERE NOT EXISTS (SELECT 1 FROM user_devices d WHERE d.signature_public_key = k.key)
-                """)!
+            return try db.int("""
+                SELECT count(*) FROM (SELECT DISTINCT key FROM listed_keys) k
+                WHERE NOT EXISTS (SELECT 1 FROM user_devices d WHERE d.signature_public_key = k.key)
+                """)
         }
     }
 
     /// Fills `closing` (the open memberships of the batch's devices: one join, reused by the
     /// counts, the operations and the update) and measures the blast radius.
-    private static func measure(_ radius: inout BlastRadius, db: Database) throws {
-        radius.users = try Int.fetchOne(db, sql: "SELECT count(DISTINCT user_did) FROM batch")!
-        try db.execute(sql: """
-            CREATE TEMP TABLE IF NOT EXISTS closing (convo_id TEXT NOT NULL, member_mls_did TEXT NOT NULL, is_admin INTEGER NOT NULL,
-                PRIMARY KEY (convo_id, member_mls_did)) WITHOUT ROWID;
+    private static func measure(_ radius: inout BlastRadius, db: RegistrySession, dialect d: RegistryDialect) throws {
+        radius.users = try db.int("SELECT count(DISTINCT user_did) FROM batch")
+        try db.execute("""
+            CREATE TEMP TABLE IF NOT EXISTS closing (convo_id TEXT NOT NULL, member_mls_did TEXT NOT NULL, is_admin \(d.boolType) NOT NULL,
+                PRIMARY KEY (convo_id, member_mls_did))\(d.tableSuffix);
             DELETE FROM closing;
             INSERT INTO closing SELECT m.convo_id, m.member_mls_did, m.is_admin FROM batch b
                 JOIN members m ON m.user_did = b.user_did AND m.device_id = b.device_id WHERE m.left_at IS NULL;
             """)
-        radius.memberships = try Int.fetchOne(db, sql: "SELECT count(*) FROM closing")!
-        radius.conversations = try Int.fetchOne(db, sql: "SELECT count(DISTINCT convo_id) FROM closing")!
-        radius.usersLeftWithoutDevice = try String.fetchAll(db, sql: """
+        if d.analyzesTemporaryTables { try db.execute("ANALYZE closing") }
+        radius.memberships = try db.int("SELECT count(*) FROM closing")
+        radius.conversations = try db.int("SELECT count(DISTINCT convo_id) FROM closing")
+        radius.usersLeftWithoutDevice = try db.strings("""
             SELECT user_did FROM (SELECT DISTINCT user_did FROM batch) u WHERE NOT EXISTS (
-                SELECT 1 FROM user_devices d WHERE d.user_did = u.user_did AND d.is_active = 1
+                SELECT 1 FROM user_devices d WHERE d.user_did = u.user_did AND d.is_active
                 AND NOT EXISTS (SELECT 1 FROM batch b WHERE b.user_did = d.user_did AND b.device_id = d.device_id))
-            ORDER BY user_did
+            ORDER BY user_did\(d.byteOrder)
             """)
         // Only a conversation losing an active admin device can be left without one: the batch's
         // devices are all active, so each closing admin membership is such a loss.
-        radius.conversationsLeftWithoutAdmin = try String.fetchAll(db, sql: """
-            SELECT convo_id FROM (SELECT DISTINCT convo_id FROM closing WHERE is_admin = 1) c
+        radius.conversationsLeftWithoutAdmin = try db.strings("""
+            SELECT convo_id FROM (SELECT DISTINCT convo_id FROM closing WHERE is_admin) c
             WHERE NOT EXISTS (SELECT 1 FROM members m JOIN user_devices d ON d.user_did = m.user_did AND d.device_id = m.device_id
-                              WHERE m.convo_id = c.convo_id AND m.left_at IS NULL AND m.is_admin = 1 AND d.is_active = 1
+                              WHERE m.convo_id = c.convo_id AND m.left_at IS NULL AND m.is_admin AND d.is_active
                               AND NOT EXISTS (SELECT 1 FROM closing x WHERE x.convo_id = m.convo_id AND x.member_mls_did = m.member_mls_did))
-            ORDER BY convo_id
+            ORDER BY convo_id\(d.byteOrder)
             """)
     }
 
-    private static func removalOperations(db: Database) throws -> [JSONValue] {
-        try Row.fetchAll(db, sql: "SELECT convo_id, member_mls_did FROM closing ORDER BY convo_id, member_mls_did").map { row in
-            .object([("op", .string("mls.remove")), ("convo", .string(row["convo_id"])), ("member", .string(row["member_mls_did"]))])
+    private static func removalOperations(db: RegistrySession, dialect d: RegistryDialect) throws -> [JSONValue] {
+        try db.rows("SELECT convo_id, member_mls_did FROM closing ORDER BY convo_id\(d.byteOrder), member_mls_did\(d.byteOrder)", []).map { row in
+            .object([("op", .string("mls.remove")), ("convo", .string(row.text("convo_id"))), ("member", .string(row.text("member_mls_did")))])
         }
     }
 }
@@ -263,18 +278,27 @@ extension DeviceRegistry {
     }
 
     public func members(conversation: String) throws -> [MemberView] {
-        try read { db in
-            guard try Bool.fetchOne(db, sql: "SELECT EXISTS (SELECT 1 FROM members WHERE convo_id = ?)", arguments: [conversation]) == true else {
+        let d = dialect
+        return try read { db in
+            guard try db.bool("SELECT count(*) FROM members WHERE convo_id = ?", [.text(conversation)]) else {
                 throw VaultError.notInRegistry("conversation '\(conversation)'", registry: path)
             }
-            return try Row.fetchAll(db, sql: """
-                SELECT user_did, count(*) AS devices, group_concat(device_id, ' ') AS ids, max(is_admin) AS admin, max(joined_at) AS joined
-                FROM (SELECT * FROM members WHERE convo_id = ? AND left_at IS NULL ORDER BY device_id)
-                GROUP BY user_did ORDER BY user_did
-                """, arguments: [conversation]).map { row in
-                MemberView(userDid: row["user_did"], deviceCount: row["devices"], deviceIds: (row["ids"] as String).split(separator: " ").map(String.init),
-                           isAdmin: row["admin"] as Int == 1, joinedAt: row["joined"])
+            // One row per open membership, grouped here: the engines' string aggregates differ.
+            let rows = try db.rows("""
+                SELECT user_did, device_id, is_admin, joined_at FROM members WHERE convo_id = ? AND left_at IS NULL
+                ORDER BY user_did\(d.byteOrder), device_id\(d.byteOrder)
+                """, [.text(conversation)])
+            var views: [MemberView] = []
+            var start = rows.startIndex
+            while start < rows.endIndex {
+                let user = rows[start].text("user_did")
+                let end = rows[start...].firstIndex { $0.text("user_did") != user } ?? rows.endIndex
+                let group = rows[start..<end]
+                views.append(MemberView(userDid: user, deviceCount: group.count, deviceIds: group.map { $0.text("device_id") },
+                                        isAdmin: group.contains { $0.bool("is_admin") }, joinedAt: group.map { $0.text("joined_at") }.max()!))
+                start = end
             }
+            return views
         }
     }
 
@@ -299,36 +323,37 @@ extension DeviceRegistry {
 
     /// The rejoin plan of `device`. A device the registry lacks, or a revoked one, is an error.
     public func rejoinPlan(user: String, device: String) throws -> RejoinPlan {
-        try read { db in
-            guard let row = try Row.fetchOne(db, sql: "SELECT device_mls_did, is_active FROM user_devices WHERE user_did = ? AND device_id = ?",
-                                             arguments: [user, device]) else {
+        let d = dialect
+        return try read { db in
+            guard let row = try db.rows("SELECT device_mls_did, is_active FROM user_devices WHERE user_did = ? AND device_id = ?",
+                                        [.text(user), .text(device)]).first else {
                 throw VaultError.notInRegistry("device \(user)#\(device)", registry: path)
             }
-            guard row["is_active"] as Int == 1 else {
+            guard row.bool("is_active") else {
                 throw VaultError(.refused, "device \(user)#\(device) is revoked; a revoked device rejoins nothing")
             }
-            let mlsDid: String = row["device_mls_did"]
-            let operations: [JSONValue] = try String.fetchAll(db, sql: """
-                SELECT DISTINCT convo_id FROM members WHERE user_did = ? AND left_at IS NULL
+            let mlsDid = row.text("device_mls_did")
+            let operations: [JSONValue] = try db.strings("""
+                SELECT convo_id FROM members WHERE user_did = ? AND left_at IS NULL
                 AND convo_id NOT IN (SELECT convo_id FROM members WHERE user_did = ? AND device_id = ? AND left_at IS NULL)
-                ORDER BY convo_id
-                """, arguments: [user, user, device]).map { convo in
+                GROUP BY convo_id ORDER BY convo_id\(d.byteOrder)
+                """, [.text(user), .text(user), .text(device)]).map { convo in
                 .object([("op", .string("mls.add")), ("convo", .string(convo)), ("member", .string(mlsDid))])
             }
             guard operations.isEmpty else { return RejoinPlan(operations: operations, emptyBecause: nil) }
-            let inAny = try Bool.fetchOne(db, sql: "SELECT EXISTS (SELECT 1 FROM members WHERE user_did = ? AND left_at IS NULL)", arguments: [user]) ?? false
+            let inAny = try db.bool("SELECT count(*) FROM members WHERE user_did = ? AND left_at IS NULL", [.text(user)])
             guard !inAny else { return RejoinPlan(operations: [], emptyBecause: .alreadyEverywhere) }
             // A revocation closes a device's memberships at its own time: that is how a closed
             // membership is told from one the user left.
-            let closed = try Row.fetchAll(db, sql: """
-                SELECT DISTINCT r.batch_id, m.convo_id FROM revocations r
+            let closed = try db.rows("""
+                SELECT r.batch_id, m.convo_id FROM revocations r
                 JOIN members m ON m.user_did = r.user_did AND m.device_id = r.device_id AND m.left_at = r.revoked_at
-                WHERE r.user_did = ? ORDER BY r.id, m.convo_id
-                """, arguments: [user])
+                WHERE r.user_did = ? ORDER BY r.id, m.convo_id\(d.byteOrder)
+                """, [.text(user)])
             guard !closed.isEmpty else { return RejoinPlan(operations: [], emptyBecause: .userInNoConversation) }
             var batches: [String] = [], conversations: [String] = []
             for row in closed {
-                let batch: String = row["batch_id"], convo: String = row["convo_id"]
+                let batch = row.text("batch_id"), convo = row.text("convo_id")
                 if !batches.contains(batch) { batches.append(batch) }
                 if !conversations.contains(convo) { conversations.append(convo) }
             }
@@ -369,28 +394,35 @@ extension DeviceRegistry {
 
     /// The devices that match, by user and device id.
     public func devices(matching filter: DeviceFilter) throws -> [DeviceView] {
-        let state: Int? = switch filter.state { case .any: nil; case .active: 1; case .revoked: 0 }
+        var conditions: [String] = [], arguments: [RegistryValue] = []
+        if let user = filter.user { conditions.append("d.user_did = ?"); arguments.append(.text(user)) }
+        switch filter.state {
+        case .any: break
+        case .active: conditions.append("d.is_active")
+        case .revoked: conditions.append("NOT d.is_active")
+        }
+        if let since = filter.notSeenSince { conditions.append("\(Self.lastSignOfLife("d")) < ?"); arguments.append(.time(Self.timeText(since))) }
+        let d = dialect
         let rows = try read { db in
-            try Row.fetchAll(db, sql: """
+            try db.rows("""
                 SELECT d.user_did, d.device_id, d.device_mls_did, d.device_name, d.is_active, d.registered_at, d.last_seen,
                        d.revoked_at, d.revocation_reason,
                        (SELECT count(*) FROM members m WHERE m.user_did = d.user_did AND m.device_id = d.device_id AND m.left_at IS NULL) AS open
                 FROM user_devices d
-                WHERE (?1 IS NULL OR d.user_did = ?1) AND (?2 IS NULL OR d.is_active = ?2)
-                  AND (?3 IS NULL OR \(Self.lastSignOfLife("d")) < ?3)
-                ORDER BY d.user_did, d.device_id
-                """, arguments: [filter.user, state, filter.notSeenSince.map(Self.timeText)])
+                \(conditions.isEmpty ? "" : "WHERE " + conditions.joined(separator: " AND "))
+                ORDER BY d.user_did\(d.byteOrder), d.device_id\(d.byteOrder)
+                """, arguments)
         }
-        // The text match is Swift's, not SQLite's lower(), which folds only ASCII ("ÁNGELA").
+        // The text match is Swift's, not the database's lower(), which may fold only ASCII ("ÁNGELA").
         let search = filter.search?.lowercased()
         return rows.compactMap { row in
-            let id: String = row["device_id"], name: String? = row["device_name"]
+            let id = row.text("device_id"), name = row.optionalText("device_name")
             if let search, !id.lowercased().contains(search), name?.lowercased().contains(search) != true { return nil }
-            func time(_ column: String) -> Timestamp? { (row[column] as String?).flatMap(Timestamp.init(rfc3339:)) }
-            return DeviceView(userDid: row["user_did"], deviceId: id, deviceMlsDid: row["device_mls_did"], deviceName: name,
-                              isActive: row["is_active"] as Int == 1, registeredAt: time("registered_at") ?? Timestamp(seconds: 0),
-                              lastSeenAt: time("last_seen"), revokedAt: time("revoked_at"), revocationReason: row["revocation_reason"],
-                              openMemberships: row["open"])
+            func time(_ column: String) -> Timestamp? { row.optionalText(column).flatMap(Timestamp.init(rfc3339:)) }
+            return DeviceView(userDid: row.text("user_did"), deviceId: id, deviceMlsDid: row.text("device_mls_did"), deviceName: name,
+                              isActive: row.bool("is_active"), registeredAt: time("registered_at") ?? Timestamp(seconds: 0),
+                              lastSeenAt: time("last_seen"), revokedAt: time("revoked_at"), revocationReason: row.optionalText("revocation_reason"),
+                              openMemberships: row.int("open"))
         }
     }
 
@@ -401,26 +433,27 @@ extension DeviceRegistry {
 
     /// The `mls.remove` operations a batch stored, as JSON Lines, exactly as `revoke` gave them.
     public func operations(batch: String) throws -> [UInt8] {
-        try read { db in
-            guard try Bool.fetchOne(db, sql: "SELECT EXISTS (SELECT 1 FROM revocations WHERE batch_id = ?)", arguments: [batch]) == true else {
+        let d = dialect
+        return try read { db in
+            guard try db.bool("SELECT count(*) FROM revocations WHERE batch_id = ?", [.text(batch)]) else {
                 throw VaultError.notInRegistry("batch '\(batch)'", registry: path)
             }
-            guard try db.tableExists("batch_operations") else {
+            guard try db.bool(d.tableExists, [.text("batch_operations")]) else {
                 throw VaultError(.refused, "batch '\(batch)' was made before the registry kept operations; they cannot be produced again")
             }
-            return try String.fetchAll(db, sql: "SELECT operation FROM batch_operations WHERE batch_id = ? ORDER BY seq", arguments: [batch])
+            return try db.strings("SELECT operation FROM batch_operations WHERE batch_id = ? ORDER BY seq", [.text(batch)])
                 .flatMap { Array($0.utf8) + [0x0a] }
         }
     }
 
     public func log(batch: String?) throws -> [LogEntry] {
         let entries = try read { db in
-            try Row.fetchAll(db, sql: """
+            try db.rows("""
                 SELECT batch_id, revoked_at, user_did, device_id, reason, selector FROM revocations
-                WHERE ?1 IS NULL OR batch_id = ?1 ORDER BY id
-                """, arguments: [batch]).map { row in
-                LogEntry(batchID: row["batch_id"], revokedAt: row["revoked_at"], userDid: row["user_did"], deviceID: row["device_id"],
-                         selector: row["selector"], reason: row["reason"])
+                \(batch == nil ? "" : "WHERE batch_id = ?") ORDER BY id
+                """, batch.map { [.text($0)] } ?? []).map { row in
+                LogEntry(batchID: row.text("batch_id"), revokedAt: row.text("revoked_at"), userDid: row.text("user_did"), deviceID: row.text("device_id"),
+                         selector: row.text("selector"), reason: row.optionalText("reason"))
             }
         }
         if let batch, entries.isEmpty { throw VaultError.notInRegistry("batch '\(batch)'", registry: path) }

@@ -154,6 +154,14 @@ extension VaultError.Code {
     public static let noRegistry = VaultError.Code(name: "noRegistry", category: .operational)
     /// The file is another application's database.
     public static let notARegistry = VaultError.Code(name: "notARegistry", category: .invalidInput)
+    /// A PostgreSQL database whose own `user_devices` or `members` differ from what the registry needs.
+    public static let incompatibleRegistry = VaultError.Code(name: "incompatibleRegistry", category: .invalidInput)
+    /// A registry connection string that carries a password.
+    public static let passwordInConnection = VaultError.Code(name: "passwordInConnection", category: .invalidInput)
+    /// A registry connection string libpq cannot parse.
+    public static let badConnection = VaultError.Code(name: "badConnection", category: .invalidInput)
+    /// The registry's PostgreSQL server could not be reached or refused the login.
+    public static let cannotConnect = VaultError.Code(name: "cannotConnect", category: .operational)
 }
 
 extension VaultError {
@@ -223,6 +231,28 @@ extension VaultError {
     /// A batch id already used by an earlier revocation.
     public static func batchIdTaken(_ id: String, file: String = #fileID, line: UInt = #line) -> VaultError {
         VaultError(.batchIdTaken, "batch id '\(id)' is already in the revocation log; nothing was changed", file: file, line: line)
+    }
+
+    /// A PostgreSQL database whose tables differ from the registry's, each difference a sentence.
+    public static func incompatibleRegistry(_ name: String, differences: [String], file: String = #fileID, line: UInt = #line) -> VaultError {
+        VaultError(.incompatibleRegistry, "the database '\(name)' cannot become a registry: \(differences.joined(separator: "; ")); nothing was changed",
+                   file: file, line: line)
+    }
+
+    /// A password inside a connection string: it would sit in the shell history and in `ps`.
+    /// The message never repeats the string.
+    public static func passwordInConnection(file: String = #fileID, line: UInt = #line) -> VaultError {
+        VaultError(.passwordInConnection, "the connection string contains a password", file: file, line: line)
+    }
+
+    /// A connection string libpq cannot parse, with libpq's reason (which quotes no password).
+    public static func badConnection(_ reason: String, file: String = #fileID, line: UInt = #line) -> VaultError {
+        VaultError(.badConnection, "the connection string cannot be read: \(reason)", file: file, line: line)
+    }
+
+    /// No connection to the registry's server, with libpq's reason.
+    public static func cannotConnect(_ name: String, _ reason: String, file: String = #fileID, line: UInt = #line) -> VaultError {
+        VaultError(.cannotConnect, "cannot connect to the registry '\(name)': \(reason)", file: file, line: line)
     }
 
     /// An imported row the registry already has.

@@ -63,13 +63,13 @@ import Testing
 
 @Suite struct ImportLineTests {
     @Test func rowsHaveEveryColumnAndDefaults() throws {
-        var rows: [[String]] = []
+        var rows: [[RegistryValue]] = []
         let count = try DeviceRegistry.forEachImportRow(.devices, in: (name: "d.jsonl", bytes: Array("""
             {"user_did": "u", "device_id": "d", "device_mls_did": "u#d", "signature_public_key": "00ff"}
 
-            """.utf8)), now: Timestamp(seconds: 1_790_000_000)) { row in rows.append(row.map { "\($0)" }) }
+            """.utf8)), now: Timestamp(seconds: 1_790_000_000)) { row in rows.append(row) }
         #expect(count == 1 && rows.count == 1 && rows[0].count == 11)
-        #expect(rows[0][7] == "\"2026-09-21T14:13:20Z\"" && rows[0][8] == "1")  // registered now, active
+        #expect(rows[0][7] == .time("2026-09-21T14:13:20Z") && rows[0][8] == .bool(true))  // registered now, active
     }
 
     @Test func aBadLineNamesItsFileAndLine() {

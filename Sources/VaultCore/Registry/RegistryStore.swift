@@ -1,0 +1,152 @@
+import Foundation
+
+/// Where a device registry lives: a SQLite file (the embedded default) or a PostgreSQL
+/// database (where the chat app's real registry is, issue 13).
+public enum RegistryLocation: Sendable, Equatable {
+    case sqlite(path: String)
+    /// A libpq connection string (URI or key/value), as given; libpq reads the `PG*`
+    /// environment variables, `~/.pgpass` and service files for what it leaves out.
+    case postgres(connection: String)
+
+    /// What `--db` says: `postgresql://…` and `postgres://…` URIs and libpq key/value strings
+    /// (`host=… dbname=…`) are PostgreSQL; anything else is a SQLite file. A connection that
+    /// carries a password is refused: it would sit in the shell history and in `ps` output.
+    public init(parsing text: String) throws {
+        guard PostgresClient.looksLikeConnection(text) else {
+            self = .sqlite(path: text)
+            return
+        }
+        if try PostgresClient.connectionHasPassword(text) { throw VaultError.passwordInConnection() }
+        self = .postgres(connection: text)
+    }
+
+    /// How messages name the registry: the path or the connection text (which has no password).
+    public var displayName: String {
+        switch self {
+        case .sqlite(let path): path
+        case .postgres(let connection): connection
+        }
+    }
+}
+
+/// A value passed to or read from a registry's SQL (an import row is a list of them). Times are RFC 3339 UTC text with whole
+/// seconds (``DeviceRegistry/timeText(_:)``) whichever engine stores them, so the rules compare
+/// and print them alike; booleans read back as `.int(0 or 1)`, as SQLite stores them.
+public enum RegistryValue: Sendable, Equatable {
+    case null
+    case int(Int)
+    case text(String)
+    case bytes([UInt8])
+    case bool(Bool)
+    /// A time, as ``DeviceRegistry/timeText(_:)`` writes it: a PostgreSQL `timestamptz`.
+    case time(String)
+
+    init(_ text: String?) { self = text.map(RegistryValue.text) ?? .null }
+    init(time: String?) { self = time.map(RegistryValue.time) ?? .null }
+}
+
+/// One result row: values by column name.
+struct RegistryRow: Sendable {
+    let columns: [String]
+    let values: [RegistryValue]
+
+    subscript(_ column: String) -> RegistryValue {
+        guard let index = columns.firstIndex(of: column) else { preconditionFailure("no column \(column) in the query") }
+        return values[index]
+    }
+
+    func optionalText(_ column: String) -> String? {
+        switch self[column] {
+        case .text(let text), .time(let text): text
+        case .int(let number): String(number)
+        case .null, .bytes, .bool: nil
+        }
+    }
+
+    func text(_ column: String) -> String { optionalText(column) ?? "" }
+
+    func int(_ column: String) -> Int {
+        switch self[column] {
+        case .int(let number): number
+        case .bool(let flag): flag ? 1 : 0
+        case .text(let text): Int(text) ?? 0
+        default: 0
+        }
+    }
+
+    func bool(_ column: String) -> Bool { int(column) != 0 }
+}
+
+/// What the registry's rules need from a database engine: transactions over a session that
+/// runs SQL, and the engine's fastest way to load many rows. DeviceRegistry holds every rule
+/// above this; SQLite (GRDB) and PostgreSQL (libpq) differ only below it.
+protocol RegistryEngine: AnyObject, Sendable {
+    var dialect: RegistryDialect { get }
+    /// Runs `body` in one transaction; `commit` false rolls it back (dry runs, refusals). A
+    /// writing transaction waits for other writers; the engine retries `body` from the start
+    /// when the database aborts it for a conflict it resolves that way (a deadlock, a
+    /// serialization failure), so such an error never reaches the user.
+    func transaction<T>(writing: Bool, _ body: (RegistrySession) throws -> (T, commit: Bool)) throws -> T
+}
+
+/// One transaction's connection. SQL uses `?` placeholders, numbered in order.
+protocol RegistrySession {
+    func execute(_ sql: String, _ arguments: [RegistryValue]) throws
+    func rows(_ sql: String, _ arguments: [RegistryValue]) throws -> [RegistryRow]
+    /// Appends rows to `table` (a temporary table: a selection or an import's staging), with
+    /// COPY on PostgreSQL and a prepared insert on SQLite. `produce` hands each row to its
+    /// argument; an error it throws stops the load and is rethrown.
+    func load(_ table: String, columns: [String], _ produce: (_ add: ([RegistryValue]) throws -> Void) throws -> Void) throws
+}
+
+extension RegistrySession {
+    func execute(_ sql: String) throws { try execute(sql, []) }
+
+    func int(_ sql: String, _ arguments: [RegistryValue] = []) throws -> Int {
+        try rows(sql, arguments).first.map { $0.int($0.columns[0]) } ?? 0
+    }
+
+    func bool(_ sql: String, _ arguments: [RegistryValue] = []) throws -> Bool { try int(sql, arguments) != 0 }
+
+    func strings(_ sql: String, _ arguments: [RegistryValue] = []) throws -> [String] {
+        try rows(sql, arguments).map { $0.text($0.columns[0]) }
+    }
+}
+
+/// Where the two engines' SQL differs. Everything else is written once, in SQL both accept.
+struct RegistryDialect: Sendable {
+    /// Column types for temporary tables.
+    let blobType, timeType, boolType: String
+    /// After a temporary table's column list (SQLite's `WITHOUT ROWID`).
+    let tableSuffix: String
+    /// After a text ORDER BY: byte order, so both engines sort alike (SQLite's BINARY is
+    /// PostgreSQL's "C"; a database's own collation would sort by language).
+    let byteOrder: String
+    /// Counts the tables named by its one parameter in the registry's schema.
+    let tableExists: String
+    /// Whether a filled temporary table needs ANALYZE for good plans (PostgreSQL never
+    /// analyses temporary tables by itself).
+    let analyzesTemporaryTables: Bool
+    /// Makes revokers wait for each other at the start of the transaction; nil when the
+    /// transaction itself already holds the database's only write lock (SQLite IMMEDIATE).
+    let serializeRevocations: String?
+    /// Locks every device row of the batch's users, in one fixed order, so the app cannot add
+    /// a membership for a device being revoked while the batch is measured and applied; nil
+    /// where the database is locked whole.
+    let lockBatchUsers: String?
+
+    static let sqlite = RegistryDialect(
+        blobType: "BLOB", timeType: "TEXT", boolType: "INTEGER", tableSuffix: " WITHOUT ROWID", byteOrder: "",
+        tableExists: "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = ?",
+        analyzesTemporaryTables: false, serializeRevocations: nil, lockBatchUsers: nil)
+    static let postgres = RegistryDialect(
+        blobType: "BYTEA", timeType: "TIMESTAMPTZ", boolType: "BOOLEAN", tableSuffix: "", byteOrder: #" COLLATE "C""#,
+        tableExists: "SELECT count(*) FROM information_schema.tables WHERE table_schema = current_schema() AND table_name = ?",
+        analyzesTemporaryTables: true,
+        // An arbitrary number of our own, the same in every revoker: the lock they all take.
+        serializeRevocations: "SELECT pg_advisory_xact_lock(7527086449296553327)",
+        lockBatchUsers: """
+            SELECT count(*) FROM (SELECT 1 FROM user_devices d WHERE d.user_did IN (SELECT DISTINCT user_did FROM batch)
+                                  ORDER BY d.user_did, d.device_id FOR UPDATE OF d) locked
+            """)
+}

@@ -1,0 +1,239 @@
+import Foundation
+import GRDB
+import GRDBSQLite
+
+/// The registry in a SQLite file, through GRDB: the embedded default (demo, tests, small
+/// deployments). Each writing transaction is IMMEDIATE, so it holds the database's one write
+/// lock from its start: concurrent revokers wait for each other (busy timeout) instead of
+/// losing updates.
+///
+/// The journal is SQLite's rollback journal, not WAL: a read-only connection to a WAL database
+/// creates `-wal` and `-shm` files beside it and leaves them, so a dry run or `log` would change
+/// the file system. With the rollback journal, reading changes nothing (issue 16).
+final class SQLiteRegistryEngine: RegistryEngine {
+    let dialect = RegistryDialect.sqlite
+    private let database: DatabaseQueue
+    private let path: String
+    private let readOnly: Bool
+
+    init(path: String, access: DeviceRegistry.Access) throws {
+        self.path = path
+        readOnly = access == .readOnly
+        guard access == .create || FileManager.default.fileExists(atPath: path) else {
+            throw VaultError.noRegistry(path)
+        }
+        if access == .create, !FileManager.default.fileExists(atPath: path) {
+            try Self.createWhole(path)
+        }
+        var configuration = Configuration()
+        configuration.busyMode = .timeout(60)
+        configuration.foreignKeysEnabled = true
+        configuration.readonly = readOnly
+        do {
+            database = try DatabaseQueue(path: path, configuration: configuration)
+            let tables = try database.read { db in
+                try Set(String.fetchAll(db, sql: "SELECT name FROM sqlite_master WHERE type = 'table'"))
+            }
+            let registryTables: Set<String> = ["user_devices", "members", "revocations", "grdb_migrations"]
+            guard registryTables.isSubset(of: tables) || (access == .create && tables.isEmpty) else {
+                throw VaultError.notARegistry(path, missing: registryTables.subtracting(tables).sorted(), empty: tables.isEmpty)
+            }
+            guard !readOnly else { return }
+            try database.writeWithoutTransaction { db in
+                if try String.fetchOne(db, sql: "PRAGMA journal_mode") == "wal" { try db.execute(sql: "PRAGMA journal_mode = DELETE") }
+            }
+            try Self.migrator.migrate(database)
+        } catch let error as DatabaseError {
+            throw Self.failure(error, "cannot open the registry '\(path)'")
+        }
+    }
+
+    /// A new registry appears whole or not at all: the schema is built in memory and the
+    /// finished database is written like every other output of the suite (AtomicFile), so a
+    /// killed or failed `init` leaves no half-made file behind (Tests/Interop/test_faults.py).
+    private static func createWhole(_ path: String) throws {
+        let bytes: [UInt8]
+        do {
+            let memory = try DatabaseQueue()
+            try migrator.migrate(memory)
+            bytes = try memory.writeWithoutTransaction { db in
+                var size: sqlite3_int64 = 0
+                guard let data = sqlite3_serialize(db.sqliteConnection, "main", &size, 0) else {
+                    throw VaultError(.io, "could not build the registry '\(path)' in memory")
+                }
+                defer { sqlite3_free(data) }
+                return Array(UnsafeRawBufferPointer(start: data, count: Int(size)))
+            }
+        } catch let error as DatabaseError {
+            throw failure(error, "could not build the registry '\(path)'")
+        }
+        do {
+            try AtomicFile.write(bytes, to: path, mode: 0o666 & ~AtomicFile.currentUmask(), exclusive: true)
+        } catch let error as VaultError where error.code == .refused {
+            // Another init made it meanwhile: open that one.
+        }
+    }
+
+    /// The schema, in the order it grew; PostgresRegistryEngine has the same steps by name.
+    static let migrator: DatabaseMigrator = {
+        var migrator = DatabaseMigrator()
+        migrator.registerMigration(RegistryMigration.v1) { db in
+            try db.execute(sql: """
+                CREATE TABLE user_devices (
+                    user_did TEXT NOT NULL,
+                    device_id TEXT NOT NULL,
+                    device_mls_did TEXT NOT NULL,
+                    device_name TEXT,
+                    signature_public_key BLOB NOT NULL,
+                    key_packages_available INTEGER NOT NULL DEFAULT 0,
+                    last_seen TEXT,
+                    registered_at TEXT NOT NULL,
+                    is_active INTEGER NOT NULL DEFAULT 1 CHECK (is_active IN (0, 1)),
+                    revoked_at TEXT,
+                    revocation_reason TEXT,
+                    PRIMARY KEY (user_did, device_id),
+                    UNIQUE (user_did, signature_public_key)
+                ) WITHOUT ROWID;
+                CREATE INDEX user_devices_by_signature_key ON user_devices (signature_public_key);
+                CREATE INDEX user_devices_active_by_last_seen ON user_devices (last_seen) WHERE is_active = 1;
+                CREATE TABLE members (
+                    convo_id TEXT NOT NULL,
+                    member_mls_did TEXT NOT NULL,
+                    user_did TEXT NOT NULL,
+                    device_id TEXT NOT NULL,
+                    joined_at TEXT NOT NULL,
+                    left_at TEXT,
+                    is_admin INTEGER NOT NULL DEFAULT 0 CHECK (is_admin IN (0, 1)),
+                    PRIMARY KEY (convo_id, member_mls_did),
+                    FOREIGN KEY (user_did, device_id) REFERENCES user_devices (user_did, device_id)
+                ) WITHOUT ROWID;
+                CREATE INDEX members_by_device ON members (user_did, device_id);
+                CREATE TABLE revocations (
+                    id INTEGER PRIMARY KEY,
+                    batch_id TEXT NOT NULL,
+                    revoked_at TEXT NOT NULL,
+                    user_did TEXT NOT NULL,
+                    device_id TEXT NOT NULL,
+                    reason TEXT,
+                    selector TEXT NOT NULL
+                );
+                CREATE INDEX revocations_by_batch ON revocations (batch_id);
+                CREATE TRIGGER revocations_are_append_only_update BEFORE UPDATE ON revocations
+                    BEGIN SELECT RAISE(ABORT, 'the revocation log is append-only'); END;
+                CREATE TRIGGER revocations_are_append_only_delete BEFORE DELETE ON revocations
+                    BEGIN SELECT RAISE(ABORT, 'the revocation log is append-only'); END;
+                """)
+        }
+        // Each batch's operations, kept in the transaction that revokes it, so they can be
+        // written again at any time (issue 16: a failed --ops after the commit lost them).
+        migrator.registerMigration(RegistryMigration.v2) { db in
+            try db.execute(sql: """
+                CREATE TABLE batch_operations (
+                    batch_id TEXT NOT NULL,
+                    seq INTEGER NOT NULL,
+                    operation TEXT NOT NULL,
+                    PRIMARY KEY (batch_id, seq)
+                ) WITHOUT ROWID;
+                CREATE TRIGGER batch_operations_are_append_only_update BEFORE UPDATE ON batch_operations
+                    BEGIN SELECT RAISE(ABORT, 'the operations log is append-only'); END;
+                CREATE TRIGGER batch_operations_are_append_only_delete BEFORE DELETE ON batch_operations
+                    BEGIN SELECT RAISE(ABORT, 'the operations log is append-only'); END;
+                """)
+        }
+        migrator.registerMigration(RegistryMigration.v3) { db in
+            try db.execute(sql: """
+                CREATE TRIGGER members_need_an_active_device_insert BEFORE INSERT ON members
+                WHEN NEW.left_at IS NULL AND EXISTS (SELECT 1 FROM user_devices d
+                    WHERE d.user_did = NEW.user_did AND d.device_id = NEW.device_id AND NOT d.is_active)
+                BEGIN SELECT RAISE(ABORT, 'a revoked device cannot join a conversation'); END;
+                CREATE TRIGGER members_need_an_active_device_update BEFORE UPDATE OF left_at, user_did, device_id ON members
+                WHEN NEW.left_at IS NULL AND EXISTS (SELECT 1 FROM user_devices d
+                    WHERE d.user_did = NEW.user_did AND d.device_id = NEW.device_id AND NOT d.is_active)
+                BEGIN SELECT RAISE(ABORT, 'a revoked device cannot join a conversation'); END;
+                """)
+        }
+        return migrator
+    }()
+
+    static func failure(_ error: DatabaseError, _ context: String) -> VaultError {
+        switch error.resultCode {
+        case .SQLITE_CONSTRAINT: return VaultError(.malformedDocument, "\(context): \(error.message ?? "a constraint failed")")
+        case .SQLITE_NOTADB: return VaultError(.malformedDocument, "\(context): the file is not a database")
+        default: return VaultError(.io, "\(context): \(error.message ?? "\(error)")")
+        }
+    }
+
+    func transaction<T>(writing: Bool, _ body: (RegistrySession) throws -> (T, commit: Bool)) throws -> T {
+        do {
+            return try database.writeWithoutTransaction { db in
+                var result: T?
+                // A reading transaction is deferred: it takes no write lock, and on a read-only
+                // connection it can still fill temporary tables.
+                try db.inTransaction(writing && !readOnly ? .immediate : .deferred) {
+                    let (value, commit) = try body(Session(db: db))
+                    result = value
+                    return commit ? .commit : .rollback
+                }
+                return result!
+            }
+        } catch let error as DatabaseError {
+            throw Self.failure(error, "the registry '\(path)'")
+        }
+    }
+
+    private struct Session: RegistrySession {
+        let db: Database
+
+        func execute(_ sql: String, _ arguments: [RegistryValue]) throws {
+            try db.execute(sql: sql, arguments: StatementArguments(arguments.map(Self.databaseValue)))
+        }
+
+        func rows(_ sql: String, _ arguments: [RegistryValue]) throws -> [RegistryRow] {
+            let cursor = try Row.fetchCursor(db, sql: sql, arguments: StatementArguments(arguments.map(Self.databaseValue)))
+            var rows: [RegistryRow] = []
+            var columns: [String]?
+            while let row = try cursor.next() {
+                if columns == nil { columns = Array(row.columnNames) }
+                rows.append(RegistryRow(columns: columns!, values: row.databaseValues.map(Self.registryValue)))
+            }
+            return rows
+        }
+
+        func load(_ table: String, columns: [String], _ produce: (([RegistryValue]) throws -> Void) throws -> Void) throws {
+            let insert = try db.makeStatement(sql: """
+                INSERT INTO \(table) (\(columns.joined(separator: ", "))) VALUES (\(columns.map { _ in "?" }.joined(separator: ", ")))
+                """)
+            try produce { row in try insert.execute(arguments: StatementArguments(row.map(Self.databaseValue))) }
+        }
+
+        static func databaseValue(_ value: RegistryValue) -> DatabaseValue {
+            switch value {
+            case .null: .null
+            case .int(let number): number.databaseValue
+            case .text(let text), .time(let text): text.databaseValue
+            case .bytes(let bytes): Data(bytes).databaseValue
+            case .bool(let flag): (flag ? 1 : 0).databaseValue
+            }
+        }
+
+        static func registryValue(_ value: DatabaseValue) -> RegistryValue {
+            switch value.storage {
+            case .null: .null
+            case .int64(let number): .int(Int(number))
+            case .double(let number): .int(Int(number))
+            case .string(let text): .text(text)
+            case .blob(let data): .bytes(Array(data))
+            }
+        }
+    }
+}
+
+/// The registry's schema steps, by the names both engines record them under.
+enum RegistryMigration {
+    static let v1 = "v1: devices, members, revocation log"
+    static let v2 = "v2: batch operations"
+    /// A revoked device cannot join a conversation: enforced by the registry itself, so an
+    /// app that adds a membership while a revocation runs cannot leave one open (issue 13).
+    static let v3 = "v3: open memberships need an active device"
+    static let all = [v1, v2, v3]
+}

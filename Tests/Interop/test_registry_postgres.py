@@ -1,0 +1,665 @@
+"""device-revoker's registry on PostgreSQL (issue 13), checked from outside with psycopg.
+
+The tests run against the throwaway server scripts/test starts (scripts/lib/postgres.sh), one
+fresh database each. They build what a deployment has before the tool arrives (the Catbird
+seed's two tables, full of rows, or a hash-partitioned layout), run the built binary on it, and
+read the result with an independent client: existing rows untouched byte for byte, the log
+append-only for every role, the seed's column types, passwords never taken from --db, and the
+promises a revoke makes under load (one log row per device, no open membership of a revoked
+device, no deadlock) while other revokers, an app registering devices, or SIGKILL interfere.
+"""
+import json
+import os
+import random
+import re
+import secrets
+import signal
+import subprocess
+import threading
+import time
+
+import psycopg
+import pytest
+
+pytestmark = pytest.mark.skipif(
+    "HVT_TEST_PGHOST" not in os.environ,
+    reason="needs the throwaway PostgreSQL server that scripts/test starts: run through scripts/test")
+
+# Absolute, since every test runs in its own folder (scratch_folder below).
+DEVICE_REVOKER = os.path.abspath(os.environ.get("DEVICE_REVOKER", ".build/debug/device-revoker"))
+PGHOST = os.environ.get("HVT_TEST_PGHOST", "")
+PGPORT = os.environ.get("HVT_TEST_PGPORT", "")
+PGUSER = os.environ.get("HVT_TEST_PGUSER", "hvt")
+PGPASSFILE = os.environ.get("HVT_TEST_PGPASSFILE", "")
+PASSWORD_ROLE = os.environ.get("HVT_TEST_PGPASSWORD_ROLE", "hvt_password")
+NOW = "2026-11-22T10:00:00Z"
+
+# The Catbird seed's tables, exactly as a deployment has them (issue 13).
+SEED_SCHEMA = """
+CREATE TABLE user_devices (user_did TEXT NOT NULL, device_id TEXT NOT NULL, device_mls_did TEXT NOT NULL, device_name TEXT,
+    signature_public_key BYTEA NOT NULL, key_packages_available INT DEFAULT 0, last_seen TIMESTAMPTZ,
+    registered_at TIMESTAMPTZ DEFAULT NOW(), PRIMARY KEY (user_did, device_id), UNIQUE (user_did, signature_public_key));
+CREATE TABLE members (convo_id TEXT NOT NULL, member_mls_did TEXT NOT NULL, user_did TEXT NOT NULL, device_id TEXT NOT NULL,
+    joined_at TIMESTAMPTZ DEFAULT NOW(), left_at TIMESTAMPTZ, is_admin BOOLEAN DEFAULT false,
+    PRIMARY KEY (convo_id, member_mls_did), FOREIGN KEY (user_did, device_id) REFERENCES user_devices);
+"""
+SEED_COLUMNS = {
+    "user_devices": "user_did, device_id, device_mls_did, device_name, signature_public_key, key_packages_available, "
+                    "last_seen, registered_at",
+    "members": "convo_id, member_mls_did, user_did, device_id, joined_at, left_at, is_admin",
+}
+SEED_ORDER = {"user_devices": "user_did, device_id", "members": "convo_id, member_mls_did"}
+
+# The same tables spread over four hash partitions each, as a large deployment may have them.
+# A partitioned table's primary key must hold the partition key, so members' key gains user_did.
+PARTITIONED_SCHEMA = """
+CREATE TABLE user_devices (user_did TEXT NOT NULL, device_id TEXT NOT NULL, device_mls_did TEXT NOT NULL, device_name TEXT,
+    signature_public_key BYTEA NOT NULL, key_packages_available INT DEFAULT 0, last_seen TIMESTAMPTZ,
+    registered_at TIMESTAMPTZ DEFAULT NOW(), PRIMARY KEY (user_did, device_id), UNIQUE (user_did, signature_public_key))
+    PARTITION BY HASH (user_did);
+CREATE TABLE members (convo_id TEXT NOT NULL, member_mls_did TEXT NOT NULL, user_did TEXT NOT NULL, device_id TEXT NOT NULL,
+    joined_at TIMESTAMPTZ DEFAULT NOW(), left_at TIMESTAMPTZ, is_admin BOOLEAN DEFAULT false,
+    PRIMARY KEY (convo_id, member_mls_did, user_did), FOREIGN KEY (user_did, device_id) REFERENCES user_devices)
+    PARTITION BY HASH (user_did);
+""" + "".join(
+    f"CREATE TABLE {table}_p{r} PARTITION OF {table} FOR VALUES WITH (MODULUS 4, REMAINDER {r});\n"
+    for table in ("user_devices", "members") for r in range(4))
+
+# Words a revoke must never show: PostgreSQL's own for a lost lock-order race.
+RACE_WORDS = re.compile(r"deadlock|serializ", re.IGNORECASE)
+
+
+@pytest.fixture(autouse=True)
+def scratch_folder(tmp_path, monkeypatch):
+    """Runs every test in its own folder: a tool that took a --db for a file name (as one without
+    PostgreSQL support does) creates that file there, not in the checkout."""
+    monkeypatch.chdir(tmp_path)
+
+
+def admin():
+    return psycopg.connect(host=PGHOST, port=PGPORT, user=PGUSER, dbname="postgres", autocommit=True)
+
+
+class Database:
+    """One test's database on the test server, reached over the trusted socket."""
+
+    def __init__(self, name):
+        self.name = name
+
+    def uri(self, user=PGUSER):
+        return f"postgresql:///{self.name}?host={PGHOST}&port={PGPORT}&user={user}"
+
+    def connect(self, user=PGUSER):
+        return psycopg.connect(host=PGHOST, port=PGPORT, user=user, dbname=self.name, autocommit=True)
+
+    def execute(self, sql, params=None):
+        with self.connect() as connection:
+            connection.execute(sql, params)
+
+    def rows(self, sql, params=None):
+        with self.connect() as connection:
+            return connection.execute(sql, params).fetchall()
+
+    def value(self, sql, params=None):
+        return self.rows(sql, params)[0][0]
+
+
+@pytest.fixture
+def new_database():
+    """Makes fresh databases (`CREATE DATABASE t_<random>`), dropped after the test even when a
+    killed revoke left a session behind."""
+    made = []
+
+    def make(owner=PGUSER, template=None):
+        name = f"t_{secrets.token_hex(6)}"
+        with admin() as connection:
+            connection.execute(f"CREATE DATABASE {name} OWNER {owner}" + (f" TEMPLATE {template}" if template else ""))
+        made.append(name)
+        return Database(name)
+
+    yield make
+    with admin() as connection:
+        for name in reversed(made):
+            connection.execute(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
+
+
+@pytest.fixture
+def database(new_database):
+    return new_database()
+
+
+def tool_environment(env=None):
+    """This process's environment without the machine's own PG* variables (libpq would read
+    them), plus `env`."""
+    environment = {k: v for k, v in os.environ.items() if not k.startswith("PG")}
+    environment.update(env or {})
+    return environment
+
+
+def registry(*arguments, env=None):
+    """Runs `device-revoker registry …`; standard input is empty, so nothing can wait for a password."""
+    return subprocess.run([DEVICE_REVOKER, "registry", *arguments], capture_output=True, text=True,
+                          env=tool_environment(env), stdin=subprocess.DEVNULL)
+
+
+def succeeds(*arguments, env=None):
+    result = registry(*arguments, env=env)
+    assert result.returncode == 0, f"registry {' '.join(arguments)}: {result.stderr}"
+    return result
+
+
+def load_registry(db, users, devices_per_user=5, memberships_per_device=5):
+    """Fills the seed's two tables with SQL alone, as an app's server would have them:
+    bytea keys, a device in ten never seen, one in seven unnamed, fractions of a second in every
+    time, some memberships already left. Device i is user i // devices_per_user's; it sits in
+    memberships_per_device conversations, none shared with its user's other devices. Works on the
+    seed's tables and on a registry (`init` adds only columns with defaults)."""
+    devices = users * devices_per_user
+    convos = devices // 2
+    step = convos // memberships_per_device
+    assert step > devices_per_user, "a user's devices would share a conversation"
+    db.execute(f"""
+        INSERT INTO user_devices (user_did, device_id, device_mls_did, device_name, signature_public_key,
+                                  key_packages_available, last_seen, registered_at)
+        SELECT 'did:plc:u' || i / {devices_per_user}, 'd' || i % {devices_per_user},
+               'did:plc:u' || i / {devices_per_user} || '#d' || i % {devices_per_user},
+               CASE WHEN i % 7 <> 3 THEN 'device ' || i END, sha256(int4send(i)), i % 4,
+               CASE WHEN i % 10 <> 9 THEN timestamptz '2025-01-01 00:00:00.123456+00' + (i % 500) * interval '1 day' END,
+               timestamptz '2024-01-01 08:30:00.5+00' + i * interval '1.000001 second'
+        FROM generate_series(0, {devices - 1}) AS i;
+        INSERT INTO members (convo_id, member_mls_did, user_did, device_id, joined_at, left_at, is_admin)
+        SELECT 'c' || (i + k * {step}) % {convos}, 'did:plc:u' || i / {devices_per_user} || '#d' || i % {devices_per_user},
+               'did:plc:u' || i / {devices_per_user}, 'd' || i % {devices_per_user},
+               timestamptz '2024-06-01 00:00:00.25+00' + i * interval '1 minute',
+               CASE WHEN (i + k) % 11 = 0 THEN timestamptz '2025-02-01 12:34:56.654321+00' END, k = 0
+        FROM generate_series(0, {devices - 1}) AS i, generate_series(0, {memberships_per_device - 1}) AS k;
+    """)
+
+
+def write_jsonl(path, rows):
+    path.write_text("".join(json.dumps(row) + "\n" for row in rows))
+    return path
+
+
+def device_rows(users, devices_per_user, prefix="u"):
+    for index in range(users * devices_per_user):
+        user, device = f"did:plc:{prefix}{index // devices_per_user}", f"d{index % devices_per_user}"
+        yield {"user_did": user, "device_id": device, "device_mls_did": f"{user}#{device}",
+               "device_name": f"device {index}", "signature_public_key": f"{prefix}{index}".encode().hex().rjust(64, "0"),
+               "key_packages_available": index % 3, "last_seen": f"2025-{1 + index % 12:02d}-{1 + index % 28:02d}T10:00:00Z",
+               "registered_at": "2024-01-01T00:00:00Z"}
+
+
+def member_rows(users, devices_per_user, per_device, prefix="u"):
+    devices = users * devices_per_user
+    convos = max(devices // 2, 1)
+    for index in range(devices):
+        user, device = f"did:plc:{prefix}{index // devices_per_user}", f"d{index % devices_per_user}"
+        for k in range(per_device):
+            yield {"convo_id": f"{prefix}c{(index + k * (convos // per_device)) % convos}", "member_mls_did": f"{user}#{device}",
+                   "user_did": user, "device_id": device, "joined_at": "2024-06-01T00:00:00Z", "is_admin": k == 0}
+
+
+def import_registry(db_uri, folder, users, devices_per_user=4, per_device=3):
+    devices = write_jsonl(folder / "devices.jsonl", device_rows(users, devices_per_user))
+    members = write_jsonl(folder / "members.jsonl", member_rows(users, devices_per_user, per_device))
+    succeeds("import", "--db", db_uri, "--devices", str(devices), "--members", str(members), "--now", NOW)
+
+
+def seed_dump(db, table):
+    """The seed's columns of every row, in PostgreSQL's binary COPY format: the stored values
+    themselves, independent of the session's time zone or date style."""
+    with db.connect() as connection:
+        with connection.cursor().copy(
+                f"COPY (SELECT {SEED_COLUMNS[table]} FROM {table} ORDER BY {SEED_ORDER[table]}) TO STDOUT (FORMAT binary)") as copy:
+            return b"".join(bytes(block) for block in copy)
+
+
+def storage(db):
+    """Where each table's rows live (a rewrite gives a table a new file) and the transaction that
+    last wrote each row (an UPDATE changes it)."""
+    return (db.rows("SELECT relname, pg_relation_filenode(oid) FROM pg_class WHERE relnamespace = 'public'::regnamespace "
+                    "AND relkind = 'r' ORDER BY relname"),
+            db.rows("SELECT user_did, device_id, xmin::text FROM user_devices ORDER BY 1, 2"),
+            db.rows("SELECT convo_id, member_mls_did, xmin::text FROM members ORDER BY 1, 2"))
+
+
+def schema(db):
+    """Columns, constraints and triggers of the public schema, as text to compare."""
+    return (db.rows("SELECT table_name, column_name, data_type, column_default, is_nullable FROM information_schema.columns "
+                    "WHERE table_schema = 'public' ORDER BY table_name, column_name"),
+            db.rows("SELECT conrelid::regclass::text, pg_get_constraintdef(oid) FROM pg_constraint "
+                    "WHERE connamespace = 'public'::regnamespace ORDER BY 1, 2"),
+            db.rows("SELECT tgrelid::regclass::text, tgname FROM pg_trigger WHERE NOT tgisinternal ORDER BY 1, 2"))
+
+
+def columns(db, table):
+    """column name → (type, default, nullable) of one table."""
+    return {name: (data_type, default, nullable)
+            for owner, name, data_type, default, nullable in schema(db)[0] if owner == table}
+
+
+def open_memberships_of_inactive_devices(db):
+    return db.value("SELECT count(*) FROM members m JOIN user_devices d USING (user_did, device_id) "
+                    "WHERE m.left_at IS NULL AND NOT d.is_active")
+
+
+def devices_logged_twice(db):
+    return db.rows("SELECT user_did, device_id, count(*) FROM revocations GROUP BY 1, 2 HAVING count(*) <> 1")
+
+
+def inactive_devices(db):
+    return set(db.rows("SELECT user_did, device_id FROM user_devices WHERE NOT is_active"))
+
+
+def logged_devices(db):
+    return set(db.rows("SELECT user_did, device_id FROM revocations"))
+
+
+# --- init ------------------------------------------------------------------------------------
+
+
+def test_init_adds_to_a_populated_seed_database_without_touching_its_rows(database):
+    database.execute(SEED_SCHEMA)
+    load_registry(database, users=60)
+    dumps = {table: seed_dump(database, table) for table in SEED_COLUMNS}
+    files, device_writes, member_writes = storage(database)
+
+    succeeds("init", "--db", database.uri())
+
+    assert {table: seed_dump(database, table) for table in SEED_COLUMNS} == dumps
+    after = storage(database)
+    assert [row for row in after[0] if row[0] in SEED_COLUMNS] == files, "init rewrote a seed table"
+    assert after[1:] == (device_writes, member_writes), "init updated existing rows"
+    for column in ("is_active", "revoked_at", "revocation_reason"):
+        assert column in columns(database, "user_devices")
+    for table in ("revocations", "batch_operations", "registry_migrations"):
+        assert database.value("SELECT to_regclass(%s) IS NOT NULL", (table,)), table
+    assert database.value("SELECT count(*) FROM registry_migrations") > 0
+    assert database.value("SELECT count(*) FROM user_devices WHERE is_active") == 300
+
+    before_second = (schema(database), storage(database), database.rows("SELECT * FROM registry_migrations ORDER BY name"))
+    succeeds("init", "--db", database.uri())
+    assert (schema(database), storage(database),
+            database.rows("SELECT * FROM registry_migrations ORDER BY name")) == before_second
+
+
+def test_init_refuses_an_incompatible_database_naming_each_difference(database):
+    incompatible = SEED_SCHEMA.replace("signature_public_key BYTEA", "signature_public_key TEXT").replace("left_at TIMESTAMPTZ, ", "")
+    assert "signature_public_key TEXT" in incompatible and "left_at" not in incompatible
+    database.execute(incompatible)
+    before = schema(database)
+
+    result = registry("init", "--db", database.uri())
+
+    assert result.returncode != 0
+    assert "signature_public_key" in result.stderr and "left_at" in result.stderr, result.stderr
+    assert schema(database) == before
+    assert not database.value("SELECT to_regclass('registry_migrations') IS NOT NULL")
+
+
+def test_init_on_an_empty_database_creates_the_seeds_columns(new_database):
+    seed, made = new_database(), new_database()
+    seed.execute(SEED_SCHEMA)
+
+    succeeds("init", "--db", made.uri())
+
+    for table in SEED_COLUMNS:
+        made_columns = columns(made, table)
+        assert {name: made_columns[name] for name in columns(seed, table)} == columns(seed, table), table
+    types = {name: kind for name, (kind, _, _) in columns(made, "user_devices").items()}
+    assert types["signature_public_key"] == "bytea" and types["key_packages_available"] == "integer"
+    assert types["last_seen"] == types["registered_at"] == types["revoked_at"] == "timestamp with time zone"
+    assert columns(made, "user_devices")["is_active"] == ("boolean", "true", "NO")
+    assert columns(made, "members")["is_admin"] == ("boolean", "false", "YES")
+    assert columns(made, "members")["joined_at"][1] == "now()"
+    seed_constraints = set(schema(seed)[1])
+    assert seed_constraints <= set(schema(made)[1])
+
+
+# --- where the connection and its password come from ------------------------------------------
+
+SECRET = "Tr0ub4dor-secret"
+EVERY_SUBCOMMAND = [["init"], ["import", "--devices", os.devnull], ["devices"], ["revoke", "--user", "did:plc:u0", "--dry-run"],
+                    ["members", "--convo", "c0"], ["rejoin-plan", "--device", "did:plc:u0#d0"], ["log"]]
+
+
+@pytest.mark.parametrize("db", [
+    f"postgresql://hvt:{SECRET}@127.0.0.1/db",
+    f"postgres://hvt@127.0.0.1/db?password={SECRET}",
+    f"password={SECRET} host=127.0.0.1 dbname=db",
+], ids=["uri", "uri-query", "key-value"])
+def test_a_password_in_db_is_refused_without_showing_it(db):
+    for subcommand in EVERY_SUBCOMMAND:
+        result = registry(subcommand[0], "--db", db, *subcommand[1:])
+        assert result.returncode == 64, (subcommand, result.stderr)
+        assert SECRET not in result.stderr + result.stdout
+        assert re.search(r"PGPASSWORD|pgpass", result.stderr, re.IGNORECASE), result.stderr
+
+
+def test_the_password_comes_from_pgpassfile_or_pgpassword(new_database, tmp_path):
+    database = new_database(owner=PASSWORD_ROLE)
+    over_tcp = f"postgresql://{PASSWORD_ROLE}@127.0.0.1:{PGPORT}/{database.name}"
+
+    succeeds("init", "--db", over_tcp, env={"PGPASSFILE": PGPASSFILE})
+    assert database.value("SELECT tableowner FROM pg_tables WHERE tablename = 'user_devices'") == PASSWORD_ROLE
+    password = open(PGPASSFILE).read().strip().rsplit(":", 1)[1]
+    succeeds("devices", "--db", over_tcp, env={"PGPASSWORD": password, "PGPASSFILE": os.devnull})
+
+    empty = tmp_path / "empty.pgpass"
+    empty.touch(mode=0o600)
+    result = registry("devices", "--db", over_tcp, env={"PGPASSFILE": str(empty)})
+    assert 0 < result.returncode < 128, result.stderr
+    assert result.stderr.startswith("device-revoker: error:") and len(result.stderr.splitlines()) <= 4, result.stderr
+
+
+@pytest.mark.parametrize("form", ["uri-and-environment", "empty-uri", "key-value-and-environment", "key-value", "postgres-scheme"])
+def test_the_database_can_be_named_as_in_psql(database, tmp_path, form):
+    environment = {"PGHOST": PGHOST, "PGPORT": PGPORT, "PGUSER": PGUSER}
+    db = {
+        "uri-and-environment": f"postgresql:///{database.name}",
+        "empty-uri": "postgresql://",
+        "key-value-and-environment": f"dbname={database.name}",
+        "key-value": f"host={PGHOST} port={PGPORT} user={PGUSER} dbname={database.name}",
+        "postgres-scheme": f"postgres:///{database.name}?host={PGHOST}&port={PGPORT}&user={PGUSER}",
+    }[form]
+    if form == "empty-uri":
+        environment["PGDATABASE"] = database.name
+    if form in ("key-value", "postgres-scheme"):
+        environment = {}
+
+    succeeds("init", "--db", db, env=environment)
+    succeeds("import", "--db", db, "--devices", str(write_jsonl(tmp_path / "d.jsonl", device_rows(3, 2))), env=environment)
+    listed = succeeds("devices", "--db", db, "--user", "did:plc:u1", "--now", NOW, env=environment).stdout
+
+    assert "did:plc:u1#d0" in listed and "did:plc:u1#d1" in listed and "did:plc:u2" not in listed
+    assert database.value("SELECT count(*) FROM user_devices") == 6
+
+
+# --- the log and the roles ----------------------------------------------------------------------
+
+
+def test_the_database_keeps_the_log_append_only_and_no_revoked_device_in_a_conversation(database, tmp_path):
+    succeeds("init", "--db", database.uri())
+    import_registry(database.uri(), tmp_path, users=10)
+    succeeds("revoke", "--db", database.uri(), "--user", "did:plc:u3", "--force", "--reason", "stolen", "--now", NOW)
+    log = database.rows("SELECT * FROM revocations ORDER BY id")
+    operations = database.rows("SELECT * FROM batch_operations ORDER BY batch_id, seq")
+    assert len(log) == 4 and operations
+
+    with database.connect() as connection:
+        for statement in ("UPDATE revocations SET reason = 'found again'", "DELETE FROM revocations",
+                          "UPDATE batch_operations SET operation = '{}'", "DELETE FROM batch_operations",
+                          "UPDATE members SET left_at = NULL WHERE user_did = 'did:plc:u3'",
+                          "INSERT INTO members (convo_id, member_mls_did, user_did, device_id) "
+                          "VALUES ('new', 'did:plc:u3#d0', 'did:plc:u3', 'd0')"):
+            with pytest.raises(psycopg.Error):
+                connection.execute(statement)
+    assert database.rows("SELECT * FROM revocations ORDER BY id") == log
+    assert database.rows("SELECT * FROM batch_operations ORDER BY batch_id, seq") == operations
+    assert open_memberships_of_inactive_devices(database) == 0
+
+
+@pytest.fixture
+def operator_role(database):
+    """A login role (trusted on the socket) with only what an operator's account needs. Dropped
+    before its database, since the database-level grant depends on both."""
+    name = f"hvt_operator_{secrets.token_hex(3)}"
+    with admin() as connection:
+        connection.execute(f"CREATE ROLE {name} LOGIN")
+    yield name
+    database.execute(f"DROP OWNED BY {name}")
+    with admin() as connection:
+        connection.execute(f"DROP ROLE {name}")
+
+
+def test_an_operator_role_with_the_documented_privileges_can_do_everything_but_change_the_log(database, operator_role, tmp_path):
+    succeeds("init", "--db", database.uri())
+    database.execute(f"""
+        GRANT SELECT, INSERT, UPDATE ON user_devices, members TO {operator_role};
+        GRANT SELECT, INSERT ON revocations, batch_operations TO {operator_role};
+        GRANT USAGE ON SEQUENCE {database.value("SELECT pg_get_serial_sequence('revocations', 'id')")} TO {operator_role};
+        GRANT TEMPORARY ON DATABASE {database.name} TO {operator_role};
+        GRANT SELECT ON registry_migrations TO {operator_role};
+    """)
+    operator = database.uri(user=operator_role)
+
+    import_registry(operator, tmp_path, users=10)
+    succeeds("revoke", "--db", operator, "--user", "did:plc:u3", "--force", "--batch-id", "OP-1", "--now", NOW,
+             "--ops", str(tmp_path / "ops.jsonl"))
+    assert "did:plc:u3#d0" in succeeds("log", "--db", operator, "--now", NOW).stdout
+    succeeds("log", "--db", operator, "--batch", "OP-1", "--ops", str(tmp_path / "again.jsonl"))
+    assert (tmp_path / "again.jsonl").read_bytes() == (tmp_path / "ops.jsonl").read_bytes()
+    assert "did:plc:u3#d0" in succeeds("devices", "--db", operator, "--revoked", "--now", NOW).stdout
+    succeeds("members", "--db", operator, "--convo", "uc0")
+    succeeds("rejoin-plan", "--db", operator, "--device", "did:plc:u4#d0")
+
+    with database.connect(user=operator_role) as connection:
+        for statement in ("UPDATE revocations SET reason = 'x'", "DELETE FROM revocations"):
+            with pytest.raises(psycopg.errors.InsufficientPrivilege):
+                connection.execute(statement)
+    assert database.value("SELECT count(*) FROM revocations") == 4
+
+
+# --- layouts ---------------------------------------------------------------------------------
+
+
+def test_a_hash_partitioned_registry_answers_like_a_plain_one(new_database, tmp_path):
+    plain, partitioned = new_database(), new_database()
+    plain.execute(SEED_SCHEMA)
+    partitioned.execute(PARTITIONED_SCHEMA)
+    devices = write_jsonl(tmp_path / "devices.jsonl", device_rows(40, 5))
+    members = write_jsonl(tmp_path / "members.jsonl", member_rows(40, 5, 4))
+    (tmp_path / "list.txt").write_text("".join(f"did:plc:u{u}#d{u % 5}\n" for u in range(0, 40, 3)))
+    commands = [
+        ["init"],
+        ["import", "--devices", str(devices), "--members", str(members), "--now", NOW],
+        ["revoke", "--user", "did:plc:u7", "--force", "--reason", "stolen", "--batch-id", "P-1", "--now", NOW, "--ops", "OPS"],
+        ["revoke", "--devices-file", str(tmp_path / "list.txt"), "--force", "--batch-id", "P-2", "--now", NOW, "--dry-run"],
+        ["revoke", "--devices-file", str(tmp_path / "list.txt"), "--force", "--batch-id", "P-2", "--now", NOW],
+        ["revoke", "--not-seen-since", "2025-03-01", "--force", "--batch-id", "P-3", "--now", NOW, "--json"],
+        ["members", "--convo", "uc7"], ["members", "--convo", "uc33", "--json"],
+        ["rejoin-plan", "--device", "did:plc:u8#d1"],
+        ["log", "--now", NOW], ["log", "--json", "--now", NOW], ["log", "--batch", "P-3", "--now", NOW],
+        ["devices", "--now", NOW], ["devices", "--json", "--now", NOW], ["devices", "--user", "did:plc:u7", "--now", NOW],
+        ["devices", "--active", "--not-seen-since", "2025-06-01", "--now", NOW],
+    ]
+
+    def run_all(db):
+        answers = []
+        for command in commands:
+            arguments = [str(tmp_path / f"{db.name}.ops") if a == "OPS" else a for a in command]
+            result = registry(arguments[0], "--db", db.uri(), *arguments[1:])
+            answers.append((command[0], result.returncode, result.stdout.replace(db.uri(), "DB").replace(db.name, "DB")))
+        return answers
+
+    expected = run_all(plain)
+    assert all(code == 0 for _, code, _ in expected), expected
+    assert run_all(partitioned) == expected
+    assert (tmp_path / f"{partitioned.name}.ops").read_bytes() == (tmp_path / f"{plain.name}.ops").read_bytes()
+    assert partitioned.value("SELECT relkind FROM pg_class WHERE relname = 'user_devices'") == "p"
+    assert all(partitioned.value(f"SELECT count(*) FROM {table}_p{r}") > 0 for table in ("user_devices", "members") for r in range(4))
+
+
+# --- concurrency and crashes -------------------------------------------------------------------
+
+
+def test_two_overlapping_revokers_both_finish_and_log_each_device_once(database, tmp_path):
+    succeeds("init", "--db", database.uri())
+    load_registry(database, users=1000)
+    chosen = set()
+    for round_ in range(5):
+        user = f"did:plc:u{round_}"
+        # The user's devices come last and in reverse order, so a revoker that locks rows in the
+        # order it reads them would cross the other's order.
+        others = [f"did:plc:u{u}#d{d}" for u in range(100 + 150 * round_, 250 + 150 * round_) for d in (0, 2)]
+        listed = others + [f"{user}#d4", f"{user}#d2", f"{user}#d0"]
+        (tmp_path / f"list-{round_}.txt").write_text("\n".join(listed) + "\n")
+        revokers = [subprocess.Popen([DEVICE_REVOKER, "registry", *arguments, "--db", database.uri(), "--force"],
+                                     stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, stdin=subprocess.DEVNULL,
+                                     env=tool_environment())
+                    for arguments in (["revoke", "--user", user, "--batch-id", f"U-{round_}"],
+                                      ["revoke", "--devices-file", str(tmp_path / f"list-{round_}.txt"), "--batch-id", f"F-{round_}"])]
+        for revoker in revokers:
+            _, stderr = revoker.communicate(timeout=120)
+            assert revoker.returncode == 0, stderr
+            assert not RACE_WORDS.search(stderr), stderr
+        chosen |= {(user, f"d{d}") for d in range(5)} | {tuple(line.split("#")) for line in listed}
+
+    assert devices_logged_twice(database) == []
+    assert logged_devices(database) == inactive_devices(database) == chosen
+    assert open_memberships_of_inactive_devices(database) == 0
+
+
+class RegisteringApp(threading.Thread):
+    """The app's server at a steady rate: each transaction registers a new device for a random
+    user, then adds it, and one of the user's existing devices, to one of the user's
+    conversations, each after locking the device FOR SHARE while it is active (the protocol the
+    documentation asks of apps)."""
+
+    def __init__(self, db, users, seed):
+        super().__init__(daemon=True)
+        self.db, self.users, self.random = db, users, random.Random(seed)
+        self.committed, self.errors = [], []
+        self.stopping = threading.Event()
+
+    def run(self):
+        try:
+            with self.db.connect() as connection:
+                while not self.stopping.is_set():
+                    self.register(connection, len(self.committed))
+                    time.sleep(0.002)
+        except Exception as error:  # reported by the test, which runs in another thread
+            self.errors.append(repr(error))
+
+    def register(self, connection, number):
+        user = f"did:plc:u{self.random.randrange(self.users)}"
+        device = f"live-{number}"
+        with connection.transaction():
+            connection.execute("INSERT INTO user_devices (user_did, device_id, device_mls_did, signature_public_key, last_seen) "
+                               "VALUES (%s, %s, %s, %s, now())", (user, device, f"{user}#{device}", secrets.token_bytes(32)))
+            convo = connection.execute("SELECT convo_id FROM members WHERE user_did = %s ORDER BY random() LIMIT 1",
+                                       (user,)).fetchone()[0]
+            existing = connection.execute("SELECT device_id FROM user_devices WHERE user_did = %s AND device_id NOT LIKE 'live-%%' "
+                                          "ORDER BY random() LIMIT 1", (user,)).fetchone()[0]
+            for joining in (device, existing):
+                if connection.execute("SELECT 1 FROM user_devices WHERE user_did = %s AND device_id = %s AND is_active FOR SHARE",
+                                      (user, joining)).fetchone():
+                    connection.execute("INSERT INTO members (convo_id, member_mls_did, user_did, device_id) VALUES (%s, %s, %s, %s) "
+                                       "ON CONFLICT DO NOTHING", (convo, f"{user}#{joining}", user, joining))
+        self.committed.append((user, device))
+
+
+def test_a_revoke_beside_an_app_registering_devices_loses_nothing(database):
+    succeeds("init", "--db", database.uri())
+    load_registry(database, users=4000)
+    cutoff = "2025-04-11"
+    selected = set(database.rows("SELECT user_did, device_id FROM user_devices WHERE coalesce(last_seen, registered_at) < %s",
+                                 (cutoff,)))
+    assert len(selected) > 4000
+    seed = secrets.randbits(32)
+    app = RegisteringApp(database, users=4000, seed=seed)
+
+    app.start()
+    time.sleep(0.5)
+    result = registry("revoke", "--db", database.uri(), "--not-seen-since", cutoff, "--force", "--reason", "stale")
+    time.sleep(0.5)
+    app.stopping.set()
+    app.join(timeout=30)
+
+    assert result.returncode == 0, result.stderr
+    assert not RACE_WORDS.search(result.stderr), result.stderr
+    assert app.errors == [], f"seed {seed}"
+    assert len(app.committed) > 10, "the app hardly ran beside the revoke"
+    registered = set(app.committed)
+    assert registered and registered <= set(database.rows("SELECT user_did, device_id FROM user_devices WHERE is_active"))
+    assert open_memberships_of_inactive_devices(database) == 0
+    assert devices_logged_twice(database) == []
+    assert logged_devices(database) == inactive_devices(database) == selected
+
+
+def batch_state(db, cutoff):
+    """(inactive selected devices, active others, log rows, stored operations, open memberships of
+    selected devices), read in one snapshot."""
+    with db.connect() as connection:
+        connection.isolation_level = psycopg.IsolationLevel.REPEATABLE_READ
+        with connection.transaction():
+            return connection.execute("""
+                WITH selected AS (SELECT user_did, device_id, is_active FROM user_devices
+                                  WHERE coalesce(last_seen, registered_at) < %(cutoff)s)
+                SELECT (SELECT count(*) FROM selected WHERE NOT is_active),
+                       (SELECT count(*) FROM user_devices WHERE NOT is_active) - (SELECT count(*) FROM selected WHERE NOT is_active),
+                       (SELECT count(*) FROM revocations),
+                       (SELECT count(*) FROM batch_operations),
+                       (SELECT count(*) FROM members JOIN selected USING (user_did, device_id) WHERE left_at IS NULL)
+            """, {"cutoff": cutoff}).fetchone()
+
+
+def test_a_revoke_killed_at_any_moment_leaves_all_or_nothing(new_database):
+    template = new_database()
+    succeeds("init", "--db", template.uri())
+    load_registry(template, users=4000)
+    cutoff = "2025-04-11"
+    revoked, _, _, _, open_memberships = before = batch_state(template, cutoff)
+    assert revoked == 0 and open_memberships > 0
+    devices = template.value("SELECT count(*) FROM user_devices WHERE coalesce(last_seen, registered_at) < %s", (cutoff,))
+    after = (devices, 0, devices, open_memberships, 0)
+
+    def revoke(db):
+        return ["revoke", "--db", db.uri(), "--not-seen-since", cutoff, "--force", "--reason", "stale"]
+
+    # An uninterrupted run on a copy: it shows what "after" is, and how long a run takes, so
+    # the kills below fall anywhere from start-up to the commit and past it.
+    whole = new_database(template=template.name)
+    started = time.monotonic()
+    succeeds(*revoke(whole))
+    duration = time.monotonic() - started
+    assert batch_state(whole, cutoff) == after
+
+    seed = secrets.randbits(32)
+    delays = random.Random(seed)
+    for run in range(6):
+        db = new_database(template=template.name)
+        process = subprocess.Popen([DEVICE_REVOKER, "registry", *revoke(db)],
+                                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, stdin=subprocess.DEVNULL,
+                                   env=tool_environment())
+        delay = delays.uniform(0, duration * 1.2)
+        time.sleep(delay)
+        process.send_signal(signal.SIGKILL)
+        process.wait()
+        state = batch_state(db, cutoff)
+        assert state in (before, after), f"run {run} (seed {seed}), killed after {delay * 1000:.0f} ms: {state}"
+
+
+def test_a_committed_batchs_operations_can_be_written_again(database, tmp_path):
+    succeeds("init", "--db", database.uri())
+    import_registry(database.uri(), tmp_path, users=200)
+    (tmp_path / "stolen.txt").write_text("".join(f"did:plc:u{u}#d{u % 4}\n" for u in range(0, 200, 2)))
+
+    succeeds("revoke", "--db", database.uri(), "--devices-file", str(tmp_path / "stolen.txt"), "--force",
+             "--batch-id", "TICKET-9", "--ops", str(tmp_path / "ops.jsonl"))
+    succeeds("log", "--db", database.uri(), "--batch", "TICKET-9", "--ops", str(tmp_path / "again.jsonl"))
+
+    written = (tmp_path / "ops.jsonl").read_bytes()
+    assert len(written.splitlines()) == 100 * 3
+    assert (tmp_path / "again.jsonl").read_bytes() == written
+
+
+def test_a_bulk_import_loads_everything_or_nothing(database, tmp_path):
+    succeeds("init", "--db", database.uri())
+    devices = write_jsonl(tmp_path / "devices.jsonl", device_rows(10_000, 5))
+    members = write_jsonl(tmp_path / "members.jsonl", member_rows(10_000, 5, 2))
+
+    succeeds("import", "--db", database.uri(), "--devices", str(devices), "--members", str(members), "--now", NOW)
+    counts = database.rows("SELECT (SELECT count(*) FROM user_devices), (SELECT count(*) FROM members)")
+    assert counts == [(50_000, 100_000)]
+
+    late_members = list(member_rows(1_000, 1, 31, prefix="late"))
+    late_members[29_999] = {"convo_id": "latec0", "member_mls_did": "did:plc:ghost#nope", "user_did": "did:plc:ghost", "device_id": "nope"}
+    result = registry("import", "--db", database.uri(),
+                      "--devices", str(write_jsonl(tmp_path / "late-devices.jsonl", device_rows(1_000, 1, prefix="late"))),
+                      "--members", str(write_jsonl(tmp_path / "late-members.jsonl", late_members)), "--now", NOW)
+
+    assert result.returncode != 0
+    assert re.search(r"late-members\.jsonl.*\b30,?000\b", result.stderr), result.stderr
+    assert database.rows("SELECT (SELECT count(*) FROM user_devices), (SELECT count(*) FROM members)") == counts
