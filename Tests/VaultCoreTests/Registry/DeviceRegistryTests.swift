@@ -9,9 +9,8 @@ import Testing
     /// users u0…u(users-1), each with `perUser` devices dK (K global), in conversations c0… of
     /// up to four devices; device 0 of each conversation is admin. Last seen: device K on January
     /// K + 1 (modulo 28).
-    func registry(users: Int = 6, perUser: Int = 2) throws -> (DeviceRegistry, String) {
-        let path = FileManager.default.temporaryDirectory.appendingPathComponent("registry-\(UUID().uuidString).sqlite").path
-        let registry = try DeviceRegistry(path: path, access: .create)
+    func registry(on engine: TestEngine = .sqlite, users: Int = 6, perUser: Int = 2) throws -> (DeviceRegistry, DeviceRegistry) {
+        let registry = try DeviceRegistry(location: engine.newLocation(), access: .create)
         var devices = "", members = ""
         for user in 0..<users {
             for slot in 0..<perUser {
@@ -28,15 +27,16 @@ import Testing
         }
         let counts = try registry.importRows(deviceLines: ("devices.jsonl", Array(devices.utf8)), memberLines: ("members.jsonl", Array(members.utf8)), now: now)
         #expect(counts.devices == total && counts.members == (total / 4) * 4)
-        return (registry, path)
+        return (registry, registry)
     }
 
-    func active(_ path: String) throws -> Int {
-        try DatabaseQueue(path: path).read { try Int.fetchOne($0, sql: "SELECT count(*) FROM user_devices WHERE is_active = 1")! }
+    /// Active devices, counted in SQL on whichever engine holds the registry.
+    func active(_ registry: DeviceRegistry) throws -> Int {
+        try registry.read { try $0.int("SELECT count(*) FROM user_devices WHERE is_active") }
     }
 
-    @Test func importIsAllOrNothingAndNamesTheLine() throws {
-        let (registry, path) = try registry()
+    @Test(arguments: TestEngine.all) func importIsAllOrNothingAndNamesTheLine(engine: TestEngine) throws {
+        let (registry, path) = try registry(on: engine)
         let bad = #"{"user_did": "x", "device_id": "y", "device_mls_did": "x#y", "signature_public_key": "aa"}"# + "\n" + #"{"user_did": "x", "device_id": "z"}"# + "\n"
         do {
             _ = try registry.importRows(deviceLines: ("new.jsonl", Array(bad.utf8)), memberLines: nil, now: now)
@@ -44,11 +44,11 @@ import Testing
         } catch let error as VaultError {
             #expect(error.reason.hasPrefix("new.jsonl line 2: ") && error.reason.hasSuffix(" is missing"))
         }
-        #expect(try DatabaseQueue(path: path).read { try Int.fetchOne($0, sql: "SELECT count(*) FROM user_devices WHERE user_did = 'x'") } == 0)
+        #expect(try path.read { try $0.int("SELECT count(*) FROM user_devices WHERE user_did = 'x'") } == 0)
     }
 
-    @Test func aSecondImportIsRefusedClearlyOrUpsertedWithoutUndoingRevocations() throws {
-        let (registry, path) = try registry()
+    @Test(arguments: TestEngine.all) func aSecondImportIsRefusedClearlyOrUpsertedWithoutUndoingRevocations(engine: TestEngine) throws {
+        let (registry, path) = try registry(on: engine)
         _ = try registry.revoke(.devices([("u0", "d0")]), reason: "lost", now: now, dryRun: false, force: true, collectOperations: false)
         let again = #"{"user_did": "u0", "device_id": "d0", "device_mls_did": "u0#d0", "device_name": "Renamed", "signature_public_key": "0000", "last_seen": "2026-01-01T00:00:00Z"}"# + "\n"
             + #"{"user_did": "u0", "device_id": "d1", "device_mls_did": "u0#d1", "device_name": "Renamed", "signature_public_key": "0001", "last_seen": "2024-01-01T00:00:00Z"}"# + "\n"
@@ -56,30 +56,30 @@ import Testing
         #expect(throws: VaultError(.alreadyImported, "")) { try registry.importRows(deviceLines: ("again.jsonl", Array(again.utf8)), memberLines: nil, now: now) }
         let counts = try registry.importRows(deviceLines: ("again.jsonl", Array(again.utf8)), memberLines: nil, now: now, upsert: true)
         #expect(counts.devices == 3)
-        let rows = try DatabaseQueue(path: path).read {
-            try Row.fetchAll($0, sql: "SELECT device_name, is_active, revocation_reason, last_seen FROM user_devices WHERE device_id IN ('d0', 'd1') ORDER BY device_id")
+        let rows = try path.read {
+            try $0.rows("SELECT device_name, is_active, revocation_reason, last_seen FROM user_devices WHERE device_id IN ('d0', 'd1') ORDER BY device_id", [])
         }
         // The revoked device is left exactly as it was; the active one is renamed, and its last
         // seen time does not move back to the older export's.
-        #expect(rows[0]["device_name"] as String? == nil && rows[0]["is_active"] as Int == 0 && rows[0]["revocation_reason"] as String? == "lost")
-        #expect(rows[1]["device_name"] as String? == "Renamed" && rows[1]["last_seen"] as String? == "2025-01-02T00:00:00Z")
-        #expect(try DatabaseQueue(path: path).read { try Int.fetchOne($0, sql: "SELECT count(*) FROM user_devices WHERE user_did = 'u9'") } == 1)
+        #expect(rows[0].optionalText("device_name") == nil && !rows[0].bool("is_active") && rows[0].optionalText("revocation_reason") == "lost")
+        #expect(rows[1].optionalText("device_name") == "Renamed" && rows[1].optionalText("last_seen") == "2025-01-02T00:00:00Z")
+        #expect(try path.read { try $0.int("SELECT count(*) FROM user_devices WHERE user_did = 'u9'") } == 1)
     }
 
-    @Test func keepLastDeviceSparesEachUsersMostRecentDevice() throws {
-        let (registry, path) = try registry()
+    @Test(arguments: TestEngine.all) func keepLastDeviceSparesEachUsersMostRecentDevice(engine: TestEngine) throws {
+        let (registry, path) = try registry(on: engine)
         // Not seen since January 6: d0…d4 (u0's both, u1's both, u2's d4); u2 keeps d5 anyway.
         let stale = DeviceRegistry.Selector.notSeenSince(Timestamp(rfc3339: "2025-01-06T00:00:00Z")!)
         let result = try registry.revoke(stale, reason: "stale", now: now, dryRun: false, force: true, collectOperations: false, keepLastDevice: true)
         #expect(result.applied && result.radius.devices == 3 && result.radius.sparedLastDevices == 2 && result.radius.usersLeftWithoutDevice.isEmpty)
-        let kept = try DatabaseQueue(path: path).read {
-            try String.fetchAll($0, sql: "SELECT device_id FROM user_devices WHERE is_active = 1 AND user_did IN ('u0', 'u1', 'u2') ORDER BY device_id")
+        let kept = try path.read {
+            try $0.strings("SELECT device_id FROM user_devices WHERE is_active AND user_did IN ('u0', 'u1', 'u2') ORDER BY device_id")
         }
         #expect(kept == ["d1", "d3", "d5"])
     }
 
-    @Test func revokeByEachSelector() throws {
-        let (registry, path) = try registry()
+    @Test(arguments: TestEngine.all) func revokeByEachSelector(engine: TestEngine) throws {
+        let (registry, path) = try registry(on: engine)
         let selectors: [DeviceRegistry.Selector] = [
             .devices([("u0", "d1"), ("nobody", "d9")]), .user("u1"), .notSeenSince(Timestamp(rfc3339: "2025-01-06T12:00:00Z")!), .signatureKeys([[0x00, 0x07]]),
         ]
@@ -95,14 +95,14 @@ import Testing
         }
         // d1; then u1's d2, d3; then those last seen before Jan 6 noon still active: d0, d4, d5; then d7.
         #expect(try active(path) == 12 - 1 - 2 - 3 - 1)
-        let open = try DatabaseQueue(path: path).read { try Int.fetchOne($0, sql: """
-            SELECT count(*) FROM members m JOIN user_devices d USING (user_did, device_id) WHERE d.is_active = 0 AND m.left_at IS NULL
+        let open = try path.read { try $0.int("""
+            SELECT count(*) FROM members m JOIN user_devices d USING (user_did, device_id) WHERE NOT d.is_active AND m.left_at IS NULL
             """) }
         #expect(open == 0)
     }
 
-    @Test func secondIdenticalRunChangesNothing() throws {
-        let (registry, path) = try registry()
+    @Test(arguments: TestEngine.all) func secondIdenticalRunChangesNothing(engine: TestEngine) throws {
+        let (registry, path) = try registry(on: engine)
         let first = try registry.revoke(.user("u2"), reason: nil, now: now, dryRun: false, force: true, collectOperations: false)
         #expect(first.applied && first.radius.devices == 2)
         let second = try registry.revoke(.user("u2"), reason: nil, now: now, dryRun: false, force: true, collectOperations: false)
@@ -111,8 +111,8 @@ import Testing
         #expect(try active(path) == 10)
     }
 
-    @Test func guardRailsRefuseWithoutForceAndDryRunsWriteNothing() throws {
-        let (registry, path) = try registry()
+    @Test(arguments: TestEngine.all) func guardRailsRefuseWithoutForceAndDryRunsWriteNothing(engine: TestEngine) throws {
+        let (registry, path) = try registry(on: engine)
         // u0 owns d0 and d1; d0 is the only admin of c0.
         let refused = try registry.revoke(.user("u0"), reason: nil, now: now, dryRun: false, force: false, collectOperations: false)
         #expect(!refused.applied && refused.radius.usersLeftWithoutDevice == ["u0"] && refused.radius.conversationsLeftWithoutAdmin == ["c0"])
@@ -125,18 +125,17 @@ import Testing
         #expect(try registry.revoke(.devices([("u0", "d1")]), reason: nil, now: now, dryRun: false, force: false, collectOperations: false).applied)
     }
 
-    @Test func theLogIsAppendOnly() throws {
-        let (registry, path) = try registry()
+    @Test(arguments: TestEngine.all) func theLogIsAppendOnly(engine: TestEngine) throws {
+        let (registry, path) = try registry(on: engine)
         _ = try registry.revoke(.user("u3"), reason: nil, now: now, dryRun: false, force: true, collectOperations: false)
-        let database = try DatabaseQueue(path: path)
         for statement in ["DELETE FROM revocations", "UPDATE revocations SET reason = 'changed'"] {
-            #expect(throws: DatabaseError.self) { try database.write { try $0.execute(sql: statement) } }
+            #expect(throws: VaultError.self) { try path.transaction { try $0.execute(statement); return ((), true) } }
         }
         #expect(try registry.log(batch: nil).count == 2)
     }
 
-    @Test func membersAndRejoinPlan() throws {
-        let (registry, _) = try registry()
+    @Test(arguments: TestEngine.all) func membersAndRejoinPlan(engine: TestEngine) throws {
+        let (registry, _) = try registry(on: engine)
         let members = try registry.members(conversation: "c0")
         #expect(members.map(\.userDid) == ["u0", "u1"] && members.map(\.deviceCount) == [2, 2] && members.map(\.isAdmin) == [true, false])
         _ = try registry.importRows(deviceLines: ("new.jsonl", Array(#"{"user_did": "u0", "device_id": "new", "device_mls_did": "u0#new", "signature_public_key": "ffff"}"#.utf8)), memberLines: nil, now: now)
@@ -147,8 +146,8 @@ import Testing
 
     /// A user whose memberships were all closed by a revocation: the plan is empty and says
     /// which batch closed them.
-    @Test func rejoinPlanExplainsWhyItIsEmpty() throws {
-        let (registry, _) = try registry()
+    @Test(arguments: TestEngine.all) func rejoinPlanExplainsWhyItIsEmpty(engine: TestEngine) throws {
+        let (registry, _) = try registry(on: engine)
         let batch = try registry.revoke(.user("u0"), reason: "stolen", now: now, dryRun: false, force: true, collectOperations: false, batchID: "TICKET-1")
         #expect(batch.applied)
         _ = try registry.importRows(deviceLines: ("new.jsonl", Array(#"{"user_did": "u0", "device_id": "new", "device_mls_did": "u0#new", "signature_public_key": "ffff"}"#.utf8)), memberLines: nil, now: now)
@@ -157,8 +156,8 @@ import Testing
     }
 
     /// A revocation that closed no membership is not blamed for an empty plan.
-    @Test func rejoinPlanBlamesOnlyRevocationsThatClosedMemberships() throws {
-        let (registry, _) = try registry()
+    @Test(arguments: TestEngine.all) func rejoinPlanBlamesOnlyRevocationsThatClosedMemberships(engine: TestEngine) throws {
+        let (registry, _) = try registry(on: engine)
         let lonely = #"{"user_did": "u9", "device_id": "old", "device_mls_did": "u9#old", "signature_public_key": "eeee"}"# + "\n"
             + #"{"user_did": "u9", "device_id": "new", "device_mls_did": "u9#new", "signature_public_key": "ffff"}"#
         _ = try registry.importRows(deviceLines: ("u9.jsonl", Array(lonely.utf8)), memberLines: nil, now: now)
@@ -166,8 +165,8 @@ import Testing
         #expect(try registry.rejoinPlan(user: "u9", device: "new").emptyBecause == .userInNoConversation)
     }
 
-    @Test func aBatchIdIsUsedOnce() throws {
-        let (registry, path) = try registry()
+    @Test(arguments: TestEngine.all) func aBatchIdIsUsedOnce(engine: TestEngine) throws {
+        let (registry, path) = try registry(on: engine)
         #expect(try registry.revoke(.devices([("u0", "d1")]), reason: nil, now: now, dryRun: false, force: false, collectOperations: false, batchID: "T-1").applied)
         // The same ticket again finds nothing left to do: not an error.
         #expect(try !registry.revoke(.devices([("u0", "d1")]), reason: nil, now: now, dryRun: false, force: false, collectOperations: false, batchID: "T-1").applied)
@@ -178,15 +177,15 @@ import Testing
         #expect(try active(path) == 11)
     }
 
-    @Test func unknownConversationsAndBatchesAreErrors() throws {
-        let (registry, _) = try registry()
+    @Test(arguments: TestEngine.all) func unknownConversationsAndBatchesAreErrors(engine: TestEngine) throws {
+        let (registry, _) = try registry(on: engine)
         #expect { try registry.members(conversation: "nope") } throws: { ($0 as? VaultError)?.code == .notInRegistry }
         #expect { try registry.log(batch: "nope") } throws: { ($0 as? VaultError)?.code == .notInRegistry }
         #expect { try registry.rejoinPlan(user: "u0", device: "nope") } throws: { ($0 as? VaultError)?.code == .notInRegistry }
     }
 
-    @Test func devicesAreListedByFilter() throws {
-        let (registry, _) = try registry()
+    @Test(arguments: TestEngine.all) func devicesAreListedByFilter(engine: TestEngine) throws {
+        let (registry, _) = try registry(on: engine)
         _ = try registry.revoke(.devices([("u1", "d3")]), reason: "lost", now: now, dryRun: false, force: true, collectOperations: false)
         #expect(try registry.devices(matching: .init(user: "u1")).map(\.deviceId) == ["d2", "d3"])
         let revoked = try registry.devices(matching: .init(state: .revoked))
@@ -200,11 +199,11 @@ import Testing
         #expect(try registry.devices(matching: .init(search: "ÁNGELA")).map(\.deviceId) == ["m1"])
     }
 
-    /// Two revokers at once on one database: immediate transactions and a busy timeout mean
-    /// both batches land, whole.
-    @Test func concurrentRevokersLoseNoUpdate() async throws {
-        let (_, path) = try registry(users: 40, perUser: 2)
-        let first = try DeviceRegistry(path: path, access: .readWrite), second = try DeviceRegistry(path: path, access: .readWrite)
+    /// Two revokers at once on one database: immediate transactions and a busy timeout
+    /// (SQLite), or an advisory lock (PostgreSQL), mean both batches land, whole.
+    @Test(arguments: TestEngine.all) func concurrentRevokersLoseNoUpdate(engine: TestEngine) async throws {
+        let (_, path) = try registry(on: engine, users: 40, perUser: 2)
+        let first = try DeviceRegistry(location: path.location, access: .readWrite), second = try DeviceRegistry(location: path.location, access: .readWrite)
         let now = self.now
         async let a = Task.detached { try first.revoke(.devices((0..<20).map { ("u\($0)", "d\($0 * 2 + 1)") }), reason: "a", now: now, dryRun: false, force: true, collectOperations: false) }.value
         async let b = Task.detached { try second.revoke(.devices((20..<40).map { ("u\($0)", "d\($0 * 2 + 1)") }), reason: "b", now: now, dryRun: false, force: true, collectOperations: false) }.value
@@ -223,8 +222,8 @@ import Testing
         do { try body(); return nil } catch let error as VaultError { return error.code } catch { return nil }
     }
 
-    @Test func aBatchsOperationsCanBeProducedAgainFromTheDatabase() throws {
-        let (registry, _) = try DeviceRegistryTests().registry(users: 4, perUser: 2)
+    @Test(arguments: TestEngine.all) func aBatchsOperationsCanBeProducedAgainFromTheDatabase(engine: TestEngine) throws {
+        let (registry, _) = try DeviceRegistryTests().registry(on: engine, users: 4, perUser: 2)
         let result = try registry.revoke(.user("u1"), reason: "lost", now: now, dryRun: false, force: true, collectOperations: false, batchID: "B-1")
         #expect(result.applied && !result.operations.isEmpty)
         let stored = try registry.operations(batch: "B-1")
@@ -248,7 +247,8 @@ import Testing
         #expect(try Data(contentsOf: URL(fileURLWithPath: path)) == before)
         #expect(try FileManager.default.contentsOfDirectory(atPath: folder.path) == ["app.sqlite"])
 
-        let (registry, registryPath) = try DeviceRegistryTests().registry(users: 2, perUser: 2)
+        let (registry, _) = try DeviceRegistryTests().registry(users: 2, perUser: 2)
+        let registryPath = registry.path
         _ = registry
         let registryBefore = try Data(contentsOf: URL(fileURLWithPath: registryPath))
         let readOnly = try DeviceRegistry(path: registryPath, access: .readOnly)
@@ -258,9 +258,36 @@ import Testing
         #expect(!FileManager.default.fileExists(atPath: registryPath + "-wal") && !FileManager.default.fileExists(atPath: registryPath + "-journal"))
     }
 
-    @Test func aNULInsideAnImportedStringIsRefused() throws {
-        let (registry, _) = try DeviceRegistryTests().registry(users: 1, perUser: 1)
+    @Test(arguments: TestEngine.all) func aNULInsideAnImportedStringIsRefused(engine: TestEngine) throws {
+        let (registry, _) = try DeviceRegistryTests().registry(on: engine, users: 1, perUser: 1)
         let line = #"{"user_did": "x", "device_id": "a\u0000b", "device_mls_did": "x#a", "signature_public_key": "aa"}"#
         #expect(error { _ = try registry.importRows(deviceLines: ("d.jsonl", Array(line.utf8)), memberLines: nil, now: now) } == .malformedDocument)
+    }
+}
+
+/// The engines a registry test runs on: SQLite always, PostgreSQL when scripts/test's server
+/// is there (it always is under scripts/test; see scripts/lib/postgres.sh).
+enum TestEngine: String, CaseIterable, CustomTestStringConvertible, Sendable {
+    case sqlite, postgres
+
+    static var all: [TestEngine] { ProcessInfo.processInfo.environment["HVT_TEST_PGHOST"] == nil ? [.sqlite] : allCases }
+
+    var testDescription: String { rawValue }
+
+    /// A new, empty place for a registry: a file name, or a fresh database.
+    func newLocation() throws -> RegistryLocation {
+        switch self {
+        case .sqlite:
+            return .sqlite(path: FileManager.default.temporaryDirectory.appendingPathComponent("registry-\(UUID().uuidString).sqlite").path)
+        case .postgres:
+            let name = "u_" + UUID().uuidString.lowercased().replacingOccurrences(of: "-", with: "")
+            try PostgresClient(connection: Self.uri("postgres")).execute("CREATE DATABASE \(name)")
+            return .postgres(connection: Self.uri(name))
+        }
+    }
+
+    private static func uri(_ database: String) -> String {
+        let environment = ProcessInfo.processInfo.environment
+        return "postgresql:///\(database)?host=\(environment["HVT_TEST_PGHOST"]!)&port=\(environment["HVT_TEST_PGPORT"]!)&user=\(environment["HVT_TEST_PGUSER"]!)"
     }
 }
