@@ -42,6 +42,8 @@ struct Registry: ParsableCommand {
                         --db contains a password, which would sit in the shell history and in ps output; \
                         give it with PGPASSWORD, ~/.pgpass (PGPASSFILE) or a service file instead
                         """)
+                } catch let error as VaultError where error.code == .badConnection {
+                    throw ValidationError("--db: \(error.reason) (see https://www.postgresql.org/docs/current/libpq-connect.html)")
                 }
             }
         }

@@ -1,8 +1,4 @@
 import Foundation
-import GRDB
-import GRDBSQLite
-
-import Foundation
 
 /// A server-side device registry: the Catbird seed's `user_devices` and `members` tables (seed
 /// 003) plus revocation state and an append-only `revocations` log, in SQLite (the embedded
@@ -56,13 +52,13 @@ public final class DeviceRegistry: Sendable {
     /// Runs `body` in one writing transaction (see ``RegistryEngine``); `commit` false rolls
     /// back (dry runs, refusals). A read-only registry's transaction can only read (and fill
     /// temporary tables).
-    func transaction<T>(_ body: (RegistrySession) throws -> (T, commit: Bool)) throws -> T {
-        try engine.transaction(writing: true, body)
+    func transaction<T>(retrying: Bool = true, _ body: (RegistrySession) throws -> (T, commit: Bool)) throws -> T {
+        try engine.transaction(writing: true, retrying: retrying, body)
     }
 
     /// Runs `body` on one consistent view, changing nothing.
     func read<T>(_ body: (RegistrySession) throws -> T) throws -> T {
-        try engine.transaction(writing: false) { (try body($0), false) }
+        try engine.transaction(writing: false, retrying: true) { (try body($0), false) }
     }
 
     var dialect: RegistryDialect { engine.dialect }
@@ -99,7 +95,8 @@ extension DeviceRegistry {
     /// Rows stream into a temporary staging table (COPY on PostgreSQL), are checked there as a
     /// set, and reach the registry in one statement per table (issue 13).
     public func importRows(devices: LineSource?, members: LineSource?, now: Timestamp, upsert: Bool = false) throws -> (devices: Int, members: Int) {
-        try transaction { session in
+        // Not retried: a file read once (standard input, a pipe) cannot be read again.
+        try transaction(retrying: false) { session in
             var counts = (devices: 0, members: 0)
             if let devices { counts.devices = try stage(.devices, from: devices, now: now, into: session) }
             if let members { counts.members = try stage(.members, from: members, now: now, into: session) }

@@ -24,7 +24,9 @@ final class PostgresClient {
     /// Connects; libpq fills what `connection` leaves out from the `PG*` variables, the
     /// password file and the service file, as psql does.
     init(connection text: String) throws {
-        let keywords = ["dbname", "fallback_application_name"], values = [text, "device-revoker"]
+        // The client encoding is set here, after the user's string: our text is UTF-8 whatever
+        // the database's encoding is.
+        let keywords = ["dbname", "fallback_application_name", "client_encoding"], values = [text, "device-revoker", "UTF8"]
         let made = keywords.withCStrings { keywordPointers in
             // Both lists end in a null pointer, as libpq wants.
             values.withCStrings { valuePointers in PQconnectdbParams(keywordPointers + [nil], valuePointers + [nil], 1) }
@@ -36,34 +38,50 @@ final class PostgresClient {
             throw Failure(sqlState: "08001", message: message)
         }
         connection = made
-        // Notices ("relation already exists, skipping") are not the user's business; times
-        // are read in UTC and ISO form (see the type's comment).
-        try execute("SET client_min_messages = warning; SET TimeZone = 'UTC'; SET DateStyle = 'ISO'")
+        // Notices and warnings ("relation already exists, skipping") are not the user's
+        // business, and libpq would print them on standard error itself; errors come back as
+        // results. Times are read in UTC and ISO form, bytes as hex (see the type's comment).
+        try execute("SET client_min_messages = error; SET TimeZone = 'UTC'; SET DateStyle = 'ISO'; SET bytea_output = 'hex'")
     }
 
     deinit { PQfinish(connection) }
 
-    /// Whether `--db` text is a libpq connection string rather than a file name: a
-    /// `postgresql://` or `postgres://` URI, or key/value pairs libpq parses.
+    /// Whether a registry name is a libpq connection string rather than a file name: a
+    /// `postgresql://` or `postgres://` URI (any case), or text that starts as a key/value pair
+    /// (`host=…`). Decided by look alone, so a string libpq cannot parse is reported as one,
+    /// never taken for a file name (and echoed, or created, under that name).
     static func looksLikeConnection(_ text: String) -> Bool {
-        if text.hasPrefix("postgresql://") || text.hasPrefix("postgres://") { return true }
-        guard text.contains("="), !FileManager.default.fileExists(atPath: text) else { return false }
-        return (try? options(text)) != nil
+        let lowered = text.lowercased()
+        if lowered.hasPrefix("postgresql://") || lowered.hasPrefix("postgres://") { return true }
+        guard !FileManager.default.fileExists(atPath: text) else { return false }
+        return text.range(of: #"^\s*[A-Za-z_]+\s*="#, options: .regularExpression) != nil
     }
 
-    /// Whether the connection string carries a password (`user:secret@`, `password=`).
+    /// Whether the connection string carries a password, looked for in the raw text first (a
+    /// `password=` or `sslpassword=` pair, a URI's `user:secret@`, even one libpq would read
+    /// otherwise or one nested in a key/value string), then in what libpq parses.
     static func connectionHasPassword(_ text: String) throws -> Bool {
-        try options(text)["password"].map { !$0.isEmpty } ?? false
+        if text.range(of: #"(^|[\s?&])(ssl)?password\s*="#, options: [.regularExpression, .caseInsensitive]) != nil { return true }
+        if let scheme = text.range(of: "://"), let at = text[scheme.upperBound...].firstIndex(of: "@") {
+            let userInfo = text[scheme.upperBound..<at]
+            if let colon = userInfo.firstIndex(of: ":") {
+                // `host:5432/db?x=a@b` is a port, not a password: digits up to a slash.
+                let afterColon = userInfo[userInfo.index(after: colon)...]
+                let port = afterColon.prefix { $0 != "/" }
+                if !(afterColon.contains("/") && !port.isEmpty && port.allSatisfy(\.isNumber)) { return true }
+            }
+        }
+        let parsed = try options(text)
+        return !(parsed["password"] ?? "").isEmpty || !(parsed["sslpassword"] ?? "").isEmpty
     }
 
-    /// The keywords a connection string sets. The string is not echoed in the error: it may
-    /// hold a password.
+    /// The keywords a connection string sets. libpq's parse errors are not repeated: they may
+    /// quote the string, password and all.
     private static func options(_ text: String) throws -> [String: String] {
         var error: UnsafeMutablePointer<CChar>?
         guard let parsed = PQconninfoParse(text, &error) else {
-            let message = error.map { String(cString: $0) } ?? "out of memory"
             PQfreemem(error)
-            throw VaultError.badConnection(message.trimmingCharacters(in: .whitespacesAndNewlines))
+            throw VaultError.badConnection()
         }
         defer { PQconninfoFree(parsed) }
         var options: [String: String] = [:]
@@ -95,7 +113,10 @@ final class PostgresClient {
     /// COPY's text format. If `produce` throws, the COPY is cancelled and the error rethrown.
     func copyIn(_ sql: String, _ produce: (_ send: ([UInt8]) throws -> Void) throws -> Void) throws {
         let start = PQexec(connection, sql)
-        guard PQresultStatus(start) == PGRES_COPY_IN else { try check(start, sql).close(); return }
+        guard PQresultStatus(start) == PGRES_COPY_IN else {
+            try check(start, sql).close()
+            throw Failure(sqlState: "XX000", message: "the server did not start the COPY")
+        }
         PQclear(start)
         do {
             try produce { bytes in

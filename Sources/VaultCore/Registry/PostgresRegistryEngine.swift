@@ -25,7 +25,7 @@ final class PostgresRegistryEngine: RegistryEngine, @unchecked Sendable {
         } catch let failure as PostgresClient.Failure {
             throw VaultError.cannotConnect(connection, failure.message)
         }
-        let schema = try transaction(writing: access != .readOnly) { session in
+        let schema = try transaction(writing: false, retrying: true) { session in
             (try Self.schemaState(session), false)
         }
         switch access {
@@ -33,7 +33,7 @@ final class PostgresRegistryEngine: RegistryEngine, @unchecked Sendable {
             guard schema.applied.contains(RegistryMigration.v1) else { throw notARegistry(schema) }
         case .readWrite:
             guard schema.applied.contains(RegistryMigration.v1) else { throw notARegistry(schema) }
-            if schema.applied.count < RegistryMigration.all.count { try migrate() }
+            if !Set(RegistryMigration.all).isSubset(of: schema.applied) { try migrate() }
         case .create:
             try migrate()
         }
@@ -46,7 +46,7 @@ final class PostgresRegistryEngine: RegistryEngine, @unchecked Sendable {
 
     // MARK: Transactions
 
-    func transaction<T>(writing: Bool, _ body: (RegistrySession) throws -> (T, commit: Bool)) throws -> T {
+    func transaction<T>(writing: Bool, retrying: Bool, _ body: (RegistrySession) throws -> (T, commit: Bool)) throws -> T {
         lock.lock()
         defer { lock.unlock() }
         var attempt = 1
@@ -60,7 +60,7 @@ final class PostgresRegistryEngine: RegistryEngine, @unchecked Sendable {
                 return value
             } catch let failure as PostgresClient.Failure {
                 try? client.execute("ROLLBACK")
-                guard failure.isRetryable, attempt < Self.attempts else { throw error(failure) }
+                guard retrying, failure.isRetryable, attempt < Self.attempts else { throw error(failure) }
                 // Back off a little more each time, with jitter, so two retriers part ways.
                 usleep(UInt32.random(in: 1_000...(5_000 * UInt32(attempt))))
                 attempt += 1
@@ -170,9 +170,11 @@ final class PostgresRegistryEngine: RegistryEngine, @unchecked Sendable {
     /// has neither, a check that the app's tables are compatible when it has them, then every
     /// migration not yet recorded. Two `init`s at once take turns.
     private func migrate() throws {
-        try transaction(writing: true) { session in
-            // An arbitrary number of our own: the lock every schema change takes.
-            try session.execute("SELECT pg_advisory_xact_lock(7527086449296553328)")
+        try transaction(writing: true, retrying: true) { session in
+            // An arbitrary number of our own: the lock every schema change takes. ALTER TABLE
+            // and CREATE INDEX hold the app's writes while they run: give up after a minute of
+            // waiting rather than queue the app's traffic behind a long transaction.
+            try session.execute("SET LOCAL lock_timeout = '60s'; SELECT pg_advisory_xact_lock(7527086449296553328)")
             var state = try Self.schemaState(session)
             let appTables = state.tables.intersection(["user_devices", "members"])
             if appTables.isEmpty {

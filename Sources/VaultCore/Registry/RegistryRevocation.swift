@@ -173,11 +173,11 @@ extension DeviceRegistry {
                 WHERE (user_did, device_id) IN (SELECT user_did, device_id FROM batch)
                 """, [.time(time), RegistryValue(reason)])
             try db.execute("""
-                UPDATE members SET left_at = ? WHERE (convo_id, member_mls_did) IN (SELECT convo_id, member_mls_did FROM closing)
+                UPDATE members SET left_at = ? WHERE left_at IS NULL AND (convo_id, member_mls_did) IN (SELECT convo_id, member_mls_did FROM closing)
                 """, [.time(time)])
             try db.execute("""
                 INSERT INTO revocations (batch_id, revoked_at, user_did, device_id, reason, selector)
-                SELECT ?, ?, user_did, device_id, ?, ? FROM batch ORDER BY user_did, device_id
+                SELECT ?, ?, user_did, device_id, ?, ? FROM batch ORDER BY user_did\(d.byteOrder), device_id\(d.byteOrder)
                 """, [.text(batchID), .time(time), RegistryValue(reason), .text(selector.description)])
             try db.load("batch_operations", columns: ["batch_id", "seq", "operation"]) { add in
                 for (index, operation) in operations.enumerated() {
@@ -235,7 +235,7 @@ extension DeviceRegistry {
             CREATE TEMP TABLE IF NOT EXISTS closing (convo_id TEXT NOT NULL, member_mls_did TEXT NOT NULL, is_admin \(d.boolType) NOT NULL,
                 PRIMARY KEY (convo_id, member_mls_did))\(d.tableSuffix);
             DELETE FROM closing;
-            INSERT INTO closing SELECT m.convo_id, m.member_mls_did, m.is_admin FROM batch b
+            INSERT INTO closing SELECT m.convo_id, m.member_mls_did, coalesce(m.is_admin, FALSE) FROM batch b
                 JOIN members m ON m.user_did = b.user_did AND m.device_id = b.device_id WHERE m.left_at IS NULL;
             """)
         if d.analyzesTemporaryTables { try db.execute("ANALYZE closing") }

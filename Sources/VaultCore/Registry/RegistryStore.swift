@@ -8,9 +8,10 @@ public enum RegistryLocation: Sendable, Equatable {
     /// environment variables, `~/.pgpass` and service files for what it leaves out.
     case postgres(connection: String)
 
-    /// What `--db` says: `postgresql://…` and `postgres://…` URIs and libpq key/value strings
-    /// (`host=… dbname=…`) are PostgreSQL; anything else is a SQLite file. A connection that
-    /// carries a password is refused: it would sit in the shell history and in `ps` output.
+    /// Where a registry's name points: `postgresql://…` and `postgres://…` URIs and libpq
+    /// key/value strings (`host=… dbname=…`) are PostgreSQL, by their look alone; anything else
+    /// is a SQLite file. A connection that carries a password is refused: the name is given on
+    /// command lines, where it would sit in the shell history and in `ps` output.
     public init(parsing text: String) throws {
         guard PostgresClient.looksLikeConnection(text) else {
             self = .sqlite(path: text)
@@ -68,7 +69,6 @@ struct RegistryRow: Sendable {
     func int(_ column: String) -> Int {
         switch self[column] {
         case .int(let number): number
-        case .bool(let flag): flag ? 1 : 0
         case .text(let text): Int(text) ?? 0
         default: 0
         }
@@ -83,10 +83,10 @@ struct RegistryRow: Sendable {
 protocol RegistryEngine: AnyObject, Sendable {
     var dialect: RegistryDialect { get }
     /// Runs `body` in one transaction; `commit` false rolls it back (dry runs, refusals). A
-    /// writing transaction waits for other writers; the engine retries `body` from the start
-    /// when the database aborts it for a conflict it resolves that way (a deadlock, a
-    /// serialization failure), so such an error never reaches the user.
-    func transaction<T>(writing: Bool, _ body: (RegistrySession) throws -> (T, commit: Bool)) throws -> T
+    /// writing transaction waits for other writers. With `retrying`, the engine runs `body`
+    /// again from the start when the database aborts it for a conflict that is resolved that
+    /// way (a deadlock, a serialization failure), a bounded number of times.
+    func transaction<T>(writing: Bool, retrying: Bool, _ body: (RegistrySession) throws -> (T, commit: Bool)) throws -> T
 }
 
 /// One transaction's connection. SQL uses `?` placeholders, numbered in order.
@@ -130,9 +130,9 @@ struct RegistryDialect: Sendable {
     /// Makes revokers wait for each other at the start of the transaction; nil when the
     /// transaction itself already holds the database's only write lock (SQLite IMMEDIATE).
     let serializeRevocations: String?
-    /// Locks every device row of the batch's users, in one fixed order, so the app cannot add
-    /// a membership for a device being revoked while the batch is measured and applied; nil
-    /// where the database is locked whole.
+    /// Locks the batch's device rows, in one fixed order, so the app cannot add a membership
+    /// for a device being revoked while the batch is measured and applied (only revokers change
+    /// `is_active`, and they take turns); nil where the database is locked whole.
     let lockBatchUsers: String?
 
     static let sqlite = RegistryDialect(
@@ -144,9 +144,10 @@ struct RegistryDialect: Sendable {
         tableExists: "SELECT count(*) FROM information_schema.tables WHERE table_schema = current_schema() AND table_name = ?",
         analyzesTemporaryTables: true,
         // An arbitrary number of our own, the same in every revoker: the lock they all take.
-        serializeRevocations: "SELECT pg_advisory_xact_lock(7527086449296553327)",
+        // Waiting for it or for a row lock gives up after a minute, as SQLite's busy timeout.
+        serializeRevocations: "SET LOCAL lock_timeout = '60s'; SELECT pg_advisory_xact_lock(7527086449296553327)",
         lockBatchUsers: """
-            SELECT count(*) FROM (SELECT 1 FROM user_devices d WHERE d.user_did IN (SELECT DISTINCT user_did FROM batch)
+            SELECT count(*) FROM (SELECT 1 FROM user_devices d WHERE (d.user_did, d.device_id) IN (SELECT user_did, device_id FROM batch)
                                   ORDER BY d.user_did, d.device_id FOR UPDATE OF d) locked
             """)
 }

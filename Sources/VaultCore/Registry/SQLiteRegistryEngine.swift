@@ -163,7 +163,7 @@ final class SQLiteRegistryEngine: RegistryEngine {
         }
     }
 
-    func transaction<T>(writing: Bool, _ body: (RegistrySession) throws -> (T, commit: Bool)) throws -> T {
+    func transaction<T>(writing: Bool, retrying: Bool, _ body: (RegistrySession) throws -> (T, commit: Bool)) throws -> T {
         do {
             return try database.writeWithoutTransaction { db in
                 var result: T?

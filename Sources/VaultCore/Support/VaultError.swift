@@ -245,9 +245,10 @@ extension VaultError {
         VaultError(.passwordInConnection, "the connection string contains a password", file: file, line: line)
     }
 
-    /// A connection string libpq cannot parse, with libpq's reason (which quotes no password).
-    public static func badConnection(_ reason: String, file: String = #fileID, line: UInt = #line) -> VaultError {
-        VaultError(.badConnection, "the connection string cannot be read: \(reason)", file: file, line: line)
+    /// A connection string libpq cannot parse. libpq's reason is left out: it may quote the
+    /// string, password and all.
+    public static func badConnection(file: String = #fileID, line: UInt = #line) -> VaultError {
+        VaultError(.badConnection, "the connection string cannot be read as a libpq URI or key=value list", file: file, line: line)
     }
 
     /// No connection to the registry's server, with libpq's reason.

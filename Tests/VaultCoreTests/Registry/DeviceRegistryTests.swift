@@ -291,3 +291,31 @@ enum TestEngine: String, CaseIterable, CustomTestStringConvertible, Sendable {
         return "postgresql:///\(database)?host=\(environment["HVT_TEST_PGHOST"]!)&port=\(environment["HVT_TEST_PGPORT"]!)&user=\(environment["HVT_TEST_PGUSER"]!)"
     }
 }
+
+/// Which `--db` texts are PostgreSQL, and which carry a password (issue 13).
+@Suite struct RegistryLocationTests {
+    func code(_ text: String) -> VaultError.Code? {
+        do { _ = try RegistryLocation(parsing: text); return nil } catch let error as VaultError { return error.code } catch { return nil }
+    }
+
+    @Test func connectionsAreToldFromFilesByTheirLook() throws {
+        #expect(try RegistryLocation(parsing: "registry.sqlite") == .sqlite(path: "registry.sqlite"))
+        // A key=value look is never a file: libpq's refusal is reported, without its text.
+        #expect(code("a=b.sqlite") == .badConnection && code("dbnmae=chat") == .badConnection)
+        #expect(code("POSTGRES://db/chat") == .badConnection)  // libpq knows the scheme in lower case only
+        for text in ["postgresql:///chat", "postgres://db/chat", "host=/run/postgresql dbname=chat", "service=chat"] {
+            #expect(try RegistryLocation(parsing: text) == .postgres(connection: text), "\(text)")
+        }
+    }
+
+    @Test func aPasswordAnywhereIsRefused() {
+        for text in ["postgresql://op:secret@db/chat", "postgres://op:50%@db/chat", "postgresql://op:pa/ss@db/chat",
+                     "host=db password=secret", "host=db PASSWORD=secret", "host=db sslpassword=secret",
+                     "postgresql://db/chat?password=secret", "dbname=postgresql://op:secret@db/chat"] {
+            #expect(code(text) == .passwordInConnection, "\(text)")
+        }
+        for text in ["postgresql://op@db:5432/chat", "postgresql://db:5432/chat?application_name=a@b", "host=db user=op"] {
+            #expect(code(text) == nil, "\(text)")
+        }
+    }
+}
