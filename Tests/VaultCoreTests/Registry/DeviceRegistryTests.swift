@@ -47,6 +47,24 @@ import Testing
         #expect(try path.read { try $0.int("SELECT count(*) FROM user_devices WHERE user_did = 'x'") } == 0)
     }
 
+    /// A file that names one device or membership twice is refused at the second line, on
+    /// either engine, and nothing is imported.
+    @Test(arguments: TestEngine.all) func aRepeatedLineIsRefusedByItsNumber(engine: TestEngine) throws {
+        let (registry, _) = try registry(on: engine)
+        let device = #"{"user_did": "x", "device_id": "y", "device_mls_did": "x#y", "signature_public_key": "aa"}"#
+        let error = #expect(throws: VaultError.self) {
+            try registry.importRows(deviceLines: ("twice.jsonl", Array((device + "\n" + device.replacingOccurrences(of: "aa", with: "bb")).utf8)),
+                                    memberLines: nil, now: now)
+        }
+        #expect(error?.reason == "twice.jsonl line 2: an earlier line has the same device")
+        let member = #"{"convo_id": "c0", "member_mls_did": "m", "user_did": "u0", "device_id": "d0"}"#
+        let memberError = #expect(throws: VaultError.self) {
+            try registry.importRows(deviceLines: nil, memberLines: ("twice.jsonl", Array((member + "\n" + member).utf8)), now: now)
+        }
+        #expect(memberError?.reason == "twice.jsonl line 2: an earlier line has the same membership")
+        #expect(try registry.devices(matching: .init(user: "x")).isEmpty)
+    }
+
     @Test(arguments: TestEngine.all) func aSecondImportIsRefusedClearlyOrUpsertedWithoutUndoingRevocations(engine: TestEngine) throws {
         let (registry, path) = try registry(on: engine)
         _ = try registry.revoke(.devices([("u0", "d0")]), reason: "lost", now: now, dryRun: false, force: true, collectOperations: false)
