@@ -152,7 +152,7 @@ extension DeviceRegistry {
     /// The first line of a staged file that breaks a rule, as the error it earns; nothing when
     /// every line is fine. Each check is one query; the earliest line wins, as a line-by-line
     /// import would have found it.
-    private func firstProblem(_ file: String, in session: RegistrySession, _ checks: [(sql: String, error: (RegistryRow) -> VaultError)]) throws {
+    private func firstProblem(_ file: String, in session: RegistrySession, _ checks: [StagingCheck]) throws {
         var earliest: (line: Int, error: VaultError)?
         for check in checks {
             guard let row = try session.rows(check.sql + " ORDER BY s.line LIMIT 1", []).first else { continue }
@@ -163,12 +163,20 @@ extension DeviceRegistry {
         throw VaultError(error.code, "\(file) line \(line): \(error.reason)", hint: error.code == .alreadyImported ? nil : "nothing was imported")
     }
 
+    /// A query for the lines of a staged file that break a rule, and the error a line earns.
+    private typealias StagingCheck = (sql: String, error: (RegistryRow) -> VaultError)
+
+    /// The lines whose key (a device, a membership) an earlier line of the same file has.
+    private static func repeatsAnEarlierLine(_ kind: ImportKind, _ what: String) -> StagingCheck {
+        let table = stagingTable(kind)
+        let sameKey = (kind == .devices ? ["user_did", "device_id"] : ["convo_id", "member_mls_did"]).map { "t.\($0) = s.\($0)" }
+        return ("SELECT s.line FROM \(table) s WHERE EXISTS (SELECT 1 FROM \(table) t WHERE \(sameKey.joined(separator: " AND ")) AND t.line < s.line)",
+                { _ in VaultError(.malformedDocument, "an earlier line has the same \(what)") })
+    }
+
     private func checkStagedDevices(_ file: String, upsert: Bool, in session: RegistrySession) throws {
-        var checks: [(sql: String, error: (RegistryRow) -> VaultError)] = [
-            ("""
-             SELECT s.line FROM import_devices s WHERE EXISTS
-             (SELECT 1 FROM import_devices t WHERE t.user_did = s.user_did AND t.device_id = s.device_id AND t.line < s.line)
-             """, { _ in VaultError(.malformedDocument, "an earlier line has the same device") }),
+        var checks: [StagingCheck] = [
+            Self.repeatsAnEarlierLine(.devices, "device"),
             ("""
              SELECT s.line FROM import_devices s WHERE EXISTS (SELECT 1 FROM user_devices d WHERE d.user_did = s.user_did
                  AND d.signature_public_key = s.signature_public_key AND d.device_id <> s.device_id)
@@ -183,11 +191,8 @@ extension DeviceRegistry {
     }
 
     private func checkStagedMembers(_ file: String, upsert: Bool, in session: RegistrySession) throws {
-        var checks: [(sql: String, error: (RegistryRow) -> VaultError)] = [
-            ("""
-             SELECT s.line FROM import_members s WHERE EXISTS
-             (SELECT 1 FROM import_members t WHERE t.convo_id = s.convo_id AND t.member_mls_did = s.member_mls_did AND t.line < s.line)
-             """, { _ in VaultError(.malformedDocument, "an earlier line has the same membership") }),
+        var checks: [StagingCheck] = [
+            Self.repeatsAnEarlierLine(.members, "membership"),
             ("""
              SELECT s.line, s.user_did, s.device_id FROM import_members s
              WHERE NOT EXISTS (SELECT 1 FROM user_devices d WHERE d.user_did = s.user_did AND d.device_id = s.device_id)

@@ -27,9 +27,9 @@ final class PostgresClient {
         // The client encoding is set here, after the user's string: our text is UTF-8 whatever
         // the database's encoding is.
         let keywords = ["dbname", "fallback_application_name", "client_encoding"], values = [text, "device-revoker", "UTF8"]
-        let made = keywords.withCStrings { keywordPointers in
+        let made = keywords.map(Optional.some).withCStrings { keywordPointers in
             // Both lists end in a null pointer, as libpq wants.
-            values.withCStrings { valuePointers in PQconnectdbParams(keywordPointers + [nil], valuePointers + [nil], 1) }
+            values.map(Optional.some).withCStrings { valuePointers in PQconnectdbParams(keywordPointers + [nil], valuePointers + [nil], 1) }
         }
         guard let made else { throw Failure(sqlState: "08000", message: "out of memory") }
         guard PQstatus(made) == CONNECTION_OK else {
@@ -216,17 +216,9 @@ final class PostgresClient {
     }
 }
 
-extension Array where Element == String {
-    /// The strings as a C array of NUL-terminated strings, alive during `body`.
-    fileprivate func withCStrings<R>(_ body: ([UnsafePointer<CChar>?]) throws -> R) rethrows -> R {
-        let copies = map { strdup($0) }
-        defer { copies.forEach { free($0) } }
-        return try body(copies.map { UnsafePointer($0) })
-    }
-}
-
 extension Array where Element == String? {
-    /// The same for optional strings: nil stays a null pointer (an SQL NULL parameter).
+    /// The strings as a C array of NUL-terminated strings, alive during `body`; nil stays a
+    /// null pointer (an SQL NULL parameter).
     fileprivate func withCStrings<R>(_ body: ([UnsafePointer<CChar>?]) throws -> R) rethrows -> R {
         let copies = map { $0.map { strdup($0) } ?? nil }
         defer { copies.forEach { free($0) } }

@@ -141,15 +141,16 @@ final class SQLiteRegistryEngine: RegistryEngine {
                 """)
         }
         migrator.registerMigration(RegistryMigration.v3) { db in
+            // SQLite triggers fire on one event each: the same rule for an insert and for an
+            // update that re-opens a membership.
+            let refusal = """
+                WHEN NEW.left_at IS NULL AND EXISTS (SELECT 1 FROM user_devices d
+                    WHERE d.user_did = NEW.user_did AND d.device_id = NEW.device_id AND NOT d.is_active)
+                BEGIN SELECT RAISE(ABORT, 'a revoked device cannot join a conversation'); END;
+                """
             try db.execute(sql: """
-                CREATE TRIGGER members_need_an_active_device_insert BEFORE INSERT ON members
-                WHEN NEW.left_at IS NULL AND EXISTS (SELECT 1 FROM user_devices d
-                    WHERE d.user_did = NEW.user_did AND d.device_id = NEW.device_id AND NOT d.is_active)
-                BEGIN SELECT RAISE(ABORT, 'a revoked device cannot join a conversation'); END;
-                CREATE TRIGGER members_need_an_active_device_update BEFORE UPDATE OF left_at, user_did, device_id ON members
-                WHEN NEW.left_at IS NULL AND EXISTS (SELECT 1 FROM user_devices d
-                    WHERE d.user_did = NEW.user_did AND d.device_id = NEW.device_id AND NOT d.is_active)
-                BEGIN SELECT RAISE(ABORT, 'a revoked device cannot join a conversation'); END;
+                CREATE TRIGGER members_need_an_active_device_insert BEFORE INSERT ON members \(refusal)
+                CREATE TRIGGER members_need_an_active_device_update BEFORE UPDATE OF left_at, user_did, device_id ON members \(refusal)
                 """)
         }
         return migrator
