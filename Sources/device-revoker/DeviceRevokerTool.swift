@@ -45,10 +45,20 @@ func parseSince(_ text: String) throws -> Timestamp {
 func readList(_ path: String, what: String) throws -> [String] {
     var entries: [String] = []
     try InputFiles.forEachLine(path, what: what) { _, line in
-        let entry = String(decoding: line, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+        let entry = trimmed(String(decoding: line, as: UTF8.self))
         if !entry.isEmpty, !entry.hasPrefix("#") { entries.append(entry) }
     }
     return entries
+}
+
+/// The text without white space around it: the set of CharacterSet.whitespacesAndNewlines
+/// (Unicode's White_Space and U+200B ZERO WIDTH SPACE), without Foundation's bridging, which
+/// cost more than the rest of reading a 100,000-line devices file.
+func trimmed(_ text: String) -> String {
+    func isSpace(_ scalar: Unicode.Scalar) -> Bool { scalar.properties.isWhitespace || scalar.value == 0x200B }
+    let scalars = text.unicodeScalars
+    guard let first = scalars.firstIndex(where: { !isSpace($0) }), let last = scalars.lastIndex(where: { !isSpace($0) }) else { return "" }
+    return String(scalars[first...last])
 }
 
 /// Operations as JSON Lines.

@@ -594,7 +594,7 @@ def batch_state(db, cutoff):
                 SELECT (SELECT count(*) FROM selected WHERE NOT is_active),
                        (SELECT count(*) FROM user_devices WHERE NOT is_active) - (SELECT count(*) FROM selected WHERE NOT is_active),
                        (SELECT count(*) FROM revocations),
-                       (SELECT count(*) FROM batch_operations),
+                       (SELECT coalesce(sum(array_length(string_to_array(operation, E'\\n'), 1)), 0) FROM batch_operations),
                        (SELECT count(*) FROM members JOIN selected USING (user_did, device_id) WHERE left_at IS NULL)
             """, {"cutoff": cutoff}).fetchone()
 

@@ -15,6 +15,9 @@
 #   HVT_TEST_PGUSER            hvt, the superuser
 #   HVT_TEST_PGPASSFILE        a pgpass file (0600) with the password of the role below
 #   HVT_TEST_PGPASSWORD_ROLE   hvt_password, a login role reachable over TCP by password only
+#
+# TEST_POSTGRES_EXTRA_CONFIG, set before starting, adds lines to postgresql.conf (the benchmarks
+# size the server for their data with it).
 
 # PostgreSQL refuses to run as root; a run as root starts the server as this system user.
 TEST_POSTGRES_OWNER=hvt-postgres
@@ -104,6 +107,7 @@ synchronous_commit = off
 full_page_writes = off
 max_connections = 100
 shared_buffers = 128MB
+${TEST_POSTGRES_EXTRA_CONFIG:-}
 EOF
   # Trust on the socket only; over TCP a password is always asked for.
   cat >"$TEST_POSTGRES_DIR/data/pg_hba.conf" <<EOF

@@ -103,8 +103,9 @@ extension DeviceRegistry {
     /// Revokes the selected active devices in one transaction: inactive with time and reason,
     /// their open memberships closed, one log row each under one batch id, and the batch's
     /// `mls.remove` operations stored with it (``operations(batch:)`` gives them again).
-    /// Refuses (writing nothing) when users would be left with no active device or
-    /// conversations with no active admin device, unless `force`. Idempotent: already revoked
+    /// Refuses when users would be left with no active device or conversations with no active
+    /// admin device, unless `force`: a dry run finds that before changing anything, a real run
+    /// after making the change, which it then rolls back (nothing is committed). Idempotent: already revoked
     /// devices are skipped. A dry run needs only a read-only registry.
     /// With `keepLastDevice`, a user all of whose active devices are selected keeps the one
     /// seen most recently (stale devices go, nobody is locked out).
@@ -119,16 +120,15 @@ extension DeviceRegistry {
         let body = { (db: RegistrySession) throws -> (RevocationResult, commit: Bool) in
             if !dryRun, let serialize = d.serializeRevocations { try db.execute(serialize) }
             try db.execute("""
-                CREATE TEMP TABLE IF NOT EXISTS selected (user_did TEXT NOT NULL, device_id TEXT NOT NULL, PRIMARY KEY (user_did, device_id))\(d.tableSuffix);
+                CREATE TEMP TABLE IF NOT EXISTS selected (user_did TEXT NOT NULL, device_id TEXT NOT NULL, is_active \(d.boolType) NOT NULL,
+                    PRIMARY KEY (user_did, device_id))\(d.tableSuffix);
                 CREATE TEMP TABLE IF NOT EXISTS batch (user_did TEXT NOT NULL, device_id TEXT NOT NULL, PRIMARY KEY (user_did, device_id))\(d.tableSuffix);
                 DELETE FROM selected; DELETE FROM batch;
                 """)
             var radius = BlastRadius()
             radius.notFound = try Self.select(selector, db: db, dialect: d)
-            try db.execute("""
-                INSERT INTO batch SELECT s.user_did, s.device_id FROM selected s
-                JOIN user_devices d ON d.user_did = s.user_did AND d.device_id = s.device_id WHERE d.is_active
-                """)
+            // Only revokers change is_active, and they take turns: what the selection read holds.
+            try db.execute("INSERT INTO batch SELECT user_did, device_id FROM selected WHERE is_active")
             if d.analyzesTemporaryTables { try db.execute("ANALYZE selected; ANALYZE batch") }
             if !dryRun, let lock = d.lockBatchUsers { try db.execute(lock) }
             let selectedCount = try db.int("SELECT count(*) FROM selected")
@@ -158,58 +158,65 @@ extension DeviceRegistry {
             if try db.bool("SELECT count(*) FROM revocations WHERE batch_id = ?", [.text(batchID)]) {
                 throw VaultError.batchIdTaken(batchID)
             }
-            try Self.measure(&radius, db: db, dialect: d)
+            // A dry run may write nothing, so it measures what the change would leave. A real run
+            // makes the change first and measures what it left: the closed memberships are
+            // collected as they close, with no second pass over them, and a guard rail that
+            // refuses rolls the change back.
+            if dryRun {
+                try Self.measure(&radius, applied: false, db: db, dialect: d)
+            } else {
+                try Self.apply(time: time, reason: reason, db: db, dialect: d)
+                try Self.measure(&radius, applied: true, db: db, dialect: d)
+            }
             var refusals: [Refusal] = []
             if !force {
                 if !radius.usersLeftWithoutDevice.isEmpty { refusals.append(.wouldLeaveUsersWithoutDevice(radius.usersLeftWithoutDevice)) }
                 if !radius.conversationsLeftWithoutAdmin.isEmpty { refusals.append(.wouldLeaveConversationsWithoutAdmin(radius.conversationsLeftWithoutAdmin)) }
             }
-            let operations = collectOperations || !dryRun ? try Self.removalOperations(db: db, dialect: d) : []
+            let operations = collectOperations ? try Self.removalOperations(db: db, dialect: d) : []
             guard !dryRun, refusals.isEmpty else {
                 return (RevocationResult(batchID: batchID, radius: radius, applied: false, refusals: refusals, operations: operations), false)
             }
             try db.execute("""
-                UPDATE user_devices SET is_active = FALSE, revoked_at = ?, revocation_reason = ?
-                WHERE (user_did, device_id) IN (SELECT user_did, device_id FROM batch)
-                """, [.time(time), RegistryValue(reason)])
-            try db.execute("""
-                UPDATE members SET left_at = ? WHERE left_at IS NULL AND (convo_id, member_mls_did) IN (SELECT convo_id, member_mls_did FROM closing)
-                """, [.time(time)])
-            try db.execute("""
                 INSERT INTO revocations (batch_id, revoked_at, user_did, device_id, reason, selector)
                 SELECT ?, ?, user_did, device_id, ?, ? FROM batch ORDER BY user_did\(d.byteOrder), device_id\(d.byteOrder)
                 """, [.text(batchID), .time(time), RegistryValue(reason), .text(selector.description)])
-            try db.load("batch_operations", columns: ["batch_id", "seq", "operation"]) { add in
-                for (index, operation) in operations.enumerated() {
-                    try add([.text(batchID), .int(index), .text(String(decoding: operation.serialized(pretty: false), as: UTF8.self))])
-                }
-            }
+            try Self.storeOperations(batchID: batchID, db: db, dialect: d)
             return (RevocationResult(batchID: batchID, radius: radius, applied: true, refusals: [], operations: operations), true)
         }
         return dryRun ? try read { try body($0).0 } : try transaction(body)
     }
 
-    /// Fills `selected`; returns how many listed devices or keys the registry does not have.
+    /// Fills `selected` (with each device's is_active, so the batch needs no second look-up);
+    /// returns how many listed devices or keys the registry does not have.
     private static func select(_ selector: Selector, db: RegistrySession, dialect d: RegistryDialect) throws -> Int {
         switch selector {
         case .devices(let pairs):
             try db.execute("""
                 CREATE TEMP TABLE IF NOT EXISTS listed (user_did TEXT NOT NULL, device_id TEXT NOT NULL); DELETE FROM listed;
                 """)
+            // Each pair once, so the join below needs no DISTINCT (a sort of the whole list).
+            // Compared by bytes, as the database compares them: Swift's String equality would
+            // take "é" and "e" + U+0301 for one device and leave the second unrevoked.
+            struct Pair: Hashable { let user, device: [UInt8] }
+            var seen = Set<Pair>(minimumCapacity: pairs.count)
             try db.load("listed", columns: ["user_did", "device_id"]) { add in
-                for pair in pairs { try add([.text(pair.user), .text(pair.device)]) }
+                for pair in pairs {
+                    let (inserted, _) = seen.insert(Pair(user: Array(pair.user.utf8), device: Array(pair.device.utf8)))
+                    if inserted { try add([.text(pair.user), .text(pair.device)]) }
+                }
             }
             try db.execute("""
-                INSERT INTO selected SELECT DISTINCT l.user_did, l.device_id FROM listed l
+                INSERT INTO selected SELECT l.user_did, l.device_id, d.is_active FROM listed l
                 JOIN user_devices d ON d.user_did = l.user_did AND d.device_id = l.device_id
                 """)
-            return try db.int("SELECT count(*) FROM (SELECT DISTINCT user_did, device_id FROM listed) l") - db.int("SELECT count(*) FROM selected")
+            return try seen.count - db.int("SELECT count(*) FROM selected")
         case .user(let did):
-            try db.execute("INSERT INTO selected SELECT user_did, device_id FROM user_devices WHERE user_did = ?", [.text(did)])
+            try db.execute("INSERT INTO selected SELECT user_did, device_id, is_active FROM user_devices WHERE user_did = ?", [.text(did)])
             return try db.int("SELECT count(*) FROM selected") == 0 ? 1 : 0
         case .notSeenSince(let time):
             try db.execute("""
-                INSERT INTO selected SELECT user_did, device_id FROM user_devices WHERE \(lastSignOfLife("user_devices")) < ?
+                INSERT INTO selected SELECT user_did, device_id, is_active FROM user_devices WHERE \(lastSignOfLife("user_devices")) < ?
                 """, [.time(timeText(time))])
             return 0
         case .signatureKeys(let keys):
@@ -218,7 +225,7 @@ extension DeviceRegistry {
                 for key in keys { try add([.bytes(key)]) }
             }
             try db.execute("""
-                INSERT INTO selected SELECT DISTINCT d.user_did, d.device_id FROM listed_keys k JOIN user_devices d ON d.signature_public_key = k.key
+                INSERT INTO selected SELECT DISTINCT d.user_did, d.device_id, d.is_active FROM listed_keys k JOIN user_devices d ON d.signature_public_key = k.key
                 """)
             return try db.int("""
                 SELECT count(*) FROM (SELECT DISTINCT key FROM listed_keys) k
@@ -227,35 +234,86 @@ extension DeviceRegistry {
         }
     }
 
-    /// Fills `closing` (the open memberships of the batch's devices: one join, reused by the
-    /// counts, the operations and the update) and measures the blast radius.
-    private static func measure(_ radius: inout BlastRadius, db: RegistrySession, dialect d: RegistryDialect) throws {
-        radius.users = try db.int("SELECT count(DISTINCT user_did) FROM batch")
+    /// The temporary table of the memberships the batch closes, reused by the counts, the
+    /// guard rails and the operations.
+    private static func emptyClosing(db: RegistrySession, dialect d: RegistryDialect) throws {
         try db.execute("""
             CREATE TEMP TABLE IF NOT EXISTS closing (convo_id TEXT NOT NULL, member_mls_did TEXT NOT NULL, is_admin \(d.boolType) NOT NULL,
                 PRIMARY KEY (convo_id, member_mls_did))\(d.tableSuffix);
             DELETE FROM closing;
-            INSERT INTO closing SELECT m.convo_id, m.member_mls_did, coalesce(m.is_admin, FALSE) FROM batch b
-                JOIN members m ON m.user_did = b.user_did AND m.device_id = b.device_id WHERE m.left_at IS NULL;
             """)
+    }
+
+    /// Revokes the batch's devices and closes their open memberships, filling `closing` with
+    /// each membership as it closes (``RegistryDialect/closeMemberships``).
+    private static func apply(time: String, reason: String?, db: RegistrySession, dialect d: RegistryDialect) throws {
+        try db.execute("""
+            UPDATE user_devices SET is_active = FALSE, revoked_at = ?, revocation_reason = ?
+            WHERE (user_did, device_id) IN (SELECT user_did, device_id FROM batch)
+            """, [.time(time), RegistryValue(reason)])
+        try emptyClosing(db: db, dialect: d)
+        if let collecting = d.collectingClosing { try db.execute(collecting.start) }
+        try db.execute(d.closeMemberships, [.time(time)])
+        if let collecting = d.collectingClosing { try db.execute(collecting.end) }
+    }
+
+    /// The blast radius, from `batch` and `closing`. Before the change (`applied` false) it
+    /// fills `closing` and finds what would be left by setting the batch aside; after it,
+    /// what is left is simply what the registry holds. Both give the same answer: the batch's
+    /// devices are all active, and `closing` is every open membership they had.
+    private static func measure(_ radius: inout BlastRadius, applied: Bool, db: RegistrySession, dialect d: RegistryDialect) throws {
+        radius.users = try db.int("SELECT count(DISTINCT user_did) FROM batch")
+        if !applied {
+            try emptyClosing(db: db, dialect: d)
+            try db.execute("""
+                INSERT INTO closing SELECT m.convo_id, m.member_mls_did, coalesce(m.is_admin, FALSE) FROM batch b
+                    JOIN members m ON m.user_did = b.user_did AND m.device_id = b.device_id WHERE m.left_at IS NULL
+                """)
+        }
         if d.analyzesTemporaryTables { try db.execute("ANALYZE closing") }
         radius.memberships = try db.int("SELECT count(*) FROM closing")
         radius.conversations = try db.int("SELECT count(DISTINCT convo_id) FROM closing")
+        let outsideBatch = applied ? "" : "AND NOT EXISTS (SELECT 1 FROM batch b WHERE b.user_did = d.user_did AND b.device_id = d.device_id)"
         radius.usersLeftWithoutDevice = try db.strings("""
             SELECT user_did FROM (SELECT DISTINCT user_did FROM batch) u WHERE NOT EXISTS (
-                SELECT 1 FROM user_devices d WHERE d.user_did = u.user_did AND d.is_active
-                AND NOT EXISTS (SELECT 1 FROM batch b WHERE b.user_did = d.user_did AND b.device_id = d.device_id))
+                SELECT 1 FROM user_devices d WHERE d.user_did = u.user_did AND d.is_active \(outsideBatch))
             ORDER BY user_did\(d.byteOrder)
             """)
         // Only a conversation losing an active admin device can be left without one: the batch's
         // devices are all active, so each closing admin membership is such a loss.
+        let notClosing = applied ? "" : "AND NOT EXISTS (SELECT 1 FROM closing x WHERE x.convo_id = m.convo_id AND x.member_mls_did = m.member_mls_did)"
         radius.conversationsLeftWithoutAdmin = try db.strings("""
             SELECT convo_id FROM (SELECT DISTINCT convo_id FROM closing WHERE is_admin) c
             WHERE NOT EXISTS (SELECT 1 FROM members m JOIN user_devices d ON d.user_did = m.user_did AND d.device_id = m.device_id
-                              WHERE m.convo_id = c.convo_id AND m.left_at IS NULL AND m.is_admin AND d.is_active
-                              AND NOT EXISTS (SELECT 1 FROM closing x WHERE x.convo_id = m.convo_id AND x.member_mls_did = m.member_mls_did))
+                              WHERE m.convo_id = c.convo_id AND m.left_at IS NULL AND m.is_admin AND d.is_active \(notClosing))
             ORDER BY convo_id\(d.byteOrder)
             """)
+    }
+
+    /// Operations a `batch_operations` row holds, as JSON Lines without the last newline.
+    /// One row an operation cost more than the rest of the bookkeeping (a 36-byte batch id and
+    /// an index entry each, 500,000 of them for 100,000 devices); ``operations(batch:)`` reads
+    /// rows of one operation (as earlier versions wrote them) and of many alike.
+    static let operationsPerRow = 1000
+
+    /// The batch's operations, in byte order of conversation and member, built in SQL and
+    /// stored ``operationsPerRow`` to a row.
+    private static func storeOperations(batchID: String, db: RegistrySession, dialect d: RegistryDialect) throws {
+        let lines = try db.strings("""
+            SELECT \(removalOperationSQL(d)) FROM closing ORDER BY convo_id\(d.byteOrder), member_mls_did\(d.byteOrder)
+            """)
+        try db.load("batch_operations", columns: ["batch_id", "seq", "operation"]) { add in
+            for (seq, start) in stride(from: 0, to: lines.count, by: operationsPerRow).enumerated() {
+                let chunk = lines[start..<min(start + operationsPerRow, lines.count)]
+                try add([.text(batchID), .int(seq), .text(chunk.joined(separator: "\n"))])
+            }
+        }
+    }
+
+    /// One `mls.remove` operation of `closing`, as compact JSON built in SQL: the bytes
+    /// ``removalOperations(db:dialect:)`` serialises to (DeviceRegistryTests checks both agree).
+    private static func removalOperationSQL(_ d: RegistryDialect) -> String {
+        #"'{"op":"mls.remove","convo":' || "# + d.jsonString("convo_id") + #" || ',"member":' || "# + d.jsonString("member_mls_did") + " || '}'"
     }
 
     private static func removalOperations(db: RegistrySession, dialect d: RegistryDialect) throws -> [JSONValue] {

@@ -134,11 +134,29 @@ struct RegistryDialect: Sendable {
     /// for a device being revoked while the batch is measured and applied (only revokers change
     /// `is_active`, and they take turns); nil where the database is locked whole.
     let lockBatchUsers: String?
+    /// Quotes a text expression as a JSON string exactly as ``JSONValue`` writes one (`"` and
+    /// `\` escaped, control characters as `\n`, `\t`… or `\u00xx`, nothing else), so a
+    /// batch's operations are built by the database, not one JSON value at a time in the tool.
+    let jsonString: @Sendable (String) -> String
+    /// Closes the open memberships of the batch's devices at its one parameter, the time, and
+    /// puts each in `closing` as it closes, in the same pass over `members`...
+    let closeMemberships: String
+    /// ...with these statements around it, where the engine needs them.
+    let collectingClosing: (start: String, end: String)?
 
     static let sqlite = RegistryDialect(
         blobType: "BLOB", timeType: "TEXT", boolType: "INTEGER", tableSuffix: " WITHOUT ROWID", byteOrder: "",
         tableExists: "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = ?",
-        analyzesTemporaryTables: false, serializeRevocations: nil, lockBatchUsers: nil)
+        analyzesTemporaryTables: false, serializeRevocations: nil, lockBatchUsers: nil,
+        jsonString: { "json_quote(\($0))" },
+        closeMemberships: "UPDATE members SET left_at = ? WHERE left_at IS NULL AND (user_did, device_id) IN (SELECT user_did, device_id FROM batch)",
+        // SQLite cannot insert what an UPDATE returns: a temporary trigger, on this connection
+        // only and for this statement only (made and dropped inside the transaction), does.
+        collectingClosing: (start: """
+            CREATE TEMP TRIGGER registry_revoke_collects_closing AFTER UPDATE OF left_at ON main.members
+            WHEN OLD.left_at IS NULL AND NEW.left_at IS NOT NULL
+            BEGIN INSERT INTO closing VALUES (NEW.convo_id, NEW.member_mls_did, coalesce(NEW.is_admin, 0)); END
+            """, end: "DROP TRIGGER temp.registry_revoke_collects_closing"))
     static let postgres = RegistryDialect(
         blobType: "BYTEA", timeType: "TIMESTAMPTZ", boolType: "BOOLEAN", tableSuffix: "", byteOrder: #" COLLATE "C""#,
         tableExists: "SELECT count(*) FROM information_schema.tables WHERE table_schema = current_schema() AND table_name = ?",
@@ -149,5 +167,12 @@ struct RegistryDialect: Sendable {
         lockBatchUsers: """
             SELECT count(*) FROM (SELECT 1 FROM user_devices d WHERE (d.user_did, d.device_id) IN (SELECT user_did, device_id FROM batch)
                                   ORDER BY d.user_did, d.device_id FOR UPDATE OF d) locked
-            """)
+            """,
+        jsonString: { "to_json(\($0)::text)::text" },
+        closeMemberships: """
+            WITH closed AS (UPDATE members SET left_at = ? WHERE left_at IS NULL AND (user_did, device_id) IN (SELECT user_did, device_id FROM batch)
+                            RETURNING convo_id, member_mls_did, coalesce(is_admin, FALSE) AS is_admin)
+            INSERT INTO closing SELECT convo_id, member_mls_did, is_admin FROM closed
+            """,
+        collectingClosing: nil)
 }

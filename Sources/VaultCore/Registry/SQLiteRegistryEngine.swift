@@ -29,6 +29,13 @@ final class SQLiteRegistryEngine: RegistryEngine {
         configuration.busyMode = .timeout(60)
         configuration.foreignKeysEnabled = true
         configuration.readonly = readOnly
+        // A revocation reads and rewrites rows scattered over the whole file: with SQLite's
+        // default 2 MiB page cache, pages are read again and again, and dirty ones spill to the
+        // file before the commit. The cache grows only as pages are touched, up to 512 MiB.
+        // (Temporary tables stay in files: an import stages millions of rows in them.)
+        configuration.prepareDatabase { db in
+            try db.execute(sql: "PRAGMA cache_size = -524288")
+        }
         do {
             database = try DatabaseQueue(path: path, configuration: configuration)
             let tables = try database.read { db in
@@ -200,11 +207,52 @@ final class SQLiteRegistryEngine: RegistryEngine {
             return rows
         }
 
+        /// One prepared insert, bound and stepped through SQLite's own calls: GRDB's arguments
+        /// cost more per row than SQLite's insert itself (a 100,000-device batch, an import).
         func load(_ table: String, columns: [String], _ produce: (([RegistryValue]) throws -> Void) throws -> Void) throws {
-            let insert = try db.makeStatement(sql: """
-                INSERT INTO \(table) (\(columns.joined(separator: ", "))) VALUES (\(columns.map { _ in "?" }.joined(separator: ", ")))
-                """)
-            try produce { row in try insert.execute(arguments: StatementArguments(row.map(Self.databaseValue))) }
+            let sql = "INSERT INTO \(table) (\(columns.joined(separator: ", "))) VALUES (\(columns.map { _ in "?" }.joined(separator: ", ")))"
+            let insert = try db.makeStatement(sql: sql)
+            // The handle lives as long as GRDB's statement, which finalizes it when released.
+            try withExtendedLifetime(insert) {
+                let handle = insert.sqliteStatement
+                defer { sqlite3_reset(handle) }
+                try produce { row in
+                    sqlite3_reset(handle)
+                    for (index, value) in row.enumerated() { try check(Self.bind(value, at: Int32(index + 1), to: handle), sql) }
+                    try check(sqlite3_step(handle), sql, expecting: SQLITE_DONE)
+                }
+            }
+        }
+
+        /// SQLite's result code as GRDB's error, which the engine turns into ours.
+        private func check(_ code: Int32, _ sql: String, expecting expected: Int32 = SQLITE_OK) throws {
+            guard code != expected else { return }
+            throw DatabaseError(resultCode: ResultCode(rawValue: code), message: String(cString: sqlite3_errmsg(db.sqliteConnection)), sql: sql)
+        }
+
+        /// SQLite copies what it is given (SQLITE_TRANSIENT, a macro Swift cannot import).
+        private static let transient = unsafeBitCast(-1, to: sqlite3_destructor_type.self)
+
+        /// Binds one value; sizes past SQLite's 32-bit lengths are refused as SQLITE_TOOBIG.
+        private static func bind(_ value: RegistryValue, at index: Int32, to handle: SQLiteStatement) -> Int32 {
+            switch value {
+            case .null: return sqlite3_bind_null(handle, index)
+            case .int(let number): return sqlite3_bind_int64(handle, index, sqlite3_int64(number))
+            case .bool(let flag): return sqlite3_bind_int64(handle, index, flag ? 1 : 0)
+            case .text(var text), .time(var text):
+                // An empty string still binds as text, never as NULL (a nil pointer would).
+                return text.withUTF8 { bytes in
+                    guard let start = bytes.baseAddress, !bytes.isEmpty else { return sqlite3_bind_text(handle, index, "", 0, transient) }
+                    guard let length = Int32(exactly: bytes.count) else { return SQLITE_TOOBIG }
+                    return sqlite3_bind_text(handle, index, UnsafeRawPointer(start).assumingMemoryBound(to: CChar.self), length, transient)
+                }
+            case .bytes(let bytes):
+                return bytes.withUnsafeBytes { raw in
+                    guard let start = raw.baseAddress, !raw.isEmpty else { return sqlite3_bind_zeroblob(handle, index, 0) }
+                    guard let length = Int32(exactly: raw.count) else { return SQLITE_TOOBIG }
+                    return sqlite3_bind_blob(handle, index, start, length, transient)
+                }
+            }
         }
 
         static func databaseValue(_ value: RegistryValue) -> DatabaseValue {

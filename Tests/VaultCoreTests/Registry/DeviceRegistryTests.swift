@@ -143,6 +143,30 @@ import Testing
         #expect(try registry.revoke(.devices([("u0", "d1")]), reason: nil, now: now, dryRun: false, force: false, collectOperations: false).applied)
     }
 
+    /// A dry run measures before the change, a real run after it (rolled back when refused):
+    /// both must find the same radius and refusals, and the forced run the same radius.
+    @Test(arguments: TestEngine.all) func dryRunsAndRealRunsMeasureAlike(engine: TestEngine) throws {
+        let cases: [(DeviceRegistry.Selector, keepLast: Bool)] = [
+            (.user("u0"), false), (.devices([("u0", "d0"), ("u4", "d9"), ("u9", "d0")]), false),
+            (.notSeenSince(Timestamp(rfc3339: "2025-01-06T12:00:00Z")!), false), (.notSeenSince(Timestamp(rfc3339: "2025-01-09T00:00:00Z")!), true),
+            (.signatureKeys([[0x00, 0x00], [0x00, 0x05], [0x00, 0x08]]), false),
+        ]
+        for (selector, keepLast) in cases {
+            let (registry, _) = try registry(on: engine)
+            _ = try registry.revoke(.devices([("u1", "d3")]), reason: nil, now: now, dryRun: false, force: true, collectOperations: false)
+            func run(dryRun: Bool, force: Bool) throws -> DeviceRegistry.RevocationResult {
+                try registry.revoke(selector, reason: nil, now: now, dryRun: dryRun, force: force, collectOperations: true, keepLastDevice: keepLast)
+            }
+            let dry = try run(dryRun: true, force: false), refused = try run(dryRun: false, force: false)
+            #expect(dry.radius == refused.radius && dry.refusals == refused.refusals, "\(selector.description)")
+            #expect(!refused.refusals.isEmpty || refused.applied, "\(selector.description)")
+            guard !refused.applied else { continue }
+            #expect(try registry.log(batch: nil).count == 1, "a refused run commits nothing")
+            let forced = try run(dryRun: false, force: true)
+            #expect(forced.applied && forced.radius == dry.radius && forced.operations.count == dry.operations.count, "\(selector.description)")
+        }
+    }
+
     @Test(arguments: TestEngine.all) func theLogIsAppendOnly(engine: TestEngine) throws {
         let (registry, path) = try registry(on: engine)
         _ = try registry.revoke(.user("u3"), reason: nil, now: now, dryRun: false, force: true, collectOperations: false)
@@ -242,12 +266,44 @@ import Testing
 
     @Test(arguments: TestEngine.all) func aBatchsOperationsCanBeProducedAgainFromTheDatabase(engine: TestEngine) throws {
         let (registry, _) = try DeviceRegistryTests().registry(on: engine, users: 4, perUser: 2)
-        let result = try registry.revoke(.user("u1"), reason: "lost", now: now, dryRun: false, force: true, collectOperations: false, batchID: "B-1")
+        let result = try registry.revoke(.user("u1"), reason: "lost", now: now, dryRun: false, force: true, collectOperations: true, batchID: "B-1")
         #expect(result.applied && !result.operations.isEmpty)
         let stored = try registry.operations(batch: "B-1")
         #expect(stored == result.operations.flatMap { $0.serialized(pretty: false) + [0x0a] })
         #expect(error { _ = try registry.operations(batch: "no-such-batch") } == .notInRegistry)
         #expect(error { _ = try registry.log(batch: "no-such-batch") } == .notInRegistry)
+    }
+
+    /// A batch of more operations than one row holds reads back whole and in order.
+    @Test(arguments: TestEngine.all) func operationsOfManyRowsComeBackInOrder(engine: TestEngine) throws {
+        let (registry, _) = try DeviceRegistryTests().registry(on: engine, users: 700, perUser: 2)
+        let everyone = DeviceRegistry.Selector.notSeenSince(Timestamp(rfc3339: "2026-01-01T00:00:00Z")!)
+        let result = try registry.revoke(everyone, reason: nil, now: now, dryRun: false, force: true, collectOperations: true, batchID: "B-big")
+        #expect(result.applied && result.operations.count == 1400 && result.operations.count > DeviceRegistry.operationsPerRow)
+        #expect(try registry.operations(batch: "B-big") == result.operations.flatMap { $0.serialized(pretty: false) + [0x0a] })
+        let rows = try registry.read { try $0.int("SELECT count(*) FROM batch_operations WHERE batch_id = 'B-big'") }
+        #expect(rows == 2)
+    }
+
+    /// The stored operations are built in SQL (json_quote, to_json): they must be the bytes the
+    /// tool's own JSON writer gives, for every character a conversation id or DID may hold.
+    @Test(arguments: TestEngine.all) func storedOperationsAreTheToolsOwnJSON(engine: TestEngine) throws {
+        let registry = try DeviceRegistry(location: engine.newLocation(), access: .create)
+        // Quote, backslash, solidus, every control character the engines can store (PostgreSQL
+        // text has no NUL), DEL, and UTF-8 of two, three and four bytes.
+        let odd = "q\"b\\s/" + String(String.UnicodeScalarView((1..<0x20).map { Unicode.Scalar(UInt8($0)) })) + "\u{7f} é\u{2028}😀"
+        func json(_ text: String) -> String { String(decoding: JSONValue.string(text).serialized(pretty: false), as: UTF8.self) }
+        let user = json("u" + odd), member = json("m" + odd)
+        let devices = #"{"user_did": \#(user), "device_id": "d0", "device_mls_did": \#(member), "signature_public_key": "01"}"# + "\n"
+            + #"{"user_did": \#(user), "device_id": "d1", "device_mls_did": "m2", "signature_public_key": "02"}"# + "\n"
+        let members = #"{"convo_id": \#(json("c" + odd)), "member_mls_did": \#(member), "user_did": \#(user), "device_id": "d0"}"# + "\n"
+            + #"{"convo_id": "plain", "member_mls_did": \#(member), "user_did": \#(user), "device_id": "d0"}"# + "\n"
+        _ = try registry.importRows(deviceLines: ("d", Array(devices.utf8)), memberLines: ("m", Array(members.utf8)), now: now)
+        let result = try registry.revoke(.devices([("u" + odd, "d0")]), reason: nil, now: now, dryRun: false, force: true,
+                                         collectOperations: true, batchID: "B-odd")
+        #expect(result.applied && result.operations.count == 2)
+        let stored = try registry.operations(batch: "B-odd")
+        #expect(String(decoding: stored, as: UTF8.self) == String(decoding: result.operations.flatMap { $0.serialized(pretty: false) + [0x0a] }, as: UTF8.self))
     }
 
     @Test func readOnlyAccessChangesNothingAndRefusesAForeignDatabase() throws {
