@@ -75,7 +75,11 @@ for name in ["sheet", "startup", "open", "migrate", "census", "registry", "regis
         add(name, f"registry on PostgreSQL: latency of the app's device registrations ({quiet['rate']:.0f}/s over {quiet['workers']} "
             f"connections, each a device and its rejoins), quiet vs while a revoke of {data['revoked']:,} devices runs",
             f"p50 {quiet['p50_ms']:.1f} ms, p99 {quiet['p99_ms']:.1f} ms vs p50 {busy['p50_ms']:.1f} ms, p99 {busy['p99_ms']:.1f} ms "
-            f"(max {busy['max_ms']:.0f} ms; {quiet['error_count'] + busy['error_count']} errors)", "reported", None)
+            f"(max {busy['max_ms']:.0f} ms; {quiet['error_count'] + busy['error_count']} errors)"
+            # A window in which no registration committed has no percentiles: say so, do not crash.
+            if quiet["p50_ms"] is not None and busy["p50_ms"] is not None else
+            f"no registration committed ({quiet['error_count'] + busy['error_count']} errors: {(quiet['errors'] + busy['errors'])[:1]})",
+            "reported", None)
         continue
     ours, peer = data["ours"], data["peer"]
     entry = dict(data)
