@@ -57,6 +57,13 @@ let package = Package(
             pkgConfig: "libpq",
             providers: [.apt(["libpq-dev"])]
         ),
+        // libcurl: HTTP for the S3-compatible object store (issue 15); Debian's OpenSSL flavour,
+        // so HTTPS uses the system's trust store.
+        .systemLibrary(
+            name: "CCurl",
+            pkgConfig: "libcurl",
+            providers: [.apt(["libcurl4-openssl-dev"])]
+        ),
         // libpng and libjpeg report errors by longjmp; this small C target owns the setjmp.
         .target(
             name: "CImageCodecs",
@@ -66,7 +73,7 @@ let package = Package(
         .target(
             name: "VaultCore",
             dependencies: [
-                "CSodium", "CSecp256k1", "CQRencode", "CZBar", "CFreeType", "CImageCodecs", "CLibPQ",
+                "CSodium", "CSecp256k1", "CQRencode", "CZBar", "CFreeType", "CImageCodecs", "CLibPQ", "CCurl",
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "GRDBSQLite", package: "GRDB.swift"),  // sqlite3_serialize
                 .product(name: "Crypto", package: "swift-crypto"),

@@ -1,0 +1,166 @@
+internal import CCurl
+
+/// One HTTP exchange: what is sent.
+struct HTTPRequest: Sendable {
+    var method: String
+    /// The whole URL, already encoded; it never carries a credential.
+    var url: String
+    var headers: [(name: String, value: String)]
+    var body: [UInt8]
+
+    init(method: String, url: String, headers: [(name: String, value: String)], body: [UInt8] = []) {
+        self.method = method
+        self.url = url
+        self.headers = headers
+        self.body = body
+    }
+}
+
+/// What came back: the status, the headers (names lowercased; the last of a repeated name) and
+/// the body.
+struct HTTPResponse: Sendable {
+    let status: Int
+    let headers: [String: String]
+    let body: [UInt8]
+}
+
+/// Why an exchange has no response: the transport failed. `mayHaveReachedServer` is false only
+/// when curl says the request was never sent (no connection), so a write that fails otherwise
+/// has an unknown outcome.
+struct HTTPTransportError: Error, Sendable {
+    let message: String
+    let mayHaveReachedServer: Bool
+}
+
+/// The one owner of libcurl: an easy handle per client, reused so that connections are kept
+/// alive between requests. A client is used by one thread at a time; concurrent work makes one
+/// client per worker.
+final class HTTPClient {
+    private let handle: UnsafeMutableRawPointer  // CURL is `void` in C
+    let connectTimeoutMilliseconds: Int
+    let timeoutMilliseconds: Int
+
+    private static let globalInit: CURLcode = hvt_curl_global_init()
+
+    init(connectTimeoutMilliseconds: Int = 10_000, timeoutMilliseconds: Int = 120_000) throws {
+        guard Self.globalInit == CURLE_OK, let handle = curl_easy_init() else {
+            throw VaultError(.io, "libcurl could not be initialised")
+        }
+        self.handle = handle
+        self.connectTimeoutMilliseconds = connectTimeoutMilliseconds
+        self.timeoutMilliseconds = timeoutMilliseconds
+    }
+
+    deinit { curl_easy_cleanup(handle) }
+
+    /// Sends one request and waits for its whole response.
+    func send(_ request: HTTPRequest) throws(HTTPTransportError) -> HTTPResponse {
+        // curl_easy_reset forgets the options but keeps the connection cache.
+        curl_easy_reset(handle)
+        let exchange = Exchange(upload: request.body)
+        var list: UnsafeMutablePointer<curl_slist>? = nil
+        defer { curl_slist_free_all(list) }
+        // "Expect:" stops curl from waiting for 100-continue before a body.
+        for (name, value) in request.headers + [("Expect", "")] {
+            let line = value.isEmpty ? "\(name):" : "\(name): \(value)"
+            list = curl_slist_append(list, line)
+        }
+        let code: CURLcode = withExtendedLifetime(exchange) {
+            let context = Unmanaged.passUnretained(exchange).toOpaque()
+            var status = CURLE_OK
+            func set(_ result: CURLcode) { if status == CURLE_OK { status = result } }
+            set(hvt_curl_set_pointer(handle, CURLOPT_URL, request.url))
+            set(hvt_curl_set_long(handle, CURLOPT_NOSIGNAL, 1))
+            set(hvt_curl_set_long(handle, CURLOPT_CONNECTTIMEOUT_MS, connectTimeoutMilliseconds))
+            set(hvt_curl_set_long(handle, CURLOPT_TIMEOUT_MS, timeoutMilliseconds))
+            set(hvt_curl_set_pointer(handle, CURLOPT_PROTOCOLS_STR, "http,https"))
+            set(hvt_curl_set_pointer(handle, CURLOPT_HTTPHEADER, list))
+            set(hvt_curl_set_write_function(handle, CURLOPT_WRITEFUNCTION, receiveBody))
+            set(hvt_curl_set_pointer(handle, CURLOPT_WRITEDATA, context))
+            set(hvt_curl_set_write_function(handle, CURLOPT_HEADERFUNCTION, receiveHeader))
+            set(hvt_curl_set_pointer(handle, CURLOPT_HEADERDATA, context))
+            switch request.method {
+            case "GET":
+                set(hvt_curl_set_long(handle, CURLOPT_HTTPGET, 1))
+            case "HEAD":
+                set(hvt_curl_set_long(handle, CURLOPT_NOBODY, 1))
+            case "PUT":
+                set(hvt_curl_set_long(handle, CURLOPT_UPLOAD, 1))
+                set(hvt_curl_set_off(handle, CURLOPT_INFILESIZE_LARGE, curl_off_t(request.body.count)))
+                set(hvt_curl_set_write_function(handle, CURLOPT_READFUNCTION, sendBody))
+                set(hvt_curl_set_pointer(handle, CURLOPT_READDATA, context))
+            default:
+                set(hvt_curl_set_pointer(handle, CURLOPT_CUSTOMREQUEST, request.method))
+            }
+            guard status == CURLE_OK else { return status }
+            return curl_easy_perform(handle)
+        }
+        guard code == CURLE_OK else {
+            let message = String(cString: curl_easy_strerror(code))
+            let neverSent = code == CURLE_COULDNT_CONNECT || code == CURLE_COULDNT_RESOLVE_HOST
+                || code == CURLE_COULDNT_RESOLVE_PROXY || code == CURLE_UNSUPPORTED_PROTOCOL || code == CURLE_URL_MALFORMAT
+            throw HTTPTransportError(message: message, mayHaveReachedServer: !neverSent)
+        }
+        var status = 0
+        _ = hvt_curl_response_code(handle, &status)
+        return HTTPResponse(status: status, headers: exchange.headers, body: exchange.received)
+    }
+}
+
+/// The buffers one exchange's callbacks fill and drain.
+private final class Exchange {
+    let upload: [UInt8]
+    var uploaded = 0
+    var received: [UInt8] = []
+    var headers: [String: String] = [:]
+
+    init(upload: [UInt8]) { self.upload = upload }
+}
+
+private func exchange(_ context: UnsafeMutableRawPointer?) -> Exchange {
+    Unmanaged<Exchange>.fromOpaque(context!).takeUnretainedValue()
+}
+
+private let receiveBody: @convention(c) (UnsafeMutablePointer<CChar>?, Int, Int, UnsafeMutableRawPointer?) -> Int = {
+    data, size, count, context in
+    let bytes = UnsafeRawBufferPointer(start: data, count: size * count)
+    exchange(context).received.append(contentsOf: bytes)
+    return bytes.count
+}
+
+/// One header line at a time; the status line and the blank line have no colon and are skipped.
+/// A redirect or 100-continue starts a new header block, so a status line clears the headers.
+private let receiveHeader: @convention(c) (UnsafeMutablePointer<CChar>?, Int, Int, UnsafeMutableRawPointer?) -> Int = {
+    data, size, count, context in
+    let bytes = UnsafeRawBufferPointer(start: data, count: size * count)
+    let line = String(decoding: bytes, as: UTF8.self)
+    let exchange = exchange(context)
+    if line.hasPrefix("HTTP/") {
+        exchange.headers = [:]
+    } else if let colon = line.firstIndex(of: ":") {
+        let name = line[..<colon].lowercased()
+        let value = line[line.index(after: colon)...].trimmingASCIIWhitespace()
+        exchange.headers[name] = value
+    }
+    return bytes.count
+}
+
+private let sendBody: @convention(c) (UnsafeMutablePointer<CChar>?, Int, Int, UnsafeMutableRawPointer?) -> Int = {
+    buffer, size, count, context in
+    let exchange = exchange(context)
+    let length = min(size * count, exchange.upload.count - exchange.uploaded)
+    guard length > 0, let buffer else { return 0 }
+    exchange.upload.withUnsafeBytes { source in
+        UnsafeMutableRawPointer(buffer).copyMemory(
+            from: source.baseAddress! + exchange.uploaded, byteCount: length)
+    }
+    exchange.uploaded += length
+    return length
+}
+
+extension Substring {
+    func trimmingASCIIWhitespace() -> String {
+        let isSpace: (Character) -> Bool = { $0 == " " || $0 == "\t" || $0 == "\r" || $0 == "\n" }
+        return String(drop(while: isSpace).reversed().drop(while: isSpace).reversed())
+    }
+}
