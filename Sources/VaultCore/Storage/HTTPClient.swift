@@ -54,7 +54,7 @@ final class HTTPClient {
     deinit { curl_easy_cleanup(handle) }
 
     /// Sends one request and waits for its whole response.
-    func send(_ request: HTTPRequest) throws(HTTPTransportError) -> HTTPResponse {
+    func send(_ request: HTTPRequest) -> Result<HTTPResponse, HTTPTransportError> {
         // curl_easy_reset forgets the options but keeps the connection cache.
         curl_easy_reset(handle)
         let exchange = Exchange(upload: request.body)
@@ -62,6 +62,10 @@ final class HTTPClient {
         defer { curl_slist_free_all(list) }
         // "Expect:" stops curl from waiting for 100-continue before a body.
         for (name, value) in request.headers + [("Expect", "")] {
+            // A CR or LF would end the header and start another: refuse instead of sending it.
+            guard !(name + value).unicodeScalars.contains(where: { $0 == "\r" || $0 == "\n" || $0 == "\0" }) else {
+                return .failure(HTTPTransportError(message: "header \(name) holds a line break", mayHaveReachedServer: false))
+            }
             let line = value.isEmpty ? "\(name):" : "\(name): \(value)"
             list = curl_slist_append(list, line)
         }
@@ -99,11 +103,11 @@ final class HTTPClient {
             let message = String(cString: curl_easy_strerror(code))
             let neverSent = code == CURLE_COULDNT_CONNECT || code == CURLE_COULDNT_RESOLVE_HOST
                 || code == CURLE_COULDNT_RESOLVE_PROXY || code == CURLE_UNSUPPORTED_PROTOCOL || code == CURLE_URL_MALFORMAT
-            throw HTTPTransportError(message: message, mayHaveReachedServer: !neverSent)
+            return .failure(HTTPTransportError(message: message, mayHaveReachedServer: !neverSent))
         }
         var status = 0
         _ = hvt_curl_response_code(handle, &status)
-        return HTTPResponse(status: status, headers: exchange.headers, body: exchange.received)
+        return .success(HTTPResponse(status: status, headers: exchange.headers, body: exchange.received))
     }
 }
 
@@ -159,8 +163,14 @@ private let sendBody: @convention(c) (UnsafeMutablePointer<CChar>?, Int, Int, Un
 }
 
 extension Substring {
+    /// Without leading and trailing spaces, tabs, CR and LF; by Unicode scalar, since "\r\n" is
+    /// one Character and would not match either alone.
     func trimmingASCIIWhitespace() -> String {
-        let isSpace: (Character) -> Bool = { $0 == " " || $0 == "\t" || $0 == "\r" || $0 == "\n" }
-        return String(drop(while: isSpace).reversed().drop(while: isSpace).reversed())
+        let isSpace: (Unicode.Scalar) -> Bool = { $0 == " " || $0 == "\t" || $0 == "\r" || $0 == "\n" }
+        let scalars = unicodeScalars
+        guard let first = scalars.firstIndex(where: { !isSpace($0) }), let last = scalars.lastIndex(where: { !isSpace($0) }) else {
+            return ""
+        }
+        return String(scalars[first...last])
     }
 }

@@ -1,0 +1,296 @@
+import Foundation
+
+/// An object in an S3-compatible bucket: `s3://BUCKET/KEY`. A key ending in `/` (or empty) is a
+/// prefix, naming every object below it.
+public struct S3ObjectName: Hashable, Sendable, CustomStringConvertible {
+    public let bucket: String
+    public let key: String
+
+    public init(bucket: String, key: String) {
+        self.bucket = bucket
+        self.key = key
+    }
+
+    /// `s3://BUCKET/KEY`; nil when `text` does not start with `s3://`.
+    public init?(parsing text: String) throws {
+        guard text.hasPrefix("s3://") else { return nil }
+        let rest = text.dropFirst("s3://".count)
+        let bucket = rest.prefix { $0 != "/" }
+        guard Self.isValidBucket(bucket) else { throw VaultError.badObjectName(text) }
+        self.bucket = String(bucket)
+        key = String(rest.dropFirst(bucket.count + 1))
+    }
+
+    public var isPrefix: Bool { key.isEmpty || key.hasSuffix("/") }
+    public var description: String { "s3://\(bucket)/\(key)" }
+
+    /// The object `name` under this prefix.
+    public func appending(_ name: String) -> S3ObjectName {
+        S3ObjectName(bucket: bucket, key: key + name)
+    }
+
+    /// S3's bucket naming rules: 3 to 63 lowercase letters, digits, dots and hyphens.
+    static func isValidBucket(_ name: Substring) -> Bool {
+        (3...63).contains(name.count) && name.allSatisfy { ("a"..."z").contains($0) || ("0"..."9").contains($0) || $0 == "." || $0 == "-" }
+    }
+}
+
+/// A client of one S3-compatible store. Reads are retried on server errors and dropped
+/// connections; a conditional write whose outcome is unknown is never sent again blindly, it is
+/// settled by reading the object back (``put(_:_:condition:)``).
+///
+/// Not shared between threads: concurrent work makes a client per worker.
+public final class S3Client {
+    public let configuration: S3Configuration
+    private let signer: SigV4
+    private let http: HTTPClient
+    /// Attempts for one request, the first included.
+    let attempts: Int
+    private let clock: @Sendable () -> Date
+
+    public init(_ configuration: S3Configuration, attempts: Int = 5, clock: @escaping @Sendable () -> Date = Date.init) throws {
+        guard configuration.credentials != nil else { throw VaultError.noCredentials(configuration.credentialSource) }
+        self.configuration = configuration
+        signer = .s3(region: configuration.region)
+        http = try HTTPClient()
+        self.attempts = attempts
+        self.clock = clock
+    }
+
+    public struct Object: Sendable {
+        public let bytes: [UInt8]
+        public let etag: String
+    }
+
+    public struct Listed: Sendable, Hashable {
+        public let key: String
+        public let etag: String
+        public let size: Int
+    }
+
+    /// How a replacement or creation is conditioned: never an unconditional overwrite.
+    public enum WriteCondition: Sendable, Equatable {
+        /// Replace only the version that was read (`If-Match`).
+        case replacing(etag: String)
+        /// Create only if there is nothing there (`If-None-Match: *`).
+        case creating
+    }
+
+    public enum WriteOutcome: Sendable, Equatable {
+        case written(etag: String)
+        /// The object changed (or appeared, or went away) since it was read: nothing was written.
+        case changedMeanwhile
+    }
+
+    // MARK: Reading
+
+    /// The object, or nil when there is none. `range` asks for some bytes only (a ranged GET).
+    public func get(_ name: S3ObjectName, range: Range<Int>? = nil) throws -> Object? {
+        var headers: [(name: String, value: String)] = []
+        if let range { headers.append(("Range", "bytes=\(range.lowerBound)-\(range.upperBound - 1)")) }
+        let response = try retrying(name) { send("GET", name, headers: headers) }
+        switch response.status {
+        case 200, 206:
+            return Object(bytes: response.body, etag: response.headers["etag"] ?? "")
+        case 404 where S3ErrorBody(response.body).code != "NoSuchBucket":
+            return nil
+        case 416:  // the range starts past the end: the object is shorter than asked
+            return Object(bytes: [], etag: response.headers["etag"] ?? "")
+        default:
+            throw failure(response, name)
+        }
+    }
+
+    /// One page of the objects under `prefix` (ListObjectsV2), and the token for the next page.
+    public func list(_ prefix: S3ObjectName, after token: String? = nil, pageSize: Int = 1000) throws -> (objects: [Listed], next: String?) {
+        var query: [(name: String, value: String)] = [("list-type", "2"), ("prefix", prefix.key), ("max-keys", "\(pageSize)")]
+        if let token { query.append(("continuation-token", token)) }
+        let bucket = S3ObjectName(bucket: prefix.bucket, key: "")
+        let response = try retrying(prefix) { send("GET", bucket, query: query) }
+        guard response.status == 200 else { throw failure(response, prefix) }
+        let page = S3ListPage(response.body)
+        return (page.objects, page.isTruncated ? page.nextToken : nil)
+    }
+
+    /// Every object under `prefix`, page by page.
+    public func listAll(_ prefix: S3ObjectName, _ each: ([Listed]) throws -> Void) throws {
+        var token: String?
+        repeat {
+            let page = try list(prefix, after: token)
+            try each(page.objects)
+            token = page.next
+        } while token != nil
+    }
+
+    // MARK: Writing
+
+    /// Writes `bytes` under `condition`. When the server's answer is lost (a dropped connection,
+    /// a server error after the body went out) the write may or may not have happened, so the
+    /// object is read back: our bytes there mean it was written, the version we expected still
+    /// there means it was not (and it is sent again), anything else means someone else wrote.
+    public func put(_ name: S3ObjectName, _ bytes: [UInt8], condition: WriteCondition) throws -> WriteOutcome {
+        let headers: [(name: String, value: String)] = switch condition {
+        case .replacing(let etag): [("If-Match", etag)]
+        case .creating: [("If-None-Match", "*")]
+        }
+        var lastProblem = ""
+        for attempt in 0..<attempts {
+            if attempt > 0 { backOff(attempt) }
+            switch send("PUT", name, headers: headers + [("Content-Type", "application/octet-stream")], body: bytes) {
+            case .failure(let error):
+                lastProblem = error.message
+                guard error.mayHaveReachedServer else { continue }
+                if let settled = try settle(name, bytes, condition) { return settled }
+            case .success(let response):
+                switch response.status {
+                case 200:
+                    return .written(etag: response.headers["etag"] ?? "")
+                case 412, 409:  // 409: a concurrent conditional write to the same key won
+                    return .changedMeanwhile
+                case 500...599:
+                    lastProblem = "HTTP \(response.status) \(S3ErrorBody(response.body).code ?? "")"
+                    if let settled = try settle(name, bytes, condition) { return settled }
+                default:
+                    throw failure(response, name)
+                }
+            }
+        }
+        throw VaultError.storageUnreachable(configuration.endpoint.url, "writing \(name)", lastProblem)
+    }
+
+    /// What an unknown write did: `.written`/`.changedMeanwhile` when the object says, nil when
+    /// the object is as before the write (so it is safe to send again).
+    private func settle(_ name: S3ObjectName, _ bytes: [UInt8], _ condition: WriteCondition) throws -> WriteOutcome? {
+        let current = try get(name)
+        if let current, current.bytes == bytes { return .written(etag: current.etag) }
+        switch (condition, current) {
+        case (.creating, nil): return nil
+        case (.replacing(let etag), let current?) where current.etag == etag: return nil
+        default: return .changedMeanwhile
+        }
+    }
+
+    /// Makes a bucket (tests and demos set up their store with it; the tools never make one).
+    func createBucket(_ bucket: String) throws {
+        let name = S3ObjectName(bucket: bucket, key: "")
+        let response = try retrying(name) { send("PUT", name) }
+        guard response.status == 200 else { throw failure(response, name) }
+    }
+
+    // MARK: One request
+
+    private func retrying(_ name: S3ObjectName, _ exchange: () -> Result<HTTPResponse, HTTPTransportError>) throws -> HTTPResponse {
+        var lastProblem = ""
+        for attempt in 0..<attempts {
+            if attempt > 0 { backOff(attempt) }
+            switch exchange() {
+            case .success(let response) where !(500...599).contains(response.status):
+                return response
+            case .success(let response):
+                lastProblem = "HTTP \(response.status) \(S3ErrorBody(response.body).code ?? "")"
+            case .failure(let error):
+                lastProblem = error.message
+            }
+        }
+        throw VaultError.storageUnreachable(configuration.endpoint.url, "reading \(name)", lastProblem)
+    }
+
+    /// Exponential back-off with full jitter (AWS's advice for SlowDown and 5xx): up to 0.1 s,
+    /// 0.2 s, 0.4 s … 3.2 s.
+    private func backOff(_ attempt: Int) {
+        let ceiling = min(3.2, 0.1 * Double(1 << min(attempt - 1, 5)))
+        usleep(UInt32(Double.random(in: 0...ceiling) * 1_000_000))
+    }
+
+    private func send(_ method: String, _ name: S3ObjectName, query: [(name: String, value: String)] = [],
+                      headers extra: [(name: String, value: String)] = [], body: [UInt8] = []) -> Result<HTTPResponse, HTTPTransportError> {
+        let credentials = configuration.credentials!
+        let endpoint = configuration.endpoint
+        let host = configuration.pathStyle ? endpoint.authority : "\(name.bucket).\(endpoint.authority)"
+        let path = configuration.pathStyle ? "/\(name.bucket)/\(name.key)" : "/\(name.key)"
+        let payloadHash = Hex.encode(SHA256.hash(body))
+        let amzDate = Self.amzDate(clock())
+        var headers: [(name: String, value: String)] = [
+            ("Host", host), ("x-amz-date", amzDate), ("x-amz-content-sha256", payloadHash),
+        ] + extra
+        if let token = credentials.sessionToken { headers.append(("x-amz-security-token", token)) }
+        let request = SigV4.Request(method: method, path: path, query: query, headers: headers, payloadHash: payloadHash)
+        guard let authorization = try? signer.authorization(request, amzDate: amzDate, credentials: credentials) else {
+            return .failure(HTTPTransportError(message: "could not sign the request", mayHaveReachedServer: false))
+        }
+        let encodedQuery = SigV4.canonicalQuery(query)
+        let url = "\(endpoint.scheme)://\(host)\(SigV4.encodedPath(path))" + (encodedQuery.isEmpty ? "" : "?\(encodedQuery)")
+        return http.send(HTTPRequest(method: method, url: url, headers: headers + [("Authorization", authorization)], body: body))
+    }
+
+    /// `YYYYMMDDTHHMMSSZ` in UTC.
+    static func amzDate(_ date: Date) -> String {
+        var time = time_t(date.timeIntervalSince1970.rounded(.down))
+        var parts = tm()
+        gmtime_r(&time, &parts)
+        func two(_ value: Int32) -> String { value < 10 ? "0\(value)" : "\(value)" }
+        return "\(parts.tm_year + 1900)\(two(parts.tm_mon + 1))\(two(parts.tm_mday))T\(two(parts.tm_hour))\(two(parts.tm_min))\(two(parts.tm_sec))Z"
+    }
+
+    /// The error a response stands for, naming what failed and never a secret.
+    private func failure(_ response: HTTPResponse, _ name: S3ObjectName) -> VaultError {
+        let error = S3ErrorBody(response.body)
+        let code = error.code ?? "HTTP \(response.status)"
+        switch code {
+        case "NoSuchBucket":
+            return .noSuchBucket(name.bucket, endpoint: configuration.endpoint.url)
+        case "InvalidAccessKeyId", "SignatureDoesNotMatch", "AccessDenied", "InvalidToken", "ExpiredToken", "AuthorizationHeaderMalformed":
+            return .storageDenied(code, name.description, keyID: configuration.credentials!.accessKeyID, source: configuration.credentialSource)
+        default:
+            return .storageFailed(code, name.description, endpoint: configuration.endpoint.url, message: error.message)
+        }
+    }
+}
+
+extension VaultError.Code {
+    /// No credentials for the object store were configured.
+    public static let noCredentials = VaultError.Code(name: "noCredentials", category: .operational)
+    /// The object store refused the credentials or the request.
+    public static let storageDenied = VaultError.Code(name: "storageDenied", category: .operational)
+    /// The bucket does not exist.
+    public static let noSuchBucket = VaultError.Code(name: "noSuchBucket", category: .operational)
+    /// The object store could not be reached, or kept failing.
+    public static let storageUnreachable = VaultError.Code(name: "storageUnreachable", category: .operational)
+    /// The object store answered with an error not otherwise named.
+    public static let storageFailed = VaultError.Code(name: "storageFailed", category: .operational)
+    /// An `s3://` name that is not one.
+    public static let badObjectName = VaultError.Code(name: "badObjectName", category: .invalidInput)
+    /// The object changed since it was read; nothing was written.
+    public static let changedSinceRead = VaultError.Code(name: "changedSinceRead", category: .refused)
+}
+
+extension VaultError {
+    static func noCredentials(_ source: String, file: String = #fileID, line: UInt = #line) -> VaultError {
+        VaultError(.noCredentials, "no credentials for the object store: found \(source)", file: file, line: line)
+    }
+
+    static func storageDenied(_ code: String, _ name: String, keyID: String, source: String, file: String = #fileID, line: UInt = #line) -> VaultError {
+        VaultError(.storageDenied, "the object store refused access to \(name) (\(code)) for access key \(keyID) from \(source)", file: file, line: line)
+    }
+
+    static func noSuchBucket(_ bucket: String, endpoint: String, file: String = #fileID, line: UInt = #line) -> VaultError {
+        VaultError(.noSuchBucket, "the bucket '\(bucket)' does not exist at \(endpoint)", file: file, line: line)
+    }
+
+    static func storageUnreachable(_ endpoint: String, _ what: String, _ problem: String, file: String = #fileID, line: UInt = #line) -> VaultError {
+        VaultError(.storageUnreachable, "could not reach the object store at \(endpoint) while \(what): \(problem)", file: file, line: line)
+    }
+
+    static func storageFailed(_ code: String, _ name: String, endpoint: String, message: String?, file: String = #fileID, line: UInt = #line) -> VaultError {
+        VaultError(.storageFailed, "the object store at \(endpoint) failed on \(name): \(code)\(message.map { " (\($0))" } ?? "")", file: file, line: line)
+    }
+
+    static func badObjectName(_ text: String, file: String = #fileID, line: UInt = #line) -> VaultError {
+        VaultError(.badObjectName, "'\(text)' is not an object name: s3://BUCKET/KEY, with a bucket of 3 to 63 lowercase letters, digits, dots and hyphens",
+                   file: file, line: line)
+    }
+
+    public static func changedSinceRead(_ name: String, file: String = #fileID, line: UInt = #line) -> VaultError {
+        VaultError(.changedSinceRead, "\(name) changed since it was read; nothing was written", file: file, line: line)
+    }
+}

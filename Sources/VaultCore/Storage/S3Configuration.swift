@@ -1,0 +1,179 @@
+import Foundation
+
+/// Where an S3-compatible store is and how to sign for it, read the way the AWS CLI and SDKs read
+/// it (AWS SDKs and Tools reference guide, "Configuration and credential file settings"):
+///
+/// - endpoint: `AWS_ENDPOINT_URL_S3`, else `AWS_ENDPOINT_URL`, else the profile's `s3` section's
+///   `endpoint_url`, else its `endpoint_url`, else AWS's regional endpoint;
+/// - region: `AWS_REGION`, else `AWS_DEFAULT_REGION`, else the profile's `region`, else us-east-1;
+/// - credentials: `AWS_ACCESS_KEY_ID` with `AWS_SECRET_ACCESS_KEY` (and `AWS_SESSION_TOKEN`),
+///   else the profile in the shared credentials file, else in the config file;
+/// - profile: `AWS_PROFILE`, else `default`; files: `AWS_SHARED_CREDENTIALS_FILE` and
+///   `AWS_CONFIG_FILE`, else `~/.aws/credentials` and `~/.aws/config`;
+/// - addressing: the profile's `s3` section's `addressing_style` (`path` or `virtual`); else path
+///   style for any endpoint that is not AWS's, as MinIO-like servers need.
+///
+/// A credential is never taken from a command line; the secret is held in ``SecretBytes``.
+public struct S3Configuration: Sendable {
+    public let endpoint: Endpoint
+    public let region: String
+    public let credentials: SigV4.Credentials?
+    public let pathStyle: Bool
+    /// Where the credentials came from, for messages ("environment", "profile 'x' in FILE").
+    public let credentialSource: String
+
+    public struct Endpoint: Sendable, Equatable {
+        public let scheme: String
+        /// `host` or `host:port`, as the Host header carries it.
+        public let authority: String
+
+        public var url: String { "\(scheme)://\(authority)" }
+        var isAWS: Bool { authority.hasSuffix(".amazonaws.com") || authority.contains(".amazonaws.com:") }
+
+        /// `http://host[:port]` or `https://…`; a path, query or user information is refused (a
+        /// password in a URL would end up in messages and process listings).
+        public init(parsing text: String) throws {
+            let trimmed = text.hasSuffix("/") ? String(text.dropLast()) : text
+            guard let separator = trimmed.range(of: "://") else { throw VaultError.badEndpoint(text) }
+            let scheme = trimmed[..<separator.lowerBound].lowercased()
+            let authority = String(trimmed[separator.upperBound...])
+            guard scheme == "http" || scheme == "https", !authority.isEmpty,
+                  !authority.contains("/"), !authority.contains("?"), !authority.contains("#") else {
+                throw VaultError.badEndpoint(authority.contains("@") ? "\(scheme)://…" : text)
+            }
+            guard !authority.contains("@") else { throw VaultError.credentialsInEndpoint() }
+            self.scheme = scheme
+            self.authority = authority
+        }
+    }
+
+    public init(endpoint: Endpoint, region: String, credentials: SigV4.Credentials?, pathStyle: Bool, credentialSource: String) {
+        self.endpoint = endpoint
+        self.region = region
+        self.credentials = credentials
+        self.pathStyle = pathStyle
+        self.credentialSource = credentialSource
+    }
+
+    /// Reads the configuration from an environment (the executable passes its own; VaultCore
+    /// never reads the process's) and the files it names.
+    public static func load(environment: [String: String]) throws -> S3Configuration {
+        func env(_ name: String) -> String? { environment[name].flatMap { $0.isEmpty ? nil : $0 } }
+        let home = env("HOME") ?? "/nonexistent"
+        let profileName = env("AWS_PROFILE") ?? "default"
+        let configPath = env("AWS_CONFIG_FILE") ?? "\(home)/.aws/config"
+        let credentialsPath = env("AWS_SHARED_CREDENTIALS_FILE") ?? "\(home)/.aws/credentials"
+        // In the config file a profile's section is "[profile NAME]", except "[default]".
+        let config = try ProfileFile.read(configPath)?.section(profileName == "default" ? "default" : "profile \(profileName)")
+        let credentialFile = try ProfileFile.read(credentialsPath)
+
+        let region = env("AWS_REGION") ?? env("AWS_DEFAULT_REGION") ?? config?["region"] ?? "us-east-1"
+        let endpointText = env("AWS_ENDPOINT_URL_S3") ?? env("AWS_ENDPOINT_URL")
+            ?? config?.nested("s3")["endpoint_url"] ?? config?["endpoint_url"]
+        let endpoint = try endpointText.map(Endpoint.init(parsing:))
+            ?? Endpoint(parsing: "https://s3.\(region).amazonaws.com")
+        let style = config?.nested("s3")["addressing_style"]
+        let pathStyle = style == "path" || (style != "virtual" && !endpoint.isAWS)
+
+        let credentials: SigV4.Credentials?
+        let source: String
+        if let id = env("AWS_ACCESS_KEY_ID"), let secret = env("AWS_SECRET_ACCESS_KEY") {
+            credentials = try SigV4.Credentials(accessKeyID: id, secret: secretBytes(secret), sessionToken: env("AWS_SESSION_TOKEN"))
+            source = "the environment (AWS_ACCESS_KEY_ID)"
+        } else if let found = try credentialsIn(credentialFile?.section(profileName)) {
+            credentials = found
+            source = "profile '\(profileName)' in \(credentialsPath)"
+        } else if let found = try credentialsIn(config) {
+            credentials = found
+            source = "profile '\(profileName)' in \(configPath)"
+        } else {
+            credentials = nil
+            source = "nowhere (no AWS_ACCESS_KEY_ID, and profile '\(profileName)' has no aws_access_key_id)"
+        }
+        return S3Configuration(endpoint: endpoint, region: region, credentials: credentials, pathStyle: pathStyle, credentialSource: source)
+    }
+
+    private static func credentialsIn(_ section: ProfileFile.Section?) throws -> SigV4.Credentials? {
+        guard let section, let id = section["aws_access_key_id"], let secret = section["aws_secret_access_key"] else { return nil }
+        return try SigV4.Credentials(accessKeyID: id, secret: secretBytes(secret), sessionToken: section["aws_session_token"])
+    }
+
+    private static func secretBytes(_ text: String) throws -> SecretBytes {
+        var bytes = Array(text.utf8)
+        return try SecretBytes(consuming: &bytes)
+    }
+}
+
+/// The AWS shared config and credentials files: INI sections of `key = value`, where a key with
+/// no value opens a nested block of indented lines (`s3 =` then `  addressing_style = path`).
+struct ProfileFile {
+    struct Section {
+        var values: [String: String] = [:]
+        var blocks: [String: [String: String]] = [:]
+        subscript(key: String) -> String? { values[key] }
+        func nested(_ name: String) -> [String: String] { blocks[name] ?? [:] }
+    }
+
+    private var sections: [String: Section] = [:]
+
+    func section(_ name: String) -> Section? { sections[name] }
+
+    /// nil when the file does not exist; an unreadable file is an error, since its profile may be
+    /// the one the user meant.
+    static func read(_ path: String) throws -> ProfileFile? {
+        guard FileManager.default.fileExists(atPath: path) else { return nil }
+        guard let data = FileManager.default.contents(atPath: path) else {
+            throw VaultError(.io, "could not read the AWS configuration file '\(path)'")
+        }
+        var bytes = [UInt8](data)
+        defer { bytes.withUnsafeMutableBytes { $0.initializeMemory(as: UInt8.self, repeating: 0) } }
+        return ProfileFile(parsing: String(decoding: bytes, as: UTF8.self))
+    }
+
+    init(parsing text: String) {
+        var current: String?
+        var block: String?
+        for rawLine in text.split(omittingEmptySubsequences: true, whereSeparator: { $0 == "\n" || $0 == "\r\n" || $0 == "\r" }) {
+            let indented = rawLine.first == " " || rawLine.first == "\t"
+            let line = rawLine.trimmingASCIIWhitespace()
+            if line.isEmpty || line.hasPrefix("#") || line.hasPrefix(";") { continue }
+            if line.hasPrefix("[") && line.hasSuffix("]") {
+                let name = line.dropFirst().dropLast().split(separator: " ", omittingEmptySubsequences: true).joined(separator: " ")
+                current = name
+                block = nil
+                if sections[name] == nil { sections[name] = Section() }
+                continue
+            }
+            guard let section = current, let equals = line.firstIndex(of: "=") else { continue }
+            let key = line[..<equals].trimmingCharacters(in: .whitespaces).lowercased()
+            let value = line[line.index(after: equals)...].trimmingCharacters(in: .whitespaces)
+            if indented, let block {
+                sections[section]!.blocks[block, default: [:]][key] = value
+            } else if value.isEmpty {
+                block = key
+            } else {
+                block = nil
+                sections[section]!.values[key] = value
+            }
+        }
+    }
+}
+
+extension VaultError.Code {
+    /// The object store's endpoint is not an http(s) URL of a host.
+    public static let badEndpoint = VaultError.Code(name: "badEndpoint", category: .invalidInput)
+    /// An endpoint URL carried user information (a password would be in plain sight).
+    public static let credentialsInEndpoint = VaultError.Code(name: "credentialsInEndpoint", category: .invalidInput)
+}
+
+extension VaultError {
+    static func badEndpoint(_ text: String, file: String = #fileID, line: UInt = #line) -> VaultError {
+        VaultError(.badEndpoint, "the object store endpoint '\(text)' is not an http:// or https:// URL of a host (scheme://host[:port])",
+                   file: file, line: line)
+    }
+
+    static func credentialsInEndpoint(file: String = #fileID, line: UInt = #line) -> VaultError {
+        VaultError(.credentialsInEndpoint, "the object store endpoint carries user information; credentials are never read from a URL",
+                   file: file, line: line)
+    }
+}

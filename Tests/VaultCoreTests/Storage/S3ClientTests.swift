@@ -1,0 +1,182 @@
+import Foundation
+import Testing
+@testable import VaultCore
+
+/// The configuration as the AWS CLI reads it, and the client against the throwaway SeaweedFS
+/// server that scripts/test starts (HVT_TEST_S3_*).
+@Suite struct S3ConfigurationTests {
+    func write(_ text: String) throws -> String {
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("hvt-aws-\(UUID().uuidString)").path
+        try Data(text.utf8).write(to: URL(fileURLWithPath: path))
+        return path
+    }
+
+    @Test func theEnvironmentComesFirst() throws {
+        let config = try S3Configuration.load(environment: [
+            "AWS_ENDPOINT_URL": "http://127.0.0.1:9000", "AWS_ENDPOINT_URL_S3": "http://localhost:9100/",
+            "AWS_REGION": "eu-west-3", "AWS_DEFAULT_REGION": "us-west-2",
+            "AWS_ACCESS_KEY_ID": "AKID", "AWS_SECRET_ACCESS_KEY": "secret", "AWS_SESSION_TOKEN": "token",
+            "HOME": "/nonexistent",
+        ])
+        #expect(config.endpoint.url == "http://localhost:9100")
+        #expect(config.region == "eu-west-3")
+        #expect(config.credentials?.accessKeyID == "AKID")
+        #expect(config.credentials?.sessionToken == "token")
+        #expect(config.pathStyle)
+    }
+
+    @Test func profilesInTheSharedFiles() throws {
+        let credentials = try write("""
+        [default]
+        aws_access_key_id = DEFAULTKEY
+        aws_secret_access_key = defaultsecret
+
+        [ops]
+        aws_access_key_id = OPSKEY
+        aws_secret_access_key = opssecret
+        """)
+        let config = try write("""
+        [default]
+        region = us-east-2
+        [profile ops]
+        region = ca-central-1
+        endpoint_url = https://objects.example.org
+        s3 =
+          addressing_style = virtual
+        """)
+        let ops = try S3Configuration.load(environment: ["AWS_PROFILE": "ops", "AWS_CONFIG_FILE": config, "AWS_SHARED_CREDENTIALS_FILE": credentials])
+        #expect(ops.region == "ca-central-1")
+        #expect(ops.endpoint.url == "https://objects.example.org")
+        #expect(!ops.pathStyle)
+        #expect(ops.credentials?.accessKeyID == "OPSKEY")
+        #expect(ops.credentialSource.contains("profile 'ops'"))
+        let plain = try S3Configuration.load(environment: ["AWS_CONFIG_FILE": config, "AWS_SHARED_CREDENTIALS_FILE": credentials])
+        #expect(plain.region == "us-east-2")
+        #expect(plain.endpoint.url == "https://s3.us-east-2.amazonaws.com")
+        #expect(!plain.pathStyle, "AWS's own endpoint takes virtual-hosted addressing")
+        #expect(plain.credentials?.accessKeyID == "DEFAULTKEY")
+    }
+
+    @Test func aPasswordInTheEndpointIsRefused() {
+        #expect(throws: VaultError(.credentialsInEndpoint, "")) {
+            try S3Configuration.load(environment: ["AWS_ENDPOINT_URL": "http://user:hunter2@127.0.0.1:9000"])
+        }
+        do {
+            _ = try S3Configuration.load(environment: ["AWS_ENDPOINT_URL": "http://user:hunter2@127.0.0.1:9000"])
+        } catch {
+            #expect(!"\(error)".contains("hunter2"))
+        }
+        #expect(throws: VaultError(.badEndpoint, "")) {
+            try S3Configuration.load(environment: ["AWS_ENDPOINT_URL": "ftp://127.0.0.1"])
+        }
+    }
+
+    @Test func noCredentialsSaysWhereItLooked() throws {
+        let config = try S3Configuration.load(environment: ["HOME": "/nonexistent", "AWS_ENDPOINT_URL": "http://127.0.0.1:1"])
+        #expect(throws: VaultError(.noCredentials, "")) { try S3Client(config) }
+    }
+
+    @Test func objectNames() throws {
+        let name = try #require(try S3ObjectName(parsing: "s3://family-vaults/vaults/ab.vault"))
+        #expect(name.bucket == "family-vaults" && name.key == "vaults/ab.vault" && !name.isPrefix)
+        #expect(try S3ObjectName(parsing: "s3://family-vaults/vaults/")?.isPrefix == true)
+        #expect(try S3ObjectName(parsing: "s3://family-vaults")?.isPrefix == true)
+        #expect(try S3ObjectName(parsing: "vaults/ab.vault") == nil)
+        #expect(throws: VaultError(.badObjectName, "")) { try S3ObjectName(parsing: "s3://Bad_Bucket/x") }
+        #expect(throws: VaultError(.badObjectName, "")) { try S3ObjectName(parsing: "s3:///x") }
+    }
+
+    @Test func xmlTextIsUnescaped() {
+        #expect(XMLText.unescaped("a&amp;b&lt;&#x41;&#66;&quot;&apos;&gt;") == "a&b<AB\"'>")
+        let page = S3ListPage(Array("<ListBucketResult><IsTruncated>true</IsTruncated><Contents><Key>v/a&amp;b</Key><ETag>&quot;e1&quot;</ETag><Size>66</Size></Contents><NextContinuationToken>t+1</NextContinuationToken></ListBucketResult>".utf8))
+        #expect(page.objects == [S3Client.Listed(key: "v/a&b", etag: "\"e1\"", size: 66)])
+        #expect(page.isTruncated && page.nextToken == "t+1")
+    }
+}
+
+@Suite(.enabled(if: TestS3.isAvailable, "scripts/test starts the S3 server"))
+struct S3ClientTests {
+    @Test func conditionalWritesNeverOverwriteAnotherVersion() throws {
+        let client = try TestS3.client()
+        let bucket = try TestS3.freshBucket(client)
+        let name = S3ObjectName(bucket: bucket, key: "vaults/a b+é&.vault")
+        guard case .written(let first) = try client.put(name, [1, 2, 3], condition: .creating) else {
+            Issue.record("the first creation was refused"); return
+        }
+        #expect(try client.put(name, [9], condition: .creating) == .changedMeanwhile)
+        guard case .written(let second) = try client.put(name, [4, 5, 6, 7], condition: .replacing(etag: first)) else {
+            Issue.record("a replacement of the version read was refused"); return
+        }
+        #expect(first != second)
+        #expect(try client.put(name, [8], condition: .replacing(etag: first)) == .changedMeanwhile, "a stale ETag must be refused")
+        let read = try #require(try client.get(name))
+        #expect(read.bytes == [4, 5, 6, 7] && read.etag == second)
+        #expect(try client.get(name, range: 0..<2)?.bytes == [4, 5])
+        #expect(try client.get(S3ObjectName(bucket: bucket, key: "vaults/none")) == nil)
+    }
+
+    @Test func listingGoesThroughEveryPage() throws {
+        let client = try TestS3.client()
+        let bucket = try TestS3.freshBucket(client)
+        let keys = (0..<7).map { "vaults/\($0) ü&<x>.vault" } + ["other/skip.vault"]
+        for key in keys { _ = try client.put(S3ObjectName(bucket: bucket, key: key), [UInt8(key.count)], condition: .creating) }
+        var pages = 0
+        var listed: [String] = []
+        var token: String?
+        repeat {
+            let page = try client.list(S3ObjectName(bucket: bucket, key: "vaults/"), after: token, pageSize: 3)
+            listed += page.objects.map(\.key)
+            token = page.next
+            pages += 1
+        } while token != nil
+        #expect(pages == 3)
+        #expect(listed.sorted() == keys.filter { $0.hasPrefix("vaults/") }.sorted())
+    }
+
+    @Test func failuresNameWhatFailedAndNeverTheSecret() throws {
+        let client = try TestS3.client()
+        #expect(throws: VaultError(.noSuchBucket, "")) { try client.get(S3ObjectName(bucket: "no-such-bucket-here", key: "x")) }
+
+        let good = try TestS3.configuration()
+        let wrongSecret = "wrong-secret-\(UUID().uuidString)"
+        let bad = S3Configuration(
+            endpoint: good.endpoint, region: good.region,
+            credentials: SigV4.Credentials(accessKeyID: good.credentials!.accessKeyID, secret: .test(Array(wrongSecret.utf8))),
+            pathStyle: true, credentialSource: "a test")
+        do {
+            _ = try S3Client(bad).get(S3ObjectName(bucket: "any-bucket", key: "x"))
+            Issue.record("a wrong secret was accepted")
+        } catch let error as VaultError {
+            #expect(error.code == .storageDenied)
+            #expect(!error.reason.contains(wrongSecret))
+        }
+
+        let closed = S3Configuration(endpoint: try .init(parsing: "http://127.0.0.1:1"), region: "us-east-1",
+                                     credentials: good.credentials, pathStyle: true, credentialSource: "a test")
+        #expect(throws: VaultError(.storageUnreachable, "")) {
+            try S3Client(closed, attempts: 2).get(S3ObjectName(bucket: "any-bucket", key: "x"))
+        }
+    }
+}
+
+enum TestS3 {
+    static let environment = ProcessInfo.processInfo.environment
+    static var isAvailable: Bool { environment["HVT_TEST_S3_ENDPOINT"] != nil }
+
+    static func configuration() throws -> S3Configuration {
+        try S3Configuration.load(environment: [
+            "AWS_ENDPOINT_URL": environment["HVT_TEST_S3_ENDPOINT"]!,
+            "AWS_SHARED_CREDENTIALS_FILE": environment["HVT_TEST_S3_CREDENTIALS_FILE"]!,
+            "HOME": "/nonexistent",
+        ])
+    }
+
+    static func client() throws -> S3Client { try S3Client(configuration()) }
+
+    /// A bucket of its own for each test, so tests run side by side.
+    static func freshBucket(_ client: S3Client) throws -> String {
+        let bucket = "hvt-\(UUID().uuidString.lowercased().prefix(18))"
+        try client.createBucket(bucket)
+        return bucket
+    }
+}
