@@ -48,6 +48,8 @@ public struct DeclaredOutput: Sendable {
 public final class CommandFiles {
     private let outputs: [DeclaredOutput]
     private let locations: [String: OutputLocation]
+    /// Outputs in an object store, by label: the object and its version when declared (nil: none).
+    private let objects: [String: (name: S3ObjectName, version: String?)]
     private let force: Bool
 
     /// Checks everything; throws the first refusal (exit 4) and touches no file.
@@ -62,10 +64,11 @@ public final class CommandFiles {
             throw ToolError(.refused, output.kind == .secret ? "refusing to write a secret to a terminal" : "refusing to write binary data to a terminal",
                             hint: "write it to a file with -o FILE, redirect standard output, or pass --force")
         }
+        objects = try Self.declareObjects(inputs: inputs, outputs: outputs.filter { $0.path.map(VaultLocation.isObject) ?? false })
         var locations: [String: OutputLocation] = [:]
         var resolved: [(output: DeclaredOutput, location: OutputLocation)] = []
         for output in outputs {
-            guard let path = output.path else { continue }
+            guard let path = output.path, !VaultLocation.isObject(path) else { continue }
             let location = try OutputLocation(path, createFolders: output.createFolders, followLink: !output.namedByTool)
             locations[output.label] = location
             resolved.append((output, location))
@@ -81,10 +84,52 @@ public final class CommandFiles {
         self.locations = locations
     }
 
+    /// Outputs in an object store obey the same rules by name: none is an input or another
+    /// output, none holds a secret (a bucket's objects are not 0600), and an exclusive one must
+    /// not exist. Each one's current version is taken now, so the write replaces only that
+    /// version, or the version the command read, and a change made meanwhile refuses it.
+    private static func declareObjects(inputs: [FileSet.Input], outputs: [DeclaredOutput]) throws -> [String: (name: S3ObjectName, version: String?)] {
+        guard !outputs.isEmpty else { return [:] }
+        var seen: [S3ObjectName: String] = [:]
+        for input in inputs {
+            if case .object(let name) = try VaultLocation(input.path), seen[name] == nil { seen[name] = "\(input.label) '\(input.path)'" }
+        }
+        var declared: [String: (name: S3ObjectName, version: String?)] = [:]
+        var written: [S3ObjectName: String] = [:]
+        for output in outputs {
+            let path = output.path!
+            guard case .object(let name) = try VaultLocation(path) else { continue }
+            let label = "\(output.label) '\(path)'"
+            guard output.kind != .secret else {
+                throw VaultError.refusedOutput(path, "it would hold a secret, and objects in a bucket are not private files; write it to a local file")
+            }
+            guard !name.isPrefix else { throw VaultError.refusedOutput(path, "it names a prefix, not an object") }
+            if let input = seen[name] { throw VaultError.sameFile(output: label, other: input, otherIsInput: true) }
+            if let other = written[name] { throw VaultError.sameFile(output: label, other: other, otherIsInput: false) }
+            written[name] = label
+            let version = try ObjectStores.shared().currentVersion(name)
+            if output.exclusive, version != nil { throw VaultError.alreadyExists(path) }
+            declared[output.label] = (name, version)
+        }
+        return declared
+    }
+
     /// What the file of an output holds now (nil when there is none, or it is standard output),
-    /// read through its opened folder.
+    /// read through its opened folder, or from the object store.
     public func currentContents(_ label: String, limit: Int = InputLimits.document) throws -> [UInt8]? {
-        try declared(label).1?.currentContents(limit: limit)
+        if let object = objects[label] {
+            return object.version == nil ? nil : try ObjectStores.shared().read(object.name, what: label, limit: limit)
+        }
+        return try declared(label).1?.currentContents(limit: limit)
+    }
+
+    /// The object an output goes to, and how its write is conditioned: on the version this
+    /// process read (in place), else the version found when it was declared, else creation.
+    fileprivate func object(_ label: String, exclusive: Bool) throws -> (name: S3ObjectName, condition: S3Client.WriteCondition)? {
+        guard let object = objects[label] else { return nil }
+        let store = try ObjectStores.shared()
+        guard !exclusive, let version = store.versionRead(object.name) ?? object.version else { return (object.name, .creating) }
+        return (object.name, .replacing(etag: version))
     }
 
     /// How an output is named in messages: its path, or "standard output".
@@ -109,17 +154,20 @@ public final class CommandFiles {
 /// leave the family worse off (README "Nothing lost").
 public final class OutputWriter {
     private let files: CommandFiles
-    private var staged: [(output: DeclaredOutput, file: StagedOutput?, standard: SecretBytes?)] = []
+    private var staged: [(output: DeclaredOutput, file: StagedOutput?, standard: SecretBytes?, object: [UInt8]?)] = []
 
     fileprivate init(_ files: CommandFiles) { self.files = files }
 
     /// Writes `bytes` for the output declared as `label`, without publishing it.
     public func stage(_ label: String, _ bytes: UnsafeRawBufferPointer) throws {
         let (output, location) = files.declared(label)
-        if let location {
-            staged.append((output, try StagedOutput(location, bytes: bytes, mode: output.kind.mode), nil))
+        if output.path.map(VaultLocation.isObject) ?? false {
+            // Never a secret (refused when declared): an ordinary array may hold it.
+            staged.append((output, nil, nil, Array(bytes)))
+        } else if let location {
+            staged.append((output, try StagedOutput(location, bytes: bytes, mode: output.kind.mode), nil, nil))
         } else {
-            staged.append((output, nil, try SecretBytes(copying: bytes)))
+            staged.append((output, nil, try SecretBytes(copying: bytes), nil))
         }
     }
 
@@ -136,8 +184,10 @@ public final class OutputWriter {
     public func publish() throws {
         let pending = staged
         staged = []
-        for (output, file, standard) in pending {
-            if let file {
+        for (output, file, standard, object) in pending {
+            if let object, let target = try files.object(output.label, exclusive: output.exclusive) {
+                try ObjectStores.shared().write(target.name, object, condition: target.condition)
+            } else if let file {
                 try file.publish(exclusive: output.exclusive)
             } else if let standard {
                 try standard.withUnsafeBytes { try StandardStreams.write($0, to: STDOUT_FILENO) }

@@ -1,8 +1,9 @@
 import Foundation
 import VaultCore
 
-/// Reading inputs: `-` is standard input, anything else a path. Secrets are read straight into
-/// protected memory.
+/// Reading inputs: `-` is standard input, `s3://BUCKET/KEY` an object (its version is kept for a
+/// write back), anything else a path. Secrets are read straight into protected memory, and only
+/// from local files.
 public enum InputFiles {
     /// The most a key file may hold; a larger one is certainly not a key.
     static let keyFileLimit = InputLimits.keyFile
@@ -15,6 +16,9 @@ public enum InputFiles {
     /// Reads a whole public input (a vault, a JSON document), refusing one larger than `limit`
     /// (README "Limits") before holding more than that.
     public static func read(_ path: String, what: String, limit: Int = InputLimits.document) throws -> [UInt8] {
+        if case .object(let name) = try VaultLocation(path) {
+            return try ObjectStores.shared().read(name, what: what, limit: limit)
+        }
         let descriptor = try openForReading(path, what: what)
         defer { if path != "-" { close(descriptor) } }
         return try BoundedRead.all(from: descriptor, limit: limit, name: displayName(path), what: what)
@@ -38,6 +42,10 @@ public enum InputFiles {
 
     /// Reads a key file into protected memory and warns when others may read it.
     public static func readSecret(_ path: String, what: String, diagnostics: Diagnostics) throws -> SecretBytes {
+        // A bucket is no place for a key: its objects are not 0600, and listing shows them.
+        guard !VaultLocation.isObject(path) else {
+            throw ToolError(.invalidInput, "the \(what) '\(path)' is in an object store; keys are read from local files only")
+        }
         let descriptor = try openForReading(path, what: what)
         defer { if path != "-" { close(descriptor) } }
         if path != "-" {

@@ -4,15 +4,17 @@ import VaultCore
 
 struct Census: ParsableCommand {
     static let configuration = CommandConfiguration(
-        abstract: "Count the vaults under a folder by format, suite and schema version (no key needed).",
+        abstract: "Count the vaults under a folder or bucket prefix by format, suite and schema version (no key needed).",
         discussion: """
-        Reads only the first bytes of every file under DIR (a mirror of the storage bucket), and \
+        Reads only the first bytes of every file under DIR (a folder, or s3://BUCKET/PREFIX/ in \
+        an object store, read with ranged requests, many at once), and \
         lists the files that are not vault envelopes, with the reason. With --list, prints every \
         vault instead: its schema version, household id and path under DIR (with --json, one \
         JSON object a line), from which a migration manifest can be built.
 
         Examples:
           vault-tool census mirror/vaults
+          vault-tool census s3://family-vaults/vaults/
           vault-tool census --json mirror/vaults > census.json
           vault-tool census --list --json mirror/vaults \\
             | jq -c 'select(.schemaVersion == 1) | {vault: ("mirror/vaults/" + .path),
@@ -26,12 +28,12 @@ struct Census: ParsableCommand {
     @Flag(help: "List every vault (schema version, household id, path) instead of counting.")
     var list = false
 
-    @Argument(help: ArgumentHelp("The folder to count.", valueName: "DIR"))
+    @Argument(help: ArgumentHelp("The folder to count, or s3://BUCKET/PREFIX/.", valueName: "DIR"))
     var folder: String
 
     func run() throws {
         let showProgress = StandardStreams.errorIsTerminal
-        let census = try VaultCensus.take(of: folder, listing: list) { count in
+        let census = try VaultCensus.take(at: folder, listing: list) { count in
             if showProgress { StandardStreams.writeError(Array("\r\(count) files read".utf8)) }
         }
         if showProgress { StandardStreams.writeError(Array("\r\u{1b}[K".utf8)) }

@@ -18,12 +18,14 @@ enum Golden {
     static let folder = Workspace.testsFolder.appendingPathComponent("Golden")
     static var recording: Bool { ProcessInfo.processInfo.environment["RECORD_GOLDEN"] == "1" }
 
-    /// Runs the case and compares; with RECORD_GOLDEN=1 writes the files instead and records a
+    /// Runs the case and compares (`onObjectStore`: with its vaults in a bucket, see
+    /// ``Workspace/uploadToBucket()``); with RECORD_GOLDEN=1 writes the files instead and records a
     /// failure, so a recording run can never pass (CI never records).
-    static func check(_ golden: GoldenCase, databases: [String: String] = [:]) throws {
+    static func check(_ golden: GoldenCase, databases: [String: String] = [:], onObjectStore: Bool = false) throws {
         let workspace = try Workspace()
         workspace.databases = databases
         try golden.prepare?(workspace)
+        if onObjectStore { try workspace.uploadToBucket() }
         let run = try workspace.run(golden.tool, golden.arguments, stdin: golden.stdin)
         try compare(tool: golden.tool, name: golden.name, [("stdout", run.stdout), ("stderr", run.stderr), ("exit", Array("\(run.status)\n".utf8))])
     }

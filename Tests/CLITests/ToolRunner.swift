@@ -30,6 +30,12 @@ final class Workspace: @unchecked Sendable {
     /// checks both engines (issue 13).
     var databases: [String: String] = [:]
 
+    /// With a bucket, the workspace's vaults live in the object store too: an argument naming a
+    /// file that was uploaded (``uploadToBucket()``) names its object instead, and the output
+    /// names the file again, so one golden case checks files and objects alike (issue 15).
+    private(set) var bucket: String?
+    private var uploaded: Set<String> = []
+
     /// A fresh folder with copies of Tests/Fixtures and Examples; key files made 0600 as a
     /// parent's would be (git does not keep modes), so no test ever touches the committed files.
     init() throws {
@@ -60,10 +66,33 @@ final class Workspace: @unchecked Sendable {
         Set(try FileManager.default.contentsOfDirectory(atPath: folder.path))
     }
 
+    /// Makes a bucket and uploads the testkit and every vault a case prepared (keys and other
+    /// secrets stay local: the tools read them from local files only); `testkit` then names the
+    /// prefix.
+    func uploadToBucket() throws {
+        let bucket = try S3TestServer.createBucket()
+        var files: [String] = []
+        for case let relative as String in FileManager.default.enumerator(atPath: folder.path)! {
+            let top = relative.prefix { $0 != "/" }
+            var isFolder: ObjCBool = false
+            guard top == "testkit" || relative.hasSuffix(".vault"),
+                  FileManager.default.fileExists(atPath: path(relative), isDirectory: &isFolder), !isFolder.boolValue else { continue }
+            files.append(relative)
+        }
+        try S3TestServer.upload(folder, files, to: bucket)
+        self.bucket = bucket
+        uploaded = Set(files + ["testkit"])
+    }
+
     func run(_ tool: String, _ arguments: [String], stdin: String? = nil) throws -> ToolRun {
         let process = Process()
         process.executableURL = tool.hasPrefix("/") ? URL(fileURLWithPath: tool) : Self.binaries.appendingPathComponent(tool)
-        process.arguments = arguments.map { databases[$0] ?? $0 }
+        process.arguments = arguments.map { argument in
+            if let bucket, uploaded.contains(argument) { return "s3://\(bucket)/\(argument)" }
+            return databases[argument] ?? argument
+        }
+        process.environment = ProcessInfo.processInfo.environment.filter { !$0.key.hasPrefix("AWS_") }
+            .merging(S3TestServer.toolEnvironment) { $1 }
         process.currentDirectoryURL = folder
         let out = folder.appendingPathComponent(".stdout-\(UUID().uuidString)"), err = folder.appendingPathComponent(".stderr-\(UUID().uuidString)")
         _ = FileManager.default.createFile(atPath: out.path, contents: nil)
@@ -78,9 +107,10 @@ final class Workspace: @unchecked Sendable {
         try process.run()
         process.waitUntilExit()
         func named(_ bytes: Data) -> [UInt8] {
-            guard !databases.isEmpty else { return Array(bytes) }
+            guard !databases.isEmpty || bucket != nil else { return Array(bytes) }
             var text = String(decoding: bytes, as: UTF8.self)
             for (name, connection) in databases { text = text.replacingOccurrences(of: connection, with: name) }
+            if let bucket { text = text.replacingOccurrences(of: "s3://\(bucket)/", with: "") }
             return Array(text.utf8)
         }
         return ToolRun(status: process.terminationStatus, stdout: named(try Data(contentsOf: out)), stderr: named(try Data(contentsOf: err)))

@@ -6,8 +6,8 @@
 #   stop_test_s3    stop it and remove the folder (safe to call twice, or after a failed start)
 #
 # Every port is a free one picked at start, so two runs never meet. Each bucket is a SeaweedFS
-# collection of 7 volumes, so the volume count follows the free disk (-volume.max=0) and volumes
-# are small (64 MB): tests make a bucket each. The server knows one identity,
+# collection, which grows 7 volumes by default; tests make a bucket each, so master.toml makes it
+# one (small, 64 MB) volume, and the server may hold a thousand. The server knows one identity,
 # with a random access key and secret made for the run. What the tests get:
 #
 #   HVT_TEST_S3_ENDPOINT            http://127.0.0.1:PORT
@@ -35,9 +35,11 @@ start_test_s3() {
   port="${ports[0]}"
   log "starting a throwaway SeaweedFS S3 server in $TEST_S3_DIR, port $port"
   mkdir "$TEST_S3_DIR/data"
+  # weed reads master.toml from its working folder.
+  printf '[master.volume_growth]\ncopy_1 = 1\ncopy_2 = 1\ncopy_3 = 1\ncopy_other = 1\n' >"$TEST_S3_DIR/master.toml"
   # setsid: its own process group, so stopping it reaches everything it started.
   (cd "$TEST_S3_DIR" && exec setsid "$weed" server -dir="$TEST_S3_DIR/data" -ip=127.0.0.1 -ip.bind=127.0.0.1 \
-     -master.telemetry=false -volume.max=0 -master.volumeSizeLimitMB=64 \
+     -master.telemetry=false -volume.max=1000 -master.volumeSizeLimitMB=64 \
      -s3 -s3.port="$port" -s3.port.grpc="${ports[1]}" -s3.port.iceberg="${ports[2]}" -s3.port.lance="${ports[3]}" \
      -s3.config="$TEST_S3_DIR/identities.json" \
      -master.port="${ports[4]}" -master.port.grpc="${ports[5]}" \

@@ -39,8 +39,8 @@ public struct S3ObjectName: Hashable, Sendable, CustomStringConvertible {
 /// connections; a conditional write whose outcome is unknown is never sent again blindly, it is
 /// settled by reading the object back (``put(_:_:condition:)``).
 ///
-/// Not shared between threads: concurrent work makes a client per worker.
-public final class S3Client {
+/// Used by one thread at a time (hence `@unchecked`): ``ObjectStore`` hands each worker its own.
+public final class S3Client: @unchecked Sendable {
     public let configuration: S3Configuration
     private let signer: SigV4
     private let http: HTTPClient

@@ -67,6 +67,36 @@ public struct VaultCensus: Sendable {
         return census
     }
 
+    /// Counts the objects under `prefix` in an object store the same way: a listing, then a
+    /// ranged read of each object's first bytes, `parallelism` at a time. Paths are the keys
+    /// below the prefix; keys ending in `/` (folder markers) are not objects of the census.
+    public static func take(of prefix: S3ObjectName, store: ObjectStore, listing: Bool = false, parallelism: Int = 32,
+                            progress: ((Int) -> Void)? = nil) throws -> VaultCensus {
+        var census = VaultCensus()
+        census.listing = listing
+        var found: [String] = []
+        try store.withClient { client in
+            try client.listAll(prefix) { page in found += page.map(\.key).filter { !$0.hasSuffix("/") } }
+        }
+        let keys = found
+        let headerCount = VaultEnvelope.headerByteCount + XChaCha20Poly1305.tagByteCount
+        let headers = try concurrently(keys.count, parallelism: parallelism, progress: progress) { index in
+            try store.withClient { try $0.get(S3ObjectName(bucket: prefix.bucket, key: keys[index]), range: 0..<headerCount) }
+        }
+        for (key, object) in zip(keys, headers) {
+            let relative = String(key.dropFirst(prefix.key.count))
+            census.files += 1
+            guard let object else {
+                census.notVaults.append((relative, "was removed while counting"))
+                continue
+            }
+            census.classify(relative, header: object.bytes.prefix(headerCount), complete: headerCount)
+        }
+        census.listed.sort { $0.path < $1.path }
+        census.notVaults.sort { $0.path < $1.path }
+        return census
+    }
+
     private mutating func classify(_ relative: String, path: String, buffer: inout [UInt8]) {
         let descriptor = open(path, O_RDONLY | O_CLOEXEC)
         guard descriptor >= 0 else {
@@ -75,15 +105,20 @@ public struct VaultCensus: Sendable {
         }
         defer { close(descriptor) }
         let count = buffer.withUnsafeMutableBytes { read(descriptor, $0.baseAddress!, $0.count) }
-        let bytes = buffer.prefix(max(0, count))
+        classify(relative, header: buffer.prefix(max(0, count)), complete: buffer.count)
+    }
+
+    /// Sorts one file by its first `complete` bytes (fewer when the file is shorter).
+    private mutating func classify(_ relative: String, header bytes: ArraySlice<UInt8>, complete: Int) {
         if !bytes.starts(with: VaultEnvelope.magic.prefix(bytes.count)) || bytes.isEmpty {
-            notVaults.append((relative, count == 0 ? "empty" : "does not start with MTVAULT"))
-        } else if bytes.count < buffer.count {
+            notVaults.append((relative, bytes.isEmpty ? "empty" : "does not start with MTVAULT"))
+        } else if bytes.count < complete {
             notVaults.append((relative, "truncated: \(bytes.count) bytes, less than a header and a tag"))
         } else {
-            let kind = Kind(format: bytes[7], suite: bytes[8], schemaVersion: bytes[9])
+            let start = bytes.startIndex
+            let kind = Kind(format: bytes[start + 7], suite: bytes[start + 8], schemaVersion: bytes[start + 9])
             counts[kind, default: 0] += 1
-            if listing { listed.append((relative, kind, Hex.encode(Array(bytes[10..<42])))) }
+            if listing { listed.append((relative, kind, Hex.encode(Array(bytes[(start + 10)..<(start + 42)])))) }
         }
     }
 }

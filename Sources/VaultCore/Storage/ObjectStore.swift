@@ -1,0 +1,86 @@
+import Synchronization
+
+/// A vault's location as a command names it: a local path, `-` (a standard stream), or an object
+/// `s3://BUCKET/KEY` (a prefix `s3://BUCKET/PREFIX/` where a command takes many vaults).
+public enum VaultLocation: Sendable, Hashable {
+    case file(String)
+    case standardStream
+    case object(S3ObjectName)
+
+    public init(_ text: String) throws {
+        if text == "-" {
+            self = .standardStream
+        } else if let name = try S3ObjectName(parsing: text) {
+            self = .object(name)
+        } else {
+            self = .file(text)
+        }
+    }
+
+    /// Whether `text` names an object (and so is not a file path).
+    public static func isObject(_ text: String) -> Bool { text.hasPrefix("s3://") }
+
+    /// `folder` joined with a relative path: `s3://b/` + `vaults/x` is `s3://b/vaults/x`, as a
+    /// folder and a file name are joined with one slash.
+    public static func joined(_ folder: String, _ relative: String) -> String {
+        folder.hasSuffix("/") ? folder + relative : folder + "/" + relative
+    }
+}
+
+/// The object store one process talks to: a pool of clients (one per thread at a time) and the
+/// version (ETag) of every object read, so that writing one back replaces only the version that
+/// was read (README "Nothing lost": shared stores are written with compare-and-swap).
+public final class ObjectStore: Sendable {
+    public let configuration: S3Configuration
+    private let idle = Mutex<[S3Client]>([])
+    private let versionsRead = Mutex<[S3ObjectName: String]>([:])
+
+    public init(_ configuration: S3Configuration) throws {
+        self.configuration = configuration
+        // Fails now, with the reason, when there are no credentials.
+        let first = try S3Client(configuration)
+        idle.withLock { $0.append(first) }
+    }
+
+    /// Runs `body` with a client no other thread is using.
+    public func withClient<T>(_ body: (S3Client) throws -> T) throws -> T {
+        let client = try idle.withLock { $0.popLast() } ?? S3Client(configuration)
+        defer { idle.withLock { $0.append(client) } }
+        return try body(client)
+    }
+
+    /// The whole object, refused past `limit` bytes; its version is remembered.
+    public func read(_ name: S3ObjectName, what: String, limit: Int) throws -> [UInt8] {
+        guard let object = try withClient({ try $0.get(name) }) else { throw VaultError.noSuchObject(name.description, what: what) }
+        guard object.bytes.count <= limit else { throw VaultError.tooLarge(what: what, name: name.description, limit: limit) }
+        versionsRead.withLock { $0[name] = object.etag }
+        return object.bytes
+    }
+
+    /// The version this process read of `name`, if it read it.
+    public func versionRead(_ name: S3ObjectName) -> String? {
+        versionsRead.withLock { $0[name] }
+    }
+
+    /// The object's current version, or nil when there is none (a one-byte ranged read).
+    public func currentVersion(_ name: S3ObjectName) throws -> String? {
+        try withClient { try $0.get(name, range: 0..<1)?.etag }
+    }
+
+    /// Writes `bytes` as `name` under `condition`; a change since then refuses (exit 4) and
+    /// writes nothing. The new version is remembered, so a second write follows the first.
+    public func write(_ name: S3ObjectName, _ bytes: [UInt8], condition: S3Client.WriteCondition) throws {
+        switch try withClient({ try $0.put(name, bytes, condition: condition) }) {
+        case .written(let etag):
+            versionsRead.withLock { $0[name] = etag }
+        case .changedMeanwhile:
+            throw VaultError.changedSinceRead(name.description)
+        }
+    }
+}
+
+extension VaultError {
+    static func noSuchObject(_ name: String, what: String, file: String = #fileID, line: UInt = #line) -> VaultError {
+        VaultError(.io, "could not open \(what) '\(name)': there is no such object", file: file, line: line)
+    }
+}

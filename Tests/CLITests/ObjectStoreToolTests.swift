@@ -1,0 +1,17 @@
+import Foundation
+import Testing
+
+/// Every golden case that reads a vault, run again with its vaults in a bucket of the throwaway
+/// S3 server: the same stdout, stderr and exit code (issue 15: one store interface; no
+/// executable knows which kind of location it has).
+@Suite(.enabled(if: S3TestServer.available, "needs the S3 server scripts/test starts"))
+struct ObjectStoreGoldenTests {
+    static let cases: [GoldenCase] = (VaultToolGoldenTests.cases + MigrationGoldenTests.cases + DeviceRevokerGoldenTests.cases
+        + RotationPlannerGoldenTests.cases + RecoverySheetGoldenTests.cases)
+        .filter { golden in golden.arguments.contains { $0.hasPrefix("testkit") || $0.hasSuffix(".vault") } }
+
+    @Test(arguments: cases)
+    func sameOnTheObjectStore(_ golden: GoldenCase) throws {
+        try Golden.check(golden, onObjectStore: true)
+    }
+}
