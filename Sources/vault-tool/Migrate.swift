@@ -17,6 +17,14 @@ struct Migrate: ParsableCommand {
         SQLite journal records every job, so a run that is killed and started again finishes \
         the rest without redoing finished work. A JSON Lines report goes to standard output.
 
+        A vault may be an object, s3://BUCKET/KEY (docs/object-storage.md). A fleet in a bucket \
+        is migrated where it lives with --source s3://BUCKET/PREFIX/ and --in-place (or --out \
+        s3://OTHER/PREFIX/), the keys read from --vault-key-dir (<household id>.vaultkey \
+        files) or named by a manifest of objects. Every write is conditional on the version read: \
+        a vault a family's device changes meanwhile is read and migrated again, never \
+        overwritten. Vaults without a key here are reported as no-key and left for the app; \
+        --shard I/N splits a fleet between N machines.
+
         Examples:
           vault-tool migrate --key-file parent.nsec --to 2 -o household.v2.vault \\
             household.vault
@@ -25,6 +33,8 @@ struct Migrate: ParsableCommand {
             --expect-revision 0 household.vault
           vault-tool migrate --manifest jobs.jsonl --to 2 --out-dir migrated \\
             --jobs 2 > report.jsonl
+          vault-tool migrate --source s3://family-vaults/vaults/ --to 2 --in-place \\
+            --vault-key-dir keys/ --shard 1/2 > report.jsonl
         """
     )
 
@@ -63,15 +73,49 @@ struct Migrate: ParsableCommand {
     @Option(help: ArgumentHelp("Batch mode: the SQLite journal (default: DIR.migrate-journal.sqlite, beside DIR).", valueName: "FILE"))
     var journal: String?
 
-    @Option(help: ArgumentHelp("Batch mode: how many vaults to migrate at once.", valueName: "N"))
-    var jobs = 1
+    @Option(help: ArgumentHelp("Batch mode: how many vaults to migrate at once (default: one per core; 16 on a bucket).", valueName: "N"))
+    var jobs: Int?
+
+    @Option(help: ArgumentHelp("Bucket mode: migrate every *.vault object under this prefix.", valueName: "s3://BUCKET/PREFIX/"))
+    var source: String?
+
+    @Option(help: ArgumentHelp("Bucket mode: write the results under this prefix instead of in place.", valueName: "s3://BUCKET/PREFIX/"))
+    var out: String?
+
+    @Option(help: ArgumentHelp("Bucket mode: the folder of vault keys, one <household id>.vaultkey file each.", valueName: "DIR"))
+    var vaultKeyDir: String?
+
+    @Option(help: ArgumentHelp("Bucket mode: take only the I-th of N equal ranges of household ids (1/2 and 2/2 on two machines).", valueName: "I/N"))
+    var shard: String?
 
     @Flag(help: "Batch mode: accept vaults that fail (they stay in the report and the journal) and exit 0.")
     var skipFailed = false
 
     @OptionGroup var vault: VaultInputOptions
 
+    /// A fleet in a bucket: --source, or a manifest with --in-place or --out.
+    private var bucketMode: Bool { source != nil || (manifest != nil && (inPlace || out != nil)) }
+
     func validate() throws {
+        if bucketMode {
+            guard inPlace != (out != nil) else { throw ValidationError("a bucket run takes --in-place or --out s3://BUCKET/PREFIX/, one of the two") }
+            guard (source != nil) != (manifest != nil) else { throw ValidationError("give --source or --manifest, not both") }
+            guard (source != nil) == (vaultKeyDir != nil) else {
+                throw ValidationError(source != nil ? "--source needs --vault-key-dir DIR (the manifest form names its own keys)"
+                                                    : "--vault-key-dir goes with --source; a manifest names its own keys")
+            }
+            guard vault.access.paths.isEmpty, vault.input == "-", output.output == nil, outDir == nil else {
+                throw ValidationError("a bucket run names its own vaults and keys; give no IN, key option, -o or --out-dir")
+            }
+            guard !allowLossy else { throw ValidationError("--allow-lossy is not taken on a bucket: a fleet run never drops values") }
+            for (option, value) in [("--source", source), ("--out", out)] {
+                if let value, !VaultLocation.isObject(value) { throw ValidationError("\(option) takes s3://BUCKET/PREFIX/, not '\(value)'") }
+            }
+            return
+        }
+        if source != nil || out != nil || vaultKeyDir != nil || shard != nil {
+            throw ValidationError("--source, --out, --vault-key-dir and --shard belong to a bucket run (--source s3://BUCKET/PREFIX/)")
+        }
         if manifest != nil {
             guard outDir != nil else { throw ValidationError("--manifest needs --out-dir") }
             guard vault.access.paths.isEmpty, vault.input == "-", output.output == nil, !inPlace else {
@@ -89,10 +133,22 @@ struct Migrate: ParsableCommand {
     }
 
     func run() throws {
-        try requireRange(jobs, 1...64, "--jobs")
+        if let jobs { try requireRange(jobs, 1...256, "--jobs") }
+        if bucketMode {
+            // A prefix named without its final slash is a folder: s3://b/vaults is s3://b/vaults/.
+            func prefix(_ text: String) throws -> S3ObjectName {
+                guard let name = try S3ObjectName(parsing: text) else { throw ValidationError("'\(text)' is not s3://BUCKET/PREFIX/") }
+                return name.isPrefix ? name : S3ObjectName(bucket: name.bucket, key: name.key + "/")
+            }
+            try BucketCommand(jobs: try source.map { .listing(try prefix($0)) } ?? .manifest(manifest!), target: to,
+                              destination: try out.map { .prefix(try prefix($0)) } ?? .inPlace, vaultKeyDir: vaultKeyDir,
+                              shard: try shard.map(BucketMigration.Shard.init(parsing:)), journal: journal, parallelism: jobs ?? 16,
+                              dryRun: dryRun, skipFailed: skipFailed).run()
+            return
+        }
         if let manifest {
-            try BatchCommand(manifest: manifest, target: to, outDir: outDir!, journal: journal, jobs: jobs, allowLossy: allowLossy, dryRun: dryRun,
-                             skipFailed: skipFailed).run()
+            try BatchCommand(manifest: manifest, target: to, outDir: outDir!, journal: journal, jobs: jobs ?? ProcessInfo.processInfo.activeProcessorCount,
+                             allowLossy: allowLossy, dryRun: dryRun, skipFailed: skipFailed).run()
             return
         }
         // In place, the vault is the output by request; its backup and it are published in that

@@ -246,7 +246,7 @@ public final class BatchMigration: Sendable {
     public static func parseManifest(_ bytes: [UInt8], manifestPath: String, outDir: String) throws -> [Job] {
         let base = splitPath(manifestPath).folder
         func resolve(_ path: String) -> String {
-            path.hasPrefix("/") || base.isEmpty ? path : base + "/" + path
+            path.hasPrefix("/") || base.isEmpty || VaultLocation.isObject(path) ? path : base + "/" + path
         }
         var jobs: [Job] = []
         var outputs: [String: Int] = [:]
@@ -271,7 +271,8 @@ public final class BatchMigration: Sendable {
                 throw VaultError(.malformedDocument, "manifest line \(line): vault should name a file, not '\(vault)'")
             }
             let output = outDir.utf8.last == UInt8(ascii: "/") ? outDir + name : outDir + "/" + name
-            if let earlier = outputs.updateValue(line, forKey: output) {
+            // Objects are migrated in place or under a prefix, where the caller checks outputs.
+            if !VaultLocation.isObject(vault), let earlier = outputs.updateValue(line, forKey: output) {
                 throw VaultError(.malformedDocument, "manifest lines \(earlier) and \(line) would both write '\(output)'")
             }
             jobs.append(Job(line: line, vault: resolve(vault), keyFile: keyFile.map(resolve), vaultKeyFile: vaultKeyFile.map(resolve), output: output))

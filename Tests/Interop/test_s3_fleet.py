@@ -1,0 +1,223 @@
+"""A fleet migration on a bucket where the families' devices keep writing (issue 15).
+
+Against the SeaweedFS server scripts/test starts, with boto3 and the independent vault reference
+(vaultref.py) playing the app: no update the app makes while the migration runs is lost; a run
+killed at random moments and resumed migrates every vault exactly once; a server stopped in the
+middle makes a run report failures and a rerun complete; two shards cover the fleet exactly once;
+and configuration mistakes say what failed without the secret.
+"""
+import json
+import os
+import random
+import signal
+import sqlite3
+import subprocess
+import time
+
+import pytest
+
+import s3fleet
+from s3fleet import App, Fleet, PrivateServer, migrate, report_lines, tool_environment
+
+pytestmark = pytest.mark.skipif(not s3fleet.ENDPOINT, reason="scripts/test starts the S3 server")
+
+
+@pytest.fixture
+def s3():
+    return s3fleet.client()
+
+
+def finish(process, timeout=600):
+    stdout, stderr = process.communicate(timeout=timeout)
+    return process.returncode, report_lines(stdout), stderr.decode()
+
+
+def all_at_version(fleet, version):
+    return {path: fleet.read(path)[2] for path in fleet.by_path} == {path: version for path in fleet.by_path}
+
+
+def test_no_update_is_lost_while_the_fleet_migrates(s3, tmp_path):
+    """2,000 vaults; the app renames devices in random vaults with conditional writes all the
+    while. Afterwards every vault is at v2 and holds every name the app committed."""
+    bucket = s3fleet.new_bucket(s3)
+    fleet = Fleet(s3, bucket, 2000, tmp_path / "keys")
+    app = App(fleet)
+    app.run(threads=6)
+    time.sleep(0.5)
+    changes_before = app.changes
+    process = migrate(["--source", f"s3://{bucket}/vaults/", "--to", "2", "--in-place", "--vault-key-dir", str(tmp_path / "keys"),
+                       "--journal", str(tmp_path / "journal.sqlite")])
+    status, report, stderr = finish(process)
+    changes_during = app.changes - changes_before
+    time.sleep(0.3)
+    app.finish()
+    assert status == 0, stderr
+    assert changes_during > 50, f"the app made only {changes_during} changes during the migration; the test proves nothing"
+    statuses = [line["status"] for line in report]
+    assert len(report) == 2000 and set(statuses) <= {"migrated", "unchanged"}, stderr
+    for path in fleet.by_path:
+        sealed, _, schema = fleet.read(path)
+        assert schema == 2 and sealed["version"] == 2, path
+        names = {device["deviceId"]: device["deviceName"] for device in sealed["devices"]}
+        for device, name in app.committed.get(path, {}).items():
+            assert names[device] == name, f"{path}: the app's change '{name}' to {device} was lost"
+    print(f"\n{changes_during} app changes during the migration, {app.retries} app retries")
+
+
+def test_a_killed_run_resumes_and_migrates_every_vault_exactly_once(s3, tmp_path):
+    bucket = s3fleet.new_bucket(s3)
+    fleet = Fleet(s3, bucket, 400, tmp_path / "keys")
+    arguments = ["--source", f"s3://{bucket}/vaults/", "--to", "2", "--in-place", "--vault-key-dir", str(tmp_path / "keys"),
+                 "--journal", str(tmp_path / "journal.sqlite")]
+    rng = random.Random(15)
+    for _ in range(4):
+        process = migrate(arguments)
+        time.sleep(rng.uniform(0.05, 1.0))
+        process.send_signal(signal.SIGKILL)
+        process.wait()
+    status, report, stderr = finish(migrate(arguments))
+    assert status == 0, stderr
+    assert len(report) == 400
+    assert {line["status"] for line in report} <= {"migrated", "previously-done"}
+    assert all_at_version(fleet, 2)
+
+    journal = sqlite3.connect(tmp_path / "journal.sqlite")
+    rows = journal.execute("SELECT source, state, completions, etagBefore, etagAfter FROM object").fetchall()
+    assert len(rows) == 400
+    for source, state, completions, before, after in rows:
+        path = source.split("/", 3)[3]
+        assert (state, completions) == ("done", 1), source
+        # Read as uploaded (never a version this batch wrote), and now what it wrote.
+        assert before == fleet.uploaded[path], source
+        assert after == s3.head_object(Bucket=bucket, Key=path)["ETag"], source
+
+
+def test_a_server_stopped_mid_run_fails_vaults_by_name_and_a_rerun_completes(tmp_path):
+    server = PrivateServer(tmp_path / "server")
+    try:
+        s3 = server.start()
+        bucket = s3fleet.new_bucket(s3)
+        fleet = Fleet(s3, bucket, 300, tmp_path / "keys")
+        env = tool_environment(endpoint=server.endpoint)
+        arguments = ["--source", f"s3://{bucket}/vaults/", "--to", "2", "--in-place", "--vault-key-dir", str(tmp_path / "keys"),
+                     "--journal", str(tmp_path / "journal.sqlite"), "--jobs", "4"]
+        process = migrate(arguments, env=env)
+        time.sleep(0.8)
+        server.stop()
+        status, report, stderr = finish(process)
+        assert status == 1, stderr
+        failed = [line for line in report if line["status"] == "failed"]
+        assert failed, stderr
+        assert all("could not reach the object store" in line["error"] and line["exit"] == 1 for line in failed), failed[:3]
+        assert "failed" in stderr and "run the same command again" in stderr
+
+        s3 = server.start()
+        fleet.s3 = s3
+        status, report, stderr = finish(migrate(arguments, env=env))
+        assert status == 0, stderr
+        assert len(report) == 300 and {line["status"] for line in report} <= {"migrated", "previously-done"}
+        assert all_at_version(fleet, 2)
+        journal = sqlite3.connect(tmp_path / "journal.sqlite")
+        assert journal.execute("SELECT count(*) FROM object WHERE state = 'done' AND completions = 1").fetchone()[0] == 300
+    finally:
+        server.stop()
+
+
+def test_two_shards_in_parallel_cover_the_fleet_exactly_once(s3, tmp_path):
+    bucket = s3fleet.new_bucket(s3)
+    fleet = Fleet(s3, bucket, 400, tmp_path / "keys")
+    shards = [migrate(["--source", f"s3://{bucket}/vaults", "--to", "2", "--in-place", "--vault-key-dir", str(tmp_path / "keys"),
+                       "--shard", f"{i}/2", "--jobs", "4"], cwd=tmp_path) for i in (1, 2)]
+    results = [finish(process) for process in shards]
+    seen = []
+    for status, report, stderr in results:
+        assert status == 0, stderr
+        assert "belong to other shards" in stderr
+        seen.append({line["vault"] for line in report if line["status"] == "migrated"})
+    assert seen[0] and seen[1] and not seen[0] & seen[1]
+    assert seen[0] | seen[1] == {f"s3://{bucket}/{path}" for path in fleet.by_path}
+    assert all_at_version(fleet, 2)
+    assert sorted(p.name for p in tmp_path.glob("*.sqlite")) == [f"{bucket}.shard-1-of-2.migrate-journal.sqlite",
+                                                                 f"{bucket}.shard-2-of-2.migrate-journal.sqlite"]
+
+
+def test_vaults_without_a_key_are_counted_and_left_for_the_app(s3, tmp_path):
+    bucket = s3fleet.new_bucket(s3)
+    fleet = Fleet(s3, bucket, 30, tmp_path / "keys", without_keys=7)
+    status, report, stderr = finish(migrate(["--source", f"s3://{bucket}/vaults/", "--to", "2", "--in-place",
+                                             "--vault-key-dir", str(tmp_path / "keys"), "--journal", str(tmp_path / "j.sqlite")]))
+    assert status == 0, stderr
+    by_status = {}
+    for line in report:
+        by_status.setdefault(line["status"], set()).add(line["vault"].split("/", 3)[3])
+    assert by_status["no-key"] == fleet.keyless
+    assert len(by_status["migrated"]) == 23
+    assert "no key 7" in stderr and "left for the app" in stderr
+    for path in fleet.keyless:
+        assert fleet.read(path)[2] == 1 and s3.head_object(Bucket=bucket, Key=path)["ETag"] == fleet.uploaded[path]
+
+
+def test_a_dry_run_and_a_migration_to_another_prefix_leave_the_sources_alone(s3, tmp_path):
+    bucket = s3fleet.new_bucket(s3)
+    fleet = Fleet(s3, bucket, 20, tmp_path / "keys")
+    common = ["--source", f"s3://{bucket}/vaults/", "--to", "2", "--vault-key-dir", str(tmp_path / "keys")]
+    status, report, stderr = finish(migrate(common + ["--in-place", "--dry-run"], cwd=tmp_path))
+    assert status == 0, stderr
+    assert {line["status"] for line in report} == {"would-migrate"} and len(report) == 20
+    assert list(tmp_path.glob("*.sqlite")) == []  # a dry run writes nothing, not even a journal
+
+    status, report, stderr = finish(migrate(common + ["--out", f"s3://{bucket}/migrated/", "--journal", str(tmp_path / "j.sqlite")]))
+    assert status == 0, stderr
+    assert {line["status"] for line in report} == {"migrated"}
+    for path, etag in fleet.uploaded.items():
+        assert s3.head_object(Bucket=bucket, Key=path)["ETag"] == etag
+        name = path.split("/")[-1]
+        data = s3.get_object(Bucket=bucket, Key=f"migrated/{name}")["Body"].read()
+        assert data[9] == 2
+    # Run again: nothing is redone, nothing under migrated/ is replaced.
+    status, report, stderr = finish(migrate(common + ["--out", f"s3://{bucket}/migrated/", "--journal", str(tmp_path / "j.sqlite")]))
+    assert status == 0 and {line["status"] for line in report} == {"previously-done"}, stderr
+
+
+def test_census_of_a_bucket_counts_by_version(s3, tmp_path):
+    bucket = s3fleet.new_bucket(s3)
+    Fleet(s3, bucket, 40, tmp_path / "keys")
+    s3.put_object(Bucket=bucket, Key="vaults/notes.txt", Body=b"not a vault")
+    s3.put_object(Bucket=bucket, Key="vaults/empty.vault", Body=b"")
+    result = subprocess.run([s3fleet.VAULT_TOOL, "census", "--json", f"s3://{bucket}/vaults/"], env=tool_environment(), capture_output=True)
+    assert result.returncode == 0, result.stderr.decode()
+    census = json.loads(result.stdout)
+    assert census["files"] == 42 and census["vaults"] == 40
+    assert [(k["schemaVersion"], k["count"]) for k in census["kinds"]] == [(1, 40)]
+    assert census["notVaults"] == [{"path": "empty.vault", "reason": "empty"}, {"path": "notes.txt", "reason": "does not start with MTVAULT"}]
+
+
+@pytest.mark.parametrize("case", ["bad-secret", "missing-bucket", "wrong-endpoint", "no-credentials"])
+def test_configuration_mistakes_name_what_failed_and_never_the_secret(s3, tmp_path, case):
+    bucket = s3fleet.new_bucket(s3)
+    secret = "not-the-secret-" + os.urandom(8).hex()
+    env = tool_environment()
+    if case == "bad-secret":
+        credentials = tmp_path / "credentials"
+        credentials.write_text(f"[default]\naws_access_key_id = hvtwrongkey\naws_secret_access_key = {secret}\n")
+        credentials.chmod(0o600)
+        env["AWS_SHARED_CREDENTIALS_FILE"] = str(credentials)
+        expected = "refused access"
+    elif case == "missing-bucket":
+        bucket = "no-such-bucket-" + os.urandom(4).hex()
+        expected = f"the bucket '{bucket}' does not exist"
+    elif case == "wrong-endpoint":
+        env["AWS_ENDPOINT_URL"] = f"http://127.0.0.1:{s3fleet.free_port()}"
+        expected = "could not reach the object store"
+    else:
+        env["AWS_SHARED_CREDENTIALS_FILE"] = str(tmp_path / "none")
+        env["HOME"] = str(tmp_path)
+        expected = "no credentials"
+    for arguments in (["census", f"s3://{bucket}/vaults/"], ["inspect", f"s3://{bucket}/vaults/x.vault"],
+                      ["migrate", "--source", f"s3://{bucket}/vaults/", "--to", "2", "--in-place", "--vault-key-dir", str(tmp_path),
+                       "--journal", str(tmp_path / "j.sqlite")]):
+        result = subprocess.run([s3fleet.VAULT_TOOL, *arguments], env=env, capture_output=True, timeout=120)
+        message = result.stderr.decode()
+        assert result.returncode == 1, (arguments, message)
+        assert expected in message, (arguments, message)
+        assert secret not in message and secret not in result.stdout.decode()
