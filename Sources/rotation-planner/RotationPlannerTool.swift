@@ -204,7 +204,7 @@ struct Apply: ParsableCommand {
 
     @OptionGroup var keys: KeyPairOptions
 
-    @Option(help: ArgumentHelp("Where to write vaults/<household id>.vault for both households.", valueName: "DIR"))
+    @Option(help: ArgumentHelp("Where to write vaults/<household id>.vault for both households: a folder, or s3://BUCKET/.", valueName: "DIR"))
     var outDir: String
 
     @Option(help: ArgumentHelp("Write the operations to FILE instead of standard output.", valueName: "FILE"))
@@ -230,7 +230,7 @@ struct Apply: ParsableCommand {
 
     func run() throws {
         let plan = try PlanFiles.read(plan)
-        let newPath = outDir + "/" + plan.new.vaultPath, oldPath = outDir + "/" + plan.old.vaultPath
+        let newPath = VaultLocation.joined(outDir, plan.new.vaultPath), oldPath = VaultLocation.joined(outDir, plan.old.vaultPath)
         let files = try CommandFiles(
             reads: [.init("plan", self.plan), .init("--vault", vault)] + keys.declaredInputs,
             writes: [DeclaredOutput("new vault", newPath, kind: .binary, createFolders: true, namedByTool: true), DeclaredOutput("--ops", ops, kind: .text),
@@ -286,7 +286,7 @@ struct Verify: ParsableCommand {
     @Option(help: ArgumentHelp("The new vault.", valueName: "VAULT"))
     var newVault: String?
 
-    @Option(help: ArgumentHelp("The folder 'apply' wrote: both vaults are found under its vaults/.", valueName: "DIR"))
+    @Option(help: ArgumentHelp("The folder (or s3://BUCKET/) 'apply' wrote: both vaults are found under its vaults/.", valueName: "DIR"))
     var outDir: String?
 
     @OptionGroup var keys: KeyPairOptions
@@ -305,8 +305,8 @@ struct Verify: ParsableCommand {
     func run() throws {
         let (old, new) = try keys.load()
         // The paths apply wrote: each household's vault path under the output folder.
-        let tombstone = oldVault ?? "\(outDir!)/\(Household(parentPublicKey: old.publicKey).vaultPath)"
-        let newPath = newVault ?? "\(outDir!)/\(Household(parentPublicKey: new.publicKey).vaultPath)"
+        let tombstone = oldVault ?? VaultLocation.joined(outDir!, Household(parentPublicKey: old.publicKey).vaultPath)
+        let newPath = newVault ?? VaultLocation.joined(outDir!, Household(parentPublicKey: new.publicKey).vaultPath)
         let checks = try RotationVerifier.verify(tombstone: about("the tombstone", tombstone) { try InputFiles.read(tombstone, what: "tombstone") },
                                                  newVault: about("the new vault", newPath) { try InputFiles.read(newPath, what: "vault") },
                                                  oldKey: old, newKey: new)

@@ -21,11 +21,11 @@ enum Golden {
     /// Runs the case and compares (`onObjectStore`: with its vaults in a bucket, see
     /// ``Workspace/uploadToBucket()``); with RECORD_GOLDEN=1 writes the files instead and records a
     /// failure, so a recording run can never pass (CI never records).
-    static func check(_ golden: GoldenCase, databases: [String: String] = [:], onObjectStore: Bool = false) throws {
+    static func check(_ golden: GoldenCase, databases: [String: String] = [:], onObjectStore: Bool = false, objectOutputs: Set<String> = []) throws {
         let workspace = try Workspace()
         workspace.databases = databases
         try golden.prepare?(workspace)
-        if onObjectStore { try workspace.uploadToBucket() }
+        if onObjectStore { try workspace.uploadToBucket(outputs: objectOutputs) }
         let run = try workspace.run(golden.tool, golden.arguments, stdin: golden.stdin)
         try compare(tool: golden.tool, name: golden.name, [("stdout", run.stdout), ("stderr", run.stderr), ("exit", Array("\(run.status)\n".utf8))])
     }

@@ -68,8 +68,8 @@ final class Workspace: @unchecked Sendable {
 
     /// Makes a bucket and uploads the testkit and every vault a case prepared (keys and other
     /// secrets stay local: the tools read them from local files only); `testkit` then names the
-    /// prefix.
-    func uploadToBucket() throws {
+    /// prefix, and each of `outputs` (a file or folder the case writes) an object or prefix.
+    func uploadToBucket(outputs: Set<String> = []) throws {
         let bucket = try S3TestServer.createBucket()
         var files: [String] = []
         for case let relative as String in FileManager.default.enumerator(atPath: folder.path)! {
@@ -81,7 +81,7 @@ final class Workspace: @unchecked Sendable {
         }
         try S3TestServer.upload(folder, files, to: bucket)
         self.bucket = bucket
-        uploaded = Set(files + ["testkit"])
+        uploaded = Set(files + ["testkit"]).union(outputs)
     }
 
     func run(_ tool: String, _ arguments: [String], stdin: String? = nil) throws -> ToolRun {

@@ -115,6 +115,27 @@ struct S3ClientTests {
         #expect(try client.get(S3ObjectName(bucket: bucket, key: "vaults/none")) == nil)
     }
 
+    /// The store writes back only the version it read: a device's write in between refuses
+    /// the write-back (exit 4), and a second write follows the store's own first.
+    @Test func theStoreWritesBackOnlyTheVersionItRead() throws {
+        let store = try ObjectStore(TestS3.configuration())
+        let device = try TestS3.client()
+        let bucket = try TestS3.freshBucket(device)
+        let name = S3ObjectName(bucket: bucket, key: "vaults/x.vault")
+        _ = try device.put(name, [1], condition: .creating)
+        #expect(try store.read(name, what: "vault", limit: 100) == [1])
+        let read = try #require(store.versionRead(name))
+        try store.write(name, [2], condition: .replacing(etag: read))
+        try store.write(name, [3], condition: .replacing(etag: try #require(store.versionRead(name))))
+        _ = try device.put(name, [4], condition: .replacing(etag: try #require(try device.get(name)).etag))
+        #expect(throws: VaultError(.changedSinceRead, "")) {
+            try store.write(name, [5], condition: .replacing(etag: store.versionRead(name)!))
+        }
+        #expect(try device.get(name)?.bytes == [4])
+        #expect(throws: VaultError(.tooLarge, "")) { try store.read(name, what: "vault", limit: 0) }
+        #expect(throws: VaultError(.io, "")) { try store.read(S3ObjectName(bucket: bucket, key: "none"), what: "vault", limit: 10) }
+    }
+
     @Test func listingGoesThroughEveryPage() throws {
         let client = try TestS3.client()
         let bucket = try TestS3.freshBucket(client)
