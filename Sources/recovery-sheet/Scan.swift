@@ -91,7 +91,7 @@ struct Verify: ParsableCommand {
     @Option(name: .customLong("key-file"), help: ArgumentHelp("The key the sheet must hold.", valueName: "FILE"))
     var keyFile: String?
 
-    @Option(help: ArgumentHelp("A vault the sheet's key must open.", valueName: "VAULT"))
+    @Option(help: ArgumentHelp("A vault the sheet's key must open: a file, or s3://BUCKET/KEY.", valueName: "VAULT"))
     var vault: String?
 
     @OptionGroup var passphrase: PassphraseOption
