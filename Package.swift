@@ -64,6 +64,8 @@ let package = Package(
             pkgConfig: "libcurl",
             providers: [.apt(["libcurl4-openssl-dev"])]
         ),
+        // syncfs(2), which Glibc's Swift module hides (it is a GNU extension).
+        .systemLibrary(name: "CFileSystem"),
         // libpng and libjpeg report errors by longjmp; this small C target owns the setjmp.
         .target(
             name: "CImageCodecs",
@@ -73,7 +75,7 @@ let package = Package(
         .target(
             name: "VaultCore",
             dependencies: [
-                "CSodium", "CSecp256k1", "CQRencode", "CZBar", "CFreeType", "CImageCodecs", "CLibPQ", "CCurl",
+                "CSodium", "CSecp256k1", "CQRencode", "CZBar", "CFreeType", "CImageCodecs", "CLibPQ", "CCurl", "CFileSystem",
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "GRDBSQLite", package: "GRDB.swift"),  // sqlite3_serialize
                 .product(name: "Crypto", package: "swift-crypto"),

@@ -77,7 +77,7 @@ public func requireOneStandardInput(_ paths: [String?]) throws {
 public struct VaultInputOptions: ParsableArguments {
     @OptionGroup public var access: VaultAccessOptions
 
-    @Argument(help: ArgumentHelp("The vault file; - or nothing for standard input.", valueName: "VAULT"))
+    @Argument(help: ArgumentHelp("The vault file (or s3://BUCKET/KEY); - or nothing for standard input.", valueName: "VAULT"))
     public var input = "-"
 
     public init() {}

@@ -23,7 +23,7 @@ struct VaultMode: ParsableCommand {
 
     @OptionGroup var access: VaultAccessOptions
 
-    @Option(help: ArgumentHelp("The vault.", valueName: "VAULT"))
+    @Option(help: ArgumentHelp("The vault: a file, or s3://BUCKET/KEY.", valueName: "VAULT"))
     var vault: String
 
     @Option(name: .customLong("device"), help: ArgumentHelp("A device to revoke: its id, a unique id prefix, or its name, any case (repeatable).", valueName: "ID"))

@@ -79,7 +79,7 @@ struct Plan: ParsableCommand {
         """
     )
 
-    @Option(help: ArgumentHelp("The household's current vault.", valueName: "VAULT"))
+    @Option(help: ArgumentHelp("The household's current vault: a file, or s3://BUCKET/KEY.", valueName: "VAULT"))
     var vault: String
 
     @OptionGroup var keys: KeyPairOptions

@@ -27,14 +27,16 @@ enum Golden {
         try golden.prepare?(workspace)
         if onObjectStore { try workspace.uploadToBucket(outputs: objectOutputs) }
         let run = try workspace.run(golden.tool, golden.arguments, stdin: golden.stdin)
-        try compare(tool: golden.tool, name: golden.name, [("stdout", run.stdout), ("stderr", run.stderr), ("exit", Array("\(run.status)\n".utf8))])
+        // The object-store run checks sameness with the file run's goldens: it never records them.
+        try compare(tool: golden.tool, name: golden.name, [("stdout", run.stdout), ("stderr", run.stderr), ("exit", Array("\(run.status)\n".utf8))],
+                    record: recording && !onObjectStore)
     }
 
     /// Compares named outputs with Golden/<tool>/<name>.<suffix>, or records them.
-    static func compare(tool: String, name: String, _ actual: [(String, [UInt8])]) throws {
+    static func compare(tool: String, name: String, _ actual: [(String, [UInt8])], record: Bool = recording) throws {
         let golden = (tool: tool, name: name)
         let base = folder.appendingPathComponent(tool).appendingPathComponent(name)
-        if recording {
+        if record {
             try FileManager.default.createDirectory(at: base.deletingLastPathComponent(), withIntermediateDirectories: true)
             for (suffix, bytes) in actual {
                 try Data(bytes).write(to: base.appendingPathExtension(suffix))

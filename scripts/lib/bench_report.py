@@ -1,7 +1,7 @@
 """Turns scripts/bench's hyperfine exports into bench/results.json and the README's table.
-Usage: bench_report.py RESULTS_DIR MIGRATE_VAULTS CENSUS_FILES RESULTS_JSON README
+Usage: bench_report.py RESULTS_DIR MIGRATE_VAULTS CENSUS_FILES RESULTS_JSON README S3_VAULTS S3_OBJECTS
 
-A benchmark this run did not measure (ONLY=registry) keeps its figures from the previous
+A benchmark this run did not measure (ONLY=…, SKIP_…) keeps its figures from the previous
 bench/results.json, and its row says from which run."""
 import datetime
 import json
@@ -14,6 +14,7 @@ from pathlib import Path
 
 results_dir, migrate_count, census_count = Path(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3])
 results_json, readme = Path(sys.argv[4]), Path(sys.argv[5])
+s3_vaults, s3_objects = int(sys.argv[6]), int(sys.argv[7])
 
 
 def load(name):
@@ -60,7 +61,7 @@ def rss(side):
     return f"{side['max_rss_mib']} MiB" if side and side["max_rss_mib"] is not None else "?"
 
 
-for name in ["sheet", "startup", "open", "migrate", "census", "registry", "registry-since", "registry-pg-revoke", "registry-pg-import",
+for name in ["sheet", "startup", "open", "migrate", "s3-migrate", "census", "s3-census", "registry", "registry-since", "registry-pg-revoke", "registry-pg-import",
              "registry-pg-latency", "plan"]:
     data = latency(name) if name == "registry-pg-latency" else load(name)
     if not data and name in previous["benchmarks"]:
@@ -91,7 +92,20 @@ for name in ["sheet", "startup", "open", "migrate", "census", "registry", "regis
         entry.update(ours_per_s=batch, peer_per_s=loop)
         add(name, f"batch migration of {migrate_count:,} vaults v1→v2: one `migrate --manifest` run vs one process per vault",
             f"{ours['median_s']:.2f} s ({batch:,.0f} vaults/s, {rss(ours)}) vs {peer['median_s']:.2f} s ({loop:,.0f} vaults/s): "
-            f"**{peer['median_s'] / ours['median_s']:.1f}× faster**", "faster than the loop", ours["median_s"] < peer["median_s"])
+            f"**{peer['median_s'] / ours['median_s']:.1f}× faster**", "≥ 20× faster", peer["median_s"] / ours["median_s"] >= 20)
+    elif name == "s3-migrate":
+        count = entry.setdefault("vaults", s3_vaults)
+        batch, loop = count / ours["median_s"], count / peer["median_s"]
+        entry.update(ours_per_s=batch, peer_per_s=loop)
+        add(name, f"bucket migration of {count:,} vaults v1→v2 in place (SeaweedFS on this machine): `migrate --source s3://… --in-place` "
+            "vs download, `vault-tool migrate`, conditional upload per vault (boto3)",
+            f"{ours['median_s']:.2f} s ({batch:,.0f} vaults/s) vs {peer['median_s']:.2f} s ({loop:,.0f} vaults/s): "
+            f"**{peer['median_s'] / ours['median_s']:.1f}× faster**", "≥ 20× faster", peer["median_s"] / ours["median_s"] >= 20)
+    elif name == "s3-census":
+        count = entry.setdefault("objects", s3_objects)
+        add(name, f"`vault-tool census` of {count:,} objects in a bucket vs a boto3 script that lists them and reads each header (ranged GET)",
+            f"{ours['median_s']:.2f} s ({count / ours['median_s']:,.0f} objects/s) vs {peer['median_s']:.2f} s: "
+            f"**{peer['median_s'] / ours['median_s']:.1f}× faster**", "faster", ours["median_s"] < peer["median_s"])
     elif name == "census":
         rate = census_count / ours["median_s"]
         entry.update(ours_per_s=rate)
@@ -124,7 +138,7 @@ table = ["| benchmark | figure (median; peak memory) | goal | |", "|---|---|---|
 table += [f"| {what} | {figure} | {goal} | {status} |" for what, figure, goal, status in rows]
 block = "\n".join([f"Last run: {record['machine']}. `scripts/bench` (release build, hyperfine medians, "
                    "each pair timed in the same run; peak memory by /usr/bin/time)."
-                   + (" Rows marked ‡ were not measured in this run (`ONLY=registry`, `SKIP_REGISTRY`, `SKIP_POSTGRES`): their figures are from the run dated." if carried else ""),
+                   + (" Rows marked ‡ were not measured in this run (`ONLY=…`, `SKIP_REGISTRY`, `SKIP_POSTGRES`, `SKIP_S3`): their figures are from the run dated." if carried else ""),
                    "", *table])
 print(block)
 text = readme.read_text()

@@ -1,3 +1,4 @@
+internal import CFileSystem
 import Foundation
 
 /// The identity of a file on this machine: its device and inode, or, for a file that does not
@@ -218,7 +219,10 @@ public final class StagedOutput: @unchecked Sendable {
     /// Set when the file system has no unnamed files (O_TMPFILE): the temporary name used instead.
     private var temporaryName: String?
 
-    public init(_ location: OutputLocation, bytes: UnsafeRawBufferPointer, mode: mode_t) throws {
+    /// Writes `bytes` to an unnamed file beside the location and, unless `flush` is false,
+    /// flushes it to disk. An output staged without its flush must be published with
+    /// ``publishTogether(_:)``, which flushes before naming.
+    public init(_ location: OutputLocation, bytes: UnsafeRawBufferPointer, mode: mode_t, flush: Bool = true) throws {
         self.location = location
         let folder = try location.folder.opened()
         // O_TMPFILE is __O_TMPFILE | O_DIRECTORY, and O_PATH is __O_PATH: Glibc defines both only
@@ -233,7 +237,7 @@ public final class StagedOutput: @unchecked Sendable {
         do {
             try AtomicFile.writeAll(bytes, to: descriptor, path: location.path)
             guard fchmod(descriptor, mode) == 0 else { throw AtomicFile.ioError("could not set the mode of '\(location.path)'") }
-            guard fsync(descriptor) == 0 else { throw AtomicFile.ioError("could not flush '\(location.path)' to disk") }
+            guard !flush || fsync(descriptor) == 0 else { throw AtomicFile.ioError("could not flush '\(location.path)' to disk") }
         } catch {
             discard()
             throw error
@@ -245,6 +249,25 @@ public final class StagedOutput: @unchecked Sendable {
     /// Gives the staged file its name. `exclusive` refuses a file that exists by then (the name
     /// is made by link(2), which never replaces); otherwise rename(2) replaces atomically.
     public func publish(exclusive: Bool) throws {
+        try publish(exclusive: exclusive, syncingFolder: true)
+    }
+
+    /// Publishes many staged outputs (replacing, never exclusive) as one group: one syncfs(2)
+    /// makes every staged file durable before any is named, then each is renamed into place,
+    /// then each folder is synced once. A kill at any moment leaves each output old or new and
+    /// complete; a batch records its jobs done only after this returns.
+    public static func publishTogether(_ outputs: [StagedOutput]) throws {
+        guard let first = outputs.first(where: { $0.descriptor >= 0 }) else { return }
+        guard hvt_syncfs(first.descriptor) == 0 else { throw AtomicFile.ioError("could not flush '\(first.location.path)' to disk") }
+        var folders: [ObjectIdentifier: Int32] = [:]
+        for output in outputs {
+            try output.publish(exclusive: false, syncingFolder: false)
+            folders[ObjectIdentifier(output.location.folder)] = try output.location.folder.opened()
+        }
+        for folder in folders.values { AtomicFile.syncFolder(folder) }
+    }
+
+    private func publish(exclusive: Bool, syncingFolder: Bool) throws {
         let folder = try location.folder.opened()
         let path = location.path
         if temporaryName == nil {
@@ -255,7 +278,7 @@ public final class StagedOutput: @unchecked Sendable {
                     throw AtomicFile.ioError("could not create '\(path)'")
                 }
                 discard()
-                AtomicFile.syncFolder(folder)
+                if syncingFolder { AtomicFile.syncFolder(folder) }
                 return
             }
             // rename(2) is the only atomic replace, and it needs a name: a short one, so that an
@@ -273,7 +296,7 @@ public final class StagedOutput: @unchecked Sendable {
             self.temporaryName = nil
         }
         discard()
-        AtomicFile.syncFolder(folder)
+        if syncingFolder { AtomicFile.syncFolder(folder) }
     }
 
     private func discard() {

@@ -5,8 +5,9 @@ import GRDB
 /// Migrating many vaults in one run, crash-safely and resumably (issue 4).
 ///
 /// A SQLite journal (GRDB) holds one row per manifest line: pending, done or failed, with the
-/// error. Each job writes its output through the write path (``StagedOutput``) and only then
-/// marks itself done, in its own transaction. A run killed at any instant leaves every output
+/// error. Jobs go in groups (``groupSize``): each writes its output through the write path
+/// (``StagedOutput``), the group's outputs are made durable and named together, and only then
+/// are its jobs marked done, in one transaction. A run killed at any instant leaves every output
 /// either absent, the old one, or complete; started again, it skips done jobs and retries the
 /// rest. One failed vault does not stop the others.
 ///
@@ -157,25 +158,30 @@ public final class BatchMigration: Sendable {
         return migrator
     }()
 
-    /// Runs every job not yet done, `parallelism` at a time, and reports each as it finishes
-    /// (jobs done by an earlier run first). `loadAccess` reads a job's key.
+    /// How many jobs a worker takes at once: their outputs are made durable by one flush and
+    /// their journal rows written by one transaction, instead of a flush and a commit each.
+    public static let groupSize = 64
+
+    /// Runs every job not yet done, `parallelism` at a time, and reports each as its group
+    /// finishes (jobs done by an earlier run first). `loadAccess` reads a job's key.
     public func run(parallelism: Int, loadAccess: @Sendable (Job) throws -> VaultAccess, report: @Sendable (Result) -> Void) throws {
         let done = try database?.read { db in try Set(Int.fetchAll(db, sql: "SELECT line FROM job WHERE state = 'done'")) } ?? []
         for job in jobs where done.contains(job.line) {
             report(Result(job: job, status: .previouslyDone, from: nil, to: target, error: nil))
         }
         let pending = jobs.filter { !done.contains($0.line) }
+        let groups = stride(from: 0, to: pending.count, by: Self.groupSize).map { Array(pending[$0..<min($0 + Self.groupSize, pending.count)]) }
         let next = Mutex(0)
         let failure = Mutex<Error?>(nil)
-        DispatchQueue.concurrentPerform(iterations: max(1, min(parallelism, pending.count))) { _ in
+        DispatchQueue.concurrentPerform(iterations: max(1, min(parallelism, groups.count))) { _ in
             while true {
                 let index = next.withLock { value -> Int in
                     defer { value += 1 }
                     return value
                 }
-                guard index < pending.count, failure.withLock({ $0 == nil }) else { return }
+                guard index < groups.count, failure.withLock({ $0 == nil }) else { return }
                 do {
-                    report(try process(pending[index], loadAccess: loadAccess))
+                    for result in try process(groups[index], loadAccess: loadAccess) { report(result) }
                 } catch {
                     failure.withLock { $0 = $0 ?? error }  // the journal itself failed: stop
                 }
@@ -184,39 +190,58 @@ public final class BatchMigration: Sendable {
         if let error = failure.withLock({ $0 }) { throw error }
     }
 
-    private func process(_ job: Job, loadAccess: (Job) throws -> VaultAccess) throws -> Result {
-        do {
-            let input = try BoundedRead.file(job.vault, limit: InputLimits.document, what: "vault")
-            let outcome = try VaultMigration.migrate(input, access: loadAccess(job), to: target, allowLossy: allowLossy)
-            guard database != nil else {
-                return Result(job: job, status: outcome.unchanged ? .unchanged : .wouldMigrate, from: outcome.report.from, to: target, error: nil)
+    /// One group: each vault migrated in memory and its output staged, then every output made
+    /// durable and named together, then every job recorded in one transaction. A vault that
+    /// fails is recorded failed and does not hold up the others.
+    private func process(_ group: [Job], loadAccess: (Job) throws -> VaultAccess) throws -> [Result] {
+        var results: [Result] = []
+        var staged: [StagedOutput] = []
+        for job in group {
+            do {
+                let input = try BoundedRead.file(job.vault, limit: InputLimits.document, what: "vault")
+                let outcome = try VaultMigration.migrate(input, access: loadAccess(job), to: target, allowLossy: allowLossy)
+                let from = outcome.report.from
+                guard database != nil else {
+                    results.append(Result(job: job, status: outcome.unchanged ? .unchanged : .wouldMigrate, from: from, to: target, error: nil))
+                    continue
+                }
+                staged.append(try outcome.bytes.withUnsafeBytes { bytes in
+                    try StagedOutput(outputs[job.line]!, bytes: bytes, mode: 0o666 & ~AtomicFile.currentUmask(), flush: false)
+                })
+                results.append(Result(job: job, status: outcome.unchanged ? .unchanged : .migrated, from: from, to: target, error: nil))
+            } catch let error as VaultError {
+                results.append(Result(job: job, status: .failed, from: nil, to: target, error: error))
             }
-            try outcome.bytes.withUnsafeBytes { bytes in
-                try StagedOutput(outputs[job.line]!, bytes: bytes, mode: 0o666 & ~AtomicFile.currentUmask()).publish(exclusive: false)
-            }
-            let status: Status = outcome.unchanged ? .unchanged : .migrated
-            try record(job, state: "done", status: status, from: outcome.report.from, error: nil)
-            return Result(job: job, status: status, from: outcome.report.from, to: target, error: nil)
-        } catch let error as VaultError {
-            try record(job, state: "failed", status: .failed, from: nil, error: error.reason)
-            return Result(job: job, status: .failed, from: nil, to: target, error: error)
         }
+        guard database != nil else { return results }
+        do {
+            try StagedOutput.publishTogether(staged)
+        } catch let error as VaultError {
+            // Outputs named before the failure are complete, but not recorded: a rerun redoes them.
+            results = results.map { $0.error != nil ? $0 : Result(job: $0.job, status: .failed, from: nil, to: target, error: error) }
+        }
+        try record(results)
+        return results
     }
 
-    private func record(_ job: Job, state: String, status: Status, from: Int?, error: String?) throws {
+    private func record(_ results: [Result]) throws {
         guard let database else { return }
         do {
             try database.write { db in
-            try db.execute(sql: """
-                UPDATE job SET state = ?, status = ?, fromVersion = ?, error = ?, attempts = attempts + 1,
-                    completions = completions + (CASE WHEN ? = 'done' THEN 1 ELSE 0 END)
-                WHERE line = ?
-                """, arguments: [state, status.rawValue, from, error, state, job.line])
+                for result in results {
+                    let state = result.error == nil ? "done" : "failed"
+                    try db.execute(sql: """
+                        UPDATE job SET state = ?, status = ?, fromVersion = ?, error = ?, attempts = attempts + 1,
+                            completions = completions + (CASE WHEN ? = 'done' THEN 1 ELSE 0 END)
+                        WHERE line = ?
+                        """, arguments: [state, result.status.rawValue, result.from, result.error?.reason, state, result.job.line])
+                }
             }
         } catch let error as DatabaseError {
             // The journal could not be written (a full disk, a lost folder): this run cannot
-            // record progress, so it stops; the output just written is complete either way.
-            throw VaultError(.io, "could not record manifest line \(job.line) in the journal: \(Self.describe(error))")
+            // record progress, so it stops; the outputs just written are complete either way.
+            let lines = results.map(\.job.line)
+            throw VaultError(.io, "could not record manifest lines \(lines.first!)–\(lines.last!) in the journal: \(Self.describe(error))")
         }
     }
 

@@ -1,4 +1,5 @@
 internal import CSodium
+import Synchronization
 
 /// Bytes that must not leak: keys, decrypted secrets, key-file contents.
 ///
@@ -20,7 +21,7 @@ public final class SecretBytes: @unchecked Sendable {
         try Sodium.ensureInitialized()
         // sodium_malloc(0) is allowed but returns a distinct pointer; keep at least one byte so
         // every instance owns a real allocation.
-        guard let pointer = sodium_malloc(max(count, 1)) else {
+        guard let pointer = ProtectedPool.take(max(count, 1)) ?? sodium_malloc(max(count, 1)) else {
             throw VaultError(.cryptoFailure, "could not allocate protected memory for a secret")
         }
         sodium_memzero(pointer, max(count, 1))
@@ -48,7 +49,8 @@ public final class SecretBytes: @unchecked Sendable {
     }
 
     deinit {
-        sodium_free(pointer)
+        sodium_memzero(pointer, max(count, 1))
+        if !ProtectedPool.give(pointer, max(count, 1)) { sodium_free(pointer) }
     }
 
     /// The only way to read the bytes. Do not let the pointer escape the closure.
@@ -60,6 +62,39 @@ public final class SecretBytes: @unchecked Sendable {
     public func slice(_ range: Range<Int>) throws -> SecretBytes {
         precondition(range.lowerBound >= 0 && range.upperBound <= count)
         return try withUnsafeBytes { try SecretBytes(copying: UnsafeRawBufferPointer(rebasing: $0[range])) }
+    }
+}
+
+/// Zeroed protected buffers kept for reuse. Each `sodium_malloc` and `sodium_free` costs about
+/// eight system calls (mmap, guard pages by mprotect, mlock, madvise, and back), and a batch of
+/// vaults makes some twenty secrets per vault: the calls took most of a batch migration's time,
+/// and two threads serialised on the kernel's memory-map lock. A buffer given back is zeroed
+/// first (by ``SecretBytes``'s deinit) and keeps its guard pages and lock; only small sizes are
+/// kept, a bounded number of each, so the pool holds at most a few megabytes of locked pages.
+enum ProtectedPool {
+    private struct Buffers: @unchecked Sendable {
+        // @unchecked: the pointers are only touched under the mutex.
+        var free: [Int: [UnsafeMutableRawPointer]] = [:]
+    }
+
+    private static let buffers = Mutex(Buffers())
+    static let largestKept = 8192
+    static let keptPerSize = 64
+
+    /// A zeroed buffer of exactly `count` bytes, if one is kept.
+    static func take(_ count: Int) -> UnsafeMutableRawPointer? {
+        guard count <= largestKept else { return nil }
+        return buffers.withLock { $0.free[count]?.popLast() }
+    }
+
+    /// Keeps a zeroed buffer for reuse; false when it should be freed instead.
+    static func give(_ pointer: UnsafeMutableRawPointer, _ count: Int) -> Bool {
+        guard count <= largestKept else { return false }
+        return buffers.withLock { buffers in
+            guard buffers.free[count, default: []].count < keptPerSize else { return false }
+            buffers.free[count, default: []].append(pointer)
+            return true
+        }
     }
 }
 
