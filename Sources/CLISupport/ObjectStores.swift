@@ -21,10 +21,9 @@ extension VaultCensus {
     /// The census of a folder, or of every object under an `s3://BUCKET/PREFIX` (a prefix named
     /// without its final slash is taken as a folder: `s3://b/vaults` counts `vaults/…`).
     public static func take(at location: String, listing: Bool, progress: ((Int) -> Void)?) throws -> VaultCensus {
-        guard case .object(let name) = try VaultLocation(location) else {
+        guard VaultLocation.isObject(location) else {
             return try take(of: location, listing: listing, progress: progress)
         }
-        let prefix = name.isPrefix ? name : S3ObjectName(bucket: name.bucket, key: name.key + "/")
-        return try take(of: prefix, store: ObjectStores.shared(), listing: listing, progress: progress)
+        return try take(of: S3ObjectName.folder(parsing: location), store: ObjectStores.shared(), listing: listing, progress: progress)
     }
 }

@@ -76,16 +76,16 @@ struct Migrate: ParsableCommand {
     @Option(help: ArgumentHelp("Batch mode: how many vaults to migrate at once (default: one per core; 16 on a bucket).", valueName: "N"))
     var jobs: Int?
 
-    @Option(help: ArgumentHelp("Bucket mode: migrate every *.vault object under this prefix.", valueName: "s3://BUCKET/PREFIX/"))
+    @Option(help: ArgumentHelp("Bucket mode: migrate every *.vault object under this prefix, s3://BUCKET/PREFIX/.", valueName: "PREFIX"))
     var source: String?
 
-    @Option(help: ArgumentHelp("Bucket mode: write the results under this prefix instead of in place.", valueName: "s3://BUCKET/PREFIX/"))
+    @Option(help: ArgumentHelp("Bucket mode: write the results under this prefix (s3://BUCKET/PREFIX/) instead of in place.", valueName: "PREFIX"))
     var out: String?
 
     @Option(help: ArgumentHelp("Bucket mode: the folder of vault keys, one <household id>.vaultkey file each.", valueName: "DIR"))
     var vaultKeyDir: String?
 
-    @Option(help: ArgumentHelp("Bucket mode: take only the I-th of N equal ranges of household ids (1/2 and 2/2 on two machines).", valueName: "I/N"))
+    @Option(help: ArgumentHelp("Bucket mode: take only the I-th of N equal ranges of household ids, I/N (1/2 and 2/2 on two machines).", valueName: "SHARD"))
     var shard: String?
 
     @Flag(help: "Batch mode: accept vaults that fail (they stay in the report and the journal) and exit 0.")
@@ -108,8 +108,16 @@ struct Migrate: ParsableCommand {
                 throw ValidationError("a bucket run names its own vaults and keys; give no IN, key option, -o or --out-dir")
             }
             guard !allowLossy else { throw ValidationError("--allow-lossy is not taken on a bucket: a fleet run never drops values") }
+            // A fleet run keeps no backup object: the bucket's own versioning is the way back.
+            guard !noBackup, backup == ".bak", expectRevision == nil, !json else {
+                throw ValidationError("--backup, --no-backup, --expect-revision and --json belong to one vault; a bucket run keeps no backup (enable the bucket's versioning for a way back) and reports JSON Lines")
+            }
             for (option, value) in [("--source", source), ("--out", out)] {
                 if let value, !VaultLocation.isObject(value) { throw ValidationError("\(option) takes s3://BUCKET/PREFIX/, not '\(value)'") }
+            }
+            if let source, let out, let from = try? S3ObjectName.folder(parsing: source), let to = try? S3ObjectName.folder(parsing: out),
+               from.bucket == to.bucket, from.key.hasPrefix(to.key) || to.key.hasPrefix(from.key) {
+                throw ValidationError("--out must not overlap --source: a rerun would list the results as vaults to migrate")
             }
             return
         }
@@ -135,13 +143,8 @@ struct Migrate: ParsableCommand {
     func run() throws {
         if let jobs { try requireRange(jobs, 1...256, "--jobs") }
         if bucketMode {
-            // A prefix named without its final slash is a folder: s3://b/vaults is s3://b/vaults/.
-            func prefix(_ text: String) throws -> S3ObjectName {
-                guard let name = try S3ObjectName(parsing: text) else { throw ValidationError("'\(text)' is not s3://BUCKET/PREFIX/") }
-                return name.isPrefix ? name : S3ObjectName(bucket: name.bucket, key: name.key + "/")
-            }
-            try BucketCommand(jobs: try source.map { .listing(try prefix($0)) } ?? .manifest(manifest!), target: to,
-                              destination: try out.map { .prefix(try prefix($0)) } ?? .inPlace, vaultKeyDir: vaultKeyDir,
+            try BucketCommand(jobs: try source.map { .listing(try S3ObjectName.folder(parsing: $0)) } ?? .manifest(manifest!), target: to,
+                              destination: try out.map { .prefix(try S3ObjectName.folder(parsing: $0)) } ?? .inPlace, vaultKeyDir: vaultKeyDir,
                               shard: try shard.map(BucketMigration.Shard.init(parsing:)), journal: journal, parallelism: jobs ?? 16,
                               dryRun: dryRun, skipFailed: skipFailed).run()
             return

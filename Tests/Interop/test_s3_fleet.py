@@ -221,3 +221,22 @@ def test_configuration_mistakes_name_what_failed_and_never_the_secret(s3, tmp_pa
         assert result.returncode == 1, (arguments, message)
         assert expected in message, (arguments, message)
         assert secret not in message and secret not in result.stdout.decode()
+
+
+def test_a_manifest_of_objects_names_each_vault_with_its_key(s3, tmp_path):
+    bucket = s3fleet.new_bucket(s3)
+    fleet = Fleet(s3, bucket, 12, tmp_path / "keys")
+    chosen = sorted(fleet.by_path)[:8]
+    manifest = tmp_path / "jobs.jsonl"
+    manifest.write_text("".join(json.dumps({"vault": f"s3://{bucket}/{path}",
+                                            "vaultKeyFile": f"keys/{fleet.by_path[path].household_id.hex()}.vaultkey"}) + "\n"
+                                for path in chosen))
+    status, report, stderr = finish(migrate(["--manifest", str(manifest), "--to", "2", "--in-place", "--journal", str(tmp_path / "j.sqlite")]))
+    assert status == 0, stderr
+    assert sorted(line["vault"] for line in report if line["status"] == "migrated") == [f"s3://{bucket}/{path}" for path in chosen]
+    for path in fleet.by_path:
+        assert fleet.read(path)[2] == (2 if path in chosen else 1), path
+    # Into a local folder it is refused, naming the line: objects are migrated in the bucket.
+    status, report, stderr = finish(migrate(["--manifest", str(manifest), "--to", "2", "--out-dir", str(tmp_path / "out")]))
+    assert status == 2 and "manifest line 1 names an object" in stderr and "--in-place" in stderr, stderr
+    assert not (tmp_path / "out").exists()

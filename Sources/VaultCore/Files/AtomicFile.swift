@@ -51,13 +51,15 @@ public enum AtomicFile {
         }
     }
 
-    /// Makes a rename or link in an opened folder durable.
-    static func syncFolder(_ folder: Int32) {
+    /// Makes a rename or link in an opened folder durable; false when that failed (a single
+    /// output is complete and named either way; a batch must not record it done).
+    @discardableResult
+    static func syncFolder(_ folder: Int32) -> Bool {
         // An O_PATH descriptor cannot be synced; open the folder itself through it.
         let descriptor = openat(folder, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC)
-        guard descriptor >= 0 else { return }
-        fsync(descriptor)
-        close(descriptor)
+        guard descriptor >= 0 else { return false }
+        defer { close(descriptor) }
+        return fsync(descriptor) == 0
     }
 
     /// Writes every byte to an open descriptor, retrying short writes and interruptions.

@@ -257,14 +257,23 @@ public final class StagedOutput: @unchecked Sendable {
     /// then each folder is synced once. A kill at any moment leaves each output old or new and
     /// complete; a batch records its jobs done only after this returns.
     public static func publishTogether(_ outputs: [StagedOutput]) throws {
-        guard let first = outputs.first(where: { $0.descriptor >= 0 }) else { return }
-        guard hvt_syncfs(first.descriptor) == 0 else { throw AtomicFile.ioError("could not flush '\(first.location.path)' to disk") }
-        var folders: [ObjectIdentifier: Int32] = [:]
+        // One syncfs per file system the outputs are on (a folder may be a mount point).
+        var flushed: Set<UInt64> = []
+        for output in outputs where output.descriptor >= 0 {
+            var info = stat()
+            guard fstat(output.descriptor, &info) == 0 else { throw AtomicFile.ioError("could not flush '\(output.location.path)' to disk") }
+            guard flushed.insert(UInt64(info.st_dev)).inserted else { continue }
+            guard hvt_syncfs(output.descriptor) == 0 else { throw AtomicFile.ioError("could not flush '\(output.location.path)' to disk") }
+        }
+        var folders: [ObjectIdentifier: (descriptor: Int32, path: String)] = [:]
         for output in outputs {
             try output.publish(exclusive: false, syncingFolder: false)
-            folders[ObjectIdentifier(output.location.folder)] = try output.location.folder.opened()
+            folders[ObjectIdentifier(output.location.folder)] = (try output.location.folder.opened(), output.location.folder.path)
         }
-        for folder in folders.values { AtomicFile.syncFolder(folder) }
+        // The names must be durable before a batch records its jobs done: a failed sync fails the group.
+        for folder in folders.values where !AtomicFile.syncFolder(folder.descriptor) {
+            throw AtomicFile.ioError("could not flush the folder '\(folder.path)' to disk")
+        }
     }
 
     private func publish(exclusive: Bool, syncingFolder: Bool) throws {

@@ -73,6 +73,10 @@ public final class BatchMigration: Sendable {
         self.allowLossy = allowLossy
         let manifestBytes = try BoundedRead.file(manifestPath, limit: InputLimits.listFile, what: "manifest", lines: true)
         jobs = try Self.parseManifest(manifestBytes, manifestPath: manifestPath, outDir: outDir)
+        // Objects are migrated where they live (``BucketMigration``), never into a local folder.
+        if let object = jobs.first(where: { VaultLocation.isObject($0.vault) }) {
+            throw VaultError.objectInFolderBatch(line: object.line, object: object.vault)
+        }
         let folder = try OutputFolder(outDir, create: true)
         var outputs: [Int: OutputLocation] = [:]
         var declared: [(label: String, location: OutputLocation)] = [("the journal", try OutputLocation(journalPath, createFolders: true))]
@@ -162,6 +166,14 @@ public final class BatchMigration: Sendable {
     /// their journal rows written by one transaction, instead of a flush and a commit each.
     public static let groupSize = 64
 
+    /// The group size for `parallelism` workers: each staged output holds a descriptor until its
+    /// group is published, so every worker's group must fit in the open-file limit.
+    static func groupSize(parallelism: Int) -> Int {
+        var limit = rlimit()
+        let open = getrlimit(__rlimit_resource_t(RLIMIT_NOFILE.rawValue), &limit) == 0 ? Int(clamping: limit.rlim_cur) : 1024
+        return max(1, min(groupSize, (open - 64) / max(1, parallelism)))
+    }
+
     /// Runs every job not yet done, `parallelism` at a time, and reports each as its group
     /// finishes (jobs done by an earlier run first). `loadAccess` reads a job's key.
     public func run(parallelism: Int, loadAccess: @Sendable (Job) throws -> VaultAccess, report: @Sendable (Result) -> Void) throws {
@@ -170,7 +182,8 @@ public final class BatchMigration: Sendable {
             report(Result(job: job, status: .previouslyDone, from: nil, to: target, error: nil))
         }
         let pending = jobs.filter { !done.contains($0.line) }
-        let groups = stride(from: 0, to: pending.count, by: Self.groupSize).map { Array(pending[$0..<min($0 + Self.groupSize, pending.count)]) }
+        let size = Self.groupSize(parallelism: parallelism)
+        let groups = stride(from: 0, to: pending.count, by: size).map { Array(pending[$0..<min($0 + size, pending.count)]) }
         let next = Mutex(0)
         let failure = Mutex<Error?>(nil)
         DispatchQueue.concurrentPerform(iterations: max(1, min(parallelism, groups.count))) { _ in

@@ -11,9 +11,9 @@ import Synchronization
 /// `If-None-Match: *`, so nothing there is replaced.
 ///
 /// A SQLite journal on the operator's machine holds one row per object, with its ETag before and
-/// after. A job is recorded as `writing` (with the ETag it read) before its write and `done`
-/// after, so a run killed between the two settles the job by looking at the bucket when it is
-/// started again: each vault is migrated exactly once. Only households whose key the operator
+/// after. A job is recorded as `writing` (with the ETag it read and the hash of the bytes it is
+/// about to send) before its write and `done` after, so a run killed between the two settles the
+/// job by looking at the bucket when it is started again: each vault is migrated exactly once. Only households whose key the operator
 /// holds can be migrated (vaults are end-to-end encrypted); the others are reported `no-key` and
 /// counted, so the report says how much of the fleet is left for the app to migrate on the
 /// families' devices.
@@ -128,6 +128,7 @@ public final class BucketMigration: Sendable {
             lock = -1
             return
         }
+        for bucket in Set(jobs.map(\.output.bucket)).sorted() { try store.requireConditionalWrites(bucket: bucket) }
         lock = open(journalPath, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
         guard lock >= 0 else { throw AtomicFile.ioError("cannot open the journal '\(journalPath)'") }
         guard flock(lock, LOCK_EX | LOCK_NB) == 0 else {
@@ -183,6 +184,7 @@ public final class BucketMigration: Sendable {
                     fromVersion INTEGER,
                     etagBefore TEXT,
                     etagAfter TEXT,
+                    planned TEXT,
                     error TEXT,
                     attempts INTEGER NOT NULL DEFAULT 0,
                     completions INTEGER NOT NULL DEFAULT 0
@@ -230,14 +232,17 @@ public final class BucketMigration: Sendable {
         let from: Int?
         let etagBefore: String?
         let etagAfter: String?
+        /// SHA-256 (hex) of the bytes a write was about to send.
+        let planned: String?
     }
 
     private func journalRows() throws -> [String: JournalRow] {
         guard let journal else { return [:] }
         return try journal.read { db in
             var rows: [String: JournalRow] = [:]
-            for row in try Row.fetchAll(db, sql: "SELECT source, state, fromVersion, etagBefore, etagAfter FROM object") {
-                rows[row["source"]] = JournalRow(state: row["state"], from: row["fromVersion"], etagBefore: row["etagBefore"], etagAfter: row["etagAfter"])
+            for row in try Row.fetchAll(db, sql: "SELECT source, state, fromVersion, etagBefore, etagAfter, planned FROM object") {
+                rows[row["source"]] = JournalRow(state: row["state"], from: row["fromVersion"], etagBefore: row["etagBefore"],
+                                                 etagAfter: row["etagAfter"], planned: row["planned"])
             }
             return rows
         }
@@ -246,7 +251,10 @@ public final class BucketMigration: Sendable {
     /// One vault; nil when it belongs to another shard (known only once its header is read).
     private func process(_ job: Job, earlier: JournalRow?, loadAccess: (Job, HouseholdID) throws -> VaultAccess?) throws -> Result? {
         do {
-            if let earlier, earlier.state == "writing", let settled = try settleInterruptedWrite(job, earlier) { return settled }
+            if let earlier, ["writing", "failed"].contains(earlier.state), earlier.planned != nil,
+               let settled = try settleInterruptedWrite(job, earlier) {
+                return settled
+            }
             for _ in 0..<Self.attemptsPerVault {
                 guard let source = try store.withClient({ try $0.get(job.source) }) else {
                     throw VaultError.noSuchObject(job.source.description, what: "vault")
@@ -267,7 +275,8 @@ public final class BucketMigration: Sendable {
                     try record(job, state: "done", status: status, from: from, before: source.etag, after: source.etag, error: nil)
                     return Result(job: job, status: status, from: from, to: target, etagBefore: source.etag, etagAfter: source.etag, error: nil)
                 }
-                try record(job, state: "writing", status: nil, from: from, before: source.etag, after: nil, error: nil)
+                try record(job, state: "writing", status: nil, from: from, before: source.etag, after: nil, error: nil,
+                           planned: Hex.encode(SHA256.hash(outcome.bytes)))
                 let condition: S3Client.WriteCondition = destination == .inPlace ? .replacing(etag: source.etag) : .creating
                 switch try store.withClient({ try $0.put(job.output, outcome.bytes, condition: condition) }) {
                 case .written(let etag):
@@ -292,37 +301,30 @@ public final class BucketMigration: Sendable {
         }
     }
 
-    /// A run was killed between a job's write and its record: the bucket says whether the write
-    /// landed. In place, the object no longer at the version read but at the target means it did
-    /// (a device's later write would also be at the target: the job is done either way); to a
-    /// prefix, an output there while the source is still the version read means it did.
+    /// A run was killed (or lost the store) between a job's write and its record: the bucket says
+    /// whether the write landed. The journal kept the SHA-256 of the bytes the write sent; the
+    /// object (in place) or the output holding exactly those bytes means it did. Anything else
+    /// is migrated as usual: a vault already at the target is then `unchanged`, and an output
+    /// someone else wrote is a conflict.
     private func settleInterruptedWrite(_ job: Job, _ earlier: JournalRow) throws -> Result? {
-        guard let before = earlier.etagBefore else { return nil }
-        let landed: String?
-        switch destination {
-        case .inPlace:
-            guard let current = try store.withClient({ try $0.get(job.source, range: 0..<VaultEnvelope.headerByteCount) }) else { return nil }
-            landed = current.etag != before && current.bytes.count > 9 && Int(current.bytes[9]) == target ? current.etag : nil
-        case .prefix:
-            let source = try store.withClient { try $0.get(job.source, range: 0..<1) }
-            let output = try store.withClient { try $0.get(job.output, range: 0..<1) }
-            landed = source?.etag == before ? output?.etag : nil
-        }
-        guard let landed else { return nil }
-        try record(job, state: "done", status: .migrated, from: earlier.from, before: before, after: landed, error: nil)
-        return Result(job: job, status: .migrated, from: earlier.from, to: target, etagBefore: before, etagAfter: landed, error: nil)
+        guard let planned = earlier.planned, let before = earlier.etagBefore,
+              let current = try store.withClient({ try $0.get(job.output) }),
+              Hex.encode(SHA256.hash(current.bytes)) == planned else { return nil }
+        try record(job, state: "done", status: .migrated, from: earlier.from, before: before, after: current.etag, error: nil)
+        return Result(job: job, status: .migrated, from: earlier.from, to: target, etagBefore: before, etagAfter: current.etag, error: nil)
     }
 
-    private func record(_ job: Job, state: String, status: Status?, from: Int?, before: String?, after: String?, error: String?) throws {
+    private func record(_ job: Job, state: String, status: Status?, from: Int?, before: String?, after: String?, error: String?,
+                        planned: String? = nil) throws {
         guard let journal else { return }
         do {
             try journal.write { db in
                 try db.execute(sql: """
-                    INSERT INTO object (source, output, state, status, fromVersion, etagBefore, etagAfter, error, attempts, completions)
-                    VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, 0, 0)
+                    INSERT INTO object (source, output, state, status, fromVersion, etagBefore, etagAfter, planned, error, attempts, completions)
+                    VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, 0, 0)
                     ON CONFLICT (source) DO UPDATE SET state = ?3, status = ?4, fromVersion = coalesce(?5, fromVersion),
-                        etagBefore = coalesce(?6, etagBefore), etagAfter = ?7, error = ?8
-                    """, arguments: [job.source.description, job.output.description, state, status?.rawValue, from, before, after, error])
+                        etagBefore = coalesce(?6, etagBefore), etagAfter = ?7, planned = coalesce(?8, planned), error = ?9
+                    """, arguments: [job.source.description, job.output.description, state, status?.rawValue, from, before, after, planned, error])
                 if state != "writing" {
                     try db.execute(sql: """
                         UPDATE object SET attempts = attempts + 1, completions = completions + (CASE WHEN ?1 = 'done' THEN 1 ELSE 0 END)

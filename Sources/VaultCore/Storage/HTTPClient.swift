@@ -7,12 +7,16 @@ struct HTTPRequest: Sendable {
     var url: String
     var headers: [(name: String, value: String)]
     var body: [UInt8]
+    /// The most the response body may hold: a larger one ends the transfer (a hostile or
+    /// mistaken object must not fill the memory).
+    var responseLimit: Int
 
-    init(method: String, url: String, headers: [(name: String, value: String)], body: [UInt8] = []) {
+    init(method: String, url: String, headers: [(name: String, value: String)], body: [UInt8] = [], responseLimit: Int) {
         self.method = method
         self.url = url
         self.headers = headers
         self.body = body
+        self.responseLimit = responseLimit
     }
 }
 
@@ -30,6 +34,8 @@ struct HTTPResponse: Sendable {
 struct HTTPTransportError: Error, Sendable {
     let message: String
     let mayHaveReachedServer: Bool
+    /// The response was larger than the request's limit; asking again would not help.
+    var tooLarge = false
 }
 
 /// The one owner of libcurl: an easy handle per client, reused so that connections are kept
@@ -42,7 +48,13 @@ final class HTTPClient {
 
     private static let globalInit: CURLcode = hvt_curl_global_init()
 
-    init(connectTimeoutMilliseconds: Int = 10_000, timeoutMilliseconds: Int = 120_000) throws {
+    /// The proxy URL, and the hosts that bypass it (libcurl's NOPROXY list).
+    let proxy: String?
+    let noProxy: String?
+
+    init(proxy: String? = nil, noProxy: String? = nil, connectTimeoutMilliseconds: Int = 10_000, timeoutMilliseconds: Int = 120_000) throws {
+        self.proxy = proxy
+        self.noProxy = noProxy
         guard Self.globalInit == CURLE_OK, let handle = curl_easy_init() else {
             throw VaultError(.io, "libcurl could not be initialised")
         }
@@ -57,7 +69,7 @@ final class HTTPClient {
     func send(_ request: HTTPRequest) -> Result<HTTPResponse, HTTPTransportError> {
         // curl_easy_reset forgets the options but keeps the connection cache.
         curl_easy_reset(handle)
-        let exchange = Exchange(upload: request.body)
+        let exchange = Exchange(upload: request.body, limit: request.responseLimit)
         var list: UnsafeMutablePointer<curl_slist>? = nil
         defer { curl_slist_free_all(list) }
         // "Expect:" stops curl from waiting for 100-continue before a body.
@@ -78,6 +90,12 @@ final class HTTPClient {
             set(hvt_curl_set_long(handle, CURLOPT_CONNECTTIMEOUT_MS, connectTimeoutMilliseconds))
             set(hvt_curl_set_long(handle, CURLOPT_TIMEOUT_MS, timeoutMilliseconds))
             set(hvt_curl_set_pointer(handle, CURLOPT_PROTOCOLS_STR, "http,https"))
+            // The path as signed: curl would otherwise remove "/./" and "/../", which are part
+            // of an object's key.
+            set(hvt_curl_set_long(handle, CURLOPT_PATH_AS_IS, 1))
+            // A proxy only when configured (S3Configuration); curl would read the environment.
+            set(hvt_curl_set_pointer(handle, CURLOPT_PROXY, proxy ?? ""))
+            if let noProxy { set(hvt_curl_set_pointer(handle, CURLOPT_NOPROXY, noProxy)) }
             set(hvt_curl_set_pointer(handle, CURLOPT_HTTPHEADER, list))
             set(hvt_curl_set_write_function(handle, CURLOPT_WRITEFUNCTION, receiveBody))
             set(hvt_curl_set_pointer(handle, CURLOPT_WRITEDATA, context))
@@ -99,6 +117,9 @@ final class HTTPClient {
             guard status == CURLE_OK else { return status }
             return curl_easy_perform(handle)
         }
+        if exchange.exceeded {
+            return .failure(HTTPTransportError(message: "the response is larger than \(request.responseLimit) bytes", mayHaveReachedServer: true, tooLarge: true))
+        }
         guard code == CURLE_OK else {
             let message = String(cString: curl_easy_strerror(code))
             let neverSent = code == CURLE_COULDNT_CONNECT || code == CURLE_COULDNT_RESOLVE_HOST
@@ -106,7 +127,9 @@ final class HTTPClient {
             return .failure(HTTPTransportError(message: message, mayHaveReachedServer: !neverSent))
         }
         var status = 0
-        _ = hvt_curl_response_code(handle, &status)
+        guard hvt_curl_response_code(handle, &status) == CURLE_OK else {
+            return .failure(HTTPTransportError(message: "libcurl gave no response code", mayHaveReachedServer: true))
+        }
         return .success(HTTPResponse(status: status, headers: exchange.headers, body: exchange.received))
     }
 }
@@ -114,11 +137,16 @@ final class HTTPClient {
 /// The buffers one exchange's callbacks fill and drain.
 private final class Exchange {
     let upload: [UInt8]
+    let limit: Int
     var uploaded = 0
     var received: [UInt8] = []
+    var exceeded = false
     var headers: [String: String] = [:]
 
-    init(upload: [UInt8]) { self.upload = upload }
+    init(upload: [UInt8], limit: Int) {
+        self.upload = upload
+        self.limit = limit
+    }
 }
 
 private func exchange(_ context: UnsafeMutableRawPointer?) -> Exchange {
@@ -128,7 +156,13 @@ private func exchange(_ context: UnsafeMutableRawPointer?) -> Exchange {
 private let receiveBody: @convention(c) (UnsafeMutablePointer<CChar>?, Int, Int, UnsafeMutableRawPointer?) -> Int = {
     data, size, count, context in
     let bytes = UnsafeRawBufferPointer(start: data, count: size * count)
-    exchange(context).received.append(contentsOf: bytes)
+    let exchange = exchange(context)
+    // Returning less than was given makes curl stop the transfer (CURLE_WRITE_ERROR).
+    guard exchange.received.count + bytes.count <= exchange.limit else {
+        exchange.exceeded = true
+        return 0
+    }
+    exchange.received.append(contentsOf: bytes)
     return bytes.count
 }
 

@@ -51,8 +51,13 @@ public final class ObjectStore: Sendable {
 
     /// The whole object, refused past `limit` bytes; its version is remembered.
     public func read(_ name: S3ObjectName, what: String, limit: Int) throws -> [UInt8] {
-        guard let object = try withClient({ try $0.get(name) }) else { throw VaultError.noSuchObject(name.description, what: what) }
-        guard object.bytes.count <= limit else { throw VaultError.tooLarge(what: what, name: name.description, limit: limit) }
+        let found: S3Client.Object?
+        do {
+            found = try withClient { try $0.get(name, limit: limit) }
+        } catch let error as VaultError where error.code == .tooLarge {
+            throw VaultError.tooLarge(what: what, name: name.description, limit: limit)
+        }
+        guard let object = found else { throw VaultError.noSuchObject(name.description, what: what) }
         versionsRead.withLock { $0[name] = object.etag }
         return object.bytes
     }
@@ -65,6 +70,20 @@ public final class ObjectStore: Sendable {
     /// The object's current version, or nil when there is none (a one-byte ranged read).
     public func currentVersion(_ name: S3ObjectName) throws -> String? {
         try withClient { try $0.get(name, range: 0..<1)?.etag }
+    }
+
+    /// Refuses a bucket whose store ignores conditional writes, by trying them on a probe object
+    /// of its own (created, created again, replaced with a wrong ETag; then deleted): every
+    /// "never overwritten" rule of the suite rests on the store refusing the last two.
+    public func requireConditionalWrites(bucket: String) throws {
+        let probe = S3ObjectName(bucket: bucket, key: ".hvt-conditional-write-check-" + Hex.encode(SystemRandom().bytes(8)))
+        try withClient { client in
+            defer { try? client.delete(probe) }
+            let honoured = try client.put(probe, [1], condition: .creating) != .changedMeanwhile
+                && client.put(probe, [2], condition: .creating) == .changedMeanwhile
+                && client.put(probe, [3], condition: .replacing(etag: "\"00000000000000000000000000000000\"")) == .changedMeanwhile
+            guard honoured else { throw VaultError.conditionsIgnored(bucket, endpoint: configuration.endpoint.url) }
+        }
     }
 
     /// Writes `bytes` as `name` under `condition`; a change since then refuses (exit 4) and

@@ -21,6 +21,13 @@ public struct S3ObjectName: Hashable, Sendable, CustomStringConvertible {
         key = String(rest.dropFirst(bucket.count + 1))
     }
 
+    /// `s3://BUCKET/PREFIX` as a folder of objects: a prefix named without its final slash is
+    /// taken with it (`s3://b/vaults` is `s3://b/vaults/`), as a folder's name is.
+    public static func folder(parsing text: String) throws -> S3ObjectName {
+        guard let name = try S3ObjectName(parsing: text) else { throw VaultError.badObjectName(text) }
+        return name.isPrefix ? name : S3ObjectName(bucket: name.bucket, key: name.key + "/")
+    }
+
     public var isPrefix: Bool { key.isEmpty || key.hasSuffix("/") }
     public var description: String { "s3://\(bucket)/\(key)" }
 
@@ -52,7 +59,7 @@ public final class S3Client: @unchecked Sendable {
         guard configuration.credentials != nil else { throw VaultError.noCredentials(configuration.credentialSource) }
         self.configuration = configuration
         signer = .s3(region: configuration.region)
-        http = try HTTPClient()
+        http = try HTTPClient(proxy: configuration.proxy, noProxy: configuration.noProxy)
         self.attempts = attempts
         self.clock = clock
     }
@@ -84,13 +91,16 @@ public final class S3Client: @unchecked Sendable {
 
     // MARK: Reading
 
-    /// The object, or nil when there is none. `range` asks for some bytes only (a ranged GET).
-    public func get(_ name: S3ObjectName, range: Range<Int>? = nil) throws -> Object? {
+    /// The object, or nil when there is none. `range` asks for some bytes only (a ranged GET);
+    /// an object larger than `limit` is refused without being held.
+    public func get(_ name: S3ObjectName, range: Range<Int>? = nil, limit: Int = InputLimits.document) throws -> Object? {
         var headers: [(name: String, value: String)] = []
         if let range { headers.append(("Range", "bytes=\(range.lowerBound)-\(range.upperBound - 1)")) }
-        let response = try retrying(name) { send("GET", name, headers: headers) }
+        // The transfer stops past the limit; an error document (a few hundred bytes) always fits.
+        let response = try retrying(name, limit: limit) { send("GET", name, headers: headers, responseLimit: max(limit, 1 << 16)) }
         switch response.status {
         case 200, 206:
+            guard response.body.count <= limit else { throw VaultError.tooLarge(what: "vault", name: name.description, limit: limit) }
             return Object(bytes: response.body, etag: response.headers["etag"] ?? "")
         case 404 where S3ErrorBody(response.body).code != "NoSuchBucket":
             return nil
@@ -109,16 +119,26 @@ public final class S3Client: @unchecked Sendable {
         let response = try retrying(prefix) { send("GET", bucket, query: query) }
         guard response.status == 200 else { throw failure(response, prefix) }
         let page = S3ListPage(response.body)
+        // A page that says there is more but not where would end the listing early, silently.
+        guard !page.isTruncated || page.nextToken?.isEmpty == false else {
+            throw VaultError.storageFailed("a truncated listing without a continuation token", prefix.description,
+                                           endpoint: configuration.endpoint.url, message: nil)
+        }
         return (page.objects, page.isTruncated ? page.nextToken : nil)
     }
 
     /// Every object under `prefix`, page by page.
     public func listAll(_ prefix: S3ObjectName, _ each: ([Listed]) throws -> Void) throws {
         var token: String?
+        var seen: Set<String> = []
         repeat {
             let page = try list(prefix, after: token)
             try each(page.objects)
             token = page.next
+            if let token, !seen.insert(token).inserted {
+                throw VaultError.storageFailed("a listing that repeats its continuation token", prefix.description,
+                                               endpoint: configuration.endpoint.url, message: nil)
+            }
         } while token != nil
     }
 
@@ -134,6 +154,9 @@ public final class S3Client: @unchecked Sendable {
         case .creating: [("If-None-Match", "*")]
         }
         var lastProblem = ""
+        // Set once a write whose outcome was unknown is sent again: an earlier copy may still
+        // land late (after a timeout), so a refusal then is checked against our own bytes.
+        var resent = false
         for attempt in 0..<attempts {
             if attempt > 0 { backOff(attempt) }
             switch send("PUT", name, headers: headers + [("Content-Type", "application/octet-stream")], body: bytes) {
@@ -141,15 +164,20 @@ public final class S3Client: @unchecked Sendable {
                 lastProblem = error.message
                 guard error.mayHaveReachedServer else { continue }
                 if let settled = try settle(name, bytes, condition) { return settled }
+                resent = true
             case .success(let response):
                 switch response.status {
                 case 200:
                     return .written(etag: response.headers["etag"] ?? "")
+                case 412, 409 where resent:
+                    if let current = try get(name), current.bytes == bytes { return .written(etag: current.etag) }
+                    return .changedMeanwhile
                 case 412, 409:  // 409: a concurrent conditional write to the same key won
                     return .changedMeanwhile
                 case 500...599:
                     lastProblem = "HTTP \(response.status) \(S3ErrorBody(response.body).code ?? "")"
                     if let settled = try settle(name, bytes, condition) { return settled }
+                    resent = true
                 default:
                     throw failure(response, name)
                 }
@@ -170,6 +198,12 @@ public final class S3Client: @unchecked Sendable {
         }
     }
 
+    /// Deletes an object (only the conditional-write check's own probe is ever deleted).
+    func delete(_ name: S3ObjectName) throws {
+        let response = try retrying(name) { send("DELETE", name) }
+        guard [200, 204, 404].contains(response.status) else { throw failure(response, name) }
+    }
+
     /// Makes a bucket (tests and demos set up their store with it; the tools never make one).
     func createBucket(_ bucket: String) throws {
         let name = S3ObjectName(bucket: bucket, key: "")
@@ -179,7 +213,8 @@ public final class S3Client: @unchecked Sendable {
 
     // MARK: One request
 
-    private func retrying(_ name: S3ObjectName, _ exchange: () -> Result<HTTPResponse, HTTPTransportError>) throws -> HTTPResponse {
+    private func retrying(_ name: S3ObjectName, limit: Int = InputLimits.document,
+                          _ exchange: () -> Result<HTTPResponse, HTTPTransportError>) throws -> HTTPResponse {
         var lastProblem = ""
         for attempt in 0..<attempts {
             if attempt > 0 { backOff(attempt) }
@@ -188,6 +223,8 @@ public final class S3Client: @unchecked Sendable {
                 return response
             case .success(let response):
                 lastProblem = "HTTP \(response.status) \(S3ErrorBody(response.body).code ?? "")"
+            case .failure(let error) where error.tooLarge:
+                throw VaultError.tooLarge(what: "vault", name: name.description, limit: limit)
             case .failure(let error):
                 lastProblem = error.message
             }
@@ -203,7 +240,8 @@ public final class S3Client: @unchecked Sendable {
     }
 
     private func send(_ method: String, _ name: S3ObjectName, query: [(name: String, value: String)] = [],
-                      headers extra: [(name: String, value: String)] = [], body: [UInt8] = []) -> Result<HTTPResponse, HTTPTransportError> {
+                      headers extra: [(name: String, value: String)] = [], body: [UInt8] = [],
+                      responseLimit: Int = InputLimits.listFile) -> Result<HTTPResponse, HTTPTransportError> {
         let credentials = configuration.credentials!
         let endpoint = configuration.endpoint
         let host = configuration.pathStyle ? endpoint.authority : "\(name.bucket).\(endpoint.authority)"
@@ -220,7 +258,8 @@ public final class S3Client: @unchecked Sendable {
         }
         let encodedQuery = SigV4.canonicalQuery(query)
         let url = "\(endpoint.scheme)://\(host)\(SigV4.encodedPath(path))" + (encodedQuery.isEmpty ? "" : "?\(encodedQuery)")
-        return http.send(HTTPRequest(method: method, url: url, headers: headers + [("Authorization", authorization)], body: body))
+        return http.send(HTTPRequest(method: method, url: url, headers: headers + [("Authorization", authorization)], body: body,
+                                     responseLimit: responseLimit))
     }
 
     /// `YYYYMMDDTHHMMSSZ` in UTC.
@@ -250,6 +289,8 @@ public final class S3Client: @unchecked Sendable {
 extension VaultError.Code {
     /// No credentials for the object store were configured.
     public static let noCredentials = VaultError.Code(name: "noCredentials", category: .operational)
+    /// The object store ignores If-Match / If-None-Match: writing there could lose a device's change.
+    public static let conditionsIgnored = VaultError.Code(name: "conditionsIgnored", category: .refused)
     /// The object store refused the credentials or the request.
     public static let storageDenied = VaultError.Code(name: "storageDenied", category: .operational)
     /// The bucket does not exist.
@@ -267,6 +308,11 @@ extension VaultError.Code {
 extension VaultError {
     static func noCredentials(_ source: String, file: String = #fileID, line: UInt = #line) -> VaultError {
         VaultError(.noCredentials, "no credentials for the object store: found \(source)", file: file, line: line)
+    }
+
+    static func conditionsIgnored(_ bucket: String, endpoint: String, file: String = #fileID, line: UInt = #line) -> VaultError {
+        VaultError(.conditionsIgnored, "the object store at \(endpoint) ignores conditional writes (If-Match, If-None-Match) in the bucket '\(bucket)': "
+                   + "a write there could overwrite a change a device made meanwhile; nothing was written", file: file, line: line)
     }
 
     static func storageDenied(_ code: String, _ name: String, keyID: String, source: String, file: String = #fileID, line: UInt = #line) -> VaultError {

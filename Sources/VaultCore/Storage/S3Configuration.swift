@@ -11,7 +11,8 @@ import Foundation
 /// - profile: `AWS_PROFILE`, else `default`; files: `AWS_SHARED_CREDENTIALS_FILE` and
 ///   `AWS_CONFIG_FILE`, else `~/.aws/credentials` and `~/.aws/config`;
 /// - addressing: the profile's `s3` section's `addressing_style` (`path` or `virtual`); else path
-///   style for any endpoint that is not AWS's, as MinIO-like servers need.
+///   style for any endpoint that is not AWS's, as MinIO-like servers need;
+/// - proxy: `HTTPS_PROXY` (`HTTP_PROXY` for an http:// endpoint) and `NO_PROXY`.
 ///
 /// A credential is never taken from a command line; the secret is held in ``SecretBytes``.
 public struct S3Configuration: Sendable {
@@ -21,6 +22,10 @@ public struct S3Configuration: Sendable {
     public let pathStyle: Bool
     /// Where the credentials came from, for messages ("environment", "profile 'x' in FILE").
     public let credentialSource: String
+    /// The proxy, as the AWS CLI takes it: `HTTPS_PROXY` (or `HTTP_PROXY` for an http://
+    /// endpoint), and the hosts that bypass it, `NO_PROXY`. None unless set.
+    public let proxy: String?
+    public let noProxy: String?
 
     public struct Endpoint: Sendable, Equatable {
         public let scheme: String
@@ -47,12 +52,15 @@ public struct S3Configuration: Sendable {
         }
     }
 
-    public init(endpoint: Endpoint, region: String, credentials: SigV4.Credentials?, pathStyle: Bool, credentialSource: String) {
+    public init(endpoint: Endpoint, region: String, credentials: SigV4.Credentials?, pathStyle: Bool, credentialSource: String,
+                proxy: String? = nil, noProxy: String? = nil) {
         self.endpoint = endpoint
         self.region = region
         self.credentials = credentials
         self.pathStyle = pathStyle
         self.credentialSource = credentialSource
+        self.proxy = proxy
+        self.noProxy = noProxy
     }
 
     /// Reads the configuration from an environment (the executable passes its own; VaultCore
@@ -90,7 +98,9 @@ public struct S3Configuration: Sendable {
             credentials = nil
             source = "nowhere (no AWS_ACCESS_KEY_ID, and profile '\(profileName)' has no aws_access_key_id)"
         }
-        return S3Configuration(endpoint: endpoint, region: region, credentials: credentials, pathStyle: pathStyle, credentialSource: source)
+        let proxy = endpoint.scheme == "https" ? env("HTTPS_PROXY") ?? env("https_proxy") : env("HTTP_PROXY") ?? env("http_proxy")
+        return S3Configuration(endpoint: endpoint, region: region, credentials: credentials, pathStyle: pathStyle, credentialSource: source,
+                               proxy: proxy, noProxy: env("NO_PROXY") ?? env("no_proxy"))
     }
 
     private static func credentialsIn(_ section: ProfileFile.Section?) throws -> SigV4.Credentials? {

@@ -3,8 +3,8 @@
 /// published test suite and against botocore's signer (Tests/Interop/test_s3_signing.py).
 ///
 /// A request is given with its path and query *decoded*; the signer encodes them as SigV4
-/// prescribes, and the same encoding is what goes on the wire (``SigV4/encodedPath(_:)``), so the
-/// signed and the sent request cannot disagree.
+/// prescribes, and the same encoding is what goes on the wire (``SigV4/encodedPath(_:)``; the
+/// HTTP client sends the path as it is, without removing dot segments).
 public struct SigV4: Sendable {
     public let region: String
     public let service: String
@@ -48,8 +48,9 @@ public struct SigV4: Sendable {
         }
     }
 
-    /// An access key: the id is public, the secret is held in ``SecretBytes``.
-    public struct Credentials: Sendable {
+    /// An access key: the id is public, the secret is held in ``SecretBytes``; the session token
+    /// is not shown either.
+    public struct Credentials: Sendable, CustomStringConvertible, CustomReflectable {
         public let accessKeyID: String
         public let secret: SecretBytes
         public let sessionToken: String?
@@ -59,6 +60,9 @@ public struct SigV4: Sendable {
             self.secret = secret
             self.sessionToken = sessionToken
         }
+
+        public var description: String { "Credentials(\(accessKeyID), secret redacted\(sessionToken == nil ? "" : ", session token redacted"))" }
+        public var customMirror: Mirror { Mirror(self, children: ["accessKeyID": accessKeyID]) }
     }
 
     // MARK: The construction, step by step (each step is checked against the suite's files)
@@ -100,35 +104,27 @@ public struct SigV4: Sendable {
     }
 
     /// The signing key is a chain of HMACs from `"AWS4" + secret` over date, region, service and
-    /// `aws4_request`; every intermediate key is zeroed when done.
+    /// `aws4_request`. Every key of the chain (kDate alone signs anything for a day) lives in
+    /// protected memory and is zeroed when the next one replaces it.
     private func signature(of stringToSign: String, amzDate: String, secret: SecretBytes) throws -> String {
-        var key = [UInt8](repeating: 0, count: HMACSHA256.byteCount)
-        defer { zero(&key) }
-        var prefixed = Array("AWS4".utf8)
-        defer { zero(&prefixed) }
-        secret.withUnsafeBytes { prefixed.append(contentsOf: $0) }
-        try hmac(key: prefixed, message: Array(amzDate.prefix(8).utf8), into: &key)
-        for part in [region, service, "aws4_request"] {
-            let previous = key
-            try hmac(key: previous, message: Array(part.utf8), into: &key)
+        var key = try SecretBytes(count: 4 + secret.count) { buffer in
+            buffer.copyBytes(from: Array("AWS4".utf8))
+            secret.withUnsafeBytes { UnsafeMutableRawBufferPointer(rebasing: buffer[4...]).copyMemory(from: $0) }
         }
-        var signature = [UInt8](repeating: 0, count: HMACSHA256.byteCount)
-        try hmac(key: key, message: Array(stringToSign.utf8), into: &signature)
-        return Hex.encode(signature)
+        for part in [String(amzDate.prefix(8)), region, service, "aws4_request"] {
+            key = try Self.hmac(key: key, message: Array(part.utf8))
+        }
+        let signature = try Self.hmac(key: key, message: Array(stringToSign.utf8))
+        return signature.withUnsafeBytes { Hex.encode($0) }
     }
 
-    private func hmac(key: [UInt8], message: [UInt8], into output: inout [UInt8]) throws {
-        try key.withUnsafeBytes { key in
-            try message.withUnsafeBytes { message in
-                try output.withUnsafeMutableBytes { output in
-                    try HMACSHA256.authenticate(key: key, parts: [message], into: output)
-                }
+    /// HMAC-SHA256 of `message` under `key`, in protected memory.
+    private static func hmac(key: SecretBytes, message: [UInt8]) throws -> SecretBytes {
+        try SecretBytes(count: HMACSHA256.byteCount) { output in
+            try key.withUnsafeBytes { key in
+                try message.withUnsafeBytes { try HMACSHA256.authenticate(key: key, parts: [$0], into: output) }
             }
         }
-    }
-
-    private func zero(_ bytes: inout [UInt8]) {
-        bytes.withUnsafeMutableBytes { $0.initializeMemory(as: UInt8.self, repeating: 0) }
     }
 
     // MARK: Canonical parts

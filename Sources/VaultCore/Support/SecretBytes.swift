@@ -3,9 +3,9 @@ import Synchronization
 
 /// Bytes that must not leak: keys, decrypted secrets, key-file contents.
 ///
-/// The buffer comes from `sodium_malloc` (guard pages, no swap where the system allows it),
-/// and `sodium_free` zeroes it when the last reference goes away. The type prints no bytes,
-/// and equality is constant-time.
+/// The buffer comes from `sodium_malloc` (guard pages, no swap where the system allows it), and
+/// is zeroed when the last reference goes away, then freed or kept for reuse (``ProtectedPool``).
+/// The type prints no bytes, and equality is constant-time.
 ///
 /// It is a final class rather than a non-copyable struct because secrets live inside model
 /// values that sit in arrays (a child profile's key), which non-copyable types cannot do yet;
@@ -69,30 +69,39 @@ public final class SecretBytes: @unchecked Sendable {
 /// eight system calls (mmap, guard pages by mprotect, mlock, madvise, and back), and a batch of
 /// vaults makes some twenty secrets per vault: the calls took most of a batch migration's time,
 /// and two threads serialised on the kernel's memory-map lock. A buffer given back is zeroed
-/// first (by ``SecretBytes``'s deinit) and keeps its guard pages and lock; only small sizes are
-/// kept, a bounded number of each, so the pool holds at most a few megabytes of locked pages.
+/// first (by ``SecretBytes``'s deinit) and keeps its guard pages and lock. Buffers of up to
+/// ``largestKept`` bytes are kept, at most ``keptPerSize`` of one size and ``keptInAll`` in all,
+/// each three or four pages: a few megabytes of mappings at most. Sizes that come back often
+/// (keys, derived keys, a key file's read buffer) keep cycling through their slots.
 enum ProtectedPool {
     private struct Buffers: @unchecked Sendable {
         // @unchecked: the pointers are only touched under the mutex.
         var free: [Int: [UnsafeMutableRawPointer]] = [:]
+        var count = 0
     }
 
     private static let buffers = Mutex(Buffers())
     static let largestKept = 8192
-    static let keptPerSize = 64
+    static let keptPerSize = 16
+    static let keptInAll = 256
 
     /// A zeroed buffer of exactly `count` bytes, if one is kept.
     static func take(_ count: Int) -> UnsafeMutableRawPointer? {
         guard count <= largestKept else { return nil }
-        return buffers.withLock { $0.free[count]?.popLast() }
+        return buffers.withLock { buffers in
+            guard let pointer = buffers.free[count]?.popLast() else { return nil }
+            buffers.count -= 1
+            return pointer
+        }
     }
 
     /// Keeps a zeroed buffer for reuse; false when it should be freed instead.
     static func give(_ pointer: UnsafeMutableRawPointer, _ count: Int) -> Bool {
         guard count <= largestKept else { return false }
         return buffers.withLock { buffers in
-            guard buffers.free[count, default: []].count < keptPerSize else { return false }
+            guard buffers.count < keptInAll, buffers.free[count, default: []].count < keptPerSize else { return false }
             buffers.free[count, default: []].append(pointer)
+            buffers.count += 1
             return true
         }
     }

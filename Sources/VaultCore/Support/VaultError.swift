@@ -162,10 +162,17 @@ extension VaultError.Code {
     public static let badConnection = VaultError.Code(name: "badConnection", category: .invalidInput)
     /// The registry's PostgreSQL server could not be reached or refused the login.
     public static let cannotConnect = VaultError.Code(name: "cannotConnect", category: .operational)
+    /// A folder batch's manifest names an object in a bucket.
+    public static let objectInFolderBatch = VaultError.Code(name: "objectInFolderBatch", category: .invalidInput)
 }
 
 extension VaultError {
     /// Guard rails, each already worded (by its refusal's `reason`).
+    public static func objectInFolderBatch(line: Int, object: String, file: String = #fileID, line sourceLine: UInt = #line) -> VaultError {
+        VaultError(.objectInFolderBatch, "manifest line \(line) names an object, '\(object)'; a manifest of objects is migrated in its bucket, not into a folder",
+                   file: file, line: sourceLine)
+    }
+
     public static func guardRails(_ reasons: [String], file: String = #fileID, line: UInt = #line) -> VaultError {
         VaultError(.guardRail, reasons.joined(separator: "; "), file: file, line: line)
     }
