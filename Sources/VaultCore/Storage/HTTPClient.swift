@@ -104,8 +104,6 @@ final class HTTPClient {
             switch request.method {
             case "GET":
                 set(hvt_curl_set_long(handle, CURLOPT_HTTPGET, 1))
-            case "HEAD":
-                set(hvt_curl_set_long(handle, CURLOPT_NOBODY, 1))
             case "PUT":
                 set(hvt_curl_set_long(handle, CURLOPT_UPLOAD, 1))
                 set(hvt_curl_set_off(handle, CURLOPT_INFILESIZE_LARGE, curl_off_t(request.body.count)))

@@ -169,7 +169,8 @@ public final class S3Client: @unchecked Sendable {
                 switch response.status {
                 case 200:
                     return .written(etag: response.headers["etag"] ?? "")
-                case 412, 409 where resent:
+                // `where` binds to the last pattern only: each status carries its own.
+                case 412 where resent, 409 where resent:
                     if let current = try get(name), current.bytes == bytes { return .written(etag: current.etag) }
                     return .changedMeanwhile
                 case 412, 409:  // 409: a concurrent conditional write to the same key won
@@ -200,20 +201,20 @@ public final class S3Client: @unchecked Sendable {
 
     /// Deletes an object (only the conditional-write check's own probe is ever deleted).
     func delete(_ name: S3ObjectName) throws {
-        let response = try retrying(name) { send("DELETE", name) }
+        let response = try retrying(name, doing: "deleting") { send("DELETE", name) }
         guard [200, 204, 404].contains(response.status) else { throw failure(response, name) }
     }
 
     /// Makes a bucket (tests and demos set up their store with it; the tools never make one).
     func createBucket(_ bucket: String) throws {
         let name = S3ObjectName(bucket: bucket, key: "")
-        let response = try retrying(name) { send("PUT", name) }
+        let response = try retrying(name, doing: "creating") { send("PUT", name) }
         guard response.status == 200 else { throw failure(response, name) }
     }
 
     // MARK: One request
 
-    private func retrying(_ name: S3ObjectName, limit: Int = InputLimits.document,
+    private func retrying(_ name: S3ObjectName, limit: Int = InputLimits.document, doing what: String = "reading",
                           _ exchange: () -> Result<HTTPResponse, HTTPTransportError>) throws -> HTTPResponse {
         var lastProblem = ""
         for attempt in 0..<attempts {
@@ -229,7 +230,7 @@ public final class S3Client: @unchecked Sendable {
                 lastProblem = error.message
             }
         }
-        throw VaultError.storageUnreachable(configuration.endpoint.url, "reading \(name)", lastProblem)
+        throw VaultError.storageUnreachable(configuration.endpoint.url, "\(what) \(name)", lastProblem)
     }
 
     /// Exponential back-off with full jitter (AWS's advice for SlowDown and 5xx): up to 0.1 s,
