@@ -1,5 +1,4 @@
 import Foundation
-import Synchronization
 import GRDB
 
 /// Migrating many vaults in one run, crash-safely and resumably (issue 4).
@@ -45,8 +44,8 @@ public final class BatchMigration: Sendable {
     public let target: Int
     public let allowLossy: Bool
     /// Nil in a dry run, which has no journal.
-    private let database: DatabaseQueue?
-    private let lock: Int32
+    private let journal: MigrationJournal?
+    private var database: DatabaseQueue? { journal?.queue }
     public let jobs: [Job]
     private let outputs: [Int: OutputLocation]
 
@@ -92,29 +91,12 @@ public final class BatchMigration: Sendable {
         try FileSet.check(inputs: inputs, outputs: declared)
         self.outputs = outputs
         guard !dryRun else {
-            database = nil
-            lock = -1
+            journal = nil
             return
         }
         _ = try folder.opened()
         Self.removeLeftoverTemporaryFiles(in: outDir)
-
-        // One run per journal at a time; the kernel drops the lock when a run dies, even by SIGKILL.
-        lock = open(journalPath, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
-        guard lock >= 0 else { throw AtomicFile.ioError("cannot open the journal '\(journalPath)'") }
-        guard flock(lock, LOCK_EX | LOCK_NB) == 0 else {
-            close(lock)
-            throw VaultError(.refused, "another migration run is using the journal '\(journalPath)'")
-        }
-        var configuration = Configuration()
-        configuration.busyMode = .timeout(10)
-        do {
-            let journal = try DatabaseQueue(path: journalPath, configuration: configuration)
-            try Self.migrator.migrate(journal)
-            database = journal
-        } catch let error as DatabaseError {
-            throw VaultError(.io, "cannot use the journal '\(journalPath)': \(Self.describe(error))")
-        }
+        journal = try MigrationJournal(path: journalPath, migrator: Self.migrator)
         let fingerprint = Hex.encode(SHA256.hash(manifestBytes))
         try database!.write { db in
             if let run = try Row.fetchOne(db, sql: "SELECT manifestSHA256, target FROM run") {
@@ -130,10 +112,6 @@ public final class BatchMigration: Sendable {
                                arguments: [job.line, job.vault, job.output])
             }
         }
-    }
-
-    deinit {
-        if lock >= 0 { close(lock) }
     }
 
     private static let migrator: DatabaseMigrator = {
@@ -176,7 +154,8 @@ public final class BatchMigration: Sendable {
 
     /// Runs every job not yet done, `parallelism` at a time, and reports each as its group
     /// finishes (jobs done by an earlier run first). `loadAccess` reads a job's key.
-    public func run(parallelism: Int, loadAccess: @Sendable (Job) throws -> VaultAccess, report: @Sendable (Result) -> Void) throws {
+    public func run(parallelism: Int, loadAccess: @escaping @Sendable (Job) throws -> VaultAccess,
+                    report: @escaping @Sendable (Result) -> Void) throws {
         let done = try database?.read { db in try Set(Int.fetchAll(db, sql: "SELECT line FROM job WHERE state = 'done'")) } ?? []
         for job in jobs where done.contains(job.line) {
             report(Result(job: job, status: .previouslyDone, from: nil, to: target, error: nil))
@@ -184,23 +163,10 @@ public final class BatchMigration: Sendable {
         let pending = jobs.filter { !done.contains($0.line) }
         let size = Self.groupSize(parallelism: parallelism)
         let groups = stride(from: 0, to: pending.count, by: size).map { Array(pending[$0..<min($0 + size, pending.count)]) }
-        let next = Mutex(0)
-        let failure = Mutex<Error?>(nil)
-        DispatchQueue.concurrentPerform(iterations: max(1, min(parallelism, groups.count))) { _ in
-            while true {
-                let index = next.withLock { value -> Int in
-                    defer { value += 1 }
-                    return value
-                }
-                guard index < groups.count, failure.withLock({ $0 == nil }) else { return }
-                do {
-                    for result in try process(groups[index], loadAccess: loadAccess) { report(result) }
-                } catch {
-                    failure.withLock { $0 = $0 ?? error }  // the journal itself failed: stop
-                }
-            }
+        // A failure to record in the journal stops the run; a vault's own failure is a result.
+        _ = try concurrently(groups.count, parallelism: parallelism) { [self] index in
+            for result in try process(groups[index], loadAccess: loadAccess) { report(result) }
         }
-        if let error = failure.withLock({ $0 }) { throw error }
     }
 
     /// One group: each vault migrated in memory and its output staged, then every output made
@@ -254,13 +220,8 @@ public final class BatchMigration: Sendable {
             // The journal could not be written (a full disk, a lost folder): this run cannot
             // record progress, so it stops; the outputs just written are complete either way.
             let lines = results.map(\.job.line)
-            throw VaultError(.io, "could not record manifest lines \(lines.first!)–\(lines.last!) in the journal: \(Self.describe(error))")
+            throw VaultError(.io, "could not record manifest lines \(lines.first!)–\(lines.last!) in the journal: \(MigrationJournal.describe(error))")
         }
-    }
-
-    /// SQLite's own words for a failure, without its internal code prefix.
-    static func describe(_ error: DatabaseError) -> String {
-        error.message.map { $0.isEmpty ? "\(error.resultCode)" : $0 } ?? "\(error.resultCode)"
     }
 
     /// Every job's state as the journal has it: line → (state, completions).

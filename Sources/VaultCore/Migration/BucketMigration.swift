@@ -1,6 +1,5 @@
 import Foundation
 import GRDB
-import Synchronization
 
 /// Migrating the vaults of a bucket where they live (issue 15), while the families' devices keep
 /// writing them.
@@ -13,10 +12,11 @@ import Synchronization
 /// A SQLite journal on the operator's machine holds one row per object, with its ETag before and
 /// after. A job is recorded as `writing` (with the ETag it read and the hash of the bytes it is
 /// about to send) before its write and `done` after, so a run killed between the two settles the
-/// job by looking at the bucket when it is started again: each vault is migrated exactly once. Only households whose key the operator
-/// holds can be migrated (vaults are end-to-end encrypted); the others are reported `no-key` and
-/// counted, so the report says how much of the fleet is left for the app to migrate on the
-/// families' devices.
+/// job by looking at the bucket when it is started again: each vault is migrated exactly once.
+///
+/// Only households whose key the operator holds can be migrated (vaults are end-to-end
+/// encrypted); the others are reported `no-key` and counted, so the report says how much of the
+/// fleet is left for the app to migrate on the families' devices.
 public final class BucketMigration: Sendable {
     /// One object to migrate, and where its result goes.
     public struct Job: Sendable, Hashable {
@@ -59,7 +59,7 @@ public final class BucketMigration: Sendable {
         public init(parsing text: String) throws {
             let parts = text.split(separator: "/", omittingEmptySubsequences: false)
             guard parts.count == 2, let index = Int(parts[0]), let count = Int(parts[1]), (1...4096).contains(count), (1...count).contains(index) else {
-                throw VaultError(.outOfRange, "a shard is I/N with 1 ≤ I ≤ N ≤ 4096, such as 1/4, not '\(text)'")
+                throw VaultError.outOfRange("a shard ('\(text)')", "I/N with 1 ≤ I ≤ N ≤ 4096, such as 1/4")
             }
             self.index = index
             self.count = count
@@ -82,8 +82,8 @@ public final class BucketMigration: Sendable {
     public let shard: Shard?
     public let jobs: [Job]
     /// Nil in a dry run, which writes nothing, not even a journal.
-    private let journal: DatabaseQueue?
-    private let lock: Int32
+    private let opened: MigrationJournal?
+    private var journal: DatabaseQueue? { opened?.queue }
 
     /// The jobs of every object under `prefix` named `*.vault` (and in `shard`, when its name
     /// says its household).
@@ -124,30 +124,15 @@ public final class BucketMigration: Sendable {
         self.destination = destination
         self.shard = shard
         guard !dryRun else {
-            journal = nil
-            lock = -1
+            opened = nil
             return
         }
         for bucket in Set(jobs.map(\.output.bucket)).sorted() { try store.requireConditionalWrites(bucket: bucket) }
-        lock = open(journalPath, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
-        guard lock >= 0 else { throw AtomicFile.ioError("cannot open the journal '\(journalPath)'") }
-        guard flock(lock, LOCK_EX | LOCK_NB) == 0 else {
-            close(lock)
-            throw VaultError(.refused, "another migration run is using the journal '\(journalPath)'")
-        }
-        var configuration = Configuration()
-        configuration.busyMode = .timeout(10)
-        configuration.prepareDatabase { db in
-            // WAL: a commit appends to the log instead of rewriting pages, so recording a job
-            // costs little; NORMAL still survives the process being killed at any moment.
-            try db.execute(sql: "PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL")
-        }
+        let opened = try MigrationJournal(path: journalPath, migrator: Self.migrator, writeAheadLog: true)
+        self.opened = opened
+        let fingerprint = Hex.encode(SHA256.hash(Array("\(batch)\n\(target)\n\(shard?.description ?? "")".utf8)))
         do {
-            let queue = try DatabaseQueue(path: journalPath, configuration: configuration)
-            try Self.migrator.migrate(queue)
-            journal = queue
-            let fingerprint = Hex.encode(SHA256.hash(Array("\(batch)\n\(target)\n\(shard?.description ?? "")".utf8)))
-            try queue.write { db in
+            try opened.queue.write { db in
                 if let run = try Row.fetchOne(db, sql: "SELECT fingerprint FROM run") {
                     guard run["fingerprint"] == fingerprint else { throw VaultError.journalOfAnotherBatch(journalPath) }
                 } else {
@@ -156,13 +141,8 @@ public final class BucketMigration: Sendable {
                 }
             }
         } catch let error as DatabaseError {
-            close(lock)
-            throw VaultError(.io, "cannot use the journal '\(journalPath)': \(BatchMigration.describe(error))")
+            throw VaultError(.io, "cannot use the journal '\(journalPath)': \(MigrationJournal.describe(error))")
         }
-    }
-
-    deinit {
-        if lock >= 0 { close(lock) }
     }
 
     private static let migrator: DatabaseMigrator = {
@@ -333,7 +313,7 @@ public final class BucketMigration: Sendable {
                 }
             }
         } catch let error as DatabaseError {
-            throw JournalFailure(error: VaultError(.io, "could not record \(job.source) in the journal: \(BatchMigration.describe(error))"))
+            throw JournalFailure(error: VaultError(.io, "could not record \(job.source) in the journal: \(MigrationJournal.describe(error))"))
         }
     }
 
