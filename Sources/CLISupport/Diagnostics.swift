@@ -116,6 +116,7 @@ private func hint(for code: VaultError.Code) -> String? {
     case .earlierJournal: "resume that run with --journal naming it"
     case .journalNeedsAName: "name the journal with --journal FILE"
     case .batchIdTaken: "give this batch its own --batch-id (or leave it out for a random one)"
+    case .fileInBucketBatch: "migrate files with --out-dir DIR instead"
     case .objectInFolderBatch: "give --in-place or --out s3://BUCKET/PREFIX/ instead of --out-dir"
     case .changedSinceRead: "run it again: it reads the version there now"
     case .conditionsIgnored: "use a store that honours If-Match and If-None-Match (MinIO, SeaweedFS, Ceph, AWS S3 all do)"

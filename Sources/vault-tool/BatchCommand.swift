@@ -1,7 +1,6 @@
 import ArgumentParser
 import CLISupport
 import Foundation
-import Synchronization
 import VaultCore
 
 /// `migrate --manifest`: the presentation of a batch run (the rules are VaultCore's
@@ -22,24 +21,13 @@ struct BatchCommand {
         let batch = try BatchMigration(manifestPath: manifest, outDir: outDir, journalPath: BatchMigration.journalPath(named: journal, outDir: outDir),
                                        target: target, allowLossy: allowLossy, dryRun: dryRun)
         let total = batch.jobs.count
-        let tally = Mutex([BatchMigration.Status: Int]())
-        let showProgress = StandardStreams.errorIsTerminal
-        let started = Date()
+        let progress = RunReport<BatchMigration.Status>(total: total, failing: [.failed])
         try batch.run(parallelism: jobs, loadAccess: { job in
             try VaultAccessFiles.load(keyFile: job.keyFile, vaultKeyFile: job.vaultKeyFile)
         }, report: { result in
-            let line = String(decoding: Self.jsonLine(result).serialized(pretty: false), as: UTF8.self) + "\n"
-            tally.withLock { counts in
-                counts[result.status, default: 0] += 1
-                StandardStreams.writeOutput(Array(line.utf8))
-                if showProgress {
-                    Self.drawProgress(done: counts.values.reduce(0, +), total: total, failed: counts[.failed, default: 0],
-                                      seconds: Date().timeIntervalSince(started))
-                }
-            }
+            progress.add(result.status, Self.jsonLine(result))
         })
-        let counts = tally.withLock { $0 }
-        if showProgress { StandardStreams.writeError(Array("\r\u{1b}[K".utf8)) }
+        let counts = progress.finish()
         let failed = counts[.failed, default: 0]
         if dryRun {
             diagnostics.note("dry run: would migrate \(counts[.wouldMigrate, default: 0]), unchanged \(counts[.unchanged, default: 0]), failing \(failed) of \(total) vaults (version \(target)); nothing was written")
@@ -71,16 +59,5 @@ struct BatchCommand {
             entries.append(("exit", .int(Int(ExitStatus(error.code.category).rawValue))))
         }
         return .object(entries)
-    }
-
-    /// "[#####.....] 1200/2000  310/s  ETA 3 s  2 failed", redrawn in place.
-    static func drawProgress(done: Int, total: Int, failed: Int, seconds: Double) {
-        let width = 30, filled = total == 0 ? width : done * width / total
-        let bar = String(repeating: "#", count: filled) + String(repeating: ".", count: width - filled)
-        let rate = seconds > 0 ? Double(done) / seconds : 0
-        let eta = rate > 0 ? Int((Double(total - done) / rate).rounded(.up)) : nil
-        let etaText = eta.map { $0 >= 120 ? "ETA \($0 / 60) min" : "ETA \($0) s" } ?? "ETA …"
-        let rateText = rate >= 10 ? String(Int(rate)) : String(format: "%.1f", rate)
-        StandardStreams.writeError(Array("\r[\(bar)] \(done)/\(total)  \(rateText)/s  \(etaText)\(failed > 0 ? "  \(failed) failed" : "")\u{1b}[K".utf8))
     }
 }

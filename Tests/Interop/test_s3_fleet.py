@@ -240,3 +240,15 @@ def test_a_manifest_of_objects_names_each_vault_with_its_key(s3, tmp_path):
     status, report, stderr = finish(migrate(["--manifest", str(manifest), "--to", "2", "--out-dir", str(tmp_path / "out")]))
     assert status == 2 and "manifest line 1 names an object" in stderr and "--in-place" in stderr, stderr
     assert not (tmp_path / "out").exists()
+    # And the other way round: a bucket run refuses a line naming a file, and two lines that
+    # would write one output, by line, before anything is written.
+    mixed = tmp_path / "mixed.jsonl"
+    mixed.write_text(manifest.read_text() + json.dumps({"vault": "local.vault", "vaultKeyFile": "keys/x.vaultkey"}) + "\n")
+    status, report, stderr = finish(migrate(["--manifest", str(mixed), "--to", "2", "--in-place", "--journal", str(tmp_path / "k.sqlite")]))
+    assert status == 2 and "manifest line 9 names" in stderr and "local.vault', which is not an object" in stderr and "--out-dir" in stderr, stderr
+    twice = tmp_path / "twice.jsonl"
+    line = manifest.read_text().splitlines()[0]
+    twice.write_text(line + "\n" + line.replace(f"s3://{bucket}/vaults/", f"s3://{bucket}/elsewhere/") + "\n")
+    status, report, stderr = finish(migrate(["--manifest", str(twice), "--to", "2", "--out", f"s3://{bucket}/v2/", "--journal", str(tmp_path / "t.sqlite")]))
+    assert status == 2 and "manifest lines 1 and 2 would both write" in stderr, stderr
+    assert not (tmp_path / "k.sqlite").exists() and not (tmp_path / "t.sqlite").exists()

@@ -272,7 +272,7 @@ public final class BatchMigration: Sendable {
             let output = outDir.utf8.last == UInt8(ascii: "/") ? outDir + name : outDir + "/" + name
             // Objects are migrated in place or under a prefix, where the caller checks outputs.
             if !VaultLocation.isObject(vault), let earlier = outputs.updateValue(line, forKey: output) {
-                throw VaultError(.malformedDocument, "manifest lines \(earlier) and \(line) would both write '\(output)'")
+                throw VaultError.manifestOutputTwice(earlier, line, output: output)
             }
             jobs.append(Job(line: line, vault: resolve(vault), keyFile: keyFile.map(resolve), vaultKeyFile: vaultKeyFile.map(resolve), output: output))
         }

@@ -87,7 +87,7 @@ public final class BucketMigration: Sendable {
 
     /// The jobs of every object under `prefix` named `*.vault` (and in `shard`, when its name
     /// says its household).
-    public static func jobs(under prefix: S3ObjectName, destination: Destination, shard: Shard?, store: ObjectStore) throws -> [Job] {
+    static func jobs(under prefix: S3ObjectName, destination: Destination, shard: Shard?, store: ObjectStore) throws -> [Job] {
         var jobs: [Job] = []
         try store.withClient { client in
             try client.listAll(prefix) { page in
@@ -99,6 +99,80 @@ public final class BucketMigration: Sendable {
             }
         }
         return jobs
+    }
+
+    /// Where a fleet run's vaults come from.
+    public enum Source: Sendable {
+        /// Every `*.vault` object under a prefix; the keys in a folder, one
+        /// `<household id>.vaultkey` file each (as `derive --vault-key-out` writes them).
+        case listing(S3ObjectName, keyFolder: String)
+        /// The objects a manifest names, each with its key file (paths relative to the manifest).
+        case manifest(bytes: [UInt8], path: String)
+    }
+
+    /// The key files that open a job's vault.
+    public struct KeyFiles: Sendable {
+        public let keyFile: String?
+        public let vaultKeyFile: String?
+    }
+
+    /// What a fleet run will do, before it does anything: its jobs, where each one's key is,
+    /// what names the batch in its journal, and the journal's default name.
+    public struct Plan: Sendable {
+        public let jobs: [Job]
+        /// Names the batch (its source and destination) in the journal's fingerprint.
+        public let batch: String
+        /// `BUCKET.migrate-journal.sqlite`, or `BUCKET.shard-I-of-N.migrate-journal.sqlite`.
+        public let defaultJournal: String
+        private let keyFolder: String?
+        private let manifestKeys: [S3ObjectName: KeyFiles]
+
+        /// The key files for a job's household, or nil when the operator holds none (`no-key`).
+        public func keyFiles(for job: Job, household: HouseholdID) -> KeyFiles? {
+            guard let keyFolder else { return manifestKeys[job.source] }
+            let path = VaultLocation.joined(keyFolder, household.hex + ".vaultkey")
+            return FileManager.default.fileExists(atPath: path) ? KeyFiles(keyFile: nil, vaultKeyFile: path) : nil
+        }
+
+        init(jobs: [Job], batch: String, bucket: String, shard: Shard?, keyFolder: String?, manifestKeys: [S3ObjectName: KeyFiles]) {
+            self.jobs = jobs
+            self.batch = batch
+            defaultJournal = bucket + (shard.map { ".shard-\($0.index)-of-\($0.count)" } ?? "") + ".migrate-journal.sqlite"
+            self.keyFolder = keyFolder
+            self.manifestKeys = manifestKeys
+        }
+    }
+
+    /// The plan of a run: the listing of a prefix, or the lines of a manifest (every one an
+    /// object; two that would write one output are refused by line).
+    public static func plan(_ source: Source, destination: Destination, shard: Shard?, store: ObjectStore) throws -> Plan {
+        let to: String = switch destination {
+        case .inPlace: "in place"
+        case .prefix(let out): "to \(out)"
+        }
+        switch source {
+        case .listing(let prefix, let keyFolder):
+            return Plan(jobs: try jobs(under: prefix, destination: destination, shard: shard, store: store), batch: "source \(prefix) \(to)",
+                        bucket: prefix.bucket, shard: shard, keyFolder: keyFolder, manifestKeys: [:])
+        case .manifest(let bytes, let path):
+            var jobs: [Job] = []
+            var keys: [S3ObjectName: KeyFiles] = [:]
+            var outputs: [S3ObjectName: Int] = [:]
+            for entry in try BatchMigration.parseManifest(bytes, manifestPath: path, outDir: "") {
+                guard case .object(let name) = try VaultLocation(entry.vault), !name.isPrefix else {
+                    throw VaultError.fileInBucketBatch(line: entry.line, vault: entry.vault)
+                }
+                let job = Self.job(name, below: nil, destination: destination)
+                if destination != .inPlace, let earlier = outputs.updateValue(entry.line, forKey: job.output) {
+                    throw VaultError.manifestOutputTwice(earlier, entry.line, output: job.output.description)
+                }
+                keys[name] = KeyFiles(keyFile: entry.keyFile, vaultKeyFile: entry.vaultKeyFile)
+                if let shard, let household = job.namedHousehold, !shard.contains(household) { continue }
+                jobs.append(job)
+            }
+            return Plan(jobs: jobs, batch: "manifest \(Hex.encode(SHA256.hash(bytes))) \(to)", bucket: jobs.first?.source.bucket ?? "manifest",
+                        shard: shard, keyFolder: nil, manifestKeys: keys)
+        }
     }
 
     /// The job of one object. Under another prefix its output keeps its key below the source
@@ -116,9 +190,10 @@ public final class BucketMigration: Sendable {
 
     /// Opens or creates the journal (unless `dryRun`). A journal of another batch (another
     /// source, destination, shard or target) is refused: mixing two batches is how work gets lost.
-    public init(jobs: [Job], describing batch: String, store: ObjectStore, target: Int, destination: Destination, shard: Shard?,
+    public init(_ plan: Plan, store: ObjectStore, target: Int, destination: Destination, shard: Shard?,
                 journalPath: String, dryRun: Bool) throws {
-        self.jobs = jobs
+        let batch = plan.batch
+        jobs = plan.jobs
         self.store = store
         self.target = target
         self.destination = destination

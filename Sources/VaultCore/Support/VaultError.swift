@@ -162,12 +162,23 @@ extension VaultError.Code {
     public static let badConnection = VaultError.Code(name: "badConnection", category: .invalidInput)
     /// The registry's PostgreSQL server could not be reached or refused the login.
     public static let cannotConnect = VaultError.Code(name: "cannotConnect", category: .operational)
+    /// A bucket batch's manifest names a file.
+    public static let fileInBucketBatch = VaultError.Code(name: "fileInBucketBatch", category: .invalidInput)
     /// A folder batch's manifest names an object in a bucket.
     public static let objectInFolderBatch = VaultError.Code(name: "objectInFolderBatch", category: .invalidInput)
 }
 
 extension VaultError {
     /// Guard rails, each already worded (by its refusal's `reason`).
+    public static func fileInBucketBatch(line: Int, vault: String, file: String = #fileID, line sourceLine: UInt = #line) -> VaultError {
+        VaultError(.fileInBucketBatch, "manifest line \(line) names '\(vault)', which is not an object in a bucket; a bucket run migrates objects only",
+                   file: file, line: sourceLine)
+    }
+
+    public static func manifestOutputTwice(_ earlier: Int, _ line: Int, output: String, file: String = #fileID, line sourceLine: UInt = #line) -> VaultError {
+        VaultError(.malformedDocument, "manifest lines \(earlier) and \(line) would both write '\(output)'", file: file, line: sourceLine)
+    }
+
     public static func objectInFolderBatch(line: Int, object: String, file: String = #fileID, line sourceLine: UInt = #line) -> VaultError {
         VaultError(.objectInFolderBatch, "manifest line \(line) names an object, '\(object)'; a manifest of objects is migrated in its bucket, not into a folder",
                    file: file, line: sourceLine)

@@ -1,0 +1,50 @@
+import CLISupport
+import Foundation
+import Synchronization
+import VaultCore
+
+/// What a batch run shows while it runs, for the folder batch and the bucket batch alike: each
+/// result as one JSON Lines line on standard output, in the order they finish; on a terminal's
+/// standard error a progress bar redrawn in place; and the count of each status for the summary.
+final class RunReport<Status: Hashable & Sendable>: Sendable {
+    private let counts = Mutex([Status: Int]())
+    private let total: Int
+    /// The statuses the progress bar counts as failures.
+    private let failing: Set<Status>
+    private let showProgress = StandardStreams.errorIsTerminal
+    private let started = Date()
+
+    init(total: Int, failing: Set<Status>) {
+        self.total = total
+        self.failing = failing
+    }
+
+    func add(_ status: Status, _ line: JSONValue) {
+        let text = Array((String(decoding: line.serialized(pretty: false), as: UTF8.self) + "\n").utf8)
+        counts.withLock { counts in
+            counts[status, default: 0] += 1
+            StandardStreams.writeOutput(text)
+            if showProgress {
+                Self.drawProgress(done: counts.values.reduce(0, +), total: total, failed: failing.reduce(0) { $0 + counts[$1, default: 0] },
+                                  seconds: Date().timeIntervalSince(started))
+            }
+        }
+    }
+
+    /// Clears the progress bar and returns how many results had each status.
+    func finish() -> [Status: Int] {
+        if showProgress { StandardStreams.writeError(Array("\r\u{1b}[K".utf8)) }
+        return counts.withLock { $0 }
+    }
+
+    /// "[#####.....] 1200/2000  310/s  ETA 3 s  2 failed", redrawn in place.
+    static func drawProgress(done: Int, total: Int, failed: Int, seconds: Double) {
+        let width = 30, filled = total == 0 ? width : done * width / total
+        let bar = String(repeating: "#", count: filled) + String(repeating: ".", count: width - filled)
+        let rate = seconds > 0 ? Double(done) / seconds : 0
+        let eta = rate > 0 ? Int((Double(total - done) / rate).rounded(.up)) : nil
+        let etaText = eta.map { $0 >= 120 ? "ETA \($0 / 60) min" : "ETA \($0) s" } ?? "ETA …"
+        let rateText = rate >= 10 ? String(Int(rate)) : String(format: "%.1f", rate)
+        StandardStreams.writeError(Array("\r[\(bar)] \(done)/\(total)  \(rateText)/s  \(etaText)\(failed > 0 ? "  \(failed) failed" : "")\u{1b}[K".utf8))
+    }
+}
