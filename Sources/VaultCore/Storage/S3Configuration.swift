@@ -132,11 +132,10 @@ struct ProfileFile {
     /// the one the user meant.
     static func read(_ path: String) throws -> ProfileFile? {
         guard FileManager.default.fileExists(atPath: path) else { return nil }
-        guard let data = FileManager.default.contents(atPath: path) else {
-            throw VaultError(.io, "could not read the AWS configuration file '\(path)'")
-        }
-        var bytes = [UInt8](data)
-        defer { bytes.withUnsafeMutableBytes { $0.initializeMemory(as: UInt8.self, repeating: 0) } }
+        var bytes = try BoundedRead.file(path, limit: InputLimits.document, what: "AWS configuration file")
+        // Our copy of the file is zeroed; the parsed values are ordinary strings until the
+        // secret is moved into SecretBytes (a known limit, like the environment's copy).
+        defer { bytes.zeroize() }
         return ProfileFile(parsing: String(decoding: bytes, as: UTF8.self))
     }
 
@@ -155,8 +154,8 @@ struct ProfileFile {
                 continue
             }
             guard let section = current, let equals = line.firstIndex(of: "=") else { continue }
-            let key = line[..<equals].trimmingCharacters(in: .whitespaces).lowercased()
-            let value = line[line.index(after: equals)...].trimmingCharacters(in: .whitespaces)
+            let key = line[..<equals].trimmingASCIIWhitespace().lowercased()
+            let value = line[line.index(after: equals)...].trimmingASCIIWhitespace()
             if indented, let block {
                 sections[section]!.blocks[block, default: [:]][key] = value
             } else if value.isEmpty {
