@@ -84,31 +84,18 @@ public final class CommandFiles {
         self.locations = locations
     }
 
-    /// Outputs in an object store obey the same rules by name: none is an input or another
-    /// output, none holds a secret (a bucket's objects are not 0600), and an exclusive one must
-    /// not exist. Each one's current version is taken now, so the write replaces only that
-    /// version, or the version the command read, and a change made meanwhile refuses it.
+    /// Outputs in an object store obey the same rules (``FileSet/checkObjects(inputs:outputs:)``),
+    /// and an exclusive one must not exist. Each one's current version is taken now, so the
+    /// write replaces only that version, or the version the command read, and a change made
+    /// meanwhile refuses it.
     private static func declareObjects(inputs: [FileSet.Input], outputs: [DeclaredOutput]) throws -> [String: (name: S3ObjectName, version: String?)] {
         guard !outputs.isEmpty else { return [:] }
-        var seen: [S3ObjectName: String] = [:]
-        for input in inputs {
-            if case .object(let name) = try VaultLocation(input.path), seen[name] == nil { seen[name] = "\(input.label) '\(input.path)'" }
-        }
+        let names = try FileSet.checkObjects(inputs: inputs, outputs: outputs.map { ($0.label, $0.path!, $0.kind == .secret) })
         var declared: [String: (name: S3ObjectName, version: String?)] = [:]
-        var written: [S3ObjectName: String] = [:]
         for output in outputs {
-            let path = output.path!
-            guard case .object(let name) = try VaultLocation(path) else { continue }
-            let label = "\(output.label) '\(path)'"
-            guard output.kind != .secret else {
-                throw VaultError.refusedOutput(path, "it would hold a secret, and objects in a bucket are not private files; write it to a local file")
-            }
-            guard !name.isPrefix else { throw VaultError.refusedOutput(path, "it names a prefix, not an object") }
-            if let input = seen[name] { throw VaultError.sameFile(output: label, other: input, otherIsInput: true) }
-            if let other = written[name] { throw VaultError.sameFile(output: label, other: other, otherIsInput: false) }
-            written[name] = label
+            let name = names[output.label]!
             let version = try ObjectStores.shared().currentVersion(name)
-            if output.exclusive, version != nil { throw VaultError.alreadyExists(path) }
+            if output.exclusive, version != nil { throw VaultError.alreadyExists(output.path!) }
             declared[output.label] = (name, version)
         }
         return declared

@@ -20,3 +20,31 @@ struct ObjectStoreGoldenTests {
         try Golden.check(golden, onObjectStore: true, objectOutputs: Self.outputs)
     }
 }
+
+/// The write path's refusals hold for objects too, and refuse before anything is written.
+@Suite(.enabled(if: S3TestServer.available, "needs the S3 server scripts/test starts"))
+struct ObjectStoreRefusalTests {
+    @Test func aSecretIsNeverWrittenToABucketNorAKeyReadFromOne() throws {
+        let workspace = try Workspace()
+        try workspace.uploadToBucket()
+        let bucket = try #require(workspace.bucket)
+        let derive = try workspace.run("vault-tool", ["derive", "--key-file", "keys/parent.nsec", "--vault-key-out", "s3://\(bucket)/k.vaultkey"])
+        #expect(derive.status == 4 && derive.stderrText.contains("would hold a secret"), "\(derive.stderrText)")
+        #expect(try S3TestServer.get(bucket, "k.vaultkey") == nil)
+        let open = try workspace.run("vault-tool", ["open", "--vault-key-file", "s3://\(bucket)/k.vaultkey", "testkit/ok-household.vault"])
+        #expect(open.status == 2 && open.stderrText.contains("keys are read from local files only"), "\(open.stderrText)")
+    }
+
+    @Test func anOutputThatIsAnInputOrAnotherOutputIsRefusedByName() throws {
+        let workspace = try Workspace()
+        try workspace.uploadToBucket()
+        let bucket = try #require(workspace.bucket)
+        let vault = "s3://\(bucket)/testkit/ok-household.vault"
+        let before = try S3TestServer.get(bucket, "testkit/ok-household.vault")
+        let same = try workspace.run("vault-tool", ["migrate", "--key-file", "keys/parent.nsec", "--to", "2", "-o", vault, vault])
+        #expect(same.status == 4 && same.stderrText.contains("inputs are never overwritten"), "\(same.stderrText)")
+        let prefix = try workspace.run("vault-tool", ["migrate", "--key-file", "keys/parent.nsec", "--to", "2", "-o", "s3://\(bucket)/out/", vault])
+        #expect(prefix.status == 4 && prefix.stderrText.contains("names a prefix"), "\(prefix.stderrText)")
+        #expect(try S3TestServer.get(bucket, "testkit/ok-household.vault") == before)
+    }
+}
