@@ -30,11 +30,11 @@ struct S3ListPage {
 }
 
 enum XMLText {
-    /// The raw inner text of every `<name>…</name>` in `text`, in order.
-    static func elements(_ name: String, in text: Substring) -> [Substring] {
+    /// The raw inner text of every `<name>…</name>` in `text` (the first `limit`), in order.
+    static func elements(_ name: String, in text: Substring, limit: Int = .max) -> [Substring] {
         var found: [Substring] = []
         var rest = text
-        while let open = rest.range(of: "<\(name)>"), let close = rest[open.upperBound...].range(of: "</\(name)>") {
+        while found.count < limit, let open = rest.range(of: "<\(name)>"), let close = rest[open.upperBound...].range(of: "</\(name)>") {
             found.append(rest[open.upperBound..<close.lowerBound])
             rest = rest[close.upperBound...]
         }
@@ -43,10 +43,7 @@ enum XMLText {
 
     /// The unescaped text of the first `<name>…</name>`.
     static func first(_ name: String, in text: Substring) -> String? {
-        guard let open = text.range(of: "<\(name)>"), let close = text[open.upperBound...].range(of: "</\(name)>") else {
-            return nil
-        }
-        return unescaped(text[open.upperBound..<close.lowerBound])
+        elements(name, in: text, limit: 1).first.map(unescaped)
     }
 
     static func unescaped(_ text: Substring) -> String {

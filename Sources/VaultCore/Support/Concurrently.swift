@@ -4,8 +4,9 @@ import Synchronization
 /// Runs `body` for every index in `0..<count` on `parallelism` threads of its own and returns the
 /// results in index order; the first error stops the rest and is thrown.
 ///
-/// Threads, not `DispatchQueue.concurrentPerform`: the work waits on the network, and
-/// concurrentPerform runs no more threads than there are cores. `progress` is called (from the
+/// Threads, not `DispatchQueue.concurrentPerform`: work that waits on the network (a bucket's
+/// census or migration) wants more threads than cores, which concurrentPerform never runs; work
+/// on the CPU and disk (the folder batch) passes the core count. `progress` is called (from the
 /// workers, serialised) every 100 results with the count so far.
 func concurrently<T: Sendable>(_ count: Int, parallelism: Int, progress: ((Int) -> Void)? = nil,
                                _ body: @escaping @Sendable (Int) throws -> T) throws -> [T] {
