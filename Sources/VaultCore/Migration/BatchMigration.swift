@@ -46,6 +46,9 @@ public final class BatchMigration: Sendable {
     /// Nil in a dry run, which has no journal.
     private let journal: MigrationJournal?
     private var database: DatabaseQueue? { journal?.queue }
+    /// 0666 less the umask, read once: umask(2) can only be read by setting it, which two
+    /// workers doing at once could leave changed for the whole process.
+    private let outputMode = 0o666 & ~AtomicFile.currentUmask()
     public let jobs: [Job]
     private let outputs: [Int: OutputLocation]
 
@@ -185,7 +188,7 @@ public final class BatchMigration: Sendable {
                     continue
                 }
                 staged.append(try outcome.bytes.withUnsafeBytes { bytes in
-                    try StagedOutput(outputs[job.line]!, bytes: bytes, mode: 0o666 & ~AtomicFile.currentUmask(), flush: false)
+                    try StagedOutput(outputs[job.line]!, bytes: bytes, mode: outputMode, flush: false)
                 })
                 results.append(Result(job: job, status: outcome.unchanged ? .unchanged : .migrated, from: from, to: target, error: nil))
             } catch let error as VaultError {
