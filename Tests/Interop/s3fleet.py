@@ -200,7 +200,8 @@ class PrivateServer:
              "-master.telemetry=false", "-volume.max=100", "-master.volumeSizeLimitMB=64",
              "-s3", f"-s3.port={p[0]}", f"-s3.port.grpc={p[1]}", f"-s3.port.iceberg={p[2]}", f"-s3.port.lance={p[3]}",
              f"-s3.config={self.identities}", f"-master.port={p[4]}", f"-master.port.grpc={p[5]}",
-             f"-volume.port={p[6]}", f"-volume.port.grpc={p[7]}", f"-filer.port={p[8]}", f"-filer.port.grpc={p[9]}"],
+             f"-volume.port={p[6]}", f"-volume.port.grpc={p[7]}", f"-filer.port={p[8]}", f"-filer.port.grpc={p[9]}",
+             f"-filer.localSocket={self.folder / 'filer.sock'}", f"-s3.localSocket={self.folder / 's3.sock'}"],
             cwd=self.folder, stdout=open(self.folder / "server.log", "ab"), stderr=subprocess.STDOUT, start_new_session=True)
         s3 = client(self.endpoint)
         deadline = time.monotonic() + 60
@@ -220,3 +221,7 @@ class PrivateServer:
         if self.process and self.process.poll() is None:
             os.killpg(self.process.pid, signal.SIGKILL)
             self.process.wait()
+        # weed's gRPC sockets in /tmp are named by port only.
+        for port in self.ports:
+            for socket_file in Path("/tmp").glob(f"seaweedfs-*-{port}.sock"):
+                socket_file.unlink(missing_ok=True)

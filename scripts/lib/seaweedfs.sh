@@ -19,6 +19,7 @@
 
 TEST_S3_DIR=""
 TEST_S3_PID=""
+TEST_S3_PORTS=""
 
 start_test_s3() {
   local weed="$VENV/bin/weed" access secret port
@@ -45,8 +46,10 @@ start_test_s3() {
      -master.port="${ports[4]}" -master.port.grpc="${ports[5]}" \
      -volume.port="${ports[6]}" -volume.port.grpc="${ports[7]}" \
      -filer.port="${ports[8]}" -filer.port.grpc="${ports[9]}" \
+     -filer.localSocket="$TEST_S3_DIR/filer.sock" -s3.localSocket="$TEST_S3_DIR/s3.sock" \
      >"$TEST_S3_DIR/server.log" 2>&1) &
   TEST_S3_PID=$!
+  TEST_S3_PORTS="${ports[*]}"
   export HVT_TEST_S3_ENDPOINT="http://127.0.0.1:$port"
   export HVT_TEST_S3_CREDENTIALS_FILE="$TEST_S3_DIR/credentials" HVT_TEST_S3_ACCESS_KEY_ID="$access"
   wait_for_test_s3
@@ -83,7 +86,10 @@ stop_test_s3() {
     for _ in $(seq 1 20); do kill -0 "$TEST_S3_PID" 2>/dev/null || break; sleep 0.25; done
     kill -KILL -- "-$TEST_S3_PID" 2>/dev/null || true
   fi
+  # The gRPC sockets weed makes in /tmp are named by port only, and cannot be moved.
+  local port
+  for port in $TEST_S3_PORTS; do rm -f /tmp/seaweedfs-*-"$port".sock; done
   rm -rf "$TEST_S3_DIR"
-  TEST_S3_DIR="" TEST_S3_PID=""
+  TEST_S3_DIR="" TEST_S3_PID="" TEST_S3_PORTS=""
   unset HVT_TEST_S3_ENDPOINT HVT_TEST_S3_CREDENTIALS_FILE HVT_TEST_S3_ACCESS_KEY_ID
 }

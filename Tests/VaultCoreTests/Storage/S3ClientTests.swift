@@ -4,10 +4,16 @@ import Testing
 
 /// The configuration as the AWS CLI reads it, and the client against the throwaway SeaweedFS
 /// server that scripts/test starts (HVT_TEST_S3_*).
-@Suite struct S3ConfigurationTests {
+@Suite final class S3ConfigurationTests {
+    private var written: [String] = []
+
+    deinit { for path in written { try? FileManager.default.removeItem(atPath: path) } }
+
+    /// A profile file as an operator keeps it: 0600, and gone when the test ends.
     func write(_ text: String) throws -> String {
         let path = FileManager.default.temporaryDirectory.appendingPathComponent("hvt-aws-\(UUID().uuidString)").path
-        try Data(text.utf8).write(to: URL(fileURLWithPath: path))
+        try AtomicFile.write(Array(text.utf8), to: path, mode: 0o600, exclusive: true)
+        written.append(path)
         return path
     }
 
