@@ -69,6 +69,7 @@ import Testing
         }
         do {
             _ = try S3Configuration.load(environment: ["AWS_ENDPOINT_URL": "http://user:hunter2@127.0.0.1:9000"])
+            Issue.record("an endpoint with a password was accepted")
         } catch {
             #expect(!"\(error)".contains("hunter2"))
         }
