@@ -98,11 +98,12 @@ extension DeviceRegistry {
         // Not retried: a file read once (standard input, a pipe) cannot be read again.
         try transaction(retrying: false) { session in
             var counts = (devices: 0, members: 0)
-            if let devices { counts.devices = try stage(.devices, from: devices, now: now, into: session) }
-            if let members { counts.members = try stage(.members, from: members, now: now, into: session) }
-            if let devices { try checkStagedDevices(devices.name, upsert: upsert, in: session) }
+            var repeats = (devices: false, members: false)
+            if let devices { (counts.devices, repeats.devices) = try stage(.devices, from: devices, now: now, into: session) }
+            if let members { (counts.members, repeats.members) = try stage(.members, from: members, now: now, into: session) }
+            if let devices { try checkStagedDevices(devices.name, repeats: repeats.devices, upsert: upsert, in: session) }
             if devices != nil { try writeStagedDevices(upsert: upsert, in: session) }
-            if let members { try checkStagedMembers(members.name, upsert: upsert, in: session) }
+            if let members { try checkStagedMembers(members.name, repeats: repeats.members, upsert: upsert, in: session) }
             if members != nil { try writeStagedMembers(upsert: upsert, in: session) }
             return (counts, true)
         }
@@ -119,8 +120,9 @@ extension DeviceRegistry {
 
     private static func stagingTable(_ kind: ImportKind) -> String { kind == .devices ? "import_devices" : "import_members" }
 
-    /// Fills the staging table of `kind` with the file's rows, each with its line number.
-    private func stage(_ kind: ImportKind, from file: LineSource, now: Timestamp, into session: RegistrySession) throws -> Int {
+    /// Fills the staging table of `kind` with the file's rows, each with its line number;
+    /// returns how many, and whether two of them have the same key (a device, a membership).
+    private func stage(_ kind: ImportKind, from file: LineSource, now: Timestamp, into session: RegistrySession) throws -> (rows: Int, repeats: Bool) {
         let table = Self.stagingTable(kind), d = dialect
         let columns = switch kind {
         case .devices: """
@@ -135,29 +137,46 @@ extension DeviceRegistry {
         }
         let key = kind == .devices ? "user_did, device_id" : "convo_id, member_mls_did"
         // IF NOT EXISTS and DELETE rather than DROP: an unqualified DROP could reach a real
-        // table of the same name.
+        // table of the same name. The key's index, from an earlier import on this connection,
+        // is dropped by its temporary schema's name and built again after the load.
         try session.execute("""
             CREATE TEMP TABLE IF NOT EXISTS \(table) (line INTEGER PRIMARY KEY, \(columns))\(d.tableSuffix);
             DELETE FROM \(table);
+            DROP INDEX IF EXISTS \(d.temporarySchema).\(table)_by_key;
             """)
         var count = 0
         try session.load(table, columns: ["line"] + kind.columns) { add in
             count = try Self.forEachImportLine(kind, in: file, now: now) { line, row in try add([.int(line)] + row) }
         }
-        try session.execute("CREATE INDEX IF NOT EXISTS \(table)_by_key ON \(table) (\(key))")
+        // A unique index finds a repeated key for free; only a file that has one pays for the
+        // query that names its line (``repeatsAnEarlierLine(_:_:)``). Any failure of the unique
+        // index is taken as a repeat: that query then runs, and finds one or finds nothing.
+        var repeats = false
+        do {
+            try session.execute("SAVEPOINT staged_keys; CREATE UNIQUE INDEX \(table)_by_key ON \(table) (\(key)); RELEASE SAVEPOINT staged_keys")
+        } catch {
+            try session.execute("ROLLBACK TO SAVEPOINT staged_keys; RELEASE SAVEPOINT staged_keys; CREATE INDEX \(table)_by_key ON \(table) (\(key))")
+            repeats = true
+        }
         if d.analyzesTemporaryTables { try session.execute("ANALYZE \(table)") }
-        return count
+        return (count, repeats)
     }
 
     /// The first line of a staged file that breaks a rule, as the error it earns; nothing when
     /// every line is fine. Each check is one query; the earliest line wins, as a line-by-line
-    /// import would have found it.
+    /// import would have found it. The earliest is asked for with min(), not ORDER BY … LIMIT 1:
+    /// hoping a limit would stop early, PostgreSQL's planner walks the staging table by line and
+    /// probes the registry once a row, which is the whole cost when, as almost always, no line
+    /// breaks the rule; min() lets it join the tables whole.
     private func firstProblem(_ file: String, in session: RegistrySession, _ checks: [StagingCheck]) throws {
         var earliest: (line: Int, error: VaultError)?
         for check in checks {
-            guard let row = try session.rows(check.sql + " ORDER BY s.line LIMIT 1", []).first else { continue }
-            let line = row.int("line")
-            if earliest.map({ line < $0.line }) ?? true { earliest = (line, check.error(row)) }
+            guard let first = try session.rows("SELECT min(line) AS line FROM (\(check.sql)) problems", []).first,
+                  first["line"] != .null else { continue }
+            let line = first.int("line")
+            guard earliest.map({ line < $0.line }) ?? true,
+                  let row = try session.rows("SELECT * FROM (\(check.sql)) problems WHERE line = ?", [.int(line)]).first else { continue }
+            earliest = (line, check.error(row))
         }
         guard let (line, error) = earliest else { return }
         throw VaultError(error.code, "\(file) line \(line): \(error.reason)", hint: error.code == .alreadyImported ? nil : "nothing was imported")
@@ -174,9 +193,9 @@ extension DeviceRegistry {
                 { _ in VaultError(.malformedDocument, "an earlier line has the same \(what)") })
     }
 
-    private func checkStagedDevices(_ file: String, upsert: Bool, in session: RegistrySession) throws {
-        var checks: [StagingCheck] = [
-            Self.repeatsAnEarlierLine(.devices, "device"),
+    private func checkStagedDevices(_ file: String, repeats: Bool, upsert: Bool, in session: RegistrySession) throws {
+        var checks: [StagingCheck] = repeats ? [Self.repeatsAnEarlierLine(.devices, "device")] : []
+        checks += [
             ("""
              SELECT s.line FROM import_devices s WHERE EXISTS (SELECT 1 FROM user_devices d WHERE d.user_did = s.user_did
                  AND d.signature_public_key = s.signature_public_key AND d.device_id <> s.device_id)
@@ -190,20 +209,20 @@ extension DeviceRegistry {
         try firstProblem(file, in: session, checks)
     }
 
-    private func checkStagedMembers(_ file: String, upsert: Bool, in session: RegistrySession) throws {
-        var checks: [StagingCheck] = [
-            Self.repeatsAnEarlierLine(.members, "membership"),
-            ("""
-             SELECT s.line, s.user_did, s.device_id FROM import_members s
-             WHERE NOT EXISTS (SELECT 1 FROM user_devices d WHERE d.user_did = s.user_did AND d.device_id = s.device_id)
-             """, { row in VaultError(.malformedDocument, "the registry has no device \(row.text("user_did"))#\(row.text("device_id"))") }),
-            // A new open membership for a revoked device: the registry's own rule (a trigger).
-            ("""
-             SELECT s.line, s.user_did, s.device_id FROM import_members s JOIN user_devices d ON d.user_did = s.user_did AND d.device_id = s.device_id
-             WHERE s.left_at IS NULL AND NOT d.is_active
-             AND NOT EXISTS (SELECT 1 FROM members m WHERE m.convo_id = s.convo_id AND m.member_mls_did = s.member_mls_did)
-             """, { row in VaultError(.malformedDocument, "device \(row.text("user_did"))#\(row.text("device_id")) is revoked; it cannot join a conversation") }),
-        ]
+    private func checkStagedMembers(_ file: String, repeats: Bool, upsert: Bool, in session: RegistrySession) throws {
+        var checks: [StagingCheck] = repeats ? [Self.repeatsAnEarlierLine(.members, "membership")] : []
+        // A membership's device must be in the registry and, for a new open membership, active:
+        // the registry's own rule (a trigger). Both in one join of the file with the devices.
+        checks.append(("""
+             SELECT s.line, s.user_did, s.device_id, d.is_active FROM import_members s
+             LEFT JOIN user_devices d ON d.user_did = s.user_did AND d.device_id = s.device_id
+             WHERE d.user_did IS NULL OR (s.left_at IS NULL AND NOT d.is_active
+                 AND NOT EXISTS (SELECT 1 FROM members m WHERE m.convo_id = s.convo_id AND m.member_mls_did = s.member_mls_did))
+             """, { row in
+                 let device = "\(row.text("user_did"))#\(row.text("device_id"))"
+                 return row["is_active"] == .null ? VaultError(.malformedDocument, "the registry has no device \(device)")
+                     : VaultError(.malformedDocument, "device \(device) is revoked; it cannot join a conversation")
+             }))
         if !upsert {
             checks.append(("""
                 SELECT s.line FROM import_members s JOIN members m ON m.convo_id = s.convo_id AND m.member_mls_did = s.member_mls_did

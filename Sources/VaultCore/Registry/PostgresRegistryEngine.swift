@@ -110,6 +110,11 @@ final class PostgresRegistryEngine: RegistryEngine, @unchecked Sendable {
 
         static func appendCopyText(_ value: RegistryValue, to buffer: inout [UInt8]) {
             func escaped(_ text: String) {
+                // Most values have nothing to escape: copied whole.
+                if !text.utf8.contains(where: { $0 == 0x5c || $0 == 0x09 || $0 == 0x0a || $0 == 0x0d }) {
+                    buffer.append(contentsOf: text.utf8)
+                    return
+                }
                 for byte in text.utf8 {
                     switch byte {
                     case 0x5c: buffer += [0x5c, 0x5c]

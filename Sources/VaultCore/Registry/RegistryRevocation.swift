@@ -126,11 +126,10 @@ extension DeviceRegistry {
                 DELETE FROM selected; DELETE FROM batch;
                 """)
             var radius = BlastRadius()
-            radius.notFound = try Self.select(selector, db: db, dialect: d)
+            radius.notFound = try Self.select(selector, locking: dryRun ? "" : d.lockSelection ?? "", db: db, dialect: d)
             // Only revokers change is_active, and they take turns: what the selection read holds.
             try db.execute("INSERT INTO batch SELECT user_did, device_id FROM selected WHERE is_active")
             if d.analyzesTemporaryTables { try db.execute("ANALYZE selected; ANALYZE batch") }
-            if !dryRun, let lock = d.lockBatchUsers { try db.execute(lock) }
             let selectedCount = try db.int("SELECT count(*) FROM selected")
             let activeSelected = try db.int("SELECT count(*) FROM batch")
             if keepLastDevice {
@@ -187,9 +186,10 @@ extension DeviceRegistry {
         return dryRun ? try read { try body($0).0 } : try transaction(body)
     }
 
-    /// Fills `selected` (with each device's is_active, so the batch needs no second look-up);
-    /// returns how many listed devices or keys the registry does not have.
-    private static func select(_ selector: Selector, db: RegistrySession, dialect d: RegistryDialect) throws -> Int {
+    /// Fills `selected` (with each device's is_active, so the batch needs no second look-up),
+    /// each query ending in `locking` (``RegistryDialect/lockSelection``, or nothing); returns
+    /// how many listed devices or keys the registry does not have.
+    private static func select(_ selector: Selector, locking: String, db: RegistrySession, dialect d: RegistryDialect) throws -> Int {
         switch selector {
         case .devices(let pairs):
             try db.execute("""
@@ -206,17 +206,19 @@ extension DeviceRegistry {
                     if inserted { try add([.text(pair.user), .text(pair.device)]) }
                 }
             }
+            if d.analyzesTemporaryTables { try db.execute("ANALYZE listed") }
             try db.execute("""
-                INSERT INTO selected SELECT l.user_did, l.device_id, d.is_active FROM listed l
-                JOIN user_devices d ON d.user_did = l.user_did AND d.device_id = l.device_id
+                INSERT INTO selected SELECT d.user_did, d.device_id, d.is_active FROM listed l
+                JOIN user_devices d ON d.user_did = l.user_did AND d.device_id = l.device_id\(locking)
                 """)
             return try seen.count - db.int("SELECT count(*) FROM selected")
         case .user(let did):
-            try db.execute("INSERT INTO selected SELECT user_did, device_id, is_active FROM user_devices WHERE user_did = ?", [.text(did)])
+            try db.execute("INSERT INTO selected SELECT d.user_did, d.device_id, d.is_active FROM user_devices d WHERE d.user_did = ?\(locking)",
+                           [.text(did)])
             return try db.int("SELECT count(*) FROM selected") == 0 ? 1 : 0
         case .notSeenSince(let time):
             try db.execute("""
-                INSERT INTO selected SELECT user_did, device_id, is_active FROM user_devices WHERE \(lastSignOfLife("user_devices")) < ?
+                INSERT INTO selected SELECT d.user_did, d.device_id, d.is_active FROM user_devices d WHERE \(lastSignOfLife("d")) < ?\(locking)
                 """, [.time(timeText(time))])
             return 0
         case .signatureKeys(let keys):
@@ -224,8 +226,12 @@ extension DeviceRegistry {
             try db.load("listed_keys", columns: ["key"]) { add in
                 for key in keys { try add([.bytes(key)]) }
             }
+            // A semi-join, not a join: a key listed twice selects its device once, with no
+            // DISTINCT (which a locking selection may not have).
+            if d.analyzesTemporaryTables { try db.execute("ANALYZE listed_keys") }
             try db.execute("""
-                INSERT INTO selected SELECT DISTINCT d.user_did, d.device_id, d.is_active FROM listed_keys k JOIN user_devices d ON d.signature_public_key = k.key
+                INSERT INTO selected SELECT d.user_did, d.device_id, d.is_active FROM user_devices d
+                WHERE d.signature_public_key IN (SELECT key FROM listed_keys)\(locking)
                 """)
             return try db.int("""
                 SELECT count(*) FROM (SELECT DISTINCT key FROM listed_keys) k
@@ -235,11 +241,12 @@ extension DeviceRegistry {
     }
 
     /// The temporary table of the memberships the batch closes, reused by the counts, the
-    /// guard rails and the operations.
+    /// guard rails and the operations. It has no key: `members` already keeps each membership
+    /// once, and keeping an index of 500,000 rows in the order they close cost a second of a
+    /// large revoke on either engine; what reads it in order sorts it once.
     private static func emptyClosing(db: RegistrySession, dialect d: RegistryDialect) throws {
         try db.execute("""
-            CREATE TEMP TABLE IF NOT EXISTS closing (convo_id TEXT NOT NULL, member_mls_did TEXT NOT NULL, is_admin \(d.boolType) NOT NULL,
-                PRIMARY KEY (convo_id, member_mls_did))\(d.tableSuffix);
+            CREATE TEMP TABLE IF NOT EXISTS closing (convo_id TEXT NOT NULL, member_mls_did TEXT NOT NULL, is_admin \(d.boolType) NOT NULL);
             DELETE FROM closing;
             """)
     }
@@ -247,6 +254,7 @@ extension DeviceRegistry {
     /// Revokes the batch's devices and closes their open memberships, filling `closing` with
     /// each membership as it closes (``RegistryDialect/closeMemberships``).
     private static func apply(time: String, reason: String?, db: RegistrySession, dialect d: RegistryDialect) throws {
+        if let probing = d.probingIndexes { try db.execute(probing.start) }
         try db.execute("""
             UPDATE user_devices SET is_active = FALSE, revoked_at = ?, revocation_reason = ?
             WHERE (user_did, device_id) IN (SELECT user_did, device_id FROM batch)
@@ -255,6 +263,7 @@ extension DeviceRegistry {
         if let collecting = d.collectingClosing { try db.execute(collecting.start) }
         try db.execute(d.closeMemberships, [.time(time)])
         if let collecting = d.collectingClosing { try db.execute(collecting.end) }
+        if let probing = d.probingIndexes { try db.execute(probing.end) }
     }
 
     /// The blast radius, from `batch` and `closing`. Before the change (`applied` false) it
@@ -280,8 +289,9 @@ extension DeviceRegistry {
             ORDER BY user_did\(d.byteOrder)
             """)
         // Only a conversation losing an active admin device can be left without one: the batch's
-        // devices are all active, so each closing admin membership is such a loss.
-        let notClosing = applied ? "" : "AND NOT EXISTS (SELECT 1 FROM closing x WHERE x.convo_id = m.convo_id AND x.member_mls_did = m.member_mls_did)"
+        // devices are all active, so each closing admin membership is such a loss. Before the
+        // change, an open membership stays open exactly when its device is not in the batch.
+        let notClosing = applied ? "" : "AND NOT EXISTS (SELECT 1 FROM batch b WHERE b.user_did = m.user_did AND b.device_id = m.device_id)"
         radius.conversationsLeftWithoutAdmin = try db.strings("""
             SELECT convo_id FROM (SELECT DISTINCT convo_id FROM closing WHERE is_admin) c
             WHERE NOT EXISTS (SELECT 1 FROM members m JOIN user_devices d ON d.user_did = m.user_did AND d.device_id = m.device_id
@@ -297,11 +307,20 @@ extension DeviceRegistry {
     static let operationsPerRow = 1000
 
     /// The batch's operations, in byte order of conversation and member, built in SQL and
-    /// stored ``operationsPerRow`` to a row.
+    /// stored ``operationsPerRow`` to a row: joined by the database where it can order an
+    /// aggregate, else by the tool.
     private static func storeOperations(batchID: String, db: RegistrySession, dialect d: RegistryDialect) throws {
-        let lines = try db.strings("""
-            SELECT \(removalOperationSQL(d)) FROM closing ORDER BY convo_id\(d.byteOrder), member_mls_did\(d.byteOrder)
-            """)
+        let order = "convo_id\(d.byteOrder), member_mls_did\(d.byteOrder)"
+        if let join = d.orderedJoin {
+            try db.execute("""
+                INSERT INTO batch_operations (batch_id, seq, operation)
+                SELECT ?, (place - 1) / \(operationsPerRow), \(join("operation", "chr(10)", "place")) FROM (
+                    SELECT row_number() OVER (ORDER BY \(order)) AS place, \(removalOperationSQL(d)) AS operation FROM closing) numbered
+                GROUP BY (place - 1) / \(operationsPerRow)
+                """, [.text(batchID)])
+            return
+        }
+        let lines = try db.strings("SELECT \(removalOperationSQL(d)) FROM closing ORDER BY \(order)")
         try db.load("batch_operations", columns: ["batch_id", "seq", "operation"]) { add in
             for (seq, start) in stride(from: 0, to: lines.count, by: operationsPerRow).enumerated() {
                 let chunk = lines[start..<min(start + operationsPerRow, lines.count)]

@@ -122,6 +122,9 @@ struct RegistryDialect: Sendable {
     /// After a text ORDER BY: byte order, so both engines sort alike (SQLite's BINARY is
     /// PostgreSQL's "C"; a database's own collation would sort by language).
     let byteOrder: String
+    /// The schema of this connection's temporary tables and their indexes, to name one of them
+    /// without reaching a real one of the same name.
+    let temporarySchema: String
     /// Counts the tables named by its one parameter in the registry's schema.
     let tableExists: String
     /// Whether a filled temporary table needs ANALYZE for good plans (PostgreSQL never
@@ -130,14 +133,26 @@ struct RegistryDialect: Sendable {
     /// Makes revokers wait for each other at the start of the transaction; nil when the
     /// transaction itself already holds the database's only write lock (SQLite IMMEDIATE).
     let serializeRevocations: String?
-    /// Locks the batch's device rows, in one fixed order, so the app cannot add a membership
-    /// for a device being revoked while the batch is measured and applied (only revokers change
-    /// `is_active`, and they take turns); nil where the database is locked whole.
-    let lockBatchUsers: String?
+    /// Ends a selection of devices (`user_devices` as `d`) so that it locks the rows it reads,
+    /// in one fixed order: the app cannot then add a membership for a device being revoked
+    /// while the batch is measured and applied (only revokers change `is_active`, and they take
+    /// turns). Taken by the selection itself, not by a second pass over the batch; nil where
+    /// the database is locked whole.
+    let lockSelection: String?
     /// Quotes a text expression as a JSON string exactly as ``JSONValue`` writes one (`"` and
     /// `\` escaped, control characters as `\n`, `\t`… or `\u00xx`, nothing else), so a
     /// batch's operations are built by the database, not one JSON value at a time in the tool.
     let jsonString: @Sendable (String) -> String
+    /// Joins a group's texts with a separator, in an order: PostgreSQL's `string_agg(… ORDER
+    /// BY …)`, so a batch's operations never leave the server. Nil where an aggregate cannot be
+    /// ordered (SQLite before 3.44): the tool then joins the rows itself.
+    let orderedJoin: (@Sendable (_ text: String, _ separator: String, _ order: String) -> String)?
+    /// Statements around the batch's two UPDATEs that have the planner find the batch's rows by
+    /// their indexes. PostgreSQL's planner, pricing a random read at four sequential ones and
+    /// misjudging a join on two columns, scans and hashes all 5,000,000 memberships to find the
+    /// 500,000 of 100,000 devices; probing the index is 2 seconds faster there, and the update
+    /// reads those rows' pages anyway. SQLite always probes: nil.
+    let probingIndexes: (start: String, end: String)?
     /// Closes the open memberships of the batch's devices at its one parameter, the time, and
     /// puts each in `closing` as it closes, in the same pass over `members`...
     let closeMemberships: String
@@ -145,10 +160,11 @@ struct RegistryDialect: Sendable {
     let collectingClosing: (start: String, end: String)?
 
     static let sqlite = RegistryDialect(
-        blobType: "BLOB", timeType: "TEXT", boolType: "INTEGER", tableSuffix: " WITHOUT ROWID", byteOrder: "",
+        blobType: "BLOB", timeType: "TEXT", boolType: "INTEGER", tableSuffix: " WITHOUT ROWID", byteOrder: "", temporarySchema: "temp",
         tableExists: "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = ?",
-        analyzesTemporaryTables: false, serializeRevocations: nil, lockBatchUsers: nil,
-        jsonString: { "json_quote(\($0))" },
+        analyzesTemporaryTables: false, serializeRevocations: nil, lockSelection: nil,
+        jsonString: { "json_quote(\($0))" }, orderedJoin: nil,
+        probingIndexes: nil,
         closeMemberships: "UPDATE members SET left_at = ? WHERE left_at IS NULL AND (user_did, device_id) IN (SELECT user_did, device_id FROM batch)",
         // SQLite cannot insert what an UPDATE returns: a temporary trigger, on this connection
         // only and for this statement only (made and dropped inside the transaction), does.
@@ -158,17 +174,17 @@ struct RegistryDialect: Sendable {
             BEGIN INSERT INTO closing VALUES (NEW.convo_id, NEW.member_mls_did, coalesce(NEW.is_admin, 0)); END
             """, end: "DROP TRIGGER temp.registry_revoke_collects_closing"))
     static let postgres = RegistryDialect(
-        blobType: "BYTEA", timeType: "TIMESTAMPTZ", boolType: "BOOLEAN", tableSuffix: "", byteOrder: #" COLLATE "C""#,
+        blobType: "BYTEA", timeType: "TIMESTAMPTZ", boolType: "BOOLEAN", tableSuffix: "", byteOrder: #" COLLATE "C""#, temporarySchema: "pg_temp",
         tableExists: "SELECT count(*) FROM information_schema.tables WHERE table_schema = current_schema() AND table_name = ?",
         analyzesTemporaryTables: true,
         // An arbitrary number of our own, the same in every revoker: the lock they all take.
         // Waiting for it or for a row lock gives up after a minute, as SQLite's busy timeout.
         serializeRevocations: "SET LOCAL lock_timeout = '60s'; SELECT pg_advisory_xact_lock(7527086449296553327)",
-        lockBatchUsers: """
-            SELECT count(*) FROM (SELECT 1 FROM user_devices d WHERE (d.user_did, d.device_id) IN (SELECT user_did, device_id FROM batch)
-                                  ORDER BY d.user_did, d.device_id FOR UPDATE OF d) locked
-            """,
+        lockSelection: " ORDER BY d.user_did, d.device_id FOR UPDATE OF d",
         jsonString: { "to_json(\($0)::text)::text" },
+        orderedJoin: { "string_agg(\($0), \($1) ORDER BY \($2))" },
+        probingIndexes: (start: "SET LOCAL enable_hashjoin = off; SET LOCAL enable_mergejoin = off",
+                         end: "SET LOCAL enable_hashjoin TO DEFAULT; SET LOCAL enable_mergejoin TO DEFAULT"),
         closeMemberships: """
             WITH closed AS (UPDATE members SET left_at = ? WHERE left_at IS NULL AND (user_did, device_id) IN (SELECT user_did, device_id FROM batch)
                             RETURNING convo_id, member_mls_did, coalesce(is_admin, FALSE) AS is_admin)

@@ -32,9 +32,11 @@ final class SQLiteRegistryEngine: RegistryEngine {
         // A revocation reads and rewrites rows scattered over the whole file: with SQLite's
         // default 2 MiB page cache, pages are read again and again, and dirty ones spill to the
         // file before the commit. The cache grows only as pages are touched, up to 512 MiB.
+        // Temporary tables have a cache of their own, as small by default: collecting the
+        // 500,000 memberships a large revoke closes spilled it, a second of the revoke.
         // (Temporary tables stay in files: an import stages millions of rows in them.)
         configuration.prepareDatabase { db in
-            try db.execute(sql: "PRAGMA cache_size = -524288")
+            try db.execute(sql: "PRAGMA cache_size = -524288; PRAGMA temp.cache_size = -524288")
         }
         do {
             database = try DatabaseQueue(path: path, configuration: configuration)

@@ -109,12 +109,18 @@ private struct JSONParser {
         guard depth <= JSONValue.maximumDepth else { throw failure("nesting deeper than \(JSONValue.maximumDepth) levels") }
     }
 
+    /// How many fields an object may have before its names are kept in a set.
+    static let namesCompared = 16
+
     mutating func parseObject() throws -> JSONValue {
         try enter()
         defer { depth -= 1 }
         index += 1
         var entries: [(key: String, value: JSONValue)] = []
-        var seen = Set<String>()
+        // Repeated names are found by looking back while the object is small, which is cheaper
+        // than hashing every name (a registry import parses millions of small objects), and by
+        // a set once it is large, so a hostile object of many fields stays linear.
+        var seen: Set<String>?
         skipWhitespace()
         if index < bytes.count, bytes[index] == UInt8(ascii: "}") {
             index += 1
@@ -124,7 +130,12 @@ private struct JSONParser {
             skipWhitespace()
             guard index < bytes.count, bytes[index] == UInt8(ascii: "\"") else { throw failure("expected a field name") }
             let key = try parseString()
-            guard seen.insert(key).inserted else { throw failure("duplicate field \"\(key)\"") }
+            if entries.count < Self.namesCompared {
+                guard !entries.contains(where: { $0.key == key }) else { throw failure("duplicate field \"\(key)\"") }
+            } else {
+                if seen == nil { seen = Set(entries.map(\.key)) }
+                guard seen!.insert(key).inserted else { throw failure("duplicate field \"\(key)\"") }
+            }
             skipWhitespace()
             guard index < bytes.count, bytes[index] == UInt8(ascii: ":") else { throw failure("expected ':'") }
             index += 1
@@ -357,7 +368,8 @@ extension JSONValue {
 struct JSONObjectReader {
     let path: String
     private let entries: [(key: String, value: JSONValue)]
-    private var consumed = Set<String>()
+    /// Which entries an accessor asked for, by position (no hashing of names: see parseObject).
+    private var consumed: [Bool]
 
     init(_ value: JSONValue, path: String) throws {
         guard case .object(let entries) = value else {
@@ -365,6 +377,7 @@ struct JSONObjectReader {
         }
         self.path = path
         self.entries = entries
+        consumed = Array(repeating: false, count: entries.count)
     }
 
     func fieldPath(_ key: String) -> String { path.isEmpty ? key : "\(path).\(key)" }
@@ -374,9 +387,10 @@ struct JSONObjectReader {
     }
 
     mutating func optional(_ key: String) -> JSONValue? {
-        consumed.insert(key)
-        guard let value = entries.first(where: { $0.key == key })?.value, value != .null else { return nil }
-        return value
+        guard let position = entries.firstIndex(where: { $0.key == key }) else { return nil }
+        consumed[position] = true
+        let value = entries[position].value
+        return value == .null ? nil : value
     }
 
     mutating func required(_ key: String) throws -> JSONValue {
@@ -442,8 +456,8 @@ struct JSONObjectReader {
 
     /// Fails on any field that no accessor asked for: nothing unknown is silently dropped.
     func finish() throws {
-        if let unknown = entries.first(where: { !consumed.contains($0.key) }) {
-            throw invalid(unknown.key, "is not a field of this schema")
+        if let unknown = consumed.firstIndex(of: false) {
+            throw invalid(entries[unknown].key, "is not a field of this schema")
         }
     }
 }
