@@ -149,15 +149,9 @@ extension DeviceRegistry {
             count = try Self.forEachImportLine(kind, in: file, now: now) { line, row in try add([.int(line)] + row) }
         }
         // A unique index finds a repeated key for free; only a file that has one pays for the
-        // query that names its line (``repeatsAnEarlierLine(_:_:)``). Any failure of the unique
-        // index is taken as a repeat: that query then runs, and finds one or finds nothing.
-        var repeats = false
-        do {
-            try session.execute("SAVEPOINT staged_keys; CREATE UNIQUE INDEX \(table)_by_key ON \(table) (\(key)); RELEASE SAVEPOINT staged_keys")
-        } catch {
-            try session.execute("ROLLBACK TO SAVEPOINT staged_keys; RELEASE SAVEPOINT staged_keys; CREATE INDEX \(table)_by_key ON \(table) (\(key))")
-            repeats = true
-        }
+        // query that names its line (``repeatsAnEarlierLine(_:_:)``).
+        let repeats = try !session.createUniqueIndex("CREATE UNIQUE INDEX \(table)_by_key ON \(table) (\(key))")
+        if repeats { try session.execute("CREATE INDEX \(table)_by_key ON \(table) (\(key))") }
         if d.analyzesTemporaryTables { try session.execute("ANALYZE \(table)") }
         return (count, repeats)
     }
@@ -167,22 +161,23 @@ extension DeviceRegistry {
     /// import would have found it. The earliest is asked for with min(), not ORDER BY … LIMIT 1:
     /// hoping a limit would stop early, PostgreSQL's planner walks the staging table by line and
     /// probes the registry once a row, which is the whole cost when, as almost always, no line
-    /// breaks the rule; min() lets it join the tables whole.
+    /// breaks the rule; min() lets it join the tables whole. One statement, so one snapshot
+    /// finds the line and reads it.
     private func firstProblem(_ file: String, in session: RegistrySession, _ checks: [StagingCheck]) throws {
         var earliest: (line: Int, error: VaultError)?
         for check in checks {
-            guard let first = try session.rows("SELECT min(line) AS line FROM (\(check.sql)) problems", []).first,
-                  first["line"] != .null else { continue }
-            let line = first.int("line")
-            guard earliest.map({ line < $0.line }) ?? true,
-                  let row = try session.rows("SELECT * FROM (\(check.sql)) problems WHERE line = ?", [.int(line)]).first else { continue }
-            earliest = (line, check.error(row))
+            guard let row = try session.rows("""
+                SELECT * FROM (\(check.sql)) problem WHERE line = (SELECT min(line) FROM (\(check.sql)) problems)
+                """, []).first else { continue }
+            let line = row.int("line")
+            if earliest.map({ line < $0.line }) ?? true { earliest = (line, check.error(row)) }
         }
         guard let (line, error) = earliest else { return }
         throw VaultError(error.code, "\(file) line \(line): \(error.reason)", hint: error.code == .alreadyImported ? nil : "nothing was imported")
     }
 
     /// A query for the lines of a staged file that break a rule, and the error a line earns.
+    /// The query is used as a subquery, and names the line's number `line`.
     private typealias StagingCheck = (sql: String, error: (RegistryRow) -> VaultError)
 
     /// The lines whose key (a device, a membership) an earlier line of the same file has.
@@ -195,12 +190,17 @@ extension DeviceRegistry {
 
     private func checkStagedDevices(_ file: String, repeats: Bool, upsert: Bool, in session: RegistrySession) throws {
         var checks: [StagingCheck] = repeats ? [Self.repeatsAnEarlierLine(.devices, "device")] : []
+        // Two checks with one message, not one with OR: each EXISTS can then become a join.
+        let sameKey: (RegistryRow) -> VaultError = { _ in VaultError(.malformedDocument, "this user already has another device with the same signature key") }
         checks += [
             ("""
              SELECT s.line FROM import_devices s WHERE EXISTS (SELECT 1 FROM user_devices d WHERE d.user_did = s.user_did
                  AND d.signature_public_key = s.signature_public_key AND d.device_id <> s.device_id)
-             OR EXISTS (SELECT 1 FROM import_devices t WHERE t.user_did = s.user_did AND t.signature_public_key = s.signature_public_key AND t.line < s.line)
-             """, { _ in VaultError(.malformedDocument, "this user already has another device with the same signature key") }),
+             """, sameKey),
+            ("""
+             SELECT s.line FROM import_devices s
+             WHERE EXISTS (SELECT 1 FROM import_devices t WHERE t.user_did = s.user_did AND t.signature_public_key = s.signature_public_key AND t.line < s.line)
+             """, sameKey),
         ]
         if !upsert {
             checks.append(("SELECT s.line FROM import_devices s JOIN user_devices d ON d.user_did = s.user_did AND d.device_id = s.device_id",

@@ -88,6 +88,20 @@ final class PostgresRegistryEngine: RegistryEngine, @unchecked Sendable {
             return result.rows.map { RegistryRow(columns: result.columns, values: $0) }
         }
 
+        /// A failed statement aborts PostgreSQL's transaction: the index is tried under a
+        /// savepoint, rolled back to on a unique violation (SQLSTATE 23505) only.
+        func createUniqueIndex(_ sql: String) throws -> Bool {
+            try client.execute("SAVEPOINT registry_unique_index")
+            do {
+                try client.execute(sql)
+            } catch let failure as PostgresClient.Failure where failure.sqlState == "23505" {
+                try client.execute("ROLLBACK TO SAVEPOINT registry_unique_index; RELEASE SAVEPOINT registry_unique_index")
+                return false
+            }
+            try client.execute("RELEASE SAVEPOINT registry_unique_index")
+            return true
+        }
+
         /// COPY in text format: tab-separated, `\N` for NULL, backslash escapes.
         func load(_ table: String, columns: [String], _ produce: (([RegistryValue]) throws -> Void) throws -> Void) throws {
             try client.copyIn("COPY \(table) (\(columns.joined(separator: ", "))) FROM STDIN") { send in try withoutActuallyEscaping(send) { send in

@@ -110,8 +110,8 @@ extension DeviceRegistry {
     /// With `keepLastDevice`, a user all of whose active devices are selected keeps the one
     /// seen most recently (stale devices go, nobody is locked out).
     ///
-    /// Under a live server (PostgreSQL), revokers wait for each other, and the rows of every
-    /// device of the batch's users are locked, in one order, before the blast radius is
+    /// Under a live server (PostgreSQL), revokers wait for each other, and the selection locks
+    /// the rows of the devices it may revoke, in one order, before the blast radius is
     /// measured: the radius, the refusals and the change all describe one state, and the app
     /// cannot add a membership for a device being revoked meanwhile.
     public func revoke(_ selector: Selector, reason: String?, now: Timestamp, dryRun: Bool, force: Bool,
@@ -190,6 +190,16 @@ extension DeviceRegistry {
     /// each query ending in `locking` (``RegistryDialect/lockSelection``, or nothing); returns
     /// how many listed devices or keys the registry does not have.
     private static func select(_ selector: Selector, locking: String, db: RegistrySession, dialect d: RegistryDialect) throws -> Int {
+        // The devices matching `condition`. A locking selection locks only the active ones, the
+        // ones it may revoke: locking every revoked device a periodic --not-seen-since finds
+        // again would write to each; those are read by a second statement. (A device list locks
+        // what it names, active or not: the list bounds it, and a second join would cost more.)
+        func insert(_ condition: String, _ arguments: [RegistryValue]) throws {
+            let select = "INSERT INTO selected SELECT d.user_did, d.device_id, d.is_active FROM user_devices d WHERE \(condition)"
+            guard !locking.isEmpty else { return try db.execute(select, arguments) }
+            try db.execute(select + " AND d.is_active" + locking, arguments)
+            try db.execute(select + " AND NOT d.is_active", arguments)
+        }
         switch selector {
         case .devices(let pairs):
             try db.execute("""
@@ -213,13 +223,10 @@ extension DeviceRegistry {
                 """)
             return try seen.count - db.int("SELECT count(*) FROM selected")
         case .user(let did):
-            try db.execute("INSERT INTO selected SELECT d.user_did, d.device_id, d.is_active FROM user_devices d WHERE d.user_did = ?\(locking)",
-                           [.text(did)])
+            try insert("d.user_did = ?", [.text(did)])
             return try db.int("SELECT count(*) FROM selected") == 0 ? 1 : 0
         case .notSeenSince(let time):
-            try db.execute("""
-                INSERT INTO selected SELECT d.user_did, d.device_id, d.is_active FROM user_devices d WHERE \(lastSignOfLife("d")) < ?\(locking)
-                """, [.time(timeText(time))])
+            try insert("\(lastSignOfLife("d")) < ?", [.time(timeText(time))])
             return 0
         case .signatureKeys(let keys):
             try db.execute("CREATE TEMP TABLE IF NOT EXISTS listed_keys (key \(d.blobType) NOT NULL); DELETE FROM listed_keys;")
@@ -229,10 +236,7 @@ extension DeviceRegistry {
             // A semi-join, not a join: a key listed twice selects its device once, with no
             // DISTINCT (which a locking selection may not have).
             if d.analyzesTemporaryTables { try db.execute("ANALYZE listed_keys") }
-            try db.execute("""
-                INSERT INTO selected SELECT d.user_did, d.device_id, d.is_active FROM user_devices d
-                WHERE d.signature_public_key IN (SELECT key FROM listed_keys)\(locking)
-                """)
+            try insert("d.signature_public_key IN (SELECT key FROM listed_keys)", [])
             return try db.int("""
                 SELECT count(*) FROM (SELECT DISTINCT key FROM listed_keys) k
                 WHERE NOT EXISTS (SELECT 1 FROM user_devices d WHERE d.signature_public_key = k.key)

@@ -97,6 +97,9 @@ protocol RegistrySession {
     /// COPY on PostgreSQL and a prepared insert on SQLite. `produce` hands each row to its
     /// argument; an error it throws stops the load and is rethrown.
     func load(_ table: String, columns: [String], _ produce: (_ add: ([RegistryValue]) throws -> Void) throws -> Void) throws
+    /// Runs `sql`, a CREATE UNIQUE INDEX; false, with nothing built and the transaction still
+    /// usable, when two rows have the same key. Any other failure is thrown.
+    func createUniqueIndex(_ sql: String) throws -> Bool
 }
 
 extension RegistrySession {
@@ -133,7 +136,7 @@ struct RegistryDialect: Sendable {
     /// Makes revokers wait for each other at the start of the transaction; nil when the
     /// transaction itself already holds the database's only write lock (SQLite IMMEDIATE).
     let serializeRevocations: String?
-    /// Ends a selection of devices (`user_devices` as `d`) so that it locks the rows it reads,
+    /// Ends a selection of devices (`user_devices` as `d`) so that it locks the rows it finds,
     /// in one fixed order: the app cannot then add a membership for a device being revoked
     /// while the batch is measured and applied (only revokers change `is_active`, and they take
     /// turns). Taken by the selection itself, not by a second pass over the batch; nil where
@@ -149,9 +152,9 @@ struct RegistryDialect: Sendable {
     let orderedJoin: (@Sendable (_ text: String, _ separator: String, _ order: String) -> String)?
     /// Statements around the batch's two UPDATEs that have the planner find the batch's rows by
     /// their indexes. PostgreSQL's planner, pricing a random read at four sequential ones and
-    /// misjudging a join on two columns, scans and hashes all 5,000,000 memberships to find the
-    /// 500,000 of 100,000 devices; probing the index is 2 seconds faster there, and the update
-    /// reads those rows' pages anyway. SQLite always probes: nil.
+    /// misjudging a join on two columns, scans and hashes every membership to find the batch's
+    /// (README, "What the profiles showed"); the update reads those rows' pages anyway. SQLite
+    /// always probes: nil.
     let probingIndexes: (start: String, end: String)?
     /// Closes the open memberships of the batch's devices at its one parameter, the time, and
     /// puts each in `closing` as it closes, in the same pass over `members`...

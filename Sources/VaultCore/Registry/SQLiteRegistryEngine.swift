@@ -211,6 +211,16 @@ final class SQLiteRegistryEngine: RegistryEngine {
             return rows
         }
 
+        /// A failed CREATE INDEX changes nothing in SQLite: no savepoint is needed.
+        func createUniqueIndex(_ sql: String) throws -> Bool {
+            do {
+                try db.execute(sql: sql)
+                return true
+            } catch let error as DatabaseError where error.extendedResultCode == .SQLITE_CONSTRAINT_UNIQUE {
+                return false
+            }
+        }
+
         /// One prepared insert, bound and stepped through SQLite's own calls: GRDB's arguments
         /// cost more per row than SQLite's insert itself (a 100,000-device batch, an import).
         func load(_ table: String, columns: [String], _ produce: (([RegistryValue]) throws -> Void) throws -> Void) throws {

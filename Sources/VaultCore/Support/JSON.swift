@@ -39,6 +39,9 @@ public enum JSONValue: Equatable, Sendable {
 extension JSONValue {
     /// Nesting deeper than this is refused, so hostile input cannot exhaust the stack.
     public static let maximumDepth = 64
+    /// How many fields an object may have before the parser keeps their names in a set to find
+    /// a repeated one (below, it looks back through them).
+    static let namesCompared = 16
 
     /// Parses one JSON text (UTF-8). Errors are ``VaultError/Code/malformedDocument`` with the
     /// byte offset; `what` names the input.
@@ -109,9 +112,6 @@ private struct JSONParser {
         guard depth <= JSONValue.maximumDepth else { throw failure("nesting deeper than \(JSONValue.maximumDepth) levels") }
     }
 
-    /// How many fields an object may have before its names are kept in a set.
-    static let namesCompared = 16
-
     mutating func parseObject() throws -> JSONValue {
         try enter()
         defer { depth -= 1 }
@@ -120,7 +120,7 @@ private struct JSONParser {
         // Repeated names are found by looking back while the object is small, which is cheaper
         // than hashing every name (a registry import parses millions of small objects), and by
         // a set once it is large, so a hostile object of many fields stays linear.
-        var seen: Set<String>?
+        var seen = Set<String>()
         skipWhitespace()
         if index < bytes.count, bytes[index] == UInt8(ascii: "}") {
             index += 1
@@ -130,11 +130,11 @@ private struct JSONParser {
             skipWhitespace()
             guard index < bytes.count, bytes[index] == UInt8(ascii: "\"") else { throw failure("expected a field name") }
             let key = try parseString()
-            if entries.count < Self.namesCompared {
+            if entries.count < JSONValue.namesCompared {
                 guard !entries.contains(where: { $0.key == key }) else { throw failure("duplicate field \"\(key)\"") }
             } else {
-                if seen == nil { seen = Set(entries.map(\.key)) }
-                guard seen!.insert(key).inserted else { throw failure("duplicate field \"\(key)\"") }
+                if seen.isEmpty { seen = Set(entries.map(\.key)) }
+                guard seen.insert(key).inserted else { throw failure("duplicate field \"\(key)\"") }
             }
             skipWhitespace()
             guard index < bytes.count, bytes[index] == UInt8(ascii: ":") else { throw failure("expected ':'") }

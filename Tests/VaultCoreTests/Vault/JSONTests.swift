@@ -20,6 +20,23 @@ import Testing
         #expect(throws: VaultError(.malformedDocument, "")) { try parse(text) }
     }
 
+    /// Repeated names are found by looking back in small objects and by a set in large ones:
+    /// both ways refuse a repeat, early or late, and keep every distinct name.
+    @Test func repeatedNamesAreRefusedInObjectsOfAnySize() throws {
+        func object(_ names: [String]) -> String { "{" + names.map { #""\#($0)":0"# }.joined(separator: ",") + "}" }
+        let many = (0..<40).map { "f\($0)" }
+        for size in [2, JSONValue.namesCompared, JSONValue.namesCompared + 1, 40] {
+            let names = Array(many.prefix(size))
+            guard case .object(let entries) = try parse(object(names)) else { Issue.record("not an object"); continue }
+            #expect(entries.map(\.key) == names)
+            for (repeated, at) in [(0, size), (size - 1, size), (0, 1)] {
+                var withRepeat = names
+                withRepeat.insert(names[repeated], at: at)
+                #expect(throws: VaultError(.malformedDocument, "")) { try parse(object(withRepeat)) }
+            }
+        }
+    }
+
     @Test func rejectsInvalidUTF8() {
         #expect(throws: VaultError(.malformedDocument, "")) { try JSONValue(parsing: [0x22, 0xc3, 0x28, 0x22]) }
     }
