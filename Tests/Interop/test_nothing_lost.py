@@ -19,6 +19,7 @@ resolves the link and renames over its target would replace the machine's device
 at device nodes made inside the workspace instead (as root; otherwise at /dev/null, which a
 user cannot replace). A guard checks /dev/null, /dev/full and /dev/stdout after every test.
 """
+import atexit
 import hashlib
 import io
 import json
@@ -107,6 +108,7 @@ def secret(path, text):
 PASSPHRASE = "correct horse battery staple"
 SHARE_OPTIONS = "--dpi 72 --iteration-exponent 0 --text --date 2026-01-01"
 SPLIT_OUT = tempfile.mkdtemp(prefix="hvt-split-")  # split writes a folder: outside the workspace, so pipelines leave it as it was
+atexit.register(shutil.rmtree, SPLIT_OUT, True)  # it holds shares of a test key: gone when the run ends
 LOG_BATCH = "B-LOG"
 
 
