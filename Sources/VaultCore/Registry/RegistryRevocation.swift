@@ -195,7 +195,7 @@ extension DeviceRegistry {
         // again would write to each; those are read by a second statement. (A device list locks
         // what it names, active or not: the list bounds it, and a second join would cost more.)
         func insert(_ condition: String, _ arguments: [RegistryValue]) throws {
-            let select = "INSERT INTO selected SELECT d.user_did, d.device_id, d.is_active FROM user_devices d WHERE \(condition)"
+            let select = "INSERT INTO selected SELECT d.user_did, d.device_id, d.is_active FROM user_devices d WHERE (\(condition))"
             guard !locking.isEmpty else { return try db.execute(select, arguments) }
             try db.execute(select + " AND d.is_active" + locking, arguments)
             try db.execute(select + " AND NOT d.is_active", arguments)
@@ -315,10 +315,10 @@ extension DeviceRegistry {
     /// aggregate, else by the tool.
     private static func storeOperations(batchID: String, db: RegistrySession, dialect d: RegistryDialect) throws {
         let order = "convo_id\(d.byteOrder), member_mls_did\(d.byteOrder)"
-        if let join = d.orderedJoin {
+        if let lines = d.orderedLines {
             try db.execute("""
                 INSERT INTO batch_operations (batch_id, seq, operation)
-                SELECT ?, (place - 1) / \(operationsPerRow), \(join("operation", "chr(10)", "place")) FROM (
+                SELECT ?, (place - 1) / \(operationsPerRow), \(lines("operation", "place")) FROM (
                     SELECT row_number() OVER (ORDER BY \(order)) AS place, \(removalOperationSQL(d)) AS operation FROM closing) numbered
                 GROUP BY (place - 1) / \(operationsPerRow)
                 """, [.text(batchID)])

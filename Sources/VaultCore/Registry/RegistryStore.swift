@@ -146,10 +146,10 @@ struct RegistryDialect: Sendable {
     /// `\` escaped, control characters as `\n`, `\t`… or `\u00xx`, nothing else), so a
     /// batch's operations are built by the database, not one JSON value at a time in the tool.
     let jsonString: @Sendable (String) -> String
-    /// Joins a group's texts with a separator, in an order: PostgreSQL's `string_agg(… ORDER
-    /// BY …)`, so a batch's operations never leave the server. Nil where an aggregate cannot be
-    /// ordered (SQLite before 3.44): the tool then joins the rows itself.
-    let orderedJoin: (@Sendable (_ text: String, _ separator: String, _ order: String) -> String)?
+    /// Joins a group's texts one a line, in an order: PostgreSQL's `string_agg(… ORDER BY …)`,
+    /// so a batch's operations never leave the server. Nil where an aggregate cannot be ordered
+    /// (SQLite before 3.44): the tool then joins the rows itself.
+    let orderedLines: (@Sendable (_ text: String, _ order: String) -> String)?
     /// Statements around the batch's two UPDATEs that have the planner find the batch's rows by
     /// their indexes. PostgreSQL's planner, pricing a random read at four sequential ones and
     /// misjudging a join on two columns, scans and hashes every membership to find the batch's
@@ -166,7 +166,7 @@ struct RegistryDialect: Sendable {
         blobType: "BLOB", timeType: "TEXT", boolType: "INTEGER", tableSuffix: " WITHOUT ROWID", byteOrder: "", temporarySchema: "temp",
         tableExists: "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = ?",
         analyzesTemporaryTables: false, serializeRevocations: nil, lockSelection: nil,
-        jsonString: { "json_quote(\($0))" }, orderedJoin: nil,
+        jsonString: { "json_quote(\($0))" }, orderedLines: nil,
         probingIndexes: nil,
         closeMemberships: "UPDATE members SET left_at = ? WHERE left_at IS NULL AND (user_did, device_id) IN (SELECT user_did, device_id FROM batch)",
         // SQLite cannot insert what an UPDATE returns: a temporary trigger, on this connection
@@ -185,7 +185,7 @@ struct RegistryDialect: Sendable {
         serializeRevocations: "SET LOCAL lock_timeout = '60s'; SELECT pg_advisory_xact_lock(7527086449296553327)",
         lockSelection: " ORDER BY d.user_did, d.device_id FOR UPDATE OF d",
         jsonString: { "to_json(\($0)::text)::text" },
-        orderedJoin: { "string_agg(\($0), \($1) ORDER BY \($2))" },
+        orderedLines: { "string_agg(\($0), chr(10) ORDER BY \($1))" },
         probingIndexes: (start: "SET LOCAL enable_hashjoin = off; SET LOCAL enable_mergejoin = off",
                          end: "SET LOCAL enable_hashjoin TO DEFAULT; SET LOCAL enable_mergejoin TO DEFAULT"),
         closeMemberships: """
