@@ -100,13 +100,31 @@ final class PostgresClient {
 
     /// Runs one statement with `$1…` parameters and returns its rows.
     func query(_ sql: String, _ parameters: [RegistryValue]) throws -> (columns: [String], rows: [[RegistryValue]]) {
-        let encoded = parameters.map(Self.encode)
-        let texts = encoded.map(\.text)
-        let result = try texts.withCStrings { valuePointers in
-            try check(PQexecParams(connection, sql, Int32(encoded.count), encoded.map(\.type), valuePointers, nil, nil, 0), sql)
-        }
+        let result = try run(sql, parameters)
         defer { result.close() }
         return result.decoded()
+    }
+
+    /// Runs one statement with `$1…` parameters and hands `row` each row, whose `column(i)` is
+    /// the i-th field as the server sent it in text format (none for NULL), valid only during
+    /// that call: no String or value is made for each field.
+    func forEachRow(_ sql: String, _ parameters: [RegistryValue], _ row: (_ column: (Int) -> UnsafeRawBufferPointer) throws -> Void) throws {
+        let result = try run(sql, parameters)
+        defer { result.close() }
+        let pointer = result.pointer
+        for index in 0..<PQntuples(pointer) {
+            try row { column in
+                UnsafeRawBufferPointer(start: PQgetvalue(pointer, index, Int32(column)), count: Int(PQgetlength(pointer, index, Int32(column))))
+            }
+        }
+    }
+
+    private func run(_ sql: String, _ parameters: [RegistryValue]) throws -> Result {
+        let encoded = parameters.map(Self.encode)
+        let texts = encoded.map(\.text)
+        return try texts.withCStrings { valuePointers in
+            try check(PQexecParams(connection, sql, Int32(encoded.count), encoded.map(\.type), valuePointers, nil, nil, 0), sql)
+        }
     }
 
     /// `COPY … FROM STDIN`: `send` is given to `produce`, which calls it with the data in

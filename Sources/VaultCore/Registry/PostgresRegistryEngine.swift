@@ -88,6 +88,10 @@ final class PostgresRegistryEngine: RegistryEngine, @unchecked Sendable {
             return result.rows.map { RegistryRow(columns: result.columns, values: $0) }
         }
 
+        func forEachRow(_ sql: String, _ arguments: [RegistryValue], _ row: ((Int) -> UnsafeRawBufferPointer) throws -> Void) throws {
+            try client.forEachRow(Self.numbered(sql), arguments, row)
+        }
+
         /// A failed statement aborts PostgreSQL's transaction: the index is tried under a
         /// savepoint, rolled back to on a unique violation (SQLSTATE 23505) only.
         func createUniqueIndex(_ sql: String) throws -> Bool {

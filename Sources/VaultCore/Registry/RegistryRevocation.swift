@@ -160,12 +160,15 @@ extension DeviceRegistry {
             // A dry run may write nothing, so it measures what the change would leave. A real run
             // makes the change first and measures what it left: the closed memberships are
             // collected as they close, with no second pass over them, and a guard rail that
-            // refuses rolls the change back.
+            // refuses rolls the change back. Its operations are written in the same sorted
+            // pass over them that counts their conversations.
+            var written = WrittenOperations()
             if dryRun {
                 try Self.measure(&radius, applied: false, db: db, dialect: d)
             } else {
                 try Self.apply(time: time, reason: reason, db: db, dialect: d)
-                try Self.measure(&radius, applied: true, db: db, dialect: d)
+                written = try Self.writeOperations(db: db, dialect: d)
+                try Self.measure(&radius, applied: true, conversations: written.conversations, db: db, dialect: d)
             }
             var refusals: [Refusal] = []
             if !force {
@@ -180,7 +183,7 @@ extension DeviceRegistry {
                 INSERT INTO revocations (batch_id, revoked_at, user_did, device_id, reason, selector)
                 SELECT ?, ?, user_did, device_id, ?, ? FROM batch ORDER BY user_did\(d.byteOrder), device_id\(d.byteOrder)
                 """, [.text(batchID), .time(time), RegistryValue(reason), .text(selector.description)])
-            try Self.storeOperations(batchID: batchID, db: db, dialect: d)
+            try Self.store(written, batchID: batchID, db: db, dialect: d)
             return (RevocationResult(batchID: batchID, radius: radius, applied: true, refusals: [], operations: operations), true)
         }
         return dryRun ? try read { try body($0).0 } : try transaction(body)
@@ -274,7 +277,9 @@ extension DeviceRegistry {
     /// fills `closing` and finds what would be left by setting the batch aside; after it,
     /// what is left is simply what the registry holds. Both give the same answer: the batch's
     /// devices are all active, and `closing` is every open membership they had.
-    private static func measure(_ radius: inout BlastRadius, applied: Bool, db: RegistrySession, dialect d: RegistryDialect) throws {
+    /// `conversations`, when given, is how many conversations `closing` has, counted already.
+    private static func measure(_ radius: inout BlastRadius, applied: Bool, conversations: Int? = nil, db: RegistrySession,
+                                dialect d: RegistryDialect) throws {
         radius.users = try db.int("SELECT count(DISTINCT user_did) FROM batch")
         if !applied {
             try emptyClosing(db: db, dialect: d)
@@ -285,7 +290,7 @@ extension DeviceRegistry {
         }
         if d.analyzesTemporaryTables { try db.execute("ANALYZE closing") }
         radius.memberships = try db.int("SELECT count(*) FROM closing")
-        radius.conversations = try db.int("SELECT count(DISTINCT convo_id) FROM closing")
+        radius.conversations = try conversations ?? db.int("SELECT count(DISTINCT convo_id) FROM closing")
         let outsideBatch = applied ? "" : "AND NOT EXISTS (SELECT 1 FROM batch b WHERE b.user_did = d.user_did AND b.device_id = d.device_id)"
         radius.usersLeftWithoutDevice = try db.strings("""
             SELECT user_did FROM (SELECT DISTINCT user_did FROM batch) u WHERE NOT EXISTS (
@@ -310,33 +315,50 @@ extension DeviceRegistry {
     /// rows of one operation (as earlier versions wrote them) and of many alike.
     static let operationsPerRow = 1000
 
-    /// The batch's operations, in byte order of conversation and member, built in SQL and
-    /// stored ``operationsPerRow`` to a row: joined by the database where it can order an
-    /// aggregate, else by the tool.
-    private static func storeOperations(batchID: String, db: RegistrySession, dialect d: RegistryDialect) throws {
-        let order = "convo_id\(d.byteOrder), member_mls_did\(d.byteOrder)"
-        if let lines = d.orderedLines {
-            try db.execute("""
-                INSERT INTO batch_operations (batch_id, seq, operation)
-                SELECT ?, (place - 1) / \(operationsPerRow), \(lines("operation", "place")) FROM (
-                    SELECT row_number() OVER (ORDER BY \(order)) AS place, \(removalOperationSQL(d)) AS operation FROM closing) numbered
-                GROUP BY (place - 1) / \(operationsPerRow)
-                """, [.text(batchID)])
-            return
-        }
-        let lines = try db.strings("SELECT \(removalOperationSQL(d)) FROM closing ORDER BY \(order)")
-        try db.load("batch_operations", columns: ["batch_id", "seq", "operation"]) { add in
-            for (seq, start) in stride(from: 0, to: lines.count, by: operationsPerRow).enumerated() {
-                let chunk = lines[start..<min(start + operationsPerRow, lines.count)]
-                try add([.text(batchID), .int(seq), .text(chunk.joined(separator: "\n"))])
-            }
-        }
+    /// A batch's `mls.remove` operations as JSON Lines, ``operationsPerRow`` to a row, and how
+    /// many conversations they are in.
+    private struct WrittenOperations {
+        var rows: [String] = []
+        var conversations = 0
     }
 
-    /// One `mls.remove` operation of `closing`, as compact JSON built in SQL: the bytes
-    /// ``removalOperations(db:dialect:)`` serialises to (DeviceRegistryTests checks both agree).
-    private static func removalOperationSQL(_ d: RegistryDialect) -> String {
-        #"'{"op":"mls.remove","convo":' || "# + d.jsonString("convo_id") + #" || ',"member":' || "# + d.jsonString("member_mls_did") + " || '}'"
+    /// The operations of `closing`, in byte order of conversation and member. The tool writes
+    /// them from the ids' bytes as JSONValue writes JSON: a String and a JSON value made for
+    /// each of 500,000 operations cost more than the sort that orders them, and so did building
+    /// them in SQL (json_quote, to_json) and joining them with PostgreSQL's ordered string_agg,
+    /// which sorts them twice more. In that order a conversation's operations are adjacent, so
+    /// the same pass counts the conversations.
+    private static func writeOperations(db: RegistrySession, dialect d: RegistryDialect) throws -> WrittenOperations {
+        var written = WrittenOperations(), row: [UInt8] = [], count = 0, conversation: [UInt8] = []
+        try db.forEachRow("SELECT convo_id, member_mls_did FROM closing ORDER BY convo_id\(d.byteOrder), member_mls_did\(d.byteOrder)", []) { column in
+            let convo = column(0)
+            if written.conversations == 0 || !convo.elementsEqual(conversation) {
+                written.conversations += 1
+                conversation = Array(convo)
+            }
+            if count > 0 { row.append(0x0a) }
+            row.append(contentsOf: #"{"op":"mls.remove","convo":"#.utf8)
+            JSONValue.writeString(utf8: convo, to: &row)
+            row.append(contentsOf: #","member":"#.utf8)
+            JSONValue.writeString(utf8: column(1), to: &row)
+            row.append(UInt8(ascii: "}"))
+            count += 1
+            if count == operationsPerRow {
+                written.rows.append(String(decoding: row, as: UTF8.self))
+                row.removeAll(keepingCapacity: true)
+                count = 0
+            }
+        }
+        if count > 0 { written.rows.append(String(decoding: row, as: UTF8.self)) }
+        return written
+    }
+
+    /// Stores the operations with their batch, so ``operations(batch:)`` gives them again.
+    private static func store(_ written: WrittenOperations, batchID: String, db: RegistrySession, dialect d: RegistryDialect) throws {
+        if let setting = d.beforeStoringOperations { try db.execute(setting) }
+        try db.load("batch_operations", columns: ["batch_id", "seq", "operation"]) { add in
+            for (seq, operations) in written.rows.enumerated() { try add([.text(batchID), .int(seq), .text(operations)]) }
+        }
     }
 
     private static func removalOperations(db: RegistrySession, dialect d: RegistryDialect) throws -> [JSONValue] {

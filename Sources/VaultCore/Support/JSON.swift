@@ -312,16 +312,20 @@ extension JSONValue {
     private static let hexDigits = Array("0123456789abcdef".utf8)
 
     private static func writeString(_ text: String, to out: inout [UInt8]) {
+        var text = text
+        text.withUTF8 { writeString(utf8: $0, to: &out) }
+    }
+
+    /// A string given as its UTF-8 bytes, quoted and escaped as ``serialized(pretty:)`` writes
+    /// strings: for JSON built from bytes that are not a String (a registry batch's operations).
+    static func writeString<Bytes: Collection<UInt8>>(utf8 bytes: Bytes, to out: inout [UInt8]) {
         out.append(UInt8(ascii: "\""))
-        let needsEscaping = text.utf8.withContiguousStorageIfAvailable { chars in
-            chars.contains { $0 < 0x20 || $0 == UInt8(ascii: "\"") || $0 == UInt8(ascii: "\\") }
-        }
-        if needsEscaping == false {
-            out.append(contentsOf: text.utf8)
+        if !bytes.contains(where: { $0 < 0x20 || $0 == UInt8(ascii: "\"") || $0 == UInt8(ascii: "\\") }) {
+            out.append(contentsOf: bytes)
             out.append(UInt8(ascii: "\""))
             return
         }
-        for byte in text.utf8 {
+        for byte in bytes {
             switch byte {
             case UInt8(ascii: "\""): out.append(contentsOf: [0x5c, 0x22])
             case UInt8(ascii: "\\"): out.append(contentsOf: [0x5c, 0x5c])

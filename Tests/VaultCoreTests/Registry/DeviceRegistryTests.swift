@@ -324,10 +324,16 @@ import Testing
         // Whichever engine joins them, a row holds operationsPerRow operations, the last the rest.
         let rows = try registry.read { try $0.strings("SELECT operation FROM batch_operations WHERE batch_id = 'B-big' ORDER BY seq") }
         #expect(rows.map { $0.split(separator: "\n").count } == [DeviceRegistry.operationsPerRow, 1400 - DeviceRegistry.operationsPerRow])
+        // PostgreSQL compresses them with lz4 where the server has it, not with pglz.
+        if engine == .postgres, try registry.read({ try $0.bool("SELECT count(*) FROM pg_settings WHERE name = 'default_toast_compression' AND 'lz4' = ANY (enumvals)") }) {
+            let methods = try registry.read { try $0.strings("SELECT DISTINCT pg_column_compression(operation) FROM batch_operations WHERE batch_id = 'B-big'") }
+            #expect(methods == ["lz4"])
+        }
     }
 
-    /// The stored operations are built in SQL (json_quote, to_json): they must be the bytes the
-    /// tool's own JSON writer gives, for every character a conversation id or DID may hold.
+    /// The stored operations are built by PostgreSQL (to_json) or from the ids' bytes (SQLite):
+    /// they must be the bytes the tool's own JSON values give, for every character a
+    /// conversation id or DID may hold.
     @Test(arguments: TestEngine.all) func storedOperationsAreTheToolsOwnJSON(engine: TestEngine) throws {
         let registry = try DeviceRegistry(location: engine.newLocation(), access: .create)
         // Quote, backslash, solidus, every control character the engines can store (PostgreSQL
