@@ -322,12 +322,10 @@ extension DeviceRegistry {
         var conversations = 0
     }
 
-    /// The operations of `closing`, in byte order of conversation and member. The tool writes
-    /// them from the ids' bytes as JSONValue writes JSON: a String and a JSON value made for
-    /// each of 500,000 operations cost more than the sort that orders them, and so did building
-    /// them in SQL (json_quote, to_json) and joining them with PostgreSQL's ordered string_agg,
-    /// which sorts them twice more. In that order a conversation's operations are adjacent, so
-    /// the same pass counts the conversations.
+    /// The operations of `closing`, in byte order of conversation and member, written from the
+    /// ids' bytes as JSONValue writes JSON: faster on both engines than a String and a value
+    /// per operation, or than building them in SQL (README, "What the profiles showed"). In
+    /// that order a conversation's operations are adjacent, so the same pass counts them.
     private static func writeOperations(db: RegistrySession, dialect d: RegistryDialect) throws -> WrittenOperations {
         var written = WrittenOperations(), row: [UInt8] = [], count = 0, conversation: [UInt8] = []
         try db.forEachRow("SELECT convo_id, member_mls_did FROM closing ORDER BY convo_id\(d.byteOrder), member_mls_did\(d.byteOrder)", []) { column in

@@ -94,8 +94,9 @@ protocol RegistrySession {
     func execute(_ sql: String, _ arguments: [RegistryValue]) throws
     func rows(_ sql: String, _ arguments: [RegistryValue]) throws -> [RegistryRow]
     /// Runs a query and hands `row` each result row, whose `column(i)` is the i-th column's
-    /// text as the engine holds it: UTF-8 bytes, none for NULL, valid only during that call.
-    /// Reads many rows of text with no String or value made for each (a batch's operations).
+    /// bytes as the engine returns them for text (normally UTF-8; none for NULL; other types
+    /// in the engine's text form), valid only during that call. Reads many rows of text with no
+    /// String or value made for each (a batch's operations).
     func forEachRow(_ sql: String, _ arguments: [RegistryValue], _ row: (_ column: (Int) -> UnsafeRawBufferPointer) throws -> Void) throws
     /// Appends rows to `table` (a temporary table: a selection or an import's staging), with
     /// COPY on PostgreSQL and a prepared insert on SQLite. `produce` hands each row to its
@@ -148,8 +149,9 @@ struct RegistryDialect: Sendable {
     let lockSelection: String?
     /// Run before a batch's operations are stored: PostgreSQL compresses their 70 KB rows
     /// (TOAST) with lz4 where the server has it, not with its slower default, pglz, which took
-    /// 0.3 s for the 35 MB of a 100,000-device batch. The setting is this transaction's, and
-    /// readers see no difference. Nil for SQLite, which does not compress.
+    /// 0.3 s for the 35 MB of a 100,000-device batch. The setting is this transaction's, readers
+    /// see no difference, and a server configured for a compression keeps it (a standby built
+    /// without lz4 could not read such rows). Nil for SQLite, which does not compress.
     let beforeStoringOperations: String?
     /// Statements around the batch's two UPDATEs that have the planner find the batch's rows by
     /// their indexes. PostgreSQL's planner, pricing a random read at four sequential ones and
@@ -187,7 +189,7 @@ struct RegistryDialect: Sendable {
         lockSelection: " ORDER BY d.user_did, d.device_id FOR UPDATE OF d",
         beforeStoringOperations: """
             SELECT set_config('default_toast_compression', 'lz4', true) FROM pg_settings
-            WHERE name = 'default_toast_compression' AND 'lz4' = ANY (enumvals)
+            WHERE name = 'default_toast_compression' AND source = 'default' AND 'lz4' = ANY (enumvals)
             """,
         probingIndexes: (start: "SET LOCAL enable_hashjoin = off; SET LOCAL enable_mergejoin = off",
                          end: "SET LOCAL enable_hashjoin TO DEFAULT; SET LOCAL enable_mergejoin TO DEFAULT"),

@@ -41,8 +41,8 @@ final class SQLiteRegistryEngine: RegistryEngine {
         // Debian builds it) rather than a read() each into the cache: half a second of a 9 s
         // revoke, in the selection and the members UPDATE. Writes still go through the journal
         // and write(), so a crash rolls back as before; the cost is that a read error on a
-        // mapped page ends the process (SIGBUS) instead of failing the statement, which the
-        // journal then undoes.
+        // mapped page (a failing disk, a file truncated or on a network file system) ends the
+        // process (SIGBUS) instead of failing the statement, which the journal then undoes.
         configuration.prepareDatabase { db in
             try db.execute(sql: "PRAGMA cache_size = -65536; PRAGMA temp.cache_size = -131072; PRAGMA mmap_size = 4294967296")
         }
@@ -224,15 +224,23 @@ final class SQLiteRegistryEngine: RegistryEngine {
                 let handle = statement.sqliteStatement
                 defer { sqlite3_reset(handle) }
                 for (index, value) in arguments.enumerated() { try check(Self.bind(value, at: Int32(index + 1), to: handle), sql) }
-                // The text first, then its length: SQLite's order for a value it may convert.
-                let column = { (index: Int) in
-                    UnsafeRawBufferPointer(start: sqlite3_column_text(handle, Int32(index)), count: Int(sqlite3_column_bytes(handle, Int32(index))))
+                // The text first, then its length: SQLite's order for a value it may convert. No
+                // text for a value that has some means SQLite ran out of memory converting it.
+                var outOfMemory = false
+                let column = { (index: Int) -> UnsafeRawBufferPointer in
+                    let text = sqlite3_column_text(handle, Int32(index)), length = Int(sqlite3_column_bytes(handle, Int32(index)))
+                    guard text != nil || length == 0 else {
+                        outOfMemory = true
+                        return UnsafeRawBufferPointer(start: nil, count: 0)
+                    }
+                    return UnsafeRawBufferPointer(start: text, count: length)
                 }
                 while true {
                     let code = sqlite3_step(handle)
                     if code == SQLITE_DONE { return }
                     try check(code, sql, expecting: SQLITE_ROW)
                     try row(column)
+                    if outOfMemory { try check(SQLITE_NOMEM, sql) }
                 }
             }
         }
