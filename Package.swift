@@ -64,6 +64,8 @@ let package = Package(
             pkgConfig: "libcurl",
             providers: [.apt(["libcurl4-openssl-dev"])]
         ),
+        // zxcvbn-c: how many guesses a new passphrase would take (no pkg-config file in Debian).
+        .systemLibrary(name: "CZxcvbn", providers: [.apt(["libzxcvbn-dev"])]),
         // syncfs(2), which Glibc's Swift module hides (it is a GNU extension).
         .systemLibrary(name: "CFileSystem"),
         // libpng and libjpeg report errors by longjmp; this small C target owns the setjmp.
@@ -75,7 +77,7 @@ let package = Package(
         .target(
             name: "VaultCore",
             dependencies: [
-                "CSodium", "CSecp256k1", "CQRencode", "CZBar", "CFreeType", "CImageCodecs", "CLibPQ", "CCurl", "CFileSystem",
+                "CSodium", "CSecp256k1", "CQRencode", "CZBar", "CFreeType", "CImageCodecs", "CLibPQ", "CCurl", "CFileSystem", "CZxcvbn",
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "GRDBSQLite", package: "GRDB.swift"),  // sqlite3_serialize
                 .product(name: "Crypto", package: "swift-crypto"),

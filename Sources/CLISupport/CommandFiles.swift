@@ -37,6 +37,22 @@ public struct DeclaredOutput: Sendable {
     }
 
     public var displayName: String { path ?? "standard output" }
+
+    /// A secret key restored from paper, words, shares or a code: always a new file, since the
+    /// file at that name may be the family's current key (no --force: replacing it is a mv).
+    public static func restoredKey(_ label: String, _ path: String?) -> DeclaredOutput {
+        var output = DeclaredOutput(label, path, kind: .secret, exclusive: true)
+        output.isRestoredKey = true
+        return output
+    }
+
+    /// A key restored from paper, words, shares or a code (``restoredKey(_:_:)``): its refusal
+    /// says why a key file is never replaced.
+    public private(set) var isRestoredKey = false
+
+    fileprivate var existsError: VaultError {
+        isRestoredKey ? VaultError.keyFileExists(path ?? "-") : VaultError.alreadyExists(path ?? "-")
+    }
 }
 
 /// The one write path (issue 16, README "Nothing lost"): a command declares every file it reads
@@ -60,9 +76,16 @@ public final class CommandFiles {
         if standard.count > 1 {
             throw VaultError.sameFile(output: "\(standard[1].label) (standard output)", other: "\(standard[0].label) (standard output)", otherIsInput: false)
         }
+        // Never a shell redirection as the way out: it makes a file others can read.
         if let output = standard.first, output.kind != .text, StandardStreams.outputIsTerminal, !force {
-            throw ToolError(.refused, output.kind == .secret ? "refusing to write a secret to a terminal" : "refusing to write binary data to a terminal",
-                            hint: "write it to a file with -o FILE, redirect standard output, or pass --force")
+            throw output.kind == .secret
+                ? ToolError(.refused, "refusing to write a secret to a terminal", hint: "write it to a new file with -o FILE (made 0600), or pass --force to show it here")
+                : ToolError(.refused, "refusing to write binary data to a terminal", hint: "write it to a file with -o FILE, or pass --force")
+        }
+        // As minisign does: a secret redirected into a file that others may read is written (the
+        // shell made the file already) but the person is told how to close it.
+        if let output = standard.first, output.kind == .secret, let mode = StandardStreams.outputFileReadableByOthers {
+            Diagnostics.ofThisTool.warning("standard output is a file others can read (mode \(String(mode, radix: 8))) and will hold a secret; run chmod 600 on it, or write with -o FILE next time")
         }
         objects = try Self.declareObjects(inputs: inputs, outputs: outputs.filter { $0.path.map(VaultLocation.isObject) ?? false })
         var locations: [String: OutputLocation] = [:]
@@ -79,7 +102,7 @@ public final class CommandFiles {
             if location.folderIsMissing {
                 throw VaultError(.io, "cannot write \(output.label) '\(location.path)': its folder does not exist")
             }
-            if output.exclusive, location.exists { throw VaultError.alreadyExists(location.path) }
+            if output.exclusive, location.exists { throw output.existsError }
         }
         self.locations = locations
     }
@@ -95,7 +118,7 @@ public final class CommandFiles {
         for output in outputs {
             let name = names[output.label]!
             let version = try ObjectStores.shared().currentVersion(name)
-            if output.exclusive, version != nil { throw VaultError.alreadyExists(output.path!) }
+            if output.exclusive, version != nil { throw output.existsError }
             declared[output.label] = (name, version)
         }
         return declared

@@ -17,6 +17,9 @@ public struct OutputOptions: ParsableArguments {
         DeclaredOutput("-o", output, kind: kind, exclusive: exclusive)
     }
 
+    /// The output as a restored secret key: created, never replacing a file.
+    public var declaredRestoredKey: DeclaredOutput { .restoredKey("-o", output) }
+
     public var displayName: String { output.flatMap { $0 == "-" ? nil : $0 } ?? "standard output" }
 }
 

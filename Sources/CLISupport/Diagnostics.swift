@@ -46,6 +46,12 @@ public struct Diagnostics: Sendable {
     /// Drops warnings: for work done in bulk, where one warning per file would bury the report.
     public let quiet: Bool
 
+    /// The running tool's diagnostics, named as it was invoked: for the shared code of the write
+    /// path, which warns on behalf of whichever tool runs it.
+    public static var ofThisTool: Diagnostics {
+        Diagnostics(toolName: CommandLine.arguments.first.map { OutputLocation.split($0).name } ?? "tool")
+    }
+
     public init(toolName: String, quiet: Bool = false) {
         self.toolName = toolName
         self.quiet = quiet

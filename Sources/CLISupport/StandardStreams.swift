@@ -9,6 +9,14 @@ public enum StandardStreams {
     public static var outputIsTerminal: Bool { isatty(STDOUT_FILENO) == 1 }
     public static var errorIsTerminal: Bool { isatty(STDERR_FILENO) == 1 }
 
+    /// The mode of standard output when it is a regular file that others may read (a shell
+    /// redirection under the usual umask makes it 0644); nil otherwise.
+    public static var outputFileReadableByOthers: mode_t? {
+        var info = stat()
+        guard fstat(STDOUT_FILENO, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG, info.st_mode & 0o077 != 0 else { return nil }
+        return info.st_mode & 0o7777
+    }
+
     /// Writes everything, retrying short writes and interruptions (VaultCore's loop).
     static func write(_ bytes: UnsafeRawBufferPointer, to descriptor: Int32) throws {
         try AtomicFile.writeAll(bytes, to: descriptor, path: descriptor == STDOUT_FILENO ? "standard output" : "standard error")

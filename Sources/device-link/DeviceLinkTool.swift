@@ -82,7 +82,7 @@ struct Read: ParsableCommand {
 
     func run() throws {
         // Without -o the nsec goes nowhere: standard output carries the table.
-        let files = try CommandFiles(reads: [.init("image", image)], writes: output.map { [DeclaredOutput("-o", $0, kind: .secret)] } ?? [])
+        let files = try CommandFiles(reads: [.init("image", image)], writes: output.map { [.restoredKey("-o", $0)] } ?? [])
         let now = try time(now)
         let link = try DeviceLink(payload: QRPictures.singleQR(image), now: now)
         var table = TextTable()

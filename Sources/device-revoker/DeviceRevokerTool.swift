@@ -43,12 +43,23 @@ func parseSince(_ text: String) throws -> Timestamp {
 
 /// Reads a list file: one entry a line; blank lines and # comments skipped.
 func readList(_ path: String, what: String) throws -> [String] {
-    var entries: [String] = []
-    try InputFiles.forEachLine(path, what: what) { _, line in
+    try readNumberedList(path, what: what).map(\.text)
+}
+
+/// The entries of a list file with their line numbers (1-based), for messages that name them.
+func readNumberedList(_ path: String, what: String) throws -> [(line: Int, text: String)] {
+    var entries: [(line: Int, text: String)] = []
+    try InputFiles.forEachLine(path, what: what) { number, line in
         let entry = trimmed(String(decoding: line, as: UTF8.self))
-        if !entry.isEmpty, !entry.hasPrefix("#") { entries.append(entry) }
+        if !entry.isEmpty, !entry.hasPrefix("#") { entries.append((number, entry)) }
     }
     return entries
+}
+
+/// At most the first 100 characters of an input, for a message: a 5 MB line must not become a
+/// 5 MB error.
+func quoted(_ text: String) -> String {
+    text.count > 100 ? "'\(text.prefix(100))…'" : "'\(text)'"
 }
 
 /// The text without white space around it: the set of CharacterSet.whitespacesAndNewlines

@@ -122,7 +122,7 @@ struct Code: ParsableCommand {
         @Flag(help: "Allow the key to go to a terminal.") var force = false
 
         func run() throws {
-            let files = try CommandFiles(reads: [.init("--blob", self.blob)] + code.declaredInputs, writes: [DeclaredOutput("-o", output, kind: .secret)], force: force)
+            let files = try CommandFiles(reads: [.init("--blob", self.blob)] + code.declaredInputs, writes: [.restoredKey("-o", output)], force: force)
             let blob = try RecoveryCodeBlob(json: InputFiles.read(blob, what: "blob"))
             let masterKey = try RecoveryCodes.unwrap(blob, code: code.read())
             var hex = Array(masterKey.withUnsafeBytes { Hex.encode($0) }.utf8)

@@ -9,7 +9,9 @@ struct Generate: ParsableCommand {
         discussion: """
         The page prints at true size (the PNG records its resolution). The same key, options and \
         --date give the same pixels. With --passphrase-file the sheet carries the key encrypted \
-        with NIP-49 (ncryptsec) instead, and no words. The PNG holds the key: it is created 0600.
+        with NIP-49 (ncryptsec) instead, and no words; a passphrase zxcvbn estimates under 2^50 \
+        guesses is refused (exit 4) unless --weak-passphrase. The PNG holds the key: it is \
+        created 0600.
 
         Examples:
           recovery-sheet generate --key-file parent.nsec --label "Garcia family" \\
@@ -27,6 +29,9 @@ struct Generate: ParsableCommand {
     @OptionGroup var page: PageOptions
 
     @OptionGroup var passphrase: PassphraseOption
+
+    @Flag(help: "Use a passphrase that zxcvbn estimates easy to guess (under 2^50 guesses).")
+    var weakPassphrase = false
 
     @Option(name: .customLong("log-n"), help: ArgumentHelp("scrypt cost of an encrypted sheet: 2^N iterations (memory 2^N KiB).", valueName: "N"))
     var logN: UInt8 = 16
@@ -46,7 +51,7 @@ struct Generate: ParsableCommand {
         let files = try CommandFiles(reads: [.init("--key-file", keyFile)] + passphrase.declaredInputs, writes: [output.declared(.secret)], force: output.force)
         let key = try KeyFiles.parentKey(keyFile, diagnostics)
         let secret: RecoverySheet.Secret
-        if let passphrase = try passphrase.read(new: true) {
+        if let passphrase = try passphrase.readNew(allowWeak: weakPassphrase) {
             secret = .encrypted(ncryptsec: try NIP49.encrypt(key, passphrase: passphrase, logN: logN, keySecurity: NIP49.KeySecurity(rawValue: keySecurity)!),
                                 publicKey: key.publicKey)
         } else {

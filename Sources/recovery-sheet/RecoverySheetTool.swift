@@ -52,6 +52,18 @@ struct PassphraseOption: ParsableArguments {
         }
         return text
     }
+
+    /// A new passphrase (asked twice on a terminal), refused when zxcvbn's estimate is below
+    /// ``PassphraseStrength/minimumBits`` unless `allowWeak` (--weak-passphrase).
+    func readNew(allowWeak: Bool) throws -> String? {
+        guard let text = try read(new: true) else { return nil }
+        let strength = try PassphraseStrength.estimate(text)
+        guard !strength.isWeak || allowWeak else {
+            throw ToolError(.refused, VaultError.weakPassphrase(strength).reason,
+                            hint: "choose a longer one (four or more random words), or pass --weak-passphrase to use it knowingly")
+        }
+        return text
+    }
 }
 
 /// The wording of the sheets, compiled in from Templates/: one file a sheet and language.

@@ -19,8 +19,9 @@ struct Scan: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Read the key back from a scan or photo of a recovery sheet.",
         discussion: """
-        Reads the QR code from a PNG or JPEG and writes the key as nsec1… (a 0600 file, or \
-        standard output, never a terminal unless --force). An encrypted sheet needs \
+        Reads the QR code from a PNG or JPEG and writes the key as nsec1… (a new 0600 file, or \
+        standard output, never a terminal unless --force). An existing file is never replaced \
+        (exit 4): it may be the family's current key, and the sheet an old one. An encrypted sheet needs \
         --passphrase-file. The public key goes to standard error. With --json (which needs \
         -o FILE), standard output is {"npub", "householdId", "encrypted", "output"}.
 
@@ -44,7 +45,7 @@ struct Scan: ParsableCommand {
     }
 
     func run() throws {
-        let files = try CommandFiles(reads: [.init("image", image)] + passphrase.declaredInputs, writes: [output.declared(.secret)], force: output.force)
+        let files = try CommandFiles(reads: [.init("image", image)] + passphrase.declaredInputs, writes: [output.declaredRestoredKey], force: output.force)
         let (key, encrypted) = try SheetReader.key(fromImage: image, passphrase: passphrase)
         try files.writer().write("-o", secretLine(key.nsec()))
         diagnostics.note("public key: \(key.publicKey.npub)")
@@ -245,7 +246,7 @@ struct Words: ParsableCommand {
 
     func run() throws {
         let files = try CommandFiles(reads: decode ? [.init("words file", input ?? "-")] + passphrase.declaredInputs : [.init("--key-file", keyFile!)],
-                                     writes: [output.declared(.secret)], force: output.force)
+                                     writes: [decode ? output.declaredRestoredKey : output.declared(.secret)], force: output.force)
         let line: SecretBytes
         if decode {
             let path = input ?? "-"

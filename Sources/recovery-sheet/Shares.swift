@@ -83,8 +83,14 @@ enum ShareReader {
 
 /// The key's passphrase for shares: optional, printable ASCII (SLIP-0039).
 extension PassphraseOption {
-    func readForShares(new: Bool = false) throws -> [UInt8] {
-        guard let text = try read(new: new) else { return [] }
+    func readForShares() throws -> [UInt8] {
+        guard let text = try read() else { return [] }
+        return Array(text.utf8)
+    }
+
+    /// A new passphrase for a split, checked as ``readNew(allowWeak:)`` checks it.
+    func readNewForShares(allowWeak: Bool) throws -> [UInt8] {
+        guard let text = try readNew(allowWeak: allowWeak) else { return [] }
         return Array(text.utf8)
     }
 }
@@ -129,6 +135,9 @@ struct Split: ParsableCommand {
     var holder: [String] = []
 
     @OptionGroup var passphrase: PassphraseOption
+
+    @Flag(help: "Use a passphrase that zxcvbn estimates easy to guess (under 2^50 guesses).")
+    var weakPassphrase = false
 
     @OptionGroup var page: PageOptions
 
@@ -186,7 +195,7 @@ struct Split: ParsableCommand {
         let files = try CommandFiles(reads: [.init("--key-file", keyFile)] + passphrase.declaredInputs, writes: declared)
 
         let key = try KeyFiles.parentKey(keyFile, diagnostics)
-        let phrase = try passphrase.readForShares(new: true)
+        let phrase = try passphrase.readNewForShares(allowWeak: weakPassphrase)
         let set = try key.withUnsafeBytes { bytes in
             try SLIP39.split(secret: SecretBytes(copying: bytes), groupThreshold: groupThreshold, groups: groups, passphrase: phrase,
                              iterationExponent: iterationExponent, random: SystemRandom())
@@ -218,7 +227,7 @@ struct Combine: ParsableCommand {
         discussion: """
         Each SHARE is a picture (PNG or JPEG) of a share sheet, or a file of a share's words \
         (any case, numbering, four-letter prefixes); shares made by the SLIP-0039 reference \
-        implementation work too. The key is written as nsec1… (a 0600 file, or standard \
+        implementation work too. The key is written as nsec1… (a new 0600 file, never replacing one, or standard \
         output, never a terminal unless --force). Nothing about the key is shown when the \
         shares are not enough or do not belong together.
 
@@ -242,7 +251,7 @@ struct Combine: ParsableCommand {
     }
 
     func run() throws {
-        let files = try CommandFiles(reads: shares.map { .init("share", $0) } + passphrase.declaredInputs, writes: [output.declared(.secret)],
+        let files = try CommandFiles(reads: shares.map { .init("share", $0) } + passphrase.declaredInputs, writes: [output.declaredRestoredKey],
                                      force: output.force)
         let (key, shares) = try ShareReader.combine(self.shares, passphrase: passphrase.readForShares())
         try files.writer().write("-o", secretLine(key.nsec()))

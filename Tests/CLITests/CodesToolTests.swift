@@ -41,6 +41,7 @@ enum CodeFixtures {
         codes("code-help", ["code", "--help"]),
         codes("code-unwrap-words", ["code", "unwrap", "--blob", "blob.json", "--code-file", "words.txt"]),
         codes("code-unwrap-sheet", ["code", "unwrap", "--blob", "blob.json", "--sheet", "code.png"]),
+        codes("code-unwrap-over-a-key", ["code", "unwrap", "--blob", "blob.json", "--sheet", "code.png", "-o", "mk.hex"]),
         codes("code-unwrap-wrong", ["code", "unwrap", "--blob", "blob.json", "--code-file", "wrong-words.txt", "-o", "mk.out"]),
         codes("code-rotate-one-sheet", ["code", "rotate", "--blob", "blob.json", "--sheet", "code.png", "-o", "new.json"]),
         codes("code-new-help", ["code", "new", "--help"]),

@@ -30,6 +30,10 @@ enum RevokerFixtures {
         let newDevice = #"{"user_did": "did:plc:bob", "device_id": "b0b0", "device_mls_did": "did:plc:bob#b0b0", "signature_public_key": "0b0b"}"#
         try Data((newDevice + "\n{\"user_did\": 7}\n").utf8).write(to: URL(fileURLWithPath: workspace.path("bad.jsonl")))
         try Data((newDevice + "\n").utf8).write(to: URL(fileURLWithPath: workspace.path("bob.jsonl")))
+        // Two mistyped stolen devices among a good one: a swap within a known user's id, an unknown user.
+        try Data("# stolen on the 3rd\ndid:plc:josh#a1b2\n\ndid:plc:josh#3cd4\ndid:plc:nobdoy#e5f6\n".utf8)
+            .write(to: URL(fileURLWithPath: workspace.path("stolen.txt")))
+        try Data("did:plc:josh#a1b2\ndid:plc:josh\n".utf8).write(to: URL(fileURLWithPath: workspace.path("no-device.txt")))
         for arguments in [["registry", "init", "--db", "r.sqlite"], ["registry", "import", "--db", "r.sqlite", "--devices", "devices.jsonl", "--members", "members.jsonl"]] {
             guard try workspace.run("device-revoker", arguments).status == 0 else { throw CocoaError(.fileWriteUnknown) }
         }
@@ -95,6 +99,13 @@ enum RevokerFixtures {
         registry("registry-revoke-dry-run-json", ["revoke", "--db", "r.sqlite", "--user", "did:plc:josh", "--dry-run", "--json"]),
         registry("registry-revoke-one", ["revoke", "--db", "r.sqlite", "--device", "did:plc:josh#a1b2", "--reason", "lost", "--ops", "-", "--batch-id", "TICKET-1234", "--now", "2026-11-22T10:00:00Z"]),
         registry("registry-revoke-unknown", ["revoke", "--db", "r.sqlite", "--device", "did:plc:nobody#x", "--now", "2026-11-22T10:00:00Z"]),
+        registry("registry-revoke-unmatched-lines", ["revoke", "--db", "r.sqlite", "--devices-file", "stolen.txt", "--now", "2026-11-22T10:00:00Z"]),
+        registry("registry-revoke-unmatched-lines-json", ["revoke", "--db", "r.sqlite", "--devices-file", "stolen.txt", "--dry-run", "--json"]),
+        registry("registry-revoke-unmatched-allowed", ["revoke", "--db", "r.sqlite", "--devices-file", "stolen.txt", "--allow-unmatched",
+                                                       "--batch-id", "TICKET-9", "--now", "2026-11-22T10:00:00Z"]),
+        registry("registry-revoke-line-without-device", ["revoke", "--db", "r.sqlite", "--devices-file", "no-device.txt"]),
+        registry("registry-revoke-device-without-id", ["revoke", "--db", "r.sqlite", "--device", "did:plc:josh"]),
+        registry("registry-revoke-only-users-allowed", ["revoke", "--db", "r.sqlite", "--user", "did:plc:josh", "--allow-users-without-device", "--dry-run"]),
         registry("registry-rejoin-plan", ["rejoin-plan", "--db", "r.sqlite", "--device", "did:plc:josh#c3d4"]),
         registry("registry-import-bad-line", ["import", "--db", "r.sqlite", "--devices", "bad.jsonl"]),
         registry("registry-missing-db", ["log", "--db", "missing.sqlite"]),

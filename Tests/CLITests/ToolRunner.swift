@@ -95,7 +95,9 @@ final class Workspace: @unchecked Sendable {
             .merging(S3TestServer.toolEnvironment) { $1 }
         process.currentDirectoryURL = folder
         let out = folder.appendingPathComponent(".stdout-\(UUID().uuidString)"), err = folder.appendingPathComponent(".stderr-\(UUID().uuidString)")
-        _ = FileManager.default.createFile(atPath: out.path, contents: nil)
+        // 0600, as a careful person's redirection would be: a secret on standard output is
+        // warned about only when others could read the file (that warning has its own test).
+        _ = FileManager.default.createFile(atPath: out.path, contents: nil, attributes: [.posixPermissions: 0o600])
         _ = FileManager.default.createFile(atPath: err.path, contents: nil)
         defer {
             try? FileManager.default.removeItem(at: out)

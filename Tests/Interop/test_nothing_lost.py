@@ -477,7 +477,10 @@ def test_each_entry_works_as_written(workspace, writer):
 
 # MARK: The sweep
 
-LINKS = ["same", "spelling", "symlink", "hardlink"]
+# "missing-folder" spells the path through a folder that does not exist ("new/../work.vault", an
+# --out-dir "new/../rotated" whose files are inputs): tidied as text, such a path once looked
+# like a file still to be made and passed the same-file check.
+LINKS = ["same", "spelling", "missing-folder", "symlink", "hardlink"]
 NON_REGULAR = ["fifo", "folder", "stdout-link", "device-link", "dev-null", "dev-full"]
 
 
@@ -501,6 +504,11 @@ def moves_derived(writer, slot, path):
     return any(after[name] != before[name] for name in writer.derived)
 
 
+def output_folders(writer, name):
+    """The output-folder slots a derived file's path follows from."""
+    return [slot for slot, (kind, _) in writer.slots.items() if kind == "dir" and depends(writer, slot, name)]
+
+
 def sweep_cases():
     cases = []
     for writer in WRITERS:
@@ -514,9 +522,11 @@ def sweep_cases():
                 for kind in LINKS:
                     if derived and kind == "spelling":
                         continue  # the tool names a file under its output folder; there is no other spelling to give
+                    if derived and kind == "missing-folder" and not output_folders(writer, output):
+                        continue  # a derived file not under an output folder (a backup, a side file) has no folder to spell
                     if kind == "hardlink" and writer.kind(peer) == "in" and peer in writer.derived:
                         continue  # a database's side file that does not exist cannot be linked to
-                    if kind == "same" and (derived or peer in writer.derived) and \
+                    if kind in ("same", "missing-folder") and (derived or peer in writer.derived) and \
                             moves_derived(writer, peer if derived else output, defaults[output if derived else peer]):
                         continue  # giving the slot that path would move a file named after it (a backup, a batch output)
                     cases.append(pytest.param(writer, output, peer, kind, id=f"{writer.id}:{output}~{peer}:{kind}"))
@@ -555,12 +565,15 @@ def realize(writer, output, peer, kind, folder, fifos):
         if kind in ("symlink", "hardlink") and writer.kind(peer) == "out" and not (folder / peer_path).exists():
             place(peer_path).write_text("an earlier output\n")  # a link to nothing would be refused for that alone
         if derived:
-            if kind == "same":
+            if kind in ("same", "missing-folder"):
                 # The input itself lives where the output will be written.
                 source = folder / peer_path
                 if source.exists():
                     shutil.copy2(source, place(target))
                 values[peer] = target
+                if kind == "missing-folder":
+                    for slot in output_folders(writer, output):
+                        values[slot] = "new/../" + values[slot]
             elif kind == "symlink":
                 os.symlink(os.path.relpath(folder / peer_path, (folder / target).parent), place(target))
             elif kind == "hardlink":
@@ -570,6 +583,8 @@ def realize(writer, output, peer, kind, folder, fifos):
             values[output] = peer_path
         elif kind == "spelling":
             values[output] = "sub/../" + peer_path
+        elif kind == "missing-folder":
+            values[output] = "new/../" + peer_path
         elif kind == "symlink":
             os.symlink(peer_path, folder / "alias.link")
             values[output] = "alias.link"
@@ -1078,6 +1093,7 @@ def test_finding_8_json_document_size(workspace, what, tool_name, arguments, sou
     assert_past("vault", under)
     if what != "plan":  # padding changes the bytes a plan's signatures cover
         assert under.returncode == 0, under
+    (workspace / "out.hex").unlink(missing_ok=True)  # a restored key is never replaced: the second run writes anew
     (workspace / "big.json").write_text(padded_json(workspace / source, VAULT_LIMIT + 1))
     assert_refused_for("vault", *measured(tool_name, arguments, workspace))
 
@@ -1368,3 +1384,99 @@ def test_finding_11_errors_of_two_input_commands_name_the_input(workspace, tool_
     result = tool(tool_name, arguments, workspace)
     assert result.returncode in (1, 2, 3), result
     assert bad in result.message, f"the message does not say which input: {result}"
+
+
+# MARK: Restores, batches and secrets on standard output
+
+RESTORES = [
+    ("scan", "recovery-sheet", "scan sheet.png"),
+    ("scan-encrypted", "recovery-sheet", "scan esheet.png --passphrase-file pass.txt"),
+    ("words-decode", "recovery-sheet", "words --decode typed-ncryptsec.txt --passphrase-file pass.txt"),
+    ("combine", "recovery-sheet", "combine tshares/share-1-of-2.png tshares/share-2-of-2.txt"),
+    ("code-unwrap", "recovery-sheet", "code unwrap --blob blob.json --sheet code.png"),
+    ("link-read", "device-link", f"read link.png --now {NOW}"),
+]
+
+
+@pytest.mark.parametrize("tool_name,arguments", [r[1:] for r in RESTORES], ids=[r[0] for r in RESTORES])
+@pytest.mark.parametrize("existing", ["keys/other.nsec", "new/../keys/other.nsec"])
+def test_a_restore_never_replaces_a_key_file(workspace, tool_name, arguments, existing):
+    """Scanning an old sheet "into parent.nsec" once replaced the family's current key: every
+    command whose output is a key creates it, and refuses a file that is there (exit 4)."""
+    before = snapshot(workspace)
+    result = tool(tool_name, f"{arguments} -o {existing}", workspace)
+    assert result.returncode == REFUSED, result
+    assert existing in result.message, result
+    assert_unchanged(workspace, before)
+    result = ok(tool_name, f"{arguments} -o restored.key", workspace)
+    assert (workspace / "restored.key").stat().st_mode & 0o777 == 0o600
+
+
+def test_a_batch_removes_only_the_temporary_files_it_makes(workspace):
+    """Names merely shaped like the tool's temporaries, folders, links and other users' files
+    in an --out-dir are never removed; a leftover of the tool's own is."""
+    prepare(workspace, {"m.jsonl": ONE_VAULT.format("work-v1.vault")})
+    batch = workspace / "batch"
+    (batch / ".photos.tmp-2024ab").mkdir(parents=True)
+    (batch / ".photos.tmp-2024ab" / "beach.jpg").write_text("a photo\n")
+    (batch / ".notes.tmp-abcdef").write_text("a note\n")
+    (batch / ".hvt-abcdefgh.tmp").mkdir()
+    (batch / ".hvt-abcdefgh.tmp" / "kept").write_text("inside\n")
+    (batch / ".hvt-ABCDEFGH.tmp").write_text("upper case: not a name the tool makes\n")
+    os.symlink("../work.vault", batch / ".hvt-zzzzzzzz.tmp")
+    (batch / ".hvt-leftover.tmp").write_text("what a killed run of the tool left\n")
+    ok("vault-tool", "migrate --to 2 --manifest m.jsonl --out-dir batch", workspace)
+    names = set(os.listdir(batch))
+    assert {".photos.tmp-2024ab", ".notes.tmp-abcdef", ".hvt-abcdefgh.tmp", ".hvt-ABCDEFGH.tmp", ".hvt-zzzzzzzz.tmp", "work-v1.vault"} == names
+    assert (batch / ".photos.tmp-2024ab" / "beach.jpg").read_text() == "a photo\n"
+    assert (batch / ".hvt-abcdefgh.tmp" / "kept").exists()
+
+
+def test_a_mistyped_target_version_costs_nothing(workspace):
+    """--to 3 once made the journal and failed every job, and the corrected command was then
+    refused as "another batch": the target is checked before anything is made."""
+    prepare(workspace, {"m.jsonl": ONE_VAULT.format("work-v1.vault")})
+    before = snapshot(workspace)
+    result = tool("vault-tool", "migrate --to 3 --manifest m.jsonl --out-dir batch", workspace)
+    assert result.returncode == 2, result
+    assert_unchanged(workspace, before)
+    ok("vault-tool", "migrate --to 2 --manifest m.jsonl --out-dir batch", workspace)
+    assert (workspace / "batch" / "work-v1.vault").exists()
+
+
+def test_a_journal_that_is_another_database_is_refused(workspace):
+    """A --journal pointed at the registry once added the journal's tables to it."""
+    prepare(workspace, {"m.jsonl": ONE_VAULT.format("work-v1.vault")})
+    before = snapshot(workspace)
+    result = tool("vault-tool", "migrate --to 2 --manifest m.jsonl --out-dir batch --journal registry.sqlite", workspace)
+    assert result.returncode == REFUSED, result
+    assert "registry.sqlite" in result.message, result
+    assert_unchanged(workspace, before)
+
+
+def test_a_refused_batch_removes_what_it_made(workspace):
+    """A batch refused at its journal (another batch's) leaves neither a new output folder
+    nor a new journal."""
+    prepare(workspace, {"m.jsonl": ONE_VAULT.format("work-v1.vault"), "n.jsonl": ONE_VAULT.format("work.vault")})
+    ok("vault-tool", "migrate --to 2 --manifest m.jsonl --out-dir batch --journal j.sqlite", workspace)
+    before = snapshot(workspace)
+    result = tool("vault-tool", "migrate --to 2 --manifest n.jsonl --out-dir fresh/batch --journal j.sqlite", workspace)
+    assert result.returncode == REFUSED, result
+    assert_unchanged(workspace, before)
+
+
+def test_a_secret_redirected_into_a_readable_file_is_warned_about(workspace):
+    """The refusal on a terminal no longer suggests a redirection; a redirection the shell made
+    readable by others is written, with a warning naming chmod 600."""
+    target = workspace / "redirected.nsec"
+    with open(target, "wb") as stdout:
+        os.chmod(target, 0o644)
+        result = subprocess.run([BIN / "vault-tool", "keygen"], cwd=workspace, stdout=stdout, stderr=subprocess.PIPE, timeout=TIMEOUT)
+    assert result.returncode == 0, result.stderr
+    assert b"chmod 600" in result.stderr, result.stderr
+    assert target.read_text().startswith("nsec1")
+    private = workspace / "private.nsec"
+    with open(private, "wb") as stdout:
+        os.chmod(private, 0o600)
+        result = subprocess.run([BIN / "vault-tool", "keygen"], cwd=workspace, stdout=stdout, stderr=subprocess.PIPE, timeout=TIMEOUT)
+    assert result.returncode == 0 and b"warning" not in result.stderr, result.stderr

@@ -18,6 +18,7 @@ APT_PACKAGES=(
   sqlite3                # the sqlite3 shell: tests read journals with it
   libpq-dev              # libpq: the device registry on PostgreSQL (issue 13)
   libcurl4-openssl-dev   # libcurl: HTTP to S3-compatible object stores (issue 15)
+  libzxcvbn-dev          # zxcvbn-c: the strength of a new passphrase
   postgresql             # a throwaway server the registry's PostgreSQL tests run against
   strace                 # fault injection: SIGKILL and errors at chosen system calls
   time                   # /usr/bin/time -v: the limit tests measure peak memory

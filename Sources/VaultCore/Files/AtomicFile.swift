@@ -5,11 +5,13 @@ import Foundation
 /// unnamed, flushed file) given its name only when complete, so a failure or a kill leaves the
 /// old file (or none) and never a partial one.
 public enum AtomicFile {
-    /// Whether a name is one of our temporary names, so a batch can clear what a killed run left.
-    /// The old long form (".NAME.tmp-XXXXXX") is still recognised.
+    /// Whether a name is exactly one of the names ``temporaryName()`` makes, so a batch can clear
+    /// what a killed run of its own left. Nothing looser: a name merely shaped like a temporary
+    /// one (a user's ".photos.tmp-2024ab") is not the tool's to remove.
     public static func isTemporaryName(_ name: String) -> Bool {
-        (name.hasPrefix(".hvt-") && name.hasSuffix(".tmp") && name.utf8.count == 17)
-            || (name.hasPrefix(".") && name.count > 11 && name.dropLast(6).hasSuffix(".tmp-"))
+        let bytes = Array(name.utf8)
+        guard bytes.count == 17, name.hasPrefix(".hvt-"), name.hasSuffix(".tmp") else { return false }
+        return bytes[5..<13].allSatisfy { (0x61...0x7a).contains($0) || (0x30...0x39).contains($0) }
     }
 
     /// A short temporary name (17 bytes), so that an output name of up to 255 bytes still works.
@@ -36,12 +38,17 @@ public enum AtomicFile {
         try bytes.withUnsafeBytes { try write($0, to: path, mode: mode, exclusive: exclusive) }
     }
 
-    /// Creates a folder and its missing parents (mkdir -p), failing with the system's reason.
-    public static func createFolder(_ path: String) throws {
+    /// Creates a folder and its missing parents (mkdir -p), failing with the system's reason;
+    /// returns the folders it made, outermost first.
+    @discardableResult
+    public static func createFolder(_ path: String) throws -> [String] {
         var prefix = path.hasPrefix("/") ? "/" : ""
+        var made: [String] = []
         for part in path.split(separator: "/") {
             prefix += (prefix.isEmpty || prefix.hasSuffix("/") ? "" : "/") + part
-            if mkdir(prefix, 0o777) != 0, errno != EEXIST {
+            if mkdir(prefix, 0o777) == 0 {
+                made.append(prefix)
+            } else if errno != EEXIST {
                 throw ioError("could not create the folder '\(prefix)'")
             }
         }
@@ -49,6 +56,7 @@ public enum AtomicFile {
         guard stat(path, &info) == 0, (info.st_mode & S_IFMT) == S_IFDIR else {
             throw VaultError(.io, "'\(path)' is not a folder")
         }
+        return made
     }
 
     /// Makes a rename or link in an opened folder durable; false when that failed (a single

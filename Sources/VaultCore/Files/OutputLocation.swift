@@ -20,9 +20,59 @@ public struct FileIdentity: Hashable, Sendable {
     /// The identity a file that does not exist would have in its existing folder, as an output
     /// there gets it; nil when the folder does not exist either.
     public static func of(missing path: String) -> FileIdentity? {
-        let (folder, name) = OutputLocation.split(path)
-        guard let folder = of(existing: folder) else { return nil }
-        return FileIdentity(device: folder.device, inode: folder.inode, pendingName: name)
+        guard let resolved = ResolvedPath(path) else { return nil }
+        guard let pending = resolved.pendingPath else { return of(existing: resolved.existing) }
+        guard let base = of(existing: resolved.existing) else { return nil }
+        return FileIdentity(device: base.device, inode: base.inode, pendingName: pending)
+    }
+}
+
+/// A path resolved against what exists, as the kernel will resolve it once its missing folders
+/// are made: the deepest existing entry along it (its real path, symbolic links followed) and
+/// the names still to be made below that. "x/../store" with no "x" is the existing "./store",
+/// not a folder "store" still to be made: tidying the text alone let such a spelling past the
+/// same-file rules and replace an input. Each ".." is applied to the real path where the
+/// folders exist (a link's ".." is its target's parent) and to the pending names below them.
+struct ResolvedPath {
+    /// An absolute path without symbolic links, of an entry that exists.
+    let existing: String
+    /// The names below ``existing`` that do not exist yet, without "." or "..".
+    let pending: [String]
+
+    var pendingPath: String? { pending.isEmpty ? nil : pending.joined(separator: "/") }
+    /// The whole path, absolute.
+    var path: String { ([existing == "/" ? "" : existing] + pending).joined(separator: "/") }
+
+    /// Nil when the path cannot name a file: a dangling link, a file used as a folder, a part
+    /// that cannot be looked up (permissions).
+    init?(_ path: String) {
+        guard !path.isEmpty, let start = path.utf8.first == UInt8(ascii: "/") ? "/" : Self.realPath(".") else { return nil }
+        var existing = start
+        var pending: [String] = []
+        for part in path.utf8.split(separator: UInt8(ascii: "/")).map({ String(decoding: $0, as: UTF8.self) }) where part != "." {
+            if part == ".." {
+                if pending.isEmpty { existing = OutputLocation.split(existing).folder } else { pending.removeLast() }
+                continue
+            }
+            guard pending.isEmpty else { pending.append(part); continue }
+            let candidate = existing == "/" ? "/" + part : existing + "/" + part
+            var info = stat()
+            guard lstat(candidate, &info) == 0 else {
+                guard errno == ENOENT else { return nil }
+                pending.append(part)
+                continue
+            }
+            guard let real = Self.realPath(candidate) else { return nil }
+            existing = real
+        }
+        self.existing = existing
+        self.pending = pending
+    }
+
+    static func realPath(_ path: String) -> String? {
+        guard let resolved = realpath(path, nil) else { return nil }
+        defer { free(resolved) }
+        return String(validatingCString: resolved)
     }
 }
 
@@ -39,6 +89,11 @@ public final class OutputFolder: @unchecked Sendable {
     let pendingPath: String?
     /// Whether a missing folder may be made (`--out-dir`); otherwise a missing folder is an error.
     private let mayCreate: Bool
+    /// Where a missing folder is made: the resolved path, so only the folders it lacks are made
+    /// (never the "x" of "x/../store").
+    private let creationPath: String
+    /// The folders this object made, outermost first, so a refused run can remove them again.
+    private var made: [String] = []
 
     /// The folder does not exist and may not be made.
     public var isMissing: Bool { descriptor < 0 && !mayCreate }
@@ -47,53 +102,72 @@ public final class OutputFolder: @unchecked Sendable {
         self.path = path
         mayCreate = create
         descriptor = open(path, __O_PATH | O_DIRECTORY | O_CLOEXEC)
-        if descriptor >= 0 {
-            var info = stat()
-            guard fstat(descriptor, &info) == 0 else { throw AtomicFile.ioError("could not open the folder '\(path)'") }
-            identity = FileIdentity(device: UInt64(info.st_dev), inode: UInt64(info.st_ino), pendingName: nil)
-            pendingPath = nil
-            return
-        }
-        // A missing folder still has an identity (below its nearest existing folder), so that
-        // the same-file rules run before anything reports the folder missing (``isMissing``).
-        guard errno == ENOENT else { throw AtomicFile.ioError("could not open the folder '\(path)'") }
-        var ancestor = path, rest = ""
-        while true {
-            let (parent, last) = OutputLocation.split(ancestor)
-            rest = rest.isEmpty ? last : last + "/" + rest
-            ancestor = parent
-            if let found = FileIdentity.of(existing: ancestor) {
+        if descriptor < 0 {
+            // The kernel cannot open "missing/../store", yet making "missing" would make it name
+            // "./store": the path is resolved against what exists, and an existing folder is
+            // opened by its real path, so the same-file rules see the files in it.
+            guard errno == ENOENT, let resolved = ResolvedPath(path) else { throw AtomicFile.ioError("could not open the folder '\(path)'") }
+            creationPath = resolved.path
+            if let pending = resolved.pendingPath {
+                // A missing folder still has an identity (below its nearest existing folder), so
+                // that the same-file rules run before anything reports the folder missing.
+                guard let found = FileIdentity.of(existing: resolved.existing) else { throw AtomicFile.ioError("could not open the folder '\(path)'") }
                 identity = found
-                pendingPath = Self.normalized(rest)
+                pendingPath = pending
                 return
             }
-            guard ancestor != "/", ancestor != "." else { throw AtomicFile.ioError("could not open the folder '\(path)'") }
+            descriptor = open(resolved.existing, __O_PATH | O_DIRECTORY | O_CLOEXEC)
+            guard descriptor >= 0 else { throw AtomicFile.ioError("could not open the folder '\(path)'") }
+        } else {
+            creationPath = path
         }
+        var info = stat()
+        guard fstat(descriptor, &info) == 0 else { throw AtomicFile.ioError("could not open the folder '\(path)'") }
+        identity = FileIdentity(device: UInt64(info.st_dev), inode: UInt64(info.st_ino), pendingName: nil)
+        pendingPath = nil
     }
 
     deinit {
         if descriptor >= 0 { close(descriptor) }
     }
 
-    /// "x/./y/../z" as "x/z": the folders still to be made are compared by name, and making
-    /// them (mkdir, one part at a time) goes through the same steps.
-    static func normalized(_ relative: String) -> String {
-        var parts: [Substring] = []
-        for part in relative.split(separator: "/") where part != "." {
-            if part == "..", !parts.isEmpty, parts.last != ".." { parts.removeLast() } else { parts.append(part) }
-        }
-        return parts.joined(separator: "/")
-    }
-
     /// The opened folder, made first (with its missing parents) when it did not exist.
     func opened() throws -> Int32 {
         if descriptor < 0 {
             guard mayCreate else { throw VaultError(.io, "the folder '\(path)' does not exist") }
-            try AtomicFile.createFolder(path)
-            descriptor = open(path, __O_PATH | O_DIRECTORY | O_CLOEXEC)
+            made = try AtomicFile.createFolder(creationPath)
+            descriptor = open(creationPath, __O_PATH | O_DIRECTORY | O_CLOEXEC)
             guard descriptor >= 0 else { throw AtomicFile.ioError("could not open the folder '\(path)'") }
         }
         return descriptor
+    }
+
+    /// Removes the folders this object made while they are still empty (rmdir never removes
+    /// anything else): a refused run leaves nothing it made.
+    public func removeIfMadeAndEmpty() {
+        for folder in made.reversed() where rmdir(folder) != 0 { break }
+        made = []
+    }
+
+    /// Removes what a killed run of the tool left here: regular files, with one link, owned by
+    /// this user, named exactly as the tool names its temporaries. Never a folder or a link,
+    /// and nothing merely shaped like those names: what the tool did not make is not its own.
+    public func removeLeftoverTemporaryFiles() throws {
+        let folder = try opened()
+        let listing = openat(folder, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        guard listing >= 0, let stream = fdopendir(listing) else {
+            if listing >= 0 { close(listing) }
+            throw AtomicFile.ioError("could not list the folder '\(path)'")
+        }
+        defer { closedir(stream) }
+        while let entry = readdir(stream) {
+            let name = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix(while: { $0 != 0 }), as: UTF8.self) }
+            guard AtomicFile.isTemporaryName(name) else { continue }
+            var info = stat()
+            guard fstatat(folder, name, &info, AT_SYMLINK_NOFOLLOW) == 0, (info.st_mode & S_IFMT) == S_IFREG,
+                  info.st_nlink == 1, info.st_uid == getuid() else { continue }
+            unlinkat(folder, name, 0)
+        }
     }
 
     /// The folder if it exists now; nil while it is still to be made.
@@ -201,11 +275,7 @@ public final class OutputLocation: @unchecked Sendable {
         }
     }
 
-    private static func realPath(_ path: String) -> String? {
-        guard let resolved = realpath(path, nil) else { return nil }
-        defer { free(resolved) }
-        return String(validatingCString: resolved)
-    }
+    private static func realPath(_ path: String) -> String? { ResolvedPath.realPath(path) }
 }
 
 /// One output's bytes, written and flushed to disk but not yet visible under its name. Staging

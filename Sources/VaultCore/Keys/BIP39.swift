@@ -79,6 +79,10 @@ public enum BIP39 {
     /// kilobyte (found by the fuzz target bip39, at 12 inputs a second).
     static func closestWords(to typed: String) -> [String] {
         var distance = EditDistance(from: typed, limit: 16)
-        return englishWords.map { ($0, distance.to($0)) }.sorted { ($0.1, $0.0) < ($1.1, $1.0) }.prefix(3).map(\.0)
+        // At one distance, a word of the typed length first: "hotle" is "hotel" swapped before
+        // it is "hole" with a letter added.
+        let length = typed.unicodeScalars.count
+        return englishWords.map { ($0, distance.to($0), abs($0.count - length)) }
+            .sorted { ($0.1, $0.2, $0.0) < ($1.1, $1.2, $1.0) }.prefix(3).map(\.0)
     }
 }

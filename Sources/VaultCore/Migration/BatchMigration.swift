@@ -71,6 +71,7 @@ public final class BatchMigration: Sendable {
     /// creates the journal. A journal from another manifest or target version is refused: mixing
     /// two batches is how work gets lost.
     public init(manifestPath: String, outDir: String, journalPath: String, target: Int, allowLossy: Bool, dryRun: Bool = false) throws {
+        try Migration.checkTarget(target)
         self.target = target
         self.allowLossy = allowLossy
         let manifestBytes = try BoundedRead.file(manifestPath, limit: InputLimits.listFile, what: "manifest", lines: true)
@@ -98,10 +99,27 @@ public final class BatchMigration: Sendable {
             return
         }
         _ = try folder.opened()
-        Self.removeLeftoverTemporaryFiles(in: outDir)
-        journal = try MigrationJournal(path: journalPath, migrator: Self.migrator)
+        do {
+            let opened = try MigrationJournal(path: journalPath, migrator: Self.migrator, tables: ["run", "job"])
+            do {
+                try Self.start(opened, path: journalPath, manifestBytes: manifestBytes, target: target, jobs: jobs)
+            } catch {
+                opened.removeIfCreated()
+                throw error
+            }
+            journal = opened
+        } catch {
+            // A refused run leaves nothing it made: the folder it just made, while still empty.
+            folder.removeIfMadeAndEmpty()
+            throw error
+        }
+        try folder.removeLeftoverTemporaryFiles()
+    }
+
+    /// Records a new batch in its journal, or checks that the journal is this batch's.
+    private static func start(_ journal: MigrationJournal, path journalPath: String, manifestBytes: [UInt8], target: Int, jobs: [Job]) throws {
         let fingerprint = Hex.encode(SHA256.hash(manifestBytes))
-        try database!.write { db in
+        try journal.queue.write { db in
             if let run = try Row.fetchOne(db, sql: "SELECT manifestSHA256, target FROM run") {
                 guard run["manifestSHA256"] == fingerprint, run["target"] == target else {
                     throw VaultError.journalOfAnotherBatch(journalPath)
@@ -294,13 +312,6 @@ public final class BatchMigration: Sendable {
         guard let slash = bytes.lastIndex(of: UInt8(ascii: "/")) else { return ("", String(decoding: bytes, as: UTF8.self)) }
         // "/" is one byte and never part of a longer UTF-8 sequence, so both halves stay valid.
         return (slash == 0 ? "/" : String(decoding: bytes[..<slash], as: UTF8.self), String(decoding: bytes[(slash + 1)...], as: UTF8.self))
-    }
-
-    /// Temporary files of a killed run: not outputs, never renamed into place; safe to remove.
-    static func removeLeftoverTemporaryFiles(in folder: String) {
-        for name in (try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? [] where AtomicFile.isTemporaryName(name) {
-            try? FileManager.default.removeItem(atPath: folder + "/" + name)
-        }
     }
 
 }

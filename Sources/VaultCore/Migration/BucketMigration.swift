@@ -192,6 +192,7 @@ public final class BucketMigration: Sendable {
     /// source, destination, shard or target) is refused: mixing two batches is how work gets lost.
     public init(_ plan: Plan, store: ObjectStore, target: Int, destination: Destination, shard: Shard?,
                 journalPath: String, dryRun: Bool) throws {
+        try Migration.checkTarget(target)
         let batch = plan.batch
         jobs = plan.jobs
         self.store = store
@@ -203,7 +204,7 @@ public final class BucketMigration: Sendable {
             return
         }
         for bucket in Set(jobs.map(\.output.bucket)).sorted() { try store.requireConditionalWrites(bucket: bucket) }
-        let opened = try MigrationJournal(path: journalPath, migrator: Self.migrator, writeAheadLog: true)
+        let opened = try MigrationJournal(path: journalPath, migrator: Self.migrator, tables: ["run", "object"], writeAheadLog: true)
         self.opened = opened
         let fingerprint = Hex.encode(SHA256.hash(Array("\(batch)\n\(target)\n\(shard?.description ?? "")".utf8)))
         do {
@@ -216,7 +217,11 @@ public final class BucketMigration: Sendable {
                 }
             }
         } catch let error as DatabaseError {
+            opened.removeIfCreated()
             throw VaultError(.io, "cannot use the journal '\(journalPath)': \(MigrationJournal.describe(error))")
+        } catch {
+            opened.removeIfCreated()
+            throw error
         }
     }
 

@@ -17,9 +17,7 @@ public enum Migration {
     /// A downgrade that would drop data throws ``VaultError/Code/refused`` listing it, unless
     /// `allowLossy`.
     public static func migrate(_ document: VaultDocument, to target: Int, allowLossy: Bool = false) throws -> (VaultDocument, Report) {
-        guard VaultDocument.supportedVersions.contains(target) else {
-            throw VaultError(.unsupportedVersion, "there is no schema version \(target) (this build knows \(VaultDocument.supportedVersions.lowerBound) to \(VaultDocument.supportedVersions.upperBound))")
-        }
+        try checkTarget(target)
         guard document.isFullyRevealed else {
             throw VaultError(.refused, "migration needs the document's secrets revealed, to re-encrypt them for the new version")
         }
@@ -35,6 +33,14 @@ public enum Migration {
             throw VaultError.lossyDowngrade(target: target, losses: report.losses)
         }
         return (current, report)
+    }
+
+    /// Refuses a target version this build cannot write. Batches call it before they make a
+    /// journal or a folder, so a mistyped `--to` costs nothing.
+    public static func checkTarget(_ target: Int) throws {
+        guard VaultDocument.supportedVersions.contains(target) else {
+            throw VaultError(.unsupportedVersion, "there is no schema version \(target) (this build knows \(VaultDocument.supportedVersions.lowerBound) to \(VaultDocument.supportedVersions.upperBound))")
+        }
     }
 
     private static func step(up document: VaultDocument, report: inout Report) throws -> VaultDocument {

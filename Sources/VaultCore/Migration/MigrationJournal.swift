@@ -7,16 +7,24 @@ import GRDB
 final class MigrationJournal: Sendable {
     let queue: DatabaseQueue
     private let lock: Int32
+    let path: String
+    /// Whether this run made the file, so a run refused right after opening it can remove it.
+    let created: Bool
 
     /// `writeAheadLog`: a commit appends to the log instead of rewriting pages, so recording a job
     /// costs little; with `synchronous = NORMAL` it still survives the process being killed.
-    init(path: String, migrator: DatabaseMigrator, writeAheadLog: Bool = false) throws {
-        let lock = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
+    /// `tables` are the journal's own: a database holding any other table (a registry, another
+    /// tool's file given as `--journal` by mistake) is refused before anything is added to it.
+    init(path: String, migrator: DatabaseMigrator, tables: Set<String>, writeAheadLog: Bool = false) throws {
+        var lock = open(path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
+        created = lock >= 0
+        if lock < 0, errno == EEXIST { lock = open(path, O_RDWR | O_CLOEXEC) }
         guard lock >= 0 else { throw AtomicFile.ioError("cannot open the journal '\(path)'") }
         guard flock(lock, LOCK_EX | LOCK_NB) == 0 else {
             close(lock)
             throw VaultError.journalInUse(path)
         }
+        self.path = path
         var configuration = Configuration()
         configuration.busyMode = .timeout(10)
         if writeAheadLog {
@@ -24,12 +32,24 @@ final class MigrationJournal: Sendable {
         }
         do {
             queue = try DatabaseQueue(path: path, configuration: configuration)
+            let found = try queue.read { db in try String.fetchAll(db, sql: "SELECT name FROM sqlite_master WHERE type = 'table'") }
+            let foreign = Set(found).subtracting(tables.union(["grdb_migrations", "sqlite_sequence"]))
+            guard foreign.isEmpty else { throw VaultError.notAJournal(path, table: foreign.min()!) }
             try migrator.migrate(queue)
         } catch let error as DatabaseError {
             close(lock)
             throw VaultError(.io, "cannot use the journal '\(path)': \(Self.describe(error))")
+        } catch {
+            close(lock)
+            throw error
         }
         self.lock = lock
+    }
+
+    /// Removes the journal when this run made it: a refused run leaves nothing behind.
+    func removeIfCreated() {
+        guard created else { return }
+        for suffix in ["", "-wal", "-shm", "-journal"] { unlink(path + suffix) }
     }
 
     deinit { close(lock) }
@@ -41,6 +61,10 @@ final class MigrationJournal: Sendable {
 }
 
 extension VaultError {
+    static func notAJournal(_ path: String, table: String, file: String = #fileID, line: UInt = #line) -> VaultError {
+        VaultError(.notAJournal, "'\(path)' is not a migration journal: it holds a table '\(table.prefix(64))'", file: file, line: line)
+    }
+
     static func journalInUse(_ path: String, file: String = #fileID, line: UInt = #line) -> VaultError {
         VaultError(.refused, "another migration run is using the journal '\(path)'", file: file, line: line)
     }

@@ -48,6 +48,35 @@ extension DeviceRegistry {
         public var notFound = 0
         /// Selected devices kept because each is its user's last active device.
         public var sparedLastDevices = 0
+        /// What the list named that the registry does not have, in the list's order.
+        public var unmatched: [Unmatched] = []
+    }
+
+    /// A listed device, key or user the registry does not have: a mistyped stolen device must
+    /// never be skipped unnoticed.
+    public struct Unmatched: Sendable, Equatable {
+        /// The entry's place in the list given (1-based); the tool turns it into a line number.
+        public let item: Int
+        /// The entry as the registry compares it: `USER_DID#DEVICE_ID`, a key's hex, a DID.
+        public let entry: String
+        /// For a device: whether its user is registered at all.
+        public let userKnown: Bool
+        /// For a device whose user is registered: that user's devices closest to the one typed
+        /// (ids, closest first, at most three), so a typo can be corrected.
+        public let closest: [String]
+    }
+
+    /// The guard rails and checks a run may be told to go past, each with its own option.
+    public struct Overrides: OptionSet, Sendable {
+        public let rawValue: Int
+        public init(rawValue: Int) { self.rawValue = rawValue }
+        public static let usersWithoutDevice = Overrides(rawValue: 1)
+        public static let conversationsWithoutAdmin = Overrides(rawValue: 2)
+        /// Listed entries the registry does not have.
+        public static let unmatched = Overrides(rawValue: 4)
+        /// Both guard rails (`--force`).
+        public static let guardRails: Overrides = [.usersWithoutDevice, .conversationsWithoutAdmin]
+        public static let all: Overrides = [.guardRails, .unmatched]
     }
 
     /// A guard rail a registry revocation trips, with how much it would break. The tools name
@@ -57,19 +86,22 @@ extension DeviceRegistry {
         case wouldLeaveUsersWithoutDevice([String])
         /// These conversations would have no active admin device left.
         case wouldLeaveConversationsWithoutAdmin([String])
+        /// These listed entries are not in the registry.
+        case unmatched([String])
 
         /// The case's name, for JSON: scripts match on it, not on the wording.
         public var kind: String {
             switch self {
             case .wouldLeaveUsersWithoutDevice: "wouldLeaveUsersWithoutDevice"
             case .wouldLeaveConversationsWithoutAdmin: "wouldLeaveConversationsWithoutAdmin"
+            case .unmatched: "unmatched"
             }
         }
 
         /// The ids the guard rail is about.
         public var ids: [String] {
             switch self {
-            case .wouldLeaveUsersWithoutDevice(let ids), .wouldLeaveConversationsWithoutAdmin(let ids): ids
+            case .wouldLeaveUsersWithoutDevice(let ids), .wouldLeaveConversationsWithoutAdmin(let ids), .unmatched(let ids): ids
             }
         }
 
@@ -79,12 +111,14 @@ extension DeviceRegistry {
                 "\(users.count) user\(users.count == 1 ? "" : "s") would be left with no active device (\(Self.sample(users)))"
             case .wouldLeaveConversationsWithoutAdmin(let conversations):
                 "\(conversations.count) conversation\(conversations.count == 1 ? "" : "s") would be left with no active admin device (\(Self.sample(conversations)))"
+            case .unmatched(let entries):
+                "\(entries.count) listed entr\(entries.count == 1 ? "y is" : "ies are") not in the registry (\(Self.sample(entries)))"
             }
         }
 
         /// The first few ids, enough to recognise the case in one line.
         private static func sample(_ ids: [String]) -> String {
-            let shown = ids.prefix(3).joined(separator: ", ")
+            let shown = ids.prefix(3).map { $0.count > 100 ? $0.prefix(100) + "…" : $0 }.joined(separator: ", ")
             return ids.count > 3 ? "\(shown) and \(ids.count - 3) more" : shown
         }
     }
@@ -104,9 +138,11 @@ extension DeviceRegistry {
     /// their open memberships closed, one log row each under one batch id, and the batch's
     /// `mls.remove` operations stored with it (``operations(batch:)`` gives them again).
     /// Refuses when users would be left with no active device or conversations with no active
-    /// admin device, unless `force`: a dry run finds that before changing anything, a real run
-    /// after making the change, which it then rolls back (nothing is committed). Idempotent: already revoked
-    /// devices are skipped. A dry run needs only a read-only registry.
+    /// admin device, unless `allowing` says so: a dry run finds that before changing anything, a
+    /// real run after making the change, which it then rolls back (nothing is committed). A list
+    /// naming anything the registry does not have is refused before any change unless
+    /// `allowing` has `.unmatched`; either way each such entry is reported. Idempotent: already
+    /// revoked devices are skipped. A dry run needs only a read-only registry.
     /// With `keepLastDevice`, a user all of whose active devices are selected keeps the one
     /// seen most recently (stale devices go, nobody is locked out).
     ///
@@ -114,7 +150,7 @@ extension DeviceRegistry {
     /// the rows of the devices it may revoke, in one order, before the blast radius is
     /// measured: the radius, the refusals and the change all describe one state, and the app
     /// cannot add a membership for a device being revoked meanwhile.
-    public func revoke(_ selector: Selector, reason: String?, now: Timestamp, dryRun: Bool, force: Bool,
+    public func revoke(_ selector: Selector, reason: String?, now: Timestamp, dryRun: Bool, allowing: Overrides,
                        collectOperations: Bool, keepLastDevice: Bool = false, batchID: String = UUID().uuidString.lowercased()) throws -> RevocationResult {
         let time = Self.timeText(now), d = dialect
         let body = { (db: RegistrySession) throws -> (RevocationResult, commit: Bool) in
@@ -127,6 +163,7 @@ extension DeviceRegistry {
                 """)
             var radius = BlastRadius()
             radius.notFound = try Self.select(selector, locking: dryRun ? "" : d.lockSelection ?? "", db: db, dialect: d)
+            if radius.notFound > 0 { radius.unmatched = try Self.unmatched(selector, db: db, dialect: d) }
             // Only revokers change is_active, and they take turns: what the selection read holds.
             try db.execute("INSERT INTO batch SELECT user_did, device_id FROM selected WHERE is_active")
             if d.analyzesTemporaryTables { try db.execute("ANALYZE selected; ANALYZE batch") }
@@ -149,8 +186,11 @@ extension DeviceRegistry {
             radius.devices = try db.int("SELECT count(*) FROM batch")
             radius.sparedLastDevices = activeSelected - radius.devices
             radius.alreadyRevoked = selectedCount - activeSelected
+            // A list with entries the registry lacks is refused before any change, and measured
+            // as a dry run is, so the report still shows the whole blast radius.
+            let unmatchedRefusal = radius.unmatched.isEmpty || allowing.contains(.unmatched) ? nil : Refusal.unmatched(radius.unmatched.map(\.entry))
             guard radius.devices > 0 else {
-                return (RevocationResult(batchID: batchID, radius: radius, applied: false, refusals: [], operations: []), false)
+                return (RevocationResult(batchID: batchID, radius: radius, applied: false, refusals: unmatchedRefusal.map { [$0] } ?? [], operations: []), false)
             }
             // Checked only when there is something to revoke: running the same ticket again
             // after it landed finds nothing and says so, instead of refusing.
@@ -163,17 +203,19 @@ extension DeviceRegistry {
             // refuses rolls the change back. Its operations are written in the same sorted
             // pass over them that counts their conversations.
             var written = WrittenOperations()
-            if dryRun {
+            if dryRun || unmatchedRefusal != nil {
                 try Self.measure(&radius, applied: false, db: db, dialect: d)
             } else {
                 try Self.apply(time: time, reason: reason, db: db, dialect: d)
                 written = try Self.writeOperations(db: db, dialect: d)
                 try Self.measure(&radius, applied: true, conversations: written.conversations, db: db, dialect: d)
             }
-            var refusals: [Refusal] = []
-            if !force {
-                if !radius.usersLeftWithoutDevice.isEmpty { refusals.append(.wouldLeaveUsersWithoutDevice(radius.usersLeftWithoutDevice)) }
-                if !radius.conversationsLeftWithoutAdmin.isEmpty { refusals.append(.wouldLeaveConversationsWithoutAdmin(radius.conversationsLeftWithoutAdmin)) }
+            var refusals: [Refusal] = unmatchedRefusal.map { [$0] } ?? []
+            if !allowing.contains(.usersWithoutDevice), !radius.usersLeftWithoutDevice.isEmpty {
+                refusals.append(.wouldLeaveUsersWithoutDevice(radius.usersLeftWithoutDevice))
+            }
+            if !allowing.contains(.conversationsWithoutAdmin), !radius.conversationsLeftWithoutAdmin.isEmpty {
+                refusals.append(.wouldLeaveConversationsWithoutAdmin(radius.conversationsLeftWithoutAdmin))
             }
             let operations = collectOperations ? try Self.removalOperations(db: db, dialect: d) : []
             guard !dryRun, refusals.isEmpty else {
@@ -244,6 +286,46 @@ extension DeviceRegistry {
                 SELECT count(*) FROM (SELECT DISTINCT key FROM listed_keys) k
                 WHERE NOT EXISTS (SELECT 1 FROM user_devices d WHERE d.signature_public_key = k.key)
                 """)
+        }
+    }
+
+    /// At most this many unmatched entries get the closest registered devices: each costs a scan
+    /// of its user's devices.
+    static let suggestedUnmatched = 20
+
+    /// The listed entries the selection did not find, in the list's order (each once), read
+    /// only when some are missing: a clean list costs nothing more.
+    private static func unmatched(_ selector: Selector, db: RegistrySession, dialect d: RegistryDialect) throws -> [Unmatched] {
+        switch selector {
+        case .devices(let pairs):
+            struct Pair: Hashable { let user, device: [UInt8] }
+            var missing = Set(try db.rows("""
+                SELECT l.user_did, l.device_id FROM listed l
+                WHERE NOT EXISTS (SELECT 1 FROM selected s WHERE s.user_did = l.user_did AND s.device_id = l.device_id)
+                """, []).map { Pair(user: Array($0.text($0.columns[0]).utf8), device: Array($0.text($0.columns[1]).utf8)) })
+            var found: [Unmatched] = []
+            for (index, pair) in pairs.enumerated() {
+                guard missing.remove(Pair(user: Array(pair.user.utf8), device: Array(pair.device.utf8))) != nil else { continue }
+                let devices = found.count < suggestedUnmatched
+                    ? try db.strings("SELECT device_id FROM user_devices WHERE user_did = ?", [.text(pair.user)]) : []
+                let known = found.count < suggestedUnmatched ? !devices.isEmpty : try db.bool("SELECT count(*) FROM user_devices WHERE user_did = ?", [.text(pair.user)])
+                found.append(Unmatched(item: index + 1, entry: "\(pair.user)#\(pair.device)", userKnown: known,
+                                       closest: EditDistance.closest(to: pair.device, among: devices, count: 3)))
+            }
+            return found
+        case .user(let did):
+            return [Unmatched(item: 1, entry: did, userKnown: false, closest: [])]
+        case .notSeenSince:
+            return []
+        case .signatureKeys(let keys):
+            var missing = Set(try db.rows("""
+                SELECT k.key FROM listed_keys k WHERE NOT EXISTS (SELECT 1 FROM user_devices d WHERE d.signature_public_key = k.key)
+                """, []).compactMap { row -> [UInt8]? in
+                    if case .bytes(let key) = row[row.columns[0]] { key } else { nil }
+                })
+            return keys.enumerated().compactMap { index, key in
+                missing.remove(key) == nil ? nil : Unmatched(item: index + 1, entry: Hex.encode(key), userKnown: false, closest: [])
+            }
         }
     }
 

@@ -44,7 +44,7 @@ public struct S3Configuration: Sendable {
             let authority = String(trimmed[separator.upperBound...])
             guard scheme == "http" || scheme == "https", !authority.isEmpty,
                   !authority.contains("/"), !authority.contains("?"), !authority.contains("#") else {
-                throw VaultError.badEndpoint(authority.contains("@") ? "\(scheme)://…" : text)
+                throw VaultError.badEndpoint(text)
             }
             guard !authority.contains("@") else { throw VaultError.credentialsInEndpoint() }
             self.scheme = scheme
@@ -176,9 +176,28 @@ extension VaultError.Code {
 }
 
 extension VaultError {
+    /// The text itself is never quoted: an endpoint that cannot be parsed may hold a password
+    /// anywhere ("minio:PASSWORD@host:9000" has no "://"). Only a scheme and a host that can be
+    /// read as such are named.
     static func badEndpoint(_ text: String, file: String = #fileID, line: UInt = #line) -> VaultError {
-        VaultError(.badEndpoint, "the object store endpoint '\(text)' is not an http:// or https:// URL of a host (scheme://host[:port])",
-                   file: file, line: line)
+        let (scheme, host) = readableParts(ofEndpoint: text)
+        let named = [scheme.map { "scheme '\($0)'" }, host.map { "host '\($0)'" }].compactMap { $0 }.joined(separator: ", ")
+        return VaultError(.badEndpoint, "the object store endpoint\(named.isEmpty ? "" : " (\(named))") is not an http:// or https:// URL of a host (scheme://host[:port])",
+                          file: file, line: line)
+    }
+
+    /// The scheme and host of an endpoint, each only when it is there and looks like one: the
+    /// scheme before "://", the host after it, up to a port, path, query or fragment.
+    static func readableParts(ofEndpoint text: String) -> (scheme: String?, host: String?) {
+        guard let separator = text.range(of: "://") else { return (nil, nil) }
+        let scheme = String(text[..<separator.lowerBound])
+        // With an "@" anywhere, what looks like a host may be part of a password.
+        let host = text.contains("@") ? "" : text[separator.upperBound...].prefix { !":/?#".contains($0) }
+        func readable(_ part: Substring, _ allowed: (Character) -> Bool) -> String? {
+            !part.isEmpty && part.count <= 253 && part.allSatisfy(allowed) ? String(part) : nil
+        }
+        return (readable(Substring(scheme)) { $0.isASCII && ($0.isLetter || $0.isNumber || "+-.".contains($0)) },
+                readable(host) { $0.isASCII && ($0.isLetter || $0.isNumber || ".-_".contains($0)) })
     }
 
     static func credentialsInEndpoint(file: String = #fileID, line: UInt = #line) -> VaultError {

@@ -1,8 +1,10 @@
-/// Levenshtein distance, for the "closest: …" of a message (a mistyped word or device).
+/// Damerau–Levenshtein distance (the optimal string alignment form: an insertion, a deletion, a
+/// substitution or a swap of two neighbours each cost one), for the "closest: …" of a message:
+/// a mistyped word or device. "hotle" is one step from "hotel", not two.
 /// Callers bound the lengths they compare: the cost is the product of the two.
 struct EditDistance {
     private let target: [Unicode.Scalar]
-    private var previous: [Int] = [], current: [Int] = []
+    private var beforePrevious: [Int] = [], previous: [Int] = [], current: [Int] = []
 
     /// Distances from `typed` (its first `limit` scalars) to other strings.
     init(from typed: String, limit: Int) {
@@ -13,13 +15,29 @@ struct EditDistance {
         let other = Array(text.unicodeScalars.prefix(limit))
         previous = Array(0...other.count)
         current = previous
+        beforePrevious = previous
         for (i, a) in target.enumerated() {
             current[0] = i + 1
             for (j, b) in other.enumerated() {
-                current[j + 1] = min(previous[j + 1] + 1, current[j] + 1, previous[j] + (a == b ? 0 : 1))
+                var best = min(previous[j + 1] + 1, current[j] + 1, previous[j] + (a == b ? 0 : 1))
+                if i > 0, j > 0, a == other[j - 1], target[i - 1] == b { best = min(best, beforePrevious[j - 1] + 1) }
+                current[j + 1] = best
             }
-            swap(&previous, &current)
+            (beforePrevious, previous, current) = (previous, current, beforePrevious)
         }
         return previous[other.count]
+    }
+
+    /// The candidates closest to `typed`, closest first (ties in the candidates' order), at
+    /// most `count`, and none further than a third of the typed length (at least 2): beyond
+    /// that a suggestion is noise. Each comparison is bounded to 64 scalars.
+    static func closest(to typed: String, among candidates: [String], count: Int) -> [String] {
+        var distance = EditDistance(from: typed, limit: 64)
+        let bound = max(2, typed.unicodeScalars.count / 3)
+        let scored = candidates.enumerated().compactMap { index, candidate -> (Int, Int, String)? in
+            let d = distance.to(candidate, limit: 64)
+            return d <= bound ? (d, index, candidate) : nil
+        }
+        return scored.sorted { ($0.0, $0.1) < ($1.0, $1.1) }.prefix(count).map(\.2)
     }
 }

@@ -87,6 +87,10 @@ extension VaultError.Code {
     public static let sameFile = VaultError.Code(name: "sameFile", category: .refused)
     /// An output is not a regular file that may be replaced (a FIFO, a device, a folder).
     public static let unsafeOutput = VaultError.Code(name: "unsafeOutput", category: .refused)
+    /// An output that must be new (a key, a share, a plan) already exists.
+    public static let outputExists = VaultError.Code(name: "outputExists", category: .refused)
+    /// A file given as a batch's journal is some other database.
+    public static let notAJournal = VaultError.Code(name: "notAJournal", category: .refused)
     /// An input is larger than its documented limit.
     public static let tooLarge = VaultError.Code(name: "tooLarge", category: .invalidInput)
     /// A number is outside the range the format or the option allows.
@@ -106,9 +110,17 @@ extension VaultError {
         VaultError(.unsafeOutput, "output '\(path)' \(why); refusing to write to it", file: file, line: line)
     }
 
+    /// A secret key's output already exists. A restore never replaces a key file: the file there
+    /// may be the family's current key, and the sheet a retired one.
+    public static func keyFileExists(_ path: String, file: String = #fileID, line: UInt = #line) -> VaultError {
+        VaultError(.outputExists, "'\(path)' already exists; a key file is never replaced",
+                   hint: "write the key to a new file and compare the two public keys; replacing a key file is a mv you make knowingly",
+                   file: file, line: line)
+    }
+
     /// An output that must be new already exists.
     public static func alreadyExists(_ path: String, file: String = #fileID, line: UInt = #line) -> VaultError {
-        VaultError(.refused, "'\(path)' already exists; refusing to overwrite it", hint: "choose another file name, or move the old file away first",
+        VaultError(.outputExists, "'\(path)' already exists; refusing to overwrite it", hint: "choose another file name, or move the old file away first",
                    file: file, line: line)
     }
 

@@ -87,7 +87,7 @@ import Testing
         #expect(try folder.names() == ["in"])
         let location = try OutputLocation(folder.path + "/in")
         let staged = try Array("replaced\n".utf8).withUnsafeBytes { try StagedOutput(location, bytes: $0, mode: 0o600) }
-        #expect(refusal { try staged.publish(exclusive: true) } == .refused)  // an existing file is not replaced
+        #expect(refusal { try staged.publish(exclusive: true) } == .outputExists)  // an existing file is not replaced
         #expect(folder.contents("in") == Array("input\n".utf8))
         #expect(try folder.names() == ["in"])
     }

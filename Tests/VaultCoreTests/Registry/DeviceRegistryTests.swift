@@ -72,7 +72,7 @@ import Testing
     /// no new membership: upserting it is not refused.
     @Test(arguments: TestEngine.all) func eachStagedRuleNamesTheEarliestLine(engine: TestEngine) throws {
         let (registry, path) = try registry(on: engine)
-        _ = try registry.revoke(.devices([("u0", "d0")]), reason: "lost", now: now, dryRun: false, force: true, collectOperations: false)
+        _ = try registry.revoke(.devices([("u0", "d0")]), reason: "lost", now: now, dryRun: false, allowing: .all, collectOperations: false)
         func member(_ convo: String, _ user: String, _ device: String, left: Bool = false) -> String {
             #"{"convo_id": "\#(convo)", "member_mls_did": "\#(user)#\#(device)", "user_did": "\#(user)", "device_id": "\#(device)""#
                 + (left ? #", "left_at": "2026-01-01T00:00:00Z"}"# : "}")
@@ -105,7 +105,7 @@ import Testing
 
     @Test(arguments: TestEngine.all) func aSecondImportIsRefusedClearlyOrUpsertedWithoutUndoingRevocations(engine: TestEngine) throws {
         let (registry, path) = try registry(on: engine)
-        _ = try registry.revoke(.devices([("u0", "d0")]), reason: "lost", now: now, dryRun: false, force: true, collectOperations: false)
+        _ = try registry.revoke(.devices([("u0", "d0")]), reason: "lost", now: now, dryRun: false, allowing: .all, collectOperations: false)
         let again = #"{"user_did": "u0", "device_id": "d0", "device_mls_did": "u0#d0", "device_name": "Renamed", "signature_public_key": "0000", "last_seen": "2026-01-01T00:00:00Z"}"# + "\n"
             + #"{"user_did": "u0", "device_id": "d1", "device_mls_did": "u0#d1", "device_name": "Renamed", "signature_public_key": "0001", "last_seen": "2024-01-01T00:00:00Z"}"# + "\n"
             + #"{"user_did": "u9", "device_id": "new", "device_mls_did": "u9#new", "signature_public_key": "ffff"}"# + "\n"
@@ -126,7 +126,7 @@ import Testing
         let (registry, path) = try registry(on: engine)
         // Not seen since January 6: d0…d4 (u0's both, u1's both, u2's d4); u2 keeps d5 anyway.
         let stale = DeviceRegistry.Selector.notSeenSince(Timestamp(rfc3339: "2025-01-06T00:00:00Z")!)
-        let result = try registry.revoke(stale, reason: "stale", now: now, dryRun: false, force: true, collectOperations: false, keepLastDevice: true)
+        let result = try registry.revoke(stale, reason: "stale", now: now, dryRun: false, allowing: .all, collectOperations: false, keepLastDevice: true)
         #expect(result.applied && result.radius.devices == 3 && result.radius.sparedLastDevices == 2 && result.radius.usersLeftWithoutDevice.isEmpty)
         let kept = try path.read {
             try $0.strings("SELECT device_id FROM user_devices WHERE is_active AND user_did IN ('u0', 'u1', 'u2') ORDER BY device_id")
@@ -143,7 +143,7 @@ import Testing
         ]
         var expectedActive = 12
         for (index, selector) in selectors.enumerated() {
-            let result = try registry.revoke(selector, reason: "r\(index)", now: now, dryRun: false, force: true, collectOperations: true)
+            let result = try registry.revoke(selector, reason: "r\(index)", now: now, dryRun: false, allowing: .all, collectOperations: true)
             #expect(result.applied)
             expectedActive -= result.radius.devices
             #expect(try active(path) == expectedActive)
@@ -161,9 +161,9 @@ import Testing
 
     @Test(arguments: TestEngine.all) func secondIdenticalRunChangesNothing(engine: TestEngine) throws {
         let (registry, path) = try registry(on: engine)
-        let first = try registry.revoke(.user("u2"), reason: nil, now: now, dryRun: false, force: true, collectOperations: false)
+        let first = try registry.revoke(.user("u2"), reason: nil, now: now, dryRun: false, allowing: .all, collectOperations: false)
         #expect(first.applied && first.radius.devices == 2)
-        let second = try registry.revoke(.user("u2"), reason: nil, now: now, dryRun: false, force: true, collectOperations: false)
+        let second = try registry.revoke(.user("u2"), reason: nil, now: now, dryRun: false, allowing: .all, collectOperations: false)
         #expect(!second.applied && second.radius.devices == 0 && second.radius.alreadyRevoked == 2)
         #expect(try registry.log(batch: nil).count == 2)
         #expect(try active(path) == 10)
@@ -172,15 +172,15 @@ import Testing
     @Test(arguments: TestEngine.all) func guardRailsRefuseWithoutForceAndDryRunsWriteNothing(engine: TestEngine) throws {
         let (registry, path) = try registry(on: engine)
         // u0 owns d0 and d1; d0 is the only admin of c0.
-        let refused = try registry.revoke(.user("u0"), reason: nil, now: now, dryRun: false, force: false, collectOperations: false)
+        let refused = try registry.revoke(.user("u0"), reason: nil, now: now, dryRun: false, allowing: [], collectOperations: false)
         #expect(!refused.applied && refused.radius.usersLeftWithoutDevice == ["u0"] && refused.radius.conversationsLeftWithoutAdmin == ["c0"])
         #expect(refused.refusals == [.wouldLeaveUsersWithoutDevice(["u0"]), .wouldLeaveConversationsWithoutAdmin(["c0"])])
         #expect(try active(path) == 12 && (try registry.log(batch: nil)).isEmpty)
-        let dry = try registry.revoke(.user("u0"), reason: nil, now: now, dryRun: true, force: true, collectOperations: true)
+        let dry = try registry.revoke(.user("u0"), reason: nil, now: now, dryRun: true, allowing: .all, collectOperations: true)
         #expect(!dry.applied && dry.radius.devices == 2 && !dry.operations.isEmpty)
         #expect(try active(path) == 12)
         // d1 alone leaves u0 with d0 and c0 with its admin: allowed.
-        #expect(try registry.revoke(.devices([("u0", "d1")]), reason: nil, now: now, dryRun: false, force: false, collectOperations: false).applied)
+        #expect(try registry.revoke(.devices([("u0", "d1")]), reason: nil, now: now, dryRun: false, allowing: [], collectOperations: false).applied)
     }
 
     /// A dry run measures before the change, a real run after it (rolled back when refused):
@@ -193,9 +193,9 @@ import Testing
         ]
         for (selector, keepLast) in cases {
             let (registry, _) = try registry(on: engine)
-            _ = try registry.revoke(.devices([("u1", "d3")]), reason: nil, now: now, dryRun: false, force: true, collectOperations: false)
+            _ = try registry.revoke(.devices([("u1", "d3")]), reason: nil, now: now, dryRun: false, allowing: .all, collectOperations: false)
             func run(dryRun: Bool, force: Bool) throws -> DeviceRegistry.RevocationResult {
-                try registry.revoke(selector, reason: nil, now: now, dryRun: dryRun, force: force, collectOperations: true, keepLastDevice: keepLast)
+                try registry.revoke(selector, reason: nil, now: now, dryRun: dryRun, allowing: force ? .all : [], collectOperations: true, keepLastDevice: keepLast)
             }
             let dry = try run(dryRun: true, force: false), refused = try run(dryRun: false, force: false)
             #expect(dry.radius == refused.radius && dry.refusals == refused.refusals, "\(selector.description)")
@@ -209,7 +209,7 @@ import Testing
 
     @Test(arguments: TestEngine.all) func theLogIsAppendOnly(engine: TestEngine) throws {
         let (registry, path) = try registry(on: engine)
-        _ = try registry.revoke(.user("u3"), reason: nil, now: now, dryRun: false, force: true, collectOperations: false)
+        _ = try registry.revoke(.user("u3"), reason: nil, now: now, dryRun: false, allowing: .all, collectOperations: false)
         for statement in ["DELETE FROM revocations", "UPDATE revocations SET reason = 'changed'"] {
             #expect(throws: VaultError.self) { try path.transaction { try $0.execute(statement); return ((), true) } }
         }
@@ -230,7 +230,7 @@ import Testing
     /// which batch closed them.
     @Test(arguments: TestEngine.all) func rejoinPlanExplainsWhyItIsEmpty(engine: TestEngine) throws {
         let (registry, _) = try registry(on: engine)
-        let batch = try registry.revoke(.user("u0"), reason: "stolen", now: now, dryRun: false, force: true, collectOperations: false, batchID: "TICKET-1")
+        let batch = try registry.revoke(.user("u0"), reason: "stolen", now: now, dryRun: false, allowing: .all, collectOperations: false, batchID: "TICKET-1")
         #expect(batch.applied)
         _ = try registry.importRows(deviceLines: ("new.jsonl", Array(#"{"user_did": "u0", "device_id": "new", "device_mls_did": "u0#new", "signature_public_key": "ffff"}"#.utf8)), memberLines: nil, now: now)
         let plan = try registry.rejoinPlan(user: "u0", device: "new")
@@ -243,17 +243,17 @@ import Testing
         let lonely = #"{"user_did": "u9", "device_id": "old", "device_mls_did": "u9#old", "signature_public_key": "eeee"}"# + "\n"
             + #"{"user_did": "u9", "device_id": "new", "device_mls_did": "u9#new", "signature_public_key": "ffff"}"#
         _ = try registry.importRows(deviceLines: ("u9.jsonl", Array(lonely.utf8)), memberLines: nil, now: now)
-        #expect(try registry.revoke(.devices([("u9", "old")]), reason: nil, now: now, dryRun: false, force: true, collectOperations: false).applied)
+        #expect(try registry.revoke(.devices([("u9", "old")]), reason: nil, now: now, dryRun: false, allowing: .all, collectOperations: false).applied)
         #expect(try registry.rejoinPlan(user: "u9", device: "new").emptyBecause == .userInNoConversation)
     }
 
     @Test(arguments: TestEngine.all) func aBatchIdIsUsedOnce(engine: TestEngine) throws {
         let (registry, path) = try registry(on: engine)
-        #expect(try registry.revoke(.devices([("u0", "d1")]), reason: nil, now: now, dryRun: false, force: false, collectOperations: false, batchID: "T-1").applied)
+        #expect(try registry.revoke(.devices([("u0", "d1")]), reason: nil, now: now, dryRun: false, allowing: [], collectOperations: false, batchID: "T-1").applied)
         // The same ticket again finds nothing left to do: not an error.
-        #expect(try !registry.revoke(.devices([("u0", "d1")]), reason: nil, now: now, dryRun: false, force: false, collectOperations: false, batchID: "T-1").applied)
+        #expect(try !registry.revoke(.devices([("u0", "d1")]), reason: nil, now: now, dryRun: false, allowing: [], collectOperations: false, batchID: "T-1").applied)
         for dryRun in [true, false] {
-            #expect { try registry.revoke(.devices([("u1", "d3")]), reason: nil, now: now, dryRun: dryRun, force: false, collectOperations: false, batchID: "T-1") }
+            #expect { try registry.revoke(.devices([("u1", "d3")]), reason: nil, now: now, dryRun: dryRun, allowing: [], collectOperations: false, batchID: "T-1") }
                 throws: { ($0 as? VaultError)?.code == .batchIdTaken }
         }
         #expect(try active(path) == 11)
@@ -268,7 +268,7 @@ import Testing
 
     @Test(arguments: TestEngine.all) func devicesAreListedByFilter(engine: TestEngine) throws {
         let (registry, _) = try registry(on: engine)
-        _ = try registry.revoke(.devices([("u1", "d3")]), reason: "lost", now: now, dryRun: false, force: true, collectOperations: false)
+        _ = try registry.revoke(.devices([("u1", "d3")]), reason: "lost", now: now, dryRun: false, allowing: .all, collectOperations: false)
         #expect(try registry.devices(matching: .init(user: "u1")).map(\.deviceId) == ["d2", "d3"])
         let revoked = try registry.devices(matching: .init(state: .revoked))
         #expect(revoked.map(\.deviceId) == ["d3"] && revoked[0].revocationReason == "lost" && revoked[0].revokedAt == now && revoked[0].openMemberships == 0)
@@ -287,8 +287,8 @@ import Testing
         let (_, path) = try registry(on: engine, users: 40, perUser: 2)
         let first = try DeviceRegistry(location: path.location, access: .readWrite), second = try DeviceRegistry(location: path.location, access: .readWrite)
         let now = self.now
-        async let a = Task.detached { try first.revoke(.devices((0..<20).map { ("u\($0)", "d\($0 * 2 + 1)") }), reason: "a", now: now, dryRun: false, force: true, collectOperations: false) }.value
-        async let b = Task.detached { try second.revoke(.devices((20..<40).map { ("u\($0)", "d\($0 * 2 + 1)") }), reason: "b", now: now, dryRun: false, force: true, collectOperations: false) }.value
+        async let a = Task.detached { try first.revoke(.devices((0..<20).map { ("u\($0)", "d\($0 * 2 + 1)") }), reason: "a", now: now, dryRun: false, allowing: .all, collectOperations: false) }.value
+        async let b = Task.detached { try second.revoke(.devices((20..<40).map { ("u\($0)", "d\($0 * 2 + 1)") }), reason: "b", now: now, dryRun: false, allowing: .all, collectOperations: false) }.value
         let (resultA, resultB) = try await (a, b)
         #expect(resultA.applied && resultB.applied && resultA.radius.devices == 20 && resultB.radius.devices == 20)
         #expect(try active(path) == 40)
@@ -306,7 +306,7 @@ import Testing
 
     @Test(arguments: TestEngine.all) func aBatchsOperationsCanBeProducedAgainFromTheDatabase(engine: TestEngine) throws {
         let (registry, _) = try DeviceRegistryTests().registry(on: engine, users: 4, perUser: 2)
-        let result = try registry.revoke(.user("u1"), reason: "lost", now: now, dryRun: false, force: true, collectOperations: true, batchID: "B-1")
+        let result = try registry.revoke(.user("u1"), reason: "lost", now: now, dryRun: false, allowing: .all, collectOperations: true, batchID: "B-1")
         #expect(result.applied && !result.operations.isEmpty)
         let stored = try registry.operations(batch: "B-1")
         #expect(stored == result.operations.flatMap { $0.serialized(pretty: false) + [0x0a] })
@@ -318,7 +318,7 @@ import Testing
     @Test(arguments: TestEngine.all) func operationsOfManyRowsComeBackInOrder(engine: TestEngine) throws {
         let (registry, _) = try DeviceRegistryTests().registry(on: engine, users: 700, perUser: 2)
         let everyone = DeviceRegistry.Selector.notSeenSince(Timestamp(rfc3339: "2026-01-01T00:00:00Z")!)
-        let result = try registry.revoke(everyone, reason: nil, now: now, dryRun: false, force: true, collectOperations: true, batchID: "B-big")
+        let result = try registry.revoke(everyone, reason: nil, now: now, dryRun: false, allowing: .all, collectOperations: true, batchID: "B-big")
         #expect(result.applied && result.operations.count == 1400 && result.operations.count > DeviceRegistry.operationsPerRow)
         // 1,400 devices in conversations of 4: all 350 lose members.
         #expect(result.radius.conversations == 350)
@@ -355,7 +355,7 @@ import Testing
         let members = #"{"convo_id": \#(json("c" + odd)), "member_mls_did": \#(member), "user_did": \#(user), "device_id": "d0"}"# + "\n"
             + #"{"convo_id": "plain", "member_mls_did": \#(member), "user_did": \#(user), "device_id": "d0"}"# + "\n"
         _ = try registry.importRows(deviceLines: ("d", Array(devices.utf8)), memberLines: ("m", Array(members.utf8)), now: now)
-        let result = try registry.revoke(.devices([("u" + odd, "d0")]), reason: nil, now: now, dryRun: false, force: true,
+        let result = try registry.revoke(.devices([("u" + odd, "d0")]), reason: nil, now: now, dryRun: false, allowing: .all,
                                          collectOperations: true, batchID: "B-odd")
         #expect(result.applied && result.operations.count == 2 && result.radius.conversations == 2)
         let stored = try registry.operations(batch: "B-odd")
@@ -375,12 +375,12 @@ import Testing
         }.joined()
         _ = try registry.importRows(deviceLines: ("d", Array(devices.utf8)), memberLines: ("m", Array(members.utf8)), now: now)
         let two = DeviceRegistry.Selector.devices([("u", "d0"), ("u", "d1")])
-        let dry = try registry.revoke(two, reason: nil, now: now, dryRun: true, force: false, collectOperations: false, batchID: "B-dry")
-        let real = try registry.revoke(two, reason: nil, now: now, dryRun: false, force: false, collectOperations: false, batchID: "B-two")
+        let dry = try registry.revoke(two, reason: nil, now: now, dryRun: true, allowing: [], collectOperations: false, batchID: "B-dry")
+        let real = try registry.revoke(two, reason: nil, now: now, dryRun: false, allowing: [], collectOperations: false, batchID: "B-two")
         #expect(real.applied && real.radius.memberships == 4 && real.radius.conversations == 3)
         #expect(dry.radius == real.radius)
         // The user's last device, in no conversation: forced, it is revoked with no operations.
-        let last = try registry.revoke(.devices([("u", "d2")]), reason: nil, now: now, dryRun: false, force: true, collectOperations: true, batchID: "B-none")
+        let last = try registry.revoke(.devices([("u", "d2")]), reason: nil, now: now, dryRun: false, allowing: .all, collectOperations: true, batchID: "B-none")
         #expect(last.applied && last.radius.memberships == 0 && last.radius.conversations == 0 && last.operations.isEmpty)
         #expect(try registry.operations(batch: "B-none").isEmpty)
         #expect(try registry.read { try $0.int("SELECT count(*) FROM batch_operations WHERE batch_id = 'B-none'") } == 0)
@@ -406,7 +406,7 @@ import Testing
         _ = registry
         let registryBefore = try Data(contentsOf: URL(fileURLWithPath: registryPath))
         let readOnly = try DeviceRegistry(path: registryPath, access: .readOnly)
-        let dryRun = try readOnly.revoke(.user("u0"), reason: nil, now: now, dryRun: true, force: true, collectOperations: true)
+        let dryRun = try readOnly.revoke(.user("u0"), reason: nil, now: now, dryRun: true, allowing: .all, collectOperations: true)
         #expect(!dryRun.applied && dryRun.radius.devices == 2)
         #expect(try Data(contentsOf: URL(fileURLWithPath: registryPath)) == registryBefore)
         #expect(!FileManager.default.fileExists(atPath: registryPath + "-wal") && !FileManager.default.fileExists(atPath: registryPath + "-journal"))
@@ -471,5 +471,53 @@ enum TestEngine: String, CaseIterable, CustomTestStringConvertible, Sendable {
         for text in ["postgresql://op@db:5432/chat", "postgresql://db:5432/chat?application_name=a@b", "host=db user=op"] {
             #expect(code(text) == nil, "\(text)")
         }
+    }
+}
+
+/// A mistyped stolen device must never be skipped unnoticed: unmatched entries refuse the batch
+/// before any change, each named with the user's closest devices, unless allowed.
+@Suite struct RegistryUnmatchedTests {
+    let now = Timestamp(rfc3339: "2025-02-01T00:00:00Z")!
+
+    @Test(arguments: TestEngine.all) func unmatchedEntriesRefuseTheBatchUnlessAllowed(engine: TestEngine) throws {
+        let (registry, path) = try DeviceRegistryTests().registry(on: engine)
+        let selector = DeviceRegistry.Selector.devices([("u0", "d1"), ("u0", "1d"), ("nobody", "d9")])
+        for dryRun in [true, false] {
+            let refused = try registry.revoke(selector, reason: nil, now: now, dryRun: dryRun, allowing: .guardRails, collectOperations: false)
+            #expect(!refused.applied && refused.refusals == [.unmatched(["u0#1d", "nobody#d9"])])
+            #expect(refused.radius.unmatched.map(\.item) == [2, 3] && refused.radius.notFound == 2 && refused.radius.devices == 1)
+            #expect(refused.radius.unmatched[0].userKnown && refused.radius.unmatched[0].closest.first == "d1")
+            #expect(!refused.radius.unmatched[1].userKnown && refused.radius.unmatched[1].closest.isEmpty)
+            #expect(try DeviceRegistryTests().active(path) == 12 && (try registry.log(batch: nil)).isEmpty)
+        }
+        let allowed = try registry.revoke(selector, reason: nil, now: now, dryRun: false, allowing: .unmatched, collectOperations: false)
+        #expect(allowed.applied && allowed.radius.devices == 1 && allowed.radius.unmatched.count == 2)
+        #expect(try DeviceRegistryTests().active(path) == 11)
+    }
+
+    @Test(arguments: TestEngine.all) func unmatchedKeysAndUsersAreNamed(engine: TestEngine) throws {
+        let (registry, _) = try DeviceRegistryTests().registry(on: engine)
+        let keys = try registry.revoke(.signatureKeys([[0x00, 0x07], [0xde, 0xad]]), reason: nil, now: now, dryRun: true, allowing: [], collectOperations: false)
+        #expect(keys.refusals == [.unmatched(["dead"])] && keys.radius.unmatched.map(\.item) == [2])
+        let user = try registry.revoke(.user("did:plc:nobody"), reason: nil, now: now, dryRun: false, allowing: .guardRails, collectOperations: false)
+        #expect(user.refusals == [.unmatched(["did:plc:nobody"])] && !user.applied)
+    }
+
+    /// Each guard rail has its own override; `.guardRails` (--force) is both.
+    @Test(arguments: TestEngine.all) func eachGuardRailHasItsOwnOverride(engine: TestEngine) throws {
+        let (registry, _) = try DeviceRegistryTests().registry(on: engine)
+        // u0's two devices: u0 left without a device, c0 without an admin.
+        let users = try registry.revoke(.user("u0"), reason: nil, now: now, dryRun: true, allowing: .usersWithoutDevice, collectOperations: false)
+        #expect(users.refusals.map(\.kind) == ["wouldLeaveConversationsWithoutAdmin"])
+        let conversations = try registry.revoke(.user("u0"), reason: nil, now: now, dryRun: true, allowing: .conversationsWithoutAdmin, collectOperations: false)
+        #expect(conversations.refusals.map(\.kind) == ["wouldLeaveUsersWithoutDevice"])
+        #expect(try registry.revoke(.user("u0"), reason: nil, now: now, dryRun: false, allowing: .guardRails, collectOperations: false).applied)
+    }
+
+    @Test func distancesCountATranspositionAsOneStep() {
+        var distance = EditDistance(from: "hotle", limit: 16)
+        #expect(distance.to("hotel") == 1 && distance.to("hole") == 1 && distance.to("hotels") == 2)
+        #expect(BIP39.closestWords(to: "hotle").first == "hotel")
+        #expect(EditDistance.closest(to: "ipda-1", among: ["mac-2", "ipad-1", "ipad-2"], count: 3) == ["ipad-1", "ipad-2"])
     }
 }

@@ -78,6 +78,22 @@ import Testing
         }
     }
 
+    /// An endpoint that cannot be parsed is never echoed: it may hold a password anywhere.
+    @Test(arguments: ["minio:hunter2@host:9000", "hunter2", "http//hunter2@host", "http://hunter2/x@host", "https://host/hunter2",
+                      "ftp://u:hunter2@host", "http://host:9000?key=hunter2", "https:/hunter2@host"])
+    func anEndpointThatCannotBeParsedIsNeverEchoed(_ endpoint: String) {
+        do {
+            _ = try S3Configuration.load(environment: ["AWS_ENDPOINT_URL": endpoint])
+            Issue.record("the endpoint '\(endpoint)' was accepted")
+        } catch let error as VaultError {
+            #expect(error.code == .badEndpoint || error.code == .credentialsInEndpoint)
+            #expect(!error.reason.contains("hunter2"), "\(error.reason)")
+            #expect(!(error.hint ?? "").contains("hunter2"))
+        } catch {
+            Issue.record("unexpected \(error)")
+        }
+    }
+
     @Test func noCredentialsSaysWhereItLooked() throws {
         let config = try S3Configuration.load(environment: ["HOME": "/nonexistent", "AWS_ENDPOINT_URL": "http://127.0.0.1:1"])
         #expect(throws: VaultError(.noCredentials, "")) { try S3Client(config) }
