@@ -40,7 +40,10 @@ struct Code: ParsableCommand {
         func read() throws -> SecretBytes {
             let entropy: SecretBytes
             if let codeFile {
-                let text = try InputFiles.readSecret(codeFile, what: "code file", diagnostics: diagnostics).withUnsafeBytes { String(decoding: $0, as: UTF8.self) }
+                let words = codeFile == "-" && TerminalPrompt.inputIsTerminal
+                    ? try WordPrompt.bip39("the 24 words of the recovery code") { _ = try BIP39.entropy(fromWords: $0) }.ask()
+                    : try InputFiles.readSecret(codeFile, what: "code file", diagnostics: diagnostics)
+                let text = words.withUnsafeBytes { String(decoding: $0, as: UTF8.self) }
                 entropy = try BIP39.entropy(fromWords: text)
             } else {
                 let payload = String(decoding: try QRPictures.singleQR(sheet!, typedInstead: "type the 24 words into a file and give it with --code-file"), as: UTF8.self)

@@ -212,7 +212,10 @@ struct Words: ParsableCommand {
         The words are the key's 32 bytes in the BIP-39 English word list: they are the key, so \
         they are not written to a terminal unless --force. Decoding takes any case and spacing, \
         the first four letters of a word, and numbering: numbered words may come in any order \
-        (the sheet's grid typed row by row). It also takes the key as the sheet prints it, \
+        (the sheet's grid typed row by row); unnumbered words typed row by row across the grid \
+        are recognised by their checksum. On a terminal, with no FILE, the words are asked for \
+        one at a time ("word 3 of 24:"), each checked against the list as it is typed (- goes \
+        back a word), and the screen is cleared afterwards. It also takes the key as the sheet prints it, \
         nsec1 or ncryptsec1 in groups of four (an ncryptsec needs --passphrase-file).
 
         Examples:
@@ -250,10 +253,16 @@ struct Words: ParsableCommand {
         let line: SecretBytes
         if decode {
             let path = input ?? "-"
-            let text = try InputFiles.readSecret(path, what: "words file", diagnostics: diagnostics).withUnsafeBytes { String(decoding: $0, as: UTF8.self) }
+            // On a terminal the words are asked for one at a time, each checked as it is typed.
+            let words = path == "-" && TerminalPrompt.inputIsTerminal
+                ? try WordPrompt.bip39("the 24 words of the key") { _ = try RecoverySheet.key(fromTyped: $0) { nil } }.ask()
+                : try InputFiles.readSecret(path, what: "words file", diagnostics: diagnostics)
+            let text = words.withUnsafeBytes { String(decoding: $0, as: UTF8.self) }
             let key: SecretKey
             do {
-                key = try RecoverySheet.key(fromTyped: text) { try passphrase.read() }.key
+                let found = try RecoverySheet.key(fromTyped: text) { try passphrase.read() }
+                key = found.key
+                if let note = found.order?.note { diagnostics.note(note) }
             } catch let error as VaultError where error.code == .passphraseNeeded {
                 throw ToolError(.usage, error.reason, hint: "pass --passphrase-file FILE (- asks for it)")
             }

@@ -13,6 +13,11 @@ enum ShareReader {
     }
 
     static func read(_ path: String, number: Int) throws -> Read {
+        // "-" on a terminal: the share's words are asked for one at a time (once per "-").
+        if path == "-", TerminalPrompt.inputIsTerminal {
+            let words = try WordPrompt.slip39Share(number).ask()
+            return Read(share: try words.withUnsafeBytes { try SLIP39Share(words: String(decoding: $0, as: UTF8.self), share: number) }, checkCode: nil)
+        }
         var bytes = try InputFiles.read(path, what: "share", limit: InputLimits.imageFile)
         if GrayImage.isPicture(bytes) {
             let name = InputFiles.displayName(path)
@@ -226,13 +231,17 @@ struct Combine: ParsableCommand {
         abstract: "Restore the parent key from enough family shares.",
         discussion: """
         Each SHARE is a picture (PNG or JPEG) of a share sheet, or a file of a share's words \
-        (any case, numbering, four-letter prefixes); shares made by the SLIP-0039 reference \
-        implementation work too. The key is written as nsec1… (a new 0600 file, never replacing one, or standard \
+        (any case, numbering, four-letter prefixes, or unnumbered words typed row by row \
+        across the printed grid), or - on a terminal: its 33 words are then asked for one at a \
+        time, each checked as it is typed, and when the checksum points to one wrong word the \
+        word that fits is offered. Shares made by the SLIP-0039 reference implementation work \
+        too. The key is written as nsec1… (a new 0600 file, never replacing one, or standard \
         output, never a terminal unless --force). Nothing about the key is shown when the \
         shares are not enough or do not belong together.
 
         Examples:
           recovery-sheet combine rosa-scan.jpg safe-photo.jpg -o restored.nsec
+          recovery-sheet combine - rosa-scan.jpg -o restored.nsec
           recovery-sheet combine share1.txt share2.txt --passphrase-file pass.txt \\
             -o restored.nsec
         """
@@ -247,7 +256,8 @@ struct Combine: ParsableCommand {
 
     func validate() throws {
         guard !shares.isEmpty else { throw ValidationError("give the shares to combine") }
-        try requireOneStandardInput(shares + [passphrase.passphraseFile])
+        // On a terminal each "-" is one share typed at the prompt; from a pipe only one may read it.
+        if !TerminalPrompt.inputIsTerminal { try requireOneStandardInput(shares + [passphrase.passphraseFile]) }
     }
 
     func run() throws {

@@ -28,19 +28,49 @@ public enum BIP39 {
     /// The entropy behind `text`: 12 to 24 words in any case, separated by any whitespace,
     /// each either a whole list word or at least its first four letters (unique in the list);
     /// numbers between them are ignored.
+    ///
+    /// Unnumbered words may be in the printed order or typed row by row across the printed
+    /// grid: the one whose checksum passes is taken. When both pass (about once in 256 for 24
+    /// words) the order is a guess, so it is refused (``VaultError/Code/ambiguousWordOrder``);
+    /// ``readings(fromWords:)`` gives both, for a caller that can tell them apart.
     public static func entropy(fromWords text: String) throws -> SecretBytes {
-        let typed = try WordList.tokens(text)
+        let found = try readings(fromWords: text)
+        guard found.count == 1 else { throw VaultError.ambiguousWordOrder(identities: []) }
+        return found[0].entropy
+    }
+
+    /// One way of reading typed words whose checksum passes.
+    public struct Reading: Sendable {
+        public let order: WordOrder
+        public let entropy: SecretBytes
+    }
+
+    /// Every reading of the typed words (``WordList/readings(_:)``) whose checksum passes, at
+    /// least one: none throws, with the advice to type the numbers when they were left out.
+    public static func readings(fromWords text: String) throws -> [Reading] {
+        let readings = try WordList.readings(text)
+        let typed = readings[0].words
         guard [12, 15, 18, 21, 24].contains(typed.count) else {
             throw VaultError(.malformedKey, "BIP-39 words come in 12, 15, 18, 21 or 24; found \(typed.count)")
         }
-        var indexes = try typed.enumerated().map { position, word in
-            guard let index = index(of: word) else {
-                throw VaultError(.malformedKey, "word \(position + 1) is not a BIP-39 word; closest: \(closestWords(to: word).joined(separator: ", "))")
-            }
-            return index
+        // Unknown words first, by their typed place: the same words in any order.
+        for (position, word) in typed.enumerated() where index(of: word) == nil {
+            throw VaultError(.malformedKey, "word \(position + 1) is not a BIP-39 word; closest: \(closestWords(to: word).joined(separator: ", "))")
         }
-        defer { for i in indexes.indices { indexes[i] = 0 } }
-        return try entropy(fromIndexes: indexes)
+        var passing: [Reading] = []
+        var tried: [[Int]] = []
+        defer { for i in tried.indices { for j in tried[i].indices { tried[i][j] = 0 } } }
+        for reading in readings {
+            let indexes = reading.words.map { index(of: $0)! }
+            // Words that read alike both ways (a repeated word, prefixes) are one reading.
+            guard !tried.contains(indexes) else { continue }
+            tried.append(indexes)
+            if let entropy = try? entropy(fromIndexes: indexes) { passing.append(Reading(order: reading.order, entropy: entropy)) }
+        }
+        guard !passing.isEmpty else {
+            throw readings.count > 1 ? VaultError.wordsFailChecksumInEitherOrder() : VaultError(.malformedKey, "the words' BIP-39 checksum does not match: a word is wrong or out of order")
+        }
+        return passing
     }
 
     /// The entropy behind wordlist indexes, checking the BIP-39 checksum.
@@ -69,6 +99,9 @@ public enum BIP39 {
     }
 
     private static let english = WordList(englishWords)
+
+    /// A word typed at a prompt, checked against the BIP-39 English list.
+    public static func check(typed: String) -> TypedWord { english.check(typed) }
 
     /// A whole word, or a word's first four letters or more (BIP-39 guarantees they are unique).
     static func index(of typed: String) -> Int? { english.index(of: typed) }

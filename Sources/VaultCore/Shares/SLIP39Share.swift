@@ -91,14 +91,55 @@ public struct SLIP39Share: Sendable {
     /// The share behind typed words: any case, any whitespace or commas between them, numbering
     /// a person copied ("1.", "12)") skipped, and each word whole or by its first four letters
     /// (unique in the list), as ``BIP39/entropy(fromWords:)`` reads them.
+    ///
+    /// Unnumbered words may be in the printed order or typed row by row across the printed
+    /// grid; the reading whose checksum passes is taken (RS1024 is 30 bits: both never pass by
+    /// chance). When neither passes and exactly one word changed would make one of them pass,
+    /// the problem names that word's printed number (``ShareProblem/wrongWord(share:position:)``).
     public init(words text: String, share: Int = 1) throws {
-        let typed = try WordList.tokens(text)
+        self = try Self.read(words: text, share: share).share
+    }
+
+    /// ``init(words:share:)``, and the order the words were read in.
+    public static func read(words text: String, share: Int = 1) throws -> (share: SLIP39Share, order: WordOrder) {
+        let readings = try WordList.readings(text)
+        let typed = readings[0].words
         guard typed.count <= SLIP39.maximumWords else { throw ShareProblem.wrongWordCount(share: share, count: typed.count) }
-        let indexes = try typed.enumerated().map { position, word in
-            guard let index = SLIP39.index(of: word) else { throw ShareProblem.unknownWord(share: share, position: position + 1) }
-            return index
+        for (position, word) in typed.enumerated() where SLIP39.index(of: word) == nil {
+            throw ShareProblem.unknownWord(share: share, position: position + 1)
         }
-        try self.init(wordIndexes: indexes, share: share)
+        var candidates: [(order: WordOrder, indexes: [Int])] = []
+        for reading in readings {
+            let indexes = reading.words.map { SLIP39.index(of: $0)! }
+            // Words that read alike both ways are one reading, so a correction is not counted twice.
+            if !candidates.contains(where: { $0.indexes == indexes }) { candidates.append((reading.order, indexes)) }
+        }
+        for candidate in candidates {
+            do {
+                return (try SLIP39Share(wordIndexes: candidate.indexes, share: share), candidate.order)
+            } catch ShareProblem.checksumFailed {
+                continue
+            }
+        }
+        let corrections = candidates.flatMap { RS1024.oneWordCorrections(candidate: $0.indexes) }
+        if corrections.count == 1 { throw ShareProblem.wrongWord(share: share, position: corrections[0].position + 1) }
+        throw ShareProblem.checksumFailed(share: share)
+    }
+
+    /// The one word that, changed, makes the typed words a valid share: its printed number
+    /// (from 1) and the word. Nil unless exactly one change in one reading does. For a prompt
+    /// that offers the correction to the person typing; never for a message.
+    public static func correctingOneWord(_ text: String) -> (position: Int, word: String)? {
+        guard let readings = try? WordList.readings(text),
+              readings[0].words.allSatisfy({ SLIP39.index(of: $0) != nil }) else { return nil }
+        var candidates: [[Int]] = []
+        for reading in readings {
+            let indexes = reading.words.map { SLIP39.index(of: $0)! }
+            if !candidates.contains(indexes) { candidates.append(indexes) }
+        }
+        let corrections = candidates.flatMap { RS1024.oneWordCorrections(candidate: $0) }
+        guard corrections.count == 1 else { return nil }
+        return (corrections[0].position + 1, SLIP39.words[corrections[0].value])
     }
 
     init(identifier: Int, extendable: Bool, iterationExponent: Int, groupIndex: Int, groupThreshold: Int,
@@ -145,6 +186,27 @@ enum RS1024 {
 
     static func verify(customization: [Int], data: [Int]) -> Bool {
         polymod(customization + data) == 1
+    }
+
+    /// Every single-word change (position, new value) that makes `candidate` a valid share:
+    /// RS1024's distance lets it correct one wrong word, so a person's one typo is found by
+    /// trying every word at every place. At most 59 × 1023 checks; none for a share that
+    /// already passes.
+    static func oneWordCorrections(candidate: [Int]) -> [(position: Int, value: Int)] {
+        guard (SLIP39.minimumWords...SLIP39.maximumWords).contains(candidate.count) else { return [] }
+        var found: [(position: Int, value: Int)] = []
+        var changed = candidate
+        for position in candidate.indices {
+            for value in 0..<1024 where value != candidate[position] {
+                changed[position] = value
+                let extendable = changed[1] >> 4 & 1 == 1
+                if verify(customization: customization(extendable: extendable), data: changed), (try? SLIP39Share(wordIndexes: changed)) != nil {
+                    found.append((position, value))
+                }
+            }
+            changed[position] = candidate[position]
+        }
+        return found
     }
 
     static func checksum(customization: [Int], data: [Int]) -> [Int] {

@@ -9,6 +9,8 @@ public enum ShareProblem: Error, Hashable, Sendable, VaultErrorConvertible {
     case unknownWord(share: Int, position: Int)
     /// The RS1024 checksum fails: a word is mistyped or two are swapped.
     case checksumFailed(share: Int)
+    /// The checksum fails, and points to one word: the one at this printed number (from 1).
+    case wrongWord(share: Int, position: Int)
     /// The share's padding bits are not zero, or there are too many of them.
     case badPadding(share: Int)
     /// The share says more groups are needed than there are.
@@ -49,7 +51,7 @@ public enum ShareProblem: Error, Hashable, Sendable, VaultErrorConvertible {
     /// The shares (numbered from 1, in the order given) this problem is about.
     public var shares: [Int] {
         switch self {
-        case let .wrongWordCount(share, _), let .unknownWord(share, _), let .checksumFailed(share), let .badPadding(share),
+        case let .wrongWordCount(share, _), let .unknownWord(share, _), let .checksumFailed(share), let .wrongWord(share, _), let .badPadding(share),
              let .groupThresholdAboveCount(share), let .differentSets(share, _, _), let .memberThresholdsDiffer(share, _),
              let .shareDoesNotFit(share):
             [share]
@@ -78,6 +80,8 @@ public enum ShareProblem: Error, Hashable, Sendable, VaultErrorConvertible {
             "word \(position) of share \(share) is not a SLIP-39 word"
         case let .checksumFailed(share):
             "share \(share) fails its checksum: a word is mistyped or two words are swapped"
+        case let .wrongWord(share, position):
+            "share \(share) fails its checksum, which points to word \(position) (its number on the sheet): check that word"
         case let .badPadding(share):
             "share \(share) is not a valid share (its padding bits are wrong)"
         case let .groupThresholdAboveCount(share):

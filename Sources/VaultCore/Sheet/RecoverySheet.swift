@@ -51,17 +51,23 @@ public enum RecoverySheet {
     /// The key behind text a person typed from a sheet: the 24 words (numbered or not, in any
     /// order when numbered), or the key as printed, `nsec1` or `ncryptsec1` in groups of four
     /// (the spaces are ignored; an ncryptsec asks `passphrase` for its passphrase).
-    public static func key(fromTyped text: String, passphrase: () throws -> String?) throws -> (key: SecretKey, encrypted: Bool) {
+    /// Unnumbered words typed row by row across the printed grid are recognised (`order`
+    /// says so); when both orders pass the checksum, the refusal names both public keys, so the
+    /// person can pick by the npub printed on the sheet.
+    public static func key(fromTyped text: String, passphrase: () throws -> String?) throws -> (key: SecretKey, encrypted: Bool, order: WordOrder?) {
         let joined = String(text.filter { !$0.isWhitespace })
         let folded = joined.lowercased()
         if folded.hasPrefix("nsec1") || folded.hasPrefix("ncryptsec1") {
-            return try key(fromPayload: Array(joined.utf8), name: "the typed key", passphrase: passphrase)
+            let found = try key(fromPayload: Array(joined.utf8), name: "the typed key", passphrase: passphrase)
+            return (found.key, found.encrypted, nil)
         }
-        let entropy = try BIP39.entropy(fromWords: text)
-        guard entropy.count == 32 else {
-            throw VaultError(.malformedKey, "these words hold \(entropy.count) bytes; a key is 32 bytes (24 words)")
+        let readings = try BIP39.readings(fromWords: text)
+        guard readings[0].entropy.count == 32 else {
+            throw VaultError(.malformedKey, "these words hold \(readings[0].entropy.count) bytes; a key is 32 bytes (24 words)")
         }
-        return (try SecretKey(secret: entropy), false)
+        let keys = try readings.map { try SecretKey(secret: $0.entropy) }
+        guard keys.count == 1 else { throw VaultError.ambiguousWordOrder(identities: keys.map(\.publicKey.npub)) }
+        return (keys[0], false, readings[0].order)
     }
 
     /// The app a family knows, named on the sheet when the caller names none (seed 000: the

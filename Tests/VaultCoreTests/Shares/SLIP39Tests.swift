@@ -50,7 +50,8 @@ import Testing
                 return nil
             } catch { return error as? ShareProblem }
         }
-        #expect(problem(2) == .checksumFailed(share: 1))
+        // One wrong word: RS1024 points to it (the vector changed its last word).
+        #expect(problem(2) == .wrongWord(share: 1, position: 20))
         #expect(problem(3) == .badPadding(share: 1))
         #expect(problem(5).map { if case .notEnoughShares(needed: 2, given: 1, _) = $0 { true } else { false } } == true)
         #expect(problem(6).map { if case .differentSets(share: 2, _, _) = $0 { true } else { false } } == true)

@@ -1,0 +1,202 @@
+import Foundation
+import VaultCore
+
+/// Secret words typed at a terminal one at a time, as a hardware wallet asks for them: "word 3
+/// of 24:", each word checked against its list as it is entered (an unknown word gets the
+/// list's closest words), "-" goes back to the word before, and the whole is checked at the end
+/// (a check that points to one word asks for that word again). Echo is on, since people must see
+/// what they type, but every line the prompt wrote is cleared when it ends, however it ends:
+/// nothing secret is left on the screen. Ctrl-C or Ctrl-D cancels with nothing written.
+public struct WordPrompt {
+    /// What the final check of all the words found.
+    public enum Verdict {
+        case valid
+        /// The check points to one word (its number, from 1), with the word that would make it
+        /// pass when exactly one does.
+        case wrongWord(position: Int, suggestion: String?)
+        /// The words do not pass; `reason` says why, naming no word.
+        case invalid(reason: String)
+    }
+
+    /// What is being typed, for the first line: "the 24 words of the key".
+    public let title: String
+    public let count: Int
+    public let check: (String) -> TypedWord
+    /// Checks the numbered words ("1 word 2 word …").
+    public let verify: (String) -> Verdict
+
+    public init(title: String, count: Int, check: @escaping (String) -> TypedWord, verify: @escaping (String) -> Verdict) {
+        self.title = title
+        self.count = count
+        self.check = check
+        self.verify = verify
+    }
+
+    /// The words, numbered ("1 abandon 2 ability …"), in protected memory.
+    public func ask() throws -> SecretBytes {
+        let terminal = try Terminal()
+        var words = [String](repeating: "", count: count)
+        defer { for index in words.indices { words[index] = "" } }
+        terminal.say("Type \(title), one at a time; - goes back to the word before.")
+        var position = 0
+        while position < count {
+            let typed = try terminal.line("word \(position + 1) of \(count): ")
+            if typed == "-" {
+                position = max(0, position - 1)
+                continue
+            }
+            guard !typed.isEmpty else { continue }
+            switch check(typed) {
+            case .word(let word):
+                words[position] = word
+                position += 1
+            case .unknown(let closest):
+                terminal.say("  not a word of the list; closest: \(closest.joined(separator: ", "))")
+            }
+            if position == count {
+                position = try finalCheck(&words, terminal)
+            }
+        }
+        var text = Array(numbered(words).utf8)
+        return try SecretBytes(consuming: &text)
+    }
+
+    /// Checks all the words; returns `count` when they pass, else the place to type again.
+    private func finalCheck(_ words: inout [String], _ terminal: Terminal) throws -> Int {
+        switch verify(numbered(words)) {
+        case .valid:
+            return count
+        case .wrongWord(let position, let suggestion):
+            if let suggestion {
+                let answer = try terminal.line("the check points to word \(position): did you mean '\(suggestion)'? [y/n] ")
+                if answer.lowercased().hasPrefix("y") {
+                    words[position - 1] = suggestion
+                    return try finalCheck(&words, terminal)
+                }
+            } else {
+                terminal.say("the check points to word \(position): type it again")
+            }
+            return position - 1
+        case .invalid(let reason):
+            terminal.say(reason)
+            let answer = try terminal.line("number of the word to type again (1 to \(count)), or Enter to stop: ")
+            guard let number = Int(answer), (1...count).contains(number) else {
+                throw ToolError(.invalidInput, "the words do not pass their check; nothing was written", hint: "check each word against the sheet, in order")
+            }
+            return number - 1
+        }
+    }
+
+    private func numbered(_ words: [String]) -> String {
+        words.enumerated().map { "\($0 + 1) \($1)" }.joined(separator: " ")
+    }
+}
+
+/// The controlling terminal in character mode, echoing what is typed, with every line written
+/// remembered so that all of them are cleared, and the settings restored, when it closes.
+private final class Terminal {
+    private let descriptor: Int32
+    private var saved = termios()
+    private var lines = 0
+
+    init() throws {
+        descriptor = open("/dev/tty", O_RDWR | O_CLOEXEC)
+        guard descriptor >= 0 else { throw ToolError(.usage, "there is no terminal to type the words on", hint: "give them in a file") }
+        var raw = termios()
+        guard tcgetattr(descriptor, &saved) == 0 else {
+            close(descriptor)
+            throw ToolError(.usage, "cannot read words from this terminal", hint: "give them in a file")
+        }
+        raw = saved
+        // Character at a time, our own echo, and Ctrl-C as a byte: it then cancels here, after
+        // the screen is cleared and the settings restored, instead of killing the tool mid-line.
+        raw.c_lflag &= ~tcflag_t(ICANON | ECHO | ISIG)
+        withUnsafeMutableBytes(of: &raw.c_cc) { cc in
+            cc[Int(VMIN)] = 1
+            cc[Int(VTIME)] = 0
+        }
+        guard tcsetattr(descriptor, TCSAFLUSH, &raw) == 0 else {
+            close(descriptor)
+            throw ToolError(.usage, "cannot read words from this terminal", hint: "give them in a file")
+        }
+    }
+
+    deinit {
+        // Up to the first line written, and clear from there to the end of the screen.
+        write("\r" + (lines > 0 ? "\u{1b}[\(lines)A" : "") + "\u{1b}[J")
+        _ = tcsetattr(descriptor, TCSAFLUSH, &saved)
+        close(descriptor)
+    }
+
+    func say(_ text: String) {
+        write(text.displaySafe + "\r\n")
+        lines += 1
+    }
+
+    /// One line after `prompt`: printable bytes echoed, backspace erasing, at most 64 bytes.
+    func line(_ prompt: String) throws -> String {
+        write(prompt)
+        var typed: [UInt8] = []
+        defer { for index in typed.indices { typed[index] = 0 } }
+        var byte: UInt8 = 0
+        while true {
+            let got = read(descriptor, &byte, 1)
+            if got < 0, errno == EINTR { continue }
+            guard got == 1, byte != 0x03, byte != 0x04 else { throw ToolError(.usage, "cancelled; nothing was written") }
+            switch byte {
+            case 0x0d, 0x0a:
+                write("\r\n")
+                lines += 1
+                return String(decoding: typed, as: UTF8.self).trimmingCharacters(in: .whitespaces)
+            case 0x7f, 0x08:
+                if !typed.isEmpty {
+                    typed.removeLast()
+                    write("\u{8} \u{8}")
+                }
+            case 0x20...0x7e where typed.count < 64:
+                typed.append(byte)
+                write(String(UnicodeScalar(byte)))
+            default:
+                continue
+            }
+        }
+    }
+
+    private func write(_ text: String) {
+        let bytes = Array(text.utf8)
+        _ = bytes.withUnsafeBytes { Foundation.write(descriptor, $0.baseAddress, $0.count) }
+    }
+}
+
+extension WordPrompt {
+    /// 24 BIP-39 words (a key, a recovery code), checked with `decode` at the end.
+    public static func bip39(_ title: String, decode: @escaping (String) throws -> Void) -> WordPrompt {
+        WordPrompt(title: title, count: 24, check: BIP39.check(typed:)) { text in
+            do {
+                try decode(text)
+                return .valid
+            } catch let error as VaultError {
+                return .invalid(reason: error.reason)
+            } catch {
+                return .invalid(reason: "the words do not pass their check")
+            }
+        }
+    }
+
+    /// A family key's share: 33 SLIP-0039 words. Its checksum can point to one wrong word, and
+    /// name the word that fits when exactly one does.
+    public static func slip39Share(_ number: Int) -> WordPrompt {
+        WordPrompt(title: "the 33 words of share \(number)", count: 33, check: SLIP39.check(typed:)) { text in
+            do {
+                _ = try SLIP39Share(words: text, share: number)
+                return .valid
+            } catch ShareProblem.wrongWord(_, let position) {
+                return .wrongWord(position: position, suggestion: SLIP39Share.correctingOneWord(text)?.word)
+            } catch let problem as ShareProblem {
+                return .invalid(reason: problem.reason)
+            } catch {
+                return .invalid(reason: "the words are not a share")
+            }
+        }
+    }
+}
