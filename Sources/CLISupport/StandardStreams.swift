@@ -9,6 +9,15 @@ public enum StandardStreams {
     public static var outputIsTerminal: Bool { isatty(STDOUT_FILENO) == 1 }
     public static var errorIsTerminal: Bool { isatty(STDERR_FILENO) == 1 }
 
+    /// Whether standard output and standard error are one terminal: then a line written to
+    /// standard output lands in the middle of a progress bar drawn on standard error.
+    public static var outputAndErrorShareTerminal: Bool {
+        guard outputIsTerminal, errorIsTerminal else { return false }
+        var output = stat(), error = stat()
+        guard fstat(STDOUT_FILENO, &output) == 0, fstat(STDERR_FILENO, &error) == 0 else { return false }
+        return output.st_rdev == error.st_rdev
+    }
+
     /// The mode of standard output when it is a regular file that others may read (a shell
     /// redirection under the usual umask makes it 0644); nil otherwise.
     public static var outputFileReadableByOthers: mode_t? {

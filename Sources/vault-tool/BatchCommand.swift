@@ -54,6 +54,7 @@ struct BatchCommand {
         ]
         if let from = result.from { entries.append(("from", .int(from))) }
         entries.append(("to", .int(result.to)))
+        if !result.losses.isEmpty { entries.append(("lost", .array(result.losses.map(JSONValue.string)))) }
         if let error = result.error {
             entries.append(("error", .string(error.reason)))
             entries.append(("exit", .int(Int(ExitStatus(error.code.category).rawValue))))

@@ -8,7 +8,9 @@ struct Census: ParsableCommand {
         discussion: """
         Reads only the first bytes of every file under DIR (a folder, or s3://BUCKET/PREFIX/ in \
         an object store, read with ranged requests, many at once), and \
-        lists the files that are not vault envelopes, with the reason. With --list, prints every \
+        lists the files that are not vault envelopes, with the reason. A file with a vault's \
+        header but shorter than the smallest vault (the header records no length) is counted \
+        apart, as truncated. With --list, prints every \
         vault instead: its schema version, household id and path under DIR (with --json, one \
         JSON object a line), from which a migration manifest can be built.
 
@@ -18,7 +20,7 @@ struct Census: ParsableCommand {
           vault-tool census --json mirror/vaults > census.json
           vault-tool census --list --json mirror/vaults \\
             | jq -c 'select(.schemaVersion == 1) | {vault: ("mirror/vaults/" + .path),
-            vaultKeyFile: ("keys/" + .household + ".vaultkey")}' > jobs.jsonl
+            vaultKeyFile: ("keys/" + .householdId + ".vaultkey")}' > jobs.jsonl
         """
     )
 
@@ -57,6 +59,7 @@ struct Census: ParsableCommand {
                     .object([("format", .int(Int(kind.format))), ("suite", .int(Int(kind.suite))), ("schemaVersion", .int(Int(kind.schemaVersion))),
                              ("supported", .bool(kind.isSupported)), ("count", .int(census.counts[kind]!))])
                 })),
+                ("truncated", .array(census.truncated.map { .object([("path", .string($0.path)), ("reason", .string($0.reason))]) })),
                 ("notVaults", .array(census.notVaults.map { .object([("path", .string($0.path)), ("reason", .string($0.reason))]) })),
             ]).serialized(), as: UTF8.self)
         } else {
@@ -65,9 +68,12 @@ struct Census: ParsableCommand {
             for kind in kinds {
                 table.add("\(kind.format)", "\(kind.suite)", "\(kind.schemaVersion)", "\(census.counts[kind]!)", kind.isSupported ? "" : "not readable by this build")
             }
+            var cut = TextTable()
+            for entry in census.truncated { cut.add(entry.path, entry.reason) }
             var list = TextTable()
             for entry in census.notVaults { list.add(entry.path, entry.reason) }
             text = "\(census.files) files, \(census.vaults) vaults under \(folder)".displaySafe + "\n" + table.render()
+                + (census.truncated.isEmpty ? "" : "\ntruncated vaults (\(census.truncated.count))\n" + cut.render(indent: "  "))
                 + (census.notVaults.isEmpty ? "" : "\nnot vaults (\(census.notVaults.count))\n" + list.render(indent: "  "))
         }
         StandardStreams.writeOutput(Array(text.utf8))

@@ -12,6 +12,9 @@ final class RunReport<Status: Hashable & Sendable>: Sendable {
     /// The statuses the progress bar counts as failures.
     private let failing: Set<Status>
     private let showProgress = StandardStreams.errorIsTerminal
+    /// One terminal shows both streams: each report line is printed above the bar (the bar is
+    /// cleared, the line written, the bar drawn again), never through it.
+    private let sharedTerminal = StandardStreams.outputAndErrorShareTerminal
     private let started = Date()
 
     init(total: Int, failing: Set<Status>) {
@@ -23,6 +26,7 @@ final class RunReport<Status: Hashable & Sendable>: Sendable {
         let text = Array((String(decoding: line.serialized(pretty: false), as: UTF8.self) + "\n").utf8)
         counts.withLock { counts in
             counts[status, default: 0] += 1
+            if sharedTerminal { StandardStreams.writeError(Array("\r\u{1b}[K".utf8)) }
             StandardStreams.writeOutput(text)
             if showProgress {
                 Self.drawProgress(done: counts.values.reduce(0, +), total: total, failed: failing.reduce(0) { $0 + counts[$1, default: 0] },

@@ -23,7 +23,7 @@ struct VaultTool: ParsableCommand {
           vault-tool check --key-file parent.nsec household.vault
         """,
         version: "0.1.0",
-        subcommands: [Keygen.self, Derive.self, Seal.self, Open.self, Inspect.self, Check.self, Migrate.self, Census.self, Diff.self, Merge.self]
+        subcommands: [Keygen.self, Derive.self, Seal.self, Open.self, Inspect.self, Check.self, Migrate.self, Census.self, Diff.self, Merge.self, SampleFleetCommand.self]
     )
 
     static func main() { ToolMain.run(Self.self) }

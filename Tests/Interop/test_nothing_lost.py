@@ -1480,3 +1480,50 @@ def test_a_secret_redirected_into_a_readable_file_is_warned_about(workspace):
         os.chmod(private, 0o600)
         result = subprocess.run([BIN / "vault-tool", "keygen"], cwd=workspace, stdout=stdout, stderr=subprocess.PIPE, timeout=TIMEOUT)
     assert result.returncode == 0 and b"warning" not in result.stderr, result.stderr
+
+
+def test_a_batch_checks_its_files_before_it_starts(workspace):
+    """A key file that is not there is found before the journal or the folder is made."""
+    prepare(workspace, {"m.jsonl": '{"vault": "work-v1.vault", "keyFile": "keys/parnet.nsec"}\n'})
+    before = snapshot(workspace)
+    result = tool("vault-tool", "migrate --to 2 --manifest m.jsonl --out-dir batch", workspace)
+    assert result.returncode == 1, result
+    assert "manifest line 1" in result.message and "keys/parnet.nsec" in result.message, result
+    assert_unchanged(workspace, before)
+
+
+def test_a_lossy_batch_reports_every_dropped_value(workspace):
+    prepare(workspace, {"m.jsonl": ONE_VAULT.format("work.vault")})
+    result = ok("vault-tool", "migrate --to 1 --allow-lossy --manifest m.jsonl --out-dir batch", workspace)
+    line = json.loads(result.stdout.decode().splitlines()[0])
+    assert line["status"] == "migrated" and line["lost"], line
+    assert all(isinstance(value, str) and value for value in line["lost"]), line
+
+
+def test_census_counts_a_cut_off_vault_apart(workspace):
+    (workspace / "fleet").mkdir()
+    shutil.copy(workspace / "work.vault", workspace / "fleet" / "whole.vault")
+    (workspace / "fleet" / "cut.vault").write_bytes((workspace / "work.vault").read_bytes()[:100])
+    (workspace / "fleet" / "note.txt").write_text("not a vault\n")
+    census = json.loads(ok("vault-tool", "census --json fleet", workspace).stdout)
+    assert census["vaults"] == 1 and census["files"] == 3, census
+    assert [entry["path"] for entry in census["truncated"]] == ["cut.vault"], census
+    assert [entry["path"] for entry in census["notVaults"]] == ["note.txt"], census
+
+
+def test_sample_fleet_makes_a_fleet_the_batch_migrates(workspace):
+    ok("vault-tool", "sample-fleet --households 70 --out-dir trial --now 2026-01-01T00:00:00Z", workspace)
+    assert len(list((workspace / "trial" / "vaults").iterdir())) == 70
+    assert {stat.S_IMODE(key.stat().st_mode) for key in (workspace / "trial" / "keys").iterdir()} == {0o600}
+    lines = (workspace / "trial" / "manifest.jsonl").read_text().splitlines()
+    assert len(lines) == 70
+    for line in lines[:3]:
+        entry = json.loads(line)
+        key = nip19_decode((workspace / "trial" / entry["keyFile"]).read_text().strip(), "nsec")
+        assert Path(entry["vault"]).name == Household(key).vault_path.split("/")[-1]
+    result = ok("vault-tool", "migrate --manifest trial/manifest.jsonl --to 2 --out-dir trial-v2", workspace)
+    assert [json.loads(l)["status"] for l in result.stdout.decode().splitlines()] == ["migrated"] * 70
+    before = snapshot(workspace)
+    result = tool("vault-tool", "sample-fleet --households 2 --out-dir trial", workspace)
+    assert result.returncode == REFUSED, result
+    assert_unchanged(workspace, before)

@@ -92,6 +92,8 @@ public final class OutputFolder: @unchecked Sendable {
     /// Where a missing folder is made: the resolved path, so only the folders it lacks are made
     /// (never the "x" of "x/../store").
     private let creationPath: String
+    /// The nearest folder that exists, itself when it does.
+    private let nearestExisting: String
     /// The folders this object made, outermost first, so a refused run can remove them again.
     private var made: [String] = []
 
@@ -108,6 +110,7 @@ public final class OutputFolder: @unchecked Sendable {
             // opened by its real path, so the same-file rules see the files in it.
             guard errno == ENOENT, let resolved = ResolvedPath(path) else { throw AtomicFile.ioError("could not open the folder '\(path)'") }
             creationPath = resolved.path
+            nearestExisting = resolved.existing
             if let pending = resolved.pendingPath {
                 // A missing folder still has an identity (below its nearest existing folder), so
                 // that the same-file rules run before anything reports the folder missing.
@@ -120,6 +123,7 @@ public final class OutputFolder: @unchecked Sendable {
             guard descriptor >= 0 else { throw AtomicFile.ioError("could not open the folder '\(path)'") }
         } else {
             creationPath = path
+            nearestExisting = path
         }
         var info = stat()
         guard fstat(descriptor, &info) == 0 else { throw AtomicFile.ioError("could not open the folder '\(path)'") }
@@ -140,6 +144,12 @@ public final class OutputFolder: @unchecked Sendable {
             guard descriptor >= 0 else { throw AtomicFile.ioError("could not open the folder '\(path)'") }
         }
         return descriptor
+    }
+
+    /// Refuses a folder that cannot be written, or, still to be made, whose nearest existing
+    /// folder cannot be: checked before a batch starts, so it fails before any work.
+    public func requireWritable() throws {
+        guard access(nearestExisting, W_OK | X_OK) == 0 else { throw AtomicFile.ioError("cannot write in the folder '\(nearestExisting)'") }
     }
 
     /// Removes the folders this object made while they are still empty (rmdir never removes
@@ -322,11 +332,12 @@ public final class StagedOutput: @unchecked Sendable {
         try publish(exclusive: exclusive, syncingFolder: true)
     }
 
-    /// Publishes many staged outputs (replacing, never exclusive) as one group: one syncfs(2)
+    /// Publishes many staged outputs (replacing, or with `exclusive` each refusing a file that is
+    /// there) as one group: one syncfs(2)
     /// makes every staged file durable before any is named, then each is renamed into place,
     /// then each folder is synced once. A kill at any moment leaves each output old or new and
     /// complete; a batch records its jobs done only after this returns.
-    public static func publishTogether(_ outputs: [StagedOutput]) throws {
+    public static func publishTogether(_ outputs: [StagedOutput], exclusive: Bool = false) throws {
         // One syncfs per file system the outputs are on (a folder may be a mount point).
         var flushed: Set<UInt64> = []
         for output in outputs where output.descriptor >= 0 {
@@ -337,7 +348,7 @@ public final class StagedOutput: @unchecked Sendable {
         }
         var folders: [ObjectIdentifier: (descriptor: Int32, path: String)] = [:]
         for output in outputs {
-            try output.publish(exclusive: false, syncingFolder: false)
+            try output.publish(exclusive: exclusive, syncingFolder: false)
             folders[ObjectIdentifier(output.location.folder)] = (try output.location.folder.opened(), output.location.folder.path)
         }
         // The names must be durable before a batch records its jobs done: a failed sync fails the group.

@@ -39,6 +39,8 @@ public final class BatchMigration: Sendable {
         public let from: Int?
         public let to: Int
         public let error: VaultError?
+        /// What a lossy migration (`allowLossy`) dropped from this vault, each value named.
+        public var losses: [String] = []
     }
 
     public let target: Int
@@ -93,6 +95,15 @@ public final class BatchMigration: Sendable {
             if let vaultKeyFile = job.vaultKeyFile { inputs.append(FileSet.Input("the vault-key file of manifest line \(job.line)", vaultKeyFile)) }
         }
         try FileSet.check(inputs: inputs, outputs: declared)
+        // Everything a typo could get wrong is checked before the journal exists: the target
+        // (above), the manifest's lines, that each named file is there, and that the output
+        // folder can be written or made. A mistake then costs nothing to correct.
+        for job in jobs {
+            for (what, path) in [("vault", job.vault), ("key file", job.keyFile), ("vault-key file", job.vaultKeyFile)] {
+                if let path, access(path, R_OK) != 0 { throw VaultError.manifestFileUnreadable(line: job.line, what: what, path: path) }
+            }
+        }
+        try folder.requireWritable()
         self.outputs = outputs
         guard !dryRun else {
             journal = nil
@@ -202,13 +213,15 @@ public final class BatchMigration: Sendable {
                 let outcome = try VaultMigration.migrate(input, access: loadAccess(job), to: target, allowLossy: allowLossy)
                 let from = outcome.report.from
                 guard database != nil else {
-                    results.append(Result(job: job, status: outcome.unchanged ? .unchanged : .wouldMigrate, from: from, to: target, error: nil))
+                    results.append(Result(job: job, status: outcome.unchanged ? .unchanged : .wouldMigrate, from: from, to: target, error: nil,
+                                      losses: outcome.report.losses))
                     continue
                 }
                 staged.append(try outcome.bytes.withUnsafeBytes { bytes in
                     try StagedOutput(outputs[job.line]!, bytes: bytes, mode: outputMode, flush: false)
                 })
-                results.append(Result(job: job, status: outcome.unchanged ? .unchanged : .migrated, from: from, to: target, error: nil))
+                results.append(Result(job: job, status: outcome.unchanged ? .unchanged : .migrated, from: from, to: target, error: nil,
+                                      losses: outcome.report.losses))
             } catch let error as VaultError {
                 results.append(Result(job: job, status: .failed, from: nil, to: target, error: error))
             }
@@ -312,6 +325,16 @@ public final class BatchMigration: Sendable {
         guard let slash = bytes.lastIndex(of: UInt8(ascii: "/")) else { return ("", String(decoding: bytes, as: UTF8.self)) }
         // "/" is one byte and never part of a longer UTF-8 sequence, so both halves stay valid.
         return (slash == 0 ? "/" : String(decoding: bytes[..<slash], as: UTF8.self), String(decoding: bytes[(slash + 1)...], as: UTF8.self))
+    }
+
+}
+
+extension VaultError {
+    /// A file a manifest line names cannot be read (missing, or not readable), found before
+    /// the batch starts.
+    public static func manifestFileUnreadable(line: Int, what: String, path: String, file: String = #fileID, line sourceLine: UInt = #line) -> VaultError {
+        let why = (strerror(errno).flatMap { String(validatingCString: $0) } ?? "error \(errno)").lowercased()
+        return VaultError(.io, "manifest line \(line): cannot read the \(what) '\(path.prefix(200))': \(why); nothing was started", file: file, line: sourceLine)
     }
 
 }

@@ -21,6 +21,13 @@ public struct VaultCensus: Sendable {
     public private(set) var counts: [Kind: Int] = [:]
     /// Files that are not vault envelopes, relative to the folder, with the reason.
     public private(set) var notVaults: [(path: String, reason: String)] = []
+    /// Files with a vault's header that are shorter than the smallest vault: cut off in a copy
+    /// or an upload. Counted apart from vaults and from files that are not vaults at all.
+    public private(set) var truncated: [(path: String, reason: String)] = []
+
+    /// No vault is shorter: the header, the tag, and the smallest document any schema version
+    /// allows. The header records no length, so this is what can be known without the key.
+    public static let minimumVaultByteCount = VaultEnvelope.headerByteCount + XChaCha20Poly1305.tagByteCount + VaultDocument.minimumByteCount
 
     public var vaults: Int { counts.values.reduce(0, +) }
     /// With `listing`: every vault, by its path under the folder, with its kind and household
@@ -64,6 +71,7 @@ public struct VaultCensus: Sendable {
         // Folders are walked depth first from a stack; the lists are given in path order.
         census.listed.sort { $0.path < $1.path }
         census.notVaults.sort { $0.path < $1.path }
+        census.truncated.sort { $0.path < $1.path }
         return census
     }
 
@@ -74,26 +82,27 @@ public struct VaultCensus: Sendable {
                             progress: ((Int) -> Void)? = nil) throws -> VaultCensus {
         var census = VaultCensus()
         census.listing = listing
-        var found: [String] = []
+        var found: [(key: String, size: Int)] = []
         try store.withClient { client in
-            try client.listAll(prefix) { page in found += page.map(\.key).filter { !$0.hasSuffix("/") } }
+            try client.listAll(prefix) { page in found += page.filter { !$0.key.hasSuffix("/") }.map { ($0.key, $0.size) } }
         }
-        let keys = found
+        let keys = found.map(\.key)
         let headerCount = VaultEnvelope.headerByteCount + XChaCha20Poly1305.tagByteCount
         let headers = try concurrently(keys.count, parallelism: parallelism, progress: progress) { index in
             try store.withClient { try $0.get(S3ObjectName(bucket: prefix.bucket, key: keys[index]), range: 0..<headerCount) }
         }
-        for (key, object) in zip(keys, headers) {
+        for ((key, size), object) in zip(found, headers) {
             let relative = String(key.dropFirst(prefix.key.count))
             census.files += 1
             guard let object else {
                 census.notVaults.append((relative, "was removed while counting"))
                 continue
             }
-            census.classify(relative, header: object.bytes.prefix(headerCount), complete: headerCount)
+            census.classify(relative, header: object.bytes.prefix(headerCount), complete: headerCount, length: size)
         }
         census.listed.sort { $0.path < $1.path }
         census.notVaults.sort { $0.path < $1.path }
+        census.truncated.sort { $0.path < $1.path }
         return census
     }
 
@@ -104,16 +113,21 @@ public struct VaultCensus: Sendable {
             return
         }
         defer { close(descriptor) }
+        var info = stat()
+        let length = fstat(descriptor, &info) == 0 ? Int(info.st_size) : nil
         let count = buffer.withUnsafeMutableBytes { read(descriptor, $0.baseAddress!, $0.count) }
-        classify(relative, header: buffer.prefix(max(0, count)), complete: buffer.count)
+        classify(relative, header: buffer.prefix(max(0, count)), complete: buffer.count, length: length)
     }
 
-    /// Sorts one file by its first `complete` bytes (fewer when the file is shorter).
-    private mutating func classify(_ relative: String, header bytes: ArraySlice<UInt8>, complete: Int) {
+    /// Sorts one file by its first `complete` bytes (fewer when the file is shorter) and its
+    /// whole length, when known.
+    private mutating func classify(_ relative: String, header bytes: ArraySlice<UInt8>, complete: Int, length: Int?) {
         if !bytes.starts(with: VaultEnvelope.magic.prefix(bytes.count)) || bytes.isEmpty {
             notVaults.append((relative, bytes.isEmpty ? "empty" : "does not start with MTVAULT"))
         } else if bytes.count < complete {
-            notVaults.append((relative, "truncated: \(bytes.count) bytes, less than a header and a tag"))
+            truncated.append((relative, "\(bytes.count) bytes, less than a header and a tag"))
+        } else if let length, length < Self.minimumVaultByteCount {
+            truncated.append((relative, "\(length) bytes, less than the smallest vault (\(Self.minimumVaultByteCount) bytes)"))
         } else {
             let start = bytes.startIndex
             let kind = Kind(format: bytes[start + 7], suite: bytes[start + 8], schemaVersion: bytes[start + 9])

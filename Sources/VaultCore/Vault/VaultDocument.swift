@@ -54,6 +54,12 @@ public struct VaultDocument: Sendable, Equatable {
 
     /// The schema versions this build reads and writes.
     public static let supportedVersions: ClosedRange<Int> = 1...2
+
+    /// No document of any version is shorter: the fields every version requires, written as
+    /// compactly as JSON allows, with the two whose length is fixed (the 64-hex parent key and
+    /// the sealed wrap key, base64 of 24 + 32 + 16 bytes) at that length. The vault format
+    /// records no length, so a census uses this to tell a cut-off file from a vault.
+    public static let minimumByteCount = #"{"version":1,"parentPubkey":"","parentWrapKeyEncrypted":""}"#.utf8.count + 64 + 96
     /// The version new documents and migrations aim at by default.
     public static let currentVersion = 2
 }
