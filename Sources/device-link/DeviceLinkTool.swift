@@ -84,7 +84,7 @@ struct Read: ParsableCommand {
         // Without -o the nsec goes nowhere: standard output carries the table.
         let files = try CommandFiles(reads: [.init("image", image)], writes: output.map { [.restoredKey("-o", $0)] } ?? [])
         let now = try time(now)
-        let link = try DeviceLink(payload: QRPictures.singleQR(image), now: now)
+        let link = try DeviceLink(payload: QRPictures.singleQR(image, reads: { $0 == .deviceLink || $0 == .other }, expected: "a device-link code"), now: now)
         var table = TextTable()
         table.add("vault URL", link.vaultURL)
         table.add("npub", link.key.publicKey.npub)

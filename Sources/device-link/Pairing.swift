@@ -62,7 +62,7 @@ struct Pairing: ParsableCommand {
 
         func run() throws {
             try requireRange(maxAge, 1...PairingCode.maximumAllowedAge, "--max-age")
-            let code = try PairingCode(payload: QRPictures.singleQR(image), now: time(now), maximumAge: maxAge)
+            let code = try PairingCode(payload: QRPictures.singleQR(image, reads: { $0 == .pairing || $0 == .other }, expected: "a pairing code"), now: time(now), maximumAge: maxAge)
             if json {
                 StandardStreams.writeOutput(code.jsonValue().serialized())
                 return

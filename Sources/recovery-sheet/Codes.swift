@@ -46,7 +46,7 @@ struct Code: ParsableCommand {
                 let text = words.withUnsafeBytes { String(decoding: $0, as: UTF8.self) }
                 entropy = try BIP39.entropy(fromWords: text)
             } else {
-                let payload = String(decoding: try QRPictures.singleQR(sheet!, typedInstead: "type the 24 words into a file and give it with --code-file"), as: UTF8.self)
+                let payload = String(decoding: try QRPictures.singleQR(sheet!, reads: { $0 == .recoveryCode || $0 == .other }, expected: "a recovery-code sheet", typedInstead: "type the 24 words into a file and give it with --code-file"), as: UTF8.self)
                 entropy = try SeedQR.entropy(fromDigits: payload)
             }
             guard entropy.count == 32 else { throw ToolError(.invalidInput, "a recovery code is 24 words; this one has \(entropy.count * 3 / 4)") }

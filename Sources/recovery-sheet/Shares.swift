@@ -35,6 +35,13 @@ enum ShareReader {
                 }
             }
             if let damaged { throw damaged }
+            switch PrintedCode.mostTelling(payloads.map { Array($0.utf8) }) {
+            case .other, .share, .shareCheck:
+                break  // a share sheet whose share code did not read, or no code of ours: the advice below
+            case let found:
+                throw ToolError(.invalidInput, VaultError.wrongKindOfCode(found, expected: "a share sheet", name: "'\(name)'").reason,
+                                hint: QRPictures.commandReading(found).map { "read it with \($0)" })
+            }
             throw ToolError(.invalidInput, "no share code found in the picture '\(name)'",
                             hint: "photograph the whole sheet, flat and evenly lit, or type the share's words into a file and give that instead")
         }

@@ -1527,3 +1527,24 @@ def test_sample_fleet_makes_a_fleet_the_batch_migrates(workspace):
     result = tool("vault-tool", "sample-fleet --households 2 --out-dir trial", workspace)
     assert result.returncode == REFUSED, result
     assert_unchanged(workspace, before)
+
+
+WRONG_KIND = [
+    ("recovery-sheet", "scan tshares/share-1-of-2.png -o out.nsec", "a share sheet of set", "recovery-sheet combine"),
+    ("recovery-sheet", "scan code.png -o out.nsec", "a recovery-code sheet", "code unwrap --sheet"),
+    ("recovery-sheet", "scan link.png -o out.nsec", "a device-link code", "device-link read"),
+    ("recovery-sheet", "combine sheet.png tshares/share-2-of-2.txt -o out.nsec", "a recovery sheet", "recovery-sheet scan"),
+    ("recovery-sheet", "code unwrap --blob blob.json --sheet sheet.png -o out.hex", "a recovery sheet", "recovery-sheet scan"),
+    ("device-link", f"read pair.png --now {NOW}", "a pairing code", "device-link pairing read"),
+    ("device-link", f"read sheet.png --now {NOW}", "a recovery sheet", "recovery-sheet scan"),
+    ("device-link", f"pairing read link.png --now {NOW}", "a device-link code", "device-link read"),
+]
+
+
+@pytest.mark.parametrize("tool_name,arguments,what,command", WRONG_KIND, ids=[f"{t} {a.split()[0]} {a.split()[1]}" for t, a, _, _ in WRONG_KIND])
+def test_the_wrong_kind_of_code_is_named_with_the_command_that_reads_it(workspace, tool_name, arguments, what, command):
+    before = snapshot(workspace)
+    result = tool(tool_name, arguments, workspace)
+    assert result.returncode == 2, result
+    assert f"is {what}" in result.message and command in result.message, result
+    assert_unchanged(workspace, before)

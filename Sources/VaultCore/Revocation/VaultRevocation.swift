@@ -39,13 +39,26 @@ public enum VaultRevocation {
         public let deviceId: String
     }
 
+    /// A device a typed name could mean, as support reads it out: name, id and status.
+    public struct Candidate: Hashable, Sendable {
+        public let id: String
+        public let name: String
+        public let isActive: Bool
+
+        /// The devices of `matches`, the active ones first, each group in the vault's order.
+        static func listing(_ matches: [DeviceRecord]) -> [Candidate] {
+            let candidates = matches.map { Candidate(id: $0.deviceId, name: $0.deviceName, isActive: $0.status == .active) }
+            return candidates.filter(\.isActive) + candidates.filter { !$0.isActive }
+        }
+    }
+
     /// A guard rail the revocation trips, with what tripped it. The tools word it and name the
     /// option that overrides it; ``reason`` names none.
     public enum Refusal: Hashable, Sendable {
         /// Listed devices the vault does not have.
         case unknownDevices([String])
-        /// A name or prefix that matches several devices (their ids).
-        case ambiguousDevice(String, candidates: [String])
+        /// A name or prefix that matches several devices: active ones first.
+        case ambiguousDevice(String, candidates: [Candidate])
         /// The device named as the new primary is not an active device that stays.
         case promotedDeviceDoesNotStay(String)
         /// The primary device is revoked while other devices stay, and no new primary is named.
@@ -70,7 +83,9 @@ public enum VaultRevocation {
         public var reason: String {
             switch self {
             case .unknownDevices(let ids): "the vault has no device \(ids.map { "'\($0)'" }.joined(separator: ", "))"
-            case .ambiguousDevice(let typed, let candidates): "'\(typed)' matches \(candidates.count) devices: \(candidates.joined(separator: ", "))"
+            case .ambiguousDevice(let typed, let candidates):
+                "'\(typed)' matches \(candidates.count) devices: "
+                    + candidates.map { "\($0.name) (\($0.id), \($0.isActive ? "active" : "revoked"))" }.joined(separator: "; ")
             case .promotedDeviceDoesNotStay(let id): "'\(id)', named as the new primary, is not an active device that stays"
             case .primaryNeedsSuccessor(let primary): "'\(primary)' is the primary device, and no new primary is named"
             case .promotionWithoutPrimary(let id): "'\(id)' is named as the new primary, but the primary device is not being revoked"
@@ -106,7 +121,7 @@ public enum VaultRevocation {
             for text in typed {
                 let matches = matching(text, in: document.devices)
                 if matches.count > 1 {
-                    ambiguous.append(.ambiguousDevice(text, candidates: matches.map(\.deviceId)))
+                    ambiguous.append(.ambiguousDevice(text, candidates: Candidate.listing(matches)))
                 } else if let device = matches.first {
                     if !chosen.contains(device) { chosen.append(device) }
                 } else if !unknown.contains(text) {
@@ -129,7 +144,7 @@ public enum VaultRevocation {
         if let typed = options.promote {
             let matches = matching(typed, in: document.devices)
             if matches.count == 1 { promoted = matches[0].deviceId }
-            if matches.count > 1 { ambiguous.append(.ambiguousDevice(typed, candidates: matches.map(\.deviceId))) }
+            if matches.count > 1 { ambiguous.append(.ambiguousDevice(typed, candidates: Candidate.listing(matches))) }
         }
         var refusals = ambiguous
         // Skipping unknown devices is for lists with a few stale ids, not for a batch where

@@ -42,8 +42,18 @@ import Testing
         let other = document.devices.firstIndex { $0.deviceId != target.deviceId && $0.status == .active && !$0.isPrimary }!
         document.devices[other].deviceName = "Bedroom iPad"
         let ambiguous = VaultRevocation.plan(document, options: options(.devices(["bedroom ipad"])))
-        #expect(ambiguous.refusals == [.ambiguousDevice("bedroom ipad", candidates: [target.deviceId, document.devices[other].deviceId].sorted {
-            a, b in document.devices.firstIndex { $0.deviceId == a }! < document.devices.firstIndex { $0.deviceId == b }! })])
+        let expected = [document.devices[index], document.devices[other]].sorted { a, b in
+            document.devices.firstIndex { $0.deviceId == a.deviceId }! < document.devices.firstIndex { $0.deviceId == b.deviceId }!
+        }.map { VaultRevocation.Candidate(id: $0.deviceId, name: $0.deviceName, isActive: true) }
+        #expect(ambiguous.refusals == [.ambiguousDevice("bedroom ipad", candidates: expected)])
+        // A revoked device that answers to the name too comes last, marked revoked.
+        var withRevoked = document
+        withRevoked.devices[withRevoked.devices.firstIndex { $0.deviceId == expected[0].id }!].status = .revoked
+        let listed = VaultRevocation.plan(withRevoked, options: options(.devices(["bedroom ipad"]))).refusals
+        #expect(listed == [.ambiguousDevice("bedroom ipad", candidates: [
+            VaultRevocation.Candidate(id: expected[1].id, name: expected[1].name, isActive: true),
+            VaultRevocation.Candidate(id: expected[0].id, name: expected[0].name, isActive: false)])])
+        #expect(listed.first?.reason.hasSuffix("(\(expected[0].id), revoked)") == true)
         // An exact id that is also another device's name is ambiguous too.
         document.devices[other].deviceName = target.deviceId
         #expect(VaultRevocation.plan(document, options: options(.devices([target.deviceId]))).refusals.count == 1)
