@@ -204,7 +204,26 @@ struct jpeg_error_context {
     jmp_buf jump;
     char *error;
     size_t error_size;
+    int status; /* what setjmp's second return hands back */
 };
+
+/* Counts scans as libjpeg reads them (djpeg's -maxscans does the same): a progressive JPEG may
+ * hold thousands of tiny scans, each costing a pass over the whole image. */
+struct jpeg_scan_limit {
+    struct jpeg_progress_mgr manager;
+    int max_scans;
+};
+
+static void jpeg_scan_limit_callback(j_common_ptr info) {
+    struct jpeg_scan_limit *limit = (struct jpeg_scan_limit *)info->progress;
+    j_decompress_ptr decompress = (j_decompress_ptr)info;
+    if (info->is_decompressor && decompress->input_scan_number > limit->max_scans) {
+        struct jpeg_error_context *context = (struct jpeg_error_context *)info->err;
+        snprintf(context->error, context->error_size, "it has more than %d scans", limit->max_scans);
+        context->status = HVT_IMAGE_TOO_COSTLY;
+        longjmp(context->jump, 1);
+    }
+}
 
 static void jpeg_error_exit_callback(j_common_ptr info) {
     struct jpeg_error_context *context = (struct jpeg_error_context *)info->err;
@@ -216,22 +235,27 @@ static void jpeg_error_exit_callback(j_common_ptr info) {
 
 static void jpeg_quiet_output(j_common_ptr info) { (void)info; }
 
-int hvt_jpeg_decode_gray8(const uint8_t *data, size_t size, uint64_t max_pixels, uint8_t **pixels,
-                          uint32_t *width, uint32_t *height, char *error, size_t error_size) {
+int hvt_jpeg_decode_gray8(const uint8_t *data, size_t size, uint64_t max_pixels, uint64_t max_coefficient_bytes, int max_scans,
+                          uint8_t **pixels, uint32_t *width, uint32_t *height, char *error, size_t error_size) {
     struct jpeg_decompress_struct info;
     struct jpeg_error_context context;
+    struct jpeg_scan_limit limit;
     uint8_t *volatile image = NULL;
     info.err = jpeg_std_error(&context.manager);
     context.manager.error_exit = jpeg_error_exit_callback;
     context.manager.output_message = jpeg_quiet_output;
     context.error = error;
     context.error_size = error_size;
+    context.status = -1;
     if (setjmp(context.jump)) {
         jpeg_destroy_decompress(&info);
         free(image);
-        return -1;
+        return context.status;
     }
     jpeg_create_decompress(&info);
+    limit.manager.progress_monitor = jpeg_scan_limit_callback;
+    limit.max_scans = max_scans;
+    info.progress = &limit.manager;
     jpeg_mem_src(&info, data, (unsigned long)size);
     jpeg_read_header(&info, TRUE);
     if ((uint64_t)info.image_width * info.image_height > max_pixels) {
@@ -240,6 +264,23 @@ int hvt_jpeg_decode_gray8(const uint8_t *data, size_t size, uint64_t max_pixels,
         jpeg_destroy_decompress(&info);
         return HVT_IMAGE_TOO_LARGE;
     }
+    /* A multi-scan JPEG keeps every component's coefficients (64 of 2 bytes a block) until its
+     * last scan; the header's sizes say how much before any of it is allocated. libjpeg's own
+     * cap backs this up: past it, it fails rather than allocate. */
+    if (info.progressive_mode || jpeg_has_multiple_scans(&info)) {
+        uint64_t coefficients = 0;
+        for (int index = 0; index < info.num_components; index++) {
+            jpeg_component_info *component = &info.comp_info[index];
+            coefficients += (uint64_t)component->width_in_blocks * component->height_in_blocks * DCTSIZE2 * sizeof(JCOEF);
+        }
+        if (coefficients > max_coefficient_bytes) {
+            snprintf(error, error_size, "decoding it would take %llu MiB, more than the %llu MiB a file of its size may take",
+                     (unsigned long long)(coefficients >> 20), (unsigned long long)(max_coefficient_bytes >> 20));
+            jpeg_destroy_decompress(&info);
+            return HVT_IMAGE_TOO_COSTLY;
+        }
+    }
+    info.mem->max_memory_to_use = (long)(max_coefficient_bytes + max_pixels * 4);
     info.out_color_space = JCS_GRAYSCALE;
     jpeg_start_decompress(&info);
     image = malloc((size_t)info.output_width * info.output_height);

@@ -1548,3 +1548,74 @@ def test_the_wrong_kind_of_code_is_named_with_the_command_that_reads_it(workspac
     assert result.returncode == 2, result
     assert f"is {what}" in result.message and command in result.message, result
     assert_unchanged(workspace, before)
+
+
+# MARK: Pictures that cost more to decode than their size
+
+def progressive_jpeg(size=(64, 64)):
+    """A small progressive JPEG of a gradient (PIL through libjpeg), as bytes."""
+    image = Image.new("L", size)
+    image.putdata([(x * 4 + y) % 256 for y in range(size[1]) for x in range(size[0])])
+    out = io.BytesIO()
+    image.save(out, "JPEG", progressive=True, quality=90)
+    return out.getvalue()
+
+
+def jpeg_segments(data):
+    """(marker, start, end) of each segment; a scan's segment runs to the next marker."""
+    segments, position = [], 2
+    while position < len(data):
+        assert data[position] == 0xFF, position
+        marker = data[position + 1]
+        if marker == 0xD9:
+            segments.append((marker, position, position + 2))
+            break
+        length = int.from_bytes(data[position + 2:position + 4], "big")
+        end = position + 2 + length
+        if marker == 0xDA:  # entropy-coded data up to the next marker that is not a stuffed 0xFF00 or a restart
+            while not (data[end] == 0xFF and data[end + 1] not in (0x00, *range(0xD0, 0xD8))):
+                end += 1
+        segments.append((marker, position, end))
+        position = end
+    return segments
+
+
+def test_a_jpeg_of_thousands_of_scans_is_refused_after_the_limit(workspace):
+    """Each scan is a pass over the image: 5,000 repeated scans once took minutes. The tool
+    stops past 100 scans, whatever the file's size."""
+    data = progressive_jpeg((256, 256))
+    segments = jpeg_segments(data)
+    scans = [s for s in segments if s[0] == 0xDA]
+    smallest = min(scans, key=lambda s: s[2] - s[1])
+    bomb = data[:scans[-1][2]] + data[smallest[1]:smallest[2]] * 5000 + b"\xff\xd9"
+    assert len(bomb) < 8 * MIB
+    (workspace / "scans.jpg").write_bytes(bomb)
+    result, peak = measured("recovery-sheet", "scan scans.jpg -o out.nsec", workspace, timeout=30)
+    assert result.returncode == 2, result
+    assert "more than 100 scans" in result.message, result
+    assert result.seconds < 10, result.seconds
+    assert not (workspace / "out.nsec").exists()
+
+
+def test_a_small_jpeg_claiming_a_huge_progressive_image_is_refused_before_decoding(workspace):
+    """A 64×64 progressive JPEG whose frame header claims 8000×8000: its coefficients alone
+    would take 122 MiB for a file of a few kilobytes."""
+    data = bytearray(progressive_jpeg())
+    frame = next(s for s in jpeg_segments(bytes(data)) if s[0] == 0xC2)
+    data[frame[1] + 5:frame[1] + 7] = (8000).to_bytes(2, "big")
+    data[frame[1] + 7:frame[1] + 9] = (8000).to_bytes(2, "big")
+    (workspace / "huge.jpg").write_bytes(bytes(data))
+    result, peak = measured("recovery-sheet", "scan huge.jpg -o out.nsec", workspace, timeout=30)
+    assert result.returncode == 2, result
+    assert "MiB" in result.message, result
+    assert peak < BOUNDED, peak
+    assert result.seconds < 5, result.seconds
+
+
+def test_an_ordinary_progressive_photo_still_reads(workspace):
+    """The limits leave real pictures alone: a progressive JPEG of a recovery sheet scans."""
+    sheet = Image.open(workspace / "sheet.png").convert("L")
+    out = io.BytesIO()
+    sheet.save(out, "JPEG", progressive=True, quality=85)
+    (workspace / "sheet-progressive.jpg").write_bytes(out.getvalue())
+    ok("recovery-sheet", "scan sheet-progressive.jpg -o restored.nsec", workspace)

@@ -20,6 +20,10 @@
 
 /// The status for an image whose header declares more pixels than the caller allows.
 #define HVT_IMAGE_TOO_LARGE -2
+// A JPEG whose decoding would cost more than allowed: more than `max_scans` scans, or more than
+// `max_coefficient_bytes` of coefficient buffers (a progressive JPEG keeps every coefficient of
+// the image until its last scan). `error` says which. The memory check is made before decoding.
+#define HVT_IMAGE_TOO_COSTLY -3
 
 /// Encodes `width` x `height` 8-bit gray pixels as a PNG with a pHYs chunk (pixels per metre,
 /// the same on both axes) so the page prints at its true size.
@@ -34,8 +38,8 @@ int hvt_png_decode_gray8(const uint8_t *data, size_t size, uint64_t max_pixels, 
                          char *error, size_t error_size);
 
 /// Decodes a JPEG (baseline or progressive, any colour space) into 8-bit gray.
-int hvt_jpeg_decode_gray8(const uint8_t *data, size_t size, uint64_t max_pixels, uint8_t **pixels,
-                          uint32_t *width, uint32_t *height, char *error, size_t error_size);
+int hvt_jpeg_decode_gray8(const uint8_t *data, size_t size, uint64_t max_pixels, uint64_t max_coefficient_bytes, int max_scans,
+                          uint8_t **pixels, uint32_t *width, uint32_t *height, char *error, size_t error_size);
 
 void hvt_free(void *pointer);
 

@@ -80,6 +80,14 @@ public enum InputLimits {
     /// A phone photo of a page is 12 to 50 megapixels.
     public static let imagePixels = 64_000_000
 
+    /// The scans a JPEG may have: a camera's progressive JPEG has about ten; each scan is a
+    /// pass over the whole image, so thousands of tiny ones cost minutes.
+    public static let jpegScans = 100
+    /// The coefficient memory a multi-scan JPEG may take to decode (it holds every coefficient
+    /// until its last scan): 64 times the file's size, and 64 MiB at least. A phone photo needs
+    /// about 12 times its size; a 520-byte header claiming 8000 × 8000 pixels would need 384 MiB.
+    public static func jpegCoefficientBytes(forFileOf size: Int) -> Int { max(64 << 20, size.multipliedReportingOverflow(by: 64).partialValue) }
+
     /// "16 MiB", "64 million pixels": how messages name a limit.
     public static func describe(bytes: Int) -> String {
         bytes >= 1 << 30 ? "\(bytes >> 30) GiB" : bytes >= 1 << 20 ? "\(bytes >> 20) MiB" : bytes >= 1 << 10 ? "\(bytes >> 10) KiB" : "\(bytes) bytes"

@@ -81,9 +81,15 @@ extension GrayImage {
         if Self.isPNG(data) {
             status = data.withUnsafeBufferPointer { hvt_png_decode_gray8($0.baseAddress, $0.count, limit, &out, &width, &height, &metres, &error, error.count) }
         } else if Self.isJPEG(data) {
-            status = data.withUnsafeBufferPointer { hvt_jpeg_decode_gray8($0.baseAddress, $0.count, limit, &out, &width, &height, &error, error.count) }
+            let coefficients = UInt64(InputLimits.jpegCoefficientBytes(forFileOf: data.count))
+            status = data.withUnsafeBufferPointer {
+                hvt_jpeg_decode_gray8($0.baseAddress, $0.count, limit, coefficients, Int32(InputLimits.jpegScans), &out, &width, &height, &error, error.count)
+            }
         } else {
             throw VaultError(.malformedDocument, "\(name) is neither a PNG nor a JPEG picture")
+        }
+        if status == HVT_IMAGE_TOO_COSTLY {
+            throw VaultError(.tooLarge, "\(name) is refused: \(String(decoding: error.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self))")
         }
         if status == HVT_IMAGE_TOO_LARGE {
             throw VaultError(.tooLarge, "\(name) is \(width) × \(height) pixels, more than the \(InputLimits.imagePixels / 1_000_000) million pixels a picture may have")
