@@ -35,8 +35,8 @@ public struct ToolError: Error, Sendable {
 
     public init(_ status: ExitStatus, _ reason: String, hint: String? = nil) {
         self.status = status
-        self.reason = reason
-        self.hint = hint
+        self.reason = VaultError.bounded(reason)
+        self.hint = hint.map(VaultError.bounded)
     }
 }
 
@@ -70,9 +70,10 @@ public struct Diagnostics: Sendable {
     public func note(_ text: String) { StandardStreams.writeError(Array((text.displaySafeKeepingNewlines + "\n").utf8)) }
 
     /// Every message is escaped here, once: names, ids and field names in it may come from an
-    /// untrusted file and must not drive the terminal (issue 16).
+    /// untrusted file and must not drive the terminal (issue 16); and bounded here, whoever
+    /// wrote it (argument-parser's own errors quote the argument whole).
     private func line(_ kind: String, _ text: String) {
-        StandardStreams.writeError(Array("\(toolName): \(kind): \(text.displaySafeKeepingNewlines)\n".utf8))
+        StandardStreams.writeError(Array("\(toolName): \(kind): \(VaultError.bounded(text).displaySafeKeepingNewlines)\n".utf8))
     }
 }
 

@@ -1619,3 +1619,26 @@ def test_an_ordinary_progressive_photo_still_reads(workspace):
     sheet.save(out, "JPEG", progressive=True, quality=85)
     (workspace / "sheet-progressive.jpg").write_bytes(out.getvalue())
     ok("recovery-sheet", "scan sheet-progressive.jpg -o restored.nsec", workspace)
+
+
+LONG_INPUTS = [
+    ("device-revoker", lambda long: ["registry", "revoke", "--db", "registry.sqlite", "--device", long]),
+    ("device-revoker", lambda long: ["registry", "revoke", "--db", "registry.sqlite", "--device", long + "#x", "--dry-run"]),
+    ("vault-tool", lambda long: ["inspect", long]),
+    ("recovery-sheet", lambda long: ["generate", "--key-file", "keys/parent.nsec", "--lang", long, "-o", "x.png"]),
+]
+
+
+@pytest.mark.parametrize("tool_name,arguments", LONG_INPUTS, ids=[f"{t}-{i}" for i, (t, _) in enumerate(LONG_INPUTS)])
+def test_a_message_quotes_a_bounded_part_of_a_long_input(workspace, tool_name, arguments):
+    long = "did:plc:" + "9" * 100_000
+    result = tool(tool_name, arguments(long), workspace)
+    assert result.returncode != 0, result
+    assert len(result.stderr) < 3000, len(result.stderr)
+
+
+def test_a_long_manifest_line_is_quoted_in_part(workspace):
+    (workspace / "m.jsonl").write_text('{"vault": "work-v1.vault", "keyFile": "keys/parent.nsec", "version": ' + "9" * 1_000_000 + "}\n")
+    result = tool("vault-tool", "migrate --to 2 --manifest m.jsonl --out-dir batch", workspace)
+    assert result.returncode == 2, result
+    assert len(result.stderr) < 3000, len(result.stderr)

@@ -51,3 +51,15 @@ public enum Hex {
         }
     }
 }
+
+extension Hex {
+    /// Two long ids (hex keys, household ids) shortened for one message, each to at least
+    /// `minimum` characters and past the first place where they differ, so the message never
+    /// reads "0a92…, but 0a92…". A shortened id ends in "…".
+    public static func shortened(_ first: String, _ second: String, minimum: Int = 12) -> (String, String) {
+        let common = zip(first, second).prefix { $0 == $1 }.count
+        let length = max(minimum, common + 1)
+        func cut(_ text: String) -> String { text.count > length ? String(text.prefix(length)) + "…" : text }
+        return (cut(first), cut(second))
+    }
+}

@@ -14,10 +14,21 @@ public struct VaultError: Error, Hashable, Sendable, CustomStringConvertible {
 
     public init(_ code: Code, _ reason: String, hint: String? = nil, file: String = #fileID, line: UInt = #line) {
         self.code = code
-        self.reason = reason
-        self.hint = hint
+        self.reason = Self.bounded(reason)
+        self.hint = hint.map(Self.bounded)
         self.file = file
         self.line = line
+    }
+
+    /// The most a reason or hint says: one that quotes an input (a 5-million-digit number, a
+    /// megabyte line) is cut here, whatever quoted it, so no message grows with its input.
+    public static let maximumMessageLength = 1_000
+
+    /// `text` cut to ``maximumMessageLength`` characters, saying how much was left out.
+    public static func bounded(_ text: String) -> String {
+        guard text.utf8.count > maximumMessageLength else { return text }
+        let kept = text.prefix(maximumMessageLength)
+        return kept + "… (\(text.utf8.count - kept.utf8.count) more bytes)"
     }
 
     public static func == (lhs: VaultError, rhs: VaultError) -> Bool { lhs.code == rhs.code }

@@ -41,9 +41,10 @@ public enum Vault {
                    })) != nil {
                     throw VaultError.vaultKeyGivenAsParentKey()
                 }
+                let (key, header) = Hex.shortened(household.id.hex, envelope.header.householdID.hex)
                 throw VaultError(
                     .keyMismatch,
-                    "the key belongs to household \(household.id.shortHex)…, but the vault's header names household \(envelope.header.householdID.shortHex)…",
+                    "the key belongs to household \(key), but the vault's header names household \(header)",
                     hint: "use the key of this vault's family; if it is the right key, the header was damaged"
                 )
             }
@@ -88,10 +89,8 @@ public enum Vault {
 
     public static func seal(_ document: VaultDocument, with parent: SecretKey, random: some RandomSource = SystemRandom()) throws -> [UInt8] {
         guard document.parentPubkey == parent.publicKey else {
-            throw VaultError(
-                .keyMismatch,
-                "the document's parentPubkey \(document.parentPubkey.hex.prefix(12))… is not the public key of this key file (\(parent.publicKey.hex.prefix(12))…)"
-            )
+            let (stated, actual) = Hex.shortened(document.parentPubkey.hex, parent.publicKey.hex)
+            throw VaultError(.keyMismatch, "the document's parentPubkey \(stated) is not the public key of this key file (\(actual))")
         }
         let vaultKey = try Derivation.vaultKey(for: parent)
         let sealed = try document.sealed(with: vaultKey, random: random)

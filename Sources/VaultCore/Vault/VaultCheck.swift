@@ -67,7 +67,8 @@ public enum VaultCheck {
             for device in document.devices {
                 let expected = try Derivation.deviceSubkey(for: parent, deviceID: device.deviceId).publicKey.hex
                 if device.subkeyPublicKey != expected {
-                    report(.deviceSubkey, "device '\(device.deviceId)'", "subkeyPublicKey is \(device.subkeyPublicKey.prefix(12))…, but the parent key derives \(expected.prefix(12))… for this device id")
+                    let (stated, derived) = Hex.shortened(device.subkeyPublicKey, expected)
+                    report(.deviceSubkey, "device '\(device.deviceId)'", "subkeyPublicKey is \(stated), but the parent key derives \(derived) for this device id")
                 }
             }
         } else {
