@@ -31,6 +31,7 @@ import signal
 import sqlite3
 import stat
 import subprocess
+import sys
 import tempfile
 import time
 import zlib
@@ -1642,3 +1643,25 @@ def test_a_long_manifest_line_is_quoted_in_part(workspace):
     result = tool("vault-tool", "migrate --to 2 --manifest m.jsonl --out-dir batch", workspace)
     assert result.returncode == 2, result
     assert len(result.stderr) < 3000, len(result.stderr)
+
+
+def leave_hot_journal(database):
+    """What a revoke killed mid-transaction leaves: changed pages in the file and the journal
+    that undoes them (a small page cache makes SQLite write them before the commit)."""
+    code = ("import os, sqlite3, sys; c = sqlite3.connect(sys.argv[1], isolation_level=None); c.execute('PRAGMA cache_size = 1'); "
+            "c.execute('BEGIN IMMEDIATE'); c.execute(\"UPDATE user_devices SET device_name = coalesce(device_name, '') || 'x'\"); "
+            "c.execute(\"UPDATE members SET is_admin = is_admin\"); os._exit(0)")
+    subprocess.run([sys.executable, "-c", code, str(database)], check=True)
+    assert Path(str(database) + "-journal").stat().st_size > 0
+
+
+@pytest.mark.parametrize("arguments", ["registry log --db registry.sqlite", "registry devices --db registry.sqlite",
+                                       "registry revoke --db registry.sqlite --user did:plc:parent --dry-run --force"])
+def test_a_reading_command_rolls_back_what_a_killed_run_left(workspace, arguments):
+    before = sqlite3.connect(workspace / "registry.sqlite").execute("SELECT group_concat(device_name) FROM user_devices").fetchone()
+    leave_hot_journal(workspace / "registry.sqlite")
+    result = ok("device-revoker", arguments, workspace)
+    assert not Path(str(workspace / "registry.sqlite") + "-journal").exists()
+    after = sqlite3.connect(workspace / "registry.sqlite").execute("SELECT group_concat(device_name) FROM user_devices").fetchone()
+    assert after == before
+    assert {p.name for p in workspace.iterdir() if p.name.startswith("registry.sqlite")} == {"registry.sqlite"}, result

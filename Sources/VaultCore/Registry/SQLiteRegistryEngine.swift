@@ -25,6 +25,7 @@ final class SQLiteRegistryEngine: RegistryEngine {
         if access == .create, !FileManager.default.fileExists(atPath: path) {
             try Self.createWhole(path)
         }
+        if readOnly { try Self.rollBackHotJournal(path) }
         var configuration = Configuration()
         configuration.busyMode = .timeout(60)
         configuration.foreignKeysEnabled = true
@@ -62,6 +63,27 @@ final class SQLiteRegistryEngine: RegistryEngine {
             try Self.migrator.migrate(database)
         } catch let error as DatabaseError {
             throw Self.failure(error, "cannot open the registry '\(path)'")
+        }
+    }
+
+    /// A run killed mid-transaction leaves its rollback journal beside the database ("hot"):
+    /// the next connection must roll it back, which a read-only one cannot do, so every reading
+    /// command failed with "attempt to write a readonly database" until a writing one ran. A
+    /// reading command therefore rolls it back first, through a connection that may write and
+    /// only reads (SQLite rolls back on the first read); where it may not write, it says how.
+    private static func rollBackHotJournal(_ path: String) throws {
+        var info = stat()
+        guard stat(path + "-journal", &info) == 0, info.st_size > 0 else { return }
+        guard access(path, R_OK | W_OK) == 0, access((path as NSString).deletingLastPathComponent.isEmpty ? "." : (path as NSString).deletingLastPathComponent, W_OK) == 0 else {
+            throw VaultError.registryNeedsRollback(path)
+        }
+        var configuration = Configuration()
+        configuration.busyMode = .timeout(60)
+        do {
+            let queue = try DatabaseQueue(path: path, configuration: configuration)
+            _ = try queue.read { try Int.fetchOne($0, sql: "SELECT count(*) FROM sqlite_master") }
+        } catch let error as DatabaseError {
+            throw failure(error, "cannot roll back the unfinished transaction of the registry '\(path)'")
         }
     }
 

@@ -175,6 +175,8 @@ extension VaultError.Code {
     public static let journalNeedsAName = VaultError.Code(name: "journalNeedsAName", category: .invalidInput)
     /// There is no file at the registry's path. Making one is the next step.
     public static let noRegistry = VaultError.Code(name: "noRegistry", category: .operational)
+    /// A SQLite registry left mid-transaction that this user may not roll back.
+    public static let registryNeedsRollback = VaultError.Code(name: "registryNeedsRollback", category: .operational)
     /// The file is another application's database.
     public static let notARegistry = VaultError.Code(name: "notARegistry", category: .invalidInput)
     /// A PostgreSQL database whose own `user_devices` or `members` differ from what the registry needs.
@@ -237,6 +239,12 @@ extension VaultError {
     }
 
     /// Nothing at the registry's path.
+    public static func registryNeedsRollback(_ path: String, file: String = #fileID, line: UInt = #line) -> VaultError {
+        VaultError(.registryNeedsRollback, "the registry '\(path)' was left in the middle of a transaction (a run was killed), and this user cannot write it to roll that back",
+                   hint: "as a user who may write it, run: sqlite3 '\(path)' 'SELECT count(*) FROM sqlite_master' (SQLite rolls the transaction back), then this command again",
+                   file: file, line: line)
+    }
+
     public static func noRegistry(_ path: String, file: String = #fileID, line: UInt = #line) -> VaultError {
         VaultError(.noRegistry, "no registry at '\(path)'", file: file, line: line)
     }
