@@ -114,7 +114,9 @@ struct Split: ParsableCommand {
         The key's 32 bytes are split with SLIP-0039 (the published standard; the reference \
         implementation restores them too: pip install shamir-mnemonic, then shamir recover). \
         One share sheet a share, in the folder given by -o, each created 0600 and never \
-        overwriting a file. Fewer than K sheets reveal nothing about the key. --holder names \
+        overwriting a file. Fewer than K sheets reveal nothing about the key. A passphrase \
+        (--passphrase-file) that zxcvbn estimates under 2^50 guesses is refused (exit 4) unless \
+        --weak-passphrase. --holder names \
         the sheets' keepers in order; each sheet names its own keeper and the others (never \
         their shares). --groups gives two levels: --group-threshold 1 --groups 1of1,1of1,2of3 \
         means either parent's sheet alone, or two of three relatives' sheets.
