@@ -204,8 +204,11 @@ struct jpeg_error_context {
     jmp_buf jump;
     char *error;
     size_t error_size;
-    int status; /* what setjmp's second return hands back */
 };
+
+/* longjmp's value: the status setjmp's second return hands back (a local changed between setjmp
+ * and longjmp would be indeterminate after the jump). */
+enum { JPEG_JUMP_ERROR = 1, JPEG_JUMP_TOO_COSTLY = 2 };
 
 /* Counts scans as libjpeg reads them (djpeg's -maxscans does the same): a progressive JPEG may
  * hold thousands of tiny scans, each costing a pass over the whole image. */
@@ -220,8 +223,7 @@ static void jpeg_scan_limit_callback(j_common_ptr info) {
     if (info->is_decompressor && decompress->input_scan_number > limit->max_scans) {
         struct jpeg_error_context *context = (struct jpeg_error_context *)info->err;
         snprintf(context->error, context->error_size, "it has more than %d scans", limit->max_scans);
-        context->status = HVT_IMAGE_TOO_COSTLY;
-        longjmp(context->jump, 1);
+        longjmp(context->jump, JPEG_JUMP_TOO_COSTLY);
     }
 }
 
@@ -230,7 +232,7 @@ static void jpeg_error_exit_callback(j_common_ptr info) {
     char message[JMSG_LENGTH_MAX];
     (*info->err->format_message)(info, message);
     set_error(context->error, context->error_size, message);
-    longjmp(context->jump, 1);
+    longjmp(context->jump, JPEG_JUMP_ERROR);
 }
 
 static void jpeg_quiet_output(j_common_ptr info) { (void)info; }
@@ -246,11 +248,18 @@ int hvt_jpeg_decode_gray8(const uint8_t *data, size_t size, uint64_t max_pixels,
     context.manager.output_message = jpeg_quiet_output;
     context.error = error;
     context.error_size = error_size;
-    context.status = -1;
-    if (setjmp(context.jump)) {
+    /* setjmp as a switch's whole controlling expression: one of the uses C allows. */
+    switch (setjmp(context.jump)) {
+    case 0:
+        break;
+    case JPEG_JUMP_TOO_COSTLY:
         jpeg_destroy_decompress(&info);
         free(image);
-        return context.status;
+        return HVT_IMAGE_TOO_COSTLY;
+    default:
+        jpeg_destroy_decompress(&info);
+        free(image);
+        return -1;
     }
     jpeg_create_decompress(&info);
     limit.manager.progress_monitor = jpeg_scan_limit_callback;

@@ -4,9 +4,11 @@ import VaultCore
 /// Secret words typed at a terminal one at a time, as a hardware wallet asks for them: "word 3
 /// of 24:", each word checked against its list as it is entered (an unknown word gets the
 /// list's closest words), "-" goes back to the word before, and the whole is checked at the end
-/// (a check that points to one word asks for that word again). Echo is on, since people must see
-/// what they type, but every line the prompt wrote is cleared when it ends, however it ends:
-/// nothing secret is left on the screen. Ctrl-C or Ctrl-D cancels with nothing written.
+/// (a check that points to one word asks for that word again, and only that word). Echo is on,
+/// since people must see what they type, but the prompt runs on the terminal's alternate screen
+/// (as a full-screen program does), which the terminal discards when the prompt ends, however it
+/// ends: nothing typed reaches the screen's scrollback or stays on it. Ctrl-C or Ctrl-D cancels
+/// with nothing written.
 public struct WordPrompt {
     /// What the final check of all the words found.
     public enum Verdict {
@@ -39,6 +41,9 @@ public struct WordPrompt {
         defer { for index in words.indices { words[index] = "" } }
         terminal.say("Type \(title), one at a time; - goes back to the word before.")
         var position = 0
+        // After the final check sends the person back to one word, only that word is asked
+        // again, then the whole is checked again.
+        var correcting = false
         while position < count {
             let typed = try terminal.line("word \(position + 1) of \(count): ")
             if typed == "-" {
@@ -49,12 +54,13 @@ public struct WordPrompt {
             switch check(typed) {
             case .word(let word):
                 words[position] = word
-                position += 1
+                position = correcting ? count : position + 1
             case .unknown(let closest):
                 terminal.say("  not a word of the list; closest: \(closest.joined(separator: ", "))")
             }
             if position == count {
                 position = try finalCheck(&words, terminal)
+                correcting = position < count
             }
         }
         var text = Array(numbered(words).utf8)
@@ -92,12 +98,12 @@ public struct WordPrompt {
     }
 }
 
-/// The controlling terminal in character mode, echoing what is typed, with every line written
-/// remembered so that all of them are cleared, and the settings restored, when it closes.
+/// The controlling terminal in character mode on its alternate screen, echoing what is typed;
+/// when it closes, the alternate screen (and all that was typed on it) is left and the settings
+/// are restored.
 private final class Terminal {
     private let descriptor: Int32
     private var saved = termios()
-    private var lines = 0
 
     init() throws {
         descriptor = open("/dev/tty", O_RDWR | O_CLOEXEC)
@@ -119,18 +125,20 @@ private final class Terminal {
             close(descriptor)
             throw ToolError(.usage, "cannot read words from this terminal", hint: "give them in a file")
         }
+        // The alternate screen has no scrollback: however many lines the words take, none
+        // scrolls out of reach of the clearing. Cleared on entry and on leaving, for terminals
+        // that keep its contents.
+        write("\u{1b}[?1049h\u{1b}[H\u{1b}[2J")
     }
 
     deinit {
-        // Up to the first line written, and clear from there to the end of the screen.
-        write("\r" + (lines > 0 ? "\u{1b}[\(lines)A" : "") + "\u{1b}[J")
+        write("\u{1b}[H\u{1b}[2J\u{1b}[?1049l")
         _ = tcsetattr(descriptor, TCSAFLUSH, &saved)
         close(descriptor)
     }
 
     func say(_ text: String) {
         write(text.displaySafe + "\r\n")
-        lines += 1
     }
 
     /// One line after `prompt`: printable bytes echoed, backspace erasing, at most 64 bytes.
@@ -146,7 +154,6 @@ private final class Terminal {
             switch byte {
             case 0x0d, 0x0a:
                 write("\r\n")
-                lines += 1
                 return String(decoding: typed, as: UTF8.self).trimmingCharacters(in: .whitespaces)
             case 0x7f, 0x08:
                 if !typed.isEmpty {

@@ -1595,6 +1595,7 @@ def test_a_jpeg_of_thousands_of_scans_is_refused_after_the_limit(workspace):
     assert result.returncode == 2, result
     assert "more than 100 scans" in result.message, result
     assert result.seconds < 10, result.seconds
+    assert peak < BOUNDED, peak
     assert not (workspace / "out.nsec").exists()
 
 
@@ -1687,3 +1688,20 @@ def test_an_import_grows_linearly_with_one_users_devices(workspace):
     small = import_cpu_seconds(workspace, 3_000, "small")
     large = import_cpu_seconds(workspace, 12_000, "large")
     assert large < 8 * max(small, 0.05), (small, large)
+
+
+@pytest.mark.parametrize("arguments", [
+    "generate --key-file keys/parent.nsec --passphrase-file weak.txt --log-n 4 --dpi 100 -o weak.png",
+    f"split --key-file keys/parent.nsec --passphrase-file weak.txt --threshold 2 --shares 2 {SHARE_OPTIONS} -o weak-shares",
+], ids=["generate", "split"])
+def test_a_weak_new_passphrase_is_refused_unless_insisted_on(workspace, arguments):
+    """zxcvbn's estimate of "password123" is a few bits; the reason names the estimate, never
+    the passphrase, and --weak-passphrase goes ahead knowingly."""
+    secret(workspace / "weak.txt", "password123\n")
+    before = snapshot(workspace)
+    result = tool("recovery-sheet", arguments, workspace)
+    assert result.returncode == REFUSED, result
+    assert "too easy to guess" in result.message and "--weak-passphrase" in result.message, result
+    assert b"password123" not in result.stderr
+    assert_unchanged(workspace, before)
+    ok("recovery-sheet", arguments + " --weak-passphrase", workspace)

@@ -73,10 +73,13 @@ class Session:
         os.close(self.fd)
         return os.waitstatus_to_exitcode(status), attributes
 
-    def after_clearing(self):
-        """What the screen shows once the prompt cleared its lines: the text after the last
-        clear-to-end-of-screen."""
-        return self.screen.rsplit(b"\x1b[J", 1)[-1]
+    def outside_the_prompt(self):
+        """What the tool wrote to the main screen: everything before it switched to the
+        alternate screen and after it left it. The alternate screen has no scrollback and is
+        discarded on leaving, so only this can stay on the screen or in its history."""
+        assert self.screen.count(b"\x1b[?1049h") == 1 and self.screen.count(b"\x1b[?1049l") == 1, self.screen[-400:]
+        before, rest = self.screen.split(b"\x1b[?1049h", 1)
+        return before + rest.split(b"\x1b[?1049l", 1)[1]
 
 
 @pytest.fixture
@@ -95,18 +98,18 @@ def test_a_key_typed_word_by_word_with_an_unknown_word_a_swap_and_a_step_back(fo
     subprocess.run([BIN / "recovery-sheet", "words", "--key-file", "keys/parent.nsec", "-o", "w.txt"], cwd=folder, check=True)
     words = words_of(folder / "w.txt")
     assert len(words) == 24
+    # The first word whose second and third letters, swapped, make no list word: a typo to correct.
+    swap_at = next(i for i, w in enumerate(words) if i > 3 and w[0] + w[2] + w[1] + w[3:] not in BIP39_WORDS)
     session = Session([BIN / "recovery-sheet", "words", "--decode", "-o", "restored.nsec"], folder)
     for index, word in enumerate(words):
         prompt = rf"word {index + 1} of 24: ".encode()
         if index == 2:
             session.answer(prompt, "zzzqx")
             session.read_until(rb"not a word of the list; closest: ")
-        elif index == 4 and len(word) > 3:
-            swapped = word[0] + word[2] + word[1] + word[3:]
-            if swapped not in BIP39_WORDS:
-                session.answer(prompt, swapped)
-                shown = session.read_until(rb"closest: [a-z, ]+\r")
-                assert re.search(rb"closest: " + word.encode() + rb"\b", shown), shown  # a swap is one step: the word comes first
+        elif index == swap_at:
+            session.answer(prompt, word[0] + word[2] + word[1] + word[3:])
+            shown = session.read_until(rb"closest: [a-z, ]+\r")
+            assert re.search(rb"closest: " + word.encode() + rb"\b", shown), shown  # a swap is one step: the word comes first
         elif index == 7:
             session.answer(prompt, "abandon")  # wrong, then back
             session.answer(rb"word 9 of 24: ", "-")
@@ -115,7 +118,7 @@ def test_a_key_typed_word_by_word_with_an_unknown_word_a_swap_and_a_step_back(fo
     assert status == 0, session.screen[-800:]
     assert (folder / "restored.nsec").read_text() == (folder / "keys" / "parent.nsec").read_text()
     assert (folder / "restored.nsec").stat().st_mode & 0o777 == 0o600
-    shown = session.after_clearing()
+    shown = session.outside_the_prompt()
     assert not any(re.search(rb"\b" + word.encode() + rb"\b", shown) for word in words), shown
     assert attributes[3] & termios.ECHO and attributes[3] & termios.ICANON
 
@@ -134,7 +137,7 @@ def test_a_share_with_one_wrong_but_valid_word_is_corrected_at_the_prompt(folder
     status, attributes = session.finish()
     assert status == 0, session.screen[-800:]
     assert (folder / "restored.nsec").read_text() == (folder / "keys" / "parent.nsec").read_text()
-    assert words[9].encode() not in session.after_clearing()
+    assert not any(word.encode() in session.outside_the_prompt() for word in words)
 
 
 def test_ctrl_c_restores_the_terminal_and_writes_nothing(folder):
@@ -147,5 +150,24 @@ def test_ctrl_c_restores_the_terminal_and_writes_nothing(folder):
     assert status == 64, session.screen[-800:]
     assert not (folder / "restored.nsec").exists()
     assert b"cancelled; nothing was written" in session.screen
-    assert b"ability" not in session.after_clearing()
+    assert b"ability" not in session.outside_the_prompt() and b"abandon" not in session.outside_the_prompt()
     assert attributes[3] & termios.ECHO and attributes[3] & termios.ICANON and attributes[3] & termios.ISIG
+
+
+def test_a_word_the_final_check_rejects_is_typed_again_alone(folder):
+    """BIP-39's 8-bit checksum cannot point to a word: the person names the one to type again,
+    and only that word is asked for before the whole is checked again."""
+    subprocess.run([BIN / "recovery-sheet", "words", "--key-file", "keys/parent.nsec", "-o", "w.txt"], cwd=folder, check=True)
+    words = words_of(folder / "w.txt")
+    wrong = next(w for w in sorted(BIP39_WORDS) if w != words[4])
+    session = Session([BIN / "recovery-sheet", "words", "--decode", "-o", "restored.nsec"], folder)
+    for index, word in enumerate(words):
+        session.answer(rf"word {index + 1} of 24: ".encode(), wrong if index == 4 else word)
+    shown = session.read_until(rb"number of the word to type again \(1 to 24\), or Enter to stop: ")
+    assert b"checksum does not match" in shown, shown
+    session.type("5\r")
+    session.answer(rb"word 5 of 24: ", words[4])
+    status, _ = session.finish()
+    assert status == 0, session.screen[-800:]
+    assert b"word 6 of 24: " not in session.screen.split(b"word 5 of 24: ")[-1]  # nothing after word 5 was asked again
+    assert (folder / "restored.nsec").read_text() == (folder / "keys" / "parent.nsec").read_text()

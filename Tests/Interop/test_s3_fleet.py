@@ -13,6 +13,7 @@ import signal
 import sqlite3
 import subprocess
 import time
+from pathlib import Path
 
 import pytest
 
@@ -252,3 +253,20 @@ def test_a_manifest_of_objects_names_each_vault_with_its_key(s3, tmp_path):
     status, report, stderr = finish(migrate(["--manifest", str(twice), "--to", "2", "--out", f"s3://{bucket}/v2/", "--journal", str(tmp_path / "t.sqlite")]))
     assert status == 2 and "manifest lines 1 and 2 would both write" in stderr, stderr
     assert not (tmp_path / "k.sqlite").exists() and not (tmp_path / "t.sqlite").exists()
+
+
+def test_a_journal_that_is_another_database_is_refused_and_left_as_it_was(s3, tmp_path):
+    """A registry given as a bucket run's --journal once had its tables added, and was switched
+    to WAL before any check: it is refused, and its bytes, journal mode and neighbours stay."""
+    bucket = s3fleet.new_bucket(s3)
+    Fleet(s3, bucket, 3, tmp_path / "keys")
+    registry = tmp_path / "registry.sqlite"
+    subprocess.run([os.environ.get("DEVICE_REVOKER", str(Path(s3fleet.VAULT_TOOL).parent / "device-revoker")),
+                    "registry", "init", "--db", str(registry)], check=True, capture_output=True)
+    before = registry.read_bytes()
+    status, report, stderr = finish(migrate(["--source", f"s3://{bucket}/vaults/", "--to", "2", "--in-place",
+                                             "--vault-key-dir", str(tmp_path / "keys"), "--journal", str(registry)]))
+    assert status == 4, stderr
+    assert "is not a migration journal" in stderr, stderr
+    assert registry.read_bytes() == before
+    assert sorted(p.name for p in tmp_path.iterdir() if p.name.startswith("registry")) == ["registry.sqlite"]

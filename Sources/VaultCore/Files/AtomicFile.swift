@@ -38,12 +38,16 @@ public enum AtomicFile {
         try bytes.withUnsafeBytes { try write($0, to: path, mode: mode, exclusive: exclusive) }
     }
 
-    /// Creates a folder and its missing parents (mkdir -p), failing with the system's reason;
-    /// returns the folders it made, outermost first.
-    @discardableResult
-    public static func createFolder(_ path: String) throws -> [String] {
-        var prefix = path.hasPrefix("/") ? "/" : ""
+    /// Creates a folder and its missing parents (mkdir -p), failing with the system's reason.
+    public static func createFolder(_ path: String) throws {
         var made: [String] = []
+        try createFolder(path, made: &made)
+    }
+
+    /// The same, adding each folder it makes to `made`, outermost first, as it makes it: a
+    /// failure part-way still says what was made.
+    static func createFolder(_ path: String, made: inout [String]) throws {
+        var prefix = path.hasPrefix("/") ? "/" : ""
         for part in path.split(separator: "/") {
             prefix += (prefix.isEmpty || prefix.hasSuffix("/") ? "" : "/") + part
             if mkdir(prefix, 0o777) == 0 {
@@ -56,7 +60,6 @@ public enum AtomicFile {
         guard stat(path, &info) == 0, (info.st_mode & S_IFMT) == S_IFDIR else {
             throw VaultError(.io, "'\(path)' is not a folder")
         }
-        return made
     }
 
     /// Makes a rename or link in an opened folder durable; false when that failed (a single

@@ -51,7 +51,14 @@ struct ResolvedPath {
         var pending: [String] = []
         for part in path.utf8.split(separator: UInt8(ascii: "/")).map({ String(decoding: $0, as: UTF8.self) }) where part != "." {
             if part == ".." {
-                if pending.isEmpty { existing = OutputLocation.split(existing).folder } else { pending.removeLast() }
+                if pending.isEmpty {
+                    // "file/.." is not a folder: the kernel says ENOTDIR, and so does this.
+                    var info = stat()
+                    guard stat(existing, &info) == 0, (info.st_mode & S_IFMT) == S_IFDIR else { return nil }
+                    existing = OutputLocation.split(existing).folder
+                } else {
+                    pending.removeLast()
+                }
                 continue
             }
             guard pending.isEmpty else { pending.append(part); continue }
@@ -139,7 +146,7 @@ public final class OutputFolder: @unchecked Sendable {
     func opened() throws -> Int32 {
         if descriptor < 0 {
             guard mayCreate else { throw VaultError(.io, "the folder '\(path)' does not exist") }
-            made = try AtomicFile.createFolder(creationPath)
+            try AtomicFile.createFolder(creationPath, made: &made)
             descriptor = open(creationPath, __O_PATH | O_DIRECTORY | O_CLOEXEC)
             guard descriptor >= 0 else { throw AtomicFile.ioError("could not open the folder '\(path)'") }
         }
@@ -157,6 +164,23 @@ public final class OutputFolder: @unchecked Sendable {
     public func removeIfMadeAndEmpty() {
         for folder in made.reversed() where rmdir(folder) != 0 { break }
         made = []
+    }
+
+    /// Whether the folder holds nothing (or is still to be made), read through the folder the
+    /// path resolved to, so "missing/../fleet" is the existing "fleet".
+    public func isEmptyOrMissing() throws -> Bool {
+        guard let folder = existing else { return true }
+        let listing = openat(folder, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        guard listing >= 0, let stream = fdopendir(listing) else {
+            if listing >= 0 { close(listing) }
+            throw AtomicFile.ioError("could not list the folder '\(path)'")
+        }
+        defer { closedir(stream) }
+        while let entry = readdir(stream) {
+            let name = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix(while: { $0 != 0 }), as: UTF8.self) }
+            if name != ".", name != ".." { return false }
+        }
+        return true
     }
 
     /// Removes what a killed run of the tool left here: regular files, with one link, owned by

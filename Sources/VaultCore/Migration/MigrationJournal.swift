@@ -27,14 +27,16 @@ final class MigrationJournal: Sendable {
         self.path = path
         var configuration = Configuration()
         configuration.busyMode = .timeout(10)
-        if writeAheadLog {
-            configuration.prepareDatabase { db in try db.execute(sql: "PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL") }
-        }
         do {
             queue = try DatabaseQueue(path: path, configuration: configuration)
             let found = try queue.read { db in try String.fetchAll(db, sql: "SELECT name FROM sqlite_master WHERE type = 'table'") }
             let foreign = Set(found).subtracting(tables.union(["grdb_migrations", "sqlite_sequence"]))
             guard foreign.isEmpty else { throw VaultError.notAJournal(path, table: foreign.min()!) }
+            // Only once the file is known to be a journal: switching another database to WAL
+            // would change it for good. The queue has one connection, so this holds for the run.
+            if writeAheadLog {
+                try queue.writeWithoutTransaction { db in try db.execute(sql: "PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL") }
+            }
             try migrator.migrate(queue)
         } catch let error as DatabaseError {
             close(lock)

@@ -25,7 +25,6 @@ final class SQLiteRegistryEngine: RegistryEngine {
         if access == .create, !FileManager.default.fileExists(atPath: path) {
             try Self.createWhole(path)
         }
-        if readOnly { try Self.rollBackHotJournal(path) }
         var configuration = Configuration()
         configuration.busyMode = .timeout(60)
         configuration.foreignKeysEnabled = true
@@ -48,9 +47,14 @@ final class SQLiteRegistryEngine: RegistryEngine {
             try db.execute(sql: "PRAGMA cache_size = -65536; PRAGMA temp.cache_size = -131072; PRAGMA mmap_size = 4294967296")
         }
         do {
-            database = try DatabaseQueue(path: path, configuration: configuration)
-            let tables = try database.read { db in
-                try Set(String.fetchAll(db, sql: "SELECT name FROM sqlite_master WHERE type = 'table'"))
+            let tables: Set<String>
+            do {
+                (database, tables) = try Self.openListingTables(path, configuration)
+            } catch let error as DatabaseError where readOnly && error.extendedResultCode == .SQLITE_READONLY_ROLLBACK {
+                // Only a journal SQLite itself finds hot (a run killed mid-transaction, no writer
+                // holding it) stops a reader; a live writer's journal does not.
+                try Self.rollBackHotJournal(path)
+                (database, tables) = try Self.openListingTables(path, configuration)
             }
             let registryTables: Set<String> = ["user_devices", "members", "revocations", "grdb_migrations"]
             guard registryTables.isSubset(of: tables) || (access == .create && tables.isEmpty) else {
@@ -66,15 +70,20 @@ final class SQLiteRegistryEngine: RegistryEngine {
         }
     }
 
+    private static func openListingTables(_ path: String, _ configuration: Configuration) throws -> (DatabaseQueue, Set<String>) {
+        let database = try DatabaseQueue(path: path, configuration: configuration)
+        return (database, try database.read { db in try Set(String.fetchAll(db, sql: "SELECT name FROM sqlite_master WHERE type = 'table'")) })
+    }
+
     /// A run killed mid-transaction leaves its rollback journal beside the database ("hot"):
-    /// the next connection must roll it back, which a read-only one cannot do, so every reading
-    /// command failed with "attempt to write a readonly database" until a writing one ran. A
-    /// reading command therefore rolls it back first, through a connection that may write and
-    /// only reads (SQLite rolls back on the first read); where it may not write, it says how.
+    /// the next connection must roll it back, which a read-only one cannot do
+    /// (SQLITE_READONLY_ROLLBACK), so every reading command failed with "attempt to write a
+    /// readonly database" until a writing one ran. A reading command that meets it rolls it
+    /// back through a connection that may write and only reads (SQLite rolls back on the first
+    /// read), then reads again; where it may not write, it says how.
     private static func rollBackHotJournal(_ path: String) throws {
-        var info = stat()
-        guard stat(path + "-journal", &info) == 0, info.st_size > 0 else { return }
-        guard access(path, R_OK | W_OK) == 0, access((path as NSString).deletingLastPathComponent.isEmpty ? "." : (path as NSString).deletingLastPathComponent, W_OK) == 0 else {
+        let folder = (path as NSString).deletingLastPathComponent
+        guard access(path, R_OK | W_OK) == 0, access(folder.isEmpty ? "." : folder, W_OK) == 0 else {
             throw VaultError.registryNeedsRollback(path)
         }
         var configuration = Configuration()

@@ -47,8 +47,34 @@ public struct S3Configuration: Sendable {
                 throw VaultError.badEndpoint(text)
             }
             guard !authority.contains("@") else { throw VaultError.credentialsInEndpoint() }
+            // host[:port] with a port of digits: "http://minio:PASSWORD" is a password where a
+            // port belongs, and the endpoint is printed in later messages.
+            guard Self.isHostAndPort(authority) else { throw VaultError.badEndpoint(text) }
             self.scheme = scheme
             self.authority = authority
+        }
+
+        /// A host name or address and an optional port of 1 to 5 digits; an IPv6 address in brackets.
+        static func isHostAndPort(_ authority: String) -> Bool {
+            var host = Substring(authority), port: Substring?
+            if authority.hasPrefix("[") {
+                guard let close = authority.firstIndex(of: "]") else { return false }
+                host = authority[authority.index(after: authority.startIndex)..<close]
+                let rest = authority[authority.index(after: close)...]
+                if !rest.isEmpty {
+                    guard rest.hasPrefix(":") else { return false }
+                    port = rest.dropFirst()
+                }
+                guard !host.isEmpty, host.allSatisfy({ $0.isHexDigit || $0 == ":" || $0 == "." }) else { return false }
+            } else {
+                let parts = authority.split(separator: ":", omittingEmptySubsequences: false)
+                guard parts.count <= 2 else { return false }
+                host = parts[0]
+                port = parts.count == 2 ? parts[1] : nil
+                guard !host.isEmpty, host.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || "-._".contains($0)) }) else { return false }
+            }
+            if let port { return (1...5).contains(port.count) && port.allSatisfy { $0.isASCII && $0.isNumber } }
+            return true
         }
     }
 

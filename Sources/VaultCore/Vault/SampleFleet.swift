@@ -13,10 +13,8 @@ public enum SampleFleet {
                              random: some RandomSource = SystemRandom(), progress: ((Int) -> Void)? = nil) throws {
         try Migration.checkTarget(version)
         guard households > 0 else { throw VaultError(.outOfRange, "a sample fleet has at least one household") }
-        if let names = try? FileManager.default.contentsOfDirectory(atPath: path), !names.isEmpty {
-            throw VaultError.folderNotEmpty(path)
-        }
         let root = try OutputFolder(path, create: true)
+        guard try root.isEmptyOrMissing() else { throw VaultError.folderNotEmpty(path) }
         let vaults = try OutputFolder(path + "/vaults", create: true)
         let keys = try OutputFolder(path + "/keys", create: true)
         let mode = 0o666 & ~AtomicFile.currentUmask()

@@ -80,7 +80,8 @@ import Testing
 
     /// An endpoint that cannot be parsed is never echoed: it may hold a password anywhere.
     @Test(arguments: ["minio:hunter2@host:9000", "hunter2", "http//hunter2@host", "http://hunter2/x@host", "https://host/hunter2",
-                      "ftp://u:hunter2@host", "http://host:9000?key=hunter2", "https:/hunter2@host"])
+                      "ftp://u:hunter2@host", "http://host:9000?key=hunter2", "https:/hunter2@host", "http://minio:hunter2",
+                      "http://minio:9000:hunter2", "http://[::1]hunter2"])
     func anEndpointThatCannotBeParsedIsNeverEchoed(_ endpoint: String) {
         do {
             _ = try S3Configuration.load(environment: ["AWS_ENDPOINT_URL": endpoint])
