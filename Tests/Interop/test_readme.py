@@ -25,10 +25,10 @@ README = ROOT / "README.md"
 LIVE_REGISTRY = "postgresql://registry_operator@db.internal/chat"
 
 
-def walkthrough_blocks():
-    """(heading, text) of each sh block between "## Walk-throughs" and the next "## "."""
+def walkthrough_blocks(section_title="Walk-throughs"):
+    """(heading, text) of each sh block between "## <section_title>" and the next "## "."""
     text = README.read_text()
-    section = text.split("\n## Walk-throughs", 1)[1].split("\n## ", 1)[0]
+    section = text.split(f"\n## {section_title}", 1)[1].split("\n## ", 1)[0]
     blocks, heading = [], None
     for part in re.split(r"(^### [^\n]*$|^```sh\n.*?^```$)", section, flags=re.MULTILINE | re.DOTALL):
         if part.startswith("### "):
@@ -146,3 +146,12 @@ def test_every_walkthrough_block_runs_as_pasted(folder):
     assert (folder / "restored-from-shares.nsec").read_text() == parent
     assert len(list((folder / "migrated").iterdir())) == 2000
     assert (folder / "removals.jsonl").read_text() == (folder / "removals-again.jsonl").read_text() != ""
+
+
+def test_the_device_link_example_runs_as_pasted(folder):
+    """It once named a vault URL the tool refuses (vaults/HOUSEHOLD.vault)."""
+    [(_, text)] = walkthrough_blocks("device-link")
+    env = {**os.environ, "PATH": f"{BIN}:{os.environ['PATH']}"}
+    result = subprocess.run(["bash", "-euo", "pipefail", "-c", text], cwd=folder, env=env, capture_output=True, timeout=120)
+    assert result.returncode == 0, result.stderr.decode(errors="replace")
+    assert (folder / "new-ipad.nsec").read_text() == (folder / "parent.nsec").read_text()
