@@ -64,10 +64,11 @@ public final class BatchMigration: Sendable {
         let earlier = outDir + "/.migrate-journal.sqlite"
         if FileManager.default.fileExists(atPath: earlier) { throw VaultError.earlierJournal(earlier) }
         var folder = outDir
-        // "new/../store" with no "new" is the existing "store": its journal goes beside that.
-        if outDir.split(separator: "/").contains(".."), let resolved = ResolvedPath(outDir) { folder = resolved.path }
         while folder.count > 1, folder.hasSuffix("/") { folder.removeLast() }
         guard !["", ".", "..", "/"].contains((folder as NSString).lastPathComponent) else { throw VaultError.journalNeedsAName(outDir: outDir) }
+        // "new/../store" with no "new" is the existing "store": its journal goes beside that
+        // (the kernel could not open "new/../store.migrate-journal.sqlite").
+        if folder.split(separator: "/").contains(".."), let resolved = ResolvedPath(folder) { folder = resolved.path }
         return folder + ".migrate-journal.sqlite"
     }
 

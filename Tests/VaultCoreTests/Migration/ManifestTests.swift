@@ -50,6 +50,9 @@ import Testing
         for folder in [".", "..", "/", "a/.."] {
             #expect(throws: VaultError(.journalNeedsAName, "")) { try BatchMigration.journalPath(named: nil, outDir: folder) }
         }
+        // Through a folder that does not exist: beside the folder the path resolves to.
+        let resolved = try BatchMigration.journalPath(named: nil, outDir: "no-such-folder-\(UUID().uuidString)/../migrated")
+        #expect(resolved.hasPrefix("/") && resolved.hasSuffix("/migrated.migrate-journal.sqlite") && !resolved.contains(".."))
     }
 
     @Test func anEarlierVersionsJournalIsResumedByName() throws {
