@@ -50,7 +50,7 @@ def test_no_secret_leaks(tmp_path):
                                  "createdAt": "2025-01-01T00:00:00Z"}],
            "createdAt": "2025-01-01T00:00:00Z", "updatedAt": "2025-01-02T00:00:00Z"}
     for name, text in [("parent.nsec", parent.nsec), ("new.nsec", new_parent.nsec), ("vk", parent.vault_key.hex()), ("mk", master.hex()),
-                       ("revealed.json", json.dumps(doc)), ("pass.txt", "canary passphrase")]:
+                       ("revealed.json", json.dumps(doc)), ("pass.txt", "canary passphrase 7 violet drums")]:
         Path(name).write_text(text + "\n")
         Path(name).chmod(0o600)
     inputs = set(os.listdir("."))

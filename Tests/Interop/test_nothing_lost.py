@@ -331,6 +331,9 @@ WRITERS = [
            derived={**BATCH_OUTPUTS, "journal": ("out", lambda s: s["out"] + ".migrate-journal.sqlite")}),
     Writer("vault-tool migrate", "migrate --to 2 --manifest {in:manifest=manifest.jsonl} --out-dir {dir:out=batch} --journal {out:journal=journal.sqlite}",
            "batch-journal", files={"manifest": MANIFEST}, derived=BATCH_OUTPUTS),
+    # Its vaults and keys are named by random households; its manifest is named by the tool.
+    Writer("vault-tool sample-fleet", "sample-fleet --households 2 --out-dir {dir:out=fleet}",
+           derived={"manifest": ("out", lambda s: s["out"] + "/manifest.jsonl")}),
     Writer("vault-tool merge", "merge --key-file {in:key=keys/parent.nsec} --base {in:base=base.vault} --ours {in:ours=ours.vault} "
                                "--theirs {in:theirs=theirs.vault} -o {out:o=out.vault}"),
     Writer("recovery-sheet generate", f"generate --key-file {{in:key=keys/parent.nsec}} --dpi 100 {SHEET_OPTIONS} -o {{out:o=out.png}}"),

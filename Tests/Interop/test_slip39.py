@@ -71,7 +71,7 @@ def test_our_shares_combine_with_the_reference(tmp_path):
         folder = tmp_path / f"r{round}"
         folder.mkdir()
         household = Household(secrets.token_bytes(32))
-        phrase = "TREZOR family" if round % 2 else ""
+        phrase = "TREZOR family of four, 2026" if round % 2 else ""
         args = ["split", "--key-file", key_file(folder, household), "--text", "--dpi", 72, "--iteration-exponent", 0, "-o", folder / "shares"]
         if len(groups) == 1:
             args += ["--threshold", groups[0][0], "--shares", groups[0][1]]
@@ -119,7 +119,7 @@ def test_reference_shares_combine_with_ours(tmp_path, extendable):
         assert (folder / "restored.nsec").stat().st_mode & 0o777 == 0o600
 
 
-SHEETS = [(paper, lang, phrase) for paper in ("a4", "letter") for lang in ("en", "es") for phrase in ("", "grandma's passphrase")]
+SHEETS = [(paper, lang, phrase) for paper in ("a4", "letter") for lang in ("en", "es") for phrase in ("", "grandma's passphrase: rose garden 1958")]
 
 
 @pytest.mark.parametrize("paper,lang,phrase", SHEETS)
