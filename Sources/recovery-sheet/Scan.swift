@@ -212,8 +212,8 @@ struct Words: ParsableCommand {
         The words are the key's 32 bytes in the BIP-39 English word list: they are the key, so \
         they are not written to a terminal unless --force. Decoding takes any case and spacing, \
         the first four letters of a word, and numbering: numbered words may come in any order \
-        (the sheet's grid typed row by row); unnumbered words typed row by row across the grid \
-        are recognised by their checksum. On a terminal, with no FILE, the words are asked for \
+        (the sheet's grid typed row by row); unnumbered words typed row by row across the grid, one \
+        line a row, are recognised by their checksum (words on one line are read in order). On a terminal, with no FILE, the words are asked for \
         one at a time ("word 3 of 24:"), each checked against the list as it is typed (- goes \
         back a word), and the screen is cleared afterwards. It also takes the key as the sheet prints it, \
         nsec1 or ncryptsec1 in groups of four (an ncryptsec needs --passphrase-file).

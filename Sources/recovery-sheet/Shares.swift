@@ -241,7 +241,7 @@ struct Combine: ParsableCommand {
         discussion: """
         Each SHARE is a picture (PNG or JPEG) of a share sheet, or a file of a share's words \
         (any case, numbering, four-letter prefixes, or unnumbered words typed row by row \
-        across the printed grid), or - on a terminal: its 33 words are then asked for one at a \
+        across the printed grid, one line a row), or - on a terminal: its 33 words are then asked for one at a \
         time, each checked as it is typed, and when the checksum points to one wrong word the \
         word that fits is offered. Shares made by the SLIP-0039 reference implementation work \
         too. The key is written as nsec1… (a new 0600 file, never replacing one, or standard \

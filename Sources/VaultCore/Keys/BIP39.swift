@@ -68,7 +68,9 @@ public enum BIP39 {
             if let entropy = try? entropy(fromIndexes: indexes) { passing.append(Reading(order: reading.order, entropy: entropy)) }
         }
         guard !passing.isEmpty else {
-            throw readings.count > 1 ? VaultError.wordsFailChecksumInEitherOrder() : VaultError(.malformedKey, "the words' BIP-39 checksum does not match: a word is wrong or out of order")
+            guard readings.count == 1 else { throw VaultError.wordsFailChecksumInEitherOrder() }
+            throw VaultError(.malformedKey, "the words' BIP-39 checksum does not match: a word is wrong or out of order",
+                             hint: readings[0].order == .numbered ? nil : "typed from the printed grid? type the numbers with the words, as printed")
         }
         return passing
     }

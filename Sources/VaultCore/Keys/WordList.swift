@@ -69,10 +69,15 @@ struct WordList: Sendable {
 
     /// The orders unnumbered words may have been typed in: as printed (down each column, the
     /// numbers' order), or row by row across the printed grid without its numbers. Numbered
-    /// words have one order.
+    /// words have one order, and so do words on one line: that is how a mnemonic is written by
+    /// this suite (`words`, `--code-out`) and by wallets, always in its order; a person copying
+    /// the grid row by row writes its rows on lines. (Trying both orders on a one-line mnemonic
+    /// would refuse one in 256 of them, as both would pass an 8-bit checksum.)
     static func readings(_ text: String) throws -> [(order: WordOrder, words: [String])] {
         let (words, numbered) = try numberedTokens(text)
         if numbered { return [(.numbered, words)] }
+        let lines = text.split(whereSeparator: \.isNewline).filter { !$0.allSatisfy(\.isWhitespace) }
+        guard lines.count > 1 else { return [(.asTyped, words)] }
         let byRows = printedOrder(ofRows: words, columns: printedColumns)
         return byRows == words ? [(.asTyped, words)] : [(.asTyped, words), (.printedGridByRows, byRows)]
     }

@@ -12,6 +12,11 @@ import Testing
         return (0..<rows).flatMap { row in (0..<columns).map { $0 * rows + row }.filter { $0 < words.count } }.map { words[$0] }
     }
 
+    /// Words as a person copies a 3-column grid: one line a row.
+    static func lines(_ words: [String]) -> String {
+        stride(from: 0, to: words.count, by: 3).map { words[$0..<min($0 + 3, words.count)].joined(separator: " ") }.joined(separator: "\n")
+    }
+
     @Test func theGridTypedAcrossItsRowsIsPutBackInOrder() throws {
         #expect(WordList.printedOrder(ofRows: Self.acrossRows(Array(0..<24)), columns: 3) == Array(0..<24))
         // A share's 20 words: the last column is shorter.
@@ -25,7 +30,7 @@ import Testing
             let key = try SecretKey.generate(using: random)
             let words = try key.withUnsafeBytes { try BIP39.words(for: SecretBytes(copying: $0)) }
             let asPrinted = try RecoverySheet.key(fromTyped: words.joined(separator: " ")) { nil }
-            let rows = Self.acrossRows(words).joined(separator: " ")
+            let rows = Self.lines(Self.acrossRows(words))
             guard (try? BIP39.readings(fromWords: rows))?.count == 1 else { continue }  // both pass: the ambiguity test's case
             let typed = try RecoverySheet.key(fromTyped: rows) { nil }
             #expect(asPrinted.key == key && typed.key == key && typed.order == .printedGridByRows)
@@ -41,10 +46,10 @@ import Testing
         for _ in 0..<4000 where !found {
             let key = try SecretKey.generate(using: random)
             let words = try key.withUnsafeBytes { try BIP39.words(for: SecretBytes(copying: $0)) }
-            guard try BIP39.readings(fromWords: words.joined(separator: " ")).count == 2 else { continue }
+            guard try BIP39.readings(fromWords: Self.lines(words)).count == 2 else { continue }
             found = true
             do {
-                _ = try RecoverySheet.key(fromTyped: words.joined(separator: " ")) { nil }
+                _ = try RecoverySheet.key(fromTyped: Self.lines(words)) { nil }
                 Issue.record("an ambiguous order was guessed")
             } catch let error as VaultError {
                 #expect(error.code == .ambiguousWordOrder)
@@ -52,6 +57,8 @@ import Testing
             }
             let numbered = words.enumerated().map { "\($0 + 1). \($1)" }.joined(separator: " ")
             #expect(try RecoverySheet.key(fromTyped: numbered) { nil }.key == key)
+            // On one line, as tools and wallets write a mnemonic, the words are in their order.
+            #expect(try RecoverySheet.key(fromTyped: words.joined(separator: " ")) { nil }.key == key)
         }
         #expect(found)
     }
@@ -62,7 +69,7 @@ import Testing
         words.swapAt(3, 11)
         words.swapAt(5, 20)
         do {
-            _ = try BIP39.readings(fromWords: words.joined(separator: " "))
+            _ = try BIP39.readings(fromWords: Self.lines(words))
             Issue.record("wrong words were accepted")
         } catch let error as VaultError {
             #expect(error.code == .malformedKey && error.hint == "type the numbers with the words, as printed")
@@ -77,7 +84,7 @@ import Testing
 
     @Test func aShareTypedAcrossTheRowsIsRead() throws {
         let share = try share()
-        let read = try SLIP39Share.read(words: Self.acrossRows(share.words()).joined(separator: " "))
+        let read = try SLIP39Share.read(words: Self.lines(Self.acrossRows(share.words())))
         #expect(read.order == .printedGridByRows && read.share.words() == share.words())
     }
 
@@ -89,8 +96,8 @@ import Testing
         let original = words[position]
         words[position] = SLIP39.words[(SLIP39.index(of: original)! + 1) % 1024]
         for typed in [words, Self.acrossRows(words)] {
-            #expect(throws: ShareProblem.wrongWord(share: 1, position: position + 1)) { try SLIP39Share(words: typed.joined(separator: " ")) }
-            let correction = try #require(SLIP39Share.correctingOneWord(typed.joined(separator: " ")))
+            #expect(throws: ShareProblem.wrongWord(share: 1, position: position + 1)) { try SLIP39Share(words: Self.lines(typed)) }
+            let correction = try #require(SLIP39Share.correctingOneWord(Self.lines(typed)))
             #expect(correction.position == position + 1 && correction.word == original)
         }
         words[(position + 9) % 33] = SLIP39.words[(SLIP39.index(of: words[(position + 9) % 33])! + 3) % 1024]
