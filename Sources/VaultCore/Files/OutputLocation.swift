@@ -170,17 +170,12 @@ public final class OutputFolder: @unchecked Sendable {
     /// path resolved to, so "missing/../fleet" is the existing "fleet".
     public func isEmptyOrMissing() throws -> Bool {
         guard let folder = existing else { return true }
-        let listing = openat(folder, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC)
-        guard listing >= 0, let stream = fdopendir(listing) else {
-            if listing >= 0 { close(listing) }
-            throw AtomicFile.ioError("could not list the folder '\(path)'")
+        var empty = true
+        try forEachName(in: folder) { _ in
+            empty = false
+            return false
         }
-        defer { closedir(stream) }
-        while let entry = readdir(stream) {
-            let name = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix(while: { $0 != 0 }), as: UTF8.self) }
-            if name != ".", name != ".." { return false }
-        }
-        return true
+        return empty
     }
 
     /// Removes what a killed run of the tool left here: regular files, with one link, owned by
@@ -188,6 +183,18 @@ public final class OutputFolder: @unchecked Sendable {
     /// and nothing merely shaped like those names: what the tool did not make is not its own.
     public func removeLeftoverTemporaryFiles() throws {
         let folder = try opened()
+        try forEachName(in: folder) { name in
+            var info = stat()
+            if AtomicFile.isTemporaryName(name), fstatat(folder, name, &info, AT_SYMLINK_NOFOLLOW) == 0, (info.st_mode & S_IFMT) == S_IFREG,
+               info.st_nlink == 1, info.st_uid == getuid() {
+                unlinkat(folder, name, 0)
+            }
+            return true
+        }
+    }
+
+    /// Hands `body` each name in the opened folder but "." and "..", until it returns false.
+    private func forEachName(in folder: Int32, _ body: (String) -> Bool) throws {
         let listing = openat(folder, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC)
         guard listing >= 0, let stream = fdopendir(listing) else {
             if listing >= 0 { close(listing) }
@@ -196,11 +203,7 @@ public final class OutputFolder: @unchecked Sendable {
         defer { closedir(stream) }
         while let entry = readdir(stream) {
             let name = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix(while: { $0 != 0 }), as: UTF8.self) }
-            guard AtomicFile.isTemporaryName(name) else { continue }
-            var info = stat()
-            guard fstatat(folder, name, &info, AT_SYMLINK_NOFOLLOW) == 0, (info.st_mode & S_IFMT) == S_IFREG,
-                  info.st_nlink == 1, info.st_uid == getuid() else { continue }
-            unlinkat(folder, name, 0)
+            if name != ".", name != "..", !body(name) { return }
         }
     }
 

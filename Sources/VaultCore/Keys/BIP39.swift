@@ -113,11 +113,7 @@ public enum BIP39 {
     /// token is no mistyped word, and comparing all of it against 2,048 words took a second per
     /// kilobyte (found by the fuzz target bip39, at 12 inputs a second).
     static func closestWords(to typed: String) -> [String] {
-        var distance = EditDistance(from: typed, limit: 16)
-        // At one distance, a word of the typed length first: "hotle" is "hotel" swapped before
-        // it is "hole" with a letter added.
-        let length = typed.unicodeScalars.count
-        return englishWords.map { ($0, distance.to($0), abs($0.count - length)) }
-            .sorted { ($0.1, $0.2, $0.0) < ($1.1, $1.2, $1.0) }.prefix(3).map(\.0)
+        if case .unknown(let closest) = english.check(typed) { return closest }
+        return [englishWords[english.index(of: typed.lowercased())!]]
     }
 }
