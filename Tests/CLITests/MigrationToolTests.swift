@@ -138,7 +138,7 @@ enum VaultFileBytes {
 
         let access = VaultAccess.vaultKey(try VaultKey(parsing: workspace.contents("keys/parent.vaultkey")!.withUnsafeBytes { try SecretBytes(copying: $0) }, what: "k"))
         let outputs = try FileManager.default.contentsOfDirectory(atPath: workspace.path("out"))
-        #expect(outputs.filter { AtomicFile.isTemporaryName($0) }.isEmpty)
+        #expect(outputs.filter { $0.hasPrefix(".hvt-") }.isEmpty)
         #expect(outputs.filter { $0.hasSuffix(".vault") }.count == jobCount)
         for index in 0..<jobCount {
             let opened = try Vault.open(#require(workspace.contents("out/vault-\(index).vault")), with: access)

@@ -5,15 +5,6 @@ import Foundation
 /// unnamed, flushed file) given its name only when complete, so a failure or a kill leaves the
 /// old file (or none) and never a partial one.
 public enum AtomicFile {
-    /// Whether a name is exactly one of the names ``temporaryName()`` makes, so a batch can clear
-    /// what a killed run of its own left. Nothing looser: a name merely shaped like a temporary
-    /// one (a user's ".photos.tmp-2024ab") is not the tool's to remove.
-    public static func isTemporaryName(_ name: String) -> Bool {
-        let bytes = Array(name.utf8)
-        guard bytes.count == 17, name.hasPrefix(".hvt-"), name.hasSuffix(".tmp") else { return false }
-        return bytes[5..<13].allSatisfy { (0x61...0x7a).contains($0) || (0x30...0x39).contains($0) }
-    }
-
     /// A short temporary name (17 bytes), so that an output name of up to 255 bytes still works.
     static func temporaryName() -> String {
         ".hvt-" + String((0..<8).map { _ in "abcdefghijklmnopqrstuvwxyz0123456789".randomElement()! }) + ".tmp"

@@ -178,14 +178,15 @@ public final class OutputFolder: @unchecked Sendable {
         return empty
     }
 
-    /// Removes what a killed run of the tool left here: regular files, with one link, owned by
-    /// this user, named exactly as the tool names its temporaries. Never a folder or a link,
-    /// and nothing merely shaped like those names: what the tool did not make is not its own.
-    public func removeLeftoverTemporaryFiles() throws {
+    /// Removes what a killed run left here: the files whose names `madeByTheRun` knows from the
+    /// run's own record, and only regular files with one link owned by this user. Never a
+    /// folder or a link, and nothing merely shaped like a temporary name: what the tool did not
+    /// make is not its own.
+    public func removeLeftoverTemporaryFiles(madeByTheRun: (String) -> Bool) throws {
         let folder = try opened()
         try forEachName(in: folder) { name in
             var info = stat()
-            if AtomicFile.isTemporaryName(name), fstatat(folder, name, &info, AT_SYMLINK_NOFOLLOW) == 0, (info.st_mode & S_IFMT) == S_IFREG,
+            if madeByTheRun(name), fstatat(folder, name, &info, AT_SYMLINK_NOFOLLOW) == 0, (info.st_mode & S_IFMT) == S_IFREG,
                info.st_nlink == 1, info.st_uid == getuid() {
                 unlinkat(folder, name, 0)
             }
@@ -323,14 +324,20 @@ public final class OutputLocation: @unchecked Sendable {
 public final class StagedOutput: @unchecked Sendable {
     public let location: OutputLocation
     private var descriptor: Int32
-    /// Set when the file system has no unnamed files (O_TMPFILE): the temporary name used instead.
+    /// Set when the file system has no unnamed files (O_TMPFILE), or once the file is linked
+    /// for a replacing rename: the temporary name used.
     private var temporaryName: String?
+    /// The name to give the file before it has its own, when a caller records it (a batch, so
+    /// that a rerun after a kill removes exactly what it made); otherwise a random one.
+    private let recordedTemporaryName: String?
 
     /// Writes `bytes` to an unnamed file beside the location and, unless `flush` is false,
     /// flushes it to disk. An output staged without its flush must be published with
-    /// ``publishTogether(_:)``, which flushes before naming.
-    public init(_ location: OutputLocation, bytes: UnsafeRawBufferPointer, mode: mode_t, flush: Bool = true) throws {
+    /// ``publishTogether(_:)``, which flushes before naming. `temporaryName`, when given, is
+    /// the only name the file may have before its own.
+    public init(_ location: OutputLocation, bytes: UnsafeRawBufferPointer, mode: mode_t, flush: Bool = true, temporaryName: String? = nil) throws {
         self.location = location
+        recordedTemporaryName = temporaryName
         let folder = try location.folder.opened()
         // O_TMPFILE is __O_TMPFILE | O_DIRECTORY, and O_PATH is __O_PATH: Glibc defines both only
         // under _GNU_SOURCE, which Swift does not import, so the underlying names are used.
@@ -339,7 +346,7 @@ public final class StagedOutput: @unchecked Sendable {
             guard [EOPNOTSUPP, EISDIR, EINVAL].contains(errno) else {
                 throw AtomicFile.ioError("could not create a temporary file beside '\(location.path)'")
             }
-            (descriptor, temporaryName) = try Self.namedTemporary(in: folder, for: location.path)
+            (descriptor, self.temporaryName) = try Self.namedTemporary(in: folder, for: location.path, recorded: temporaryName)
         }
         do {
             try AtomicFile.writeAll(bytes, to: descriptor, path: location.path)
@@ -400,7 +407,7 @@ public final class StagedOutput: @unchecked Sendable {
             }
             // rename(2) is the only atomic replace, and it needs a name: a short one, so that an
             // output name of up to 255 bytes still fits.
-            temporaryName = try Self.link(unnamed, into: folder, for: path)
+            temporaryName = try Self.link(unnamed, into: folder, for: path, recorded: recordedTemporaryName)
         }
         guard let temporaryName else { return }
         if exclusive {
@@ -423,20 +430,21 @@ public final class StagedOutput: @unchecked Sendable {
         descriptor = -1
     }
 
-    private static func link(_ unnamed: String, into folder: Int32, for path: String) throws -> String {
+    /// A recorded name is tried once: another file by that name is not this run's to replace.
+    private static func link(_ unnamed: String, into folder: Int32, for path: String, recorded: String?) throws -> String {
         while true {
-            let name = AtomicFile.temporaryName()
+            let name = recorded ?? AtomicFile.temporaryName()
             if linkat(AT_FDCWD, unnamed, folder, name, AT_SYMLINK_FOLLOW) == 0 { return name }
-            if errno != EEXIST { throw AtomicFile.ioError("could not create a temporary file beside '\(path)'") }
+            if errno != EEXIST || recorded != nil { throw AtomicFile.ioError("could not create the temporary file '\(name)' beside '\(path)'") }
         }
     }
 
-    private static func namedTemporary(in folder: Int32, for path: String) throws -> (Int32, String) {
+    private static func namedTemporary(in folder: Int32, for path: String, recorded: String?) throws -> (Int32, String) {
         while true {
-            let name = AtomicFile.temporaryName()
+            let name = recorded ?? AtomicFile.temporaryName()
             let descriptor = openat(folder, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o600)
             if descriptor >= 0 { return (descriptor, name) }
-            if errno != EEXIST { throw AtomicFile.ioError("could not create a temporary file beside '\(path)'") }
+            if errno != EEXIST || recorded != nil { throw AtomicFile.ioError("could not create the temporary file '\(name)' beside '\(path)'") }
         }
     }
 }

@@ -53,6 +53,10 @@ public final class BatchMigration: Sendable {
     private let outputMode = 0o666 & ~AtomicFile.currentUmask()
     public let jobs: [Job]
     private let outputs: [Int: OutputLocation]
+    /// The start of the temporary names of this batch's outputs, kept in its journal: a
+    /// manifest line's output is `<prefix><line>.tmp` until it has its own name, so a rerun
+    /// after a kill removes exactly those (nil in a dry run).
+    private let temporaryPrefix: String?
 
     /// The journal of a batch: `named`, else beside the output folder, not in it (`migrated` →
     /// `migrated.migrate-journal.sqlite`), so the folder holds only vaults and can be synced or
@@ -110,13 +114,14 @@ public final class BatchMigration: Sendable {
         self.outputs = outputs
         guard !dryRun else {
             journal = nil
+            temporaryPrefix = nil
             return
         }
         _ = try folder.opened()
         do {
             let opened = try MigrationJournal(path: journalPath, migrator: Self.migrator, tables: ["run", "job"])
             do {
-                try Self.start(opened, path: journalPath, manifestBytes: manifestBytes, target: target, jobs: jobs)
+                temporaryPrefix = try Self.start(opened, path: journalPath, manifestBytes: manifestBytes, target: target, jobs: jobs)
             } catch {
                 opened.removeIfCreated()
                 throw error
@@ -127,26 +132,47 @@ public final class BatchMigration: Sendable {
             folder.removeIfMadeAndEmpty()
             throw error
         }
-        try folder.removeLeftoverTemporaryFiles()
+        let prefix = temporaryPrefix!, lines = Set(jobs.map(\.line))
+        try folder.removeLeftoverTemporaryFiles { name in
+            guard name.hasPrefix(prefix), name.hasSuffix(".tmp") else { return false }
+            let line = name.dropFirst(prefix.count).dropLast(4)
+            return Int(line).map { lines.contains($0) && String($0) == line } ?? false
+        }
     }
 
-    /// Records a new batch in its journal, or checks that the journal is this batch's.
-    private static func start(_ journal: MigrationJournal, path journalPath: String, manifestBytes: [UInt8], target: Int, jobs: [Job]) throws {
+    /// The temporary name of a manifest line's output.
+    private func temporaryName(_ job: Job) -> String? { temporaryPrefix.map { "\($0)\(job.line).tmp" } }
+
+    /// Records a new batch in its journal, or checks that the journal is this batch's; returns
+    /// the batch's temporary-name prefix, made once and kept in the journal.
+    private static func start(_ journal: MigrationJournal, path journalPath: String, manifestBytes: [UInt8], target: Int, jobs: [Job]) throws -> String {
         let fingerprint = Hex.encode(SHA256.hash(manifestBytes))
-        try journal.queue.write { db in
-            if let run = try Row.fetchOne(db, sql: "SELECT manifestSHA256, target FROM run") {
+        return try journal.queue.write { db in
+            if let run = try Row.fetchOne(db, sql: "SELECT manifestSHA256, target, temporaryPrefix FROM run") {
                 guard run["manifestSHA256"] == fingerprint, run["target"] == target else {
                     throw VaultError.journalOfAnotherBatch(journalPath)
                 }
-                return
+                if let prefix: String = run["temporaryPrefix"] { return prefix }
+                // A journal an earlier version began, whose temporaries had random names.
+                let prefix = newTemporaryPrefix()
+                try db.execute(sql: "UPDATE run SET temporaryPrefix = ?", arguments: [prefix])
+                return prefix
             }
-            try db.execute(sql: "INSERT INTO run (id, manifestSHA256, target, startedAt) VALUES (1, ?, ?, ?)",
-                           arguments: [fingerprint, target, Date().timeIntervalSince1970])
+            let prefix = newTemporaryPrefix()
+            try db.execute(sql: "INSERT INTO run (id, manifestSHA256, target, startedAt, temporaryPrefix) VALUES (1, ?, ?, ?, ?)",
+                           arguments: [fingerprint, target, Date().timeIntervalSince1970, prefix])
             for job in jobs {
                 try db.execute(sql: "INSERT INTO job (line, vault, output, state) VALUES (?, ?, ?, 'pending')",
                                arguments: [job.line, job.vault, job.output])
             }
+            return prefix
         }
+    }
+
+    /// ".hvt-" and 12 random letters and digits, then "-": a line's temporary name stays short
+    /// (at most 32 bytes) and is unlike any other batch's.
+    private static func newTemporaryPrefix() -> String {
+        ".hvt-" + String((0..<12).map { _ in "abcdefghijklmnopqrstuvwxyz0123456789".randomElement()! }) + "-"
     }
 
     private static let migrator: DatabaseMigrator = {
@@ -171,6 +197,9 @@ public final class BatchMigration: Sendable {
                     completions INTEGER NOT NULL DEFAULT 0
                 );
                 """)
+        }
+        migrator.registerMigration("v2") { db in
+            try db.execute(sql: "ALTER TABLE run ADD COLUMN temporaryPrefix TEXT")
         }
         return migrator
     }()
@@ -221,7 +250,7 @@ public final class BatchMigration: Sendable {
                     continue
                 }
                 staged.append(try outcome.bytes.withUnsafeBytes { bytes in
-                    try StagedOutput(outputs[job.line]!, bytes: bytes, mode: outputMode, flush: false)
+                    try StagedOutput(outputs[job.line]!, bytes: bytes, mode: outputMode, flush: false, temporaryName: temporaryName(job))
                 })
                 results.append(Result(job: job, status: outcome.unchanged ? .unchanged : .migrated, from: from, to: target, error: nil,
                                       losses: outcome.report.losses))

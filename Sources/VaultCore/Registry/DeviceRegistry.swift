@@ -97,6 +97,7 @@ extension DeviceRegistry {
     public func importRows(devices: LineSource?, members: LineSource?, now: Timestamp, upsert: Bool = false) throws -> (devices: Int, members: Int) {
         // Not retried: a file read once (standard input, a pipe) cannot be read again.
         try transaction(retrying: false) { session in
+            if let beforeImport = dialect.beforeImport { try session.execute(beforeImport) }
             var counts = (devices: 0, members: 0)
             var repeats = (devices: false, members: false)
             if let devices { (counts.devices, repeats.devices) = try stage(.devices, from: devices, now: now, into: session) }

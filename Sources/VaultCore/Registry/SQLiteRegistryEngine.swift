@@ -9,12 +9,17 @@ import GRDBSQLite
 ///
 /// The journal is SQLite's rollback journal, not WAL: a read-only connection to a WAL database
 /// creates `-wal` and `-shm` files beside it and leaves them, so a dry run or `log` would change
-/// the file system. With the rollback journal, reading changes nothing (issue 16).
+/// the file system. With the rollback journal, reading changes nothing (issue 16). A registry
+/// the chat app keeps in WAL mode is read as it is, and its side files are tidied after (see
+/// ``removeSideFilesThisReadMade()``).
 final class SQLiteRegistryEngine: RegistryEngine {
     let dialect = RegistryDialect.sqlite
     private let database: DatabaseQueue
     private let path: String
     private let readOnly: Bool
+    /// A read-only connection found a WAL database without its `-wal` and `-shm` files, and
+    /// SQLite made them for the read.
+    private let madeSideFiles: Bool
 
     init(path: String, access: DeviceRegistry.Access) throws {
         self.path = path
@@ -46,6 +51,7 @@ final class SQLiteRegistryEngine: RegistryEngine {
         configuration.prepareDatabase { db in
             try db.execute(sql: "PRAGMA cache_size = -65536; PRAGMA temp.cache_size = -131072; PRAGMA mmap_size = 4294967296")
         }
+        let sideFilesBefore = Self.sideFiles(path).contains { Glibc.access($0, F_OK) == 0 }
         do {
             let tables: Set<String>
             do {
@@ -56,6 +62,7 @@ final class SQLiteRegistryEngine: RegistryEngine {
                 try Self.rollBackHotJournal(path)
                 (database, tables) = try Self.openListingTables(path, configuration)
             }
+            madeSideFiles = readOnly && !sideFilesBefore && Self.sideFiles(path).contains { Glibc.access($0, F_OK) == 0 }
             let registryTables: Set<String> = ["user_devices", "members", "revocations", "grdb_migrations"]
             guard registryTables.isSubset(of: tables) || (access == .create && tables.isEmpty) else {
                 throw VaultError.notARegistry(path, missing: registryTables.subtracting(tables).sorted(), empty: tables.isEmpty)
@@ -68,6 +75,25 @@ final class SQLiteRegistryEngine: RegistryEngine {
         } catch let error as DatabaseError {
             throw Self.failure(error, "cannot open the registry '\(path)'")
         }
+    }
+
+    deinit { removeSideFilesThisReadMade() }
+
+    private static func sideFiles(_ path: String) -> [String] { [path + "-wal", path + "-shm"] }
+
+    /// A read-only connection to a WAL database makes its `-wal` and `-shm` files and cannot
+    /// remove them when it closes (only a connection that may write checkpoints and deletes
+    /// them), so `log` or a dry run left two files behind. After the read, a connection that
+    /// may write opens the file, reads one row of the schema and closes: as the last connection,
+    /// SQLite itself checkpoints the empty log (writing nothing to the database) and deletes
+    /// both; while the chat app or another reader has the database open, SQLite leaves them,
+    /// as they are theirs too. The files are never unlinked by name here.
+    private func removeSideFilesThisReadMade() {
+        guard madeSideFiles else { return }
+        try? database.close()
+        guard let tidying = try? DatabaseQueue(path: path) else { return }
+        _ = try? tidying.read { try Int.fetchOne($0, sql: "SELECT count(*) FROM sqlite_master") }
+        try? tidying.close()
     }
 
     private static func openListingTables(_ path: String, _ configuration: Configuration) throws -> (DatabaseQueue, Set<String>) {
