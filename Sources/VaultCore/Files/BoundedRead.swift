@@ -48,10 +48,17 @@ public struct LineReader {
     private var finished = false
     /// The number of the line last returned, from 1.
     public private(set) var lineNumber = 0
+    /// The most bytes the whole file may have, with the words to refuse more in.
+    private let limit: (bytes: Int, what: String, path: String)?
+    private var bytesRead = 0
+    /// Given every byte read, in order (a batch keeps its manifest's fingerprint).
+    private let hasher: SHA256.Hasher?
 
-    public init(descriptor: Int32, name: String) {
+    public init(descriptor: Int32, name: String, limit: (bytes: Int, what: String, path: String)? = nil, hasher: SHA256.Hasher? = nil) {
         self.descriptor = descriptor
         self.name = name
+        self.limit = limit
+        self.hasher = hasher
     }
 
     /// The next line without its newline (a final line without one counts), or nil at the end.
@@ -88,7 +95,10 @@ public struct LineReader {
                 if errno == EINTR { continue }
                 throw AtomicFile.ioError("could not read '\(name)'")
             }
+            bytesRead += count
+            if let limit, bytesRead > limit.bytes { throw VaultError.tooLarge(what: limit.what, name: limit.path, limit: limit.bytes) }
             if count == 0 { finished = true } else { buffer.append(contentsOf: chunk[0..<count]) }
+            chunk.withUnsafeBytes { hasher?.update(UnsafeRawBufferPointer(rebasing: $0[0..<count])) }
             return
         }
     }

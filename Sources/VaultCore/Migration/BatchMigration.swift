@@ -48,11 +48,18 @@ public final class BatchMigration: Sendable {
     /// Nil in a dry run, which has no journal.
     private let journal: MigrationJournal?
     private var database: DatabaseQueue? { journal?.queue }
+    /// The manifest's lines, staged in a private temporary SQLite database (a file SQLite
+    /// removes when it is closed) and read back a group at a time: a batch holds one group of
+    /// jobs in memory, not the manifest, whose documented limit (1 GiB, about ten million lines)
+    /// once meant gigabytes of jobs and their outputs held whole. Its indexes find a repeated
+    /// output and an output that is an input as the lines stream in.
+    private let staging: DatabaseQueue
+    /// How many jobs the manifest has.
+    public let total: Int
+    private let folder: OutputFolder
     /// 0666 less the umask, read once: umask(2) can only be read by setting it, which two
     /// workers doing at once could leave changed for the whole process.
     private let outputMode = 0o666 & ~AtomicFile.currentUmask()
-    public let jobs: [Job]
-    private let outputs: [Int: OutputLocation]
     /// The start of the temporary names of this batch's outputs, kept in its journal: a
     /// manifest line's output is `<prefix><line>.tmp` until it has its own name, so a rerun
     /// after a kill removes exactly those (nil in a dry run).
@@ -83,35 +90,24 @@ public final class BatchMigration: Sendable {
         try Migration.checkTarget(target)
         self.target = target
         self.allowLossy = allowLossy
-        let manifestBytes = try BoundedRead.file(manifestPath, limit: InputLimits.listFile, what: "manifest", lines: true)
-        jobs = try Self.parseManifest(manifestBytes, manifestPath: manifestPath, outDir: outDir)
+        staging = try Self.makeStaging()
+        let fingerprint: String
+        (total, fingerprint) = try Self.stage(manifestPath: manifestPath, outDir: outDir, into: staging)
         // Objects are migrated where they live (``BucketMigration``), never into a local folder.
-        if let object = jobs.first(where: { VaultLocation.isObject($0.vault) }) {
-            throw VaultError.objectInFolderBatch(line: object.line, object: object.vault)
+        if let object = try staging.read({ db in try Row.fetchOne(db, sql: "SELECT line, vault FROM job WHERE isObject ORDER BY seq LIMIT 1") }) {
+            throw VaultError.objectInFolderBatch(line: object["line"], object: object["vault"])
         }
-        let folder = try OutputFolder(outDir, create: true)
-        var outputs: [Int: OutputLocation] = [:]
-        var declared: [(label: String, location: OutputLocation)] = [("the journal", try OutputLocation(journalPath, createFolders: true))]
-        var inputs = [FileSet.Input("the manifest", manifestPath)]
-        for job in jobs {
-            let location = try OutputLocation(path: job.output, name: Self.splitPath(job.output).name, in: folder)
-            outputs[job.line] = location
-            declared.append(("the output of manifest line \(job.line)", location))
-            inputs.append(FileSet.Input("the vault of manifest line \(job.line)", job.vault))
-            if let keyFile = job.keyFile { inputs.append(FileSet.Input("the key file of manifest line \(job.line)", keyFile)) }
-            if let vaultKeyFile = job.vaultKeyFile { inputs.append(FileSet.Input("the vault-key file of manifest line \(job.line)", vaultKeyFile)) }
-        }
-        try FileSet.check(inputs: inputs, outputs: declared)
+        folder = try OutputFolder(outDir, create: true)
+        try Self.checkFiles(manifestPath: manifestPath, journal: OutputLocation(journalPath, createFolders: true), folder: folder, in: staging)
         // Everything a typo could get wrong is checked before the journal exists: the target
         // (above), the manifest's lines, that each named file is there, and that the output
         // folder can be written or made. A mistake then costs nothing to correct.
-        for job in jobs {
+        try Self.forEachJob(in: staging) { job in
             for (what, path) in [("vault", job.vault), ("key file", job.keyFile), ("vault-key file", job.vaultKeyFile)] {
                 if let path, access(path, R_OK) != 0 { throw VaultError.manifestFileUnreadable(line: job.line, what: what, path: path) }
             }
         }
         try folder.requireWritable()
-        self.outputs = outputs
         guard !dryRun else {
             journal = nil
             temporaryPrefix = nil
@@ -121,7 +117,7 @@ public final class BatchMigration: Sendable {
         do {
             let opened = try MigrationJournal(path: journalPath, migrator: Self.migrator, tables: ["run", "job"])
             do {
-                temporaryPrefix = try Self.start(opened, path: journalPath, manifestBytes: manifestBytes, target: target, jobs: jobs)
+                temporaryPrefix = try Self.start(opened, path: journalPath, fingerprint: fingerprint, target: target, staging: staging)
             } catch {
                 opened.removeIfCreated()
                 throw error
@@ -132,12 +128,133 @@ public final class BatchMigration: Sendable {
             folder.removeIfMadeAndEmpty()
             throw error
         }
-        let prefix = temporaryPrefix!, lines = Set(jobs.map(\.line))
+        let prefix = temporaryPrefix!, staging = staging
         try folder.removeLeftoverTemporaryFiles { name in
             guard name.hasPrefix(prefix), name.hasSuffix(".tmp") else { return false }
-            let line = name.dropFirst(prefix.count).dropLast(4)
-            return Int(line).map { lines.contains($0) && String($0) == line } ?? false
+            let text = name.dropFirst(prefix.count).dropLast(4)
+            // A line of this manifest, its number written as the batch writes it.
+            guard let line = Int(text), String(line) == text else { return false }
+            return (try? staging.read { db in try Bool.fetchOne(db, sql: "SELECT EXISTS (SELECT 1 FROM job WHERE line = ?)", arguments: [line]) }) == true
         }
+    }
+
+    // MARK: Staging the manifest
+
+    private static func makeStaging() throws -> DatabaseQueue {
+        do {
+            // An empty path: SQLite's private temporary database, in a file it deletes on close.
+            // Nothing in it outlives the run, so it has no rollback journal and is never synced.
+            var configuration = Configuration()
+            configuration.prepareDatabase { db in try db.execute(sql: "PRAGMA journal_mode = OFF; PRAGMA synchronous = OFF") }
+            let staging = try DatabaseQueue(path: "", configuration: configuration)
+            try staging.write { db in
+                try db.execute(sql: """
+                    CREATE TABLE job (seq INTEGER PRIMARY KEY, line INTEGER NOT NULL, vault TEXT NOT NULL, keyFile TEXT, vaultKeyFile TEXT,
+                                      output TEXT NOT NULL, isObject INTEGER NOT NULL);
+                    CREATE UNIQUE INDEX job_by_line ON job (line);
+                    CREATE INDEX job_by_output ON job (output, line);
+                    CREATE TABLE input (identity BLOB PRIMARY KEY, label TEXT NOT NULL) WITHOUT ROWID;
+                    CREATE TABLE output (identity BLOB PRIMARY KEY, label TEXT NOT NULL) WITHOUT ROWID;
+                    """)
+            }
+            return staging
+        } catch let error as DatabaseError {
+            throw VaultError(.io, "could not stage the manifest in a temporary database: \(MigrationJournal.describe(error))")
+        }
+    }
+
+    /// Reads the manifest a line at a time into the staging database: each line parsed
+    /// (``parseManifestLine``), an output named twice refused by the line that repeats it.
+    /// Returns the number of jobs and the SHA-256 of the manifest's bytes.
+    private static func stage(manifestPath: String, outDir: String, into staging: DatabaseQueue) throws -> (Int, String) {
+        let descriptor = open(manifestPath, O_RDONLY | O_CLOEXEC)
+        guard descriptor >= 0 else { throw AtomicFile.ioError("could not open manifest '\(manifestPath)'") }
+        defer { close(descriptor) }
+        let hasher = SHA256.Hasher()
+        var reader = LineReader(descriptor: descriptor, name: "the manifest '\(manifestPath)'",
+                                limit: (InputLimits.listFile, "manifest", manifestPath), hasher: hasher)
+        let base = splitPath(manifestPath).folder
+        var count = 0
+        do {
+            try staging.write { db in
+                let insert = try db.makeStatement(sql: "INSERT INTO job (line, vault, keyFile, vaultKeyFile, output, isObject) VALUES (?, ?, ?, ?, ?, ?)")
+                while let rawLine = try reader.next() {
+                    guard let job = try parseManifestLine(rawLine, line: reader.lineNumber, base: base, outDir: outDir) else { continue }
+                    try insert.execute(arguments: [job.line, job.vault, job.keyFile, job.vaultKeyFile, job.output, VaultLocation.isObject(job.vault)])
+                    count += 1
+                }
+                // Outputs are named after the vault files, so two lines can name one: the first
+                // line that repeats an earlier one's output is refused, naming both.
+                if let line = try Int.fetchOne(db, sql: """
+                    SELECT min(line) FROM job j
+                    WHERE NOT isObject AND EXISTS (SELECT 1 FROM job e WHERE e.output = j.output AND NOT e.isObject AND e.line < j.line)
+                    """) {
+                    let row = try Row.fetchOne(db, sql: """
+                        SELECT output, (SELECT min(line) FROM job e WHERE e.output = j.output AND NOT e.isObject) AS earlier FROM job j WHERE line = ?
+                        """, arguments: [line])!
+                    throw VaultError.manifestOutputTwice(row["earlier"], line, output: row["output"])
+                }
+            }
+        } catch let error as DatabaseError {
+            throw VaultError(.io, "could not stage the manifest in a temporary database: \(MigrationJournal.describe(error))")
+        }
+        guard count > 0 else { throw VaultError(.malformedDocument, "the manifest '\(manifestPath)' lists no jobs") }
+        return (count, Hex.encode(hasher.finish()))
+    }
+
+    /// The rule of ``FileSet/check(inputs:outputs:)`` for a whole manifest, through the staging
+    /// database's indexes instead of dictionaries of every file: the journal, then each line's
+    /// output in order, is refused when it is the same file as any input (the manifest, a vault,
+    /// a key file, of any line) or as an earlier output, by any spelling, link or hard link.
+    private static func checkFiles(manifestPath: String, journal: OutputLocation, folder: OutputFolder, in staging: DatabaseQueue) throws {
+        func key(_ identity: FileIdentity) -> Data {
+            Data(withUnsafeBytes(of: identity.device.bigEndian, Array.init) + withUnsafeBytes(of: identity.inode.bigEndian, Array.init) + Array((identity.pendingName ?? "").utf8))
+        }
+        do {
+            try staging.write { db in
+                let input = try db.makeStatement(sql: "INSERT OR IGNORE INTO input (identity, label) VALUES (?, ?)")
+                func addInput(_ label: String, _ path: String) throws {
+                    guard path != "-", let identity = FileIdentity.of(existing: path) ?? FileIdentity.of(missing: path) else { return }
+                    try input.execute(arguments: [key(identity), "\(label) '\(path)'"])
+                }
+                try addInput("the manifest", manifestPath)
+                try forEachJob(in: db) { job in
+                    try addInput("the vault of manifest line \(job.line)", job.vault)
+                    if let keyFile = job.keyFile { try addInput("the key file of manifest line \(job.line)", keyFile) }
+                    if let vaultKeyFile = job.vaultKeyFile { try addInput("the vault-key file of manifest line \(job.line)", vaultKeyFile) }
+                }
+                let output = try db.makeStatement(sql: "INSERT OR IGNORE INTO output (identity, label) VALUES (?, ?)")
+                func addOutput(_ label: String, _ location: OutputLocation) throws {
+                    let name = "\(label) '\(location.path)'", identity = key(location.identity)
+                    if let other = try String.fetchOne(db, sql: "SELECT label FROM input WHERE identity = ?", arguments: [identity]) {
+                        throw VaultError.sameFile(output: name, other: other, otherIsInput: true)
+                    }
+                    try output.execute(arguments: [identity, name])
+                    if db.changesCount == 0, let other = try String.fetchOne(db, sql: "SELECT label FROM output WHERE identity = ?", arguments: [identity]) {
+                        throw VaultError.sameFile(output: name, other: other, otherIsInput: false)
+                    }
+                }
+                try addOutput("the journal", journal)
+                try forEachJob(in: db) { job in
+                    try addOutput("the output of manifest line \(job.line)", OutputLocation(path: job.output, name: splitPath(job.output).name, in: folder))
+                }
+            }
+        } catch let error as DatabaseError {
+            throw VaultError(.io, "could not check the manifest's files in a temporary database: \(MigrationJournal.describe(error))")
+        }
+    }
+
+    /// Hands `body` each staged job in manifest order, one row at a time.
+    private static func forEachJob(in db: Database, from: Int = 1, through: Int = .max, _ body: (Job) throws -> Void) throws {
+        let rows = try Row.fetchCursor(db, sql: "SELECT line, vault, keyFile, vaultKeyFile, output FROM job WHERE seq BETWEEN ? AND ? ORDER BY seq",
+                                       arguments: [from, through])
+        while let row = try rows.next() {
+            try body(Job(line: row["line"], vault: row["vault"], keyFile: row["keyFile"], vaultKeyFile: row["vaultKeyFile"], output: row["output"]))
+        }
+    }
+
+    private static func forEachJob(in staging: DatabaseQueue, _ body: (Job) throws -> Void) throws {
+        try staging.read { db in try forEachJob(in: db, body) }
     }
 
     /// The temporary name of a manifest line's output.
@@ -145,9 +262,8 @@ public final class BatchMigration: Sendable {
 
     /// Records a new batch in its journal, or checks that the journal is this batch's; returns
     /// the batch's temporary-name prefix, made once and kept in the journal.
-    private static func start(_ journal: MigrationJournal, path journalPath: String, manifestBytes: [UInt8], target: Int, jobs: [Job]) throws -> String {
-        let fingerprint = Hex.encode(SHA256.hash(manifestBytes))
-        return try journal.queue.write { db in
+    private static func start(_ journal: MigrationJournal, path journalPath: String, fingerprint: String, target: Int, staging: DatabaseQueue) throws -> String {
+        try journal.queue.write { db in
             if let run = try Row.fetchOne(db, sql: "SELECT manifestSHA256, target, temporaryPrefix FROM run") {
                 guard run["manifestSHA256"] == fingerprint, run["target"] == target else {
                     throw VaultError.journalOfAnotherBatch(journalPath)
@@ -161,10 +277,8 @@ public final class BatchMigration: Sendable {
             let prefix = newTemporaryPrefix()
             try db.execute(sql: "INSERT INTO run (id, manifestSHA256, target, startedAt, temporaryPrefix) VALUES (1, ?, ?, ?, ?)",
                            arguments: [fingerprint, target, Date().timeIntervalSince1970, prefix])
-            for job in jobs {
-                try db.execute(sql: "INSERT INTO job (line, vault, output, state) VALUES (?, ?, ?, 'pending')",
-                               arguments: [job.line, job.vault, job.output])
-            }
+            let insert = try db.makeStatement(sql: "INSERT INTO job (line, vault, output, state) VALUES (?, ?, ?, 'pending')")
+            try forEachJob(in: staging) { job in try insert.execute(arguments: [job.line, job.vault, job.output]) }
             return prefix
         }
     }
@@ -217,20 +331,34 @@ public final class BatchMigration: Sendable {
     }
 
     /// Runs every job not yet done, `parallelism` at a time, and reports each as its group
-    /// finishes (jobs done by an earlier run first). `loadAccess` reads a job's key.
+    /// finishes (jobs done by an earlier run first). `loadAccess` reads a job's key. Jobs are
+    /// read from the staging database a group at a time, each group a range of manifest lines.
     public func run(parallelism: Int, loadAccess: @escaping @Sendable (Job) throws -> VaultAccess,
                     report: @escaping @Sendable (Result) -> Void) throws {
-        let done = try database?.read { db in try Set(Int.fetchAll(db, sql: "SELECT line FROM job WHERE state = 'done'")) } ?? []
-        for job in jobs where done.contains(job.line) {
-            report(Result(job: job, status: .previouslyDone, from: nil, to: target, error: nil))
-        }
-        let pending = jobs.filter { !done.contains($0.line) }
         let size = Self.groupSize(parallelism: parallelism)
-        let groups = stride(from: 0, to: pending.count, by: size).map { Array(pending[$0..<min($0 + size, pending.count)]) }
-        // A failure to record in the journal stops the run; a vault's own failure is a result.
-        _ = try concurrently(groups.count, parallelism: parallelism) { [self] index in
-            for result in try process(groups[index], loadAccess: loadAccess) { report(result) }
+        let groups = (total + size - 1) / size
+        for index in 0..<groups {
+            for job in try group(index, size: size, done: true) {
+                report(Result(job: job, status: .previouslyDone, from: nil, to: target, error: nil))
+            }
         }
+        // A failure to record in the journal stops the run; a vault's own failure is a result.
+        _ = try concurrently(groups, parallelism: parallelism) { [self] index in
+            let pending = try group(index, size: size, done: false)
+            guard !pending.isEmpty else { return }
+            for result in try process(pending, loadAccess: loadAccess) { report(result) }
+        }
+    }
+
+    /// The jobs of group `index` that an earlier run did (`done`), or that are still to do.
+    private func group(_ index: Int, size: Int, done: Bool) throws -> [Job] {
+        var jobs: [Job] = []
+        try staging.read { db in try Self.forEachJob(in: db, from: index * size + 1, through: (index + 1) * size) { jobs.append($0) } }
+        guard let database, let first = jobs.first?.line, let last = jobs.last?.line else { return done ? [] : jobs }
+        let finished = try database.read { db in
+            try Set(Int.fetchAll(db, sql: "SELECT line FROM job WHERE state = 'done' AND line BETWEEN ? AND ?", arguments: [first, last]))
+        }
+        return jobs.filter { finished.contains($0.line) == done }
     }
 
     /// One group: each vault migrated in memory and its output staged, then every output made
@@ -249,8 +377,9 @@ public final class BatchMigration: Sendable {
                                       losses: outcome.report.losses))
                     continue
                 }
+                let output = try OutputLocation(path: job.output, name: Self.splitPath(job.output).name, in: folder)
                 staged.append(try outcome.bytes.withUnsafeBytes { bytes in
-                    try StagedOutput(outputs[job.line]!, bytes: bytes, mode: outputMode, flush: false, temporaryName: temporaryName(job))
+                    try StagedOutput(output, bytes: bytes, mode: outputMode, flush: false, temporaryName: temporaryName(job))
                 })
                 results.append(Result(job: job, status: outcome.unchanged ? .unchanged : .migrated, from: from, to: target, error: nil,
                                       losses: outcome.report.losses))
@@ -307,43 +436,50 @@ public final class BatchMigration: Sendable {
     /// One JSON object a line: `vault` and exactly one of `keyFile`, `vaultKeyFile`. Relative
     /// paths are relative to the manifest's folder. Outputs are `outDir/<vault file name>`; two
     /// jobs with the same name are refused. Any bad line refuses the whole batch, by number.
-    /// Reads no file, so it can be fuzzed and tested on its own.
+    /// Reads no file, so it can be fuzzed and tested on its own; a folder batch stages the
+    /// same lines a piece at a time (``stage(manifestPath:outDir:into:)``).
     public static func parseManifest(_ bytes: [UInt8], manifestPath: String, outDir: String) throws -> [Job] {
         let base = splitPath(manifestPath).folder
-        func resolve(_ path: String) -> String {
-            path.hasPrefix("/") || base.isEmpty || VaultLocation.isObject(path) ? path : base + "/" + path
-        }
         var jobs: [Job] = []
         var outputs: [String: Int] = [:]
         try LineReader.forEachLine(in: bytes, name: "the manifest '\(manifestPath)'") { line, rawLine in
-            guard rawLine.contains(where: { ![0x20, 0x09, 0x0d].contains($0) }) else { return }
-            let vault: String, keyFile: String?, vaultKeyFile: String?
-            do {
-                var reader = try JSONObjectReader(JSONValue(parsing: Array(rawLine), what: "the line"), path: "")
-                vault = try reader.string("vault")
-                keyFile = try reader.optionalString("keyFile")
-                vaultKeyFile = try reader.optionalString("vaultKeyFile")
-                try reader.finish()
-            } catch let error as VaultError {
-                throw VaultError(.malformedDocument, "manifest line \(line): \(error.reason.replacingOccurrences(of: "the document", with: "the line"))")
-            }
-            guard (keyFile == nil) != (vaultKeyFile == nil) else {
-                throw VaultError(.malformedDocument, "manifest line \(line) needs exactly one of keyFile and vaultKeyFile")
-            }
-            let name = splitPath(vault).name
-            // The output is named after the vault file, so the name must be a file's name.
-            guard !["", ".", ".."].contains(name), !vault.utf8.contains(0) else {
-                throw VaultError(.malformedDocument, "manifest line \(line): vault should name a file, not '\(vault)'")
-            }
-            let output = outDir.utf8.last == UInt8(ascii: "/") ? outDir + name : outDir + "/" + name
+            guard let job = try parseManifestLine(rawLine, line: line, base: base, outDir: outDir) else { return }
             // Objects are migrated in place or under a prefix, where the caller checks outputs.
-            if !VaultLocation.isObject(vault), let earlier = outputs.updateValue(line, forKey: output) {
-                throw VaultError.manifestOutputTwice(earlier, line, output: output)
+            if !VaultLocation.isObject(job.vault), let earlier = outputs.updateValue(line, forKey: job.output) {
+                throw VaultError.manifestOutputTwice(earlier, line, output: job.output)
             }
-            jobs.append(Job(line: line, vault: resolve(vault), keyFile: keyFile.map(resolve), vaultKeyFile: vaultKeyFile.map(resolve), output: output))
+            jobs.append(job)
         }
         guard !jobs.isEmpty else { throw VaultError(.malformedDocument, "the manifest '\(manifestPath)' lists no jobs") }
         return jobs
+    }
+
+    /// One manifest line as a job; nil for a blank line. `base` is the manifest's folder.
+    static func parseManifestLine(_ rawLine: ArraySlice<UInt8>, line: Int, base: String, outDir: String) throws -> Job? {
+        func resolve(_ path: String) -> String {
+            path.hasPrefix("/") || base.isEmpty || VaultLocation.isObject(path) ? path : base + "/" + path
+        }
+        guard rawLine.contains(where: { ![0x20, 0x09, 0x0d].contains($0) }) else { return nil }
+        let vault: String, keyFile: String?, vaultKeyFile: String?
+        do {
+            var reader = try JSONObjectReader(JSONValue(parsing: Array(rawLine), what: "the line"), path: "")
+            vault = try reader.string("vault")
+            keyFile = try reader.optionalString("keyFile")
+            vaultKeyFile = try reader.optionalString("vaultKeyFile")
+            try reader.finish()
+        } catch let error as VaultError {
+            throw VaultError(.malformedDocument, "manifest line \(line): \(error.reason.replacingOccurrences(of: "the document", with: "the line"))")
+        }
+        guard (keyFile == nil) != (vaultKeyFile == nil) else {
+            throw VaultError(.malformedDocument, "manifest line \(line) needs exactly one of keyFile and vaultKeyFile")
+        }
+        let name = splitPath(vault).name
+        // The output is named after the vault file, so the name must be a file's name.
+        guard !["", ".", ".."].contains(name), !vault.utf8.contains(0) else {
+            throw VaultError(.malformedDocument, "manifest line \(line): vault should name a file, not '\(vault)'")
+        }
+        let output = outDir.utf8.last == UInt8(ascii: "/") ? outDir + name : outDir + "/" + name
+        return Job(line: line, vault: resolve(vault), keyFile: keyFile.map(resolve), vaultKeyFile: vaultKeyFile.map(resolve), output: output)
     }
 
     /// Splits a path at its last "/" byte (trailing slashes ignored), as the file system does.
