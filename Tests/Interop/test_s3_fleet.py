@@ -20,7 +20,11 @@ import pytest
 import s3fleet
 from s3fleet import App, Fleet, PrivateServer, migrate, report_lines, tool_environment
 
-pytestmark = pytest.mark.skipif(not s3fleet.ENDPOINT, reason="scripts/test starts the S3 server")
+
+@pytest.fixture(autouse=True)
+def the_server_is_there():
+    """A test whose server is missing fails, never skips: scripts/test starts the S3 server."""
+    assert s3fleet.ENDPOINT, "needs the throwaway S3 server that scripts/test starts: run through scripts/test"
 
 
 @pytest.fixture
