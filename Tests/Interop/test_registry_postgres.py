@@ -22,12 +22,12 @@ import psycopg
 import pytest
 
 
-
 @pytest.fixture(autouse=True)
 def the_server_is_there():
     """A test whose server is missing fails, never skips: run through scripts/test, which
     starts a throwaway PostgreSQL server and names it in HVT_TEST_PGHOST."""
     assert "HVT_TEST_PGHOST" in os.environ, "needs the throwaway PostgreSQL server that scripts/test starts: run through scripts/test"
+
 
 # Absolute, since every test runs in its own folder (scratch_folder below).
 DEVICE_REVOKER = os.path.abspath(os.environ.get("DEVICE_REVOKER", ".build/debug/device-revoker"))

@@ -22,20 +22,20 @@ public enum SHA256 {
     }
 
     /// SHA-256 of bytes that arrive in pieces (a manifest read a piece at a time).
-    public final class Hasher {
+    final class Hasher {
         private var state = crypto_hash_sha256_state()
 
-        public init() {
+        init() {
             precondition((try? Sodium.ensureInitialized()) != nil, "libsodium failed to initialise")
             crypto_hash_sha256_init(&state)
         }
 
-        public func update(_ bytes: UnsafeRawBufferPointer) {
+        func update(_ bytes: UnsafeRawBufferPointer) {
             crypto_hash_sha256_update(&state, bytes.nonNullBase, UInt64(bytes.count))
         }
 
-        /// The digest of everything given so far; the hasher is spent after it.
-        public func finish() -> [UInt8] {
+        /// The digest of everything given so far; libsodium's state is spent after it.
+        func finish() -> [UInt8] {
             var out = [UInt8](repeating: 0, count: byteCount)
             crypto_hash_sha256_final(&state, &out)
             return out

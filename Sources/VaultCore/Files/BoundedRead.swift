@@ -48,13 +48,22 @@ public struct LineReader {
     private var finished = false
     /// The number of the line last returned, from 1.
     public private(set) var lineNumber = 0
-    /// The most bytes the whole file may have, with the words to refuse more in.
-    private let limit: (bytes: Int, what: String, path: String)?
+    /// The most bytes a whole file may have, and the words to refuse more in.
+    struct Limit {
+        let bytes: Int
+        let what: String
+        let path: String
+    }
+    private let limit: Limit?
     private var bytesRead = 0
     /// Given every byte read, in order (a batch keeps its manifest's fingerprint).
     private let hasher: SHA256.Hasher?
 
-    public init(descriptor: Int32, name: String, limit: (bytes: Int, what: String, path: String)? = nil, hasher: SHA256.Hasher? = nil) {
+    public init(descriptor: Int32, name: String) {
+        self.init(descriptor: descriptor, name: name, limit: nil, hasher: nil)
+    }
+
+    init(descriptor: Int32, name: String, limit: Limit?, hasher: SHA256.Hasher?) {
         self.descriptor = descriptor
         self.name = name
         self.limit = limit
@@ -93,7 +102,7 @@ public struct LineReader {
             let count = chunk.withUnsafeMutableBytes { Foundation.read(descriptor, $0.baseAddress!, $0.count) }
             if count < 0 {
                 if errno == EINTR { continue }
-                throw AtomicFile.ioError("could not read '\(name)'")
+                throw AtomicFile.ioError("could not read \(name)")
             }
             bytesRead += count
             if let limit, bytesRead > limit.bytes { throw VaultError.tooLarge(what: limit.what, name: limit.path, limit: limit.bytes) }

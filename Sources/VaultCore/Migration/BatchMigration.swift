@@ -48,12 +48,8 @@ public final class BatchMigration: Sendable {
     /// Nil in a dry run, which has no journal.
     private let journal: MigrationJournal?
     private var database: DatabaseQueue? { journal?.queue }
-    /// The manifest's lines, staged in a private temporary SQLite database (a file SQLite
-    /// removes when it is closed) and read back a group at a time: a batch holds one group of
-    /// jobs in memory, not the manifest, whose documented limit (1 GiB, about ten million lines)
-    /// once meant gigabytes of jobs and their outputs held whole. Its indexes find a repeated
-    /// output and an output that is an input as the lines stream in.
-    private let staging: DatabaseQueue
+    /// The manifest's lines, read back a group at a time (``ManifestStaging``).
+    private let staging: ManifestStaging
     /// How many jobs the manifest has.
     public let total: Int
     private let folder: OutputFolder
@@ -90,19 +86,16 @@ public final class BatchMigration: Sendable {
         try Migration.checkTarget(target)
         self.target = target
         self.allowLossy = allowLossy
-        staging = try Self.makeStaging()
-        let fingerprint: String
-        (total, fingerprint) = try Self.stage(manifestPath: manifestPath, outDir: outDir, into: staging)
+        staging = try ManifestStaging(manifestPath: manifestPath, outDir: outDir)
+        total = staging.count
         // Objects are migrated where they live (``BucketMigration``), never into a local folder.
-        if let object = try staging.read({ db in try Row.fetchOne(db, sql: "SELECT line, vault FROM job WHERE isObject ORDER BY seq LIMIT 1") }) {
-            throw VaultError.objectInFolderBatch(line: object["line"], object: object["vault"])
-        }
+        if let object = try staging.firstObject() { throw VaultError.objectInFolderBatch(line: object.line, object: object.vault) }
         folder = try OutputFolder(outDir, create: true)
-        try Self.checkFiles(manifestPath: manifestPath, journal: OutputLocation(journalPath, createFolders: true), folder: folder, in: staging)
+        try staging.checkFiles(manifestPath: manifestPath, journal: OutputLocation(journalPath, createFolders: true), folder: folder)
         // Everything a typo could get wrong is checked before the journal exists: the target
         // (above), the manifest's lines, that each named file is there, and that the output
         // folder can be written or made. A mistake then costs nothing to correct.
-        try Self.forEachJob(in: staging) { job in
+        try staging.forEachJob { job in
             for (what, path) in [("vault", job.vault), ("key file", job.keyFile), ("vault-key file", job.vaultKeyFile)] {
                 if let path, access(path, R_OK) != 0 { throw VaultError.manifestFileUnreadable(line: job.line, what: what, path: path) }
             }
@@ -117,7 +110,7 @@ public final class BatchMigration: Sendable {
         do {
             let opened = try MigrationJournal(path: journalPath, migrator: Self.migrator, tables: ["run", "job"])
             do {
-                temporaryPrefix = try Self.start(opened, path: journalPath, fingerprint: fingerprint, target: target, staging: staging)
+                temporaryPrefix = try Self.start(opened, path: journalPath, target: target, staging: staging)
             } catch {
                 opened.removeIfCreated()
                 throw error
@@ -134,127 +127,8 @@ public final class BatchMigration: Sendable {
             let text = name.dropFirst(prefix.count).dropLast(4)
             // A line of this manifest, its number written as the batch writes it.
             guard let line = Int(text), String(line) == text else { return false }
-            return (try? staging.read { db in try Bool.fetchOne(db, sql: "SELECT EXISTS (SELECT 1 FROM job WHERE line = ?)", arguments: [line]) }) == true
+            return staging.hasLine(line)
         }
-    }
-
-    // MARK: Staging the manifest
-
-    private static func makeStaging() throws -> DatabaseQueue {
-        do {
-            // An empty path: SQLite's private temporary database, in a file it deletes on close.
-            // Nothing in it outlives the run, so it has no rollback journal and is never synced.
-            var configuration = Configuration()
-            configuration.prepareDatabase { db in try db.execute(sql: "PRAGMA journal_mode = OFF; PRAGMA synchronous = OFF") }
-            let staging = try DatabaseQueue(path: "", configuration: configuration)
-            try staging.write { db in
-                try db.execute(sql: """
-                    CREATE TABLE job (seq INTEGER PRIMARY KEY, line INTEGER NOT NULL, vault TEXT NOT NULL, keyFile TEXT, vaultKeyFile TEXT,
-                                      output TEXT NOT NULL, isObject INTEGER NOT NULL);
-                    CREATE UNIQUE INDEX job_by_line ON job (line);
-                    CREATE INDEX job_by_output ON job (output, line);
-                    CREATE TABLE input (identity BLOB PRIMARY KEY, label TEXT NOT NULL) WITHOUT ROWID;
-                    CREATE TABLE output (identity BLOB PRIMARY KEY, label TEXT NOT NULL) WITHOUT ROWID;
-                    """)
-            }
-            return staging
-        } catch let error as DatabaseError {
-            throw VaultError(.io, "could not stage the manifest in a temporary database: \(MigrationJournal.describe(error))")
-        }
-    }
-
-    /// Reads the manifest a line at a time into the staging database: each line parsed
-    /// (``parseManifestLine``), an output named twice refused by the line that repeats it.
-    /// Returns the number of jobs and the SHA-256 of the manifest's bytes.
-    private static func stage(manifestPath: String, outDir: String, into staging: DatabaseQueue) throws -> (Int, String) {
-        let descriptor = open(manifestPath, O_RDONLY | O_CLOEXEC)
-        guard descriptor >= 0 else { throw AtomicFile.ioError("could not open manifest '\(manifestPath)'") }
-        defer { close(descriptor) }
-        let hasher = SHA256.Hasher()
-        var reader = LineReader(descriptor: descriptor, name: "the manifest '\(manifestPath)'",
-                                limit: (InputLimits.listFile, "manifest", manifestPath), hasher: hasher)
-        let base = splitPath(manifestPath).folder
-        var count = 0
-        do {
-            try staging.write { db in
-                let insert = try db.makeStatement(sql: "INSERT INTO job (line, vault, keyFile, vaultKeyFile, output, isObject) VALUES (?, ?, ?, ?, ?, ?)")
-                while let rawLine = try reader.next() {
-                    guard let job = try parseManifestLine(rawLine, line: reader.lineNumber, base: base, outDir: outDir) else { continue }
-                    try insert.execute(arguments: [job.line, job.vault, job.keyFile, job.vaultKeyFile, job.output, VaultLocation.isObject(job.vault)])
-                    count += 1
-                }
-                // Outputs are named after the vault files, so two lines can name one: the first
-                // line that repeats an earlier one's output is refused, naming both.
-                if let line = try Int.fetchOne(db, sql: """
-                    SELECT min(line) FROM job j
-                    WHERE NOT isObject AND EXISTS (SELECT 1 FROM job e WHERE e.output = j.output AND NOT e.isObject AND e.line < j.line)
-                    """) {
-                    let row = try Row.fetchOne(db, sql: """
-                        SELECT output, (SELECT min(line) FROM job e WHERE e.output = j.output AND NOT e.isObject) AS earlier FROM job j WHERE line = ?
-                        """, arguments: [line])!
-                    throw VaultError.manifestOutputTwice(row["earlier"], line, output: row["output"])
-                }
-            }
-        } catch let error as DatabaseError {
-            throw VaultError(.io, "could not stage the manifest in a temporary database: \(MigrationJournal.describe(error))")
-        }
-        guard count > 0 else { throw VaultError(.malformedDocument, "the manifest '\(manifestPath)' lists no jobs") }
-        return (count, Hex.encode(hasher.finish()))
-    }
-
-    /// The rule of ``FileSet/check(inputs:outputs:)`` for a whole manifest, through the staging
-    /// database's indexes instead of dictionaries of every file: the journal, then each line's
-    /// output in order, is refused when it is the same file as any input (the manifest, a vault,
-    /// a key file, of any line) or as an earlier output, by any spelling, link or hard link.
-    private static func checkFiles(manifestPath: String, journal: OutputLocation, folder: OutputFolder, in staging: DatabaseQueue) throws {
-        func key(_ identity: FileIdentity) -> Data {
-            Data(withUnsafeBytes(of: identity.device.bigEndian, Array.init) + withUnsafeBytes(of: identity.inode.bigEndian, Array.init) + Array((identity.pendingName ?? "").utf8))
-        }
-        do {
-            try staging.write { db in
-                let input = try db.makeStatement(sql: "INSERT OR IGNORE INTO input (identity, label) VALUES (?, ?)")
-                func addInput(_ label: String, _ path: String) throws {
-                    guard path != "-", let identity = FileIdentity.of(existing: path) ?? FileIdentity.of(missing: path) else { return }
-                    try input.execute(arguments: [key(identity), "\(label) '\(path)'"])
-                }
-                try addInput("the manifest", manifestPath)
-                try forEachJob(in: db) { job in
-                    try addInput("the vault of manifest line \(job.line)", job.vault)
-                    if let keyFile = job.keyFile { try addInput("the key file of manifest line \(job.line)", keyFile) }
-                    if let vaultKeyFile = job.vaultKeyFile { try addInput("the vault-key file of manifest line \(job.line)", vaultKeyFile) }
-                }
-                let output = try db.makeStatement(sql: "INSERT OR IGNORE INTO output (identity, label) VALUES (?, ?)")
-                func addOutput(_ label: String, _ location: OutputLocation) throws {
-                    let name = "\(label) '\(location.path)'", identity = key(location.identity)
-                    if let other = try String.fetchOne(db, sql: "SELECT label FROM input WHERE identity = ?", arguments: [identity]) {
-                        throw VaultError.sameFile(output: name, other: other, otherIsInput: true)
-                    }
-                    try output.execute(arguments: [identity, name])
-                    if db.changesCount == 0, let other = try String.fetchOne(db, sql: "SELECT label FROM output WHERE identity = ?", arguments: [identity]) {
-                        throw VaultError.sameFile(output: name, other: other, otherIsInput: false)
-                    }
-                }
-                try addOutput("the journal", journal)
-                try forEachJob(in: db) { job in
-                    try addOutput("the output of manifest line \(job.line)", OutputLocation(path: job.output, name: splitPath(job.output).name, in: folder))
-                }
-            }
-        } catch let error as DatabaseError {
-            throw VaultError(.io, "could not check the manifest's files in a temporary database: \(MigrationJournal.describe(error))")
-        }
-    }
-
-    /// Hands `body` each staged job in manifest order, one row at a time.
-    private static func forEachJob(in db: Database, from: Int = 1, through: Int = .max, _ body: (Job) throws -> Void) throws {
-        let rows = try Row.fetchCursor(db, sql: "SELECT line, vault, keyFile, vaultKeyFile, output FROM job WHERE seq BETWEEN ? AND ? ORDER BY seq",
-                                       arguments: [from, through])
-        while let row = try rows.next() {
-            try body(Job(line: row["line"], vault: row["vault"], keyFile: row["keyFile"], vaultKeyFile: row["vaultKeyFile"], output: row["output"]))
-        }
-    }
-
-    private static func forEachJob(in staging: DatabaseQueue, _ body: (Job) throws -> Void) throws {
-        try staging.read { db in try forEachJob(in: db, body) }
     }
 
     /// The temporary name of a manifest line's output.
@@ -262,13 +136,18 @@ public final class BatchMigration: Sendable {
 
     /// Records a new batch in its journal, or checks that the journal is this batch's; returns
     /// the batch's temporary-name prefix, made once and kept in the journal.
-    private static func start(_ journal: MigrationJournal, path journalPath: String, fingerprint: String, target: Int, staging: DatabaseQueue) throws -> String {
+    private static func start(_ journal: MigrationJournal, path journalPath: String, target: Int, staging: ManifestStaging) throws -> String {
         try journal.queue.write { db in
             if let run = try Row.fetchOne(db, sql: "SELECT manifestSHA256, target, temporaryPrefix FROM run") {
-                guard run["manifestSHA256"] == fingerprint, run["target"] == target else {
+                guard run["manifestSHA256"] == staging.fingerprint, run["target"] == target else {
                     throw VaultError.journalOfAnotherBatch(journalPath)
                 }
-                if let prefix: String = run["temporaryPrefix"] { return prefix }
+                if let prefix: String = run["temporaryPrefix"] {
+                    // The prefix decides what a rerun removes: a journal whose prefix is not one
+                    // this tool makes (damaged, or edited by hand) is not trusted with that.
+                    guard isTemporaryPrefix(prefix) else { throw VaultError.untrustedJournal(journalPath) }
+                    return prefix
+                }
                 // A journal an earlier version began, whose temporaries had random names.
                 let prefix = newTemporaryPrefix()
                 try db.execute(sql: "UPDATE run SET temporaryPrefix = ?", arguments: [prefix])
@@ -276,17 +155,25 @@ public final class BatchMigration: Sendable {
             }
             let prefix = newTemporaryPrefix()
             try db.execute(sql: "INSERT INTO run (id, manifestSHA256, target, startedAt, temporaryPrefix) VALUES (1, ?, ?, ?, ?)",
-                           arguments: [fingerprint, target, Date().timeIntervalSince1970, prefix])
+                           arguments: [staging.fingerprint, target, Date().timeIntervalSince1970, prefix])
             let insert = try db.makeStatement(sql: "INSERT INTO job (line, vault, output, state) VALUES (?, ?, ?, 'pending')")
-            try forEachJob(in: staging) { job in try insert.execute(arguments: [job.line, job.vault, job.output]) }
+            try staging.forEachJob { job in try insert.execute(arguments: [job.line, job.vault, job.output]) }
             return prefix
         }
+    }
+
+    private static let prefixAlphabet = "abcdefghijklmnopqrstuvwxyz0123456789"
+
+    /// Whether `prefix` is exactly what ``newTemporaryPrefix()`` makes.
+    static func isTemporaryPrefix(_ prefix: String) -> Bool {
+        let bytes = Array(prefix.utf8)
+        return bytes.count == 18 && prefix.hasPrefix(".hvt-") && prefix.hasSuffix("-") && bytes[5..<17].allSatisfy { prefixAlphabet.utf8.contains($0) }
     }
 
     /// ".hvt-" and 12 random letters and digits, then "-": a line's temporary name stays short
     /// (at most 32 bytes) and is unlike any other batch's.
     private static func newTemporaryPrefix() -> String {
-        ".hvt-" + String((0..<12).map { _ in "abcdefghijklmnopqrstuvwxyz0123456789".randomElement()! }) + "-"
+        ".hvt-" + String((0..<12).map { _ in prefixAlphabet.randomElement()! }) + "-"
     }
 
     private static let migrator: DatabaseMigrator = {
@@ -352,8 +239,7 @@ public final class BatchMigration: Sendable {
 
     /// The jobs of group `index` that an earlier run did (`done`), or that are still to do.
     private func group(_ index: Int, size: Int, done: Bool) throws -> [Job] {
-        var jobs: [Job] = []
-        try staging.read { db in try Self.forEachJob(in: db, from: index * size + 1, through: (index + 1) * size) { jobs.append($0) } }
+        let jobs = try staging.jobs(index * size + 1, through: (index + 1) * size)
         guard let database, let first = jobs.first?.line, let last = jobs.last?.line else { return done ? [] : jobs }
         let finished = try database.read { db in
             try Set(Int.fetchAll(db, sql: "SELECT line FROM job WHERE state = 'done' AND line BETWEEN ? AND ?", arguments: [first, last]))

@@ -67,6 +67,13 @@ extension VaultError {
         VaultError(.notAJournal, "'\(path)' is not a migration journal: it holds a table '\(table.prefix(64))'", file: file, line: line)
     }
 
+    /// A journal whose record of its temporary names is not in the form the tool writes
+    /// (damaged, or edited by hand): not trusted to say what a rerun may remove.
+    static func untrustedJournal(_ path: String, file: String = #fileID, line: UInt = #line) -> VaultError {
+        VaultError(.notAJournal, "the journal '\(path)' records its temporary files in a form the tool does not write; it may be damaged, so nothing is removed or run by it",
+                   file: file, line: line)
+    }
+
     static func journalInUse(_ path: String, file: String = #fileID, line: UInt = #line) -> VaultError {
         VaultError(.refused, "another migration run is using the journal '\(path)'", file: file, line: line)
     }

@@ -18,8 +18,9 @@ final class SQLiteRegistryEngine: RegistryEngine {
     private let path: String
     private let readOnly: Bool
     /// A read-only connection found a WAL database without its `-wal` and `-shm` files, and
-    /// SQLite made them for the read.
-    private let madeSideFiles: Bool
+    /// SQLite made them for the read: the database file's identity then, so the tidying
+    /// touches that file and no other put in its place meanwhile.
+    private let madeSideFiles: FileIdentity?
 
     init(path: String, access: DeviceRegistry.Access) throws {
         self.path = path
@@ -62,7 +63,7 @@ final class SQLiteRegistryEngine: RegistryEngine {
                 try Self.rollBackHotJournal(path)
                 (database, tables) = try Self.openListingTables(path, configuration)
             }
-            madeSideFiles = readOnly && !sideFilesBefore && Self.sideFiles(path).contains { Glibc.access($0, F_OK) == 0 }
+            madeSideFiles = readOnly && !sideFilesBefore && Self.sideFiles(path).contains { Glibc.access($0, F_OK) == 0 } ? FileIdentity.of(existing: path) : nil
             let registryTables: Set<String> = ["user_devices", "members", "revocations", "grdb_migrations"]
             guard registryTables.isSubset(of: tables) || (access == .create && tables.isEmpty) else {
                 throw VaultError.notARegistry(path, missing: registryTables.subtracting(tables).sorted(), empty: tables.isEmpty)
@@ -84,13 +85,15 @@ final class SQLiteRegistryEngine: RegistryEngine {
     /// A read-only connection to a WAL database makes its `-wal` and `-shm` files and cannot
     /// remove them when it closes (only a connection that may write checkpoints and deletes
     /// them), so `log` or a dry run left two files behind. After the read, a connection that
-    /// may write opens the file, reads one row of the schema and closes: as the last connection,
-    /// SQLite itself checkpoints the empty log (writing nothing to the database) and deletes
-    /// both; while the chat app or another reader has the database open, SQLite leaves them,
-    /// as they are theirs too. The files are never unlinked by name here.
+    /// may write opens the same file, reads one row of the schema and closes: as the last
+    /// connection, SQLite itself checkpoints the empty log (writing nothing to the database)
+    /// and deletes both; while the chat app or another reader has the database open, SQLite
+    /// leaves them, as they are theirs too (two reading commands at once may then leave them,
+    /// as the app's next close removes them). The files are never unlinked by name here.
     private func removeSideFilesThisReadMade() {
-        guard madeSideFiles else { return }
+        guard let madeSideFiles else { return }
         try? database.close()
+        guard FileIdentity.of(existing: path) == madeSideFiles else { return }
         guard let tidying = try? DatabaseQueue(path: path) else { return }
         _ = try? tidying.read { try Int.fetchOne($0, sql: "SELECT count(*) FROM sqlite_master") }
         try? tidying.close()
