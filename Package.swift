@@ -1,8 +1,10 @@
 // swift-tools-version: 6.0
 //
 // Household Vault Tools: command-line tools around a family app's encrypted identity vault.
-// Layout (see README.md and ../shared/STYLE.md): C libraries as system modules, every rule in
-// VaultCore, shared CLI plumbing in CLISupport, one thin folder per executable.
+// Layout (see docs/architecture.md and ../shared/STYLE.md): C libraries as system modules, the
+// rules in one library target a layer (VaultCore at the bottom; VaultStorage, VaultFleet,
+// VaultRegistry, VaultImaging, VaultPaper above it), shared CLI plumbing in CLISupport and
+// CLIPictures, one thin folder per executable that links only the layers it uses.
 
 import PackageDescription
 
@@ -24,7 +26,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-crypto", from: "3.12.3"),
     ],
     targets: [
-        // C libraries, one system module each; used only from inside VaultCore.
+        // C libraries, one system module each; each used only from inside one library layer.
         .systemLibrary(
             name: "CSodium",
             pkgConfig: "libsodium",
@@ -74,14 +76,29 @@ let package = Package(
             linkerSettings: [.linkedLibrary("png16"), .linkedLibrary("jpeg")]
         ),
 
+        // The library, one target a layer; each depends only on the layers below it, and each
+        // executable links only the layers it uses (docs/architecture.md; the link table test).
         .target(
             name: "VaultCore",
+            dependencies: ["CSodium", "CSecp256k1", "CFileSystem"]
+        ),
+        .target(name: "VaultStorage", dependencies: ["VaultCore", "CCurl"]),
+        .target(
+            name: "VaultFleet",
+            dependencies: ["VaultCore", "VaultStorage", .product(name: "GRDB", package: "GRDB.swift")]
+        ),
+        .target(
+            name: "VaultRegistry",
             dependencies: [
-                "CSodium", "CSecp256k1", "CQRencode", "CZBar", "CFreeType", "CImageCodecs", "CLibPQ", "CCurl", "CFileSystem", "CZxcvbn",
+                "VaultCore", "CLibPQ",
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "GRDBSQLite", package: "GRDB.swift"),  // sqlite3_serialize
-                .product(name: "Crypto", package: "swift-crypto"),
             ]
+        ),
+        .target(name: "VaultImaging", dependencies: ["VaultCore", "CQRencode", "CZBar", "CImageCodecs"]),
+        .target(
+            name: "VaultPaper",
+            dependencies: ["VaultCore", "VaultImaging", "CFreeType", "CZxcvbn", .product(name: "Crypto", package: "swift-crypto")]
         ),
         .target(
             name: "CLISupport",
@@ -90,19 +107,19 @@ let package = Package(
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
+        // Pictures with QR codes on the command line, for the tools that read or make them.
+        .target(name: "CLIPictures", dependencies: ["CLISupport", "VaultCore", "VaultImaging"]),
         .executableTarget(
             name: "vault-tool",
             dependencies: [
-                "VaultCore",
-                "CLISupport",
+                "VaultCore", "VaultStorage", "VaultFleet", "CLISupport",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
         .executableTarget(
             name: "recovery-sheet",
             dependencies: [
-                "VaultCore",
-                "CLISupport",
+                "VaultCore", "VaultStorage", "VaultImaging", "VaultPaper", "CLISupport", "CLIPictures",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             // Templates/ (a symbolic link to the top-level folder) is compiled into the binary,
@@ -113,8 +130,7 @@ let package = Package(
         .executableTarget(
             name: "rotation-planner",
             dependencies: [
-                "VaultCore",
-                "CLISupport",
+                "VaultCore", "VaultStorage", "CLISupport",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             exclude: ["Templates/README.md"],
@@ -123,16 +139,14 @@ let package = Package(
         .executableTarget(
             name: "device-revoker",
             dependencies: [
-                "VaultCore",
-                "CLISupport",
+                "VaultCore", "VaultStorage", "VaultRegistry", "CLISupport",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
         .executableTarget(
             name: "device-link",
             dependencies: [
-                "VaultCore",
-                "CLISupport",
+                "VaultCore", "VaultImaging", "CLISupport", "CLIPictures",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
@@ -140,18 +154,21 @@ let package = Package(
         // Fuzzing (Fuzz/README.md): the targets are a library, so the tests replay the corpus
         // through the same code; vault-fuzz runs them under libFuzzer when built by scripts/fuzz.
         .systemLibrary(name: "CLibFuzzer"),
-        .target(name: "FuzzTargets", dependencies: ["VaultCore"]),
+        .target(name: "FuzzTargets", dependencies: ["VaultCore", "VaultFleet", "VaultRegistry", "VaultImaging", "VaultPaper", "VaultStorage"]),
         .executableTarget(name: "vault-fuzz", dependencies: ["FuzzTargets", "CLibFuzzer"]),
 
         .testTarget(
             name: "VaultCoreTests",
-            dependencies: ["VaultCore", "FuzzTargets", .product(name: "GRDB", package: "GRDB.swift")],
+            dependencies: [
+                "VaultCore", "VaultStorage", "VaultFleet", "VaultRegistry", "VaultImaging", "VaultPaper", "FuzzTargets",
+                .product(name: "GRDB", package: "GRDB.swift"),
+            ],
             exclude: ["Vectors"]
         ),
         .testTarget(
             name: "CLITests",
             // Depending on the executable makes `swift test` build it before the tests run it.
-            dependencies: ["vault-tool", "recovery-sheet", "rotation-planner", "device-revoker", "device-link", "VaultCore"],
+            dependencies: ["vault-tool", "recovery-sheet", "rotation-planner", "device-revoker", "device-link", "VaultCore", "VaultFleet", "VaultStorage", "VaultImaging"],
             exclude: ["Golden"]
         ),
     ]

@@ -117,7 +117,7 @@ public final class CommandFiles {
         var declared: [String: (name: S3ObjectName, version: String?)] = [:]
         for output in outputs {
             let name = names[output.label]!
-            let version = try ObjectStores.shared().currentVersion(name)
+            let version = try ObjectStores.shared(for: name).currentVersion(name)
             if output.exclusive, version != nil { throw output.existsError }
             declared[output.label] = (name, version)
         }
@@ -128,16 +128,16 @@ public final class CommandFiles {
     /// read through its opened folder, or from the object store.
     public func currentContents(_ label: String, limit: Int = InputLimits.document) throws -> [UInt8]? {
         if let object = objects[label] {
-            return object.version == nil ? nil : try ObjectStores.shared().read(object.name, what: label, limit: limit)
+            return object.version == nil ? nil : try ObjectStores.shared(for: object.name).read(object.name, what: label, limit: limit)
         }
         return try declared(label).1?.currentContents(limit: limit)
     }
 
     /// The object an output goes to, and how its write is conditioned: on the version this
     /// process read (in place), else the version found when it was declared, else creation.
-    fileprivate func object(_ label: String, exclusive: Bool) throws -> (name: S3ObjectName, condition: S3Client.WriteCondition)? {
+    fileprivate func object(_ label: String, exclusive: Bool) throws -> (name: S3ObjectName, condition: ObjectWriteCondition)? {
         guard let object = objects[label] else { return nil }
-        let store = try ObjectStores.shared()
+        let store = try ObjectStores.shared(for: object.name)
         guard !exclusive, let version = store.versionRead(object.name) ?? object.version else { return (object.name, .creating) }
         return (object.name, .replacing(etag: version))
     }
@@ -196,7 +196,7 @@ public final class OutputWriter {
         staged = []
         for (output, file, standard, object) in pending {
             if let object, let target = try files.object(output.label, exclusive: output.exclusive) {
-                try ObjectStores.shared().write(target.name, object, condition: target.condition)
+                try ObjectStores.shared(for: target.name).write(target.name, object, condition: target.condition)
             } else if let file {
                 try file.publish(exclusive: output.exclusive)
             } else if let standard {

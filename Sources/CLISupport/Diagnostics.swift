@@ -79,7 +79,12 @@ public struct Diagnostics: Sendable {
 
 /// Runs a root command: parses, runs, and turns every error into one message and exit code.
 public enum ToolMain {
-    public static func run<Command: ParsableCommand>(_ command: Command.Type) -> Never {
+    /// `objectStore` connects the tool's object store when a command first names an `s3://`
+    /// object; a tool that links none passes nil, and refuses such names.
+    /// `hints` are the tool's next steps for refusals its own flags resolve, by code.
+    public static func run<Command: ParsableCommand>(_ command: Command.Type, objectStore: (@Sendable () throws -> any ObjectAccess)? = nil,
+                                                     hints: [VaultError.Code: String] = [:]) -> Never {
+        ObjectStores.register(objectStore)
         let diagnostics = Diagnostics(toolName: Command.configuration.commandName ?? "tool")
         // Past a file size limit (ulimit -f), write(2) then fails with EFBIG, which AtomicFile
         // reports and cleans up after, instead of the signal killing the tool mid-write.
@@ -92,7 +97,7 @@ public enum ToolMain {
             diagnostics.error(error.reason, hint: error.hint)
             exit(error.status.rawValue)
         } catch let error as VaultError {
-            diagnostics.error(error.reason, hint: error.hint ?? hint(for: error.code))
+            diagnostics.error(error.reason, hint: error.hint ?? hints[error.code] ?? commonHints[error.code])
             exit(ExitStatus(error.code.category).rawValue)
         } catch let error as ExitCode {
             exit(error.rawValue)
@@ -109,27 +114,14 @@ public enum ToolMain {
     }
 }
 
-/// The next step for a refusal of the write path; VaultCore's reasons name no option.
-private func hint(for code: VaultError.Code) -> String? {
-    switch code {
-    case .sameFile: "write to another file; inputs and other outputs are never overwritten (README \"Nothing lost\")"
-    case .unsafeOutput: "name a regular file, or give - (or no -o) for standard output"
-    case .lossyDowngrade: "pass --allow-lossy to migrate anyway; the dropped values are then listed"
-    case .alreadyImported: "to update rows already there, pass --upsert (what revocations wrote is never changed)"
-    case .vaultKeyGivenAsParentKey: "give it with --vault-key-file instead of --key-file"
-    case .mergeFailsCheck: "resolve by hand: open both copies with --reveal-secrets, edit, and seal"
-    case .parentKeyGivenAsVaultKey: "give it with --key-file instead of --vault-key-file"
-    case .journalOfAnotherBatch: "use a new --journal, or the manifest and --to it was started with"
-    case .earlierJournal: "resume that run with --journal naming it"
-    case .journalNeedsAName: "name the journal with --journal FILE"
-    case .batchIdTaken: "give this batch its own --batch-id (or leave it out for a random one)"
-    case .fileInBucketBatch: "migrate files with --out-dir DIR instead"
-    case .objectInFolderBatch: "give --in-place or --out s3://BUCKET/PREFIX/ instead of --out-dir"
-    case .changedSinceRead: "run it again: it reads the version there now"
-    case .conditionsIgnored: "use a store that honours If-Match and If-None-Match (MinIO, SeaweedFS, Ceph, AWS S3 all do)"
-    default: nil
-    }
-}
+/// The next step for a refusal of the write path or of a key option, both CLISupport's; the
+/// library's reasons name no option, and each tool adds the hints for its own flags.
+private let commonHints: [VaultError.Code: String] = [
+    .sameFile: "write to another file; inputs and other outputs are never overwritten (README \"Nothing lost\")",
+    .unsafeOutput: "name a regular file, or give - (or no -o) for standard output",
+    .vaultKeyGivenAsParentKey: "give it with --vault-key-file instead of --key-file",
+    .parentKeyGivenAsVaultKey: "give it with --key-file instead of --vault-key-file",
+]
 
 extension String {
     /// Our messages are lowercase; swift-argument-parser capitalises its own.

@@ -17,7 +17,7 @@ public enum InputFiles {
     /// (README "Limits") before holding more than that.
     public static func read(_ path: String, what: String, limit: Int = InputLimits.document) throws -> [UInt8] {
         if case .object(let name) = try VaultLocation(path) {
-            return try ObjectStores.shared().read(name, what: what, limit: limit)
+            return try ObjectStores.shared(for: name).read(name, what: what, limit: limit)
         }
         let descriptor = try openForReading(path, what: what)
         defer { if path != "-" { close(descriptor) } }

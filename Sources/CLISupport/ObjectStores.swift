@@ -2,28 +2,26 @@ import Foundation
 import Synchronization
 import VaultCore
 
-/// The process's object store, configured from the environment and the AWS files the first time
-/// a command names an `s3://` location (a command on local files never reads them).
+/// The process's object store, for the one write path (``CommandFiles``, ``InputFiles``). A
+/// tool that reads and writes `s3://` names links VaultStorage and gives ``ToolMain/run(_:objectStore:)``
+/// a way to connect; the store is made the first time a command names an object (a command on
+/// local files never reads the environment or the AWS files). A tool without one refuses
+/// `s3://` names with a typed error (``VaultError/noObjectStore(_:)``).
 public enum ObjectStores {
-    private static let store = Mutex<ObjectStore?>(nil)
+    private static let state = Mutex<(connect: (@Sendable () throws -> any ObjectAccess)?, store: (any ObjectAccess)?)>((nil, nil))
 
-    public static func shared() throws -> ObjectStore {
-        try store.withLock { store in
-            if let store { return store }
-            let made = try ObjectStore(S3Configuration.load(environment: ProcessInfo.processInfo.environment))
-            store = made
+    static func register(_ connect: (@Sendable () throws -> any ObjectAccess)?) {
+        state.withLock { $0.connect = connect }
+    }
+
+    /// The store, connected on first use; `name` is the object a command named, for the refusal.
+    public static func shared(for name: CustomStringConvertible) throws -> any ObjectAccess {
+        try state.withLock { state in
+            if let store = state.store { return store }
+            guard let connect = state.connect else { throw VaultError.noObjectStore(name.description) }
+            let made = try connect()
+            state.store = made
             return made
         }
-    }
-}
-
-extension VaultCensus {
-    /// The census of a folder, or of every object under an `s3://BUCKET/PREFIX` (a prefix named
-    /// without its final slash is taken as a folder: `s3://b/vaults` counts `vaults/…`).
-    public static func take(at location: String, listing: Bool, progress: ((Int) -> Void)?) throws -> VaultCensus {
-        guard VaultLocation.isObject(location) else {
-            return try take(of: location, listing: listing, progress: progress)
-        }
-        return try take(of: S3ObjectName.folder(parsing: location), store: ObjectStores.shared(), listing: listing, progress: progress)
     }
 }

@@ -1,5 +1,9 @@
 import Foundation
 import VaultCore
+import VaultFleet
+import VaultImaging
+import VaultPaper
+import VaultRegistry
 
 /// The fuzz targets: every parser that reads bytes a user or an attacker chose.
 ///

@@ -1,4 +1,5 @@
 import ArgumentParser
+import CLIPictures
 import CLISupport
 import Foundation
 import VaultCore

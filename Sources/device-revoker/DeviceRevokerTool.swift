@@ -2,6 +2,7 @@ import ArgumentParser
 import CLISupport
 import Foundation
 import VaultCore
+import VaultStorage
 
 let diagnostics = Diagnostics(toolName: "device-revoker")
 
@@ -30,7 +31,9 @@ struct DeviceRevokerTool: ParsableCommand {
         subcommands: [VaultMode.self, Registry.self]
     )
 
-    static func main() { ToolMain.run(Self.self) }
+    static func main() {
+        ToolMain.run(Self.self, objectStore: { try ObjectStore.connect(environment: ProcessInfo.processInfo.environment) }, hints: hints)
+    }
 }
 
 /// A date for --not-seen-since: YYYY-MM-DD (midnight UTC) or a full RFC 3339 time.
@@ -79,3 +82,9 @@ func operationLines(_ operations: [JSONValue]) -> [UInt8] {
     for operation in operations { bytes += operation.serialized(pretty: false) + [0x0a] }
     return bytes
 }
+
+/// The next steps for refusals this tool's flags resolve.
+private let hints: [VaultError.Code: String] = [
+    .alreadyImported: "to update rows already there, pass --upsert (what revocations wrote is never changed)",
+    .batchIdTaken: "give this batch its own --batch-id (or leave it out for a random one)",
+]

@@ -2,6 +2,7 @@ import ArgumentParser
 import CLISupport
 import Foundation
 import VaultCore
+import VaultRegistry
 
 struct Registry: ParsableCommand {
     static let configuration = CommandConfiguration(

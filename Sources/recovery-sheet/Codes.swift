@@ -1,7 +1,9 @@
 import ArgumentParser
+import CLIPictures
 import CLISupport
 import Foundation
 import VaultCore
+import VaultPaper
 
 struct Code: ParsableCommand {
     static let configuration = CommandConfiguration(

@@ -2,6 +2,7 @@ import ArgumentParser
 import CLISupport
 import Foundation
 import VaultCore
+import VaultPaper
 
 struct Generate: ParsableCommand {
     static let configuration = CommandConfiguration(

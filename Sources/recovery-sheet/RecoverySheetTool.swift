@@ -2,6 +2,8 @@ import ArgumentParser
 import CLISupport
 import Foundation
 import VaultCore
+import VaultPaper
+import VaultStorage
 
 let diagnostics = Diagnostics(toolName: "recovery-sheet")
 
@@ -28,7 +30,9 @@ struct RecoverySheetTool: ParsableCommand {
         subcommands: [Generate.self, Scan.self, Verify.self, Words.self, Split.self, Combine.self, Code.self]
     )
 
-    static func main() { ToolMain.run(Self.self) }
+    static func main() {
+        ToolMain.run(Self.self, objectStore: { try ObjectStore.connect(environment: ProcessInfo.processInfo.environment) })
+    }
 }
 
 /// The passphrase of an encrypted (NIP-49) sheet or of a share set, read from a file, never from

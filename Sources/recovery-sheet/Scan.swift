@@ -1,6 +1,8 @@
 import ArgumentParser
+import CLIPictures
 import CLISupport
 import VaultCore
+import VaultPaper
 
 /// Reading the key back from a picture of a sheet: the part `scan` and `verify` share.
 enum SheetReader {

@@ -1,7 +1,10 @@
 import ArgumentParser
+import CLIPictures
 import CLISupport
 import Foundation
 import VaultCore
+import VaultImaging
+import VaultPaper
 
 /// Reads shares (issue 14): a picture of a share sheet (its share code), or a file of typed
 /// words. Problems name the file a share came from.
@@ -23,13 +26,13 @@ enum ShareReader {
             let name = InputFiles.displayName(path)
             let image = try GrayImage(decoding: bytes, name: "the picture '\(name)'")
             let payloads = try QRScanner.scan(image).map { String(decoding: $0, as: UTF8.self) }
-            let check = payloads.lazy.compactMap(ShareSheet.parseCheckCode).first
+            let check = payloads.lazy.compactMap(ShareCodes.parseCheckCode).first
             // The first code that is a share wins; a damaged share code is reported only when
             // no other code on the page is a share.
             var damaged: Error?
             for payload in payloads {
                 do {
-                    if let share = try ShareSheet.share(fromCode: payload, share: number) { return Read(share: share, checkCode: check) }
+                    if let share = try ShareCodes.share(fromCode: payload, share: number) { return Read(share: share, checkCode: check) }
                 } catch {
                     damaged = damaged ?? error
                 }

@@ -2,6 +2,7 @@ import ArgumentParser
 import CLISupport
 import Foundation
 import VaultCore
+import VaultStorage
 
 let diagnostics = Diagnostics(toolName: "rotation-planner")
 
@@ -34,7 +35,9 @@ struct RotationPlannerTool: ParsableCommand {
         subcommands: [Plan.self, Show.self, Apply.self, Verify.self]
     )
 
-    static func main() { ToolMain.run(Self.self) }
+    static func main() {
+        ToolMain.run(Self.self, objectStore: { try ObjectStore.connect(environment: ProcessInfo.processInfo.environment) })
+    }
 }
 
 extension RotationPlan.Mode: ExpressibleByArgument {}

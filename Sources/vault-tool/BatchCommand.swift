@@ -2,6 +2,7 @@ import ArgumentParser
 import CLISupport
 import Foundation
 import VaultCore
+import VaultFleet
 
 /// `migrate --manifest`: the presentation of a batch run (the rules are VaultCore's
 /// ``BatchMigration``): a JSON Lines report on standard output, a progress bar on a terminal's

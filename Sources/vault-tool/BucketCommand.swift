@@ -1,6 +1,8 @@
 import ArgumentParser
 import CLISupport
 import VaultCore
+import VaultFleet
+import VaultStorage
 
 /// `migrate --source s3://BUCKET/PREFIX/` (or a manifest of objects) with `--in-place` or
 /// `--out s3://…/`: the presentation of a fleet run on a bucket (the rules are VaultCore's
@@ -24,7 +26,8 @@ struct BucketCommand {
     let skipFailed: Bool
 
     func run() throws {
-        let store = try ObjectStores.shared()
+        // The store VaultTool.main registers, an ObjectStore: a bucket batch lists through it.
+        let store = try ObjectStores.shared(for: "s3://") as! ObjectStore
         let source: BucketMigration.Source = switch jobs {
         case .listing(let prefix): .listing(prefix, keyFolder: vaultKeyDir!)
         case .manifest(let path): .manifest(bytes: try InputFiles.read(path, what: "manifest", limit: InputLimits.listFile), path: path)

@@ -1,6 +1,8 @@
 import ArgumentParser
 import CLISupport
 import VaultCore
+import VaultFleet
+import VaultStorage
 
 struct Census: ParsableCommand {
     static let configuration = CommandConfiguration(
@@ -77,5 +79,17 @@ struct Census: ParsableCommand {
                 + (census.notVaults.isEmpty ? "" : "\nnot vaults (\(census.notVaults.count))\n" + list.render(indent: "  "))
         }
         StandardStreams.writeOutput(Array(text.utf8))
+    }
+}
+
+extension VaultCensus {
+    /// The census of a folder, or of every object under an `s3://BUCKET/PREFIX` (a prefix named
+    /// without its final slash is taken as a folder: `s3://b/vaults` counts `vaults/…`).
+    static func take(at location: String, listing: Bool, progress: ((Int) -> Void)?) throws -> VaultCensus {
+        guard VaultLocation.isObject(location) else {
+            return try take(of: location, listing: listing, progress: progress)
+        }
+        let prefix = try S3ObjectName.folder(parsing: location)
+        return try take(of: prefix, store: ObjectStores.shared(for: prefix) as! ObjectStore, listing: listing, progress: progress)
     }
 }

@@ -2,6 +2,7 @@ import ArgumentParser
 import CLISupport
 import Foundation
 import VaultCore
+import VaultFleet
 
 struct Migrate: ParsableCommand {
     static let configuration = CommandConfiguration(

@@ -1,6 +1,7 @@
 import ArgumentParser
 import CLISupport
 import VaultCore
+import VaultFleet
 
 /// `sample-fleet`: made-up households for trying the batch tools (VaultCore's ``SampleFleet``).
 struct SampleFleetCommand: ParsableCommand {

@@ -1,5 +1,8 @@
 import ArgumentParser
 import CLISupport
+import Foundation
+import VaultCore
+import VaultStorage
 
 let diagnostics = Diagnostics(toolName: "vault-tool")
 
@@ -26,6 +29,18 @@ struct VaultTool: ParsableCommand {
         subcommands: [Keygen.self, Derive.self, Seal.self, Open.self, Inspect.self, Check.self, Migrate.self, Census.self, Diff.self, Merge.self, SampleFleetCommand.self]
     )
 
-    static func main() { ToolMain.run(Self.self) }
+    static func main() {
+        ToolMain.run(Self.self, objectStore: { try ObjectStore.connect(environment: ProcessInfo.processInfo.environment) }, hints: hints)
+    }
 }
 
+/// The next steps for refusals this tool's flags resolve.
+private let hints: [VaultError.Code: String] = [
+    .lossyDowngrade: "pass --allow-lossy to migrate anyway; the dropped values are then listed",
+    .mergeFailsCheck: "resolve by hand: open both copies with --reveal-secrets, edit, and seal",
+    .journalOfAnotherBatch: "use a new --journal, or the manifest and --to it was started with",
+    .earlierJournal: "resume that run with --journal naming it",
+    .journalNeedsAName: "name the journal with --journal FILE",
+    .fileInBucketBatch: "migrate files with --out-dir DIR instead",
+    .objectInFolderBatch: "give --in-place or --out s3://BUCKET/PREFIX/ instead of --out-dir",
+]

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 import VaultCore
+import VaultImaging
 
 enum CodeFixtures {
     static let masterKey = "00112233445566778899aabbccddeeff00112233445566778899aabbccddeeff"
@@ -56,6 +57,9 @@ enum CodeFixtures {
         GoldenCase(tool: "device-link", name: "link-read-stdin", arguments: ["read", "-", "--now", "2026-11-22T10:04:59Z"], stdin: "link.png",
                    prepare: CodeFixtures.prepare),
         links("link-read-expired", ["read", "link.png", "--now", "2026-11-22T11:00:00Z", "-o", "x.nsec"]),
+        // device-link links no object store (the link table test): an s3:// name is refused, typed.
+        links("link-read-object", ["read", "s3://family-vaults/link.png"]),
+        links("link-create-object-output", ["create", "--key-file", "keys/parent.nsec", "--vault-url", "https://minio.example/b/vaults/x.vault", "-o", "s3://family-vaults/l.png"]),
         links("link-create-wrong-url", ["create", "--key-file", "keys/parent.nsec", "--vault-url", "https://minio.example/b/vaults/other.vault", "-o", "l.png"]),
         links("pairing-read", ["pairing", "read", "pair.png", "--now", "2026-11-22T10:09:00Z"]),
         links("pairing-read-json", ["pairing", "read", "pair.png", "--now", "2026-11-22T10:00:30Z", "--json"]),

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 import VaultCore
+import VaultImaging
 
 /// Test pictures made in the scratch workspace: what a scanner might be handed.
 enum ScanPictures {

@@ -1,5 +1,6 @@
 import Foundation
 @testable import VaultCore
+@testable import VaultStorage
 
 /// The throwaway SeaweedFS server scripts/test starts (scripts/lib/seaweedfs.sh): tests that need
 /// it are enabled only when its variables are set, which scripts/test always does.

@@ -20,9 +20,9 @@ public enum PrintedCode: Equatable, Sendable {
         let text = String(decoding: payload.prefix(4096), as: UTF8.self)
         let lowered = text.lowercased()
         if lowered.hasPrefix("nsec1") || lowered.hasPrefix("ncryptsec1") { return .recoveryKey }
-        if let check = ShareSheet.parseCheckCode(text) { return .shareCheck(set: check.set) }
+        if let check = ShareCodes.parseCheckCode(text) { return .shareCheck(set: check.set) }
         let digits = payload.allSatisfy { (0x30...0x39).contains($0) }
-        if digits, let share = try? ShareSheet.share(fromCode: text) { return .share(set: share.identifier) }
+        if digits, let share = try? ShareCodes.share(fromCode: text) { return .share(set: share.identifier) }
         if digits, [48, 60, 72, 84, 96].contains(payload.count) { return .recoveryCode }
         if let object = try? JSONValue(parsing: Array(payload.prefix(InputLimits.line)), what: "a code"), case .object(let fields) = object {
             let names = Set(fields.map(\.key))

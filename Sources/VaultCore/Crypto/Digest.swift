@@ -22,20 +22,20 @@ public enum SHA256 {
     }
 
     /// SHA-256 of bytes that arrive in pieces (a manifest read a piece at a time).
-    final class Hasher {
+    package final class Hasher {
         private var state = crypto_hash_sha256_state()
 
-        init() {
+        package init() {
             precondition((try? Sodium.ensureInitialized()) != nil, "libsodium failed to initialise")
             crypto_hash_sha256_init(&state)
         }
 
-        func update(_ bytes: UnsafeRawBufferPointer) {
+        package func update(_ bytes: UnsafeRawBufferPointer) {
             crypto_hash_sha256_update(&state, bytes.nonNullBase, UInt64(bytes.count))
         }
 
         /// The digest of everything given so far; libsodium's state is spent after it.
-        func finish() -> [UInt8] {
+        package func finish() -> [UInt8] {
             var out = [UInt8](repeating: 0, count: byteCount)
             crypto_hash_sha256_final(&state, &out)
             return out
@@ -44,11 +44,11 @@ public enum SHA256 {
 }
 
 /// HMAC-SHA256 (libsodium `crypto_auth_hmacsha256_*`, which takes keys of any length).
-enum HMACSHA256 {
-    static let byteCount = 32
+package enum HMACSHA256 {
+    package static let byteCount = 32
 
     /// HMAC of the concatenation of `parts` under `key`, written to `output` (32 bytes).
-    static func authenticate(
+    package static func authenticate(
         key: UnsafeRawBufferPointer,
         parts: [UnsafeRawBufferPointer],
         into output: UnsafeMutableRawBufferPointer

@@ -49,10 +49,16 @@ public struct LineReader {
     /// The number of the line last returned, from 1.
     public private(set) var lineNumber = 0
     /// The most bytes a whole file may have, and the words to refuse more in.
-    struct Limit {
-        let bytes: Int
-        let what: String
-        let path: String
+    package struct Limit {
+        package let bytes: Int
+        package let what: String
+        package let path: String
+
+        package init(bytes: Int, what: String, path: String) {
+            self.bytes = bytes
+            self.what = what
+            self.path = path
+        }
     }
     private let limit: Limit?
     private var bytesRead = 0
@@ -63,7 +69,7 @@ public struct LineReader {
         self.init(descriptor: descriptor, name: name, limit: nil, hasher: nil)
     }
 
-    init(descriptor: Int32, name: String, limit: Limit?, hasher: SHA256.Hasher?) {
+    package init(descriptor: Int32, name: String, limit: Limit?, hasher: SHA256.Hasher?) {
         self.descriptor = descriptor
         self.name = name
         self.limit = limit

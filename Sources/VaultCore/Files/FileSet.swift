@@ -50,9 +50,9 @@ extension FileSet {
             guard case .object(let name) = try VaultLocation(output.path) else { continue }
             let label = "\(output.label) '\(output.path)'"
             guard !output.secret else {
-                throw VaultError.refusedOutput(output.path, "it would hold a secret, and objects in a bucket are not private files; write it to a local file")
+                throw VaultError.refusedOutput(output.path, "would hold a secret, and objects in a bucket are not private files; write it to a local file")
             }
-            guard !name.isPrefix else { throw VaultError.refusedOutput(output.path, "it names a prefix, not an object") }
+            guard !name.isPrefix else { throw VaultError.refusedOutput(output.path, "names a prefix, not an object") }
             if let input = seen[name] { throw VaultError.sameFile(output: label, other: input, otherIsInput: true) }
             if let other = written[name] { throw VaultError.sameFile(output: label, other: other, otherIsInput: false) }
             written[name] = label

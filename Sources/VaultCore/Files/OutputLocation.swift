@@ -5,10 +5,10 @@ import Foundation
 /// exist yet, its folder's device and inode and its name there. Two paths with one identity are
 /// one file however they are spelled: another path, a symbolic link, a hard link (issue 16).
 public struct FileIdentity: Hashable, Sendable {
-    let device: UInt64
-    let inode: UInt64
+    package let device: UInt64
+    package let inode: UInt64
     /// Set only for a file that does not exist yet: the rest of its path below the folder.
-    let pendingName: String?
+    package let pendingName: String?
 
     /// The identity of an existing file, following symbolic links; nil when there is none.
     public static func of(existing path: String) -> FileIdentity? {
@@ -33,19 +33,19 @@ public struct FileIdentity: Hashable, Sendable {
 /// not a folder "store" still to be made: tidying the text alone let such a spelling past the
 /// same-file rules and replace an input. Each ".." is applied to the real path where the
 /// folders exist (a link's ".." is its target's parent) and to the pending names below them.
-struct ResolvedPath {
+package struct ResolvedPath {
     /// An absolute path without symbolic links, of an entry that exists.
-    let existing: String
+    package let existing: String
     /// The names below ``existing`` that do not exist yet, without "." or "..".
-    let pending: [String]
+    package let pending: [String]
 
-    var pendingPath: String? { pending.isEmpty ? nil : pending.joined(separator: "/") }
+    package var pendingPath: String? { pending.isEmpty ? nil : pending.joined(separator: "/") }
     /// The whole path, absolute.
-    var path: String { ([existing == "/" ? "" : existing] + pending).joined(separator: "/") }
+    package var path: String { ([existing == "/" ? "" : existing] + pending).joined(separator: "/") }
 
     /// Nil when the path cannot name a file: a dangling link, a file used as a folder, a part
     /// that cannot be looked up (permissions).
-    init?(_ path: String) {
+    package init?(_ path: String) {
         guard !path.isEmpty, let start = path.utf8.first == UInt8(ascii: "/") ? "/" : Self.realPath(".") else { return nil }
         var existing = start
         var pending: [String] = []
@@ -76,7 +76,7 @@ struct ResolvedPath {
         self.pending = pending
     }
 
-    static func realPath(_ path: String) -> String? {
+    package static func realPath(_ path: String) -> String? {
         guard let resolved = realpath(path, nil) else { return nil }
         defer { free(resolved) }
         return String(validatingCString: resolved)
@@ -143,7 +143,7 @@ public final class OutputFolder: @unchecked Sendable {
     }
 
     /// The opened folder, made first (with its missing parents) when it did not exist.
-    func opened() throws -> Int32 {
+    package func opened() throws -> Int32 {
         if descriptor < 0 {
             guard mayCreate else { throw VaultError(.io, "the folder '\(path)' does not exist") }
             try AtomicFile.createFolder(creationPath, made: &made)

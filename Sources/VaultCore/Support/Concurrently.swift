@@ -8,7 +8,7 @@ import Synchronization
 /// census or migration) wants more threads than cores, which concurrentPerform never runs; work
 /// on the CPU and disk (the folder batch) passes the core count. `progress` is called (from the
 /// workers, serialised) every 100 results with the count so far.
-func concurrently<T: Sendable>(_ count: Int, parallelism: Int, progress: ((Int) -> Void)? = nil,
+package func concurrently<T: Sendable>(_ count: Int, parallelism: Int, progress: ((Int) -> Void)? = nil,
                                _ body: @escaping @Sendable (Int) throws -> T) throws -> [T] {
     let state = Mutex<(next: Int, done: Int, results: [T?], failure: Error?)>((0, 0, Array(repeating: nil, count: count), nil))
     let progressLock = NSLock()

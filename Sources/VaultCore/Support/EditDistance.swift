@@ -2,16 +2,16 @@
 /// substitution or a swap of two neighbours each cost one), for the "closest: …" of a message:
 /// a mistyped word or device. "hotle" is one step from "hotel", not two.
 /// Callers bound the lengths they compare: the cost is the product of the two.
-struct EditDistance {
+package struct EditDistance {
     private let target: [Unicode.Scalar]
     private var beforePrevious: [Int] = [], previous: [Int] = [], current: [Int] = []
 
     /// Distances from `typed` (its first `limit` scalars) to other strings.
-    init(from typed: String, limit: Int) {
+    package init(from typed: String, limit: Int) {
         target = Array(typed.unicodeScalars.prefix(limit))
     }
 
-    mutating func to(_ text: some StringProtocol, limit: Int = .max) -> Int {
+    package mutating func to(_ text: some StringProtocol, limit: Int = .max) -> Int {
         let other = Array(text.unicodeScalars.prefix(limit))
         previous = Array(0...other.count)
         current = previous
@@ -31,7 +31,7 @@ struct EditDistance {
     /// The candidates closest to `typed`, closest first (ties in the candidates' order), at
     /// most `count`, and none further than a third of the typed length (at least 2): beyond
     /// that a suggestion is noise. Each comparison is bounded to 64 scalars.
-    static func closest(to typed: String, among candidates: [String], count: Int) -> [String] {
+    package static func closest(to typed: String, among candidates: [String], count: Int) -> [String] {
         var distance = EditDistance(from: typed, limit: 64)
         let bound = max(2, typed.unicodeScalars.count / 3)
         let scored = candidates.enumerated().compactMap { index, candidate -> (Int, Int, String)? in

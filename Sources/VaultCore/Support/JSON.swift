@@ -318,7 +318,7 @@ extension JSONValue {
 
     /// A string given as its UTF-8 bytes, quoted and escaped as ``serialized(pretty:)`` writes
     /// strings: for JSON built from bytes that are not a String (a registry batch's operations).
-    static func writeString<Bytes: Collection<UInt8>>(utf8 bytes: Bytes, to out: inout [UInt8]) {
+    package static func writeString<Bytes: Collection<UInt8>>(utf8 bytes: Bytes, to out: inout [UInt8]) {
         out.append(UInt8(ascii: "\""))
         if !bytes.contains(where: { $0 < 0x20 || $0 == UInt8(ascii: "\"") || $0 == UInt8(ascii: "\\") }) {
             out.append(contentsOf: bytes)
@@ -369,13 +369,13 @@ extension JSONValue {
 
 /// One JSON object being read into a model type. Every accessor names the failing field by its
 /// full path (`devices[2].status`), and ``finish()`` refuses fields nobody asked for.
-struct JSONObjectReader {
-    let path: String
+package struct JSONObjectReader {
+    package let path: String
     private let entries: [(key: String, value: JSONValue)]
     /// Which entries an accessor asked for, by position (no hashing of names: see parseObject).
     private var consumed: [Bool]
 
-    init(_ value: JSONValue, path: String) throws {
+    package init(_ value: JSONValue, path: String) throws {
         guard case .object(let entries) = value else {
             throw VaultError(.malformedDocument, "\(path.isEmpty ? "the document" : path) should be a JSON object")
         }
@@ -384,63 +384,63 @@ struct JSONObjectReader {
         consumed = Array(repeating: false, count: entries.count)
     }
 
-    func fieldPath(_ key: String) -> String { path.isEmpty ? key : "\(path).\(key)" }
+    package func fieldPath(_ key: String) -> String { path.isEmpty ? key : "\(path).\(key)" }
 
-    func invalid(_ key: String, _ reason: String) -> VaultError {
+    package func invalid(_ key: String, _ reason: String) -> VaultError {
         VaultError(.malformedDocument, "\(fieldPath(key)) \(reason)")
     }
 
-    mutating func optional(_ key: String) -> JSONValue? {
+    package mutating func optional(_ key: String) -> JSONValue? {
         guard let position = entries.firstIndex(where: { $0.key == key }) else { return nil }
         consumed[position] = true
         let value = entries[position].value
         return value == .null ? nil : value
     }
 
-    mutating func required(_ key: String) throws -> JSONValue {
+    package mutating func required(_ key: String) throws -> JSONValue {
         guard let value = optional(key) else { throw invalid(key, "is missing") }
         return value
     }
 
-    mutating func has(_ key: String) -> Bool { entries.contains { $0.key == key } }
+    package mutating func has(_ key: String) -> Bool { entries.contains { $0.key == key } }
 
-    mutating func string(_ key: String) throws -> String {
+    package mutating func string(_ key: String) throws -> String {
         guard case .string(let text) = try required(key) else { throw invalid(key, "should be a string") }
         return text
     }
 
-    mutating func optionalString(_ key: String) throws -> String? {
+    package mutating func optionalString(_ key: String) throws -> String? {
         guard let value = optional(key) else { return nil }
         guard case .string(let text) = value else { throw invalid(key, "should be a string") }
         return text
     }
 
-    mutating func bool(_ key: String) throws -> Bool {
+    package mutating func bool(_ key: String) throws -> Bool {
         guard case .bool(let flag) = try required(key) else { throw invalid(key, "should be true or false") }
         return flag
     }
 
-    mutating func int(_ key: String) throws -> Int {
+    package mutating func int(_ key: String) throws -> Int {
         guard case .number(let text) = try required(key), let number = Int(text) else {
             throw invalid(key, "should be a whole number")
         }
         return number
     }
 
-    mutating func optionalInt(_ key: String) throws -> Int? {
+    package mutating func optionalInt(_ key: String) throws -> Int? {
         guard let value = optional(key) else { return nil }
         guard case .number(let text) = value, let number = Int(text) else { throw invalid(key, "should be a whole number") }
         return number
     }
 
-    mutating func timestamp(_ key: String) throws -> Timestamp {
+    package mutating func timestamp(_ key: String) throws -> Timestamp {
         guard let time = Timestamp(rfc3339: try string(key)) else {
             throw invalid(key, "should be an RFC 3339 time such as 2025-11-19T10:00:00Z")
         }
         return time
     }
 
-    mutating func array(_ key: String) throws -> [(path: String, value: JSONValue)] {
+    package mutating func array(_ key: String) throws -> [(path: String, value: JSONValue)] {
         guard case .array(let elements) = try required(key) else { throw invalid(key, "should be an array") }
         // Concatenation, not interpolation: interpolating an Int costs dynamic casts, and this
         // runs for every element of every array (scripts/bench's profile of `open`).
@@ -448,7 +448,7 @@ struct JSONObjectReader {
         return elements.enumerated().map { (prefix + String($0.offset) + "]", $0.element) }
     }
 
-    mutating func strings(_ key: String) throws -> [String] {
+    package mutating func strings(_ key: String) throws -> [String] {
         guard case .array(let elements) = try required(key) else { throw invalid(key, "should be an array") }
         return try elements.enumerated().map { position, element in
             guard case .string(let text) = element else {
@@ -459,7 +459,7 @@ struct JSONObjectReader {
     }
 
     /// Fails on any field that no accessor asked for: nothing unknown is silently dropped.
-    func finish() throws {
+    package func finish() throws {
         if let unknown = consumed.firstIndex(of: false) {
             throw invalid(entries[unknown].key, "is not a field of this schema")
         }

@@ -126,7 +126,7 @@ extension SecretBytes: CustomStringConvertible, CustomDebugStringConvertible, Cu
 extension Array where Element == UInt8 {
     /// Overwrites the array's storage with zeros (libsodium's `sodium_memzero`, which the
     /// compiler may not remove) and empties it. For scratch buffers that held secret bytes.
-    mutating func zeroize() {
+    package mutating func zeroize() {
         withUnsafeMutableBytes { buffer in
             if let base = buffer.baseAddress, buffer.count > 0 { sodium_memzero(base, buffer.count) }
         }

@@ -53,7 +53,7 @@ public struct VaultError: Error, Hashable, Sendable, CustomStringConvertible {
         public let name: String
         public let category: Category
 
-        init(name: String, category: Category) {
+        package init(name: String, category: Category) {
             self.init(name, category)
         }
 

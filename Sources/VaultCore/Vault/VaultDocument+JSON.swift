@@ -247,7 +247,7 @@ extension JSONObjectReader {
         }
     }
 
-    mutating func optionalBase64(_ key: String) throws -> [UInt8]? {
+    package mutating func optionalBase64(_ key: String) throws -> [UInt8]? {
         guard let text = try optionalString(key) else { return nil }
         guard let data = Data(base64Encoded: text) else {
             throw invalid(key, "should be standard padded base64")

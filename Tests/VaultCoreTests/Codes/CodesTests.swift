@@ -1,6 +1,8 @@
 import Foundation
 import Testing
 @testable import VaultCore
+@testable import VaultImaging
+@testable import VaultPaper
 
 @Suite struct PBKDF2AndAESGCMTests {
     struct PBKDF2File: Decodable {

@@ -1,6 +1,8 @@
 import Foundation
 import Testing
 @testable import VaultCore
+@testable import VaultImaging
+@testable import VaultPaper
 
 @Suite struct ImagingTests {
     /// Draws a QR symbol with a 4-module quiet zone at `scale` pixels per module.

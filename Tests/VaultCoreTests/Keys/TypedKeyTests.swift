@@ -1,5 +1,6 @@
 import Testing
 @testable import VaultCore
+@testable import VaultPaper
 
 /// Restoring from every form a sheet prints (issue 12): the numbered word grid typed in any
 /// order, and the key in groups of four, plain or encrypted.

@@ -1,5 +1,6 @@
 import Testing
 @testable import VaultCore
+@testable import VaultPaper
 
 /// Words typed from a printed grid without their numbers (down each column as printed, or
 /// across each row), and the one wrong word a share's checksum can find.

@@ -1,6 +1,8 @@
 import Foundation
 import Testing
 @testable import VaultCore
+@testable import VaultFleet
+@testable import VaultRegistry
 
 /// The batch manifest parser on its own (the fuzz target `manifest` runs the same function).
 @Suite struct ManifestTests {

@@ -2,6 +2,7 @@ import Foundation
 import GRDB
 import Testing
 @testable import VaultCore
+@testable import VaultRegistry
 
 @Suite struct DeviceRegistryTests {
     let now = Timestamp(rfc3339: "2026-11-22T10:00:00Z")!

@@ -1,6 +1,8 @@
 import Foundation
 import Testing
 @testable import VaultCore
+@testable import VaultImaging
+@testable import VaultPaper
 
 /// The Family Medical code sheet: every paper and language fits one page with nothing
 /// overlapping, speaks to a parent in the same order as the recovery sheet, and its SeedQR reads

@@ -1,6 +1,8 @@
 import Foundation
 import Testing
 @testable import VaultCore
+@testable import VaultImaging
+@testable import VaultPaper
 
 @Suite struct RecoverySheetTests {
     static let templatesFolder = TestFiles.testsFolder.deletingLastPathComponent().deletingLastPathComponent().appendingPathComponent("Templates")

@@ -1,6 +1,8 @@
 import Foundation
 import Testing
 @testable import VaultCore
+@testable import VaultImaging
+@testable import VaultPaper
 
 /// Share sheets (issue 14): every paper, language, passphrase and group layout fits one page with
 /// nothing overlapping, and the page's two QR codes read back as the share and its check code.
@@ -41,18 +43,18 @@ import Testing
         #expect(names.isSuperset(of: ["qr", "words", "check.qr", "check", "emergency.4", "keep.4", "technical", "rule", "set"]))
 
         let read = try QRScanner.scan(sheet.image).map { String(decoding: $0, as: UTF8.self) }
-        #expect(Set(read) == [ShareSheet.shareCode(share), ShareSheet.checkCode(set: share.identifier, household: Household(parentPublicKey: key.publicKey))])
-        let back = try #require(try ShareSheet.share(fromCode: ShareSheet.shareCode(share)))
+        #expect(Set(read) == [ShareCodes.shareCode(share), ShareCodes.checkCode(set: share.identifier, household: Household(parentPublicKey: key.publicKey))])
+        let back = try #require(try ShareCodes.share(fromCode: ShareCodes.shareCode(share)))
         #expect(back.words() == share.words())
     }
 
     @Test func codesParseOnlyTheirOwnForm() throws {
-        #expect(try ShareSheet.share(fromCode: "nsec1abc") == nil)
-        #expect(try ShareSheet.share(fromCode: String(repeating: "0", count: 79)) == nil)
-        #expect(throws: ShareProblem.self) { try ShareSheet.share(fromCode: String(repeating: "0001", count: 33)) }
+        #expect(try ShareCodes.share(fromCode: "nsec1abc") == nil)
+        #expect(try ShareCodes.share(fromCode: String(repeating: "0", count: 79)) == nil)
+        #expect(throws: ShareProblem.self) { try ShareCodes.share(fromCode: String(repeating: "0001", count: 33)) }
         let household = Household(parentPublicKey: RecoverySheetTests.key.publicKey)
-        let parsed = try #require(ShareSheet.parseCheckCode(ShareSheet.checkCode(set: 7945, household: household)))
+        let parsed = try #require(ShareCodes.parseCheckCode(ShareCodes.checkCode(set: 7945, household: household)))
         #expect(parsed.set == 7945 && parsed.household == household.id.shortHex)
-        #expect(ShareSheet.parseCheckCode("HVT-SHARE 99999 0a92686c7aa4") == nil)
+        #expect(ShareCodes.parseCheckCode("HVT-SHARE 99999 0a92686c7aa4") == nil)
     }
 }

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import VaultCore
+@testable import VaultStorage
 
 /// Signature Version 4 against AWS's published test suite (Vectors/sigv4): for every case the
 /// canonical request, the string to sign and the Authorization header must match byte for byte.

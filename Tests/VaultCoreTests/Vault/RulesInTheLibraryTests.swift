@@ -1,5 +1,7 @@
 import Testing
 @testable import VaultCore
+@testable import VaultPaper
+@testable import VaultRegistry
 
 /// Rules that used to live in the executables (issue 12, "typed outcomes"), tested as values.
 @Suite struct RulesInTheLibraryTests {

@@ -1,0 +1,58 @@
+import CLISupport
+import Foundation
+import VaultCore
+import VaultImaging
+
+/// QR codes on screens and paper, as the tools read and make them.
+public enum QRPictures {
+    /// The payload of the one QR code in a picture; none or several is an error. `typedInstead`
+    /// says how to go on without the code (type what the page prints beside it), for the hint.
+    ///
+    /// `reads` says which kinds of code the command reads (``PrintedCode``): a picture whose
+    /// codes are all of other kinds is refused naming what it is, and the command that reads
+    /// it; of several codes, the one of the right kind is taken (a share sheet also carries its
+    /// check code).
+    public static func singleQR(_ path: String, reads: (PrintedCode) -> Bool, expected: String, typedInstead: String? = nil) throws -> [UInt8] {
+        let name = InputFiles.displayName(path)
+        let bytes = try InputFiles.readImage(path)
+        let image = try GrayImage(decoding: bytes, name: "the picture '\(name)'")
+        let all = try QRScanner.scan(image)
+        let payloads = all.filter { reads(PrintedCode.classify($0)) }
+        if payloads.isEmpty, case let found = PrintedCode.mostTelling(all), found != .other {
+            let error = VaultError.wrongKindOfCode(found, expected: expected, name: "'\(name)'")
+            throw ToolError(.invalidInput, error.reason, hint: commandReading(found).map { "read it with \($0)" })
+        }
+        guard let payload = payloads.first else {
+            // A photo fails on light, angle and framing; a scan on resolution.
+            let retake = GrayImage.isJPEG(bytes)
+                ? "take the photo again in even light without glare or shadow, the page flat, the whole code in the frame and in focus"
+                : "scan at 300 dpi or more, flat, in focus, with the whole code in the picture"
+            throw ToolError(.invalidInput, "no QR code found in '\(name)'", hint: retake + (typedInstead.map { "; or \($0)" } ?? ""))
+        }
+        guard payloads.count == 1 else {
+            throw ToolError(.invalidInput, "'\(name)' holds \(payloads.count) different QR codes; expected one", hint: "crop the picture to the code")
+        }
+        return payload
+    }
+
+    /// The command that reads a kind of code: one table for the suite, since a code of one
+    /// tool is often handed to another by mistake.
+    public static func commandReading(_ kind: PrintedCode) -> String? {
+        switch kind {
+        case .recoveryKey: "recovery-sheet scan (or verify)"
+        case .share, .shareCheck: "recovery-sheet combine, or verify --shares"
+        case .recoveryCode: "recovery-sheet code unwrap --sheet (or code verify)"
+        case .deviceLink: "device-link read"
+        case .pairing: "device-link pairing read"
+        case .other: nil
+        }
+    }
+
+    /// A QR image of a payload: error correction Q, at 300 dpi with modules no smaller than
+    /// the sheets' minimum (1.2 mm, 15 pixels), so a print still reads after a 100 dpi scan.
+    public static func image(_ payload: [UInt8]) throws -> GrayImage {
+        let dotsPerInch = 300
+        let modulePixels = Int((Double(dotsPerInch) * QRImage.minimumModuleMillimetres / 25.4).rounded(.up))
+        return QRImage.render(try QRCode(payload: payload, level: .quartile), modulePixels: modulePixels, dotsPerInch: dotsPerInch)
+    }
+}

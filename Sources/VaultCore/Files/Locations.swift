@@ -1,0 +1,114 @@
+import Foundation
+
+// The names of what a command reads and writes, files and objects alike, and what the write
+// path needs of an object store: VaultCore knows `s3://` names and the rules for them; talking
+// to a store (HTTP, signatures) is VaultStorage's, which only the tools that use one link.
+
+/// A vault's location as a command names it: a local path, `-` (a standard stream), or an object
+/// `s3://BUCKET/KEY` (a prefix `s3://BUCKET/PREFIX/` where a command takes many vaults).
+public enum VaultLocation: Sendable, Hashable {
+    case file(String)
+    case standardStream
+    case object(S3ObjectName)
+
+    public init(_ text: String) throws {
+        if text == "-" {
+            self = .standardStream
+        } else if let name = try S3ObjectName(parsing: text) {
+            self = .object(name)
+        } else {
+            self = .file(text)
+        }
+    }
+
+    /// Whether `text` names an object (and so is not a file path).
+    public static func isObject(_ text: String) -> Bool { text.hasPrefix("s3://") }
+
+    /// `folder` joined with a relative path: `s3://b/` + `vaults/x` is `s3://b/vaults/x`, as a
+    /// folder and a file name are joined with one slash.
+    public static func joined(_ folder: String, _ relative: String) -> String {
+        folder.hasSuffix("/") ? folder + relative : folder + "/" + relative
+    }
+}
+
+/// An object in an S3-compatible bucket: `s3://BUCKET/KEY`. A key ending in `/` (or empty) is a
+/// prefix, naming every object below it.
+public struct S3ObjectName: Hashable, Sendable, CustomStringConvertible {
+    public let bucket: String
+    public let key: String
+
+    public init(bucket: String, key: String) {
+        self.bucket = bucket
+        self.key = key
+    }
+
+    /// `s3://BUCKET/KEY`; nil when `text` does not start with `s3://`.
+    public init?(parsing text: String) throws {
+        guard text.hasPrefix("s3://") else { return nil }
+        let rest = text.dropFirst("s3://".count)
+        let bucket = rest.prefix { $0 != "/" }
+        guard Self.isValidBucket(bucket) else { throw VaultError.badObjectName(text) }
+        self.bucket = String(bucket)
+        key = String(rest.dropFirst(bucket.count + 1))
+    }
+
+    /// `s3://BUCKET/PREFIX` as a folder of objects: a prefix named without its final slash is
+    /// taken with it (`s3://b/vaults` is `s3://b/vaults/`), as a folder's name is.
+    public static func folder(parsing text: String) throws -> S3ObjectName {
+        guard let name = try S3ObjectName(parsing: text) else { throw VaultError.badObjectName(text) }
+        return name.isPrefix ? name : S3ObjectName(bucket: name.bucket, key: name.key + "/")
+    }
+
+    public var isPrefix: Bool { key.isEmpty || key.hasSuffix("/") }
+    public var description: String { "s3://\(bucket)/\(key)" }
+
+    /// The object `name` under this prefix.
+    public func appending(_ name: String) -> S3ObjectName {
+        S3ObjectName(bucket: bucket, key: key + name)
+    }
+
+    /// S3's bucket naming rules: 3 to 63 lowercase letters, digits, dots and hyphens.
+    static func isValidBucket(_ name: Substring) -> Bool {
+        (3...63).contains(name.count) && name.allSatisfy { ("a"..."z").contains($0) || ("0"..."9").contains($0) || $0 == "." || $0 == "-" }
+    }
+}
+
+/// How a write to an object is conditioned (compare-and-swap: README "Nothing lost").
+public enum ObjectWriteCondition: Sendable, Equatable {
+    /// Replace only the version that was read (`If-Match`).
+    case replacing(etag: String)
+    /// Create only if there is nothing there (`If-None-Match: *`).
+    case creating
+}
+
+/// What the one write path needs of an object store (VaultStorage's `ObjectStore` is one): a
+/// tool that links no store has none, and refuses `s3://` names (``VaultError/noObjectStore(_:)``).
+public protocol ObjectAccess: Sendable {
+    /// The object's bytes, refusing more than `limit`; its version is remembered for a write back.
+    func read(_ name: S3ObjectName, what: String, limit: Int) throws -> [UInt8]
+    /// The version this process read of the object, if it read it.
+    func versionRead(_ name: S3ObjectName) -> String?
+    /// The object's current version; nil when there is none.
+    func currentVersion(_ name: S3ObjectName) throws -> String?
+    /// Writes the object under `condition`; a version changed meanwhile refuses it.
+    func write(_ name: S3ObjectName, _ bytes: [UInt8], condition: ObjectWriteCondition) throws
+}
+
+extension VaultError.Code {
+    /// An `s3://` name that is not one.
+    public static let badObjectName = VaultError.Code(name: "badObjectName", category: .invalidInput)
+    /// An `s3://` name given to a tool that does not read or write object stores.
+    public static let noObjectStore = VaultError.Code(name: "noObjectStore", category: .invalidInput)
+}
+
+extension VaultError {
+    static func badObjectName(_ text: String, file: String = #fileID, line: UInt = #line) -> VaultError {
+        VaultError(.badObjectName, "'\(text)' is not an object name: s3://BUCKET/KEY, with a bucket of 3 to 63 lowercase letters, digits, dots and hyphens",
+                   file: file, line: line)
+    }
+
+    /// An object named to a tool that has no object store.
+    public static func noObjectStore(_ name: String, file: String = #fileID, line: UInt = #line) -> VaultError {
+        VaultError(.noObjectStore, "'\(name.prefix(200))' is an object in a bucket, and this tool reads and writes local files only", file: file, line: line)
+    }
+}

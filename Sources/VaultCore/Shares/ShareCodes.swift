@@ -1,0 +1,42 @@
+/// The two codes of a family key share that are text, not layout: the share code (the QR code
+/// on a share sheet) and the public check code printed beside the check values. Reading them
+/// is VaultCore's, so a tool that does not print sheets can still tell one from other codes
+/// (``PrintedCode``).
+public enum ShareCodes {
+    /// The check code's prefix: "HVT-SHARE <set> <household>".
+    public static let checkCodePrefix = "HVT-SHARE"
+
+    /// The share code: each word's number in the SLIP-0039 list as four digits, the compact
+    /// form Standard SeedQR uses for BIP-39 (132 digits for a 256-bit secret). A numeric QR code.
+    public static func shareCode(_ share: SLIP39Share) -> String {
+        share.wordIndexes().map { index in
+            let text = String(index)
+            return String(repeating: "0", count: 4 - text.count) + text
+        }.joined()
+    }
+
+    /// The share behind a share code; nil when `text` is not one (four digits a word, 20 to 33
+    /// words' worth), so a caller can tell another QR code from a damaged share.
+    public static func share(fromCode text: String, share number: Int = 1) throws -> SLIP39Share? {
+        let digits = Array(text.utf8)
+        guard digits.count % 4 == 0, (SLIP39.minimumWords * 4...SLIP39.maximumWords * 4).contains(digits.count),
+              digits.allSatisfy({ (0x30...0x39).contains($0) }) else { return nil }
+        let indexes = stride(from: 0, to: digits.count, by: 4).map { start in digits[start..<start + 4].reduce(0) { $0 * 10 + Int($1 - 0x30) } }
+        guard indexes.allSatisfy({ $0 < 1024 }) else { return nil }  // word numbers run to 1023: some other numeric code
+        return try SLIP39Share(wordIndexes: indexes, share: number)
+    }
+
+    /// The public check code printed beside the check values: the set number and the first 12
+    /// hex digits of the household id. It says which family a sheet belongs to, nothing more.
+    public static func checkCode(set: Int, household: Household) -> String {
+        "\(checkCodePrefix) \(set) \(household.id.shortHex)"
+    }
+
+    /// The set number and household prefix of a check code; nil when `text` is not one.
+    public static func parseCheckCode(_ text: String) -> (set: Int, household: String)? {
+        let parts = text.split(separator: " ")
+        guard parts.count == 3, parts[0] == checkCodePrefix, let set = Int(parts[1]), (0..<32768).contains(set),
+              parts[2].count == 12, parts[2].allSatisfy(\.isHexDigit) else { return nil }
+        return (set, String(parts[2]).lowercased())
+    }
+}

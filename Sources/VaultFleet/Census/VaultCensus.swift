@@ -1,0 +1,140 @@
+import VaultCore
+import VaultStorage
+import Foundation
+
+/// Counting the vaults under a folder (a mirror of the storage bucket) by envelope format, suite
+/// and schema version, without any key: only the first bytes of each file are read.
+public struct VaultCensus: Sendable {
+    public struct Kind: Hashable, Sendable, Comparable {
+        public let format: UInt8, suite: UInt8, schemaVersion: UInt8
+
+        /// Whether this build can open vaults of this kind.
+        public var isSupported: Bool {
+            VaultEnvelope.supportedFormats.contains(format) && VaultEnvelope.supportedSuites.contains(suite)
+                && VaultDocument.supportedVersions.contains(Int(schemaVersion))
+        }
+
+        public static func < (lhs: Kind, rhs: Kind) -> Bool {
+            (lhs.format, lhs.suite, lhs.schemaVersion) < (rhs.format, rhs.suite, rhs.schemaVersion)
+        }
+    }
+
+    public private(set) var files = 0
+    public private(set) var counts: [Kind: Int] = [:]
+    /// Files that are not vault envelopes, relative to the folder, with the reason.
+    public private(set) var notVaults: [(path: String, reason: String)] = []
+    /// Files with a vault's header that are shorter than the smallest vault: cut off in a copy
+    /// or an upload. Counted apart from vaults and from files that are not vaults at all.
+    public private(set) var truncated: [(path: String, reason: String)] = []
+
+    /// No vault is shorter: the header, the tag, and the smallest document any schema version
+    /// allows. The header records no length, so this is what can be known without the key.
+    public static let minimumVaultByteCount = VaultEnvelope.headerByteCount + XChaCha20Poly1305.tagByteCount + VaultDocument.minimumByteCount
+
+    public var vaults: Int { counts.values.reduce(0, +) }
+    /// With `listing`: every vault, by its path under the folder, with its kind and household
+    /// (public header fields), so a manifest can be built from it.
+    public private(set) var listed: [(path: String, kind: Kind, household: String)] = []
+    private var listing = false
+
+    /// Walks `folder` recursively (symbolic links are not followed). `progress` is called every
+    /// 1,000 files with the count so far.
+    public static func take(of folder: String, listing: Bool = false, progress: ((Int) -> Void)? = nil) throws -> VaultCensus {
+        var census = VaultCensus()
+        census.listing = listing
+        var header = [UInt8](repeating: 0, count: VaultEnvelope.headerByteCount + XChaCha20Poly1305.tagByteCount)
+        var pending = [""]
+        guard opendir(folder).map({ closedir($0); return true }) ?? false else {
+            throw AtomicFile.ioError("cannot read the folder '\(folder)'")
+        }
+        while let relative = pending.popLast() {
+            let path = relative.isEmpty ? folder : folder + "/" + relative
+            guard let directory = opendir(path) else {
+                census.notVaults.append((relative, "folder cannot be read"))
+                continue
+            }
+            var names: [(String, UInt8)] = []
+            while let entry = readdir(directory) {
+                let name = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
+                if name != ".", name != ".." { names.append((name, entry.pointee.d_type)) }
+            }
+            closedir(directory)
+            for (name, type) in names.sorted(by: { $0.0 < $1.0 }) {
+                let child = relative.isEmpty ? name : relative + "/" + name
+                if Int32(type) == DT_DIR {
+                    pending.append(child)
+                } else if Int32(type) == DT_REG {
+                    census.files += 1
+                    if census.files % 1000 == 0 { progress?(census.files) }
+                    census.classify(child, path: folder + "/" + child, buffer: &header)
+                }
+            }
+        }
+        // Folders are walked depth first from a stack; the lists are given in path order.
+        census.listed.sort { $0.path < $1.path }
+        census.notVaults.sort { $0.path < $1.path }
+        census.truncated.sort { $0.path < $1.path }
+        return census
+    }
+
+    /// Counts the objects under `prefix` in an object store the same way: a listing, then a
+    /// ranged read of each object's first bytes, `parallelism` at a time. Paths are the keys
+    /// below the prefix; keys ending in `/` (folder markers) are not objects of the census.
+    public static func take(of prefix: S3ObjectName, store: ObjectStore, listing: Bool = false, parallelism: Int = 32,
+                            progress: ((Int) -> Void)? = nil) throws -> VaultCensus {
+        var census = VaultCensus()
+        census.listing = listing
+        var found: [(key: String, size: Int)] = []
+        try store.withClient { client in
+            try client.listAll(prefix) { page in found += page.filter { !$0.key.hasSuffix("/") }.map { ($0.key, $0.size) } }
+        }
+        let keys = found.map(\.key)
+        let headerCount = VaultEnvelope.headerByteCount + XChaCha20Poly1305.tagByteCount
+        let headers = try concurrently(keys.count, parallelism: parallelism, progress: progress) { index in
+            try store.withClient { try $0.get(S3ObjectName(bucket: prefix.bucket, key: keys[index]), range: 0..<headerCount) }
+        }
+        for ((key, size), object) in zip(found, headers) {
+            let relative = String(key.dropFirst(prefix.key.count))
+            census.files += 1
+            guard let object else {
+                census.notVaults.append((relative, "was removed while counting"))
+                continue
+            }
+            census.classify(relative, header: object.bytes.prefix(headerCount), complete: headerCount, length: size)
+        }
+        census.listed.sort { $0.path < $1.path }
+        census.notVaults.sort { $0.path < $1.path }
+        census.truncated.sort { $0.path < $1.path }
+        return census
+    }
+
+    private mutating func classify(_ relative: String, path: String, buffer: inout [UInt8]) {
+        let descriptor = open(path, O_RDONLY | O_CLOEXEC)
+        guard descriptor >= 0 else {
+            notVaults.append((relative, "cannot be read"))
+            return
+        }
+        defer { close(descriptor) }
+        var info = stat()
+        let length = fstat(descriptor, &info) == 0 ? Int(info.st_size) : nil
+        let count = buffer.withUnsafeMutableBytes { read(descriptor, $0.baseAddress!, $0.count) }
+        classify(relative, header: buffer.prefix(max(0, count)), complete: buffer.count, length: length)
+    }
+
+    /// Sorts one file by its first `complete` bytes (fewer when the file is shorter) and its
+    /// whole length, when known.
+    private mutating func classify(_ relative: String, header bytes: ArraySlice<UInt8>, complete: Int, length: Int?) {
+        if !bytes.starts(with: VaultEnvelope.magic.prefix(bytes.count)) || bytes.isEmpty {
+            notVaults.append((relative, bytes.isEmpty ? "empty" : "does not start with MTVAULT"))
+        } else if bytes.count < complete {
+            truncated.append((relative, "\(bytes.count) bytes, less than a header and a tag"))
+        } else if let length, length < Self.minimumVaultByteCount {
+            truncated.append((relative, "\(length) bytes, less than the smallest vault (\(Self.minimumVaultByteCount) bytes)"))
+        } else {
+            let start = bytes.startIndex
+            let kind = Kind(format: bytes[start + 7], suite: bytes[start + 8], schemaVersion: bytes[start + 9])
+            counts[kind, default: 0] += 1
+            if listing { listed.append((relative, kind, Hex.encode(Array(bytes[(start + 10)..<(start + 42)])))) }
+        }
+    }
+}

@@ -1,0 +1,395 @@
+import VaultCore
+import Foundation
+import GRDB
+
+/// Migrating many vaults in one run, crash-safely and resumably (issue 4).
+///
+/// A SQLite journal (GRDB) holds one row per manifest line: pending, done or failed, with the
+/// error. Jobs go in groups (``groupSize``): each writes its output through the write path
+/// (``StagedOutput``), the group's outputs are made durable and named together, and only then
+/// are its jobs marked done, in one transaction. A run killed at any instant leaves every output
+/// either absent, the old one, or complete; started again, it skips done jobs and retries the
+/// rest. One failed vault does not stop the others.
+///
+/// Before anything is written, every output is checked against every file the batch reads (the
+/// manifest, each line's vault and key files) and the journal (issue 16): a vault stored inside
+/// the output folder, or named like a key file or the journal there, refuses the whole batch.
+/// A dry run makes the same checks and migrations in memory and writes nothing at all: no
+/// folder, no journal.
+public final class BatchMigration: Sendable {
+    /// One manifest line.
+    public struct Job: Sendable, Equatable {
+        public let line: Int
+        public let vault: String
+        public let keyFile: String?
+        public let vaultKeyFile: String?
+        public let output: String
+    }
+
+    public enum Status: String, Sendable {
+        case migrated, unchanged, failed
+        /// A dry run's verdict for a vault that would be migrated.
+        case wouldMigrate = "would-migrate"
+        /// Done by an earlier, interrupted run of the same batch.
+        case previouslyDone = "previously-done"
+    }
+
+    public struct Result: Sendable {
+        public let job: Job
+        public let status: Status
+        public let from: Int?
+        public let to: Int
+        public let error: VaultError?
+        /// What a lossy migration (`allowLossy`) dropped from this vault, each value named.
+        public var losses: [String] = []
+    }
+
+    public let target: Int
+    public let allowLossy: Bool
+    /// Nil in a dry run, which has no journal.
+    private let journal: MigrationJournal?
+    private var database: DatabaseQueue? { journal?.queue }
+    /// The manifest's lines, read back a group at a time (``ManifestStaging``).
+    private let staging: ManifestStaging
+    /// How many jobs the manifest has.
+    public let total: Int
+    private let folder: OutputFolder
+    /// 0666 less the umask, read once: umask(2) can only be read by setting it, which two
+    /// workers doing at once could leave changed for the whole process.
+    private let outputMode = 0o666 & ~AtomicFile.currentUmask()
+    /// The start of the temporary names of this batch's outputs, kept in its journal: a
+    /// manifest line's output is `<prefix><line>.tmp` until it has its own name, so a rerun
+    /// after a kill removes exactly those (nil in a dry run).
+    private let temporaryPrefix: String?
+
+    /// The journal of a batch: `named`, else beside the output folder, not in it (`migrated` →
+    /// `migrated.migrate-journal.sqlite`), so the folder holds only vaults and can be synced or
+    /// counted as it is. A folder named `.`, `..` or `/` has no such neighbour inside what the
+    /// operator named, so its journal must be named; and a folder holding the journal of a run
+    /// an earlier version began (inside it) resumes only through that one, never starts over.
+    public static func journalPath(named: String?, outDir: String) throws -> String {
+        if let named { return named }
+        let earlier = outDir + "/.migrate-journal.sqlite"
+        if FileManager.default.fileExists(atPath: earlier) { throw VaultError.earlierJournal(earlier) }
+        var folder = outDir
+        while folder.count > 1, folder.hasSuffix("/") { folder.removeLast() }
+        guard !["", ".", "..", "/"].contains((folder as NSString).lastPathComponent) else { throw VaultError.journalNeedsAName(outDir: outDir) }
+        // "new/../store" with no "new" is the existing "store": its journal goes beside that
+        // (the kernel could not open "new/../store.migrate-journal.sqlite").
+        if folder.split(separator: "/").contains(".."), let resolved = ResolvedPath(folder) { folder = resolved.path }
+        return folder + ".migrate-journal.sqlite"
+    }
+
+    /// Reads the manifest, checks every file of the batch, and (unless `dryRun`) opens or
+    /// creates the journal. A journal from another manifest or target version is refused: mixing
+    /// two batches is how work gets lost.
+    public init(manifestPath: String, outDir: String, journalPath: String, target: Int, allowLossy: Bool, dryRun: Bool = false) throws {
+        try Migration.checkTarget(target)
+        self.target = target
+        self.allowLossy = allowLossy
+        staging = try ManifestStaging(manifestPath: manifestPath, outDir: outDir)
+        total = staging.count
+        // Objects are migrated where they live (``BucketMigration``), never into a local folder.
+        if let object = try staging.firstObject() { throw VaultError.objectInFolderBatch(line: object.line, object: object.vault) }
+        folder = try OutputFolder(outDir, create: true)
+        try staging.checkFiles(manifestPath: manifestPath, journal: OutputLocation(journalPath, createFolders: true), folder: folder)
+        // Everything a typo could get wrong is checked before the journal exists: the target
+        // (above), the manifest's lines, that each named file is there, and that the output
+        // folder can be written or made. A mistake then costs nothing to correct.
+        try staging.forEachJob { job in
+            for (what, path) in [("vault", job.vault), ("key file", job.keyFile), ("vault-key file", job.vaultKeyFile)] {
+                if let path, access(path, R_OK) != 0 { throw VaultError.manifestFileUnreadable(line: job.line, what: what, path: path) }
+            }
+        }
+        try folder.requireWritable()
+        guard !dryRun else {
+            journal = nil
+            temporaryPrefix = nil
+            return
+        }
+        _ = try folder.opened()
+        do {
+            let opened = try MigrationJournal(path: journalPath, migrator: Self.migrator, tables: ["run", "job"])
+            do {
+                temporaryPrefix = try Self.start(opened, path: journalPath, target: target, staging: staging)
+            } catch {
+                opened.removeIfCreated()
+                throw error
+            }
+            journal = opened
+        } catch {
+            // A refused run leaves nothing it made: the folder it just made, while still empty.
+            folder.removeIfMadeAndEmpty()
+            throw error
+        }
+        let prefix = temporaryPrefix!, staging = staging
+        try folder.removeLeftoverTemporaryFiles { name in
+            guard name.hasPrefix(prefix), name.hasSuffix(".tmp") else { return false }
+            let text = name.dropFirst(prefix.count).dropLast(4)
+            // A line of this manifest, its number written as the batch writes it.
+            guard let line = Int(text), String(line) == text else { return false }
+            return staging.hasLine(line)
+        }
+    }
+
+    /// The temporary name of a manifest line's output.
+    private func temporaryName(_ job: Job) -> String? { temporaryPrefix.map { "\($0)\(job.line).tmp" } }
+
+    /// Records a new batch in its journal, or checks that the journal is this batch's; returns
+    /// the batch's temporary-name prefix, made once and kept in the journal.
+    private static func start(_ journal: MigrationJournal, path journalPath: String, target: Int, staging: ManifestStaging) throws -> String {
+        try journal.queue.write { db in
+            if let run = try Row.fetchOne(db, sql: "SELECT manifestSHA256, target, temporaryPrefix FROM run") {
+                guard run["manifestSHA256"] == staging.fingerprint, run["target"] == target else {
+                    throw VaultError.journalOfAnotherBatch(journalPath)
+                }
+                if let prefix: String = run["temporaryPrefix"] {
+                    // The prefix decides what a rerun removes: a journal whose prefix is not one
+                    // this tool makes (damaged, or edited by hand) is not trusted with that.
+                    guard isTemporaryPrefix(prefix) else { throw VaultError.untrustedJournal(journalPath) }
+                    return prefix
+                }
+                // A journal an earlier version began, whose temporaries had random names.
+                let prefix = newTemporaryPrefix()
+                try db.execute(sql: "UPDATE run SET temporaryPrefix = ?", arguments: [prefix])
+                return prefix
+            }
+            let prefix = newTemporaryPrefix()
+            try db.execute(sql: "INSERT INTO run (id, manifestSHA256, target, startedAt, temporaryPrefix) VALUES (1, ?, ?, ?, ?)",
+                           arguments: [staging.fingerprint, target, Date().timeIntervalSince1970, prefix])
+            let insert = try db.makeStatement(sql: "INSERT INTO job (line, vault, output, state) VALUES (?, ?, ?, 'pending')")
+            try staging.forEachJob { job in try insert.execute(arguments: [job.line, job.vault, job.output]) }
+            return prefix
+        }
+    }
+
+    private static let prefixAlphabet = "abcdefghijklmnopqrstuvwxyz0123456789"
+
+    /// Whether `prefix` is exactly what ``newTemporaryPrefix()`` makes.
+    static func isTemporaryPrefix(_ prefix: String) -> Bool {
+        let bytes = Array(prefix.utf8)
+        return bytes.count == 18 && prefix.hasPrefix(".hvt-") && prefix.hasSuffix("-") && bytes[5..<17].allSatisfy { prefixAlphabet.utf8.contains($0) }
+    }
+
+    /// ".hvt-" and 12 random letters and digits, then "-": a line's temporary name stays short
+    /// (at most 32 bytes) and is unlike any other batch's.
+    private static func newTemporaryPrefix() -> String {
+        ".hvt-" + String((0..<12).map { _ in prefixAlphabet.randomElement()! }) + "-"
+    }
+
+    private static let migrator: DatabaseMigrator = {
+        var migrator = DatabaseMigrator()
+        migrator.registerMigration("v1") { db in
+            try db.execute(sql: """
+                CREATE TABLE run (
+                    id INTEGER PRIMARY KEY CHECK (id = 1),
+                    manifestSHA256 TEXT NOT NULL,
+                    target INTEGER NOT NULL,
+                    startedAt REAL NOT NULL
+                );
+                CREATE TABLE job (
+                    line INTEGER PRIMARY KEY,
+                    vault TEXT NOT NULL,
+                    output TEXT NOT NULL,
+                    state TEXT NOT NULL CHECK (state IN ('pending', 'done', 'failed')),
+                    status TEXT,
+                    fromVersion INTEGER,
+                    error TEXT,
+                    attempts INTEGER NOT NULL DEFAULT 0,
+                    completions INTEGER NOT NULL DEFAULT 0
+                );
+                """)
+        }
+        migrator.registerMigration("v2") { db in
+            try db.execute(sql: "ALTER TABLE run ADD COLUMN temporaryPrefix TEXT")
+        }
+        return migrator
+    }()
+
+    /// How many jobs a worker takes at once: their outputs are made durable by one flush and
+    /// their journal rows written by one transaction, instead of a flush and a commit each.
+    public static let groupSize = 64
+
+    /// The group size for `parallelism` workers: each staged output holds a descriptor until its
+    /// group is published, so every worker's group must fit in the open-file limit.
+    static func groupSize(parallelism: Int) -> Int {
+        var limit = rlimit()
+        let open = getrlimit(__rlimit_resource_t(RLIMIT_NOFILE.rawValue), &limit) == 0 ? Int(clamping: limit.rlim_cur) : 1024
+        return max(1, min(groupSize, (open - 64) / max(1, parallelism)))
+    }
+
+    /// Runs every job not yet done, `parallelism` at a time, and reports each as its group
+    /// finishes (jobs done by an earlier run first). `loadAccess` reads a job's key. Jobs are
+    /// read from the staging database a group at a time, each group a range of manifest lines.
+    public func run(parallelism: Int, loadAccess: @escaping @Sendable (Job) throws -> VaultAccess,
+                    report: @escaping @Sendable (Result) -> Void) throws {
+        let size = Self.groupSize(parallelism: parallelism)
+        let groups = (total + size - 1) / size
+        for index in 0..<groups {
+            for job in try group(index, size: size, done: true) {
+                report(Result(job: job, status: .previouslyDone, from: nil, to: target, error: nil))
+            }
+        }
+        // A failure to record in the journal stops the run; a vault's own failure is a result.
+        _ = try concurrently(groups, parallelism: parallelism) { [self] index in
+            let pending = try group(index, size: size, done: false)
+            guard !pending.isEmpty else { return }
+            for result in try process(pending, loadAccess: loadAccess) { report(result) }
+        }
+    }
+
+    /// The jobs of group `index` that an earlier run did (`done`), or that are still to do.
+    private func group(_ index: Int, size: Int, done: Bool) throws -> [Job] {
+        let jobs = try staging.jobs(index * size + 1, through: (index + 1) * size)
+        guard let database, let first = jobs.first?.line, let last = jobs.last?.line else { return done ? [] : jobs }
+        let finished = try database.read { db in
+            try Set(Int.fetchAll(db, sql: "SELECT line FROM job WHERE state = 'done' AND line BETWEEN ? AND ?", arguments: [first, last]))
+        }
+        return jobs.filter { finished.contains($0.line) == done }
+    }
+
+    /// One group: each vault migrated in memory and its output staged, then every output made
+    /// durable and named together, then every job recorded in one transaction. A vault that
+    /// fails is recorded failed and does not hold up the others.
+    private func process(_ group: [Job], loadAccess: (Job) throws -> VaultAccess) throws -> [Result] {
+        var results: [Result] = []
+        var staged: [StagedOutput] = []
+        for job in group {
+            do {
+                let input = try BoundedRead.file(job.vault, limit: InputLimits.document, what: "vault")
+                let outcome = try VaultMigration.migrate(input, access: loadAccess(job), to: target, allowLossy: allowLossy)
+                let from = outcome.report.from
+                guard database != nil else {
+                    results.append(Result(job: job, status: outcome.unchanged ? .unchanged : .wouldMigrate, from: from, to: target, error: nil,
+                                      losses: outcome.report.losses))
+                    continue
+                }
+                let output = try OutputLocation(path: job.output, name: Self.splitPath(job.output).name, in: folder)
+                staged.append(try outcome.bytes.withUnsafeBytes { bytes in
+                    try StagedOutput(output, bytes: bytes, mode: outputMode, flush: false, temporaryName: temporaryName(job))
+                })
+                results.append(Result(job: job, status: outcome.unchanged ? .unchanged : .migrated, from: from, to: target, error: nil,
+                                      losses: outcome.report.losses))
+            } catch let error as VaultError {
+                results.append(Result(job: job, status: .failed, from: nil, to: target, error: error))
+            }
+        }
+        guard database != nil else { return results }
+        do {
+            try StagedOutput.publishTogether(staged)
+        } catch let error as VaultError {
+            // Outputs named before the failure are complete, but not recorded: a rerun redoes them.
+            results = results.map { $0.error != nil ? $0 : Result(job: $0.job, status: .failed, from: nil, to: target, error: error) }
+        }
+        try record(results)
+        return results
+    }
+
+    private func record(_ results: [Result]) throws {
+        guard let database else { return }
+        do {
+            try database.write { db in
+                for result in results {
+                    let state = result.error == nil ? "done" : "failed"
+                    try db.execute(sql: """
+                        UPDATE job SET state = ?, status = ?, fromVersion = ?, error = ?, attempts = attempts + 1,
+                            completions = completions + (CASE WHEN ? = 'done' THEN 1 ELSE 0 END)
+                        WHERE line = ?
+                        """, arguments: [state, result.status.rawValue, result.from, result.error?.reason, state, result.job.line])
+                }
+            }
+        } catch let error as DatabaseError {
+            // The journal could not be written (a full disk, a lost folder): this run cannot
+            // record progress, so it stops; the outputs just written are complete either way.
+            let lines = results.map(\.job.line)
+            throw VaultError(.io, "could not record manifest lines \(lines.first!)–\(lines.last!) in the journal: \(MigrationJournal.describe(error))")
+        }
+    }
+
+    /// Every job's state as the journal has it: line → (state, completions).
+    public func journalStates() throws -> [Int: (state: String, completions: Int)] {
+        guard let database else { return [:] }
+        return try database.read { db in
+            var states: [Int: (String, Int)] = [:]
+            for row in try Row.fetchAll(db, sql: "SELECT line, state, completions FROM job") {
+                states[row["line"]] = (row["state"], row["completions"])
+            }
+            return states
+        }
+    }
+
+    // MARK: Manifest
+
+    /// One JSON object a line: `vault` and exactly one of `keyFile`, `vaultKeyFile`. Relative
+    /// paths are relative to the manifest's folder. Outputs are `outDir/<vault file name>`; two
+    /// jobs with the same name are refused. Any bad line refuses the whole batch, by number.
+    /// Reads no file, so it can be fuzzed and tested on its own; a folder batch stages the
+    /// same lines a piece at a time (``stage(manifestPath:outDir:into:)``).
+    public static func parseManifest(_ bytes: [UInt8], manifestPath: String, outDir: String) throws -> [Job] {
+        let base = splitPath(manifestPath).folder
+        var jobs: [Job] = []
+        var outputs: [String: Int] = [:]
+        try LineReader.forEachLine(in: bytes, name: "the manifest '\(manifestPath)'") { line, rawLine in
+            guard let job = try parseManifestLine(rawLine, line: line, base: base, outDir: outDir) else { return }
+            // Objects are migrated in place or under a prefix, where the caller checks outputs.
+            if !VaultLocation.isObject(job.vault), let earlier = outputs.updateValue(line, forKey: job.output) {
+                throw VaultError.manifestOutputTwice(earlier, line, output: job.output)
+            }
+            jobs.append(job)
+        }
+        guard !jobs.isEmpty else { throw VaultError(.malformedDocument, "the manifest '\(manifestPath)' lists no jobs") }
+        return jobs
+    }
+
+    /// One manifest line as a job; nil for a blank line. `base` is the manifest's folder.
+    static func parseManifestLine(_ rawLine: ArraySlice<UInt8>, line: Int, base: String, outDir: String) throws -> Job? {
+        func resolve(_ path: String) -> String {
+            path.hasPrefix("/") || base.isEmpty || VaultLocation.isObject(path) ? path : base + "/" + path
+        }
+        guard rawLine.contains(where: { ![0x20, 0x09, 0x0d].contains($0) }) else { return nil }
+        let vault: String, keyFile: String?, vaultKeyFile: String?
+        do {
+            var reader = try JSONObjectReader(JSONValue(parsing: Array(rawLine), what: "the line"), path: "")
+            vault = try reader.string("vault")
+            keyFile = try reader.optionalString("keyFile")
+            vaultKeyFile = try reader.optionalString("vaultKeyFile")
+            try reader.finish()
+        } catch let error as VaultError {
+            throw VaultError(.malformedDocument, "manifest line \(line): \(error.reason.replacingOccurrences(of: "the document", with: "the line"))")
+        }
+        guard (keyFile == nil) != (vaultKeyFile == nil) else {
+            throw VaultError(.malformedDocument, "manifest line \(line) needs exactly one of keyFile and vaultKeyFile")
+        }
+        let name = splitPath(vault).name
+        // The output is named after the vault file, so the name must be a file's name.
+        guard !["", ".", ".."].contains(name), !vault.utf8.contains(0) else {
+            throw VaultError(.malformedDocument, "manifest line \(line): vault should name a file, not '\(vault)'")
+        }
+        let output = outDir.utf8.last == UInt8(ascii: "/") ? outDir + name : outDir + "/" + name
+        return Job(line: line, vault: resolve(vault), keyFile: keyFile.map(resolve), vaultKeyFile: vaultKeyFile.map(resolve), output: output)
+    }
+
+    /// Splits a path at its last "/" byte (trailing slashes ignored), as the file system does.
+    /// Not NSString's path methods: they compare Characters, and a slash followed by a combining
+    /// mark is one Character, so they missed a separator the file system sees, and a manifest
+    /// line such as "x/../\u{619}y" named an output outside the output folder (found by the
+    /// fuzz target manifest).
+    static func splitPath(_ path: String) -> (folder: String, name: String) {
+        var bytes = Array(path.utf8)
+        while bytes.count > 1, bytes.last == UInt8(ascii: "/") { bytes.removeLast() }
+        guard let slash = bytes.lastIndex(of: UInt8(ascii: "/")) else { return ("", String(decoding: bytes, as: UTF8.self)) }
+        // "/" is one byte and never part of a longer UTF-8 sequence, so both halves stay valid.
+        return (slash == 0 ? "/" : String(decoding: bytes[..<slash], as: UTF8.self), String(decoding: bytes[(slash + 1)...], as: UTF8.self))
+    }
+
+}
+
+extension VaultError {
+    /// A file a manifest line names cannot be read (missing, or not readable), found before
+    /// the batch starts.
+    public static func manifestFileUnreadable(line: Int, what: String, path: String, file: String = #fileID, line sourceLine: UInt = #line) -> VaultError {
+        let why = (strerror(errno).flatMap { String(validatingCString: $0) } ?? "error \(errno)").lowercased()
+        return VaultError(.io, "manifest line \(line): cannot read the \(what) '\(path.prefix(200))': \(why); nothing was started", file: file, line: sourceLine)
+    }
+
+}

@@ -1,0 +1,413 @@
+import VaultCore
+import VaultStorage
+import Foundation
+import GRDB
+
+/// Migrating the vaults of a bucket where they live (issue 15), while the families' devices keep
+/// writing them.
+///
+/// Every write is conditional: in place, `If-Match` the version this run read, so a vault a
+/// device changed meanwhile is read again and migrated again (up to ``attemptsPerVault`` times,
+/// then reported as a conflict) and the device's change is never overwritten; to another prefix,
+/// `If-None-Match: *`, so nothing there is replaced.
+///
+/// A SQLite journal on the operator's machine holds one row per object, with its ETag before and
+/// after. A job is recorded as `writing` (with the ETag it read and the hash of the bytes it is
+/// about to send) before its write and `done` after, so a run killed between the two settles the
+/// job by looking at the bucket when it is started again: each vault is migrated exactly once.
+///
+/// Only households whose key the operator holds can be migrated (vaults are end-to-end
+/// encrypted); the others are reported `no-key` and counted, so the report says how much of the
+/// fleet is left for the app to migrate on the families' devices.
+public final class BucketMigration: Sendable {
+    /// One object to migrate, and where its result goes.
+    public struct Job: Sendable, Hashable {
+        public let source: S3ObjectName
+        public let output: S3ObjectName
+        /// The household, when the object is named after it (`<64 hex>.vault`).
+        public let namedHousehold: HouseholdID?
+    }
+
+    public enum Status: String, Sendable {
+        case migrated, unchanged, failed, conflict
+        /// No key for this household: left for the app.
+        case noKey = "no-key"
+        case wouldMigrate = "would-migrate"
+        case previouslyDone = "previously-done"
+    }
+
+    public struct Result: Sendable {
+        public let job: Job
+        public let status: Status
+        public let from: Int?
+        public let to: Int
+        public let etagBefore: String?
+        public let etagAfter: String?
+        public let error: VaultError?
+    }
+
+    /// Where results go: over the source objects, or under another prefix.
+    public enum Destination: Sendable, Equatable {
+        case inPlace
+        case prefix(S3ObjectName)
+    }
+
+    /// `--shard I/N`: the I-th (1-based) of N equal ranges of household ids, by their first 8
+    /// bytes, so N machines split one fleet.
+    public struct Shard: Sendable, Equatable, CustomStringConvertible {
+        public let index: Int
+        public let count: Int
+
+        public init(parsing text: String) throws {
+            let parts = text.split(separator: "/", omittingEmptySubsequences: false)
+            guard parts.count == 2, let index = Int(parts[0]), let count = Int(parts[1]), (1...4096).contains(count), (1...count).contains(index) else {
+                throw VaultError.outOfRange("a shard ('\(text)')", "I/N with 1 ≤ I ≤ N ≤ 4096, such as 1/4")
+            }
+            self.index = index
+            self.count = count
+        }
+
+        public func contains(_ household: HouseholdID) -> Bool {
+            let leading = household.bytes.prefix(8).reduce(UInt64(0)) { $0 << 8 | UInt64($1) }
+            return Int(leading.multipliedFullWidth(by: UInt64(count)).high) == index - 1
+        }
+
+        public var description: String { "\(index)/\(count)" }
+    }
+
+    /// How many times a vault changed by someone else is read and migrated again.
+    public static let attemptsPerVault = 5
+
+    public let store: ObjectStore
+    public let target: Int
+    public let destination: Destination
+    public let shard: Shard?
+    public let jobs: [Job]
+    /// Nil in a dry run, which writes nothing, not even a journal.
+    private let opened: MigrationJournal?
+    private var journal: DatabaseQueue? { opened?.queue }
+
+    /// The jobs of every object under `prefix` named `*.vault` (and in `shard`, when its name
+    /// says its household).
+    static func jobs(under prefix: S3ObjectName, destination: Destination, shard: Shard?, store: ObjectStore) throws -> [Job] {
+        var jobs: [Job] = []
+        try store.withClient { client in
+            try client.listAll(prefix) { page in
+                for object in page where object.key.hasSuffix(".vault") {
+                    let job = Self.job(S3ObjectName(bucket: prefix.bucket, key: object.key), below: prefix, destination: destination)
+                    if let shard, let household = job.namedHousehold, !shard.contains(household) { continue }
+                    jobs.append(job)
+                }
+            }
+        }
+        return jobs
+    }
+
+    /// Where a fleet run's vaults come from.
+    public enum Source: Sendable {
+        /// Every `*.vault` object under a prefix; the keys in a folder, one
+        /// `<household id>.vaultkey` file each (as `derive --vault-key-out` writes them).
+        case listing(S3ObjectName, keyFolder: String)
+        /// The objects a manifest names, each with its key file (paths relative to the manifest).
+        case manifest(bytes: [UInt8], path: String)
+    }
+
+    /// The key files that open a job's vault.
+    public struct KeyFiles: Sendable {
+        public let keyFile: String?
+        public let vaultKeyFile: String?
+    }
+
+    /// What a fleet run will do, before it does anything: its jobs, where each one's key is,
+    /// what names the batch in its journal, and the journal's default name.
+    public struct Plan: Sendable {
+        public let jobs: [Job]
+        /// Names the batch (its source and destination) in the journal's fingerprint.
+        public let batch: String
+        /// `BUCKET.migrate-journal.sqlite`, or `BUCKET.shard-I-of-N.migrate-journal.sqlite`.
+        public let defaultJournal: String
+        private let keyFolder: String?
+        private let manifestKeys: [S3ObjectName: KeyFiles]
+
+        /// The key files for a job's household, or nil when the operator holds none (`no-key`).
+        public func keyFiles(for job: Job, household: HouseholdID) -> KeyFiles? {
+            guard let keyFolder else { return manifestKeys[job.source] }
+            let path = VaultLocation.joined(keyFolder, household.hex + ".vaultkey")
+            return FileManager.default.fileExists(atPath: path) ? KeyFiles(keyFile: nil, vaultKeyFile: path) : nil
+        }
+
+        init(jobs: [Job], batch: String, bucket: String, shard: Shard?, keyFolder: String?, manifestKeys: [S3ObjectName: KeyFiles]) {
+            self.jobs = jobs
+            self.batch = batch
+            defaultJournal = bucket + (shard.map { ".shard-\($0.index)-of-\($0.count)" } ?? "") + ".migrate-journal.sqlite"
+            self.keyFolder = keyFolder
+            self.manifestKeys = manifestKeys
+        }
+    }
+
+    /// The plan of a run: the listing of a prefix, or the lines of a manifest (every one an
+    /// object; two that would write one output are refused by line).
+    public static func plan(_ source: Source, destination: Destination, shard: Shard?, store: ObjectStore) throws -> Plan {
+        let to: String = switch destination {
+        case .inPlace: "in place"
+        case .prefix(let out): "to \(out)"
+        }
+        switch source {
+        case .listing(let prefix, let keyFolder):
+            return Plan(jobs: try jobs(under: prefix, destination: destination, shard: shard, store: store), batch: "source \(prefix) \(to)",
+                        bucket: prefix.bucket, shard: shard, keyFolder: keyFolder, manifestKeys: [:])
+        case .manifest(let bytes, let path):
+            var jobs: [Job] = []
+            var keys: [S3ObjectName: KeyFiles] = [:]
+            var outputs: [S3ObjectName: Int] = [:]
+            for entry in try BatchMigration.parseManifest(bytes, manifestPath: path, outDir: "") {
+                guard case .object(let name) = try VaultLocation(entry.vault), !name.isPrefix else {
+                    throw VaultError.fileInBucketBatch(line: entry.line, vault: entry.vault)
+                }
+                let job = Self.job(name, below: nil, destination: destination)
+                if destination != .inPlace, let earlier = outputs.updateValue(entry.line, forKey: job.output) {
+                    throw VaultError.manifestOutputTwice(earlier, entry.line, output: job.output.description)
+                }
+                keys[name] = KeyFiles(keyFile: entry.keyFile, vaultKeyFile: entry.vaultKeyFile)
+                if let shard, let household = job.namedHousehold, !shard.contains(household) { continue }
+                jobs.append(job)
+            }
+            return Plan(jobs: jobs, batch: "manifest \(Hex.encode(SHA256.hash(bytes))) \(to)", bucket: jobs.first?.source.bucket ?? "manifest",
+                        shard: shard, keyFolder: nil, manifestKeys: keys)
+        }
+    }
+
+    /// The job of one object. Under another prefix its output keeps its key below the source
+    /// prefix, or (an object a manifest names) its last path part.
+    public static func job(_ source: S3ObjectName, below prefix: S3ObjectName?, destination: Destination) -> Job {
+        let name = source.key.split(separator: "/").last.map(String.init) ?? source.key
+        let output: S3ObjectName = switch destination {
+        case .inPlace: source
+        case .prefix(let out): out.appending(prefix.map { String(source.key.dropFirst($0.key.count)) } ?? name)
+        }
+        let stem = name.hasSuffix(".vault") ? String(name.dropLast(".vault".count)) : name
+        let household = Hex.isLowercase(stem, byteCount: 32) ? Hex.decode(stem).map(HouseholdID.init(bytes:)) : nil
+        return Job(source: source, output: output, namedHousehold: household)
+    }
+
+    /// Opens or creates the journal (unless `dryRun`). A journal of another batch (another
+    /// source, destination, shard or target) is refused: mixing two batches is how work gets lost.
+    public init(_ plan: Plan, store: ObjectStore, target: Int, destination: Destination, shard: Shard?,
+                journalPath: String, dryRun: Bool) throws {
+        try Migration.checkTarget(target)
+        let batch = plan.batch
+        jobs = plan.jobs
+        self.store = store
+        self.target = target
+        self.destination = destination
+        self.shard = shard
+        guard !dryRun else {
+            opened = nil
+            return
+        }
+        for bucket in Set(jobs.map(\.output.bucket)).sorted() { try store.requireConditionalWrites(bucket: bucket) }
+        let opened = try MigrationJournal(path: journalPath, migrator: Self.migrator, tables: ["run", "object"], writeAheadLog: true)
+        self.opened = opened
+        let fingerprint = Hex.encode(SHA256.hash(Array("\(batch)\n\(target)\n\(shard?.description ?? "")".utf8)))
+        do {
+            try opened.queue.write { db in
+                if let run = try Row.fetchOne(db, sql: "SELECT fingerprint FROM run") {
+                    guard run["fingerprint"] == fingerprint else { throw VaultError.journalOfAnotherBatch(journalPath) }
+                } else {
+                    try db.execute(sql: "INSERT INTO run (id, fingerprint, batch, target, startedAt) VALUES (1, ?, ?, ?, ?)",
+                                   arguments: [fingerprint, batch, target, Date().timeIntervalSince1970])
+                }
+            }
+        } catch let error as DatabaseError {
+            opened.removeIfCreated()
+            throw VaultError(.io, "cannot use the journal '\(journalPath)': \(MigrationJournal.describe(error))")
+        } catch {
+            opened.removeIfCreated()
+            throw error
+        }
+    }
+
+    private static let migrator: DatabaseMigrator = {
+        var migrator = DatabaseMigrator()
+        migrator.registerMigration("bucket-v1") { db in
+            try db.execute(sql: """
+                CREATE TABLE run (
+                    id INTEGER PRIMARY KEY CHECK (id = 1),
+                    fingerprint TEXT NOT NULL,
+                    batch TEXT NOT NULL,
+                    target INTEGER NOT NULL,
+                    startedAt REAL NOT NULL
+                );
+                CREATE TABLE object (
+                    source TEXT PRIMARY KEY,
+                    output TEXT NOT NULL,
+                    state TEXT NOT NULL CHECK (state IN ('writing', 'done', 'failed', 'no-key', 'conflict')),
+                    status TEXT,
+                    fromVersion INTEGER,
+                    etagBefore TEXT,
+                    etagAfter TEXT,
+                    planned TEXT,
+                    error TEXT,
+                    attempts INTEGER NOT NULL DEFAULT 0,
+                    completions INTEGER NOT NULL DEFAULT 0
+                );
+                """)
+        }
+        return migrator
+    }()
+
+    // MARK: Running
+
+    /// Runs every job not yet done, `parallelism` at a time (the work waits on the network),
+    /// and reports each as it finishes, jobs done by an earlier run first. `loadAccess` gives a
+    /// household's key, or nil when the operator holds none.
+    public func run(parallelism: Int, loadAccess: @escaping @Sendable (Job, HouseholdID) throws -> VaultAccess?,
+                    report: @escaping @Sendable (Result) -> Void) throws {
+        let earlier = try journalRows()
+        var pending: [Job] = []
+        for job in jobs {
+            if let row = earlier[job.source.description], row.state == "done" {
+                report(Result(job: job, status: .previouslyDone, from: row.from, to: target, etagBefore: row.etagBefore, etagAfter: row.etagAfter, error: nil))
+            } else {
+                pending.append(job)
+            }
+        }
+        let work = pending
+        do {
+            _ = try concurrently(work.count, parallelism: parallelism) { [self] index in
+                let job = work[index]
+                if let result = try process(job, earlier: earlier[job.source.description], loadAccess: loadAccess) { report(result) }
+            }
+        } catch let failure as JournalFailure {
+            throw failure.error
+        }
+    }
+
+    /// The journal could not be written (a full disk, a lost folder): the run cannot record
+    /// progress, so it stops. Not a VaultError, so no job mistakes it for its own failure.
+    private struct JournalFailure: Error {
+        let error: VaultError
+    }
+
+    private struct JournalRow: Sendable {
+        let state: String
+        let from: Int?
+        let etagBefore: String?
+        let etagAfter: String?
+        /// SHA-256 (hex) of the bytes a write was about to send.
+        let planned: String?
+    }
+
+    private func journalRows() throws -> [String: JournalRow] {
+        guard let journal else { return [:] }
+        return try journal.read { db in
+            var rows: [String: JournalRow] = [:]
+            for row in try Row.fetchAll(db, sql: "SELECT source, state, fromVersion, etagBefore, etagAfter, planned FROM object") {
+                rows[row["source"]] = JournalRow(state: row["state"], from: row["fromVersion"], etagBefore: row["etagBefore"],
+                                                 etagAfter: row["etagAfter"], planned: row["planned"])
+            }
+            return rows
+        }
+    }
+
+    /// One vault; nil when it belongs to another shard (known only once its header is read).
+    private func process(_ job: Job, earlier: JournalRow?, loadAccess: (Job, HouseholdID) throws -> VaultAccess?) throws -> Result? {
+        do {
+            if let earlier, ["writing", "failed"].contains(earlier.state), earlier.planned != nil,
+               let settled = try settleInterruptedWrite(job, earlier) {
+                return settled
+            }
+            for _ in 0..<Self.attemptsPerVault {
+                guard let source = try store.withClient({ try $0.get(job.source) }) else {
+                    throw VaultError.noSuchObject(job.source.description, what: "vault")
+                }
+                let header = try VaultEnvelope(parsing: source.bytes).header
+                if let shard, job.namedHousehold == nil, !shard.contains(header.householdID) { return nil }
+                guard let access = try loadAccess(job, header.householdID) else {
+                    try record(job, state: "no-key", status: .noKey, from: Int(header.schemaVersion), before: source.etag, after: nil, error: nil)
+                    return Result(job: job, status: .noKey, from: Int(header.schemaVersion), to: target, etagBefore: source.etag, etagAfter: nil, error: nil)
+                }
+                let outcome = try VaultMigration.migrate(source.bytes, access: access, to: target)
+                let from = outcome.report.from
+                let status: Status = outcome.unchanged ? .unchanged : .migrated
+                guard journal != nil else {
+                    return Result(job: job, status: outcome.unchanged ? .unchanged : .wouldMigrate, from: from, to: target, etagBefore: source.etag, etagAfter: nil, error: nil)
+                }
+                if outcome.unchanged, destination == .inPlace {
+                    try record(job, state: "done", status: status, from: from, before: source.etag, after: source.etag, error: nil)
+                    return Result(job: job, status: status, from: from, to: target, etagBefore: source.etag, etagAfter: source.etag, error: nil)
+                }
+                try record(job, state: "writing", status: nil, from: from, before: source.etag, after: nil, error: nil,
+                           planned: Hex.encode(SHA256.hash(outcome.bytes)))
+                let condition: S3Client.WriteCondition = destination == .inPlace ? .replacing(etag: source.etag) : .creating
+                switch try store.withClient({ try $0.put(job.output, outcome.bytes, condition: condition) }) {
+                case .written(let etag):
+                    try record(job, state: "done", status: status, from: from, before: source.etag, after: etag, error: nil)
+                    return Result(job: job, status: status, from: from, to: target, etagBefore: source.etag, etagAfter: etag, error: nil)
+                case .changedMeanwhile where destination == .inPlace:
+                    continue  // a device wrote it: read its version and migrate that
+                case .changedMeanwhile:
+                    let error = VaultError.changedSinceRead(job.output.description)
+                    try record(job, state: "conflict", status: .conflict, from: from, before: source.etag, after: nil,
+                               error: "\(job.output) already exists and was not written by this run")
+                    return Result(job: job, status: .conflict, from: from, to: target, etagBefore: source.etag, etagAfter: nil, error: error)
+                }
+            }
+            let error = VaultError.changedSinceRead(job.source.description)
+            try record(job, state: "conflict", status: .conflict, from: nil, before: nil, after: nil,
+                       error: "changed by someone else \(Self.attemptsPerVault) times while it was being migrated")
+            return Result(job: job, status: .conflict, from: nil, to: target, etagBefore: nil, etagAfter: nil, error: error)
+        } catch let error as VaultError {
+            try record(job, state: "failed", status: .failed, from: nil, before: nil, after: nil, error: error.reason)
+            return Result(job: job, status: .failed, from: nil, to: target, etagBefore: nil, etagAfter: nil, error: error)
+        }
+    }
+
+    /// A run was killed (or lost the store) between a job's write and its record: the bucket says
+    /// whether the write landed. The journal kept the SHA-256 of the bytes the write sent; the
+    /// object (in place) or the output holding exactly those bytes means it did. Anything else
+    /// is migrated as usual: a vault already at the target is then `unchanged`, and an output
+    /// someone else wrote is a conflict.
+    private func settleInterruptedWrite(_ job: Job, _ earlier: JournalRow) throws -> Result? {
+        guard let planned = earlier.planned, let before = earlier.etagBefore,
+              let current = try store.withClient({ try $0.get(job.output) }),
+              Hex.encode(SHA256.hash(current.bytes)) == planned else { return nil }
+        try record(job, state: "done", status: .migrated, from: earlier.from, before: before, after: current.etag, error: nil)
+        return Result(job: job, status: .migrated, from: earlier.from, to: target, etagBefore: before, etagAfter: current.etag, error: nil)
+    }
+
+    private func record(_ job: Job, state: String, status: Status?, from: Int?, before: String?, after: String?, error: String?,
+                        planned: String? = nil) throws {
+        guard let journal else { return }
+        do {
+            try journal.write { db in
+                try db.execute(sql: """
+                    INSERT INTO object (source, output, state, status, fromVersion, etagBefore, etagAfter, planned, error, attempts, completions)
+                    VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, 0, 0)
+                    ON CONFLICT (source) DO UPDATE SET state = ?3, status = ?4, fromVersion = coalesce(?5, fromVersion),
+                        etagBefore = coalesce(?6, etagBefore), etagAfter = ?7, planned = coalesce(?8, planned), error = ?9
+                    """, arguments: [job.source.description, job.output.description, state, status?.rawValue, from, before, after, planned, error])
+                if state != "writing" {
+                    try db.execute(sql: """
+                        UPDATE object SET attempts = attempts + 1, completions = completions + (CASE WHEN ?1 = 'done' THEN 1 ELSE 0 END)
+                        WHERE source = ?2
+                        """, arguments: [state, job.source.description])
+                }
+            }
+        } catch let error as DatabaseError {
+            throw JournalFailure(error: VaultError(.io, "could not record \(job.source) in the journal: \(MigrationJournal.describe(error))"))
+        }
+    }
+
+    /// Every object's state as the journal has it: source → (state, completions, ETags).
+    public func journalStates() throws -> [String: (state: String, completions: Int, etagBefore: String?, etagAfter: String?)] {
+        guard let journal else { return [:] }
+        return try journal.read { db in
+            var states: [String: (String, Int, String?, String?)] = [:]
+            for row in try Row.fetchAll(db, sql: "SELECT source, state, completions, etagBefore, etagAfter FROM object") {
+                states[row["source"]] = (row["state"], row["completions"], row["etagBefore"], row["etagAfter"])
+            }
+            return states
+        }
+    }
+}

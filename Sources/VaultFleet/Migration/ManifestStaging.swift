@@ -1,0 +1,160 @@
+import VaultCore
+import Foundation
+import GRDB
+
+/// A folder batch's manifest, staged in a private temporary SQLite database (a file SQLite
+/// makes in its temporary folder, `SQLITE_TMPDIR` or `TMPDIR`, and removes when it is closed)
+/// and read back a group of jobs at a time. A batch once held every line as a job and its
+/// output, about 1.4 KB each, so the documented 1 GiB manifest (ten million lines) meant
+/// gigabytes; here memory stays flat, and the staging file grows with the manifest instead.
+/// Its indexes find an output named twice as the lines are read, and an output that is an
+/// input once they all are.
+final class ManifestStaging: Sendable {
+    private let database: DatabaseQueue
+    /// How many jobs the manifest has.
+    let count: Int
+    /// The SHA-256 of the manifest's bytes, in hex: a journal belongs to one manifest.
+    let fingerprint: String
+
+    /// Reads the manifest a line at a time: each line parsed (``BatchMigration/parseManifestLine``),
+    /// and a line that repeats an earlier line's output refused by number, as it is read.
+    init(manifestPath: String, outDir: String) throws {
+        do {
+            // Nothing in it outlives the run, so it has no rollback journal and is never synced;
+            // a failed statement cannot be undone, which is harmless only because a failure
+            // refuses the whole batch and closes the database.
+            var configuration = Configuration()
+            configuration.prepareDatabase { db in try db.execute(sql: "PRAGMA journal_mode = OFF; PRAGMA synchronous = OFF") }
+            database = try DatabaseQueue(path: "", configuration: configuration)
+            try database.write { db in
+                try db.execute(sql: """
+                    CREATE TABLE job (seq INTEGER PRIMARY KEY, line INTEGER NOT NULL, vault TEXT NOT NULL, keyFile TEXT, vaultKeyFile TEXT,
+                                      output TEXT NOT NULL, isObject INTEGER NOT NULL);
+                    CREATE UNIQUE INDEX job_by_line ON job (line);
+                    CREATE INDEX job_by_output ON job (output) WHERE NOT isObject;
+                    CREATE TABLE input (identity BLOB PRIMARY KEY, label TEXT NOT NULL) WITHOUT ROWID;
+                    CREATE TABLE output (identity BLOB PRIMARY KEY, label TEXT NOT NULL) WITHOUT ROWID;
+                    """)
+            }
+        } catch let error as DatabaseError {
+            throw Self.failure(error)
+        }
+        (count, fingerprint) = try Self.read(manifestPath: manifestPath, outDir: outDir, into: database)
+    }
+
+    private static func read(manifestPath: String, outDir: String, into database: DatabaseQueue) throws -> (Int, String) {
+        let descriptor = open(manifestPath, O_RDONLY | O_CLOEXEC)
+        guard descriptor >= 0 else { throw AtomicFile.ioError("could not open manifest '\(manifestPath)'") }
+        defer { close(descriptor) }
+        // A file known to be too large is refused before its first line, as a whole read did.
+        var info = stat()
+        if fstat(descriptor, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG, Int(info.st_size) > InputLimits.listFile {
+            throw VaultError.tooLarge(what: "manifest", name: manifestPath, limit: InputLimits.listFile)
+        }
+        let hasher = SHA256.Hasher()
+        var reader = LineReader(descriptor: descriptor, name: "manifest '\(manifestPath)'",
+                                limit: LineReader.Limit(bytes: InputLimits.listFile, what: "manifest", path: manifestPath), hasher: hasher)
+        let base = BatchMigration.splitPath(manifestPath).folder
+        var count = 0
+        do {
+            try database.write { db in
+                let insert = try db.makeStatement(sql: "INSERT INTO job (line, vault, keyFile, vaultKeyFile, output, isObject) VALUES (?, ?, ?, ?, ?, ?)")
+                let earlier = try db.makeStatement(sql: "SELECT min(line) FROM job WHERE output = ? AND NOT isObject")
+                while let rawLine = try reader.next() {
+                    guard let job = try BatchMigration.parseManifestLine(rawLine, line: reader.lineNumber, base: base, outDir: outDir) else { continue }
+                    let isObject = VaultLocation.isObject(job.vault)
+                    // Outputs are named after the vault files, so two lines can name one.
+                    if !isObject, let first = try Int.fetchOne(earlier, arguments: [job.output]) {
+                        throw VaultError.manifestOutputTwice(first, job.line, output: job.output)
+                    }
+                    try insert.execute(arguments: [job.line, job.vault, job.keyFile, job.vaultKeyFile, job.output, isObject])
+                    count += 1
+                }
+            }
+        } catch let error as DatabaseError {
+            throw failure(error)
+        }
+        guard count > 0 else { throw VaultError(.malformedDocument, "the manifest '\(manifestPath)' lists no jobs") }
+        return (count, Hex.encode(hasher.finish()))
+    }
+
+    /// The first line that names an object (`s3://`), if any.
+    func firstObject() throws -> (line: Int, vault: String)? {
+        try database.read { db in
+            try Row.fetchOne(db, sql: "SELECT line, vault FROM job WHERE isObject ORDER BY seq LIMIT 1").map { ($0["line"], $0["vault"]) }
+        }
+    }
+
+    /// The rule of ``FileSet/check(inputs:outputs:)`` for a whole manifest, through indexes
+    /// instead of dictionaries of every file: the journal, then each line's output in order, is
+    /// refused when it is the same file as any input (the manifest, a vault, a key file, of any
+    /// line) or as an earlier output, by any spelling, link or hard link.
+    func checkFiles(manifestPath: String, journal: OutputLocation, folder: OutputFolder) throws {
+        func key(_ identity: FileIdentity) -> Data {
+            Data(withUnsafeBytes(of: identity.device.bigEndian, Array.init) + withUnsafeBytes(of: identity.inode.bigEndian, Array.init)
+                 + Array((identity.pendingName ?? "").utf8))
+        }
+        do {
+            try database.write { db in
+                let input = try db.makeStatement(sql: "INSERT OR IGNORE INTO input (identity, label) VALUES (?, ?)")
+                func addInput(_ label: String, _ path: String) throws {
+                    guard path != "-", let identity = FileIdentity.of(existing: path) ?? FileIdentity.of(missing: path) else { return }
+                    try input.execute(arguments: [key(identity), "\(label) '\(path)'"])
+                }
+                try addInput("the manifest", manifestPath)
+                try Self.forEachJob(in: db) { job in
+                    try addInput("the vault of manifest line \(job.line)", job.vault)
+                    if let keyFile = job.keyFile { try addInput("the key file of manifest line \(job.line)", keyFile) }
+                    if let vaultKeyFile = job.vaultKeyFile { try addInput("the vault-key file of manifest line \(job.line)", vaultKeyFile) }
+                }
+                let output = try db.makeStatement(sql: "INSERT OR IGNORE INTO output (identity, label) VALUES (?, ?)")
+                func addOutput(_ label: String, _ location: OutputLocation) throws {
+                    let name = "\(label) '\(location.path)'", identity = key(location.identity)
+                    if let other = try String.fetchOne(db, sql: "SELECT label FROM input WHERE identity = ?", arguments: [identity]) {
+                        throw VaultError.sameFile(output: name, other: other, otherIsInput: true)
+                    }
+                    try output.execute(arguments: [identity, name])
+                    if db.changesCount == 0, let other = try String.fetchOne(db, sql: "SELECT label FROM output WHERE identity = ?", arguments: [identity]) {
+                        throw VaultError.sameFile(output: name, other: other, otherIsInput: false)
+                    }
+                }
+                try addOutput("the journal", journal)
+                try Self.forEachJob(in: db) { job in
+                    try addOutput("the output of manifest line \(job.line)",
+                                  OutputLocation(path: job.output, name: BatchMigration.splitPath(job.output).name, in: folder))
+                }
+            }
+        } catch let error as DatabaseError {
+            throw Self.failure(error)
+        }
+    }
+
+    /// Hands `body` each job in manifest order, one row at a time.
+    func forEachJob(_ body: (BatchMigration.Job) throws -> Void) throws {
+        try database.read { db in try Self.forEachJob(in: db, body) }
+    }
+
+    /// The jobs in manifest order from the `first` to the `last` (counted from 1).
+    func jobs(_ first: Int, through last: Int) throws -> [BatchMigration.Job] {
+        var jobs: [BatchMigration.Job] = []
+        try database.read { db in try Self.forEachJob(in: db, from: first, through: last) { jobs.append($0) } }
+        return jobs
+    }
+
+    /// Whether the manifest has a job on line `line`.
+    func hasLine(_ line: Int) -> Bool {
+        (try? database.read { db in try Bool.fetchOne(db, sql: "SELECT EXISTS (SELECT 1 FROM job WHERE line = ?)", arguments: [line]) }) == true
+    }
+
+    private static func forEachJob(in db: Database, from: Int = 1, through: Int = .max, _ body: (BatchMigration.Job) throws -> Void) throws {
+        let rows = try Row.fetchCursor(db, sql: "SELECT line, vault, keyFile, vaultKeyFile, output FROM job WHERE seq BETWEEN ? AND ? ORDER BY seq",
+                                       arguments: [from, through])
+        while let row = try rows.next() {
+            try body(BatchMigration.Job(line: row["line"], vault: row["vault"], keyFile: row["keyFile"], vaultKeyFile: row["vaultKeyFile"], output: row["output"]))
+        }
+    }
+
+    private static func failure(_ error: DatabaseError) -> VaultError {
+        VaultError(.io, "could not stage the manifest in a temporary database: \(MigrationJournal.describe(error))")
+    }
+}

@@ -1,0 +1,81 @@
+import VaultCore
+import Foundation
+import GRDB
+
+/// A batch's SQLite journal, held by one run at a time: an exclusive flock(2) on the file is
+/// taken before GRDB opens it, and the kernel drops it when the run dies, even by SIGKILL. The
+/// folder batch (``BatchMigration``) and the bucket batch (``BucketMigration``) open theirs here.
+final class MigrationJournal: Sendable {
+    let queue: DatabaseQueue
+    private let lock: Int32
+    let path: String
+    /// Whether this run made the file, so a run refused right after opening it can remove it.
+    let created: Bool
+
+    /// `writeAheadLog`: a commit appends to the log instead of rewriting pages, so recording a job
+    /// costs little; with `synchronous = NORMAL` it still survives the process being killed.
+    /// `tables` are the journal's own: a database holding any other table (a registry, another
+    /// tool's file given as `--journal` by mistake) is refused before anything is added to it.
+    init(path: String, migrator: DatabaseMigrator, tables: Set<String>, writeAheadLog: Bool = false) throws {
+        var lock = open(path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
+        created = lock >= 0
+        if lock < 0, errno == EEXIST { lock = open(path, O_RDWR | O_CLOEXEC) }
+        guard lock >= 0 else { throw AtomicFile.ioError("cannot open the journal '\(path)'") }
+        guard flock(lock, LOCK_EX | LOCK_NB) == 0 else {
+            close(lock)
+            throw VaultError.journalInUse(path)
+        }
+        self.path = path
+        var configuration = Configuration()
+        configuration.busyMode = .timeout(10)
+        do {
+            queue = try DatabaseQueue(path: path, configuration: configuration)
+            let found = try queue.read { db in try String.fetchAll(db, sql: "SELECT name FROM sqlite_master WHERE type = 'table'") }
+            let foreign = Set(found).subtracting(tables.union(["grdb_migrations", "sqlite_sequence"]))
+            guard foreign.isEmpty else { throw VaultError.notAJournal(path, table: foreign.min()!) }
+            // Only once the file is known to be a journal: switching another database to WAL
+            // would change it for good. The queue has one connection, so this holds for the run.
+            if writeAheadLog {
+                try queue.writeWithoutTransaction { db in try db.execute(sql: "PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL") }
+            }
+            try migrator.migrate(queue)
+        } catch let error as DatabaseError {
+            close(lock)
+            throw VaultError(.io, "cannot use the journal '\(path)': \(Self.describe(error))")
+        } catch {
+            close(lock)
+            throw error
+        }
+        self.lock = lock
+    }
+
+    /// Removes the journal when this run made it: a refused run leaves nothing behind.
+    func removeIfCreated() {
+        guard created else { return }
+        for suffix in ["", "-wal", "-shm", "-journal"] { unlink(path + suffix) }
+    }
+
+    deinit { close(lock) }
+
+    /// SQLite's own words for a failure, without its internal code prefix.
+    static func describe(_ error: DatabaseError) -> String {
+        error.message.map { $0.isEmpty ? "\(error.resultCode)" : $0 } ?? "\(error.resultCode)"
+    }
+}
+
+extension VaultError {
+    static func notAJournal(_ path: String, table: String, file: String = #fileID, line: UInt = #line) -> VaultError {
+        VaultError(.notAJournal, "'\(path)' is not a migration journal: it holds a table '\(table.prefix(64))'", file: file, line: line)
+    }
+
+    /// A journal whose record of its temporary names is not in the form the tool writes
+    /// (damaged, or edited by hand): not trusted to say what a rerun may remove.
+    static func untrustedJournal(_ path: String, file: String = #fileID, line: UInt = #line) -> VaultError {
+        VaultError(.notAJournal, "the journal '\(path)' records its temporary files in a form the tool does not write; it may be damaged, so nothing is removed or run by it",
+                   file: file, line: line)
+    }
+
+    static func journalInUse(_ path: String, file: String = #fileID, line: UInt = #line) -> VaultError {
+        VaultError(.refused, "another migration run is using the journal '\(path)'", file: file, line: line)
+    }
+}

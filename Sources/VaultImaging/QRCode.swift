@@ -1,0 +1,50 @@
+import VaultCore
+internal import CQRencode
+
+/// A QR code symbol from libqrencode: a square of dark and light modules, no quiet zone.
+public struct QRCode: Sendable {
+    /// Error correction level. The recovery sheet uses `.quartile` or better (about 25% of the
+    /// symbol may be lost and it still reads).
+    public enum Level: Sendable { case low, medium, quartile, high }
+
+    /// Modules per side.
+    public let size: Int
+    /// Row-major; true is a dark module.
+    public let modules: [Bool]
+    public let version: Int
+
+    /// Encodes `payload` in byte mode at the smallest version that fits.
+    public init(payload: [UInt8], level: Level) throws {
+        let code = payload.withUnsafeBufferPointer { QRcode_encodeData(Int32($0.count), $0.baseAddress, 0, level.qrLevel) }
+        try self.init(code, what: "\(payload.count) bytes")
+    }
+
+    /// Encodes text letting libqrencode choose the densest mode for each run (a string of
+    /// digits, such as a Standard SeedQR, goes in numeric mode).
+    public init(text: String, level: Level) throws {
+        let code = QRcode_encodeString(text, 0, level.qrLevel, QR_MODE_8, 1)
+        try self.init(code, what: "\(text.utf8.count) characters")
+    }
+
+    private init(_ code: UnsafeMutablePointer<QRcode>?, what: String) throws {
+        guard let code else { throw VaultError(.cryptoFailure, "libqrencode could not encode \(what)") }
+        defer { QRcode_free(code) }
+        size = Int(code.pointee.width)
+        version = Int(code.pointee.version)
+        // Bit 0 of each byte is the module's colour; the other bits describe its role.
+        modules = UnsafeBufferPointer(start: code.pointee.data, count: size * size).map { $0 & 1 == 1 }
+    }
+
+    public func isDark(x: Int, y: Int) -> Bool { modules[y * size + x] }
+}
+
+extension QRCode.Level {
+    var qrLevel: QRecLevel {
+        switch self {
+        case .low: QR_ECLEVEL_L
+        case .medium: QR_ECLEVEL_M
+        case .quartile: QR_ECLEVEL_Q
+        case .high: QR_ECLEVEL_H
+        }
+    }
+}

@@ -1,0 +1,41 @@
+import VaultCore
+internal import CZBar
+
+/// Finds QR codes in an image with zbar.
+public enum QRScanner {
+    /// The payloads of every QR code zbar finds, in its order, duplicates removed.
+    public static func scan(_ image: GrayImage) throws -> [[UInt8]] {
+        guard let scanner = zbar_image_scanner_create() else {
+            throw VaultError(.cryptoFailure, "zbar could not create a scanner")
+        }
+        defer { zbar_image_scanner_destroy(scanner) }
+        // Only QR codes: other symbologies would only add false positives.
+        zbar_image_scanner_set_config(scanner, ZBAR_NONE, ZBAR_CFG_ENABLE, 0)
+        zbar_image_scanner_set_config(scanner, ZBAR_QRCODE, ZBAR_CFG_ENABLE, 1)
+        guard let zbarImage = zbar_image_create() else {
+            throw VaultError(.cryptoFailure, "zbar could not create an image")
+        }
+        defer { zbar_image_destroy(zbarImage) }
+        zbar_image_set_format(zbarImage, hvt_zbar_format_gray8())
+        zbar_image_set_size(zbarImage, UInt32(image.width), UInt32(image.height))
+        var found: [[UInt8]] = []
+        try image.pixels.withUnsafeBufferPointer { pixels in
+            // zbar only reads the buffer during zbar_scan_image; no cleanup handler is needed.
+            zbar_image_set_data(zbarImage, pixels.baseAddress, UInt(pixels.count), nil)
+            guard zbar_scan_image(scanner, zbarImage) >= 0 else {
+                throw VaultError(.cryptoFailure, "zbar failed while scanning the image")
+            }
+            var symbol = zbar_image_first_symbol(zbarImage)
+            while let current = symbol {
+                if zbar_symbol_get_type(current) == ZBAR_QRCODE, let data = zbar_symbol_get_data(current) {
+                    let length = Int(zbar_symbol_get_data_length(current))
+                    let payload = data.withMemoryRebound(to: UInt8.self, capacity: length) { Array(UnsafeBufferPointer(start: $0, count: length)) }
+                    if !found.contains(payload) { found.append(payload) }
+                }
+                symbol = zbar_symbol_next(current)
+            }
+            zbar_image_set_data(zbarImage, nil, 0, nil)
+        }
+        return found
+    }
+}

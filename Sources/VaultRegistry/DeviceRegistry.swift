@@ -1,0 +1,357 @@
+import VaultCore
+import Foundation
+
+/// A server-side device registry: the Catbird seed's `user_devices` and `members` tables (seed
+/// 003) plus revocation state and an append-only `revocations` log, in SQLite (the embedded
+/// default) or PostgreSQL (where the chat app's registry lives, issue 13).
+/// docs/device-registry.md states the schema and the rules.
+///
+/// Every rule is written here once, in SQL both engines accept, over ``RegistryEngine``; only
+/// the engines' dialect and bulk loading differ. Times are RFC 3339 UTC text with whole seconds
+/// (`2025-11-19T10:00:00Z`) on the way in and out: SQLite stores that text (so text order is
+/// time order), PostgreSQL a `timestamptz`. Every revocation is one transaction that waits for
+/// other revokers, so concurrent revokers never lose updates, and a killed run leaves the
+/// database entirely before or entirely after its batch.
+public final class DeviceRegistry: Sendable {
+    public let location: RegistryLocation
+    private let engine: any RegistryEngine
+
+    /// How messages name the registry.
+    public var path: String { location.displayName }
+
+    /// How a command uses the registry.
+    public enum Access: Sendable {
+        /// Make the registry when missing (`init`); an existing database must be a registry,
+        /// empty, or (PostgreSQL) hold the app's own tables, which then gain what revocation needs.
+        case create
+        /// Change an existing registry; schema migrations run first.
+        case readWrite
+        /// Read only (views, the log, dry runs): nothing migrated or created.
+        case readOnly
+    }
+
+    /// Opens a SQLite registry.
+    public convenience init(path: String, access: Access) throws {
+        try self.init(location: .sqlite(path: path), access: access)
+    }
+
+    /// Opens a registry. A database that is not one (another application's) is refused before
+    /// anything is written to it.
+    public init(location: RegistryLocation, access: Access) throws {
+        self.location = location
+        switch location {
+        case .sqlite(let path): engine = try SQLiteRegistryEngine(path: path, access: access)
+        case .postgres(let connection): engine = try PostgresRegistryEngine(connection: connection, access: access)
+        }
+    }
+
+    /// The registry's time text for a timestamp (whole seconds, UTC).
+    public static func timeText(_ time: Timestamp) -> String {
+        Timestamp(seconds: time.seconds).rfc3339
+    }
+
+    /// Runs `body` in one writing transaction (see ``RegistryEngine``); `commit` false rolls
+    /// back (dry runs, refusals). A read-only registry's transaction can only read (and fill
+    /// temporary tables).
+    func transaction<T>(retrying: Bool = true, _ body: (RegistrySession) throws -> (T, commit: Bool)) throws -> T {
+        try engine.transaction(writing: true, retrying: retrying, body)
+    }
+
+    /// Runs `body` on one consistent view, changing nothing.
+    func read<T>(_ body: (RegistrySession) throws -> T) throws -> T {
+        try engine.transaction(writing: false, retrying: true) { (try body($0), false) }
+    }
+
+    var dialect: RegistryDialect { engine.dialect }
+}
+
+// MARK: - Import
+
+extension DeviceRegistry {
+    /// The two files `import` reads.
+    public enum ImportKind: Sendable {
+        case devices, members
+
+        /// The columns of a row, in the order ``forEachImportRow(_:in:now:_:)`` gives them.
+        var columns: [String] {
+            switch self {
+            case .devices: ["user_did", "device_id", "device_mls_did", "device_name", "signature_public_key", "key_packages_available",
+                            "last_seen", "registered_at", "is_active", "revoked_at", "revocation_reason"]
+            case .members: ["convo_id", "member_mls_did", "user_did", "device_id", "joined_at", "left_at", "is_admin"]
+            }
+        }
+    }
+
+    /// An import file: its name for messages, and a way to read it a line at a time.
+    public typealias LineSource = (name: String, forEachLine: ((Int, ArraySlice<UInt8>) throws -> Void) throws -> Void)
+
+    /// Loads JSON Lines whose keys are the column names, devices first, in one transaction: a
+    /// bad line names its file and line number, and nothing is imported. With `upsert`, a row
+    /// already there is updated instead of refused: an active device's descriptive columns (MLS
+    /// DID, name, signature key, key packages, last seen, which never moves back) and a
+    /// membership's admin flag. A revoked device is left exactly as it is, and what a revocation
+    /// wrote (is_active, revoked_at, revocation_reason, left_at) is never changed, so
+    /// re-importing an old export cannot bring a revoked device back or erase its key.
+    ///
+    /// Rows stream into a temporary staging table (COPY on PostgreSQL), are checked there as a
+    /// set, and reach the registry in one statement per table (issue 13).
+    public func importRows(devices: LineSource?, members: LineSource?, now: Timestamp, upsert: Bool = false) throws -> (devices: Int, members: Int) {
+        // Not retried: a file read once (standard input, a pipe) cannot be read again.
+        try transaction(retrying: false) { session in
+            if let beforeImport = dialect.beforeImport { try session.execute(beforeImport) }
+            var counts = (devices: 0, members: 0)
+            var repeats = (devices: false, members: false)
+            if let devices { (counts.devices, repeats.devices) = try stage(.devices, from: devices, now: now, into: session) }
+            if let members { (counts.members, repeats.members) = try stage(.members, from: members, now: now, into: session) }
+            if let devices { try checkStagedDevices(devices.name, repeats: repeats.devices, upsert: upsert, in: session) }
+            if devices != nil { try writeStagedDevices(upsert: upsert, in: session) }
+            if let members { try checkStagedMembers(members.name, repeats: repeats.members, upsert: upsert, in: session) }
+            if members != nil { try writeStagedMembers(upsert: upsert, in: session) }
+            return (counts, true)
+        }
+    }
+
+    /// The same, from files already in memory (tests, small imports).
+    public func importRows(deviceLines devices: (name: String, bytes: [UInt8])?, memberLines members: (name: String, bytes: [UInt8])?,
+                           now: Timestamp, upsert: Bool = false) throws -> (devices: Int, members: Int) {
+        func source(_ file: (name: String, bytes: [UInt8])) -> LineSource {
+            (file.name, { try LineReader.forEachLine(in: file.bytes, name: file.name, $0) })
+        }
+        return try importRows(devices: devices.map(source), members: members.map(source), now: now, upsert: upsert)
+    }
+
+    private static func stagingTable(_ kind: ImportKind) -> String { kind == .devices ? "import_devices" : "import_members" }
+
+    /// Fills the staging table of `kind` with the file's rows, each with its line number;
+    /// returns how many, and whether two of them have the same key (a device, a membership).
+    private func stage(_ kind: ImportKind, from file: LineSource, now: Timestamp, into session: RegistrySession) throws -> (rows: Int, repeats: Bool) {
+        let table = Self.stagingTable(kind), d = dialect
+        let columns = switch kind {
+        case .devices: """
+            user_did TEXT NOT NULL, device_id TEXT NOT NULL, device_mls_did TEXT NOT NULL, device_name TEXT,
+            signature_public_key \(d.blobType) NOT NULL, key_packages_available INTEGER NOT NULL, last_seen \(d.timeType),
+            registered_at \(d.timeType) NOT NULL, is_active \(d.boolType) NOT NULL, revoked_at \(d.timeType), revocation_reason TEXT
+            """
+        case .members: """
+            convo_id TEXT NOT NULL, member_mls_did TEXT NOT NULL, user_did TEXT NOT NULL, device_id TEXT NOT NULL,
+            joined_at \(d.timeType) NOT NULL, left_at \(d.timeType), is_admin \(d.boolType) NOT NULL
+            """
+        }
+        let key = kind == .devices ? "user_did, device_id" : "convo_id, member_mls_did"
+        // IF NOT EXISTS and DELETE rather than DROP: an unqualified DROP could reach a real
+        // table of the same name. The key's index, from an earlier import on this connection,
+        // is dropped by its temporary schema's name and built again after the load.
+        try session.execute("""
+            CREATE TEMP TABLE IF NOT EXISTS \(table) (line INTEGER PRIMARY KEY, \(columns))\(d.tableSuffix);
+            DELETE FROM \(table);
+            DROP INDEX IF EXISTS \(d.temporarySchema).\(table)_by_key;
+            DROP INDEX IF EXISTS \(d.temporarySchema).\(table)_by_user_key;
+            """)
+        var count = 0
+        try session.load(table, columns: ["line"] + kind.columns) { add in
+            count = try Self.forEachImportLine(kind, in: file, now: now) { line, row in try add([.int(line)] + row) }
+        }
+        // A unique index finds a repeated key for free; only a file that has one pays for the
+        // query that names its line (``repeatsAnEarlierLine(_:_:)``).
+        let repeats = try !session.createUniqueIndex("CREATE UNIQUE INDEX \(table)_by_key ON \(table) (\(key))")
+        if repeats { try session.execute("CREATE INDEX \(table)_by_key ON \(table) (\(key))") }
+        // The file's own devices are checked for one signature key used twice by a user: an
+        // index makes each line's look-up a probe, where a user with 20,000 new devices made
+        // it a scan of them all, each.
+        if kind == .devices { try session.execute("CREATE INDEX \(table)_by_user_key ON \(table) (user_did, signature_public_key, line)") }
+        if d.analyzesTemporaryTables { try session.execute("ANALYZE \(table)") }
+        return (count, repeats)
+    }
+
+    /// The first line of a staged file that breaks a rule, as the error it earns; nothing when
+    /// every line is fine. Each check is one query; the earliest line wins, as a line-by-line
+    /// import would have found it. The earliest is asked for with min(), not ORDER BY … LIMIT 1:
+    /// hoping a limit would stop early, PostgreSQL's planner walks the staging table by line and
+    /// probes the registry once a row, which is the whole cost when, as almost always, no line
+    /// breaks the rule; min() lets it join the tables whole. One statement, so one snapshot
+    /// finds the line and reads it.
+    private func firstProblem(_ file: String, in session: RegistrySession, _ checks: [StagingCheck]) throws {
+        var earliest: (line: Int, error: VaultError)?
+        for check in checks {
+            guard let row = try session.rows("""
+                SELECT * FROM (\(check.sql)) problem WHERE line = (SELECT min(line) FROM (\(check.sql)) problems)
+                """, []).first else { continue }
+            let line = row.int("line")
+            if earliest.map({ line < $0.line }) ?? true { earliest = (line, check.error(row)) }
+        }
+        guard let (line, error) = earliest else { return }
+        throw VaultError(error.code, "\(file) line \(line): \(error.reason)", hint: error.code == .alreadyImported ? nil : "nothing was imported")
+    }
+
+    /// A query for the lines of a staged file that break a rule, and the error a line earns.
+    /// The query is used as a subquery, and names the line's number `line`.
+    private typealias StagingCheck = (sql: String, error: (RegistryRow) -> VaultError)
+
+    /// The lines whose key (a device, a membership) an earlier line of the same file has.
+    private static func repeatsAnEarlierLine(_ kind: ImportKind, _ what: String) -> StagingCheck {
+        let table = stagingTable(kind)
+        let sameKey = (kind == .devices ? ["user_did", "device_id"] : ["convo_id", "member_mls_did"]).map { "t.\($0) = s.\($0)" }
+        return ("SELECT s.line FROM \(table) s WHERE EXISTS (SELECT 1 FROM \(table) t WHERE \(sameKey.joined(separator: " AND ")) AND t.line < s.line)",
+                { _ in VaultError(.malformedDocument, "an earlier line has the same \(what)") })
+    }
+
+    private func checkStagedDevices(_ file: String, repeats: Bool, upsert: Bool, in session: RegistrySession) throws {
+        var checks: [StagingCheck] = repeats ? [Self.repeatsAnEarlierLine(.devices, "device")] : []
+        // Two checks with one message, not one with OR: each EXISTS can then become a join.
+        let sameKey: (RegistryRow) -> VaultError = { _ in VaultError(.malformedDocument, "this user already has another device with the same signature key") }
+        checks += [
+            ("""
+             SELECT s.line FROM import_devices s WHERE EXISTS (SELECT 1 FROM user_devices d\(dialect.bySignatureKey)
+                 WHERE d.signature_public_key = s.signature_public_key AND d.user_did = s.user_did AND d.device_id <> s.device_id)
+             """, sameKey),
+            ("""
+             SELECT s.line FROM import_devices s
+             WHERE EXISTS (SELECT 1 FROM import_devices t WHERE t.user_did = s.user_did AND t.signature_public_key = s.signature_public_key AND t.line < s.line)
+             """, sameKey),
+        ]
+        if !upsert {
+            checks.append(("SELECT s.line FROM import_devices s JOIN user_devices d ON d.user_did = s.user_did AND d.device_id = s.device_id",
+                           { _ in .alreadyImported() }))
+        }
+        try firstProblem(file, in: session, checks)
+    }
+
+    private func checkStagedMembers(_ file: String, repeats: Bool, upsert: Bool, in session: RegistrySession) throws {
+        var checks: [StagingCheck] = repeats ? [Self.repeatsAnEarlierLine(.members, "membership")] : []
+        // A membership's device must be in the registry and, for a new open membership, active:
+        // the registry's own rule (a trigger). Both in one join of the file with the devices.
+        checks.append(("""
+             SELECT s.line, s.user_did, s.device_id, d.is_active FROM import_members s
+             LEFT JOIN user_devices d ON d.user_did = s.user_did AND d.device_id = s.device_id
+             WHERE d.user_did IS NULL OR (s.left_at IS NULL AND NOT d.is_active
+                 AND NOT EXISTS (SELECT 1 FROM members m WHERE m.convo_id = s.convo_id AND m.member_mls_did = s.member_mls_did))
+             """, { row in
+                 let device = "\(row.text("user_did"))#\(row.text("device_id"))"
+                 return row["is_active"] == .null ? VaultError(.malformedDocument, "the registry has no device \(device)")
+                     : VaultError(.malformedDocument, "device \(device) is revoked; it cannot join a conversation")
+             }))
+        if !upsert {
+            checks.append(("""
+                SELECT s.line FROM import_members s JOIN members m ON m.convo_id = s.convo_id AND m.member_mls_did = s.member_mls_did
+                """, { _ in .alreadyImported() }))
+        }
+        try firstProblem(file, in: session, checks)
+    }
+
+    private func writeStagedDevices(upsert: Bool, in session: RegistrySession) throws {
+        let columns = ImportKind.devices.columns.joined(separator: ", ")
+        if upsert {
+            // Only an active device changes, and last_seen never moves back.
+            try session.execute("""
+                UPDATE user_devices SET device_mls_did = s.device_mls_did, device_name = coalesce(s.device_name, user_devices.device_name),
+                    signature_public_key = s.signature_public_key, key_packages_available = s.key_packages_available,
+                    last_seen = CASE WHEN s.last_seen IS NOT NULL AND (user_devices.last_seen IS NULL OR s.last_seen > user_devices.last_seen)
+                                THEN s.last_seen ELSE user_devices.last_seen END
+                FROM import_devices s
+                WHERE user_devices.user_did = s.user_did AND user_devices.device_id = s.device_id AND user_devices.is_active
+                """)
+        }
+        // With --upsert, a device the app registered meanwhile is the app's: left as it is.
+        try session.execute("""
+            INSERT INTO user_devices (\(columns)) SELECT \(columns) FROM import_devices s
+            \(upsert ? "WHERE NOT EXISTS (SELECT 1 FROM user_devices d WHERE d.user_did = s.user_did AND d.device_id = s.device_id)" : "")
+            ORDER BY s.line\(upsert ? " ON CONFLICT DO NOTHING" : "")
+            """)
+    }
+
+    private func writeStagedMembers(upsert: Bool, in session: RegistrySession) throws {
+        let columns = ImportKind.members.columns.joined(separator: ", ")
+        if upsert {
+            try session.execute("""
+                UPDATE members SET is_admin = s.is_admin FROM import_members s
+                WHERE members.convo_id = s.convo_id AND members.member_mls_did = s.member_mls_did
+                """)
+        }
+        try session.execute("""
+            INSERT INTO members (\(columns)) SELECT \(columns) FROM import_members s
+            \(upsert ? "WHERE NOT EXISTS (SELECT 1 FROM members m WHERE m.convo_id = s.convo_id AND m.member_mls_did = s.member_mls_did)" : "")
+            ORDER BY s.line\(upsert ? " ON CONFLICT DO NOTHING" : "")
+            """)
+    }
+
+    /// Parses an import file a line at a time, in the column order of ``ImportKind/columns``,
+    /// and hands each row to `body`. Blank lines are skipped; it returns the number of rows.
+    /// Separate from the database so the parser can be fuzzed and tested on its own.
+    public static func forEachImportRow(_ kind: ImportKind, in file: (name: String, bytes: [UInt8]), now: Timestamp,
+                                        _ body: ([RegistryValue]) throws -> Void) throws -> Int {
+        try forEachImportLine(kind, in: (file.name, { try LineReader.forEachLine(in: file.bytes, name: file.name, $0) }), now: now) { try body($1) }
+    }
+
+    /// The same, with each row's line number.
+    static func forEachImportLine(_ kind: ImportKind, in file: LineSource, now: Timestamp,
+                                  _ body: (Int, [RegistryValue]) throws -> Void) throws -> Int {
+        var count = 0
+        try file.forEachLine { number, line in
+            guard line.contains(where: { ![0x20, 0x09, 0x0d].contains($0) }) else { return }
+            do {
+                var reader = try JSONObjectReader(JSONValue(parsing: Array(line), what: "the line"), path: "")
+                let row = switch kind {
+                case .devices: try deviceRow(&reader, now: now)
+                case .members: try memberRow(&reader, now: now)
+                }
+                try reader.finish()
+                try body(number, row)
+            } catch let error as VaultError {
+                // A failure of the system (a full disk) is the system's, whichever line met it.
+                let code: VaultError.Code = error.code == .io ? .io : .malformedDocument
+                throw VaultError(code, "\(file.name) line \(number): \(error.reason)", hint: "nothing was imported")
+            }
+            count += 1
+        }
+        return count
+    }
+
+    private static func deviceRow(_ reader: inout JSONObjectReader, now: Timestamp) throws -> [RegistryValue] {
+        let key = try reader.string("signature_public_key")
+        guard let keyBytes = Hex.decode(key), !keyBytes.isEmpty else { throw reader.invalid("signature_public_key", "should be hex") }
+        return [
+            .text(try reader.text("user_did")), .text(try reader.text("device_id")), .text(try reader.text("device_mls_did")),
+            RegistryValue(try reader.optionalText("device_name")), .bytes(keyBytes),
+            .int(try reader.optionalInt("key_packages_available") ?? 0),
+            RegistryValue(time: try reader.optionalTime("last_seen")), .time(try reader.optionalTime("registered_at") ?? timeText(now)),
+            .bool(try reader.optionalBool("is_active") ?? true), RegistryValue(time: try reader.optionalTime("revoked_at")),
+            RegistryValue(try reader.optionalText("revocation_reason")),
+        ]
+    }
+
+    private static func memberRow(_ reader: inout JSONObjectReader, now: Timestamp) throws -> [RegistryValue] {
+        [
+            .text(try reader.text("convo_id")), .text(try reader.text("member_mls_did")),
+            .text(try reader.text("user_did")), .text(try reader.text("device_id")),
+            .time(try reader.optionalTime("joined_at") ?? timeText(now)), RegistryValue(time: try reader.optionalTime("left_at")),
+            .bool(try reader.optionalBool("is_admin") ?? false),
+        ]
+    }
+}
+
+extension JSONObjectReader {
+    /// A string column: NUL is refused, because C strings (and some SQL drivers) stop there and
+    /// two different ids would become one.
+    mutating func text(_ key: String) throws -> String {
+        let value = try string(key)
+        guard !value.utf8.contains(0) else { throw invalid(key, "contains a NUL character") }
+        return value
+    }
+
+    mutating func optionalText(_ key: String) throws -> String? {
+        guard let value = try optionalString(key) else { return nil }
+        guard !value.utf8.contains(0) else { throw invalid(key, "contains a NUL character") }
+        return value
+    }
+
+    mutating func optionalTime(_ key: String) throws -> String? {
+        guard try optionalString(key) != nil else { return nil }
+        return DeviceRegistry.timeText(try timestamp(key))
+    }
+
+    mutating func optionalBool(_ key: String) throws -> Bool? {
+        guard let value = optional(key) else { return nil }
+        guard case .bool(let flag) = value else { throw invalid(key, "should be true or false") }
+        return flag
+    }
+}

@@ -1,0 +1,246 @@
+import VaultCore
+import Foundation
+internal import CLibPQ
+
+/// The one owner of libpq (PostgreSQL's own client): a connection, its results and COPY. Every
+/// result status goes through ``check(_:_:)``; every pointer is freed here.
+///
+/// Results are read in text format and decoded by column type into ``RegistryValue``: a
+/// `timestamptz` becomes RFC 3339 UTC text with whole seconds (the session runs in UTC with ISO
+/// dates), a boolean `.int(0/1)`, a `bytea` its bytes, so the rules above see what SQLite gives.
+final class PostgresClient {
+    /// An error the server (or libpq) reported, with its SQLSTATE.
+    struct Failure: Error {
+        let sqlState: String
+        let message: String
+
+        /// A deadlock or a serialization failure: the transaction may simply be run again.
+        var isRetryable: Bool { sqlState == "40001" || sqlState == "40P01" }
+        /// A constraint the data broke (class 23): the input's fault, not the system's.
+        var isConstraint: Bool { sqlState.hasPrefix("23") }
+    }
+
+    private let connection: OpaquePointer
+
+    /// Connects; libpq fills what `connection` leaves out from the `PG*` variables, the
+    /// password file and the service file, as psql does.
+    init(connection text: String) throws {
+        // The client encoding is set here, after the user's string: our text is UTF-8 whatever
+        // the database's encoding is.
+        let keywords = ["dbname", "fallback_application_name", "client_encoding"], values = [text, "device-revoker", "UTF8"]
+        let made = keywords.map(Optional.some).withCStrings { keywordPointers in
+            // Both lists end in a null pointer, as libpq wants.
+            values.map(Optional.some).withCStrings { valuePointers in PQconnectdbParams(keywordPointers + [nil], valuePointers + [nil], 1) }
+        }
+        guard let made else { throw Failure(sqlState: "08000", message: "out of memory") }
+        guard PQstatus(made) == CONNECTION_OK else {
+            let message = Self.lastError(made)
+            PQfinish(made)
+            throw Failure(sqlState: "08001", message: message)
+        }
+        connection = made
+        // Notices and warnings ("relation already exists, skipping") are not the user's
+        // business, and libpq would print them on standard error itself; errors come back as
+        // results. Times are read in UTC and ISO form, bytes as hex (see the type's comment).
+        try execute("SET client_min_messages = error; SET TimeZone = 'UTC'; SET DateStyle = 'ISO'; SET bytea_output = 'hex'")
+    }
+
+    deinit { PQfinish(connection) }
+
+    /// Whether a registry name is a libpq connection string rather than a file name: a
+    /// `postgresql://` or `postgres://` URI (any case), or text that starts as a key/value pair
+    /// (`host=…`). Decided by look alone, so a string libpq cannot parse is reported as one,
+    /// never taken for a file name (and echoed, or created, under that name).
+    static func looksLikeConnection(_ text: String) -> Bool {
+        let lowered = text.lowercased()
+        if lowered.hasPrefix("postgresql://") || lowered.hasPrefix("postgres://") { return true }
+        guard !FileManager.default.fileExists(atPath: text) else { return false }
+        return text.range(of: #"^\s*[A-Za-z_]+\s*="#, options: .regularExpression) != nil
+    }
+
+    /// Whether the connection string carries a password, looked for in the raw text first (a
+    /// `password=` or `sslpassword=` pair, a URI's `user:secret@`, even one libpq would read
+    /// otherwise or one nested in a key/value string), then in what libpq parses.
+    static func connectionHasPassword(_ text: String) throws -> Bool {
+        if text.range(of: #"(^|[\s?&])(ssl)?password\s*="#, options: [.regularExpression, .caseInsensitive]) != nil { return true }
+        if let scheme = text.range(of: "://"), let at = text[scheme.upperBound...].firstIndex(of: "@") {
+            let userInfo = text[scheme.upperBound..<at]
+            if let colon = userInfo.firstIndex(of: ":") {
+                // `host:5432/db?x=a@b` is a port, not a password: digits up to a slash.
+                let afterColon = userInfo[userInfo.index(after: colon)...]
+                let port = afterColon.prefix { $0 != "/" }
+                if !(afterColon.contains("/") && !port.isEmpty && port.allSatisfy(\.isNumber)) { return true }
+            }
+        }
+        let parsed = try options(text)
+        return !(parsed["password"] ?? "").isEmpty || !(parsed["sslpassword"] ?? "").isEmpty
+    }
+
+    /// The keywords a connection string sets. libpq's parse errors are not repeated: they may
+    /// quote the string, password and all.
+    private static func options(_ text: String) throws -> [String: String] {
+        var error: UnsafeMutablePointer<CChar>?
+        guard let parsed = PQconninfoParse(text, &error) else {
+            PQfreemem(error)
+            throw VaultError.badConnection()
+        }
+        defer { PQconninfoFree(parsed) }
+        var options: [String: String] = [:]
+        var option = parsed
+        while let keyword = option.pointee.keyword {
+            if let value = option.pointee.val { options[String(cString: keyword)] = String(cString: value) }
+            option += 1
+        }
+        return options
+    }
+
+    /// Runs SQL without parameters (several statements may be separated by `;`).
+    func execute(_ sql: String) throws {
+        try check(PQexec(connection, sql), sql).close()
+    }
+
+    /// Runs one statement with `$1…` parameters and returns its rows.
+    func query(_ sql: String, _ parameters: [RegistryValue]) throws -> (columns: [String], rows: [[RegistryValue]]) {
+        let result = try run(sql, parameters)
+        defer { result.close() }
+        return result.decoded()
+    }
+
+    /// Runs one statement with `$1…` parameters and hands `row` each row, whose `column(i)` is
+    /// the i-th field as the server sent it in text format (none for NULL), valid only during
+    /// that call: no String or value is made for each field.
+    func forEachRow(_ sql: String, _ parameters: [RegistryValue], _ row: (_ column: (Int) -> UnsafeRawBufferPointer) throws -> Void) throws {
+        let result = try run(sql, parameters)
+        defer { result.close() }
+        let pointer = result.pointer
+        for index in 0..<PQntuples(pointer) {
+            try row { column in
+                UnsafeRawBufferPointer(start: PQgetvalue(pointer, index, Int32(column)), count: Int(PQgetlength(pointer, index, Int32(column))))
+            }
+        }
+    }
+
+    private func run(_ sql: String, _ parameters: [RegistryValue]) throws -> Result {
+        let encoded = parameters.map(Self.encode)
+        let texts = encoded.map(\.text)
+        return try texts.withCStrings { valuePointers in
+            try check(PQexecParams(connection, sql, Int32(encoded.count), encoded.map(\.type), valuePointers, nil, nil, 0), sql)
+        }
+    }
+
+    /// `COPY … FROM STDIN`: `send` is given to `produce`, which calls it with the data in
+    /// COPY's text format. If `produce` throws, the COPY is cancelled and the error rethrown.
+    func copyIn(_ sql: String, _ produce: (_ send: ([UInt8]) throws -> Void) throws -> Void) throws {
+        let start = PQexec(connection, sql)
+        guard PQresultStatus(start) == PGRES_COPY_IN else {
+            try check(start, sql).close()
+            throw Failure(sqlState: "XX000", message: "the server did not start the COPY")
+        }
+        PQclear(start)
+        do {
+            try produce { bytes in
+                let sent = bytes.withUnsafeBufferPointer { buffer in
+                    buffer.withMemoryRebound(to: CChar.self) { PQputCopyData(connection, $0.baseAddress, Int32($0.count)) }
+                }
+                guard sent == 1 else { throw Failure(sqlState: "08006", message: Self.lastError(connection)) }
+            }
+        } catch {
+            PQputCopyEnd(connection, "cancelled by the client")
+            try? finishCopy(sql)
+            throw error
+        }
+        guard PQputCopyEnd(connection, nil) == 1 else { throw Failure(sqlState: "08006", message: Self.lastError(connection)) }
+        try finishCopy(sql)
+    }
+
+    /// Reads every result a COPY left; the first failure is thrown.
+    private func finishCopy(_ sql: String) throws {
+        var failure: Error?
+        while let result = PQgetResult(connection) {
+            do { try check(result, sql).close() } catch { failure = failure ?? error }
+        }
+        if let failure { throw failure }
+    }
+
+    /// A result that succeeded, or the server's error as a ``Failure``.
+    private func check(_ result: OpaquePointer?, _ sql: String) throws -> Result {
+        guard let result else { throw Failure(sqlState: "08006", message: Self.lastError(connection)) }
+        switch PQresultStatus(result) {
+        case PGRES_COMMAND_OK, PGRES_TUPLES_OK, PGRES_EMPTY_QUERY:
+            return Result(result)
+        default:
+            func field(_ code: Character) -> String? {
+                PQresultErrorField(result, Int32(code.asciiValue!)).map { String(cString: $0) }
+            }
+            let failure = Failure(sqlState: field("C") ?? "XX000", message: field("M") ?? Self.lastError(connection))
+            PQclear(result)
+            throw failure
+        }
+    }
+
+    private static func lastError(_ connection: OpaquePointer) -> String {
+        // libpq's messages end in a newline and may span lines ("\n\tIs the server running…").
+        String(cString: PQerrorMessage(connection)).split(whereSeparator: \.isNewline)
+            .map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }.joined(separator: "; ")
+    }
+
+    /// A value as a text-format parameter, with the type it must have where the statement
+    /// alone cannot say (a parameter in a SELECT list is otherwise taken as text).
+    private static func encode(_ value: RegistryValue) -> (type: Oid, text: String?) {
+        switch value {
+        case .null: (0, nil)
+        case .int(let number): (ColumnType.int8, String(number))
+        case .text(let text): (ColumnType.text, text)
+        case .bytes(let bytes): (ColumnType.bytea, "\\x" + Hex.encode(bytes))
+        case .bool(let flag): (ColumnType.bool, flag ? "t" : "f")
+        case .time(let text): (ColumnType.timestamptz, text)
+        }
+    }
+
+    /// The built-in type numbers we encode and decode (pg_type.oid, fixed across versions).
+    enum ColumnType {
+        static let bool: Oid = 16, bytea: Oid = 17, int8: Oid = 20, int2: Oid = 21, int4: Oid = 23, text: Oid = 25, timestamptz: Oid = 1184
+    }
+
+    /// A PGresult, freed by ``close()`` (results live only inside one call of this file).
+    private struct Result {
+        let pointer: OpaquePointer
+        init(_ pointer: OpaquePointer) { self.pointer = pointer }
+        func close() { PQclear(pointer) }
+
+        func decoded() -> (columns: [String], rows: [[RegistryValue]]) {
+            let columnCount = Int(PQnfields(pointer)), rowCount = Int(PQntuples(pointer))
+            let columns = (0..<columnCount).map { String(cString: PQfname(pointer, Int32($0))) }
+            let types = (0..<columnCount).map { PQftype(pointer, Int32($0)) }
+            let rows = (0..<rowCount).map { row in
+                (0..<columnCount).map { column -> RegistryValue in
+                    guard PQgetisnull(pointer, Int32(row), Int32(column)) == 0 else { return .null }
+                    let text = String(cString: PQgetvalue(pointer, Int32(row), Int32(column)))
+                    return PostgresClient.decode(text, type: types[column])
+                }
+            }
+            return (columns, rows)
+        }
+    }
+
+    static func decode(_ text: String, type: Oid) -> RegistryValue {
+        switch type {
+        case ColumnType.bool: .int(text == "t" ? 1 : 0)
+        case ColumnType.int2, ColumnType.int4, ColumnType.int8: Int(text).map(RegistryValue.int) ?? .text(text)
+        case ColumnType.bytea: Hex.decode(String(text.dropFirst(2))).map(RegistryValue.bytes) ?? .text(text)
+        // "2025-11-19 10:00:00.123+00" in a UTC session: whole seconds, RFC 3339.
+        case ColumnType.timestamptz where text.count >= 19: .text(text.prefix(10) + "T" + text.dropFirst(11).prefix(8) + "Z")
+        default: .text(text)
+        }
+    }
+}
+
+extension Array where Element == String? {
+    /// The strings as a C array of NUL-terminated strings, alive during `body`; nil stays a
+    /// null pointer (an SQL NULL parameter).
+    fileprivate func withCStrings<R>(_ body: ([UnsafePointer<CChar>?]) throws -> R) rethrows -> R {
+        let copies = map { $0.map { strdup($0) } ?? nil }
+        defer { copies.forEach { free($0) } }
+        return try body(copies.map { UnsafePointer($0) })
+    }
+}

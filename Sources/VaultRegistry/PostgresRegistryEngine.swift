@@ -1,0 +1,353 @@
+import VaultCore
+import Foundation
+
+/// The registry in PostgreSQL, through libpq: the chat app's own database, changed while the
+/// app runs (issue 13, docs/device-registry.md).
+///
+/// On an empty database `init` creates the seed's schema exactly (seed 003, types included);
+/// on one that already has the app's `user_devices` and `members` it adds only what revocation
+/// needs. Either way the additions are versioned migrations, recorded in `registry_migrations`
+/// by the same names as SQLite's, applied in one transaction. Writing transactions run at READ
+/// COMMITTED with explicit locks (see ``RegistryDialect/postgres``) and are run again when the
+/// server aborts one for a deadlock or a serialization failure.
+final class PostgresRegistryEngine: RegistryEngine, @unchecked Sendable {
+    let dialect = RegistryDialect.postgres
+    private let client: PostgresClient
+    private let name: String
+    /// libpq connections are not for two threads at once; a tool uses one, tests may share it.
+    private let lock = NSLock()
+    /// How often a transaction the server aborted for a conflict is tried again.
+    private static let attempts = 20
+
+    init(connection: String, access: DeviceRegistry.Access) throws {
+        name = connection
+        do {
+            client = try PostgresClient(connection: connection)
+        } catch let failure as PostgresClient.Failure {
+            throw VaultError.cannotConnect(connection, failure.message)
+        }
+        let schema = try transaction(writing: false, retrying: true) { session in
+            (try Self.schemaState(session), false)
+        }
+        switch access {
+        case .readOnly:
+            guard schema.applied.contains(RegistryMigration.v1) else { throw notARegistry(schema) }
+        case .readWrite:
+            guard schema.applied.contains(RegistryMigration.v1) else { throw notARegistry(schema) }
+            if !Set(RegistryMigration.all).isSubset(of: schema.applied) { try migrate() }
+        case .create:
+            try migrate()
+        }
+    }
+
+    private func notARegistry(_ schema: SchemaState) -> VaultError {
+        let missing = ["user_devices", "members", "registry_migrations"].filter { !schema.tables.contains($0) }
+        return VaultError.notARegistry(name, missing: missing.isEmpty ? ["registry_migrations"] : missing, empty: schema.tables.isEmpty)
+    }
+
+    // MARK: Transactions
+
+    func transaction<T>(writing: Bool, retrying: Bool, _ body: (RegistrySession) throws -> (T, commit: Bool)) throws -> T {
+        lock.lock()
+        defer { lock.unlock() }
+        var attempt = 1
+        while true {
+            do {
+                // A reader sees one snapshot for all its statements; a writer reads the latest
+                // committed rows after taking its locks.
+                try client.execute(writing ? "BEGIN" : "BEGIN ISOLATION LEVEL REPEATABLE READ")
+                let (value, commit) = try body(Session(client: client))
+                try client.execute(commit ? "COMMIT" : "ROLLBACK")
+                return value
+            } catch let failure as PostgresClient.Failure {
+                try? client.execute("ROLLBACK")
+                guard retrying, failure.isRetryable, attempt < Self.attempts else { throw error(failure) }
+                // Back off a little more each time, with jitter, so two retriers part ways.
+                usleep(UInt32.random(in: 1_000...(5_000 * UInt32(attempt))))
+                attempt += 1
+            } catch {
+                try? client.execute("ROLLBACK")
+                throw error
+            }
+        }
+    }
+
+    private func error(_ failure: PostgresClient.Failure) -> VaultError {
+        if failure.isConstraint { return VaultError(.malformedDocument, "the registry '\(name)': \(failure.message)") }
+        return VaultError(.io, "the registry '\(name)': \(failure.message) (SQLSTATE \(failure.sqlState))")
+    }
+
+    private struct Session: RegistrySession {
+        let client: PostgresClient
+
+        func execute(_ sql: String, _ arguments: [RegistryValue]) throws {
+            if arguments.isEmpty { try client.execute(sql) } else { _ = try client.query(Self.numbered(sql), arguments) }
+        }
+
+        func rows(_ sql: String, _ arguments: [RegistryValue]) throws -> [RegistryRow] {
+            let result = try client.query(Self.numbered(sql), arguments)
+            return result.rows.map { RegistryRow(columns: result.columns, values: $0) }
+        }
+
+        func forEachRow(_ sql: String, _ arguments: [RegistryValue], _ row: ((Int) -> UnsafeRawBufferPointer) throws -> Void) throws {
+            try client.forEachRow(Self.numbered(sql), arguments, row)
+        }
+
+        /// A failed statement aborts PostgreSQL's transaction: the index is tried under a
+        /// savepoint, rolled back to on a unique violation (SQLSTATE 23505) only.
+        func createUniqueIndex(_ sql: String) throws -> Bool {
+            try client.execute("SAVEPOINT registry_unique_index")
+            do {
+                try client.execute(sql)
+            } catch let failure as PostgresClient.Failure where failure.sqlState == "23505" {
+                try client.execute("ROLLBACK TO SAVEPOINT registry_unique_index; RELEASE SAVEPOINT registry_unique_index")
+                return false
+            }
+            try client.execute("RELEASE SAVEPOINT registry_unique_index")
+            return true
+        }
+
+        /// COPY in text format: tab-separated, `\N` for NULL, backslash escapes.
+        func load(_ table: String, columns: [String], _ produce: (([RegistryValue]) throws -> Void) throws -> Void) throws {
+            try client.copyIn("COPY \(table) (\(columns.joined(separator: ", "))) FROM STDIN") { send in try withoutActuallyEscaping(send) { send in
+                var buffer: [UInt8] = []
+                buffer.reserveCapacity(1 << 16)
+                try produce { row in
+                    for (index, value) in row.enumerated() {
+                        if index > 0 { buffer.append(0x09) }
+                        Self.appendCopyText(value, to: &buffer)
+                    }
+                    buffer.append(0x0a)
+                    if buffer.count >= 1 << 16 {
+                        try send(buffer)
+                        buffer.removeAll(keepingCapacity: true)
+                    }
+                }
+                if !buffer.isEmpty { try send(buffer) }
+            } }
+        }
+
+        static func appendCopyText(_ value: RegistryValue, to buffer: inout [UInt8]) {
+            func escaped(_ text: String) {
+                // Most values have nothing to escape: copied whole.
+                if !text.utf8.contains(where: { $0 == 0x5c || $0 == 0x09 || $0 == 0x0a || $0 == 0x0d }) {
+                    buffer.append(contentsOf: text.utf8)
+                    return
+                }
+                for byte in text.utf8 {
+                    switch byte {
+                    case 0x5c: buffer += [0x5c, 0x5c]
+                    case 0x09: buffer += [0x5c, UInt8(ascii: "t")]
+                    case 0x0a: buffer += [0x5c, UInt8(ascii: "n")]
+                    case 0x0d: buffer += [0x5c, UInt8(ascii: "r")]
+                    default: buffer.append(byte)
+                    }
+                }
+            }
+            switch value {
+            case .null: buffer += [0x5c, UInt8(ascii: "N")]
+            case .int(let number): buffer += Array(String(number).utf8)
+            case .text(let text), .time(let text): escaped(text)
+            // bytea's hex input form, its backslash escaped for COPY.
+            case .bytes(let bytes): buffer += Array("\\\\x\(Hex.encode(bytes))".utf8)
+            case .bool(let flag): buffer.append(UInt8(ascii: flag ? "t" : "f"))
+            }
+        }
+
+        /// The rules' `?` placeholders as PostgreSQL's `$1, $2, …`. Our SQL has no `?` inside
+        /// a string literal; quoted text is skipped all the same.
+        static func numbered(_ sql: String) -> String {
+            var result = "", count = 0, quoted = false
+            for character in sql {
+                if character == "'" { quoted.toggle() }
+                if character == "?", !quoted {
+                    count += 1
+                    result += "$\(count)"
+                } else {
+                    result.append(character)
+                }
+            }
+            return result
+        }
+    }
+
+    // MARK: Schema
+
+    private struct SchemaState {
+        var tables: Set<String> = []
+        var applied: Set<String> = []
+    }
+
+    private static func schemaState(_ session: RegistrySession) throws -> SchemaState {
+        var state = SchemaState()
+        state.tables = Set(try session.strings("""
+            SELECT table_name FROM information_schema.tables WHERE table_schema = current_schema()
+            AND table_name IN ('user_devices', 'members', 'registry_migrations')
+            """))
+        if state.tables.contains("registry_migrations") {
+            state.applied = Set(try session.strings("SELECT name FROM registry_migrations"))
+        }
+        return state
+    }
+
+    /// Brings the schema up to date in one transaction: the seed's tables when the database
+    /// has neither, a check that the app's tables are compatible when it has them, then every
+    /// migration not yet recorded. Two `init`s at once take turns.
+    private func migrate() throws {
+        try transaction(writing: true, retrying: true) { session in
+            // An arbitrary number of our own: the lock every schema change takes. ALTER TABLE
+            // and CREATE INDEX hold the app's writes while they run: give up after a minute of
+            // waiting rather than queue the app's traffic behind a long transaction.
+            try session.execute("SET LOCAL lock_timeout = '60s'; SELECT pg_advisory_xact_lock(7527086449296553328)")
+            var state = try Self.schemaState(session)
+            let appTables = state.tables.intersection(["user_devices", "members"])
+            if appTables.isEmpty {
+                try session.execute(Self.seedSchema)
+            } else {
+                let differences = try Self.differences(session, present: appTables)
+                guard differences.isEmpty else { throw VaultError.incompatibleRegistry(name, differences: differences) }
+            }
+            try session.execute("""
+                CREATE TABLE IF NOT EXISTS registry_migrations (name TEXT PRIMARY KEY, applied_at TIMESTAMPTZ NOT NULL DEFAULT now())
+                """)
+            state = try Self.schemaState(session)
+            for (migration, sql) in Self.migrations where !state.applied.contains(migration) {
+                try session.execute(sql)
+                try session.execute("INSERT INTO registry_migrations (name) VALUES (?)", [.text(migration)])
+            }
+            return ((), true)
+        }
+    }
+
+    /// The seed's schema, exactly as seed 003 gives it.
+    static let seedSchema = """
+        CREATE TABLE user_devices (
+            user_did TEXT NOT NULL,
+            device_id TEXT NOT NULL,
+            device_mls_did TEXT NOT NULL,
+            device_name TEXT,
+            signature_public_key BYTEA NOT NULL,
+            key_packages_available INT DEFAULT 0,
+            last_seen TIMESTAMPTZ,
+            registered_at TIMESTAMPTZ DEFAULT NOW(),
+            PRIMARY KEY (user_did, device_id),
+            UNIQUE (user_did, signature_public_key)
+        );
+        CREATE TABLE members (
+            convo_id TEXT NOT NULL,
+            member_mls_did TEXT NOT NULL,
+            user_did TEXT NOT NULL,
+            device_id TEXT NOT NULL,
+            joined_at TIMESTAMPTZ DEFAULT NOW(),
+            left_at TIMESTAMPTZ,
+            is_admin BOOLEAN DEFAULT false,
+            PRIMARY KEY (convo_id, member_mls_did),
+            FOREIGN KEY (user_did, device_id) REFERENCES user_devices
+        );
+        """
+
+    /// What revocation adds, by the names SQLite records. Adding a column with a constant
+    /// default rewrites no row (PostgreSQL 11 and later); indexes and triggers read rows only.
+    static let migrations: [(String, String)] = [
+        (RegistryMigration.v1, """
+            ALTER TABLE user_devices ADD COLUMN IF NOT EXISTS is_active BOOLEAN NOT NULL DEFAULT true,
+                ADD COLUMN IF NOT EXISTS revoked_at TIMESTAMPTZ, ADD COLUMN IF NOT EXISTS revocation_reason TEXT;
+            CREATE INDEX IF NOT EXISTS user_devices_by_signature_key ON user_devices (signature_public_key);
+            CREATE INDEX IF NOT EXISTS user_devices_active_by_last_seen ON user_devices (last_seen) WHERE is_active;
+            CREATE INDEX IF NOT EXISTS members_by_device ON members (user_did, device_id);
+            CREATE TABLE revocations (
+                id BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+                batch_id TEXT NOT NULL,
+                revoked_at TIMESTAMPTZ NOT NULL,
+                user_did TEXT NOT NULL,
+                device_id TEXT NOT NULL,
+                reason TEXT,
+                selector TEXT NOT NULL
+            );
+            CREATE INDEX revocations_by_batch ON revocations (batch_id);
+            CREATE FUNCTION registry_refuse_change() RETURNS trigger LANGUAGE plpgsql AS $$
+            BEGIN
+                RAISE EXCEPTION 'the table % is append-only', TG_TABLE_NAME USING ERRCODE = 'insufficient_privilege';
+            END $$;
+            CREATE TRIGGER revocations_are_append_only BEFORE UPDATE OR DELETE ON revocations
+                FOR EACH ROW EXECUTE FUNCTION registry_refuse_change();
+            CREATE TRIGGER revocations_are_never_truncated BEFORE TRUNCATE ON revocations
+                FOR EACH STATEMENT EXECUTE FUNCTION registry_refuse_change();
+            """),
+        (RegistryMigration.v2, """
+            CREATE TABLE batch_operations (
+                batch_id TEXT NOT NULL,
+                seq INTEGER NOT NULL,
+                operation TEXT NOT NULL,
+                PRIMARY KEY (batch_id, seq)
+            );
+            CREATE TRIGGER batch_operations_are_append_only BEFORE UPDATE OR DELETE ON batch_operations
+                FOR EACH ROW EXECUTE FUNCTION registry_refuse_change();
+            CREATE TRIGGER batch_operations_are_never_truncated BEFORE TRUNCATE ON batch_operations
+                FOR EACH STATEMENT EXECUTE FUNCTION registry_refuse_change();
+            """),
+        // FOR KEY SHARE is the lock the foreign key takes anyway; it waits for a revocation that
+        // holds the device's row, then sees the device as the revocation left it.
+        (RegistryMigration.v3, """
+            CREATE FUNCTION registry_member_needs_active_device() RETURNS trigger LANGUAGE plpgsql AS $$
+            DECLARE active BOOLEAN;
+            BEGIN
+                IF NEW.left_at IS NULL THEN
+                    SELECT d.is_active INTO active FROM user_devices d
+                    WHERE d.user_did = NEW.user_did AND d.device_id = NEW.device_id FOR KEY SHARE;
+                    IF active IS FALSE THEN
+                        RAISE EXCEPTION 'a revoked device cannot join a conversation (%#%)', NEW.user_did, NEW.device_id
+                            USING ERRCODE = 'check_violation';
+                    END IF;
+                END IF;
+                RETURN NEW;
+            END $$;
+            CREATE TRIGGER members_need_an_active_device BEFORE INSERT OR UPDATE OF left_at, user_did, device_id ON members
+                FOR EACH ROW EXECUTE FUNCTION registry_member_needs_active_device();
+            """),
+    ]
+
+    /// The columns the rules read and write, with the types they need (information_schema's
+    /// names). Any text type will do for text; any integer for a count.
+    private static let expectedColumns: [String: [(column: String, types: Set<String>)]] = {
+        let text: Set<String> = ["text", "character varying"], time: Set<String> = ["timestamp with time zone"]
+        let integer: Set<String> = ["integer", "bigint", "smallint"]
+        return [
+            "user_devices": [("user_did", text), ("device_id", text), ("device_mls_did", text), ("device_name", text),
+                             ("signature_public_key", ["bytea"]), ("key_packages_available", integer), ("last_seen", time),
+                             ("registered_at", time)],
+            "members": [("convo_id", text), ("member_mls_did", text), ("user_did", text), ("device_id", text), ("joined_at", time),
+                        ("left_at", time), ("is_admin", ["boolean"])],
+        ]
+    }()
+
+    /// Columns revocation adds; an app's table that has one already must have it as we would.
+    private static let addedColumns: [(column: String, types: Set<String>)] = [
+        ("is_active", ["boolean"]), ("revoked_at", ["timestamp with time zone"]), ("revocation_reason", ["text", "character varying"]),
+    ]
+
+    /// How the app's tables differ from what the registry needs, one sentence each.
+    private static func differences(_ session: RegistrySession, present: Set<String>) throws -> [String] {
+        var differences: [String] = []
+        for table in ["user_devices", "members"] {
+            guard present.contains(table) else {
+                differences.append("the table \(table) is missing")
+                continue
+            }
+            let rows = try session.rows("""
+                SELECT column_name, data_type FROM information_schema.columns
+                WHERE table_schema = current_schema() AND table_name = ?
+                """, [.text(table)])
+            let types = Dictionary(rows.map { ($0.text("column_name"), $0.text("data_type")) }, uniquingKeysWith: { first, _ in first })
+            let wanted = expectedColumns[table]! + (table == "user_devices" ? addedColumns : [])
+            for (column, allowed) in wanted {
+                guard let type = types[column] else {
+                    if !addedColumns.contains(where: { $0.column == column }) { differences.append("\(table).\(column) is missing") }
+                    continue
+                }
+                if !allowed.contains(type) { differences.append("\(table).\(column) is \(type), not \(allowed.sorted().joined(separator: " or "))") }
+            }
+        }
+        return differences
+    }
+}

@@ -1,0 +1,646 @@
+import VaultCore
+import Foundation
+
+extension DeviceRegistry {
+    /// Which devices a revocation takes.
+    public enum Selector: Sendable {
+        /// `(user_did, device_id)` pairs.
+        case devices([(user: String, device: String)])
+        case user(String)
+        /// Devices whose last sign of life (``DeviceRegistry/lastSignOfLife``) is before the time.
+        case notSeenSince(Timestamp)
+        case signatureKeys([[UInt8]])
+
+        /// How the log records it.
+        public var description: String {
+            switch self {
+            case .devices(let pairs): "devices (\(pairs.count) listed)"
+            case .user(let did): "user \(did)"
+            case .notSeenSince(let time): "not seen since \(DeviceRegistry.timeText(time))"
+            case .signatureKeys(let keys): "signature keys (\(keys.count) listed)"
+            }
+        }
+    }
+
+    /// A device's last sign of life, in SQL over `user_devices`: when it was last seen or,
+    /// never seen, when it registered. "Not seen since" means this, for revoking and listing.
+    static func lastSignOfLife(_ table: String) -> String { "coalesce(\(table).last_seen, \(table).registered_at)" }
+
+    /// A registry device as people write it, `USER_DID#DEVICE_ID`, split at its last `#` (a
+    /// DID may contain `#`, a device id does not); nil when either side would be empty.
+    public static func deviceReference(_ text: String) -> (user: String, device: String)? {
+        guard let hash = text.lastIndex(of: "#"), hash != text.startIndex, text.index(after: hash) != text.endIndex else { return nil }
+        return (String(text[..<hash]), String(text[text.index(after: hash)...]))
+    }
+
+    /// What a revocation touches, and what it would leave broken.
+    public struct BlastRadius: Sendable, Equatable {
+        public var devices = 0
+        public var users = 0
+        public var conversations = 0
+        public var memberships = 0
+        /// Users whose every active device is in the batch (DIDs, sorted).
+        public var usersLeftWithoutDevice: [String] = []
+        /// Conversations that have an active admin device now and would have none after (ids, sorted).
+        public var conversationsLeftWithoutAdmin: [String] = []
+        /// Selected devices that are already revoked (nothing to do for them).
+        public var alreadyRevoked = 0
+        /// Listed devices or keys the registry does not have.
+        public var notFound = 0
+        /// Selected devices kept because each is its user's last active device.
+        public var sparedLastDevices = 0
+        /// What the list named that the registry does not have, in the list's order.
+        public var unmatched: [Unmatched] = []
+    }
+
+    /// A listed device, key or user the registry does not have: a mistyped stolen device must
+    /// never be skipped unnoticed.
+    public struct Unmatched: Sendable, Equatable {
+        /// The entry's place in the list given (1-based); the tool turns it into a line number.
+        public let item: Int
+        /// The entry as the registry compares it: `USER_DID#DEVICE_ID`, a key's hex, a DID.
+        public let entry: String
+        /// For a device: whether its user is registered at all.
+        public let userKnown: Bool
+        /// For a device whose user is registered: that user's devices closest to the one typed
+        /// (ids, closest first, at most three), so a typo can be corrected.
+        public let closest: [String]
+    }
+
+    /// The guard rails and checks a run may be told to go past, each with its own option.
+    public struct Overrides: OptionSet, Sendable {
+        public let rawValue: Int
+        public init(rawValue: Int) { self.rawValue = rawValue }
+        public static let usersWithoutDevice = Overrides(rawValue: 1)
+        public static let conversationsWithoutAdmin = Overrides(rawValue: 2)
+        /// Listed entries the registry does not have.
+        public static let unmatched = Overrides(rawValue: 4)
+        /// Both guard rails (`--force`).
+        public static let guardRails: Overrides = [.usersWithoutDevice, .conversationsWithoutAdmin]
+        public static let all: Overrides = [.guardRails, .unmatched]
+    }
+
+    /// A guard rail a registry revocation trips, with how much it would break. The tools name
+    /// the option that overrides it.
+    public enum Refusal: Hashable, Sendable {
+        /// These users (DIDs) would have no active device left.
+        case wouldLeaveUsersWithoutDevice([String])
+        /// These conversations would have no active admin device left.
+        case wouldLeaveConversationsWithoutAdmin([String])
+        /// These listed entries are not in the registry.
+        case unmatched([String])
+
+        /// The case's name, for JSON: scripts match on it, not on the wording.
+        public var kind: String {
+            switch self {
+            case .wouldLeaveUsersWithoutDevice: "wouldLeaveUsersWithoutDevice"
+            case .wouldLeaveConversationsWithoutAdmin: "wouldLeaveConversationsWithoutAdmin"
+            case .unmatched: "unmatched"
+            }
+        }
+
+        /// The ids the guard rail is about.
+        public var ids: [String] {
+            switch self {
+            case .wouldLeaveUsersWithoutDevice(let ids), .wouldLeaveConversationsWithoutAdmin(let ids), .unmatched(let ids): ids
+            }
+        }
+
+        public var reason: String {
+            switch self {
+            case .wouldLeaveUsersWithoutDevice(let users):
+                "\(users.count) user\(users.count == 1 ? "" : "s") would be left with no active device (\(Self.sample(users)))"
+            case .wouldLeaveConversationsWithoutAdmin(let conversations):
+                "\(conversations.count) conversation\(conversations.count == 1 ? "" : "s") would be left with no active admin device (\(Self.sample(conversations)))"
+            case .unmatched(let entries):
+                "\(entries.count) listed entr\(entries.count == 1 ? "y is" : "ies are") not in the registry (\(Self.sample(entries)))"
+            }
+        }
+
+        /// The first few ids, enough to recognise the case in one line.
+        private static func sample(_ ids: [String]) -> String {
+            let shown = ids.prefix(3).map { $0.count > 100 ? $0.prefix(100) + "…" : $0 }.joined(separator: ", ")
+            return ids.count > 3 ? "\(shown) and \(ids.count - 3) more" : shown
+        }
+    }
+
+    public struct RevocationResult: Sendable {
+        public let batchID: String
+        public let radius: BlastRadius
+        /// Whether the batch was written (false for dry runs, refusals and empty batches).
+        public let applied: Bool
+        /// Guard rails that refused the batch (unless forced).
+        public let refusals: [Refusal]
+        /// `mls.remove` operations, when asked for.
+        public let operations: [JSONValue]
+    }
+
+    /// Revokes the selected active devices in one transaction: inactive with time and reason,
+    /// their open memberships closed, one log row each under one batch id, and the batch's
+    /// `mls.remove` operations stored with it (``operations(batch:)`` gives them again).
+    /// Refuses when users would be left with no active device or conversations with no active
+    /// admin device, unless `allowing` says so: a dry run finds that before changing anything, a
+    /// real run after making the change, which it then rolls back (nothing is committed). A list
+    /// naming anything the registry does not have is refused before any change unless
+    /// `allowing` has `.unmatched`; either way each such entry is reported. Idempotent: already
+    /// revoked devices are skipped. A dry run needs only a read-only registry.
+    /// With `keepLastDevice`, a user all of whose active devices are selected keeps the one
+    /// seen most recently (stale devices go, nobody is locked out).
+    ///
+    /// Under a live server (PostgreSQL), revokers wait for each other, and the selection locks
+    /// the rows of the devices it may revoke, in one order, before the blast radius is
+    /// measured: the radius, the refusals and the change all describe one state, and the app
+    /// cannot add a membership for a device being revoked meanwhile.
+    public func revoke(_ selector: Selector, reason: String?, now: Timestamp, dryRun: Bool, allowing: Overrides,
+                       collectOperations: Bool, keepLastDevice: Bool = false, batchID: String = UUID().uuidString.lowercased()) throws -> RevocationResult {
+        let time = Self.timeText(now), d = dialect
+        let body = { (db: RegistrySession) throws -> (RevocationResult, commit: Bool) in
+            if !dryRun, let serialize = d.serializeRevocations { try db.execute(serialize) }
+            try db.execute("""
+                CREATE TEMP TABLE IF NOT EXISTS selected (user_did TEXT NOT NULL, device_id TEXT NOT NULL, is_active \(d.boolType) NOT NULL,
+                    PRIMARY KEY (user_did, device_id))\(d.tableSuffix);
+                CREATE TEMP TABLE IF NOT EXISTS batch (user_did TEXT NOT NULL, device_id TEXT NOT NULL, PRIMARY KEY (user_did, device_id))\(d.tableSuffix);
+                DELETE FROM selected; DELETE FROM batch;
+                """)
+            var radius = BlastRadius()
+            radius.notFound = try Self.select(selector, locking: dryRun ? "" : d.lockSelection ?? "", db: db, dialect: d)
+            if radius.notFound > 0 { radius.unmatched = try Self.unmatched(selector, db: db, dialect: d) }
+            // Only revokers change is_active, and they take turns: what the selection read holds.
+            try db.execute("INSERT INTO batch SELECT user_did, device_id FROM selected WHERE is_active")
+            if d.analyzesTemporaryTables { try db.execute("ANALYZE selected; ANALYZE batch") }
+            let selectedCount = try db.int("SELECT count(*) FROM selected")
+            let activeSelected = try db.int("SELECT count(*) FROM batch")
+            if keepLastDevice {
+                // Each user left with no active device keeps the one seen last.
+                try db.execute("""
+                    DELETE FROM batch WHERE (user_did, device_id) IN (
+                        SELECT user_did, device_id FROM (
+                            SELECT b.user_did, b.device_id, row_number() OVER (
+                                PARTITION BY b.user_did ORDER BY \(Self.lastSignOfLife("d")) DESC, b.device_id\(d.byteOrder)) AS place
+                            FROM batch b JOIN user_devices d ON d.user_did = b.user_did AND d.device_id = b.device_id
+                            WHERE NOT EXISTS (
+                                SELECT 1 FROM user_devices o WHERE o.user_did = b.user_did AND o.is_active
+                                AND NOT EXISTS (SELECT 1 FROM batch x WHERE x.user_did = o.user_did AND x.device_id = o.device_id))) ranked
+                        WHERE place = 1)
+                    """)
+            }
+            radius.devices = try db.int("SELECT count(*) FROM batch")
+            radius.sparedLastDevices = activeSelected - radius.devices
+            radius.alreadyRevoked = selectedCount - activeSelected
+            // A list with entries the registry lacks is refused before any change, and measured
+            // as a dry run is, so the report still shows the whole blast radius.
+            let unmatchedRefusal = radius.unmatched.isEmpty || allowing.contains(.unmatched) ? nil : Refusal.unmatched(radius.unmatched.map(\.entry))
+            guard radius.devices > 0 else {
+                return (RevocationResult(batchID: batchID, radius: radius, applied: false, refusals: unmatchedRefusal.map { [$0] } ?? [], operations: []), false)
+            }
+            // Checked only when there is something to revoke: running the same ticket again
+            // after it landed finds nothing and says so, instead of refusing.
+            if try db.bool("SELECT count(*) FROM revocations WHERE batch_id = ?", [.text(batchID)]) {
+                throw VaultError.batchIdTaken(batchID)
+            }
+            // A dry run may write nothing, so it measures what the change would leave. A real run
+            // makes the change first and measures what it left: the closed memberships are
+            // collected as they close, with no second pass over them, and a guard rail that
+            // refuses rolls the change back. Its operations are written in the same sorted
+            // pass over them that counts their conversations.
+            var written = WrittenOperations()
+            if dryRun || unmatchedRefusal != nil {
+                try Self.measure(&radius, applied: false, db: db, dialect: d)
+            } else {
+                try Self.apply(time: time, reason: reason, db: db, dialect: d)
+                written = try Self.writeOperations(db: db, dialect: d)
+                try Self.measure(&radius, applied: true, conversations: written.conversations, db: db, dialect: d)
+            }
+            var refusals: [Refusal] = unmatchedRefusal.map { [$0] } ?? []
+            if !allowing.contains(.usersWithoutDevice), !radius.usersLeftWithoutDevice.isEmpty {
+                refusals.append(.wouldLeaveUsersWithoutDevice(radius.usersLeftWithoutDevice))
+            }
+            if !allowing.contains(.conversationsWithoutAdmin), !radius.conversationsLeftWithoutAdmin.isEmpty {
+                refusals.append(.wouldLeaveConversationsWithoutAdmin(radius.conversationsLeftWithoutAdmin))
+            }
+            let operations = collectOperations ? try Self.removalOperations(db: db, dialect: d) : []
+            guard !dryRun, refusals.isEmpty else {
+                return (RevocationResult(batchID: batchID, radius: radius, applied: false, refusals: refusals, operations: operations), false)
+            }
+            try db.execute("""
+                INSERT INTO revocations (batch_id, revoked_at, user_did, device_id, reason, selector)
+                SELECT ?, ?, user_did, device_id, ?, ? FROM batch ORDER BY user_did\(d.byteOrder), device_id\(d.byteOrder)
+                """, [.text(batchID), .time(time), RegistryValue(reason), .text(selector.description)])
+            try Self.store(written, batchID: batchID, db: db, dialect: d)
+            return (RevocationResult(batchID: batchID, radius: radius, applied: true, refusals: [], operations: operations), true)
+        }
+        return dryRun ? try read { try body($0).0 } : try transaction(body)
+    }
+
+    /// Fills `selected` (with each device's is_active, so the batch needs no second look-up),
+    /// each query ending in `locking` (``RegistryDialect/lockSelection``, or nothing); returns
+    /// how many listed devices or keys the registry does not have.
+    private static func select(_ selector: Selector, locking: String, db: RegistrySession, dialect d: RegistryDialect) throws -> Int {
+        // The devices matching `condition`. A locking selection locks only the active ones, the
+        // ones it may revoke: locking every revoked device a periodic --not-seen-since finds
+        // again would write to each; those are read by a second statement. (A device list locks
+        // what it names, active or not: the list bounds it, and a second join would cost more.)
+        func insert(_ condition: String, _ arguments: [RegistryValue]) throws {
+            let select = "INSERT INTO selected SELECT d.user_did, d.device_id, d.is_active FROM user_devices d WHERE (\(condition))"
+            guard !locking.isEmpty else { return try db.execute(select, arguments) }
+            try db.execute(select + " AND d.is_active" + locking, arguments)
+            try db.execute(select + " AND NOT d.is_active", arguments)
+        }
+        switch selector {
+        case .devices(let pairs):
+            try db.execute("""
+                CREATE TEMP TABLE IF NOT EXISTS listed (user_did TEXT NOT NULL, device_id TEXT NOT NULL); DELETE FROM listed;
+                """)
+            // Each pair once, so the join below needs no DISTINCT (a sort of the whole list).
+            // Compared by bytes, as the database compares them: Swift's String equality would
+            // take "é" and "e" + U+0301 for one device and leave the second unrevoked.
+            struct Pair: Hashable { let user, device: [UInt8] }
+            var seen = Set<Pair>(minimumCapacity: pairs.count)
+            try db.load("listed", columns: ["user_did", "device_id"]) { add in
+                for pair in pairs {
+                    let (inserted, _) = seen.insert(Pair(user: Array(pair.user.utf8), device: Array(pair.device.utf8)))
+                    if inserted { try add([.text(pair.user), .text(pair.device)]) }
+                }
+            }
+            if d.analyzesTemporaryTables { try db.execute("ANALYZE listed") }
+            try db.execute("""
+                INSERT INTO selected SELECT d.user_did, d.device_id, d.is_active FROM listed l
+                JOIN user_devices d ON d.user_did = l.user_did AND d.device_id = l.device_id\(locking)
+                """)
+            return try seen.count - db.int("SELECT count(*) FROM selected")
+        case .user(let did):
+            try insert("d.user_did = ?", [.text(did)])
+            return try db.int("SELECT count(*) FROM selected") == 0 ? 1 : 0
+        case .notSeenSince(let time):
+            try insert("\(lastSignOfLife("d")) < ?", [.time(timeText(time))])
+            return 0
+        case .signatureKeys(let keys):
+            try db.execute("CREATE TEMP TABLE IF NOT EXISTS listed_keys (key \(d.blobType) NOT NULL); DELETE FROM listed_keys;")
+            try db.load("listed_keys", columns: ["key"]) { add in
+                for key in keys { try add([.bytes(key)]) }
+            }
+            // A semi-join, not a join: a key listed twice selects its device once, with no
+            // DISTINCT (which a locking selection may not have).
+            if d.analyzesTemporaryTables { try db.execute("ANALYZE listed_keys") }
+            try insert("d.signature_public_key IN (SELECT key FROM listed_keys)", [])
+            return try db.int("""
+                SELECT count(*) FROM (SELECT DISTINCT key FROM listed_keys) k
+                WHERE NOT EXISTS (SELECT 1 FROM user_devices d WHERE d.signature_public_key = k.key)
+                """)
+        }
+    }
+
+    /// At most this many unmatched entries get the closest registered devices: each costs a scan
+    /// of its user's devices.
+    static let suggestedUnmatched = 20
+
+    /// The listed entries the selection did not find, in the list's order (each once), read
+    /// only when some are missing: a clean list costs nothing more.
+    private static func unmatched(_ selector: Selector, db: RegistrySession, dialect d: RegistryDialect) throws -> [Unmatched] {
+        switch selector {
+        case .devices(let pairs):
+            struct Pair: Hashable { let user, device: [UInt8] }
+            var missing = Set(try db.rows("""
+                SELECT l.user_did, l.device_id FROM listed l
+                WHERE NOT EXISTS (SELECT 1 FROM selected s WHERE s.user_did = l.user_did AND s.device_id = l.device_id)
+                """, []).map { Pair(user: Array($0.text($0.columns[0]).utf8), device: Array($0.text($0.columns[1]).utf8)) })
+            var found: [Unmatched] = []
+            for (index, pair) in pairs.enumerated() {
+                guard missing.remove(Pair(user: Array(pair.user.utf8), device: Array(pair.device.utf8))) != nil else { continue }
+                let devices = found.count < suggestedUnmatched
+                    ? try db.strings("SELECT device_id FROM user_devices WHERE user_did = ?", [.text(pair.user)]) : []
+                let known = found.count < suggestedUnmatched ? !devices.isEmpty : try db.bool("SELECT count(*) FROM user_devices WHERE user_did = ?", [.text(pair.user)])
+                found.append(Unmatched(item: index + 1, entry: "\(pair.user)#\(pair.device)", userKnown: known,
+                                       closest: EditDistance.closest(to: pair.device, among: devices, count: 3)))
+            }
+            return found
+        case .user(let did):
+            return [Unmatched(item: 1, entry: did, userKnown: false, closest: [])]
+        case .notSeenSince:
+            return []
+        case .signatureKeys(let keys):
+            var missing = Set(try db.rows("""
+                SELECT k.key FROM listed_keys k WHERE NOT EXISTS (SELECT 1 FROM user_devices d WHERE d.signature_public_key = k.key)
+                """, []).compactMap { row -> [UInt8]? in
+                    if case .bytes(let key) = row[row.columns[0]] { key } else { nil }
+                })
+            return keys.enumerated().compactMap { index, key in
+                missing.remove(key) == nil ? nil : Unmatched(item: index + 1, entry: Hex.encode(key), userKnown: false, closest: [])
+            }
+        }
+    }
+
+    /// The temporary table of the memberships the batch closes, reused by the counts, the
+    /// guard rails and the operations. It has no key: `members` already keeps each membership
+    /// once, and keeping an index of 500,000 rows in the order they close cost a second of a
+    /// large revoke on either engine; what reads it in order sorts it once.
+    private static func emptyClosing(db: RegistrySession, dialect d: RegistryDialect) throws {
+        try db.execute("""
+            CREATE TEMP TABLE IF NOT EXISTS closing (convo_id TEXT NOT NULL, member_mls_did TEXT NOT NULL, is_admin \(d.boolType) NOT NULL);
+            DELETE FROM closing;
+            """)
+    }
+
+    /// Revokes the batch's devices and closes their open memberships, filling `closing` with
+    /// each membership as it closes (``RegistryDialect/closeMemberships``).
+    private static func apply(time: String, reason: String?, db: RegistrySession, dialect d: RegistryDialect) throws {
+        if let probing = d.probingIndexes { try db.execute(probing.start) }
+        try db.execute("""
+            UPDATE user_devices SET is_active = FALSE, revoked_at = ?, revocation_reason = ?
+            WHERE (user_did, device_id) IN (SELECT user_did, device_id FROM batch)
+            """, [.time(time), RegistryValue(reason)])
+        try emptyClosing(db: db, dialect: d)
+        if let collecting = d.collectingClosing { try db.execute(collecting.start) }
+        try db.execute(d.closeMemberships, [.time(time)])
+        if let collecting = d.collectingClosing { try db.execute(collecting.end) }
+        if let probing = d.probingIndexes { try db.execute(probing.end) }
+    }
+
+    /// The blast radius, from `batch` and `closing`. Before the change (`applied` false) it
+    /// fills `closing` and finds what would be left by setting the batch aside; after it,
+    /// what is left is simply what the registry holds. Both give the same answer: the batch's
+    /// devices are all active, and `closing` is every open membership they had.
+    /// `conversations`, when given, is how many conversations `closing` has, counted already.
+    private static func measure(_ radius: inout BlastRadius, applied: Bool, conversations: Int? = nil, db: RegistrySession,
+                                dialect d: RegistryDialect) throws {
+        radius.users = try db.int("SELECT count(DISTINCT user_did) FROM batch")
+        if !applied {
+            try emptyClosing(db: db, dialect: d)
+            try db.execute("""
+                INSERT INTO closing SELECT m.convo_id, m.member_mls_did, coalesce(m.is_admin, FALSE) FROM batch b
+                    JOIN members m ON m.user_did = b.user_did AND m.device_id = b.device_id WHERE m.left_at IS NULL
+                """)
+        }
+        if d.analyzesTemporaryTables { try db.execute("ANALYZE closing") }
+        radius.memberships = try db.int("SELECT count(*) FROM closing")
+        radius.conversations = try conversations ?? db.int("SELECT count(DISTINCT convo_id) FROM closing")
+        let outsideBatch = applied ? "" : "AND NOT EXISTS (SELECT 1 FROM batch b WHERE b.user_did = d.user_did AND b.device_id = d.device_id)"
+        radius.usersLeftWithoutDevice = try db.strings("""
+            SELECT user_did FROM (SELECT DISTINCT user_did FROM batch) u WHERE NOT EXISTS (
+                SELECT 1 FROM user_devices d WHERE d.user_did = u.user_did AND d.is_active \(outsideBatch))
+            ORDER BY user_did\(d.byteOrder)
+            """)
+        // Only a conversation losing an active admin device can be left without one: the batch's
+        // devices are all active, so each closing admin membership is such a loss. Before the
+        // change, an open membership stays open exactly when its device is not in the batch.
+        let notClosing = applied ? "" : "AND NOT EXISTS (SELECT 1 FROM batch b WHERE b.user_did = m.user_did AND b.device_id = m.device_id)"
+        radius.conversationsLeftWithoutAdmin = try db.strings("""
+            SELECT convo_id FROM (SELECT DISTINCT convo_id FROM closing WHERE is_admin) c
+            WHERE NOT EXISTS (SELECT 1 FROM members m JOIN user_devices d ON d.user_did = m.user_did AND d.device_id = m.device_id
+                              WHERE m.convo_id = c.convo_id AND m.left_at IS NULL AND m.is_admin AND d.is_active \(notClosing))
+            ORDER BY convo_id\(d.byteOrder)
+            """)
+    }
+
+    /// Operations a `batch_operations` row holds, as JSON Lines without the last newline.
+    /// One row an operation cost more than the rest of the bookkeeping (a 36-byte batch id and
+    /// an index entry each, 500,000 of them for 100,000 devices); ``operations(batch:)`` reads
+    /// rows of one operation (as earlier versions wrote them) and of many alike.
+    static let operationsPerRow = 1000
+
+    /// A batch's `mls.remove` operations as JSON Lines, ``operationsPerRow`` to a row, and how
+    /// many conversations they are in.
+    private struct WrittenOperations {
+        var rows: [String] = []
+        var conversations = 0
+    }
+
+    /// The operations of `closing`, in byte order of conversation and member, written from the
+    /// ids' bytes as JSONValue writes JSON: faster on both engines than a String and a value
+    /// per operation, or than building them in SQL (README, "What the profiles showed"). In
+    /// that order a conversation's operations are adjacent, so the same pass counts them.
+    private static func writeOperations(db: RegistrySession, dialect d: RegistryDialect) throws -> WrittenOperations {
+        var written = WrittenOperations(), row: [UInt8] = [], count = 0, conversation: [UInt8] = []
+        try db.forEachRow("SELECT convo_id, member_mls_did FROM closing ORDER BY convo_id\(d.byteOrder), member_mls_did\(d.byteOrder)", []) { column in
+            let convo = column(0)
+            if written.conversations == 0 || !convo.elementsEqual(conversation) {
+                written.conversations += 1
+                conversation = Array(convo)
+            }
+            if count > 0 { row.append(0x0a) }
+            row.append(contentsOf: #"{"op":"mls.remove","convo":"#.utf8)
+            JSONValue.writeString(utf8: convo, to: &row)
+            row.append(contentsOf: #","member":"#.utf8)
+            JSONValue.writeString(utf8: column(1), to: &row)
+            row.append(UInt8(ascii: "}"))
+            count += 1
+            if count == operationsPerRow {
+                written.rows.append(String(decoding: row, as: UTF8.self))
+                row.removeAll(keepingCapacity: true)
+                count = 0
+            }
+        }
+        if count > 0 { written.rows.append(String(decoding: row, as: UTF8.self)) }
+        return written
+    }
+
+    /// Stores the operations with their batch, so ``operations(batch:)`` gives them again.
+    private static func store(_ written: WrittenOperations, batchID: String, db: RegistrySession, dialect d: RegistryDialect) throws {
+        if let setting = d.beforeStoringOperations { try db.execute(setting) }
+        try db.load("batch_operations", columns: ["batch_id", "seq", "operation"]) { add in
+            for (seq, operations) in written.rows.enumerated() { try add([.text(batchID), .int(seq), .text(operations)]) }
+        }
+    }
+
+    private static func removalOperations(db: RegistrySession, dialect d: RegistryDialect) throws -> [JSONValue] {
+        try db.rows("SELECT convo_id, member_mls_did FROM closing ORDER BY convo_id\(d.byteOrder), member_mls_did\(d.byteOrder)", []).map { row in
+            .object([("op", .string("mls.remove")), ("convo", .string(row.text("convo_id"))), ("member", .string(row.text("member_mls_did")))])
+        }
+    }
+}
+
+// MARK: - Views
+
+extension DeviceRegistry {
+    /// The user-level view of a conversation (the seed's `getMembers`): one row per user.
+    public struct MemberView: Sendable, Equatable {
+        public let userDid: String
+        public let deviceCount: Int
+        public let deviceIds: [String]
+        public let isAdmin: Bool
+        public let joinedAt: String
+    }
+
+    public func members(conversation: String) throws -> [MemberView] {
+        let d = dialect
+        return try read { db in
+            guard try db.bool("SELECT count(*) FROM members WHERE convo_id = ?", [.text(conversation)]) else {
+                throw VaultError.notInRegistry("conversation '\(conversation)'", registry: path)
+            }
+            // One row per open membership, grouped here: the engines' string aggregates differ.
+            let rows = try db.rows("""
+                SELECT user_did, device_id, is_admin, joined_at FROM members WHERE convo_id = ? AND left_at IS NULL
+                ORDER BY user_did\(d.byteOrder), device_id\(d.byteOrder)
+                """, [.text(conversation)])
+            var views: [MemberView] = []
+            var start = rows.startIndex
+            while start < rows.endIndex {
+                let user = rows[start].text("user_did")
+                let end = rows[start...].firstIndex { $0.text("user_did") != user } ?? rows.endIndex
+                let group = rows[start..<end]
+                views.append(MemberView(userDid: user, deviceCount: group.count, deviceIds: group.map { $0.text("device_id") },
+                                        isAdmin: group.contains { $0.bool("is_admin") }, joinedAt: group.map { $0.text("joined_at") }.max()!))
+                start = end
+            }
+            return views
+        }
+    }
+
+    /// The seed's auto-rejoin for a newly registered device: the conversations it must be added
+    /// to (every conversation its user is in and it is not), as `mls.add` operations, and, when
+    /// there are none, why.
+    public struct RejoinPlan: Sendable {
+        public let operations: [JSONValue]
+        /// Set when `operations` is empty.
+        public let emptyBecause: EmptyRejoin?
+    }
+
+    public enum EmptyRejoin: Hashable, Sendable {
+        /// The device is already in every conversation its user is in.
+        case alreadyEverywhere
+        /// The user's memberships were all closed by revocations: these batches closed them,
+        /// in these conversations.
+        case closedByRevocation(batches: [String], conversations: [String])
+        /// The user is in no conversation, and no revocation closed one (never joined, or left).
+        case userInNoConversation
+    }
+
+    /// The rejoin plan of `device`. A device the registry lacks, or a revoked one, is an error.
+    public func rejoinPlan(user: String, device: String) throws -> RejoinPlan {
+        let d = dialect
+        return try read { db in
+            guard let row = try db.rows("SELECT device_mls_did, is_active FROM user_devices WHERE user_did = ? AND device_id = ?",
+                                        [.text(user), .text(device)]).first else {
+                throw VaultError.notInRegistry("device \(user)#\(device)", registry: path)
+            }
+            guard row.bool("is_active") else {
+                throw VaultError(.refused, "device \(user)#\(device) is revoked; a revoked device rejoins nothing")
+            }
+            let mlsDid = row.text("device_mls_did")
+            let operations: [JSONValue] = try db.strings("""
+                SELECT convo_id FROM members WHERE user_did = ? AND left_at IS NULL
+                AND convo_id NOT IN (SELECT convo_id FROM members WHERE user_did = ? AND device_id = ? AND left_at IS NULL)
+                GROUP BY convo_id ORDER BY convo_id\(d.byteOrder)
+                """, [.text(user), .text(user), .text(device)]).map { convo in
+                .object([("op", .string("mls.add")), ("convo", .string(convo)), ("member", .string(mlsDid))])
+            }
+            guard operations.isEmpty else { return RejoinPlan(operations: operations, emptyBecause: nil) }
+            let inAny = try db.bool("SELECT count(*) FROM members WHERE user_did = ? AND left_at IS NULL", [.text(user)])
+            guard !inAny else { return RejoinPlan(operations: [], emptyBecause: .alreadyEverywhere) }
+            // A revocation closes a device's memberships at its own time: that is how a closed
+            // membership is told from one the user left.
+            let closed = try db.rows("""
+                SELECT r.batch_id, m.convo_id FROM revocations r
+                JOIN members m ON m.user_did = r.user_did AND m.device_id = r.device_id AND m.left_at = r.revoked_at
+                WHERE r.user_did = ? ORDER BY r.id, m.convo_id\(d.byteOrder)
+                """, [.text(user)])
+            guard !closed.isEmpty else { return RejoinPlan(operations: [], emptyBecause: .userInNoConversation) }
+            var batches: [String] = [], conversations: [String] = []
+            for row in closed {
+                let batch = row.text("batch_id"), convo = row.text("convo_id")
+                if !batches.contains(batch) { batches.append(batch) }
+                if !conversations.contains(convo) { conversations.append(convo) }
+            }
+            return RejoinPlan(operations: [], emptyBecause: .closedByRevocation(batches: batches, conversations: conversations.sorted()))
+        }
+    }
+
+    /// One device as `registry devices` lists it.
+    public struct DeviceView: Sendable, Equatable {
+        public let userDid, deviceId, deviceMlsDid: String
+        public let deviceName: String?
+        public let isActive: Bool
+        public let registeredAt: Timestamp
+        public let lastSeenAt: Timestamp?
+        public let revokedAt: Timestamp?
+        public let revocationReason: String?
+        /// Conversations the device is in now.
+        public let openMemberships: Int
+    }
+
+    /// Which devices `devices(matching:)` lists; every set field must match.
+    public struct DeviceFilter: Sendable {
+        public enum State: Sendable { case any, active, revoked }
+        public var user: String?
+        public var state: State = .any
+        /// Devices whose last sign of life (``DeviceRegistry/lastSignOfLife``) is before this.
+        public var notSeenSince: Timestamp?
+        /// A case-insensitive part of the device id or name.
+        public var search: String?
+
+        public init(user: String? = nil, state: State = .any, notSeenSince: Timestamp? = nil, search: String? = nil) {
+            self.user = user
+            self.state = state
+            self.notSeenSince = notSeenSince
+            self.search = search
+        }
+    }
+
+    /// The devices that match, by user and device id.
+    public func devices(matching filter: DeviceFilter) throws -> [DeviceView] {
+        var conditions: [String] = [], arguments: [RegistryValue] = []
+        if let user = filter.user { conditions.append("d.user_did = ?"); arguments.append(.text(user)) }
+        switch filter.state {
+        case .any: break
+        case .active: conditions.append("d.is_active")
+        case .revoked: conditions.append("NOT d.is_active")
+        }
+        if let since = filter.notSeenSince { conditions.append("\(Self.lastSignOfLife("d")) < ?"); arguments.append(.time(Self.timeText(since))) }
+        let d = dialect
+        let rows = try read { db in
+            try db.rows("""
+                SELECT d.user_did, d.device_id, d.device_mls_did, d.device_name, d.is_active, d.registered_at, d.last_seen,
+                       d.revoked_at, d.revocation_reason,
+                       (SELECT count(*) FROM members m WHERE m.user_did = d.user_did AND m.device_id = d.device_id AND m.left_at IS NULL) AS open
+                FROM user_devices d
+                \(conditions.isEmpty ? "" : "WHERE " + conditions.joined(separator: " AND "))
+                ORDER BY d.user_did\(d.byteOrder), d.device_id\(d.byteOrder)
+                """, arguments)
+        }
+        // The text match is Swift's, not the database's lower(), which may fold only ASCII ("ÁNGELA").
+        let search = filter.search?.lowercased()
+        return rows.compactMap { row in
+            let id = row.text("device_id"), name = row.optionalText("device_name")
+            if let search, !id.lowercased().contains(search), name?.lowercased().contains(search) != true { return nil }
+            func time(_ column: String) -> Timestamp? { row.optionalText(column).flatMap(Timestamp.init(rfc3339:)) }
+            return DeviceView(userDid: row.text("user_did"), deviceId: id, deviceMlsDid: row.text("device_mls_did"), deviceName: name,
+                              isActive: row.bool("is_active"), registeredAt: time("registered_at") ?? Timestamp(seconds: 0),
+                              lastSeenAt: time("last_seen"), revokedAt: time("revoked_at"), revocationReason: row.optionalText("revocation_reason"),
+                              openMemberships: row.int("open"))
+        }
+    }
+
+    public struct LogEntry: Sendable, Equatable {
+        public let batchID, revokedAt, userDid, deviceID, selector: String
+        public let reason: String?
+    }
+
+    /// The `mls.remove` operations a batch stored, as JSON Lines, exactly as `revoke` gave them.
+    public func operations(batch: String) throws -> [UInt8] {
+        let d = dialect
+        return try read { db in
+            guard try db.bool("SELECT count(*) FROM revocations WHERE batch_id = ?", [.text(batch)]) else {
+                throw VaultError.notInRegistry("batch '\(batch)'", registry: path)
+            }
+            guard try db.bool(d.tableExists, [.text("batch_operations")]) else {
+                throw VaultError(.refused, "batch '\(batch)' was made before the registry kept operations; they cannot be produced again")
+            }
+            return try db.strings("SELECT operation FROM batch_operations WHERE batch_id = ? ORDER BY seq", [.text(batch)])
+                .flatMap { Array($0.utf8) + [0x0a] }
+        }
+    }
+
+    public func log(batch: String?) throws -> [LogEntry] {
+        let entries = try read { db in
+            try db.rows("""
+                SELECT batch_id, revoked_at, user_did, device_id, reason, selector FROM revocations
+                \(batch == nil ? "" : "WHERE batch_id = ?") ORDER BY id
+                """, batch.map { [.text($0)] } ?? []).map { row in
+                LogEntry(batchID: row.text("batch_id"), revokedAt: row.text("revoked_at"), userDid: row.text("user_did"), deviceID: row.text("device_id"),
+                         selector: row.text("selector"), reason: row.optionalText("reason"))
+            }
+        }
+        if let batch, entries.isEmpty { throw VaultError.notInRegistry("batch '\(batch)'", registry: path) }
+        return entries
+    }
+}

@@ -1,0 +1,218 @@
+import VaultCore
+import Foundation
+
+/// Where a device registry lives: a SQLite file (the embedded default) or a PostgreSQL
+/// database (where the chat app's real registry is, issue 13).
+public enum RegistryLocation: Sendable, Equatable {
+    case sqlite(path: String)
+    /// A libpq connection string (URI or key/value), as given; libpq reads the `PG*`
+    /// environment variables, `~/.pgpass` and service files for what it leaves out.
+    case postgres(connection: String)
+
+    /// Where a registry's name points: `postgresql://…` and `postgres://…` URIs and libpq
+    /// key/value strings (`host=… dbname=…`) are PostgreSQL, by their look alone; anything else
+    /// is a SQLite file. A connection that carries a password is refused: the name is given on
+    /// command lines, where it would sit in the shell history and in `ps` output.
+    public init(parsing text: String) throws {
+        guard PostgresClient.looksLikeConnection(text) else {
+            self = .sqlite(path: text)
+            return
+        }
+        if try PostgresClient.connectionHasPassword(text) { throw VaultError.passwordInConnection() }
+        self = .postgres(connection: text)
+    }
+
+    /// How messages name the registry: the path or the connection text (which has no password).
+    public var displayName: String {
+        switch self {
+        case .sqlite(let path): path
+        case .postgres(let connection): connection
+        }
+    }
+}
+
+/// A value passed to or read from a registry's SQL (an import row is a list of them). Times are RFC 3339 UTC text with whole
+/// seconds (``DeviceRegistry/timeText(_:)``) whichever engine stores them, so the rules compare
+/// and print them alike; booleans read back as `.int(0 or 1)`, as SQLite stores them.
+public enum RegistryValue: Sendable, Equatable {
+    case null
+    case int(Int)
+    case text(String)
+    case bytes([UInt8])
+    case bool(Bool)
+    /// A time, as ``DeviceRegistry/timeText(_:)`` writes it: a PostgreSQL `timestamptz`.
+    case time(String)
+
+    init(_ text: String?) { self = text.map(RegistryValue.text) ?? .null }
+    init(time: String?) { self = time.map(RegistryValue.time) ?? .null }
+}
+
+/// One result row: values by column name.
+struct RegistryRow: Sendable {
+    let columns: [String]
+    let values: [RegistryValue]
+
+    subscript(_ column: String) -> RegistryValue {
+        guard let index = columns.firstIndex(of: column) else { preconditionFailure("no column \(column) in the query") }
+        return values[index]
+    }
+
+    func optionalText(_ column: String) -> String? {
+        switch self[column] {
+        case .text(let text), .time(let text): text
+        case .int(let number): String(number)
+        case .null, .bytes, .bool: nil
+        }
+    }
+
+    func text(_ column: String) -> String { optionalText(column) ?? "" }
+
+    func int(_ column: String) -> Int {
+        switch self[column] {
+        case .int(let number): number
+        case .text(let text): Int(text) ?? 0
+        default: 0
+        }
+    }
+
+    func bool(_ column: String) -> Bool { int(column) != 0 }
+}
+
+/// What the registry's rules need from a database engine: transactions over a session that
+/// runs SQL, and the engine's fastest way to load many rows. DeviceRegistry holds every rule
+/// above this; SQLite (GRDB) and PostgreSQL (libpq) differ only below it.
+protocol RegistryEngine: AnyObject, Sendable {
+    var dialect: RegistryDialect { get }
+    /// Runs `body` in one transaction; `commit` false rolls it back (dry runs, refusals). A
+    /// writing transaction waits for other writers. With `retrying`, the engine runs `body`
+    /// again from the start when the database aborts it for a conflict that is resolved that
+    /// way (a deadlock, a serialization failure), a bounded number of times.
+    func transaction<T>(writing: Bool, retrying: Bool, _ body: (RegistrySession) throws -> (T, commit: Bool)) throws -> T
+}
+
+/// One transaction's connection. SQL uses `?` placeholders, numbered in order.
+protocol RegistrySession {
+    func execute(_ sql: String, _ arguments: [RegistryValue]) throws
+    func rows(_ sql: String, _ arguments: [RegistryValue]) throws -> [RegistryRow]
+    /// Runs a query and hands `row` each result row, whose `column(i)` is the i-th column's
+    /// bytes as the engine returns them for text (normally UTF-8; none for NULL; other types
+    /// in the engine's text form), valid only during that call. Reads many rows of text with no
+    /// String or value made for each (a batch's operations).
+    func forEachRow(_ sql: String, _ arguments: [RegistryValue], _ row: (_ column: (Int) -> UnsafeRawBufferPointer) throws -> Void) throws
+    /// Appends rows to `table` (a temporary table: a selection or an import's staging), with
+    /// COPY on PostgreSQL and a prepared insert on SQLite. `produce` hands each row to its
+    /// argument; an error it throws stops the load and is rethrown.
+    func load(_ table: String, columns: [String], _ produce: (_ add: ([RegistryValue]) throws -> Void) throws -> Void) throws
+    /// Runs `sql`, a CREATE UNIQUE INDEX; false, with nothing built and the transaction still
+    /// usable, when two rows have the same key. Any other failure is thrown.
+    func createUniqueIndex(_ sql: String) throws -> Bool
+}
+
+extension RegistrySession {
+    func execute(_ sql: String) throws { try execute(sql, []) }
+
+    func int(_ sql: String, _ arguments: [RegistryValue] = []) throws -> Int {
+        try rows(sql, arguments).first.map { $0.int($0.columns[0]) } ?? 0
+    }
+
+    func bool(_ sql: String, _ arguments: [RegistryValue] = []) throws -> Bool { try int(sql, arguments) != 0 }
+
+    func strings(_ sql: String, _ arguments: [RegistryValue] = []) throws -> [String] {
+        try rows(sql, arguments).map { $0.text($0.columns[0]) }
+    }
+}
+
+/// Where the two engines' SQL differs. Everything else is written once, in SQL both accept.
+struct RegistryDialect: Sendable {
+    /// Column types for temporary tables.
+    let blobType, timeType, boolType: String
+    /// After a temporary table's column list (SQLite's `WITHOUT ROWID`).
+    let tableSuffix: String
+    /// After a text ORDER BY: byte order, so both engines sort alike (SQLite's BINARY is
+    /// PostgreSQL's "C"; a database's own collation would sort by language).
+    let byteOrder: String
+    /// The schema of this connection's temporary tables and their indexes, to name one of them
+    /// without reaching a real one of the same name.
+    let temporarySchema: String
+    /// Counts the tables named by its one parameter in the registry's schema.
+    let tableExists: String
+    /// Whether a filled temporary table needs ANALYZE for good plans (PostgreSQL never
+    /// analyses temporary tables by itself).
+    let analyzesTemporaryTables: Bool
+    /// Makes revokers wait for each other at the start of the transaction; nil when the
+    /// transaction itself already holds the database's only write lock (SQLite IMMEDIATE).
+    let serializeRevocations: String?
+    /// Ends a selection of devices (`user_devices` as `d`) so that it locks the rows it finds,
+    /// in one fixed order: the app cannot then add a membership for a device being revoked
+    /// while the batch is measured and applied (only revokers change `is_active`, and they take
+    /// turns). Taken by the selection itself, not by a second pass over the batch; nil where
+    /// the database is locked whole.
+    let lockSelection: String?
+    /// Run before a batch's operations are stored: PostgreSQL compresses their 70 KB rows
+    /// (TOAST) with lz4 where the server has it, not with its slower default, pglz, which took
+    /// 0.3 s for the 35 MB of a 100,000-device batch. The setting is this transaction's, readers
+    /// see no difference, and a server configured for a compression keeps it (a standby built
+    /// without lz4 could not read such rows). Nil for SQLite, which does not compress.
+    let beforeStoringOperations: String?
+    /// Statements around the batch's two UPDATEs that have the planner find the batch's rows by
+    /// their indexes. PostgreSQL's planner, pricing a random read at four sequential ones and
+    /// misjudging a join on two columns, scans and hashes every membership to find the batch's
+    /// (README, "What the profiles showed"); the update reads those rows' pages anyway. SQLite
+    /// always probes: nil.
+    let probingIndexes: (start: String, end: String)?
+    /// After `user_devices d` where a device is looked up by its signature key and its user:
+    /// SQLite, with no statistics, probed the user's devices by the primary key instead, so
+    /// checking 20,000 new devices of one user took 80 s (quadratic in devices per user);
+    /// PostgreSQL's planner has statistics and needs no hint.
+    let bySignatureKey: String
+    /// Closes the open memberships of the batch's devices at its one parameter, the time, and
+    /// puts each in `closing` as it closes, in the same pass over `members`...
+    let closeMemberships: String
+    /// ...with these statements around it, where the engine needs them.
+    let collectingClosing: (start: String, end: String)?
+    /// Run before an import, where the engine needs it to keep the import's memory bounded by
+    /// its caches: SQLite reads through a memory map of the file (for revocations), and every
+    /// page an import touched stayed mapped in the process, so a 134 MB import file took 420 MB
+    /// where the caches are 192 MB; reading with read(2) through the cache, it took 240 MB at a
+    /// million devices, as at any size beyond, in the same time.
+    let beforeImport: String?
+
+    static let sqlite = RegistryDialect(
+        blobType: "BLOB", timeType: "TEXT", boolType: "INTEGER", tableSuffix: " WITHOUT ROWID", byteOrder: "", temporarySchema: "temp",
+        tableExists: "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = ?",
+        analyzesTemporaryTables: false, serializeRevocations: nil, lockSelection: nil,
+        beforeStoringOperations: nil,
+        probingIndexes: nil,
+        bySignatureKey: " INDEXED BY user_devices_by_signature_key",
+        closeMemberships: "UPDATE members SET left_at = ? WHERE left_at IS NULL AND (user_did, device_id) IN (SELECT user_did, device_id FROM batch)",
+        // SQLite cannot insert what an UPDATE returns: a temporary trigger, on this connection
+        // only and for this statement only (made and dropped inside the transaction), does.
+        collectingClosing: (start: """
+            CREATE TEMP TRIGGER registry_revoke_collects_closing AFTER UPDATE OF left_at ON main.members
+            WHEN OLD.left_at IS NULL AND NEW.left_at IS NOT NULL
+            BEGIN INSERT INTO closing VALUES (NEW.convo_id, NEW.member_mls_did, coalesce(NEW.is_admin, 0)); END
+            """, end: "DROP TRIGGER temp.registry_revoke_collects_closing"),
+        beforeImport: "PRAGMA mmap_size = 0")
+    static let postgres = RegistryDialect(
+        blobType: "BYTEA", timeType: "TIMESTAMPTZ", boolType: "BOOLEAN", tableSuffix: "", byteOrder: #" COLLATE "C""#, temporarySchema: "pg_temp",
+        tableExists: "SELECT count(*) FROM information_schema.tables WHERE table_schema = current_schema() AND table_name = ?",
+        analyzesTemporaryTables: true,
+        // An arbitrary number of our own, the same in every revoker: the lock they all take.
+        // Waiting for it or for a row lock gives up after a minute, as SQLite's busy timeout.
+        serializeRevocations: "SET LOCAL lock_timeout = '60s'; SELECT pg_advisory_xact_lock(7527086449296553327)",
+        lockSelection: " ORDER BY d.user_did, d.device_id FOR UPDATE OF d",
+        beforeStoringOperations: """
+            SELECT set_config('default_toast_compression', 'lz4', true) FROM pg_settings
+            WHERE name = 'default_toast_compression' AND source = 'default' AND 'lz4' = ANY (enumvals)
+            """,
+        probingIndexes: (start: "SET LOCAL enable_hashjoin = off; SET LOCAL enable_mergejoin = off",
+                         end: "SET LOCAL enable_hashjoin TO DEFAULT; SET LOCAL enable_mergejoin TO DEFAULT"),
+        bySignatureKey: "",
+        closeMemberships: """
+            WITH closed AS (UPDATE members SET left_at = ? WHERE left_at IS NULL AND (user_did, device_id) IN (SELECT user_did, device_id FROM batch)
+                            RETURNING convo_id, member_mls_did, coalesce(is_admin, FALSE) AS is_admin)
+            INSERT INTO closing SELECT convo_id, member_mls_did, is_admin FROM closed
+            """,
+        collectingClosing: nil,
+        beforeImport: nil)
+}

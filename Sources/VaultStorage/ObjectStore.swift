@@ -1,0 +1,84 @@
+import VaultCore
+import Synchronization
+
+/// The object store one process talks to: a pool of clients (one per thread at a time) and the
+/// version (ETag) of every object read, so that writing one back replaces only the version that
+/// was read (README "Nothing lost": shared stores are written with compare-and-swap).
+public final class ObjectStore: ObjectAccess {
+    public let configuration: S3Configuration
+    private let idle = Mutex<[S3Client]>([])
+    private let versionsRead = Mutex<[S3ObjectName: String]>([:])
+
+    /// The store the environment and the AWS files name (``S3Configuration/load(environment:)``).
+    public static func connect(environment: [String: String]) throws -> ObjectStore {
+        try ObjectStore(S3Configuration.load(environment: environment))
+    }
+
+    public init(_ configuration: S3Configuration) throws {
+        self.configuration = configuration
+        // Fails now, with the reason, when there are no credentials.
+        let first = try S3Client(configuration)
+        idle.withLock { $0.append(first) }
+    }
+
+    /// Runs `body` with a client no other thread is using.
+    public func withClient<T>(_ body: (S3Client) throws -> T) throws -> T {
+        let client = try idle.withLock { $0.popLast() } ?? S3Client(configuration)
+        defer { idle.withLock { $0.append(client) } }
+        return try body(client)
+    }
+
+    /// The whole object, refused past `limit` bytes; its version is remembered.
+    public func read(_ name: S3ObjectName, what: String, limit: Int) throws -> [UInt8] {
+        let found: S3Client.Object?
+        do {
+            found = try withClient { try $0.get(name, limit: limit) }
+        } catch let error as VaultError where error.code == .tooLarge {
+            throw VaultError.tooLarge(what: what, name: name.description, limit: limit)
+        }
+        guard let object = found else { throw VaultError.noSuchObject(name.description, what: what) }
+        versionsRead.withLock { $0[name] = object.etag }
+        return object.bytes
+    }
+
+    /// The version this process read of `name`, if it read it.
+    public func versionRead(_ name: S3ObjectName) -> String? {
+        versionsRead.withLock { $0[name] }
+    }
+
+    /// The object's current version, or nil when there is none (a one-byte ranged read).
+    public func currentVersion(_ name: S3ObjectName) throws -> String? {
+        try withClient { try $0.get(name, range: 0..<1)?.etag }
+    }
+
+    /// Refuses a bucket whose store ignores conditional writes, by trying them on a probe object
+    /// of its own (created, created again, replaced with a wrong ETag; then deleted): every
+    /// "never overwritten" rule of the suite rests on the store refusing the last two.
+    public func requireConditionalWrites(bucket: String) throws {
+        let probe = S3ObjectName(bucket: bucket, key: ".hvt-conditional-write-check-" + Hex.encode(SystemRandom().bytes(8)))
+        try withClient { client in
+            defer { try? client.delete(probe) }
+            let honoured = try client.put(probe, [1], condition: .creating) != .changedMeanwhile
+                && client.put(probe, [2], condition: .creating) == .changedMeanwhile
+                && client.put(probe, [3], condition: .replacing(etag: "\"00000000000000000000000000000000\"")) == .changedMeanwhile
+            guard honoured else { throw VaultError.conditionsIgnored(bucket, endpoint: configuration.endpoint.url) }
+        }
+    }
+
+    /// Writes `bytes` as `name` under `condition`; a change since then refuses (exit 4) and
+    /// writes nothing. The new version is remembered, so a second write follows the first.
+    public func write(_ name: S3ObjectName, _ bytes: [UInt8], condition: S3Client.WriteCondition) throws {
+        switch try withClient({ try $0.put(name, bytes, condition: condition) }) {
+        case .written(let etag):
+            versionsRead.withLock { $0[name] = etag }
+        case .changedMeanwhile:
+            throw VaultError.changedSinceRead(name.description)
+        }
+    }
+}
+
+extension VaultError {
+    package static func noSuchObject(_ name: String, what: String, file: String = #fileID, line: UInt = #line) -> VaultError {
+        VaultError(.io, "could not open \(what) '\(name)': there is no such object", file: file, line: line)
+    }
+}

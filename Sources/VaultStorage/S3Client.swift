@@ -1,0 +1,292 @@
+import VaultCore
+import Foundation
+
+/// A client of one S3-compatible store. Reads are retried on server errors and dropped
+/// connections; a conditional write whose outcome is unknown is never sent again blindly, it is
+/// settled by reading the object back (``put(_:_:condition:)``).
+///
+/// Used by one thread at a time (hence `@unchecked`): ``ObjectStore`` hands each worker its own.
+public final class S3Client: @unchecked Sendable {
+    public let configuration: S3Configuration
+    private let signer: SigV4
+    private let http: HTTPClient
+    /// Attempts for one request, the first included.
+    let attempts: Int
+    private let clock: @Sendable () -> Date
+
+    public init(_ configuration: S3Configuration, attempts: Int = 5, clock: @escaping @Sendable () -> Date = Date.init) throws {
+        guard configuration.credentials != nil else { throw VaultError.noCredentials(configuration.credentialSource) }
+        self.configuration = configuration
+        signer = .s3(region: configuration.region)
+        http = try HTTPClient(proxy: configuration.proxy, noProxy: configuration.noProxy)
+        self.attempts = attempts
+        self.clock = clock
+    }
+
+    public struct Object: Sendable {
+        public let bytes: [UInt8]
+        public let etag: String
+    }
+
+    public struct Listed: Sendable, Hashable {
+        public let key: String
+        public let etag: String
+        public let size: Int
+    }
+
+    /// How a replacement or creation is conditioned: never an unconditional overwrite.
+    public typealias WriteCondition = ObjectWriteCondition
+
+    public enum WriteOutcome: Sendable, Equatable {
+        case written(etag: String)
+        /// The object changed (or appeared, or went away) since it was read: nothing was written.
+        case changedMeanwhile
+    }
+
+    // MARK: Reading
+
+    /// The object, or nil when there is none. `range` asks for some bytes only (a ranged GET);
+    /// an object larger than `limit` is refused without being held.
+    public func get(_ name: S3ObjectName, range: Range<Int>? = nil, limit: Int = InputLimits.document) throws -> Object? {
+        var headers: [(name: String, value: String)] = []
+        if let range { headers.append(("Range", "bytes=\(range.lowerBound)-\(range.upperBound - 1)")) }
+        // The transfer stops past the limit; an error document (a few hundred bytes) always fits.
+        let response = try retrying(name, limit: limit) { send("GET", name, headers: headers, responseLimit: max(limit, 1 << 16)) }
+        switch response.status {
+        case 200, 206:
+            guard response.body.count <= limit else { throw VaultError.tooLarge(what: "vault", name: name.description, limit: limit) }
+            return Object(bytes: response.body, etag: response.headers["etag"] ?? "")
+        case 404 where S3ErrorBody(response.body).code != "NoSuchBucket":
+            return nil
+        case 416:  // the range starts past the end: the object is shorter than asked
+            return Object(bytes: [], etag: response.headers["etag"] ?? "")
+        default:
+            throw failure(response, name)
+        }
+    }
+
+    /// One page of the objects under `prefix` (ListObjectsV2), and the token for the next page.
+    public func list(_ prefix: S3ObjectName, after token: String? = nil, pageSize: Int = 1000) throws -> (objects: [Listed], next: String?) {
+        var query: [(name: String, value: String)] = [("list-type", "2"), ("prefix", prefix.key), ("max-keys", "\(pageSize)")]
+        if let token { query.append(("continuation-token", token)) }
+        let bucket = S3ObjectName(bucket: prefix.bucket, key: "")
+        let response = try retrying(prefix) { send("GET", bucket, query: query) }
+        guard response.status == 200 else { throw failure(response, prefix) }
+        let page = S3ListPage(response.body)
+        // A page that says there is more but not where would end the listing early, silently.
+        guard !page.isTruncated || page.nextToken?.isEmpty == false else {
+            throw VaultError.storageFailed("a truncated listing without a continuation token", prefix.description,
+                                           endpoint: configuration.endpoint.url, message: nil)
+        }
+        return (page.objects, page.isTruncated ? page.nextToken : nil)
+    }
+
+    /// Every object under `prefix`, page by page.
+    public func listAll(_ prefix: S3ObjectName, _ each: ([Listed]) throws -> Void) throws {
+        var token: String?
+        var seen: Set<String> = []
+        repeat {
+            let page = try list(prefix, after: token)
+            try each(page.objects)
+            token = page.next
+            if let token, !seen.insert(token).inserted {
+                throw VaultError.storageFailed("a listing that repeats its continuation token", prefix.description,
+                                               endpoint: configuration.endpoint.url, message: nil)
+            }
+        } while token != nil
+    }
+
+    // MARK: Writing
+
+    /// Writes `bytes` under `condition`. When the server's answer is lost (a dropped connection,
+    /// a server error after the body went out) the write may or may not have happened, so the
+    /// object is read back: our bytes there mean it was written, the version we expected still
+    /// there means it was not (and it is sent again), anything else means someone else wrote.
+    public func put(_ name: S3ObjectName, _ bytes: [UInt8], condition: WriteCondition) throws -> WriteOutcome {
+        let headers: [(name: String, value: String)] = switch condition {
+        case .replacing(let etag): [("If-Match", etag)]
+        case .creating: [("If-None-Match", "*")]
+        }
+        var lastProblem = ""
+        // Set once a write whose outcome was unknown is sent again: an earlier copy may still
+        // land late (after a timeout), so a refusal then is checked against our own bytes.
+        var resent = false
+        for attempt in 0..<attempts {
+            if attempt > 0 { backOff(attempt) }
+            switch send("PUT", name, headers: headers + [("Content-Type", "application/octet-stream")], body: bytes) {
+            case .failure(let error):
+                lastProblem = error.message
+                guard error.mayHaveReachedServer else { continue }
+                if let settled = try settle(name, bytes, condition) { return settled }
+                resent = true
+            case .success(let response):
+                switch response.status {
+                case 200:
+                    return .written(etag: response.headers["etag"] ?? "")
+                // `where` binds to the last pattern only: each status carries its own.
+                case 412 where resent, 409 where resent:
+                    if let current = try get(name), current.bytes == bytes { return .written(etag: current.etag) }
+                    return .changedMeanwhile
+                case 412, 409:  // 409: a concurrent conditional write to the same key won
+                    return .changedMeanwhile
+                case 500...599:
+                    lastProblem = "HTTP \(response.status) \(S3ErrorBody(response.body).code ?? "")"
+                    if let settled = try settle(name, bytes, condition) { return settled }
+                    resent = true
+                default:
+                    throw failure(response, name)
+                }
+            }
+        }
+        throw VaultError.storageUnreachable(configuration.endpoint.url, "writing \(name)", lastProblem)
+    }
+
+    /// What an unknown write did: `.written`/`.changedMeanwhile` when the object says, nil when
+    /// the object is as before the write (so it is safe to send again).
+    private func settle(_ name: S3ObjectName, _ bytes: [UInt8], _ condition: WriteCondition) throws -> WriteOutcome? {
+        let current = try get(name)
+        if let current, current.bytes == bytes { return .written(etag: current.etag) }
+        switch (condition, current) {
+        case (.creating, nil): return nil
+        case (.replacing(let etag), let current?) where current.etag == etag: return nil
+        default: return .changedMeanwhile
+        }
+    }
+
+    /// Deletes an object (only the conditional-write check's own probe is ever deleted).
+    func delete(_ name: S3ObjectName) throws {
+        let response = try retrying(name, doing: "deleting") { send("DELETE", name) }
+        guard [200, 204, 404].contains(response.status) else { throw failure(response, name) }
+    }
+
+    /// Makes a bucket (tests and demos set up their store with it; the tools never make one).
+    func createBucket(_ bucket: String) throws {
+        let name = S3ObjectName(bucket: bucket, key: "")
+        let response = try retrying(name, doing: "creating") { send("PUT", name) }
+        guard response.status == 200 else { throw failure(response, name) }
+    }
+
+    // MARK: One request
+
+    private func retrying(_ name: S3ObjectName, limit: Int = InputLimits.document, doing what: String = "reading",
+                          _ exchange: () -> Result<HTTPResponse, HTTPTransportError>) throws -> HTTPResponse {
+        var lastProblem = ""
+        for attempt in 0..<attempts {
+            if attempt > 0 { backOff(attempt) }
+            switch exchange() {
+            case .success(let response) where !(500...599).contains(response.status):
+                return response
+            case .success(let response):
+                lastProblem = "HTTP \(response.status) \(S3ErrorBody(response.body).code ?? "")"
+            case .failure(let error) where error.tooLarge:
+                throw VaultError.tooLarge(what: "vault", name: name.description, limit: limit)
+            case .failure(let error):
+                lastProblem = error.message
+            }
+        }
+        throw VaultError.storageUnreachable(configuration.endpoint.url, "\(what) \(name)", lastProblem)
+    }
+
+    /// Exponential back-off with full jitter (AWS's advice for SlowDown and 5xx): up to 0.1 s,
+    /// 0.2 s, 0.4 s … 3.2 s.
+    private func backOff(_ attempt: Int) {
+        let ceiling = min(3.2, 0.1 * Double(1 << min(attempt - 1, 5)))
+        usleep(UInt32(Double.random(in: 0...ceiling) * 1_000_000))
+    }
+
+    private func send(_ method: String, _ name: S3ObjectName, query: [(name: String, value: String)] = [],
+                      headers extra: [(name: String, value: String)] = [], body: [UInt8] = [],
+                      responseLimit: Int = InputLimits.listFile) -> Result<HTTPResponse, HTTPTransportError> {
+        let credentials = configuration.credentials!
+        let endpoint = configuration.endpoint
+        let host = configuration.pathStyle ? endpoint.authority : "\(name.bucket).\(endpoint.authority)"
+        let path = configuration.pathStyle ? "/\(name.bucket)/\(name.key)" : "/\(name.key)"
+        let payloadHash = Hex.encode(SHA256.hash(body))
+        let amzDate = Self.amzDate(clock())
+        var headers: [(name: String, value: String)] = [
+            ("Host", host), ("x-amz-date", amzDate), ("x-amz-content-sha256", payloadHash),
+        ] + extra
+        if let token = credentials.sessionToken { headers.append(("x-amz-security-token", token)) }
+        let request = SigV4.Request(method: method, path: path, query: query, headers: headers, payloadHash: payloadHash)
+        guard let authorization = try? signer.authorization(request, amzDate: amzDate, credentials: credentials) else {
+            return .failure(HTTPTransportError(message: "could not sign the request", mayHaveReachedServer: false))
+        }
+        let encodedQuery = SigV4.canonicalQuery(query)
+        let url = "\(endpoint.scheme)://\(host)\(SigV4.encodedPath(path))" + (encodedQuery.isEmpty ? "" : "?\(encodedQuery)")
+        return http.send(HTTPRequest(method: method, url: url, headers: headers + [("Authorization", authorization)], body: body,
+                                     responseLimit: responseLimit))
+    }
+
+    /// `YYYYMMDDTHHMMSSZ` in UTC.
+    static func amzDate(_ date: Date) -> String {
+        var time = time_t(date.timeIntervalSince1970.rounded(.down))
+        var parts = tm()
+        gmtime_r(&time, &parts)
+        func two(_ value: Int32) -> String { value < 10 ? "0\(value)" : "\(value)" }
+        return "\(parts.tm_year + 1900)\(two(parts.tm_mon + 1))\(two(parts.tm_mday))T\(two(parts.tm_hour))\(two(parts.tm_min))\(two(parts.tm_sec))Z"
+    }
+
+    /// The error a response stands for, naming what failed and never a secret.
+    private func failure(_ response: HTTPResponse, _ name: S3ObjectName) -> VaultError {
+        let error = S3ErrorBody(response.body)
+        let code = error.code ?? "HTTP \(response.status)"
+        switch code {
+        case "NoSuchBucket":
+            return .noSuchBucket(name.bucket, endpoint: configuration.endpoint.url)
+        case "InvalidAccessKeyId", "SignatureDoesNotMatch", "AccessDenied", "InvalidToken", "ExpiredToken", "AuthorizationHeaderMalformed":
+            return .storageDenied(code, name.description, keyID: configuration.credentials!.accessKeyID, source: configuration.credentialSource)
+        default:
+            return .storageFailed(code, name.description, endpoint: configuration.endpoint.url, message: error.message)
+        }
+    }
+}
+
+extension VaultError.Code {
+    /// No credentials for the object store were configured.
+    public static let noCredentials = VaultError.Code(name: "noCredentials", category: .operational)
+    /// The object store ignores If-Match / If-None-Match: writing there could lose a device's change.
+    public static let conditionsIgnored = VaultError.Code(name: "conditionsIgnored", category: .refused)
+    /// The object store refused the credentials or the request.
+    public static let storageDenied = VaultError.Code(name: "storageDenied", category: .operational)
+    /// The bucket does not exist.
+    public static let noSuchBucket = VaultError.Code(name: "noSuchBucket", category: .operational)
+    /// The object store could not be reached, or kept failing.
+    public static let storageUnreachable = VaultError.Code(name: "storageUnreachable", category: .operational)
+    /// The object store answered with an error not otherwise named.
+    public static let storageFailed = VaultError.Code(name: "storageFailed", category: .operational)
+    /// The object changed since it was read; nothing was written.
+    public static let changedSinceRead = VaultError.Code(name: "changedSinceRead", category: .refused)
+}
+
+extension VaultError {
+    static func noCredentials(_ source: String, file: String = #fileID, line: UInt = #line) -> VaultError {
+        VaultError(.noCredentials, "no credentials for the object store: found \(source)", file: file, line: line)
+    }
+
+    static func conditionsIgnored(_ bucket: String, endpoint: String, file: String = #fileID, line: UInt = #line) -> VaultError {
+        VaultError(.conditionsIgnored, "the object store at \(endpoint) ignores conditional writes (If-Match, If-None-Match) in the bucket '\(bucket)': "
+                   + "a write there could overwrite a change a device made meanwhile; nothing was written",
+                   hint: "use a store that honours If-Match and If-None-Match (MinIO, SeaweedFS, Ceph, AWS S3 all do)", file: file, line: line)
+    }
+
+    static func storageDenied(_ code: String, _ name: String, keyID: String, source: String, file: String = #fileID, line: UInt = #line) -> VaultError {
+        VaultError(.storageDenied, "the object store refused access to \(name) (\(code)) for access key \(keyID) from \(source)", file: file, line: line)
+    }
+
+    static func noSuchBucket(_ bucket: String, endpoint: String, file: String = #fileID, line: UInt = #line) -> VaultError {
+        VaultError(.noSuchBucket, "the bucket '\(bucket)' does not exist at \(endpoint)", file: file, line: line)
+    }
+
+    static func storageUnreachable(_ endpoint: String, _ what: String, _ problem: String, file: String = #fileID, line: UInt = #line) -> VaultError {
+        VaultError(.storageUnreachable, "could not reach the object store at \(endpoint) while \(what): \(problem)", file: file, line: line)
+    }
+
+    static func storageFailed(_ code: String, _ name: String, endpoint: String, message: String?, file: String = #fileID, line: UInt = #line) -> VaultError {
+        VaultError(.storageFailed, "the object store at \(endpoint) failed on \(name): \(code)\(message.map { " (\($0))" } ?? "")", file: file, line: line)
+    }
+
+    public static func changedSinceRead(_ name: String, file: String = #fileID, line: UInt = #line) -> VaultError {
+        VaultError(.changedSinceRead, "\(name) changed since it was read; nothing was written", hint: "run it again: it reads the version there now",
+                   file: file, line: line)
+    }
+}

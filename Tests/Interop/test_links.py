@@ -1,0 +1,23 @@
+"""Each tool links only the layers it uses (issue 26): its C libraries, read from the binary's
+DT_NEEDED entries, are exactly those Tests/link-table.txt lists, and never one the layers
+keep from it (device-link: no libcurl, libpq, SQLite or FreeType; and so on)."""
+import sys
+from pathlib import Path
+
+import pytest
+
+from workspace import BIN, ROOT
+
+sys.path.insert(0, str(ROOT / "scripts" / "lib"))
+import check_links  # noqa: E402
+
+
+@pytest.mark.parametrize("tool,expected,found", check_links.check(BIN), ids=lambda value: value if isinstance(value, str) else "")
+def test_a_tool_links_what_the_table_says(tool, expected, found):
+    assert found == expected, f"{tool} links {sorted(found)}; the table says {sorted(expected)}"
+    assert not found & check_links.NEVER.get(tool, set()), f"{tool} links {sorted(found & check_links.NEVER[tool])}"
+
+
+def test_the_table_names_every_tool():
+    assert set(check_links.table()) == {"vault-tool", "recovery-sheet", "rotation-planner", "device-revoker", "device-link"}
+    assert Path(BIN / "device-link").exists()
