@@ -55,7 +55,7 @@ public struct DeclaredOutput: Sendable {
     }
 }
 
-/// The one write path (issue 16, README "Nothing lost"): a command declares every file it reads
+/// The one write path (issue 16, docs/conventions.md, "Nothing lost"): a command declares every file it reads
 /// and writes here before it writes anything. Declaring checks the whole set: no output is an
 /// input or another output (by path, link or hard link), no output is a FIFO, device or
 /// folder, at most one output is standard output, and a secret or binary output goes to a
@@ -161,7 +161,7 @@ public final class CommandFiles {
 
 /// Stages a command's outputs (each written and flushed, nothing visible yet) and publishes
 /// them together in the order they were staged, so a command orders its publications to never
-/// leave the family worse off (README "Nothing lost").
+/// leave the family worse off (docs/conventions.md, "Nothing lost").
 public final class OutputWriter {
     private let files: CommandFiles
     private var staged: [(output: DeclaredOutput, file: StagedOutput?, standard: SecretBytes?, object: [UInt8]?)] = []

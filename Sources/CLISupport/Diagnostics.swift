@@ -2,7 +2,7 @@ import ArgumentParser
 import Foundation
 import VaultCore
 
-/// The suite's exit codes (README "Conventions").
+/// The suite's exit codes (docs/conventions.md).
 public enum ExitStatus: Int32, Sendable {
     case ok = 0
     /// I/O and other operational failures.
@@ -117,7 +117,7 @@ public enum ToolMain {
 /// The next step for a refusal of the write path or of a key option, both CLISupport's; the
 /// library's reasons name no option, and each tool adds the hints for its own flags.
 private let commonHints: [VaultError.Code: String] = [
-    .sameFile: "write to another file; inputs and other outputs are never overwritten (README \"Nothing lost\")",
+    .sameFile: "write to another file; inputs and other outputs are never overwritten (see \"Nothing lost\" in docs/conventions.md)",
     .unsafeOutput: "name a regular file, or give - (or no -o) for standard output",
     .vaultKeyGivenAsParentKey: "give it with --vault-key-file instead of --key-file",
     .parentKeyGivenAsVaultKey: "give it with --key-file instead of --vault-key-file",

@@ -14,7 +14,7 @@ public enum InputFiles {
     }
 
     /// Reads a whole public input (a vault, a JSON document), refusing one larger than `limit`
-    /// (README "Limits") before holding more than that.
+    /// (docs/conventions.md, "Limits") before holding more than that.
     public static func read(_ path: String, what: String, limit: Int = InputLimits.document) throws -> [UInt8] {
         if case .object(let name) = try VaultLocation(path) {
             return try ObjectStores.shared(for: name).read(name, what: what, limit: limit)

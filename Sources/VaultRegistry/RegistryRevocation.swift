@@ -407,7 +407,7 @@ extension DeviceRegistry {
 
     /// The operations of `closing`, in byte order of conversation and member, written from the
     /// ids' bytes as JSONValue writes JSON: faster on both engines than a String and a value
-    /// per operation, or than building them in SQL (README, "What the profiles showed"). In
+    /// per operation, or than building them in SQL (docs/performance.md, "What the profiles showed"). In
     /// that order a conversation's operations are adjacent, so the same pass counts them.
     private static func writeOperations(db: RegistrySession, dialect d: RegistryDialect) throws -> WrittenOperations {
         var written = WrittenOperations(), row: [UInt8] = [], count = 0, conversation: [UInt8] = []

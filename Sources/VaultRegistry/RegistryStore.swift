@@ -157,7 +157,7 @@ struct RegistryDialect: Sendable {
     /// Statements around the batch's two UPDATEs that have the planner find the batch's rows by
     /// their indexes. PostgreSQL's planner, pricing a random read at four sequential ones and
     /// misjudging a join on two columns, scans and hashes every membership to find the batch's
-    /// (README, "What the profiles showed"); the update reads those rows' pages anyway. SQLite
+    /// (docs/performance.md, "What the profiles showed"); the update reads those rows' pages anyway. SQLite
     /// always probes: nil.
     let probingIndexes: (start: String, end: String)?
     /// After `user_devices d` where a device is looked up by its signature key and its user:

@@ -3,7 +3,7 @@ import Synchronization
 
 /// The object store one process talks to: a pool of clients (one per thread at a time) and the
 /// version (ETag) of every object read, so that writing one back replaces only the version that
-/// was read (README "Nothing lost": shared stores are written with compare-and-swap).
+/// was read (docs/conventions.md, "Nothing lost": shared stores are written with compare-and-swap).
 public final class ObjectStore: ObjectAccess {
     public let configuration: S3Configuration
     private let idle = Mutex<[S3Client]>([])

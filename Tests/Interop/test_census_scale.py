@@ -3,7 +3,7 @@
 The files are envelopes of both schema versions, one of an unknown future version, and some
 files that are not vaults, spread over nested folders as a bucket mirror would be. Only headers
 are read, so the files are header plus random bytes, as long as a small vault (a file shorter
-than the smallest vault is counted as truncated). The elapsed time is printed for the README.
+than the smallest vault is counted as truncated). The elapsed time is printed for docs/performance.md.
 """
 import json
 import os

@@ -38,7 +38,7 @@ def leaves(metavariables=None):
 METAVARIABLES = []
 LEAVES = leaves(METAVARIABLES)
 
-# One style (README, Conventions): upper-case nouns for the kind of value, no file extensions, no
+# One style (docs/conventions.md): upper-case nouns for the kind of value, no file extensions, no
 # one-letter names except N for a number.
 METAVARIABLE = re.compile(r"^(N|[A-Z][A-Z_]+(#[A-Z]+)?)$")
 

@@ -3,7 +3,7 @@
 The plan id is recomputed in Python as SHA-256 of RFC 8785 canonical JSON (for a plan's
 integers and strings, json.dumps with sorted keys, no whitespace and ensure_ascii=False is
 exactly JCS), and both BIP-340 signatures are verified with coincurve. A household of 50 devices
-and 500 groups of 10 members is planned; the time is printed for the README (goal: under 1 s).
+and 500 groups of 10 members is planned; the time is printed for docs/performance.md (goal: under 1 s).
 """
 import hashlib
 import json

@@ -1,5 +1,5 @@
-"""Turns scripts/bench's hyperfine exports into bench/results.json and the README's table.
-Usage: bench_report.py RESULTS_DIR MIGRATE_VAULTS CENSUS_FILES RESULTS_JSON README S3_VAULTS S3_OBJECTS
+"""Turns scripts/bench's hyperfine exports into bench/results.json and the table in docs/performance.md.
+Usage: bench_report.py RESULTS_DIR MIGRATE_VAULTS CENSUS_FILES RESULTS_JSON DOCUMENT S3_VAULTS S3_OBJECTS
 
 A benchmark this run did not measure (ONLY=…, SKIP_…) keeps its figures from the previous
 bench/results.json, and its row says from which run."""
@@ -146,4 +146,4 @@ marked = re.compile(r"(<!-- bench:begin -->\n).*?(\n<!-- bench:end -->)", re.S)
 if marked.search(text):
     readme.write_text(marked.sub(lambda m: m.group(1) + block + m.group(2), text))
 else:
-    print("README.md has no <!-- bench:begin --> marker; the table was not written there", file=sys.stderr)
+    print("the document has no <!-- bench:begin --> marker; the table was not written there", file=sys.stderr)

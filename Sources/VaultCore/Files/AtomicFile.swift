@@ -1,6 +1,6 @@
 import Foundation
 
-/// The file-system helpers of the write path (README "Nothing lost"). Every output of the suite
+/// The file-system helpers of the write path (docs/conventions.md, "Nothing lost"). Every output of the suite
 /// is an ``OutputLocation`` resolved before anything is written and a ``StagedOutput`` (an
 /// unnamed, flushed file) given its name only when complete, so a failure or a kill leaves the
 /// old file (or none) and never a partial one.

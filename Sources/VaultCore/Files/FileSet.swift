@@ -62,7 +62,7 @@ extension FileSet {
     }
 }
 
-/// Documented limits on what the suite reads (README "Limits"), checked before allocating, so a
+/// Documented limits on what the suite reads (docs/conventions.md, "Limits"), checked before allocating, so a
 /// hostile or mistaken input is refused quickly and in bounded memory.
 public enum InputLimits {
     /// A vault, a vault document, a rotation plan, a recovery-code blob: 16 MiB. A household's

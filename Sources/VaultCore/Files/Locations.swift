@@ -73,7 +73,7 @@ public struct S3ObjectName: Hashable, Sendable, CustomStringConvertible {
     }
 }
 
-/// How a write to an object is conditioned (compare-and-swap: README "Nothing lost").
+/// How a write to an object is conditioned (compare-and-swap: docs/conventions.md, "Nothing lost").
 public enum ObjectWriteCondition: Sendable, Equatable {
     /// Replace only the version that was read (`If-Match`).
     case replacing(etag: String)
