@@ -514,7 +514,7 @@ extension DeviceRegistry {
                 throw VaultError.notInRegistry("device \(user)#\(device)", registry: path)
             }
             guard row.bool("is_active") else {
-                throw VaultError(.refused, "device \(user)#\(device) is revoked; a revoked device rejoins nothing")
+                throw VaultError.revokedDeviceRejoins(user: user, device: device)
             }
             let mlsDid = row.text("device_mls_did")
             let operations: [JSONValue] = try db.strings("""
@@ -623,7 +623,7 @@ extension DeviceRegistry {
                 throw VaultError.notInRegistry("batch '\(batch)'", registry: path)
             }
             guard try db.bool(d.tableExists, [.text("batch_operations")]) else {
-                throw VaultError(.refused, "batch '\(batch)' was made before the registry kept operations; they cannot be produced again")
+                throw VaultError.operationsNotKept(batch: batch)
             }
             return try db.strings("SELECT operation FROM batch_operations WHERE batch_id = ? ORDER BY seq", [.text(batch)])
                 .flatMap { Array($0.utf8) + [0x0a] }
@@ -642,5 +642,22 @@ extension DeviceRegistry {
         }
         if let batch, entries.isEmpty { throw VaultError.notInRegistry("batch '\(batch)'", registry: path) }
         return entries
+    }
+}
+
+extension VaultError.Code {
+    /// A rejoin plan was asked for a revoked device.
+    public static let revokedDeviceRejoins = VaultError.Code(name: "revokedDeviceRejoins", category: .refused)
+    /// A batch's operations were asked for, and the registry did not keep them when it ran.
+    public static let operationsNotKept = VaultError.Code(name: "operationsNotKept", category: .refused)
+}
+
+extension VaultError {
+    static func revokedDeviceRejoins(user: String, device: String, file: String = #fileID, line: UInt = #line) -> VaultError {
+        VaultError(.revokedDeviceRejoins, "device \(user)#\(device) is revoked; a revoked device rejoins nothing", file: file, line: line)
+    }
+
+    static func operationsNotKept(batch: String, file: String = #fileID, line: UInt = #line) -> VaultError {
+        VaultError(.operationsNotKept, "batch '\(batch)' was made before the registry kept operations; they cannot be produced again", file: file, line: line)
     }
 }

@@ -147,7 +147,7 @@ final class SQLiteRegistryEngine: RegistryEngine {
         }
         do {
             try AtomicFile.write(bytes, to: path, mode: 0o666 & ~AtomicFile.currentUmask(), exclusive: true)
-        } catch let error as VaultError where error.code == .refused {
+        } catch let error as VaultError where error.code == .outputExists {
             // Another init made it meanwhile: open that one.
         }
     }

@@ -118,3 +118,17 @@ final class Workspace: @unchecked Sendable {
         return ToolRun(status: process.terminationStatus, stdout: named(try Data(contentsOf: out)), stderr: named(try Data(contentsOf: err)))
     }
 }
+
+/// Which bits a sweep through a binary flips: each flip costs a process, so the binary's sweeps
+/// sample what the library's sweeps (in process) flip exhaustively. Every bit of `wholeBytes`,
+/// and one bit of every third other byte, its position turning with the byte so that every bit
+/// position of a byte is hit across the file; every bit of every byte with `HVT_FULL_SWEEPS=1`.
+enum SampledFlips {
+    static func bits(of bytes: Range<Int>, wholeBytes: Range<Int> = 0..<0) -> [Int] {
+        let full = ProcessInfo.processInfo.environment["HVT_FULL_SWEEPS"] == "1"
+        return bytes.flatMap { byte -> [Int] in
+            if full || wholeBytes.contains(byte) { return Array(byte * 8..<(byte + 1) * 8) }
+            return byte % 3 == 0 ? [byte * 8 + (byte / 3) % 8] : []
+        }
+    }
+}

@@ -40,7 +40,7 @@ public enum HKDF {
     /// OKM = T(1) ‖ T(2) ‖ …, T(i) = HMAC(PRK, T(i-1) ‖ info ‖ i), cut to `outputByteCount`.
     static func expand(pseudoRandomKey prk: SecretBytes, info: [UInt8], outputByteCount: Int) throws -> SecretBytes {
         guard outputByteCount >= 0, outputByteCount <= maximumOutputByteCount else {
-            throw VaultError(.refused, "HKDF output of \(outputByteCount) bytes is more than RFC 5869 allows (\(maximumOutputByteCount))")
+            throw VaultError.badPrimitiveParameters("HKDF output of \(outputByteCount) bytes is more than RFC 5869 allows (\(maximumOutputByteCount))")
         }
         let blockSize = HMACSHA256.byteCount
         let blockCount = (outputByteCount + blockSize - 1) / blockSize

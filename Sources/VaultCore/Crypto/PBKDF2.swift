@@ -5,7 +5,7 @@ internal import CSodium
 public enum PBKDF2 {
     public static func sha256(password: UnsafeRawBufferPointer, salt: [UInt8], iterations: Int, outputByteCount: Int) throws -> SecretBytes {
         guard iterations >= 1, outputByteCount >= 1 else {
-            throw VaultError(.refused, "PBKDF2 needs at least one iteration and one byte of output")
+            throw VaultError.badPrimitiveParameters("PBKDF2 needs at least one iteration and one byte of output")
         }
         try Sodium.ensureInitialized()
         // The HMAC state keyed with the password, computed once and copied for every block.
@@ -38,5 +38,17 @@ public enum PBKDF2 {
                 for byte in 0..<take { out[start + byte] = t[byte] }
             }
         }
+    }
+}
+
+extension VaultError.Code {
+    /// A primitive was called with parameters its standard does not define (no iterations, an
+    /// output longer than allowed): the suite's own mistake, never a person's, so not a refusal.
+    public static let badPrimitiveParameters = VaultError.Code(name: "badPrimitiveParameters", category: .operational)
+}
+
+extension VaultError {
+    static func badPrimitiveParameters(_ what: String, file: String = #fileID, line: UInt = #line) -> VaultError {
+        VaultError(.badPrimitiveParameters, what, file: file, line: line)
     }
 }

@@ -66,7 +66,7 @@ public enum NIP49 {
 
     static func scrypt(_ passphrase: String, salt: [UInt8], logN: UInt8) throws -> SecretBytes {
         guard (1...maximumLogN).contains(logN) else {
-            throw VaultError(.refused, "scrypt log_n \(logN) is outside what this tool accepts (1 to \(maximumLogN))")
+            throw VaultError.scryptCostOutOfRange(logN, maximum: maximumLogN)
         }
         try Sodium.ensureInitialized()
         var normalized = Array(passphrase.precomposedStringWithCompatibilityMapping.utf8)
@@ -80,5 +80,16 @@ public enum NIP49 {
                 "scrypt"
             )
         }
+    }
+}
+
+extension VaultError.Code {
+    /// An ncryptsec's scrypt cost is outside what the tool accepts (a cost too high takes hours).
+    public static let scryptCostOutOfRange = VaultError.Code(name: "scryptCostOutOfRange", category: .refused)
+}
+
+extension VaultError {
+    static func scryptCostOutOfRange(_ logN: UInt8, maximum: UInt8, file: String = #fileID, line: UInt = #line) -> VaultError {
+        VaultError(.scryptCostOutOfRange, "scrypt log_n \(logN) is outside what this tool accepts (1 to \(maximum))", file: file, line: line)
     }
 }

@@ -42,18 +42,17 @@ public enum RotationApplier {
                              random: some RandomSource = SystemRandom()) throws -> Outcome {
         try plan.verifySignatures()
         guard oldKey.publicKey == plan.old.publicKey else {
-            throw VaultError(.refused, "the old key file is not the plan's old key (\(plan.old.publicKey.npub))")
+            throw VaultError.notThePlansKey(.old, plan.old.publicKey)
         }
         guard newKey.publicKey == plan.new.publicKey else {
-            throw VaultError(.refused, "the new key file is not the plan's new key (\(plan.new.publicKey.npub))")
+            throw VaultError.notThePlansKey(.new, plan.new.publicKey)
         }
         guard Hex.encode(SHA256.hash(bytes)) == plan.source.sha256 else {
-            throw VaultError(.refused, "the vault is not the one the plan was made from (its SHA-256 differs): the plan is stale or for another household",
-                             hint: "make a new plan from the current vault")
+            throw VaultError.planForAnotherVault()
         }
         let opened = try Vault.open(bytes, with: .parentKey(oldKey))
         guard (opened.document.revision ?? 0) == plan.source.revision else {
-            throw VaultError(.refused, "the vault is at revision \(opened.document.revision ?? 0), the plan was made at \(plan.source.revision)")
+            throw VaultError.vaultChangedSincePlan(revision: opened.document.revision ?? 0, planned: plan.source.revision)
         }
         let (current, _) = try Migration.migrate(opened.document.revealed(with: Derivation.vaultKey(for: oldKey)), to: 2)
         let time = plan.createdAt
@@ -70,7 +69,7 @@ public enum RotationApplier {
         successor.devices = []
         for device in current.devices where device.status == .active {
             guard let planned = plan.devices.first(where: { $0.deviceId == device.deviceId }), planned.action == .relink else {
-                throw VaultError(.refused, "device '\(device.deviceId)' is active but the plan does not relink it")
+                throw VaultError.planMissesDevice(device.deviceId)
             }
             var relinked = device
             relinked.subkeyPublicKey = try Derivation.deviceSubkey(for: newKey, deviceID: device.deviceId).publicKey.hex
@@ -86,7 +85,7 @@ public enum RotationApplier {
         for index in successor.groupMemberships.indices {
             let group = successor.groupMemberships[index]
             guard let planned = plan.groups.first(where: { $0.mlsGroupId == group.mlsGroupId }) else {
-                throw VaultError(.refused, "group '\(group.mlsGroupId)' is not in the plan")
+                throw VaultError.planMissesGroup(group.mlsGroupId)
             }
             var members = group.memberPubkeys.filter { !planned.remove.contains($0) }
             for key in planned.add where !members.contains(key) {
@@ -182,5 +181,50 @@ public enum RotationVerifier {
         check("groups-kept-other-members", lost.isEmpty, lost.isEmpty ? "\(tombstone.groupMemberships.count) groups keep every other household's member" : "lost: \(lost.joined(separator: "; "))")
         check("key-history", successor.keyHistory.contains { $0.parentPubkey == oldKey.publicKey }, "the new vault's key history names the old key")
         return checks
+    }
+}
+
+extension VaultError.Code {
+    /// A rotation's new key is its old key.
+    public static let newKeyIsOldKey = VaultError.Code(name: "newKeyIsOldKey", category: .refused)
+    /// A key given to apply a plan is not the key the plan names.
+    public static let notThePlansKey = VaultError.Code(name: "notThePlansKey", category: .refused)
+    /// The vault is not the one the plan was made from (its bytes differ).
+    public static let planForAnotherVault = VaultError.Code(name: "planForAnotherVault", category: .refused)
+    /// The vault's revision moved since the plan was made.
+    public static let vaultChangedSincePlan = VaultError.Code(name: "vaultChangedSincePlan", category: .refused)
+    /// An active device of the vault is not relinked by the plan.
+    public static let planMissesDevice = VaultError.Code(name: "planMissesDevice", category: .refused)
+    /// A group of the vault is not in the plan.
+    public static let planMissesGroup = VaultError.Code(name: "planMissesGroup", category: .refused)
+}
+
+extension VaultError {
+    /// Which of a plan's two keys a key file was given as.
+    public enum PlanKey: String, Sendable { case old, new }
+
+    static func newKeyIsOldKey(file: String = #fileID, line: UInt = #line) -> VaultError {
+        VaultError(.newKeyIsOldKey, "the new key is the old key; a rotation needs a new key", file: file, line: line)
+    }
+
+    static func notThePlansKey(_ which: PlanKey, _ expected: PublicKey, file: String = #fileID, line: UInt = #line) -> VaultError {
+        VaultError(.notThePlansKey, "the \(which.rawValue) key file is not the plan's \(which.rawValue) key (\(expected.npub))", file: file, line: line)
+    }
+
+    static func planForAnotherVault(file: String = #fileID, line: UInt = #line) -> VaultError {
+        VaultError(.planForAnotherVault, "the vault is not the one the plan was made from (its SHA-256 differs): the plan is stale or for another household",
+                   hint: "make a new plan from the current vault", file: file, line: line)
+    }
+
+    static func vaultChangedSincePlan(revision: Int, planned: Int, file: String = #fileID, line: UInt = #line) -> VaultError {
+        VaultError(.vaultChangedSincePlan, "the vault is at revision \(revision), the plan was made at \(planned)", file: file, line: line)
+    }
+
+    static func planMissesDevice(_ deviceId: String, file: String = #fileID, line: UInt = #line) -> VaultError {
+        VaultError(.planMissesDevice, "device '\(deviceId)' is active but the plan does not relink it", file: file, line: line)
+    }
+
+    static func planMissesGroup(_ groupId: String, file: String = #fileID, line: UInt = #line) -> VaultError {
+        VaultError(.planMissesGroup, "group '\(groupId)' is not in the plan", file: file, line: line)
     }
 }

@@ -8,7 +8,7 @@ public enum RotationPlanner {
         createdAt: Timestamp, template: TextTemplate
     ) throws -> RotationPlan {
         guard oldKey.publicKey != newKey.publicKey else {
-            throw VaultError(.refused, "the new key is the old key; a rotation needs a new key")
+            throw VaultError.newKeyIsOldKey()
         }
         let document = try Vault.open(bytes, with: .parentKey(oldKey)).document
         let oldIdentity = RotationPlan.Identity(publicKey: oldKey.publicKey), newIdentity = RotationPlan.Identity(publicKey: newKey.publicKey)

@@ -86,8 +86,6 @@ public struct VaultError: Error, Hashable, Sendable, CustomStringConvertible {
         public static let cryptoFailure = Code("cryptoFailure", .operational)
         /// Reading or writing a file failed.
         public static let io = Code("io", .operational)
-        /// The operation was refused for safety.
-        public static let refused = Code("refused", .refused)
     }
 }
 

@@ -19,7 +19,7 @@ public enum Migration {
     public static func migrate(_ document: VaultDocument, to target: Int, allowLossy: Bool = false) throws -> (VaultDocument, Report) {
         try checkTarget(target)
         guard document.isFullyRevealed else {
-            throw VaultError(.refused, "migration needs the document's secrets revealed, to re-encrypt them for the new version")
+            throw VaultError.secretsNotRevealed("migration needs the document's secrets revealed, to re-encrypt them for the new version")
         }
         var report = Report(from: document.version, to: target)
         var current = document
@@ -77,7 +77,7 @@ public enum Migration {
     /// derive again (revision 1, revokedAt equal to updatedAt), so 1 → 2 → 1 loses nothing.
     static func downgrade2to1(_ document: VaultDocument, report: inout Report) throws -> VaultDocument {
         guard document.parentWrapKey != nil else {
-            throw VaultError(.refused, "a rotation tombstone (no wrap key) cannot be written as version 1")
+            throw VaultError.tombstoneInVersion1()
         }
         var downgraded = document
         downgraded.version = 1

@@ -146,8 +146,7 @@ extension Vault {
         guard let expected else { return }
         let actual = document.revision ?? 0
         guard actual == expected else {
-            throw VaultError(.refused, "the vault is at revision \(actual), not the expected \(expected): someone else changed it",
-                             hint: "open it again, and redo the change on the current revision")
+            throw VaultError.staleRevision(actual, expected: expected)
         }
     }
 }
@@ -176,5 +175,30 @@ public enum VaultMigration {
         let (migrated, report) = try Migration.migrate(opened.document.revealed(with: vaultKey), to: target, allowLossy: allowLossy)
         let bytes = try Vault.sealVerified(migrated, access: access, random: random)
         return Outcome(bytes: bytes, report: report, household: household)
+    }
+}
+
+extension VaultError.Code {
+    /// An operation that reads secret values was given a document whose secrets are sealed.
+    public static let secretsNotRevealed = VaultError.Code(name: "secretsNotRevealed", category: .refused)
+    /// The vault is not at the revision the change was made against (compare-and-swap).
+    public static let staleRevision = VaultError.Code(name: "staleRevision", category: .refused)
+    /// A rotation tombstone cannot be written in schema version 1, which has no place for it.
+    public static let tombstoneInVersion1 = VaultError.Code(name: "tombstoneInVersion1", category: .refused)
+}
+
+extension VaultError {
+    /// `what` says which operation needed the secrets and why.
+    static func secretsNotRevealed(_ what: String, file: String = #fileID, line: UInt = #line) -> VaultError {
+        VaultError(.secretsNotRevealed, what, file: file, line: line)
+    }
+
+    static func staleRevision(_ actual: Int, expected: Int, file: String = #fileID, line: UInt = #line) -> VaultError {
+        VaultError(.staleRevision, "the vault is at revision \(actual), not the expected \(expected): someone else changed it",
+                   hint: "open it again, and redo the change on the current revision", file: file, line: line)
+    }
+
+    static func tombstoneInVersion1(file: String = #fileID, line: UInt = #line) -> VaultError {
+        VaultError(.tombstoneInVersion1, "a rotation tombstone (no wrap key) cannot be written as version 1", file: file, line: line)
     }
 }

@@ -34,7 +34,7 @@ public enum VaultDiff {
     /// Both documents must be revealed, so secrets can be compared.
     public static func between(_ old: VaultDocument, _ new: VaultDocument) throws -> [Change] {
         guard old.isFullyRevealed, new.isFullyRevealed else {
-            throw VaultError(.refused, "diff needs both documents' secrets revealed, to compare them")
+            throw VaultError.secretsNotRevealed("diff needs both documents' secrets revealed, to compare them")
         }
         let oldValue = old.jsonValue(), newValue = new.jsonValue()
         var changes: [Change] = []

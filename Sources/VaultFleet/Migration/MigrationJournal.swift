@@ -63,6 +63,11 @@ final class MigrationJournal: Sendable {
     }
 }
 
+extension VaultError.Code {
+    /// Another run holds the journal's lock.
+    public static let journalInUse = VaultError.Code(name: "journalInUse", category: .refused)
+}
+
 extension VaultError {
     static func notAJournal(_ path: String, table: String, file: String = #fileID, line: UInt = #line) -> VaultError {
         VaultError(.notAJournal, "'\(path)' is not a migration journal: it holds a table '\(table.prefix(64))'", file: file, line: line)
@@ -76,6 +81,6 @@ extension VaultError {
     }
 
     static func journalInUse(_ path: String, file: String = #fileID, line: UInt = #line) -> VaultError {
-        VaultError(.refused, "another migration run is using the journal '\(path)'", file: file, line: line)
+        VaultError(.journalInUse, "another migration run is using the journal '\(path)'", file: file, line: line)
     }
 }

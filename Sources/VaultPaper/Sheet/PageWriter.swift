@@ -242,6 +242,11 @@ struct PageWriter {
     }
 
     private func overflow(_ name: String) -> VaultError {
-        VaultError(.refused, "the sheet does not fit on one \(paper.rawValue) page: '\(name)' would run off it", hint: "shorten the label, or use the other paper size")
+        VaultError(.sheetDoesNotFit, "the sheet does not fit on one \(paper.rawValue) page: '\(name)' would run off it", hint: "shorten the label, or use the other paper size")
     }
+}
+
+extension VaultError.Code {
+    /// What a sheet must print does not fit on its page.
+    public static let sheetDoesNotFit = VaultError.Code(name: "sheetDoesNotFit", category: .refused)
 }

@@ -71,6 +71,6 @@ import Testing
         #expect(encrypted.hasPrefix("ncryptsec1"))
         let decrypted = try NIP49.decrypt(encrypted, passphrase: "correct horse")
         #expect(decrypted.key == key && decrypted.keySecurity == 1)
-        #expect(throws: VaultError(.refused, "")) { try NIP49.encrypt(key, passphrase: "x", logN: 30) }
+        #expect(throws: VaultError(.scryptCostOutOfRange, "")) { try NIP49.encrypt(key, passphrase: "x", logN: 30) }
     }
 }

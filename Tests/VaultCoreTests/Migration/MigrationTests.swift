@@ -48,14 +48,14 @@ import Testing
     @Test func migrationNeedsRevealedSecretsAndAKnownTarget() throws {
         let parent = try SecretKey.generate(using: random)
         let document = try DocumentGenerator(random: random).household(parent: parent)
-        #expect(throws: VaultError(.refused, "")) { try Migration.migrate(document.sealed(with: Derivation.vaultKey(for: parent)), to: 2) }
+        #expect(throws: VaultError(.secretsNotRevealed, "")) { try Migration.migrate(document.sealed(with: Derivation.vaultKey(for: parent)), to: 2) }
         #expect(throws: VaultError(.unsupportedVersion, "")) { try Migration.migrate(document, to: 3) }
     }
 
     @Test func expectRevisionGuards() throws {
         let parent = try SecretKey.generate(using: random)
         let v1 = try Vault.seal(DocumentGenerator(random: random).household(parent: parent), with: parent)
-        #expect(throws: VaultError(.refused, "")) { try VaultMigration.migrate(v1, access: .parentKey(parent), to: 2, expectRevision: 1) }
+        #expect(throws: VaultError(.staleRevision, "")) { try VaultMigration.migrate(v1, access: .parentKey(parent), to: 2, expectRevision: 1) }
         #expect(try VaultMigration.migrate(v1, access: .parentKey(parent), to: 2, expectRevision: 0).report.to == 2)
     }
 

@@ -107,13 +107,13 @@ import Testing
             } catch { return error as? VaultError }
         }
         // Stale: the vault changed (resealed) since the plan.
-        #expect(attempt(plan, vault: try Vault.seal(setup.document, with: setup.old))?.code == .refused)
+        #expect(attempt(plan, vault: try Vault.seal(setup.document, with: setup.old))?.code == .planForAnotherVault)
         // Swapped keys, and a stranger's key.
-        #expect(attempt(plan, old: setup.new, new: setup.old)?.code == .refused)
-        #expect(attempt(plan, new: try SecretKey.generate(using: random))?.code == .refused)
+        #expect(attempt(plan, old: setup.new, new: setup.old)?.code == .notThePlansKey)
+        #expect(attempt(plan, new: try SecretKey.generate(using: random))?.code == .notThePlansKey)
         // A plan from another household, applied to this vault.
         let other = try self.setup(devices: 2...3, groups: 1...2)
-        #expect(attempt(try signedPlan(other, mode: .routine), old: other.old, new: other.new)?.code == .refused)
+        #expect(attempt(try signedPlan(other, mode: .routine), old: other.old, new: other.new)?.code == .planForAnotherVault)
         // Tampered: a field changed after signing (the stated planId no longer matches).
         var json = String(decoding: plan.jsonValue().serialized(), as: UTF8.self)
         json = json.replacingOccurrences(of: #""mode": "routine""#, with: #""mode": "compromise""#)
@@ -126,7 +126,7 @@ import Testing
         var unsigned = plan
         unsigned.signatures = (plan.signatures!.new, plan.signatures!.old)
         #expect(attempt(unsigned)?.code == .badSignature)
-        #expect(throws: VaultError(.refused, "")) {
+        #expect(throws: VaultError(.newKeyIsOldKey, "")) {
             try RotationPlanner.plan(vault: setup.vault, oldKey: setup.old, newKey: setup.old, mode: .routine, reason: nil, createdAt: Self.time, template: Self.template)
         }
     }

@@ -157,7 +157,7 @@ import Testing
 
     @Test func textThatCannotFitIsRefused() throws {
         let label = String(repeating: "Very long family name ", count: 200)
-        #expect(throws: VaultError(.refused, "")) {
+        #expect(throws: VaultError(.sheetDoesNotFit, "")) {
             try RecoverySheet.render(Self.content(encrypted: false, label: label), paper: .a4, dotsPerInch: 150, template: Self.template("en"), fonts: SheetFonts())
         }
     }
