@@ -48,11 +48,6 @@ public enum QRPictures {
         }
     }
 
-    /// A QR image of a payload: error correction Q, at 300 dpi with modules no smaller than
-    /// the sheets' minimum (1.2 mm, 15 pixels), so a print still reads after a 100 dpi scan.
-    public static func image(_ payload: [UInt8]) throws -> GrayImage {
-        let dotsPerInch = 300
-        let modulePixels = Int((Double(dotsPerInch) * QRImage.minimumModuleMillimetres / 25.4).rounded(.up))
-        return QRImage.render(try QRCode(payload: payload, level: .quartile), modulePixels: modulePixels, dotsPerInch: dotsPerInch)
-    }
+    /// A QR image of a payload (``QRImage/picture(of:)``).
+    public static func image(_ payload: [UInt8]) throws -> GrayImage { try QRImage.picture(of: payload) }
 }

@@ -7,6 +7,18 @@ public enum QRImage {
     /// zxing-cpp, and not 0.85 mm ones.
     public static let minimumModuleMillimetres = 1.2
 
+    /// The fewest pixels a module may have at `dotsPerInch` (15 at 300 dpi).
+    public static func minimumModulePixels(dotsPerInch: Int) -> Int {
+        Int((Double(dotsPerInch) * minimumModuleMillimetres / 25.4).rounded(.up))
+    }
+
+    /// A QR picture of a payload for a screen or a print: error correction Q, at 300 dpi with
+    /// the smallest modules that still read after a 100 dpi scan.
+    public static func picture(of payload: [UInt8]) throws -> GrayImage {
+        let dotsPerInch = 300
+        return render(try QRCode(payload: payload, level: .quartile), modulePixels: minimumModulePixels(dotsPerInch: dotsPerInch), dotsPerInch: dotsPerInch)
+    }
+
     /// Modules of `modulePixels` pixels; `dotsPerInch` is recorded for printing.
     public static func render(_ code: QRCode, modulePixels: Int, dotsPerInch: Int) -> GrayImage {
         let side = (code.size + 8) * modulePixels

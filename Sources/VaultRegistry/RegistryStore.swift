@@ -22,6 +22,14 @@ public enum RegistryLocation: Sendable, Equatable {
         self = .postgres(connection: text)
     }
 
+    /// The files SQLite keeps beside a registry file (rollback journal, write-ahead log, shared
+    /// memory), each with how messages name it: no output may be one of them. A server
+    /// database has none.
+    public var sideFiles: [(label: String, path: String)] {
+        guard case .sqlite(let path) = self else { return [] }
+        return ["journal", "wal", "shm"].map { ("the registry's \($0) file", path + "-" + $0) }
+    }
+
     /// How messages name the registry: the path or the connection text (which has no password).
     public var displayName: String {
         switch self {

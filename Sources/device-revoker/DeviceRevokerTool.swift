@@ -38,13 +38,13 @@ struct DeviceRevokerTool: ParsableCommand {
 
 /// A date for --not-seen-since: YYYY-MM-DD (midnight UTC) or a full RFC 3339 time.
 func parseSince(_ text: String) throws -> Timestamp {
-    guard let time = Timestamp(rfc3339: text) ?? Timestamp(rfc3339: text + "T00:00:00Z") else {
+    guard let time = Timestamp(dayOrTime: text) else {
         throw ValidationError("--not-seen-since takes YYYY-MM-DD or an RFC 3339 time")
     }
     return time
 }
 
-/// Reads a list file: one entry a line; blank lines and # comments skipped.
+/// Reads a list file (``ListFile``): one entry a line; blank lines and # comments skipped.
 func readList(_ path: String, what: String) throws -> [String] {
     try readNumberedList(path, what: what).map(\.text)
 }
@@ -53,8 +53,7 @@ func readList(_ path: String, what: String) throws -> [String] {
 func readNumberedList(_ path: String, what: String) throws -> [(line: Int, text: String)] {
     var entries: [(line: Int, text: String)] = []
     try InputFiles.forEachLine(path, what: what) { number, line in
-        let entry = trimmed(String(decoding: line, as: UTF8.self))
-        if !entry.isEmpty, !entry.hasPrefix("#") { entries.append((number, entry)) }
+        if let entry = ListFile.entry(line) { entries.append((number, entry)) }
     }
     return entries
 }
@@ -63,16 +62,6 @@ func readNumberedList(_ path: String, what: String) throws -> [(line: Int, text:
 /// 5 MB error.
 func quoted(_ text: String) -> String {
     text.count > 100 ? "'\(text.prefix(100))…'" : "'\(text)'"
-}
-
-/// The text without white space around it: the set of CharacterSet.whitespacesAndNewlines
-/// (Unicode's White_Space and U+200B ZERO WIDTH SPACE), without Foundation's bridging, which
-/// cost more than the rest of reading a 100,000-line devices file.
-func trimmed(_ text: String) -> String {
-    func isSpace(_ scalar: Unicode.Scalar) -> Bool { scalar.properties.isWhitespace || scalar.value == 0x200B }
-    let scalars = text.unicodeScalars
-    guard let first = scalars.firstIndex(where: { !isSpace($0) }), let last = scalars.lastIndex(where: { !isSpace($0) }) else { return "" }
-    return String(scalars[first...last])
 }
 
 /// Operations as JSON Lines.

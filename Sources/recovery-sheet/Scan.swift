@@ -188,22 +188,23 @@ struct Verify: ParsableCommand {
             throw ToolError(.invalidInput, "'\(InputFiles.displayName(path))' has no check code (a typed share has none)",
                             hint: "check a share sheet's picture, or verify enough shares together with --shares")
         }
-        let expected: String
+        let expected: HouseholdID
         if let npub {
-            expected = Household(parentPublicKey: try PublicKey(npub: npub.trimmingCharacters(in: .whitespacesAndNewlines))).id.shortHex
+            expected = Household(parentPublicKey: try PublicKey(npub: npub.trimmingCharacters(in: .whitespacesAndNewlines))).id
         } else if let keyFile {
-            expected = Household(parentPublicKey: try about("--key-file", keyFile) { try KeyFiles.parentKey(keyFile, diagnostics) }.publicKey).id.shortHex
+            expected = Household(parentPublicKey: try about("--key-file", keyFile) { try KeyFiles.parentKey(keyFile, diagnostics) }.publicKey).id
         } else {
             let header = try about("--vault", vault!) { try VaultEnvelope(parsing: InputFiles.read(vault!, what: "vault")).header }
-            expected = header.householdID.shortHex
+            expected = header.householdID
         }
-        guard check.set == share.identifier else {
-            return (report + "MISMATCH: the sheet's check code names set \(check.set), its share code set \(share.identifier)\n", false)
+        switch ShareCodes.compare(check: check, share: share, household: expected) {
+        case .otherSet(let set):
+            return (report + "MISMATCH: the sheet's check code names set \(set), its share code set \(share.identifier)\n", false)
+        case .otherHousehold(let household):
+            return (report + "MISMATCH: the sheet's check code names household \(household)…, not \(expected.shortHex)…\n", false)
+        case .matches:
+            return (report + "match: the sheet's check code names household \(expected.shortHex)…, this household\n", true)
         }
-        guard check.household == expected else {
-            return (report + "MISMATCH: the sheet's check code names household \(check.household)…, not \(expected)…\n", false)
-        }
-        return (report + "match: the sheet's check code names household \(expected)…, this household\n", true)
     }
 }
 

@@ -26,18 +26,8 @@ enum ShareReader {
             let name = InputFiles.displayName(path)
             let image = try GrayImage(decoding: bytes, name: "the picture '\(name)'")
             let payloads = try QRScanner.scan(image).map { String(decoding: $0, as: UTF8.self) }
-            let check = payloads.lazy.compactMap(ShareCodes.parseCheckCode).first
-            // The first code that is a share wins; a damaged share code is reported only when
-            // no other code on the page is a share.
-            var damaged: Error?
-            for payload in payloads {
-                do {
-                    if let share = try ShareCodes.share(fromCode: payload, share: number) { return Read(share: share, checkCode: check) }
-                } catch {
-                    damaged = damaged ?? error
-                }
-            }
-            if let damaged { throw damaged }
+            let page = try ShareCodes.read(payloads: payloads, share: number)
+            if let share = page.share { return Read(share: share, checkCode: page.check) }
             switch PrintedCode.mostTelling(payloads.map { Array($0.utf8) }) {
             case .other, .share, .shareCheck:
                 break  // a share sheet whose share code did not read, or no code of ours: the advice below
@@ -183,12 +173,12 @@ struct Split: ParsableCommand {
             try requireRange(threshold, 1...shares, "--threshold")
             return (1, [SLIP39.Group(threshold: threshold, count: shares)])
         }
-        let parsed = try groups!.split(separator: ",").map { part -> SLIP39.Group in
-            let numbers = part.lowercased().split(separator: "of").compactMap { Int($0.trimmingCharacters(in: .whitespaces)) }
-            guard numbers.count == 2, (1...16).contains(numbers[1]), (1...numbers[1]).contains(numbers[0]) else {
-                throw ToolError(.invalidInput, "--groups takes KofN for each group, K and N from 1 to 16 and K at most N, not '\(part)'")
+        let parsed = try groups!.split(separator: ",").map { part in
+            do {
+                return try SLIP39.Group(parsing: part)
+            } catch let error as VaultError {
+                throw ToolError(.invalidInput, "--groups: \(error.reason)")
             }
-            return SLIP39.Group(threshold: numbers[0], count: numbers[1])
         }
         try requireRange(parsed.count, 1...16, "the number of groups")
         try requireRange(groupThreshold!, 1...parsed.count, "--group-threshold")

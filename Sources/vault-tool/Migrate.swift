@@ -117,7 +117,7 @@ struct Migrate: ParsableCommand {
                 if let value, !VaultLocation.isObject(value) { throw ValidationError("\(option) takes s3://BUCKET/PREFIX/, not '\(value)'") }
             }
             if let source, let out, let from = try? S3ObjectName.folder(parsing: source), let to = try? S3ObjectName.folder(parsing: out),
-               from.bucket == to.bucket, from.key.hasPrefix(to.key) || to.key.hasPrefix(from.key) {
+               from.overlaps(to) {
                 throw ValidationError("--out must not overlap --source: a rerun would list the results as vaults to migrate")
             }
             return

@@ -25,10 +25,10 @@ from botocore.config import Config
 
 import vaultref
 from vaultref import Household
+from workspace import VAULT_TOOL
 
 ENDPOINT = os.environ.get("HVT_TEST_S3_ENDPOINT")
 CREDENTIALS_FILE = os.environ.get("HVT_TEST_S3_CREDENTIALS_FILE")
-VAULT_TOOL = os.environ.get("VAULT_TOOL", ".build/debug/vault-tool")
 
 
 def tool_environment(endpoint=None, credentials_file=None):

@@ -9,8 +9,8 @@ import json
 import os
 import subprocess
 import time
+from workspace import VAULT_TOOL
 
-VAULT_TOOL = os.environ.get("VAULT_TOOL", ".build/debug/vault-tool")
 FILES = int(os.environ.get("CENSUS_FILES", "100000"))
 
 

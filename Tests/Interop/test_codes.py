@@ -6,7 +6,6 @@ after the recovery sheet's simulated print and scan.
 """
 import base64
 import json
-import os
 import secrets
 import subprocess
 
@@ -18,9 +17,7 @@ from mnemonic import Mnemonic
 
 from test_recovery_sheet import print_and_scan, zbar, zxing
 from vaultref import Household
-
-RECOVERY_SHEET = os.environ.get("RECOVERY_SHEET", ".build/debug/recovery-sheet")
-DEVICE_LINK = os.path.join(os.path.dirname(RECOVERY_SHEET), "device-link")
+from workspace import DEVICE_LINK, RECOVERY_SHEET
 
 
 def tool(*args, expect=0, program=RECOVERY_SHEET):

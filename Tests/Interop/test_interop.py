@@ -12,8 +12,8 @@ import pytest
 
 import vaultref
 from vaultref import Household, nip19_encode
+from workspace import VAULT_TOOL
 
-VAULT_TOOL = os.environ.get("VAULT_TOOL", ".build/debug/vault-tool")
 ROUNDS = int(os.environ.get("INTEROP_ROUNDS", "12"))
 
 

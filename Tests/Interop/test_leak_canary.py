@@ -17,8 +17,7 @@ from mnemonic import Mnemonic
 
 import vaultref
 from vaultref import Household, nip19_encode
-
-BIN = Path(os.environ.get("VAULT_TOOL", ".build/debug/vault-tool")).parent
+from workspace import BIN
 
 
 def encodings(secret: bytes, nip19: bool = True):

@@ -3,7 +3,7 @@ in order, in one folder holding the example household (Examples/) under the name
 use, on the test servers scripts/test starts. The only changes are the two server addresses: the
 object store comes from the AWS variables an operator sets, and the PostgreSQL address in the
 text is pointed at a fresh database on the test server. A block that fails fails the test, with
-its command and output."""
+its command and output. The device-link example of docs/tools.md runs the same way."""
 import io
 import json
 import os
@@ -22,12 +22,13 @@ from vaultref import Household, nip19_decode
 from workspace import BIN, ROOT
 
 README = ROOT / "README.md"
+TOOLS = ROOT / "docs" / "tools.md"
 LIVE_REGISTRY = "postgresql://registry_operator@db.internal/chat"
 
 
-def walkthrough_blocks(section_title="Walk-throughs"):
+def walkthrough_blocks(section_title="Walk-throughs", document=README):
     """(heading, text) of each sh block between "## <section_title>" and the next "## "."""
-    text = README.read_text()
+    text = document.read_text()
     section = text.split(f"\n## {section_title}", 1)[1].split("\n## ", 1)[0]
     blocks, heading = [], None
     for part in re.split(r"(^### [^\n]*$|^```sh\n.*?^```$)", section, flags=re.MULTILINE | re.DOTALL):
@@ -150,7 +151,7 @@ def test_every_walkthrough_block_runs_as_pasted(folder):
 
 def test_the_device_link_example_runs_as_pasted(folder):
     """It once named a vault URL the tool refuses (vaults/HOUSEHOLD.vault)."""
-    [(_, text)] = walkthrough_blocks("device-link")
+    [(_, text)] = walkthrough_blocks("device-link", document=TOOLS)
     env = {**os.environ, "PATH": f"{BIN}:{os.environ['PATH']}"}
     result = subprocess.run(["bash", "-euo", "pipefail", "-c", text], cwd=folder, env=env, capture_output=True, timeout=120)
     assert result.returncode == 0, result.stderr.decode(errors="replace")

@@ -6,7 +6,6 @@ with a 1-pixel Gaussian and saved as JPEG quality 50. The 24 words must decode w
 trezor's python-mnemonic to the key's 32 bytes.
 """
 import hashlib
-import os
 import secrets
 import subprocess
 import unicodedata
@@ -20,8 +19,8 @@ from nacl.bindings import crypto_aead_xchacha20poly1305_ietf_decrypt
 from PIL import Image, ImageFilter
 
 from vaultref import Household
+from workspace import RECOVERY_SHEET
 
-RECOVERY_SHEET = os.environ.get("RECOVERY_SHEET", ".build/debug/recovery-sheet")
 SHEETS = [(paper, lang, encrypted) for paper in ("a4", "letter") for lang in ("en", "es") for encrypted in (False, True)]
 
 

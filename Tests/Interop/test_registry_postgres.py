@@ -21,16 +21,10 @@ import time
 import psycopg
 import pytest
 
+from workspace import DEVICE_REVOKER
 
-@pytest.fixture(autouse=True)
-def the_server_is_there():
-    """A test whose server is missing fails, never skips: run through scripts/test, which
-    starts a throwaway PostgreSQL server and names it in HVT_TEST_PGHOST."""
-    assert "HVT_TEST_PGHOST" in os.environ, "needs the throwaway PostgreSQL server that scripts/test starts: run through scripts/test"
+pytestmark = pytest.mark.usefixtures("postgres_server")
 
-
-# Absolute, since every test runs in its own folder (scratch_folder below).
-DEVICE_REVOKER = os.path.abspath(os.environ.get("DEVICE_REVOKER", ".build/debug/device-revoker"))
 PGHOST = os.environ.get("HVT_TEST_PGHOST", "")
 PGPORT = os.environ.get("HVT_TEST_PGPORT", "")
 PGUSER = os.environ.get("HVT_TEST_PGUSER", "hvt")

@@ -5,7 +5,6 @@ device-revoker revokes with every selector form; the output is decrypted by the 
 reference and compared with the input: nothing may differ but the intended changes.
 """
 import json
-import os
 import secrets
 import subprocess
 
@@ -13,8 +12,8 @@ import pytest
 
 import vaultref
 from vaultref import Household, nip19_encode
+from workspace import DEVICE_REVOKER
 
-DEVICE_REVOKER = os.environ.get("DEVICE_REVOKER", ".build/debug/device-revoker")
 NOW = "2026-11-22T10:00:00Z"
 
 

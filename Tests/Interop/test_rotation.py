@@ -7,7 +7,6 @@ and 500 groups of 10 members is planned; the time is printed for docs/performanc
 """
 import hashlib
 import json
-import os
 import secrets
 import subprocess
 import time
@@ -16,8 +15,7 @@ from coincurve import PublicKeyXOnly
 
 import vaultref
 from vaultref import Household, nip19_encode
-
-ROTATION_PLANNER = os.environ.get("ROTATION_PLANNER", ".build/debug/rotation-planner")
+from workspace import ROTATION_PLANNER
 
 
 def key_file(path, household):

@@ -20,11 +20,7 @@ import pytest
 import s3fleet
 from s3fleet import App, Fleet, PrivateServer, migrate, report_lines, tool_environment
 
-
-@pytest.fixture(autouse=True)
-def the_server_is_there():
-    """A test whose server is missing fails, never skips: scripts/test starts the S3 server."""
-    assert s3fleet.ENDPOINT, "needs the throwaway S3 server that scripts/test starts: run through scripts/test"
+pytestmark = pytest.mark.usefixtures("s3_server")
 
 
 @pytest.fixture

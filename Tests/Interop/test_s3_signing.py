@@ -19,8 +19,8 @@ import pytest
 from botocore.auth import S3SigV4Auth
 from botocore.awsrequest import AWSRequest
 from botocore.credentials import Credentials
+from workspace import VAULT_TOOL
 
-VAULT_TOOL = os.environ.get("VAULT_TOOL", ".build/debug/vault-tool")
 ROUNDS = int(os.environ.get("SIGNING_ROUNDS", "30"))
 ALPHABET = "abcXYZ019 -_.~!$&'()*+,;=:@%?#[]{}^`|\"<>\\é漢😀/"
 

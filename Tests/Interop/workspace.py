@@ -9,7 +9,14 @@ import shutil
 import subprocess
 from pathlib import Path
 
+# The one place the tests find the tools: scripts/test names the debug build's vault-tool in
+# VAULT_TOOL, and the others sit beside it.
 BIN = Path(os.environ.get("VAULT_TOOL", ".build/debug/vault-tool")).parent.absolute()
+VAULT_TOOL = str(BIN / "vault-tool")
+RECOVERY_SHEET = str(BIN / "recovery-sheet")
+ROTATION_PLANNER = str(BIN / "rotation-planner")
+DEVICE_REVOKER = str(BIN / "device-revoker")
+DEVICE_LINK = str(BIN / "device-link")
 ROOT = Path(__file__).resolve().parents[2]
 FIXTURES = ROOT / "Tests" / "Fixtures"
 CORPUS = ROOT / "Fuzz" / "Corpus"

@@ -62,6 +62,13 @@ public struct S3ObjectName: Hashable, Sendable, CustomStringConvertible {
     public var isPrefix: Bool { key.isEmpty || key.hasSuffix("/") }
     public var description: String { "s3://\(bucket)/\(key)" }
 
+    /// Whether two prefixes share objects: one lies under the other in the same bucket. A bucket
+    /// run writing under a prefix that overlaps its source would list its own results as vaults
+    /// to migrate when run again.
+    public func overlaps(_ other: S3ObjectName) -> Bool {
+        bucket == other.bucket && (key.hasPrefix(other.key) || other.key.hasPrefix(key))
+    }
+
     /// The object `name` under this prefix.
     public func appending(_ name: String) -> S3ObjectName {
         S3ObjectName(bucket: bucket, key: key + name)

@@ -25,6 +25,16 @@ public enum SLIP39 {
             self.threshold = threshold
             self.count = count
         }
+
+        /// A group written "KofN" (any K of N shares restore it; "2of3", "2 of 3"): N from 1 to
+        /// 16, K from 1 to N, as SLIP-0039 allows.
+        public init(parsing text: some StringProtocol) throws {
+            let numbers = text.lowercased().split(separator: "of").compactMap { Int($0.trimmingCharacters(in: .whitespaces)) }
+            guard numbers.count == 2, (1...16).contains(numbers[1]), (1...numbers[1]).contains(numbers[0]) else {
+                throw VaultError.badGroup(String(text))
+            }
+            self.init(threshold: numbers[0], count: numbers[1])
+        }
     }
 
     // MARK: Splitting
@@ -239,5 +249,16 @@ public enum SLIP39 {
 
     static func checkPassphrase(_ passphrase: [UInt8]) throws {
         guard passphrase.allSatisfy({ (32...126).contains($0) }) else { throw ShareProblem.passphraseNotPrintableASCII }
+    }
+}
+
+extension VaultError.Code {
+    /// A share group that is not written KofN within SLIP-0039's ranges.
+    public static let badGroup = VaultError.Code(name: "badGroup", category: .invalidInput)
+}
+
+extension VaultError {
+    static func badGroup(_ text: String, file: String = #fileID, line: UInt = #line) -> VaultError {
+        VaultError(.badGroup, "a group is KofN, K and N from 1 to 16 and K at most N, not '\(text.prefix(100))'", file: file, line: line)
     }
 }

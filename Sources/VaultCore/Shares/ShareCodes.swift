@@ -39,4 +39,38 @@ public enum ShareCodes {
               parts[2].count == 12, parts[2].allSatisfy(\.isHexDigit) else { return nil }
         return (set, String(parts[2]).lowercased())
     }
+
+    /// What the codes of one page say: the share of the first share code that reads (a damaged
+    /// share code is thrown only when no other code on the page is a share), and the page's
+    /// check code, if it has one. Nil share when no code is a share code.
+    public static func read(payloads: [String], share number: Int) throws -> (share: SLIP39Share?, check: (set: Int, household: String)?) {
+        let check = payloads.lazy.compactMap(parseCheckCode).first
+        var damaged: Error?
+        for payload in payloads {
+            do {
+                if let share = try share(fromCode: payload, share: number) { return (share, check) }
+            } catch {
+                damaged = damaged ?? error
+            }
+        }
+        if let damaged { throw damaged }
+        return (nil, check)
+    }
+
+    /// How a share sheet's check code compares with its share and the expected household.
+    public enum CheckOutcome: Equatable, Sendable {
+        case matches
+        /// The check code names another set than the share code: two sheets' parts mixed.
+        case otherSet(Int)
+        /// The check code names another household (its 12-hex-digit prefix).
+        case otherHousehold(String)
+    }
+
+    /// The rule a holder checks one sheet by: its check code names the share's set and the
+    /// household expected (by the first 12 hex digits of its id).
+    public static func compare(check: (set: Int, household: String), share: SLIP39Share, household: HouseholdID) -> CheckOutcome {
+        guard check.set == share.identifier else { return .otherSet(check.set) }
+        guard check.household == household.shortHex else { return .otherHousehold(check.household) }
+        return .matches
+    }
 }

@@ -18,6 +18,13 @@ public struct Timestamp: Hashable, Comparable, Sendable, CustomStringConvertible
         (lhs.seconds, lhs.nanoseconds) < (rhs.seconds, rhs.nanoseconds)
     }
 
+    /// A day (`YYYY-MM-DD`, its first instant in UTC) or a full RFC 3339 time; nil on anything
+    /// else. How a person names a cut-off ("not seen since 2026-01-01").
+    public init?(dayOrTime text: String) {
+        guard let time = Timestamp(rfc3339: text) ?? Timestamp(rfc3339: text + "T00:00:00Z") else { return nil }
+        self = time
+    }
+
     /// Parses `YYYY-MM-DDTHH:MM:SS[.fraction](Z|±HH:MM)`; an offset is folded into UTC.
     /// Returns nil on anything else.
     public init?(rfc3339 text: String) {

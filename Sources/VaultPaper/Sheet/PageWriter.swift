@@ -108,7 +108,7 @@ struct PageWriter {
         // At least 45 mm across, and modules no smaller than the minimum that survives a 100 dpi
         // scan of a print (a long ncryptsec needs a larger symbol than an nsec).
         let moduleSize = max(Int((Double(scale.pixels(millimetres: minimumWidthMillimetres)) / Double(code.size)).rounded(.up)),
-                             Int((Double(scale.dotsPerInch) * RecoverySheet.minimumModuleMillimetres / 25.4).rounded(.up)))
+                             QRImage.minimumModulePixels(dotsPerInch: scale.dotsPerInch))
         let quiet = RecoverySheet.quietZoneModules * moduleSize
         let side = code.size * moduleSize + 2 * quiet
         try record(name, x: x, y: y, width: side, height: side)

@@ -1,0 +1,100 @@
+// Typed access to a JSON object, with exact error paths.
+
+/// One JSON object being read into a model type. Every accessor names the failing field by its
+/// full path (`devices[2].status`), and ``finish()`` refuses fields nobody asked for.
+package struct JSONObjectReader {
+    package let path: String
+    private let entries: [(key: String, value: JSONValue)]
+    /// Which entries an accessor asked for, by position (no hashing of names: see parseObject).
+    private var consumed: [Bool]
+
+    package init(_ value: JSONValue, path: String) throws {
+        guard case .object(let entries) = value else {
+            throw VaultError(.malformedDocument, "\(path.isEmpty ? "the document" : path) should be a JSON object")
+        }
+        self.path = path
+        self.entries = entries
+        consumed = Array(repeating: false, count: entries.count)
+    }
+
+    package func fieldPath(_ key: String) -> String { path.isEmpty ? key : "\(path).\(key)" }
+
+    package func invalid(_ key: String, _ reason: String) -> VaultError {
+        VaultError(.malformedDocument, "\(fieldPath(key)) \(reason)")
+    }
+
+    package mutating func optional(_ key: String) -> JSONValue? {
+        guard let position = entries.firstIndex(where: { $0.key == key }) else { return nil }
+        consumed[position] = true
+        let value = entries[position].value
+        return value == .null ? nil : value
+    }
+
+    package mutating func required(_ key: String) throws -> JSONValue {
+        guard let value = optional(key) else { throw invalid(key, "is missing") }
+        return value
+    }
+
+    package mutating func has(_ key: String) -> Bool { entries.contains { $0.key == key } }
+
+    package mutating func string(_ key: String) throws -> String {
+        guard case .string(let text) = try required(key) else { throw invalid(key, "should be a string") }
+        return text
+    }
+
+    package mutating func optionalString(_ key: String) throws -> String? {
+        guard let value = optional(key) else { return nil }
+        guard case .string(let text) = value else { throw invalid(key, "should be a string") }
+        return text
+    }
+
+    package mutating func bool(_ key: String) throws -> Bool {
+        guard case .bool(let flag) = try required(key) else { throw invalid(key, "should be true or false") }
+        return flag
+    }
+
+    package mutating func int(_ key: String) throws -> Int {
+        guard case .number(let text) = try required(key), let number = Int(text) else {
+            throw invalid(key, "should be a whole number")
+        }
+        return number
+    }
+
+    package mutating func optionalInt(_ key: String) throws -> Int? {
+        guard let value = optional(key) else { return nil }
+        guard case .number(let text) = value, let number = Int(text) else { throw invalid(key, "should be a whole number") }
+        return number
+    }
+
+    package mutating func timestamp(_ key: String) throws -> Timestamp {
+        guard let time = Timestamp(rfc3339: try string(key)) else {
+            throw invalid(key, "should be an RFC 3339 time such as 2025-11-19T10:00:00Z")
+        }
+        return time
+    }
+
+    package mutating func array(_ key: String) throws -> [(path: String, value: JSONValue)] {
+        guard case .array(let elements) = try required(key) else { throw invalid(key, "should be an array") }
+        // Concatenation, not interpolation: interpolating an Int costs dynamic casts, and this
+        // runs for every element of every array (scripts/bench's profile of `open`).
+        let prefix = fieldPath(key) + "["
+        return elements.enumerated().map { (prefix + String($0.offset) + "]", $0.element) }
+    }
+
+    package mutating func strings(_ key: String) throws -> [String] {
+        guard case .array(let elements) = try required(key) else { throw invalid(key, "should be an array") }
+        return try elements.enumerated().map { position, element in
+            guard case .string(let text) = element else {
+                throw VaultError(.malformedDocument, "\(fieldPath(key))[\(position)] should be a string")
+            }
+            return text
+        }
+    }
+
+    /// Fails on any field that no accessor asked for: nothing unknown is silently dropped.
+    package func finish() throws {
+        if let unknown = consumed.firstIndex(of: false) {
+            throw invalid(entries[unknown].key, "is not a field of this schema")
+        }
+    }
+}

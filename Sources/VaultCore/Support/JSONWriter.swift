@@ -1,0 +1,82 @@
+// Writing JSON: our one serialization, pretty or compact.
+
+extension JSONValue {
+    /// UTF-8 JSON. Pretty output indents by two spaces and ends with a newline; compact output
+    /// has no whitespace at all. Object keys keep their order.
+    public func serialized(pretty: Bool = true) -> [UInt8] {
+        var out = [UInt8]()
+        write(to: &out, pretty: pretty, indent: 0)
+        if pretty { out.append(0x0a) }
+        return out
+    }
+
+    private func write(to out: inout [UInt8], pretty: Bool, indent: Int) {
+        func newline(_ level: Int) {
+            guard pretty else { return }
+            out.append(0x0a)
+            for _ in 0..<level * 2 { out.append(0x20) }
+        }
+        switch self {
+        case .null: out.append(contentsOf: Array("null".utf8))
+        case .bool(let value): out.append(contentsOf: Array((value ? "true" : "false").utf8))
+        case .number(let text): out.append(contentsOf: Array(text.utf8))
+        case .string(let text): Self.writeString(text, to: &out)
+        case .array(let elements):
+            out.append(UInt8(ascii: "["))
+            for (position, element) in elements.enumerated() {
+                if position > 0 { out.append(UInt8(ascii: ",")) }
+                newline(indent + 1)
+                element.write(to: &out, pretty: pretty, indent: indent + 1)
+            }
+            if !elements.isEmpty { newline(indent) }
+            out.append(UInt8(ascii: "]"))
+        case .object(let entries):
+            out.append(UInt8(ascii: "{"))
+            for (position, entry) in entries.enumerated() {
+                if position > 0 { out.append(UInt8(ascii: ",")) }
+                newline(indent + 1)
+                Self.writeString(entry.key, to: &out)
+                out.append(UInt8(ascii: ":"))
+                if pretty { out.append(0x20) }
+                entry.value.write(to: &out, pretty: pretty, indent: indent + 1)
+            }
+            if !entries.isEmpty { newline(indent) }
+            out.append(UInt8(ascii: "}"))
+        }
+    }
+
+    private static let hexDigits = Array("0123456789abcdef".utf8)
+
+    private static func writeString(_ text: String, to out: inout [UInt8]) {
+        var text = text
+        text.withUTF8 { writeString(utf8: $0, to: &out) }
+    }
+
+    /// A string given as its UTF-8 bytes, quoted and escaped as ``serialized(pretty:)`` writes
+    /// strings: for JSON built from bytes that are not a String (a registry batch's operations).
+    package static func writeString<Bytes: Collection<UInt8>>(utf8 bytes: Bytes, to out: inout [UInt8]) {
+        out.append(UInt8(ascii: "\""))
+        if !bytes.contains(where: { $0 < 0x20 || $0 == UInt8(ascii: "\"") || $0 == UInt8(ascii: "\\") }) {
+            out.append(contentsOf: bytes)
+            out.append(UInt8(ascii: "\""))
+            return
+        }
+        for byte in bytes {
+            switch byte {
+            case UInt8(ascii: "\""): out.append(contentsOf: [0x5c, 0x22])
+            case UInt8(ascii: "\\"): out.append(contentsOf: [0x5c, 0x5c])
+            case 0x0a: out.append(contentsOf: [0x5c, UInt8(ascii: "n")])
+            case 0x0d: out.append(contentsOf: [0x5c, UInt8(ascii: "r")])
+            case 0x09: out.append(contentsOf: [0x5c, UInt8(ascii: "t")])
+            case 0x08: out.append(contentsOf: [0x5c, UInt8(ascii: "b")])
+            case 0x0c: out.append(contentsOf: [0x5c, UInt8(ascii: "f")])
+            case 0x00..<0x20:
+                out.append(contentsOf: Array("\\u00".utf8))
+                out.append(hexDigits[Int(byte >> 4)])
+                out.append(hexDigits[Int(byte & 0x0f)])
+            default: out.append(byte)
+            }
+        }
+        out.append(UInt8(ascii: "\""))
+    }
+}

@@ -1,0 +1,215 @@
+import VaultCore
+import Foundation
+
+// The registry's read views: members, rejoin plans, devices, a batch's operations, the log.
+
+extension DeviceRegistry {
+    /// The user-level view of a conversation (the seed's `getMembers`): one row per user.
+    public struct MemberView: Sendable, Equatable {
+        public let userDid: String
+        public let deviceCount: Int
+        public let deviceIds: [String]
+        public let isAdmin: Bool
+        public let joinedAt: String
+    }
+
+    public func members(conversation: String) throws -> [MemberView] {
+        let d = dialect
+        return try read { db in
+            guard try db.bool("SELECT count(*) FROM members WHERE convo_id = ?", [.text(conversation)]) else {
+                throw VaultError.notInRegistry("conversation '\(conversation)'", registry: path)
+            }
+            // One row per open membership, grouped here: the engines' string aggregates differ.
+            let rows = try db.rows("""
+                SELECT user_did, device_id, is_admin, joined_at FROM members WHERE convo_id = ? AND left_at IS NULL
+                ORDER BY user_did\(d.byteOrder), device_id\(d.byteOrder)
+                """, [.text(conversation)])
+            var views: [MemberView] = []
+            var start = rows.startIndex
+            while start < rows.endIndex {
+                let user = rows[start].text("user_did")
+                let end = rows[start...].firstIndex { $0.text("user_did") != user } ?? rows.endIndex
+                let group = rows[start..<end]
+                views.append(MemberView(userDid: user, deviceCount: group.count, deviceIds: group.map { $0.text("device_id") },
+                                        isAdmin: group.contains { $0.bool("is_admin") }, joinedAt: group.map { $0.text("joined_at") }.max()!))
+                start = end
+            }
+            return views
+        }
+    }
+
+    /// The seed's auto-rejoin for a newly registered device: the conversations it must be added
+    /// to (every conversation its user is in and it is not), as `mls.add` operations, and, when
+    /// there are none, why.
+    public struct RejoinPlan: Sendable {
+        public let operations: [JSONValue]
+        /// Set when `operations` is empty.
+        public let emptyBecause: EmptyRejoin?
+    }
+
+    public enum EmptyRejoin: Hashable, Sendable {
+        /// The device is already in every conversation its user is in.
+        case alreadyEverywhere
+        /// The user's memberships were all closed by revocations: these batches closed them,
+        /// in these conversations.
+        case closedByRevocation(batches: [String], conversations: [String])
+        /// The user is in no conversation, and no revocation closed one (never joined, or left).
+        case userInNoConversation
+    }
+
+    /// The rejoin plan of `device`. A device the registry lacks, or a revoked one, is an error.
+    public func rejoinPlan(user: String, device: String) throws -> RejoinPlan {
+        let d = dialect
+        return try read { db in
+            guard let row = try db.rows("SELECT device_mls_did, is_active FROM user_devices WHERE user_did = ? AND device_id = ?",
+                                        [.text(user), .text(device)]).first else {
+                throw VaultError.notInRegistry("device \(user)#\(device)", registry: path)
+            }
+            guard row.bool("is_active") else {
+                throw VaultError.revokedDeviceRejoins(user: user, device: device)
+            }
+            let mlsDid = row.text("device_mls_did")
+            let operations: [JSONValue] = try db.strings("""
+                SELECT convo_id FROM members WHERE user_did = ? AND left_at IS NULL
+                AND convo_id NOT IN (SELECT convo_id FROM members WHERE user_did = ? AND device_id = ? AND left_at IS NULL)
+                GROUP BY convo_id ORDER BY convo_id\(d.byteOrder)
+                """, [.text(user), .text(user), .text(device)]).map { convo in
+                .object([("op", .string("mls.add")), ("convo", .string(convo)), ("member", .string(mlsDid))])
+            }
+            guard operations.isEmpty else { return RejoinPlan(operations: operations, emptyBecause: nil) }
+            let inAny = try db.bool("SELECT count(*) FROM members WHERE user_did = ? AND left_at IS NULL", [.text(user)])
+            guard !inAny else { return RejoinPlan(operations: [], emptyBecause: .alreadyEverywhere) }
+            // A revocation closes a device's memberships at its own time: that is how a closed
+            // membership is told from one the user left.
+            let closed = try db.rows("""
+                SELECT r.batch_id, m.convo_id FROM revocations r
+                JOIN members m ON m.user_did = r.user_did AND m.device_id = r.device_id AND m.left_at = r.revoked_at
+                WHERE r.user_did = ? ORDER BY r.id, m.convo_id\(d.byteOrder)
+                """, [.text(user)])
+            guard !closed.isEmpty else { return RejoinPlan(operations: [], emptyBecause: .userInNoConversation) }
+            var batches: [String] = [], conversations: [String] = []
+            for row in closed {
+                let batch = row.text("batch_id"), convo = row.text("convo_id")
+                if !batches.contains(batch) { batches.append(batch) }
+                if !conversations.contains(convo) { conversations.append(convo) }
+            }
+            return RejoinPlan(operations: [], emptyBecause: .closedByRevocation(batches: batches, conversations: conversations.sorted()))
+        }
+    }
+
+    /// One device as `registry devices` lists it.
+    public struct DeviceView: Sendable, Equatable {
+        public let userDid, deviceId, deviceMlsDid: String
+        public let deviceName: String?
+        public let isActive: Bool
+        public let registeredAt: Timestamp
+        public let lastSeenAt: Timestamp?
+        public let revokedAt: Timestamp?
+        public let revocationReason: String?
+        /// Conversations the device is in now.
+        public let openMemberships: Int
+    }
+
+    /// Which devices `devices(matching:)` lists; every set field must match.
+    public struct DeviceFilter: Sendable {
+        public enum State: Sendable { case any, active, revoked }
+        public var user: String?
+        public var state: State = .any
+        /// Devices whose last sign of life (``DeviceRegistry/lastSignOfLife``) is before this.
+        public var notSeenSince: Timestamp?
+        /// A case-insensitive part of the device id or name.
+        public var search: String?
+
+        public init(user: String? = nil, state: State = .any, notSeenSince: Timestamp? = nil, search: String? = nil) {
+            self.user = user
+            self.state = state
+            self.notSeenSince = notSeenSince
+            self.search = search
+        }
+    }
+
+    /// The devices that match, by user and device id.
+    public func devices(matching filter: DeviceFilter) throws -> [DeviceView] {
+        var conditions: [String] = [], arguments: [RegistryValue] = []
+        if let user = filter.user { conditions.append("d.user_did = ?"); arguments.append(.text(user)) }
+        switch filter.state {
+        case .any: break
+        case .active: conditions.append("d.is_active")
+        case .revoked: conditions.append("NOT d.is_active")
+        }
+        if let since = filter.notSeenSince { conditions.append("\(Self.lastSignOfLife("d")) < ?"); arguments.append(.time(Self.timeText(since))) }
+        let d = dialect
+        let rows = try read { db in
+            try db.rows("""
+                SELECT d.user_did, d.device_id, d.device_mls_did, d.device_name, d.is_active, d.registered_at, d.last_seen,
+                       d.revoked_at, d.revocation_reason,
+                       (SELECT count(*) FROM members m WHERE m.user_did = d.user_did AND m.device_id = d.device_id AND m.left_at IS NULL) AS open
+                FROM user_devices d
+                \(conditions.isEmpty ? "" : "WHERE " + conditions.joined(separator: " AND "))
+                ORDER BY d.user_did\(d.byteOrder), d.device_id\(d.byteOrder)
+                """, arguments)
+        }
+        // The text match is Swift's, not the database's lower(), which may fold only ASCII ("ÁNGELA").
+        let search = filter.search?.lowercased()
+        return rows.compactMap { row in
+            let id = row.text("device_id"), name = row.optionalText("device_name")
+            if let search, !id.lowercased().contains(search), name?.lowercased().contains(search) != true { return nil }
+            func time(_ column: String) -> Timestamp? { row.optionalText(column).flatMap(Timestamp.init(rfc3339:)) }
+            return DeviceView(userDid: row.text("user_did"), deviceId: id, deviceMlsDid: row.text("device_mls_did"), deviceName: name,
+                              isActive: row.bool("is_active"), registeredAt: time("registered_at") ?? Timestamp(seconds: 0),
+                              lastSeenAt: time("last_seen"), revokedAt: time("revoked_at"), revocationReason: row.optionalText("revocation_reason"),
+                              openMemberships: row.int("open"))
+        }
+    }
+
+    public struct LogEntry: Sendable, Equatable {
+        public let batchID, revokedAt, userDid, deviceID, selector: String
+        public let reason: String?
+    }
+
+    /// The `mls.remove` operations a batch stored, as JSON Lines, exactly as `revoke` gave them.
+    public func operations(batch: String) throws -> [UInt8] {
+        let d = dialect
+        return try read { db in
+            guard try db.bool("SELECT count(*) FROM revocations WHERE batch_id = ?", [.text(batch)]) else {
+                throw VaultError.notInRegistry("batch '\(batch)'", registry: path)
+            }
+            guard try db.bool(d.tableExists, [.text("batch_operations")]) else {
+                throw VaultError.operationsNotKept(batch: batch)
+            }
+            return try db.strings("SELECT operation FROM batch_operations WHERE batch_id = ? ORDER BY seq", [.text(batch)])
+                .flatMap { Array($0.utf8) + [0x0a] }
+        }
+    }
+
+    public func log(batch: String?) throws -> [LogEntry] {
+        let entries = try read { db in
+            try db.rows("""
+                SELECT batch_id, revoked_at, user_did, device_id, reason, selector FROM revocations
+                \(batch == nil ? "" : "WHERE batch_id = ?") ORDER BY id
+                """, batch.map { [.text($0)] } ?? []).map { row in
+                LogEntry(batchID: row.text("batch_id"), revokedAt: row.text("revoked_at"), userDid: row.text("user_did"), deviceID: row.text("device_id"),
+                         selector: row.text("selector"), reason: row.optionalText("reason"))
+            }
+        }
+        if let batch, entries.isEmpty { throw VaultError.notInRegistry("batch '\(batch)'", registry: path) }
+        return entries
+    }
+}
+
+extension VaultError.Code {
+    /// A rejoin plan was asked for a revoked device.
+    public static let revokedDeviceRejoins = VaultError.Code(name: "revokedDeviceRejoins", category: .refused)
+    /// A batch's operations were asked for, and the registry did not keep them when it ran.
+    public static let operationsNotKept = VaultError.Code(name: "operationsNotKept", category: .refused)
+}
+
+extension VaultError {
+    static func revokedDeviceRejoins(user: String, device: String, file: String = #fileID, line: UInt = #line) -> VaultError {
+        VaultError(.revokedDeviceRejoins, "device \(user)#\(device) is revoked; a revoked device rejoins nothing", file: file, line: line)
+    }
+
+    static func operationsNotKept(batch: String, file: String = #fileID, line: UInt = #line) -> VaultError {
+        VaultError(.operationsNotKept, "batch '\(batch)' was made before the registry kept operations; they cannot be produced again", file: file, line: line)
+    }
+}

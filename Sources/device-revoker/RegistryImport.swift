@@ -1,0 +1,52 @@
+import ArgumentParser
+import CLISupport
+import Foundation
+import VaultCore
+import VaultRegistry
+
+extension Registry {
+    struct Import: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Bulk-load devices and memberships from JSON Lines in one transaction.",
+            discussion: """
+            Keys are the column names; signature_public_key is hex, times RFC 3339 UTC, is_admin \
+            and is_active booleans. A bad line names its line number and nothing is imported.
+
+            Examples:
+              device-revoker registry import --db registry.sqlite \\
+                --devices devices.jsonl --members members.jsonl
+              export-devices | device-revoker registry import --db registry.sqlite \\
+                --devices - --upsert --json
+            """
+        )
+        @OptionGroup var database: Database
+        @Option(help: ArgumentHelp("user_devices rows.", valueName: "FILE")) var devices: String?
+        @Option(help: ArgumentHelp("members rows.", valueName: "FILE")) var members: String?
+        @Flag(help: "Update rows already there (names, keys, last seen, admin flags) instead of refusing; revocations are never undone.")
+        var upsert = false
+        @Flag(help: "Print the counts as JSON.") var json = false
+        @OptionGroup var now: NowOption
+
+        func validate() throws {
+            guard devices != nil || members != nil else { throw ValidationError("give --devices, --members or both") }
+            try requireOneStandardInput([devices, members])
+        }
+
+        func run() throws {
+            let inputs = [devices.map { FileSet.Input("--devices", $0) }, members.map { FileSet.Input("--members", $0) }].compactMap { $0 }
+            _ = try CommandFiles(reads: inputs + database.sideFiles, writes: database.asOutput)
+            let registry = try database.open(.readWrite)
+            func source(_ path: String, _ what: String) -> DeviceRegistry.LineSource {
+                ("\(what) '\(InputFiles.displayName(path))'", { try InputFiles.forEachLine(path, what: what, $0) })
+            }
+            let counts = try registry.importRows(devices: devices.map { source($0, "devices file") },
+                                                 members: members.map { source($0, "members file") }, now: now.time, upsert: upsert)
+            if json {
+                StandardStreams.writeOutput(JSONValue.object([
+                    ("db", .string(database.db)), ("devices", .int(counts.devices)), ("memberships", .int(counts.members)), ("upsert", .bool(upsert)),
+                ]).serialized())
+            }
+            diagnostics.note("\(upsert ? "imported or updated" : "imported") \(counted(counts.devices, "device")) and \(counted(counts.members, "membership")) into \(database.db)")
+        }
+    }
+}

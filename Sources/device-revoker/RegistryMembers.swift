@@ -1,0 +1,37 @@
+import ArgumentParser
+import CLISupport
+import Foundation
+import VaultCore
+import VaultRegistry
+
+extension Registry {
+    struct Members: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "The user-level view of a conversation: one row per user, device count, admin flag.",
+            discussion: """
+            Examples:
+              device-revoker registry members --db registry.sqlite --convo family-chat
+              device-revoker registry members --db registry.sqlite --convo family-chat \\
+                --json
+            """
+        )
+        @OptionGroup var database: Database
+        @Option(help: ArgumentHelp("The conversation id.", valueName: "ID")) var convo: String
+        @Flag(help: "Print JSON.") var json = false
+
+        func run() throws {
+            let members = try database.open(.readOnly).members(conversation: convo)
+            if json {
+                StandardStreams.writeOutput(JSONValue.array(members.map {
+                    .object([("userDid", .string($0.userDid)), ("deviceCount", .int($0.deviceCount)), ("deviceIds", .array($0.deviceIds.map(JSONValue.string))),
+                             ("isAdmin", .bool($0.isAdmin)), ("joinedAt", .string($0.joinedAt))])
+                }).serialized())
+                return
+            }
+            var table = TextTable()
+            table.add("user", "devices", "admin", "joined")
+            for member in members { table.add(member.userDid, "\(member.deviceCount)", member.isAdmin ? "admin" : "", member.joinedAt) }
+            StandardStreams.writeOutput(Array(table.render().utf8))
+        }
+    }
+}

@@ -1,0 +1,37 @@
+import ArgumentParser
+import CLISupport
+import Foundation
+import VaultCore
+import VaultRegistry
+
+extension Registry {
+    struct RejoinPlan: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "rejoin-plan",
+            abstract: "The conversations a newly registered device must be added to, as mls.add operations (JSON Lines).",
+            discussion: """
+            Examples:
+              device-revoker registry rejoin-plan --db registry.sqlite \\
+                --device 'did:plc:josh#c3d4'
+            """
+        )
+        @OptionGroup var database: Database
+        @Option(help: ArgumentHelp("The new device.", valueName: "DID#DEVICE")) var device: String
+
+        func run() throws {
+            guard let pair = DeviceRegistry.deviceReference(device) else { throw ValidationError("--device takes USER_DID#DEVICE_ID") }
+            let plan = try database.open(.readOnly).rejoinPlan(user: pair.user, device: pair.device)
+            StandardStreams.writeOutput(plan.operations.flatMap { $0.serialized(pretty: false) + [0x0a] })
+            switch plan.emptyBecause {
+            case nil: break
+            case .alreadyEverywhere:
+                diagnostics.note("nothing to rejoin: \(device) is already in every conversation of \(pair.user)")
+            case .closedByRevocation(let batches, let conversations):
+                diagnostics.note("nothing to rejoin: every membership of \(pair.user) was closed by revocation (batch\(batches.count == 1 ? "" : "es") \(batches.joined(separator: ", ")))")
+                diagnostics.note("a revocation is never undone: an admin of each conversation must add this device again from the app: \(conversations.joined(separator: ", "))")
+            case .userInNoConversation:
+                diagnostics.note("nothing to rejoin: \(pair.user) is in no conversation, and no revocation closed one")
+            }
+        }
+    }
+}

@@ -1,0 +1,203 @@
+import ArgumentParser
+import CLISupport
+import Foundation
+import VaultCore
+import VaultRegistry
+
+extension Registry {
+    struct Revoke: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Revoke devices in one transaction: inactive, memberships closed, one log row each.",
+            discussion: """
+            Refuses (exit 4), before changing anything, when a listed device, key or user is \
+            not in the registry (each is named, by line, with the user's closest devices) unless \
+            --allow-unmatched; when users would be left with no active device unless \
+            --allow-users-without-device; when conversations would be left with no active admin \
+            device unless --allow-conversations-without-admin. --force allows both of the last \
+            two, never an unmatched entry. A second identical run changes nothing and says so.
+
+            Examples:
+              device-revoker registry revoke --db r.sqlite --device 'did:plc:josh#a1b2' \\
+                --reason lost
+              device-revoker registry revoke --db r.sqlite --devices-file stolen.txt \\
+                --dry-run --json
+              device-revoker registry revoke --db r.sqlite --user did:plc:josh --force
+            """
+        )
+        @OptionGroup var database: Database
+        @Option(name: .customLong("device"), help: ArgumentHelp("USER_DID#DEVICE_ID (repeatable).", valueName: "DID#DEVICE")) var devices: [String] = []
+        @Option(help: ArgumentHelp("USER_DID#DEVICE_ID, one a line.", valueName: "FILE")) var devicesFile: String?
+        @Option(help: ArgumentHelp("Every device of this user.", valueName: "DID")) var user: String?
+        @Option(help: ArgumentHelp("Devices not seen since this date.", valueName: "DATE")) var notSeenSince: String?
+        @Option(help: ArgumentHelp("Signature public keys (hex), one a line.", valueName: "FILE")) var signatureKeysFile: String?
+        @Option(help: ArgumentHelp("Why; recorded on each device and in the log.", valueName: "TEXT")) var reason: String?
+        @Flag(help: "Show the blast radius and write nothing.") var dryRun = false
+        @Flag(help: "Print JSON.") var json = false
+        @Flag(help: "Revoke what was found even if some listed entries are not in the registry (each is reported).") var allowUnmatched = false
+        @Flag(help: "Go ahead even if users are left with no active device.") var allowUsersWithoutDevice = false
+        @Flag(help: "Go ahead even if conversations are left with no active admin device.") var allowConversationsWithoutAdmin = false
+        @Flag(help: "Both of the above: users and conversations may be left without an active device or admin.") var force = false
+        @Flag(help: "Spare each user's last active device (the one seen most recently): revoke stale devices without locking anyone out.")
+        var keepLastDevice = false
+        @Option(help: ArgumentHelp("Write the mls.remove operations (JSON Lines) to FILE.", valueName: "FILE")) var ops: String?
+        @Option(help: ArgumentHelp("The batch id to log, such as a ticket number (default: a random UUID).", valueName: "ID")) var batchId: String?
+        @OptionGroup var now: NowOption
+
+        func validate() throws {
+            let selectors = [!devices.isEmpty, devicesFile != nil, user != nil, notSeenSince != nil, signatureKeysFile != nil].filter { $0 }.count
+            guard selectors == 1 else {
+                throw ValidationError("choose the devices one way: --device, --devices-file, --user, --not-seen-since or --signature-keys-file")
+            }
+            if let notSeenSince { _ = try parseSince(notSeenSince) }
+            // Sparing a device named on purpose (a stolen one) would leave it active.
+            if keepLastDevice, notSeenSince == nil { throw ValidationError("--keep-last-device goes with --not-seen-since") }
+        }
+
+        var allowing: DeviceRegistry.Overrides {
+            var allowing: DeviceRegistry.Overrides = force ? .guardRails : []
+            if allowUnmatched { allowing.insert(.unmatched) }
+            if allowUsersWithoutDevice { allowing.insert(.usersWithoutDevice) }
+            if allowConversationsWithoutAdmin { allowing.insert(.conversationsWithoutAdmin) }
+            return allowing
+        }
+
+        /// The selector, and how each listed entry is named in messages ("line 3", "--device 2").
+        func selector() throws -> (DeviceRegistry.Selector, places: [String]) {
+            func pairs(_ entries: [(place: String, text: String)]) throws -> [(user: String, device: String)] {
+                try entries.map { place, entry in
+                    guard let pair = DeviceRegistry.deviceReference(entry) else {
+                        throw ToolError(.invalidInput, "\(place): \(quoted(entry)) is not USER_DID#DEVICE_ID".displaySafe,
+                                        hint: entry.contains("#") ? nil : "to revoke every device of a user, give --user \(quoted(entry))".displaySafe)
+                    }
+                    return pair
+                }
+            }
+            if let devicesFile {
+                let entries = try readNumberedList(devicesFile, what: "devices file").map { ("devices file line \($0.line)", $0.text) }
+                return (.devices(try pairs(entries)), entries.map(\.0))
+            }
+            if let user { return (.user(user), ["--user"]) }
+            if let notSeenSince { return (.notSeenSince(try parseSince(notSeenSince)), []) }
+            if let signatureKeysFile {
+                let entries = try readNumberedList(signatureKeysFile, what: "signature keys file")
+                return (.signatureKeys(try entries.map { entry in
+                    guard let key = Hex.decode(entry.text), !key.isEmpty else {
+                        throw ToolError(.invalidInput, "signature keys file line \(entry.line): \(quoted(entry.text)) is not hex".displaySafe)
+                    }
+                    return key
+                }), entries.map { "signature keys file line \($0.line)" })
+            }
+            let entries = devices.enumerated().map { index, device in (devices.count == 1 ? "--device" : "--device \(index + 1)", device) }
+            return (.devices(try pairs(entries)), entries.map(\.0))
+        }
+
+        /// One line per unmatched entry: where it was listed, and what the registry has near it.
+        static func unmatchedLines(_ unmatched: [DeviceRegistry.Unmatched], places: [String], limit: Int = 20) -> String {
+            guard !unmatched.isEmpty else { return "" }
+            let lines = unmatched.prefix(limit).map { entry -> String in
+                let place = places.indices.contains(entry.item - 1) ? places[entry.item - 1] : "entry \(entry.item)"
+                let near = !entry.closest.isEmpty ? "; closest: " + entry.closest.joined(separator: ", ")
+                    : entry.entry.contains("#") && !entry.userKnown ? "; no such user" : ""
+                return "  \(place): \(quoted(entry.entry))\(near)".displaySafe + "\n"
+            }
+            let more = unmatched.count > limit ? "  … and \(unmatched.count - limit) more (--json lists them all)\n" : ""
+            return "not found:\n" + lines.joined() + more
+        }
+
+        /// The options that go past the refusals, in one sentence; stale devices are the case
+        /// --keep-last-device is for, so it is offered first.
+        func hint(for refusals: [DeviceRegistry.Refusal]) -> String {
+            var parts: [String] = []
+            var options: [String] = []
+            for refusal in refusals {
+                switch refusal {
+                case .unmatched: parts.append("correct the entries listed under 'not found', or pass --allow-unmatched to revoke the others")
+                case .wouldLeaveUsersWithoutDevice: options.append("--allow-users-without-device")
+                case .wouldLeaveConversationsWithoutAdmin: options.append("--allow-conversations-without-admin")
+                }
+            }
+            if !options.isEmpty {
+                let allow = options.joined(separator: " and ") + (options.count == 2 ? " (together: --force)" : " (or --force)")
+                parts.append(notSeenSince != nil && !keepLastDevice && options.contains("--allow-users-without-device")
+                    ? "pass --keep-last-device to spare each user's last device, or look at the blast radius and pass \(allow) if it is intended"
+                    : "look at the blast radius, then pass \(allow) if it is intended")
+            }
+            return parts.joined(separator: "; ")
+        }
+
+        /// Names what a count stands for, so support can act on it; a long list is cut, and
+        /// --json has it whole.
+        static func listed(_ title: String, _ ids: [String], limit: Int = 20) -> String {
+            guard !ids.isEmpty else { return "" }
+            let more = ids.count > limit ? "  … and \(ids.count - limit) more (--json lists them all)\n" : ""
+            return "\(title):\n" + ids.prefix(limit).map { "  \($0)".displaySafe + "\n" }.joined() + more
+        }
+
+        func run() throws {
+            let lists = [devicesFile.map { FileSet.Input("--devices-file", $0) }, signatureKeysFile.map { FileSet.Input("--signature-keys-file", $0) }]
+            let files = try CommandFiles(reads: lists.compactMap { $0 } + database.sideFiles,
+                                         writes: database.asOutput + (ops.map { [DeclaredOutput("--ops", $0, kind: .text)] } ?? []))
+            let (selector, places) = try selector()
+            let registry = try database.open(dryRun ? .readOnly : .readWrite)
+            let result = try registry.revoke(selector, reason: reason, now: now.time, dryRun: dryRun, allowing: allowing, collectOperations: false,
+                                             keepLastDevice: keepLastDevice,
+                                             batchID: batchId ?? UUID().uuidString.lowercased())
+            let radius = result.radius
+            if json {
+                StandardStreams.writeOutput(JSONValue.object([
+                    ("batchId", result.applied ? .string(result.batchID) : .null), ("applied", .bool(result.applied)), ("dryRun", .bool(dryRun)),
+                    ("devices", .int(radius.devices)), ("users", .int(radius.users)), ("conversations", .int(radius.conversations)),
+                    ("memberships", .int(radius.memberships)),
+                    ("usersLeftWithoutDevice", .array(radius.usersLeftWithoutDevice.map(JSONValue.string))),
+                    ("conversationsLeftWithoutAdmin", .array(radius.conversationsLeftWithoutAdmin.map(JSONValue.string))),
+                    ("alreadyRevoked", .int(radius.alreadyRevoked)), ("notFound", .int(radius.notFound)),
+                    ("unmatched", .array(radius.unmatched.map { entry in
+                        .object([("where", .string(places.indices.contains(entry.item - 1) ? places[entry.item - 1] : "entry \(entry.item)")),
+                                 ("entry", .string(entry.entry)), ("userKnown", .bool(entry.userKnown)),
+                                 ("closest", .array(entry.closest.map(JSONValue.string)))])
+                    })),
+                    ("sparedLastDevices", .int(radius.sparedLastDevices)),
+                    ("refusals", .array(result.refusals.map {
+                        .object([("kind", .string($0.kind)), ("ids", .array($0.ids.map(JSONValue.string))), ("message", .string($0.reason))])
+                    })),
+                ]).serialized())
+            } else {
+                var table = TextTable()
+                table.add("devices", "\(radius.devices)")
+                table.add("users", "\(radius.users)")
+                table.add("conversations", "\(radius.conversations)")
+                table.add("memberships closed", "\(radius.memberships)")
+                table.add("users left with no active device", "\(radius.usersLeftWithoutDevice.count)")
+                table.add("conversations left with no active admin device", "\(radius.conversationsLeftWithoutAdmin.count)")
+                table.add("already revoked (skipped)", "\(radius.alreadyRevoked)")
+                table.add("not found", "\(radius.notFound)")
+                if keepLastDevice { table.add("spared: each user's last device", "\(radius.sparedLastDevices)") }
+                let head = !result.refusals.isEmpty && radius.devices == 0 ? "refused" : radius.devices == 0 ? "nothing to revoke" : !result.refusals.isEmpty ? (dryRun ? "dry run: refused, the real run would be too" : "refused")
+                    : dryRun ? "dry run: would revoke" : result.applied ? "revoked (batch \(result.batchID))" : "refused"
+                let lists = Self.unmatchedLines(radius.unmatched, places: places)
+                    + Self.listed("users left with no active device", radius.usersLeftWithoutDevice)
+                    + Self.listed("conversations left with no active admin device", radius.conversationsLeftWithoutAdmin)
+                StandardStreams.writeOutput(Array((head + "\n" + table.render(indent: "  ") + lists).utf8))
+            }
+            if !result.refusals.isEmpty {
+                throw ToolError(.refused, result.refusals.map(\.reason).joined(separator: "; ") + "; nothing was changed", hint: hint(for: result.refusals))
+            }
+            guard let writer = files.writer(unlessDryRun: dryRun) else {
+                if ops != nil { diagnostics.note("dry run: --ops was not written") }
+                return
+            }
+            guard result.applied, let ops else {
+                if ops != nil { diagnostics.note("nothing was revoked, so --ops was not written") }
+                return
+            }
+            // The operations are in the database, committed with the batch; the file is written
+            // from there, and can be written again the same way if this fails.
+            do {
+                try writer.write("--ops", registry.operations(batch: result.batchID))
+            } catch let error as VaultError {
+                throw ToolError(.operational, "batch \(result.batchID) is committed, but its operations could not be written: \(error.reason)",
+                                hint: "write them with: device-revoker registry log --db '\(database.db)' --batch \(result.batchID) --ops '\(ops)'")
+            }
+        }
+    }
+}

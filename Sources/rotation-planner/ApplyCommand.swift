@@ -1,0 +1,96 @@
+import ArgumentParser
+import CLISupport
+import Foundation
+import VaultCore
+import VaultStorage
+
+struct Apply: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Carry out a plan: the new vault, the tombstone at the old path, and the app's operations.",
+        discussion: """
+        Refuses (exit 4) a plan whose vault changed since it was made, or keys that are not the \
+        plan's, and (exit 3) a plan whose signatures fail; nothing is written then. Writes \
+        DIR/vaults/<new household id>.vault, the operations (JSON Lines, to --ops or standard \
+        output), and last DIR/vaults/<old household id>.vault (the tombstone, which retires the \
+        old vault), all staged before any is published. Applying a plan again changes nothing: \
+        when DIR holds what this plan produced, apply says so (exit 0); when it holds anything \
+        else, apply refuses (exit 4).
+
+        With --json (which needs --ops), standard output is one JSON object: the plan id, \
+        the two vaults written, the operation count, and whether the plan had already been \
+        applied.
+
+        Examples:
+          rotation-planner apply plan.json --vault household.vault \\
+            --key-file old.nsec --new-key-file new.nsec --out-dir rotated \\
+            --ops ops.jsonl
+          rotation-planner apply plan.json --vault household.vault \\
+            --key-file old.nsec --new-key-file new.nsec --out-dir rotated \\
+            --ops ops.jsonl --json
+        """
+    )
+
+    @Argument(help: ArgumentHelp("The signed plan.", valueName: "PLAN"))
+    var plan: String
+
+    @Option(help: ArgumentHelp("The vault the plan was made from.", valueName: "VAULT"))
+    var vault: String
+
+    @OptionGroup var keys: KeyPairOptions
+
+    @Option(help: ArgumentHelp("Where to write vaults/<household id>.vault for both households: a folder, or s3://BUCKET/.", valueName: "DIR"))
+    var outDir: String
+
+    @Option(help: ArgumentHelp("Write the operations to FILE instead of standard output.", valueName: "FILE"))
+    var ops: String?
+
+    @Flag(help: "Print what was done as JSON (needs --ops).")
+    var json = false
+
+    func validate() throws {
+        try requireOneStandardInput([plan, vault, keys.keyFile, keys.newKeyFile])
+        if json, ops == nil || ops == "-" { throw ValidationError("--json needs --ops FILE (not -): standard output carries the JSON") }
+    }
+
+    private func report(_ plan: RotationPlan, newPath: String, oldPath: String, operations: Int, alreadyApplied: Bool) {
+        guard json else { return }
+        StandardStreams.writeOutput(JSONValue.object([
+            ("planId", .string(Hex.encode(plan.planID))), ("alreadyApplied", .bool(alreadyApplied)),
+            ("newVault", .string(newPath)), ("tombstone", .string(oldPath)),
+            // An earlier apply wrote the operations; this run wrote none.
+            ("ops", alreadyApplied ? .null : .string(ops!)), ("operations", alreadyApplied ? .null : .int(operations)),
+        ]).serialized())
+    }
+
+    func run() throws {
+        let plan = try PlanFiles.read(plan)
+        let newPath = VaultLocation.joined(outDir, plan.new.vaultPath), oldPath = VaultLocation.joined(outDir, plan.old.vaultPath)
+        let files = try CommandFiles(
+            reads: [.init("plan", self.plan), .init("--vault", vault)] + keys.declaredInputs,
+            writes: [DeclaredOutput("new vault", newPath, kind: .binary, createFolders: true, namedByTool: true), DeclaredOutput("--ops", ops, kind: .text),
+                     DeclaredOutput("tombstone", oldPath, kind: .binary, createFolders: true, namedByTool: true)])
+        let (old, new) = try keys.load()
+        let source = try InputFiles.read(vault, what: "vault")
+        let existing = (new: try files.currentContents("new vault"), tombstone: try files.currentContents("tombstone"))
+        if existing.new != nil || existing.tombstone != nil {
+            guard let newVault = existing.new, let tombstone = existing.tombstone,
+                  try RotationApplier.wasApplied(plan, vault: source, newVault: newVault, tombstone: tombstone, oldKey: old, newKey: new) else {
+                throw ToolError(.refused, "'\(outDir)' already holds a vault of one of the plan's households, not the result of this plan; nothing was changed",
+                                hint: "apply into an empty --out-dir, or move those vaults away first")
+            }
+            diagnostics.note("this plan was already applied: \(newPath) and \(oldPath) are its result; nothing was changed")
+            report(plan, newPath: newPath, oldPath: oldPath, operations: 0, alreadyApplied: true)
+            return
+        }
+        let outcome = try RotationApplier.apply(plan, vault: source, oldKey: old, newKey: new)
+        // All three staged before any is published; the tombstone last, because it retires the
+        // old vault: until then the household still has a vault that opens with the old key.
+        let writer = files.writer()
+        try writer.stage("new vault", outcome.newVault)
+        try writer.stage("--ops", Array(outcome.operations.map { $0.serialized(pretty: false) + [0x0a] }.joined()))
+        try writer.stage("tombstone", outcome.tombstone)
+        try writer.publish()
+        diagnostics.note("new vault \(newPath); tombstone \(oldPath); \(outcome.operations.count) operations for the app")
+        report(plan, newPath: newPath, oldPath: oldPath, operations: outcome.operations.count, alreadyApplied: false)
+    }
+}

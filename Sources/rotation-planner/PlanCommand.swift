@@ -1,0 +1,54 @@
+import ArgumentParser
+import CLISupport
+import Foundation
+import VaultCore
+import VaultStorage
+
+struct Plan: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Make a signed rotation plan from the current vault and the two keys.",
+        discussion: """
+        A v1 vault is migrated to v2 in memory, and the plan says so. The plan holds no secret; \
+        it names the vault's revision and SHA-256 so a stale plan is caught. An existing plan \
+        file is never replaced: it may be the record of a rotation already applied.
+
+        Example:
+          rotation-planner plan --vault household.vault --key-file old.nsec \\
+            --new-key-file new.nsec --mode compromise --reason "phone stolen" \\
+            -o plan.json
+        """
+    )
+
+    @Option(help: ArgumentHelp("The household's current vault: a file, or s3://BUCKET/KEY.", valueName: "VAULT"))
+    var vault: String
+
+    @OptionGroup var keys: KeyPairOptions
+
+    @Option(help: ArgumentHelp("routine (a planned change of key) or compromise (the old key may be known to someone else).", valueName: "MODE"))
+    var mode: RotationPlan.Mode = .routine
+
+    @Option(help: ArgumentHelp("Why, in a few words; recorded in the plan.", valueName: "TEXT"))
+    var reason: String?
+
+    @Option(help: ArgumentHelp("The plan's time (RFC 3339), instead of now; for reproducible plans.", valueName: "TIME"))
+    var now: String?
+
+    @Option(name: .shortAndLong, help: ArgumentHelp("Write the plan to FILE instead of standard output.", valueName: "FILE"))
+    var output: String?
+
+    func validate() throws {
+        try requireOneStandardInput([vault, keys.keyFile, keys.newKeyFile])
+        if let now, Timestamp(rfc3339: now) == nil { throw ValidationError("--now takes an RFC 3339 time such as 2026-11-22T10:00:00Z") }
+    }
+
+    func run() throws {
+        let files = try CommandFiles(reads: [.init("--vault", vault)] + keys.declaredInputs, writes: [DeclaredOutput("-o", output, kind: .text, exclusive: true)])
+        let (old, new) = try keys.load()
+        var plan = try RotationPlanner.plan(vault: InputFiles.read(vault, what: "vault"), oldKey: old, newKey: new, mode: mode, reason: reason,
+                                            createdAt: now.flatMap(Timestamp.init(rfc3339:)) ?? currentTime(), template: PlanFiles.template())
+        try plan.sign(oldKey: old, newKey: new)
+        try files.writer().write("-o", plan.jsonValue().serialized())
+        let relink = plan.devices.filter { $0.action == .relink }.count
+        diagnostics.note("plan \(Hex.encode(plan.planID).prefix(16))…: \(plan.mode.rawValue) rotation of household \(plan.old.householdID.shortHex)… → \(plan.new.householdID.shortHex)…, \(counted(relink, "device")) to relink, \(counted(plan.groups.count, "group"))")
+    }
+}

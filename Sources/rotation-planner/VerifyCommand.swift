@@ -1,0 +1,67 @@
+import ArgumentParser
+import CLISupport
+import Foundation
+import VaultCore
+import VaultStorage
+
+struct Verify: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Check a rotation after the fact. Exit 0 when every check passes, 3 otherwise.",
+        discussion: """
+        The tombstone points to the new vault and holds no secret; every device the rotation \
+        revoked is active in the new vault with the new key's subkey; no group lost a member \
+        from another household; the new vault's key history names the old key. With --out-dir \
+        (the folder 'apply' wrote), both vaults are found there from the two keys. --json prints \
+        {"passed", "checks": [{"name", "passed", "detail"}]}.
+
+        Examples:
+          rotation-planner verify --out-dir rotated --key-file old.nsec \\
+            --new-key-file new.nsec
+          rotation-planner verify --old-vault rotated/vaults/OLD.vault \\
+            --new-vault rotated/vaults/NEW.vault --key-file old.nsec \\
+            --new-key-file new.nsec
+        """
+    )
+
+    @Option(help: ArgumentHelp("The tombstone at the old path.", valueName: "VAULT"))
+    var oldVault: String?
+
+    @Option(help: ArgumentHelp("The new vault.", valueName: "VAULT"))
+    var newVault: String?
+
+    @Option(help: ArgumentHelp("The folder (or s3://BUCKET/) 'apply' wrote: both vaults are found under its vaults/.", valueName: "DIR"))
+    var outDir: String?
+
+    @OptionGroup var keys: KeyPairOptions
+
+    @Flag(help: "Print the checks as JSON.")
+    var json = false
+
+    func validate() throws {
+        let byFolder = outDir != nil && oldVault == nil && newVault == nil
+        let byPaths = outDir == nil && oldVault != nil && newVault != nil
+        guard byFolder || byPaths else {
+            throw ValidationError("give --out-dir DIR, or both --old-vault and --new-vault")
+        }
+    }
+
+    func run() throws {
+        let (old, new) = try keys.load()
+        // The paths apply wrote: each household's vault path under the output folder.
+        let tombstone = oldVault ?? VaultLocation.joined(outDir!, Household(parentPublicKey: old.publicKey).vaultPath)
+        let newPath = newVault ?? VaultLocation.joined(outDir!, Household(parentPublicKey: new.publicKey).vaultPath)
+        let checks = try RotationVerifier.verify(tombstone: about("the tombstone", tombstone) { try InputFiles.read(tombstone, what: "tombstone") },
+                                                 newVault: about("the new vault", newPath) { try InputFiles.read(newPath, what: "vault") },
+                                                 oldKey: old, newKey: new)
+        if json {
+            StandardStreams.writeOutput(JSONValue.object([
+                ("passed", .bool(checks.allSatisfy(\.passed))),
+                ("checks", .array(checks.map { .object([("name", .string($0.name)), ("passed", .bool($0.passed)), ("detail", .string($0.detail))]) })),
+            ]).serialized())
+        } else {
+            let text = checks.map { "\($0.passed ? "ok  " : "FAIL") \($0.name): \($0.detail)".displaySafe + "\n" }.joined()
+            StandardStreams.writeOutput(Array(text.utf8))
+        }
+        if checks.contains(where: { !$0.passed }) { throw ExitCode(ExitStatus.authentication.rawValue) }
+    }
+}
