@@ -61,7 +61,8 @@ def rss(side):
     return f"{side['max_rss_mib']} MiB" if side and side["max_rss_mib"] is not None else "?"
 
 
-for name in ["sheet", "startup", "open", "migrate", "s3-migrate", "census", "s3-census", "registry", "registry-since", "registry-pg-revoke", "registry-pg-import",
+STARTUPS = [f"startup-{tool}" for tool in ("vault-tool", "recovery-sheet", "rotation-planner", "device-revoker", "device-link")]
+for name in ["sheet", *STARTUPS, "open", "migrate", "s3-migrate", "census", "s3-census", "registry", "registry-since", "registry-pg-revoke", "registry-pg-import",
              "registry-pg-latency", "plan"]:
     data = latency(name) if name == "registry-pg-latency" else load(name)
     if not data and name in previous["benchmarks"]:
@@ -112,9 +113,11 @@ for name in ["sheet", "startup", "open", "migrate", "s3-migrate", "census", "s3-
         add(name, f"`vault-tool census` of {census_count:,} files vs `find \\| xargs head -c 10` (reading the headers only)",
             f"{ours['median_s']:.2f} s ({rate:,.0f} files/s, {rss(ours)}) vs {peer['median_s']:.2f} s ({rss(peer)}): **{entry['ratio']:.2f}×**",
             "none (the peer is a floor)", None)
-    elif name == "startup":
-        add(name, "`recovery-sheet --version`: process start-up alone", f"{ours['median_s'] * 1000:.1f} ms ({rss(ours)})",
-            "none (tells whether a --batch form pays)", None)
+    elif name in STARTUPS:
+        tool = name.removeprefix("startup-")
+        add(name, f"`{tool} --version` vs `age --version`: process start-up alone",
+            f"{ours['median_s'] * 1000:.1f} ms ({rss(ours)}) vs {peer['median_s'] * 1000:.1f} ms ({rss(peer)}): **{entry['ratio']:.2f}×**",
+            "≤ 2×", entry["ratio"] <= 2)
     elif name == "plan":
         goal = GOALS[name][1]
         add(name, "`rotation-planner plan`, 50 devices × 500 groups of 10", f"{ours['median_s']:.3f} s ({rss(ours)})", f"< {goal:.0f} s",
