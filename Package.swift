@@ -154,7 +154,7 @@ let package = Package(
         // Fuzzing (Fuzz/README.md): the targets are a library, so the tests replay the corpus
         // through the same code; vault-fuzz runs them under libFuzzer when built by scripts/fuzz.
         .systemLibrary(name: "CLibFuzzer"),
-        .target(name: "FuzzTargets", dependencies: ["VaultCore", "VaultFleet", "VaultRegistry", "VaultImaging", "VaultPaper", "VaultStorage"]),
+        .target(name: "FuzzTargets", dependencies: ["VaultCore", "VaultFleet", "VaultRegistry", "VaultImaging", "VaultPaper"]),
         .executableTarget(name: "vault-fuzz", dependencies: ["FuzzTargets", "CLibFuzzer"]),
 
         .testTarget(

@@ -47,7 +47,4 @@ public enum QRPictures {
         case .other: nil
         }
     }
-
-    /// A QR image of a payload (``QRImage/picture(of:)``).
-    public static func image(_ payload: [UInt8]) throws -> GrayImage { try QRImage.picture(of: payload) }
 }

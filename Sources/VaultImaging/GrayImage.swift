@@ -1,5 +1,5 @@
-import VaultCore
 internal import CImageCodecs
+import VaultCore
 
 /// An 8-bit grayscale raster, 0 black to 255 white: a printed page, or a scan of one.
 public struct GrayImage: Sendable, Equatable {

@@ -1,5 +1,5 @@
-import VaultCore
 internal import CQRencode
+import VaultCore
 
 /// A QR code symbol from libqrencode: a square of dark and light modules, no quiet zone.
 public struct QRCode: Sendable {

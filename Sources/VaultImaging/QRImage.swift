@@ -5,10 +5,10 @@ public enum QRImage {
     /// No module is smaller than this on paper or in a picture for a screen: the print-and-scan
     /// test (a 100 dpi scan, rotated, blurred, JPEG) reads 1.2 mm modules with both zbar and
     /// zxing-cpp, and not 0.85 mm ones.
-    public static let minimumModuleMillimetres = 1.2
+    package static let minimumModuleMillimetres = 1.2
 
     /// The fewest pixels a module may have at `dotsPerInch` (15 at 300 dpi).
-    public static func minimumModulePixels(dotsPerInch: Int) -> Int {
+    package static func minimumModulePixels(dotsPerInch: Int) -> Int {
         Int((Double(dotsPerInch) * minimumModuleMillimetres / 25.4).rounded(.up))
     }
 

@@ -1,5 +1,5 @@
-import VaultCore
 internal import CZBar
+import VaultCore
 
 /// Finds QR codes in an image with zbar.
 public enum QRScanner {

@@ -1,6 +1,6 @@
+internal import CFreeType
 import VaultCore
 import VaultImaging
-internal import CFreeType
 
 /// One font face at one pixel size, rendered with FreeType. Owns its FreeType library and face.
 public final class Font: @unchecked Sendable {

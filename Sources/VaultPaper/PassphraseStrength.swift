@@ -1,5 +1,5 @@
-import VaultCore
 internal import CZxcvbn
+import VaultCore
 
 /// How hard a new passphrase is to guess, by zxcvbn's model (zxcvbn-c, Debian's libzxcvbn):
 /// dictionaries of common passwords, names and words, keyboard patterns, repeats, sequences,

@@ -1,5 +1,5 @@
-import VaultCore
 import Foundation
+import VaultCore
 
 /// A server-side device registry: the Catbird seed's `user_devices` and `members` tables (seed
 /// 003) plus revocation state and an append-only `revocations` log, in SQLite (the embedded

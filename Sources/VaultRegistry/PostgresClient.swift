@@ -1,6 +1,6 @@
-import VaultCore
-import Foundation
 internal import CLibPQ
+import Foundation
+import VaultCore
 
 /// The one owner of libpq (PostgreSQL's own client): a connection, its results and COPY. Every
 /// result status goes through ``check(_:_:)``; every pointer is freed here.

@@ -1,5 +1,5 @@
-import VaultCore
 import Foundation
+import VaultCore
 
 /// The registry in PostgreSQL, through libpq: the chat app's own database, changed while the
 /// app runs (issue 13, docs/device-registry.md).

@@ -1,5 +1,5 @@
-import VaultCore
 import Foundation
+import VaultCore
 
 extension DeviceRegistry {
     /// Which devices a revocation takes.

@@ -1,5 +1,5 @@
-import VaultCore
 import Foundation
+import VaultCore
 
 /// Where a device registry lives: a SQLite file (the embedded default) or a PostgreSQL
 /// database (where the chat app's real registry is, issue 13).

@@ -1,5 +1,5 @@
-import VaultCore
 import Foundation
+import VaultCore
 
 // The registry's read views: members, rejoin plans, devices, a batch's operations, the log.
 

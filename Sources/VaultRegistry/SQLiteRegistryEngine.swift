@@ -1,7 +1,7 @@
-import VaultCore
 import Foundation
-import GRDB
-import GRDBSQLite
+internal import GRDB
+internal import GRDBSQLite
+import VaultCore
 
 /// The registry in a SQLite file, through GRDB: the embedded default (demo, tests, small
 /// deployments). Each writing transaction is IMMEDIATE, so it holds the database's one write

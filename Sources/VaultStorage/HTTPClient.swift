@@ -1,5 +1,5 @@
-import VaultCore
 internal import CCurl
+import VaultCore
 
 /// One HTTP exchange: what is sent.
 struct HTTPRequest: Sendable {

@@ -1,5 +1,5 @@
-import VaultCore
 import Foundation
+import VaultCore
 
 /// A client of one S3-compatible store. Reads are retried on server errors and dropped
 /// connections; a conditional write whose outcome is unknown is never sent again blindly, it is

@@ -1,5 +1,5 @@
-import VaultCore
 import Foundation
+import VaultCore
 
 /// Where an S3-compatible store is and how to sign for it, read the way the AWS CLI and SDKs read
 /// it (AWS SDKs and Tools reference guide, "Configuration and credential file settings"):
@@ -90,7 +90,7 @@ public struct S3Configuration: Sendable {
         self.noProxy = noProxy
     }
 
-    /// Reads the configuration from an environment (the executable passes its own; VaultCore
+    /// Reads the configuration from an environment (the executable passes its own; VaultStorage
     /// never reads the process's) and the files it names.
     public static func load(environment: [String: String]) throws -> S3Configuration {
         func env(_ name: String) -> String? { environment[name].flatMap { $0.isEmpty ? nil : $0 } }

@@ -1,4 +1,5 @@
 import VaultCore
+
 /// The few S3 XML answers the client reads: an error's code and message, and a ListObjectsV2
 /// page. S3's XML is flat and machine-written, so the elements are found by name; text is
 /// unescaped as XML 1.0 section 4.6 (the five entities and character references).

@@ -1,4 +1,5 @@
 import VaultCore
+
 /// AWS Signature Version 4, the standard construction on HMAC-SHA256 that S3-compatible stores
 /// require (AWS IAM user guide, "Create a signed AWS API request"). It is checked against AWS's
 /// published test suite and against botocore's signer (Tests/Interop/test_s3_signing.py).

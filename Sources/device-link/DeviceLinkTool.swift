@@ -3,6 +3,7 @@ import CLIPictures
 import CLISupport
 import Foundation
 import VaultCore
+import VaultImaging
 
 let diagnostics = Diagnostics(toolName: "device-link")
 
@@ -63,7 +64,7 @@ struct Create: ParsableCommand {
         let link = DeviceLink(vaultURL: vaultUrl, key: key, expiresAt: Timestamp(seconds: start.seconds + Int64(expiresIn)))
         let payload = try link.payload()
         _ = try DeviceLink(payload: payload, now: start)  // the same checks 'read' makes, before anything is written
-        try files.writer().write("-o", QRPictures.image(payload).pngData())
+        try files.writer().write("-o", QRImage.picture(of: payload).pngData())
         diagnostics.note("device link for \(key.publicKey.npub), valid until \(link.expiresAt)")
     }
 }

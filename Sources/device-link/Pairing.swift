@@ -3,6 +3,7 @@ import CLIPictures
 import CLISupport
 import Foundation
 import VaultCore
+import VaultImaging
 
 struct Pairing: ParsableCommand {
     static let configuration = CommandConfiguration(
@@ -42,7 +43,7 @@ struct Pairing: ParsableCommand {
             let code = PairingCode(shareURL: shareUrl, parentDeviceID: parentDeviceId, verificationToken: token, sharedZoneID: sharedZoneId, timestamp: try time(now))
             let payload = code.jsonValue().serialized(pretty: false)
             _ = try PairingCode(payload: payload, now: code.timestamp)  // the same checks 'read' makes
-            try files.writer().write("-o", QRPictures.image(payload).pngData())
+            try files.writer().write("-o", QRImage.picture(of: payload).pngData())
             diagnostics.note("pairing code for device \(parentDeviceId) at \(code.timestamp)".displaySafe)
         }
     }

@@ -4,7 +4,7 @@ import Foundation
 import VaultCore
 import VaultFleet
 
-/// `migrate --manifest`: the presentation of a batch run (the rules are VaultCore's
+/// `migrate --manifest`: the presentation of a batch run (the rules are VaultFleet's
 /// ``BatchMigration``): a JSON Lines report on standard output, a progress bar on a terminal's
 /// standard error, and a summary at the end.
 struct BatchCommand {

@@ -5,7 +5,7 @@ import VaultFleet
 import VaultStorage
 
 /// `migrate --source s3://BUCKET/PREFIX/` (or a manifest of objects) with `--in-place` or
-/// `--out s3://…/`: the presentation of a fleet run on a bucket (the rules are VaultCore's
+/// `--out s3://…/`: the presentation of a fleet run on a bucket (the rules are VaultFleet's
 /// ``BucketMigration``): a JSON Lines report on standard output, progress on a terminal's
 /// standard error, and a summary at the end.
 struct BucketCommand {
@@ -26,8 +26,8 @@ struct BucketCommand {
     let skipFailed: Bool
 
     func run() throws {
-        // The store VaultTool.main registers, an ObjectStore: a bucket batch lists through it.
-        let store = try ObjectStores.shared(for: "s3://") as! ObjectStore
+        // The store VaultTool.main registers: a bucket batch lists through it.
+        let store = try ObjectStores.shared(as: ObjectStore.self, for: "s3://")
         let source: BucketMigration.Source = switch jobs {
         case .listing(let prefix): .listing(prefix, keyFolder: vaultKeyDir!)
         case .manifest(let path): .manifest(bytes: try InputFiles.read(path, what: "manifest", limit: InputLimits.listFile), path: path)

@@ -90,6 +90,6 @@ extension VaultCensus {
             return try take(of: location, listing: listing, progress: progress)
         }
         let prefix = try S3ObjectName.folder(parsing: location)
-        return try take(of: prefix, store: ObjectStores.shared(for: prefix) as! ObjectStore, listing: listing, progress: progress)
+        return try take(of: prefix, store: ObjectStores.shared(as: ObjectStore.self, for: prefix), listing: listing, progress: progress)
     }
 }

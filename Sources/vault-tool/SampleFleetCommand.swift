@@ -3,7 +3,7 @@ import CLISupport
 import VaultCore
 import VaultFleet
 
-/// `sample-fleet`: made-up households for trying the batch tools (VaultCore's ``SampleFleet``).
+/// `sample-fleet`: made-up households for trying the batch tools (VaultFleet's ``SampleFleet``).
 struct SampleFleetCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "sample-fleet",

@@ -191,7 +191,7 @@ enum MergeFixtures {
 
     /// Single-bit flips of a valid fixture, through the real binary, in parallel chunks of 64
     /// bytes: exit 2 where a header field no longer parses, 3 otherwise, and never an output.
-    /// Every bit of the 10-byte header, then one bit of every third byte (its position turning
+    /// Every bit of the header's fixed fields (bytes 0 to 9), then one bit of every third byte (its position turning
     /// with the byte, so every bit position is hit): the exhaustive sweep of every bit is the
     /// library's (``TestkitTests/everyBitFlipIsRejected``), in process; here the binary's
     /// exit codes and outputs are sampled, as each flip costs a process. `HVT_FULL_SWEEPS=1`

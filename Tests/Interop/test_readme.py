@@ -83,7 +83,6 @@ def folder(tmp_path):
 def object_store(folder):
     """Before the bucket block: the trial fleet in the bucket, and the vault keys of its
     households in keys/, as the operator holds them."""
-    assert s3fleet.ENDPOINT, "HVT_TEST_S3_ENDPOINT is not set: run through scripts/test, which starts the object store"
     s3 = s3fleet.client()
     try:
         s3.create_bucket(Bucket="family-vaults")
@@ -109,8 +108,7 @@ def object_store(folder):
 def registry_database():
     """A fresh database on the test server, with the registry's tables and the export's rows, as
     the app's live registry would have them; its address."""
-    host = os.environ.get("HVT_TEST_PGHOST")
-    assert host, "HVT_TEST_PGHOST is not set: run through scripts/test, which starts PostgreSQL"
+    host = os.environ["HVT_TEST_PGHOST"]
     port, user = os.environ["HVT_TEST_PGPORT"], os.environ.get("HVT_TEST_PGUSER", "hvt")
     name = "readme_" + uuid.uuid4().hex[:12]
     with psycopg.connect(host=host, port=port, user=user, dbname="postgres", autocommit=True) as admin:
@@ -118,6 +116,7 @@ def registry_database():
     return f"postgresql:///{name}?host={host}&port={port}&user={user}", name
 
 
+@pytest.mark.usefixtures("s3_server", "postgres_server")
 def test_every_walkthrough_block_runs_as_pasted(folder):
     blocks = walkthrough_blocks()
     assert len(blocks) >= 6, [heading for heading, _ in blocks]

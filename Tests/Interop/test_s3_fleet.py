@@ -13,12 +13,12 @@ import signal
 import sqlite3
 import subprocess
 import time
-from pathlib import Path
 
 import pytest
 
 import s3fleet
 from s3fleet import App, Fleet, PrivateServer, migrate, report_lines, tool_environment
+from workspace import DEVICE_REVOKER
 
 pytestmark = pytest.mark.usefixtures("s3_server")
 
@@ -261,8 +261,7 @@ def test_a_journal_that_is_another_database_is_refused_and_left_as_it_was(s3, tm
     bucket = s3fleet.new_bucket(s3)
     Fleet(s3, bucket, 3, tmp_path / "keys")
     registry = tmp_path / "registry.sqlite"
-    subprocess.run([os.environ.get("DEVICE_REVOKER", str(Path(s3fleet.VAULT_TOOL).parent / "device-revoker")),
-                    "registry", "init", "--db", str(registry)], check=True, capture_output=True)
+    subprocess.run([DEVICE_REVOKER, "registry", "init", "--db", str(registry)], check=True, capture_output=True)
     before = registry.read_bytes()
     status, report, stderr = finish(migrate(["--source", f"s3://{bucket}/vaults/", "--to", "2", "--in-place",
                                              "--vault-key-dir", str(tmp_path / "keys"), "--journal", str(registry)]))

@@ -14,8 +14,8 @@ from PIL import Image
 
 from test_recovery_sheet import print_and_scan, zxing
 from vaultref import Household
+from workspace import RECOVERY_SHEET
 
-RECOVERY_SHEET = os.environ.get("RECOVERY_SHEET", ".build/debug/recovery-sheet")
 WORDLIST = open(os.path.join(os.path.dirname(shamir_mnemonic.__file__), "wordlist.txt")).read().split()
 INDEX = {word: i for i, word in enumerate(WORDLIST)}
 

@@ -13,7 +13,7 @@ import sys
 from pathlib import Path
 
 results_dir, migrate_count, census_count = Path(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3])
-results_json, readme = Path(sys.argv[4]), Path(sys.argv[5])
+results_json, document = Path(sys.argv[4]), Path(sys.argv[5])
 s3_vaults, s3_objects = int(sys.argv[6]), int(sys.argv[7])
 
 
@@ -144,9 +144,9 @@ block = "\n".join([f"Last run: {record['machine']}. `scripts/bench` (release bui
                    + (" Rows marked ‡ were not measured in this run (`ONLY=…`, `SKIP_REGISTRY`, `SKIP_POSTGRES`, `SKIP_S3`): their figures are from the run dated." if carried else ""),
                    "", *table])
 print(block)
-text = readme.read_text()
+text = document.read_text()
 marked = re.compile(r"(<!-- bench:begin -->\n).*?(\n<!-- bench:end -->)", re.S)
 if marked.search(text):
-    readme.write_text(marked.sub(lambda m: m.group(1) + block + m.group(2), text))
+    document.write_text(marked.sub(lambda m: m.group(1) + block + m.group(2), text))
 else:
     print("the document has no <!-- bench:begin --> marker; the table was not written there", file=sys.stderr)

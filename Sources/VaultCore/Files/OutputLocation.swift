@@ -35,11 +35,11 @@ public struct FileIdentity: Hashable, Sendable {
 /// folders exist (a link's ".." is its target's parent) and to the pending names below them.
 package struct ResolvedPath {
     /// An absolute path without symbolic links, of an entry that exists.
-    package let existing: String
+    let existing: String
     /// The names below ``existing`` that do not exist yet, without "." or "..".
-    package let pending: [String]
+    let pending: [String]
 
-    package var pendingPath: String? { pending.isEmpty ? nil : pending.joined(separator: "/") }
+    var pendingPath: String? { pending.isEmpty ? nil : pending.joined(separator: "/") }
     /// The whole path, absolute.
     package var path: String { ([existing == "/" ? "" : existing] + pending).joined(separator: "/") }
 
@@ -76,7 +76,7 @@ package struct ResolvedPath {
         self.pending = pending
     }
 
-    package static func realPath(_ path: String) -> String? {
+    static func realPath(_ path: String) -> String? {
         guard let resolved = realpath(path, nil) else { return nil }
         defer { free(resolved) }
         return String(validatingCString: resolved)

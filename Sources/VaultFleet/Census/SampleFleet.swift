@@ -1,5 +1,5 @@
-import VaultCore
 import Foundation
+import VaultCore
 
 /// A made-up fleet for trials and benchmarks: `households` sample households
 /// (``SampleHousehold``) written into a new or empty folder as `vaults/<household id>.vault`,

@@ -1,4 +1,5 @@
 import VaultCore
+
 /// Made-up households for trials and benchmarks (`vault-tool sample-fleet`): random keys, two
 /// to five iPads with their subkeys, one to three children with their own keys, and a few
 /// groups, shaped like the app's vaults. Test data only: nothing about them is real, and the

@@ -1,6 +1,6 @@
+import Foundation
 import VaultCore
 import VaultStorage
-import Foundation
 
 /// Counting the vaults under a folder (a mirror of the storage bucket) by envelope format, suite
 /// and schema version, without any key: only the first bytes of each file are read.

@@ -1,6 +1,6 @@
-import VaultCore
 import Foundation
-import GRDB
+internal import GRDB
+import VaultCore
 
 /// Migrating many vaults in one run, crash-safely and resumably (issue 4).
 ///

@@ -1,7 +1,7 @@
+import Foundation
+internal import GRDB
 import VaultCore
 import VaultStorage
-import Foundation
-import GRDB
 
 /// Migrating the vaults of a bucket where they live (issue 15), while the families' devices keep
 /// writing them.

@@ -1,6 +1,6 @@
-import VaultCore
 import Foundation
-import GRDB
+internal import GRDB
+import VaultCore
 
 /// A folder batch's manifest, staged in a private temporary SQLite database (a file SQLite
 /// makes in its temporary folder, `SQLITE_TMPDIR` or `TMPDIR`, and removes when it is closed)

@@ -1,6 +1,6 @@
-import VaultCore
 import Foundation
-import GRDB
+internal import GRDB
+import VaultCore
 
 /// A batch's SQLite journal, held by one run at a time: an exclusive flock(2) on the file is
 /// taken before GRDB opens it, and the kernel drops it when the run dies, even by SIGKILL. The

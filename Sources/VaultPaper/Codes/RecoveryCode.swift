@@ -1,6 +1,6 @@
-import VaultCore
-import Foundation  // base64
 internal import Crypto
+import Foundation  // base64
+import VaultCore
 
 /// The Family Medical app's recovery code (seed 002, "Master Key Distribution: Recovery Code"):
 /// a random 256-bit code shown as 24 BIP-39 words encrypts the 32-byte Master Key for the

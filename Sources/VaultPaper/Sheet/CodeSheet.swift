@@ -1,5 +1,6 @@
 import VaultCore
 import VaultImaging
+
 /// The printed recovery code of the Family Medical app (seed 002): the 24 words, numbered, and
 /// the same code as a Standard SeedQR (numeric, four digits a word) that SeedSigner-style
 /// scanners read. Like the recovery sheet it speaks to a parent: what to do in an emergency

@@ -1,5 +1,6 @@
 import VaultCore
 import VaultImaging
+
 /// Lays a page out from top to bottom: wraps text, draws it with FreeType, and records the box
 /// of every block. Anything that would cross the margins is an error, never a clipped page.
 struct PageWriter {

@@ -1,5 +1,6 @@
 import VaultCore
 import VaultImaging
+
 /// Page sizes the recovery sheet prints on.
 public enum Paper: String, CaseIterable, Sendable {
     /// 210 × 297 mm.

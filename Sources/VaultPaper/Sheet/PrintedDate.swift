@@ -1,5 +1,6 @@
 import VaultCore
 import VaultImaging
+
 extension TextTemplate {
     /// A `YYYY-MM-DD` date as a sheet prints it, in the language's own style ("22 November
     /// 2026", "22 de noviembre de 2026"): the template's `date.format` with `{day}`, `{month}`

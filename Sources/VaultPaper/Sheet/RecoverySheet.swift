@@ -1,5 +1,6 @@
 import VaultCore
 import VaultImaging
+
 /// The parent's paper backup (issue 3; seed 000, "nsec Loss Prevention"): one page with the key
 /// as a QR code, as 24 BIP-39 words and as grouped text, the public values that prove which
 /// household it restores, and instructions. Or, encrypted, the NIP-49 `ncryptsec` instead.
@@ -8,8 +9,6 @@ import VaultImaging
 public enum RecoverySheet {
     /// The QR symbol (quiet zone excluded) is at least this wide on paper.
     public static let minimumQRWidthMillimetres = 45.0
-    /// Nor is a module smaller than ``QRImage/minimumModuleMillimetres``.
-    public static let minimumModuleMillimetres = QRImage.minimumModuleMillimetres
     public static let quietZoneModules = 4
     public static let marginMillimetres = 15.0
 

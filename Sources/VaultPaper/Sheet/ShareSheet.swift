@@ -1,5 +1,6 @@
 import VaultCore
 import VaultImaging
+
 /// A family key share on paper (issue 14): one SLIP-0039 share of the parent key, for one
 /// holder. It carries the share as a QR code and as 33 numbered words, what any K of the set do
 /// and that fewer reveal nothing, the holder's and the other holders' names (never their
