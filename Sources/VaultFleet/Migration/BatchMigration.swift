@@ -225,7 +225,10 @@ public final class BatchMigration: Sendable {
                     report: @escaping @Sendable (Result) -> Void) throws {
         let size = Self.groupSize(parallelism: parallelism)
         let groups = (total + size - 1) / size
-        for index in 0..<groups {
+        // Only a resumed run has jobs done by an earlier one: a new run or a dry run reads its
+        // manifest back once, not once to find none done and again to run it.
+        let resumed = try database?.read { db in try Bool.fetchOne(db, sql: "SELECT EXISTS (SELECT 1 FROM job WHERE state = 'done')") } ?? false
+        for index in 0..<groups where resumed == true {
             for job in try group(index, size: size, done: true) {
                 report(Result(job: job, status: .previouslyDone, from: nil, to: target, error: nil))
             }
