@@ -7,7 +7,15 @@ import Foundation
 public enum AtomicFile {
     /// A short temporary name (17 bytes), so that an output name of up to 255 bytes still works.
     static func temporaryName() -> String {
-        ".hvt-" + String((0..<8).map { _ in "abcdefghijklmnopqrstuvwxyz0123456789".randomElement()! }) + ".tmp"
+        ".hvt-" + randomNamePart(8) + ".tmp"
+    }
+
+    /// The letters and digits a temporary name's random part is made of.
+    package static let nameAlphabet = "abcdefghijklmnopqrstuvwxyz0123456789"
+
+    /// `count` random letters and digits (``nameAlphabet``), for a temporary name.
+    package static func randomNamePart(_ count: Int) -> String {
+        String((0..<count).map { _ in nameAlphabet.randomElement()! })
     }
 
     /// The process's umask, for outputs created with the usual 0666 less it.

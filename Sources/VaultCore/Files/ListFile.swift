@@ -10,7 +10,7 @@ public enum ListFile {
     /// The text without white space around it: Unicode's White_Space and U+200B ZERO WIDTH
     /// SPACE (Foundation's whitespacesAndNewlines), without Foundation's bridging, which cost
     /// more than the rest of reading a 100,000-line devices file.
-    public static func trimmed(_ text: String) -> String {
+    private static func trimmed(_ text: String) -> String {
         func isSpace(_ scalar: Unicode.Scalar) -> Bool { scalar.properties.isWhitespace || scalar.value == 0x200B }
         let scalars = text.unicodeScalars
         guard let first = scalars.firstIndex(where: { !isSpace($0) }), let last = scalars.lastIndex(where: { !isSpace($0) }) else { return "" }

@@ -163,18 +163,16 @@ public final class BatchMigration: Sendable {
         }
     }
 
-    private static let prefixAlphabet = "abcdefghijklmnopqrstuvwxyz0123456789"
-
     /// Whether `prefix` is exactly what ``newTemporaryPrefix()`` makes.
     static func isTemporaryPrefix(_ prefix: String) -> Bool {
         let bytes = Array(prefix.utf8)
-        return bytes.count == 18 && prefix.hasPrefix(".hvt-") && prefix.hasSuffix("-") && bytes[5..<17].allSatisfy { prefixAlphabet.utf8.contains($0) }
+        return bytes.count == 18 && prefix.hasPrefix(".hvt-") && prefix.hasSuffix("-") && bytes[5..<17].allSatisfy { AtomicFile.nameAlphabet.utf8.contains($0) }
     }
 
     /// ".hvt-" and 12 random letters and digits, then "-": a line's temporary name stays short
     /// (at most 32 bytes) and is unlike any other batch's.
     private static func newTemporaryPrefix() -> String {
-        ".hvt-" + String((0..<12).map { _ in prefixAlphabet.randomElement()! }) + "-"
+        ".hvt-" + AtomicFile.randomNamePart(12) + "-"
     }
 
     private static let migrator: DatabaseMigrator = {
