@@ -100,7 +100,7 @@ public final class CommandFiles {
         try FileSet.check(inputs: inputs, outputs: resolved.map { ($0.output.label, $0.location) })
         for (output, location) in resolved {
             if location.folderIsMissing {
-                throw VaultError(.io, "cannot write \(output.label) '\(location.path)': its folder does not exist")
+                throw VaultError.outputFolderMissing(output.label, location.path)
             }
             if output.exclusive, location.exists { throw output.existsError }
         }
@@ -214,5 +214,12 @@ public final class OutputWriter {
     public func write(_ label: String, _ secret: SecretBytes) throws {
         try stage(label, secret)
         try publish()
+    }
+}
+
+extension VaultError {
+    /// An output whose folder does not exist and was not to be created.
+    static func outputFolderMissing(_ label: String, _ path: String, file: String = #fileID, line: UInt = #line) -> VaultError {
+        VaultError(.io, "cannot write \(label) '\(path)': its folder does not exist", file: file, line: line)
     }
 }

@@ -31,9 +31,10 @@ public func requireRange<T: Comparable>(_ value: T, _ range: ClosedRange<T>, _ o
     }
 }
 
-/// `--now`: the time a command records, injected for reproducible runs and tests.
+/// `--now`: the time a command records or checks against, injected for reproducible runs and
+/// tests. Every command that reads the clock takes it this way.
 public struct NowOption: ParsableArguments {
-    @Option(help: ArgumentHelp("The time to use (RFC 3339), instead of now.", valueName: "TIME"))
+    @Option(help: ArgumentHelp("The time to use (RFC 3339, such as 2026-11-22T10:00:00Z) instead of the clock's; for reproducible output.", valueName: "TIME"))
     public var now: String?
 
     public init() {}
@@ -56,11 +57,4 @@ public func secretLine(_ secret: SecretBytes) throws -> SecretBytes {
         secret.withUnsafeBytes { buffer.copyMemory(from: $0) }
         buffer[secret.count] = 0x0a
     }
-}
-
-/// `--now`, or the current time.
-public func time(_ text: String?) throws -> Timestamp {
-    guard let text else { return currentTime() }
-    guard let time = Timestamp(rfc3339: text) else { throw ValidationError("--now takes an RFC 3339 time such as 2026-11-22T10:00:00Z") }
-    return time
 }

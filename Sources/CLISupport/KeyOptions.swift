@@ -57,6 +57,22 @@ public enum VaultAccessFiles {
     }
 }
 
+/// `--key-file`, required: the parent's secret key, for commands that cannot work without it.
+/// Commands whose key is one of several choices use ``VaultAccessOptions``.
+public struct ParentKeyOption: ParsableArguments {
+    @Option(name: .customLong("key-file"), help: ArgumentHelp("The parent's secret key: a file holding nsec1… or 64 hex, or - for standard input.", valueName: "FILE"))
+    public var keyFile: String
+
+    public init() {}
+
+    /// The key file as the write path declares it.
+    public var declaredInput: FileSet.Input { FileSet.Input("--key-file", keyFile) }
+
+    public func load(_ diagnostics: Diagnostics) throws -> SecretKey {
+        try KeyFiles.parentKey(keyFile, diagnostics)
+    }
+}
+
 public enum KeyFiles {
     /// Reads a parent key file (`nsec1…` or 64 hex).
     public static func parentKey(_ path: String, _ diagnostics: Diagnostics) throws -> SecretKey {

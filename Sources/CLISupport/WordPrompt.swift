@@ -23,18 +23,19 @@ public struct WordPrompt {
     /// What is being typed, for the first line: "the 24 words of the key".
     public let title: String
     public let count: Int
-    public let check: (String) -> TypedWord
+    public let check: (SecretBytes) -> TypedWord
     /// Checks the numbered words ("1 word 2 word …").
-    public let verify: (String) -> Verdict
+    public let verify: (SecretBytes) -> Verdict
 
-    public init(title: String, count: Int, check: @escaping (String) -> TypedWord, verify: @escaping (String) -> Verdict) {
+    public init(title: String, count: Int, check: @escaping (SecretBytes) -> TypedWord, verify: @escaping (SecretBytes) -> Verdict) {
         self.title = title
         self.count = count
         self.check = check
         self.verify = verify
     }
 
-    /// The words, numbered ("1 abandon 2 ability …"), in protected memory.
+    /// The words, numbered ("1 abandon 2 ability …"), in protected memory. What is typed stays
+    /// in protected memory; a word is kept as the list's own spelling of it.
     public func ask() throws -> SecretBytes {
         let terminal = try Terminal()
         var words = [String](repeating: "", count: count)
@@ -45,12 +46,12 @@ public struct WordPrompt {
         // again, then the whole is checked again.
         var correcting = false
         while position < count {
-            let typed = try terminal.line("word \(position + 1) of \(count): ")
-            if typed == "-" {
+            let typed = try terminal.secretLine("word \(position + 1) of \(count): ")
+            if typed.withUnsafeBytes({ $0.elementsEqual([0x2d]) }) {  // "-"
                 position = max(0, position - 1)
                 continue
             }
-            guard !typed.isEmpty else { continue }
+            guard typed.count > 0 else { continue }
             switch check(typed) {
             case .word(let word):
                 words[position] = word
@@ -63,13 +64,12 @@ public struct WordPrompt {
                 correcting = position < count
             }
         }
-        var text = Array(numbered(words).utf8)
-        return try SecretBytes(consuming: &text)
+        return try numbered(words)
     }
 
     /// Checks all the words; returns `count` when they pass, else the place to type again.
     private func finalCheck(_ words: inout [String], _ terminal: Terminal) throws -> Int {
-        switch verify(numbered(words)) {
+        switch try verify(numbered(words)) {
         case .valid:
             return count
         case .wrongWord(let position, let suggestion):
@@ -93,8 +93,13 @@ public struct WordPrompt {
         }
     }
 
-    private func numbered(_ words: [String]) -> String {
-        words.enumerated().map { "\($0 + 1) \($1)" }.joined(separator: " ")
+    private func numbered(_ words: [String]) throws -> SecretBytes {
+        var text: [UInt8] = []
+        for (index, word) in words.enumerated() {
+            if index > 0 { text.append(0x20) }
+            text += Array("\(index + 1) ".utf8) + Array(word.utf8)
+        }
+        return try SecretBytes(consuming: &text)
     }
 }
 
@@ -141,8 +146,14 @@ private final class Terminal {
         write(text.displaySafe + "\r\n")
     }
 
-    /// One line after `prompt`: printable bytes echoed, backspace erasing, at most 64 bytes.
+    /// An answer after `prompt` (y or n, a number): not a secret.
     func line(_ prompt: String) throws -> String {
+        try secretLine(prompt).withUnsafeBytes { String(decoding: $0, as: UTF8.self) }
+    }
+
+    /// One line after `prompt`, without surrounding spaces, in protected memory: printable
+    /// bytes echoed, backspace erasing, at most 64 bytes.
+    func secretLine(_ prompt: String) throws -> SecretBytes {
         write(prompt)
         var typed: [UInt8] = []
         defer { for index in typed.indices { typed[index] = 0 } }
@@ -154,7 +165,9 @@ private final class Terminal {
             switch byte {
             case 0x0d, 0x0a:
                 write("\r\n")
-                return String(decoding: typed, as: UTF8.self).trimmingCharacters(in: .whitespaces)
+                let start = typed.firstIndex { $0 != 0x20 } ?? typed.endIndex
+                let end = typed.lastIndex { $0 != 0x20 }.map { $0 + 1 } ?? start
+                return try typed[start..<end].withUnsafeBytes { try SecretBytes(copying: $0) }
             case 0x7f, 0x08:
                 if !typed.isEmpty {
                     typed.removeLast()
@@ -177,7 +190,7 @@ private final class Terminal {
 
 extension WordPrompt {
     /// 24 BIP-39 words (a key, a recovery code), checked with `decode` at the end.
-    public static func bip39(_ title: String, decode: @escaping (String) throws -> Void) -> WordPrompt {
+    public static func bip39(_ title: String, decode: @escaping (SecretBytes) throws -> Void) -> WordPrompt {
         WordPrompt(title: title, count: 24, check: BIP39.check(typed:)) { text in
             do {
                 try decode(text)

@@ -87,15 +87,16 @@ public enum FuzzTarget: String, CaseIterable, Sendable {
     private static func bip39(_ data: [UInt8]) -> Bool {
         var accepted = false
         let text = String(decoding: data, as: UTF8.self)
-        if let entropy = try? BIP39.entropy(fromWords: text) {
-            let words = mustSucceed("listing the words of accepted entropy") { try BIP39.words(for: entropy) }
-            let again = mustSucceed("re-reading the words") { try BIP39.entropy(fromWords: words.joined(separator: " ")) }
+        let typed = mustSucceed("copying the input") { try data.withUnsafeBytes { try SecretBytes(copying: $0) } }
+        if let entropy = try? BIP39.entropy(fromWords: typed) {
+            let phrase = mustSucceed("listing the words of accepted entropy") { try BIP39.phrase(for: entropy) }
+            let again = mustSucceed("re-reading the words") { try BIP39.entropy(fromWords: phrase) }
             require(again == entropy, "BIP-39 words do not read back to the same entropy")
             accepted = true
         }
-        if let entropy = try? SeedQR.entropy(fromDigits: text) {
+        if let entropy = try? SeedQR.entropy(fromDigits: typed) {
             let digits = mustSucceed("writing SeedQR digits") { try SeedQR.digits(for: entropy) }
-            require(digits == text, "SeedQR digits are not written back as read")
+            require(digits == typed, "SeedQR digits are not written back as read")
             accepted = true
         }
         return accepted

@@ -87,17 +87,17 @@ extension GrayImage {
                 hvt_jpeg_decode_gray8($0.baseAddress, $0.count, limit, coefficients, Int32(InputLimits.jpegScans), &out, &width, &height, &error, error.count)
             }
         } else {
-            throw VaultError(.malformedDocument, "\(name) is neither a PNG nor a JPEG picture")
+            throw VaultError.notAPicture(name)
         }
         if status == HVT_IMAGE_TOO_COSTLY {
-            throw VaultError(.tooLarge, "\(name) is refused: \(String(decoding: error.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self))")
+            throw VaultError.pictureTooCostly(name, String(decoding: error.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self))
         }
         if status == HVT_IMAGE_TOO_LARGE {
-            throw VaultError(.tooLarge, "\(name) is \(width) × \(height) pixels, more than the \(InputLimits.imagePixels / 1_000_000) million pixels a picture may have")
+            throw VaultError.pictureTooLarge(name, width: Int(width), height: Int(height))
         }
         try checkCodec(status, error, what: "decoding the image", code: .malformedDocument)
         defer { hvt_free(out) }
-        guard width > 0, height > 0 else { throw VaultError(.malformedDocument, "the image is empty") }
+        guard width > 0, height > 0 else { throw VaultError.emptyPicture() }
         self.init(width: Int(width), height: Int(height), pixels: Array(UnsafeBufferPointer(start: out, count: Int(width) * Int(height))),
                   dotsPerInch: Int((Double(metres) * 0.0254).rounded()))
     }
@@ -108,5 +108,29 @@ private func checkCodec(_ status: Int32, _ error: [CChar], what: String, code: V
     guard status == 0 else {
         let message = String(decoding: error.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
         throw VaultError(code, "\(what) failed: \(message.lowercased())")
+    }
+}
+
+extension VaultError {
+    /// The bytes are neither a PNG nor a JPEG (told apart by their signatures).
+    static func notAPicture(_ name: String, file: String = #fileID, line: UInt = #line) -> VaultError {
+        VaultError(.malformedDocument, "\(name) is neither a PNG nor a JPEG picture", file: file, line: line)
+    }
+
+    /// A JPEG that would cost more to decode than its size justifies (coefficients, scans), with
+    /// the shim's reason.
+    static func pictureTooCostly(_ name: String, _ reason: String, file: String = #fileID, line: UInt = #line) -> VaultError {
+        VaultError(.tooLarge, "\(name) is refused: \(reason)", file: file, line: line)
+    }
+
+    /// A picture whose header declares more than ``InputLimits/imagePixels`` pixels.
+    static func pictureTooLarge(_ name: String, width: Int, height: Int, file: String = #fileID, line: UInt = #line) -> VaultError {
+        VaultError(.tooLarge, "\(name) is \(width) × \(height) pixels, more than the \(InputLimits.imagePixels / 1_000_000) million pixels a picture may have",
+                   file: file, line: line)
+    }
+
+    /// A picture that decoded to no pixels.
+    static func emptyPicture(file: String = #fileID, line: UInt = #line) -> VaultError {
+        VaultError(.malformedDocument, "the image is empty", file: file, line: line)
     }
 }

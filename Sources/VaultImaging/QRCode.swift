@@ -26,8 +26,16 @@ public struct QRCode: Sendable {
         try self.init(code, what: "\(text.utf8.count) characters")
     }
 
+    /// ``init(text:level:)`` for a secret's text (a share code, a SeedQR): the C call reads a
+    /// NUL-terminated copy in protected memory.
+    public init(text: SecretBytes, level: Level) throws {
+        let terminated = try SecretBytes(count: text.count + 1) { buffer in text.withUnsafeBytes { buffer.copyMemory(from: $0) } }
+        let code = terminated.withUnsafeBytes { QRcode_encodeString($0.baseAddress!.assumingMemoryBound(to: CChar.self), 0, level.qrLevel, QR_MODE_8, 1) }
+        try self.init(code, what: "\(text.count) characters")
+    }
+
     private init(_ code: UnsafeMutablePointer<QRcode>?, what: String) throws {
-        guard let code else { throw VaultError(.cryptoFailure, "libqrencode could not encode \(what)") }
+        guard let code else { throw VaultError.qrEncodingFailed(what) }
         defer { QRcode_free(code) }
         size = Int(code.pointee.width)
         version = Int(code.pointee.version)
@@ -46,5 +54,13 @@ extension QRCode.Level {
         case .quartile: QR_ECLEVEL_Q
         case .high: QR_ECLEVEL_H
         }
+    }
+}
+
+extension VaultError {
+    /// libqrencode returned no symbol for the payload (too long for any version, or out of memory);
+    /// `size` is the payload's size, as "120 bytes".
+    static func qrEncodingFailed(_ size: String, file: String = #fileID, line: UInt = #line) -> VaultError {
+        VaultError(.cryptoFailure, "libqrencode could not encode \(size)", file: file, line: line)
     }
 }

@@ -6,14 +6,14 @@ public enum QRScanner {
     /// The payloads of every QR code zbar finds, in its order, duplicates removed.
     public static func scan(_ image: GrayImage) throws -> [[UInt8]] {
         guard let scanner = zbar_image_scanner_create() else {
-            throw VaultError(.cryptoFailure, "zbar could not create a scanner")
+            throw VaultError.zbarCannotCreateScanner()
         }
         defer { zbar_image_scanner_destroy(scanner) }
         // Only QR codes: other symbologies would only add false positives.
         zbar_image_scanner_set_config(scanner, ZBAR_NONE, ZBAR_CFG_ENABLE, 0)
         zbar_image_scanner_set_config(scanner, ZBAR_QRCODE, ZBAR_CFG_ENABLE, 1)
         guard let zbarImage = zbar_image_create() else {
-            throw VaultError(.cryptoFailure, "zbar could not create an image")
+            throw VaultError.zbarCannotCreateImage()
         }
         defer { zbar_image_destroy(zbarImage) }
         zbar_image_set_format(zbarImage, hvt_zbar_format_gray8())
@@ -23,7 +23,7 @@ public enum QRScanner {
             // zbar only reads the buffer during zbar_scan_image; no cleanup handler is needed.
             zbar_image_set_data(zbarImage, pixels.baseAddress, UInt(pixels.count), nil)
             guard zbar_scan_image(scanner, zbarImage) >= 0 else {
-                throw VaultError(.cryptoFailure, "zbar failed while scanning the image")
+                throw VaultError.zbarScanFailed()
             }
             var symbol = zbar_image_first_symbol(zbarImage)
             while let current = symbol {
@@ -37,5 +37,22 @@ public enum QRScanner {
             zbar_image_set_data(zbarImage, nil, 0, nil)
         }
         return found
+    }
+}
+
+extension VaultError {
+    /// zbar could not allocate its image scanner.
+    static func zbarCannotCreateScanner(file: String = #fileID, line: UInt = #line) -> VaultError {
+        VaultError(.cryptoFailure, "zbar could not create a scanner", file: file, line: line)
+    }
+
+    /// zbar could not allocate the image it scans.
+    static func zbarCannotCreateImage(file: String = #fileID, line: UInt = #line) -> VaultError {
+        VaultError(.cryptoFailure, "zbar could not create an image", file: file, line: line)
+    }
+
+    /// zbar reported an error while scanning (not "no code found", which is an empty result).
+    static func zbarScanFailed(file: String = #fileID, line: UInt = #line) -> VaultError {
+        VaultError(.cryptoFailure, "zbar failed while scanning the image", file: file, line: line)
     }
 }

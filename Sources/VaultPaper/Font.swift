@@ -21,7 +21,7 @@ public final class Font: @unchecked Sendable {
         try Self.check(FT_Init_FreeType(&library), "initialising FreeType")
         guard FT_New_Face(library, path, 0, &face) == 0, let face else {
             FT_Done_FreeType(library)
-            throw VaultError(.io, "cannot load the font '\(path)'", hint: "install the Debian package fonts-dejavu-core")
+            throw VaultError.fontMissing(path)
         }
         try Self.check(FT_Set_Pixel_Sizes(face, 0, FT_UInt(pixelSize)), "setting the font size")
         let metrics = face.pointee.size.pointee.metrics
@@ -91,6 +91,18 @@ public final class Font: @unchecked Sendable {
     }
 
     private static func check(_ status: FT_Error, _ operation: String) throws {
-        guard status == 0 else { throw VaultError(.cryptoFailure, "FreeType failed \(operation) (error \(status))") }
+        guard status == 0 else { throw VaultError.freeTypeFailed(operation, status: Int(status)) }
+    }
+}
+
+extension VaultError {
+    /// The sheet's font file is missing or not a font.
+    static func fontMissing(_ path: String, file: String = #fileID, line: UInt = #line) -> VaultError {
+        VaultError(.io, "cannot load the font '\(path)'", hint: "install the Debian package fonts-dejavu-core", file: file, line: line)
+    }
+
+    /// A FreeType call that should not fail did.
+    static func freeTypeFailed(_ operation: String, status: Int, file: String = #fileID, line: UInt = #line) -> VaultError {
+        VaultError(.cryptoFailure, "FreeType failed \(operation) (error \(status))", file: file, line: line)
     }
 }

@@ -19,12 +19,10 @@ public struct PassphraseStrength: Sendable, Equatable {
     /// Estimates a passphrase (UTF-8). It is copied, NUL-terminated, into protected memory for
     /// the C call, which reads it up to the first NUL: a passphrase holding a NUL is estimated
     /// up to it, which can only make it look weaker.
-    public static func estimate(_ passphrase: String) throws -> PassphraseStrength {
-        var bytes = Array(passphrase.utf8)
-        defer { bytes.zeroize() }
-        let terminated = try SecretBytes(count: bytes.count + 1) { buffer in
-            bytes.withUnsafeBytes { buffer.copyMemory(from: $0) }
-            buffer[bytes.count] = 0
+    public static func estimate(_ passphrase: SecretBytes) throws -> PassphraseStrength {
+        let terminated = try SecretBytes(count: passphrase.count + 1) { buffer in
+            passphrase.withUnsafeBytes { buffer.copyMemory(from: $0) }
+            buffer[passphrase.count] = 0
         }
         let bits = terminated.withUnsafeBytes { buffer in
             ZxcvbnMatch(buffer.baseAddress!.assumingMemoryBound(to: CChar.self), nil, nil)

@@ -192,13 +192,13 @@ extension DeviceRegistry {
         let table = stagingTable(kind)
         let sameKey = (kind == .devices ? ["user_did", "device_id"] : ["convo_id", "member_mls_did"]).map { "t.\($0) = s.\($0)" }
         return ("SELECT s.line FROM \(table) s WHERE EXISTS (SELECT 1 FROM \(table) t WHERE \(sameKey.joined(separator: " AND ")) AND t.line < s.line)",
-                { _ in VaultError(.malformedDocument, "an earlier line has the same \(what)") })
+                { _ in .sameAsAnEarlierLine(what) })
     }
 
     private func checkStagedDevices(_ file: String, repeats: Bool, upsert: Bool, in session: RegistrySession) throws {
         var checks: [StagingCheck] = repeats ? [Self.repeatsAnEarlierLine(.devices, "device")] : []
         // Two checks with one message, not one with OR: each EXISTS can then become a join.
-        let sameKey: (RegistryRow) -> VaultError = { _ in VaultError(.malformedDocument, "this user already has another device with the same signature key") }
+        let sameKey: (RegistryRow) -> VaultError = { _ in .signatureKeyOfAnotherDevice() }
         checks += [
             ("""
              SELECT s.line FROM import_devices s WHERE EXISTS (SELECT 1 FROM user_devices d\(dialect.bySignatureKey)
@@ -227,8 +227,7 @@ extension DeviceRegistry {
                  AND NOT EXISTS (SELECT 1 FROM members m WHERE m.convo_id = s.convo_id AND m.member_mls_did = s.member_mls_did))
              """, { row in
                  let device = "\(row.text("user_did"))#\(row.text("device_id"))"
-                 return row["is_active"] == .null ? VaultError(.malformedDocument, "the registry has no device \(device)")
-                     : VaultError(.malformedDocument, "device \(device) is revoked; it cannot join a conversation")
+                 return row["is_active"] == .null ? .importedDeviceNotInRegistry(device) : .revokedDeviceJoins(device)
              }))
         if !upsert {
             checks.append(("""
@@ -353,5 +352,33 @@ extension JSONObjectReader {
         guard let value = optional(key) else { return nil }
         guard case .bool(let flag) = value else { throw invalid(key, "should be true or false") }
         return flag
+    }
+}
+
+extension VaultError.Code {
+    /// An imported membership would put a revoked device back in a conversation: the registry's
+    /// own rule (a trigger), refused before any row is written.
+    public static let revokedDeviceJoins = VaultError.Code(name: "revokedDeviceJoins", category: .refused)
+}
+
+extension VaultError {
+    /// An import line whose key (a device, a membership: `what`) an earlier line of the same file has.
+    static func sameAsAnEarlierLine(_ what: String, file: String = #fileID, line: UInt = #line) -> VaultError {
+        VaultError(.malformedDocument, "an earlier line has the same \(what)", file: file, line: line)
+    }
+
+    /// An imported device whose user already has another device with its signature key.
+    static func signatureKeyOfAnotherDevice(file: String = #fileID, line: UInt = #line) -> VaultError {
+        VaultError(.malformedDocument, "this user already has another device with the same signature key", file: file, line: line)
+    }
+
+    /// An imported membership of a device (`user#device`) the registry does not have.
+    static func importedDeviceNotInRegistry(_ device: String, file: String = #fileID, line: UInt = #line) -> VaultError {
+        VaultError(.notInRegistry, "the registry has no device \(device)", file: file, line: line)
+    }
+
+    /// An imported open membership of a revoked device (`user#device`).
+    static func revokedDeviceJoins(_ device: String, file: String = #fileID, line: UInt = #line) -> VaultError {
+        VaultError(.revokedDeviceJoins, "device \(device) is revoked; it cannot join a conversation", file: file, line: line)
     }
 }

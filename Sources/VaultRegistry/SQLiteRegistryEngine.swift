@@ -137,7 +137,7 @@ final class SQLiteRegistryEngine: RegistryEngine {
             bytes = try memory.writeWithoutTransaction { db in
                 var size: sqlite3_int64 = 0
                 guard let data = sqlite3_serialize(db.sqliteConnection, "main", &size, 0) else {
-                    throw VaultError(.io, "could not build the registry '\(path)' in memory")
+                    throw VaultError.registryNotBuiltInMemory(path)
                 }
                 defer { sqlite3_free(data) }
                 return Array(UnsafeRawBufferPointer(start: data, count: Int(size)))
@@ -394,4 +394,11 @@ enum RegistryMigration {
     /// app that adds a membership while a revocation runs cannot leave one open (issue 13).
     static let v3 = "v3: open memberships need an active device"
     static let all = [v1, v2, v3]
+}
+
+extension VaultError {
+    /// SQLite could not serialise the registry built in memory (out of memory).
+    static func registryNotBuiltInMemory(_ path: String, file: String = #fileID, line: UInt = #line) -> VaultError {
+        VaultError(.io, "could not build the registry '\(path)' in memory", file: file, line: line)
+    }
 }

@@ -57,7 +57,7 @@ final class HTTPClient {
         self.proxy = proxy
         self.noProxy = noProxy
         guard Self.globalInit == CURLE_OK, let handle = curl_easy_init() else {
-            throw VaultError(.io, "libcurl could not be initialised")
+            throw VaultError.curlUnavailable()
         }
         self.handle = handle
         self.connectTimeoutMilliseconds = connectTimeoutMilliseconds
@@ -205,5 +205,12 @@ extension Substring {
             return ""
         }
         return String(scalars[first...last])
+    }
+}
+
+extension VaultError {
+    /// libcurl's global initialisation or its easy handle failed (out of memory, a broken TLS library).
+    static func curlUnavailable(file: String = #fileID, line: UInt = #line) -> VaultError {
+        VaultError(.io, "libcurl could not be initialised", file: file, line: line)
     }
 }

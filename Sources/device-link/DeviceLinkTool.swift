@@ -49,18 +49,17 @@ struct Create: ParsableCommand {
             --expires-in 600 -o link.png
         """
     )
-    @Option(name: .customLong("key-file"), help: ArgumentHelp("The parent key.", valueName: "FILE")) var keyFile: String
+    @OptionGroup var key: ParentKeyOption
     @Option(help: ArgumentHelp("Where the vault is stored; must end in vaults/<household id>.vault.", valueName: "URL")) var vaultUrl: String
     @Option(help: ArgumentHelp("How long the link is valid, in seconds (at most a day).", valueName: "SECONDS")) var expiresIn: Int = 300
-    @Option(help: ArgumentHelp("The time the link is made (RFC 3339), instead of now.", valueName: "TIME")) var now: String?
-    @Option(name: .shortAndLong, help: ArgumentHelp("The QR image.", valueName: "IMAGE")) var output: String?
-    @Flag(help: "Allow the image to go to a terminal.") var force = false
+    @OptionGroup var now: NowOption
+    @OptionGroup var output: OutputOptions
 
     func run() throws {
         try requireRange(expiresIn, 1...DeviceLink.maximumLifetime, "--expires-in")
-        let files = try CommandFiles(reads: [.init("--key-file", keyFile)], writes: [DeclaredOutput("-o", output, kind: .secret)], force: force)
-        let key = try KeyFiles.parentKey(keyFile, diagnostics)
-        let start = try time(now)
+        let files = try CommandFiles(reads: [self.key.declaredInput], writes: [output.declared(.secret)], force: output.force)
+        let key = try self.key.load(diagnostics)
+        let start = now.time
         let link = DeviceLink(vaultURL: vaultUrl, key: key, expiresAt: Timestamp(seconds: start.seconds + Int64(expiresIn)))
         let payload = try link.payload()
         _ = try DeviceLink(payload: payload, now: start)  // the same checks 'read' makes, before anything is written
@@ -79,13 +78,13 @@ struct Read: ParsableCommand {
         """
     )
     @Argument(help: ArgumentHelp("The picture of the QR.", valueName: "IMAGE")) var image: String
-    @Option(help: ArgumentHelp("Check the expiry against this time (RFC 3339), instead of now.", valueName: "TIME")) var now: String?
+    @OptionGroup var now: NowOption
     @Option(name: .shortAndLong, help: ArgumentHelp("Write the nsec to FILE (0600).", valueName: "FILE")) var output: String?
 
     func run() throws {
         // Without -o the nsec goes nowhere: standard output carries the table.
         let files = try CommandFiles(reads: [.init("image", image)], writes: output.map { [.restoredKey("-o", $0)] } ?? [])
-        let now = try time(now)
+        let now = now.time
         let link = try DeviceLink(payload: QRPictures.singleQR(image, reads: { $0 == .deviceLink || $0 == .other }, expected: "a device-link code"), now: now)
         var table = TextTable()
         table.add("vault URL", link.vaultURL)

@@ -33,14 +33,13 @@ struct Pairing: ParsableCommand {
         @Option(help: ArgumentHelp("The CloudKit share URL (https).", valueName: "URL")) var shareUrl: String
         @Option(help: ArgumentHelp("The parent's device id (a UUID).", valueName: "ID")) var parentDeviceId: String
         @Option(help: ArgumentHelp("The shared zone's name.", valueName: "ZONE")) var sharedZoneId: String
-        @Option(help: ArgumentHelp("The time to record (RFC 3339), instead of now.", valueName: "TIME")) var now: String?
-        @Option(name: .shortAndLong, help: ArgumentHelp("The QR image.", valueName: "IMAGE")) var output: String?
-        @Flag(help: "Allow the image to go to a terminal.") var force = false
+        @OptionGroup var now: NowOption
+        @OptionGroup var output: OutputOptions
 
         func run() throws {
-            let files = try CommandFiles(reads: [], writes: [DeclaredOutput("-o", output, kind: .secret)], force: force)
+            let files = try CommandFiles(reads: [], writes: [output.declared(.secret)], force: output.force)
             let token = PairingCode.newVerificationToken(random: SystemRandom())
-            let code = PairingCode(shareURL: shareUrl, parentDeviceID: parentDeviceId, verificationToken: token, sharedZoneID: sharedZoneId, timestamp: try time(now))
+            let code = PairingCode(shareURL: shareUrl, parentDeviceID: parentDeviceId, verificationToken: token, sharedZoneID: sharedZoneId, timestamp: now.time)
             let payload = code.jsonValue().serialized(pretty: false)
             _ = try PairingCode(payload: payload, now: code.timestamp)  // the same checks 'read' makes
             try files.writer().write("-o", QRImage.picture(of: payload).pngData())
@@ -59,12 +58,12 @@ struct Pairing: ParsableCommand {
         )
         @Argument(help: ArgumentHelp("The picture of the QR.", valueName: "IMAGE")) var image: String
         @Option(help: ArgumentHelp("The oldest a code may be, in seconds.", valueName: "SECONDS")) var maxAge: Int64 = PairingCode.defaultMaximumAge
-        @Option(help: ArgumentHelp("Check against this time (RFC 3339), instead of now.", valueName: "TIME")) var now: String?
+        @OptionGroup var now: NowOption
         @Flag(help: "Print JSON.") var json = false
 
         func run() throws {
             try requireRange(maxAge, 1...PairingCode.maximumAllowedAge, "--max-age")
-            let code = try PairingCode(payload: QRPictures.singleQR(image, reads: { $0 == .pairing || $0 == .other }, expected: "a pairing code"), now: time(now), maximumAge: maxAge)
+            let code = try PairingCode(payload: QRPictures.singleQR(image, reads: { $0 == .pairing || $0 == .other }, expected: "a pairing code"), now: now.time, maximumAge: maxAge)
             if json {
                 StandardStreams.writeOutput(code.jsonValue().serialized())
                 return

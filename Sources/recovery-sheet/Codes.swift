@@ -45,11 +45,11 @@ struct Code: ParsableCommand {
                 let words = codeFile == "-" && TerminalPrompt.inputIsTerminal
                     ? try WordPrompt.bip39("the 24 words of the recovery code") { _ = try BIP39.entropy(fromWords: $0) }.ask()
                     : try InputFiles.readSecret(codeFile, what: "code file", diagnostics: diagnostics)
-                let text = words.withUnsafeBytes { String(decoding: $0, as: UTF8.self) }
-                entropy = try BIP39.entropy(fromWords: text)
+                entropy = try BIP39.entropy(fromWords: words)
             } else {
-                let payload = String(decoding: try QRPictures.singleQR(sheet!, reads: { $0 == .recoveryCode || $0 == .other }, expected: "a recovery-code sheet", typedInstead: "type the 24 words into a file and give it with --code-file"), as: UTF8.self)
-                entropy = try SeedQR.entropy(fromDigits: payload)
+                var payload = try QRPictures.singleQR(sheet!, reads: { $0 == .recoveryCode || $0 == .other }, expected: "a recovery-code sheet",
+                                                      typedInstead: "type the 24 words into a file and give it with --code-file")
+                entropy = try SeedQR.entropy(fromDigits: SecretBytes(consuming: &payload))
             }
             guard entropy.count == 32 else { throw ToolError(.invalidInput, "a recovery code is 24 words; this one has \(entropy.count * 3 / 4)") }
             return entropy
@@ -74,8 +74,7 @@ struct Code: ParsableCommand {
         let rendered = try CodeSheet.render(content, paper: page.paper, dotsPerInch: page.dpi, template: Wording.codeTemplate(page.lang), fonts: SheetFonts())
         try writer.stage("--sheet", rendered.image.pngData())
         if codeOut {
-            var words = Array(try BIP39.words(for: code).joined(separator: " ").utf8)
-            try writer.stage("--code-out", secretLine(SecretBytes(consuming: &words)))
+            try writer.stage("--code-out", secretLine(BIP39.phrase(for: code)))
         }
         try writer.stage("-o", blob.jsonValue().serialized())
         try writer.publish()
@@ -123,15 +122,14 @@ struct Code: ParsableCommand {
         @OptionGroup var code: CodeSource
 
         func validate() throws { try requireOneStandardInput([blob, code.codeFile, code.sheet]) }
-        @Option(name: .shortAndLong, help: ArgumentHelp("The Master Key, as 64 hex (0600).", valueName: "FILE")) var output: String?
-        @Flag(help: "Allow the key to go to a terminal.") var force = false
+        /// The Master Key, as 64 hex (0600).
+        @OptionGroup var output: OutputOptions
 
         func run() throws {
-            let files = try CommandFiles(reads: [.init("--blob", self.blob)] + code.declaredInputs, writes: [.restoredKey("-o", output)], force: force)
+            let files = try CommandFiles(reads: [.init("--blob", self.blob)] + code.declaredInputs, writes: [output.declaredRestoredKey], force: output.force)
             let blob = try RecoveryCodeBlob(json: InputFiles.read(blob, what: "blob"))
             let masterKey = try RecoveryCodes.unwrap(blob, code: code.read())
-            var hex = Array(masterKey.withUnsafeBytes { Hex.encode($0) }.utf8)
-            try files.writer().write("-o", secretLine(SecretBytes(consuming: &hex)))
+            try files.writer().write("-o", secretLine(masterKey.hex()))
         }
     }
 

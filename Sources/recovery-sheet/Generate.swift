@@ -24,8 +24,7 @@ struct Generate: ParsableCommand {
         """
     )
 
-    @Option(name: .customLong("key-file"), help: ArgumentHelp("The parent's secret key (nsec1… or 64 hex); - for standard input.", valueName: "FILE"))
-    var keyFile: String
+    @OptionGroup var key: ParentKeyOption
 
     @OptionGroup var page: PageOptions
 
@@ -43,14 +42,14 @@ struct Generate: ParsableCommand {
     @OptionGroup var output: OutputOptions
 
     func validate() throws {
-        try requireOneStandardInput([keyFile, passphrase.passphraseFile])
+        try requireOneStandardInput([key.keyFile, passphrase.passphraseFile])
     }
 
     func run() throws {
         try requireRange(keySecurity, 0...2, "--key-security")
         try requireRange(logN, 1...NIP49.maximumLogN, "--log-n")
-        let files = try CommandFiles(reads: [.init("--key-file", keyFile)] + passphrase.declaredInputs, writes: [output.declared(.secret)], force: output.force)
-        let key = try KeyFiles.parentKey(keyFile, diagnostics)
+        let files = try CommandFiles(reads: [key.declaredInput] + passphrase.declaredInputs, writes: [output.declared(.secret)], force: output.force)
+        let key = try self.key.load(diagnostics)
         let secret: RecoverySheet.Secret
         if let passphrase = try passphrase.readNew(allowWeak: weakPassphrase) {
             secret = .encrypted(ncryptsec: try NIP49.encrypt(key, passphrase: passphrase, logN: logN, keySecurity: NIP49.KeySecurity(rawValue: keySecurity)!),

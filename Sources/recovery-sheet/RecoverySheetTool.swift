@@ -43,23 +43,26 @@ struct PassphraseOption: ParsableArguments {
 
     var declaredInputs: [FileSet.Input] { passphraseFile.map { [FileSet.Input("--passphrase-file", $0)] } ?? [] }
 
-    /// The passphrase, or nil when none was given. `new` asks twice on a terminal.
-    func read(new: Bool = false) throws -> String? {
+    /// The passphrase (UTF-8, in protected memory), or nil when none was given. `new` asks
+    /// twice on a terminal.
+    func read(new: Bool = false) throws -> SecretBytes? {
         guard let passphraseFile else { return nil }
         let bytes = passphraseFile == "-" && TerminalPrompt.inputIsTerminal
             ? try (new ? TerminalPrompt.newSecret("passphrase") : TerminalPrompt.secretLine("passphrase"))
             : try InputFiles.readSecret(passphraseFile, what: "passphrase file", diagnostics: diagnostics)
-        var text = bytes.withUnsafeBytes { String(decoding: $0, as: UTF8.self) }
-        if text.hasSuffix("\n") { text.removeLast() }
-        guard !text.isEmpty else {
+        // One final line ending is the file's, not the passphrase's ("\r\n" is one, as a
+        // String's last Character it was).
+        let ending = bytes.withUnsafeBytes { $0.count >= 2 && $0[$0.count - 2] == 0x0d && $0[$0.count - 1] == 0x0a ? 2 : ($0.last == 0x0a ? 1 : 0) }
+        let passphrase = try bytes.slice(0..<(bytes.count - ending))
+        guard passphrase.count > 0 else {
             throw ToolError(.invalidInput, "passphrase file '\(InputFiles.displayName(passphraseFile))' is empty")
         }
-        return text
+        return passphrase
     }
 
     /// A new passphrase (asked twice on a terminal), refused when zxcvbn's estimate is below
     /// ``PassphraseStrength/minimumBits`` unless `allowWeak` (--weak-passphrase).
-    func readNew(allowWeak: Bool) throws -> String? {
+    func readNew(allowWeak: Bool) throws -> SecretBytes? {
         guard let text = try read(new: true) else { return nil }
         let strength = try PassphraseStrength.estimate(text)
         guard !strength.isWeak || allowWeak else {

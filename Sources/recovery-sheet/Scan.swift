@@ -260,10 +260,9 @@ struct Words: ParsableCommand {
             let words = path == "-" && TerminalPrompt.inputIsTerminal
                 ? try WordPrompt.bip39("the 24 words of the key") { _ = try RecoverySheet.key(fromTyped: $0) { nil } }.ask()
                 : try InputFiles.readSecret(path, what: "words file", diagnostics: diagnostics)
-            let text = words.withUnsafeBytes { String(decoding: $0, as: UTF8.self) }
             let key: SecretKey
             do {
-                let found = try RecoverySheet.key(fromTyped: text) { try passphrase.read() }
+                let found = try RecoverySheet.key(fromTyped: words) { try passphrase.read() }
                 key = found.key
                 if let note = found.order?.note { diagnostics.note(note) }
             } catch let error as VaultError where error.code == .passphraseNeeded {
@@ -273,8 +272,7 @@ struct Words: ParsableCommand {
             diagnostics.note("public key: \(key.publicKey.npub)")
         } else {
             let key = try KeyFiles.parentKey(keyFile!, diagnostics)
-            var text = Array((try key.withUnsafeBytes { try BIP39.words(for: SecretBytes(copying: $0)) }.joined(separator: " ") + "\n").utf8)
-            line = try SecretBytes(consuming: &text)
+            line = try secretLine(key.withUnsafeBytes { try BIP39.phrase(for: SecretBytes(copying: $0)) })
         }
         try files.writer().write("-o", line)
     }

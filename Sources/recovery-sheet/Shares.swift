@@ -19,16 +19,16 @@ enum ShareReader {
         // "-" on a terminal: the share's words are asked for one at a time (once per "-").
         if path == "-", TerminalPrompt.inputIsTerminal {
             let words = try WordPrompt.slip39Share(number).ask()
-            return Read(share: try words.withUnsafeBytes { try SLIP39Share(words: String(decoding: $0, as: UTF8.self), share: number) }, checkCode: nil)
+            return Read(share: try SLIP39Share(words: words, share: number), checkCode: nil)
         }
         var bytes = try InputFiles.read(path, what: "share", limit: InputLimits.imageFile)
         if GrayImage.isPicture(bytes) {
             let name = InputFiles.displayName(path)
             let image = try GrayImage(decoding: bytes, name: "the picture '\(name)'")
-            let payloads = try QRScanner.scan(image).map { String(decoding: $0, as: UTF8.self) }
-            let page = try ShareCodes.read(payloads: payloads, share: number)
+            let payloads = try QRScanner.scan(image)
+            let page = try ShareCodes.read(payloads: payloads.map { var payload = $0; return try SecretBytes(consuming: &payload) }, share: number)
             if let share = page.share { return Read(share: share, checkCode: page.check) }
-            switch PrintedCode.mostTelling(payloads.map { Array($0.utf8) }) {
+            switch PrintedCode.mostTelling(payloads) {
             case .other, .share, .shareCheck:
                 break  // a share sheet whose share code did not read, or no code of ours: the advice below
             case let found:
@@ -48,12 +48,11 @@ enum ShareReader {
         guard bytes.count <= InputLimits.keyFile else {
             throw VaultError.tooLarge(what: "words file", name: InputFiles.displayName(path), limit: InputLimits.keyFile)
         }
-        let words = try SecretBytes(consuming: &bytes)
-        return Read(share: try words.withUnsafeBytes { try SLIP39Share(words: String(decoding: $0, as: UTF8.self), share: number) }, checkCode: nil)
+        return Read(share: try SLIP39Share(words: SecretBytes(consuming: &bytes), share: number), checkCode: nil)
     }
 
     /// Every share, then the secret they restore, as the family's key.
-    static func combine(_ paths: [String], passphrase: [UInt8]) throws -> (key: SecretKey, shares: [SLIP39Share]) {
+    static func combine(_ paths: [String], passphrase: SecretBytes?) throws -> (key: SecretKey, shares: [SLIP39Share]) {
         try naming(paths) {
             let shares = try paths.enumerated().map { try read($1, number: $0 + 1).share }
             let secret = try SLIP39.combine(shares, passphrase: passphrase)
@@ -88,16 +87,10 @@ enum ShareReader {
 
 /// The key's passphrase for shares: optional, printable ASCII (SLIP-0039).
 extension PassphraseOption {
-    func readForShares() throws -> [UInt8] {
-        guard let text = try read() else { return [] }
-        return Array(text.utf8)
-    }
+    func readForShares() throws -> SecretBytes? { try read() }
 
     /// A new passphrase for a split, checked as ``readNew(allowWeak:)`` checks it.
-    func readNewForShares(allowWeak: Bool) throws -> [UInt8] {
-        guard let text = try readNew(allowWeak: allowWeak) else { return [] }
-        return Array(text.utf8)
-    }
+    func readNewForShares(allowWeak: Bool) throws -> SecretBytes? { try readNew(allowWeak: allowWeak) }
 }
 
 struct Split: ParsableCommand {
@@ -123,8 +116,7 @@ struct Split: ParsableCommand {
         """
     )
 
-    @Option(name: .customLong("key-file"), help: ArgumentHelp("The parent's secret key (nsec1… or 64 hex); - for standard input.", valueName: "FILE"))
-    var keyFile: String
+    @OptionGroup var key: ParentKeyOption
 
     @Option(help: ArgumentHelp("How many sheets restore the key (one group).", valueName: "N"))
     var threshold: Int?
@@ -158,7 +150,7 @@ struct Split: ParsableCommand {
     var output: String
 
     func validate() throws {
-        try requireOneStandardInput([keyFile, passphrase.passphraseFile])
+        try requireOneStandardInput([key.keyFile, passphrase.passphraseFile])
         guard (threshold != nil && shares != nil && groupThreshold == nil && groups == nil)
             || (threshold == nil && shares == nil && groupThreshold != nil && groups != nil) else {
             throw ValidationError("give --threshold K --shares N, or --group-threshold G --groups KofN,…")
@@ -199,9 +191,9 @@ struct Split: ParsableCommand {
         let folder = output.hasSuffix("/") ? String(output.dropLast()) : output
         var declared = names.map { DeclaredOutput($0, "\(folder)/\($0).png", kind: .secret, exclusive: true, createFolders: true, namedByTool: true) }
         if text { declared += names.map { DeclaredOutput($0 + ".txt", "\(folder)/\($0).txt", kind: .secret, exclusive: true, createFolders: true, namedByTool: true) } }
-        let files = try CommandFiles(reads: [.init("--key-file", keyFile)] + passphrase.declaredInputs, writes: declared)
+        let files = try CommandFiles(reads: [key.declaredInput] + passphrase.declaredInputs, writes: declared)
 
-        let key = try KeyFiles.parentKey(keyFile, diagnostics)
+        let key = try self.key.load(diagnostics)
         let phrase = try passphrase.readNewForShares(allowWeak: weakPassphrase)
         let set = try key.withUnsafeBytes { bytes in
             try SLIP39.split(secret: SecretBytes(copying: bytes), groupThreshold: groupThreshold, groups: groups, passphrase: phrase,
@@ -214,11 +206,11 @@ struct Split: ParsableCommand {
             let holderName = holder.indices.contains(index) ? holder[index] : nil
             let others = holder.enumerated().filter { $0.offset != index }.map(\.element)
             let content = ShareSheet.Content(share: share, publicKey: key.publicKey, holder: holderName, otherHolders: others, label: page.label,
-                                             date: page.printedDate, needsPassphrase: !phrase.isEmpty,
+                                             date: page.printedDate, needsPassphrase: phrase != nil,
                                              appName: page.appName ?? RecoverySheet.defaultAppName)
             let sheet = try ShareSheet.render(content, groups: groups, paper: page.paper, dotsPerInch: page.dpi, template: template, fonts: fonts)
             try writer.stage(names[index], sheet.image.pngData())
-            if text { try writer.stage(names[index] + ".txt", Array((share.words().joined(separator: " ") + "\n").utf8)) }
+            if text { try writer.stage(names[index] + ".txt", secretLine(share.phrase())) }
         }
         try writer.publish()
         let rule = groups.count == 1 ? "any \(groups[0].threshold) of \(groups[0].count) restore the key"

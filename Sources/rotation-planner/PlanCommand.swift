@@ -30,22 +30,20 @@ struct Plan: ParsableCommand {
     @Option(help: ArgumentHelp("Why, in a few words; recorded in the plan.", valueName: "TEXT"))
     var reason: String?
 
-    @Option(help: ArgumentHelp("The plan's time (RFC 3339), instead of now; for reproducible plans.", valueName: "TIME"))
-    var now: String?
+    @OptionGroup var now: NowOption
 
     @Option(name: .shortAndLong, help: ArgumentHelp("Write the plan to FILE instead of standard output.", valueName: "FILE"))
     var output: String?
 
     func validate() throws {
         try requireOneStandardInput([vault, keys.keyFile, keys.newKeyFile])
-        if let now, Timestamp(rfc3339: now) == nil { throw ValidationError("--now takes an RFC 3339 time such as 2026-11-22T10:00:00Z") }
     }
 
     func run() throws {
         let files = try CommandFiles(reads: [.init("--vault", vault)] + keys.declaredInputs, writes: [DeclaredOutput("-o", output, kind: .text, exclusive: true)])
         let (old, new) = try keys.load()
         var plan = try RotationPlanner.plan(vault: InputFiles.read(vault, what: "vault"), oldKey: old, newKey: new, mode: mode, reason: reason,
-                                            createdAt: now.flatMap(Timestamp.init(rfc3339:)) ?? currentTime(), template: PlanFiles.template())
+                                            createdAt: now.time, template: PlanFiles.template())
         try plan.sign(oldKey: old, newKey: new)
         try files.writer().write("-o", plan.jsonValue().serialized())
         let relink = plan.devices.filter { $0.action == .relink }.count

@@ -44,16 +44,18 @@ extension RotationPlan.Mode: ExpressibleByArgument {}
 
 /// The old and new key files every subcommand but `show` reads.
 struct KeyPairOptions: ParsableArguments {
-    @Option(name: .customLong("key-file"), help: ArgumentHelp("The current (old) parent key.", valueName: "FILE"))
-    var keyFile: String
+    /// The current (old) key: the parent's key, as every other command takes it.
+    @OptionGroup var old: ParentKeyOption
 
     @Option(name: .customLong("new-key-file"), help: ArgumentHelp("The new parent key (make one with 'vault-tool keygen').", valueName: "FILE"))
     var newKeyFile: String
 
-    var declaredInputs: [FileSet.Input] { [.init("--key-file", keyFile), .init("--new-key-file", newKeyFile)] }
+    var keyFile: String { old.keyFile }
+
+    var declaredInputs: [FileSet.Input] { [old.declaredInput, .init("--new-key-file", newKeyFile)] }
 
     func load() throws -> (old: SecretKey, new: SecretKey) {
-        (try KeyFiles.parentKey(keyFile, diagnostics), try KeyFiles.parentKey(newKeyFile, diagnostics))
+        (try old.load(diagnostics), try KeyFiles.parentKey(newKeyFile, diagnostics))
     }
 }
 

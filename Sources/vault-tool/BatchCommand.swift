@@ -22,7 +22,7 @@ struct BatchCommand {
         let batch = try BatchMigration(manifestPath: manifest, outDir: outDir, journalPath: BatchMigration.journalPath(named: journal, outDir: outDir),
                                        target: target, allowLossy: allowLossy, dryRun: dryRun)
         let total = batch.total
-        let progress = RunReport<BatchMigration.Status>(total: total, failing: [.failed])
+        let progress = RunReport<MigrationStatus>(total: total, failing: [.failed])
         try batch.run(parallelism: jobs, loadAccess: { job in
             try VaultAccessFiles.load(keyFile: job.keyFile, vaultKeyFile: job.vaultKeyFile)
         }, report: { result in

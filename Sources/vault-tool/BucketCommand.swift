@@ -36,14 +36,14 @@ struct BucketCommand {
         let migration = try BucketMigration(plan, store: store, target: target, destination: destination, shard: shard,
                                             journalPath: journal ?? plan.defaultJournal, dryRun: dryRun)
         let total = plan.jobs.count
-        let progress = RunReport<BucketMigration.Status>(total: total, failing: [.failed, .conflict])
+        let progress = RunReport<MigrationStatus>(total: total, failing: [.failed, .conflict])
         try migration.run(parallelism: parallelism, loadAccess: { job, household in
             try plan.keyFiles(for: job, household: household).map { try VaultAccessFiles.load(keyFile: $0.keyFile, vaultKeyFile: $0.vaultKeyFile) }
         }, report: { result in
             progress.add(result.status, Self.jsonLine(result))
         })
         let counts = progress.finish()
-        func count(_ status: BucketMigration.Status) -> Int { counts[status, default: 0] }
+        func count(_ status: MigrationStatus) -> Int { counts[status, default: 0] }
         let seen = counts.values.reduce(0, +)
         let shardNote = shard.map { " (shard \($0): \(total - seen) of the \(total) listed belong to other shards)" } ?? ""
         let failed = count(.failed) + count(.conflict)

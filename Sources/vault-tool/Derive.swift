@@ -18,8 +18,7 @@ struct Derive: ParsableCommand {
         """
     )
 
-    @Option(name: .customLong("key-file"), help: ArgumentHelp("The parent's secret key (nsec1… or 64 hex); - for standard input.", valueName: "FILE"))
-    var keyFile: String
+    @OptionGroup var key: ParentKeyOption
 
     @Option(name: .customLong("device-id"), help: ArgumentHelp("Also derive this device's subkey (repeatable).", valueName: "ID"))
     var deviceIDs: [String] = []
@@ -38,9 +37,9 @@ struct Derive: ParsableCommand {
     func run() throws {
         var writes = [output.declared(showVaultKey ? .secret : .text)]
         if let vaultKeyOut { writes.append(DeclaredOutput("--vault-key-out", vaultKeyOut, kind: .secret, exclusive: true)) }
-        let files = try CommandFiles(reads: [.init("--key-file", keyFile)], writes: writes, force: output.force)
+        let files = try CommandFiles(reads: [key.declaredInput], writes: writes, force: output.force)
         let writer = files.writer()
-        let key = try KeyFiles.parentKey(keyFile, diagnostics)
+        let key = try self.key.load(diagnostics)
         let household = Household(parentPublicKey: key.publicKey)
         let devices = try deviceIDs.map { ($0, try Derivation.deviceSubkey(for: key, deviceID: $0).publicKey.hex) }
         let vaultKey = try Derivation.vaultKey(for: key)

@@ -18,8 +18,7 @@ struct Seal: ParsableCommand {
         """
     )
 
-    @Option(name: .customLong("key-file"), help: ArgumentHelp("The parent's secret key (nsec1… or 64 hex); - for standard input.", valueName: "FILE"))
-    var keyFile: String
+    @OptionGroup var key: ParentKeyOption
 
     @OptionGroup var output: OutputOptions
 
@@ -27,12 +26,12 @@ struct Seal: ParsableCommand {
     var input = "-"
 
     func validate() throws {
-        try requireOneStandardInput([keyFile, input])
+        try requireOneStandardInput([key.keyFile, input])
     }
 
     func run() throws {
-        let files = try CommandFiles(reads: [.init("input", input), .init("--key-file", keyFile)], writes: [output.declared(.binary)], force: output.force)
-        let key = try KeyFiles.parentKey(keyFile, diagnostics)
+        let files = try CommandFiles(reads: [.init("input", input), key.declaredInput], writes: [output.declared(.binary)], force: output.force)
+        let key = try self.key.load(diagnostics)
         let document = try VaultDocument(json: InputFiles.read(input, what: "document"))
         let (sealed, revision) = try Vault.sealEdited(document, with: key)
         try files.writer().write("-o", sealed)

@@ -1,5 +1,6 @@
 import Foundation
 @testable import VaultCore
+import VaultPaper
 
 /// Test-side helpers: files next to the tests, hex, and a seeded random source.
 enum TestFiles {
@@ -50,4 +51,75 @@ final class SeededRandom: RandomSource, @unchecked Sendable {
     func int(_ range: ClosedRange<Int>) -> Int {
         range.lowerBound + Int(next() % UInt64(range.count))
     }
+}
+
+// Test-side conveniences over the secret-bytes APIs: the tests write their words and
+// passphrases as literals, which the library never takes as `String`.
+extension SecretBytes {
+    static func text(_ text: String) -> SecretBytes { test(Array(text.utf8)) }
+    var testText: String { withUnsafeBytes { String(decoding: $0, as: UTF8.self) } }
+}
+
+extension BIP39 {
+    static func words(for entropy: SecretBytes) throws -> [String] {
+        try phrase(for: entropy).testText.split(separator: " ").map(String.init)
+    }
+    static func entropy(fromWords text: String) throws -> SecretBytes { try entropy(fromWords: .text(text)) }
+    static func readings(fromWords text: String) throws -> [Reading] { try readings(fromWords: .text(text)) }
+}
+
+extension SLIP39Share {
+    init(words text: String, share: Int = 1) throws { try self.init(words: .text(text), share: share) }
+    static func read(words text: String, share: Int = 1) throws -> (share: SLIP39Share, order: WordOrder) {
+        try read(words: .text(text), share: share)
+    }
+    func words() -> [String] { try! phrase().testText.split(separator: " ").map(String.init) }
+}
+
+extension NIP49 {
+    static func encrypt(_ key: SecretKey, passphrase: String, logN: UInt8, keySecurity: KeySecurity = .unknown,
+                        random: some RandomSource = SystemRandom()) throws -> String {
+        try encrypt(key, passphrase: .text(passphrase), logN: logN, keySecurity: keySecurity, random: random)
+    }
+    static func decrypt(_ ncryptsec: String, passphrase: String) throws -> (key: SecretKey, keySecurity: UInt8) {
+        try decrypt(ncryptsec, passphrase: .text(passphrase))
+    }
+}
+
+extension WordList {
+    static func tokens(_ text: String) throws -> [String] {
+        try tokens(.text(text)).map { String(decoding: $0, as: UTF8.self) }
+    }
+}
+
+extension SLIP39 {
+    static func split(secret: SecretBytes, groupThreshold: Int, groups: [Group], passphrase: [UInt8],
+                      iterationExponent: Int = defaultIterationExponent, extendable: Bool = true, random: RandomSource) throws -> [[SLIP39Share]] {
+        try split(secret: secret, groupThreshold: groupThreshold, groups: groups, passphrase: SecretBytes.test(passphrase),
+                  iterationExponent: iterationExponent, extendable: extendable, random: random)
+    }
+    static func combine(_ shares: [SLIP39Share], passphrase: [UInt8]) throws -> SecretBytes {
+        try combine(shares, passphrase: SecretBytes.test(passphrase))
+    }
+}
+
+extension SLIP39 {
+    static func index(of typed: String) -> Int? { index(of: Array(typed.utf8)) }
+}
+
+extension RecoverySheet {
+    static func key(fromPayload payload: [UInt8], name: String, passphrase: () throws -> String?) throws -> (key: SecretKey, encrypted: Bool) {
+        try key(fromPayload: payload, name: name) { try passphrase().map(SecretBytes.text) }
+    }
+    static func key(fromTyped text: String, passphrase: () throws -> String?) throws -> (key: SecretKey, encrypted: Bool, order: WordOrder?) {
+        try key(fromTyped: .text(text)) { try passphrase().map(SecretBytes.text) }
+    }
+}
+
+extension SeedQR {
+    static func entropy(fromDigits digits: String) throws -> SecretBytes { try entropy(fromDigits: .text(digits)) }
+}
+
+extension ShareCodes {
+    static func share(fromCode code: String, share number: Int = 1) throws -> SLIP39Share? { try share(fromCode: .text(code), share: number) }
 }

@@ -36,15 +36,14 @@ public struct DeviceLink: Sendable {
         var nsecBytes = Array(nsec.utf8)
         key = try SecretKey(parsing: SecretBytes(consuming: &nsecBytes), what: "the link's nsec")
         guard key.publicKey == stated else {
-            throw VaultError(.keyMismatch, "the link's parentPubkey is not the public key of its nsec")
+            throw VaultError.linkKeyNotItsParentKey()
         }
         let expected = Household(parentPublicKey: stated).id.hex + ".vault"
         guard let url = URL(string: vaultURL), url.scheme != nil, url.lastPathComponent == expected else {
-            throw VaultError(.keyMismatch, "the vault URL does not end in this household's vault file \(expected)")
+            throw VaultError.linkURLOfAnotherHousehold(vaultFile: expected)
         }
         guard now <= expiresAt else {
-            throw VaultError(.authenticationFailed, "the link expired \(TimeSpan.relative(expiresAt, now: now)), at \(expiresAt)",
-                             hint: "show a new link on the primary device")
+            throw VaultError.linkExpired(at: expiresAt, now: now)
         }
     }
 }
@@ -97,19 +96,62 @@ public struct PairingCode: Sendable, Equatable {
         timestamp = try reader.timestamp("timestamp")
         try reader.finish()
         guard let url = URL(string: shareURL), url.scheme == "https", url.host?.isEmpty == false else {
-            throw VaultError(.malformedDocument, "shareURL should be an https URL")
+            throw VaultError.pairingShareURLNotHTTPS()
         }
-        guard UUID(uuidString: parentDeviceID) != nil else { throw VaultError(.malformedDocument, "parentDeviceID should be a UUID") }
+        guard UUID(uuidString: parentDeviceID) != nil else { throw VaultError.pairingDeviceIDNotUUID() }
         guard !verificationToken.isEmpty, !sharedZoneID.isEmpty else {
-            throw VaultError(.malformedDocument, "verificationToken and sharedZoneID must not be empty")
+            throw VaultError.pairingFieldsEmpty()
         }
         let age = now.seconds - timestamp.seconds
         guard age <= maximumAge else {
-            throw VaultError(.authenticationFailed, "the pairing code is \(TimeSpan.words(seconds: age)) old, more than the \(maximumAge) s allowed",
-                             hint: "show a new pairing code on the parent's device")
+            throw VaultError.pairingCodeTooOld(age: age, maximumAge: maximumAge)
         }
         guard -age <= Self.allowedClockSkew else {
-            throw VaultError(.authenticationFailed, "the pairing code's timestamp is \(-age) s in the future; a clock is wrong")
+            throw VaultError.pairingCodeFromTheFuture(seconds: -age)
         }
+    }
+}
+
+extension VaultError {
+    /// A device link whose nsec is not the parent key it states.
+    static func linkKeyNotItsParentKey(file: String = #fileID, line: UInt = #line) -> VaultError {
+        VaultError(.keyMismatch, "the link's parentPubkey is not the public key of its nsec", file: file, line: line)
+    }
+
+    /// A device link whose vault URL is not the household's vault file, `vaultFile`.
+    static func linkURLOfAnotherHousehold(vaultFile: String, file: String = #fileID, line: UInt = #line) -> VaultError {
+        VaultError(.keyMismatch, "the vault URL does not end in this household's vault file \(vaultFile)", file: file, line: line)
+    }
+
+    /// A device link read after its expiry.
+    static func linkExpired(at expiresAt: Timestamp, now: Timestamp, file: String = #fileID, line: UInt = #line) -> VaultError {
+        VaultError(.authenticationFailed, "the link expired \(TimeSpan.relative(expiresAt, now: now)), at \(expiresAt)",
+                   hint: "show a new link on the primary device", file: file, line: line)
+    }
+
+    /// A pairing code whose shareURL is not an https URL with a host.
+    static func pairingShareURLNotHTTPS(file: String = #fileID, line: UInt = #line) -> VaultError {
+        VaultError(.malformedDocument, "shareURL should be an https URL", file: file, line: line)
+    }
+
+    /// A pairing code whose parentDeviceID is not a UUID.
+    static func pairingDeviceIDNotUUID(file: String = #fileID, line: UInt = #line) -> VaultError {
+        VaultError(.malformedDocument, "parentDeviceID should be a UUID", file: file, line: line)
+    }
+
+    /// A pairing code with an empty verification token or zone.
+    static func pairingFieldsEmpty(file: String = #fileID, line: UInt = #line) -> VaultError {
+        VaultError(.malformedDocument, "verificationToken and sharedZoneID must not be empty", file: file, line: line)
+    }
+
+    /// A pairing code older than the reader allows (`age` and `maximumAge` in seconds).
+    static func pairingCodeTooOld(age: Int64, maximumAge: Int64, file: String = #fileID, line: UInt = #line) -> VaultError {
+        VaultError(.authenticationFailed, "the pairing code is \(TimeSpan.words(seconds: age)) old, more than the \(maximumAge) s allowed",
+                   hint: "show a new pairing code on the parent's device", file: file, line: line)
+    }
+
+    /// A pairing code stamped further in the future than the allowed clock skew.
+    static func pairingCodeFromTheFuture(seconds: Int64, file: String = #fileID, line: UInt = #line) -> VaultError {
+        VaultError(.authenticationFailed, "the pairing code's timestamp is \(seconds) s in the future; a clock is wrong", file: file, line: line)
     }
 }

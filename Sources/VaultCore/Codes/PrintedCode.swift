@@ -16,13 +16,16 @@ public enum PrintedCode: Equatable, Sendable {
     case pairing
     case other
 
+    /// A payload may be a secret (a key, a share), so it is looked at as bytes; no `String`
+    /// is made of it.
     public static func classify(_ payload: [UInt8]) -> PrintedCode {
-        let text = String(decoding: payload.prefix(4096), as: UTF8.self)
-        let lowered = text.lowercased()
-        if lowered.hasPrefix("nsec1") || lowered.hasPrefix("ncryptsec1") { return .recoveryKey }
-        if let check = ShareCodes.parseCheckCode(text) { return .shareCheck(set: check.set) }
+        func startsFolded(_ prefix: String) -> Bool {
+            payload.count >= prefix.utf8.count && zip(payload, prefix.utf8).allSatisfy { ((0x41...0x5a).contains($0) ? $0 | 0x20 : $0) == $1 }
+        }
+        if startsFolded("nsec1") || startsFolded("ncryptsec1") { return .recoveryKey }
+        if let check = payload.withUnsafeBytes(ShareCodes.parseCheckCode) { return .shareCheck(set: check.set) }
         let digits = payload.allSatisfy { (0x30...0x39).contains($0) }
-        if digits, let share = try? ShareCodes.share(fromCode: text) { return .share(set: share.identifier) }
+        if digits, let share = try? payload.withUnsafeBytes({ try ShareCodes.share(fromCode: $0, share: 1) }) { return .share(set: share.identifier) }
         if digits, [48, 60, 72, 84, 96].contains(payload.count) { return .recoveryCode }
         if let object = try? JSONValue(parsing: Array(payload.prefix(InputLimits.line)), what: "a code"), case .object(let fields) = object {
             let names = Set(fields.map(\.key))

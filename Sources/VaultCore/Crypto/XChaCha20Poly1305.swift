@@ -45,7 +45,7 @@ public enum XChaCha20Poly1305 {
         try Sodium.ensureInitialized()
         try checkSizes(key: key, nonce: nonce)
         guard ciphertextAndTag.count >= tagByteCount else {
-            throw VaultError(.authenticationFailed, "ciphertext is shorter than its 16-byte tag")
+            throw VaultError.ciphertextShorterThanTag()
         }
         return try SecretBytes(count: ciphertextAndTag.count - tagByteCount) { plaintext in
             var written: UInt64 = 0
@@ -61,17 +61,39 @@ public enum XChaCha20Poly1305 {
                 }
             }
             guard status == 0 else {
-                throw VaultError(.authenticationFailed, "authentication failed")
+                throw VaultError.tagDoesNotVerify()
             }
         }
     }
 
     private static func checkSizes(key: SecretBytes, nonce: [UInt8]) throws {
         guard key.count == keyByteCount else {
-            throw VaultError(.invalidKey, "an XChaCha20-Poly1305 key is 32 bytes, not \(key.count)")
+            throw VaultError.aeadKeyWrongLength(key.count)
         }
         guard nonce.count == nonceByteCount else {
-            throw VaultError(.malformedEnvelope, "an XChaCha20-Poly1305 nonce is 24 bytes, not \(nonce.count)")
+            throw VaultError.aeadNonceWrongLength(nonce.count)
         }
+    }
+}
+
+extension VaultError {
+    /// Ciphertext too short to hold even the tag: it cannot be authentic.
+    static func ciphertextShorterThanTag(file: String = #fileID, line: UInt = #line) -> VaultError {
+        VaultError(.authenticationFailed, "ciphertext is shorter than its 16-byte tag", file: file, line: line)
+    }
+
+    /// The Poly1305 tag did not verify: a wrong key, or changed data.
+    static func tagDoesNotVerify(file: String = #fileID, line: UInt = #line) -> VaultError {
+        VaultError(.authenticationFailed, "authentication failed", file: file, line: line)
+    }
+
+    /// A key that is not 32 bytes (only its length is told).
+    static func aeadKeyWrongLength(_ byteCount: Int, file: String = #fileID, line: UInt = #line) -> VaultError {
+        VaultError(.invalidKey, "an XChaCha20-Poly1305 key is 32 bytes, not \(byteCount)", file: file, line: line)
+    }
+
+    /// A nonce that is not 24 bytes.
+    static func aeadNonceWrongLength(_ byteCount: Int, file: String = #fileID, line: UInt = #line) -> VaultError {
+        VaultError(.malformedEnvelope, "an XChaCha20-Poly1305 nonce is 24 bytes, not \(byteCount)", file: file, line: line)
     }
 }

@@ -57,7 +57,7 @@ public enum AtomicFile {
         }
         var info = stat()
         guard stat(path, &info) == 0, (info.st_mode & S_IFMT) == S_IFDIR else {
-            throw VaultError(.io, "'\(path)' is not a folder")
+            throw VaultError.notAFolder(path)
         }
     }
 
@@ -89,5 +89,12 @@ public enum AtomicFile {
     /// An I/O error naming what failed, with the C library's text for `errno`.
     public static func ioError(_ text: String) -> VaultError {
         VaultError(.io, "\(text): \((strerror(errno).flatMap { String(validatingCString: $0) } ?? "error \(errno)").lowercased())")
+    }
+}
+
+extension VaultError {
+    /// A path that should be (or was just made) a folder is something else.
+    static func notAFolder(_ path: String, file: String = #fileID, line: UInt = #line) -> VaultError {
+        VaultError(.io, "'\(path)' is not a folder", file: file, line: line)
     }
 }

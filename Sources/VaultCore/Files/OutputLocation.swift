@@ -145,7 +145,7 @@ public final class OutputFolder: @unchecked Sendable {
     /// The opened folder, made first (with its missing parents) when it did not exist.
     package func opened() throws -> Int32 {
         if descriptor < 0 {
-            guard mayCreate else { throw VaultError(.io, "the folder '\(path)' does not exist") }
+            guard mayCreate else { throw VaultError.folderMissing(path) }
             try AtomicFile.createFolder(creationPath, made: &made)
             descriptor = open(creationPath, __O_PATH | O_DIRECTORY | O_CLOEXEC)
             guard descriptor >= 0 else { throw AtomicFile.ioError("could not open the folder '\(path)'") }
@@ -446,5 +446,12 @@ public final class StagedOutput: @unchecked Sendable {
             if descriptor >= 0 { return (descriptor, name) }
             if errno != EEXIST || recorded != nil { throw AtomicFile.ioError("could not create the temporary file '\(name)' beside '\(path)'") }
         }
+    }
+}
+
+extension VaultError {
+    /// A folder an output goes into does not exist, and the command may not create it.
+    static func folderMissing(_ path: String, file: String = #fileID, line: UInt = #line) -> VaultError {
+        VaultError(.io, "the folder '\(path)' does not exist", file: file, line: line)
     }
 }

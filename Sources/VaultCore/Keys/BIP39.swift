@@ -3,15 +3,18 @@
 /// are the key itself, not a seed for NIP-06 derivation.
 public enum BIP39 {
     /// The words for `entropy` (16, 20, 24, 28 or 32 bytes): its bits followed by the first
-    /// len/32 bits of its SHA-256, in 11-bit groups, each indexing the wordlist.
-    public static func words(for entropy: SecretBytes) throws -> [String] {
-        try indexes(for: entropy).map { englishWords[$0] }
+    /// len/32 bits of its SHA-256, in 11-bit groups, each indexing the wordlist; one space
+    /// between words, in protected memory.
+    public static func phrase(for entropy: SecretBytes) throws -> SecretBytes {
+        var indexes = try indexes(for: entropy)
+        defer { for i in indexes.indices { indexes[i] = 0 } }
+        return try english.phrase(indexes)
     }
 
     /// The wordlist indexes for `entropy` (the digits of a Standard SeedQR, for example).
     public static func indexes(for entropy: SecretBytes) throws -> [Int] {
         guard [16, 20, 24, 28, 32].contains(entropy.count) else {
-            throw VaultError(.invalidKey, "BIP-39 encodes 16 to 32 bytes in steps of 4, not \(entropy.count)")
+            throw VaultError.entropyNotEncodable(byteCount: entropy.count)
         }
         var bits = entropy.withUnsafeBytes { Array($0) } + [entropy.withUnsafeBytes { SHA256.hash($0) }[0]]
         defer { bits.zeroize() }
@@ -33,7 +36,7 @@ public enum BIP39 {
     /// grid: the one whose checksum passes is taken. When both pass (about once in 256 for 24
     /// words) the order is a guess, so it is refused (``VaultError/Code/ambiguousWordOrder``);
     /// ``readings(fromWords:)`` gives both, for a caller that can tell them apart.
-    public static func entropy(fromWords text: String) throws -> SecretBytes {
+    public static func entropy(fromWords text: SecretBytes) throws -> SecretBytes {
         let found = try readings(fromWords: text)
         guard found.count == 1 else { throw VaultError.ambiguousWordOrder(identities: []) }
         return found[0].entropy
@@ -47,21 +50,19 @@ public enum BIP39 {
 
     /// Every reading of the typed words (``WordList/readings(_:)``) whose checksum passes, at
     /// least one: none throws, with the advice to type the numbers when they were left out.
-    public static func readings(fromWords text: String) throws -> [Reading] {
+    public static func readings(fromWords text: SecretBytes) throws -> [Reading] {
         let readings = try WordList.readings(text)
         let typed = readings[0].words
-        guard [12, 15, 18, 21, 24].contains(typed.count) else {
-            throw VaultError(.malformedKey, "BIP-39 words come in 12, 15, 18, 21 or 24; found \(typed.count)")
-        }
+        guard [12, 15, 18, 21, 24].contains(typed.count) else { throw VaultError.wrongWordCount(typed.count) }
         // Unknown words first, by their typed place: the same words in any order.
-        for (position, word) in typed.enumerated() where index(of: word) == nil {
-            throw VaultError(.malformedKey, "word \(position + 1) is not a BIP-39 word; closest: \(closestWords(to: word).joined(separator: ", "))")
+        for (position, word) in typed.enumerated() where english.index(of: word) == nil {
+            throw VaultError.notABIP39Word(position: position + 1, closest: english.closest(to: word))
         }
         var passing: [Reading] = []
         var tried: [[Int]] = []
         defer { for i in tried.indices { for j in tried[i].indices { tried[i][j] = 0 } } }
         for reading in readings {
-            let indexes = reading.words.map { index(of: $0)! }
+            let indexes = reading.words.map { english.index(of: $0)! }
             // Words that read alike both ways (a repeated word, prefixes) are one reading.
             guard !tried.contains(indexes) else { continue }
             tried.append(indexes)
@@ -69,8 +70,7 @@ public enum BIP39 {
         }
         guard !passing.isEmpty else {
             guard readings.count == 1 else { throw VaultError.wordsFailChecksumInEitherOrder() }
-            throw VaultError(.malformedKey, "the words' BIP-39 checksum does not match: a word is wrong or out of order",
-                             hint: readings[0].order == .numbered ? nil : "typed from the printed grid? type the numbers with the words, as printed")
+            throw VaultError.bip39ChecksumFails(numbered: readings[0].order == .numbered)
         }
         return passing
     }
@@ -78,7 +78,7 @@ public enum BIP39 {
     /// The entropy behind wordlist indexes, checking the BIP-39 checksum.
     public static func entropy(fromIndexes indexes: [Int]) throws -> SecretBytes {
         guard [12, 15, 18, 21, 24].contains(indexes.count), indexes.allSatisfy({ (0..<2048).contains($0) }) else {
-            throw VaultError(.malformedKey, "BIP-39 needs 12 to 24 word indexes below 2048")
+            throw VaultError.wrongWordIndexes()
         }
         let totalBits = indexes.count * 11
         let entropyCount = totalBits * 32 / 33 / 8
@@ -95,7 +95,7 @@ public enum BIP39 {
         let expected = entropy.withUnsafeBytes { SHA256.hash($0) }[0] >> (8 - checksumBits)
         let found = bytes[entropyCount] >> (8 - checksumBits)
         guard expected == found else {
-            throw VaultError(.malformedKey, "the words' BIP-39 checksum does not match: a word is wrong or out of order")
+            throw VaultError.bip39ChecksumFails(numbered: true)
         }
         return entropy
     }
@@ -103,17 +103,33 @@ public enum BIP39 {
     private static let english = WordList(englishWords)
 
     /// A word typed at a prompt, checked against the BIP-39 English list.
-    public static func check(typed: String) -> TypedWord { english.check(typed) }
+    public static func check(typed: SecretBytes) -> TypedWord { english.check(typed) }
+}
 
-    /// A whole word, or a word's first four letters or more (BIP-39 guarantees they are unique).
-    static func index(of typed: String) -> Int? { english.index(of: typed) }
+extension VaultError {
+    /// Entropy of a length BIP-39 does not encode.
+    static func entropyNotEncodable(byteCount: Int, file: String = #fileID, line: UInt = #line) -> VaultError {
+        VaultError(.invalidKey, "BIP-39 encodes 16 to 32 bytes in steps of 4, not \(byteCount)", file: file, line: line)
+    }
 
-    /// The three list words nearest to `typed` by edit distance, for an error message.
-    /// List words have at most 8 letters, so only the first 16 typed ones are compared: a long
-    /// token is no mistyped word, and comparing all of it against 2,048 words took a second per
-    /// kilobyte (found by the fuzz target bip39, at 12 inputs a second).
-    static func closestWords(to typed: String) -> [String] {
-        if case .unknown(let closest) = english.check(typed) { return closest }
-        return [englishWords[english.index(of: typed.lowercased())!]]
+    /// Typed words of a count no BIP-39 mnemonic has.
+    static func wrongWordCount(_ count: Int, file: String = #fileID, line: UInt = #line) -> VaultError {
+        VaultError(.malformedKey, "BIP-39 words come in 12, 15, 18, 21 or 24; found \(count)", file: file, line: line)
+    }
+
+    /// A typed word that is not on the list, with the list's closest words (never the typed one).
+    static func notABIP39Word(position: Int, closest: [String], file: String = #fileID, line: UInt = #line) -> VaultError {
+        VaultError(.malformedKey, "word \(position) is not a BIP-39 word; closest: \(closest.joined(separator: ", "))", file: file, line: line)
+    }
+
+    /// The words do not pass their checksum; unnumbered words may have been typed across the grid.
+    static func bip39ChecksumFails(numbered: Bool, file: String = #fileID, line: UInt = #line) -> VaultError {
+        VaultError(.malformedKey, "the words' BIP-39 checksum does not match: a word is wrong or out of order",
+                   hint: numbered ? nil : "typed from the printed grid? type the numbers with the words, as printed", file: file, line: line)
+    }
+
+    /// Word indexes that are no BIP-39 mnemonic (a count or an index out of range).
+    static func wrongWordIndexes(file: String = #fileID, line: UInt = #line) -> VaultError {
+        VaultError(.malformedKey, "BIP-39 needs 12 to 24 word indexes below 2048", file: file, line: line)
     }
 }

@@ -34,7 +34,7 @@ public enum Derivation {
             )
         }
         guard secret.withUnsafeBytes({ Secp256k1.shared.isValidSecretKey($0) }) else {
-            throw VaultError(.invalidKey, "device id '\(deviceID)' derives a subkey that is not a valid secp256k1 secret key")
+            throw VaultError.invalidDeviceSubkey(deviceID)
         }
         return try SecretKey(secret: secret)
     }
@@ -46,7 +46,7 @@ public struct VaultKey: Sendable, Equatable {
 
     public init(secret: SecretBytes) throws {
         guard secret.count == 32 else {
-            throw VaultError(.invalidKey, "a vault key is 32 bytes, not \(secret.count)")
+            throw VaultError.wrongKeyLength("a vault key", secret.count)
         }
         self.secret = secret
     }
@@ -57,11 +57,11 @@ public struct VaultKey: Sendable, Equatable {
             let text = UnsafeRawBufferPointer(rebasing: raw[trimmedRange(raw)])
             guard text.count == 64 else {
                 if text.starts(with: Array("nsec1".utf8)) { throw VaultError.parentKeyGivenAsVaultKey(what) }
-                throw VaultError(.malformedKey, "\(what) should hold 64 hex characters (a vault key)")
+                throw VaultError.wrongHexLength(what, characters: 64, kind: "a vault key")
             }
             return try SecretBytes(count: 32) { out in
                 guard Hex.decode(text, into: out) else {
-                    throw VaultError(.malformedKey, "\(what) has a character that is not hexadecimal")
+                    throw VaultError.notHex(what)
                 }
             }
         }
@@ -69,10 +69,7 @@ public struct VaultKey: Sendable, Equatable {
     }
 
     /// The key as 64 lowercase hex ASCII, in protected memory.
-    public func hex() throws -> SecretBytes {
-        var ascii = secret.withUnsafeBytes { Array(Hex.encode($0).utf8) }
-        return try SecretBytes(consuming: &ascii)
-    }
+    public func hex() throws -> SecretBytes { try secret.hex() }
 }
 
 /// A household's public identity: the parent's public key and what follows from it.
@@ -104,4 +101,11 @@ public struct HouseholdID: Hashable, Sendable, CustomStringConvertible {
     public var shortHex: String { String(hex.prefix(12)) }
     public var vaultPath: String { "vaults/\(hex).vault" }
     public var description: String { hex }
+}
+
+extension VaultError {
+    /// A device id whose HKDF output is no secp256k1 scalar (about 2^-128 of ids).
+    static func invalidDeviceSubkey(_ deviceID: String, file: String = #fileID, line: UInt = #line) -> VaultError {
+        VaultError(.invalidKey, "device id '\(deviceID)' derives a subkey that is not a valid secp256k1 secret key", file: file, line: line)
+    }
 }

@@ -19,7 +19,7 @@ public enum NIP49 {
         case unknown = 0x02
     }
 
-    public static func encrypt(_ key: SecretKey, passphrase: String, logN: UInt8, keySecurity: KeySecurity = .unknown,
+    public static func encrypt(_ key: SecretKey, passphrase: SecretBytes, logN: UInt8, keySecurity: KeySecurity = .unknown,
                                random: some RandomSource = SystemRandom()) throws -> String {
         let salt = random.bytes(16), nonce = random.bytes(24)
         let symmetric = try scrypt(passphrase, salt: salt, logN: logN)
@@ -32,24 +32,24 @@ public enum NIP49 {
     }
 
     /// Decrypts; a wrong passphrase (or a changed string) is ``VaultError/Code/authenticationFailed``.
-    public static func decrypt(_ ncryptsec: String, passphrase: String) throws -> (key: SecretKey, keySecurity: UInt8) {
+    public static func decrypt(_ ncryptsec: String, passphrase: SecretBytes) throws -> (key: SecretKey, keySecurity: UInt8) {
         let decoded: (hrp: String, words: [UInt8])
         do {
             decoded = try Array(ncryptsec.utf8).withUnsafeBytes { chars in
                 Result { () throws(Bech32.Failure) in try Bech32.decode(chars, lengthLimit: nil) }
             }.get()
         } catch {
-            throw VaultError(.malformedKey, "the ncryptsec \(error.reason)")
+            throw VaultError.badBech32("the ncryptsec", error)
         }
         guard decoded.hrp == prefix else {
-            throw VaultError(.malformedKey, "an encrypted key starts with 'ncryptsec1'")
+            throw VaultError.notAnNcryptsec()
         }
         let payload: [UInt8]
         do { payload = try Bech32.convertBits(decoded.words, from: 5, to: 8, pad: false) } catch {
-            throw VaultError(.malformedKey, "the ncryptsec \(error.reason)")
+            throw VaultError.badBech32("the ncryptsec", error)
         }
         guard payload.count == 91, payload[0] == 0x02 else {
-            throw VaultError(.unsupportedVersion, "the ncryptsec is not a version 2 NIP-49 payload of 91 bytes")
+            throw VaultError.unsupportedNcryptsec()
         }
         let logN = payload[1], salt = Array(payload[2..<18]), nonce = Array(payload[18..<42]), keySecurity = payload[42]
         let symmetric = try scrypt(passphrase, salt: salt, logN: logN)
@@ -59,17 +59,20 @@ public enum NIP49 {
                 try XChaCha20Poly1305.open(UnsafeRawBufferPointer($0), key: symmetric, nonce: nonce, associatedData: [keySecurity])
             }!
         } catch let error as VaultError where error.code == .authenticationFailed {
-            throw VaultError(.authenticationFailed, "the passphrase does not open this ncryptsec (or the text was changed)")
+            throw VaultError.wrongPassphrase()
         }
         return (try SecretKey(secret: secret), keySecurity)
     }
 
-    static func scrypt(_ passphrase: String, salt: [UInt8], logN: UInt8) throws -> SecretBytes {
+    /// The passphrase (UTF-8) is NFKC-normalised first, as NIP-49 requires. Normalisation needs
+    /// Unicode tables only `String` applies, so the passphrase is a `String` here and only here,
+    /// for the length of the call; the normalised bytes go to scrypt from a zeroed scratch array.
+    static func scrypt(_ passphrase: SecretBytes, salt: [UInt8], logN: UInt8) throws -> SecretBytes {
         guard (1...maximumLogN).contains(logN) else {
             throw VaultError.scryptCostOutOfRange(logN, maximum: maximumLogN)
         }
         try Sodium.ensureInitialized()
-        var normalized = Array(passphrase.precomposedStringWithCompatibilityMapping.utf8)
+        var normalized = passphrase.withUnsafeBytes { Array(String(decoding: $0, as: UTF8.self).precomposedStringWithCompatibilityMapping.utf8) }
         defer { normalized.zeroize() }
         return try SecretBytes(count: 32) { key in
             try Sodium.check(
@@ -91,5 +94,22 @@ extension VaultError.Code {
 extension VaultError {
     static func scryptCostOutOfRange(_ logN: UInt8, maximum: UInt8, file: String = #fileID, line: UInt = #line) -> VaultError {
         VaultError(.scryptCostOutOfRange, "scrypt log_n \(logN) is outside what this tool accepts (1 to \(maximum))", file: file, line: line)
+    }
+}
+
+extension VaultError {
+    /// Bech32 of another kind where an ncryptsec belongs.
+    static func notAnNcryptsec(file: String = #fileID, line: UInt = #line) -> VaultError {
+        VaultError(.malformedKey, "an encrypted key starts with 'ncryptsec1'", file: file, line: line)
+    }
+
+    /// An ncryptsec of a version or length this build does not read.
+    static func unsupportedNcryptsec(file: String = #fileID, line: UInt = #line) -> VaultError {
+        VaultError(.unsupportedVersion, "the ncryptsec is not a version 2 NIP-49 payload of 91 bytes", file: file, line: line)
+    }
+
+    /// The passphrase does not open the ncryptsec.
+    static func wrongPassphrase(file: String = #fileID, line: UInt = #line) -> VaultError {
+        VaultError(.authenticationFailed, "the passphrase does not open this ncryptsec (or the text was changed)", file: file, line: line)
     }
 }

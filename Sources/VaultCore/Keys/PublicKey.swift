@@ -6,7 +6,7 @@ public struct PublicKey: Hashable, Sendable, CustomStringConvertible {
     /// Checks that the bytes are a point on the curve.
     public init(bytes: [UInt8]) throws {
         guard Secp256k1.shared.isValidXOnlyPublicKey(bytes) else {
-            throw VaultError(.invalidKey, "the bytes are not a valid x-only secp256k1 public key")
+            throw VaultError.notACurvePoint()
         }
         self.bytes = bytes
     }
@@ -14,7 +14,7 @@ public struct PublicKey: Hashable, Sendable, CustomStringConvertible {
     /// 64 hex characters (either case on input).
     public init(hex: String) throws {
         guard hex.utf8.count == 64, let bytes = Hex.decode(hex) else {
-            throw VaultError(.malformedKey, "a public key is 64 hex characters")
+            throw VaultError.wrongPublicKeyText()
         }
         try self.init(bytes: bytes)
     }
@@ -34,5 +34,17 @@ public struct PublicKey: Hashable, Sendable, CustomStringConvertible {
     /// Verifies a BIP-340 Schnorr signature by this key over `message`.
     public func isValidSignature(_ signature: [UInt8], for message: [UInt8]) -> Bool {
         Secp256k1.shared.verify(signature: signature, message: message, publicKey: bytes)
+    }
+}
+
+extension VaultError {
+    /// 32 bytes that are no x coordinate of a point on secp256k1.
+    static func notACurvePoint(file: String = #fileID, line: UInt = #line) -> VaultError {
+        VaultError(.invalidKey, "the bytes are not a valid x-only secp256k1 public key", file: file, line: line)
+    }
+
+    /// Public-key text that is not 64 hex characters.
+    static func wrongPublicKeyText(file: String = #fileID, line: UInt = #line) -> VaultError {
+        VaultError(.malformedKey, "a public key is 64 hex characters", file: file, line: line)
     }
 }

@@ -74,11 +74,11 @@ final class Secp256k1: @unchecked Sendable {
 
     private func makeKeypair(_ secret: UnsafeRawBufferPointer) throws -> secp256k1_keypair {
         guard secret.count == 32 else {
-            throw VaultError(.invalidKey, "a secp256k1 secret key is 32 bytes, not \(secret.count)")
+            throw VaultError.wrongKeyLength("a secp256k1 secret key", secret.count)
         }
         var keypair = secp256k1_keypair()
         guard secp256k1_keypair_create(context, &keypair, secret.bindMemory(to: UInt8.self).baseAddress!) == 1 else {
-            throw VaultError(.invalidKey, "the secret key is not a valid secp256k1 scalar (zero, or not below the curve order)")
+            throw VaultError.notAScalar()
         }
         return keypair
     }
@@ -86,7 +86,19 @@ final class Secp256k1: @unchecked Sendable {
     /// Every libsecp256k1 status goes through here: 1 is success.
     private func check(_ status: Int32, _ operation: String) throws {
         guard status == 1 else {
-            throw VaultError(.cryptoFailure, "libsecp256k1 failed \(operation)")
+            throw VaultError.secp256k1Failed(operation)
         }
+    }
+}
+
+extension VaultError {
+    /// 32 bytes that are zero or not below the curve order.
+    static func notAScalar(file: String = #fileID, line: UInt = #line) -> VaultError {
+        VaultError(.invalidKey, "the secret key is not a valid secp256k1 scalar (zero, or not below the curve order)", file: file, line: line)
+    }
+
+    /// A libsecp256k1 call that should not fail did.
+    static func secp256k1Failed(_ operation: String, file: String = #fileID, line: UInt = #line) -> VaultError {
+        VaultError(.cryptoFailure, "libsecp256k1 failed \(operation)", file: file, line: line)
     }
 }

@@ -8,7 +8,7 @@ public struct SecretKey: Sendable, CustomStringConvertible {
     /// Wraps 32 secret bytes, refusing zero or values not below the curve order.
     public init(secret: SecretBytes) throws {
         guard secret.count == 32 else {
-            throw VaultError(.invalidKey, "a secret key is 32 bytes, not \(secret.count)")
+            throw VaultError.wrongKeyLength("a secret key", secret.count)
         }
         let publicBytes = try secret.withUnsafeBytes { try Secp256k1.shared.xOnlyPublicKey(secret: $0) }
         self.secret = secret
@@ -31,33 +31,29 @@ public struct SecretKey: Sendable, CustomStringConvertible {
         let secret = try contents.withUnsafeBytes { raw -> SecretBytes in
             let text = UnsafeRawBufferPointer(rebasing: raw[trimmedRange(raw)])
             guard !text.isEmpty else {
-                throw VaultError(.malformedKey, "\(what) is empty")
+                throw VaultError.emptyKeyText(what)
             }
             if text.count == 64, text.allSatisfy(isHexDigit) {
                 return try SecretBytes(count: 32) { out in _ = Hex.decode(text, into: out) }
             }
             if startsWith(text, "npub1") {
-                throw VaultError(.malformedKey, "\(what) holds a public key (npub); a secret key (nsec) is needed")
+                throw VaultError.publicKeyGivenAsSecret(what)
             }
             if startsWith(text, "nsec1") {
                 return try NIP19.decodeKey(text, prefix: NIP19.secretKeyPrefix, what: what)
             }
-            throw VaultError(.malformedKey, "\(what) holds neither an nsec1… key nor 64 hex characters")
+            throw VaultError.notAKeyText(what)
         }
         try self.init(secret: secret)
     }
 
     /// The key as NIP-19 `nsec1…` ASCII, in protected memory.
     public func nsec() throws -> SecretBytes {
-        var ascii = secret.withUnsafeBytes { NIP19.encode(prefix: NIP19.secretKeyPrefix, key: Array($0)) }
-        return try SecretBytes(consuming: &ascii)
+        try secret.withUnsafeBytes(NIP19.nsec)
     }
 
     /// The key as 64 lowercase hex ASCII, in protected memory.
-    public func hex() throws -> SecretBytes {
-        var ascii = secret.withUnsafeBytes { Array(Hex.encode($0).utf8) }
-        return try SecretBytes(consuming: &ascii)
-    }
+    public func hex() throws -> SecretBytes { try secret.hex() }
 
     /// Read access to the 32 raw bytes.
     public func withUnsafeBytes<Result>(_ body: (UnsafeRawBufferPointer) throws -> Result) rethrows -> Result {
@@ -98,4 +94,26 @@ private func startsWith(_ bytes: UnsafeRawBufferPointer, _ prefix: String) -> Bo
     let prefix = Array(prefix.utf8)
     guard bytes.count >= prefix.count else { return false }
     return zip(bytes, prefix).allSatisfy { ($0 | 0x20) == $1 || $0 == $1 }
+}
+
+extension VaultError {
+    /// Key bytes of the wrong length (`kind`: "a secret key", "a vault key").
+    package static func wrongKeyLength(_ kind: String, _ count: Int, file: String = #fileID, line: UInt = #line) -> VaultError {
+        VaultError(.invalidKey, "\(kind) is 32 bytes, not \(count)", file: file, line: line)
+    }
+
+    /// A key file or text with nothing in it.
+    static func emptyKeyText(_ what: String, file: String = #fileID, line: UInt = #line) -> VaultError {
+        VaultError(.malformedKey, "\(what) is empty", file: file, line: line)
+    }
+
+    /// An npub where a secret key belongs.
+    static func publicKeyGivenAsSecret(_ what: String, file: String = #fileID, line: UInt = #line) -> VaultError {
+        VaultError(.malformedKey, "\(what) holds a public key (npub); a secret key (nsec) is needed", file: file, line: line)
+    }
+
+    /// Text that is neither form of a secret key.
+    static func notAKeyText(_ what: String, file: String = #fileID, line: UInt = #line) -> VaultError {
+        VaultError(.malformedKey, "\(what) holds neither an nsec1… key nor 64 hex characters", file: file, line: line)
+    }
 }

@@ -15,53 +15,107 @@ public enum WordOrder: String, Sendable {
 
 /// A word list whose words have unique four-letter prefixes (BIP-39's English list and
 /// SLIP-0039's), and the forgiving way both read words a person typed.
+///
+/// Typed words are secret, so they are read from protected memory as bytes and never become a
+/// `String`: each token is a scratch byte array (lower-cased ASCII) that the reader zeroes, and
+/// the lists are looked up by bytes. The list words themselves are public constants.
 struct WordList: Sendable {
     let words: [String]
-    private let indexByWord: [String: Int]
-    private let indexByPrefix: [String: Int]
+    private let indexByWord: [[UInt8]: Int]
+    private let indexByPrefix: [[UInt8]: Int]
 
     init(_ words: [String]) {
         self.words = words
-        indexByWord = Dictionary(uniqueKeysWithValues: words.enumerated().map { ($1, $0) })
-        indexByPrefix = Dictionary(uniqueKeysWithValues: words.enumerated().map { (String($1.prefix(4)), $0) })
+        indexByWord = Dictionary(uniqueKeysWithValues: words.enumerated().map { (Array($1.utf8), $0) })
+        indexByPrefix = Dictionary(uniqueKeysWithValues: words.enumerated().map { (Array($1.utf8.prefix(4)), $0) })
     }
 
     /// A whole list word, or its first four letters or more.
-    func index(of typed: String) -> Int? {
+    func index(of typed: [UInt8]) -> Int? {
         if let index = indexByWord[typed] { return index }
-        guard typed.count >= 4, let index = indexByPrefix[String(typed.prefix(4))], words[index].hasPrefix(typed) else { return nil }
+        guard typed.count >= 4, let index = indexByPrefix[Array(typed.prefix(4))], words[index].utf8.starts(with: typed) else { return nil }
         return index
+    }
+
+    /// The tokens of typed text, and how many lines hold one: split at any Unicode white space
+    /// or a comma, ASCII letters lower-cased (list words are ASCII; any other letter leaves a
+    /// token no list word matches).
+    private static func scan(_ text: UnsafeRawBufferPointer) -> (tokens: [[UInt8]], lines: Int) {
+        var tokens: [[UInt8]] = [], token: [UInt8] = []
+        var lines = 0, lineHasToken = false
+        var iterator = text.makeIterator()
+        var decoder = UTF8()
+        var scalarBytes: [UInt8] = []
+        defer { token.zeroize(); scalarBytes.zeroize() }
+        func endToken() {
+            guard !token.isEmpty else { return }
+            tokens.append(token)
+            token.removeAll(keepingCapacity: true)
+            if !lineHasToken { lineHasToken = true; lines += 1 }
+        }
+        while true {
+            switch decoder.decode(&iterator) {
+            case .scalarValue(let scalar):
+                if scalar == "," || scalar.properties.isWhitespace {
+                    endToken()
+                    // Character.isNewline's scalars: LF, VT, FF, CR, NEL, LS, PS.
+                    if [0x0a, 0x0b, 0x0c, 0x0d, 0x85, 0x2028, 0x2029].contains(scalar.value) { lineHasToken = false }
+                } else if scalar.isASCII {
+                    token.append(UInt8(ascii: scalar) | (scalar.properties.isUppercase ? 0x20 : 0))
+                } else {
+                    scalarBytes.removeAll(keepingCapacity: true)
+                    UTF8.encode(scalar) { scalarBytes.append($0) }
+                    token.append(contentsOf: scalarBytes)
+                }
+            case .error:
+                token.append(0xff)  // not UTF-8: no list word matches it
+            case .emptyInput:
+                endToken()
+                return (tokens, lines)
+            }
+        }
     }
 
     /// The words of typed text: any case, separated by whitespace or commas. Numbering a person
     /// copied ("1.", "12)") is dropped; when every word is numbered and the numbers are 1 to n,
     /// each word goes to its number's place, so a sheet's numbered grid may be typed row by row,
     /// or in any order. Every word numbered but not 1 to n is refused: the typed order would
-    /// then be a guess, which a short checksum might accept.
-    static func tokens(_ text: String) throws -> [String] {
-        try numberedTokens(text).words
+    /// then be a guess, which a short checksum might accept. The caller zeroes the words.
+    static func tokens(_ text: SecretBytes) throws -> [[UInt8]] {
+        try text.withUnsafeBytes { try numberedTokens(scan($0).tokens).words }
     }
 
     /// ``tokens(_:)``, and whether the words were numbered (then their order is certain).
-    static func numberedTokens(_ text: String) throws -> (words: [String], numbered: Bool) {
-        var words: [String] = [], places: [Int] = []
+    private static func numberedTokens(_ tokens: [[UInt8]]) throws -> (words: [[UInt8]], numbered: Bool) {
+        var words: [[UInt8]] = [], places: [Int] = []
         var pending: Int?
-        for token in text.lowercased().split(whereSeparator: { $0.isWhitespace || $0 == "," }) {
-            if token.allSatisfy({ $0.isNumber || $0 == "." || $0 == ")" || $0 == ":" }) {
-                pending = token.count <= 4 ? Int(token.filter(\.isNumber)) : nil
+        for token in tokens {
+            if token.allSatisfy({ (0x30...0x39).contains($0) || [0x2e, 0x29, 0x3a].contains($0) }) {  // digits . ) :
+                let digits = token.filter { (0x30...0x39).contains($0) }
+                pending = token.count <= 4 && !digits.isEmpty ? digits.reduce(0) { $0 * 10 + Int($1 - 0x30) } : nil
                 continue
             }
-            words.append(String(token))
+            words.append(token)
             if let place = pending { places.append(place) }
             pending = nil
         }
         guard !words.isEmpty, places.count == words.count else { return (words, false) }
-        guard Set(places) == Set(1...words.count) else {
-            throw VaultError(.malformedKey, "every word is numbered, but the numbers are not 1 to \(words.count) each once: check the numbering")
-        }
+        guard Set(places) == Set(1...words.count) else { throw VaultError.wordNumberingNotOneToN(count: words.count) }
         var placed = words
         for (word, place) in zip(words, places) { placed[place - 1] = word }
         return (placed, true)
+    }
+
+    /// The words at `indexes`, one space between them, in protected memory.
+    func phrase(_ indexes: [Int]) throws -> SecretBytes {
+        let count = indexes.reduce(max(indexes.count - 1, 0)) { $0 + words[$1].utf8.count }
+        return try SecretBytes(count: count) { buffer in
+            var offset = 0
+            for (position, index) in indexes.enumerated() {
+                if position > 0 { buffer[offset] = 0x20; offset += 1 }
+                for byte in words[index].utf8 { buffer[offset] = byte; offset += 1 }
+            }
+        }
     }
 
     /// The columns every sheet prints its words in, numbered down each column.
@@ -73,13 +127,27 @@ struct WordList: Sendable {
     /// this suite (`words`, `--code-out`) and by wallets, always in its order; a person copying
     /// the grid row by row writes its rows on lines. (Trying both orders on a one-line mnemonic
     /// would refuse one in 256 of them, as both would pass an 8-bit checksum.)
-    static func readings(_ text: String) throws -> [(order: WordOrder, words: [String])] {
-        let (words, numbered) = try numberedTokens(text)
-        if numbered { return [(.numbered, words)] }
-        let lines = text.split(whereSeparator: \.isNewline).filter { !$0.allSatisfy(\.isWhitespace) }
-        guard lines.count > 1 else { return [(.asTyped, words)] }
+    static func readings(_ text: SecretBytes) throws -> [Reading] {
+        let (tokens, lines) = text.withUnsafeBytes { scan($0) }
+        let (words, numbered) = try numberedTokens(tokens)
+        if numbered { return [Reading(order: .numbered, words: words)] }
+        guard lines > 1 else { return [Reading(order: .asTyped, words: words)] }
         let byRows = printedOrder(ofRows: words, columns: printedColumns)
-        return byRows == words ? [(.asTyped, words)] : [(.asTyped, words), (.printedGridByRows, byRows)]
+        return byRows == words ? [Reading(order: .asTyped, words: words)]
+            : [Reading(order: .asTyped, words: words), Reading(order: .printedGridByRows, words: byRows)]
+    }
+
+    /// Typed words in one order: scratch arrays of a secret, zeroed when the reading goes away.
+    final class Reading {
+        let order: WordOrder
+        private(set) var words: [[UInt8]]
+
+        init(order: WordOrder, words: [[UInt8]]) {
+            self.order = order
+            self.words = words
+        }
+
+        deinit { for index in words.indices { words[index].zeroize() } }
     }
 
     /// Words typed row by row from a grid of `columns` columns filled down each column (the
@@ -110,6 +178,11 @@ extension VaultError {
                               : "type the numbers with the words, as printed", file: file, line: line)
     }
 
+    /// Every word carries a number, but the numbers are not 1 to n each once.
+    static func wordNumberingNotOneToN(count: Int, file: String = #fileID, line: UInt = #line) -> VaultError {
+        VaultError(.malformedKey, "every word is numbered, but the numbers are not 1 to \(count) each once: check the numbering", file: file, line: line)
+    }
+
     /// Unnumbered words whose checksum fails in the printed order and across the rows.
     static func wordsFailChecksumInEitherOrder(file: String = #fileID, line: UInt = #line) -> VaultError {
         VaultError(.malformedKey, "the words' checksum does not match, in the printed order or read across the grid's rows: a word is wrong or out of place",
@@ -128,19 +201,24 @@ public enum TypedWord: Equatable, Sendable {
 extension WordList {
     /// The typed word checked alone: the list's spelling, or the three closest list words.
     /// Only the first 16 typed letters are compared (list words are at most 8 letters).
-    func check(_ typed: String) -> TypedWord {
-        let folded = typed.lowercased()
+    func check(_ typed: SecretBytes) -> TypedWord {
+        var folded = typed.withUnsafeBytes { Self.scan($0).tokens.first ?? [] }
+        defer { folded.zeroize() }
         if let index = index(of: folded) { return .word(words[index]) }
-        var distance = EditDistance(from: folded, limit: 16)
-        let length = folded.unicodeScalars.count
-        return .unknown(closest: words.map { ($0, distance.to($0), abs($0.count - length)) }
-            .sorted { ($0.1, $0.2, $0.0) < ($1.1, $1.2, $1.0) }.prefix(3).map(\.0))
+        return .unknown(closest: closest(to: folded))
+    }
+
+    /// The three list words nearest to a typed word by edit distance, nearest first.
+    func closest(to typed: [UInt8]) -> [String] {
+        var distance = EditDistance(fromUTF8: typed, limit: 16)
+        defer { distance.erase() }
+        let length = distance.length
+        return words.map { ($0, distance.to($0), abs($0.count - length)) }
+            .sorted { ($0.1, $0.2, $0.0) < ($1.1, $1.2, $1.0) }.prefix(3).map(\.0)
     }
 }
 
 extension SLIP39 {
-    private static let checkList = WordList(words)
-
     /// A word typed at a prompt, checked against the SLIP-0039 list.
-    public static func check(typed: String) -> TypedWord { checkList.check(typed) }
+    public static func check(typed: SecretBytes) -> TypedWord { list.check(typed) }
 }

@@ -74,7 +74,7 @@ public enum RotationApplier {
             var relinked = device
             relinked.subkeyPublicKey = try Derivation.deviceSubkey(for: newKey, deviceID: device.deviceId).publicKey.hex
             guard relinked.subkeyPublicKey == planned.newSubkeyPublicKey else {
-                throw VaultError(.badSignature, "the plan's new subkey for device '\(device.deviceId)' is not the new key's derivation")
+                throw VaultError.plannedSubkeyNotDerived(device.deviceId)
             }
             successor.devices.append(relinked)
             operations.append(.object([("op", .string("device.relink")), ("deviceId", .string(device.deviceId)), ("deviceName", .string(device.deviceName)),
@@ -226,5 +226,11 @@ extension VaultError {
 
     static func planMissesGroup(_ groupId: String, file: String = #fileID, line: UInt = #line) -> VaultError {
         VaultError(.planMissesGroup, "group '\(groupId)' is not in the plan", file: file, line: line)
+    }
+
+    /// The subkey the plan lists for a device is not the one the new key derives for it: the plan
+    /// was changed, or made with another key.
+    static func plannedSubkeyNotDerived(_ deviceId: String, file: String = #fileID, line: UInt = #line) -> VaultError {
+        VaultError(.badSignature, "the plan's new subkey for device '\(deviceId)' is not the new key's derivation", file: file, line: line)
     }
 }

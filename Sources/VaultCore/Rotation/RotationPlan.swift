@@ -108,7 +108,7 @@ public struct RotationPlan: Sendable, Equatable {
     /// Signs with both keys; each must be the plan's.
     public mutating func sign(oldKey: SecretKey, newKey: SecretKey) throws {
         guard oldKey.publicKey == old.publicKey, newKey.publicKey == new.publicKey else {
-            throw VaultError(.keyMismatch, "the keys are not the plan's old and new keys")
+            throw VaultError.notThePlansKeys()
         }
         let id = planID
         signatures = (try oldKey.signature(for: id), try newKey.signature(for: id))
@@ -116,13 +116,13 @@ public struct RotationPlan: Sendable, Equatable {
 
     /// Both signatures must verify over this body's planId.
     public func verifySignatures() throws {
-        guard let signatures else { throw VaultError(.badSignature, "the plan is not signed") }
+        guard let signatures else { throw VaultError.planNotSigned() }
         let id = planID
         guard old.publicKey.isValidSignature(signatures.old, for: id) else {
-            throw VaultError(.badSignature, "the old key's signature does not verify: the plan was changed, or not signed by the old key")
+            throw VaultError.planSignatureInvalid(.old)
         }
         guard new.publicKey.isValidSignature(signatures.new, for: id) else {
-            throw VaultError(.badSignature, "the new key's signature does not verify: the plan was changed, or not signed by the new key")
+            throw VaultError.planSignatureInvalid(.new)
         }
     }
 
@@ -176,7 +176,7 @@ public struct RotationPlan: Sendable, Equatable {
         do {
             try self.init(parsing: json)
         } catch let error as VaultError where error.code == .malformedDocument {
-            throw VaultError(.badSignature, "the plan is damaged or was changed: \(error.reason)")
+            throw VaultError.planDamaged(error)
         }
     }
 
@@ -185,17 +185,16 @@ public struct RotationPlan: Sendable, Equatable {
         // Integrity before interpretation: the stated planId must be the hash of the body as
         // written, before any field is read, so a changed version number is caught as a change.
         guard case .object(let entries) = value, case .string(let statedID)? = value["planId"] else {
-            throw VaultError(.malformedDocument, "the plan has no planId")
+            throw VaultError.planWithoutID()
         }
         let body = JSONValue.object(entries.filter { $0.key != "planId" && $0.key != "signatures" })
         guard statedID == Hex.encode(SHA256.hash(body.canonicalSerialized())) else {
-            throw VaultError(.badSignature, "the plan was changed after it was made: its planId does not match its contents")
+            throw VaultError.planIDMismatch()
         }
         var reader = try JSONObjectReader(value, path: "")
         planVersion = try reader.int("planVersion")
         guard planVersion == Self.currentVersion else {
-            throw VaultError(.unsupportedVersion, "plan version \(planVersion) is not supported (this build reads version \(Self.currentVersion))",
-                             hint: planVersion < Self.currentVersion ? "the plan was made by an earlier build: make it again from the vault with this one" : nil)
+            throw VaultError.unsupportedPlanVersion(planVersion)
         }
         _ = try reader.string("planId")
         mode = try reader.enumeration("mode", Mode.self)
@@ -249,13 +248,13 @@ public struct RotationPlan: Sendable, Equatable {
             // Lowercase only, as written: a signature in another spelling is a changed plan.
             guard Hex.isLowercase(oldSignature, byteCount: 64), Hex.isLowercase(newSignature, byteCount: 64),
                   let o = Hex.decode(oldSignature), let n = Hex.decode(newSignature) else {
-                throw VaultError(.malformedDocument, "signatures should be 128 lowercase hex characters each")
+                throw VaultError.malformedPlanSignatures()
             }
             signatures = (o, n)
         }
         try reader.finish()
         guard statedID == Hex.encode(planID) else {
-            throw VaultError(.malformedDocument, "the plan's fields do not write back to the body they were read from")
+            throw VaultError.planNotCanonical()
         }
     }
 }
@@ -277,5 +276,55 @@ extension JSONObjectReader {
             throw invalid(key, "has an npub, household id or vault path that does not follow from its pubkey")
         }
         return publicKey
+    }
+}
+
+extension VaultError {
+    /// The keys given to sign a plan are not the two it names.
+    static func notThePlansKeys(file: String = #fileID, line: UInt = #line) -> VaultError {
+        VaultError(.keyMismatch, "the keys are not the plan's old and new keys", file: file, line: line)
+    }
+
+    /// A plan without signatures, where both are needed.
+    static func planNotSigned(file: String = #fileID, line: UInt = #line) -> VaultError {
+        VaultError(.badSignature, "the plan is not signed", file: file, line: line)
+    }
+
+    /// One of a plan's two signatures does not verify over its planId.
+    static func planSignatureInvalid(_ which: PlanKey, file: String = #fileID, line: UInt = #line) -> VaultError {
+        VaultError(.badSignature, "the \(which.rawValue) key's signature does not verify: the plan was changed, or not signed by the \(which.rawValue) key",
+                   file: file, line: line)
+    }
+
+    /// A plan that does not parse: for a signed document, damaged and forged are one verdict.
+    static func planDamaged(_ cause: VaultError, file: String = #fileID, line: UInt = #line) -> VaultError {
+        VaultError(.badSignature, "the plan is damaged or was changed: \(cause.reason)", file: file, line: line)
+    }
+
+    /// A plan with no planId to check its body against.
+    static func planWithoutID(file: String = #fileID, line: UInt = #line) -> VaultError {
+        VaultError(.malformedDocument, "the plan has no planId", file: file, line: line)
+    }
+
+    /// The stated planId is not the hash of the body as written.
+    static func planIDMismatch(file: String = #fileID, line: UInt = #line) -> VaultError {
+        VaultError(.badSignature, "the plan was changed after it was made: its planId does not match its contents", file: file, line: line)
+    }
+
+    /// A plan version this build does not read; an older one can be made again.
+    static func unsupportedPlanVersion(_ version: Int, file: String = #fileID, line: UInt = #line) -> VaultError {
+        VaultError(.unsupportedVersion, "plan version \(version) is not supported (this build reads version \(RotationPlan.currentVersion))",
+                   hint: version < RotationPlan.currentVersion ? "the plan was made by an earlier build: make it again from the vault with this one" : nil,
+                   file: file, line: line)
+    }
+
+    /// Signatures not written as 128 lowercase hex characters each.
+    static func malformedPlanSignatures(file: String = #fileID, line: UInt = #line) -> VaultError {
+        VaultError(.malformedDocument, "signatures should be 128 lowercase hex characters each", file: file, line: line)
+    }
+
+    /// A plan whose fields, read and written again, do not give the body they came from.
+    static func planNotCanonical(file: String = #fileID, line: UInt = #line) -> VaultError {
+        VaultError(.malformedDocument, "the plan's fields do not write back to the body they were read from", file: file, line: line)
     }
 }

@@ -43,7 +43,7 @@ public enum SLIP39 {
     /// its own threshold of shares, restore it. New sets are extendable backups (the current
     /// spec: the identifier is not part of the encryption's salt).
     public static func split(
-        secret: SecretBytes, groupThreshold: Int, groups: [Group], passphrase: [UInt8] = [],
+        secret: SecretBytes, groupThreshold: Int, groups: [Group], passphrase: SecretBytes? = nil,
         iterationExponent: Int = defaultIterationExponent, extendable: Bool = true, random: RandomSource
     ) throws -> [[SLIP39Share]] {
         try checkSecretLength(secret.count)
@@ -105,7 +105,7 @@ public enum SLIP39 {
     /// The secret behind `shares` (in any order, from 1 given share up to every share of the
     /// set). Enough complete groups are needed; a share beyond a group's threshold must fit the
     /// others. Everything wrong is a ``ShareProblem`` naming the share by its place in `shares`.
-    public static func combine(_ shares: [SLIP39Share], passphrase: [UInt8] = []) throws -> SecretBytes {
+    public static func combine(_ shares: [SLIP39Share], passphrase: SecretBytes? = nil) throws -> SecretBytes {
         try checkPassphrase(passphrase)
         guard let first = shares.first else {
             throw ShareProblem.notEnoughShares(needed: 1, given: 0, set: 0)
@@ -210,7 +210,7 @@ public enum SLIP39 {
     /// The four-round Feistel network of "Encryption of the master secret" (rounds 0…3) and its
     /// decryption (rounds 3…0). The round function is PBKDF2-HMAC-SHA256 with the password
     /// round ‖ passphrase and the salt (extendable: nothing; else "shamir" ‖ id) ‖ R.
-    static func feistel(_ input: SecretBytes, passphrase: [UInt8], exponent: Int, identifier: Int,
+    static func feistel(_ input: SecretBytes, passphrase: SecretBytes?, exponent: Int, identifier: Int,
                         extendable: Bool, rounds: [UInt8]) throws -> SecretBytes {
         let half = input.count / 2
         // Both halves and every salt are zeroed when done, and updated in place, so no copy of
@@ -220,9 +220,12 @@ public enum SLIP39 {
         defer { left.zeroize(); right.zeroize() }
         let saltPrefix: [UInt8] = extendable ? [] : Array("shamir".utf8) + [UInt8(identifier >> 8), UInt8(identifier & 0xff)]
         for round in rounds {
-            var password = [round] + passphrase
+            let password = try SecretBytes(count: 1 + (passphrase?.count ?? 0)) { buffer in
+                buffer[0] = round
+                passphrase?.withUnsafeBytes { UnsafeMutableRawBufferPointer(rebasing: buffer[1...]).copyMemory(from: $0) }
+            }
             var salt = saltPrefix + right
-            defer { password.zeroize(); salt.zeroize() }
+            defer { salt.zeroize() }
             let f = try password.withUnsafeBytes { password in
                 try PBKDF2.sha256(password: password, salt: salt, iterations: 2500 << exponent, outputByteCount: half)
             }
@@ -247,8 +250,8 @@ public enum SLIP39 {
         guard count >= 16, count % 2 == 0, count <= 64 else { throw ShareProblem.invalidSecretLength(count) }  // 128 to 512 bits
     }
 
-    static func checkPassphrase(_ passphrase: [UInt8]) throws {
-        guard passphrase.allSatisfy({ (32...126).contains($0) }) else { throw ShareProblem.passphraseNotPrintableASCII }
+    static func checkPassphrase(_ passphrase: SecretBytes?) throws {
+        guard passphrase?.withUnsafeBytes({ $0.allSatisfy { (32...126).contains($0) } }) ?? true else { throw ShareProblem.passphraseNotPrintableASCII }
     }
 }
 

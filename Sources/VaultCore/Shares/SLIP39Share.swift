@@ -52,8 +52,12 @@ public struct SLIP39Share: Sendable {
         return data + RS1024.checksum(customization: RS1024.customization(extendable: extendable), data: data)
     }
 
-    /// The share as its words.
-    public func words() -> [String] { wordIndexes().map { SLIP39.words[$0] } }
+    /// The share as its words, one space between them, in protected memory.
+    public func phrase() throws -> SecretBytes {
+        var indexes = wordIndexes()
+        defer { for i in indexes.indices { indexes[i] = 0 } }
+        return try SLIP39.list.phrase(indexes)
+    }
 
     /// The share behind word numbers, checking the length, the checksum and the padding.
     /// `share` (from 1) is the number errors name it by.
@@ -96,12 +100,12 @@ public struct SLIP39Share: Sendable {
     /// grid; the reading whose checksum passes is taken (RS1024 is 30 bits: both never pass by
     /// chance). When neither passes and exactly one word changed would make one of them pass,
     /// the problem names that word's printed number (``ShareProblem/wrongWord(share:position:)``).
-    public init(words text: String, share: Int = 1) throws {
+    public init(words text: SecretBytes, share: Int = 1) throws {
         self = try Self.read(words: text, share: share).share
     }
 
     /// ``init(words:share:)``, and the order the words were read in.
-    public static func read(words text: String, share: Int = 1) throws -> (share: SLIP39Share, order: WordOrder) {
+    public static func read(words text: SecretBytes, share: Int = 1) throws -> (share: SLIP39Share, order: WordOrder) {
         let readings = try WordList.readings(text)
         let typed = readings[0].words
         guard typed.count <= SLIP39.maximumWords else { throw ShareProblem.wrongWordCount(share: share, count: typed.count) }
@@ -129,7 +133,7 @@ public struct SLIP39Share: Sendable {
     /// The one word that, changed, makes the typed words a valid share: its printed number
     /// (from 1) and the word. Nil unless exactly one change in one reading does. For a prompt
     /// that offers the correction to the person typing; never for a message.
-    public static func correctingOneWord(_ text: String) -> (position: Int, word: String)? {
+    public static func correctingOneWord(_ text: SecretBytes) -> (position: Int, word: String)? {
         guard let readings = try? WordList.readings(text),
               readings[0].words.allSatisfy({ SLIP39.index(of: $0) != nil }) else { return nil }
         var candidates: [[Int]] = []
@@ -157,10 +161,10 @@ public struct SLIP39Share: Sendable {
 }
 
 extension SLIP39 {
-    private static let list = WordList(words)
+    static let list = WordList(words)
 
     /// A whole list word, or its first four letters or more (SLIP-0039 makes them unique).
-    static func index(of typed: String) -> Int? { list.index(of: typed) }
+    static func index(of typed: [UInt8]) -> Int? { list.index(of: typed) }
 }
 
 /// The Reed-Solomon checksum over GF(1024) that ends every share ("Checksum").

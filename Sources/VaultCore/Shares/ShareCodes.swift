@@ -7,21 +7,23 @@ public enum ShareCodes {
     public static let checkCodePrefix = "HVT-SHARE"
 
     /// The share code: each word's number in the SLIP-0039 list as four digits, the compact
-    /// form Standard SeedQR uses for BIP-39 (132 digits for a 256-bit secret). A numeric QR code.
-    public static func shareCode(_ share: SLIP39Share) -> String {
-        share.wordIndexes().map { index in
-            let text = String(index)
-            return String(repeating: "0", count: 4 - text.count) + text
-        }.joined()
+    /// form Standard SeedQR uses for BIP-39 (132 digits for a 256-bit secret), in protected
+    /// memory. A numeric QR code.
+    public static func shareCode(_ share: SLIP39Share) throws -> SecretBytes {
+        var indexes = share.wordIndexes()
+        defer { for i in indexes.indices { indexes[i] = 0 } }
+        return try FourDigitCode.digits(indexes)
     }
 
-    /// The share behind a share code; nil when `text` is not one (four digits a word, 20 to 33
+    /// The share behind a share code; nil when `code` is not one (four digits a word, 20 to 33
     /// words' worth), so a caller can tell another QR code from a damaged share.
-    public static func share(fromCode text: String, share number: Int = 1) throws -> SLIP39Share? {
-        let digits = Array(text.utf8)
-        guard digits.count % 4 == 0, (SLIP39.minimumWords * 4...SLIP39.maximumWords * 4).contains(digits.count),
-              digits.allSatisfy({ (0x30...0x39).contains($0) }) else { return nil }
-        let indexes = stride(from: 0, to: digits.count, by: 4).map { start in digits[start..<start + 4].reduce(0) { $0 * 10 + Int($1 - 0x30) } }
+    public static func share(fromCode code: SecretBytes, share number: Int = 1) throws -> SLIP39Share? {
+        try code.withUnsafeBytes { try share(fromCode: $0, share: number) }
+    }
+
+    static func share(fromCode digits: UnsafeRawBufferPointer, share number: Int) throws -> SLIP39Share? {
+        guard (SLIP39.minimumWords...SLIP39.maximumWords).contains(digits.count / 4), var indexes = FourDigitCode.indexes(digits) else { return nil }
+        defer { for i in indexes.indices { indexes[i] = 0 } }
         guard indexes.allSatisfy({ $0 < 1024 }) else { return nil }  // word numbers run to 1023: some other numeric code
         return try SLIP39Share(wordIndexes: indexes, share: number)
     }
@@ -30,6 +32,13 @@ public enum ShareCodes {
     /// hex digits of the household id. It says which family a sheet belongs to, nothing more.
     public static func checkCode(set: Int, household: Household) -> String {
         "\(checkCodePrefix) \(set) \(household.id.shortHex)"
+    }
+
+    /// ``parseCheckCode(_:)`` of a payload read from a picture: only a payload that starts as a
+    /// check code does (a public code) becomes text.
+    static func parseCheckCode(_ payload: UnsafeRawBufferPointer) -> (set: Int, household: String)? {
+        guard payload.count < 64, payload.starts(with: (checkCodePrefix + " ").utf8) else { return nil }
+        return parseCheckCode(String(decoding: payload, as: UTF8.self))
     }
 
     /// The set number and household prefix of a check code; nil when `text` is not one.
@@ -43,8 +52,8 @@ public enum ShareCodes {
     /// What the codes of one page say: the share of the first share code that reads (a damaged
     /// share code is thrown only when no other code on the page is a share), and the page's
     /// check code, if it has one. Nil share when no code is a share code.
-    public static func read(payloads: [String], share number: Int) throws -> (share: SLIP39Share?, check: (set: Int, household: String)?) {
-        let check = payloads.lazy.compactMap(parseCheckCode).first
+    public static func read(payloads: [SecretBytes], share number: Int) throws -> (share: SLIP39Share?, check: (set: Int, household: String)?) {
+        let check = payloads.lazy.compactMap { $0.withUnsafeBytes(parseCheckCode) }.first
         var damaged: Error?
         for payload in payloads {
             do {

@@ -65,9 +65,9 @@ public enum ShareProblem: Error, Hashable, Sendable, VaultErrorConvertible {
     public var vaultError: VaultError {
         switch self {
         case .passphraseNotPrintableASCII, .invalidConfiguration, .invalidSecretLength:
-            VaultError(.invalidShareConfiguration, reason)
+            VaultError.invalidShareConfiguration(self)
         default:
-            VaultError(.invalidShares, reason)
+            VaultError.invalidShares(self)
         }
     }
 
@@ -126,4 +126,16 @@ extension VaultError.Code {
     public static let invalidShares = VaultError.Code(name: "invalidShares", category: .invalidInput)
     /// A split or passphrase that SLIP-0039 cannot express.
     public static let invalidShareConfiguration = VaultError.Code(name: "invalidShareConfiguration", category: .invalidInput)
+}
+
+extension VaultError {
+    /// Shares that cannot be read or do not combine, worded by their problem.
+    static func invalidShares(_ problem: ShareProblem, file: String = #fileID, line: UInt = #line) -> VaultError {
+        VaultError(.invalidShares, problem.reason, file: file, line: line)
+    }
+
+    /// A split or passphrase SLIP-0039 cannot express, worded by its problem.
+    static func invalidShareConfiguration(_ problem: ShareProblem, file: String = #fileID, line: UInt = #line) -> VaultError {
+        VaultError(.invalidShareConfiguration, problem.reason, file: file, line: line)
+    }
 }

@@ -3,12 +3,36 @@
 /// a mistyped word or device. "hotle" is one step from "hotel", not two.
 /// Callers bound the lengths they compare: the cost is the product of the two.
 package struct EditDistance {
-    private let target: [Unicode.Scalar]
+    private var target: [Unicode.Scalar]
     private var beforePrevious: [Int] = [], previous: [Int] = [], current: [Int] = []
 
     /// Distances from `typed` (its first `limit` scalars) to other strings.
     package init(from typed: String, limit: Int) {
         target = Array(typed.unicodeScalars.prefix(limit))
+    }
+
+    /// Distances from typed UTF-8 bytes (their first `limit` scalars), decoded without making a
+    /// `String`: a typed word may be a secret's. ``erase()`` overwrites the copy when done.
+    package init(fromUTF8 typed: [UInt8], limit: Int) {
+        var scalars: [Unicode.Scalar] = []
+        var iterator = typed.makeIterator()
+        var decoder = UTF8()
+        decoding: while scalars.count < limit {
+            switch decoder.decode(&iterator) {
+            case .scalarValue(let scalar): scalars.append(scalar)
+            case .error: scalars.append("\u{FFFD}")
+            case .emptyInput: break decoding
+            }
+        }
+        target = scalars
+    }
+
+    /// How many scalars of the typed text are compared.
+    package var length: Int { target.count }
+
+    /// Overwrites the typed text this holds.
+    package mutating func erase() {
+        for index in target.indices { target[index] = "\0" }
     }
 
     package mutating func to(_ text: some StringProtocol, limit: Int = .max) -> Int {

@@ -13,6 +13,16 @@ public enum Hex {
         return String(decoding: out, as: UTF8.self)
     }
 
+    /// Lowercase hex of `bytes` into `output`, which must be exactly twice as long. Used for
+    /// secrets, so the text lands in protected memory without a `String` in between.
+    static func encode(_ bytes: UnsafeRawBufferPointer, into output: UnsafeMutableRawBufferPointer) {
+        precondition(output.count == bytes.count * 2)
+        for (index, byte) in bytes.enumerated() {
+            output[2 * index] = digits[Int(byte >> 4)]
+            output[2 * index + 1] = digits[Int(byte & 0x0f)]
+        }
+    }
+
     /// Decodes hex (either case). Returns nil on odd length or a non-hex character.
     public static func decode(_ text: some StringProtocol) -> [UInt8]? {
         let chars = Array(text.utf8)

@@ -10,7 +10,7 @@ package struct JSONObjectReader {
 
     package init(_ value: JSONValue, path: String) throws {
         guard case .object(let entries) = value else {
-            throw VaultError(.malformedDocument, "\(path.isEmpty ? "the document" : path) should be a JSON object")
+            throw VaultError.notAJSONObject(path)
         }
         self.path = path
         self.entries = entries
@@ -85,7 +85,7 @@ package struct JSONObjectReader {
         guard case .array(let elements) = try required(key) else { throw invalid(key, "should be an array") }
         return try elements.enumerated().map { position, element in
             guard case .string(let text) = element else {
-                throw VaultError(.malformedDocument, "\(fieldPath(key))[\(position)] should be a string")
+                throw VaultError.elementNotAString(fieldPath(key), position: position)
             }
             return text
         }
@@ -96,5 +96,17 @@ package struct JSONObjectReader {
         if let unknown = consumed.firstIndex(of: false) {
             throw invalid(entries[unknown].key, "is not a field of this schema")
         }
+    }
+}
+
+extension VaultError {
+    /// A value read as an object that is not one; `path` is empty for the whole document.
+    static func notAJSONObject(_ path: String, file: String = #fileID, line: UInt = #line) -> VaultError {
+        VaultError(.malformedDocument, "\(path.isEmpty ? "the document" : path) should be a JSON object", file: file, line: line)
+    }
+
+    /// An element of an array of strings that is not a string.
+    static func elementNotAString(_ arrayPath: String, position: Int, file: String = #fileID, line: UInt = #line) -> VaultError {
+        VaultError(.malformedDocument, "\(arrayPath)[\(position)] should be a string", file: file, line: line)
     }
 }

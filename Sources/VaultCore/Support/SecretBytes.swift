@@ -22,7 +22,7 @@ public final class SecretBytes: @unchecked Sendable {
         // sodium_malloc(0) is allowed but returns a distinct pointer; keep at least one byte so
         // every instance owns a real allocation.
         guard let pointer = ProtectedPool.take(max(count, 1)) ?? sodium_malloc(max(count, 1)) else {
-            throw VaultError(.cryptoFailure, "could not allocate protected memory for a secret")
+            throw VaultError.noProtectedMemory()
         }
         sodium_memzero(pointer, max(count, 1))
         self.pointer = pointer
@@ -135,17 +135,39 @@ extension Array where Element == UInt8 {
 }
 
 extension SecretBytes {
+    /// The bytes as lowercase hex ASCII, in protected memory.
+    public func hex() throws -> SecretBytes {
+        try withUnsafeBytes { bytes in try SecretBytes(count: bytes.count * 2) { Hex.encode(bytes, into: $0) } }
+    }
+
     /// Parses a file of `byteCount * 2` hex characters (surrounding whitespace ignored) into
     /// protected memory: vault keys, master keys.
     public static func parsingHex(_ contents: SecretBytes, byteCount: Int, what: String) throws -> SecretBytes {
         try contents.withUnsafeBytes { raw in
             let text = UnsafeRawBufferPointer(rebasing: raw[trimmedRange(raw)])
             guard text.count == byteCount * 2 else {
-                throw VaultError(.malformedKey, "\(what) should hold \(byteCount * 2) hex characters")
+                throw VaultError.wrongHexLength(what, characters: byteCount * 2)
             }
             return try SecretBytes(count: byteCount) { out in
-                guard Hex.decode(text, into: out) else { throw VaultError(.malformedKey, "\(what) has a character that is not hexadecimal") }
+                guard Hex.decode(text, into: out) else { throw VaultError.notHex(what) }
             }
         }
+    }
+}
+
+extension VaultError {
+    /// sodium_malloc failed: no memory, or the locked-memory limit (ulimit -l) is reached.
+    static func noProtectedMemory(file: String = #fileID, line: UInt = #line) -> VaultError {
+        VaultError(.cryptoFailure, "could not allocate protected memory for a secret", file: file, line: line)
+    }
+
+    /// Hex key text of the wrong length; `kind` names the key when the length says which.
+    static func wrongHexLength(_ what: String, characters: Int, kind: String? = nil, file: String = #fileID, line: UInt = #line) -> VaultError {
+        VaultError(.malformedKey, "\(what) should hold \(characters) hex characters\(kind.map { " (\($0))" } ?? "")", file: file, line: line)
+    }
+
+    /// Hex key text holding some other character.
+    static func notHex(_ what: String, file: String = #fileID, line: UInt = #line) -> VaultError {
+        VaultError(.malformedKey, "\(what) has a character that is not hexadecimal", file: file, line: line)
     }
 }

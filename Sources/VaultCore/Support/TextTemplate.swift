@@ -13,11 +13,11 @@ public struct TextTemplate: Sendable {
             let line = rawLine.trimmingCharacters(in: .whitespaces)
             if line.isEmpty || line.hasPrefix("#") { continue }
             guard let equals = line.firstIndex(of: "=") else {
-                throw VaultError(.malformedDocument, "template '\(language)' line \(number + 1) has no '='")
+                throw VaultError.templateLineWithoutEquals(language, line: number + 1)
             }
             let key = line[..<equals].trimmingCharacters(in: .whitespaces)
             guard texts.updateValue(line[line.index(after: equals)...].trimmingCharacters(in: .whitespaces), forKey: key) == nil else {
-                throw VaultError(.malformedDocument, "template '\(language)' defines '\(key)' twice")
+                throw VaultError.templateKeyTwice(language, key: key)
             }
         }
         self.texts = texts
@@ -28,7 +28,7 @@ public struct TextTemplate: Sendable {
     /// The text for `key` with its placeholders filled in.
     public func text(_ key: String, _ values: [String: String] = [:]) throws -> String {
         guard let text = texts[key] else {
-            throw VaultError(.malformedDocument, "template '\(language)' has no text for '\(key)'")
+            throw VaultError.templateKeyMissing(language, key: key)
         }
         // One pass over the template's own placeholders: a value (a family's label, an app's
         // name) that happens to contain "{date}" is printed as given, never filled in again.
@@ -39,5 +39,22 @@ public struct TextTemplate: Sendable {
             rest = rest[rest.index(after: close)...]
         }
         return filled + rest
+    }
+}
+
+extension VaultError {
+    /// A template line that is neither blank, a comment, nor `key = text`.
+    static func templateLineWithoutEquals(_ language: String, line number: Int, file: String = #fileID, line: UInt = #line) -> VaultError {
+        VaultError(.malformedDocument, "template '\(language)' line \(number) has no '='", file: file, line: line)
+    }
+
+    /// A template that defines one key on two lines.
+    static func templateKeyTwice(_ language: String, key: String, file: String = #fileID, line: UInt = #line) -> VaultError {
+        VaultError(.malformedDocument, "template '\(language)' defines '\(key)' twice", file: file, line: line)
+    }
+
+    /// A template without the text a page asks for.
+    static func templateKeyMissing(_ language: String, key: String, file: String = #fileID, line: UInt = #line) -> VaultError {
+        VaultError(.malformedDocument, "template '\(language)' has no text for '\(key)'", file: file, line: line)
     }
 }

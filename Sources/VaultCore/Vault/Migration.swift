@@ -39,21 +39,21 @@ public enum Migration {
     /// journal or a folder, so a mistyped `--to` costs nothing.
     public static func checkTarget(_ target: Int) throws {
         guard VaultDocument.supportedVersions.contains(target) else {
-            throw VaultError(.unsupportedVersion, "there is no schema version \(target) (this build knows \(VaultDocument.supportedVersions.lowerBound) to \(VaultDocument.supportedVersions.upperBound))")
+            throw VaultError.noSuchSchemaVersion(target)
         }
     }
 
     private static func step(up document: VaultDocument, report: inout Report) throws -> VaultDocument {
         switch document.version {
         case 1: return upgrade1to2(document, report: &report)
-        default: throw VaultError(.unsupportedVersion, "no migration from version \(document.version) up")
+        default: throw VaultError.noMigrationStep(from: document.version, .up)
         }
     }
 
     private static func step(down document: VaultDocument, report: inout Report) throws -> VaultDocument {
         switch document.version {
         case 2: return try downgrade2to1(document, report: &report)
-        default: throw VaultError(.unsupportedVersion, "no migration from version \(document.version) down")
+        default: throw VaultError.noMigrationStep(from: document.version, .down)
         }
     }
 
@@ -117,5 +117,22 @@ extension VaultDocument {
     /// Whether every secret field is in the clear.
     public var isFullyRevealed: Bool {
         (parentWrapKey?.isRevealed ?? true) && childProfiles.allSatisfy(\.nsec.isRevealed)
+    }
+}
+
+extension VaultError {
+    /// Which way a migration step goes.
+    enum MigrationDirection: String { case up, down }
+
+    /// A migration target that is not a schema version this build knows.
+    static func noSuchSchemaVersion(_ target: Int, file: String = #fileID, line: UInt = #line) -> VaultError {
+        let versions = VaultDocument.supportedVersions
+        return VaultError(.unsupportedVersion, "there is no schema version \(target) (this build knows \(versions.lowerBound) to \(versions.upperBound))",
+                          file: file, line: line)
+    }
+
+    /// No migration step from `version` in `direction`.
+    static func noMigrationStep(from version: Int, _ direction: MigrationDirection, file: String = #fileID, line: UInt = #line) -> VaultError {
+        VaultError(.unsupportedVersion, "no migration from version \(version) \(direction.rawValue)", file: file, line: line)
     }
 }

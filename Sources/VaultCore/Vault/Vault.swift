@@ -41,12 +41,7 @@ public enum Vault {
                    })) != nil {
                     throw VaultError.vaultKeyGivenAsParentKey()
                 }
-                let (key, header) = Hex.shortened(household.id.hex, envelope.header.householdID.hex)
-                throw VaultError(
-                    .keyMismatch,
-                    "the key belongs to household \(key), but the vault's header names household \(header)",
-                    hint: "use the key of this vault's family; if it is the right key, the header was damaged"
-                )
+                throw VaultError.keyOfAnotherHousehold(household.id.hex, header: envelope.header.householdID.hex)
             }
         }
         let plaintext: SecretBytes
@@ -55,23 +50,17 @@ public enum Vault {
                 try XChaCha20Poly1305.open($0, key: try access.vaultKey().secret, nonce: envelope.header.nonce, associatedData: envelope.header.bytes)
             }
         } catch let error as VaultError where error.code == .authenticationFailed {
-            throw VaultError(
-                .authenticationFailed,
-                access.parentKey == nil
-                    ? "the vault does not open: wrong vault key, or the file was changed"
-                    : "the vault does not open: the file was changed or damaged",
-                hint: access.parentKey == nil ? "a vault key belongs to one household; check it was derived from this family's key" : nil
-            )
+            throw VaultError.vaultDoesNotOpen(withParentKey: access.parentKey != nil)
         }
         let json = try JSONValue(parsing: plaintext.withUnsafeBytes { Array($0) }, what: "the vault document")
         // Compare versions before the full parse, so a mismatch is reported as such rather than
         // as a document of an unknown version.
         if case .number(let text)? = json["version"], text != String(envelope.header.schemaVersion) {
-            throw VaultError(.corruptVault, "the document inside says version \(text) but the header says schema version \(envelope.header.schemaVersion)")
+            throw VaultError.documentVersionContradictsHeader(text, header: envelope.header.schemaVersion)
         }
         let document = try VaultDocument(jsonValue: json)
         guard Household(parentPublicKey: document.parentPubkey).id == envelope.header.householdID else {
-            throw VaultError(.corruptVault, "the document's parentPubkey does not hash to the household id in the header")
+            throw VaultError.documentOfAnotherHousehold()
         }
         return OpenedVault(header: envelope.header, document: document, byteCount: bytes.count)
     }
@@ -89,8 +78,7 @@ public enum Vault {
 
     public static func seal(_ document: VaultDocument, with parent: SecretKey, random: some RandomSource = SystemRandom()) throws -> [UInt8] {
         guard document.parentPubkey == parent.publicKey else {
-            let (stated, actual) = Hex.shortened(document.parentPubkey.hex, parent.publicKey.hex)
-            throw VaultError(.keyMismatch, "the document's parentPubkey \(stated) is not the public key of this key file (\(actual))")
+            throw VaultError.documentNotOfThisKey(document.parentPubkey.hex, key: parent.publicKey.hex)
         }
         let vaultKey = try Derivation.vaultKey(for: parent)
         let sealed = try document.sealed(with: vaultKey, random: random)
@@ -135,7 +123,7 @@ extension Vault {
         let bytes = try reseal(document, access: access, random: random)
         let reopened = try open(bytes, with: access).document.revealed(with: vaultKey).jsonValue()
         guard reopened == intended else {
-            throw VaultError(.cryptoFailure, "the vault written does not read back as intended; nothing was replaced")
+            throw VaultError.sealedVaultReadsBackWrong()
         }
         return bytes
     }
@@ -200,5 +188,44 @@ extension VaultError {
 
     static func tombstoneInVersion1(file: String = #fileID, line: UInt = #line) -> VaultError {
         VaultError(.tombstoneInVersion1, "a rotation tombstone (no wrap key) cannot be written as version 1", file: file, line: line)
+    }
+
+    /// The parent key's household (hex) is not the one the vault's header names: each is shown
+    /// only as far as it differs from the other.
+    static func keyOfAnotherHousehold(_ keyHousehold: String, header headerHousehold: String, file: String = #fileID, line: UInt = #line) -> VaultError {
+        let (key, header) = Hex.shortened(keyHousehold, headerHousehold)
+        return VaultError(.keyMismatch, "the key belongs to household \(key), but the vault's header names household \(header)",
+                          hint: "use the key of this vault's family; if it is the right key, the header was damaged", file: file, line: line)
+    }
+
+    /// The AEAD did not open the vault. With the parent key, the household already matched, so
+    /// the file was changed; with only a vault key, the key may be another household's.
+    static func vaultDoesNotOpen(withParentKey: Bool, file: String = #fileID, line: UInt = #line) -> VaultError {
+        withParentKey
+            ? VaultError(.authenticationFailed, "the vault does not open: the file was changed or damaged", file: file, line: line)
+            : VaultError(.authenticationFailed, "the vault does not open: wrong vault key, or the file was changed",
+                         hint: "a vault key belongs to one household; check it was derived from this family's key", file: file, line: line)
+    }
+
+    /// The document's version (as written, `stated`) is not the schema version in the header.
+    static func documentVersionContradictsHeader(_ stated: String, header: UInt8, file: String = #fileID, line: UInt = #line) -> VaultError {
+        VaultError(.corruptVault, "the document inside says version \(stated) but the header says schema version \(header)", file: file, line: line)
+    }
+
+    /// The document's parentPubkey is not the household the header names.
+    static func documentOfAnotherHousehold(file: String = #fileID, line: UInt = #line) -> VaultError {
+        VaultError(.corruptVault, "the document's parentPubkey does not hash to the household id in the header", file: file, line: line)
+    }
+
+    /// A document sealed with a parent key that is not its own (both public keys in hex, shown
+    /// only as far as they differ).
+    static func documentNotOfThisKey(_ stated: String, key actual: String, file: String = #fileID, line: UInt = #line) -> VaultError {
+        let (stated, actual) = Hex.shortened(stated, actual)
+        return VaultError(.keyMismatch, "the document's parentPubkey \(stated) is not the public key of this key file (\(actual))", file: file, line: line)
+    }
+
+    /// A freshly sealed vault that, opened again, is not the document meant: nothing is replaced.
+    static func sealedVaultReadsBackWrong(file: String = #fileID, line: UInt = #line) -> VaultError {
+        VaultError(.cryptoFailure, "the vault written does not read back as intended; nothing was replaced", file: file, line: line)
     }
 }

@@ -14,7 +14,7 @@ extension VaultDocument {
         let version = try reader.int("version")
         self.version = version
         guard Self.supportedVersions.contains(version) else {
-            throw VaultError(.unsupportedVersion, "vault document version \(version) is not supported (this build reads versions \(Self.supportedVersions.lowerBound) to \(Self.supportedVersions.upperBound))")
+            throw VaultError.unsupportedDocumentVersion(version)
         }
         // v1 has none of the v2 fields: reading them only from v2 keeps a v1 document with a v2
         // field an error ("not a field of this schema") rather than silently half-upgraded.
@@ -27,7 +27,7 @@ extension VaultDocument {
         let isTombstone = v2 && reader.has("successor") && !reader.has("parentWrapKeyEncrypted") && !reader.has("parentWrapKey")
         parentWrapKey = isTombstone ? nil : try reader.protectedSecret(sealed: "parentWrapKeyEncrypted", revealed: "parentWrapKey") { text, path in
             guard text.utf8.count == 64, var bytes = Hex.decode(text) else {
-                throw VaultError(.malformedDocument, "\(path) should be 64 hex characters (a 32-byte key)")
+                throw VaultError.wrapKeyNotHex(path)
             }
             return try SecretBytes(consuming: &bytes)
         }
@@ -88,14 +88,14 @@ extension ChildProfile {
                     try NIP19.decodeKey($0, prefix: NIP19.secretKeyPrefix, what: path)
                 }
             } catch let error as VaultError {
-                throw VaultError(.malformedDocument, error.reason)
+                throw VaultError.childNsecMalformed(error)
             }
         }
         let npubText = try reader.string("npub")
         do {
             npub = try PublicKey(npub: npubText)
         } catch let error as VaultError {
-            throw VaultError(.malformedDocument, "\(reader.fieldPath("npub")): \(error.reason)")
+            throw VaultError.childNpubMalformed(reader.fieldPath("npub"), error)
         }
         try reader.finish()
     }
@@ -160,7 +160,7 @@ extension GroupMembership {
         groupName = try reader.string("groupName")
         memberPubkeys = try reader.strings("memberPubkeys")
         for (position, key) in memberPubkeys.enumerated() where !Hex.isLowercase(key, byteCount: 32) {
-            throw VaultError(.malformedDocument, "\(reader.fieldPath("memberPubkeys"))[\(position)] should be 64 lowercase hex characters")
+            throw VaultError.memberPubkeyNotHex(reader.fieldPath("memberPubkeys"), position: position)
         }
         childProfileId = try reader.optionalString("childProfileId")
         createdAt = try reader.timestamp("createdAt")
@@ -270,5 +270,34 @@ extension JSONObjectReader {
         } catch {
             throw invalid(key, "is not a valid secp256k1 x-only public key")
         }
+    }
+}
+
+extension VaultError {
+    /// A document version this build does not read.
+    static func unsupportedDocumentVersion(_ version: Int, file: String = #fileID, line: UInt = #line) -> VaultError {
+        let versions = "\(VaultDocument.supportedVersions.lowerBound) to \(VaultDocument.supportedVersions.upperBound)"
+        return VaultError(.unsupportedVersion, "vault document version \(version) is not supported (this build reads versions \(versions))", file: file, line: line)
+    }
+
+    /// A revealed wrap key that is not 64 hex characters (its text is never quoted).
+    static func wrapKeyNotHex(_ path: String, file: String = #fileID, line: UInt = #line) -> VaultError {
+        VaultError(.malformedDocument, "\(path) should be 64 hex characters (a 32-byte key)", file: file, line: line)
+    }
+
+    /// A child's revealed nsec that does not decode: the key error's reason (which names the
+    /// field, never the key), as a fault of the document.
+    static func childNsecMalformed(_ cause: VaultError, file: String = #fileID, line: UInt = #line) -> VaultError {
+        VaultError(.malformedDocument, cause.reason, file: file, line: line)
+    }
+
+    /// A child's npub that does not decode, at `path`, with the key error's reason.
+    static func childNpubMalformed(_ path: String, _ cause: VaultError, file: String = #fileID, line: UInt = #line) -> VaultError {
+        VaultError(.malformedDocument, "\(path): \(cause.reason)", file: file, line: line)
+    }
+
+    /// A group member's public key that is not 64 lowercase hex characters.
+    static func memberPubkeyNotHex(_ arrayPath: String, position: Int, file: String = #fileID, line: UInt = #line) -> VaultError {
+        VaultError(.malformedDocument, "\(arrayPath)[\(position)] should be 64 lowercase hex characters", file: file, line: line)
     }
 }

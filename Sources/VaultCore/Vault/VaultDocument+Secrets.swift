@@ -66,10 +66,10 @@ extension ProtectedSecret {
                                                associatedData: VaultDocument.associatedData(version: version, field: field))
                 }!
             } catch let error as VaultError where error.code == .authenticationFailed {
-                throw VaultError(.authenticationFailed, "\(field.name) does not open with this household's vault key")
+                throw VaultError.secretDoesNotOpen(field)
             }
             guard secret.count == Self.secretByteCount else {
-                throw VaultError(.corruptVault, "\(field.name) holds \(secret.count) bytes, not a 32-byte key")
+                throw VaultError.sealedSecretWrongLength(field, byteCount: secret.count)
             }
             return secret
         }
@@ -82,7 +82,7 @@ extension ProtectedSecret {
             return self
         case .revealed(let secret):
             guard secret.count == Self.secretByteCount else {
-                throw VaultError(.malformedDocument, "\(field.name) should be a 32-byte key, not \(secret.count) bytes")
+                throw VaultError.revealedSecretWrongLength(field, byteCount: secret.count)
             }
             let nonce = random.bytes(XChaCha20Poly1305.nonceByteCount)
             let ciphertext = try secret.withUnsafeBytes {
@@ -91,5 +91,22 @@ extension ProtectedSecret {
             }
             return .sealed(nonce + ciphertext)
         }
+    }
+}
+
+extension VaultError {
+    /// A sealed secret field whose AEAD does not open under the household's vault key.
+    static func secretDoesNotOpen(_ field: SecretField, file: String = #fileID, line: UInt = #line) -> VaultError {
+        VaultError(.authenticationFailed, "\(field.name) does not open with this household's vault key", file: file, line: line)
+    }
+
+    /// A sealed secret that opened to something other than a 32-byte key (only its length is told).
+    static func sealedSecretWrongLength(_ field: SecretField, byteCount: Int, file: String = #fileID, line: UInt = #line) -> VaultError {
+        VaultError(.corruptVault, "\(field.name) holds \(byteCount) bytes, not a 32-byte key", file: file, line: line)
+    }
+
+    /// A revealed secret, about to be sealed, that is not a 32-byte key (only its length is told).
+    static func revealedSecretWrongLength(_ field: SecretField, byteCount: Int, file: String = #fileID, line: UInt = #line) -> VaultError {
+        VaultError(.malformedDocument, "\(field.name) should be a 32-byte key, not \(byteCount) bytes", file: file, line: line)
     }
 }

@@ -27,7 +27,7 @@ public struct VaultEnvelope: Sendable, Equatable {
     public init(parsing bytes: [UInt8]) throws {
         header = try VaultHeader(parsing: bytes)
         guard bytes.count >= Self.headerByteCount + XChaCha20Poly1305.tagByteCount else {
-            throw VaultError(.malformedEnvelope, "the vault is truncated: \(bytes.count) bytes leave no room for the 16-byte tag after the 66-byte header")
+            throw VaultError.truncatedEnvelope(byteCount: bytes.count)
         }
         ciphertext = Array(bytes[Self.headerByteCount...])
     }
@@ -59,20 +59,19 @@ public struct VaultHeader: Sendable, Equatable {
         let magic = VaultEnvelope.magic
         let prefix = Array(bytes.prefix(VaultEnvelope.headerByteCount))
         guard prefix.starts(with: magic.prefix(prefix.count)), !prefix.isEmpty else {
-            throw VaultError(.malformedEnvelope, "not a vault: it does not start with \"MTVAULT\"")
+            throw VaultError.notAVault()
         }
         guard prefix.count == VaultEnvelope.headerByteCount else {
-            throw VaultError(.malformedEnvelope, "the vault is truncated: \(prefix.count) bytes, less than the 66-byte header")
+            throw VaultError.truncatedEnvelope(byteCount: prefix.count)
         }
         guard VaultEnvelope.supportedFormats.contains(prefix[7]) else {
-            throw VaultError(.unsupportedVersion, "envelope format \(prefix[7]) is not supported (this build reads format 1)")
+            throw VaultError.unsupportedEnvelopeFormat(prefix[7])
         }
         guard VaultEnvelope.supportedSuites.contains(prefix[8]) else {
-            throw VaultError(.unsupportedVersion, "cipher suite \(prefix[8]) is not supported (this build reads suite 1)")
+            throw VaultError.unsupportedCipherSuite(prefix[8])
         }
         guard VaultDocument.supportedVersions.contains(Int(prefix[9])) else {
-            let versions = VaultDocument.supportedVersions
-            throw VaultError(.unsupportedVersion, "schema version \(prefix[9]) is not supported (this build reads versions \(versions.lowerBound) to \(versions.upperBound))")
+            throw VaultError.unsupportedHeaderSchemaVersion(prefix[9])
         }
         self.init(
             schemaVersion: prefix[9],
@@ -85,5 +84,36 @@ public struct VaultHeader: Sendable, Equatable {
 
     public var bytes: [UInt8] {
         VaultEnvelope.magic + [format, suite, schemaVersion] + householdID.bytes + nonce
+    }
+}
+
+extension VaultError {
+    /// Bytes that do not start with the magic "MTVAULT".
+    static func notAVault(file: String = #fileID, line: UInt = #line) -> VaultError {
+        VaultError(.malformedEnvelope, "not a vault: it does not start with \"MTVAULT\"", file: file, line: line)
+    }
+
+    /// A vault of `byteCount` bytes: too few for the header, or for the header and the tag.
+    static func truncatedEnvelope(byteCount: Int, file: String = #fileID, line: UInt = #line) -> VaultError {
+        byteCount < VaultEnvelope.headerByteCount
+            ? VaultError(.malformedEnvelope, "the vault is truncated: \(byteCount) bytes, less than the 66-byte header", file: file, line: line)
+            : VaultError(.malformedEnvelope, "the vault is truncated: \(byteCount) bytes leave no room for the 16-byte tag after the 66-byte header",
+                         file: file, line: line)
+    }
+
+    /// An envelope format byte this build does not read.
+    static func unsupportedEnvelopeFormat(_ format: UInt8, file: String = #fileID, line: UInt = #line) -> VaultError {
+        VaultError(.unsupportedVersion, "envelope format \(format) is not supported (this build reads format 1)", file: file, line: line)
+    }
+
+    /// A cipher suite byte this build does not read.
+    static func unsupportedCipherSuite(_ suite: UInt8, file: String = #fileID, line: UInt = #line) -> VaultError {
+        VaultError(.unsupportedVersion, "cipher suite \(suite) is not supported (this build reads suite 1)", file: file, line: line)
+    }
+
+    /// A header naming a schema version this build does not read.
+    static func unsupportedHeaderSchemaVersion(_ version: UInt8, file: String = #fileID, line: UInt = #line) -> VaultError {
+        let versions = "\(VaultDocument.supportedVersions.lowerBound) to \(VaultDocument.supportedVersions.upperBound)"
+        return VaultError(.unsupportedVersion, "schema version \(version) is not supported (this build reads versions \(versions))", file: file, line: line)
     }
 }

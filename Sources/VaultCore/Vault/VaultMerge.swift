@@ -48,7 +48,7 @@ public enum VaultMerge {
 
     public static func merge(base: VaultDocument, ours: VaultDocument, theirs: VaultDocument) throws -> Result {
         guard base.parentPubkey == ours.parentPubkey, base.parentPubkey == theirs.parentPubkey else {
-            throw VaultError(.keyMismatch, "the three vaults are not of one household")
+            throw VaultError.mergeOfSeveralHouseholds()
         }
         let (b, o, t) = try (upgraded(base), upgraded(ours), upgraded(theirs))
         var merger = Merger(oursIsLater: o.updatedAt >= t.updatedAt)
@@ -178,5 +178,12 @@ public enum VaultMerge {
             guard let value else { return "(none)" }
             return VaultDiff.secretFields.contains(key) ? "(secret)" : VaultDiff.display(value)
         }
+    }
+}
+
+extension VaultError {
+    /// A three-way merge of vaults that belong to more than one household.
+    static func mergeOfSeveralHouseholds(file: String = #fileID, line: UInt = #line) -> VaultError {
+        VaultError(.keyMismatch, "the three vaults are not of one household", file: file, line: line)
     }
 }

@@ -13,7 +13,7 @@ public enum SampleFleet {
     public static func write(households: Int, into path: String, version: Int, now: Timestamp,
                              random: some RandomSource = SystemRandom(), progress: ((Int) -> Void)? = nil) throws {
         try Migration.checkTarget(version)
-        guard households > 0 else { throw VaultError(.outOfRange, "a sample fleet has at least one household") }
+        guard households > 0 else { throw VaultError.emptySampleFleet() }
         let root = try OutputFolder(path, create: true)
         guard try root.isEmptyOrMissing() else { throw VaultError.folderNotEmpty(path) }
         let vaults = try OutputFolder(path + "/vaults", create: true)
@@ -58,5 +58,10 @@ extension VaultError {
     static func folderNotEmpty(_ path: String, file: String = #fileID, line: UInt = #line) -> VaultError {
         VaultError(.folderNotEmpty, "the folder '\(path)' is not empty: sample data goes only into a new or empty folder",
                    hint: "name a new folder", file: file, line: line)
+    }
+
+    /// A sample fleet of no households.
+    static func emptySampleFleet(file: String = #fileID, line: UInt = #line) -> VaultError {
+        VaultError(.outOfRange, "a sample fleet has at least one household", file: file, line: line)
     }
 }

@@ -26,17 +26,9 @@ public final class BatchMigration: Sendable {
         public let output: String
     }
 
-    public enum Status: String, Sendable {
-        case migrated, unchanged, failed
-        /// A dry run's verdict for a vault that would be migrated.
-        case wouldMigrate = "would-migrate"
-        /// Done by an earlier, interrupted run of the same batch.
-        case previouslyDone = "previously-done"
-    }
-
     public struct Result: Sendable {
         public let job: Job
-        public let status: Status
+        public let status: MigrationStatus
         public let from: Int?
         public let to: Int
         public let error: VaultError?
@@ -225,7 +217,7 @@ public final class BatchMigration: Sendable {
         let groups = (total + size - 1) / size
         // Only a resumed run has jobs done by an earlier one: a new run or a dry run reads its
         // manifest back once, not once to find none done and again to run it.
-        let resumed = try database?.read { db in try Bool.fetchOne(db, sql: "SELECT EXISTS (SELECT 1 FROM job WHERE state = 'done')") } ?? false
+        let resumed = try database?.read { db in try Bool.fetchOne(db, sql: "SELECT EXISTS (SELECT 1 FROM job WHERE state = ?)", arguments: [JournalState.done.rawValue]) } ?? false
         for index in 0..<groups where resumed == true {
             for job in try group(index, size: size, done: true) {
                 report(Result(job: job, status: .previouslyDone, from: nil, to: target, error: nil))
@@ -244,7 +236,8 @@ public final class BatchMigration: Sendable {
         let jobs = try staging.jobs(index * size + 1, through: (index + 1) * size)
         guard let database, let first = jobs.first?.line, let last = jobs.last?.line else { return done ? [] : jobs }
         let finished = try database.read { db in
-            try Set(Int.fetchAll(db, sql: "SELECT line FROM job WHERE state = 'done' AND line BETWEEN ? AND ?", arguments: [first, last]))
+            try Set(Int.fetchAll(db, sql: "SELECT line FROM job WHERE state = ? AND line BETWEEN ? AND ?",
+                                   arguments: [JournalState.done.rawValue, first, last]))
         }
         return jobs.filter { finished.contains($0.line) == done }
     }
@@ -291,31 +284,19 @@ public final class BatchMigration: Sendable {
         do {
             try database.write { db in
                 for result in results {
-                    let state = result.error == nil ? "done" : "failed"
+                    let state: JournalState = result.error == nil ? .done : .failed
                     try db.execute(sql: """
                         UPDATE job SET state = ?, status = ?, fromVersion = ?, error = ?, attempts = attempts + 1,
                             completions = completions + (CASE WHEN ? = 'done' THEN 1 ELSE 0 END)
                         WHERE line = ?
-                        """, arguments: [state, result.status.rawValue, result.from, result.error?.reason, state, result.job.line])
+                        """, arguments: [state.rawValue, result.status.rawValue, result.from, result.error?.reason, state.rawValue, result.job.line])
                 }
             }
         } catch let error as DatabaseError {
             // The journal could not be written (a full disk, a lost folder): this run cannot
             // record progress, so it stops; the outputs just written are complete either way.
             let lines = results.map(\.job.line)
-            throw VaultError(.io, "could not record manifest lines \(lines.first!)–\(lines.last!) in the journal: \(MigrationJournal.describe(error))")
-        }
-    }
-
-    /// Every job's state as the journal has it: line → (state, completions).
-    public func journalStates() throws -> [Int: (state: String, completions: Int)] {
-        guard let database else { return [:] }
-        return try database.read { db in
-            var states: [Int: (String, Int)] = [:]
-            for row in try Row.fetchAll(db, sql: "SELECT line, state, completions FROM job") {
-                states[row["line"]] = (row["state"], row["completions"])
-            }
-            return states
+            throw VaultError.journalNotWritten(recording: "manifest lines \(lines.first!)–\(lines.last!)", error)
         }
     }
 
@@ -338,7 +319,7 @@ public final class BatchMigration: Sendable {
             }
             jobs.append(job)
         }
-        guard !jobs.isEmpty else { throw VaultError(.malformedDocument, "the manifest '\(manifestPath)' lists no jobs") }
+        guard !jobs.isEmpty else { throw VaultError.manifestListsNoJobs(manifestPath) }
         return jobs
     }
 
@@ -356,15 +337,15 @@ public final class BatchMigration: Sendable {
             vaultKeyFile = try reader.optionalString("vaultKeyFile")
             try reader.finish()
         } catch let error as VaultError {
-            throw VaultError(.malformedDocument, "manifest line \(line): \(error.reason.replacingOccurrences(of: "the document", with: "the line"))")
+            throw VaultError.malformedManifestLine(line, error)
         }
         guard (keyFile == nil) != (vaultKeyFile == nil) else {
-            throw VaultError(.malformedDocument, "manifest line \(line) needs exactly one of keyFile and vaultKeyFile")
+            throw VaultError.manifestLineNeedsOneKey(line)
         }
         let name = splitPath(vault).name
         // The output is named after the vault file, so the name must be a file's name.
         guard !["", ".", ".."].contains(name), !vault.utf8.contains(0) else {
-            throw VaultError(.malformedDocument, "manifest line \(line): vault should name a file, not '\(vault)'")
+            throw VaultError.manifestVaultNotAFile(line, vault: vault)
         }
         let output = outDir.utf8.last == UInt8(ascii: "/") ? outDir + name : outDir + "/" + name
         return Job(line: line, vault: resolve(vault), keyFile: keyFile.map(resolve), vaultKeyFile: vaultKeyFile.map(resolve), output: output)
@@ -391,6 +372,29 @@ extension VaultError {
     public static func manifestFileUnreadable(line: Int, what: String, path: String, file: String = #fileID, line sourceLine: UInt = #line) -> VaultError {
         let why = (strerror(errno).flatMap { String(validatingCString: $0) } ?? "error \(errno)").lowercased()
         return VaultError(.io, "manifest line \(line): cannot read the \(what) '\(path.prefix(200))': \(why); nothing was started", file: file, line: sourceLine)
+    }
+
+    /// A manifest (read whole, or staged) with no job on any line.
+    static func manifestListsNoJobs(_ manifestPath: String, file: String = #fileID, line: UInt = #line) -> VaultError {
+        VaultError(.malformedDocument, "the manifest '\(manifestPath)' lists no jobs", file: file, line: line)
+    }
+
+    /// A manifest line that is not a JSON object of the manifest's fields, with the reader's
+    /// reason (which calls it "the line", not "the document").
+    static func malformedManifestLine(_ line: Int, _ cause: VaultError, file: String = #fileID, line sourceLine: UInt = #line) -> VaultError {
+        VaultError(.malformedDocument, "manifest line \(line): \(cause.reason.replacingOccurrences(of: "the document", with: "the line"))",
+                   file: file, line: sourceLine)
+    }
+
+    /// A manifest line with both or neither of keyFile and vaultKeyFile.
+    static func manifestLineNeedsOneKey(_ line: Int, file: String = #fileID, line sourceLine: UInt = #line) -> VaultError {
+        VaultError(.malformedDocument, "manifest line \(line) needs exactly one of keyFile and vaultKeyFile", file: file, line: sourceLine)
+    }
+
+    /// A manifest line whose vault names no file (empty, `.`, `..`, or with a NUL), so no output
+    /// can be named after it.
+    static func manifestVaultNotAFile(_ line: Int, vault: String, file: String = #fileID, line sourceLine: UInt = #line) -> VaultError {
+        VaultError(.malformedDocument, "manifest line \(line): vault should name a file, not '\(vault)'", file: file, line: sourceLine)
     }
 
 }

@@ -28,17 +28,9 @@ public final class BucketMigration: Sendable {
         public let namedHousehold: HouseholdID?
     }
 
-    public enum Status: String, Sendable {
-        case migrated, unchanged, failed, conflict
-        /// No key for this household: left for the app.
-        case noKey = "no-key"
-        case wouldMigrate = "would-migrate"
-        case previouslyDone = "previously-done"
-    }
-
     public struct Result: Sendable {
         public let job: Job
-        public let status: Status
+        public let status: MigrationStatus
         public let from: Int?
         public let to: Int
         public let etagBefore: String?
@@ -220,7 +212,7 @@ public final class BucketMigration: Sendable {
             }
         } catch let error as DatabaseError {
             opened.removeIfCreated()
-            throw VaultError(.io, "cannot use the journal '\(journalPath)': \(MigrationJournal.describe(error))")
+            throw VaultError.journalUnusable(journalPath, error)
         } catch {
             opened.removeIfCreated()
             throw error
@@ -266,7 +258,7 @@ public final class BucketMigration: Sendable {
         let earlier = try journalRows()
         var pending: [Job] = []
         for job in jobs {
-            if let row = earlier[job.source.description], row.state == "done" {
+            if let row = earlier[job.source.description], row.state == .done {
                 report(Result(job: job, status: .previouslyDone, from: row.from, to: target, etagBefore: row.etagBefore, etagAfter: row.etagAfter, error: nil))
             } else {
                 pending.append(job)
@@ -290,7 +282,7 @@ public final class BucketMigration: Sendable {
     }
 
     private struct JournalRow: Sendable {
-        let state: String
+        let state: JournalState
         let from: Int?
         let etagBefore: String?
         let etagAfter: String?
@@ -303,7 +295,9 @@ public final class BucketMigration: Sendable {
         return try journal.read { db in
             var rows: [String: JournalRow] = [:]
             for row in try Row.fetchAll(db, sql: "SELECT source, state, fromVersion, etagBefore, etagAfter, planned FROM object") {
-                rows[row["source"]] = JournalRow(state: row["state"], from: row["fromVersion"], etagBefore: row["etagBefore"],
+                // The table's CHECK admits only the states the tool writes.
+                guard let state = JournalState(rawValue: row["state"]) else { throw VaultError.untrustedJournal(opened?.path ?? "") }
+                rows[row["source"]] = JournalRow(state: state, from: row["fromVersion"], etagBefore: row["etagBefore"],
                                                  etagAfter: row["etagAfter"], planned: row["planned"])
             }
             return rows
@@ -313,7 +307,7 @@ public final class BucketMigration: Sendable {
     /// One vault; nil when it belongs to another shard (known only once its header is read).
     private func process(_ job: Job, earlier: JournalRow?, loadAccess: (Job, HouseholdID) throws -> VaultAccess?) throws -> Result? {
         do {
-            if let earlier, ["writing", "failed"].contains(earlier.state), earlier.planned != nil,
+            if let earlier, [.writing, .failed].contains(earlier.state), earlier.planned != nil,
                let settled = try settleInterruptedWrite(job, earlier) {
                 return settled
             }
@@ -324,41 +318,41 @@ public final class BucketMigration: Sendable {
                 let header = try VaultEnvelope(parsing: source.bytes).header
                 if let shard, job.namedHousehold == nil, !shard.contains(header.householdID) { return nil }
                 guard let access = try loadAccess(job, header.householdID) else {
-                    try record(job, state: "no-key", status: .noKey, from: Int(header.schemaVersion), before: source.etag, after: nil, error: nil)
+                    try record(job, state: .noKey, status: .noKey, from: Int(header.schemaVersion), before: source.etag, after: nil, error: nil)
                     return Result(job: job, status: .noKey, from: Int(header.schemaVersion), to: target, etagBefore: source.etag, etagAfter: nil, error: nil)
                 }
                 let outcome = try VaultMigration.migrate(source.bytes, access: access, to: target)
                 let from = outcome.report.from
-                let status: Status = outcome.unchanged ? .unchanged : .migrated
+                let status: MigrationStatus = outcome.unchanged ? .unchanged : .migrated
                 guard journal != nil else {
                     return Result(job: job, status: outcome.unchanged ? .unchanged : .wouldMigrate, from: from, to: target, etagBefore: source.etag, etagAfter: nil, error: nil)
                 }
                 if outcome.unchanged, destination == .inPlace {
-                    try record(job, state: "done", status: status, from: from, before: source.etag, after: source.etag, error: nil)
+                    try record(job, state: .done, status: status, from: from, before: source.etag, after: source.etag, error: nil)
                     return Result(job: job, status: status, from: from, to: target, etagBefore: source.etag, etagAfter: source.etag, error: nil)
                 }
-                try record(job, state: "writing", status: nil, from: from, before: source.etag, after: nil, error: nil,
+                try record(job, state: .writing, status: nil, from: from, before: source.etag, after: nil, error: nil,
                            planned: Hex.encode(SHA256.hash(outcome.bytes)))
                 let condition: S3Client.WriteCondition = destination == .inPlace ? .replacing(etag: source.etag) : .creating
                 switch try store.withClient({ try $0.put(job.output, outcome.bytes, condition: condition) }) {
                 case .written(let etag):
-                    try record(job, state: "done", status: status, from: from, before: source.etag, after: etag, error: nil)
+                    try record(job, state: .done, status: status, from: from, before: source.etag, after: etag, error: nil)
                     return Result(job: job, status: status, from: from, to: target, etagBefore: source.etag, etagAfter: etag, error: nil)
                 case .changedMeanwhile where destination == .inPlace:
                     continue  // a device wrote it: read its version and migrate that
                 case .changedMeanwhile:
                     let error = VaultError.changedSinceRead(job.output.description)
-                    try record(job, state: "conflict", status: .conflict, from: from, before: source.etag, after: nil,
+                    try record(job, state: .conflict, status: .conflict, from: from, before: source.etag, after: nil,
                                error: "\(job.output) already exists and was not written by this run")
                     return Result(job: job, status: .conflict, from: from, to: target, etagBefore: source.etag, etagAfter: nil, error: error)
                 }
             }
             let error = VaultError.changedSinceRead(job.source.description)
-            try record(job, state: "conflict", status: .conflict, from: nil, before: nil, after: nil,
+            try record(job, state: .conflict, status: .conflict, from: nil, before: nil, after: nil,
                        error: "changed by someone else \(Self.attemptsPerVault) times while it was being migrated")
             return Result(job: job, status: .conflict, from: nil, to: target, etagBefore: nil, etagAfter: nil, error: error)
         } catch let error as VaultError {
-            try record(job, state: "failed", status: .failed, from: nil, before: nil, after: nil, error: error.reason)
+            try record(job, state: .failed, status: .failed, from: nil, before: nil, after: nil, error: error.reason)
             return Result(job: job, status: .failed, from: nil, to: target, etagBefore: nil, etagAfter: nil, error: error)
         }
     }
@@ -372,11 +366,11 @@ public final class BucketMigration: Sendable {
         guard let planned = earlier.planned, let before = earlier.etagBefore,
               let current = try store.withClient({ try $0.get(job.output) }),
               Hex.encode(SHA256.hash(current.bytes)) == planned else { return nil }
-        try record(job, state: "done", status: .migrated, from: earlier.from, before: before, after: current.etag, error: nil)
+        try record(job, state: .done, status: .migrated, from: earlier.from, before: before, after: current.etag, error: nil)
         return Result(job: job, status: .migrated, from: earlier.from, to: target, etagBefore: before, etagAfter: current.etag, error: nil)
     }
 
-    private func record(_ job: Job, state: String, status: Status?, from: Int?, before: String?, after: String?, error: String?,
+    private func record(_ job: Job, state: JournalState, status: MigrationStatus?, from: Int?, before: String?, after: String?, error: String?,
                         planned: String? = nil) throws {
         guard let journal else { return }
         do {
@@ -386,28 +380,16 @@ public final class BucketMigration: Sendable {
                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, 0, 0)
                     ON CONFLICT (source) DO UPDATE SET state = ?3, status = ?4, fromVersion = coalesce(?5, fromVersion),
                         etagBefore = coalesce(?6, etagBefore), etagAfter = ?7, planned = coalesce(?8, planned), error = ?9
-                    """, arguments: [job.source.description, job.output.description, state, status?.rawValue, from, before, after, planned, error])
-                if state != "writing" {
+                    """, arguments: [job.source.description, job.output.description, state.rawValue, status?.rawValue, from, before, after, planned, error])
+                if state != .writing {
                     try db.execute(sql: """
                         UPDATE object SET attempts = attempts + 1, completions = completions + (CASE WHEN ?1 = 'done' THEN 1 ELSE 0 END)
                         WHERE source = ?2
-                        """, arguments: [state, job.source.description])
+                        """, arguments: [state.rawValue, job.source.description])
                 }
             }
         } catch let error as DatabaseError {
-            throw JournalFailure(error: VaultError(.io, "could not record \(job.source) in the journal: \(MigrationJournal.describe(error))"))
-        }
-    }
-
-    /// Every object's state as the journal has it: source → (state, completions, ETags).
-    public func journalStates() throws -> [String: (state: String, completions: Int, etagBefore: String?, etagAfter: String?)] {
-        guard let journal else { return [:] }
-        return try journal.read { db in
-            var states: [String: (String, Int, String?, String?)] = [:]
-            for row in try Row.fetchAll(db, sql: "SELECT source, state, completions, etagBefore, etagAfter FROM object") {
-                states[row["source"]] = (row["state"], row["completions"], row["etagBefore"], row["etagAfter"])
-            }
-            return states
+            throw JournalFailure(error: VaultError.journalNotWritten(recording: "\(job.source)", error))
         }
     }
 }

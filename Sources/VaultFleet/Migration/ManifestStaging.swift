@@ -74,7 +74,7 @@ final class ManifestStaging: Sendable {
         } catch let error as DatabaseError {
             throw failure(error)
         }
-        guard count > 0 else { throw VaultError(.malformedDocument, "the manifest '\(manifestPath)' lists no jobs") }
+        guard count > 0 else { throw VaultError.manifestListsNoJobs(manifestPath) }
         return (count, Hex.encode(hasher.finish()))
     }
 

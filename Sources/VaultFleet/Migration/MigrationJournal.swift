@@ -2,6 +2,28 @@ import Foundation
 internal import GRDB
 import VaultCore
 
+/// What became of one job of a migration run, a folder's or a bucket's: the verdict its report
+/// prints and its journal keeps (the raw values are both).
+public enum MigrationStatus: String, Sendable, CaseIterable {
+    case migrated, unchanged, failed
+    /// A bucket run: another writer changed the vault on every attempt; theirs was kept.
+    case conflict
+    /// A bucket run: no key for this household, so the vault is left for the app.
+    case noKey = "no-key"
+    /// A dry run's verdict for a vault that would be migrated.
+    case wouldMigrate = "would-migrate"
+    /// Done by an earlier, interrupted run of the same batch.
+    case previouslyDone = "previously-done"
+}
+
+/// Where a job stands in a journal, as the `state` column of either kind holds it: `pending`
+/// (a folder batch's line not yet run), `writing` (a bucket write sent, its outcome unknown until
+/// settled), then `done` or one of the ends that a rerun tries again.
+enum JournalState: String, Sendable {
+    case pending, writing, done, failed, conflict
+    case noKey = "no-key"
+}
+
 /// A batch's SQLite journal, held by one run at a time: an exclusive flock(2) on the file is
 /// taken before GRDB opens it, and the kernel drops it when the run dies, even by SIGKILL. The
 /// folder batch (``BatchMigration``) and the bucket batch (``BucketMigration``) open theirs here.
@@ -41,7 +63,7 @@ final class MigrationJournal: Sendable {
             try migrator.migrate(queue)
         } catch let error as DatabaseError {
             close(lock)
-            throw VaultError(.io, "cannot use the journal '\(path)': \(Self.describe(error))")
+            throw VaultError.journalUnusable(path, error)
         } catch {
             close(lock)
             throw error
@@ -78,6 +100,17 @@ extension VaultError {
     static func untrustedJournal(_ path: String, file: String = #fileID, line: UInt = #line) -> VaultError {
         VaultError(.notAJournal, "the journal '\(path)' records its temporary files in a form the tool does not write; it may be damaged, so nothing is removed or run by it",
                    file: file, line: line)
+    }
+
+    /// The journal could not be opened or set up (permissions, a damaged file, a full disk).
+    static func journalUnusable(_ path: String, _ error: DatabaseError, file: String = #fileID, line: UInt = #line) -> VaultError {
+        VaultError(.io, "cannot use the journal '\(path)': \(MigrationJournal.describe(error))", file: file, line: line)
+    }
+
+    /// The journal could not record a job's end (a full disk, a lost folder): the run cannot keep
+    /// its promise to resume, so it stops; outputs already written are complete either way.
+    static func journalNotWritten(recording what: String, _ error: DatabaseError, file: String = #fileID, line: UInt = #line) -> VaultError {
+        VaultError(.io, "could not record \(what) in the journal: \(MigrationJournal.describe(error))", file: file, line: line)
     }
 
     static func journalInUse(_ path: String, file: String = #fileID, line: UInt = #line) -> VaultError {

@@ -40,7 +40,7 @@ public struct RecoveryCodeBlob: Sendable, Equatable {
         var reader = try JSONObjectReader(JSONValue(parsing: json, what: "the recovery blob"), path: "")
         userID = try reader.string("user_id")
         guard let blob = try reader.optionalBase64("encrypted_master_key"), let salt = try reader.optionalBase64("salt") else {
-            throw VaultError(.malformedDocument, "the recovery blob needs encrypted_master_key and salt")
+            throw VaultError.blobIncomplete()
         }
         encryptedMasterKey = blob
         self.salt = salt
@@ -49,11 +49,11 @@ public struct RecoveryCodeBlob: Sendable, Equatable {
         iterations = try reader.optionalInt("iterations") ?? Self.defaultIterations
         try reader.finish()
         guard kdf == Self.kdfName, cipher == Self.cipherName else {
-            throw VaultError(.unsupportedVersion, "the recovery blob uses \(kdf) and \(cipher); this build reads \(Self.kdfName) and \(Self.cipherName)")
+            throw VaultError.blobAlgorithmsUnsupported(kdf: kdf, cipher: cipher)
         }
-        guard (1...10_000_000).contains(iterations) else { throw VaultError(.malformedDocument, "the recovery blob's iteration count \(iterations) is out of range") }
+        guard (1...10_000_000).contains(iterations) else { throw VaultError.blobIterationsOutOfRange(iterations) }
         guard encryptedMasterKey.count == 12 + 32 + 16 else {
-            throw VaultError(.malformedDocument, "encrypted_master_key should be 60 bytes (nonce, 32-byte key, tag), not \(encryptedMasterKey.count)")
+            throw VaultError.blobWrongLength(encryptedMasterKey.count)
         }
     }
 }
@@ -62,7 +62,7 @@ public enum RecoveryCodes {
     /// Encrypts a 32-byte master key under a recovery code (32 bytes of entropy, i.e. 24 words).
     public static func wrap(masterKey: SecretBytes, code: SecretBytes, userID: String, iterations: Int = RecoveryCodeBlob.defaultIterations,
                             random: some RandomSource = SystemRandom()) throws -> RecoveryCodeBlob {
-        guard masterKey.count == 32 else { throw VaultError(.invalidKey, "a master key is 32 bytes, not \(masterKey.count)") }
+        guard masterKey.count == 32 else { throw VaultError.wrongKeyLength("a master key", masterKey.count) }
         let salt = random.bytes(16), nonce = random.bytes(12)
         let key = try derive(code: code, salt: salt, iterations: iterations)
         let sealed = try key.withUnsafeBytes { keyBytes in
@@ -82,16 +82,14 @@ public enum RecoveryCodes {
             let plaintext = try key.withUnsafeBytes { try AES.GCM.open(box, using: SymmetricKey(data: $0)) }
             return try plaintext.withUnsafeBytes { try SecretBytes(copying: $0) }
         } catch is CryptoKitError {
-            throw VaultError(.authenticationFailed, "the recovery code does not open this blob (a wrong code, or the blob was changed)")
+            throw VaultError.wrongRecoveryCode()
         }
     }
 
     /// PBKDF2 over the 24 words joined by single spaces, as the app types them.
     static func derive(code: SecretBytes, salt: [UInt8], iterations: Int) throws -> SecretBytes {
-        guard code.count == 32 else { throw VaultError(.invalidKey, "a recovery code is 256 bits (24 words)") }
-        var phrase = Array(try BIP39.words(for: code).joined(separator: " ").utf8)
-        defer { phrase.zeroize() }
-        return try phrase.withUnsafeBytes { try PBKDF2.sha256(password: $0, salt: salt, iterations: iterations, outputByteCount: 32) }
+        guard code.count == 32 else { throw VaultError.recoveryCodeNot256Bits() }
+        return try BIP39.phrase(for: code).withUnsafeBytes { try PBKDF2.sha256(password: $0, salt: salt, iterations: iterations, outputByteCount: 32) }
     }
 }
 
@@ -105,5 +103,37 @@ enum AESGCM {
     static func open(_ sealed: [UInt8], key: [UInt8], nonce: [UInt8], associatedData: [UInt8]) throws -> [UInt8] {
         let box = try AES.GCM.SealedBox(nonce: AES.GCM.Nonce(data: nonce), ciphertext: sealed.dropLast(16), tag: sealed.suffix(16))
         return Array(try AES.GCM.open(box, using: SymmetricKey(data: key), authenticating: associatedData))
+    }
+}
+
+extension VaultError {
+    /// A blob without its encrypted key or salt.
+    static func blobIncomplete(file: String = #fileID, line: UInt = #line) -> VaultError {
+        VaultError(.malformedDocument, "the recovery blob needs encrypted_master_key and salt", file: file, line: line)
+    }
+
+    /// A blob made with a key derivation or cipher this build does not read.
+    static func blobAlgorithmsUnsupported(kdf: String, cipher: String, file: String = #fileID, line: UInt = #line) -> VaultError {
+        VaultError(.unsupportedVersion, "the recovery blob uses \(kdf) and \(cipher); this build reads \(RecoveryCodeBlob.kdfName) and \(RecoveryCodeBlob.cipherName)", file: file, line: line)
+    }
+
+    /// A blob asking for no work, or for more than a day's.
+    static func blobIterationsOutOfRange(_ iterations: Int, file: String = #fileID, line: UInt = #line) -> VaultError {
+        VaultError(.malformedDocument, "the recovery blob's iteration count \(iterations) is out of range", file: file, line: line)
+    }
+
+    /// A blob whose encrypted key is not nonce, key and tag.
+    static func blobWrongLength(_ count: Int, file: String = #fileID, line: UInt = #line) -> VaultError {
+        VaultError(.malformedDocument, "encrypted_master_key should be 60 bytes (nonce, 32-byte key, tag), not \(count)", file: file, line: line)
+    }
+
+    /// The code does not open the blob.
+    static func wrongRecoveryCode(file: String = #fileID, line: UInt = #line) -> VaultError {
+        VaultError(.authenticationFailed, "the recovery code does not open this blob (a wrong code, or the blob was changed)", file: file, line: line)
+    }
+
+    /// A recovery code of another length than 24 words.
+    static func recoveryCodeNot256Bits(file: String = #fileID, line: UInt = #line) -> VaultError {
+        VaultError(.invalidKey, "a recovery code is 256 bits (24 words)", file: file, line: line)
     }
 }

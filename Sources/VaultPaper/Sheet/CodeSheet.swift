@@ -50,7 +50,7 @@ public enum CodeSheet {
         let qrBottom = try page.qrCode("qr", code: QRCode(text: SeedQR.digits(for: content.code), level: .low), caption: template.text("qr.caption"))
         page.beginColumn(besideLastElement: 6)
         try page.paragraph("words.heading", template.text("words.heading"), style: .heading)
-        try page.wordGrid("words", BIP39.words(for: content.code), columns: 3)
+        try page.wordGrid("words", BIP39.phrase(for: content.code), columns: 3)
         page.endColumn()
         page.moveTo(y: max(qrBottom, page.y, top))
         page.space(millimetres: 4)

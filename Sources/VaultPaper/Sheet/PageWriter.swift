@@ -148,8 +148,11 @@ struct PageWriter {
         savedColumn = nil
     }
 
-    /// Numbered words in columns, read down each column.
-    mutating func wordGrid(_ name: String, _ words: [String], columns: Int) throws {
+    /// Numbered words in columns, read down each column, from a phrase (words one space
+    /// apart) in protected memory. The glyph calls take `String`s, so each word is one while
+    /// the page is drawn: the words end up in the page's pixels either way.
+    mutating func wordGrid(_ name: String, _ phrase: SecretBytes, columns: Int) throws {
+        let words = phrase.withUnsafeBytes { $0.split(separator: 0x20).map { String(decoding: $0, as: UTF8.self) } }
         let font = font(.mono)
         let rows = (words.count + columns - 1) / columns
         let columnWidth = width / columns

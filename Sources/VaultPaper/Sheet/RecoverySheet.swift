@@ -36,15 +36,13 @@ public enum RecoverySheet {
     /// The key behind a sheet's QR payload: `nsec1…`, or `ncryptsec1…` decrypted with the
     /// passphrase `passphrase` gives (asked only for an encrypted sheet). `name` says in
     /// messages where the payload came from.
-    public static func key(fromPayload payload: [UInt8], name: String, passphrase: () throws -> String?) throws -> (key: SecretKey, encrypted: Bool) {
-        let text = String(decoding: payload, as: UTF8.self)
-        if text.lowercased().hasPrefix("ncryptsec1") {
+    public static func key(fromPayload payload: [UInt8], name: String, passphrase: () throws -> SecretBytes?) throws -> (key: SecretKey, encrypted: Bool) {
+        // Only an ncryptsec (encrypted, not secret) becomes a String; an nsec stays bytes.
+        if startsFolded(payload, with: "ncryptsec1") {
             guard let passphrase = try passphrase() else { throw VaultError.passphraseNeeded("the sheet's key is encrypted (ncryptsec); it needs the passphrase") }
-            return (try NIP49.decrypt(text, passphrase: passphrase).key, true)
+            return (try NIP49.decrypt(String(decoding: payload, as: UTF8.self), passphrase: passphrase).key, true)
         }
-        guard text.lowercased().hasPrefix("nsec1") else {
-            throw VaultError(.malformedKey, "\(name) does not hold a key (nsec1… or ncryptsec1…)")
-        }
+        guard startsFolded(payload, with: "nsec1") else { throw VaultError.noKeyInPayload(name) }
         return (try SecretKey(parsing: payload.withUnsafeBytes { try SecretBytes(copying: $0) }, what: name), false)
     }
 
@@ -54,20 +52,38 @@ public enum RecoverySheet {
     /// Unnumbered words typed row by row across the printed grid are recognised (`order`
     /// says so); when both orders pass the checksum, the refusal names both public keys, so the
     /// person can pick by the npub printed on the sheet.
-    public static func key(fromTyped text: String, passphrase: () throws -> String?) throws -> (key: SecretKey, encrypted: Bool, order: WordOrder?) {
-        let joined = String(text.filter { !$0.isWhitespace })
-        let folded = joined.lowercased()
-        if folded.hasPrefix("nsec1") || folded.hasPrefix("ncryptsec1") {
-            let found = try key(fromPayload: Array(joined.utf8), name: "the typed key", passphrase: passphrase)
+    public static func key(fromTyped text: SecretBytes, passphrase: () throws -> SecretBytes?) throws -> (key: SecretKey, encrypted: Bool, order: WordOrder?) {
+        var joined = text.withUnsafeBytes(withoutWhiteSpace)
+        defer { joined.zeroize() }
+        if startsFolded(joined, with: "nsec1") || startsFolded(joined, with: "ncryptsec1") {
+            let found = try key(fromPayload: joined, name: "the typed key", passphrase: passphrase)
             return (found.key, found.encrypted, nil)
         }
         let readings = try BIP39.readings(fromWords: text)
-        guard readings[0].entropy.count == 32 else {
-            throw VaultError(.malformedKey, "these words hold \(readings[0].entropy.count) bytes; a key is 32 bytes (24 words)")
-        }
+        guard readings[0].entropy.count == 32 else { throw VaultError.wordsHoldNoKey(byteCount: readings[0].entropy.count) }
         let keys = try readings.map { try SecretKey(secret: $0.entropy) }
         guard keys.count == 1 else { throw VaultError.ambiguousWordOrder(identities: keys.map(\.publicKey.npub)) }
         return (keys[0], false, readings[0].order)
+    }
+
+    /// Whether `bytes` start with the ASCII `prefix` in any case.
+    private static func startsFolded(_ bytes: [UInt8], with prefix: String) -> Bool {
+        func folded(_ byte: UInt8) -> UInt8 { (0x41...0x5a).contains(byte) ? byte | 0x20 : byte }
+        return bytes.count >= prefix.utf8.count && zip(bytes, prefix.utf8).allSatisfy { folded($0) == folded($1) }
+    }
+
+    /// The typed text without its white space (the groups a key is printed in), as bytes.
+    private static func withoutWhiteSpace(_ text: UnsafeRawBufferPointer) -> [UInt8] {
+        var kept: [UInt8] = []
+        var iterator = text.makeIterator()
+        var decoder = UTF8()
+        while true {
+            switch decoder.decode(&iterator) {
+            case .scalarValue(let scalar): if !scalar.properties.isWhitespace { UTF8.encode(scalar) { kept.append($0) } }
+            case .error: kept.append(0xff)  // not UTF-8: kept, so the text is refused as it is
+            case .emptyInput: return kept
+            }
+        }
     }
 
     /// The app a family knows, named on the sheet when the caller names none (seed 000: the
@@ -137,7 +153,7 @@ public enum RecoverySheet {
         switch content.secret {
         case .plain(let key):
             try page.paragraph("words.heading", template.text("words.heading"), style: .heading)
-            try page.wordGrid("words", key.withUnsafeBytes { try BIP39.words(for: SecretBytes(copying: $0)) }, columns: 3)
+            try page.wordGrid("words", key.withUnsafeBytes { try BIP39.phrase(for: SecretBytes(copying: $0)) }, columns: 3)
             page.space(millimetres: 2)
             try page.paragraph("key.heading", template.text("key.heading"), style: .heading)
             try page.groupedKey("key", payload)
@@ -176,5 +192,17 @@ public enum RecoverySheet {
             (try template.text("check.household"), household.id.shortHex),
             (try template.text("check.path"), household.vaultPath),
         ])
+    }
+}
+
+extension VaultError {
+    /// A QR payload or typed text that holds neither an nsec nor an ncryptsec.
+    static func noKeyInPayload(_ name: String, file: String = #fileID, line: UInt = #line) -> VaultError {
+        VaultError(.malformedKey, "\(name) does not hold a key (nsec1… or ncryptsec1…)", file: file, line: line)
+    }
+
+    /// Valid words of another length than a key's 24.
+    static func wordsHoldNoKey(byteCount: Int, file: String = #fileID, line: UInt = #line) -> VaultError {
+        VaultError(.malformedKey, "these words hold \(byteCount) bytes; a key is 32 bytes (24 words)", file: file, line: line)
     }
 }

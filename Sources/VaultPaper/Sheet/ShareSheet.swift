@@ -69,7 +69,7 @@ public enum ShareSheet {
                                       minimumWidthMillimetres: shareCodeMinimumWidthMillimetres)
         page.beginColumn(besideLastElement: 6)
         try page.paragraph("words.heading", template.text("words.heading"), style: .heading)
-        try page.wordGrid("words", share.words(), columns: 3)
+        try page.wordGrid("words", share.phrase(), columns: 3)
         page.endColumn()
         page.moveTo(y: max(qrBottom, page.y, top))
         page.space(millimetres: 3)

@@ -98,11 +98,11 @@ import Testing
         words[position] = SLIP39.words[(SLIP39.index(of: original)! + 1) % 1024]
         for typed in [words, Self.acrossRows(words)] {
             #expect(throws: ShareProblem.wrongWord(share: 1, position: position + 1)) { try SLIP39Share(words: Self.lines(typed)) }
-            let correction = try #require(SLIP39Share.correctingOneWord(Self.lines(typed)))
+            let correction = try #require(SLIP39Share.correctingOneWord(.text(Self.lines(typed))))
             #expect(correction.position == position + 1 && correction.word == original)
         }
         words[(position + 9) % 33] = SLIP39.words[(SLIP39.index(of: words[(position + 9) % 33])! + 3) % 1024]
         #expect(throws: ShareProblem.checksumFailed(share: 1)) { try SLIP39Share(words: words.joined(separator: " ")) }
-        #expect(SLIP39Share.correctingOneWord(words.joined(separator: " ")) == nil)
+        #expect(SLIP39Share.correctingOneWord(.text(words.joined(separator: " "))) == nil)
     }
 }

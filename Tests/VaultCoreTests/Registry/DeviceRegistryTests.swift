@@ -518,7 +518,8 @@ enum TestEngine: String, CaseIterable, CustomTestStringConvertible, Sendable {
     @Test func distancesCountATranspositionAsOneStep() {
         var distance = EditDistance(from: "hotle", limit: 16)
         #expect(distance.to("hotel") == 1 && distance.to("hole") == 1 && distance.to("hotels") == 2)
-        #expect(BIP39.closestWords(to: "hotle").first == "hotel")
+        #expect(BIP39.check(typed: .text("hotle")) == .unknown(closest: ["hotel", "hole", "horse"]))
+        #expect(BIP39.check(typed: .text("  HOTE ")) == .word("hotel"))
         #expect(EditDistance.closest(to: "ipda-1", among: ["mac-2", "ipad-1", "ipad-2"], count: 3) == ["ipad-1", "ipad-2"])
     }
 }

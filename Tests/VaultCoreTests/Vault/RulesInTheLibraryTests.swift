@@ -29,9 +29,9 @@ import Testing
     @Test func aSheetPayloadIsAKeyOrAsksForItsPassphrase() throws {
         let parent = try SecretKey.generate(using: random)
         let nsec = try parent.nsec().withUnsafeBytes { Array($0) }
-        #expect(try RecoverySheet.key(fromPayload: nsec, name: "test") { nil }.key == parent)
+        #expect(try RecoverySheet.key(fromPayload: nsec, name: "test") { () -> SecretBytes? in nil }.key == parent)
         let encrypted = try NIP49.encrypt(parent, passphrase: "pass", logN: 4, random: random)
-        #expect(throws: VaultError(.passphraseNeeded, "")) { try RecoverySheet.key(fromPayload: Array(encrypted.utf8), name: "test") { nil } }
+        #expect(throws: VaultError(.passphraseNeeded, "")) { try RecoverySheet.key(fromPayload: Array(encrypted.utf8), name: "test") { () -> SecretBytes? in nil } }
         let opened = try RecoverySheet.key(fromPayload: Array(encrypted.utf8), name: "test") { "pass" }
         #expect(opened.key == parent && opened.encrypted)
         #expect(throws: VaultError(.malformedKey, "")) { try RecoverySheet.key(fromPayload: Array("hello".utf8), name: "test") { "pass" } }
