@@ -22,7 +22,7 @@ public final class ObjectStore: ObjectAccess {
     }
 
     /// Runs `body` with a client no other thread is using.
-    public func withClient<T>(_ body: (S3Client) throws -> T) throws -> T {
+    package func withClient<T>(_ body: (S3Client) throws -> T) throws -> T {
         let client = try idle.withLock { $0.popLast() } ?? S3Client(configuration)
         defer { idle.withLock { $0.append(client) } }
         return try body(client)
@@ -67,7 +67,7 @@ public final class ObjectStore: ObjectAccess {
 
     /// Writes `bytes` as `name` under `condition`; a change since then refuses (exit 4) and
     /// writes nothing. The new version is remembered, so a second write follows the first.
-    public func write(_ name: S3ObjectName, _ bytes: [UInt8], condition: S3Client.WriteCondition) throws {
+    public func write(_ name: S3ObjectName, _ bytes: [UInt8], condition: ObjectWriteCondition) throws {
         switch try withClient({ try $0.put(name, bytes, condition: condition) }) {
         case .written(let etag):
             versionsRead.withLock { $0[name] = etag }

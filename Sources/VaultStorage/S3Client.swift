@@ -6,15 +6,15 @@ import VaultCore
 /// settled by reading the object back (``put(_:_:condition:)``).
 ///
 /// Used by one thread at a time (hence `@unchecked`): ``ObjectStore`` hands each worker its own.
-public final class S3Client: @unchecked Sendable {
-    public let configuration: S3Configuration
+package final class S3Client: @unchecked Sendable {
+    package let configuration: S3Configuration
     private let signer: SigV4
     private let http: HTTPClient
     /// Attempts for one request, the first included.
     let attempts: Int
     private let clock: @Sendable () -> Date
 
-    public init(_ configuration: S3Configuration, attempts: Int = 5, clock: @escaping @Sendable () -> Date = Date.init) throws {
+    package init(_ configuration: S3Configuration, attempts: Int = 5, clock: @escaping @Sendable () -> Date = Date.init) throws {
         guard configuration.credentials != nil else { throw VaultError.noCredentials(configuration.credentialSource) }
         self.configuration = configuration
         signer = .s3(region: configuration.region)
@@ -23,21 +23,21 @@ public final class S3Client: @unchecked Sendable {
         self.clock = clock
     }
 
-    public struct Object: Sendable {
-        public let bytes: [UInt8]
-        public let etag: String
+    package struct Object: Sendable {
+        package let bytes: [UInt8]
+        package let etag: String
     }
 
-    public struct Listed: Sendable, Hashable {
-        public let key: String
-        public let etag: String
-        public let size: Int
+    package struct Listed: Sendable, Hashable {
+        package let key: String
+        package let etag: String
+        package let size: Int
     }
 
     /// How a replacement or creation is conditioned: never an unconditional overwrite.
-    public typealias WriteCondition = ObjectWriteCondition
+    package typealias WriteCondition = ObjectWriteCondition
 
-    public enum WriteOutcome: Sendable, Equatable {
+    package enum WriteOutcome: Sendable, Equatable {
         case written(etag: String)
         /// The object changed (or appeared, or went away) since it was read: nothing was written.
         case changedMeanwhile
@@ -47,7 +47,7 @@ public final class S3Client: @unchecked Sendable {
 
     /// The object, or nil when there is none. `range` asks for some bytes only (a ranged GET);
     /// an object larger than `limit` is refused without being held.
-    public func get(_ name: S3ObjectName, range: Range<Int>? = nil, limit: Int = InputLimits.document) throws -> Object? {
+    package func get(_ name: S3ObjectName, range: Range<Int>? = nil, limit: Int = InputLimits.document) throws -> Object? {
         var headers: [(name: String, value: String)] = []
         if let range { headers.append(("Range", "bytes=\(range.lowerBound)-\(range.upperBound - 1)")) }
         // The transfer stops past the limit; an error document (a few hundred bytes) always fits.
@@ -66,7 +66,7 @@ public final class S3Client: @unchecked Sendable {
     }
 
     /// One page of the objects under `prefix` (ListObjectsV2), and the token for the next page.
-    public func list(_ prefix: S3ObjectName, after token: String? = nil, pageSize: Int = 1000) throws -> (objects: [Listed], next: String?) {
+    package func list(_ prefix: S3ObjectName, after token: String? = nil, pageSize: Int = 1000) throws -> (objects: [Listed], next: String?) {
         var query: [(name: String, value: String)] = [("list-type", "2"), ("prefix", prefix.key), ("max-keys", "\(pageSize)")]
         if let token { query.append(("continuation-token", token)) }
         let bucket = S3ObjectName(bucket: prefix.bucket, key: "")
@@ -82,7 +82,7 @@ public final class S3Client: @unchecked Sendable {
     }
 
     /// Every object under `prefix`, page by page.
-    public func listAll(_ prefix: S3ObjectName, _ each: ([Listed]) throws -> Void) throws {
+    package func listAll(_ prefix: S3ObjectName, _ each: ([Listed]) throws -> Void) throws {
         var token: String?
         var seen: Set<String> = []
         repeat {
@@ -102,7 +102,7 @@ public final class S3Client: @unchecked Sendable {
     /// a server error after the body went out) the write may or may not have happened, so the
     /// object is read back: our bytes there mean it was written, the version we expected still
     /// there means it was not (and it is sent again), anything else means someone else wrote.
-    public func put(_ name: S3ObjectName, _ bytes: [UInt8], condition: WriteCondition) throws -> WriteOutcome {
+    package func put(_ name: S3ObjectName, _ bytes: [UInt8], condition: WriteCondition) throws -> WriteOutcome {
         let headers: [(name: String, value: String)] = switch condition {
         case .replacing(let etag): [("If-Match", etag)]
         case .creating: [("If-None-Match", "*")]

@@ -19,7 +19,7 @@ import VaultCore
 public struct S3Configuration: Sendable {
     public let endpoint: Endpoint
     public let region: String
-    public let credentials: SigV4.Credentials?
+    package let credentials: SigV4.Credentials?
     public let pathStyle: Bool
     /// Where the credentials came from, for messages ("environment", "profile 'x' in FILE").
     public let credentialSource: String
@@ -79,7 +79,7 @@ public struct S3Configuration: Sendable {
         }
     }
 
-    public init(endpoint: Endpoint, region: String, credentials: SigV4.Credentials?, pathStyle: Bool, credentialSource: String,
+    package init(endpoint: Endpoint, region: String, credentials: SigV4.Credentials?, pathStyle: Bool, credentialSource: String,
                 proxy: String? = nil, noProxy: String? = nil) {
         self.endpoint = endpoint
         self.region = region

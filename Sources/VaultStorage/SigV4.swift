@@ -7,40 +7,40 @@ import VaultCore
 /// A request is given with its path and query *decoded*; the signer encodes them as SigV4
 /// prescribes, and the same encoding is what goes on the wire (``SigV4/encodedPath(_:)``; the
 /// HTTP client sends the path as it is, without removing dot segments).
-public struct SigV4: Sendable {
-    public let region: String
-    public let service: String
+package struct SigV4: Sendable {
+    package let region: String
+    package let service: String
     /// Generic AWS services remove `.`/`..` segments and repeated slashes before signing; S3 signs
     /// the key exactly as it is, because `a//b` and `a/./b` are different object keys.
-    public let normalizesPath: Bool
+    package let normalizesPath: Bool
 
-    public init(region: String, service: String, normalizesPath: Bool) {
+    package init(region: String, service: String, normalizesPath: Bool) {
         self.region = region
         self.service = service
         self.normalizesPath = normalizesPath
     }
 
     /// The signer S3 uses: service `s3`, no path normalisation.
-    public static func s3(region: String) -> SigV4 {
+    package static func s3(region: String) -> SigV4 {
         SigV4(region: region, service: "s3", normalizesPath: false)
     }
 
-    public static let algorithm = "AWS4-HMAC-SHA256"
+    package static let algorithm = "AWS4-HMAC-SHA256"
     /// The payload hash of a request with no body (SHA-256 of nothing).
-    public static let emptyPayloadHash = Hex.encode(SHA256.hash([]))
+    package static let emptyPayloadHash = Hex.encode(SHA256.hash([]))
 
-    public struct Request: Sendable {
-        public var method: String
+    package struct Request: Sendable {
+        package var method: String
         /// The decoded path, starting with `/`.
-        public var path: String
+        package var path: String
         /// Decoded names and values, in any order; a name may repeat.
-        public var query: [(name: String, value: String)]
+        package var query: [(name: String, value: String)]
         /// Every header to sign, in the order sent; a name may repeat.
-        public var headers: [(name: String, value: String)]
+        package var headers: [(name: String, value: String)]
         /// Lowercase hex SHA-256 of the body (S3 also sends it as `x-amz-content-sha256`).
-        public var payloadHash: String
+        package var payloadHash: String
 
-        public init(method: String, path: String, query: [(name: String, value: String)] = [],
+        package init(method: String, path: String, query: [(name: String, value: String)] = [],
                     headers: [(name: String, value: String)], payloadHash: String) {
             self.method = method
             self.path = path
@@ -52,25 +52,25 @@ public struct SigV4: Sendable {
 
     /// An access key: the id is public, the secret is held in ``SecretBytes``; the session token
     /// is not shown either.
-    public struct Credentials: Sendable, CustomStringConvertible, CustomReflectable {
-        public let accessKeyID: String
-        public let secret: SecretBytes
-        public let sessionToken: String?
+    package struct Credentials: Sendable, CustomStringConvertible, CustomReflectable {
+        package let accessKeyID: String
+        package let secret: SecretBytes
+        package let sessionToken: String?
 
-        public init(accessKeyID: String, secret: SecretBytes, sessionToken: String? = nil) {
+        package init(accessKeyID: String, secret: SecretBytes, sessionToken: String? = nil) {
             self.accessKeyID = accessKeyID
             self.secret = secret
             self.sessionToken = sessionToken
         }
 
-        public var description: String { "Credentials(\(accessKeyID), secret redacted\(sessionToken == nil ? "" : ", session token redacted"))" }
-        public var customMirror: Mirror { Mirror(self, children: ["accessKeyID": accessKeyID]) }
+        package var description: String { "Credentials(\(accessKeyID), secret redacted\(sessionToken == nil ? "" : ", session token redacted"))" }
+        package var customMirror: Mirror { Mirror(self, children: ["accessKeyID": accessKeyID]) }
     }
 
     // MARK: The construction, step by step (each step is checked against the suite's files)
 
     /// Step 1: the canonical request (the suite's `.creq`).
-    public func canonicalRequest(_ request: Request) -> String {
+    package func canonicalRequest(_ request: Request) -> String {
         let headers = canonicalHeaders(request.headers)
         return [
             request.method,
@@ -83,25 +83,25 @@ public struct SigV4: Sendable {
     }
 
     /// The `SignedHeaders` list: lowercase names, sorted, without repeats.
-    public func signedHeaders(_ request: Request) -> String {
+    package func signedHeaders(_ request: Request) -> String {
         canonicalHeaders(request.headers).map(\.name).joined(separator: ";")
     }
 
     /// Step 2: the string to sign (the suite's `.sts`). `amzDate` is `YYYYMMDDTHHMMSSZ`.
-    public func stringToSign(_ request: Request, amzDate: String) -> String {
+    package func stringToSign(_ request: Request, amzDate: String) -> String {
         let digest = Hex.encode(SHA256.hash(Array(canonicalRequest(request).utf8)))
         return [Self.algorithm, amzDate, scope(amzDate: amzDate), digest].joined(separator: "\n")
     }
 
     /// Step 3: the `Authorization` header's value (the suite's `.authz`).
-    public func authorization(_ request: Request, amzDate: String, credentials: Credentials) throws -> String {
+    package func authorization(_ request: Request, amzDate: String, credentials: Credentials) throws -> String {
         let signature = try signature(of: stringToSign(request, amzDate: amzDate), amzDate: amzDate, secret: credentials.secret)
         return "\(Self.algorithm) Credential=\(credentials.accessKeyID)/\(scope(amzDate: amzDate)), "
             + "SignedHeaders=\(signedHeaders(request)), Signature=\(signature)"
     }
 
     /// `YYYYMMDD/region/service/aws4_request`.
-    public func scope(amzDate: String) -> String {
+    package func scope(amzDate: String) -> String {
         "\(amzDate.prefix(8))/\(region)/\(service)/aws4_request"
     }
 
@@ -137,13 +137,13 @@ public struct SigV4: Sendable {
 
     /// A path as it goes on the wire and into the canonical request: every byte but the
     /// unreserved characters and `/` percent-encoded, in uppercase hex.
-    public static func encodedPath(_ path: String) -> String {
+    package static func encodedPath(_ path: String) -> String {
         path.isEmpty ? "/" : percentEncoded(path, keepingSlash: true)
     }
 
     /// The query as it goes on the wire and into the canonical request: pairs encoded, sorted by
     /// name and then value (byte order of the encoded text).
-    public static func canonicalQuery(_ query: [(name: String, value: String)]) -> String {
+    package static func canonicalQuery(_ query: [(name: String, value: String)]) -> String {
         query
             .map { (percentEncoded($0.name, keepingSlash: false), percentEncoded($0.value, keepingSlash: false)) }
             .sorted { $0.0 != $1.0 ? $0.0.utf8.lexicographicallyPrecedes($1.0.utf8) : $0.1.utf8.lexicographicallyPrecedes($1.1.utf8) }

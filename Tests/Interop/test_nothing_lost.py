@@ -142,6 +142,7 @@ def template(tmp_path_factory):
                            "-o pair.png"),
         ("recovery-sheet", f"split --key-file keys/parent.nsec --threshold 2 --shares 2 {SHARE_OPTIONS} -o tshares"),
         ("recovery-sheet", f"split --key-file keys/parent.nsec --threshold 2 --shares 2 {SHARE_OPTIONS} --passphrase-file pass.txt -o pshares"),
+        ("rotation-planner", "apply plan.json --vault work.vault --key-file keys/parent.nsec --new-key-file keys/other.nsec --out-dir applied"),
     ]:
         ok(*arguments, cwd=folder)
     # The encrypted sheet's key as a person types it from the page: in groups of four.
@@ -1240,6 +1241,13 @@ STDIN = {
     ("recovery-sheet combine", "SHARE"): ("combine - tshares/share-2-of-2.txt", "tshares/share-1-of-2.png", lambda out: out.strip() == PARENT.nsec.encode()),
     ("recovery-sheet combine", "passphrase-file"): ("combine pshares/share-1-of-2.txt pshares/share-2-of-2.png --passphrase-file -", "pass.txt",
                                                     lambda out: out.strip() == PARENT.nsec.encode()),
+    ("device-link create", "key-file"): (f"create --key-file - --vault-url {URL} --now {NOW} -o -", "keys/parent.nsec",
+                                         lambda out: PARENT.nsec in decoded_qr(out)),
+    ("rotation-planner plan", "key-file"): (f"plan --vault work.vault --key-file - --new-key-file keys/other.nsec --now {NOW}", "keys/parent.nsec",
+                                            lambda out: json.loads(out)["mode"] == "routine"),
+    ("rotation-planner apply", "key-file"): (f"apply plan.json --vault work.vault --key-file - --new-key-file keys/other.nsec --out-dir {SPLIT_OUT}/applied",
+                                             "keys/parent.nsec", lambda out: len(list(Path(SPLIT_OUT, "applied", "vaults").glob("*.vault"))) == 2),
+    ("rotation-planner verify", "key-file"): ("verify --out-dir applied --key-file - --new-key-file keys/other.nsec", "keys/parent.nsec", lambda out: True),
     ("device-revoker vault", "key-file"): (f"vault --key-file - --vault work.vault --device {DEVICE} --now {NOW} -o -", "keys/parent.nsec",
                                            lambda out: [d["status"] for d in vault_opens(out, 2)["devices"] if d["deviceId"] == DEVICE] == ["revoked"]),
 }
