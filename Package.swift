@@ -48,10 +48,12 @@ let package = Package(
             pkgConfig: "zbar",
             providers: [.apt(["libzbar-dev"])]
         ),
+        // cairo, Pango and poppler-glib: the sheets' page layout, PDF and PNG, and reading a PDF
+        // back (issue 27).
         .systemLibrary(
-            name: "CFreeType",
-            pkgConfig: "freetype2",
-            providers: [.apt(["libfreetype-dev"])]
+            name: "CCairo",
+            pkgConfig: "pangocairo",
+            providers: [.apt(["libcairo2-dev", "libpango1.0-dev", "libpoppler-glib-dev"])]
         ),
         // PostgreSQL's own client: the device registry's second engine (issue 13).
         .systemLibrary(
@@ -98,7 +100,7 @@ let package = Package(
         .target(name: "VaultImaging", dependencies: ["VaultCore", "CQRencode", "CZBar", "CImageCodecs"]),
         .target(
             name: "VaultPaper",
-            dependencies: ["VaultCore", "VaultImaging", "CFreeType", "CZxcvbn", .product(name: "Crypto", package: "swift-crypto")]
+            dependencies: ["VaultCore", "VaultImaging", "CCairo", "CZxcvbn", .product(name: "Crypto", package: "swift-crypto")]
         ),
         .target(
             name: "CLISupport",

@@ -5,6 +5,9 @@ import VaultImaging
 
 /// QR codes on screens and paper, as the tools read and make them.
 public enum QRPictures {
+    /// Reads a document (a PDF) as a picture; nil when the bytes are not one it reads.
+    public typealias DocumentReader = ([UInt8], String) throws -> GrayImage?
+
     /// The payload of the one QR code in a picture; none or several is an error. `typedInstead`
     /// says how to go on without the code (type what the page prints beside it), for the hint.
     ///
@@ -12,10 +15,13 @@ public enum QRPictures {
     /// codes are all of other kinds is refused naming what it is, and the command that reads
     /// it; of several codes, the one of the right kind is taken (a share sheet also carries its
     /// check code).
-    public static func singleQR(_ path: String, reads: (PrintedCode) -> Bool, expected: String, typedInstead: String? = nil) throws -> [UInt8] {
+    ///
+    /// `documents` turns a file that is no picture (a sheet's PDF) into one, or gives nil.
+    public static func singleQR(_ path: String, reads: (PrintedCode) -> Bool, expected: String, typedInstead: String? = nil,
+                                documents: DocumentReader? = nil) throws -> [UInt8] {
         let name = InputFiles.displayName(path)
         let bytes = try InputFiles.readImage(path)
-        let image = try GrayImage(decoding: bytes, name: "the picture '\(name)'")
+        let image = try documents?(bytes, name) ?? GrayImage(decoding: bytes, name: "the picture '\(name)'")
         let all = try QRScanner.scan(image)
         let payloads = all.filter { reads(PrintedCode.classify($0)) }
         if payloads.isEmpty, case let found = PrintedCode.mostTelling(all), found != .other {

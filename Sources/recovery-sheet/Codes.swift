@@ -27,19 +27,39 @@ struct Code: ParsableCommand {
     /// The code, from typed words or from a scan of the sheet's SeedQR.
     struct CodeSource: ParsableArguments {
         @Option(help: ArgumentHelp("A file holding the 24 words (any case or spacing; four letters a word are enough).", valueName: "FILE")) var codeFile: String?
-        @Option(help: ArgumentHelp("A scan or photo of the code sheet; its SeedQR is read.", valueName: "IMAGE")) var sheet: String?
+        @Option(help: ArgumentHelp("A scan or photo of the code sheet, or its PDF; its SeedQR is read.", valueName: "IMAGE")) var sheet: String?
 
         init() {}
 
         func validate() throws {
-            guard (codeFile == nil) != (sheet == nil) else { throw ValidationError("give --code-file or --sheet, not both") }
+            guard codeFile != nil || sheet != nil else { throw ValidationError("give --code-file or --sheet") }
+        }
+
+        /// For a command that reads the code once: one source, not both.
+        func requireOne() throws {
+            guard codeFile == nil || sheet == nil else { throw ValidationError("give --code-file or --sheet, not both") }
         }
 
         var declaredInputs: [FileSet.Input] {
             [codeFile.map { FileSet.Input("--code-file", $0) }, sheet.map { FileSet.Input("--sheet", $0) }].compactMap { $0 }
         }
 
+        /// The code; given both, the typed words and the sheet's SeedQR must be the same code.
         func read() throws -> SecretBytes {
+            guard let codeFile, let sheet else { return try readOne() }
+            let typed = try CodeSource.only(codeFile: codeFile).readOne(), scanned = try CodeSource.only(sheet: sheet).readOne()
+            guard typed == scanned else { throw VaultError.wordsAreNotTheSheetsCode() }
+            return scanned
+        }
+
+        private static func only(codeFile: String? = nil, sheet: String? = nil) -> CodeSource {
+            var source = CodeSource()
+            source.codeFile = codeFile
+            source.sheet = sheet
+            return source
+        }
+
+        private func readOne() throws -> SecretBytes {
             let entropy: SecretBytes
             if let codeFile {
                 let words = codeFile == "-" && TerminalPrompt.inputIsTerminal
@@ -48,7 +68,8 @@ struct Code: ParsableCommand {
                 entropy = try BIP39.entropy(fromWords: words)
             } else {
                 var payload = try QRPictures.singleQR(sheet!, reads: { $0 == .recoveryCode || $0 == .other }, expected: "a recovery-code sheet",
-                                                      typedInstead: "type the 24 words into a file and give it with --code-file")
+                                                      typedInstead: "type the 24 words into a file and give it with --code-file",
+                                                      documents: SheetPDF.picture)
                 entropy = try SeedQR.entropy(fromDigits: SecretBytes(consuming: &payload))
             }
             guard entropy.count == 32 else { throw ToolError(.invalidInput, "a recovery code is 24 words; this one has \(entropy.count * 3 / 4)") }
@@ -68,11 +89,12 @@ struct Code: ParsableCommand {
     /// Stages a new code's sheet and words, then the blob, and publishes them in that order:
     /// the blob makes the old code useless, so it is published only once the only record of
     /// the new code (the sheet) is on disk (issue 16).
-    static func issue(_ code: SecretBytes, blob: RecoveryCodeBlob, userID: String, codeOut: Bool, page: PageOptions, writer: OutputWriter) throws {
+    static func issue(_ code: SecretBytes, blob: RecoveryCodeBlob, userID: String, codeOut: Bool, page: PageOptions, format: SheetFormat,
+                      writer: OutputWriter) throws {
         let content = CodeSheet.Content(code: code, userID: userID, label: page.label, date: page.printedDate,
                                         appName: page.appName ?? CodeSheet.defaultAppName)
-        let rendered = try CodeSheet.render(content, paper: page.paper, dotsPerInch: page.dpi, template: Wording.codeTemplate(page.lang), fonts: SheetFonts())
-        try writer.stage("--sheet", rendered.image.pngData())
+        let rendered = try CodeSheet.render(content, paper: page.paper, dotsPerInch: page.dpi, template: Wording.codeTemplate(page.lang))
+        try writer.stage("--sheet", format.bytes(of: rendered))
         if codeOut {
             try writer.stage("--code-out", secretLine(BIP39.phrase(for: code)))
         }
@@ -94,17 +116,18 @@ struct Code: ParsableCommand {
         @Option(help: ArgumentHelp("The 32-byte Master Key as 64 hex.", valueName: "FILE")) var masterKeyFile: String
         @Option(help: ArgumentHelp("The account the blob belongs to.", valueName: "ID")) var userId: String
         @Option(name: .shortAndLong, help: ArgumentHelp("The blob (JSON) for the server.", valueName: "FILE")) var output: String
-        @Option(help: ArgumentHelp("The printed code sheet (PNG, 0600).", valueName: "IMAGE")) var sheet: String
+        @Option(help: ArgumentHelp("The printed code sheet (PDF or PNG, by its extension or --format; 0600).", valueName: "FILE")) var sheet: String
         @Option(help: ArgumentHelp("Also write the 24 words to FILE (0600, never overwritten).", valueName: "FILE")) var codeOut: String?
         @OptionGroup var page: PageOptions
 
         func run() throws {
             let files = try CommandFiles(reads: [.init("--master-key-file", masterKeyFile)], writes: Code.outputs(sheet: sheet, codeOut: codeOut, blob: output))
+            let format = try page.format(for: sheet, option: "--sheet")
             let masterKey = try SecretBytes.parsingHex(InputFiles.readSecret(masterKeyFile, what: "master key file", diagnostics: diagnostics),
                                                        byteCount: 32, what: "master key file '\(masterKeyFile)'")
             let code = try SystemRandom().secret(32)
             let blob = try RecoveryCodes.wrap(masterKey: masterKey, code: code, userID: userId)
-            try Code.issue(code, blob: blob, userID: userId, codeOut: codeOut != nil, page: page, writer: files.writer())
+            try Code.issue(code, blob: blob, userID: userId, codeOut: codeOut != nil, page: page, format: format, writer: files.writer())
             diagnostics.note("recovery code for \(userId): blob → \(output), sheet → \(sheet)".displaySafe)
         }
     }
@@ -121,7 +144,10 @@ struct Code: ParsableCommand {
         @Option(help: ArgumentHelp("The blob.", valueName: "FILE")) var blob: String
         @OptionGroup var code: CodeSource
 
-        func validate() throws { try requireOneStandardInput([blob, code.codeFile, code.sheet]) }
+        func validate() throws {
+            try code.requireOne()
+            try requireOneStandardInput([blob, code.codeFile, code.sheet])
+        }
         /// The Master Key, as 64 hex (0600).
         @OptionGroup var output: OutputOptions
 
@@ -137,26 +163,37 @@ struct Code: ParsableCommand {
     /// and neither the code nor the Master Key is shown.
     struct Verify: ParsableCommand {
         static let configuration = CommandConfiguration(
-            abstract: "Check that a code still opens its blob (the yearly check). A wrong code: exit 3.",
+            abstract: "Check a code sheet (the yearly check): alone, or against its blob. A wrong code: exit 3.",
             discussion: """
-            Prints what was checked; nothing is written, and neither the code nor the Master \
-            Key is shown. Exit 0 when the code opens the blob, 3 when it does not.
+            With the sheet alone (--sheet, its PDF, a scan or a photo), its SeedQR must read and \
+            pass the BIP-39 checksum; with --code-file too, the typed words must be the same \
+            code. With --blob, the code must open the blob. Prints what was checked; nothing is \
+            written, and neither the code nor the Master Key is shown. Exit 0 when every check \
+            passes, 3 when the code does not open the blob or the words are another code.
 
             Examples:
+              recovery-sheet code verify --sheet code.pdf
+              recovery-sheet code verify --sheet code-scan.png --code-file words.txt
               recovery-sheet code verify --blob blob.json --sheet code-scan.png
               recovery-sheet code verify --blob blob.json --code-file words.txt
             """
         )
-        @Option(help: ArgumentHelp("The blob.", valueName: "FILE")) var blob: String
+        @Option(help: ArgumentHelp("The blob (from the server); without it the sheet is checked alone.", valueName: "FILE")) var blob: String?
         @OptionGroup var code: CodeSource
 
         func validate() throws { try requireOneStandardInput([blob, code.codeFile, code.sheet]) }
 
         func run() throws {
-            _ = try CommandFiles(reads: [.init("--blob", self.blob)] + code.declaredInputs, writes: [])
-            let blob = try RecoveryCodeBlob(json: InputFiles.read(blob, what: "blob"))
-            _ = try RecoveryCodes.unwrap(blob, code: code.read())
-            StandardStreams.writeOutput(Array("code: opens the blob of account \(blob.userID.displaySafe)\n".utf8))
+            _ = try CommandFiles(reads: (blob.map { [FileSet.Input("--blob", $0)] } ?? []) + code.declaredInputs, writes: [])
+            let read = try code.read()
+            var checked = [code.sheet != nil && code.codeFile != nil ? "the sheet's code and the typed words are one code" : "the code reads",
+                           "its checksum passes"]
+            if let blob {
+                let blob = try RecoveryCodeBlob(json: InputFiles.read(blob, what: "blob"))
+                _ = try RecoveryCodes.unwrap(blob, code: read)
+                checked.append("it opens the blob of account \(blob.userID.displaySafe)")
+            }
+            StandardStreams.writeOutput(Array("code: \(checked.joined(separator: "; "))\n".utf8))
         }
     }
 
@@ -190,6 +227,7 @@ struct Code: ParsableCommand {
         func run() throws {
             let oldCode = codeFile.map { FileSet.Input("--code-file", $0) } ?? FileSet.Input("--sheet (the current code)", sheet[0])
             let files = try CommandFiles(reads: [.init("--blob", blob), oldCode], writes: Code.outputs(sheet: sheet.last!, codeOut: codeOut, blob: output))
+            let format = try page.format(for: sheet.last!, option: "--sheet")
             let old = try RecoveryCodeBlob(json: InputFiles.read(blob, what: "blob"))
             var source = CodeSource()
             source.codeFile = codeFile
@@ -197,8 +235,15 @@ struct Code: ParsableCommand {
             let masterKey = try RecoveryCodes.unwrap(old, code: source.read())
             let newCode = try SystemRandom().secret(32)
             let newBlob = try RecoveryCodes.wrap(masterKey: masterKey, code: newCode, userID: old.userID, iterations: old.iterations)
-            try Code.issue(newCode, blob: newBlob, userID: old.userID, codeOut: codeOut != nil, page: page, writer: files.writer())
+            try Code.issue(newCode, blob: newBlob, userID: old.userID, codeOut: codeOut != nil, page: page, format: format, writer: files.writer())
             diagnostics.note("new recovery code for \(old.userID): blob → \(output), sheet → \(sheet.last!); the old code no longer opens the new blob".displaySafe)
         }
+    }
+}
+
+extension VaultError {
+    /// The words typed and the code on the sheet are two codes.
+    static func wordsAreNotTheSheetsCode(file: String = #fileID, line: UInt = #line) -> VaultError {
+        VaultError(.keyMismatch, "the typed words are not the code on the sheet", file: file, line: line)
     }
 }

@@ -6,21 +6,24 @@ import VaultPaper
 
 struct Generate: ParsableCommand {
     static let configuration = CommandConfiguration(
-        abstract: "Make a printable recovery sheet (PNG) for a parent key.",
+        abstract: "Make a printable recovery sheet (PDF or PNG) for a parent key.",
         discussion: """
-        The page prints at true size (the PNG records its resolution). The same key, options and \
-        --date give the same pixels. With --passphrase-file the sheet carries the key encrypted \
-        with NIP-49 (ncryptsec) instead, and no words; a passphrase zxcvbn estimates under 2^50 \
-        guesses is refused (exit 4) unless --weak-passphrase. The PNG holds the key: it is \
-        created 0600.
+        A PDF is the page at its true size, fonts embedded, the QR code as vector squares: \
+        print it at 100%; the 5 cm line at its foot shows whether the printer shrank it. A PNG \
+        is the same page at --dpi and records its resolution. The output's extension picks the \
+        format, or --format (standard output needs it). The same key, options and --date give \
+        the same bytes. With --passphrase-file the sheet carries the key encrypted with NIP-49 \
+        (ncryptsec) instead, and no words; a passphrase zxcvbn estimates under 2^50 guesses is \
+        refused (exit 4) unless --weak-passphrase. The sheet holds the key: it is created 0600.
 
         Examples:
           recovery-sheet generate --key-file parent.nsec --label "Garcia family" \\
-            -o sheet.png
+            -o sheet.pdf
           recovery-sheet generate --key-file parent.nsec --paper letter \\
-            --lang es --app-name MyTube -o hoja.png
+            --lang es --app-name MyTube -o hoja.pdf
           recovery-sheet generate --key-file parent.nsec --passphrase-file pass.txt \\
-            -o sheet.png
+            -o sheet.pdf
+          recovery-sheet generate --key-file parent.nsec --dpi 150 -o sheet.png
         """
     )
 
@@ -49,6 +52,7 @@ struct Generate: ParsableCommand {
         try requireRange(keySecurity, 0...2, "--key-security")
         try requireRange(logN, 1...NIP49.maximumLogN, "--log-n")
         let files = try CommandFiles(reads: [key.declaredInput] + passphrase.declaredInputs, writes: [output.declared(.secret)], force: output.force)
+        let format = try page.format(for: output.output, option: "-o")
         let key = try self.key.load(diagnostics)
         let secret: RecoverySheet.Secret
         if let passphrase = try passphrase.readNew(allowWeak: weakPassphrase) {
@@ -59,9 +63,9 @@ struct Generate: ParsableCommand {
         }
         let content = RecoverySheet.Content(secret: secret, label: page.label, date: page.printedDate,
                                             appName: page.appName ?? RecoverySheet.defaultAppName)
-        let sheet = try RecoverySheet.render(content, paper: page.paper, dotsPerInch: page.dpi, template: Wording.template(page.lang), fonts: SheetFonts())
-        try files.writer().write("-o", sheet.image.pngData())
-        diagnostics.note("recovery sheet for \(key.publicKey.npub): \(page.paper.rawValue), \(page.dpi) dpi, \(page.lang)\(passphrase.passphraseFile == nil ? "" : ", encrypted") → \(output.displayName)")
+        let sheet = try RecoverySheet.render(content, paper: page.paper, dotsPerInch: page.dpi, template: Wording.template(page.lang))
+        try files.writer().write("-o", format.bytes(of: sheet))
+        diagnostics.note("recovery sheet for \(key.publicKey.npub): \(format.describe(page)), \(page.lang)\(passphrase.passphraseFile == nil ? "" : ", encrypted") → \(output.displayName)")
     }
 
 }
@@ -87,6 +91,9 @@ struct PageOptions: ParsableArguments {
     @Option(name: .customLong("app-name"), help: ArgumentHelp("The app's name as the family knows it (default: \(RecoverySheet.defaultAppName); \(CodeSheet.defaultAppName) on a code sheet).", valueName: "NAME"))
     var appName: String?
 
+    @Option(help: ArgumentHelp("pdf (prints at true size), png, or layout (the page description as JSON, for review); by default the output's extension (.pdf, .png) says which.", valueName: "FORMAT"))
+    var format: SheetFormat?
+
     func validate() throws {
         guard Paper.dotsPerInch.contains(dpi) else {
             throw ValidationError("--dpi takes \(Paper.dotsPerInch.lowerBound) to \(Paper.dotsPerInch.upperBound), not \(dpi)")
@@ -96,6 +103,23 @@ struct PageOptions: ParsableArguments {
         }
         if let date, !Self.isDate(date) { throw ValidationError("--date takes YYYY-MM-DD, such as 2026-11-22") }
         if let appName, appName.trimmingCharacters(in: .whitespaces).isEmpty { throw ValidationError("--app-name needs a name") }
+    }
+
+    /// The format of the sheet written to `path` (`option` names it in messages): --format, or
+    /// the file's extension. Standard output (`-`) has no extension, so it needs --format.
+    /// Asked after the command's files are checked: a sheet named like an input is refused as
+    /// that, first.
+    func format(for path: String?, option: String) throws -> SheetFormat {
+        let named = path.flatMap(SheetFormat.init(path:))
+        if let format {
+            if let named, named != format {
+                throw ToolError(.usage, "\(option) \(path!) names a \(named.rawValue.uppercased()) file, but --format is \(format.rawValue)")
+            }
+            return format
+        }
+        if let named { return named }
+        guard let path, path != "-" else { throw ToolError(.usage, "a sheet written to standard output needs --format pdf or --format png") }
+        throw ToolError(.usage, "\(option) \(path): name the sheet .pdf or .png, or give --format")
     }
 
     /// The date to print: --date, or today.
@@ -108,5 +132,37 @@ struct PageOptions: ParsableArguments {
         calendar.timeZone = .current
         let parts = calendar.dateComponents([.year, .month, .day], from: Date())
         return String(format: "%04d-%02d-%02d", parts.year!, parts.month!, parts.day!)
+    }
+}
+
+/// The two forms of a printed sheet, from one layout: a PDF (the page at its true size, for
+/// printing) or a PNG (a picture at the resolution asked for).
+/// `layout` is the page description itself (JSON: every box and text run, in points), for
+/// reviewing a change of layout and for tests; it holds what the sheet holds.
+enum SheetFormat: String, CaseIterable, ExpressibleByArgument {
+    case pdf, png, layout
+
+    /// The format a file's extension names (any case), if it names one.
+    init?(path: String) {
+        guard let dot = path.lastIndex(of: "."), !path[dot...].contains("/"),
+              let format = SheetFormat(rawValue: path[path.index(after: dot)...].lowercased()), format != .layout else { return nil }
+        self = format
+    }
+
+    func bytes(of sheet: RecoverySheet.Rendered) throws -> [UInt8] {
+        switch self {
+        case .pdf: try sheet.pdf()
+        case .png: try sheet.image().pngData()
+        case .layout: sheet.page.jsonValue().serialized() + [0x0a]
+        }
+    }
+
+    /// "a4 PDF", "a4, 300 dpi PNG": for the tool's note.
+    func describe(_ page: PageOptions) -> String {
+        switch self {
+        case .pdf: "\(page.paper.rawValue) PDF"
+        case .png: "\(page.paper.rawValue), \(page.dpi) dpi PNG"
+        case .layout: "\(page.paper.rawValue) page description"
+        }
     }
 }

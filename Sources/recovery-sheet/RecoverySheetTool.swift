@@ -13,8 +13,8 @@ struct RecoverySheetTool: ParsableCommand {
         commandName: "recovery-sheet",
         abstract: "Print a parent's key on paper, and bring it back from paper.",
         discussion: """
-        A recovery sheet is one printable page (PNG) with the key as a QR code, as 24 words and as \
-        text, the public values that show which household it restores, and instructions. Keep it \
+        A recovery sheet is one printable page (PDF, or a PNG picture) with the key as a QR code, \
+        as 24 words and as text, the public values that show which household it restores, and instructions. Keep it \
         like a passport: anyone who holds it has the family's account.
 
         Exit codes: 0 ok, 1 I/O failure, 2 invalid input, 3 wrong key or passphrase, \
@@ -22,9 +22,9 @@ struct RecoverySheetTool: ParsableCommand {
 
         A fire drill:
           recovery-sheet generate --key-file parent.nsec --label "Garcia family" \\
-            -o sheet.png
-          recovery-sheet verify sheet.png --vault household.vault
-          recovery-sheet scan sheet.png -o restored.nsec
+            -o sheet.pdf
+          recovery-sheet verify sheet.pdf --vault household.vault
+          recovery-sheet scan sheet-photo.jpg -o restored.nsec
         """,
         version: "0.1.0",
         subcommands: [Generate.self, Scan.self, Verify.self, Words.self, Split.self, Combine.self, Code.self]

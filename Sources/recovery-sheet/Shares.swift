@@ -22,9 +22,9 @@ enum ShareReader {
             return Read(share: try SLIP39Share(words: words, share: number), checkCode: nil)
         }
         var bytes = try InputFiles.read(path, what: "share", limit: InputLimits.imageFile)
-        if GrayImage.isPicture(bytes) {
+        if GrayImage.isPicture(bytes) || SheetPDF.isPDF(bytes) {
             let name = InputFiles.displayName(path)
-            let image = try GrayImage(decoding: bytes, name: "the picture '\(name)'")
+            let image = try SheetPDF.picture(of: bytes, name: name) ?? GrayImage(decoding: bytes, name: "the picture '\(name)'")
             let payloads = try QRScanner.scan(image)
             let page = try ShareCodes.read(payloads: payloads.map { var payload = $0; return try SecretBytes(consuming: &payload) }, share: number)
             if let share = page.share { return Read(share: share, checkCode: page.check) }
@@ -99,8 +99,8 @@ struct Split: ParsableCommand {
         discussion: """
         The key's 32 bytes are split with SLIP-0039 (the published standard; the reference \
         implementation restores them too: pip install shamir-mnemonic, then shamir recover). \
-        One share sheet a share, in the folder given by -o, each created 0600 and never \
-        overwriting a file. Fewer than K sheets reveal nothing about the key. A passphrase \
+        One share sheet a share, in the folder given by -o (PNG, or PDF with --format pdf), \
+        each created 0600 and never overwriting a file. Fewer than K sheets reveal nothing about the key. A passphrase \
         (--passphrase-file) that zxcvbn estimates under 2^50 guesses is refused (exit 4) unless \
         --weak-passphrase. --holder names \
         the sheets' keepers in order; each sheet names its own keeper and the others (never \
@@ -110,7 +110,7 @@ struct Split: ParsableCommand {
         Examples:
           recovery-sheet split --key-file parent.nsec --threshold 2 --shares 3 \\
             --holder "Grandma Rosa" --holder "Uncle Luis" --holder "Bank safe" \\
-            -o shares
+            --format pdf -o shares
           recovery-sheet split --key-file parent.nsec --group-threshold 1 \\
             --groups 1of1,1of1,2of3 --label "Garcia family" -o shares
         """
@@ -189,7 +189,9 @@ struct Split: ParsableCommand {
             (1...group.count).map { (groups.count > 1 ? "group\(g + 1)-" : "") + "share-\($0)-of-\(group.count)" }
         }
         let folder = output.hasSuffix("/") ? String(output.dropLast()) : output
-        var declared = names.map { DeclaredOutput($0, "\(folder)/\($0).png", kind: .secret, exclusive: true, createFolders: true, namedByTool: true) }
+        // The folder has no extension to go by: a PNG unless --format says otherwise.
+        let format = page.format ?? .png
+        var declared = names.map { DeclaredOutput($0, "\(folder)/\($0).\(format.rawValue)", kind: .secret, exclusive: true, createFolders: true, namedByTool: true) }
         if text { declared += names.map { DeclaredOutput($0 + ".txt", "\(folder)/\($0).txt", kind: .secret, exclusive: true, createFolders: true, namedByTool: true) } }
         let files = try CommandFiles(reads: [key.declaredInput] + passphrase.declaredInputs, writes: declared)
 
@@ -200,7 +202,6 @@ struct Split: ParsableCommand {
                              iterationExponent: iterationExponent, random: SystemRandom())
         }.flatMap { $0 }
         let template = try Wording.shareTemplate(page.lang)
-        let fonts = SheetFonts()
         let writer = files.writer()
         for (index, share) in set.enumerated() {
             let holderName = holder.indices.contains(index) ? holder[index] : nil
@@ -208,8 +209,8 @@ struct Split: ParsableCommand {
             let content = ShareSheet.Content(share: share, publicKey: key.publicKey, holder: holderName, otherHolders: others, label: page.label,
                                              date: page.printedDate, needsPassphrase: phrase != nil,
                                              appName: page.appName ?? RecoverySheet.defaultAppName)
-            let sheet = try ShareSheet.render(content, groups: groups, paper: page.paper, dotsPerInch: page.dpi, template: template, fonts: fonts)
-            try writer.stage(names[index], sheet.image.pngData())
+            let sheet = try ShareSheet.render(content, groups: groups, paper: page.paper, dotsPerInch: page.dpi, template: template)
+            try writer.stage(names[index], format.bytes(of: sheet))
             if text { try writer.stage(names[index] + ".txt", secretLine(share.phrase())) }
         }
         try writer.publish()

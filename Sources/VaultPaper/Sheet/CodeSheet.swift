@@ -29,9 +29,9 @@ public enum CodeSheet {
     }
 
     public static func render(_ content: Content, paper: Paper, dotsPerInch: Int,
-                              template: TextTemplate, fonts: SheetFonts) throws -> RecoverySheet.Rendered {
+                              template: TextTemplate) throws -> RecoverySheet.Rendered {
         let values = ["app": content.appName, "userId": content.userID]
-        var page = try PageWriter(paper: paper, dotsPerInch: dotsPerInch, fonts: fonts)
+        var page = try PageWriter(paper: paper, gridDotsPerInch: dotsPerInch)
         try page.paragraph("title", template.text("title", values), style: .title)
         // The family's label and the account share one line, as on a share sheet.
         let subtitle = [content.label?.isEmpty == false ? content.label : nil, try template.text("user", values)].compactMap { $0 }.joined(separator: " · ")
@@ -58,7 +58,10 @@ public enum CodeSheet {
         try page.paragraph("keep.heading", template.text("keep.heading"), style: .heading)
         try page.points(["keep.1", "keep.2", "keep.3", "keep.4"].map { ($0, try template.text($0, values)) })
         page.space(millimetres: 4)
-        try page.paragraph("technical", template.text("technical", values), style: .small)
-        return RecoverySheet.Rendered(image: page.image, elements: page.elements)
+        try page.paragraph("technical", template.text("technical", values), style: .technical)
+        page.space(millimetres: 3)
+        try page.scaleBar("scale", label: template.text("scale"))
+        return RecoverySheet.Rendered(page: page.page, dotsPerInch: dotsPerInch,
+                                      metadata: PDFMetadata(title: try template.text("title", values), creator: "recovery-sheet code", date: content.date))
     }
 }

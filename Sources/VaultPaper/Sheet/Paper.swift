@@ -15,26 +15,3 @@ public enum Paper: String, CaseIterable, Sendable {
     public var widthMillimetres: Double { self == .a4 ? 210 : 215.9 }
     public var heightMillimetres: Double { self == .a4 ? 297 : 279.4 }
 }
-
-/// Millimetres and points to pixels at a resolution.
-struct PageScale {
-    let dotsPerInch: Int
-
-    func pixels(millimetres: Double) -> Int { Int((millimetres / 25.4 * Double(dotsPerInch)).rounded()) }
-    func pixels(points: Double) -> Int { max(1, Int((points / 72 * Double(dotsPerInch)).rounded())) }
-}
-
-/// The three DejaVu faces a sheet uses (Debian package fonts-dejavu-core).
-public struct SheetFonts: Sendable {
-    public let regular: String
-    public let bold: String
-    public let mono: String
-
-    public static let debianFolder = "/usr/share/fonts/truetype/dejavu"
-
-    public init(folder: String = debianFolder) {
-        regular = folder + "/DejaVuSans.ttf"
-        bold = folder + "/DejaVuSans-Bold.ttf"
-        mono = folder + "/DejaVuSansMono.ttf"
-    }
-}

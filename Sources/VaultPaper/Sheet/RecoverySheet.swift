@@ -106,7 +106,8 @@ public enum RecoverySheet {
         }
     }
 
-    /// Where each block landed, in pixels, so tests can prove nothing overlaps or leaves the page.
+    /// Where each block landed, in pixels at the sheet's resolution, so tests can prove nothing
+    /// overlaps or leaves the page.
     public struct Element: Sendable, Equatable {
         public let name: String
         public let x, y, width, height: Int
@@ -116,13 +117,33 @@ public enum RecoverySheet {
         }
     }
 
+    /// A sheet laid out once (``PageDescription``), to be written as a picture at its
+    /// resolution or as a PDF.
     public struct Rendered: Sendable {
-        public let image: GrayImage
-        public let elements: [Element]
+        public let page: PageDescription
+        public let dotsPerInch: Int
+        let metadata: PDFMetadata
+
+        /// The page as a picture (PNG) at the resolution asked for.
+        public func image() throws -> GrayImage { try PageRenderer.image(page, dotsPerInch: dotsPerInch) }
+
+        /// The page as a one-page PDF of the paper's size.
+        public func pdf() throws -> [UInt8] { try PageRenderer.pdf(page, metadata: metadata) }
+
+        /// Every named block, in pixels of ``image()``.
+        public var elements: [Element] {
+            let scale = Double(dotsPerInch) / 72
+            return page.elements.map { element in
+                let box = element.box
+                let left = Int((box.x * scale).rounded(.down)), top = Int((box.y * scale).rounded(.down))
+                return Element(name: element.name, x: left, y: top,
+                               width: Int(((box.x + box.width) * scale).rounded(.up)) - left, height: Int(((box.y + box.height) * scale).rounded(.up)) - top)
+            }
+        }
     }
 
-    public static func render(_ content: Content, paper: Paper, dotsPerInch: Int, template: TextTemplate, fonts: SheetFonts) throws -> Rendered {
-        var page = try PageWriter(paper: paper, dotsPerInch: dotsPerInch, fonts: fonts)
+    public static func render(_ content: Content, paper: Paper, dotsPerInch: Int, template: TextTemplate) throws -> Rendered {
+        var page = try PageWriter(paper: paper, gridDotsPerInch: dotsPerInch)
         let household = Household(parentPublicKey: content.secret.publicKey)
         let encrypted = if case .encrypted = content.secret { true } else { false }
         // Where an encrypted sheet must say something else (the passphrase), its template
@@ -148,7 +169,7 @@ public enum RecoverySheet {
         // which keeps the page to one sheet of Letter paper.
         let payload = try content.secret.qrPayload()
         let top = page.y
-        let qrBottom = try page.qrCode("qr", payload: Array(payload.utf8), caption: template.text("qr.caption"))
+        let qrBottom = try page.qrCode("qr", code: QRCode(payload: Array(payload.utf8), level: .quartile), caption: template.text("qr.caption"))
         page.beginColumn(besideLastElement: 6)
         switch content.secret {
         case .plain(let key):
@@ -180,8 +201,10 @@ public enum RecoverySheet {
         }
         try page.paragraph("technical", template.text(variant("technical.key")) + " " + template.text("technical.derivation", [
             "vaultSalt": Derivation.vaultKeySalt, "subkeyInfo": Derivation.deviceSubkeyInfo,
-        ]), style: .small)
-        return Rendered(image: page.image, elements: page.elements)
+        ]) + " " + template.text("technical.support"), style: .technical)
+        page.space(millimetres: 3)
+        try page.scaleBar("scale", label: template.text("scale"))
+        return Rendered(page: page.page, dotsPerInch: dotsPerInch, metadata: PDFMetadata(title: try template.text("title"), creator: "recovery-sheet", date: content.date))
     }
 
     /// The public values that show which household the page restores.

@@ -38,7 +38,7 @@ public enum ShareSheet {
     }
 
     public static func render(_ content: Content, groups: [SLIP39.Group], paper: Paper, dotsPerInch: Int,
-                              template: TextTemplate, fonts: SheetFonts) throws -> RecoverySheet.Rendered {
+                              template: TextTemplate) throws -> RecoverySheet.Rendered {
         let share = content.share
         let group = groups[share.groupIndex]
         let household = Household(parentPublicKey: content.publicKey)
@@ -50,7 +50,7 @@ public enum ShareSheet {
         ]
         values["holder"] = content.holder ?? ""
 
-        var page = try PageWriter(paper: paper, dotsPerInch: dotsPerInch, fonts: fonts)
+        var page = try PageWriter(paper: paper, gridDotsPerInch: dotsPerInch)
         try page.paragraph("title", template.text(twoLevels ? "title.groups" : "title", values), style: .title)
         // The family's label and the holder share one line, and the date follows them, so the
         // page fits on Letter paper too.
@@ -103,7 +103,12 @@ public enum ShareSheet {
             try page.paragraph(item, template.text(item, values), style: .small)
         }
         page.space(millimetres: 3)
-        try page.paragraph("technical", template.text("technical", values), style: .small)
-        return RecoverySheet.Rendered(image: page.image, elements: page.elements)
+        try page.paragraph("technical", template.text("technical", values), style: .technical)
+        page.space(millimetres: 3)
+        try page.scaleBar("scale", label: template.text("scale"))
+        // The title names no holder and no share: the file's name and metadata say nothing a
+        // photo of the screen would not.
+        return RecoverySheet.Rendered(page: page.page, dotsPerInch: dotsPerInch,
+                                      metadata: PDFMetadata(title: try template.text("pdf.title"), creator: "recovery-sheet split", date: content.date))
     }
 }

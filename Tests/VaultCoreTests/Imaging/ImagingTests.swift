@@ -47,14 +47,4 @@ import Testing
         let bytes = try [UInt8](Data(contentsOf: folder.appendingPathComponent("Fuzz/Regressions/qr/png-error-mid-image-leaked-rows.png")))
         #expect(throws: VaultError(.malformedDocument, "")) { try GrayImage(decoding: bytes) }
     }
-
-    @Test func fontMeasuresAndDraws() throws {
-        let font = try Font(path: "/usr/share/fonts/truetype/dejavu/DejaVuSansMono.ttf", pixelSize: 20)
-        #expect(font.width(of: "abcd") == 4 * font.width(of: "a"))
-        var image = GrayImage(width: 100, height: 40)
-        let drawn = font.draw("nsec", x: 2, baseline: 25, into: &image)
-        #expect(drawn == font.width(of: "nsec"))
-        #expect(image.pixels.contains { $0 < 128 })
-        #expect(throws: VaultError(.io, "")) { try Font(path: "/no/such/font.ttf", pixelSize: 10) }
-    }
 }

@@ -28,12 +28,12 @@ import Testing
         let code = SecretBytes.test((0..<32).map { UInt8($0 * 7 + 1) })
         let content = CodeSheet.Content(code: code, userID: "emma.garcia-nunez@example.org", label: "Familia García-Núñez", date: "2026-11-22")
         let sheet = try CodeSheet.render(content, paper: sheetCase.paper, dotsPerInch: sheetCase.dotsPerInch,
-                                         template: Self.template(sheetCase.language), fonts: SheetFonts())
-        RecoverySheetTests.expectFitsOnePage(sheet, paper: sheetCase.paper, dotsPerInch: sheetCase.dotsPerInch)
+                                         template: Self.template(sheetCase.language))
+        try RecoverySheetTests.expectFitsOnePage(sheet, paper: sheetCase.paper, dotsPerInch: sheetCase.dotsPerInch)
         let top = { (name: String) in try #require(sheet.elements.first { $0.name == name }).y }
         #expect(try top("warning") < top("emergency.heading") && top("emergency.3") < top("qr") && top("qr") < top("keep.heading"))
         #expect(try top("keep.4") < top("technical"))
-        #expect(try QRScanner.scan(sheet.image) == [SeedQR.digits(for: code).testBytes])
+        #expect(try QRScanner.scan(sheet.image()) == [SeedQR.digits(for: code).testBytes])
     }
 
     @Test func theAppNameAndTheDateFollowTheTemplate() throws {

@@ -47,8 +47,8 @@ import Testing
     @Test(arguments: cases)
     func layoutFitsAndNothingOverlaps(_ sheetCase: Case) throws {
         let sheet = try RecoverySheet.render(Self.content(encrypted: sheetCase.encrypted), paper: sheetCase.paper, dotsPerInch: sheetCase.dotsPerInch,
-                                             template: Self.template(sheetCase.language), fonts: SheetFonts())
-        Self.expectFitsOnePage(sheet, paper: sheetCase.paper, dotsPerInch: sheetCase.dotsPerInch)
+                                             template: Self.template(sheetCase.language))
+        try Self.expectFitsOnePage(sheet, paper: sheetCase.paper, dotsPerInch: sheetCase.dotsPerInch)
         let names = Set(sheet.elements.map(\.name))
         #expect(names.isSuperset(of: ["warning", "label", "emergency.heading", "emergency.3", "qr", "key", "keep.2", "keep.3", "check", "technical"]))
         #expect(names.contains(sheetCase.encrypted ? "emergency.2.encrypted" : "emergency.2"))
@@ -61,35 +61,42 @@ import Testing
         let top = { (name: String) in sheet.elements.first { $0.name == name }!.y }
         #expect(top("emergency.heading") < top("qr") && top("qr") < top("keep.heading"))
         #expect(sheetCase.encrypted ? top("check") < top("keep.heading") : top("keep.heading") < top("check"))
-        #expect(sheet.elements.allSatisfy { $0.name == "technical" || $0.y < top("technical") })
+        #expect(sheet.elements.allSatisfy { ["technical", "scale"].contains($0.name) || $0.y < top("technical") })
+        #expect(top("technical") < top("scale"))
 
-        // The symbol is at least 45 mm wide, inside a quiet zone of four modules.
-        let qr = try #require(sheet.elements.first { $0.name == "qr" })
+        // The symbol is at least 45 mm wide, its modules whole pixels, inside a quiet zone of
+        // four modules.
+        let image = try sheet.image(), dotsPerInch = Double(sheetCase.dotsPerInch)
+        let qr = try #require(sheet.page.items.lazy.compactMap { if case .qr(let qr) = $0 { qr } else { nil } }.first)
         let payload = try RecoverySheet.Content.payload(Self.content(encrypted: sheetCase.encrypted))
-        let code = try QRCode(payload: Array(payload.utf8), level: .quartile)
-        let module = qr.width / (code.size + 2 * RecoverySheet.quietZoneModules)
-        #expect(module * (code.size + 2 * RecoverySheet.quietZoneModules) == qr.width)
-        #expect(Double(module * code.size) / Double(sheetCase.dotsPerInch) * 25.4 >= RecoverySheet.minimumQRWidthMillimetres)
-        for y in qr.y..<(qr.y + qr.height) where y < qr.y + 4 * module || y >= qr.y + qr.height - 4 * module {
-            #expect(sheet.image.pixels[(y * sheet.image.width + qr.x)..<(y * sheet.image.width + qr.x + qr.width)].allSatisfy { $0 == 255 })
+        #expect(qr.code.modules == (try QRCode(payload: Array(payload.utf8), level: .quartile)).modules)
+        let modulePixels = qr.module / 72 * dotsPerInch
+        #expect(abs(modulePixels - modulePixels.rounded()) < 1e-6)
+        let module = Int(modulePixels.rounded()), side = qr.code.size * module
+        #expect(Double(side) / dotsPerInch * 25.4 >= RecoverySheet.minimumQRWidthMillimetres)
+        let left = Int((qr.x / 72 * dotsPerInch).rounded()), symbolTop = Int((qr.y / 72 * dotsPerInch).rounded()), quiet = 4 * module
+        for y in (symbolTop - quiet)..<(symbolTop + side + quiet) where y < symbolTop || y >= symbolTop + side {
+            #expect(image.pixels[(y * image.width + left - quiet)..<(y * image.width + left + side + quiet)].allSatisfy { $0 == 255 })
         }
-        #expect(try QRScanner.scan(sheet.image) == [Array(payload.utf8)])
+        #expect(try QRScanner.scan(sheet.image()) == [Array(payload.utf8)])
     }
 
     /// The page is the paper's size, and every block stays inside the margins without
     /// overlapping another (the share sheets' test uses it too).
-    static func expectFitsOnePage(_ sheet: RecoverySheet.Rendered, paper: Paper, dotsPerInch: Int) {
-        let scale = PageScale(dotsPerInch: dotsPerInch)
-        #expect(sheet.image.width == scale.pixels(millimetres: paper.widthMillimetres))
-        #expect(sheet.image.height == scale.pixels(millimetres: paper.heightMillimetres))
-        let margin = scale.pixels(millimetres: RecoverySheet.marginMillimetres)
-        for element in sheet.elements {
-            #expect(element.x >= margin && element.y >= margin && element.x + element.width <= sheet.image.width - margin
-                    && element.y + element.height <= sheet.image.height - margin, "\(element.name) leaves the page")
+    static func expectFitsOnePage(_ sheet: RecoverySheet.Rendered, paper: Paper, dotsPerInch: Int) throws {
+        let image = try sheet.image()
+        #expect(image.width == Int((paper.widthMillimetres / 25.4 * Double(dotsPerInch)).rounded()))
+        #expect(image.height == Int((paper.heightMillimetres / 25.4 * Double(dotsPerInch)).rounded()))
+        let page = sheet.page, margin = RecoverySheet.marginMillimetres / 25.4 * 72 - 0.01
+        #expect(margin >= 12 / 25.4 * 72 - 0.01, "printers print within 12 mm of the edge")
+        for element in page.elements {
+            let box = element.box
+            #expect(box.x >= margin && box.y >= margin && box.x + box.width <= page.widthPoints - margin
+                    && box.y + box.height <= page.heightPoints - margin, "\(element.name) leaves the page")
         }
-        for (index, element) in sheet.elements.enumerated() {
-            for other in sheet.elements[(index + 1)...] {
-                #expect(!element.intersects(other), "\(element.name) overlaps \(other.name)")
+        for (index, element) in page.elements.enumerated() {
+            for other in page.elements[(index + 1)...] {
+                #expect(!element.box.intersects(other.box), "\(element.name) overlaps \(other.name)")
             }
         }
     }
@@ -115,10 +122,10 @@ import Testing
         }
         let render = { (app: String) in
             try RecoverySheet.render(RecoverySheet.Content(secret: .plain(Self.key), label: nil, date: "2026-11-22", appName: app),
-                                     paper: .a4, dotsPerInch: 100, template: Self.template("en"), fonts: SheetFonts()).image
+                                     paper: .a4, dotsPerInch: 100, template: Self.template("en")).image()
         }
         #expect(try render(RecoverySheet.defaultAppName) == RecoverySheet.render(RecoverySheet.Content(secret: .plain(Self.key), label: nil, date: "2026-11-22"),
-                                                                                 paper: .a4, dotsPerInch: 100, template: Self.template("en"), fonts: SheetFonts()).image)
+                                                                                 paper: .a4, dotsPerInch: 100, template: Self.template("en")).image())
         #expect(try render("KinVault") != render(RecoverySheet.defaultAppName))
     }
 
@@ -143,14 +150,14 @@ import Testing
     }
 
     @Test func sameInputsGiveTheSamePixels() throws {
-        let render = { try RecoverySheet.render(Self.content(encrypted: false), paper: .a4, dotsPerInch: 200, template: Self.template("en"), fonts: SheetFonts()).image }
+        let render = { try RecoverySheet.render(Self.content(encrypted: false), paper: .a4, dotsPerInch: 200, template: Self.template("en")).image() }
         #expect(try render() == render())
     }
 
     @Test func encryptedSheetCarriesTheNcryptsec() throws {
         let content = try Self.content(encrypted: true)
-        let sheet = try RecoverySheet.render(content, paper: .letter, dotsPerInch: 150, template: Self.template("en"), fonts: SheetFonts())
-        let scanned = try #require(try QRScanner.scan(sheet.image).first)
+        let sheet = try RecoverySheet.render(content, paper: .letter, dotsPerInch: 150, template: Self.template("en"))
+        let scanned = try #require(try QRScanner.scan(sheet.image()).first)
         #expect(String(decoding: scanned, as: UTF8.self).hasPrefix("ncryptsec1"))
         #expect(try NIP49.decrypt(String(decoding: scanned, as: UTF8.self), passphrase: "pass").key == Self.key)
     }
@@ -158,16 +165,7 @@ import Testing
     @Test func textThatCannotFitIsRefused() throws {
         let label = String(repeating: "Very long family name ", count: 200)
         #expect(throws: VaultError(.sheetDoesNotFit, "")) {
-            try RecoverySheet.render(Self.content(encrypted: false, label: label), paper: .a4, dotsPerInch: 150, template: Self.template("en"), fonts: SheetFonts())
-        }
-    }
-
-    @Test func missingFontNamesThePackage() throws {
-        do {
-            _ = try RecoverySheet.render(Self.content(encrypted: false), paper: .a4, dotsPerInch: 150, template: Self.template("en"), fonts: SheetFonts(folder: "/nonexistent"))
-            Issue.record("rendered without fonts")
-        } catch let error as VaultError {
-            #expect(error.hint?.contains("fonts-dejavu-core") == true)
+            try RecoverySheet.render(Self.content(encrypted: false, label: label), paper: .a4, dotsPerInch: 150, template: Self.template("en"))
         }
     }
 }

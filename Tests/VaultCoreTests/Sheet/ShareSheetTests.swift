@@ -37,12 +37,12 @@ import Testing
                                          otherHolders: ["Tío Luis", "Caja fuerte del banco", "Mamá", "Papá"], label: "Familia García-Núñez",
                                          date: "2026-11-22", needsPassphrase: sheetCase.passphrase)
         let sheet = try ShareSheet.render(content, groups: groups, paper: sheetCase.paper, dotsPerInch: 150,
-                                          template: Self.template(sheetCase.language), fonts: SheetFonts())
-        RecoverySheetTests.expectFitsOnePage(sheet, paper: sheetCase.paper, dotsPerInch: 150)
+                                          template: Self.template(sheetCase.language))
+        try RecoverySheetTests.expectFitsOnePage(sheet, paper: sheetCase.paper, dotsPerInch: 150)
         let names = Set(sheet.elements.map(\.name))
         #expect(names.isSuperset(of: ["qr", "words", "check.qr", "check", "emergency.4", "keep.4", "technical", "rule", "set"]))
 
-        let read = try QRScanner.scan(sheet.image).map { String(decoding: $0, as: UTF8.self) }
+        let read = try QRScanner.scan(sheet.image()).map { String(decoding: $0, as: UTF8.self) }
         #expect(Set(read) == [try ShareCodes.shareCode(share).testText, ShareCodes.checkCode(set: share.identifier, household: Household(parentPublicKey: key.publicKey))])
         let back = try #require(try ShareCodes.share(fromCode: ShareCodes.shareCode(share)))
         #expect(back.words() == share.words())

@@ -1,0 +1,226 @@
+"""Every sheet kind as a PDF, checked with poppler's own tools and read back by independent decoders.
+
+For each sheet kind (recovery, encrypted recovery, recovery code, share) in each language on each
+paper: the PDF has one page of the paper's exact size (`pdfinfo`), embeds its fonts (`pdffonts`),
+holds no raster image (`pdfimages -list`: the QR codes are filled squares), and says nothing
+secret in its metadata; drawn by `pdftoppm` at 300 and 150 dpi it decodes with zbar and with
+zxing-cpp to the payload the key gives, which the independent references turn back into the key
+(or the code, or the shares). The PDF also survives a simulated print and scan, and the tool
+reads its own PDFs back (`scan`, `combine`, `code verify`).
+"""
+import base64
+import hashlib
+import json
+import re
+import secrets
+import subprocess
+import unicodedata
+
+import bech32
+import pytest
+import shamir_mnemonic
+from cryptography.hazmat.primitives import hashes
+from cryptography.hazmat.primitives.ciphers.aead import AESGCM
+from cryptography.hazmat.primitives.kdf.pbkdf2 import PBKDF2HMAC
+from mnemonic import Mnemonic
+from nacl.bindings import crypto_aead_xchacha20poly1305_ietf_decrypt
+
+from test_recovery_sheet import _bech32_decode_long, print_and_scan, zbar, zxing
+from test_slip39 import digits
+from vaultref import Household
+from workspace import RECOVERY_SHEET
+
+PAPER_POINTS = {"a4": (595.28, 841.89), "letter": (612.0, 792.0)}
+KINDS = ["recovery", "encrypted", "code", "share"]
+CASES = [(kind, lang, paper) for kind in KINDS for lang in ("en", "es") for paper in ("a4", "letter")]
+PASSPHRASE = "correct horse battery staple orbit"
+
+
+def tool(*args, expect=0):
+    result = subprocess.run([RECOVERY_SHEET, *map(str, args)], capture_output=True)
+    assert result.returncode == expect, result.stderr.decode()
+    return result
+
+
+def secret_file(path, text):
+    path.write_text(text)
+    path.chmod(0o600)
+    return path
+
+
+def make(tmp_path, kind, lang, paper):
+    """The sheet's PDF, what its QR code must hold, and the secret words or key it stands for."""
+    household = Household(secrets.token_bytes(32))
+    key = secret_file(tmp_path / "parent.nsec", household.nsec + "\n")
+    common = ["--paper", paper, "--lang", lang, "--date", "2026-11-22", "--label", "Familia García"]
+    if kind in ("recovery", "encrypted"):
+        extra = ["--passphrase-file", secret_file(tmp_path / "pass.txt", PASSPHRASE + "\n"), "--log-n", "10"] if kind == "encrypted" else []
+        tool("generate", "--key-file", key, *common, *extra, "-o", tmp_path / "sheet.pdf")
+        check = (lambda text: text.startswith("ncryptsec1")) if kind == "encrypted" else (lambda text: text == household.nsec)
+        return tmp_path / "sheet.pdf", check, household
+    if kind == "code":
+        master = secret_file(tmp_path / "mk.hex", secrets.token_hex(32) + "\n")
+        tool("code", "new", "--master-key-file", master, "--user-id", "emma@example.org", *common,
+             "--code-out", tmp_path / "code.words", "-o", tmp_path / "blob.json", "--sheet", tmp_path / "sheet.pdf")
+        words = (tmp_path / "code.words").read_text().strip()
+        seedqr = "".join(f"{Mnemonic('english').wordlist.index(word):04d}" for word in words.split())
+        return tmp_path / "sheet.pdf", (lambda text: text == seedqr), words
+    tool("split", "--key-file", key, "--threshold", 2, "--shares", 3, *common, "--holder", "Abuela Rosa", "--text",
+         "--iteration-exponent", 0, "--format", "pdf", "-o", tmp_path / "shares")
+    words = (tmp_path / "shares" / "share-1-of-3.txt").read_text().strip()
+    return tmp_path / "shares" / "share-1-of-3.pdf", (lambda text: text == digits(words)), household
+
+
+def pdfinfo(path):
+    out = subprocess.run(["pdfinfo", str(path)], capture_output=True, check=True).stdout.decode()
+    return dict(line.split(":", 1) for line in out.splitlines() if ":" in line)
+
+
+@pytest.mark.parametrize("kind,lang,paper", CASES)
+def test_the_pdf_is_one_true_size_page_with_embedded_fonts_and_vector_codes(tmp_path, kind, lang, paper):
+    pdf, check, _ = make(tmp_path, kind, lang, paper)
+    info = pdfinfo(pdf)
+    assert info["Pages"].strip() == "1"
+    width, height = map(float, re.match(r"\s*([\d.]+) x ([\d.]+) pts", info["Page size"]).groups())
+    assert (width, height) == pytest.approx(PAPER_POINTS[paper], abs=0.01)
+    fonts = subprocess.run(["pdffonts", str(pdf)], capture_output=True, check=True).stdout.decode().splitlines()[2:]
+    assert fonts and all(line.split()[-5] == "yes" for line in fonts), fonts  # the "emb" column
+    images = subprocess.run(["pdfimages", "-list", str(pdf)], capture_output=True, check=True).stdout.decode().splitlines()[2:]
+    assert images == [], "a QR code or anything else is a raster image"
+    # The metadata: the kind of sheet, the tool and the date; nothing of the key.
+    metadata = " ".join(value.strip() for name, value in info.items() if name in ("Title", "Subject", "Keywords", "Author", "Creator"))
+    assert metadata and not re.search(r"nsec1|ncryptsec1|npub1|\d{40}|García|Rosa|emma", metadata), metadata
+    assert info["CreationDate"].strip().endswith("2026 UTC") and "Nov 22" in info["CreationDate"]
+
+
+@pytest.mark.parametrize("kind,lang,paper", CASES)
+def test_the_pdf_drawn_by_poppler_reads_with_both_decoders(tmp_path, kind, lang, paper):
+    pdf, check, _ = make(tmp_path, kind, lang, paper)
+    for dpi in (300, 150):
+        subprocess.run(["pdftoppm", "-r", str(dpi), "-gray", "-png", "-singlefile", str(pdf), str(tmp_path / f"page-{dpi}")], check=True)
+        picture = tmp_path / f"page-{dpi}.png"
+        decoded = zbar(picture) or ""
+        if kind == "share":  # two codes: the share and its public check code
+            found = subprocess.run(["zbarimg", "--quiet", "--raw", "-Sdisable", "-Sqrcode.enable", str(picture)], capture_output=True)
+            decoded = next((text for text in found.stdout.decode().split("\n") if check(text)), "")
+        assert check(decoded), f"zbarimg at {dpi} dpi"
+        assert any(check(text) for text in zxing(picture)), f"zxing-cpp at {dpi} dpi"
+
+
+def test_each_kind_restores_through_the_references_from_its_pdf(tmp_path):
+    # Recovery: the nsec and the ncryptsec (checked as NIP-49 in test_recovery_sheet).
+    for kind in ("recovery", "encrypted"):
+        folder = tmp_path / kind
+        folder.mkdir()
+        pdf, _, household = make(folder, kind, "en", "a4")
+        subprocess.run(["pdftoppm", "-r", "300", "-gray", "-png", "-singlefile", str(pdf), str(folder / "page")], check=True)
+        args = ["scan", pdf] + (["--passphrase-file", folder / "pass.txt"] if kind == "encrypted" else [])
+        assert tool(*args).stdout.decode().strip() == household.nsec, "the tool reads its own PDF"
+        assert tool(*args[:1], folder / "page.png", *args[2:]).stdout.decode().strip() == household.nsec
+    # Encrypted: the ncryptsec read from the PDF by zxing-cpp decrypts with the NIP-49 steps
+    # written out in Python (scrypt, XChaCha20-Poly1305), as test_recovery_sheet checks a PNG's.
+    folder = tmp_path / "encrypted"
+    ncryptsec = next(text for text in zxing(folder / "page.png") if text.startswith("ncryptsec1"))
+    hrp, data = _bech32_decode_long(ncryptsec)
+    payload = bytes(bech32.convertbits(data, 5, 8, False))
+    key = hashlib.scrypt(unicodedata.normalize("NFKC", PASSPHRASE).encode(), salt=payload[2:18], n=2 ** payload[1], r=8, p=1, dklen=32)
+    secret = crypto_aead_xchacha20poly1305_ietf_decrypt(payload[43:], payload[42:43], payload[18:42], key)
+    assert secret == household.secret
+    # Code: the SeedQR digits are BIP-39 word numbers; the reference's mnemonic of them opens the
+    # blob with PBKDF2 and AES-256-GCM written out in Python.
+    folder = tmp_path / "code"
+    folder.mkdir()
+    pdf, check, words = make(folder, "code", "en", "a4")
+    subprocess.run(["pdftoppm", "-r", "300", "-gray", "-png", "-singlefile", str(pdf), str(folder / "page")], check=True)
+    digits_read = next(text for text in zxing(folder / "page.png") if check(text))
+    mnemonic = " ".join(Mnemonic("english").wordlist[int(digits_read[i:i + 4])] for i in range(0, len(digits_read), 4))
+    assert Mnemonic("english").check(mnemonic) and mnemonic == words
+    blob = json.loads((folder / "blob.json").read_text())
+    sealed = base64.b64decode(blob["encrypted_master_key"])
+    code_key = PBKDF2HMAC(algorithm=hashes.SHA256(), length=32, salt=base64.b64decode(blob["salt"]), iterations=blob["iterations"]).derive(mnemonic.encode())
+    assert AESGCM(code_key).decrypt(sealed[:12], sealed[12:], None) == bytes.fromhex((folder / "mk.hex").read_text().strip())
+    assert tool("code", "verify", "--sheet", pdf, "--code-file", folder / "code.words").stdout.decode().startswith("code: the sheet's code and")
+    assert tool("code", "verify", "--sheet", pdf, "--blob", folder / "blob.json").returncode == 0
+    # Shares: any two PDFs combine, with the tool and with the SLIP-39 reference.
+    folder = tmp_path / "share"
+    folder.mkdir()
+    _, _, household = make(folder, "share", "en", "a4")
+    shares = [folder / "shares" / f"share-{n}-of-3.pdf" for n in (1, 3)]
+    assert tool("combine", *shares).stdout.decode().strip() == household.nsec
+    mnemonics = [(folder / "shares" / f"share-{n}-of-3.txt").read_text().strip() for n in (1, 3)]
+    assert shamir_mnemonic.combine_mnemonics(mnemonics) == household.secret
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_the_pdf_reads_after_print_and_scan(tmp_path, kind):
+    pdf, check, _ = make(tmp_path, kind, "en", "letter")
+    subprocess.run(["pdftoppm", "-r", "300", "-gray", "-png", "-singlefile", str(pdf), str(tmp_path / "page")], check=True)
+    for dpi in (150, 100):
+        scan = tmp_path / f"scan-{dpi}.jpg"
+        print_and_scan(tmp_path / "page.png", scan, dpi)
+        found = subprocess.run(["zbarimg", "--quiet", "--raw", "-Sdisable", "-Sqrcode.enable", str(scan)], capture_output=True)
+        assert any(check(text) for text in found.stdout.decode().split("\n")), f"zbarimg after a {dpi} dpi scan"
+        assert any(check(text) for text in zxing(scan)), f"zxing-cpp after a {dpi} dpi scan"
+
+
+def test_the_same_sheet_gives_the_same_pdf(tmp_path):
+    key = secret_file(tmp_path / "parent.nsec", Household(secrets.token_bytes(32)).nsec + "\n")
+    for name in ("one.pdf", "two.pdf"):
+        tool("generate", "--key-file", key, "--date", "2026-11-22", "-o", tmp_path / name)
+    assert (tmp_path / "one.pdf").read_bytes() == (tmp_path / "two.pdf").read_bytes()
+    assert oct((tmp_path / "one.pdf").stat().st_mode & 0o777) == "0o600"
+
+
+def test_the_format_follows_the_extension_or_format(tmp_path):
+    key = secret_file(tmp_path / "parent.nsec", Household(secrets.token_bytes(32)).nsec + "\n")
+    assert tool("generate", "--key-file", key, "--format", "pdf", "-o", "-").stdout.startswith(b"%PDF-")
+    assert tool("generate", "--key-file", key, "--format", "png", "--dpi", "72", "-o", "-").stdout.startswith(b"\x89PNG")
+    for args in (["-o", "-"], ["-o", tmp_path / "sheet"], ["--format", "pdf", "-o", tmp_path / "sheet.png"]):
+        result = tool("generate", "--key-file", key, *args, expect=64)  # a usage error
+        assert result.stdout == b""
+    assert not (tmp_path / "sheet").exists() and not (tmp_path / "sheet.png").exists()
+
+
+def test_a_pdf_of_several_pages_is_refused_naming_it(tmp_path):
+    key = secret_file(tmp_path / "parent.nsec", Household(secrets.token_bytes(32)).nsec + "\n")
+    tool("generate", "--key-file", key, "-o", tmp_path / "one.pdf")
+    subprocess.run(["pdfunite", str(tmp_path / "one.pdf"), str(tmp_path / "one.pdf"), str(tmp_path / "two.pdf")], check=True)
+    result = tool("scan", tmp_path / "two.pdf", expect=2)  # invalid input
+    assert b"has 2 pages" in result.stderr
+
+
+def test_without_dejavu_the_sheet_is_refused_naming_the_package(tmp_path):
+    """Fontconfig with no fonts at all: Pango would silently set the page in another font."""
+    (tmp_path / "fonts.conf").write_text('<?xml version="1.0"?><!DOCTYPE fontconfig SYSTEM "fonts.dtd"><fontconfig></fontconfig>\n')
+    key = secret_file(tmp_path / "parent.nsec", Household(secrets.token_bytes(32)).nsec + "\n")
+    result = subprocess.run([RECOVERY_SHEET, "generate", "--key-file", str(key), "-o", str(tmp_path / "sheet.pdf")], capture_output=True,
+                            env={"FONTCONFIG_FILE": str(tmp_path / "fonts.conf"), "PATH": "/usr/bin:/bin", "HOME": str(tmp_path)})
+    assert result.returncode != 0 and b"fonts-dejavu-core" in result.stderr, result.stderr.decode()
+    assert not (tmp_path / "sheet.pdf").exists()
+
+
+def harfbuzz_advance(text, font, points, features=None):
+    """The advance of `text` set in `font` at `points`, by HarfBuzz's own shaping."""
+    import uharfbuzz
+    face = uharfbuzz.Face(uharfbuzz.Blob.from_file_path(font))
+    shaper = uharfbuzz.Font(face)
+    buffer = uharfbuzz.Buffer()
+    buffer.add_str(text)
+    buffer.guess_segment_properties()
+    uharfbuzz.shape(shaper, buffer, features or {})
+    return sum(position.x_advance for position in buffer.glyph_positions) / face.upem * points
+
+
+@pytest.mark.parametrize("text", ["MyTube", "Technical", "AVATAR Tower"])
+def test_text_is_kerned_as_harfbuzz_shapes_it(tmp_path, text):
+    """The sheet's label (DejaVu Sans Bold, 14 pt) is as wide as HarfBuzz sets it, kerning
+    included, and not as wide as its letters set one by one (the hand-placed glyphs of old)."""
+    key = secret_file(tmp_path / "parent.nsec", Household(secrets.token_bytes(32)).nsec + "\n")
+    tool("generate", "--key-file", key, "--label", text, "--format", "layout", "-o", tmp_path / "page.json")
+    page = json.loads((tmp_path / "page.json").read_text())
+    label = next(element for element in page["elements"] if element["name"] == "label")
+    font = "/usr/share/fonts/truetype/dejavu/DejaVuSans-Bold.ttf"
+    shaped = harfbuzz_advance(text, font, 14)
+    letter_by_letter = sum(harfbuzz_advance(letter, font, 14) for letter in text)
+    assert float(label["width"]) == pytest.approx(shaped, abs=0.02)
+    assert abs(shaped - letter_by_letter) > 1, "the test would not tell kerned text from unkerned"
