@@ -116,6 +116,7 @@ def test_each_kind_restores_through_the_references_from_its_pdf(tmp_path):
         subprocess.run(["pdftoppm", "-r", "300", "-gray", "-png", "-singlefile", str(pdf), str(folder / "page")], check=True)
         args = ["scan", pdf] + (["--passphrase-file", folder / "pass.txt"] if kind == "encrypted" else [])
         assert tool(*args).stdout.decode().strip() == household.nsec, "the tool reads its own PDF"
+        tool("verify", pdf, "--npub", household.npub, *args[2:])
         assert tool(*args[:1], folder / "page.png", *args[2:]).stdout.decode().strip() == household.nsec
     # Encrypted: the ncryptsec read from the PDF by zxing-cpp decrypts with the NIP-49 steps
     # written out in Python (scrypt, XChaCha20-Poly1305), as test_recovery_sheet checks a PNG's.
@@ -147,6 +148,8 @@ def test_each_kind_restores_through_the_references_from_its_pdf(tmp_path):
     _, _, household = make(folder, "share", "en", "a4")
     shares = [folder / "shares" / f"share-{n}-of-3.pdf" for n in (1, 3)]
     assert tool("combine", *shares).stdout.decode().strip() == household.nsec
+    tool("verify", "--shares", *shares, "--npub", household.npub)  # the fire drill reads PDFs as it reads photos
+    tool("verify", "--share", shares[0], "--npub", household.npub)
     mnemonics = [(folder / "shares" / f"share-{n}-of-3.txt").read_text().strip() for n in (1, 3)]
     assert shamir_mnemonic.combine_mnemonics(mnemonics) == household.secret
 

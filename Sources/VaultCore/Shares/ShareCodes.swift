@@ -4,12 +4,12 @@
 /// (``PrintedCode``).
 public enum ShareCodes {
     /// The check code's prefix: "HVT-SHARE <set> <household>".
-    public static let checkCodePrefix = "HVT-SHARE"
+    static let checkCodePrefix = "HVT-SHARE"
 
     /// The share code: each word's number in the SLIP-0039 list as four digits, the compact
     /// form Standard SeedQR uses for BIP-39 (132 digits for a 256-bit secret), in protected
     /// memory. A numeric QR code.
-    public static func shareCode(_ share: SLIP39Share) throws -> SecretBytes {
+    package static func shareCode(_ share: SLIP39Share) throws -> SecretBytes {
         var indexes = share.wordIndexes()
         defer { for i in indexes.indices { indexes[i] = 0 } }
         return try FourDigitCode.digits(indexes)
@@ -17,7 +17,7 @@ public enum ShareCodes {
 
     /// The share behind a share code; nil when `code` is not one (four digits a word, 20 to 33
     /// words' worth), so a caller can tell another QR code from a damaged share.
-    public static func share(fromCode code: SecretBytes, share number: Int = 1) throws -> SLIP39Share? {
+    static func share(fromCode code: SecretBytes, share number: Int = 1) throws -> SLIP39Share? {
         try code.withUnsafeBytes { try share(fromCode: $0, share: number) }
     }
 
@@ -30,7 +30,7 @@ public enum ShareCodes {
 
     /// The public check code printed beside the check values: the set number and the first 12
     /// hex digits of the household id. It says which family a sheet belongs to, nothing more.
-    public static func checkCode(set: Int, household: Household) -> String {
+    package static func checkCode(set: Int, household: Household) -> String {
         "\(checkCodePrefix) \(set) \(household.id.shortHex)"
     }
 
@@ -42,7 +42,7 @@ public enum ShareCodes {
     }
 
     /// The set number and household prefix of a check code; nil when `text` is not one.
-    public static func parseCheckCode(_ text: String) -> (set: Int, household: String)? {
+    static func parseCheckCode(_ text: String) -> (set: Int, household: String)? {
         let parts = text.split(separator: " ")
         guard parts.count == 3, parts[0] == checkCodePrefix, let set = Int(parts[1]), (0..<32768).contains(set),
               parts[2].count == 12, parts[2].allSatisfy(\.isHexDigit) else { return nil }
