@@ -95,9 +95,11 @@ public struct WordPrompt {
 
     private func numbered(_ words: [String]) throws -> SecretBytes {
         var text: [UInt8] = []
+        text.reserveCapacity(words.reduce(0) { $0 + $1.utf8.count + 4 })  // one buffer, no regrowth
         for (index, word) in words.enumerated() {
             if index > 0 { text.append(0x20) }
-            text += Array("\(index + 1) ".utf8) + Array(word.utf8)
+            text.append(contentsOf: "\(index + 1) ".utf8)
+            text.append(contentsOf: word.utf8)
         }
         return try SecretBytes(consuming: &text)
     }

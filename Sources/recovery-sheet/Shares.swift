@@ -25,8 +25,9 @@ enum ShareReader {
         if GrayImage.isPicture(bytes) || SheetPDF.isPDF(bytes) {
             let name = InputFiles.displayName(path)
             let image = try SheetPDF.picture(of: bytes, name: name) ?? GrayImage(decoding: bytes, name: "the picture '\(name)'")
-            let payloads = try QRScanner.scan(image)
-            let page = try ShareCodes.read(payloads: payloads.map { var payload = $0; return try SecretBytes(consuming: &payload) }, share: number)
+            var payloads = try QRScanner.scan(image)
+            defer { for i in payloads.indices { payloads[i].zeroize() } }  // the share code, out of protected memory
+            let page = try ShareCodes.read(payloads: payloads.map { try $0.withUnsafeBytes { try SecretBytes(copying: $0) } }, share: number)
             if let share = page.share { return Read(share: share, checkCode: page.check) }
             switch PrintedCode.mostTelling(payloads) {
             case .other, .share, .shareCheck:

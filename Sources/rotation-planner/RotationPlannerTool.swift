@@ -47,7 +47,7 @@ struct KeyPairOptions: ParsableArguments {
     /// The current (old) key: the parent's key, as every other command takes it.
     @OptionGroup var old: ParentKeyOption
 
-    @Option(name: .customLong("new-key-file"), help: ArgumentHelp("The new parent key (make one with 'vault-tool keygen').", valueName: "FILE"))
+    @Option(name: .customLong("new-key-file"), help: ArgumentHelp("The new parent key (make one with 'vault-tool keygen'); --key-file is the current, old one.", valueName: "FILE"))
     var newKeyFile: String
 
     var keyFile: String { old.keyFile }

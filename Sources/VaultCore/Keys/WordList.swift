@@ -22,18 +22,23 @@ public enum WordOrder: String, Sendable {
 struct WordList: Sendable {
     let words: [String]
     private let indexByWord: [[UInt8]: Int]
-    private let indexByPrefix: [[UInt8]: Int]
+    /// By the first four bytes, packed into one number: a lookup makes no copy of what was typed.
+    private let indexByPrefix: [UInt32: Int]
 
     init(_ words: [String]) {
         self.words = words
         indexByWord = Dictionary(uniqueKeysWithValues: words.enumerated().map { (Array($1.utf8), $0) })
-        indexByPrefix = Dictionary(uniqueKeysWithValues: words.enumerated().map { (Array($1.utf8.prefix(4)), $0) })
+        indexByPrefix = Dictionary(uniqueKeysWithValues: words.enumerated().map { (Self.packed(Array($1.utf8)), $0) })
+    }
+
+    private static func packed(_ bytes: [UInt8]) -> UInt32 {
+        bytes.prefix(4).reduce(0) { $0 << 8 | UInt32($1) }
     }
 
     /// A whole list word, or its first four letters or more.
     func index(of typed: [UInt8]) -> Int? {
         if let index = indexByWord[typed] { return index }
-        guard typed.count >= 4, let index = indexByPrefix[Array(typed.prefix(4))], words[index].utf8.starts(with: typed) else { return nil }
+        guard typed.count >= 4, let index = indexByPrefix[Self.packed(typed)], words[index].utf8.starts(with: typed) else { return nil }
         return index
     }
 
@@ -42,6 +47,8 @@ struct WordList: Sendable {
     /// token no list word matches).
     private static func scan(_ text: UnsafeRawBufferPointer) -> (tokens: [[UInt8]], lines: Int) {
         var tokens: [[UInt8]] = [], token: [UInt8] = []
+        // Room for the whole text at once: a growing token would leave copies of itself behind.
+        token.reserveCapacity(text.count)
         var lines = 0, lineHasToken = false
         var iterator = text.makeIterator()
         var decoder = UTF8()
@@ -82,7 +89,9 @@ struct WordList: Sendable {
     /// or in any order. Every word numbered but not 1 to n is refused: the typed order would
     /// then be a guess, which a short checksum might accept. The caller zeroes the words.
     static func tokens(_ text: SecretBytes) throws -> [[UInt8]] {
-        try text.withUnsafeBytes { try numberedTokens(scan($0).tokens).words }
+        var scanned = text.withUnsafeBytes { scan($0).tokens }
+        defer { for i in scanned.indices { scanned[i].zeroize() } }
+        return try numberedTokens(scanned).words
     }
 
     /// ``tokens(_:)``, and whether the words were numbered (then their order is certain).
@@ -128,8 +137,12 @@ struct WordList: Sendable {
     /// the grid row by row writes its rows on lines. (Trying both orders on a one-line mnemonic
     /// would refuse one in 256 of them, as both would pass an 8-bit checksum.)
     static func readings(_ text: SecretBytes) throws -> [Reading] {
-        let (tokens, lines) = text.withUnsafeBytes { scan($0) }
+        var (tokens, lines) = text.withUnsafeBytes { scan($0) }
+        // Zeroed here only when refused: otherwise the readings own the same storage.
+        var refused = true
+        defer { if refused { for i in tokens.indices { tokens[i].zeroize() } } }
         let (words, numbered) = try numberedTokens(tokens)
+        refused = false
         if numbered { return [Reading(order: .numbered, words: words)] }
         guard lines > 1 else { return [Reading(order: .asTyped, words: words)] }
         let byRows = printedOrder(ofRows: words, columns: printedColumns)
@@ -202,10 +215,11 @@ extension WordList {
     /// The typed word checked alone: the list's spelling, or the three closest list words.
     /// Only the first 16 typed letters are compared (list words are at most 8 letters).
     func check(_ typed: SecretBytes) -> TypedWord {
-        var folded = typed.withUnsafeBytes { Self.scan($0).tokens.first ?? [] }
-        defer { folded.zeroize() }
-        if let index = index(of: folded) { return .word(words[index]) }
-        return .unknown(closest: closest(to: folded))
+        var tokens = typed.withUnsafeBytes { Self.scan($0).tokens }
+        defer { for i in tokens.indices { tokens[i].zeroize() } }
+        // One word a prompt: "aban don" or two words at once is no word of the list.
+        if tokens.count == 1, let index = index(of: tokens[0]) { return .word(words[index]) }
+        return .unknown(closest: closest(to: tokens.first ?? []))
     }
 
     /// The three list words nearest to a typed word by edit distance, nearest first.

@@ -7,8 +7,8 @@ import VaultImaging
 /// Pango layout, unhinted); QR codes are kept as modules, drawn as filled squares.
 public struct PageDescription: Sendable {
     public let paper: Paper
-    /// The resolution the layout snapped its QR modules to (whole pixels at this resolution;
-    /// a PDF is laid out for 600 dpi printers).
+    /// The resolution the layout snapped its QR modules to (whole pixels at this resolution,
+    /// the PNG's; a PDF's by default 300 dpi).
     public let gridDotsPerInch: Int
     public private(set) var items: [Item] = []
     /// Where each named block landed: tests prove that none overlaps another or the margins.

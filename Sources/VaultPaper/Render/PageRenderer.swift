@@ -46,31 +46,34 @@ enum PageRenderer {
     /// The page as a one-page PDF of the paper's exact size. `metadata` holds nothing secret.
     static func pdf(_ page: PageDescription, metadata: PDFMetadata) throws -> [UInt8] {
         let sink = ByteSink()
-        let context = Unmanaged.passUnretained(sink).toOpaque()
-        guard let surface = cairo_pdf_surface_create_for_stream({ closure, data, length in
-            guard let closure, let data else { return CAIRO_STATUS_WRITE_ERROR }
-            Unmanaged<ByteSink>.fromOpaque(closure).takeUnretainedValue().bytes.append(contentsOf: UnsafeBufferPointer(start: data, count: Int(length)))
-            return CAIRO_STATUS_SUCCESS
-        }, context, page.widthPoints, page.heightPoints) else { throw VaultError.cairoFailed("creating a PDF") }
-        defer { cairo_surface_destroy(surface) }
-        cairo_pdf_surface_restrict_to_version(surface, CAIRO_PDF_VERSION_1_5)
-        cairo_pdf_surface_set_metadata(surface, CAIRO_PDF_METADATA_TITLE, metadata.title)
-        cairo_pdf_surface_set_metadata(surface, CAIRO_PDF_METADATA_CREATOR, metadata.creator)
-        // The sheet's own date, not the clock's: the same sheet gives the same bytes.
-        cairo_pdf_surface_set_metadata(surface, CAIRO_PDF_METADATA_CREATE_DATE, metadata.date + "T00:00:00")
-        try draw(page, on: surface)
-        cairo_surface_finish(surface)
-        try check(cairo_surface_status(surface), "writing the PDF")
-        return sink.bytes
+        // cairo calls back into `sink` until the surface is destroyed, also when drawing failed
+        // and the surface is only torn down: it lives until then.
+        return try withExtendedLifetime(sink) {
+            let surface = cairo_pdf_surface_create_for_stream({ closure, data, length in
+                guard let closure, let data else { return CAIRO_STATUS_WRITE_ERROR }
+                Unmanaged<ByteSink>.fromOpaque(closure).takeUnretainedValue().bytes.append(contentsOf: UnsafeBufferPointer(start: data, count: Int(length)))
+                return CAIRO_STATUS_SUCCESS
+            }, Unmanaged.passUnretained(sink).toOpaque(), page.widthPoints, page.heightPoints)!
+            defer { cairo_surface_destroy(surface) }
+            try check(cairo_surface_status(surface), "creating a PDF")
+            cairo_pdf_surface_restrict_to_version(surface, CAIRO_PDF_VERSION_1_5)
+            cairo_pdf_surface_set_metadata(surface, CAIRO_PDF_METADATA_TITLE, metadata.title)
+            cairo_pdf_surface_set_metadata(surface, CAIRO_PDF_METADATA_CREATOR, metadata.creator)
+            // The sheet's own date, not the clock's: the same sheet gives the same bytes.
+            cairo_pdf_surface_set_metadata(surface, CAIRO_PDF_METADATA_CREATE_DATE, metadata.date + "T00:00:00")
+            try draw(page, on: surface)
+            cairo_surface_finish(surface)
+            try check(cairo_surface_status(surface), "writing the PDF")
+            return sink.bytes
+        }
     }
 
     /// The page as a gray picture at `dotsPerInch`.
     static func image(_ page: PageDescription, dotsPerInch: Int) throws -> GrayImage {
         let width = Int((page.widthPoints / 72 * Double(dotsPerInch)).rounded())
         let height = Int((page.heightPoints / 72 * Double(dotsPerInch)).rounded())
-        guard let surface = cairo_image_surface_create(CAIRO_FORMAT_RGB24, Int32(width), Int32(height)) else {
-            throw VaultError.cairoFailed("creating a picture")
-        }
+        // cairo never returns NULL: a failure is an error surface, whose status says why.
+        let surface = cairo_image_surface_create(CAIRO_FORMAT_RGB24, Int32(width), Int32(height))!
         defer { cairo_surface_destroy(surface) }
         try check(cairo_surface_status(surface), "creating a picture")
         try draw(page, on: surface, scale: Double(dotsPerInch) / 72)
@@ -78,8 +81,9 @@ enum PageRenderer {
     }
 
     private static func draw(_ page: PageDescription, on surface: OpaquePointer, scale: Double = 1) throws {
-        guard let cr = cairo_create(surface) else { throw VaultError.cairoFailed("drawing") }
+        let cr = cairo_create(surface)!
         defer { cairo_destroy(cr) }
+        try check(cairo_status(cr), "drawing")
         cairo_set_source_rgb(cr, 1, 1, 1)
         cairo_paint(cr)
         cairo_scale(cr, scale, scale)
@@ -168,11 +172,10 @@ enum PageRenderer {
         guard width >= 1, height >= 1, width * height <= Double(InputLimits.imagePixels) else {
             throw VaultError.pageTooLarge(name, widthPoints: widthPoints, heightPoints: heightPoints, dotsPerInch: dotsPerInch)
         }
-        guard let surface = cairo_image_surface_create(CAIRO_FORMAT_RGB24, Int32(width), Int32(height)) else {
-            throw VaultError.cairoFailed("creating a picture")
-        }
+        let surface = cairo_image_surface_create(CAIRO_FORMAT_RGB24, Int32(width), Int32(height))!
         defer { cairo_surface_destroy(surface) }
-        guard let cr = cairo_create(surface) else { throw VaultError.cairoFailed("drawing") }
+        try check(cairo_surface_status(surface), "creating a picture")
+        let cr = cairo_create(surface)!
         cairo_set_source_rgb(cr, 1, 1, 1)
         cairo_paint(cr)
         cairo_scale(cr, scale, scale)

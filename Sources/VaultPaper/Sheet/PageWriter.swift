@@ -11,8 +11,8 @@ struct PageWriter {
     private var x: Double
     private var width: Double
 
-    /// `gridDotsPerInch`: the resolution QR modules are whole pixels at (the PNG's, or 600 for
-    /// a PDF, which printers of 300 and 600 dpi then print sharp).
+    /// `gridDotsPerInch`: the resolution QR modules are whole pixels at: the PNG's, and a PDF's
+    /// too (`--dpi`, 300 by default, which printers of 300, 600 and 1200 dpi print sharp).
     init(paper: Paper, gridDotsPerInch: Int) throws {
         guard Paper.dotsPerInch.contains(gridDotsPerInch) else {
             throw VaultError.outOfRange("the resolution", "\(Paper.dotsPerInch.lowerBound) to \(Paper.dotsPerInch.upperBound) dpi, not \(gridDotsPerInch)")

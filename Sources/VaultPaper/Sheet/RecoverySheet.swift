@@ -75,6 +75,7 @@ public enum RecoverySheet {
     /// The typed text without its white space (the groups a key is printed in), as bytes.
     private static func withoutWhiteSpace(_ text: UnsafeRawBufferPointer) -> [UInt8] {
         var kept: [UInt8] = []
+        kept.reserveCapacity(text.count)  // no regrowth: no partial copies left in freed memory
         var iterator = text.makeIterator()
         var decoder = UTF8()
         while true {

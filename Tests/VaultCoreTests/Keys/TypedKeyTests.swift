@@ -31,4 +31,20 @@ import Testing
         let opened = try RecoverySheet.key(fromTyped: typed) { "pass" }
         #expect(opened.key == key && opened.encrypted)
     }
+
+    /// Typed words are read as bytes: any Unicode white space or a comma separates them, ASCII
+    /// letters fold, numbering survives Windows line ends, and text that is not UTF-8 or not
+    /// ASCII letters is a word no list has, never a crash or a match.
+    @Test func typedWordsAreReadAsBytes() throws {
+        #expect(try WordList.tokens("2\u{00A0}b\u{3000}1 A,3\r\nC") == ["a", "b", "c"])
+        #expect(try WordList.tokens("1.\r\nabandon\r\n2)\r\nability") == ["abandon", "ability"])
+        #expect(try WordList.tokens("ÁBANDON") == ["Ábandon"])  // only ASCII folds; no list word matches
+        #expect(throws: VaultError(.malformedKey, "")) { try BIP39.entropy(fromWords: .test([0x61, 0x62, 0xff, 0xfe] + Array(" abandon".utf8))) }
+        #expect(BIP39.check(typed: .text("aban don")) != .word("abandon"), "two words at one prompt are no word")
+        #expect(BIP39.check(typed: .text(" ABANDON ")) == .word("abandon"))
+        #expect(SLIP39.check(typed: .text("acad")) == .word("academic"))
+        // A long token is bounded: closest words are found from its first 16 letters.
+        if case .unknown(let closest) = BIP39.check(typed: .text(String(repeating: "z", count: 5000))) { #expect(closest.count == 3) }
+        else { Issue.record("a 5000-letter word was accepted") }
+    }
 }

@@ -84,7 +84,14 @@ import Testing
             }
             return error?.reason
         }
+        func code(_ lines: [String]) -> VaultError.Code? {
+            (#expect(throws: VaultError.self) {
+                try registry.importRows(deviceLines: nil, memberLines: ("m.jsonl", Array(lines.joined(separator: "\n").utf8)), now: now, upsert: false)
+            })?.code
+        }
         let fine = member("c9", "u1", "d2"), missing = member("c9", "u8", "d99"), revoked = member("c9", "u0", "d0")
+        #expect(code([fine, missing, revoked]) == .notInRegistry && code([fine, revoked, missing]) == .revokedDeviceJoins)
+        #expect(VaultError.Code.revokedDeviceJoins.category == .refused)
         #expect(refusal([fine, missing, revoked]) == "m.jsonl line 2: the registry has no device u8#d99")
         #expect(refusal([fine, revoked, missing]) == "m.jsonl line 2: device u0#d0 is revoked; it cannot join a conversation")
         // A closed membership of a revoked device breaks no rule; an open one does.

@@ -56,7 +56,8 @@ import Testing
             #expect(try sheet.pdf() == pdf, "\(name): two PDFs of one description differ")
             let drawn = try #require(try SheetPDF.picture(of: pdf, name: name))
             #expect(drawn.width == Int((sheet.page.widthPoints / 72 * 300).rounded()) && drawn.dotsPerInch == 300)
-            #expect(Set(try QRScanner.scan(drawn)) == Set(try QRScanner.scan(sheet.image())), "\(name)")
+            let fromPDF = Set(try QRScanner.scan(drawn)), fromPNG = Set(try QRScanner.scan(sheet.image()))
+            #expect(!fromPDF.isEmpty && fromPDF == fromPNG, "\(name)")
         }
     }
 

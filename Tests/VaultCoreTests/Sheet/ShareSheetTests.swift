@@ -57,4 +57,21 @@ import Testing
         #expect(parsed.set == 7945 && parsed.household == household.id.shortHex)
         #expect(ShareCodes.parseCheckCode("HVT-SHARE 99999 0a92686c7aa4") == nil)
     }
+
+    /// The largest share sheet (two levels, a passphrase, long names, Spanish, Letter) fits at
+    /// 72 dpi too, where QR modules round up to 4 pixels, and both its codes read.
+    @Test func theLargestSheetFitsAt72DotsPerInch() throws {
+        let key = RecoverySheetTests.key
+        let groups = [SLIP39.Group(threshold: 1, count: 1), .init(threshold: 1, count: 1), .init(threshold: 2, count: 3)]
+        let share = try key.withUnsafeBytes { bytes in
+            try SLIP39.split(secret: SecretBytes(copying: bytes), groupThreshold: 1, groups: groups, passphrase: Array("p".utf8),
+                             iterationExponent: 0, random: SeededRandom(seed: 72))
+        }[2][0]
+        let content = ShareSheet.Content(share: share, publicKey: key.publicKey, holder: "Abuela Rosa de la Montaña",
+                                         otherHolders: ["Tío Luis", "Caja fuerte del banco", "Mamá", "Papá"], label: "Familia García-Núñez de la Montaña",
+                                         date: "2026-11-22", needsPassphrase: true)
+        let sheet = try ShareSheet.render(content, groups: groups, paper: .letter, dotsPerInch: 72, template: Self.template("es"))
+        try RecoverySheetTests.expectFitsOnePage(sheet, paper: .letter, dotsPerInch: 72)
+        #expect(try QRScanner.scan(sheet.image()).count == 2)
+    }
 }
