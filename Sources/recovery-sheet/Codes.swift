@@ -69,7 +69,7 @@ struct Code: ParsableCommand {
             } else {
                 var payload = try QRPictures.singleQR(sheet!, reads: { $0 == .recoveryCode || $0 == .other }, expected: "a recovery-code sheet",
                                                       typedInstead: "type the 24 words into a file and give it with --code-file",
-                                                      documents: SheetPDF.picture)
+                                                      documents: IsolatedPDF.picture)
                 entropy = try SeedQR.entropy(fromDigits: SecretBytes(consuming: &payload))
             }
             guard entropy.count == 32 else { throw ToolError(.invalidInput, "a recovery code is 24 words; this one has \(entropy.count * 3 / 4)") }

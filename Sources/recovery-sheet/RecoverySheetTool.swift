@@ -27,7 +27,7 @@ struct RecoverySheetTool: ParsableCommand {
           recovery-sheet scan sheet-photo.jpg -o restored.nsec
         """,
         version: "0.1.0",
-        subcommands: [Generate.self, Scan.self, Verify.self, Words.self, Split.self, Combine.self, Code.self]
+        subcommands: [Generate.self, Scan.self, Verify.self, Words.self, Split.self, Combine.self, Code.self, ReadPDF.self]
     )
 
     static func main() {

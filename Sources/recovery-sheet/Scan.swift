@@ -9,7 +9,7 @@ enum SheetReader {
     /// Finds exactly one QR code holding a key in the image, and decrypts it when needed.
     static func key(fromImage path: String, passphrase: PassphraseOption) throws -> (key: SecretKey, encrypted: Bool) {
         let payload = try QRPictures.singleQR(path, reads: { $0 == .recoveryKey || $0 == .other }, expected: "a recovery sheet", typedInstead: "type the 24 words (or the key) printed beside the code into a file, then: recovery-sheet words --decode FILE -o restored.nsec (an encrypted key also needs --passphrase-file -)",
-                                                  documents: SheetPDF.picture)
+                                                  documents: IsolatedPDF.picture)
         do {
             return try RecoverySheet.key(fromPayload: payload, name: "the QR code in '\(InputFiles.displayName(path))'") { try passphrase.read() }
         } catch let error as VaultError where error.code == .passphraseNeeded {

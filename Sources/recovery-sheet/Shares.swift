@@ -24,7 +24,7 @@ enum ShareReader {
         var bytes = try InputFiles.read(path, what: "share", limit: InputLimits.imageFile)
         if GrayImage.isPicture(bytes) || SheetPDF.isPDF(bytes) {
             let name = InputFiles.displayName(path)
-            let image = try SheetPDF.picture(of: bytes, name: name) ?? GrayImage(decoding: bytes, name: "the picture '\(name)'")
+            let image = try IsolatedPDF.picture(of: bytes, name: name) ?? GrayImage(decoding: bytes, name: "the picture '\(name)'")
             var payloads = try QRScanner.scan(image)
             defer { for i in payloads.indices { payloads[i].zeroize() } }  // the share code, out of protected memory
             let page = try ShareCodes.read(payloads: payloads.map { try $0.withUnsafeBytes { try SecretBytes(copying: $0) } }, share: number)

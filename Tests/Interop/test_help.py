@@ -28,8 +28,10 @@ def leaves(metavariables=None):
                         metavariables.append((" ".join(path), argument["valueName"]))
             if not subcommands and path[-1] != "help":
                 found.append((" ".join(path), command.get("discussion") or ""))
+            # A hidden command is the tool's own plumbing (recovery-sheet's _read-pdf), not for people.
             for sub in subcommands:
-                walk(sub, path + [sub["commandName"]])
+                if sub.get("shouldDisplay", True):
+                    walk(sub, path + [sub["commandName"]])
 
         walk(json.loads(result.stdout)["command"], [tool])
     return found

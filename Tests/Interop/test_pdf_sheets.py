@@ -227,3 +227,34 @@ def test_text_is_kerned_as_harfbuzz_shapes_it(tmp_path, text):
     letter_by_letter = sum(harfbuzz_advance(letter, font, 14) for letter in text)
     assert float(label["width"]) == pytest.approx(shaped, abs=0.02)
     assert abs(shaped - letter_by_letter) > 1, "the test would not tell kerned text from unkerned"
+
+
+def pdf_bomb(depth=40):
+    """8 KB of PDF whose page draws a form that draws the next form twice, 40 deep: 2^40 fills."""
+    objects = [b"<< /Type /Catalog /Pages 2 0 R >>", b"<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
+               b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 595 842] /Resources << /XObject << /X 5 0 R >> >> /Contents 4 0 R >>",
+               b"<< /Length 9 >>\nstream\nq /X Do Q\nendstream"]
+    for k in range(depth):
+        last = k == depth - 1
+        body = b"0 0 595 842 re f" if last else b"q /X Do Q q 0.5 0 0 0.5 10 10 cm /X Do Q"
+        resources = b"" if last else b"/Resources << /XObject << /X %d 0 R >> >>" % (6 + k)
+        objects.append(b"<< /Type /XObject /Subtype /Form /BBox [0 0 595 842] %s /Length %d >>\nstream\n%s\nendstream" % (resources, len(body), body))
+    out, offsets = b"%PDF-1.5\n", []
+    for number, body in enumerate(objects, 1):
+        offsets.append(len(out))
+        out += b"%d 0 obj\n%s\nendobj\n" % (number, body)
+    xref = len(out)
+    out += b"xref\n0 %d\n0000000000 65535 f \n" % (len(objects) + 1) + b"".join(b"%010d 00000 n \n" % offset for offset in offsets)
+    return out + b"trailer\n<< /Size %d /Root 1 0 R >>\nstartxref\n%d\n%%%%EOF\n" % (len(objects) + 1, xref)
+
+
+def test_a_hostile_pdf_is_stopped_at_its_limits_and_writes_nothing(tmp_path):
+    """poppler reads a PDF in a child process limited in processing time and memory: a few
+    kilobytes that would draw for hours are refused in seconds, naming the file."""
+    for name in ("bomb.pdf", "bomb2.pdf"):
+        (tmp_path / name).write_bytes(pdf_bomb())
+    assert len(pdf_bomb()) < 16_384
+    for args in (["scan", tmp_path / "bomb.pdf", "-o", tmp_path / "out.nsec"], ["combine", tmp_path / "bomb.pdf", tmp_path / "bomb2.pdf", "-o", tmp_path / "out.nsec"]):
+        result = subprocess.run([RECOVERY_SHEET, *map(str, args)], capture_output=True, timeout=60)
+        assert result.returncode == 2 and b"bomb.pdf' took more than" in result.stderr, result.stderr.decode()
+        assert not (tmp_path / "out.nsec").exists()

@@ -1,0 +1,95 @@
+import ArgumentParser
+import CLISupport
+import Foundation
+import VaultCore
+import VaultImaging
+import VaultPaper
+
+/// A PDF given to `scan`, `verify`, `combine` or `code` may come from someone else (a share
+/// sheet), and poppler's work on a hostile one (nested forms, huge streams) is not bounded by
+/// its size. So it is read in a child process of this tool, limited to
+/// ``cpuSeconds`` of processing and ``memoryBytes`` of memory, which gets the PDF on standard
+/// input and gives back the page's pixels; the key a sheet holds is decoded here, as for a photo.
+enum IsolatedPDF {
+    static let cpuSeconds: rlim_t = 5
+    static let memoryBytes: rlim_t = 4 << 30
+
+    /// The page as a picture; nil when `bytes` are not a PDF (a photo or a scan).
+    static func picture(of bytes: [UInt8], name: String) throws -> GrayImage? {
+        guard SheetPDF.isPDF(bytes) else { return nil }
+        let child = Process()
+        child.executableURL = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath()
+        child.arguments = [ReadPDF.configuration.commandName!]
+        let input = Pipe(), output = Pipe(), errors = Pipe()
+        child.standardInput = input
+        child.standardOutput = output
+        child.standardError = errors
+        try child.run()
+        // The PDF goes in while the pixels come out: neither pipe may fill and stall the other.
+        let writer = Thread {
+            try? input.fileHandleForWriting.write(contentsOf: Data(bytes))
+            try? input.fileHandleForWriting.close()
+        }
+        writer.start()
+        let pixels = output.fileHandleForReading.readDataToEndOfFile()
+        let message = String(decoding: errors.fileHandleForReading.readDataToEndOfFile().prefix(2000), as: UTF8.self)
+        child.waitUntilExit()
+        guard child.terminationReason == .exit else { throw VaultError.pdfTooCostly(name) }
+        guard child.terminationStatus == 0 else { throw ReadPDF.error(from: message, name: name) }
+        return try ReadPDF.picture(from: [UInt8](pixels), name: name)
+    }
+}
+
+/// The child's side (not for people: hidden from help). Limits itself, reads a PDF on standard
+/// input, and writes the page as `width height\n` and its gray pixels; a refusal is the error's
+/// code and reason on standard error, exit 2.
+struct ReadPDF: ParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "_read-pdf", abstract: "Read a PDF for this tool (internal).", shouldDisplay: false)
+
+    func run() throws {
+        var cpu = rlimit(rlim_cur: IsolatedPDF.cpuSeconds, rlim_max: IsolatedPDF.cpuSeconds + 1)
+        var memory = rlimit(rlim_cur: IsolatedPDF.memoryBytes, rlim_max: IsolatedPDF.memoryBytes)
+        guard setrlimit(__rlimit_resource_t(RLIMIT_CPU.rawValue), &cpu) == 0, setrlimit(__rlimit_resource_t(RLIMIT_AS.rawValue), &memory) == 0 else { throw ExitCode(1) }
+        let bytes = [UInt8](FileHandle.standardInput.readDataToEndOfFile().prefix(InputLimits.imageFile + 1))
+        guard bytes.count <= InputLimits.imageFile else { throw ExitCode(1) }
+        do {
+            guard let image = try SheetPDF.picture(of: bytes, name: "the PDF") else { throw ExitCode(1) }
+            FileHandle.standardOutput.write(Data("\(image.width) \(image.height)\n".utf8) + Data(image.pixels))
+        } catch let error as VaultError {
+            FileHandle.standardError.write(Data("\(error.code.name)\n\(error.reason)".utf8))
+            throw ExitCode(2)
+        }
+    }
+
+    /// The picture the child wrote: its size line, then exactly that many pixels.
+    static func picture(from output: [UInt8], name: String) throws -> GrayImage {
+        guard let newline = output.prefix(32).firstIndex(of: 0x0a) else { throw VaultError.pdfTooCostly(name) }
+        let size = String(decoding: output[..<newline], as: UTF8.self).split(separator: " ").compactMap { Int($0) }
+        guard size.count == 2, size[0] > 0, size[1] > 0, output.count - newline - 1 == size[0] * size[1] else { throw VaultError.pdfTooCostly(name) }
+        var image = GrayImage(width: size[0], height: size[1], dotsPerInch: SheetPDF.readingDotsPerInch)
+        image.pixels = Array(output[(newline + 1)...])
+        return image
+    }
+
+    /// The child's refusal, as the error it was, naming the file.
+    static func error(from message: String, name: String) -> VaultError {
+        let lines = message.split(separator: "\n", maxSplits: 1)
+        let known: [VaultError.Code] = [.notOnePage, .malformedDocument, .tooLarge, .cryptoFailure, .io]
+        guard let first = lines.first, let code = known.first(where: { $0.name == first }) else { return VaultError.pdfTooCostly(name) }
+        let reason = lines.count > 1 ? String(lines[1]).replacingOccurrences(of: "'the PDF'", with: "'\(name)'") : "unreadable"
+        return VaultError.pdfRefused(code, reason)
+    }
+}
+
+extension VaultError {
+    /// The child reading a PDF ran out of its processing time or memory, or died.
+    static func pdfTooCostly(_ name: String, file: String = #fileID, line: UInt = #line) -> VaultError {
+        VaultError(.tooLarge, "'\(name)' took more than \(IsolatedPDF.cpuSeconds) s or \(IsolatedPDF.memoryBytes >> 30) GiB to draw; it is not a sheet as the suite prints it",
+                   hint: "give a photo or a scan of the printed sheet instead", file: file, line: line)
+    }
+
+    /// The child's own refusal (a damaged PDF, several pages, a page too large), kept as it was.
+    static func pdfRefused(_ code: VaultError.Code, _ reason: String, file: String = #fileID, line: UInt = #line) -> VaultError {
+        VaultError(code, reason, file: file, line: line)
+    }
+}
