@@ -40,7 +40,7 @@ struct BucketCommand {
         try migration.run(parallelism: parallelism, loadAccess: { job, household in
             try plan.keyFiles(for: job, household: household).map { try VaultAccessFiles.load(keyFile: $0.keyFile, vaultKeyFile: $0.vaultKeyFile) }
         }, report: { result in
-            progress.add(result.status, Self.jsonLine(result))
+            progress.add(result.status, Self.jsonLine(result, shard: shard))
         })
         let counts = progress.finish()
         func count(_ status: MigrationStatus) -> Int { counts[status, default: 0] }
@@ -64,7 +64,8 @@ struct BucketCommand {
                         hint: "run the same command again (finished vaults are not redone), or accept them with --skip-failed")
     }
 
-    static func jsonLine(_ result: BucketMigration.Result) -> JSONValue {
+    /// One vault's line; a sharded run says its shard and where it came from on each.
+    static func jsonLine(_ result: BucketMigration.Result, shard: BucketMigration.Shard? = nil) -> JSONValue {
         var entries: [(key: String, value: JSONValue)] = [
             ("vault", .string(result.job.source.description)),
             ("output", .string(result.job.output.description)),
@@ -78,6 +79,7 @@ struct BucketCommand {
             entries.append(("error", .string(error.reason)))
             entries.append(("exit", .int(Int(ExitStatus(error.code.category).rawValue))))
         }
+        if let shard { entries += [("shard", .string(shard.description)), ("shardFrom", .string(shard.origin))] }
         return .object(entries)
     }
 }

@@ -24,7 +24,8 @@ struct Migrate: ParsableCommand {
         files) or named by a manifest of objects. Every write is conditional on the version read: \
         a vault a family's device changes meanwhile is read and migrated again, never \
         overwritten. Vaults without a key here are reported as no-key and left for the app; \
-        --shard I/N splits a fleet between N machines.
+        --shard I/N splits a fleet between N machines; --shard auto takes the shard a job \
+        engine gives (a Kubernetes Indexed Job, an AWS Batch array job, a Cloud Run job).
 
         Examples:
           vault-tool migrate --key-file parent.nsec --to 2 -o household.v2.vault \\
@@ -36,6 +37,9 @@ struct Migrate: ParsableCommand {
             --jobs 2 > report.jsonl
           vault-tool migrate --source s3://family-vaults/vaults/ --to 2 --in-place \\
             --vault-key-dir keys/ --shard 1/2 > report.jsonl
+          # in each pod of a Kubernetes Indexed Job of 8 completions:
+          vault-tool migrate --source s3://family-vaults/vaults/ --to 2 --in-place \\
+            --vault-key-dir keys/ --shard auto --shard-count 8 > report.jsonl
         """
     )
 
@@ -86,8 +90,11 @@ struct Migrate: ParsableCommand {
     @Option(help: ArgumentHelp("Bucket mode: the folder of vault keys, one <household id>.vaultkey file each.", valueName: "DIR"))
     var vaultKeyDir: String?
 
-    @Option(help: ArgumentHelp("Bucket mode: take only the I-th of N equal ranges of household ids, I/N (1/2 and 2/2 on two machines).", valueName: "SHARD"))
+    @Option(help: ArgumentHelp("Bucket mode: take only the I-th of N equal ranges of household ids, I/N (1/2 and 2/2 on two machines), or auto: the index a job engine gives (Kubernetes JOB_COMPLETION_INDEX, AWS_BATCH_JOB_ARRAY_INDEX, Cloud Run CLOUD_RUN_TASK_INDEX and CLOUD_RUN_TASK_COUNT; 0-based).", valueName: "SHARD"))
     var shard: String?
+
+    @Option(help: ArgumentHelp("With --shard auto: how many shards the job has, where the engine does not say (or HVT_SHARD_COUNT).", valueName: "N"))
+    var shardCount: Int?
 
     @Flag(help: "Batch mode: accept vaults that fail (they stay in the report and the journal) and exit 0.")
     var skipFailed = false
@@ -120,9 +127,10 @@ struct Migrate: ParsableCommand {
                from.overlaps(to) {
                 throw ValidationError("--out must not overlap --source: a rerun would list the results as vaults to migrate")
             }
+            if shardCount != nil, shard != "auto" { throw ValidationError("--shard-count goes with --shard auto") }
             return
         }
-        if source != nil || out != nil || vaultKeyDir != nil || shard != nil {
+        if source != nil || out != nil || vaultKeyDir != nil || shard != nil || shardCount != nil {
             throw ValidationError("--source, --out, --vault-key-dir and --shard belong to a bucket run (--source s3://BUCKET/PREFIX/)")
         }
         if manifest != nil {
@@ -141,12 +149,24 @@ struct Migrate: ParsableCommand {
         if json, !dryRun { throw ValidationError("--json goes with --dry-run") }
     }
 
+    /// `--shard I/N`, or `auto`: the engine's. A shard the environment cannot say is a usage
+    /// error naming the variable, before anything is read.
+    private func parsedShard() throws -> BucketMigration.Shard? {
+        guard let shard else { return nil }
+        guard shard == "auto" else { return try BucketMigration.Shard(parsing: shard) }
+        do {
+            return try BucketMigration.Shard.fromEngine(ProcessInfo.processInfo.environment, count: shardCount)
+        } catch let error as VaultError where error.code == .engineShard {
+            throw ToolError(.usage, error.reason, hint: error.hint)
+        }
+    }
+
     func run() throws {
         if let jobs { try requireRange(jobs, 1...256, "--jobs") }
         if bucketMode {
             try BucketCommand(jobs: try source.map { .listing(try S3ObjectName.folder(parsing: $0)) } ?? .manifest(manifest!), target: to,
                               destination: try out.map { .prefix(try S3ObjectName.folder(parsing: $0)) } ?? .inPlace, vaultKeyDir: vaultKeyDir,
-                              shard: try shard.map(BucketMigration.Shard.init(parsing:)), journal: journal, parallelism: jobs ?? 16,
+                              shard: try parsedShard(), journal: journal, parallelism: jobs ?? 16,
                               dryRun: dryRun, skipFailed: skipFailed).run()
             return
         }

@@ -18,7 +18,7 @@ import pytest
 
 import s3fleet
 from s3fleet import App, Fleet, PrivateServer, migrate, report_lines, tool_environment
-from workspace import DEVICE_REVOKER
+from workspace import DEVICE_REVOKER, VAULT_TOOL
 
 pytestmark = pytest.mark.usefixtures("s3_server")
 
@@ -140,6 +140,34 @@ def test_two_shards_in_parallel_cover_the_fleet_exactly_once(s3, tmp_path):
     assert all_at_version(fleet, 2)
     assert sorted(p.name for p in tmp_path.glob("*.sqlite")) == [f"{bucket}.shard-1-of-2.migrate-journal.sqlite",
                                                                  f"{bucket}.shard-2-of-2.migrate-journal.sqlite"]
+
+
+def test_shards_from_the_engines_environment_cover_the_fleet_exactly_once(s3, tmp_path):
+    """`--shard auto` in the pods of a Kubernetes Indexed Job (JOB_COMPLETION_INDEX, 0-based, with
+    --shard-count) and in the tasks of a Cloud Run job: the same ranges as --shard I/N, each
+    report line saying its shard and the variables it came from; a pod whose engine gave no
+    index is a usage error naming the variables, with nothing migrated."""
+    bucket = s3fleet.new_bucket(s3)
+    fleet = Fleet(s3, bucket, 300, tmp_path / "keys")
+    common = ["--source", f"s3://{bucket}/vaults/", "--to", "2", "--in-place", "--vault-key-dir", str(tmp_path / "keys"), "--jobs", "4"]
+    missing = subprocess.run([VAULT_TOOL, "migrate", *common, "--shard", "auto", "--shard-count", "3"], env=tool_environment(),
+                             capture_output=True, cwd=tmp_path)
+    assert missing.returncode == 64 and b"JOB_COMPLETION_INDEX, AWS_BATCH_JOB_ARRAY_INDEX, CLOUD_RUN_TASK_INDEX" in missing.stderr
+    assert missing.stdout == b"" and all_at_version(fleet, 1)
+    pods = [migrate([*common, "--shard", "auto", "--shard-count", "3", "--journal", str(tmp_path / f"pod-{i}.sqlite")],
+                    env={**tool_environment(), "JOB_COMPLETION_INDEX": str(i)}, cwd=tmp_path) for i in range(2)]
+    pods.append(migrate([*common, "--shard", "auto", "--journal", str(tmp_path / "task-2.sqlite")],
+                        env={**tool_environment(), "CLOUD_RUN_TASK_INDEX": "2", "CLOUD_RUN_TASK_COUNT": "3"}, cwd=tmp_path))
+    seen = []
+    for number, (status, report, stderr) in enumerate(finish(pod) for pod in pods):
+        assert status == 0, stderr
+        migrated = [line for line in report if line["status"] == "migrated"]
+        assert migrated and {line["shard"] for line in report} == {f"{number + 1}/3"}
+        origin = f"JOB_COMPLETION_INDEX={number}, --shard-count 3" if number < 2 else "CLOUD_RUN_TASK_INDEX=2, CLOUD_RUN_TASK_COUNT=3"
+        assert {line["shardFrom"] for line in report} == {origin}
+        seen.append({line["vault"] for line in migrated})
+    assert sum(map(len, seen)) == len(set().union(*seen)) == 300
+    assert all_at_version(fleet, 2)
 
 
 def test_vaults_without_a_key_are_counted_and_left_for_the_app(s3, tmp_path):
