@@ -19,10 +19,7 @@ public enum PrintedCode: Equatable, Sendable {
     /// A payload may be a secret (a key, a share), so it is looked at as bytes; no `String`
     /// is made of it.
     public static func classify(_ payload: [UInt8]) -> PrintedCode {
-        func startsFolded(_ prefix: String) -> Bool {
-            payload.count >= prefix.utf8.count && zip(payload, prefix.utf8).allSatisfy { ((0x41...0x5a).contains($0) ? $0 | 0x20 : $0) == $1 }
-        }
-        if startsFolded("nsec1") || startsFolded("ncryptsec1") { return .recoveryKey }
+        if payload.startsWithFolded("nsec1") || payload.startsWithFolded("ncryptsec1") { return .recoveryKey }
         if let check = payload.withUnsafeBytes(ShareCodes.parseCheckCode) { return .shareCheck(set: check.set) }
         let digits = payload.allSatisfy { (0x30...0x39).contains($0) }
         if digits, let share = try? payload.withUnsafeBytes({ try ShareCodes.share(fromCode: $0, share: 1) }) { return .share(set: share.identifier) }

@@ -36,10 +36,10 @@ public struct SecretKey: Sendable, CustomStringConvertible {
             if text.count == 64, text.allSatisfy(isHexDigit) {
                 return try SecretBytes(count: 32) { out in _ = Hex.decode(text, into: out) }
             }
-            if startsWith(text, "npub1") {
+            if text.startsWithFolded("npub1") {
                 throw VaultError.publicKeyGivenAsSecret(what)
             }
-            if startsWith(text, "nsec1") {
+            if text.startsWithFolded("nsec1") {
                 return try NIP19.decodeKey(text, prefix: NIP19.secretKeyPrefix, what: what)
             }
             throw VaultError.notAKeyText(what)
@@ -87,13 +87,6 @@ func trimmedRange(_ bytes: UnsafeRawBufferPointer) -> Range<Int> {
     while start < end, isWhitespace(bytes[start]) { start += 1 }
     while end > start, isWhitespace(bytes[end - 1]) { end -= 1 }
     return start..<end
-}
-
-/// Case-insensitive prefix test on ASCII (bech32 allows an all-uppercase key).
-private func startsWith(_ bytes: UnsafeRawBufferPointer, _ prefix: String) -> Bool {
-    let prefix = Array(prefix.utf8)
-    guard bytes.count >= prefix.count else { return false }
-    return zip(bytes, prefix).allSatisfy { ($0 | 0x20) == $1 || $0 == $1 }
 }
 
 extension VaultError {

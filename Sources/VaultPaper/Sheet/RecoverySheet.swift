@@ -38,11 +38,11 @@ public enum RecoverySheet {
     /// messages where the payload came from.
     public static func key(fromPayload payload: [UInt8], name: String, passphrase: () throws -> SecretBytes?) throws -> (key: SecretKey, encrypted: Bool) {
         // Only an ncryptsec (encrypted, not secret) becomes a String; an nsec stays bytes.
-        if startsFolded(payload, with: "ncryptsec1") {
+        if payload.startsWithFolded("ncryptsec1") {
             guard let passphrase = try passphrase() else { throw VaultError.passphraseNeeded("the sheet's key is encrypted (ncryptsec); it needs the passphrase") }
             return (try NIP49.decrypt(String(decoding: payload, as: UTF8.self), passphrase: passphrase).key, true)
         }
-        guard startsFolded(payload, with: "nsec1") else { throw VaultError.noKeyInPayload(name) }
+        guard payload.startsWithFolded("nsec1") else { throw VaultError.noKeyInPayload(name) }
         return (try SecretKey(parsing: payload.withUnsafeBytes { try SecretBytes(copying: $0) }, what: name), false)
     }
 
@@ -55,7 +55,7 @@ public enum RecoverySheet {
     public static func key(fromTyped text: SecretBytes, passphrase: () throws -> SecretBytes?) throws -> (key: SecretKey, encrypted: Bool, order: WordOrder?) {
         var joined = text.withUnsafeBytes(withoutWhiteSpace)
         defer { joined.zeroize() }
-        if startsFolded(joined, with: "nsec1") || startsFolded(joined, with: "ncryptsec1") {
+        if joined.startsWithFolded("nsec1") || joined.startsWithFolded("ncryptsec1") {
             let found = try key(fromPayload: joined, name: "the typed key", passphrase: passphrase)
             return (found.key, found.encrypted, nil)
         }
@@ -64,12 +64,6 @@ public enum RecoverySheet {
         let keys = try readings.map { try SecretKey(secret: $0.entropy) }
         guard keys.count == 1 else { throw VaultError.ambiguousWordOrder(identities: keys.map(\.publicKey.npub)) }
         return (keys[0], false, readings[0].order)
-    }
-
-    /// Whether `bytes` start with the ASCII `prefix` in any case.
-    private static func startsFolded(_ bytes: [UInt8], with prefix: String) -> Bool {
-        func folded(_ byte: UInt8) -> UInt8 { (0x41...0x5a).contains(byte) ? byte | 0x20 : byte }
-        return bytes.count >= prefix.utf8.count && zip(bytes, prefix.utf8).allSatisfy { folded($0) == folded($1) }
     }
 
     /// The typed text without its white space (the groups a key is printed in), as bytes.
