@@ -258,7 +258,7 @@ public final class BatchMigration: Sendable {
                                       losses: outcome.report.losses))
                     continue
                 }
-                let output = try OutputLocation(path: job.output, name: Self.splitPath(job.output).name, in: folder)
+                let output = try OutputLocation(path: job.output, name: OutputLocation.split(job.output).name, in: folder)
                 staged.append(try outcome.bytes.withUnsafeBytes { bytes in
                     try StagedOutput(output, bytes: bytes, mode: outputMode, flush: false, temporaryName: temporaryName(job))
                 })
@@ -308,7 +308,7 @@ public final class BatchMigration: Sendable {
     /// Reads no file, so it can be fuzzed and tested on its own; a folder batch stages the
     /// same lines a piece at a time (``stage(manifestPath:outDir:into:)``).
     public static func parseManifest(_ bytes: [UInt8], manifestPath: String, outDir: String) throws -> [Job] {
-        let base = splitPath(manifestPath).folder
+        let base = manifestFolder(manifestPath)
         var jobs: [Job] = []
         var outputs: [String: Int] = [:]
         try LineReader.forEachLine(in: bytes, name: "the manifest '\(manifestPath)'") { line, rawLine in
@@ -342,7 +342,7 @@ public final class BatchMigration: Sendable {
         guard (keyFile == nil) != (vaultKeyFile == nil) else {
             throw VaultError.manifestLineNeedsOneKey(line)
         }
-        let name = splitPath(vault).name
+        let name = OutputLocation.split(vault).name
         // The output is named after the vault file, so the name must be a file's name.
         guard !["", ".", ".."].contains(name), !vault.utf8.contains(0) else {
             throw VaultError.manifestVaultNotAFile(line, vault: vault)
@@ -351,17 +351,11 @@ public final class BatchMigration: Sendable {
         return Job(line: line, vault: resolve(vault), keyFile: keyFile.map(resolve), vaultKeyFile: vaultKeyFile.map(resolve), output: output)
     }
 
-    /// Splits a path at its last "/" byte (trailing slashes ignored), as the file system does.
-    /// Not NSString's path methods: they compare Characters, and a slash followed by a combining
-    /// mark is one Character, so they missed a separator the file system sees, and a manifest
-    /// line such as "x/../\u{619}y" named an output outside the output folder (found by the
-    /// fuzz target manifest).
-    static func splitPath(_ path: String) -> (folder: String, name: String) {
-        var bytes = Array(path.utf8)
-        while bytes.count > 1, bytes.last == UInt8(ascii: "/") { bytes.removeLast() }
-        guard let slash = bytes.lastIndex(of: UInt8(ascii: "/")) else { return ("", String(decoding: bytes, as: UTF8.self)) }
-        // "/" is one byte and never part of a longer UTF-8 sequence, so both halves stay valid.
-        return (slash == 0 ? "/" : String(decoding: bytes[..<slash], as: UTF8.self), String(decoding: bytes[(slash + 1)...], as: UTF8.self))
+    /// The folder a manifest's relative paths start from: its own, or "" for a manifest named
+    /// without one (its lines then stay as written, not "./…"). The split is the write path's,
+    /// at the last "/" byte (``OutputLocation/split(_:)``).
+    static func manifestFolder(_ path: String) -> String {
+        path.utf8.contains(UInt8(ascii: "/")) ? OutputLocation.split(path).folder : ""
     }
 
 }

@@ -54,7 +54,7 @@ final class ManifestStaging: Sendable {
         let hasher = SHA256.Hasher()
         var reader = LineReader(descriptor: descriptor, name: "manifest '\(manifestPath)'",
                                 limit: LineReader.Limit(bytes: InputLimits.listFile, what: "manifest", path: manifestPath), hasher: hasher)
-        let base = BatchMigration.splitPath(manifestPath).folder
+        let base = BatchMigration.manifestFolder(manifestPath)
         var count = 0
         do {
             try database.write { db in
@@ -121,7 +121,7 @@ final class ManifestStaging: Sendable {
                 try addOutput("the journal", journal)
                 try Self.forEachJob(in: db) { job in
                     try addOutput("the output of manifest line \(job.line)",
-                                  OutputLocation(path: job.output, name: BatchMigration.splitPath(job.output).name, in: folder))
+                                  OutputLocation(path: job.output, name: OutputLocation.split(job.output).name, in: folder))
                 }
             }
         } catch let error as DatabaseError {
