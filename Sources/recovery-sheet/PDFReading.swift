@@ -47,10 +47,12 @@ struct ReadPDF: ParsableCommand {
     static let configuration = CommandConfiguration(commandName: "_read-pdf", abstract: "Read a PDF for this tool (internal).", shouldDisplay: false)
 
     func run() throws {
+        // The whole PDF is read first: a child that stopped early would leave the tool writing
+        // into a pipe nobody reads (SIGPIPE). The limits then bound poppler's work alone.
+        let bytes = [UInt8](FileHandle.standardInput.readDataToEndOfFile().prefix(InputLimits.imageFile + 1))
         var cpu = rlimit(rlim_cur: IsolatedPDF.cpuSeconds, rlim_max: IsolatedPDF.cpuSeconds + 1)
         var memory = rlimit(rlim_cur: IsolatedPDF.memoryBytes, rlim_max: IsolatedPDF.memoryBytes)
         guard setrlimit(__rlimit_resource_t(RLIMIT_CPU.rawValue), &cpu) == 0, setrlimit(__rlimit_resource_t(RLIMIT_AS.rawValue), &memory) == 0 else { throw ExitCode(1) }
-        let bytes = [UInt8](FileHandle.standardInput.readDataToEndOfFile().prefix(InputLimits.imageFile + 1))
         guard bytes.count <= InputLimits.imageFile else { throw ExitCode(1) }
         do {
             guard let image = try SheetPDF.picture(of: bytes, name: "the PDF") else { throw ExitCode(1) }
