@@ -107,7 +107,10 @@ let package = Package(
             dependencies: [
                 "VaultCore",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
-            ]
+            ],
+            // VERSION (a symbolic link to the top-level file) is compiled in: every tool's
+            // --version, the manual pages and the Debian package read the one number.
+            resources: [.embedInCode("VERSION")]
         ),
         // Pictures with QR codes on the command line, for the tools that read or make them.
         .target(name: "CLIPictures", dependencies: ["CLISupport", "VaultCore", "VaultImaging"]),

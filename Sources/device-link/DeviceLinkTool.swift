@@ -30,7 +30,7 @@ struct DeviceLinkTool: ParsableCommand {
           device-link pairing create --share-url https://www.icloud.com/share/abc \\
             --parent-device-id UUID --shared-zone-id Zone -o pair.png
         """,
-        version: "0.1.0",
+        version: SuiteVersion.text,
         subcommands: [Create.self, Read.self, Pairing.self]
     )
 

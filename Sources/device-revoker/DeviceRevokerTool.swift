@@ -27,7 +27,7 @@ struct DeviceRevokerTool: ParsableCommand {
           device-revoker registry revoke --db registry.sqlite \\
             --devices-file stolen.txt --reason "stolen batch" --ops ops.jsonl
         """,
-        version: "0.1.0",
+        version: SuiteVersion.text,
         subcommands: [VaultMode.self, Registry.self]
     )
 

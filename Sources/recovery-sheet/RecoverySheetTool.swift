@@ -26,7 +26,7 @@ struct RecoverySheetTool: ParsableCommand {
           recovery-sheet verify sheet.pdf --vault household.vault
           recovery-sheet scan sheet-photo.jpg -o restored.nsec
         """,
-        version: "0.1.0",
+        version: SuiteVersion.text,
         subcommands: [Generate.self, Scan.self, Verify.self, Words.self, Split.self, Combine.self, Code.self, ReadPDF.self]
     )
 

@@ -31,7 +31,7 @@ struct RotationPlannerTool: ParsableCommand {
             --new-vault rotated/vaults/NEW.vault --key-file old.nsec \\
             --new-key-file new.nsec
         """,
-        version: "0.1.0",
+        version: SuiteVersion.text,
         subcommands: [Plan.self, Show.self, Apply.self, Verify.self]
     )
 

@@ -25,7 +25,7 @@ struct VaultTool: ParsableCommand {
           vault-tool inspect --key-file parent.nsec household.vault
           vault-tool check --key-file parent.nsec household.vault
         """,
-        version: "0.1.0",
+        version: SuiteVersion.text,
         subcommands: [Keygen.self, Derive.self, Seal.self, Open.self, Inspect.self, Check.self, Migrate.self, Census.self, Diff.self, Merge.self, SampleFleetCommand.self]
     )
 

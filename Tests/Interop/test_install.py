@@ -62,3 +62,21 @@ def test_zsh_and_fish_completions_and_the_binary_are_installed(prefix, tool):
     assert (prefix / "share/zsh/site-functions" / f"_{tool}").read_text().startswith("#compdef")
     assert f"complete -c '{tool}'" in (prefix / "share/fish/vendor_completions.d" / f"{tool}.fish").read_text()
     assert subprocess.run([str(prefix / "bin" / tool), "--version"], capture_output=True, timeout=30).returncode == 0
+
+
+@pytest.mark.parametrize("tool", TOOLS)
+def test_every_tool_and_its_manual_page_say_the_one_version(prefix, tool):
+    """VERSION is the one source: --version's first line, the manual page's header, the Debian
+    changelog's newest entry (which scripts/package also checks) all say it."""
+    version = (ROOT / "VERSION").read_text().strip()
+    assert version and version.count(".") == 2, version
+    said = subprocess.run([str(prefix / "bin" / tool), "--version"], capture_output=True, timeout=30)
+    lines = said.stdout.decode().splitlines()
+    assert said.returncode == 0 and lines[0] == version, lines
+    assert lines[1] == ("reads and writes vaults of envelope format 1, cipher suite 1, schema versions 1 and 2 "
+                        "(new vaults: 2)"), lines
+    assert lines[2] == "reads and writes rotation plans of version 2", lines
+    page = (prefix / "share/man/man1" / f"{tool}.1").read_text()
+    assert f"\n.Os household-vault-tools {version}\n" in page
+    changelog = (ROOT / "debian/changelog").read_text().splitlines()[0]
+    assert changelog.startswith(f"household-vault-tools ({version}) "), changelog

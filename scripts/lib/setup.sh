@@ -100,3 +100,28 @@ build_release() {
     swift build -c release -Xswiftc -static-stdlib --product "$product" >&2
   done
 }
+
+# swift-argument-parser's generate-manual: a build-time tool, built in debug (which the tests'
+# build already has), whichever build the tools it reads come from.
+build_generate_manual() {
+  swift build --product generate-manual >&2
+  GENERATE_MANUAL="$(swift build --product generate-manual --show-bin-path)/generate-manual"
+}
+
+# One tool's manual page and completions, from the tool's own parser (so `man` says what --help
+# says): MAN_DIR/TOOL.1, BASH_DIR/TOOL, ZSH_DIR/_TOOL and FISH_DIR/TOOL.fish. The page's date is
+# DATE, its header names the suite and the VERSION file's version. Needs build_generate_manual.
+write_manual_and_completions() {
+  local binary="$1" date="$2" man_dir="$3" bash_dir="$4" zsh_dir="$5" fish_dir="$6"
+  local tool version
+  tool="$(basename "$binary")"
+  version="$(cat VERSION)"
+  "$GENERATE_MANUAL" "$binary" --date "$date" --output-directory "$man_dir" >/dev/null
+  # mdoc's .Os field carries the suite and its version into the header, and a blank line in a
+  # help text is a paragraph break, which groff warns about when bare.
+  sed -i -e "s/^\.Os.*$/.Os household-vault-tools $version/" -e 's/^$/.Pp/' "$man_dir/$tool.1"
+  # bash sources a completion; a "#!" line would only mislead (lintian: bash-completion-with-hashbang).
+  "$binary" --generate-completion-script bash | sed '1{/^#!/d}' > "$bash_dir/$tool"
+  "$binary" --generate-completion-script zsh > "$zsh_dir/_$tool"
+  "$binary" --generate-completion-script fish > "$fish_dir/$tool.fish"
+}
