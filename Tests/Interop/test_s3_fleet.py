@@ -210,15 +210,26 @@ def test_a_dry_run_and_a_migration_to_another_prefix_leave_the_sources_alone(s3,
 
 def test_census_of_a_bucket_counts_by_version(s3, tmp_path):
     bucket = s3fleet.new_bucket(s3)
-    Fleet(s3, bucket, 40, tmp_path / "keys")
+    fleet = Fleet(s3, bucket, 40, tmp_path / "keys")
     s3.put_object(Bucket=bucket, Key="vaults/notes.txt", Body=b"not a vault")
     s3.put_object(Bucket=bucket, Key="vaults/empty.vault", Body=b"")
+    # Cut-off copies: the census reads only the 66-byte header, so what it says of the rest
+    # comes from the listing's lengths.
+    whole = s3.get_object(Bucket=bucket, Key=fleet.households[0].vault_path)["Body"].read()
+    for length in (40, 66, 70, 200):
+        s3.put_object(Bucket=bucket, Key=f"vaults/cut-{length}.vault", Body=whole[:length])
     result = subprocess.run([s3fleet.VAULT_TOOL, "census", "--json", f"s3://{bucket}/vaults/"], env=tool_environment(), capture_output=True)
     assert result.returncode == 0, result.stderr.decode()
     census = json.loads(result.stdout)
-    assert census["files"] == 42 and census["vaults"] == 40
+    assert census["files"] == 46 and census["vaults"] == 40
     assert [(k["schemaVersion"], k["count"]) for k in census["kinds"]] == [(1, 40)]
     assert census["notVaults"] == [{"path": "empty.vault", "reason": "empty"}, {"path": "notes.txt", "reason": "does not start with MTVAULT"}]
+    assert census["truncated"] == [
+        {"path": "cut-200.vault", "reason": "200 bytes, less than the smallest vault (301 bytes)"},
+        {"path": "cut-40.vault", "reason": "40 bytes, less than a header and a tag"},
+        {"path": "cut-66.vault", "reason": "66 bytes, less than a header and a tag"},
+        {"path": "cut-70.vault", "reason": "70 bytes, less than a header and a tag"},
+    ]
 
 
 @pytest.mark.parametrize("case", ["bad-secret", "missing-bucket", "wrong-endpoint", "no-credentials"])

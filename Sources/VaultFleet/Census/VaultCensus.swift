@@ -42,7 +42,7 @@ public struct VaultCensus: Sendable {
     public static func take(of folder: String, listing: Bool = false, progress: ((Int) -> Void)? = nil) throws -> VaultCensus {
         var census = VaultCensus()
         census.listing = listing
-        var header = [UInt8](repeating: 0, count: VaultEnvelope.headerByteCount + XChaCha20Poly1305.tagByteCount)
+        var header = [UInt8](repeating: 0, count: VaultEnvelope.headerByteCount)
         var pending = [""]
         guard opendir(folder).map({ closedir($0); return true }) ?? false else {
             throw AtomicFile.ioError("cannot read the folder '\(folder)'")
@@ -89,7 +89,9 @@ public struct VaultCensus: Sendable {
             try client.listAll(prefix) { page in found += page.filter { !$0.key.hasSuffix("/") }.map { ($0.key, $0.size) } }
         }
         let keys = found.map(\.key)
-        let headerCount = VaultEnvelope.headerByteCount + XChaCha20Poly1305.tagByteCount
+        // The header alone: the listing gives each object's length, which is all a census
+        // knows of the rest.
+        let headerCount = VaultEnvelope.headerByteCount
         let headers = try concurrently(keys.count, parallelism: parallelism, progress: progress) { index in
             try store.withClient { try $0.get(S3ObjectName(bucket: prefix.bucket, key: keys[index]), range: 0..<headerCount) }
         }
@@ -100,7 +102,7 @@ public struct VaultCensus: Sendable {
                 census.notVaults.append((relative, "was removed while counting"))
                 continue
             }
-            census.classify(relative, header: object.bytes.prefix(headerCount), complete: headerCount, length: size)
+            census.classify(relative, header: object.bytes.prefix(headerCount), length: size)
         }
         census.listed.sort { $0.path < $1.path }
         census.notVaults.sort { $0.path < $1.path }
@@ -118,17 +120,21 @@ public struct VaultCensus: Sendable {
         var info = stat()
         let length = fstat(descriptor, &info) == 0 ? Int(info.st_size) : nil
         let count = buffer.withUnsafeMutableBytes { read(descriptor, $0.baseAddress!, $0.count) }
-        classify(relative, header: buffer.prefix(max(0, count)), complete: buffer.count, length: length)
+        classify(relative, header: buffer.prefix(max(0, count)), length: length)
     }
 
-    /// Sorts one file by its first `complete` bytes (fewer when the file is shorter) and its
-    /// whole length, when known.
-    private mutating func classify(_ relative: String, header bytes: ArraySlice<UInt8>, complete: Int, length: Int?) {
+    /// Sorts one file by its header (its first bytes, fewer when it is shorter) and its whole
+    /// length; without a length, the bytes read stand for it.
+    private mutating func classify(_ relative: String, header bytes: ArraySlice<UInt8>, length: Int?) {
+        let length = length ?? bytes.count
         if !bytes.starts(with: VaultEnvelope.magic.prefix(bytes.count)) || bytes.isEmpty {
             notVaults.append((relative, bytes.isEmpty ? "empty" : "does not start with MTVAULT"))
-        } else if bytes.count < complete {
+        } else if length < VaultEnvelope.headerByteCount + XChaCha20Poly1305.tagByteCount {
+            truncated.append((relative, "\(length) bytes, less than a header and a tag"))
+        } else if bytes.count < VaultEnvelope.headerByteCount {
+            // Shorter when read than when listed: cut while the census ran.
             truncated.append((relative, "\(bytes.count) bytes, less than a header and a tag"))
-        } else if let length, length < Self.minimumVaultByteCount {
+        } else if length < Self.minimumVaultByteCount {
             truncated.append((relative, "\(length) bytes, less than the smallest vault (\(Self.minimumVaultByteCount) bytes)"))
         } else {
             let start = bytes.startIndex

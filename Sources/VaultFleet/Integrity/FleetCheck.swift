@@ -1,0 +1,204 @@
+import Foundation
+import VaultCore
+import VaultStorage
+
+/// The rolling integrity check of a fleet in a bucket, in slices, as restic checks a repository
+/// with `check --read-data-subset n/t`: one run reads every object of one slice in full, so N
+/// runs (a nightly job over N nights) read every object once.
+///
+/// Each object is read whole. Its header is checked, and its length against the smallest vault;
+/// with its household's key, it is opened (which authenticates every byte) and checked as
+/// `vault-tool check` checks one vault. The same pass counts the slice's vaults by kind (the
+/// census of the slice), since every header is at hand.
+public enum FleetCheck {
+    /// What one object turned out to be.
+    public enum Status: String, Sendable, CaseIterable {
+        /// It opens with its household's key and every rule holds.
+        case ok
+        /// A vault's header, but shorter than the smallest vault: cut off in a copy or upload.
+        case truncated
+        /// Not a vault envelope at all (it does not start with `MTVAULT`).
+        case foreign
+        /// A vault's header, but it does not open, or opens and breaks a rule, or its header
+        /// names another household than its object name, or a kind this build cannot read.
+        case damaged
+        /// A sound header; no key here to open it, so the rest is unchecked.
+        case noKey = "no-key"
+        /// Removed between the listing and the read (a household deleted meanwhile): no finding.
+        case gone
+
+        /// The statuses a nightly job must alert on.
+        public var isDamage: Bool { self == .truncated || self == .damaged }
+    }
+
+    /// `--subset I/N` (1-based, as restic's `n/t`) or `--subset auto/N`: the slice of tonight,
+    /// the day's number since 1970 modulo N, so N nightly runs cover the fleet once.
+    ///
+    /// An object named `<household id>.vault` falls in the slice of its household, by the same
+    /// ranges of household ids as `migrate --shard`; any other object by the SHA-256 of its key,
+    /// so a stray or foreign object is read once every N runs too, without reading it to decide.
+    public struct Subset: Sendable, Equatable, CustomStringConvertible {
+        public let index: Int
+        public let count: Int
+        /// How it was named: "3/7", or "auto/7 on 2026-11-25", for the report.
+        public let origin: String
+
+        /// As many slices as a fleet can be split into shards.
+        public static let maximumCount = BucketMigration.Shard.maximumCount
+
+        public init(parsing text: String, now: Timestamp) throws {
+            let parts = text.split(separator: "/", omittingEmptySubsequences: false)
+            guard parts.count == 2, let count = Int(parts[1]), (1...Self.maximumCount).contains(count) else {
+                throw VaultError.outOfRange("a subset ('\(text)')", "I/N with 1 ≤ I ≤ N ≤ \(Self.maximumCount), such as 3/7, or auto/N")
+            }
+            if parts[0] == "auto" {
+                // Days and slots rounded down, also before 1970 (where Swift's / and % round
+                // toward zero).
+                let day = now.seconds >= 0 ? now.seconds / 86_400 : (now.seconds - 86_399) / 86_400
+                index = Int((day % Int64(count) + Int64(count)) % Int64(count)) + 1
+                origin = "auto/\(count) on \(now.rfc3339.prefix(10))"
+            } else {
+                guard let index = Int(parts[0]), (1...count).contains(index) else {
+                    throw VaultError.outOfRange("a subset ('\(text)')", "I/N with 1 ≤ I ≤ N ≤ \(Self.maximumCount), such as 3/7, or auto/N")
+                }
+                self.index = index
+                origin = "\(index)/\(count)"
+            }
+            self.count = count
+        }
+
+        public static func == (lhs: Self, rhs: Self) -> Bool { lhs.index == rhs.index && lhs.count == rhs.count }
+
+        /// Whether the object named `key` is this slice's to read.
+        public func contains(key: String) -> Bool {
+            let job = BucketMigration.job(S3ObjectName(bucket: "", key: key), below: nil, destination: .inPlace)
+            let leading = job.namedHousehold.map { Array($0.bytes.prefix(8)) } ?? Array(SHA256.hash(Array(key.utf8)).prefix(8))
+            let value = leading.reduce(UInt64(0)) { $0 << 8 | UInt64($1) }
+            return Int(value.multipliedFullWidth(by: UInt64(count)).high) == index - 1
+        }
+
+        public var description: String { "\(index)/\(count)" }
+    }
+
+    /// One object's outcome.
+    public struct Result: Sendable {
+        public let object: S3ObjectName
+        public let size: Int
+        public let etag: String?
+        public let status: Status
+        /// The header's kind and household, when it has a vault's header.
+        public let kind: VaultCensus.Kind?
+        public let household: HouseholdID?
+        /// Why it is not `ok`, in words that quote no secret.
+        public let reason: String?
+    }
+
+    /// What to check: every object under a prefix, or the objects a manifest names (each with
+    /// its key file, relative to the manifest).
+    public enum Source: Sendable {
+        case listing(S3ObjectName)
+        case manifest(bytes: [UInt8], path: String)
+    }
+
+    /// One object to check, with the key files a manifest gives it.
+    public struct Entry: Sendable {
+        public let object: S3ObjectName
+        let manifestKeys: BucketMigration.KeyFiles?
+    }
+
+    /// The objects of `subset` (all of them without one), in the listing's or the manifest's
+    /// order. Keys ending in `/` (folder markers) are no objects.
+    public static func objects(_ source: Source, subset: Subset?, store: ObjectStore) throws -> [Entry] {
+        switch source {
+        case .listing(let prefix):
+            var found: [Entry] = []
+            try store.withClient { client in
+                try client.listAll(prefix) { page in
+                    for listed in page where !listed.key.hasSuffix("/") && subset?.contains(key: listed.key) != false {
+                        found.append(Entry(object: S3ObjectName(bucket: prefix.bucket, key: listed.key), manifestKeys: nil))
+                    }
+                }
+            }
+            return found
+        case .manifest(let bytes, let path):
+            return try BatchMigration.parseManifest(bytes, manifestPath: path, outDir: "").compactMap { entry in
+                guard case .object(let name) = try VaultLocation(entry.vault), !name.isPrefix else {
+                    throw VaultError.fileInBucketBatch(line: entry.line, vault: entry.vault)
+                }
+                guard subset?.contains(key: name.key) != false else { return nil }
+                return Entry(object: name, manifestKeys: BucketMigration.KeyFiles(keyFile: entry.keyFile, vaultKeyFile: entry.vaultKeyFile))
+            }
+        }
+    }
+
+    /// Reads and checks one object. `loadAccess` gives the household's key, or nil when the
+    /// operator holds none. Errors of the store (after its retries) are thrown: the run stops,
+    /// as a slice that was not read is not checked.
+    public static func check(_ object: S3ObjectName, store: ObjectStore, loadAccess: (HouseholdID) throws -> VaultAccess?) throws -> Result {
+        guard let read = try store.withClient({ try $0.get(object) }) else {
+            return Result(object: object, size: 0, etag: nil, status: .gone, kind: nil, household: nil, reason: "removed while the check ran")
+        }
+        let bytes = read.bytes
+        func result(_ status: Status, _ reason: String?, kind: VaultCensus.Kind? = nil, household: HouseholdID? = nil) -> Result {
+            Result(object: object, size: bytes.count, etag: read.etag, status: status, kind: kind, household: household, reason: reason)
+        }
+        let headerCount = VaultEnvelope.headerByteCount + XChaCha20Poly1305.tagByteCount
+        guard !bytes.isEmpty, bytes.starts(with: VaultEnvelope.magic.prefix(bytes.count)) else {
+            return result(.foreign, bytes.isEmpty ? "empty" : "does not start with MTVAULT")
+        }
+        guard bytes.count >= headerCount else {
+            return result(.truncated, "\(bytes.count) bytes, less than a header and a tag")
+        }
+        let kind = VaultCensus.Kind(format: bytes[7], suite: bytes[8], schemaVersion: bytes[9])
+        guard bytes.count >= VaultCensus.minimumVaultByteCount else {
+            return result(.truncated, "\(bytes.count) bytes, less than the smallest vault (\(VaultCensus.minimumVaultByteCount) bytes)", kind: kind)
+        }
+        let header: VaultHeader
+        do {
+            header = try VaultEnvelope(parsing: bytes).header
+        } catch let error as VaultError {
+            return result(.damaged, error.reason, kind: kind)
+        }
+        let household = header.householdID
+        let named = BucketMigration.job(object, below: nil, destination: .inPlace).namedHousehold
+        if let named, named != household {
+            return result(.damaged, "named for household \(named.hex.prefix(12))… but its header says \(household.hex.prefix(12))…",
+                          kind: kind, household: household)
+        }
+        let access: VaultAccess
+        do {
+            guard let loaded = try loadAccess(household) else { return result(.noKey, nil, kind: kind, household: household) }
+            access = loaded
+        } catch {
+            // The operator's key file, not the vault: the object stays unchecked, and says why.
+            return result(.noKey, "its key cannot be read: \((error as? VaultError)?.reason ?? "\(error)")", kind: kind, household: household)
+        }
+        do {
+            let opened = try Vault.open(bytes, with: access)
+            let report = try VaultCheck.run(opened.document, access: access)
+            guard let first = report.findings.first else { return result(.ok, nil, kind: kind, household: household) }
+            let count = report.findings.count
+            return result(.damaged, "\(count) finding\(count == 1 ? "" : "s"), the first: \(first.record): \(first.rule.rawValue): \(first.message)",
+                          kind: kind, household: household)
+        } catch let error as VaultError {
+            return result(.damaged, error.reason, kind: kind, household: household)
+        }
+    }
+
+    /// Checks `objects`, `parallelism` at a time (the work waits on the network), reporting each
+    /// as it finishes. A household's key is the manifest's key file for its object, or
+    /// `keyFolder/<household id>.vaultkey` when that file exists; `loadAccess` reads it.
+    public static func run(_ objects: [Entry], store: ObjectStore, keyFolder: String?, parallelism: Int,
+                           loadAccess: @escaping @Sendable (BucketMigration.KeyFiles) throws -> VaultAccess,
+                           report: @escaping @Sendable (Result) -> Void) throws {
+        _ = try concurrently(objects.count, parallelism: parallelism) { index in
+            let entry = objects[index]
+            report(try check(entry.object, store: store) { household in
+                if let keys = entry.manifestKeys { return try loadAccess(keys) }
+                guard let keyFolder else { return nil }
+                let path = VaultLocation.joined(keyFolder, household.hex + ".vaultkey")
+                return FileManager.default.fileExists(atPath: path) ? try loadAccess(BucketMigration.KeyFiles(keyFile: nil, vaultKeyFile: path)) : nil
+            })
+        }
+    }
+}

@@ -1,0 +1,58 @@
+import CLISupport
+import Synchronization
+import VaultCore
+import VaultFleet
+import VaultStorage
+
+/// `check --source s3://BUCKET/PREFIX/ --subset I/N` (or a manifest of objects): the
+/// presentation of a rolling integrity check (the rules are VaultFleet's ``FleetCheck``): a JSON
+/// Lines report on standard output, progress on a terminal's standard error, and a summary with
+/// the slice's census at the end; exit 1 when an object is damaged or truncated.
+struct FleetCheckCommand {
+    let source: FleetCheck.Source
+    let subset: FleetCheck.Subset?
+    let vaultKeyDir: String?
+    let parallelism: Int
+
+    func run() throws {
+        // The store VaultTool.main registers.
+        let store = try ObjectStores.shared(as: ObjectStore.self, for: "s3://")
+        let objects = try FleetCheck.objects(source, subset: subset, store: store)
+        let progress = RunReport<FleetCheck.Status>(total: objects.count, failing: [.damaged, .truncated])
+        let kinds = Mutex([VaultCensus.Kind: Int]())
+        try FleetCheck.run(objects, store: store, keyFolder: vaultKeyDir, parallelism: parallelism,
+                                         loadAccess: { try VaultAccessFiles.load(keyFile: $0.keyFile, vaultKeyFile: $0.vaultKeyFile) },
+                                         report: { result in
+            if let kind = result.kind, result.status != .foreign { kinds.withLock { $0[kind, default: 0] += 1 } }
+            progress.add(result.status, Self.jsonLine(result, subset: subset))
+        })
+        let counts = progress.finish()
+        func count(_ status: FleetCheck.Status) -> Int { counts[status, default: 0] }
+        let slice = subset.map { " of slice \($0.origin)" } ?? ""
+        diagnostics.note("checked \(objects.count) objects\(slice): ok \(count(.ok)), no key \(count(.noKey)), truncated \(count(.truncated)), foreign \(count(.foreign)), damaged \(count(.damaged)), gone \(count(.gone))")
+        let census = kinds.withLock { $0 }.sorted { $0.key < $1.key }
+            .map { "format \($0.key.format), suite \($0.key.suite), schema \($0.key.schemaVersion): \($0.value)" }
+        if !census.isEmpty { diagnostics.note("census of the slice: " + census.joined(separator: "; ")) }
+        let damage = count(.damaged) + count(.truncated)
+        guard damage > 0 else { return }
+        throw ToolError(.operational, "\(count(.damaged)) damaged and \(count(.truncated)) truncated objects; each is named in the report",
+                        hint: "restore each from a backup, or have the household's device write it again")
+    }
+
+    /// One object's line; a sliced run says its slice on each.
+    static func jsonLine(_ result: FleetCheck.Result, subset: FleetCheck.Subset?) -> JSONValue {
+        var entries: [(key: String, value: JSONValue)] = [
+            ("object", .string(result.object.description)),
+            ("status", .string(result.status.rawValue)),
+            ("size", .int(result.size)),
+        ]
+        if let etag = result.etag { entries.append(("etag", .string(etag))) }
+        if let kind = result.kind {
+            entries += [("format", .int(Int(kind.format))), ("suite", .int(Int(kind.suite))), ("schemaVersion", .int(Int(kind.schemaVersion)))]
+        }
+        if let household = result.household { entries.append(("householdId", .string(household.hex))) }
+        if let reason = result.reason { entries.append(("reason", .string(reason))) }
+        if let subset { entries += [("subset", .string(subset.description)), ("subsetFrom", .string(subset.origin))] }
+        return .object(entries)
+    }
+}
