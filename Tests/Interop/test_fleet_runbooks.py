@@ -1,0 +1,159 @@
+"""The runbooks of docs/fleet.md, checked as an engine would take them: each manifest (the fenced
+block after its `<!-- runbook: NAME -->` marker) against its engine's published schema, and its
+command line parsed by the tool itself.
+
+- Kubernetes: `kubernetes-validate` (PyPI), Kubernetes' own OpenAPI schemas, strict (no unknown
+  field), at 1.33, where `backoffLimitPerIndex`, `podFailurePolicy` with `FailIndex` and
+  `podReplacementPolicy` are generally available;
+- AWS Batch: botocore's parameter validator against the `RegisterJobDefinition` input of the
+  Batch API model AWS publishes (what `aws batch register-job-definition` checks first);
+- Cloud Run: every field against the `Job` schema of Cloud Run's v1 discovery document (as
+  shipped in google-api-python-client), names and JSON types;
+- systemd: `systemd-analyze verify` of the service and timer, the tool's path pointed at the
+  binary under test.
+"""
+import json
+import re
+import shlex
+import subprocess
+from importlib import resources
+from pathlib import Path
+
+import botocore.session
+import botocore.validate
+import kubernetes_validate
+import pytest
+import yaml
+
+from workspace import BIN, ROOT
+
+RUNBOOK = ROOT / "docs" / "fleet.md"
+
+
+def block(name):
+    text = RUNBOOK.read_text()
+    match = re.search(rf"<!-- runbook: {re.escape(name)} -->\n```[a-z]*\n(.*?)^```$", text, re.MULTILINE | re.DOTALL)
+    assert match, f"docs/fleet.md has no runbook block {name}"
+    return match.group(1)
+
+
+def parses(argv, env_extra=None):
+    """The tool takes the runbook's arguments: whatever else fails (no store here, no keys), it
+    is not the command line (exit 64) and no option is unknown."""
+    assert argv[0] == "vault-tool", argv
+    env = {"PATH": "/usr/bin:/bin", "AWS_ENDPOINT_URL": "http://127.0.0.1:9", "AWS_ACCESS_KEY_ID": "AKIDRUNBOOK",
+           "AWS_SECRET_ACCESS_KEY": "not-a-secret", "AWS_CONFIG_FILE": "/nonexistent", "AWS_SHARED_CREDENTIALS_FILE": "/nonexistent",
+           **(env_extra or {})}
+    result = subprocess.run([str(BIN / "vault-tool"), *argv[1:]], env=env, capture_output=True, timeout=120)
+    stderr = result.stderr.decode()
+    assert result.returncode != 64 and "Unknown option" not in stderr and "usage" not in stderr.lower(), (argv, stderr)
+    return result
+
+
+def test_the_kubernetes_indexed_job_is_valid_and_its_command_parses(tmp_path):
+    job = yaml.safe_load(block("kubernetes-job"))
+    kubernetes_validate.validate(job, "1.33", strict=True)
+    spec = job["spec"]
+    assert spec["completionMode"] == "Indexed" and spec["template"]["spec"]["restartPolicy"] == "Never"
+    container = spec["template"]["spec"]["containers"][0]
+    args = container["args"]
+    assert args[args.index("--shard") + 1] == "auto" and int(args[args.index("--shard-count") + 1]) == spec["completions"]
+    # Secrets reach the pod as files only.
+    assert all("valueFrom" not in variable for variable in container.get("env", []))
+    assert "envFrom" not in container
+    secrets = {v["name"] for v in spec["template"]["spec"]["volumes"] if "secret" in v}
+    assert {m["name"] for m in container["volumeMounts"] if m.get("readOnly")} >= secrets
+    # Kubernetes expands $(JOB_COMPLETION_INDEX) in args; index 2 of 8 is shard 3/8.
+    expanded = [a.replace("$(JOB_COMPLETION_INDEX)", "2") for a in args]
+    (tmp_path / "keys").mkdir()
+    result = parses([a.replace("/keys", str(tmp_path / "keys")) for a in expanded], {"JOB_COMPLETION_INDEX": "2"})
+    assert result.returncode == 75, result.stderr.decode()  # the store of the test is unreachable: a retry's worth
+
+
+def test_the_aws_batch_job_definition_is_valid_and_its_command_parses(tmp_path):
+    definition = json.loads(block("aws-batch-job-definition"))
+    model = botocore.session.get_session().get_service_model("batch")
+    report = botocore.validate.ParamValidator().validate(definition, model.operation_model("RegisterJobDefinition").input_shape)
+    assert not report.has_errors(), report.generate_report()
+    properties = definition["containerProperties"]
+    assert {"onExitCode": "75", "action": "RETRY"} in definition["retryStrategy"]["evaluateOnExit"]
+    assert not any("SECRET" in e["name"] or "KEY" in e["name"].replace("KEY_DIR", "") for e in properties["environment"])
+    shell, flag, script = properties["command"]
+    assert (shell, flag) == ("sh", "-c") and script.startswith("exec vault-tool ")
+    argv = shlex.split(script.replace("$AWS_BATCH_JOB_ARRAY_INDEX", "5"))[1:]
+    environment = {e["name"]: e["value"] for e in properties["environment"]}
+    keys = tmp_path / "keys"
+    keys.mkdir()
+    argv = [str(keys) if a == "/mnt/vault-operator/keys" else a for a in argv]
+    result = parses(argv, {"AWS_BATCH_JOB_ARRAY_INDEX": "5", "HVT_SHARD_COUNT": environment["HVT_SHARD_COUNT"]})
+    assert result.returncode == 75, result.stderr.decode()
+
+
+def discovery_schema():
+    document = json.loads(resources.files("googleapiclient").joinpath("discovery_cache/documents/run.v1.json").read_text())
+    return document["schemas"]
+
+
+def unknown_fields(value, schema, schemas, path="Job"):
+    """Every field the discovery document does not name, or whose JSON type it contradicts."""
+    if "$ref" in schema:
+        schema = schemas[schema["$ref"]]
+    kind = schema.get("type")
+    problems = []
+    if kind == "object" and "properties" in schema:
+        if not isinstance(value, dict):
+            return [f"{path}: an object, not {value!r}"]
+        for key, item in value.items():
+            if key not in schema["properties"]:
+                problems.append(f"{path}.{key}: no such field")
+            else:
+                problems += unknown_fields(item, schema["properties"][key], schemas, f"{path}.{key}")
+    elif kind == "object" and "additionalProperties" in schema:
+        problems += [p for key, item in value.items() for p in unknown_fields(item, schema["additionalProperties"], schemas, f"{path}.{key}")]
+    elif kind == "array":
+        if not isinstance(value, list):
+            return [f"{path}: an array, not {value!r}"]
+        for index, item in enumerate(value):
+            problems += unknown_fields(item, schema["items"], schemas, f"{path}[{index}]")
+    elif kind == "integer" and not isinstance(value, int):
+        problems.append(f"{path}: an integer, not {value!r}")
+    elif kind == "string" and not isinstance(value, str):
+        problems.append(f"{path}: a string, not {value!r}")
+    elif kind == "boolean" and not isinstance(value, bool):
+        problems.append(f"{path}: a boolean, not {value!r}")
+    return problems
+
+
+def test_the_cloud_run_job_has_only_fields_cloud_run_knows_and_its_command_parses(tmp_path):
+    job = yaml.safe_load(block("cloud-run-job"))
+    schemas = discovery_schema()
+    assert unknown_fields(job, schemas["Job"], schemas) == []
+    assert job["apiVersion"] == "run.googleapis.com/v1" and job["kind"] == "Job"
+    task = job["spec"]["template"]["spec"]["template"]["spec"]
+    container = task["containers"][0]
+    argv = container["command"] + container["args"]
+    assert argv[argv.index("--shard") + 1] == "auto" and "--shard-count" not in argv
+    keys = tmp_path / "keys"
+    keys.mkdir()
+    argv = [str(keys) if a == "/keys" else a for a in argv]
+    count = str(job["spec"]["template"]["spec"]["taskCount"])
+    result = parses(argv, {"CLOUD_RUN_TASK_INDEX": "7", "CLOUD_RUN_TASK_COUNT": count})
+    assert result.returncode == 75, result.stderr.decode()
+
+
+def test_the_systemd_timer_and_service_verify_and_the_check_parses(tmp_path):
+    service = block("systemd-service").replace("/usr/bin/vault-tool", str(BIN / "vault-tool"))
+    # systemd-analyze looks the user up; the runbook creates it, this machine need not have it.
+    service = re.sub(r"^(User|Group)=.*\n", "", service, flags=re.MULTILINE)
+    (tmp_path / "vault-check.service").write_text(service)
+    (tmp_path / "vault-check.timer").write_text(block("systemd-timer"))
+    result = subprocess.run(["systemd-analyze", "verify", "--man=no", str(tmp_path / "vault-check.service"), str(tmp_path / "vault-check.timer")],
+                            capture_output=True, timeout=120)
+    messages = [line for line in result.stderr.decode().splitlines() if "vault-check" in line]
+    assert result.returncode == 0 and messages == [], result.stderr.decode()
+    exec_start = next(line for line in block("systemd-service").splitlines() if line.startswith("ExecStart="))
+    argv = shlex.split(exec_start[len("ExecStart=/usr/bin/"):])
+    keys = tmp_path / "keys"
+    keys.mkdir()
+    result = parses([str(keys) if a == "/var/lib/vault-keys" else a for a in argv])
+    assert result.returncode == 75, result.stderr.decode()
