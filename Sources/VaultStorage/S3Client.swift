@@ -66,9 +66,16 @@ package final class S3Client: @unchecked Sendable {
     }
 
     /// One page of the objects under `prefix` (ListObjectsV2), and the token for the next page.
-    package func list(_ prefix: S3ObjectName, after token: String? = nil, pageSize: Int = 1000) throws -> (objects: [Listed], next: String?) {
+    /// `startAfter` (first page only: a continuation token carries on from where a listing was)
+    /// lists only the keys that sort after it, in UTF-8 byte order, as S3 orders keys.
+    package func list(_ prefix: S3ObjectName, startAfter: String? = nil, after token: String? = nil,
+                      pageSize: Int = 1000) throws -> (objects: [Listed], next: String?) {
         var query: [(name: String, value: String)] = [("list-type", "2"), ("prefix", prefix.key), ("max-keys", "\(pageSize)")]
-        if let token { query.append(("continuation-token", token)) }
+        if let token {
+            query.append(("continuation-token", token))
+        } else if let startAfter {
+            query.append(("start-after", startAfter))
+        }
         let bucket = S3ObjectName(bucket: prefix.bucket, key: "")
         let response = try retrying(prefix) { send("GET", bucket, query: query) }
         guard response.status == 200 else { throw failure(response, prefix) }
@@ -83,11 +90,25 @@ package final class S3Client: @unchecked Sendable {
 
     /// Every object under `prefix`, page by page.
     package func listAll(_ prefix: S3ObjectName, _ each: ([Listed]) throws -> Void) throws {
+        try listPages(prefix) { page in
+            try each(page)
+            return true
+        }
+    }
+
+    /// The objects under `prefix` that sort after `startAfter`, page by page, until `each`
+    /// returns false (a listing past the end of a range stops there) or the listing ends.
+    /// `nextPageSize` sizes each page after the first from the objects listed so far (1 to
+    /// 1000), so a listing that expects to end soon asks for no more than it needs.
+    package func listPages(_ prefix: S3ObjectName, startAfter: String? = nil, nextPageSize: ([Listed]) -> Int = { _ in 1000 },
+                           _ each: ([Listed]) throws -> Bool) throws {
         var token: String?
         var seen: Set<String> = []
+        var pageSize = 1000
         repeat {
-            let page = try list(prefix, after: token)
-            try each(page.objects)
+            let page = try list(prefix, startAfter: startAfter, after: token, pageSize: pageSize)
+            guard try each(page.objects) else { return }
+            pageSize = min(1000, max(1, nextPageSize(page.objects)))
             token = page.next
             if let token, !seen.insert(token).inserted {
                 throw VaultError.storageFailed("a listing that repeats its continuation token", prefix.description,

@@ -45,7 +45,12 @@ struct BucketCommand {
         let counts = progress.finish()
         func count(_ status: MigrationStatus) -> Int { counts[status, default: 0] }
         let seen = counts.values.reduce(0, +)
-        let shardNote = shard.map { " (shard \($0): \(total - seen) of the \(total) listed belong to other shards)" } ?? ""
+        let shardNote: String = switch (shard, plan.listedRange) {
+        case (nil, _): ""
+        case (let shard?, let range?): " (shard \(shard): the keys \(range.after.map { "after \($0)" } ?? "from the first")"
+            + " \(range.through.map { "through \($0)" } ?? "to the last"))"
+        case (let shard?, nil): " (shard \(shard): \(total - seen) of the \(total) listed belong to other shards)"
+        }
         let failed = count(.failed) + count(.conflict)
         if dryRun {
             diagnostics.note("dry run: would migrate \(count(.wouldMigrate)), unchanged \(count(.unchanged)), no key \(count(.noKey)), failing \(count(.failed)) of \(seen) vaults (version \(target))\(shardNote); nothing was written")
