@@ -231,7 +231,7 @@ class CountingProxy:
     """A reverse proxy in front of the test server that counts what passes: every request
     (method, path, query) and, for each ListObjectsV2 page, how many keys it carried. With
     `slow_down(n)`, it answers the next n requests (or every one, with None) `503 SlowDown` itself,
-    as a throttling S3 does. The tool signs for the proxy's address (its endpoint), and the proxy
+    as a throttling S3 does (only those `when(method, path)` is true of). The tool signs for the proxy's address (its endpoint), and the proxy
     forwards the request as it came, Host header included, so the signature still holds."""
 
     def __init__(self, upstream=None):
@@ -242,6 +242,7 @@ class CountingProxy:
         self.requests = []  # (method, path, query dict, keys listed or None)
         self.lock = threading.Lock()
         self.throttle_left = 0
+        self.throttle_when = lambda method, path: True
         proxy = self
 
         class Handler(http.server.BaseHTTPRequestHandler):
@@ -256,7 +257,7 @@ class CountingProxy:
                 url = urllib.parse.urlsplit(self.path)
                 query = dict(urllib.parse.parse_qsl(url.query, keep_blank_values=True))
                 with proxy.lock:
-                    throttled = proxy.throttle_left is None or proxy.throttle_left > 0
+                    throttled = (proxy.throttle_left is None or proxy.throttle_left > 0) and proxy.throttle_when(self.command, url.path)
                     if throttled and proxy.throttle_left:
                         proxy.throttle_left -= 1
                 if throttled:
@@ -297,9 +298,14 @@ class CountingProxy:
         self.endpoint = f"http://127.0.0.1:{self.server.server_address[1]}"
         threading.Thread(target=self.server.serve_forever, daemon=True).start()
 
-    def slow_down(self, count=None):
+    def slow_down(self, count=None, when=lambda method, path: True):
         with self.lock:
-            self.throttle_left = count
+            self.throttle_left, self.throttle_when = count, when
+
+    def throttled(self):
+        """The paths answered 503 SlowDown, once per answer."""
+        with self.lock:
+            return [path for _, path, _, _, status in self.requests if status == 503]
 
     def listings(self):
         """(query, keys) of each ListObjectsV2 page the server answered."""
