@@ -101,6 +101,7 @@ def test_each_shard_lists_only_its_range_and_the_shards_cover_the_fleet_once(s3,
     # Listing split: the keys the server sent all shards together are within 5% of one full
     # listing's; each shard's last page is sized to what it still expects, so the pages are at
     # most about two per shard more than the full listing's.
+    print(f"listing split: {count} shards were sent {listed_keys} keys in {pages} pages; one full listing {full_keys} in {len(full)}")
     assert listed_keys <= full_keys * 1.05, (listed_keys, full_keys)
     assert pages <= len(full) + 2 * count, (pages, len(full))
 
