@@ -15,6 +15,9 @@ public enum ExitStatus: Int32, Sendable {
     case refused = 4
     /// Bad command line (swift-argument-parser's validation failure is also 64, EX_USAGE).
     case usage = 64
+    /// Every failure was one a retry gets past (EX_TEMPFAIL): a job engine's retry policy runs
+    /// the command again.
+    case temporaryFailure = 75
 
     public init(_ category: VaultError.Category) {
         switch category {
@@ -22,6 +25,7 @@ public enum ExitStatus: Int32, Sendable {
         case .invalidInput: self = .invalidInput
         case .authentication: self = .authentication
         case .refused: self = .refused
+        case .temporary: self = .temporaryFailure
         }
     }
 }

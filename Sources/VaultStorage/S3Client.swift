@@ -66,9 +66,16 @@ package final class S3Client: @unchecked Sendable {
     }
 
     /// One page of the objects under `prefix` (ListObjectsV2), and the token for the next page.
-    package func list(_ prefix: S3ObjectName, after token: String? = nil, pageSize: Int = 1000) throws -> (objects: [Listed], next: String?) {
+    /// `startAfter` (first page only: a continuation token carries on from where a listing was)
+    /// lists only the keys that sort after it, in UTF-8 byte order, as S3 orders keys.
+    package func list(_ prefix: S3ObjectName, startAfter: String? = nil, after token: String? = nil,
+                      pageSize: Int = 1000) throws -> (objects: [Listed], next: String?) {
         var query: [(name: String, value: String)] = [("list-type", "2"), ("prefix", prefix.key), ("max-keys", "\(pageSize)")]
-        if let token { query.append(("continuation-token", token)) }
+        if let token {
+            query.append(("continuation-token", token))
+        } else if let startAfter {
+            query.append(("start-after", startAfter))
+        }
         let bucket = S3ObjectName(bucket: prefix.bucket, key: "")
         let response = try retrying(prefix) { send("GET", bucket, query: query) }
         guard response.status == 200 else { throw failure(response, prefix) }
@@ -83,11 +90,25 @@ package final class S3Client: @unchecked Sendable {
 
     /// Every object under `prefix`, page by page.
     package func listAll(_ prefix: S3ObjectName, _ each: ([Listed]) throws -> Void) throws {
+        try listPages(prefix) { page in
+            try each(page)
+            return true
+        }
+    }
+
+    /// The objects under `prefix` that sort after `startAfter`, page by page, until `each`
+    /// returns false (a listing past the end of a range stops there) or the listing ends.
+    /// `nextPageSize` sizes each page after the first from the objects listed so far (1 to
+    /// 1000), so a listing that expects to end soon asks for no more than it needs.
+    package func listPages(_ prefix: S3ObjectName, startAfter: String? = nil, nextPageSize: ([Listed]) -> Int = { _ in 1000 },
+                           _ each: ([Listed]) throws -> Bool) throws {
         var token: String?
         var seen: Set<String> = []
+        var pageSize = 1000
         repeat {
-            let page = try list(prefix, after: token)
-            try each(page.objects)
+            let page = try list(prefix, startAfter: startAfter, after: token, pageSize: pageSize)
+            guard try each(page.objects) else { return }
+            pageSize = min(1000, max(1, nextPageSize(page.objects)))
             token = page.next
             if let token, !seen.insert(token).inserted {
                 throw VaultError.storageFailed("a listing that repeats its continuation token", prefix.description,
@@ -108,6 +129,7 @@ package final class S3Client: @unchecked Sendable {
         case .creating: [("If-None-Match", "*")]
         }
         var lastProblem = ""
+        var lastAnswered = false
         // Set once a write whose outcome was unknown is sent again: an earlier copy may still
         // land late (after a timeout), so a refusal then is checked against our own bytes.
         var resent = false
@@ -116,6 +138,7 @@ package final class S3Client: @unchecked Sendable {
             switch send("PUT", name, headers: headers + [("Content-Type", "application/octet-stream")], body: bytes) {
             case .failure(let error):
                 lastProblem = error.message
+                lastAnswered = false
                 guard error.mayHaveReachedServer else { continue }
                 if let settled = try settle(name, bytes, condition) { return settled }
                 resent = true
@@ -130,7 +153,8 @@ package final class S3Client: @unchecked Sendable {
                 case 412, 409:  // 409: a concurrent conditional write to the same key won
                     return .changedMeanwhile
                 case 500...599:
-                    lastProblem = "HTTP \(response.status) \(S3ErrorBody(response.body).code ?? "")"
+                    lastProblem = Self.serverError(response)
+                    lastAnswered = true
                     if let settled = try settle(name, bytes, condition) { return settled }
                     resent = true
                 default:
@@ -138,7 +162,7 @@ package final class S3Client: @unchecked Sendable {
                 }
             }
         }
-        throw VaultError.storageUnreachable(configuration.endpoint.url, "writing \(name)", lastProblem)
+        throw gaveUp("writing \(name)", lastProblem, answered: lastAnswered)
     }
 
     /// What an unknown write did: `.written`/`.changedMeanwhile` when the object says, nil when
@@ -171,20 +195,34 @@ package final class S3Client: @unchecked Sendable {
     private func retrying(_ name: S3ObjectName, limit: Int = InputLimits.document, doing what: String = "reading",
                           _ exchange: () -> Result<HTTPResponse, HTTPTransportError>) throws -> HTTPResponse {
         var lastProblem = ""
+        var lastAnswered = false
         for attempt in 0..<attempts {
             if attempt > 0 { backOff(attempt) }
             switch exchange() {
             case .success(let response) where !(500...599).contains(response.status):
                 return response
             case .success(let response):
-                lastProblem = "HTTP \(response.status) \(S3ErrorBody(response.body).code ?? "")"
+                lastProblem = Self.serverError(response)
+                lastAnswered = true
             case .failure(let error) where error.tooLarge:
                 throw VaultError.tooLarge(what: "vault", name: name.description, limit: limit)
             case .failure(let error):
                 lastProblem = error.message
+                lastAnswered = false
             }
         }
-        throw VaultError.storageUnreachable(configuration.endpoint.url, "\(what) \(name)", lastProblem)
+        throw gaveUp("\(what) \(name)", lastProblem, answered: lastAnswered)
+    }
+
+    /// "HTTP 503 SlowDown": a server error's status and S3 code.
+    private static func serverError(_ response: HTTPResponse) -> String {
+        "HTTP \(response.status)" + (S3ErrorBody(response.body).code.map { " \($0)" } ?? "")
+    }
+
+    /// Every attempt failed: the store answered 5xx to the last (busy), or was not reached.
+    private func gaveUp(_ what: String, _ problem: String, answered: Bool) -> VaultError {
+        answered ? .storageBusy(configuration.endpoint.url, what, problem, attempts: attempts)
+                 : .storageUnreachable(configuration.endpoint.url, what, problem)
     }
 
     /// Exponential back-off with full jitter (AWS's advice for SlowDown and 5xx): up to 0.1 s,
@@ -250,8 +288,12 @@ extension VaultError.Code {
     public static let storageDenied = VaultError.Code(name: "storageDenied", category: .operational)
     /// The bucket does not exist.
     public static let noSuchBucket = VaultError.Code(name: "noSuchBucket", category: .operational)
-    /// The object store could not be reached, or kept failing.
-    public static let storageUnreachable = VaultError.Code(name: "storageUnreachable", category: .operational)
+    /// The object store could not be reached (a refused or dropped connection, a timeout) through
+    /// every attempt: a retry later may get through.
+    public static let storageUnreachable = VaultError.Code(name: "storageUnreachable", category: .temporary)
+    /// The object store answered 5xx (503 SlowDown when it throttles) to every attempt: a retry
+    /// later may get through.
+    public static let storageBusy = VaultError.Code(name: "storageBusy", category: .temporary)
     /// The object store answered with an error not otherwise named.
     public static let storageFailed = VaultError.Code(name: "storageFailed", category: .operational)
     /// The object changed since it was read; nothing was written.
@@ -279,6 +321,10 @@ extension VaultError {
 
     static func storageUnreachable(_ endpoint: String, _ what: String, _ problem: String, file: String = #fileID, line: UInt = #line) -> VaultError {
         VaultError(.storageUnreachable, "could not reach the object store at \(endpoint) while \(what): \(problem)", file: file, line: line)
+    }
+
+    static func storageBusy(_ endpoint: String, _ what: String, _ answer: String, attempts: Int, file: String = #fileID, line: UInt = #line) -> VaultError {
+        VaultError(.storageBusy, "the object store at \(endpoint) answered \(answer) to all \(attempts) attempts while \(what)", file: file, line: line)
     }
 
     static func storageFailed(_ code: String, _ name: String, endpoint: String, message: String?, file: String = #fileID, line: UInt = #line) -> VaultError {

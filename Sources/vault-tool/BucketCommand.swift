@@ -1,5 +1,6 @@
 import ArgumentParser
 import CLISupport
+import Synchronization
 import VaultCore
 import VaultFleet
 import VaultStorage
@@ -7,7 +8,9 @@ import VaultStorage
 /// `migrate --source s3://BUCKET/PREFIX/` (or a manifest of objects) with `--in-place` or
 /// `--out s3://…/`: the presentation of a fleet run on a bucket (the rules are VaultFleet's
 /// ``BucketMigration``): a JSON Lines report on standard output, progress on a terminal's
-/// standard error, and a summary at the end.
+/// standard error, a summary at the end, and with `--completion-report` the same results in S3
+/// Batch Operations' CSV layout (``CompletionReport``). The exit code is what a job engine's retry
+/// policy acts on: 0 done, 75 when every failure was the object store's, 1 otherwise.
 struct BucketCommand {
     enum Jobs {
         case listing(S3ObjectName)
@@ -24,6 +27,8 @@ struct BucketCommand {
     let parallelism: Int
     let dryRun: Bool
     let skipFailed: Bool
+    /// `--completion-report FILE` or `s3://BUCKET/KEY`: nil for none.
+    let completionReport: String?
 
     func run() throws {
         // The store VaultTool.main registers: a bucket batch lists through it.
@@ -33,20 +38,36 @@ struct BucketCommand {
         case .manifest(let path): .manifest(bytes: try InputFiles.read(path, what: "manifest", limit: InputLimits.listFile), path: path)
         }
         let plan = try BucketMigration.plan(source, destination: destination, shard: shard, store: store)
+        // Declared before anything is written (the plan only read): the report may not be the
+        // journal or the manifest, and an object there is replaced only at the version there now.
+        let journalPath = journal ?? plan.defaultJournal
+        let files = try completionReport.map { path in
+            try CommandFiles(reads: [FileSet.Input("--journal", journalPath)] + (manifestPath.map { [FileSet.Input("--manifest", $0)] } ?? []),
+                             writes: [DeclaredOutput("--completion-report", path, kind: .text)])
+        }
         let migration = try BucketMigration(plan, store: store, target: target, destination: destination, shard: shard,
-                                            journalPath: journal ?? plan.defaultJournal, dryRun: dryRun)
+                                            journalPath: journalPath, dryRun: dryRun)
         let total = plan.jobs.count
         let progress = RunReport<MigrationStatus>(total: total, failing: [.failed, .conflict])
+        let results = Mutex<[BucketMigration.Result]>([])
         try migration.run(parallelism: parallelism, loadAccess: { job, household in
             try plan.keyFiles(for: job, household: household).map { try VaultAccessFiles.load(keyFile: $0.keyFile, vaultKeyFile: $0.vaultKeyFile) }
         }, report: { result in
             progress.add(result.status, Self.jsonLine(result, shard: shard))
+            results.withLock { $0.append(result) }
         })
+        let finished = results.withLock { $0 }
+        if let files { try files.writer().write("--completion-report", CompletionReport.csv(finished)) }
         let counts = progress.finish()
         func count(_ status: MigrationStatus) -> Int { counts[status, default: 0] }
         let seen = counts.values.reduce(0, +)
-        let shardNote = shard.map { " (shard \($0): \(total - seen) of the \(total) listed belong to other shards)" } ?? ""
-        let failed = count(.failed) + count(.conflict)
+        let shardNote: String = switch (shard, plan.listedRange) {
+        case (nil, _): ""
+        case (let shard?, let range?): " (shard \(shard): the keys \(range.after.map { "after \($0)" } ?? "from the first")"
+            + " \(range.through.map { "through \($0)" } ?? "to the last"))"
+        case (let shard?, nil): " (shard \(shard): \(total - seen) of the \(total) listed belong to other shards)"
+        }
+        let failure = BucketMigration.failure(of: finished)
         if dryRun {
             diagnostics.note("dry run: would migrate \(count(.wouldMigrate)), unchanged \(count(.unchanged)), no key \(count(.noKey)), failing \(count(.failed)) of \(seen) vaults (version \(target))\(shardNote); nothing was written")
         } else {
@@ -55,13 +76,17 @@ struct BucketCommand {
         if count(.noKey) > 0 {
             diagnostics.note("\(count(.noKey)) vaults have no key here and are left for the app to migrate on the families' devices")
         }
-        guard failed > 0 else { return }
+        guard let failure else { return }
         if skipFailed {
-            diagnostics.warning("\(failed) vaults failed or changed too often and were skipped; they are in the report and the journal")
+            diagnostics.warning("\(count(.failed) + count(.conflict)) vaults failed or changed too often and were skipped; they are in the report and the journal")
             return
         }
-        throw ToolError(.operational, "\(count(.failed)) vaults failed and \(count(.conflict)) changed too often while being migrated; they are in the report and the journal",
-                        hint: "run the same command again (finished vaults are not redone), or accept them with --skip-failed")
+        throw failure
+    }
+
+    private var manifestPath: String? {
+        if case .manifest(let path) = jobs { return path }
+        return nil
     }
 
     /// One vault's line; a sharded run says its shard and where it came from on each.

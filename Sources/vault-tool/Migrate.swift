@@ -25,7 +25,10 @@ struct Migrate: ParsableCommand {
         a vault a family's device changes meanwhile is read and migrated again, never \
         overwritten. Vaults without a key here are reported as no-key and left for the app; \
         --shard I/N splits a fleet between N machines; --shard auto takes the shard a job \
-        engine gives (a Kubernetes Indexed Job, an AWS Batch array job, a Cloud Run job).
+        engine gives (a Kubernetes Indexed Job, an AWS Batch array job, a Cloud Run job), and \
+        each shard lists only its own range of keys. A bucket run exits 0 when done, 75 \
+        (EX_TEMPFAIL) when every failure was the object store's (throttling, 5xx, out of reach: \
+        run it again later), and 1 when any vault failed for good.
 
         Examples:
           vault-tool migrate --key-file parent.nsec --to 2 -o household.v2.vault \\
@@ -40,6 +43,9 @@ struct Migrate: ParsableCommand {
           # in each pod of a Kubernetes Indexed Job of 8 completions:
           vault-tool migrate --source s3://family-vaults/vaults/ --to 2 --in-place \\
             --vault-key-dir keys/ --shard auto --shard-count 8 > report.jsonl
+          # with S3 Batch Operations' CSV completion report beside it:
+          vault-tool migrate --source s3://family-vaults/vaults/ --to 2 --in-place \\
+            --vault-key-dir keys/ --completion-report report.csv > report.jsonl
         """
     )
 
@@ -99,6 +105,9 @@ struct Migrate: ParsableCommand {
     @Flag(help: "Batch mode: accept vaults that fail (they stay in the report and the journal) and exit 0.")
     var skipFailed = false
 
+    @Option(help: ArgumentHelp("Bucket mode: also write each vault's result in the S3 Batch Operations completion report's CSV layout (Bucket, Key, VersionId, TaskStatus, HTTPStatusCode, ErrorCode, ResultMessage) to FILE or s3://BUCKET/KEY, such as --completion-report s3://family-vaults/reports/shard-3.csv.", valueName: "FILE"))
+    var completionReport: String?
+
     @OptionGroup var vault: VaultInputOptions
 
     /// A fleet in a bucket: --source, or a manifest with --in-place or --out.
@@ -128,10 +137,14 @@ struct Migrate: ParsableCommand {
                 throw ValidationError("--out must not overlap --source: a rerun would list the results as vaults to migrate")
             }
             if shardCount != nil, shard != "auto" { throw ValidationError("--shard-count goes with --shard auto") }
+            if let completionReport {
+                guard completionReport != "-" else { throw ValidationError("--completion-report takes FILE or s3://BUCKET/KEY: standard output carries the JSON Lines report") }
+                guard !dryRun else { throw ValidationError("--completion-report is not written by a dry run, which writes nothing") }
+            }
             return
         }
-        if source != nil || out != nil || vaultKeyDir != nil || shard != nil || shardCount != nil {
-            throw ValidationError("--source, --out, --vault-key-dir and --shard belong to a bucket run (--source s3://BUCKET/PREFIX/)")
+        if source != nil || out != nil || vaultKeyDir != nil || shard != nil || shardCount != nil || completionReport != nil {
+            throw ValidationError("--source, --out, --vault-key-dir, --shard and --completion-report belong to a bucket run (--source s3://BUCKET/PREFIX/)")
         }
         if manifest != nil {
             guard outDir != nil else { throw ValidationError("--manifest needs --out-dir") }
@@ -167,7 +180,7 @@ struct Migrate: ParsableCommand {
             try BucketCommand(jobs: try source.map { .listing(try S3ObjectName.folder(parsing: $0)) } ?? .manifest(manifest!), target: to,
                               destination: try out.map { .prefix(try S3ObjectName.folder(parsing: $0)) } ?? .inPlace, vaultKeyDir: vaultKeyDir,
                               shard: try parsedShard(), journal: journal, parallelism: jobs ?? 16,
-                              dryRun: dryRun, skipFailed: skipFailed).run()
+                              dryRun: dryRun, skipFailed: skipFailed, completionReport: completionReport).run()
             return
         }
         if let manifest {

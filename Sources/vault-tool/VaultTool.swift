@@ -43,4 +43,5 @@ private let hints: [VaultError.Code: String] = [
     .journalNeedsAName: "name the journal with --journal FILE",
     .fileInBucketBatch: "migrate files with --out-dir DIR instead",
     .objectInFolderBatch: "give --in-place or --out s3://BUCKET/PREFIX/ instead of --out-dir",
+    .vaultsFailed: "run the same command again (finished vaults are not redone), or accept them with --skip-failed",
 ]

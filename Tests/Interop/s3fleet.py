@@ -225,3 +225,97 @@ class PrivateServer:
         for port in self.ports:
             for socket_file in Path("/tmp").glob(f"seaweedfs-*-{port}.sock"):
                 socket_file.unlink(missing_ok=True)
+
+
+class CountingProxy:
+    """A reverse proxy in front of the test server that counts what passes: every request
+    (method, path, query) and, for each ListObjectsV2 page, how many keys it carried. With
+    `slow_down(n)`, it answers the next n requests (or every one, with None) `503 SlowDown` itself,
+    as a throttling S3 does (only those `when(method, path)` is true of). The tool signs for the proxy's address (its endpoint), and the proxy
+    forwards the request as it came, Host header included, so the signature still holds."""
+
+    def __init__(self, upstream=None):
+        import http.client
+        import http.server
+        import urllib.parse
+        self.upstream = urllib.parse.urlsplit(upstream or ENDPOINT)
+        self.requests = []  # (method, path, query dict, keys listed or None)
+        self.lock = threading.Lock()
+        self.throttle_left = 0
+        self.throttle_when = lambda method, path: True
+        proxy = self
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def log_message(self, *arguments):
+                pass
+
+            def _forward(self):
+                length = int(self.headers.get("Content-Length") or 0)
+                body = self.rfile.read(length) if length else b""
+                url = urllib.parse.urlsplit(self.path)
+                query = dict(urllib.parse.parse_qsl(url.query, keep_blank_values=True))
+                with proxy.lock:
+                    throttled = (proxy.throttle_left is None or proxy.throttle_left > 0) and proxy.throttle_when(self.command, url.path)
+                    if throttled and proxy.throttle_left:
+                        proxy.throttle_left -= 1
+                if throttled:
+                    answer = (b"<?xml version=\"1.0\" encoding=\"UTF-8\"?><Error><Code>SlowDown</Code>"
+                              b"<Message>Please reduce your request rate.</Message></Error>")
+                    with proxy.lock:
+                        proxy.requests.append((self.command, url.path, query, None, 503))
+                    self.send_response(503)
+                    self.send_header("Content-Type", "application/xml")
+                    self.send_header("Content-Length", str(len(answer)))
+                    self.end_headers()
+                    self.wfile.write(answer)
+                    return
+                connection = http.client.HTTPConnection(proxy.upstream.hostname, proxy.upstream.port, timeout=60)
+                connection.putrequest(self.command, self.path, skip_host=True, skip_accept_encoding=True)
+                for name, value in self.headers.items():
+                    connection.putheader(name, value)
+                connection.endheaders(body)
+                response = connection.getresponse()
+                data = response.read()
+                keys = data.count(b"<Key>") if self.command == "GET" and query.get("list-type") == "2" else None
+                with proxy.lock:
+                    proxy.requests.append((self.command, url.path, query, keys, response.status))
+                self.send_response(response.status)
+                for name, value in response.getheaders():
+                    if name.lower() not in ("content-length", "transfer-encoding", "connection"):
+                        self.send_header(name, value)
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                if self.command != "HEAD":
+                    self.wfile.write(data)
+                connection.close()
+
+            do_GET = do_PUT = do_DELETE = do_HEAD = do_POST = _forward
+
+        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.server.daemon_threads = True
+        self.endpoint = f"http://127.0.0.1:{self.server.server_address[1]}"
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+    def slow_down(self, count=None, when=lambda method, path: True):
+        with self.lock:
+            self.throttle_left, self.throttle_when = count, when
+
+    def throttled(self):
+        """The paths answered 503 SlowDown, once per answer."""
+        with self.lock:
+            return [path for _, path, _, _, status in self.requests if status == 503]
+
+    def listings(self):
+        """(query, keys) of each ListObjectsV2 page the server answered."""
+        with self.lock:
+            return [(query, keys) for method, _, query, keys, status in self.requests if keys is not None and status == 200]
+
+    def reset(self):
+        with self.lock:
+            self.requests.clear()
+
+    def close(self):
+        self.server.shutdown()
+        self.server.server_close()

@@ -122,6 +122,9 @@ def test_every_request_the_tools_send_is_signed_as_botocore_signs_it(server, tmp
         ["inspect", f"s3://{bucket}/{key}"],                        # GET
         ["census", f"s3://{bucket}/{prefix}"],                       # GET ?list-type=2&prefix=…
         ["migrate", "--key-file", str(key_file), "--to", "2", "-o", f"s3://{bucket}/{key}", str(source)],  # ranged GET, then PUT
+        # GET ?list-type=2&prefix=…&start-after=…: a shard's listing starts after its first key
+        ["migrate", "--source", f"s3://{bucket}/{prefix}/", "--to", "2", "--in-place", "--vault-key-dir", str(tmp_path),
+         "--shard", "2/3", "--dry-run"],
     ]
     for arguments in runs:
         subprocess.run([VAULT_TOOL, *arguments], env=env, capture_output=True, timeout=60)
@@ -129,6 +132,8 @@ def test_every_request_the_tools_send_is_signed_as_botocore_signs_it(server, tmp
     assert methods.count("PUT") == 1 and methods.count("GET") >= 3, methods
     for request in Recorder.captured:
         check_signature(request, access_key, secret, token, region)
+    queries = [urllib.parse.parse_qs(urllib.parse.urlsplit(request[1]).query) for request in Recorder.captured]
+    assert [q["start-after"] for q in queries if "start-after" in q] == [[f"{prefix}/5555555555555556"]]
     # The object's key goes on the wire encoded as botocore encodes it (path style).
     object_paths = [request[1] for request in Recorder.captured if request[0] == "PUT"]
     assert object_paths == [f"/{bucket}/" + urllib.parse.quote(key, safe="/~")]

@@ -46,6 +46,9 @@ public struct VaultError: Error, Hashable, Sendable, CustomStringConvertible {
         case authentication
         /// The operation would lose data or break a guard rail.
         case refused
+        /// Something a retry gets past: the object store throttled (503 SlowDown), kept failing
+        /// (5xx) or could not be reached, through every attempt.
+        case temporary
     }
 
     /// A stable error code. New codes may be added; match on the ones you handle.

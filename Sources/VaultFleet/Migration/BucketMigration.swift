@@ -45,7 +45,8 @@ public final class BucketMigration: Sendable {
     }
 
     /// `--shard I/N`: the I-th (1-based) of N equal ranges of household ids, by their first 8
-    /// bytes, so N machines split one fleet.
+    /// bytes, so N machines split one fleet. A listing takes the shard's run of keys
+    /// (``keyRange(under:)``); a manifest's lines, the shard's households.
     /// `--shard auto` reads it from the job engine's environment (``Shard/fromEngine(_:count:)``).
     public struct Shard: Sendable, Equatable, CustomStringConvertible {
         public let index: Int
@@ -90,21 +91,35 @@ public final class BucketMigration: Sendable {
     public let destination: Destination
     public let shard: Shard?
     public let jobs: [Job]
+    /// Whether a job not named after its household is in the shard by its header (a manifest's).
+    private let shardByHeader: Bool
     /// Nil in a dry run, which writes nothing, not even a journal.
     private let opened: MigrationJournal?
     private var journal: DatabaseQueue? { opened?.queue }
 
-    /// The jobs of every object under `prefix` named `*.vault` (and in `shard`, when its name
-    /// says its household).
+    /// The jobs of every object under `prefix` named `*.vault`; with a shard, of its run of keys
+    /// only (``ShardKeyRange``): the listing starts after the shard's first key and stops at the
+    /// first key past its end, so N shards list the prefix once between them.
     static func jobs(under prefix: S3ObjectName, destination: Destination, shard: Shard?, store: ObjectStore) throws -> [Job] {
         var jobs: [Job] = []
+        let range = shard?.keyRange(under: prefix.key)
+        var listedInRange = 0
+        var pageSize = 1000
         try store.withClient { client in
-            try client.listAll(prefix) { page in
-                for object in page where object.key.hasSuffix(".vault") {
-                    let job = Self.job(S3ObjectName(bucket: prefix.bucket, key: object.key), below: prefix, destination: destination)
-                    if let shard, let household = job.namedHousehold, !shard.contains(household) { continue }
-                    jobs.append(job)
+            try client.listPages(prefix, startAfter: range?.after, nextPageSize: { page in
+                guard let range, let last = page.last else { return 1000 }
+                pageSize = range.nextPageSize(listedInRange: listedInRange, last: last.key, previous: pageSize)
+                return pageSize
+            }) { page in
+                for object in page {
+                    if let range {
+                        if range.isPastEnd(object.key) { return false }
+                        listedInRange += 1
+                    }
+                    guard object.key.hasSuffix(".vault") else { continue }
+                    jobs.append(Self.job(S3ObjectName(bucket: prefix.bucket, key: object.key), below: prefix, destination: destination))
                 }
+                return true
             }
         }
         return jobs
@@ -133,6 +148,11 @@ public final class BucketMigration: Sendable {
         public let batch: String
         /// `BUCKET.migrate-journal.sqlite`, or `BUCKET.shard-I-of-N.migrate-journal.sqlite`.
         public let defaultJournal: String
+        /// The run of keys a sharded listing covered (nil: no shard, or a manifest).
+        public let listedRange: ShardKeyRange?
+        /// A manifest's object not named after its household is in a shard by its header, read
+        /// when its job runs; a listing's objects are in the shard whose keys they are.
+        let shardByHeader: Bool
         private let keyFolder: String?
         private let manifestKeys: [S3ObjectName: KeyFiles]
 
@@ -143,9 +163,12 @@ public final class BucketMigration: Sendable {
             return FileManager.default.fileExists(atPath: path) ? KeyFiles(keyFile: nil, vaultKeyFile: path) : nil
         }
 
-        init(jobs: [Job], batch: String, bucket: String, shard: Shard?, keyFolder: String?, manifestKeys: [S3ObjectName: KeyFiles]) {
+        init(jobs: [Job], batch: String, bucket: String, shard: Shard?, listedRange: ShardKeyRange?, keyFolder: String?,
+             manifestKeys: [S3ObjectName: KeyFiles]) {
             self.jobs = jobs
             self.batch = batch
+            self.listedRange = listedRange
+            shardByHeader = keyFolder == nil
             defaultJournal = bucket + (shard.map { ".shard-\($0.index)-of-\($0.count)" } ?? "") + ".migrate-journal.sqlite"
             self.keyFolder = keyFolder
             self.manifestKeys = manifestKeys
@@ -162,7 +185,8 @@ public final class BucketMigration: Sendable {
         switch source {
         case .listing(let prefix, let keyFolder):
             return Plan(jobs: try jobs(under: prefix, destination: destination, shard: shard, store: store), batch: "source \(prefix) \(to)",
-                        bucket: prefix.bucket, shard: shard, keyFolder: keyFolder, manifestKeys: [:])
+                        bucket: prefix.bucket, shard: shard, listedRange: shard?.keyRange(under: prefix.key), keyFolder: keyFolder,
+                        manifestKeys: [:])
         case .manifest(let bytes, let path):
             var jobs: [Job] = []
             var keys: [S3ObjectName: KeyFiles] = [:]
@@ -180,7 +204,7 @@ public final class BucketMigration: Sendable {
                 jobs.append(job)
             }
             return Plan(jobs: jobs, batch: "manifest \(Hex.encode(SHA256.hash(bytes))) \(to)", bucket: jobs.first?.source.bucket ?? "manifest",
-                        shard: shard, keyFolder: nil, manifestKeys: keys)
+                        shard: shard, listedRange: nil, keyFolder: nil, manifestKeys: keys)
         }
     }
 
@@ -204,6 +228,7 @@ public final class BucketMigration: Sendable {
         try Migration.checkTarget(target)
         let batch = plan.batch
         jobs = plan.jobs
+        shardByHeader = plan.shardByHeader
         self.store = store
         self.target = target
         self.destination = destination
@@ -331,7 +356,7 @@ public final class BucketMigration: Sendable {
                     throw VaultError.noSuchObject(job.source.description, what: "vault")
                 }
                 let header = try VaultEnvelope(parsing: source.bytes).header
-                if let shard, job.namedHousehold == nil, !shard.contains(header.householdID) { return nil }
+                if let shard, shardByHeader, job.namedHousehold == nil, !shard.contains(header.householdID) { return nil }
                 guard let access = try loadAccess(job, header.householdID) else {
                     try record(job, state: .noKey, status: .noKey, from: Int(header.schemaVersion), before: source.etag, after: nil, error: nil)
                     return Result(job: job, status: .noKey, from: Int(header.schemaVersion), to: target, etagBefore: source.etag, etagAfter: nil, error: nil)

@@ -1,0 +1,48 @@
+import VaultCore
+
+/// How a fleet run on a bucket ended, for the job engine that runs it: done, worth a retry, or
+/// failed for good. A retry policy acts on the exit code (0, 75, 1), so a run exits 75 only when
+/// every vault that failed failed for a reason a retry gets past (the store throttled, failed
+/// with 5xx or could not be reached, through every attempt), and 1 when any failed for good (a
+/// wrong key, a damaged vault, a conflict); each vault's own outcome is in its report line.
+extension BucketMigration.Result {
+    /// The vault is not done: it failed, or ended in conflict.
+    public var isFailure: Bool { status == .failed || status == .conflict }
+
+    /// It failed for a reason a retry gets past. A conflict is not one: with `--out` it is an
+    /// object this run did not write, and in place a vault changed five times during its
+    /// migration is one a family is using right now; an operator looks at both.
+    public var isTemporaryFailure: Bool { status == .failed && error?.code.category == .temporary }
+}
+
+extension BucketMigration {
+    /// What a run whose vaults ended as `results` failed with, nil when none failed.
+    public static func failure(of results: [Result]) -> VaultError? {
+        let failed = results.filter(\.isFailure)
+        guard !failed.isEmpty else { return nil }
+        if failed.allSatisfy(\.isTemporaryFailure) { return .vaultsToRetry(failed.count) }
+        let conflicts = failed.count(where: { $0.status == .conflict })
+        return .vaultsFailed(failed: failed.count - conflicts, conflicts: conflicts, temporary: failed.count(where: \.isTemporaryFailure))
+    }
+}
+
+extension VaultError.Code {
+    /// Vaults of a fleet run failed, some for good (a wrong key, a damaged vault), or ended in conflict.
+    public static let vaultsFailed = VaultError.Code(name: "vaultsFailed", category: .operational)
+    /// Every vault of a fleet run that failed failed only because of the object store (throttled,
+    /// 5xx, out of reach): running it again later finishes them.
+    public static let vaultsToRetry = VaultError.Code(name: "vaultsToRetry", category: .temporary)
+}
+
+extension VaultError {
+    static func vaultsFailed(failed: Int, conflicts: Int, temporary: Int, file: String = #fileID, line: UInt = #line) -> VaultError {
+        let passing = temporary > 0 ? " (\(temporary) of the failures only because of the object store)" : ""
+        return VaultError(.vaultsFailed, "\(failed) vaults failed and \(conflicts) changed too often while being migrated\(passing); they are in the report and the journal",
+                          file: file, line: line)
+    }
+
+    static func vaultsToRetry(_ count: Int, file: String = #fileID, line: UInt = #line) -> VaultError {
+        VaultError(.vaultsToRetry, "\(count) vaults failed only because the object store throttled, failed or could not be reached; they are in the report and the journal",
+                   hint: "run the same command again later: finished vaults are not redone", file: file, line: line)
+    }
+}
