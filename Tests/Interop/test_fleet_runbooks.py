@@ -117,6 +117,10 @@ def unknown_fields(value, schema, schemas, path="Job"):
             problems += unknown_fields(item, schema["items"], schemas, f"{path}[{index}]")
     elif kind == "integer" and not isinstance(value, int):
         problems.append(f"{path}: an integer, not {value!r}")
+    elif kind == "string" and schema.get("format") in ("int64", "uint64"):
+        # proto3's JSON takes a 64-bit integer as a number or a string.
+        if not isinstance(value, (int, str)) or isinstance(value, bool):
+            problems.append(f"{path}: an integer, not {value!r}")
     elif kind == "string" and not isinstance(value, str):
         problems.append(f"{path}: a string, not {value!r}")
     elif kind == "boolean" and not isinstance(value, bool):

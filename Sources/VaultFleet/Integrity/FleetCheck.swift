@@ -34,14 +34,20 @@ public enum FleetCheck {
     /// `--subset I/N` (1-based, as restic's `n/t`) or `--subset auto/N`: the slice of tonight,
     /// the day's number since 1970 modulo N, so N nightly runs cover the fleet once.
     ///
-    /// An object named `<household id>.vault` falls in the slice of its household, by the same
-    /// ranges of household ids as `migrate --shard`; any other object by the SHA-256 of its key,
-    /// so a stray or foreign object is read once every N runs too, without reading it to decide.
+    /// The slices of a listing are the runs of keys of `migrate --shard I/N`
+    /// (``ShardKeyRange``): a vault named `<household id>.vault` under the prefix falls in the
+    /// slice of its household, any other object in the slice its key sorts into, and each slice
+    /// lists only its own keys. A manifest's objects have no prefix to sort under: a vault named
+    /// after its household falls in its household's slice, any other object in the slice of the
+    /// SHA-256 of its key, so a stray object is read once every N runs too.
     public struct Subset: Sendable, Equatable, CustomStringConvertible {
-        public let index: Int
-        public let count: Int
+        /// The same ranges as a shard's.
+        let shard: BucketMigration.Shard
         /// How it was named: "3/7", or "auto/7 on 2026-11-25", for the report.
         public let origin: String
+
+        public var index: Int { shard.index }
+        public var count: Int { shard.count }
 
         /// As many slices as a fleet can be split into shards.
         public static let maximumCount = BucketMigration.Shard.maximumCount
@@ -55,29 +61,29 @@ public enum FleetCheck {
                 // Days and slots rounded down, also before 1970 (where Swift's / and % round
                 // toward zero).
                 let day = now.seconds >= 0 ? now.seconds / 86_400 : (now.seconds - 86_399) / 86_400
-                index = Int((day % Int64(count) + Int64(count)) % Int64(count)) + 1
+                let index = Int((day % Int64(count) + Int64(count)) % Int64(count)) + 1
+                shard = BucketMigration.Shard(index: index, count: count, origin: "--subset \(text)")
                 origin = "auto/\(count) on \(now.rfc3339.prefix(10))"
             } else {
                 guard let index = Int(parts[0]), (1...count).contains(index) else {
                     throw VaultError.outOfRange("a subset ('\(text)')", "I/N with 1 ≤ I ≤ N ≤ \(Self.maximumCount), such as 3/7, or auto/N")
                 }
-                self.index = index
+                shard = BucketMigration.Shard(index: index, count: count, origin: "--subset \(text)")
                 origin = "\(index)/\(count)"
             }
-            self.count = count
         }
 
-        public static func == (lhs: Self, rhs: Self) -> Bool { lhs.index == rhs.index && lhs.count == rhs.count }
+        public static func == (lhs: Self, rhs: Self) -> Bool { lhs.shard == rhs.shard }
 
-        /// Whether the object named `key` is this slice's to read.
-        public func contains(key: String) -> Bool {
+        /// Whether a manifest's object named `key` is this slice's to read.
+        public func containsManifestObject(_ key: String) -> Bool {
             let job = BucketMigration.job(S3ObjectName(bucket: "", key: key), below: nil, destination: .inPlace)
-            let leading = job.namedHousehold.map { Array($0.bytes.prefix(8)) } ?? Array(SHA256.hash(Array(key.utf8)).prefix(8))
-            let value = leading.reduce(UInt64(0)) { $0 << 8 | UInt64($1) }
-            return Int(value.multipliedFullWidth(by: UInt64(count)).high) == index - 1
+            if let household = job.namedHousehold { return shard.contains(household) }
+            let leading = SHA256.hash(Array(key.utf8)).prefix(8).reduce(UInt64(0)) { $0 << 8 | UInt64($1) }
+            return shard.leadingRange.contains(leading)
         }
 
-        public var description: String { "\(index)/\(count)" }
+        public var description: String { shard.description }
     }
 
     /// One object's outcome.
@@ -112,12 +118,9 @@ public enum FleetCheck {
         switch source {
         case .listing(let prefix):
             var found: [Entry] = []
-            try store.withClient { client in
-                try client.listAll(prefix) { page in
-                    for listed in page where !listed.key.hasSuffix("/") && subset?.contains(key: listed.key) != false {
-                        found.append(Entry(object: S3ObjectName(bucket: prefix.bucket, key: listed.key), manifestKeys: nil))
-                    }
-                }
+            try BucketMigration.listRun(under: prefix, shard: subset?.shard, store: store) { listed in
+                guard !listed.key.hasSuffix("/") else { return }
+                found.append(Entry(object: S3ObjectName(bucket: prefix.bucket, key: listed.key), manifestKeys: nil))
             }
             return found
         case .manifest(let bytes, let path):
@@ -125,7 +128,7 @@ public enum FleetCheck {
                 guard case .object(let name) = try VaultLocation(entry.vault), !name.isPrefix else {
                     throw VaultError.fileInBucketBatch(line: entry.line, vault: entry.vault)
                 }
-                guard subset?.contains(key: name.key) != false else { return nil }
+                guard subset?.containsManifestObject(name.key) != false else { return nil }
                 return Entry(object: name, manifestKeys: BucketMigration.KeyFiles(keyFile: entry.keyFile, vaultKeyFile: entry.vaultKeyFile))
             }
         }

@@ -102,6 +102,17 @@ public final class BucketMigration: Sendable {
     /// first key past its end, so N shards list the prefix once between them.
     static func jobs(under prefix: S3ObjectName, destination: Destination, shard: Shard?, store: ObjectStore) throws -> [Job] {
         var jobs: [Job] = []
+        try listRun(under: prefix, shard: shard, store: store) { object in
+            guard object.key.hasSuffix(".vault") else { return }
+            jobs.append(Self.job(S3ObjectName(bucket: prefix.bucket, key: object.key), below: prefix, destination: destination))
+        }
+        return jobs
+    }
+
+    /// Every object under `prefix`, or with a shard its run of keys only (``ShardKeyRange``):
+    /// the listing starts after the shard's first key, sizes its pages to the keys still
+    /// expected, and stops at the first key past its end.
+    static func listRun(under prefix: S3ObjectName, shard: Shard?, store: ObjectStore, _ each: (S3Client.Listed) throws -> Void) throws {
         let range = shard?.keyRange(under: prefix.key)
         var listedInRange = 0
         var pageSize = 1000
@@ -116,13 +127,11 @@ public final class BucketMigration: Sendable {
                         if range.isPastEnd(object.key) { return false }
                         listedInRange += 1
                     }
-                    guard object.key.hasSuffix(".vault") else { continue }
-                    jobs.append(Self.job(S3ObjectName(bucket: prefix.bucket, key: object.key), below: prefix, destination: destination))
+                    try each(object)
                 }
                 return true
             }
         }
-        return jobs
     }
 
     /// Where a fleet run's vaults come from.

@@ -3,8 +3,7 @@ import Testing
 @testable import VaultFleet
 
 /// `check --subset`: I/N and auto/N name the same slices; auto/N walks the slices one a day; the
-/// slices of one count split every key exactly once, household-named vaults by the ranges
-/// `--shard` uses.
+/// slices of one count split every key exactly once, listed by the shards' runs of keys.
 @Suite struct FleetCheckSubsetTests {
     typealias Subset = FleetCheck.Subset
     let day: Int64 = 86_400
@@ -43,17 +42,21 @@ import Testing
         let slices = try (1...count).map { try Subset(parsing: "\($0)/\(count)", now: Timestamp(seconds: 0)) }
         let households = [String(repeating: "0", count: 64), String(repeating: "f", count: 64)]
             + (0..<200).map { _ in (0..<32).map { _ in String(format: "%02x", UInt8.random(in: 0...255, using: &generator)) }.joined() }
-        let keys = households.map { "vaults/\($0).vault" } + ["vaults/README.txt", "vaults/empty.vault", "other/x", "vaults/ABC.vault"]
+        let keys = households.map { "vaults/\($0).vault" } + ["vaults/README.txt", "vaults/empty.vault", "vaults/old/x.vault", "vaults/ABC.vault"]
         for key in keys {
-            #expect(slices.filter { $0.contains(key: key) }.count == 1, "\(key)")
+            // A listing's slices are the shards' runs of keys; a manifest's, households or hashes.
+            #expect(slices.filter { $0.shard.keyRange(under: "vaults/").contains(key) }.count == 1, "\(key)")
+            #expect(slices.filter { $0.containsManifestObject(key) }.count == 1, "\(key)")
         }
-        // A household's vault falls in the slice --shard gives its household.
+        // A household's vault falls in the slice --shard gives its household, both ways.
         for household in households {
             let id = HouseholdID(bytes: Hex.decode(household)!)
-            let shard = slices.firstIndex { $0.contains(key: "vaults/\(household).vault") }! + 1
-            let sameShard = try BucketMigration.Shard(parsing: "\(shard)/\(count)")
-            #expect(sameShard.contains(id))
+            let key = "vaults/\(household).vault"
+            let listed = slices.firstIndex { $0.shard.keyRange(under: "vaults/").contains(key) }! + 1
+            let named = slices.firstIndex { $0.containsManifestObject(key) }! + 1
+            let sameShard = try BucketMigration.Shard(parsing: "\(listed)/\(count)")
+            #expect(sameShard.contains(id) && listed == named)
         }
-        #expect(slices[0].contains(key: "vaults/\(households[0]).vault") && slices[count - 1].contains(key: "vaults/\(households[1]).vault"))
+        #expect(slices[0].containsManifestObject("vaults/\(households[0]).vault") && slices[count - 1].containsManifestObject("vaults/\(households[1]).vault"))
     }
 }
