@@ -68,6 +68,12 @@ let package = Package(
             pkgConfig: "libcurl",
             providers: [.apt(["libcurl4-openssl-dev"])]
         ),
+        // zlib: the gzip-compressed CSV files of an S3 Inventory report (a fleet run's source).
+        .systemLibrary(
+            name: "CZlib",
+            pkgConfig: "zlib",
+            providers: [.apt(["zlib1g-dev"])]
+        ),
         // zxcvbn-c: how many guesses a new passphrase would take (no pkg-config file in Debian).
         .systemLibrary(name: "CZxcvbn", providers: [.apt(["libzxcvbn-dev"])]),
         // syncfs(2), which Glibc's Swift module hides (it is a GNU extension).
@@ -87,7 +93,7 @@ let package = Package(
         .target(name: "VaultStorage", dependencies: ["VaultCore", "CCurl"]),
         .target(
             name: "VaultFleet",
-            dependencies: ["VaultCore", "VaultStorage", .product(name: "GRDB", package: "GRDB.swift")]
+            dependencies: ["VaultCore", "VaultStorage", "CZlib", .product(name: "GRDB", package: "GRDB.swift")]
         ),
         .target(
             name: "VaultRegistry",

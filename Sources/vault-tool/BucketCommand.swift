@@ -16,6 +16,8 @@ struct BucketCommand {
         case listing(S3ObjectName)
         /// The path of a manifest: objects, each with the key file that opens it.
         case manifest(String)
+        /// The manifest.json of an S3 Inventory report.
+        case inventory(S3ObjectName)
     }
 
     let jobs: Jobs
@@ -36,6 +38,8 @@ struct BucketCommand {
         let source: BucketMigration.Source = switch jobs {
         case .listing(let prefix): .listing(prefix, keyFolder: vaultKeyDir!)
         case .manifest(let path): .manifest(bytes: try InputFiles.read(path, what: "manifest", limit: InputLimits.listFile), path: path)
+        case .inventory(let name): .inventory(try S3Inventory(manifest: try InputFiles.read(name.description, what: "inventory manifest", limit: InputLimits.listFile), at: name),
+                                              name: name, keyFolder: vaultKeyDir!)
         }
         let plan = try BucketMigration.plan(source, destination: destination, shard: shard, store: store)
         // Declared before anything is written (the plan only read): the report may not be the

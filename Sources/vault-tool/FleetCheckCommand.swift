@@ -1,4 +1,5 @@
 import CLISupport
+import Foundation
 import Synchronization
 import VaultCore
 import VaultFleet
@@ -17,8 +18,11 @@ struct FleetCheckCommand {
     func run() throws {
         // The store VaultTool.main registers.
         let store = try ObjectStores.shared(as: ObjectStore.self, for: "s3://")
+        if let vaultKeyDir, opendir(vaultKeyDir).map({ closedir($0); return true }) != true {
+            throw VaultError.keyFolderUnreadable(vaultKeyDir)
+        }
         let objects = try FleetCheck.objects(source, subset: subset, store: store)
-        let progress = RunReport<FleetCheck.Status>(total: objects.count, failing: [.damaged, .truncated])
+        let progress = RunReport<FleetCheck.Status>(total: objects.count, failing: Set(FleetCheck.Status.allCases.filter(\.isFailure)))
         let kinds = Mutex([VaultCensus.Kind: Int]())
         try FleetCheck.run(objects, store: store, keyFolder: vaultKeyDir, parallelism: parallelism,
                                          loadAccess: { try VaultAccessFiles.load(keyFile: $0.keyFile, vaultKeyFile: $0.vaultKeyFile) },
@@ -29,14 +33,12 @@ struct FleetCheckCommand {
         let counts = progress.finish()
         func count(_ status: FleetCheck.Status) -> Int { counts[status, default: 0] }
         let slice = subset.map { " of slice \($0.origin)" } ?? ""
-        diagnostics.note("checked \(objects.count) objects\(slice): ok \(count(.ok)), no key \(count(.noKey)), truncated \(count(.truncated)), foreign \(count(.foreign)), damaged \(count(.damaged)), gone \(count(.gone))")
+        diagnostics.note("checked \(objects.count) objects\(slice): ok \(count(.ok)), no key \(count(.noKey)), key unreadable \(count(.keyUnreadable)), truncated \(count(.truncated)), foreign \(count(.foreign)), damaged \(count(.damaged)), gone \(count(.gone))")
         let census = kinds.withLock { $0 }.sorted { $0.key < $1.key }
             .map { "format \($0.key.format), suite \($0.key.suite), schema \($0.key.schemaVersion): \($0.value)" }
         if !census.isEmpty { diagnostics.note("census of the slice: " + census.joined(separator: "; ")) }
-        let damage = count(.damaged) + count(.truncated)
-        guard damage > 0 else { return }
-        throw ToolError(.operational, "\(count(.damaged)) damaged and \(count(.truncated)) truncated objects; each is named in the report",
-                        hint: "restore each from a backup, or have the household's device write it again")
+        guard FleetCheck.Status.allCases.contains(where: { $0.isFailure && count($0) > 0 }) else { return }
+        throw VaultError.fleetCheckFailed(damaged: count(.damaged), truncated: count(.truncated), keyUnreadable: count(.keyUnreadable))
     }
 
     /// One object's line; a sliced run says its slice on each.

@@ -21,7 +21,8 @@ struct Migrate: ParsableCommand {
         A vault may be an object, s3://BUCKET/KEY (docs/object-storage.md). A fleet in a bucket \
         is migrated where it lives with --source s3://BUCKET/PREFIX/ and --in-place (or --out \
         s3://OTHER/PREFIX/), the keys read from --vault-key-dir (<household id>.vaultkey \
-        files) or named by a manifest of objects. Every write is conditional on the version read: \
+        files) or named by a manifest of objects; --inventory takes the objects an S3 Inventory \
+        report lists instead of a listing. Every write is conditional on the version read: \
         a vault a family's device changes meanwhile is read and migrated again, never \
         overwritten. Vaults without a key here are reported as no-key and left for the app; \
         --shard I/N splits a fleet between N machines; --shard auto takes the shard a job \
@@ -43,6 +44,9 @@ struct Migrate: ParsableCommand {
           # in each pod of a Kubernetes Indexed Job of 8 completions:
           vault-tool migrate --source s3://family-vaults/vaults/ --to 2 --in-place \\
             --vault-key-dir keys/ --shard auto --shard-count 8 > report.jsonl
+          # the vaults of the day's S3 Inventory report, instead of a listing:
+          vault-tool migrate --inventory s3://inv/family-vaults/manifest.json \\
+            --to 2 --in-place --vault-key-dir keys/ > report.jsonl
           # with S3 Batch Operations' CSV completion report beside it:
           vault-tool migrate --source s3://family-vaults/vaults/ --to 2 --in-place \\
             --vault-key-dir keys/ --completion-report report.csv > report.jsonl
@@ -90,6 +94,9 @@ struct Migrate: ParsableCommand {
     @Option(help: ArgumentHelp("Bucket mode: migrate every *.vault object under this prefix, s3://BUCKET/PREFIX/.", valueName: "PREFIX"))
     var source: String?
 
+    @Option(help: ArgumentHelp("Bucket mode: migrate every current *.vault object an S3 Inventory report (CSV) lists, given by its manifest.json, s3://BUCKET/…/manifest.json.", valueName: "MANIFEST"))
+    var inventory: String?
+
     @Option(help: ArgumentHelp("Bucket mode: write the results under this prefix (s3://BUCKET/PREFIX/) instead of in place.", valueName: "PREFIX"))
     var out: String?
 
@@ -111,15 +118,18 @@ struct Migrate: ParsableCommand {
     @OptionGroup var vault: VaultInputOptions
 
     /// A fleet in a bucket: --source, or a manifest with --in-place or --out.
-    private var bucketMode: Bool { source != nil || (manifest != nil && (inPlace || out != nil)) }
+    private var bucketMode: Bool { source != nil || inventory != nil || (manifest != nil && (inPlace || out != nil)) }
 
     func validate() throws {
         if bucketMode {
             guard inPlace != (out != nil) else { throw ValidationError("a bucket run takes --in-place or --out s3://BUCKET/PREFIX/, one of the two") }
-            guard (source != nil) != (manifest != nil) else { throw ValidationError("give --source or --manifest, not both") }
-            guard (source != nil) == (vaultKeyDir != nil) else {
-                throw ValidationError(source != nil ? "--source needs --vault-key-dir DIR (the manifest form names its own keys)"
-                                                    : "--vault-key-dir goes with --source; a manifest names its own keys")
+            guard [source, inventory, manifest].compactMap({ $0 }).count == 1 else {
+                throw ValidationError("give one of --source, --inventory and --manifest")
+            }
+            let listed = source != nil || inventory != nil
+            guard listed == (vaultKeyDir != nil) else {
+                throw ValidationError(listed ? "\(source != nil ? "--source" : "--inventory") needs --vault-key-dir DIR (the manifest form names its own keys)"
+                                             : "--vault-key-dir goes with --source or --inventory; a manifest names its own keys")
             }
             guard vault.access.paths.isEmpty, vault.input == "-", output.output == nil, outDir == nil else {
                 throw ValidationError("a bucket run names its own vaults and keys; give no IN, key option, -o or --out-dir")
@@ -129,7 +139,7 @@ struct Migrate: ParsableCommand {
             guard !noBackup, backup == ".bak", expectRevision == nil, !json else {
                 throw ValidationError("--backup, --no-backup, --expect-revision and --json belong to one vault; a bucket run keeps no backup (enable the bucket's versioning for a way back) and reports JSON Lines")
             }
-            for (option, value) in [("--source", source), ("--out", out)] {
+            for (option, value) in [("--source", source), ("--inventory", inventory), ("--out", out)] {
                 if let value, !VaultLocation.isObject(value) { throw ValidationError("\(option) takes s3://BUCKET/PREFIX/, not '\(value)'") }
             }
             if let source, let out, let from = try? S3ObjectName.folder(parsing: source), let to = try? S3ObjectName.folder(parsing: out),
@@ -143,8 +153,8 @@ struct Migrate: ParsableCommand {
             }
             return
         }
-        if source != nil || out != nil || vaultKeyDir != nil || shard != nil || shardCount != nil || completionReport != nil {
-            throw ValidationError("--source, --out, --vault-key-dir, --shard and --completion-report belong to a bucket run (--source s3://BUCKET/PREFIX/)")
+        if source != nil || inventory != nil || out != nil || vaultKeyDir != nil || shard != nil || shardCount != nil || completionReport != nil {
+            throw ValidationError("--source, --inventory, --out, --vault-key-dir, --shard and --completion-report belong to a bucket run (--source s3://BUCKET/PREFIX/)")
         }
         if manifest != nil {
             guard outDir != nil else { throw ValidationError("--manifest needs --out-dir") }
@@ -177,7 +187,16 @@ struct Migrate: ParsableCommand {
     func run() throws {
         if let jobs { try requireRange(jobs, 1...256, "--jobs") }
         if bucketMode {
-            try BucketCommand(jobs: try source.map { .listing(try S3ObjectName.folder(parsing: $0)) } ?? .manifest(manifest!), target: to,
+            let bucketJobs: BucketCommand.Jobs = if let source {
+                .listing(try S3ObjectName.folder(parsing: source))
+            } else if let inventory, let name = try S3ObjectName(parsing: inventory), !name.isPrefix {
+                .inventory(name)
+            } else if let inventory {
+                throw ToolError(.usage, "--inventory takes the report's manifest.json, s3://BUCKET/…/manifest.json, not '\(inventory)'")
+            } else {
+                .manifest(manifest!)
+            }
+            try BucketCommand(jobs: bucketJobs, target: to,
                               destination: try out.map { .prefix(try S3ObjectName.folder(parsing: $0)) } ?? .inPlace, vaultKeyDir: vaultKeyDir,
                               shard: try parsedShard(), journal: journal, parallelism: jobs ?? 16,
                               dryRun: dryRun, skipFailed: skipFailed, completionReport: completionReport).run()

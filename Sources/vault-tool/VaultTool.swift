@@ -40,6 +40,7 @@ private let hints: [VaultError.Code: String] = [
     .mergeFailsCheck: "resolve by hand: open both copies with --reveal-secrets, edit, and seal",
     .journalOfAnotherBatch: "use a new --journal, or the manifest and --to it was started with",
     .earlierJournal: "resume that run with --journal naming it",
+    .fleetCheckFailed: "restore each damaged object from a backup, or have the household's device write it again; make each key file readable",
     .journalNeedsAName: "name the journal with --journal FILE",
     .fileInBucketBatch: "migrate files with --out-dir DIR instead",
     .objectInFolderBatch: "give --in-place or --out s3://BUCKET/PREFIX/ instead of --out-dir",

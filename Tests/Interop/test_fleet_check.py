@@ -137,4 +137,29 @@ def test_a_mistyped_fleet_check_is_a_usage_error_that_says_what(arguments, messa
     code, lines, stderr = check(arguments, cwd=tmp_path)
     assert lines == []
     assert message in stderr, stderr
-    assert code in (2, 64), (code, stderr)
+    assert code == 64, (code, stderr)
+
+
+def test_what_a_nightly_check_cannot_read_fails_it_and_a_large_object_is_named_unread(s3, tmp_path):
+    bucket = s3fleet.new_bucket(s3)
+    fleet = Fleet(s3, bucket, 6, tmp_path / "keys")
+    # An object past the largest vault: named from its first bytes, never read whole.
+    s3.put_object(Bucket=bucket, Key="vaults/backup.tar", Body=b"\0" * (17 << 20))
+    big_vault = b"MTVAULT" + b"\1\1\1" + b"\0" * (17 << 20)
+    s3.put_object(Bucket=bucket, Key="vaults/huge.vault", Body=big_vault)
+    code, lines, stderr = check(["--source", f"s3://{bucket}/vaults/", "--vault-key-dir", "keys"], cwd=tmp_path)
+    by_key = {line["object"].rsplit("/", 1)[-1]: line for line in lines}
+    assert by_key["backup.tar"]["status"] == "foreign" and "larger than any vault" in by_key["backup.tar"]["reason"]
+    assert by_key["huge.vault"]["status"] == "damaged" and by_key["huge.vault"]["size"] == len(big_vault)
+    assert code == 1 and sum(1 for line in lines if line["status"] == "ok") == 6, stderr
+    # A key file the check cannot read is the operator's to mend: the run fails, naming it.
+    unreadable = tmp_path / "keys" / f"{fleet.households[0].household_id.hex()}.vaultkey"
+    unreadable.write_bytes(b"not a vault key\n")
+    s3.delete_object(Bucket=bucket, Key="vaults/huge.vault")
+    code, lines, stderr = check(["--source", f"s3://{bucket}/vaults/", "--vault-key-dir", "keys"], cwd=tmp_path)
+    statuses = {line["object"].rsplit("/", 1)[-1]: line["status"] for line in lines}
+    assert statuses[fleet.households[0].vault_path.rsplit("/", 1)[-1]] == "key-unreadable"
+    assert code == 1 and "whose key file cannot be read" in stderr, stderr
+    # A mistyped key folder would make every vault no-key: refused before anything is listed.
+    code, lines, stderr = check(["--source", f"s3://{bucket}/vaults/", "--vault-key-dir", "kyes"], cwd=tmp_path)
+    assert code == 1 and lines == [] and "the vault-key folder 'kyes' cannot be read" in stderr, stderr

@@ -77,6 +77,11 @@ public struct VaultError: Error, Hashable, Sendable, CustomStringConvertible {
         public static let unsupportedVersion = Code("unsupportedVersion", .invalidInput)
         /// The vault document is not valid JSON of the schema.
         public static let malformedDocument = Code("malformedDocument", .invalidInput)
+        /// A rolling integrity check found damaged or truncated objects, or unreadable keys.
+        public static let fleetCheckFailed = Code("fleetCheckFailed", .operational)
+        /// An S3 Inventory report (its manifest.json or a CSV file) is not in the published
+        /// layout, or its gzip data does not inflate.
+        public static let malformedInventory = Code("malformedInventory", .invalidInput)
         /// The envelope opened, but what is inside contradicts its header.
         public static let corruptVault = Code("corruptVault", .invalidInput)
         /// An AEAD tag did not verify: wrong key, or the data was changed.

@@ -24,11 +24,14 @@ public enum FleetCheck {
         case damaged
         /// A sound header; no key here to open it, so the rest is unchecked.
         case noKey = "no-key"
+        /// Its household's key file is there but cannot be read: the operator's fault, which a
+        /// nightly job must hear of, since the vault goes unchecked.
+        case keyUnreadable = "key-unreadable"
         /// Removed between the listing and the read (a household deleted meanwhile): no finding.
         case gone
 
         /// The statuses a nightly job must alert on.
-        public var isDamage: Bool { self == .truncated || self == .damaged }
+        public var isFailure: Bool { self == .truncated || self == .damaged || self == .keyUnreadable }
     }
 
     /// `--subset I/N` (1-based, as restic's `n/t`) or `--subset auto/N`: the slice of tonight,
@@ -109,6 +112,8 @@ public enum FleetCheck {
     /// One object to check, with the key files a manifest gives it.
     public struct Entry: Sendable {
         public let object: S3ObjectName
+        /// The listing's length; nil for a manifest's object.
+        let size: Int?
         let manifestKeys: BucketMigration.KeyFiles?
     }
 
@@ -120,7 +125,7 @@ public enum FleetCheck {
             var found: [Entry] = []
             try BucketMigration.listRun(under: prefix, shard: subset?.shard, store: store) { listed in
                 guard !listed.key.hasSuffix("/") else { return }
-                found.append(Entry(object: S3ObjectName(bucket: prefix.bucket, key: listed.key), manifestKeys: nil))
+                found.append(Entry(object: S3ObjectName(bucket: prefix.bucket, key: listed.key), size: listed.size, manifestKeys: nil))
             }
             return found
         case .manifest(let bytes, let path):
@@ -129,7 +134,7 @@ public enum FleetCheck {
                     throw VaultError.fileInBucketBatch(line: entry.line, vault: entry.vault)
                 }
                 guard subset?.containsManifestObject(name.key) != false else { return nil }
-                return Entry(object: name, manifestKeys: BucketMigration.KeyFiles(keyFile: entry.keyFile, vaultKeyFile: entry.vaultKeyFile))
+                return Entry(object: name, size: nil, manifestKeys: BucketMigration.KeyFiles(keyFile: entry.keyFile, vaultKeyFile: entry.vaultKeyFile))
             }
         }
     }
@@ -137,8 +142,17 @@ public enum FleetCheck {
     /// Reads and checks one object. `loadAccess` gives the household's key, or nil when the
     /// operator holds none. Errors of the store (after its retries) are thrown: the run stops,
     /// as a slice that was not read is not checked.
-    public static func check(_ object: S3ObjectName, store: ObjectStore, loadAccess: (HouseholdID) throws -> VaultAccess?) throws -> Result {
-        guard let read = try store.withClient({ try $0.get(object) }) else {
+    public static func check(_ object: S3ObjectName, size: Int? = nil, store: ObjectStore,
+                             loadAccess: (HouseholdID) throws -> VaultAccess?) throws -> Result {
+        let read: S3Client.Object?
+        do {
+            // Larger than any vault: only its first bytes are read, to say what it is.
+            guard (size ?? 0) <= InputLimits.document else { throw VaultError.tooLarge(what: "vault", name: object.description, limit: InputLimits.document) }
+            read = try store.withClient { try $0.get(object) }
+        } catch let error as VaultError where error.code == .tooLarge {
+            return try oversized(object, size: size, store: store)
+        }
+        guard let read else {
             return Result(object: object, size: 0, etag: nil, status: .gone, kind: nil, household: nil, reason: "removed while the check ran")
         }
         let bytes = read.bytes
@@ -174,18 +188,31 @@ public enum FleetCheck {
             access = loaded
         } catch {
             // The operator's key file, not the vault: the object stays unchecked, and says why.
-            return result(.noKey, "its key cannot be read: \((error as? VaultError)?.reason ?? "\(error)")", kind: kind, household: household)
+            return result(.keyUnreadable, "its key cannot be read: \((error as? VaultError)?.reason ?? "\(error)")", kind: kind, household: household)
         }
         do {
             let opened = try Vault.open(bytes, with: access)
             let report = try VaultCheck.run(opened.document, access: access)
-            guard let first = report.findings.first else { return result(.ok, nil, kind: kind, household: household) }
+            guard !report.findings.isEmpty else { return result(.ok, nil, kind: kind, household: household) }
+            // Rules only: the records and messages name the family's devices and children, which
+            // a report kept in a log has no need of (`check` of the one vault shows them).
             let count = report.findings.count
-            return result(.damaged, "\(count) finding\(count == 1 ? "" : "s"), the first: \(first.record): \(first.rule.rawValue): \(first.message)",
-                          kind: kind, household: household)
+            let rules = Set(report.findings.map(\.rule.rawValue)).sorted().joined(separator: ", ")
+            return result(.damaged, "\(count) finding\(count == 1 ? "" : "s") of check (rules \(rules))", kind: kind, household: household)
         } catch let error as VaultError {
             return result(.damaged, error.reason, kind: kind, household: household)
         }
+    }
+
+    /// An object larger than any vault: its header says whether it is a vault (then damaged:
+    /// no tool can open it) or something else under the prefix.
+    private static func oversized(_ object: S3ObjectName, size: Int?, store: ObjectStore) throws -> Result {
+        let header = try store.withClient { try $0.get(object, range: 0..<VaultEnvelope.headerByteCount) }
+        let bytes = header?.bytes ?? []
+        let length = size.map { "\($0) bytes" } ?? "more bytes"
+        let isVault = !bytes.isEmpty && bytes.starts(with: VaultEnvelope.magic.prefix(bytes.count))
+        return Result(object: object, size: size ?? bytes.count, etag: header?.etag, status: isVault ? .damaged : .foreign, kind: nil, household: nil,
+                      reason: "\(length), larger than any vault (\(InputLimits.describe(bytes: InputLimits.document))): not read whole")
     }
 
     /// Checks `objects`, `parallelism` at a time (the work waits on the network), reporting each
@@ -196,12 +223,27 @@ public enum FleetCheck {
                            report: @escaping @Sendable (Result) -> Void) throws {
         _ = try concurrently(objects.count, parallelism: parallelism) { index in
             let entry = objects[index]
-            report(try check(entry.object, store: store) { household in
+            report(try check(entry.object, size: entry.size, store: store) { household in
                 if let keys = entry.manifestKeys { return try loadAccess(keys) }
                 guard let keyFolder else { return nil }
                 let path = VaultLocation.joined(keyFolder, household.hex + ".vaultkey")
                 return FileManager.default.fileExists(atPath: path) ? try loadAccess(BucketMigration.KeyFiles(keyFile: nil, vaultKeyFile: path)) : nil
             })
         }
+    }
+}
+
+extension VaultError {
+    /// A rolling check found damaged or truncated objects, or keys it could not read: each is in
+    /// the report.
+    public static func fleetCheckFailed(damaged: Int, truncated: Int, keyUnreadable: Int, file: String = #fileID, line: UInt = #line) -> VaultError {
+        VaultError(.fleetCheckFailed, "\(damaged) damaged and \(truncated) truncated objects, and \(keyUnreadable) whose key file cannot be read; each is named in the report",
+                   file: file, line: line)
+    }
+
+    /// `--vault-key-dir` names no folder this user can read: every vault would be `no-key`, and
+    /// a nightly check would pass having opened nothing.
+    public static func keyFolderUnreadable(_ path: String, file: String = #fileID, line: UInt = #line) -> VaultError {
+        VaultError(.io, "the vault-key folder '\(path)' cannot be read: no vault could be opened", file: file, line: line)
     }
 }

@@ -124,6 +124,11 @@ public final class BucketMigration: Sendable {
             }) { page in
                 for object in page {
                     if let range {
+                        // A store that ignored start-after would hand this shard the keys of the
+                        // shards before it, and two shards would migrate one vault.
+                        if let after = range.after, !after.utf8.lexicographicallyPrecedes(object.key.utf8) {
+                            throw VaultError.startAfterIgnored(prefix.description, key: object.key, after: after)
+                        }
                         if range.isPastEnd(object.key) { return false }
                         listedInRange += 1
                     }
@@ -141,6 +146,9 @@ public final class BucketMigration: Sendable {
         case listing(S3ObjectName, keyFolder: String)
         /// The objects a manifest names, each with its key file (paths relative to the manifest).
         case manifest(bytes: [UInt8], path: String)
+        /// Every current `*.vault` object an S3 Inventory report lists, with the keys in a folder
+        /// as for a listing; `name` is where its manifest.json was read.
+        case inventory(S3Inventory, name: S3ObjectName, keyFolder: String)
     }
 
     /// The key files that open a job's vault.
@@ -173,11 +181,11 @@ public final class BucketMigration: Sendable {
         }
 
         init(jobs: [Job], batch: String, bucket: String, shard: Shard?, listedRange: ShardKeyRange?, keyFolder: String?,
-             manifestKeys: [S3ObjectName: KeyFiles]) {
+             manifestKeys: [S3ObjectName: KeyFiles], shardByHeader: Bool? = nil) {
             self.jobs = jobs
             self.batch = batch
             self.listedRange = listedRange
-            shardByHeader = keyFolder == nil
+            self.shardByHeader = shardByHeader ?? (keyFolder == nil)
             defaultJournal = bucket + (shard.map { ".shard-\($0.index)-of-\($0.count)" } ?? "") + ".migrate-journal.sqlite"
             self.keyFolder = keyFolder
             self.manifestKeys = manifestKeys
@@ -196,6 +204,22 @@ public final class BucketMigration: Sendable {
             return Plan(jobs: try jobs(under: prefix, destination: destination, shard: shard, store: store), batch: "source \(prefix) \(to)",
                         bucket: prefix.bucket, shard: shard, listedRange: shard?.keyRange(under: prefix.key), keyFolder: keyFolder,
                         manifestKeys: [:])
+        case .inventory(let inventory, let name, let keyFolder):
+            // Like a manifest's objects: a vault not named after its household is in a shard by
+            // its header; an inventory is read whole by every shard (its files are not in key order).
+            var jobs: [Job] = []
+            var outputs: Set<S3ObjectName> = []
+            try inventory.forEachObject(store: store) { object in
+                guard object.key.hasSuffix(".vault") else { return }
+                let job = Self.job(object, below: nil, destination: destination)
+                if destination != .inPlace, !outputs.insert(job.output).inserted {
+                    throw VaultError.inventoryOutputTwice(object.description, output: job.output.description)
+                }
+                if let shard, let household = job.namedHousehold, !shard.contains(household) { return }
+                jobs.append(job)
+            }
+            return Plan(jobs: jobs, batch: "inventory \(name) \(to)", bucket: inventory.sourceBucket, shard: shard, listedRange: nil,
+                        keyFolder: keyFolder, manifestKeys: [:], shardByHeader: true)
         case .manifest(let bytes, let path):
             var jobs: [Job] = []
             var keys: [S3ObjectName: KeyFiles] = [:]

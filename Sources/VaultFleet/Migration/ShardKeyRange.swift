@@ -92,3 +92,12 @@ extension BucketMigration.Shard {
                              lowest: leading.lowerBound, highest: leading.upperBound)
     }
 }
+
+extension VaultError {
+    /// The store listed a key at or before a shard's `start-after`: it does not honour the
+    /// parameter, so the shard's run of keys cannot be told from the listing.
+    static func startAfterIgnored(_ prefix: String, key: String, after: String, file: String = #fileID, line: UInt = #line) -> VaultError {
+        VaultError(.storageFailed, "the object store listed '\(key)' under \(prefix) though asked for keys after '\(after)': it ignores ListObjectsV2's start-after, so shards cannot list their own keys",
+                   file: file, line: line)
+    }
+}

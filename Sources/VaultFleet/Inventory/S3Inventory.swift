@@ -1,0 +1,182 @@
+import VaultCore
+import VaultStorage
+
+/// An S3 Inventory report in CSV (`S3InventoryReport_CSV_20161130`), as S3 publishes it daily or
+/// weekly: a `manifest.json` naming the source bucket, the CSV columns (`fileSchema`) and the
+/// gzip-compressed CSV files, which sit in the manifest's own bucket. A fleet run reads its jobs
+/// from it instead of listing millions of keys.
+///
+/// Each CSV line is one object version: fields in `fileSchema`'s order, each in double quotes
+/// (a quote inside doubled), no header line, the key URL-encoded. Only the current version of an
+/// object counts: a line whose `IsLatest` is false or whose `IsDeleteMarker` is true (columns an
+/// inventory of all versions has) is skipped.
+public struct S3Inventory: Sendable {
+    /// The bucket the inventory lists.
+    public let sourceBucket: String
+    /// The CSV files, in the manifest's bucket.
+    public let files: [S3ObjectName]
+    /// `fileSchema`'s column names, in order.
+    public let columns: [String]
+
+    /// The most one CSV file may inflate to: 8 GiB, far past the largest files S3 writes.
+    static let fileInflatedLimit = 8 << 30
+    /// The most a compressed CSV file may be: it is read whole, one at a time.
+    static let fileByteLimit = 1 << 30
+
+    /// Parses a `manifest.json` read from `manifest` (its bucket holds the files).
+    public init(manifest bytes: [UInt8], at manifest: S3ObjectName) throws {
+        let what = "the inventory manifest \(manifest)"
+        guard case .object(let entries) = try JSONValue(parsing: bytes, what: what) else {
+            throw VaultError.malformedInventory("\(what) is not a JSON object")
+        }
+        func string(_ key: String) throws -> String {
+            guard case .string(let value)? = entries.first(where: { $0.key == key })?.value else {
+                throw VaultError.malformedInventory("\(what) has no \(key) string")
+            }
+            return value
+        }
+        let format = try string("fileFormat")
+        guard format == "CSV" else {
+            throw VaultError.malformedInventory("\(what) lists \(format) files; only CSV inventories are read (configure the inventory's format as CSV)")
+        }
+        sourceBucket = try string("sourceBucket")
+        columns = try string("fileSchema").split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }
+        for required in ["Bucket", "Key"] where !columns.contains(required) {
+            throw VaultError.malformedInventory("\(what): its fileSchema has no \(required) column")
+        }
+        guard case .array(let listed)? = entries.first(where: { $0.key == "files" })?.value else {
+            throw VaultError.malformedInventory("\(what) has no files array")
+        }
+        files = try listed.map { file in
+            guard case .object(let fields) = file, case .string(let key)? = fields.first(where: { $0.key == "key" })?.value, !key.isEmpty else {
+                throw VaultError.malformedInventory("\(what): each of its files needs a key")
+            }
+            return S3ObjectName(bucket: manifest.bucket, key: key)
+        }
+    }
+
+    /// Every current object the inventory lists, as (bucket, key), file by file and line by
+    /// line; one CSV file is held (compressed) at a time, its lines inflated a chunk at a time.
+    public func forEachObject(store: ObjectStore, _ each: (S3ObjectName) throws -> Void) throws {
+        let bucketColumn = columns.firstIndex(of: "Bucket")!, keyColumn = columns.firstIndex(of: "Key")!
+        let latestColumn = columns.firstIndex(of: "IsLatest"), deleteColumn = columns.firstIndex(of: "IsDeleteMarker")
+        for file in files {
+            guard let object = try store.withClient({ try $0.get(file, limit: Self.fileByteLimit) }) else {
+                throw VaultError.noSuchObject(file.description, what: "inventory file")
+            }
+            var lines = LineSplitter()
+            var lineNumber = 0
+            func row(_ line: ArraySlice<UInt8>) throws {
+                lineNumber += 1
+                guard !line.isEmpty else { return }
+                let fields = try Self.fields(of: line, where: "\(file) line \(lineNumber)")
+                guard fields.count == columns.count else {
+                    throw VaultError.malformedInventory("\(file) line \(lineNumber) has \(fields.count) fields, its fileSchema \(columns.count)")
+                }
+                if let latestColumn, fields[latestColumn] == "false" { return }
+                if let deleteColumn, fields[deleteColumn] == "true" { return }
+                guard let key = Self.urlDecoded(fields[keyColumn]) else {
+                    throw VaultError.malformedInventory("\(file) line \(lineNumber): the key is not URL-encoded UTF-8")
+                }
+                try each(S3ObjectName(bucket: fields[bucketColumn], key: key))
+            }
+            let reader = try GzipReader()
+            try reader.inflate(object.bytes, what: file.description, limit: Self.fileInflatedLimit) { chunk in
+                try lines.feed(chunk, row)
+            }
+            try lines.finish(row)
+        }
+    }
+
+    /// The fields of one CSV line: each in double quotes with a quote inside doubled, or bare.
+    static func fields(of line: ArraySlice<UInt8>, where place: String) throws -> [String] {
+        var fields: [String] = []
+        var index = line.startIndex
+        let quote = UInt8(ascii: "\""), comma = UInt8(ascii: ",")
+        while true {
+            var field: [UInt8] = []
+            if index < line.endIndex, line[index] == quote {
+                index += 1
+                while true {
+                    guard index < line.endIndex else { throw VaultError.malformedInventory("\(place): a quoted field does not end") }
+                    if line[index] == quote {
+                        if index + 1 < line.endIndex, line[index + 1] == quote {
+                            field.append(quote)
+                            index += 2
+                            continue
+                        }
+                        index += 1
+                        break
+                    }
+                    field.append(line[index])
+                    index += 1
+                }
+            } else {
+                while index < line.endIndex, line[index] != comma {
+                    guard line[index] != quote else { throw VaultError.malformedInventory("\(place): a quote inside an unquoted field") }
+                    field.append(line[index])
+                    index += 1
+                }
+            }
+            guard let text = String(validating: field, as: UTF8.self) else {
+                throw VaultError.malformedInventory("\(place): a field is not UTF-8")
+            }
+            fields.append(text)
+            if index == line.endIndex { return fields }
+            guard line[index] == comma else { throw VaultError.malformedInventory("\(place): text after a quoted field") }
+            index += 1
+        }
+    }
+
+    /// A key as S3 Inventory writes it: percent-encoded UTF-8, a space as `+`.
+    static func urlDecoded(_ text: String) -> String? {
+        var bytes: [UInt8] = []
+        var iterator = text.utf8.makeIterator()
+        while let byte = iterator.next() {
+            switch byte {
+            case UInt8(ascii: "+"): bytes.append(0x20)
+            case UInt8(ascii: "%"):
+                guard let high = iterator.next(), let low = iterator.next(),
+                      let value = Hex.decode(String(decoding: [high, low], as: UTF8.self))?.first else { return nil }
+                bytes.append(value)
+            default: bytes.append(byte)
+            }
+        }
+        return String(validating: bytes, as: UTF8.self)
+    }
+}
+
+/// Lines out of chunks of bytes (`\n` or `\r\n` endings), holding only an unfinished line
+/// between chunks; a line longer than ``lineLimit`` is refused rather than held.
+struct LineSplitter {
+    static let lineLimit = 1 << 20
+    private var pending: [UInt8] = []
+
+    mutating func feed(_ chunk: ArraySlice<UInt8>, _ line: (ArraySlice<UInt8>) throws -> Void) throws {
+        var start = chunk.startIndex
+        while let end = chunk[start...].firstIndex(of: 0x0a) {
+            if pending.isEmpty {
+                try line(Self.trimmed(chunk[start..<end]))
+            } else {
+                pending += chunk[start..<end]
+                try line(Self.trimmed(pending[...]))
+                pending.removeAll(keepingCapacity: true)
+            }
+            start = end + 1
+        }
+        pending += chunk[start...]
+        guard pending.count <= Self.lineLimit else {
+            throw VaultError.malformedInventory("an inventory line is longer than \(Self.lineLimit) bytes")
+        }
+    }
+
+    /// The last line, when the data does not end with a line break.
+    mutating func finish(_ line: (ArraySlice<UInt8>) throws -> Void) throws {
+        if !pending.isEmpty { try line(Self.trimmed(pending[...])) }
+        pending.removeAll()
+    }
+
+    private static func trimmed(_ line: ArraySlice<UInt8>) -> ArraySlice<UInt8> {
+        line.last == 0x0d ? line.dropLast() : line
+    }
+}

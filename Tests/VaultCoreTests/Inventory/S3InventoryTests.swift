@@ -1,0 +1,69 @@
+import Testing
+@testable import VaultCore
+@testable import VaultFleet
+
+/// The pieces of reading an S3 Inventory report: gzip through zlib (members in turn, bounded
+/// output, broken data refused), CSV lines across chunk boundaries, quoted fields, URL-encoded
+/// keys, and the manifest's layout.
+@Suite struct S3InventoryTests {
+    // gzip.compress(b'"b","k1"\n"b","k2"\r\n'), gzip.compress(b'"b","k3"') and
+    // gzip.compress(b'\0' * 100_000), made by Python's gzip module.
+    let first = Hex.decode("1f8b0800000000000203534a52d251ca3654e25202338c9478b900c9992c1513000000")!
+    let second = Hex.decode("1f8b0800000000000203534a52d251ca3656020016e6bfe308000000")!
+    let zeros = Hex.decode("1f8b0800000000000203edc13101000000c2a0f54f6d0d0fa00000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000008057037d9511d4a0860100")!
+
+    private func lines(of gzip: [UInt8], limit: Int = 1 << 20) throws -> [String] {
+        var splitter = LineSplitter()
+        var found: [String] = []
+        let reader = try GzipReader()
+        try reader.inflate(gzip, what: "the file", limit: limit) { chunk in
+            // Chunk by chunk, one byte at a time: lines must not depend on where chunks end.
+            for index in chunk.indices {
+                try splitter.feed(chunk[index...index]) { found.append(String(decoding: $0, as: UTF8.self)) }
+            }
+        }
+        try splitter.finish { found.append(String(decoding: $0, as: UTF8.self)) }
+        return found
+    }
+
+    @Test func membersAreReadInTurnAndLinesSplitAcrossChunks() throws {
+        #expect(try lines(of: first + second) == [#""b","k1""#, #""b","k2""#, #""b","k3""#])
+    }
+
+    @Test func theOutputIsBoundedAndBrokenDataRefused() throws {
+        #expect(zeros.count == 132)
+        var total = 0
+        try GzipReader().inflate(zeros, what: "zeros", limit: 100_000) { total += $0.count }
+        #expect(total == 100_000)
+        #expect(throws: VaultError.self) { try GzipReader().inflate(zeros, what: "zeros", limit: 99_999) { _ in } }
+        #expect(throws: VaultError.self) { try GzipReader().inflate(Array(first.dropLast(8)), what: "cut", limit: 1 << 20) { _ in } }
+        #expect(throws: VaultError.self) { try GzipReader().inflate(Array("not gzip".utf8), what: "text", limit: 1 << 20) { _ in } }
+        #expect(throws: VaultError.self) { try GzipReader().inflate(first + [0, 0, 0], what: "padded", limit: 1 << 20) { _ in } }
+    }
+
+    @Test func fieldsAndKeys() throws {
+        func fields(_ text: String) throws -> [String] { try S3Inventory.fields(of: Array(text.utf8)[...], where: "line 1") }
+        #expect(try fields(#""b","vaults/a.vault","","true""#) == ["b", "vaults/a.vault", "", "true"])
+        #expect(try fields(#""say ""hi""",bare,"""#) == [#"say "hi""#, "bare", ""])
+        #expect(try fields("a,,b") == ["a", "", "b"])
+        for broken in [#""open"#, #"a"b,c"#, #""quoted"tail"#] {
+            #expect(throws: VaultError.self, "\(broken)") { try fields(broken) }
+        }
+        #expect(S3Inventory.urlDecoded("vaults/family+copy.vault") == "vaults/family copy.vault")
+        #expect(S3Inventory.urlDecoded("a%2Bb%2fc%C3%A9") == "a+b/cé")
+        #expect(S3Inventory.urlDecoded("bad%2") == nil && S3Inventory.urlDecoded("bad%zz") == nil && S3Inventory.urlDecoded("%ff") == nil)
+    }
+
+    @Test func theManifestIsReadInItsPublishedLayout() throws {
+        let at = S3ObjectName(bucket: "inventory", key: "inv/src/daily/2026-11-25T00-00Z/manifest.json")
+        let manifest = #"{"sourceBucket": "src", "destinationBucket": "arn:aws:s3:::inventory", "version": "2016-11-30", "fileFormat": "CSV", "fileSchema": "Bucket, Key, Size", "files": [{"key": "inv/src/daily/data/a.csv.gz", "size": 10, "MD5checksum": "00"}]}"#
+        let inventory = try S3Inventory(manifest: Array(manifest.utf8), at: at)
+        #expect(inventory.sourceBucket == "src" && inventory.columns == ["Bucket", "Key", "Size"])
+        #expect(inventory.files == [S3ObjectName(bucket: "inventory", key: "inv/src/daily/data/a.csv.gz")])
+        for broken in [manifest.replacingOccurrences(of: #""CSV""#, with: #""Parquet""#),
+                       manifest.replacingOccurrences(of: "Bucket, Key", with: "Bucket, Name"),
+                       manifest.replacingOccurrences(of: #""files""#, with: #""file""#), "[]"] {
+            #expect(throws: VaultError.self) { try S3Inventory(manifest: Array(broken.utf8), at: at) }
+        }
+    }
+}
