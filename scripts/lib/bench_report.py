@@ -65,7 +65,7 @@ def rss(side):
 
 
 STARTUPS = [f"startup-{tool}" for tool in ("vault-tool", "recovery-sheet", "rotation-planner", "device-revoker", "device-link")]
-for name in [*SHEETS, *STARTUPS, "open", "migrate", "s3-migrate", "census", "s3-census", "registry", "registry-since", "registry-pg-revoke", "registry-pg-import",
+for name in [*SHEETS, *STARTUPS, "open", "migrate", "s3-migrate", "census", "s3-census", "fleet-list", "fleet-shards", "fleet-check", "registry", "registry-since", "registry-pg-revoke", "registry-pg-import",
              "registry-pg-latency", "plan"]:
     data = latency(name) if name == "registry-pg-latency" else load(name)
     if not data and name in previous["benchmarks"]:
@@ -110,6 +110,22 @@ for name in [*SHEETS, *STARTUPS, "open", "migrate", "s3-migrate", "census", "s3-
         add(name, f"`vault-tool census` of {count:,} objects in a bucket vs a boto3 script that lists them and reads each header (ranged GET)",
             f"{ours['median_s']:.2f} s ({count / ours['median_s']:,.0f} objects/s) vs {peer['median_s']:.2f} s: "
             f"**{peer['median_s'] / ours['median_s']:.1f}× faster**", "faster", ours["median_s"] < peer["median_s"])
+    elif name == "fleet-list":
+        count = entry.setdefault("objects", s3_objects)
+        add(name, f"listing {count:,} keys in a bucket: one shard of four (`migrate --shard 1/4`, its run of keys) vs the whole prefix",
+            f"{ours['median_s']:.2f} s vs {peer['median_s']:.2f} s: **{entry['ratio']:.2f}×**", "≈ 1/4 (≤ 0.35×)", entry["ratio"] <= 0.35)
+    elif name == "fleet-shards":
+        count = entry.setdefault("vaults", s3_vaults)
+        add(name, f"bucket migration of {count:,} vaults in place: four `--shard I/4` processes at once vs one process (2 cores, "
+            "SeaweedFS on the same machine)",
+            f"{ours['median_s']:.2f} s ({count / ours['median_s']:,.0f} vaults/s) vs {peer['median_s']:.2f} s ({count / peer['median_s']:,.0f} vaults/s): "
+            f"**{peer['median_s'] / ours['median_s']:.2f}× faster**", "reported (bound: see below)", None)
+    elif name == "fleet-check":
+        count = entry.setdefault("vaults", s3_objects)
+        add(name, f"rolling check of one slice of four of {count:,} vaults (`check --subset 1/4`: each read and opened) vs boto3 listing the "
+            "same slice and decrypting each vault with PyNaCl, 16 threads",
+            f"{ours['median_s']:.2f} s vs {peer['median_s']:.2f} s: **{peer['median_s'] / ours['median_s']:.1f}× faster**", "faster",
+            ours["median_s"] < peer["median_s"])
     elif name == "census":
         rate = census_count / ours["median_s"]
         entry.update(ours_per_s=rate)

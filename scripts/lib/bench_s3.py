@@ -9,7 +9,13 @@
                                            download, `vault-tool migrate` in its own process,
                                            upload with If-Match, as an operator would script it
   bench_s3.py census-peer BUCKET           the peer of the census: list, and read each object's
-                                           first 82 bytes with a ranged GET, one after another
+                                           first 66 bytes with a ranged GET, one after another
+  bench_s3.py list-fill BUCKET COUNT       COUNT small objects named vaults/<64 hex>.log: keys to
+                                           list, none of them a vault (untimed)
+  bench_s3.py check-peer WORK BUCKET I N   the peer of the rolling check: list slice I of N (the
+                                           shards' runs of keys, with StartAfter), read each
+                                           object and decrypt it with its key (PyNaCl), 16 at a
+                                           time, as an operator would script it with boto3
 
 The endpoint and credentials come from the AWS_* variables scripts/bench-s3 sets.
 """
@@ -102,10 +108,43 @@ def census_peer(bucket):
     counts = {}
     for page in s3.get_paginator("list_objects_v2").paginate(Bucket=bucket, Prefix="vaults/"):
         for entry in page.get("Contents", []):
-            header = s3.get_object(Bucket=bucket, Key=entry["Key"], Range="bytes=0-81")["Body"].read()
+            header = s3.get_object(Bucket=bucket, Key=entry["Key"], Range="bytes=0-65")["Body"].read()
             kind = tuple(header[7:10]) if header.startswith(b"MTVAULT") else None
             counts[kind] = counts.get(kind, 0) + 1
     print(counts)
+
+
+def list_fill(bucket, count):
+    s3 = client()
+    s3.create_bucket(Bucket=bucket)
+    with ThreadPoolExecutor(32) as pool:
+        list(pool.map(lambda index: s3.put_object(Bucket=bucket, Key=f"vaults/{hashlib.sha256(f'list {index}'.encode()).hexdigest()}.log",
+                                                  Body=b"x"), range(count)))
+
+
+def check_peer(work, bucket, index, count):
+    s3 = client()
+    keys = work / "keys"
+
+    def start(position):  # the first 16 hex digits of slice position's lowest household id
+        return f"vaults/{-(-position * 2**64 // count):016x}"
+
+    after = start(index - 1) if index > 1 else None
+    through = start(index) if index < count else None
+    names = []
+    for page in s3.get_paginator("list_objects_v2").paginate(Bucket=bucket, Prefix="vaults/", **({"StartAfter": after} if after else {})):
+        names += [entry["Key"] for entry in page.get("Contents", []) if through is None or entry["Key"] <= through]
+        if through is not None and page.get("Contents") and page["Contents"][-1]["Key"] > through:
+            break
+
+    def check(key):
+        data = s3.get_object(Bucket=bucket, Key=key)["Body"].read()
+        household = key.rsplit("/", 1)[1][:-len(".vault")]
+        vaultref.open_envelope(data, bytes.fromhex((keys / f"{household}.vaultkey").read_text().strip()))
+        return True
+
+    with ThreadPoolExecutor(16) as pool:
+        print(sum(pool.map(check, names)), "ok")
 
 
 if __name__ == "__main__":
@@ -120,5 +159,9 @@ if __name__ == "__main__":
         loop(Path(arguments[0]), arguments[1], arguments[2])
     elif command == "census-peer":
         census_peer(arguments[0])
+    elif command == "list-fill":
+        list_fill(arguments[0], int(arguments[1]))
+    elif command == "check-peer":
+        check_peer(Path(arguments[0]), arguments[1], int(arguments[2]), int(arguments[3]))
     else:
         sys.exit(f"unknown command {command}")
