@@ -144,10 +144,11 @@ public enum FleetCheck {
     /// as a slice that was not read is not checked.
     public static func check(_ object: S3ObjectName, size: Int? = nil, store: ObjectStore,
                              loadAccess: (HouseholdID) throws -> VaultAccess?) throws -> Result {
+        // Larger than any vault (by the listing, or grown since): only its first bytes are read,
+        // to say what it is.
+        if let size, size > InputLimits.document { return try oversized(object, size: size, store: store) }
         let read: S3Client.Object?
         do {
-            // Larger than any vault: only its first bytes are read, to say what it is.
-            guard (size ?? 0) <= InputLimits.document else { throw VaultError.tooLarge(what: "vault", name: object.description, limit: InputLimits.document) }
             read = try store.withClient { try $0.get(object) }
         } catch let error as VaultError where error.code == .tooLarge {
             return try oversized(object, size: size, store: store)
