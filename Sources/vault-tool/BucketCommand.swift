@@ -53,12 +53,15 @@ struct BucketCommand {
                                             journalPath: journalPath, dryRun: dryRun)
         let total = plan.jobs.count
         let progress = RunReport<MigrationStatus>(total: total, failing: [.failed, .conflict])
+        // Every result only for a completion report; else only the failures, which decide the
+        // exit code: a fleet's millions of done vaults are not held to the end for nothing.
+        let keepsAll = files != nil
         let results = Mutex<[BucketMigration.Result]>([])
         try migration.run(parallelism: parallelism, loadAccess: { job, household in
             try plan.keyFiles(for: job, household: household).map { try VaultAccessFiles.load(keyFile: $0.keyFile, vaultKeyFile: $0.vaultKeyFile) }
         }, report: { result in
             progress.add(result.status, Self.jsonLine(result, shard: shard))
-            results.withLock { $0.append(result) }
+            if keepsAll || result.isFailure { results.withLock { $0.append(result) } }
         })
         let finished = results.withLock { $0 }
         if let files { try files.writer().write("--completion-report", CompletionReport.csv(finished)) }
