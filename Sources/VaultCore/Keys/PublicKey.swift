@@ -1,3 +1,5 @@
+import Synchronization
+
 /// A BIP-340 x-only secp256k1 public key: a Nostr `npub`. Written as 64 lowercase hex.
 public struct PublicKey: Hashable, Sendable, CustomStringConvertible {
     /// The 32 bytes of the x coordinate.
@@ -5,11 +7,23 @@ public struct PublicKey: Hashable, Sendable, CustomStringConvertible {
 
     /// Checks that the bytes are a point on the curve.
     public init(bytes: [UInt8]) throws {
-        guard Secp256k1.shared.isValidXOnlyPublicKey(bytes) else {
+        guard Self.recentlyValid.withLock({ $0.contains(bytes) }) || Secp256k1.shared.isValidXOnlyPublicKey(bytes) else {
             throw VaultError.notACurvePoint()
+        }
+        Self.recentlyValid.withLock { valid in
+            if valid.count >= Self.recentlyValidCapacity { valid.removeAll(keepingCapacity: true) }
+            valid.insert(bytes)
         }
         self.bytes = bytes
     }
+
+    /// Keys already found on the curve. A document names the same key in several places (a
+    /// device, its group memberships), and every vault a command writes is read back before it
+    /// is written: each would lift the point from its x coordinate again, a square root in the
+    /// field (issue 29). A point on the curve stays on it, so a hit needs no check; past the
+    /// capacity the set starts over.
+    private static let recentlyValid = Mutex<Set<[UInt8]>>([])
+    private static let recentlyValidCapacity = 4096
 
     /// 64 hex characters (either case on input).
     public init(hex: String) throws {

@@ -85,6 +85,39 @@ public struct Timestamp: Hashable, Comparable, Sendable, CustomStringConvertible
         let days = seconds >= 0 ? seconds / 86_400 : (seconds - 86_399) / 86_400
         let secondOfDay = Int(seconds - days * 86_400)
         let (year, month, day) = Self.civilFromDays(Int(days))
+        // Every timestamp of every document is written this way: digits into one buffer, not
+        // a dozen small strings joined (issue 29). Years outside 0–9999 keep the general path.
+        if (0...9999).contains(year) {
+            return String(unsafeUninitializedCapacity: 30) { out in
+                var count = 0
+                func put(_ value: Int, _ width: Int) {
+                    var value = value
+                    for index in stride(from: count + width - 1, through: count, by: -1) {
+                        out[index] = 0x30 + UInt8(value % 10)
+                        value /= 10
+                    }
+                    count += width
+                }
+                func put(_ byte: UInt8) { out[count] = byte; count += 1 }
+                put(year, 4); put(0x2d); put(month, 2); put(0x2d); put(day, 2); put(0x54)
+                put(secondOfDay / 3600, 2); put(0x3a); put(secondOfDay / 60 % 60, 2); put(0x3a); put(secondOfDay % 60, 2)
+                if nanoseconds > 0 {
+                    put(0x2e)
+                    put(Int(nanoseconds), 9)
+                    while out[count - 1] == 0x30 { count -= 1 }
+                }
+                put(0x5a)
+                return count
+            }
+        }
+        return piecewiseRFC3339
+    }
+
+    /// The same text joined from strings: years outside 0–9999, and the tests' reference.
+    var piecewiseRFC3339: String {
+        let days = seconds >= 0 ? seconds / 86_400 : (seconds - 86_399) / 86_400
+        let secondOfDay = Int(seconds - days * 86_400)
+        let (year, month, day) = Self.civilFromDays(Int(days))
         var text = pad(year, 4) + "-" + pad(month, 2) + "-" + pad(day, 2) + "T"
             + pad(secondOfDay / 3600, 2) + ":" + pad(secondOfDay / 60 % 60, 2) + ":" + pad(secondOfDay % 60, 2)
         if nanoseconds > 0 {

@@ -53,6 +53,8 @@ public final class BatchMigration: Sendable {
     /// manifest line's output is `<prefix><line>.tmp` until it has its own name, so a rerun
     /// after a kill removes exactly those (nil in a dry run).
     private let temporaryPrefix: String?
+    /// Key files read once a run, not once a job.
+    private let keys = KeyCache()
 
     /// The journal of a batch: `named`, else beside the output folder, not in it (`migrated` →
     /// `migrated.migrate-journal.sqlite`), so the folder holds only vaults and can be synced or
@@ -218,14 +220,15 @@ public final class BatchMigration: Sendable {
         // Only a resumed run has jobs done by an earlier one: a new run or a dry run reads its
         // manifest back once, not once to find none done and again to run it.
         let resumed = try database?.read { db in try Bool.fetchOne(db, sql: "SELECT EXISTS (SELECT 1 FROM job WHERE state = ?)", arguments: [JournalState.done.rawValue]) } ?? false
-        for index in 0..<groups where resumed == true {
+        for index in 0..<groups where resumed {
             for job in try group(index, size: size, done: true) {
                 report(Result(job: job, status: .previouslyDone, from: nil, to: target, error: nil))
             }
         }
         // A failure to record in the journal stops the run; a vault's own failure is a result.
         _ = try concurrently(groups, parallelism: parallelism) { [self] index in
-            let pending = try group(index, size: size, done: false)
+            // A new run has nothing done to leave out.
+            let pending = resumed ? try group(index, size: size, done: false) : try staging.jobs(index * size + 1, through: (index + 1) * size)
             guard !pending.isEmpty else { return }
             for result in try process(pending, loadAccess: loadAccess) { report(result) }
         }
@@ -251,7 +254,7 @@ public final class BatchMigration: Sendable {
         for job in group {
             do {
                 let input = try BoundedRead.file(job.vault, limit: InputLimits.document, what: "vault")
-                let outcome = try VaultMigration.migrate(input, access: loadAccess(job), to: target, allowLossy: allowLossy)
+                let outcome = try VaultMigration.migrate(input, access: keys.access(for: job, load: loadAccess), to: target, allowLossy: allowLossy)
                 let from = outcome.report.from
                 guard database != nil else {
                     results.append(Result(job: job, status: outcome.unchanged ? .unchanged : .wouldMigrate, from: from, to: target, error: nil,
@@ -283,13 +286,15 @@ public final class BatchMigration: Sendable {
         guard let database else { return }
         do {
             try database.write { db in
+                // Prepared once a connection, not once a job.
+                let update = try db.cachedStatement(sql: """
+                    UPDATE job SET state = ?, status = ?, fromVersion = ?, error = ?, attempts = attempts + 1,
+                        completions = completions + (CASE WHEN ? = 'done' THEN 1 ELSE 0 END)
+                    WHERE line = ?
+                    """)
                 for result in results {
                     let state: JournalState = result.error == nil ? .done : .failed
-                    try db.execute(sql: """
-                        UPDATE job SET state = ?, status = ?, fromVersion = ?, error = ?, attempts = attempts + 1,
-                            completions = completions + (CASE WHEN ? = 'done' THEN 1 ELSE 0 END)
-                        WHERE line = ?
-                        """, arguments: [state.rawValue, result.status.rawValue, result.from, result.error?.reason, state.rawValue, result.job.line])
+                    try update.execute(arguments: [state.rawValue, result.status.rawValue, result.from, result.error?.reason, state.rawValue, result.job.line])
                 }
             }
         } catch let error as DatabaseError {

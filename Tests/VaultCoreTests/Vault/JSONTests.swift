@@ -40,4 +40,16 @@ import Testing
     @Test func rejectsInvalidUTF8() {
         #expect(throws: VaultError(.malformedDocument, "")) { try JSONValue(parsing: [0x22, 0xc3, 0x28, 0x22]) }
     }
+
+    /// Strings without escapes are read in one piece, ASCII ones without the UTF-8 validator
+    /// (issue 29): every kind of byte run still reads as before, and a bad one is still refused.
+    @Test func stringsWithoutEscapesReadAsTheyAreAndBadUTF8IsStillRefused() throws {
+        for text in ["", "plain ascii ~!", "é", "a😀b", "\u{7f}", "mixed é and ascii"] {
+            let parsed = try JSONValue(parsing: [0x22] + Array(text.utf8) + [0x22])
+            #expect(parsed == .string(text))
+        }
+        for bad: [UInt8] in [[0x80], [0x61, 0xc3], [0xed, 0xa0, 0x80], [0xf8, 0x88, 0x80, 0x80, 0x80], [0x61, 0x62, 0xff]] {
+            #expect(throws: VaultError(.malformedDocument, "")) { try JSONValue(parsing: [0x22] + bad + [0x22]) }
+        }
+    }
 }

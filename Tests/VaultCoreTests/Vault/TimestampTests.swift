@@ -31,4 +31,26 @@ import Testing
         let b = try #require(Timestamp(rfc3339: "2025-11-19T12:00:00.4+02:00"))
         #expect(b < a)
     }
+
+    /// The timestamp writer fills one buffer (issue 29): byte for byte the text the joined
+    /// strings made, for instants across years 0–9999 with and without fractions.
+    @Test func writesWhatThePiecewiseWriterWrote() {
+        let random = SeededRandom(seed: 29)
+        // 0000-01-01 to 9999-12-31, and a little either side of it.
+        let earliest: Int64 = -62_167_219_200 - 86_400 * 400, latest: Int64 = 253_402_300_799 + 86_400 * 400
+        for index in 0..<20_000 {
+            let seconds = earliest + Int64(random.next() % UInt64(latest - earliest))
+            let nanoseconds: Int32 = switch index % 4 {
+            case 0: 0
+            case 1: Int32(random.next() % 1_000) * 1_000_000
+            default: Int32(random.next() % 1_000_000_000)
+            }
+            let time = Timestamp(seconds: seconds, nanoseconds: nanoseconds)
+            #expect(time.rfc3339 == time.piecewiseRFC3339)
+        }
+        for edge: Int64 in [0, -1, 86_399, 86_400, -62_167_219_200, 253_402_300_799] {
+            let time = Timestamp(seconds: edge, nanoseconds: 100)
+            #expect(time.rfc3339 == time.piecewiseRFC3339)
+        }
+    }
 }
