@@ -167,6 +167,9 @@ let package = Package(
         .systemLibrary(name: "CLibFuzzer"),
         .target(name: "FuzzTargets", dependencies: ["VaultCore", "VaultFleet", "VaultRegistry", "VaultImaging", "VaultPaper"]),
         .executableTarget(name: "vault-fuzz", dependencies: ["FuzzTargets", "CLibFuzzer"]),
+        // The floor of a batch migration (issue 29): each unavoidable step timed on its own, for
+        // scripts/bench. Not a tool users get: no product, not packaged.
+        .executableTarget(name: "vault-floor", dependencies: ["VaultCore"]),
 
         .testTarget(
             name: "VaultCoreTests",

@@ -385,7 +385,7 @@ public final class StagedOutput: @unchecked Sendable {
             var info = stat()
             guard fstat(output.descriptor, &info) == 0 else { throw AtomicFile.ioError("could not flush '\(output.location.path)' to disk") }
             guard flushed.insert(UInt64(info.st_dev)).inserted else { continue }
-            guard hvt_syncfs(output.descriptor) == 0 else { throw AtomicFile.ioError("could not flush '\(output.location.path)' to disk") }
+            guard AtomicFile.syncFileSystem(output.descriptor) else { throw AtomicFile.ioError("could not flush '\(output.location.path)' to disk") }
         }
         var folders: [ObjectIdentifier: (descriptor: Int32, path: String)] = [:]
         for output in outputs {

@@ -42,7 +42,7 @@ public enum Derivation {
 
 /// The 32-byte XChaCha20-Poly1305 key of a household's vault.
 public struct VaultKey: Sendable, Equatable {
-    let secret: SecretBytes
+    package let secret: SecretBytes
 
     public init(secret: SecretBytes) throws {
         guard secret.count == 32 else {
