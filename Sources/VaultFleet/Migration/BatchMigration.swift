@@ -90,9 +90,12 @@ public final class BatchMigration: Sendable {
         // Everything a typo could get wrong is checked before the journal exists: the target
         // (above), the manifest's lines, that each named file is there, and that the output
         // folder can be written or made. A mistake then costs nothing to correct.
+        var lastReadable: String?  // a key file many lines share is checked once for their run
         try staging.forEachJob { job in
             for (what, path) in [("vault", job.vault), ("key file", job.keyFile), ("vault-key file", job.vaultKeyFile)] {
-                if let path, access(path, R_OK) != 0 { throw VaultError.manifestFileUnreadable(line: job.line, what: what, path: path) }
+                guard let path, path != lastReadable else { continue }
+                if access(path, R_OK) != 0 { throw VaultError.manifestFileUnreadable(line: job.line, what: what, path: path) }
+                if what != "vault" { lastReadable = path }
             }
         }
         try folder.requireWritable()

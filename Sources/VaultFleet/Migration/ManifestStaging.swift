@@ -102,10 +102,16 @@ final class ManifestStaging: Sendable {
                     try input.execute(arguments: [key(identity), "\(label) '\(path)'"])
                 }
                 try addInput("the manifest", manifestPath)
+                // Lines often share a key file: a path just added is the same file again, so it
+                // is resolved once for the run of lines that name it, not once a line (issue 29).
+                var lastKeyFile: String?
                 try Self.forEachJob(in: db) { job in
                     try addInput("the vault of manifest line \(job.line)", job.vault)
-                    if let keyFile = job.keyFile { try addInput("the key file of manifest line \(job.line)", keyFile) }
-                    if let vaultKeyFile = job.vaultKeyFile { try addInput("the vault-key file of manifest line \(job.line)", vaultKeyFile) }
+                    let keyFile = job.keyFile ?? job.vaultKeyFile
+                    if let keyFile, keyFile != lastKeyFile {
+                        try addInput("the \(job.keyFile != nil ? "key file" : "vault-key file") of manifest line \(job.line)", keyFile)
+                    }
+                    lastKeyFile = keyFile
                 }
                 let output = try db.makeStatement(sql: "INSERT OR IGNORE INTO output (identity, label) VALUES (?, ?)")
                 func addOutput(_ label: String, _ location: OutputLocation) throws {
