@@ -1,3 +1,4 @@
+import Synchronization
 import VaultCore
 
 /// AWS Signature Version 4, the standard construction on HMAC-SHA256 that S3-compatible stores
@@ -13,6 +14,9 @@ package struct SigV4: Sendable {
     /// Generic AWS services remove `.`/`..` segments and repeated slashes before signing; S3 signs
     /// the key exactly as it is, because `a//b` and `a/./b` are different object keys.
     package let normalizesPath: Bool
+
+    /// The day's signing key, derived once a day and secret instead of once a request.
+    private let signingKeys = SigningKeyCache()
 
     package init(region: String, service: String, normalizesPath: Bool) {
         self.region = region
@@ -105,19 +109,31 @@ package struct SigV4: Sendable {
         "\(amzDate.prefix(8))/\(region)/\(service)/aws4_request"
     }
 
+    /// The signature: HMAC of the string to sign under the day's signing key. The signature
+    /// itself is sent in the clear, so it needs no protected memory.
+    private func signature(of stringToSign: String, amzDate: String, secret: SecretBytes) throws -> String {
+        let key = try signingKeys.key(day: String(amzDate.prefix(8)), secret: secret) { try signingKey(day: $0, secret: secret) }
+        var signature = [UInt8](repeating: 0, count: HMACSHA256.byteCount)
+        try key.withUnsafeBytes { key in
+            try Array(stringToSign.utf8).withUnsafeBytes { message in
+                try signature.withUnsafeMutableBytes { try HMACSHA256.authenticate(key: key, parts: [message], into: $0) }
+            }
+        }
+        return Hex.encode(signature)
+    }
+
     /// The signing key is a chain of HMACs from `"AWS4" + secret` over date, region, service and
     /// `aws4_request`. Every key of the chain (kDate alone signs anything for a day) lives in
     /// protected memory and is zeroed when the next one replaces it.
-    private func signature(of stringToSign: String, amzDate: String, secret: SecretBytes) throws -> String {
+    private func signingKey(day: String, secret: SecretBytes) throws -> SecretBytes {
         var key = try SecretBytes(count: 4 + secret.count) { buffer in
             buffer.copyBytes(from: Array("AWS4".utf8))
             secret.withUnsafeBytes { UnsafeMutableRawBufferPointer(rebasing: buffer[4...]).copyMemory(from: $0) }
         }
-        for part in [String(amzDate.prefix(8)), region, service, "aws4_request"] {
+        for part in [day, region, service, "aws4_request"] {
             key = try Self.hmac(key: key, message: Array(part.utf8))
         }
-        let signature = try Self.hmac(key: key, message: Array(stringToSign.utf8))
-        return signature.withUnsafeBytes { Hex.encode($0) }
+        return key
     }
 
     /// HMAC-SHA256 of `message` under `key`, in protected memory.
@@ -207,5 +223,28 @@ package struct SigV4: Sendable {
         default:
             false
         }
+    }
+}
+
+/// The last signing key a signer derived (issue 29): its four HMACs, each into protected memory,
+/// were most of a signature's cost, for a key that changes only with the day or the secret. It
+/// is held, like the secret it comes from, in protected memory, and replaced (the old one zeroed
+/// when released) when either changes.
+final class SigningKeyCache: Sendable {
+    private struct Entry: @unchecked Sendable {
+        // @unchecked: SecretBytes is read-only once made.
+        let day: String
+        /// Compared by identity: credentials are read once and their secret kept as one object.
+        let secret: SecretBytes
+        let key: SecretBytes
+    }
+
+    private let entry = Mutex<Entry?>(nil)
+
+    func key(day: String, secret: SecretBytes, derive: (String) throws -> SecretBytes) throws -> SecretBytes {
+        if let cached = entry.withLock({ $0 }), cached.day == day, cached.secret === secret { return cached.key }
+        let key = try derive(day)
+        entry.withLock { $0 = Entry(day: day, secret: secret, key: key) }
+        return key
     }
 }

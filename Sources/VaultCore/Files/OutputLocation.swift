@@ -331,8 +331,7 @@ public final class StagedOutput: @unchecked Sendable {
     /// that a rerun after a kill removes exactly what it made); otherwise a random one.
     private let recordedTemporaryName: String?
 
-    /// Writes `bytes` to an unnamed file beside the location (to one named `temporaryName`,
-    /// when given) and, unless `flush` is false,
+    /// Writes `bytes` to an unnamed file beside the location and, unless `flush` is false,
     /// flushes it to disk. An output staged without its flush must be published with
     /// ``publishTogether(_:)``, which flushes before naming. `temporaryName`, when given, is
     /// the only name the file may have before its own.
@@ -340,15 +339,12 @@ public final class StagedOutput: @unchecked Sendable {
         self.location = location
         recordedTemporaryName = temporaryName
         let folder = try location.folder.opened()
-        if let temporaryName {
-            // A recorded name is removed by the next run if a kill leaves it, so the file takes
-            // it at once: publishing it is then one rename, not a link and a rename (issue 29).
-            (descriptor, self.temporaryName) = try Self.namedTemporary(in: folder, for: location.path, recorded: temporaryName)
-        } else {
-            // O_TMPFILE is __O_TMPFILE | O_DIRECTORY, and O_PATH is __O_PATH: Glibc defines both
-            // only under _GNU_SOURCE, which Swift does not import, so the underlying names are used.
-            descriptor = openat(folder, ".", __O_TMPFILE | O_DIRECTORY | O_WRONLY | O_CLOEXEC, 0o600)
-        }
+        // Unnamed until published, so a kill while a batch group is staged leaves nothing behind
+        // (a file created under its temporary name saved a link per output, issue 29, but left
+        // the whole group's temporaries to the next run). O_TMPFILE is __O_TMPFILE | O_DIRECTORY,
+        // and O_PATH is __O_PATH: Glibc defines both only under _GNU_SOURCE, which Swift does
+        // not import, so the underlying names are used.
+        descriptor = openat(folder, ".", __O_TMPFILE | O_DIRECTORY | O_WRONLY | O_CLOEXEC, 0o600)
         if descriptor < 0 {
             guard [EOPNOTSUPP, EISDIR, EINVAL].contains(errno) else {
                 throw AtomicFile.ioError("could not create a temporary file beside '\(location.path)'")

@@ -1,3 +1,4 @@
+import Synchronization
 import Foundation
 internal import GRDB
 import VaultCore
@@ -96,6 +97,8 @@ public final class BucketMigration: Sendable {
     /// Nil in a dry run, which writes nothing, not even a journal.
     private let opened: MigrationJournal?
     private var journal: DatabaseQueue? { opened?.queue }
+    /// Records waiting for the next journal transaction (``record(_:state:status:from:before:after:error:planned:deferred:)``).
+    private let waitingRecords = Mutex<[JournalRecord]>([])
 
     /// The jobs of every object under `prefix` named `*.vault`; with a shard, of its run of keys
     /// only (``ShardKeyRange``): the listing starts after the shard's first key and stops at the
@@ -339,10 +342,17 @@ public final class BucketMigration: Sendable {
         }
         let work = pending
         do {
-            _ = try concurrently(work.count, parallelism: parallelism) { [self] index in
-                let job = work[index]
-                if let result = try process(job, earlier: earlier[job.source.description], loadAccess: loadAccess) { report(result) }
+            do {
+                _ = try concurrently(work.count, parallelism: parallelism) { [self] index in
+                    let job = work[index]
+                    if let result = try process(job, earlier: earlier[job.source.description], loadAccess: loadAccess) { report(result) }
+                }
+            } catch {
+                // What the vaults done so far recorded is kept, whatever stopped the run.
+                try? recordWaiting()
+                throw error
             }
+            try recordWaiting()
         } catch let failure as JournalFailure {
             throw failure.error
         }
@@ -401,7 +411,7 @@ public final class BucketMigration: Sendable {
                     return Result(job: job, status: outcome.unchanged ? .unchanged : .wouldMigrate, from: from, to: target, etagBefore: source.etag, etagAfter: nil, error: nil)
                 }
                 if outcome.unchanged, destination == .inPlace {
-                    try record(job, state: .done, status: status, from: from, before: source.etag, after: source.etag, error: nil)
+                    try record(job, state: .done, status: status, from: from, before: source.etag, after: source.etag, error: nil, deferred: true)
                     return Result(job: job, status: status, from: from, to: target, etagBefore: source.etag, etagAfter: source.etag, error: nil)
                 }
                 try record(job, state: .writing, status: nil, from: from, before: source.etag, after: nil, error: nil,
@@ -409,7 +419,7 @@ public final class BucketMigration: Sendable {
                 let condition: S3Client.WriteCondition = destination == .inPlace ? .replacing(etag: source.etag) : .creating
                 switch try store.withClient({ try $0.put(job.output, outcome.bytes, condition: condition) }) {
                 case .written(let etag):
-                    try record(job, state: .done, status: status, from: from, before: source.etag, after: etag, error: nil)
+                    try record(job, state: .done, status: status, from: from, before: source.etag, after: etag, error: nil, deferred: true)
                     return Result(job: job, status: status, from: from, to: target, etagBefore: source.etag, etagAfter: etag, error: nil)
                 case .changedMeanwhile where destination == .inPlace:
                     continue  // a device wrote it: read its version and migrate that
@@ -443,26 +453,61 @@ public final class BucketMigration: Sendable {
         return Result(job: job, status: .migrated, from: earlier.from, to: target, etagBefore: before, etagAfter: current.etag, error: nil)
     }
 
+    /// One journal row to write.
+    private struct JournalRecord: Sendable {
+        let source: String, output: String, state: JournalState, status: MigrationStatus?
+        let from: Int?, before: String?, after: String?, error: String?, planned: String?
+    }
+
+    /// Records a job's state. A `deferred` record (a vault done) waits and goes into the journal
+    /// with the next transaction, whichever thread makes it, instead of one of its own: a run
+    /// made two transactions a vault (issue 29). Nothing is lost if a kill drops it: the vault's
+    /// row still says `writing` with the hash of what was sent, which the next run settles by
+    /// reading the object back; a vault done unchanged is read again and found unchanged.
     private func record(_ job: Job, state: JournalState, status: MigrationStatus?, from: Int?, before: String?, after: String?, error: String?,
-                        planned: String? = nil) throws {
-        guard let journal else { return }
+                        planned: String? = nil, deferred: Bool = false) throws {
+        guard journal != nil else { return }
+        let row = JournalRecord(source: job.source.description, output: job.output.description, state: state, status: status,
+                                from: from, before: before, after: after, error: error, planned: planned)
+        let rows: [JournalRecord] = waitingRecords.withLock { waiting in
+            waiting.append(row)
+            guard !deferred || waiting.count >= Self.recordsWaitingAtMost else { return [] }
+            defer { waiting.removeAll(keepingCapacity: true) }
+            return waiting
+        }
+        try write(rows, naming: job.source.description)
+    }
+
+    /// Writes the records still waiting; at the end of a run.
+    private func recordWaiting() throws {
+        try write(waitingRecords.withLock { waiting in defer { waiting.removeAll() }; return waiting }, naming: "the last vaults done")
+    }
+
+    /// How many done vaults may wait for a transaction: what a kill can leave to settle.
+    private static let recordsWaitingAtMost = 64
+
+    private func write(_ rows: [JournalRecord], naming: String) throws {
+        guard let journal, !rows.isEmpty else { return }
         do {
             try journal.write { db in
-                try db.execute(sql: """
+                let upsert = try db.cachedStatement(sql: """
                     INSERT INTO object (source, output, state, status, fromVersion, etagBefore, etagAfter, planned, error, attempts, completions)
                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, 0, 0)
                     ON CONFLICT (source) DO UPDATE SET state = ?3, status = ?4, fromVersion = coalesce(?5, fromVersion),
                         etagBefore = coalesce(?6, etagBefore), etagAfter = ?7, planned = coalesce(?8, planned), error = ?9
-                    """, arguments: [job.source.description, job.output.description, state.rawValue, status?.rawValue, from, before, after, planned, error])
-                if state != .writing {
-                    try db.execute(sql: """
-                        UPDATE object SET attempts = attempts + 1, completions = completions + (CASE WHEN ?1 = 'done' THEN 1 ELSE 0 END)
-                        WHERE source = ?2
-                        """, arguments: [state.rawValue, job.source.description])
+                    """)
+                let count = try db.cachedStatement(sql: """
+                    UPDATE object SET attempts = attempts + 1, completions = completions + (CASE WHEN ?1 = 'done' THEN 1 ELSE 0 END)
+                    WHERE source = ?2
+                    """)
+                for row in rows {
+                    try upsert.execute(arguments: [row.source, row.output, row.state.rawValue, row.status?.rawValue, row.from, row.before, row.after,
+                                                   row.planned, row.error])
+                    if row.state != .writing { try count.execute(arguments: [row.state.rawValue, row.source]) }
                 }
             }
         } catch let error as DatabaseError {
-            throw JournalFailure(error: VaultError.journalNotWritten(recording: "\(job.source)", error))
+            throw JournalFailure(error: VaultError.journalNotWritten(recording: naming, error))
         }
     }
 }

@@ -61,6 +61,22 @@ import Testing
         return original
     }
 
+    /// A signer keeps the day's signing key (issue 29): one signer signing across days and with
+    /// other credentials gives, each time, what a new signer gives, and the suite's signature.
+    @Test func theKeptSigningKeyFollowsTheDayAndTheCredentials() throws {
+        let request = try Self.parse(String(decoding: Data(contentsOf: Self.suite.appendingPathComponent("get-vanilla/get-vanilla.req")), as: UTF8.self))
+        let expected = try String(decoding: Data(contentsOf: Self.suite.appendingPathComponent("get-vanilla/get-vanilla.authz")), as: UTF8.self)
+        let other = SigV4.Credentials(accessKeyID: "AKIDEXAMPLE", secret: .test(Array("another secret".utf8)))
+        let signer = SigV4(region: "us-east-1", service: "service", normalizesPath: true)
+        for (date, credentials) in [(Self.amzDate, Self.credentials), ("20150831T000000Z", Self.credentials), (Self.amzDate, other),
+                                    (Self.amzDate, Self.credentials), (Self.amzDate, Self.credentials)] {
+            let fresh = SigV4(region: "us-east-1", service: "service", normalizesPath: true)
+            let signed = try signer.authorization(request, amzDate: date, credentials: credentials)
+            #expect(signed == (try fresh.authorization(request, amzDate: date, credentials: credentials)))
+            #expect((signed == expected) == (date == Self.amzDate && credentials.secret === Self.credentials.secret))
+        }
+    }
+
     /// S3 signs the key as it is: no dot-segment removal, no slash collapsing. The suite's
     /// normalisation cases must then differ from their generic canonical path.
     @Test func s3KeepsThePathAsItIs() {
