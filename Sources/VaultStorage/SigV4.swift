@@ -231,8 +231,7 @@ package struct SigV4: Sendable {
 /// is held, like the secret it comes from, in protected memory, and replaced (the old one zeroed
 /// when released) when either changes.
 final class SigningKeyCache: Sendable {
-    private struct Entry: @unchecked Sendable {
-        // @unchecked: SecretBytes is read-only once made.
+    private struct Entry: Sendable {
         let day: String
         /// Compared by identity: credentials are read once and their secret kept as one object.
         let secret: SecretBytes

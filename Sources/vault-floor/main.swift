@@ -28,7 +28,7 @@ guard arguments.count >= 4 else {
     exit(64)
 }
 let (vaultsFolder, keyFile, scratch) = (arguments[1], arguments[2], arguments[3])
-let groupSize = arguments.count > 4 ? Int(arguments[4]) ?? 64 : 64
+let groupSize = max(1, arguments.count > 4 ? Int(arguments[4]) ?? 64 : 64)
 
 func fail(_ message: String) -> Never {
     FileHandle.standardError.write(Data("vault-floor: \(message)\n".utf8))
@@ -42,7 +42,14 @@ func microseconds(_ body: () throws -> Void) rethrows -> Double {
 }
 
 do {
-    var keyBytes = Array(try Data(contentsOf: URL(fileURLWithPath: keyFile)))
+    // The key file is read into an array that SecretBytes zeroes once it holds the key.
+    let keyDescriptor = open(keyFile, O_RDONLY | O_CLOEXEC)
+    guard keyDescriptor >= 0 else { fail("cannot open '\(keyFile)'") }
+    var keyBytes = [UInt8](repeating: 0, count: 512)
+    let keyCount = keyBytes.withUnsafeMutableBytes { read(keyDescriptor, $0.baseAddress, $0.count) }
+    close(keyDescriptor)
+    guard keyCount > 0, keyCount < keyBytes.count else { fail("cannot read the key file '\(keyFile)'") }
+    keyBytes.removeSubrange(keyCount...)
     let parent = try SecretKey(parsing: try SecretBytes(consuming: &keyBytes), what: "key file")
     let key = try Derivation.vaultKey(for: parent).secret
     let names = try FileManager.default.contentsOfDirectory(atPath: vaultsFolder).filter { $0.hasSuffix(".vault") }.sorted()
@@ -56,7 +63,7 @@ do {
             let descriptor = open(vaultsFolder + "/" + name, O_RDONLY | O_CLOEXEC)
             guard descriptor >= 0 else { fail("cannot open '\(name)'") }
             var info = stat()
-            fstat(descriptor, &info)
+            guard fstat(descriptor, &info) == 0 else { fail("cannot read '\(name)'") }
             var bytes = [UInt8](repeating: 0, count: Int(info.st_size))
             let count = bytes.withUnsafeMutableBytes { read(descriptor, $0.baseAddress, $0.count) }
             close(descriptor)

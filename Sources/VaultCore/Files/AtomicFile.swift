@@ -62,13 +62,13 @@ public enum AtomicFile {
         }
     }
 
-    /// Makes a rename or link in an opened folder durable; false when that failed (a single
-    /// output is complete and named either way; a batch must not record it done).
-    @discardableResult
     /// Flushes the whole file system `descriptor` is on (syncfs(2)): how a group of outputs is
     /// made durable at once. Also what `vault-floor` times as the floor's durability.
     package static func syncFileSystem(_ descriptor: Int32) -> Bool { hvt_syncfs(descriptor) == 0 }
 
+    /// Makes a rename or link in an opened folder durable; false when that failed (a single
+    /// output is complete and named either way; a batch must not record it done).
+    @discardableResult
     package static func syncFolder(_ folder: Int32) -> Bool {
         // An O_PATH descriptor cannot be synced; open the folder itself through it.
         let descriptor = openat(folder, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC)

@@ -7,14 +7,15 @@ public struct PublicKey: Hashable, Sendable, CustomStringConvertible {
 
     /// Checks that the bytes are a point on the curve.
     public init(bytes: [UInt8]) throws {
-        guard Self.recentlyValid.withLock({ $0.contains(bytes) }) || Secp256k1.shared.isValidXOnlyPublicKey(bytes) else {
+        self.bytes = bytes
+        if Self.recentlyValid.withLock({ $0.contains(bytes) }) { return }
+        guard Secp256k1.shared.isValidXOnlyPublicKey(bytes) else {
             throw VaultError.notACurvePoint()
         }
         Self.recentlyValid.withLock { valid in
             if valid.count >= Self.recentlyValidCapacity { valid.removeAll(keepingCapacity: true) }
             valid.insert(bytes)
         }
-        self.bytes = bytes
     }
 
     /// Keys already found on the curve. A document names the same key in several places (a

@@ -1,6 +1,6 @@
-import Synchronization
 import Foundation
 internal import GRDB
+import Synchronization
 import VaultCore
 import VaultStorage
 
@@ -475,7 +475,7 @@ public final class BucketMigration: Sendable {
             defer { waiting.removeAll(keepingCapacity: true) }
             return waiting
         }
-        try write(rows, naming: job.source.description)
+        try write(rows, naming: rows.count > 1 ? "\(job.source) and \(rows.count - 1) vaults done before it" : job.source.description)
     }
 
     /// Writes the records still waiting; at the end of a run.
