@@ -1,5 +1,4 @@
 import CLISupport
-import Foundation
 import Synchronization
 import VaultCore
 import VaultFleet
@@ -18,9 +17,7 @@ struct FleetCheckCommand {
     func run() throws {
         // The store VaultTool.main registers.
         let store = try ObjectStores.shared(as: ObjectStore.self, for: "s3://")
-        if let vaultKeyDir, opendir(vaultKeyDir).map({ closedir($0); return true }) != true {
-            throw VaultError.keyFolderUnreadable(vaultKeyDir)
-        }
+        try FleetCheck.requireKeyFolder(vaultKeyDir)
         let objects = try FleetCheck.objects(source, subset: subset, store: store)
         let progress = RunReport<FleetCheck.Status>(total: objects.count, failing: Set(FleetCheck.Status.allCases.filter(\.isFailure)))
         let kinds = Mutex([VaultCensus.Kind: Int]())

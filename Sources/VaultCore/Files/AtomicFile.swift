@@ -62,6 +62,14 @@ public enum AtomicFile {
         }
     }
 
+    /// Whether `path` is a folder this process can list: what a census walks, or where a check
+    /// finds its keys.
+    package static func isListableFolder(_ path: String) -> Bool {
+        guard let directory = opendir(path) else { return false }
+        closedir(directory)
+        return true
+    }
+
     /// Flushes the whole file system `descriptor` is on (syncfs(2)): how a group of outputs is
     /// made durable at once. Also what `vault-floor` times as the floor's durability.
     package static func syncFileSystem(_ descriptor: Int32) -> Bool { hvt_syncfs(descriptor) == 0 }

@@ -44,7 +44,7 @@ public struct VaultCensus: Sendable {
         census.listing = listing
         var header = [UInt8](repeating: 0, count: VaultEnvelope.headerByteCount)
         var pending = [""]
-        guard opendir(folder).map({ closedir($0); return true }) ?? false else {
+        guard AtomicFile.isListableFolder(folder) else {
             throw AtomicFile.ioError("cannot read the folder '\(folder)'")
         }
         while let relative = pending.popLast() {
@@ -123,24 +123,52 @@ public struct VaultCensus: Sendable {
         classify(relative, header: buffer.prefix(max(0, count)), length: length)
     }
 
-    /// Sorts one file by its header (its first bytes, fewer when it is shorter) and its whole
-    /// length; without a length, the bytes read stand for it.
+    /// Sorts one file by its header and length (``sorting(header:length:)``) into the census.
     private mutating func classify(_ relative: String, header bytes: ArraySlice<UInt8>, length: Int?) {
-        let length = length ?? bytes.count
-        if !bytes.starts(with: VaultEnvelope.magic.prefix(bytes.count)) || bytes.isEmpty {
-            notVaults.append((relative, bytes.isEmpty ? "empty" : "does not start with MTVAULT"))
-        } else if length < VaultEnvelope.headerByteCount + XChaCha20Poly1305.tagByteCount {
-            truncated.append((relative, "\(length) bytes, less than a header and a tag"))
-        } else if bytes.count < VaultEnvelope.headerByteCount {
-            // Shorter when read than when listed: cut while the census ran.
-            truncated.append((relative, "\(bytes.count) bytes, less than a header and a tag"))
-        } else if length < Self.minimumVaultByteCount {
-            truncated.append((relative, "\(length) bytes, less than the smallest vault (\(Self.minimumVaultByteCount) bytes)"))
-        } else {
-            let start = bytes.startIndex
-            let kind = Kind(format: bytes[start + 7], suite: bytes[start + 8], schemaVersion: bytes[start + 9])
+        switch Self.sorting(header: bytes, length: length) {
+        case .notVault(let reason): notVaults.append((relative, reason))
+        case .truncated(let reason, _): truncated.append((relative, reason))
+        case .vault(let kind):
             counts[kind, default: 0] += 1
+            let start = bytes.startIndex
             if listing { listed.append((relative, kind, Hex.encode(Array(bytes[(start + 10)..<(start + 42)])))) }
         }
+    }
+
+    /// What a file or object is by its header and length: the census's rule, and the rolling
+    /// check's before it opens a vault.
+    enum Sorting: Equatable {
+        case notVault(String)
+        /// Cut short, with its kind when its header was whole.
+        case truncated(String, Kind?)
+        /// A whole header and room for the smallest document.
+        case vault(Kind)
+
+        /// Whether the first bytes are a vault's, whole or cut.
+        var startsLikeAVault: Bool {
+            if case .notVault = self { false } else { true }
+        }
+    }
+
+    /// Sorts by a header (the first bytes, fewer when the file is shorter) and the whole length;
+    /// without a length, the bytes read stand for it.
+    static func sorting(header bytes: ArraySlice<UInt8>, length: Int?) -> Sorting {
+        let length = length ?? bytes.count
+        guard !bytes.isEmpty, bytes.starts(with: VaultEnvelope.magic.prefix(bytes.count)) else {
+            return .notVault(bytes.isEmpty ? "empty" : "does not start with MTVAULT")
+        }
+        guard length >= VaultEnvelope.headerByteCount + XChaCha20Poly1305.tagByteCount else {
+            return .truncated("\(length) bytes, less than a header and a tag", nil)
+        }
+        // Shorter when read than when listed: cut while the census ran.
+        guard bytes.count >= VaultEnvelope.headerByteCount else {
+            return .truncated("\(bytes.count) bytes, less than a header and a tag", nil)
+        }
+        let start = bytes.startIndex
+        let kind = Kind(format: bytes[start + 7], suite: bytes[start + 8], schemaVersion: bytes[start + 9])
+        guard length >= minimumVaultByteCount else {
+            return .truncated("\(length) bytes, less than the smallest vault (\(minimumVaultByteCount) bytes)", kind)
+        }
+        return .vault(kind)
     }
 }

@@ -160,16 +160,11 @@ public enum FleetCheck {
         func result(_ status: Status, _ reason: String?, kind: VaultCensus.Kind? = nil, household: HouseholdID? = nil) -> Result {
             Result(object: object, size: bytes.count, etag: read.etag, status: status, kind: kind, household: household, reason: reason)
         }
-        let headerCount = VaultEnvelope.headerByteCount + XChaCha20Poly1305.tagByteCount
-        guard !bytes.isEmpty, bytes.starts(with: VaultEnvelope.magic.prefix(bytes.count)) else {
-            return result(.foreign, bytes.isEmpty ? "empty" : "does not start with MTVAULT")
-        }
-        guard bytes.count >= headerCount else {
-            return result(.truncated, "\(bytes.count) bytes, less than a header and a tag")
-        }
-        let kind = VaultCensus.Kind(format: bytes[7], suite: bytes[8], schemaVersion: bytes[9])
-        guard bytes.count >= VaultCensus.minimumVaultByteCount else {
-            return result(.truncated, "\(bytes.count) bytes, less than the smallest vault (\(VaultCensus.minimumVaultByteCount) bytes)", kind: kind)
+        let kind: VaultCensus.Kind
+        switch VaultCensus.sorting(header: bytes[...], length: nil) {
+        case .notVault(let reason): return result(.foreign, reason)
+        case .truncated(let reason, let cut): return result(.truncated, reason, kind: cut)
+        case .vault(let sorted): kind = sorted
         }
         let header: VaultHeader
         do {
@@ -211,9 +206,15 @@ public enum FleetCheck {
         let header = try store.withClient { try $0.get(object, range: 0..<VaultEnvelope.headerByteCount) }
         let bytes = header?.bytes ?? []
         let length = size.map { "\($0) bytes" } ?? "more bytes"
-        let isVault = !bytes.isEmpty && bytes.starts(with: VaultEnvelope.magic.prefix(bytes.count))
+        let isVault = VaultCensus.sorting(header: bytes[...], length: size).startsLikeAVault
         return Result(object: object, size: size ?? bytes.count, etag: header?.etag, status: isVault ? .damaged : .foreign, kind: nil, household: nil,
                       reason: "\(length), larger than any vault (\(InputLimits.describe(bytes: InputLimits.document))): not read whole")
+    }
+
+    /// Refuses a `--vault-key-dir` that cannot be listed, before anything is read: every vault
+    /// would be `no-key`, and a nightly check would pass having opened nothing.
+    public static func requireKeyFolder(_ path: String?) throws {
+        if let path, !AtomicFile.isListableFolder(path) { throw VaultError.keyFolderUnreadable(path) }
     }
 
     /// Checks `objects`, `parallelism` at a time (the work waits on the network), reporting each
