@@ -139,8 +139,11 @@ struct Migrate: ParsableCommand {
             guard !noBackup, backup == ".bak", expectRevision == nil, !json else {
                 throw ValidationError("--backup, --no-backup, --expect-revision and --json belong to one vault; a bucket run keeps no backup (enable the bucket's versioning for a way back) and reports JSON Lines")
             }
-            for (option, value) in [("--source", source), ("--inventory", inventory), ("--out", out)] {
+            for (option, value) in [("--source", source), ("--out", out)] {
                 if let value, !VaultLocation.isObject(value) { throw ValidationError("\(option) takes s3://BUCKET/PREFIX/, not '\(value)'") }
+            }
+            if let inventory, (try? S3ObjectName(parsing: inventory))?.isPrefix != false {
+                throw ValidationError("--inventory takes s3://BUCKET/…/manifest.json, the report's manifest.json, not '\(inventory)'")
             }
             if let source, let out, let from = try? S3ObjectName.folder(parsing: source), let to = try? S3ObjectName.folder(parsing: out),
                from.overlaps(to) {
@@ -189,10 +192,8 @@ struct Migrate: ParsableCommand {
         if bucketMode {
             let bucketJobs: BucketCommand.Jobs = if let source {
                 .listing(try S3ObjectName.folder(parsing: source))
-            } else if let inventory, let name = try S3ObjectName(parsing: inventory), !name.isPrefix {
-                .inventory(name)
-            } else if let inventory {
-                throw ToolError(.usage, "--inventory takes the report's manifest.json, s3://BUCKET/…/manifest.json, not '\(inventory)'")
+            } else if let inventory, let name = try S3ObjectName(parsing: inventory) {
+                .inventory(name)  // an object, not a prefix: validate() made sure
             } else {
                 .manifest(manifest!)
             }
