@@ -91,15 +91,18 @@ do {
         for plaintext in plaintexts { documents.append(try JSONValue(parsing: plaintext, what: "the vault document")) }
     }))
 
-    /// A sealed field's base64 opened (v1: no associated data) and sealed again under `ad`.
-    func reseal(_ value: JSONValue, ad: String) throws -> JSONValue {
+    /// A sealed field's base64 opened as v1 binds it and sealed again as v2 does.
+    func reseal(_ value: JSONValue, field: SecretField) throws -> JSONValue {
         guard case .string(let text) = value, let blob = Data(base64Encoded: text), blob.count > 24 else { fail("a sealed field is not base64") }
         let bytes = Array(blob)
         let secret = try bytes.withUnsafeBytes {
-            try XChaCha20Poly1305.open(UnsafeRawBufferPointer(rebasing: $0[24...]), key: key, nonce: Array(bytes[..<24]), associatedData: [])
+            try XChaCha20Poly1305.open(UnsafeRawBufferPointer(rebasing: $0[24...]), key: key, nonce: Array(bytes[..<24]),
+                                       associatedData: VaultDocument.associatedData(version: 1, field: field))
         }
         let nonce = random.bytes(24)
-        let sealed = try secret.withUnsafeBytes { try XChaCha20Poly1305.seal($0, key: key, nonce: nonce, associatedData: Array(ad.utf8)) }
+        let sealed = try secret.withUnsafeBytes {
+            try XChaCha20Poly1305.seal($0, key: key, nonce: nonce, associatedData: VaultDocument.associatedData(version: 2, field: field))
+        }
         return .string(Data(nonce + sealed).base64EncodedString())
     }
     try times.append(("fields", microseconds {
@@ -108,13 +111,13 @@ do {
             for entry in entries.indices {
                 switch entries[entry].key {
                 case "parentWrapKeyEncrypted":
-                    entries[entry].value = try reseal(entries[entry].value, ad: "mytube:v2:wrap-key")
+                    entries[entry].value = try reseal(entries[entry].value, field: .wrapKey)
                 case "childProfiles":
                     guard case .array(var children) = entries[entry].value else { continue }
                     for child in children.indices {
                         guard case .object(var fields) = children[child], case .string(let id)? = children[child]["profileId"] else { continue }
                         for field in fields.indices where fields[field].key == "nsecEncrypted" {
-                            fields[field].value = try reseal(fields[field].value, ad: "mytube:v2:child-nsec:" + id)
+                            fields[field].value = try reseal(fields[field].value, field: .childNsec(profileId: id))
                         }
                         children[child] = .object(fields)
                     }

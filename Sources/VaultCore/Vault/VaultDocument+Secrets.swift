@@ -4,7 +4,7 @@ extension VaultDocument {
     /// The associated data that binds a sealed field to its place. Schema v1 binds nothing
     /// (empty); v2 binds a child's key to its profile id and the wrap key to its field, so a
     /// blob copied elsewhere fails to open (docs/vault-format.md §8.2).
-    static func associatedData(version: Int, field: SecretField) -> [UInt8] {
+    package static func associatedData(version: Int, field: SecretField) -> [UInt8] {
         guard version >= 2 else { return [] }
         switch field {
         case .wrapKey: return Array("mytube:v2:wrap-key".utf8)
@@ -37,7 +37,7 @@ extension VaultDocument {
 }
 
 /// Which secret field a blob belongs to: names it in errors, and (from schema v2 on) binds it.
-enum SecretField {
+package enum SecretField {
     case wrapKey
     case childNsec(profileId: String)
 
