@@ -75,33 +75,48 @@ package struct SigV4: Sendable {
 
     /// Step 1: the canonical request (the suite's `.creq`).
     package func canonicalRequest(_ request: Request) -> String {
-        let headers = canonicalHeaders(request.headers)
-        return [
+        canonicalRequest(request, headers: canonicalHeaders(request.headers))
+    }
+
+    private func canonicalRequest(_ request: Request, headers: [(name: String, value: String)]) -> String {
+        [
             request.method,
             canonicalURI(request.path),
             Self.canonicalQuery(request.query),
             headers.map { "\($0.name):\($0.value)\n" }.joined(),
-            headers.map(\.name).joined(separator: ";"),
+            Self.signedHeaders(headers),
             request.payloadHash,
         ].joined(separator: "\n")
     }
 
     /// The `SignedHeaders` list: lowercase names, sorted, without repeats.
     package func signedHeaders(_ request: Request) -> String {
-        canonicalHeaders(request.headers).map(\.name).joined(separator: ";")
+        Self.signedHeaders(canonicalHeaders(request.headers))
+    }
+
+    private static func signedHeaders(_ headers: [(name: String, value: String)]) -> String {
+        headers.map(\.name).joined(separator: ";")
     }
 
     /// Step 2: the string to sign (the suite's `.sts`). `amzDate` is `YYYYMMDDTHHMMSSZ`.
     package func stringToSign(_ request: Request, amzDate: String) -> String {
-        let digest = Hex.encode(SHA256.hash(Array(canonicalRequest(request).utf8)))
+        stringToSign(canonicalRequest: canonicalRequest(request), amzDate: amzDate)
+    }
+
+    private func stringToSign(canonicalRequest: String, amzDate: String) -> String {
+        let digest = Hex.encode(SHA256.hash(Array(canonicalRequest.utf8)))
         return [Self.algorithm, amzDate, scope(amzDate: amzDate), digest].joined(separator: "\n")
     }
 
-    /// Step 3: the `Authorization` header's value (the suite's `.authz`).
+    /// Step 3: the `Authorization` header's value (the suite's `.authz`). The canonical headers
+    /// are made once, for the canonical request and the SignedHeaders list both: every request
+    /// to the store is signed.
     package func authorization(_ request: Request, amzDate: String, credentials: Credentials) throws -> String {
-        let signature = try signature(of: stringToSign(request, amzDate: amzDate), amzDate: amzDate, secret: credentials.secret)
+        let headers = canonicalHeaders(request.headers)
+        let toSign = stringToSign(canonicalRequest: canonicalRequest(request, headers: headers), amzDate: amzDate)
+        let signature = try signature(of: toSign, amzDate: amzDate, secret: credentials.secret)
         return "\(Self.algorithm) Credential=\(credentials.accessKeyID)/\(scope(amzDate: amzDate)), "
-            + "SignedHeaders=\(signedHeaders(request)), Signature=\(signature)"
+            + "SignedHeaders=\(Self.signedHeaders(headers)), Signature=\(signature)"
     }
 
     /// `YYYYMMDD/region/service/aws4_request`.
