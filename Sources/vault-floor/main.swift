@@ -1,5 +1,7 @@
 // vault-floor VAULTS_FOLDER KEY_FILE SCRATCH_FOLDER [GROUP_SIZE]
 //
+// SCRATCH_FOLDER must not exist: vault-floor makes it and writes the migrated vaults there.
+//
 // The floor of a batch migration (issue 29): the work no migration of these vaults from
 // version 1 to 2 can avoid, each step timed on its own over every vault of the folder, on this
 // machine. scripts/bench sums the steps, divides by the cores and prints how far above it the
@@ -143,7 +145,9 @@ do {
         }
     }))
 
-    try FileManager.default.createDirectory(atPath: scratch, withIntermediateDirectories: true)
+    // Its outputs are renamed over whatever has their names, so they go only into a folder it
+    // makes now: never into one that holds anything, such as the vaults it read.
+    guard mkdir(scratch, 0o700) == 0 else { fail("cannot make the folder '\(scratch)': give a new folder (its parent must exist)") }
     let folder = open(scratch, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
     guard folder >= 0 else { fail("cannot open '\(scratch)'") }
     var create = 0.0, durability = 0.0
