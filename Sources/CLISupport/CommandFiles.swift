@@ -10,7 +10,7 @@ public enum OutputKind: Sendable {
     /// Key material: 0600, refused on a terminal unless forced.
     case secret
 
-    var mode: mode_t { self == .secret ? 0o600 : 0o666 & ~AtomicFile.currentUmask() }
+    var mode: mode_t { self == .secret ? 0o600 : AtomicFile.publicFileMode }
 }
 
 /// One output a command will write: a file, or standard output (no path, or `-`).
@@ -92,7 +92,7 @@ public final class CommandFiles {
         var resolved: [(output: DeclaredOutput, location: OutputLocation)] = []
         for output in outputs {
             guard let path = output.path, !VaultLocation.isObject(path) else { continue }
-            let location = try OutputLocation(path, createFolders: output.createFolders, followLink: !output.namedByTool)
+            let location = try OutputLocation(path, createFolders: output.createFolders, followLink: !output.namedByTool, secret: output.kind == .secret)
             locations[output.label] = location
             resolved.append((output, location))
         }
@@ -103,6 +103,7 @@ public final class CommandFiles {
                 throw VaultError.outputFolderMissing(output.label, location.path)
             }
             if output.exclusive, location.exists { throw output.existsError }
+            if location.holdsKey { throw VaultError.wouldReplaceKey(location.path) }
         }
         self.locations = locations
     }
@@ -189,10 +190,14 @@ public final class OutputWriter {
         try secret.withUnsafeBytes { try stage(label, $0) }
     }
 
-    /// Publishes everything staged, in order. A failure stops there: what was published stays,
-    /// what was not is discarded.
+    /// Publishes everything staged: standard output first, then the files and objects in the
+    /// order they were staged. Standard output is the one output that can still fail once
+    /// staged (a closed pipe, a full disk behind a redirection) and cannot be taken back, so it
+    /// goes while nothing else is visible: its failure publishes nothing, and the same command
+    /// can be run again. A failure stops there: what was published stays, what was not is
+    /// discarded.
     public func publish() throws {
-        let pending = staged
+        let pending = staged.filter { $0.standard != nil } + staged.filter { $0.standard == nil }
         staged = []
         for (output, file, standard, object) in pending {
             if let object, let target = try files.object(output.label, exclusive: output.exclusive) {

@@ -93,10 +93,14 @@ public enum ToolMain {
         // Past a file size limit (ulimit -f), write(2) then fails with EFBIG, which AtomicFile
         // reports and cleans up after, instead of the signal killing the tool mid-write.
         signal(SIGXFSZ, SIG_IGN)
+        // A closed pipe on standard output is then EPIPE, which the write reports as an error,
+        // instead of SIGPIPE killing the tool between two publications (a new vault published,
+        // its tombstone not) with nothing said.
+        signal(SIGPIPE, SIG_IGN)
         do {
             var parsed = try Command.parseAsRoot()
             try parsed.run()
-            exit(ExitStatus.ok.rawValue)
+            exitSucceeded()
         } catch let error as ToolError {
             diagnostics.error(error.reason, hint: error.hint)
             exit(error.status.rawValue)
@@ -109,13 +113,24 @@ public enum ToolMain {
             let code = Command.exitCode(for: error)
             if code == .success {
                 // --help and --version are reported as errors by swift-argument-parser.
-                StandardStreams.writeOutput(Array((Command.fullMessage(for: error) + "\n").utf8))
-                exit(ExitStatus.ok.rawValue)
+                do {
+                    try StandardStreams.writeOutput(Array((Command.fullMessage(for: error) + "\n").utf8))
+                } catch let error as VaultError {
+                    diagnostics.error(error.reason)
+                    exit(ExitStatus(error.code.category).rawValue)
+                } catch {}
+                exitSucceeded()
             }
             diagnostics.error(Command.message(for: error).lowercasedFirstLetter, hint: "see '\(diagnostics.toolName) help' or add --help after the subcommand")
             exit(code == .validationFailure ? ExitStatus.usage.rawValue : code.rawValue)
         }
     }
+}
+
+/// Exits 0, unless a message to standard error was lost (a full disk, a closed pipe): a run
+/// whose warnings or summary nobody got did not succeed as far as anyone can tell.
+private func exitSucceeded() -> Never {
+    exit(StandardStreams.errorStreamFailed.load(ordering: .relaxed) ? ExitStatus.operational.rawValue : ExitStatus.ok.rawValue)
 }
 
 /// The next step for a refusal of the write path or of a key option, both CLISupport's; the

@@ -84,13 +84,7 @@ public enum InputFiles {
             }
             return STDIN_FILENO
         }
-        var info = stat()
-        if stat(path, &info) == 0, (info.st_mode & S_IFMT) == S_IFDIR {
-            throw ToolError(.operational, "\(what) '\(path)' is a directory")
-        }
-        let descriptor = open(path, O_RDONLY | O_CLOEXEC)
-        guard descriptor >= 0 else { throw ioError("could not open \(what) '\(path)'") }
-        return descriptor
+        return try AtomicFile.openForReading(path, what: what)
     }
 
     static func ioError(_ text: String) -> VaultError {

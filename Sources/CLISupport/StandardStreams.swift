@@ -1,10 +1,24 @@
 import Foundation
+import Synchronization
 import VaultCore
 
-/// Raw writes to standard output and error, and terminal checks.
+/// Standard output and error: outputs like any file (docs/conventions.md, "Nothing lost"). Every
+/// write is checked: a full disk or a closed pipe on standard output is an error with its exit
+/// code, never a lost report with exit 0 (SIGPIPE is ignored by ``ToolMain``, so a closed pipe
+/// is EPIPE here, reported, instead of a death between two publications).
 public enum StandardStreams {
-    public static func writeOutput(_ bytes: [UInt8]) { _ = try? write(bytes, to: STDOUT_FILENO) }
-    public static func writeError(_ bytes: [UInt8]) { _ = try? write(bytes, to: STDERR_FILENO) }
+    /// Writes a command's output (a report, a listing, JSON) to standard output; throws when
+    /// it cannot be written whole.
+    public static func writeOutput(_ bytes: [UInt8]) throws { try write(bytes, to: STDOUT_FILENO) }
+
+    /// Writes a message to standard error. A message that cannot be written cannot be reported
+    /// either: the failure is remembered, and ``ToolMain`` then exits 1 instead of 0.
+    public static func writeError(_ bytes: [UInt8]) {
+        do { try write(bytes, to: STDERR_FILENO) } catch { errorStreamFailed.store(true, ordering: .relaxed) }
+    }
+
+    /// Whether a message to standard error was lost in this run.
+    static let errorStreamFailed = Atomic<Bool>(false)
 
     public static var outputIsTerminal: Bool { isatty(STDOUT_FILENO) == 1 }
     public static var errorIsTerminal: Bool { isatty(STDERR_FILENO) == 1 }
@@ -26,12 +40,27 @@ public enum StandardStreams {
         return info.st_mode & 0o7777
     }
 
-    /// Writes everything, retrying short writes and interruptions (VaultCore's loop).
+    /// Writes everything, retrying short writes and interruptions (VaultCore's loop); a closed
+    /// pipe says so in words a person knows.
     static func write(_ bytes: UnsafeRawBufferPointer, to descriptor: Int32) throws {
-        try AtomicFile.writeAll(bytes, to: descriptor, path: descriptor == STDOUT_FILENO ? "standard output" : "standard error")
+        let name = descriptor == STDOUT_FILENO ? "standard output" : "standard error"
+        let failure = AtomicFile.writeAll(bytes, to: descriptor)
+        guard failure == 0 else {
+            if failure == EPIPE { throw VaultError.streamClosed(name) }
+            errno = failure
+            throw AtomicFile.ioError("could not write \(name)")
+        }
     }
 
     static func write(_ bytes: [UInt8], to descriptor: Int32) throws {
         try bytes.withUnsafeBytes { try write($0, to: descriptor) }
+    }
+}
+
+extension VaultError {
+    /// Standard output or error is a pipe whose reader has gone (`| head`, a consumer that died):
+    /// what was not written is lost, so the command fails.
+    static func streamClosed(_ name: String, file: String = #fileID, line: UInt = #line) -> VaultError {
+        VaultError(.io, "could not write \(name): the reading end of the pipe was closed, so the output is incomplete", file: file, line: line)
     }
 }

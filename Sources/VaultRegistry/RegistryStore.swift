@@ -27,7 +27,7 @@ public enum RegistryLocation: Sendable, Equatable {
     /// database has none.
     public var sideFiles: [(label: String, path: String)] {
         guard case .sqlite(let path) = self else { return [] }
-        return ["journal", "wal", "shm"].map { ("the registry's \($0) file", path + "-" + $0) }
+        return FileSet.databaseSideFiles(of: path, owner: "the registry").map { ($0.label, $0.path) }
     }
 
     /// How messages name the registry: the path or the connection text (which has no password).

@@ -146,7 +146,7 @@ final class SQLiteRegistryEngine: RegistryEngine {
             throw failure(error, "could not build the registry '\(path)'")
         }
         do {
-            try AtomicFile.write(bytes, to: path, mode: 0o666 & ~AtomicFile.currentUmask(), exclusive: true)
+            try AtomicFile.write(bytes, to: path, mode: AtomicFile.publicFileMode, exclusive: true)
         } catch let error as VaultError where error.code == .outputExists {
             // Another init made it meanwhile: open that one.
         }

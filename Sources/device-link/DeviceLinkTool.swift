@@ -90,7 +90,7 @@ struct Read: ParsableCommand {
         table.add("vault URL", link.vaultURL)
         table.add("npub", link.key.publicKey.npub)
         table.add("expires", "\(link.expiresAt.rfc3339) (\(TimeSpan.relative(link.expiresAt, now: now)))")
-        StandardStreams.writeOutput(Array(table.render().utf8))
+        try StandardStreams.writeOutput(Array(table.render().utf8))
         if output != nil { try files.writer().write("-o", secretLine(link.key.nsec())) }
     }
 }

@@ -65,13 +65,13 @@ struct Pairing: ParsableCommand {
             try requireRange(maxAge, 1...PairingCode.maximumAllowedAge, "--max-age")
             let code = try PairingCode(payload: QRPictures.singleQR(image, reads: { $0 == .pairing || $0 == .other }, expected: "a pairing code"), now: now.time, maximumAge: maxAge)
             if json {
-                StandardStreams.writeOutput(code.jsonValue().serialized())
+                try StandardStreams.writeOutput(code.jsonValue().serialized())
                 return
             }
             var table = TextTable()
             for (key, value) in [("share URL", code.shareURL), ("parent device", code.parentDeviceID), ("verification token", code.verificationToken),
                                  ("shared zone", code.sharedZoneID), ("timestamp", code.timestamp.rfc3339)] { table.add(key, value) }
-            StandardStreams.writeOutput(Array(table.render().utf8))
+            try StandardStreams.writeOutput(Array(table.render().utf8))
         }
     }
 }

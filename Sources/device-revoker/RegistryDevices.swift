@@ -38,7 +38,7 @@ extension Registry {
                                                      notSeenSince: try notSeenSince.map(parseSince), search: match)
             let devices = try database.open(.readOnly).devices(matching: filter)
             if json {
-                StandardStreams.writeOutput(JSONValue.array(devices.map { device in
+                try StandardStreams.writeOutput(JSONValue.array(devices.map { device in
                     func time(_ value: Timestamp?) -> JSONValue { value.map { .string($0.rfc3339) } ?? .null }
                     return .object([
                         ("userDid", .string(device.userDid)), ("deviceId", .string(device.deviceId)), ("deviceMlsDid", .string(device.deviceMlsDid)),
@@ -62,7 +62,7 @@ extension Registry {
                 let seen = device.lastSeenAt.map { TimeSpan.relative($0, now: now) } ?? "never (registered \(TimeSpan.relative(device.registeredAt, now: now)))"
                 table.add("\(device.userDid)#\(device.deviceId)", device.deviceName ?? "", state, seen, "\(device.openMemberships)")
             }
-            StandardStreams.writeOutput(Array(table.render().utf8))
+            try StandardStreams.writeOutput(Array(table.render().utf8))
             diagnostics.note(counted(devices.count, "device"))
         }
     }

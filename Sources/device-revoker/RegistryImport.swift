@@ -42,7 +42,7 @@ extension Registry {
             let counts = try registry.importRows(devices: devices.map { source($0, "devices file") },
                                                  members: members.map { source($0, "members file") }, now: now.time, upsert: upsert)
             if json {
-                StandardStreams.writeOutput(JSONValue.object([
+                try StandardStreams.writeOutput(JSONValue.object([
                     ("db", .string(database.db)), ("devices", .int(counts.devices)), ("memberships", .int(counts.members)), ("upsert", .bool(upsert)),
                 ]).serialized())
             }

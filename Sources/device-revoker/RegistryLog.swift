@@ -38,7 +38,7 @@ extension Registry {
             }
             let entries = try database.open(.readOnly).log(batch: batch)
             if json {
-                StandardStreams.writeOutput(entries.flatMap { entry in
+                try StandardStreams.writeOutput(entries.flatMap { entry in
                     JSONValue.object([("batchId", .string(entry.batchID)), ("revokedAt", .string(entry.revokedAt)), ("userDid", .string(entry.userDid)),
                                       ("deviceId", .string(entry.deviceID)), ("reason", entry.reason.map(JSONValue.string) ?? .null),
                                       ("selector", .string(entry.selector))]).serialized(pretty: false) + [0x0a]
@@ -52,7 +52,7 @@ extension Registry {
                 let ago = Timestamp(rfc3339: entry.revokedAt).map { TimeSpan.relative($0, now: now) } ?? ""
                 table.add(entry.revokedAt, ago, entry.batchID, "\(entry.userDid)#\(entry.deviceID)", entry.reason ?? "", entry.selector)
             }
-            StandardStreams.writeOutput(Array(table.render().utf8))
+            try StandardStreams.writeOutput(Array(table.render().utf8))
         }
     }
 }

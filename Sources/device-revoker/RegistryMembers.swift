@@ -22,7 +22,7 @@ extension Registry {
         func run() throws {
             let members = try database.open(.readOnly).members(conversation: convo)
             if json {
-                StandardStreams.writeOutput(JSONValue.array(members.map {
+                try StandardStreams.writeOutput(JSONValue.array(members.map {
                     .object([("userDid", .string($0.userDid)), ("deviceCount", .int($0.deviceCount)), ("deviceIds", .array($0.deviceIds.map(JSONValue.string))),
                              ("isAdmin", .bool($0.isAdmin)), ("joinedAt", .string($0.joinedAt))])
                 }).serialized())
@@ -31,7 +31,7 @@ extension Registry {
             var table = TextTable()
             table.add("user", "devices", "admin", "joined")
             for member in members { table.add(member.userDid, "\(member.deviceCount)", member.isAdmin ? "admin" : "", member.joinedAt) }
-            StandardStreams.writeOutput(Array(table.render().utf8))
+            try StandardStreams.writeOutput(Array(table.render().utf8))
         }
     }
 }

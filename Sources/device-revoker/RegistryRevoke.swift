@@ -144,7 +144,7 @@ extension Registry {
                                              batchID: batchId ?? UUID().uuidString.lowercased())
             let radius = result.radius
             if json {
-                StandardStreams.writeOutput(JSONValue.object([
+                try StandardStreams.writeOutput(JSONValue.object([
                     ("batchId", result.applied ? .string(result.batchID) : .null), ("applied", .bool(result.applied)), ("dryRun", .bool(dryRun)),
                     ("devices", .int(radius.devices)), ("users", .int(radius.users)), ("conversations", .int(radius.conversations)),
                     ("memberships", .int(radius.memberships)),
@@ -177,7 +177,7 @@ extension Registry {
                 let lists = Self.unmatchedLines(radius.unmatched, places: places)
                     + Self.listed("users left with no active device", radius.usersLeftWithoutDevice)
                     + Self.listed("conversations left with no active admin device", radius.conversationsLeftWithoutAdmin)
-                StandardStreams.writeOutput(Array((head + "\n" + table.render(indent: "  ") + lists).utf8))
+                try StandardStreams.writeOutput(Array((head + "\n" + table.render(indent: "  ") + lists).utf8))
             }
             if !result.refusals.isEmpty {
                 throw ToolError(.refused, result.refusals.map(\.reason).joined(separator: "; ") + "; nothing was changed", hint: hint(for: result.refusals))

@@ -106,7 +106,7 @@ struct VaultMode: ParsableCommand {
         }
 
         guard let writer = files.writer(unlessDryRun: dryRun) else {
-            StandardStreams.writeOutput(Array((json ? String(decoding: radiusJSON(plan).serialized(), as: UTF8.self) : radiusText(plan)).utf8))
+            try StandardStreams.writeOutput(Array((json ? String(decoding: radiusJSON(plan).serialized(), as: UTF8.self) : radiusText(plan)).utf8))
             let unwritten = [output.map { _ in "-o" }, ops.map { _ in "--ops" }].compactMap { $0 }
             if !unwritten.isEmpty { diagnostics.note("dry run: \(unwritten.joined(separator: " and ")) not written") }
             // A dry run of a revocation that would be refused is refused too (exit 4), as the

@@ -87,8 +87,10 @@ struct Code: ParsableCommand {
     }
 
     /// Stages a new code's sheet and words, then the blob, and publishes them in that order:
-    /// the blob makes the old code useless, so it is published only once the only record of
-    /// the new code (the sheet) is on disk (issue 16).
+    /// the blob makes the old code useless, so as a file it is published only once the only
+    /// record of the new code (the sheet) is on disk (issue 16). On standard output it goes
+    /// first (``OutputWriter/publish()``): a closed pipe then leaves no new sheet that opens
+    /// nothing, and whoever reads it keeps the old blob until the command succeeds.
     static func issue(_ code: SecretBytes, blob: RecoveryCodeBlob, userID: String, codeOut: Bool, page: PageOptions, format: SheetFormat,
                       writer: OutputWriter) throws {
         let content = CodeSheet.Content(code: code, userID: userID, label: page.label, date: page.printedDate,
@@ -193,7 +195,7 @@ struct Code: ParsableCommand {
                 _ = try RecoveryCodes.unwrap(blob, code: read)
                 checked.append("it opens the blob of account \(blob.userID.displaySafe)")
             }
-            StandardStreams.writeOutput(Array("code: \(checked.joined(separator: "; "))\n".utf8))
+            try StandardStreams.writeOutput(Array("code: \(checked.joined(separator: "; "))\n".utf8))
         }
     }
 

@@ -53,7 +53,7 @@ struct Scan: ParsableCommand {
         try files.writer().write("-o", secretLine(key.nsec()))
         diagnostics.note("public key: \(key.publicKey.npub)")
         if json {
-            StandardStreams.writeOutput(JSONValue.object([
+            try StandardStreams.writeOutput(JSONValue.object([
                 ("npub", .string(key.publicKey.npub)), ("householdId", .string(Household(parentPublicKey: key.publicKey).id.hex)),
                 ("encrypted", .bool(encrypted)), ("output", .string(output.displayName)),
             ]).serialized())
@@ -136,13 +136,13 @@ struct Verify: ParsableCommand {
             restored = key.publicKey
         }
         if json {
-            StandardStreams.writeOutput(JSONValue.object([
+            try StandardStreams.writeOutput(JSONValue.object([
                 ("passed", .bool(matched)), ("checked", .string(image != nil ? "sheet" : share != nil ? "share" : "shares")),
                 ("npub", restored.map { .string($0.npub) } ?? .null),
                 ("report", .array(report.split(separator: "\n").map { .string(String($0)) })),
             ]).serialized())
         } else {
-            StandardStreams.writeOutput(Array(report.utf8))
+            try StandardStreams.writeOutput(Array(report.utf8))
         }
         if !matched {
             let what = image.map { "the sheet '\($0)'" } ?? share.map { "the share sheet '\($0)'" } ?? "the shares"

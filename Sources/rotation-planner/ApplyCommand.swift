@@ -13,8 +13,9 @@ struct Apply: ParsableCommand {
         DIR/vaults/<new household id>.vault, the operations (JSON Lines, to --ops or standard \
         output), and last DIR/vaults/<old household id>.vault (the tombstone, which retires the \
         old vault), all staged before any is published. Applying a plan again changes nothing: \
-        when DIR holds what this plan produced, apply says so (exit 0); when it holds anything \
-        else, apply refuses (exit 4).
+        when DIR holds what this plan produced, apply says so (exit 0); when a run was cut off \
+        after the new vault (a kill, a closed pipe), running it again writes the operations and \
+        the tombstone that match it; when DIR holds anything else, apply refuses (exit 4).
 
         With --json (which needs --ops), standard output is one JSON object: the plan id, \
         the two vaults written, the operation count, and whether the plan had already been \
@@ -52,9 +53,9 @@ struct Apply: ParsableCommand {
         if json, ops == nil || ops == "-" { throw ValidationError("--json needs --ops FILE (not -): standard output carries the JSON") }
     }
 
-    private func report(_ plan: RotationPlan, newPath: String, oldPath: String, operations: Int, alreadyApplied: Bool) {
+    private func report(_ plan: RotationPlan, newPath: String, oldPath: String, operations: Int, alreadyApplied: Bool) throws {
         guard json else { return }
-        StandardStreams.writeOutput(JSONValue.object([
+        try StandardStreams.writeOutput(JSONValue.object([
             ("planId", .string(Hex.encode(plan.planID))), ("alreadyApplied", .bool(alreadyApplied)),
             ("newVault", .string(newPath)), ("tombstone", .string(oldPath)),
             // An earlier apply wrote the operations; this run wrote none.
@@ -72,25 +73,43 @@ struct Apply: ParsableCommand {
         let (old, new) = try keys.load()
         let source = try InputFiles.read(vault, what: "vault")
         let existing = (new: try files.currentContents("new vault"), tombstone: try files.currentContents("tombstone"))
-        if existing.new != nil || existing.tombstone != nil {
-            guard let newVault = existing.new, let tombstone = existing.tombstone,
-                  try RotationApplier.wasApplied(plan, vault: source, newVault: newVault, tombstone: tombstone, oldKey: old, newKey: new) else {
-                throw ToolError(.refused, "'\(outDir)' already holds a vault of one of the plan's households, not the result of this plan; nothing was changed",
-                                hint: "apply into an empty --out-dir, or move those vaults away first")
-            }
+        let writer = files.writer()
+        if let newVault = existing.new, let tombstone = existing.tombstone,
+           try RotationApplier.wasApplied(plan, vault: source, newVault: newVault, tombstone: tombstone, oldKey: old, newKey: new) {
             diagnostics.note("this plan was already applied: \(newPath) and \(oldPath) are its result; nothing was changed")
-            report(plan, newPath: newPath, oldPath: oldPath, operations: 0, alreadyApplied: true)
+            try report(plan, newPath: newPath, oldPath: oldPath, operations: 0, alreadyApplied: true)
             return
+        }
+        if let newVault = existing.new, existing.tombstone == nil,
+           let outcome = try RotationApplier.resume(plan, vault: source, newVault: newVault, oldKey: old, newKey: new) {
+            // An earlier run was cut off after publishing the new vault (a kill, a closed pipe):
+            // the old vault is still live, so this run finishes what it began.
+            try writer.stage("--ops", Self.jsonLines(outcome.operations))
+            try writer.stage("tombstone", outcome.tombstone)
+            try writer.publish()
+            diagnostics.note("finished an apply that was cut off: the new vault \(newPath) was already there; tombstone \(oldPath); \(outcome.operations.count) operations for the app")
+            try report(plan, newPath: newPath, oldPath: oldPath, operations: outcome.operations.count, alreadyApplied: false)
+            return
+        }
+        if existing.new != nil || existing.tombstone != nil {
+            throw ToolError(.refused, "'\(outDir)' already holds a vault of one of the plan's households, not the result of this plan; nothing was changed",
+                            hint: "apply into an empty --out-dir, or move those vaults away first")
         }
         let outcome = try RotationApplier.apply(plan, vault: source, oldKey: old, newKey: new)
         // All three staged before any is published; the tombstone last, because it retires the
-        // old vault: until then the household still has a vault that opens with the old key.
-        let writer = files.writer()
+        // old vault: until then the household still has a vault that opens with the old key, and
+        // a run cut off before it is finished by running it again. Operations on standard output
+        // go first (OutputWriter.publish), so a closed pipe publishes nothing.
         try writer.stage("new vault", outcome.newVault)
-        try writer.stage("--ops", Array(outcome.operations.map { $0.serialized(pretty: false) + [0x0a] }.joined()))
+        try writer.stage("--ops", Self.jsonLines(outcome.operations))
         try writer.stage("tombstone", outcome.tombstone)
         try writer.publish()
         diagnostics.note("new vault \(newPath); tombstone \(oldPath); \(outcome.operations.count) operations for the app")
-        report(plan, newPath: newPath, oldPath: oldPath, operations: outcome.operations.count, alreadyApplied: false)
+        try report(plan, newPath: newPath, oldPath: oldPath, operations: outcome.operations.count, alreadyApplied: false)
+    }
+
+    /// The operations as JSON Lines.
+    private static func jsonLines(_ operations: [JSONValue]) -> [UInt8] {
+        Array(operations.map { $0.serialized(pretty: false) + [0x0a] }.joined())
     }
 }

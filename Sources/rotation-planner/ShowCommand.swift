@@ -29,7 +29,7 @@ struct Show: ParsableCommand {
         let additions = plan.groups.map(\.add.count).reduce(0, +), removals = plan.groups.map(\.remove.count).reduce(0, +)
         let id = Hex.encode(plan.planID)
         if json {
-            StandardStreams.writeOutput(JSONValue.object([
+            try StandardStreams.writeOutput(JSONValue.object([
                 ("planId", .string(id)), ("verified", .bool(true)), ("mode", .string(plan.mode.rawValue)),
                 ("from", .string(plan.old.householdID.hex)), ("to", .string(plan.new.householdID.hex)),
                 ("relink", .array(relink.map { .string($0.deviceId) })), ("retire", .array(retire.map { .string($0.deviceId) })),
@@ -57,6 +57,6 @@ struct Show: ParsableCommand {
         text += "\n" + (try template.text("show.steps")) + "\n"
         for (index, step) in plan.steps.enumerated() { text += "  \(index + 1). \(step.text)\n" }
         text += "\n" + (try template.text("show.irreversible")) + "\n"
-        StandardStreams.writeOutput(Array(text.displaySafeKeepingNewlines.utf8))
+        try StandardStreams.writeOutput(Array(text.displaySafeKeepingNewlines.utf8))
     }
 }

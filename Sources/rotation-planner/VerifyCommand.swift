@@ -54,13 +54,13 @@ struct Verify: ParsableCommand {
                                                  newVault: about("the new vault", newPath) { try InputFiles.read(newPath, what: "vault") },
                                                  oldKey: old, newKey: new)
         if json {
-            StandardStreams.writeOutput(JSONValue.object([
+            try StandardStreams.writeOutput(JSONValue.object([
                 ("passed", .bool(checks.allSatisfy(\.passed))),
                 ("checks", .array(checks.map { .object([("name", .string($0.name)), ("passed", .bool($0.passed)), ("detail", .string($0.detail))]) })),
             ]).serialized())
         } else {
             let text = checks.map { "\($0.passed ? "ok  " : "FAIL") \($0.name): \($0.detail)".displaySafe + "\n" }.joined()
-            StandardStreams.writeOutput(Array(text.utf8))
+            try StandardStreams.writeOutput(Array(text.utf8))
         }
         if checks.contains(where: { !$0.passed }) { throw ExitCode(ExitStatus.authentication.rawValue) }
     }

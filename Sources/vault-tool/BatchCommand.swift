@@ -26,7 +26,7 @@ struct BatchCommand {
         try batch.run(parallelism: jobs, loadAccess: { job in
             try VaultAccessFiles.load(keyFile: job.keyFile, vaultKeyFile: job.vaultKeyFile)
         }, report: { result in
-            progress.add(result.status, Self.jsonLine(result))
+            try progress.add(result.status, Self.jsonLine(result))
         })
         let counts = progress.finish()
         let failed = counts[.failed, default: 0]

@@ -60,7 +60,7 @@ struct BucketCommand {
         try migration.run(parallelism: parallelism, loadAccess: { job, household in
             try plan.keyFiles(for: job, household: household).map { try VaultAccessFiles.load(keyFile: $0.keyFile, vaultKeyFile: $0.vaultKeyFile) }
         }, report: { result in
-            progress.add(result.status, Self.jsonLine(result, shard: shard))
+            try progress.add(result.status, Self.jsonLine(result, shard: shard))
             if keepsAll || result.isFailure { results.withLock { $0.append(result) } }
         })
         let finished = results.withLock { $0 }

@@ -42,7 +42,7 @@ struct Census: ParsableCommand {
         }
         if showProgress { StandardStreams.writeError(Array("\r\u{1b}[K".utf8)) }
         if list {
-            StandardStreams.writeOutput(census.listed.flatMap { entry -> [UInt8] in
+            try StandardStreams.writeOutput(census.listed.flatMap { entry -> [UInt8] in
                 json ? JSONValue.object([("path", .string(entry.path)), ("format", .int(Int(entry.kind.format))), ("suite", .int(Int(entry.kind.suite))),
                                          ("schemaVersion", .int(Int(entry.kind.schemaVersion))), ("householdId", .string(entry.household))])
                     .serialized(pretty: false) + [0x0a]
@@ -78,7 +78,7 @@ struct Census: ParsableCommand {
                 + (census.truncated.isEmpty ? "" : "\ntruncated vaults (\(census.truncated.count))\n" + cut.render(indent: "  "))
                 + (census.notVaults.isEmpty ? "" : "\nnot vaults (\(census.notVaults.count))\n" + list.render(indent: "  "))
         }
-        StandardStreams.writeOutput(Array(text.utf8))
+        try StandardStreams.writeOutput(Array(text.utf8))
     }
 }
 

@@ -105,7 +105,7 @@ struct Check: ParsableCommand {
             let count = report.findings.count
             text += report.isClean ? "ok: every rule holds\n" : "\(count) finding\(count == 1 ? "" : "s")\n"
         }
-        StandardStreams.writeOutput(Array(text.utf8))
+        try StandardStreams.writeOutput(Array(text.utf8))
         if !report.isClean { throw ExitCode(ExitStatus.authentication.rawValue) }
     }
 }

@@ -51,7 +51,7 @@ struct Diff: ParsableCommand {
         } else {
             text = changes.isEmpty ? "no differences\n" : changes.map { $0.description.displaySafe + "\n" }.joined()
         }
-        StandardStreams.writeOutput(Array(text.utf8))
+        try StandardStreams.writeOutput(Array(text.utf8))
     }
 }
 
@@ -104,7 +104,7 @@ struct Merge: ParsableCommand {
         let result = try VaultMerge.checkedMerge(base: documents[0], ours: documents[1], theirs: documents[2], access: access)
         try files.writer().write("-o", Vault.sealVerified(result.document, access: access))
         if json {
-            StandardStreams.writeOutput(JSONValue.object([
+            try StandardStreams.writeOutput(JSONValue.object([
                 ("revision", .int(result.document.revision ?? 1)),
                 ("conflicts", .array(result.conflicts.map { conflict in
                     .object([("record", .string(conflict.record)), ("field", conflict.field.map(JSONValue.string) ?? .null),

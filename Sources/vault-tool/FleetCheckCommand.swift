@@ -25,7 +25,7 @@ struct FleetCheckCommand {
                                          loadAccess: { try VaultAccessFiles.load(keyFile: $0.keyFile, vaultKeyFile: $0.vaultKeyFile) },
                                          report: { result in
             if let kind = result.kind, result.status != .foreign { kinds.withLock { $0[kind, default: 0] += 1 } }
-            progress.add(result.status, Self.jsonLine(result, subset: subset))
+            try progress.add(result.status, Self.jsonLine(result, subset: subset))
         })
         let counts = progress.finish()
         func count(_ status: FleetCheck.Status) -> Int { counts[status, default: 0] }

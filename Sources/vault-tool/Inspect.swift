@@ -29,7 +29,7 @@ struct Inspect: ParsableCommand {
         let document = try vault.access.load(diagnostics).map { try Vault.open(bytes, with: $0).document }
         let summary = VaultSummary(name: InputFiles.displayName(vault.input), byteCount: bytes.count, envelope: envelope, document: document)
         let text = json ? String(decoding: summary.jsonValue().serialized(), as: UTF8.self) : summary.text()
-        StandardStreams.writeOutput(Array(text.utf8))
+        try StandardStreams.writeOutput(Array(text.utf8))
     }
 }
 

@@ -222,7 +222,7 @@ struct Migrate: ParsableCommand {
 
         guard let writer = files.writer(unlessDryRun: dryRun) else {
             let text = json ? String(decoding: reportJSON(report).serialized(), as: UTF8.self) : reportText(report)
-            StandardStreams.writeOutput(Array(text.utf8))
+            try StandardStreams.writeOutput(Array(text.utf8))
             return
         }
         if inPlace {

@@ -22,12 +22,14 @@ final class RunReport<Status: Hashable & Sendable>: Sendable {
         self.failing = failing
     }
 
-    func add(_ status: Status, _ line: JSONValue) {
+    /// Counts and writes one result; throws when standard output cannot take it (a full disk, a
+    /// closed pipe), which stops the run: a report with lines missing is no report.
+    func add(_ status: Status, _ line: JSONValue) throws {
         let text = Array((String(decoding: line.serialized(pretty: false), as: UTF8.self) + "\n").utf8)
-        counts.withLock { counts in
+        try counts.withLock { counts in
             counts[status, default: 0] += 1
             if sharedTerminal { StandardStreams.writeError(Array("\r\u{1b}[K".utf8)) }
-            StandardStreams.writeOutput(text)
+            try StandardStreams.writeOutput(text)
             if showProgress {
                 Self.drawProgress(done: counts.values.reduce(0, +), total: total, failed: failing.reduce(0) { $0 + counts[$1, default: 0] },
                                   seconds: Date().timeIntervalSince(started))

@@ -19,12 +19,14 @@ public enum AtomicFile {
         String((0..<count).map { _ in nameAlphabet.randomElement()! })
     }
 
-    /// The process's umask, for outputs created with the usual 0666 less it.
-    public static func currentUmask() -> mode_t {
+    /// The mode of an output that holds no secret: 0666 less the process's umask, as a shell
+    /// redirection makes it. Read once: reading the umask means setting it, which races with any
+    /// other thread creating a file meanwhile.
+    public static let publicFileMode: mode_t = {
         let mask = umask(0o022)
         umask(mask)
-        return mask
-    }
+        return 0o666 & ~mask
+    }()
 
     /// Writes one output on its own: resolve, stage, publish. `exclusive` refuses an existing
     /// file, and keeps refusing if one appears meanwhile.
@@ -46,12 +48,15 @@ public enum AtomicFile {
 
     /// The same, adding each folder it makes to `made`, outermost first, as it makes it: a
     /// failure part-way still says what was made.
-    static func createFolder(_ path: String, made: inout [String]) throws {
+    /// `secret`: each folder it makes is 0700 whatever the umask (a umask of 000 would make
+    /// 0777 folders of shares or keys); folders that exist are left as they are.
+    static func createFolder(_ path: String, made: inout [String], secret: Bool = false) throws {
         var prefix = path.hasPrefix("/") ? "/" : ""
         for part in path.split(separator: "/") {
             prefix += (prefix.isEmpty || prefix.hasSuffix("/") ? "" : "/") + part
-            if mkdir(prefix, 0o777) == 0 {
+            if mkdir(prefix, secret ? 0o700 : 0o777) == 0 {
                 made.append(prefix)
+                guard !secret || chmod(prefix, 0o700) == 0 else { throw ioError("could not make the folder '\(prefix)' private") }
             } else if errno != EEXIST {
                 throw ioError("could not create the folder '\(prefix)'")
             }
@@ -59,6 +64,38 @@ public enum AtomicFile {
         var info = stat()
         guard stat(path, &info) == 0, (info.st_mode & S_IFMT) == S_IFDIR else {
             throw VaultError.notAFolder(path)
+        }
+    }
+
+    /// Opens a file to read, refusing anything but a regular file (a FIFO, a device, a socket, a
+    /// folder) before a byte is read (issue 37): opening a FIFO waits for a writer and reading a
+    /// device may never end, so a manifest line or an option naming one would hang the tool. A
+    /// path that is not a regular file is refused before it is opened (a device is never
+    /// opened); the open cannot wait (non-blocking) and the kind is checked again on what was
+    /// opened, so a file swapped for a FIFO in between is refused too. Standard input (`-`) is
+    /// the caller's to handle.
+    public static func openForReading(_ path: String, what: String) throws -> Int32 {
+        var info = stat()
+        if stat(path, &info) == 0 { try requireRegularFile(info.st_mode, path, what: what) }
+        let descriptor = open(path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC)
+        guard descriptor >= 0 else { throw ioError("could not open \(what) '\(path)'") }
+        do {
+            guard fstat(descriptor, &info) == 0 else { throw ioError("could not read \(what) '\(path)'") }
+            try requireRegularFile(info.st_mode, path, what: what)
+        } catch {
+            close(descriptor)
+            throw error
+        }
+        // A regular file ignores O_NONBLOCK; cleared all the same for whoever reads it next.
+        _ = fcntl(descriptor, F_SETFL, fcntl(descriptor, F_GETFL) & ~O_NONBLOCK)
+        return descriptor
+    }
+
+    private static func requireRegularFile(_ mode: mode_t, _ path: String, what: String) throws {
+        switch mode & S_IFMT {
+        case S_IFREG: return
+        case S_IFDIR: throw VaultError.inputIsAFolder(what, path)
+        default: throw VaultError.inputNotARegularFile(what, path, kind: OutputLocation.kindName(mode))
         }
     }
 
@@ -88,15 +125,26 @@ public enum AtomicFile {
     /// Writes every byte to an open descriptor, retrying short writes and interruptions.
     /// `path` names the destination in errors.
     public static func writeAll(_ bytes: UnsafeRawBufferPointer, to descriptor: Int32, path: String) throws {
+        let failure = writeAll(bytes, to: descriptor)
+        guard failure == 0 else {
+            errno = failure
+            throw ioError("could not write '\(path)'")
+        }
+    }
+
+    /// The same loop, returning 0 or the `errno` of the write that failed, for a caller that
+    /// words some failures itself (a closed pipe on standard output).
+    package static func writeAll(_ bytes: UnsafeRawBufferPointer, to descriptor: Int32) -> Int32 {
         var offset = 0
         while offset < bytes.count {
             let written = Foundation.write(descriptor, bytes.baseAddress! + offset, bytes.count - offset)
             if written < 0 {
                 if errno == EINTR { continue }
-                throw ioError("could not write '\(path)'")
+                return errno
             }
             offset += written
         }
+        return 0
     }
 
     /// An I/O error naming what failed, with the C library's text for `errno`.
@@ -105,7 +153,23 @@ public enum AtomicFile {
     }
 }
 
+extension VaultError.Code {
+    /// An input names a FIFO, a device or a socket, which the suite never reads.
+    public static let notARegularFile = VaultError.Code(name: "notARegularFile", category: .invalidInput)
+}
+
 extension VaultError {
+    /// An input that is a folder where a file belongs.
+    static func inputIsAFolder(_ what: String, _ path: String, file: String = #fileID, line: UInt = #line) -> VaultError {
+        VaultError(.io, "\(what) '\(path)' is a directory", file: file, line: line)
+    }
+
+    /// An input that is not a regular file: reading it could wait forever.
+    static func inputNotARegularFile(_ what: String, _ path: String, kind: String, file: String = #fileID, line: UInt = #line) -> VaultError {
+        VaultError(.notARegularFile, "\(what) '\(path)' is \(kind), not a regular file; refusing to read it, since it could wait forever",
+                   hint: "give a regular file, or pipe the data in as standard input (-) where the option takes it", file: file, line: line)
+    }
+
     /// A path that should be (or was just made) a folder is something else.
     static func notAFolder(_ path: String, file: String = #fileID, line: UInt = #line) -> VaultError {
         VaultError(.io, "'\(path)' is not a folder", file: file, line: line)

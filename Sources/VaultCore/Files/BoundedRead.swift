@@ -31,8 +31,7 @@ public enum BoundedRead {
 
     /// Reads a file by path (never standard input) with a limit.
     public static func file(_ path: String, limit: Int, what: String, lines: Bool = false) throws -> [UInt8] {
-        let descriptor = open(path, O_RDONLY | O_CLOEXEC)
-        guard descriptor >= 0 else { throw AtomicFile.ioError("could not open \(what) '\(path)'") }
+        let descriptor = try AtomicFile.openForReading(path, what: what)
         defer { close(descriptor) }
         return try all(from: descriptor, limit: limit, name: path, what: what, lines: lines)
     }

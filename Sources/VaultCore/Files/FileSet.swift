@@ -36,6 +36,16 @@ public enum FileSet {
 }
 
 extension FileSet {
+    /// The files SQLite keeps beside a database at `path` (its rollback journal, write-ahead
+    /// log and shared memory), which it creates, rewrites and deletes on its own: each is an
+    /// output of every command that opens the database, so no input or other output may be one
+    /// of them. `owner` names the database in messages ("the registry", "the journal").
+    public static func databaseSideFiles(of path: String, owner: String) -> [Input] {
+        ["journal", "wal", "shm"].map { Input("\(owner)'s \($0) file", path + "-" + $0) }
+    }
+}
+
+extension FileSet {
     /// The same rule for objects in a bucket, compared by name (a bucket has no links), and two
     /// more: an output names an object, not a prefix, and never holds a secret (a bucket's
     /// objects are not private files). Returns each output's object by label.

@@ -103,13 +103,16 @@ public final class OutputFolder: @unchecked Sendable {
     private let nearestExisting: String
     /// The folders this object made, outermost first, so a refused run can remove them again.
     private var made: [String] = []
+    /// Folders made for it are 0700: it holds secrets (shares, keys).
+    private let secret: Bool
 
     /// The folder does not exist and may not be made.
     public var isMissing: Bool { descriptor < 0 && !mayCreate }
 
-    public init(_ path: String, create: Bool) throws {
+    public init(_ path: String, create: Bool, secret: Bool = false) throws {
         self.path = path
         mayCreate = create
+        self.secret = secret
         descriptor = open(path, __O_PATH | O_DIRECTORY | O_CLOEXEC)
         if descriptor < 0 {
             // The kernel cannot open "missing/../store", yet making "missing" would make it name
@@ -146,7 +149,7 @@ public final class OutputFolder: @unchecked Sendable {
     package func opened() throws -> Int32 {
         if descriptor < 0 {
             guard mayCreate else { throw VaultError.folderMissing(path) }
-            try AtomicFile.createFolder(creationPath, made: &made)
+            try AtomicFile.createFolder(creationPath, made: &made, secret: secret)
             descriptor = open(creationPath, __O_PATH | O_DIRECTORY | O_CLOEXEC)
             guard descriptor >= 0 else { throw AtomicFile.ioError("could not open the folder '\(path)'") }
         }
@@ -229,12 +232,15 @@ public final class OutputLocation: @unchecked Sendable {
     public let identity: FileIdentity
     /// Whether a file is there now.
     public let exists: Bool
+    /// Whether the file there holds a key (``KeyHoldingFile``): it is never replaced.
+    public let holdsKey: Bool
     /// The output's folder does not exist and may not be made.
     public var folderIsMissing: Bool { folder.isMissing }
 
     /// Resolves `path`. `createFolders` allows a folder that does not exist yet; without
     /// `followLink`, a symbolic link at `path` is refused (a name the tool chose itself).
-    public convenience init(_ path: String, createFolders: Bool = false, followLink: Bool = true) throws {
+    /// `secret`: folders made for it are 0700.
+    public convenience init(_ path: String, createFolders: Bool = false, followLink: Bool = true, secret: Bool = false) throws {
         var target = path
         var info = stat()
         if lstat(path, &info) == 0, (info.st_mode & S_IFMT) == S_IFLNK {
@@ -247,7 +253,7 @@ public final class OutputLocation: @unchecked Sendable {
             target = resolved
         }
         let (folderPath, name) = Self.split(target)
-        try self.init(path: path, name: name, in: OutputFolder(folderPath, create: createFolders))
+        try self.init(path: path, name: name, in: OutputFolder(folderPath, create: createFolders, secret: secret))
     }
 
     /// A file named `name` in an opened folder. A symbolic link already there is refused, not
@@ -263,6 +269,7 @@ public final class OutputLocation: @unchecked Sendable {
         guard let descriptor = folder.existing else {
             identity = FileIdentity(device: folder.identity.device, inode: folder.identity.inode, pendingName: folder.pendingPath! + "/" + name)
             exists = false
+            holdsKey = false
             return
         }
         var info = stat()
@@ -276,8 +283,10 @@ public final class OutputLocation: @unchecked Sendable {
                 throw VaultError.refusedOutput(path, "is \(Self.kindName(info.st_mode)), not a regular file")
             }
             identity = FileIdentity(device: UInt64(info.st_dev), inode: UInt64(info.st_ino), pendingName: nil)
+            holdsKey = KeyHoldingFile.holdsKey(name, in: descriptor, size: Int(info.st_size))
         } else {
             identity = FileIdentity(device: folder.identity.device, inode: folder.identity.inode, pendingName: name)
+            holdsKey = false
         }
     }
 
@@ -419,6 +428,8 @@ public final class StagedOutput: @unchecked Sendable {
                 throw AtomicFile.ioError("could not create '\(path)'")
             }
         } else {
+            // Whichever door the output came through, and whatever its flags (issue 37).
+            guard !location.holdsKey else { throw VaultError.wouldReplaceKey(path) }
             guard renameat(folder, temporaryName, folder, location.name) == 0 else { throw AtomicFile.ioError("could not replace '\(path)'") }
             self.temporaryName = nil
         }

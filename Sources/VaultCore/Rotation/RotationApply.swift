@@ -20,18 +20,44 @@ public enum RotationApplier {
     public static func wasApplied(_ plan: RotationPlan, vault bytes: [UInt8], newVault: [UInt8], tombstone: [UInt8],
                                   oldKey: SecretKey, newKey: SecretKey) throws -> Bool {
         let expected = try apply(plan, vault: bytes, oldKey: oldKey, newKey: newKey)
-        guard let foundNew = try? Vault.open(newVault, with: .parentKey(newKey)).document.revealed(with: Derivation.vaultKey(for: newKey)),
+        guard try newDocument(in: newVault, matching: expected, plan: plan, newKey: newKey) != nil,
               let foundTombstone = try? Vault.open(tombstone, with: .parentKey(oldKey)).document.revealed(with: Derivation.vaultKey(for: oldKey))
         else { return false }
+        return expected.tombstoneDocument == foundTombstone
+    }
+
+    /// The rest of a run cut off after it published the new vault (a kill, a closed pipe, a full
+    /// disk): when `newVault` is what applying `plan` produces, the tombstone and the operations
+    /// are made again to match it (in a compromise rotation, with the child keys it holds), so
+    /// the same command finishes the rotation instead of refusing it. Nil when `newVault` is
+    /// anything else.
+    public static func resume(_ plan: RotationPlan, vault bytes: [UInt8], newVault: [UInt8], oldKey: SecretKey, newKey: SecretKey) throws -> Outcome? {
+        let expected = try apply(plan, vault: bytes, oldKey: oldKey, newKey: newKey)
+        guard let found = try newDocument(in: newVault, matching: expected, plan: plan, newKey: newKey) else { return nil }
+        let newNpubs = Dictionary(found.childProfiles.map { ($0.profileId, $0.npub.npub) }, uniquingKeysWith: { first, _ in first })
+        let operations = expected.operations.map { operation -> JSONValue in
+            guard case .object(let fields) = operation, fields.first?.value == .string("child.rekey"),
+                  let profile = fields.first(where: { $0.key == "profileId" }), case .string(let id) = profile.value, let npub = newNpubs[id]
+            else { return operation }
+            return .object(fields.map { $0.key == "newNpub" ? (key: $0.key, value: .string(npub)) : $0 })
+        }
+        return Outcome(newVault: newVault, newVaultPath: expected.newVaultPath, tombstone: expected.tombstone, tombstonePath: expected.tombstonePath,
+                       operations: operations, newDocument: found, tombstoneDocument: expected.tombstoneDocument)
+    }
+
+    /// The document of `newVault` when it is the one `expected` describes, its random secrets
+    /// (a compromise rotation's child keys, a replaced wrap key) aside; nil otherwise.
+    private static func newDocument(in newVault: [UInt8], matching expected: Outcome, plan: RotationPlan, newKey: SecretKey) throws -> VaultDocument? {
+        guard let found = try? Vault.open(newVault, with: .parentKey(newKey)).document.revealed(with: Derivation.vaultKey(for: newKey)) else { return nil }
         var meant = expected.newDocument
-        if plan.wrapKey == .replace { meant.parentWrapKey = foundNew.parentWrapKey }
-        if plan.mode == .compromise, meant.childProfiles.count == foundNew.childProfiles.count {
-            for index in meant.childProfiles.indices where meant.childProfiles[index].profileId == foundNew.childProfiles[index].profileId {
-                meant.childProfiles[index].nsec = foundNew.childProfiles[index].nsec
-                meant.childProfiles[index].npub = foundNew.childProfiles[index].npub
+        if plan.wrapKey == .replace { meant.parentWrapKey = found.parentWrapKey }
+        if plan.mode == .compromise, meant.childProfiles.count == found.childProfiles.count {
+            for index in meant.childProfiles.indices where meant.childProfiles[index].profileId == found.childProfiles[index].profileId {
+                meant.childProfiles[index].nsec = found.childProfiles[index].nsec
+                meant.childProfiles[index].npub = found.childProfiles[index].npub
             }
         }
-        return meant == foundNew && expected.tombstoneDocument == foundTombstone
+        return meant == found ? found : nil
     }
 
     /// Checks everything first (signatures, keys, the vault being the plan's source) and fails

@@ -17,8 +17,8 @@ public enum SampleFleet {
         let root = try OutputFolder(path, create: true)
         guard try root.isEmptyOrMissing() else { throw VaultError.folderNotEmpty(path) }
         let vaults = try OutputFolder(path + "/vaults", create: true)
-        let keys = try OutputFolder(path + "/keys", create: true)
-        let mode = 0o666 & ~AtomicFile.currentUmask()
+        let keys = try OutputFolder(path + "/keys", create: true, secret: true)
+        let mode = AtomicFile.publicFileMode
         var manifest: [UInt8] = []
         var written = 0
         while written < households {

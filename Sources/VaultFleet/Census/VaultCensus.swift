@@ -111,8 +111,8 @@ public struct VaultCensus: Sendable {
     }
 
     private mutating func classify(_ relative: String, path: String, buffer: inout [UInt8]) {
-        let descriptor = open(path, O_RDONLY | O_CLOEXEC)
-        guard descriptor >= 0 else {
+        // A file swapped for a FIFO since the folder was listed is refused, not waited on.
+        guard let descriptor = try? AtomicFile.openForReading(path, what: "file") else {
             notVaults.append((relative, "cannot be read"))
             return
         }

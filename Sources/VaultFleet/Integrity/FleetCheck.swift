@@ -222,10 +222,10 @@ public enum FleetCheck {
     /// `keyFolder/<household id>.vaultkey` when that file exists; `loadAccess` reads it.
     public static func run(_ objects: [Entry], store: ObjectStore, keyFolder: String?, parallelism: Int,
                            loadAccess: @escaping @Sendable (BucketMigration.KeyFiles) throws -> VaultAccess,
-                           report: @escaping @Sendable (Result) -> Void) throws {
+                           report: @escaping @Sendable (Result) throws -> Void) throws {
         _ = try concurrently(objects.count, parallelism: parallelism) { index in
             let entry = objects[index]
-            report(try check(entry.object, size: entry.size, store: store) { household in
+            try report(try check(entry.object, size: entry.size, store: store) { household in
                 if let keys = entry.manifestKeys { return try loadAccess(keys) }
                 guard let keyFolder else { return nil }
                 let path = VaultLocation.joined(keyFolder, household.hex + ".vaultkey")

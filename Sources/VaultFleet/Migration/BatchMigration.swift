@@ -48,7 +48,7 @@ public final class BatchMigration: Sendable {
     private let folder: OutputFolder
     /// 0666 less the umask, read once: umask(2) can only be read by setting it, which two
     /// workers doing at once could leave changed for the whole process.
-    private let outputMode = 0o666 & ~AtomicFile.currentUmask()
+    private let outputMode = AtomicFile.publicFileMode
     /// The start of the temporary names of this batch's outputs, kept in its journal: a
     /// manifest line's output is `<prefix><line>.tmp` until it has its own name, so a rerun
     /// after a kill removes exactly those (nil in a dry run).
@@ -217,7 +217,7 @@ public final class BatchMigration: Sendable {
     /// finishes (jobs done by an earlier run first). `loadAccess` reads a job's key. Jobs are
     /// read from the staging database a group at a time, each group a range of manifest lines.
     public func run(parallelism: Int, loadAccess: @escaping @Sendable (Job) throws -> VaultAccess,
-                    report: @escaping @Sendable (Result) -> Void) throws {
+                    report: @escaping @Sendable (Result) throws -> Void) throws {
         let size = Self.groupSize(parallelism: parallelism)
         let groups = (total + size - 1) / size
         // Only a resumed run has jobs done by an earlier one: a new run or a dry run reads its
@@ -225,7 +225,7 @@ public final class BatchMigration: Sendable {
         let resumed = try database?.read { db in try Bool.fetchOne(db, sql: "SELECT EXISTS (SELECT 1 FROM job WHERE state = ?)", arguments: [JournalState.done.rawValue]) } ?? false
         for index in 0..<groups where resumed {
             for job in try group(index, size: size, done: true) {
-                report(Result(job: job, status: .previouslyDone, from: nil, to: target, error: nil))
+                try report(Result(job: job, status: .previouslyDone, from: nil, to: target, error: nil))
             }
         }
         // A failure to record in the journal stops the run; a vault's own failure is a result.
@@ -233,7 +233,7 @@ public final class BatchMigration: Sendable {
             // A new run has nothing done to leave out.
             let pending = resumed ? try group(index, size: size, done: false) : try staging.jobs(index * size + 1, through: (index + 1) * size)
             guard !pending.isEmpty else { return }
-            for result in try process(pending, loadAccess: loadAccess) { report(result) }
+            for result in try process(pending, loadAccess: loadAccess) { try report(result) }
         }
     }
 

@@ -175,6 +175,14 @@ public final class BucketMigration: Sendable {
         let shardByHeader: Bool
         private let keyFolder: String?
         private let manifestKeys: [S3ObjectName: KeyFiles]
+        private let manifestPath: String?
+
+        /// The local files the run reads (the manifest and its key files), which the journal
+        /// and its side files may not be.
+        var localInputs: [FileSet.Input] {
+            let keys = Set(manifestKeys.values.flatMap { [$0.keyFile, $0.vaultKeyFile].compactMap { $0 } }).sorted()
+            return (manifestPath.map { [FileSet.Input("the manifest", $0)] } ?? []) + keys.map { FileSet.Input("the key file", $0) }
+        }
 
         /// The key files for a job's household, or nil when the operator holds none (`no-key`).
         public func keyFiles(for job: Job, household: HouseholdID) -> KeyFiles? {
@@ -184,7 +192,7 @@ public final class BucketMigration: Sendable {
         }
 
         init(jobs: [Job], batch: String, bucket: String, shard: Shard?, listedRange: ShardKeyRange?, keyFolder: String?,
-             manifestKeys: [S3ObjectName: KeyFiles], shardByHeader: Bool? = nil) {
+             manifestKeys: [S3ObjectName: KeyFiles], manifestPath: String? = nil, shardByHeader: Bool? = nil) {
             self.jobs = jobs
             self.batch = batch
             self.listedRange = listedRange
@@ -192,6 +200,7 @@ public final class BucketMigration: Sendable {
             defaultJournal = bucket + (shard.map { ".shard-\($0.index)-of-\($0.count)" } ?? "") + ".migrate-journal.sqlite"
             self.keyFolder = keyFolder
             self.manifestKeys = manifestKeys
+            self.manifestPath = manifestPath
         }
     }
 
@@ -240,7 +249,7 @@ public final class BucketMigration: Sendable {
                 jobs.append(job)
             }
             return Plan(jobs: jobs, batch: "manifest \(Hex.encode(SHA256.hash(bytes))) \(to)", bucket: jobs.first?.source.bucket ?? "manifest",
-                        shard: shard, listedRange: nil, keyFolder: nil, manifestKeys: keys)
+                        shard: shard, listedRange: nil, keyFolder: nil, manifestKeys: keys, manifestPath: path)
         }
     }
 
@@ -273,6 +282,7 @@ public final class BucketMigration: Sendable {
             opened = nil
             return
         }
+        try MigrationJournal.checkFiles(journalPath, inputs: plan.localInputs)
         for bucket in Set(jobs.map(\.output.bucket)).sorted() { try store.requireConditionalWrites(bucket: bucket) }
         let opened = try MigrationJournal(path: journalPath, migrator: Self.migrator, tables: ["run", "object"], writeAheadLog: true)
         self.opened = opened
@@ -330,12 +340,12 @@ public final class BucketMigration: Sendable {
     /// and reports each as it finishes, jobs done by an earlier run first. `loadAccess` gives a
     /// household's key, or nil when the operator holds none.
     public func run(parallelism: Int, loadAccess: @escaping @Sendable (Job, HouseholdID) throws -> VaultAccess?,
-                    report: @escaping @Sendable (Result) -> Void) throws {
+                    report: @escaping @Sendable (Result) throws -> Void) throws {
         let earlier = try journalRows()
         var pending: [Job] = []
         for job in jobs {
             if let row = earlier[job.source.description], row.state == .done {
-                report(Result(job: job, status: .previouslyDone, from: row.from, to: target, etagBefore: row.etagBefore, etagAfter: row.etagAfter, error: nil))
+                try report(Result(job: job, status: .previouslyDone, from: row.from, to: target, etagBefore: row.etagBefore, etagAfter: row.etagAfter, error: nil))
             } else {
                 pending.append(job)
             }
@@ -345,7 +355,7 @@ public final class BucketMigration: Sendable {
             do {
                 _ = try concurrently(work.count, parallelism: parallelism) { [self] index in
                     let job = work[index]
-                    if let result = try process(job, earlier: earlier[job.source.description], loadAccess: loadAccess) { report(result) }
+                    if let result = try process(job, earlier: earlier[job.source.description], loadAccess: loadAccess) { try report(result) }
                 }
             } catch {
                 // What the vaults done so far recorded is kept, whatever stopped the run.

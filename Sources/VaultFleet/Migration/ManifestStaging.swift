@@ -43,8 +43,7 @@ final class ManifestStaging: Sendable {
     }
 
     private static func read(manifestPath: String, outDir: String, into database: DatabaseQueue) throws -> (Int, String) {
-        let descriptor = open(manifestPath, O_RDONLY | O_CLOEXEC)
-        guard descriptor >= 0 else { throw AtomicFile.ioError("could not open manifest '\(manifestPath)'") }
+        let descriptor = try AtomicFile.openForReading(manifestPath, what: "manifest")
         defer { close(descriptor) }
         // A file known to be too large is refused before its first line, as a whole read did.
         var info = stat()
@@ -125,6 +124,9 @@ final class ManifestStaging: Sendable {
                     }
                 }
                 try addOutput("the journal", journal)
+                for side in FileSet.databaseSideFiles(of: journal.path, owner: "the journal") {
+                    try addOutput(side.label, OutputLocation(side.path, createFolders: true))
+                }
                 try Self.forEachJob(in: db) { job in
                     try addOutput("the output of manifest line \(job.line)",
                                   OutputLocation(path: job.output, name: OutputLocation.split(job.output).name, in: folder))

@@ -71,6 +71,13 @@ final class MigrationJournal: Sendable {
         self.lock = lock
     }
 
+    /// Refuses a journal, or one of SQLite's side files beside it, that is one of the run's
+    /// `inputs` (a manifest, a key file): SQLite would rewrite or delete it.
+    static func checkFiles(_ path: String, inputs: [FileSet.Input]) throws {
+        let outputs = [FileSet.Input("the journal", path)] + FileSet.databaseSideFiles(of: path, owner: "the journal")
+        try FileSet.check(inputs: inputs, outputs: outputs.map { ($0.label, try OutputLocation($0.path, createFolders: true)) })
+    }
+
     /// Removes the journal when this run made it: a refused run leaves nothing behind.
     func removeIfCreated() {
         guard created else { return }

@@ -1,0 +1,86 @@
+import Glibc
+
+/// Whether a file an output would replace holds a key (docs/conventions.md, "Nothing lost"): a
+/// key file is never replaced, whatever the flags, since it may be the family's only copy of its
+/// key and the new contents another key altogether (`-o parent.nsec` typed for `-o sheet.pdf`).
+/// Only small files are read, as a key file is; what counts as a key is what the suite's own
+/// key files hold: an `nsec1…` or `ncryptsec1…` (grouped or not), 64 hex characters (a
+/// parent, vault or master key), or 12 or more words all from BIP-39's or SLIP-0039's lists
+/// (recovery words, a share), numbered or not.
+enum KeyHoldingFile {
+    /// Reads `name` in `folder` when it is a regular file of at most a key file's size, and says
+    /// whether it holds a key. The bytes are read into protected memory and compared there.
+    static func holdsKey(_ name: String, in folder: Int32, size: Int) -> Bool {
+        guard size > 0, size <= InputLimits.keyFile else { return false }
+        let descriptor = openat(folder, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC)
+        guard descriptor >= 0 else { return false }
+        defer { close(descriptor) }
+        var length = 0
+        guard let contents = try? SecretBytes(count: size, initialize: { buffer in
+            length = read(descriptor, buffer.baseAddress!, buffer.count)
+        }), length > 0 else { return false }
+        return contents.withUnsafeBytes { holdsKey(UnsafeRawBufferPointer(rebasing: $0.prefix(length))) }
+    }
+
+    static func holdsKey(_ text: UnsafeRawBufferPointer) -> Bool {
+        let trimmed = UnsafeRawBufferPointer(rebasing: text[trimmedRange(text)])
+        guard !trimmed.isEmpty else { return false }
+        if trimmed.count == 64, trimmed.allSatisfy(isHexDigit) { return true }
+        if startsFolded(trimmed, "nsec1") || startsFolded(trimmed, "ncryptsec1") { return true }
+        return allListWords(trimmed)
+    }
+
+    /// Twelve or more tokens, every one a list word (numbers such as "1." or "12)" aside).
+    private static func allListWords(_ text: UnsafeRawBufferPointer) -> Bool {
+        var words = 0
+        var start: Int?
+        for index in 0...text.count {
+            let isSeparator = index == text.count || [0x20, 0x09, 0x0a, 0x0d, 0x2c].contains(text[index])
+            if !isSeparator {
+                if start == nil { start = index }
+                continue
+            }
+            guard let first = start else { continue }
+            start = nil
+            let token = UnsafeRawBufferPointer(rebasing: text[first..<index])
+            if token.allSatisfy({ (0x30...0x39).contains($0) || $0 == 0x2e || $0 == 0x29 || $0 == 0x3a }) { continue }
+            guard let packed = pack(token), listWords.contains(packed) else { return false }
+            words += 1
+        }
+        return words >= 12
+    }
+
+    /// A token of at most eight ASCII letters, lower-cased, in one number: list words are
+    /// three to eight letters, so a token is compared without copying it out of protected memory.
+    private static func pack(_ token: UnsafeRawBufferPointer) -> UInt64? {
+        guard (1...8).contains(token.count) else { return nil }
+        var packed: UInt64 = UInt64(token.count)
+        for byte in token {
+            let lower = byte | 0x20
+            guard (0x61...0x7a).contains(lower) else { return nil }
+            packed = packed << 8 | UInt64(lower)
+        }
+        return packed
+    }
+
+    private static let listWords: Set<UInt64> = Set((BIP39.englishWords + SLIP39.words).compactMap { word in
+        Array(word.utf8).withUnsafeBytes { pack($0) }
+    })
+
+    private static func startsFolded(_ text: UnsafeRawBufferPointer, _ prefix: String) -> Bool {
+        text.count >= prefix.utf8.count && zip(text, prefix.utf8).allSatisfy { $0 | 0x20 == $1 }
+    }
+
+    private static func isHexDigit(_ char: UInt8) -> Bool {
+        (0x30...0x39).contains(char) || (0x61...0x66).contains(char | 0x20)
+    }
+}
+
+extension VaultError {
+    /// An output would replace a file that holds a key.
+    package static func wouldReplaceKey(_ path: String, file: String = #fileID, line: UInt = #line) -> VaultError {
+        VaultError(.outputExists, "'\(path)' holds a key; a file holding a key is never replaced, whatever the flags",
+                   hint: "write to another file; to retire that key, move it away knowingly first",
+                   file: file, line: line)
+    }
+}
