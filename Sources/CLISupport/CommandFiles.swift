@@ -169,6 +169,10 @@ public final class OutputWriter {
 
     fileprivate init(_ files: CommandFiles) { self.files = files }
 
+    /// What was staged and never published (a later stage failed) is dropped with the folders
+    /// made for it.
+    deinit { for stage in staged { stage.file?.abandon() } }
+
     /// Writes `bytes` for the output declared as `label`, without publishing it.
     public func stage(_ label: String, _ bytes: UnsafeRawBufferPointer) throws {
         let (output, location) = files.declared(label)
@@ -199,13 +203,18 @@ public final class OutputWriter {
     public func publish() throws {
         let pending = staged.filter { $0.standard != nil } + staged.filter { $0.standard == nil }
         staged = []
-        for (output, file, standard, object) in pending {
-            if let object, let target = try files.object(output.label, exclusive: output.exclusive) {
-                try ObjectStores.shared(for: target.name).write(target.name, object, condition: target.condition)
-            } else if let file {
-                try file.publish(exclusive: output.exclusive)
-            } else if let standard {
-                try standard.withUnsafeBytes { try StandardStreams.write($0, to: STDOUT_FILENO) }
+        for (index, (output, file, standard, object)) in pending.enumerated() {
+            do {
+                if let object, let target = try files.object(output.label, exclusive: output.exclusive) {
+                    try ObjectStores.shared(for: target.name).write(target.name, object, condition: target.condition)
+                } else if let file {
+                    try file.publish(exclusive: output.exclusive)
+                } else if let standard {
+                    try standard.withUnsafeBytes { try StandardStreams.write($0, to: STDOUT_FILENO) }
+                }
+            } catch {
+                for unpublished in pending[index...] { unpublished.file?.abandon() }
+                throw error
             }
         }
     }

@@ -372,6 +372,13 @@ public final class StagedOutput: @unchecked Sendable {
 
     deinit { discard() }
 
+    /// Drops a stage that will not be published, and the folders made for it while they are
+    /// empty: a command that fails before publishing leaves nothing it made.
+    public func abandon() {
+        discard()
+        location.folder.removeIfMadeAndEmpty()
+    }
+
     /// Gives the staged file its name. `exclusive` refuses a file that exists by then (the name
     /// is made by link(2), which never replaces); otherwise rename(2) replaces atomically.
     public func publish(exclusive: Bool) throws {
