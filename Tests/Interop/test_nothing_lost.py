@@ -263,6 +263,13 @@ BATCH_OUTPUTS = {f"job{i}": ("out", lambda s, i=i: s["out"] + "/" + os.path.base
 DATABASE_SIDE_FILES = {f"db{suffix.replace('-', '_')}": ("in", lambda s, suffix=suffix: s["db"] + suffix) for suffix in ("-wal", "-shm", "-journal")}
 
 
+def journal_side_files(journal):
+    """The files SQLite keeps beside a batch's journal, from a function of the slots giving the
+    journal's path: outputs of the batch (SQLite writes and deletes them), which may exist or
+    not after a run, so the sweep aliases them but does not expect them written (kind "side")."""
+    return {f"journal{suffix.replace('-', '_')}": ("side", lambda s, suffix=suffix: journal(s) + suffix) for suffix in ("-wal", "-shm", "-journal")}
+
+
 class Writer:
     """One invocation of a command that writes. `arguments` and `files` (file slot → content)
     hold slots: {in:NAME=PATH}, {out:NAME=PATH}, {io:NAME=PATH} (read and written, such as a
@@ -294,7 +301,7 @@ class Writer:
         return {**values, **{name: function(values) for name, (kind, function) in self.derived.items()}}
 
     def outputs(self):
-        return [n for n, (k, _) in self.slots.items() if k in ("out", "io")] + [n for n, (k, _) in self.derived.items() if k == "out"]
+        return [n for n, (k, _) in self.slots.items() if k in ("out", "io")] + [n for n, (k, _) in self.derived.items() if k in ("out", "side")]
 
     def peers(self):
         return [n for n, (k, _) in self.slots.items() if k != "dir"] + list(self.derived)
@@ -329,9 +336,10 @@ WRITERS = [
            derived={"backup": ("out", lambda s: s["vault"] + ".bak")}),
     Writer("vault-tool migrate", "migrate --to 2 --manifest {in:manifest=manifest.jsonl} --out-dir {dir:out=batch}", "batch",
            files={"manifest": MANIFEST},
-           derived={**BATCH_OUTPUTS, "journal": ("out", lambda s: s["out"] + ".migrate-journal.sqlite")}),
+           derived={**BATCH_OUTPUTS, "journal": ("out", lambda s: s["out"] + ".migrate-journal.sqlite"),
+                    **journal_side_files(lambda s: s["out"] + ".migrate-journal.sqlite")}),
     Writer("vault-tool migrate", "migrate --to 2 --manifest {in:manifest=manifest.jsonl} --out-dir {dir:out=batch} --journal {out:journal=journal.sqlite}",
-           "batch-journal", files={"manifest": MANIFEST}, derived=BATCH_OUTPUTS),
+           "batch-journal", files={"manifest": MANIFEST}, derived={**BATCH_OUTPUTS, **journal_side_files(lambda s: s["journal"])}),
     # Its vaults and keys are named by random households; its manifest is named by the tool.
     Writer("vault-tool sample-fleet", "sample-fleet --households 2 --out-dir {dir:out=fleet}",
            derived={"manifest": ("out", lambda s: s["out"] + "/manifest.jsonl")}),
