@@ -102,8 +102,11 @@ public final class CommandFiles {
             if location.folderIsMissing {
                 throw VaultError.outputFolderMissing(output.label, location.path)
             }
-            if output.exclusive, location.exists { throw output.existsError }
+            // A restore says why a key file is never replaced; any other output over a key says
+            // that it holds one, exclusive or not.
+            if output.isRestoredKey, location.exists { throw output.existsError }
             if location.holdsKey { throw VaultError.wouldReplaceKey(location.path) }
+            if output.exclusive, location.exists { throw output.existsError }
         }
         self.locations = locations
     }

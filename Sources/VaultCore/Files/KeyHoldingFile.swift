@@ -23,20 +23,30 @@ enum KeyHoldingFile {
     }
 
     static func holdsKey(_ text: UnsafeRawBufferPointer) -> Bool {
-        let trimmed = UnsafeRawBufferPointer(rebasing: text[trimmedRange(text)])
-        guard !trimmed.isEmpty else { return false }
-        if trimmed.count == 64, trimmed.allSatisfy(isHexDigit) { return true }
-        if startsFolded(trimmed, "nsec1") || startsFolded(trimmed, "ncryptsec1") { return true }
-        return allListWords(trimmed)
+        // Keys are printed and typed in groups of four ("nsec 1qyz …"): compared without spaces.
+        var length = 0
+        guard let compact = try? SecretBytes(count: text.count, initialize: { buffer in
+            for byte in text where !isSeparator(byte) {
+                buffer[length] = byte
+                length += 1
+            }
+        }) else { return false }
+        let isKey = compact.withUnsafeBytes { all -> Bool in
+            let key = UnsafeRawBufferPointer(rebasing: all.prefix(length))
+            if key.count == 64, key.allSatisfy(isHexDigit) { return true }
+            return startsFolded(key, "nsec1") || startsFolded(key, "ncryptsec1")
+        }
+        return isKey || allListWords(text)
     }
+
+    private static func isSeparator(_ byte: UInt8) -> Bool { [0x20, 0x09, 0x0a, 0x0d, 0x0b, 0x0c, 0x2c].contains(byte) }
 
     /// Twelve or more tokens, every one a list word (numbers such as "1." or "12)" aside).
     private static func allListWords(_ text: UnsafeRawBufferPointer) -> Bool {
         var words = 0
         var start: Int?
         for index in 0...text.count {
-            let isSeparator = index == text.count || [0x20, 0x09, 0x0a, 0x0d, 0x2c].contains(text[index])
-            if !isSeparator {
+            if index < text.count, !isSeparator(text[index]) {
                 if start == nil { start = index }
                 continue
             }

@@ -114,6 +114,7 @@ final class ManifestStaging: Sendable {
                 }
                 let output = try db.makeStatement(sql: "INSERT OR IGNORE INTO output (identity, label) VALUES (?, ?)")
                 func addOutput(_ label: String, _ location: OutputLocation) throws {
+                    guard !location.holdsKey else { throw VaultError.wouldReplaceKey(location.path) }
                     let name = "\(label) '\(location.path)'", identity = key(location.identity)
                     if let other = try String.fetchOne(db, sql: "SELECT label FROM input WHERE identity = ?", arguments: [identity]) {
                         throw VaultError.sameFile(output: name, other: other, otherIsInput: true)

@@ -1,0 +1,77 @@
+"""No output replaces a file that holds a key, whatever the flags (issue 37): every output of
+every writing command (the nothing-lost sweep's table), given the name of a file that holds a
+key in any of the forms the suite writes or a person types, is refused with exit 4 and the key
+file is left as it was, with --force too where the command has it. A file that holds no key is
+still replaced as before, so the refusal is about the key, not about the name."""
+import os
+import random
+
+import pytest
+
+from test_nothing_lost import (REFUSED, WRITERS, assert_unchanged, fifos, leaf_commands, snapshot, template, tool,  # noqa: F401
+                               workspace)
+
+# Files of the workspace that hold a key, in every form: a parent key (nsec), a master key (hex),
+# an encrypted key typed in groups of four, recovery words, a share's words, a code's words.
+KEY_FILES = ["keys/parent.nsec", "keys/parent.vaultkey", "mk.hex", "typed-ncryptsec.txt", "words.txt",
+             "tshares/share-1-of-2.txt", "code.words"]
+
+
+def key_cases():
+    generator = random.Random(37)
+    cases = []
+    for writer in WRITERS:
+        for output in writer.outputs():
+            # Outputs the command also reads (a database, a vault migrated in place) and files
+            # named by the tool are not names a person gives for an output.
+            if output in writer.derived or writer.kind(output) != "out":
+                continue
+            key = generator.choice(KEY_FILES)
+            cases.append(pytest.param(writer, output, key, id=f"{writer.id}:{output}<-{key}"))
+    return cases
+
+
+CASES = key_cases()
+
+
+def force_flag(writer):
+    options = leaf_commands().get(writer.command, {})
+    return ["--force"] if "force" in options else []
+
+
+@pytest.mark.parametrize("writer,output,key", CASES)
+def test_no_output_replaces_a_key_file(workspace, writer, output, key):
+    values = writer.defaults()
+    values[output] = "held.key"
+    (workspace / "held.key").write_bytes((workspace / key).read_bytes())
+    (workspace / "held.key").chmod(0o600)
+    argv = writer.render(values, workspace) + force_flag(writer)
+    before = snapshot(workspace)
+    result = tool(writer.tool, argv, workspace)
+    assert result.returncode == REFUSED, f"{writer.tool} {' '.join(argv)} over a file holding {key}: {result}"
+    assert "held.key" in result.message, result
+    assert "holds a key" in result.message or "a key file is never replaced" in result.message, result
+    assert_unchanged(workspace, before, what=f"{writer.tool} {' '.join(argv)}")
+
+
+# Outputs that replace an existing file (the others are always new: keys, shares, plans).
+REPLACING = ["vault-tool-seal", "vault-tool-open", "vault-tool-migrate", "recovery-sheet-generate", "device-link-create",
+             "vault-tool-merge"]
+
+
+@pytest.mark.parametrize("writer", [w for w in WRITERS if w.id in REPLACING], ids=lambda w: w.id)
+def test_a_file_without_a_key_is_replaced_as_before(workspace, writer):
+    """The same outputs over a file of ordinary text are written: the refusal is the key's."""
+    values = writer.defaults()
+    values["o"] = "held" + os.path.splitext(values["o"])[1]  # the format follows the name
+    (workspace / values["o"]).write_text("notes, not a key\n")
+    result = tool(writer.tool, writer.render(values, workspace), workspace)
+    assert result.returncode == 0, result
+    assert (workspace / values["o"]).read_bytes() != b"notes, not a key\n"
+
+
+def test_the_sweep_covers_every_writer():
+    assert len([w for w in WRITERS if w.id in REPLACING]) == len(REPLACING)
+    assert len(CASES) >= 30, len(CASES)
+    assert {case.values[0].command for case in CASES} >= {w.command for w in WRITERS if any(
+        n not in w.derived and w.kind(n) == "out" for n in w.outputs())}
