@@ -26,6 +26,8 @@ final class SQLiteRegistryEngine: RegistryEngine {
     init(path: String, access: DeviceRegistry.Access) throws {
         self.path = path
         readOnly = access == .readOnly
+        // SQLite would open a FIFO and wait on its first read forever (issue 37).
+        try AtomicFile.requireRegularFileIfPresent(path, what: "registry")
         guard access == .create || FileManager.default.fileExists(atPath: path) else {
             throw VaultError.noRegistry(path)
         }

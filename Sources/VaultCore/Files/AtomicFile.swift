@@ -91,6 +91,13 @@ public enum AtomicFile {
         return descriptor
     }
 
+    /// Refuses a path that exists and is not a regular file, for what a library opens itself
+    /// (SQLite opens a registry): a FIFO there would block its first read forever.
+    public static func requireRegularFileIfPresent(_ path: String, what: String) throws {
+        var info = stat()
+        if stat(path, &info) == 0 { try requireRegularFile(info.st_mode, path, what: what) }
+    }
+
     private static func requireRegularFile(_ mode: mode_t, _ path: String, what: String) throws {
         switch mode & S_IFMT {
         case S_IFREG: return
