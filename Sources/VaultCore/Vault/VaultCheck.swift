@@ -46,8 +46,7 @@ public enum VaultCheck {
 
         // Exactly one primary among active devices; a tombstone (v2 successor) has none at all.
         let activePrimaries = document.devices.filter { $0.status == .active && $0.isPrimary }
-        let isTombstone = document.successor != nil && !document.devices.contains { $0.status == .active }
-        if activePrimaries.count != 1, !isTombstone {
+        if activePrimaries.count != 1, !document.isRotationTombstone {
             let message = activePrimaries.isEmpty
                 ? "no active device is primary (exactly one must be)"
                 : "\(activePrimaries.count) active devices are primary (\(activePrimaries.map { "'\($0.deviceId)'" }.joined(separator: ", "))); exactly one must be"
@@ -112,7 +111,7 @@ public enum VaultCheck {
             }
         }
 
-        checkRevokedMembers(document, report: report)
+        if !document.isRotationTombstone { checkRevokedMembers(document, report: report) }
 
         if document.updatedAt < document.createdAt {
             report(.timestamps, "vault", "updatedAt \(document.updatedAt) is before createdAt \(document.createdAt)")
@@ -123,7 +122,8 @@ public enum VaultCheck {
         return VaultCheckReport(findings: findings, skipped: skipped)
     }
 
-    /// A revoked device has left every group (issue 37): its subkey in a group, or held by an
+    /// A revoked device has left every group (issue 37). A rotation tombstone is exempt: every
+    /// device in it is revoked, and its groups are the record of where the old subkeys were.: its subkey in a group, or held by an
     /// active device under another id, is a device the family cut off that still reads along.
     private static func checkRevokedMembers(_ document: VaultDocument, report: (VaultRule, String, String) -> Void) {
         let active = document.devices.filter { $0.status == .active }
@@ -179,4 +179,10 @@ public enum VaultCheck {
         }
         return out
     }
+}
+
+extension VaultDocument {
+    /// The vault a rotation leaves at the old path: a successor, and no active device. Exempt
+    /// from `primary-device` and `revoked-member` (docs/vault-format.md §8.3).
+    var isRotationTombstone: Bool { successor != nil && !devices.contains { $0.status == .active } }
 }

@@ -76,7 +76,7 @@ public enum VaultMerge {
             merged.append((field, .array(merger.mergeRecords(name: name, id: id, base: baseValue[field], ours: oursValue[field], theirs: theirsValue[field]))))
         }
         var document = try VaultDocument(jsonValue: .object(merged))
-        let leftOut = leavingRevokedDevicesOut(&document, copies: (b, o, t))
+        let leftOut = document.isRotationTombstone ? [] : leavingRevokedDevicesOut(&document, copies: (b, o, t))
         return Result(document: document, conflicts: merger.conflicts + leftOut)
     }
 
