@@ -142,14 +142,7 @@ struct VaultMode: ParsableCommand {
             ? "nothing to revoke; the vault is unchanged"
             : "revoked \(counted(plan.revoke.count, "device")), \(counted(plan.removals.count, "group removal"))\(plan.newPrimary.map { ", new primary '\($0)'" } ?? "")\(document.revision.map { ", revision \($0)" } ?? ""):\n"
                 + Self.deviceTable(plan.revoke).dropLast())
-        if json {
-            var report = radiusJSON(plan)
-            if case .object(var fields) = report {
-                fields.append(("revision", document.revision.map(JSONValue.int) ?? .null))
-                report = .object(fields)
-            }
-            StandardStreams.writeOutput(report.serialized())
-        }
+        if json { StandardStreams.writeOutput(radiusJSON(plan, written: document).serialized()) }
         if !plan.revoke.isEmpty {
             // Every linked device received the parent key in its device link (seed 000, Flow 2):
             // a lost or stolen one may expose it, and revoking does not take the key back.
@@ -205,8 +198,9 @@ struct VaultMode: ParsableCommand {
         return table.render(indent: "  ")
     }
 
-    private func radiusJSON(_ plan: VaultRevocation.Plan) -> JSONValue {
-        .object([
+    /// The blast radius as JSON; after a real run, with the revision of the vault `written`.
+    private func radiusJSON(_ plan: VaultRevocation.Plan, written: VaultDocument? = nil) -> JSONValue {
+        var fields: [(key: String, value: JSONValue)] = [
             ("revoke", .array(plan.revoke.map { .object([("deviceId", .string($0.deviceId)), ("deviceName", .string($0.deviceName)), ("isPrimary", .bool($0.isPrimary))]) })),
             ("groupRemovals", .array(VaultRevocation.operations(plan))),
             ("groups", .array(plan.groups.map { .object([("mlsGroupId", .string($0.id)), ("groupName", .string($0.name))]) })),
@@ -214,6 +208,8 @@ struct VaultMode: ParsableCommand {
             ("alreadyRevoked", .array(plan.alreadyRevoked.map(JSONValue.string))),
             ("unknown", .array(plan.unknown.map(JSONValue.string))),
             ("refusals", .array(plan.refusals.map { .object([("kind", .string($0.kind)), ("message", .string(Self.describe($0, plan)))]) })),
-        ])
+        ]
+        if let written { fields.append(("revision", written.revision.map(JSONValue.int) ?? .null)) }
+        return .object(fields)
     }
 }

@@ -122,9 +122,10 @@ public enum VaultCheck {
         return VaultCheckReport(findings: findings, skipped: skipped)
     }
 
-    /// A revoked device has left every group (issue 37). A rotation tombstone is exempt: every
-    /// device in it is revoked, and its groups are the record of where the old subkeys were.: its subkey in a group, or held by an
+    /// A revoked device has left every group (issue 37): its subkey in a group, or held by an
     /// active device under another id, is a device the family cut off that still reads along.
+    /// (A rotation tombstone, where every device is revoked and the groups record where the old
+    /// subkeys were, is not checked.)
     private static func checkRevokedMembers(_ document: VaultDocument, report: (VaultRule, String, String) -> Void) {
         let active = document.devices.filter { $0.status == .active }
         var revoked: [String: DeviceRecord] = [:]

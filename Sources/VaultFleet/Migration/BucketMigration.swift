@@ -214,7 +214,7 @@ public final class BucketMigration: Sendable {
             var outputs: Set<S3ObjectName> = [], listed: Set<S3ObjectName> = []
             try inventory.forEachObject(store: store) { object in
                 // A key listed twice (a report's files overlap) is one vault: one job, not two
-                // migrations of it, nor a refusal of the in-place run as two writes of one output.
+                // migrations of it (in place), nor a refusal as two writes of one output (--out).
                 guard object.key.hasSuffix(".vault"), listed.insert(object).inserted else { return }
                 let job = Self.job(object, below: nil, destination: destination)
                 if destination != .inPlace, !outputs.insert(job.output).inserted {
