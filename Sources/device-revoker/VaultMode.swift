@@ -8,14 +8,20 @@ struct VaultMode: ParsableCommand {
         abstract: "Revoke devices in a household's vault and say which group removals the app must make.",
         discussion: """
         Marks the chosen devices revoked (status, and in schema v2 revokedAt and \
-        revocationReason, with the revision raised), and removes their subkeys from every group. \
+        revocationReason, with the revision raised), removes their subkeys from every group, and \
+        names each device revoked. A device is named by its id, an id prefix of 4 characters or \
+        more, or its whole name in any case and spacing: part of a name ("room" for "Bedroom \
+        iPad") or a name several devices answer to is refused, listing the devices it could mean. \
         Refuses (exit 4, nothing written) to revoke the primary without --promote, every active \
-        device without --allow-empty, or an unknown id without --ignore-unknown.
+        device without --allow-empty, an unknown id without --ignore-unknown, or devices not \
+        seen since a date still to come.
 
         Examples:
           device-revoker vault --key-file parent.nsec --vault household.vault \\
             --device 0A9B8C7D-6E5F-4A3B-2C1D-0E9F8A7B6C5D -o new.vault \\
             --ops ops.jsonl
+          device-revoker vault --key-file parent.nsec --vault household.vault \\
+            --device "bedroom ipad" -o new.vault --json
           device-revoker vault --vault-key-file vk --vault household.vault \\
             --all-except KITCHEN-ID --dry-run --json
         """
@@ -26,16 +32,16 @@ struct VaultMode: ParsableCommand {
     @Option(help: ArgumentHelp("The vault: a file, or s3://BUCKET/KEY.", valueName: "VAULT"))
     var vault: String
 
-    @Option(name: .customLong("device"), help: ArgumentHelp("A device to revoke: its id, a unique id prefix, or its name, any case (repeatable).", valueName: "ID"))
+    @Option(name: .customLong("device"), help: ArgumentHelp("A device to revoke: its id, a unique id prefix (4 characters or more), or its whole name, any case (repeatable).", valueName: "ID"))
     var devices: [String] = []
 
-    @Option(help: ArgumentHelp("A file of devices (ids, id prefixes or names), one a line.", valueName: "FILE"))
+    @Option(help: ArgumentHelp("A file of devices (ids, id prefixes or whole names), one a line; it must list one at least.", valueName: "FILE"))
     var devicesFile: String?
 
-    @Option(help: ArgumentHelp("Revoke devices last seen before this date.", valueName: "DATE"))
+    @Option(help: ArgumentHelp("Revoke devices last seen before this date (not after now).", valueName: "DATE"))
     var notSeenSince: String?
 
-    @Option(help: ArgumentHelp("Revoke every device except this one.", valueName: "ID"))
+    @Option(help: ArgumentHelp("Revoke every device except this one (named as for --device).", valueName: "ID"))
     var allExcept: String?
 
     @Option(help: ArgumentHelp("The active device that becomes primary when the primary is revoked.", valueName: "ID"))
@@ -56,7 +62,7 @@ struct VaultMode: ParsableCommand {
     @Flag(help: "Show the blast radius and write nothing.")
     var dryRun = false
 
-    @Flag(help: "With --dry-run: print JSON.")
+    @Flag(help: "Print the blast radius (--dry-run) or what was revoked as JSON on standard output.")
     var json = false
 
     @OptionGroup var now: NowOption
@@ -76,7 +82,7 @@ struct VaultMode: ParsableCommand {
         guard selectors == 1 else { throw ValidationError("choose the devices one way: --device, --devices-file, --not-seen-since or --all-except") }
         if let notSeenSince { _ = try parseSince(notSeenSince) }
         if !dryRun, output == nil { throw ValidationError("give -o OUT for the changed vault, or --dry-run") }
-        if json, !dryRun { throw ValidationError("--json goes with --dry-run") }
+        if json, output == "-" { throw ValidationError("--json prints on standard output: give -o FILE for the changed vault") }
         try requireOneStandardInput(access.paths + [vault, devicesFile])
     }
 
@@ -91,7 +97,12 @@ struct VaultMode: ParsableCommand {
         let opened = try Vault.open(input, with: access)
         try Vault.checkRevision(opened.document, expected: expectRevision)
         let selector: VaultRevocation.Selector
-        if let devicesFile { selector = .devices(try readList(devicesFile, what: "devices file")) }
+        if let devicesFile {
+            let listed = try readList(devicesFile, what: "devices file")
+            // An empty list revokes nothing: a file cut short or the wrong file, not a request.
+            guard !listed.isEmpty else { throw ToolError(.invalidInput, "devices file '\(InputFiles.displayName(devicesFile))' lists no device") }
+            selector = .devices(listed)
+        }
         else if let notSeenSince { selector = .notSeenSince(try parseSince(notSeenSince)) }
         else if let allExcept { selector = .allExcept(allExcept) }
         else { selector = .devices(devices) }
@@ -114,7 +125,11 @@ struct VaultMode: ParsableCommand {
             if !plan.refusals.isEmpty { throw Self.refused(plan) }
             return
         }
-        guard plan.refusals.isEmpty else { throw Self.refused(plan) }
+        guard plan.refusals.isEmpty else {
+            // With --json a refused run says why on standard output too, as its dry run would.
+            if json { StandardStreams.writeOutput(radiusJSON(plan).serialized()) }
+            throw Self.refused(plan)
+        }
         let document = try VaultRevocation.apply(plan, to: opened.document, options: options)
         // Nothing to revoke: the output is the very bytes that were checked, not a second read.
         let bytes = plan.revoke.isEmpty ? input : try Vault.sealVerified(document, access: access)
@@ -125,7 +140,9 @@ struct VaultMode: ParsableCommand {
         try writer.publish()
         diagnostics.note(plan.revoke.isEmpty
             ? "nothing to revoke; the vault is unchanged"
-            : "revoked \(counted(plan.revoke.count, "device")), \(counted(plan.removals.count, "group removal"))\(plan.newPrimary.map { ", new primary '\($0)'" } ?? "")\(document.revision.map { ", revision \($0)" } ?? "")")
+            : "revoked \(counted(plan.revoke.count, "device")), \(counted(plan.removals.count, "group removal"))\(plan.newPrimary.map { ", new primary '\($0)'" } ?? "")\(document.revision.map { ", revision \($0)" } ?? ""):\n"
+                + Self.deviceTable(plan.revoke).dropLast())
+        if json { StandardStreams.writeOutput(radiusJSON(plan, written: document).serialized()) }
         if !plan.revoke.isEmpty {
             // Every linked device received the parent key in its device link (seed 000, Flow 2):
             // a lost or stolen one may expose it, and revoking does not take the key back.
@@ -152,6 +169,8 @@ struct VaultMode: ParsableCommand {
             ids.map { id in "no device matches '\(id)'" + (plan.closest[id].map { $0.isEmpty ? "" : "; closest: \($0.joined(separator: ", "))" } ?? "") }
                 .joined(separator: "; ") + (plan.revoke.isEmpty && plan.alreadyRevoked.isEmpty ? "" : " (or pass --ignore-unknown to skip unknown ids)")
         case .ambiguousDevice: "\(refusal.reason); give the whole id"
+        case .partOfNames: "\(refusal.reason); give a device's whole name or its id"
+        case .dateInTheFuture(let date, let now): "--not-seen-since \(date) is after now (\(now)); every device was last seen before it"
         case .promotedDeviceDoesNotStay(let id): "--promote '\(id)' is not an active device that stays"
         case .primaryNeedsSuccessor(let primary): "'\(primary)' is the primary device; name the new primary with --promote ID"
         case .promotionWithoutPrimary(let id): "--promote '\(id)' given, but the primary device is not being revoked"
@@ -162,9 +181,7 @@ struct VaultMode: ParsableCommand {
     private func radiusText(_ plan: VaultRevocation.Plan) -> String {
         var text = plan.refusals.isEmpty ? "" : "refused: this revocation would not be made (nothing was written)\n"
         text += "would revoke \(counted(plan.revoke.count, "device")):\n"
-        var table = TextTable()
-        for device in plan.revoke { table.add(device.deviceId, device.deviceName, device.isPrimary ? "primary" : "", "last seen \(device.lastSeenAt)") }
-        text += table.render(indent: "  ")
+        text += Self.deviceTable(plan.revoke)
         let groups = plan.groups.map(\.name)
         text += "group removals: \(plan.removals.count) in \(counted(groups.count, "group"))\(groups.isEmpty ? "" : ": " + groups.joined(separator: ", "))".displaySafe + "\n"
         if let primary = plan.newPrimary { text += "new primary: \(primary)".displaySafe + "\n" }
@@ -174,8 +191,16 @@ struct VaultMode: ParsableCommand {
         return text
     }
 
-    private func radiusJSON(_ plan: VaultRevocation.Plan) -> JSONValue {
-        .object([
+    /// The devices of a revocation, one a line: id, name, primary, last seen.
+    private static func deviceTable(_ devices: [DeviceRecord]) -> String {
+        var table = TextTable()
+        for device in devices { table.add(device.deviceId, device.deviceName, device.isPrimary ? "primary" : "", "last seen \(device.lastSeenAt)") }
+        return table.render(indent: "  ")
+    }
+
+    /// The blast radius as JSON; after a real run, with the revision of the vault `written`.
+    private func radiusJSON(_ plan: VaultRevocation.Plan, written: VaultDocument? = nil) -> JSONValue {
+        var fields: [(key: String, value: JSONValue)] = [
             ("revoke", .array(plan.revoke.map { .object([("deviceId", .string($0.deviceId)), ("deviceName", .string($0.deviceName)), ("isPrimary", .bool($0.isPrimary))]) })),
             ("groupRemovals", .array(VaultRevocation.operations(plan))),
             ("groups", .array(plan.groups.map { .object([("mlsGroupId", .string($0.id)), ("groupName", .string($0.name))]) })),
@@ -183,6 +208,8 @@ struct VaultMode: ParsableCommand {
             ("alreadyRevoked", .array(plan.alreadyRevoked.map(JSONValue.string))),
             ("unknown", .array(plan.unknown.map(JSONValue.string))),
             ("refusals", .array(plan.refusals.map { .object([("kind", .string($0.kind)), ("message", .string(Self.describe($0, plan)))]) })),
-        ])
+        ]
+        if let written { fields.append(("revision", written.revision.map(JSONValue.int) ?? .null)) }
+        return .object(fields)
     }
 }

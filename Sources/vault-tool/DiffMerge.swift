@@ -62,7 +62,8 @@ struct Merge: ParsableCommand {
         Changes made on one side are taken; true conflicts follow the rules of \
         docs/vault-format.md §8.5 (a revocation beats "active"; otherwise the later lastSeenAt or \
         updatedAt wins) and are listed on standard error (or as JSON with --json on standard \
-        output). The result's revision is the larger of the two plus one. A result that would \
+        output). A revoked device never comes back into a group: its subkey, added to a group \
+        by either copy, is left out and listed as a conflict. The result's revision is the larger of the two plus one. A result that would \
         not pass 'check' is refused (exit 4) and nothing is written.
 
         Example:

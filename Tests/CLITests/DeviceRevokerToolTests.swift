@@ -60,8 +60,9 @@ enum RevokerFixtures {
 }
 
 @Suite struct DeviceRevokerGoldenTests {
-    static func vault(_ name: String, _ arguments: [String]) -> GoldenCase {
-        GoldenCase(tool: "device-revoker", name: name, arguments: ["vault", "--key-file", "keys/parent.nsec", "--vault", "testkit/ok-v2-household.vault", "--now", "2026-11-22T10:00:00Z"] + arguments)
+    static func vault(_ name: String, _ arguments: [String], prepare: (@Sendable (Workspace) throws -> Void)? = nil) -> GoldenCase {
+        GoldenCase(tool: "device-revoker", name: name, arguments: ["vault", "--key-file", "keys/parent.nsec", "--vault", "testkit/ok-v2-household.vault", "--now", "2026-11-22T10:00:00Z"] + arguments,
+                   prepare: prepare)
     }
 
     static func registry(_ name: String, _ arguments: [String], stdin: String? = nil) -> GoldenCase {
@@ -73,11 +74,19 @@ enum RevokerFixtures {
         vault("vault-dry-run", ["--device", RevokerFixtures.bedroom, "--dry-run"]),
         vault("vault-dry-run-json", ["--not-seen-since", "2025-11-19", "--promote", RevokerFixtures.kitchen, "--dry-run", "--json"]),
         vault("vault-primary-without-promote", ["--device", RevokerFixtures.kitchen, "-o", "out.vault"]),
-        vault("vault-every-device", ["--all-except", "nobody", "--ignore-unknown", "-o", "out.vault"]),
+        vault("vault-every-device", ["--not-seen-since", "2026-11-01", "-o", "out.vault"]),
+        vault("vault-all-except-unknown", ["--all-except", "nobody", "--ignore-unknown", "--allow-empty", "-o", "out.vault"]),
         vault("vault-unknown-device", ["--device", "no-such-device", "-o", "out.vault"]),
         vault("vault-by-name", ["--device", "bedroom IPAD", "--reason", "lost", "-o", "out.vault"]),
         vault("vault-by-id-prefix", ["--device", "b3e9a4", "--dry-run"]),
         vault("vault-by-part-of-a-name", ["--device", "bedroom", "--dry-run"]),
+        vault("vault-by-part-of-a-name-real-run", ["--device", "room", "-o", "out.vault"]),
+        vault("vault-by-name-any-spacing-json", ["--device", "  BEDROOM \t ipad ", "-o", "out.vault", "--json"]),
+        vault("vault-not-seen-since-future", ["--not-seen-since", "2026-12-01", "--allow-empty", "-o", "out.vault"]),
+        vault("vault-empty-devices-file", ["--devices-file", "none.txt", "-o", "out.vault"], prepare: { workspace in
+            try Data("# nobody today\n\n".utf8).write(to: URL(fileURLWithPath: workspace.path("none.txt")))
+        }),
+        vault("vault-all-except-part-of-a-name", ["--all-except", "kitchen", "--allow-empty", "-o", "out.vault"]),
         vault("vault-part-of-many-names", ["--device", "ipad", "--dry-run"]),
         vault("vault-promote-by-name", ["--device", RevokerFixtures.kitchen, "--promote", "bedroom ipad", "--dry-run"]),
         vault("vault-ignore-unknown-nothing-matched", ["--device", "bedrom", "--ignore-unknown", "-o", "out.vault"]),
@@ -159,16 +168,18 @@ enum RevokerFixtures {
         let run = try workspace.run("device-revoker", ["vault", "--key-file", "keys/parent.nsec", "--vault", "testkit/ok-v2-household.vault", "--device", RevokerFixtures.bedroom,
                                                        "--reason", "left on a bus", "--now", "2026-11-22T10:00:00Z", "-o", "out.vault", "--ops", "ops.jsonl"])
         #expect(run.status == 0, "\(run.stderrText)")
-        #expect(run.stderrText.hasPrefix("revoked 1 device, 1 group removal, revision 8\nnext step if the device was lost or stolen"))
+        // The run names the device it revoked (issue 37).
+        #expect(run.stderrText.hasPrefix("revoked 1 device, 1 group removal, revision 8:\n  \(RevokerFixtures.bedroom)  Bedroom iPad    last seen 2025-11-18T21:15:30.25Z\nnext step if the device was lost or stolen"))
         #expect(run.stderrText.contains("rotation-planner plan --mode compromise --vault out.vault --key-file keys/parent.nsec"))
         #expect(try workspace.run("vault-tool", ["check", "--key-file", "keys/parent.nsec", "out.vault"]).status == 0)
         let inspect = try workspace.run("vault-tool", ["inspect", "--key-file", "keys/parent.nsec", "out.vault"]).stdoutText
         #expect(inspect.contains("x  \(RevokerFixtures.bedroom)"))
         #expect(String(decoding: workspace.contents("ops.jsonl")!, as: UTF8.self).hasPrefix(#"{"op":"mls.remove","group":"grp-maya-friends""#))
         // Guard rails write nothing.
-        for arguments in DeviceRevokerGoldenTests.cases.filter({ ["vault-primary-without-promote", "vault-every-device", "vault-unknown-device", "vault-stale-revision"].contains($0.name) }).map(\.arguments) {
+        for arguments in DeviceRevokerGoldenTests.cases.filter({ ["vault-primary-without-promote", "vault-every-device", "vault-unknown-device", "vault-stale-revision",
+                  "vault-by-part-of-a-name-real-run", "vault-not-seen-since-future", "vault-all-except-part-of-a-name", "vault-all-except-unknown"].contains($0.name) }).map(\.arguments) {
             let refused = try workspace.run("device-revoker", arguments.map { $0 == "out.vault" ? "refused.vault" : $0 })
-            #expect(refused.status == 4)
+            #expect(refused.status == 4, "\(arguments)")
             #expect(!FileManager.default.fileExists(atPath: workspace.path("refused.vault")))
         }
     }

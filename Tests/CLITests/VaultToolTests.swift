@@ -21,7 +21,19 @@ enum MergeFixtures {
             try Data(edited.utf8).write(to: URL(fileURLWithPath: workspace.path("\(name).json")))
             try run("vault-tool", ["seal", "--key-file", "keys/parent.nsec", "-o", "\(name).vault", "\(name).json"])
         }
+        // Issue 37: theirs-adds puts the bedroom iPad's subkey into the cousins' group while ours
+        // revokes it; revoked-member is ours with the subkey put back into that group.
+        try run("vault-tool", ["open", "--key-file", "keys/parent.nsec", "--reveal-secrets", "-o", "ours.json", "ours.vault"])
+        let revoked = String(decoding: try #require(workspace.contents("ours.json")), as: UTF8.self)
+        for (name, json) in [("theirs-adds", base), ("revoked-member", revoked)] {
+            let members = try #require(json.firstMatch(of: #/"mlsGroupId": "grp-cousins",[^\]]*?"memberPubkeys": \[/#))
+            let added = json.replacingCharacters(in: members.range, with: json[members.range] + "\"\(bedroomSubkey)\", ")
+            try Data(added.utf8).write(to: URL(fileURLWithPath: workspace.path("\(name).json")))
+            try run("vault-tool", ["seal", "--key-file", "keys/parent.nsec", "-o", "\(name).vault", "\(name).json"])
+        }
     }
+
+    static let bedroomSubkey = "b7afc6cd2fea677773e4f7828f2ab090bdb5e0e9f2a4b916d5a530331ae89cc1"
 }
 
 /// `vault-tool` end to end: golden outputs, then file-safety behaviour.
@@ -75,6 +87,12 @@ enum MergeFixtures {
                    "--ours", "-", "--theirs", "theirs.vault", "-o", "merged.vault", "--json"], stdin: "ours.vault", prepare: MergeFixtures.prepare),
         GoldenCase(tool: "vault-tool", name: "merge-conflict", arguments: ["merge", "--key-file", "keys/parent.nsec", "--base", "testkit/ok-v2-household.vault",
                    "--ours", "theirs.vault", "--theirs", "theirs-too.vault", "-o", "merged.vault"], prepare: MergeFixtures.prepare),
+        GoldenCase(tool: "vault-tool", name: "merge-revoked-device-added", arguments: ["merge", "--key-file", "keys/parent.nsec", "--base", "testkit/ok-v2-household.vault",
+                   "--ours", "ours.vault", "--theirs", "theirs-adds.vault", "-o", "merged.vault"], prepare: MergeFixtures.prepare),
+        GoldenCase(tool: "vault-tool", name: "merge-revoked-device-added-json", arguments: ["merge", "--key-file", "keys/parent.nsec", "--base", "testkit/ok-v2-household.vault",
+                   "--ours", "theirs-adds.vault", "--theirs", "ours.vault", "-o", "merged.vault", "--json"], prepare: MergeFixtures.prepare),
+        GoldenCase(tool: "vault-tool", name: "check-revoked-member", arguments: ["check", "--key-file", "keys/parent.nsec", "revoked-member.vault"],
+                   prepare: MergeFixtures.prepare),
     ]
 
     @Test(arguments: cases)

@@ -17,6 +17,7 @@ import urllib.parse
 import pytest
 
 import s3fleet
+import vaultref
 from s3fleet import Fleet, report_lines, tool_environment
 from workspace import VAULT_TOOL
 
@@ -129,3 +130,57 @@ def test_an_inventory_out_of_the_published_layout_is_refused_naming_what(tmp_pat
 def test_a_mistyped_inventory_run_is_a_usage_error(tmp_path, arguments, message):
     code, lines, stderr = migrate([*arguments, "--to", "2", "--in-place"], cwd=tmp_path)
     assert code == 64 and lines == [] and message in stderr, (code, stderr)
+
+
+@pytest.mark.parametrize("position", ["first", "middle", "last"])
+def test_a_line_of_another_bucket_refuses_the_whole_report_before_any_work(tmp_path, position):
+    """Issue 37: a line naming a bucket other than the report's sourceBucket was migrated in place.
+    Now the whole report is refused (exit 2) naming the line, and no vault is touched, even those
+    listed before it."""
+    s3 = s3fleet.client()
+    source = s3fleet.new_bucket(s3)
+    foreign = s3fleet.new_bucket(s3)
+    inventory = s3fleet.new_bucket(s3)
+    fleet = Fleet(s3, source, 4, tmp_path / "keys")
+    # The other bucket holds a vault the operator's keys open: migrating it would succeed.
+    stranger = fleet.households[0]
+    s3.put_object(Bucket=foreign, Key=stranger.vault_path, Body=s3.get_object(Bucket=source, Key=stranger.vault_path)["Body"].read())
+    rows = [row(source, path) for path in fleet.by_path]
+    at = {"first": 0, "middle": 2, "last": len(rows)}[position]
+    rows.insert(at, row(foreign, stranger.vault_path))
+    manifest = publish(s3, inventory, source, [csv_gz(rows)])
+    before = {(bucket, path): s3.get_object(Bucket=bucket, Key=path)["Body"].read()
+              for bucket, path in [(source, p) for p in fleet.by_path] + [(foreign, stranger.vault_path)]}
+
+    code, lines, stderr = migrate(["--inventory", manifest, "--to", "2", "--in-place", "--vault-key-dir", str(tmp_path / "keys")], cwd=tmp_path)
+    assert code == 2 and lines == [], (code, stderr)
+    assert f"0000.csv.gz line {at + 1} lists an object in bucket '{foreign}', not in the report's sourceBucket '{source}'" in stderr, stderr
+    assert not list(tmp_path.glob("*.sqlite")), "a refused inventory starts no journal"
+    for (bucket, path), body in before.items():
+        assert s3.get_object(Bucket=bucket, Key=path)["Body"].read() == body, (bucket, path)
+
+
+@pytest.mark.parametrize("destination", ["in-place", "out"])
+def test_a_key_listed_twice_is_one_job(tmp_path, destination):
+    """The same current key on two lines (here in two files of the report) is migrated once: one
+    report line, one write, and the vault then decrypts to the input's values at version 2."""
+    s3 = s3fleet.client()
+    source = s3fleet.new_bucket(s3)
+    inventory = s3fleet.new_bucket(s3)
+    fleet = Fleet(s3, source, 3, tmp_path / "keys")
+    paths = list(fleet.by_path)
+    twice = paths[1]
+    manifest = publish(s3, inventory, source, [csv_gz([row(source, p) for p in paths]), csv_gz([row(source, twice)])])
+    before = s3.get_object(Bucket=source, Key=twice)["Body"].read()
+    where = ["--in-place"] if destination == "in-place" else ["--out", f"s3://{source}/v2/"]
+    code, lines, stderr = migrate(["--inventory", manifest, "--to", "2", *where, "--vault-key-dir", str(tmp_path / "keys")], cwd=tmp_path)
+    assert code == 0, stderr
+    assert sorted(line["vault"] for line in lines) == sorted(f"s3://{source}/{p}" for p in paths), lines
+    assert {line["status"] for line in lines} == {"migrated"}, lines
+    # The vault, decrypted by the reference, is the input at version 2 and nothing else.
+    out_key = twice if destination == "in-place" else "v2/" + twice.split("/")[-1]
+    key = fleet.by_path[twice].vault_key
+    after = s3.get_object(Bucket=source, Key=out_key)["Body"].read()
+    old = vaultref.reveal_document(key, vaultref.open_envelope(before, key))
+    new = vaultref.reveal_document(key, vaultref.open_envelope(after, key))
+    assert new == dict(old, version=2, revision=1, keyHistory=[])

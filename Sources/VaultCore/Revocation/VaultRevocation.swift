@@ -5,8 +5,8 @@
 public enum VaultRevocation {
     /// Which devices to revoke.
     public enum Selector: Sendable, Equatable {
-        /// Devices as support staff hear them: an id, a unique id prefix of at least four
-        /// characters, or a device name, any case.
+        /// Devices as support staff hear them: an id, a unique id prefix of at least
+        /// ``minimumIdPrefix`` characters, or a device's whole name, any case and spacing.
         case devices([String])
         case notSeenSince(Timestamp)
         case allExcept(String)
@@ -39,11 +39,18 @@ public enum VaultRevocation {
         public let deviceId: String
     }
 
+    /// The fewest characters an id prefix selects a device by: 65,536 values of a UUID's
+    /// first four hex digits, against the dozen devices of a household.
+    public static let minimumIdPrefix = 4
+
     /// A device a typed name could mean, as support reads it out: name, id and status.
     public struct Candidate: Hashable, Sendable {
         public let id: String
         public let name: String
         public let isActive: Bool
+
+        /// "name (id, active)", as a refusal lists it.
+        var listed: String { "\(name) (\(id), \(isActive ? "active" : "revoked"))" }
 
         /// The devices of `matches`, the active ones first, each group in the vault's order.
         static func listing(_ matches: [DeviceRecord]) -> [Candidate] {
@@ -59,6 +66,11 @@ public enum VaultRevocation {
         case unknownDevices([String])
         /// A name or prefix that matches several devices: active ones first.
         case ambiguousDevice(String, candidates: [Candidate])
+        /// Text that is no device's whole name or id, only part of these devices' names ("room"
+        /// for "Bedroom iPad"): a device is revoked only when named whole (issue 37).
+        case partOfNames(String, candidates: [Candidate])
+        /// A "not seen since" date after now: every device was last seen before it.
+        case dateInTheFuture(Timestamp, now: Timestamp)
         /// The device named as the new primary is not an active device that stays.
         case promotedDeviceDoesNotStay(String)
         /// The primary device is revoked while other devices stay, and no new primary is named.
@@ -73,6 +85,8 @@ public enum VaultRevocation {
             switch self {
             case .unknownDevices: "unknownDevices"
             case .ambiguousDevice: "ambiguousDevice"
+            case .partOfNames: "partOfNames"
+            case .dateInTheFuture: "dateInTheFuture"
             case .promotedDeviceDoesNotStay: "promotedDeviceDoesNotStay"
             case .primaryNeedsSuccessor: "primaryNeedsSuccessor"
             case .promotionWithoutPrimary: "promotionWithoutPrimary"
@@ -84,8 +98,11 @@ public enum VaultRevocation {
             switch self {
             case .unknownDevices(let ids): "the vault has no device \(ids.map { "'\($0)'" }.joined(separator: ", "))"
             case .ambiguousDevice(let typed, let candidates):
-                "'\(typed)' matches \(candidates.count) devices: "
-                    + candidates.map { "\($0.name) (\($0.id), \($0.isActive ? "active" : "revoked"))" }.joined(separator: "; ")
+                "'\(typed)' matches \(candidates.count) devices: " + candidates.map(\.listed).joined(separator: "; ")
+            case .partOfNames(let typed, let candidates):
+                "'\(typed)' is not the whole name of any device, only part of \(candidates.count == 1 ? "the name of" : "the names of \(candidates.count) devices"): "
+                    + candidates.map(\.listed).joined(separator: "; ")
+            case .dateInTheFuture(let date, let now): "\(date) is after now (\(now)): every device was last seen before it"
             case .promotedDeviceDoesNotStay(let id): "'\(id)', named as the new primary, is not an active device that stays"
             case .primaryNeedsSuccessor(let primary): "'\(primary)' is the primary device, and no new primary is named"
             case .promotionWithoutPrimary(let id): "'\(id)' is named as the new primary, but the primary device is not being revoked"
@@ -112,27 +129,33 @@ public enum VaultRevocation {
     }
 
     public static func plan(_ document: VaultDocument, options: Options) -> Plan {
-        let byID = Dictionary(document.devices.map { ($0.deviceId, $0) }, uniquingKeysWith: { first, _ in first })
         var unknown: [String] = []
         var chosen: [DeviceRecord] = []
         var ambiguous: [Refusal] = []
         switch options.selector {
         case .devices(let typed):
             for text in typed {
-                let matches = matching(text, in: document.devices)
-                if matches.count > 1 {
-                    ambiguous.append(.ambiguousDevice(text, candidates: Candidate.listing(matches)))
-                } else if let device = matches.first {
-                    if !chosen.contains(device) { chosen.append(device) }
-                } else if !unknown.contains(text) {
-                    unknown.append(text)
+                switch selection(text, in: document.devices) {
+                case .device(let device): if !chosen.contains(device) { chosen.append(device) }
+                case .refused(let refusal): if !ambiguous.contains(refusal) { ambiguous.append(refusal) }
+                case .none: if !unknown.contains(text) { unknown.append(text) }
                 }
             }
         case .notSeenSince(let time):
-            chosen = document.devices.filter { $0.lastSeenAt < time }
-        case .allExcept(let keep):
-            if byID[keep] == nil { unknown.append(keep) }
-            chosen = document.devices.filter { $0.deviceId != keep }
+            // A date to come selects every device: a typo for a past year, never a wish.
+            if time > options.now {
+                ambiguous.append(.dateInTheFuture(time, now: options.now))
+            } else {
+                chosen = document.devices.filter { $0.lastSeenAt < time }
+            }
+        case .allExcept(let typed):
+            // The one device kept is named like any other; naming none keeps none, so an
+            // unknown or unclear name selects nothing (refused below), even with unknowns skipped.
+            switch selection(typed, in: document.devices) {
+            case .device(let keep): chosen = document.devices.filter { $0.deviceId != keep.deviceId }
+            case .refused(let refusal): ambiguous.append(refusal)
+            case .none: unknown.append(typed)
+            }
         }
         let alreadyRevoked = chosen.filter { $0.status == .revoked }.map(\.deviceId)
         let revoke = chosen.filter { $0.status == .active }
@@ -142,9 +165,11 @@ public enum VaultRevocation {
         // The new primary is named the way support names devices, too.
         var promoted = options.promote
         if let typed = options.promote {
-            let matches = matching(typed, in: document.devices)
-            if matches.count == 1 { promoted = matches[0].deviceId }
-            if matches.count > 1 { ambiguous.append(.ambiguousDevice(typed, candidates: Candidate.listing(matches))) }
+            switch selection(typed, in: document.devices) {
+            case .device(let device): promoted = device.deviceId
+            case .refused(let refusal): if !ambiguous.contains(refusal) { ambiguous.append(refusal) }
+            case .none: break
+            }
         }
         var refusals = ambiguous
         // Skipping unknown devices is for lists with a few stale ids, not for a batch where
@@ -182,18 +207,44 @@ public enum VaultRevocation {
                     newPrimary: newPrimary, refusals: refusals)
     }
 
-    /// Every device `typed` names: by its exact id, by its name, or by an id that starts with it
-    /// (four characters at least), ignoring case; when none does, by a part of its name (three
-    /// characters at least: "bedroom" for "Bedroom iPad"). More than one is ambiguous, even when
-    /// one of them is an exact id: "ipad" must not pick a device while another is named "iPad".
+    /// What one typed device selects: a device, a refusal that lists the candidates, or
+    /// nothing (an unknown device).
+    enum Selection {
+        case device(DeviceRecord)
+        case refused(Refusal)
+    }
+
+    /// The device `typed` names whole (``matching(_:in:)``). Several are ambiguous; none, when
+    /// it is part of some names ("room" of "Bedroom iPad"), lists those and refuses: a name
+    /// heard in part must not revoke the one device it happens to be part of (issue 37).
+    static func selection(_ typed: String, in devices: [DeviceRecord]) -> Selection? {
+        let matches = matching(typed, in: devices)
+        if matches.count > 1 { return .refused(.ambiguousDevice(typed, candidates: Candidate.listing(matches))) }
+        if let device = matches.first { return .device(device) }
+        let fragment = folded(typed)
+        guard fragment.count >= 3 else { return nil }
+        let containing = devices.filter { folded($0.deviceName).contains(fragment) }
+        return containing.isEmpty ? nil : .refused(.partOfNames(typed, candidates: Candidate.listing(containing)))
+    }
+
+    /// Every device `typed` names whole: its id, any case; its whole name, any case and spacing;
+    /// or an id that starts with it (``minimumIdPrefix`` characters at least). More than one is
+    /// ambiguous, even when one of them is an exact id: "ipad" must not pick a device while
+    /// another is named "iPad".
     static func matching(_ typed: String, in devices: [DeviceRecord]) -> [DeviceRecord] {
-        let folded = typed.lowercased()
-        let whole = devices.filter { device in
-            device.deviceId == typed || device.deviceName.lowercased() == folded
-                || (folded.count >= 4 && device.deviceId.lowercased().hasPrefix(folded))
+        let name = folded(typed)  // an id has no spaces: folded, it is the id in lower case
+        return devices.filter { device in
+            device.deviceId == typed || device.deviceId.lowercased() == name
+                || (!name.isEmpty && folded(device.deviceName) == name)
+                || (name.count >= minimumIdPrefix && device.deviceId.lowercased().hasPrefix(name))
         }
-        guard whole.isEmpty, folded.count >= 3 else { return whole }
-        return devices.filter { $0.deviceName.lowercased().contains(folded) }
+    }
+
+    /// A name as a person would say it: lower case, spaces (any run of whitespace) single, none
+    /// at either end. Unicode normalisation is String's own: its `==` and `contains` compare
+    /// canonically equivalent text (a precomposed é and e + U+0301) as equal.
+    static func folded(_ name: String) -> String {
+        name.lowercased().split(whereSeparator: \.isWhitespace).joined(separator: " ")
     }
 
     /// The three devices nearest to `typed`, as "name (id)" for a message: first those whose

@@ -10,6 +10,7 @@ public enum VaultRule: String, Sendable, CaseIterable {
     case wrapKey = "wrap-key"
     case groupChildReference = "group-child-reference"
     case childGroupReference = "child-group-reference"
+    case revokedMember = "revoked-member"
     case timestamps = "timestamps"
     // v2
     case revision = "revision"
@@ -45,8 +46,7 @@ public enum VaultCheck {
 
         // Exactly one primary among active devices; a tombstone (v2 successor) has none at all.
         let activePrimaries = document.devices.filter { $0.status == .active && $0.isPrimary }
-        let isTombstone = document.successor != nil && !document.devices.contains { $0.status == .active }
-        if activePrimaries.count != 1, !isTombstone {
+        if activePrimaries.count != 1, !document.isRotationTombstone {
             let message = activePrimaries.isEmpty
                 ? "no active device is primary (exactly one must be)"
                 : "\(activePrimaries.count) active devices are primary (\(activePrimaries.map { "'\($0.deviceId)'" }.joined(separator: ", "))); exactly one must be"
@@ -111,6 +111,8 @@ public enum VaultCheck {
             }
         }
 
+        if !document.isRotationTombstone { checkRevokedMembers(document, report: report) }
+
         if document.updatedAt < document.createdAt {
             report(.timestamps, "vault", "updatedAt \(document.updatedAt) is before createdAt \(document.createdAt)")
         }
@@ -118,6 +120,31 @@ public enum VaultCheck {
             checkVersion2(document, report: report)
         }
         return VaultCheckReport(findings: findings, skipped: skipped)
+    }
+
+    /// A revoked device has left every group (issue 37): its subkey in a group, or held by an
+    /// active device under another id, is a device the family cut off that still reads along.
+    /// (A rotation tombstone, where every device is revoked and the groups record where the old
+    /// subkeys were, is not checked.)
+    private static func checkRevokedMembers(_ document: VaultDocument, report: (VaultRule, String, String) -> Void) {
+        let active = document.devices.filter { $0.status == .active }
+        var revoked: [String: DeviceRecord] = [:]
+        for device in document.devices where device.status == .revoked && revoked[device.subkeyPublicKey] == nil {
+            revoked[device.subkeyPublicKey] = device
+        }
+        for device in active {
+            if let gone = revoked[device.subkeyPublicKey] {
+                report(.revokedMember, "device '\(device.deviceId)'", "is active with the subkey of revoked device '\(gone.deviceId)'")
+            }
+        }
+        let activeKeys = Set(active.map(\.subkeyPublicKey))
+        for group in document.groupMemberships {
+            for member in group.memberPubkeys where !activeKeys.contains(member) {
+                if let device = revoked[member] {
+                    report(.revokedMember, "group '\(group.mlsGroupId)'", "memberPubkeys holds the subkey of device '\(device.deviceId)' (\(device.deviceName)), which is revoked")
+                }
+            }
+        }
     }
 
     /// The rules schema v2 adds (docs/vault-format.md §8.3).
@@ -153,4 +180,10 @@ public enum VaultCheck {
         }
         return out
     }
+}
+
+extension VaultDocument {
+    /// The vault a rotation leaves at the old path: a successor, and no active device. Exempt
+    /// from `primary-device` and `revoked-member` (docs/vault-format.md §8.3).
+    var isRotationTombstone: Bool { successor != nil && !devices.contains { $0.status == .active } }
 }

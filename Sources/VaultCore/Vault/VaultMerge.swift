@@ -15,13 +15,17 @@
 /// 6. A record removed on one side and changed on the other is kept, changed: nothing is lost.
 /// 7. The result has revision max(ours, theirs) + 1, the base's `createdAt` and the later
 ///    `updatedAt`. Every true conflict is listed.
+/// 8. A revoked device is in no group: a subkey that any of the three copies knows as a
+///    revoked device's, and no device active in the result holds, is left out of every group,
+///    whichever side added or kept it, and each one left out is listed as a conflict.
 public enum VaultMerge {
     public struct Conflict: Sendable, Equatable, CustomStringConvertible {
         public let record: String
         public let field: String?
         public let ours: String
         public let theirs: String
-        /// `ours`, `theirs`, or `kept` for a record one side removed.
+        /// `ours`, `theirs`, `kept` for a record one side removed, or `removed` for a revoked
+        /// device's subkey both sides have in a group (rule 8).
         public let taken: String
         public let rule: String
 
@@ -71,8 +75,47 @@ public enum VaultMerge {
         for (field, id, name) in VaultDiff.recordArrays {
             merged.append((field, .array(merger.mergeRecords(name: name, id: id, base: baseValue[field], ours: oursValue[field], theirs: theirsValue[field]))))
         }
-        let document = try VaultDocument(jsonValue: .object(merged))
-        return Result(document: document, conflicts: merger.conflicts)
+        var document = try VaultDocument(jsonValue: .object(merged))
+        let leftOut = document.isRotationTombstone ? [] : leavingRevokedDevicesOut(&document, copies: (b, o, t))
+        return Result(document: document, conflicts: merger.conflicts + leftOut)
+    }
+
+    /// Rule 8. Groups merge as sets and devices field by field, so one side's revocation (which
+    /// takes the subkey out of its groups) and the other side's addition of that subkey to a
+    /// group both survive: the revoked device would be back in the group with "0 conflicts"
+    /// (issue 37). The same holds when one side renamed the device, added it to a new group, or
+    /// dropped its record while the other kept its subkey in a group: the subkeys are gathered
+    /// from every copy, so the revocation counts wherever it was made.
+    private static func leavingRevokedDevicesOut(_ document: inout VaultDocument,
+                                                 copies: (base: VaultDocument, ours: VaultDocument, theirs: VaultDocument)) -> [Conflict] {
+        let active = Set(document.devices.filter { $0.status == .active }.map(\.subkeyPublicKey))
+        var revoked: [String: String] = [:]  // subkey → device id
+        for device in [document, copies.base, copies.ours, copies.theirs].flatMap(\.devices) where device.status == .revoked {
+            if !active.contains(device.subkeyPublicKey), revoked[device.subkeyPublicKey] == nil { revoked[device.subkeyPublicKey] = device.deviceId }
+        }
+        guard !revoked.isEmpty else { return [] }
+        func isMember(_ copy: VaultDocument, _ group: String, _ key: String) -> Bool {
+            copy.groupMemberships.first { $0.mlsGroupId == group }?.memberPubkeys.contains(key) == true
+        }
+        func shown(_ copy: VaultDocument, _ group: String, _ key: String, _ id: String) -> String {
+            if isMember(copy, group, key) { return "device '\(id)' in the group" }
+            let revokedThere = copy.devices.contains { $0.subkeyPublicKey == key && $0.status == .revoked }
+            return "device '\(id)' \(revokedThere ? "revoked, " : "")not in the group"
+        }
+        var conflicts: [Conflict] = []
+        for index in document.groupMemberships.indices {
+            let group = document.groupMemberships[index].mlsGroupId
+            for key in document.groupMemberships[index].memberPubkeys {
+                guard let id = revoked[key] else { continue }
+                let oursHas = isMember(copies.ours, group, key), theirsHas = isMember(copies.theirs, group, key)
+                conflicts.append(Conflict(record: "group '\(group)'", field: "memberPubkeys",
+                                          ours: shown(copies.ours, group, key, id), theirs: shown(copies.theirs, group, key, id),
+                                          taken: oursHas == theirsHas ? "removed" : (oursHas ? "theirs" : "ours"),
+                                          rule: "a revoked device is in no group: its subkey is left out"))
+            }
+            document.groupMemberships[index].memberPubkeys.removeAll { revoked[$0] != nil }
+        }
+        return conflicts
     }
 
     private static func upgraded(_ document: VaultDocument) throws -> VaultDocument {

@@ -72,6 +72,12 @@ extension VaultError {
         VaultError(.malformedDocument, "the inventory lists two vaults that would both be written to '\(output)', the second \(vault)", file: file, line: line)
     }
 
+    /// An S3 Inventory line naming a bucket other than the one its report lists.
+    static func inventoryLineOfAnotherBucket(_ place: String, bucket: String, sourceBucket: String, file: String = #fileID, line: UInt = #line) -> VaultError {
+        VaultError(.malformedInventory, "\(place) lists an object in bucket '\(bucket.prefix(100))', not in the report's sourceBucket '\(sourceBucket.prefix(100))'; nothing was started",
+                   file: file, line: line)
+    }
+
     /// An S3 Inventory report that is not in the published layout, or whose gzip data is broken.
     static func malformedInventory(_ reason: String, file: String = #fileID, line: UInt = #line) -> VaultError {
         VaultError(.malformedInventory, reason, file: file, line: line)

@@ -57,6 +57,8 @@ public struct S3Inventory: Sendable {
 
     /// Every current object the inventory lists, as (bucket, key), file by file and line by
     /// line; one CSV file is held (compressed) at a time, its lines inflated a chunk at a time.
+    /// A line naming a bucket other than ``sourceBucket`` is refused: the whole report is then
+    /// suspect. An object listed twice is given twice; callers that make jobs drop the second.
     public func forEachObject(store: ObjectStore, _ each: (S3ObjectName) throws -> Void) throws {
         let bucketColumn = columns.firstIndex(of: "Bucket")!, keyColumn = columns.firstIndex(of: "Key")!
         let latestColumn = columns.firstIndex(of: "IsLatest"), deleteColumn = columns.firstIndex(of: "IsDeleteMarker")
@@ -72,6 +74,11 @@ public struct S3Inventory: Sendable {
                 let fields = try Self.fields(of: line, where: "\(file) line \(lineNumber)")
                 guard fields.count == columns.count else {
                     throw VaultError.malformedInventory("\(file) line \(lineNumber) has \(fields.count) fields, its fileSchema \(columns.count)")
+                }
+                // A report lists one bucket: a line of another is a report mixed up with another's
+                // (or made up), and migrating it in place would change vaults nobody chose.
+                guard fields[bucketColumn] == sourceBucket else {
+                    throw VaultError.inventoryLineOfAnotherBucket("\(file) line \(lineNumber)", bucket: fields[bucketColumn], sourceBucket: sourceBucket)
                 }
                 if let latestColumn, fields[latestColumn] == "false" { return }
                 if let deleteColumn, fields[deleteColumn] == "true" { return }

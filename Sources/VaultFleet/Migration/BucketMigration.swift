@@ -220,9 +220,11 @@ public final class BucketMigration: Sendable {
             // Like a manifest's objects: a vault not named after its household is in a shard by
             // its header; an inventory is read whole by every shard (its files are not in key order).
             var jobs: [Job] = []
-            var outputs: Set<S3ObjectName> = []
+            var outputs: Set<S3ObjectName> = [], listed: Set<S3ObjectName> = []
             try inventory.forEachObject(store: store) { object in
-                guard object.key.hasSuffix(".vault") else { return }
+                // A key listed twice (a report's files overlap) is one vault: one job, not two
+                // migrations of it (in place), nor a refusal as two writes of one output (--out).
+                guard object.key.hasSuffix(".vault"), listed.insert(object).inserted else { return }
                 let job = Self.job(object, below: nil, destination: destination)
                 if destination != .inPlace, !outputs.insert(job.output).inserted {
                     throw VaultError.inventoryOutputTwice(object.description, output: job.output.description)

@@ -106,4 +106,113 @@ import Testing
         let members = try VaultMerge.merge(base: base, ours: ours, theirs: theirs).document.groupMemberships[0].memberPubkeys
         #expect(members.contains(added) && members.contains(alsoAdded) && !members.contains(removed))
     }
+
+    /// Issue 37: one side revokes a device (as `device-revoker vault` does: status, revokedAt,
+    /// out of every group) while the other brings its subkey into a group: added to an existing
+    /// group, with a rename, in a new group, after dropping the device's record, or (the device
+    /// revoked already in the base) on one side alone. In both orders the merge leaves the
+    /// subkey out, lists each as a conflict, passes check, and differs from the revoking side
+    /// only by the other side's intended changes.
+    @Test(arguments: 0..<12) func aRevokedDeviceNeverComesBackIntoAGroup(seed: Int) throws {
+        let random = SeededRandom(seed: UInt64(0x37_000 + seed))
+        let parent = try SecretKey.generate(using: random)
+        var base = try DocumentGenerator(random: random).household(parent: parent, devices: 3...8, children: 0...2, groups: 1...6)
+        while base.devices.filter({ $0.status == .active && !$0.isPrimary }).isEmpty || base.groupMemberships.isEmpty {
+            base = try DocumentGenerator(random: random).household(parent: parent, devices: 3...8, children: 0...2, groups: 1...6)
+        }
+        base = try Migration.migrate(base, to: 2).0
+        let candidates = base.devices.filter { $0.status == .active && !$0.isPrimary }
+        let target = candidates[random.int(0...(candidates.count - 1))]
+        let key = target.subkeyPublicKey
+        // The generator puts every active device in every group: take it out of some (one at
+        // least), for the other side to add it to.
+        for index in base.groupMemberships.indices where index == 0 || random.int(0...1) == 0 {
+            base.groupMemberships[index].memberPubkeys.removeAll { $0 == key }
+        }
+        let revocation = VaultRevocation.Options(selector: .devices([target.deviceId]), reason: "stolen", now: Timestamp(seconds: base.updatedAt.seconds + 30))
+        var revoking = try VaultRevocation.apply(VaultRevocation.plan(base, options: revocation), to: base, options: revocation)
+        revoking.updatedAt = Timestamp(seconds: base.updatedAt.seconds + 30)
+        let newGroup = GroupMembership(mlsGroupId: "group-new-\(seed)", groupName: "New", memberPubkeys: [key], childProfileId: nil, createdAt: base.updatedAt)
+
+        enum Addition: CaseIterable { case existingGroup, renamedAndAdded, newGroup, recordDropped }
+        for addition in Addition.allCases {
+            var adding = later(base, by: 20)
+            var intended = revoking  // the revoking side, with the adding side's other changes
+            switch addition {
+            case .existingGroup, .renamedAndAdded, .recordDropped:
+                for index in adding.groupMemberships.indices where !adding.groupMemberships[index].memberPubkeys.contains(key) {
+                    adding.groupMemberships[index].memberPubkeys.append(key)
+                }
+                if addition == .renamedAndAdded {
+                    adding.devices[adding.devices.firstIndex { $0.deviceId == target.deviceId }!].deviceName = "Renamed \(seed)"
+                    intended.devices[intended.devices.firstIndex { $0.deviceId == target.deviceId }!].deviceName = "Renamed \(seed)"
+                }
+                if addition == .recordDropped { adding.devices.removeAll { $0.deviceId == target.deviceId } }
+            case .newGroup:
+                adding.groupMemberships.append(newGroup)
+                intended.groupMemberships.append(GroupMembership(mlsGroupId: newGroup.mlsGroupId, groupName: "New", memberPubkeys: [], childProfileId: nil, createdAt: base.updatedAt))
+            }
+            for revokingIsOurs in [true, false] {
+                let (ours, theirs) = revokingIsOurs ? (revoking, adding) : (adding, revoking)
+                let result = try VaultMerge.checkedMerge(base: base, ours: ours, theirs: theirs, access: .parentKey(parent))
+                let context = "\(addition), revoking side \(revokingIsOurs ? "ours" : "theirs")"
+                let merged = try #require(result.document.devices.first { $0.deviceId == target.deviceId }, "\(context)")
+                #expect(merged.status == .revoked && merged.revocationReason == "stolen", "\(context)")
+                #expect(!result.document.groupMemberships.contains { $0.memberPubkeys.contains(key) }, "\(context)")
+                let leftOut = result.conflicts.filter { $0.rule.hasPrefix("a revoked device is in no group") }
+                // Reported: each group the other side added it to (where the base had it, the
+                // revocation's removal wins as set merging has it, and nothing is reported).
+                let added = adding.groupMemberships.filter { group in
+                    group.memberPubkeys.contains(key) && !base.groupMemberships.contains { $0.mlsGroupId == group.mlsGroupId && $0.memberPubkeys.contains(key) }
+                }
+                #expect(!added.isEmpty && Set(leftOut.map(\.record)) == Set(added.map { "group '\($0.mlsGroupId)'" }), "\(context)")
+                #expect(leftOut.allSatisfy { $0.taken == (revokingIsOurs ? "ours" : "theirs") && $0.field == "memberPubkeys" }, "\(context)")
+                // Nothing but the intended changes: the revoking side's vault, with the other's rename or new group.
+                #expect(result.document.devices.sorted { $0.deviceId < $1.deviceId } == intended.devices.sorted { $0.deviceId < $1.deviceId }, "\(context)")
+                #expect(result.document.groupMemberships.sorted { $0.mlsGroupId < $1.mlsGroupId }.map { [$0.mlsGroupId, $0.groupName] + $0.memberPubkeys.sorted() }
+                    == intended.groupMemberships.sorted { $0.mlsGroupId < $1.mlsGroupId }.map { [$0.mlsGroupId, $0.groupName] + $0.memberPubkeys.sorted() }, "\(context)")
+                #expect(result.document.childProfiles == intended.childProfiles, "\(context)")
+            }
+        }
+
+        // Revoked in the base already: one side adds its subkey to every group, the other
+        // untouched or dropping its record, which leaves no revoked record in the result at all.
+        var adding = later(revoking, by: 20)
+        for index in adding.groupMemberships.indices { adding.groupMemberships[index].memberPubkeys.append(key) }
+        var dropping = later(revoking, by: 10)
+        dropping.devices.removeAll { $0.deviceId == target.deviceId }
+        for other in [later(revoking, by: 5), dropping] {
+            for (ours, theirs) in [(adding, other), (other, adding)] {
+                let result = try VaultMerge.checkedMerge(base: revoking, ours: ours, theirs: theirs, access: .parentKey(parent))
+                #expect(!result.document.groupMemberships.contains { $0.memberPubkeys.contains(key) })
+                #expect(result.conflicts.filter { $0.rule.hasPrefix("a revoked device is in no group") }.count == adding.groupMemberships.count)
+            }
+        }
+    }
+
+    /// `check` finds a revoked device still in a group, and an active device holding a revoked
+    /// one's subkey; a merge whose result would hold the latter is refused.
+    @Test func checkReportsARevokedDeviceStillInAGroup() throws {
+        let (parent, base) = try base()
+        let index = base.devices.firstIndex { !$0.isPrimary }!
+        var document = base
+        document.devices[index].status = .revoked
+        document.devices[index].revokedAt = document.updatedAt
+        let key = document.devices[index].subkeyPublicKey
+        if !document.groupMemberships[0].memberPubkeys.contains(key) { document.groupMemberships[0].memberPubkeys.append(key) }
+        let groups = document.groupMemberships.filter { $0.memberPubkeys.contains(key) }.map { "group '\($0.mlsGroupId)'" }
+        let findings = try VaultCheck.run(document, access: .vaultKey(try Derivation.vaultKey(for: parent))).findings
+        #expect(findings.filter { $0.rule == .revokedMember }.map(\.record) == groups)
+        #expect(findings.allSatisfy { $0.rule == .revokedMember })
+        // Another id with the revoked device's subkey, active: found too (the vault key alone
+        // cannot check subkeys against ids, so only this rule sees it).
+        var clone = document.devices[index]
+        clone = DeviceRecord(deviceId: clone.deviceId + "-again", deviceName: clone.deviceName, isPrimary: false, subkeyPublicKey: key,
+                             addedAt: clone.addedAt, lastSeenAt: clone.lastSeenAt, status: .active)
+        document.devices.append(clone)
+        document.groupMemberships = base.groupMemberships
+        let again = try VaultCheck.run(document, access: .vaultKey(try Derivation.vaultKey(for: parent))).findings
+        #expect(again.map(\.record) == ["device '\(clone.deviceId)'"] && again.first?.rule == .revokedMember)
+    }
 }
+
