@@ -322,15 +322,16 @@ extension DeviceRegistry {
         }
         let latest = Timestamp(seconds: now.seconds + clockSkewAllowed)
         let lastSeen = try reader.pastTime("last_seen", latest: latest)
-        let registered = try reader.pastTime("registered_at", latest: latest) ?? timeText(now)
+        let givenRegistered = try reader.pastTime("registered_at", latest: latest), registered = givenRegistered ?? timeText(now)
         let isActive = try reader.optionalBool("is_active") ?? true
         let revokedAt = try reader.pastTime("revoked_at", latest: latest), reason = try reader.optionalText("revocation_reason")
         // An active device with revocation state would be reported revoked by one view and
         // revoked again by the next batch.
         if isActive, revokedAt != nil { throw reader.invalid("revoked_at", "is set on an active device (is_active is true)") }
         if isActive, reason != nil { throw reader.invalid("revocation_reason", "is set on an active device (is_active is true)") }
-        if let lastSeen, lastSeen < registered { throw reader.invalid("last_seen", "is before registered_at") }
-        if let revokedAt, revokedAt < registered { throw reader.invalid("revoked_at", "is before registered_at") }
+        // Only against a registered_at the row gives: the import's time stands in for a missing one.
+        if let lastSeen, let givenRegistered, lastSeen < givenRegistered { throw reader.invalid("last_seen", "is before registered_at") }
+        if let revokedAt, let givenRegistered, revokedAt < givenRegistered { throw reader.invalid("revoked_at", "is before registered_at") }
         return [
             .text(user), .text(device), .text(mlsDid), RegistryValue(name), .bytes(keyBytes), .int(keyPackages),
             RegistryValue(time: lastSeen), .time(registered), .bool(isActive), RegistryValue(time: revokedAt), RegistryValue(reason),
@@ -341,9 +342,9 @@ extension DeviceRegistry {
         let convo = try reader.text("convo_id"), member = try reader.text("member_mls_did")
         let user = try reader.id("user_did", as: .user), device = try reader.id("device_id", as: .device)
         let latest = Timestamp(seconds: now.seconds + clockSkewAllowed)
-        let joined = try reader.pastTime("joined_at", latest: latest) ?? timeText(now), left = try reader.pastTime("left_at", latest: latest)
-        if let left, left < joined { throw reader.invalid("left_at", "is before joined_at") }
-        return [.text(convo), .text(member), .text(user), .text(device), .time(joined), RegistryValue(time: left),
+        let joined = try reader.pastTime("joined_at", latest: latest), left = try reader.pastTime("left_at", latest: latest)
+        if let left, let joined, left < joined { throw reader.invalid("left_at", "is before joined_at") }
+        return [.text(convo), .text(member), .text(user), .text(device), .time(joined ?? timeText(now)), RegistryValue(time: left),
                 .bool(try reader.optionalBool("is_admin") ?? false)]
     }
 }
