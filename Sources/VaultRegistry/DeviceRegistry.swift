@@ -311,10 +311,10 @@ extension DeviceRegistry {
     static let clockSkewAllowed: Int64 = 86_400
 
     private static func deviceRow(_ reader: inout JSONObjectReader, now: Timestamp) throws -> [RegistryValue] {
-        let user = try reader.id("user_did", as: .user), device = try reader.id("device_id", as: .device)
-        let mlsDid = try reader.text("device_mls_did"), name = try reader.optionalText("device_name")
         let key = try reader.string("signature_public_key")
         guard let keyBytes = Hex.decode(key), !keyBytes.isEmpty else { throw reader.invalid("signature_public_key", "should be hex") }
+        let user = try reader.id("user_did", as: .user), device = try reader.id("device_id", as: .device)
+        let mlsDid = try reader.text("device_mls_did"), name = try reader.optionalText("device_name")
         let keyPackages = try reader.optionalInt("key_packages_available") ?? 0
         // The seed's column is a PostgreSQL INT: what it cannot hold is refused here, by line.
         guard (0...Int(Int32.max)).contains(keyPackages) else {

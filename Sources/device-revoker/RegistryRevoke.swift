@@ -157,9 +157,9 @@ extension Registry {
                 case .wouldLeaveUsersWithoutDevice: options.append("--allow-users-without-device")
                 case .wouldLeaveConversationsWithoutAdmin: options.append("--allow-conversations-without-admin")
                 case .tooLarge(let devices, _, _):
-                    parts.append("check the selection first (--dry-run --json lists its devices); if all \(devices) are meant, pass --expect-revocations \(devices) (or raise --max-share, or --force)")
+                    parts.append("check the selection first (--dry-run --json lists its devices); if \(Self.all(devices)) meant, pass --expect-revocations \(devices) (or raise --max-share, or --force)")
                 case .unexpectedCount(_, let devices):
-                    parts.append("check the selection (--dry-run --json lists its devices); if all \(devices) are meant, pass --expect-revocations \(devices)")
+                    parts.append("check the selection (--dry-run --json lists its devices); if \(Self.all(devices)) meant, pass --expect-revocations \(devices)")
                 }
             }
             if !options.isEmpty {
@@ -170,6 +170,9 @@ extension Registry {
             }
             return parts.joined(separator: "; ")
         }
+
+        /// "all 3 are", "the 1 is": the subject of a hint about a batch's devices.
+        static func all(_ devices: Int) -> String { devices == 1 ? "the 1 is" : "all \(devices) are" }
 
         /// Names what a count stands for, so support can act on it; a long list is cut, and
         /// --json has it whole.
