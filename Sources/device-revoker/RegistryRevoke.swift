@@ -200,6 +200,7 @@ extension Registry {
                 })),
                 ("sparedLastDevices", .int(radius.sparedLastDevices)),
                 ("activeDevices", .int(radius.activeDevices)), ("maxShare", .string(limit.limit.text)),
+                ("overMaxShare", .bool(limit.limit.isExceeded(by: radius.devices, of: radius.activeDevices))),
                 ("expectedRevocations", limit.expected.map(JSONValue.int) ?? .null),
                 ("batchDevices", .array(radius.batch.map { .object([("userDid", .string($0.user)), ("deviceId", .string($0.device))]) })),
                 ("refusals", .array(result.refusals.map {
@@ -224,7 +225,9 @@ extension Registry {
             if keepLastDevice { table.add("spared: each user's last device", "\(radius.sparedLastDevices)") }
             if radius.devices > 0 {
                 let share = DeviceRegistry.Share(radius.devices, of: radius.activeDevices)
-                table.add("share of the \(radius.activeDevices) active devices", "\(share.text) (limit \(limit.limit.text))")
+                // Said even when an override lets the batch through, so a dry run shows it.
+                let over = limit.limit.isExceeded(by: radius.devices, of: radius.activeDevices)
+                table.add("share of the \(radius.activeDevices) active devices", "\(share.text) (\(over ? "over the \(limit.limit.text) limit" : "limit \(limit.limit.text)"))")
             }
             let refused = !result.refusals.isEmpty
             let head = refused && radius.devices == 0 ? "refused" : radius.devices == 0 ? "nothing to revoke" : refused ? (dryRun ? "dry run: refused, the real run would be too" : "refused")

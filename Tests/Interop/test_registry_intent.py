@@ -174,7 +174,7 @@ def test_the_share_guard_allows_exactly_the_threshold_and_refuses_one_more(regis
     dry = tool("revoke", "--devices-file", str(over), *common, "--dry-run", "--json")
     assert dry.returncode == 4
     report = json.loads(dry.stdout)
-    assert (report["devices"], report["activeDevices"], report["applied"]) == (at + 1, len(active), False)
+    assert (report["devices"], report["activeDevices"], report["applied"], report["overMaxShare"]) == (at + 1, len(active), False, True)
     assert [r["kind"] for r in report["refusals"] if r["kind"] == "tooLarge"] == ["tooLarge"]
     assert {(d["userDid"], d["deviceId"]) for d in report["batchDevices"]} == set(chosen)
 
@@ -184,7 +184,7 @@ def test_the_share_guard_allows_exactly_the_threshold_and_refuses_one_more(regis
     done = tool("revoke", "--devices-file", str(exact), *common, "--json")
     assert done.returncode == 0, done.stderr
     assert registry.active() == set(active) - set(chosen[:at])
-    assert json.loads(done.stdout)["refusals"] == []
+    assert json.loads(done.stdout)["refusals"] == [] and json.loads(done.stdout)["overMaxShare"] is False
 
 
 @pytest.mark.parametrize("seed", range(3))
@@ -202,6 +202,9 @@ def test_expect_revocations_lets_the_exact_count_through_and_refuses_any_other(r
         assert result.returncode == 4, result.stderr
         assert f"the batch would revoke {len(selected)} devices, not the {wrong} expected; nothing was changed" in result.stderr
         assert registry.snapshot() == before
+    # A forced dry run goes ahead, and still says the batch is over the share.
+    forced = tool(*base, "--dry-run", "--json")
+    assert forced.returncode == 0 and json.loads(forced.stdout)["overMaxShare"] is True and json.loads(forced.stdout)["refusals"] == []
     result = tool(*base, "--expect-revocations", str(len(selected)), "--json")
     assert result.returncode == 0, result.stderr
     assert registry.active() == registry_active_before(before) - selected
