@@ -13,8 +13,13 @@ extension Registry {
             not in the registry (each is named, by line, with the user's closest devices) unless \
             --allow-unmatched; when users would be left with no active device unless \
             --allow-users-without-device; when conversations would be left with no active admin \
-            device unless --allow-conversations-without-admin. --force allows both of the last \
-            two, never an unmatched entry. A second identical run changes nothing and says so.
+            device unless --allow-conversations-without-admin; when the batch would revoke more \
+            than --max-share of the registry's active devices (default 10%) unless \
+            --expect-revocations gives its exact count, as the dry run reports it (any other \
+            count is refused). --force allows all but an unmatched entry or an unexpected count. \
+            A --not-seen-since after now is a usage error (64); a list file with no entry is \
+            invalid input (2). A real run lists every device it revoked (with --ops -, on \
+            standard error). A second identical run changes nothing and says so.
 
             Examples:
               device-revoker registry revoke --db r.sqlite --device 'did:plc:josh#a1b2' \\
