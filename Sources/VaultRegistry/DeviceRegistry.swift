@@ -305,26 +305,47 @@ extension DeviceRegistry {
         return count
     }
 
+    /// How far an imported time may be after the import's own: an export taken on a server
+    /// whose clock runs a little ahead is fine; a time days ahead was never seen, and a
+    /// `last_seen` in the future would keep a device out of every `--not-seen-since` for good.
+    static let clockSkewAllowed: Int64 = 86_400
+
     private static func deviceRow(_ reader: inout JSONObjectReader, now: Timestamp) throws -> [RegistryValue] {
         let key = try reader.string("signature_public_key")
         guard let keyBytes = Hex.decode(key), !keyBytes.isEmpty else { throw reader.invalid("signature_public_key", "should be hex") }
+        let user = try reader.id("user_did", as: .user), device = try reader.id("device_id", as: .device)
+        let mlsDid = try reader.text("device_mls_did"), name = try reader.optionalText("device_name")
+        let keyPackages = try reader.optionalInt("key_packages_available") ?? 0
+        // The seed's column is a PostgreSQL INT: what it cannot hold is refused here, by line.
+        guard (0...Int(Int32.max)).contains(keyPackages) else {
+            throw reader.invalid("key_packages_available", keyPackages < 0 ? "is negative" : "is larger than \(Int32.max)")
+        }
+        let latest = Timestamp(seconds: now.seconds + clockSkewAllowed)
+        let lastSeen = try reader.pastTime("last_seen", latest: latest)
+        let givenRegistered = try reader.pastTime("registered_at", latest: latest), registered = givenRegistered ?? timeText(now)
+        let isActive = try reader.optionalBool("is_active") ?? true
+        let revokedAt = try reader.pastTime("revoked_at", latest: latest), reason = try reader.optionalText("revocation_reason")
+        // An active device with revocation state would be reported revoked by one view and
+        // revoked again by the next batch.
+        if isActive, revokedAt != nil { throw reader.invalid("revoked_at", "is set on an active device (is_active is true)") }
+        if isActive, reason != nil { throw reader.invalid("revocation_reason", "is set on an active device (is_active is true)") }
+        // Only against a registered_at the row gives: the import's time stands in for a missing one.
+        if let lastSeen, let givenRegistered, lastSeen < givenRegistered { throw reader.invalid("last_seen", "is before registered_at") }
+        if let revokedAt, let givenRegistered, revokedAt < givenRegistered { throw reader.invalid("revoked_at", "is before registered_at") }
         return [
-            .text(try reader.text("user_did")), .text(try reader.text("device_id")), .text(try reader.text("device_mls_did")),
-            RegistryValue(try reader.optionalText("device_name")), .bytes(keyBytes),
-            .int(try reader.optionalInt("key_packages_available") ?? 0),
-            RegistryValue(time: try reader.optionalTime("last_seen")), .time(try reader.optionalTime("registered_at") ?? timeText(now)),
-            .bool(try reader.optionalBool("is_active") ?? true), RegistryValue(time: try reader.optionalTime("revoked_at")),
-            RegistryValue(try reader.optionalText("revocation_reason")),
+            .text(user), .text(device), .text(mlsDid), RegistryValue(name), .bytes(keyBytes), .int(keyPackages),
+            RegistryValue(time: lastSeen), .time(registered), .bool(isActive), RegistryValue(time: revokedAt), RegistryValue(reason),
         ]
     }
 
     private static func memberRow(_ reader: inout JSONObjectReader, now: Timestamp) throws -> [RegistryValue] {
-        [
-            .text(try reader.text("convo_id")), .text(try reader.text("member_mls_did")),
-            .text(try reader.text("user_did")), .text(try reader.text("device_id")),
-            .time(try reader.optionalTime("joined_at") ?? timeText(now)), RegistryValue(time: try reader.optionalTime("left_at")),
-            .bool(try reader.optionalBool("is_admin") ?? false),
-        ]
+        let convo = try reader.text("convo_id"), member = try reader.text("member_mls_did")
+        let user = try reader.id("user_did", as: .user), device = try reader.id("device_id", as: .device)
+        let latest = Timestamp(seconds: now.seconds + clockSkewAllowed)
+        let joined = try reader.pastTime("joined_at", latest: latest), left = try reader.pastTime("left_at", latest: latest)
+        if let left, let joined, left < joined { throw reader.invalid("left_at", "is before joined_at") }
+        return [.text(convo), .text(member), .text(user), .text(device), .time(joined ?? timeText(now)), RegistryValue(time: left),
+                .bool(try reader.optionalBool("is_admin") ?? false)]
     }
 }
 
@@ -343,9 +364,19 @@ extension JSONObjectReader {
         return value
     }
 
-    mutating func optionalTime(_ key: String) throws -> String? {
+    /// A user DID or device id the selectors can address (``DeviceRegistry/idProblem(_:as:)``).
+    mutating func id(_ key: String, as kind: DeviceRegistry.IdKind) throws -> String {
+        let value = try string(key)
+        if let problem = DeviceRegistry.idProblem(value, as: kind) { throw invalid(key, problem) }
+        return value
+    }
+
+    /// An optional time, as the registry's text (whose order is time order), no later than `latest`.
+    mutating func pastTime(_ key: String, latest: Timestamp) throws -> String? {
         guard try optionalString(key) != nil else { return nil }
-        return DeviceRegistry.timeText(try timestamp(key))
+        let time = try timestamp(key)
+        guard time.seconds <= latest.seconds else { throw invalid(key, "is in the future (\(DeviceRegistry.timeText(time)))") }
+        return DeviceRegistry.timeText(time)
     }
 
     mutating func optionalBool(_ key: String) throws -> Bool? {

@@ -36,7 +36,9 @@ final class PostgresRegistryEngine: RegistryEngine, @unchecked Sendable {
             guard schema.applied.contains(RegistryMigration.v1) else { throw notARegistry(schema) }
             if !Set(RegistryMigration.all).isSubset(of: schema.applied) { try migrate() }
         case .create:
-            try migrate()
+            // An up-to-date registry needs nothing: `init` then only checks, and so works for a
+            // role that may not create anything (the operator's, docs/device-registry.md).
+            if !Set(RegistryMigration.all).isSubset(of: schema.applied) { try migrate() }
         }
     }
 

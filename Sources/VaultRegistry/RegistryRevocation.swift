@@ -26,11 +26,106 @@ extension DeviceRegistry {
     /// never seen, when it registered. "Not seen since" means this, for revoking and listing.
     static func lastSignOfLife(_ table: String) -> String { "coalesce(\(table).last_seen, \(table).registered_at)" }
 
-    /// A registry device as people write it, `USER_DID#DEVICE_ID`, split at its last `#` (a
-    /// DID may contain `#`, a device id does not); nil when either side would be empty.
+    /// Why a "not seen since" cutoff cannot be meant, or nil: one after `now` selects every
+    /// device, even one seen a second ago (`2205-01-01` for `2025-01-01` once revoked half a
+    /// registry).
+    public static func cutoffProblem(_ cutoff: Timestamp, now: Timestamp) -> String? {
+        cutoff.seconds > now.seconds ? "is in the future (now is \(timeText(now))): every device would count as not seen since" : nil
+    }
+
+    /// The two ids a registry device is addressed by.
+    public enum IdKind: Sendable {
+        case user, device
+
+        var column: String { self == .user ? "user_did" : "device_id" }
+    }
+
+    /// Why `id` cannot be a registry user DID or device id, or nil when it can: the one rule
+    /// for what the selectors can address, which `import` enforces on every row so that no
+    /// device is stored under an id `USER_DID#DEVICE_ID` (``deviceReference(_:)``) or a list
+    /// file (``ListFile``) would read as another. A list line is trimmed and a line starting
+    /// with `#` is a comment, so an id must not be empty, start or end with white space, or
+    /// (a user's) start with `#`; the reference is split at its last `#`, so a device id has
+    /// none (a DID may: `did:web:x#frag`); a control character would break the line or drive
+    /// the terminal that shows the id.
+    public static func idProblem(_ id: String, as kind: IdKind) -> String? {
+        if id.isEmpty { return "is empty" }
+        if id.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) { return "contains a control character" }
+        if kind == .device, id.contains("#") { return "contains '#', which separates the user from the device in USER_DID#DEVICE_ID" }
+        let listed = ListFile.entry(Array(id.utf8)[...])
+        if listed == nil, id.hasPrefix("#") { return "starts with '#', which starts a comment in a list file" }
+        if listed != id { return listed == nil ? "is only white space" : "starts or ends with white space" }
+        return nil
+    }
+
+    /// A registry device as people write it, `USER_DID#DEVICE_ID`, split at its last `#`; nil
+    /// when either side is not an id the registry can hold (``idProblem(_:as:)``).
     public static func deviceReference(_ text: String) -> (user: String, device: String)? {
-        guard let hash = text.lastIndex(of: "#"), hash != text.startIndex, text.index(after: hash) != text.endIndex else { return nil }
+        referenceParts(text).flatMap { idProblem($0.user, as: .user) == nil && idProblem($0.device, as: .device) == nil ? $0 : nil }
+    }
+
+    /// Why `text` is not a device reference (``deviceReference(_:)``), or nil when it is.
+    public static func deviceReferenceProblem(_ text: String) -> String? {
+        guard let (user, device) = referenceParts(text) else { return "there is no '#' between the user and the device" }
+        if let problem = idProblem(user, as: .user) { return "the user DID \(problem)" }
+        if let problem = idProblem(device, as: .device) { return "the device id \(problem)" }
+        return nil
+    }
+
+    private static func referenceParts(_ text: String) -> (user: String, device: String)? {
+        guard let hash = text.lastIndex(of: "#") else { return nil }
         return (String(text[..<hash]), String(text[text.index(after: hash)...]))
+    }
+
+    /// A share of the registry's active devices, in hundredths of a percent (basis points):
+    /// exact, so a batch at the threshold is never refused by a rounding error.
+    public struct Share: Sendable, Hashable, Comparable {
+        public let basisPoints: Int
+        public init(basisPoints: Int) { self.basisPoints = basisPoints }
+
+        /// A batch may revoke at most this share of the active devices unless told otherwise.
+        public static let defaultLimit = Share(basisPoints: 1000)
+
+        /// `part` of `whole`, rounded up, so a share just over a limit never reads as the limit.
+        public init(_ part: Int, of whole: Int) {
+            basisPoints = whole == 0 ? 10000 : (part * 10000 + whole - 1) / whole
+        }
+
+        /// Whether `part` of `whole` is more than this share (exactly, not rounded).
+        public func isExceeded(by part: Int, of whole: Int) -> Bool { part * 10000 > basisPoints * whole }
+
+        /// As people write it: `10%`, `2.5%`, `0.01%`.
+        public var text: String {
+            let whole = basisPoints / 100, fraction = basisPoints % 100
+            return fraction == 0 ? "\(whole)%" : fraction % 10 == 0 ? "\(whole).\(fraction / 10)%" : "\(whole).\(fraction < 10 ? "0" : "")\(fraction)%"
+        }
+
+        /// A percentage as written on a command line (`10`, `2.5`, `0.01`, at most two decimals,
+        /// 0 to 100); nil otherwise.
+        public init?(percent text: String) {
+            let parts = text.split(separator: ".", omittingEmptySubsequences: false)
+            guard (1...2).contains(parts.count), parts.allSatisfy({ !$0.isEmpty && $0.allSatisfy(\.isASCII) && $0.allSatisfy(\.isNumber) }),
+                  parts[0].count <= 3, parts.count == 1 || parts[1].count <= 2, let whole = Int(parts[0]) else { return nil }
+            let fraction = parts.count == 2 ? Int(parts[1].padding(toLength: 2, withPad: "0", startingAt: 0)) ?? 0 : 0
+            let points = whole * 100 + fraction
+            guard points <= 10000 else { return nil }
+            basisPoints = points
+        }
+
+        public static func < (lhs: Share, rhs: Share) -> Bool { lhs.basisPoints < rhs.basisPoints }
+    }
+
+    /// How large a batch may be: at most `limit` of the registry's active devices, unless the
+    /// run names the exact count it expects (`expected`), or overrides the guard rails.
+    public struct SizeLimit: Sendable {
+        public var limit: Share
+        /// The number of devices the person running it expects to revoke; any other count is
+        /// refused, whatever the share and whatever else is overridden.
+        public var expected: Int?
+        public init(limit: Share = .defaultLimit, expected: Int? = nil) {
+            self.limit = limit
+            self.expected = expected
+        }
     }
 
     /// What a revocation touches, and what it would leave broken.
@@ -51,6 +146,25 @@ extension DeviceRegistry {
         public var sparedLastDevices = 0
         /// What the list named that the registry does not have, in the list's order.
         public var unmatched: [Unmatched] = []
+        /// The registry's active devices before the batch (measured only when the batch has
+        /// devices): what the batch's share is of.
+        public var activeDevices = 0
+        /// The batch's devices, `(user_did, device_id)` in byte order: what a run revokes, or a
+        /// dry run would.
+        public var batch: [DeviceReference] = []
+    }
+
+    /// One registry device, by its two ids.
+    public struct DeviceReference: Sendable, Equatable {
+        public let user: String
+        public let device: String
+        public init(user: String, device: String) {
+            self.user = user
+            self.device = device
+        }
+
+        /// `USER_DID#DEVICE_ID`, as the selectors read it.
+        public var text: String { "\(user)#\(device)" }
     }
 
     /// A listed device, key or user the registry does not have: a mistyped stolen device must
@@ -75,8 +189,10 @@ extension DeviceRegistry {
         public static let conversationsWithoutAdmin = Overrides(rawValue: 2)
         /// Listed entries the registry does not have.
         public static let unmatched = Overrides(rawValue: 4)
-        /// Both guard rails (`--force`).
-        public static let guardRails: Overrides = [.usersWithoutDevice, .conversationsWithoutAdmin]
+        /// A batch larger than its ``SizeLimit``'s share.
+        public static let largeBatch = Overrides(rawValue: 8)
+        /// Every guard rail (`--force`).
+        public static let guardRails: Overrides = [.usersWithoutDevice, .conversationsWithoutAdmin, .largeBatch]
         public static let all: Overrides = [.guardRails, .unmatched]
     }
 
@@ -89,6 +205,10 @@ extension DeviceRegistry {
         case wouldLeaveConversationsWithoutAdmin([String])
         /// These listed entries are not in the registry.
         case unmatched([String])
+        /// The batch would revoke `devices` of the registry's `active` devices, more than `limit`.
+        case tooLarge(devices: Int, active: Int, limit: Share)
+        /// The run expected to revoke `expected` devices, and the batch has `devices`.
+        case unexpectedCount(expected: Int, devices: Int)
 
         /// The case's name, for JSON: scripts match on it, not on the wording.
         public var kind: String {
@@ -96,6 +216,8 @@ extension DeviceRegistry {
             case .wouldLeaveUsersWithoutDevice: "wouldLeaveUsersWithoutDevice"
             case .wouldLeaveConversationsWithoutAdmin: "wouldLeaveConversationsWithoutAdmin"
             case .unmatched: "unmatched"
+            case .tooLarge: "tooLarge"
+            case .unexpectedCount: "unexpectedCount"
             }
         }
 
@@ -103,6 +225,7 @@ extension DeviceRegistry {
         public var ids: [String] {
             switch self {
             case .wouldLeaveUsersWithoutDevice(let ids), .wouldLeaveConversationsWithoutAdmin(let ids), .unmatched(let ids): ids
+            case .tooLarge, .unexpectedCount: []
             }
         }
 
@@ -114,6 +237,10 @@ extension DeviceRegistry {
                 "\(conversations.count) conversation\(conversations.count == 1 ? "" : "s") would be left with no active admin device (\(Self.sample(conversations)))"
             case .unmatched(let entries):
                 "\(entries.count) listed entr\(entries.count == 1 ? "y is" : "ies are") not in the registry (\(Self.sample(entries)))"
+            case .tooLarge(let devices, let active, let limit):
+                "the batch would revoke \(devices) of the registry's \(active) active device\(active == 1 ? "" : "s") (\(Share(devices, of: active).text)), more than \(limit.text)"
+            case .unexpectedCount(let expected, let devices):
+                "the batch would revoke \(devices) device\(devices == 1 ? "" : "s"), not the \(expected) expected"
             }
         }
 
@@ -151,8 +278,13 @@ extension DeviceRegistry {
     /// the rows of the devices it may revoke, in one order, before the blast radius is
     /// measured: the radius, the refusals and the change all describe one state, and the app
     /// cannot add a membership for a device being revoked meanwhile.
+    ///
+    /// A batch larger than `sizeLimit`'s share of the registry's active devices, or of another
+    /// size than `sizeLimit.expected`, is refused before any change, like an unmatched entry:
+    /// a cutoff date typed wrong once selected half the registry.
     public func revoke(_ selector: Selector, reason: String?, now: Timestamp, dryRun: Bool, allowing: Overrides,
-                       collectOperations: Bool, keepLastDevice: Bool = false, batchID: String = UUID().uuidString.lowercased()) throws -> RevocationResult {
+                       collectOperations: Bool, keepLastDevice: Bool = false, sizeLimit: SizeLimit = SizeLimit(),
+                       batchID: String = UUID().uuidString.lowercased()) throws -> RevocationResult {
         let time = Self.timeText(now), d = dialect
         let body = { (db: RegistrySession) throws -> (RevocationResult, commit: Bool) in
             if !dryRun, let serialize = d.serializeRevocations { try db.execute(serialize) }
@@ -198,20 +330,25 @@ extension DeviceRegistry {
             if try db.bool("SELECT count(*) FROM revocations WHERE batch_id = ?", [.text(batchID)]) {
                 throw VaultError.batchIdTaken(batchID)
             }
+            radius.activeDevices = try db.int("SELECT count(*) FROM user_devices WHERE is_active")
+            radius.batch = try db.rows("SELECT user_did, device_id FROM batch ORDER BY user_did\(d.byteOrder), device_id\(d.byteOrder)", []).map {
+                DeviceReference(user: $0.text("user_did"), device: $0.text("device_id"))
+            }
+            let early = [unmatchedRefusal, Self.sizeRefusal(radius, sizeLimit, allowing: allowing)].compactMap { $0 }
             // A dry run may write nothing, so it measures what the change would leave. A real run
             // makes the change first and measures what it left: the closed memberships are
             // collected as they close, with no second pass over them, and a guard rail that
             // refuses rolls the change back. Its operations are written in the same sorted
             // pass over them that counts their conversations.
             var written = WrittenOperations()
-            if dryRun || unmatchedRefusal != nil {
+            if dryRun || !early.isEmpty {
                 try Self.measure(&radius, applied: false, db: db, dialect: d)
             } else {
                 try Self.apply(time: time, reason: reason, db: db, dialect: d)
                 written = try Self.writeOperations(db: db, dialect: d)
                 try Self.measure(&radius, applied: true, conversations: written.conversations, db: db, dialect: d)
             }
-            var refusals: [Refusal] = unmatchedRefusal.map { [$0] } ?? []
+            var refusals = early
             if !allowing.contains(.usersWithoutDevice), !radius.usersLeftWithoutDevice.isEmpty {
                 refusals.append(.wouldLeaveUsersWithoutDevice(radius.usersLeftWithoutDevice))
             }
@@ -230,6 +367,17 @@ extension DeviceRegistry {
             return (RevocationResult(batchID: batchID, radius: radius, applied: true, refusals: [], operations: operations), true)
         }
         return dryRun ? try read { try body($0).0 } : try transaction(body)
+    }
+
+    /// The refusal a batch of this size earns, if any: a count other than the one expected
+    /// always; more than the limit's share of the active devices unless a count was expected
+    /// (and matched) or the guard rail is overridden.
+    private static func sizeRefusal(_ radius: BlastRadius, _ size: SizeLimit, allowing: Overrides) -> Refusal? {
+        if let expected = size.expected {
+            return expected == radius.devices ? nil : .unexpectedCount(expected: expected, devices: radius.devices)
+        }
+        guard !allowing.contains(.largeBatch), size.limit.isExceeded(by: radius.devices, of: radius.activeDevices) else { return nil }
+        return .tooLarge(devices: radius.devices, active: radius.activeDevices, limit: size.limit)
     }
 
     /// Fills `selected` (with each device's is_active, so the batch needs no second look-up),

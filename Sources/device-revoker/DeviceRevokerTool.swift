@@ -14,7 +14,8 @@ struct DeviceRevokerTool: ParsableCommand {
         discussion: """
         Guard rails are the default: revoking the primary device needs --promote, revoking every \
         device needs --allow-empty (vault), and leaving users or conversations without an \
-        active device or admin needs --force (registry). --dry-run shows the blast radius first.
+        active device or admin, or revoking more than --max-share of the active devices, needs \
+        its override or --force (registry). --dry-run shows the blast radius first.
 
         Exit codes: 0 ok, 1 I/O failure, 2 invalid input, 3 wrong key, 4 refused by a guard \
         rail or a stale --expect-revision, 64 usage.

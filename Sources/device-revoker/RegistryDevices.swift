@@ -30,12 +30,12 @@ extension Registry {
 
         func validate() throws {
             if active, revoked { throw ValidationError("choose --active or --revoked, not both") }
-            if let notSeenSince { _ = try parseSince(notSeenSince) }
+            if let notSeenSince { _ = try registryCutoff(notSeenSince, now: now.time) }
         }
 
         func run() throws {
             let filter = DeviceRegistry.DeviceFilter(user: user, state: active ? .active : revoked ? .revoked : .any,
-                                                     notSeenSince: try notSeenSince.map(parseSince), search: match)
+                                                     notSeenSince: try notSeenSince.map { try registryCutoff($0, now: self.now.time) }, search: match)
             let devices = try database.open(.readOnly).devices(matching: filter)
             if json {
                 try StandardStreams.writeOutput(JSONValue.array(devices.map { device in

@@ -10,7 +10,12 @@ extension Registry {
             abstract: "Bulk-load devices and memberships from JSON Lines in one transaction.",
             discussion: """
             Keys are the column names; signature_public_key is hex, times RFC 3339 UTC, is_admin \
-            and is_active booleans. A bad line names its line number and nothing is imported.
+            and is_active booleans. A bad line names its line number and nothing is imported. \
+            Refused (exit 2, by line and field): an id USER_DID#DEVICE_ID could not name (empty, \
+            white space around it, a control character, '#' in a device id, a user DID starting \
+            with '#'), and what cannot be true (a negative key_packages_available, revoked_at or \
+            revocation_reason on an active device, last_seen or revoked_at before registered_at, \
+            left_at before joined_at, a time more than a day after now).
 
             Examples:
               device-revoker registry import --db registry.sqlite \\

@@ -80,3 +80,12 @@ struct Registry: ParsableCommand {
         var asOutput: [DeclaredOutput] { sqlitePath.map { [DeclaredOutput("--db", $0, kind: .text)] } ?? [] }
     }
 }
+
+/// A registry command's DATE option (`--not-seen-since`): its format as parseSince reads it,
+/// and never after `now` (``DeviceRegistry/cutoffProblem(_:now:)``). Both are usage errors
+/// (exit 64): the value is wrong on the command line, as a malformed date is.
+func registryCutoff(_ text: String, option: String = "--not-seen-since", now: Timestamp) throws -> Timestamp {
+    let cutoff = try parseSince(text)
+    if let problem = DeviceRegistry.cutoffProblem(cutoff, now: now) { throw ValidationError("\(option) \(text) \(problem)") }
+    return cutoff
+}

@@ -13,8 +13,13 @@ extension Registry {
             not in the registry (each is named, by line, with the user's closest devices) unless \
             --allow-unmatched; when users would be left with no active device unless \
             --allow-users-without-device; when conversations would be left with no active admin \
-            device unless --allow-conversations-without-admin. --force allows both of the last \
-            two, never an unmatched entry. A second identical run changes nothing and says so.
+            device unless --allow-conversations-without-admin; when the batch would revoke more \
+            than --max-share of the registry's active devices (default 10%) unless \
+            --expect-revocations gives its exact count, as the dry run reports it (any other \
+            count is refused). --force allows all but an unmatched entry or an unexpected count. \
+            A --not-seen-since after now is a usage error (64); a list file with no entry is \
+            invalid input (2). A real run lists every device it revoked (with --ops -, on \
+            standard error). A second identical run changes nothing and says so.
 
             Examples:
               device-revoker registry revoke --db r.sqlite --device 'did:plc:josh#a1b2' \\
@@ -22,6 +27,10 @@ extension Registry {
               device-revoker registry revoke --db r.sqlite --devices-file stolen.txt \\
                 --dry-run --json
               device-revoker registry revoke --db r.sqlite --user did:plc:josh --force
+              device-revoker registry revoke --db r.sqlite --not-seen-since 2025-01-01 \\
+                --keep-last-device --dry-run
+              device-revoker registry revoke --db r.sqlite --not-seen-since 2025-01-01 \\
+                --keep-last-device --expect-revocations 1532
             """
         )
         @OptionGroup var database: Database
@@ -36,7 +45,14 @@ extension Registry {
         @Flag(help: "Revoke what was found even if some listed entries are not in the registry (each is reported).") var allowUnmatched = false
         @Flag(help: "Go ahead even if users are left with no active device.") var allowUsersWithoutDevice = false
         @Flag(help: "Go ahead even if conversations are left with no active admin device.") var allowConversationsWithoutAdmin = false
-        @Flag(help: "Both of the above: users and conversations may be left without an active device or admin.") var force = false
+        @Flag(help: "Every guard rail: users and conversations may be left without an active device or admin, and the batch may exceed --max-share.")
+        var force = false
+        @Option(help: ArgumentHelp("The number of devices this batch revokes, as the dry run reports it: allows a batch over --max-share, and refuses any other count.",
+                                   valueName: "N"))
+        var expectRevocations: Int?
+        @Option(help: ArgumentHelp("The largest share of the registry's active devices one batch may revoke without --expect-revocations (default 10; 0 to 100, such as 2.5).",
+                                   valueName: "PERCENT"))
+        var maxShare: String?
         @Flag(help: "Spare each user's last active device (the one seen most recently): revoke stale devices without locking anyone out.")
         var keepLastDevice = false
         @Option(help: ArgumentHelp("Write the mls.remove operations (JSON Lines) to FILE.", valueName: "FILE")) var ops: String?
@@ -48,9 +64,23 @@ extension Registry {
             guard selectors == 1 else {
                 throw ValidationError("choose the devices one way: --device, --devices-file, --user, --not-seen-since or --signature-keys-file")
             }
-            if let notSeenSince { _ = try parseSince(notSeenSince) }
+            if let notSeenSince { _ = try registryCutoff(notSeenSince, now: now.time) }
+            if let expectRevocations, expectRevocations < 0 { throw ValidationError("--expect-revocations takes a count, 0 or more") }
+            _ = try sizeLimit
+            // The report and the operations would be mixed in one stream.
+            if json, ops == "-" { throw ValidationError("--json and --ops - would both write to standard output; give --ops a FILE") }
             // Sparing a device named on purpose (a stolen one) would leave it active.
             if keepLastDevice, notSeenSince == nil { throw ValidationError("--keep-last-device goes with --not-seen-since") }
+        }
+
+        var sizeLimit: DeviceRegistry.SizeLimit {
+            get throws {
+                guard let maxShare else { return DeviceRegistry.SizeLimit(expected: expectRevocations) }
+                guard let limit = DeviceRegistry.Share(percent: maxShare) else {
+                    throw ValidationError("--max-share takes a percentage from 0 to 100, such as 10 or 2.5")
+                }
+                return DeviceRegistry.SizeLimit(limit: limit, expected: expectRevocations)
+            }
         }
 
         var allowing: DeviceRegistry.Overrides {
@@ -66,20 +96,26 @@ extension Registry {
             func pairs(_ entries: [(place: String, text: String)]) throws -> [(user: String, device: String)] {
                 try entries.map { place, entry in
                     guard let pair = DeviceRegistry.deviceReference(entry) else {
-                        throw ToolError(.invalidInput, "\(place): \(quoted(entry)) is not USER_DID#DEVICE_ID".displaySafe,
+                        let problem = DeviceRegistry.deviceReferenceProblem(entry) ?? "it cannot be read"
+                        throw ToolError(.invalidInput, "\(place): \(quoted(entry)) is not USER_DID#DEVICE_ID: \(problem)".displaySafe,
                                         hint: entry.contains("#") ? nil : "to revoke every device of a user, give --user \(quoted(entry))".displaySafe)
                     }
                     return pair
                 }
             }
             if let devicesFile {
-                let entries = try readNumberedList(devicesFile, what: "devices file").map { ("devices file line \($0.line)", $0.text) }
+                let entries = try listEntries(devicesFile, what: "devices file").map { ("devices file line \($0.line)", $0.text) }
                 return (.devices(try pairs(entries)), entries.map(\.0))
             }
-            if let user { return (.user(user), ["--user"]) }
-            if let notSeenSince { return (.notSeenSince(try parseSince(notSeenSince)), []) }
+            if let user {
+                if let problem = DeviceRegistry.idProblem(user, as: .user) {
+                    throw ToolError(.invalidInput, "--user \(quoted(user)) is not a user DID the registry can hold: it \(problem)".displaySafe)
+                }
+                return (.user(user), ["--user"])
+            }
+            if let notSeenSince { return (.notSeenSince(try registryCutoff(notSeenSince, now: now.time)), []) }
             if let signatureKeysFile {
-                let entries = try readNumberedList(signatureKeysFile, what: "signature keys file")
+                let entries = try listEntries(signatureKeysFile, what: "signature keys file")
                 return (.signatureKeys(try entries.map { entry in
                     guard let key = Hex.decode(entry.text), !key.isEmpty else {
                         throw ToolError(.invalidInput, "signature keys file line \(entry.line): \(quoted(entry.text)) is not hex".displaySafe)
@@ -89,6 +125,17 @@ extension Registry {
             }
             let entries = devices.enumerated().map { index, device in (devices.count == 1 ? "--device" : "--device \(index + 1)", device) }
             return (.devices(try pairs(entries)), entries.map(\.0))
+        }
+
+        /// A list file's entries; one with none (only blank lines and comments) is an error, not
+        /// a batch already done: an export that came out empty must not read as "nothing to do".
+        func listEntries(_ path: String, what: String) throws -> [(line: Int, text: String)] {
+            let entries = try readNumberedList(path, what: what)
+            guard !entries.isEmpty else {
+                throw ToolError(.invalidInput, "\(what) '\(InputFiles.displayName(path))' lists nothing: it has only blank lines and comments".displaySafe,
+                                hint: "check that the file is the one meant and was written completely; nothing was changed")
+            }
+            return entries
         }
 
         /// One line per unmatched entry: where it was listed, and what the registry has near it.
@@ -114,6 +161,10 @@ extension Registry {
                 case .unmatched: parts.append("correct the entries listed under 'not found', or pass --allow-unmatched to revoke the others")
                 case .wouldLeaveUsersWithoutDevice: options.append("--allow-users-without-device")
                 case .wouldLeaveConversationsWithoutAdmin: options.append("--allow-conversations-without-admin")
+                case .tooLarge(let devices, _, _):
+                    parts.append("check the selection first (--dry-run --json lists its devices); if \(Self.all(devices)) meant, pass --expect-revocations \(devices) (or raise --max-share, or --force)")
+                case .unexpectedCount(_, let devices):
+                    parts.append("check the selection (--dry-run --json lists its devices); if \(Self.all(devices)) meant, pass --expect-revocations \(devices)")
                 }
             }
             if !options.isEmpty {
@@ -125,6 +176,9 @@ extension Registry {
             return parts.joined(separator: "; ")
         }
 
+        /// "all 3 are", "the 1 is": the subject of a hint about a batch's devices.
+        static func all(_ devices: Int) -> String { devices == 1 ? "the 1 is" : "all \(devices) are" }
+
         /// Names what a count stands for, so support can act on it; a long list is cut, and
         /// --json has it whole.
         static func listed(_ title: String, _ ids: [String], limit: Int = 20) -> String {
@@ -133,52 +187,76 @@ extension Registry {
             return "\(title):\n" + ids.prefix(limit).map { "  \($0)".displaySafe + "\n" }.joined() + more
         }
 
+        /// The report as JSON: the blast radius, the size guard's numbers, the batch's devices
+        /// (revoked when `applied`, else what the run would revoke) and the refusals.
+        func jsonReport(_ result: DeviceRegistry.RevocationResult, places: [String], limit: DeviceRegistry.SizeLimit) -> [UInt8] {
+            let radius = result.radius
+            return JSONValue.object([
+                ("batchId", result.applied ? .string(result.batchID) : .null), ("applied", .bool(result.applied)), ("dryRun", .bool(dryRun)),
+                ("devices", .int(radius.devices)), ("users", .int(radius.users)), ("conversations", .int(radius.conversations)),
+                ("memberships", .int(radius.memberships)),
+                ("usersLeftWithoutDevice", .array(radius.usersLeftWithoutDevice.map(JSONValue.string))),
+                ("conversationsLeftWithoutAdmin", .array(radius.conversationsLeftWithoutAdmin.map(JSONValue.string))),
+                ("alreadyRevoked", .int(radius.alreadyRevoked)), ("notFound", .int(radius.notFound)),
+                ("unmatched", .array(radius.unmatched.map { entry in
+                    .object([("where", .string(places.indices.contains(entry.item - 1) ? places[entry.item - 1] : "entry \(entry.item)")),
+                             ("entry", .string(entry.entry)), ("userKnown", .bool(entry.userKnown)),
+                             ("closest", .array(entry.closest.map(JSONValue.string)))])
+                })),
+                ("sparedLastDevices", .int(radius.sparedLastDevices)),
+                ("activeDevices", .int(radius.activeDevices)), ("maxShare", .string(limit.limit.text)),
+                ("overMaxShare", .bool(limit.limit.isExceeded(by: radius.devices, of: radius.activeDevices))),
+                ("expectedRevocations", limit.expected.map(JSONValue.int) ?? .null),
+                ("batchDevices", .array(radius.batch.map { .object([("userDid", .string($0.user)), ("deviceId", .string($0.device))]) })),
+                ("refusals", .array(result.refusals.map {
+                    .object([("kind", .string($0.kind)), ("ids", .array($0.ids.map(JSONValue.string))), ("message", .string($0.reason))])
+                })),
+            ]).serialized()
+        }
+
+        /// The report in words: the outcome, the blast radius, then every device of the batch
+        /// when it was revoked (or, in a dry run, would be), and what a refusal is about.
+        func textReport(_ result: DeviceRegistry.RevocationResult, places: [String], limit: DeviceRegistry.SizeLimit) -> String {
+            let radius = result.radius
+            var table = TextTable()
+            table.add("devices", "\(radius.devices)")
+            table.add("users", "\(radius.users)")
+            table.add("conversations", "\(radius.conversations)")
+            table.add("memberships closed", "\(radius.memberships)")
+            table.add("users left with no active device", "\(radius.usersLeftWithoutDevice.count)")
+            table.add("conversations left with no active admin device", "\(radius.conversationsLeftWithoutAdmin.count)")
+            table.add("already revoked (skipped)", "\(radius.alreadyRevoked)")
+            table.add("not found", "\(radius.notFound)")
+            if keepLastDevice { table.add("spared: each user's last device", "\(radius.sparedLastDevices)") }
+            if radius.devices > 0 {
+                let share = DeviceRegistry.Share(radius.devices, of: radius.activeDevices)
+                // Said even when an override lets the batch through, so a dry run shows it.
+                let over = limit.limit.isExceeded(by: radius.devices, of: radius.activeDevices)
+                table.add("share of the \(radius.activeDevices) active devices", "\(share.text) (\(over ? "over the \(limit.limit.text) limit" : "limit \(limit.limit.text)"))")
+            }
+            let refused = !result.refusals.isEmpty
+            let head = refused && radius.devices == 0 ? "refused" : radius.devices == 0 ? "nothing to revoke" : refused ? (dryRun ? "dry run: refused, the real run would be too" : "refused")
+                : dryRun ? "dry run: would revoke" : result.applied ? "revoked (batch \(result.batchID))" : "refused"
+            let devices = refused ? "" : Self.listed(dryRun ? "would revoke" : "revoked", radius.batch.map(\.text), limit: .max)
+            return head + "\n" + table.render(indent: "  ") + devices + Self.unmatchedLines(radius.unmatched, places: places)
+                + Self.listed("users left with no active device", radius.usersLeftWithoutDevice)
+                + Self.listed("conversations left with no active admin device", radius.conversationsLeftWithoutAdmin)
+        }
+
         func run() throws {
             let lists = [devicesFile.map { FileSet.Input("--devices-file", $0) }, signatureKeysFile.map { FileSet.Input("--signature-keys-file", $0) }]
             let files = try CommandFiles(reads: lists.compactMap { $0 } + database.sideFiles,
                                          writes: database.asOutput + (ops.map { [DeclaredOutput("--ops", $0, kind: .text)] } ?? []))
             let (selector, places) = try selector()
+            let sizeLimit = try sizeLimit
             let registry = try database.open(dryRun ? .readOnly : .readWrite)
             let result = try registry.revoke(selector, reason: reason, now: now.time, dryRun: dryRun, allowing: allowing, collectOperations: false,
-                                             keepLastDevice: keepLastDevice,
+                                             keepLastDevice: keepLastDevice, sizeLimit: sizeLimit,
                                              batchID: batchId ?? UUID().uuidString.lowercased())
-            let radius = result.radius
-            if json {
-                try StandardStreams.writeOutput(JSONValue.object([
-                    ("batchId", result.applied ? .string(result.batchID) : .null), ("applied", .bool(result.applied)), ("dryRun", .bool(dryRun)),
-                    ("devices", .int(radius.devices)), ("users", .int(radius.users)), ("conversations", .int(radius.conversations)),
-                    ("memberships", .int(radius.memberships)),
-                    ("usersLeftWithoutDevice", .array(radius.usersLeftWithoutDevice.map(JSONValue.string))),
-                    ("conversationsLeftWithoutAdmin", .array(radius.conversationsLeftWithoutAdmin.map(JSONValue.string))),
-                    ("alreadyRevoked", .int(radius.alreadyRevoked)), ("notFound", .int(radius.notFound)),
-                    ("unmatched", .array(radius.unmatched.map { entry in
-                        .object([("where", .string(places.indices.contains(entry.item - 1) ? places[entry.item - 1] : "entry \(entry.item)")),
-                                 ("entry", .string(entry.entry)), ("userKnown", .bool(entry.userKnown)),
-                                 ("closest", .array(entry.closest.map(JSONValue.string)))])
-                    })),
-                    ("sparedLastDevices", .int(radius.sparedLastDevices)),
-                    ("refusals", .array(result.refusals.map {
-                        .object([("kind", .string($0.kind)), ("ids", .array($0.ids.map(JSONValue.string))), ("message", .string($0.reason))])
-                    })),
-                ]).serialized())
-            } else {
-                var table = TextTable()
-                table.add("devices", "\(radius.devices)")
-                table.add("users", "\(radius.users)")
-                table.add("conversations", "\(radius.conversations)")
-                table.add("memberships closed", "\(radius.memberships)")
-                table.add("users left with no active device", "\(radius.usersLeftWithoutDevice.count)")
-                table.add("conversations left with no active admin device", "\(radius.conversationsLeftWithoutAdmin.count)")
-                table.add("already revoked (skipped)", "\(radius.alreadyRevoked)")
-                table.add("not found", "\(radius.notFound)")
-                if keepLastDevice { table.add("spared: each user's last device", "\(radius.sparedLastDevices)") }
-                let head = !result.refusals.isEmpty && radius.devices == 0 ? "refused" : radius.devices == 0 ? "nothing to revoke" : !result.refusals.isEmpty ? (dryRun ? "dry run: refused, the real run would be too" : "refused")
-                    : dryRun ? "dry run: would revoke" : result.applied ? "revoked (batch \(result.batchID))" : "refused"
-                let lists = Self.unmatchedLines(radius.unmatched, places: places)
-                    + Self.listed("users left with no active device", radius.usersLeftWithoutDevice)
-                    + Self.listed("conversations left with no active admin device", radius.conversationsLeftWithoutAdmin)
-                try StandardStreams.writeOutput(Array((head + "\n" + table.render(indent: "  ") + lists).utf8))
-            }
+            // Standard output carries the operations with --ops -: the report is then the
+            // human summary, on standard error.
+            let report = json ? jsonReport(result, places: places, limit: sizeLimit) : Array(textReport(result, places: places, limit: sizeLimit).utf8)
+            if ops == "-" { StandardStreams.writeError(report) } else { try StandardStreams.writeOutput(report) }
             if !result.refusals.isEmpty {
                 throw ToolError(.refused, result.refusals.map(\.reason).joined(separator: "; ") + "; nothing was changed", hint: hint(for: result.refusals))
             }

@@ -127,7 +127,7 @@ struct VaultMode: ParsableCommand {
         }
         guard plan.refusals.isEmpty else {
             // With --json a refused run says why on standard output too, as its dry run would.
-            if json { StandardStreams.writeOutput(radiusJSON(plan).serialized()) }
+            if json { try StandardStreams.writeOutput(radiusJSON(plan).serialized()) }
             throw Self.refused(plan)
         }
         let document = try VaultRevocation.apply(plan, to: opened.document, options: options)
@@ -142,7 +142,7 @@ struct VaultMode: ParsableCommand {
             ? "nothing to revoke; the vault is unchanged"
             : "revoked \(counted(plan.revoke.count, "device")), \(counted(plan.removals.count, "group removal"))\(plan.newPrimary.map { ", new primary '\($0)'" } ?? "")\(document.revision.map { ", revision \($0)" } ?? ""):\n"
                 + Self.deviceTable(plan.revoke).dropLast())
-        if json { StandardStreams.writeOutput(radiusJSON(plan, written: document).serialized()) }
+        if json { try StandardStreams.writeOutput(radiusJSON(plan, written: document).serialized()) }
         if !plan.revoke.isEmpty {
             // Every linked device received the parent key in its device link (seed 000, Flow 2):
             // a lost or stolen one may expose it, and revoking does not take the key back.

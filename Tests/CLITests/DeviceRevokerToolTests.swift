@@ -34,6 +34,10 @@ enum RevokerFixtures {
         try Data("# stolen on the 3rd\ndid:plc:josh#a1b2\n\ndid:plc:josh#3cd4\ndid:plc:nobdoy#e5f6\n".utf8)
             .write(to: URL(fileURLWithPath: workspace.path("stolen.txt")))
         try Data("did:plc:josh#a1b2\ndid:plc:josh\n".utf8).write(to: URL(fileURLWithPath: workspace.path("no-device.txt")))
+        try Data("# the export of the 3rd\n\n   \n".utf8).write(to: URL(fileURLWithPath: workspace.path("empty.txt")))
+        // A device id the selector would read as user "did:plc:josh#a1b2" and device "x": another user's.
+        let hostile = #"{"user_did": "did:plc:josh", "device_id": "a1b2#x", "device_mls_did": "did:plc:josh#a1b2#x", "signature_public_key": "0909"}"#
+        try Data((newDevice + "\n" + hostile + "\n").utf8).write(to: URL(fileURLWithPath: workspace.path("hostile.jsonl")))
         for arguments in [["registry", "init", "--db", "r.sqlite"], ["registry", "import", "--db", "r.sqlite", "--devices", "devices.jsonl", "--members", "members.jsonl"]] {
             guard try workspace.run("device-revoker", arguments).status == 0 else { throw CocoaError(.fileWriteUnknown) }
         }
@@ -43,7 +47,7 @@ enum RevokerFixtures {
     @Sendable static func registryWithBatch(_ workspace: Workspace) throws {
         try registry(workspace)
         let revoke = ["registry", "revoke", "--db", "r.sqlite", "--device", "did:plc:josh#a1b2", "--reason", "lost", "--batch-id", "TICKET-1234",
-                      "--now", "2026-11-20T09:00:00Z"]
+                      "--expect-revocations", "1", "--now", "2026-11-20T09:00:00Z"]
         guard try workspace.run("device-revoker", revoke).status == 0 else { throw CocoaError(.fileWriteUnknown) }
     }
 
@@ -106,12 +110,25 @@ enum RevokerFixtures {
         registry("registry-members-json", ["members", "--db", "r.sqlite", "--convo", "alpha", "--json"]),
         registry("registry-revoke-refused", ["revoke", "--db", "r.sqlite", "--not-seen-since", "2025-06-01", "--now", "2026-11-22T10:00:00Z"]),
         registry("registry-revoke-dry-run-json", ["revoke", "--db", "r.sqlite", "--user", "did:plc:josh", "--dry-run", "--json"]),
-        registry("registry-revoke-one", ["revoke", "--db", "r.sqlite", "--device", "did:plc:josh#a1b2", "--reason", "lost", "--ops", "-", "--batch-id", "TICKET-1234", "--now", "2026-11-22T10:00:00Z"]),
+        registry("registry-revoke-one", ["revoke", "--db", "r.sqlite", "--device", "did:plc:josh#a1b2", "--reason", "lost", "--ops", "-", "--batch-id", "TICKET-1234",
+                                         "--expect-revocations", "1", "--now", "2026-11-22T10:00:00Z"]),
+        registry("registry-revoke-one-json", ["revoke", "--db", "r.sqlite", "--device", "did:plc:josh#a1b2", "--batch-id", "TICKET-1234",
+                                              "--expect-revocations", "1", "--json", "--now", "2026-11-22T10:00:00Z"]),
+        registry("registry-revoke-over-the-share", ["revoke", "--db", "r.sqlite", "--device", "did:plc:josh#a1b2", "--now", "2026-11-22T10:00:00Z"]),
+        registry("registry-revoke-over-the-share-dry-run", ["revoke", "--db", "r.sqlite", "--device", "did:plc:josh#a1b2", "--max-share", "33.33",
+                                                            "--dry-run", "--now", "2026-11-22T10:00:00Z"]),
+        registry("registry-revoke-unexpected-count", ["revoke", "--db", "r.sqlite", "--not-seen-since", "2025-06-01", "--expect-revocations", "1",
+                                                      "--force", "--now", "2026-11-22T10:00:00Z"]),
+        registry("registry-revoke-future-cutoff", ["revoke", "--db", "r.sqlite", "--not-seen-since", "2205-01-01", "--keep-last-device",
+                                                   "--now", "2026-11-22T10:00:00Z"]),
+        registry("registry-revoke-empty-devices-file", ["revoke", "--db", "r.sqlite", "--devices-file", "empty.txt"]),
+        registry("registry-revoke-device-id-with-hash", ["revoke", "--db", "r.sqlite", "--device", "did:plc:josh#"]),
+        registry("registry-import-hostile-id", ["import", "--db", "r.sqlite", "--devices", "hostile.jsonl"]),
         registry("registry-revoke-unknown", ["revoke", "--db", "r.sqlite", "--device", "did:plc:nobody#x", "--now", "2026-11-22T10:00:00Z"]),
         registry("registry-revoke-unmatched-lines", ["revoke", "--db", "r.sqlite", "--devices-file", "stolen.txt", "--now", "2026-11-22T10:00:00Z"]),
         registry("registry-revoke-unmatched-lines-json", ["revoke", "--db", "r.sqlite", "--devices-file", "stolen.txt", "--dry-run", "--json"]),
         registry("registry-revoke-unmatched-allowed", ["revoke", "--db", "r.sqlite", "--devices-file", "stolen.txt", "--allow-unmatched",
-                                                       "--batch-id", "TICKET-9", "--now", "2026-11-22T10:00:00Z"]),
+                                                       "--expect-revocations", "1", "--batch-id", "TICKET-9", "--now", "2026-11-22T10:00:00Z"]),
         registry("registry-revoke-line-without-device", ["revoke", "--db", "r.sqlite", "--devices-file", "no-device.txt"]),
         registry("registry-revoke-device-without-id", ["revoke", "--db", "r.sqlite", "--device", "did:plc:josh"]),
         registry("registry-revoke-only-users-allowed", ["revoke", "--db", "r.sqlite", "--user", "did:plc:josh", "--allow-users-without-device", "--dry-run"]),
@@ -187,7 +204,7 @@ enum RevokerFixtures {
     @Test func registryRevokeIsIdempotentAndLogged() throws {
         let workspace = try Workspace()
         try RevokerFixtures.registry(workspace)
-        let arguments = ["registry", "revoke", "--db", "r.sqlite", "--device", "did:plc:josh#a1b2", "--now", "2026-11-22T10:00:00Z"]
+        let arguments = ["registry", "revoke", "--db", "r.sqlite", "--device", "did:plc:josh#a1b2", "--expect-revocations", "1", "--now", "2026-11-22T10:00:00Z"]
         #expect(try workspace.run("device-revoker", arguments).stdoutText.hasPrefix("revoked (batch "))
         let again = try workspace.run("device-revoker", arguments)
         #expect(again.status == 0 && again.stdoutText.hasPrefix("nothing to revoke") && again.stdoutText.contains("already revoked (skipped)                       1"))

@@ -137,7 +137,8 @@ def template(tmp_path_factory):
         ("recovery-sheet", f"generate --key-file keys/parent.nsec --passphrase-file pass.txt --log-n 10 --dpi 100 --date 2026-01-01 -o esheet.png"),
         ("recovery-sheet", "code new --master-key-file mk.hex --user-id u -o cblob.json --sheet csheet.png --code-out code.words"),
         ("device-revoker", "registry import --db registry.sqlite --devices log-devices.jsonl --members log-members.jsonl"),
-        ("device-revoker", f"registry revoke --db registry.sqlite --device did:plc:log#l0 --batch-id {LOG_BATCH} --now {NOW} --ops log-ops.jsonl"),
+        ("device-revoker", f"registry revoke --db registry.sqlite --device did:plc:log#l0 --expect-revocations 1 --batch-id {LOG_BATCH} --now {NOW} "
+                           "--ops log-ops.jsonl"),
         ("device-link", f"pairing create --share-url https://icloud.example/s --parent-device-id {PARENT_DEVICE} --shared-zone-id Z --now {NOW} "
                            "-o pair.png"),
         ("recovery-sheet", f"split --key-file keys/parent.nsec --threshold 2 --shares 2 {SHARE_OPTIONS} -o tshares"),

@@ -3,7 +3,8 @@ in order, in one folder holding the example household (Examples/) under the name
 use, on the test servers scripts/test starts. The only changes are the two server addresses: the
 object store comes from the AWS variables an operator sets, and the PostgreSQL address in the
 text is pointed at a fresh database on the test server. A block that fails fails the test, with
-its command and output. The device-link example of docs/tools.md runs the same way."""
+its command and output. The device-link example of docs/tools.md runs the same way, and the
+README's PostgreSQL commands run again as the two roles docs/device-registry.md sets up."""
 import io
 import json
 import os
@@ -23,7 +24,9 @@ from workspace import BIN, ROOT
 
 README = ROOT / "README.md"
 TOOLS = ROOT / "docs" / "tools.md"
-LIVE_REGISTRY = "postgresql://registry_operator@db.internal/chat"
+REGISTRY_DOC = ROOT / "docs" / "device-registry.md"
+# The live registry's address in the README, as each of the documented roles reaches it.
+LIVE_REGISTRY = re.compile(r"postgresql://(registry_owner|registry_operator)@db\.internal/chat")
 
 
 def walkthrough_blocks(section_title="Walk-throughs", document=README):
@@ -106,14 +109,21 @@ def object_store(folder):
 
 
 def registry_database():
-    """A fresh database on the test server, with the registry's tables and the export's rows, as
-    the app's live registry would have them; its address."""
+    """A fresh, empty database on the test server, as the chat app's would be before the
+    registry's first init; its address (as the superuser) and name."""
     host = os.environ["HVT_TEST_PGHOST"]
     port, user = os.environ["HVT_TEST_PGPORT"], os.environ.get("HVT_TEST_PGUSER", "hvt")
     name = "readme_" + uuid.uuid4().hex[:12]
     with psycopg.connect(host=host, port=port, user=user, dbname="postgres", autocommit=True) as admin:
         admin.execute(f"CREATE DATABASE {name}")
     return f"postgresql:///{name}?host={host}&port={port}&user={user}", name
+
+
+def postgres_address(name, role):
+    """The README's live registry as `role` reaches the test server's database `name`; quoted,
+    since the socket's address has a query."""
+    host, port = os.environ["HVT_TEST_PGHOST"], os.environ["HVT_TEST_PGPORT"]
+    return f"'postgresql:///{name}?host={host}&port={port}&user={role}'"
 
 
 @pytest.mark.usefixtures("s3_server", "postgres_server")
@@ -127,11 +137,11 @@ def test_every_walkthrough_block_runs_as_pasted(folder):
             block_env = env
             if "s3://" in text:
                 block_env = {**object_store(folder), "PATH": env["PATH"]}
-            if LIVE_REGISTRY in text:
-                uri, database = registry_database()
-                run([BIN / "device-revoker", "registry", "init", "--db", uri], folder)
-                run([BIN / "device-revoker", "registry", "import", "--db", uri, "--devices", "devices.jsonl", "--members", "members.jsonl"], folder)
-                text = text.replace(LIVE_REGISTRY, f"'{uri}'")  # quoted: the socket's address has a query
+            if LIVE_REGISTRY.search(text):
+                # Both roles as the superuser here; test_the_postgres_walkthrough_runs_as_the_documented_roles
+                # runs these commands as the roles themselves.
+                _, database = registry_database()
+                text = LIVE_REGISTRY.sub(lambda _: postgres_address(database, os.environ.get("HVT_TEST_PGUSER", "hvt")), text)
             result = subprocess.run(["bash", "-euo", "pipefail", "-c", text], cwd=folder, env=block_env, capture_output=True, timeout=900)
             assert result.returncode == 0, (f"the walk-through block under '{heading}' failed (exit {result.returncode}):\n{text}\n"
                                             f"stderr: {result.stderr.decode(errors='replace')[-3000:]}")
@@ -155,3 +165,75 @@ def test_the_device_link_example_runs_as_pasted(folder):
     result = subprocess.run(["bash", "-euo", "pipefail", "-c", text], cwd=folder, env=env, capture_output=True, timeout=120)
     assert result.returncode == 0, result.stderr.decode(errors="replace")
     assert (folder / "new-ipad.nsec").read_text() == (folder / "parent.nsec").read_text()
+
+
+def role_setup_blocks():
+    """The sql blocks of docs/device-registry.md's "Role setup": the superuser's, then the
+    schema owner's after init."""
+    section = REGISTRY_DOC.read_text().split("\n### Role setup\n", 1)[1].split("\n### ", 1)[0]
+    return re.findall(r"^```sql\n(.*?)^```$", section, flags=re.MULTILINE | re.DOTALL)
+
+
+def postgres_commands():
+    """The README walk-through's commands on the live PostgreSQL registry, continuation lines
+    joined, in order."""
+    commands = []
+    for _, text in walkthrough_blocks():
+        for command in re.sub(r"\\\n", " ", text).splitlines():
+            if LIVE_REGISTRY.search(command):
+                commands.append(command)
+    return commands
+
+
+@pytest.mark.usefixtures("postgres_server")
+def test_the_postgres_walkthrough_runs_as_the_documented_roles(folder):
+    """The README's PostgreSQL commands as pasted, each as the role its address names, on a
+    database set up by the role setup's SQL as pasted (roles and database renamed to be this
+    test's own). Since PostgreSQL 15 no role may create in the public schema unless granted:
+    the documented setup once left init failing with "permission denied for schema public"."""
+    superuser_sql, owner_sql = role_setup_blocks()
+    commands = postgres_commands()
+    assert [c.split()[2] for c in commands] == ["init", "import", "revoke"], commands
+    assert "registry_owner@" in commands[0] and all("registry_operator@" in c for c in commands[1:])
+    host, port, superuser = os.environ["HVT_TEST_PGHOST"], os.environ["HVT_TEST_PGPORT"], os.environ.get("HVT_TEST_PGUSER", "hvt")
+    suffix = uuid.uuid4().hex[:10]
+    roles = {"registry_owner": f"registry_owner_{suffix}", "registry_operator": f"registry_operator_{suffix}"}
+    _, database = registry_database()
+
+    def renamed(sql):
+        sql = sql.replace("DATABASE chat ", f"DATABASE {database} ")
+        return re.sub(r"\bregistry_(owner|operator)\b", lambda m: roles[m.group(0)], sql)
+
+    def connect(role):
+        return psycopg.connect(host=host, port=port, user=role, dbname=database, autocommit=True)
+
+    env = {**{k: v for k, v in os.environ.items() if not k.startswith("PG")}, "PATH": f"{BIN}:{os.environ['PATH']}"}
+    try:
+        with connect(superuser) as connection:
+            # What PostgreSQL 15 does by default, stated so the test means it on any version.
+            connection.execute("REVOKE CREATE ON SCHEMA public FROM PUBLIC")
+            connection.execute(renamed(superuser_sql))
+        for command in commands:
+            command = LIVE_REGISTRY.sub(lambda m: postgres_address(database, roles[m.group(1)]), command)
+            result = subprocess.run(["bash", "-euo", "pipefail", "-c", command], cwd=folder, env=env, capture_output=True, timeout=300)
+            assert result.returncode == 0, f"{command}\n{result.stderr.decode(errors='replace')}"
+            if " init " in command:
+                with connect(roles["registry_owner"]) as connection:
+                    connection.execute(renamed(owner_sql))
+        assert "dry run: would revoke" in result.stdout.decode() and "did:plc:josh#a1b2" in result.stdout.decode()
+        with connect(superuser) as connection:
+            owners = {row[0] for row in connection.execute(
+                "SELECT tableowner FROM pg_tables WHERE schemaname = 'public' AND tablename IN "
+                "('user_devices', 'members', 'revocations', 'batch_operations', 'registry_migrations')")}
+            assert owners == {roles["registry_owner"]}
+            assert connection.execute("SELECT count(*) FROM user_devices").fetchone()[0] == 3
+        # The operator may do the rest, but not change the schema or the log.
+        with connect(roles["registry_operator"]) as connection:
+            for statement in ("CREATE TABLE public.x (y int)", "UPDATE revocations SET reason = 'x'"):
+                with pytest.raises(psycopg.errors.InsufficientPrivilege):
+                    connection.execute(statement)
+    finally:
+        with psycopg.connect(host=host, port=port, user=superuser, dbname="postgres", autocommit=True) as admin:
+            admin.execute(f"DROP DATABASE IF EXISTS {database} WITH (FORCE)")
+            for role in roles.values():
+                admin.execute(f"DROP ROLE IF EXISTS {role}")

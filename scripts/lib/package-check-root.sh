@@ -69,7 +69,8 @@ check_tools() {
     '{"convo_id": "c", "member_mls_did": "did:plc:a#d1", "user_did": "did:plc:a", "device_id": "d1", "joined_at": "2025-01-01T00:00:00Z", "is_admin": true}' > members.jsonl
   device-revoker registry init --db registry.sqlite 2> /dev/null
   device-revoker registry import --db registry.sqlite --devices devices.jsonl --members members.jsonl > /dev/null 2>&1
-  device-revoker registry revoke --db registry.sqlite --device 'did:plc:a#d1' --reason lost --ops ops.jsonl > /dev/null 2>&1
+  device-revoker registry revoke --db registry.sqlite --device 'did:plc:a#d1' --reason lost --expect-revocations 1 \
+    --ops ops.jsonl > /dev/null 2>&1
   grep -q '"mls.remove"' ops.jsonl || fail "the revoke wrote no mls.remove operation"
   device-revoker registry devices --db registry.sqlite --revoked > revoked.txt 2> /dev/null
   grep -q 'd1' revoked.txt || fail "the revoked device is not listed as revoked"

@@ -182,7 +182,9 @@ import Testing
         // u0 owns d0 and d1; d0 is the only admin of c0.
         let refused = try registry.revoke(.user("u0"), reason: nil, now: now, dryRun: false, allowing: [], collectOperations: false)
         #expect(!refused.applied && refused.radius.usersLeftWithoutDevice == ["u0"] && refused.radius.conversationsLeftWithoutAdmin == ["c0"])
-        #expect(refused.refusals == [.wouldLeaveUsersWithoutDevice(["u0"]), .wouldLeaveConversationsWithoutAdmin(["c0"])])
+        // Two of twelve active devices is also more than the default 10%.
+        #expect(refused.refusals == [.tooLarge(devices: 2, active: 12, limit: .defaultLimit), .wouldLeaveUsersWithoutDevice(["u0"]),
+                                     .wouldLeaveConversationsWithoutAdmin(["c0"])])
         #expect(try active(path) == 12 && (try registry.log(batch: nil)).isEmpty)
         let dry = try registry.revoke(.user("u0"), reason: nil, now: now, dryRun: true, allowing: .all, collectOperations: true)
         #expect(!dry.applied && dry.radius.devices == 2 && !dry.operations.isEmpty)
@@ -357,13 +359,15 @@ import Testing
         // text has no NUL), DEL, and UTF-8 of two, three and four bytes.
         let odd = "q\"b\\s/" + String(String.UnicodeScalarView((1..<0x20).map { Unicode.Scalar(UInt8($0)) })) + "\u{7f} é\u{2028}😀"
         func json(_ text: String) -> String { String(decoding: JSONValue.string(text).serialized(pretty: false), as: UTF8.self) }
-        let user = json("u" + odd), member = json("m" + odd)
+        // A user DID holds no control character (DeviceRegistry.idProblem): it has the rest.
+        let plain = String(odd.unicodeScalars.filter { $0.properties.generalCategory != .control })
+        let user = json("u" + plain), member = json("m" + odd)
         let devices = #"{"user_did": \#(user), "device_id": "d0", "device_mls_did": \#(member), "signature_public_key": "01"}"# + "\n"
             + #"{"user_did": \#(user), "device_id": "d1", "device_mls_did": "m2", "signature_public_key": "02"}"# + "\n"
         let members = #"{"convo_id": \#(json("c" + odd)), "member_mls_did": \#(member), "user_did": \#(user), "device_id": "d0"}"# + "\n"
             + #"{"convo_id": "plain", "member_mls_did": \#(member), "user_did": \#(user), "device_id": "d0"}"# + "\n"
         _ = try registry.importRows(deviceLines: ("d", Array(devices.utf8)), memberLines: ("m", Array(members.utf8)), now: now)
-        let result = try registry.revoke(.devices([("u" + odd, "d0")]), reason: nil, now: now, dryRun: false, allowing: .all,
+        let result = try registry.revoke(.devices([("u" + plain, "d0")]), reason: nil, now: now, dryRun: false, allowing: .all,
                                          collectOperations: true, batchID: "B-odd")
         #expect(result.applied && result.operations.count == 2 && result.radius.conversations == 2)
         let stored = try registry.operations(batch: "B-odd")
@@ -383,8 +387,8 @@ import Testing
         }.joined()
         _ = try registry.importRows(deviceLines: ("d", Array(devices.utf8)), memberLines: ("m", Array(members.utf8)), now: now)
         let two = DeviceRegistry.Selector.devices([("u", "d0"), ("u", "d1")])
-        let dry = try registry.revoke(two, reason: nil, now: now, dryRun: true, allowing: [], collectOperations: false, batchID: "B-dry")
-        let real = try registry.revoke(two, reason: nil, now: now, dryRun: false, allowing: [], collectOperations: false, batchID: "B-two")
+        let dry = try registry.revoke(two, reason: nil, now: now, dryRun: true, allowing: .largeBatch, collectOperations: false, batchID: "B-dry")
+        let real = try registry.revoke(two, reason: nil, now: now, dryRun: false, allowing: .largeBatch, collectOperations: false, batchID: "B-two")
         #expect(real.applied && real.radius.memberships == 4 && real.radius.conversations == 3)
         #expect(dry.radius == real.radius)
         // The user's last device, in no conversation: forced, it is revoked with no operations.
@@ -511,14 +515,18 @@ enum TestEngine: String, CaseIterable, CustomTestStringConvertible, Sendable {
         #expect(user.refusals == [.unmatched(["did:plc:nobody"])] && !user.applied)
     }
 
-    /// Each guard rail has its own override; `.guardRails` (--force) is both.
+    /// Each guard rail has its own override; `.guardRails` (--force) is all of them.
     @Test(arguments: TestEngine.all) func eachGuardRailHasItsOwnOverride(engine: TestEngine) throws {
         let (registry, _) = try DeviceRegistryTests().registry(on: engine)
-        // u0's two devices: u0 left without a device, c0 without an admin.
-        let users = try registry.revoke(.user("u0"), reason: nil, now: now, dryRun: true, allowing: .usersWithoutDevice, collectOperations: false)
+        // u0's two devices: u0 left without a device, c0 without an admin, 2 of 12 over 10%.
+        let users = try registry.revoke(.user("u0"), reason: nil, now: now, dryRun: true, allowing: [.usersWithoutDevice, .largeBatch], collectOperations: false)
         #expect(users.refusals.map(\.kind) == ["wouldLeaveConversationsWithoutAdmin"])
-        let conversations = try registry.revoke(.user("u0"), reason: nil, now: now, dryRun: true, allowing: .conversationsWithoutAdmin, collectOperations: false)
+        let conversations = try registry.revoke(.user("u0"), reason: nil, now: now, dryRun: true, allowing: [.conversationsWithoutAdmin, .largeBatch],
+                                                collectOperations: false)
         #expect(conversations.refusals.map(\.kind) == ["wouldLeaveUsersWithoutDevice"])
+        let large = try registry.revoke(.user("u0"), reason: nil, now: now, dryRun: true, allowing: [.usersWithoutDevice, .conversationsWithoutAdmin],
+                                        collectOperations: false)
+        #expect(large.refusals.map(\.kind) == ["tooLarge"])
         #expect(try registry.revoke(.user("u0"), reason: nil, now: now, dryRun: false, allowing: .guardRails, collectOperations: false).applied)
     }
 
@@ -528,5 +536,69 @@ enum TestEngine: String, CaseIterable, CustomTestStringConvertible, Sendable {
         #expect(BIP39.check(typed: .text("hotle")) == .unknown(closest: ["hotel", "hole", "horse"]))
         #expect(BIP39.check(typed: .text("  HOTE ")) == .word("hotel"))
         #expect(EditDistance.closest(to: "ipda-1", among: ["mac-2", "ipad-1", "ipad-2"], count: 3) == ["ipad-1", "ipad-2"])
+    }
+
+    /// The share guard on seeded random registries, on both engines: a batch exactly at the
+    /// limit goes through, one device more is refused before anything changes (the dry run
+    /// and the real run alike), and an expected count lets it through only when it is exact,
+    /// whatever else is overridden.
+    @Test(arguments: TestEngine.all) func aBatchOverTheShareIsRefusedAtOneDevicePastIt(engine: TestEngine) throws {
+        var generator = SeededGenerator(source: SeededRandom(seed: 37))
+        for round in 0..<3 {
+            let users = Int.random(in: 15...40, using: &generator), perUser = Int.random(in: 1...4, using: &generator)
+            let (registry, _) = try DeviceRegistryTests().registry(on: engine, users: users, perUser: perUser)
+            let active = users * perUser
+            let limit = DeviceRegistry.Share(basisPoints: [250, 1000, 1275, 3333][round % 4])
+            let most = limit.basisPoints * active / 10000
+            let devices = (0..<active).map { ("u\($0 / perUser)", "d\($0)") }.shuffled(using: &generator)
+            let over = DeviceRegistry.Selector.devices(Array(devices.prefix(most + 1)))
+            for dryRun in [true, false] {
+                let refused = try registry.revoke(over, reason: nil, now: now, dryRun: dryRun, allowing: [.usersWithoutDevice, .conversationsWithoutAdmin],
+                                                  collectOperations: false, sizeLimit: .init(limit: limit))
+                #expect(!refused.applied && refused.refusals == [.tooLarge(devices: most + 1, active: active, limit: limit)])
+                #expect(refused.radius.activeDevices == active && refused.radius.batch.count == most + 1)
+            }
+            for wrong in [most, most + 2, 0] {
+                let refused = try registry.revoke(over, reason: nil, now: now, dryRun: false, allowing: .all, collectOperations: false,
+                                                  sizeLimit: .init(limit: limit, expected: wrong))
+                #expect(!refused.applied && refused.refusals == [.unexpectedCount(expected: wrong, devices: most + 1)])
+            }
+            #expect(try DeviceRegistryTests().active(registry) == active && (try registry.log(batch: nil)).isEmpty)
+            let exact = try registry.revoke(.devices(Array(devices.prefix(most))), reason: nil, now: now, dryRun: false,
+                                            allowing: [.usersWithoutDevice, .conversationsWithoutAdmin], collectOperations: false, sizeLimit: .init(limit: limit))
+            #expect(exact.applied == (most > 0) && exact.refusals.isEmpty)
+            #expect(Set(exact.radius.batch.map(\.text)) == Set(devices.prefix(most).map { "\($0.0)#\($0.1)" }))
+            #expect(try DeviceRegistryTests().active(registry) == active - most)
+        }
+    }
+
+    @Test func sharesReadAndPrintAsPeopleWriteThem() {
+        #expect(["10", "2.5", "0.01", "100", "0", "33.33", "007"].map { DeviceRegistry.Share(percent: $0)?.text } == ["10%", "2.5%", "0.01%", "100%", "0%", "33.33%", "7%"])
+        for bad in ["", "10.", ".5", "100.01", "101", "-1", "1e1", "2.555", "10%", " 10", "١٠"] { #expect(DeviceRegistry.Share(percent: bad) == nil, "\(bad)") }
+        // Rounded up, so a share just past a limit never reads as the limit itself.
+        #expect(DeviceRegistry.Share(10001, of: 100000).text == "10.01%" && DeviceRegistry.Share(66473, of: 126473).text == "52.56%")
+        #expect(!DeviceRegistry.Share.defaultLimit.isExceeded(by: 10, of: 100) && DeviceRegistry.Share.defaultLimit.isExceeded(by: 11, of: 100))
+    }
+
+    /// One rule for what the selectors can address: `USER_DID#DEVICE_ID` reads only as ids the
+    /// registry may hold (which import enforces), and two such ids always read back as
+    /// themselves, from the command line and from a list file's line.
+    @Test func theSelectorAndImportShareOneRuleForIds() {
+        var generator = SeededGenerator(source: SeededRandom(seed: 3737))
+        let alphabet: [String] = ["a", "b", "#", " ", "\t", "\n", "\u{1b}", "\u{85}", "\u{a0}", "\u{200b}", "é", ":", "\u{7f}"]
+        for _ in 0..<5000 {
+            func id() -> String { (0..<Int.random(in: 0...4, using: &generator)).map { _ in alphabet.randomElement(using: &generator)! }.joined() }
+            let user = id(), device = id()
+            let reference = DeviceRegistry.deviceReference("\(user)#\(device)")
+            let valid = DeviceRegistry.idProblem(user, as: .user) == nil && DeviceRegistry.idProblem(device, as: .device) == nil
+            if let reference {
+                #expect(DeviceRegistry.idProblem(reference.user, as: .user) == nil && DeviceRegistry.idProblem(reference.device, as: .device) == nil)
+            }
+            #expect((DeviceRegistry.deviceReferenceProblem("\(user)#\(device)") == nil) == (reference != nil))
+            if valid {
+                #expect(reference?.user == user && reference?.device == device)
+                #expect(ListFile.entry(Array("\(user)#\(device)".utf8)[...]) == "\(user)#\(device)")
+            }
+        }
     }
 }

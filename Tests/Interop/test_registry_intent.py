@@ -1,0 +1,347 @@
+"""Registry commands that change things do only what a person meant (issue 37), on both engines.
+
+Seeded random registries are imported with the tool and read back with independent clients
+(Python's sqlite3, psycopg): a cutoff date in the future is refused; a batch over the share of
+active devices is refused at one device past the threshold and allowed exactly at it; a wrong
+--expect-revocations is refused even with --force; import refuses ids the selectors cannot
+address and values that cannot be true, naming the line and the field, and imports nothing; an
+empty list file is an error, unlike a batch already done; a real run's --json names exactly the
+devices the database now has revoked.
+"""
+import json
+import os
+import random
+import secrets
+import sqlite3
+import subprocess
+
+import psycopg
+import pytest
+
+from workspace import DEVICE_REVOKER
+
+NOW = "2026-11-22T10:00:00Z"
+ENGINES = ["sqlite", "postgres"]
+
+
+class Registry:
+    """A fresh registry on one engine: its --db, and an independent reader."""
+
+    def __init__(self, engine, folder):
+        self.engine = engine
+        if engine == "sqlite":
+            self.db = str(folder / "r.sqlite")
+            self.name = None
+        else:
+            assert os.environ.get("HVT_TEST_PGHOST"), "needs the throwaway PostgreSQL server that scripts/test starts"
+            self.host, self.port = os.environ["HVT_TEST_PGHOST"], os.environ["HVT_TEST_PGPORT"]
+            self.user = os.environ.get("HVT_TEST_PGUSER", "hvt")
+            self.name = f"t_{secrets.token_hex(6)}"
+            with psycopg.connect(host=self.host, port=self.port, user=self.user, dbname="postgres", autocommit=True) as admin:
+                admin.execute(f"CREATE DATABASE {self.name}")
+            self.db = f"postgresql:///{self.name}?host={self.host}&port={self.port}&user={self.user}"
+        succeeds("init", "--db", self.db)
+
+    def rows(self, sql):
+        if self.engine == "sqlite":
+            with sqlite3.connect(self.db) as connection:
+                return connection.execute(sql).fetchall()
+        with psycopg.connect(host=self.host, port=self.port, user=self.user, dbname=self.name) as connection:
+            return connection.execute(sql).fetchall()
+
+    def value(self, sql):
+        return self.rows(sql)[0][0]
+
+    def active(self):
+        return {(u, d) for u, d in self.rows("SELECT user_did, device_id FROM user_devices WHERE is_active")}
+
+    def snapshot(self):
+        """Everything a revocation or an import could change."""
+        return (sorted(self.rows("SELECT user_did, device_id, is_active, revocation_reason FROM user_devices")),
+                sorted(self.rows("SELECT convo_id, member_mls_did, left_at IS NULL FROM members")),
+                self.value("SELECT count(*) FROM revocations"))
+
+    def drop(self):
+        if self.name:
+            with psycopg.connect(host=self.host, port=self.port, user=self.user, dbname="postgres", autocommit=True) as admin:
+                admin.execute(f"DROP DATABASE IF EXISTS {self.name} WITH (FORCE)")
+
+
+@pytest.fixture(params=ENGINES)
+def registry(request, tmp_path):
+    made = Registry(request.param, tmp_path)
+    yield made
+    made.drop()
+
+
+def tool(*arguments):
+    environment = {k: v for k, v in os.environ.items() if not k.startswith("PG")}
+    return subprocess.run([DEVICE_REVOKER, "registry", *arguments], capture_output=True, text=True, env=environment,
+                          stdin=subprocess.DEVNULL)
+
+
+def succeeds(*arguments):
+    result = tool(*arguments)
+    assert result.returncode == 0, f"{arguments}: {result.stderr}"
+    return result
+
+
+def random_registry(registry, folder, seed, users=None):
+    """Imports a seeded random registry: users with 1 to 6 devices each, seen at random days of
+    2024 and 2025 (one in eight never), one in ten already revoked, each device in a few of a
+    pool of conversations. Returns the device rows."""
+    rng = random.Random(seed)
+    users = users or rng.randint(40, 90)
+    devices, members = [], []
+    for u in range(users):
+        user = f"did:plc:{rng.choice(['josh', 'alice', 'bob', 'maya'])}{u}"
+        for k in range(rng.randint(1, 6)):
+            device = f"d{k}-{rng.getrandbits(24):06x}"
+            row = {"user_did": user, "device_id": device, "device_mls_did": f"{user}#{device}", "signature_public_key": secrets.token_hex(32),
+                   "registered_at": "2024-01-01T00:00:00Z", "key_packages_available": rng.randint(0, 5)}
+            if rng.random() > 0.125:
+                row["last_seen"] = f"{rng.choice([2024, 2025])}-{rng.randint(1, 12):02d}-{rng.randint(1, 28):02d}T10:00:00Z"
+            if rng.random() < 0.1:
+                row.update(is_active=False, revoked_at="2025-06-01T00:00:00Z", revocation_reason="old")
+            devices.append(row)
+            for c in rng.sample(range(30), rng.randint(0, 3)):
+                members.append({"convo_id": f"c{c}", "member_mls_did": f"{user}#{device}", "user_did": user, "device_id": device,
+                                "joined_at": "2024-02-01T00:00:00Z", "left_at": None if row.get("is_active", True) else "2025-06-01T00:00:00Z",
+                                "is_admin": rng.random() < 0.3})
+    write_jsonl(folder / "devices.jsonl", devices)
+    write_jsonl(folder / "members.jsonl", members)
+    succeeds("import", "--db", registry.db, "--devices", str(folder / "devices.jsonl"), "--members", str(folder / "members.jsonl"), "--now", NOW)
+    return devices
+
+
+def write_jsonl(path, rows):
+    path.write_text("".join(json.dumps(row) + "\n" for row in rows))
+    return path
+
+
+def last_sign_of_life(row):
+    return row.get("last_seen") or row["registered_at"]
+
+
+# --- dates ---------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_a_cutoff_in_the_future_is_refused_and_changes_nothing(registry, tmp_path, seed):
+    random_registry(registry, tmp_path, seed)
+    before = registry.snapshot()
+    rng = random.Random(seed)
+    # One second after --now up to two centuries on; the 2205 typo of the report among them.
+    for cutoff in ["2026-11-22T10:00:01Z", "2026-11-23", "2205-01-01", f"{rng.randint(2027, 2999)}-{rng.randint(1, 12):02d}-01"]:
+        for command in (["revoke", "--not-seen-since", cutoff, "--keep-last-device", "--force"],
+                        ["revoke", "--not-seen-since", cutoff, "--dry-run"], ["devices", "--not-seen-since", cutoff]):
+            result = tool(command[0], "--db", registry.db, *command[1:], "--now", NOW)
+            assert result.returncode == 64, (command, result.stderr)
+            assert f"--not-seen-since {cutoff} is in the future (now is {NOW})" in result.stderr
+            assert result.stdout == ""
+    assert registry.snapshot() == before
+    # The cutoff exactly at --now is the latest allowed.
+    assert tool("devices", "--db", registry.db, "--not-seen-since", NOW, "--now", NOW).returncode == 0
+
+
+# --- the share of active devices -----------------------------------------------------------
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_the_share_guard_allows_exactly_the_threshold_and_refuses_one_more(registry, tmp_path, seed):
+    rows = random_registry(registry, tmp_path, 100 + seed)
+    rng = random.Random(seed)
+    active = sorted(registry.active())
+    percent = rng.choice(["10", "2.5", "33.33", "5", "12.75"])
+    basis_points = round(float(percent) * 100)
+    at = basis_points * len(active) // 10000   # the most devices a batch may have
+    assert at >= 1
+    chosen = rng.sample(active, at + 1)
+    over = tmp_path / "over.txt"
+    over.write_text("# one too many\n" + "".join(f"{u}#{d}\n" for u, d in chosen))
+    before = registry.snapshot()
+    # The other guard rails are let through, so only the share can refuse.
+    common = ["--db", registry.db, "--max-share", percent, "--now", NOW, "--allow-users-without-device", "--allow-conversations-without-admin"]
+
+    refused = tool("revoke", "--devices-file", str(over), *common)
+    assert refused.returncode == 4, refused.stderr
+    assert f"the batch would revoke {at + 1} of the registry's {len(active)} active devices (" in refused.stderr
+    assert f"more than {percent}%; nothing was changed" in refused.stderr
+    assert f"--expect-revocations {at + 1}" in refused.stderr
+    assert registry.snapshot() == before
+
+    # The dry run says the same, with the numbers in JSON.
+    dry = tool("revoke", "--devices-file", str(over), *common, "--dry-run", "--json")
+    assert dry.returncode == 4
+    report = json.loads(dry.stdout)
+    assert (report["devices"], report["activeDevices"], report["applied"], report["overMaxShare"]) == (at + 1, len(active), False, True)
+    assert [r["kind"] for r in report["refusals"] if r["kind"] == "tooLarge"] == ["tooLarge"]
+    assert {(d["userDid"], d["deviceId"]) for d in report["batchDevices"]} == set(chosen)
+
+    # Exactly at the threshold: revoked.
+    exact = tmp_path / "exact.txt"
+    exact.write_text("".join(f"{u}#{d}\n" for u, d in chosen[:at]))
+    done = tool("revoke", "--devices-file", str(exact), *common, "--json")
+    assert done.returncode == 0, done.stderr
+    assert registry.active() == set(active) - set(chosen[:at])
+    assert json.loads(done.stdout)["refusals"] == [] and json.loads(done.stdout)["overMaxShare"] is False
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_expect_revocations_lets_the_exact_count_through_and_refuses_any_other(registry, tmp_path, seed):
+    rows = random_registry(registry, tmp_path, 200 + seed)
+    cutoff = "2025-03-01"
+    selected = {(r["user_did"], r["device_id"]) for r in rows if r.get("is_active", True) and last_sign_of_life(r) < cutoff + "T00:00:00Z"}
+    assert len(selected) * 10 > len(registry.active()), "the seed should select more than 10%"
+    before = registry.snapshot()
+    base = ["revoke", "--db", registry.db, "--not-seen-since", cutoff, "--now", NOW, "--force"]
+    dry = tool(*base[:-1], "--dry-run", "--json")
+    assert dry.returncode == 4 and json.loads(dry.stdout)["devices"] == len(selected)
+    for wrong in (len(selected) - 1, len(selected) + 1, 0):
+        result = tool(*base, "--expect-revocations", str(wrong))
+        assert result.returncode == 4, result.stderr
+        assert f"the batch would revoke {len(selected)} devices, not the {wrong} expected; nothing was changed" in result.stderr
+        assert registry.snapshot() == before
+    # A forced dry run goes ahead, and still says the batch is over the share.
+    forced = tool(*base, "--dry-run", "--json")
+    assert forced.returncode == 0 and json.loads(forced.stdout)["overMaxShare"] is True and json.loads(forced.stdout)["refusals"] == []
+    result = tool(*base, "--expect-revocations", str(len(selected)), "--json")
+    assert result.returncode == 0, result.stderr
+    assert registry.active() == registry_active_before(before) - selected
+
+
+def registry_active_before(snapshot):
+    return {(u, d) for u, d, active, _ in snapshot[0] if active}
+
+
+# --- the report of a real run --------------------------------------------------------------
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_a_real_runs_json_names_exactly_what_the_database_revoked(registry, tmp_path, seed):
+    random_registry(registry, tmp_path, 300 + seed)
+    active_before = registry.active()
+    result = tool("revoke", "--db", registry.db, "--not-seen-since", "2025-01-01", "--keep-last-device", "--force",
+                  "--reason", "stale", "--batch-id", f"T-{seed}", "--now", NOW, "--json")
+    assert result.returncode == 0, result.stderr
+    report = json.loads(result.stdout)
+    named = [(d["userDid"], d["deviceId"]) for d in report["batchDevices"]]
+    revoked_now = set(registry.rows("SELECT user_did, device_id FROM user_devices WHERE revocation_reason = 'stale'"))
+    logged = set(registry.rows(f"SELECT user_did, device_id FROM revocations WHERE batch_id = 'T-{seed}'"))
+    assert report["applied"] and report["batchId"] == f"T-{seed}" and report["dryRun"] is False
+    assert set(named) == revoked_now == logged == active_before - registry.active()
+    assert len(named) == len(set(named)) == report["devices"] > 0
+    assert named == sorted(named, key=lambda p: (p[0].encode(), p[1].encode()))
+    assert report["activeDevices"] == len(active_before)
+
+    # In words, every device revoked is named, one a line.
+    again = tmp_path / "again.txt"
+    again.write_text("".join(f"{u}#{d}\n" for u, d in sorted(registry.active())[:3]))
+    text = tool("revoke", "--db", registry.db, "--devices-file", str(again), "--force", "--now", NOW)
+    assert text.returncode == 0, text.stderr
+    after = text.stdout.split("\nrevoked:\n", 1)[1].splitlines()
+    listed = [line[2:] for line in after[:next((i for i, line in enumerate(after) if not line.startswith("  ")), len(after))]]
+    assert listed == sorted(again.read_text().split())
+
+
+def test_with_ops_on_standard_output_the_report_goes_to_standard_error(registry, tmp_path):
+    random_registry(registry, tmp_path, 7)
+    user, device = sorted(registry.active())[0]
+    result = tool("revoke", "--db", registry.db, "--device", f"{user}#{device}", "--force", "--ops", "-", "--now", NOW)
+    assert result.returncode == 0, result.stderr
+    assert all(json.loads(line)["op"] == "mls.remove" for line in result.stdout.splitlines())
+    assert result.stderr.startswith("revoked (batch ") and f"revoked:\n  {user}#{device}\n" in result.stderr
+    refused = tool("revoke", "--db", registry.db, "--device", f"{user}#{device}", "--ops", "-", "--json")
+    assert refused.returncode == 64 and "--json and --ops - would both write to standard output" in refused.stderr
+
+
+# --- list files ----------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("content", ["", "\n\n", "# nothing here\n   \n# still nothing\n", "\t\n#did:plc:x#y\n"])
+@pytest.mark.parametrize("option", ["--devices-file", "--signature-keys-file"])
+def test_an_empty_list_file_is_an_error_not_a_batch_already_done(registry, tmp_path, content, option):
+    random_registry(registry, tmp_path, 11)
+    (tmp_path / "list.txt").write_text(content)
+    before = registry.snapshot()
+    result = tool("revoke", "--db", registry.db, option, str(tmp_path / "list.txt"), "--force", "--now", NOW)
+    assert result.returncode == 2, result.stderr
+    assert "list.txt' lists nothing: it has only blank lines and comments" in result.stderr
+    assert registry.snapshot() == before
+    # A batch already done is not an error: it says so and exits 0.
+    user, device = sorted(registry.active())[0]
+    (tmp_path / "done.txt").write_text(f"{user}#{device}\n")
+    assert tool("revoke", "--db", registry.db, "--devices-file", str(tmp_path / "done.txt"), "--force").returncode == 0
+    again = tool("revoke", "--db", registry.db, "--devices-file", str(tmp_path / "done.txt"), "--force")
+    assert again.returncode == 0 and again.stdout.startswith("nothing to revoke")
+
+
+# --- import --------------------------------------------------------------------------------
+
+# (field, value, what the refusal says): ids the selectors cannot address, then values that
+# cannot be true.
+HOSTILE = [
+    ("device_id", "ipad#2", "device_id contains '#'"),
+    ("device_id", "", "device_id is empty"),
+    ("device_id", "   ", "device_id is only white space"),
+    ("device_id", " ipad", "device_id starts or ends with white space"),
+    ("device_id", "ipad\u00a0", "device_id starts or ends with white space"),
+    ("device_id", "ip\x1bad", "device_id contains a control character"),
+    ("device_id", "ip\nad", "device_id contains a control character"),
+    ("device_id", "ip\u0085ad", "device_id contains a control character"),
+    ("user_did", "", "user_did is empty"),
+    ("user_did", "#did:plc:x", "user_did starts with '#'"),
+    ("user_did", "did:plc:x\u2003", "user_did starts or ends with white space"),
+    ("user_did", "did:plc:\x7fx", "user_did contains a control character"),
+    ("key_packages_available", -1, "key_packages_available is negative"),
+    ("key_packages_available", 2**31, "key_packages_available is larger than 2147483647"),
+    ("revoked_at", "2025-01-01T00:00:00Z", "revoked_at is set on an active device"),
+    ("revocation_reason", "lost", "revocation_reason is set on an active device"),
+    ("last_seen", "2026-11-24T10:00:00Z", "last_seen is in the future"),
+    ("last_seen", "2023-01-01T00:00:00Z", "last_seen is before registered_at"),
+    ("registered_at", "2205-01-01T00:00:00Z", "registered_at is in the future"),
+]
+
+
+@pytest.mark.parametrize("field,value,says", HOSTILE, ids=[f"{h[0]}-{i}" for i, h in enumerate(HOSTILE)])
+def test_import_refuses_what_the_selectors_cannot_address_or_cannot_be_true(registry, tmp_path, field, value, says):
+    random_registry(registry, tmp_path, 5, users=10)
+    before = registry.snapshot()
+    rng = random.Random(field + repr(value))
+    rows = [{"user_did": f"did:plc:new{i}", "device_id": f"n{i}", "device_mls_did": f"did:plc:new{i}#n{i}",
+             "signature_public_key": secrets.token_hex(32), "registered_at": "2024-01-01T00:00:00Z"} for i in range(rng.randint(3, 30))]
+    line = rng.randrange(len(rows))
+    rows[line][field] = value
+    write_jsonl(tmp_path / "new.jsonl", rows)
+    result = tool("import", "--db", registry.db, "--devices", str(tmp_path / "new.jsonl"), "--now", NOW)
+    assert result.returncode == 2, result.stderr
+    assert f"new.jsonl' line {line + 1}: {says}" in result.stderr, result.stderr
+    assert "\x1b" not in result.stderr
+    assert registry.snapshot() == before
+
+
+@pytest.mark.parametrize("field,value,says", [
+    ("device_id", "a#b", "device_id contains '#'"), ("user_did", " did:plc:x", "user_did starts or ends with white space"),
+    ("left_at", "2024-01-01T00:00:00Z", "left_at is before joined_at"), ("joined_at", "2205-01-01T00:00:00Z", "joined_at is in the future"),
+])
+def test_import_refuses_such_memberships_too(registry, tmp_path, field, value, says):
+    random_registry(registry, tmp_path, 6, users=10)
+    before = registry.snapshot()
+    user, device = sorted(registry.active())[0]
+    row = {"convo_id": "new", "member_mls_did": f"{user}#{device}", "user_did": user, "device_id": device, "joined_at": "2024-02-01T00:00:00Z"}
+    row[field] = value
+    write_jsonl(tmp_path / "m.jsonl", [row])
+    result = tool("import", "--db", registry.db, "--members", str(tmp_path / "m.jsonl"), "--now", NOW)
+    assert result.returncode == 2 and f"m.jsonl' line 1: {says}" in result.stderr, result.stderr
+    assert registry.snapshot() == before
+
+
+@pytest.mark.parametrize("reference,says", [
+    ("did:plc:josh#", "the device id is empty"), ("#ipad", "the user DID is empty"), ("did:plc:josh", "there is no '#'"),
+    ("did:plc:josh#ip\x1bad", "the device id contains a control character"),
+])
+def test_the_selector_refuses_what_import_refuses(registry, tmp_path, reference, says):
+    random_registry(registry, tmp_path, 8, users=5)
+    result = tool("revoke", "--db", registry.db, "--device", reference, "--dry-run")
+    assert result.returncode == 2 and says in result.stderr, result.stderr
+    assert "\x1b" not in result.stderr
