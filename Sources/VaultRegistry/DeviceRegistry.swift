@@ -95,7 +95,11 @@ extension DeviceRegistry {
     ///
     /// Rows stream into a temporary staging table (COPY on PostgreSQL), are checked there as a
     /// set, and reach the registry in one statement per table (issue 13).
-    public func importRows(devices: LineSource?, members: LineSource?, now: Timestamp, upsert: Bool = false) throws -> (devices: Int, members: Int) {
+    /// `beforeCommit` gets the counts inside the transaction, before it commits: a report that
+    /// cannot be written (a closed pipe, a full disk) then rolls the import back, so the same
+    /// import can run again instead of finding its rows already there.
+    public func importRows(devices: LineSource?, members: LineSource?, now: Timestamp, upsert: Bool = false,
+                           beforeCommit: ((devices: Int, members: Int)) throws -> Void = { _ in }) throws -> (devices: Int, members: Int) {
         // Not retried: a file read once (standard input, a pipe) cannot be read again.
         try transaction(retrying: false) { session in
             if let beforeImport = dialect.beforeImport { try session.execute(beforeImport) }
@@ -107,6 +111,7 @@ extension DeviceRegistry {
             if devices != nil { try writeStagedDevices(upsert: upsert, in: session) }
             if let members { try checkStagedMembers(members.name, repeats: repeats.members, upsert: upsert, in: session) }
             if members != nil { try writeStagedMembers(upsert: upsert, in: session) }
+            try beforeCommit(counts)
             return (counts, true)
         }
     }

@@ -39,14 +39,15 @@ extension Registry {
 
         func run() throws {
             let inputs = [devices.map { FileSet.Input("--devices", $0) }, members.map { FileSet.Input("--members", $0) }].compactMap { $0 }
-            _ = try CommandFiles(reads: inputs + database.sideFiles, writes: database.asOutput)
+            _ = try CommandFiles(reads: inputs, writes: database.asOutput)
             let registry = try database.open(.readWrite)
             func source(_ path: String, _ what: String) -> DeviceRegistry.LineSource {
                 ("\(what) '\(InputFiles.displayName(path))'", { try InputFiles.forEachLine(path, what: what, $0) })
             }
+            // The report is written before the commit: one that is lost undoes the import.
             let counts = try registry.importRows(devices: devices.map { source($0, "devices file") },
-                                                 members: members.map { source($0, "members file") }, now: now.time, upsert: upsert)
-            if json {
+                                                 members: members.map { source($0, "members file") }, now: now.time, upsert: upsert) { counts in
+                guard json else { return }
                 try StandardStreams.writeOutput(JSONValue.object([
                     ("db", .string(database.db)), ("devices", .int(counts.devices)), ("memberships", .int(counts.members)), ("upsert", .bool(upsert)),
                 ]).serialized())

@@ -16,7 +16,7 @@ extension Registry {
         @OptionGroup var database: Database
 
         func run() throws {
-            _ = try CommandFiles(reads: database.sideFiles, writes: database.asOutput)
+            _ = try CommandFiles(reads: [], writes: database.asOutput)
             _ = try database.open(.create)
             diagnostics.note("registry ready: \(database.db)")
         }

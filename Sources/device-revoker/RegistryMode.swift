@@ -76,8 +76,11 @@ struct Registry: ParsableCommand {
         /// The database as an input, for commands that only read it.
         var asInput: [FileSet.Input] { (sqlitePath.map { [FileSet.Input("--db", $0)] } ?? []) + sideFiles }
 
-        /// The database as the output it is for commands that change it in place (a file only).
-        var asOutput: [DeclaredOutput] { sqlitePath.map { [DeclaredOutput("--db", $0, kind: .text)] } ?? [] }
+        /// The database as the output it is for commands that change it in place (a file only),
+        /// with SQLite's side files, which such a command writes and deletes: no input may be one.
+        var asOutput: [DeclaredOutput] {
+            (sqlitePath.map { [DeclaredOutput("--db", $0, kind: .text)] } ?? []) + sideFiles.map { DeclaredOutput($0.label, $0.path, kind: .text) }
+        }
     }
 }
 

@@ -245,7 +245,7 @@ extension Registry {
 
         func run() throws {
             let lists = [devicesFile.map { FileSet.Input("--devices-file", $0) }, signatureKeysFile.map { FileSet.Input("--signature-keys-file", $0) }]
-            let files = try CommandFiles(reads: lists.compactMap { $0 } + database.sideFiles,
+            let files = try CommandFiles(reads: lists.compactMap { $0 },
                                          writes: database.asOutput + (ops.map { [DeclaredOutput("--ops", $0, kind: .text)] } ?? []))
             let (selector, places) = try selector()
             let sizeLimit = try sizeLimit

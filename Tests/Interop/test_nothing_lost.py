@@ -262,6 +262,8 @@ MANIFEST = ('{"vault": "{in:v0=batch-0.vault}", "keyFile": "{in:k0=keys/parent.n
 # A batch writes each vault to the output folder under the vault's file name.
 BATCH_OUTPUTS = {f"job{i}": ("out", lambda s, i=i: s["out"] + "/" + os.path.basename(s[f"v{i}"])) for i in range(2)}
 DATABASE_SIDE_FILES = {f"db{suffix.replace('-', '_')}": ("in", lambda s, suffix=suffix: s["db"] + suffix) for suffix in ("-wal", "-shm", "-journal")}
+# A registry command that changes the database writes its side files too: outputs of the sweep.
+WRITTEN_DATABASE_SIDE_FILES = {name: ("side", function) for name, (_, function) in DATABASE_SIDE_FILES.items()}
 
 
 def journal_side_files(journal):
@@ -387,11 +389,11 @@ WRITERS = [
                                    f"--now {NOW} -o {{out:o=out.vault}} --ops {{out:ops=ops.jsonl}}", "devices-file"),
     Writer("device-revoker registry init", "registry init --db {out:db=new.sqlite}"),
     Writer("device-revoker registry import", f"registry import --db {{io:db=registry.sqlite}} --devices {{in:devices=more-devices.jsonl}} "
-                                             f"--members {{in:members=more-members.jsonl}} --now {NOW}", derived=DATABASE_SIDE_FILES),
+                                             f"--members {{in:members=more-members.jsonl}} --now {NOW}", derived=WRITTEN_DATABASE_SIDE_FILES),
     Writer("device-revoker registry revoke", f"registry revoke --db {{io:db=registry.sqlite}} --device did:plc:parent#ipad-1 --reason lost --force "
-                                             f"--batch-id B-SWEEP --now {NOW} --ops {{out:ops=ops.jsonl}}", derived=DATABASE_SIDE_FILES),
+                                             f"--batch-id B-SWEEP --now {NOW} --ops {{out:ops=ops.jsonl}}", derived=WRITTEN_DATABASE_SIDE_FILES),
     Writer("device-revoker registry revoke", f"registry revoke --db {{io:db=registry.sqlite}} --devices-file {{in:list=revoke.txt}} --force "
-                                             f"--batch-id B-SWEEP --now {NOW} --ops {{out:ops=ops.jsonl}}", "devices-file", derived=DATABASE_SIDE_FILES),
+                                             f"--batch-id B-SWEEP --now {NOW} --ops {{out:ops=ops.jsonl}}", "devices-file", derived=WRITTEN_DATABASE_SIDE_FILES),
     Writer("device-revoker registry log", f"registry log --db {{in:db=registry.sqlite}} --batch {LOG_BATCH} --ops {{out:ops=ops.jsonl}}",
            derived=DATABASE_SIDE_FILES),
 ]
@@ -538,7 +540,7 @@ def sweep_cases():
                         continue  # the tool names a file under its output folder; there is no other spelling to give
                     if derived and kind == "missing-folder" and not output_folders(writer, output):
                         continue  # a derived file not under an output folder (a backup, a side file) has no folder to spell
-                    if kind == "hardlink" and writer.kind(peer) == "in" and peer in writer.derived:
+                    if kind == "hardlink" and writer.kind(peer) in ("in", "side") and peer in writer.derived:
                         continue  # a database's side file that does not exist cannot be linked to
                     if kind in ("same", "missing-folder") and (derived or peer in writer.derived) and \
                             moves_derived(writer, peer if derived else output, defaults[output if derived else peer]):
