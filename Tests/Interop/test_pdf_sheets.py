@@ -11,6 +11,7 @@ reads its own PDFs back (`scan`, `combine`, `code verify`).
 import base64
 import hashlib
 import json
+import random
 import re
 import secrets
 import subprocess
@@ -258,3 +259,121 @@ def test_a_hostile_pdf_is_stopped_at_its_limits_and_writes_nothing(tmp_path):
         result = subprocess.run([RECOVERY_SHEET, *map(str, args)], capture_output=True, timeout=60)
         assert result.returncode == 2 and b"bomb.pdf' took more than" in result.stderr, result.stderr.decode()
         assert not (tmp_path / "out.nsec").exists()
+
+
+# Machine values on paper (issue 37): a key, an npub, an id, a path, a check code or a word is
+# printed as its own characters plus spaces and line breaks between its groups of four (counted
+# from its start and again after each / and each of its own spaces), never with a hyphen Pango
+# added or a break inside a group.
+
+def group_breaks(value):
+    """The indexes of `value` before which a printed line may break or a space may stand."""
+    points, run = set(), 0
+    for index, character in enumerate(value):
+        if character == " ":
+            points.update((index, index + 1))
+            run = 0
+            continue
+        run += 1
+        if run == 4 or character == "/":
+            points.add(index + 1)
+            run = 0
+    return points
+
+
+def assert_printed(text, value, grouped=True, where=""):
+    """`value` is in `text` as its characters with white space only at its group boundaries (or,
+    not `grouped`, only at its own spaces), and each of its own spaces printed."""
+    kept = [(index, character) for index, character in enumerate(value) if character != " "]
+    pattern = "".join(re.escape(character) + (r"(\s*)" if n < len(kept) - 1 else "") for n, (_, character) in enumerate(kept))
+    found = re.search(pattern, text)
+    assert found, f"{value!r} is not printed whole{where}:\n{text}"
+    allowed = group_breaks(value) if grouped else {index + 1 for index, character in enumerate(value) if character == " "}
+    for n, gap in enumerate(found.groups()):
+        boundary = kept[n][0] + 1
+        own_space = kept[n + 1][0] != boundary
+        assert not own_space or gap, f"{value!r} lost its space{where}"
+        assert not gap or own_space or boundary in allowed, f"{value!r} breaks inside a group, before {value[boundary:]!r}{where}"
+
+
+def machine_values(kind, household, extra):
+    """What a sheet prints that a parent compares or types, as (value, grouped); `extra` is
+    the sheet's ncryptsec, share words or code words (None: unknown, not checked)."""
+    values = []
+    if kind in ("recovery", "encrypted", "share"):
+        household_id = household.household_id.hex()
+        values += [(household.npub, True), (household_id[:12], True)]
+    if kind == "recovery":
+        words = Mnemonic("english").to_mnemonic(household.secret).split()
+        values += [(household.nsec, True), (household.vault_path, True)] + [(f"{n} {word}", False) for n, word in enumerate(words, 1)]
+    if kind == "encrypted":
+        values += [(household.vault_path, True)] + ([(extra, True)] if extra else [])
+    if kind == "share":
+        words = extra.split()
+        identifier = shamir_mnemonic.share.Share.from_mnemonic(extra).identifier
+        values += [(f"HVT-SHARE {identifier} {household.household_id.hex()[:12]}", True)] + [(f"{n} {word}", False) for n, word in enumerate(words, 1)]
+    if kind == "code":
+        values += [(f"{n} {word}", False) for n, word in enumerate(extra.split(), 1)]
+    return values
+
+
+def make_sheets(folder, kind, secret, paper, dpi):
+    """The sheet of `kind` for `secret` as a PDF and as the page description of its PNG at
+    `dpi`, each made on its own; returns the household and, for each of the two, its file and
+    what is random in it (the ncryptsec, the share's words, the code's words), None unknown."""
+    household = Household(secret)
+    key = secret_file(folder / "parent.nsec", household.nsec + "\n")
+    common = ["--paper", paper, "--date", "2026-11-22", "--label", "Familia García"]
+    if kind in ("recovery", "encrypted"):
+        extra = ["--passphrase-file", secret_file(folder / "pass.txt", PASSPHRASE + "\n"), "--log-n", "4", "--weak-passphrase"] if kind == "encrypted" else []
+        tool("generate", "--key-file", key, *common, *extra, "-o", folder / "sheet.pdf")
+        tool("generate", "--key-file", key, *common, *extra, "--dpi", dpi, "--format", "layout", "-o", folder / "sheet.layout")
+        ncryptsec = None
+        if kind == "encrypted":
+            subprocess.run(["pdftoppm", "-r", "300", "-gray", "-png", "-singlefile", str(folder / "sheet.pdf"), str(folder / "page")], check=True)
+            ncryptsec = zbar(folder / "page.png")
+            assert ncryptsec.startswith("ncryptsec1")
+        return household, [(folder / "sheet.pdf", ncryptsec), (folder / "sheet.layout", None)]
+    if kind == "code":
+        master = secret_file(folder / "mk.hex", secret.hex() + "\n")
+        made = []
+        for name, extra in (("sheet.pdf", []), ("sheet.layout", ["--format", "layout", "--dpi", dpi])):
+            tool("code", "new", "--master-key-file", master, "--user-id", "emma@example.org", *common, "--code-out", folder / f"{name}.words",
+                 "-o", folder / f"{name}.json", "--sheet", folder / name, *extra)
+            made.append((folder / name, (folder / f"{name}.words").read_text().strip()))
+        return household, made
+    made = []
+    for out, format_ in (("shares", ["--format", "pdf"]), ("layouts", ["--format", "layout", "--dpi", dpi])):
+        tool("split", "--key-file", key, "--threshold", 2, "--shares", 3, *common, "--holder", "Abuela Rosa", "--text",
+             "--iteration-exponent", 0, *format_, "-o", folder / out)
+        sheet = next((folder / out).glob("share-1-of-3.[pl]*"))
+        made.append((sheet, (folder / out / "share-1-of-3.txt").read_text().strip()))
+    return household, made
+
+
+def sheet_text(path):
+    """A PDF's text as pdftotext extracts it, in drawing order; a page description's text runs."""
+    if path.suffix == ".pdf":
+        return subprocess.run(["pdftotext", "-raw", "-enc", "UTF-8", str(path), "-"], capture_output=True, check=True).stdout.decode()
+    return "\n".join(item["text"] for item in json.loads(path.read_text())["items"] if "text" in item)
+
+
+SWEEP = [(kind, seed) for kind in KINDS for seed in range(3)]
+
+
+@pytest.mark.parametrize("kind,seed", SWEEP)
+def test_machine_values_are_printed_whole_and_break_only_between_groups(tmp_path, kind, seed):
+    """Seeded random keys of every sheet kind, on both papers, as a PDF (its text as pdftotext
+    extracts it) and as a PNG at a random resolution (its page description, which the PNG is
+    drawn from: the breaks depend on the resolution, which sizes the QR code beside them)."""
+    chance = random.Random(f"{kind}-{seed}")
+    secret = chance.randbytes(32)
+    paper = chance.choice(["a4", "letter"])
+    dpi = chance.randint(72, 800)
+    household, made = make_sheets(tmp_path, kind, secret, paper, dpi)
+    for (sheet, extra), where in zip(made, ["the PDF", f"the {dpi} dpi PNG"]):
+        text = sheet_text(sheet)
+        values = machine_values(kind, household, extra)
+        assert len(values) >= (3 if kind == "encrypted" else 24)
+        for value, grouped in values:
+            assert_printed(text, value, grouped, where=f" in {where} ({kind}, {paper})")
