@@ -377,3 +377,32 @@ def test_machine_values_are_printed_whole_and_break_only_between_groups(tmp_path
         assert len(values) >= (3 if kind == "encrypted" else 24)
         for value, grouped in values:
             assert_printed(text, value, grouped, where=f" in {where} ({kind}, {paper})")
+
+
+@pytest.mark.parametrize("dpi", [72, 800])
+@pytest.mark.parametrize("kind", ["recovery", "share", "code"])
+def test_every_resolution_the_tool_takes_reads_back(tmp_path, kind, dpi):
+    """Both ends of --dpi, as a PNG and as a PDF, read back with the tool's own readers: above
+    800 an A4 PNG would pass the picture limit scan reads (issue 37), so --dpi stops there."""
+    household = Household(secrets.token_bytes(32))
+    key = secret_file(tmp_path / "parent.nsec", household.nsec + "\n")
+    for format_ in ("png", "pdf"):
+        folder = tmp_path / format_
+        folder.mkdir()
+        common = ["--paper", "a4", "--dpi", dpi, "--date", "2026-11-22", "--format", format_]
+        if kind == "recovery":
+            tool("generate", "--key-file", key, *common, "-o", folder / f"sheet.{format_}")
+            assert tool("scan", folder / f"sheet.{format_}").stdout.decode().strip() == household.nsec, f"{format_} at {dpi} dpi"
+        elif kind == "share":
+            tool("split", "--key-file", key, "--threshold", 2, "--shares", 3, "--iteration-exponent", 0, *common, "-o", folder / "shares")
+            shares = [folder / "shares" / f"share-{n}-of-3.{format_}" for n in (1, 3)]
+            assert tool("combine", *shares).stdout.decode().strip() == household.nsec, f"{format_} at {dpi} dpi"
+        else:
+            master = secret_file(folder / "mk.hex", secrets.token_hex(32) + "\n")
+            tool("code", "new", "--master-key-file", master, "--user-id", "emma@example.org", *common, "--code-out", folder / "code.words",
+                 "-o", folder / "blob.json", "--sheet", folder / f"sheet.{format_}")
+            tool("code", "verify", "--sheet", folder / f"sheet.{format_}", "--code-file", folder / "code.words")
+    for outside in (dpi - 1 if dpi == 72 else dpi + 1,):
+        result = tool("generate", "--key-file", key, "--dpi", outside, "-o", tmp_path / "outside.png", expect=64)
+        assert f"--dpi takes 72 to 800, not {outside}".encode() in result.stderr
+        assert not (tmp_path / "outside.png").exists()
