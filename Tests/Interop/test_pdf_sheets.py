@@ -15,6 +15,7 @@ import random
 import re
 import secrets
 import subprocess
+import threading
 import unicodedata
 
 import bech32
@@ -406,3 +407,108 @@ def test_every_resolution_the_tool_takes_reads_back(tmp_path, kind, dpi):
         result = tool("generate", "--key-file", key, "--dpi", outside, "-o", tmp_path / "outside.png", expect=64)
         assert f"--dpi takes 72 to 800, not {outside}".encode() in result.stderr
         assert not (tmp_path / "outside.png").exists()
+
+
+# The child that reads a PDF (issue 37): poppler runs in a process of its own, limited, with a
+# clean environment, no core file, and output only into the tool's pipes.
+
+def noisy_sheet_pdf(png, extra_operators=2000):
+    """A PDF of one page holding a sheet's picture, whose page also has operators poppler does
+    not know: it reads, and poppler has something to say about it."""
+    import zlib
+    from PIL import Image
+    with Image.open(png) as picture:
+        gray = picture.convert("L")
+        width, height, pixels = gray.width, gray.height, zlib.compress(gray.tobytes())
+    dpi = 100
+    w, h = width * 72 / dpi, height * 72 / dpi
+    content = b"foo " * extra_operators + b"q %.2f 0 0 %.2f 0 0 cm /Im Do Q" % (w, h)
+    objects = [b"<< /Type /Catalog /Pages 2 0 R >>", b"<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
+               b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 %.2f %.2f] /Resources << /XObject << /Im 5 0 R >> >> /Contents 4 0 R >>" % (w, h),
+               b"<< /Length %d >>\nstream\n%s\nendstream" % (len(content), content),
+               b"<< /Type /XObject /Subtype /Image /Width %d /Height %d /ColorSpace /DeviceGray /BitsPerComponent 8 /Filter /FlateDecode /Length %d >>\nstream\n%s\nendstream"
+               % (width, height, len(pixels), pixels)]
+    out, offsets = b"%PDF-1.5\n", []
+    for number, body in enumerate(objects, 1):
+        offsets.append(len(out))
+        out += b"%d 0 obj\n%s\nendobj\n" % (number, body)
+    xref = len(out)
+    out += b"xref\n0 %d\n0000000000 65535 f \n" % (len(objects) + 1) + b"".join(b"%010d 00000 n \n" % offset for offset in offsets)
+    return out + b"trailer\n<< /Size %d /Root 1 0 R >>\nstartxref\n%d\n%%%%EOF\n" % (len(objects) + 1, xref)
+
+
+def test_the_pdf_reader_ignores_the_callers_glib_debugging(tmp_path):
+    """G_MESSAGES_DEBUG=all makes GLib print poppler's messages to standard output: in the
+    child, into the page's pixels. The child gets none of the caller's environment."""
+    household = Household(secrets.token_bytes(32))
+    key = secret_file(tmp_path / "parent.nsec", household.nsec + "\n")
+    tool("generate", "--key-file", key, "--dpi", 100, "-o", tmp_path / "sheet.png")
+    (tmp_path / "noisy.pdf").write_bytes(noisy_sheet_pdf(tmp_path / "sheet.png"))
+    messages = subprocess.run(["pdftoppm", "-r", "10", "-singlefile", str(tmp_path / "noisy.pdf"), str(tmp_path / "small")], capture_output=True).stderr
+    assert b"Unknown operator" in messages, "poppler would say nothing: the test would test nothing"
+    import os
+    for debug in ({}, {"G_MESSAGES_DEBUG": "all", "G_DEBUG": "fatal-warnings"}):
+        result = subprocess.run([RECOVERY_SHEET, "scan", str(tmp_path / "noisy.pdf")], capture_output=True, env={**os.environ, **debug})
+        assert result.returncode == 0 and result.stdout.decode().strip() == household.nsec, (debug, result.stderr.decode())
+
+
+def raise_core_limit():
+    import resource
+    resource.setrlimit(resource.RLIMIT_CORE, (resource.RLIM_INFINITY, resource.RLIM_INFINITY))
+
+
+def test_a_pdf_that_kills_the_reader_leaves_no_core_file(tmp_path):
+    """The bomb runs the child out of processing time (SIGXCPU, a signal that dumps core), a
+    truncated sheet is refused: with core files allowed in the caller's shell, neither leaves
+    a `core` (which would hold the page, a key) in the folder the tool was run in."""
+    pattern = open("/proc/sys/kernel/core_pattern").read().strip()
+    assert not pattern.startswith("|"), f"core files go to {pattern}: the test could not see one"
+    key = secret_file(tmp_path / "parent.nsec", Household(secrets.token_bytes(32)).nsec + "\n")
+    tool("generate", "--key-file", key, "-o", tmp_path / "sheet.pdf")
+    whole = (tmp_path / "sheet.pdf").read_bytes()
+    (tmp_path / "truncated.pdf").write_bytes(whole[:len(whole) // 2])
+    (tmp_path / "bomb.pdf").write_bytes(pdf_bomb())
+    for name, message in (("bomb.pdf", b"took more than"), ("truncated.pdf", b"truncated.pdf")):
+        result = subprocess.run([RECOVERY_SHEET, "scan", name, "-o", "out.nsec"], capture_output=True, cwd=tmp_path,
+                                preexec_fn=raise_core_limit, timeout=60)
+        assert result.returncode == 2 and message in result.stderr, (name, result.stderr.decode())
+        left = sorted(path.name for path in tmp_path.iterdir())
+        assert not any(name.startswith("core") for name in left), left
+        assert not (tmp_path / "out.nsec").exists()
+
+
+def test_the_pdf_reader_writes_only_into_a_pipe(tmp_path):
+    """Run by hand, the internal child would write the page (a key) to the terminal or a file:
+    it refuses both, before reading anything."""
+    import os
+    import pty
+    key = secret_file(tmp_path / "parent.nsec", Household(secrets.token_bytes(32)).nsec + "\n")
+    tool("generate", "--key-file", key, "-o", tmp_path / "sheet.pdf")
+    primary, secondary = pty.openpty()
+    shown = []
+
+    def read_terminal():  # read while it writes: a full terminal would stall it
+        while True:
+            try:
+                chunk = os.read(primary, 65536)
+            except OSError:  # the other end is closed: all it got has been read
+                return
+            if not chunk:
+                return
+            shown.append(chunk)
+
+    reader = threading.Thread(target=read_terminal)
+    reader.start()
+    try:
+        with open(tmp_path / "sheet.pdf", "rb") as sheet:
+            result = subprocess.run([RECOVERY_SHEET, "_read-pdf"], stdin=sheet, stdout=secondary, stderr=subprocess.PIPE, timeout=60)
+    finally:
+        os.close(secondary)
+        reader.join()
+        os.close(primary)
+    shown = b"".join(shown)
+    assert result.returncode == 64 and b"writes only into a pipe" in result.stderr, result.stderr.decode()
+    assert shown == b""
+    with open(tmp_path / "sheet.pdf", "rb") as sheet, open(tmp_path / "page.out", "wb") as out:
+        result = subprocess.run([RECOVERY_SHEET, "_read-pdf"], stdin=sheet, stdout=out, stderr=subprocess.PIPE)
+    assert result.returncode == 64 and (tmp_path / "page.out").read_bytes() == b""
