@@ -11,12 +11,16 @@ reads its own PDFs back (`scan`, `combine`, `code verify`).
 import base64
 import hashlib
 import json
+import os
+import pty
 import random
 import re
+import resource
 import secrets
 import subprocess
 import threading
 import unicodedata
+import zlib
 
 import bech32
 import pytest
@@ -26,6 +30,7 @@ from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 from cryptography.hazmat.primitives.kdf.pbkdf2 import PBKDF2HMAC
 from mnemonic import Mnemonic
 from nacl.bindings import crypto_aead_xchacha20poly1305_ietf_decrypt
+from PIL import Image
 
 from test_recovery_sheet import _bech32_decode_long, print_and_scan, zbar, zxing
 from test_slip39 import digits
@@ -415,8 +420,6 @@ def test_every_resolution_the_tool_takes_reads_back(tmp_path, kind, dpi):
 def noisy_sheet_pdf(png, extra_operators=2000):
     """A PDF of one page holding a sheet's picture, whose page also has operators poppler does
     not know: it reads, and poppler has something to say about it."""
-    import zlib
-    from PIL import Image
     with Image.open(png) as picture:
         gray = picture.convert("L")
         width, height, pixels = gray.width, gray.height, zlib.compress(gray.tobytes())
@@ -446,14 +449,12 @@ def test_the_pdf_reader_ignores_the_callers_glib_debugging(tmp_path):
     (tmp_path / "noisy.pdf").write_bytes(noisy_sheet_pdf(tmp_path / "sheet.png"))
     messages = subprocess.run(["pdftoppm", "-r", "10", "-singlefile", str(tmp_path / "noisy.pdf"), str(tmp_path / "small")], capture_output=True).stderr
     assert b"Unknown operator" in messages, "poppler would say nothing: the test would test nothing"
-    import os
     for debug in ({}, {"G_MESSAGES_DEBUG": "all", "G_DEBUG": "fatal-warnings"}):
         result = subprocess.run([RECOVERY_SHEET, "scan", str(tmp_path / "noisy.pdf")], capture_output=True, env={**os.environ, **debug})
         assert result.returncode == 0 and result.stdout.decode().strip() == household.nsec, (debug, result.stderr.decode())
 
 
 def raise_core_limit():
-    import resource
     resource.setrlimit(resource.RLIMIT_CORE, (resource.RLIM_INFINITY, resource.RLIM_INFINITY))
 
 
@@ -480,8 +481,6 @@ def test_a_pdf_that_kills_the_reader_leaves_no_core_file(tmp_path):
 def test_the_pdf_reader_writes_only_into_a_pipe(tmp_path):
     """Run by hand, the internal child would write the page (a key) to the terminal or a file:
     it refuses both, before reading anything."""
-    import os
-    import pty
     key = secret_file(tmp_path / "parent.nsec", Household(secrets.token_bytes(32)).nsec + "\n")
     tool("generate", "--key-file", key, "-o", tmp_path / "sheet.pdf")
     primary, secondary = pty.openpty()
