@@ -13,6 +13,15 @@ import VaultPaper
 enum IsolatedPDF {
     static let cpuSeconds: rlim_t = 5
     static let memoryBytes: rlim_t = 4 << 30
+    /// The most of the child's output kept: its size line and a page's pixels at most.
+    static let outputBytes = 32 + InputLimits.imagePixels
+    /// The most of its standard error kept: a refusal is a code and a 200-character reason.
+    static let errorBytes = 4096
+    /// The child's whole environment (issue 37). Nothing of the caller's: G_MESSAGES_DEBUG
+    /// makes GLib print poppler's messages to standard output, into the pixels, and other
+    /// variables (GLib's, fontconfig's, a debugger's) change what the child reads or does.
+    /// Sheets embed their fonts; fontconfig's system configuration is enough for the rest.
+    static let environment = ["PATH": "/usr/bin:/bin", "LANG": "C"]
 
     /// The page as a picture; nil when `bytes` are not a PDF (a photo or a scan).
     static func picture(of bytes: [UInt8], name: String) throws -> GrayImage? {
@@ -20,6 +29,9 @@ enum IsolatedPDF {
         let child = Process()
         child.executableURL = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath()
         child.arguments = [ReadPDF.configuration.commandName!]
+        child.environment = environment
+        // Three pipes of its own: the child's output only ever reaches this process, never
+        // the terminal (Process also closes every other descriptor in the child).
         let input = Pipe(), output = Pipe(), errors = Pipe()
         child.standardInput = input
         child.standardOutput = output
@@ -31,22 +43,55 @@ enum IsolatedPDF {
             try? input.fileHandleForWriting.close()
         }
         writer.start()
-        let pixels = output.fileHandleForReading.readDataToEndOfFile()
-        let message = String(decoding: errors.fileHandleForReading.readDataToEndOfFile().prefix(2000), as: UTF8.self)
+        let read = drain([output.fileHandleForReading.fileDescriptor, errors.fileHandleForReading.fileDescriptor], keeping: [outputBytes, errorBytes])
         child.waitUntilExit()
-        guard child.terminationReason == .exit else { throw VaultError.pdfTooCostly(name) }
-        guard child.terminationStatus == 0 else { throw ReadPDF.error(from: message, name: name) }
-        return try ReadPDF.picture(from: [UInt8](pixels), name: name)
+        guard child.terminationReason == .exit, read[0].count <= outputBytes else { throw VaultError.pdfTooCostly(name) }
+        guard child.terminationStatus == 0 else { throw ReadPDF.error(from: String(decoding: read[1].prefix(2000), as: UTF8.self), name: name) }
+        return try ReadPDF.picture(from: read[0], name: name)
+    }
+
+    /// Reads every one of `descriptors` to its end at once (poll), keeping at most `keeping[i]`
+    /// bytes of each, plus one to tell that there was more, and dropping the rest. Read one
+    /// after the other, a child that fills the pipe not being read (64 KiB) waits forever
+    /// for the one that is (issue 37); kept whole, a hostile one fills memory.
+    static func drain(_ descriptors: [Int32], keeping limits: [Int]) -> [[UInt8]] {
+        var kept = descriptors.map { _ in [UInt8]() }
+        var open = descriptors.map { pollfd(fd: $0, events: Int16(POLLIN), revents: 0) }
+        var buffer = [UInt8](repeating: 0, count: 65536)
+        while open.contains(where: { $0.fd >= 0 }) {
+            guard poll(&open, nfds_t(open.count), -1) >= 0 else {
+                if errno == EINTR { continue }
+                break
+            }
+            for index in open.indices where open[index].fd >= 0 && open[index].revents != 0 {
+                let count = buffer.withUnsafeMutableBytes { read(open[index].fd, $0.baseAddress, $0.count) }
+                if count < 0, errno == EINTR || errno == EAGAIN { continue }
+                guard count > 0 else { open[index].fd = -1; continue }  // the end, or an error: nothing more comes
+                kept[index].append(contentsOf: buffer[..<min(count, max(0, limits[index] + 1 - kept[index].count))])
+            }
+        }
+        return kept
     }
 }
 
 /// The child's side (not for people: hidden from help). Limits itself, reads a PDF on standard
-/// input, and writes the page as `width height\n` and its gray pixels; a refusal is the error's
-/// code and reason on standard error, exit 2.
+/// input, and writes the page as `width height\n` and its gray pixels into the pipe it was
+/// given; a refusal is the error's code and reason on standard error, exit 2.
 struct ReadPDF: ParsableCommand {
     static let configuration = CommandConfiguration(commandName: "_read-pdf", abstract: "Read a PDF for this tool (internal).", shouldDisplay: false)
 
     func run() throws {
+        // First, before any input: a crash on a hostile PDF (its memory limit reached, a bug
+        // in poppler) leaves no core file, which would hold the page, a key, in the folder
+        // the tool was run in (issue 37).
+        var noCore = rlimit(rlim_cur: 0, rlim_max: 0)
+        guard setrlimit(__rlimit_resource_t(RLIMIT_CORE.rawValue), &noCore) == 0 else { throw ExitCode(1) }
+        // The page goes only into the pipe of the tool that started it: run by hand at a
+        // terminal, or into a file, it would show or leave a key.
+        var status = stat()
+        guard fstat(STDOUT_FILENO, &status) == 0, status.st_mode & S_IFMT == S_IFIFO else {
+            throw ToolError(.usage, "_read-pdf is internal to recovery-sheet; it writes only into a pipe of the tool")
+        }
         // The whole PDF is read first: a child that stopped early would leave the tool writing
         // into a pipe nobody reads (SIGPIPE). The limits then bound poppler's work alone.
         let bytes = [UInt8](FileHandle.standardInput.readDataToEndOfFile().prefix(InputLimits.imageFile + 1))

@@ -11,10 +11,16 @@ reads its own PDFs back (`scan`, `combine`, `code verify`).
 import base64
 import hashlib
 import json
+import os
+import pty
+import random
 import re
+import resource
 import secrets
 import subprocess
+import threading
 import unicodedata
+import zlib
 
 import bech32
 import pytest
@@ -24,6 +30,7 @@ from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 from cryptography.hazmat.primitives.kdf.pbkdf2 import PBKDF2HMAC
 from mnemonic import Mnemonic
 from nacl.bindings import crypto_aead_xchacha20poly1305_ietf_decrypt
+from PIL import Image
 
 from test_recovery_sheet import _bech32_decode_long, print_and_scan, zbar, zxing
 from test_slip39 import digits
@@ -258,3 +265,249 @@ def test_a_hostile_pdf_is_stopped_at_its_limits_and_writes_nothing(tmp_path):
         result = subprocess.run([RECOVERY_SHEET, *map(str, args)], capture_output=True, timeout=60)
         assert result.returncode == 2 and b"bomb.pdf' took more than" in result.stderr, result.stderr.decode()
         assert not (tmp_path / "out.nsec").exists()
+
+
+# Machine values on paper (issue 37): a key, an npub, an id, a path, a check code or a word is
+# printed as its own characters plus spaces and line breaks between its groups of four (counted
+# from its start and again after each / and each of its own spaces), never with a hyphen Pango
+# added or a break inside a group.
+
+def group_breaks(value):
+    """The indexes of `value` before which a printed line may break or a space may stand."""
+    points, run = set(), 0
+    for index, character in enumerate(value):
+        if character == " ":
+            points.update((index, index + 1))
+            run = 0
+            continue
+        run += 1
+        if run == 4 or character == "/":
+            points.add(index + 1)
+            run = 0
+    return points
+
+
+def assert_printed(text, value, grouped=True, where=""):
+    """`value` is in `text` as its characters with white space only at its group boundaries (or,
+    not `grouped`, only at its own spaces), and each of its own spaces printed."""
+    kept = [(index, character) for index, character in enumerate(value) if character != " "]
+    pattern = "".join(re.escape(character) + (r"(\s*)" if n < len(kept) - 1 else "") for n, (_, character) in enumerate(kept))
+    found = re.search(pattern, text)
+    assert found, f"{value!r} is not printed whole{where}:\n{text}"
+    allowed = group_breaks(value) if grouped else {index + 1 for index, character in enumerate(value) if character == " "}
+    for n, gap in enumerate(found.groups()):
+        boundary = kept[n][0] + 1
+        own_space = kept[n + 1][0] != boundary
+        assert not own_space or gap, f"{value!r} lost its space{where}"
+        assert not gap or own_space or boundary in allowed, f"{value!r} breaks inside a group, before {value[boundary:]!r}{where}"
+
+
+def machine_values(kind, household, extra):
+    """What a sheet prints that a parent compares or types, as (value, grouped); `extra` is
+    the sheet's ncryptsec, share words or code words (None: unknown, not checked)."""
+    values = []
+    if kind in ("recovery", "encrypted", "share"):
+        household_id = household.household_id.hex()
+        values += [(household.npub, True), (household_id[:12], True)]
+    if kind == "recovery":
+        words = Mnemonic("english").to_mnemonic(household.secret).split()
+        values += [(household.nsec, True), (household.vault_path, True)] + [(f"{n} {word}", False) for n, word in enumerate(words, 1)]
+    if kind == "encrypted":
+        values += [(household.vault_path, True)] + ([(extra, True)] if extra else [])
+    if kind == "share":
+        words = extra.split()
+        identifier = shamir_mnemonic.share.Share.from_mnemonic(extra).identifier
+        values += [(f"HVT-SHARE {identifier} {household.household_id.hex()[:12]}", True)] + [(f"{n} {word}", False) for n, word in enumerate(words, 1)]
+    if kind == "code":
+        values += [(f"{n} {word}", False) for n, word in enumerate(extra.split(), 1)]
+    return values
+
+
+def make_sheets(folder, kind, secret, paper, dpi):
+    """The sheet of `kind` for `secret` as a PDF and as the page description of its PNG at
+    `dpi`, each made on its own; returns the household and, for each of the two, its file and
+    what is random in it (the ncryptsec, the share's words, the code's words), None unknown."""
+    household = Household(secret)
+    key = secret_file(folder / "parent.nsec", household.nsec + "\n")
+    common = ["--paper", paper, "--date", "2026-11-22", "--label", "Familia García"]
+    if kind in ("recovery", "encrypted"):
+        extra = ["--passphrase-file", secret_file(folder / "pass.txt", PASSPHRASE + "\n"), "--log-n", "4", "--weak-passphrase"] if kind == "encrypted" else []
+        tool("generate", "--key-file", key, *common, *extra, "-o", folder / "sheet.pdf")
+        tool("generate", "--key-file", key, *common, *extra, "--dpi", dpi, "--format", "layout", "-o", folder / "sheet.layout")
+        ncryptsec = None
+        if kind == "encrypted":
+            subprocess.run(["pdftoppm", "-r", "300", "-gray", "-png", "-singlefile", str(folder / "sheet.pdf"), str(folder / "page")], check=True)
+            ncryptsec = zbar(folder / "page.png")
+            assert ncryptsec.startswith("ncryptsec1")
+        return household, [(folder / "sheet.pdf", ncryptsec), (folder / "sheet.layout", None)]
+    if kind == "code":
+        master = secret_file(folder / "mk.hex", secret.hex() + "\n")
+        made = []
+        for name, extra in (("sheet.pdf", []), ("sheet.layout", ["--format", "layout", "--dpi", dpi])):
+            tool("code", "new", "--master-key-file", master, "--user-id", "emma@example.org", *common, "--code-out", folder / f"{name}.words",
+                 "-o", folder / f"{name}.json", "--sheet", folder / name, *extra)
+            made.append((folder / name, (folder / f"{name}.words").read_text().strip()))
+        return household, made
+    made = []
+    for out, format_ in (("shares", ["--format", "pdf"]), ("layouts", ["--format", "layout", "--dpi", dpi])):
+        tool("split", "--key-file", key, "--threshold", 2, "--shares", 3, *common, "--holder", "Abuela Rosa", "--text",
+             "--iteration-exponent", 0, *format_, "-o", folder / out)
+        sheet = next((folder / out).glob("share-1-of-3.[pl]*"))
+        made.append((sheet, (folder / out / "share-1-of-3.txt").read_text().strip()))
+    return household, made
+
+
+def sheet_text(path):
+    """A PDF's text as pdftotext extracts it, in drawing order; a page description's text runs."""
+    if path.suffix == ".pdf":
+        return subprocess.run(["pdftotext", "-raw", "-enc", "UTF-8", str(path), "-"], capture_output=True, check=True).stdout.decode()
+    return "\n".join(item["text"] for item in json.loads(path.read_text())["items"] if "text" in item)
+
+
+SWEEP = [(kind, seed) for kind in KINDS for seed in range(3)]
+
+
+@pytest.mark.parametrize("kind,seed", SWEEP)
+def test_machine_values_are_printed_whole_and_break_only_between_groups(tmp_path, kind, seed):
+    """Seeded random keys of every sheet kind, on both papers, as a PDF (its text as pdftotext
+    extracts it) and as a PNG at a random resolution (its page description, which the PNG is
+    drawn from: the breaks depend on the resolution, which sizes the QR code beside them)."""
+    chance = random.Random(f"{kind}-{seed}")
+    secret = chance.randbytes(32)
+    paper = chance.choice(["a4", "letter"])
+    dpi = chance.randint(72, 800)
+    household, made = make_sheets(tmp_path, kind, secret, paper, dpi)
+    for (sheet, extra), where in zip(made, ["the PDF", f"the {dpi} dpi PNG"]):
+        text = sheet_text(sheet)
+        values = machine_values(kind, household, extra)
+        assert len(values) >= (3 if kind == "encrypted" else 24)
+        for value, grouped in values:
+            assert_printed(text, value, grouped, where=f" in {where} ({kind}, {paper})")
+
+
+@pytest.mark.parametrize("dpi", [72, 800])
+@pytest.mark.parametrize("kind", ["recovery", "share", "code"])
+def test_every_resolution_the_tool_takes_reads_back(tmp_path, kind, dpi):
+    """Both ends of --dpi, as a PNG and as a PDF, read back with the tool's own readers: above
+    800 an A4 PNG would pass the picture limit scan reads (issue 37), so --dpi stops there."""
+    household = Household(secrets.token_bytes(32))
+    key = secret_file(tmp_path / "parent.nsec", household.nsec + "\n")
+    for format_ in ("png", "pdf"):
+        folder = tmp_path / format_
+        folder.mkdir()
+        common = ["--paper", "a4", "--dpi", dpi, "--date", "2026-11-22", "--format", format_]
+        if kind == "recovery":
+            tool("generate", "--key-file", key, *common, "-o", folder / f"sheet.{format_}")
+            assert tool("scan", folder / f"sheet.{format_}").stdout.decode().strip() == household.nsec, f"{format_} at {dpi} dpi"
+        elif kind == "share":
+            tool("split", "--key-file", key, "--threshold", 2, "--shares", 3, "--iteration-exponent", 0, *common, "-o", folder / "shares")
+            shares = [folder / "shares" / f"share-{n}-of-3.{format_}" for n in (1, 3)]
+            assert tool("combine", *shares).stdout.decode().strip() == household.nsec, f"{format_} at {dpi} dpi"
+        else:
+            master = secret_file(folder / "mk.hex", secrets.token_hex(32) + "\n")
+            tool("code", "new", "--master-key-file", master, "--user-id", "emma@example.org", *common, "--code-out", folder / "code.words",
+                 "-o", folder / "blob.json", "--sheet", folder / f"sheet.{format_}")
+            tool("code", "verify", "--sheet", folder / f"sheet.{format_}", "--code-file", folder / "code.words")
+    for outside in (dpi - 1 if dpi == 72 else dpi + 1,):
+        result = tool("generate", "--key-file", key, "--dpi", outside, "-o", tmp_path / "outside.png", expect=64)
+        assert f"--dpi takes 72 to 800, not {outside}".encode() in result.stderr
+        assert not (tmp_path / "outside.png").exists()
+
+
+# The child that reads a PDF (issue 37): poppler runs in a process of its own, limited, with a
+# clean environment, no core file, and output only into the tool's pipes.
+
+def noisy_sheet_pdf(png, extra_operators=2000):
+    """A PDF of one page holding a sheet's picture, whose page also has operators poppler does
+    not know: it reads, and poppler has something to say about it."""
+    with Image.open(png) as picture:
+        gray = picture.convert("L")
+        width, height, pixels = gray.width, gray.height, zlib.compress(gray.tobytes())
+    dpi = 100
+    w, h = width * 72 / dpi, height * 72 / dpi
+    content = b"foo " * extra_operators + b"q %.2f 0 0 %.2f 0 0 cm /Im Do Q" % (w, h)
+    objects = [b"<< /Type /Catalog /Pages 2 0 R >>", b"<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
+               b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 %.2f %.2f] /Resources << /XObject << /Im 5 0 R >> >> /Contents 4 0 R >>" % (w, h),
+               b"<< /Length %d >>\nstream\n%s\nendstream" % (len(content), content),
+               b"<< /Type /XObject /Subtype /Image /Width %d /Height %d /ColorSpace /DeviceGray /BitsPerComponent 8 /Filter /FlateDecode /Length %d >>\nstream\n%s\nendstream"
+               % (width, height, len(pixels), pixels)]
+    out, offsets = b"%PDF-1.5\n", []
+    for number, body in enumerate(objects, 1):
+        offsets.append(len(out))
+        out += b"%d 0 obj\n%s\nendobj\n" % (number, body)
+    xref = len(out)
+    out += b"xref\n0 %d\n0000000000 65535 f \n" % (len(objects) + 1) + b"".join(b"%010d 00000 n \n" % offset for offset in offsets)
+    return out + b"trailer\n<< /Size %d /Root 1 0 R >>\nstartxref\n%d\n%%%%EOF\n" % (len(objects) + 1, xref)
+
+
+def test_the_pdf_reader_ignores_the_callers_glib_debugging(tmp_path):
+    """G_MESSAGES_DEBUG=all makes GLib print poppler's messages to standard output: in the
+    child, into the page's pixels. The child gets none of the caller's environment."""
+    household = Household(secrets.token_bytes(32))
+    key = secret_file(tmp_path / "parent.nsec", household.nsec + "\n")
+    tool("generate", "--key-file", key, "--dpi", 100, "-o", tmp_path / "sheet.png")
+    (tmp_path / "noisy.pdf").write_bytes(noisy_sheet_pdf(tmp_path / "sheet.png"))
+    messages = subprocess.run(["pdftoppm", "-r", "10", "-singlefile", str(tmp_path / "noisy.pdf"), str(tmp_path / "small")], capture_output=True).stderr
+    assert b"Unknown operator" in messages, "poppler would say nothing: the test would test nothing"
+    for debug in ({}, {"G_MESSAGES_DEBUG": "all", "G_DEBUG": "fatal-warnings"}):
+        result = subprocess.run([RECOVERY_SHEET, "scan", str(tmp_path / "noisy.pdf")], capture_output=True, env={**os.environ, **debug})
+        assert result.returncode == 0 and result.stdout.decode().strip() == household.nsec, (debug, result.stderr.decode())
+
+
+def raise_core_limit():
+    resource.setrlimit(resource.RLIMIT_CORE, (resource.RLIM_INFINITY, resource.RLIM_INFINITY))
+
+
+def test_a_pdf_that_kills_the_reader_leaves_no_core_file(tmp_path):
+    """The bomb runs the child out of processing time (SIGXCPU, a signal that dumps core), a
+    truncated sheet is refused: with core files allowed in the caller's shell, neither leaves
+    a `core` (which would hold the page, a key) in the folder the tool was run in."""
+    pattern = open("/proc/sys/kernel/core_pattern").read().strip()
+    assert not pattern.startswith("|"), f"core files go to {pattern}: the test could not see one"
+    key = secret_file(tmp_path / "parent.nsec", Household(secrets.token_bytes(32)).nsec + "\n")
+    tool("generate", "--key-file", key, "-o", tmp_path / "sheet.pdf")
+    whole = (tmp_path / "sheet.pdf").read_bytes()
+    (tmp_path / "truncated.pdf").write_bytes(whole[:len(whole) // 2])
+    (tmp_path / "bomb.pdf").write_bytes(pdf_bomb())
+    for name, message in (("bomb.pdf", b"took more than"), ("truncated.pdf", b"truncated.pdf")):
+        result = subprocess.run([RECOVERY_SHEET, "scan", name, "-o", "out.nsec"], capture_output=True, cwd=tmp_path,
+                                preexec_fn=raise_core_limit, timeout=60)
+        assert result.returncode == 2 and message in result.stderr, (name, result.stderr.decode())
+        left = sorted(path.name for path in tmp_path.iterdir())
+        assert not any(name.startswith("core") for name in left), left
+        assert not (tmp_path / "out.nsec").exists()
+
+
+def test_the_pdf_reader_writes_only_into_a_pipe(tmp_path):
+    """Run by hand, the internal child would write the page (a key) to the terminal or a file:
+    it refuses both, before reading anything."""
+    key = secret_file(tmp_path / "parent.nsec", Household(secrets.token_bytes(32)).nsec + "\n")
+    tool("generate", "--key-file", key, "-o", tmp_path / "sheet.pdf")
+    primary, secondary = pty.openpty()
+    shown = []
+
+    def read_terminal():  # read while it writes: a full terminal would stall it
+        while True:
+            try:
+                chunk = os.read(primary, 65536)
+            except OSError:  # the other end is closed: all it got has been read
+                return
+            if not chunk:
+                return
+            shown.append(chunk)
+
+    reader = threading.Thread(target=read_terminal)
+    reader.start()
+    try:
+        with open(tmp_path / "sheet.pdf", "rb") as sheet:
+            result = subprocess.run([RECOVERY_SHEET, "_read-pdf"], stdin=sheet, stdout=secondary, stderr=subprocess.PIPE, timeout=60)
+    finally:
+        os.close(secondary)
+        reader.join()
+        os.close(primary)
+    shown = b"".join(shown)
+    assert result.returncode == 64 and b"writes only into a pipe" in result.stderr, result.stderr.decode()
+    assert shown == b""
+    with open(tmp_path / "sheet.pdf", "rb") as sheet, open(tmp_path / "page.out", "wb") as out:
+        result = subprocess.run([RECOVERY_SHEET, "_read-pdf"], stdin=sheet, stdout=out, stderr=subprocess.PIPE)
+    assert result.returncode == 64 and (tmp_path / "page.out").read_bytes() == b""

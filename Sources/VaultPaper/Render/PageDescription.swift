@@ -26,6 +26,9 @@ public struct PageDescription: Sendable {
         public let text: String
         public let style: TextStyle
         public let centred: Bool
+        /// False for a machine value (``PageWriter/machineValue``): its lines are set as
+        /// given, never broken again, so no break or hyphen lands inside a group.
+        public var wraps = true
     }
 
     public struct Rectangle: Sendable, Equatable {
@@ -107,7 +110,7 @@ extension PageDescription {
             switch item {
             case .text(let text):
                 .object([("text", .string(text.text)), ("style", .string(text.style.rawValue)), ("x", number(text.x)), ("y", number(text.y)),
-                         ("width", number(text.width)), ("centred", .bool(text.centred))])
+                         ("width", number(text.width)), ("centred", .bool(text.centred))] + (text.wraps ? [] : [("wraps", .bool(false))]))
             case .rectangle(let rectangle, let frame):
                 .object([("rectangle", .object(box(rectangle)))] + (frame.map { [("frame", number($0))] } ?? []))
             case .qr(let qr):

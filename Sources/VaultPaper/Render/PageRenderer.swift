@@ -18,14 +18,19 @@ enum PageRenderer {
         let width: Double
         let height: Double
         let lines: Int
+        /// The first line's baseline, down from the paragraph's top: text of two styles side
+        /// by side (a label and its value) is aligned on it.
+        let baseline: Double
     }
 
+    /// `width` infinite: the text is set as given, one line per line of `text`, never broken.
     static func measure(_ text: String, style: TextStyle, width: Double, centred: Bool = false) -> TextSize {
         Typesetter.shared.withLayout(text, style: style, width: width, centred: centred) { layout in
             var logicalWidth: Int32 = 0, logicalHeight: Int32 = 0
             pango_layout_get_size(layout, &logicalWidth, &logicalHeight)
             let unit = Double(hvt_pango_scale())
-            return TextSize(width: Double(logicalWidth) / unit, height: Double(logicalHeight) / unit, lines: Int(pango_layout_get_line_count(layout)))
+            return TextSize(width: Double(logicalWidth) / unit, height: Double(logicalHeight) / unit, lines: Int(pango_layout_get_line_count(layout)),
+                            baseline: Double(pango_layout_get_baseline(layout)) / unit)
         }
     }
 
@@ -91,7 +96,7 @@ enum PageRenderer {
         for item in page.items {
             switch item {
             case .text(let text):
-                Typesetter.shared.withLayout(text.text, style: text.style, width: text.width, centred: text.centred) { layout in
+                Typesetter.shared.withLayout(text.text, style: text.style, width: text.wraps ? text.width : .infinity, centred: text.centred) { layout in
                     cairo_move_to(cr, text.x, text.y)
                     pango_cairo_show_layout(cr, layout)
                 }
@@ -255,6 +260,14 @@ private final class Typesetter: @unchecked Sendable {
             pango_layout_set_wrap(layout, PANGO_WRAP_WORD_CHAR)
             pango_layout_set_alignment(layout, centred ? PANGO_ALIGN_CENTER : PANGO_ALIGN_LEFT)
             pango_layout_set_line_spacing(layout, 1.15)
+            // Where a word is broken between characters, Pango 1.50 adds a hyphen that is not
+            // in the text: on a key, an npub or a path a parent would copy it (issue 37).
+            // Machine values are broken by PageWriter at their groups and never reach this;
+            // prose keeps its own hyphens only.
+            let attributes = pango_attr_list_new()
+            pango_attr_list_insert(attributes, pango_attr_insert_hyphens_new(0))
+            pango_layout_set_attributes(layout, attributes)
+            pango_attr_list_unref(attributes)
             pango_layout_set_text(layout, text, -1)
             return try body(layout)
         }

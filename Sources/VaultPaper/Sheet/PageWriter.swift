@@ -117,39 +117,84 @@ struct PageWriter {
         try record(name, x: x, y: top, width: columnWidth * Double(columns - 1) + widest, height: Double(rows) * rowAdvance)
         for (index, entry) in entries.enumerated() {
             page.add(.text(.init(x: x + Double(index / rows) * columnWidth, y: top + Double(index % rows) * rowAdvance, width: columnWidth,
-                                 text: entry, style: .mono, centred: false)))
+                                 text: entry, style: .mono, centred: false, wraps: false)))
         }
         y = top + Double(rows) * rowAdvance
     }
 
     /// The key in groups of four characters, as many groups a line as fit, for typing by hand.
     mutating func groupedKey(_ name: String, _ text: String) throws {
-        let groups = stride(from: 0, to: text.count, by: 4).map { start in String(text.dropFirst(start).prefix(4)) }
-        let groupWidth = PageRenderer.advance("0000 ", style: .monoLarge)
-        let perLine = max(1, Int((width + PageRenderer.advance(" ", style: .monoLarge)) / groupWidth))
-        let lines = stride(from: 0, to: groups.count, by: perLine).map { groups[$0..<min($0 + perLine, groups.count)].joined(separator: " ") }
-        let joined = lines.joined(separator: "\n")
-        let size = PageRenderer.measure(joined, style: .monoLarge, width: width)
+        let lines = try machineLines(name, text, style: .monoLarge, width: width, separator: " ")
+        let size = PageRenderer.measure(lines.joined(separator: "\n"), style: .monoLarge, width: .infinity)
         try record(name, x: x, y: y, width: size.width, height: size.height)
-        page.add(.text(.init(x: x, y: y, width: width, text: joined, style: .monoLarge, centred: false)))
+        page.add(.text(.init(x: x, y: y, width: width, text: lines.joined(separator: "\n"), style: .monoLarge, centred: false, wraps: false)))
         y += size.height
     }
 
-    /// Label and value rows; a value too wide for its column breaks between characters.
+    /// Label and value rows, each label on its value's first baseline. A value too wide for
+    /// its column breaks between its groups of four (``machineLines``), never inside one.
     mutating func labelledValues(_ name: String, _ rows: [(String, String)]) throws {
         let labelWidth = (rows.map { PageRenderer.advance($0.0, style: .body) }.max() ?? 0) + Self.points(millimetres: 3)
         let valueWidth = width - labelWidth
         let top = y
         var used = 0.0
         for (label, value) in rows {
+            // Printed as a screen shows it where it fits, so a parent compares it character
+            // by character; broken only at its groups where it does not.
+            let valueText = try machineLines(name, value, style: .monoSmall, width: valueWidth, separator: "").joined(separator: "\n")
             let labelSize = PageRenderer.measure(label, style: .body, width: labelWidth)
-            let valueSize = PageRenderer.measure(value, style: .monoSmall, width: valueWidth)
-            page.add(.text(.init(x: x, y: y, width: labelWidth, text: label, style: .body, centred: false)))
-            page.add(.text(.init(x: x + labelWidth, y: y, width: valueWidth, text: value, style: .monoSmall, centred: false)))
+            let valueSize = PageRenderer.measure(valueText, style: .monoSmall, width: .infinity)
+            let labelY = y + max(0, valueSize.baseline - labelSize.baseline), valueY = y + max(0, labelSize.baseline - valueSize.baseline)
+            page.add(.text(.init(x: x, y: labelY, width: labelWidth, text: label, style: .body, centred: false)))
+            page.add(.text(.init(x: x + labelWidth, y: valueY, width: valueWidth, text: valueText, style: .monoSmall, centred: false, wraps: false)))
             used = max(used, labelWidth + valueSize.width)
-            y += max(labelSize.height, valueSize.height)
+            y = max(labelY + labelSize.height, valueY + valueSize.height)
         }
         try record(name, x: x, y: top, width: used, height: y - top)
+    }
+
+    /// A machine value (a key, an npub, an id, a path, a check code) as lines to print
+    /// (issue 37): broken only between its groups of four characters, counted from its start
+    /// and again after each `/` and each of its own spaces; as many whole groups a line as fit
+    /// in `width`; and never a lone short group on a last line of its own. `separator` joins
+    /// groups within a line (a space for a key typed by hand, nothing for a value compared
+    /// with a screen); the value's own spaces stay. So the lines are the value's characters
+    /// plus spaces and line breaks at group boundaries, nothing else: no hyphen, no orphan.
+    func machineLines(_ name: String, _ value: String, style: TextStyle, width: Double, separator: String) throws -> [String] {
+        var groups: [(text: String, spaced: Bool)] = []
+        var current = "", spaced = false
+        func flush() {
+            if !current.isEmpty { groups.append((current, spaced)) }
+            current = ""
+            spaced = false
+        }
+        for character in value {
+            if character == " " { flush(); spaced = true; continue }
+            current.append(character)
+            if current.count == 4 || character == "/" { flush() }
+        }
+        flush()
+        func line(_ part: ArraySlice<(text: String, spaced: Bool)>) -> String {
+            part.enumerated().map { ($0.offset == 0 ? "" : $0.element.spaced ? " " : separator) + $0.element.text }.joined()
+        }
+        func fits(_ part: ArraySlice<(text: String, spaced: Bool)>) -> Bool { PageRenderer.advance(line(part), style: style) <= width }
+        var lines: [Range<Int>] = []
+        var start = 0
+        while start < groups.count {
+            var end = start + 1
+            guard fits(groups[start..<end]) else { throw overflow(name) }
+            while end < groups.count, fits(groups[start...end]) { end += 1 }
+            lines.append(start..<end)
+            start = end
+        }
+        // A last line of one short group (an npub's final three characters) reads as a stray:
+        // it takes the group before it along.
+        if lines.count > 1, let last = lines.last, last.count == 1, groups[last.lowerBound].text.count < 4, lines[lines.count - 2].count > 1,
+           fits(groups[(last.lowerBound - 1)..<last.upperBound]) {
+            lines[lines.count - 2] = lines[lines.count - 2].lowerBound..<(last.lowerBound - 1)
+            lines[lines.count - 1] = (last.lowerBound - 1)..<last.upperBound
+        }
+        return lines.map { line(groups[$0]) }
     }
 
     /// A line exactly 50 mm long with its label, at the foot of the page: a parent measures it
