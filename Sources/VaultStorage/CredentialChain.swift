@@ -27,10 +27,17 @@ struct CredentialChain: Sendable {
 
     func resolve() throws -> ResolvedCredentials {
         var passed: [String] = []
+        let name = settings.profileName
         if let found = try environment(&passed) { return found }
-        if let found = try assumedRole(&passed) { return found }
-        if let found = try webIdentity(profile: settings.profileName, useEnvironment: true, &passed) { return found }
-        if let found = try profileSources(settings.profileName, &passed) { return found }
+        // A profile in neither file is one line of the message, not one per source it could have.
+        let profileExists = settings.profile(name) != nil
+        if profileExists, let found = try assumedRole(&passed) { return found }
+        if let found = try webIdentity(profile: name, useEnvironment: true, &passed) { return found }
+        if profileExists, let found = try profileSources(name, &passed) { return found }
+        if !profileExists {
+            let files = [settings.credentialsPath, settings.configPath].map { settings.fileExists($0) ? $0 : "\($0) (no such file)" }
+            passed.append("profile '\(name)' (in neither \(files[0]) nor \(files[1]))")
+        }
         if let found = try container(&passed) { return found }
         if let found = try instanceMetadata(&passed) { return found }
         throw VaultError.noCredentials(passed)
@@ -46,7 +53,7 @@ struct CredentialChain: Sendable {
         guard let secret = settings.env("AWS_SECRET_ACCESS_KEY") else {
             throw VaultError.credentialSourceFailed("the environment", "AWS_ACCESS_KEY_ID is set but AWS_SECRET_ACCESS_KEY is not")
         }
-        let credentials = try SigV4.Credentials(accessKeyID: id, secret: .text(secret), sessionToken: settings.env("AWS_SESSION_TOKEN"))
+        let credentials = try SigV4.Credentials(accessKeyID: id, secret: .fromText(secret), sessionToken: settings.env("AWS_SESSION_TOKEN"))
         return .fixed(credentials, source: "the environment (AWS_ACCESS_KEY_ID)")
     }
 
@@ -74,7 +81,7 @@ struct CredentialChain: Sendable {
             throw VaultError.credentialSourceFailed(source, "aws_access_key_id is set but aws_secret_access_key is not")
         }
         let token = section["aws_session_token"] ?? section["aws_security_token"]
-        return .fixed(try SigV4.Credentials(accessKeyID: id, secret: .text(secret), sessionToken: token), source: source)
+        return .fixed(try SigV4.Credentials(accessKeyID: id, secret: .fromText(secret), sessionToken: token), source: source)
     }
 
     /// `role_arn` with `source_profile` or `credential_source`, followed through source profiles
@@ -164,8 +171,9 @@ struct CredentialChain: Sendable {
             (useEnvironment ? settings.env(variable) : nil) ?? profile?[key]
         }
         guard let tokenFile = setting("AWS_WEB_IDENTITY_TOKEN_FILE", "web_identity_token_file") else {
-            passed.append(useEnvironment ? "web identity (AWS_WEB_IDENTITY_TOKEN_FILE unset, profile '\(name)' has no web_identity_token_file)"
-                                         : "web identity (profile '\(name)' has no web_identity_token_file)")
+            passed.append(!useEnvironment ? "web identity (profile '\(name)' has no web_identity_token_file)"
+                          : profile == nil ? "web identity (AWS_WEB_IDENTITY_TOKEN_FILE unset)"
+                          : "web identity (AWS_WEB_IDENTITY_TOKEN_FILE unset, profile '\(name)' has no web_identity_token_file)")
             return nil
         }
         let what = "web identity from \(tokenFile)"
@@ -227,7 +235,7 @@ struct CredentialChain: Sendable {
             return nil
         }
         return ResolvedCredentials(source: "EC2 instance metadata (role \(first.role))", first: first.credentials) {
-            try metadata.fetch().mapError { VaultError.credentialSourceFailed("EC2 instance metadata at \(metadata.endpoint)", $0.message) }.get().credentials
+            try metadata.fetch().mapError { VaultError.credentialSourceUnreachable("EC2 instance metadata", metadata.endpoint, $0.message) }.get().credentials
         }
     }
 }
@@ -241,7 +249,7 @@ extension ResolvedCredentials {
 extension SecretBytes {
     /// A secret read as text (from the environment, a file, an answer) into protected memory.
     /// The text itself is an ordinary string until then, a known limit (docs/object-storage.md).
-    static func text(_ text: String) throws -> SecretBytes {
+    static func fromText(_ text: String) throws -> SecretBytes {
         var bytes = Array(text.utf8)
         return try SecretBytes(consuming: &bytes)
     }

@@ -52,7 +52,7 @@ private func credentials(fromJSON body: [UInt8], tokenKey: String, what: String)
         expiration = date
     }
     let token = (object[tokenKey] as? String).flatMap { $0.isEmpty ? nil : $0 }
-    return ExpiringCredentials(try SigV4.Credentials(accessKeyID: id, secret: .text(secret), sessionToken: token), expiration: expiration)
+    return ExpiringCredentials(try SigV4.Credentials(accessKeyID: id, secret: .fromText(secret), sessionToken: token), expiration: expiration)
 }
 
 /// Why an HTTP source gave nothing: the status and, for an XML or JSON error, its code.
@@ -116,7 +116,7 @@ struct STS: Sendable {
         let response: HTTPResponse
         switch exchange(request, proxy: settings.proxy(for: endpoint.url), noProxy: settings.noProxy, timeoutMilliseconds: 10_000, attempts: 3) {
         case .success(let answer): response = answer
-        case .failure(let problem): throw VaultError.credentialSourceFailed(what, "STS at \(endpoint.url) could not be reached: \(problem.message)")
+        case .failure(let problem): throw VaultError.credentialSourceUnreachable(what, "STS at \(endpoint.url)", problem.message)
         }
         guard response.status == 200 else {
             let error = S3ErrorBody(response.body)
@@ -129,7 +129,7 @@ struct STS: Sendable {
             throw VaultError.credentialSourceFailed(what, "STS at \(endpoint.url) answered without credentials")
         }
         let expiration = XMLText.first("Expiration", in: block).flatMap(parseExpiration)
-        return ExpiringCredentials(try SigV4.Credentials(accessKeyID: id, secret: .text(secret), sessionToken: XMLText.first("SessionToken", in: block)),
+        return ExpiringCredentials(try SigV4.Credentials(accessKeyID: id, secret: .fromText(secret), sessionToken: XMLText.first("SessionToken", in: block)),
                                    expiration: expiration)
     }
 }
@@ -199,7 +199,7 @@ struct SSO: Sendable {
         let response: HTTPResponse
         switch exchange(request, proxy: settings.proxy(for: base), noProxy: settings.noProxy, timeoutMilliseconds: 10_000, attempts: 3) {
         case .success(let answer): response = answer
-        case .failure(let problem): throw VaultError.credentialSourceFailed(what, "the SSO portal at \(base) could not be reached: \(problem.message)")
+        case .failure(let problem): throw VaultError.credentialSourceUnreachable(what, "the SSO portal at \(base)", problem.message)
         }
         if response.status == 401 || response.status == 403 {
             throw VaultError.ssoLoginNeeded(profile: profile, "the SSO portal refused the cached token (\(httpProblem(response)))", login: login)
@@ -211,7 +211,7 @@ struct SSO: Sendable {
             throw VaultError.credentialSourceFailed(what, "the SSO portal at \(base) answered \(httpProblem(response)) without role credentials")
         }
         let expiration = (role["expiration"] as? NSNumber).map { Date(timeIntervalSince1970: $0.doubleValue / 1000) }
-        return ExpiringCredentials(try SigV4.Credentials(accessKeyID: id, secret: .text(secret), sessionToken: role["sessionToken"] as? String),
+        return ExpiringCredentials(try SigV4.Credentials(accessKeyID: id, secret: .fromText(secret), sessionToken: role["sessionToken"] as? String),
                                    expiration: expiration)
     }
 }
@@ -380,7 +380,7 @@ struct ContainerEndpoint: Sendable {
         let request = HTTPRequest(method: "GET", url: url, headers: headers + [("Accept", "application/json")], responseLimit: answerLimit)
         switch exchange(request, timeoutMilliseconds: 2_000, attempts: 3) {
         case .failure(let problem):
-            throw VaultError.credentialSourceFailed(what, "could not be reached: \(problem.message)")
+            throw VaultError.credentialSourceUnreachable(what, "the endpoint", problem.message)
         case .success(let response) where response.status != 200:
             throw VaultError.credentialSourceFailed(what, "answered \(httpProblem(response))")
         case .success(let response):
@@ -451,6 +451,9 @@ struct InstanceMetadata: Sendable {
 extension VaultError.Code {
     /// A configured credential source failed (STS refused, a process exited, an endpoint did not answer).
     public static let credentialSourceFailed = VaultError.Code(name: "credentialSourceFailed", category: .operational)
+    /// A configured credential source (STS, the SSO portal, the container endpoint) could not be
+    /// reached through every attempt: a retry later may get through.
+    public static let credentialSourceUnreachable = VaultError.Code(name: "credentialSourceUnreachable", category: .temporary)
 }
 
 extension VaultError {
@@ -458,6 +461,11 @@ extension VaultError {
     /// process's output.
     static func credentialSourceFailed(_ what: String, _ why: String, file: String = #fileID, line: UInt = #line) -> VaultError {
         VaultError(.credentialSourceFailed, "could not get credentials for the object store from \(what): \(why)", file: file, line: line)
+    }
+
+    static func credentialSourceUnreachable(_ what: String, _ party: String, _ problem: String, file: String = #fileID, line: UInt = #line) -> VaultError {
+        VaultError(.credentialSourceUnreachable, "could not get credentials for the object store from \(what): \(party) could not be reached: \(problem)",
+                   file: file, line: line)
     }
 
     static func ssoLoginNeeded(profile: String, _ why: String, login: String, file: String = #fileID, line: UInt = #line) -> VaultError {

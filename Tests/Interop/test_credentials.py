@@ -524,6 +524,7 @@ def test_nothing_found_names_every_source_tried(fake, tmp_path):
     stderr = result.stderr.decode()
     assert result.returncode == 1
     for source in ["the environment (AWS_ACCESS_KEY_ID unset)", "web identity (AWS_WEB_IDENTITY_TOKEN_FILE unset",
-                   f"profile 'default' in {env['AWS_SHARED_CREDENTIALS_FILE']} (no such file)", "the container endpoint (",
+                   f"profile 'default' (in neither {env['AWS_SHARED_CREDENTIALS_FILE']} (no such file) nor {env['AWS_CONFIG_FILE']} (no such file))",
+                   "the container endpoint (",
                    f"EC2 instance metadata at {fake.url} (the instance has no role (HTTP 404))"]:
         assert source in stderr, stderr

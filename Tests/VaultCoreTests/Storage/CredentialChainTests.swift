@@ -19,7 +19,7 @@ import Testing
     }
 
     static func credentials(_ id: String) throws -> SigV4.Credentials {
-        try SigV4.Credentials(accessKeyID: id, secret: .text("secret-\(id)"), sessionToken: "token-\(id)")
+        try SigV4.Credentials(accessKeyID: id, secret: .fromText("secret-\(id)"), sessionToken: "token-\(id)")
     }
 
     /// A source handing out key N at its Nth fetch, each valid for `lifetime` seconds of the clock.

@@ -104,8 +104,8 @@ import Testing
             Issue.record("a client without credentials was made")
         } catch let error as VaultError {
             #expect(error.code == .noCredentials)
-            for source in ["AWS_ACCESS_KEY_ID unset", "AWS_WEB_IDENTITY_TOKEN_FILE unset", "profile 'default' in /nonexistent/.aws/credentials (no such file)",
-                           "credential_process", "the container endpoint", "EC2 instance metadata (AWS_EC2_METADATA_DISABLED)"] {
+            for source in ["AWS_ACCESS_KEY_ID unset", "AWS_WEB_IDENTITY_TOKEN_FILE unset", "profile 'default' (in neither /nonexistent/.aws/credentials (no such file) nor /nonexistent/.aws/config (no such file))",
+                           "the container endpoint", "EC2 instance metadata (AWS_EC2_METADATA_DISABLED)"] {
                 #expect(error.reason.contains(source), "\(error.reason)")
             }
         }
