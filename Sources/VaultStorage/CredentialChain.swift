@@ -28,6 +28,10 @@ struct CredentialChain: Sendable {
     func resolve() throws -> ResolvedCredentials {
         var passed: [String] = []
         let name = settings.profileName
+        // As botocore and the AWS CLI: a profile named on purpose must exist, whatever else is set.
+        if settings.env("AWS_PROFILE") != nil, settings.profile(name) == nil {
+            throw VaultError.profileNotFound(name, credentialsFile: settings.credentialsPath, configFile: settings.configPath)
+        }
         if let found = try environment(&passed) { return found }
         // A profile in neither file is one line of the message, not one per source it could have.
         let profileExists = settings.profile(name) != nil

@@ -468,6 +468,11 @@ extension VaultError {
                    file: file, line: line)
     }
 
+    static func profileNotFound(_ profile: String, credentialsFile: String, configFile: String, file: String = #fileID, line: UInt = #line) -> VaultError {
+        VaultError(.noCredentials, "no credentials for the object store: the profile '\(profile)' that AWS_PROFILE names is in neither \(credentialsFile) nor \(configFile)",
+                   file: file, line: line)
+    }
+
     static func ssoLoginNeeded(profile: String, _ why: String, login: String, file: String = #fileID, line: UInt = #line) -> VaultError {
         VaultError(.credentialSourceFailed, "could not get credentials for the object store from profile '\(profile)' SSO: \(why)",
                    hint: "run '\(login)', then run the command again", file: file, line: line)

@@ -34,7 +34,7 @@ from botocore.awsrequest import AWSRequest
 from botocore.credentials import Credentials
 from workspace import VAULT_TOOL
 
-CASES = int(os.environ.get("CREDENTIAL_CASES", "48"))
+CASES = int(os.environ.get("CREDENTIAL_CASES", "72"))
 REGION = "us-east-1"
 BUCKET = "credential-chain"
 WEB_TOKEN = "web-identity-token-" + os.urandom(12).hex()
@@ -259,12 +259,19 @@ def write_process_script(fake, tmp_path):
     return f"\"{script}\" --label 'my label'"
 
 
-def make_case(rng, fake, tmp_path):
-    """One environment: variables, files, container endpoint and instance role, chosen at random."""
+KINDS = ["none", "static", "process", "role-static", "role-chain", "role-env", "role-container", "role-imds",
+         "web", "sso-session", "sso-legacy", "process+static"]
+
+
+def make_case(rng, fake, tmp_path, kind=None):
+    """One environment: variables, files, container endpoint and instance role, chosen at random
+    (the profile's kind of source in turn, when `kind` is given)."""
     env = base_environment(fake, tmp_path)
     profile = rng.choice(["default", "work"])
     if profile != "default":
         env["AWS_PROFILE"] = profile
+    if rng.random() < 0.06:
+        env["AWS_PROFILE"] = "ghost"  # in neither file: both refuse, whatever else is set
     config_name = "default" if profile == "default" else f"profile {profile}"
     credentials, config = {}, {}
 
@@ -278,21 +285,20 @@ def make_case(rng, fake, tmp_path):
         env.update(AWS_ACCESS_KEY_ID=key_id, AWS_SECRET_ACCESS_KEY=secret)
     elif chance < 0.2:
         env["AWS_ACCESS_KEY_ID"] = fake.static("HALF")[0]  # no secret: both must refuse
-    if rng.random() < 0.25:
+    if rng.random() < 0.15:
         token_file = tmp_path / "web-token"
         token_file.write_text(WEB_TOKEN)
         env.update(AWS_WEB_IDENTITY_TOKEN_FILE=str(token_file), AWS_ROLE_ARN="arn:aws:iam::1:role/irsa")
         if rng.random() < 0.5:
             env["AWS_ROLE_SESSION_NAME"] = "pod-7"
-    if rng.random() < 0.3:
+    if rng.random() < 0.45:
         env.update(AWS_CONTAINER_CREDENTIALS_FULL_URI=f"{fake.url}/container/credentials", AWS_CONTAINER_AUTHORIZATION_TOKEN=CONTAINER_TOKEN)
-    fake.imds_role = "instance-role" if rng.random() < 0.3 else None
+    fake.imds_role = "instance-role" if rng.random() < 0.4 else None
 
     if rng.random() < 0.35:
         credentials[profile] = keys("CREDFILE")
     section = config.setdefault(config_name, {})
-    kind = rng.choice(["none", "static", "process", "role-static", "role-chain", "role-env", "role-container", "role-imds",
-                       "web", "sso-session", "sso-legacy", "process+static"])
+    kind = kind or rng.choice(KINDS)
     if kind == "static":
         section.update(keys("CONFIG"))
     elif kind in ("process", "process+static"):
@@ -369,6 +375,8 @@ def tool_pick(fake, env):
         used = fake.s3_keys[before:]
         assert len(set(used)) == 1, used
         return fake.describe(used[0]), stderr
+    if "that AWS_PROFILE names is in neither" in stderr:
+        return "error", stderr
     if "no credentials for the object store" in stderr:
         return "none", stderr
     assert "could not get credentials for the object store from" in stderr, stderr
@@ -379,7 +387,7 @@ def tool_pick(fake, env):
 def test_the_tools_pick_the_source_botocore_picks(fake, tmp_path, case):
     rng = random.Random(3800 + case)
     fake.reset()
-    env, kind = make_case(rng, fake, tmp_path)
+    env, kind = make_case(rng, fake, tmp_path, KINDS[case % len(KINDS)])
     expected = botocore_pick(fake, env)
     picked, stderr = tool_pick(fake, env)
     assert fake.problems == []
@@ -394,11 +402,13 @@ def test_every_kind_of_source_is_drawn(fake, tmp_path):
     kinds, picks = set(), set()
     for case in range(CASES):
         fake.reset()
-        env, kind = make_case(random.Random(3800 + case), fake, tmp_path / str(case))
+        env, kind = make_case(random.Random(3800 + case), fake, tmp_path / str(case), KINDS[case % len(KINDS)])
         kinds.add(kind)
-        picks.add(botocore_pick(fake, env).split(" ")[0])
-    assert kinds >= {"static", "process", "role-static", "role-chain", "role-env", "role-container", "role-imds", "web", "sso-session", "sso-legacy"}
-    assert picks >= {"the", "web", "role", "sso", "instance", "credential_process", "error", "ENV", "CREDFILE", "CONFIG"}
+        pick = botocore_pick(fake, env)
+        picks.update({pick.split(" ")[0], pick})
+    assert kinds == set(KINDS)
+    assert picks >= {"the", "web", "role", "sso", "instance", "credential_process", "ENV", "CREDFILE", "CONFIG",
+                     "error (ProfileNotFound)", "error (PartialCredentialsError)", "error (CredentialRetrievalError)"}
 
 
 # MARK: Refresh
