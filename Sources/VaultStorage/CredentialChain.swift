@@ -108,6 +108,10 @@ struct CredentialChain: Sendable {
         guard let profile = settings.profile(name), let role = profile["role_arn"] else {
             throw VaultError.credentialSourceFailed(what, "the profile does not exist or has no role_arn")
         }
+        guard profile["mfa_serial"] == nil else {
+            throw VaultError.credentialSourceFailed(what, "mfa_serial asks for a code at a prompt, which these tools never show; "
+                                                    + "get temporary credentials first (aws sts get-session-token) or use a profile without it")
+        }
         let source: ExpiringCredentials
         switch (profile["source_profile"], profile["credential_source"]) {
         case (let sourceProfile?, nil):
@@ -118,10 +122,6 @@ struct CredentialChain: Sendable {
             throw VaultError.credentialSourceFailed(what, "the profile has both source_profile and credential_source; it may have one")
         case (nil, nil):
             throw VaultError.credentialSourceFailed(what, "the profile has role_arn but neither source_profile nor credential_source")
-        }
-        guard profile["mfa_serial"] == nil else {
-            throw VaultError.credentialSourceFailed(what, "mfa_serial asks for a code at a prompt, which these tools never show; "
-                                                    + "get temporary credentials first (aws sts get-session-token) or use a profile without it")
         }
         return try STS(settings: settings).assumeRole(role: role, sessionName: profile["role_session_name"] ?? Self.sessionName(),
                                                       externalID: profile["external_id"], duration: profile["duration_seconds"],

@@ -141,6 +141,70 @@ import Testing
         }
     }
 
+    /// Where STS and S3 are: the variables, then the profile's `services` section, then AWS's own.
+    @Test func serviceEndpointsAsTheSDKsReadThem() throws {
+        let config = try write("""
+        [profile local]
+        region = eu-west-1
+        services = lab
+        [services lab]
+        s3 =
+          endpoint_url = http://127.0.0.1:9000
+        sts =
+          endpoint_url = http://127.0.0.1:9100
+        [profile plain]
+        region = eu-west-1
+        """)
+        let local = ["HOME": "/nonexistent", "AWS_CONFIG_FILE": config, "AWS_PROFILE": "local"]
+        #expect(try S3Configuration.load(environment: local).endpoint.url == "http://127.0.0.1:9000")
+        #expect(STS(settings: try AWSSettings(environment: local)).url == "http://127.0.0.1:9100")
+        let overridden = local.merging(["AWS_ENDPOINT_URL_STS": "http://127.0.0.1:9200/", "AWS_ENDPOINT_URL_S3": "http://127.0.0.1:9300"]) { $1 }
+        #expect(try S3Configuration.load(environment: overridden).endpoint.url == "http://127.0.0.1:9300")
+        #expect(STS(settings: try AWSSettings(environment: overridden)).url == "http://127.0.0.1:9200")
+        let plain = ["HOME": "/nonexistent", "AWS_CONFIG_FILE": config, "AWS_PROFILE": "plain"]
+        #expect(STS(settings: try AWSSettings(environment: plain)).url == "https://sts.eu-west-1.amazonaws.com")
+        #expect(STS(settings: try AWSSettings(environment: plain.merging(["AWS_REGION": "ap-south-2"]) { $1 })).url == "https://sts.ap-south-2.amazonaws.com")
+    }
+
+    /// Refusals that need no server: a loop of source profiles, a role without a source, both
+    /// sources, an unknown credential_source, mfa_serial, a profile AWS_PROFILE names that is not there.
+    @Test func brokenRoleProfilesAreRefusedBeforeAnyRequest() throws {
+        let config = try write("""
+        [profile a]
+        role_arn = arn:aws:iam::1:role/a
+        source_profile = b
+        [profile b]
+        role_arn = arn:aws:iam::1:role/b
+        source_profile = a
+        [profile lonely]
+        role_arn = arn:aws:iam::1:role/x
+        [profile both]
+        role_arn = arn:aws:iam::1:role/x
+        source_profile = a
+        credential_source = Environment
+        [profile odd]
+        role_arn = arn:aws:iam::1:role/x
+        credential_source = Laptop
+        [profile mfa]
+        role_arn = arn:aws:iam::1:role/x
+        credential_source = Environment
+        mfa_serial = arn:aws:iam::1:mfa/me
+        """)
+        let expected = ["a": "its source_profile chain loops: a → b → a", "lonely": "neither source_profile nor credential_source",
+                        "both": "both source_profile and credential_source", "odd": "credential_source 'Laptop' is not one of",
+                        "mfa": "mfa_serial asks for a code at a prompt", "ghost": "the profile 'ghost' that AWS_PROFILE names is in neither"]
+        for (profile, message) in expected {
+            let environment = ["HOME": "/nonexistent", "AWS_CONFIG_FILE": config, "AWS_PROFILE": profile, "AWS_ENDPOINT_URL_STS": "http://127.0.0.1:1",
+                               "AWS_ACCESS_KEY_ID": profile == "ghost" ? "AKID" : "", "AWS_SECRET_ACCESS_KEY": "s"]
+            do {
+                _ = try S3Configuration.load(environment: environment).credentials.current()
+                Issue.record("profile \(profile) gave credentials")
+            } catch let error as VaultError {
+                #expect(error.reason.contains(message), "\(error.reason)")
+            }
+        }
+    }
+
     @Test func commandsAreSplitAsPythonsShlexSplitsThem() {
         #expect(CredentialProcess.split("a b  c") == ["a", "b", "c"])
         #expect(CredentialProcess.split("/bin/tool --profile 'my profile' \"x \\\" y\" z\\ w") == ["/bin/tool", "--profile", "my profile", "x \" y", "z w"])
