@@ -86,6 +86,8 @@ class FakeAWS:
             self.fetches = collections.Counter()
             self.s3_keys = []
             self.expired = set()
+            self.expired_for_objects = set()
+            self.objects = 0
             self.pages = 1
             self.problems = []
 
@@ -218,9 +220,23 @@ class Handler(http.server.BaseHTTPRequestHandler):
                                    "application/xml")
             page = int(query.get("continuation-token", "0"))
             more = page + 1 < fake.pages
-            xml = ("<ListBucketResult><IsTruncated>" + ("true" if more else "false") + "</IsTruncated>"
+            contents = "".join(f"<Contents><Key>vaults/{i:04d}.vault</Key><ETag>\"e{i}\"</ETag><Size>32</Size></Contents>"
+                               for i in range(fake.objects)) if page == 0 else ""
+            xml = ("<ListBucketResult><IsTruncated>" + ("true" if more else "false") + "</IsTruncated>" + contents
                    + (f"<NextContinuationToken>{page + 1}</NextContinuationToken>" if more else "") + "</ListBucketResult>")
             return self.answer(200, xml, "application/xml")
+        if url.path.startswith(f"/{BUCKET}/vaults/"):
+            try:
+                key_id = verify_sigv4("GET", self.path, headers, body, "s3", fake.lookup)
+            except (AssertionError, KeyError, ValueError) as problem:
+                fake.problems.append(f"S3: {problem}")
+                return self.answer(403, "<Error><Code>SignatureDoesNotMatch</Code></Error>", "application/xml")
+            with fake.lock:
+                fake.s3_keys.append(key_id)
+                expired = key_id in fake.expired or key_id in fake.expired_for_objects
+            if expired:
+                return self.answer(400, "<Error><Code>ExpiredToken</Code></Error>", "application/xml")
+            return self.answer(206, b"not a vault, 32 bytes long....."[:16], "application/octet-stream")
         self.answer(404, "<Error><Code>NoSuchKey</Code></Error>", "application/xml")
 
 
@@ -460,6 +476,26 @@ def test_an_expired_token_answer_forces_one_refresh_and_a_retry(fake, tmp_path):
     assert fake.s3_keys[0] == first and fake.s3_keys[1] != first
     assert len(set(fake.s3_keys[1:])) == 1 and len(fake.s3_keys) == 5
     assert fake.fetches == {"CONTAINER": 2}
+
+
+def test_workers_refused_at_once_share_one_refresh(fake, tmp_path):
+    """A census reads objects on many threads: when the credentials they all hold expire, every
+    thread's request is refused, and the first to ask fetches while the others wait and take the
+    result, so the container endpoint is asked once more, not once per thread."""
+    fake.reset()
+    fake.objects = 96
+    env = container_environment(fake, tmp_path)
+    first = f"ASIACONTAINER{fake.counter + 1:08d}"
+    fake.expired_for_objects.add(first)  # good for the listing, refused for every object
+    result = census(env)
+    assert result.returncode == 0, result.stderr.decode()
+    assert fake.fetches == {"CONTAINER": 2}
+    assert fake.s3_keys[0] == first
+    refused = fake.s3_keys.count(first) - 1
+    assert refused >= 1
+    second = {key for key in fake.s3_keys if key != first}
+    assert len(second) == 1 and fake.s3_keys.count(second.pop()) == 96
+    assert fake.problems == []
 
 
 def test_static_keys_refused_as_expired_fail_without_a_loop(fake, tmp_path):
