@@ -34,16 +34,20 @@ package struct ResolvedCredentials: Sendable {
 /// expire, as botocore's `RefreshableCredentials` does: from 15 minutes before the expiry an
 /// attempt is made and a failure keeps the current ones (advisory), from 10 minutes before a
 /// failure is an error (mandatory). A refresh happens under the lock, so a hundred workers
-/// asking at once make one fetch.
+/// asking at once make one fetch; after an advisory attempt fails the next waits a minute, so
+/// a source that is down does not make every request of a run wait for its timeouts.
 package final class CredentialProvider: Sendable {
     static let advisoryRefresh: TimeInterval = 15 * 60
     static let mandatoryRefresh: TimeInterval = 10 * 60
+    static let advisoryRetryDelay: TimeInterval = 60
 
     private struct State: Sendable {
         var resolved: ResolvedCredentials?
         var current: ExpiringCredentials?
         /// Fetches made, the first included (tests count them).
         var fetches = 0
+        /// No advisory attempt before this (one failed).
+        var quietUntil: Date?
     }
 
     private let state = Mutex(State())
@@ -74,14 +78,19 @@ package final class CredentialProvider: Sendable {
                 return resolved.first.credentials
             }
             guard let expiration = current.expiration else { return current.credentials }
-            let left = expiration.timeIntervalSince(clock())
+            let now = clock()
+            let left = expiration.timeIntervalSince(now)
             guard left < Self.advisoryRefresh else { return current.credentials }
+            let mandatory = left < Self.mandatoryRefresh
+            if !mandatory, let quietUntil = state.quietUntil, now < quietUntil { return current.credentials }
             do {
                 state.fetches += 1
                 let fresh = try resolved.fetchAgain()
                 state.current = fresh
+                state.quietUntil = nil
                 return fresh.credentials
-            } catch where left >= Self.mandatoryRefresh {
+            } catch where !mandatory {
+                state.quietUntil = now + Self.advisoryRetryDelay
                 return current.credentials
             }
         }

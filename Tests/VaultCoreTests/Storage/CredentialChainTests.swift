@@ -28,10 +28,12 @@ import Testing
         let count = Mutex(0)
         let lifetime: TimeInterval
         let failing = Mutex(false)
+        let attempts = Mutex(0)
 
         init(lifetime: TimeInterval) { self.lifetime = lifetime }
 
         func fetch() throws -> ExpiringCredentials {
+            attempts.withLock { $0 += 1 }
             if failing.withLock({ $0 }) { throw VaultError.credentialSourceFailed("a test", "down") }
             let n = count.withLock { $0 += 1; return $0 }
             return ExpiringCredentials(try CredentialChainTests.credentials("KEY\(n)"), expiration: now.withLock { $0 } + lifetime)
@@ -65,8 +67,14 @@ import Testing
         let provider = source.provider()
         _ = try provider.current()
         source.failing.withLock { $0 = true }
-        source.advance(3600 - 12 * 60)
+        source.advance(3600 - 14 * 60)
         #expect(try provider.current().accessKeyID == "KEY1", "advisory window: a failure keeps the current key")
+        #expect(source.attempts.withLock { $0 } == 2)
+        for _ in 0..<20 { #expect(try provider.current().accessKeyID == "KEY1") }
+        #expect(source.attempts.withLock { $0 } == 2, "no attempt within a minute of a failed one")
+        source.advance(61)
+        _ = try provider.current()
+        #expect(source.attempts.withLock { $0 } == 3, "another attempt a minute later")
         source.advance(3 * 60)
         #expect(throws: VaultError(.credentialSourceFailed, "")) { try provider.current() }
         source.failing.withLock { $0 = false }
