@@ -110,6 +110,11 @@ final class HTTPClient {
                 set(hvt_curl_set_off(handle, CURLOPT_INFILESIZE_LARGE, curl_off_t(request.body.count)))
                 set(hvt_curl_set_write_function(handle, CURLOPT_READFUNCTION, sendBody))
                 set(hvt_curl_set_pointer(handle, CURLOPT_READDATA, context))
+            case "POST":  // STS's query API takes its form in the body (CredentialSources)
+                set(hvt_curl_set_long(handle, CURLOPT_POST, 1))
+                set(hvt_curl_set_off(handle, CURLOPT_POSTFIELDSIZE_LARGE, curl_off_t(request.body.count)))
+                set(hvt_curl_set_write_function(handle, CURLOPT_READFUNCTION, sendBody))
+                set(hvt_curl_set_pointer(handle, CURLOPT_READDATA, context))
             default:
                 set(hvt_curl_set_pointer(handle, CURLOPT_CUSTOMREQUEST, request.method))
             }

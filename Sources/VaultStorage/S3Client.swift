@@ -15,7 +15,9 @@ package final class S3Client: @unchecked Sendable {
     private let clock: @Sendable () -> Date
 
     package init(_ configuration: S3Configuration, attempts: Int = 5, clock: @escaping @Sendable () -> Date = Date.init) throws {
-        guard configuration.credentials != nil else { throw VaultError.noCredentials(configuration.credentialSource) }
+        // Fails now, with the reason, when no source has credentials (the chain is walked once,
+        // by the first client; later ones get the shared credentials).
+        _ = try configuration.credentials.current()
         self.configuration = configuration
         signer = .s3(region: configuration.region)
         http = try HTTPClient(proxy: configuration.proxy, noProxy: configuration.noProxy)
@@ -51,7 +53,7 @@ package final class S3Client: @unchecked Sendable {
         var headers: [(name: String, value: String)] = []
         if let range { headers.append(("Range", "bytes=\(range.lowerBound)-\(range.upperBound - 1)")) }
         // The transfer stops past the limit; an error document (a few hundred bytes) always fits.
-        let response = try retrying(name, limit: limit) { send("GET", name, headers: headers, responseLimit: max(limit, 1 << 16)) }
+        let response = try retrying(name, limit: limit) { try send("GET", name, headers: headers, responseLimit: max(limit, 1 << 16)) }
         switch response.status {
         case 200, 206:
             guard response.body.count <= limit else { throw VaultError.tooLarge(what: "vault", name: name.description, limit: limit) }
@@ -77,7 +79,7 @@ package final class S3Client: @unchecked Sendable {
             query.append(("start-after", startAfter))
         }
         let bucket = S3ObjectName(bucket: prefix.bucket, key: "")
-        let response = try retrying(prefix) { send("GET", bucket, query: query) }
+        let response = try retrying(prefix) { try send("GET", bucket, query: query) }
         guard response.status == 200 else { throw failure(response, prefix) }
         let page = S3ListPage(response.body)
         // A page that says there is more but not where would end the listing early, silently.
@@ -135,7 +137,7 @@ package final class S3Client: @unchecked Sendable {
         var resent = false
         for attempt in 0..<attempts {
             if attempt > 0 { backOff(attempt) }
-            switch send("PUT", name, headers: headers + [("Content-Type", "application/octet-stream")], body: bytes) {
+            switch try send("PUT", name, headers: headers + [("Content-Type", "application/octet-stream")], body: bytes) {
             case .failure(let error):
                 lastProblem = error.message
                 lastAnswered = false
@@ -179,26 +181,26 @@ package final class S3Client: @unchecked Sendable {
 
     /// Deletes an object (only the conditional-write check's own probe is ever deleted).
     func delete(_ name: S3ObjectName) throws {
-        let response = try retrying(name, doing: "deleting") { send("DELETE", name) }
+        let response = try retrying(name, doing: "deleting") { try send("DELETE", name) }
         guard [200, 204, 404].contains(response.status) else { throw failure(response, name) }
     }
 
     /// Makes a bucket (tests and demos set up their store with it; the tools never make one).
     func createBucket(_ bucket: String) throws {
         let name = S3ObjectName(bucket: bucket, key: "")
-        let response = try retrying(name, doing: "creating") { send("PUT", name) }
+        let response = try retrying(name, doing: "creating") { try send("PUT", name) }
         guard response.status == 200 else { throw failure(response, name) }
     }
 
     // MARK: One request
 
     private func retrying(_ name: S3ObjectName, limit: Int = InputLimits.document, doing what: String = "reading",
-                          _ exchange: () -> Result<HTTPResponse, HTTPTransportError>) throws -> HTTPResponse {
+                          _ exchange: () throws -> Result<HTTPResponse, HTTPTransportError>) throws -> HTTPResponse {
         var lastProblem = ""
         var lastAnswered = false
         for attempt in 0..<attempts {
             if attempt > 0 { backOff(attempt) }
-            switch exchange() {
+            switch try exchange() {
             case .success(let response) where !(500...599).contains(response.status):
                 return response
             case .success(let response):
@@ -232,10 +234,25 @@ package final class S3Client: @unchecked Sendable {
         usleep(UInt32(Double.random(in: 0...ceiling) * 1_000_000))
     }
 
+    /// The answers that say the credentials expired: the provider fetches new ones and the
+    /// request is sent again once, instead of failing (a run outlives a role session).
+    static let expiredCredentialCodes: Set<String> = ["ExpiredToken", "ExpiredTokenException", "RequestExpired", "InvalidToken", "TokenRefreshRequired"]
+
+    /// Signs with the provider's current credentials and sends; an answer that the credentials
+    /// expired makes the provider fetch new ones, and the request goes once more with them.
     private func send(_ method: String, _ name: S3ObjectName, query: [(name: String, value: String)] = [],
                       headers extra: [(name: String, value: String)] = [], body: [UInt8] = [],
-                      responseLimit: Int = InputLimits.listFile) -> Result<HTTPResponse, HTTPTransportError> {
-        let credentials = configuration.credentials!
+                      responseLimit: Int = InputLimits.listFile) throws -> Result<HTTPResponse, HTTPTransportError> {
+        let credentials = try configuration.credentials.current()
+        let result = send(method, name, query: query, headers: extra, body: body, responseLimit: responseLimit, credentials: credentials)
+        guard case .success(let response) = result, response.status == 400 || response.status == 403,
+              let code = S3ErrorBody(response.body).code, Self.expiredCredentialCodes.contains(code),
+              let renewed = try configuration.credentials.refresh(after: credentials) else { return result }
+        return send(method, name, query: query, headers: extra, body: body, responseLimit: responseLimit, credentials: renewed)
+    }
+
+    private func send(_ method: String, _ name: S3ObjectName, query: [(name: String, value: String)], headers extra: [(name: String, value: String)],
+                      body: [UInt8], responseLimit: Int, credentials: SigV4.Credentials) -> Result<HTTPResponse, HTTPTransportError> {
         let endpoint = configuration.endpoint
         let host = configuration.pathStyle ? endpoint.authority : "\(name.bucket).\(endpoint.authority)"
         let path = configuration.pathStyle ? "/\(name.bucket)/\(name.key)" : "/\(name.key)"
@@ -272,7 +289,7 @@ package final class S3Client: @unchecked Sendable {
         case "NoSuchBucket":
             return .noSuchBucket(name.bucket, endpoint: configuration.endpoint.url)
         case "InvalidAccessKeyId", "SignatureDoesNotMatch", "AccessDenied", "InvalidToken", "ExpiredToken", "AuthorizationHeaderMalformed":
-            return .storageDenied(code, name.description, keyID: configuration.credentials!.accessKeyID, source: configuration.credentialSource)
+            return .storageDenied(code, name.description, keyID: configuration.credentials.accessKeyID ?? "?", source: configuration.credentialSource)
         default:
             return .storageFailed(code, name.description, endpoint: configuration.endpoint.url, message: error.message)
         }
@@ -303,6 +320,12 @@ extension VaultError.Code {
 extension VaultError {
     static func noCredentials(_ source: String, file: String = #fileID, line: UInt = #line) -> VaultError {
         VaultError(.noCredentials, "no credentials for the object store: found \(source)", file: file, line: line)
+    }
+
+    /// Every source of the chain was passed over; `passed` says why each gave nothing.
+    static func noCredentials(_ passed: [String], file: String = #fileID, line: UInt = #line) -> VaultError {
+        VaultError(.noCredentials, "no credentials for the object store: tried " + passed.joined(separator: "; "),
+                   hint: "set AWS_PROFILE to a profile with credentials, or see docs/object-storage.md for every source read", file: file, line: line)
     }
 
     static func conditionsIgnored(_ bucket: String, endpoint: String, file: String = #fileID, line: UInt = #line) -> VaultError {

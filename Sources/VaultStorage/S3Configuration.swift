@@ -5,24 +5,30 @@ import VaultCore
 /// it (AWS SDKs and Tools reference guide, "Configuration and credential file settings"):
 ///
 /// - endpoint: `AWS_ENDPOINT_URL_S3`, else `AWS_ENDPOINT_URL`, else the profile's `s3` section's
-///   `endpoint_url`, else its `endpoint_url`, else AWS's regional endpoint;
+///   `endpoint_url`, else the `s3` block of the profile's `services` section, else its
+///   `endpoint_url`, else AWS's regional endpoint;
 /// - region: `AWS_REGION`, else `AWS_DEFAULT_REGION`, else the profile's `region`, else us-east-1;
-/// - credentials: `AWS_ACCESS_KEY_ID` with `AWS_SECRET_ACCESS_KEY` (and `AWS_SESSION_TOKEN`),
-///   else the profile in the shared credentials file, else in the config file;
+/// - credentials: the SDKs' default chain (``CredentialChain``: the environment, an assumed
+///   role, web identity, SSO, the profile's keys or credential_process, the container endpoint,
+///   EC2 instance metadata), refreshed before they expire (``CredentialProvider``);
 /// - profile: `AWS_PROFILE`, else `default`; files: `AWS_SHARED_CREDENTIALS_FILE` and
 ///   `AWS_CONFIG_FILE`, else `~/.aws/credentials` and `~/.aws/config`;
 /// - addressing: the profile's `s3` section's `addressing_style` (`path` or `virtual`); else path
 ///   style for any endpoint that is not AWS's, as MinIO-like servers need;
 /// - proxy: `HTTPS_PROXY` (`HTTP_PROXY` for an http:// endpoint) and `NO_PROXY`.
 ///
-/// A credential is never taken from a command line; the secret is held in ``SecretBytes``.
+/// A credential is never taken from a command line; secret keys are held in ``SecretBytes``.
 public struct S3Configuration: Sendable {
     public let endpoint: Endpoint
     public let region: String
-    package let credentials: SigV4.Credentials?
+    /// The credentials every request is signed with, shared by every client of the store and
+    /// fetched again before they expire.
+    package let credentials: CredentialProvider
     public let pathStyle: Bool
-    /// Where the credentials came from, for messages ("environment", "profile 'x' in FILE").
-    public let credentialSource: String
+    /// Where the credentials came from, for messages ("the environment (AWS_ACCESS_KEY_ID)",
+    /// "profile 'x' in FILE", "role … by web identity (…)"); before they were looked for, "not
+    /// yet looked for".
+    public var credentialSource: String { credentials.source ?? "credentials not yet looked for" }
     /// The proxy, as the AWS CLI takes it: `HTTPS_PROXY` (or `HTTP_PROXY` for an http://
     /// endpoint), and the hosts that bypass it, `NO_PROXY`. None unless set.
     public let proxy: String?
@@ -79,65 +85,38 @@ public struct S3Configuration: Sendable {
         }
     }
 
-    package init(endpoint: Endpoint, region: String, credentials: SigV4.Credentials?, pathStyle: Bool, credentialSource: String,
-                proxy: String? = nil, noProxy: String? = nil) {
+    package init(endpoint: Endpoint, region: String, credentials: CredentialProvider, pathStyle: Bool,
+                 proxy: String? = nil, noProxy: String? = nil) {
         self.endpoint = endpoint
         self.region = region
         self.credentials = credentials
         self.pathStyle = pathStyle
-        self.credentialSource = credentialSource
         self.proxy = proxy
         self.noProxy = noProxy
     }
 
-    /// Reads the configuration from an environment (the executable passes its own; VaultStorage
-    /// never reads the process's) and the files it names.
-    public static func load(environment: [String: String]) throws -> S3Configuration {
-        func env(_ name: String) -> String? { environment[name].flatMap { $0.isEmpty ? nil : $0 } }
-        let home = env("HOME") ?? "/nonexistent"
-        let profileName = env("AWS_PROFILE") ?? "default"
-        let configPath = env("AWS_CONFIG_FILE") ?? "\(home)/.aws/config"
-        let credentialsPath = env("AWS_SHARED_CREDENTIALS_FILE") ?? "\(home)/.aws/credentials"
-        // In the config file a profile's section is "[profile NAME]", except "[default]".
-        let config = try ProfileFile.read(configPath)?.section(profileName == "default" ? "default" : "profile \(profileName)")
-        let credentialFile = try ProfileFile.read(credentialsPath)
+    /// Fixed credentials (tests), or none: then `credentialSource` is what a use says was found.
+    package init(endpoint: Endpoint, region: String, credentials: SigV4.Credentials?, pathStyle: Bool, credentialSource: String,
+                 proxy: String? = nil, noProxy: String? = nil) {
+        self.init(endpoint: endpoint, region: region, credentials: CredentialProvider(fixed: credentials, source: credentialSource),
+                  pathStyle: pathStyle, proxy: proxy, noProxy: noProxy)
+    }
 
-        let region = env("AWS_REGION") ?? env("AWS_DEFAULT_REGION") ?? config?["region"] ?? "us-east-1"
-        let endpointText = env("AWS_ENDPOINT_URL_S3") ?? env("AWS_ENDPOINT_URL")
-            ?? config?.nested("s3")["endpoint_url"] ?? config?["endpoint_url"]
+    /// Reads the configuration from an environment (the executable passes its own; VaultStorage
+    /// never reads the process's) and the files it names. The credentials are looked for on
+    /// first use (``CredentialChain``), so a command that never touches the store asks nothing.
+    public static func load(environment: [String: String]) throws -> S3Configuration {
+        let settings = try AWSSettings(environment: environment)
+        let config = settings.configSection(settings.profileName)
+        let endpointText = settings.env("AWS_ENDPOINT_URL_S3") ?? settings.env("AWS_ENDPOINT_URL")
+            ?? config?.nested("s3")["endpoint_url"] ?? settings.endpoint(service: "s3")
         let endpoint = try endpointText.map(Endpoint.init(parsing:))
-            ?? Endpoint(parsing: "https://s3.\(region).amazonaws.com")
+            ?? Endpoint(parsing: "https://s3.\(settings.region).amazonaws.com")
         let style = config?.nested("s3")["addressing_style"]
         let pathStyle = style == "path" || (style != "virtual" && !endpoint.isAWS)
-
-        let credentials: SigV4.Credentials?
-        let source: String
-        if let id = env("AWS_ACCESS_KEY_ID"), let secret = env("AWS_SECRET_ACCESS_KEY") {
-            credentials = try SigV4.Credentials(accessKeyID: id, secret: secretBytes(secret), sessionToken: env("AWS_SESSION_TOKEN"))
-            source = "the environment (AWS_ACCESS_KEY_ID)"
-        } else if let found = try credentialsIn(credentialFile?.section(profileName)) {
-            credentials = found
-            source = "profile '\(profileName)' in \(credentialsPath)"
-        } else if let found = try credentialsIn(config) {
-            credentials = found
-            source = "profile '\(profileName)' in \(configPath)"
-        } else {
-            credentials = nil
-            source = "nowhere (no AWS_ACCESS_KEY_ID, and profile '\(profileName)' has no aws_access_key_id)"
-        }
-        let proxy = endpoint.scheme == "https" ? env("HTTPS_PROXY") ?? env("https_proxy") : env("HTTP_PROXY") ?? env("http_proxy")
-        return S3Configuration(endpoint: endpoint, region: region, credentials: credentials, pathStyle: pathStyle, credentialSource: source,
-                               proxy: proxy, noProxy: env("NO_PROXY") ?? env("no_proxy"))
-    }
-
-    private static func credentialsIn(_ section: ProfileFile.Section?) throws -> SigV4.Credentials? {
-        guard let section, let id = section["aws_access_key_id"], let secret = section["aws_secret_access_key"] else { return nil }
-        return try SigV4.Credentials(accessKeyID: id, secret: secretBytes(secret), sessionToken: section["aws_session_token"])
-    }
-
-    private static func secretBytes(_ text: String) throws -> SecretBytes {
-        var bytes = Array(text.utf8)
-        return try SecretBytes(consuming: &bytes)
+        let chain = CredentialChain(settings: settings)
+        return S3Configuration(endpoint: endpoint, region: settings.region, credentials: CredentialProvider { try chain.resolve() },
+                               pathStyle: pathStyle, proxy: settings.proxy(for: endpoint.url), noProxy: settings.noProxy)
     }
 }
 

@@ -27,8 +27,8 @@ import Testing
         ])
         #expect(config.endpoint.url == "http://localhost:9100")
         #expect(config.region == "eu-west-3")
-        #expect(config.credentials?.accessKeyID == "AKID")
-        #expect(config.credentials?.sessionToken == "token")
+        #expect(try config.credentials.current().accessKeyID == "AKID")
+        #expect(try config.credentials.current().sessionToken == "token")
         #expect(config.pathStyle)
     }
 
@@ -55,13 +55,13 @@ import Testing
         #expect(ops.region == "ca-central-1")
         #expect(ops.endpoint.url == "https://objects.example.org")
         #expect(!ops.pathStyle)
-        #expect(ops.credentials?.accessKeyID == "OPSKEY")
+        #expect(try ops.credentials.current().accessKeyID == "OPSKEY")
         #expect(ops.credentialSource.contains("profile 'ops'"))
         let plain = try S3Configuration.load(environment: ["AWS_CONFIG_FILE": config, "AWS_SHARED_CREDENTIALS_FILE": credentials])
         #expect(plain.region == "us-east-2")
         #expect(plain.endpoint.url == "https://s3.us-east-2.amazonaws.com")
         #expect(!plain.pathStyle, "AWS's own endpoint takes virtual-hosted addressing")
-        #expect(plain.credentials?.accessKeyID == "DEFAULTKEY")
+        #expect(try plain.credentials.current().accessKeyID == "DEFAULTKEY")
     }
 
     @Test func aPasswordInTheEndpointIsRefused() {
@@ -97,8 +97,18 @@ import Testing
     }
 
     @Test func noCredentialsSaysWhereItLooked() throws {
-        let config = try S3Configuration.load(environment: ["HOME": "/nonexistent", "AWS_ENDPOINT_URL": "http://127.0.0.1:1"])
-        #expect(throws: VaultError(.noCredentials, "")) { try S3Client(config) }
+        let config = try S3Configuration.load(environment: ["HOME": "/nonexistent", "AWS_ENDPOINT_URL": "http://127.0.0.1:1",
+                                                            "AWS_EC2_METADATA_DISABLED": "true"])
+        do {
+            _ = try S3Client(config)
+            Issue.record("a client without credentials was made")
+        } catch let error as VaultError {
+            #expect(error.code == .noCredentials)
+            for source in ["AWS_ACCESS_KEY_ID unset", "AWS_WEB_IDENTITY_TOKEN_FILE unset", "profile 'default' (in neither /nonexistent/.aws/credentials (no such file) nor /nonexistent/.aws/config (no such file))",
+                           "the container endpoint", "EC2 instance metadata (AWS_EC2_METADATA_DISABLED)"] {
+                #expect(error.reason.contains(source), "\(error.reason)")
+            }
+        }
     }
 
     @Test func objectNames() throws {
@@ -187,7 +197,7 @@ struct S3ClientTests {
         let wrongSecret = "wrong-secret-\(UUID().uuidString)"
         let bad = S3Configuration(
             endpoint: good.endpoint, region: good.region,
-            credentials: SigV4.Credentials(accessKeyID: good.credentials!.accessKeyID, secret: .test(Array(wrongSecret.utf8))),
+            credentials: SigV4.Credentials(accessKeyID: try good.credentials.current().accessKeyID, secret: .test(Array(wrongSecret.utf8))),
             pathStyle: true, credentialSource: "a test")
         do {
             _ = try S3Client(bad).get(S3ObjectName(bucket: "any-bucket", key: "x"))
@@ -198,7 +208,7 @@ struct S3ClientTests {
         }
 
         let closed = S3Configuration(endpoint: try .init(parsing: "http://127.0.0.1:1"), region: "us-east-1",
-                                     credentials: good.credentials, pathStyle: true, credentialSource: "a test")
+                                     credentials: good.credentials, pathStyle: true)
         #expect(throws: VaultError(.storageUnreachable, "")) {
             try S3Client(closed, attempts: 2).get(S3ObjectName(bucket: "any-bucket", key: "x"))
         }
