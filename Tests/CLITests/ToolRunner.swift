@@ -91,8 +91,10 @@ final class Workspace: @unchecked Sendable {
             if let bucket, uploaded.contains(argument) { return "s3://\(bucket)/\(argument)" }
             return databases[argument] ?? argument
         }
+        // No instance metadata: a tool finding no credentials must not ask 169.254.169.254,
+        // which is no address of this machine's (the credential tests serve IMDS on loopback).
         process.environment = ProcessInfo.processInfo.environment.filter { !$0.key.hasPrefix("AWS_") }
-            .merging(S3TestServer.toolEnvironment) { $1 }
+            .merging(S3TestServer.toolEnvironment) { $1 }.merging(["AWS_EC2_METADATA_DISABLED": "true"]) { $1 }
         process.currentDirectoryURL = folder
         let out = folder.appendingPathComponent(".stdout-\(UUID().uuidString)"), err = folder.appendingPathComponent(".stderr-\(UUID().uuidString)")
         // 0600, as a careful person's redirection would be: a secret on standard output is

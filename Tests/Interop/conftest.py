@@ -5,6 +5,11 @@ import os
 
 import pytest
 
+# No test asks EC2's instance metadata at 169.254.169.254, which is no address of this machine's:
+# a tool that finds no credentials would try it last. The credential tests serve IMDS on loopback
+# and set their own environment.
+os.environ.setdefault("AWS_EC2_METADATA_DISABLED", "true")
+
 import s3fleet
 
 

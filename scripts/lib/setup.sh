@@ -53,6 +53,10 @@ PYTHON_PACKAGES=(
 
 VENV="${VENV:-$PWD/.build/venv}"
 
+# The tools' credential chain asks EC2's instance metadata (169.254.169.254) last; nothing the
+# scripts run (tests, demos, benchmarks) may reach an address that is not this machine's.
+export AWS_EC2_METADATA_DISABLED=true
+
 log() { printf '%s: %s\n' "$(basename "$0")" "$*" >&2; }
 
 # The kernel picks a port nobody is bound to; it could be taken again before a test server binds
