@@ -52,16 +52,57 @@ enum ShareReader {
         return Read(share: try SLIP39Share(words: SecretBytes(consuming: &bytes), share: number), checkCode: nil)
     }
 
-    /// Every share, then the secret they restore, as the family's key.
-    static func combine(_ paths: [String], passphrase: SecretBytes?) throws -> (key: SecretKey, shares: [SLIP39Share]) {
+    /// What combining found: the key, the shares, and what their sheets' check codes said.
+    struct Combined {
+        let key: SecretKey
+        let shares: [SLIP39Share]
+        /// Which given shares repeat an earlier one (counted once), as (share, same as), from 1.
+        let repeats: [(share: Int, sameAs: Int)]
+        /// Whether a share sheet's check code named the restored key's household; false when
+        /// no share came with one (typed words, files of words).
+        let checked: Bool
+    }
+
+    /// Every share, then the secret they restore, as the family's key, checked against the
+    /// check code of every share sheet read from a picture: a mismatch (the passphrase missing
+    /// or wrong) is refused. Pictures and files are read before any share is typed, so a
+    /// picture that does not read fails before someone types 33 words.
+    static func combine(_ paths: [String], passphrase: SecretBytes?) throws -> Combined {
         try naming(paths) {
-            let shares = try paths.enumerated().map { try read($1, number: $0 + 1).share }
-            let secret = try SLIP39.combine(shares, passphrase: passphrase)
+            let typed = { (path: String) in path == "-" && TerminalPrompt.inputIsTerminal }
+            var reads = [Read?](repeating: nil, count: paths.count)
+            for (index, path) in paths.enumerated() where !typed(path) { reads[index] = try read(path, number: index + 1) }
+            for (index, path) in paths.enumerated() where typed(path) { reads[index] = try read(path, number: index + 1) }
+            let shares = reads.map { $0!.share }
+            let secret = try SLIP39.combine(shares, passphrase: passphrase, countingRepeatsOnce: true)
             guard secret.count == 32 else {
                 throw ToolError(.invalidInput, "the shares restore a \(secret.count)-byte secret, not a family key (32 bytes)")
             }
-            return (try SecretKey(secret: secret), shares)
+            let key = try SecretKey(secret: secret)
+            let checks = reads.compactMap { $0!.checkCode }
+            if case .otherHousehold(let named) = ShareCodes.check(restored: Household(parentPublicKey: key.publicKey).id, against: checks) {
+                let error = VaultError.sharesRestoreAnotherKey(named: named, passphraseGiven: passphrase != nil)
+                throw VaultError(error.code, error.reason, hint: passphrase != nil
+                                 ? "check the passphrase in --passphrase-file, character by character"
+                                 : "give the family's share passphrase with --passphrase-file (- asks for it)")
+            }
+            return Combined(key: key, shares: shares, repeats: repeats(shares), checked: !checks.isEmpty)
         }
+    }
+
+    /// The shares that repeat an earlier one: the same place in the same group, the same value.
+    private static func repeats(_ shares: [SLIP39Share]) -> [(share: Int, sameAs: Int)] {
+        shares.indices.compactMap { later in
+            shares[..<later].firstIndex { $0.groupIndex == shares[later].groupIndex && $0.memberIndex == shares[later].memberIndex
+                && $0.value == shares[later].value }.map { (later + 1, $0 + 1) }
+        }
+    }
+
+    /// What a note says of the shares combined: "2 shares of set 7945", and the repeats.
+    static func summary(_ combined: Combined, paths: [String]) -> String {
+        let distinct = combined.shares.count - combined.repeats.count
+        let repeats = combined.repeats.map { "'\(InputFiles.displayName(paths[$0.share - 1]))' is the same share as '\(InputFiles.displayName(paths[$0.sameAs - 1]))', counted once" }
+        return "\(distinct) shares of set \(combined.shares[0].identifier)" + (repeats.isEmpty ? "" : " (\(repeats.joined(separator: "; ")))")
     }
 
     /// Runs `body`, turning a ``ShareProblem`` into a message that names the files it means.
@@ -233,13 +274,20 @@ struct Combine: ParsableCommand {
         word that fits is offered. Shares made by the SLIP-0039 reference implementation work \
         too. The key is written as nsec1… (a new 0600 file, never replacing one, or standard \
         output, never a terminal unless --force). Nothing about the key is shown when the \
-        shares are not enough or do not belong together.
+        shares are not enough or do not belong together. Pictures are read before any share is \
+        typed; a share given twice counts once.
+
+        Shares combine under any passphrase, so a missing or wrong one restores another key: \
+        the key is checked against the public check code of every share sheet read from a \
+        picture, and a mismatch is refused (exit 3, nothing written). Typed shares and files \
+        of words carry no check code: give --npub (the public key printed on the sheets) or \
+        --vault to check the key before it is written, or compare the public key shown.
 
         Examples:
           recovery-sheet combine rosa-scan.jpg safe-photo.jpg -o restored.nsec
           recovery-sheet combine - rosa-scan.jpg -o restored.nsec
           recovery-sheet combine share1.txt share2.txt --passphrase-file pass.txt \\
-            -o restored.nsec
+            --npub npub1… -o restored.nsec
         """
     )
 
@@ -248,19 +296,23 @@ struct Combine: ParsableCommand {
 
     @OptionGroup var passphrase: PassphraseOption
 
+    @OptionGroup var expected: ExpectedKeyOptions
+
     @OptionGroup var output: OutputOptions
 
     func validate() throws {
         guard !shares.isEmpty else { throw ValidationError("give the shares to combine") }
         // On a terminal each "-" is one share typed at the prompt; from a pipe only one may read it.
-        if !TerminalPrompt.inputIsTerminal { try requireOneStandardInput(shares + [passphrase.passphraseFile]) }
+        if !TerminalPrompt.inputIsTerminal { try requireOneStandardInput(shares + [passphrase.passphraseFile, expected.vault]) }
     }
 
     func run() throws {
-        let files = try CommandFiles(reads: shares.map { .init("share", $0) } + passphrase.declaredInputs, writes: [output.declaredRestoredKey],
-                                     force: output.force)
-        let (key, shares) = try ShareReader.combine(self.shares, passphrase: passphrase.readForShares())
-        try files.writer().write("-o", secretLine(key.nsec()))
-        diagnostics.note("restored from \(shares.count) shares of set \(shares[0].identifier): public key \(key.publicKey.npub)")
+        let files = try CommandFiles(reads: shares.map { .init("share", $0) } + passphrase.declaredInputs + expected.declaredInputs,
+                                     writes: [output.declaredRestoredKey], force: output.force)
+        let combined = try ShareReader.combine(shares, passphrase: passphrase.readForShares())
+        diagnostics.note("combined \(ShareReader.summary(combined, paths: shares))")
+        try expected.confirm(combined.key, sheet: "the share sheets'",
+                             checked: combined.checked ? "it is the key of the household the share sheets' check code names" : nil)
+        try files.writer().write("-o", secretLine(combined.key.nsec()))
     }
 }
