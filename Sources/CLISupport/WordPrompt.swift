@@ -62,7 +62,7 @@ public struct WordPrompt {
                 continue
             }
             guard typed.count > 0 else { continue }
-            if takesKey, position == 0, typed.withUnsafeBytes({ $0.startsWithFolded("nsec1") || $0.startsWithFolded("ncryptsec1") }) {
+            if takesKey, position == 0, try TypedKey.normalized(typed) != nil {
                 guard case .invalid(let reason) = verify(typed) else { return typed }
                 terminal.say("  \(reason)")
                 continue
@@ -81,7 +81,7 @@ public struct WordPrompt {
                 answers[position] = answer
                 position = correcting ? count : position + 1
             }
-            if tokens.count > 1, position < count, !correcting {
+            if tokens.count > 1, (1..<count).contains(position), !correcting {
                 terminal.say("  \(position) of \(count) words so far")
             }
             if position == count {
