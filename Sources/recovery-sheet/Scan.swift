@@ -56,7 +56,7 @@ struct Scan: ParsableCommand {
         let (key, encrypted) = try SheetReader.key(fromImage: image, passphrase: passphrase)
         // The code's checksum (or an encrypted key's tag) proves it read as printed, not that
         // the sheet is the family's: an old sheet, or another family's, reads as well.
-        try expected.confirm(key, sheet: "the sheet's")
+        try expected.confirm(key, from: .sheet)
         try files.writer().write("-o", secretLine(key.nsec()))
         if json {
             StandardStreams.writeOutput(JSONValue.object([
@@ -297,7 +297,7 @@ struct Words: ParsableCommand {
             } catch let error as VaultError where error.code == .passphraseNeeded {
                 throw ToolError(.usage, error.reason, hint: "pass --passphrase-file FILE (- asks for it)")
             }
-            try expected.confirm(key, sheet: "the sheet's")
+            try expected.confirm(key, from: .words)
             line = try secretLine(key.nsec())
         } else {
             let key = try KeyFiles.parentKey(keyFile!, diagnostics)

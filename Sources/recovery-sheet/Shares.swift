@@ -19,7 +19,10 @@ enum ShareReader {
         // "-" on a terminal: the share's words are asked for one at a time (once per "-").
         if path == "-", TerminalPrompt.inputIsTerminal {
             let words = try WordPrompt.slip39Share(number).ask()
-            return Read(share: try SLIP39Share(words: words, share: number), checkCode: nil)
+            let share = try SLIP39Share(words: words, share: number)
+            // The prompt's screen is gone: say which sheet the words were, as its title says.
+            diagnostics.note("typed: \(sheetName(share)) of set \(share.identifier)")
+            return Read(share: share, checkCode: nil)
         }
         var bytes = try InputFiles.read(path, what: "share", limit: InputLimits.imageFile)
         if GrayImage.isPicture(bytes) || SheetPDF.isPDF(bytes) {
@@ -98,11 +101,19 @@ enum ShareReader {
         }
     }
 
-    /// What a note says of the shares combined: "2 shares of set 7945", and the repeats.
+    /// What a note says of the shares combined, each named as its sheet's title names it:
+    /// "2 shares of set 7945 (share 1, share 3)", and the repeats.
     static func summary(_ combined: Combined, paths: [String]) -> String {
-        let distinct = combined.shares.count - combined.repeats.count
+        let repeated = Set(combined.repeats.map(\.share))
+        let named = combined.shares.enumerated().filter { !repeated.contains($0.offset + 1) }.map { sheetName($0.element) }
         let repeats = combined.repeats.map { "'\(InputFiles.displayName(paths[$0.share - 1]))' is the same share as '\(InputFiles.displayName(paths[$0.sameAs - 1]))', counted once" }
-        return "\(distinct) shares of set \(combined.shares[0].identifier)" + (repeats.isEmpty ? "" : " (\(repeats.joined(separator: "; ")))")
+        return "\(named.count) shares of set \(combined.shares[0].identifier) (\(named.joined(separator: ", ")))"
+            + (repeats.isEmpty ? "" : "; \(repeats.joined(separator: "; "))")
+    }
+
+    /// A share as its sheet's title numbers it: "share 2", or "share 2 of group 3".
+    static func sheetName(_ share: SLIP39Share) -> String {
+        "share \(share.memberIndex + 1)" + (share.groupCount > 1 ? " of group \(share.groupIndex + 1)" : "")
     }
 
     /// Runs `body`, turning a ``ShareProblem`` into a message that names the files it means.
@@ -311,7 +322,7 @@ struct Combine: ParsableCommand {
                                      writes: [output.declaredRestoredKey], force: output.force)
         let combined = try ShareReader.combine(shares, passphrase: passphrase.readForShares())
         diagnostics.note("combined \(ShareReader.summary(combined, paths: shares))")
-        try expected.confirm(combined.key, sheet: "the share sheets'",
+        try expected.confirm(combined.key, from: .shares,
                              checked: combined.checked ? "it is the key of the household the share sheets' check code names" : nil)
         try files.writer().write("-o", secretLine(combined.key.nsec()))
     }

@@ -109,6 +109,32 @@ import Testing
         #expect(throws: ShareProblem.notEnoughShares(needed: 2, given: 1, set: set[0].identifier)) { try SLIP39.combine([set[2]]) }
     }
 
+    /// Issue 37: a share given again counts once when the distinct ones are enough, and a key
+    /// combined under the wrong passphrase is told apart by the sheets' check code only.
+    @Test func repeatsCountOnceAndTheCheckCodeCatchesAWrongPassphrase() throws {
+        let random = SeededRandom(seed: 37)
+        let secret = try random.secret(32)
+        let passphrase = Array("rose garden".utf8)
+        let set = try SLIP39.split(secret: secret, groupThreshold: 1, groups: [.init(threshold: 2, count: 3)], passphrase: passphrase,
+                                   iterationExponent: 0, random: random)[0]
+        #expect(try SLIP39.combine([set[1], set[1], set[2]], passphrase: .test(passphrase), countingRepeatsOnce: true) == secret)
+        #expect(throws: ShareProblem.duplicateShare(share: 2, sameAs: 1)) { try SLIP39.combine([set[1], set[1]], countingRepeatsOnce: true) }
+        #expect(throws: ShareProblem.duplicateShare(share: 3, sameAs: 2)) { try SLIP39.combine([set[0], set[1], set[1]]) }
+
+        let key = try SecretKey(secret: secret)
+        let household = Household(parentPublicKey: key.publicKey)
+        let check = (set: set[0].identifier, household: household.id.shortHex)
+        for wrong: [UInt8]? in [nil, Array("rose garden.".utf8)] {
+            let restored = try SecretKey(secret: SLIP39.combine([set[0], set[2]], passphrase: wrong.map(SecretBytes.test)))
+            #expect(restored != key)  // SLIP-0039 cannot tell: another valid key
+            let other = Household(parentPublicKey: restored.publicKey).id
+            #expect(ShareCodes.check(restored: other, against: [check, check]) == .otherHousehold(household.id.shortHex))
+        }
+        #expect(ShareCodes.check(restored: household.id, against: [check]) == .matches)
+        #expect(ShareCodes.check(restored: household.id, against: []) == .noCheckCode)
+        #expect(VaultError.sharesRestoreAnotherKey(named: "0a92686c7aa4", passphraseGiven: false).code.category == .authentication)
+    }
+
     @Test func aTwoLevelSplitNamesTheGroupBelowItsThreshold() throws {
         let random = SeededRandom(seed: 11)
         let secret = try random.secret(32)
