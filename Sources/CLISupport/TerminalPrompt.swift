@@ -21,9 +21,9 @@ public enum TerminalPrompt {
         guard tcsetattr(terminal, TCSAFLUSH, &silent) == 0 else { throw ToolError(.usage, "cannot turn off echo to ask for the \(prompt)", hint: "give it in a file") }
         PromptSignals.arm(terminal, restoring: saved, farewell: "\n")
         defer {
-            PromptSignals.disarm()
             _ = tcsetattr(terminal, TCSAFLUSH, &saved)
             _ = write(terminal, "\n", 1)
+            PromptSignals.disarm()  // after the restore: a signal in between finds the terminal as it was
         }
         let question = Array("\(prompt): ".utf8)
         _ = question.withUnsafeBytes { write(terminal, $0.baseAddress, $0.count) }

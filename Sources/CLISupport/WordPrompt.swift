@@ -200,9 +200,10 @@ private final class Terminal {
     private static let farewell = "\u{1b}[H\u{1b}[2J\u{1b}[?1049l"
 
     deinit {
-        PromptSignals.disarm()
+        // Restored before the handlers go: a signal in between finds the terminal as it was.
         write(Self.farewell)
         _ = tcsetattr(descriptor, TCSAFLUSH, &saved)
+        PromptSignals.disarm()
         close(descriptor)
     }
 
