@@ -215,3 +215,30 @@ def test_a_recovery_code_of_another_sheet_is_refused(tmp_path):
     assert not (tmp_path / "out.hex").exists()
     run(tmp_path, "code", "unwrap", "--blob", "blob.json", "--code-file", "code.txt", "-o", "out.hex", expect=0)
     assert (tmp_path / "out.hex").read_text().strip() == (tmp_path / "mk.hex").read_text().strip()
+
+
+def test_shares_named_by_their_sheets_own_title(tmp_path):
+    """A words file may start with what the sheet prints above the words: its title and set
+    line, in either language. What they say is checked against the words."""
+    rng = random.Random(0x37_06)
+    family = household(rng)
+    key = secret_file(tmp_path / "family.nsec", family.nsec + "\n")
+    run(tmp_path, "split", "--key-file", key, "--group-threshold", 1, "--groups", "2of3,2of2", "--text", "--iteration-exponent", 0,
+        "--dpi", 72, "-o", tmp_path / "shares", expect=0)
+    set_number = int(run(tmp_path, "verify", "--shares", tmp_path / "shares" / "group1-share-1-of-3.txt",
+                         tmp_path / "shares" / "group1-share-3-of-3.txt", "--npub", family.npub, expect=0).stdout.decode().split("of set ")[1].split()[0])
+    first = (tmp_path / "shares" / "group1-share-1-of-3.txt").read_text().split()
+    third = (tmp_path / "shares" / "group1-share-3-of-3.txt").read_text().split()
+    numbered = lambda words: "\n".join(f"{i + 1}. {w}" for i, w in enumerate(words))
+    secret_file(tmp_path / "one.txt", f"Family key share 1 of 3, group 1\nThis share as 33 words\n{numbered(first)}\nSet {set_number}. Every sheet…\n")
+    secret_file(tmp_path / "three.txt", f"Fragmento 3 de 3 de la clave familiar, grupo 1\nSerie {set_number}: todas las hojas…\n{' '.join(third)}\n")
+    run(tmp_path, "combine", "one.txt", "three.txt", "--npub", family.npub, "-o", "out.nsec", expect=0)
+    assert restored(tmp_path, "out.nsec") == family.nsec
+    assert shamir_mnemonic.combine_mnemonics([" ".join(first), " ".join(third)]) == family.secret
+    for heading, why in [("Family key share 2 of 3, group 1", "says share 2, but the words are share 3"),
+                         ("Family key share 3 of 3, group 2", "says group 2, but the words are group 1"),
+                         (f"Set {set_number + 1 if set_number < 32767 else 0}.", "but the words are set")]:
+        secret_file(tmp_path / "three.txt", f"{heading}\n{' '.join(third)}\n")
+        result = run(tmp_path, "combine", "one.txt", "three.txt", "-o", "wrong.nsec", expect=2)
+        assert why.encode() in result.stderr and b"'three.txt'" in result.stderr, result.stderr
+        assert not (tmp_path / "wrong.nsec").exists()

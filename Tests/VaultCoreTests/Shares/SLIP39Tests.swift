@@ -135,6 +135,26 @@ import Testing
         #expect(VaultError.sharesRestoreAnotherKey(named: "0a92686c7aa4", passphraseGiven: false).code.category == .authentication)
     }
 
+    /// Issue 37: the sheet's own title and set line, copied with the words, are skipped, and
+    /// what they say must be the share the words are.
+    @Test func theSheetsTitleNamesTheShare() throws {
+        let random = SeededRandom(seed: 38)
+        let set = try SLIP39.split(secret: random.secret(32), groupThreshold: 1, groups: [.init(threshold: 2, count: 3)], iterationExponent: 0, random: random)[0]
+        let words = set[1].words().joined(separator: " ")
+        for heading in ["Family key share 2 of 3", "Fragmento 2 de 3 de la clave familiar\nEste fragmento en 33 palabras", "\nSet \(set[1].identifier)."] {
+            #expect(try SLIP39Share(words: heading + "\n" + words).memberIndex == 1, "\(heading)")
+            #expect(try SLIP39Share(words: words + "\n" + heading).memberIndex == 1, "\(heading)")
+        }
+        #expect(throws: ShareProblem.headingNamesAnotherShare(share: 2, named: "share 3", words: "share 2")) {
+            try SLIP39Share(words: "Family key share 3 of 3\n" + words, share: 2)
+        }
+        #expect(throws: ShareProblem.headingNamesAnotherShare(share: 1, named: "group 2", words: "group 1")) {
+            try SLIP39Share(words: "Family key share 2 of 3, group 2\n" + words)
+        }
+        // A line of words is never taken for a heading: an unknown word is still placed.
+        #expect(throws: ShareProblem.unknownWord(share: 1, position: 1)) { try SLIP39Share(words: "sharex 2 of 3\n" + words) }
+    }
+
     @Test func aTwoLevelSplitNamesTheGroupBelowItsThreshold() throws {
         let random = SeededRandom(seed: 11)
         let secret = try random.secret(32)
