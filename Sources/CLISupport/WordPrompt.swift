@@ -67,8 +67,12 @@ public struct WordPrompt {
                 terminal.say("  \(reason)")
                 continue
             }
-            answer += 1
             let tokens = try Self.tokens(typed)
+            guard correcting || tokens.count <= count - position else {
+                terminal.say("  that is \(tokens.count) words, and \(count - position) places are left (word \(position + 1) to \(count)): type it again")
+                continue
+            }
+            answer += 1
             // The words before an unknown one are kept; the rest of the answer is typed again.
             for token in tokens where position < count {
                 guard case .word(let word) = check(token) else {
@@ -93,14 +97,17 @@ public struct WordPrompt {
         return try text(words, answers)
     }
 
-    /// The tokens of one answer (split at spaces and commas), each in protected memory.
+    /// The words of one answer (split at spaces and commas), each in protected memory; the
+    /// sheet's numbering pasted with them ("1.", "12)") is left out.
     private static func tokens(_ typed: SecretBytes) throws -> [SecretBytes] {
         try typed.withUnsafeBytes { bytes in
             var tokens: [SecretBytes] = []
             var start = 0
             for index in 0...bytes.count where index == bytes.count || bytes[index] == 0x20 || bytes[index] == 0x2c {
-                if index > start { tokens.append(try SecretBytes(copying: UnsafeRawBufferPointer(rebasing: bytes[start..<index]))) }
+                let token = UnsafeRawBufferPointer(rebasing: bytes[start..<index])
                 start = index + 1
+                guard !token.isEmpty, !token.allSatisfy({ (0x30...0x39).contains($0) || [0x2e, 0x29, 0x3a].contains($0) }) else { continue }
+                tokens.append(try SecretBytes(copying: token))
             }
             return tokens
         }
@@ -149,12 +156,16 @@ public struct WordPrompt {
     }
 
     /// The words for the reader: numbered when each was typed alone, else one answer a line.
+    /// Only answers no longer than a row of the printed grid may be its rows;
+    /// longer ones (a pasted line) are in their order, one line, so no second reading of them
+    /// can pass the checksum by chance and be refused as ambiguous.
     private func text(_ words: [String], _ answers: [Int]) throws -> SecretBytes {
         let numbered = Self.oneWordAnAnswer(answers)
+        let rows = Dictionary(grouping: answers, by: { $0 }).values.allSatisfy { $0.count <= WordOrder.wordsInAGridRow }
         var text: [UInt8] = []
         text.reserveCapacity(words.reduce(0) { $0 + $1.utf8.count + 4 })  // one buffer, no regrowth
         for (index, word) in words.enumerated() {
-            if index > 0 { text.append(!numbered && answers[index] != answers[index - 1] ? 0x0a : 0x20) }
+            if index > 0 { text.append(!numbered && rows && answers[index] != answers[index - 1] ? 0x0a : 0x20) }
             if numbered { text.append(contentsOf: "\(index + 1) ".utf8) }
             text.append(contentsOf: word.utf8)
         }

@@ -233,6 +233,16 @@ def test_a_pasted_line_rows_of_the_grid_and_the_key_in_groups(folder):
         return session
 
     restore([(rb"word 1 of 24: ", ", ".join(words))])
+    # Pasted with the sheet's numbering; a line longer than the places left is typed again.
+    session = Session([BIN / "recovery-sheet", "words", "--decode", "-o", "restored.nsec"], folder)
+    session.answer(rb"word 1 of 24: ", " ".join(words[:2]))
+    session.answer(rb"word 3 of 24: ", " ".join(words[2:] + ["abandon"]))
+    session.read_until(rb"that is 23 words, and 22 places are left \(word 3 to 24\): type it again")
+    session.answer(rb"word 3 of 24: ", " ".join(f"{i + 3}. {w}" for i, w in enumerate(words[2:])))
+    status, _ = session.finish()
+    assert status == 0, session.screen[-800:]
+    assert (folder / "restored.nsec").read_text() == expected
+    (folder / "restored.nsec").unlink()
     # Row by row across the printed grid (three columns, numbered down each column).
     rows = [" ".join(words[row + 8 * column] for column in range(3)) for row in range(8)]
     session = restore([(rf"word {3 * row + 1} of 24: ".encode(), text) for row, text in enumerate(rows)])

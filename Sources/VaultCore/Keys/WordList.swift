@@ -7,6 +7,9 @@ public enum WordOrder: String, Sendable {
     /// Row by row across the printed grid, without its numbers.
     case printedGridByRows
 
+    /// How many words a row of the printed grid holds.
+    public static var wordsInAGridRow: Int { WordList.printedColumns }
+
     /// The printed place (from 0) of each of `count` words typed row by row across the printed
     /// grid: a prompt's way from a word's printed number to where it was typed.
     public static func printedPlaces(typedAcrossRows count: Int) -> [Int] {
