@@ -280,8 +280,9 @@ struct Combine: ParsableCommand {
         discussion: """
         Each SHARE is a picture (PNG or JPEG) of a share sheet, or a file of a share's words \
         (any case, numbering, four-letter prefixes, or unnumbered words typed row by row \
-        across the printed grid, one line a row), or - on a terminal: its 33 words are then asked for one at a \
-        time, each checked as it is typed, and when the checksum points to one wrong word the \
+        across the printed grid, one line a row; the sheet's title and set line may be copied \
+        with them, and must name that share), or - on a terminal: its 33 words are then asked \
+        for one at a time (or several on a line), each checked as it is typed, and when the checksum points to one wrong word the \
         word that fits is offered. Shares made by the SLIP-0039 reference implementation work \
         too. The key is written as nsec1… (a new 0600 file, never replacing one, or standard \
         output, never a terminal unless --force). Nothing about the key is shown when the \
