@@ -133,7 +133,7 @@ struct Verify: ParsableCommand {
                 key = sheetKey
                 report = "sheet: the QR code holds \(encrypted ? "an encrypted key (decrypted with the passphrase)" : "a key") with public key \(key.publicKey.npub)\n"
             } else {
-                let combined = try ShareReader.combine(shares, passphrase: passphrase.readForShares())
+                let combined = try ShareReader.combine(shares) { try passphrase.readForShares() }
                 key = combined.key
                 report = "shares: \(ShareReader.summary(combined, paths: shares)) restore a key with public key \(key.publicKey.npub)\n"
                     + (combined.checked ? "check code: the share sheets' check code names its household\n"

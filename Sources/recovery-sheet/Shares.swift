@@ -68,15 +68,16 @@ enum ShareReader {
 
     /// Every share, then the secret they restore, as the family's key, checked against the
     /// check code of every share sheet read from a picture: a mismatch (the passphrase missing
-    /// or wrong) is refused. Pictures and files are read before any share is typed, so a
-    /// picture that does not read fails before someone types 33 words.
-    static func combine(_ paths: [String], passphrase: SecretBytes?) throws -> Combined {
+    /// or wrong) is refused. Pictures and files are read before any share or the passphrase is
+    /// typed, so a picture that does not read fails before someone types 33 words.
+    static func combine(_ paths: [String], passphrase readPassphrase: () throws -> SecretBytes?) throws -> Combined {
         try naming(paths) {
             let typed = { (path: String) in path == "-" && TerminalPrompt.inputIsTerminal }
             var reads = [Read?](repeating: nil, count: paths.count)
             for (index, path) in paths.enumerated() where !typed(path) { reads[index] = try read(path, number: index + 1) }
             for (index, path) in paths.enumerated() where typed(path) { reads[index] = try read(path, number: index + 1) }
             let shares = reads.map { $0!.share }
+            let passphrase = try readPassphrase()
             let secret = try SLIP39.combine(shares, passphrase: passphrase, countingRepeatsOnce: true)
             guard secret.count == 32 else {
                 throw ToolError(.invalidInput, "the shares restore a \(secret.count)-byte secret, not a family key (32 bytes)")
@@ -321,7 +322,7 @@ struct Combine: ParsableCommand {
     func run() throws {
         let files = try CommandFiles(reads: shares.map { .init("share", $0) } + passphrase.declaredInputs + expected.declaredInputs,
                                      writes: [output.declaredRestoredKey], force: output.force)
-        let combined = try ShareReader.combine(shares, passphrase: passphrase.readForShares())
+        let combined = try ShareReader.combine(shares) { try passphrase.readForShares() }
         diagnostics.note("combined \(ShareReader.summary(combined, paths: shares))")
         try expected.confirm(combined.key, from: .shares,
                              checked: combined.checked ? "it is the key of the household the share sheets' check code names" : nil)

@@ -278,11 +278,11 @@ def test_a_wrong_word_that_fits_is_refused_against_the_npub(folder):
 def test_combine_reads_every_picture_before_a_share_is_typed(folder):
     from PIL import Image
     Image.new("L", (200, 200), 255).save(folder / "blank.png")
-    session = Session([BIN / "recovery-sheet", "combine", "-", "blank.png", "-o", "restored.nsec"], folder)
+    session = Session([BIN / "recovery-sheet", "combine", "-", "blank.png", "--passphrase-file", "-", "-o", "restored.nsec"], folder)
     status, _ = session.finish()
     assert status == 2, session.screen[-800:]
     assert b"no share code found in the picture 'blank.png'" in session.screen
-    assert b"word 1 of 33" not in session.screen and b"\x1b[?1049h" not in session.screen
+    assert b"word 1 of 33" not in session.screen and b"\x1b[?1049h" not in session.screen and b"passphrase" not in session.screen
 
 
 def test_a_typed_share_and_a_picture_without_the_passphrase_are_refused(folder):
