@@ -19,9 +19,11 @@ public enum TerminalPrompt {
         var silent = saved
         silent.c_lflag &= ~tcflag_t(ECHO | ISIG)
         guard tcsetattr(terminal, TCSAFLUSH, &silent) == 0 else { throw ToolError(.usage, "cannot turn off echo to ask for the \(prompt)", hint: "give it in a file") }
+        PromptSignals.arm(terminal, restoring: saved, farewell: "\n")
         defer {
             _ = tcsetattr(terminal, TCSAFLUSH, &saved)
             _ = write(terminal, "\n", 1)
+            PromptSignals.disarm()  // after the restore: a signal in between finds the terminal as it was
         }
         let question = Array("\(prompt): ".utf8)
         _ = question.withUnsafeBytes { write(terminal, $0.baseAddress, $0.count) }
@@ -44,4 +46,48 @@ public enum TerminalPrompt {
         guard first == second else { throw ToolError(.invalidInput, "the two \(prompt)s differ; nothing was written") }
         return first
     }
+}
+
+/// What a prompt undoes when a signal ends the tool while it asks (issue 37): SIGTERM, SIGHUP
+/// or SIGINT (sent by another process: at the prompt Ctrl-C is a byte) would otherwise leave
+/// the terminal without echo or in character mode, and typed words on its screen. The handler
+/// writes the prompt's farewell (leaving the alternate screen, or a new line), restores the
+/// settings, and lets the signal end the process with its own status. One prompt at a time.
+enum PromptSignals {
+    static let handled = [SIGTERM, SIGHUP, SIGINT]
+
+    /// The terminal, its settings and the farewell, where the handler reads them without
+    /// allocating or locking (write and tcsetattr are async-signal-safe).
+    nonisolated(unsafe) private static var descriptor: Int32 = -1
+    nonisolated(unsafe) private static let saved = UnsafeMutablePointer<termios>.allocate(capacity: 1)
+    nonisolated(unsafe) private static let farewell = UnsafeMutableBufferPointer<UInt8>.allocate(capacity: 32)
+    nonisolated(unsafe) private static var farewellCount = 0
+    nonisolated(unsafe) private static var previous: [Int32: sighandler_t?] = [:]
+
+    static func arm(_ terminal: Int32, restoring settings: termios, farewell text: String) {
+        saved.pointee = settings
+        let bytes = Array(text.utf8.prefix(farewell.count))
+        for (index, byte) in bytes.enumerated() { farewell[index] = byte }
+        farewellCount = bytes.count
+        descriptor = terminal
+        for number in handled { previous[number] = signal(number, promptSignalHandler) }
+    }
+
+    static func disarm() {
+        for number in handled { _ = signal(number, previous[number] ?? SIG_DFL) }
+        descriptor = -1
+    }
+
+    /// In the handler: the farewell, then the settings.
+    fileprivate static func restore() {
+        guard descriptor >= 0 else { return }
+        _ = write(descriptor, farewell.baseAddress, farewellCount)
+        _ = tcsetattr(descriptor, TCSAFLUSH, saved)
+    }
+}
+
+private let promptSignalHandler: @convention(c) (Int32) -> Void = { number in
+    PromptSignals.restore()
+    _ = signal(number, SIG_DFL)
+    _ = raise(number)
 }

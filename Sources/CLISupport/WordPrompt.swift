@@ -4,11 +4,14 @@ import VaultCore
 /// Secret words typed at a terminal one at a time, as a hardware wallet asks for them: "word 3
 /// of 24:", each word checked against its list as it is entered (an unknown word gets the
 /// list's closest words), "-" goes back to the word before, and the whole is checked at the end
-/// (a check that points to one word asks for that word again, and only that word). Echo is on,
-/// since people must see what they type, but the prompt runs on the terminal's alternate screen
-/// (as a full-screen program does), which the terminal discards when the prompt ends, however it
-/// ends: nothing typed reaches the screen's scrollback or stays on it. Ctrl-C or Ctrl-D cancels
-/// with nothing written.
+/// (a check that points to one word asks for that word again, and only that word). An answer
+/// may hold several words (a pasted line, or a row of the printed grid): they fill the next
+/// places, and words typed row by row across the grid are then recognised by their checksum,
+/// as in a file. A prompt for a key also takes the key as printed (`nsec1…` in groups). Echo
+/// is on, since people must see what they type, but the prompt runs on the terminal's alternate
+/// screen (as a full-screen program does), which the terminal discards when the prompt ends,
+/// however it ends (a signal included): nothing typed reaches the screen's scrollback or stays
+/// on it. Ctrl-C or Ctrl-D cancels with nothing written.
 public struct WordPrompt {
     /// What the final check of all the words found.
     public enum Verdict {
@@ -24,8 +27,11 @@ public struct WordPrompt {
     public let title: String
     public let count: Int
     public let check: (SecretBytes) -> TypedWord
-    /// Checks the numbered words ("1 word 2 word …").
+    /// Checks the words: numbered ("1 word 2 word …"), or unnumbered, one answer a line.
     public let verify: (SecretBytes) -> Verdict
+    /// Whether the first answer may be the key as printed (`nsec1…`, `ncryptsec1…`), checked
+    /// by `verify` on its own.
+    public var takesKey = false
 
     public init(title: String, count: Int, check: @escaping (SecretBytes) -> TypedWord, verify: @escaping (SecretBytes) -> Verdict) {
         self.title = title
@@ -34,13 +40,17 @@ public struct WordPrompt {
         self.verify = verify
     }
 
-    /// The words, numbered ("1 abandon 2 ability …"), in protected memory. What is typed stays
-    /// in protected memory; a word is kept as the list's own spelling of it.
+    /// The words in protected memory: numbered ("1 abandon 2 ability …") when each was typed
+    /// alone, else unnumbered with one answer a line, for the reader to find their order. A
+    /// word is kept as the list's own spelling of it. With ``takesKey``, a typed key instead.
     public func ask() throws -> SecretBytes {
         let terminal = try Terminal()
         var words = [String](repeating: "", count: count)
+        // The answer each word came in: words of one answer are one line of the result.
+        var answers = [Int](repeating: 0, count: count)
+        var answer = 0
         defer { for index in words.indices { words[index] = "" } }
-        terminal.say("Type \(title), one at a time; - goes back to the word before.")
+        terminal.say("Type \(title), one at a time or several on a line" + (takesKey ? ", or the key as printed (nsec1…)" : "") + "; - goes back to the word before.")
         var position = 0
         // After the final check sends the person back to one word, only that word is asked
         // again, then the whole is checked again.
@@ -52,40 +62,92 @@ public struct WordPrompt {
                 continue
             }
             guard typed.count > 0 else { continue }
-            switch check(typed) {
-            case .word(let word):
+            if takesKey, position == 0, try TypedKey.normalized(typed) != nil {
+                guard case .invalid(let reason) = verify(typed) else { return typed }
+                terminal.say("  \(reason)")
+                continue
+            }
+            let tokens = try Self.tokens(typed)
+            guard correcting || tokens.count <= count - position else {
+                terminal.say("  that is \(tokens.count) words, and \(count - position) places are left (word \(position + 1) to \(count)): type it again")
+                continue
+            }
+            answer += 1
+            // The words before an unknown one are kept; the rest of the answer is typed again.
+            for token in tokens where position < count {
+                guard case .word(let word) = check(token) else {
+                    if case .unknown(let closest) = check(token) {
+                        terminal.say("  word \(position + 1) is not a word of the list; closest: \(closest.joined(separator: ", "))")
+                    }
+                    break
+                }
                 words[position] = word
+                answers[position] = answer
                 position = correcting ? count : position + 1
-            case .unknown(let closest):
-                terminal.say("  not a word of the list; closest: \(closest.joined(separator: ", "))")
+            }
+            if tokens.count > 1, (1..<count).contains(position), !correcting {
+                terminal.say("  \(position) of \(count) words so far")
             }
             if position == count {
-                position = try finalCheck(&words, terminal)
+                position = try finalCheck(&words, answers, terminal)
                 correcting = position < count
+                if correcting { answer += 1 }
             }
         }
-        return try numbered(words)
+        return try text(words, answers)
     }
 
+    /// The words of one answer (split at spaces and commas), each in protected memory; the
+    /// sheet's numbering pasted with them ("1.", "12)") is left out.
+    private static func tokens(_ typed: SecretBytes) throws -> [SecretBytes] {
+        try typed.withUnsafeBytes { bytes in
+            var tokens: [SecretBytes] = []
+            var start = 0
+            for index in 0...bytes.count where index == bytes.count || bytes[index] == 0x20 || bytes[index] == 0x2c {
+                let token = UnsafeRawBufferPointer(rebasing: bytes[start..<index])
+                start = index + 1
+                guard !token.isEmpty, !token.allSatisfy({ (0x30...0x39).contains($0) || [0x2e, 0x29, 0x3a].contains($0) }) else { continue }
+                tokens.append(try SecretBytes(copying: token))
+            }
+            return tokens
+        }
+    }
+
+    /// Whether every word was typed alone: then each answer's number is its place, certain.
+    private static func oneWordAnAnswer(_ answers: [Int]) -> Bool { Set(answers).count == answers.count }
+
     /// Checks all the words; returns `count` when they pass, else the place to type again.
-    private func finalCheck(_ words: inout [String], _ terminal: Terminal) throws -> Int {
-        switch try verify(numbered(words)) {
+    private func finalCheck(_ words: inout [String], _ answers: [Int], _ terminal: Terminal) throws -> Int {
+        switch try verify(text(words, answers)) {
         case .valid:
             return count
         case .wrongWord(let position, let suggestion):
+            // The position is the word's printed number; typed row by row it is elsewhere in
+            // the typed order, so each place it may be is tried.
+            var places = [position - 1]
+            if !Self.oneWordAnAnswer(answers), let typed = WordOrder.printedPlaces(typedAcrossRows: count).firstIndex(of: position - 1) {
+                places.append(typed)
+            }
             if let suggestion {
                 let answer = try terminal.line("the check points to word \(position): did you mean '\(suggestion)'? [y/n] ")
                 if answer.lowercased().hasPrefix("y") {
-                    words[position - 1] = suggestion
-                    return try finalCheck(&words, terminal)
+                    for place in places {
+                        var changed = words
+                        changed[place] = suggestion
+                        if case .valid = try verify(text(changed, answers)) {
+                            words = changed
+                            return count
+                        }
+                    }
                 }
             } else {
                 terminal.say("the check points to word \(position): type it again")
             }
-            return position - 1
+            return places[0]
         case .invalid(let reason):
             terminal.say(reason)
-            let answer = try terminal.line("number of the word to type again (1 to \(count)), or Enter to stop: ")
+            let order = Self.oneWordAnAnswer(answers) ? "" : ", counted as you typed them"
+            let answer = try terminal.line("number of the word to type again (1 to \(count)\(order)), or Enter to stop: ")
             guard let number = Int(answer), (1...count).contains(number) else {
                 throw ToolError(.invalidInput, "the words do not pass their check; nothing was written", hint: "check each word against the sheet, in order")
             }
@@ -93,12 +155,18 @@ public struct WordPrompt {
         }
     }
 
-    private func numbered(_ words: [String]) throws -> SecretBytes {
+    /// The words for the reader: numbered when each was typed alone, else one answer a line.
+    /// Only answers no longer than a row of the printed grid may be its rows;
+    /// longer ones (a pasted line) are in their order, one line, so no second reading of them
+    /// can pass the checksum by chance and be refused as ambiguous.
+    private func text(_ words: [String], _ answers: [Int]) throws -> SecretBytes {
+        let numbered = Self.oneWordAnAnswer(answers)
+        let rows = Dictionary(grouping: answers, by: { $0 }).values.allSatisfy { $0.count <= WordOrder.wordsInAGridRow }
         var text: [UInt8] = []
         text.reserveCapacity(words.reduce(0) { $0 + $1.utf8.count + 4 })  // one buffer, no regrowth
         for (index, word) in words.enumerated() {
-            if index > 0 { text.append(0x20) }
-            text.append(contentsOf: "\(index + 1) ".utf8)
+            if index > 0 { text.append(!numbered && rows && answers[index] != answers[index - 1] ? 0x0a : 0x20) }
+            if numbered { text.append(contentsOf: "\(index + 1) ".utf8) }
             text.append(contentsOf: word.utf8)
         }
         return try SecretBytes(consuming: &text)
@@ -136,11 +204,17 @@ private final class Terminal {
         // scrolls out of reach of the clearing. Cleared on entry and on leaving, for terminals
         // that keep its contents.
         write("\u{1b}[?1049h\u{1b}[H\u{1b}[2J")
+        PromptSignals.arm(descriptor, restoring: saved, farewell: Self.farewell)
     }
 
+    /// Clears the alternate screen and leaves it: what closing the prompt writes, however it ends.
+    private static let farewell = "\u{1b}[H\u{1b}[2J\u{1b}[?1049l"
+
     deinit {
-        write("\u{1b}[H\u{1b}[2J\u{1b}[?1049l")
+        // Restored before the handlers go: a signal in between finds the terminal as it was.
+        write(Self.farewell)
         _ = tcsetattr(descriptor, TCSAFLUSH, &saved)
+        PromptSignals.disarm()
         close(descriptor)
     }
 
@@ -154,10 +228,11 @@ private final class Terminal {
     }
 
     /// One line after `prompt`, without surrounding spaces, in protected memory: printable
-    /// bytes echoed, backspace erasing, at most 64 bytes.
+    /// bytes echoed, backspace erasing, at most 512 bytes (a pasted share or key, in groups).
     func secretLine(_ prompt: String) throws -> SecretBytes {
         write(prompt)
         var typed: [UInt8] = []
+        typed.reserveCapacity(512)  // no regrowth: no partial copies left in freed memory
         defer { for index in typed.indices { typed[index] = 0 } }
         var byte: UInt8 = 0
         while true {
@@ -175,7 +250,7 @@ private final class Terminal {
                     typed.removeLast()
                     write("\u{8} \u{8}")
                 }
-            case 0x20...0x7e where typed.count < 64:
+            case 0x20...0x7e where typed.count < 512:
                 typed.append(byte)
                 write(String(UnicodeScalar(byte)))
             default:

@@ -26,10 +26,12 @@ struct Scan: ParsableCommand {
         standard output, never a terminal unless --force). An existing file is never replaced \
         (exit 4): it may be the family's current key, and the sheet an old one. An encrypted sheet needs \
         --passphrase-file. The public key goes to standard error. With --json (which needs \
-        -o FILE), standard output is {"npub", "householdId", "encrypted", "output"}.
+        -o FILE), standard output is {"npub", "householdId", "encrypted", "output"}. \
+        --npub NPUB or --vault VAULT checks the key before it is written (a mismatch: exit 3, \
+        nothing written): an old sheet, or another family's, reads as well as the right one.
 
         Examples:
-          recovery-sheet scan sheet.png -o restored.nsec
+          recovery-sheet scan sheet.png --vault household.vault -o restored.nsec
           recovery-sheet scan photo.jpg --passphrase-file pass.txt -o restored.nsec
           recovery-sheet scan sheet.png -o restored.nsec --json
         """
@@ -39,19 +41,23 @@ struct Scan: ParsableCommand {
     var image: String
 
     @OptionGroup var passphrase: PassphraseOption
+    @OptionGroup var expected: ExpectedKeyOptions
     @OptionGroup var output: OutputOptions
     @Flag(help: "Print what was read as JSON (needs -o FILE; the key itself is never in it).") var json = false
 
     func validate() throws {
-        try requireOneStandardInput([image, passphrase.passphraseFile])
+        try requireOneStandardInput([image, passphrase.passphraseFile, expected.vault])
         if json, output.output == nil || output.output == "-" { throw ValidationError("--json needs -o FILE: otherwise the key is standard output") }
     }
 
     func run() throws {
-        let files = try CommandFiles(reads: [.init("image", image)] + passphrase.declaredInputs, writes: [output.declaredRestoredKey], force: output.force)
+        let files = try CommandFiles(reads: [.init("image", image)] + passphrase.declaredInputs + expected.declaredInputs, writes: [output.declaredRestoredKey],
+                                     force: output.force)
         let (key, encrypted) = try SheetReader.key(fromImage: image, passphrase: passphrase)
+        // The code's checksum (or an encrypted key's tag) proves it read as printed, not that
+        // the sheet is the family's: an old sheet, or another family's, reads as well.
+        try expected.confirm(key, from: .sheet)
         try files.writer().write("-o", secretLine(key.nsec()))
-        diagnostics.note("public key: \(key.publicKey.npub)")
         if json {
             try StandardStreams.writeOutput(JSONValue.object([
                 ("npub", .string(key.publicKey.npub)), ("householdId", .string(Household(parentPublicKey: key.publicKey).id.hex)),
@@ -68,7 +74,8 @@ struct Verify: ParsableCommand {
         Scans the sheet and compares its key with --npub, with --key-file, or, with --vault, \
         derives the vault key from it and opens that vault. With --shares, combines the share \
         sheets (or files of their words) in memory and checks the key they restore; the key is \
-        never shown. With --share, checks one share sheet alone: that it reads, and that its \
+        never shown, and when share sheets are read from pictures it must be the household \
+        their check code names (a passphrase missing or wrong: exit 3). With --share, checks one share sheet alone: that it reads, and that its \
         check code names this household. Prints what was checked (--json: {"passed", "checked", \
         "npub", "report"}). Exit 0 when it matches, 3 when it does not.
 
@@ -126,9 +133,11 @@ struct Verify: ParsableCommand {
                 key = sheetKey
                 report = "sheet: the QR code holds \(encrypted ? "an encrypted key (decrypted with the passphrase)" : "a key") with public key \(key.publicKey.npub)\n"
             } else {
-                let (sharesKey, read) = try ShareReader.combine(shares, passphrase: passphrase.readForShares())
-                key = sharesKey
-                report = "shares: \(read.count) shares of set \(read[0].identifier) restore a key with public key \(key.publicKey.npub)\n"
+                let combined = try ShareReader.combine(shares) { try passphrase.readForShares() }
+                key = combined.key
+                report = "shares: \(ShareReader.summary(combined, paths: shares)) restore a key with public key \(key.publicKey.npub)\n"
+                    + (combined.checked ? "check code: the share sheets' check code names its household\n"
+                        : "check code: none (typed shares or files of words carry none), so only the expectation below checks the key\n")
             }
             let (comparison, keyMatched) = try compare(key)
             report += comparison
@@ -219,12 +228,20 @@ struct Words: ParsableCommand {
         (the sheet's grid typed row by row); unnumbered words typed row by row across the grid, one \
         line a row, are recognised by their checksum (words on one line are read in order). On a terminal, with no FILE, the words are asked for \
         one at a time ("word 3 of 24:"), each checked against the list as it is typed (- goes \
-        back a word), and the screen is cleared afterwards. It also takes the key as the sheet prints it, \
-        nsec1 or ncryptsec1 in groups of four (an ncryptsec needs --passphrase-file).
+        back a word; several words on a line, or a row of the grid, fill the next places), and \
+        the screen is cleared afterwards, even when the tool is stopped by a signal. It also \
+        takes the key as the sheet prints it, nsec1 or ncryptsec1 in groups of four, any case \
+        (an ncryptsec needs --passphrase-file); a character that does not fit is named by its \
+        group on the sheet.
+
+        Words that pass the checksum can still be another key (another sheet's words, one \
+        wrong word that fits): --npub NPUB (the public key printed on the sheet) or --vault \
+        VAULT checks the key before it is written (a mismatch: exit 3, nothing written); \
+        without them, compare the public key shown with the sheet's.
 
         Examples:
           recovery-sheet words --key-file parent.nsec -o words.txt
-          recovery-sheet words --decode words.txt -o restored.nsec
+          recovery-sheet words --decode words.txt --npub npub1… -o restored.nsec
           recovery-sheet words --decode typed-ncryptsec.txt --passphrase-file - \\
             -o restored.nsec
         """
@@ -241,40 +258,62 @@ struct Words: ParsableCommand {
 
     @OptionGroup var passphrase: PassphraseOption
 
+    @OptionGroup var expected: ExpectedKeyOptions
+
     @OptionGroup var output: OutputOptions
 
     func validate() throws {
         if decode, keyFile != nil { throw ValidationError("--decode reads words, not --key-file") }
+        if !decode, expected.npub != nil || expected.vault != nil { throw ValidationError("--npub and --vault go with --decode") }
         if !decode, keyFile == nil { throw ValidationError("give --key-file, or --decode to read words") }
         if !decode, input != nil { throw ValidationError("a words file is read only with --decode") }
         if !decode, passphrase.passphraseFile != nil { throw ValidationError("--passphrase-file goes with --decode") }
-        try requireOneStandardInput([input ?? "-", passphrase.passphraseFile])
+        try requireOneStandardInput([input ?? "-", passphrase.passphraseFile, expected.vault])
     }
 
     func run() throws {
-        let files = try CommandFiles(reads: decode ? [.init("words file", input ?? "-")] + passphrase.declaredInputs : [.init("--key-file", keyFile!)],
+        let files = try CommandFiles(reads: decode ? [.init("words file", input ?? "-")] + passphrase.declaredInputs + expected.declaredInputs : [.init("--key-file", keyFile!)],
                                      writes: [decode ? output.declaredRestoredKey : output.declared(.secret)], force: output.force)
         let line: SecretBytes
         if decode {
             let path = input ?? "-"
             // On a terminal the words are asked for one at a time, each checked as it is typed.
+            var prompt = WordPrompt.bip39("the 24 words of the key") { text in
+                do {
+                    _ = try Self.key(fromTyped: text) { nil }
+                } catch let error as VaultError where error.code == .passphraseNeeded {
+                    return  // an ncryptsec that decodes: its passphrase is asked for next
+                }
+            }
+            prompt.takesKey = true
             let words = path == "-" && TerminalPrompt.inputIsTerminal
-                ? try WordPrompt.bip39("the 24 words of the key") { _ = try RecoverySheet.key(fromTyped: $0) { nil } }.ask()
+                ? try prompt.ask()
                 : try InputFiles.readSecret(path, what: "words file", diagnostics: diagnostics)
             let key: SecretKey
             do {
-                let found = try RecoverySheet.key(fromTyped: words) { try passphrase.read() }
+                let found = try Self.key(fromTyped: words) { try passphrase.read() }
                 key = found.key
                 if let note = found.order?.note { diagnostics.note(note) }
             } catch let error as VaultError where error.code == .passphraseNeeded {
                 throw ToolError(.usage, error.reason, hint: "pass --passphrase-file FILE (- asks for it)")
             }
+            try expected.confirm(key, from: .words)
             line = try secretLine(key.nsec())
-            diagnostics.note("public key: \(key.publicKey.npub)")
         } else {
             let key = try KeyFiles.parentKey(keyFile!, diagnostics)
             line = try secretLine(key.withUnsafeBytes { try BIP39.phrase(for: SecretBytes(copying: $0)) })
         }
         try files.writer().write("-o", line)
+    }
+
+    /// The key behind typed text: the words, or the key as printed, forgiven its spaces and
+    /// case, and when it does not decode, the error that points at its group on the sheet.
+    static func key(fromTyped text: SecretBytes, passphrase: () throws -> SecretBytes?) throws -> (key: SecretKey, encrypted: Bool, order: WordOrder?) {
+        guard let typedKey = try TypedKey.normalized(text) else { return try RecoverySheet.key(fromTyped: text, passphrase: passphrase) }
+        do {
+            return try RecoverySheet.key(fromTyped: typedKey, passphrase: passphrase)
+        } catch let error as VaultError where error.code == .malformedKey {
+            throw TypedKey.problem(typedKey) ?? error
+        }
     }
 }

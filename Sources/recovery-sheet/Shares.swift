@@ -19,7 +19,10 @@ enum ShareReader {
         // "-" on a terminal: the share's words are asked for one at a time (once per "-").
         if path == "-", TerminalPrompt.inputIsTerminal {
             let words = try WordPrompt.slip39Share(number).ask()
-            return Read(share: try SLIP39Share(words: words, share: number), checkCode: nil)
+            let share = try SLIP39Share(words: words, share: number)
+            // The prompt's screen is gone: say which sheet the words were, as its title says.
+            diagnostics.note("typed: \(sheetName(share)) of set \(share.identifier)")
+            return Read(share: share, checkCode: nil)
         }
         var bytes = try InputFiles.read(path, what: "share", limit: InputLimits.imageFile)
         if GrayImage.isPicture(bytes) || SheetPDF.isPDF(bytes) {
@@ -52,16 +55,66 @@ enum ShareReader {
         return Read(share: try SLIP39Share(words: SecretBytes(consuming: &bytes), share: number), checkCode: nil)
     }
 
-    /// Every share, then the secret they restore, as the family's key.
-    static func combine(_ paths: [String], passphrase: SecretBytes?) throws -> (key: SecretKey, shares: [SLIP39Share]) {
+    /// What combining found: the key, the shares, and what their sheets' check codes said.
+    struct Combined {
+        let key: SecretKey
+        let shares: [SLIP39Share]
+        /// Which given shares repeat an earlier one (counted once), as (share, same as), from 1.
+        let repeats: [(share: Int, sameAs: Int)]
+        /// Whether a share sheet's check code named the restored key's household; false when
+        /// no share came with one (typed words, files of words).
+        let checked: Bool
+    }
+
+    /// Every share, then the secret they restore, as the family's key, checked against the
+    /// check code of every share sheet read from a picture: a mismatch (the passphrase missing
+    /// or wrong) is refused. Pictures and files are read before any share or the passphrase is
+    /// typed, so a picture that does not read fails before someone types 33 words.
+    static func combine(_ paths: [String], passphrase readPassphrase: () throws -> SecretBytes?) throws -> Combined {
         try naming(paths) {
-            let shares = try paths.enumerated().map { try read($1, number: $0 + 1).share }
-            let secret = try SLIP39.combine(shares, passphrase: passphrase)
+            let typed = { (path: String) in path == "-" && TerminalPrompt.inputIsTerminal }
+            var reads = [Read?](repeating: nil, count: paths.count)
+            for (index, path) in paths.enumerated() where !typed(path) { reads[index] = try read(path, number: index + 1) }
+            for (index, path) in paths.enumerated() where typed(path) { reads[index] = try read(path, number: index + 1) }
+            let shares = reads.map { $0!.share }
+            let passphrase = try readPassphrase()
+            let secret = try SLIP39.combine(shares, passphrase: passphrase, countingRepeatsOnce: true)
             guard secret.count == 32 else {
                 throw ToolError(.invalidInput, "the shares restore a \(secret.count)-byte secret, not a family key (32 bytes)")
             }
-            return (try SecretKey(secret: secret), shares)
+            let key = try SecretKey(secret: secret)
+            let checks = reads.compactMap { $0!.checkCode }
+            if case .otherHousehold(let named) = ShareCodes.check(restored: Household(parentPublicKey: key.publicKey).id, against: checks) {
+                let error = VaultError.sharesRestoreAnotherKey(named: named, passphraseGiven: passphrase != nil)
+                throw VaultError(error.code, error.reason, hint: passphrase != nil
+                                 ? "check the passphrase in --passphrase-file, character by character"
+                                 : "give the family's share passphrase with --passphrase-file (- asks for it)")
+            }
+            return Combined(key: key, shares: shares, repeats: repeats(shares), checked: !checks.isEmpty)
         }
+    }
+
+    /// The shares that repeat an earlier one: the same place in the same group, the same value.
+    private static func repeats(_ shares: [SLIP39Share]) -> [(share: Int, sameAs: Int)] {
+        shares.indices.compactMap { later in
+            shares[..<later].firstIndex { $0.groupIndex == shares[later].groupIndex && $0.memberIndex == shares[later].memberIndex
+                && $0.value == shares[later].value }.map { (later + 1, $0 + 1) }
+        }
+    }
+
+    /// What a note says of the shares combined, each named as its sheet's title names it:
+    /// "2 shares of set 7945 (share 1, share 3)", and the repeats.
+    static func summary(_ combined: Combined, paths: [String]) -> String {
+        let repeated = Set(combined.repeats.map(\.share))
+        let named = combined.shares.enumerated().filter { !repeated.contains($0.offset + 1) }.map { sheetName($0.element) }
+        let repeats = combined.repeats.map { "'\(InputFiles.displayName(paths[$0.share - 1]))' is the same share as '\(InputFiles.displayName(paths[$0.sameAs - 1]))', counted once" }
+        return "\(named.count) shares of set \(combined.shares[0].identifier) (\(named.joined(separator: ", ")))"
+            + (repeats.isEmpty ? "" : "; \(repeats.joined(separator: "; "))")
+    }
+
+    /// A share as its sheet's title numbers it: "share 2", or "share 2 of group 3".
+    static func sheetName(_ share: SLIP39Share) -> String {
+        "share \(share.memberIndex + 1)" + (share.groupCount > 1 ? " of group \(share.groupIndex + 1)" : "")
     }
 
     /// Runs `body`, turning a ``ShareProblem`` into a message that names the files it means.
@@ -228,18 +281,26 @@ struct Combine: ParsableCommand {
         discussion: """
         Each SHARE is a picture (PNG or JPEG) of a share sheet, or a file of a share's words \
         (any case, numbering, four-letter prefixes, or unnumbered words typed row by row \
-        across the printed grid, one line a row), or - on a terminal: its 33 words are then asked for one at a \
-        time, each checked as it is typed, and when the checksum points to one wrong word the \
+        across the printed grid, one line a row; the sheet's title and set line may be copied \
+        with them, and must name that share), or - on a terminal: its 33 words are then asked \
+        for one at a time (or several on a line), each checked as it is typed, and when the checksum points to one wrong word the \
         word that fits is offered. Shares made by the SLIP-0039 reference implementation work \
         too. The key is written as nsec1… (a new 0600 file, never replacing one, or standard \
         output, never a terminal unless --force). Nothing about the key is shown when the \
-        shares are not enough or do not belong together.
+        shares are not enough or do not belong together. Pictures are read before any share is \
+        typed; a share given twice counts once.
+
+        Shares combine under any passphrase, so a missing or wrong one restores another key: \
+        the key is checked against the public check code of every share sheet read from a \
+        picture, and a mismatch is refused (exit 3, nothing written). Typed shares and files \
+        of words carry no check code: give --npub (the public key printed on the sheets) or \
+        --vault to check the key before it is written, or compare the public key shown.
 
         Examples:
           recovery-sheet combine rosa-scan.jpg safe-photo.jpg -o restored.nsec
           recovery-sheet combine - rosa-scan.jpg -o restored.nsec
           recovery-sheet combine share1.txt share2.txt --passphrase-file pass.txt \\
-            -o restored.nsec
+            --npub npub1… -o restored.nsec
         """
     )
 
@@ -248,19 +309,23 @@ struct Combine: ParsableCommand {
 
     @OptionGroup var passphrase: PassphraseOption
 
+    @OptionGroup var expected: ExpectedKeyOptions
+
     @OptionGroup var output: OutputOptions
 
     func validate() throws {
         guard !shares.isEmpty else { throw ValidationError("give the shares to combine") }
         // On a terminal each "-" is one share typed at the prompt; from a pipe only one may read it.
-        if !TerminalPrompt.inputIsTerminal { try requireOneStandardInput(shares + [passphrase.passphraseFile]) }
+        if !TerminalPrompt.inputIsTerminal { try requireOneStandardInput(shares + [passphrase.passphraseFile, expected.vault]) }
     }
 
     func run() throws {
-        let files = try CommandFiles(reads: shares.map { .init("share", $0) } + passphrase.declaredInputs, writes: [output.declaredRestoredKey],
-                                     force: output.force)
-        let (key, shares) = try ShareReader.combine(self.shares, passphrase: passphrase.readForShares())
-        try files.writer().write("-o", secretLine(key.nsec()))
-        diagnostics.note("restored from \(shares.count) shares of set \(shares[0].identifier): public key \(key.publicKey.npub)")
+        let files = try CommandFiles(reads: shares.map { .init("share", $0) } + passphrase.declaredInputs + expected.declaredInputs,
+                                     writes: [output.declaredRestoredKey], force: output.force)
+        let combined = try ShareReader.combine(shares) { try passphrase.readForShares() }
+        diagnostics.note("combined \(ShareReader.summary(combined, paths: shares))")
+        try expected.confirm(combined.key, from: .shares,
+                             checked: combined.checked ? "it is the key of the household the share sheets' check code names" : nil)
+        try files.writer().write("-o", secretLine(combined.key.nsec()))
     }
 }

@@ -58,7 +58,14 @@ enum ScanPictures {
         try Data(swapped.joined(separator: " ").utf8).write(to: URL(fileURLWithPath: workspace.path("words-swapped.txt")))
         try Data("abandon abandon abandon abandon abandon abandon abandon abandon abandon abandon abandon about".utf8)
             .write(to: URL(fileURLWithPath: workspace.path("words-12.txt")))
-        for secret in ["pass.txt", "wrong-pass.txt", "words.txt", "words-messy.txt", "words-typo.txt", "words-swapped.txt", "words-12.txt"] {
+        // The key as printed, in groups of four, with an o typed for a 0.
+        let parentKey = nsec(workspace, "parent")
+        let zero = parentKey.indices.dropFirst(5).first { parentKey[$0] == "0" }!
+        var keyTypo = parentKey
+        keyTypo.replaceSubrange(zero...zero, with: "o")
+        let grouped = stride(from: 0, to: keyTypo.count, by: 4).map { String(keyTypo.dropFirst($0).prefix(4)) }.joined(separator: " ")
+        try Data((grouped + "\n").utf8).write(to: URL(fileURLWithPath: workspace.path("key-typo.txt")))
+        for secret in ["key-typo.txt", "pass.txt", "wrong-pass.txt", "words.txt", "words-messy.txt", "words-typo.txt", "words-swapped.txt", "words-12.txt"] {
             chmod(workspace.path(secret), 0o600)
         }
     }
@@ -78,7 +85,14 @@ enum ScanPictures {
         sheetCase("words-decode-typo", ["words", "--decode", "words-typo.txt"]),
         sheetCase("words-decode-swapped", ["words", "--decode", "words-swapped.txt"]),
         sheetCase("words-decode-12", ["words", "--decode", "words-12.txt"]),
+        sheetCase("words-decode-npub", ["words", "--decode", "words.txt", "--npub", "npub1fa0nx3zd2rjgs9udxskshkz2h00q0nmade0z3gnz0j0fr6as4uaqq9j3f5"]),
+        sheetCase("words-decode-npub-mismatch", ["words", "--decode", "words.txt", "--npub", "npub1afpujznc5dt4vhqlns6mxvufer0y3g0mvfx90m0jp6nhehfd9tks2vdexd", "-o", "out.nsec"]),
+        sheetCase("words-decode-vault", ["words", "--decode", "words.txt", "--vault", "testkit/ok-household.vault"]),
+        sheetCase("words-decode-key-typo", ["words", "--decode", "-"], stdin: "key-typo.txt"),
         sheetCase("scan", ["scan", "parent-sheet.png"]),
+        sheetCase("scan-vault-mismatch", ["scan", "parent-sheet.png", "--vault", "testkit/wrong-key.vault", "-o", "out.nsec"]),
+        sheetCase("combine-help", ["combine", "--help"]),
+        sheetCase("words-help", ["words", "--help"]),
         sheetCase("scan-encrypted", ["scan", "parent-encrypted.png", "--passphrase-file", "pass.txt"]),
         sheetCase("scan-encrypted-no-passphrase", ["scan", "parent-encrypted.png"]),
         sheetCase("scan-encrypted-wrong-passphrase", ["scan", "parent-encrypted.png", "--passphrase-file", "wrong-pass.txt"]),

@@ -354,7 +354,9 @@ WRITERS = [
     Writer("recovery-sheet scan", "scan {in:image=sheet.png} -o {out:o=out.nsec}"),
     Writer("recovery-sheet scan", "scan {in:image=esheet.png} --passphrase-file {in:pass=pass.txt} -o {out:o=out.nsec}", "encrypted"),
     Writer("recovery-sheet words", "words --key-file {in:key=keys/parent.nsec} -o {out:o=out.txt}"),
+    Writer("recovery-sheet scan", "scan {in:image=sheet.png} --vault {in:vault=work.vault} -o {out:o=out.nsec}", "vault"),
     Writer("recovery-sheet words", "words --decode -o {out:o=out.nsec} {in:words=words.txt}", "decode"),
+    Writer("recovery-sheet words", "words --decode --vault {in:vault=work.vault} -o {out:o=out.nsec} {in:words=words.txt}", "decode-vault"),
     Writer("recovery-sheet code new", f"code new --master-key-file {{in:mk=mk.hex}} --user-id u {SHEET_OPTIONS} -o {{out:o=out.json}} "
                                       "--sheet {out:sheet=out.png} --code-out {out:code=out.words}"),
     Writer("recovery-sheet code unwrap", "code unwrap --blob {in:blob=blob.json} --sheet {in:sheet=code.png} -o {out:o=out.hex}"),
@@ -375,6 +377,8 @@ WRITERS = [
     Writer("recovery-sheet combine", "combine {in:a=tshares/share-1-of-2.png} {in:b=tshares/share-2-of-2.txt} -o {out:o=out.nsec}"),
     Writer("recovery-sheet combine", "combine {in:a=pshares/share-1-of-2.txt} {in:b=pshares/share-2-of-2.txt} --passphrase-file {in:pass=pass.txt} "
                                      "-o {out:o=out.nsec}", "passphrase"),
+    Writer("recovery-sheet combine", "combine {in:a=tshares/share-1-of-2.png} {in:b=tshares/share-2-of-2.txt} --vault {in:vault=work.vault} "
+                                     "-o {out:o=out.nsec}", "vault"),
     Writer("device-link pairing create", f"pairing create --share-url https://icloud.example/s --parent-device-id {PARENT_DEVICE} "
                                             f"--shared-zone-id Z --now {NOW} -o {{out:o=out.png}}"),
     Writer("rotation-planner plan", "plan --vault {in:vault=work.vault} --key-file {in:key=keys/parent.nsec} --new-key-file {in:new=keys/other.nsec} "

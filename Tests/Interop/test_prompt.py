@@ -6,6 +6,7 @@ import pty
 import re
 import select
 import shutil
+import signal
 import subprocess
 import termios
 import time
@@ -176,3 +177,128 @@ def test_a_word_the_final_check_rejects_is_typed_again_alone(folder):
     assert status == 0, session.screen[-800:]
     assert b"word 6 of 24: " not in session.screen.split(b"word 5 of 24: ")[-1]  # nothing after word 5 was asked again
     assert (folder / "restored.nsec").read_text() == (folder / "keys" / "parent.nsec").read_text()
+
+
+@pytest.mark.parametrize("signal_number", [signal.SIGTERM, signal.SIGHUP, signal.SIGINT])
+def test_a_signal_at_the_prompt_restores_the_terminal_and_clears_the_words(folder, signal_number):
+    """Sent by another process (at the prompt Ctrl-C is a byte): the tool ends by the signal,
+    the terminal is back in its mode, the typed words left with the alternate screen, and
+    nothing is written."""
+    subprocess.run([BIN / "recovery-sheet", "words", "--key-file", "keys/parent.nsec", "-o", "w.txt"], cwd=folder, check=True)
+    words = words_of(folder / "w.txt")
+    session = Session([BIN / "recovery-sheet", "words", "--decode", "-o", "restored.nsec"], folder)
+    session.answer(rb"word 1 of 24: ", words[0])
+    session.answer(rb"word 2 of 24: ", " ".join(words[1:3]))
+    session.read_until(rb"word 4 of 24: ")
+    session.type(words[3][:3])
+    session.read_until(words[3][:3].encode())
+    os.kill(session.pid, signal_number)
+    status, attributes = session.finish()
+    assert status == -signal_number, session.screen[-400:]
+    assert not (folder / "restored.nsec").exists()
+    shown = session.outside_the_prompt()
+    assert not any(re.search(rb"\b" + word.encode() + rb"\b", shown) for word in words[:3]), shown
+    assert session.screen.endswith(b"\x1b[H\x1b[2J\x1b[?1049l"), session.screen[-80:]
+    assert attributes[3] & termios.ECHO and attributes[3] & termios.ICANON and attributes[3] & termios.ISIG
+
+
+def test_a_signal_at_the_passphrase_prompt_turns_echo_back_on(folder):
+    subprocess.run([BIN / "recovery-sheet", "generate", "--key-file", "keys/parent.nsec", "--dpi", "100", "--log-n", "8",
+                    "--passphrase-file", "/dev/stdin", "-o", "sheet.png"], cwd=folder, check=True, input=b"tall green ladder 42\n",
+                   capture_output=True)
+    session = Session([BIN / "recovery-sheet", "scan", "sheet.png", "--passphrase-file", "-", "-o", "restored.nsec"], folder)
+    session.read_until(rb"passphrase: ")
+    session.type("tall gr")
+    os.kill(session.pid, signal.SIGTERM)
+    status, attributes = session.finish()
+    assert status == -signal.SIGTERM and not (folder / "restored.nsec").exists()
+    assert b"tall" not in session.screen
+    assert attributes[3] & termios.ECHO and attributes[3] & termios.ISIG
+
+
+def test_a_pasted_line_rows_of_the_grid_and_the_key_in_groups(folder):
+    subprocess.run([BIN / "recovery-sheet", "words", "--key-file", "keys/parent.nsec", "-o", "w.txt"], cwd=folder, check=True)
+    words = words_of(folder / "w.txt")
+    expected = (folder / "keys" / "parent.nsec").read_text()
+    nsec = expected.strip()
+
+    def restore(answers):
+        session = Session([BIN / "recovery-sheet", "words", "--decode", "-o", "restored.nsec"], folder)
+        for prompt, text in answers:
+            session.answer(prompt, text)
+        status, _ = session.finish()
+        assert status == 0, session.screen[-800:]
+        assert (folder / "restored.nsec").read_text() == expected
+        (folder / "restored.nsec").unlink()
+        return session
+
+    restore([(rb"word 1 of 24: ", ", ".join(words))])
+    # Pasted with the sheet's numbering; a line longer than the places left is typed again.
+    session = Session([BIN / "recovery-sheet", "words", "--decode", "-o", "restored.nsec"], folder)
+    session.answer(rb"word 1 of 24: ", " ".join(words[:2]))
+    session.answer(rb"word 3 of 24: ", " ".join(words[2:] + ["abandon"]))
+    session.read_until(rb"that is 23 words, and 22 places are left \(word 3 to 24\): type it again")
+    session.answer(rb"word 3 of 24: ", " ".join(f"{i + 3}. {w}" for i, w in enumerate(words[2:])))
+    status, _ = session.finish()
+    assert status == 0, session.screen[-800:]
+    assert (folder / "restored.nsec").read_text() == expected
+    (folder / "restored.nsec").unlink()
+    # Row by row across the printed grid (three columns, numbered down each column).
+    rows = [" ".join(words[row + 8 * column] for column in range(3)) for row in range(8)]
+    session = restore([(rf"word {3 * row + 1} of 24: ".encode(), text) for row, text in enumerate(rows)])
+    assert b"typed row by row across the printed grid" in session.screen
+    # The key as the sheet prints it, in groups of four, first with an o for a 0.
+    grouped = " ".join(nsec[i:i + 4] for i in range(0, len(nsec), 4))
+    place = next(i for i in range(5, len(nsec)) if nsec[i] == "0")
+    typo = nsec[:place] + "o" + nsec[place + 1:]
+    session = Session([BIN / "recovery-sheet", "words", "--decode", "-o", "restored.nsec"], folder)
+    session.answer(rb"word 1 of 24: ", " ".join(typo[i:i + 4] for i in range(0, len(typo), 4)).upper())
+    session.read_until(rf"character {place % 4 + 1} of group {place // 4 + 1} is 'o', which no key uses: it is probably the digit 0".encode())
+    session.answer(rb"word 1 of 24: ", grouped)
+    status, _ = session.finish()
+    assert status == 0, session.screen[-800:]
+    assert (folder / "restored.nsec").read_text() == expected
+    assert not any(group.encode() in session.outside_the_prompt().lower() for group in grouped.split()[2:]), session.outside_the_prompt()
+
+
+def test_a_wrong_word_that_fits_is_refused_against_the_npub(folder):
+    subprocess.run([BIN / "recovery-sheet", "words", "--key-file", "keys/parent.nsec", "-o", "w.txt"], cwd=folder, check=True)
+    words = words_of(folder / "w.txt")
+    npub = (folder / "keys" / "parent.npub").read_text().strip()
+    mnemonic = Mnemonic("english")
+    wrong = next(words[:5] + [w] + words[6:] for w in mnemonic.wordlist if w != words[5] and mnemonic.check(" ".join(words[:5] + [w] + words[6:])))
+    session = Session([BIN / "recovery-sheet", "words", "--decode", "--npub", npub, "-o", "restored.nsec"], folder)
+    session.answer(rb"word 1 of 24: ", " ".join(wrong))
+    status, _ = session.finish()
+    assert status == 3, session.screen[-800:]
+    assert b"is not the public key given; nothing was written" in session.screen
+    assert not (folder / "restored.nsec").exists()
+
+
+def test_combine_reads_every_picture_before_a_share_is_typed(folder):
+    from PIL import Image
+    Image.new("L", (200, 200), 255).save(folder / "blank.png")
+    session = Session([BIN / "recovery-sheet", "combine", "-", "blank.png", "--passphrase-file", "-", "-o", "restored.nsec"], folder)
+    status, _ = session.finish()
+    assert status == 2, session.screen[-800:]
+    assert b"no share code found in the picture 'blank.png'" in session.screen
+    assert b"word 1 of 33" not in session.screen and b"\x1b[?1049h" not in session.screen and b"passphrase" not in session.screen
+
+
+def test_a_typed_share_and_a_picture_without_the_passphrase_are_refused(folder):
+    (folder / "pass.txt").write_text("grandma's rose garden 1958\n")
+    subprocess.run([BIN / "recovery-sheet", "split", "--key-file", "keys/parent.nsec", "--threshold", "2", "--shares", "2", "--text",
+                    "--dpi", "150", "--iteration-exponent", "0", "--passphrase-file", "pass.txt", "-o", "shares"], cwd=folder, check=True,
+                   capture_output=True)
+    words = words_of(folder / "shares" / "share-1-of-2.txt")
+    for passphrase in ([], ["--passphrase-file", "pass.txt"]):
+        session = Session([BIN / "recovery-sheet", "combine", "-", "shares/share-2-of-2.png", *passphrase, "-o", "restored.nsec"], folder)
+        session.answer(rb"word 1 of 33: ", " ".join(words))
+        status, _ = session.finish()
+        if passphrase:
+            assert status == 0, session.screen[-800:]
+            assert (folder / "restored.nsec").read_text() == (folder / "keys" / "parent.nsec").read_text()
+        else:
+            assert status == 3, session.screen[-800:]
+            assert b"the shares were split with a passphrase, and none was given" in session.screen
+            assert not (folder / "restored.nsec").exists()

@@ -107,6 +107,29 @@ enum Bech32 {
         return out
     }
 
+    /// Whether `char` (lowercase ASCII) is a data character of bech32's alphabet.
+    static func isDataCharacter(_ char: UInt8) -> Bool { char < 128 && reverseCharset[Int(char)] >= 0 }
+
+    /// The data places (from 0, after the separator) where changing one character makes
+    /// `hrp1data` pass its checksum: a typed key's one typo, found by trying each character
+    /// everywhere. Bech32 detects any four errors, so at most one place can fit one change.
+    /// `data` is lowercase ASCII in the alphabet; the trials are zeroed.
+    static func oneCharacterCorrections(hrp: [UInt8], data: UnsafeRawBufferPointer) -> [Int] {
+        var values = data.map { UInt8(max(reverseCharset[Int($0)], 0)) }
+        defer { values.zeroize() }
+        let expanded = hrpExpanded(hrp)
+        var found: [Int] = []
+        for position in values.indices {
+            let original = values[position]
+            for value in UInt8(0)..<32 where value != original {
+                values[position] = value
+                if polymod(expanded + values) == 1 { found.append(position) }
+            }
+            values[position] = original
+        }
+        return found
+    }
+
     private static func lowercased(_ char: UInt8) -> UInt8 {
         (0x41...0x5a).contains(char) ? char + 0x20 : char
     }

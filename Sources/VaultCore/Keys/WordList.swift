@@ -7,6 +7,16 @@ public enum WordOrder: String, Sendable {
     /// Row by row across the printed grid, without its numbers.
     case printedGridByRows
 
+    /// How many words a row of the printed grid holds.
+    public static var wordsInAGridRow: Int { WordList.printedColumns }
+
+    /// The printed place (from 0) of each of `count` words typed row by row across the printed
+    /// grid: a prompt's way from a word's printed number to where it was typed.
+    public static func printedPlaces(typedAcrossRows count: Int) -> [Int] {
+        WordList.printedOrder(ofRows: Array(0..<count), columns: WordList.printedColumns).enumerated()
+            .sorted { $0.element < $1.element }.map(\.offset)
+    }
+
     /// How a note says it, or nil when there is nothing to say.
     public var note: String? {
         self == .printedGridByRows ? "the words were typed row by row across the printed grid, and read in the grid's order" : nil

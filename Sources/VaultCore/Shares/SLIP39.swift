@@ -105,7 +105,11 @@ public enum SLIP39 {
     /// The secret behind `shares` (in any order, from 1 given share up to every share of the
     /// set). Enough complete groups are needed; a share beyond a group's threshold must fit the
     /// others. Everything wrong is a ``ShareProblem`` naming the share by its place in `shares`.
-    public static func combine(_ shares: [SLIP39Share], passphrase: SecretBytes? = nil) throws -> SecretBytes {
+    ///
+    /// With `countingRepeatsOnce`, a share given again (the same sheet scanned and typed) is
+    /// counted once, as long as the distinct shares are enough; when they are not, the repeat is
+    /// what is reported, since it is why they fall short.
+    public static func combine(_ shares: [SLIP39Share], passphrase: SecretBytes? = nil, countingRepeatsOnce: Bool = false) throws -> SecretBytes {
         try checkPassphrase(passphrase)
         guard let first = shares.first else {
             throw ShareProblem.notEnoughShares(needed: 1, given: 0, set: 0)
@@ -116,10 +120,15 @@ public enum SLIP39 {
         // Each group's shares, in the order given, with their places in `shares`.
         var groups: [Int: [(position: Int, share: SLIP39Share)]] = [:]
         var groupOrder: [Int] = []
+        var repeated: ShareProblem?
         for (position, share) in shares.enumerated() {
             let members = groups[share.groupIndex] ?? []
             if members.isEmpty { groupOrder.append(share.groupIndex) }
             if let earlier = members.first(where: { $0.share.memberIndex == share.memberIndex }) {
+                if countingRepeatsOnce, share.value == earlier.share.value {
+                    repeated = repeated ?? .duplicateShare(share: position + 1, sameAs: earlier.position + 1)
+                    continue
+                }
                 throw share.value == earlier.share.value
                     ? ShareProblem.duplicateShare(share: position + 1, sameAs: earlier.position + 1)
                     : ShareProblem.duplicateMemberIndex(share: position + 1, sameAs: earlier.position + 1)
@@ -131,6 +140,7 @@ public enum SLIP39 {
         }
         let complete = groupOrder.filter { groups[$0]!.count >= groups[$0]![0].share.memberThreshold }
         guard complete.count >= first.groupThreshold else {
+            if let repeated { throw repeated }
             if first.groupCount == 1 {
                 throw ShareProblem.notEnoughShares(needed: first.memberThreshold, given: shares.count, set: first.identifier)
             }

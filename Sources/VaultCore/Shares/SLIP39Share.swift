@@ -104,8 +104,24 @@ public struct SLIP39Share: Sendable {
         self = try Self.read(words: text, share: share).share
     }
 
-    /// ``init(words:share:)``, and the order the words were read in.
-    public static func read(words text: SecretBytes, share: Int = 1) throws -> (share: SLIP39Share, order: WordOrder) {
+    /// ``init(words:share:)``, and the order the words were read in. Lines a person copied
+    /// from the sheet above its words (``SheetHeading``) are skipped, and what they say must be
+    /// what the words are: a title over another sheet's words is refused.
+    public static func read(words typed: SecretBytes, share: Int = 1) throws -> (share: SLIP39Share, order: WordOrder) {
+        let (text, heading) = try SheetHeading.split(typed)
+        let read = try readWithoutHeading(words: text, share: share)
+        if let heading {
+            let member = read.share.memberIndex + 1, group = read.share.groupIndex + 1
+            if let named = heading.member, named != member { throw ShareProblem.headingNamesAnotherShare(share: share, named: "share \(named)", words: "share \(member)") }
+            if let named = heading.group, named != group { throw ShareProblem.headingNamesAnotherShare(share: share, named: "group \(named)", words: "group \(group)") }
+            if let named = heading.set, named != read.share.identifier {
+                throw ShareProblem.headingNamesAnotherShare(share: share, named: "set \(named)", words: "set \(read.share.identifier)")
+            }
+        }
+        return read
+    }
+
+    private static func readWithoutHeading(words text: SecretBytes, share: Int) throws -> (share: SLIP39Share, order: WordOrder) {
         let readings = try WordList.readings(text)
         let typed = readings[0].words
         guard typed.count <= SLIP39.maximumWords else { throw ShareProblem.wrongWordCount(share: share, count: typed.count) }
@@ -133,8 +149,8 @@ public struct SLIP39Share: Sendable {
     /// The one word that, changed, makes the typed words a valid share: its printed number
     /// (from 1) and the word. Nil unless exactly one change in one reading does. For a prompt
     /// that offers the correction to the person typing; never for a message.
-    public static func correctingOneWord(_ text: SecretBytes) -> (position: Int, word: String)? {
-        guard let readings = try? WordList.readings(text),
+    public static func correctingOneWord(_ typed: SecretBytes) -> (position: Int, word: String)? {
+        guard let text = try? SheetHeading.split(typed).text, let readings = try? WordList.readings(text),
               readings[0].words.allSatisfy({ SLIP39.index(of: $0) != nil }) else { return nil }
         var candidates: [[Int]] = []
         for reading in readings {
@@ -216,5 +232,96 @@ enum RS1024 {
     static func checksum(customization: [Int], data: [Int]) -> [Int] {
         let polymod = polymod(customization + data + [0, 0, 0]) ^ 1
         return (0..<3).map { polymod >> (10 * (2 - $0)) & 1023 }
+    }
+}
+
+/// What a person may copy from a share sheet above its words, as the sheet words it: its
+/// title ("Family key share 2 of 3, group 1"; "Fragmento 2 de 3 de la clave familiar"), the
+/// words' heading ("This share as 33 words") and the set line ("Set 7945. …"; "Serie 7945: …").
+/// Those lines are not words; what they say names the share, and is checked against it.
+public struct SheetHeading: Equatable, Sendable {
+    /// The share's number in its group, its group and its set, as the lines name them.
+    public var member: Int?
+    public var group: Int?
+    public var set: Int?
+
+    /// The words that name the parts, in the sheets' languages (Templates/share-sheet.*).
+    static let shareWords = keywords("share", "fragmento")
+    static let ofWords = keywords("of", "de")
+    static let groupWords = keywords("group", "grupo")
+    static let setWords = keywords("set", "serie")
+    static let wordsWords = keywords("words", "palabras")
+
+    private static func keywords(_ words: String...) -> Set<[UInt8]> { Set(words.map { Array($0.utf8) }) }
+
+    /// The typed text without its heading lines, before the words or after them, and what
+    /// they say (nil when there were none). A line is a heading only when it reads as one, so
+    /// a line of mistyped words is never skipped. The typed bytes stay bytes: a line of words
+    /// is looked at, never kept.
+    static func split(_ typed: SecretBytes) throws -> (text: SecretBytes, heading: SheetHeading?) {
+        var heading = SheetHeading()
+        var found = false
+        let kept = typed.withUnsafeBytes { bytes -> Range<Int> in
+            var lines: [Range<Int>] = []
+            var offset = 0
+            while offset < bytes.count {
+                let end = bytes[offset...].firstIndex { $0 == 0x0a || $0 == 0x0d } ?? bytes.count
+                lines.append(offset..<end)
+                offset = end + 1
+            }
+            // Whether a line is a heading (read into `heading`) or blank; false for words.
+            func skipped(_ line: Range<Int>) -> Bool {
+                var tokens = Self.tokens(UnsafeRawBufferPointer(rebasing: bytes[line]))
+                defer { for i in tokens.indices { tokens[i].zeroize() } }
+                guard !tokens.isEmpty else { return true }
+                guard heading.read(tokens) else { return false }
+                found = true
+                return true
+            }
+            let first = lines.firstIndex { !skipped($0) } ?? lines.count
+            let last = lines[first...].lastIndex { !skipped($0) } ?? first
+            return first < lines.count ? lines[first].lowerBound..<lines[last].upperBound : 0..<0
+        }
+        guard found else { return (typed, nil) }
+        return (try typed.slice(kept), heading)
+    }
+
+    /// Reads one line's tokens into what it names; false when the line is no heading.
+    private mutating func read(_ tokens: [[UInt8]]) -> Bool {
+        func number(_ index: Int) -> Int? {
+            guard tokens.indices.contains(index), (1...5).contains(tokens[index].count), tokens[index].allSatisfy({ (0x30...0x39).contains($0) }) else { return nil }
+            return tokens[index].reduce(0) { $0 * 10 + Int($1 - 0x30) }
+        }
+        if let at = tokens.firstIndex(where: Self.shareWords.contains), let member = number(at + 1),
+           tokens.indices.contains(at + 2), Self.ofWords.contains(tokens[at + 2]), number(at + 3) != nil {
+            self.member = member
+            if let at = tokens.firstIndex(where: Self.groupWords.contains) { group = number(at + 1) }
+            return true
+        }
+        if let first = tokens.first, Self.setWords.contains(first), let set = number(1) {
+            self.set = set
+            return true
+        }
+        return tokens.contains(where: Self.shareWords.contains) && tokens.contains(where: Self.wordsWords.contains)
+    }
+
+    /// A line's tokens: runs of ASCII letters (lowercased) and digits; anything else splits.
+    /// Scratch copies of what may be secret words: the caller zeroes them.
+    private static func tokens(_ line: UnsafeRawBufferPointer) -> [[UInt8]] {
+        var tokens: [[UInt8]] = []
+        var token: [UInt8] = []
+        token.reserveCapacity(line.count)  // no regrowth: no partial copies left in freed memory
+        defer { token.zeroize() }
+        for byte in line {
+            let lower = (0x41...0x5a).contains(byte) ? byte | 0x20 : byte
+            if (0x61...0x7a).contains(lower) || (0x30...0x39).contains(lower) {
+                token.append(lower)
+            } else if !token.isEmpty {
+                tokens.append(token)
+                token.removeAll(keepingCapacity: true)
+            }
+        }
+        if !token.isEmpty { tokens.append(token) }
+        return tokens
     }
 }

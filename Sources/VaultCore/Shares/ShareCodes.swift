@@ -83,3 +83,34 @@ public enum ShareCodes {
         return .matches
     }
 }
+
+extension ShareCodes {
+    /// What the shares' check codes say about the key they combined to (issue 37).
+    public enum RestoredOutcome: Equatable, Sendable {
+        /// Every check code names the restored key's household.
+        case matches
+        /// No share came with a check code (typed words, a file of words): nothing to compare.
+        case noCheckCode
+        /// A check code names another household (its 12-hex-digit prefix). SLIP-0039 combines
+        /// shares under any passphrase, so a missing or wrong one restores another valid key.
+        case otherHousehold(String)
+    }
+
+    /// The rule `combine` and `verify --shares` check a restored key by: its household is the
+    /// one every share sheet's public check code names.
+    public static func check(restored household: HouseholdID, against checks: [(set: Int, household: String)]) -> RestoredOutcome {
+        guard !checks.isEmpty else { return .noCheckCode }
+        if let other = checks.first(where: { $0.household != household.shortHex }) { return .otherHousehold(other.household) }
+        return .matches
+    }
+}
+
+extension VaultError {
+    /// The shares combined, but to a key of another household than their sheets' check code
+    /// names: the likely cause is the passphrase, missing or wrong.
+    public static func sharesRestoreAnotherKey(named household: String, passphraseGiven: Bool, file: String = #fileID, line: UInt = #line) -> VaultError {
+        let cause = passphraseGiven ? "the passphrase is wrong (or a share was changed)" : "the shares were split with a passphrase, and none was given"
+        return VaultError(.keyMismatch, "the shares combine to another key than their sheets' check code names (household \(household)…): \(cause)",
+                          file: file, line: line)
+    }
+}

@@ -34,6 +34,9 @@ public enum ShareProblem: Error, Hashable, Sendable, VaultErrorConvertible {
     case shareDoesNotFit(share: Int)
     /// A share whose group has too few shares to be checked, given with enough other groups.
     case unusedShare(share: Int)
+    /// The sheet's title or set line copied above the words names another share, group or set
+    /// than the words are (`named` and `words` say which: "share 2", "set 7945").
+    case headingNamesAnotherShare(share: Int, named: String, words: String)
     /// The passphrase has characters outside printable ASCII, which SLIP-0039 requires.
     case passphraseNotPrintableASCII
     /// A split that SLIP-0039 cannot express.
@@ -53,7 +56,7 @@ public enum ShareProblem: Error, Hashable, Sendable, VaultErrorConvertible {
         switch self {
         case let .wrongWordCount(share, _), let .unknownWord(share, _), let .checksumFailed(share), let .wrongWord(share, _), let .badPadding(share),
              let .groupThresholdAboveCount(share), let .differentSets(share, _, _), let .memberThresholdsDiffer(share, _),
-             let .shareDoesNotFit(share):
+             let .shareDoesNotFit(share), let .headingNamesAnotherShare(share, _, _):
             [share]
         case let .duplicateShare(share, other), let .duplicateMemberIndex(share, other):
             [other, share]
@@ -105,6 +108,8 @@ public enum ShareProblem: Error, Hashable, Sendable, VaultErrorConvertible {
             "share \(share) does not fit with the others: it was changed or made for another split"
         case let .unusedShare(share):
             "share \(share) is not needed, and its group has too few shares to check it: leave it out, or add the rest of its group"
+        case let .headingNamesAnotherShare(share, named, words):
+            "the heading typed with share \(share) says \(named), but the words are \(words): they were copied from another sheet"
         case .passphraseNotPrintableASCII:
             "a share passphrase may contain only printable ASCII characters (SLIP-0039)"
         case let .invalidConfiguration(why):

@@ -47,4 +47,30 @@ import Testing
         if case .unknown(let closest) = BIP39.check(typed: .text(String(repeating: "z", count: 5000))) { #expect(closest.count == 3) }
         else { Issue.record("a 5000-letter word was accepted") }
     }
+
+    /// Issue 37: a typed key forgiven its spaces and case, and a character that does not fit
+    /// named by its printed group (the sheet prints four characters a group from the first).
+    @Test func aMistypedCharacterIsNamedByItsGroup() throws {
+        let alphabet = Array("qpzry9x8gf2tvdw0s3jn54khce6mua7l")
+        for _ in 0..<20 {
+            let key = try SecretKey.generate(using: random)
+            let nsec = Array(String(decoding: try key.nsec().withUnsafeBytes { Array($0) }, as: UTF8.self))
+            let grouped = stride(from: 0, to: nsec.count, by: 4).map { String(nsec[$0..<min($0 + 4, nsec.count)]) }.joined(separator: " \n")
+            let normalized = try #require(try TypedKey.normalized(.text(grouped.uppercased())))
+            #expect(normalized == (try key.nsec()))
+            #expect(TypedKey.problem(normalized) == nil)
+            let place = random.int(5...(nsec.count - 1))
+            var changed = nsec
+            changed[place] = alphabet.first { $0 != nsec[place] && $0 != "q" } ?? "p"
+            let checksum = try #require(TypedKey.problem(.text(String(changed))))
+            #expect(checksum.reason.contains("checksum points to character \(place % 4 + 1) of group \(place / 4 + 1):"))
+            changed[place] = "o"
+            let letter = try #require(TypedKey.problem(.text(String(changed))))
+            #expect(letter.reason.contains("character \(place % 4 + 1) of group \(place / 4 + 1) is 'o', which no key uses: it is probably the digit 0"))
+            let short = try #require(TypedKey.problem(.text(String(nsec.dropLast()))))
+            #expect(short.reason.contains("has 62 characters"))
+        }
+        #expect(try TypedKey.normalized(.text("abandon ability")) == nil)
+        #expect(WordOrder.printedPlaces(typedAcrossRows: 24).prefix(6) == [0, 8, 16, 1, 9, 17])
+    }
 }

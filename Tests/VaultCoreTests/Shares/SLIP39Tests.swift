@@ -109,6 +109,52 @@ import Testing
         #expect(throws: ShareProblem.notEnoughShares(needed: 2, given: 1, set: set[0].identifier)) { try SLIP39.combine([set[2]]) }
     }
 
+    /// Issue 37: a share given again counts once when the distinct ones are enough, and a key
+    /// combined under the wrong passphrase is told apart by the sheets' check code only.
+    @Test func repeatsCountOnceAndTheCheckCodeCatchesAWrongPassphrase() throws {
+        let random = SeededRandom(seed: 37)
+        let secret = try random.secret(32)
+        let passphrase = Array("rose garden".utf8)
+        let set = try SLIP39.split(secret: secret, groupThreshold: 1, groups: [.init(threshold: 2, count: 3)], passphrase: passphrase,
+                                   iterationExponent: 0, random: random)[0]
+        #expect(try SLIP39.combine([set[1], set[1], set[2]], passphrase: .test(passphrase), countingRepeatsOnce: true) == secret)
+        #expect(throws: ShareProblem.duplicateShare(share: 2, sameAs: 1)) { try SLIP39.combine([set[1], set[1]], countingRepeatsOnce: true) }
+        #expect(throws: ShareProblem.duplicateShare(share: 3, sameAs: 2)) { try SLIP39.combine([set[0], set[1], set[1]]) }
+
+        let key = try SecretKey(secret: secret)
+        let household = Household(parentPublicKey: key.publicKey)
+        let check = (set: set[0].identifier, household: household.id.shortHex)
+        for wrong: [UInt8]? in [nil, Array("rose garden.".utf8)] {
+            let restored = try SecretKey(secret: SLIP39.combine([set[0], set[2]], passphrase: wrong.map(SecretBytes.test)))
+            #expect(restored != key)  // SLIP-0039 cannot tell: another valid key
+            let other = Household(parentPublicKey: restored.publicKey).id
+            #expect(ShareCodes.check(restored: other, against: [check, check]) == .otherHousehold(household.id.shortHex))
+        }
+        #expect(ShareCodes.check(restored: household.id, against: [check]) == .matches)
+        #expect(ShareCodes.check(restored: household.id, against: []) == .noCheckCode)
+        #expect(VaultError.sharesRestoreAnotherKey(named: "0a92686c7aa4", passphraseGiven: false).code.category == .authentication)
+    }
+
+    /// Issue 37: the sheet's own title and set line, copied with the words, are skipped, and
+    /// what they say must be the share the words are.
+    @Test func theSheetsTitleNamesTheShare() throws {
+        let random = SeededRandom(seed: 38)
+        let set = try SLIP39.split(secret: random.secret(32), groupThreshold: 1, groups: [.init(threshold: 2, count: 3)], iterationExponent: 0, random: random)[0]
+        let words = set[1].words().joined(separator: " ")
+        for heading in ["Family key share 2 of 3", "Fragmento 2 de 3 de la clave familiar\nEste fragmento en 33 palabras", "\nSet \(set[1].identifier)."] {
+            #expect(try SLIP39Share(words: heading + "\n" + words).memberIndex == 1, "\(heading)")
+            #expect(try SLIP39Share(words: words + "\n" + heading).memberIndex == 1, "\(heading)")
+        }
+        #expect(throws: ShareProblem.headingNamesAnotherShare(share: 2, named: "share 3", words: "share 2")) {
+            try SLIP39Share(words: "Family key share 3 of 3\n" + words, share: 2)
+        }
+        #expect(throws: ShareProblem.headingNamesAnotherShare(share: 1, named: "group 2", words: "group 1")) {
+            try SLIP39Share(words: "Family key share 2 of 3, group 2\n" + words)
+        }
+        // A line of words is never taken for a heading: an unknown word is still placed.
+        #expect(throws: ShareProblem.unknownWord(share: 1, position: 1)) { try SLIP39Share(words: "sharex 2 of 3\n" + words) }
+    }
+
     @Test func aTwoLevelSplitNamesTheGroupBelowItsThreshold() throws {
         let random = SeededRandom(seed: 11)
         let secret = try random.secret(32)

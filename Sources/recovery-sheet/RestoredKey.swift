@@ -1,0 +1,85 @@
+import ArgumentParser
+import CLISupport
+import Foundation
+import VaultCore
+
+/// What a key restored from paper must be (issue 37): words, a typed key or shares that pass
+/// their checksums can still be another valid key (another sheet's words, one wrong word that
+/// fits, shares combined under the wrong passphrase). Given `--npub` or `--vault`, the key is
+/// confirmed before anything is written and a mismatch is refused (exit 3); without them the
+/// restored public key is shown with what to compare it with.
+struct ExpectedKeyOptions: ParsableArguments {
+    @Option(help: ArgumentHelp("The public key printed on the sheet's check values: a restored key without it is refused, nothing written.", valueName: "NPUB"))
+    var npub: String?
+
+    @Option(help: ArgumentHelp("A vault the restored key must open (a file, or s3://BUCKET/KEY): otherwise refused, nothing written.", valueName: "VAULT"))
+    var vault: String?
+
+    var declaredInputs: [FileSet.Input] { vault.map { [FileSet.Input("--vault", $0)] } ?? [] }
+
+    func validate() throws {
+        if npub != nil, vault != nil { throw ValidationError("give --npub or --vault, not both") }
+    }
+
+    /// Where a restored key came from: what the person compares, why, and what to check
+    /// when the key is not the one expected.
+    enum Source {
+        case sheet, words, shares
+
+        var checkValues: String { self == .shares ? "the share sheets'" : "the sheet's" }
+
+        var trap: String {
+            switch self {
+            case .sheet: "an old sheet, or another family's, reads as well"
+            case .words: "words that pass their checksum can be another sheet's, or hold one wrong word that fits"
+            case .shares: "typed shares and files of words carry no check code, and a missing or wrong passphrase restores another key"
+            }
+        }
+
+        var hint: String {
+            switch self {
+            case .sheet: "this sheet holds another key: an old sheet, or another family's"
+            case .words: "check each word (or character) against the sheet: a wrong word that still fits the checksum, or another sheet's words, restore another key"
+            case .shares: "check the passphrase, and that every share is of this family's set"
+            }
+        }
+    }
+
+    /// Confirms `key` before it is written, and says so on standard error; without an
+    /// expectation, shows the public key with what to compare it with, unless `checked` (the
+    /// shares' check code already named its household).
+    func confirm(_ key: SecretKey, from source: Source, checked: String? = nil) throws {
+        let restored = key.publicKey
+        if let npub {
+            let expected = try PublicKey(npub: npub.trimmingCharacters(in: .whitespacesAndNewlines))
+            guard expected == restored else {
+                throw VaultError.restoredAnotherKey(restored: restored.npub, expected: "the public key given", hint: source.hint)
+            }
+            diagnostics.note("public key: \(restored.npub), the one given")
+            return
+        }
+        if let vault {
+            do {
+                _ = try Vault.open(InputFiles.read(vault, what: "vault"), with: .parentKey(key))
+            } catch let error as VaultError where error.code.category == .authentication {
+                throw VaultError.restoredAnotherKey(restored: restored.npub, expected: "the key of the vault '\(InputFiles.displayName(vault))' (\(error.reason))",
+                                                    hint: source.hint)
+            }
+            diagnostics.note("public key: \(restored.npub); it opens the vault '\(InputFiles.displayName(vault))'")
+            return
+        }
+        diagnostics.note("public key: \(restored.npub)")
+        if let checked {
+            diagnostics.note(checked)
+        } else {
+            diagnostics.note("compare it with the public key printed on \(source.checkValues) check values before using the key: \(source.trap); --npub or --vault checks it before anything is written")
+        }
+    }
+}
+
+extension VaultError {
+    /// A restored key that is not the one the person said it must be.
+    static func restoredAnotherKey(restored: String, expected: String, hint: String, file: String = #fileID, line: UInt = #line) -> VaultError {
+        VaultError(.keyMismatch, "the restored key (public key \(restored)) is not \(expected); nothing was written", hint: hint, file: file, line: line)
+    }
+}
