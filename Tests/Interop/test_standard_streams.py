@@ -55,7 +55,7 @@ STDOUT = {
     "rotation-planner apply": Entry(f"apply plan.json --vault work.vault {ROTATION} --out-dir rotated"),
     "rotation-planner verify": Entry(f"verify --out-dir applied {ROTATION} --json"),
     "device-revoker vault": Entry(f"vault {KEYS} --vault work.vault --device {DEVICE} --now {NOW} -o revoked.vault --ops -"),
-    "device-revoker registry import": Entry(f"registry import --db registry.sqlite --devices more-devices.jsonl --now {NOW} --json", publishes=True),
+    "device-revoker registry import": Entry(f"registry import --db registry.sqlite --devices more-devices.jsonl --now {NOW} --json"),
     "device-revoker registry devices": Entry("registry devices --db registry.sqlite --json"),
     "device-revoker registry revoke": Entry(f"registry revoke --db registry.sqlite --device did:plc:parent#ipad-1 --reason lost --force "
                                             f"--batch-id B-STREAMS --now {NOW}", publishes=True),
