@@ -37,6 +37,9 @@ struct HTTPTransportError: Error, Sendable {
     let mayHaveReachedServer: Bool
     /// The response was larger than the request's limit; asking again would not help.
     var tooLarge = false
+    /// The server's certificate could not be verified against the trust store (or there is no
+    /// trust store): a retry meets the same certificate, so it is no temporary failure.
+    var untrusted = false
 }
 
 /// The one owner of libcurl: an easy handle per client, reused so that connections are kept
@@ -128,7 +131,10 @@ final class HTTPClient {
             let message = String(cString: curl_easy_strerror(code))
             let neverSent = code == CURLE_COULDNT_CONNECT || code == CURLE_COULDNT_RESOLVE_HOST
                 || code == CURLE_COULDNT_RESOLVE_PROXY || code == CURLE_UNSUPPORTED_PROTOCOL || code == CURLE_URL_MALFORMAT
-            return .failure(HTTPTransportError(message: message, mayHaveReachedServer: !neverSent))
+            // 60: the certificate does not chain to a trusted CA or names another host; 77: no
+            // CA bundle to verify with (an image without ca-certificates).
+            let untrusted = code == CURLE_PEER_FAILED_VERIFICATION || code == CURLE_SSL_CACERT_BADFILE
+            return .failure(HTTPTransportError(message: message, mayHaveReachedServer: !neverSent, untrusted: untrusted))
         }
         var status = 0
         guard hvt_curl_response_code(handle, &status) == CURLE_OK else {

@@ -208,6 +208,8 @@ package final class S3Client: @unchecked Sendable {
                 lastAnswered = true
             case .failure(let error) where error.tooLarge:
                 throw VaultError.tooLarge(what: "vault", name: name.description, limit: limit)
+            case .failure(let error) where error.untrusted:
+                throw VaultError.storageUntrusted(configuration.endpoint.url, "\(what) \(name)", error.message)
             case .failure(let error):
                 lastProblem = error.message
                 lastAnswered = false
@@ -311,6 +313,9 @@ extension VaultError.Code {
     /// The object store answered 5xx (503 SlowDown when it throttles) to every attempt: a retry
     /// later may get through.
     public static let storageBusy = VaultError.Code(name: "storageBusy", category: .temporary)
+    /// The object store's TLS certificate could not be verified against the system's trust
+    /// store: asking again meets the same certificate, so it is not retried.
+    public static let storageUntrusted = VaultError.Code(name: "storageUntrusted", category: .operational)
     /// The object store answered with an error not otherwise named.
     public static let storageFailed = VaultError.Code(name: "storageFailed", category: .operational)
     /// The object changed since it was read; nothing was written.
@@ -348,6 +353,12 @@ extension VaultError {
 
     static func storageBusy(_ endpoint: String, _ what: String, _ answer: String, attempts: Int, file: String = #fileID, line: UInt = #line) -> VaultError {
         VaultError(.storageBusy, "the object store at \(endpoint) answered \(answer) to all \(attempts) attempts while \(what)", file: file, line: line)
+    }
+
+    static func storageUntrusted(_ endpoint: String, _ what: String, _ problem: String, file: String = #fileID, line: UInt = #line) -> VaultError {
+        VaultError(.storageUntrusted, "could not verify the TLS certificate of the object store at \(endpoint) while \(what): \(problem)",
+                   hint: "its certificate must chain to a CA in the system trust store (the ca-certificates package, /etc/ssl/certs); a retry meets the same certificate",
+                   file: file, line: line)
     }
 
     static func storageFailed(_ code: String, _ name: String, endpoint: String, message: String?, file: String = #fileID, line: UInt = #line) -> VaultError {

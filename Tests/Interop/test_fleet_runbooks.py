@@ -56,10 +56,15 @@ def test_the_kubernetes_indexed_job_is_valid_and_its_command_parses(tmp_path):
     spec = job["spec"]
     assert spec["completionMode"] == "Indexed" and spec["template"]["spec"]["restartPolicy"] == "Never"
     container = spec["template"]["spec"]["containers"][0]
-    args = container["args"]
+    # The fleet image's entry point is vault-tool; the manifest names it (docs/fleet.md).
+    assert container["image"].endswith("/household-vault-tools-fleet:0.2.0") and container["command"] == ["vault-tool"]
+    args = container["command"] + container["args"]
     assert args[args.index("--shard") + 1] == "auto" and int(args[args.index("--shard-count") + 1]) == spec["completions"]
-    # Secrets reach the pod as files only.
+    # Secrets reach the pod as files only; the store's credentials are the service account's role.
     assert all("valueFrom" not in variable for variable in container.get("env", []))
+    assert not any(v["name"].startswith("AWS_") and ("KEY" in v["name"] or "SECRET" in v["name"] or "CREDENTIALS" in v["name"])
+                   for v in container.get("env", []))
+    assert spec["template"]["spec"]["serviceAccountName"]
     assert "envFrom" not in container
     secrets = {v["name"] for v in spec["template"]["spec"]["volumes"] if "secret" in v}
     assert {m["name"] for m in container["volumeMounts"] if m.get("readOnly")} >= secrets
@@ -77,10 +82,12 @@ def test_the_aws_batch_job_definition_is_valid_and_its_command_parses(tmp_path):
     assert not report.has_errors(), report.generate_report()
     properties = definition["containerProperties"]
     assert {"onExitCode": "75", "action": "RETRY"} in definition["retryStrategy"]["evaluateOnExit"]
-    assert not any("SECRET" in e["name"] or "KEY" in e["name"].replace("KEY_DIR", "") for e in properties["environment"])
-    shell, flag, script = properties["command"]
-    assert (shell, flag) == ("sh", "-c") and script.startswith("exec vault-tool ")
-    argv = shlex.split(script.replace("$AWS_BATCH_JOB_ARRAY_INDEX", "5"))[1:]
+    assert not any("SECRET" in e["name"] or "KEY" in e["name"].replace("KEY_DIR", "") or "CREDENTIALS" in e["name"]
+                   for e in properties["environment"])
+    # The job role gives the credentials; the image's entry point (vault-tool) takes the command.
+    assert properties["jobRoleArn"].startswith("arn:aws:iam::") and properties["image"].endswith("/household-vault-tools-fleet:0.2.0")
+    argv = ["vault-tool", *properties["command"]]
+    assert argv[1] == "migrate"
     environment = {e["name"]: e["value"] for e in properties["environment"]}
     keys = tmp_path / "keys"
     keys.mkdir()

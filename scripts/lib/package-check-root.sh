@@ -1,15 +1,18 @@
 #!/usr/bin/env bash
 # Runs inside the clean Debian 12 root that scripts/package --check makes, as root, with the
-# package and this script copied to /tmp/hvt-check (docs/packaging.md). Every check says what it
+# packages and this script copied to /tmp/hvt-check (docs/packaging.md). Every check says what it
 # checks; the first that fails ends the run with its message, and so fails the package check.
 #
-#   package-check-root.sh install DEB VERSION   apt installs DEB; no Swift, no build tools here
+#   package-check-root.sh install FLEET_DEB DEB VERSION
+#                                               apt installs both; no Swift, no build tools here;
+#                                               the fleet package's Depends has none of the sheets' libraries
 #   package-check-root.sh tools VERSION         what a support desk and an operator run
 #   package-check-root.sh manuals               man renders each page without a warning; bash completes
-#   package-check-root.sh remove                apt-get remove leaves no file of the package
+#   package-check-root.sh remove                apt-get remove leaves no file of either package
 set -euo pipefail
 export DEBIAN_FRONTEND=noninteractive LC_ALL=C.UTF-8
 TOOLS=(vault-tool recovery-sheet rotation-planner device-revoker device-link)
+PACKAGES=(household-vault-tools-fleet household-vault-tools)
 WORK=/tmp/hvt-check
 OWNED=$WORK/package-files.txt
 
@@ -17,17 +20,26 @@ ok() { printf 'package check: ok: %s\n' "$*"; }
 fail() { printf 'package check: FAILED: %s\n' "$*" >&2; exit 1; }
 
 install_package() {
-  local deb="$1" version="$2"
+  local fleet_deb="$1" deb="$2" version="$3" package
   for tool in swift swiftc cc gcc clang ld dpkg-buildpackage; do
     ! command -v "$tool" >/dev/null || fail "the clean root has $tool; it must have no Swift and no build tools"
   done
   ! compgen -G '/usr/lib/swift*' >/dev/null || fail "the clean root has a Swift runtime under /usr/lib"
-  apt-get install -y -q --no-install-recommends "$deb" > "$WORK/apt-install.log" 2>&1 \
-    || { cat "$WORK/apt-install.log" >&2; fail "apt-get install $deb"; }
-  [ "$(dpkg-query -W -f='${Version}' household-vault-tools)" = "$version" ] \
-    || fail "the installed package is not version $version"
-  dpkg -L household-vault-tools > "$OWNED"
-  ok "apt-get install ./$(basename "$deb") resolved its Depends: $(dpkg-query -W -f='${Depends}' household-vault-tools)"
+  # A fleet image installs the fleet package alone: its Depends must not pull the sheets' libraries in.
+  local fleet_depends
+  fleet_depends="$(dpkg-deb -f "$fleet_deb" Depends)"
+  ! grep -Eq 'cairo|pango|poppler|zbar|qrencode|libpq|fonts-' <<< "$fleet_depends" \
+    || fail "the fleet package depends on a library vault-tool does not link: $fleet_depends"
+  grep -q 'ca-certificates' <<< "$fleet_depends" || fail "the fleet package does not depend on ca-certificates: $fleet_depends"
+  apt-get install -y -q --no-install-recommends "$fleet_deb" "$deb" > "$WORK/apt-install.log" 2>&1 \
+    || { cat "$WORK/apt-install.log" >&2; fail "apt-get install $fleet_deb $deb"; }
+  : > "$OWNED"
+  for package in "${PACKAGES[@]}"; do
+    [ "$(dpkg-query -W -f='${Version}' "$package")" = "$version" ] \
+      || fail "the installed $package is not version $version"
+    dpkg -L "$package" >> "$OWNED"
+    ok "apt-get install ./${package}_${version}_amd64.deb resolved its Depends: $(dpkg-query -W -f='${Depends}' "$package")"
+  done
 }
 
 check_tools() {
@@ -100,10 +112,13 @@ check_manuals() {
 }
 
 remove_package() {
-  apt-get remove -y -q household-vault-tools > "$WORK/apt-remove.log" 2>&1 \
+  apt-get remove -y -q "${PACKAGES[@]}" > "$WORK/apt-remove.log" 2>&1 \
     || { cat "$WORK/apt-remove.log" >&2; fail "apt-get remove"; }
-  [ "$(dpkg-query -W -f='${db:Status-Status}' household-vault-tools 2>/dev/null || echo not-installed)" = not-installed ] \
-    || fail "dpkg still knows the package after apt-get remove"
+  local package
+  for package in "${PACKAGES[@]}"; do
+    [ "$(dpkg-query -W -f='${db:Status-Status}' "$package" 2>/dev/null || echo not-installed)" = not-installed ] \
+      || fail "dpkg still knows $package after apt-get remove"
+  done
   local left=0 path
   while read -r path; do
     [ "$path" = /. ] && continue
@@ -114,14 +129,14 @@ remove_package() {
       printf 'left behind: %s\n' "$path" >&2; left=1
     fi
   done < "$OWNED"
-  [ "$left" -eq 0 ] || fail "apt-get remove left files of the package behind"
-  ok "apt-get remove left nothing of the package ($(wc -l < "$OWNED") paths checked)"
+  [ "$left" -eq 0 ] || fail "apt-get remove left files of the packages behind"
+  ok "apt-get remove left nothing of either package ($(wc -l < "$OWNED") paths checked)"
 }
 
 case "${1:-}" in
-  install) install_package "$2" "$3" ;;
+  install) install_package "$2" "$3" "$4" ;;
   tools) check_tools "$2" ;;
   manuals) VERSION="$2"; check_manuals ;;
   remove) remove_package ;;
-  *) fail "usage: package-check-root.sh install DEB VERSION | tools VERSION | manuals VERSION | remove" ;;
+  *) fail "usage: package-check-root.sh install FLEET_DEB DEB VERSION | tools VERSION | manuals VERSION | remove" ;;
 esac
