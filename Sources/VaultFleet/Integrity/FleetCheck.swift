@@ -118,18 +118,26 @@ public enum FleetCheck {
     }
 
     /// The objects of `subset` (all of them without one), in the listing's or the manifest's
-    /// order. Keys ending in `/` (folder markers) are no objects.
-    public static func objects(_ source: Source, subset: Subset?, store: ObjectStore) throws -> [Entry] {
+    /// order. Keys ending in `/` (folder markers) are no objects. A prefix with no object is
+    /// refused unless `allowEmpty` (a mistyped prefix would pass every night having read
+    /// nothing); a slice of its own may be empty, as long as the prefix is not.
+    public static func objects(_ source: Source, subset: Subset?, store: ObjectStore, allowEmpty: Bool = false) throws -> [Entry] {
         switch source {
         case .listing(let prefix):
             var found: [Entry] = []
             try BucketMigration.listRun(under: prefix, shard: subset?.shard, store: store) { listed in
-                guard !listed.key.hasSuffix("/") else { return }
+                // A migration's conditional-write probe is no object of the fleet.
+                guard !listed.key.hasSuffix("/"), !ObjectStore.isConditionalWriteProbe(listed.key) else { return }
                 found.append(Entry(object: S3ObjectName(bucket: prefix.bucket, key: listed.key), size: listed.size, manifestKeys: nil))
+            }
+            if found.isEmpty, !allowEmpty, try subset == nil || !BucketMigration.holdsObjects(prefix, store: store) {
+                throw VaultError.nothingListed("no object under \(prefix)")
             }
             return found
         case .manifest(let bytes, let path):
-            return try BatchMigration.parseManifest(bytes, manifestPath: path, outDir: "").compactMap { entry in
+            let entries = try BatchMigration.parseManifest(bytes, manifestPath: path, outDir: "")
+            try BucketMigration.requireKeyFiles(entries)
+            return try entries.compactMap { entry in
                 guard case .object(let name) = try VaultLocation(entry.vault), !name.isPrefix else {
                     throw VaultError.fileInBucketBatch(line: entry.line, vault: entry.vault)
                 }
@@ -211,12 +219,6 @@ public enum FleetCheck {
                       reason: "\(length), larger than any vault (\(InputLimits.describe(bytes: InputLimits.document))): not read whole")
     }
 
-    /// Refuses a `--vault-key-dir` that cannot be listed, before anything is read: every vault
-    /// would be `no-key`, and a nightly check would pass having opened nothing.
-    public static func requireKeyFolder(_ path: String?) throws {
-        if let path, !AtomicFile.isListableFolder(path) { throw VaultError.keyFolderUnreadable(path) }
-    }
-
     /// Checks `objects`, `parallelism` at a time (the work waits on the network), reporting each
     /// as it finishes. A household's key is the manifest's key file for its object, or
     /// `keyFolder/<household id>.vaultkey` when that file exists; `loadAccess` reads it.
@@ -228,7 +230,7 @@ public enum FleetCheck {
             try report(try check(entry.object, size: entry.size, store: store) { household in
                 if let keys = entry.manifestKeys { return try loadAccess(keys) }
                 guard let keyFolder else { return nil }
-                let path = VaultLocation.joined(keyFolder, household.hex + ".vaultkey")
+                let path = VaultLocation.joined(keyFolder, VaultKeyFolder.fileName(of: household))
                 return FileManager.default.fileExists(atPath: path) ? try loadAccess(BucketMigration.KeyFiles(keyFile: nil, vaultKeyFile: path)) : nil
             })
         }
@@ -241,11 +243,5 @@ extension VaultError {
     public static func fleetCheckFailed(damaged: Int, truncated: Int, keyUnreadable: Int, file: String = #fileID, line: UInt = #line) -> VaultError {
         VaultError(.fleetCheckFailed, "\(damaged) damaged and \(truncated) truncated objects, and \(keyUnreadable) whose key file cannot be read; each is named in the report",
                    file: file, line: line)
-    }
-
-    /// `--vault-key-dir` names no folder this user can read: every vault would be `no-key`, and
-    /// a nightly check would pass having opened nothing.
-    public static func keyFolderUnreadable(_ path: String, file: String = #fileID, line: UInt = #line) -> VaultError {
-        VaultError(.io, "the vault-key folder '\(path)' cannot be read: no vault could be opened", file: file, line: line)
     }
 }
