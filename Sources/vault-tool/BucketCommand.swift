@@ -97,6 +97,8 @@ struct BucketCommand {
             if count(.noKey) > 0, count(.noKey) == seen, let vaultKeyDir {
                 let error = VaultError.noKeyForAnyVault("the vault-key folder '\(vaultKeyDir)'", vaults: seen)
                 guard allowNoKeys else {
+                    // Its rows say only no-key: a mistake leaves no journal for the next run.
+                    migration.discardJournalIfNew()
                     throw ToolError(.noKeys, error.reason, hint: "give the folder holding this fleet's <household id>.vaultkey files, or pass --allow-no-keys when none is expected")
                 }
                 diagnostics.warning(error.reason)

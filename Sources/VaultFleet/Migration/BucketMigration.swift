@@ -400,6 +400,12 @@ public final class BucketMigration: Sendable {
         return migrator
     }()
 
+    /// Removes the journal when this run made it: for a run that ends refused (no vault had its
+    /// key here), whose journal holds nothing worth resuming.
+    public func discardJournalIfNew() {
+        opened?.removeIfCreated()
+    }
+
     // MARK: Running
 
     /// Runs every job not yet done, `parallelism` at a time (the work waits on the network),
