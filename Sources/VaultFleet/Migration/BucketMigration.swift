@@ -253,7 +253,6 @@ public final class BucketMigration: Sendable {
             var keys: [S3ObjectName: KeyFiles] = [:]
             var outputs: [S3ObjectName: Int] = [:]
             let entries = try BatchMigration.parseManifest(bytes, manifestPath: path, outDir: "")
-            try requireKeyFiles(entries)
             for entry in entries {
                 guard case .object(let name) = try VaultLocation(entry.vault), !name.isPrefix else {
                     throw VaultError.fileInBucketBatch(line: entry.line, vault: entry.vault)
@@ -266,6 +265,8 @@ public final class BucketMigration: Sendable {
                 if let shard, let household = job.namedHousehold, !shard.contains(household) { continue }
                 jobs.append(job)
             }
+            // Once every line is known to name an object: the lines' own mistakes come first.
+            try requireKeyFiles(entries)
             return Plan(jobs: jobs, batch: "manifest \(Hex.encode(SHA256.hash(bytes))) \(to)", bucket: jobs.first?.source.bucket ?? "manifest",
                         shard: shard, listedRange: nil, keyFolder: nil, manifestKeys: keys, manifestPath: path,
                         probeFolders: probeFolders(jobs, listed: nil, destination: destination))
