@@ -31,7 +31,7 @@ struct Check: ParsableCommand {
           vault-tool check --source s3://family-vaults/vaults/ --subset auto/7 \\
             --vault-key-dir keys/ > check-report.jsonl
           # a new environment, where the prefix may still be empty:
-          vault-tool check --source s3://family-vaults-staging/vaults/ --subset auto/7 \\
+          vault-tool check --source s3://staging-vaults/vaults/ --subset auto/7 \\
             --vault-key-dir keys/ --allow-empty > check-report.jsonl
         """
     )
