@@ -238,3 +238,23 @@ def test_a_bucket_manifest_naming_a_missing_key_file_is_refused_by_line_before_a
         assert report == [] and methods(proxy) == []
         assert not (tmp_path / "j.sqlite").exists()
     assert unchanged(s3, bucket, fleet)
+
+
+def test_an_inventory_that_lists_no_current_vault_is_refused_unless_allowed(s3, proxy, tmp_path):
+    """Only a non-vault object and an old version of a vault: nothing to migrate (exit 64,
+    naming the inventory), with no write and no journal; --allow-empty passes."""
+    from test_s3_inventory import csv_gz, publish, row
+    bucket = s3fleet.new_bucket(s3)
+    fleet = Fleet(s3, bucket, 2, tmp_path / "keys")
+    inventory = s3fleet.new_bucket(s3)
+    rows = [row(bucket, "vaults/notes.txt"), row(bucket, fleet.households[0].vault_path, latest=False)]
+    manifest = publish(s3, inventory, bucket, [csv_gz(rows)])
+    arguments = ["migrate", "--inventory", manifest, "--to", "2", "--in-place", "--vault-key-dir", str(tmp_path / "keys")]
+    work = tmp_path / "work"
+    work.mkdir()
+    code, report, stderr = run(arguments, proxy, work)
+    assert code == 64 and f"the inventory {manifest} lists no current *.vault object: nothing to do" in stderr, stderr
+    assert report == [] and set(methods(proxy)) == {"GET"} and list(work.iterdir()) == []
+    code, report, stderr = run(arguments + ["--allow-empty"], proxy, work)
+    assert code == 0 and report == [], stderr
+    assert "PUT" not in methods(proxy) and unchanged(s3, bucket, fleet)
