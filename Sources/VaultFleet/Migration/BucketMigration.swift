@@ -336,7 +336,9 @@ public final class BucketMigration: Sendable {
         self.target = target
         self.destination = destination
         self.shard = shard
-        guard !dryRun else {
+        // A run with nothing to do (an empty prefix with `allowEmpty`, an empty shard) makes no
+        // journal either: the bucket's default one would refuse the corrected command.
+        guard !dryRun, !jobs.isEmpty else {
             opened = nil
             return
         }
