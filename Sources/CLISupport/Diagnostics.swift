@@ -18,6 +18,9 @@ public enum ExitStatus: Int32, Sendable {
     /// Every failure was one a retry gets past (EX_TEMPFAIL): a job engine's retry policy runs
     /// the command again.
     case temporaryFailure = 75
+    /// A fleet run found vaults and held the key of none of them (sysexits' EX_CONFIG): the
+    /// keys given are not this fleet's, or not mounted where they should be.
+    case noKeys = 78
 
     public init(_ category: VaultError.Category) {
         switch category {

@@ -51,18 +51,55 @@ public final class ObjectStore: ObjectAccess {
         try withClient { try $0.get(name, range: 0..<1)?.etag }
     }
 
-    /// Refuses a bucket whose store ignores conditional writes, by trying them on a probe object
-    /// of its own (created, created again, replaced with a wrong ETag; then deleted): every
-    /// "never overwritten" rule of the suite rests on the store refusing the last two.
-    public func requireConditionalWrites(bucket: String) throws {
-        let probe = S3ObjectName(bucket: bucket, key: ".hvt-conditional-write-check-" + Hex.encode(SystemRandom().bytes(8)))
+    /// The start of the name of the conditional-write probe's object, below the prefix it
+    /// checks: no listing of the suite takes it for a vault (``isConditionalWriteProbe(_:)``).
+    public static let conditionalWriteProbeName = ".hvt-conditional-write-check-"
+
+    /// Whether an object's key is a conditional-write probe's (a run's, in flight or left by a
+    /// run killed mid-probe): a census and a rolling check pass over it.
+    public static func isConditionalWriteProbe(_ key: String) -> Bool {
+        key.split(separator: "/", omittingEmptySubsequences: false).last?.hasPrefix(conditionalWriteProbeName) == true
+    }
+
+    /// Refuses a store that ignores conditional writes, by trying them on a probe object of its
+    /// own under `prefix` (created, created again, replaced with a wrong ETag; then deleted):
+    /// every "never overwritten" rule of the suite rests on the store refusing the last two.
+    /// The probe is the run's first write, before any vault's: a store that ignored `If-Match`
+    /// would answer a vault's write as it answers an honoured one, having overwritten it.
+    ///
+    /// Every request stays under `prefix`, where the run writes anyway, so a policy that allows
+    /// writes there only (issue 38) admits it. Nothing is left: every version the probe made is
+    /// deleted by its version id (a bucket with versioning keeps a version, and a delete marker,
+    /// of an object deleted by name), and by name where the store gave none.
+    public func requireConditionalWrites(under prefix: S3ObjectName) throws {
+        let probe = prefix.appending(Self.conditionalWriteProbeName + Hex.encode(SystemRandom().bytes(8)))
         try withClient { client in
-            defer { try? client.delete(probe) }
-            let honoured = try client.put(probe, [1], condition: .creating) != .changedMeanwhile
-                && client.put(probe, [2], condition: .creating) == .changedMeanwhile
-                && client.put(probe, [3], condition: .replacing(etag: "\"00000000000000000000000000000000\"")) == .changedMeanwhile
-            guard honoured else { throw VaultError.conditionsIgnored(bucket, endpoint: configuration.endpoint.url) }
+            // The versions written: nil for one written without a version id.
+            var written: [String?] = []
+            func attempt(_ byte: UInt8, _ condition: ObjectWriteCondition) throws -> S3Client.WriteOutcome {
+                let (outcome, version) = try client.write(probe, [byte], condition: condition)
+                if case .written = outcome { written.append(version) }
+                return outcome
+            }
+            let honoured: Bool
+            do {
+                honoured = try attempt(1, .creating) != .changedMeanwhile
+                    && attempt(2, .creating) == .changedMeanwhile
+                    && attempt(3, .replacing(etag: "\"00000000000000000000000000000000\"")) == .changedMeanwhile
+            } catch {
+                try? Self.remove(probe, versions: written, client: client)
+                throw error
+            }
+            // A probe that cannot be removed is an error: the operator's policy lacks the right
+            // to delete it (s3:DeleteObject, and s3:DeleteObjectVersion with versioning).
+            try Self.remove(probe, versions: written, client: client)
+            guard honoured else { throw VaultError.conditionsIgnored(prefix.bucket, endpoint: configuration.endpoint.url) }
         }
+    }
+
+    private static func remove(_ probe: S3ObjectName, versions: [String?], client: S3Client) throws {
+        for version in Set(versions.compactMap { $0 }).sorted() { try client.delete(probe, versionID: version) }
+        if versions.contains(where: { $0 == nil }) { try client.delete(probe) }
     }
 
     /// Writes `bytes` as `name` under `condition`; a change since then refuses (exit 4) and

@@ -126,6 +126,13 @@ package final class S3Client: @unchecked Sendable {
     /// object is read back: our bytes there mean it was written, the version we expected still
     /// there means it was not (and it is sent again), anything else means someone else wrote.
     package func put(_ name: S3ObjectName, _ bytes: [UInt8], condition: WriteCondition) throws -> WriteOutcome {
+        try write(name, bytes, condition: condition).outcome
+    }
+
+    /// ``put(_:_:condition:)``, and the version id a bucket with versioning gave what was
+    /// written (`x-amz-version-id`; nil without versioning, or when the outcome was settled by
+    /// reading back): the conditional-write probe deletes exactly the versions it made.
+    package func write(_ name: S3ObjectName, _ bytes: [UInt8], condition: WriteCondition) throws -> (outcome: WriteOutcome, versionID: String?) {
         let headers: [(name: String, value: String)] = switch condition {
         case .replacing(let etag): [("If-Match", etag)]
         case .creating: [("If-None-Match", "*")]
@@ -142,22 +149,22 @@ package final class S3Client: @unchecked Sendable {
                 lastProblem = error.message
                 lastAnswered = false
                 guard error.mayHaveReachedServer else { continue }
-                if let settled = try settle(name, bytes, condition) { return settled }
+                if let settled = try settle(name, bytes, condition) { return (settled, nil) }
                 resent = true
             case .success(let response):
                 switch response.status {
                 case 200:
-                    return .written(etag: response.headers["etag"] ?? "")
+                    return (.written(etag: response.headers["etag"] ?? ""), response.headers["x-amz-version-id"])
                 // `where` binds to the last pattern only: each status carries its own.
                 case 412 where resent, 409 where resent:
-                    if let current = try get(name), current.bytes == bytes { return .written(etag: current.etag) }
-                    return .changedMeanwhile
+                    if let current = try get(name), current.bytes == bytes { return (.written(etag: current.etag), nil) }
+                    return (.changedMeanwhile, nil)
                 case 412, 409:  // 409: a concurrent conditional write to the same key won
-                    return .changedMeanwhile
+                    return (.changedMeanwhile, nil)
                 case 500...599:
                     lastProblem = Self.serverError(response)
                     lastAnswered = true
-                    if let settled = try settle(name, bytes, condition) { return settled }
+                    if let settled = try settle(name, bytes, condition) { return (settled, nil) }
                     resent = true
                 default:
                     throw failure(response, name)
@@ -179,9 +186,11 @@ package final class S3Client: @unchecked Sendable {
         }
     }
 
-    /// Deletes an object (only the conditional-write check's own probe is ever deleted).
-    func delete(_ name: S3ObjectName) throws {
-        let response = try retrying(name, doing: "deleting") { try send("DELETE", name) }
+    /// Deletes an object, or with `versionID` that version of it (only the conditional-write
+    /// check's own probe is ever deleted).
+    func delete(_ name: S3ObjectName, versionID: String? = nil) throws {
+        let query = versionID.map { [(name: "versionId", value: $0)] } ?? []
+        let response = try retrying(name, doing: "deleting") { try send("DELETE", name, query: query) }
         guard [200, 204, 404].contains(response.status) else { throw failure(response, name) }
     }
 

@@ -17,10 +17,12 @@ struct BatchCommand {
     let dryRun: Bool
     /// Failures are accepted: reported, kept in the journal, and the run exits 0.
     let skipFailed: Bool
+    /// The command as the journal keeps it, to name it when it refuses another.
+    let command: String
 
     func run() throws {
         let batch = try BatchMigration(manifestPath: manifest, outDir: outDir, journalPath: BatchMigration.journalPath(named: journal, outDir: outDir),
-                                       target: target, allowLossy: allowLossy, dryRun: dryRun)
+                                       target: target, allowLossy: allowLossy, dryRun: dryRun, command: command)
         let total = batch.total
         let progress = RunReport<MigrationStatus>(total: total, failing: [.failed])
         try batch.run(parallelism: jobs, loadAccess: { job in

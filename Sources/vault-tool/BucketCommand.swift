@@ -31,8 +31,16 @@ struct BucketCommand {
     let skipFailed: Bool
     /// `--completion-report FILE` or `s3://BUCKET/KEY`: nil for none.
     let completionReport: String?
+    /// `--allow-no-keys`: a run where no vault had its key here passes.
+    let allowNoKeys: Bool
+    /// `--allow-empty`: a prefix or inventory that lists no vault passes.
+    let allowEmpty: Bool
+    /// The command as the journal keeps it, to name it when it refuses another.
+    let command: String
 
     func run() throws {
+        // A key folder mounted wrong is refused before anything is listed (issue 38).
+        if let vaultKeyDir { try refusingAsUsage { try VaultKeyFolder.require(vaultKeyDir) } }
         // The store VaultTool.main registers: a bucket batch lists through it.
         let store = try ObjectStores.shared(as: ObjectStore.self, for: "s3://")
         let source: BucketMigration.Source = switch jobs {
@@ -41,7 +49,7 @@ struct BucketCommand {
         case .inventory(let name): .inventory(try S3Inventory(manifest: try InputFiles.read(name.description, what: "inventory manifest", limit: InputLimits.listFile), at: name),
                                               name: name, keyFolder: vaultKeyDir!)
         }
-        let plan = try BucketMigration.plan(source, destination: destination, shard: shard, store: store)
+        let plan = try refusingAsUsage { try BucketMigration.plan(source, destination: destination, shard: shard, store: store, allowEmpty: allowEmpty) }
         // Declared before anything is written (the plan only read): the report may not be the
         // journal or the manifest, and an object there is replaced only at the version there now.
         let journalPath = journal ?? plan.defaultJournal
@@ -50,7 +58,7 @@ struct BucketCommand {
                              writes: [DeclaredOutput("--completion-report", path, kind: .text)])
         }
         let migration = try BucketMigration(plan, store: store, target: target, destination: destination, shard: shard,
-                                            journalPath: journalPath, dryRun: dryRun)
+                                            journalPath: journalPath, dryRun: dryRun, command: command)
         let total = plan.jobs.count
         let progress = RunReport<MigrationStatus>(total: total, failing: [.failed, .conflict])
         // Every result only for a completion report; else only the failures, which decide the
@@ -83,7 +91,20 @@ struct BucketCommand {
         if count(.noKey) > 0 {
             diagnostics.note("\(count(.noKey)) vaults have no key here and are left for the app to migrate on the families' devices")
         }
-        guard let failure else { return }
+        guard let failure else {
+            // Vaults were found and not one had its key here: the keys are not this fleet's, or
+            // not where they were meant to be mounted (a vault of every household is `no-key`).
+            if count(.noKey) > 0, count(.noKey) == seen, let vaultKeyDir {
+                let error = VaultError.noKeyForAnyVault("the vault-key folder '\(vaultKeyDir)'", vaults: seen)
+                guard allowNoKeys else {
+                    // Its rows say only no-key: a mistake leaves no journal for the next run.
+                    migration.discardJournalIfNew()
+                    throw ToolError(.noKeys, error.reason, hint: "give the folder holding this fleet's <household id>.vaultkey files, or pass --allow-no-keys when none is expected")
+                }
+                diagnostics.warning(error.reason)
+            }
+            return
+        }
         if skipFailed {
             diagnostics.warning("\(count(.failed) + count(.conflict)) vaults failed or changed too often and were skipped; they are in the report and the journal")
             return
@@ -113,5 +134,18 @@ struct BucketCommand {
         }
         if let shard { entries += [("shard", .string(shard.description)), ("shardFrom", .string(shard.origin))] }
         return .object(entries)
+    }
+}
+
+/// Runs `body`, turning the library's refusals that mean the command names the wrong thing (a
+/// key folder, a prefix that lists nothing) into usage errors (exit 64), as a mistyped option
+/// is: a job engine's policy then stops retrying, since the same command would fail again.
+func refusingAsUsage<T>(_ body: () throws -> T) throws -> T {
+    do {
+        return try body()
+    } catch let error as VaultError where error.code == .keyFolderUnusable {
+        throw ToolError(.usage, error.reason, hint: "name the folder holding the <household id>.vaultkey files with --vault-key-dir (a Secret mounted there, in a job)")
+    } catch let error as VaultError where error.code == .nothingListed {
+        throw ToolError(.usage, error.reason, hint: "check the prefix for a typo; pass --allow-empty where an empty one is expected")
     }
 }

@@ -50,6 +50,8 @@ struct Census: ParsableCommand {
             })
             return
         }
+        // An empty folder or prefix is counted (0 files), but is most likely a mistyped name.
+        if census.files == 0 { diagnostics.warning("nothing to count under \(folder): no file or object there") }
         let kinds = census.counts.keys.sorted()
         let text: String
         if json {

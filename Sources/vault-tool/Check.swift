@@ -19,13 +19,20 @@ struct Check: ParsableCommand {
         the night's slice from the date, so N nightly runs read every object once. Standard \
         output gets one JSON line an object (status ok, no-key, truncated, foreign, damaged or \
         gone, with the reason); standard error a summary and the census of the slice. Exit \
-        status 1 when an object is damaged or truncated.
+        status 1 when an object is damaged or truncated. A --vault-key-dir that is missing, \
+        unreadable, empty or holds no <household id>.vaultkey file, and a prefix with no \
+        object (unless --allow-empty; one slice of a prefix that holds objects may be empty), \
+        are refused with exit 64 before anything is read; a slice whose vaults all lack a key \
+        here exits 78 unless --allow-no-keys.
 
         Examples:
           vault-tool check --key-file parent.nsec household.vault
           vault-tool check --vault-key-file household.vaultkey --json household.vault
           vault-tool check --source s3://family-vaults/vaults/ --subset auto/7 \\
             --vault-key-dir keys/ > check-report.jsonl
+          # a new environment, where the prefix may still be empty:
+          vault-tool check --source s3://staging-vaults/vaults/ --subset auto/7 \\
+            --vault-key-dir keys/ --allow-empty > check-report.jsonl
         """
     )
 
@@ -49,13 +56,20 @@ struct Check: ParsableCommand {
     @Option(help: ArgumentHelp("Fleet mode: how many objects to read at once (default 16).", valueName: "N"))
     var jobs = 16
 
+    @Flag(help: "Fleet mode: exit 0 when no vault had its key in --vault-key-dir (each is no-key), instead of 78.")
+    var allowNoKeys = false
+
+    @Flag(help: "Fleet mode: exit 0 when the prefix holds no object, instead of 64.")
+    var allowEmpty = false
+
     @OptionGroup var now: NowOption
 
     private var fleetMode: Bool { source != nil || manifest != nil }
 
     func validate() throws {
         guard fleetMode else {
-            for (flag, given) in [("--subset", subset != nil), ("--vault-key-dir", vaultKeyDir != nil)] where given {
+            for (flag, given) in [("--subset", subset != nil), ("--vault-key-dir", vaultKeyDir != nil), ("--allow-no-keys", allowNoKeys),
+                                  ("--allow-empty", allowEmpty)] where given {
                 throw ValidationError("\(flag) needs --source s3://BUCKET/PREFIX/ or --manifest FILE")
             }
             try vault.access.requireOne()
@@ -83,7 +97,8 @@ struct Check: ParsableCommand {
             } else {
                 .manifest(bytes: try InputFiles.read(manifest!, what: "manifest", limit: InputLimits.listFile), path: manifest!)
             }
-            try FleetCheckCommand(source: fleetSource, subset: try parsedSubset(), vaultKeyDir: vaultKeyDir, parallelism: jobs).run()
+            try FleetCheckCommand(source: fleetSource, subset: try parsedSubset(), vaultKeyDir: vaultKeyDir, parallelism: jobs,
+                                  allowNoKeys: allowNoKeys, allowEmpty: allowEmpty).run()
             return
         }
         let (access, opened, _) = try vault.open(diagnostics)

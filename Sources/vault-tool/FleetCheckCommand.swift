@@ -13,18 +13,27 @@ struct FleetCheckCommand {
     let subset: FleetCheck.Subset?
     let vaultKeyDir: String?
     let parallelism: Int
+    /// `--allow-no-keys`: a slice where no vault had its key here passes.
+    let allowNoKeys: Bool
+    /// `--allow-empty`: a prefix with no object passes.
+    let allowEmpty: Bool
 
     func run() throws {
+        // A key folder mounted wrong is refused before anything is listed: every vault would
+        // be `no-key`, and the night would pass having opened nothing (issue 38).
+        if let vaultKeyDir { try refusingAsUsage { try VaultKeyFolder.require(vaultKeyDir) } }
         // The store VaultTool.main registers.
         let store = try ObjectStores.shared(as: ObjectStore.self, for: "s3://")
-        try FleetCheck.requireKeyFolder(vaultKeyDir)
-        let objects = try FleetCheck.objects(source, subset: subset, store: store)
+        let objects = try refusingAsUsage { try FleetCheck.objects(source, subset: subset, store: store, allowEmpty: allowEmpty) }
         let progress = RunReport<FleetCheck.Status>(total: objects.count, failing: Set(FleetCheck.Status.allCases.filter(\.isFailure)))
         let kinds = Mutex([VaultCensus.Kind: Int]())
+        // Objects with a vault's header, each one's household named: the vaults a key could open.
+        let vaults = Mutex(0)
         try FleetCheck.run(objects, store: store, keyFolder: vaultKeyDir, parallelism: parallelism,
                                          loadAccess: { try VaultAccessFiles.load(keyFile: $0.keyFile, vaultKeyFile: $0.vaultKeyFile) },
                                          report: { result in
             if let kind = result.kind, result.status != .foreign { kinds.withLock { $0[kind, default: 0] += 1 } }
+            if result.household != nil { vaults.withLock { $0 += 1 } }
             try progress.add(result.status, Self.jsonLine(result, subset: subset))
         })
         let counts = progress.finish()
@@ -34,7 +43,18 @@ struct FleetCheckCommand {
         let census = kinds.withLock { $0 }.sorted { $0.key < $1.key }
             .map { "format \($0.key.format), suite \($0.key.suite), schema \($0.key.schemaVersion): \($0.value)" }
         if !census.isEmpty { diagnostics.note("census of the slice: " + census.joined(separator: "; ")) }
-        guard FleetCheck.Status.allCases.contains(where: { $0.isFailure && count($0) > 0 }) else { return }
+        guard FleetCheck.Status.allCases.contains(where: { $0.isFailure && count($0) > 0 }) else {
+            let opened = vaults.withLock { $0 }
+            // Vaults were read and not one had its key here: the folder is not this fleet's.
+            if let vaultKeyDir, count(.noKey) > 0, count(.noKey) == opened {
+                let error = VaultError.noKeyForAnyVault("the vault-key folder '\(vaultKeyDir)'", vaults: opened)
+                guard allowNoKeys else {
+                    throw ToolError(.noKeys, error.reason, hint: "give the folder holding this fleet's <household id>.vaultkey files, or pass --allow-no-keys when none is expected")
+                }
+                diagnostics.warning(error.reason)
+            }
+            return
+        }
         throw VaultError.fleetCheckFailed(damaged: count(.damaged), truncated: count(.truncated), keyUnreadable: count(.keyUnreadable))
     }
 

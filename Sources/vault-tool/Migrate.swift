@@ -31,6 +31,15 @@ struct Migrate: ParsableCommand {
         (EX_TEMPFAIL) when every failure was the object store's (throttling, 5xx, out of reach: \
         run it again later), and 1 when any vault failed for good.
 
+        Mistakes stop a bucket run before anything is listed or written, with no journal made: \
+        a --vault-key-dir that is missing, unreadable, empty or holds no <household id>.vaultkey \
+        file, and a prefix or inventory that lists no *.vault object, exit 64 (--allow-empty \
+        accepts an empty one; one shard of a prefix that holds objects may be empty). A run \
+        that found vaults and had the key of none exits 78 unless --allow-no-keys. Every \
+        request stays under the prefixes the command names: the check that the store honours \
+        conditional writes writes, and then deletes (each version it made, on a bucket with \
+        versioning), PREFIX.hvt-conditional-write-check-… under the prefix it writes to.
+
         Examples:
           vault-tool migrate --key-file parent.nsec --to 2 -o household.v2.vault \\
             household.vault
@@ -47,6 +56,9 @@ struct Migrate: ParsableCommand {
           # the vaults of the day's S3 Inventory report, instead of a listing:
           vault-tool migrate --inventory s3://inv/family-vaults/manifest.json \\
             --to 2 --in-place --vault-key-dir keys/ > report.jsonl
+          # a shard with no household of ours, where that is expected:
+          vault-tool migrate --source s3://family-vaults/vaults/ --to 2 --in-place \\
+            --vault-key-dir keys/ --shard 5/8 --allow-no-keys > report.jsonl
           # with S3 Batch Operations' CSV completion report beside it:
           vault-tool migrate --source s3://family-vaults/vaults/ --to 2 --in-place \\
             --vault-key-dir keys/ --completion-report report.csv > report.jsonl
@@ -115,6 +127,12 @@ struct Migrate: ParsableCommand {
     @Option(help: ArgumentHelp("Bucket mode: also write each vault's result in the S3 Batch Operations completion report's CSV layout (Bucket, Key, VersionId, TaskStatus, HTTPStatusCode, ErrorCode, ResultMessage) to FILE or s3://BUCKET/KEY, such as --completion-report s3://family-vaults/reports/shard-3.csv.", valueName: "FILE"))
     var completionReport: String?
 
+    @Flag(help: "Bucket mode: exit 0 when no vault had its key here (each is no-key), instead of 78.")
+    var allowNoKeys = false
+
+    @Flag(help: "Bucket mode: exit 0 when the prefix or inventory lists no *.vault object, instead of 64.")
+    var allowEmpty = false
+
     @OptionGroup var vault: VaultInputOptions
 
     /// A fleet in a bucket: --source, or a manifest with --in-place or --out.
@@ -156,8 +174,9 @@ struct Migrate: ParsableCommand {
             }
             return
         }
-        if source != nil || inventory != nil || out != nil || vaultKeyDir != nil || shard != nil || shardCount != nil || completionReport != nil {
-            throw ValidationError("--source, --inventory, --out, --vault-key-dir, --shard and --completion-report belong to a bucket run (--source s3://BUCKET/PREFIX/)")
+        if source != nil || inventory != nil || out != nil || vaultKeyDir != nil || shard != nil || shardCount != nil || completionReport != nil
+            || allowNoKeys || allowEmpty {
+            throw ValidationError("--source, --inventory, --out, --vault-key-dir, --shard, --completion-report, --allow-no-keys and --allow-empty belong to a bucket run (--source s3://BUCKET/PREFIX/)")
         }
         if manifest != nil {
             guard outDir != nil else { throw ValidationError("--manifest needs --out-dir") }
@@ -197,15 +216,18 @@ struct Migrate: ParsableCommand {
             } else {
                 .manifest(manifest!)
             }
-            try BucketCommand(jobs: bucketJobs, target: to,
-                              destination: try out.map { .prefix(try S3ObjectName.folder(parsing: $0)) } ?? .inPlace, vaultKeyDir: vaultKeyDir,
-                              shard: try parsedShard(), journal: journal, parallelism: jobs ?? 16,
-                              dryRun: dryRun, skipFailed: skipFailed, completionReport: completionReport).run()
+            let destination: BucketMigration.Destination = try out.map { .prefix(try S3ObjectName.folder(parsing: $0)) } ?? .inPlace
+            let shard = try parsedShard()
+            try BucketCommand(jobs: bucketJobs, target: to, destination: destination, vaultKeyDir: vaultKeyDir,
+                              shard: shard, journal: journal, parallelism: jobs ?? 16,
+                              dryRun: dryRun, skipFailed: skipFailed, completionReport: completionReport,
+                              allowNoKeys: allowNoKeys, allowEmpty: allowEmpty, command: batchCommand(bucketJobs, destination, shard)).run()
             return
         }
         if let manifest {
             try BatchCommand(manifest: manifest, target: to, outDir: outDir!, journal: journal, jobs: jobs ?? ProcessInfo.processInfo.activeProcessorCount,
-                             allowLossy: allowLossy, dryRun: dryRun, skipFailed: skipFailed).run()
+                             allowLossy: allowLossy, dryRun: dryRun, skipFailed: skipFailed,
+                             command: "migrate --manifest \(manifest) --to \(to) --out-dir \(outDir!)").run()
             return
         }
         // In place, the vault is the output by request; its backup and it are published in that
@@ -238,6 +260,21 @@ struct Migrate: ParsableCommand {
         diagnostics.note(outcome.unchanged
             ? "household \(outcome.household.shortHex)… is already at version \(to); written unchanged"
             : "household \(outcome.household.shortHex)… migrated from version \(report.from) to \(report.to)")
+    }
+
+    /// What a bucket run's journal keeps to name its batch when it refuses another: what decides
+    /// the batch (source, destination, target, shard), as an operator would type it.
+    private func batchCommand(_ jobs: BucketCommand.Jobs, _ destination: BucketMigration.Destination, _ shard: BucketMigration.Shard?) -> String {
+        let from = switch jobs {
+        case .listing(let prefix): "--source \(prefix)"
+        case .inventory(let name): "--inventory \(name)"
+        case .manifest(let path): "--manifest \(path)"
+        }
+        let to = switch destination {
+        case .inPlace: "--in-place"
+        case .prefix(let prefix): "--out \(prefix)"
+        }
+        return "migrate \(from) \(to) --to \(self.to)" + (shard.map { " --shard \($0)" } ?? "")
     }
 
     private func reportText(_ report: Migration.Report) -> String {

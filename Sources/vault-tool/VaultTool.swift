@@ -16,7 +16,8 @@ struct VaultTool: ParsableCommand {
         Secrets are read only from files, never from the command line.
 
         Exit codes: 0 ok, 1 I/O failure, 2 invalid input, 3 authentication or check failed, \
-        4 refused for safety, 64 usage.
+        4 refused for safety, 64 usage, 75 the object store failed (retry later), 78 a fleet run \
+        held the key of none of its vaults.
 
         A first session:
           vault-tool keygen -o parent.nsec
@@ -38,7 +39,7 @@ struct VaultTool: ParsableCommand {
 private let hints: [VaultError.Code: String] = [
     .lossyDowngrade: "pass --allow-lossy to migrate anyway; the dropped values are then listed",
     .mergeFailsCheck: "resolve by hand: open both copies with --reveal-secrets, edit, and seal",
-    .journalOfAnotherBatch: "use a new --journal, or the manifest and --to it was started with",
+    .journalOfAnotherBatch: "run the command the journal belongs to, or give this one a new --journal",
     .earlierJournal: "resume that run with --journal naming it",
     .fleetCheckFailed: "restore each damaged object from a backup, or have the household's device write it again; make each key file readable",
     .journalNeedsAName: "name the journal with --journal FILE",

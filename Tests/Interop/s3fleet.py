@@ -231,7 +231,9 @@ class CountingProxy:
     """A reverse proxy in front of the test server that counts what passes: every request
     (method, path, query) and, for each ListObjectsV2 page, how many keys it carried. With
     `slow_down(n)`, it answers the next n requests (or every one, with None) `503 SlowDown` itself,
-    as a throttling S3 does (only those `when(method, path)` is true of). The tool signs for the proxy's address (its endpoint), and the proxy
+    as a throttling S3 does (only those `when(method, path)` is true of). With `refuse(method, path,
+    query)` set, it answers each request that is true of `403 AccessDenied` itself, as a store
+    enforcing an IAM policy does. The tool signs for the proxy's address (its endpoint), and the proxy
     forwards the request as it came, Host header included, so the signature still holds."""
 
     def __init__(self, upstream=None):
@@ -243,6 +245,7 @@ class CountingProxy:
         self.lock = threading.Lock()
         self.throttle_left = 0
         self.throttle_when = lambda method, path: True
+        self.refuse = None
         proxy = self
 
         class Handler(http.server.BaseHTTPRequestHandler):
@@ -260,12 +263,16 @@ class CountingProxy:
                     throttled = (proxy.throttle_left is None or proxy.throttle_left > 0) and proxy.throttle_when(self.command, url.path)
                     if throttled and proxy.throttle_left:
                         proxy.throttle_left -= 1
-                if throttled:
+                    denied = not throttled and proxy.refuse is not None and proxy.refuse(self.command, url.path, query)
+                if throttled or denied:
                     answer = (b"<?xml version=\"1.0\" encoding=\"UTF-8\"?><Error><Code>SlowDown</Code>"
-                              b"<Message>Please reduce your request rate.</Message></Error>")
+                              b"<Message>Please reduce your request rate.</Message></Error>") if throttled else (
+                              b"<?xml version=\"1.0\" encoding=\"UTF-8\"?><Error><Code>AccessDenied</Code>"
+                              b"<Message>Access Denied</Message></Error>")
+                    status = 503 if throttled else 403
                     with proxy.lock:
-                        proxy.requests.append((self.command, url.path, query, None, 503))
-                    self.send_response(503)
+                        proxy.requests.append((self.command, url.path, query, None, status))
+                    self.send_response(status)
                     self.send_header("Content-Type", "application/xml")
                     self.send_header("Content-Length", str(len(answer)))
                     self.end_headers()

@@ -162,4 +162,4 @@ def test_what_a_nightly_check_cannot_read_fails_it_and_a_large_object_is_named_u
     assert code == 1 and "whose key file cannot be read" in stderr, stderr
     # A mistyped key folder would make every vault no-key: refused before anything is listed.
     code, lines, stderr = check(["--source", f"s3://{bucket}/vaults/", "--vault-key-dir", "kyes"], cwd=tmp_path)
-    assert code == 1 and lines == [] and "the vault-key folder 'kyes' cannot be read" in stderr, stderr
+    assert code == 64 and lines == [] and "the vault-key folder 'kyes' does not exist" in stderr, stderr

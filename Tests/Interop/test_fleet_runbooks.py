@@ -12,6 +12,7 @@ command line parsed by the tool itself.
 - systemd: `systemd-analyze verify` of the service and timer, the tool's path pointed at the
   binary under test.
 """
+import hashlib
 import json
 import re
 import shlex
@@ -35,6 +36,15 @@ def block(name):
     match = re.search(rf"<!-- runbook: {re.escape(name)} -->\n```[a-z]*\n(.*?)^```$", text, re.MULTILINE | re.DOTALL)
     assert match, f"docs/fleet.md has no runbook block {name}"
     return match.group(1)
+
+
+def key_folder(tmp_path):
+    """A folder of vault keys as a job mounts it: one <household id>.vaultkey file (an empty or
+    mis-mounted folder is refused with exit 64 before anything is listed)."""
+    keys = tmp_path / "keys"
+    keys.mkdir()
+    (keys / (hashlib.sha256(b"runbook household").hexdigest() + ".vaultkey")).write_text(hashlib.sha256(b"runbook key").hexdigest() + "\n")
+    return keys
 
 
 def parses(argv, env_extra=None):
@@ -66,11 +76,15 @@ def test_the_kubernetes_indexed_job_is_valid_and_its_command_parses(tmp_path):
                    for v in container.get("env", []))
     assert spec["template"]["spec"]["serviceAccountName"]
     assert "envFrom" not in container
+    # A shard a retry cannot mend fails at once: a failed vault (1), a wrong command or key
+    # folder or an empty prefix (64), keys that are not this fleet's (78).
+    fail_index = [rule for rule in spec["podFailurePolicy"]["rules"] if rule["action"] == "FailIndex"]
+    assert [sorted(rule["onExitCodes"]["values"]) for rule in fail_index] == [[1, 64, 78]]
     secrets = {v["name"] for v in spec["template"]["spec"]["volumes"] if "secret" in v}
     assert {m["name"] for m in container["volumeMounts"] if m.get("readOnly")} >= secrets
     # Kubernetes expands $(JOB_COMPLETION_INDEX) in args; index 2 of 8 is shard 3/8.
     expanded = [a.replace("$(JOB_COMPLETION_INDEX)", "2") for a in args]
-    (tmp_path / "keys").mkdir()
+    key_folder(tmp_path)
     result = parses([a.replace("/keys", str(tmp_path / "keys")) for a in expanded], {"JOB_COMPLETION_INDEX": "2"})
     assert result.returncode == 75, result.stderr.decode()  # the store of the test is unreachable: a retry's worth
 
@@ -89,8 +103,7 @@ def test_the_aws_batch_job_definition_is_valid_and_its_command_parses(tmp_path):
     argv = ["vault-tool", *properties["command"]]
     assert argv[1] == "migrate"
     environment = {e["name"]: e["value"] for e in properties["environment"]}
-    keys = tmp_path / "keys"
-    keys.mkdir()
+    keys = key_folder(tmp_path)
     argv = [str(keys) if a == "/mnt/vault-operator/keys" else a for a in argv]
     result = parses(argv, {"AWS_BATCH_JOB_ARRAY_INDEX": "5", "HVT_SHARD_COUNT": environment["HVT_SHARD_COUNT"]})
     assert result.returncode == 75, result.stderr.decode()
@@ -144,8 +157,7 @@ def test_the_cloud_run_job_has_only_fields_cloud_run_knows_and_its_command_parse
     container = task["containers"][0]
     argv = container["command"] + container["args"]
     assert argv[argv.index("--shard") + 1] == "auto" and "--shard-count" not in argv
-    keys = tmp_path / "keys"
-    keys.mkdir()
+    keys = key_folder(tmp_path)
     argv = [str(keys) if a == "/keys" else a for a in argv]
     count = str(job["spec"]["template"]["spec"]["taskCount"])
     result = parses(argv, {"CLOUD_RUN_TASK_INDEX": "7", "CLOUD_RUN_TASK_COUNT": count})
@@ -164,7 +176,6 @@ def test_the_systemd_timer_and_service_verify_and_the_check_parses(tmp_path):
     assert result.returncode == 0 and messages == [], result.stderr.decode()
     exec_start = next(line for line in block("systemd-service").splitlines() if line.startswith("ExecStart="))
     argv = shlex.split(exec_start[len("ExecStart=/usr/bin/"):])
-    keys = tmp_path / "keys"
-    keys.mkdir()
+    keys = key_folder(tmp_path)
     result = parses([str(keys) if a == "/var/lib/vault-keys" else a for a in argv])
     assert result.returncode == 75, result.stderr.decode()

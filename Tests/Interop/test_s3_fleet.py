@@ -256,8 +256,12 @@ def test_configuration_mistakes_name_what_failed_and_never_the_secret(s3, tmp_pa
         env["AWS_SHARED_CREDENTIALS_FILE"] = str(tmp_path / "none")
         env["HOME"] = str(tmp_path)
         expected = "no credentials"
+    # A key folder a run accepts: an empty one is refused before the store is asked anything.
+    keys = tmp_path / "keys"
+    keys.mkdir()
+    (keys / ("ab" * 32 + ".vaultkey")).write_text("00" * 32 + "\n")
     for arguments in (["census", f"s3://{bucket}/vaults/"], ["inspect", f"s3://{bucket}/vaults/x.vault"],
-                      ["migrate", "--source", f"s3://{bucket}/vaults/", "--to", "2", "--in-place", "--vault-key-dir", str(tmp_path),
+                      ["migrate", "--source", f"s3://{bucket}/vaults/", "--to", "2", "--in-place", "--vault-key-dir", str(keys),
                        "--journal", str(tmp_path / "j.sqlite")]):
         result = subprocess.run([s3fleet.VAULT_TOOL, *arguments], env=env, capture_output=True, timeout=120)
         message = result.stderr.decode()

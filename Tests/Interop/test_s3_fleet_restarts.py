@@ -96,6 +96,10 @@ def test_replaced_pods_with_empty_folders_migrate_every_vault_exactly_once(tmp_p
     for page in paginator.paginate(Bucket=bucket, Prefix="vaults/"):
         assert "DeleteMarkers" not in page
         for version in page.get("Versions", []):
+            # A pod killed during its conditional-write probe leaves the probe's object under
+            # the prefix (docs/object-storage.md); it is no vault's history.
+            if version["Key"].startswith("vaults/.hvt-conditional-write-check-"):
+                continue
             history[version["Key"]].append(version["VersionId"])
 
     def schemas(path):

@@ -115,6 +115,7 @@ def test_an_inventory_out_of_the_published_layout_is_refused_naming_what(tmp_pat
         files = [gzip.compress(f'"{source}","vaults/x.vault","v1"\n'.encode())]
     manifest = publish(s3, inventory, source, files, file_format=file_format, schema=schema)
     (tmp_path / "keys").mkdir()
+    (tmp_path / "keys" / ("ab" * 32 + ".vaultkey")).write_text("00" * 32 + "\n")  # an empty folder is refused first (exit 64)
     code, lines, stderr = migrate(["--inventory", manifest, "--to", "2", "--in-place", "--vault-key-dir", str(tmp_path / "keys")], cwd=tmp_path)
     assert code == 2 and lines == [], (code, stderr)
     assert message in stderr, stderr

@@ -117,13 +117,17 @@ def test_every_request_the_tools_send_is_signed_as_botocore_signs_it(server, tmp
     key_file = tmp_path / "k"
     key_file.write_bytes(open(os.path.join(os.path.dirname(__file__), "..", "Fixtures", "keys", "parent.nsec"), "rb").read())
     key_file.chmod(0o600)
+    # A key folder a run accepts (an empty one is refused before any request).
+    keys = tmp_path / "keys"
+    keys.mkdir()
+    (keys / ("ab" * 32 + ".vaultkey")).write_text("00" * 32 + "\n")
     Recorder.captured = []
     runs = [
         ["inspect", f"s3://{bucket}/{key}"],                        # GET
         ["census", f"s3://{bucket}/{prefix}"],                       # GET ?list-type=2&prefix=…
         ["migrate", "--key-file", str(key_file), "--to", "2", "-o", f"s3://{bucket}/{key}", str(source)],  # ranged GET, then PUT
         # GET ?list-type=2&prefix=…&start-after=…: a shard's listing starts after its first key
-        ["migrate", "--source", f"s3://{bucket}/{prefix}/", "--to", "2", "--in-place", "--vault-key-dir", str(tmp_path),
+        ["migrate", "--source", f"s3://{bucket}/{prefix}/", "--to", "2", "--in-place", "--vault-key-dir", str(keys),
          "--shard", "2/3", "--dry-run"],
     ]
     for arguments in runs:

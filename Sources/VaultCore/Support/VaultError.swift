@@ -279,8 +279,13 @@ extension VaultError {
     }
 
     /// A journal that records another batch: mixing two is how work gets lost.
-    public static func journalOfAnotherBatch(_ path: String, file: String = #fileID, line: UInt = #line) -> VaultError {
-        VaultError(.journalOfAnotherBatch, "the journal '\(path)' belongs to another batch (another manifest or target version)", file: file, line: line)
+    /// `belongsTo` is the command the journal records it was started by; journals older than
+    /// that record (issue 38) are refused as before, without it.
+    public static func journalOfAnotherBatch(_ path: String, belongsTo command: String? = nil, file: String = #fileID, line: UInt = #line) -> VaultError {
+        guard let command else {
+            return VaultError(.journalOfAnotherBatch, "the journal '\(path)' belongs to another batch (another manifest or target version)", file: file, line: line)
+        }
+        return VaultError(.journalOfAnotherBatch, "the journal '\(path)' belongs to another batch: `\(command)`", file: file, line: line)
     }
 
     /// A batch id already used by an earlier revocation.

@@ -86,7 +86,10 @@ public struct VaultCensus: Sendable {
         census.listing = listing
         var found: [(key: String, size: Int)] = []
         try store.withClient { client in
-            try client.listAll(prefix) { page in found += page.filter { !$0.key.hasSuffix("/") }.map { ($0.key, $0.size) } }
+            // A migration's conditional-write probe, in flight, is no object of the fleet.
+            try client.listAll(prefix) { page in
+                found += page.filter { !$0.key.hasSuffix("/") && !ObjectStore.isConditionalWriteProbe($0.key) }.map { ($0.key, $0.size) }
+            }
         }
         let keys = found.map(\.key)
         // The header alone: the listing gives each object's length, which is all a census

@@ -118,24 +118,35 @@ public enum FleetCheck {
     }
 
     /// The objects of `subset` (all of them without one), in the listing's or the manifest's
-    /// order. Keys ending in `/` (folder markers) are no objects.
-    public static func objects(_ source: Source, subset: Subset?, store: ObjectStore) throws -> [Entry] {
+    /// order. Keys ending in `/` (folder markers) are no objects. A prefix with no object is
+    /// refused unless `allowEmpty` (a mistyped prefix would pass every night having read
+    /// nothing); a slice of its own may be empty, as long as the prefix is not.
+    public static func objects(_ source: Source, subset: Subset?, store: ObjectStore, allowEmpty: Bool = false) throws -> [Entry] {
         switch source {
         case .listing(let prefix):
             var found: [Entry] = []
             try BucketMigration.listRun(under: prefix, shard: subset?.shard, store: store) { listed in
-                guard !listed.key.hasSuffix("/") else { return }
+                // A migration's conditional-write probe is no object of the fleet.
+                guard !listed.key.hasSuffix("/"), !ObjectStore.isConditionalWriteProbe(listed.key) else { return }
                 found.append(Entry(object: S3ObjectName(bucket: prefix.bucket, key: listed.key), size: listed.size, manifestKeys: nil))
+            }
+            if found.isEmpty, !allowEmpty, try subset == nil || !BucketMigration.holdsObjects(prefix, store: store) {
+                throw VaultError.nothingListed("no object under \(prefix)")
             }
             return found
         case .manifest(let bytes, let path):
-            return try BatchMigration.parseManifest(bytes, manifestPath: path, outDir: "").compactMap { entry in
+            let entries = try BatchMigration.parseManifest(bytes, manifestPath: path, outDir: "")
+            let objects = try entries.compactMap { entry -> Entry? in
                 guard case .object(let name) = try VaultLocation(entry.vault), !name.isPrefix else {
                     throw VaultError.fileInBucketBatch(line: entry.line, vault: entry.vault)
                 }
                 guard subset?.containsManifestObject(name.key) != false else { return nil }
                 return Entry(object: name, size: nil, manifestKeys: BucketMigration.KeyFiles(keyFile: entry.keyFile, vaultKeyFile: entry.vaultKeyFile))
             }
+            // A key file that cannot be read fails each of its objects as key-unreadable; said
+            // once, by line, before anything is read.
+            try BucketMigration.requireKeyFiles(entries)
+            return objects
         }
     }
 
@@ -211,12 +222,6 @@ public enum FleetCheck {
                       reason: "\(length), larger than any vault (\(InputLimits.describe(bytes: InputLimits.document))): not read whole")
     }
 
-    /// Refuses a `--vault-key-dir` that cannot be listed, before anything is read: every vault
-    /// would be `no-key`, and a nightly check would pass having opened nothing.
-    public static func requireKeyFolder(_ path: String?) throws {
-        if let path, !AtomicFile.isListableFolder(path) { throw VaultError.keyFolderUnreadable(path) }
-    }
-
     /// Checks `objects`, `parallelism` at a time (the work waits on the network), reporting each
     /// as it finishes. A household's key is the manifest's key file for its object, or
     /// `keyFolder/<household id>.vaultkey` when that file exists; `loadAccess` reads it.
@@ -228,7 +233,7 @@ public enum FleetCheck {
             try report(try check(entry.object, size: entry.size, store: store) { household in
                 if let keys = entry.manifestKeys { return try loadAccess(keys) }
                 guard let keyFolder else { return nil }
-                let path = VaultLocation.joined(keyFolder, household.hex + ".vaultkey")
+                let path = VaultLocation.joined(keyFolder, VaultKeyFolder.fileName(of: household))
                 return FileManager.default.fileExists(atPath: path) ? try loadAccess(BucketMigration.KeyFiles(keyFile: nil, vaultKeyFile: path)) : nil
             })
         }
@@ -241,11 +246,5 @@ extension VaultError {
     public static func fleetCheckFailed(damaged: Int, truncated: Int, keyUnreadable: Int, file: String = #fileID, line: UInt = #line) -> VaultError {
         VaultError(.fleetCheckFailed, "\(damaged) damaged and \(truncated) truncated objects, and \(keyUnreadable) whose key file cannot be read; each is named in the report",
                    file: file, line: line)
-    }
-
-    /// `--vault-key-dir` names no folder this user can read: every vault would be `no-key`, and
-    /// a nightly check would pass having opened nothing.
-    public static func keyFolderUnreadable(_ path: String, file: String = #fileID, line: UInt = #line) -> VaultError {
-        VaultError(.io, "the vault-key folder '\(path)' cannot be read: no vault could be opened", file: file, line: line)
     }
 }

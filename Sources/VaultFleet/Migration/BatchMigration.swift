@@ -76,8 +76,10 @@ public final class BatchMigration: Sendable {
 
     /// Reads the manifest, checks every file of the batch, and (unless `dryRun`) opens or
     /// creates the journal. A journal from another manifest or target version is refused: mixing
-    /// two batches is how work gets lost.
-    public init(manifestPath: String, outDir: String, journalPath: String, target: Int, allowLossy: Bool, dryRun: Bool = false) throws {
+    /// two batches is how work gets lost. `command` names this batch to a person (the tool: its
+    /// command line); the journal keeps it, so a journal refusing another batch names its own.
+    public init(manifestPath: String, outDir: String, journalPath: String, target: Int, allowLossy: Bool, dryRun: Bool = false,
+                command: String = "") throws {
         try Migration.checkTarget(target)
         self.target = target
         self.allowLossy = allowLossy
@@ -108,7 +110,7 @@ public final class BatchMigration: Sendable {
         do {
             let opened = try MigrationJournal(path: journalPath, migrator: Self.migrator, tables: ["run", "job"])
             do {
-                temporaryPrefix = try Self.start(opened, path: journalPath, target: target, staging: staging)
+                temporaryPrefix = try Self.start(opened, path: journalPath, target: target, staging: staging, command: command)
             } catch {
                 opened.removeIfCreated()
                 throw error
@@ -134,12 +136,15 @@ public final class BatchMigration: Sendable {
 
     /// Records a new batch in its journal, or checks that the journal is this batch's; returns
     /// the batch's temporary-name prefix, made once and kept in the journal.
-    private static func start(_ journal: MigrationJournal, path journalPath: String, target: Int, staging: ManifestStaging) throws -> String {
+    private static func start(_ journal: MigrationJournal, path journalPath: String, target: Int, staging: ManifestStaging,
+                              command: String) throws -> String {
         try journal.queue.write { db in
-            if let run = try Row.fetchOne(db, sql: "SELECT manifestSHA256, target, temporaryPrefix FROM run") {
+            if let run = try Row.fetchOne(db, sql: "SELECT manifestSHA256, target, temporaryPrefix, command FROM run") {
                 guard run["manifestSHA256"] == staging.fingerprint, run["target"] == target else {
-                    throw VaultError.journalOfAnotherBatch(journalPath)
+                    let owner: String? = run["command"]
+                    throw VaultError.journalOfAnotherBatch(journalPath, belongsTo: owner?.isEmpty == false ? owner : nil)
                 }
+                if !command.isEmpty { try db.execute(sql: "UPDATE run SET command = ? WHERE command IS NULL", arguments: [command]) }
                 if let prefix: String = run["temporaryPrefix"] {
                     // The prefix decides what a rerun removes: a journal whose prefix is not one
                     // this tool makes (damaged, or edited by hand) is not trusted with that.
@@ -152,8 +157,8 @@ public final class BatchMigration: Sendable {
                 return prefix
             }
             let prefix = newTemporaryPrefix()
-            try db.execute(sql: "INSERT INTO run (id, manifestSHA256, target, startedAt, temporaryPrefix) VALUES (1, ?, ?, ?, ?)",
-                           arguments: [staging.fingerprint, target, Date().timeIntervalSince1970, prefix])
+            try db.execute(sql: "INSERT INTO run (id, manifestSHA256, target, startedAt, temporaryPrefix, command) VALUES (1, ?, ?, ?, ?, ?)",
+                           arguments: [staging.fingerprint, target, Date().timeIntervalSince1970, prefix, command])
             let insert = try db.makeStatement(sql: "INSERT INTO job (line, vault, output, state) VALUES (?, ?, ?, 'pending')")
             try staging.forEachJob { job in try insert.execute(arguments: [job.line, job.vault, job.output]) }
             return prefix
@@ -197,6 +202,10 @@ public final class BatchMigration: Sendable {
         }
         migrator.registerMigration("v2") { db in
             try db.execute(sql: "ALTER TABLE run ADD COLUMN temporaryPrefix TEXT")
+        }
+        // The command the journal belongs to, for a refusal of another (issue 38).
+        migrator.registerMigration("v3") { db in
+            try db.execute(sql: "ALTER TABLE run ADD COLUMN command TEXT")
         }
         return migrator
     }()

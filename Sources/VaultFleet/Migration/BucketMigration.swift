@@ -170,6 +170,10 @@ public final class BucketMigration: Sendable {
         public let defaultJournal: String
         /// The run of keys a sharded listing covered (nil: no shard, or a manifest).
         public let listedRange: ShardKeyRange?
+        /// Where the run checks that the store honours conditional writes, before its first
+        /// write (``ObjectStore/requireConditionalWrites(under:)``): the prefix it writes under,
+        /// one a bucket; none when there is nothing to write.
+        public let probeFolders: [S3ObjectName]
         /// A manifest's object not named after its household is in a shard by its header, read
         /// when its job runs; a listing's objects are in the shard whose keys they are.
         let shardByHeader: Bool
@@ -187,13 +191,14 @@ public final class BucketMigration: Sendable {
         /// The key files for a job's household, or nil when the operator holds none (`no-key`).
         public func keyFiles(for job: Job, household: HouseholdID) -> KeyFiles? {
             guard let keyFolder else { return manifestKeys[job.source] }
-            let path = VaultLocation.joined(keyFolder, household.hex + ".vaultkey")
+            let path = VaultLocation.joined(keyFolder, VaultKeyFolder.fileName(of: household))
             return FileManager.default.fileExists(atPath: path) ? KeyFiles(keyFile: nil, vaultKeyFile: path) : nil
         }
 
         init(jobs: [Job], batch: String, bucket: String, shard: Shard?, listedRange: ShardKeyRange?, keyFolder: String?,
-             manifestKeys: [S3ObjectName: KeyFiles], manifestPath: String? = nil, shardByHeader: Bool? = nil) {
+             manifestKeys: [S3ObjectName: KeyFiles], manifestPath: String? = nil, shardByHeader: Bool? = nil, probeFolders: [S3ObjectName]) {
             self.jobs = jobs
+            self.probeFolders = jobs.isEmpty ? [] : probeFolders
             self.batch = batch
             self.listedRange = listedRange
             self.shardByHeader = shardByHeader ?? (keyFolder == nil)
@@ -205,26 +210,35 @@ public final class BucketMigration: Sendable {
     }
 
     /// The plan of a run: the listing of a prefix, or the lines of a manifest (every one an
-    /// object; two that would write one output are refused by line).
-    public static func plan(_ source: Source, destination: Destination, shard: Shard?, store: ObjectStore) throws -> Plan {
+    /// object; two that would write one output are refused by line). A prefix, inventory or
+    /// manifest that lists no vault is refused (``VaultError/nothingListed(_:)``) unless
+    /// `allowEmpty`: a mistyped prefix would otherwise pass as a run of none. A shard of its
+    /// own may be empty (a small fleet in many shards), as long as the prefix is not.
+    public static func plan(_ source: Source, destination: Destination, shard: Shard?, store: ObjectStore, allowEmpty: Bool = false) throws -> Plan {
         let to: String = switch destination {
         case .inPlace: "in place"
         case .prefix(let out): "to \(out)"
         }
         switch source {
         case .listing(let prefix, let keyFolder):
-            return Plan(jobs: try jobs(under: prefix, destination: destination, shard: shard, store: store), batch: "source \(prefix) \(to)",
+            let listed = try jobs(under: prefix, destination: destination, shard: shard, store: store)
+            if listed.isEmpty, !allowEmpty, try shard == nil || !holdsObjects(prefix, store: store) {
+                throw VaultError.nothingListed("no *.vault object under \(prefix)")
+            }
+            return Plan(jobs: listed, batch: "source \(prefix) \(to)",
                         bucket: prefix.bucket, shard: shard, listedRange: shard?.keyRange(under: prefix.key), keyFolder: keyFolder,
-                        manifestKeys: [:])
+                        manifestKeys: [:], probeFolders: probeFolders(listed, listed: prefix, destination: destination))
         case .inventory(let inventory, let name, let keyFolder):
             // Like a manifest's objects: a vault not named after its household is in a shard by
             // its header; an inventory is read whole by every shard (its files are not in key order).
             var jobs: [Job] = []
             var outputs: Set<S3ObjectName> = [], listed: Set<S3ObjectName> = []
+            var vaults = 0
             try inventory.forEachObject(store: store) { object in
                 // A key listed twice (a report's files overlap) is one vault: one job, not two
                 // migrations of it (in place), nor a refusal as two writes of one output (--out).
                 guard object.key.hasSuffix(".vault"), listed.insert(object).inserted else { return }
+                vaults += 1
                 let job = Self.job(object, below: nil, destination: destination)
                 if destination != .inPlace, !outputs.insert(job.output).inserted {
                     throw VaultError.inventoryOutputTwice(object.description, output: job.output.description)
@@ -232,13 +246,16 @@ public final class BucketMigration: Sendable {
                 if let shard, let household = job.namedHousehold, !shard.contains(household) { return }
                 jobs.append(job)
             }
+            if vaults == 0, !allowEmpty { throw VaultError.nothingListed("the inventory \(name) lists no current *.vault object") }
             return Plan(jobs: jobs, batch: "inventory \(name) \(to)", bucket: inventory.sourceBucket, shard: shard, listedRange: nil,
-                        keyFolder: keyFolder, manifestKeys: [:], shardByHeader: true)
+                        keyFolder: keyFolder, manifestKeys: [:], shardByHeader: true,
+                        probeFolders: probeFolders(jobs, listed: nil, destination: destination))
         case .manifest(let bytes, let path):
             var jobs: [Job] = []
             var keys: [S3ObjectName: KeyFiles] = [:]
             var outputs: [S3ObjectName: Int] = [:]
-            for entry in try BatchMigration.parseManifest(bytes, manifestPath: path, outDir: "") {
+            let entries = try BatchMigration.parseManifest(bytes, manifestPath: path, outDir: "")
+            for entry in entries {
                 guard case .object(let name) = try VaultLocation(entry.vault), !name.isPrefix else {
                     throw VaultError.fileInBucketBatch(line: entry.line, vault: entry.vault)
                 }
@@ -250,8 +267,47 @@ public final class BucketMigration: Sendable {
                 if let shard, let household = job.namedHousehold, !shard.contains(household) { continue }
                 jobs.append(job)
             }
+            // Once every line is known to name an object: the lines' own mistakes come first.
+            try requireKeyFiles(entries)
             return Plan(jobs: jobs, batch: "manifest \(Hex.encode(SHA256.hash(bytes))) \(to)", bucket: jobs.first?.source.bucket ?? "manifest",
-                        shard: shard, listedRange: nil, keyFolder: nil, manifestKeys: keys, manifestPath: path)
+                        shard: shard, listedRange: nil, keyFolder: nil, manifestKeys: keys, manifestPath: path,
+                        probeFolders: probeFolders(jobs, listed: nil, destination: destination))
+        }
+    }
+
+    /// Refuses a manifest naming a key file that cannot be read, by line, before anything is
+    /// listed or written (as a folder batch does): every vault of it would fail.
+    static func requireKeyFiles(_ entries: [BatchMigration.Job]) throws {
+        var checked: Set<String> = []
+        for entry in entries {
+            for (what, path) in [("key file", entry.keyFile), ("vault-key file", entry.vaultKeyFile)] {
+                guard let path, checked.insert(path).inserted else { continue }
+                if access(path, R_OK) != 0 { throw VaultError.manifestFileUnreadable(line: entry.line, what: what, path: path) }
+            }
+        }
+    }
+
+    /// Whether anything at all is under `prefix`: one listing request of one key, so a shard
+    /// with no vault of its own tells an empty range from a prefix that holds nothing.
+    static func holdsObjects(_ prefix: S3ObjectName, store: ObjectStore) throws -> Bool {
+        try store.withClient { !(try $0.list(prefix, pageSize: 1).objects.isEmpty) }
+    }
+
+    /// Where a run's probe goes (``Plan/probeFolders``): under `--out`'s prefix, or in place
+    /// under the listed prefix; a manifest's or an inventory's objects in place have no prefix
+    /// of the command's, so the probe goes in the folder of the first object of each bucket,
+    /// where the run writes anyway.
+    private static func probeFolders(_ jobs: [Job], listed: S3ObjectName?, destination: Destination) -> [S3ObjectName] {
+        switch destination {
+        case .prefix(let out): return [out]
+        case .inPlace:
+            if let listed { return [listed] }
+            var first: [String: S3ObjectName] = [:]
+            for job in jobs where first[job.output.bucket] == nil {
+                let key = job.output.key
+                first[job.output.bucket] = S3ObjectName(bucket: job.output.bucket, key: String(key[..<(key.lastIndex(of: "/").map(key.index(after:)) ?? key.startIndex)]))
+            }
+            return first.values.sorted { $0.description < $1.description }
         }
     }
 
@@ -269,9 +325,11 @@ public final class BucketMigration: Sendable {
     }
 
     /// Opens or creates the journal (unless `dryRun`). A journal of another batch (another
-    /// source, destination, shard or target) is refused: mixing two batches is how work gets lost.
+    /// source, destination, shard or target) is refused: mixing two batches is how work gets
+    /// lost. `command` is how the caller names this batch to a person (the tool: its command
+    /// line); the journal keeps it, so a journal refusing another batch names its own.
     public init(_ plan: Plan, store: ObjectStore, target: Int, destination: Destination, shard: Shard?,
-                journalPath: String, dryRun: Bool) throws {
+                journalPath: String, dryRun: Bool, command: String = "") throws {
         try Migration.checkTarget(target)
         let batch = plan.batch
         jobs = plan.jobs
@@ -280,22 +338,29 @@ public final class BucketMigration: Sendable {
         self.target = target
         self.destination = destination
         self.shard = shard
-        guard !dryRun else {
+        // A run with nothing to do (an empty prefix with `allowEmpty`, an empty shard) makes no
+        // journal either: the bucket's default one would refuse the corrected command.
+        guard !dryRun, !jobs.isEmpty else {
             opened = nil
             return
         }
         try MigrationJournal.checkFiles(journalPath, inputs: plan.localInputs)
-        for bucket in Set(jobs.map(\.output.bucket)).sorted() { try store.requireConditionalWrites(bucket: bucket) }
+        for folder in plan.probeFolders { try store.requireConditionalWrites(under: folder) }
         let opened = try MigrationJournal(path: journalPath, migrator: Self.migrator, tables: ["run", "object"], writeAheadLog: true)
         self.opened = opened
         let fingerprint = Hex.encode(SHA256.hash(Array("\(batch)\n\(target)\n\(shard?.description ?? "")".utf8)))
         do {
             try opened.queue.write { db in
-                if let run = try Row.fetchOne(db, sql: "SELECT fingerprint FROM run") {
-                    guard run["fingerprint"] == fingerprint else { throw VaultError.journalOfAnotherBatch(journalPath) }
+                if let run = try Row.fetchOne(db, sql: "SELECT fingerprint, command FROM run") {
+                    guard run["fingerprint"] == fingerprint else {
+                        let owner: String? = run["command"]
+                        throw VaultError.journalOfAnotherBatch(journalPath, belongsTo: owner?.isEmpty == false ? owner : nil)
+                    }
+                    // A journal an earlier version began names its batch from now on.
+                    if !command.isEmpty { try db.execute(sql: "UPDATE run SET command = ? WHERE command IS NULL", arguments: [command]) }
                 } else {
-                    try db.execute(sql: "INSERT INTO run (id, fingerprint, batch, target, startedAt) VALUES (1, ?, ?, ?, ?)",
-                                   arguments: [fingerprint, batch, target, Date().timeIntervalSince1970])
+                    try db.execute(sql: "INSERT INTO run (id, fingerprint, batch, target, startedAt, command) VALUES (1, ?, ?, ?, ?, ?)",
+                                   arguments: [fingerprint, batch, target, Date().timeIntervalSince1970, command])
                 }
             }
         } catch let error as DatabaseError {
@@ -333,8 +398,18 @@ public final class BucketMigration: Sendable {
                 );
                 """)
         }
+        // The command the journal belongs to, for a refusal of another (issue 38).
+        migrator.registerMigration("bucket-v2") { db in
+            try db.execute(sql: "ALTER TABLE run ADD COLUMN command TEXT")
+        }
         return migrator
     }()
+
+    /// Removes the journal when this run made it: for a run that ends refused (no vault had its
+    /// key here), whose journal holds nothing worth resuming.
+    public func discardJournalIfNew() {
+        opened?.removeIfCreated()
+    }
 
     // MARK: Running
 
