@@ -18,6 +18,9 @@ public enum ExitStatus: Int32, Sendable {
     /// Every failure was one a retry gets past (EX_TEMPFAIL): a job engine's retry policy runs
     /// the command again.
     case temporaryFailure = 75
+    /// The configuration cannot work (EX_CONFIG): a wrong endpoint, credentials refused, a
+    /// missing bucket. A job engine fails the job at once instead of retrying it.
+    case configuration = 78
 
     public init(_ category: VaultError.Category) {
         switch category {
@@ -26,6 +29,7 @@ public enum ExitStatus: Int32, Sendable {
         case .authentication: self = .authentication
         case .refused: self = .refused
         case .temporary: self = .temporaryFailure
+        case .configuration: self = .configuration
         }
     }
 }

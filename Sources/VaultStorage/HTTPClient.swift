@@ -37,6 +37,10 @@ struct HTTPTransportError: Error, Sendable {
     let mayHaveReachedServer: Bool
     /// The response was larger than the request's limit; asking again would not help.
     var tooLarge = false
+    /// The endpoint cannot work (its host does not resolve, TLS fails): no retry mends it.
+    var isConfiguration = false
+    /// No answer in time: a retry costs the quota more (``RetryQuota``).
+    var isTimeout = false
 }
 
 /// The one owner of libcurl: an easy handle per client, reused so that connections are kept
@@ -123,7 +127,11 @@ final class HTTPClient {
             let message = String(cString: curl_easy_strerror(code))
             let neverSent = code == CURLE_COULDNT_CONNECT || code == CURLE_COULDNT_RESOLVE_HOST
                 || code == CURLE_COULDNT_RESOLVE_PROXY || code == CURLE_UNSUPPORTED_PROTOCOL || code == CURLE_URL_MALFORMAT
-            return .failure(HTTPTransportError(message: message, mayHaveReachedServer: !neverSent))
+            let wrongEndpoint = code == CURLE_COULDNT_RESOLVE_HOST || code == CURLE_COULDNT_RESOLVE_PROXY || code == CURLE_UNSUPPORTED_PROTOCOL
+                || code == CURLE_URL_MALFORMAT || code == CURLE_PEER_FAILED_VERIFICATION || code == CURLE_SSL_CONNECT_ERROR
+                || code == CURLE_SSL_CACERT_BADFILE
+            return .failure(HTTPTransportError(message: message, mayHaveReachedServer: !neverSent, isConfiguration: wrongEndpoint,
+                                               isTimeout: code == CURLE_OPERATION_TIMEDOUT))
         }
         var status = 0
         guard hvt_curl_response_code(handle, &status) == CURLE_OK else {

@@ -18,7 +18,8 @@ struct RotationPlannerTool: ParsableCommand {
         plan that is stale, changed, or not for these keys.
 
         Exit codes: 0 ok, 1 I/O failure, 2 invalid input, 3 a signature or verification failed, \
-        4 refused (stale plan, wrong keys), 64 usage.
+        4 refused (stale plan, wrong keys), 64 usage, 75 the object store failed through every \
+        attempt (run it again later), 78 the object store's configuration cannot work.
 
         A rotation:
           vault-tool keygen -o new.nsec

@@ -16,7 +16,15 @@ struct VaultTool: ParsableCommand {
         Secrets are read only from files, never from the command line.
 
         Exit codes: 0 ok, 1 I/O failure, 2 invalid input, 3 authentication or check failed, \
-        4 refused for safety, 64 usage.
+        4 refused for safety, 64 usage, 75 the object store failed through every attempt or went \
+        away, or a fleet run stopped on SIGTERM (run it again later), 78 the object store's \
+        configuration cannot work (an unknown host, TLS, access denied, no such bucket).
+
+        Retries follow the AWS SDKs' standard mode: AWS_MAX_ATTEMPTS (default 3) and \
+        AWS_RETRY_MODE (standard, adaptive, legacy), or max_attempts and retry_mode in the \
+        profile:
+          AWS_MAX_ATTEMPTS=5 vault-tool migrate --source s3://family-vaults/vaults/ --to 2 \
+            --in-place --vault-key-dir keys > report.jsonl
 
         A first session:
           vault-tool keygen -o parent.nsec

@@ -1,0 +1,125 @@
+"""Retries as the AWS SDKs' standard mode, and a run that stops when the store goes away.
+
+Through a counting proxy (s3fleet.CountingProxy) in front of the SeaweedFS server scripts/test
+starts: the attempts of a request are counted at the proxy, not timed. `AWS_MAX_ATTEMPTS` and
+`AWS_RETRY_MODE`, or the profile's `max_attempts` and `retry_mode`, set them (3 by default, 5 in
+legacy mode); a store that drops every connection stops a bucket run after 5 vaults in a row,
+the rest left pending in the journal, exit 75, and the rerun migrates every vault exactly once.
+"""
+import sqlite3
+import subprocess
+
+import pytest
+
+import s3fleet
+from s3fleet import CountingProxy, Fleet, migrate, report_lines, tool_environment
+from workspace import VAULT_TOOL
+
+pytestmark = pytest.mark.usefixtures("s3_server")
+
+
+@pytest.fixture
+def s3():
+    return s3fleet.client()
+
+
+@pytest.fixture
+def proxy():
+    counting = CountingProxy()
+    yield counting
+    counting.close()
+
+
+def finish(process, timeout=600):
+    stdout, stderr = process.communicate(timeout=timeout)
+    return process.returncode, report_lines(stdout), stderr.decode()
+
+
+@pytest.mark.parametrize("setting, profile, attempts", [
+    ({}, None, 3),
+    ({"AWS_MAX_ATTEMPTS": "1"}, None, 1),
+    ({"AWS_MAX_ATTEMPTS": "4"}, None, 4),
+    ({"AWS_RETRY_MODE": "legacy"}, None, 5),
+    ({"AWS_RETRY_MODE": "adaptive"}, None, 3),
+    ({}, "max_attempts = 2\nretry_mode = standard\n", 2),
+    ({"AWS_MAX_ATTEMPTS": "4"}, "max_attempts = 2\n", 4),
+])
+def test_the_attempts_of_a_request_are_the_sdks(s3, proxy, tmp_path, setting, profile, attempts):
+    """A store that throttles every request: the listing of a census is sent exactly as many
+    times as the mode and the attempts say, and the run exits 75 naming the count."""
+    bucket = s3fleet.new_bucket(s3)
+    env = tool_environment(endpoint=proxy.endpoint)
+    if profile is not None:
+        (tmp_path / "config").write_text("[default]\n" + profile)
+        env["AWS_CONFIG_FILE"] = str(tmp_path / "config")
+    env.update(setting)
+    proxy.slow_down(None)
+    result = subprocess.run([VAULT_TOOL, "census", f"s3://{bucket}/vaults/"], env=env, capture_output=True, timeout=300)
+    stderr = result.stderr.decode()
+    assert result.returncode == 75, stderr
+    assert len(proxy.throttled()) == attempts, (proxy.throttled(), stderr)
+    assert f"answered HTTP 503 SlowDown to {attempts} attempt{'s' if attempts > 1 else ''} while reading" in stderr
+
+
+def test_a_store_that_recovers_within_the_attempts_is_not_a_failure(s3, proxy, tmp_path):
+    """Two 503s, then the store answers: the third attempt gets through and the vault migrates."""
+    bucket = s3fleet.new_bucket(s3)
+    fleet = Fleet(s3, bucket, 1, tmp_path / "keys")
+    env = tool_environment(endpoint=proxy.endpoint)
+    (path,) = fleet.by_path
+    proxy.slow_down(2, when=lambda method, p: p.endswith(path))
+    status, report, stderr = finish(migrate(["--source", f"s3://{bucket}/vaults/", "--to", "2", "--in-place", "--vault-key-dir",
+                                             str(tmp_path / "keys"), "--journal", str(tmp_path / "j.sqlite")], env=env, cwd=tmp_path))
+    assert status == 0, stderr
+    assert [line["status"] for line in report] == ["migrated"]
+    assert len(proxy.throttled()) == 2 and fleet.read(path)[2] == 2
+
+
+def test_a_store_that_goes_away_stops_the_run_and_the_rerun_finishes_it(s3, proxy, tmp_path):
+    """Every connection for a vault is closed unanswered (a store that died): after 5 vaults in a
+    row failed, the run stops, says the store went away and how many vaults were not started,
+    and exits 75; those are not in the journal. With the store back, the same command migrates
+    every vault exactly once (journal completions 1 each) and redoes none."""
+    bucket = s3fleet.new_bucket(s3)
+    fleet = Fleet(s3, bucket, 40, tmp_path / "keys")
+    env = tool_environment(endpoint=proxy.endpoint)
+    arguments = ["--source", f"s3://{bucket}/vaults/", "--to", "2", "--in-place", "--vault-key-dir", str(tmp_path / "keys"),
+                 "--journal", str(tmp_path / "journal.sqlite"), "--jobs", "2"]
+    proxy.drop(lambda method, path: path.endswith(".vault"))
+    status, report, stderr = finish(migrate(arguments, env=env, cwd=tmp_path))
+    assert status == 75, stderr
+    assert 5 <= len(report) <= 5 + 1 and {line["status"] for line in report} == {"failed"}, report
+    assert all(line["exit"] == 75 and "could not reach the object store" in line["error"] for line in report), report[:2]
+    assert "the object store went away, so the run stopped" in stderr and f"{40 - len(report)} vaults were not started" in stderr, stderr
+    # Each failed vault's read was tried 3 times (the standard mode), and no other vault was read.
+    dropped = proxy.dropped()
+    assert len(dropped) == 3 * len(report) and len(set(dropped)) == len(report)
+    journal = sqlite3.connect(tmp_path / "journal.sqlite")
+    rows = journal.execute("SELECT state, count(*) FROM object GROUP BY state").fetchall()
+    journal.close()
+    assert rows == [("failed", len(report))], rows
+
+    proxy.drop(None)
+    status, report, stderr = finish(migrate(arguments, env=env, cwd=tmp_path))
+    assert status == 0, stderr
+    assert len(report) == 40 and {line["status"] for line in report} == {"migrated"}
+    assert all(fleet.read(path)[2] == 2 for path in fleet.by_path)
+    journal = sqlite3.connect(tmp_path / "journal.sqlite")
+    assert journal.execute("SELECT count(*) FROM object WHERE state = 'done' AND completions = 1").fetchone()[0] == 40
+    journal.close()
+
+
+def test_an_answer_that_no_retry_mends_stops_the_run_at_once_with_78(s3, proxy, tmp_path):
+    """A bucket run whose vaults are denied (403 AccessDenied for every vault, as a bucket policy
+    would): the first answer stops the run, exit 78 (EX_CONFIG), no retries of it."""
+    bucket = s3fleet.new_bucket(s3)
+    Fleet(s3, bucket, 20, tmp_path / "keys")
+    env = tool_environment(endpoint=proxy.endpoint)
+    proxy.deny(lambda method, path: path.endswith(".vault"))
+    status, report, stderr = finish(migrate(["--source", f"s3://{bucket}/vaults/", "--to", "2", "--in-place", "--vault-key-dir",
+                                             str(tmp_path / "keys"), "--journal", str(tmp_path / "j.sqlite"), "--jobs", "2"],
+                                            env=env, cwd=tmp_path))
+    assert status == 78, stderr
+    assert 1 <= len(report) <= 2 and all(line["exit"] == 78 for line in report), report
+    assert "refused access" in stderr and "(AccessDenied)" in stderr
+    assert len(proxy.denied()) == len(report)
