@@ -51,9 +51,9 @@ struct KeyPairOptions: ParsableArguments {
     @Option(name: .customLong("new-key-file"), help: ArgumentHelp("The new parent key (make one with 'vault-tool keygen'); --key-file is the current, old one.", valueName: "FILE"))
     var newKeyFile: String
 
-    var keyFile: String { old.keyFile }
+    var keyFile: String? { old.keyFile }
 
-    var declaredInputs: [FileSet.Input] { [old.declaredInput, .init("--new-key-file", newKeyFile)] }
+    var declaredInputs: [FileSet.Input] { [old.declaredInput, .init("--new-key-file", newKeyFile)].compactMap { $0 } }
 
     func load() throws -> (old: SecretKey, new: SecretKey) {
         (try old.load(diagnostics), try KeyFiles.parentKey(newKeyFile, diagnostics))

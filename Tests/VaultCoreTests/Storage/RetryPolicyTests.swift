@@ -9,11 +9,16 @@ import Testing
 @Suite struct RetryPolicyTests {
     /// A policy whose waits are recorded, with the jitter fixed at `random`.
     static func recording(_ mode: RetryPolicy.Mode = .standard, attempts: Int? = nil, random: Double = 1,
-                          quota: RetryQuota? = nil) -> (RetryPolicy, Mutex<[Double]>) {
-        let waits = Mutex<[Double]>([])
-        nonisolated(unsafe) let log = waits
-        return (RetryPolicy(mode: mode, maxAttempts: attempts, quota: quota, sleep: { seconds in log.withLock { $0.append(seconds) } },
+                          quota: RetryQuota? = nil) -> (RetryPolicy, Waits) {
+        let waits = Waits()
+        return (RetryPolicy(mode: mode, maxAttempts: attempts, quota: quota, sleep: { seconds in waits.log.withLock { $0.append(seconds) } },
                             random: { random }), waits)
+    }
+
+    /// The waits a policy asked for, in order.
+    final class Waits: Sendable {
+        let log = Mutex<[Double]>([])
+        func withLock<T>(_ body: (inout [Double]) -> T) -> T { log.withLock { body(&$0) } }
     }
 
     @Test func standardBacksOffExponentiallyWithFullJitterUpTo20Seconds() {
