@@ -23,8 +23,7 @@ struct VaultTool: ParsableCommand {
         Retries follow the AWS SDKs' standard mode: AWS_MAX_ATTEMPTS (default 3) and \
         AWS_RETRY_MODE (standard, adaptive, legacy), or max_attempts and retry_mode in the \
         profile:
-          AWS_MAX_ATTEMPTS=5 vault-tool migrate --source s3://family-vaults/vaults/ --to 2 \
-            --in-place --vault-key-dir keys > report.jsonl
+          AWS_MAX_ATTEMPTS=5 vault-tool census s3://family-vaults/vaults/
 
         A first session:
           vault-tool keygen -o parent.nsec

@@ -91,9 +91,11 @@ def test_a_store_that_goes_away_stops_the_run_and_the_rerun_finishes_it(s3, prox
     assert 5 <= len(report) <= 5 + 1 and {line["status"] for line in report} == {"failed"}, report
     assert all(line["exit"] == 75 and "could not reach the object store" in line["error"] for line in report), report[:2]
     assert "the object store went away, so the run stopped" in stderr and f"{40 - len(report)} vaults were not started" in stderr, stderr
-    # Each failed vault's read was tried 3 times (the standard mode), and no other vault was read.
+    # Each failed vault's read was tried 3 times (the standard mode), and no other vault was read;
+    # libcurl itself sends a request once more when a kept-alive connection turns out closed
+    # (at most once a worker, the first time its connection from the listing is reused).
     dropped = proxy.dropped()
-    assert len(dropped) == 3 * len(report) and len(set(dropped)) == len(report)
+    assert 3 * len(report) <= len(dropped) <= 3 * len(report) + 2 and len(set(dropped)) == len(report), (len(dropped), len(report))
     journal = sqlite3.connect(tmp_path / "journal.sqlite")
     rows = journal.execute("SELECT state, count(*) FROM object GROUP BY state").fetchall()
     journal.close()
@@ -123,3 +125,51 @@ def test_an_answer_that_no_retry_mends_stops_the_run_at_once_with_78(s3, proxy, 
     assert 1 <= len(report) <= 2 and all(line["exit"] == 78 for line in report), report
     assert "refused access" in stderr and "(AccessDenied)" in stderr
     assert len(proxy.denied()) == len(report)
+
+
+def pwrite_calls(arguments, env, cwd):
+    """How many pwrite64 calls (the journal's writes) a whole run makes."""
+    counted = subprocess.run(["strace", "-f", "-c", "-U", "name,calls", "-e", "trace=pwrite64", VAULT_TOOL, "migrate", *arguments],
+                             capture_output=True, cwd=cwd, env=env, text=True, timeout=600)
+    calls = [int(line.split()[1]) for line in counted.stderr.splitlines() if line.strip().startswith("pwrite64")]
+    assert calls and calls[0] > 10, counted.stderr
+    return calls[0]
+
+
+def test_sigterm_stops_the_run_between_vaults_and_the_rerun_finishes_it(s3, tmp_path):
+    """SIGTERM (how an engine stops a pod), sent by strace at the journal write halfway through a
+    run, not by a timer: the vault in flight finishes and is recorded, no other starts, the
+    summary is printed and the run exits 75; nothing is left `writing` in the journal, and the
+    rerun migrates the rest, every vault exactly once."""
+    bucket = s3fleet.new_bucket(s3)
+    env = tool_environment()
+    # The same run on a twin fleet counts the journal's writes.
+    twin = s3fleet.new_bucket(s3)
+    Fleet(s3, twin, 30, tmp_path / "keys")
+    fleet = Fleet(s3, bucket, 30, tmp_path / "keys")
+
+    def arguments(name, journal):
+        return ["--source", f"s3://{name}/vaults/", "--to", "2", "--in-place", "--vault-key-dir", str(tmp_path / "keys"),
+                "--journal", str(tmp_path / journal), "--jobs", "1"]
+
+    halfway = pwrite_calls(arguments(twin, "twin.sqlite"), env, tmp_path) // 2
+    command = ["strace", "-f", "-qq", "-o", "/dev/null", "-e", "trace=pwrite64", "-e", f"inject=pwrite64:signal=TERM:when={halfway}",
+               VAULT_TOOL, "migrate", *arguments(bucket, "journal.sqlite")]
+    result = subprocess.run(command, capture_output=True, cwd=tmp_path, env=env, timeout=600)
+    stderr = result.stderr.decode()
+    assert result.returncode == 75, stderr
+    report = report_lines(result.stdout)
+    assert 0 < len(report) < 30 and {line["status"] for line in report} == {"migrated"}, report
+    assert f"stopped by SIGTERM after the vaults in flight; {30 - len(report)} vaults were not started" in stderr, stderr
+    assert f"migrated {len(report)}, " in stderr  # the summary
+    journal = sqlite3.connect(tmp_path / "journal.sqlite")
+    assert journal.execute("SELECT state, count(*) FROM object GROUP BY state").fetchall() == [("done", len(report))]
+    journal.close()
+
+    status, rerun, stderr = finish(migrate(arguments(bucket, "journal.sqlite"), env=env, cwd=tmp_path))
+    assert status == 0, stderr
+    assert sorted(line["status"] for line in rerun) == sorted(["previously-done"] * len(report) + ["migrated"] * (30 - len(report)))
+    assert all(fleet.read(path)[2] == 2 for path in fleet.by_path)
+    journal = sqlite3.connect(tmp_path / "journal.sqlite")
+    assert journal.execute("SELECT count(*) FROM object WHERE state = 'done' AND completions = 1").fetchone()[0] == 30
+    journal.close()
