@@ -66,16 +66,29 @@ public struct Diagnostics: Sendable {
     }
 
     public func error(_ reason: String, hint: String? = nil) {
+        if LogFormat.current == .json { return event("error", "error", reason, hint: hint) }
         line("error", reason)
         if let hint { line("hint", hint) }
     }
 
     public func warning(_ text: String) {
-        if !quiet { line("warning", text) }
+        if quiet { return }
+        if LogFormat.current == .json { return event("warning", "warning", text) }
+        line("warning", text)
     }
 
     /// A plain line for a person (summaries, the public half of a new key).
-    public func note(_ text: String) { StandardStreams.writeError(Array((text.displaySafeKeepingNewlines + "\n").utf8)) }
+    public func note(_ text: String) {
+        if LogFormat.current == .json { return event("info", "summary", text) }
+        StandardStreams.writeError(Array((text.displaySafeKeepingNewlines + "\n").utf8))
+    }
+
+    /// `--log-format json`: one JSON line (``LogFormat``).
+    private func event(_ level: String, _ name: String, _ text: String, hint: String? = nil) {
+        var fields: [(key: String, value: JSONValue)] = [("message", .string(VaultError.bounded(text)))]
+        if let hint { fields.append(("hint", .string(VaultError.bounded(hint)))) }
+        StandardStreams.writeError(LogFormat.line(level: level, event: name, tool: toolName, fields: fields))
+    }
 
     /// Every message is escaped here, once: names, ids and field names in it may come from an
     /// untrusted file and must not drive the terminal (issue 16); and bounded here, whoever

@@ -51,6 +51,8 @@ struct Check: ParsableCommand {
 
     @OptionGroup var now: NowOption
 
+    @OptionGroup var log: LogFormatOption
+
     private var fleetMode: Bool { source != nil || manifest != nil }
 
     func validate() throws {
@@ -77,6 +79,7 @@ struct Check: ParsableCommand {
     }
 
     func run() throws {
+        log.apply()
         if fleetMode {
             let fleetSource: FleetCheck.Source = if let source {
                 .listing(try S3ObjectName.folder(parsing: source))

@@ -117,6 +117,8 @@ struct Migrate: ParsableCommand {
 
     @OptionGroup var vault: VaultInputOptions
 
+    @OptionGroup var log: LogFormatOption
+
     /// A fleet in a bucket: --source, or a manifest with --in-place or --out.
     private var bucketMode: Bool { source != nil || inventory != nil || (manifest != nil && (inPlace || out != nil)) }
 
@@ -188,6 +190,7 @@ struct Migrate: ParsableCommand {
     }
 
     func run() throws {
+        log.apply()
         if let jobs { try requireRange(jobs, 1...256, "--jobs") }
         if bucketMode {
             let bucketJobs: BucketCommand.Jobs = if let source {

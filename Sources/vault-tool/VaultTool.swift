@@ -25,6 +25,12 @@ struct VaultTool: ParsableCommand {
         profile:
           AWS_MAX_ATTEMPTS=5 vault-tool census s3://family-vaults/vaults/
 
+        A key from a command instead of a file (run without a shell), and messages as JSON \
+        lines for a container log (migrate, check, census):
+          vault-tool inspect --key-command 'pass show family/parent' household.vault
+          vault-tool check --source s3://family-vaults/vaults/ --vault-key-dir keys \\
+            --log-format json 2>&1 | jq -c 'select(.event)'
+
         A first session:
           vault-tool keygen -o parent.nsec
           vault-tool derive --key-file parent.nsec --device-id kitchen-ipad

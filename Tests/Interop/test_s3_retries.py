@@ -173,3 +173,49 @@ def test_sigterm_stops_the_run_between_vaults_and_the_rerun_finishes_it(s3, tmp_
     journal = sqlite3.connect(tmp_path / "journal.sqlite")
     assert journal.execute("SELECT count(*) FROM object WHERE state = 'done' AND completions = 1").fetchone()[0] == 30
     journal.close()
+
+
+def test_log_format_json_makes_both_streams_merged_json_lines(s3, proxy, tmp_path):
+    """--log-format json with standard output and error in one pipe (2>&1, as a container log
+    merges them): every line parses as JSON; the report lines are unchanged, and the summary,
+    the error and its hint are events with an RFC 3339 time, a level and the tool's name. The
+    rolling check and the census take it too."""
+    import datetime
+    import json
+    bucket = s3fleet.new_bucket(s3)
+    fleet = Fleet(s3, bucket, 6, tmp_path / "keys")
+    throttled = sorted(fleet.by_path)[0]
+    proxy.slow_down(None, when=lambda method, path: path.endswith(throttled))
+    env = tool_environment(endpoint=proxy.endpoint)
+    env["AWS_MAX_ATTEMPTS"] = "1"
+    runs = [
+        ["migrate", "--source", f"s3://{bucket}/vaults/", "--to", "2", "--in-place", "--vault-key-dir", str(tmp_path / "keys"),
+         "--journal", str(tmp_path / "j.sqlite"), "--log-format", "json"],
+        ["check", "--source", f"s3://{bucket}/vaults/", "--vault-key-dir", str(tmp_path / "keys"), "--log-format", "json"],
+        ["census", "--json", f"s3://{bucket}/vaults/", "--log-format", "json"],
+    ]
+    for arguments in runs:
+        result = subprocess.run([VAULT_TOOL, *arguments], env=env, cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, timeout=300)
+        text = result.stdout.decode()
+        if arguments[0] == "census":
+            # Its report is one pretty JSON document; its messages alone are JSON Lines.
+            result = subprocess.run([VAULT_TOOL, *arguments], env=env, cwd=tmp_path, capture_output=True, timeout=300)
+            text = result.stderr.decode()
+        lines = [json.loads(line) for line in text.splitlines()]
+        events = [line for line in lines if "event" in line]
+        for event in events:
+            assert set(event) >= {"time", "level", "event", "tool", "message"}, event
+            assert event["level"] in ("info", "warning", "error") and event["tool"] == "vault-tool", event
+            datetime.datetime.fromisoformat(event["time"].replace("Z", "+00:00"))
+        if arguments[0] == "migrate":
+            assert result.returncode == 75, text
+            report = [line for line in lines if "vault" in line]
+            assert len(report) == 6 and sum(line["status"] == "failed" for line in report) == 1
+            assert [e["event"] for e in events] == ["summary", "error"], events
+            assert events[0]["message"].startswith("migrated 5, ") and events[1]["level"] == "error"
+            assert "hint" in events[1] and "run the same command again later" in events[1]["hint"]
+        elif arguments[0] == "check":
+            assert result.returncode == 75, text
+            assert events and events[-1]["event"] == "error", events
+        else:
+            assert result.returncode == 75 and events[-1]["event"] == "error", text
