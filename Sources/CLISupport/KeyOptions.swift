@@ -34,6 +34,9 @@ public struct VaultAccessOptions: ParsableArguments {
         }
     }
 
+    /// Whether any key option was given (a file or a command).
+    public var anyGiven: Bool { [keyFile, vaultKeyFile, keyCommand, vaultKeyCommand].contains { $0 != nil } }
+
     /// The paths given, for stdin and same-file checks.
     public var paths: [String] { [keyFile, vaultKeyFile].compactMap { $0 } }
 

@@ -64,7 +64,7 @@ struct Check: ParsableCommand {
             return
         }
         guard (source == nil) != (manifest == nil) else { throw ValidationError("give --source or --manifest, not both") }
-        guard vault.input == "-", vault.access.keyFile == nil, vault.access.vaultKeyFile == nil else {
+        guard vault.input == "-", !vault.access.anyGiven else {
             throw ValidationError("a fleet check reads no VAULT and no --key-file or --vault-key-file: give --vault-key-dir DIR, or key files in the manifest")
         }
         if manifest != nil, vaultKeyDir != nil { throw ValidationError("--vault-key-dir is for --source; a manifest names each object's key file") }

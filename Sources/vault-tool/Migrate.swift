@@ -133,7 +133,7 @@ struct Migrate: ParsableCommand {
                 throw ValidationError(listed ? "\(source != nil ? "--source" : "--inventory") needs --vault-key-dir DIR (the manifest form names its own keys)"
                                              : "--vault-key-dir goes with --source or --inventory; a manifest names its own keys")
             }
-            guard vault.access.paths.isEmpty, vault.input == "-", output.output == nil, outDir == nil else {
+            guard !vault.access.anyGiven, vault.input == "-", output.output == nil, outDir == nil else {
                 throw ValidationError("a bucket run names its own vaults and keys; give no IN, key option, -o or --out-dir")
             }
             guard !allowLossy else { throw ValidationError("--allow-lossy is not taken on a bucket: a fleet run never drops values") }
@@ -163,7 +163,7 @@ struct Migrate: ParsableCommand {
         }
         if manifest != nil {
             guard outDir != nil else { throw ValidationError("--manifest needs --out-dir") }
-            guard vault.access.paths.isEmpty, vault.input == "-", output.output == nil, !inPlace else {
+            guard !vault.access.anyGiven, vault.input == "-", output.output == nil, !inPlace else {
                 throw ValidationError("--manifest names its own vaults and keys; give no IN, key option, -o or --in-place")
             }
             return

@@ -117,3 +117,17 @@ def test_at_least_every_key_reading_tool_takes_the_options():
     commands = {values[0] for values in (p.values for p in key_command_commands())}
     assert {"vault-tool derive", "vault-tool open", "vault-tool inspect", "recovery-sheet generate", "rotation-planner plan",
             "device-revoker vault", "device-link create"} <= commands, sorted(commands)
+
+
+@pytest.mark.parametrize("arguments", [
+    ["migrate", "--source", "s3://family-vaults/vaults/", "--to", "2", "--in-place", "--vault-key-dir", "keys"],
+    ["migrate", "--manifest", "m.jsonl", "--to", "2", "--out-dir", "out"],
+    ["check", "--source", "s3://family-vaults/vaults/", "--vault-key-dir", "keys"],
+])
+@pytest.mark.parametrize("option", ["--key-command", "--vault-key-command"])
+def test_a_fleet_run_refuses_a_key_command_it_would_not_use(tmp_path, arguments, option):
+    """A fleet run names its own keys: a key command there is a usage error, never run."""
+    marker = tmp_path / "ran"
+    result = tool(*arguments, option, f"touch {marker}", cwd=tmp_path)
+    assert result.returncode == 64, result.stderr
+    assert not marker.exists()
