@@ -16,8 +16,9 @@ public enum StopSignals {
             var action = sigaction()
             action.__sigaction_handler.sa_handler = { StopSignals.received.store($0, ordering: .relaxed) }
             sigemptyset(&action.sa_mask)
-            // No SA_RESTART: a wait in a back-off or a poll returns early, so the run notices sooner.
-            action.sa_flags = 0
+            // SA_RESTART: reads and writes in flight carry on as if no signal came; the run
+            // looks at the flag between vaults.
+            action.sa_flags = SA_RESTART
             sigaction(signal, &action, nil)
         }
     }

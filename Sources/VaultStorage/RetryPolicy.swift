@@ -56,7 +56,8 @@ package struct RetryPolicy: Sendable {
         guard seconds > 0 else { return }
         var wait = timespec(tv_sec: Int(seconds), tv_nsec: Int((seconds - seconds.rounded(.down)) * 1_000_000_000))
         var left = timespec()
-        // A signal (SIGTERM asking the run to stop) cuts the wait short; the rest is slept.
+        // A signal (SIGTERM asking the run to stop) interrupts the wait; the rest is slept, since
+        // the request in flight finishes before the run stops.
         while nanosleep(&wait, &left) != 0, errno == EINTR { wait = left }
     }
 
