@@ -55,6 +55,11 @@ def test_the_kubernetes_indexed_job_is_valid_and_its_command_parses(tmp_path):
     kubernetes_validate.validate(job, "1.33", strict=True)
     spec = job["spec"]
     assert spec["completionMode"] == "Indexed" and spec["template"]["spec"]["restartPolicy"] == "Never"
+    # Every code a retry cannot mend fails the index at once (docs/conventions.md): 1, invalid
+    # input 2, a failed check 3, refused 4, usage 64, configuration 78; 75 is retried.
+    fail_index = [rule for rule in spec["podFailurePolicy"]["rules"] if rule["action"] == "FailIndex"]
+    assert [sorted(rule["onExitCodes"]["values"]) for rule in fail_index] == [[1, 2, 3, 4, 64, 78]]
+    assert all(rule["onExitCodes"]["operator"] == "In" for rule in fail_index)
     container = spec["template"]["spec"]["containers"][0]
     args = container["args"]
     assert args[args.index("--shard") + 1] == "auto" and int(args[args.index("--shard-count") + 1]) == spec["completions"]
