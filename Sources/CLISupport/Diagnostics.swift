@@ -18,9 +18,12 @@ public enum ExitStatus: Int32, Sendable {
     /// Every failure was one a retry gets past (EX_TEMPFAIL): a job engine's retry policy runs
     /// the command again.
     case temporaryFailure = 75
-    /// A fleet run found vaults and held the key of none of them (sysexits' EX_CONFIG): the
+    /// A fleet run found vaults and held the key of none of them (sysexits' EX_NOINPUT): the
     /// keys given are not this fleet's, or not mounted where they should be.
-    case noKeys = 78
+    case noKeys = 66
+    /// The configuration cannot work (EX_CONFIG): a wrong endpoint, credentials refused, a
+    /// missing bucket. A job engine fails the job at once instead of retrying it.
+    case configuration = 78
 
     public init(_ category: VaultError.Category) {
         switch category {
@@ -29,6 +32,7 @@ public enum ExitStatus: Int32, Sendable {
         case .authentication: self = .authentication
         case .refused: self = .refused
         case .temporary: self = .temporaryFailure
+        case .configuration: self = .configuration
         }
     }
 }
@@ -65,16 +69,29 @@ public struct Diagnostics: Sendable {
     }
 
     public func error(_ reason: String, hint: String? = nil) {
+        if LogFormat.current == .json { return event("error", "error", reason, hint: hint) }
         line("error", reason)
         if let hint { line("hint", hint) }
     }
 
     public func warning(_ text: String) {
-        if !quiet { line("warning", text) }
+        if quiet { return }
+        if LogFormat.current == .json { return event("warning", "warning", text) }
+        line("warning", text)
     }
 
     /// A plain line for a person (summaries, the public half of a new key).
-    public func note(_ text: String) { StandardStreams.writeError(Array((text.displaySafeKeepingNewlines + "\n").utf8)) }
+    public func note(_ text: String) {
+        if LogFormat.current == .json { return event("info", "summary", text) }
+        StandardStreams.writeError(Array((text.displaySafeKeepingNewlines + "\n").utf8))
+    }
+
+    /// `--log-format json`: one JSON line (``LogFormat``).
+    private func event(_ level: String, _ name: String, _ text: String, hint: String? = nil) {
+        var fields: [(key: String, value: JSONValue)] = [("message", .string(VaultError.bounded(text)))]
+        if let hint { fields.append(("hint", .string(VaultError.bounded(hint)))) }
+        StandardStreams.writeError(LogFormat.line(level: level, event: name, tool: toolName, fields: fields))
+    }
 
     /// Every message is escaped here, once: names, ids and field names in it may come from an
     /// untrusted file and must not drive the terminal (issue 16); and bounded here, whoever

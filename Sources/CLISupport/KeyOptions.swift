@@ -10,20 +10,32 @@ public struct VaultAccessOptions: ParsableArguments {
     @Option(name: .customLong("vault-key-file"), help: ArgumentHelp("Only the vault key (64 hex, from 'vault-tool derive --vault-key-out'), instead of the parent's key.", valueName: "FILE"))
     public var vaultKeyFile: String?
 
+    @Option(name: .customLong("key-command"), help: ArgumentHelp("Instead of --key-file: a command (run without a shell) that prints the parent's key, such as 'pass show family/parent'.", valueName: "CMD"))
+    public var keyCommand: String?
+
+    @Option(name: .customLong("vault-key-command"), help: ArgumentHelp("Instead of --vault-key-file: a command (run without a shell) that prints the vault key.", valueName: "CMD"))
+    public var vaultKeyCommand: String?
+
     public init() {}
 
     public func validate() throws {
-        if keyFile != nil, vaultKeyFile != nil {
-            throw ValidationError("give --key-file or --vault-key-file, not both")
+        if [keyFile, vaultKeyFile, keyCommand, vaultKeyCommand].compactMap({ $0 }).count > 1 {
+            throw ValidationError("give one of --key-file, --vault-key-file, --key-command and --vault-key-command")
         }
+        // Split now, so a command the tool will not run is a usage error before anything is read.
+        _ = try keyCommand.map { try KeyCommand(parsing: $0, option: "--key-command") }
+        _ = try vaultKeyCommand.map { try KeyCommand(parsing: $0, option: "--vault-key-command") }
     }
 
-    /// Fails unless one of the two was given.
+    /// Fails unless one of them was given.
     public func requireOne() throws {
-        if keyFile == nil, vaultKeyFile == nil {
+        if keyFile == nil, vaultKeyFile == nil, keyCommand == nil, vaultKeyCommand == nil {
             throw ValidationError("give --key-file (the parent's key) or --vault-key-file (the vault key)")
         }
     }
+
+    /// Whether any key option was given (a file or a command).
+    public var anyGiven: Bool { [keyFile, vaultKeyFile, keyCommand, vaultKeyCommand].contains { $0 != nil } }
 
     /// The paths given, for stdin and same-file checks.
     public var paths: [String] { [keyFile, vaultKeyFile].compactMap { $0 } }
@@ -35,6 +47,14 @@ public struct VaultAccessOptions: ParsableArguments {
 
     /// Reads whichever key was given; nil when neither was.
     public func load(_ diagnostics: Diagnostics) throws -> VaultAccess? {
+        if let keyCommand {
+            let contents = try KeyCommand(parsing: keyCommand, option: "--key-command").read()
+            return .parentKey(try SecretKey(parsing: contents, what: "the output of --key-command"))
+        }
+        if let vaultKeyCommand {
+            let contents = try KeyCommand(parsing: vaultKeyCommand, option: "--vault-key-command").read()
+            return .vaultKey(try VaultKey(parsing: contents, what: "the output of --vault-key-command"))
+        }
         if let keyFile {
             return .parentKey(try KeyFiles.parentKey(keyFile, diagnostics))
         }
@@ -61,15 +81,31 @@ public enum VaultAccessFiles {
 /// Commands whose key is one of several choices use ``VaultAccessOptions``.
 public struct ParentKeyOption: ParsableArguments {
     @Option(name: .customLong("key-file"), help: ArgumentHelp("The parent's secret key: a file holding nsec1… or 64 hex, or - for standard input.", valueName: "FILE"))
-    public var keyFile: String
+    public var keyFile: String?
+
+    @Option(name: .customLong("key-command"), help: ArgumentHelp("Instead of --key-file: a command (run without a shell) that prints the parent's key, such as 'pass show family/parent'.", valueName: "CMD"))
+    public var keyCommand: String?
 
     public init() {}
 
-    /// The key file as the write path declares it.
-    public var declaredInput: FileSet.Input { FileSet.Input("--key-file", keyFile) }
+    public func validate() throws {
+        switch (keyFile, keyCommand) {
+        case (nil, nil): throw ValidationError("give --key-file (or --key-command)")
+        case (_?, _?): throw ValidationError("give --key-file or --key-command, not both")
+        case (nil, let command?): _ = try KeyCommand(parsing: command, option: "--key-command")
+        default: break
+        }
+    }
+
+    /// The key file as the write path declares it; a command declares nothing (it is no file).
+    public var declaredInput: FileSet.Input? { keyFile.map { FileSet.Input("--key-file", $0) } }
 
     public func load(_ diagnostics: Diagnostics) throws -> SecretKey {
-        try KeyFiles.parentKey(keyFile, diagnostics)
+        if let keyCommand {
+            let contents = try KeyCommand(parsing: keyCommand, option: "--key-command").read()
+            return try SecretKey(parsing: contents, what: "the output of --key-command")
+        }
+        return try KeyFiles.parentKey(keyFile!, diagnostics)
     }
 }
 

@@ -40,6 +40,10 @@ struct HTTPTransportError: Error, Sendable {
     /// The server's certificate could not be verified against the trust store (or there is no
     /// trust store): a retry meets the same certificate, so it is no temporary failure.
     var untrusted = false
+    /// The endpoint cannot work (its host does not resolve, TLS fails): no retry mends it.
+    var isConfiguration = false
+    /// No answer in time: a retry costs the quota more (``RetryQuota``).
+    var isTimeout = false
 }
 
 /// The one owner of libcurl: an easy handle per client, reused so that connections are kept
@@ -134,7 +138,10 @@ final class HTTPClient {
             // 60: the certificate does not chain to a trusted CA or names another host; 77: no
             // CA bundle to verify with (an image without ca-certificates).
             let untrusted = code == CURLE_PEER_FAILED_VERIFICATION || code == CURLE_SSL_CACERT_BADFILE
-            return .failure(HTTPTransportError(message: message, mayHaveReachedServer: !neverSent, untrusted: untrusted))
+            let wrongEndpoint = code == CURLE_COULDNT_RESOLVE_HOST || code == CURLE_COULDNT_RESOLVE_PROXY || code == CURLE_UNSUPPORTED_PROTOCOL
+                || code == CURLE_URL_MALFORMAT || code == CURLE_SSL_CONNECT_ERROR || untrusted
+            return .failure(HTTPTransportError(message: message, mayHaveReachedServer: !neverSent, untrusted: untrusted, isConfiguration: wrongEndpoint,
+                                               isTimeout: code == CURLE_OPERATION_TIMEDOUT))
         }
         var status = 0
         guard hvt_curl_response_code(handle, &status) == CURLE_OK else {

@@ -8,22 +8,29 @@ public final class ObjectStore: ObjectAccess {
     public let configuration: S3Configuration
     private let idle = Mutex<[S3Client]>([])
     private let versionsRead = Mutex<[S3ObjectName: String]>([:])
+    private let retry: RetryPolicy
 
     /// The store the environment and the AWS files name (``S3Configuration/load(environment:)``).
     public static func connect(environment: [String: String]) throws -> ObjectStore {
-        try ObjectStore(S3Configuration.load(environment: environment))
+        try ObjectStore(S3Configuration.load(environment: environment), retry: RetryPolicy.load(environment: environment))
     }
 
-    public init(_ configuration: S3Configuration) throws {
+    public convenience init(_ configuration: S3Configuration) throws {
+        try self.init(configuration, retry: RetryPolicy())
+    }
+
+    /// `retry` is shared by every client: its quota is the process's (``RetryQuota``).
+    package init(_ configuration: S3Configuration, retry: RetryPolicy) throws {
         self.configuration = configuration
+        self.retry = retry
         // Fails now, with the reason, when there are no credentials.
-        let first = try S3Client(configuration)
+        let first = try S3Client(configuration, retry: retry)
         idle.withLock { $0.append(first) }
     }
 
     /// Runs `body` with a client no other thread is using.
     package func withClient<T>(_ body: (S3Client) throws -> T) throws -> T {
-        let client = try idle.withLock { $0.popLast() } ?? S3Client(configuration)
+        let client = try idle.withLock { $0.popLast() } ?? S3Client(configuration, retry: retry)
         defer { idle.withLock { $0.append(client) } }
         return try body(client)
     }

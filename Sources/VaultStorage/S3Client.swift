@@ -10,18 +10,20 @@ package final class S3Client: @unchecked Sendable {
     package let configuration: S3Configuration
     private let signer: SigV4
     private let http: HTTPClient
+    /// How a failed request is retried (the AWS SDKs' modes; ``RetryPolicy``).
+    let retry: RetryPolicy
     /// Attempts for one request, the first included.
-    let attempts: Int
+    var attempts: Int { retry.maxAttempts }
     private let clock: @Sendable () -> Date
 
-    package init(_ configuration: S3Configuration, attempts: Int = 5, clock: @escaping @Sendable () -> Date = Date.init) throws {
+    package init(_ configuration: S3Configuration, retry: RetryPolicy = RetryPolicy(), clock: @escaping @Sendable () -> Date = Date.init) throws {
         // Fails now, with the reason, when no source has credentials (the chain is walked once,
         // by the first client; later ones get the shared credentials).
         _ = try configuration.credentials.current()
         self.configuration = configuration
         signer = .s3(region: configuration.region)
         http = try HTTPClient(proxy: configuration.proxy, noProxy: configuration.noProxy)
-        self.attempts = attempts
+        self.retry = retry
         self.clock = clock
     }
 
@@ -142,18 +144,24 @@ package final class S3Client: @unchecked Sendable {
         // Set once a write whose outcome was unknown is sent again: an earlier copy may still
         // land late (after a timeout), so a refusal then is checked against our own bytes.
         var resent = false
-        for attempt in 0..<attempts {
-            if attempt > 0 { backOff(attempt) }
+        var retries = RetryBudget(retry)
+        while true {
             switch try send("PUT", name, headers: headers + [("Content-Type", "application/octet-stream")], body: bytes) {
+            case .failure(let error) where error.untrusted:
+                throw VaultError.storageUntrusted(configuration.endpoint.url, "writing \(name)", error.message)
+            case .failure(let error) where error.isConfiguration:
+                throw VaultError.storageMisconfigured(configuration.endpoint.url, "writing \(name)", error.message)
             case .failure(let error):
                 lastProblem = error.message
                 lastAnswered = false
+                guard retries.next(timeout: error.isTimeout) else { throw gaveUp("writing \(name)", lastProblem, answered: lastAnswered, attempts: retries.made) }
                 guard error.mayHaveReachedServer else { continue }
                 if let settled = try settle(name, bytes, condition) { return (settled, nil) }
                 resent = true
             case .success(let response):
                 switch response.status {
                 case 200:
+                    retries.succeeded()
                     return (.written(etag: response.headers["etag"] ?? ""), response.headers["x-amz-version-id"])
                 // `where` binds to the last pattern only: each status carries its own.
                 case 412 where resent, 409 where resent:
@@ -161,9 +169,10 @@ package final class S3Client: @unchecked Sendable {
                     return (.changedMeanwhile, nil)
                 case 412, 409:  // 409: a concurrent conditional write to the same key won
                     return (.changedMeanwhile, nil)
-                case 500...599:
+                case _ where RetryPolicy.isRetryable(response):
                     lastProblem = Self.serverError(response)
                     lastAnswered = true
+                    guard retries.next(timeout: false) else { throw gaveUp("writing \(name)", lastProblem, answered: lastAnswered, attempts: retries.made) }
                     if let settled = try settle(name, bytes, condition) { return (settled, nil) }
                     resent = true
                 default:
@@ -171,7 +180,6 @@ package final class S3Client: @unchecked Sendable {
                 }
             }
         }
-        throw gaveUp("writing \(name)", lastProblem, answered: lastAnswered)
     }
 
     /// What an unknown write did: `.written`/`.changedMeanwhile` when the object says, nil when
@@ -207,24 +215,30 @@ package final class S3Client: @unchecked Sendable {
                           _ exchange: () throws -> Result<HTTPResponse, HTTPTransportError>) throws -> HTTPResponse {
         var lastProblem = ""
         var lastAnswered = false
-        for attempt in 0..<attempts {
-            if attempt > 0 { backOff(attempt) }
+        var retries = RetryBudget(retry)
+        var timedOut = false
+        repeat {
             switch try exchange() {
-            case .success(let response) where !(500...599).contains(response.status):
+            case .success(let response) where !RetryPolicy.isRetryable(response):
+                retries.succeeded()
                 return response
             case .success(let response):
                 lastProblem = Self.serverError(response)
                 lastAnswered = true
+                timedOut = false
             case .failure(let error) where error.tooLarge:
                 throw VaultError.tooLarge(what: "vault", name: name.description, limit: limit)
             case .failure(let error) where error.untrusted:
                 throw VaultError.storageUntrusted(configuration.endpoint.url, "\(what) \(name)", error.message)
+            case .failure(let error) where error.isConfiguration:
+                throw VaultError.storageMisconfigured(configuration.endpoint.url, "\(what) \(name)", error.message)
             case .failure(let error):
                 lastProblem = error.message
                 lastAnswered = false
+                timedOut = error.isTimeout
             }
-        }
-        throw gaveUp("\(what) \(name)", lastProblem, answered: lastAnswered)
+        } while retries.next(timeout: timedOut)
+        throw gaveUp("\(what) \(name)", lastProblem, answered: lastAnswered, attempts: retries.made)
     }
 
     /// "HTTP 503 SlowDown": a server error's status and S3 code.
@@ -233,16 +247,9 @@ package final class S3Client: @unchecked Sendable {
     }
 
     /// Every attempt failed: the store answered 5xx to the last (busy), or was not reached.
-    private func gaveUp(_ what: String, _ problem: String, answered: Bool) -> VaultError {
+    private func gaveUp(_ what: String, _ problem: String, answered: Bool, attempts: Int) -> VaultError {
         answered ? .storageBusy(configuration.endpoint.url, what, problem, attempts: attempts)
                  : .storageUnreachable(configuration.endpoint.url, what, problem)
-    }
-
-    /// Exponential back-off with full jitter (AWS's advice for SlowDown and 5xx): up to 0.1 s,
-    /// 0.2 s, 0.4 s … 3.2 s.
-    private func backOff(_ attempt: Int) {
-        let ceiling = min(3.2, 0.1 * Double(1 << min(attempt - 1, 5)))
-        usleep(UInt32(Double.random(in: 0...ceiling) * 1_000_000))
     }
 
     /// The answers that say the credentials expired: the provider fetches new ones and the
@@ -309,13 +316,13 @@ package final class S3Client: @unchecked Sendable {
 
 extension VaultError.Code {
     /// No credentials for the object store were configured.
-    public static let noCredentials = VaultError.Code(name: "noCredentials", category: .operational)
+    public static let noCredentials = VaultError.Code(name: "noCredentials", category: .configuration)
     /// The object store ignores If-Match / If-None-Match: writing there could lose a device's change.
     public static let conditionsIgnored = VaultError.Code(name: "conditionsIgnored", category: .refused)
     /// The object store refused the credentials or the request.
-    public static let storageDenied = VaultError.Code(name: "storageDenied", category: .operational)
+    public static let storageDenied = VaultError.Code(name: "storageDenied", category: .configuration)
     /// The bucket does not exist.
-    public static let noSuchBucket = VaultError.Code(name: "noSuchBucket", category: .operational)
+    public static let noSuchBucket = VaultError.Code(name: "noSuchBucket", category: .configuration)
     /// The object store could not be reached (a refused or dropped connection, a timeout) through
     /// every attempt: a retry later may get through.
     public static let storageUnreachable = VaultError.Code(name: "storageUnreachable", category: .temporary)
@@ -324,7 +331,7 @@ extension VaultError.Code {
     public static let storageBusy = VaultError.Code(name: "storageBusy", category: .temporary)
     /// The object store's TLS certificate could not be verified against the system's trust
     /// store: asking again meets the same certificate, so it is not retried.
-    public static let storageUntrusted = VaultError.Code(name: "storageUntrusted", category: .operational)
+    public static let storageUntrusted = VaultError.Code(name: "storageUntrusted", category: .configuration)
     /// The object store answered with an error not otherwise named.
     public static let storageFailed = VaultError.Code(name: "storageFailed", category: .operational)
     /// The object changed since it was read; nothing was written.
@@ -361,7 +368,7 @@ extension VaultError {
     }
 
     static func storageBusy(_ endpoint: String, _ what: String, _ answer: String, attempts: Int, file: String = #fileID, line: UInt = #line) -> VaultError {
-        VaultError(.storageBusy, "the object store at \(endpoint) answered \(answer) to all \(attempts) attempts while \(what)", file: file, line: line)
+        VaultError(.storageBusy, "the object store at \(endpoint) answered \(answer) to \(attempts) attempt\(attempts == 1 ? "" : "s") while \(what)", file: file, line: line)
     }
 
     static func storageUntrusted(_ endpoint: String, _ what: String, _ problem: String, file: String = #fileID, line: UInt = #line) -> VaultError {

@@ -57,7 +57,7 @@ struct Create: ParsableCommand {
 
     func run() throws {
         try requireRange(expiresIn, 1...DeviceLink.maximumLifetime, "--expires-in")
-        let files = try CommandFiles(reads: [self.key.declaredInput], writes: [output.declared(.secret)], force: output.force)
+        let files = try CommandFiles(reads: [self.key.declaredInput].compactMap { $0 }, writes: [output.declared(.secret)], force: output.force)
         let key = try self.key.load(diagnostics)
         let start = now.time
         let link = DeviceLink(vaultURL: vaultUrl, key: key, expiresAt: Timestamp(seconds: start.seconds + Int64(expiresIn)))

@@ -18,7 +18,8 @@ struct DeviceRevokerTool: ParsableCommand {
         its override or --force (registry). --dry-run shows the blast radius first.
 
         Exit codes: 0 ok, 1 I/O failure, 2 invalid input, 3 wrong key, 4 refused by a guard \
-        rail or a stale --expect-revision, 64 usage.
+        rail or a stale --expect-revision, 64 usage, 75 the object store failed through every \
+        attempt (run it again later), 78 the object store's configuration cannot work.
 
         Examples:
           device-revoker vault --key-file parent.nsec --vault household.vault \\

@@ -51,7 +51,7 @@ struct Generate: ParsableCommand {
     func run() throws {
         try requireRange(keySecurity, 0...2, "--key-security")
         try requireRange(logN, 1...NIP49.maximumLogN, "--log-n")
-        let files = try CommandFiles(reads: [key.declaredInput] + passphrase.declaredInputs, writes: [output.declared(.secret)], force: output.force)
+        let files = try CommandFiles(reads: [key.declaredInput].compactMap { $0 } + passphrase.declaredInputs, writes: [output.declared(.secret)], force: output.force)
         let format = try page.format(for: output.output, option: "-o")
         let key = try self.key.load(diagnostics)
         let secret: RecoverySheet.Secret

@@ -18,7 +18,8 @@ struct RecoverySheetTool: ParsableCommand {
         like a passport: anyone who holds it has the family's account.
 
         Exit codes: 0 ok, 1 I/O failure, 2 invalid input, 3 wrong key or passphrase, \
-        4 refused for safety, 64 usage.
+        4 refused for safety, 64 usage, 75 the object store failed through every attempt (run it \
+        again later), 78 the object store's configuration cannot work.
 
         A fire drill:
           recovery-sheet generate --key-file parent.nsec --label "Garcia family" \\

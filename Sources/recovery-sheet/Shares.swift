@@ -247,7 +247,7 @@ struct Split: ParsableCommand {
         let format = page.format ?? .png
         var declared = names.map { DeclaredOutput($0, "\(folder)/\($0).\(format.rawValue)", kind: .secret, exclusive: true, createFolders: true, namedByTool: true) }
         if text { declared += names.map { DeclaredOutput($0 + ".txt", "\(folder)/\($0).txt", kind: .secret, exclusive: true, createFolders: true, namedByTool: true) } }
-        let files = try CommandFiles(reads: [key.declaredInput] + passphrase.declaredInputs, writes: declared)
+        let files = try CommandFiles(reads: [key.declaredInput].compactMap { $0 } + passphrase.declaredInputs, writes: declared)
 
         let key = try self.key.load(diagnostics)
         let phrase = try passphrase.readNewForShares(allowWeak: weakPassphrase)

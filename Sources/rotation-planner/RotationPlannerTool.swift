@@ -18,7 +18,8 @@ struct RotationPlannerTool: ParsableCommand {
         plan that is stale, changed, or not for these keys.
 
         Exit codes: 0 ok, 1 I/O failure, 2 invalid input, 3 a signature or verification failed, \
-        4 refused (stale plan, wrong keys), 64 usage.
+        4 refused (stale plan, wrong keys), 64 usage, 75 the object store failed through every \
+        attempt (run it again later), 78 the object store's configuration cannot work.
 
         A rotation:
           vault-tool keygen -o new.nsec
@@ -50,9 +51,9 @@ struct KeyPairOptions: ParsableArguments {
     @Option(name: .customLong("new-key-file"), help: ArgumentHelp("The new parent key (make one with 'vault-tool keygen'); --key-file is the current, old one.", valueName: "FILE"))
     var newKeyFile: String
 
-    var keyFile: String { old.keyFile }
+    var keyFile: String? { old.keyFile }
 
-    var declaredInputs: [FileSet.Input] { [old.declaredInput, .init("--new-key-file", newKeyFile)] }
+    var declaredInputs: [FileSet.Input] { [old.declaredInput, .init("--new-key-file", newKeyFile)].compactMap { $0 } }
 
     func load() throws -> (old: SecretKey, new: SecretKey) {
         (try old.load(diagnostics), try KeyFiles.parentKey(newKeyFile, diagnostics))

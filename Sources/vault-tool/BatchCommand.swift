@@ -25,7 +25,9 @@ struct BatchCommand {
                                        target: target, allowLossy: allowLossy, dryRun: dryRun, command: command)
         let total = batch.total
         let progress = RunReport<MigrationStatus>(total: total, failing: [.failed])
-        try batch.run(parallelism: jobs, loadAccess: { job in
+        // SIGTERM stops the batch between groups of vaults, with its journal and summary.
+        StopSignals.install()
+        let stop = try batch.run(parallelism: jobs, breaker: RunBreaker(signalled: { StopSignals.signalled }), loadAccess: { job in
             try VaultAccessFiles.load(keyFile: job.keyFile, vaultKeyFile: job.vaultKeyFile)
         }, report: { result in
             try progress.add(result.status, Self.jsonLine(result))
@@ -38,6 +40,7 @@ struct BatchCommand {
             return
         }
         diagnostics.note("migrated \(counts[.migrated, default: 0]), unchanged \(counts[.unchanged, default: 0]), done earlier \(counts[.previouslyDone, default: 0]), failed \(failed) of \(total) vaults (version \(target)) → \(outDir)")
+        if let stop { throw RunBreaker.failure(stop, notStarted: total - counts.values.reduce(0, +)) }
         if failed > 0, skipFailed {
             diagnostics.warning("\(failed) of \(total) vaults failed and were skipped; their errors are in the report and the journal")
             return

@@ -10,7 +10,9 @@ import VaultStorage
 /// ``BucketMigration``): a JSON Lines report on standard output, progress on a terminal's
 /// standard error, a summary at the end, and with `--completion-report` the same results in S3
 /// Batch Operations' CSV layout (``CompletionReport``). The exit code is what a job engine's retry
-/// policy acts on: 0 done, 75 when every failure was the object store's, 1 otherwise.
+/// policy acts on: 0 done, 75 when every failure was the object store's (or the run stopped
+/// early, the store gone or on SIGTERM, with the rest left for a rerun), 78 when the store's
+/// configuration cannot work, 1 otherwise.
 struct BucketCommand {
     enum Jobs {
         case listing(S3ObjectName)
@@ -65,7 +67,10 @@ struct BucketCommand {
         // exit code: a fleet's millions of done vaults are not held to the end for nothing.
         let keepsAll = files != nil
         let results = Mutex<[BucketMigration.Result]>([])
-        try migration.run(parallelism: parallelism, loadAccess: { job, household in
+        // A job engine's SIGTERM stops the run between vaults, with its journal and summary.
+        StopSignals.install()
+        let stop = try migration.run(parallelism: parallelism, breaker: RunBreaker(signalled: { StopSignals.signalled }),
+                                     loadAccess: { job, household in
             try plan.keyFiles(for: job, household: household).map { try VaultAccessFiles.load(keyFile: $0.keyFile, vaultKeyFile: $0.vaultKeyFile) }
         }, report: { result in
             try progress.add(result.status, Self.jsonLine(result, shard: shard))
@@ -82,7 +87,7 @@ struct BucketCommand {
             + " \(range.through.map { "through \($0)" } ?? "to the last"))"
         case (let shard?, nil): " (shard \(shard): \(total - seen) of the \(total) listed belong to other shards)"
         }
-        let failure = BucketMigration.failure(of: finished)
+        let failure = stop.map { RunBreaker.failure($0, notStarted: total - seen) } ?? BucketMigration.failure(of: finished)
         if dryRun {
             diagnostics.note("dry run: would migrate \(count(.wouldMigrate)), unchanged \(count(.unchanged)), no key \(count(.noKey)), failing \(count(.failed)) of \(seen) vaults (version \(target))\(shardNote); nothing was written")
         } else {
@@ -105,7 +110,7 @@ struct BucketCommand {
             }
             return
         }
-        if skipFailed {
+        if skipFailed, stop == nil {
             diagnostics.warning("\(count(.failed) + count(.conflict)) vaults failed or changed too often and were skipped; they are in the report and the journal")
             return
         }

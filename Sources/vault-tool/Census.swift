@@ -35,8 +35,11 @@ struct Census: ParsableCommand {
     @Argument(help: ArgumentHelp("The folder to count, or s3://BUCKET/PREFIX/.", valueName: "DIR"))
     var folder: String
 
+    @OptionGroup var log: LogFormatOption
+
     func run() throws {
-        let showProgress = StandardStreams.errorIsTerminal
+        log.apply()
+        let showProgress = StandardStreams.errorIsTerminal && LogFormat.current == .text
         let census = try VaultCensus.take(at: folder, listing: list) { count in
             if showProgress { StandardStreams.writeError(Array("\r\(count) files read".utf8)) }
         }

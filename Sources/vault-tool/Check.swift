@@ -64,6 +64,8 @@ struct Check: ParsableCommand {
 
     @OptionGroup var now: NowOption
 
+    @OptionGroup var log: LogFormatOption
+
     private var fleetMode: Bool { source != nil || manifest != nil }
 
     func validate() throws {
@@ -76,7 +78,7 @@ struct Check: ParsableCommand {
             return
         }
         guard (source == nil) != (manifest == nil) else { throw ValidationError("give --source or --manifest, not both") }
-        guard vault.input == "-", vault.access.keyFile == nil, vault.access.vaultKeyFile == nil else {
+        guard vault.input == "-", !vault.access.anyGiven else {
             throw ValidationError("a fleet check reads no VAULT and no --key-file or --vault-key-file: give --vault-key-dir DIR, or key files in the manifest")
         }
         if manifest != nil, vaultKeyDir != nil { throw ValidationError("--vault-key-dir is for --source; a manifest names each object's key file") }
@@ -91,6 +93,7 @@ struct Check: ParsableCommand {
     }
 
     func run() throws {
+        log.apply()
         if fleetMode {
             let fleetSource: FleetCheck.Source = if let source {
                 .listing(try S3ObjectName.folder(parsing: source))

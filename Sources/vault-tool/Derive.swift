@@ -37,7 +37,7 @@ struct Derive: ParsableCommand {
     func run() throws {
         var writes = [output.declared(showVaultKey ? .secret : .text)]
         if let vaultKeyOut { writes.append(DeclaredOutput("--vault-key-out", vaultKeyOut, kind: .secret, exclusive: true)) }
-        let files = try CommandFiles(reads: [key.declaredInput], writes: writes, force: output.force)
+        let files = try CommandFiles(reads: [key.declaredInput].compactMap { $0 }, writes: writes, force: output.force)
         let writer = files.writer()
         let key = try self.key.load(diagnostics)
         let household = Household(parentPublicKey: key.publicKey)

@@ -135,6 +135,8 @@ struct Migrate: ParsableCommand {
 
     @OptionGroup var vault: VaultInputOptions
 
+    @OptionGroup var log: LogFormatOption
+
     /// A fleet in a bucket: --source, or a manifest with --in-place or --out.
     private var bucketMode: Bool { source != nil || inventory != nil || (manifest != nil && (inPlace || out != nil)) }
 
@@ -149,7 +151,7 @@ struct Migrate: ParsableCommand {
                 throw ValidationError(listed ? "\(source != nil ? "--source" : "--inventory") needs --vault-key-dir DIR (the manifest form names its own keys)"
                                              : "--vault-key-dir goes with --source or --inventory; a manifest names its own keys")
             }
-            guard vault.access.paths.isEmpty, vault.input == "-", output.output == nil, outDir == nil else {
+            guard !vault.access.anyGiven, vault.input == "-", output.output == nil, outDir == nil else {
                 throw ValidationError("a bucket run names its own vaults and keys; give no IN, key option, -o or --out-dir")
             }
             guard !allowLossy else { throw ValidationError("--allow-lossy is not taken on a bucket: a fleet run never drops values") }
@@ -180,7 +182,7 @@ struct Migrate: ParsableCommand {
         }
         if manifest != nil {
             guard outDir != nil else { throw ValidationError("--manifest needs --out-dir") }
-            guard vault.access.paths.isEmpty, vault.input == "-", output.output == nil, !inPlace else {
+            guard !vault.access.anyGiven, vault.input == "-", output.output == nil, !inPlace else {
                 throw ValidationError("--manifest names its own vaults and keys; give no IN, key option, -o or --in-place")
             }
             return
@@ -207,6 +209,7 @@ struct Migrate: ParsableCommand {
     }
 
     func run() throws {
+        log.apply()
         if let jobs { try requireRange(jobs, 1...256, "--jobs") }
         if bucketMode {
             let bucketJobs: BucketCommand.Jobs = if let source {

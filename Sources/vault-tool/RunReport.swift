@@ -11,7 +11,10 @@ final class RunReport<Status: Hashable & Sendable>: Sendable {
     private let total: Int
     /// The statuses the progress bar counts as failures.
     private let failing: Set<Status>
-    private let showProgress = StandardStreams.errorIsTerminal
+    private let showProgress = StandardStreams.errorIsTerminal && LogFormat.current == .text
+    /// `--log-format json` on a log (not a terminal): a progress event every 10 seconds.
+    private let logProgress = LogFormat.current == .json
+    private let lastProgress = Mutex<Date>(Date())
     /// One terminal shows both streams: each report line is printed above the bar (the bar is
     /// cleared, the line written, the bar drawn again), never through it.
     private let sharedTerminal = StandardStreams.outputAndErrorShareTerminal
@@ -33,6 +36,17 @@ final class RunReport<Status: Hashable & Sendable>: Sendable {
             if showProgress {
                 Self.drawProgress(done: counts.values.reduce(0, +), total: total, failed: failing.reduce(0) { $0 + counts[$1, default: 0] },
                                   seconds: Date().timeIntervalSince(started))
+            }
+            if logProgress, lastProgress.withLock({ last in
+                guard Date().timeIntervalSince(last) >= LogFormat.progressInterval else { return false }
+                last = Date()
+                return true
+            }) {
+                StandardStreams.writeError(LogFormat.line(level: "info", event: "progress", tool: "vault-tool", fields: [
+                    ("done", .int(counts.values.reduce(0, +))), ("total", .int(total)),
+                    ("failed", .int(failing.reduce(0) { $0 + counts[$1, default: 0] })),
+                    ("seconds", .int(Int(Date().timeIntervalSince(started)))),
+                ]))
             }
         }
     }

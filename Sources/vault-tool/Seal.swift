@@ -30,7 +30,7 @@ struct Seal: ParsableCommand {
     }
 
     func run() throws {
-        let files = try CommandFiles(reads: [.init("input", input), key.declaredInput], writes: [output.declared(.binary)], force: output.force)
+        let files = try CommandFiles(reads: [.init("input", input), key.declaredInput].compactMap { $0 }, writes: [output.declared(.binary)], force: output.force)
         let key = try self.key.load(diagnostics)
         let document = try VaultDocument(json: InputFiles.read(input, what: "document"))
         let (sealed, revision) = try Vault.sealEdited(document, with: key)

@@ -16,8 +16,21 @@ struct VaultTool: ParsableCommand {
         Secrets are read only from files, never from the command line.
 
         Exit codes: 0 ok, 1 I/O failure, 2 invalid input, 3 authentication or check failed, \
-        4 refused for safety, 64 usage, 75 the object store failed (retry later), 78 a fleet run \
-        held the key of none of its vaults.
+        4 refused for safety, 64 usage, 75 the object store failed through every attempt or went \
+        away, or a fleet run stopped on SIGTERM (run it again later), 78 the object store's \
+        configuration cannot work (an unknown host, TLS, access denied, no such bucket), 66 a fleet \
+        run held the key of none of its vaults.
+
+        Retries follow the AWS SDKs' standard mode: AWS_MAX_ATTEMPTS (default 3) and \
+        AWS_RETRY_MODE (standard, adaptive, legacy), or max_attempts and retry_mode in the \
+        profile:
+          AWS_MAX_ATTEMPTS=5 vault-tool census s3://family-vaults/vaults/
+
+        A key from a command instead of a file (run without a shell), and messages as JSON \
+        lines for a container log (migrate, check, census):
+          vault-tool inspect --key-command 'pass show family/parent' household.vault
+          vault-tool check --source s3://family-vaults/vaults/ --vault-key-dir keys \\
+            --log-format json 2>&1 | jq -c 'select(.event)'
 
         A first session:
           vault-tool keygen -o parent.nsec

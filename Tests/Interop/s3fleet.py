@@ -246,6 +246,8 @@ class CountingProxy:
         self.throttle_left = 0
         self.throttle_when = lambda method, path: True
         self.refuse = None
+        self.drop_when = None  # (method, path) -> bool: the connection is closed unanswered
+        self.deny_when = None  # (method, path) -> bool: answered 403 AccessDenied
         proxy = self
 
         class Handler(http.server.BaseHTTPRequestHandler):
@@ -259,6 +261,27 @@ class CountingProxy:
                 body = self.rfile.read(length) if length else b""
                 url = urllib.parse.urlsplit(self.path)
                 query = dict(urllib.parse.parse_qsl(url.query, keep_blank_values=True))
+                with proxy.lock:
+                    dropped = proxy.drop_when is not None and proxy.drop_when(self.command, url.path)
+                    if dropped:
+                        proxy.requests.append((self.command, url.path, query, None, 0))
+                if dropped:
+                    # As a store that died mid-request: no status line, the connection closed.
+                    self.close_connection = True
+                    return
+                with proxy.lock:
+                    denied = proxy.deny_when is not None and proxy.deny_when(self.command, url.path)
+                    if denied:
+                        proxy.requests.append((self.command, url.path, query, None, 403))
+                if denied:
+                    answer = (b"<?xml version=\"1.0\" encoding=\"UTF-8\"?><Error><Code>AccessDenied</Code>"
+                              b"<Message>Access Denied</Message></Error>")
+                    self.send_response(403)
+                    self.send_header("Content-Type", "application/xml")
+                    self.send_header("Content-Length", str(len(answer)))
+                    self.end_headers()
+                    self.wfile.write(answer)
+                    return
                 with proxy.lock:
                     throttled = (proxy.throttle_left is None or proxy.throttle_left > 0) and proxy.throttle_when(self.command, url.path)
                     if throttled and proxy.throttle_left:
@@ -308,6 +331,25 @@ class CountingProxy:
     def slow_down(self, count=None, when=lambda method, path: True):
         with self.lock:
             self.throttle_left, self.throttle_when = count, when
+
+    def drop(self, when=lambda method, path: True):
+        """Closes every connection `when(method, path)` is true of without an answer (None: none)."""
+        with self.lock:
+            self.drop_when = when
+
+    def deny(self, when=lambda method, path: True):
+        """Answers 403 AccessDenied to every request `when(method, path)` is true of (None: none)."""
+        with self.lock:
+            self.deny_when = when
+
+    def denied(self):
+        with self.lock:
+            return [path for _, path, _, _, status in self.requests if status == 403]
+
+    def dropped(self):
+        """The paths whose connection was closed unanswered, once per request."""
+        with self.lock:
+            return [path for _, path, _, _, status in self.requests if status == 0]
 
     def throttled(self):
         """The paths answered 503 SlowDown, once per answer."""

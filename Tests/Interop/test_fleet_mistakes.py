@@ -104,8 +104,8 @@ def test_a_key_folder_mounted_wrong_is_refused_before_any_request(s3, proxy, tmp
     assert unchanged(s3, bucket, fleet)
 
 
-def test_keys_of_another_fleet_end_the_run_with_78_unless_allowed(s3, proxy, tmp_path):
-    """Every vault no-key: the migration and the check exit 78 naming the folder, the bucket is
+def test_keys_of_another_fleet_end_the_run_with_66_unless_allowed(s3, proxy, tmp_path):
+    """Every vault no-key: the migration and the check exit 66 naming the folder, the bucket is
     as it was and no journal is left; --allow-no-keys passes with a warning. A fleet where some
     households have keys keeps its no-key vaults as before (exit 0)."""
     bucket = s3fleet.new_bucket(s3)
@@ -121,7 +121,7 @@ def test_keys_of_another_fleet_end_the_run_with_78_unless_allowed(s3, proxy, tmp
                       ["check", "--source", source, "--vault-key-dir", str(other)]):
         proxy.reset()
         code, report, stderr = run(arguments, proxy, work)
-        assert code == 78, (arguments, stderr)
+        assert code == 66, (arguments, stderr)
         assert f"none of the 5 vaults has its key in the vault-key folder '{other}': no vault was opened" in stderr, stderr
         assert "--allow-no-keys" in stderr
         assert {line["status"] for line in report} == {"no-key"} and len(report) == 5

@@ -65,6 +65,12 @@ def test_the_kubernetes_indexed_job_is_valid_and_its_command_parses(tmp_path):
     kubernetes_validate.validate(job, "1.33", strict=True)
     spec = job["spec"]
     assert spec["completionMode"] == "Indexed" and spec["template"]["spec"]["restartPolicy"] == "Never"
+    # Every code a retry cannot mend fails the index at once (docs/conventions.md): 1, invalid
+    # input 2, a failed check 3, refused 4, usage 64 (a wrong command or key folder, an empty
+    # prefix), keys that are not this fleet's 66, configuration 78; 75 is retried.
+    fail_index = [rule for rule in spec["podFailurePolicy"]["rules"] if rule["action"] == "FailIndex"]
+    assert [sorted(rule["onExitCodes"]["values"]) for rule in fail_index] == [[1, 2, 3, 4, 64, 66, 78]]
+    assert all(rule["onExitCodes"]["operator"] == "In" for rule in fail_index)
     container = spec["template"]["spec"]["containers"][0]
     # The fleet image's entry point is vault-tool; the manifest names it (docs/fleet.md).
     assert container["image"].endswith("/household-vault-tools-fleet:0.2.0") and container["command"] == ["vault-tool"]
@@ -76,10 +82,6 @@ def test_the_kubernetes_indexed_job_is_valid_and_its_command_parses(tmp_path):
                    for v in container.get("env", []))
     assert spec["template"]["spec"]["serviceAccountName"]
     assert "envFrom" not in container
-    # A shard a retry cannot mend fails at once: a failed vault (1), a wrong command or key
-    # folder or an empty prefix (64), keys that are not this fleet's (78).
-    fail_index = [rule for rule in spec["podFailurePolicy"]["rules"] if rule["action"] == "FailIndex"]
-    assert [sorted(rule["onExitCodes"]["values"]) for rule in fail_index] == [[1, 64, 78]]
     secrets = {v["name"] for v in spec["template"]["spec"]["volumes"] if "secret" in v}
     assert {m["name"] for m in container["volumeMounts"] if m.get("readOnly")} >= secrets
     # Kubernetes expands $(JOB_COMPLETION_INDEX) in args; index 2 of 8 is shard 3/8.

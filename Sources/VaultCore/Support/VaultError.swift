@@ -49,6 +49,9 @@ public struct VaultError: Error, Hashable, Sendable, CustomStringConvertible {
         /// Something a retry gets past: the object store throttled (503 SlowDown), kept failing
         /// (5xx) or could not be reached, through every attempt.
         case temporary
+        /// The configuration cannot work (a wrong endpoint, a host that does not resolve, TLS
+        /// that fails, credentials refused, a missing bucket): no retry gets past it.
+        case configuration
     }
 
     /// A stable error code. New codes may be added; match on the ones you handle.

@@ -225,8 +225,11 @@ public final class BatchMigration: Sendable {
     /// Runs every job not yet done, `parallelism` at a time, and reports each as its group
     /// finishes (jobs done by an earlier run first). `loadAccess` reads a job's key. Jobs are
     /// read from the staging database a group at a time, each group a range of manifest lines.
-    public func run(parallelism: Int, loadAccess: @escaping @Sendable (Job) throws -> VaultAccess,
-                    report: @escaping @Sendable (Result) throws -> Void) throws {
+    /// `breaker` stops the run between groups (SIGTERM): the groups under way finish and are
+    /// recorded, the rest are not started, and why it stopped is returned.
+    @discardableResult
+    public func run(parallelism: Int, breaker: RunBreaker = RunBreaker(), loadAccess: @escaping @Sendable (Job) throws -> VaultAccess,
+                    report: @escaping @Sendable (Result) throws -> Void) throws -> RunBreaker.Stop? {
         let size = Self.groupSize(parallelism: parallelism)
         let groups = (total + size - 1) / size
         // Only a resumed run has jobs done by an earlier one: a new run or a dry run reads its
@@ -238,12 +241,23 @@ public final class BatchMigration: Sendable {
             }
         }
         // A failure to record in the journal stops the run; a vault's own failure is a result.
-        _ = try concurrently(groups, parallelism: parallelism) { [self] index in
-            // A new run has nothing done to leave out.
-            let pending = resumed ? try group(index, size: size, done: false) : try staging.jobs(index * size + 1, through: (index + 1) * size)
-            guard !pending.isEmpty else { return }
-            for result in try process(pending, loadAccess: loadAccess) { try report(result) }
+        do {
+            _ = try concurrently(groups, parallelism: parallelism) { [self] index in
+                guard breaker.mayStart else { throw RunStopped() }
+                try runGroup(index, size: size, resumed: resumed, loadAccess: loadAccess, report: report)
+            }
+        } catch is RunStopped {
+            return breaker.stop
         }
+        return nil
+    }
+
+    private func runGroup(_ index: Int, size: Int, resumed: Bool, loadAccess: (Job) throws -> VaultAccess,
+                          report: (Result) throws -> Void) throws {
+        // A new run has nothing done to leave out.
+        let pending = resumed ? try group(index, size: size, done: false) : try staging.jobs(index * size + 1, through: (index + 1) * size)
+        guard !pending.isEmpty else { return }
+        for result in try process(pending, loadAccess: loadAccess) { try report(result) }
     }
 
     /// The jobs of group `index` that an earlier run did (`done`), or that are still to do.

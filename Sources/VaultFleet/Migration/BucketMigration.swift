@@ -415,9 +415,12 @@ public final class BucketMigration: Sendable {
 
     /// Runs every job not yet done, `parallelism` at a time (the work waits on the network),
     /// and reports each as it finishes, jobs done by an earlier run first. `loadAccess` gives a
-    /// household's key, or nil when the operator holds none.
-    public func run(parallelism: Int, loadAccess: @escaping @Sendable (Job, HouseholdID) throws -> VaultAccess?,
-                    report: @escaping @Sendable (Result) throws -> Void) throws {
+    /// household's key, or nil when the operator holds none. `breaker` stops the run early (the
+    /// store gone, a signal): vaults in flight finish and are recorded, the rest are not
+    /// started, and why it stopped is returned.
+    @discardableResult
+    public func run(parallelism: Int, breaker: RunBreaker = RunBreaker(), loadAccess: @escaping @Sendable (Job, HouseholdID) throws -> VaultAccess?,
+                    report: @escaping @Sendable (Result) throws -> Void) throws -> RunBreaker.Stop? {
         let earlier = try journalRows()
         var pending: [Job] = []
         for job in jobs {
@@ -431,15 +434,22 @@ public final class BucketMigration: Sendable {
         do {
             do {
                 _ = try concurrently(work.count, parallelism: parallelism) { [self] index in
+                    guard breaker.mayStart else { throw RunStopped() }
                     let job = work[index]
-                    if let result = try process(job, earlier: earlier[job.source.description], loadAccess: loadAccess) { try report(result) }
+                    let result = try process(job, earlier: earlier[job.source.description], loadAccess: loadAccess)
+                    breaker.record(result?.error)
+                    if let result { try report(result) }
                 }
+            } catch is RunStopped {
+                try recordWaiting()
+                return breaker.stop
             } catch {
                 // What the vaults done so far recorded is kept, whatever stopped the run.
                 try? recordWaiting()
                 throw error
             }
             try recordWaiting()
+            return nil
         } catch let failure as JournalFailure {
             throw failure.error
         }

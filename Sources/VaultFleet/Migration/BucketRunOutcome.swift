@@ -20,6 +20,8 @@ extension BucketMigration {
     public static func failure(of results: [Result]) -> VaultError? {
         let failed = results.filter(\.isFailure)
         guard !failed.isEmpty else { return nil }
+        // No later run fares better with a configuration that cannot work: its own error (exit 78).
+        if let misconfigured = failed.lazy.compactMap(\.error).first(where: { $0.code.category == .configuration }) { return misconfigured }
         if failed.allSatisfy(\.isTemporaryFailure) { return .vaultsToRetry(failed.count) }
         let conflicts = failed.count(where: { $0.status == .conflict })
         return .vaultsFailed(failed: failed.count - conflicts, conflicts: conflicts, temporary: failed.count(where: \.isTemporaryFailure))

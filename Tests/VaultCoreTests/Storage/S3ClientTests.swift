@@ -210,7 +210,7 @@ struct S3ClientTests {
         let closed = S3Configuration(endpoint: try .init(parsing: "http://127.0.0.1:1"), region: "us-east-1",
                                      credentials: good.credentials, pathStyle: true)
         #expect(throws: VaultError(.storageUnreachable, "")) {
-            try S3Client(closed, attempts: 2).get(S3ObjectName(bucket: "any-bucket", key: "x"))
+            try S3Client(closed, retry: RetryPolicy(maxAttempts: 2, sleep: { _ in })).get(S3ObjectName(bucket: "any-bucket", key: "x"))
         }
     }
 }
