@@ -197,14 +197,15 @@ public final class OutputWriter {
         try secret.withUnsafeBytes { try stage(label, $0) }
     }
 
-    /// Publishes everything staged: standard output first, then the files and objects in the
-    /// order they were staged. Standard output is the one output that can still fail once
-    /// staged (a closed pipe, a full disk behind a redirection) and cannot be taken back, so it
-    /// goes while nothing else is visible: its failure publishes nothing, and the same command
-    /// can be run again. A failure stops there: what was published stays, what was not is
-    /// discarded.
+    /// Publishes everything staged, in the order it was staged (each command orders its outputs
+    /// so that a failure between two never leaves the family worse off). A failure stops there:
+    /// what was not published is discarded, and the files published before it that are new
+    /// (created, never replacing a file) are taken back, so that a closed pipe or a full disk on
+    /// standard output, the one output that can still fail once staged, leaves nothing half
+    /// done and the same command can be run again. A command whose earlier outputs replace
+    /// files stages its standard output first.
     public func publish() throws {
-        let pending = staged.filter { $0.standard != nil } + staged.filter { $0.standard == nil }
+        let pending = staged
         staged = []
         for (index, (output, file, standard, object)) in pending.enumerated() {
             do {
@@ -216,6 +217,7 @@ public final class OutputWriter {
                     try standard.withUnsafeBytes { try StandardStreams.write($0, to: STDOUT_FILENO) }
                 }
             } catch {
+                for published in pending[..<index] { published.file?.withdraw() }
                 for unpublished in pending[index...] { unpublished.file?.abandon() }
                 throw error
             }

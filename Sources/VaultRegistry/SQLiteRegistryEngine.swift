@@ -28,6 +28,9 @@ final class SQLiteRegistryEngine: RegistryEngine {
         readOnly = access == .readOnly
         // SQLite would open a FIFO and wait on its first read forever (issue 37).
         try AtomicFile.requireRegularFileIfPresent(path, what: "registry")
+        for side in FileSet.databaseSideFiles(of: path, owner: "the registry") {
+            try AtomicFile.requireRegularFileIfPresent(side.path, what: side.label)
+        }
         guard access == .create || FileManager.default.fileExists(atPath: path) else {
             throw VaultError.noRegistry(path)
         }

@@ -87,10 +87,10 @@ struct Code: ParsableCommand {
     }
 
     /// Stages a new code's sheet and words, then the blob, and publishes them in that order:
-    /// the blob makes the old code useless, so as a file it is published only once the only
-    /// record of the new code (the sheet) is on disk (issue 16). On standard output it goes
-    /// first (``OutputWriter/publish()``): a closed pipe then leaves no new sheet that opens
-    /// nothing, and whoever reads it keeps the old blob until the command succeeds.
+    /// the blob makes the old code useless, so it is published only once the only record of the
+    /// new code (the sheet) is on disk (issue 16). A blob that cannot be written (a closed pipe,
+    /// a full disk) takes the new sheet and words back (``OutputWriter/publish()``): no sheet
+    /// is left that opens nothing, and the command can be run again.
     static func issue(_ code: SecretBytes, blob: RecoveryCodeBlob, userID: String, codeOut: Bool, page: PageOptions, format: SheetFormat,
                       writer: OutputWriter) throws {
         let content = CodeSheet.Content(code: code, userID: userID, label: page.label, date: page.printedDate,

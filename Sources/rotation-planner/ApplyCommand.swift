@@ -9,10 +9,10 @@ struct Apply: ParsableCommand {
         abstract: "Carry out a plan: the new vault, the tombstone at the old path, and the app's operations.",
         discussion: """
         Refuses (exit 4) a plan whose vault changed since it was made, or keys that are not the \
-        plan's, and (exit 3) a plan whose signatures fail; nothing is written then. Writes \
-        DIR/vaults/<new household id>.vault, the operations (JSON Lines, to --ops or standard \
-        output), and last DIR/vaults/<old household id>.vault (the tombstone, which retires the \
-        old vault), all staged before any is published. Applying a plan again changes nothing: \
+        plan's, and (exit 3) a plan whose signatures fail; nothing is written then. Writes the \
+        operations (JSON Lines, to --ops or standard output), DIR/vaults/<new household id>.vault, \
+        and last DIR/vaults/<old household id>.vault (the tombstone, which retires the old \
+        vault), all staged before any is published. Applying a plan again changes nothing: \
         when DIR holds what this plan produced, apply says so (exit 0); when a run was cut off \
         after the new vault (a kill, a closed pipe), running it again writes the operations and \
         the tombstone that match it; when DIR holds anything else, apply refuses (exit 4).
@@ -96,12 +96,13 @@ struct Apply: ParsableCommand {
                             hint: "apply into an empty --out-dir, or move those vaults away first")
         }
         let outcome = try RotationApplier.apply(plan, vault: source, oldKey: old, newKey: new)
-        // All three staged before any is published; the tombstone last, because it retires the
-        // old vault: until then the household still has a vault that opens with the old key, and
-        // a run cut off before it is finished by running it again. Operations on standard output
-        // go first (OutputWriter.publish), so a closed pipe publishes nothing.
-        try writer.stage("new vault", outcome.newVault)
+        // All three staged before any is published. The operations first: on standard output a
+        // closed pipe then publishes nothing, and no run can leave the vaults published with
+        // the operations lost. The tombstone last, because it retires the old vault: until then
+        // the household still has a vault that opens with the old key, and a run cut off before
+        // it is finished by running it again.
         try writer.stage("--ops", Self.jsonLines(outcome.operations))
+        try writer.stage("new vault", outcome.newVault)
         try writer.stage("tombstone", outcome.tombstone)
         try writer.publish()
         diagnostics.note("new vault \(newPath); tombstone \(oldPath); \(outcome.operations.count) operations for the app")

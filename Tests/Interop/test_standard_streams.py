@@ -182,14 +182,13 @@ def test_rotation_apply_with_operations_on_a_closed_pipe_then_run_again(workspac
     assert verify.returncode == 0, verify
 
 
-@pytest.mark.parametrize("moment", [1, 2])
-def test_rotation_apply_killed_between_its_vaults_is_finished_by_running_it_again(workspace, moment):
-    """SIGKILL at the new vault's publication (its link), or at the tombstone's (the rename after
-    it): the rerun finishes the rotation, writing operations that match the new vault there."""
+@pytest.mark.parametrize("moment", [2, 3])
+def test_rotation_apply_killed_between_its_outputs_is_finished_by_running_it_again(workspace, moment):
+    """SIGKILL at the new vault's publication (the second rename: the operations file is the
+    first), or at the tombstone's (the third, with the new vault published): the rerun finishes
+    the rotation, writing operations that match the new vault there."""
     arguments = f"apply plan.json --vault work.vault {ROTATION} --out-dir rotated --ops ops.jsonl"
-    # linkat publishes the new vault (a new name); renameat the operations file and the tombstone.
-    call = "linkat" if moment == 1 else "renameat,renameat2"
-    when = 1 if moment == 1 else 2
+    call, when = "renameat,renameat2", moment
     killed = subprocess.run(["strace", "-f", "-qq", "-o", "/dev/null", "-e", f"trace={call}", "-e", f"inject={call}:signal=KILL:when={when}",
                              str(BIN / "rotation-planner"), *arguments.split()], cwd=workspace, capture_output=True, timeout=TIMEOUT)
     assert killed.returncode != 0, killed.stderr

@@ -39,25 +39,42 @@ enum KeyHoldingFile {
         return isKey || allListWords(text)
     }
 
-    private static func isSeparator(_ byte: UInt8) -> Bool { [0x20, 0x09, 0x0a, 0x0d, 0x0b, 0x0c, 0x2c].contains(byte) }
+    /// White space, a comma, and any byte of a non-ASCII character (a no-break space, a byte
+    /// order mark): list words and keys are ASCII, so such a byte only ever separates them.
+    private static func isSeparator(_ byte: UInt8) -> Bool { [0x20, 0x09, 0x0a, 0x0d, 0x0b, 0x0c, 0x2c].contains(byte) || byte >= 0x80 }
 
-    /// Twelve or more tokens, every one a list word (numbers such as "1." or "12)" aside).
+    /// Twelve or more list words, read as the word readers read them: whole or by their first
+    /// four letters or more, numbers ("1.", "12)") aside, and only on lines that hold nothing
+    /// else, so a sheet's title typed above a share ("Family key share 1 of 3") is passed over.
     private static func allListWords(_ text: UnsafeRawBufferPointer) -> Bool {
-        var words = 0
+        var words = 0, lineWords = 0, lineHasOther = false
         var start: Int?
         for index in 0...text.count {
-            if index < text.count, !isSeparator(text[index]) {
+            let byte: UInt8? = index < text.count ? text[index] : nil
+            if let byte, !isSeparator(byte) {
                 if start == nil { start = index }
                 continue
             }
-            guard let first = start else { continue }
-            start = nil
-            let token = UnsafeRawBufferPointer(rebasing: text[first..<index])
-            if token.allSatisfy({ (0x30...0x39).contains($0) || $0 == 0x2e || $0 == 0x29 || $0 == 0x3a }) { continue }
-            guard let packed = pack(token), listWords.contains(packed) else { return false }
-            words += 1
+            if let first = start {
+                start = nil
+                let token = UnsafeRawBufferPointer(rebasing: text[first..<index])
+                if !token.allSatisfy({ (0x30...0x39).contains($0) || $0 == 0x2e || $0 == 0x29 || $0 == 0x3a }) {
+                    if isListWord(token) { lineWords += 1 } else { lineHasOther = true }
+                }
+            }
+            if byte == nil || byte == 0x0a || byte == 0x0d {
+                if !lineHasOther { words += lineWords }
+                lineWords = 0
+                lineHasOther = false
+            }
         }
         return words >= 12
+    }
+
+    private static func isListWord(_ token: UnsafeRawBufferPointer) -> Bool {
+        if let whole = pack(token), listWords.contains(whole) { return true }
+        guard token.count >= 4, let prefix = pack(UnsafeRawBufferPointer(rebasing: token.prefix(4))) else { return false }
+        return listPrefixes.contains(prefix)
     }
 
     /// A token of at most eight ASCII letters, lower-cased, in one number: list words are
@@ -75,6 +92,11 @@ enum KeyHoldingFile {
 
     private static let listWords: Set<UInt64> = Set((BIP39.englishWords + SLIP39.words).compactMap { word in
         Array(word.utf8).withUnsafeBytes { pack($0) }
+    })
+
+    /// The first four letters of every list word (each list's words are told apart by them).
+    private static let listPrefixes: Set<UInt64> = Set((BIP39.englishWords + SLIP39.words).compactMap { word in
+        Array(word.utf8.prefix(4)).withUnsafeBytes { pack($0) }
     })
 
     private static func startsFolded(_ text: UnsafeRawBufferPointer, _ prefix: String) -> Bool {

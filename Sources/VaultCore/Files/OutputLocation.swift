@@ -339,6 +339,10 @@ public final class StagedOutput: @unchecked Sendable {
     /// The name to give the file before it has its own, when a caller records it (a batch, so
     /// that a rerun after a kill removes exactly what it made); otherwise a random one.
     private let recordedTemporaryName: String?
+    /// The staged file's inode, and whether it was published as a new name (link(2), refusing
+    /// an existing file): only such a file is this run's own to withdraw.
+    private var inode: UInt64 = 0
+    private var publishedNew = false
 
     /// Writes `bytes` to an unnamed file beside the location and, unless `flush` is false,
     /// flushes it to disk. An output staged without its flush must be published with
@@ -361,6 +365,8 @@ public final class StagedOutput: @unchecked Sendable {
             (descriptor, self.temporaryName) = try Self.namedTemporary(in: folder, for: location.path, recorded: temporaryName)
         }
         do {
+            var info = stat()
+            if fstat(descriptor, &info) == 0 { inode = UInt64(info.st_ino) }
             try AtomicFile.writeAll(bytes, to: descriptor, path: location.path)
             guard fchmod(descriptor, mode) == 0 else { throw AtomicFile.ioError("could not set the mode of '\(location.path)'") }
             guard !flush || fsync(descriptor) == 0 else { throw AtomicFile.ioError("could not flush '\(location.path)' to disk") }
@@ -376,6 +382,19 @@ public final class StagedOutput: @unchecked Sendable {
     /// empty: a command that fails before publishing leaves nothing it made.
     public func abandon() {
         discard()
+        location.folder.removeIfMadeAndEmpty()
+    }
+
+    /// Takes back a file this stage published as a new name (never one it replaced: the old
+    /// file is gone), when what had to follow it failed: the file there must still be the one
+    /// it wrote. Then the folders made for it, while empty.
+    public func withdraw() {
+        guard publishedNew, let folder = location.folder.existing else { return }
+        var info = stat()
+        if fstatat(folder, location.name, &info, AT_SYMLINK_NOFOLLOW) == 0, UInt64(info.st_ino) == inode {
+            unlinkat(folder, location.name, 0)
+        }
+        publishedNew = false
         location.folder.removeIfMadeAndEmpty()
     }
 
@@ -420,6 +439,7 @@ public final class StagedOutput: @unchecked Sendable {
                     if errno == EEXIST { throw VaultError.alreadyExists(path) }
                     throw AtomicFile.ioError("could not create '\(path)'")
                 }
+                publishedNew = true
                 discard()
                 if syncingFolder { AtomicFile.syncFolder(folder) }
                 return
@@ -434,6 +454,7 @@ public final class StagedOutput: @unchecked Sendable {
                 if errno == EEXIST { throw VaultError.alreadyExists(path) }
                 throw AtomicFile.ioError("could not create '\(path)'")
             }
+            publishedNew = true
         } else {
             // Whichever door the output came through, and whatever its flags (issue 37).
             guard !location.holdsKey else { throw VaultError.wouldReplaceKey(path) }

@@ -18,6 +18,8 @@
 /// 8. A revoked device is in no group: a subkey that any of the three copies knows as a
 ///    revoked device's, and no device active in the result holds, is left out of every group,
 ///    whichever side added or kept it, and each one left out is listed as a conflict.
+/// 9. A device revoked in the base stays revoked whatever the copies say: a copy that sets it
+///    active again (a lost device's own stale copy) is listed as a conflict and not taken.
 public enum VaultMerge {
     public struct Conflict: Sendable, Equatable, CustomStringConvertible {
         public let record: String
@@ -155,7 +157,7 @@ public enum VaultMerge {
                     let oursWins = name == "device" ? Self.lastSeen(ours) >= Self.lastSeen(theirs) : oursIsLater
                     var fields = mergeFields(record: record, base: VaultDiff.fields(bb ?? .object([])), ours: VaultDiff.fields(ours),
                                              theirs: VaultDiff.fields(theirs), oursWins: oursWins)
-                    if name == "device" { fields = Self.revocationFields(fields, ours: ours, theirs: theirs, oursWins: oursWins) }
+                    if name == "device" { fields = Self.revocationFields(fields, base: bb, ours: ours, theirs: theirs, oursWins: oursWins) }
                     out.append(.object(fields))
                 }
             }
@@ -170,7 +172,13 @@ public enum VaultMerge {
             for key in keys {
                 let b = base.first { $0.key == key }?.value, o = ours.first { $0.key == key }?.value, t = theirs.first { $0.key == key }?.value
                 let value: JSONValue?
-                if o == t {
+                if key == "status", record.hasPrefix("device"), b == .string("revoked"), o != b || t != b {
+                    // A revocation is final: a copy that sets a revoked device active again (its
+                    // own stale copy, a lost device's) does not bring it back (issue 37).
+                    value = b
+                    conflicts.append(Conflict(record: record, field: key, ours: Self.show(key, o), theirs: Self.show(key, t), taken: "base",
+                                              rule: "a revoked device stays revoked"))
+                } else if o == t {
                     value = o
                 } else if o == b {
                     value = t
@@ -193,12 +201,13 @@ public enum VaultMerge {
         }
 
         /// revokedAt and revocationReason follow the merged status: dropped when active, taken
-        /// from a revoking side when revoked.
-        static func revocationFields(_ fields: [(key: String, value: JSONValue)], ours: JSONValue, theirs: JSONValue, oursWins: Bool) -> [(key: String, value: JSONValue)] {
+        /// from a revoking side when revoked, or from the base when both sides set it active.
+        static func revocationFields(_ fields: [(key: String, value: JSONValue)], base: JSONValue?, ours: JSONValue, theirs: JSONValue,
+                                     oursWins: Bool) -> [(key: String, value: JSONValue)] {
             var fields = fields.filter { $0.key != "revokedAt" && $0.key != "revocationReason" }
             guard fields.first(where: { $0.key == "status" })?.value == .string("revoked") else { return fields }
             let revoked = [ours, theirs].filter { $0["status"] == .string("revoked") }
-            let source = revoked.count == 2 ? (oursWins ? ours : theirs) : revoked[0]
+            guard let source = revoked.count == 2 ? (oursWins ? ours : theirs) : revoked.first ?? base else { return fields }
             for key in ["revokedAt", "revocationReason"] {
                 if let value = source[key] { fields.append((key, value)) }
             }
