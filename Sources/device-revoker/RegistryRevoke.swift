@@ -253,28 +253,34 @@ extension Registry {
             let result = try registry.revoke(selector, reason: reason, now: now.time, dryRun: dryRun, allowing: allowing, collectOperations: false,
                                              keepLastDevice: keepLastDevice, sizeLimit: sizeLimit,
                                              batchID: batchId ?? UUID().uuidString.lowercased())
+            // The operations first, once the batch is committed: they are what the app must apply,
+            // so a report that cannot be written afterwards (a closed pipe, a full disk) loses
+            // nothing that cannot be had again. They are in the database, committed with the
+            // batch; the file is written from there, and can be written again the same way.
+            if !dryRun, result.applied, let ops {
+                do {
+                    try files.writer().write("--ops", registry.operations(batch: result.batchID))
+                } catch let error as VaultError {
+                    throw ToolError(.operational, "batch \(result.batchID) is committed, but its operations could not be written: \(error.reason)",
+                                    hint: "write them with: device-revoker registry log --db '\(database.db)' --batch \(result.batchID) --ops '\(ops)'")
+                }
+            }
             // Standard output carries the operations with --ops -: the report is then the
             // human summary, on standard error.
             let report = json ? jsonReport(result, places: places, limit: sizeLimit) : Array(textReport(result, places: places, limit: sizeLimit).utf8)
-            if ops == "-" { StandardStreams.writeError(report) } else { try StandardStreams.writeOutput(report) }
+            do {
+                if ops == "-" { StandardStreams.writeError(report) } else { try StandardStreams.writeOutput(report) }
+            } catch let error as VaultError where result.applied && !dryRun {
+                throw ToolError(.operational, "batch \(result.batchID) is committed\(ops.map { " and its operations are in \($0 == "-" ? "standard output" : $0)" } ?? ""), but its report could not be written: \(error.reason)",
+                                hint: "see the batch with: device-revoker registry log --db '\(database.db)' --batch \(result.batchID)")
+            }
             if !result.refusals.isEmpty {
                 throw ToolError(.refused, result.refusals.map(\.reason).joined(separator: "; ") + "; nothing was changed", hint: hint(for: result.refusals))
             }
-            guard let writer = files.writer(unlessDryRun: dryRun) else {
+            if dryRun {
                 if ops != nil { diagnostics.note("dry run: --ops was not written") }
-                return
-            }
-            guard result.applied, let ops else {
-                if ops != nil { diagnostics.note("nothing was revoked, so --ops was not written") }
-                return
-            }
-            // The operations are in the database, committed with the batch; the file is written
-            // from there, and can be written again the same way if this fails.
-            do {
-                try writer.write("--ops", registry.operations(batch: result.batchID))
-            } catch let error as VaultError {
-                throw ToolError(.operational, "batch \(result.batchID) is committed, but its operations could not be written: \(error.reason)",
-                                hint: "write them with: device-revoker registry log --db '\(database.db)' --batch \(result.batchID) --ops '\(ops)'")
+            } else if !result.applied, ops != nil {
+                diagnostics.note("nothing was revoked, so --ops was not written")
             }
         }
     }
