@@ -88,6 +88,9 @@ struct VaultMode: ParsableCommand {
 
     func run() throws {
         var writes: [DeclaredOutput] = []
+        // A real run's report is an output like the others, published first: one that cannot be
+        // written (a closed pipe) publishes nothing, rather than leave a vault changed unsaid.
+        if json, !dryRun { writes.append(DeclaredOutput("--json", "-", kind: .text)) }
         if let ops { writes.append(DeclaredOutput("--ops", ops, kind: .text)) }
         if let output { writes.append(DeclaredOutput("-o", output, kind: .binary)) }
         let files = try CommandFiles(reads: self.access.declaredInputs + [.init("--vault", vault)] + (devicesFile.map { [.init("--devices-file", $0)] } ?? []),
@@ -135,6 +138,7 @@ struct VaultMode: ParsableCommand {
         let bytes = plan.revoke.isEmpty ? input : try Vault.sealVerified(document, access: access)
         // The operations first: were the vault published and they not, a rerun would find
         // nothing to revoke and the app would never learn which groups to leave.
+        if json { try writer.stage("--json", radiusJSON(plan, written: document).serialized()) }
         if ops != nil { try writer.stage("--ops", operationLines(VaultRevocation.operations(plan))) }
         try writer.stage("-o", bytes)
         try writer.publish()
@@ -142,7 +146,6 @@ struct VaultMode: ParsableCommand {
             ? "nothing to revoke; the vault is unchanged"
             : "revoked \(counted(plan.revoke.count, "device")), \(counted(plan.removals.count, "group removal"))\(plan.newPrimary.map { ", new primary '\($0)'" } ?? "")\(document.revision.map { ", revision \($0)" } ?? ""):\n"
                 + Self.deviceTable(plan.revoke).dropLast())
-        if json { try StandardStreams.writeOutput(radiusJSON(plan, written: document).serialized()) }
         if !plan.revoke.isEmpty {
             // Every linked device received the parent key in its device link (seed 000, Flow 2):
             // a lost or stolen one may expose it, and revoking does not take the key back.

@@ -51,19 +51,23 @@ struct Scan: ParsableCommand {
     }
 
     func run() throws {
-        let files = try CommandFiles(reads: [.init("image", image)] + passphrase.declaredInputs + expected.declaredInputs, writes: [output.declaredRestoredKey],
-                                     force: output.force)
+        // With --json the report is an output too, published before the key: a report that
+        // cannot be written (a closed pipe) leaves no key file that a rerun would then refuse.
+        let files = try CommandFiles(reads: [.init("image", image)] + passphrase.declaredInputs + expected.declaredInputs,
+                                     writes: (json ? [DeclaredOutput("--json", "-", kind: .text)] : []) + [output.declaredRestoredKey], force: output.force)
         let (key, encrypted) = try SheetReader.key(fromImage: image, passphrase: passphrase)
         // The code's checksum (or an encrypted key's tag) proves it read as printed, not that
         // the sheet is the family's: an old sheet, or another family's, reads as well.
         try expected.confirm(key, from: .sheet)
-        try files.writer().write("-o", secretLine(key.nsec()))
+        let writer = files.writer()
         if json {
-            try StandardStreams.writeOutput(JSONValue.object([
+            try writer.stage("--json", JSONValue.object([
                 ("npub", .string(key.publicKey.npub)), ("householdId", .string(Household(parentPublicKey: key.publicKey).id.hex)),
                 ("encrypted", .bool(encrypted)), ("output", .string(output.displayName)),
             ]).serialized())
         }
+        try writer.stage("-o", secretLine(key.nsec()))
+        try writer.publish()
     }
 }
 

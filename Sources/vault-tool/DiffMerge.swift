@@ -96,16 +96,18 @@ struct Merge: ParsableCommand {
 
     func run() throws {
         let files = try CommandFiles(reads: self.access.declaredInputs + [.init("--base", base), .init("--ours", ours), .init("--theirs", theirs)],
-                                     writes: [output.declared(.binary)], force: output.force)
+                                     writes: (json ? [DeclaredOutput("--json", "-", kind: .text)] : []) + [output.declared(.binary)], force: output.force)
         let access = try self.access.load(diagnostics)!
         let vaultKey = try access.vaultKey()
         let documents = try [("--base", base), ("--ours", ours), ("--theirs", theirs)].map { label, path in
             try about(label, path) { try Vault.open(InputFiles.read(path, what: "vault"), with: access).document.revealed(with: vaultKey) }
         }
         let result = try VaultMerge.checkedMerge(base: documents[0], ours: documents[1], theirs: documents[2], access: access)
-        try files.writer().write("-o", Vault.sealVerified(result.document, access: access))
+        // The report first, as an output of the merge: one that cannot be written (a closed
+        // pipe) publishes no merged vault either.
+        let writer = files.writer()
         if json {
-            try StandardStreams.writeOutput(JSONValue.object([
+            try writer.stage("--json", JSONValue.object([
                 ("revision", .int(result.document.revision ?? 1)),
                 ("conflicts", .array(result.conflicts.map { conflict in
                     .object([("record", .string(conflict.record)), ("field", conflict.field.map(JSONValue.string) ?? .null),
@@ -113,7 +115,10 @@ struct Merge: ParsableCommand {
                              ("taken", .string(conflict.taken)), ("rule", .string(conflict.rule))])
                 })),
             ]).serialized())
-        } else {
+        }
+        try writer.stage("-o", Vault.sealVerified(result.document, access: access))
+        try writer.publish()
+        if !json {
             for conflict in result.conflicts { diagnostics.note("conflict: \(conflict)".displaySafe) }
             diagnostics.note("merged into revision \(result.document.revision ?? 1) with \(result.conflicts.count) conflict\(result.conflicts.count == 1 ? "" : "s") → \(output.displayName)")
         }

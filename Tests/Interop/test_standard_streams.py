@@ -197,3 +197,28 @@ def test_rotation_apply_killed_between_its_outputs_is_finished_by_running_it_aga
     verify = tool("rotation-planner", f"verify --out-dir rotated {ROTATION} --json", workspace)
     assert verify.returncode == 0, verify
     assert (workspace / "ops.jsonl").read_text().count("\n") > 0
+
+
+# Commands whose report on standard output (--json) describes a file they write: the report is
+# published first, so a lost report leaves no file behind, and the same command runs again.
+REPORTS_BESIDE_A_FILE = [
+    ("recovery-sheet scan", "scan sheet.png -o restored.nsec --json", "restored.nsec"),
+    ("vault-tool merge", f"merge {KEYS} --base base.vault --ours ours.vault --theirs theirs.vault -o merged.vault --json", "merged.vault"),
+    ("device-revoker vault", f"vault {KEYS} --vault work.vault --device {DEVICE} --now {NOW} -o revoked.vault --json", "revoked.vault"),
+]
+
+
+@pytest.mark.parametrize("command,arguments,written", REPORTS_BESIDE_A_FILE, ids=[r[0] for r in REPORTS_BESIDE_A_FILE])
+@pytest.mark.parametrize("fault", ["full-disk", "closed-pipe"])
+def test_a_lost_report_publishes_no_file_it_describes(workspace, command, arguments, written, fault):
+    before = snapshot(workspace)
+    descriptor = full_disk() if fault == "full-disk" else closed_pipe()
+    try:
+        code, stderr = run(command, arguments, workspace, descriptor)
+    finally:
+        os.close(descriptor)
+    assert code == 1, stderr
+    assert_unchanged(workspace, before, what=f"{command} with its report lost")
+    again = tool(command.split()[0], arguments, workspace)
+    assert again.returncode == 0, again
+    assert (workspace / written).is_file() and again.stdout
