@@ -204,7 +204,7 @@ def test_a_signal_at_the_prompt_restores_the_terminal_and_clears_the_words(folde
 
 def test_a_signal_at_the_passphrase_prompt_turns_echo_back_on(folder):
     subprocess.run([BIN / "recovery-sheet", "generate", "--key-file", "keys/parent.nsec", "--dpi", "100", "--log-n", "8",
-                    "--passphrase-file", "/dev/stdin", "-o", "sheet.png"], cwd=folder, check=True, input=b"tall green ladder 42\n",
+                    "--passphrase-file", "-", "-o", "sheet.png"], cwd=folder, check=True, input=b"tall green ladder 42\n",
                    capture_output=True)
     session = Session([BIN / "recovery-sheet", "scan", "sheet.png", "--passphrase-file", "-", "-o", "restored.nsec"], folder)
     session.read_until(rb"passphrase: ")
