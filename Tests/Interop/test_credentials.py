@@ -506,7 +506,8 @@ def test_static_keys_refused_as_expired_fail_without_a_loop(fake, tmp_path):
     fake.expired.add(key_id)
     result = census(env)
     stderr = result.stderr.decode()
-    assert result.returncode == 1, stderr
+    # Refused access is configuration no retry mends (78, EX_CONFIG), after the one refresh.
+    assert result.returncode == 78, stderr
     assert f"(ExpiredToken) for access key {key_id} from the environment (AWS_ACCESS_KEY_ID)" in stderr
     assert secret not in stderr
     assert fake.s3_keys == [key_id]
@@ -568,7 +569,7 @@ def test_nothing_found_names_every_source_tried(fake, tmp_path):
     env = base_environment(fake, tmp_path)
     result = census(env)
     stderr = result.stderr.decode()
-    assert result.returncode == 1
+    assert result.returncode == 78  # no credentials: configuration (EX_CONFIG)
     for source in ["the environment (AWS_ACCESS_KEY_ID unset)", "web identity (AWS_WEB_IDENTITY_TOKEN_FILE unset",
                    f"profile 'default' (in neither {env['AWS_SHARED_CREDENTIALS_FILE']} (no such file) nor {env['AWS_CONFIG_FILE']} (no such file))",
                    "the container endpoint (",

@@ -190,7 +190,7 @@ def test_under_a_policy_that_allows_writes_only_under_the_prefix_the_old_root_pr
     code, report, stderr = run_tool(["migrate", "--source", f"s3://{bucket}/vaults/", "--to", "2", "--in-place",
                                      "--vault-key-dir", str(tmp_path / "keys"), "--journal", str(tmp_path / "j.sqlite")],
                                     tool_environment(endpoint=proxy.endpoint), tmp_path)
-    assert code == 1 and "AccessDenied" in stderr, stderr
+    assert code == 78 and "AccessDenied" in stderr, stderr  # denied access: configuration (EX_CONFIG)
     refused = denied(proxy)
     assert refused and all(method == "PUT" and f"/{bucket}/vaults/{PROBE}" in path for method, path, _ in refused), refused
     assert not (tmp_path / "j.sqlite").exists()

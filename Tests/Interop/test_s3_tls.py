@@ -49,22 +49,27 @@ class CountingTLSServer:
 @pytest.mark.parametrize("arguments", [
     ["census", "s3://family-vaults/vaults/"],
     ["inspect", "s3://family-vaults/vaults/x.vault"],
-    ["check", "--source", "s3://family-vaults/vaults/", "--subset", "1/2", "--vault-key-dir", "."],
-    ["migrate", "--source", "s3://family-vaults/vaults/", "--to", "2", "--in-place", "--vault-key-dir", "."],
+    ["check", "--source", "s3://family-vaults/vaults/", "--subset", "1/2", "--vault-key-dir", "keys"],
+    ["migrate", "--source", "s3://family-vaults/vaults/", "--to", "2", "--in-place", "--vault-key-dir", "keys"],
 ])
 def test_a_certificate_that_does_not_verify_fails_at_once_and_is_not_temporary(tmp_path, arguments):
     server = CountingTLSServer(tmp_path)
     credentials = tmp_path / "credentials"
     credentials.write_text("[default]\naws_access_key_id = AKIDTLSTEST\naws_secret_access_key = not-a-secret\n")
     credentials.chmod(0o600)
+    # A key folder that passes its own checks (one household's key), so the store is reached.
+    (tmp_path / "keys").mkdir(mode=0o700)
+    (tmp_path / "keys" / ("ab" * 32 + ".vaultkey")).write_text("cd" * 32 + "\n")
+    (tmp_path / "keys" / ("ab" * 32 + ".vaultkey")).chmod(0o600)
     env = {"PATH": "/usr/bin:/bin", "AWS_ENDPOINT_URL": f"https://127.0.0.1:{server.port}", "AWS_REGION": "us-east-1",
-           "AWS_SHARED_CREDENTIALS_FILE": str(credentials), "AWS_CONFIG_FILE": "/nonexistent"}
+           "AWS_SHARED_CREDENTIALS_FILE": str(credentials), "AWS_CONFIG_FILE": "/nonexistent", "AWS_EC2_METADATA_DISABLED": "true"}
     try:
         result = subprocess.run([VAULT_TOOL, *arguments], env=env, cwd=tmp_path, capture_output=True, timeout=120)
     finally:
         server.close()
     stderr = result.stderr.decode()
-    assert result.returncode == 1, stderr
+    # Configuration no retry mends (78, EX_CONFIG): the same certificate comes back every time.
+    assert result.returncode == 78, stderr
     assert f"could not verify the TLS certificate of the object store at https://127.0.0.1:{server.port}" in stderr, stderr
     assert "system trust store" in stderr and "\n" == stderr[-1]
     # One connection: a certificate is not a temporary failure, so nothing is retried.
