@@ -22,8 +22,8 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.0"),
         .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
         // AES-256-GCM for the Family Medical recovery codes: swift-crypto runs on every CPU,
-        // where libsodium's AES-GCM needs AES-NI.
-        .package(url: "https://github.com/apple/swift-crypto", from: "3.12.3"),
+        // where libsodium's AES-GCM needs AES-NI. 4 builds on FoundationEssentials (no ICU).
+        .package(url: "https://github.com/apple/swift-crypto", from: "4.5.2"),
     ],
     targets: [
         // C libraries, one system module each; each used only from inside one library layer.
@@ -76,6 +76,9 @@ let package = Package(
         ),
         // zxcvbn-c: how many guesses a new passphrase would take (no pkg-config file in Debian).
         .systemLibrary(name: "CZxcvbn", providers: [.apt(["libzxcvbn-dev"])]),
+        // libunistring: NFKC for NIP-49's passphrase without Foundation's ICU (no pkg-config file
+        // in Debian).
+        .systemLibrary(name: "CUnistring", providers: [.apt(["libunistring-dev"])]),
         // syncfs(2), which Glibc's Swift module hides (it is a GNU extension).
         .systemLibrary(name: "CFileSystem"),
         // libpng and libjpeg report errors by longjmp; this small C target owns the setjmp.
@@ -88,7 +91,7 @@ let package = Package(
         // executable links only the layers it uses (docs/architecture.md; the link table test).
         .target(
             name: "VaultCore",
-            dependencies: ["CSodium", "CSecp256k1", "CFileSystem"]
+            dependencies: ["CSodium", "CSecp256k1", "CFileSystem", "CUnistring"]
         ),
         .target(name: "VaultStorage", dependencies: ["VaultCore", "CCurl"]),
         .target(

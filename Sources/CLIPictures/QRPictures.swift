@@ -1,5 +1,5 @@
 import CLISupport
-import Foundation
+import FoundationEssentials
 import VaultCore
 import VaultImaging
 

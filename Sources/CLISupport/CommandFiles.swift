@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 import VaultCore
 
 /// What an output holds, which decides its file mode and whether a terminal may see it.

@@ -1,5 +1,5 @@
 import ArgumentParser
-import Foundation
+import FoundationEssentials
 import VaultCore
 
 /// `-o FILE` and `--force`, shared by commands that write one output.

@@ -1,5 +1,6 @@
 import ArgumentParser
-import Foundation
+import FoundationEssentials
+import Glibc
 import VaultCore
 
 /// The suite's exit codes (docs/conventions.md).

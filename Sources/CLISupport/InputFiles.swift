@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 import VaultCore
 
 /// Reading inputs: `-` is standard input, `s3://BUCKET/KEY` an object (its version is kept for a
@@ -59,7 +60,7 @@ public enum InputFiles {
         let buffer = try SecretBytes(count: keyFileLimit + 1) { buffer in
             var filled = 0
             while filled < buffer.count {
-                let count = Foundation.read(descriptor, buffer.baseAddress! + filled, buffer.count - filled)
+                let count = Glibc.read(descriptor, buffer.baseAddress! + filled, buffer.count - filled)
                 if count < 0 {
                     if errno == EINTR { continue }
                     throw ioError("could not read \(what) '\(displayName(path))'")

@@ -1,5 +1,6 @@
 import ArgumentParser
-import Foundation
+import FoundationEssentials
+import Glibc
 import VaultCore
 
 /// `--key-command CMD` and `--vault-key-command CMD`: a key printed by a program where operators
@@ -125,7 +126,7 @@ public struct KeyCommand: Sendable {
                 let ready = poll(&poller, 1, Int32(min(left, 1) * 1000) + 1)
                 if ready < 0, errno == EINTR { continue }
                 if ready <= 0 { continue }
-                let count = Foundation.read(readEnd, buffer.baseAddress! + length, buffer.count - length)
+                let count = Glibc.read(readEnd, buffer.baseAddress! + length, buffer.count - length)
                 if count < 0, errno == EINTR { continue }
                 if count <= 0 { return }
                 length += count

@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 import Synchronization
 
 /// SIGTERM (how a job engine or systemd stops a run) and SIGINT, turned from a death into a

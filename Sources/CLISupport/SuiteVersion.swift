@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import VaultCore
 
 /// What every tool's `--version` prints: the suite's version, then the formats this build reads
@@ -9,7 +9,7 @@ import VaultCore
 public enum SuiteVersion {
     /// The suite's version, such as `0.2.0`: the first line of `--version`.
     public static let number = String(decoding: PackageResources.VERSION, as: UTF8.self)
-        .trimmingCharacters(in: .whitespacesAndNewlines)
+        .trimmingWhiteSpace()
 
     /// The whole `--version` text.
     public static let text = """

@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 import VaultCore
 
 /// Asking a person for a secret on their terminal (issue 12): the prompt and the answer go

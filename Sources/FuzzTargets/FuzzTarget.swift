@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import VaultCore
 import VaultFleet
 import VaultImaging
@@ -71,7 +71,7 @@ public enum FuzzTarget: String, CaseIterable, Sendable {
 
     private static func nip19(_ data: [UInt8]) -> Bool {
         var accepted = false
-        let trimmed = String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines), text = trimmed.lowercased()
+        let trimmed = String(decoding: data, as: UTF8.self).trimmingWhiteSpace(), text = trimmed.lowercased()
         if let key = try? SecretKey(parsing: data.withUnsafeBytes { try SecretBytes(copying: $0) }, what: "the key") {
             let bytes = mustSucceed("writing an accepted key") { try (text.hasPrefix("nsec1") ? key.nsec() : key.hex()).withUnsafeBytes { Array($0) } }
             require(String(decoding: bytes, as: UTF8.self) == text, "an accepted secret key is not written back as read")

@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 import VaultCore
 
 /// A server-side device registry: the Catbird seed's `user_devices` and `members` tables (seed

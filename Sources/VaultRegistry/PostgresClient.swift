@@ -1,5 +1,6 @@
 internal import CLibPQ
-import Foundation
+import FoundationEssentials
+import Glibc
 import VaultCore
 
 /// The one owner of libpq (PostgreSQL's own client): a connection, its results and COPY. Every
@@ -55,15 +56,65 @@ final class PostgresClient {
         let lowered = text.lowercased()
         if lowered.hasPrefix("postgresql://") || lowered.hasPrefix("postgres://") { return true }
         guard !FileManager.default.fileExists(atPath: text) else { return false }
-        return text.range(of: #"^\s*[A-Za-z_]+\s*="#, options: .regularExpression) != nil
+        // /^\s*[A-Za-z_]+\s*=/
+        let scalars = Array(text.unicodeScalars)
+        var index = scalars.prefix { isPatternSpace($0) }.count
+        let name = scalars[index...].prefix { $0 == "_" || ("a"..."z").contains($0) || ("A"..."Z").contains($0) }.count
+        guard name > 0 else { return false }
+        index += name
+        index += scalars[index...].prefix { isPatternSpace($0) }.count
+        return index < scalars.count && scalars[index] == "="
+    }
+
+    /// `password=` or `sslpassword=` (any case, blanks before the `=`) at the start, or after
+    /// white space, `?` or `&`: /(^|[\s?&])(ssl)?password\s*=/i.
+    static func hasPasswordPair(_ text: String) -> Bool {
+        let scalars = Array(text.unicodeScalars)
+        // `word` in any case at `index`, ICU's case-insensitive way: by case folding, where ſ
+        // is an s and ß, ẞ are "ss". The index after it, or nil.
+        func match(_ word: String, at index: Int) -> Int? {
+            var index = index
+            var letters = Array(word.unicodeScalars)[...]
+            while let letter = letters.first {
+                guard index < scalars.count else { return nil }
+                let scalar = scalars[index]
+                if letters.starts(with: ["s", "s"]), scalar == "\u{DF}" || scalar == "\u{1E9E}" {
+                    letters.removeFirst(2)
+                } else if scalar == letter || (scalar.isASCII && scalar.properties.lowercaseMapping == String(letter))
+                            || (letter == "s" && scalar == "\u{17F}") {
+                    letters.removeFirst()
+                } else {
+                    return nil
+                }
+                index += 1
+            }
+            return index
+        }
+        for start in 0...scalars.count where start == 0 || isPatternSpace(scalars[start - 1]) || scalars[start - 1] == "?" || scalars[start - 1] == "&" {
+            for word in ["sslpassword", "password"] {
+                guard var index = match(word, at: start) else { continue }
+                index += scalars[index...].prefix { isPatternSpace($0) }.count
+                if index < scalars.count && scalars[index] == "=" { return true }
+            }
+        }
+        return false
+    }
+
+    /// White space as the regular expressions these rules were first written in read `\s`
+    /// (ICU's): tab, line feed, form feed, carriage return and Unicode's separators (Z*).
+    private static func isPatternSpace(_ scalar: Unicode.Scalar) -> Bool {
+        switch scalar.value {
+        case 0x09, 0x0A, 0x0C, 0x0D: return true
+        default: return [.spaceSeparator, .lineSeparator, .paragraphSeparator].contains(scalar.properties.generalCategory)
+        }
     }
 
     /// Whether the connection string carries a password, looked for in the raw text first (a
     /// `password=` or `sslpassword=` pair, a URI's `user:secret@`, even one libpq would read
     /// otherwise or one nested in a key/value string), then in what libpq parses.
     static func connectionHasPassword(_ text: String) throws -> Bool {
-        if text.range(of: #"(^|[\s?&])(ssl)?password\s*="#, options: [.regularExpression, .caseInsensitive]) != nil { return true }
-        if let scheme = text.range(of: "://"), let at = text[scheme.upperBound...].firstIndex(of: "@") {
+        if hasPasswordPair(text) { return true }
+        if let scheme = text.firstRange(of: "://"), let at = text[scheme.upperBound...].firstIndex(of: "@") {
             let userInfo = text[scheme.upperBound..<at]
             if let colon = userInfo.firstIndex(of: ":") {
                 // `host:5432/db?x=a@b` is a port, not a password: digits up to a slash.
@@ -181,7 +232,7 @@ final class PostgresClient {
     private static func lastError(_ connection: OpaquePointer) -> String {
         // libpq's messages end in a newline and may span lines ("\n\tIs the server running…").
         String(cString: PQerrorMessage(connection)).split(whereSeparator: \.isNewline)
-            .map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }.joined(separator: "; ")
+            .map { $0.trimmingBlanks() }.filter { !$0.isEmpty }.joined(separator: "; ")
     }
 
     /// A value as a text-format parameter, with the type it must have where the statement

@@ -1,4 +1,6 @@
-import Foundation
+import FoundationEssentials
+import Glibc
+import Synchronization
 import VaultCore
 
 /// The registry in PostgreSQL, through libpq: the chat app's own database, changed while the
@@ -15,7 +17,7 @@ final class PostgresRegistryEngine: RegistryEngine, @unchecked Sendable {
     private let client: PostgresClient
     private let name: String
     /// libpq connections are not for two threads at once; a tool uses one, tests may share it.
-    private let lock = NSLock()
+    private let lock = Mutex(())
     /// How often a transaction the server aborted for a conflict is tried again.
     private static let attempts = 20
 
@@ -50,8 +52,13 @@ final class PostgresRegistryEngine: RegistryEngine, @unchecked Sendable {
     // MARK: Transactions
 
     func transaction<T>(writing: Bool, retrying: Bool, _ body: (RegistrySession) throws -> (T, commit: Bool)) throws -> T {
-        lock.lock()
-        defer { lock.unlock() }
+        // One transaction at a time on the one connection.
+        var value: T?
+        try lock.withLock { _ in value = try transactionHoldingLock(writing: writing, retrying: retrying, body) }
+        return value!
+    }
+
+    private func transactionHoldingLock<T>(writing: Bool, retrying: Bool, _ body: (RegistrySession) throws -> (T, commit: Bool)) throws -> T {
         var attempt = 1
         while true {
             do {

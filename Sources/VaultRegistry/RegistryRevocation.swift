@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 import VaultCore
 
 extension DeviceRegistry {
@@ -106,7 +107,7 @@ extension DeviceRegistry {
             let parts = text.split(separator: ".", omittingEmptySubsequences: false)
             guard (1...2).contains(parts.count), parts.allSatisfy({ !$0.isEmpty && $0.allSatisfy(\.isASCII) && $0.allSatisfy(\.isNumber) }),
                   parts[0].count <= 3, parts.count == 1 || parts[1].count <= 2, let whole = Int(parts[0]) else { return nil }
-            let fraction = parts.count == 2 ? Int(parts[1].padding(toLength: 2, withPad: "0", startingAt: 0)) ?? 0 : 0
+            let fraction = parts.count == 2 ? Int(parts[1] + String(repeating: "0", count: 2 - parts[1].count)) ?? 0 : 0
             let points = whole * 100 + fraction
             guard points <= 10000 else { return nil }
             basisPoints = points

@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 import VaultCore
 
 /// Where a device registry lives: a SQLite file (the embedded default) or a PostgreSQL

@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 import VaultCore
 
 // The registry's read views: members, rejoin plans, devices, a batch's operations, the log.

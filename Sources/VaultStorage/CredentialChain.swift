@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import VaultCore
 
 /// The AWS SDKs' default credential chain, in botocore's order (`create_credential_resolver`):

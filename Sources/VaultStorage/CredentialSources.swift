@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import Synchronization
 import VaultCore
 
@@ -29,36 +29,53 @@ private func exchange(_ request: HTTPRequest, proxy: String? = nil, noProxy: Str
     return result
 }
 
-/// `2026-11-26T13:00:00Z`, with or without fractional seconds.
+/// `2026-11-26T13:00:00Z`, with or without fractional seconds (RFC 3339).
 func parseExpiration(_ text: String) -> Date? {
-    let formatter = ISO8601DateFormatter()
-    if let date = formatter.date(from: text) { return date }
-    formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
-    return formatter.date(from: text)
+    Timestamp(rfc3339: text).map { Date(timeIntervalSince1970: Double($0.seconds) + Double($0.nanoseconds) / 1e9) }
+}
+
+/// The JSON object `bytes` hold; nil when they hold anything else.
+private func jsonObject(_ bytes: [UInt8]) -> JSONValue? {
+    guard let value = try? JSONValue(parsing: bytes), case .object = value else { return nil }
+    return value
+}
+
+extension JSONValue {
+    /// The text of a JSON string; nil for any other value.
+    fileprivate var text: String? {
+        guard case .string(let text) = self else { return nil }
+        return text
+    }
+
+    /// The value of a JSON number; nil for any other value.
+    fileprivate var number: Double? {
+        guard case .number(let text) = self else { return nil }
+        return Double(text)
+    }
 }
 
 /// Credentials in the JSON shape the container endpoint, instance metadata and
 /// credential_process share: AccessKeyId, SecretAccessKey, Token or SessionToken, Expiration.
 private func credentials(fromJSON body: [UInt8], tokenKey: String, what: String) throws -> ExpiringCredentials {
-    guard let object = try? JSONSerialization.jsonObject(with: Data(body)) as? [String: Any] else {
+    guard let object = jsonObject(body) else {
         throw VaultError.credentialSourceFailed(what, "the answer is not a JSON object")
     }
-    guard let id = object["AccessKeyId"] as? String, let secret = object["SecretAccessKey"] as? String, !id.isEmpty, !secret.isEmpty else {
+    guard let id = object["AccessKeyId"]?.text, let secret = object["SecretAccessKey"]?.text, !id.isEmpty, !secret.isEmpty else {
         throw VaultError.credentialSourceFailed(what, "the answer has no AccessKeyId and SecretAccessKey")
     }
     var expiration: Date?
-    if let text = object["Expiration"] as? String {
+    if let text = object["Expiration"]?.text {
         guard let date = parseExpiration(text) else { throw VaultError.credentialSourceFailed(what, "the answer's Expiration is not an ISO 8601 time") }
         expiration = date
     }
-    let token = (object[tokenKey] as? String).flatMap { $0.isEmpty ? nil : $0 }
+    let token = object[tokenKey]?.text.flatMap { $0.isEmpty ? nil : $0 }
     return ExpiringCredentials(try SigV4.Credentials(accessKeyID: id, secret: .fromText(secret), sessionToken: token), expiration: expiration)
 }
 
 /// Why an HTTP source gave nothing: the status and, for an XML or JSON error, its code.
 private func httpProblem(_ response: HTTPResponse) -> String {
     let code = S3ErrorBody(response.body).code
-        ?? (try? JSONSerialization.jsonObject(with: Data(response.body)) as? [String: Any])?["Code"] as? String
+        ?? jsonObject(response.body)?["Code"]?.text
     return "HTTP \(response.status)" + (code.map { " \($0)" } ?? "")
 }
 
@@ -181,8 +198,7 @@ struct SSO: Sendable {
         }
         var cached = try BoundedRead.file(cachePath, limit: answerLimit, what: "SSO token cache")
         defer { cached.zeroize() }
-        guard let object = try? JSONSerialization.jsonObject(with: Data(cached)) as? [String: Any],
-              let token = object["accessToken"] as? String, let expiresText = object["expiresAt"] as? String else {
+        guard let object = jsonObject(cached), let token = object["accessToken"]?.text, let expiresText = object["expiresAt"]?.text else {
             throw VaultError.credentialSourceFailed(what, "the SSO token cache \(cachePath) has no accessToken and expiresAt")
         }
         // The CLI writes "…Z"; older versions "…UTC".
@@ -205,13 +221,12 @@ struct SSO: Sendable {
             throw VaultError.ssoLoginNeeded(profile: profile, "the SSO portal refused the cached token (\(httpProblem(response)))", login: login)
         }
         guard response.status == 200,
-              let object = try? JSONSerialization.jsonObject(with: Data(response.body)) as? [String: Any],
-              let role = object["roleCredentials"] as? [String: Any],
-              let id = role["accessKeyId"] as? String, let secret = role["secretAccessKey"] as? String else {
+              let role = jsonObject(response.body)?["roleCredentials"], case .object = role,
+              let id = role["accessKeyId"]?.text, let secret = role["secretAccessKey"]?.text else {
             throw VaultError.credentialSourceFailed(what, "the SSO portal at \(base) answered \(httpProblem(response)) without role credentials")
         }
-        let expiration = (role["expiration"] as? NSNumber).map { Date(timeIntervalSince1970: $0.doubleValue / 1000) }
-        return ExpiringCredentials(try SigV4.Credentials(accessKeyID: id, secret: .fromText(secret), sessionToken: role["sessionToken"] as? String),
+        let expiration = role["expiration"]?.number.map { Date(timeIntervalSince1970: $0 / 1000) }
+        return ExpiringCredentials(try SigV4.Credentials(accessKeyID: id, secret: .fromText(secret), sessionToken: role["sessionToken"]?.text),
                                    expiration: expiration)
     }
 }
@@ -238,38 +253,25 @@ struct CredentialProcess: Sendable {
     var what: String { "the credential_process of profile '\(profile)' (\(arguments[0]))" }
 
     func run() throws -> ExpiringCredentials {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: try executable())
-        process.arguments = Array(arguments.dropFirst())
-        process.environment = environment
-        let output = Pipe()
-        process.standardOutput = output
-        process.standardInput = FileHandle.nullDevice
+        let child: ChildProcess
         do {
-            try process.run()
-        } catch {
+            child = try ChildProcess.run(try executable(), arguments: Array(arguments.dropFirst()), environment: environment, input: nil,
+                                         outputLimit: answerLimit, errorLimit: nil)
+        } catch is ChildProcessStartError {
             throw VaultError.credentialSourceFailed(what, "could not be started")
         }
-        var received: [UInt8] = []
+        var received = child.output
         defer { received.zeroize() }
-        let reader = output.fileHandleForReading
-        while let chunk = try? reader.read(upToCount: 4096), !chunk.isEmpty {
-            received.append(contentsOf: chunk)
-            if received.count > answerLimit {
-                process.terminate()
-                process.waitUntilExit()
-                throw VaultError.credentialSourceFailed(what, "printed more than \(answerLimit) bytes")
-            }
+        if received.count > answerLimit { throw VaultError.credentialSourceFailed(what, "printed more than \(answerLimit) bytes") }
+        switch child.termination {
+        case .exited(0): break
+        case .exited(let status): throw VaultError.credentialSourceFailed(what, "exited with status \(status)")
+        case .killed(let signal): throw VaultError.credentialSourceFailed(what, "was killed by signal \(signal)")
         }
-        process.waitUntilExit()
-        guard process.terminationReason == .exit, process.terminationStatus == 0 else {
-            throw VaultError.credentialSourceFailed(what, process.terminationReason == .exit ? "exited with status \(process.terminationStatus)"
-                                                                                                  : "was killed by signal \(process.terminationStatus)")
-        }
-        guard let object = try? JSONSerialization.jsonObject(with: Data(received)) as? [String: Any] else {
+        guard let object = jsonObject(received) else {
             throw VaultError.credentialSourceFailed(what, "its output is not a JSON object")
         }
-        guard (object["Version"] as? NSNumber)?.intValue == 1 else {
+        guard object["Version"]?.number == 1 else {
             throw VaultError.credentialSourceFailed(what, "its output is not of Version 1")
         }
         return try credentials(fromJSON: received, tokenKey: "SessionToken", what: what)

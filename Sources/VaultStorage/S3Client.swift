@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 import VaultCore
 
 /// A client of one S3-compatible store. Reads are retried on server errors and dropped

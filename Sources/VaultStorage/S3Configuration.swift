@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 import VaultCore
 
 /// Where an S3-compatible store is and how to sign for it, read the way the AWS CLI and SDKs read
@@ -46,7 +47,7 @@ public struct S3Configuration: Sendable {
         /// password in a URL would end up in messages and process listings).
         public init(parsing text: String) throws {
             let trimmed = text.hasSuffix("/") ? String(text.dropLast()) : text
-            guard let separator = trimmed.range(of: "://") else { throw VaultError.badEndpoint(text) }
+            guard let separator = trimmed.firstRange(of: "://") else { throw VaultError.badEndpoint(text) }
             let scheme = trimmed[..<separator.lowerBound].lowercased()
             let authority = String(trimmed[separator.upperBound...])
             guard scheme == "http" || scheme == "https", !authority.isEmpty,
@@ -195,7 +196,7 @@ extension VaultError {
     /// The scheme and host of an endpoint, each only when it is there and looks like one: the
     /// scheme before "://", the host after it, up to a port, path, query or fragment.
     static func readableParts(ofEndpoint text: String) -> (scheme: String?, host: String?) {
-        guard let separator = text.range(of: "://") else { return (nil, nil) }
+        guard let separator = text.firstRange(of: "://") else { return (nil, nil) }
         let scheme = String(text[..<separator.lowerBound])
         // With an "@" anywhere, what looks like a host may be part of a password.
         let host = text.contains("@") ? "" : text[separator.upperBound...].prefix { !":/?#".contains($0) }

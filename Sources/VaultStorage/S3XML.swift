@@ -36,7 +36,7 @@ enum XMLText {
     static func elements(_ name: String, in text: Substring, limit: Int = .max) -> [Substring] {
         var found: [Substring] = []
         var rest = text
-        while found.count < limit, let open = rest.range(of: "<\(name)>"), let close = rest[open.upperBound...].range(of: "</\(name)>") {
+        while found.count < limit, let open = rest.firstRange(of: "<\(name)>"), let close = rest[open.upperBound...].firstRange(of: "</\(name)>") {
             found.append(rest[open.upperBound..<close.lowerBound])
             rest = rest[close.upperBound...]
         }

@@ -1,7 +1,7 @@
 import ArgumentParser
 import CLIPictures
 import CLISupport
-import Foundation
+import FoundationEssentials
 import VaultCore
 import VaultImaging
 

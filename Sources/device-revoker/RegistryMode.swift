@@ -1,6 +1,7 @@
 import ArgumentParser
 import CLISupport
-import Foundation
+import FoundationEssentials
+import Glibc
 import VaultCore
 import VaultRegistry
 

@@ -1,6 +1,6 @@
 import ArgumentParser
 import CLISupport
-import Foundation
+import FoundationEssentials
 import VaultCore
 import VaultRegistry
 

@@ -1,6 +1,7 @@
 import ArgumentParser
 import CLISupport
-import Foundation
+import FoundationEssentials
+import Glibc
 import VaultCore
 import VaultPaper
 
@@ -102,7 +103,7 @@ struct PageOptions: ParsableArguments {
             throw ValidationError("no wording for language '\(lang)'; use one of: \(Wording.languages.joined(separator: ", "))")
         }
         if let date, !Self.isDate(date) { throw ValidationError("--date takes YYYY-MM-DD, such as 2026-11-22") }
-        if let appName, appName.trimmingCharacters(in: .whitespaces).isEmpty { throw ValidationError("--app-name needs a name") }
+        if let appName, appName.trimmingBlanks().isEmpty { throw ValidationError("--app-name needs a name") }
     }
 
     /// The format of the sheet written to `path` (`option` names it in messages): --format, or
@@ -127,11 +128,12 @@ struct PageOptions: ParsableArguments {
 
     static func isDate(_ text: String) -> Bool { TextTemplate.calendarDate(text) != nil }
 
+    /// Today in the local time zone (TZ, /etc/localtime), as C reads it.
     static func today() -> String {
-        var calendar = Calendar(identifier: .gregorian)
-        calendar.timeZone = .current
-        let parts = calendar.dateComponents([.year, .month, .day], from: Date())
-        return String(format: "%04d-%02d-%02d", parts.year!, parts.month!, parts.day!)
+        var now = time(nil), parts = tm()
+        localtime_r(&now, &parts)
+        return zeroPadded(Int(parts.tm_year) + 1900, width: 4) + "-" + zeroPadded(Int(parts.tm_mon) + 1, width: 2) + "-"
+            + zeroPadded(Int(parts.tm_mday), width: 2)
     }
 }
 

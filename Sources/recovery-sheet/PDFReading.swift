@@ -1,6 +1,7 @@
 import ArgumentParser
 import CLISupport
-import Foundation
+import FoundationEssentials
+import Glibc
 import VaultCore
 import VaultImaging
 import VaultPaper
@@ -26,51 +27,23 @@ enum IsolatedPDF {
     /// The page as a picture; nil when `bytes` are not a PDF (a photo or a scan).
     static func picture(of bytes: [UInt8], name: String) throws -> GrayImage? {
         guard SheetPDF.isPDF(bytes) else { return nil }
-        let child = Process()
-        child.executableURL = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath()
-        child.arguments = [ReadPDF.configuration.commandName!]
-        child.environment = environment
-        // Three pipes of its own: the child's output only ever reaches this process, never
-        // the terminal (Process also closes every other descriptor in the child).
-        let input = Pipe(), output = Pipe(), errors = Pipe()
-        child.standardInput = input
-        child.standardOutput = output
-        child.standardError = errors
-        try child.run()
-        // The PDF goes in while the pixels come out: neither pipe may fill and stall the other.
-        let writer = Thread {
-            try? input.fileHandleForWriting.write(contentsOf: Data(bytes))
-            try? input.fileHandleForWriting.close()
+        // This very program: /proc/self/exe resolved, as its argv[0].
+        guard let resolved = realpath("/proc/self/exe", nil) else { throw VaultError.pdfReaderNotStarted(errno) }
+        let program = String(cString: resolved)
+        free(resolved)
+        // Three pipes of its own: the child's output only ever reaches this process, never the
+        // terminal, and it gets no other descriptor of the tool's. The PDF goes in while the
+        // pixels come out: neither pipe may fill and stall the other.
+        let child: ChildProcess
+        do {
+            child = try ChildProcess.run(program, arguments: [ReadPDF.configuration.commandName!], environment: environment, input: bytes,
+                                         outputLimit: outputBytes, errorLimit: errorBytes)
+        } catch let error as ChildProcessStartError {
+            throw VaultError.pdfReaderNotStarted(error.code)
         }
-        writer.start()
-        let read = drain([output.fileHandleForReading.fileDescriptor, errors.fileHandleForReading.fileDescriptor], keeping: [outputBytes, errorBytes])
-        child.waitUntilExit()
-        guard child.terminationReason == .exit, read[0].count <= outputBytes else { throw VaultError.pdfTooCostly(name) }
-        guard child.terminationStatus == 0 else { throw ReadPDF.error(from: String(decoding: read[1].prefix(2000), as: UTF8.self), name: name) }
-        return try ReadPDF.picture(from: read[0], name: name)
-    }
-
-    /// Reads every one of `descriptors` to its end at once (poll), keeping at most `keeping[i]`
-    /// bytes of each, plus one to tell that there was more, and dropping the rest. Read one
-    /// after the other, a child that fills the pipe not being read (64 KiB) waits forever
-    /// for the one that is (issue 37); kept whole, a hostile one fills memory.
-    static func drain(_ descriptors: [Int32], keeping limits: [Int]) -> [[UInt8]] {
-        var kept = descriptors.map { _ in [UInt8]() }
-        var open = descriptors.map { pollfd(fd: $0, events: Int16(POLLIN), revents: 0) }
-        var buffer = [UInt8](repeating: 0, count: 65536)
-        while open.contains(where: { $0.fd >= 0 }) {
-            guard poll(&open, nfds_t(open.count), -1) >= 0 else {
-                if errno == EINTR { continue }
-                break
-            }
-            for index in open.indices where open[index].fd >= 0 && open[index].revents != 0 {
-                let count = buffer.withUnsafeMutableBytes { read(open[index].fd, $0.baseAddress, $0.count) }
-                if count < 0, errno == EINTR || errno == EAGAIN { continue }
-                guard count > 0 else { open[index].fd = -1; continue }  // the end, or an error: nothing more comes
-                kept[index].append(contentsOf: buffer[..<min(count, max(0, limits[index] + 1 - kept[index].count))])
-            }
-        }
-        return kept
+        guard case .exited(let status) = child.termination, child.output.count <= outputBytes else { throw VaultError.pdfTooCostly(name) }
+        guard status == 0 else { throw ReadPDF.error(from: String(decoding: child.errors.prefix(2000), as: UTF8.self), name: name) }
+        return try ReadPDF.picture(from: child.output, name: name)
     }
 }
 
@@ -94,16 +67,15 @@ struct ReadPDF: ParsableCommand {
         }
         // The whole PDF is read first: a child that stopped early would leave the tool writing
         // into a pipe nobody reads (SIGPIPE). The limits then bound poppler's work alone.
-        let bytes = [UInt8](FileHandle.standardInput.readDataToEndOfFile().prefix(InputLimits.imageFile + 1))
+        guard let bytes = try? BoundedRead.all(from: STDIN_FILENO, limit: InputLimits.imageFile, name: "-", what: "PDF") else { throw ExitCode(1) }
         var cpu = rlimit(rlim_cur: IsolatedPDF.cpuSeconds, rlim_max: IsolatedPDF.cpuSeconds + 1)
         var memory = rlimit(rlim_cur: IsolatedPDF.memoryBytes, rlim_max: IsolatedPDF.memoryBytes)
         guard setrlimit(__rlimit_resource_t(RLIMIT_CPU.rawValue), &cpu) == 0, setrlimit(__rlimit_resource_t(RLIMIT_AS.rawValue), &memory) == 0 else { throw ExitCode(1) }
-        guard bytes.count <= InputLimits.imageFile else { throw ExitCode(1) }
         do {
             guard let image = try SheetPDF.picture(of: bytes, name: "the PDF") else { throw ExitCode(1) }
-            FileHandle.standardOutput.write(Data("\(image.width) \(image.height)\n".utf8) + Data(image.pixels))
+            try StandardStreams.writeOutput(Array("\(image.width) \(image.height)\n".utf8) + image.pixels)
         } catch let error as VaultError {
-            FileHandle.standardError.write(Data("\(error.code.name)\n\(error.reason)".utf8))
+            StandardStreams.writeError(Array("\(error.code.name)\n\(error.reason)".utf8))
             throw ExitCode(2)
         }
     }
@@ -123,12 +95,17 @@ struct ReadPDF: ParsableCommand {
         let lines = message.split(separator: "\n", maxSplits: 1)
         let known: [VaultError.Code] = [.notOnePage, .malformedDocument, .tooLarge, .cryptoFailure, .io]
         guard let first = lines.first, let code = known.first(where: { $0.name == first }) else { return VaultError.pdfTooCostly(name) }
-        let reason = lines.count > 1 ? String(lines[1]).replacingOccurrences(of: "'the PDF'", with: "'\(name)'") : "unreadable"
+        let reason = lines.count > 1 ? String(lines[1]).replacing("'the PDF'", with: "'\(name)'") : "unreadable"
         return VaultError.pdfRefused(code, reason)
     }
 }
 
 extension VaultError {
+    /// The child that reads a PDF could not be started (out of processes or memory).
+    static func pdfReaderNotStarted(_ code: Int32, file: String = #fileID, line: UInt = #line) -> VaultError {
+        VaultError(.io, "could not start the child process that reads a PDF: \(String(cString: strerror(code)))", file: file, line: line)
+    }
+
     /// The child reading a PDF ran out of its processing time or memory, or died.
     static func pdfTooCostly(_ name: String, file: String = #fileID, line: UInt = #line) -> VaultError {
         VaultError(.tooLarge, "'\(name)' took more than \(IsolatedPDF.cpuSeconds) s or \(IsolatedPDF.memoryBytes >> 30) GiB to draw; it is not a sheet as the suite prints it",

@@ -1,6 +1,6 @@
 import ArgumentParser
 import CLISupport
-import Foundation
+import FoundationEssentials
 import VaultCore
 
 /// What a key restored from paper must be (issue 37): words, a typed key or shares that pass
@@ -51,7 +51,7 @@ struct ExpectedKeyOptions: ParsableArguments {
     func confirm(_ key: SecretKey, from source: Source, checked: String? = nil) throws {
         let restored = key.publicKey
         if let npub {
-            let expected = try PublicKey(npub: npub.trimmingCharacters(in: .whitespacesAndNewlines))
+            let expected = try PublicKey(npub: npub.trimmingWhiteSpace())
             guard expected == restored else {
                 throw VaultError.restoredAnotherKey(restored: restored.npub, expected: "the public key given", hint: source.hint)
             }

@@ -170,7 +170,7 @@ struct Verify: ParsableCommand {
     /// The key against the expectation: its public key, or the vault its derived key opens.
     private func compare(_ key: SecretKey) throws -> (String, Bool) {
         if let npub {
-            let expected = try PublicKey(npub: npub.trimmingCharacters(in: .whitespacesAndNewlines))
+            let expected = try PublicKey(npub: npub.trimmingWhiteSpace())
             return expected == key.publicKey ? ("match: it is the expected public key\n", true)
                 : ("MISMATCH: the expected public key is \(expected.npub)\n", false)
         }
@@ -204,7 +204,7 @@ struct Verify: ParsableCommand {
         }
         let expected: HouseholdID
         if let npub {
-            expected = Household(parentPublicKey: try PublicKey(npub: npub.trimmingCharacters(in: .whitespacesAndNewlines))).id
+            expected = Household(parentPublicKey: try PublicKey(npub: npub.trimmingWhiteSpace())).id
         } else if let keyFile {
             expected = Household(parentPublicKey: try about("--key-file", keyFile) { try KeyFiles.parentKey(keyFile, diagnostics) }.publicKey).id
         } else {

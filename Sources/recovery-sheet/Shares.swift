@@ -1,7 +1,8 @@
 import ArgumentParser
 import CLIPictures
 import CLISupport
-import Foundation
+import FoundationEssentials
+import Glibc
 import VaultCore
 import VaultImaging
 import VaultPaper

@@ -21,19 +21,25 @@
 // beyond the format: reading the document into its model and checking its rules, reading every
 // output back before it is written, the journal and the manifest. Prints one JSON object:
 // microseconds per vault of each step, and the vault count.
-import Foundation
+import Dispatch
+import FoundationEssentials
+import Glibc
 import VaultCore
 
 let arguments = CommandLine.arguments
 guard arguments.count >= 4 else {
-    FileHandle.standardError.write(Data("usage: vault-floor VAULTS_FOLDER KEY_FILE SCRATCH_FOLDER [GROUP_SIZE]\n".utf8))
+    printError("usage: vault-floor VAULTS_FOLDER KEY_FILE SCRATCH_FOLDER [GROUP_SIZE]")
     exit(64)
 }
 let (vaultsFolder, keyFile, scratch) = (arguments[1], arguments[2], arguments[3])
 let groupSize = max(1, arguments.count > 4 ? Int(arguments[4]) ?? 64 : 64)
 
+func printError(_ line: String) {
+    _ = Array((line + "\n").utf8).withUnsafeBytes { write(STDERR_FILENO, $0.baseAddress, $0.count) }
+}
+
 func fail(_ message: String) -> Never {
-    FileHandle.standardError.write(Data("vault-floor: \(message)\n".utf8))
+    printError("vault-floor: \(message)")
     exit(1)
 }
 
@@ -169,7 +175,7 @@ do {
     times.append(("create", create))
     times.append(("durability", durability))
 
-    let perVault = times.map { "\"\($0.0)\": \(String(format: "%.2f", $0.1 / Double(names.count)))" }.joined(separator: ", ")
+    let perVault = times.map { "\"\($0.0)\": \(($0.1 / Double(names.count)).fixed(decimals: 2))" }.joined(separator: ", ")
     print("{\"vaults\": \(names.count), \"groupSize\": \(groupSize), \"microsecondsPerVault\": {\(perVault)}}")
 } catch {
     fail("\(error)")

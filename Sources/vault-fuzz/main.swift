@@ -4,14 +4,15 @@
 // One binary for every target of FuzzTargets, so a fuzz build compiles the package once.
 // SwiftPM supplies `main`, so libFuzzer's own is never linked; this file hands control to
 // libFuzzer's driver instead, which then calls LLVMFuzzerTestOneInput for each input.
-import Foundation
+import FoundationEssentials
+import Glibc
 import FuzzTargets
 #if FUZZING
 import CLibFuzzer
 #endif
 
 func fail(_ message: String, status: CInt) -> Never {
-    FileHandle.standardError.write(Data((message + "\n").utf8))
+    _ = Array((message + "\n").utf8).withUnsafeBytes { write(STDERR_FILENO, $0.baseAddress, $0.count) }
     exit(status)
 }
 

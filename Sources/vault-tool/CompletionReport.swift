@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import VaultCore
 import VaultFleet
 
@@ -34,5 +34,5 @@ enum CompletionReport {
         text.unicodeScalars.contains(where: { ",\"\n\r".unicodeScalars.contains($0) }) ? quoted(text) : text
     }
 
-    static func quoted(_ text: String) -> String { "\"" + text.replacingOccurrences(of: "\"", with: "\"\"") + "\"" }
+    static func quoted(_ text: String) -> String { "\"" + text.replacing("\"", with: "\"\"") + "\"" }
 }

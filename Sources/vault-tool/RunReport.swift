@@ -1,5 +1,5 @@
 import CLISupport
-import Foundation
+import FoundationEssentials
 import Synchronization
 import VaultCore
 
@@ -64,7 +64,7 @@ final class RunReport<Status: Hashable & Sendable>: Sendable {
         let rate = seconds > 0 ? Double(done) / seconds : 0
         let eta = rate > 0 ? Int((Double(total - done) / rate).rounded(.up)) : nil
         let etaText = eta.map { $0 >= 120 ? "ETA \($0 / 60) min" : "ETA \($0) s" } ?? "ETA …"
-        let rateText = rate >= 10 ? String(Int(rate)) : String(format: "%.1f", rate)
+        let rateText = rate >= 10 ? String(Int(rate)) : rate.fixed(decimals: 1)
         StandardStreams.writeError(Array("\r[\(bar)] \(done)/\(total)  \(rateText)/s  \(etaText)\(failed > 0 ? "  \(failed) failed" : "")\u{1b}[K".utf8))
     }
 }

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import VaultCore
 @testable import recovery_sheet
 
 /// The tool's side of the child that reads a PDF (issue 37): both its pipes are read at once.
@@ -16,7 +17,7 @@ import Testing
         child.standardOutput = output
         child.standardError = errors
         try child.run()
-        let read = IsolatedPDF.drain([output.fileHandleForReading.fileDescriptor, errors.fileHandleForReading.fileDescriptor], keeping: [100, 4096])
+        let read = ChildProcess.drain([output.fileHandleForReading.fileDescriptor, errors.fileHandleForReading.fileDescriptor], keeping: [100, 4096])
         child.waitUntilExit()
         #expect(child.terminationReason == .exit && child.terminationStatus == 0)
         #expect(read[0] == Array("page".utf8))
@@ -33,7 +34,7 @@ import Testing
         child.standardOutput = output
         child.standardError = errors
         try child.run()
-        let read = IsolatedPDF.drain([output.fileHandleForReading.fileDescriptor, errors.fileHandleForReading.fileDescriptor], keeping: [1000, 10])
+        let read = ChildProcess.drain([output.fileHandleForReading.fileDescriptor, errors.fileHandleForReading.fileDescriptor], keeping: [1000, 10])
         child.waitUntilExit()
         #expect(child.terminationStatus == 0)
         #expect(read[0].count == 1001 && read[1].isEmpty)

@@ -6,6 +6,7 @@ with a 1-pixel Gaussian and saved as JPEG quality 50. The 24 words must decode w
 trezor's python-mnemonic to the key's 32 bytes.
 """
 import hashlib
+import random
 import secrets
 import subprocess
 import unicodedata
@@ -16,6 +17,7 @@ import pytest
 import zxingcpp
 from mnemonic import Mnemonic
 from nacl.bindings import crypto_aead_xchacha20poly1305_ietf_decrypt
+from nacl.exceptions import CryptoError
 from PIL import Image, ImageFilter
 
 from vaultref import Household
@@ -113,6 +115,41 @@ def test_ncryptsec_from_the_sheet_is_standard_nip49(tmp_path):
                          n=2 ** payload[1], r=8, p=1, dklen=32)
     secret = crypto_aead_xchacha20poly1305_ietf_decrypt(payload[43:], payload[42:43], payload[18:42], key)
     assert secret == household.secret
+
+
+# Passphrases NFKC changes: ligatures, fullwidth and halfwidth forms, circled and superscript
+# digits, decomposed and composed letters, Hangul jamo and syllables, unit and letterlike symbols.
+NFKC_POOLS = ["\ufb01\ufb02\ufb00\ufb03", "\uff21\uff22\uff41\uff42\uff11\uff12", "\u2460\u2461\u2474\u2475", "\u00b2\u00b3\u00b9\u2074\u207f",
+              "\u00c5\u03a9\u1e69\u00e9", "e\u0301a\u030a\u0323s\u0307", "\u1100\u1161\u11a8", "\uac00\uac01", "\u338f\u3392\u2103\u2122",
+              "\uff76\uff9e\uff77\uff9e", "\u212b\u2126\u212a", "\u00a0 \u3000", "\ufdfa\u0644\u0627", "horse"]
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_an_encrypted_sheets_passphrase_is_nfkc_as_python_normalises_it(tmp_path, seed):
+    """NIP-49's NFKC (libunistring, issue 39) gives the bytes Python's unicodedata gives: a sheet
+    encrypted under a seeded passphrase that NFKC changes decrypts with the passphrase Python
+    normalised, and not with the passphrase as typed."""
+    rng = random.Random(seed)
+    passphrase = "".join(rng.choice(rng.choice(NFKC_POOLS)) for _ in range(rng.randint(8, 20)))
+    assert unicodedata.normalize("NFKC", passphrase) != passphrase
+    household = Household(secrets.token_bytes(32))
+    (tmp_path / "parent.nsec").write_text(household.nsec + "\n")
+    (tmp_path / "parent.nsec").chmod(0o600)
+    (tmp_path / "pass.txt").write_bytes(passphrase.encode())
+    (tmp_path / "pass.txt").chmod(0o600)
+    tool("generate", "--key-file", str(tmp_path / "parent.nsec"), "--date", "2026-11-22", "--passphrase-file", str(tmp_path / "pass.txt"),
+         "--weak-passphrase", "--log-n", "10", "-o", str(tmp_path / "sheet.png"))
+    text = zbar(tmp_path / "sheet.png")
+    hrp, data = bech32.bech32_decode(text) if len(text) <= 90 else _bech32_decode_long(text)
+    payload = bytes(bech32.convertbits(data, 5, 8, False))
+
+    def decrypt(password):
+        key = hashlib.scrypt(password, salt=payload[2:18], n=2 ** payload[1], r=8, p=1, dklen=32)
+        return crypto_aead_xchacha20poly1305_ietf_decrypt(payload[43:], payload[42:43], payload[18:42], key)
+
+    assert decrypt(unicodedata.normalize("NFKC", passphrase).encode()) == household.secret
+    with pytest.raises(CryptoError):
+        decrypt(passphrase.encode())
 
 
 def _bech32_decode_long(text):

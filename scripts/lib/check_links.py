@@ -1,16 +1,25 @@
 #!/usr/bin/env python3
-"""Checks each tool's linked C libraries (DT_NEEDED, from readelf -d) against Tests/link-table.txt.
+"""Checks each tool's linked C libraries (DT_NEEDED, from readelf -d) against Tests/link-table.txt,
+that no tool carries ICU, and the size budgets of the same file.
 
-Usage: check_links.py BIN_DIR. Prints one line a tool and exits 1 when any differs. The Swift
-runtime, Foundation and the C and C++ runtimes are not counted: every tool links them.
+Usage:
+  check_links.py BIN_DIR              the libraries, and no ICU (any build)
+  check_links.py --release BIN_DIR    the same, and each tool's stripped size within its budget
+                                      (a release build, -static-stdlib, as build_release makes)
+  check_links.py --packages DEB...    the Debian packages (every part) within the package budget
+
+Prints one line a tool (or package) and exits 1 when any check fails. The Swift runtime,
+FoundationEssentials and the C and C++ runtimes are not counted as C libraries: every tool links
+them.
 """
 import re
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
-RUNTIME = re.compile(r"^(libswift\w*|libFoundation\w*|libdispatch|libBlocksRuntime|libc|libm|libstdc\+\+|libgcc_s|ld-linux-x86-64|ld-linux-aarch64|libclang_rt\.\w+)\.so")
+RUNTIME = re.compile(r"^(libswift\w*|libFoundation\w*|lib_Foundation\w*|libdispatch|libBlocksRuntime|libc|libm|libstdc\+\+|libgcc_s|ld-linux-x86-64|ld-linux-aarch64|libclang_rt\.\w+)\.so")
 # What the issue that split the layers names as never linked by these tools; and the page
 # libraries (cairo, Pango, poppler) belong to recovery-sheet alone.
 PAGES = {"libcairo", "libpango-1.0", "libpangocairo-1.0", "libpoppler-glib"}
@@ -22,13 +31,48 @@ NEVER = {
 }
 
 
-def table():
-    expected = {}
+# ICU, linked (a debug build's DT_NEEDED: Foundation needs it) or carried inside (a static
+# build's data, icudtNN, which keeps its name in a stripped binary too).
+ICU_LIBRARY = re.compile(r"^(libicu\w*|lib_FoundationICU|libFoundation|libFoundationInternationalization)\.so")
+ICU_DATA = re.compile(rb"icudt\d\d")
+MB = 1_000_000
+
+
+def _rows(keyword=None):
     for line in (ROOT / "Tests" / "link-table.txt").read_text().splitlines():
         if line.strip() and not line.startswith("#"):
-            tool, *libraries = line.split()
-            expected[tool] = set(libraries)
-    return expected
+            first, *rest = line.split("#")[0].split()
+            if keyword is None and first not in ("budget", "icu-waiver"):
+                yield first, rest
+            elif first == keyword:
+                yield rest
+
+
+def table():
+    return {tool: set(libraries) for tool, libraries in _rows()}
+
+
+def budgets():
+    """Stripped megabytes (10^6 bytes) each tool may weigh, and "packages", all .debs together."""
+    return {name: float(limit) for name, limit in _rows("budget")}
+
+
+def icu_waivers():
+    """Tools allowed ICU for now, each line with its reason; a waiver not needed fails too."""
+    return {tool for tools in _rows("icu-waiver") for tool in tools}
+
+
+def carries_icu(binary):
+    output = subprocess.run(["readelf", "-d", str(binary)], capture_output=True, text=True, check=True).stdout
+    needed = re.findall(r"\(NEEDED\)\s+Shared library: \[([^\]]+)\]", output)
+    return any(ICU_LIBRARY.match(name) for name in needed) or bool(ICU_DATA.search(Path(binary).read_bytes()))
+
+
+def stripped_size(binary):
+    with tempfile.TemporaryDirectory() as folder:
+        stripped = Path(folder) / "stripped"
+        subprocess.run(["strip", "--strip-all", "-o", str(stripped), str(binary)], check=True)
+        return stripped.stat().st_size
 
 
 def linked(binary):
@@ -42,14 +86,49 @@ def check(bin_dir):
     return [(tool, expected, linked(Path(bin_dir) / tool)) for tool, expected in table().items()]
 
 
+def icu_problem(tool, binary):
+    """Why the tool's ICU is wrong, or None: it carries ICU unwaived, or is waived needlessly."""
+    carries, waived = carries_icu(binary), tool in icu_waivers()
+    if carries and not waived:
+        return "carries ICU (Foundation's NSString or ICU data): import FoundationEssentials only"
+    if waived and not carries:
+        return "carries no ICU: remove its icu-waiver line from Tests/link-table.txt"
+    return None
+
+
+def budget_problem(name, size):
+    limit = budgets()[name]
+    return f"{size / MB:.1f} MB, over its budget of {limit:g} MB" if size > limit * MB else None
+
+
 def main():
+    arguments = sys.argv[1:]
+    if arguments[:1] == ["--packages"]:
+        total = sum(Path(deb).stat().st_size for deb in arguments[1:])
+        problem = budget_problem("packages", total)
+        print(f"{'FAIL' if problem else 'ok  '} {'packages':17} {total / MB:.1f} MB ({len(arguments) - 1} .deb)" + (f"   {problem}" if problem else ""))
+        sys.exit(1 if problem else 0)
+    release = arguments[:1] == ["--release"]
+    bin_dir = Path(arguments[-1])
     failed = False
-    for tool, expected, found in check(sys.argv[1]):
-        wrong = (found != expected) or bool(found & NEVER.get(tool, set()))
-        failed |= wrong
+    for tool, expected, found in check(bin_dir):
+        problems = []
         extra, missing = sorted(found - expected), sorted(expected - found)
-        print(f"{'FAIL' if wrong else 'ok  '} {tool:17} {' '.join(sorted(found))}"
-              + (f"   not in the table: {' '.join(extra)}" if extra else "") + (f"   missing: {' '.join(missing)}" if missing else ""))
+        if extra:
+            problems.append(f"not in the table: {' '.join(extra)}")
+        if missing:
+            problems.append(f"missing: {' '.join(missing)}")
+        if found & NEVER.get(tool, set()):
+            problems.append(f"never linked by {tool}: {' '.join(sorted(found & NEVER[tool]))}")
+        problems.append(icu_problem(tool, bin_dir / tool))
+        size = ""
+        if release:
+            stripped = stripped_size(bin_dir / tool)
+            size = f" ({stripped / MB:.1f} MB stripped)"
+            problems.append(budget_problem(tool, stripped))
+        problems = [problem for problem in problems if problem]
+        failed |= bool(problems)
+        print(f"{'FAIL' if problems else 'ok  '} {tool:17} {' '.join(sorted(found))}{size}" + "".join(f"   {problem}" for problem in problems))
     sys.exit(1 if failed else 0)
 
 

@@ -1,4 +1,4 @@
-import Foundation  // URL parsing and UUIDs
+import FoundationEssentials  // URL parsing and UUIDs
 
 /// The MyTube device-link QR (seed 000, Flow 2 and Phase 3): what the primary shows a new iPad.
 /// JSON `{vaultURL, nsec, parentPubkey, expiresAt}`; `nsec` as NIP-19, `expiresAt` RFC 3339.

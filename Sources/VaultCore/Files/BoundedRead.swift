@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 
 /// Reading with a limit: at most `limit` bytes are ever held, and one more byte is enough to
 /// refuse, so `/dev/zero` or a 200 MB stray file costs no more memory than the limit.
@@ -10,7 +11,7 @@ public enum BoundedRead {
         var chunk = [UInt8](repeating: 0, count: 1 << 16)
         var lineStart = 0, lineNumber = 1
         while true {
-            let count = chunk.withUnsafeMutableBytes { Foundation.read(descriptor, $0.baseAddress!, $0.count) }
+            let count = chunk.withUnsafeMutableBytes { Glibc.read(descriptor, $0.baseAddress!, $0.count) }
             if count < 0 {
                 if errno == EINTR { continue }
                 throw AtomicFile.ioError("could not read \(what) '\(name)'")
@@ -104,7 +105,7 @@ public struct LineReader {
         }
         var chunk = [UInt8](repeating: 0, count: 1 << 16)
         while true {
-            let count = chunk.withUnsafeMutableBytes { Foundation.read(descriptor, $0.baseAddress!, $0.count) }
+            let count = chunk.withUnsafeMutableBytes { Glibc.read(descriptor, $0.baseAddress!, $0.count) }
             if count < 0 {
                 if errno == EINTR { continue }
                 throw AtomicFile.ioError("could not read \(name)")

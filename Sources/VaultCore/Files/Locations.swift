@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 
 // The names of what a command reads and writes, files and objects alike, and what the write
 // path needs of an object store: VaultCore knows `s3://` names and the rules for them; talking

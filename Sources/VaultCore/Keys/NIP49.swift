@@ -1,4 +1,3 @@
-import Foundation  // NFKC normalisation of the passphrase
 internal import CSodium
 
 /// NIP-49 private key encryption: `ncryptsec1…`, the parent key under a passphrase.
@@ -64,15 +63,14 @@ public enum NIP49 {
         return (try SecretKey(secret: secret), keySecurity)
     }
 
-    /// The passphrase (UTF-8) is NFKC-normalised first, as NIP-49 requires. Normalisation needs
-    /// Unicode tables only `String` applies, so the passphrase is a `String` here and only here,
-    /// for the length of the call; the normalised bytes go to scrypt from a zeroed scratch array.
+    /// The passphrase (UTF-8) is NFKC-normalised first, as NIP-49 requires (libunistring, bytes
+    /// to bytes); the normalised bytes go to scrypt from a zeroed scratch array.
     static func scrypt(_ passphrase: SecretBytes, salt: [UInt8], logN: UInt8) throws -> SecretBytes {
         guard (1...maximumLogN).contains(logN) else {
             throw VaultError.scryptCostOutOfRange(logN, maximum: maximumLogN)
         }
         try Sodium.ensureInitialized()
-        var normalized = passphrase.withUnsafeBytes { Array(String(decoding: $0, as: UTF8.self).precomposedStringWithCompatibilityMapping.utf8) }
+        var normalized = try passphrase.withUnsafeBytes { try UnicodeNormalization.nfkc($0) }
         defer { normalized.zeroize() }
         return try SecretBytes(count: 32) { key in
             try Sodium.check(

@@ -29,7 +29,7 @@ public enum SLIP39 {
         /// A group written "KofN" (any K of N shares restore it; "2of3", "2 of 3"): N from 1 to
         /// 16, K from 1 to N, as SLIP-0039 allows.
         public init(parsing text: some StringProtocol) throws {
-            let numbers = text.lowercased().split(separator: "of").compactMap { Int($0.trimmingCharacters(in: .whitespaces)) }
+            let numbers = text.lowercased().split(separator: "of").compactMap { Int($0.trimmingBlanks()) }
             guard numbers.count == 2, (1...16).contains(numbers[1]), (1...numbers[1]).contains(numbers[0]) else {
                 throw VaultError.badGroup(String(text))
             }

@@ -1,4 +1,4 @@
-import Foundation
+import Glibc
 import Synchronization
 
 /// Runs `body` for every index in `0..<count` on `parallelism` threads of its own and returns the
@@ -11,13 +11,11 @@ import Synchronization
 package func concurrently<T: Sendable>(_ count: Int, parallelism: Int, progress: ((Int) -> Void)? = nil,
                                _ body: @escaping @Sendable (Int) throws -> T) throws -> [T] {
     let state = Mutex<(next: Int, done: Int, results: [T?], failure: Error?)>((0, 0, Array(repeating: nil, count: count), nil))
-    let progressLock = NSLock()
+    let progressLock = Mutex(())
     nonisolated(unsafe) let report = progress
-    let group = DispatchGroup()
+    var threads: [pthread_t] = []
     for _ in 0..<max(1, min(parallelism, count)) {
-        group.enter()
-        let thread = Thread {
-            defer { group.leave() }
+        let started = startThread {
             while true {
                 let index: Int? = state.withLock { state in
                     guard state.failure == nil, state.next < count else { return nil }
@@ -33,9 +31,7 @@ package func concurrently<T: Sendable>(_ count: Int, parallelism: Int, progress:
                         return state.done
                     }
                     if done % 100 == 0, let report {
-                        progressLock.lock()
-                        report(done)
-                        progressLock.unlock()
+                        progressLock.withLock { _ in report(done) }
                     }
                 } catch {
                     state.withLock { $0.failure = $0.failure ?? error }
@@ -43,11 +39,43 @@ package func concurrently<T: Sendable>(_ count: Int, parallelism: Int, progress:
                 }
             }
         }
-        thread.stackSize = 1 << 20
-        thread.start()
+        guard let started else {
+            state.withLock { $0.failure = $0.failure ?? VaultError.threadNotStarted(errno) }
+            break
+        }
+        threads.append(started)
     }
-    group.wait()
+    for thread in threads { pthread_join(thread, nil) }
     let (results, failure) = state.withLock { ($0.results, $0.failure) }
     if let failure { throw failure }
     return results.map { $0! }
+}
+
+/// Runs `body` on a new thread with a 1 MiB stack (a pthread: Foundation's `Thread` is not in
+/// FoundationEssentials); the thread to join, or nil with `errno` set when none could be made.
+private func startThread(_ body: @escaping @Sendable () -> Void) -> pthread_t? {
+    final class Work { let body: @Sendable () -> Void; init(_ body: @escaping @Sendable () -> Void) { self.body = body } }
+    var attributes = pthread_attr_t()
+    pthread_attr_init(&attributes)
+    defer { pthread_attr_destroy(&attributes) }
+    pthread_attr_setstacksize(&attributes, 1 << 20)
+    let work = Unmanaged.passRetained(Work(body)).toOpaque()
+    var thread = pthread_t()
+    let created = pthread_create(&thread, &attributes, { work in
+        Unmanaged<Work>.fromOpaque(work!).takeRetainedValue().body()
+        return nil
+    }, work)
+    guard created == 0 else {
+        Unmanaged<Work>.fromOpaque(work).release()
+        errno = created
+        return nil
+    }
+    return thread
+}
+
+extension VaultError {
+    /// The system would not start another thread (a process or memory limit).
+    static func threadNotStarted(_ code: Int32, file: String = #fileID, line: UInt = #line) -> VaultError {
+        VaultError(.io, "could not start a worker thread: \(String(cString: strerror(code)))", file: file, line: line)
+    }
 }

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// Wording in one language, read from a `Templates/*.LANG.txt` file (recovery sheets, rotation
 /// plans): one `key = text` per line, `#` comment lines, `{name}` placeholders.
@@ -10,13 +10,13 @@ public struct TextTemplate: Sendable {
         self.language = language
         var texts: [String: String] = [:]
         for (number, rawLine) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
-            let line = rawLine.trimmingCharacters(in: .whitespaces)
+            let line = rawLine.trimmingBlanks()
             if line.isEmpty || line.hasPrefix("#") { continue }
             guard let equals = line.firstIndex(of: "=") else {
                 throw VaultError.templateLineWithoutEquals(language, line: number + 1)
             }
-            let key = line[..<equals].trimmingCharacters(in: .whitespaces)
-            guard texts.updateValue(line[line.index(after: equals)...].trimmingCharacters(in: .whitespaces), forKey: key) == nil else {
+            let key = line[..<equals].trimmingBlanks()
+            guard texts.updateValue(line[line.index(after: equals)...].trimmingBlanks(), forKey: key) == nil else {
                 throw VaultError.templateKeyTwice(language, key: key)
             }
         }

@@ -1,4 +1,4 @@
-import Foundation  // base64 only
+import FoundationEssentials  // base64 only
 
 /// The document's JSON form (docs/vault-format.md §4). Fields appear in the seed's order; each
 /// secret is either sealed (`nsecEncrypted`, `parentWrapKeyEncrypted`) or revealed (`nsec`,

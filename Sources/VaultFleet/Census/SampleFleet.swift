@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 import VaultCore
 
 /// A made-up fleet for trials and benchmarks: `households` sample households

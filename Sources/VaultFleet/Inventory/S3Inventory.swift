@@ -40,7 +40,7 @@ public struct S3Inventory: Sendable {
             throw VaultError.malformedInventory("\(what) lists \(format) files; only CSV inventories are read (configure the inventory's format as CSV)")
         }
         sourceBucket = try string("sourceBucket")
-        columns = try string("fileSchema").split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }
+        columns = try string("fileSchema").split(separator: ",").map { $0.trimmingBlanks() }
         for required in ["Bucket", "Key"] where !columns.contains(required) {
             throw VaultError.malformedInventory("\(what): its fileSchema has no \(required) column")
         }

@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 internal import GRDB
 import VaultCore
 
@@ -67,7 +68,7 @@ public final class BatchMigration: Sendable {
         if FileManager.default.fileExists(atPath: earlier) { throw VaultError.earlierJournal(earlier) }
         var folder = outDir
         while folder.count > 1, folder.hasSuffix("/") { folder.removeLast() }
-        guard !["", ".", "..", "/"].contains((folder as NSString).lastPathComponent) else { throw VaultError.journalNeedsAName(outDir: outDir) }
+        guard !["", ".", "..", "/"].contains(OutputLocation.split(folder).name) else { throw VaultError.journalNeedsAName(outDir: outDir) }
         // "new/../store" with no "new" is the existing "store": its journal goes beside that
         // (the kernel could not open "new/../store.migrate-journal.sqlite").
         if folder.split(separator: "/").contains(".."), let resolved = ResolvedPath(folder) { folder = resolved.path }
@@ -407,7 +408,7 @@ extension VaultError {
     /// A manifest line that is not a JSON object of the manifest's fields, with the reader's
     /// reason (which calls it "the line", not "the document").
     static func malformedManifestLine(_ line: Int, _ cause: VaultError, file: String = #fileID, line sourceLine: UInt = #line) -> VaultError {
-        VaultError(.malformedDocument, "manifest line \(line): \(cause.reason.replacingOccurrences(of: "the document", with: "the line"))",
+        VaultError(.malformedDocument, "manifest line \(line): \(cause.reason.replacing("the document", with: "the line"))",
                    file: file, line: sourceLine)
     }
 

@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 import VaultCore
 
 /// The mistakes that used to let a fleet run pass having done nothing (issue 38): a key folder

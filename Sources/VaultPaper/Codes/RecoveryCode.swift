@@ -1,5 +1,6 @@
 internal import Crypto
-import Foundation  // base64
+import FoundationEssentials  // base64
+import Glibc
 import VaultCore
 
 /// The Family Medical app's recovery code (seed 002, "Master Key Distribution: Recovery Code"):

@@ -1,0 +1,146 @@
+internal import CFileSystem
+import Glibc
+
+/// A program the suite runs for itself (a profile's `credential_process`, the sheet's PDF
+/// reader), without a shell: it gets exactly the environment given, its standard input fed from
+/// bytes (or /dev/null), its output read through pipes at once and bounded, and none of the
+/// tool's other descriptors. Foundation's `Process` did this before; its module brings ICU's
+/// 34 MB into every tool. (`--key-command` reads a key into protected memory with a timeout:
+/// KeyCommand spawns its own.)
+package struct ChildProcess {
+    /// How it ended: its exit status, or the signal that killed it.
+    package enum Termination: Equatable, Sendable {
+        case exited(Int32)
+        case killed(Int32)
+    }
+
+    package let termination: Termination
+    /// Its standard output, at most the limit and one byte more (then it was killed).
+    package let output: [UInt8]
+    /// Its standard error, at most the limit and one byte more; empty when it was passed through.
+    package let errors: [UInt8]
+
+    /// Runs `path` (argv[0] is the path) with `arguments` and exactly `environment`. `input` is
+    /// written to its standard input while its output is read (nil: /dev/null). Its output past
+    /// `outputLimit` kills it (SIGKILL); its standard error is kept up to `errorLimit`, the
+    /// rest read and dropped, or is the tool's own when `errorLimit` is nil. Throws only when it
+    /// cannot be started (`errno`'s code).
+    package static func run(_ path: String, arguments: [String], environment: [String: String], input: [UInt8]?,
+                            outputLimit: Int, errorLimit: Int?) throws -> ChildProcess {
+        // Every end is closed once: here, or in the child's side below, or by drain (the input's).
+        var open: Set<Int32> = []
+        defer { open.forEach { close($0) } }
+        func makePipe() throws -> (read: Int32, write: Int32) {
+            var ends: [Int32] = [-1, -1]
+            guard hvt_pipe2(&ends, O_CLOEXEC) == 0 else { throw ChildProcessStartError(code: errno) }
+            open.formUnion(ends)
+            return (ends[0], ends[1])
+        }
+        let output = try makePipe()
+        let errors = try errorLimit.map { _ in try makePipe() }
+        let feed = try input.map { _ in try makePipe() }
+
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        if let feed {
+            posix_spawn_file_actions_adddup2(&actions, feed.read, STDIN_FILENO)
+        } else {
+            posix_spawn_file_actions_addopen(&actions, STDIN_FILENO, "/dev/null", O_RDONLY, 0)
+        }
+        posix_spawn_file_actions_adddup2(&actions, output.write, STDOUT_FILENO)
+        if let errors { posix_spawn_file_actions_adddup2(&actions, errors.write, STDERR_FILENO) }
+        hvt_spawn_close_from(&actions, 3)
+        // The tool ignores SIGPIPE and may catch SIGTERM or block signals; the child gets the defaults.
+        var attributes = posix_spawnattr_t()
+        posix_spawnattr_init(&attributes)
+        defer { posix_spawnattr_destroy(&attributes) }
+        var all = sigset_t(), none = sigset_t()
+        sigfillset(&all)
+        sigemptyset(&none)
+        posix_spawnattr_setsigdefault(&attributes, &all)
+        posix_spawnattr_setsigmask(&attributes, &none)
+        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK))
+
+        let cArguments = ([path] + arguments).map { strdup($0) } + [nil]
+        let cEnvironment = environment.map { strdup("\($0.key)=\($0.value)") } + [nil]
+        defer { (cArguments + cEnvironment).forEach { free($0) } }
+        var pid: pid_t = 0
+        let spawned = posix_spawn(&pid, path, &actions, &attributes, cArguments, cEnvironment)
+        guard spawned == 0 else { throw ChildProcessStartError(code: spawned) }
+
+        // Only this process's ends stay open: the reads see the end when the child is done.
+        for end in [output.write, errors?.write, feed?.read].compactMap({ $0 }) {
+            close(end)
+            open.remove(end)
+        }
+        if let feed { open.remove(feed.write) }  // drain closes it
+        var descriptors = [output.read], limits = [outputLimit]
+        if let errors, let errorLimit { descriptors.append(errors.read); limits.append(errorLimit) }
+        let read = drain(descriptors, keeping: limits, feeding: input ?? [], into: feed?.write ?? -1, stoppingPastFirstLimit: true)
+        if read[0].count > outputLimit { kill(pid, SIGKILL) }
+        var status: Int32 = 0
+        while waitpid(pid, &status, 0) < 0, errno == EINTR {}
+        let termination: Termination = status & 0x7f == 0 ? .exited((status >> 8) & 0xff) : .killed(status & 0x7f)
+        return ChildProcess(termination: termination, output: read[0], errors: read.count > 1 ? read[1] : [])
+    }
+
+    /// Reads every one of `descriptors` to its end at once (poll), keeping at most `keeping[i]`
+    /// bytes of each, plus one to tell that there was more, and dropping the rest; meanwhile
+    /// writes `input` into `inputDescriptor` and always closes it (made non-blocking here; -1:
+    /// none).
+    /// Read one after the other, a child that fills the pipe not being read (64 KiB) waits
+    /// forever for the one that is (issue 37); kept whole, a hostile one fills memory. With
+    /// `stoppingPastFirstLimit`, it stops as soon as the first passes its limit. The scratch
+    /// buffer is zeroed: what passes through may be a credential.
+    package static func drain(_ descriptors: [Int32], keeping limits: [Int], feeding input: [UInt8] = [], into inputDescriptor: Int32 = -1,
+                              stoppingPastFirstLimit: Bool = false) -> [[UInt8]] {
+        var kept = zip(descriptors, limits).map { _, limit in
+            var bytes = [UInt8]()
+            bytes.reserveCapacity(min(limit + 1, 1 << 16))
+            return bytes
+        }
+        var polled = descriptors.map { pollfd(fd: $0, events: Int16(POLLIN), revents: 0) }
+        var written = 0
+        if inputDescriptor >= 0 {
+            if input.isEmpty {
+                close(inputDescriptor)
+            } else {
+                _ = fcntl(inputDescriptor, F_SETFL, fcntl(inputDescriptor, F_GETFL) | O_NONBLOCK)
+                polled.append(pollfd(fd: inputDescriptor, events: Int16(POLLOUT), revents: 0))
+            }
+        }
+        var buffer = [UInt8](repeating: 0, count: 65536)
+        defer { buffer.withUnsafeMutableBytes { _ = memset($0.baseAddress!, 0, $0.count) } }
+        reading: while polled.prefix(descriptors.count).contains(where: { $0.fd >= 0 }) {
+            guard poll(&polled, nfds_t(polled.count), -1) >= 0 else {
+                if errno == EINTR { continue }
+                break
+            }
+            if polled.count > descriptors.count, polled[descriptors.count].fd >= 0, polled[descriptors.count].revents != 0 {
+                let count = input[written...].withUnsafeBytes { write(inputDescriptor, $0.baseAddress, $0.count) }
+                if count > 0 { written += count }
+                // Everything written, or the child stopped reading (EPIPE): no more input.
+                if written == input.count || (count < 0 && errno != EINTR && errno != EAGAIN) {
+                    close(inputDescriptor)
+                    polled[descriptors.count].fd = -1
+                }
+            }
+            for index in descriptors.indices where polled[index].fd >= 0 && polled[index].revents != 0 {
+                let count = buffer.withUnsafeMutableBytes { read(polled[index].fd, $0.baseAddress, $0.count) }
+                if count < 0, errno == EINTR || errno == EAGAIN { continue }
+                guard count > 0 else { polled[index].fd = -1; continue }  // the end, or an error: nothing more comes
+                kept[index].append(contentsOf: buffer[..<min(count, max(0, limits[index] + 1 - kept[index].count))])
+                if stoppingPastFirstLimit, index == 0, kept[0].count > limits[0] { break reading }
+            }
+        }
+        if polled.count > descriptors.count, polled[descriptors.count].fd >= 0 { close(inputDescriptor) }
+        return kept
+    }
+}
+
+/// A child process could not be started: `errno`'s code (no such program, not executable, no
+/// memory or descriptors).
+package struct ChildProcessStartError: Error {
+    package let code: Int32
+}

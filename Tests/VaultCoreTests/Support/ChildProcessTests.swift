@@ -1,0 +1,50 @@
+import Foundation
+import Testing
+@testable import VaultCore
+
+/// The suite's own child process (in place of Foundation's Process): exact environment, input
+/// fed while output is read, bounds, and no descriptor of the tool's in the child.
+@Suite struct ChildProcessTests {
+    @Test func inputGoesInWhileOutputComesOut() throws {
+        var random = SeededRandom(seed: 3)
+        let input = (0..<3_000_000).map { _ in UInt8.random(in: 0...255, using: &random) }
+        let child = try ChildProcess.run("/bin/cat", arguments: [], environment: [:], input: input, outputLimit: 4_000_000, errorLimit: 100)
+        #expect(child.termination == .exited(0))
+        #expect(child.output == input)
+    }
+
+    @Test func environmentIsExactlyTheOneGiven() throws {
+        let child = try ChildProcess.run("/usr/bin/env", arguments: [], environment: ["A": "1", "LANG": "C"], input: nil, outputLimit: 1000, errorLimit: nil)
+        #expect(child.termination == .exited(0))
+        #expect(Set(String(decoding: child.output, as: UTF8.self).split(separator: "\n")) == ["A=1", "LANG=C"])
+    }
+
+    /// A descriptor the tool holds open (not close-on-exec) does not reach the child.
+    @Test func theChildGetsOnlyItsThreeDescriptors() throws {
+        let held = open("/dev/null", O_RDONLY)
+        defer { close(held) }
+        let child = try ChildProcess.run("/bin/sh", arguments: ["-c", "ls /proc/self/fd"], environment: ["PATH": "/usr/bin:/bin"], input: nil,
+                                         outputLimit: 1000, errorLimit: 1000)
+        #expect(child.termination == .exited(0))
+        // 0, 1, 2 and the folder ls reads.
+        #expect(String(decoding: child.output, as: UTF8.self).split(separator: "\n").count == 4)
+    }
+
+    @Test func outputPastItsLimitKillsTheChild() throws {
+        let child = try ChildProcess.run("/bin/sh", arguments: ["-c", "exec cat /dev/zero"], environment: [:], input: nil, outputLimit: 1000, errorLimit: nil)
+        #expect(child.termination == .killed(SIGKILL))
+        #expect(child.output.count == 1001)
+    }
+
+    @Test func exitStatusAndStandardErrorAreKept() throws {
+        let child = try ChildProcess.run("/bin/sh", arguments: ["-c", "printf oops >&2; exit 3"], environment: [:], input: [1, 2, 3], outputLimit: 10, errorLimit: 2)
+        #expect(child.termination == .exited(3))
+        #expect(child.errors == Array("oop".utf8))
+    }
+
+    @Test func aMissingProgramIsAStartError() {
+        #expect(throws: ChildProcessStartError.self) {
+            try ChildProcess.run("/nonexistent/program", arguments: [], environment: [:], input: nil, outputLimit: 10, errorLimit: nil)
+        }
+    }
+}
