@@ -6,7 +6,7 @@ import Testing
 /// fed while output is read, bounds, and no descriptor of the tool's in the child.
 @Suite struct ChildProcessTests {
     @Test func inputGoesInWhileOutputComesOut() throws {
-        var random = SeededRandom(seed: 3)
+        var random = SeededGenerator(source: SeededRandom(seed: 3))
         let input = (0..<3_000_000).map { _ in UInt8.random(in: 0...255, using: &random) }
         let child = try ChildProcess.run("/bin/cat", arguments: [], environment: [:], input: input, outputLimit: 4_000_000, errorLimit: 100)
         #expect(child.termination == .exited(0))
