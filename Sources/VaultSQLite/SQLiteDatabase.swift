@@ -210,9 +210,29 @@ extension SQLiteDatabase {
             try SQLiteDatabase.check(sqlite3_exec(handle, sql, nil, nil, nil), handle)
         }
 
-        /// Runs one statement with `values` bound to its `?` in order.
+        /// Runs `sql`, one statement or several separated by `;`, with `values` bound to their
+        /// parameters in order: each statement takes as many as it has, and the values must
+        /// come out even.
         package func execute(_ sql: String, _ values: [any SQLiteBindable]) throws {
-            try prepare(sql) { try $0.run(values) }
+            var remaining = values[...]
+            try sql.withCString { start in
+                var next: UnsafePointer<CChar>? = start
+                while let current = next, current.pointee != 0 {
+                    var prepared: OpaquePointer?
+                    let code = sqlite3_prepare_v2(handle, current, -1, &prepared, &next)
+                    defer { sqlite3_finalize(prepared) }
+                    try SQLiteDatabase.check(code, handle)
+                    // Only blanks or a comment were left.
+                    guard let prepared else { break }
+                    let count = Int(sqlite3_bind_parameter_count(prepared))
+                    guard remaining.count >= count else { throw Failure(code: SQLITE_RANGE, message: "too few values for the SQL") }
+                    try Statement(handle: prepared, connection: handle).run(Array(remaining.prefix(count)))
+                    remaining = remaining.dropFirst(count)
+                }
+            }
+            guard remaining.isEmpty else {
+                throw Failure(code: SQLITE_RANGE, message: "too many values for the SQL")
+            }
         }
 
         /// Prepares `sql` (one statement) for `body`, and finalizes it when `body` returns or throws.

@@ -75,6 +75,21 @@ import VaultSQLite
         #expect(try database.read { try $0.strings("SELECT name FROM sqlite_master") } == ["t"])
     }
 
+    /// SQL of several statements takes its values in order, each statement as many as it has;
+    /// values that do not come out even are refused before anything is left half done.
+    @Test func severalStatementsShareTheirValues() throws {
+        let database = try SQLiteDatabase(path: ":memory:", access: .create)
+        try database.write { db in
+            try db.execute("CREATE TABLE t (a, b); INSERT INTO t VALUES (?, ?); INSERT INTO t VALUES (?1, ?1);  -- a comment", [1, "two", 3])
+        }
+        #expect(try database.read { try $0.strings("SELECT a || '/' || b FROM t ORDER BY rowid") } == ["1/two", "3/3"])
+        for values: [any SQLiteBindable] in [[4], [4, 5, 6]] {
+            let uneven = failure { try database.write { try $0.execute("INSERT INTO t VALUES (?, ?)", values) } }
+            #expect(uneven?.message == (values.count < 2 ? "too few values for the SQL" : "too many values for the SQL"))
+        }
+        #expect(try database.read { try $0.strings("SELECT count(*) FROM t") } == ["2"])
+    }
+
     @Test func aTransactionEndsWhole() throws {
         let database = try SQLiteDatabase(path: ":memory:", access: .create)
         try database.write { try $0.execute("CREATE TABLE t (v INTEGER NOT NULL)") }
