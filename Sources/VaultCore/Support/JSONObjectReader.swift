@@ -8,9 +8,11 @@ package struct JSONObjectReader {
     /// Which entries an accessor asked for, by position (no hashing of names: see parseObject).
     private var consumed: [Bool]
 
-    package init(_ value: JSONValue, path: String) throws {
+    /// `whole` names the value when `path` is empty, as the input it came from calls it ("the
+    /// line" of a JSON Lines file), for the error when it is not an object.
+    package init(_ value: JSONValue, path: String, whole: String = "the document") throws {
         guard case .object(let entries) = value else {
-            throw VaultError.notAJSONObject(path)
+            throw VaultError.notAJSONObject(path.isEmpty ? whole : path)
         }
         self.path = path
         self.entries = entries
@@ -100,9 +102,9 @@ package struct JSONObjectReader {
 }
 
 extension VaultError {
-    /// A value read as an object that is not one; `path` is empty for the whole document.
-    static func notAJSONObject(_ path: String, file: String = #fileID, line: UInt = #line) -> VaultError {
-        VaultError(.malformedDocument, "\(path.isEmpty ? "the document" : path) should be a JSON object", file: file, line: line)
+    /// A value read as an object that is not one, named by its path or as the whole input.
+    static func notAJSONObject(_ name: String, file: String = #fileID, line: UInt = #line) -> VaultError {
+        VaultError(.malformedDocument, "\(name) should be a JSON object", file: file, line: line)
     }
 
     /// An element of an array of strings that is not a string.
