@@ -291,9 +291,8 @@ extension DeviceRegistry {
                                   _ body: (Int, [RegistryValue]) throws -> Void) throws -> Int {
         var count = 0
         try file.forEachLine { number, line in
-            guard line.contains(where: { ![0x20, 0x09, 0x0d].contains($0) }) else { return }
             do {
-                var reader = try JSONObjectReader(JSONValue(parsing: Array(line), what: "the line"), path: "", whole: "the line")
+                guard var reader = try JSONObjectReader(line: line) else { return }
                 let row = switch kind {
                 case .devices: try deviceRow(&reader, now: now)
                 case .members: try memberRow(&reader, now: now)

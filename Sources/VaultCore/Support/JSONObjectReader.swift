@@ -19,6 +19,14 @@ package struct JSONObjectReader {
         consumed = Array(repeating: false, count: entries.count)
     }
 
+    /// One line of a JSON Lines file (a manifest, a registry import), called "the line" in its
+    /// errors; nil for a blank line (spaces, tabs, a carriage return), which such files may hold.
+    /// Every JSON Lines reader goes through here.
+    package init?(line: ArraySlice<UInt8>) throws {
+        guard line.contains(where: { ![0x20, 0x09, 0x0d].contains($0) }) else { return nil }
+        try self.init(JSONValue(parsing: Array(line), what: "the line"), path: "", whole: "the line")
+    }
+
     package func fieldPath(_ key: String) -> String { path.isEmpty ? key : "\(path).\(key)" }
 
     package func invalid(_ key: String, _ reason: String) -> VaultError {

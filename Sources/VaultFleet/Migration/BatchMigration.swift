@@ -359,10 +359,9 @@ public final class BatchMigration: Sendable {
         func resolve(_ path: String) -> String {
             path.hasPrefix("/") || base.isEmpty || VaultLocation.isObject(path) ? path : base + "/" + path
         }
-        guard rawLine.contains(where: { ![0x20, 0x09, 0x0d].contains($0) }) else { return nil }
         let vault: String, keyFile: String?, vaultKeyFile: String?
         do {
-            var reader = try JSONObjectReader(JSONValue(parsing: Array(rawLine), what: "the line"), path: "", whole: "the line")
+            guard var reader = try JSONObjectReader(line: rawLine) else { return nil }
             vault = try reader.string("vault")
             keyFile = try reader.optionalString("keyFile")
             vaultKeyFile = try reader.optionalString("vaultKeyFile")
