@@ -64,7 +64,9 @@ public struct VaultError: Error, Hashable, Sendable, CustomStringConvertible {
         case configuration
     }
 
-    /// A stable error code. New codes may be added; match on the ones you handle.
+    /// A stable error code. New codes may be added; match on the ones you handle. Each layer
+    /// defines the codes it raises in an extension (`package init(name:category:)`): VaultCore's
+    /// are here, VaultFleet's in `FleetErrors.swift`, VaultRegistry's in `RegistryErrors.swift`.
     public struct Code: Hashable, Sendable, CustomStringConvertible {
         public let name: String
         public let category: Category
