@@ -36,8 +36,13 @@ enum ModeDispatch {
         let rest = Array(arguments.dropFirst())
         let signatures = modes.map { Signature($0.command) }
         let named = rest.first.flatMap { first in modes.firstIndex { $0.name == first } }
-        let given = Signature.used(in: Array(rest.dropFirst(named == nil ? 0 : 1)), by: signatures)
-            .filter { use in signatures.contains { $0.accepts(use.option) } }
+        let uses = Signature.used(in: Array(rest.dropFirst(named == nil ? 0 : 1)), by: signatures)
+        // After an option no mode has (a typo), the next word may be its value, not a VAULT:
+        // arguments are then left for the mode's parser, which names the unknown option.
+        let unknownOption = uses.contains { use in use.option != Signature.positionalKey && !signatures.contains { $0.accepts(use.option) } }
+        let given = uses.filter { use in
+            signatures.contains { $0.accepts(use.option) } && !(unknownOption && use.option == Signature.positionalKey)
+        }
         func owners(_ option: String) -> String {
             modes.indices.filter { signatures[$0].accepts(option) }
                 .map { "\(modes[$0].what) ('vault-tool \(command) \(modes[$0].name)')" }.joined(separator: " or ")

@@ -152,6 +152,19 @@ struct Modes {
         #expect(try workspace.topLevelNames().subtracting(Workspace().topLevelNames()).isEmpty)
     }
 
+    /// A mistyped option is the mode's parser's to name, its value not taken for a VAULT of
+    /// another mode.
+    @Test func aMistypedOptionIsNamedAsUnknown() throws {
+        let workspace = try Workspace()
+        for arguments in [["migrate", "--manifest", "jobs.jsonl", "--to", "2", "--out-dir", "out", "--jbos", "4"],
+                          ["migrate", "batch", "--manifest", "jobs.jsonl", "--to", "2", "--out-dir", "out", "--jbos", "4"],
+                          ["check", "--source", "s3://family-vaults/vaults/", "--vault-key-dri", "keys"]] {
+            let run = try workspace.run("vault-tool", arguments)
+            let option = arguments[arguments.count - 2]
+            #expect(run.status == 64 && run.stderrText.hasPrefix("vault-tool: error: unknown option '\(option)'"), "\(arguments): \(run.stderrText)")
+        }
+    }
+
     /// The spelling without the mode and the one with it: the same standard output, standard
     /// error, exit code and files (by name and size: a sealed vault's nonce is new each time),
     /// for each mode's successes and refusals.
