@@ -22,11 +22,6 @@ NIGHTS = 3
 FIRST_NIGHT = datetime.datetime(2026, 11, 23, 2, 0, tzinfo=datetime.timezone.utc)
 
 
-@pytest.fixture
-def s3():
-    return s3fleet.client()
-
-
 def check(arguments, cwd):
     result = subprocess.run([VAULT_TOOL, "check", *arguments], env=tool_environment(), cwd=cwd, capture_output=True, timeout=600)
     return result.returncode, report_lines(result.stdout), result.stderr.decode()
