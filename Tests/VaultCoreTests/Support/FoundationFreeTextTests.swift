@@ -52,18 +52,20 @@ import Testing
         }
     }
 
-    /// libunistring's NFKC against Foundation's (ICU's), on seeded strings of scalars assigned by
-    /// Unicode 14 (libunistring 1.0's tables; ICU's are newer): compatibility forms, Hangul,
-    /// combining marks in every order, the longest expansions.
+    /// libunistring's NFKC against Foundation's, on seeded strings of scalars assigned by Unicode
+    /// 14 (libunistring 1.0's tables; ICU's are newer): compatibility forms, combining marks in
+    /// every order, the longest expansions. Hangul is left to the next test: Foundation leaves
+    /// some conjoining jamo uncomposed where Unicode composes them.
     @Test func nfkcMatchesFoundationOnRandomStrings() throws {
-        let focused: [ClosedRange<UInt32>] = [0x00...0x24F, 0x300...0x36F, 0x1100...0x11FF, 0x1E00...0x1EFF, 0x2000...0x24FF, 0x3000...0x33FF,
-                                              0xAC00...0xD7A3, 0xF900...0xFAFF, 0xFB00...0xFDFF, 0xFE30...0xFFEF, 0x1D400...0x1D7FF, 0x1F100...0x1F2FF]
+        let focused: [ClosedRange<UInt32>] = [0x00...0x24F, 0x300...0x36F, 0x1E00...0x1EFF, 0x2000...0x24FF, 0x3000...0x33FF,
+                                              0xF900...0xFAFF, 0xFB00...0xFDFF, 0xFE30...0xFFEF, 0x1D400...0x1D7FF, 0x1F100...0x1F2FF]
         var random = SeededGenerator(source: SeededRandom(seed: 49))
         func scalar() -> Unicode.Scalar {
             while true {
                 let value = Bool.random(using: &random) ? UInt32.random(in: focused.randomElement(using: &random)!, using: &random)
                                                          : UInt32.random(in: 0...0x2FFFF, using: &random)
-                guard let scalar = Unicode.Scalar(value), let age = scalar.properties.age, age.major < 14 || (age.major == 14 && age.minor == 0) else { continue }
+                let hangul: [ClosedRange<UInt32>] = [0x1100...0x11FF, 0x3130...0x318F, 0xA960...0xA97F, 0xAC00...0xD7FF, 0xFFA0...0xFFDC]
+                guard !hangul.contains(where: { $0.contains(value) }), let scalar = Unicode.Scalar(value), let age = scalar.properties.age, age.major < 14 || (age.major == 14 && age.minor == 0) else { continue }
                 return scalar
             }
         }
@@ -74,6 +76,17 @@ import Testing
             let ours = try Array(text.utf8).withUnsafeBytes { try UnicodeNormalization.nfkc($0) }
             #expect(ours == Array(text.precomposedStringWithCompatibilityMapping.utf8), "\(text.unicodeScalars.map { String($0.value, radix: 16) })")
         }
+    }
+
+    /// Hangul as Unicode composes it (and Python's unicodedata, the interop test's reference):
+    /// a leading and a vowel jamo are one syllable, an LV syllable and a trailing jamo too, and
+    /// compatibility jamo are conjoining ones first. Foundation left the first two apart.
+    @Test func nfkcComposesHangulAsUnicodeDoes() throws {
+        func nfkc(_ text: String) throws -> String { String(decoding: try Array(text.utf8).withUnsafeBytes { try UnicodeNormalization.nfkc($0) }, as: UTF8.self) }
+        #expect(try nfkc("\u{110F}\u{1173}").unicodeScalars.map(\.value) == [0xD06C])
+        #expect(try nfkc("\u{CC28}\u{11C0}").unicodeScalars.map(\.value) == [0xCC41])
+        #expect(try nfkc("\u{314B}\u{3161}").unicodeScalars.map(\.value) == [0xD06C])
+        #expect(try nfkc("\u{FFBB}\u{FFDA}").unicodeScalars.map(\.value) == [0xD06C])
     }
 
     /// Invalid UTF-8 is repaired as String(decoding:) repairs it, then normalised; the
