@@ -20,9 +20,6 @@ let package = Package(
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.0"),
-        // AES-256-GCM for the Family Medical recovery codes: swift-crypto runs on every CPU,
-        // where libsodium's AES-GCM needs AES-NI. 4 builds on FoundationEssentials (no ICU).
-        .package(url: "https://github.com/apple/swift-crypto", from: "4.5.2"),
     ],
     targets: [
         // C libraries, one system module each; each used only from inside one library layer.
@@ -84,6 +81,13 @@ let package = Package(
         .systemLibrary(name: "CZxcvbn", providers: [.apt(["libzxcvbn-dev"])]),
         // libunistring: NFKC for NIP-49's passphrase without Foundation's ICU (no pkg-config file
         // in Debian).
+        // libcrypto's EVP: AES-256-GCM for the Family Medical recovery codes, on every CPU (where
+        // libsodium's AES-GCM needs AES-NI), without swift-crypto's BoringSSL (issue 39).
+        .systemLibrary(
+            name: "CLibCrypto",
+            pkgConfig: "libcrypto",
+            providers: [.apt(["libssl-dev"])]
+        ),
         .systemLibrary(name: "CUnistring", providers: [.apt(["libunistring-dev"])]),
         // syncfs(2), which Glibc's Swift module hides (it is a GNU extension).
         .systemLibrary(name: "CFileSystem"),
@@ -108,7 +112,7 @@ let package = Package(
         .target(name: "VaultImaging", dependencies: ["VaultCore", "CQRencode", "CZBar", "CImageCodecs"]),
         .target(
             name: "VaultPaper",
-            dependencies: ["VaultCore", "VaultImaging", "CCairo", "CZxcvbn", .product(name: "Crypto", package: "swift-crypto")]
+            dependencies: ["VaultCore", "VaultImaging", "CCairo", "CZxcvbn", "CLibCrypto"]
         ),
         .target(
             name: "CLISupport",

@@ -23,6 +23,7 @@ APT_PACKAGES=(
   libcurl4-openssl-dev   # libcurl: HTTP to S3-compatible object stores (issue 15)
   libzxcvbn-dev          # zxcvbn-c: the strength of a new passphrase
   libunistring-dev       # GNU libunistring: NIP-49's NFKC without ICU (issue 39)
+  libssl-dev             # libcrypto's EVP: the recovery codes' AES-256-GCM (issue 39)
   zlib1g-dev             # zlib: an S3 Inventory report's gzip CSV files
   jq                     # the README's walk-throughs build a manifest with it (test_readme.py)
   postgresql             # a throwaway server the registry's PostgreSQL tests run against

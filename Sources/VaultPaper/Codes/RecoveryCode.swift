@@ -1,4 +1,4 @@
-internal import Crypto
+internal import CLibCrypto
 import FoundationEssentials  // base64
 import Glibc
 import VaultCore
@@ -67,24 +67,20 @@ public enum RecoveryCodes {
         let salt = random.bytes(16), nonce = random.bytes(12)
         let key = try derive(code: code, salt: salt, iterations: iterations)
         let sealed = try key.withUnsafeBytes { keyBytes in
-            try masterKey.withUnsafeBytes { plaintext in
-                try AES.GCM.seal(plaintext, using: SymmetricKey(data: keyBytes), nonce: AES.GCM.Nonce(data: nonce))
-            }
+            try masterKey.withUnsafeBytes { try AESGCM.seal($0, key: keyBytes, nonce: nonce, associatedData: []) }
         }
-        return RecoveryCodeBlob(userID: userID, encryptedMasterKey: nonce + Array(sealed.ciphertext) + Array(sealed.tag), salt: salt, iterations: iterations)
+        return RecoveryCodeBlob(userID: userID, encryptedMasterKey: nonce + sealed, salt: salt, iterations: iterations)
     }
 
     /// The master key back; a wrong code is ``VaultError/Code/authenticationFailed``.
     public static func unwrap(_ blob: RecoveryCodeBlob, code: SecretBytes) throws -> SecretBytes {
         let key = try derive(code: code, salt: blob.salt, iterations: blob.iterations)
         let raw = blob.encryptedMasterKey
-        do {
-            let box = try AES.GCM.SealedBox(nonce: AES.GCM.Nonce(data: raw[0..<12]), ciphertext: raw[12..<(raw.count - 16)], tag: raw[(raw.count - 16)...])
-            let plaintext = try key.withUnsafeBytes { try AES.GCM.open(box, using: SymmetricKey(data: $0)) }
-            return try plaintext.withUnsafeBytes { try SecretBytes(copying: $0) }
-        } catch is CryptoKitError {
+        guard var plaintext = try key.withUnsafeBytes({ try AESGCM.open(Array(raw[12...]), key: $0, nonce: Array(raw[0..<12]), associatedData: []) }) else {
             throw VaultError.wrongRecoveryCode()
         }
+        defer { plaintext.zeroize() }
+        return try plaintext.withUnsafeBytes { try SecretBytes(copying: $0) }
     }
 
     /// PBKDF2 over the 24 words joined by single spaces, as the app types them.
@@ -94,20 +90,73 @@ public enum RecoveryCodes {
     }
 }
 
-/// AES-256-GCM for tests against Wycheproof: the same swift-crypto calls the blob uses.
+/// AES-256-GCM (96-bit nonce, 128-bit tag) through libcrypto's EVP interface, its one owner
+/// (Debian's OpenSSL, already in every process libcurl is in): swift-crypto's BoringSSL made
+/// recovery-sheet 1.5 MB larger (issue 39). The tests check it against Wycheproof.
 enum AESGCM {
+    /// The ciphertext and its 16-byte tag.
+    static func seal(_ plaintext: UnsafeRawBufferPointer, key: UnsafeRawBufferPointer, nonce: [UInt8], associatedData: [UInt8]) throws -> [UInt8] {
+        try run(encrypt: true, plaintext, key: key, nonce: nonce, associatedData: associatedData, tag: nil)!
+    }
+
+    /// The plaintext; nil when the tag does not verify (a wrong key, or altered bytes).
+    static func open(_ sealed: [UInt8], key: UnsafeRawBufferPointer, nonce: [UInt8], associatedData: [UInt8]) throws -> [UInt8]? {
+        guard sealed.count >= 16 else { return nil }
+        return try sealed.dropLast(16).withUnsafeBytes {
+            try run(encrypt: false, $0, key: key, nonce: nonce, associatedData: associatedData, tag: Array(sealed.suffix(16)))
+        }
+    }
+
     static func seal(_ plaintext: [UInt8], key: [UInt8], nonce: [UInt8], associatedData: [UInt8]) throws -> [UInt8] {
-        let box = try AES.GCM.seal(plaintext, using: SymmetricKey(data: key), nonce: AES.GCM.Nonce(data: nonce), authenticating: associatedData)
-        return Array(box.ciphertext) + Array(box.tag)
+        try plaintext.withUnsafeBytes { text in try key.withUnsafeBytes { try seal(text, key: $0, nonce: nonce, associatedData: associatedData) } }
     }
 
     static func open(_ sealed: [UInt8], key: [UInt8], nonce: [UInt8], associatedData: [UInt8]) throws -> [UInt8] {
-        let box = try AES.GCM.SealedBox(nonce: AES.GCM.Nonce(data: nonce), ciphertext: sealed.dropLast(16), tag: sealed.suffix(16))
-        return Array(try AES.GCM.open(box, using: SymmetricKey(data: key), authenticating: associatedData))
+        guard let opened = try key.withUnsafeBytes({ try open(sealed, key: $0, nonce: nonce, associatedData: associatedData) }) else {
+            throw VaultError.wrongRecoveryCode()
+        }
+        return opened
+    }
+
+    /// One EVP pass: encrypting appends the tag; decrypting checks `tag` (nil when it fails).
+    private static func run(encrypt: Bool, _ input: UnsafeRawBufferPointer, key: UnsafeRawBufferPointer, nonce: [UInt8], associatedData: [UInt8],
+                            tag: [UInt8]?) throws -> [UInt8]? {
+        guard key.count == 32, nonce.count == 12 else { throw VaultError.aesGCMFailed("a 32-byte key and a 12-byte nonce") }
+        guard let context = EVP_CIPHER_CTX_new() else { throw VaultError.aesGCMFailed("no cipher context") }
+        defer { EVP_CIPHER_CTX_free(context) }  // frees and clears the key schedule
+        let begin = encrypt ? EVP_EncryptInit_ex : EVP_DecryptInit_ex
+        let update = encrypt ? EVP_EncryptUpdate : EVP_DecryptUpdate
+        var output = [UInt8](repeating: 0, count: input.count + 16)
+        defer { output.zeroize() }  // a master key, once decrypted
+        var length: Int32 = 0, written: Int32 = 0
+        guard begin(context, EVP_aes_256_gcm(), nil, nil, nil) == 1,
+              EVP_CIPHER_CTX_ctrl(context, EVP_CTRL_GCM_SET_IVLEN, 12, nil) == 1,
+              begin(context, nil, nil, key.bindMemory(to: UInt8.self).baseAddress, nonce) == 1,
+              associatedData.isEmpty || update(context, nil, &length, associatedData, Int32(associatedData.count)) == 1,
+              input.isEmpty || update(context, &output, &written, input.bindMemory(to: UInt8.self).baseAddress, Int32(input.count)) == 1
+        else { throw VaultError.aesGCMFailed("the cipher refused its input") }
+        var scratch = [UInt8](repeating: 0, count: 16)  // GCM's final step writes nothing
+        if encrypt {
+            guard EVP_EncryptFinal_ex(context, &scratch, &length) == 1 else {
+                throw VaultError.aesGCMFailed("the cipher could not finish")
+            }
+            var newTag = [UInt8](repeating: 0, count: 16)
+            guard EVP_CIPHER_CTX_ctrl(context, EVP_CTRL_GCM_GET_TAG, 16, &newTag) == 1 else { throw VaultError.aesGCMFailed("no tag") }
+            return Array(output[..<Int(written)]) + newTag
+        }
+        var expected = tag!
+        guard EVP_CIPHER_CTX_ctrl(context, EVP_CTRL_GCM_SET_TAG, 16, &expected) == 1 else { throw VaultError.aesGCMFailed("the tag was refused") }
+        guard EVP_DecryptFinal_ex(context, &scratch, &length) == 1 else { return nil }
+        return Array(output[..<Int(written)])
     }
 }
 
 extension VaultError {
+    /// libcrypto's AES-256-GCM failed for a reason other than a wrong key (a C library's fault).
+    static func aesGCMFailed(_ why: String, file: String = #fileID, line: UInt = #line) -> VaultError {
+        VaultError(.cryptoFailure, "AES-256-GCM (libcrypto): \(why)", file: file, line: line)
+    }
+
     /// A blob without its encrypted key or salt.
     static func blobIncomplete(file: String = #fileID, line: UInt = #line) -> VaultError {
         VaultError(.malformedDocument, "the recovery blob needs encrypted_master_key and salt", file: file, line: line)
