@@ -379,16 +379,15 @@ public final class BatchMigration: Sendable {
         func resolve(_ path: String) -> String {
             path.hasPrefix("/") || base.isEmpty || VaultLocation.isObject(path) ? path : base + "/" + path
         }
-        guard rawLine.contains(where: { ![0x20, 0x09, 0x0d].contains($0) }) else { return nil }
         let vault: String, keyFile: String?, vaultKeyFile: String?
         do {
-            var reader = try JSONObjectReader(JSONValue(parsing: Array(rawLine), what: "the line"), path: "")
+            guard var reader = try JSONObjectReader(line: rawLine) else { return nil }
             vault = try reader.string("vault")
             keyFile = try reader.optionalString("keyFile")
             vaultKeyFile = try reader.optionalString("vaultKeyFile")
             try reader.finish()
         } catch let error as VaultError {
-            throw VaultError.malformedManifestLine(line, error)
+            throw error.withContext(prefix: "manifest line \(line): ")
         }
         guard (keyFile == nil) != (vaultKeyFile == nil) else {
             throw VaultError.manifestLineNeedsOneKey(line)
@@ -422,13 +421,6 @@ extension VaultError {
     /// A manifest (read whole, or staged) with no job on any line.
     static func manifestListsNoJobs(_ manifestPath: String, file: String = #fileID, line: UInt = #line) -> VaultError {
         VaultError(.malformedDocument, "the manifest '\(manifestPath)' lists no jobs", file: file, line: line)
-    }
-
-    /// A manifest line that is not a JSON object of the manifest's fields, with the reader's
-    /// reason (which calls it "the line", not "the document").
-    static func malformedManifestLine(_ line: Int, _ cause: VaultError, file: String = #fileID, line sourceLine: UInt = #line) -> VaultError {
-        VaultError(.malformedDocument, "manifest line \(line): \(cause.reason.replacingOccurrences(of: "the document", with: "the line"))",
-                   file: file, line: sourceLine)
     }
 
     /// A manifest line with both or neither of keyFile and vaultKeyFile.
