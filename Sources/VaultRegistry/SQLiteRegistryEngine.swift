@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 import VaultCore
 import VaultSQLite
 
@@ -120,8 +121,7 @@ final class SQLiteRegistryEngine: RegistryEngine {
     /// back through a connection that may write and only reads (SQLite rolls back on the first
     /// read), then reads again; where it may not write, it says how.
     private static func rollBackHotJournal(_ path: String) throws {
-        let folder = (path as NSString).deletingLastPathComponent
-        guard access(path, R_OK | W_OK) == 0, access(folder.isEmpty ? "." : folder, W_OK) == 0 else {
+        guard access(path, R_OK | W_OK) == 0, access(OutputLocation.split(path).folder, W_OK) == 0 else {
             throw VaultError.registryNeedsRollback(path)
         }
         do {
