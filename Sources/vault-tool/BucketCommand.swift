@@ -87,7 +87,7 @@ struct BucketCommand {
             + " \(range.through.map { "through \($0)" } ?? "to the last"))"
         case (let shard?, nil): " (shard \(shard): \(total - seen) of the \(total) listed belong to other shards)"
         }
-        let failure = stop.map { RunBreaker.failure($0, notStarted: total - seen) } ?? BucketMigration.failure(of: finished)
+        let failure = stop.map { RunBreaker.failure($0, notStarted: total - seen) } ?? FleetRunOutcome.failure(of: finished, dryRun: dryRun)
         if dryRun {
             diagnostics.note("dry run: would migrate \(count(.wouldMigrate)), unchanged \(count(.unchanged)), no key \(count(.noKey)), failing \(count(.failed)) of \(seen) vaults (version \(target))\(shardNote); nothing was written")
         } else {
@@ -114,7 +114,7 @@ struct BucketCommand {
             diagnostics.warning("\(count(.failed) + count(.conflict)) vaults failed or changed too often and were skipped; they are in the report and the journal")
             return
         }
-        throw failure
+        throw BatchCommand.withSkipHint(failure)
     }
 
     private var manifestPath: String? {

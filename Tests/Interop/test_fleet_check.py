@@ -123,9 +123,9 @@ def test_a_manifest_names_the_objects_and_their_keys(damaged_fleet):
     (["--source", "s3://family-vaults/vaults/", "--subset", "4/3"], "1 ≤ I ≤ N"),
     (["--source", "s3://family-vaults/vaults/", "--subset", "auto"], "auto/N"),
     (["--source", "s3://family-vaults/vaults/", "--subset", "auto/0"], "auto/N"),
-    (["--subset", "1/3", "--key-file", "k.nsec", "v.vault"], "--subset needs --source"),
+    (["--subset", "1/3", "--key-file", "k.nsec", "v.vault"], "--subset and --key-file belong to different modes of 'check'"),
     (["--source", "s3://family-vaults/vaults/", "--json"], "--json is for one vault"),
-    (["--source", "s3://family-vaults/vaults/", "v.vault"], "reads no VAULT"),
+    (["--source", "s3://family-vaults/vaults/", "v.vault"], "VAULT 'v.vault' is for one vault ('vault-tool check vault')"),
     (["--source", "s3://family-vaults/vaults/", "--manifest", "m.jsonl"], "not both"),
 ])
 def test_a_mistyped_fleet_check_is_a_usage_error_that_says_what(arguments, message, tmp_path):

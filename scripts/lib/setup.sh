@@ -17,7 +17,7 @@ APT_PACKAGES=(
   poppler-utils          # pdfinfo, pdffonts, pdfimages, pdftoppm: the PDF tests
   fonts-dejavu-core      # the sheet's fonts
   zbar-tools             # zbarimg: an independent QR decoder for the print-and-scan test
-  libsqlite3-dev         # GRDB's SQLite (migration journal, device registry)
+  libsqlite3-dev         # SQLite (CSQLite: migration journals, manifest staging, device registry)
   sqlite3                # the sqlite3 shell: tests read journals with it
   libpq-dev              # libpq: the device registry on PostgreSQL (issue 13)
   libcurl4-openssl-dev   # libcurl: HTTP to S3-compatible object stores (issue 15)
