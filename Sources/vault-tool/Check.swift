@@ -15,7 +15,8 @@ struct Check: ParsableCommand {
         A fleet in a bucket is checked in slices, the rolling check of a nightly job: with \
         --source s3://BUCKET/PREFIX/ (or --manifest of objects and their key files) and \
         --subset I/N, every object of slice I of N is read whole, its header checked, and with \
-        its household's key (--vault-key-dir) opened and checked as above; --subset auto/N takes \
+        its household's key (--vault-key-dir, or --vault-key-command run once a household \
+        with HVT_HOUSEHOLD set, exit 66 meaning none here) opened and checked as above; --subset auto/N takes \
         the night's slice from the date, so N nightly runs read every object once. Standard \
         output gets one JSON line an object (status ok, no-key, truncated, foreign, damaged or \
         gone, with the reason); standard error a summary and the census of the slice. Exit \
@@ -30,6 +31,9 @@ struct Check: ParsableCommand {
           vault-tool check --vault-key-file household.vaultkey --json household.vault
           vault-tool check --source s3://family-vaults/vaults/ --subset auto/7 \\
             --vault-key-dir keys/ > check-report.jsonl
+          # the keys from a secrets manager instead of a folder:
+          vault-tool check --source s3://family-vaults/vaults/ --subset auto/7 \\
+            --vault-key-command 'fleet-key-lookup --vault' > check-report.jsonl
           # a new environment, where the prefix may still be empty:
           vault-tool check --source s3://staging-vaults/vaults/ --subset auto/7 \\
             --vault-key-dir keys/ --allow-empty > check-report.jsonl
@@ -78,10 +82,12 @@ struct Check: ParsableCommand {
             return
         }
         guard (source == nil) != (manifest == nil) else { throw ValidationError("give --source or --manifest, not both") }
-        guard vault.input == "-", !vault.access.anyGiven else {
-            throw ValidationError("a fleet check reads no VAULT and no --key-file or --vault-key-file: give --vault-key-dir DIR, or key files in the manifest")
+        guard vault.input == "-", vault.access.keyFile == nil, vault.access.vaultKeyFile == nil, vault.access.keyCommand == nil else {
+            throw ValidationError("a fleet check reads no VAULT and no --key-file or --vault-key-file: give --vault-key-dir DIR or --vault-key-command CMD, or key files in the manifest")
         }
-        if manifest != nil, vaultKeyDir != nil { throw ValidationError("--vault-key-dir is for --source; a manifest names each object's key file") }
+        if manifest != nil, try fleetKeySource(folder: vaultKeyDir, access: vault.access) != nil {
+            throw ValidationError("--vault-key-dir and --vault-key-command are for --source; a manifest names each object's key file")
+        }
         try requireRange(jobs, 1...256, "--jobs")
         if json { throw ValidationError("a fleet check always writes JSON Lines; --json is for one vault") }
         // A mistyped subset is a usage error, said before anything is listed.
@@ -100,7 +106,7 @@ struct Check: ParsableCommand {
             } else {
                 .manifest(bytes: try InputFiles.read(manifest!, what: "manifest", limit: InputLimits.listFile), path: manifest!)
             }
-            try FleetCheckCommand(source: fleetSource, subset: try parsedSubset(), vaultKeyDir: vaultKeyDir, parallelism: jobs,
+            try FleetCheckCommand(source: fleetSource, subset: try parsedSubset(), keys: try fleetKeySource(folder: vaultKeyDir, access: vault.access), parallelism: jobs,
                                   allowNoKeys: allowNoKeys, allowEmpty: allowEmpty).run()
             return
         }

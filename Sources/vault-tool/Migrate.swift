@@ -59,6 +59,11 @@ struct Migrate: ParsableCommand {
           # a shard with no household of ours, where that is expected:
           vault-tool migrate --source s3://family-vaults/vaults/ --to 2 --in-place \\
             --vault-key-dir keys/ --shard 5/8 --allow-no-keys > report.jsonl
+          # the keys from a secrets manager: the command prints the key of the household
+          # in $HVT_HOUSEHOLD, or exits 66 when it holds none (no-key); any other failure
+          # stops the run with exit 78 (docs/fleet.md):
+          vault-tool migrate --source s3://family-vaults/vaults/ --to 2 --in-place \\
+            --vault-key-command 'fleet-key-lookup --vault' > report.jsonl
           # with S3 Batch Operations' CSV completion report beside it:
           vault-tool migrate --source s3://family-vaults/vaults/ --to 2 --in-place \\
             --vault-key-dir keys/ --completion-report report.csv > report.jsonl
@@ -112,7 +117,7 @@ struct Migrate: ParsableCommand {
     @Option(help: ArgumentHelp("Bucket mode: write the results under this prefix (s3://BUCKET/PREFIX/) instead of in place.", valueName: "PREFIX"))
     var out: String?
 
-    @Option(help: ArgumentHelp("Bucket mode: the folder of vault keys, one <household id>.vaultkey file each.", valueName: "DIR"))
+    @Option(help: ArgumentHelp("Bucket mode: the folder of vault keys, one <household id>.vaultkey file each (or --vault-key-command, run once a household).", valueName: "DIR"))
     var vaultKeyDir: String?
 
     @Option(help: ArgumentHelp("Bucket mode: take only the I-th of N equal ranges of household ids, I/N (1/2 and 2/2 on two machines), or auto: the index a job engine gives (Kubernetes JOB_COMPLETION_INDEX, AWS_BATCH_JOB_ARRAY_INDEX, Cloud Run CLOUD_RUN_TASK_INDEX and CLOUD_RUN_TASK_COUNT; 0-based).", valueName: "SHARD"))
@@ -147,11 +152,12 @@ struct Migrate: ParsableCommand {
                 throw ValidationError("give one of --source, --inventory and --manifest")
             }
             let listed = source != nil || inventory != nil
-            guard listed == (vaultKeyDir != nil) else {
-                throw ValidationError(listed ? "\(source != nil ? "--source" : "--inventory") needs --vault-key-dir DIR (the manifest form names its own keys)"
-                                             : "--vault-key-dir goes with --source or --inventory; a manifest names its own keys")
+            let keys = try fleetKeySource(folder: vaultKeyDir, access: vault.access)
+            guard listed == (keys != nil) else {
+                throw ValidationError(listed ? "\(source != nil ? "--source" : "--inventory") needs --vault-key-dir DIR or --vault-key-command CMD (the manifest form names its own keys)"
+                                             : "--vault-key-dir and --vault-key-command go with --source or --inventory; a manifest names its own keys")
             }
-            guard !vault.access.anyGiven, vault.input == "-", output.output == nil, outDir == nil else {
+            guard vault.input == "-", output.output == nil, outDir == nil else {
                 throw ValidationError("a bucket run names its own vaults and keys; give no IN, key option, -o or --out-dir")
             }
             guard !allowLossy else { throw ValidationError("--allow-lossy is not taken on a bucket: a fleet run never drops values") }
@@ -221,7 +227,7 @@ struct Migrate: ParsableCommand {
             }
             let destination: BucketMigration.Destination = try out.map { .prefix(try S3ObjectName.folder(parsing: $0)) } ?? .inPlace
             let shard = try parsedShard()
-            try BucketCommand(jobs: bucketJobs, target: to, destination: destination, vaultKeyDir: vaultKeyDir,
+            try BucketCommand(jobs: bucketJobs, target: to, destination: destination, keys: try fleetKeySource(folder: vaultKeyDir, access: vault.access),
                               shard: shard, journal: journal, parallelism: jobs ?? 16,
                               dryRun: dryRun, skipFailed: skipFailed, completionReport: completionReport,
                               allowNoKeys: allowNoKeys, allowEmpty: allowEmpty, command: batchCommand(bucketJobs, destination, shard)).run()
