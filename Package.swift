@@ -20,7 +20,6 @@ let package = Package(
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.0"),
-        .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
         // AES-256-GCM for the Family Medical recovery codes: swift-crypto runs on every CPU,
         // where libsodium's AES-GCM needs AES-NI.
         .package(url: "https://github.com/apple/swift-crypto", from: "3.12.3"),
@@ -54,6 +53,13 @@ let package = Package(
             name: "CCairo",
             pkgConfig: "pangocairo",
             providers: [.apt(["libcairo2-dev", "libpango1.0-dev", "libpoppler-glib-dev"])]
+        ),
+        // SQLite: the device registry's embedded engine, the batches' journals and the manifest's
+        // staging, through one owner (VaultSQLite's SQLiteDatabase).
+        .systemLibrary(
+            name: "CSQLite",
+            pkgConfig: "sqlite3",
+            providers: [.apt(["libsqlite3-dev"])]
         ),
         // PostgreSQL's own client: the device registry's second engine (issue 13).
         .systemLibrary(
@@ -91,18 +97,11 @@ let package = Package(
             dependencies: ["CSodium", "CSecp256k1", "CFileSystem"]
         ),
         .target(name: "VaultStorage", dependencies: ["VaultCore", "CCurl"]),
-        .target(
-            name: "VaultFleet",
-            dependencies: ["VaultCore", "VaultStorage", "CZlib", .product(name: "GRDB", package: "GRDB.swift")]
-        ),
-        .target(
-            name: "VaultRegistry",
-            dependencies: [
-                "VaultCore", "CLibPQ",
-                .product(name: "GRDB", package: "GRDB.swift"),
-                .product(name: "GRDBSQLite", package: "GRDB.swift"),  // sqlite3_serialize
-            ]
-        ),
+        // SQLite's one owner, for the two layers that keep a database (VaultFleet, VaultRegistry):
+        // a layer of its own, so a tool that keeps none does not link libsqlite3.
+        .target(name: "VaultSQLite", dependencies: ["VaultCore", "CSQLite"]),
+        .target(name: "VaultFleet", dependencies: ["VaultCore", "VaultStorage", "VaultSQLite", "CZlib"]),
+        .target(name: "VaultRegistry", dependencies: ["VaultCore", "VaultSQLite", "CLibPQ"]),
         .target(name: "VaultImaging", dependencies: ["VaultCore", "CQRencode", "CZBar", "CImageCodecs"]),
         .target(
             name: "VaultPaper",
@@ -174,8 +173,7 @@ let package = Package(
         .testTarget(
             name: "VaultCoreTests",
             dependencies: [
-                "VaultCore", "VaultStorage", "VaultFleet", "VaultRegistry", "VaultImaging", "VaultPaper", "FuzzTargets",
-                .product(name: "GRDB", package: "GRDB.swift"),
+                "VaultCore", "VaultStorage", "VaultSQLite", "VaultFleet", "VaultRegistry", "VaultImaging", "VaultPaper", "FuzzTargets",
             ],
             exclude: ["Vectors"]
         ),

@@ -106,8 +106,11 @@ public enum ToolMain {
     /// `objectStore` connects the tool's object store when a command first names an `s3://`
     /// object; a tool that links none passes nil, and refuses such names.
     /// `hints` are the tool's next steps for refusals its own flags resolve, by code.
+    /// `arguments` rewrites the command line before it is parsed (vault-tool names the mode of a
+    /// command given in an older spelling); a ``ToolError`` it throws is reported as any other.
     public static func run<Command: ParsableCommand>(_ command: Command.Type, objectStore: (@Sendable () throws -> any ObjectAccess)? = nil,
-                                                     hints: [VaultError.Code: String] = [:]) -> Never {
+                                                     hints: [VaultError.Code: String] = [:],
+                                                     arguments: ([String]) throws -> [String] = { $0 }) -> Never {
         ObjectStores.register(objectStore)
         let diagnostics = Diagnostics(toolName: Command.configuration.commandName ?? "tool")
         // Past a file size limit (ulimit -f), write(2) then fails with EFBIG, which AtomicFile
@@ -118,7 +121,7 @@ public enum ToolMain {
         // its tombstone not) with nothing said.
         signal(SIGPIPE, SIG_IGN)
         do {
-            var parsed = try Command.parseAsRoot()
+            var parsed = try Command.parseAsRoot(arguments(Array(CommandLine.arguments.dropFirst())))
             try parsed.run()
             exitSucceeded()
         } catch let error as ToolError {

@@ -59,21 +59,20 @@ public struct VaultAccessOptions: ParsableArguments {
             return .parentKey(try KeyFiles.parentKey(keyFile, diagnostics))
         }
         if let vaultKeyFile {
-            let contents = try InputFiles.readSecret(vaultKeyFile, what: "vault-key file", diagnostics: diagnostics)
-            return .vaultKey(try VaultKey(parsing: contents, what: "vault-key file '\(InputFiles.displayName(vaultKeyFile))'"))
+            return .vaultKey(try KeyFiles.vaultKey(vaultKeyFile, diagnostics))
         }
         return nil
     }
 }
 
-/// A job's key files, as a batch manifest names them (no warnings: a batch reads many).
+/// A job's key files, as a batch manifest names them (no warnings: a batch reads many), read
+/// by the same ``KeyFiles`` readers as the options.
 public enum VaultAccessFiles {
     public static func load(keyFile: String?, vaultKeyFile: String?) throws -> VaultAccess {
         let quiet = Diagnostics(toolName: "batch", quiet: true)
         if let keyFile { return .parentKey(try KeyFiles.parentKey(keyFile, quiet)) }
         guard let vaultKeyFile else { throw ToolError(.invalidInput, "a job names no key file") }
-        let contents = try InputFiles.readSecret(vaultKeyFile, what: "vault-key file", diagnostics: quiet)
-        return .vaultKey(try VaultKey(parsing: contents, what: "vault-key file '\(vaultKeyFile)'"))
+        return .vaultKey(try KeyFiles.vaultKey(vaultKeyFile, quiet))
     }
 }
 
@@ -114,6 +113,12 @@ public enum KeyFiles {
     public static func parentKey(_ path: String, _ diagnostics: Diagnostics) throws -> SecretKey {
         let contents = try InputFiles.readSecret(path, what: "key file", diagnostics: diagnostics)
         return try SecretKey(parsing: contents, what: "key file '\(InputFiles.displayName(path))'")
+    }
+
+    /// Reads a vault-key file (64 hex).
+    public static func vaultKey(_ path: String, _ diagnostics: Diagnostics) throws -> VaultKey {
+        let contents = try InputFiles.readSecret(path, what: "vault-key file", diagnostics: diagnostics)
+        return try VaultKey(parsing: contents, what: "vault-key file '\(InputFiles.displayName(path))'")
     }
 }
 

@@ -57,7 +57,7 @@ extension GrayImage {
         let status = pixels.withUnsafeBufferPointer {
             hvt_png_encode_gray8($0.baseAddress, UInt32(width), UInt32(height), metres, &out, &size, &error, error.count)
         }
-        try checkCodec(status, error, what: "encoding the PNG", code: .io)
+        try checkCodec(status, error) { VaultError.libraryFailure("libpng", "failed encoding the PNG: \($0)") }
         defer { hvt_free(out) }
         return Array(UnsafeBufferPointer(start: out, count: size))
     }
@@ -95,7 +95,7 @@ extension GrayImage {
         if status == HVT_IMAGE_TOO_LARGE {
             throw VaultError.pictureTooLarge(name, width: Int(width), height: Int(height))
         }
-        try checkCodec(status, error, what: "decoding the image", code: .malformedDocument)
+        try checkCodec(status, error) { VaultError.pictureUnreadable($0) }
         defer { hvt_free(out) }
         guard width > 0, height > 0 else { throw VaultError.emptyPicture() }
         self.init(width: Int(width), height: Int(height), pixels: Array(UnsafeBufferPointer(start: out, count: Int(width) * Int(height))),
@@ -103,15 +103,31 @@ extension GrayImage {
     }
 }
 
-/// Every codec status goes through here: 0 is success, otherwise the shim's message.
-private func checkCodec(_ status: Int32, _ error: [CChar], what: String, code: VaultError.Code) throws {
+/// Every codec status goes through here: 0 is success, otherwise `failure` of the shim's message.
+private func checkCodec(_ status: Int32, _ error: [CChar], _ failure: (String) -> VaultError) throws {
     guard status == 0 else {
-        let message = String(decoding: error.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
-        throw VaultError(code, "\(what) failed: \(message.lowercased())")
+        throw failure(String(decoding: error.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self).lowercased())
     }
 }
 
+extension VaultError.Code {
+    /// A C library below the suite (cairo, zbar, libqrencode, libpng) failed where it should not:
+    /// memory, initialisation, a write to its stream. Cryptographic libraries fail with
+    /// `cryptoFailure`; input a library rejects is the input's fault, with its own code.
+    public static let libraryFailure = VaultError.Code(name: "libraryFailure", category: .operational)
+}
+
 extension VaultError {
+    /// `library` failed, saying what: "zbar could not create a scanner".
+    package static func libraryFailure(_ library: String, _ what: String, file: String = #fileID, line: UInt = #line) -> VaultError {
+        VaultError(.libraryFailure, "\(library) \(what)", file: file, line: line)
+    }
+
+    /// A PNG or JPEG the codec could not decode, with the codec's reason.
+    static func pictureUnreadable(_ reason: String, file: String = #fileID, line: UInt = #line) -> VaultError {
+        VaultError(.malformedDocument, "decoding the image failed: \(reason)", file: file, line: line)
+    }
+
     /// The bytes are neither a PNG nor a JPEG (told apart by their signatures).
     static func notAPicture(_ name: String, file: String = #fileID, line: UInt = #line) -> VaultError {
         VaultError(.malformedDocument, "\(name) is neither a PNG nor a JPEG picture", file: file, line: line)

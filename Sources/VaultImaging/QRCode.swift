@@ -61,6 +61,6 @@ extension VaultError {
     /// libqrencode returned no symbol for the payload (too long for any version, or out of memory);
     /// `size` is the payload's size, as "120 bytes".
     static func qrEncodingFailed(_ size: String, file: String = #fileID, line: UInt = #line) -> VaultError {
-        VaultError(.cryptoFailure, "libqrencode could not encode \(size)", file: file, line: line)
+        VaultError.libraryFailure("libqrencode", "could not encode \(size)", file: file, line: line)
     }
 }

@@ -43,16 +43,16 @@ public enum QRScanner {
 extension VaultError {
     /// zbar could not allocate its image scanner.
     static func zbarCannotCreateScanner(file: String = #fileID, line: UInt = #line) -> VaultError {
-        VaultError(.cryptoFailure, "zbar could not create a scanner", file: file, line: line)
+        VaultError.libraryFailure("zbar", "could not create a scanner", file: file, line: line)
     }
 
     /// zbar could not allocate the image it scans.
     static func zbarCannotCreateImage(file: String = #fileID, line: UInt = #line) -> VaultError {
-        VaultError(.cryptoFailure, "zbar could not create an image", file: file, line: line)
+        VaultError.libraryFailure("zbar", "could not create an image", file: file, line: line)
     }
 
     /// zbar reported an error while scanning (not "no code found", which is an empty result).
     static func zbarScanFailed(file: String = #fileID, line: UInt = #line) -> VaultError {
-        VaultError(.cryptoFailure, "zbar failed while scanning the image", file: file, line: line)
+        VaultError.libraryFailure("zbar", "failed while scanning the image", file: file, line: line)
     }
 }

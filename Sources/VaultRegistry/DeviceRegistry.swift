@@ -185,7 +185,7 @@ extension DeviceRegistry {
             if earliest.map({ line < $0.line }) ?? true { earliest = (line, check.error(row)) }
         }
         guard let (line, error) = earliest else { return }
-        throw VaultError(error.code, "\(file) line \(line): \(error.reason)", hint: error.code == .alreadyImported ? nil : "nothing was imported")
+        throw error.withContext(prefix: "\(file) line \(line): ", hint: error.code == .alreadyImported ? nil : "nothing was imported")
     }
 
     /// A query for the lines of a staged file that break a rule, and the error a line earns.
@@ -291,9 +291,8 @@ extension DeviceRegistry {
                                   _ body: (Int, [RegistryValue]) throws -> Void) throws -> Int {
         var count = 0
         try file.forEachLine { number, line in
-            guard line.contains(where: { ![0x20, 0x09, 0x0d].contains($0) }) else { return }
             do {
-                var reader = try JSONObjectReader(JSONValue(parsing: Array(line), what: "the line"), path: "")
+                guard var reader = try JSONObjectReader(line: line) else { return }
                 let row = switch kind {
                 case .devices: try deviceRow(&reader, now: now)
                 case .members: try memberRow(&reader, now: now)
@@ -301,9 +300,7 @@ extension DeviceRegistry {
                 try reader.finish()
                 try body(number, row)
             } catch let error as VaultError {
-                // A failure of the system (a full disk) is the system's, whichever line met it.
-                let code: VaultError.Code = error.code == .io ? .io : .malformedDocument
-                throw VaultError(code, "\(file.name) line \(number): \(error.reason)", hint: "nothing was imported")
+                throw error.withContext(prefix: "\(file.name) line \(number): ", hint: "nothing was imported")
             }
             count += 1
         }

@@ -88,7 +88,7 @@ struct RegistryRow: Sendable {
 
 /// What the registry's rules need from a database engine: transactions over a session that
 /// runs SQL, and the engine's fastest way to load many rows. DeviceRegistry holds every rule
-/// above this; SQLite (GRDB) and PostgreSQL (libpq) differ only below it.
+/// above this; SQLite (VaultSQLite) and PostgreSQL (libpq) differ only below it.
 protocol RegistryEngine: AnyObject, Sendable {
     var dialect: RegistryDialect { get }
     /// Runs `body` in one transaction; `commit` false rolls it back (dry runs, refusals). A

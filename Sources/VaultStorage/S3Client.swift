@@ -202,13 +202,6 @@ package final class S3Client: @unchecked Sendable {
         guard [200, 204, 404].contains(response.status) else { throw failure(response, name) }
     }
 
-    /// Makes a bucket (tests and demos set up their store with it; the tools never make one).
-    func createBucket(_ bucket: String) throws {
-        let name = S3ObjectName(bucket: bucket, key: "")
-        let response = try retrying(name, doing: "creating") { try send("PUT", name) }
-        guard response.status == 200 else { throw failure(response, name) }
-    }
-
     // MARK: One request
 
     private func retrying(_ name: S3ObjectName, limit: Int = InputLimits.document, doing what: String = "reading",
@@ -258,7 +251,8 @@ package final class S3Client: @unchecked Sendable {
 
     /// Signs with the provider's current credentials and sends; an answer that the credentials
     /// expired makes the provider fetch new ones, and the request goes once more with them.
-    private func send(_ method: String, _ name: S3ObjectName, query: [(name: String, value: String)] = [],
+    /// Internal, not private: the tests make their buckets with it (the tools never make one).
+    func send(_ method: String, _ name: S3ObjectName, query: [(name: String, value: String)] = [],
                       headers extra: [(name: String, value: String)] = [], body: [UInt8] = [],
                       responseLimit: Int = InputLimits.listFile) throws -> Result<HTTPResponse, HTTPTransportError> {
         let credentials = try configuration.credentials.current()

@@ -30,8 +30,6 @@ package struct SigV4: Sendable {
     }
 
     package static let algorithm = "AWS4-HMAC-SHA256"
-    /// The payload hash of a request with no body (SHA-256 of nothing).
-    package static let emptyPayloadHash = Hex.encode(SHA256.hash([]))
 
     package struct Request: Sendable {
         package var method: String

@@ -121,7 +121,7 @@ struct ReadPDF: ParsableCommand {
     /// The child's refusal, as the error it was, naming the file.
     static func error(from message: String, name: String) -> VaultError {
         let lines = message.split(separator: "\n", maxSplits: 1)
-        let known: [VaultError.Code] = [.notOnePage, .malformedDocument, .tooLarge, .cryptoFailure, .io]
+        let known: [VaultError.Code] = [.notOnePage, .malformedDocument, .tooLarge, .cryptoFailure, .libraryFailure, .io]
         guard let first = lines.first, let code = known.first(where: { $0.name == first }) else { return VaultError.pdfTooCostly(name) }
         let reason = lines.count > 1 ? String(lines[1]).replacingOccurrences(of: "'the PDF'", with: "'\(name)'") : "unreadable"
         return VaultError.pdfRefused(code, reason)

@@ -85,8 +85,7 @@ enum ShareReader {
             let key = try SecretKey(secret: secret)
             let checks = reads.compactMap { $0!.checkCode }
             if case .otherHousehold(let named) = ShareCodes.check(restored: Household(parentPublicKey: key.publicKey).id, against: checks) {
-                let error = VaultError.sharesRestoreAnotherKey(named: named, passphraseGiven: passphrase != nil)
-                throw VaultError(error.code, error.reason, hint: passphrase != nil
+                throw VaultError.sharesRestoreAnotherKey(named: named, passphraseGiven: passphrase != nil).withContext(hint: passphrase != nil
                                  ? "check the passphrase in --passphrase-file, character by character"
                                  : "give the family's share passphrase with --passphrase-file (- asks for it)")
             }
@@ -124,8 +123,7 @@ enum ShareReader {
         } catch let problem as ShareProblem {
             let files = problem.shares.filter { paths.indices.contains($0 - 1) }
                 .map { "share \($0) is '\(InputFiles.displayName(paths[$0 - 1]))'" }
-            let error = problem.vaultError
-            throw VaultError(error.code, error.reason + (files.isEmpty ? "" : " (\(files.joined(separator: ", ")))"), hint: hint(for: problem))
+            throw problem.vaultError.withContext(suffix: files.isEmpty ? "" : " (\(files.joined(separator: ", ")))", hint: hint(for: problem))
         }
     }
 

@@ -1,6 +1,7 @@
 import ArgumentParser
 import CLISupport
 import Foundation
+import Synchronization
 import VaultCore
 import VaultFleet
 
@@ -25,30 +26,39 @@ struct BatchCommand {
                                        target: target, allowLossy: allowLossy, dryRun: dryRun, command: command)
         let total = batch.total
         let progress = RunReport<MigrationStatus>(total: total, failing: [.failed])
+        // Only the failures decide how the run ends (as a bucket run's do).
+        let failures = Mutex<[BatchMigration.Result]>([])
         // SIGTERM stops the batch between groups of vaults, with its journal and summary.
         StopSignals.install()
         let stop = try batch.run(parallelism: jobs, breaker: RunBreaker(signalled: { StopSignals.signalled }), loadAccess: { job in
             try VaultAccessFiles.load(keyFile: job.keyFile, vaultKeyFile: job.vaultKeyFile)
         }, report: { result in
             try progress.add(result.status, Self.jsonLine(result))
+            if result.isFailure { failures.withLock { $0.append(result) } }
         })
         let counts = progress.finish()
         let failed = counts[.failed, default: 0]
+        let failure = FleetRunOutcome.failure(of: failures.withLock { $0 }, dryRun: dryRun)
         if dryRun {
             diagnostics.note("dry run: would migrate \(counts[.wouldMigrate, default: 0]), unchanged \(counts[.unchanged, default: 0]), failing \(failed) of \(total) vaults (version \(target)); nothing was written")
-            if failed > 0, !skipFailed { throw ToolError(.operational, "\(failed) of \(total) vaults would fail; their errors are in the report") }
+            if let failure, !skipFailed { throw failure }
             return
         }
         diagnostics.note("migrated \(counts[.migrated, default: 0]), unchanged \(counts[.unchanged, default: 0]), done earlier \(counts[.previouslyDone, default: 0]), failed \(failed) of \(total) vaults (version \(target)) → \(outDir)")
         if let stop { throw RunBreaker.failure(stop, notStarted: total - counts.values.reduce(0, +)) }
-        if failed > 0, skipFailed {
+        guard let failure else { return }
+        if skipFailed {
             diagnostics.warning("\(failed) of \(total) vaults failed and were skipped; their errors are in the report and the journal")
             return
         }
-        if failed > 0 {
-            throw ToolError(.operational, "\(failed) of \(total) vaults failed; their errors are in the report and the journal",
-                            hint: "fix them and run the same command again (finished vaults are not redone), or accept them with --skip-failed")
-        }
+        throw Self.withSkipHint(failure)
+    }
+
+    /// A run's failure as both batch kinds show it: vaults that failed for good get the hint
+    /// that names what to do about them.
+    static func withSkipHint(_ failure: VaultError) -> VaultError {
+        guard failure.code == .vaultsFailed else { return failure }
+        return failure.withContext(hint: "fix them and run the same command again (finished vaults are not redone), or accept them with --skip-failed")
     }
 
     static func jsonLine(_ result: BatchMigration.Result) -> JSONValue {

@@ -91,7 +91,7 @@ struct BucketCommand {
             + " \(range.through.map { "through \($0)" } ?? "to the last"))"
         case (let shard?, nil): " (shard \(shard): \(total - seen) of the \(total) listed belong to other shards)"
         }
-        let failure = stop.map { RunBreaker.failure($0, notStarted: total - seen) } ?? BucketMigration.failure(of: finished)
+        let failure = stop.map { RunBreaker.failure($0, notStarted: total - seen) } ?? FleetRunOutcome.failure(of: finished, dryRun: dryRun)
         if dryRun {
             diagnostics.note("dry run: would migrate \(count(.wouldMigrate)), unchanged \(count(.unchanged)), no key \(count(.noKey)), failing \(count(.failed)) of \(seen) vaults (version \(target))\(shardNote); nothing was written")
         } else {
@@ -118,7 +118,7 @@ struct BucketCommand {
             diagnostics.warning("\(count(.failed) + count(.conflict)) vaults failed or changed too often and were skipped; they are in the report and the journal")
             return
         }
-        throw failure
+        throw BatchCommand.withSkipHint(failure)
     }
 
     private var manifestPath: String? {
@@ -151,12 +151,9 @@ struct BucketCommand {
 /// is: a job engine's policy then stops retrying, since the same command would fail again.
 /// The keys of a fleet run that lists its vaults: `--vault-key-dir DIR`, or
 /// `--vault-key-command CMD` run once a household (``HouseholdKeySource``); nil for neither.
-/// Both, or any other key option, is a usage error: a fleet run's key is its household's.
-func fleetKeySource(folder: String?, access: VaultAccessOptions) throws -> HouseholdKeySource? {
-    guard access.keyFile == nil, access.vaultKeyFile == nil, access.keyCommand == nil else {
-        throw ValidationError("a fleet run takes each household's key from --vault-key-dir DIR or --vault-key-command CMD; give no --key-file, --vault-key-file or --key-command")
-    }
-    switch (folder, access.vaultKeyCommand) {
+/// Both is a usage error.
+func fleetKeySource(folder: String?, command: String?) throws -> HouseholdKeySource? {
+    switch (folder, command) {
     case (let folder?, nil): return .folder(folder)
     case (nil, let command?): return .command(SecretCommand(arguments: try KeyCommand(parsing: command, option: "--vault-key-command").arguments))
     case (nil, nil): return nil

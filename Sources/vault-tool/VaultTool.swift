@@ -44,7 +44,8 @@ struct VaultTool: ParsableCommand {
     )
 
     static func main() {
-        ToolMain.run(Self.self, objectStore: { try ObjectStore.connect(environment: ProcessInfo.processInfo.environment) }, hints: hints)
+        ToolMain.run(Self.self, objectStore: { try ObjectStore.connect(environment: ProcessInfo.processInfo.environment) }, hints: hints,
+                     arguments: ModeDispatch.arguments)
     }
 }
 

@@ -212,8 +212,11 @@ enum RevokerFixtures {
         #expect(log.split(separator: "\n").count == 1 && log.contains(#""deviceId":"a1b2""#))
     }
 
-    /// SIGKILL in the middle of a large revocation: the registry is entirely before or entirely
-    /// after the batch, and intact.
+    /// SIGKILL in the middle of a large revocation, at named system calls (strace): its first
+    /// write to the database, its last, and writes spread between them, then its report, which
+    /// comes after the commit. The registry is each time entirely before or entirely after the
+    /// batch, and intact: before at the first write, after at the report, and once after, after
+    /// for every later kill.
     @Test func killedRevocationIsAllOrNothing() throws {
         let workspace = try Workspace()
         #expect(try workspace.run("device-revoker", ["registry", "init", "--db", "base.sqlite"]).status == 0)
@@ -232,38 +235,33 @@ enum RevokerFixtures {
         try Data(generate.utf8).write(to: URL(fileURLWithPath: workspace.path("generate.sql")))
         #expect(try workspace.run("/usr/bin/sqlite3", ["base.sqlite", ".read generate.sql"]).status == 0)
         func count(_ sql: String) throws -> Int { Int(try workspace.run("/usr/bin/sqlite3", ["r.sqlite", sql]).stdoutText.trimmingCharacters(in: .whitespacesAndNewlines)) ?? -1 }
-
-        var generator = SystemRandomNumberGenerator()
-        var killedWhileRunning = 0, before = 0, after = 0
-        for _ in 0..<10 {
-            for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: workspace.path("r.sqlite" + suffix)) }
+        func freshRegistry() throws {
+            for suffix in ["", "-journal", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: workspace.path("r.sqlite" + suffix)) }
             try FileManager.default.copyItem(atPath: workspace.path("base.sqlite"), toPath: workspace.path("r.sqlite"))
-            let process = Process()
-            process.executableURL = Workspace.binaries.appendingPathComponent("device-revoker")
-            process.arguments = ["registry", "revoke", "--db", "r.sqlite", "--not-seen-since", "2023-06-01", "--force", "--reason", "kill test"]
-            process.currentDirectoryURL = workspace.folder
-            process.standardOutput = FileHandle.nullDevice
-            process.standardError = FileHandle.nullDevice
-            try process.run()
-            usleep(UInt32.random(in: 10_000...400_000, using: &generator))
-            kill(process.processIdentifier, SIGKILL)
-            process.waitUntilExit()
-            if process.terminationReason == .uncaughtSignal { killedWhileRunning += 1 }
+        }
+        let arguments = ["registry", "revoke", "--db", "r.sqlite", "--not-seen-since", "2023-06-01", "--force", "--reason", "kill test"]
+        try freshRegistry()
+        let writes = try workspace.calls(of: "pwrite64", "device-revoker", arguments)
+        #expect(writes >= 3, "a revocation of 60,000 devices made \(writes) writes")
 
+        var committed: [Bool] = []
+        let moments = Set([1, writes / 4, writes / 2, 3 * writes / 4, writes]).filter { $0 >= 1 }.sorted().map { ("pwrite64", $0) } + [("write", 1)]
+        for (syscall, call) in moments {
+            try freshRegistry()
+            #expect(try workspace.runKilled("device-revoker", arguments, at: syscall, call: call), "the kill at \(syscall) \(call) never came")
             #expect(try workspace.run("/usr/bin/sqlite3", ["r.sqlite", "PRAGMA integrity_check"]).stdoutText == "ok\n")
             let logged = try count("SELECT count(*) FROM revocations")
             let inactive = try count("SELECT count(*) FROM user_devices WHERE is_active = 0")
             let left = try count("SELECT count(*) FROM members WHERE left_at IS NOT NULL")
             let selected = try count("SELECT count(*) FROM user_devices WHERE coalesce(last_seen, registered_at) < '2023-06-01T00:00:00Z'")
             if logged == 0 {
-                before += 1
-                #expect(inactive == 0 && left == 0)
+                #expect(inactive == 0 && left == 0, "killed at \(syscall) \(call)")
             } else {
-                after += 1
-                #expect(logged == selected && inactive == selected && left > 0)
+                #expect(logged == selected && inactive == selected && left > 0, "killed at \(syscall) \(call)")
             }
+            committed.append(logged != 0)
         }
-        #expect(killedWhileRunning >= 3, "only \(killedWhileRunning) kills landed while the revocation ran")
-        #expect(before + after == 10)
+        #expect(committed.first == false && committed.last == true, "committed after the kills at \(moments): \(committed)")
+        #expect(!zip(committed, committed.dropFirst()).contains { $0 && !$1 }, "committed after the kills at \(moments): \(committed)")
     }
 }

@@ -94,9 +94,13 @@ enum VaultFileBytes {
     static func schemaByte(_ bytes: [UInt8]?) throws -> UInt8 { try #require(bytes)[9] }
 }
 
-/// The batch run killed at random moments and started again, many times: at the end every job
-/// is done exactly once, every output opens and passes check, no input changed, and no
-/// temporary or truncated file is left.
+/// The batch run killed and started again, many times, each time at a named moment (strace, as
+/// Tests/Interop/test_faults.py kills), each resuming the one before: at the journal's first
+/// write and sync, when a group of outputs is flushed (syncfs: written, not yet named), when the
+/// first and the last output a worker names is linked under its temporary name (linkat) and
+/// renamed (renameat), when the named group is flushed (fsync) before the journal records it. At
+/// the end every job is done exactly once, every output opens and passes check, no input
+/// changed, and no temporary or truncated file is left.
 @Suite struct BatchMigrationKillTests {
     @Test func killedRunsFinishExactlyOnce() throws {
         let workspace = try Workspace()
@@ -114,27 +118,33 @@ enum VaultFileBytes {
         try Data(manifest.utf8).write(to: URL(fileURLWithPath: workspace.path("jobs.jsonl")))
         let arguments = ["migrate", "--manifest", "jobs.jsonl", "--to", "2", "--out-dir", "out", "--jobs", "2"]
 
-        var generator = SystemRandomNumberGenerator()
-        var killedWhileRunning = 0
-        for _ in 0..<25 {
-            let process = Process()
-            process.executableURL = Workspace.binaries.appendingPathComponent("vault-tool")
-            process.arguments = arguments
-            process.currentDirectoryURL = workspace.folder
-            process.standardOutput = FileHandle.nullDevice
-            process.standardError = FileHandle.nullDevice
-            try process.run()
-            usleep(UInt32.random(in: 5_000...120_000, using: &generator))
-            kill(process.processIdentifier, SIGKILL)
-            process.waitUntilExit()
-            if process.terminationReason == .uncaughtSignal { killedWhileRunning += 1 }
+        let journal = "out.migrate-journal.sqlite"
+        /// The jobs a run has left: whichever worker names the most outputs names at least half.
+        func remaining() throws -> Int {
+            guard FileManager.default.fileExists(atPath: workspace.path(journal)) else { return jobCount }
+            let done = try workspace.run("/usr/bin/sqlite3", [journal, "SELECT count(*) FROM job WHERE state = 'done'"])
+            return jobCount - (Int(done.stdoutText.trimmingCharacters(in: .whitespacesAndNewlines)) ?? 0)
+        }
+        let busiest: (Int) -> Int = { ($0 + 1) / 2 }
+        let moments: [(syscalls: String, call: (Int) -> Int)] = [
+            ("pwrite64", { _ in 1 }), ("fdatasync", { _ in 1 }), ("syncfs", { _ in 1 }), ("fsync", { _ in 1 }),
+            ("linkat", { _ in 1 }), ("renameat", { _ in 1 }), ("linkat", { busiest($0) / 2 + 1 }), ("renameat", { busiest($0) / 2 + 1 }),
+            ("linkat", busiest), ("renameat", busiest),
+        ]
+        for (syscalls, call) in moments {
+            // A batch that a run happened to finish (the other worker went on) starts again, so
+            // that every kill has work to fall in.
+            if try remaining() == 0 {
+                for name in ["out", journal, journal + "-journal", journal + "-wal", journal + "-shm"] { try? FileManager.default.removeItem(atPath: workspace.path(name)) }
+            }
+            let at = call(try remaining())
+            #expect(try workspace.runKilled("vault-tool", arguments, at: syscalls, call: at), "the kill at \(syscalls) \(at) never came")
             // Whatever the moment, no output is ever a partial vault.
             for name in (try? FileManager.default.contentsOfDirectory(atPath: workspace.path("out"))) ?? [] where name.hasSuffix(".vault") && !name.hasPrefix(".") {
                 let opened = try Vault.open(#require(workspace.contents("out/\(name)")), with: .vaultKey(VaultKey(parsing: workspace.contents("keys/parent.vaultkey")!.withUnsafeBytes { try SecretBytes(copying: $0) }, what: "k")))
                 #expect(opened.header.schemaVersion == 2)
             }
         }
-        #expect(killedWhileRunning >= 10, "only \(killedWhileRunning) kills landed while the batch ran")
         let final = try workspace.run("vault-tool", arguments)
         #expect(final.status == 0, "\(final.stderrText)")
         #expect(final.stdoutText.split(separator: "\n").count == jobCount)
@@ -149,7 +159,7 @@ enum VaultFileBytes {
             #expect(try VaultCheck.run(opened.document, access: access).isClean)
             #expect(SHA256.hash(workspace.contents("in/vault-\(index).vault")!) == inputHashes["in/vault-\(index).vault"])
         }
-        let journal = try workspace.run("/usr/bin/sqlite3", ["out.migrate-journal.sqlite", "SELECT state || ' ' || completions FROM job"])
-        #expect(journal.stdoutText.split(separator: "\n").map(String.init) == Array(repeating: "done 1", count: jobCount))
+        let jobs = try workspace.run("/usr/bin/sqlite3", [journal, "SELECT state || ' ' || completions FROM job"])
+        #expect(jobs.stdoutText.split(separator: "\n").map(String.init) == Array(repeating: "done 1", count: jobCount))
     }
 }

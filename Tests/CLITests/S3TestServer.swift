@@ -42,3 +42,13 @@ enum S3TestServer {
         try client().get(S3ObjectName(bucket: bucket, key: key))?.bytes
     }
 }
+
+extension S3Client {
+    /// Makes a bucket for a test: the tools never make one, so only the tests have this.
+    func createBucket(_ bucket: String) throws {
+        let response = try send("PUT", S3ObjectName(bucket: bucket, key: "")).get()
+        guard response.status == 200 else {
+            throw VaultError(.io, "creating the test bucket '\(bucket)' answered \(response.status): \(String(decoding: response.body, as: UTF8.self))")
+        }
+    }
+}

@@ -134,3 +134,29 @@ enum SampledFlips {
         }
     }
 }
+
+/// Kills at named system calls, as `Tests/Interop/test_faults.py` does: strace stops a run with
+/// SIGKILL at its Nth call of a system call, so the moment of a kill is a point in the program
+/// (a write, a rename), never a time that a loaded machine may reach before or after the work.
+extension Workspace {
+    /// Runs `tool` killed at its `call`th call of any of `syscalls` (comma-separated; strace
+    /// counts the calls of each thread on its own). True when the kill came before the run ended.
+    func runKilled(_ tool: String, _ arguments: [String], at syscalls: String, call: Int) throws -> Bool {
+        let traced = try run("/usr/bin/strace", ["-f", "-qq", "-o", "/dev/null", "-e", "trace=\(syscalls)", "-e", "inject=\(syscalls):signal=KILL:when=\(call)",
+                                                 Self.binaries.appendingPathComponent(tool).path] + arguments)
+        // strace ends itself with its tracee's signal (or, run by a shell, with 128 + it).
+        return traced.status == SIGKILL || traced.status == 128 + SIGKILL
+    }
+
+    /// How many calls of `syscalls` a whole run of `tool` makes, every thread together.
+    func calls(of syscalls: String, _ tool: String, _ arguments: [String]) throws -> Int {
+        let counted = try run("/usr/bin/strace", ["-f", "-c", "-U", "name,calls", "-e", "trace=\(syscalls)", Self.binaries.appendingPathComponent(tool).path] + arguments)
+        #expect(counted.status == 0, "\(counted.stderrText)")
+        let names = Set(syscalls.split(separator: ","))
+        return counted.stderrText.split(separator: "\n").reduce(0) { total, line in
+            let fields = line.split(separator: " ")
+            guard fields.count == 2, names.contains(fields[0]), let calls = Int(fields[1]) else { return total }
+            return total + calls
+        }
+    }
+}

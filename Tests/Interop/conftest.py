@@ -11,6 +11,7 @@ import pytest
 os.environ.setdefault("AWS_EC2_METADATA_DISABLED", "true")
 
 import s3fleet
+from s3fleet import proxy, s3  # noqa: F401 (the object-store tests' fixtures, defined there)
 
 
 @pytest.fixture

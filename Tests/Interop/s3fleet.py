@@ -21,6 +21,7 @@ from pathlib import Path
 
 import boto3
 import botocore
+import pytest
 from botocore.config import Config
 
 import vaultref
@@ -169,6 +170,12 @@ def migrate(arguments, env=None, cwd=None, **options):
 
 def report_lines(stdout: bytes):
     return [json.loads(line) for line in stdout.decode().splitlines() if line.strip()]
+
+
+def finish(process, timeout=600):
+    """Waits for a run `migrate` started: (exit code, report lines, standard error)."""
+    stdout, stderr = process.communicate(timeout=timeout)
+    return process.returncode, report_lines(stdout), stderr.decode()
 
 
 def free_port():
@@ -368,3 +375,19 @@ class CountingProxy:
     def close(self):
         self.server.shutdown()
         self.server.server_close()
+
+
+# The fixtures of the object-store tests, made available to every test module by conftest.py.
+
+@pytest.fixture
+def s3():
+    """boto3 on the S3 server scripts/test starts."""
+    return client()
+
+
+@pytest.fixture
+def proxy():
+    """A CountingProxy of the test's own in front of that server."""
+    counting = CountingProxy()
+    yield counting
+    counting.close()

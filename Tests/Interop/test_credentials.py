@@ -174,6 +174,20 @@ class Handler(http.server.BaseHTTPRequestHandler):
                f"<Expiration>{expiration}</Expiration></Credentials></{action}Result></{action}Response>")
         self.answer(200, xml, "text/xml")
 
+    def s3_signature(self, headers, body, *expired):
+        """Checks an S3 GET's signature and counts the key that made it: "forged" (answered 403
+        here), "expired" when the key is in one of the `expired` sets, else "valid"."""
+        fake = self.fake
+        try:
+            key_id = verify_sigv4("GET", self.path, headers, body, "s3", fake.lookup)
+        except (AssertionError, KeyError, ValueError) as problem:
+            fake.problems.append(f"S3: {problem}")
+            self.answer(403, "<Error><Code>SignatureDoesNotMatch</Code></Error>", "application/xml")
+            return "forged"
+        with fake.lock:
+            fake.s3_keys.append(key_id)
+            return "expired" if any(key_id in keys for keys in expired) else "valid"
+
     def do_GET(self):
         url, headers, body = self.parts()
         fake = self.fake
@@ -207,15 +221,10 @@ class Handler(http.server.BaseHTTPRequestHandler):
             return self.answer(200, json.dumps({"Code": "Success", "LastUpdated": iso(datetime.now(timezone.utc)), "Type": "AWS-HMAC",
                                                 "AccessKeyId": key_id, "SecretAccessKey": secret, "Token": token, "Expiration": expiration}))
         if url.path.rstrip("/") == f"/{BUCKET}" and "list-type" in query:
-            try:
-                key_id = verify_sigv4("GET", self.path, headers, body, "s3", fake.lookup)
-            except (AssertionError, KeyError, ValueError) as problem:
-                fake.problems.append(f"S3: {problem}")
-                return self.answer(403, "<Error><Code>SignatureDoesNotMatch</Code></Error>", "application/xml")
-            with fake.lock:
-                fake.s3_keys.append(key_id)
-                expired = key_id in fake.expired
-            if expired:
+            signed = self.s3_signature(headers, body, fake.expired)
+            if signed == "forged":
+                return
+            if signed == "expired":
                 return self.answer(400, "<Error><Code>ExpiredToken</Code><Message>The provided token has expired.</Message></Error>",
                                    "application/xml")
             page = int(query.get("continuation-token", "0"))
@@ -226,15 +235,10 @@ class Handler(http.server.BaseHTTPRequestHandler):
                    + (f"<NextContinuationToken>{page + 1}</NextContinuationToken>" if more else "") + "</ListBucketResult>")
             return self.answer(200, xml, "application/xml")
         if url.path.startswith(f"/{BUCKET}/vaults/"):
-            try:
-                key_id = verify_sigv4("GET", self.path, headers, body, "s3", fake.lookup)
-            except (AssertionError, KeyError, ValueError) as problem:
-                fake.problems.append(f"S3: {problem}")
-                return self.answer(403, "<Error><Code>SignatureDoesNotMatch</Code></Error>", "application/xml")
-            with fake.lock:
-                fake.s3_keys.append(key_id)
-                expired = key_id in fake.expired or key_id in fake.expired_for_objects
-            if expired:
+            signed = self.s3_signature(headers, body, fake.expired, fake.expired_for_objects)
+            if signed == "forged":
+                return
+            if signed == "expired":
                 return self.answer(400, "<Error><Code>ExpiredToken</Code></Error>", "application/xml")
             return self.answer(206, b"not a vault, 32 bytes long....."[:16], "application/octet-stream")
         self.answer(404, "<Error><Code>NoSuchKey</Code></Error>", "application/xml")

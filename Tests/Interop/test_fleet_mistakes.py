@@ -15,22 +15,10 @@ import subprocess
 import pytest
 
 import s3fleet
-from s3fleet import CountingProxy, Fleet, report_lines, tool_environment
+from s3fleet import Fleet, report_lines, tool_environment
 from workspace import VAULT_TOOL
 
 pytestmark = pytest.mark.usefixtures("s3_server")
-
-
-@pytest.fixture
-def s3():
-    return s3fleet.client()
-
-
-@pytest.fixture
-def proxy():
-    counting = CountingProxy()
-    yield counting
-    counting.close()
 
 
 def run(arguments, proxy, cwd):

@@ -17,24 +17,12 @@ import urllib.parse
 import pytest
 
 import s3fleet
-from s3fleet import CountingProxy, Fleet, migrate, report_lines, tool_environment
+from s3fleet import Fleet, migrate, report_lines, tool_environment
 from workspace import ROOT, VAULT_TOOL
 
 pytestmark = pytest.mark.usefixtures("s3_server")
 
 PROBE = ".hvt-conditional-write-check-"
-
-
-@pytest.fixture
-def s3():
-    return s3fleet.client()
-
-
-@pytest.fixture
-def proxy():
-    enforcing = CountingProxy()
-    yield enforcing
-    enforcing.close()
 
 
 def policy(name, bucket):

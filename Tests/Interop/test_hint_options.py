@@ -44,8 +44,9 @@ def commands(tool):
     return found
 
 
+# swift-argument-parser's own options count too: --help, --version, --experimental-dump-help.
 OPTIONS = {tool: {name["name"] for _, command in commands(tool) for argument in command.get("arguments") or []
-                  for name in argument.get("names") or [] if name["kind"] == "long"} | {"help", "version"}
+                  for name in argument.get("names") or [] if name["kind"] == "long"} | {"help", "version", "experimental-dump-help"}
            for tool in TOOLS}
 
 

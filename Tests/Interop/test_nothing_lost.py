@@ -334,14 +334,14 @@ WRITERS = [
     Writer("vault-tool derive", "derive --key-file {in:key=keys/parent.nsec} --vault-key-out {out:vk=out.vaultkey} -o {out:o=out.txt}"),
     Writer("vault-tool seal", "seal --key-file {in:key=keys/parent.nsec} -o {out:o=out.vault} {in:doc=testkit/ok-household.revealed.json}"),
     Writer("vault-tool open", "open --key-file {in:key=keys/parent.nsec} --reveal-secrets -o {out:o=out.json} {in:vault=work.vault}"),
-    Writer("vault-tool migrate", "migrate --key-file {in:key=keys/parent.nsec} --to 2 -o {out:o=out.vault} {in:vault=work-v1.vault}"),
-    Writer("vault-tool migrate", "migrate --key-file {in:key=keys/parent.nsec} --to 2 --in-place {io:vault=work-v1.vault}", "in-place",
+    Writer("vault-tool migrate vault", "migrate --key-file {in:key=keys/parent.nsec} --to 2 -o {out:o=out.vault} {in:vault=work-v1.vault}"),
+    Writer("vault-tool migrate vault", "migrate --key-file {in:key=keys/parent.nsec} --to 2 --in-place {io:vault=work-v1.vault}", "in-place",
            derived={"backup": ("out", lambda s: s["vault"] + ".bak")}),
-    Writer("vault-tool migrate", "migrate --to 2 --manifest {in:manifest=manifest.jsonl} --out-dir {dir:out=batch}", "batch",
+    Writer("vault-tool migrate batch", "migrate --to 2 --manifest {in:manifest=manifest.jsonl} --out-dir {dir:out=batch}", "batch",
            files={"manifest": MANIFEST},
            derived={**BATCH_OUTPUTS, "journal": ("out", lambda s: s["out"] + ".migrate-journal.sqlite"),
                     **journal_side_files(lambda s: s["out"] + ".migrate-journal.sqlite")}),
-    Writer("vault-tool migrate", "migrate --to 2 --manifest {in:manifest=manifest.jsonl} --out-dir {dir:out=batch} --journal {out:journal=journal.sqlite}",
+    Writer("vault-tool migrate batch", "migrate --to 2 --manifest {in:manifest=manifest.jsonl} --out-dir {dir:out=batch} --journal {out:journal=journal.sqlite}",
            "batch-journal", files={"manifest": MANIFEST}, derived={**BATCH_OUTPUTS, **journal_side_files(lambda s: s["journal"])}),
     # Its vaults and keys are named by random households; its manifest is named by the tool.
     Writer("vault-tool sample-fleet", "sample-fleet --households 2 --out-dir {dir:out=fleet}",
@@ -413,6 +413,11 @@ READ_ONLY_DATABASE = {"members", "rejoin-plan", "log", "devices"}
 # Options named like outputs that these commands only read: `verify --out-dir` reads the folder
 # `apply` wrote; `code verify --sheet` scans the code sheet.
 READ_ONLY_OPTIONS = {"rotation-planner verify": {"out-dir"}, "recovery-sheet code verify": {"sheet"}}
+# Commands whose every run needs the S3 test server, which this sweep's workspace has not: each
+# names where its writes are tested instead. (Their journal is not yet in the aliasing sweep.)
+ON_THE_OBJECT_STORE = {
+    "vault-tool migrate bucket": "test_s3_fleet.py::test_a_journal_that_is_another_database_is_refused_and_left_as_it_was",
+}
 
 
 def installed_tools():
@@ -453,7 +458,7 @@ def test_every_writing_command_is_in_the_table():
     commands = leaf_commands()
     writers = sorted(c for c, options in commands.items() if writes(c, options))
     assert len(writers) >= 20, f"found only {writers}: is --experimental-dump-help read correctly?"
-    missing = [c for c in writers if c not in {w.command for w in WRITERS}]
+    missing = [c for c in writers if c not in {w.command for w in WRITERS} and c not in ON_THE_OBJECT_STORE]
     assert not missing, f"commands that write but have no WRITERS entry (add one, so the sweep covers them): {missing}"
 
 
@@ -893,11 +898,11 @@ def test_finding_4_code_rotate_keeps_the_old_sheet_when_the_blob_cannot_be_writt
 # MARK: Finding 5: a dry run writes nothing
 
 DRY_RUNS = [
-    ("vault-tool migrate", "migrate --key-file keys/parent.nsec --to 2 --dry-run work-v1.vault"),
-    ("vault-tool migrate", "migrate --key-file keys/parent.nsec --to 2 --dry-run -o out.vault work-v1.vault"),
-    ("vault-tool migrate", "migrate --key-file keys/parent.nsec --to 2 --dry-run --in-place work-v1.vault"),
-    ("vault-tool migrate", "migrate --to 2 --manifest manifest.jsonl --out-dir batch --dry-run"),
-    ("vault-tool migrate", "migrate --to 2 --manifest manifest.jsonl --out-dir batch --journal j.sqlite --dry-run"),
+    ("vault-tool migrate vault", "migrate --key-file keys/parent.nsec --to 2 --dry-run work-v1.vault"),
+    ("vault-tool migrate vault", "migrate --key-file keys/parent.nsec --to 2 --dry-run -o out.vault work-v1.vault"),
+    ("vault-tool migrate vault", "migrate --key-file keys/parent.nsec --to 2 --dry-run --in-place work-v1.vault"),
+    ("vault-tool migrate batch", "migrate --to 2 --manifest manifest.jsonl --out-dir batch --dry-run"),
+    ("vault-tool migrate batch", "migrate --to 2 --manifest manifest.jsonl --out-dir batch --journal j.sqlite --dry-run"),
     ("device-revoker vault", REVOKE + " --dry-run -o out.vault --ops ops.jsonl"),
     ("device-revoker vault", REVOKE + " --dry-run --json"),
     ("device-revoker registry revoke", REVOKE_IPAD + " --dry-run --ops ops.jsonl"),
@@ -909,7 +914,16 @@ def test_every_dry_run_is_in_the_table():
     commands = leaf_commands()
     with_dry_run = sorted(c for c, options in commands.items() if "dry-run" in options)
     assert with_dry_run, "no command has --dry-run: is the help read correctly?"
-    assert set(with_dry_run) <= {c for c, _ in DRY_RUNS}, f"commands with --dry-run missing from DRY_RUNS: {set(with_dry_run) - {c for c, _ in DRY_RUNS}}"
+    assert set(with_dry_run) <= {c for c, _ in DRY_RUNS} | set(ON_THE_OBJECT_STORE), \
+        f"commands with --dry-run missing from DRY_RUNS: {set(with_dry_run) - {c for c, _ in DRY_RUNS}}"
+
+
+def test_the_commands_on_the_object_store_name_tests_that_exist():
+    commands = leaf_commands()
+    for command, test in ON_THE_OBJECT_STORE.items():
+        assert command in commands, f"{command}: no such command"
+        module, function = test.split("::")
+        assert f"def {function}(" in (Path(__file__).parent / module).read_text(), f"{command}: no test {test}"
 
 
 @pytest.mark.parametrize("command,arguments", DRY_RUNS, ids=[f"{c.replace(' ', '-')}:{i}" for i, (c, _) in enumerate(DRY_RUNS)])
@@ -1231,10 +1245,10 @@ STDIN = {
     ("vault-tool open", "VAULT"): ("open --key-file keys/parent.nsec -", "work.vault", lambda out: json.loads(out)["parentPubkey"] == PARENT.pubkey),
     ("vault-tool inspect", "key-file"): ("inspect --key-file - work.vault", "keys/parent.nsec", lambda out: PARENT.household_id.hex()[:12].encode() in out),
     ("vault-tool inspect", "VAULT"): ("inspect -", "work.vault", lambda out: PARENT.household_id.hex()[:12].encode() in out),
-    ("vault-tool check", "key-file"): ("check --key-file - work.vault", "keys/parent.nsec", lambda out: True),
-    ("vault-tool check", "VAULT"): ("check --key-file keys/parent.nsec -", "work.vault", lambda out: True),
-    ("vault-tool migrate", "key-file"): ("migrate --key-file - --to 2 work-v1.vault", "keys/parent.nsec", lambda out: vault_opens(out, 2)),
-    ("vault-tool migrate", "VAULT"): ("migrate --key-file keys/parent.nsec --to 2 -", "work-v1.vault", lambda out: vault_opens(out, 2)),
+    ("vault-tool check vault", "key-file"): ("check --key-file - work.vault", "keys/parent.nsec", lambda out: True),
+    ("vault-tool check vault", "VAULT"): ("check --key-file keys/parent.nsec -", "work.vault", lambda out: True),
+    ("vault-tool migrate vault", "key-file"): ("migrate --key-file - --to 2 work-v1.vault", "keys/parent.nsec", lambda out: vault_opens(out, 2)),
+    ("vault-tool migrate vault", "VAULT"): ("migrate --key-file keys/parent.nsec --to 2 -", "work-v1.vault", lambda out: vault_opens(out, 2)),
     ("vault-tool diff", "key-file"): ("diff --key-file - work.vault work.vault", "keys/parent.nsec", lambda out: b"no differences" in out),
     ("vault-tool merge", "key-file"): ("merge --key-file - --base base.vault --ours ours.vault --theirs theirs.vault -o -", "keys/parent.nsec",
                                        lambda out: vault_opens(out, 2)),

@@ -236,6 +236,17 @@ def test_text_is_kerned_as_harfbuzz_shapes_it(tmp_path, text):
     assert abs(shaped - letter_by_letter) > 1, "the test would not tell kerned text from unkerned"
 
 
+def pdf_file(objects):
+    """A PDF file of `objects` (numbered from 1, the catalog first) with its cross-reference table."""
+    out, offsets = b"%PDF-1.5\n", []
+    for number, body in enumerate(objects, 1):
+        offsets.append(len(out))
+        out += b"%d 0 obj\n%s\nendobj\n" % (number, body)
+    xref = len(out)
+    out += b"xref\n0 %d\n0000000000 65535 f \n" % (len(objects) + 1) + b"".join(b"%010d 00000 n \n" % offset for offset in offsets)
+    return out + b"trailer\n<< /Size %d /Root 1 0 R >>\nstartxref\n%d\n%%%%EOF\n" % (len(objects) + 1, xref)
+
+
 def pdf_bomb(depth=40):
     """8 KB of PDF whose page draws a form that draws the next form twice, 40 deep: 2^40 fills."""
     objects = [b"<< /Type /Catalog /Pages 2 0 R >>", b"<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
@@ -246,13 +257,7 @@ def pdf_bomb(depth=40):
         body = b"0 0 595 842 re f" if last else b"q /X Do Q q 0.5 0 0 0.5 10 10 cm /X Do Q"
         resources = b"" if last else b"/Resources << /XObject << /X %d 0 R >> >>" % (6 + k)
         objects.append(b"<< /Type /XObject /Subtype /Form /BBox [0 0 595 842] %s /Length %d >>\nstream\n%s\nendstream" % (resources, len(body), body))
-    out, offsets = b"%PDF-1.5\n", []
-    for number, body in enumerate(objects, 1):
-        offsets.append(len(out))
-        out += b"%d 0 obj\n%s\nendobj\n" % (number, body)
-    xref = len(out)
-    out += b"xref\n0 %d\n0000000000 65535 f \n" % (len(objects) + 1) + b"".join(b"%010d 00000 n \n" % offset for offset in offsets)
-    return out + b"trailer\n<< /Size %d /Root 1 0 R >>\nstartxref\n%d\n%%%%EOF\n" % (len(objects) + 1, xref)
+    return pdf_file(objects)
 
 
 def test_a_hostile_pdf_is_stopped_at_its_limits_and_writes_nothing(tmp_path):
@@ -431,13 +436,7 @@ def noisy_sheet_pdf(png, extra_operators=2000):
                b"<< /Length %d >>\nstream\n%s\nendstream" % (len(content), content),
                b"<< /Type /XObject /Subtype /Image /Width %d /Height %d /ColorSpace /DeviceGray /BitsPerComponent 8 /Filter /FlateDecode /Length %d >>\nstream\n%s\nendstream"
                % (width, height, len(pixels), pixels)]
-    out, offsets = b"%PDF-1.5\n", []
-    for number, body in enumerate(objects, 1):
-        offsets.append(len(out))
-        out += b"%d 0 obj\n%s\nendobj\n" % (number, body)
-    xref = len(out)
-    out += b"xref\n0 %d\n0000000000 65535 f \n" % (len(objects) + 1) + b"".join(b"%010d 00000 n \n" % offset for offset in offsets)
-    return out + b"trailer\n<< /Size %d /Root 1 0 R >>\nstartxref\n%d\n%%%%EOF\n" % (len(objects) + 1, xref)
+    return pdf_file(objects)
 
 
 def test_the_pdf_reader_ignores_the_callers_glib_debugging(tmp_path):

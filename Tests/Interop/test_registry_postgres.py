@@ -13,7 +13,6 @@ import os
 import random
 import re
 import secrets
-import signal
 import subprocess
 import threading
 import time
@@ -21,7 +20,7 @@ import time
 import psycopg
 import pytest
 
-from workspace import DEVICE_REVOKER
+from workspace import DEVICE_REVOKER, KILLED, calls_of, killed_at, wait_until
 
 pytestmark = pytest.mark.usefixtures("postgres_server")
 
@@ -563,16 +562,19 @@ def test_a_revoke_beside_an_app_registering_devices_loses_nothing(database):
     app = RegisteringApp(database, users=4000, seed=seed)
 
     app.start()
-    time.sleep(0.5)
+    # The app is under way before the revoke starts, and goes on after it ends.
+    wait_until(lambda: len(app.committed) >= 10 or app.errors, "the app's first 10 registrations")
+    started = len(app.committed)
     result = registry("revoke", "--db", database.uri(), "--not-seen-since", cutoff, "--force", "--reason", "stale")
-    time.sleep(0.5)
+    during = len(app.committed) - started
+    wait_until(lambda: len(app.committed) >= started + during + 10 or app.errors, "10 registrations after the revoke")
     app.stopping.set()
     app.join(timeout=30)
 
     assert result.returncode == 0, result.stderr
     assert not RACE_WORDS.search(result.stderr), result.stderr
     assert app.errors == [], f"seed {seed}"
-    assert len(app.committed) > 10, "the app hardly ran beside the revoke"
+    assert during > 0, "the app registered nothing while the revoke ran: the test saw no race"
     registered = set(app.committed)
     assert registered and registered <= set(database.rows("SELECT user_did, device_id FROM user_devices WHERE is_active"))
     assert open_memberships_of_inactive_devices(database) == 0
@@ -610,27 +612,27 @@ def test_a_revoke_killed_at_any_moment_leaves_all_or_nothing(new_database):
     def revoke(db):
         return ["revoke", "--db", db.uri(), "--not-seen-since", cutoff, "--force", "--reason", "stale"]
 
-    # An uninterrupted run on a copy: it shows what "after" is, and how long a run takes, so
-    # the kills below fall anywhere from start-up to the commit and past it.
+    # An uninterrupted run on a copy: it shows what "after" is, and how many messages a run sends
+    # the server (sendto), so the kills below fall on the first, on the last (the commit) and on
+    # messages between them, then on the report, which comes once the commit was answered.
     whole = new_database(template=template.name)
-    started = time.monotonic()
-    succeeds(*revoke(whole))
-    duration = time.monotonic() - started
+    sends = calls_of("sendto", [DEVICE_REVOKER, "registry", *revoke(whole)], env=tool_environment(), timeout=600)
     assert batch_state(whole, cutoff) == after
+    assert sends >= 3, sends
 
-    seed = secrets.randbits(32)
-    delays = random.Random(seed)
-    for run in range(6):
+    moments = [("sendto", call) for call in sorted({1, 2, sends // 3, sends // 2, 2 * sends // 3, sends - 1, sends})] + [("write", 1)]
+    states = []
+    for syscall, call in moments:
         db = new_database(template=template.name)
-        process = subprocess.Popen([DEVICE_REVOKER, "registry", *revoke(db)],
-                                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, stdin=subprocess.DEVNULL,
-                                   env=tool_environment())
-        delay = delays.uniform(0, duration * 1.2)
-        time.sleep(delay)
-        process.send_signal(signal.SIGKILL)
-        process.wait()
-        state = batch_state(db, cutoff)
-        assert state in (before, after), f"run {run} (seed {seed}), killed after {delay * 1000:.0f} ms: {state}"
+        result = subprocess.run([*killed_at(syscall, call), DEVICE_REVOKER, "registry", *revoke(db)], capture_output=True,
+                                stdin=subprocess.DEVNULL, env=tool_environment(), timeout=600)
+        assert result.returncode in KILLED, f"the kill at {syscall} {call} never came: {result.stderr.decode()}"
+        states.append(batch_state(db, cutoff))
+        assert states[-1] in (before, after), f"killed at {syscall} {call}: {states[-1]}"
+    # Killed at its first message, nothing changed; at its report, the batch was committed; and
+    # once committed, it stays so for every later kill.
+    assert states[0] == before and states[-1] == after, list(zip(moments, states))
+    assert states == sorted(states, key=lambda state: state == after), list(zip(moments, states))
 
 
 def test_a_committed_batchs_operations_can_be_written_again(database, tmp_path):

@@ -2,35 +2,23 @@
 
 Against the SeaweedFS server scripts/test starts, with boto3 and the independent vault reference
 (vaultref.py) playing the app: no update the app makes while the migration runs is lost; a run
-killed at random moments and resumed migrates every vault exactly once; a server stopped in the
+killed at named system calls and resumed migrates every vault exactly once; a server stopped in the
 middle makes a run report failures and a rerun complete; two shards cover the fleet exactly once;
 and configuration mistakes say what failed without the secret.
 """
 import json
 import os
-import random
 import signal
 import sqlite3
 import subprocess
-import time
 
 import pytest
 
 import s3fleet
-from s3fleet import App, Fleet, PrivateServer, migrate, report_lines, tool_environment
-from workspace import DEVICE_REVOKER, VAULT_TOOL
+from s3fleet import App, Fleet, PrivateServer, finish, migrate, report_lines, tool_environment
+from workspace import DEVICE_REVOKER, KILLED, VAULT_TOOL, killed_at, wait_until
 
 pytestmark = pytest.mark.usefixtures("s3_server")
-
-
-@pytest.fixture
-def s3():
-    return s3fleet.client()
-
-
-def finish(process, timeout=600):
-    stdout, stderr = process.communicate(timeout=timeout)
-    return process.returncode, report_lines(stdout), stderr.decode()
 
 
 def all_at_version(fleet, version):
@@ -44,13 +32,14 @@ def test_no_update_is_lost_while_the_fleet_migrates(s3, tmp_path):
     fleet = Fleet(s3, bucket, 2000, tmp_path / "keys")
     app = App(fleet)
     app.run(threads=6)
-    time.sleep(0.5)
+    wait_until(lambda: app.changes >= 20, "the app's first 20 changes")
     changes_before = app.changes
     process = migrate(["--source", f"s3://{bucket}/vaults/", "--to", "2", "--in-place", "--vault-key-dir", str(tmp_path / "keys"),
                        "--journal", str(tmp_path / "journal.sqlite")])
     status, report, stderr = finish(process)
     changes_during = app.changes - changes_before
-    time.sleep(0.3)
+    # Changes on v2 vaults after the run are kept too.
+    wait_until(lambda: app.changes >= changes_before + changes_during + 20, "20 app changes after the migration")
     app.finish()
     assert status == 0, stderr
     assert changes_during > 50, f"the app made only {changes_during} changes during the migration; the test proves nothing"
@@ -69,13 +58,17 @@ def test_a_killed_run_resumes_and_migrates_every_vault_exactly_once(s3, tmp_path
     bucket = s3fleet.new_bucket(s3)
     fleet = Fleet(s3, bucket, 400, tmp_path / "keys")
     arguments = ["--source", f"s3://{bucket}/vaults/", "--to", "2", "--in-place", "--vault-key-dir", str(tmp_path / "keys"),
-                 "--journal", str(tmp_path / "journal.sqlite")]
-    rng = random.Random(15)
-    for _ in range(4):
-        process = migrate(arguments)
-        time.sleep(rng.uniform(0.05, 1.0))
-        process.send_signal(signal.SIGKILL)
-        process.wait()
+                 "--journal", str(tmp_path / "journal.sqlite"), "--jobs", "4"]
+    # Eight runs, each killed where a worker is at about its fifth vault (strace: SIGKILL at a
+    # system call of one of its threads) and each resuming the one before: at the request that
+    # reads a vault and at the two sends of the conditional write (sendto), once that write was
+    # answered (the report line, write), and at consecutive writes of the journal (pwrite64).
+    # Each worker has more vaults than that, so every kill comes before the run ends.
+    for syscalls, call in [("sendto", 13), ("sendto", 14), ("sendto", 15), ("write", 5),
+                           ("pwrite64", 21), ("pwrite64", 22), ("pwrite64", 23), ("pwrite64", 24)]:
+        result = subprocess.run([*killed_at(syscalls, call), VAULT_TOOL, "migrate", *arguments], env=tool_environment(),
+                                capture_output=True, timeout=600)
+        assert result.returncode in KILLED, f"the kill at {syscalls} {call} never came: {result.stderr.decode()}"
     status, report, stderr = finish(migrate(arguments))
     assert status == 0, stderr
     assert len(report) == 400
@@ -103,9 +96,15 @@ def test_a_server_stopped_mid_run_fails_vaults_by_name_and_a_rerun_completes(tmp
         arguments = ["--source", f"s3://{bucket}/vaults/", "--to", "2", "--in-place", "--vault-key-dir", str(tmp_path / "keys"),
                      "--journal", str(tmp_path / "journal.sqlite"), "--jobs", "4"]
         process = migrate(arguments, env=env)
-        time.sleep(0.8)
+        # The server goes once 30 vaults are done (their report lines read), with the run held
+        # still meanwhile: whatever the machine's load, it stops in the middle of the run.
+        done = [process.stdout.readline() for _ in range(30)]
+        assert all(done), "the run ended before its 30th vault"
+        process.send_signal(signal.SIGSTOP)
         server.stop()
+        process.send_signal(signal.SIGCONT)
         status, report, stderr = finish(process)
+        report = report_lines(b"".join(done)) + report
         # Every failure was the store's: EX_TEMPFAIL, for a job engine's retry policy.
         assert status == 75, stderr
         failed = [line for line in report if line["status"] == "failed"]

@@ -14,27 +14,10 @@ import subprocess
 import pytest
 
 import s3fleet
-from s3fleet import CountingProxy, Fleet, migrate, report_lines, tool_environment
+from s3fleet import Fleet, finish, migrate, tool_environment
 from workspace import VAULT_TOOL
 
 pytestmark = pytest.mark.usefixtures("s3_server")
-
-
-@pytest.fixture
-def s3():
-    return s3fleet.client()
-
-
-@pytest.fixture
-def proxy():
-    counting = CountingProxy()
-    yield counting
-    counting.close()
-
-
-def finish(process, timeout=600):
-    stdout, stderr = process.communicate(timeout=timeout)
-    return process.returncode, report_lines(stdout), stderr.decode()
 
 
 def lowest_leading(position, count):
@@ -195,7 +178,8 @@ def test_a_damaged_vault_makes_the_run_exit_1_even_when_the_rest_is_worth_a_retr
     assert lines[damaged]["status"] == "failed" and lines[damaged]["exit"] == 3
     assert lines[throttled]["status"] == "failed" and lines[throttled]["exit"] == 75
     assert {line["status"] for path, line in lines.items() if path not in (damaged, throttled)} == {"migrated"}
-    assert "2 vaults failed and 0 changed too often" in stderr and "1 of the failures only because of the object store" in stderr
+    assert "error: 2 vaults failed (1 of the failures only because of the object store); they are in the report and the journal" in stderr
+    assert "hint: fix them and run the same command again (finished vaults are not redone), or accept them with --skip-failed" in stderr
     rows = {row[1]: row for row in check_completion_report((tmp_path / "report.csv").read_text(), report, bucket)}
     assert rows[damaged][3:6] == ["failed", "200", "PermanentFailure"] and rows[throttled][3:6] == ["failed", "200", "TemporaryFailure"]
     assert list(rows) == sorted(rows)

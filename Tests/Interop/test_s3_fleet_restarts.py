@@ -3,15 +3,15 @@ fresh node, simulated against the SeaweedFS server scripts/test starts.
 
 Four shard processes (`--shard auto` with JOB_COMPLETION_INDEX 0 to 3), each in its own new empty
 folder, migrate 2,000 vaults in place while the simulated app (s3fleet.App, boto3 and the
-independent vault reference) keeps changing them with conditional writes. Random pods are killed
-with SIGKILL and replaced by a new process with the same index in a new empty folder, never while
-the old one still runs. The bucket keeps every version of every object, so the test reads the
+independent vault reference) keeps changing them with conditional writes. The first eight pods (two
+of each index) are killed with SIGKILL at a message they send (strace, at a seeded sendto) and
+replaced by a new process with the same index in a new empty folder, never while the old one still
+runs. The bucket keeps every version of every object, so the test reads the
 whole write history: every vault ends at version 2, migrated by exactly one write (one 1→2
 change per object and no other write than the upload, the app's and that one), and no change the
 app made is lost.
 """
 import random
-import signal
 import subprocess
 import time
 from concurrent.futures import ThreadPoolExecutor
@@ -20,7 +20,7 @@ import pytest
 
 import s3fleet
 from s3fleet import App, Fleet, report_lines, tool_environment
-from workspace import VAULT_TOOL
+from workspace import KILLED, VAULT_TOOL, killed_at
 
 pytestmark = pytest.mark.usefixtures("s3_server")
 SHARDS = 4
@@ -39,43 +39,45 @@ def test_replaced_pods_with_empty_folders_migrate_every_vault_exactly_once(tmp_p
     rng = random.Random(28)
     folders = iter(range(10_000))
     runs = {index: [] for index in range(SHARDS)}  # index → [(started, ended, exit code)]
+    # The first KILLS pods die at a message they send (strace: SIGKILL at a sendto of one of
+    # their threads, early enough that it always comes before their shard is done); the pods
+    # started after them run to the end.
+    kill_points = iter([rng.randint(2, 30) for _ in range(KILLS)])
 
     def start(index):
         folder = tmp_path / f"pod-{next(folders)}"
         folder.mkdir()  # a fresh node: nothing of an earlier pod's files
         env = {**tool_environment(), "JOB_COMPLETION_INDEX": str(index), "HVT_SHARD_COUNT": str(SHARDS)}
+        kill_point = next(kill_points, None)
+        strace = killed_at("sendto", kill_point) if kill_point else []
         # The pod's log: files, not pipes nobody reads while it runs.
         with open(folder / "report.jsonl", "wb") as stdout, open(folder / "stderr.txt", "wb") as stderr:
-            process = subprocess.Popen([VAULT_TOOL, "migrate", "--source", f"s3://{bucket}/vaults/", "--to", "2", "--in-place",
+            process = subprocess.Popen([*strace, VAULT_TOOL, "migrate", "--source", f"s3://{bucket}/vaults/", "--to", "2", "--in-place",
                                         "--vault-key-dir", str(tmp_path / "keys"), "--shard", "auto", "--jobs", "8"],
                                        env=env, cwd=folder, stdout=stdout, stderr=stderr)
-        return process, folder, time.monotonic()
+        return process, folder, time.monotonic(), kill_point
 
     pods = {index: start(index) for index in range(SHARDS)}
     last_reports = {}
+    kills = 0
     try:
-        kills = 0
         while pods:
-            time.sleep(rng.uniform(0.1, 0.6))
-            for index, (process, folder, started) in list(pods.items()):
-                if process.poll() is not None:
-                    runs[index].append((started, time.monotonic(), process.returncode))
+            time.sleep(0.1)  # only how often the pods are looked at: each one's end is its own
+            for index, (process, folder, started, kill_point) in list(pods.items()):
+                if process.poll() is None:
+                    continue
+                runs[index].append((started, time.monotonic(), process.returncode))
+                if kill_point:
+                    assert process.returncode in KILLED, f"pod {folder.name} ended before its kill at sendto {kill_point}: {(folder / 'stderr.txt').read_text()}"
+                    kills += 1
+                    pods[index] = start(index)  # only once the old pod is gone, as podReplacementPolicy: Failed
+                else:
                     assert process.returncode == 0, (folder / "stderr.txt").read_text()
                     last_reports[index] = report_lines((folder / "report.jsonl").read_bytes())
                     del pods[index]
-            running = sorted(index for index, (process, _, _) in pods.items() if process.poll() is None)
-            if kills < KILLS and running:
-                index = rng.choice(running)
-                process, folder, started = pods[index]
-                process.send_signal(signal.SIGKILL)
-                process.wait(timeout=60)
-                runs[index].append((started, time.monotonic(), process.returncode))
-                # A pod that ended on its own between the look and the signal is replaced all the same.
-                kills += process.returncode == -signal.SIGKILL
-                pods[index] = start(index)  # only once the old pod is gone, as podReplacementPolicy: Failed
     finally:
         app.finish()
-        for process, _, _ in pods.values():
+        for process, _, _, _ in pods.values():
             process.kill()
             process.wait()
 
@@ -83,7 +85,7 @@ def test_replaced_pods_with_empty_folders_migrate_every_vault_exactly_once(tmp_p
     for index, intervals in runs.items():
         intervals.sort()
         assert all(earlier[1] <= later[0] for earlier, later in zip(intervals, intervals[1:])), index
-    assert sum(1 for intervals in runs.values() for _, _, code in intervals if code == -signal.SIGKILL) == kills >= KILLS // 2
+    assert sum(1 for intervals in runs.values() for _, _, code in intervals if code in KILLED) == kills == KILLS
     # The last pod of each index finished its shard; together they saw every vault once.
     seen = [line["vault"] for report in last_reports.values() for line in report]
     assert sorted(seen) == sorted(f"s3://{bucket}/{path}" for path in fleet.by_path)

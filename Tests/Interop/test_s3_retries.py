@@ -12,27 +12,10 @@ import subprocess
 import pytest
 
 import s3fleet
-from s3fleet import CountingProxy, Fleet, migrate, report_lines, tool_environment
+from s3fleet import Fleet, finish, migrate, report_lines, tool_environment
 from workspace import VAULT_TOOL
 
 pytestmark = pytest.mark.usefixtures("s3_server")
-
-
-@pytest.fixture
-def s3():
-    return s3fleet.client()
-
-
-@pytest.fixture
-def proxy():
-    counting = CountingProxy()
-    yield counting
-    counting.close()
-
-
-def finish(process, timeout=600):
-    stdout, stderr = process.communicate(timeout=timeout)
-    return process.returncode, report_lines(stdout), stderr.decode()
 
 
 @pytest.mark.parametrize("setting, profile, attempts", [

@@ -6,6 +6,7 @@ state the same command finishes when run again. The table covers every leaf comm
 tool, read from the tools' own help, so a new command cannot escape the sweep."""
 import os
 import subprocess
+from pathlib import Path
 
 import pytest
 
@@ -36,8 +37,9 @@ STDOUT = {
     "vault-tool seal": Entry(f"seal {KEYS} testkit/ok-household.revealed.json"),
     "vault-tool open": Entry(f"open {KEYS} work.vault"),
     "vault-tool inspect": Entry(f"inspect {KEYS} work.vault --json"),
-    "vault-tool check": Entry(f"check {KEYS} work.vault"),
-    "vault-tool migrate": Entry("migrate --to 2 --manifest manifest.jsonl --out-dir batch", publishes=True),
+    "vault-tool check vault": Entry(f"check {KEYS} work.vault"),
+    "vault-tool migrate vault": Entry(f"migrate {KEYS} --to 2 --dry-run work-v1.vault"),
+    "vault-tool migrate batch": Entry("migrate --to 2 --manifest manifest.jsonl --out-dir batch", publishes=True),
     "vault-tool census": Entry("census testkit --json"),
     "vault-tool diff": Entry(f"diff {KEYS} work.vault base.vault"),
     "vault-tool merge": Entry(f"merge {KEYS} --base base.vault --ours ours.vault --theirs theirs.vault -o -"),
@@ -79,13 +81,23 @@ NO_STDOUT = {
     "recovery-sheet _read-pdf": "the PDF reader's child side, run by scan, verify and combine (covered through them)",
 }
 
+# Commands that write standard output but need the S3 test server, which this sweep's workspace
+# has not (issue 39 made them commands of their own): each names the test that sweeps it there.
+ON_THE_OBJECT_STORE = {
+    "vault-tool migrate bucket": "test_s3_standard_output.py::test_a_bucket_run_whose_standard_output_is_lost_fails_and_a_rerun_finishes",
+    "vault-tool check bucket": "test_s3_standard_output.py::test_a_bucket_run_whose_standard_output_is_lost_fails_and_a_rerun_finishes",
+}
+
 
 def test_every_command_is_in_the_sweep():
     commands = set(leaf_commands())
     assert len(commands) >= 30, f"found only {sorted(commands)}: is --experimental-dump-help read correctly?"
-    missing = sorted(commands - set(STDOUT) - set(NO_STDOUT))
+    missing = sorted(commands - set(STDOUT) - set(NO_STDOUT) - set(ON_THE_OBJECT_STORE))
     assert not missing, f"commands neither swept nor said to write nothing to standard output: {missing}"
-    unknown = sorted((set(STDOUT) | set(NO_STDOUT)) - commands)
+    unknown = sorted((set(STDOUT) | set(NO_STDOUT) | set(ON_THE_OBJECT_STORE)) - commands)
+    for command, test in ON_THE_OBJECT_STORE.items():
+        module, function = test.split("::")
+        assert f"def {function}(" in (Path(__file__).parent / module).read_text(), f"{command}: no test {test}"
     assert not unknown, f"entries for commands the tools do not have: {unknown}"
 
 
@@ -152,9 +164,10 @@ def test_a_lost_message_on_standard_error_fails_the_run(workspace):
                                  stdout=subprocess.DEVNULL, stderr=descriptor, timeout=TIMEOUT)
     finally:
         os.close(descriptor)
-    # check writes its report to standard output; a warning about the key file's mode is the
-    # message on standard error, so the key is made readable by others first.
-    assert process.returncode in (0, 1)
+    # check writes its report to standard output: with nothing to say on standard error, a full
+    # one changes nothing. A warning about the key file's mode is the message on standard error,
+    # so the key is made readable by others next.
+    assert process.returncode == 0
     os.chmod(workspace / "keys" / "parent.nsec", 0o644)
     descriptor = full_disk()
     try:

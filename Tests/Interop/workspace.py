@@ -7,6 +7,7 @@ a batch manifest. Tests copy it and run the tools inside the copy.
 import os
 import shutil
 import subprocess
+import time
 from pathlib import Path
 
 # The one place the tests find the tools: scripts/test names the debug build's vault-tool in
@@ -25,6 +26,33 @@ URL = "https://minio.example/b/vaults/0a92686c7aa4ac0f39bf3a8c6cc4078ef7683ed020
 
 def run(tool, arguments, **options):
     return subprocess.run([str(BIN / tool), *arguments.split()], capture_output=True, **options)
+
+
+# How a run killed with SIGKILL under strace ends (strace ends itself with its tracee's signal).
+KILLED = (-9, 137)
+
+
+def killed_at(syscalls, call):
+    """The strace command line that kills what follows it with SIGKILL at its `call`th call of
+    any of `syscalls` (comma-separated), as test_faults.py kills: at a moment named by a system
+    call, never by a clock. strace counts the calls of each thread on its own."""
+    return ["strace", "-f", "-qq", "-o", "/dev/null", "-e", f"trace={syscalls}", "-e", f"inject={syscalls}:signal=KILL:when={call}"]
+
+
+def calls_of(syscalls, argv, **options):
+    """How many calls of `syscalls` a whole run of argv makes, every thread together (strace -c)."""
+    counted = subprocess.run(["strace", "-f", "-c", "-U", "name,calls", "-e", f"trace={syscalls}", *map(str, argv)],
+                             capture_output=True, text=True, **options)
+    assert counted.returncode == 0, counted.stderr
+    return sum(int(line.split()[1]) for line in counted.stderr.splitlines() if line.split()[:1] and line.split()[0] in syscalls.split(","))
+
+
+def wait_until(condition, what, timeout=300):
+    """Waits for an event the test sees (a count reached, a line read), not for a time to pass."""
+    deadline = time.monotonic() + timeout
+    while not condition():
+        assert time.monotonic() < deadline, f"waited {timeout} s for {what}"
+        time.sleep(0.01)
 
 
 def make_template(folder):

@@ -17,7 +17,7 @@ APT_PACKAGES=(
   poppler-utils          # pdfinfo, pdffonts, pdfimages, pdftoppm: the PDF tests
   fonts-dejavu-core      # the sheet's fonts
   zbar-tools             # zbarimg: an independent QR decoder for the print-and-scan test
-  libsqlite3-dev         # GRDB's SQLite (migration journal, device registry)
+  libsqlite3-dev         # SQLite (CSQLite: migration journals, manifest staging, device registry)
   sqlite3                # the sqlite3 shell: tests read journals with it
   libpq-dev              # libpq: the device registry on PostgreSQL (issue 13)
   libcurl4-openssl-dev   # libcurl: HTTP to S3-compatible object stores (issue 15)
@@ -49,6 +49,7 @@ PYTHON_PACKAGES=(
   "google-api-python-client==2.202.0"  # Cloud Run's v1 discovery document: the runbooks' Cloud Run job
   "PyYAML==6.0.3"         # reading the runbooks' YAML manifests
   "pytest==9.2.0"
+  "pytest-xdist==3.8.0"   # the interop tests in two processes (scripts/test)
 )
 
 VENV="${VENV:-$PWD/.build/venv}"
@@ -109,11 +110,11 @@ build_release() {
   done
 }
 
-# swift-argument-parser's generate-manual: a build-time tool, built in debug (which the tests'
-# build already has), whichever build the tools it reads come from.
+# swift-argument-parser's generate-manual: a build-time tool, built as the tools are (release), so
+# that the package after scripts/test's release build builds nothing, and no debug graph is built.
 build_generate_manual() {
-  swift build --product generate-manual >&2
-  GENERATE_MANUAL="$(swift build --product generate-manual --show-bin-path)/generate-manual"
+  build_release generate-manual
+  GENERATE_MANUAL="$(swift build -c release -Xswiftc -static-stdlib --show-bin-path)/generate-manual"
 }
 
 # One tool's manual page and completions, from the tool's own parser (so `man` says what --help

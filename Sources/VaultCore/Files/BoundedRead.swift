@@ -20,11 +20,11 @@ public enum BoundedRead {
             out.append(contentsOf: chunk[0..<count])
             if lines {
                 while let newline = out[lineStart...].firstIndex(of: 0x0a) {
-                    guard newline - lineStart <= InputLimits.line else { throw LineReader.overlong(name: "\(what) '\(name)'", line: lineNumber) }
+                    guard newline - lineStart <= InputLimits.line else { throw LineBuffer.overlong(name: "\(what) '\(name)'", line: lineNumber) }
                     lineStart = newline + 1
                     lineNumber += 1
                 }
-                guard out.count - lineStart <= InputLimits.line else { throw LineReader.overlong(name: "\(what) '\(name)'", line: lineNumber) }
+                guard out.count - lineStart <= InputLimits.line else { throw LineBuffer.overlong(name: "\(what) '\(name)'", line: lineNumber) }
             }
         }
     }
@@ -37,16 +37,67 @@ public enum BoundedRead {
     }
 }
 
-/// JSON Lines and list files, a line at a time: a line longer than ``InputLimits/line`` is
-/// refused by number before more of it is held, so a file of any size is read in bounded memory.
-public struct LineReader {
-    private let descriptor: Int32
+/// Lines out of bytes that arrive in chunks (a `read`, an inflater), `\n`-terminated, a final
+/// line without one counting: only the unfinished line is held between chunks, and a line
+/// longer than ``InputLimits/line`` is refused by number as soon as it is that long. The one
+/// line splitter: ``LineReader`` feeds it from a descriptor, an inventory from gzip.
+public struct LineBuffer {
     private let name: String
     private var buffer: [UInt8] = []
     private var start = 0
-    private var finished = false
     /// The number of the line last returned, from 1.
     public private(set) var lineNumber = 0
+
+    /// `name` names the input in the error for an overlong line ("manifest 'jobs.jsonl'").
+    public init(name: String) {
+        self.name = name
+    }
+
+    /// The next bytes of the input.
+    public mutating func append(_ chunk: ArraySlice<UInt8>) {
+        if start > 0 {
+            buffer.removeSubrange(0..<start)
+            start = 0
+        }
+        buffer.append(contentsOf: chunk)
+    }
+
+    /// The next complete line without its newline, or nil until more bytes come.
+    public mutating func nextLine() throws -> ArraySlice<UInt8>? {
+        guard let newline = buffer[start...].firstIndex(of: 0x0a) else {
+            guard buffer.count - start <= InputLimits.line else { throw Self.overlong(name: name, line: lineNumber + 1) }
+            return nil
+        }
+        guard newline - start <= InputLimits.line else { throw Self.overlong(name: name, line: lineNumber + 1) }
+        let line = buffer[start..<newline]
+        start = newline + 1
+        lineNumber += 1
+        return line
+    }
+
+    /// At the end of the input: the last line when it has no newline, else nil.
+    public mutating func finalLine() -> ArraySlice<UInt8>? {
+        guard start < buffer.count else { return nil }
+        let line = buffer[start...]
+        start = buffer.count
+        lineNumber += 1
+        return line
+    }
+
+    static func overlong(name: String, line: Int) -> VaultError {
+        VaultError(.tooLarge, "\(name) line \(line) is longer than \(InputLimits.describe(bytes: InputLimits.line)), the most a line may be")
+    }
+}
+
+/// JSON Lines and list files, a line at a time from a descriptor, through ``LineBuffer``, so a
+/// file of any size is read in bounded memory.
+public struct LineReader {
+    private let descriptor: Int32
+    private let name: String
+    private var lines: LineBuffer
+    private var finished = false
+    /// The number of the line last returned, from 1.
+    public var lineNumber: Int { lines.lineNumber }
     /// The most bytes a whole file may have, and the words to refuse more in.
     package struct Limit {
         package let bytes: Int
@@ -71,6 +122,7 @@ public struct LineReader {
     package init(descriptor: Int32, name: String, limit: Limit?, hasher: SHA256.Hasher?) {
         self.descriptor = descriptor
         self.name = name
+        self.lines = LineBuffer(name: name)
         self.limit = limit
         self.hasher = hasher
     }
@@ -78,30 +130,13 @@ public struct LineReader {
     /// The next line without its newline (a final line without one counts), or nil at the end.
     public mutating func next() throws -> ArraySlice<UInt8>? {
         while true {
-            if let newline = buffer[start...].firstIndex(of: 0x0a) {
-                guard newline - start <= InputLimits.line else { throw overlong() }
-                let line = buffer[start..<newline]
-                start = newline + 1
-                lineNumber += 1
-                return line
-            }
-            guard buffer.count - start <= InputLimits.line else { throw overlong() }
-            if finished {
-                guard start < buffer.count else { return nil }
-                let line = buffer[start...]
-                start = buffer.count
-                lineNumber += 1
-                return line
-            }
+            if let line = try lines.nextLine() { return line }
+            if finished { return lines.finalLine() }
             try fill()
         }
     }
 
     private mutating func fill() throws {
-        if start > 0 {
-            buffer.removeSubrange(0..<start)
-            start = 0
-        }
         var chunk = [UInt8](repeating: 0, count: 1 << 16)
         while true {
             let count = chunk.withUnsafeMutableBytes { Foundation.read(descriptor, $0.baseAddress!, $0.count) }
@@ -111,24 +146,18 @@ public struct LineReader {
             }
             bytesRead += count
             if let limit, bytesRead > limit.bytes { throw VaultError.tooLarge(what: limit.what, name: limit.path, limit: limit.bytes) }
-            if count == 0 { finished = true } else { buffer.append(contentsOf: chunk[0..<count]) }
+            if count == 0 { finished = true } else { lines.append(chunk[0..<count]) }
             chunk.withUnsafeBytes { hasher?.update(UnsafeRawBufferPointer(rebasing: $0[0..<count])) }
             return
         }
     }
 
-    private func overlong() -> VaultError { Self.overlong(name: name, line: lineNumber + 1) }
-
-    static func overlong(name: String, line: Int) -> VaultError {
-        VaultError(.tooLarge, "\(name) line \(line) is longer than \(InputLimits.describe(bytes: InputLimits.line)), the most a line may be")
-    }
-
     /// Every line of bytes already in memory, with the same line limit; for parsers that are
-    /// fuzzed and tested without files.
+    /// fuzzed and tested without files. A final newline ends the last line: no empty line follows it.
     public static func forEachLine(in bytes: [UInt8], name: String, _ body: (Int, ArraySlice<UInt8>) throws -> Void) throws {
-        for (index, line) in bytes.split(separator: 0x0a, omittingEmptySubsequences: false).enumerated() {
-            guard line.count <= InputLimits.line else { throw overlong(name: name, line: index + 1) }
-            try body(index + 1, line)
-        }
+        var lines = LineBuffer(name: name)
+        lines.append(bytes[...])
+        while let line = try lines.nextLine() { try body(lines.lineNumber, line) }
+        if let line = lines.finalLine() { try body(lines.lineNumber, line) }
     }
 }

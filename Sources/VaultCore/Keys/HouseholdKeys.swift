@@ -52,20 +52,14 @@ public struct VaultKey: Sendable, Equatable {
     }
 
     /// Parses a vault-key file: 64 hex characters, surrounded by any whitespace.
+    /// An `nsec1…` (the parent key, the usual mix-up) is named as such.
     public init(parsing contents: SecretBytes, what: String) throws {
-        let secret = try contents.withUnsafeBytes { raw -> SecretBytes in
-            let text = UnsafeRawBufferPointer(rebasing: raw[trimmedRange(raw)])
-            guard text.count == 64 else {
-                if text.starts(with: Array("nsec1".utf8)) { throw VaultError.parentKeyGivenAsVaultKey(what) }
-                throw VaultError.wrongHexLength(what, characters: 64, kind: "a vault key")
-            }
-            return try SecretBytes(count: 32) { out in
-                guard Hex.decode(text, into: out) else {
-                    throw VaultError.notHex(what)
-                }
-            }
+        let isParentKey = contents.withUnsafeBytes { raw in
+            let text = raw[trimmedRange(raw)]
+            return text.count != 64 && text.starts(with: Array("nsec1".utf8))
         }
-        try self.init(secret: secret)
+        if isParentKey { throw VaultError.parentKeyGivenAsVaultKey(what) }
+        try self.init(secret: SecretBytes.parsingHex(contents, byteCount: 32, what: what, kind: "a vault key"))
     }
 
     /// The key as 64 lowercase hex ASCII, in protected memory.

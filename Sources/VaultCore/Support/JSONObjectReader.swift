@@ -8,13 +8,23 @@ package struct JSONObjectReader {
     /// Which entries an accessor asked for, by position (no hashing of names: see parseObject).
     private var consumed: [Bool]
 
-    package init(_ value: JSONValue, path: String) throws {
+    /// `whole` names the value when `path` is empty, as the input it came from calls it ("the
+    /// line" of a JSON Lines file), for the error when it is not an object.
+    package init(_ value: JSONValue, path: String, whole: String = "the document") throws {
         guard case .object(let entries) = value else {
-            throw VaultError.notAJSONObject(path)
+            throw VaultError.notAJSONObject(path.isEmpty ? whole : path)
         }
         self.path = path
         self.entries = entries
         consumed = Array(repeating: false, count: entries.count)
+    }
+
+    /// One line of a JSON Lines file (a manifest, a registry import), called "the line" in its
+    /// errors; nil for a blank line (spaces, tabs, a carriage return), which such files may hold.
+    /// Every JSON Lines reader goes through here.
+    package init?(line: ArraySlice<UInt8>) throws {
+        guard line.contains(where: { ![0x20, 0x09, 0x0d].contains($0) }) else { return nil }
+        try self.init(JSONValue(parsing: Array(line), what: "the line"), path: "", whole: "the line")
     }
 
     package func fieldPath(_ key: String) -> String { path.isEmpty ? key : "\(path).\(key)" }
@@ -100,9 +110,9 @@ package struct JSONObjectReader {
 }
 
 extension VaultError {
-    /// A value read as an object that is not one; `path` is empty for the whole document.
-    static func notAJSONObject(_ path: String, file: String = #fileID, line: UInt = #line) -> VaultError {
-        VaultError(.malformedDocument, "\(path.isEmpty ? "the document" : path) should be a JSON object", file: file, line: line)
+    /// A value read as an object that is not one, named by its path or as the whole input.
+    static func notAJSONObject(_ name: String, file: String = #fileID, line: UInt = #line) -> VaultError {
+        VaultError(.malformedDocument, "\(name) should be a JSON object", file: file, line: line)
     }
 
     /// An element of an array of strings that is not a string.

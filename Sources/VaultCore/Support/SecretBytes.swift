@@ -141,12 +141,13 @@ extension SecretBytes {
     }
 
     /// Parses a file of `byteCount * 2` hex characters (surrounding whitespace ignored) into
-    /// protected memory: vault keys, master keys.
-    public static func parsingHex(_ contents: SecretBytes, byteCount: Int, what: String) throws -> SecretBytes {
+    /// protected memory: vault keys (``VaultKey/init(parsing:what:)``), master keys. `kind`
+    /// names the key in the error for a wrong length ("a vault key").
+    public static func parsingHex(_ contents: SecretBytes, byteCount: Int, what: String, kind: String? = nil) throws -> SecretBytes {
         try contents.withUnsafeBytes { raw in
             let text = UnsafeRawBufferPointer(rebasing: raw[trimmedRange(raw)])
             guard text.count == byteCount * 2 else {
-                throw VaultError.wrongHexLength(what, characters: byteCount * 2)
+                throw VaultError.wrongHexLength(what, characters: byteCount * 2, kind: kind)
             }
             return try SecretBytes(count: byteCount) { out in
                 guard Hex.decode(text, into: out) else { throw VaultError.notHex(what) }

@@ -66,10 +66,9 @@ public struct S3Inventory: Sendable {
             guard let object = try store.withClient({ try $0.get(file, limit: Self.fileByteLimit) }) else {
                 throw VaultError.noSuchObject(file.description, what: "inventory file")
             }
-            var lines = LineSplitter()
-            var lineNumber = 0
-            func row(_ line: ArraySlice<UInt8>) throws {
-                lineNumber += 1
+            var lines = LineBuffer(name: file.description)
+            func row(_ line: ArraySlice<UInt8>, _ lineNumber: Int) throws {
+                let line = line.last == 0x0d ? line.dropLast() : line
                 guard !line.isEmpty else { return }
                 let fields = try Self.fields(of: line, where: "\(file) line \(lineNumber)")
                 guard fields.count == columns.count else {
@@ -89,9 +88,10 @@ public struct S3Inventory: Sendable {
             }
             let reader = try GzipReader()
             try reader.inflate(object.bytes, what: file.description, limit: Self.fileInflatedLimit) { chunk in
-                try lines.feed(chunk, row)
+                lines.append(chunk)
+                while let line = try lines.nextLine() { try row(line, lines.lineNumber) }
             }
-            try lines.finish(row)
+            if let line = lines.finalLine() { try row(line, lines.lineNumber) }
         }
     }
 
@@ -150,40 +150,5 @@ public struct S3Inventory: Sendable {
             }
         }
         return String(validating: bytes, as: UTF8.self)
-    }
-}
-
-/// Lines out of chunks of bytes (`\n` or `\r\n` endings), holding only an unfinished line
-/// between chunks; a line longer than ``lineLimit`` is refused rather than held.
-struct LineSplitter {
-    static let lineLimit = 1 << 20
-    private var pending: [UInt8] = []
-
-    mutating func feed(_ chunk: ArraySlice<UInt8>, _ line: (ArraySlice<UInt8>) throws -> Void) throws {
-        var start = chunk.startIndex
-        while let end = chunk[start...].firstIndex(of: 0x0a) {
-            if pending.isEmpty {
-                try line(Self.trimmed(chunk[start..<end]))
-            } else {
-                pending += chunk[start..<end]
-                try line(Self.trimmed(pending[...]))
-                pending.removeAll(keepingCapacity: true)
-            }
-            start = end + 1
-        }
-        pending += chunk[start...]
-        guard pending.count <= Self.lineLimit else {
-            throw VaultError.malformedInventory("an inventory line is longer than \(Self.lineLimit) bytes")
-        }
-    }
-
-    /// The last line, when the data does not end with a line break.
-    mutating func finish(_ line: (ArraySlice<UInt8>) throws -> Void) throws {
-        if !pending.isEmpty { try line(Self.trimmed(pending[...])) }
-        pending.removeAll()
-    }
-
-    private static func trimmed(_ line: ArraySlice<UInt8>) -> ArraySlice<UInt8> {
-        line.last == 0x0d ? line.dropLast() : line
     }
 }

@@ -1,10 +1,10 @@
 import Foundation
-internal import GRDB
 import VaultCore
+import VaultSQLite
 
 /// Migrating many vaults in one run, crash-safely and resumably (issue 4).
 ///
-/// A SQLite journal (GRDB) holds one row per manifest line: pending, done or failed, with the
+/// A SQLite journal (``MigrationJournal``) holds one row per manifest line: pending, done or failed, with the
 /// error. Jobs go in groups (``groupSize``): each writes its output through the write path
 /// (``StagedOutput``), the group's outputs are made durable and named together, and only then
 /// are its jobs marked done, in one transaction. A run killed at any instant leaves every output
@@ -40,7 +40,7 @@ public final class BatchMigration: Sendable {
     public let allowLossy: Bool
     /// Nil in a dry run, which has no journal.
     private let journal: MigrationJournal?
-    private var database: DatabaseQueue? { journal?.queue }
+    private var database: SQLiteDatabase? { journal?.database }
     /// The manifest's lines, read back a group at a time (``ManifestStaging``).
     private let staging: ManifestStaging
     /// How many jobs the manifest has.
@@ -108,7 +108,7 @@ public final class BatchMigration: Sendable {
         }
         _ = try folder.opened()
         do {
-            let opened = try MigrationJournal(path: journalPath, migrator: Self.migrator, tables: ["run", "job"])
+            let opened = try MigrationJournal(path: journalPath, migrations: Self.migrations, tables: ["run", "job"])
             do {
                 temporaryPrefix = try Self.start(opened, path: journalPath, target: target, staging: staging, command: command)
             } catch {
@@ -138,14 +138,26 @@ public final class BatchMigration: Sendable {
     /// the batch's temporary-name prefix, made once and kept in the journal.
     private static func start(_ journal: MigrationJournal, path journalPath: String, target: Int, staging: ManifestStaging,
                               command: String) throws -> String {
-        try journal.queue.write { db in
-            if let run = try Row.fetchOne(db, sql: "SELECT manifestSHA256, target, temporaryPrefix, command FROM run") {
-                guard run["manifestSHA256"] == staging.fingerprint, run["target"] == target else {
-                    let owner: String? = run["command"]
+        do {
+            return try startRecorded(journal, path: journalPath, target: target, staging: staging, command: command)
+        } catch let failure as SQLiteDatabase.Failure {
+            throw VaultError.journalUnusable(journalPath, failure)
+        }
+    }
+
+    private static func startRecorded(_ journal: MigrationJournal, path journalPath: String, target: Int, staging: ManifestStaging,
+                                      command: String) throws -> String {
+        try journal.database.write { db in
+            let run = try db.first("SELECT manifestSHA256, target, temporaryPrefix, command FROM run") { row in
+                (manifest: try row.optionalText(0), target: row.optionalInt(1), temporaryPrefix: try row.optionalText(2), command: try row.optionalText(3))
+            }
+            if let run {
+                guard run.manifest == staging.fingerprint, run.target == target else {
+                    let owner = run.command
                     throw VaultError.journalOfAnotherBatch(journalPath, belongsTo: owner?.isEmpty == false ? owner : nil)
                 }
-                if !command.isEmpty { try db.execute(sql: "UPDATE run SET command = ? WHERE command IS NULL", arguments: [command]) }
-                if let prefix: String = run["temporaryPrefix"] {
+                if !command.isEmpty { try db.execute("UPDATE run SET command = ? WHERE command IS NULL", [command]) }
+                if let prefix = run.temporaryPrefix {
                     // The prefix decides what a rerun removes: a journal whose prefix is not one
                     // this tool makes (damaged, or edited by hand) is not trusted with that.
                     guard isTemporaryPrefix(prefix) else { throw VaultError.untrustedJournal(journalPath) }
@@ -153,14 +165,15 @@ public final class BatchMigration: Sendable {
                 }
                 // A journal an earlier version began, whose temporaries had random names.
                 let prefix = newTemporaryPrefix()
-                try db.execute(sql: "UPDATE run SET temporaryPrefix = ?", arguments: [prefix])
+                try db.execute("UPDATE run SET temporaryPrefix = ?", [prefix])
                 return prefix
             }
             let prefix = newTemporaryPrefix()
-            try db.execute(sql: "INSERT INTO run (id, manifestSHA256, target, startedAt, temporaryPrefix, command) VALUES (1, ?, ?, ?, ?, ?)",
-                           arguments: [staging.fingerprint, target, Date().timeIntervalSince1970, prefix, command])
-            let insert = try db.makeStatement(sql: "INSERT INTO job (line, vault, output, state) VALUES (?, ?, ?, 'pending')")
-            try staging.forEachJob { job in try insert.execute(arguments: [job.line, job.vault, job.output]) }
+            try db.execute("INSERT INTO run (id, manifestSHA256, target, startedAt, temporaryPrefix, command) VALUES (1, ?, ?, ?, ?, ?)",
+                           [staging.fingerprint, target, Date().timeIntervalSince1970, prefix, command])
+            try db.prepare("INSERT INTO job (line, vault, output, state) VALUES (?, ?, ?, 'pending')") { insert in
+                try staging.forEachJob { job in try insert.run([job.line, job.vault, job.output]) }
+            }
             return prefix
         }
     }
@@ -177,10 +190,8 @@ public final class BatchMigration: Sendable {
         ".hvt-" + AtomicFile.randomNamePart(12) + "-"
     }
 
-    private static let migrator: DatabaseMigrator = {
-        var migrator = DatabaseMigrator()
-        migrator.registerMigration("v1") { db in
-            try db.execute(sql: """
+    private static let migrations = SQLiteMigrations([
+        ("v1", """
                 CREATE TABLE run (
                     id INTEGER PRIMARY KEY CHECK (id = 1),
                     manifestSHA256 TEXT NOT NULL,
@@ -198,17 +209,11 @@ public final class BatchMigration: Sendable {
                     attempts INTEGER NOT NULL DEFAULT 0,
                     completions INTEGER NOT NULL DEFAULT 0
                 );
-                """)
-        }
-        migrator.registerMigration("v2") { db in
-            try db.execute(sql: "ALTER TABLE run ADD COLUMN temporaryPrefix TEXT")
-        }
+                """),
+        ("v2", "ALTER TABLE run ADD COLUMN temporaryPrefix TEXT"),
         // The command the journal belongs to, for a refusal of another (issue 38).
-        migrator.registerMigration("v3") { db in
-            try db.execute(sql: "ALTER TABLE run ADD COLUMN command TEXT")
-        }
-        return migrator
-    }()
+        ("v3", "ALTER TABLE run ADD COLUMN command TEXT"),
+    ])
 
     /// How many jobs a worker takes at once: their outputs are made durable by one flush and
     /// their journal rows written by one transaction, instead of a flush and a commit each.
@@ -234,7 +239,9 @@ public final class BatchMigration: Sendable {
         let groups = (total + size - 1) / size
         // Only a resumed run has jobs done by an earlier one: a new run or a dry run reads its
         // manifest back once, not once to find none done and again to run it.
-        let resumed = try database?.read { db in try Bool.fetchOne(db, sql: "SELECT EXISTS (SELECT 1 FROM job WHERE state = ?)", arguments: [JournalState.done.rawValue]) } ?? false
+        let resumed = try journalRead { db in
+            try db.first("SELECT EXISTS (SELECT 1 FROM job WHERE state = ?)", [JournalState.done.rawValue]) { $0.int(0) != 0 } ?? false
+        } ?? false
         for index in 0..<groups where resumed {
             for job in try group(index, size: size, done: true) {
                 try report(Result(job: job, status: .previouslyDone, from: nil, to: target, error: nil))
@@ -263,10 +270,10 @@ public final class BatchMigration: Sendable {
     /// The jobs of group `index` that an earlier run did (`done`), or that are still to do.
     private func group(_ index: Int, size: Int, done: Bool) throws -> [Job] {
         let jobs = try staging.jobs(index * size + 1, through: (index + 1) * size)
-        guard let database, let first = jobs.first?.line, let last = jobs.last?.line else { return done ? [] : jobs }
-        let finished = try database.read { db in
-            try Set(Int.fetchAll(db, sql: "SELECT line FROM job WHERE state = ? AND line BETWEEN ? AND ?",
-                                   arguments: [JournalState.done.rawValue, first, last]))
+        guard database != nil, let first = jobs.first?.line, let last = jobs.last?.line else { return done ? [] : jobs }
+        var finished: Set<Int> = []
+        try journalRead { db in
+            try db.forEach("SELECT line FROM job WHERE state = ? AND line BETWEEN ? AND ?", [JournalState.done.rawValue, first, last]) { finished.insert($0.int(0)) }
         }
         return jobs.filter { finished.contains($0.line) == done }
     }
@@ -312,22 +319,35 @@ public final class BatchMigration: Sendable {
         guard let database else { return }
         do {
             try database.write { db in
-                // Prepared once a connection, not once a job.
-                let update = try db.cachedStatement(sql: """
+                // Prepared once a group, not once a job.
+                try db.prepare("""
                     UPDATE job SET state = ?, status = ?, fromVersion = ?, error = ?, attempts = attempts + 1,
                         completions = completions + (CASE WHEN ? = 'done' THEN 1 ELSE 0 END)
                     WHERE line = ?
-                    """)
-                for result in results {
-                    let state: JournalState = result.error == nil ? .done : .failed
-                    try update.execute(arguments: [state.rawValue, result.status.rawValue, result.from, result.error?.reason, state.rawValue, result.job.line])
+                    """) { update in
+                    for result in results {
+                        let state: JournalState = result.error == nil ? .done : .failed
+                        try update.run([state.rawValue, result.status.rawValue, result.from, result.error?.reason, state.rawValue, result.job.line])
+                    }
                 }
             }
-        } catch let error as DatabaseError {
+        } catch let error as SQLiteDatabase.Failure {
             // The journal could not be written (a full disk, a lost folder): this run cannot
             // record progress, so it stops; the outputs just written are complete either way.
             let lines = results.map(\.job.line)
             throw VaultError.journalNotWritten(recording: "manifest lines \(lines.first!)–\(lines.last!)", error)
+        }
+    }
+
+    /// A read of the journal (nil in a dry run, which has none); SQLite's failure named as the
+    /// journal's.
+    @discardableResult
+    private func journalRead<T>(_ body: (SQLiteDatabase.Connection) throws -> T) throws -> T? {
+        guard let database else { return nil }
+        do {
+            return try database.read(body)
+        } catch let failure as SQLiteDatabase.Failure {
+            throw VaultError.journalUnusable(journal?.path ?? "", failure)
         }
     }
 
@@ -359,16 +379,15 @@ public final class BatchMigration: Sendable {
         func resolve(_ path: String) -> String {
             path.hasPrefix("/") || base.isEmpty || VaultLocation.isObject(path) ? path : base + "/" + path
         }
-        guard rawLine.contains(where: { ![0x20, 0x09, 0x0d].contains($0) }) else { return nil }
         let vault: String, keyFile: String?, vaultKeyFile: String?
         do {
-            var reader = try JSONObjectReader(JSONValue(parsing: Array(rawLine), what: "the line"), path: "")
+            guard var reader = try JSONObjectReader(line: rawLine) else { return nil }
             vault = try reader.string("vault")
             keyFile = try reader.optionalString("keyFile")
             vaultKeyFile = try reader.optionalString("vaultKeyFile")
             try reader.finish()
         } catch let error as VaultError {
-            throw VaultError.malformedManifestLine(line, error)
+            throw error.withContext(prefix: "manifest line \(line): ")
         }
         guard (keyFile == nil) != (vaultKeyFile == nil) else {
             throw VaultError.manifestLineNeedsOneKey(line)
@@ -402,13 +421,6 @@ extension VaultError {
     /// A manifest (read whole, or staged) with no job on any line.
     static func manifestListsNoJobs(_ manifestPath: String, file: String = #fileID, line: UInt = #line) -> VaultError {
         VaultError(.malformedDocument, "the manifest '\(manifestPath)' lists no jobs", file: file, line: line)
-    }
-
-    /// A manifest line that is not a JSON object of the manifest's fields, with the reader's
-    /// reason (which calls it "the line", not "the document").
-    static func malformedManifestLine(_ line: Int, _ cause: VaultError, file: String = #fileID, line sourceLine: UInt = #line) -> VaultError {
-        VaultError(.malformedDocument, "manifest line \(line): \(cause.reason.replacingOccurrences(of: "the document", with: "the line"))",
-                   file: file, line: sourceLine)
     }
 
     /// A manifest line with both or neither of keyFile and vaultKeyFile.

@@ -1,6 +1,6 @@
 import Foundation
-internal import GRDB
 import VaultCore
+import VaultSQLite
 
 /// A folder batch's manifest, staged in a private temporary SQLite database (a file SQLite
 /// makes in its temporary folder, `SQLITE_TMPDIR` or `TMPDIR`, and removes when it is closed)
@@ -10,7 +10,7 @@ import VaultCore
 /// Its indexes find an output named twice as the lines are read, and an output that is an
 /// input once they all are.
 final class ManifestStaging: Sendable {
-    private let database: DatabaseQueue
+    private let database: SQLiteDatabase
     /// How many jobs the manifest has.
     let count: Int
     /// The SHA-256 of the manifest's bytes, in hex: a journal belongs to one manifest.
@@ -23,11 +23,10 @@ final class ManifestStaging: Sendable {
             // Nothing in it outlives the run, so it has no rollback journal and is never synced;
             // a failed statement cannot be undone, which is harmless only because a failure
             // refuses the whole batch and closes the database.
-            var configuration = Configuration()
-            configuration.prepareDatabase { db in try db.execute(sql: "PRAGMA journal_mode = OFF; PRAGMA synchronous = OFF") }
-            database = try DatabaseQueue(path: "", configuration: configuration)
+            database = try SQLiteDatabase(path: "", access: .create)
+            try database.withConnection { try $0.execute("PRAGMA journal_mode = OFF; PRAGMA synchronous = OFF") }
             try database.write { db in
-                try db.execute(sql: """
+                try db.execute("""
                     CREATE TABLE job (seq INTEGER PRIMARY KEY, line INTEGER NOT NULL, vault TEXT NOT NULL, keyFile TEXT, vaultKeyFile TEXT,
                                       output TEXT NOT NULL, isObject INTEGER NOT NULL);
                     CREATE UNIQUE INDEX job_by_line ON job (line);
@@ -36,13 +35,13 @@ final class ManifestStaging: Sendable {
                     CREATE TABLE output (identity BLOB PRIMARY KEY, label TEXT NOT NULL) WITHOUT ROWID;
                     """)
             }
-        } catch let error as DatabaseError {
-            throw Self.failure(error)
+        } catch let failure as SQLiteDatabase.Failure {
+            throw Self.failure(failure)
         }
         (count, fingerprint) = try Self.read(manifestPath: manifestPath, outDir: outDir, into: database)
     }
 
-    private static func read(manifestPath: String, outDir: String, into database: DatabaseQueue) throws -> (Int, String) {
+    private static func read(manifestPath: String, outDir: String, into database: SQLiteDatabase) throws -> (Int, String) {
         let descriptor = try AtomicFile.openForReading(manifestPath, what: "manifest")
         defer { close(descriptor) }
         // A file known to be too large is refused before its first line, as a whole read did.
@@ -57,21 +56,23 @@ final class ManifestStaging: Sendable {
         var count = 0
         do {
             try database.write { db in
-                let insert = try db.makeStatement(sql: "INSERT INTO job (line, vault, keyFile, vaultKeyFile, output, isObject) VALUES (?, ?, ?, ?, ?, ?)")
-                let earlier = try db.makeStatement(sql: "SELECT min(line) FROM job WHERE output = ? AND NOT isObject")
-                while let rawLine = try reader.next() {
-                    guard let job = try BatchMigration.parseManifestLine(rawLine, line: reader.lineNumber, base: base, outDir: outDir) else { continue }
-                    let isObject = VaultLocation.isObject(job.vault)
-                    // Outputs are named after the vault files, so two lines can name one.
-                    if !isObject, let first = try Int.fetchOne(earlier, arguments: [job.output]) {
-                        throw VaultError.manifestOutputTwice(first, job.line, output: job.output)
+                try db.prepare("INSERT INTO job (line, vault, keyFile, vaultKeyFile, output, isObject) VALUES (?, ?, ?, ?, ?, ?)") { insert in
+                    try db.prepare("SELECT min(line) FROM job WHERE output = ? AND NOT isObject") { earlier in
+                        while let rawLine = try reader.next() {
+                            guard let job = try BatchMigration.parseManifestLine(rawLine, line: reader.lineNumber, base: base, outDir: outDir) else { continue }
+                            let isObject = VaultLocation.isObject(job.vault)
+                            // Outputs are named after the vault files, so two lines can name one.
+                            if !isObject, let first = try earlier.first([job.output], { $0.optionalInt(0) }) ?? nil {
+                                throw VaultError.manifestOutputTwice(first, job.line, output: job.output)
+                            }
+                            try insert.run([job.line, job.vault, job.keyFile, job.vaultKeyFile, job.output, isObject])
+                            count += 1
+                        }
                     }
-                    try insert.execute(arguments: [job.line, job.vault, job.keyFile, job.vaultKeyFile, job.output, isObject])
-                    count += 1
                 }
             }
-        } catch let error as DatabaseError {
-            throw failure(error)
+        } catch let failure as SQLiteDatabase.Failure {
+            throw Self.failure(failure)
         }
         guard count > 0 else { throw VaultError.manifestListsNoJobs(manifestPath) }
         return (count, Hex.encode(hasher.finish()))
@@ -79,8 +80,8 @@ final class ManifestStaging: Sendable {
 
     /// The first line that names an object (`s3://`), if any.
     func firstObject() throws -> (line: Int, vault: String)? {
-        try database.read { db in
-            try Row.fetchOne(db, sql: "SELECT line, vault FROM job WHERE isObject ORDER BY seq LIMIT 1").map { ($0["line"], $0["vault"]) }
+        try staged {
+            try database.read { db in try db.first("SELECT line, vault FROM job WHERE isObject ORDER BY seq LIMIT 1") { (line: $0.int(0), vault: try $0.text(1)) } }
         }
     }
 
@@ -89,16 +90,15 @@ final class ManifestStaging: Sendable {
     /// refused when it is the same file as any input (the manifest, a vault, a key file, of any
     /// line) or as an earlier output, by any spelling, link or hard link.
     func checkFiles(manifestPath: String, journal: OutputLocation, folder: OutputFolder) throws {
-        func key(_ identity: FileIdentity) -> Data {
-            Data(withUnsafeBytes(of: identity.device.bigEndian, Array.init) + withUnsafeBytes(of: identity.inode.bigEndian, Array.init)
+        func key(_ identity: FileIdentity) -> [UInt8] {
+            (withUnsafeBytes(of: identity.device.bigEndian, Array.init) + withUnsafeBytes(of: identity.inode.bigEndian, Array.init)
                  + Array((identity.pendingName ?? "").utf8))
         }
         do {
             try database.write { db in
-                let input = try db.makeStatement(sql: "INSERT OR IGNORE INTO input (identity, label) VALUES (?, ?)")
                 func addInput(_ label: String, _ path: String) throws {
                     guard path != "-", let identity = FileIdentity.of(existing: path) ?? FileIdentity.of(missing: path) else { return }
-                    try input.execute(arguments: [key(identity), "\(label) '\(path)'"])
+                    try db.execute("INSERT OR IGNORE INTO input (identity, label) VALUES (?, ?)", [key(identity), "\(label) '\(path)'"])
                 }
                 try addInput("the manifest", manifestPath)
                 // Lines often share a key file: a path just added is the same file again, so it
@@ -112,15 +112,14 @@ final class ManifestStaging: Sendable {
                     }
                     lastKeyFile = keyFile
                 }
-                let output = try db.makeStatement(sql: "INSERT OR IGNORE INTO output (identity, label) VALUES (?, ?)")
                 func addOutput(_ label: String, _ location: OutputLocation) throws {
                     guard !location.holdsKey else { throw VaultError.wouldReplaceKey(location.path) }
                     let name = "\(label) '\(location.path)'", identity = key(location.identity)
-                    if let other = try String.fetchOne(db, sql: "SELECT label FROM input WHERE identity = ?", arguments: [identity]) {
+                    if let other = try db.first("SELECT label FROM input WHERE identity = ?", [identity], { try $0.text(0) }) {
                         throw VaultError.sameFile(output: name, other: other, otherIsInput: true)
                     }
-                    try output.execute(arguments: [identity, name])
-                    if db.changesCount == 0, let other = try String.fetchOne(db, sql: "SELECT label FROM output WHERE identity = ?", arguments: [identity]) {
+                    try db.execute("INSERT OR IGNORE INTO output (identity, label) VALUES (?, ?)", [identity, name])
+                    if db.changes == 0, let other = try db.first("SELECT label FROM output WHERE identity = ?", [identity], { try $0.text(0) }) {
                         throw VaultError.sameFile(output: name, other: other, otherIsInput: false)
                     }
                 }
@@ -133,37 +132,45 @@ final class ManifestStaging: Sendable {
                                   OutputLocation(path: job.output, name: OutputLocation.split(job.output).name, in: folder))
                 }
             }
-        } catch let error as DatabaseError {
-            throw Self.failure(error)
+        } catch let failure as SQLiteDatabase.Failure {
+            throw Self.failure(failure)
         }
     }
 
     /// Hands `body` each job in manifest order, one row at a time.
     func forEachJob(_ body: (BatchMigration.Job) throws -> Void) throws {
-        try database.read { db in try Self.forEachJob(in: db, body) }
+        try staged { try database.read { db in try Self.forEachJob(in: db, body) } }
     }
 
     /// The jobs in manifest order from the `first` to the `last` (counted from 1).
     func jobs(_ first: Int, through last: Int) throws -> [BatchMigration.Job] {
         var jobs: [BatchMigration.Job] = []
-        try database.read { db in try Self.forEachJob(in: db, from: first, through: last) { jobs.append($0) } }
+        try staged { try database.read { db in try Self.forEachJob(in: db, from: first, through: last) { jobs.append($0) } } }
         return jobs
     }
 
     /// Whether the manifest has a job on line `line`.
     func hasLine(_ line: Int) -> Bool {
-        (try? database.read { db in try Bool.fetchOne(db, sql: "SELECT EXISTS (SELECT 1 FROM job WHERE line = ?)", arguments: [line]) }) == true
+        (try? database.read { db in try db.first("SELECT EXISTS (SELECT 1 FROM job WHERE line = ?)", [line]) { $0.int(0) != 0 } }) == true
     }
 
-    private static func forEachJob(in db: Database, from: Int = 1, through: Int = .max, _ body: (BatchMigration.Job) throws -> Void) throws {
-        let rows = try Row.fetchCursor(db, sql: "SELECT line, vault, keyFile, vaultKeyFile, output FROM job WHERE seq BETWEEN ? AND ? ORDER BY seq",
-                                       arguments: [from, through])
-        while let row = try rows.next() {
-            try body(BatchMigration.Job(line: row["line"], vault: row["vault"], keyFile: row["keyFile"], vaultKeyFile: row["vaultKeyFile"], output: row["output"]))
+    private static func forEachJob(in db: SQLiteDatabase.Connection, from: Int = 1, through: Int = .max, _ body: (BatchMigration.Job) throws -> Void) throws {
+        try db.forEach("SELECT line, vault, keyFile, vaultKeyFile, output FROM job WHERE seq BETWEEN ? AND ? ORDER BY seq", [from, through]) { row in
+            try body(BatchMigration.Job(line: row.int(0), vault: try row.text(1), keyFile: try row.optionalText(2), vaultKeyFile: try row.optionalText(3),
+                                        output: try row.text(4)))
         }
     }
 
-    private static func failure(_ error: DatabaseError) -> VaultError {
-        VaultError(.io, "could not stage the manifest in a temporary database: \(MigrationJournal.describe(error))")
+    /// Runs `body`, naming a failure of the staging database as this file's.
+    private func staged<T>(_ body: () throws -> T) throws -> T {
+        do {
+            return try body()
+        } catch let failure as SQLiteDatabase.Failure {
+            throw Self.failure(failure)
+        }
+    }
+
+    private static func failure(_ failure: SQLiteDatabase.Failure) -> VaultError {
+        VaultError.sqliteFailure("could not stage the manifest in a temporary database", failure)
     }
 }

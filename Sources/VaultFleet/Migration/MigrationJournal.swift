@@ -1,6 +1,6 @@
 import Foundation
-internal import GRDB
 import VaultCore
+import VaultSQLite
 
 /// What became of one job of a migration run, a folder's or a bucket's: the verdict its report
 /// prints and its journal keeps (the raw values are both).
@@ -25,10 +25,11 @@ enum JournalState: String, Sendable {
 }
 
 /// A batch's SQLite journal, held by one run at a time: an exclusive flock(2) on the file is
-/// taken before GRDB opens it, and the kernel drops it when the run dies, even by SIGKILL. The
+/// taken before SQLite opens it, and the kernel drops it when the run dies, even by SIGKILL. The
 /// folder batch (``BatchMigration``) and the bucket batch (``BucketMigration``) open theirs here.
 final class MigrationJournal: Sendable {
-    let queue: DatabaseQueue
+    /// The one connection, shared by the run's workers (each transaction one call).
+    let database: SQLiteDatabase
     private let lock: Int32
     let path: String
     /// Whether this run made the file, so a run refused right after opening it can remove it.
@@ -38,7 +39,7 @@ final class MigrationJournal: Sendable {
     /// costs little; with `synchronous = NORMAL` it still survives the process being killed.
     /// `tables` are the journal's own: a database holding any other table (a registry, another
     /// tool's file given as `--journal` by mistake) is refused before anything is added to it.
-    init(path: String, migrator: DatabaseMigrator, tables: Set<String>, writeAheadLog: Bool = false) throws {
+    init(path: String, migrations: SQLiteMigrations, tables: Set<String>, writeAheadLog: Bool = false) throws {
         var lock = open(path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
         created = lock >= 0
         if lock < 0, errno == EEXIST { lock = open(path, O_RDWR | O_CLOEXEC) }
@@ -48,20 +49,18 @@ final class MigrationJournal: Sendable {
             throw VaultError.journalInUse(path)
         }
         self.path = path
-        var configuration = Configuration()
-        configuration.busyMode = .timeout(10)
         do {
-            queue = try DatabaseQueue(path: path, configuration: configuration)
-            let found = try queue.read { db in try String.fetchAll(db, sql: "SELECT name FROM sqlite_master WHERE type = 'table'") }
-            let foreign = Set(found).subtracting(tables.union(["grdb_migrations", "sqlite_sequence"]))
+            database = try SQLiteDatabase(path: path, access: .create, busyTimeout: 10)
+            let found = try database.read { try $0.strings("SELECT name FROM sqlite_master WHERE type = 'table'") }
+            let foreign = Set(found).subtracting(tables.union([SQLiteMigrations.table, "sqlite_sequence"]))
             guard foreign.isEmpty else { throw VaultError.notAJournal(path, table: foreign.min()!) }
             // Only once the file is known to be a journal: switching another database to WAL
-            // would change it for good. The queue has one connection, so this holds for the run.
+            // would change it for good. The run has this one connection, so this holds for the run.
             if writeAheadLog {
-                try queue.writeWithoutTransaction { db in try db.execute(sql: "PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL") }
+                try database.withConnection { try $0.execute("PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL") }
             }
-            try migrator.migrate(queue)
-        } catch let error as DatabaseError {
+            try migrations.migrate(database)
+        } catch let error as SQLiteDatabase.Failure {
             close(lock)
             throw VaultError.journalUnusable(path, error)
         } catch {
@@ -87,11 +86,6 @@ final class MigrationJournal: Sendable {
     }
 
     deinit { close(lock) }
-
-    /// SQLite's own words for a failure, without its internal code prefix.
-    static func describe(_ error: DatabaseError) -> String {
-        error.message.map { $0.isEmpty ? "\(error.resultCode)" : $0 } ?? "\(error.resultCode)"
-    }
 }
 
 extension VaultError.Code {
@@ -112,14 +106,14 @@ extension VaultError {
     }
 
     /// The journal could not be opened or set up (permissions, a damaged file, a full disk).
-    static func journalUnusable(_ path: String, _ error: DatabaseError, file: String = #fileID, line: UInt = #line) -> VaultError {
-        VaultError(.io, "cannot use the journal '\(path)': \(MigrationJournal.describe(error))", file: file, line: line)
+    static func journalUnusable(_ path: String, _ failure: SQLiteDatabase.Failure, file: String = #fileID, line: UInt = #line) -> VaultError {
+        VaultError.sqliteFailure("cannot use the journal '\(path)'", failure, file: file, line: line)
     }
 
     /// The journal could not record a job's end (a full disk, a lost folder): the run cannot keep
     /// its promise to resume, so it stops; outputs already written are complete either way.
-    static func journalNotWritten(recording what: String, _ error: DatabaseError, file: String = #fileID, line: UInt = #line) -> VaultError {
-        VaultError(.io, "could not record \(what) in the journal: \(MigrationJournal.describe(error))", file: file, line: line)
+    static func journalNotWritten(recording what: String, _ failure: SQLiteDatabase.Failure, file: String = #fileID, line: UInt = #line) -> VaultError {
+        VaultError.sqliteFailure("could not record \(what) in the journal", failure, file: file, line: line)
     }
 
     static func journalInUse(_ path: String, file: String = #fileID, line: UInt = #line) -> VaultError {

@@ -299,7 +299,7 @@ extension VaultError {
 
     /// cairo failed where it should not (memory, a write to the stream).
     static func cairoFailed(_ operation: String, file: String = #fileID, line: UInt = #line) -> VaultError {
-        VaultError(.cryptoFailure, "cairo failed \(operation)", file: file, line: line)
+        VaultError.libraryFailure("cairo", "failed \(operation)", file: file, line: line)
     }
 
     /// A file that starts as a PDF but that poppler cannot read.

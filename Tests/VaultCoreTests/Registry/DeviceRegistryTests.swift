@@ -1,8 +1,8 @@
 import Foundation
-import GRDB
 import Testing
 @testable import VaultCore
 @testable import VaultRegistry
+import VaultSQLite
 
 @Suite struct DeviceRegistryTests {
     let now = Timestamp(rfc3339: "2026-11-22T10:00:00Z")!
@@ -403,9 +403,9 @@ import Testing
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: folder) }
         let path = folder.appendingPathComponent("app.sqlite").path
-        let other = try DatabaseQueue(path: path)
-        try other.write { try $0.execute(sql: "CREATE TABLE notes (text TEXT); INSERT INTO notes VALUES ('keep me')") }
-        try other.close()
+        let other = try SQLiteDatabase(path: path, access: .create)
+        try other.write { try $0.execute("CREATE TABLE notes (text TEXT); INSERT INTO notes VALUES ('keep me')") }
+        other.close()
         let before = try Data(contentsOf: URL(fileURLWithPath: path))
         for access in [DeviceRegistry.Access.readOnly, .readWrite, .create] {
             #expect(error { _ = try DeviceRegistry(path: path, access: access) } == .notARegistry)

@@ -1,0 +1,87 @@
+import VaultCore
+
+// The codes and factories of the failures VaultRegistry raises: the registry's database, its
+// connection and its imports. Each is made here, beside the other layers' own (VaultCore's in
+// VaultError.swift, VaultFleet's in FleetErrors.swift).
+
+extension VaultError.Code {
+    /// An imported row is already in the registry.
+    public static let alreadyImported = VaultError.Code(name: "alreadyImported", category: .invalidInput)
+    /// The registry has no such device, conversation or batch.
+    public static let notInRegistry = VaultError.Code(name: "notInRegistry", category: .invalidInput)
+    /// A revocation batch id is already in the log: a second batch under it would mix two.
+    public static let batchIdTaken = VaultError.Code(name: "batchIdTaken", category: .refused)
+    /// There is no file at the registry's path. Making one is the next step.
+    public static let noRegistry = VaultError.Code(name: "noRegistry", category: .operational)
+    /// A SQLite registry left mid-transaction that this user may not roll back.
+    public static let registryNeedsRollback = VaultError.Code(name: "registryNeedsRollback", category: .operational)
+    /// The file is another application's database.
+    public static let notARegistry = VaultError.Code(name: "notARegistry", category: .invalidInput)
+    /// A PostgreSQL database whose own `user_devices` or `members` differ from what the registry needs.
+    public static let incompatibleRegistry = VaultError.Code(name: "incompatibleRegistry", category: .invalidInput)
+    /// A registry connection string that carries a password.
+    public static let passwordInConnection = VaultError.Code(name: "passwordInConnection", category: .invalidInput)
+    /// A registry connection string libpq cannot parse.
+    public static let badConnection = VaultError.Code(name: "badConnection", category: .invalidInput)
+    /// The registry's PostgreSQL server could not be reached or refused the login.
+    public static let cannotConnect = VaultError.Code(name: "cannotConnect", category: .operational)
+}
+
+extension VaultError {
+    /// A device, conversation or batch the registry does not have, as "device X".
+    public static func notInRegistry(_ what: String, registry: String, file: String = #fileID, line: UInt = #line) -> VaultError {
+        VaultError(.notInRegistry, "the registry '\(registry)' has no \(what)", file: file, line: line)
+    }
+
+    /// A SQLite registry left mid-transaction that this user cannot roll back.
+    public static func registryNeedsRollback(_ path: String, file: String = #fileID, line: UInt = #line) -> VaultError {
+        VaultError(.registryNeedsRollback, "the registry '\(path)' was left in the middle of a transaction (a run was killed), and this user cannot write it to roll that back",
+                   hint: "as a user who may write it, run: sqlite3 '\(path.split(separator: "'", omittingEmptySubsequences: false).joined(separator: "'\\''"))' 'SELECT count(*) FROM sqlite_master' (SQLite rolls the transaction back), then this command again",
+                   file: file, line: line)
+    }
+
+    /// Nothing at the registry's path.
+    public static func noRegistry(_ path: String, file: String = #fileID, line: UInt = #line) -> VaultError {
+        VaultError(.noRegistry, "no registry at '\(path)'", file: file, line: line)
+    }
+
+    /// A database that lacks the registry's `missing` tables; `empty` when it has no table at
+    /// all, so it can become one.
+    public static func notARegistry(_ path: String, missing: [String], empty: Bool, file: String = #fileID, line: UInt = #line) -> VaultError {
+        VaultError(.notARegistry, "'\(path)' is not a device registry (it lacks \(missing.joined(separator: ", ")))",
+                   hint: empty ? "the database is empty: initialise it as a registry first" : nil, file: file, line: line)
+    }
+
+    /// A batch id already used by an earlier revocation.
+    public static func batchIdTaken(_ id: String, file: String = #fileID, line: UInt = #line) -> VaultError {
+        VaultError(.batchIdTaken, "batch id '\(id)' is already in the revocation log; nothing was changed", file: file, line: line)
+    }
+
+    /// A PostgreSQL database whose tables differ from the registry's, each difference a sentence.
+    public static func incompatibleRegistry(_ name: String, differences: [String], file: String = #fileID, line: UInt = #line) -> VaultError {
+        VaultError(.incompatibleRegistry, "the database '\(name)' cannot become a registry: \(differences.joined(separator: "; ")); nothing was changed",
+                   file: file, line: line)
+    }
+
+    /// A password inside a connection string: it would sit in the shell history and in `ps`.
+    /// The message never repeats the string.
+    public static func passwordInConnection(file: String = #fileID, line: UInt = #line) -> VaultError {
+        VaultError(.passwordInConnection, "the connection string contains a password", file: file, line: line)
+    }
+
+    /// A connection string libpq cannot parse. libpq's reason is left out: it may quote the
+    /// string, password and all.
+    public static func badConnection(file: String = #fileID, line: UInt = #line) -> VaultError {
+        VaultError(.badConnection, "the connection string cannot be read as a libpq URI or key=value list", file: file, line: line)
+    }
+
+    /// No connection to the registry's server, with libpq's reason.
+    public static func cannotConnect(_ name: String, _ reason: String, file: String = #fileID, line: UInt = #line) -> VaultError {
+        VaultError(.cannotConnect, "cannot connect to the registry '\(name)': \(reason)", file: file, line: line)
+    }
+
+    /// An imported row the registry already has.
+    public static func alreadyImported(file: String = #fileID, line: UInt = #line) -> VaultError {
+        VaultError(.alreadyImported, "the registry already has this device or membership; nothing was imported", file: file, line: line)
+    }
+}

@@ -1,0 +1,108 @@
+import ArgumentParser
+import CLISupport
+import VaultCore
+import VaultFleet
+
+/// `migrate vault` (or `migrate` with one vault's options): one vault, a file or an object, to
+/// `-o` or in place.
+struct MigrateVault: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "vault",
+        abstract: "Migrate one vault (a file, standard input or s3://BUCKET/KEY).",
+        discussion: """
+        Up (1 → 2) keeps every value. Down (2 → 1) is refused when the vault holds anything v1 \
+        cannot carry, unless --allow-lossy, which then lists exactly what was dropped. What is \
+        written is opened again and compared with what was meant before anything is replaced; \
+        --in-place keeps a backup unless --no-backup. A vault may be an object, \
+        s3://BUCKET/KEY (docs/object-storage.md). The word vault may be left out: \
+        'vault-tool migrate --key-file …' is this command.
+
+        Examples:
+          vault-tool migrate vault --key-file parent.nsec --to 2 \\
+            -o household.v2.vault household.vault
+          vault-tool migrate vault --key-file parent.nsec --to 2 --dry-run \\
+            household.vault
+          vault-tool migrate vault --vault-key-file vk --to 2 --in-place \\
+            --expect-revision 0 household.vault
+          vault-tool migrate --key-file parent.nsec --to 2 --dry-run household.vault
+        """
+    )
+
+    @OptionGroup var target: MigrationTargetOptions
+
+    @Flag(help: "With --dry-run: print the report as JSON.")
+    var json = false
+
+    @Flag(help: "Downgrade even when values would be lost; each dropped value is listed.")
+    var allowLossy = false
+
+    @Option(help: ArgumentHelp("Refuse (exit 4) unless the vault is at this revision (a v1 vault counts as 0).", valueName: "N"))
+    var expectRevision: Int?
+
+    @Flag(help: "Replace the input file itself (a backup is kept unless --no-backup).")
+    var inPlace = false
+
+    @Option(help: ArgumentHelp("With --in-place: the backup's suffix.", valueName: "SUFFIX"))
+    var backup = ".bak"
+
+    @Flag(help: "With --in-place: keep no backup.")
+    var noBackup = false
+
+    @OptionGroup var output: OutputOptions
+
+    @OptionGroup var vault: VaultInputOptions
+
+    @OptionGroup var log: LogFormatOption
+
+    func validate() throws {
+        try vault.access.requireOne()
+        if inPlace {
+            guard vault.input != "-" else { throw ValidationError("--in-place needs a vault file, not standard input") }
+            guard output.output == nil else { throw ValidationError("give -o or --in-place, not both") }
+        }
+        if json, !target.dryRun { throw ValidationError("--json goes with --dry-run") }
+    }
+
+    func run() throws {
+        log.apply()
+        let to = target.to
+        // In place, the vault is the output by request; its backup and it are published in that
+        // order, so the old bytes are safe before they are replaced.
+        let files = inPlace
+            ? try CommandFiles(reads: vault.access.declaredInputs,
+                               writes: (noBackup ? [] : [DeclaredOutput("backup", vault.input + backup, kind: .binary, exclusive: true, namedByTool: true)])
+                                   + [DeclaredOutput("vault", vault.input, kind: .binary)])
+            : try CommandFiles(reads: vault.declaredInputs, writes: [output.declared(.binary)], force: output.force)
+        let (access, _, input) = try vault.open(diagnostics)
+        let outcome = try VaultMigration.migrate(input, access: access, to: to, allowLossy: allowLossy, expectRevision: expectRevision)
+        let report = outcome.report
+        for loss in report.losses { diagnostics.warning("dropped: \(loss)") }
+
+        guard let writer = files.writer(unlessDryRun: target.dryRun) else {
+            let text = json ? String(decoding: reportJSON(report).serialized(), as: UTF8.self) : reportText(report)
+            try StandardStreams.writeOutput(Array(text.utf8))
+            return
+        }
+        if inPlace {
+            guard !outcome.unchanged else {
+                diagnostics.note("\(vault.input) is already at version \(to); nothing changed")
+                return
+            }
+            if !noBackup { try writer.stage("backup", input) }
+            try writer.write("vault", outcome.bytes)
+        } else {
+            try writer.write("-o", outcome.bytes)
+        }
+        diagnostics.note(outcome.unchanged
+            ? "household \(outcome.household.shortHex)… is already at version \(to); written unchanged"
+            : "household \(outcome.household.shortHex)… migrated from version \(report.from) to \(report.to)")
+    }
+
+    private func reportText(_ report: Migration.Report) -> String {
+        if report.from == report.to { return "already at version \(report.to): nothing would change\n" }
+        var text = "would migrate from version \(report.from) to \(report.to):\n"
+        for change in report.changes { text += "  change: \(change)".displaySafe + "\n" }
+        for loss in report.losses { text += "  lose:   \(loss)".displaySafe + "\n" }
+        return text
+    }
+}

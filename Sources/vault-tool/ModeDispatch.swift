@@ -1,0 +1,147 @@
+import ArgumentParser
+import CLISupport
+import VaultCore
+
+/// The spellings from before `migrate` and `check` had a subcommand per mode (issue 39), still
+/// read as they were: `vault-tool migrate --manifest jobs.jsonl --out-dir out --to 2` is
+/// `migrate batch …`. A pass over the arguments, before they are parsed, finds the one mode whose
+/// options are all those given and names it; options of two modes together are a usage error
+/// that names the two, instead of one mode's parser calling the other's option unknown.
+///
+/// What options each mode has is read from the mode's own parser (the description its `--help`,
+/// the manual page and the completions come from), so an option added to a mode is known here
+/// without a second list to keep.
+enum ModeDispatch {
+    struct Mode {
+        /// The subcommand's name: `vault`, `batch`, `bucket`.
+        let name: String
+        /// What the mode works on, for messages: "one vault".
+        let what: String
+        let command: any ParsableCommand.Type
+    }
+
+    /// The commands with modes, each with its modes in the order that wins when the options
+    /// given fit several (`migrate --to 2 --in-place FILE` is one vault, not a bucket run).
+    static let commands: [String: [Mode]] = [
+        "migrate": [Mode(name: "vault", what: "one vault", command: MigrateVault.self),
+                    Mode(name: "batch", what: "a folder batch", command: MigrateBatch.self),
+                    Mode(name: "bucket", what: "a fleet in a bucket", command: MigrateBucket.self)],
+        "check": [Mode(name: "vault", what: "one vault", command: CheckVault.self),
+                  Mode(name: "bucket", what: "a fleet in a bucket", command: CheckBucket.self)],
+    ]
+
+    /// The arguments (without the tool's name) with the mode named where it was left out.
+    static func arguments(_ arguments: [String]) throws -> [String] {
+        guard let command = arguments.first, let modes = commands[command] else { return arguments }
+        let rest = Array(arguments.dropFirst())
+        let signatures = modes.map { Signature($0.command) }
+        let named = rest.first.flatMap { first in modes.firstIndex { $0.name == first } }
+        let uses = Signature.used(in: Array(rest.dropFirst(named == nil ? 0 : 1)), by: signatures)
+        // After an option no mode has (a typo), the next word may be its value, not a VAULT:
+        // arguments are then left for the mode's parser, which names the unknown option.
+        let unknownOption = uses.contains { use in use.option != Signature.positionalKey && !signatures.contains { $0.accepts(use.option) } }
+        let given = uses.filter { use in
+            signatures.contains { $0.accepts(use.option) } && !(unknownOption && use.option == Signature.positionalKey)
+        }
+        func owners(_ option: String) -> String {
+            modes.indices.filter { signatures[$0].accepts(option) }
+                .map { "\(modes[$0].what) ('vault-tool \(command) \(modes[$0].name)')" }.joined(separator: " or ")
+        }
+        if let index = named {
+            // The mode named: an option of another mode is said to be one, not merely unknown.
+            if let foreign = given.first(where: { !signatures[index].accepts($0.option) }) {
+                let what = foreign.option == Signature.positionalKey ? "takes no \(foreign.spelling)" : "has no option \(foreign.spelling)"
+                throw ToolError(.usage, "'vault-tool \(command) \(modes[index].name)' \(what): it is for \(owners(foreign.option))",
+                                hint: "see 'vault-tool \(command) \(modes[index].name) --help' for the options of \(modes[index].what)")
+            }
+            return arguments
+        }
+        let fitting = signatures.indices.filter { index in given.allSatisfy { signatures[index].accepts($0.option) } }
+        // `migrate --help` with nothing of one mode: the command's own help, which lists the modes.
+        let asksForHelp = rest.contains { ["-h", "--help", "--experimental-dump-help"].contains($0) }
+        if asksForHelp, fitting.count == modes.count { return arguments }
+        guard let mode = fitting.first else { throw conflict(command, given, signatures, owners) }
+        return [command, modes[mode].name] + rest
+    }
+
+    /// The first two options given that no one mode takes together, named with their modes.
+    private static func conflict(_ command: String, _ given: [Signature.Use], _ signatures: [Signature], _ owners: (String) -> String) -> ToolError {
+        let hint = "give the options of one mode; 'vault-tool \(command) --help' lists the modes, and each mode's --help its options"
+        for (position, first) in given.enumerated() {
+            for second in given[(position + 1)...] where !signatures.contains(where: { $0.accepts(first.option) && $0.accepts(second.option) }) {
+                return ToolError(.usage, "\(first.spelling) and \(second.spelling) belong to different modes of '\(command)': "
+                                 + "\(first.spelling) is for \(owners(first.option)), \(second.spelling) is for \(owners(second.option))", hint: hint)
+            }
+        }
+        return ToolError(.usage, "\(given.map(\.spelling).joined(separator: ", ")) do not all belong to one mode of '\(command)'", hint: hint)
+    }
+
+    /// A mode's options as its parser describes them (`--experimental-dump-help`'s tool info):
+    /// each spelling (`--to`, `-o`), whether it takes a value, and whether it takes arguments.
+    struct Signature {
+        /// Option spellings → whether the option takes a value.
+        private(set) var options: [String: Bool] = [:]
+        /// The name of its positional argument (`VAULT`), if it takes one.
+        private(set) var positional: String?
+
+        /// How a positional argument is named in ``Use``, whatever its value name.
+        static let positionalKey = "<argument>"
+
+        init(_ command: any ParsableCommand.Type) {
+            // The parser's own description of the command; it cannot fail to parse, being made
+            // by the parser from the command's declarations.
+            guard let info = try? JSONValue(parsing: Array(command._dumpHelp().utf8)), case .array(let arguments)? = info["command"]?["arguments"] else {
+                return
+            }
+            for argument in arguments {
+                guard case .string(let kind)? = argument["kind"] else { continue }
+                if kind == "positional" {
+                    if case .string(let name)? = argument["valueName"] { positional = name.uppercased() }
+                    continue
+                }
+                guard case .array(let names)? = argument["names"] else { continue }
+                for name in names {
+                    guard case .string(let nameKind)? = name["kind"], case .string(let text)? = name["name"] else { continue }
+                    options[(nameKind == "long" ? "--" : "-") + text] = kind == "option"
+                }
+            }
+        }
+
+        func accepts(_ option: String) -> Bool {
+            option == Self.positionalKey ? positional != nil : options[option] != nil
+        }
+
+        /// One option or argument the command line gives: `option` as the modes know it
+        /// (`--to`, or ``positionalKey``), `spelling` as a message names it.
+        struct Use {
+            let option: String
+            let spelling: String
+        }
+
+        /// The options and arguments `arguments` gives, in order, the first use of each; an
+        /// option's value is skipped when one of the modes says the option takes one.
+        static func used(in arguments: [String], by signatures: [Signature]) -> [Use] {
+            var uses: [Use] = []
+            var index = 0
+            var onlyArguments = false
+            func add(_ use: Use) { if !uses.contains(where: { $0.option == use.option }) { uses.append(use) } }
+            while index < arguments.count {
+                let token = arguments[index]
+                index += 1
+                if onlyArguments || token == "-" || !token.hasPrefix("-") {
+                    let name = signatures.lazy.compactMap(\.positional).first ?? "ARGUMENT"
+                    add(Use(option: positionalKey, spelling: "\(name) '\(token)'"))
+                    continue
+                }
+                if token == "--" {
+                    onlyArguments = true
+                    continue
+                }
+                let option = String(token.prefix { $0 != "=" })
+                add(Use(option: option, spelling: option))
+                if !token.contains("="), signatures.contains(where: { $0.options[option] == true }) { index += 1 }
+            }
+            return uses
+        }
+    }
+}
