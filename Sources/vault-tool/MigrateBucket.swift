@@ -52,8 +52,8 @@ struct MigrateBucket: ParsableCommand {
           vault-tool migrate bucket --source s3://family-vaults/vaults/ --to 2 \\
             --in-place --vault-key-dir keys/ --shard 5/8 --allow-no-keys \\
             > report.jsonl
-          # the keys from a secrets manager: the command prints the key of the household
-          # in $HVT_HOUSEHOLD, or exits 66 when it holds none (no-key); any other failure
+          # the keys from a secrets manager: printed for the household in
+          # $HVT_HOUSEHOLD, exit 66 for none (no-key); any other failure
           # stops the run with exit 78 (docs/fleet.md):
           vault-tool migrate bucket --source s3://family-vaults/vaults/ --to 2 \\
             --in-place --vault-key-command 'fleet-key-lookup --vault' \\
