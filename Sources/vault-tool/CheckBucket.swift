@@ -69,6 +69,8 @@ struct CheckBucket: ParsableCommand {
     @OptionGroup var log: LogFormatOption
 
     func validate() throws {
+        // A command the tool will not run (shell syntax) is said first, before anything else.
+        _ = try fleetKeySource(folder: vaultKeyDir, command: vaultKeyCommand)
         guard (source == nil) != (manifest == nil) else {
             throw ValidationError(source == nil ? "give --source s3://BUCKET/PREFIX/ or --manifest FILE" : "give --source or --manifest, not both")
         }

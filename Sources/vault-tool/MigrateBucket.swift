@@ -115,6 +115,8 @@ struct MigrateBucket: ParsableCommand {
     @OptionGroup var log: LogFormatOption
 
     func validate() throws {
+        // A command the tool will not run (shell syntax) is said first, before anything else.
+        _ = try fleetKeySource(folder: vaultKeyDir, command: vaultKeyCommand)
         guard inPlace != (out != nil) else { throw ValidationError("a bucket run takes --in-place or --out s3://BUCKET/PREFIX/, one of the two") }
         guard [source, inventory, manifest].compactMap({ $0 }).count == 1 else {
             throw ValidationError("give one of --source, --inventory and --manifest")
