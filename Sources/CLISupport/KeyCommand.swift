@@ -81,71 +81,22 @@ public struct KeyCommand: Sendable {
     /// parsers take surrounding blanks).
     public func read(extraArguments: [String] = [], environment extra: [String: String] = [:],
                      timeout: Double = KeyCommand.timeoutSeconds) throws -> SecretBytes {
-        let argv = arguments + extraArguments
-        var pipeEnds: [Int32] = [0, 0]
-        guard pipe(&pipeEnds) == 0 else { throw InputFiles.ioError("could not make a pipe for \(option)") }
-        let (readEnd, writeEnd) = (pipeEnds[0], pipeEnds[1])
-        defer { close(readEnd) }
-        var actions = posix_spawn_file_actions_t()
-        posix_spawn_file_actions_init(&actions)
-        defer { posix_spawn_file_actions_destroy(&actions) }
-        posix_spawn_file_actions_addopen(&actions, STDIN_FILENO, "/dev/null", O_RDONLY, 0)
-        posix_spawn_file_actions_adddup2(&actions, writeEnd, STDOUT_FILENO)
-        posix_spawn_file_actions_addclose(&actions, readEnd)
-        posix_spawn_file_actions_addclose(&actions, writeEnd)
-        // The tool ignores SIGPIPE and may catch SIGTERM; the command gets the defaults.
-        var attributes = posix_spawnattr_t()
-        posix_spawnattr_init(&attributes)
-        defer { posix_spawnattr_destroy(&attributes) }
-        var defaults = sigset_t()
-        sigemptyset(&defaults)
-        for signal in [SIGPIPE, SIGTERM, SIGINT] { sigaddset(&defaults, signal) }
-        posix_spawnattr_setsigdefault(&attributes, &defaults)
-        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGDEF))
-
-        let environment = ProcessInfo.processInfo.environment.merging(extra) { $1 }.map { "\($0.key)=\($0.value)" }
-        let cArguments = argv.map { strdup($0) } + [nil]
-        let cEnvironment = environment.map { strdup($0) } + [nil]
-        defer { (cArguments + cEnvironment).forEach { free($0) } }
-        var pid: pid_t = 0
-        let spawned = posix_spawnp(&pid, argv[0], &actions, &attributes, cArguments, cEnvironment)
-        close(writeEnd)
-        guard spawned == 0 else {
-            throw ToolError(.operational, "could not run \(option) '\(argv[0])': \(String(cString: strerror(spawned)))")
+        let program = arguments[0]
+        let outcome = try SecretCommand(arguments: arguments).run(extraArguments: extraArguments, environment: extra, timeout: timeout,
+                                                                  limit: InputFiles.keyFileLimit)
+        func failed(_ problem: String) -> ToolError {
+            ToolError(.operational, "\(option) '\(program)' \(problem); nothing it printed was used")
         }
-
-        let limit = InputFiles.keyFileLimit
-        var length = 0
-        var problem: String?
-        let deadline = Date().addingTimeInterval(timeout)
-        let buffer = try SecretBytes(count: limit + 1) { buffer in
-            while length <= limit {
-                let left = deadline.timeIntervalSinceNow
-                guard left > 0 else { problem = "did not finish within \(Int(timeout)) seconds"; return }
-                var poller = pollfd(fd: readEnd, events: Int16(POLLIN), revents: 0)
-                let ready = poll(&poller, 1, Int32(min(left, 1) * 1000) + 1)
-                if ready < 0, errno == EINTR { continue }
-                if ready <= 0 { continue }
-                let count = Glibc.read(readEnd, buffer.baseAddress! + length, buffer.count - length)
-                if count < 0, errno == EINTR { continue }
-                if count <= 0 { return }
-                length += count
-            }
-            problem = "printed more than \(limit) bytes, more than a key"
+        switch outcome {
+        case .notStarted(let error):
+            throw ToolError(.operational, "could not run \(option) '\(program)': \(String(cString: strerror(error)))")
+        case .timedOut: throw failed("did not finish within \(Int(timeout)) seconds")
+        case .printedTooMuch: throw failed("printed more than \(InputFiles.keyFileLimit) bytes, more than a key")
+        case .killed(let signal): throw failed("was killed by signal \(signal)")
+        case .exited(let code): throw failed("exited with status \(code)")
+        case .printed(let output):
+            guard output.count > 0 else { throw ToolError(.invalidInput, "\(option) '\(program)' printed nothing") }
+            return output
         }
-        if problem != nil { kill(pid, SIGKILL) }
-        var status: Int32 = 0
-        while waitpid(pid, &status, 0) < 0, errno == EINTR {}
-        if let problem { throw ToolError(.operational, "\(option) '\(argv[0])' \(problem); nothing it printed was used") }
-        let exited = status & 0x7f == 0
-        if !exited {
-            throw ToolError(.operational, "\(option) '\(argv[0])' was killed by signal \(status & 0x7f); nothing it printed was used")
-        }
-        let code = (status >> 8) & 0xff
-        guard code == 0 else {
-            throw ToolError(.operational, "\(option) '\(argv[0])' exited with status \(code); nothing it printed was used")
-        }
-        guard length > 0 else { throw ToolError(.invalidInput, "\(option) '\(argv[0])' printed nothing") }
-        return try buffer.slice(0..<length)
     }
 }

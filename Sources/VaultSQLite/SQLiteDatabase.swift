@@ -57,7 +57,8 @@ package final class SQLiteDatabase: @unchecked Sendable {
         package var isNotADatabase: Bool { primary == SQLITE_NOTADB }
         /// Another connection held the lock a statement needed for longer than the busy timeout.
         package var isBusy: Bool { primary == SQLITE_BUSY || primary == SQLITE_LOCKED }
-        /// A read-only connection found a hot journal it cannot roll back (SQLITE_READONLY_ROLLBACK).
+        /// A read-only connection found a hot journal it cannot roll back
+        /// (SQLITE_READONLY_ROLLBACK).
         package var needsRollback: Bool { code == SQLITE_READONLY | (3 << 8) }
     }
 
@@ -235,7 +236,8 @@ extension SQLiteDatabase {
             }
         }
 
-        /// Prepares `sql` (one statement) for `body`, and finalizes it when `body` returns or throws.
+        /// Prepares `sql` (one statement) for `body`, and finalizes it when `body` returns or
+        /// throws.
         package func prepare<T>(_ sql: String, _ body: (Statement) throws -> T) throws -> T {
             var prepared: OpaquePointer?
             let code = sqlite3_prepare_v2(handle, sql, -1, &prepared, nil)

@@ -234,6 +234,9 @@ struct CredentialChain: Sendable {
         let first: (credentials: ExpiringCredentials, role: String)
         switch metadata.fetch() {
         case .success(let found): first = found
+        case .failure(let problem) where problem.isBusy:
+            // The instance's metadata service is there and failing: a retry may get through.
+            throw VaultError.credentialSourceBusy("EC2 instance metadata at \(metadata.endpoint)", problem.message)
         case .failure(let problem):
             passed.append("EC2 instance metadata at \(metadata.endpoint) (\(problem.message))")
             return nil

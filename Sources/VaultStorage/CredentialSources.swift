@@ -29,6 +29,17 @@ private func exchange(_ request: HTTPRequest, proxy: String? = nil, noProxy: Str
     return result
 }
 
+/// Whether a credential source's answer is a failure of its own that a later retry may get past
+/// (after `exchange`'s attempts): a 5xx, or throttling (429, STS's `Throttling`, and
+/// `IDPCommunicationError`, the identity provider out of reach, which the SDKs retry too). Any
+/// other refusal (`AccessDenied`, `InvalidIdentityToken`, `ExpiredTokenException`, a 401) is
+/// configuration.
+func isBusy(_ response: HTTPResponse) -> Bool {
+    if response.status >= 500 || response.status == 429 { return true }
+    let code = S3ErrorBody(response.body).code
+    return ["Throttling", "ThrottlingException", "RequestLimitExceeded", "IDPCommunicationError"].contains(code ?? "")
+}
+
 /// `2026-11-26T13:00:00Z`, with or without fractional seconds (RFC 3339).
 func parseExpiration(_ text: String) -> Date? {
     Timestamp(rfc3339: text).map { Date(timeIntervalSince1970: Double($0.seconds) + Double($0.nanoseconds) / 1e9) }
@@ -135,6 +146,7 @@ struct STS: Sendable {
         case .success(let answer): response = answer
         case .failure(let problem): throw VaultError.credentialSourceUnreachable(what, "STS at \(endpoint.url)", problem.message)
         }
+        if isBusy(response) { throw VaultError.credentialSourceBusy(what, "STS at \(endpoint.url) answered \(httpProblem(response))") }
         guard response.status == 200 else {
             let error = S3ErrorBody(response.body)
             throw VaultError.credentialSourceFailed(what, "STS at \(endpoint.url) answered \(httpProblem(response))"
@@ -217,6 +229,7 @@ struct SSO: Sendable {
         case .success(let answer): response = answer
         case .failure(let problem): throw VaultError.credentialSourceUnreachable(what, "the SSO portal at \(base)", problem.message)
         }
+        if isBusy(response) { throw VaultError.credentialSourceBusy(what, "the SSO portal at \(base) answered \(httpProblem(response))") }
         if response.status == 401 || response.status == 403 {
             throw VaultError.ssoLoginNeeded(profile: profile, "the SSO portal refused the cached token (\(httpProblem(response)))", login: login)
         }
@@ -383,6 +396,8 @@ struct ContainerEndpoint: Sendable {
         switch exchange(request, timeoutMilliseconds: 2_000, attempts: 3) {
         case .failure(let problem):
             throw VaultError.credentialSourceUnreachable(what, "the endpoint", problem.message)
+        case .success(let response) where isBusy(response):
+            throw VaultError.credentialSourceBusy(what, "answered \(httpProblem(response))")
         case .success(let response) where response.status != 200:
             throw VaultError.credentialSourceFailed(what, "answered \(httpProblem(response))")
         case .success(let response):
@@ -412,8 +427,10 @@ struct InstanceMetadata: Sendable {
 
     /// The credentials of the instance's role, and the role's name (for messages).
     func fetch() -> Result<(credentials: ExpiringCredentials, role: String), HTTPTransportError> {
-        func problem(_ message: String) -> Result<(credentials: ExpiringCredentials, role: String), HTTPTransportError> {
-            .failure(HTTPTransportError(message: message, mayHaveReachedServer: true))
+        func problem(_ message: String, _ response: HTTPResponse? = nil) -> Result<(credentials: ExpiringCredentials, role: String), HTTPTransportError> {
+            var error = HTTPTransportError(message: message, mayHaveReachedServer: true)
+            error.isBusy = response.map(isBusy) ?? false
+            return .failure(error)
         }
         var headers: [(name: String, value: String)] = []
         switch get("/latest/api/token", method: "PUT", headers: [("X-aws-ec2-metadata-token-ttl-seconds", "21600")]) {
@@ -422,7 +439,7 @@ struct InstanceMetadata: Sendable {
             headers.append(("X-aws-ec2-metadata-token", String(decoding: response.body, as: UTF8.self)))
         case .success(let response) where [403, 404, 405].contains(response.status):
             break
-        case .success(let response): return problem("the token request answered \(httpProblem(response))")
+        case .success(let response): return problem("the token request answered \(httpProblem(response))", response)
         }
         let base = "/latest/meta-data/iam/security-credentials/"
         let role: String
@@ -433,7 +450,7 @@ struct InstanceMetadata: Sendable {
                 return problem("the instance has no role")
             }
             role = name
-        case .success(let response): return problem("the instance has no role (\(httpProblem(response)))")
+        case .success(let response): return problem("the instance has no role (\(httpProblem(response)))", response)
         }
         switch get(base + SigV4.encodedPath(role), headers: headers) {
         case .failure(let failure): return .failure(failure)
@@ -445,14 +462,20 @@ struct InstanceMetadata: Sendable {
             } catch {
                 return problem("an unreadable answer")
             }
-        case .success(let response): return problem("the role's credentials answered \(httpProblem(response))")
+        case .success(let response): return problem("the role's credentials answered \(httpProblem(response))", response)
         }
     }
 }
 
 extension VaultError.Code {
     /// A configured credential source failed (STS refused, a process exited, an endpoint did not answer).
-    public static let credentialSourceFailed = VaultError.Code(name: "credentialSourceFailed", category: .operational)
+    /// A configured credential source refused or cannot work (STS `AccessDenied` or
+    /// `InvalidIdentityToken`, a token file that cannot be read, a `credential_process` that
+    /// fails, an expired SSO login): no retry mends it.
+    public static let credentialSourceFailed = VaultError.Code(name: "credentialSourceFailed", category: .configuration)
+    /// A configured credential source answered with a failure of its own (5xx, throttling)
+    /// through every attempt: a retry later may get through.
+    public static let credentialSourceBusy = VaultError.Code(name: "credentialSourceBusy", category: .temporary)
     /// A configured credential source (STS, the SSO portal, the container endpoint) could not be
     /// reached through every attempt: a retry later may get through.
     public static let credentialSourceUnreachable = VaultError.Code(name: "credentialSourceUnreachable", category: .temporary)
@@ -463,6 +486,12 @@ extension VaultError {
     /// process's output.
     static func credentialSourceFailed(_ what: String, _ why: String, file: String = #fileID, line: UInt = #line) -> VaultError {
         VaultError(.credentialSourceFailed, "could not get credentials for the object store from \(what): \(why)", file: file, line: line)
+    }
+
+    /// `problem` says who answered what ("STS at … answered HTTP 503") through every attempt.
+    static func credentialSourceBusy(_ what: String, _ problem: String, file: String = #fileID, line: UInt = #line) -> VaultError {
+        VaultError(.credentialSourceBusy, "could not get credentials for the object store from \(what): \(problem), a failure of its own that a later retry may get past",
+                   file: file, line: line)
     }
 
     static func credentialSourceUnreachable(_ what: String, _ party: String, _ problem: String, file: String = #fileID, line: UInt = #line) -> VaultError {

@@ -44,6 +44,9 @@ struct HTTPTransportError: Error, Sendable {
     var isConfiguration = false
     /// No answer in time: a retry costs the quota more (``RetryQuota``).
     var isTimeout = false
+    /// A credential source answered with a failure of its own (5xx, throttling): not a
+    /// configuration, a retry later may get through (``isBusy(_:)``).
+    var isBusy = false
 }
 
 /// The one owner of libcurl: an easy handle per client, reused so that connections are kept

@@ -25,7 +25,8 @@ struct BucketCommand {
     let jobs: Jobs
     let target: Int
     let destination: BucketMigration.Destination
-    let vaultKeyDir: String?
+    /// `--vault-key-dir` or `--vault-key-command` of a listing or an inventory; nil for a manifest.
+    let keys: HouseholdKeySource?
     let shard: BucketMigration.Shard?
     let journal: String?
     let parallelism: Int
@@ -42,14 +43,14 @@ struct BucketCommand {
 
     func run() throws {
         // A key folder mounted wrong is refused before anything is listed (issue 38).
-        if let vaultKeyDir { try refusingAsUsage { try VaultKeyFolder.require(vaultKeyDir) } }
+        try refusingAsUsage { try keys?.requireUsable() }
         // The store VaultTool.main registers: a bucket batch lists through it.
         let store = try ObjectStores.shared(as: ObjectStore.self, for: "s3://")
         let source: BucketMigration.Source = switch jobs {
-        case .listing(let prefix): .listing(prefix, keyFolder: vaultKeyDir!)
+        case .listing(let prefix): .listing(prefix, keys: keys!)
         case .manifest(let path): .manifest(bytes: try InputFiles.read(path, what: "manifest", limit: InputLimits.listFile), path: path)
         case .inventory(let name): .inventory(try S3Inventory(manifest: try InputFiles.read(name.description, what: "inventory manifest", limit: InputLimits.listFile), at: name),
-                                              name: name, keyFolder: vaultKeyDir!)
+                                              name: name, keys: keys!)
         }
         let plan = try refusingAsUsage { try BucketMigration.plan(source, destination: destination, shard: shard, store: store, allowEmpty: allowEmpty) }
         // Declared before anything is written (the plan only read): the report may not be the
@@ -69,9 +70,12 @@ struct BucketCommand {
         let results = Mutex<[BucketMigration.Result]>([])
         // A job engine's SIGTERM stops the run between vaults, with its journal and summary.
         StopSignals.install()
+        let householdKeys = keys.map { source in
+            HouseholdKeys(source, loadFile: { files in try VaultAccessFiles.load(keyFile: files.keyFile, vaultKeyFile: files.vaultKeyFile) })
+        }
         let stop = try migration.run(parallelism: parallelism, breaker: RunBreaker(signalled: { StopSignals.signalled }),
                                      loadAccess: { job, household in
-            try plan.keyFiles(for: job, household: household).map { try VaultAccessFiles.load(keyFile: $0.keyFile, vaultKeyFile: $0.vaultKeyFile) }
+            try plan.access(for: job, household: household, keys: householdKeys) { try VaultAccessFiles.load(keyFile: $0.keyFile, vaultKeyFile: $0.vaultKeyFile) }
         }, report: { result in
             try progress.add(result.status, Self.jsonLine(result, shard: shard))
             if keepsAll || result.isFailure { results.withLock { $0.append(result) } }
@@ -99,12 +103,12 @@ struct BucketCommand {
         guard let failure else {
             // Vaults were found and not one had its key here: the keys are not this fleet's, or
             // not where they were meant to be mounted (a vault of every household is `no-key`).
-            if count(.noKey) > 0, count(.noKey) == seen, let vaultKeyDir {
-                let error = VaultError.noKeyForAnyVault("the vault-key folder '\(vaultKeyDir)'", vaults: seen)
+            if count(.noKey) > 0, count(.noKey) == seen, let keys {
+                let error = VaultError.noKeyForAnyVault(keys.description, vaults: seen)
                 guard allowNoKeys else {
                     // Its rows say only no-key: a mistake leaves no journal for the next run.
                     migration.discardJournalIfNew()
-                    throw ToolError(.noKeys, error.reason, hint: "give the folder holding this fleet's <household id>.vaultkey files, or pass --allow-no-keys when none is expected")
+                    throw ToolError(.noKeys, error.reason, hint: "give this fleet's keys (the folder of its <household id>.vaultkey files, or a --vault-key-command that prints them), or pass --allow-no-keys when none is expected")
                 }
                 diagnostics.warning(error.reason)
             }
@@ -145,6 +149,18 @@ struct BucketCommand {
 /// Runs `body`, turning the library's refusals that mean the command names the wrong thing (a
 /// key folder, a prefix that lists nothing) into usage errors (exit 64), as a mistyped option
 /// is: a job engine's policy then stops retrying, since the same command would fail again.
+/// The keys of a fleet run that lists its vaults: `--vault-key-dir DIR`, or
+/// `--vault-key-command CMD` run once a household (``HouseholdKeySource``); nil for neither.
+/// Both is a usage error.
+func fleetKeySource(folder: String?, command: String?) throws -> HouseholdKeySource? {
+    switch (folder, command) {
+    case (let folder?, nil): return .folder(folder)
+    case (nil, let command?): return .command(SecretCommand(arguments: try KeyCommand(parsing: command, option: "--vault-key-command").arguments))
+    case (nil, nil): return nil
+    case (_?, _?): throw ValidationError("give --vault-key-dir or --vault-key-command, not both")
+    }
+}
+
 func refusingAsUsage<T>(_ body: () throws -> T) throws -> T {
     do {
         return try body()

@@ -14,7 +14,8 @@ struct CheckBucket: ParsableCommand {
         A fleet in a bucket is checked in slices, the rolling check of a nightly job: with \
         --source s3://BUCKET/PREFIX/ (or --manifest of objects and their key files) and \
         --subset I/N, every object of slice I of N is read whole, its header checked, and with \
-        its household's key (--vault-key-dir) opened and checked as 'vault-tool check vault' \
+        its household's key (--vault-key-dir, or --vault-key-command run once a household with \
+        HVT_HOUSEHOLD set, exit 66 meaning none here) opened and checked as 'vault-tool check vault' \
         does; --subset auto/N takes the night's slice from the date, so N nightly runs read \
         every object once. Standard output gets one JSON line an object (status ok, no-key, \
         truncated, foreign, damaged or gone, with the reason); standard error a summary and the \
@@ -28,6 +29,10 @@ struct CheckBucket: ParsableCommand {
         Examples:
           vault-tool check bucket --source s3://family-vaults/vaults/ \\
             --subset auto/7 --vault-key-dir keys/ > check-report.jsonl
+          # the keys from a secrets manager instead of a folder:
+          vault-tool check bucket --source s3://family-vaults/vaults/ \\
+            --subset auto/7 --vault-key-command 'fleet-key-lookup --vault' \\
+            > check.jsonl
           # a new environment, where the prefix may still be empty:
           vault-tool check bucket --source s3://staging-vaults/vaults/ \\
             --subset auto/7 --vault-key-dir keys/ --allow-empty > check-report.jsonl
@@ -47,6 +52,9 @@ struct CheckBucket: ParsableCommand {
     @Option(help: ArgumentHelp("The folder of vault keys, one <household id>.vaultkey file each.", valueName: "DIR"))
     var vaultKeyDir: String?
 
+    @Option(help: ArgumentHelp("Instead of --vault-key-dir: a command (run without a shell) run once a household, with its id in HVT_HOUSEHOLD, that prints its vault key, or exits 66 when it holds none (no-key); any other failure stops the run with exit 78.", valueName: "CMD"))
+    var vaultKeyCommand: String?
+
     @Option(help: ArgumentHelp("How many objects to read at once (default 16).", valueName: "N"))
     var jobs = 16
 
@@ -61,10 +69,14 @@ struct CheckBucket: ParsableCommand {
     @OptionGroup var log: LogFormatOption
 
     func validate() throws {
+        // A command the tool will not run (shell syntax) is said first, before anything else.
+        _ = try fleetKeySource(folder: vaultKeyDir, command: vaultKeyCommand)
         guard (source == nil) != (manifest == nil) else {
             throw ValidationError(source == nil ? "give --source s3://BUCKET/PREFIX/ or --manifest FILE" : "give --source or --manifest, not both")
         }
-        if manifest != nil, vaultKeyDir != nil { throw ValidationError("--vault-key-dir is for --source; a manifest names each object's key file") }
+        if manifest != nil, try fleetKeySource(folder: vaultKeyDir, command: vaultKeyCommand) != nil {
+            throw ValidationError("--vault-key-dir and --vault-key-command are for --source; a manifest names each object's key file")
+        }
         try requireRange(jobs, 1...256, "--jobs")
         // A mistyped subset is a usage error, said before anything is listed.
         do { _ = try parsedSubset() } catch let error as VaultError { throw ValidationError(error.reason) }
@@ -81,7 +93,7 @@ struct CheckBucket: ParsableCommand {
         } else {
             .manifest(bytes: try InputFiles.read(manifest!, what: "manifest", limit: InputLimits.listFile), path: manifest!)
         }
-        try FleetCheckCommand(source: fleetSource, subset: try parsedSubset(), vaultKeyDir: vaultKeyDir, parallelism: jobs,
+        try FleetCheckCommand(source: fleetSource, subset: try parsedSubset(), keys: try fleetKeySource(folder: vaultKeyDir, command: vaultKeyCommand), parallelism: jobs,
                               allowNoKeys: allowNoKeys, allowEmpty: allowEmpty).run()
     }
 }

@@ -11,7 +11,8 @@ import VaultStorage
 struct FleetCheckCommand {
     let source: FleetCheck.Source
     let subset: FleetCheck.Subset?
-    let vaultKeyDir: String?
+    /// `--vault-key-dir` or `--vault-key-command`; nil for a manifest's key files.
+    let keys: HouseholdKeySource?
     let parallelism: Int
     /// `--allow-no-keys`: a slice where no vault had its key here passes.
     let allowNoKeys: Bool
@@ -21,7 +22,7 @@ struct FleetCheckCommand {
     func run() throws {
         // A key folder mounted wrong is refused before anything is listed: every vault would
         // be `no-key`, and the night would pass having opened nothing (issue 38).
-        if let vaultKeyDir { try refusingAsUsage { try VaultKeyFolder.require(vaultKeyDir) } }
+        try refusingAsUsage { try keys?.requireUsable() }
         // The store VaultTool.main registers.
         let store = try ObjectStores.shared(as: ObjectStore.self, for: "s3://")
         let objects = try refusingAsUsage { try FleetCheck.objects(source, subset: subset, store: store, allowEmpty: allowEmpty) }
@@ -29,9 +30,9 @@ struct FleetCheckCommand {
         let kinds = Mutex([VaultCensus.Kind: Int]())
         // Objects with a vault's header, each one's household named: the vaults a key could open.
         let vaults = Mutex(0)
-        try FleetCheck.run(objects, store: store, keyFolder: vaultKeyDir, parallelism: parallelism,
-                                         loadAccess: { try VaultAccessFiles.load(keyFile: $0.keyFile, vaultKeyFile: $0.vaultKeyFile) },
-                                         report: { result in
+        let loadFile: @Sendable (BucketMigration.KeyFiles) throws -> VaultAccess = { try VaultAccessFiles.load(keyFile: $0.keyFile, vaultKeyFile: $0.vaultKeyFile) }
+        try FleetCheck.run(objects, store: store, keys: keys.map { HouseholdKeys($0, loadFile: loadFile) }, parallelism: parallelism,
+                           loadAccess: loadFile, report: { result in
             if let kind = result.kind, result.status != .foreign { kinds.withLock { $0[kind, default: 0] += 1 } }
             if result.household != nil { vaults.withLock { $0 += 1 } }
             try progress.add(result.status, Self.jsonLine(result, subset: subset))
@@ -46,10 +47,10 @@ struct FleetCheckCommand {
         guard FleetCheck.Status.allCases.contains(where: { $0.isFailure && count($0) > 0 }) else {
             let opened = vaults.withLock { $0 }
             // Vaults were read and not one had its key here: the folder is not this fleet's.
-            if let vaultKeyDir, count(.noKey) > 0, count(.noKey) == opened {
-                let error = VaultError.noKeyForAnyVault("the vault-key folder '\(vaultKeyDir)'", vaults: opened)
+            if let keys, count(.noKey) > 0, count(.noKey) == opened {
+                let error = VaultError.noKeyForAnyVault(keys.description, vaults: opened)
                 guard allowNoKeys else {
-                    throw ToolError(.noKeys, error.reason, hint: "give the folder holding this fleet's <household id>.vaultkey files, or pass --allow-no-keys when none is expected")
+                    throw ToolError(.noKeys, error.reason, hint: "give this fleet's keys (the folder of its <household id>.vaultkey files, or a --vault-key-command that prints them), or pass --allow-no-keys when none is expected")
                 }
                 diagnostics.warning(error.reason)
             }

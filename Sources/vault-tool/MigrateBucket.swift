@@ -52,6 +52,12 @@ struct MigrateBucket: ParsableCommand {
           vault-tool migrate bucket --source s3://family-vaults/vaults/ --to 2 \\
             --in-place --vault-key-dir keys/ --shard 5/8 --allow-no-keys \\
             > report.jsonl
+          # the keys from a secrets manager: printed for the household in
+          # $HVT_HOUSEHOLD, exit 66 for none (no-key); any other failure
+          # stops the run with exit 78 (docs/fleet.md):
+          vault-tool migrate bucket --source s3://family-vaults/vaults/ --to 2 \\
+            --in-place --vault-key-command 'fleet-key-lookup --vault' \\
+            > report.jsonl
           # with S3 Batch Operations' CSV completion report beside it:
           vault-tool migrate bucket --source s3://family-vaults/vaults/ --to 2 \\
             --in-place --vault-key-dir keys/ --completion-report report.csv \\
@@ -78,6 +84,9 @@ struct MigrateBucket: ParsableCommand {
 
     @Option(help: ArgumentHelp("The folder of vault keys, one <household id>.vaultkey file each.", valueName: "DIR"))
     var vaultKeyDir: String?
+
+    @Option(help: ArgumentHelp("Instead of --vault-key-dir: a command (run without a shell) run once a household, with its id in HVT_HOUSEHOLD, that prints its vault key, or exits 66 when it holds none (no-key); any other failure stops the run with exit 78.", valueName: "CMD"))
+    var vaultKeyCommand: String?
 
     @Option(help: ArgumentHelp("Take only the I-th of N equal ranges of household ids, I/N (1/2 and 2/2 on two machines), or auto: the index a job engine gives (Kubernetes JOB_COMPLETION_INDEX, AWS_BATCH_JOB_ARRAY_INDEX, Cloud Run CLOUD_RUN_TASK_INDEX and CLOUD_RUN_TASK_COUNT; 0-based).", valueName: "SHARD"))
     var shard: String?
@@ -106,14 +115,16 @@ struct MigrateBucket: ParsableCommand {
     @OptionGroup var log: LogFormatOption
 
     func validate() throws {
+        // A command the tool will not run (shell syntax) is said first, before anything else.
+        _ = try fleetKeySource(folder: vaultKeyDir, command: vaultKeyCommand)
         guard inPlace != (out != nil) else { throw ValidationError("a bucket run takes --in-place or --out s3://BUCKET/PREFIX/, one of the two") }
         guard [source, inventory, manifest].compactMap({ $0 }).count == 1 else {
             throw ValidationError("give one of --source, --inventory and --manifest")
         }
         let listed = source != nil || inventory != nil
-        guard listed == (vaultKeyDir != nil) else {
-            throw ValidationError(listed ? "\(source != nil ? "--source" : "--inventory") needs --vault-key-dir DIR (the manifest form names its own keys)"
-                                         : "--vault-key-dir goes with --source or --inventory; a manifest names its own keys")
+        guard listed == (try fleetKeySource(folder: vaultKeyDir, command: vaultKeyCommand) != nil) else {
+            throw ValidationError(listed ? "\(source != nil ? "--source" : "--inventory") needs --vault-key-dir DIR or --vault-key-command CMD (the manifest form names its own keys)"
+                                         : "--vault-key-dir and --vault-key-command go with --source or --inventory; a manifest names its own keys")
         }
         for (option, value) in [("--source", source), ("--out", out)] {
             if let value, !VaultLocation.isObject(value) { throw ValidationError("\(option) takes s3://BUCKET/PREFIX/, not '\(value)'") }
@@ -156,7 +167,8 @@ struct MigrateBucket: ParsableCommand {
         }
         let destination: BucketMigration.Destination = try out.map { .prefix(try S3ObjectName.folder(parsing: $0)) } ?? .inPlace
         let shard = try parsedShard()
-        try BucketCommand(jobs: bucketJobs, target: target.to, destination: destination, vaultKeyDir: vaultKeyDir,
+        try BucketCommand(jobs: bucketJobs, target: target.to, destination: destination,
+                          keys: try fleetKeySource(folder: vaultKeyDir, command: vaultKeyCommand),
                           shard: shard, journal: journal, parallelism: jobs ?? 16,
                           dryRun: target.dryRun, skipFailed: skipFailed, completionReport: completionReport,
                           allowNoKeys: allowNoKeys, allowEmpty: allowEmpty, command: batchCommand(bucketJobs, destination, shard)).run()

@@ -558,7 +558,8 @@ def test_a_failing_source_is_named_and_its_secrets_are_not(fake, tmp_path, case)
     Path(env["AWS_CONFIG_FILE"]).write_text(config)
     result = census(env)
     stderr = result.stderr.decode()
-    assert result.returncode == 1, stderr
+    # A configured source that refuses or cannot work is configuration no retry mends.
+    assert result.returncode == 78, stderr
     assert "vault-tool: error: could not get credentials for the object store from " in stderr
     assert expected in stderr, stderr
     assert secret not in stderr and secret not in result.stdout.decode()
@@ -566,6 +567,77 @@ def test_a_failing_source_is_named_and_its_secrets_are_not(fake, tmp_path, case)
         assert "process says hello" in stderr, "the process's standard error is passed through"
     if case == "sso-expired":
         assert "vault-tool: hint: run 'aws sso login --sso-session corp'" in stderr
+
+
+class Failing(http.server.BaseHTTPRequestHandler):
+    """A credential source failing on its own side: every request answered `status` with `body`."""
+    protocol_version = "HTTP/1.1"
+    status, body, requests = 503, b"", 0
+
+    def log_message(self, *args):
+        pass
+
+    def reply(self):
+        length = int(self.headers.get("Content-Length") or 0)
+        if length:
+            self.rfile.read(length)
+        type(self).requests += 1
+        self.send_response(self.status)
+        self.send_header("Content-Length", str(len(self.body)))
+        self.end_headers()
+        self.wfile.write(self.body)
+
+    do_GET = do_PUT = do_POST = reply
+
+
+@pytest.mark.parametrize("case, status, body", [
+    ("web-identity", 503, b""),
+    ("web-identity", 400, b"<ErrorResponse><Error><Code>Throttling</Code></Error></ErrorResponse>"),
+    ("web-identity", 400, b"<ErrorResponse><Error><Code>IDPCommunicationError</Code></Error></ErrorResponse>"),
+    ("container", 500, b"{}"),
+    ("container", 429, b"{}"),
+    ("instance-metadata", 503, b""),
+    ("web-identity", None, b""),
+    ("container", None, b""),
+])
+def test_a_source_failing_on_its_own_side_is_temporary_75(fake, tmp_path, case, status, body):
+    """5xx, throttling, or a connection refused by STS, the container endpoint or instance
+    metadata, through every attempt: exit 75, which a job engine retries; the refusals of the
+    test above are 78."""
+    fake.reset()
+    env = base_environment(fake, tmp_path)
+    Path(env["AWS_SHARED_CREDENTIALS_FILE"]).write_text("")
+    Path(env["AWS_CONFIG_FILE"]).write_text("")
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), type("Answer", (Failing,), {"status": status or 503, "body": body}))
+    url = f"http://127.0.0.1:{server.server_address[1]}"
+    if status is None:
+        server.server_close()  # nothing listens there: the connection is refused
+    else:
+        threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        if case == "web-identity":
+            (tmp_path / "token").write_text(WEB_TOKEN)
+            env.update(AWS_WEB_IDENTITY_TOKEN_FILE=str(tmp_path / "token"), AWS_ROLE_ARN="arn:aws:iam::1:role/irsa", AWS_ENDPOINT_URL_STS=url,
+                       AWS_EC2_METADATA_DISABLED="true")
+        elif case == "container":
+            env.update(AWS_CONTAINER_CREDENTIALS_FULL_URI=f"{url}/container/credentials", AWS_CONTAINER_AUTHORIZATION_TOKEN=CONTAINER_TOKEN,
+                       AWS_EC2_METADATA_DISABLED="true")
+        else:
+            env.update(AWS_EC2_METADATA_SERVICE_ENDPOINT=url)
+        result = census(env)
+    finally:
+        if status is not None:
+            server.shutdown()
+            server.server_close()
+    stderr = result.stderr.decode()
+    assert result.returncode == 75, stderr
+    assert "vault-tool: error: could not get credentials for the object store from " in stderr, stderr
+    if status is not None:
+        assert "a failure of its own that a later retry may get past" in stderr, stderr
+        assert server.RequestHandlerClass.requests >= 1
+    else:
+        assert "could not be reached" in stderr, stderr
+    assert WEB_TOKEN not in stderr and CONTAINER_TOKEN not in stderr
 
 
 def test_nothing_found_names_every_source_tried(fake, tmp_path):

@@ -166,7 +166,15 @@ def test_the_cloud_run_job_has_only_fields_cloud_run_knows_and_its_command_parse
     assert result.returncode == 75, result.stderr.decode()
 
 
-def test_the_systemd_timer_and_service_verify_and_the_check_parses(tmp_path):
+def unit_words(text):
+    """A unit line's words as systemd splits them: quotes as a shell's, then `$$` to a `$` (the
+    runbook's lines use no other `$`, which systemd would expand itself)."""
+    words = shlex.split(text)
+    assert all("$" not in word.replace("$$", "") for word in words), words
+    return [word.replace("$$", "$") for word in words]
+
+
+def test_the_systemd_timer_and_service_verify(tmp_path):
     service = block("systemd-service").replace("/usr/bin/vault-tool", str(BIN / "vault-tool"))
     # systemd-analyze looks the user up; the runbook creates it, this machine need not have it.
     service = re.sub(r"^(User|Group)=.*\n", "", service, flags=re.MULTILINE)
@@ -176,8 +184,64 @@ def test_the_systemd_timer_and_service_verify_and_the_check_parses(tmp_path):
                             capture_output=True, timeout=120)
     messages = [line for line in result.stderr.decode().splitlines() if "vault-check" in line]
     assert result.returncode == 0 and messages == [], result.stderr.decode()
-    exec_start = next(line for line in block("systemd-service").splitlines() if line.startswith("ExecStart="))
-    argv = shlex.split(exec_start[len("ExecStart=/usr/bin/"):])
-    keys = key_folder(tmp_path)
-    result = parses([str(keys) if a == "/var/lib/vault-keys" else a for a in argv])
-    assert result.returncode == 75, result.stderr.decode()
+
+
+@pytest.mark.usefixtures("s3_server")
+def test_the_systemd_service_checks_tonights_slice_with_its_keys_from_systemd_credentials(tmp_path):
+    """The service's ExecStart as written, its Environment= with %d the credentials folder, run
+    with $CREDENTIALS_DIRECTORY laid out as systemd lays out LoadCredentialEncrypted= of a folder
+    (`vaultkey_<household id>`, 0400) and the store's profile there as `aws-config`: a profile
+    whose credential_process prints the test server's credentials, no key in the environment.
+    Only the bucket's name is this test's own."""
+    import s3fleet
+    s3 = s3fleet.client()
+    bucket = s3fleet.new_bucket(s3)
+    # 84 households, 80 with a key: tonight's slice of 7 holds one of those but for a chance of 1 in 200,000.
+    fleet = s3fleet.Fleet(s3, bucket, 84, tmp_path / "keys", without_keys=4)
+    service = block("systemd-service")
+    settings = dict(line.split("=", 1) for line in service.splitlines() if "=" in line and not line.startswith("#"))
+    loaded = [line.split("=", 1)[1].split(":")[0] for line in service.splitlines() if line.startswith("LoadCredentialEncrypted=")]
+    assert loaded == ["vaultkey", "aws-config"], loaded
+    credentials = tmp_path / "run-credentials" / "vault-check.service"
+    credentials.mkdir(parents=True)
+    for h in fleet.households:
+        if h.vault_path not in fleet.keyless:
+            path = credentials / f"vaultkey_{h.household_id.hex()}"
+            path.write_text(h.vault_key.hex() + "\n")
+            path.chmod(0o400)
+    import configparser
+    parser = configparser.ConfigParser()
+    parser.read(s3fleet.CREDENTIALS_FILE)
+    answer = tmp_path / "process.json"
+    answer.write_text(json.dumps({"Version": 1, "AccessKeyId": parser["default"]["aws_access_key_id"],
+                                  "SecretAccessKey": parser["default"]["aws_secret_access_key"]}))
+    (credentials / "aws-config").write_text(f"[default]\ncredential_process = /bin/cat {answer}\n")
+    env = {"PATH": "/usr/bin:/bin", "CREDENTIALS_DIRECTORY": str(credentials), "AWS_ENDPOINT_URL": s3fleet.ENDPOINT,
+           "AWS_SHARED_CREDENTIALS_FILE": "/nonexistent", "AWS_EC2_METADATA_DISABLED": "true"}
+    for assignment in unit_words(settings["Environment"]):
+        name, value = assignment.split("=", 1)
+        env[name] = value.replace("%d", str(credentials))
+    assert env["AWS_CONFIG_FILE"] == str(credentials / "aws-config") and not any(k.startswith("AWS_ACCESS") for k in env)
+    argv = unit_words(settings["ExecStart"])
+    assert argv[0] == "/usr/bin/vault-tool"
+    argv = [str(BIN / "vault-tool")] + [a.replace("s3://family-vaults/", f"s3://{bucket}/") for a in argv[1:]]
+    result = subprocess.run(argv, env=env, capture_output=True, timeout=600)
+    stderr = result.stderr.decode()
+    assert result.returncode == 0, stderr
+    lines = s3fleet.report_lines(result.stdout)
+    statuses = {line["object"].removeprefix(f"s3://{bucket}/"): line["status"] for line in lines}
+    assert lines and all(line["subsetFrom"].startswith("auto/7 on ") for line in lines)
+    assert statuses == {path: "no-key" if path in fleet.keyless else "ok" for path in statuses}, statuses
+    assert "ok" in statuses.values(), statuses
+    assert all(h.vault_key.hex() not in stderr for h in fleet.households)
+    # A credential that cannot be read (here a folder where its file was) is no answer about a
+    # household: the night stops (78), quoting nothing.
+    opened = next(path for path, status in statuses.items() if status == "ok")
+    household = next(h for h in fleet.households if h.vault_path == opened)
+    unreadable = credentials / f"vaultkey_{household.household_id.hex()}"
+    unreadable.unlink()
+    unreadable.mkdir()
+    result = subprocess.run(argv, env=env, capture_output=True, timeout=600)
+    stderr = result.stderr.decode()
+    assert result.returncode == 78 and "the vault-key command '/bin/sh' exited with status 1" in stderr, stderr
+    assert all(h.vault_key.hex() not in stderr for h in fleet.households)

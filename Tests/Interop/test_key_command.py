@@ -126,7 +126,9 @@ def test_at_least_every_key_reading_tool_takes_the_options():
 ])
 @pytest.mark.parametrize("option", ["--key-command", "--vault-key-command"])
 def test_a_fleet_run_refuses_a_key_command_it_would_not_use(tmp_path, arguments, option):
-    """A fleet run names its own keys: a key command there is a usage error, never run."""
+    """A fleet run takes one source of keys: --key-command, or --vault-key-command beside
+    --vault-key-dir or in a manifest batch (which names its key files), is a usage error, never
+    run. --vault-key-command alone in a bucket run: test_fleet_key_command.py."""
     marker = tmp_path / "ran"
     result = tool(*arguments, option, f"touch {marker}", cwd=tmp_path)
     assert result.returncode == 64, result.stderr

@@ -1,4 +1,5 @@
-"""The README's walk-throughs run as pasted: every ```sh block of its "Walk-throughs" section,
+"""The README's walk-throughs run as pasted: every ```sh block of its "Walk-throughs" section
+but those that use the fleet image (run by scripts/image --check instead: readme_blocks.py),
 in order, in one folder holding the example household (Examples/) under the names the blocks
 use, on the test servers scripts/test starts. The only changes are the two server addresses: the
 object store comes from the AWS variables an operator sets, and the PostgreSQL address in the
@@ -18,6 +19,7 @@ import psycopg
 import pytest
 from PIL import Image
 
+import readme_blocks
 import s3fleet
 from vaultref import Household, nip19_decode
 from workspace import BIN, ROOT
@@ -30,16 +32,27 @@ LIVE_REGISTRY = re.compile(r"postgresql://(registry_owner|registry_operator)@db\
 
 
 def walkthrough_blocks(section_title="Walk-throughs", document=README):
-    """(heading, text) of each sh block between "## <section_title>" and the next "## "."""
-    text = document.read_text()
-    section = text.split(f"\n## {section_title}", 1)[1].split("\n## ", 1)[0]
-    blocks, heading = [], None
-    for part in re.split(r"(^### [^\n]*$|^```sh\n.*?^```$)", section, flags=re.MULTILINE | re.DOTALL):
-        if part.startswith("### "):
-            heading = part[4:].strip()
-        elif part.startswith("```sh"):
-            blocks.append((heading, part[len("```sh\n"):-len("```")]))
-    return blocks
+    """(heading, text) of each sh block between "## <section_title>" and the next "## " that
+    this test runs: all but those scripts/image --check runs (readme_blocks.py)."""
+    return [(heading, text) for heading, mark, text in readme_blocks.sh_blocks(section_title, document) if mark is None]
+
+
+def test_every_walkthrough_block_is_run_here_or_by_the_image_check():
+    """No block is skipped: each is unmarked (run above) or marked for scripts/image --check,
+    whose check runs every block so marked, through the same parser, and fails without one."""
+    blocks = readme_blocks.sh_blocks()
+    assert {mark for _, mark, _ in blocks} <= {None, readme_blocks.IMAGE_MARK}, [mark for _, mark, _ in blocks]
+    image = readme_blocks.image_blocks()
+    assert image and all(heading == "Operators: a fleet migration" for heading, _ in image)
+    check = (ROOT / "scripts" / "lib" / "image_check.py").read_text()
+    assert "readme_blocks.image_blocks()" in check and "def readme_walkthrough" in check and "readme_walkthrough(secrets)" in check
+    # The operators' walk-through runs the fleet image as the image check does, and names no key.
+    section = README.read_text().split("\n### Operators: a fleet migration\n", 1)[1].split("\n### ", 1)[0]
+    assert len(section.encode()) <= 2500, len(section.encode())
+    for _, text in image:
+        assert "podman run --rm --runtime runc --ulimit nofile=4096:4096 --ulimit nproc=4096:4096 --network host" in text
+    for name in ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN", "aws_access_key_id", "aws_secret_access_key"):
+        assert name not in section and name not in (ROOT / "docs" / "fleet.md").read_text(), name
 
 
 def jpeg(png, out):
@@ -129,7 +142,7 @@ def postgres_address(name, role):
 @pytest.mark.usefixtures("s3_server", "postgres_server")
 def test_every_walkthrough_block_runs_as_pasted(folder):
     blocks = walkthrough_blocks()
-    assert len(blocks) >= 6, [heading for heading, _ in blocks]
+    assert len(blocks) >= 4, [heading for heading, _ in blocks]
     env = {**os.environ, "PATH": f"{BIN}:{os.environ['PATH']}"}
     database = None
     try:

@@ -7,7 +7,8 @@ failure with its message.
 Needs the throwaway SeaweedFS server of scripts/lib/seaweedfs.sh (HVT_TEST_S3_*). The fleet is
 made and read back by boto3 and vaultref.py (Tests/Interop), independent of the tool. The store's
 credentials and the vault keys reach the container as read-only mounted files, the endpoint as
-environment variables, as in the runbooks. HTTPS: a loopback server with a certificate of a CA
+environment variables, as in the runbooks. The README's operator blocks marked for the image
+(Tests/Interop/readme_blocks.py) run as pasted, with bash, against a fleet of their own. HTTPS: a loopback server with a certificate of a CA
 made here, trusted through a copy of the image's own CA bundle with the CA added, mounted over
 /etc/ssl/certs/ca-certificates.crt; without it the same request must fail at once, naming TLS.
 """
@@ -24,7 +25,8 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "Tests" / "Interop"))
-import s3fleet  # noqa: E402  (Tests/Interop on the path first)
+import readme_blocks  # noqa: E402  (Tests/Interop on the path first)
+import s3fleet  # noqa: E402
 
 ARCHIVE, REFERENCE, VERSION = sys.argv[1:4]
 # What podman needs on these machines: runc (crun refuses their cgroups), explicit limits (no
@@ -157,6 +159,46 @@ def fleet_checks(secrets):
     ok(f"rolling check in two slices (--subset 1/2, 2/2): every one of the {HOUSEHOLDS} vaults read once, all ok")
 
 
+def readme_walkthrough(secrets):
+    """The README's operator block(s) that use the fleet image, run as pasted with bash in a
+    folder holding keys/ (the operator's vault keys) against a fleet of the test server's, with
+    IMAGE the image loaded here, and a HOME whose ~/.aws/config profile has a credential_process
+    (the /bin/cat of the image) instead of keys. Only the bucket's name is this check's own."""
+    blocks = readme_blocks.image_blocks()
+    if not blocks:
+        fail("the README has no block marked to run here (readme_blocks.IMAGE_MARK)")
+    s3 = s3fleet.client()
+    bucket = s3fleet.new_bucket(s3)
+    folder = secrets / "readme"
+    fleet = s3fleet.Fleet(s3, bucket, HOUSEHOLDS, folder / "keys", without_keys=2)
+    aws = secrets / "home" / ".aws"
+    aws.mkdir(parents=True)
+    import configparser
+    parser = configparser.ConfigParser()
+    parser.read(os.environ["HVT_TEST_S3_CREDENTIALS_FILE"])
+    (aws / "session.json").write_text(json.dumps({"Version": 1, "AccessKeyId": parser["default"]["aws_access_key_id"],
+                                                  "SecretAccessKey": parser["default"]["aws_secret_access_key"]}))
+    (aws / "config").write_text("[default]\ncredential_process = /bin/cat /aws/session.json\n")
+    env = {"PATH": os.environ["PATH"], "HOME": str(secrets / "home"), "IMAGE": REFERENCE, "AWS_REGION": "us-east-1",
+           "AWS_ENDPOINT_URL": os.environ["HVT_TEST_S3_ENDPOINT"]}
+    for heading, text in blocks:
+        result = subprocess.run(["bash", "-euo", "pipefail", "-c", text.replace("s3://family-vaults/", f"s3://{bucket}/")],
+                                cwd=folder, env=env, capture_output=True, timeout=900)
+        if result.returncode != 0:
+            fail(f"the README block under '{heading}' failed with the image (exit {result.returncode}):\n{text}\n{result.stderr.decode()[-3000:]}")
+    statuses = lambda name: sorted(line["status"] for line in s3fleet.report_lines((folder / name).read_bytes()))
+    keyed = HOUSEHOLDS - 2
+    if statuses("plan.jsonl") != ["no-key"] * 2 + ["would-migrate"] * keyed or statuses("report.jsonl") != ["migrated"] * keyed + ["no-key"] * 2:
+        fail(f"the README's dry run and migration did not plan and migrate the {keyed} vaults with keys: {statuses('plan.jsonl')} {statuses('report.jsonl')}")
+    schemas = sorted(fleet.read(path)[2] for path in fleet.by_path)
+    if schemas != [1] * 2 + [2] * keyed:
+        fail(f"after the README's migration the bucket holds schemas {schemas}, read by boto3")
+    if set(statuses("check.jsonl")) - {"ok", "no-key"} or not list(folder.glob("*.migrate-journal.sqlite")):
+        fail(f"the README's rolling check found damage, or the migration left no journal in the folder: {statuses('check.jsonl')}")
+    ok(f"the README's operator walk-through with the image: census, dry run, {keyed} vaults migrated in place (2 no-key), "
+       f"tonight's check of {len(statuses('check.jsonl'))} objects, the profile's credential_process and no key in the environment")
+
+
 class EmptyBucket(http.server.BaseHTTPRequestHandler):
     """An S3 endpoint that answers every ListObjectsV2 with an empty page."""
     requests = 0
@@ -239,6 +281,7 @@ def main():
         load_and_inspect()
         version()
         fleet_checks(secrets)
+        readme_walkthrough(secrets)
         https_checks(secrets)
     finally:
         shutil.rmtree(secrets)

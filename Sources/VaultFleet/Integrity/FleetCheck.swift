@@ -193,6 +193,9 @@ public enum FleetCheck {
         do {
             guard let loaded = try loadAccess(household) else { return result(.noKey, nil, kind: kind, household: household) }
             access = loaded
+        } catch let failure as HouseholdKeys.Failure {
+            // A key command that cannot answer is no finding about this vault: the run stops.
+            throw failure
         } catch {
             // The operator's key file, not the vault: the object stays unchecked, and says why.
             return result(.keyUnreadable, "its key cannot be read: \((error as? VaultError)?.reason ?? "\(error)")", kind: kind, household: household)
@@ -223,19 +226,23 @@ public enum FleetCheck {
     }
 
     /// Checks `objects`, `parallelism` at a time (the work waits on the network), reporting each
-    /// as it finishes. A household's key is the manifest's key file for its object, or
-    /// `keyFolder/<household id>.vaultkey` when that file exists; `loadAccess` reads it.
-    public static func run(_ objects: [Entry], store: ObjectStore, keyFolder: String?, parallelism: Int,
+    /// as it finishes. A household's key is the manifest's key files for its object (read by
+    /// `loadAccess`), or the household's from `keys` (a folder's `<household id>.vaultkey`, or
+    /// what a key command prints). A key command that fails stops the run with its error: no
+    /// other object is read.
+    public static func run(_ objects: [Entry], store: ObjectStore, keys: HouseholdKeys?, parallelism: Int,
                            loadAccess: @escaping @Sendable (BucketMigration.KeyFiles) throws -> VaultAccess,
                            report: @escaping @Sendable (Result) throws -> Void) throws {
-        _ = try concurrently(objects.count, parallelism: parallelism) { index in
-            let entry = objects[index]
-            try report(try check(entry.object, size: entry.size, store: store) { household in
-                if let keys = entry.manifestKeys { return try loadAccess(keys) }
-                guard let keyFolder else { return nil }
-                let path = VaultLocation.joined(keyFolder, VaultKeyFolder.fileName(of: household))
-                return FileManager.default.fileExists(atPath: path) ? try loadAccess(BucketMigration.KeyFiles(keyFile: nil, vaultKeyFile: path)) : nil
-            })
+        do {
+            _ = try concurrently(objects.count, parallelism: parallelism) { index in
+                let entry = objects[index]
+                try report(try check(entry.object, size: entry.size, store: store) { household in
+                    if let files = entry.manifestKeys { return try loadAccess(files) }
+                    return try keys?.access(for: household)
+                })
+            }
+        } catch let failure as HouseholdKeys.Failure {
+            throw failure.error
         }
     }
 }

@@ -5,8 +5,8 @@ import VaultSQLite
 
 /// Migrating many vaults in one run, crash-safely and resumably (issue 4).
 ///
-/// A SQLite journal (``MigrationJournal``) holds one row per manifest line: pending, done or failed, with the
-/// error. Jobs go in groups (``groupSize``): each writes its output through the write path
+/// A SQLite journal (``MigrationJournal``) holds one row per manifest line: pending, done or
+/// failed, with the error. Jobs go in groups (``groupSize``): each writes its output through the write path
 /// (``StagedOutput``), the group's outputs are made durable and named together, and only then
 /// are its jobs marked done, in one transaction. A run killed at any instant leaves every output
 /// either absent, the old one, or complete; started again, it skips done jobs and retries the

@@ -7,13 +7,14 @@ extension BucketMigration {
     /// Where a fleet run's vaults come from.
     public enum Source: Sendable {
         /// Every `*.vault` object under a prefix; the keys in a folder, one
-        /// `<household id>.vaultkey` file each (as `derive --vault-key-out` writes them).
-        case listing(S3ObjectName, keyFolder: String)
+        /// `<household id>.vaultkey` file each (as `derive --vault-key-out` writes them), or
+        /// printed by a command (``HouseholdKeySource``).
+        case listing(S3ObjectName, keys: HouseholdKeySource)
         /// The objects a manifest names, each with its key file (paths relative to the manifest).
         case manifest(bytes: [UInt8], path: String)
-        /// Every current `*.vault` object an S3 Inventory report lists, with the keys in a folder
-        /// as for a listing; `name` is where its manifest.json was read.
-        case inventory(S3Inventory, name: S3ObjectName, keyFolder: String)
+        /// Every current `*.vault` object an S3 Inventory report lists, with the keys as for a
+        /// listing; `name` is where its manifest.json was read.
+        case inventory(S3Inventory, name: S3ObjectName, keys: HouseholdKeySource)
     }
 
     /// The key files that open a job's vault.
@@ -39,7 +40,8 @@ extension BucketMigration {
         /// A manifest's object not named after its household is in a shard by its header, read
         /// when its job runs; a listing's objects are in the shard whose keys they are.
         let shardByHeader: Bool
-        private let keyFolder: String?
+        /// Where a listing's or an inventory's keys are (nil: a manifest's, by object).
+        public let keySource: HouseholdKeySource?
         private let manifestKeys: [S3ObjectName: KeyFiles]
         private let manifestPath: String?
 
@@ -50,22 +52,25 @@ extension BucketMigration {
             return (manifestPath.map { [FileSet.Input("the manifest", $0)] } ?? []) + keys.map { FileSet.Input("the key file", $0) }
         }
 
-        /// The key files for a job's household, or nil when the operator holds none (`no-key`).
-        public func keyFiles(for job: Job, household: HouseholdID) -> KeyFiles? {
-            guard let keyFolder else { return manifestKeys[job.source] }
-            let path = VaultLocation.joined(keyFolder, VaultKeyFolder.fileName(of: household))
-            return FileManager.default.fileExists(atPath: path) ? KeyFiles(keyFile: nil, vaultKeyFile: path) : nil
+        /// The key of a job's household, or nil when the operator holds none (`no-key`): the
+        /// manifest's key files for its object, or the household's from `keys` (made of
+        /// ``keySource``, one for the run). A key command that fails stops the run
+        /// (``HouseholdKeys/Failure``).
+        public func access(for job: Job, household: HouseholdID, keys: HouseholdKeys?,
+                           loadFile: (KeyFiles) throws -> VaultAccess) throws -> VaultAccess? {
+            guard let keys else { return try manifestKeys[job.source].map(loadFile) }
+            return try keys.access(for: household)
         }
 
-        init(jobs: [Job], batch: String, bucket: String, shard: Shard?, listedRange: ShardKeyRange?, keyFolder: String?,
+        init(jobs: [Job], batch: String, bucket: String, shard: Shard?, listedRange: ShardKeyRange?, keys keySource: HouseholdKeySource?,
              manifestKeys: [S3ObjectName: KeyFiles], manifestPath: String? = nil, shardByHeader: Bool? = nil, probeFolders: [S3ObjectName]) {
             self.jobs = jobs
             self.probeFolders = jobs.isEmpty ? [] : probeFolders
             self.batch = batch
             self.listedRange = listedRange
-            self.shardByHeader = shardByHeader ?? (keyFolder == nil)
+            self.shardByHeader = shardByHeader ?? (keySource == nil)
             defaultJournal = bucket + (shard.map { ".shard-\($0.index)-of-\($0.count)" } ?? "") + ".migrate-journal.sqlite"
-            self.keyFolder = keyFolder
+            self.keySource = keySource
             self.manifestKeys = manifestKeys
             self.manifestPath = manifestPath
         }
@@ -82,15 +87,15 @@ extension BucketMigration {
         case .prefix(let out): "to \(out)"
         }
         switch source {
-        case .listing(let prefix, let keyFolder):
+        case .listing(let prefix, let keys):
             let listed = try jobs(under: prefix, destination: destination, shard: shard, store: store)
             if listed.isEmpty, !allowEmpty, try shard == nil || !holdsObjects(prefix, store: store) {
                 throw VaultError.nothingListed("no *.vault object under \(prefix)")
             }
             return Plan(jobs: listed, batch: "source \(prefix) \(to)",
-                        bucket: prefix.bucket, shard: shard, listedRange: shard?.keyRange(under: prefix.key), keyFolder: keyFolder,
+                        bucket: prefix.bucket, shard: shard, listedRange: shard?.keyRange(under: prefix.key), keys: keys,
                         manifestKeys: [:], probeFolders: probeFolders(listed, listed: prefix, destination: destination))
-        case .inventory(let inventory, let name, let keyFolder):
+        case .inventory(let inventory, let name, let keys):
             // Like a manifest's objects: a vault not named after its household is in a shard by
             // its header; an inventory is read whole by every shard (its files are not in key order).
             var jobs: [Job] = []
@@ -110,7 +115,7 @@ extension BucketMigration {
             }
             if vaults == 0, !allowEmpty { throw VaultError.nothingListed("the inventory \(name) lists no current *.vault object") }
             return Plan(jobs: jobs, batch: "inventory \(name) \(to)", bucket: inventory.sourceBucket, shard: shard, listedRange: nil,
-                        keyFolder: keyFolder, manifestKeys: [:], shardByHeader: true,
+                        keys: keys, manifestKeys: [:], shardByHeader: true,
                         probeFolders: probeFolders(jobs, listed: nil, destination: destination))
         case .manifest(let bytes, let path):
             var jobs: [Job] = []
@@ -132,7 +137,7 @@ extension BucketMigration {
             // Once every line is known to name an object: the lines' own mistakes come first.
             try requireKeyFiles(entries)
             return Plan(jobs: jobs, batch: "manifest \(Hex.encode(SHA256.hash(bytes))) \(to)", bucket: jobs.first?.source.bucket ?? "manifest",
-                        shard: shard, listedRange: nil, keyFolder: nil, manifestKeys: keys, manifestPath: path,
+                        shard: shard, listedRange: nil, keys: nil, manifestKeys: keys, manifestPath: path,
                         probeFolders: probeFolders(jobs, listed: nil, destination: destination))
         }
     }

@@ -43,6 +43,10 @@ extension BucketMigration {
             return nil
         } catch let failure as JournalFailure {
             throw failure.error
+        } catch let failure as HouseholdKeys.Failure {
+            // A key command that cannot answer: the vaults done so far are recorded, no other
+            // is opened.
+            throw failure.error
         }
     }
 

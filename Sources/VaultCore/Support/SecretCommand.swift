@@ -1,0 +1,95 @@
+import FoundationEssentials
+import Glibc
+
+/// A program that prints a secret, as restic's `--password-command` (a secrets manager's CLI,
+/// `pass`, `systemd-creds cat`): run without a shell, standard input `/dev/null`, its standard
+/// error the tool's, and what it prints read into protected memory, at most `limit` bytes within
+/// `timeout` seconds. The outcome says how it ended; what it means (a key, no key, a failure)
+/// is the caller's rule, and no outcome carries what a failed command printed.
+public struct SecretCommand: Sendable {
+    /// The program and its words, already split.
+    public let arguments: [String]
+
+    public init(arguments: [String]) {
+        precondition(!arguments.isEmpty, "a command has at least its program")
+        self.arguments = arguments
+    }
+
+    public enum Outcome: Sendable {
+        /// It exited 0 having printed these bytes (maybe none).
+        case printed(SecretBytes)
+        /// It exited with this status, not 0; its output was dropped.
+        case exited(Int32)
+        /// A signal ended it.
+        case killed(Int32)
+        /// It ran longer than the timeout, and was killed.
+        case timedOut
+        /// It printed more than the limit, and was killed.
+        case printedTooMuch
+        /// It could not be started: `errno` of posix_spawn (ENOENT: no such program).
+        case notStarted(Int32)
+    }
+
+    /// Runs the command with `extraArguments` after its own and `environment` added to the
+    /// tool's.
+    public func run(extraArguments: [String] = [], environment extra: [String: String] = [:],
+                    timeout: Double, limit: Int = InputLimits.keyFile) throws -> Outcome {
+        let argv = arguments + extraArguments
+        var pipeEnds: [Int32] = [0, 0]
+        guard pipe(&pipeEnds) == 0 else { throw AtomicFile.ioError("could not make a pipe for a key command") }
+        let (readEnd, writeEnd) = (pipeEnds[0], pipeEnds[1])
+        defer { close(readEnd) }
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        posix_spawn_file_actions_addopen(&actions, STDIN_FILENO, "/dev/null", O_RDONLY, 0)
+        posix_spawn_file_actions_adddup2(&actions, writeEnd, STDOUT_FILENO)
+        posix_spawn_file_actions_addclose(&actions, readEnd)
+        posix_spawn_file_actions_addclose(&actions, writeEnd)
+        // The tool ignores SIGPIPE and may catch SIGTERM; the command gets the defaults.
+        var attributes = posix_spawnattr_t()
+        posix_spawnattr_init(&attributes)
+        defer { posix_spawnattr_destroy(&attributes) }
+        var defaults = sigset_t()
+        sigemptyset(&defaults)
+        for signal in [SIGPIPE, SIGTERM, SIGINT] { sigaddset(&defaults, signal) }
+        posix_spawnattr_setsigdefault(&attributes, &defaults)
+        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGDEF))
+
+        let environment = ProcessInfo.processInfo.environment.merging(extra) { $1 }.map { "\($0.key)=\($0.value)" }
+        let cArguments = argv.map { strdup($0) } + [nil]
+        let cEnvironment = environment.map { strdup($0) } + [nil]
+        defer { (cArguments + cEnvironment).forEach { free($0) } }
+        var pid: pid_t = 0
+        let spawned = posix_spawnp(&pid, argv[0], &actions, &attributes, cArguments, cEnvironment)
+        close(writeEnd)
+        guard spawned == 0 else { return .notStarted(spawned) }
+
+        var length = 0
+        var problem: Outcome?
+        let deadline = Date().addingTimeInterval(timeout)
+        let buffer = try SecretBytes(count: limit + 1) { buffer in
+            while length <= limit {
+                let left = deadline.timeIntervalSinceNow
+                guard left > 0 else { problem = .timedOut; return }
+                var poller = pollfd(fd: readEnd, events: Int16(POLLIN), revents: 0)
+                let ready = poll(&poller, 1, Int32(min(left, 1) * 1000) + 1)
+                if ready < 0, errno == EINTR { continue }
+                if ready <= 0 { continue }
+                let count = Glibc.read(readEnd, buffer.baseAddress! + length, buffer.count - length)
+                if count < 0, errno == EINTR { continue }
+                if count <= 0 { return }
+                length += count
+            }
+            problem = .printedTooMuch
+        }
+        if problem != nil { kill(pid, SIGKILL) }
+        var status: Int32 = 0
+        while waitpid(pid, &status, 0) < 0, errno == EINTR {}
+        if let problem { return problem }
+        guard status & 0x7f == 0 else { return .killed(status & 0x7f) }
+        let code = (status >> 8) & 0xff
+        guard code == 0 else { return .exited(code) }
+        return .printed(try buffer.slice(0..<length))
+    }
+}
