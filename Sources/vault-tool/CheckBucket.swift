@@ -23,7 +23,7 @@ struct CheckBucket: ParsableCommand {
         --vault-key-dir that is missing, unreadable, empty or holds no <household id>.vaultkey \
         file, and a prefix with no object (unless --allow-empty; one slice of a prefix that \
         holds objects may be empty), are refused with exit 64 before anything is read; a slice \
-        whose vaults all lack a key here exits 78 unless --allow-no-keys. The word bucket may \
+        whose vaults all lack a key here exits 66 unless --allow-no-keys. The word bucket may \
         be left out: 'vault-tool check --source …' is this command.
 
         Examples:
@@ -58,7 +58,7 @@ struct CheckBucket: ParsableCommand {
     @Option(help: ArgumentHelp("How many objects to read at once (default 16).", valueName: "N"))
     var jobs = 16
 
-    @Flag(help: "Exit 0 when no vault had its key in --vault-key-dir (each is no-key), instead of 78.")
+    @Flag(help: "Exit 0 when no vault had its key in --vault-key-dir (each is no-key), instead of 66.")
     var allowNoKeys = false
 
     @Flag(help: "Exit 0 when the prefix holds no object, instead of 64.")

@@ -29,7 +29,7 @@ struct MigrateBucket: ParsableCommand {
         a --vault-key-dir that is missing, unreadable, empty or holds no <household id>.vaultkey \
         file, and a prefix or inventory that lists no *.vault object, exit 64 (--allow-empty \
         accepts an empty one; one shard of a prefix that holds objects may be empty). A run \
-        that found vaults and had the key of none exits 78 unless --allow-no-keys. Every \
+        that found vaults and had the key of none exits 66 unless --allow-no-keys. Every \
         request stays under the prefixes the command names: the check that the store honours \
         conditional writes writes, and then deletes (each version it made, on a bucket with \
         versioning), PREFIX.hvt-conditional-write-check-… under the prefix it writes to. The \
@@ -106,7 +106,7 @@ struct MigrateBucket: ParsableCommand {
     @Option(help: ArgumentHelp("Also write each vault's result in the S3 Batch Operations completion report's CSV layout (Bucket, Key, VersionId, TaskStatus, HTTPStatusCode, ErrorCode, ResultMessage) to FILE or s3://BUCKET/KEY, such as --completion-report s3://family-vaults/reports/shard-3.csv.", valueName: "FILE"))
     var completionReport: String?
 
-    @Flag(help: "Exit 0 when no vault had its key here (each is no-key), instead of 78.")
+    @Flag(help: "Exit 0 when no vault had its key here (each is no-key), instead of 66.")
     var allowNoKeys = false
 
     @Flag(help: "Exit 0 when the prefix or inventory lists no *.vault object, instead of 64.")
