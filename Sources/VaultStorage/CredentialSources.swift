@@ -468,7 +468,6 @@ struct InstanceMetadata: Sendable {
 }
 
 extension VaultError.Code {
-    /// A configured credential source failed (STS refused, a process exited, an endpoint did not answer).
     /// A configured credential source refused or cannot work (STS `AccessDenied` or
     /// `InvalidIdentityToken`, a token file that cannot be read, a `credential_process` that
     /// fails, an expired SSO login): no retry mends it.

@@ -30,8 +30,8 @@ struct VaultTool: ParsableCommand {
         A key from a command instead of a file (run without a shell), and messages as JSON \
         lines for a container log (migrate, check, census):
           vault-tool inspect --key-command 'pass show family/parent' household.vault
-          vault-tool check --source s3://family-vaults/vaults/ --vault-key-dir keys \\
-            --log-format json 2>&1 | jq -c 'select(.event)'
+          vault-tool check bucket --source s3://family-vaults/vaults/ \\
+            --vault-key-dir keys --log-format json 2>&1 | jq -c 'select(.event)'
 
         A first session:
           vault-tool keygen -o parent.nsec

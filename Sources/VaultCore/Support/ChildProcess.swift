@@ -5,8 +5,8 @@ import Glibc
 /// reader), without a shell: it gets exactly the environment given, its standard input fed from
 /// bytes (or /dev/null), its output read through pipes at once and bounded, and none of the
 /// tool's other descriptors. Foundation's `Process` did this before; its module brings ICU's
-/// 34 MB into every tool. (`--key-command` reads a key into protected memory with a timeout:
-/// KeyCommand spawns its own.)
+/// 34 MB into every tool. (A key command's output goes into protected memory, read with a
+/// timeout: ``SecretCommand`` spawns its own.)
 package struct ChildProcess {
     /// How it ended: its exit status, or the signal that killed it.
     package enum Termination: Equatable, Sendable {

@@ -1,3 +1,4 @@
+internal import CFileSystem
 import FoundationEssentials
 import Glibc
 
@@ -35,8 +36,11 @@ public struct SecretCommand: Sendable {
     public func run(extraArguments: [String] = [], environment extra: [String: String] = [:],
                     timeout: Double, limit: Int = InputLimits.keyFile) throws -> Outcome {
         let argv = arguments + extraArguments
-        var pipeEnds: [Int32] = [0, 0]
-        guard pipe(&pipeEnds) == 0 else { throw AtomicFile.ioError("could not make a pipe for a key command") }
+        // Close-on-exec at once, and nothing but its three descriptors in the child: a fleet run
+        // asks for keys from several threads, and a write end inherited by another key command
+        // would hold this read open until that one exits (ChildProcess does the same).
+        var pipeEnds: [Int32] = [-1, -1]
+        guard hvt_pipe2(&pipeEnds, O_CLOEXEC) == 0 else { throw AtomicFile.ioError("could not make a pipe for a key command") }
         let (readEnd, writeEnd) = (pipeEnds[0], pipeEnds[1])
         defer { close(readEnd) }
         var actions = posix_spawn_file_actions_t()
@@ -44,8 +48,7 @@ public struct SecretCommand: Sendable {
         defer { posix_spawn_file_actions_destroy(&actions) }
         posix_spawn_file_actions_addopen(&actions, STDIN_FILENO, "/dev/null", O_RDONLY, 0)
         posix_spawn_file_actions_adddup2(&actions, writeEnd, STDOUT_FILENO)
-        posix_spawn_file_actions_addclose(&actions, readEnd)
-        posix_spawn_file_actions_addclose(&actions, writeEnd)
+        hvt_spawn_close_from(&actions, 3)
         // The tool ignores SIGPIPE and may catch SIGTERM; the command gets the defaults.
         var attributes = posix_spawnattr_t()
         posix_spawnattr_init(&attributes)

@@ -3,7 +3,8 @@ import Glibc
 
 /// NFKC, the one Unicode normalisation the suite needs (NIP-49's passphrase), from GNU
 /// libunistring rather than Foundation's, which brings 34 MB of ICU into every tool. The only
-/// owner of libunistring; bytes in, bytes out, so a passphrase never becomes a `String`.
+/// owner of libunistring; bytes in, bytes out, so a valid UTF-8 passphrase never becomes a
+/// `String` (an invalid one is repaired through one, an unzeroed copy, as it always was).
 package enum UnicodeNormalization {
     /// `text` (UTF-8) in Normalization Form KC. Invalid UTF-8 is first repaired as
     /// `String(decoding:as:)` repairs it (each bad sequence U+FFFD), as the passphrase always was.

@@ -92,7 +92,7 @@ public enum RecoveryCodes {
 
 /// AES-256-GCM (96-bit nonce, 128-bit tag) through libcrypto's EVP interface, its one owner
 /// (Debian's OpenSSL, already in every process libcurl is in): swift-crypto's BoringSSL made
-/// recovery-sheet 1.5 MB larger (issue 39). The tests check it against Wycheproof.
+/// recovery-sheet 3.5 MB larger stripped, 20.4 MB against 16.9 (issue 39). The tests check it against Wycheproof.
 enum AESGCM {
     /// The ciphertext and its 16-byte tag.
     static func seal(_ plaintext: UnsafeRawBufferPointer, key: UnsafeRawBufferPointer, nonce: [UInt8], associatedData: [UInt8]) throws -> [UInt8] {
