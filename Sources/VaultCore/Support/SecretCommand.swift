@@ -1,3 +1,4 @@
+internal import CFileSystem
 import FoundationEssentials
 import Glibc
 
@@ -35,8 +36,13 @@ public struct SecretCommand: Sendable {
     public func run(extraArguments: [String] = [], environment extra: [String: String] = [:],
                     timeout: Double, limit: Int = InputLimits.keyFile) throws -> Outcome {
         let argv = arguments + extraArguments
-        var pipeEnds: [Int32] = [0, 0]
-        guard pipe(&pipeEnds) == 0 else { throw AtomicFile.ioError("could not make a pipe for a key command") }
+        // Close-on-exec from the start, and every other descriptor closed in the child (as
+        // ChildProcess does): a fleet run asks for several households at once, and a command
+        // spawned meanwhile by another thread would otherwise hold this pipe's write end, so
+        // this read saw no end until that other command exited (or wrote into it), and the
+        // command would get the tool's own descriptors (sockets, databases, journals).
+        var pipeEnds: [Int32] = [-1, -1]
+        guard hvt_pipe2(&pipeEnds, O_CLOEXEC) == 0 else { throw AtomicFile.ioError("could not make a pipe for a key command") }
         let (readEnd, writeEnd) = (pipeEnds[0], pipeEnds[1])
         defer { close(readEnd) }
         var actions = posix_spawn_file_actions_t()
@@ -44,17 +50,17 @@ public struct SecretCommand: Sendable {
         defer { posix_spawn_file_actions_destroy(&actions) }
         posix_spawn_file_actions_addopen(&actions, STDIN_FILENO, "/dev/null", O_RDONLY, 0)
         posix_spawn_file_actions_adddup2(&actions, writeEnd, STDOUT_FILENO)
-        posix_spawn_file_actions_addclose(&actions, readEnd)
-        posix_spawn_file_actions_addclose(&actions, writeEnd)
-        // The tool ignores SIGPIPE and may catch SIGTERM; the command gets the defaults.
+        hvt_spawn_close_from(&actions, 3)
+        // The tool ignores SIGPIPE and may catch SIGTERM or block signals; the command gets the defaults.
         var attributes = posix_spawnattr_t()
         posix_spawnattr_init(&attributes)
         defer { posix_spawnattr_destroy(&attributes) }
-        var defaults = sigset_t()
-        sigemptyset(&defaults)
-        for signal in [SIGPIPE, SIGTERM, SIGINT] { sigaddset(&defaults, signal) }
-        posix_spawnattr_setsigdefault(&attributes, &defaults)
-        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGDEF))
+        var all = sigset_t(), none = sigset_t()
+        sigfillset(&all)
+        sigemptyset(&none)
+        posix_spawnattr_setsigdefault(&attributes, &all)
+        posix_spawnattr_setsigmask(&attributes, &none)
+        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK))
 
         let environment = ProcessInfo.processInfo.environment.merging(extra) { $1 }.map { "\($0.key)=\($0.value)" }
         let cArguments = argv.map { strdup($0) } + [nil]
