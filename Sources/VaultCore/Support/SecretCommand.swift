@@ -89,9 +89,20 @@ public struct SecretCommand: Sendable {
             }
             problem = .printedTooMuch
         }
-        if problem != nil { kill(pid, SIGKILL) }
         var status: Int32 = 0
-        while waitpid(pid, &status, 0) < 0, errno == EINTR {}
+        // Its output ends when it closes it, which need not be when it ends (`exec >&-; sleep`):
+        // it is waited for within the same deadline, then killed, or the tool waited forever.
+        var ended = false
+        while problem == nil, !ended {
+            let reaped = waitpid(pid, &status, WNOHANG)
+            if reaped == pid { ended = true } else if reaped < 0, errno != EINTR { break }
+            guard !ended else { break }
+            guard deadline.timeIntervalSinceNow > 0 else { problem = .timedOut; break }
+            var pause = timespec(tv_sec: 0, tv_nsec: 10_000_000)
+            nanosleep(&pause, nil)
+        }
+        if problem != nil { kill(pid, SIGKILL) }
+        if !ended { while waitpid(pid, &status, 0) < 0, errno == EINTR {} }
         if let problem { return problem }
         guard status & 0x7f == 0 else { return .killed(status & 0x7f) }
         let code = (status >> 8) & 0xff
