@@ -37,3 +37,26 @@ import Testing
         #expect(lines.withLock { $0 } == Dictionary(uniqueKeysWithValues: (0..<count).map { ($0, 4) }))
     }
 }
+
+/// The timeout holds for the command, not only its output.
+@Suite struct SecretCommandTimeoutTests {
+    /// A command that printed a key and closed its output but runs on is killed at the
+    /// timeout: the tool no longer waits for it without end.
+    @Test func aCommandThatClosesItsOutputAndRunsOnTimesOut() throws {
+        let outcome = try SecretCommand(arguments: ["/bin/sh", "-c", "printf key; exec >&-; exec sleep 60"]).run(timeout: 1)
+        guard case .timedOut = outcome else {
+            Issue.record("expected a timeout, got \(outcome)")
+            return
+        }
+    }
+
+    /// One that closes its output and exits a little later is waited for, not killed.
+    @Test func aCommandThatClosesItsOutputAndThenExitsIsRead() throws {
+        let outcome = try SecretCommand(arguments: ["/bin/sh", "-c", "printf key; exec >&-; exit 0"]).run(timeout: 30)
+        guard case .printed(let bytes) = outcome else {
+            Issue.record("expected the output, got \(outcome)")
+            return
+        }
+        #expect(bytes.withUnsafeBytes { Array($0) } == Array("key".utf8))
+    }
+}
