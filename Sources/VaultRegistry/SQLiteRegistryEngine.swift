@@ -138,7 +138,7 @@ final class SQLiteRegistryEngine: RegistryEngine {
     private static func createWhole(_ path: String) throws {
         let bytes: [UInt8]
         do {
-            let memory = try SQLiteDatabase(path: ":memory:", access: .create)
+            let memory = try SQLiteDatabase.inMemory()
             try migrations.migrate(memory)
             bytes = try memory.withConnection { try $0.serialize() }
         } catch let failure as SQLiteDatabase.Failure {

@@ -73,11 +73,34 @@ package final class SQLiteDatabase: @unchecked Sendable {
     /// The name it was opened by, for messages.
     package let path: String
 
-    /// Opens `path`: a file, `""` for a private temporary database on disk (SQLite makes it in
-    /// `SQLITE_TMPDIR` or `TMPDIR` and removes it when closed), or `":memory:"`. `busyTimeout`
-    /// is how long a statement waits for a lock another connection holds (0: it fails at
-    /// once, SQLITE_BUSY). Foreign keys are enforced.
-    package init(path: String, access: Access, busyTimeout seconds: Int = 0) throws {
+    /// Opens the file at `path`, always a file: `busyTimeout` is how long a statement waits
+    /// for a lock another connection holds (0: it fails at once, SQLITE_BUSY). Foreign keys
+    /// are enforced.
+    package convenience init(path: String, access: Access, busyTimeout seconds: Int = 0) throws {
+        try self.init(name: Self.fileName(path), path: path, access: access, busyTimeout: seconds)
+    }
+
+    /// A database in memory, gone when closed.
+    package static func inMemory() throws -> SQLiteDatabase {
+        try SQLiteDatabase(name: ":memory:", path: ":memory:", access: .create, busyTimeout: 0)
+    }
+
+    /// A private temporary database on disk: SQLite makes it in `SQLITE_TMPDIR` or `TMPDIR`
+    /// and removes it when closed.
+    package static func temporaryFile() throws -> SQLiteDatabase {
+        try SQLiteDatabase(name: "", path: "", access: .create, busyTimeout: 0)
+    }
+
+    /// The name SQLite opens the file `path` by. SQLite reads `""` and `":memory:"` as no file,
+    /// and (Debian builds it with SQLITE_USE_URI) a name starting `file:` as a URI, so
+    /// `--journal 'file:j?mode=memory'` kept the journal in memory, and `--db file:r.db` wrote
+    /// `r.db` while the tool's own steps (the lock, the atomic write, the rollback's checks) used
+    /// `file:r.db`. Such a relative path is made explicit, as any other is read.
+    static func fileName(_ path: String) -> String {
+        path.isEmpty || path == ":memory:" || path.hasPrefix("file:") ? "./" + path : path
+    }
+
+    private init(name: String, path: String, access: Access, busyTimeout seconds: Int) throws {
         self.path = path
         pthread_mutex_init(lock, nil)
         let flags: Int32 = switch access {
@@ -87,7 +110,7 @@ package final class SQLiteDatabase: @unchecked Sendable {
         }
         var opened: OpaquePointer?
         // SQLITE_OPEN_EXRESCODE: extended result codes from the start, open included.
-        let code = sqlite3_open_v2(path, &opened, flags | 0x0200_0000, nil)
+        let code = sqlite3_open_v2(name, &opened, flags | 0x0200_0000, nil)
         guard code == SQLITE_OK, let opened else {
             let failure = Failure(code: code, connection: opened)
             sqlite3_close_v2(opened)  // a handle is made even when opening fails

@@ -36,9 +36,11 @@ public struct SecretCommand: Sendable {
     public func run(extraArguments: [String] = [], environment extra: [String: String] = [:],
                     timeout: Double, limit: Int = InputLimits.keyFile) throws -> Outcome {
         let argv = arguments + extraArguments
-        // Close-on-exec at once, and nothing but its three descriptors in the child: a fleet run
-        // asks for keys from several threads, and a write end inherited by another key command
-        // would hold this read open until that one exits (ChildProcess does the same).
+        // Close-on-exec from the start, and every other descriptor closed in the child (as
+        // ChildProcess does): a fleet run asks for several households at once, and a command
+        // spawned meanwhile by another thread would otherwise hold this pipe's write end, so
+        // this read saw no end until that other command exited (or wrote into it), and the
+        // command would get the tool's own descriptors (sockets, databases, journals).
         var pipeEnds: [Int32] = [-1, -1]
         guard hvt_pipe2(&pipeEnds, O_CLOEXEC) == 0 else { throw AtomicFile.ioError("could not make a pipe for a key command") }
         let (readEnd, writeEnd) = (pipeEnds[0], pipeEnds[1])
@@ -49,15 +51,16 @@ public struct SecretCommand: Sendable {
         posix_spawn_file_actions_addopen(&actions, STDIN_FILENO, "/dev/null", O_RDONLY, 0)
         posix_spawn_file_actions_adddup2(&actions, writeEnd, STDOUT_FILENO)
         hvt_spawn_close_from(&actions, 3)
-        // The tool ignores SIGPIPE and may catch SIGTERM; the command gets the defaults.
+        // The tool ignores SIGPIPE and may catch SIGTERM or block signals; the command gets the defaults.
         var attributes = posix_spawnattr_t()
         posix_spawnattr_init(&attributes)
         defer { posix_spawnattr_destroy(&attributes) }
-        var defaults = sigset_t()
-        sigemptyset(&defaults)
-        for signal in [SIGPIPE, SIGTERM, SIGINT] { sigaddset(&defaults, signal) }
-        posix_spawnattr_setsigdefault(&attributes, &defaults)
-        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGDEF))
+        var all = sigset_t(), none = sigset_t()
+        sigfillset(&all)
+        sigemptyset(&none)
+        posix_spawnattr_setsigdefault(&attributes, &all)
+        posix_spawnattr_setsigmask(&attributes, &none)
+        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK))
 
         let environment = ProcessInfo.processInfo.environment.merging(extra) { $1 }.map { "\($0.key)=\($0.value)" }
         let cArguments = argv.map { strdup($0) } + [nil]
@@ -86,9 +89,20 @@ public struct SecretCommand: Sendable {
             }
             problem = .printedTooMuch
         }
-        if problem != nil { kill(pid, SIGKILL) }
         var status: Int32 = 0
-        while waitpid(pid, &status, 0) < 0, errno == EINTR {}
+        // Its output ends when it closes it, which need not be when it ends (`exec >&-; sleep`):
+        // it is waited for within the same deadline, then killed, or the tool waited forever.
+        var ended = false
+        while problem == nil, !ended {
+            let reaped = waitpid(pid, &status, WNOHANG)
+            if reaped == pid { ended = true } else if reaped < 0, errno != EINTR { break }
+            guard !ended else { break }
+            guard deadline.timeIntervalSinceNow > 0 else { problem = .timedOut; break }
+            var pause = timespec(tv_sec: 0, tv_nsec: 10_000_000)
+            nanosleep(&pause, nil)
+        }
+        if problem != nil { kill(pid, SIGKILL) }
+        if !ended { while waitpid(pid, &status, 0) < 0, errno == EINTR {} }
         if let problem { return problem }
         guard status & 0x7f == 0 else { return .killed(status & 0x7f) }
         let code = (status >> 8) & 0xff

@@ -24,7 +24,7 @@ final class ManifestStaging: Sendable {
             // Nothing in it outlives the run, so it has no rollback journal and is never synced;
             // a failed statement cannot be undone, which is harmless only because a failure
             // refuses the whole batch and closes the database.
-            database = try SQLiteDatabase(path: "", access: .create)
+            database = try SQLiteDatabase.temporaryFile()
             try database.withConnection { try $0.execute("PRAGMA journal_mode = OFF; PRAGMA synchronous = OFF") }
             try database.write { db in
                 try db.execute("""

@@ -3,7 +3,7 @@ import Glibc
 import Testing
 @testable import VaultCore
 @testable import VaultRegistry
-import VaultSQLite
+@testable import VaultSQLite
 
 /// SQLite's one owner: values bound and read back whatever they hold, transactions that end
 /// whole, and its failures (a lock held, a file that is not a database, a value too large, a
@@ -48,7 +48,7 @@ import VaultSQLite
             default: values.append(.blob((0..<Int(generator.next() % 40)).map { _ in UInt8(truncatingIfNeeded: generator.next()) }))
             }
         }
-        let database = try SQLiteDatabase(path: ":memory:", access: .create)
+        let database = try SQLiteDatabase.inMemory()
         try database.write { db in
             try db.execute("CREATE TABLE t (seq INTEGER PRIMARY KEY, v)")
             try db.prepare("INSERT INTO t (seq, v) VALUES (?, ?)") { insert in
@@ -78,7 +78,7 @@ import VaultSQLite
     /// SQL of several statements takes its values in order, each statement as many as it has;
     /// values that do not come out even are refused before anything is left half done.
     @Test func severalStatementsShareTheirValues() throws {
-        let database = try SQLiteDatabase(path: ":memory:", access: .create)
+        let database = try SQLiteDatabase.inMemory()
         try database.write { db in
             try db.execute("CREATE TABLE t (a, b); INSERT INTO t VALUES (?, ?); INSERT INTO t VALUES (?1, ?1);  -- a comment", [1, "two", 3])
         }
@@ -91,7 +91,7 @@ import VaultSQLite
     }
 
     @Test func aTransactionEndsWhole() throws {
-        let database = try SQLiteDatabase(path: ":memory:", access: .create)
+        let database = try SQLiteDatabase.inMemory()
         try database.write { try $0.execute("CREATE TABLE t (v INTEGER NOT NULL)") }
         struct Stop: Error {}
         #expect(throws: Stop.self) {
@@ -163,7 +163,7 @@ import VaultSQLite
     /// A value past ``SQLiteDatabase/maximumValueBytes`` is refused, made or read, instead of
     /// being held in memory whole.
     @Test func aValueTooLargeIsRefused() throws {
-        let database = try SQLiteDatabase(path: ":memory:", access: .create)
+        let database = try SQLiteDatabase.inMemory()
         let tooBig = failure { _ = try database.read { try $0.first("SELECT length(zeroblob(?))", [Int(SQLiteDatabase.maximumValueBytes) + 1]) { $0.int(0) } } }
         #expect(tooBig?.message == "string or blob too big")
         #expect(try database.read { try $0.first("SELECT length(zeroblob(?))", [Int(SQLiteDatabase.maximumValueBytes)]) { $0.int(0) } } == Int(SQLiteDatabase.maximumValueBytes))
@@ -199,7 +199,7 @@ import VaultSQLite
     /// Each step once, in order, recorded by name; a name the database holds that the steps do
     /// not know (a later version's) stays; a step recorded already is not run again.
     @Test func migrationsApplyOnce() throws {
-        let database = try SQLiteDatabase(path: ":memory:", access: .create)
+        let database = try SQLiteDatabase.inMemory()
         try database.write { db in
             try db.execute("CREATE TABLE grdb_migrations (identifier TEXT NOT NULL PRIMARY KEY)")
             try db.execute("INSERT INTO grdb_migrations VALUES (?)", ["from a later version"])
@@ -218,7 +218,7 @@ import VaultSQLite
     }
 
     @Test func aClosedDatabaseRefusesUse() throws {
-        let database = try SQLiteDatabase(path: ":memory:", access: .create)
+        let database = try SQLiteDatabase.inMemory()
         database.close()
         database.close()
         let closed = failure { try database.withConnection { try $0.execute("SELECT 1") } }
@@ -247,5 +247,34 @@ private struct SplitMix: RandomNumberGenerator {
         z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
         z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
         return z ^ (z >> 31)
+    }
+}
+
+/// A path is always a file, whatever it looks like to SQLite: `file:…` (a URI to SQLite as Debian
+/// builds it), `:memory:` and the empty name are opened as the files the tool's own steps (the
+/// journal's lock, the registry's atomic write) use.
+@Suite struct SQLiteDatabasePathTests {
+    @Test func namesSQLiteReadsOtherwiseAreFiles() {
+        #expect(SQLiteDatabase.fileName("file:r.db") == "./file:r.db")
+        #expect(SQLiteDatabase.fileName(":memory:") == "./:memory:")
+        #expect(SQLiteDatabase.fileName("") == "./")
+        #expect(SQLiteDatabase.fileName("r.db") == "r.db")
+        #expect(SQLiteDatabase.fileName("/tmp/file:r.db") == "/tmp/file:r.db")
+    }
+
+    /// A relative `file:` path with a URI's query: what is written is in that file, not in
+    /// memory nor in another file named by the URI.
+    @Test func aRelativeFileColonPathIsThatFile() throws {
+        let name = "hvt-sqlite-\(UUID().uuidString).db"
+        let path = "file:\(name)?mode=memory"
+        defer { unlink(path); unlink(name) }
+        do {
+            let database = try SQLiteDatabase(path: path, access: .create)
+            try database.write { try $0.execute("CREATE TABLE kept (x)") }
+        }
+        #expect(access(path, F_OK) == 0)
+        #expect(access(name, F_OK) != 0)
+        let reopened = try SQLiteDatabase(path: path, access: .readOnly)
+        #expect(try reopened.read { try $0.strings("SELECT name FROM sqlite_master") } == ["kept"])
     }
 }
