@@ -79,6 +79,26 @@ def test_a_key_command_checks_a_fleet_as_its_key_folder_does_asking_once_a_house
         assert secret not in stderr and all(secret not in argument for entry in asked for argument in entry["argv"])
 
 
+def test_workers_meeting_one_households_vaults_together_run_its_command_once(fleet):
+    """Four copies of each household's vault and 16 workers: the copies of one household are met
+    together, and the lookup takes a while (as a secrets manager's does), so every worker but the
+    first asks while the command runs; each must wait for that answer, not run its own."""
+    fleet, folder = fleet
+    for h in fleet.households:
+        for copy in range(3):
+            fleet.s3.copy_object(Bucket=fleet.bucket, Key=h.vault_path.replace(".vault", f"-copy{copy}.vault"),
+                                 CopySource={"Bucket": fleet.bucket, "Key": h.vault_path})
+    slow = folder / "slow-lookup.py"
+    slow.write_text("import json, time\ntime.sleep(0.3)\n" + LOOKUP)
+    command = f"{sys.executable} slow-lookup.py {folder / 'runs.jsonl'} keys"
+    code, lines, stderr = run(["check", "bucket", "--source", f"s3://{fleet.bucket}/vaults/", "--vault-key-command", command,
+                               "--jobs", "16"], folder)
+    assert code == 0, stderr
+    assert len(lines) == 4 * len(fleet.households)
+    asked = [entry["household"] for entry in runs(folder)]
+    assert sorted(asked) == sorted(h.household_id.hex() for h in fleet.households), "a household's command ran more than once"
+
+
 def test_a_key_command_migrates_a_fleet_in_place_and_keyless_households_are_no_key(fleet):
     fleet, folder = fleet
     code, lines, stderr = run(["migrate", "--source", f"s3://{fleet.bucket}/vaults/", "--to", "2", "--in-place",
