@@ -6,7 +6,7 @@ import Glibc
 /// bytes (or /dev/null), its output read through pipes at once and bounded, and none of the
 /// tool's other descriptors. Foundation's `Process` did this before; its module brings ICU's
 /// 34 MB into every tool. (A key command's output goes into protected memory, read with a
-/// timeout: ``SecretCommand`` spawns its own.)
+/// timeout: ``SecretCommand`` reads its own, started by ``spawn``.)
 package struct ChildProcess {
     /// How it ended: its exit status, or the signal that killed it.
     package enum Termination: Equatable, Sendable {
@@ -40,33 +40,8 @@ package struct ChildProcess {
         let errors = try errorLimit.map { _ in try makePipe() }
         let feed = try input.map { _ in try makePipe() }
 
-        var actions = posix_spawn_file_actions_t()
-        posix_spawn_file_actions_init(&actions)
-        defer { posix_spawn_file_actions_destroy(&actions) }
-        if let feed {
-            posix_spawn_file_actions_adddup2(&actions, feed.read, STDIN_FILENO)
-        } else {
-            posix_spawn_file_actions_addopen(&actions, STDIN_FILENO, "/dev/null", O_RDONLY, 0)
-        }
-        posix_spawn_file_actions_adddup2(&actions, output.write, STDOUT_FILENO)
-        if let errors { posix_spawn_file_actions_adddup2(&actions, errors.write, STDERR_FILENO) }
-        hvt_spawn_close_from(&actions, 3)
-        // The tool ignores SIGPIPE and may catch SIGTERM or block signals; the child gets the defaults.
-        var attributes = posix_spawnattr_t()
-        posix_spawnattr_init(&attributes)
-        defer { posix_spawnattr_destroy(&attributes) }
-        var all = sigset_t(), none = sigset_t()
-        sigfillset(&all)
-        sigemptyset(&none)
-        posix_spawnattr_setsigdefault(&attributes, &all)
-        posix_spawnattr_setsigmask(&attributes, &none)
-        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK))
-
-        let cArguments = ([path] + arguments).map { strdup($0) } + [nil]
-        let cEnvironment = environment.map { strdup("\($0.key)=\($0.value)") } + [nil]
-        defer { (cArguments + cEnvironment).forEach { free($0) } }
-        var pid: pid_t = 0
-        let spawned = posix_spawn(&pid, path, &actions, &attributes, cArguments, cEnvironment)
+        let (pid, spawned) = spawn([path] + arguments, environment: environment.map { "\($0.key)=\($0.value)" },
+                                   searchingPath: false, input: feed?.read, output: output.write, errors: errors?.write)
         guard spawned == 0 else { throw ChildProcessStartError(code: spawned) }
 
         // Only this process's ends stay open: the reads see the end when the child is done.
@@ -83,6 +58,44 @@ package struct ChildProcess {
         while waitpid(pid, &status, 0) < 0, errno == EINTR {}
         let termination: Termination = status & 0x7f == 0 ? .exited((status >> 8) & 0xff) : .killed(status & 0x7f)
         return ChildProcess(termination: termination, output: read[0], errors: read.count > 1 ? read[1] : [])
+    }
+
+    /// Starts `argv` as every child of the suite starts: standard input `input` (nil:
+    /// /dev/null), standard output `output`, standard error `errors` (nil: the tool's), none of
+    /// the tool's other descriptors, and the default disposition and no mask for every signal (the
+    /// tool ignores SIGPIPE and may catch SIGTERM or block signals). `searchingPath` looks the
+    /// program up in PATH, as a shell would. Returns its pid, or posix_spawn's error (then 0).
+    package static func spawn(_ argv: [String], environment: [String], searchingPath: Bool,
+                              input: Int32?, output: Int32, errors: Int32?) -> (pid: pid_t, error: Int32) {
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        if let input {
+            posix_spawn_file_actions_adddup2(&actions, input, STDIN_FILENO)
+        } else {
+            posix_spawn_file_actions_addopen(&actions, STDIN_FILENO, "/dev/null", O_RDONLY, 0)
+        }
+        posix_spawn_file_actions_adddup2(&actions, output, STDOUT_FILENO)
+        if let errors { posix_spawn_file_actions_adddup2(&actions, errors, STDERR_FILENO) }
+        hvt_spawn_close_from(&actions, 3)
+        var attributes = posix_spawnattr_t()
+        posix_spawnattr_init(&attributes)
+        defer { posix_spawnattr_destroy(&attributes) }
+        var all = sigset_t(), none = sigset_t()
+        sigfillset(&all)
+        sigemptyset(&none)
+        posix_spawnattr_setsigdefault(&attributes, &all)
+        posix_spawnattr_setsigmask(&attributes, &none)
+        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK))
+
+        let cArguments = argv.map { strdup($0) } + [nil]
+        let cEnvironment = environment.map { strdup($0) } + [nil]
+        defer { (cArguments + cEnvironment).forEach { free($0) } }
+        var pid: pid_t = 0
+        let error = searchingPath
+            ? posix_spawnp(&pid, argv[0], &actions, &attributes, cArguments, cEnvironment)
+            : posix_spawn(&pid, argv[0], &actions, &attributes, cArguments, cEnvironment)
+        return (error == 0 ? pid : 0, error)
     }
 
     /// Reads every one of `descriptors` to its end at once (poll), keeping at most `keeping[i]`

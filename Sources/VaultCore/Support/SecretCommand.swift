@@ -45,29 +45,9 @@ public struct SecretCommand: Sendable {
         guard hvt_pipe2(&pipeEnds, O_CLOEXEC) == 0 else { throw AtomicFile.ioError("could not make a pipe for a key command") }
         let (readEnd, writeEnd) = (pipeEnds[0], pipeEnds[1])
         defer { close(readEnd) }
-        var actions = posix_spawn_file_actions_t()
-        posix_spawn_file_actions_init(&actions)
-        defer { posix_spawn_file_actions_destroy(&actions) }
-        posix_spawn_file_actions_addopen(&actions, STDIN_FILENO, "/dev/null", O_RDONLY, 0)
-        posix_spawn_file_actions_adddup2(&actions, writeEnd, STDOUT_FILENO)
-        hvt_spawn_close_from(&actions, 3)
-        // The tool ignores SIGPIPE and may catch SIGTERM or block signals; the command gets the defaults.
-        var attributes = posix_spawnattr_t()
-        posix_spawnattr_init(&attributes)
-        defer { posix_spawnattr_destroy(&attributes) }
-        var all = sigset_t(), none = sigset_t()
-        sigfillset(&all)
-        sigemptyset(&none)
-        posix_spawnattr_setsigdefault(&attributes, &all)
-        posix_spawnattr_setsigmask(&attributes, &none)
-        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK))
-
         let environment = ProcessInfo.processInfo.environment.merging(extra) { $1 }.map { "\($0.key)=\($0.value)" }
-        let cArguments = argv.map { strdup($0) } + [nil]
-        let cEnvironment = environment.map { strdup($0) } + [nil]
-        defer { (cArguments + cEnvironment).forEach { free($0) } }
-        var pid: pid_t = 0
-        let spawned = posix_spawnp(&pid, argv[0], &actions, &attributes, cArguments, cEnvironment)
+        let (pid, spawned) = ChildProcess.spawn(argv, environment: environment, searchingPath: true,
+                                                input: nil, output: writeEnd, errors: nil)
         close(writeEnd)
         guard spawned == 0 else { return .notStarted(spawned) }
 
