@@ -88,10 +88,11 @@ enum ModeDispatch {
         static let positionalKey = "<argument>"
 
         init(_ command: any ParsableCommand.Type) {
-            // The parser's own description of the command; it cannot fail to parse, being made
-            // by the parser from the command's declarations.
+            // The parser's own description of the command, made from the command's declarations:
+            // one it could not read is a programming error (a new swift-argument-parser), never
+            // a command line, and would silently leave the mode with no options; so it stops.
             guard let info = try? JSONValue(parsing: Array(command._dumpHelp().utf8)), case .array(let arguments)? = info["command"]?["arguments"] else {
-                return
+                preconditionFailure("swift-argument-parser's description of \(command) has no arguments list")
             }
             for argument in arguments {
                 guard case .string(let kind)? = argument["kind"] else { continue }
