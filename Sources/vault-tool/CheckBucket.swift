@@ -31,7 +31,7 @@ struct CheckBucket: ParsableCommand {
             --subset auto/7 --vault-key-dir keys/ > check-report.jsonl
           # the keys from a secrets manager instead of a folder:
           vault-tool check bucket --source s3://family-vaults/vaults/ \\
-            --subset auto/7 --vault-key-command 'fleet-key-lookup --vault' \\
+            --subset auto/7 --vault-key-command 'fleet-key-lookup vault-key' \\
             > check.jsonl
           # a new environment, where the prefix may still be empty:
           vault-tool check bucket --source s3://staging-vaults/vaults/ \\

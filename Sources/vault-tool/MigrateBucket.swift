@@ -56,7 +56,7 @@ struct MigrateBucket: ParsableCommand {
           # $HVT_HOUSEHOLD, exit 66 for none (no-key); any other failure
           # stops the run with exit 78 (docs/fleet.md):
           vault-tool migrate bucket --source s3://family-vaults/vaults/ --to 2 \\
-            --in-place --vault-key-command 'fleet-key-lookup --vault' \\
+            --in-place --vault-key-command 'fleet-key-lookup vault-key' \\
             > report.jsonl
           # with S3 Batch Operations' CSV completion report beside it:
           vault-tool migrate bucket --source s3://family-vaults/vaults/ --to 2 \\

@@ -55,7 +55,7 @@ def test_no_output_replaces_a_key_file(workspace, writer, output, key):
 
 
 # Outputs that replace an existing file (the others are always new: keys, shares, plans).
-REPLACING = ["vault-tool-seal", "vault-tool-open", "vault-tool-migrate", "recovery-sheet-generate", "device-link-create",
+REPLACING = ["vault-tool-seal", "vault-tool-open", "vault-tool-migrate-vault", "recovery-sheet-generate", "device-link-create",
              "vault-tool-merge"]
 
 
