@@ -25,10 +25,12 @@ public struct KeyCommand: Sendable {
 
     /// Words as a POSIX shell splits them: blanks separate, '…' is literal, "…" is literal but
     /// for \" \\ \$ \`, and \ outside quotes takes the next character as it is.
+    /// Read by code points, as a shell reads bytes: by Characters, a blank or a quote followed by
+    /// a combining mark would be one Character and neither separate nor quote.
     static func split(_ text: String, option: String) throws -> [String] {
         var words: [String] = []
-        var word = "", inWord = false
-        var characters = text.makeIterator()
+        var word = String.UnicodeScalarView(), inWord = false
+        var characters = text.unicodeScalars.makeIterator()
         func refuse(_ what: String) -> ValidationError {
             ValidationError("\(option) is run without a shell and takes only words and quotes; it has \(what)"
                             + " (wrap a pipeline in a script and name the script)")
@@ -36,7 +38,7 @@ public struct KeyCommand: Sendable {
         while let character = characters.next() {
             switch character {
             case " ", "\t":
-                if inWord { words.append(word); word = ""; inWord = false }
+                if inWord { words.append(String(word)); word = String.UnicodeScalarView(); inWord = false }
             case "'":
                 inWord = true
                 while true {
@@ -52,7 +54,7 @@ public struct KeyCommand: Sendable {
                     if next == "$" || next == "`" { throw refuse("'\(next)' (an expansion)") }
                     if next == "\\" {
                         guard let escaped = characters.next() else { throw refuse("an unterminated \"") }
-                        if !"\"\\$`".contains(escaped) { word.append("\\") }
+                        if !"\"\\$`".unicodeScalars.contains(escaped) { word.append("\\") }
                         word.append(escaped)
                     } else {
                         word.append(next)
@@ -65,13 +67,13 @@ public struct KeyCommand: Sendable {
             case "~" where !inWord, "#" where !inWord:
                 throw refuse("'\(character)'")
             default:
-                if "$`|&;<>()*?[]{}\n\r".contains(character) { throw refuse("'\(character.unicodeScalars.first!.escaped(asASCII: true))'") }
-                if character.unicodeScalars.contains(where: { $0.value < 0x20 || $0.value == 0x7f }) { throw refuse("a control character") }
+                if "$`|&;<>()*?[]{}\n\r".unicodeScalars.contains(character) { throw refuse("'\(character.escaped(asASCII: true))'") }
+                if character.value < 0x20 || character.value == 0x7f { throw refuse("a control character") }
                 inWord = true
                 word.append(character)
             }
         }
-        if inWord { words.append(word) }
+        if inWord { words.append(String(word)) }
         guard !words.isEmpty else { throw ValidationError("\(option) names no command") }
         return words
     }

@@ -133,3 +133,17 @@ def test_a_fleet_run_refuses_a_key_command_it_would_not_use(tmp_path, arguments,
     result = tool(*arguments, option, f"touch {marker}", cwd=tmp_path)
     assert result.returncode == 64, result.stderr
     assert not marker.exists()
+
+
+@pytest.mark.parametrize("mark", ["\u0301", "\u20dd", "\u200d"])
+def test_a_combining_mark_neither_hides_shell_syntax_nor_joins_words(keys, mark):
+    """A command is read by code points, as a shell reads it: a ';' or a blank followed by a
+    combining mark (one Swift Character with it) is still a ';' refused and a blank that splits."""
+    refused = tool("derive", "--key-command", f"cat parent.nsec;{mark}", "--device-id", "kitchen", cwd=keys)
+    assert refused.returncode == 64 and "takes only words and quotes; it has ';'" in refused.stderr.decode(), refused.stderr
+    (keys / "printer.py").write_text(SECRET_PRINTER)
+    # The blank before the mark still ends the word "0": the mark is a word of its own, which
+    # printer.py ignores; read by Characters, " " and the mark were one, "0" took the mark, and
+    # int() refused it.
+    split = tool("derive", "--key-command", f"{sys.executable} printer.py parent.nsec 0 {mark}", "--device-id", "kitchen", cwd=keys)
+    assert split.returncode == 0, split.stderr
