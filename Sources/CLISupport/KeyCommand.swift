@@ -91,7 +91,7 @@ public struct KeyCommand: Sendable {
         }
         switch outcome {
         case .notStarted(let error):
-            throw ToolError(.operational, "could not run \(option) '\(program)': \(String(cString: strerror(error)))")
+            throw ToolError(.operational, "could not run \(option) '\(program)': \(String(cString: strerror(error)).lowercased())")
         case .timedOut: throw failed("did not finish within \(Int(timeout)) seconds")
         case .printedTooMuch: throw failed("printed more than \(InputFiles.keyFileLimit) bytes, more than a key")
         case .killed(let signal): throw failed("was killed by signal \(signal)")
