@@ -131,10 +131,10 @@ package struct ChildProcess {
                 break
             }
             if polled.count > descriptors.count, polled[descriptors.count].fd >= 0, polled[descriptors.count].revents != 0 {
-                let count = input[written...].withUnsafeBytes { write(inputDescriptor, $0.baseAddress, $0.count) }
+                let (count, failure) = writeWithoutSIGPIPE(inputDescriptor, input[written...])
                 if count > 0 { written += count }
                 // Everything written, or the child stopped reading (EPIPE): no more input.
-                if written == input.count || (count < 0 && errno != EINTR && errno != EAGAIN) {
+                if written == input.count || (count < 0 && failure != EINTR && failure != EAGAIN) {
                     close(inputDescriptor)
                     polled[descriptors.count].fd = -1
                 }
@@ -149,6 +149,26 @@ package struct ChildProcess {
         }
         if polled.count > descriptors.count, polled[descriptors.count].fd >= 0 { close(inputDescriptor) }
         return kept
+    }
+
+    /// write(2) into a pipe whose reader may be gone, with SIGPIPE blocked on this thread and a
+    /// pending one taken back: a child that exits before reading all its input is EPIPE here,
+    /// not a signal that ends a process which has not ignored SIGPIPE (the tools ignore it, but
+    /// a test runner or another host of the library need not; the suite's test run died so).
+    /// Returns the count and `errno` as write left it.
+    private static func writeWithoutSIGPIPE(_ descriptor: Int32, _ bytes: ArraySlice<UInt8>) -> (Int, Int32) {
+        var pipeSignal = sigset_t(), previous = sigset_t()
+        sigemptyset(&pipeSignal)
+        sigaddset(&pipeSignal, SIGPIPE)
+        pthread_sigmask(SIG_BLOCK, &pipeSignal, &previous)
+        defer { pthread_sigmask(SIG_SETMASK, &previous, nil) }
+        let count = bytes.withUnsafeBytes { write(descriptor, $0.baseAddress, $0.count) }
+        let failure = errno
+        if count < 0, failure == EPIPE {
+            var now = timespec(tv_sec: 0, tv_nsec: 0)
+            _ = sigtimedwait(&pipeSignal, nil, &now)
+        }
+        return (count, failure)
     }
 }
 

@@ -42,6 +42,17 @@ import Testing
         #expect(child.errors == Array("oop".utf8))
     }
 
+    /// A child that closes its input unread while its output stays open: 4 MiB cannot fit in a
+    /// pipe (64 KiB), so feeding it ends in EPIPE, an error of the write, never SIGPIPE, which
+    /// would end this test process (it does not ignore SIGPIPE, as the tools do). The sleep only
+    /// keeps the output open meanwhile.
+    @Test func aChildThatClosesItsInputUnreadIsNoSignal() throws {
+        let input = [UInt8](repeating: 7, count: 4 << 20)
+        let child = try ChildProcess.run("/bin/sh", arguments: ["-c", "exec 0<&-; sleep 2; exit 5"], environment: ["PATH": "/usr/bin:/bin"],
+                                         input: input, outputLimit: 10, errorLimit: 10)
+        #expect(child.termination == .exited(5))
+    }
+
     @Test func aMissingProgramIsAStartError() {
         #expect(throws: ChildProcessStartError.self) {
             try ChildProcess.run("/nonexistent/program", arguments: [], environment: [:], input: nil, outputLimit: 10, errorLimit: nil)
