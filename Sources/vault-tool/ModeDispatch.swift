@@ -57,8 +57,13 @@ enum ModeDispatch {
             return arguments
         }
         let fitting = signatures.indices.filter { index in given.allSatisfy { signatures[index].accepts($0.option) } }
-        // `migrate --help` with nothing of one mode: the command's own help, which lists the modes.
         let asksForHelp = rest.contains { ["-h", "--help", "--experimental-dump-help"].contains($0) }
+        // `check -h bucket`, as `git -h commit` would be typed: the help of the mode named after
+        // the flag, not of the mode whose VAULT a mode's name would be.
+        if asksForHelp, let place = rest.firstIndex(where: { word in modes.contains { $0.name == word } }) {
+            return [command, rest[place]] + rest.enumerated().filter { $0.offset != place }.map(\.element)
+        }
+        // `migrate --help` with nothing of one mode: the command's own help, which lists the modes.
         if asksForHelp, fitting.count == modes.count { return arguments }
         guard let mode = fitting.first else { throw conflict(command, given, signatures, owners) }
         return [command, modes[mode].name] + rest

@@ -105,7 +105,10 @@ struct Modes {
                                   (["check", "--subset", "auto/7", "--help"], ["check", "bucket"]),
                                   (["check", "--json", "--help"], ["check", "vault"]),
                                   (["migrate", "--to", "2", "--help"], ["migrate"]),
-                                  (["check", "--help"], ["check"])] {
+                                  (["check", "--help"], ["check"]),
+                                  (["check", "-h", "bucket"], ["check", "bucket"]),
+                                  (["migrate", "--help", "batch"], ["migrate", "batch"]),
+                                  (["migrate", "-h", "vault"], ["migrate", "vault"])] {
             let old = try workspace.run("vault-tool", arguments)
             let new = try workspace.run("vault-tool", mode + ["--help"])
             #expect(old.status == 0 && old.stdout == new.stdout && !new.stdout.isEmpty, "\(arguments): \(old.stderrText)")
