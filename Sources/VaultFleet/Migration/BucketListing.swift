@@ -31,7 +31,7 @@ extension BucketMigration {
                     if let range {
                         // A store that ignored start-after would hand this shard the keys of the
                         // shards before it, and two shards would migrate one vault.
-                        if let after = range.after, !after.utf8.lexicographicallyPrecedes(object.key.utf8) {
+                        if !range.isPastStart(object.key), let after = range.after {
                             throw VaultError.startAfterIgnored(prefix.description, key: object.key, after: after)
                         }
                         if range.isPastEnd(object.key) { return false }

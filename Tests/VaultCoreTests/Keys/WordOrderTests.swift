@@ -89,6 +89,30 @@ import Testing
         #expect(read.order == .printedGridByRows && read.share.words() == share.words())
     }
 
+    /// The correction search adds up each place's one-bit changes to the checksum rather than
+    /// checking the whole share for each candidate word: at the places it is compared, it finds
+    /// exactly what checking every change whole finds, a change of word 2's extendable bit
+    /// (which changes the customization string) included.
+    @Test(arguments: [0, 1, 2, 16, 32]) func theCorrectionSearchAgreesWithCheckingEveryChangeWhole(position: Int) throws {
+        let valid = try share().wordIndexes()
+        for wrong in [valid[position] ^ 1, valid[position] ^ 16, valid[position] ^ 0x3ff] {
+            var typed = valid
+            typed[position] = wrong
+            let whole = [0, 1, 2, position, 32].flatMap { place in
+                (0..<1024).filter { $0 != typed[place] }.compactMap { value -> [Int]? in
+                    var changed = typed
+                    changed[place] = value
+                    let customization = RS1024.customization(extendable: changed[1] >> 4 & 1 == 1)
+                    guard RS1024.verify(customization: customization, data: changed), (try? SLIP39Share(wordIndexes: changed)) != nil else { return nil }
+                    return [place, value]
+                }
+            }
+            let searched = RS1024.oneWordCorrections(candidate: typed).filter { [0, 1, 2, position, 32].contains($0.position) }
+            #expect(Set(searched.map { [$0.position, $0.value] }) == Set(whole), "word \(position + 1) as \(wrong)")
+            #expect(whole.contains([position, valid[position]]))
+        }
+    }
+
     /// RS1024 corrects one wrong word: every place, in both orders, is found, and the
     /// correction is the word that was there.
     @Test(arguments: [0, 5, 17, 32]) func oneWrongWordIsLocated(position: Int) throws {

@@ -55,7 +55,8 @@ import Testing
         }
         let ranges = shards.map { $0.keyRange(under: "vaults/") }
         for household in households {
-            let listing = ranges.indices.filter { ranges[$0].contains(Self.key(household)) }
+            let key = Self.key(household)
+            let listing = ranges.indices.filter { ranges[$0].contains(key) }
             let holding = shards.indices.filter { shards[$0].contains(household) }
             #expect(listing.count == 1 && listing == holding, "\(household.hex)")
         }
@@ -79,6 +80,17 @@ import Testing
         }
         for key in keys {
             #expect(ranges.filter { $0.contains(key) }.count == 1, "\(key)")
+        }
+    }
+
+    /// The ranges compare keys as UTF-8 buffers: the order is UTF8View's, for keys that share
+    /// a prefix, are a prefix of each other, are empty, or hold bytes past ASCII.
+    @Test func keysCompareInUTF8ByteOrder() {
+        var generator = SeededGenerator(source: SeededRandom(seed: 0x5a3))
+        let pieces = ["", "a", "b", "0", "f", "é", "e\u{301}", "\u{10FFFF}", "\u{7F}", "/", "vaults/", "\u{0}", "Z"]
+        let keys = (0..<400).map { _ in (0..<Int.random(in: 0...4, using: &generator)).map { _ in pieces.randomElement(using: &generator)! }.joined() }
+        for (lhs, rhs) in zip(keys, keys.reversed()) + keys.map({ ($0, $0) }) + keys.map({ ($0, $0 + "a") }) {
+            #expect(ShardKeyRange.precedes(lhs, rhs) == lhs.utf8.lexicographicallyPrecedes(rhs.utf8), "\(lhs.debugDescription) \(rhs.debugDescription)")
         }
     }
 
