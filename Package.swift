@@ -2,9 +2,10 @@
 //
 // Household Vault Tools: command-line tools around a family app's encrypted identity vault.
 // Layout (see docs/architecture.md and ../shared/STYLE.md): C libraries as system modules, the
-// rules in one library target a layer (VaultCore at the bottom; VaultStorage, VaultFleet,
-// VaultRegistry, VaultImaging, VaultPaper above it), shared CLI plumbing in CLISupport and
-// CLIPictures, one thin folder per executable that links only the layers it uses.
+// rules in one library target a layer (VaultCore at the bottom, bytes in and bytes out;
+// VaultFiles, the operating system's side, over it; VaultStorage, VaultFleet, VaultRegistry,
+// VaultImaging, VaultPaper above them), shared CLI plumbing in CLISupport and CLIPictures, one
+// thin folder per executable that links only the layers it uses.
 
 import PackageDescription
 
@@ -101,14 +102,17 @@ let package = Package(
         // executable links only the layers it uses (docs/architecture.md; the link table test).
         .target(
             name: "VaultCore",
-            dependencies: ["CSodium", "CSecp256k1", "CFileSystem", "CUnistring"]
+            dependencies: ["CSodium", "CSecp256k1", "CUnistring"]
         ),
-        .target(name: "VaultStorage", dependencies: ["VaultCore", "CCurl"]),
+        // The operating system's side of VaultCore: the write path, bounded reads, s3:// names
+        // and the ObjectAccess a store provides, child processes (issue 39).
+        .target(name: "VaultFiles", dependencies: ["VaultCore", "CFileSystem"]),
+        .target(name: "VaultStorage", dependencies: ["VaultCore", "VaultFiles", "CCurl"]),
         // SQLite's one owner, for the two layers that keep a database (VaultFleet, VaultRegistry):
         // a layer of its own, so a tool that keeps none does not link libsqlite3.
         .target(name: "VaultSQLite", dependencies: ["VaultCore", "CSQLite"]),
-        .target(name: "VaultFleet", dependencies: ["VaultCore", "VaultStorage", "VaultSQLite", "CZlib"]),
-        .target(name: "VaultRegistry", dependencies: ["VaultCore", "VaultSQLite", "CLibPQ"]),
+        .target(name: "VaultFleet", dependencies: ["VaultCore", "VaultFiles", "VaultStorage", "VaultSQLite", "CZlib"]),
+        .target(name: "VaultRegistry", dependencies: ["VaultCore", "VaultFiles", "VaultSQLite", "CLibPQ"]),
         .target(name: "VaultImaging", dependencies: ["VaultCore", "CQRencode", "CZBar", "CImageCodecs"]),
         .target(
             name: "VaultPaper",
@@ -117,7 +121,7 @@ let package = Package(
         .target(
             name: "CLISupport",
             dependencies: [
-                "VaultCore",
+                "VaultCore", "VaultFiles",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             // VERSION (a symbolic link to the top-level file) is compiled in: every tool's
@@ -129,14 +133,14 @@ let package = Package(
         .executableTarget(
             name: "vault-tool",
             dependencies: [
-                "VaultCore", "VaultStorage", "VaultFleet", "CLISupport",
+                "VaultCore", "VaultFiles", "VaultStorage", "VaultFleet", "CLISupport",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
         .executableTarget(
             name: "recovery-sheet",
             dependencies: [
-                "VaultCore", "VaultStorage", "VaultImaging", "VaultPaper", "CLISupport", "CLIPictures",
+                "VaultCore", "VaultFiles", "VaultStorage", "VaultImaging", "VaultPaper", "CLISupport", "CLIPictures",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             // Templates/ (a symbolic link to the top-level folder) is compiled into the binary,
@@ -147,7 +151,7 @@ let package = Package(
         .executableTarget(
             name: "rotation-planner",
             dependencies: [
-                "VaultCore", "VaultStorage", "CLISupport",
+                "VaultCore", "VaultFiles", "VaultStorage", "CLISupport",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             exclude: ["Templates/README.md"],
@@ -156,7 +160,7 @@ let package = Package(
         .executableTarget(
             name: "device-revoker",
             dependencies: [
-                "VaultCore", "VaultStorage", "VaultRegistry", "CLISupport",
+                "VaultCore", "VaultFiles", "VaultStorage", "VaultRegistry", "CLISupport",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
@@ -175,19 +179,19 @@ let package = Package(
         .executableTarget(name: "vault-fuzz", dependencies: ["FuzzTargets", "CLibFuzzer"]),
         // The floor of a batch migration (issue 29): each unavoidable step timed on its own, for
         // scripts/bench. Not a tool users get: no product, not packaged.
-        .executableTarget(name: "vault-floor", dependencies: ["VaultCore"]),
+        .executableTarget(name: "vault-floor", dependencies: ["VaultCore", "VaultFiles"]),
 
         .testTarget(
             name: "VaultCoreTests",
             dependencies: [
-                "VaultCore", "VaultStorage", "VaultSQLite", "VaultFleet", "VaultRegistry", "VaultImaging", "VaultPaper", "FuzzTargets",
+                "VaultCore", "VaultFiles", "VaultStorage", "VaultSQLite", "VaultFleet", "VaultRegistry", "VaultImaging", "VaultPaper", "FuzzTargets",
             ],
             exclude: ["Vectors"]
         ),
         .testTarget(
             name: "CLITests",
             // Depending on the executable makes `swift test` build it before the tests run it.
-            dependencies: ["vault-tool", "recovery-sheet", "rotation-planner", "device-revoker", "device-link", "VaultCore", "VaultFleet", "VaultStorage", "VaultImaging"],
+            dependencies: ["vault-tool", "recovery-sheet", "rotation-planner", "device-revoker", "device-link", "VaultCore", "VaultFiles", "VaultFleet", "VaultStorage", "VaultImaging"],
             exclude: ["Golden"]
         ),
     ]

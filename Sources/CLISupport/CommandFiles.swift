@@ -1,6 +1,7 @@
 import FoundationEssentials
 import Glibc
 import VaultCore
+import VaultFiles
 
 /// What an output holds, which decides its file mode and whether a terminal may see it.
 public enum OutputKind: Sendable {

@@ -2,6 +2,7 @@ import ArgumentParser
 import FoundationEssentials
 import Glibc
 import VaultCore
+import VaultFiles
 
 /// The suite's exit codes (docs/conventions.md).
 public enum ExitStatus: Int32, Sendable {

@@ -1,6 +1,7 @@
 import FoundationEssentials
 import Glibc
 import VaultCore
+import VaultFiles
 
 /// Reading inputs: `-` is standard input, `s3://BUCKET/KEY` an object (its version is kept for a
 /// write back), anything else a path. Secrets are read straight into protected memory, and only

@@ -2,6 +2,7 @@ import ArgumentParser
 import FoundationEssentials
 import Glibc
 import VaultCore
+import VaultFiles
 
 /// `--key-command CMD` and `--vault-key-command CMD`: a key printed by a program where operators
 /// keep keys (a secrets manager's CLI, `pass`, `systemd-creds cat`), as restic's

@@ -1,5 +1,6 @@
 import ArgumentParser
 import VaultCore
+import VaultFiles
 
 /// `--key-file` or `--vault-key-file`: how a command gets into a vault. No option ever takes a
 /// secret value itself; both name files (or `-` for standard input).

@@ -1,6 +1,7 @@
 import FoundationEssentials
 import Synchronization
 import VaultCore
+import VaultFiles
 
 /// The process's object store, for the one write path (``CommandFiles``, ``InputFiles``). A
 /// tool that reads and writes `s3://` names links VaultStorage and gives ``ToolMain/run(_:objectStore:hints:)``

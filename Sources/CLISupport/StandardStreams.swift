@@ -2,6 +2,7 @@ import FoundationEssentials
 import Glibc
 import Synchronization
 import VaultCore
+import VaultFiles
 
 /// Standard output and error: outputs like any file (docs/conventions.md, "Nothing lost"). Every
 /// write is checked: a full disk or a closed pipe on standard output is an error with its exit
@@ -41,7 +42,7 @@ public enum StandardStreams {
         return info.st_mode & 0o7777
     }
 
-    /// Writes everything, retrying short writes and interruptions (VaultCore's loop); a closed
+    /// Writes everything, retrying short writes and interruptions (VaultFiles' loop); a closed
     /// pipe says so in words a person knows.
     static func write(_ bytes: UnsafeRawBufferPointer, to descriptor: Int32) throws {
         let name = descriptor == STDOUT_FILENO ? "standard output" : "standard error"

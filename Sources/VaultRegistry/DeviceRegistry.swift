@@ -1,6 +1,7 @@
 import FoundationEssentials
 import Glibc
 import VaultCore
+import VaultFiles
 
 /// A server-side device registry: the Catbird seed's `user_devices` and `members` tables (seed
 /// 003) plus revocation state and an append-only `revocations` log, in SQLite (the embedded

@@ -1,6 +1,7 @@
 import FoundationEssentials
 import Glibc
 import VaultCore
+import VaultFiles
 
 /// Where a device registry lives: a SQLite file (the embedded default) or a PostgreSQL
 /// database (where the chat app's real registry is, issue 13).

@@ -1,6 +1,7 @@
 import FoundationEssentials
 import Glibc
 import VaultCore
+import VaultFiles
 import VaultSQLite
 
 /// The registry in a SQLite file, through ``SQLiteDatabase`` (VaultSQLite, SQLite's one owner):

@@ -1,6 +1,7 @@
 import FoundationEssentials
 import Synchronization
 import VaultCore
+import VaultFiles
 
 // The sources of temporary credentials the chain (CredentialChain.swift) asks. Each answer is
 // parsed into SecretBytes at once; no error quotes a token, a key or a process's output.

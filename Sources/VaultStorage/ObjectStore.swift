@@ -1,5 +1,6 @@
 import Synchronization
 import VaultCore
+import VaultFiles
 
 /// The object store one process talks to: a pool of clients (one per thread at a time) and the
 /// version (ETag) of every object read, so that writing one back replaces only the version that

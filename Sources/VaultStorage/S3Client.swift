@@ -1,6 +1,7 @@
 import FoundationEssentials
 import Glibc
 import VaultCore
+import VaultFiles
 
 /// A client of one S3-compatible store. Reads are retried on server errors and dropped
 /// connections; a conditional write whose outcome is unknown is never sent again blindly, it is

@@ -1,6 +1,7 @@
 import FoundationEssentials
 import Glibc
 import VaultCore
+import VaultFiles
 
 /// Where an S3-compatible store is and how to sign for it, read the way the AWS CLI and SDKs read
 /// it (AWS SDKs and Tools reference guide, "Configuration and credential file settings"):

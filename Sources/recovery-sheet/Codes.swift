@@ -4,6 +4,7 @@ import CLISupport
 import FoundationEssentials
 import Glibc
 import VaultCore
+import VaultFiles
 import VaultPaper
 
 struct Code: ParsableCommand {

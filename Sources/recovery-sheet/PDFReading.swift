@@ -3,6 +3,7 @@ import CLISupport
 import FoundationEssentials
 import Glibc
 import VaultCore
+import VaultFiles
 import VaultImaging
 import VaultPaper
 

@@ -2,6 +2,7 @@ import ArgumentParser
 import CLISupport
 import FoundationEssentials
 import VaultCore
+import VaultFiles
 
 /// What a key restored from paper must be (issue 37): words, a typed key or shares that pass
 /// their checksums can still be another valid key (another sheet's words, one wrong word that

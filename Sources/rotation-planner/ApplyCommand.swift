@@ -2,6 +2,7 @@ import ArgumentParser
 import CLISupport
 import FoundationEssentials
 import VaultCore
+import VaultFiles
 import VaultStorage
 
 struct Apply: ParsableCommand {

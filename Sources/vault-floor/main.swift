@@ -25,6 +25,7 @@ import Dispatch
 import FoundationEssentials
 import Glibc
 import VaultCore
+import VaultFiles
 
 let arguments = CommandLine.arguments
 guard arguments.count >= 4 else {

@@ -2,6 +2,7 @@ import ArgumentParser
 import CLISupport
 import Synchronization
 import VaultCore
+import VaultFiles
 import VaultFleet
 import VaultStorage
 

@@ -1,6 +1,7 @@
 import ArgumentParser
 import CLISupport
 import VaultCore
+import VaultFiles
 import VaultFleet
 import VaultStorage
 

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 import VaultCore
+import VaultFiles
 @testable import recovery_sheet
 
 /// The tool's side of the child that reads a PDF (issue 37): both its pipes are read at once.

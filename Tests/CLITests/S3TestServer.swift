@@ -1,5 +1,6 @@
 import Foundation
 @testable import VaultCore
+@testable import VaultFiles
 @testable import VaultStorage
 
 /// The throwaway SeaweedFS server scripts/test starts (scripts/lib/seaweedfs.sh): tests that need

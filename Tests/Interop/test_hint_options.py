@@ -22,7 +22,7 @@ OTHER_PROGRAMS = ["aws", "psql", "pg_dump", "sqlite3", "chmod", "curl", "gpg", "
                   "xargs", "pdftoppm", "strace", "scripts/test"]
 OPTION = re.compile(r"(?<![\w-])--([a-z][a-z0-9]*(?:-[a-z0-9]+)*)")
 STRING = re.compile(r'"""(.*?)"""|#"(.*?)"#|"((?:[^"\\\n]|\\.)*)"', re.DOTALL)
-LIBRARIES = ["VaultCore", "VaultStorage", "VaultFleet", "VaultRegistry", "VaultImaging", "VaultPaper"]
+LIBRARIES = ["VaultCore", "VaultFiles", "VaultStorage", "VaultFleet", "VaultRegistry", "VaultImaging", "VaultPaper"]
 
 
 def dump(tool):

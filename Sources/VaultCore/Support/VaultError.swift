@@ -66,7 +66,8 @@ public struct VaultError: Error, Hashable, Sendable, CustomStringConvertible {
 
     /// A stable error code. New codes may be added; match on the ones you handle. Each layer
     /// defines the codes it raises in an extension (`package init(name:category:)`): VaultCore's
-    /// are here, VaultFleet's in `FleetErrors.swift`, VaultRegistry's in `RegistryErrors.swift`.
+    /// are here, the write path's in VaultFiles' `FileErrors.swift`, VaultFleet's in
+    /// `FleetErrors.swift`, VaultRegistry's in `RegistryErrors.swift`.
     public struct Code: Hashable, Sendable, CustomStringConvertible {
         public let name: String
         public let category: Category
@@ -109,15 +110,10 @@ public struct VaultError: Error, Hashable, Sendable, CustomStringConvertible {
     }
 }
 
-// MARK: - Factories: one per refusal of the write path and the limits (issue 16)
+// MARK: - Factories: the limits (issue 16); the write path's refusals are VaultFiles'
+// (`FileErrors.swift`)
 
 extension VaultError.Code {
-    /// An output is the same file as an input or as another output.
-    public static let sameFile = VaultError.Code(name: "sameFile", category: .refused)
-    /// An output is not a regular file that may be replaced (a FIFO, a device, a folder).
-    public static let unsafeOutput = VaultError.Code(name: "unsafeOutput", category: .refused)
-    /// An output that must be new (a key, a share, a plan) already exists.
-    public static let outputExists = VaultError.Code(name: "outputExists", category: .refused)
     /// An input is larger than its documented limit.
     public static let tooLarge = VaultError.Code(name: "tooLarge", category: .invalidInput)
     /// A number is outside the range the format or the option allows.
@@ -125,32 +121,6 @@ extension VaultError.Code {
 }
 
 extension VaultError {
-    /// `output` would overwrite `other` (an input, or another output of the same command).
-    public static func sameFile(output: String, other: String, otherIsInput: Bool, file: String = #fileID, line: UInt = #line) -> VaultError {
-        otherIsInput
-            ? VaultError(.sameFile, "\(output) is the same file as \(other); inputs are never overwritten", file: file, line: line)
-            : VaultError(.sameFile, "\(output) is the same file as \(other); two outputs cannot share a file", file: file, line: line)
-    }
-
-    /// An output that may not be replaced, with why.
-    public static func refusedOutput(_ path: String, _ why: String, file: String = #fileID, line: UInt = #line) -> VaultError {
-        VaultError(.unsafeOutput, "output '\(path)' \(why); refusing to write to it", file: file, line: line)
-    }
-
-    /// A secret key's output already exists. A restore never replaces a key file: the file there
-    /// may be the family's current key, and the sheet a retired one.
-    public static func keyFileExists(_ path: String, file: String = #fileID, line: UInt = #line) -> VaultError {
-        VaultError(.outputExists, "'\(path)' already exists; a key file is never replaced",
-                   hint: "write the key to a new file and compare the two public keys; replacing a key file is a mv you make knowingly",
-                   file: file, line: line)
-    }
-
-    /// An output that must be new already exists.
-    public static func alreadyExists(_ path: String, file: String = #fileID, line: UInt = #line) -> VaultError {
-        VaultError(.outputExists, "'\(path)' already exists; refusing to overwrite it", hint: "choose another file name, or move the old file away first",
-                   file: file, line: line)
-    }
-
     /// An input past its documented limit.
     public static func tooLarge(what: String, name: String, limit: Int, file: String = #fileID, line: UInt = #line) -> VaultError {
         VaultError(.tooLarge, "\(what) '\(name)' is larger than \(InputLimits.describe(bytes: limit)), the most a \(what) may be", file: file, line: line)

@@ -1,6 +1,7 @@
 import FoundationEssentials
 import Glibc
 import VaultCore
+import VaultFiles
 
 /// A made-up fleet for trials and benchmarks: `households` sample households
 /// (``SampleHousehold``) written into a new or empty folder as `vaults/<household id>.vault`,

@@ -1,6 +1,7 @@
 import FoundationEssentials
 import Glibc
 import VaultCore
+import VaultFiles
 import VaultStorage
 
 /// Counting the vaults under a folder (a mirror of the storage bucket) by envelope format, suite

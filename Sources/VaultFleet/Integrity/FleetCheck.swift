@@ -1,5 +1,6 @@
 import FoundationEssentials
 import VaultCore
+import VaultFiles
 import VaultStorage
 
 /// The rolling integrity check of a fleet in a bucket, in slices, as restic checks a repository

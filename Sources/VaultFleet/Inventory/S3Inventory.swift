@@ -1,4 +1,5 @@
 import VaultCore
+import VaultFiles
 import VaultStorage
 
 /// An S3 Inventory report in CSV (`S3InventoryReport_CSV_20161130`), as S3 publishes it daily or

@@ -1,6 +1,7 @@
 import FoundationEssentials
 import Glibc
 import VaultCore
+import VaultFiles
 import VaultSQLite
 
 /// Migrating many vaults in one run, crash-safely and resumably (issue 4).

@@ -1,5 +1,6 @@
 import Synchronization
 import VaultCore
+import VaultFiles
 import VaultStorage
 
 /// Migrating the vaults of a bucket where they live (issue 15), while the families' devices keep

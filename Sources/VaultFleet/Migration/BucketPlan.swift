@@ -1,6 +1,7 @@
 import FoundationEssentials
 import Glibc
 import VaultCore
+import VaultFiles
 import VaultStorage
 
 extension BucketMigration {

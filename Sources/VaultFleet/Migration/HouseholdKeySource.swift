@@ -2,6 +2,7 @@ import FoundationEssentials
 import Glibc
 import Synchronization
 import VaultCore
+import VaultFiles
 
 /// Where a fleet run (`migrate` of a bucket, the rolling `check`) finds each household's vault
 /// key: a folder of `<household id>.vaultkey` files, or a command that prints the key of the

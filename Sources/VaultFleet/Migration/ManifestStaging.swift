@@ -1,6 +1,7 @@
 import FoundationEssentials
 import Glibc
 import VaultCore
+import VaultFiles
 import VaultSQLite
 
 /// A folder batch's manifest, staged in a private temporary SQLite database (a file SQLite

@@ -1,6 +1,7 @@
 import FoundationEssentials
 import Glibc
 import VaultCore
+import VaultFiles
 import VaultSQLite
 
 /// What became of one job of a migration run, a folder's or a bucket's: the verdict its report

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import VaultCore
+@testable import VaultFiles
 @testable import VaultImaging
 
 /// The rules of the one write path (issue 16), as values: which refusal comes, and that a

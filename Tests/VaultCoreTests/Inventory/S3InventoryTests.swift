@@ -1,5 +1,6 @@
 import Testing
 @testable import VaultCore
+@testable import VaultFiles
 @testable import VaultFleet
 
 /// The pieces of reading an S3 Inventory report: gzip through zlib (members in turn, bounded

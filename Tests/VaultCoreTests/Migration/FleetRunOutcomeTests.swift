@@ -1,5 +1,6 @@
 import Testing
 @testable import VaultCore
+@testable import VaultFiles
 @testable import VaultFleet
 
 /// What a fleet run (a bucket or a folder batch) ends with, for a job engine's retry policy: nothing when no vault failed,

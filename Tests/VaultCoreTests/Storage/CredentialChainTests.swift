@@ -2,6 +2,7 @@ import Foundation
 import Synchronization
 import Testing
 @testable import VaultCore
+@testable import VaultFiles
 @testable import VaultStorage
 
 /// The credential chain's local parts (the sources that need a server are tested against

@@ -2,6 +2,7 @@ import Foundation
 import Synchronization
 import Testing
 @testable import VaultCore
+@testable import VaultFiles
 @testable import VaultStorage
 
 /// The AWS SDKs' retry modes (botocore's retries/standard.py): back-off, attempts, quota, and the

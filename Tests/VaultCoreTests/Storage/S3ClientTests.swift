@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import VaultCore
+@testable import VaultFiles
 @testable import VaultStorage
 
 /// The configuration as the AWS CLI reads it, and the client against the throwaway SeaweedFS

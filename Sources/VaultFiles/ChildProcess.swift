@@ -1,5 +1,6 @@
 internal import CFileSystem
 import Glibc
+import VaultCore
 
 /// A program the suite runs for itself (a profile's `credential_process`, the sheet's PDF
 /// reader), without a shell: it gets exactly the environment given, its standard input fed from

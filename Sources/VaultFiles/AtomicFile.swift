@@ -1,6 +1,7 @@
 import FoundationEssentials
 import Glibc
 internal import CFileSystem
+import VaultCore
 
 /// The file-system helpers of the write path (docs/conventions.md, "Nothing lost"). Every output of the suite
 /// is an ``OutputLocation`` resolved before anything is written and a ``StagedOutput`` (an

@@ -1,8 +1,9 @@
 import FoundationEssentials
 import Glibc
+import VaultCore
 
 // The names of what a command reads and writes, files and objects alike, and what the write
-// path needs of an object store: VaultCore knows `s3://` names and the rules for them; talking
+// path needs of an object store: VaultFiles knows `s3://` names and the rules for them; talking
 // to a store (HTTP, signatures) is VaultStorage's, which only the tools that use one link.
 
 /// A vault's location as a command names it: a local path, `-` (a standard stream), or an object

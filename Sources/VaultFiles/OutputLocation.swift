@@ -1,6 +1,7 @@
 internal import CFileSystem
 import FoundationEssentials
 import Glibc
+import VaultCore
 
 /// The identity of a file on this machine: its device and inode, or, for a file that does not
 /// exist yet, its folder's device and inode and its name there. Two paths with one identity are

@@ -1,6 +1,7 @@
 internal import CFileSystem
 import FoundationEssentials
 import Glibc
+import VaultCore
 
 /// A program that prints a secret, as restic's `--password-command` (a secrets manager's CLI,
 /// `pass`, `systemd-creds cat`): run without a shell, standard input `/dev/null`, its standard

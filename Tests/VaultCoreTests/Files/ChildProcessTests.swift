@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import VaultCore
+@testable import VaultFiles
 
 /// The suite's own child process (in place of Foundation's Process): exact environment, input
 /// fed while output is read, bounds, and no descriptor of the tool's in the child.

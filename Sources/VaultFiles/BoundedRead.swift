@@ -1,5 +1,6 @@
 import FoundationEssentials
 import Glibc
+import VaultCore
 
 /// Reading with a limit: at most `limit` bytes are ever held, and one more byte is enough to
 /// refuse, so `/dev/zero` or a 200 MB stray file costs no more memory than the limit.

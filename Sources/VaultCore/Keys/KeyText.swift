@@ -1,28 +1,12 @@
-import Glibc
-
-/// Whether a file an output would replace holds a key (docs/conventions.md, "Nothing lost"): a
-/// key file is never replaced, whatever the flags, since it may be the family's only copy of its
-/// key and the new contents another key altogether (`-o parent.nsec` typed for `-o sheet.pdf`).
-/// Only small files are read, as a key file is; what counts as a key is what the suite's own
-/// key files hold: an `nsec1…` or `ncryptsec1…` (grouped or not), 64 hex characters (a
-/// parent, vault or master key), or 12 or more words all from BIP-39's or SLIP-0039's lists
-/// (recovery words, a share), numbered or not.
-enum KeyHoldingFile {
-    /// Reads `name` in `folder` when it is a regular file of at most a key file's size, and says
-    /// whether it holds a key. The bytes are read into protected memory and compared there.
-    static func holdsKey(_ name: String, in folder: Int32, size: Int) -> Bool {
-        guard size > 0, size <= InputLimits.keyFile else { return false }
-        let descriptor = openat(folder, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC)
-        guard descriptor >= 0 else { return false }
-        defer { close(descriptor) }
-        var length = 0
-        guard let contents = try? SecretBytes(count: size, initialize: { buffer in
-            length = read(descriptor, buffer.baseAddress!, buffer.count)
-        }), length > 0 else { return false }
-        return contents.withUnsafeBytes { holdsKey(UnsafeRawBufferPointer(rebasing: $0.prefix(length))) }
-    }
-
-    static func holdsKey(_ text: UnsafeRawBufferPointer) -> Bool {
+/// What counts as a key in a file an output would replace (docs/conventions.md, "Nothing
+/// lost"): what the suite's own key files hold, an `nsec1…` or `ncryptsec1…` (grouped or not),
+/// 64 hex characters (a parent, vault or master key), or 12 or more words all from BIP-39's or
+/// SLIP-0039's lists (recovery words, a share), numbered or not. The rule over bytes; reading
+/// the file is VaultFiles' (`KeyHoldingFile`).
+package enum KeyText {
+    /// Whether `text` is a key as the suite's key files hold one; compared in place (`text` is
+    /// protected memory), copying nothing out.
+    package static func holdsKey(_ text: UnsafeRawBufferPointer) -> Bool {
         // Keys are printed and typed in groups of four ("nsec 1qyz …"): compared without spaces.
         var length = 0
         guard let compact = try? SecretBytes(count: text.count, initialize: { buffer in
@@ -105,14 +89,5 @@ enum KeyHoldingFile {
 
     private static func isHexDigit(_ char: UInt8) -> Bool {
         (0x30...0x39).contains(char) || (0x61...0x66).contains(char | 0x20)
-    }
-}
-
-extension VaultError {
-    /// An output would replace a file that holds a key.
-    package static func wouldReplaceKey(_ path: String, file: String = #fileID, line: UInt = #line) -> VaultError {
-        VaultError(.outputExists, "'\(path)' holds a key; a file holding a key is never replaced, whatever the flags",
-                   hint: "write to another file; to retire that key, move it away knowingly first",
-                   file: file, line: line)
     }
 }

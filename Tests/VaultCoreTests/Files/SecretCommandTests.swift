@@ -2,6 +2,7 @@ import Foundation
 import Synchronization
 import Testing
 @testable import VaultCore
+@testable import VaultFiles
 
 /// A key command (`--key-command`, a bucket run's `--vault-key-command`) gets only its three
 /// standard descriptors: not the tool's, and not another key command's pipe.
