@@ -51,7 +51,11 @@ extension DeviceRegistry {
     /// the terminal that shows the id.
     public static func idProblem(_ id: String, as kind: IdKind) -> String? {
         if id.isEmpty { return "is empty" }
-        if id.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) { return "contains a control character" }
+        // ASCII's controls are C0 and DEL; Unicode's properties only past ASCII (they were a
+        // tenth of reading a large --devices-file).
+        if id.unicodeScalars.contains(where: { $0.isASCII ? $0.value < 0x20 || $0.value == 0x7F : $0.properties.generalCategory == .control }) {
+            return "contains a control character"
+        }
         if kind == .device, id.contains("#") { return "contains '#', which separates the user from the device in USER_DID#DEVICE_ID" }
         let listed = ListFile.entry(Array(id.utf8)[...])
         if listed == nil, id.hasPrefix("#") { return "starts with '#', which starts a comment in a list file" }

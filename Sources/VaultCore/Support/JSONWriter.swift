@@ -49,12 +49,15 @@ extension JSONValue {
 
     private static func writeString(_ text: String, to out: inout [UInt8]) {
         var text = text
-        text.withUTF8 { writeString(utf8: $0, to: &out) }
+        text.withUTF8 { writeString(utf8: UnsafeRawBufferPointer($0), to: &out) }
     }
 
     /// A string given as its UTF-8 bytes, quoted and escaped as ``serialized(pretty:)`` writes
     /// strings: for JSON built from bytes that are not a String (a registry batch's operations).
-    package static func writeString<Bytes: Collection<UInt8>>(utf8 bytes: Bytes, to out: inout [UInt8]) {
+    /// Bytes in a buffer, not any collection: a generic one is not specialized across the
+    /// layers, and its bytes went one by one through protocol witnesses (a tenth of a large
+    /// revocation's instructions).
+    package static func writeString(utf8 bytes: UnsafeRawBufferPointer, to out: inout [UInt8]) {
         out.append(UInt8(ascii: "\""))
         if !bytes.contains(where: { $0 < 0x20 || $0 == UInt8(ascii: "\"") || $0 == UInt8(ascii: "\\") }) {
             out.append(contentsOf: bytes)
