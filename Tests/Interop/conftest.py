@@ -14,6 +14,17 @@ import s3fleet
 from s3fleet import proxy, s3  # noqa: F401 (the object-store tests' fixtures, defined there)
 
 
+def pytest_configure(config):
+    config.addinivalue_line("markers", "long: takes half a minute or more; run first")
+
+
+def pytest_collection_modifyitems(items):
+    """The tests marked long first, the rest in their order: pytest-xdist hands out tests in this
+    order, and a minute-long test begun last kept one worker busy while the other had nothing
+    left (scripts/test's interop phase)."""
+    items.sort(key=lambda item: item.get_closest_marker("long") is None)
+
+
 @pytest.fixture
 def postgres_server():
     """The throwaway PostgreSQL server scripts/test starts and names in HVT_TEST_PGHOST."""

@@ -5,6 +5,7 @@ files that are not vaults, spread over nested folders as a bucket mirror would b
 are read, so the files are header plus random bytes, as long as a small vault (a file shorter
 than the smallest vault is counted as truncated). The elapsed time is printed for docs/performance.md.
 """
+import pytest
 import json
 import os
 import subprocess
@@ -14,6 +15,7 @@ from workspace import VAULT_TOOL
 FILES = int(os.environ.get("CENSUS_FILES", "100000"))
 
 
+@pytest.mark.long
 def test_census_of_100000_files(tmp_path):
     root = tmp_path / "mirror"
     expected = {(1, 1, 1): 0, (1, 1, 2): 0, (1, 1, 3): 0}

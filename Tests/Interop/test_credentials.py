@@ -417,6 +417,7 @@ def test_the_tools_pick_the_source_botocore_picks(fake, tmp_path, case):
         assert picked == expected, (kind, stderr)
 
 
+@pytest.mark.long
 def test_every_kind_of_source_is_drawn(fake, tmp_path):
     """The random cases above cover every source (so a generator change cannot hollow them out)."""
     kinds, picks = set(), set()

@@ -260,6 +260,7 @@ def pdf_bomb(depth=40):
     return pdf_file(objects)
 
 
+@pytest.mark.long
 def test_a_hostile_pdf_is_stopped_at_its_limits_and_writes_nothing(tmp_path):
     """poppler reads a PDF in a child process limited in processing time and memory: a few
     kilobytes that would draw for hours are refused in seconds, naming the file."""

@@ -25,6 +25,7 @@ def all_at_version(fleet, version):
     return {path: fleet.read(path)[2] for path in fleet.by_path} == {path: version for path in fleet.by_path}
 
 
+@pytest.mark.long
 def test_no_update_is_lost_while_the_fleet_migrates(s3, tmp_path):
     """2,000 vaults; the app renames devices in random vaults with conditional writes all the
     while. Afterwards every vault is at v2 and holds every name the app committed."""
@@ -86,6 +87,7 @@ def test_a_killed_run_resumes_and_migrates_every_vault_exactly_once(s3, tmp_path
         assert after == s3.head_object(Bucket=bucket, Key=path)["ETag"], source
 
 
+@pytest.mark.long
 def test_a_server_stopped_mid_run_fails_vaults_by_name_and_a_rerun_completes(tmp_path):
     server = PrivateServer(tmp_path / "server")
     try:

@@ -30,6 +30,7 @@ def shard_of(household_hex, count):
     return int(household_hex[:16], 16) * count // 2**64 + 1
 
 
+@pytest.mark.long
 def test_each_shard_lists_only_its_range_and_the_shards_cover_the_fleet_once(s3, proxy, tmp_path):
     """4,000 vaults named after their households and four that are not (below the first id,
     between the digits and the letters, in a folder, after the last): an unsharded dry run and

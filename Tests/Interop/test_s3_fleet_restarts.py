@@ -28,6 +28,7 @@ VAULTS = 2000
 KILLS = 8
 
 
+@pytest.mark.long
 def test_replaced_pods_with_empty_folders_migrate_every_vault_exactly_once(tmp_path):
     s3 = s3fleet.client()
     bucket = s3fleet.new_bucket(s3)

@@ -51,7 +51,7 @@ PYTHON_PACKAGES=(
   "google-api-python-client==2.202.0"  # Cloud Run's v1 discovery document: the runbooks' Cloud Run job
   "PyYAML==6.0.3"         # reading the runbooks' YAML manifests
   "pytest==9.2.0"
-  "pytest-xdist==3.8.0"   # the interop tests in two processes (scripts/test)
+  "pytest-xdist==3.8.0"   # the interop tests in three processes (scripts/test)
 )
 
 VENV="${VENV:-$PWD/.build/venv}"
