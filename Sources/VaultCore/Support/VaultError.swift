@@ -62,6 +62,12 @@ public struct VaultError: Error, Hashable, Sendable, CustomStringConvertible {
         /// The configuration cannot work (a wrong endpoint, a host that does not resolve, TLS
         /// that fails, credentials refused, a missing bucket): no retry gets past it.
         case configuration
+        /// The command names the wrong thing (a key folder that holds no key, a prefix that
+        /// lists nothing): as with a mistyped option, the same command would fail again.
+        case usage
+        /// A run found its inputs and held the key of none of them: the keys given are not
+        /// these inputs' (sysexits' EX_NOINPUT).
+        case noKeys
     }
 
     /// A stable error code. New codes may be added; match on the ones you handle. Each layer
