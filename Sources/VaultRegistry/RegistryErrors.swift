@@ -25,6 +25,10 @@ extension VaultError.Code {
     public static let badConnection = VaultError.Code(name: "badConnection", category: .invalidInput)
     /// The registry's PostgreSQL server could not be reached or refused the login.
     public static let cannotConnect = VaultError.Code(name: "cannotConnect", category: .operational)
+    /// PostgreSQL (the server, or libpq) failed where the registry has no more precise outcome
+    /// to name: a statement refused, a connection lost. libpq's own code, as SQLite's is
+    /// `sqliteFailure`.
+    public static let postgresFailure = VaultError.Code(name: "postgresFailure", category: .operational)
 }
 
 extension VaultError {
@@ -78,6 +82,11 @@ extension VaultError {
     /// No connection to the registry's server, with libpq's reason.
     public static func cannotConnect(_ name: String, _ reason: String, file: String = #fileID, line: UInt = #line) -> VaultError {
         VaultError(.cannotConnect, "cannot connect to the registry '\(name)': \(reason)", file: file, line: line)
+    }
+
+    /// PostgreSQL's failure, in its own words and with its SQLSTATE.
+    static func postgresFailure(_ name: String, _ failure: PostgresClient.Failure, file: String = #fileID, line: UInt = #line) -> VaultError {
+        VaultError(.postgresFailure, "the registry '\(name)': \(failure.message) (SQLSTATE \(failure.sqlState))", file: file, line: line)
     }
 
     /// An imported row the registry already has.

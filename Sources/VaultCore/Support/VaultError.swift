@@ -107,11 +107,22 @@ public struct VaultError: Error, Hashable, Sendable, CustomStringConvertible {
         /// A signature did not verify.
         public static let badSignature = Code("badSignature", .authentication)
         /// A cryptographic library (libsodium, libsecp256k1) or protected memory failed where it
-        /// should not (allocation, initialisation). Other C libraries have their own code in the
-        /// layer that calls them (`libraryFailure` in VaultImaging).
+        /// should not (allocation, initialisation). Other C libraries fail with ``libraryFailure``,
+        /// or with a code of the layer that owns them (`sqliteFailure`, `postgresFailure`).
         public static let cryptoFailure = Code("cryptoFailure", .operational)
+        /// A C library below the suite (libunistring, cairo, zbar, libqrencode, libpng) failed where
+        /// it should not: memory, initialisation, a write to its stream. Input a library rejects
+        /// is the input's fault, with its own code.
+        public static let libraryFailure = Code("libraryFailure", .operational)
         /// Reading or writing a file failed.
         public static let io = Code("io", .operational)
+    }
+}
+
+extension VaultError {
+    /// `library` failed, saying what: "zbar could not create a scanner".
+    package static func libraryFailure(_ library: String, _ what: String, file: String = #fileID, line: UInt = #line) -> VaultError {
+        VaultError(.libraryFailure, "\(library) \(what)", file: file, line: line)
     }
 }
 
