@@ -34,9 +34,12 @@ struct Registry: ParsableCommand {
             valueName: "DB"))
         var db: String
 
-        /// Where --db points; a password inside it is a usage error.
+        /// Where --db points; a password inside it is a usage error, and so are `-` (a
+        /// database is no stream: it became a file named `-`) and nothing.
         var location: RegistryLocation {
             get throws {
+                guard db != "-" else { throw ValidationError("--db names the registry (a SQLite file or a PostgreSQL connection), which cannot be standard input or output") }
+                guard !db.isEmpty else { throw ValidationError("--db is empty; give the registry's SQLite file or its PostgreSQL connection") }
                 do {
                     return try RegistryLocation(parsing: db)
                 } catch let error as VaultError where error.code == .passwordInConnection {

@@ -345,3 +345,21 @@ def test_the_selector_refuses_what_import_refuses(registry, tmp_path, reference,
     result = tool("revoke", "--db", registry.db, "--device", reference, "--dry-run")
     assert result.returncode == 2 and says in result.stderr, result.stderr
     assert "\x1b" not in result.stderr
+
+
+@pytest.mark.parametrize("command", [
+    ["init"], ["import", "--devices", "devices.jsonl"], ["devices"], ["revoke", "--user", "did:plc:a", "--dry-run"],
+    ["members", "--convo", "c"], ["rejoin-plan", "--device", "did:plc:a#d"], ["log"],
+])
+@pytest.mark.parametrize("db", ["-", ""])
+def test_db_is_neither_a_stream_nor_empty(tmp_path, command, db):
+    """`--db -` once made a database file named '-' (and `--db ''` was reported as an output):
+    every registry command refuses both as a usage error, and makes nothing."""
+    (tmp_path / "devices.jsonl").write_text("")
+    result = subprocess.run([DEVICE_REVOKER, "registry", command[0], "--db", db, *command[1:]], cwd=tmp_path,
+                            capture_output=True, text=True, stdin=subprocess.DEVNULL)
+    assert result.returncode == 64, result.stderr
+    says = "cannot be standard input or output" if db == "-" else "--db is empty"
+    assert result.stderr.startswith("device-revoker: error: --db ") and says in result.stderr, result.stderr
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["devices.jsonl"]
+
