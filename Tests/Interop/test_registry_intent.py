@@ -12,6 +12,7 @@ import json
 import os
 import random
 import secrets
+import shlex
 import sqlite3
 import subprocess
 
@@ -363,3 +364,23 @@ def test_db_is_neither_a_stream_nor_empty(tmp_path, command, db):
     assert result.stderr.startswith("device-revoker: error: --db ") and says in result.stderr, result.stderr
     assert sorted(p.name for p in tmp_path.iterdir()) == ["devices.jsonl"]
 
+
+@pytest.mark.parametrize("name", ["plain.sqlite", "my registry.sqlite", "it's.sqlite", "a'\u0301b $(touch pwned) `x`.sqlite", "x;y&z.sqlite"])
+def test_the_no_registry_hint_is_a_command_the_shell_reads_back(tmp_path, name):
+    """The hint's `init` command quotes --db as a shell reads it back (shlex, then a real
+    shell): a path with a blank, a quote (one followed by a combining mark, one Character
+    with it) or `$(…)` once came out unquoted. A plain path stays bare, as it was."""
+    result = subprocess.run([DEVICE_REVOKER, "registry", "devices", "--db", name], cwd=tmp_path,
+                            capture_output=True, text=True, stdin=subprocess.DEVNULL)
+    assert result.returncode == 1, result.stderr
+    prefix, suffix = "device-revoker: hint: make one with '", "'\n"
+    hint = result.stderr.splitlines(keepends=True)[-1]
+    assert hint.startswith(prefix) and hint.endswith(suffix), result.stderr
+    command = hint[len(prefix):-len(suffix)]
+    assert shlex.split(command) == ["device-revoker", "registry", "init", "--db", name]
+    if name == "plain.sqlite":
+        assert command.endswith("--db plain.sqlite")
+    made = subprocess.run(["/bin/sh", "-c", command.replace("device-revoker", shlex.quote(DEVICE_REVOKER), 1)], cwd=tmp_path,
+                          capture_output=True, text=True, stdin=subprocess.DEVNULL)
+    assert made.returncode == 0, made.stderr
+    assert sorted(p.name for p in tmp_path.iterdir()) == [name]
