@@ -63,7 +63,8 @@ public struct VaultError: Error, Hashable, Sendable, CustomStringConvertible {
         /// that fails, credentials refused, a missing bucket): no retry gets past it.
         case configuration
         /// The command names the wrong thing (a key folder that holds no key, a prefix that
-        /// lists nothing): as with a mistyped option, the same command would fail again.
+        /// lists nothing) or lacks what it needs (an encrypted key's passphrase): as with a
+        /// mistyped option, the same command would fail again.
         case usage
         /// A run found its inputs and held the key of none of them: the keys given are not
         /// these inputs' (sysexits' EX_NOINPUT).
@@ -189,7 +190,7 @@ extension VaultError.Code {
     /// A vault key was given where a parent key belongs.
     public static let vaultKeyGivenAsParentKey = VaultError.Code(name: "vaultKeyGivenAsParentKey", category: .authentication)
     /// An encrypted secret was given without the passphrase it needs.
-    public static let passphraseNeeded = VaultError.Code(name: "passphraseNeeded", category: .invalidInput)
+    public static let passphraseNeeded = VaultError.Code(name: "passphraseNeeded", category: .usage)
     /// A three-way merge would write a vault that does not pass check.
     public static let mergeFailsCheck = VaultError.Code(name: "mergeFailsCheck", category: .refused)
     /// A parent key (nsec) was given where a vault key belongs.
