@@ -384,3 +384,31 @@ def test_the_no_registry_hint_is_a_command_the_shell_reads_back(tmp_path, name):
                           capture_output=True, text=True, stdin=subprocess.DEVNULL)
     assert made.returncode == 0, made.stderr
     assert sorted(p.name for p in tmp_path.iterdir()) == [name]
+
+
+def test_a_committed_batchs_hint_is_a_command_the_shell_reads_back(tmp_path):
+    """A batch committed whose report could not be written (standard output closed) says how to
+    see it: --db and --batch-id quoted as a shell reads them back, where --db was put in quotes
+    unescaped (a name with a quote broke the command) and --batch-id not quoted at all."""
+    db, batch = "it's a reg.sqlite", "my batch $(x)"
+    device = {"signature_public_key": "0001", "last_seen": "2025-01-01T00:00:00Z", "registered_at": "2024-01-01T00:00:00Z"}
+    lines = [dict(device, user_did=f"did:plc:{u}", device_id="d1", device_mls_did=f"did:plc:{u}#d1") for u in "ab"]
+    (tmp_path / "devices.jsonl").write_text("".join(json.dumps(line) + "\n" for line in lines))
+    for command in (["init"], ["import", "--devices", "devices.jsonl"]):
+        subprocess.run([DEVICE_REVOKER, "registry", command[0], "--db", db, *command[1:]], cwd=tmp_path, check=True, capture_output=True)
+    read, write = os.pipe()
+    os.close(read)
+    try:
+        result = subprocess.run([DEVICE_REVOKER, "registry", "revoke", "--db", db, "--device", "did:plc:a#d1", "--force",
+                                 "--batch-id", batch, "--now", NOW], cwd=tmp_path, stdout=write, stderr=subprocess.PIPE, text=True)
+    finally:
+        os.close(write)
+    assert result.returncode == 1 and "is committed, but its report could not be written" in result.stderr, result.stderr
+    prefix = "device-revoker: hint: see the batch with: "
+    command = result.stderr.splitlines()[-1]
+    assert command.startswith(prefix), result.stderr
+    command = command[len(prefix):]
+    assert shlex.split(command) == ["device-revoker", "registry", "log", "--db", db, "--batch", batch]
+    seen = subprocess.run(["/bin/sh", "-c", command.replace("device-revoker", shlex.quote(DEVICE_REVOKER), 1)], cwd=tmp_path,
+                          capture_output=True, text=True, stdin=subprocess.DEVNULL)
+    assert seen.returncode == 0 and "did:plc:a#d1" in seen.stdout, seen.stderr
