@@ -25,8 +25,7 @@ public enum QRPictures {
         let all = try QRScanner.scan(image)
         let payloads = all.filter { reads(PrintedCode.classify($0)) }
         if payloads.isEmpty, case let found = PrintedCode.mostTelling(all), found != .other {
-            let error = VaultError.wrongKindOfCode(found, expected: expected, name: "'\(name)'")
-            throw ToolError(.invalidInput, error.reason, hint: commandReading(found).map { "read it with \($0)" })
+            throw VaultError.wrongKindOfCode(found, expected: expected, name: "'\(name)'").withContext(hint: commandReading(found).map { "read it with \($0)" })
         }
         guard let payload = payloads.first else {
             // A photo fails on light, angle and framing; a scan on resolution.

@@ -35,6 +35,8 @@ public enum ExitStatus: Int32, Sendable {
         case .refused: self = .refused
         case .temporary: self = .temporaryFailure
         case .configuration: self = .configuration
+        case .usage: self = .usage
+        case .noKeys: self = .noKeys
         }
     }
 }
@@ -50,6 +52,12 @@ public struct ToolError: Error, Sendable {
         self.status = status
         self.reason = VaultError.bounded(reason)
         self.hint = hint.map(VaultError.bounded)
+    }
+
+    /// This error said about something, as ``VaultError/withContext(prefix:suffix:hint:)``
+    /// says a library's: the status stays, and the hint unless one is given.
+    public func withContext(prefix: String = "", suffix: String = "", hint: String? = nil) -> ToolError {
+        ToolError(status, prefix + reason + suffix, hint: hint ?? self.hint)
     }
 }
 

@@ -106,6 +106,6 @@ public func about<T>(_ label: String, _ path: String, _ body: () throws -> T) th
     } catch let error as ToolError {
         let name = "\(label) '\(InputFiles.displayName(path))'"
         guard !error.reason.contains("'\(InputFiles.displayName(path))'") else { throw error }
-        throw ToolError(error.status, "\(name): \(error.reason)", hint: error.hint)
+        throw error.withContext(prefix: "\(name): ")
     }
 }

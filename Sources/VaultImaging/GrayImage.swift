@@ -110,19 +110,7 @@ private func checkCodec(_ status: Int32, _ error: [CChar], _ failure: (String) -
     }
 }
 
-extension VaultError.Code {
-    /// A C library below the suite (cairo, zbar, libqrencode, libpng) failed where it should not:
-    /// memory, initialisation, a write to its stream. Cryptographic libraries fail with
-    /// `cryptoFailure`; input a library rejects is the input's fault, with its own code.
-    public static let libraryFailure = VaultError.Code(name: "libraryFailure", category: .operational)
-}
-
 extension VaultError {
-    /// `library` failed, saying what: "zbar could not create a scanner".
-    package static func libraryFailure(_ library: String, _ what: String, file: String = #fileID, line: UInt = #line) -> VaultError {
-        VaultError(.libraryFailure, "\(library) \(what)", file: file, line: line)
-    }
-
     /// A PNG or JPEG the codec could not decode, with the codec's reason.
     static func pictureUnreadable(_ reason: String, file: String = #fileID, line: UInt = #line) -> VaultError {
         VaultError(.malformedDocument, "decoding the image failed: \(reason)", file: file, line: line)

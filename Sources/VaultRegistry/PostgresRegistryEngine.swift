@@ -82,8 +82,8 @@ final class PostgresRegistryEngine: RegistryEngine, @unchecked Sendable {
     }
 
     private func error(_ failure: PostgresClient.Failure) -> VaultError {
-        if failure.isConstraint { return VaultError(.malformedDocument, "the registry '\(name)': \(failure.message)") }
-        return VaultError(.io, "the registry '\(name)': \(failure.message) (SQLSTATE \(failure.sqlState))")
+        // A constraint the data broke (class 23) is the input's fault, as in SQLite.
+        failure.isConstraint ? VaultError.registryConstraint("the registry '\(name)'", failure.message) : VaultError.postgresFailure(name, failure)
     }
 
     private struct Session: RegistrySession {

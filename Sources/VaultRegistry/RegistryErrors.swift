@@ -25,6 +25,10 @@ extension VaultError.Code {
     public static let badConnection = VaultError.Code(name: "badConnection", category: .invalidInput)
     /// The registry's PostgreSQL server could not be reached or refused the login.
     public static let cannotConnect = VaultError.Code(name: "cannotConnect", category: .operational)
+    /// PostgreSQL (the server, or libpq) failed where the registry has no more precise outcome
+    /// to name: a statement refused, a connection lost. libpq's own code, as SQLite's is
+    /// `sqliteFailure`.
+    public static let postgresFailure = VaultError.Code(name: "postgresFailure", category: .operational)
 }
 
 extension VaultError {
@@ -36,7 +40,7 @@ extension VaultError {
     /// A SQLite registry left mid-transaction that this user cannot roll back.
     public static func registryNeedsRollback(_ path: String, file: String = #fileID, line: UInt = #line) -> VaultError {
         VaultError(.registryNeedsRollback, "the registry '\(path)' was left in the middle of a transaction (a run was killed), and this user cannot write it to roll that back",
-                   hint: "as a user who may write it, run: sqlite3 '\(path.split(separator: "'", omittingEmptySubsequences: false).joined(separator: "'\\''"))' 'SELECT count(*) FROM sqlite_master' (SQLite rolls the transaction back), then this command again",
+                   hint: "as a user who may write it, run: sqlite3 \(ShellWord.quoted(path)) 'SELECT count(*) FROM sqlite_master' (SQLite rolls the transaction back), then this command again",
                    file: file, line: line)
     }
 
@@ -78,6 +82,11 @@ extension VaultError {
     /// No connection to the registry's server, with libpq's reason.
     public static func cannotConnect(_ name: String, _ reason: String, file: String = #fileID, line: UInt = #line) -> VaultError {
         VaultError(.cannotConnect, "cannot connect to the registry '\(name)': \(reason)", file: file, line: line)
+    }
+
+    /// PostgreSQL's failure, in its own words and with its SQLSTATE.
+    static func postgresFailure(_ name: String, _ failure: PostgresClient.Failure, file: String = #fileID, line: UInt = #line) -> VaultError {
+        VaultError(.postgresFailure, "the registry '\(name)': \(failure.message) (SQLSTATE \(failure.sqlState))", file: file, line: line)
     }
 
     /// An imported row the registry already has.

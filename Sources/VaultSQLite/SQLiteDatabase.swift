@@ -55,8 +55,6 @@ package final class SQLiteDatabase: @unchecked Sendable {
         package var isUniqueConstraint: Bool { code == SQLITE_CONSTRAINT | (8 << 8) }
         /// The file is not an SQLite database (or it is encrypted, or damaged in its header).
         package var isNotADatabase: Bool { primary == SQLITE_NOTADB }
-        /// Another connection held the lock a statement needed for longer than the busy timeout.
-        package var isBusy: Bool { primary == SQLITE_BUSY || primary == SQLITE_LOCKED }
         /// A read-only connection found a hot journal it cannot roll back
         /// (SQLITE_READONLY_ROLLBACK).
         package var needsRollback: Bool { code == SQLITE_READONLY | (3 << 8) }

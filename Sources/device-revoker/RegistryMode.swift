@@ -35,9 +35,12 @@ struct Registry: ParsableCommand {
             valueName: "DB"))
         var db: String
 
-        /// Where --db points; a password inside it is a usage error.
+        /// Where --db points; a password inside it is a usage error, and so are `-` (a
+        /// database is no stream: it became a file named `-`) and nothing.
         var location: RegistryLocation {
             get throws {
+                guard db != "-" else { throw ValidationError("--db names the registry (a SQLite file or a PostgreSQL connection), which cannot be standard input or output") }
+                guard !db.isEmpty else { throw ValidationError("--db is empty; give the registry's SQLite file or its PostgreSQL connection") }
                 do {
                     return try RegistryLocation(parsing: db)
                 } catch let error as VaultError where error.code == .passwordInConnection {
@@ -57,12 +60,11 @@ struct Registry: ParsableCommand {
             do {
                 return try DeviceRegistry(location: location, access: access)
             } catch let error as VaultError where error.code == .noRegistry {
-                throw ToolError(.operational, error.reason, hint: "make one with 'device-revoker registry init --db \(db)'")
+                throw error.withContext(hint: "make one with 'device-revoker registry init --db \(ShellWord.quotedIfNeeded(db))'")
             } catch let error as VaultError where error.code == .notARegistry && (try? location) != .sqlite(path: db) {
-                throw ToolError(.invalidInput, error.reason, hint: "make it one with 'device-revoker registry init --db \(db)'")
+                throw error.withContext(hint: "make it one with 'device-revoker registry init --db \(ShellWord.quotedIfNeeded(db))'")
             } catch let error as VaultError where error.code == .cannotConnect {
-                throw ToolError(.operational, error.reason,
-                                hint: "check the server, and that the password is in PGPASSWORD, ~/.pgpass (PGPASSFILE) or a service file")
+                throw error.withContext(hint: "check the server, and that the password is in PGPASSWORD, ~/.pgpass (PGPASSFILE) or a service file")
             }
         }
 

@@ -37,7 +37,8 @@ enum IsolatedPDF {
         // pixels come out: neither pipe may fill and stall the other.
         let child: ChildProcess
         do {
-            child = try ChildProcess.run(program, arguments: [ReadPDF.configuration.commandName!], environment: environment, input: bytes,
+            // The child is told the file's name, so its refusals name the file as they are.
+            child = try ChildProcess.run(program, arguments: [ReadPDF.configuration.commandName!, "--name=\(name)"], environment: environment, input: bytes,
                                          outputLimit: outputBytes, errorLimit: errorBytes)
         } catch let error as ChildProcessStartError {
             throw VaultError.pdfReaderNotStarted(error.code)
@@ -53,6 +54,9 @@ enum IsolatedPDF {
 /// given; a refusal is the error's code and reason on standard error, exit 2.
 struct ReadPDF: ParsableCommand {
     static let configuration = CommandConfiguration(commandName: "_read-pdf", abstract: "Read a PDF for this tool (internal).", shouldDisplay: false)
+
+    @Option(help: "The PDF's name in a refusal.")
+    var name = "the PDF"
 
     func run() throws {
         // First, before any input: a crash on a hostile PDF (its memory limit reached, a bug
@@ -73,7 +77,7 @@ struct ReadPDF: ParsableCommand {
         var memory = rlimit(rlim_cur: IsolatedPDF.memoryBytes, rlim_max: IsolatedPDF.memoryBytes)
         guard setrlimit(__rlimit_resource_t(RLIMIT_CPU.rawValue), &cpu) == 0, setrlimit(__rlimit_resource_t(RLIMIT_AS.rawValue), &memory) == 0 else { throw ExitCode(1) }
         do {
-            guard let image = try SheetPDF.picture(of: bytes, name: "the PDF") else { throw ExitCode(1) }
+            guard let image = try SheetPDF.picture(of: bytes, name: name) else { throw ExitCode(1) }
             try StandardStreams.writeOutput(Array("\(image.width) \(image.height)\n".utf8) + image.pixels)
         } catch let error as VaultError {
             StandardStreams.writeError(Array("\(error.code.name)\n\(error.reason)".utf8))
@@ -91,12 +95,12 @@ struct ReadPDF: ParsableCommand {
         return image
     }
 
-    /// The child's refusal, as the error it was, naming the file.
+    /// The child's refusal, as the error it was (it names the file itself).
     static func error(from message: String, name: String) -> VaultError {
         let lines = message.split(separator: "\n", maxSplits: 1)
         let known: [VaultError.Code] = [.notOnePage, .malformedDocument, .tooLarge, .cryptoFailure, .libraryFailure, .io]
         guard let first = lines.first, let code = known.first(where: { $0.name == first }) else { return VaultError.pdfTooCostly(name) }
-        let reason = lines.count > 1 ? String(lines[1]).replacing("'the PDF'", with: "'\(name)'") : "unreadable"
+        let reason = lines.count > 1 ? String(lines[1]) : "unreadable"
         return VaultError.pdfRefused(code, reason)
     }
 }

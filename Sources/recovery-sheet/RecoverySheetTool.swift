@@ -69,8 +69,8 @@ struct PassphraseOption: ParsableArguments {
         guard let text = try read(new: true) else { return nil }
         let strength = try PassphraseStrength.estimate(text)
         guard !strength.isWeak || allowWeak else {
-            throw ToolError(.refused, VaultError.weakPassphrase(strength).reason,
-                            hint: "choose a longer one (four or more random words), or pass --weak-passphrase to use it knowingly")
+            throw VaultError.weakPassphrase(strength)
+                .withContext(hint: "choose a longer one (four or more random words), or pass --weak-passphrase to use it knowingly")
         }
         return text
     }

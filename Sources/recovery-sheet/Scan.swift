@@ -13,7 +13,7 @@ enum SheetReader {
         do {
             return try RecoverySheet.key(fromPayload: payload, name: "the QR code in '\(InputFiles.displayName(path))'") { try passphrase.read() }
         } catch let error as VaultError where error.code == .passphraseNeeded {
-            throw ToolError(.usage, error.reason, hint: "pass --passphrase-file FILE")
+            throw error.withContext(hint: "pass --passphrase-file FILE")
         }
     }
 }
@@ -299,7 +299,7 @@ struct Words: ParsableCommand {
                 key = found.key
                 if let note = found.order?.note { diagnostics.note(note) }
             } catch let error as VaultError where error.code == .passphraseNeeded {
-                throw ToolError(.usage, error.reason, hint: "pass --passphrase-file FILE (- asks for it)")
+                throw error.withContext(hint: "pass --passphrase-file FILE (- asks for it)")
             }
             try expected.confirm(key, from: .words)
             line = try secretLine(key.nsec())

@@ -37,8 +37,8 @@ enum ShareReader {
             case .other, .share, .shareCheck:
                 break  // a share sheet whose share code did not read, or no code of ours: the advice below
             case let found:
-                throw ToolError(.invalidInput, VaultError.wrongKindOfCode(found, expected: "a share sheet", name: "'\(name)'").reason,
-                                hint: QRPictures.commandReading(found).map { "read it with \($0)" })
+                throw VaultError.wrongKindOfCode(found, expected: "a share sheet", name: "'\(name)'")
+                    .withContext(hint: QRPictures.commandReading(found).map { "read it with \($0)" })
             }
             throw ToolError(.invalidInput, "no share code found in the picture '\(name)'",
                             hint: "photograph the whole sheet, flat and evenly lit, or type the share's words into a file and give that instead")
@@ -222,7 +222,7 @@ struct Split: ParsableCommand {
             do {
                 return try SLIP39.Group(parsing: part)
             } catch let error as VaultError {
-                throw ToolError(.invalidInput, "--groups: \(error.reason)")
+                throw error.withContext(prefix: "--groups: ")
             }
         }
         try requireRange(parsed.count, 1...16, "the number of groups")

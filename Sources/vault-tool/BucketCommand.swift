@@ -44,7 +44,7 @@ struct BucketCommand {
 
     func run() throws {
         // A key folder mounted wrong is refused before anything is listed (issue 38).
-        try refusingAsUsage { try keys?.requireUsable() }
+        try keys?.requireUsable()
         // The store VaultTool.main registers: a bucket batch lists through it.
         let store = try ObjectStores.shared(as: ObjectStore.self, for: "s3://")
         let source: BucketMigration.Source = switch jobs {
@@ -53,7 +53,7 @@ struct BucketCommand {
         case .inventory(let name): .inventory(try S3Inventory(manifest: try InputFiles.read(name.description, what: "inventory manifest", limit: InputLimits.listFile), at: name),
                                               name: name, keys: keys!)
         }
-        let plan = try refusingAsUsage { try BucketMigration.plan(source, destination: destination, shard: shard, store: store, allowEmpty: allowEmpty) }
+        let plan = try BucketMigration.plan(source, destination: destination, shard: shard, store: store, allowEmpty: allowEmpty)
         // Declared before anything is written (the plan only read): the report may not be the
         // journal or the manifest, and an object there is replaced only at the version there now.
         let journalPath = journal ?? plan.defaultJournal
@@ -109,7 +109,7 @@ struct BucketCommand {
                 guard allowNoKeys else {
                     // Its rows say only no-key: a mistake leaves no journal for the next run.
                     migration.discardJournalIfNew()
-                    throw ToolError(.noKeys, error.reason, hint: "give this fleet's keys (the folder of its <household id>.vaultkey files, or a --vault-key-command that prints them), or pass --allow-no-keys when none is expected")
+                    throw error
                 }
                 diagnostics.warning(error.reason)
             }
@@ -147,9 +147,6 @@ struct BucketCommand {
     }
 }
 
-/// Runs `body`, turning the library's refusals that mean the command names the wrong thing (a
-/// key folder, a prefix that lists nothing) into usage errors (exit 64), as a mistyped option
-/// is: a job engine's policy then stops retrying, since the same command would fail again.
 /// The keys of a fleet run that lists its vaults: `--vault-key-dir DIR`, or
 /// `--vault-key-command CMD` run once a household (``HouseholdKeySource``); nil for neither.
 /// Both is a usage error.
@@ -159,15 +156,5 @@ func fleetKeySource(folder: String?, command: String?) throws -> HouseholdKeySou
     case (nil, let command?): return .command(SecretCommand(arguments: try KeyCommand(parsing: command, option: "--vault-key-command").arguments))
     case (nil, nil): return nil
     case (_?, _?): throw ValidationError("give --vault-key-dir or --vault-key-command, not both")
-    }
-}
-
-func refusingAsUsage<T>(_ body: () throws -> T) throws -> T {
-    do {
-        return try body()
-    } catch let error as VaultError where error.code == .keyFolderUnusable {
-        throw ToolError(.usage, error.reason, hint: "name the folder holding the <household id>.vaultkey files with --vault-key-dir (a Secret mounted there, in a job)")
-    } catch let error as VaultError where error.code == .nothingListed {
-        throw ToolError(.usage, error.reason, hint: "check the prefix for a typo; pass --allow-empty where an empty one is expected")
     }
 }

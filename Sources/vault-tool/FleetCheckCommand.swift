@@ -22,10 +22,10 @@ struct FleetCheckCommand {
     func run() throws {
         // A key folder mounted wrong is refused before anything is listed: every vault would
         // be `no-key`, and the night would pass having opened nothing (issue 38).
-        try refusingAsUsage { try keys?.requireUsable() }
+        try keys?.requireUsable()
         // The store VaultTool.main registers.
         let store = try ObjectStores.shared(as: ObjectStore.self, for: "s3://")
-        let objects = try refusingAsUsage { try FleetCheck.objects(source, subset: subset, store: store, allowEmpty: allowEmpty) }
+        let objects = try FleetCheck.objects(source, subset: subset, store: store, allowEmpty: allowEmpty)
         let progress = RunReport<FleetCheck.Status>(total: objects.count, failing: Set(FleetCheck.Status.allCases.filter(\.isFailure)))
         let kinds = Mutex([VaultCensus.Kind: Int]())
         // Objects with a vault's header, each one's household named: the vaults a key could open.
@@ -50,7 +50,7 @@ struct FleetCheckCommand {
             if let keys, count(.noKey) > 0, count(.noKey) == opened {
                 let error = VaultError.noKeyForAnyVault(keys.description, vaults: opened)
                 guard allowNoKeys else {
-                    throw ToolError(.noKeys, error.reason, hint: "give this fleet's keys (the folder of its <household id>.vaultkey files, or a --vault-key-command that prints them), or pass --allow-no-keys when none is expected")
+                    throw error
                 }
                 diagnostics.warning(error.reason)
             }

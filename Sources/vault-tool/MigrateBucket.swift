@@ -149,11 +149,7 @@ struct MigrateBucket: ParsableCommand {
     private func parsedShard() throws -> BucketMigration.Shard? {
         guard let shard else { return nil }
         guard shard == "auto" else { return try BucketMigration.Shard(parsing: shard) }
-        do {
-            return try BucketMigration.Shard.fromEngine(ProcessInfo.processInfo.environment, count: shardCount)
-        } catch let error as VaultError where error.code == .engineShard {
-            throw ToolError(.usage, error.reason, hint: error.hint)
-        }
+        return try BucketMigration.Shard.fromEngine(ProcessInfo.processInfo.environment, count: shardCount)
     }
 
     func run() throws {

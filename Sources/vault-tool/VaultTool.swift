@@ -61,4 +61,7 @@ private let hints: [VaultError.Code: String] = [
     .fileInBucketBatch: "migrate files with --out-dir DIR instead",
     .objectInFolderBatch: "give --in-place or --out s3://BUCKET/PREFIX/ instead of --out-dir",
     .vaultsFailed: "run the same command again (finished vaults are not redone), or accept them with --skip-failed",
+    .noKeyForAnyVault: "give this fleet's keys (the folder of its <household id>.vaultkey files, or a --vault-key-command that prints them), or pass --allow-no-keys when none is expected",
+    .keyFolderUnusable: "name the folder holding the <household id>.vaultkey files with --vault-key-dir (a Secret mounted there, in a job)",
+    .nothingListed: "check the prefix for a typo; pass --allow-empty where an empty one is expected",
 ]

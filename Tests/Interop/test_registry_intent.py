@@ -12,6 +12,7 @@ import json
 import os
 import random
 import secrets
+import shlex
 import sqlite3
 import subprocess
 
@@ -345,3 +346,69 @@ def test_the_selector_refuses_what_import_refuses(registry, tmp_path, reference,
     result = tool("revoke", "--db", registry.db, "--device", reference, "--dry-run")
     assert result.returncode == 2 and says in result.stderr, result.stderr
     assert "\x1b" not in result.stderr
+
+
+@pytest.mark.parametrize("command", [
+    ["init"], ["import", "--devices", "devices.jsonl"], ["devices"], ["revoke", "--user", "did:plc:a", "--dry-run"],
+    ["members", "--convo", "c"], ["rejoin-plan", "--device", "did:plc:a#d"], ["log"],
+])
+@pytest.mark.parametrize("db", ["-", ""])
+def test_db_is_neither_a_stream_nor_empty(tmp_path, command, db):
+    """`--db -` once made a database file named '-' (and `--db ''` was reported as an output):
+    every registry command refuses both as a usage error, and makes nothing."""
+    (tmp_path / "devices.jsonl").write_text("")
+    result = subprocess.run([DEVICE_REVOKER, "registry", command[0], "--db", db, *command[1:]], cwd=tmp_path,
+                            capture_output=True, text=True, stdin=subprocess.DEVNULL)
+    assert result.returncode == 64, result.stderr
+    says = "cannot be standard input or output" if db == "-" else "--db is empty"
+    assert result.stderr.startswith("device-revoker: error: --db ") and says in result.stderr, result.stderr
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["devices.jsonl"]
+
+
+@pytest.mark.parametrize("name", ["plain.sqlite", "my registry.sqlite", "it's.sqlite", "a'\u0301b $(touch pwned) `x`.sqlite", "x;y&z.sqlite"])
+def test_the_no_registry_hint_is_a_command_the_shell_reads_back(tmp_path, name):
+    """The hint's `init` command quotes --db as a shell reads it back (shlex, then a real
+    shell): a path with a blank, a quote (one followed by a combining mark, one Character
+    with it) or `$(…)` once came out unquoted. A plain path stays bare, as it was."""
+    result = subprocess.run([DEVICE_REVOKER, "registry", "devices", "--db", name], cwd=tmp_path,
+                            capture_output=True, text=True, stdin=subprocess.DEVNULL)
+    assert result.returncode == 1, result.stderr
+    prefix, suffix = "device-revoker: hint: make one with '", "'\n"
+    hint = result.stderr.splitlines(keepends=True)[-1]
+    assert hint.startswith(prefix) and hint.endswith(suffix), result.stderr
+    command = hint[len(prefix):-len(suffix)]
+    assert shlex.split(command) == ["device-revoker", "registry", "init", "--db", name]
+    if name == "plain.sqlite":
+        assert command.endswith("--db plain.sqlite")
+    made = subprocess.run(["/bin/sh", "-c", command.replace("device-revoker", shlex.quote(DEVICE_REVOKER), 1)], cwd=tmp_path,
+                          capture_output=True, text=True, stdin=subprocess.DEVNULL)
+    assert made.returncode == 0, made.stderr
+    assert sorted(p.name for p in tmp_path.iterdir()) == [name]
+
+
+def test_a_committed_batchs_hint_is_a_command_the_shell_reads_back(tmp_path):
+    """A batch committed whose report could not be written (standard output closed) says how to
+    see it: --db and --batch-id quoted as a shell reads them back, where --db was put in quotes
+    unescaped (a name with a quote broke the command) and --batch-id not quoted at all."""
+    db, batch = "it's a reg.sqlite", "my batch $(x)"
+    device = {"signature_public_key": "0001", "last_seen": "2025-01-01T00:00:00Z", "registered_at": "2024-01-01T00:00:00Z"}
+    lines = [dict(device, user_did=f"did:plc:{u}", device_id="d1", device_mls_did=f"did:plc:{u}#d1") for u in "ab"]
+    (tmp_path / "devices.jsonl").write_text("".join(json.dumps(line) + "\n" for line in lines))
+    for command in (["init"], ["import", "--devices", "devices.jsonl"]):
+        subprocess.run([DEVICE_REVOKER, "registry", command[0], "--db", db, *command[1:]], cwd=tmp_path, check=True, capture_output=True)
+    read, write = os.pipe()
+    os.close(read)
+    try:
+        result = subprocess.run([DEVICE_REVOKER, "registry", "revoke", "--db", db, "--device", "did:plc:a#d1", "--force",
+                                 "--batch-id", batch, "--now", NOW], cwd=tmp_path, stdout=write, stderr=subprocess.PIPE, text=True)
+    finally:
+        os.close(write)
+    assert result.returncode == 1 and "is committed, but its report could not be written" in result.stderr, result.stderr
+    prefix = "device-revoker: hint: see the batch with: "
+    command = result.stderr.splitlines()[-1]
+    assert command.startswith(prefix), result.stderr
+    command = command[len(prefix):]
+    assert shlex.split(command) == ["device-revoker", "registry", "log", "--db", db, "--batch", batch]
+    seen = subprocess.run(["/bin/sh", "-c", command.replace("device-revoker", shlex.quote(DEVICE_REVOKER), 1)], cwd=tmp_path,
+                          capture_output=True, text=True, stdin=subprocess.DEVNULL)
+    assert seen.returncode == 0 and "did:plc:a#d1" in seen.stdout, seen.stderr

@@ -62,6 +62,13 @@ public struct VaultError: Error, Hashable, Sendable, CustomStringConvertible {
         /// The configuration cannot work (a wrong endpoint, a host that does not resolve, TLS
         /// that fails, credentials refused, a missing bucket): no retry gets past it.
         case configuration
+        /// The command names the wrong thing (a key folder that holds no key, a prefix that
+        /// lists nothing) or lacks what it needs (an encrypted key's passphrase): as with a
+        /// mistyped option, the same command would fail again.
+        case usage
+        /// A run found its inputs and held the key of none of them: the keys given are not
+        /// these inputs' (sysexits' EX_NOINPUT).
+        case noKeys
     }
 
     /// A stable error code. New codes may be added; match on the ones you handle. Each layer
@@ -102,11 +109,22 @@ public struct VaultError: Error, Hashable, Sendable, CustomStringConvertible {
         /// A signature did not verify.
         public static let badSignature = Code("badSignature", .authentication)
         /// A cryptographic library (libsodium, libsecp256k1) or protected memory failed where it
-        /// should not (allocation, initialisation). Other C libraries have their own code in the
-        /// layer that calls them (`libraryFailure` in VaultImaging).
+        /// should not (allocation, initialisation). Other C libraries fail with ``libraryFailure``,
+        /// or with a code of the layer that owns them (`sqliteFailure`, `postgresFailure`).
         public static let cryptoFailure = Code("cryptoFailure", .operational)
+        /// A C library below the suite (libunistring, cairo, zbar, libqrencode, libpng) failed where
+        /// it should not: memory, initialisation, a write to its stream. Input a library rejects
+        /// is the input's fault, with its own code.
+        public static let libraryFailure = Code("libraryFailure", .operational)
         /// Reading or writing a file failed.
         public static let io = Code("io", .operational)
+    }
+}
+
+extension VaultError {
+    /// `library` failed, saying what: "zbar could not create a scanner".
+    package static func libraryFailure(_ library: String, _ what: String, file: String = #fileID, line: UInt = #line) -> VaultError {
+        VaultError(.libraryFailure, "\(library) \(what)", file: file, line: line)
     }
 }
 
@@ -142,7 +160,7 @@ extension VaultError.Code {
     /// A vault key was given where a parent key belongs.
     public static let vaultKeyGivenAsParentKey = VaultError.Code(name: "vaultKeyGivenAsParentKey", category: .authentication)
     /// An encrypted secret was given without the passphrase it needs.
-    public static let passphraseNeeded = VaultError.Code(name: "passphraseNeeded", category: .invalidInput)
+    public static let passphraseNeeded = VaultError.Code(name: "passphraseNeeded", category: .usage)
     /// A three-way merge would write a vault that does not pass check.
     public static let mergeFailsCheck = VaultError.Code(name: "mergeFailsCheck", category: .refused)
     /// A parent key (nsec) was given where a vault key belongs.

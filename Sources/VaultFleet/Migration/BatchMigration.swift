@@ -363,13 +363,11 @@ public final class BatchMigration: Sendable {
     public static func parseManifest(_ bytes: [UInt8], manifestPath: String, outDir: String) throws -> [Job] {
         let base = manifestFolder(manifestPath)
         var jobs: [Job] = []
-        var outputs: [String: Int] = [:]
+        var outputs = ManifestOutputs<String>()
         try LineReader.forEachLine(in: bytes, name: "the manifest '\(manifestPath)'") { line, rawLine in
             guard let job = try parseManifestLine(rawLine, line: line, base: base, outDir: outDir) else { return }
             // Objects are migrated in place or under a prefix, where the caller checks outputs.
-            if !VaultLocation.isObject(job.vault), let earlier = outputs.updateValue(line, forKey: job.output) {
-                throw VaultError.manifestOutputTwice(earlier, line, output: job.output)
-            }
+            if !VaultLocation.isObject(job.vault) { try outputs.claim(job.output, line: line) }
             jobs.append(job)
         }
         guard !jobs.isEmpty else { throw VaultError.manifestListsNoJobs(manifestPath) }

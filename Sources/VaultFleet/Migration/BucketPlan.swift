@@ -121,16 +121,14 @@ extension BucketMigration {
         case .manifest(let bytes, let path):
             var jobs: [Job] = []
             var keys: [S3ObjectName: KeyFiles] = [:]
-            var outputs: [S3ObjectName: Int] = [:]
+            var outputs = ManifestOutputs<S3ObjectName>()
             let entries = try BatchMigration.parseManifest(bytes, manifestPath: path, outDir: "")
             for entry in entries {
                 guard case .object(let name) = try VaultLocation(entry.vault), !name.isPrefix else {
                     throw VaultError.fileInBucketBatch(line: entry.line, vault: entry.vault)
                 }
                 let job = Self.job(name, below: nil, destination: destination)
-                if destination != .inPlace, let earlier = outputs.updateValue(entry.line, forKey: job.output) {
-                    throw VaultError.manifestOutputTwice(earlier, entry.line, output: job.output.description)
-                }
+                if destination != .inPlace { try outputs.claim(job.output, line: entry.line) }
                 keys[name] = KeyFiles(keyFile: entry.keyFile, vaultKeyFile: entry.vaultKeyFile)
                 if let shard, let household = job.namedHousehold, !shard.contains(household) { continue }
                 jobs.append(job)

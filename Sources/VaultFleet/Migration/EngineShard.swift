@@ -39,8 +39,9 @@ extension BucketMigration.Shard {
 }
 
 extension VaultError.Code {
-    /// `--shard auto` could not tell which shard this process is.
-    public static let engineShard = VaultError.Code(name: "engineShard", category: .invalidInput)
+    /// `--shard auto` could not tell which shard this process is: a usage error, before
+    /// anything is read.
+    public static let engineShard = VaultError.Code(name: "engineShard", category: .usage)
 }
 
 extension VaultError {

@@ -44,13 +44,13 @@ public enum VaultKeyFolder {
 
 extension VaultError.Code {
     /// The key folder a fleet run reads is missing, unreadable, empty or holds no vault key: the
-    /// command names the wrong folder (the tool's exit 64).
-    public static let keyFolderUnusable = VaultError.Code(name: "keyFolderUnusable", category: .refused)
+    /// command names the wrong folder.
+    public static let keyFolderUnusable = VaultError.Code(name: "keyFolderUnusable", category: .usage)
     /// The prefix, inventory or manifest of a run lists no vault: a mistyped name, most likely
-    /// (the tool's exit 64).
-    public static let nothingListed = VaultError.Code(name: "nothingListed", category: .refused)
+    /// (a usage error, so a job engine stops retrying the same command).
+    public static let nothingListed = VaultError.Code(name: "nothingListed", category: .usage)
     /// Vaults were found, and none had a key here: the keys given are not this fleet's.
-    public static let noKeyForAnyVault = VaultError.Code(name: "noKeyForAnyVault", category: .refused)
+    public static let noKeyForAnyVault = VaultError.Code(name: "noKeyForAnyVault", category: .noKeys)
 }
 
 extension VaultError {

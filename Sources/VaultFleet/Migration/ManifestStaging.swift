@@ -64,8 +64,8 @@ final class ManifestStaging: Sendable {
                             guard let job = try BatchMigration.parseManifestLine(rawLine, line: reader.lineNumber, base: base, outDir: outDir) else { continue }
                             let isObject = VaultLocation.isObject(job.vault)
                             // Outputs are named after the vault files, so two lines can name one.
-                            if !isObject, let first = try earlier.first([job.output], { $0.optionalInt(0) }) ?? nil {
-                                throw VaultError.manifestOutputTwice(first, job.line, output: job.output)
+                            if !isObject {
+                                try ManifestOutputs.refuse(job.output, line: job.line, firstLine: try earlier.first([job.output], { $0.optionalInt(0) }) ?? nil)
                             }
                             try insert.run([job.line, job.vault, job.keyFile, job.vaultKeyFile, job.output, isObject])
                             count += 1

@@ -1,8 +1,10 @@
 import Foundation
 import Testing
 @testable import VaultCore
+@testable import VaultFiles
 @testable import VaultFleet
 @testable import VaultRegistry
+import VaultStorage
 
 /// The batch manifest parser on its own (the fuzz target `manifest` runs the same function).
 @Suite struct ManifestTests {
@@ -40,6 +42,56 @@ import Testing
             try Self.parse("{\"vault\": \"a/x.vault\", \"keyFile\": \"k\"}\n{\"vault\": \"b/x.vault\", \"keyFile\": \"k\"}")
         }
         #expect(error?.reason.contains("lines 1 and 2") == true)
+    }
+}
+
+/// One rule for an output named by two manifest lines (``ManifestOutputs``), through each of
+/// its users: a folder batch's manifest parsed whole and staged a line at a time, and a bucket
+/// batch's. Seeded manifests with one output repeated at random lines: every user refuses the
+/// second line, naming both lines and the output, in the same words.
+@Suite struct ManifestOutputTwiceTests {
+    func reason(_ body: () throws -> Void) -> String? {
+        do { try body(); return nil } catch let error as VaultError where error.code == .malformedDocument { return error.reason } catch { return "\(error)" }
+    }
+
+    @Test func everyBatchRefusesTheSecondLineNamingAnOutput() throws {
+        let random = SeededRandom(seed: 39)
+        // Never contacted: a manifest's plan refuses its lines before it asks the store anything.
+        let store = try ObjectStore(S3Configuration.load(environment: [
+            "AWS_ENDPOINT_URL": "http://127.0.0.1:1", "AWS_ACCESS_KEY_ID": "test", "AWS_SECRET_ACCESS_KEY": "test",
+            "AWS_REGION": "us-east-1", "HOME": "/nonexistent",
+        ]))
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("manifest-\(UUID().uuidString)").path
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        for round in 0..<40 {
+            let count = 2 + Int(random.next() % 30)
+            let first = Int(random.next() % UInt64(count - 1))
+            let second = first + 1 + Int(random.next() % UInt64(count - 1 - first))
+            // Line numbers count from 1; blank lines between jobs keep their numbers apart.
+            var lines: [String] = [], numbers: [Int] = []
+            for index in 0..<count {
+                if random.next() % 4 == 0 { lines.append("") }
+                let name = index == second ? "v\(first).vault" : "v\(index).vault"
+                lines.append("{\"vault\": \"PLACE\(index % 3)/\(name)\", \"keyFile\": \"k\"}")
+                numbers.append(lines.count)
+            }
+            let text = lines.joined(separator: "\n")
+            let expected = { (output: String) in "manifest lines \(numbers[first]) and \(numbers[second]) would both write '\(output)'" }
+
+            let files = text.replacingOccurrences(of: "PLACE", with: "d")
+            let manifest = folder + "/m\(round).jsonl"
+            try Data(files.utf8).write(to: URL(fileURLWithPath: manifest))
+            let output = "\(folder)/out/v\(first).vault"
+            #expect(reason { _ = try BatchMigration.parseManifest(Array(files.utf8), manifestPath: manifest, outDir: folder + "/out") } == expected(output))
+            #expect(reason { _ = try ManifestStaging(manifestPath: manifest, outDir: folder + "/out") } == expected(output))
+
+            let objects = text.replacingOccurrences(of: "PLACE", with: "s3://bucket/p")
+            let destination = try S3ObjectName.folder(parsing: "s3://bucket/out/")
+            #expect(reason {
+                _ = try BucketMigration.plan(.manifest(bytes: Array(objects.utf8), path: manifest), destination: .prefix(destination), shard: nil, store: store)
+            } == expected("s3://bucket/out/v\(first).vault"))
+        }
     }
 }
 

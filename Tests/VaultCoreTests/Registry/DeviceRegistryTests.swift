@@ -602,3 +602,25 @@ enum TestEngine: String, CaseIterable, CustomTestStringConvertible, Sendable {
         }
     }
 }
+
+/// A failure of the engine's C library is its own code (issue 39), never a file's `io`.
+@Suite struct RegistryEngineFailureTests {
+    func error(_ body: () throws -> Void) -> VaultError? {
+        do { try body(); return nil } catch let error as VaultError { return error } catch { return nil }
+    }
+
+    /// A statement the database refuses: SQLite's `sqliteFailure`, PostgreSQL's
+    /// `postgresFailure` with its SQLSTATE (42P01, no such table).
+    @Test(arguments: TestEngine.all) func aRefusedStatementIsTheEnginesOwnCode(engine: TestEngine) throws {
+        let registry = try DeviceRegistry(location: engine.newLocation(), access: .create)
+        let failure = try #require(error { _ = try registry.read { try $0.strings("SELECT name FROM no_such_table") } })
+        #expect(failure.code == (engine == .postgres ? .postgresFailure : .sqliteFailure) && failure.code.category == .operational, "\(failure)")
+        if engine == .postgres { #expect(failure.reason.hasSuffix("(SQLSTATE 42P01)"), "\(failure.reason)") }
+    }
+
+    /// No server where the connection points (a closed port): libpq's refusal to connect.
+    @Test func aClosedPortCannotBeConnectedTo() throws {
+        let failure = try #require(error { _ = try DeviceRegistry(location: .postgres(connection: "postgresql://127.0.0.1:1/chat?user=nobody"), access: .readOnly) })
+        #expect(failure.code == .cannotConnect && failure.reason.hasPrefix("cannot connect to the registry 'postgresql://127.0.0.1:1/chat?user=nobody': "), "\(failure)")
+    }
+}

@@ -128,7 +128,7 @@ import Testing
             try holder.write { try $0.execute("CREATE TABLE t (v)") }
             let waiter = try SQLiteDatabase(path: path, access: .readWrite)
             let busy = try holder.write { _ in failure { try waiter.write { try $0.execute("INSERT INTO t VALUES (?)", [1]) } } }
-            #expect(busy?.isBusy == true)
+            #expect(busy?.code == 5)  // SQLITE_BUSY, with no extended code
             #expect(busy?.message == "database is locked")
             let named = SQLiteRegistryEngine.failure(try #require(busy), "the registry '\(path)'")
             #expect(named.code == .sqliteFailure && named.code.category == .operational)

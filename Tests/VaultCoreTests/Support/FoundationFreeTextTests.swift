@@ -101,4 +101,13 @@ import Testing
         #expect(try nfkc([]) == [])
         #expect(try nfkc(Array("ﬁ①Ａ".utf8)) == Array("fi1A".utf8))
     }
+
+    /// libunistring's failure (ENOMEM, the one it has once the input is valid UTF-8, which
+    /// cannot be provoked without starving the whole test process) is its own code, naming the
+    /// library, not a file's `io`.
+    @Test func aNormalizationFailureIsLibunistrings() {
+        let error = VaultError.normalizationFailed(ENOMEM)
+        #expect(error.code == .libraryFailure && error.code.category == .operational)
+        #expect(error.reason == "libunistring could not normalise the passphrase (NFKC): cannot allocate memory")
+    }
 }
