@@ -3,12 +3,16 @@ import Foundation
 @testable import VaultFiles
 @testable import VaultStorage
 
-/// The throwaway SeaweedFS server scripts/test starts (scripts/lib/seaweedfs.sh): tests that need
-/// it are enabled only when its variables are set, which scripts/test always does.
+/// The throwaway SeaweedFS server scripts/test starts (scripts/lib/seaweedfs.sh) and names in its
+/// variables: a test that needs it fails without it, saying so, and never skips.
 enum S3TestServer {
     private static let environment = ProcessInfo.processInfo.environment
 
-    static var available: Bool { environment["HVT_TEST_S3_ENDPOINT"] != nil }
+    private static var available: Bool { environment["HVT_TEST_S3_ENDPOINT"] != nil }
+
+    struct Missing: Error, CustomStringConvertible {
+        var description: String { "needs the S3 server that scripts/test starts (HVT_TEST_S3_ENDPOINT is not set): run through scripts/test" }
+    }
 
     /// What a tool run needs to reach the server, as an operator would set it: the endpoint and
     /// a shared-credentials file (the secret is never in the environment or on a command line).
@@ -20,7 +24,8 @@ enum S3TestServer {
     }
 
     static func client() throws -> S3Client {
-        try S3Client(S3Configuration.load(environment: toolEnvironment.merging(["HOME": "/nonexistent"]) { $1 }))
+        guard available else { throw Missing() }
+        return try S3Client(S3Configuration.load(environment: toolEnvironment.merging(["HOME": "/nonexistent"]) { $1 }))
     }
 
     /// A new, empty bucket.

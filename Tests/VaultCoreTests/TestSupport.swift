@@ -123,3 +123,17 @@ extension SeedQR {
 extension ShareCodes {
     static func share(fromCode code: String, share number: Int = 1) throws -> SLIP39Share? { try share(fromCode: .text(code), share: number) }
 }
+
+/// The servers scripts/test starts (scripts/lib/postgres.sh, scripts/lib/seaweedfs.sh) and names
+/// in the environment: a test that needs one fails without it, saying so, and never skips.
+enum TestServers {
+    struct Missing: Error, CustomStringConvertible {
+        let description: String
+    }
+
+    static func require(_ variable: String, _ server: String) throws {
+        guard ProcessInfo.processInfo.environment[variable] != nil else {
+            throw Missing(description: "needs \(server) that scripts/test starts (\(variable) is not set): run through scripts/test")
+        }
+    }
+}

@@ -130,7 +130,7 @@ import Testing
     }
 }
 
-@Suite(.enabled(if: TestS3.isAvailable, "scripts/test starts the S3 server"))
+@Suite
 struct S3ClientTests {
     @Test func conditionalWritesNeverOverwriteAnotherVersion() throws {
         let client = try TestS3.client()
@@ -218,10 +218,10 @@ struct S3ClientTests {
 
 enum TestS3 {
     static let environment = ProcessInfo.processInfo.environment
-    static var isAvailable: Bool { environment["HVT_TEST_S3_ENDPOINT"] != nil }
 
     static func configuration() throws -> S3Configuration {
-        try S3Configuration.load(environment: [
+        try TestServers.require("HVT_TEST_S3_ENDPOINT", "the S3 server")
+        return try S3Configuration.load(environment: [
             "AWS_ENDPOINT_URL": environment["HVT_TEST_S3_ENDPOINT"]!,
             "AWS_SHARED_CREDENTIALS_FILE": environment["HVT_TEST_S3_CREDENTIALS_FILE"]!,
             "HOME": "/nonexistent",
