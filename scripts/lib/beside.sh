@@ -15,8 +15,12 @@ start_beside() {  # LOG COMMAND...
   BESIDE_PID=$!
 }
 finish_beside() {  # PID LOG PHASE
-  local status=0
+  local status=0 pid kept=()
   wait "$1" || status=$?
+  # Waited for, its process id is free for any process of the machine to take (pid_max is 32768
+  # on a machine that starts thousands a minute): stop_beside must not signal it at the exit.
+  for pid in "${BESIDE[@]}"; do [ "$pid" = "$1" ] || kept+=("$pid"); done
+  BESIDE=("${kept[@]}")
   log "$3 (run beside the phases above): its output"
   cat "$2" >&2
   if [ "$status" -ne 0 ]; then
@@ -27,6 +31,7 @@ finish_beside() {  # PID LOG PHASE
 }
 stop_beside() {
   local pid
-  # The group once setsid has made it; the process itself if the run ends before that.
+  # The jobs not yet waited for: the group once setsid has made it; the process itself if the
+  # run ends before that.
   for pid in "${BESIDE[@]}"; do kill -TERM -- "-$pid" 2>/dev/null || kill -TERM "$pid" 2>/dev/null || true; done
 }
