@@ -40,7 +40,7 @@ extension VaultError {
     /// A SQLite registry left mid-transaction that this user cannot roll back.
     public static func registryNeedsRollback(_ path: String, file: String = #fileID, line: UInt = #line) -> VaultError {
         VaultError(.registryNeedsRollback, "the registry '\(path)' was left in the middle of a transaction (a run was killed), and this user cannot write it to roll that back",
-                   hint: "as a user who may write it, run: sqlite3 \(ShellWord.quoted(path)) 'SELECT count(*) FROM sqlite_master' (SQLite rolls the transaction back), then this command again",
+                   hint: "as a user who may write it, run: sqlite3 \(ShellWord.path(path)) 'SELECT count(*) FROM sqlite_master' (SQLite rolls the transaction back), then this command again",
                    file: file, line: line)
     }
 

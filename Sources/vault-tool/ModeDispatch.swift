@@ -59,9 +59,10 @@ enum ModeDispatch {
         let fitting = signatures.indices.filter { index in given.allSatisfy { signatures[index].accepts($0.option) } }
         let asksForHelp = rest.contains { ["-h", "--help", "--experimental-dump-help"].contains($0) }
         // `check -h bucket`, as `git -h commit` would be typed: the help of the mode named after
-        // the flag, not of the mode whose VAULT a mode's name would be.
-        if asksForHelp, let place = rest.firstIndex(where: { word in modes.contains { $0.name == word } }) {
-            return [command, rest[place]] + rest.enumerated().filter { $0.offset != place }.map(\.element)
+        // the flag, not of the mode whose VAULT a mode's name would be. The first argument only:
+        // an option's value is no mode's name (`--out-dir vault` names a folder).
+        if asksForHelp, let argument = uses.first(where: { $0.option == Signature.positionalKey }), modes.contains(where: { $0.name == rest[argument.place] }) {
+            return [command, rest[argument.place]] + rest.enumerated().filter { $0.offset != argument.place }.map(\.element)
         }
         // `migrate --help` with nothing of one mode: the command's own help, which lists the modes.
         if asksForHelp, fitting.count == modes.count { return arguments }
@@ -122,6 +123,8 @@ enum ModeDispatch {
         struct Use {
             let option: String
             let spelling: String
+            /// Its place among the arguments.
+            let place: Int
         }
 
         /// The options and arguments `arguments` gives, in order, the first use of each; an
@@ -136,7 +139,7 @@ enum ModeDispatch {
                 index += 1
                 if onlyArguments || token == "-" || !token.hasPrefix("-") {
                     let name = signatures.lazy.compactMap(\.positional).first ?? "ARGUMENT"
-                    add(Use(option: positionalKey, spelling: "\(name) '\(token)'"))
+                    add(Use(option: positionalKey, spelling: "\(name) '\(token)'", place: index - 1))
                     continue
                 }
                 if token == "--" {
@@ -144,7 +147,7 @@ enum ModeDispatch {
                     continue
                 }
                 let option = String(token.prefix { $0 != "=" })
-                add(Use(option: option, spelling: option))
+                add(Use(option: option, spelling: option, place: index - 1))
                 if !token.contains("="), signatures.contains(where: { $0.options[option] == true }) { index += 1 }
             }
             return uses

@@ -108,7 +108,10 @@ struct Modes {
                                   (["check", "--help"], ["check"]),
                                   (["check", "-h", "bucket"], ["check", "bucket"]),
                                   (["migrate", "--help", "batch"], ["migrate", "batch"]),
-                                  (["migrate", "-h", "vault"], ["migrate", "vault"])] {
+                                  (["migrate", "-h", "vault"], ["migrate", "vault"]),
+                                  // An option's value that is a mode's name names no mode.
+                                  (["migrate", "--out-dir", "vault", "--manifest", "m.jsonl", "--help"], ["migrate", "batch"]),
+                                  (["check", "--vault-key-dir", "vault", "-h"], ["check", "bucket"])] {
             let old = try workspace.run("vault-tool", arguments)
             let new = try workspace.run("vault-tool", mode + ["--help"])
             #expect(old.status == 0 && old.stdout == new.stdout && !new.stdout.isEmpty, "\(arguments): \(old.stderrText)")

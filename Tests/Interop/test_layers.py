@@ -22,8 +22,11 @@ IMPORTS = ["CFileSystem", "Foundation", "SystemPackage", "System"]
 # read(…)`); it is the C function's unless an argument has a label (`write(to: &out, …)`,
 # `open(bytes, with: access)`: a Swift function's), which C's never have.
 CALL = re.compile(r"(?:(?<![\w.])(?<!func )|(?<=Glibc\.))(" + "|".join(CALLS) + r")\s*\(")
-TYPE = re.compile(r"(?<![\w.])(" + "|".join(TYPES) + r")\b")
-IMPORT = re.compile(r"^\s*(?:@\w+\s+)?(?:\w+\s+)?import\s+(" + "|".join(IMPORTS) + r")\s*$", re.MULTILINE)
+# A type by its name, or by its module's (`FoundationEssentials.FileManager`); a module imported
+# whole, or one declaration of it (`import struct Foundation.URL`).
+TYPE = re.compile(r"(?:(?<![\w.])|(?<=Foundation\.)|(?<=FoundationEssentials\.))(" + "|".join(TYPES) + r")\b")
+IMPORT = re.compile(r"^\s*(?:@\w+\s+)?(?:\w+\s+)?import\s+(?:(?:typealias|struct|class|enum|protocol|let|var|func)\s+)?("
+                    + "|".join(IMPORTS) + r")(?:\.\w+)*\s*$", re.MULTILINE)
 STRINGS = re.compile(r'#?"""(.*?)"""#?|#"(?:[^"\n]|"(?!#))*"#|"(?:[^"\\\n]|\\.)*"', re.DOTALL)
 COMMENTS = re.compile(r"//[^\n]*|/\*.*?\*/", re.DOTALL)
 
@@ -89,9 +92,11 @@ def test_the_planted_calls_are_found():
         let names = try FileManager.default.contentsOfDirectory(atPath: folder)
         internal import CFileSystem
         import Foundation
+        let contents = FoundationEssentials.FileManager.default.contents(atPath: path)
+        import struct Foundation.URL
     """
-    assert os_calls(planted) == ["open(", "read(", "write(", "fstat(", "posix_spawn(", "FileManager", "import CFileSystem",
-                                 "import Foundation"]
+    assert os_calls(planted) == ["open(", "read(", "write(", "fstat(", "posix_spawn(", "FileManager", "FileManager", "import CFileSystem",
+                                 "import Foundation", "import Foundation"]
     innocent = """
         import FoundationEssentials
         import Glibc

@@ -386,6 +386,24 @@ def test_the_no_registry_hint_is_a_command_the_shell_reads_back(tmp_path, name):
     assert sorted(p.name for p in tmp_path.iterdir()) == [name]
 
 
+def test_a_db_starting_with_a_dash_stays_the_value_of_db_in_the_hint(tmp_path):
+    """A registry named `-r.sqlite` (given as --db=-r.sqlite): the hint's command gives it back
+    as --db=-r.sqlite, where `--db -r.sqlite` was itself a usage error (missing value for
+    '--db'), and the command it names makes the registry."""
+    result = subprocess.run([DEVICE_REVOKER, "registry", "devices", "--db=-r.sqlite"], cwd=tmp_path,
+                            capture_output=True, text=True, stdin=subprocess.DEVNULL)
+    assert result.returncode == 1, result.stderr
+    prefix, suffix = "device-revoker: hint: make one with '", "'\n"
+    hint = result.stderr.splitlines(keepends=True)[-1]
+    assert hint.startswith(prefix) and hint.endswith(suffix), result.stderr
+    command = hint[len(prefix):-len(suffix)]
+    assert shlex.split(command) == ["device-revoker", "registry", "init", "--db=-r.sqlite"]
+    made = subprocess.run(["/bin/sh", "-c", command.replace("device-revoker", shlex.quote(DEVICE_REVOKER), 1)], cwd=tmp_path,
+                          capture_output=True, text=True, stdin=subprocess.DEVNULL)
+    assert made.returncode == 0, made.stderr
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["-r.sqlite"]
+
+
 def test_a_committed_batchs_hint_is_a_command_the_shell_reads_back(tmp_path):
     """A batch committed whose report could not be written (standard output closed) says how to
     see it: --db and --batch-id quoted as a shell reads them back, where --db was put in quotes

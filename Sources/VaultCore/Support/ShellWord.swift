@@ -19,4 +19,19 @@ package enum ShellWord {
         }
         return bare ? text : quoted(text)
     }
+
+    /// An option and its value as a command line gives them back: `--db r.sqlite`, or
+    /// `--db=-r.sqlite` for a value starting with `-` (but `-` itself, a standard stream), which
+    /// the tool's parser would otherwise take for an option ("missing value for '--db'"), quoted
+    /// or not. `quoted` always quotes the value (``quoted(_:)``), else only where needed.
+    package static func option(_ name: String, _ value: String, quoted alwaysQuoted: Bool = false) -> String {
+        let word = alwaysQuoted ? quoted(value) : quotedIfNeeded(value)
+        return value.hasPrefix("-") && value != "-" ? "\(name)=\(word)" : "\(name) \(word)"
+    }
+
+    /// A path given to another program as an argument: a relative one starting with `-` as
+    /// `./-…`, which no program takes for an option.
+    package static func path(_ path: String) -> String {
+        quoted(path.hasPrefix("-") ? "./" + path : path)
+    }
 }
