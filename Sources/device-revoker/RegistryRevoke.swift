@@ -262,8 +262,8 @@ extension Registry {
                 do {
                     try files.writer().write("--ops", registry.operations(batch: result.batchID))
                 } catch let error as VaultError {
-                    throw ToolError(.operational, "batch \(result.batchID) is committed, but its operations could not be written: \(error.reason)",
-                                    hint: "write them with: device-revoker registry log \(ShellWord.option("--db", database.db, quoted: true)) \(ShellWord.option("--batch", result.batchID)) \(ShellWord.option("--ops", ops, quoted: true))")
+                    throw error.withContext(prefix: "batch \(result.batchID) is committed, but its operations could not be written: ",
+                                            hint: "write them with: device-revoker registry log \(ShellWord.option("--db", database.db, quoted: true)) \(ShellWord.option("--batch", result.batchID)) \(ShellWord.option("--ops", ops, quoted: true))")
                 }
             }
             // Standard output carries the operations with --ops -: the report is then the
@@ -272,8 +272,9 @@ extension Registry {
             do {
                 if ops == "-" { StandardStreams.writeError(report) } else { try StandardStreams.writeOutput(report) }
             } catch let error as VaultError where result.applied && !dryRun {
-                throw ToolError(.operational, "batch \(result.batchID) is committed\(ops.map { " and its operations are in \($0 == "-" ? "standard output" : $0)" } ?? ""), but its report could not be written: \(error.reason)",
-                                hint: "see the batch with: device-revoker registry log \(ShellWord.option("--db", database.db, quoted: true)) \(ShellWord.option("--batch", result.batchID))")
+                let operations = ops.map { " and its operations are in \($0 == "-" ? "standard output" : $0)" } ?? ""
+                throw error.withContext(prefix: "batch \(result.batchID) is committed\(operations), but its report could not be written: ",
+                                        hint: "see the batch with: device-revoker registry log \(ShellWord.option("--db", database.db, quoted: true)) \(ShellWord.option("--batch", result.batchID))")
             }
             if !result.refusals.isEmpty {
                 throw ToolError(.refused, result.refusals.map(\.reason).joined(separator: "; ") + "; nothing was changed", hint: hint(for: result.refusals))
