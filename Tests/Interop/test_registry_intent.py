@@ -365,24 +365,35 @@ def test_db_is_neither_a_stream_nor_empty(tmp_path, command, db):
     assert sorted(p.name for p in tmp_path.iterdir()) == ["devices.jsonl"]
 
 
-@pytest.mark.parametrize("name", ["plain.sqlite", "my registry.sqlite", "it's.sqlite", "a'\u0301b $(touch pwned) `x`.sqlite", "x;y&z.sqlite"])
-def test_the_no_registry_hint_is_a_command_the_shell_reads_back(tmp_path, name):
-    """The hint's `init` command quotes --db as a shell reads it back (shlex, then a real
-    shell): a path with a blank, a quote (one followed by a combining mark, one Character
-    with it) or `$(…)` once came out unquoted. A plain path stays bare, as it was."""
-    result = subprocess.run([DEVICE_REVOKER, "registry", "devices", "--db", name], cwd=tmp_path,
+def no_registry_hint(tmp_path, db_arguments):
+    """The command the hint of `registry devices` on a missing registry says to run, without
+    the hint's own quotes around it."""
+    result = subprocess.run([DEVICE_REVOKER, "registry", "devices", *db_arguments], cwd=tmp_path,
                             capture_output=True, text=True, stdin=subprocess.DEVNULL)
     assert result.returncode == 1, result.stderr
     prefix, suffix = "device-revoker: hint: make one with '", "'\n"
     hint = result.stderr.splitlines(keepends=True)[-1]
     assert hint.startswith(prefix) and hint.endswith(suffix), result.stderr
-    command = hint[len(prefix):-len(suffix)]
-    assert shlex.split(command) == ["device-revoker", "registry", "init", "--db", name]
-    if name == "plain.sqlite":
-        assert command.endswith("--db plain.sqlite")
+    return hint[len(prefix):-len(suffix)]
+
+
+def run_in_shell(command, tmp_path):
+    """`command` run by /bin/sh as pasted, with this build's device-revoker."""
     made = subprocess.run(["/bin/sh", "-c", command.replace("device-revoker", shlex.quote(DEVICE_REVOKER), 1)], cwd=tmp_path,
                           capture_output=True, text=True, stdin=subprocess.DEVNULL)
     assert made.returncode == 0, made.stderr
+
+
+@pytest.mark.parametrize("name", ["plain.sqlite", "my registry.sqlite", "it's.sqlite", "a'\u0301b $(touch pwned) `x`.sqlite", "x;y&z.sqlite"])
+def test_the_no_registry_hint_is_a_command_the_shell_reads_back(tmp_path, name):
+    """The hint's `init` command quotes --db as a shell reads it back (shlex, then a real
+    shell): a path with a blank, a quote (one followed by a combining mark, one Character
+    with it) or `$(…)` once came out unquoted. A plain path stays bare, as it was."""
+    command = no_registry_hint(tmp_path, ["--db", name])
+    assert shlex.split(command) == ["device-revoker", "registry", "init", "--db", name]
+    if name == "plain.sqlite":
+        assert command.endswith("--db plain.sqlite")
+    run_in_shell(command, tmp_path)
     assert sorted(p.name for p in tmp_path.iterdir()) == [name]
 
 
@@ -390,17 +401,9 @@ def test_a_db_starting_with_a_dash_stays_the_value_of_db_in_the_hint(tmp_path):
     """A registry named `-r.sqlite` (given as --db=-r.sqlite): the hint's command gives it back
     as --db=-r.sqlite, where `--db -r.sqlite` was itself a usage error (missing value for
     '--db'), and the command it names makes the registry."""
-    result = subprocess.run([DEVICE_REVOKER, "registry", "devices", "--db=-r.sqlite"], cwd=tmp_path,
-                            capture_output=True, text=True, stdin=subprocess.DEVNULL)
-    assert result.returncode == 1, result.stderr
-    prefix, suffix = "device-revoker: hint: make one with '", "'\n"
-    hint = result.stderr.splitlines(keepends=True)[-1]
-    assert hint.startswith(prefix) and hint.endswith(suffix), result.stderr
-    command = hint[len(prefix):-len(suffix)]
+    command = no_registry_hint(tmp_path, ["--db=-r.sqlite"])
     assert shlex.split(command) == ["device-revoker", "registry", "init", "--db=-r.sqlite"]
-    made = subprocess.run(["/bin/sh", "-c", command.replace("device-revoker", shlex.quote(DEVICE_REVOKER), 1)], cwd=tmp_path,
-                          capture_output=True, text=True, stdin=subprocess.DEVNULL)
-    assert made.returncode == 0, made.stderr
+    run_in_shell(command, tmp_path)
     assert sorted(p.name for p in tmp_path.iterdir()) == ["-r.sqlite"]
 
 
