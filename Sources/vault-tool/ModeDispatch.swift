@@ -47,7 +47,12 @@ enum ModeDispatch {
             modes.indices.filter { signatures[$0].accepts(option) }
                 .map { "\(modes[$0].what) ('vault-tool \(command) \(modes[$0].name)')" }.joined(separator: " or ")
         }
+        let helpFlags = ["-h", "--help", "--experimental-dump-help"]
+        let asksForHelp = rest.contains { helpFlags.contains($0) }
         if let index = named {
+            // The mode named and its help asked for: its help, whatever else the line holds, as
+            // every other command's parser shows help.
+            if asksForHelp { return arguments }
             // The mode named: an option of another mode is said to be one, not merely unknown.
             if let foreign = given.first(where: { !signatures[index].accepts($0.option) }) {
                 let what = foreign.option == Signature.positionalKey ? "takes no \(foreign.spelling)" : "has no option \(foreign.spelling)"
@@ -57,11 +62,12 @@ enum ModeDispatch {
             return arguments
         }
         let fitting = signatures.indices.filter { index in given.allSatisfy { signatures[index].accepts($0.option) } }
-        let asksForHelp = rest.contains { ["-h", "--help", "--experimental-dump-help"].contains($0) }
-        // `check -h bucket`, as `git -h commit` would be typed: the help of the mode named after
-        // the flag, not of the mode whose VAULT a mode's name would be. The first argument only:
-        // an option's value is no mode's name (`--out-dir vault` names a folder).
-        if asksForHelp, let argument = uses.first(where: { $0.option == Signature.positionalKey }), modes.contains(where: { $0.name == rest[argument.place] }) {
+        // `check -h bucket`, as `git -h commit` would be typed: the help of the mode named right
+        // after the help flags, not of the mode whose VAULT a mode's name would be. Only there:
+        // an option's value is no mode's name (`--out-dir vault` names a folder), nor is a VAULT
+        // after options (`check --key-file K bucket --help` checks a file named bucket).
+        if asksForHelp, let argument = uses.first(where: { $0.option == Signature.positionalKey }),
+           rest[..<argument.place].allSatisfy(helpFlags.contains), modes.contains(where: { $0.name == rest[argument.place] }) {
             return [command, rest[argument.place]] + rest.enumerated().filter { $0.offset != argument.place }.map(\.element)
         }
         // `migrate --help` with nothing of one mode: the command's own help, which lists the modes.

@@ -111,7 +111,14 @@ struct Modes {
                                   (["migrate", "-h", "vault"], ["migrate", "vault"]),
                                   // An option's value that is a mode's name names no mode.
                                   (["migrate", "--out-dir", "vault", "--manifest", "m.jsonl", "--help"], ["migrate", "batch"]),
-                                  (["check", "--vault-key-dir", "vault", "-h"], ["check", "bucket"])] {
+                                  (["check", "--vault-key-dir", "vault", "-h"], ["check", "bucket"]),
+                                  // A VAULT named like a mode, after options, is a file, not a mode.
+                                  (["check", "--key-file", "k", "bucket", "--help"], ["check", "vault"]),
+                                  (["migrate", "--key-file", "k", "--to", "2", "--in-place", "batch", "--help"], ["migrate", "vault"]),
+                                  // A mode named: its help, whatever else is on the line.
+                                  (["check", "bucket", "-h", "vault"], ["check", "bucket"]),
+                                  (["migrate", "bucket", "--help", "batch"], ["migrate", "bucket"]),
+                                  (["check", "bucket", "--help", "--key-file", "x"], ["check", "bucket"])] {
             let old = try workspace.run("vault-tool", arguments)
             let new = try workspace.run("vault-tool", mode + ["--help"])
             #expect(old.status == 0 && old.stdout == new.stdout && !new.stdout.isEmpty, "\(arguments): \(old.stderrText)")
