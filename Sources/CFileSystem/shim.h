@@ -27,4 +27,35 @@ static inline int hvt_spawn_close_from(void *actions, int from) {
     return posix_spawn_file_actions_addclosefrom_np(actions, from);
 }
 
+// Extended attributes (sys/xattr.h, which Swift's Glibc module leaves out): the suite marks
+// every secret file it writes, so that no later output replaces it however it is spelled
+// (KeyHoldingFile, issue 44).
+// Declared here as glibc declares them (ssize_t and size_t are long and unsigned long on every
+// target Swift builds for): including the header would make this module own types, such as
+// mode_t, that the Glibc module owns.
+extern long fgetxattr(int fd, const char *name, void *value, unsigned long size);
+extern int fsetxattr(int fd, const char *name, const void *value, unsigned long size, int flags);
+
+static inline int hvt_has_attribute(int fd, const char *name) {
+    return fgetxattr(fd, name, 0, 0) >= 0;
+}
+
+static inline int hvt_set_attribute(int fd, const char *name, const char *value) {
+    return fsetxattr(fd, name, value, 1, 0);
+}
+
+// prctl(2) is variadic, which Swift cannot call: the tools make themselves undumpable at start
+// (as ssh-agent does), so that no core file and no other process of the same user reading their
+// memory (ptrace, /proc/PID/mem) finds a key, a password or an AWS secret in it (issue 44).
+// PR_GET_DUMPABLE and PR_SET_DUMPABLE are linux/prctl.h's 3 and 4.
+extern int prctl(int option, ...);
+
+static inline int hvt_set_undumpable(void) {
+    return prctl(4, 0L, 0L, 0L, 0L);
+}
+
+static inline int hvt_is_dumpable(void) {
+    return prctl(3, 0L, 0L, 0L, 0L);
+}
+
 #endif

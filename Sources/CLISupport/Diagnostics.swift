@@ -123,6 +123,12 @@ public enum ToolMain {
                                                      arguments: ([String]) throws -> [String] = { $0 }) -> Never {
         ObjectStores.register(objectStore)
         let diagnostics = Diagnostics(toolName: Command.configuration.commandName ?? "tool")
+        // Before any argument is read: no core file, no debugger of the same user, whatever the
+        // command (issue 44; ProcessHardening).
+        guard ProcessHardening.apply() else {
+            diagnostics.error("could not turn off core dumps for this process; nothing was read")
+            exit(ExitStatus.operational.rawValue)
+        }
         // Past a file size limit (ulimit -f), write(2) then fails with EFBIG, which AtomicFile
         // reports and cleans up after, instead of the signal killing the tool mid-write.
         signal(SIGXFSZ, SIG_IGN)

@@ -14,6 +14,8 @@ import VaultPaper
 /// input and gives back the page's pixels; the key a sheet holds is decoded here, as for a photo.
 enum IsolatedPDF {
     static let cpuSeconds: rlim_t = 5
+    /// Its time on the clock: a reader stopped (SIGSTOP) or waiting would use no processor time.
+    static let wallSeconds = 30.0
     static let memoryBytes: rlim_t = 4 << 30
     /// The most of the child's output kept: its size line and a page's pixels at most.
     static let outputBytes = 32 + InputLimits.imagePixels
@@ -39,7 +41,7 @@ enum IsolatedPDF {
         do {
             // The child is told the file's name, so its refusals name the file as they are.
             child = try ChildProcess.run(program, arguments: [ReadPDF.configuration.commandName!, "--name=\(name)"], environment: environment, input: bytes,
-                                         outputLimit: outputBytes, errorLimit: errorBytes)
+                                         outputLimit: outputBytes, errorLimit: errorBytes, timeout: wallSeconds)
         } catch let error as ChildProcessStartError {
             throw VaultError.pdfReaderNotStarted(error.code)
         }
@@ -59,11 +61,9 @@ struct ReadPDF: ParsableCommand {
     var name = "the PDF"
 
     func run() throws {
-        // First, before any input: a crash on a hostile PDF (its memory limit reached, a bug
-        // in poppler) leaves no core file, which would hold the page, a key, in the folder
-        // the tool was run in (issue 37).
-        var noCore = rlimit(rlim_cur: 0, rlim_max: 0)
-        guard setrlimit(__rlimit_resource_t(RLIMIT_CORE.rawValue), &noCore) == 0 else { throw ExitCode(1) }
+        // A crash on a hostile PDF (its memory limit reached, a bug in poppler) leaves no core
+        // file, which would hold the page, a key (issue 37): ToolMain made this process, as
+        // every tool's, undumpable before it parsed its arguments (ProcessHardening).
         // The page goes only into the pipe of the tool that started it: run by hand at a
         // terminal, or into a file, it would show or leave a key.
         var status = stat()

@@ -1,0 +1,26 @@
+internal import CFileSystem
+import Glibc
+
+/// What a tool does to itself before anything else (issue 44): no crash report and no core file, whatever
+/// `ulimit -c` says, and not dumpable, so that neither a crash nor a signal that dumps core
+/// (SIGQUIT, SIGABRT, SIGSEGV) leaves the keys, passwords and AWS secrets it holds in a file, and
+/// no other process of the same user can attach to it or read its memory (as OpenSSH's ssh-agent,
+/// `platform_disable_tracing`). Children start dumpable again (execve resets it), and set it
+/// again themselves when they are the suite's (the PDF reader).
+package enum ProcessHardening {
+    /// Applies both; false when the system refused either, which the tool reports and stops on:
+    /// a tool that cannot promise it stops before it reads a key.
+    package static func apply() -> Bool {
+        // The Swift runtime's backtracer catches these to print a crash report, with 16 bytes
+        // of memory at each register's address, where a key may be; a signal that was not
+        // meant as a crash (SIGQUIT) was even survived, the tool going on with what it had read.
+        // Their default action ends the process, with no core (below).
+        for crash in [SIGQUIT, SIGSEGV, SIGBUS, SIGILL, SIGABRT, SIGFPE, SIGTRAP] { signal(crash, SIG_DFL) }
+        var noCore = rlimit(rlim_cur: 0, rlim_max: 0)
+        let limited = setrlimit(__rlimit_resource_t(RLIMIT_CORE.rawValue), &noCore) == 0
+        return hvt_set_undumpable() == 0 && limited
+    }
+
+    /// Whether this process may dump core (for tests of the promise).
+    package static var isDumpable: Bool { hvt_is_dumpable() != 0 }
+}
