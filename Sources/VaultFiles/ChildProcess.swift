@@ -13,6 +13,8 @@ package struct ChildProcess {
     package enum Termination: Equatable, Sendable {
         case exited(Int32)
         case killed(Int32)
+        /// It ran past its deadline and was killed.
+        case timedOut
     }
 
     package let termination: Termination
@@ -21,13 +23,16 @@ package struct ChildProcess {
     /// Its standard error, at most the limit and one byte more; empty when it was passed through.
     package let errors: [UInt8]
 
-    /// Runs `path` (argv[0] is the path) with `arguments` and exactly `environment`. `input` is
-    /// written to its standard input while its output is read (nil: /dev/null). Its output past
-    /// `outputLimit` kills it (SIGKILL); its standard error is kept up to `errorLimit`, the
-    /// rest read and dropped, or is the tool's own when `errorLimit` is nil. Throws only when it
-    /// cannot be started (`errno`'s code).
+    /// Runs `path` (argv[0] is the path) with `arguments` and exactly `environment` (a child of
+    /// the suite gets ``ChildEnvironment``'s). `input` is written to its standard input while
+    /// its output is read (nil: /dev/null). Its output past `outputLimit` kills it (SIGKILL), and
+    /// so does `timeout` seconds passing first (then it ended `.timedOut`); its standard error is
+    /// kept up to `errorLimit`, the rest read and dropped, or is the tool's own when `errorLimit`
+    /// is nil. Once it has exited, what is left in the pipes is read and no more is waited for:
+    /// a program it left in the background holding them (`sleep 600 &`) does not hold the tool
+    /// (issue 44). Throws only when it cannot be started (`errno`'s code).
     package static func run(_ path: String, arguments: [String], environment: [String: String], input: [UInt8]?,
-                            outputLimit: Int, errorLimit: Int?) throws -> ChildProcess {
+                            outputLimit: Int, errorLimit: Int?, timeout: Double) throws -> ChildProcess {
         // Every end is closed once: here, or in the child's side below, or by drain (the input's).
         var open: Set<Int32> = []
         defer { open.forEach { close($0) } }
@@ -53,12 +58,19 @@ package struct ChildProcess {
         if let feed { open.remove(feed.write) }  // drain closes it
         var descriptors = [output.read], limits = [outputLimit]
         if let errors, let errorLimit { descriptors.append(errors.read); limits.append(errorLimit) }
-        let read = drain(descriptors, keeping: limits, feeding: input ?? [], into: feed?.write ?? -1, stoppingPastFirstLimit: true)
-        if read[0].count > outputLimit { kill(pid, SIGKILL) }
+        let drained = drain(descriptors, keeping: limits, feeding: input ?? [], into: feed?.write ?? -1, stoppingPastFirstLimit: true,
+                            child: pid, deadline: monotonicSeconds() + timeout)
         var status: Int32 = 0
-        while waitpid(pid, &status, 0) < 0, errno == EINTR {}
-        let termination: Termination = status & 0x7f == 0 ? .exited((status >> 8) & 0xff) : .killed(status & 0x7f)
-        return ChildProcess(termination: termination, output: read[0], errors: read.count > 1 ? read[1] : [])
+        if let reaped = drained.status {
+            status = reaped
+        } else {
+            // Past its limit or its deadline: killed, then reaped (SIGKILL cannot be caught).
+            kill(pid, SIGKILL)
+            while waitpid(pid, &status, 0) < 0, errno == EINTR {}
+        }
+        let termination: Termination = drained.timedOut ? .timedOut
+            : status & 0x7f == 0 ? .exited((status >> 8) & 0xff) : .killed(status & 0x7f)
+        return ChildProcess(termination: termination, output: drained.kept[0], errors: drained.kept.count > 1 ? drained.kept[1] : [])
     }
 
     /// Starts `argv` as every child of the suite starts: standard input `input` (nil:
@@ -99,21 +111,33 @@ package struct ChildProcess {
         return (error == 0 ? pid : 0, error)
     }
 
+    /// What ``drain`` read, and how the child it watched ended.
+    package struct Drained {
+        /// Each descriptor's bytes, at most its limit and one byte more.
+        package var kept: [[UInt8]]
+        /// The child's wait status, when it was reaped here (nil: it still runs).
+        package var status: Int32?
+        /// The deadline passed first.
+        package var timedOut = false
+    }
+
     /// Reads every one of `descriptors` to its end at once (poll), keeping at most `keeping[i]`
     /// bytes of each, plus one to tell that there was more, and dropping the rest; meanwhile
     /// writes `input` into `inputDescriptor` and always closes it (made non-blocking here; -1:
     /// none).
     /// Read one after the other, a child that fills the pipe not being read (64 KiB) waits
     /// forever for the one that is (issue 37); kept whole, a hostile one fills memory. With
-    /// `stoppingPastFirstLimit`, it stops as soon as the first passes its limit. The scratch
-    /// buffer is zeroed: what passes through may be a credential.
+    /// `stoppingPastFirstLimit`, it stops as soon as the first passes its limit. With `child`,
+    /// it stops once that child has exited and what it left in the pipes is read, whoever else
+    /// holds them, and at `deadline` (``monotonicSeconds()``) at the latest (issue 44). The
+    /// scratch buffer is zeroed: what passes through may be a credential.
     package static func drain(_ descriptors: [Int32], keeping limits: [Int], feeding input: [UInt8] = [], into inputDescriptor: Int32 = -1,
-                              stoppingPastFirstLimit: Bool = false) -> [[UInt8]] {
-        var kept = zip(descriptors, limits).map { _, limit in
+                              stoppingPastFirstLimit: Bool = false, child: pid_t? = nil, deadline: Double = .infinity) -> Drained {
+        var drained = Drained(kept: zip(descriptors, limits).map { _, limit in
             var bytes = [UInt8]()
             bytes.reserveCapacity(min(limit + 1, 1 << 16))
             return bytes
-        }
+        })
         var polled = descriptors.map { pollfd(fd: $0, events: Int16(POLLIN), revents: 0) }
         var written = 0
         if inputDescriptor >= 0 {
@@ -126,8 +150,22 @@ package struct ChildProcess {
         }
         var buffer = [UInt8](repeating: 0, count: 65536)
         defer { buffer.withUnsafeMutableBytes { _ = memset($0.baseAddress!, 0, $0.count) } }
+        /// Reads what one descriptor has now; false at its end (or past the first's limit).
+        func readOnce(_ index: Int) -> Bool {
+            let count = buffer.withUnsafeMutableBytes { read(polled[index].fd, $0.baseAddress, $0.count) }
+            if count < 0, errno == EINTR || errno == EAGAIN { return true }
+            guard count > 0 else { polled[index].fd = -1; return false }  // the end, or an error: nothing more comes
+            drained.kept[index].append(contentsOf: buffer[..<min(count, max(0, limits[index] + 1 - drained.kept[index].count))])
+            return !(stoppingPastFirstLimit && index == 0 && drained.kept[0].count > limits[0])
+        }
         reading: while polled.prefix(descriptors.count).contains(where: { $0.fd >= 0 }) {
-            guard poll(&polled, nfds_t(polled.count), -1) >= 0 else {
+            let left = deadline - monotonicSeconds()
+            guard left > 0 else { drained.timedOut = true; break }
+            // Without a child to watch, poll waits for the pipes alone; with one, it looks
+            // every 20 ms whether the child has ended.
+            let slice = child == nil ? (left.isFinite ? Int32(min(left, 3600) * 1000) + 1 : -1) : Int32(min(left * 1000, 20)) + 1
+            let ready = poll(&polled, nfds_t(polled.count), slice)
+            if ready < 0 {
                 if errno == EINTR { continue }
                 break
             }
@@ -141,15 +179,46 @@ package struct ChildProcess {
                 }
             }
             for index in descriptors.indices where polled[index].fd >= 0 && polled[index].revents != 0 {
-                let count = buffer.withUnsafeMutableBytes { read(polled[index].fd, $0.baseAddress, $0.count) }
-                if count < 0, errno == EINTR || errno == EAGAIN { continue }
-                guard count > 0 else { polled[index].fd = -1; continue }  // the end, or an error: nothing more comes
-                kept[index].append(contentsOf: buffer[..<min(count, max(0, limits[index] + 1 - kept[index].count))])
-                if stoppingPastFirstLimit, index == 0, kept[0].count > limits[0] { break reading }
+                if !readOnce(index), stoppingPastFirstLimit, index == 0, drained.kept[0].count > limits[0] { break reading }
+            }
+            if let child {
+                var status: Int32 = 0
+                guard waitpid(child, &status, WNOHANG) == child else { continue }
+                drained.status = status
+                // It has ended: what it wrote is in the pipes now; what is still open is held by
+                // a program it left behind, which is not waited for.
+                for index in descriptors.indices where polled[index].fd >= 0 {
+                    _ = fcntl(polled[index].fd, F_SETFL, fcntl(polled[index].fd, F_GETFL) | O_NONBLOCK)
+                    while polled[index].fd >= 0 {
+                        let before = drained.kept[index].count
+                        guard readOnce(index), drained.kept[index].count > before else { break }
+                    }
+                }
+                break
+            }
+        }
+        if let child, drained.status == nil, !drained.timedOut, !(stoppingPastFirstLimit && drained.kept[0].count > limits[0]) {
+            // Every pipe ended before the child was seen to: it ends now, or soon; waited for
+            // within the deadline.
+            while drained.status == nil {
+                var status: Int32 = 0
+                let reaped = waitpid(child, &status, WNOHANG)
+                if reaped == child { drained.status = status; break }
+                if reaped < 0, errno != EINTR { break }
+                guard monotonicSeconds() < deadline else { drained.timedOut = true; break }
+                var pause = timespec(tv_sec: 0, tv_nsec: 5_000_000)
+                nanosleep(&pause, nil)
             }
         }
         if polled.count > descriptors.count, polled[descriptors.count].fd >= 0 { close(inputDescriptor) }
-        return kept
+        return drained
+    }
+
+    /// Seconds on the monotonic clock, which no change of the wall clock moves.
+    package static func monotonicSeconds() -> Double {
+        var now = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &now)
+        return Double(now.tv_sec) + Double(now.tv_nsec) / 1e9
     }
 
     /// write(2) into a pipe whose reader may be gone, with SIGPIPE blocked on this thread and a

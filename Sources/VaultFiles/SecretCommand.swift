@@ -32,8 +32,8 @@ public struct SecretCommand: Sendable {
         case notStarted(Int32)
     }
 
-    /// Runs the command with `extraArguments` after its own and `environment` added to the
-    /// tool's.
+    /// Runs the command with `extraArguments` after its own, in the tool's environment less its
+    /// credentials (``ChildEnvironment``), `environment` added.
     public func run(extraArguments: [String] = [], environment extra: [String: String] = [:],
                     timeout: Double, limit: Int = InputLimits.keyFile) throws -> Outcome {
         let argv = arguments + extraArguments
@@ -46,7 +46,7 @@ public struct SecretCommand: Sendable {
         guard hvt_pipe2(&pipeEnds, O_CLOEXEC) == 0 else { throw AtomicFile.ioError("could not make a pipe for a key command") }
         let (readEnd, writeEnd) = (pipeEnds[0], pipeEnds[1])
         defer { close(readEnd) }
-        let environment = ProcessInfo.processInfo.environment.merging(extra) { $1 }.map { "\($0.key)=\($0.value)" }
+        let environment = ChildEnvironment.minimal(from: ProcessInfo.processInfo.environment, adding: extra).map { "\($0.key)=\($0.value)" }
         let (pid, spawned) = ChildProcess.spawn(argv, environment: environment, searchingPath: true,
                                                 input: nil, output: writeEnd, errors: nil)
         close(writeEnd)
@@ -54,15 +54,33 @@ public struct SecretCommand: Sendable {
 
         var length = 0
         var problem: Outcome?
+        var status: Int32 = 0
+        var ended = false
         let deadline = Date().addingTimeInterval(timeout)
         let buffer = try SecretBytes(count: limit + 1) { buffer in
             while length <= limit {
                 let left = deadline.timeIntervalSinceNow
                 guard left > 0 else { problem = .timedOut; return }
                 var poller = pollfd(fd: readEnd, events: Int16(POLLIN), revents: 0)
-                let ready = poll(&poller, 1, Int32(min(left, 1) * 1000) + 1)
+                let ready = poll(&poller, 1, Int32(min(left, 0.02) * 1000) + 1)
                 if ready < 0, errno == EINTR { continue }
-                if ready <= 0 { continue }
+                if ready == 0 {
+                    // Nothing to read: has it ended? Then what it printed is all in the pipe, and
+                    // a program it left in the background holding the pipe (`sleep 600 &`) is
+                    // not waited for (issue 44).
+                    guard waitpid(pid, &status, WNOHANG) == pid else { continue }
+                    ended = true
+                    _ = fcntl(readEnd, F_SETFL, fcntl(readEnd, F_GETFL) | O_NONBLOCK)
+                    while length <= limit {
+                        let count = Glibc.read(readEnd, buffer.baseAddress! + length, buffer.count - length)
+                        if count < 0, errno == EINTR { continue }
+                        if count <= 0 { return }
+                        length += count
+                    }
+                    problem = .printedTooMuch
+                    return
+                }
+                if ready < 0 { continue }
                 let count = Glibc.read(readEnd, buffer.baseAddress! + length, buffer.count - length)
                 if count < 0, errno == EINTR { continue }
                 if count <= 0 { return }
@@ -70,10 +88,8 @@ public struct SecretCommand: Sendable {
             }
             problem = .printedTooMuch
         }
-        var status: Int32 = 0
         // Its output ends when it closes it, which need not be when it ends (`exec >&-; sleep`):
         // it is waited for within the same deadline, then killed, or the tool waited forever.
-        var ended = false
         while problem == nil, !ended {
             let reaped = waitpid(pid, &status, WNOHANG)
             if reaped == pid { ended = true } else if reaped < 0, errno != EINTR { break }
@@ -82,7 +98,7 @@ public struct SecretCommand: Sendable {
             var pause = timespec(tv_sec: 0, tv_nsec: 10_000_000)
             nanosleep(&pause, nil)
         }
-        if problem != nil { kill(pid, SIGKILL) }
+        if problem != nil, !ended { kill(pid, SIGKILL) }
         if !ended { while waitpid(pid, &status, 0) < 0, errno == EINTR {} }
         if let problem { return problem }
         guard status & 0x7f == 0 else { return .killed(status & 0x7f) }

@@ -257,12 +257,18 @@ struct CredentialProcess: Sendable {
 
     init(command: String, profile: String, environment: [String: String]) throws {
         self.profile = profile
-        self.environment = environment
+        // Never the credentials the tool holds (issue 44): a process that prints credentials
+        // needs its profile's settings, not another source's secret.
+        self.environment = ChildEnvironment.minimal(from: environment)
         guard let words = Self.split(command), !words.isEmpty else {
             throw VaultError.credentialSourceFailed("the credential_process of profile '\(profile)'", "the command has an unbalanced quote or is empty")
         }
         arguments = words
     }
+
+    /// How long it may take, as long as a key command (botocore waits forever; a job engine's
+    /// run would then hang until the engine's own limit, holding its shard).
+    static let timeoutSeconds = 30.0
 
     var what: String { "the credential_process of profile '\(profile)' (\(arguments[0]))" }
 
@@ -270,7 +276,7 @@ struct CredentialProcess: Sendable {
         let child: ChildProcess
         do {
             child = try ChildProcess.run(try executable(), arguments: Array(arguments.dropFirst()), environment: environment, input: nil,
-                                         outputLimit: answerLimit, errorLimit: nil)
+                                         outputLimit: answerLimit, errorLimit: nil, timeout: Self.timeoutSeconds)
         } catch is ChildProcessStartError {
             throw VaultError.credentialSourceFailed(what, "could not be started")
         }
@@ -281,6 +287,7 @@ struct CredentialProcess: Sendable {
         case .exited(0): break
         case .exited(let status): throw VaultError.credentialSourceFailed(what, "exited with status \(status)")
         case .killed(let signal): throw VaultError.credentialSourceFailed(what, "was killed by signal \(signal)")
+        case .timedOut: throw VaultError.credentialSourceFailed(what, "did not finish within \(Int(Self.timeoutSeconds)) seconds")
         }
         guard let object = jsonObject(received) else {
             throw VaultError.credentialSourceFailed(what, "its output is not a JSON object")

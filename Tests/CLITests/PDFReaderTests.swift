@@ -35,7 +35,7 @@ import VaultFiles
         child.standardOutput = output
         child.standardError = errors
         try child.run()
-        let read = ChildProcess.drain([output.fileHandleForReading.fileDescriptor, errors.fileHandleForReading.fileDescriptor], keeping: bounds)
+        let read = ChildProcess.drain([output.fileHandleForReading.fileDescriptor, errors.fileHandleForReading.fileDescriptor], keeping: bounds).kept
         child.waitUntilExit()
         return (child, read)
     }
