@@ -28,6 +28,9 @@ public struct DeclaredOutput: Sendable {
     /// The tool chose the file's name (under an output folder, a backup beside a vault): a
     /// symbolic link there was planted, not given, so it is refused rather than followed.
     public var namedByTool = false
+    /// A copy of this file (a backup): it gets that file's permissions, no more open than its
+    /// kind's (a 0600 vault's backup is 0600 whatever the umask).
+    public var copiesModeOf: String?
 
     public init(_ label: String, _ path: String?, kind: OutputKind, exclusive: Bool = false, createFolders: Bool = false, namedByTool: Bool = false) {
         self.label = label
@@ -185,10 +188,16 @@ public final class OutputWriter {
             // Never a secret (refused when declared): an ordinary array may hold it.
             staged.append((output, nil, nil, Array(bytes)))
         } else if let location {
-            staged.append((output, try StagedOutput(location, bytes: bytes, mode: output.kind.mode), nil, nil))
+            let mode = output.copiesModeOf.flatMap(Self.permissions).map { $0 & output.kind.mode } ?? output.kind.mode
+            staged.append((output, try StagedOutput(location, bytes: bytes, mode: mode, holdsSecret: output.kind == .secret), nil, nil))
         } else {
             staged.append((output, nil, try SecretBytes(copying: bytes), nil))
         }
+    }
+
+    private static func permissions(_ path: String) -> mode_t? {
+        var info = stat()
+        return stat(path, &info) == 0 ? info.st_mode & 0o777 : nil
     }
 
     public func stage(_ label: String, _ bytes: [UInt8]) throws {

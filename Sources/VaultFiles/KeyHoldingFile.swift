@@ -1,3 +1,4 @@
+internal import CFileSystem
 import Glibc
 import VaultCore
 
@@ -6,19 +7,40 @@ import VaultCore
 /// key and the new contents another key altogether (`-o parent.nsec` typed for `-o sheet.pdf`).
 /// Only small files are read, as a key file is; what counts as a key is VaultCore's rule
 /// (``KeyText``).
-enum KeyHoldingFile {
-    /// Reads `name` in `folder` when it is a regular file of at most a key file's size, and says
-    /// whether it holds a key. The bytes are read into protected memory and compared there.
+package enum KeyHoldingFile {
+    /// The extended attribute the suite sets on every secret file it writes (a key, words, a
+    /// revealed document, shares): such a file holds a key whatever its spelling (issue 44).
+    /// Where the file system keeps no user attributes, the contents alone decide.
+    static let secretAttribute = "user.household-vault-tools.secret"
+    /// How much of a file is read for a key: a key file, or the start of a larger one (a key
+    /// with a comment, JSON or an `export` line around it).
+    static let readLimit = 64 << 10
+
+    /// Reads the start of `name` in `folder` when it is a regular file, and says whether it
+    /// holds a key: the suite's own mark, or a key in any spelling the suite reads
+    /// (``KeyText``). The bytes are read into protected memory and compared there.
     static func holdsKey(_ name: String, in folder: Int32, size: Int) -> Bool {
-        guard size > 0, size <= InputLimits.keyFile else { return false }
         let descriptor = openat(folder, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC)
         guard descriptor >= 0 else { return false }
         defer { close(descriptor) }
+        if hvt_has_attribute(descriptor, secretAttribute) != 0 { return true }
+        guard size > 0 else { return false }
         var length = 0
-        guard let contents = try? SecretBytes(count: size, initialize: { buffer in
-            length = read(descriptor, buffer.baseAddress!, buffer.count)
+        guard let contents = try? SecretBytes(count: min(size, readLimit), initialize: { buffer in
+            while length < buffer.count {
+                let count = read(descriptor, buffer.baseAddress! + length, buffer.count - length)
+                if count < 0, errno == EINTR { continue }
+                guard count > 0 else { break }
+                length += count
+            }
         }), length > 0 else { return false }
         return contents.withUnsafeBytes { KeyText.holdsKey(UnsafeRawBufferPointer(rebasing: $0.prefix(length))) }
+    }
+
+    /// Marks an open file as the suite's secret; a file system without user attributes keeps
+    /// no mark, and the contents decide alone.
+    static func mark(_ descriptor: Int32) {
+        _ = hvt_set_attribute(descriptor, secretAttribute, "1")
     }
 }
 

@@ -236,6 +236,9 @@ public final class OutputLocation: @unchecked Sendable {
     public let exists: Bool
     /// Whether the file there holds a key (``KeyHoldingFile``): it is never replaced.
     public let holdsKey: Bool
+    /// The permissions of the file there now: a file replaced keeps them, made no more open
+    /// than what replaces it may be (issue 44: an in-place rewrite of a 0600 vault made it 0644).
+    public private(set) var existingMode: mode_t?
     /// The output's folder does not exist and may not be made.
     public var folderIsMissing: Bool { folder.isMissing }
 
@@ -286,6 +289,7 @@ public final class OutputLocation: @unchecked Sendable {
             }
             identity = FileIdentity(device: UInt64(info.st_dev), inode: UInt64(info.st_ino), pendingName: nil)
             holdsKey = KeyHoldingFile.holdsKey(name, in: descriptor, size: Int(info.st_size))
+            existingMode = info.st_mode & 0o777
         } else {
             identity = FileIdentity(device: folder.identity.device, inode: folder.identity.inode, pendingName: name)
             holdsKey = false
@@ -350,7 +354,12 @@ public final class StagedOutput: @unchecked Sendable {
     /// flushes it to disk. An output staged without its flush must be published with
     /// ``publishTogether(_:)``, which flushes before naming. `temporaryName`, when given, is
     /// the only name the file may have before its own.
-    public init(_ location: OutputLocation, bytes: UnsafeRawBufferPointer, mode: mode_t, flush: Bool = true, temporaryName: String? = nil) throws {
+    /// `mode` is the file's for a new file; one that replaces a file gets the permissions both
+    /// allow (a 0600 file replaced stays 0600). `holdsSecret` marks the file as the suite's own
+    /// secret (``KeyHoldingFile``), so that no later output replaces it, however it is spelled.
+    public init(_ location: OutputLocation, bytes: UnsafeRawBufferPointer, mode requestedMode: mode_t, flush: Bool = true,
+                temporaryName: String? = nil, holdsSecret: Bool = false) throws {
+        let mode = location.existingMode.map { $0 & requestedMode } ?? requestedMode
         self.location = location
         recordedTemporaryName = temporaryName
         let folder = try location.folder.opened()
@@ -371,6 +380,7 @@ public final class StagedOutput: @unchecked Sendable {
             if fstat(descriptor, &info) == 0 { inode = UInt64(info.st_ino) }
             try AtomicFile.writeAll(bytes, to: descriptor, path: location.path)
             guard fchmod(descriptor, mode) == 0 else { throw AtomicFile.ioError("could not set the mode of '\(location.path)'") }
+            if holdsSecret { KeyHoldingFile.mark(descriptor) }
             guard !flush || fsync(descriptor) == 0 else { throw AtomicFile.ioError("could not flush '\(location.path)' to disk") }
         } catch {
             discard()

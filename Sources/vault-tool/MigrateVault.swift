@@ -68,10 +68,11 @@ struct MigrateVault: ParsableCommand {
         let to = target.to
         // In place, the vault is the output by request; its backup and it are published in that
         // order, so the old bytes are safe before they are replaced.
+        var backupOutput = DeclaredOutput("backup", vault.input + backup, kind: .binary, exclusive: true, namedByTool: true)
+        backupOutput.copiesModeOf = vault.input
         let files = inPlace
             ? try CommandFiles(reads: vault.access.declaredInputs,
-                               writes: (noBackup ? [] : [DeclaredOutput("backup", vault.input + backup, kind: .binary, exclusive: true, namedByTool: true)])
-                                   + [DeclaredOutput("vault", vault.input, kind: .binary)])
+                               writes: (noBackup ? [] : [backupOutput]) + [DeclaredOutput("vault", vault.input, kind: .binary)])
             : try CommandFiles(reads: vault.declaredInputs, writes: [output.declared(.binary)], force: output.force)
         let (access, _, input) = try vault.open(diagnostics)
         let outcome = try VaultMigration.migrate(input, access: access, to: to, allowLossy: allowLossy, expectRevision: expectRevision)

@@ -1,11 +1,16 @@
-/// What counts as a key in a file an output would replace (docs/conventions.md, "Nothing
-/// lost"): what the suite's own key files hold, an `nsec1…` or `ncryptsec1…` (grouped or not),
-/// 64 hex characters (a parent, vault or master key), or 12 or more words all from BIP-39's or
-/// SLIP-0039's lists (recovery words, a share), numbered or not. The rule over bytes; reading
-/// the file is VaultFiles' (`KeyHoldingFile`).
+/// What counts as a key in text (docs/conventions.md, "Nothing lost" and "Secrets"), wherever it
+/// stands in it (issue 44: a comment line before it, `export NSEC=…`, JSON around it):
+/// - an `nsec1…` or `ncryptsec1…` (grouped or not, any case) anywhere;
+/// - 64 hex characters (a parent, vault or master key) alone on a line, or after a label and
+///   `=` or `:` (`VAULT_KEY=…`, `"vaultKey": "…",`), with or without `0x`, split by `:` or `-`
+///   or not;
+/// - 12 or more words all from BIP-39's or SLIP-0039's lists (recovery words, a share),
+///   numbered or not, on lines that hold nothing else.
+/// The rule over bytes, for a file an output would replace (VaultFiles' `KeyHoldingFile`) and
+/// for text an error would quote (``QuotedInput``).
 package enum KeyText {
-    /// Whether `text` is a key as the suite's key files hold one; compared in place (`text` is
-    /// protected memory), copying nothing out.
+    /// Whether `text` holds a key; compared in place (`text` may be protected memory), every
+    /// copy made in protected memory.
     package static func holdsKey(_ text: UnsafeRawBufferPointer) -> Bool {
         // Keys are printed and typed in groups of four ("nsec 1qyz …"): compared without spaces.
         var length = 0
@@ -14,13 +19,96 @@ package enum KeyText {
                 buffer[length] = byte
                 length += 1
             }
-        }) else { return false }
-        let isKey = compact.withUnsafeBytes { all -> Bool in
-            let key = UnsafeRawBufferPointer(rebasing: all.prefix(length))
-            if key.count == 64, key.allSatisfy(isHexDigit) { return true }
-            return startsFolded(key, "nsec1") || startsFolded(key, "ncryptsec1")
+        }) else { return true }  // no protected memory: assume the worst
+        let bech32 = compact.withUnsafeBytes { all -> Bool in
+            containsBech32Key(UnsafeRawBufferPointer(rebasing: all.prefix(length)))
         }
-        return isKey || allListWords(text)
+        return bech32 || anyLine(text, isHexKey) || allListWords(text)
+    }
+
+    /// A list word alone (a words file's line, "3. abandon"), or a line of them: text an error
+    /// must not quote even when it is shorter than a whole key.
+    package static func isListWordsOnly(_ text: UnsafeRawBufferPointer) -> Bool {
+        var words = 0, other = false
+        forEachToken(text) { token in
+            if token.allSatisfy({ (0x30...0x39).contains($0) || $0 == 0x2e || $0 == 0x29 || $0 == 0x3a }) { return }
+            if isListWord(token) { words += 1 } else { other = true }
+        }
+        return words > 0 && !other
+    }
+
+    /// An `nsec1` or `ncryptsec1`, any case, followed by at least 20 of bech32's data
+    /// characters: a key, or most of one (a typo does not make it public).
+    private static func containsBech32Key(_ text: UnsafeRawBufferPointer) -> Bool {
+        for prefix in ["nsec1", "ncryptsec1"] {
+            let folded = Array(prefix.utf8)
+            var index = 0
+            while index + folded.count <= text.count {
+                defer { index += 1 }
+                guard zip(text[(text.startIndex + index)...], folded).allSatisfy({ $0 | 0x20 == $1 }) else { continue }
+                let data = text[(text.startIndex + index + folded.count)...].prefix { Bech32.isDataCharacter($0 | 0x20) }
+                if data.count >= 20 { return true }
+            }
+        }
+        return false
+    }
+
+    /// Calls `body` with each line of `text` (without its line break) until it says yes.
+    private static func anyLine(_ text: UnsafeRawBufferPointer, _ body: (UnsafeRawBufferPointer) -> Bool) -> Bool {
+        var start = 0
+        for index in 0...text.count where index == text.count || text[index] == 0x0a || text[index] == 0x0d {
+            if index > start, body(UnsafeRawBufferPointer(rebasing: text[start..<index])) { return true }
+            start = index + 1
+        }
+        return false
+    }
+
+    /// A line that is a hex key: after white space, quotes, brackets and a final `,` or `;`
+    /// are set aside, the line is the key, or a label (letters, digits, `_`, `.`, `-`) then
+    /// `=` or `:` then the key; the key is 64 hex digits after an optional `0x`, pairs maybe
+    /// split by `:` or `-`.
+    private static func isHexKey(_ line: UnsafeRawBufferPointer) -> Bool {
+        var kept = [UInt8](repeating: 0, count: line.count)
+        defer { kept.withUnsafeMutableBytes { _ = $0.initializeMemory(as: UInt8.self, repeating: 0) } }
+        var count = 0
+        for byte in line where ![0x20, 0x09, 0x0b, 0x0c, 0x22, 0x27, 0x60, 0x7b, 0x7d, 0x5b, 0x5d].contains(byte) {
+            kept[count] = byte
+            count += 1
+        }
+        while count > 0, kept[count - 1] == 0x2c || kept[count - 1] == 0x3b { count -= 1 }
+        let compact = kept[..<count]
+        if isHexValue(compact) { return true }
+        guard let split = compact.firstIndex(where: { $0 == 0x3d || $0 == 0x3a }), split > compact.startIndex else { return false }
+        let label = compact[..<split]
+        guard label.allSatisfy({ isLabelCharacter($0) }) else { return false }
+        return isHexValue(compact[(split + 1)...])
+    }
+
+    private static func isHexValue(_ value: ArraySlice<UInt8>) -> Bool {
+        var digits = value
+        if digits.count >= 2, digits.first == 0x30, digits.dropFirst().first.map({ $0 | 0x20 }) == 0x78 { digits = digits.dropFirst(2) }
+        var hex = 0
+        for byte in digits {
+            if isHexDigit(byte) { hex += 1 } else if byte != 0x3a, byte != 0x2d { return false }
+        }
+        return hex == 64
+    }
+
+    private static func isLabelCharacter(_ byte: UInt8) -> Bool {
+        (0x30...0x39).contains(byte) || (0x61...0x7a).contains(byte | 0x20) || byte == 0x5f || byte == 0x2e || byte == 0x2d
+    }
+
+    /// Calls `body` with each token of `text` (runs of bytes between separators).
+    private static func forEachToken(_ text: UnsafeRawBufferPointer, _ body: (UnsafeRawBufferPointer) -> Void) {
+        var start: Int?
+        for index in 0...text.count {
+            if index < text.count, !isSeparator(text[index]) {
+                if start == nil { start = index }
+                continue
+            }
+            if let first = start { body(UnsafeRawBufferPointer(rebasing: text[first..<index])) }
+            start = nil
+        }
     }
 
     /// White space, a comma, and any byte of a non-ASCII character (a no-break space, a byte

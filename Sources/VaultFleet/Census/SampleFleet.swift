@@ -37,7 +37,7 @@ public enum SampleFleet {
                     line.withUnsafeBytes { buffer.copyMemory(from: $0) }
                     buffer[line.count] = 0x0a
                 }.withUnsafeBytes {
-                    try StagedOutput(OutputLocation(path: "\(path)/keys/\(id).nsec", name: "\(id).nsec", in: keys), bytes: $0, mode: 0o600, flush: false)
+                    try StagedOutput(OutputLocation(path: "\(path)/keys/\(id).nsec", name: "\(id).nsec", in: keys), bytes: $0, mode: 0o600, flush: false, holdsSecret: true)
                 })
                 manifest += Array("{\"vault\": \"vaults/\(id).vault\", \"keyFile\": \"keys/\(id).nsec\"}\n".utf8)
             }
