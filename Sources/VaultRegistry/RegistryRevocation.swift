@@ -177,8 +177,10 @@ extension DeviceRegistry {
     public struct Unmatched: Sendable, Equatable {
         /// The entry's place in the list given (1-based); the tool turns it into a line number.
         public let item: Int
-        /// The entry as the registry compares it: `USER_DID#DEVICE_ID`, a key's hex, a DID.
-        public let entry: String
+        /// The entry as the registry compares it: `USER_DID#DEVICE_ID`, a key's hex, a DID; quoted
+        /// only through ``QuotedInput``, which withholds one that reads as a secret (a parent or
+        /// vault key given as the list).
+        public let entry: QuotedInput
         /// For a device: whether its user is registered at all.
         public let userKnown: Bool
         /// For a device whose user is registered: that user's devices closest to the one typed
@@ -209,7 +211,7 @@ extension DeviceRegistry {
         /// These conversations would have no active admin device left.
         case wouldLeaveConversationsWithoutAdmin([String])
         /// These listed entries are not in the registry.
-        case unmatched([String])
+        case unmatched([QuotedInput])
         /// The batch would revoke `devices` of the registry's `active` devices, more than `limit`.
         case tooLarge(devices: Int, active: Int, limit: Share)
         /// The run expected to revoke `expected` devices, and the batch has `devices`.
@@ -229,7 +231,8 @@ extension DeviceRegistry {
         /// The ids the guard rail is about.
         public var ids: [String] {
             switch self {
-            case .wouldLeaveUsersWithoutDevice(let ids), .wouldLeaveConversationsWithoutAdmin(let ids), .unmatched(let ids): ids
+            case .wouldLeaveUsersWithoutDevice(let ids), .wouldLeaveConversationsWithoutAdmin(let ids): ids
+            case .unmatched(let entries): entries.map(\.reported)
             case .tooLarge, .unexpectedCount: []
             }
         }
@@ -241,7 +244,7 @@ extension DeviceRegistry {
             case .wouldLeaveConversationsWithoutAdmin(let conversations):
                 "\(conversations.count) conversation\(conversations.count == 1 ? "" : "s") would be left with no active admin device (\(Self.sample(conversations)))"
             case .unmatched(let entries):
-                "\(entries.count) listed entr\(entries.count == 1 ? "y is" : "ies are") not in the registry (\(Self.sample(entries)))"
+                "\(entries.count) listed entr\(entries.count == 1 ? "y is" : "ies are") not in the registry (\(Self.sample(entries.map(\.reported))))"
             case .tooLarge(let devices, let active, let limit):
                 "the batch would revoke \(devices) of the registry's \(active) active device\(active == 1 ? "" : "s") (\(Share(devices, of: active).text)), more than \(limit.text)"
             case .unexpectedCount(let expected, let devices):
@@ -463,12 +466,12 @@ extension DeviceRegistry {
                 let devices = found.count < suggestedUnmatched
                     ? try db.strings("SELECT device_id FROM user_devices WHERE user_did = ?", [.text(pair.user)]) : []
                 let known = found.count < suggestedUnmatched ? !devices.isEmpty : try db.bool("SELECT count(*) FROM user_devices WHERE user_did = ?", [.text(pair.user)])
-                found.append(Unmatched(item: index + 1, entry: "\(pair.user)#\(pair.device)", userKnown: known,
+                found.append(Unmatched(item: index + 1, entry: QuotedInput("\(pair.user)#\(pair.device)"), userKnown: known,
                                        closest: EditDistance.closest(to: pair.device, among: devices, count: 3)))
             }
             return found
         case .user(let did):
-            return [Unmatched(item: 1, entry: did, userKnown: false, closest: [])]
+            return [Unmatched(item: 1, entry: QuotedInput(did), userKnown: false, closest: [])]
         case .notSeenSince:
             return []
         case .signatureKeys(let keys):
@@ -478,7 +481,7 @@ extension DeviceRegistry {
                     if case .bytes(let key) = row[row.columns[0]] { key } else { nil }
                 })
             return keys.enumerated().compactMap { index, key in
-                missing.remove(key) == nil ? nil : Unmatched(item: index + 1, entry: Hex.encode(key), userKnown: false, closest: [])
+                missing.remove(key) == nil ? nil : Unmatched(item: index + 1, entry: QuotedInput(Hex.encode(key)), userKnown: false, closest: [])
             }
         }
     }

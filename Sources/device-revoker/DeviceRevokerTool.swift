@@ -60,11 +60,9 @@ func readNumberedList(_ path: String, what: String) throws -> [(line: Int, text:
     return entries
 }
 
-/// At most the first 100 characters of an input, for a message: a 5 MB line must not become a
-/// 5 MB error.
-func quoted(_ text: String) -> String {
-    text.count > 100 ? "'\(text.prefix(100))…'" : "'\(text)'"
-}
+/// An input as a message quotes it (``QuotedInput``): at most its first 100 characters, and
+/// never one that reads as a key, words or a share.
+func quoted(_ text: String) -> String { QuotedInput(text).description }
 
 /// Operations as JSON Lines.
 func operationLines(_ operations: [JSONValue]) -> [UInt8] {

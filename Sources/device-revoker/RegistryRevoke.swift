@@ -99,7 +99,8 @@ extension Registry {
                     guard let pair = DeviceRegistry.deviceReference(entry) else {
                         let problem = DeviceRegistry.deviceReferenceProblem(entry) ?? "it cannot be read"
                         throw ToolError(.invalidInput, "\(place): \(quoted(entry)) is not USER_DID#DEVICE_ID: \(problem)".displaySafe,
-                                        hint: entry.contains("#") ? nil : "to revoke every device of a user, give --user \(quoted(entry))".displaySafe)
+                                        hint: entry.contains("#") || QuotedInput(entry).isWithheld ? nil
+                                            : "to revoke every device of a user, give --user \(ShellWord.quoted(entry))".displaySafe)
                     }
                     return pair
                 }
@@ -145,8 +146,8 @@ extension Registry {
             let lines = unmatched.prefix(limit).map { entry -> String in
                 let place = places.indices.contains(entry.item - 1) ? places[entry.item - 1] : "entry \(entry.item)"
                 let near = !entry.closest.isEmpty ? "; closest: " + entry.closest.joined(separator: ", ")
-                    : entry.entry.contains("#") && !entry.userKnown ? "; no such user" : ""
-                return "  \(place): \(quoted(entry.entry))\(near)".displaySafe + "\n"
+                    : (entry.entry.shown?.contains("#") ?? false) && !entry.userKnown ? "; no such user" : ""
+                return "  \(place): \(entry.entry)\(near)".displaySafe + "\n"
             }
             let more = unmatched.count > limit ? "  … and \(unmatched.count - limit) more (--json lists them all)\n" : ""
             return "not found:\n" + lines.joined() + more
@@ -201,7 +202,7 @@ extension Registry {
                 ("alreadyRevoked", .int(radius.alreadyRevoked)), ("notFound", .int(radius.notFound)),
                 ("unmatched", .array(radius.unmatched.map { entry in
                     .object([("where", .string(places.indices.contains(entry.item - 1) ? places[entry.item - 1] : "entry \(entry.item)")),
-                             ("entry", .string(entry.entry)), ("userKnown", .bool(entry.userKnown)),
+                             ("entry", .string(entry.entry.reported)), ("userKnown", .bool(entry.userKnown)),
                              ("closest", .array(entry.closest.map(JSONValue.string)))])
                 })),
                 ("sparedLastDevices", .int(radius.sparedLastDevices)),

@@ -1,0 +1,48 @@
+/// Text read from an input that a message, a report or a refusal quotes back (a list file's
+/// line, a value read from a file or a server): quoted whole when it is public, and never shown
+/// when it holds a key, recovery words or a share in any spelling the suite reads
+/// (``KeyText``), or is nothing but list words (a words file's line): then only where it was
+/// and a fingerprint that tells two such lines apart are said (issue 44: a parent key given as
+/// the devices file was printed whole in the refusal). Every quote of input goes through this
+/// type, so a command written tomorrow cannot quote a secret by forgetting a check; escaping for
+/// the terminal is still the renderer's (Diagnostics), over the whole message.
+public struct QuotedInput: CustomStringConvertible, Sendable, Hashable {
+    /// The text as it may be shown (at most ``maximumCharacters``, then "…"); nil when it is
+    /// withheld.
+    public let shown: String?
+    /// When withheld: the first eight hex digits of the text's SHA-256, which identify a line
+    /// without revealing it.
+    public let fingerprint: String?
+
+    /// How much of a long input is quoted: a 5 MB line must not become a 5 MB error.
+    public static let maximumCharacters = 100
+
+    public init(_ text: String) {
+        var bytes = Array(text.utf8)
+        defer { bytes.zeroize() }
+        let secret = bytes.withUnsafeBytes { KeyText.holdsKey($0) || KeyText.isListWordsOnly($0) }
+        if secret {
+            shown = nil
+            fingerprint = Hex.encode(Array(SHA256.hash(bytes).prefix(4)))
+        } else {
+            shown = text.count > Self.maximumCharacters ? String(text.prefix(Self.maximumCharacters)) + "…" : text
+            fingerprint = nil
+        }
+    }
+
+    /// Whether it is withheld as a secret.
+    public var isWithheld: Bool { shown == nil }
+
+    /// `'text'`, or what stands for a withheld one.
+    public var description: String {
+        if let shown { return "'\(shown)'" }
+        return "(not shown: it reads as a key, recovery words or a share; SHA-256 \(fingerprint ?? "")…)"
+    }
+
+    /// As a JSON report gives it: the text, or what stands for it.
+    public var reported: String { shown ?? description }
+}
+
+extension QuotedInput: ExpressibleByStringLiteral {
+    public init(stringLiteral text: String) { self.init(text) }
+}

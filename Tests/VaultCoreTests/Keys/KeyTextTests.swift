@@ -1,0 +1,53 @@
+import Testing
+@testable import VaultCore
+@testable import VaultSQLite
+
+/// What counts as a key in text (issue 44), wherever it stands, and the quote of input that
+/// withholds one.
+@Suite struct KeyTextTests {
+    static let nsec = "nsec1vl029mgpspedva04g90vltkh6fvh240zqtv9k0t9af8935ke9laqsnlfe5"
+    static let hex = String(repeating: "0b6419d7", count: 8)
+
+    static func holds(_ text: String) -> Bool { Array(text.utf8).withUnsafeBytes { KeyText.holdsKey($0) } }
+
+    @Test(arguments: [
+        nsec, nsec.uppercased(), "# the family key\n\(nsec)\n", "export NSEC=\(nsec)", "{\"nsec\": \"\(nsec)\"}",
+        "parent:\n  key: \(nsec)\n", "nsec 1vl0 29mg pspe dva0 4g90 vltk h6fv h240", hex, "0x\(hex)", "0X\(hex.uppercased())",
+        stride(from: 0, to: 64, by: 2).map { String(Array(hex)[$0..<$0 + 2]) }.joined(separator: ":"),
+        "VAULT_KEY=\(hex)", "vault_key: 0x\(hex)", "  \"vaultKey\": \"\(hex)\",", "# key\n\(hex)\n",
+        "legal winner thank year wave sausage worth useful legal winner thank yellow",
+        "1. legal\n2. winner\n3. thank\n4. year\n5. wave\n6. sausage\n7. worth\n8. useful\n9. legal\n10. winner\n11. thank\n12. yellow\n",
+    ])
+    func aKeyInAnySpellingIsFound(_ text: String) {
+        #expect(Self.holds(text))
+    }
+
+    @Test(arguments: [
+        "", "hello", "pubkey \(hex)", "{\"id\":\"x\",\"sha256\":\"\(hex)\"}", "did:plc:abc#\(hex)", "nsec1 is how keys begin",
+        String(repeating: "ab", count: 33), "Family key share 1 of 3", "legal winner thank year",
+    ])
+    func publicTextIsNot(_ text: String) {
+        #expect(!Self.holds(text))
+    }
+
+    @Test func aQuoteWithholdsASecretAndKeepsThePublic() {
+        for secret in [Self.nsec, Self.hex, "3. legal", "abandon"] {
+            let quoted = QuotedInput(secret)
+            #expect(quoted.isWithheld && !quoted.description.contains(secret), "\(secret)")
+            #expect(quoted.fingerprint?.count == 8)
+        }
+        #expect(QuotedInput("did:plc:abc#ipad").description == "'did:plc:abc#ipad'")
+        #expect(QuotedInput(String(repeating: "x", count: 500)).shown?.count == 101)
+        #expect(QuotedInput(Self.nsec) == QuotedInput(Self.nsec) && QuotedInput(Self.nsec) != QuotedInput(Self.hex))
+    }
+
+    @Test func sqlitesSideFilesAreKnownByTheirHeaders() {
+        #expect(SideFiles.isSQLiteHeader([0xd9, 0xd5, 0x05, 0xf9, 0x20, 0xa1, 0x63, 0xd7, 0, 0], suffix: "-journal"))
+        #expect(SideFiles.isSQLiteHeader([UInt8](repeating: 0, count: 28), suffix: "-journal"))
+        #expect(SideFiles.isSQLiteHeader([0x37, 0x7f, 0x06, 0x82, 0, 0x2d, 0xe2, 0x18], suffix: "-wal"))
+        #expect(SideFiles.isSQLiteHeader([0x18, 0xe2, 0x2d, 0x00, 1, 0, 0, 0], suffix: "-shm"))
+        for suffix in ["-journal", "-wal", "-shm"] {
+            #expect(!SideFiles.isSQLiteHeader(Array(Self.nsec.utf8), suffix: suffix))
+        }
+    }
+}
