@@ -1,3 +1,4 @@
+import Glibc
 import VaultCore
 
 /// The rule every command's files obey (issue 16): no output is the same file as an input or as
@@ -42,8 +43,14 @@ extension FileSet {
     /// log and shared memory), which it creates, rewrites and deletes on its own: each is an
     /// output of every command that opens the database, so no input or other output may be one
     /// of them. `owner` names the database in messages ("the registry", "the journal").
+    /// Named as SQLite names them: beside the database's resolved path, since SQLite follows a
+    /// symbolic link to the database (issue 44: `--ops` at the target's journal passed the check
+    /// that compared the link's).
     public static func databaseSideFiles(of path: String, owner: String) -> [Input] {
-        ["journal", "wal", "shm"].map { Input("\(owner)'s \($0) file", path + "-" + $0) }
+        var info = stat()
+        let isLink = lstat(path, &info) == 0 && info.st_mode & S_IFMT == S_IFLNK
+        let target = isLink ? ResolvedPath.realPath(path) ?? path : path
+        return ["journal", "wal", "shm"].map { Input("\(owner)'s \($0) file", target + "-" + $0) }
     }
 }
 

@@ -74,7 +74,9 @@ package final class SQLiteDatabase: @unchecked Sendable {
     /// Opens the file at `path`, always a file: `busyTimeout` is how long a statement waits
     /// for a lock another connection holds (0: it fails at once, SQLITE_BUSY). Foreign keys
     /// are enforced.
+    /// Its side files are claimed first (``SideFiles``), for reading too.
     package convenience init(path: String, access: Access, busyTimeout seconds: Int = 0) throws {
+        try SideFiles.claim(path)
         try self.init(name: Self.fileName(path), path: path, access: access, busyTimeout: seconds)
     }
 

@@ -1,0 +1,79 @@
+import Glibc
+import VaultCore
+
+/// SQLite's side files of a database, claimed before it is opened, for reading too (issue 44):
+/// SQLite takes a file at `NAME-journal` for a hot journal and deletes it, and overwrites one at
+/// `NAME-wal` or `NAME-shm`, whatever it holds. A read-only `registry log` deleted a key file
+/// copied there. So a side file that is there must be SQLite's own, by its header, or empty;
+/// anything else (a key file, a report, a FIFO) is refused before SQLite sees it. The names
+/// are the database's resolved path's: SQLite follows a symbolic link to the database and keeps
+/// its side files beside the target.
+package enum SideFiles {
+    /// The side files of the database at `path`: its resolved path (when it exists) with each
+    /// suffix.
+    package static func paths(of path: String) -> [(suffix: String, path: String)] {
+        let target = resolved(path)
+        return ["-journal", "-wal", "-shm"].map { ($0, target + $0) }
+    }
+
+    /// Refuses a side file of `path` that is not SQLite's.
+    package static func claim(_ path: String) throws {
+        for (suffix, side) in paths(of: path) {
+            var info = stat()
+            guard lstat(side, &info) == 0 else { continue }
+            guard info.st_mode & S_IFMT == S_IFREG else { throw VaultError.foreignSideFile(side, of: path, "is not a regular file") }
+            guard info.st_size > 0 else { continue }
+            guard let header = readHeader(side), isSQLiteHeader(header, suffix: suffix) else {
+                throw VaultError.foreignSideFile(side, of: path, "is not a file SQLite made")
+            }
+        }
+    }
+
+    /// Whether `header` (the file's first bytes) begins a file SQLite keeps as `suffix`:
+    /// a rollback journal's magic, or its header zeroed (a journal kept after a commit); a
+    /// write-ahead log's magic (either byte order flag); a WAL index's version, or zeros.
+    static func isSQLiteHeader(_ header: [UInt8], suffix: String) -> Bool {
+        switch suffix {
+        case "-journal":
+            return header.starts(with: [0xd9, 0xd5, 0x05, 0xf9, 0x20, 0xa1, 0x63, 0xd7]) || header.prefix(28).allSatisfy { $0 == 0 }
+        case "-wal":
+            return header.starts(with: [0x37, 0x7f, 0x06, 0x82]) || header.starts(with: [0x37, 0x7f, 0x06, 0x83])
+        default:
+            // The WAL index header's iVersion, 3007000, in the machine's byte order.
+            let version = UInt32(3_007_000)
+            let little = (0..<4).map { UInt8(truncatingIfNeeded: version >> (8 * $0)) }
+            return header.starts(with: little) || header.starts(with: little.reversed()) || header.prefix(48).allSatisfy { $0 == 0 }
+        }
+    }
+
+    private static func readHeader(_ path: String) -> [UInt8]? {
+        let descriptor = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC)
+        guard descriptor >= 0 else { return nil }
+        defer { close(descriptor) }
+        var header = [UInt8](repeating: 0, count: 48)
+        let count = header.withUnsafeMutableBytes { read(descriptor, $0.baseAddress, $0.count) }
+        guard count > 0 else { return nil }
+        return Array(header.prefix(count))
+    }
+
+    /// A database named through a symbolic link has its side files beside the link's target;
+    /// any other keeps the name given (a link among the folders leads to the same files).
+    private static func resolved(_ path: String) -> String {
+        var info = stat()
+        guard lstat(path, &info) == 0, info.st_mode & S_IFMT == S_IFLNK, let real = realpath(path, nil) else { return path }
+        defer { free(real) }
+        return String(cString: real)
+    }
+}
+
+extension VaultError.Code {
+    /// A file where SQLite keeps a database's journal, log or index is not SQLite's.
+    public static let foreignSideFile = VaultError.Code(name: "foreignSideFile", category: .refused)
+}
+
+extension VaultError {
+    static func foreignSideFile(_ side: String, of database: String, _ problem: String, file: String = #fileID, line: UInt = #line) -> VaultError {
+        VaultError(.foreignSideFile, "'\(side)' \(problem), where SQLite keeps the side file of '\(database)' and would delete or overwrite it; nothing was opened",
+                   hint: "move that file away (it may be a key or another program's file), then run the command again", file: file, line: line)
+    }
+}
