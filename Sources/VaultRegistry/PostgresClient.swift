@@ -2,6 +2,7 @@ internal import CLibPQ
 import FoundationEssentials
 import Glibc
 import VaultCore
+import VaultFiles
 
 /// The one owner of libpq (PostgreSQL's own client): a connection, its results and COPY. Every
 /// result status goes through ``check(_:_:)``; every pointer is freed here.
@@ -26,6 +27,7 @@ final class PostgresClient {
     /// Connects; libpq fills what `connection` leaves out from the `PG*` variables, the
     /// password file and the service file, as psql does.
     init(connection text: String) throws {
+        try Self.requireRegularConfiguration(ProcessInfo.processInfo.environment)
         // The client encoding is set here, after the user's string: our text is UTF-8 whatever
         // the database's encoding is.
         let keywords = ["dbname", "fallback_application_name", "client_encoding"], values = [text, "device-revoker", "UTF8"]
@@ -47,6 +49,26 @@ final class PostgresClient {
     }
 
     deinit { PQfinish(connection) }
+
+    /// The files libpq reads on its own before it connects (the service files, the password
+    /// file), where they are: each must be a regular file, since libpq would wait forever on a
+    /// FIFO's first read and read /dev/zero until memory ran out (issue 44). A file that is
+    /// not there is libpq's to pass over.
+    static func requireRegularConfiguration(_ environment: [String: String]) throws {
+        let home = environment["HOME"].map { $0.hasSuffix("/") ? String($0.dropLast()) : $0 }
+        let files: [(String?, String)] = [
+            (environment["PGSERVICEFILE"] ?? home.map { "\($0)/.pg_service.conf" }, "the PostgreSQL service file"),
+            (environment["PGSYSCONFDIR"].map { "\($0)/pg_service.conf" } ?? "/etc/postgresql-common/pg_service.conf", "the system's PostgreSQL service file"),
+            (environment["PGPASSFILE"] ?? home.map { "\($0)/.pgpass" }, "the PostgreSQL password file"),
+        ]
+        for case let (path?, what) in files {
+            do {
+                try AtomicFile.requireRegularFileIfPresent(path, what: what)
+            } catch let error as VaultError {
+                throw error.withContext(hint: "point PGSERVICEFILE, PGSYSCONFDIR or PGPASSFILE at a regular file, or unset it")
+            }
+        }
+    }
 
     /// Whether a registry name is a libpq connection string rather than a file name: a
     /// `postgresql://` or `postgres://` URI (any case), or text that starts as a key/value pair

@@ -128,7 +128,14 @@ struct CredentialChain: Sendable {
                                                       signedWith: source.credentials, what: what)
     }
 
+    /// The longest chain of roles followed (botocore follows any, recursively: 5,000 chained
+    /// profiles crashed the tool's stack). A real chain has two or three.
+    static let maximumRoleChain = 32
+
     private func credentials(ofSourceProfile name: String, visited: [String], for what: String) throws -> ExpiringCredentials {
+        guard visited.count < Self.maximumRoleChain else {
+            throw VaultError.credentialSourceFailed(what, "its source_profile chain is longer than \(Self.maximumRoleChain) roles")
+        }
         guard let profile = settings.profile(name) else {
             throw VaultError.credentialSourceFailed(what, "its source_profile '\(name)' does not exist")
         }

@@ -70,15 +70,22 @@ package final class CredentialProvider: Sendable {
     /// The credentials to sign with now, fetched first or again when they near their expiry.
     package func current() throws -> SigV4.Credentials {
         try state.withLock { state in
+            let now = clock()
             guard let resolved = state.resolved, let current = state.current else {
                 let resolved = try resolve()
-                state.resolved = resolved
-                state.current = resolved.first
                 state.fetches += 1
-                return resolved.first.credentials
+                var first = resolved.first
+                // Expired when given: fetched again once, as botocore refreshes before first use.
+                if Self.isExpired(first, at: now) {
+                    state.fetches += 1
+                    first = try resolved.fetchAgain()
+                    try Self.requireUnexpired(first, at: now, source: resolved.source)
+                }
+                state.resolved = resolved
+                state.current = first
+                return first.credentials
             }
             guard let expiration = current.expiration else { return current.credentials }
-            let now = clock()
             let left = expiration.timeIntervalSince(now)
             guard left < Self.advisoryRefresh else { return current.credentials }
             let mandatory = left < Self.mandatoryRefresh
@@ -86,6 +93,7 @@ package final class CredentialProvider: Sendable {
             do {
                 state.fetches += 1
                 let fresh = try resolved.fetchAgain()
+                try Self.requireUnexpired(fresh, at: now, source: resolved.source)
                 state.current = fresh
                 state.quietUntil = nil
                 return fresh.credentials
@@ -107,6 +115,19 @@ package final class CredentialProvider: Sendable {
             let fresh = try resolved.fetchAgain()
             state.current = fresh
             return Self.same(fresh.credentials, used) ? nil : fresh.credentials
+        }
+    }
+
+    private static func isExpired(_ credentials: ExpiringCredentials, at now: Date) -> Bool {
+        credentials.expiration.map { $0 <= now } ?? false
+    }
+
+    /// Credentials still expired after a refresh are an error, as botocore's ("the refreshed
+    /// credentials are still expired"): used, every request was refused and made another fetch
+    /// (issue 44).
+    private static func requireUnexpired(_ credentials: ExpiringCredentials, at now: Date, source: String) throws {
+        guard !isExpired(credentials, at: now) else {
+            throw VaultError.credentialSourceFailed(source, "gave credentials that were still expired after a refresh")
         }
     }
 
