@@ -1,0 +1,384 @@
+"""Promises kept by construction (issue 44): what leaks a secret or deletes a key file, swept
+over every tool rather than the cases a report named.
+
+- No tool leaves a core file, whatever `ulimit -c` says (ProcessHardening, at ToolMain's start).
+- A child (a key command, a profile's credential_process) gets none of the tool's credentials,
+  and one it leaves in the background holding its pipe does not hold the tool.
+- No refusal quotes a secret given where a list, a vault, a plan or a share was expected
+  (QuotedInput), for every kind of secret and every file option of every command.
+- A file holding a key in any spelling the suite reads, or a secret the suite wrote, is never
+  replaced; a replaced file keeps its mode.
+- SQLite's side files of a database only read are claimed: a key file there is refused, never
+  deleted; a database named through a link has its side files checked at the target.
+"""
+import json
+import os
+import resource
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from mnemonic import Mnemonic
+
+from vaultref import Household, nip19_encode
+from workspace import BIN, FIXTURES, CORPUS, wait_until
+
+TOOLS = ["vault-tool", "recovery-sheet", "rotation-planner", "device-revoker", "device-link"]
+PARENT = Household(bytes(range(1, 33)))
+VAULT_KEY_HEX = PARENT.vault_key.hex()
+WORDS = Mnemonic("english").to_mnemonic(PARENT.secret)
+
+
+def secret_forms():
+    """Every form in which a leak of the test's secrets would show."""
+    return [PARENT.nsec, PARENT.nsec.upper(), PARENT.secret.hex(), VAULT_KEY_HEX, VAULT_KEY_HEX.upper(),
+            " ".join(WORDS.split()[:3]), WORDS.split()[5]]
+
+
+# Every kind of secret a person may give where a list, a vault or a plan was expected, as the
+# suite reads them and as people keep them.
+SECRET_FILES = {
+    "nsec": PARENT.nsec + "\n",
+    "nsec-grouped": " ".join(PARENT.nsec[i:i + 4] for i in range(0, len(PARENT.nsec), 4)) + "\n",
+    "nsec-commented": "# the Garcia family's key\n" + PARENT.nsec + "\n",
+    "nsec-export": f"export NSEC={PARENT.nsec}\n",
+    "nsec-json": json.dumps({"nsec": PARENT.nsec}) + "\n",
+    "vault-key": VAULT_KEY_HEX + "\n",
+    "vault-key-0x": "0x" + VAULT_KEY_HEX + "\n",
+    "vault-key-colons": ":".join(VAULT_KEY_HEX[i:i + 2] for i in range(0, 64, 2)) + "\n",
+    "parent-hex": PARENT.secret.hex() + "\n",
+    "words": WORDS + "\n",
+    "words-numbered": "".join(f"{n}. {w}\n" for n, w in enumerate(WORDS.split(), 1)),
+}
+
+
+def leaked(text):
+    return [form for form in secret_forms() if form in text]
+
+
+def leaf_commands():
+    """Every leaf command of every tool with its file arguments, from the tools' own help."""
+    found = []
+    for tool in TOOLS:
+        result = subprocess.run([str(BIN / tool), "--experimental-dump-help"], capture_output=True, timeout=20)
+        assert result.returncode == 0, result.stderr
+
+        def walk(command, path):
+            subcommands = [sub for sub in command.get("subcommands") or [] if sub.get("shouldDisplay", True)]
+            if not subcommands and path[-1] != "help":
+                files = []
+                for argument in command.get("arguments") or []:
+                    if argument.get("kind") == "flag" or argument.get("valueName") not in FILE_VALUES:
+                        continue
+                    names = [n["name"] for n in argument.get("names") or [] if n.get("kind") == "long"]
+                    files.append(f"--{names[0]}" if names else None)
+                found.append((path, files))
+            for sub in subcommands:
+                walk(sub, path + [sub["commandName"]])
+
+        walk(json.loads(result.stdout)["command"], [tool])
+    return found
+
+
+FILE_VALUES = {"FILE", "DB", "MANIFEST", "VAULT", "IMAGE", "SHARE", "PLAN", "EARLIER", "LATER"}
+LEAVES = leaf_commands()
+
+
+def test_the_sweep_reads_every_tool():
+    assert {path[0] for path, _ in LEAVES} == set(TOOLS)
+    assert sum(len(files) for _, files in LEAVES) >= 60, LEAVES
+
+
+@pytest.mark.parametrize("kind", sorted(SECRET_FILES))
+def test_no_command_quotes_a_secret_given_as_any_file(tmp_path, kind):
+    """Each file argument of each command, given each kind of secret: nothing the command says
+    (standard error always, standard output when it refuses) holds the secret in any form."""
+    secret = tmp_path / "given.txt"
+    secret.write_text(SECRET_FILES[kind])
+    secret.chmod(0o600)
+    subprocess.run([str(BIN / "device-revoker"), "registry", "init", "--db", str(tmp_path / "r.sqlite")], check=True, capture_output=True)
+    ran = 0
+    for path, files in LEAVES:
+        for option in files:
+            argv = [str(BIN / path[0]), *path[1:]] + ([option, str(secret)] if option else [str(secret)])
+            # Enough of the rest for most commands to reach the file: a registry, a key, a reason.
+            extras = {"--db": str(tmp_path / "r.sqlite"), "--reason": "lost", "--to": "2"}
+            for name, value in extras.items():
+                if name != option and name in HELP_OPTIONS.get(tuple(path), ()):
+                    argv += [name, value]
+            result = subprocess.run(argv, capture_output=True, text=True, errors="replace", cwd=tmp_path, timeout=60, stdin=subprocess.DEVNULL)
+            ran += 1
+            said = result.stderr + (result.stdout if result.returncode != 0 else "")
+            assert not leaked(said), f"{' '.join(path)} {option or '(positional)'} given {kind}: exit {result.returncode}\n{said}"
+    assert ran >= 60
+
+
+def help_options():
+    """Each leaf's long option names, for the sweep's extras."""
+    options = {}
+    for tool in TOOLS:
+        result = subprocess.run([str(BIN / tool), "--experimental-dump-help"], capture_output=True, timeout=20)
+
+        def walk(command, path):
+            names = {f"--{n['name']}" for a in command.get("arguments") or [] for n in a.get("names") or [] if n.get("kind") == "long"}
+            options[tuple(path)] = names
+            for sub in command.get("subcommands") or []:
+                walk(sub, path + [sub["commandName"]])
+
+        walk(json.loads(result.stdout)["command"], [tool])
+    return options
+
+
+HELP_OPTIONS = help_options()
+
+
+@pytest.mark.parametrize("kind", sorted(SECRET_FILES))
+def test_registry_lists_never_quote_a_secret(tmp_path, kind):
+    """The lists a registry batch reads, given a secret: the line is named, never shown, on
+    standard error, standard output and in --json."""
+    os.chdir(tmp_path)
+    Path("given.txt").write_text(SECRET_FILES[kind])
+    db = "r.sqlite"
+    subprocess.run([str(BIN / "device-revoker"), "registry", "init", "--db", db], check=True, capture_output=True)
+    subprocess.run([str(BIN / "device-revoker"), "registry", "import", "--db", db, "--devices", str(CORPUS / "import" / "devices.jsonl"),
+                    "--members", str(CORPUS / "import" / "members.jsonl")], check=True, capture_output=True)
+    for option in ["--devices-file", "--signature-keys-file"]:
+        for extra in [[], ["--json"]]:
+            result = subprocess.run([str(BIN / "device-revoker"), "registry", "revoke", "--db", db, option, "given.txt", "--reason", "lost",
+                                     "--dry-run", *extra], capture_output=True, text=True, timeout=60)
+            assert result.returncode in (2, 4), result.stderr
+            assert not leaked(result.stdout + result.stderr), f"{option} {extra}: {result.stdout}{result.stderr}"
+            assert "not shown" in result.stdout + result.stderr
+    for option in ["--devices", "--members"]:
+        result = subprocess.run([str(BIN / "device-revoker"), "registry", "import", "--db", db, option, "given.txt"],
+                                capture_output=True, text=True, timeout=60)
+        assert result.returncode != 0
+        assert not leaked(result.stdout + result.stderr), f"import {option}: {result.stderr}"
+
+
+KEY_SPELLINGS = {name: text for name, text in SECRET_FILES.items() if name != "words-numbered"} | {
+    "nsec-yaml": f"parent:\n  key: {PARENT.nsec}\n",
+    "vault-key-labelled": f"VAULT_KEY={VAULT_KEY_HEX}\n",
+    "vault-key-json": json.dumps({"vaultKey": VAULT_KEY_HEX}, indent=2) + "\n",
+}
+
+
+@pytest.mark.parametrize("kind", sorted(KEY_SPELLINGS))
+@pytest.mark.parametrize("command", [
+    "vault-tool derive --key-file k.nsec --force -o OUT",
+    "vault-tool open --key-file k.nsec --force -o OUT work.vault",
+    "recovery-sheet generate --key-file k.nsec --force --dpi 100 -o OUT",
+    "vault-tool migrate vault --key-file k.nsec --to 2 --force -o OUT work.vault",
+])
+def test_a_file_holding_a_key_is_never_replaced(tmp_path, kind, command):
+    os.chdir(tmp_path)
+    Path("k.nsec").write_text((FIXTURES / "keys" / "parent.nsec").read_text())
+    Path("k.nsec").chmod(0o600)
+    Path("work.vault").write_bytes((FIXTURES / "testkit" / "ok-v2-household.vault").read_bytes())
+    target = Path("held.txt")
+    target.write_text(KEY_SPELLINGS[kind])
+    before = target.read_bytes()
+    result = subprocess.run([str(BIN / command.split()[0]), *command.replace("OUT", str(target)).split()[1:]], capture_output=True, text=True, timeout=60)
+    assert result.returncode == 4, result.stderr
+    assert "holds a key" in result.stderr
+    assert target.read_bytes() == before
+
+
+@pytest.mark.parametrize("command", [
+    "vault-tool derive --key-file k.nsec --show-vault-key -o OUT",
+    "vault-tool open --key-file k.nsec --reveal-secrets -o OUT work.vault",
+    "recovery-sheet words --key-file k.nsec -o OUT",
+])
+def test_a_secret_the_suite_wrote_is_never_replaced(tmp_path, command):
+    """The suite's own 0600 outputs, whatever they hold, marked as its secrets."""
+    os.chdir(tmp_path)
+    Path("k.nsec").write_text((FIXTURES / "keys" / "parent.nsec").read_text())
+    Path("k.nsec").chmod(0o600)
+    Path("work.vault").write_bytes((FIXTURES / "testkit" / "ok-v2-household.vault").read_bytes())
+    argv = [str(BIN / command.split()[0]), *command.replace("OUT", "secret.out").split()[1:]]
+    first = subprocess.run(argv, capture_output=True, text=True, timeout=60)
+    assert first.returncode == 0, first.stderr
+    assert Path("secret.out").stat().st_mode & 0o777 == 0o600
+    before = Path("secret.out").read_bytes()
+    again = subprocess.run(argv + ["--force"], capture_output=True, text=True, timeout=60)
+    assert again.returncode == 4, again.stderr
+    assert Path("secret.out").read_bytes() == before
+
+
+@pytest.mark.parametrize("umask", [0o022, 0o000])
+def test_an_in_place_rewrite_keeps_the_mode(tmp_path, umask):
+    os.chdir(tmp_path)
+    Path("k.nsec").write_text((FIXTURES / "keys" / "parent.nsec").read_text())
+    Path("k.nsec").chmod(0o600)
+    vault = Path("v.vault")
+    vault.write_bytes((FIXTURES / "testkit" / "ok-household.vault").read_bytes())
+    vault.chmod(0o600)
+    result = subprocess.run([str(BIN / "vault-tool"), "migrate", "vault", "--key-file", "k.nsec", "--to", "2", "--in-place", "v.vault"],
+                            capture_output=True, text=True, timeout=60, preexec_fn=lambda: os.umask(umask))
+    assert result.returncode == 0, result.stderr
+    assert vault.stat().st_mode & 0o777 == 0o600
+    assert Path("v.vault.bak").stat().st_mode & 0o777 == 0o600
+
+
+@pytest.mark.parametrize("command", ["log", "devices", "members", "rejoin-plan"])
+@pytest.mark.parametrize("side", ["-journal", "-wal", "-shm"])
+@pytest.mark.parametrize("through_link", [False, True])
+def test_a_key_file_beside_a_database_only_read_is_refused_never_deleted(tmp_path, command, side, through_link):
+    os.chdir(tmp_path)
+    subprocess.run([str(BIN / "device-revoker"), "registry", "init", "--db", "r.sqlite"], check=True, capture_output=True)
+    key = Path("r.sqlite" + side)
+    key.write_text(PARENT.nsec + "\n")
+    db = "r.sqlite"
+    if through_link:
+        os.symlink("r.sqlite", "link.sqlite")
+        db = "link.sqlite"
+    extra = {"rejoin-plan": ["--device", "did:plc:x#d1"], "members": ["--convo", "c1"]}.get(command, [])
+    result = subprocess.run([str(BIN / "device-revoker"), "registry", command, "--db", db, *extra], capture_output=True, text=True, timeout=60)
+    assert result.returncode == 4, result.stderr
+    assert "SQLite" in result.stderr
+    assert key.read_text() == PARENT.nsec + "\n"
+
+
+def test_an_output_at_a_linked_databases_journal_is_refused(tmp_path):
+    os.chdir(tmp_path)
+    subprocess.run([str(BIN / "device-revoker"), "registry", "init", "--db", "r.sqlite"], check=True, capture_output=True)
+    os.symlink("r.sqlite", "link.sqlite")
+    Path("list.txt").write_text("did:plc:nobody#d1\n")
+    result = subprocess.run([str(BIN / "device-revoker"), "registry", "revoke", "--db", "link.sqlite", "--devices-file", "list.txt",
+                             "--reason", "lost", "--allow-unmatched", "--ops", "r.sqlite-journal"], capture_output=True, text=True, timeout=60)
+    assert result.returncode == 4, result.stderr
+    assert "journal" in result.stderr
+    assert not Path("r.sqlite-journal").exists()
+
+
+# Each tool, at a read of its standard input that never ends (a pipe left open).
+BLOCKED = {
+    "vault-tool": ["inspect", "--vault-key-file", "vk", "-"],
+    "recovery-sheet": ["words", "--decode", "-", "-o", "restored.nsec"],
+    "rotation-planner": ["show", "-"],
+    "device-revoker": ["registry", "revoke", "--db", "r.sqlite", "--devices-file", "-", "--reason", "lost", "--dry-run"],
+    "device-link": ["read", "-"],
+}
+
+
+def reading_standard_input(pid):
+    """Whether `pid` is in read(2) on descriptor 0 (its /proc syscall line: number 0, first argument 0)."""
+    try:
+        fields = Path(f"/proc/{pid}/syscall").read_text().split()
+    except OSError:
+        return False
+    return len(fields) > 1 and fields[0] == "0" and int(fields[1], 16) == 0
+
+
+def unlimited_core():
+    resource.setrlimit(resource.RLIMIT_CORE, (resource.RLIM_INFINITY, resource.RLIM_INFINITY))
+
+
+def test_the_machine_would_dump_core(tmp_path):
+    """The control: a process that does not refuse leaves a core file here, so the test below
+    could fail."""
+    pattern = Path("/proc/sys/kernel/core_pattern").read_text().strip()
+    assert not pattern.startswith("|") and "/" not in pattern, f"core_pattern {pattern!r} writes no core into the folder; the sweep below would prove nothing"
+    child = subprocess.Popen([sys.executable, "-c", "import sys; sys.stdin.read()"], stdin=subprocess.PIPE, cwd=tmp_path, preexec_fn=unlimited_core)
+    wait_until(lambda: reading_standard_input(child.pid), "the control to read its input")
+    child.send_signal(signal.SIGQUIT)
+    child.wait(timeout=60)
+    assert list(tmp_path.iterdir()), "the control left no core file"
+
+
+@pytest.mark.parametrize("tool", TOOLS)
+def test_no_tool_leaves_a_core_file(tmp_path, tool):
+    """SIGQUIT, whose default is to dump core, sent while the tool holds an AWS secret and
+    reads its input, under `ulimit -c unlimited`: no core file, and its core limit is 0."""
+    (tmp_path / "vk").write_text(VAULT_KEY_HEX + "\n")
+    (tmp_path / "vk").chmod(0o600)
+    subprocess.run([str(BIN / "device-revoker"), "registry", "init", "--db", str(tmp_path / "r.sqlite")], check=True, capture_output=True)
+    before = set(os.listdir(tmp_path))
+    environment = dict(os.environ, AWS_SECRET_ACCESS_KEY="CANARYSECRETforCoreDumps", AWS_ACCESS_KEY_ID="AKIACANARY")
+    child = subprocess.Popen([str(BIN / tool), *BLOCKED[tool]], stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                             cwd=tmp_path, env=environment, preexec_fn=unlimited_core)
+    try:
+        wait_until(lambda: reading_standard_input(child.pid), f"{tool} to read its standard input")
+        limits = Path(f"/proc/{child.pid}/limits").read_text()
+        core_line = next(line for line in limits.splitlines() if line.startswith("Max core file size"))
+        assert core_line.split()[4:6] == ["0", "0"], core_line
+        child.send_signal(signal.SIGQUIT)
+        child.communicate(timeout=60)
+    finally:
+        child.kill()
+    assert child.returncode == -signal.SIGQUIT
+    assert set(os.listdir(tmp_path)) == before
+
+
+ENV_SCRIPT = """#!/bin/sh
+env > "$1"
+shift
+exec "$@"
+"""
+
+
+def credential_canaries():
+    return {"AWS_SECRET_ACCESS_KEY": "CANARYawsSecret", "AWS_SESSION_TOKEN": "CANARYsessionToken", "PGPASSWORD": "CANARYpgPassword",
+            "AWS_CONTAINER_AUTHORIZATION_TOKEN": "CANARYcontainerToken", "HVT_SOMETHING_SECRET": "CANARYunknownVariable"}
+
+
+def test_a_key_command_gets_no_credential(tmp_path):
+    os.chdir(tmp_path)
+    script = tmp_path / "with-env"
+    script.write_text(ENV_SCRIPT)
+    script.chmod(0o700)
+    Path("k.nsec").write_text((FIXTURES / "keys" / "parent.nsec").read_text())
+    environment = dict(os.environ, **credential_canaries())
+    result = subprocess.run([str(BIN / "vault-tool"), "derive", "--key-command", f"{script} seen.env /bin/cat k.nsec"],
+                            capture_output=True, text=True, env=environment, timeout=60)
+    assert result.returncode == 0, result.stderr
+    seen = Path("seen.env").read_text()
+    assert "CANARY" not in seen, seen
+    assert f"PATH={os.environ['PATH']}" in seen
+    # A variable named in HVT_CHILD_ENV is passed, knowingly.
+    environment["HVT_CHILD_ENV"] = "HVT_SOMETHING_SECRET"
+    result = subprocess.run([str(BIN / "vault-tool"), "derive", "--key-command", f"{script} seen2.env /bin/cat k.nsec"],
+                            capture_output=True, text=True, env=environment, timeout=60)
+    assert result.returncode == 0, result.stderr
+    assert "HVT_SOMETHING_SECRET=CANARYunknownVariable" in Path("seen2.env").read_text()
+    assert "CANARYaws" not in Path("seen2.env").read_text()
+
+
+def test_a_key_command_that_leaves_a_program_holding_its_output_is_not_waited_for(tmp_path):
+    """`sleep 600 &` keeps the pipe open long after the command exits (its standard error, the
+    tool's own, is sent elsewhere: the test reads the tool's to its end): the key is read once the
+    command has ended (before, the run waited its whole 30 s and failed)."""
+    os.chdir(tmp_path)
+    script = tmp_path / "print-and-linger"
+    script.write_text("#!/bin/sh\ncat \"$1\"\nsleep 600 2>/dev/null &\nexit 0\n")
+    script.chmod(0o700)
+    Path("k.nsec").write_text((FIXTURES / "keys" / "parent.nsec").read_text())
+    try:
+        result = subprocess.run([str(BIN / "vault-tool"), "derive", "--key-command", f"{script} k.nsec"], capture_output=True, text=True, timeout=25)
+    finally:
+        subprocess.run(["pkill", "-f", "^sleep 600$"])
+    assert result.returncode == 0, result.stderr
+    assert "npub" in result.stdout
+
+
+def test_a_credential_process_gets_no_credential_and_is_not_held_by_its_background(tmp_path):
+    os.chdir(tmp_path)
+    script = tmp_path / "creds"
+    answer = json.dumps({"Version": 1, "AccessKeyId": "AKIAPROCESS", "SecretAccessKey": "processSecret"})
+    script.write_text(f"#!/bin/sh\nenv > \"$1\"\nsleep 600 2>/dev/null &\necho '{answer}'\n")
+    script.chmod(0o700)
+    Path("config").write_text(f"[default]\ncredential_process = {script} {tmp_path / 'seen.env'}\n")
+    environment = {"PATH": os.environ["PATH"], "HOME": str(tmp_path), "AWS_CONFIG_FILE": str(tmp_path / "config"),
+                   "AWS_SHARED_CREDENTIALS_FILE": str(tmp_path / "none"), "AWS_REGION": "us-east-1", "AWS_ENDPOINT_URL": "http://127.0.0.1:9",
+                   "AWS_MAX_ATTEMPTS": "1", "AWS_EC2_METADATA_DISABLED": "true"} | {k: v for k, v in credential_canaries().items() if k != "AWS_SESSION_TOKEN"}
+    try:
+        result = subprocess.run([str(BIN / "vault-tool"), "census", "s3://bucket/vaults/"], capture_output=True, text=True, env=environment, timeout=120)
+    finally:
+        subprocess.run(["pkill", "-f", "^sleep 600$"])
+    seen = Path("seen.env").read_text()
+    assert "CANARY" not in seen, seen
+    assert "AWS_CONFIG_FILE=" in seen
+    # It went on to the store (which is not there): the credentials were read.
+    assert "credential_process" not in result.stderr, result.stderr
