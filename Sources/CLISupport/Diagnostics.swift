@@ -78,22 +78,33 @@ public struct Diagnostics: Sendable {
         self.quiet = quiet
     }
 
+    /// An error and its hint, each on one line: a line break inside either (a name from a
+    /// file quoted in it) is shown, never made.
     public func error(_ reason: String, hint: String? = nil) {
         if LogFormat.current == .json { return event("error", "error", reason, hint: hint) }
         line("error", reason)
         if let hint { line("hint", hint) }
     }
 
+    /// A warning, on one line.
     public func warning(_ text: String) {
         if quiet { return }
         if LogFormat.current == .json { return event("warning", "warning", text) }
         line("warning", text)
     }
 
-    /// A plain line for a person (summaries, the public half of a new key).
-    public func note(_ text: String) {
-        if LogFormat.current == .json { return event("info", "summary", text) }
-        StandardStreams.writeError(Array((text.displaySafeKeepingNewlines + "\n").utf8))
+    /// Lines for a person (summaries, the public half of a new key, a table of what changed):
+    /// the tool's own line breaks are kept, every value in them escaped (``DisplayText``).
+    public func note(_ text: DisplayText) {
+        if LogFormat.current == .json { return event("info", "summary", text.text) }
+        StandardStreams.writeError(Array((text.text.displaySafeKeepingNewlines + "\n").utf8))
+    }
+
+    /// A line a child the tool ran wrote to standard error (a key command, a
+    /// `credential_process`), relayed as its own event under `--log-format json`.
+    public func childLine(_ text: String) {
+        StandardStreams.writeError(LogFormat.line(level: "info", event: "child-stderr", tool: toolName,
+                                                  fields: [("message", .string(VaultError.bounded(text)))]))
     }
 
     /// `--log-format json`: one JSON line (``LogFormat``).
@@ -103,11 +114,13 @@ public struct Diagnostics: Sendable {
         StandardStreams.writeError(LogFormat.line(level: level, event: name, tool: toolName, fields: fields))
     }
 
-    /// Every message is escaped here, once: names, ids and field names in it may come from an
-    /// untrusted file and must not drive the terminal (issue 16); and bounded here, whoever
-    /// wrote it (argument-parser's own errors quote the argument whole).
+    /// Every message is escaped here, once, line breaks included: names, ids, field names and
+    /// paths in it may come from an untrusted file and must neither drive the terminal (issue
+    /// 16) nor add a line that reads as the tool's own (issue 44: a device name with a line
+    /// break forged a line); and bounded here, whoever wrote it (argument-parser's own errors
+    /// quote the argument whole).
     private func line(_ kind: String, _ text: String) {
-        StandardStreams.writeError(Array("\(toolName): \(kind): \(VaultError.bounded(text).displaySafeKeepingNewlines)\n".utf8))
+        StandardStreams.writeError(Array("\(toolName): \(kind): \(VaultError.bounded(text).displaySafe)\n".utf8))
     }
 }
 
@@ -136,6 +149,7 @@ public enum ToolMain {
         // instead of SIGPIPE killing the tool between two publications (a new vault published,
         // its tombstone not) with nothing said.
         signal(SIGPIPE, SIG_IGN)
+        LogFormat.selectFromArguments(Array(CommandLine.arguments.dropFirst()))
         do {
             var parsed = try Command.parseAsRoot(arguments(Array(CommandLine.arguments.dropFirst())))
             try parsed.run()

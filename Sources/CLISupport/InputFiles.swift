@@ -53,7 +53,7 @@ public enum InputFiles {
         if path != "-" {
             var info = stat()
             if fstat(descriptor, &info) == 0, info.st_mode & 0o077 != 0, (info.st_mode & S_IFMT) == S_IFREG {
-                diagnostics.warning("\(what) '\(path)' can be read by other users (mode \(String(info.st_mode & 0o777, radix: 8))); run: chmod 600 '\(path)'")
+                diagnostics.warning("\(what) '\(path)' can be read by other users (mode \(String(info.st_mode & 0o777, radix: 8))); run: chmod 600 \(ShellWord.path(path))")
             }
         }
         // One byte more than the limit, so a file that is too large is noticed.

@@ -27,12 +27,16 @@ public struct TextTable {
 public func counted(_ count: Int, _ noun: String) -> String { "\(count) \(noun)\(count == 1 ? "" : "s")" }
 
 extension String {
-    /// Control characters and bidirectional controls escaped, so a name inside a vault cannot
-    /// drive the terminal or reorder what a person reads (U+202E turns "gpj.exe" around).
+    /// Control characters, bidirectional controls, line and paragraph separators and invisible
+    /// format characters (zero-width spaces and joiners, the byte order mark: Unicode's Cf)
+    /// escaped, so a name inside a vault cannot drive the terminal, reorder what a person reads
+    /// (U+202E turns "gpj.exe" around), start a line of its own (U+2028 in a terminal that
+    /// breaks there) or pass for another name that looks the same (issue 44).
     public var displaySafe: String {
         var out = ""
         for scalar in unicodeScalars {
-            if scalar.value < 0x20 || (0x7f...0x9f).contains(scalar.value) || Self.isBidiControl(scalar.value) {
+            if scalar.value < 0x20 || (0x7f...0x9f).contains(scalar.value) || Self.isBidiControl(scalar.value)
+                || [.lineSeparator, .paragraphSeparator, .format].contains(scalar.properties.generalCategory) {
                 out += "\\u{\(String(scalar.value, radix: 16))}"
             } else {
                 out.unicodeScalars.append(scalar)

@@ -43,7 +43,7 @@ struct Pairing: ParsableCommand {
             let payload = code.jsonValue().serialized(pretty: false)
             _ = try PairingCode(payload: payload, now: code.timestamp)  // the same checks 'read' makes
             try files.writer().write("-o", QRImage.picture(of: payload).pngData())
-            diagnostics.note("pairing code for device \(parentDeviceId) at \(code.timestamp)".displaySafe)
+            diagnostics.note("pairing code for device \(parentDeviceId) at \(code.timestamp)")
         }
     }
 

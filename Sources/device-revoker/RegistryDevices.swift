@@ -64,7 +64,7 @@ extension Registry {
                 table.add("\(device.userDid)#\(device.deviceId)", device.deviceName ?? "", state, seen, "\(device.openMemberships)")
             }
             try StandardStreams.writeOutput(Array(table.render().utf8))
-            diagnostics.note(counted(devices.count, "device"))
+            diagnostics.note("\(counted(devices.count, "device"))")
         }
     }
 }

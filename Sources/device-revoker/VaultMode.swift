@@ -81,6 +81,7 @@ struct VaultMode: ParsableCommand {
         let selectors = [!devices.isEmpty, devicesFile != nil, notSeenSince != nil, allExcept != nil].filter { $0 }.count
         guard selectors == 1 else { throw ValidationError("choose the devices one way: --device, --devices-file, --not-seen-since or --all-except") }
         if let notSeenSince { _ = try parseSince(notSeenSince) }
+        try now.requireRecordable()
         if !dryRun, output == nil { throw ValidationError("give -o OUT for the changed vault, or --dry-run") }
         if json, output == "-" { throw ValidationError("--json prints on standard output: give -o FILE for the changed vault") }
         try requireOneStandardInput(access.paths + [vault, devicesFile])
@@ -115,8 +116,9 @@ struct VaultMode: ParsableCommand {
         for id in plan.alreadyRevoked { diagnostics.note("device '\(id)' is already revoked; nothing to do for it") }
         if ignoreUnknown, plan.refusals.isEmpty { for id in plan.unknown { diagnostics.warning("no device matches '\(id)'; skipped (--ignore-unknown)") } }
         if reason != nil, opened.document.version < 2 {
-            let key = self.access.keyFile.map { "--key-file '\($0)'" } ?? "--vault-key-file '\(self.access.vaultKeyFile ?? "FILE")'"
-            diagnostics.warning("a schema v1 vault cannot record why a device was revoked; the reason is not kept (upgrade it first: vault-tool migrate \(key) --to 2 --in-place '\(vault)')")
+            let key = self.access.keyFile.map { ShellWord.option("--key-file", $0, quoted: true) }
+                ?? ShellWord.option("--vault-key-file", self.access.vaultKeyFile ?? "FILE", quoted: true)
+            diagnostics.warning("a schema v1 vault cannot record why a device was revoked; the reason is not kept (upgrade it first: vault-tool migrate \(key) --to 2 --in-place \(ShellWord.path(vault)))")
         }
 
         guard let writer = files.writer(unlessDryRun: dryRun) else {
@@ -144,8 +146,8 @@ struct VaultMode: ParsableCommand {
         try writer.publish()
         diagnostics.note(plan.revoke.isEmpty
             ? "nothing to revoke; the vault is unchanged"
-            : "revoked \(counted(plan.revoke.count, "device")), \(counted(plan.removals.count, "group removal"))\(plan.newPrimary.map { ", new primary '\($0)'" } ?? "")\(document.revision.map { ", revision \($0)" } ?? ""):\n"
-                + Self.deviceTable(plan.revoke).dropLast())
+            : "revoked \(counted(plan.revoke.count, "device")), \(counted(plan.removals.count, "group removal"))\(composed: plan.newPrimary.map { ", new primary '\($0.displaySafe)'" } ?? "")\(composed: document.revision.map { ", revision \($0)" } ?? ""):\n"
+                + DisplayText(composed: String(Self.deviceTable(plan.revoke).dropLast())))
         if !plan.revoke.isEmpty {
             // Every linked device received the parent key in its device link (seed 000, Flow 2):
             // a lost or stolen one may expose it, and revoking does not take the key back.
@@ -153,7 +155,7 @@ struct VaultMode: ParsableCommand {
             diagnostics.note("""
                 next step if the device was lost or stolen: it holds the family's key (device links carry the nsec), so move the family to a new key:
                   vault-tool keygen -o new-parent.nsec
-                  rotation-planner plan --mode compromise --vault \(output ?? "NEW.vault") --key-file \(keyFile) --new-key-file new-parent.nsec -o rotation-plan.json
+                  rotation-planner plan --mode compromise \(ShellWord.option("--vault", output ?? "NEW.vault")) \(ShellWord.option("--key-file", keyFile)) --new-key-file new-parent.nsec -o rotation-plan.json
                 """)
         }
     }

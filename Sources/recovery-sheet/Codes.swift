@@ -70,7 +70,7 @@ struct Code: ParsableCommand {
                 entropy = try BIP39.entropy(fromWords: words)
             } else {
                 var payload = try QRPictures.singleQR(sheet!, reads: { $0 == .recoveryCode || $0 == .other }, expected: "a recovery-code sheet",
-                                                      typedInstead: "type the 24 words into a file and give it with --code-file",
+                                                      typedInstead: "give --code-file - instead and type the 24 words at the prompt",
                                                       documents: IsolatedPDF.picture)
                 entropy = try SeedQR.entropy(fromDigits: SecretBytes(consuming: &payload))
             }
@@ -132,7 +132,7 @@ struct Code: ParsableCommand {
             let code = try SystemRandom().secret(32)
             let blob = try RecoveryCodes.wrap(masterKey: masterKey, code: code, userID: userId)
             try Code.issue(code, blob: blob, userID: userId, codeOut: codeOut != nil, page: page, format: format, writer: files.writer())
-            diagnostics.note("recovery code for \(userId): blob → \(output), sheet → \(sheet)".displaySafe)
+            diagnostics.note("recovery code for \(userId): blob → \(output), sheet → \(sheet)")
         }
     }
 
@@ -240,7 +240,7 @@ struct Code: ParsableCommand {
             let newCode = try SystemRandom().secret(32)
             let newBlob = try RecoveryCodes.wrap(masterKey: masterKey, code: newCode, userID: old.userID, iterations: old.iterations)
             try Code.issue(newCode, blob: newBlob, userID: old.userID, codeOut: codeOut != nil, page: page, format: format, writer: files.writer())
-            diagnostics.note("new recovery code for \(old.userID): blob → \(output), sheet → \(sheet.last!); the old code no longer opens the new blob".displaySafe)
+            diagnostics.note("new recovery code for \(old.userID): blob → \(output), sheet → \(sheet.last!); the old code no longer opens the new blob")
         }
     }
 }

@@ -49,7 +49,7 @@ struct ExpectedKeyOptions: ParsableArguments {
     /// Confirms `key` before it is written, and says so on standard error; without an
     /// expectation, shows the public key with what to compare it with, unless `checked` (the
     /// shares' check code already named its household).
-    func confirm(_ key: SecretKey, from source: Source, checked: String? = nil) throws {
+    func confirm(_ key: SecretKey, from source: Source, checked: DisplayText? = nil) throws {
         let restored = key.publicKey
         if let npub {
             let expected = try PublicKey(npub: npub.trimmingWhiteSpace())

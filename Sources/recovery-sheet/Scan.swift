@@ -8,7 +8,7 @@ import VaultPaper
 enum SheetReader {
     /// Finds exactly one QR code holding a key in the image, and decrypts it when needed.
     static func key(fromImage path: String, passphrase: PassphraseOption) throws -> (key: SecretKey, encrypted: Bool) {
-        let payload = try QRPictures.singleQR(path, reads: { $0 == .recoveryKey || $0 == .other }, expected: "a recovery sheet", typedInstead: "type the 24 words (or the key) printed beside the code into a file, then: recovery-sheet words --decode FILE -o restored.nsec (an encrypted key also needs --passphrase-file -)",
+        let payload = try QRPictures.singleQR(path, reads: { $0 == .recoveryKey || $0 == .other }, expected: "a recovery sheet", typedInstead: "type the 24 words (or the key) printed beside the code at the prompt: recovery-sheet words --decode -o restored.nsec (an encrypted key also needs --passphrase-file -)",
                                                   documents: IsolatedPDF.picture)
         do {
             return try RecoverySheet.key(fromPayload: payload, name: "the QR code in '\(InputFiles.displayName(path))'") { try passphrase.read() }
@@ -176,15 +176,15 @@ struct Verify: ParsableCommand {
         }
         if let keyFile {
             let expected = try about("--key-file", keyFile) { try KeyFiles.parentKey(keyFile, diagnostics) }
-            return expected == key ? ("match: it is the key in '\(keyFile)'\n", true)
-                : ("MISMATCH: the key in '\(keyFile)' has public key \(expected.publicKey.npub)\n", false)
+            return expected == key ? ("match: it is the key in '\(keyFile.displaySafe)'\n", true)
+                : ("MISMATCH: the key in '\(keyFile.displaySafe)' has public key \(expected.publicKey.npub)\n", false)
         }
         let household = Household(parentPublicKey: key.publicKey)
         var report = "derived: household \(household.id.shortHex)…, vault path \(household.vaultPath)\n"
         do {
             let opened = try about("--vault", vault!) { try Vault.open(InputFiles.read(vault!, what: "vault"), with: .parentKey(key)) }
             let document = opened.document
-            report += "match: the derived vault key opens '\(vault!)' (\(document.childProfiles.count) children, \(document.devices.count) devices, \(document.groupMemberships.count) groups)\n"
+            report += "match: the derived vault key opens '\(vault!.displaySafe)' (\(document.childProfiles.count) children, \(document.devices.count) devices, \(document.groupMemberships.count) groups)\n"
             return (report, true)
         } catch let error as VaultError where error.code.category == .authentication {
             return (report + "MISMATCH: \(error.reason.displaySafe)\n", false)
@@ -297,7 +297,7 @@ struct Words: ParsableCommand {
             do {
                 let found = try Self.key(fromTyped: words) { try passphrase.read() }
                 key = found.key
-                if let note = found.order?.note { diagnostics.note(note) }
+                if let note = found.order?.note { diagnostics.note("\(note)") }
             } catch let error as VaultError where error.code == .passphraseNeeded {
                 throw error.withContext(hint: "pass --passphrase-file FILE (- asks for it)")
             }

@@ -41,7 +41,7 @@ struct Show: ParsableCommand {
         }
         var text = try template.text("show.title", ["planId": String(id.prefix(16)) + "…"]) + "\n\n"
         text += try template.text("show.mode.\(plan.mode.rawValue)") + "\n"
-        if let reason = plan.reason { text += try template.text("show.reason", ["reason": reason]) + "\n" }
+        if let reason = plan.reason { text += try template.text("show.reason", ["reason": reason.displaySafe]) + "\n" }
         text += try template.text("show.signatures") + "\n"
         text += try template.text("show.households", ["oldHousehold": plan.old.householdID.shortHex + "…", "newHousehold": plan.new.householdID.shortHex + "…"]) + "\n"
         text += try template.text("show.source", ["revision": "\(plan.source.revision)", "sha256": String(plan.source.sha256.prefix(16)) + "…"]) + "\n\n"
@@ -55,7 +55,9 @@ struct Show: ParsableCommand {
         text += try template.text("show.children.\(plan.children.first?.action.rawValue ?? plan.wrapKey.rawValue)", ["childCount": "\(plan.children.count)"]) + "\n"
         if let warning = plan.wrapKeyWarning { text += "Wrap key: replaced. \(warning)\n" }
         text += "\n" + (try template.text("show.steps")) + "\n"
-        for (index, step) in plan.steps.enumerated() { text += "  \(index + 1). \(step.text)\n" }
+        // A step names devices and groups from the vault: one line each, whatever a name holds
+        // (issue 44: a device name with a line break added a forged step to what support approves).
+        for (index, step) in plan.steps.enumerated() { text += "  \(index + 1). \(step.text.displaySafe)\n" }
         text += "\n" + (try template.text("show.irreversible")) + "\n"
         try StandardStreams.writeOutput(Array(text.displaySafeKeepingNewlines.utf8))
     }

@@ -119,7 +119,7 @@ struct Merge: ParsableCommand {
         try writer.stage("-o", Vault.sealVerified(result.document, access: access))
         try writer.publish()
         if !json {
-            for conflict in result.conflicts { diagnostics.note("conflict: \(conflict)".displaySafe) }
+            for conflict in result.conflicts { diagnostics.note("conflict: \(conflict)") }
             diagnostics.note("merged into revision \(result.document.revision ?? 1) with \(result.conflicts.count) conflict\(result.conflicts.count == 1 ? "" : "s") → \(output.displayName)")
         }
     }

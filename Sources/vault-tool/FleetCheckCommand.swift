@@ -43,7 +43,7 @@ struct FleetCheckCommand {
         diagnostics.note("checked \(objects.count) objects\(slice): ok \(count(.ok)), no key \(count(.noKey)), key unreadable \(count(.keyUnreadable)), truncated \(count(.truncated)), foreign \(count(.foreign)), damaged \(count(.damaged)), gone \(count(.gone))")
         let census = kinds.withLock { $0 }.sorted { $0.key < $1.key }
             .map { "format \($0.key.format), suite \($0.key.suite), schema \($0.key.schemaVersion): \($0.value)" }
-        if !census.isEmpty { diagnostics.note("census of the slice: " + census.joined(separator: "; ")) }
+        if !census.isEmpty { diagnostics.note("census of the slice: \(census.joined(separator: "; "))") }
         guard FleetCheck.Status.allCases.contains(where: { $0.isFailure && count($0) > 0 }) else {
             let opened = vaults.withLock { $0 }
             // Vaults were read and not one had its key here: the folder is not this fleet's.
