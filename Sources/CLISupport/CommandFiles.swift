@@ -218,6 +218,13 @@ public final class OutputWriter {
     public func publish() throws {
         let pending = staged
         staged = []
+        // A restored key goes out only with its report: what the person must compare (the
+        // public key) never reached them when standard error failed (issue 44: `scan -o r.nsec
+        // 2>/dev/full` wrote the key, exited 1, and the rerun refused the file it had left).
+        if pending.contains(where: { $0.output.isRestoredKey }), StandardStreams.errorStreamFailed.load(ordering: .relaxed) {
+            for unpublished in pending { unpublished.file?.abandon() }
+            throw VaultError.restoreReportLost()
+        }
         for (index, (output, file, standard, object)) in pending.enumerated() {
             do {
                 if let object, let target = try files.object(output.label, exclusive: output.exclusive) {
@@ -248,6 +255,11 @@ public final class OutputWriter {
 }
 
 extension VaultError {
+    /// A restore's report could not be written, so its key was not.
+    static func restoreReportLost(file: String = #fileID, line: UInt = #line) -> VaultError {
+        VaultError(.io, "standard error could not be written, so the restored key's report was lost; the key was not written", file: file, line: line)
+    }
+
     /// An output whose folder does not exist and was not to be created.
     static func outputFolderMissing(_ label: String, _ path: String, file: String = #fileID, line: UInt = #line) -> VaultError {
         VaultError(.io, "cannot write \(label) '\(path)': its folder does not exist", file: file, line: line)

@@ -2,6 +2,7 @@ import ArgumentParser
 import FoundationEssentials
 import Synchronization
 import VaultCore
+import VaultFiles
 
 /// `--log-format json`: every message to standard error (summaries, warnings, errors, progress)
 /// as one JSON object a line, `{"time": RFC 3339, "level": "info|warning|error", "event": …,
@@ -26,7 +27,27 @@ public enum LogFormat: String, Sendable, CaseIterable, ExpressibleByArgument {
         return object.serialized(pretty: false) + Array("\n".utf8)
     }
 
-    fileprivate static func select(_ format: LogFormat) { selected.store(format == .json, ordering: .relaxed) }
+    fileprivate static func select(_ format: LogFormat) {
+        selected.store(format == .json, ordering: .relaxed)
+        // JSON only, children's lines included: each is an event of its own.
+        if format == .json {
+            ChildErrors.relay { line in Diagnostics.ofThisTool.childLine(line) }
+        } else {
+            ChildErrors.relay(nil)
+        }
+    }
+
+    /// The format a command line asks for, read before it is parsed, so that a usage error on
+    /// that line is JSON too (issue 44: `--log-format json` printed plain lines for them). Up to
+    /// `--`, as the parser reads options.
+    static func selectFromArguments(_ arguments: [String]) {
+        for (index, argument) in arguments.enumerated() {
+            if argument == "--" { return }
+            if argument == "--log-format=json" || (argument == "--log-format" && arguments.dropFirst(index + 1).first == "json") {
+                select(.json)
+            }
+        }
+    }
 }
 
 /// The option, for any command that runs long enough to be logged by an engine.

@@ -46,8 +46,11 @@ package struct ChildProcess {
         let errors = try errorLimit.map { _ in try makePipe() }
         let feed = try input.map { _ in try makePipe() }
 
+        // Shared with the tool's, its standard error is relayed when the tool's is JSON.
+        let relayed = errorLimit == nil ? ChildErrors.capture() : nil
+        defer { ChildErrors.deliver(relayed) }
         let (pid, spawned) = spawn([path] + arguments, environment: environment.map { "\($0.key)=\($0.value)" },
-                                   searchingPath: false, input: feed?.read, output: output.write, errors: errors?.write)
+                                   searchingPath: false, input: feed?.read, output: output.write, errors: errors?.write ?? relayed)
         guard spawned == 0 else { throw ChildProcessStartError(code: spawned) }
 
         // Only this process's ends stay open: the reads see the end when the child is done.

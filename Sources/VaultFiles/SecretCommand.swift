@@ -47,8 +47,11 @@ public struct SecretCommand: Sendable {
         let (readEnd, writeEnd) = (pipeEnds[0], pipeEnds[1])
         defer { close(readEnd) }
         let environment = ChildEnvironment.minimal(from: ProcessInfo.processInfo.environment, adding: extra).map { "\($0.key)=\($0.value)" }
+        // Its standard error is the tool's, or relayed when the tool's is JSON (ChildErrors).
+        let relayed = ChildErrors.capture()
+        defer { ChildErrors.deliver(relayed) }
         let (pid, spawned) = ChildProcess.spawn(argv, environment: environment, searchingPath: true,
-                                                input: nil, output: writeEnd, errors: nil)
+                                                input: nil, output: writeEnd, errors: relayed)
         close(writeEnd)
         guard spawned == 0 else { return .notStarted(spawned) }
 

@@ -66,6 +66,7 @@ extension Registry {
                 throw ValidationError("choose the devices one way: --device, --devices-file, --user, --not-seen-since or --signature-keys-file")
             }
             if let notSeenSince { _ = try registryCutoff(notSeenSince, now: now.time) }
+            try now.requireRecordable()
             if let expectRevocations, expectRevocations < 0 { throw ValidationError("--expect-revocations takes a count, 0 or more") }
             _ = try sizeLimit
             // The report and the operations would be mixed in one stream.

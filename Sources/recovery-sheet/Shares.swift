@@ -41,19 +41,22 @@ enum ShareReader {
                     .withContext(hint: QRPictures.commandReading(found).map { "read it with \($0)" })
             }
             throw ToolError(.invalidInput, "no share code found in the picture '\(name)'",
-                            hint: "photograph the whole sheet, flat and evenly lit, or type the share's words into a file and give that instead")
+                            hint: "photograph the whole sheet, flat and evenly lit, or give - in its place and type the share's words at the prompt")
         }
         // A file of words is as secret as the share: moved to protected memory, the array zeroed.
         defer { for index in bytes.indices { bytes[index] = 0 } }
         // Words are text; anything else is a picture in a format we do not read (HEIC, WebP).
         guard String(validating: bytes, as: UTF8.self) != nil, !bytes.contains(0) else {
             throw ToolError(.invalidInput, "'\(InputFiles.displayName(path))' is neither a PNG nor a JPEG picture, nor a file of share words",
-                            hint: "save the photo as JPEG (on a phone: share it as JPEG, or take a screenshot), or type the share's words into a file")
+                            hint: "save the photo as JPEG (on a phone: share it as JPEG, or take a screenshot), or give - in its place and type the share's words at the prompt")
         }
         guard bytes.count <= InputLimits.keyFile else {
             throw VaultError.tooLarge(what: "words file", name: InputFiles.displayName(path), limit: InputLimits.keyFile)
         }
-        return Read(share: try SLIP39Share(words: SecretBytes(consuming: &bytes), share: number), checkCode: nil)
+        // The check code `split --text` writes under the words, or a person copied from the
+        // sheet: public, and what proves the restored key (issue 44).
+        let (words, check) = try ShareCodes.splitCheckCode(SecretBytes(consuming: &bytes))
+        return Read(share: try SLIP39Share(words: words, share: number), checkCode: check)
     }
 
     /// What combining found: the key, the shares, and what their sheets' check codes said.
@@ -264,7 +267,16 @@ struct Split: ParsableCommand {
                                              appName: page.appName ?? RecoverySheet.defaultAppName)
             let sheet = try ShareSheet.render(content, groups: groups, paper: page.paper, dotsPerInch: page.dpi, template: template)
             try writer.stage(names[index], format.bytes(of: sheet))
-            if text { try writer.stage(names[index] + ".txt", secretLine(share.phrase())) }
+            // The words, then the sheet's public check code: combining typed shares then proves
+            // the key as combining pictures does.
+            if text {
+                let check = Array((ShareCodes.checkCode(set: share.identifier, household: Household(parentPublicKey: key.publicKey)) + "\n").utf8)
+                let words = try secretLine(share.phrase())
+                try writer.stage(names[index] + ".txt", SecretBytes(count: words.count + check.count) { buffer in
+                    words.withUnsafeBytes { buffer.copyMemory(from: $0) }
+                    (buffer.baseAddress! + words.count).copyMemory(from: check, byteCount: check.count)
+                })
+            }
         }
         try writer.publish()
         let rule = groups.count == 1 ? "any \(groups[0].threshold) of \(groups[0].count) restore the key"
@@ -291,15 +303,18 @@ struct Combine: ParsableCommand {
 
         Shares combine under any passphrase, so a missing or wrong one restores another key: \
         the key is checked against the public check code of every share sheet read from a \
-        picture, and a mismatch is refused (exit 3, nothing written). Typed shares and files \
-        of words carry no check code: give --npub (the public key printed on the sheets) or \
-        --vault to check the key before it is written, or compare the public key shown.
+        picture, and of every file of words that has it (split --text writes it under the \
+        words: HVT-SHARE SET HOUSEHOLD, as the sheet prints it), and a mismatch is refused \
+        (exit 3, nothing written). Shares typed without it prove nothing: give --npub (the \
+        public key printed on the sheets) or --vault to check the key before it is written; \
+        without either, such a restore is refused (exit 4) unless --unverified.
 
         Examples:
           recovery-sheet combine rosa-scan.jpg safe-photo.jpg -o restored.nsec
           recovery-sheet combine - rosa-scan.jpg -o restored.nsec
           recovery-sheet combine share1.txt share2.txt --passphrase-file pass.txt \\
             --npub npub1… -o restored.nsec
+          recovery-sheet combine typed1.txt typed2.txt --unverified -o unchecked.nsec
         """
     )
 
@@ -310,10 +325,14 @@ struct Combine: ParsableCommand {
 
     @OptionGroup var expected: ExpectedKeyOptions
 
+    @Flag(help: "Write the key even when nothing proves it: no share came with its check code, and neither --npub nor --vault was given.")
+    var unverified = false
+
     @OptionGroup var output: OutputOptions
 
     func validate() throws {
         guard !shares.isEmpty else { throw ValidationError("give the shares to combine") }
+        if unverified, expected.npub != nil || expected.vault != nil { throw ValidationError("--unverified goes without --npub and --vault") }
         // On a terminal each "-" is one share typed at the prompt; from a pipe only one may read it.
         if !TerminalPrompt.inputIsTerminal { try requireOneStandardInput(shares + [passphrase.passphraseFile, expected.vault]) }
     }
@@ -323,8 +342,27 @@ struct Combine: ParsableCommand {
                                      writes: [output.declaredRestoredKey], force: output.force)
         let combined = try ShareReader.combine(shares) { try passphrase.readForShares() }
         diagnostics.note("combined \(ShareReader.summary(combined, paths: shares))")
+        // Shares combine under any passphrase into some key: a restore nothing proves is not
+        // written by default (issue 44: typed shares under a wrong passphrase or none wrote
+        // another key with exit 0).
+        if !combined.checked, expected.npub == nil, expected.vault == nil, !unverified { throw VaultError.unprovenRestore() }
         try expected.confirm(combined.key, from: .shares,
                              checked: combined.checked ? "it is the key of the household the share sheets' check code names" : nil)
         try files.writer().write("-o", secretLine(combined.key.nsec()))
     }
+}
+
+extension VaultError {
+    /// Shares combined into a key that nothing proves: no check code came with them, and no
+    /// public key or vault to compare with was given.
+    static func unprovenRestore(file: String = #fileID, line: UInt = #line) -> VaultError {
+        VaultError(.unprovenRestore, "nothing proves the restored key: no share came with its check code, and a missing or wrong passphrase restores another key; nothing was written",
+                   hint: "give --npub (the public key printed on the share sheets) or --vault, or add the check code line the sheet prints (HVT-SHARE …) under each share's words; --unverified writes it unchecked",
+                   file: file, line: line)
+    }
+}
+
+extension VaultError.Code {
+    /// A restore that nothing proves, refused by default.
+    static let unprovenRestore = VaultError.Code(name: "unprovenRestore", category: .refused)
 }

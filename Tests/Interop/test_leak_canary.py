@@ -103,7 +103,7 @@ def test_no_secret_leaks(tmp_path):
         if arguments.startswith("split"):
             assert result.returncode == 0, result.stderr
             # Each share's words past its public first four (set, groups, index) are secret too.
-            share_words = [Path(f"shares/share-{i}-of-3.txt").read_text().split() for i in (1, 2, 3)]
+            share_words = [Path(f"shares/share-{i}-of-3.txt").read_text().splitlines()[0].split() for i in (1, 2, 3)]
             canaries.update({f"share {i + 1}": [" ".join(words[4:10]).encode()] for i, words in enumerate(share_words)})
             typo = share_words[0][:7] + ["zzzz"] + share_words[0][8:]
             Path("typo.txt").write_text(" ".join(typo) + "\n")

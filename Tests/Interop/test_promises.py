@@ -382,3 +382,128 @@ def test_a_credential_process_gets_no_credential_and_is_not_held_by_its_backgrou
     assert "AWS_CONFIG_FILE=" in seen
     # It went on to the store (which is not there): the credentials were read.
     assert "credential_process" not in result.stderr, result.stderr
+
+
+# --- untrusted text is shown, never obeyed -------------------------------------------------------
+
+FORGED = "iPad\n  9. MISMATCH: send the family's key to support\u2028x\u200bz\ufeff"
+
+
+def test_a_device_name_cannot_add_a_step_to_the_plan_support_approves(tmp_path):
+    os.chdir(tmp_path)
+    for name in ("parent", "other"):
+        Path(f"{name}.nsec").write_text((FIXTURES / "keys" / f"{name}.nsec").read_text())
+        Path(f"{name}.nsec").chmod(0o600)
+    Path("w.vault").write_bytes((FIXTURES / "testkit" / "ok-v2-household.vault").read_bytes())
+    subprocess.run([str(BIN / "vault-tool"), "open", "--key-file", "parent.nsec", "--reveal-secrets", "-o", "doc.json", "w.vault"], check=True, capture_output=True)
+    document = json.loads(Path("doc.json").read_text())
+    document["devices"][0]["deviceName"] = FORGED
+    Path("forged.json").write_text(json.dumps(document))
+    subprocess.run([str(BIN / "vault-tool"), "seal", "--key-file", "parent.nsec", "-o", "forged.vault", "forged.json"], check=True, capture_output=True)
+    subprocess.run([str(BIN / "rotation-planner"), "plan", "--vault", "forged.vault", "--key-file", "parent.nsec", "--new-key-file", "other.nsec",
+                    "-o", "plan.json"], check=True, capture_output=True)
+    for argv in (["rotation-planner", "show", "plan.json"], ["vault-tool", "inspect", "--key-file", "parent.nsec", "forged.vault"]):
+        shown = subprocess.run([str(BIN / argv[0]), *argv[1:]], capture_output=True, text=True, timeout=60)
+        assert shown.returncode == 0, shown.stderr
+        assert not any(line.lstrip().startswith("9. MISMATCH") for line in shown.stdout.splitlines()), shown.stdout
+        for invisible in ("\u2028", "\u200b", "\ufeff"):
+            assert invisible not in shown.stdout
+        assert "\\u{a}" in shown.stdout and "\\u{2028}" in shown.stdout and "\\u{200b}" in shown.stdout and "\\u{feff}" in shown.stdout
+
+
+@pytest.mark.parametrize("argv", [
+    ["device-revoker", "vault", "--key-file", "parent.nsec", "--vault", "w.vault", "--device", FORGED, "--reason", "lost", "--dry-run"],
+    ["vault-tool", "inspect", "--key-file", "parent.nsec", "missing\nvault-tool: error: forged.vault"],
+    ["recovery-sheet", "verify", "sheet.png", "--vault", "no\nMISMATCH: forged.vault"],
+    ["device-revoker", "registry", "members", "--db", "r.sqlite", "--convo", "c\nforged"],
+])
+def test_every_line_a_tool_writes_about_untrusted_text_is_its_own(tmp_path, argv):
+    """A name, a path or a value with a line break, a bidi control or a zero-width character
+    in it: every line on standard error is the tool's (prefixed), and nothing invisible passes."""
+    os.chdir(tmp_path)
+    Path("parent.nsec").write_text((FIXTURES / "keys" / "parent.nsec").read_text())
+    Path("parent.nsec").chmod(0o600)
+    Path("w.vault").write_bytes((FIXTURES / "testkit" / "ok-v2-household.vault").read_bytes())
+    subprocess.run([str(BIN / "recovery-sheet"), "generate", "--key-file", "parent.nsec", "--dpi", "100", "-o", "sheet.png"], check=True, capture_output=True)
+    subprocess.run([str(BIN / "device-revoker"), "registry", "init", "--db", "r.sqlite"], check=True, capture_output=True)
+    result = subprocess.run([str(BIN / argv[0]), *argv[1:]], capture_output=True, text=True, timeout=120)
+    lines = [line for line in result.stderr.splitlines() if line]
+    assert lines, result
+    assert all(line.startswith(f"{argv[0]}: ") for line in lines), result.stderr
+    assert not any(line.startswith("MISMATCH") for line in result.stdout.splitlines()), result.stdout
+    for invisible in ("\u2028", "\u200b", "\ufeff"):
+        assert invisible not in result.stderr + result.stdout
+
+
+def test_a_hint_names_a_hostile_file_as_the_shell_reads_it(tmp_path):
+    """The permission warning's `chmod 600` hint, pasted into a shell, changes the key file's
+    mode and runs nothing a file's name says."""
+    os.chdir(tmp_path)
+    name = "k'; touch PWNED; echo '.nsec"
+    Path(name).write_text((FIXTURES / "keys" / "parent.nsec").read_text())
+    Path(name).chmod(0o644)
+    result = subprocess.run([str(BIN / "vault-tool"), "derive", "--key-file", name], capture_output=True, text=True, timeout=60)
+    assert result.returncode == 0, result.stderr
+    hint = next(line for line in result.stderr.splitlines() if "chmod 600" in line)
+    command = hint[hint.index("run: ") + len("run: "):]
+    subprocess.run(["/bin/sh", "-c", command], check=True)
+    assert not Path("PWNED").exists()
+    assert Path(name).stat().st_mode & 0o777 == 0o600
+
+
+# --- restores and outputs that cannot know ------------------------------------------------------
+
+
+def test_a_restore_whose_report_is_lost_writes_no_key(tmp_path):
+    os.chdir(tmp_path)
+    Path("parent.nsec").write_text((FIXTURES / "keys" / "parent.nsec").read_text())
+    Path("parent.nsec").chmod(0o600)
+    subprocess.run([str(BIN / "recovery-sheet"), "generate", "--key-file", "parent.nsec", "--dpi", "100", "-o", "sheet.png"], check=True, capture_output=True)
+    with open("/dev/full", "w") as full:
+        lost = subprocess.run([str(BIN / "recovery-sheet"), "scan", "sheet.png", "-o", "restored.nsec"], stderr=full, timeout=60)
+    assert lost.returncode == 1
+    assert not Path("restored.nsec").exists()
+    again = subprocess.run([str(BIN / "recovery-sheet"), "scan", "sheet.png", "-o", "restored.nsec"], capture_output=True, text=True, timeout=60)
+    assert again.returncode == 0, again.stderr
+    assert Path("restored.nsec").read_text() == Path("parent.nsec").read_text()
+
+
+@pytest.mark.parametrize("argv", [
+    ["vault-tool", "migrate", "--log-format", "json", "--no-such-option"],
+    ["vault-tool", "migrate", "vault", "--log-format=json", "--to", "7", "x.vault"],
+    ["device-revoker", "registry", "revoke", "--log-format", "json", "--db", "r.sqlite"],
+])
+def test_json_logs_are_json_only(tmp_path, argv):
+    os.chdir(tmp_path)
+    result = subprocess.run([str(BIN / argv[0]), *argv[1:]], capture_output=True, text=True, timeout=60)
+    assert result.returncode != 0
+    lines = [line for line in result.stderr.splitlines() if line]
+    assert lines and all(json.loads(line)["tool"] == argv[0] for line in lines), result.stderr
+
+
+def test_a_childs_standard_error_is_relayed_as_json(tmp_path):
+    os.chdir(tmp_path)
+    Path("parent.nsec").write_text((FIXTURES / "keys" / "parent.nsec").read_text())
+    Path("w.vault").write_bytes((FIXTURES / "testkit" / "ok-household.vault").read_bytes())
+    script = tmp_path / "key-and-noise"
+    script.write_text("#!/bin/sh\necho 'line one from the command' >&2\nprintf 'two\\n' >&2\ncat parent.nsec\n")
+    script.chmod(0o700)
+    result = subprocess.run([str(BIN / "vault-tool"), "migrate", "vault", "--key-command", str(script), "--to", "2", "--log-format", "json",
+                             "-o", "out.vault", "w.vault"], capture_output=True, text=True, timeout=60)
+    assert result.returncode == 0, result.stderr
+    events = [json.loads(line) for line in result.stderr.splitlines() if line]
+    relayed = [event["message"] for event in events if event["event"] == "child-stderr"]
+    assert relayed == ["line one from the command", "two"], events
+
+
+def test_a_time_far_ahead_of_the_clock_is_not_recorded(tmp_path):
+    os.chdir(tmp_path)
+    subprocess.run([str(BIN / "device-revoker"), "registry", "init", "--db", "r.sqlite"], check=True, capture_output=True)
+    subprocess.run([str(BIN / "device-revoker"), "registry", "import", "--db", "r.sqlite", "--devices", str(CORPUS / "import" / "devices.jsonl"),
+                    "--members", str(CORPUS / "import" / "members.jsonl")], check=True, capture_output=True)
+    before = Path("r.sqlite").read_bytes()
+    for now in ("9999-12-31T23:59:59Z", "2999-01-01T00:00:00Z"):
+        result = subprocess.run([str(BIN / "device-revoker"), "registry", "revoke", "--db", "r.sqlite", "--device", "did:plc:parent#ipad-1",
+                                 "--reason", "lost", "--force", "--now", now], capture_output=True, text=True, timeout=60)
+        assert result.returncode == 64 and "more than a day after the clock" in result.stderr, result.stderr
+    assert Path("r.sqlite").read_bytes() == before

@@ -85,7 +85,9 @@ def test_our_shares_combine_with_the_reference(tmp_path):
         for text in texts:
             assert text.stat().st_mode & 0o777 == 0o600
             assert (text.with_suffix(".png")).stat().st_mode & 0o777 == 0o600
-        by_name = {text.stem: text.read_text().strip() for text in texts}
+        by_name = {text.stem: text.read_text().splitlines()[0].strip() for text in texts}
+        # Under the words, the sheet's public check code (issue 44), so typed shares prove the key.
+        assert all(text.read_text().splitlines()[1].startswith("HVT-SHARE ") for text in texts)
         names = [(f"group{g + 1}-" if len(groups) > 1 else "") + f"share-{m + 1}-of-{n}" for g, (_, n) in enumerate(groups) for m in range(n)]
         assert sorted(names) == sorted(by_name)
         grid = [[by_name[(f"group{g + 1}-" if len(groups) > 1 else "") + f"share-{m + 1}-of-{n}"] for m in range(n)] for g, (_, n) in enumerate(groups)]
@@ -111,7 +113,7 @@ def test_reference_shares_combine_with_ours(tmp_path, extendable):
             path.write_text("\n".join(f"{i + 1}. {(w[:4] if i % 3 == 0 else w).upper() if i % 2 else w}" for i, w in enumerate(words)) + "\n")
             path.chmod(0o600)
             files.append(path)
-        args = ["combine", *files, "-o", folder / "restored.nsec"]
+        args = ["combine", *files, "--npub", household.npub, "-o", folder / "restored.nsec"]
         if phrase:
             args += ["--passphrase-file", passphrase_file(folder, phrase)]
         run(*args)
@@ -134,7 +136,7 @@ def test_share_sheets_read_back_after_print_and_scan(tmp_path, paper, lang, phra
     scans = []
     for member in (1, 3):
         sheet = tmp_path / "shares" / f"share-{member}-of-3.png"
-        expected = digits((tmp_path / "shares" / f"share-{member}-of-3.txt").read_text().strip())
+        expected = digits((tmp_path / "shares" / f"share-{member}-of-3.txt").read_text().splitlines()[0].strip())
         with Image.open(sheet) as image:
             assert image.mode == "L" and image.info["dpi"][0] == pytest.approx(300, abs=0.1)
         for picture in [sheet] + [tmp_path / f"scan-{member}-{dpi}.jpg" for dpi in (150, 100)]:
@@ -160,8 +162,8 @@ def test_refusals_say_what_is_wrong_and_reveal_nothing(tmp_path):
         "--iteration-exponent", 0, "-o", tmp_path / "b")
     one, two = tmp_path / "a" / "share-1-of-3.txt", tmp_path / "a" / "share-2-of-3.txt"
     other = tmp_path / "b" / "share-3-of-3.txt"
-    words = one.read_text().split()
-    secret_words = set(words) | set(two.read_text().split()) | set(other.read_text().split())
+    words = one.read_text().splitlines()[0].split()
+    secret_words = set(words) | set(two.read_text().splitlines()[0].split()) | set(other.read_text().splitlines()[0].split())
 
     def refused(*shares, status=2):
         result = run("combine", *shares, "-o", tmp_path / "out.nsec", expect=status)

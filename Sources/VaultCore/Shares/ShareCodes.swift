@@ -49,6 +49,33 @@ public enum ShareCodes {
         return (set, String(parts[2]).lowercased())
     }
 
+    /// A file of a share's typed words with the check code the sheet prints beside them (as
+    /// `split --text` writes it, issue 44): the words without that line, and what the line
+    /// says. The line is public; the words stay in protected memory. Nil check when no line is a
+    /// check code.
+    public static func splitCheckCode(_ typed: SecretBytes) throws -> (words: SecretBytes, check: (set: Int, household: String)?) {
+        var check: (set: Int, household: String)?
+        var length = 0
+        let words = try SecretBytes(count: typed.count) { out in
+            typed.withUnsafeBytes { text in
+                var start = 0
+                for index in 0...text.count where index == text.count || text[index] == 0x0a {
+                    let line = UnsafeRawBufferPointer(rebasing: text[start..<index])
+                    let trimmed = line.drop { $0 == 0x20 || $0 == 0x09 }
+                    let isCheck = trimmed.count < 64 && trimmed.starts(with: (checkCodePrefix + " ").utf8)
+                    if isCheck, let parsed = parseCheckCode(String(decoding: trimmed, as: UTF8.self).trimmingWhiteSpace()) {
+                        check = parsed
+                    } else if !isCheck {
+                        for byte in line { out[length] = byte; length += 1 }
+                        if index < text.count { out[length] = 0x0a; length += 1 }
+                    }
+                    start = index + 1
+                }
+            }
+        }
+        return (try words.slice(0..<length), check)
+    }
+
     /// What the codes of one page say: the share of the first share code that reads (a damaged
     /// share code is thrown only when no other code on the page is a share), and the page's
     /// check code, if it has one. Nil share when no code is a share code.

@@ -1,0 +1,37 @@
+import Glibc
+import Synchronization
+import VaultCore
+
+/// Where the standard error of a child that shares the tool's goes (a key command, a profile's
+/// `credential_process`): the tool's own, as it is, unless a relay is set (`--log-format json`,
+/// issue 44: a child's lines passed through raw broke a container log of JSON Lines). Relayed,
+/// it is written into an unnamed file, which never fills and blocks the child as a pipe would,
+/// and read back when the child has ended: at most ``limit`` bytes, a line at a time.
+package enum ChildErrors {
+    /// The most of a child's standard error relayed.
+    package static let limit = 64 << 10
+
+    private static let sink = Mutex<(@Sendable (String) -> Void)?>(nil)
+
+    /// Relays each line children write to standard error to `body` (nil: their standard error
+    /// is the tool's again).
+    package static func relay(_ body: (@Sendable (String) -> Void)?) { sink.withLock { $0 = body } }
+
+    /// A descriptor for a child's standard error when relaying (nil: the tool's own).
+    static func capture() -> Int32? {
+        guard sink.withLock({ $0 != nil }) else { return nil }
+        let folder = getenv("TMPDIR").map { String(cString: $0) } ?? "/tmp"
+        let descriptor = open(folder, __O_TMPFILE | O_DIRECTORY | O_RDWR | O_CLOEXEC, 0o600)
+        return descriptor >= 0 ? descriptor : nil
+    }
+
+    /// Relays what the child wrote into `descriptor`, and closes it.
+    static func deliver(_ descriptor: Int32?) {
+        guard let descriptor else { return }
+        defer { close(descriptor) }
+        var bytes = [UInt8](repeating: 0, count: limit)
+        let count = bytes.withUnsafeMutableBytes { pread(descriptor, $0.baseAddress, $0.count, 0) }
+        guard count > 0, let body = sink.withLock({ $0 }) else { return }
+        for line in bytes[..<count].split(separator: 0x0a) where !line.isEmpty { body(String(decoding: line, as: UTF8.self)) }
+    }
+}
