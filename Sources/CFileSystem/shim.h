@@ -36,12 +36,12 @@ static inline int hvt_spawn_close_from(void *actions, int from) {
 extern long fgetxattr(int fd, const char *name, void *value, unsigned long size);
 extern int fsetxattr(int fd, const char *name, const void *value, unsigned long size, int flags);
 
-static inline int hvt_has_attribute(int fd, const char *name) {
-    return fgetxattr(fd, name, 0, 0) >= 0;
+static inline long hvt_get_attribute(int fd, const char *name, void *value, unsigned long size) {
+    return fgetxattr(fd, name, value, size);
 }
 
-static inline int hvt_set_attribute(int fd, const char *name, const char *value) {
-    return fsetxattr(fd, name, value, 1, 0);
+static inline int hvt_set_attribute(int fd, const char *name, const void *value, unsigned long size) {
+    return fsetxattr(fd, name, value, size, 0);
 }
 
 // prctl(2) is variadic, which Swift cannot call: the tools make themselves undumpable at start

@@ -97,7 +97,7 @@ public struct Diagnostics: Sendable {
     /// the tool's own line breaks are kept, every value in them escaped (``DisplayText``).
     public func note(_ text: DisplayText) {
         if LogFormat.current == .json { return event("info", "summary", text.text) }
-        StandardStreams.writeError(Array((text.text.displaySafeKeepingNewlines + "\n").utf8))
+        StandardStreams.writeError(Array((SecretRedaction.redacting(text.text).displaySafeKeepingNewlines + "\n").utf8))
     }
 
     /// A line a child the tool ran wrote to standard error (a key command, a
@@ -109,8 +109,8 @@ public struct Diagnostics: Sendable {
 
     /// `--log-format json`: one JSON line (``LogFormat``).
     private func event(_ level: String, _ name: String, _ text: String, hint: String? = nil) {
-        var fields: [(key: String, value: JSONValue)] = [("message", .string(VaultError.bounded(text)))]
-        if let hint { fields.append(("hint", .string(VaultError.bounded(hint)))) }
+        var fields: [(key: String, value: JSONValue)] = [("message", .string(SecretRedaction.redacting(VaultError.bounded(text))))]
+        if let hint { fields.append(("hint", .string(SecretRedaction.redacting(VaultError.bounded(hint))))) }
         StandardStreams.writeError(LogFormat.line(level: level, event: name, tool: toolName, fields: fields))
     }
 
@@ -120,7 +120,7 @@ public struct Diagnostics: Sendable {
     /// break forged a line); and bounded here, whoever wrote it (argument-parser's own errors
     /// quote the argument whole).
     private func line(_ kind: String, _ text: String) {
-        StandardStreams.writeError(Array("\(toolName): \(kind): \(VaultError.bounded(text).displaySafe)\n".utf8))
+        StandardStreams.writeError(Array("\(toolName): \(kind): \(SecretRedaction.redacting(VaultError.bounded(text)).displaySafe)\n".utf8))
     }
 }
 

@@ -34,9 +34,15 @@ extension String {
     /// breaks there) or pass for another name that looks the same (issue 44).
     public var displaySafe: String {
         var out = ""
+        var marks = 0
         for scalar in unicodeScalars {
+            // Combining marks stack on the letter before them: a few are a language's accents,
+            // dozens a name that spills over the lines around it.
+            let isMark = [.nonspacingMark, .enclosingMark].contains(scalar.properties.generalCategory)
+            marks = isMark ? marks + 1 : 0
             if scalar.value < 0x20 || (0x7f...0x9f).contains(scalar.value) || Self.isBidiControl(scalar.value)
-                || [.lineSeparator, .paragraphSeparator, .format].contains(scalar.properties.generalCategory) {
+                || [.lineSeparator, .paragraphSeparator, .format].contains(scalar.properties.generalCategory)
+                || scalar.properties.isDefaultIgnorableCodePoint || Self.isBlankLetter(scalar.value) || marks > 4 {
                 out += "\\u{\(String(scalar.value, radix: 16))}"
             } else {
                 out.unicodeScalars.append(scalar)
@@ -48,6 +54,12 @@ extension String {
     /// Control characters escaped except line breaks, for multi-line text.
     public var displaySafeKeepingNewlines: String {
         split(separator: "\n", omittingEmptySubsequences: false).map { String($0).displaySafe }.joined(separator: "\n")
+    }
+
+    /// Letters that draw nothing (the Hangul fillers, the Braille blank): a name of them reads
+    /// as empty, or as another name with them in it.
+    private static func isBlankLetter(_ value: UInt32) -> Bool {
+        [0x115F, 0x1160, 0x3164, 0xFFA0, 0x2800].contains(value)
     }
 
     /// The explicit bidirectional formatting characters (Unicode UAX #9, section 2).

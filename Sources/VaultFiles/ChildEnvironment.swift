@@ -10,8 +10,15 @@ package enum ChildEnvironment {
     static let passed: Set<String> = [
         // Where programs and files are, who runs them, their language and time.
         "PATH", "HOME", "USER", "LOGNAME", "SHELL", "LANG", "LANGUAGE", "TZ", "TMPDIR",
-        // Secrets managers a key command calls: pass and GnuPG, a desktop keyring.
-        "GNUPGHOME", "GPG_TTY", "DBUS_SESSION_BUS_ADDRESS",
+        // Secrets managers a key command calls: pass and GnuPG, a desktop keyring; the folders
+        // systemd gives a service (its credentials are files there, read by the command).
+        "GNUPGHOME", "GPG_TTY", "DBUS_SESSION_BUS_ADDRESS", "PASSWORD_STORE_DIR",
+        // The locale's categories and the XDG folders, by name (a family by prefix would pass
+        // LC_TOKEN or XDG_SECRET too).
+        "LC_ALL", "LC_CTYPE", "LC_COLLATE", "LC_MESSAGES", "LC_MONETARY", "LC_NUMERIC", "LC_TIME", "LC_ADDRESS",
+        "LC_IDENTIFICATION", "LC_MEASUREMENT", "LC_NAME", "LC_PAPER", "LC_TELEPHONE",
+        "XDG_CONFIG_HOME", "XDG_DATA_HOME", "XDG_CACHE_HOME", "XDG_STATE_HOME", "XDG_RUNTIME_DIR", "XDG_CONFIG_DIRS", "XDG_DATA_DIRS", "CREDENTIALS_DIRECTORY", "RUNTIME_DIRECTORY", "STATE_DIRECTORY",
+        "CACHE_DIRECTORY", "LOGS_DIRECTORY", "CONFIGURATION_DIRECTORY",
         // Proxies, as curl and botocore read them.
         "HTTP_PROXY", "HTTPS_PROXY", "NO_PROXY", "ALL_PROXY", "http_proxy", "https_proxy", "no_proxy", "all_proxy",
         // The AWS profile a credential_process or a secrets manager's CLI reads: settings and
@@ -23,9 +30,12 @@ package enum ChildEnvironment {
         "AWS_EC2_METADATA_SERVICE_ENDPOINT_MODE", "AWS_STS_REGIONAL_ENDPOINTS", "AWS_RETRY_MODE", "AWS_MAX_ATTEMPTS",
         "AWS_SDK_LOAD_CONFIG",
     ]
-    /// Families of names passed as they are: the locale's categories, the XDG folders,
-    /// password-store's settings and the AWS endpoints by service.
-    static let passedPrefixes = ["LC_", "XDG_", "PASSWORD_STORE_", "AWS_ENDPOINT_URL"]
+    /// Families of names passed as they are: the AWS endpoints, by service.
+    static let passedPrefixes = ["AWS_ENDPOINT_URL"]
+    /// Names whose value is a URL, passed only without a credential in it (`user:password@`,
+    /// a query such as `?token=`).
+    static let urls: Set<String> = ["HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "http_proxy", "https_proxy", "all_proxy",
+                                    "AWS_CONTAINER_CREDENTIALS_FULL_URI", "AWS_EC2_METADATA_SERVICE_ENDPOINT"]
     /// The variable naming more variables to pass.
     package static let extraNamesVariable = "HVT_CHILD_ENV"
 
@@ -34,8 +44,11 @@ package enum ChildEnvironment {
     package static func minimal(from environment: [String: String], adding extra: [String: String] = [:]) -> [String: String] {
         let named = Set((environment[extraNamesVariable] ?? "")
             .split(whereSeparator: { $0 == " " || $0 == "," || $0 == "\t" || $0 == "\n" }).map(String.init))
-        var kept = environment.filter { name, _ in
-            passed.contains(name) || named.contains(name) || passedPrefixes.contains { name.hasPrefix($0) }
+        var kept = environment.filter { name, value in
+            if named.contains(name) { return true }
+            guard passed.contains(name) || passedPrefixes.contains(where: { name.hasPrefix($0) }) else { return false }
+            let isURL = urls.contains(name) || name.hasPrefix("AWS_ENDPOINT_URL")
+            return !isURL || !(value.contains("@") || value.contains("?"))
         }
         kept.merge(extra) { $1 }
         return kept

@@ -17,12 +17,18 @@ package enum ChildErrors {
     /// is the tool's again).
     package static func relay(_ body: (@Sendable (String) -> Void)?) { sink.withLock { $0 = body } }
 
-    /// A descriptor for a child's standard error when relaying (nil: the tool's own).
+    /// A descriptor for a child's standard error when relaying (nil: the tool's own). Never the
+    /// tool's own while relaying: where no folder takes an unnamed file (TMPDIR unusable), the
+    /// child's lines go to /dev/null, and one event says so.
     static func capture() -> Int32? {
         guard sink.withLock({ $0 != nil }) else { return nil }
-        let folder = getenv("TMPDIR").map { String(cString: $0) } ?? "/tmp"
-        let descriptor = open(folder, __O_TMPFILE | O_DIRECTORY | O_RDWR | O_CLOEXEC, 0o600)
-        return descriptor >= 0 ? descriptor : nil
+        let folders = [getenv("TMPDIR").map { String(cString: $0) }, "/tmp", "/dev/shm", "/var/tmp"].compactMap { $0 }
+        for folder in folders {
+            let descriptor = open(folder, __O_TMPFILE | O_DIRECTORY | O_RDWR | O_CLOEXEC, 0o600)
+            if descriptor >= 0 { return descriptor }
+        }
+        sink.withLock { $0 }?("(its standard error is not shown: no folder for a temporary file)")
+        return open("/dev/null", O_WRONLY | O_CLOEXEC)
     }
 
     /// Relays what the child wrote into `descriptor`, and closes it.

@@ -9,22 +9,25 @@ import VaultCore
 /// (``KeyText``).
 package enum KeyHoldingFile {
     /// The extended attribute the suite sets on every secret file it writes (a key, words, a
-    /// revealed document, shares): such a file holds a key whatever its spelling (issue 44).
-    /// Where the file system keeps no user attributes, the contents alone decide.
+    /// revealed document, shares): such a file holds a key whatever its spelling (issue 44), as
+    /// long as it still holds what the suite wrote (the attribute is the SHA-256 of its start
+    /// and its size: a file rewritten since by something else is judged by its contents). Where
+    /// the file system keeps no user attributes, the contents alone decide.
     static let secretAttribute = "user.household-vault-tools.secret"
     /// How much of a file is read for a key: a key file, or the start of a larger one (a key
     /// with a comment, JSON or an `export` line around it).
     static let readLimit = 64 << 10
 
     /// Reads the start of `name` in `folder` when it is a regular file, and says whether it
-    /// holds a key: the suite's own mark, or a key in any spelling the suite reads
-    /// (``KeyText``). The bytes are read into protected memory and compared there.
+    /// holds a key: the suite's own mark, still true of it, or a key in any spelling the suite
+    /// reads (``KeyText``). The bytes are read into protected memory and compared there.
     static func holdsKey(_ name: String, in folder: Int32, size: Int) -> Bool {
         let descriptor = openat(folder, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC)
         guard descriptor >= 0 else { return false }
         defer { close(descriptor) }
-        if hvt_has_attribute(descriptor, secretAttribute) != 0 { return true }
-        guard size > 0 else { return false }
+        var mark = [UInt8](repeating: 0, count: 64)
+        let markLength = mark.withUnsafeMutableBytes { hvt_get_attribute(descriptor, secretAttribute, $0.baseAddress, UInt($0.count)) }
+        guard size > 0 else { return markLength >= 0 }
         var length = 0
         guard let contents = try? SecretBytes(count: min(size, readLimit), initialize: { buffer in
             while length < buffer.count {
@@ -33,14 +36,32 @@ package enum KeyHoldingFile {
                 guard count > 0 else { break }
                 length += count
             }
-        }), length > 0 else { return false }
-        return contents.withUnsafeBytes { KeyText.holdsKey(UnsafeRawBufferPointer(rebasing: $0.prefix(length))) }
+        }) else { return true }  // no protected memory to look in: assume the worst
+        return contents.withUnsafeBytes { all in
+            let start = UnsafeRawBufferPointer(rebasing: all.prefix(length))
+            if markLength > 0, Array(mark.prefix(markLength)) == fingerprint(start, size: size) { return true }
+            // A database SQLite keeps (a registry, a journal) and its side files are SQLite's
+            // pages, whatever text the rows hold (a device named like a key locked the registry
+            // against its own revocations): SideFiles claims those before SQLite opens them.
+            if sqliteMagics.contains(where: { start.starts(with: $0) }) { return false }
+            return KeyText.holdsKey(start)
+        }
     }
 
-    /// Marks an open file as the suite's secret; a file system without user attributes keeps
-    /// no mark, and the contents decide alone.
-    static func mark(_ descriptor: Int32) {
-        _ = hvt_set_attribute(descriptor, secretAttribute, "1")
+    /// How SQLite's files begin: a database, a rollback journal, a write-ahead log (either flag).
+    private static let sqliteMagics: [[UInt8]] = [Array("SQLite format 3\u{0}".utf8), [0xd9, 0xd5, 0x05, 0xf9, 0x20, 0xa1, 0x63, 0xd7],
+                                                 [0x37, 0x7f, 0x06, 0x82], [0x37, 0x7f, 0x06, 0x83]]
+
+    /// Marks an open file as the suite's secret holding `bytes`; a file system without user
+    /// attributes keeps no mark, and the contents decide alone.
+    static func mark(_ descriptor: Int32, _ bytes: UnsafeRawBufferPointer) {
+        let value = fingerprint(UnsafeRawBufferPointer(rebasing: bytes.prefix(readLimit)), size: bytes.count)
+        _ = value.withUnsafeBytes { hvt_set_attribute(descriptor, secretAttribute, $0.baseAddress, UInt($0.count)) }
+    }
+
+    /// What the mark says of a file: the SHA-256 of its first ``readLimit`` bytes, then its size.
+    private static func fingerprint(_ start: UnsafeRawBufferPointer, size: Int) -> [UInt8] {
+        SHA256.hash(start) + Array("\(size)".utf8)
     }
 }
 

@@ -78,7 +78,7 @@ package struct ResolvedPath {
         self.pending = pending
     }
 
-    static func realPath(_ path: String) -> String? {
+    package static func realPath(_ path: String) -> String? {
         guard let resolved = realpath(path, nil) else { return nil }
         defer { free(resolved) }
         return String(validatingCString: resolved)
@@ -380,7 +380,7 @@ public final class StagedOutput: @unchecked Sendable {
             if fstat(descriptor, &info) == 0 { inode = UInt64(info.st_ino) }
             try AtomicFile.writeAll(bytes, to: descriptor, path: location.path)
             guard fchmod(descriptor, mode) == 0 else { throw AtomicFile.ioError("could not set the mode of '\(location.path)'") }
-            if holdsSecret { KeyHoldingFile.mark(descriptor) }
+            if holdsSecret { KeyHoldingFile.mark(descriptor, bytes) }
             guard !flush || fsync(descriptor) == 0 else { throw AtomicFile.ioError("could not flush '\(location.path)' to disk") }
         } catch {
             discard()

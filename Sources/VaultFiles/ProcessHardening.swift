@@ -16,7 +16,11 @@ package enum ProcessHardening {
         // meant as a crash (SIGQUIT) was even survived, the tool going on with what it had read.
         // Their default action ends the process, with no core (below).
         for crash in [SIGQUIT, SIGSEGV, SIGBUS, SIGILL, SIGABRT, SIGFPE, SIGTRAP] { signal(crash, SIG_DFL) }
-        var noCore = rlimit(rlim_cur: 0, rlim_max: 0)
+        // 1, not 0: the kernel ignores the limit when core_pattern pipes the core to a program
+        // (apport, systemd-coredump), except that a limit of 1 stops it; and a file of at most
+        // one byte is never written (an ELF core needs a page). Not dumpable makes the same
+        // promise where fs.suid_dumpable is 0.
+        var noCore = rlimit(rlim_cur: 1, rlim_max: 1)
         let limited = setrlimit(__rlimit_resource_t(RLIMIT_CORE.rawValue), &noCore) == 0
         return hvt_set_undumpable() == 0 && limited
     }

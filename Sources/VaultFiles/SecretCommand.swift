@@ -67,12 +67,11 @@ public struct SecretCommand: Sendable {
                 var poller = pollfd(fd: readEnd, events: Int16(POLLIN), revents: 0)
                 let ready = poll(&poller, 1, Int32(min(left, 0.02) * 1000) + 1)
                 if ready < 0, errno == EINTR { continue }
-                if ready == 0 {
-                    // Nothing to read: has it ended? Then what it printed is all in the pipe, and
-                    // a program it left in the background holding the pipe (`sleep 600 &`) is
-                    // not waited for (issue 44).
-                    guard waitpid(pid, &status, WNOHANG) == pid else { continue }
-                    ended = true
+                // Has it ended? Then what it printed is all in the pipe, and a program it left
+                // in the background, holding the pipe (`sleep 600 &`) or writing on into it, is
+                // not waited for (issue 44). Asked at every turn, not only when nothing came.
+                if !ended, waitpid(pid, &status, WNOHANG) == pid { ended = true }
+                if ended {
                     _ = fcntl(readEnd, F_SETFL, fcntl(readEnd, F_GETFL) | O_NONBLOCK)
                     while length <= limit {
                         let count = Glibc.read(readEnd, buffer.baseAddress! + length, buffer.count - length)
@@ -83,7 +82,7 @@ public struct SecretCommand: Sendable {
                     problem = .printedTooMuch
                     return
                 }
-                if ready < 0 { continue }
+                if ready <= 0 { continue }
                 let count = Glibc.read(readEnd, buffer.baseAddress! + length, buffer.count - length)
                 if count < 0, errno == EINTR { continue }
                 if count <= 0 { return }

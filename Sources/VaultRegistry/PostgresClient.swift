@@ -61,7 +61,8 @@ final class PostgresClient {
             (environment["PGSYSCONFDIR"].map { "\($0)/pg_service.conf" } ?? "/etc/postgresql-common/pg_service.conf", "the system's PostgreSQL service file"),
             (environment["PGPASSFILE"] ?? home.map { "\($0)/.pgpass" }, "the PostgreSQL password file"),
         ]
-        for case let (path?, what) in files {
+        // /dev/null reads as an empty file, the usual way to say "no password file".
+        for case let (path?, what) in files where ResolvedPath.realPath(path) != "/dev/null" {
             do {
                 try AtomicFile.requireRegularFileIfPresent(path, what: what)
             } catch let error as VaultError {

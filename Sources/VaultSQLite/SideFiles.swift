@@ -35,14 +35,16 @@ package enum SideFiles {
     static func isSQLiteHeader(_ header: [UInt8], suffix: String) -> Bool {
         switch suffix {
         case "-journal":
-            return header.starts(with: [0xd9, 0xd5, 0x05, 0xf9, 0x20, 0xa1, 0x63, 0xd7]) || header.prefix(28).allSatisfy { $0 == 0 }
+            // SQLite zeroes the magic to retire a journal, and a journal cut off while being
+            // written may have no header yet: a key file, text, never starts with eight zeros.
+            return header.starts(with: [0xd9, 0xd5, 0x05, 0xf9, 0x20, 0xa1, 0x63, 0xd7]) || header.prefix(8).allSatisfy { $0 == 0 }
         case "-wal":
-            return header.starts(with: [0x37, 0x7f, 0x06, 0x82]) || header.starts(with: [0x37, 0x7f, 0x06, 0x83])
+            return header.starts(with: [0x37, 0x7f, 0x06, 0x82]) || header.starts(with: [0x37, 0x7f, 0x06, 0x83]) || header.prefix(8).allSatisfy { $0 == 0 }
         default:
             // The WAL index header's iVersion, 3007000, in the machine's byte order.
             let version = UInt32(3_007_000)
             let little = (0..<4).map { UInt8(truncatingIfNeeded: version >> (8 * $0)) }
-            return header.starts(with: little) || header.starts(with: little.reversed()) || header.prefix(48).allSatisfy { $0 == 0 }
+            return header.starts(with: little) || header.starts(with: little.reversed()) || header.prefix(8).allSatisfy { $0 == 0 }
         }
     }
 

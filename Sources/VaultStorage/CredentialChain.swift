@@ -133,7 +133,7 @@ struct CredentialChain: Sendable {
     static let maximumRoleChain = 32
 
     private func credentials(ofSourceProfile name: String, visited: [String], for what: String) throws -> ExpiringCredentials {
-        guard visited.count < Self.maximumRoleChain else {
+        guard visited.count <= Self.maximumRoleChain else {
             throw VaultError.credentialSourceFailed(what, "its source_profile chain is longer than \(Self.maximumRoleChain) roles")
         }
         guard let profile = settings.profile(name) else {

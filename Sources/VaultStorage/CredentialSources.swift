@@ -200,7 +200,9 @@ struct SSO: Sendable {
         self.roleName = roleName
         self.region = region
         cacheKey = Hex.encode(SHA1.hash(Array((values["sso_session"] ?? startURL).utf8)))
-        login = values["sso_session"] != nil ? "aws sso login --sso-session \(values["sso_session"]!)" : "aws sso login --profile \(profile)"
+        // A command a person pastes: names quoted as the shell reads them back.
+        login = values["sso_session"] != nil ? "aws sso login --sso-session \(ShellWord.quotedIfNeeded(values["sso_session"]!))"
+            : "aws sso login --profile \(ShellWord.quotedIfNeeded(profile))"
     }
 
     func fetch() throws -> ExpiringCredentials {
@@ -513,7 +515,7 @@ extension VaultError {
 
     static func ssoLoginNeeded(profile: String, _ why: String, login: String, file: String = #fileID, line: UInt = #line) -> VaultError {
         VaultError(.credentialSourceFailed, "could not get credentials for the object store from profile '\(profile)' SSO: \(why)",
-                   hint: "run '\(login)', then run the command again", file: file, line: line)
+                   hint: "log in, then run the command again: \(login)", file: file, line: line)
     }
 }
 

@@ -57,6 +57,7 @@ struct Create: ParsableCommand {
 
     func run() throws {
         try requireRange(expiresIn, 1...DeviceLink.maximumLifetime, "--expires-in")
+        try now.requireRecordable()  // the link's expiry: a link valid for years is no link
         let files = try CommandFiles(reads: [self.key.declaredInput].compactMap { $0 }, writes: [output.declared(.secret)], force: output.force)
         let key = try self.key.load(diagnostics)
         let start = now.time

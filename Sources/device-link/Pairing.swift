@@ -37,6 +37,7 @@ struct Pairing: ParsableCommand {
         @OptionGroup var output: OutputOptions
 
         func run() throws {
+            try now.requireRecordable()  // the code's timestamp
             let files = try CommandFiles(reads: [], writes: [output.declared(.secret)], force: output.force)
             let token = PairingCode.newVerificationToken(random: SystemRandom())
             let code = PairingCode(shareURL: shareUrl, parentDeviceID: parentDeviceId, verificationToken: token, sharedZoneID: sharedZoneId, timestamp: now.time)

@@ -35,6 +35,7 @@ extension Registry {
 
         func validate() throws {
             guard devices != nil || members != nil else { throw ValidationError("give --devices, --members or both") }
+            try now.requireRecordable()  // the latest time an imported row may hold
             try requireOneStandardInput([devices, members])
         }
 

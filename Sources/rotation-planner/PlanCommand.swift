@@ -37,6 +37,7 @@ struct Plan: ParsableCommand {
 
     func validate() throws {
         try requireOneStandardInput([vault, keys.keyFile, keys.newKeyFile])
+        try now.requireRecordable()  // the plan's signed createdAt
     }
 
     func run() throws {

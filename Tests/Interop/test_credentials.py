@@ -567,7 +567,7 @@ def test_a_failing_source_is_named_and_its_secrets_are_not(fake, tmp_path, case)
     if case == "process-fails":
         assert "process says hello" in stderr, "the process's standard error is passed through"
     if case == "sso-expired":
-        assert "vault-tool: hint: run 'aws sso login --sso-session corp'" in stderr
+        assert "vault-tool: hint: log in, then run the command again: aws sso login --sso-session corp" in stderr
 
 
 class Failing(http.server.BaseHTTPRequestHandler):

@@ -158,6 +158,14 @@ def test_registry_lists_never_quote_a_secret(tmp_path, kind):
         assert not leaked(result.stdout + result.stderr), f"import {option}: {result.stderr}"
 
 
+def parent_workspace(tmp_path):
+    """The test's folder as a parent's: the parent key (0600) and a schema 2 household vault."""
+    os.chdir(tmp_path)
+    Path("k.nsec").write_text((FIXTURES / "keys" / "parent.nsec").read_text())
+    Path("k.nsec").chmod(0o600)
+    Path("work.vault").write_bytes((FIXTURES / "testkit" / "ok-v2-household.vault").read_bytes())
+
+
 KEY_SPELLINGS = {name: text for name, text in SECRET_FILES.items() if name != "words-numbered"} | {
     "nsec-yaml": f"parent:\n  key: {PARENT.nsec}\n",
     "vault-key-labelled": f"VAULT_KEY={VAULT_KEY_HEX}\n",
@@ -173,10 +181,7 @@ KEY_SPELLINGS = {name: text for name, text in SECRET_FILES.items() if name != "w
     "vault-tool migrate vault --key-file k.nsec --to 2 --force -o OUT work.vault",
 ])
 def test_a_file_holding_a_key_is_never_replaced(tmp_path, kind, command):
-    os.chdir(tmp_path)
-    Path("k.nsec").write_text((FIXTURES / "keys" / "parent.nsec").read_text())
-    Path("k.nsec").chmod(0o600)
-    Path("work.vault").write_bytes((FIXTURES / "testkit" / "ok-v2-household.vault").read_bytes())
+    parent_workspace(tmp_path)
     target = Path("held.txt")
     target.write_text(KEY_SPELLINGS[kind])
     before = target.read_bytes()
@@ -193,10 +198,7 @@ def test_a_file_holding_a_key_is_never_replaced(tmp_path, kind, command):
 ])
 def test_a_secret_the_suite_wrote_is_never_replaced(tmp_path, command):
     """The suite's own 0600 outputs, whatever they hold, marked as its secrets."""
-    os.chdir(tmp_path)
-    Path("k.nsec").write_text((FIXTURES / "keys" / "parent.nsec").read_text())
-    Path("k.nsec").chmod(0o600)
-    Path("work.vault").write_bytes((FIXTURES / "testkit" / "ok-v2-household.vault").read_bytes())
+    parent_workspace(tmp_path)
     argv = [str(BIN / command.split()[0]), *command.replace("OUT", "secret.out").split()[1:]]
     first = subprocess.run(argv, capture_output=True, text=True, timeout=60)
     assert first.returncode == 0, first.stderr
@@ -303,7 +305,7 @@ def test_no_tool_leaves_a_core_file(tmp_path, tool):
         wait_until(lambda: reading_standard_input(child.pid), f"{tool} to read its standard input")
         limits = Path(f"/proc/{child.pid}/limits").read_text()
         core_line = next(line for line in limits.splitlines() if line.startswith("Max core file size"))
-        assert core_line.split()[4:6] == ["0", "0"], core_line
+        assert core_line.split()[4:6] == ["1", "1"], core_line  # 1 stops a piped core_pattern too
         child.send_signal(signal.SIGQUIT)
         child.communicate(timeout=60)
     finally:
@@ -324,40 +326,45 @@ def credential_canaries():
             "AWS_CONTAINER_AUTHORIZATION_TOKEN": "CANARYcontainerToken", "HVT_SOMETHING_SECRET": "CANARYunknownVariable"}
 
 
-def test_a_key_command_gets_no_credential(tmp_path):
-    os.chdir(tmp_path)
+def environment_seen_by_a_key_command(tmp_path, environment, record="seen.env"):
+    """Runs `derive` with a key command that records its environment; returns what it saw."""
+    parent_workspace(tmp_path)
     script = tmp_path / "with-env"
     script.write_text(ENV_SCRIPT)
     script.chmod(0o700)
-    Path("k.nsec").write_text((FIXTURES / "keys" / "parent.nsec").read_text())
-    environment = dict(os.environ, **credential_canaries())
-    result = subprocess.run([str(BIN / "vault-tool"), "derive", "--key-command", f"{script} seen.env /bin/cat k.nsec"],
+    result = subprocess.run([str(BIN / "vault-tool"), "derive", "--key-command", f"{script} {record} /bin/cat k.nsec"],
                             capture_output=True, text=True, env=environment, timeout=60)
     assert result.returncode == 0, result.stderr
-    seen = Path("seen.env").read_text()
+    return Path(record).read_text()
+
+
+def test_a_key_command_gets_no_credential(tmp_path):
+    environment = dict(os.environ, **credential_canaries())
+    seen = environment_seen_by_a_key_command(tmp_path, environment)
     assert "CANARY" not in seen, seen
     assert f"PATH={os.environ['PATH']}" in seen
     # A variable named in HVT_CHILD_ENV is passed, knowingly.
     environment["HVT_CHILD_ENV"] = "HVT_SOMETHING_SECRET"
-    result = subprocess.run([str(BIN / "vault-tool"), "derive", "--key-command", f"{script} seen2.env /bin/cat k.nsec"],
-                            capture_output=True, text=True, env=environment, timeout=60)
-    assert result.returncode == 0, result.stderr
-    assert "HVT_SOMETHING_SECRET=CANARYunknownVariable" in Path("seen2.env").read_text()
-    assert "CANARYaws" not in Path("seen2.env").read_text()
+    seen = environment_seen_by_a_key_command(tmp_path, environment, "seen2.env")
+    assert "HVT_SOMETHING_SECRET=CANARYunknownVariable" in seen
+    assert "CANARYaws" not in seen
 
 
-def test_a_key_command_that_leaves_a_program_holding_its_output_is_not_waited_for(tmp_path):
-    """`sleep 600 &` keeps the pipe open long after the command exits (its standard error, the
-    tool's own, is sent elsewhere: the test reads the tool's to its end): the key is read once the
-    command has ended (before, the run waited its whole 30 s and failed)."""
+@pytest.mark.parametrize("background", ["sleep 600", "(while :; do printf ' '; sleep 0.005; done)"], ids=["holding", "writing"])
+def test_a_key_command_that_leaves_a_program_behind_is_not_waited_for(tmp_path, background):
+    """A program left in the background keeps the pipe open, or keeps writing into it, long
+    after the command exits (its standard error, the tool's own, is sent elsewhere: the test
+    reads the tool's to its end): the key is read once the command has ended (before, the run
+    waited its whole 30 s and failed)."""
     os.chdir(tmp_path)
     script = tmp_path / "print-and-linger"
-    script.write_text("#!/bin/sh\ncat \"$1\"\nsleep 600 2>/dev/null &\nexit 0\n")
+    script.write_text(f"#!/bin/sh\ncat \"$1\"\n{background} 2>/dev/null &\nexit 0\n")
     script.chmod(0o700)
     Path("k.nsec").write_text((FIXTURES / "keys" / "parent.nsec").read_text())
     try:
         result = subprocess.run([str(BIN / "vault-tool"), "derive", "--key-command", f"{script} k.nsec"], capture_output=True, text=True, timeout=25)
     finally:
+        subprocess.run(["pkill", "-f", "print-and-linger"])
         subprocess.run(["pkill", "-f", "^sleep 600$"])
     assert result.returncode == 0, result.stderr
     assert "npub" in result.stdout
@@ -481,19 +488,23 @@ def test_json_logs_are_json_only(tmp_path, argv):
     assert lines and all(json.loads(line)["tool"] == argv[0] for line in lines), result.stderr
 
 
-def test_a_childs_standard_error_is_relayed_as_json(tmp_path):
+@pytest.mark.parametrize("tmpdir", [None, "/nonexistent"], ids=["relayed", "no-temporary-folder"])
+def test_a_childs_standard_error_is_relayed_as_json(tmp_path, tmpdir):
+    """Under --log-format json a key command's lines (a colour escape and a CR among them) are
+    events of their own, never written raw between the JSON lines, with TMPDIR unusable too."""
     os.chdir(tmp_path)
     Path("parent.nsec").write_text((FIXTURES / "keys" / "parent.nsec").read_text())
     Path("w.vault").write_bytes((FIXTURES / "testkit" / "ok-household.vault").read_bytes())
     script = tmp_path / "key-and-noise"
-    script.write_text("#!/bin/sh\necho 'line one from the command' >&2\nprintf 'two\\n' >&2\ncat parent.nsec\n")
+    script.write_text("#!/bin/sh\necho 'line one from the command' >&2\nprintf 'two \\033[31m\\r\\n' >&2\ncat parent.nsec\n")
     script.chmod(0o700)
+    environment = dict(os.environ, **({"TMPDIR": tmpdir} if tmpdir else {}))
     result = subprocess.run([str(BIN / "vault-tool"), "migrate", "vault", "--key-command", str(script), "--to", "2", "--log-format", "json",
-                             "-o", "out.vault", "w.vault"], capture_output=True, text=True, timeout=60)
+                             "-o", "out.vault", "w.vault"], capture_output=True, text=True, timeout=60, env=environment)
     assert result.returncode == 0, result.stderr
     events = [json.loads(line) for line in result.stderr.splitlines() if line]
     relayed = [event["message"] for event in events if event["event"] == "child-stderr"]
-    assert relayed == ["line one from the command", "two"], events
+    assert relayed == ["line one from the command", "two \x1b[31m\r"], events
 
 
 def test_a_time_far_ahead_of_the_clock_is_not_recorded(tmp_path):
@@ -507,3 +518,98 @@ def test_a_time_far_ahead_of_the_clock_is_not_recorded(tmp_path):
                                  "--reason", "lost", "--force", "--now", now], capture_output=True, text=True, timeout=60)
         assert result.returncode == 64 and "more than a day after the clock" in result.stderr, result.stderr
     assert Path("r.sqlite").read_bytes() == before
+
+
+# --- what a hostile review found beside the first fixes ------------------------------------------
+
+
+def test_a_device_named_like_a_key_does_not_lock_the_registry(tmp_path):
+    """A registry is SQLite's file, not a key file, whatever its rows say: a device named with an
+    nsec1… or with recovery words, imported from the server, once made every later revoke exit 4."""
+    os.chdir(tmp_path)
+    subprocess.run([str(BIN / "device-revoker"), "registry", "init", "--db", "r.sqlite"], check=True, capture_output=True)
+    names = [PARENT.nsec, "\n".join(WORDS.split()), f"VAULT_KEY={VAULT_KEY_HEX}"]
+    rows = [{"user_did": "did:plc:kid", "device_id": f"t{i}", "device_mls_did": f"did:plc:kid#t{i}", "device_name": name,
+             "signature_public_key": f"0{i + 1}", "is_active": True} for i, name in enumerate(names)]
+    Path("evil.jsonl").write_text("".join(json.dumps(row) + "\n" for row in rows))
+    imported = subprocess.run([str(BIN / "device-revoker"), "registry", "import", "--db", "r.sqlite", "--devices", "evil.jsonl"],
+                              capture_output=True, text=True, timeout=60)
+    assert imported.returncode == 0, imported.stderr
+    revoked = subprocess.run([str(BIN / "device-revoker"), "registry", "revoke", "--db", "r.sqlite", "--device", "did:plc:kid#t0",
+                              "--reason", "stolen", "--force"], capture_output=True, text=True, timeout=60)
+    assert revoked.returncode == 0, revoked.stderr
+    assert not leaked(revoked.stdout + revoked.stderr)
+
+
+@pytest.mark.parametrize("command", ["vault-tool derive --key-file k.nsec --json -o OUT", "vault-tool open --key-file k.nsec -o OUT work.vault"])
+def test_public_outputs_with_public_keys_are_replaced_as_before(tmp_path, command):
+    """Public keys, household ids and member lists in the suite's own JSON are not keys."""
+    parent_workspace(tmp_path)
+    argv = [str(BIN / command.split()[0]), *command.replace("OUT", "public.json").split()[1:]]
+    for _ in range(2):
+        result = subprocess.run(argv, capture_output=True, text=True, timeout=60)
+        assert result.returncode == 0, result.stderr
+
+
+def test_a_childs_environment_passes_no_credential_in_any_family(tmp_path):
+    hostile = {"LC_TOKEN": "CANARY1", "XDG_SECRET": "CANARY2", "PASSWORD_STORE_KEY": "CANARY3", "HTTPS_PROXY": "http://u:CANARY4@proxy:3128",
+               "AWS_ENDPOINT_URL_S3": "https://u:CANARY5@s3.example", "AWS_CONTAINER_CREDENTIALS_FULL_URI": "http://169.254.170.23/v1?token=CANARY6",
+               "LC_ALL": "C.UTF-8", "XDG_CONFIG_HOME": str(tmp_path)}
+    seen = environment_seen_by_a_key_command(tmp_path, dict(os.environ, **hostile))
+    assert "CANARY" not in seen, seen
+    assert "LC_ALL=C.UTF-8" in seen and f"XDG_CONFIG_HOME={tmp_path}" in seen
+
+
+@pytest.mark.parametrize("length,refused", [(32, False), (33, True)])
+def test_a_role_chain_of_at_most_32_is_followed(tmp_path, length, refused):
+    """Up to 32 roles in a source_profile chain are followed (the STS answer is the test's
+    business; here nothing listens), more are refused before any request."""
+    lines = ["[profile base]\naws_access_key_id = AKIABASE\naws_secret_access_key = s\n"]
+    for i in range(length):
+        source = "base" if i == 0 else f"r{i - 1}"
+        lines.append(f"[profile r{i}]\nrole_arn = arn:aws:iam::1:role/r{i}\nsource_profile = {source}\n")
+    (tmp_path / "config").write_text("".join(lines))
+    environment = {"PATH": os.environ["PATH"], "HOME": str(tmp_path), "AWS_CONFIG_FILE": str(tmp_path / "config"),
+                   "AWS_SHARED_CREDENTIALS_FILE": str(tmp_path / "none"), "AWS_PROFILE": f"r{length - 1}", "AWS_REGION": "us-east-1",
+                   "AWS_ENDPOINT_URL": "http://127.0.0.1:9", "AWS_MAX_ATTEMPTS": "1", "AWS_EC2_METADATA_DISABLED": "true"}
+    result = subprocess.run([str(BIN / "vault-tool"), "census", "s3://bucket/vaults/"], capture_output=True, text=True, env=environment, timeout=120)
+    assert result.returncode != 0
+    assert ("longer than 32 roles" in result.stderr) == refused, result.stderr
+
+
+def test_an_sso_login_hint_quotes_the_profile(tmp_path):
+    os.chdir(tmp_path)
+    profile = "x $(touch PWNED)"
+    Path("config").write_text(f"[profile {profile}]\nsso_start_url = https://example.awsapps.com/start\nsso_region = us-east-1\n"
+                              "sso_account_id = 1\nsso_role_name = r\n")
+    environment = {"PATH": os.environ["PATH"], "HOME": str(tmp_path), "AWS_CONFIG_FILE": str(tmp_path / "config"), "AWS_PROFILE": profile,
+                   "AWS_SHARED_CREDENTIALS_FILE": str(tmp_path / "none"), "AWS_REGION": "us-east-1", "AWS_EC2_METADATA_DISABLED": "true"}
+    result = subprocess.run([str(BIN / "vault-tool"), "census", "s3://bucket/vaults/"], capture_output=True, text=True, env=environment, timeout=120)
+    assert "aws sso login --profile" in result.stderr, result.stderr
+    # The hint's command, pasted with `aws` replaced by `true`, runs nothing the profile's name says.
+    command = result.stderr[result.stderr.index("aws sso login"):].splitlines()[0]
+    hint = command
+    subprocess.run(["/bin/sh", "-c", "true" + command[len("aws"):]], cwd=tmp_path)
+    assert not (tmp_path / "PWNED").exists(), hint
+
+
+@pytest.mark.parametrize("argv", [
+    ["device-link", "create", "--key-file", "parent.nsec", "--vault-url", "URL", "--now", "2099-12-31T23:59:59Z", "-o", "link.png"],
+    ["device-link", "pairing", "create", "--share-url", "https://www.icloud.com/share/x", "--parent-device-id",
+     "6F1C2B7E-0D4A-4C55-9E1B-2A7F3C9D8E01", "--shared-zone-id", "Z", "--now", "2099-12-31T23:59:59Z", "-o", "pair.png"],
+    ["rotation-planner", "plan", "--vault", "w.vault", "--key-file", "parent.nsec", "--new-key-file", "other.nsec", "--now", "2099-01-01T00:00:00Z",
+     "-o", "plan.json"],
+    ["device-revoker", "registry", "import", "--db", "r.sqlite", "--devices", "DEVICES", "--now", "9999-12-31T23:59:59Z"],
+])
+def test_every_command_that_records_a_time_refuses_one_far_ahead(tmp_path, argv):
+    from workspace import URL
+    os.chdir(tmp_path)
+    for name in ("parent", "other"):
+        Path(f"{name}.nsec").write_text((FIXTURES / "keys" / f"{name}.nsec").read_text())
+        Path(f"{name}.nsec").chmod(0o600)
+    Path("w.vault").write_bytes((FIXTURES / "testkit" / "ok-v2-household.vault").read_bytes())
+    subprocess.run([str(BIN / "device-revoker"), "registry", "init", "--db", "r.sqlite"], check=True, capture_output=True)
+    argv = [a.replace("URL", URL).replace("DEVICES", str(CORPUS / "import" / "devices.jsonl")) for a in argv]
+    result = subprocess.run([str(BIN / argv[0]), *argv[1:]], capture_output=True, text=True, timeout=60)
+    assert result.returncode == 64 and "more than a day after the clock" in result.stderr, result.stderr
+    assert not any(Path(name).exists() for name in ("link.png", "pair.png", "plan.json"))

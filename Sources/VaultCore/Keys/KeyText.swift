@@ -1,9 +1,9 @@
 /// What counts as a key in text (docs/conventions.md, "Nothing lost" and "Secrets"), wherever it
 /// stands in it (issue 44: a comment line before it, `export NSEC=…`, JSON around it):
 /// - an `nsec1…` or `ncryptsec1…` (grouped or not, any case) anywhere;
-/// - 64 hex characters (a parent, vault or master key) alone on a line, or after a label and
-///   `=` or `:` (`VAULT_KEY=…`, `"vaultKey": "…",`), with or without `0x`, split by `:` or `-`
-///   or not;
+/// - 64 hex characters (a parent, vault or master key) alone on a line, or after a label that
+///   names a secret and `=` or `:` (`VAULT_KEY=…`, `"vaultKey": "…",`, never `"pubkey": …`),
+///   with or without `0x`, split by `:` or `-` or not;
 /// - 12 or more words all from BIP-39's or SLIP-0039's lists (recovery words, a share),
 ///   numbered or not, on lines that hold nothing else.
 /// The rule over bytes, for a file an output would replace (VaultFiles' `KeyHoldingFile`) and
@@ -12,29 +12,38 @@ package enum KeyText {
     /// Whether `text` holds a key; compared in place (`text` may be protected memory), every
     /// copy made in protected memory.
     package static func holdsKey(_ text: UnsafeRawBufferPointer) -> Bool {
-        // Keys are printed and typed in groups of four ("nsec 1qyz …"): compared without spaces.
+        // Keys are printed and typed in groups of four ("nsec 1qyz …", "nsec-1qyz-…"): compared
+        // without spaces or dashes.
+        holdsBech32Key(text) || anyLine(text, isHexKey) || allListWords(text)
+    }
+
+    /// Whether `text` holds an `nsec1…` or `ncryptsec1…` (or most of one), any case, grouped
+    /// or not: a key wherever it stands, whatever surrounds it.
+    package static func holdsBech32Key(_ text: UnsafeRawBufferPointer) -> Bool {
         var length = 0
         guard let compact = try? SecretBytes(count: text.count, initialize: { buffer in
-            for byte in text where !isSeparator(byte) {
+            for byte in text where !isSeparator(byte) && byte != 0x2d {
                 buffer[length] = byte
                 length += 1
             }
-        }) else { return true }  // no protected memory: assume the worst
-        let bech32 = compact.withUnsafeBytes { all -> Bool in
-            containsBech32Key(UnsafeRawBufferPointer(rebasing: all.prefix(length)))
-        }
-        return bech32 || anyLine(text, isHexKey) || allListWords(text)
+        }) else { return true }
+        return compact.withUnsafeBytes { containsBech32Key(UnsafeRawBufferPointer(rebasing: $0.prefix(length))) }
     }
 
     /// A list word alone (a words file's line, "3. abandon"), or a line of them: text an error
     /// must not quote even when it is shorter than a whole key.
+    /// Whole words only, and a number or two words at least: "3. abandon" and "abandon
+    /// ability" are a words file's; a single word ('kitchen', a device's name) is a name.
     package static func isListWordsOnly(_ text: UnsafeRawBufferPointer) -> Bool {
-        var words = 0, other = false
+        var words = 0, numbered = false, other = false
         forEachToken(text) { token in
-            if token.allSatisfy({ (0x30...0x39).contains($0) || $0 == 0x2e || $0 == 0x29 || $0 == 0x3a }) { return }
-            if isListWord(token) { words += 1 } else { other = true }
+            if token.allSatisfy({ (0x30...0x39).contains($0) || $0 == 0x2e || $0 == 0x29 || $0 == 0x3a }) {
+                numbered = numbered || token.contains { (0x30...0x39).contains($0) }
+                return
+            }
+            if let whole = pack(token), listWords.contains(whole) { words += 1 } else { other = true }
         }
-        return words > 0 && !other
+        return words > 0 && !other && (numbered || words >= 2)
     }
 
     /// An `nsec1` or `ncryptsec1`, any case, followed by at least 20 of bech32's data
@@ -63,39 +72,58 @@ package enum KeyText {
         return false
     }
 
-    /// A line that is a hex key: after white space, quotes, brackets and a final `,` or `;`
-    /// are set aside, the line is the key, or a label (letters, digits, `_`, `.`, `-`) then
-    /// `=` or `:` then the key; the key is 64 hex digits after an optional `0x`, pairs maybe
-    /// split by `:` or `-`.
+    /// A line that holds a hex key: 64 hex digits (after an optional `0x`, pairs maybe split by
+    /// `:` or `-`) that are the whole line but for white space and a comment, or whose
+    /// nearest word before them names a secret (`VAULT_KEY=…`, `"vaultKey": "…"`, `vault key
+    /// …`, `key = bytes.fromhex('…')`), never a public one (`"pubkey": …`, `householdId`).
     private static func isHexKey(_ line: UnsafeRawBufferPointer) -> Bool {
-        var kept = [UInt8](repeating: 0, count: line.count)
-        defer { kept.withUnsafeMutableBytes { _ = $0.initializeMemory(as: UInt8.self, repeating: 0) } }
-        var count = 0
-        for byte in line where ![0x20, 0x09, 0x0b, 0x0c, 0x22, 0x27, 0x60, 0x7b, 0x7d, 0x5b, 0x5d].contains(byte) {
-            kept[count] = byte
-            count += 1
+        var bytes = Array(line)
+        defer { bytes.zeroize() }
+        var index = 0
+        while index < bytes.count {
+            guard isHexDigit(bytes[index]) else { index += 1; continue }
+            // A run of hex digits, pairs maybe split by ':' or '-', an "0x" before it.
+            let runStart = index
+            var start = index
+            if index + 1 < bytes.count, bytes[index] == 0x30, bytes[index + 1] | 0x20 == 0x78 { index += 2; start = index }
+            var end = index, digits = 0
+            while end < bytes.count, isHexDigit(bytes[end]) || ((bytes[end] == 0x3a || bytes[end] == 0x2d) && digits % 2 == 0 && digits > 0
+                                                             && end + 1 < bytes.count && isHexDigit(bytes[end + 1])) {
+                if isHexDigit(bytes[end]) { digits += 1 }
+                end += 1
+            }
+            let bounded = (runStart == 0 || !isWordCharacter(bytes[runStart - 1])) && (end == bytes.count || !isWordCharacter(bytes[end]))
+            if digits == 64, bounded {
+                let before = bytes[..<runStart], after = bytes[end...]
+                let words = before.split { !isWordCharacter($0) }.filter { !transparentWords.contains(String(decoding: $0, as: UTF8.self).lowercased()) }
+                // Alone on its line as a key file holds it: nothing before it but white space,
+                // nothing after it but white space or a comment. Quoted in a list (`"…",`, a
+                // group's member keys) it is one public key among others.
+                let blank: (UInt8) -> Bool = { [0x20, 0x09, 0x0b, 0x0c].contains($0) }
+                let alone = before.allSatisfy(blank) && after.prefix { $0 != 0x23 }.allSatisfy(blank)
+                if alone || words.last.map({ namesASecret($0) }) == true { return true }
+            }
+            index = max(end, index + 1)
         }
-        while count > 0, kept[count - 1] == 0x2c || kept[count - 1] == 0x3b { count -= 1 }
-        let compact = kept[..<count]
-        if isHexValue(compact) { return true }
-        guard let split = compact.firstIndex(where: { $0 == 0x3d || $0 == 0x3a }), split > compact.startIndex else { return false }
-        let label = compact[..<split]
-        guard label.allSatisfy({ isLabelCharacter($0) }) else { return false }
-        return isHexValue(compact[(split + 1)...])
+        return false
     }
 
-    private static func isHexValue(_ value: ArraySlice<UInt8>) -> Bool {
-        var digits = value
-        if digits.count >= 2, digits.first == 0x30, digits.dropFirst().first.map({ $0 | 0x20 }) == 0x78 { digits = digits.dropFirst(2) }
-        var hex = 0
-        for byte in digits {
-            if isHexDigit(byte) { hex += 1 } else if byte != 0x3a, byte != 0x2d { return false }
-        }
-        return hex == 64
+    /// Words between a label and its value that say nothing of it: `bytes.fromhex('…')`,
+    /// `0x…`, `hex:…`.
+    private static let transparentWords: Set<String> = ["bytes", "fromhex", "hex", "unhexlify", "x", "b", "0x", "string", "str"]
+
+    private static func isWordCharacter(_ byte: UInt8) -> Bool {
+        (0x30...0x39).contains(byte) || (0x61...0x7a).contains(byte | 0x20) || byte == 0x5f
     }
 
-    private static func isLabelCharacter(_ byte: UInt8) -> Bool {
-        (0x30...0x39).contains(byte) || (0x61...0x7a).contains(byte | 0x20) || byte == 0x5f || byte == 0x2e || byte == 0x2d
+    /// A label before 64 hex digits that says they are secret (`VAULT_KEY`, `"vaultKey"`,
+    /// `master_secret`, `seed`), not public (`pubkey`, `subkeyPublicKey`, `householdId`,
+    /// `sha256`): the suite's own JSON and reports label public keys, ids and digests so.
+    private static func namesASecret(_ label: ArraySlice<UInt8>) -> Bool {
+        let lower = String(decoding: label.map { $0 | ((0x41...0x5a).contains($0) ? 0x20 : 0) }, as: UTF8.self)
+        let secret = ["key", "secret", "seed", "priv", "nsec"].contains { lower.contains($0) }
+        let open = ["pub", "id", "hash", "sha", "digest", "fingerprint", "sum", "sig"].contains { lower.contains($0) }
+        return secret && !open
     }
 
     /// Calls `body` with each token of `text` (runs of bytes between separators).

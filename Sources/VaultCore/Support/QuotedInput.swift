@@ -46,3 +46,43 @@ public struct QuotedInput: CustomStringConvertible, Sendable, Hashable {
 extension QuotedInput: ExpressibleByStringLiteral {
     public init(stringLiteral text: String) { self.init(text) }
 }
+
+/// The last door before a message leaves the tool (issue 44): whatever a message quotes between
+/// single quotes that reads as a secret (``QuotedInput``), and any word in it that is an
+/// `nsec1…` or `ncryptsec1…`, is replaced by what stands for it. For the messages no factory
+/// wrote: swift-argument-parser's, which quote the argument whole ("unexpected argument
+/// 'nsec1…'"), and any error that quotes a value without ``QuotedInput``.
+public enum SecretRedaction {
+    public static func redacting(_ message: String) -> String {
+        guard message.utf8.contains(0x27) || message.utf8.count >= 20 else { return message }
+        // Quoted segments: what stands between two single quotes. An apostrophe between two
+        // letters ("the family's key") quotes nothing.
+        let characters = Array(message)
+        var joined = ""
+        var quoted: String?
+        for (index, character) in characters.enumerated() {
+            let apostrophe = character == "'" && index > 0 && index + 1 < characters.count
+                && characters[index - 1].isLetter && characters[index + 1].isLetter
+            guard character == "'", !apostrophe else {
+                if quoted != nil { quoted!.append(character) } else { joined.append(character) }
+                continue
+            }
+            if let inside = quoted {
+                let input = QuotedInput(inside)
+                joined += input.isWithheld ? input.description : "'\(inside)'"
+                quoted = nil
+            } else {
+                quoted = ""
+            }
+        }
+        if let open = quoted { joined += "'" + open }
+        // Words that are a bech32 key, quoted or not.
+        let words = joined.split(separator: " ", omittingEmptySubsequences: false)
+        if words.contains(where: { word in Array(word.utf8).withUnsafeBytes { KeyText.holdsBech32Key($0) } }) {
+            joined = words.map { word in
+                Array(word.utf8).withUnsafeBytes { KeyText.holdsBech32Key($0) } ? QuotedInput(String(word)).description : String(word)
+            }.joined(separator: " ")
+        }
+        return joined
+    }
+}
