@@ -261,7 +261,7 @@ import Testing
             Issue.record("an expired SSO token gave credentials")
         } catch let error as VaultError {
             #expect(error.reason.contains("expired"), "\(error.reason)")
-            #expect(error.hint == "run 'aws sso login --sso-session corp', then run the command again")
+            #expect(error.hint == "log in, then run the command again: aws sso login --sso-session corp")
             #expect(!error.reason.contains(token))
         }
     }
