@@ -1,11 +1,12 @@
 /// What counts as a key in text (docs/conventions.md, "Nothing lost" and "Secrets"), wherever it
 /// stands in it (issue 44: a comment line before it, `export NSEC=…`, JSON around it):
 /// - an `nsec1…` or `ncryptsec1…` (grouped or not, any case) anywhere;
-/// - 64 hex characters (a parent, vault or master key) alone on a line, or after a label that
-///   names a secret and `=` or `:` (`VAULT_KEY=…`, `"vaultKey": "…",`, never `"pubkey": …`),
-///   with or without `0x`, split by `:` or `-` or not;
-/// - 12 or more words all from BIP-39's or SLIP-0039's lists (recovery words, a share),
-///   numbered or not, on lines that hold nothing else.
+/// - 64 hex characters (a parent, vault or master key) alone on a line but for a comment, or
+///   whose nearest word before them names a secret (`VAULT_KEY=…`, `"vaultKey": "…",`, `vault
+///   key  …`), never a public value (`"pubkey": …`, `householdId`, a list of member keys), with
+///   or without `0x`, split by `:` or `-` or not;
+/// - 12 or more words all from BIP-39's or SLIP-0039's lists (recovery words, a share), whole
+///   or as their first four letters, numbered or not, on lines that hold nothing else.
 /// The rule over bytes, for a file an output would replace (VaultFiles' `KeyHoldingFile`) and
 /// for text an error would quote (``QuotedInput``).
 package enum KeyText {
@@ -30,10 +31,9 @@ package enum KeyText {
         return compact.withUnsafeBytes { containsBech32Key(UnsafeRawBufferPointer(rebasing: $0.prefix(length))) }
     }
 
-    /// A list word alone (a words file's line, "3. abandon"), or a line of them: text an error
-    /// must not quote even when it is shorter than a whole key.
-    /// Whole words only, and a number or two words at least: "3. abandon" and "abandon
-    /// ability" are a words file's; a single word ('kitchen', a device's name) is a name.
+    /// A words file's line ("3. abandon", "abandon ability"): text an error must not quote even
+    /// when it is shorter than a whole key. Whole words only, and a number or two words at
+    /// least: a single word ('kitchen', a device's name) is a name.
     package static func isListWordsOnly(_ text: UnsafeRawBufferPointer) -> Bool {
         var words = 0, numbered = false, other = false
         forEachToken(text) { token in
@@ -171,10 +171,11 @@ package enum KeyText {
         return words >= 12
     }
 
+    /// A list word whole, or as its first four letters (how sheets tell a person they may type
+    /// it); not a longer word that only begins like one (`stream`, `endobj` in a PDF).
     private static func isListWord(_ token: UnsafeRawBufferPointer) -> Bool {
-        if let whole = pack(token), listWords.contains(whole) { return true }
-        guard token.count >= 4, let prefix = pack(UnsafeRawBufferPointer(rebasing: token.prefix(4))) else { return false }
-        return listPrefixes.contains(prefix)
+        guard let packed = pack(token) else { return false }
+        return listWords.contains(packed) || (token.count == 4 && listPrefixes.contains(packed))
     }
 
     /// A token of at most eight ASCII letters, lower-cased, in one number: list words are

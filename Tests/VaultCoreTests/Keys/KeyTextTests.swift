@@ -14,7 +14,8 @@ import Testing
         nsec, nsec.uppercased(), "# the family key\n\(nsec)\n", "export NSEC=\(nsec)", "{\"nsec\": \"\(nsec)\"}",
         "parent:\n  key: \(nsec)\n", "nsec 1vl0 29mg pspe dva0 4g90 vltk h6fv h240", hex, "0x\(hex)", "0X\(hex.uppercased())",
         stride(from: 0, to: 64, by: 2).map { String(Array(hex)[$0..<$0 + 2]) }.joined(separator: ":"),
-        "VAULT_KEY=\(hex)", "vault_key: 0x\(hex)", "  \"vaultKey\": \"\(hex)\",", "# key\n\(hex)\n",
+        "VAULT_KEY=\(hex)", "vault_key: 0x\(hex)", "  \"vaultKey\": \"\(hex)\",", "# key\n\(hex)\n", "vault key    \(hex)",
+        "KEY=\(hex) # the parent's", "{\"a\":1,\"key\":\"\(hex)\"}", "key = bytes.fromhex('\(hex)')", "\(hex)  # vault key",
         "legal winner thank year wave sausage worth useful legal winner thank yellow",
         "1. legal\n2. winner\n3. thank\n4. year\n5. wave\n6. sausage\n7. worth\n8. useful\n9. legal\n10. winner\n11. thank\n12. yellow\n",
     ])
@@ -26,6 +27,7 @@ import Testing
         "", "hello", "pubkey \(hex)", "{\"id\":\"x\",\"sha256\":\"\(hex)\"}", "did:plc:abc#\(hex)", "nsec1 is how keys begin",
         String(repeating: "ab", count: 33), "Family key share 1 of 3", "legal winner thank year",
         "  \"subkeyPublicKey\": \"\(hex)\",", "  \"householdId\": \"\(hex)\",", "  \"pubkey\": \"\(hex)\"", "sha256: \(hex)",
+        "\"memberPubkeys\": [\n  \"\(hex)\",\n  \"\(hex)\"\n]", String(repeating: "stream\nendstream\nendobj\n", count: 8),
     ])
     func publicTextIsNot(_ text: String) {
         #expect(!Self.holds(text))
