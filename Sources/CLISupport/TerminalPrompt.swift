@@ -67,6 +67,7 @@ enum PromptSignals {
 
     static func arm(_ terminal: Int32, restoring settings: termios, farewell text: String) {
         saved.pointee = settings
+        scratch.pointee = 0  // made now: a static is made on first use, which the handler may not do
         let bytes = Array(text.utf8.prefix(farewell.count))
         for (index, byte) in bytes.enumerated() { farewell[index] = byte }
         farewellCount = bytes.count
@@ -79,10 +80,21 @@ enum PromptSignals {
         descriptor = -1
     }
 
-    /// In the handler: the farewell, then the settings.
+    /// A byte to read into in the handler, which may not allocate.
+    nonisolated(unsafe) private static let scratch = UnsafeMutablePointer<UInt8>.allocate(capacity: 1)
+
+    /// In the handler: the farewell, then the settings. What was typed just before the signal
+    /// may still be on its way through the terminal's buffers (the kernel hands a pty's input
+    /// to the line discipline later, from a work queue): once echo was back on it was shown on
+    /// the screen, a secret's first letters among it. A read that finds nothing makes the kernel
+    /// finish that work first, echo still off; the flush then drops it (a test saw this only on
+    /// a loaded machine: the letters arrived after the restore).
     fileprivate static func restore() {
         guard descriptor >= 0 else { return }
         _ = write(descriptor, farewell.baseAddress, farewellCount)
+        _ = fcntl(descriptor, F_SETFL, fcntl(descriptor, F_GETFL) | O_NONBLOCK)
+        _ = read(descriptor, scratch, 1)
+        scratch.pointee = 0
         _ = tcsetattr(descriptor, TCSAFLUSH, saved)
     }
 }

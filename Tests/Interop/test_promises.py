@@ -91,7 +91,12 @@ def test_the_sweep_reads_every_tool():
     assert sum(len(files) for _, files in LEAVES) >= 60, LEAVES
 
 
-@pytest.mark.parametrize("kind", sorted(SECRET_FILES))
+# One spelling of each kind of secret for the sweep over every command (each is ~60 runs); the
+# registry's lists below take every spelling.
+SWEPT = ["nsec-commented", "nsec-grouped", "vault-key-0x", "vault-key-colons", "parent-hex", "words-numbered"]
+
+
+@pytest.mark.parametrize("kind", SWEPT)
 def test_no_command_quotes_a_secret_given_as_any_file(tmp_path, kind):
     """Each file argument of each command, given each kind of secret: nothing the command says
     (standard error always, standard output when it refuses) holds the secret in any form."""
