@@ -33,6 +33,8 @@ extension String {
     /// (U+202E turns "gpj.exe" around), start a line of its own (U+2028 in a terminal that
     /// breaks there) or pass for another name that looks the same (issue 44).
     public var displaySafe: String {
+        // Printable ASCII, the common case, needs no look-up.
+        if utf8.allSatisfy({ (0x20...0x7e).contains($0) }) { return self }
         var out = ""
         var marks = 0
         for scalar in unicodeScalars {

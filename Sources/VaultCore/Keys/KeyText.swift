@@ -19,16 +19,44 @@ package enum KeyText {
     }
 
     /// Whether `text` holds an `nsec1…` or `ncryptsec1…` (or most of one), any case, grouped
-    /// or not: a key wherever it stands, whatever surrounds it.
+    /// or not: a key wherever it stands, whatever surrounds it. Read in place, byte by byte,
+    /// nothing copied (an output's first 64 KiB are read so before each replace).
     package static func holdsBech32Key(_ text: UnsafeRawBufferPointer) -> Bool {
-        var length = 0
-        guard let compact = try? SecretBytes(count: text.count, initialize: { buffer in
-            for byte in text where !isSeparator(byte) && byte != 0x2d {
-                buffer[length] = byte
-                length += 1
+        var index = 0
+        while index < text.count {
+            defer { index += 1 }
+            guard text[index] | 0x20 == 0x6e else { continue }  // "n"
+            guard let after = afterFolded(nsecPrefix, in: text, at: index) ?? afterFolded(ncryptsecPrefix, in: text, at: index) else { continue }
+            // At least 20 of bech32's data characters: a key, or most of one (a typo does not
+            // make it public).
+            var data = 0, next = after
+            while next < text.count, data < 20 {
+                let byte = text[next]
+                next += 1
+                if isSeparator(byte) || byte == 0x2d { continue }
+                guard Bech32.isDataCharacter(byte | 0x20) else { break }
+                data += 1
             }
-        }) else { return true }
-        return compact.withUnsafeBytes { containsBech32Key(UnsafeRawBufferPointer(rebasing: $0.prefix(length))) }
+            if data >= 20 { return true }
+        }
+        return false
+    }
+
+    private static let nsecPrefix = Array("nsec1".utf8), ncryptsecPrefix = Array("ncryptsec1".utf8)
+
+    /// Where `word` ends when it is spelled at `start`, any case, spaces and dashes between its
+    /// letters allowed ("nsec 1qyz", "nsec-1qyz"); nil when it is not.
+    private static func afterFolded(_ word: [UInt8], in text: UnsafeRawBufferPointer, at start: Int) -> Int? {
+        var index = start, matched = 0
+        while matched < word.count {
+            guard index < text.count else { return nil }
+            let byte = text[index]
+            index += 1
+            if matched > 0, isSeparator(byte) || byte == 0x2d { continue }
+            guard byte | 0x20 == word[matched] || (byte == word[matched]) else { return nil }
+            matched += 1
+        }
+        return index
     }
 
     /// A words file's line ("3. abandon", "abandon ability"): text an error must not quote even
@@ -46,22 +74,6 @@ package enum KeyText {
         return words > 0 && !other && (numbered || words >= 2)
     }
 
-    /// An `nsec1` or `ncryptsec1`, any case, followed by at least 20 of bech32's data
-    /// characters: a key, or most of one (a typo does not make it public).
-    private static func containsBech32Key(_ text: UnsafeRawBufferPointer) -> Bool {
-        for prefix in ["nsec1", "ncryptsec1"] {
-            let folded = Array(prefix.utf8)
-            var index = 0
-            while index + folded.count <= text.count {
-                defer { index += 1 }
-                guard zip(text[(text.startIndex + index)...], folded).allSatisfy({ $0 | 0x20 == $1 }) else { continue }
-                let data = text[(text.startIndex + index + folded.count)...].prefix { Bech32.isDataCharacter($0 | 0x20) }
-                if data.count >= 20 { return true }
-            }
-        }
-        return false
-    }
-
     /// Calls `body` with each line of `text` (without its line break) until it says yes.
     private static func anyLine(_ text: UnsafeRawBufferPointer, _ body: (UnsafeRawBufferPointer) -> Bool) -> Bool {
         var start = 0
@@ -76,9 +88,7 @@ package enum KeyText {
     /// `:` or `-`) that are the whole line but for white space and a comment, or whose
     /// nearest word before them names a secret (`VAULT_KEY=…`, `"vaultKey": "…"`, `vault key
     /// …`, `key = bytes.fromhex('…')`), never a public one (`"pubkey": …`, `householdId`).
-    private static func isHexKey(_ line: UnsafeRawBufferPointer) -> Bool {
-        var bytes = Array(line)
-        defer { bytes.zeroize() }
+    private static func isHexKey(_ bytes: UnsafeRawBufferPointer) -> Bool {
         var index = 0
         while index < bytes.count {
             guard isHexDigit(bytes[index]) else { index += 1; continue }
@@ -94,16 +104,32 @@ package enum KeyText {
             }
             let bounded = (runStart == 0 || !isWordCharacter(bytes[runStart - 1])) && (end == bytes.count || !isWordCharacter(bytes[end]))
             if digits == 64, bounded {
-                let before = bytes[..<runStart], after = bytes[end...]
-                let words = before.split { !isWordCharacter($0) }.filter { !transparentWords.contains(String(decoding: $0, as: UTF8.self).lowercased()) }
+                let before = UnsafeRawBufferPointer(rebasing: bytes[..<runStart]), after = UnsafeRawBufferPointer(rebasing: bytes[end...])
                 // Alone on its line as a key file holds it: nothing before it but white space,
                 // nothing after it but white space or a comment. Quoted in a list (`"…",`, a
                 // group's member keys) it is one public key among others.
-                let blank: (UInt8) -> Bool = { [0x20, 0x09, 0x0b, 0x0c].contains($0) }
-                let alone = before.allSatisfy(blank) && after.prefix { $0 != 0x23 }.allSatisfy(blank)
-                if alone || words.last.map({ namesASecret($0) }) == true { return true }
+                let alone = before.allSatisfy(isBlank) && after.prefix { $0 != 0x23 }.allSatisfy(isBlank)
+                if alone || nearestWordNamesASecret(before) { return true }
             }
             index = max(end, index + 1)
+        }
+        return false
+    }
+
+    private static func isBlank(_ byte: UInt8) -> Bool { byte == 0x20 || byte == 0x09 || byte == 0x0b || byte == 0x0c }
+
+    /// Whether the last word of `before` that says something of a value (not `bytes`,
+    /// `fromhex`) names a secret.
+    private static func nearestWordNamesASecret(_ before: UnsafeRawBufferPointer) -> Bool {
+        var end = before.count
+        while end > 0 {
+            while end > 0, !isWordCharacter(before[end - 1]) { end -= 1 }
+            var start = end
+            while start > 0, isWordCharacter(before[start - 1]) { start -= 1 }
+            guard start < end else { return false }
+            let word = Array(before[start..<end])
+            if !transparentWords.contains(String(decoding: word, as: UTF8.self).lowercased()) { return namesASecret(word[...]) }
+            end = start
         }
         return false
     }
@@ -141,7 +167,12 @@ package enum KeyText {
 
     /// White space, a comma, and any byte of a non-ASCII character (a no-break space, a byte
     /// order mark): list words and keys are ASCII, so such a byte only ever separates them.
-    private static func isSeparator(_ byte: UInt8) -> Bool { [0x20, 0x09, 0x0a, 0x0d, 0x0b, 0x0c, 0x2c].contains(byte) || byte >= 0x80 }
+    private static func isSeparator(_ byte: UInt8) -> Bool {
+        switch byte {
+        case 0x20, 0x09, 0x0a, 0x0d, 0x0b, 0x0c, 0x2c: true
+        default: byte >= 0x80
+        }
+    }
 
     /// Twelve or more list words, read as the word readers read them: whole or by their first
     /// four letters or more, numbers ("1.", "12)") aside, and only on lines that hold nothing
@@ -199,10 +230,6 @@ package enum KeyText {
     private static let listPrefixes: Set<UInt64> = Set((BIP39.englishWords + SLIP39.words).compactMap { word in
         Array(word.utf8.prefix(4)).withUnsafeBytes { pack($0) }
     })
-
-    private static func startsFolded(_ text: UnsafeRawBufferPointer, _ prefix: String) -> Bool {
-        text.count >= prefix.utf8.count && zip(text, prefix.utf8).allSatisfy { $0 | 0x20 == $1 }
-    }
 
     private static func isHexDigit(_ char: UInt8) -> Bool {
         (0x30...0x39).contains(char) || (0x61...0x66).contains(char | 0x20)
