@@ -47,15 +47,11 @@ static inline int hvt_set_attribute(int fd, const char *name, const void *value,
 // prctl(2) is variadic, which Swift cannot call: the tools make themselves undumpable at start
 // (as ssh-agent does), so that no core file and no other process of the same user reading their
 // memory (ptrace, /proc/PID/mem) finds a key, a password or an AWS secret in it (issue 44).
-// PR_GET_DUMPABLE and PR_SET_DUMPABLE are linux/prctl.h's 3 and 4.
+// PR_SET_DUMPABLE is linux/prctl.h's 4.
 extern int prctl(int option, ...);
 
 static inline int hvt_set_undumpable(void) {
     return prctl(4, 0L, 0L, 0L, 0L);
-}
-
-static inline int hvt_is_dumpable(void) {
-    return prctl(3, 0L, 0L, 0L, 0L);
 }
 
 #endif

@@ -109,8 +109,8 @@ public struct Diagnostics: Sendable {
 
     /// `--log-format json`: one JSON line (``LogFormat``).
     private func event(_ level: String, _ name: String, _ text: String, hint: String? = nil) {
-        var fields: [(key: String, value: JSONValue)] = [("message", .string(SecretRedaction.redacting(VaultError.bounded(text))))]
-        if let hint { fields.append(("hint", .string(SecretRedaction.redacting(VaultError.bounded(hint))))) }
+        var fields: [(key: String, value: JSONValue)] = [("message", .string(VaultError.bounded(SecretRedaction.redacting(text))))]
+        if let hint { fields.append(("hint", .string(VaultError.bounded(SecretRedaction.redacting(hint))))) }
         StandardStreams.writeError(LogFormat.line(level: level, event: name, tool: toolName, fields: fields))
     }
 
@@ -120,7 +120,7 @@ public struct Diagnostics: Sendable {
     /// break forged a line); and bounded here, whoever wrote it (argument-parser's own errors
     /// quote the argument whole).
     private func line(_ kind: String, _ text: String) {
-        StandardStreams.writeError(Array("\(toolName): \(kind): \(SecretRedaction.redacting(VaultError.bounded(text)).displaySafe)\n".utf8))
+        StandardStreams.writeError(Array("\(toolName): \(kind): \(VaultError.bounded(SecretRedaction.redacting(text)).displaySafe)\n".utf8))
     }
 }
 

@@ -18,9 +18,6 @@ public struct DisplayText: ExpressibleByStringInterpolation, Sendable {
     /// Text the tool composed from escaped parts (a table, other display text).
     public init(composed: String) { text = composed }
 
-    /// Text from outside, shown on one line whatever it holds.
-    public init(untrusted: String) { text = untrusted.displaySafe }
-
     public struct Interpolation: StringInterpolationProtocol, Sendable {
         var text = ""
 

@@ -43,14 +43,10 @@ package enum KeyHoldingFile {
             // A database SQLite keeps (a registry, a journal) and its side files are SQLite's
             // pages, whatever text the rows hold (a device named like a key locked the registry
             // against its own revocations): SideFiles claims those before SQLite opens them.
-            if sqliteMagics.contains(where: { start.starts(with: $0) }) { return false }
+            if SQLiteHeaders.isSQLiteFile(start) { return false }
             return KeyText.holdsKey(start)
         }
     }
-
-    /// How SQLite's files begin: a database, a rollback journal, a write-ahead log (either flag).
-    private static let sqliteMagics: [[UInt8]] = [Array("SQLite format 3\u{0}".utf8), [0xd9, 0xd5, 0x05, 0xf9, 0x20, 0xa1, 0x63, 0xd7],
-                                                 [0x37, 0x7f, 0x06, 0x82], [0x37, 0x7f, 0x06, 0x83]]
 
     /// Marks an open file as the suite's secret holding `bytes`; a file system without user
     /// attributes keeps no mark, and the contents decide alone.

@@ -24,7 +24,4 @@ package enum ProcessHardening {
         let limited = setrlimit(__rlimit_resource_t(RLIMIT_CORE.rawValue), &noCore) == 0
         return hvt_set_undumpable() == 0 && limited
     }
-
-    /// Whether this process may dump core (for tests of the promise).
-    package static var isDumpable: Bool { hvt_is_dumpable() != 0 }
 }

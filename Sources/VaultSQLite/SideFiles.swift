@@ -11,7 +11,7 @@ import VaultCore
 package enum SideFiles {
     /// The side files of the database at `path`: its resolved path (when it exists) with each
     /// suffix.
-    package static func paths(of path: String) -> [(suffix: String, path: String)] {
+    static func paths(of path: String) -> [(suffix: String, path: String)] {
         let target = resolved(path)
         return ["-journal", "-wal", "-shm"].map { ($0, target + $0) }
     }
@@ -23,28 +23,9 @@ package enum SideFiles {
             guard lstat(side, &info) == 0 else { continue }
             guard info.st_mode & S_IFMT == S_IFREG else { throw VaultError.foreignSideFile(side, of: path, "is not a regular file") }
             guard info.st_size > 0 else { continue }
-            guard let header = readHeader(side), isSQLiteHeader(header, suffix: suffix) else {
+            guard let header = readHeader(side), SQLiteHeaders.isSideFile(header, suffix: suffix) else {
                 throw VaultError.foreignSideFile(side, of: path, "is not a file SQLite made")
             }
-        }
-    }
-
-    /// Whether `header` (the file's first bytes) begins a file SQLite keeps as `suffix`:
-    /// a rollback journal's magic, or its header zeroed (a journal kept after a commit); a
-    /// write-ahead log's magic (either byte order flag); a WAL index's version, or zeros.
-    static func isSQLiteHeader(_ header: [UInt8], suffix: String) -> Bool {
-        switch suffix {
-        case "-journal":
-            // SQLite zeroes the magic to retire a journal, and a journal cut off while being
-            // written may have no header yet: a key file, text, never starts with eight zeros.
-            return header.starts(with: [0xd9, 0xd5, 0x05, 0xf9, 0x20, 0xa1, 0x63, 0xd7]) || header.prefix(8).allSatisfy { $0 == 0 }
-        case "-wal":
-            return header.starts(with: [0x37, 0x7f, 0x06, 0x82]) || header.starts(with: [0x37, 0x7f, 0x06, 0x83]) || header.prefix(8).allSatisfy { $0 == 0 }
-        default:
-            // The WAL index header's iVersion, 3007000, in the machine's byte order.
-            let version = UInt32(3_007_000)
-            let little = (0..<4).map { UInt8(truncatingIfNeeded: version >> (8 * $0)) }
-            return header.starts(with: little) || header.starts(with: little.reversed()) || header.prefix(8).allSatisfy { $0 == 0 }
         }
     }
 

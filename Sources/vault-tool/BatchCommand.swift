@@ -73,7 +73,7 @@ struct BatchCommand {
         entries.append(("to", .int(result.to)))
         if !result.losses.isEmpty { entries.append(("lost", .array(result.losses.map(JSONValue.string)))) }
         if let error = result.error {
-            entries.append(("error", .string(SecretRedaction.redacting(error.reason))))
+            entries.append(("error", .string(error.reason)))
             entries.append(("exit", .int(Int(ExitStatus(error.code.category).rawValue))))
         }
         return .object(entries)

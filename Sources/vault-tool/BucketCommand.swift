@@ -139,7 +139,7 @@ struct BucketCommand {
         if let before = result.etagBefore { entries.append(("etagBefore", .string(before))) }
         if let after = result.etagAfter { entries.append(("etagAfter", .string(after))) }
         if let error = result.error {
-            entries.append(("error", .string(SecretRedaction.redacting(error.reason))))
+            entries.append(("error", .string(error.reason)))
             entries.append(("exit", .int(Int(ExitStatus(error.code.category).rawValue))))
         }
         if let shard { entries += [("shard", .string(shard.description)), ("shardFrom", .string(shard.origin))] }

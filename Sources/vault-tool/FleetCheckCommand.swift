@@ -71,7 +71,7 @@ struct FleetCheckCommand {
             entries += [("format", .int(Int(kind.format))), ("suite", .int(Int(kind.suite))), ("schemaVersion", .int(Int(kind.schemaVersion)))]
         }
         if let household = result.household { entries.append(("householdId", .string(household.hex))) }
-        if let reason = result.reason { entries.append(("reason", .string(SecretRedaction.redacting(reason)))) }
+        if let reason = result.reason { entries.append(("reason", .string(reason))) }
         if let subset { entries += [("subset", .string(subset.description)), ("subsetFrom", .string(subset.origin))] }
         return .object(entries)
     }

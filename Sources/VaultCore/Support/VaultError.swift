@@ -17,8 +17,11 @@ public struct VaultError: Error, Hashable, Sendable, CustomStringConvertible {
     /// ``withContext(prefix:suffix:hint:)``, never by building the error again.
     package init(_ code: Code, _ reason: String, hint: String? = nil, file: String = #fileID, line: UInt = #line) {
         self.code = code
-        self.reason = Self.bounded(reason)
-        self.hint = hint.map(Self.bounded)
+        // Secrets withheld before anything is cut: an error quotes its input, and wherever the
+        // error goes (standard error, a report line, a JSON event), what reads as a key does not
+        // (issue 44: SecretRedaction, one door for every error of every layer).
+        self.reason = Self.bounded(SecretRedaction.redacting(reason))
+        self.hint = hint.map { Self.bounded(SecretRedaction.redacting($0)) }
         self.file = file
         self.line = line
     }

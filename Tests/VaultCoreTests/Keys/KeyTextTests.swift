@@ -1,6 +1,5 @@
 import Testing
 @testable import VaultCore
-@testable import VaultSQLite
 
 /// What counts as a key in text (issue 44), wherever it stands, and the quote of input that
 /// withholds one.
@@ -49,12 +48,14 @@ import Testing
     }
 
     @Test func sqlitesSideFilesAreKnownByTheirHeaders() {
-        #expect(SideFiles.isSQLiteHeader([0xd9, 0xd5, 0x05, 0xf9, 0x20, 0xa1, 0x63, 0xd7, 0, 0], suffix: "-journal"))
-        #expect(SideFiles.isSQLiteHeader([UInt8](repeating: 0, count: 28), suffix: "-journal"))
-        #expect(SideFiles.isSQLiteHeader([0x37, 0x7f, 0x06, 0x82, 0, 0x2d, 0xe2, 0x18], suffix: "-wal"))
-        #expect(SideFiles.isSQLiteHeader([0x18, 0xe2, 0x2d, 0x00, 1, 0, 0, 0], suffix: "-shm"))
+        #expect(SQLiteHeaders.isSideFile([0xd9, 0xd5, 0x05, 0xf9, 0x20, 0xa1, 0x63, 0xd7, 0, 0], suffix: "-journal"))
+        #expect(SQLiteHeaders.isSideFile([UInt8](repeating: 0, count: 28), suffix: "-journal"))
+        #expect(SQLiteHeaders.isSideFile([0x37, 0x7f, 0x06, 0x82, 0, 0x2d, 0xe2, 0x18], suffix: "-wal"))
+        #expect(SQLiteHeaders.isSideFile([0x18, 0xe2, 0x2d, 0x00, 1, 0, 0, 0], suffix: "-shm"))
+        #expect(Array("SQLite format 3\u{0}rest".utf8).withUnsafeBytes { SQLiteHeaders.isSQLiteFile($0) })
+        #expect(!Array(Self.nsec.utf8).withUnsafeBytes { SQLiteHeaders.isSQLiteFile($0) })
         for suffix in ["-journal", "-wal", "-shm"] {
-            #expect(!SideFiles.isSQLiteHeader(Array(Self.nsec.utf8), suffix: suffix))
+            #expect(!SQLiteHeaders.isSideFile(Array(Self.nsec.utf8), suffix: suffix))
         }
     }
 }
