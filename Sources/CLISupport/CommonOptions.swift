@@ -44,21 +44,31 @@ public struct NowOption: ParsableArguments {
     }
 
     public var time: Timestamp { now.flatMap(Timestamp.init(rfc3339:)) ?? currentTime() }
+}
+
+/// `--now` for a command that records the time (a revocation's, a plan's, a link's expiry, the
+/// latest an imported row may hold): the same option, which refuses a time more than a day
+/// after the clock, since what the command wrote would read as coming from the future, which
+/// the registry's own import refuses (issue 44: `revoke --now 9999-12-31T23:59:59Z` wrote rows
+/// that `import` then refused). A type of its own, so a command that records says so by the
+/// option it declares, and cannot forget the check. A usage error, as a malformed time is.
+public struct RecordedNowOption: ParsableArguments {
+    @OptionGroup public var now: NowOption
+
+    public init() {}
 
     /// How far a recorded time may run ahead of the clock: as far as an import of what was
     /// recorded takes (a server's clock a little ahead), and no further.
-    public static let recordedAheadAllowed: Int64 = 86_400
+    public static let aheadAllowed: Int64 = 86_400
 
-    /// Refuses a `--now` that a command would record (a revocation's time) when it is more than
-    /// a day after the clock: what it wrote would read as coming from the future, which the
-    /// registry's own import refuses (issue 44: `revoke --now 9999-12-31T23:59:59Z` wrote rows
-    /// that `import` then refused). A usage error, as a malformed time is.
-    public func requireRecordable() throws {
-        guard let now, let time = Timestamp(rfc3339: now) else { return }
-        if time.seconds > currentTime().seconds + Self.recordedAheadAllowed {
-            throw ValidationError("--now \(now) is more than a day after the clock; a time this command records must not read as coming from the future")
+    public func validate() throws {
+        guard let text = now.now, let time = Timestamp(rfc3339: text) else { return }
+        if time.seconds > currentTime().seconds + Self.aheadAllowed {
+            throw ValidationError("--now \(text) is more than a day after the clock; a time this command records must not read as coming from the future")
         }
     }
+
+    public var time: Timestamp { now.time }
 }
 
 /// The clock, in whole seconds: the one place the executables read it.

@@ -33,11 +33,10 @@ struct Pairing: ParsableCommand {
         @Option(help: ArgumentHelp("The CloudKit share URL (https).", valueName: "URL")) var shareUrl: String
         @Option(help: ArgumentHelp("The parent's device id (a UUID).", valueName: "ID")) var parentDeviceId: String
         @Option(help: ArgumentHelp("The shared zone's name.", valueName: "ZONE")) var sharedZoneId: String
-        @OptionGroup var now: NowOption
+        @OptionGroup var now: RecordedNowOption
         @OptionGroup var output: OutputOptions
 
         func run() throws {
-            try now.requireRecordable()  // the code's timestamp
             let files = try CommandFiles(reads: [], writes: [output.declared(.secret)], force: output.force)
             let token = PairingCode.newVerificationToken(random: SystemRandom())
             let code = PairingCode(shareURL: shareUrl, parentDeviceID: parentDeviceId, verificationToken: token, sharedZoneID: sharedZoneId, timestamp: now.time)

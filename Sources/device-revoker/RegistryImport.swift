@@ -31,11 +31,10 @@ extension Registry {
         @Flag(help: "Update rows already there (names, keys, last seen, admin flags) instead of refusing; revocations are never undone.")
         var upsert = false
         @Flag(help: "Print the counts as JSON.") var json = false
-        @OptionGroup var now: NowOption
+        @OptionGroup var now: RecordedNowOption
 
         func validate() throws {
             guard devices != nil || members != nil else { throw ValidationError("give --devices, --members or both") }
-            try now.requireRecordable()  // the latest time an imported row may hold
             try requireOneStandardInput([devices, members])
         }
 

@@ -30,14 +30,13 @@ struct Plan: ParsableCommand {
     @Option(help: ArgumentHelp("Why, in a few words; recorded in the plan.", valueName: "TEXT"))
     var reason: String?
 
-    @OptionGroup var now: NowOption
+    @OptionGroup var now: RecordedNowOption
 
     @Option(name: .shortAndLong, help: ArgumentHelp("Write the plan to FILE instead of standard output.", valueName: "FILE"))
     var output: String?
 
     func validate() throws {
         try requireOneStandardInput([vault, keys.keyFile, keys.newKeyFile])
-        try now.requireRecordable()  // the plan's signed createdAt
     }
 
     func run() throws {
