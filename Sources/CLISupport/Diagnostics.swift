@@ -104,7 +104,14 @@ public struct Diagnostics: Sendable {
     /// `credential_process`), relayed as its own event under `--log-format json`.
     public func childLine(_ text: String) {
         StandardStreams.writeError(LogFormat.line(level: "info", event: "child-stderr", tool: toolName,
-                                                  fields: [("message", .string(VaultError.bounded(text)))]))
+                                                  fields: [("message", .string(VaultError.bounded(Self.childText(text))))]))
+    }
+
+    /// A child's line as relayed: withheld whole when it reads as a key, words or a share (a
+    /// key command that echoes what it prints), else with its quoted secrets withheld.
+    private static func childText(_ text: String) -> String {
+        let whole = QuotedInput(text)
+        return whole.isWithheld ? whole.description : SecretRedaction.redacting(text)
     }
 
     /// `--log-format json`: one JSON line (``LogFormat``).

@@ -17,11 +17,17 @@ package enum ChildErrors {
     /// is the tool's again).
     package static func relay(_ body: (@Sendable (String) -> Void)?) { sink.withLock { $0 = body } }
 
-    /// A descriptor for a child's standard error when relaying (nil: the tool's own). Never the
-    /// tool's own while relaying: where no folder takes an unnamed file (TMPDIR unusable), the
-    /// child's lines go to /dev/null, and one event says so.
+    /// Whether children's standard error is relayed now.
+    static var isRelaying: Bool { sink.withLock { $0 != nil } }
+
+    /// A descriptor for a child's standard error when relaying (nil: the tool's own), for a child
+    /// whose output is read in protected memory on its own (a key command): an unnamed file,
+    /// which never fills and blocks the child as an unread pipe would, watched by
+    /// ``isOverLimit(_:)`` while the child runs. Never the tool's own while relaying: where no
+    /// folder takes an unnamed file (TMPDIR unusable), the child's lines go to /dev/null, and
+    /// one event says so.
     static func capture() -> Int32? {
-        guard sink.withLock({ $0 != nil }) else { return nil }
+        guard isRelaying else { return nil }
         let folders = [getenv("TMPDIR").map { String(cString: $0) }, "/tmp", "/dev/shm", "/var/tmp"].compactMap { $0 }
         for folder in folders {
             let descriptor = open(folder, __O_TMPFILE | O_DIRECTORY | O_RDWR | O_CLOEXEC, 0o600)
@@ -31,13 +37,28 @@ package enum ChildErrors {
         return open("/dev/null", O_WRONLY | O_CLOEXEC)
     }
 
+    /// Whether a child has written more than a few times the limit into its captured standard
+    /// error (`yes >&2`): then it is stopped, as one that prints too much is, before it fills
+    /// the disk.
+    static func isOverLimit(_ descriptor: Int32?) -> Bool {
+        guard let descriptor else { return false }
+        var info = stat()
+        return fstat(descriptor, &info) == 0 && Int(info.st_size) > 16 * limit
+    }
+
     /// Relays what the child wrote into `descriptor`, and closes it.
     static func deliver(_ descriptor: Int32?) {
         guard let descriptor else { return }
         defer { close(descriptor) }
         var bytes = [UInt8](repeating: 0, count: limit)
         let count = bytes.withUnsafeMutableBytes { pread(descriptor, $0.baseAddress, $0.count, 0) }
-        guard count > 0, let body = sink.withLock({ $0 }) else { return }
-        for line in bytes[..<count].split(separator: 0x0a) where !line.isEmpty { body(String(decoding: line, as: UTF8.self)) }
+        guard count > 0 else { return }
+        deliver(Array(bytes[..<count]))
+    }
+
+    /// Relays `bytes`, a line at a time, at most ``limit`` of them.
+    static func deliver(_ bytes: [UInt8]) {
+        guard let body = sink.withLock({ $0 }) else { return }
+        for line in bytes.prefix(limit).split(separator: 0x0a) where !line.isEmpty { body(String(decoding: line, as: UTF8.self)) }
     }
 }

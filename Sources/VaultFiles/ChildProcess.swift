@@ -43,14 +43,15 @@ package struct ChildProcess {
             return (ends[0], ends[1])
         }
         let output = try makePipe()
+        // Shared with the tool's, its standard error is read like a kept one, bounded, and
+        // relayed when the tool's is JSON.
+        let relaying = errorLimit == nil && ChildErrors.isRelaying
+        let errorLimit = relaying ? ChildErrors.limit : errorLimit
         let errors = try errorLimit.map { _ in try makePipe() }
         let feed = try input.map { _ in try makePipe() }
 
-        // Shared with the tool's, its standard error is relayed when the tool's is JSON.
-        let relayed = errorLimit == nil ? ChildErrors.capture() : nil
-        defer { ChildErrors.deliver(relayed) }
         let (pid, spawned) = spawn([path] + arguments, environment: environment.map { "\($0.key)=\($0.value)" },
-                                   searchingPath: false, input: feed?.read, output: output.write, errors: errors?.write ?? relayed)
+                                   searchingPath: false, input: feed?.read, output: output.write, errors: errors?.write)
         guard spawned == 0 else { throw ChildProcessStartError(code: spawned) }
 
         // Only this process's ends stay open: the reads see the end when the child is done.
@@ -73,7 +74,12 @@ package struct ChildProcess {
         }
         let termination: Termination = drained.timedOut ? .timedOut
             : status & 0x7f == 0 ? .exited((status >> 8) & 0xff) : .killed(status & 0x7f)
-        return ChildProcess(termination: termination, output: drained.kept[0], errors: drained.kept.count > 1 ? drained.kept[1] : [])
+        let errorsRead = drained.kept.count > 1 ? drained.kept[1] : []
+        if relaying {
+            ChildErrors.deliver(errorsRead)
+            return ChildProcess(termination: termination, output: drained.kept[0], errors: [])
+        }
+        return ChildProcess(termination: termination, output: drained.kept[0], errors: errorsRead)
     }
 
     /// Starts `argv` as every child of the suite starts: standard input `input` (nil:

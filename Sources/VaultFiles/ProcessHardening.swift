@@ -20,7 +20,11 @@ package enum ProcessHardening {
         // (apport, systemd-coredump), except that a limit of 1 stops it; and a file of at most
         // one byte is never written (an ELF core needs a page). Not dumpable makes the same
         // promise where fs.suid_dumpable is 0.
-        var noCore = rlimit(rlim_cur: 1, rlim_max: 1)
+        // A hard limit of 0 already set (`ulimit -c 0`, systemd's LimitCORE=0) is kept: it is
+        // as strong, and raising it to 1 is refused to an unprivileged process.
+        var current = rlimit()
+        let hard: rlim_t = getrlimit(__rlimit_resource_t(RLIMIT_CORE.rawValue), &current) == 0 && current.rlim_max == 0 ? 0 : 1
+        var noCore = rlimit(rlim_cur: hard, rlim_max: hard)
         let limited = setrlimit(__rlimit_resource_t(RLIMIT_CORE.rawValue), &noCore) == 0
         return hvt_set_undumpable() == 0 && limited
     }

@@ -64,6 +64,7 @@ public struct SecretCommand: Sendable {
             while length <= limit {
                 let left = deadline.timeIntervalSinceNow
                 guard left > 0 else { problem = .timedOut; return }
+                guard !ChildErrors.isOverLimit(relayed) else { problem = .printedTooMuch; return }
                 var poller = pollfd(fd: readEnd, events: Int16(POLLIN), revents: 0)
                 let ready = poll(&poller, 1, Int32(min(left, 0.02) * 1000) + 1)
                 if ready < 0, errno == EINTR { continue }
@@ -97,6 +98,7 @@ public struct SecretCommand: Sendable {
             if reaped == pid { ended = true } else if reaped < 0, errno != EINTR { break }
             guard !ended else { break }
             guard deadline.timeIntervalSinceNow > 0 else { problem = .timedOut; break }
+            guard !ChildErrors.isOverLimit(relayed) else { problem = .printedTooMuch; break }
             var pause = timespec(tv_sec: 0, tv_nsec: 10_000_000)
             nanosleep(&pause, nil)
         }
