@@ -56,7 +56,13 @@ enum ShareReader {
         // The check code `split --text` writes under the words, or a person copied from the
         // sheet: public, and what proves the restored key (issue 44).
         let (words, check) = try ShareCodes.splitCheckCode(SecretBytes(consuming: &bytes))
-        return Read(share: try SLIP39Share(words: words, share: number), checkCode: check)
+        let share = try SLIP39Share(words: words, share: number)
+        // A check code copied from another set's sheet proves nothing of these words, as a
+        // title over another sheet's words does not (the set is the code's own first number).
+        if let check, check.set != share.identifier {
+            throw ShareProblem.headingNamesAnotherShare(share: number, named: "set \(check.set)", words: "set \(share.identifier)")
+        }
+        return Read(share: share, checkCode: check)
     }
 
     /// What combining found: the key, the shares, and what their sheets' check codes said.

@@ -618,3 +618,46 @@ def test_every_command_that_records_a_time_refuses_one_far_ahead(tmp_path, argv)
     result = subprocess.run([str(BIN / argv[0]), *argv[1:]], capture_output=True, text=True, timeout=60)
     assert result.returncode == 64 and "more than a day after the clock" in result.stderr, result.stderr
     assert not any(Path(name).exists() for name in ("link.png", "pair.png", "plan.json"))
+
+
+# --- what a second hostile pass found ------------------------------------------------------------
+
+
+@pytest.mark.parametrize("tool", TOOLS)
+def test_a_tool_starts_under_a_hard_core_limit_of_zero(tmp_path, tool):
+    """`ulimit -c 0` (systemd's LimitCORE=0) is stronger than the tool's own limit: an
+    unprivileged user's tool starts, where raising the limit to 1 was refused and it exited 1."""
+    def zero_and_nobody():
+        resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+    result = subprocess.run(["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", str(BIN / tool), "--version"],
+                            capture_output=True, text=True, timeout=60, preexec_fn=zero_and_nobody, cwd="/")
+    assert result.returncode == 0, result.stderr
+
+
+def test_a_secret_typed_as_arguments_is_not_quoted_back(tmp_path):
+    """argument-parser quotes each unexpected argument apart: words or a key typed in groups on
+    the command line are withheld taken together."""
+    os.chdir(tmp_path)
+    Path("parent.nsec").write_text((FIXTURES / "keys" / "parent.nsec").read_text())
+    grouped = [PARENT.nsec[i:i + 4] for i in range(0, len(PARENT.nsec), 4)]
+    for argv in (["recovery-sheet", "words", "--decode", "-o", "x.nsec", *WORDS.split()],
+                 ["vault-tool", "derive", "--key-file", "parent.nsec", *grouped]):
+        result = subprocess.run([str(BIN / argv[0]), *argv[1:]], capture_output=True, text=True, timeout=60)
+        assert result.returncode == 64
+        assert not leaked(result.stderr) and not any(f"'{word}'" in result.stderr for word in WORDS.split()), result.stderr
+        assert not any(f"'{group}'" in result.stderr for group in grouped[1:]), result.stderr
+
+
+def test_a_key_command_that_echoes_its_key_to_standard_error_is_relayed_withheld(tmp_path):
+    os.chdir(tmp_path)
+    Path("parent.nsec").write_text((FIXTURES / "keys" / "parent.nsec").read_text())
+    Path("w.vault").write_bytes((FIXTURES / "testkit" / "ok-household.vault").read_bytes())
+    script = tmp_path / "echoing"
+    script.write_text("#!/bin/sh\ncat parent.nsec >&2\ncat parent.nsec\n")
+    script.chmod(0o700)
+    result = subprocess.run([str(BIN / "vault-tool"), "migrate", "vault", "--key-command", str(script), "--to", "2", "--log-format", "json",
+                             "-o", "out.vault", "w.vault"], capture_output=True, text=True, timeout=60)
+    assert result.returncode == 0, result.stderr
+    nsec = (FIXTURES / "keys" / "parent.nsec").read_text().strip()
+    assert nsec not in result.stderr
+    assert any(json.loads(line)["event"] == "child-stderr" for line in result.stderr.splitlines() if line)

@@ -201,6 +201,21 @@ def test_shares_are_checked_against_their_sheets_check_code(tmp_path):
         assert not (folder / "out.nsec").exists()
 
 
+def test_a_check_code_copied_from_another_sets_sheet_is_refused(tmp_path):
+    """The check code line under a share's words must be its own set's: another set's proves
+    nothing of these words (exit 2, naming the share), even when the key would match --npub."""
+    rng = random.Random(0x44_07)
+    family = household(rng)
+    ours = [p.with_suffix(".txt") for p in split(tmp_path, family, "ours", "", rng)]
+    theirs = [p.with_suffix(".txt") for p in split(tmp_path, family, "theirs", "", rng)]
+    other_check = theirs[0].read_text().splitlines()[1]
+    assert other_check.startswith("HVT-SHARE ") and other_check != ours[0].read_text().splitlines()[1]
+    forged = [secret_file(tmp_path / f"forged-{i}.txt", share.read_text().splitlines()[0] + "\n" + other_check + "\n")
+              for i, share in enumerate(ours)]
+    result = run(tmp_path, "combine", *forged, "--npub", family.npub, "-o", "out.nsec", expect=2)
+    assert b"copied from another sheet" in result.stderr and not (tmp_path / "out.nsec").exists(), result.stderr
+
+
 def test_a_share_given_twice_counts_once(tmp_path):
     rng = random.Random(0x37_04)
     family = household(rng)

@@ -92,12 +92,13 @@ package enum KeyText {
         var index = 0
         while index < bytes.count {
             guard isHexDigit(bytes[index]) else { index += 1; continue }
-            // A run of hex digits, pairs maybe split by ':' or '-', an "0x" before it.
+            // A run of hex digits, pairs maybe split by ':', '-' or one space (a key typed in
+            // groups), an "0x" before it.
             let runStart = index
             var start = index
             if index + 1 < bytes.count, bytes[index] == 0x30, bytes[index + 1] | 0x20 == 0x78 { index += 2; start = index }
             var end = index, digits = 0
-            while end < bytes.count, isHexDigit(bytes[end]) || ((bytes[end] == 0x3a || bytes[end] == 0x2d) && digits % 2 == 0 && digits > 0
+            while end < bytes.count, isHexDigit(bytes[end]) || ((bytes[end] == 0x3a || bytes[end] == 0x2d || bytes[end] == 0x20) && digits % 2 == 0 && digits > 0
                                                              && end + 1 < bytes.count && isHexDigit(bytes[end + 1])) {
                 if isHexDigit(bytes[end]) { digits += 1 }
                 end += 1
@@ -105,10 +106,12 @@ package enum KeyText {
             let bounded = (runStart == 0 || !isWordCharacter(bytes[runStart - 1])) && (end == bytes.count || !isWordCharacter(bytes[end]))
             if digits == 64, bounded {
                 let before = UnsafeRawBufferPointer(rebasing: bytes[..<runStart]), after = UnsafeRawBufferPointer(rebasing: bytes[end...])
-                // Alone on its line as a key file holds it: nothing before it but white space,
-                // nothing after it but white space or a comment. Quoted in a list (`"…",`, a
-                // group's member keys) it is one public key among others.
-                let alone = before.allSatisfy(isBlank) && after.prefix { $0 != 0x23 }.allSatisfy(isBlank)
+                // Alone on its line as a key file holds it: no word before it or after it but a
+                // comment (`# …`, `// …`), only quotes, a list's dash or a final `;` around it.
+                // Quoted in JSON (`"…"`, a group's member keys) it is one public key among others.
+                let code = UnsafeRawBufferPointer(rebasing: after.prefix(while: { $0 != 0x23 && $0 != 0x2f }))
+                let alone = !before.contains(0x22) && !code.contains(0x22) && !before.contains(where: isWordCharacter)
+                    && !code.contains(where: isWordCharacter) && !code.contains(0x2c)
                 if alone || nearestWordNamesASecret(before) { return true }
             }
             index = max(end, index + 1)
@@ -116,14 +119,24 @@ package enum KeyText {
         return false
     }
 
-    private static func isBlank(_ byte: UInt8) -> Bool { byte == 0x20 || byte == 0x09 || byte == 0x0b || byte == 0x0c }
+    private static func isAssigning(_ byte: UInt8) -> Bool {
+        switch byte {
+        case 0x20, 0x09, 0x3d, 0x3a, 0x22, 0x27, 0x28, 0x5b, 0x7b, 0x2c, 0x3e, 0x2e: true  // space, tab, = : " ' ( [ { , > .
+        default: false
+        }
+    }
 
     /// Whether the last word of `before` that says something of a value (not `bytes`,
     /// `fromhex`) names a secret.
     private static func nearestWordNamesASecret(_ before: UnsafeRawBufferPointer) -> Bool {
         var end = before.count
         while end > 0 {
-            while end > 0, !isWordCharacter(before[end - 1]) { end -= 1 }
+            // Between a label and its value only what assigns, quotes or calls (`bytes.fromhex(`):
+            // a `/` makes the digits part of a path (`vaults/<id>.vault`), not a labelled value.
+            while end > 0, !isWordCharacter(before[end - 1]) {
+                guard isAssigning(before[end - 1]) else { return false }
+                end -= 1
+            }
             var start = end
             while start > 0, isWordCharacter(before[start - 1]) { start -= 1 }
             guard start < end else { return false }
@@ -143,13 +156,31 @@ package enum KeyText {
     }
 
     /// A label before 64 hex digits that says they are secret (`VAULT_KEY`, `"vaultKey"`,
-    /// `master_secret`, `seed`), not public (`pubkey`, `subkeyPublicKey`, `householdId`,
-    /// `sha256`): the suite's own JSON and reports label public keys, ids and digests so.
+    /// `signing_key`, `PARENT`, `password`, `sk`) and not public (`pubkey`, `subkeyPublicKey`,
+    /// `householdId`, `sha256`), as the suite's own JSON and reports label them. Read as words
+    /// (`subkeyPublicKey` is subkey, public, key), so `signing` or `identity` is not taken for
+    /// `sig` or `id`. A label that says neither (`member`, `group`) is not a key's: the suite's
+    /// operations files name the public keys of group members so.
     private static func namesASecret(_ label: ArraySlice<UInt8>) -> Bool {
-        let lower = String(decoding: label.map { $0 | ((0x41...0x5a).contains($0) ? 0x20 : 0) }, as: UTF8.self)
-        let secret = ["key", "secret", "seed", "priv", "nsec"].contains { lower.contains($0) }
-        let open = ["pub", "id", "hash", "sha", "digest", "fingerprint", "sum", "sig"].contains { lower.contains($0) }
-        return secret && !open
+        var words: [String] = [], word = ""
+        for byte in label {
+            let upper = (0x41...0x5a).contains(byte)
+            if byte == 0x5f || byte == 0x2d || byte == 0x2e || (upper && !word.isEmpty && !(word.last!.isUppercase)) {
+                if !word.isEmpty { words.append(word.lowercased()) }
+                word = ""
+                if byte == 0x5f || byte == 0x2d || byte == 0x2e { continue }
+            }
+            word.append(Character(UnicodeScalar(byte)))
+        }
+        if !word.isEmpty { words.append(word.lowercased()) }
+        let publicWords: Set<String> = ["pub", "pubkey", "npub", "public", "hash", "sha", "sha256", "digest", "fingerprint", "checksum",
+                                        "sig", "signature", "etag"]
+        let publicLast: Set<String> = ["id", "household", "vault", "path", "object", "file", "commit", "hex"]
+        let secretWords: Set<String> = ["parent", "sk", "master", "token", "nsec", "seed", "seckey", "privkey"]
+        let secret = words.contains { word in
+            secretWords.contains(word) || ["key", "secret", "priv", "pass"].contains { word.contains($0) }
+        }
+        return secret && !words.contains(where: publicWords.contains) && !(words.last.map(publicLast.contains) ?? false)
     }
 
     /// Calls `body` with each token of `text` (runs of bytes between separators).
@@ -189,8 +220,12 @@ package enum KeyText {
             if let first = start {
                 start = nil
                 let token = UnsafeRawBufferPointer(rebasing: text[first..<index])
-                if !token.allSatisfy({ (0x30...0x39).contains($0) || $0 == 0x2e || $0 == 0x29 || $0 == 0x3a }) {
-                    if isListWord(token) { lineWords += 1 } else { lineHasOther = true }
+                // A label before the words (`words:`, `"mnemonic":`) and words joined by dashes.
+                let isLabel = lineWords == 0 && !lineHasOther && (token.last == 0x3a || token.last == 0x3d)
+                if !isLabel, !token.allSatisfy({ (0x30...0x39).contains($0) || $0 == 0x2e || $0 == 0x29 || $0 == 0x3a }) {
+                    for part in token.split(separator: 0x2d) where !part.isEmpty {
+                        if isListWord(trimmingQuotes(UnsafeRawBufferPointer(rebasing: part))) { lineWords += 1 } else { lineHasOther = true }
+                    }
                 }
             }
             if byte == nil || byte == 0x0a || byte == 0x0d {
@@ -200,6 +235,15 @@ package enum KeyText {
             }
         }
         return words >= 12
+    }
+
+    /// A token without the quotes and brackets around it (`"abandon",` in JSON).
+    private static func trimmingQuotes(_ token: UnsafeRawBufferPointer) -> UnsafeRawBufferPointer {
+        let around: (UInt8) -> Bool = { $0 == 0x22 || $0 == 0x27 || $0 == 0x5b || $0 == 0x5d || $0 == 0x7b || $0 == 0x7d }
+        var start = 0, end = token.count
+        while start < end, around(token[start]) { start += 1 }
+        while end > start, around(token[end - 1]) || token[end - 1] == 0x2c { end -= 1 }
+        return UnsafeRawBufferPointer(rebasing: token[start..<end])
     }
 
     /// A list word whole, or as its first four letters (how sheets tell a person they may type

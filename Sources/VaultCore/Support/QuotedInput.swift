@@ -30,6 +30,14 @@ public struct QuotedInput: CustomStringConvertible, Sendable, Hashable {
         }
     }
 
+    /// This quote withheld, whatever it holds (a piece of a secret quoted in parts).
+    var withheld: QuotedInput { isWithheld ? self : QuotedInput(withholding: shown ?? "") }
+
+    private init(withholding text: String) {
+        shown = nil
+        fingerprint = Hex.encode(Array(SHA256.hash(Array(text.utf8)).prefix(4)))
+    }
+
     /// Whether it is withheld as a secret.
     public var isWithheld: Bool { shown == nil }
 
@@ -58,24 +66,30 @@ public enum SecretRedaction {
         // Quoted segments: what stands between two single quotes. An apostrophe between two
         // letters ("the family's key") quotes nothing.
         let characters = Array(message)
-        var joined = ""
-        var quoted: String?
+        var pieces: [(text: String, quoted: Bool)] = [("", false)]
+        var inQuote = false
         for (index, character) in characters.enumerated() {
             let apostrophe = character == "'" && index > 0 && index + 1 < characters.count
                 && characters[index - 1].isLetter && characters[index + 1].isLetter
-            guard character == "'", !apostrophe else {
-                if quoted != nil { quoted!.append(character) } else { joined.append(character) }
-                continue
-            }
-            if let inside = quoted {
-                let input = QuotedInput(inside)
-                joined += input.isWithheld ? input.description : "'\(inside)'"
-                quoted = nil
+            if character == "'", !apostrophe {
+                inQuote.toggle()
+                pieces.append(("", inQuote))
             } else {
-                quoted = ""
+                pieces[pieces.count - 1].text.append(character)
             }
         }
-        if let open = quoted { joined += "'" + open }
+        if inQuote { pieces[pieces.count - 1] = ("'" + pieces[pieces.count - 1].text, false) }
+        // Each quote alone, and all of them together: argument-parser quotes each word of a
+        // secret typed on the command line apart ("unexpected arguments: 'abandon', 'ability',
+        // …", "'nsec', '1vl0', …").
+        let quotes = pieces.filter(\.quoted).map(\.text)
+        let together = quotes.count > 1 && QuotedInput(quotes.joined(separator: " ")).isWithheld
+        var joined = ""
+        for piece in pieces {
+            guard piece.quoted else { joined += piece.text; continue }
+            let input = QuotedInput(piece.text)
+            joined += input.isWithheld || together ? input.withheld.description : "'\(piece.text)'"
+        }
         // Words that are a bech32 key, quoted or not.
         let words = joined.split(separator: " ", omittingEmptySubsequences: false)
         if words.contains(where: { word in Array(word.utf8).withUnsafeBytes { KeyText.holdsBech32Key($0) } }) {

@@ -14,7 +14,10 @@ import Testing
         "parent:\n  key: \(nsec)\n", "nsec 1vl0 29mg pspe dva0 4g90 vltk h6fv h240", hex, "0x\(hex)", "0X\(hex.uppercased())",
         stride(from: 0, to: 64, by: 2).map { String(Array(hex)[$0..<$0 + 2]) }.joined(separator: ":"),
         "VAULT_KEY=\(hex)", "vault_key: 0x\(hex)", "  \"vaultKey\": \"\(hex)\",", "# key\n\(hex)\n", "vault key    \(hex)",
-        "KEY=\(hex) # the parent's", "{\"a\":1,\"key\":\"\(hex)\"}", "key = bytes.fromhex('\(hex)')", "\(hex)  # vault key",
+        "KEY=\(hex) # the parent's", "PARENT=\(hex)", "password=\(hex)", "signing_key=\(hex)", "identity_key: \(hex)", "{\"sk\": \"\(hex)\"}",
+        "'\(hex)'", "- \(hex)", "\(hex) // parent", "\(hex);", stride(from: 0, to: 64, by: 4).map { String(Array(hex)[$0..<$0 + 4]) }.joined(separator: " "),
+        "words: legal winner thank year wave sausage worth useful legal winner thank yellow",
+        "legal-winner-thank-year-wave-sausage-worth-useful-legal-winner-thank-yellow", "{\"a\":1,\"key\":\"\(hex)\"}", "key = bytes.fromhex('\(hex)')", "\(hex)  # vault key",
         "legal winner thank year wave sausage worth useful legal winner thank yellow",
         "1. legal\n2. winner\n3. thank\n4. year\n5. wave\n6. sausage\n7. worth\n8. useful\n9. legal\n10. winner\n11. thank\n12. yellow\n",
     ])
@@ -25,8 +28,9 @@ import Testing
     @Test(arguments: [
         "", "hello", "pubkey \(hex)", "{\"id\":\"x\",\"sha256\":\"\(hex)\"}", "did:plc:abc#\(hex)", "nsec1 is how keys begin",
         String(repeating: "ab", count: 33), "Family key share 1 of 3", "legal winner thank year",
-        "  \"subkeyPublicKey\": \"\(hex)\",", "  \"householdId\": \"\(hex)\",", "  \"pubkey\": \"\(hex)\"", "sha256: \(hex)",
+        "  \"subkeyPublicKey\": \"\(hex)\",", "  \"householdId\": \"\(hex)\",", "  \"pubkey\": \"\(hex)\"", "sha256: \(hex)", "\"vaultPath\": \"vaults/\(hex).vault\",", "{\"vault\":\"x\",\"household\":\"\(hex)\"}",
         "\"memberPubkeys\": [\n  \"\(hex)\",\n  \"\(hex)\"\n]", String(repeating: "stream\nendstream\nendobj\n", count: 8),
+        "{\"op\":\"mls.add\",\"group\":\"g\",\"member\":\"\(hex)\",\"deviceId\":\"D\"}", "member: \(hex)", "successor \(hex)",
     ])
     func publicTextIsNot(_ text: String) {
         #expect(!Self.holds(text))
