@@ -91,19 +91,29 @@ package enum KeyText {
     private static func isHexKey(_ bytes: UnsafeRawBufferPointer) -> Bool {
         var index = 0
         while index < bytes.count {
-            guard isHexDigit(bytes[index]) else { index += 1; continue }
+            // A run begins at a word's start: the `ec` of `--sec` is no group of a key after it.
+            guard isHexDigit(bytes[index]), index == 0 || !isWordCharacter(bytes[index - 1]) else { index += 1; continue }
             // A run of hex digits, pairs maybe split by ':', '-' or one space (a key typed in
             // groups), an "0x" before it.
             let runStart = index
-            var start = index
-            if index + 1 < bytes.count, bytes[index] == 0x30, bytes[index + 1] | 0x20 == 0x78 { index += 2; start = index }
-            var end = index, digits = 0
-            while end < bytes.count, isHexDigit(bytes[end]) || ((bytes[end] == 0x3a || bytes[end] == 0x2d || bytes[end] == 0x20) && digits % 2 == 0 && digits > 0
-                                                             && end + 1 < bytes.count && isHexDigit(bytes[end + 1])) {
-                if isHexDigit(bytes[end]) { digits += 1 }
+            if index + 1 < bytes.count, bytes[index] == 0x30, bytes[index + 1] | 0x20 == 0x78 { index += 2 }
+            // One separator throughout, as a key typed in groups has: two ids side by side
+            // (`<uuid> <uuid>`, 32 digits each) are not one key of 64. Never past 65 digits, so
+            // that a run read again from its next group costs no more than a key's length.
+            var end = index, digits = 0, separator: UInt8?, firstGroupEnd: Int?
+            while end < bytes.count, digits <= 64 {
+                let byte = bytes[end]
+                if isHexDigit(byte) {
+                    digits += 1
+                } else {
+                    guard byte == 0x3a || byte == 0x2d || byte == 0x20, separator == nil || separator == byte, digits % 2 == 0, digits > 0,
+                          end + 1 < bytes.count, isHexDigit(bytes[end + 1]) else { break }
+                    separator = byte
+                    if firstGroupEnd == nil { firstGroupEnd = end }
+                }
                 end += 1
             }
-            let bounded = (runStart == 0 || !isWordCharacter(bytes[runStart - 1])) && (end == bytes.count || !isWordCharacter(bytes[end]))
+            let bounded = end == bytes.count || !isWordCharacter(bytes[end])
             if digits == 64, bounded {
                 let before = UnsafeRawBufferPointer(rebasing: bytes[..<runStart]), after = UnsafeRawBufferPointer(rebasing: bytes[end...])
                 // Alone on its line as a key file holds it: no word before it or after it but a
@@ -113,7 +123,11 @@ package enum KeyText {
                 let alone = !before.contains(0x22) && !code.contains(0x22) && !before.contains(where: isWordCharacter)
                     && !code.contains(where: isWordCharacter) && !code.contains(0x2c)
                 if alone || nearestWordNamesASecret(before) { return true }
+                index = end
+                continue
             }
+            // Not a key from here: read again from the next group (`ff <key>`), or past the run.
+            if digits != 64, let firstGroupEnd { index = firstGroupEnd + 1; continue }
             index = max(end, index + 1)
         }
         return false
@@ -130,18 +144,20 @@ package enum KeyText {
     /// `fromhex`) names a secret.
     private static func nearestWordNamesASecret(_ before: UnsafeRawBufferPointer) -> Bool {
         var end = before.count
+        var assigned = false
         while end > 0 {
             // Between a label and its value only what assigns, quotes or calls (`bytes.fromhex(`):
             // a `/` makes the digits part of a path (`vaults/<id>.vault`), not a labelled value.
             while end > 0, !isWordCharacter(before[end - 1]) {
                 guard isAssigning(before[end - 1]) else { return false }
+                if before[end - 1] == 0x3d || before[end - 1] == 0x3a { assigned = true }
                 end -= 1
             }
             var start = end
             while start > 0, isWordCharacter(before[start - 1]) { start -= 1 }
             guard start < end else { return false }
             let word = Array(before[start..<end])
-            if !transparentWords.contains(String(decoding: word, as: UTF8.self).lowercased()) { return namesASecret(word[...]) }
+            if !transparentWords.contains(String(decoding: word, as: UTF8.self).lowercased()) { return namesASecret(word[...], assigned: assigned) }
             end = start
         }
         return false
@@ -156,12 +172,15 @@ package enum KeyText {
     }
 
     /// A label before 64 hex digits that says they are secret (`VAULT_KEY`, `"vaultKey"`,
-    /// `signing_key`, `PARENT`, `password`, `sk`) and not public (`pubkey`, `subkeyPublicKey`,
-    /// `householdId`, `sha256`), as the suite's own JSON and reports label them. Read as words
-    /// (`subkeyPublicKey` is subkey, public, key), so `signing` or `identity` is not taken for
-    /// `sig` or `id`. A label that says neither (`member`, `group`) is not a key's: the suite's
-    /// operations files name the public keys of group members so.
-    private static func namesASecret(_ label: ArraySlice<UInt8>) -> Bool {
+    /// `signing_key`, `password`, `sk`, `--sec`, `NOSTR_PRIVATE_KEY_HEX`) and not public
+    /// (`pubkey`, `subkeyPublicKey`, `memberPubkeys`, `householdId`, `sha256`), as the suite's
+    /// own JSON and reports label them. Read as whole words (`subkeyPublicKey` is subkey, public,
+    /// key), so `keyboard`, `signing` or `identity` is not taken for `key`, `sig` or `id`, and a
+    /// plural (`keys`, `memberKeys`) names a list of public keys. A word that names a role, not a
+    /// key (`parent`, `master`, `token`), counts only when it is assigned (`PARENT=…`): `derive`
+    /// lists devices (`master_bedroom_tv  <subkey>`) by their ids. A label that says neither
+    /// (`member`, `group`) is not a key's: the suite's operations files name members so.
+    private static func namesASecret(_ label: ArraySlice<UInt8>, assigned: Bool) -> Bool {
         var words: [String] = [], word = ""
         for byte in label {
             let upper = (0x41...0x5a).contains(byte)
@@ -173,12 +192,15 @@ package enum KeyText {
             word.append(Character(UnicodeScalar(byte)))
         }
         if !word.isEmpty { words.append(word.lowercased()) }
-        let publicWords: Set<String> = ["pub", "pubkey", "npub", "public", "hash", "sha", "sha256", "digest", "fingerprint", "checksum",
-                                        "sig", "signature", "etag"]
-        let publicLast: Set<String> = ["id", "household", "vault", "path", "object", "file", "commit", "hex"]
-        let secretWords: Set<String> = ["parent", "sk", "master", "token", "nsec", "seed", "seckey", "privkey"]
+        let publicWords: Set<String> = ["pub", "pubkey", "pubkeys", "npub", "public", "hash", "sha", "sha256", "digest", "fingerprint",
+                                        "checksum", "sig", "signature", "etag"]
+        let publicLast: Set<String> = ["id", "ids", "household", "vault", "path", "object", "file", "commit"]
+        let secretWords: Set<String> = ["key", "secret", "seed", "priv", "private", "privkey", "seckey", "nsec", "sk", "sec", "password",
+                                        "passphrase", "passwd", "pass", "mnemonic"]
+        let roleWords: Set<String> = ["parent", "master", "token"]
         let secret = words.contains { word in
-            secretWords.contains(word) || ["key", "secret", "priv", "pass"].contains { word.contains($0) }
+            secretWords.contains(word) || (assigned && roleWords.contains(word))
+                || ["secret", "passw", "privkey", "seckey", "nsec"].contains { word.contains($0) }
         }
         return secret && !words.contains(where: publicWords.contains) && !(words.last.map(publicLast.contains) ?? false)
     }
@@ -206,10 +228,12 @@ package enum KeyText {
     }
 
     /// Twelve or more list words, read as the word readers read them: whole or by their first
-    /// four letters or more, numbers ("1.", "12)") aside, and only on lines that hold nothing
-    /// else, so a sheet's title typed above a share ("Family key share 1 of 3") is passed over.
+    /// four letters or more, numbers ("1.", "12)", "#1", "01-") aside, and only on lines that
+    /// hold nothing else but a label before them (`words:`, `Seed phrase:`,
+    /// `MNEMONIC="…"`), a bullet (`*`, `-`) or a comment after them (`# backup`), so a sheet's
+    /// title typed above a share ("Family key share 1 of 3") is passed over.
     private static func allListWords(_ text: UnsafeRawBufferPointer) -> Bool {
-        var words = 0, lineWords = 0, lineHasOther = false
+        var words = 0, lineWords = 0, lineHasOther = false, inComment = false
         var start: Int?
         for index in 0...text.count {
             let byte: UInt8? = index < text.count ? text[index] : nil
@@ -217,21 +241,42 @@ package enum KeyText {
                 if start == nil { start = index }
                 continue
             }
-            if let first = start {
+            if let first = start, !inComment {
                 start = nil
-                let token = UnsafeRawBufferPointer(rebasing: text[first..<index])
-                // A label before the words (`words:`, `"mnemonic":`) and words joined by dashes.
-                let isLabel = lineWords == 0 && !lineHasOther && (token.last == 0x3a || token.last == 0x3d)
-                if !isLabel, !token.allSatisfy({ (0x30...0x39).contains($0) || $0 == 0x2e || $0 == 0x29 || $0 == 0x3a }) {
+                var token = UnsafeRawBufferPointer(rebasing: text[first..<index])
+                if token.first == 0x23 || (token.count >= 2 && token[0] == 0x2f && token[1] == 0x2f) {
+                    // `#1` numbers a word; any other `#` or `//` begins a comment.
+                    if token.count > 1, token.dropFirst().allSatisfy({ (0x30...0x39).contains($0) }) { token = UnsafeRawBufferPointer(rebasing: token[token.count...]) } else { inComment = true }
+                }
+                // A label before the words ends at its `:` or `=` (`phrase:`, `MNEMONIC="legal`):
+                // what came before it on the line was the label too
+                // (`Seed` is a list word, so the words so far are dropped too.) A number before
+                // it (`2:winner`) numbers a word instead.
+                if let mark = token.lastIndex(where: { $0 == 0x3a || $0 == 0x3d }),
+                   mark == 0 || !token[..<mark].allSatisfy({ (0x30...0x39).contains($0) }) {
+                    lineHasOther = false
+                    lineWords = 0
+                    token = UnsafeRawBufferPointer(rebasing: token[(mark + 1)...])
+                }
+                if !inComment {
                     for part in token.split(separator: 0x2d) where !part.isEmpty {
-                        if isListWord(trimmingQuotes(UnsafeRawBufferPointer(rebasing: part))) { lineWords += 1 } else { lineHasOther = true }
+                        var word = trimmingQuotes(UnsafeRawBufferPointer(rebasing: part))
+                        // A number joined to its word (`2:winner`, `3.thank`, `4)year`).
+                        if let mark = word.firstIndex(where: { $0 == 0x3a || $0 == 0x2e || $0 == 0x29 }), mark > 0, mark + 1 < word.count,
+                           word[..<mark].allSatisfy({ (0x30...0x39).contains($0) }) {
+                            word = UnsafeRawBufferPointer(rebasing: word[(mark + 1)...])
+                        }
+                        if word.allSatisfy({ (0x30...0x39).contains($0) || $0 == 0x2e || $0 == 0x29 || $0 == 0x2a || $0 == 0x3e || $0 == 0x7c }) { continue }
+                        if isListWord(word) { lineWords += 1 } else { lineHasOther = true }
                     }
                 }
             }
+            start = nil
             if byte == nil || byte == 0x0a || byte == 0x0d {
                 if !lineHasOther { words += lineWords }
                 lineWords = 0
                 lineHasOther = false
+                inComment = false
             }
         }
         return words >= 12

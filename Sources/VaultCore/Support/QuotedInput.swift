@@ -83,7 +83,11 @@ public enum SecretRedaction {
         // secret typed on the command line apart ("unexpected arguments: 'abandon', 'ability',
         // …", "'nsec', '1vl0', …").
         let quotes = pieces.filter(\.quoted).map(\.text)
-        let together = quotes.count > 1 && QuotedInput(quotes.joined(separator: " ")).isWithheld
+        // Together they must hold a whole key, twelve words or a share: two names that are list
+        // words (`--device garage --device office`) are shown as they were typed.
+        var joinedBytes = Array(quotes.joined(separator: " ").utf8)
+        defer { joinedBytes.zeroize() }
+        let together = quotes.count > 1 && joinedBytes.withUnsafeBytes { KeyText.holdsKey($0) }
         var joined = ""
         for piece in pieces {
             guard piece.quoted else { joined += piece.text; continue }
