@@ -95,6 +95,7 @@ public struct KeyCommand: Sendable {
             throw ToolError(.operational, "could not run \(option) '\(program)': \(String(cString: strerror(error)).lowercased())")
         case .timedOut: throw failed("did not finish within \(Int(timeout)) seconds")
         case .printedTooMuch: throw failed("printed more than \(InputFiles.keyFileLimit) bytes, more than a key")
+        case .floodedStandardError: throw failed("wrote more than \(SecretCommand.standardErrorLimit) bytes to its standard error")
         case .killed(let signal): throw failed("was killed by signal \(signal)")
         case .exited(let code): throw failed("exited with status \(code)")
         case .printed(let output):

@@ -43,8 +43,10 @@ package enum ChildErrors {
     static func isOverLimit(_ descriptor: Int32?) -> Bool {
         guard let descriptor else { return false }
         var info = stat()
-        return fstat(descriptor, &info) == 0 && Int(info.st_size) > 16 * limit
+        return fstat(descriptor, &info) == 0 && Int(info.st_size) > floodLimit
     }
+
+    static var floodLimit: Int { 16 * limit }
 
     /// Relays what the child wrote into `descriptor`, and closes it.
     static func deliver(_ descriptor: Int32?) {

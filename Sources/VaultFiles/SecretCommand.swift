@@ -17,6 +17,9 @@ public struct SecretCommand: Sendable {
         self.arguments = arguments
     }
 
+    /// How much a command may write to its standard error while it is relayed.
+    public static var standardErrorLimit: Int { ChildErrors.floodLimit }
+
     public enum Outcome: Sendable {
         /// It exited 0 having printed these bytes (maybe none).
         case printed(SecretBytes)
@@ -28,6 +31,9 @@ public struct SecretCommand: Sendable {
         case timedOut
         /// It printed more than the limit, and was killed.
         case printedTooMuch
+        /// It wrote more than ``standardErrorLimit`` bytes to its standard error while it was
+        /// relayed (`yes >&2`), and was killed.
+        case floodedStandardError
         /// It could not be started: `errno` of posix_spawn (ENOENT: no such program).
         case notStarted(Int32)
     }
@@ -64,7 +70,7 @@ public struct SecretCommand: Sendable {
             while length <= limit {
                 let left = deadline.timeIntervalSinceNow
                 guard left > 0 else { problem = .timedOut; return }
-                guard !ChildErrors.isOverLimit(relayed) else { problem = .printedTooMuch; return }
+                guard !ChildErrors.isOverLimit(relayed) else { problem = .floodedStandardError; return }
                 var poller = pollfd(fd: readEnd, events: Int16(POLLIN), revents: 0)
                 let ready = poll(&poller, 1, Int32(min(left, 0.02) * 1000) + 1)
                 if ready < 0, errno == EINTR { continue }
@@ -98,7 +104,7 @@ public struct SecretCommand: Sendable {
             if reaped == pid { ended = true } else if reaped < 0, errno != EINTR { break }
             guard !ended else { break }
             guard deadline.timeIntervalSinceNow > 0 else { problem = .timedOut; break }
-            guard !ChildErrors.isOverLimit(relayed) else { problem = .printedTooMuch; break }
+            guard !ChildErrors.isOverLimit(relayed) else { problem = .floodedStandardError; break }
             var pause = timespec(tv_sec: 0, tv_nsec: 10_000_000)
             nanosleep(&pause, nil)
         }

@@ -661,3 +661,19 @@ def test_a_key_command_that_echoes_its_key_to_standard_error_is_relayed_withheld
     nsec = (FIXTURES / "keys" / "parent.nsec").read_text().strip()
     assert nsec not in result.stderr
     assert any(json.loads(line)["event"] == "child-stderr" for line in result.stderr.splitlines() if line)
+
+
+def test_a_key_command_flooding_its_relayed_standard_error_is_stopped_and_named_so(tmp_path):
+    """`yes >&2` under --log-format json: the command is stopped once its captured standard error
+    passes the bound, and the error says that, not that it printed too much of a key."""
+    os.chdir(tmp_path)
+    Path("w.vault").write_bytes((FIXTURES / "testkit" / "ok-household.vault").read_bytes())
+    script = tmp_path / "flooding"
+    script.write_text("#!/bin/sh\nexec yes 'a line of noise' >&2\n")
+    script.chmod(0o700)
+    result = subprocess.run([str(BIN / "vault-tool"), "migrate", "vault", "--key-command", str(script), "--to", "2", "--log-format", "json",
+                             "-o", "out.vault", "w.vault"], capture_output=True, text=True, timeout=60)
+    assert result.returncode == 1, result.stderr
+    errors = [json.loads(line)["message"] for line in result.stderr.splitlines() if line and json.loads(line)["level"] == "error"]
+    assert errors and "wrote more than 1048576 bytes to its standard error" in errors[0], result.stderr
+    assert "more than a key" not in result.stderr and not Path("out.vault").exists()

@@ -128,6 +128,8 @@ public final class HouseholdKeys: Sendable {
             throw VaultError.keyCommandFailed(program, household: household, "did not finish within \(Int(HouseholdKeySource.commandTimeout)) seconds")
         case .printedTooMuch:
             throw VaultError.keyCommandFailed(program, household: household, "printed more than \(InputLimits.keyFile) bytes, more than a key")
+        case .floodedStandardError:
+            throw VaultError.keyCommandFailed(program, household: household, "wrote more than \(SecretCommand.standardErrorLimit) bytes to its standard error")
         }
     }
 }
