@@ -171,7 +171,7 @@ enum RevokerFixtures {
 
     /// Every registry case again with the registry in PostgreSQL: the same outputs, byte for
     /// byte, once the connection string is named as the file was (issue 13).
-    @Test(arguments: cases.filter { $0.name.hasPrefix("registry") && !sqliteOnly.contains($0.name) })
+    @Test(.needsServers, arguments: cases.filter { $0.name.hasPrefix("registry") && !sqliteOnly.contains($0.name) })
     func goldenOnPostgres(_ golden: GoldenCase) throws {
         try Golden.check(golden, databases: ["r.sqlite": try PostgresTestServer.createDatabase(),
                                              "new.sqlite": try PostgresTestServer.createDatabase()])

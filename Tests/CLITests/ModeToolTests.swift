@@ -125,46 +125,6 @@ struct Modes {
         }
     }
 
-    /// Every pair of options of two different modes, each only its own mode's, in either order:
-    /// a usage error (64) naming both, before anything runs; and each such option after another
-    /// mode's name: a usage error naming the option and the mode it is for.
-    @Test(arguments: ["migrate", "check"])
-    func optionsOfTwoModesAreAUsageErrorNamingBoth(_ command: String) throws {
-        let all = Modes.shared
-        let workspace = try Workspace()
-        let modes = all.options[command]!.keys.sorted()
-        var pairs = 0
-        for first in modes {
-            for second in modes where second != first {
-                for a in all.exclusive(command, first) where a.hasPrefix("--") {
-                    for b in all.exclusive(command, second) where b.hasPrefix("--") {
-                        let run = try workspace.run("vault-tool", [command] + all.spelled(a) + all.spelled(b))
-                        #expect(run.status == 64, "\(command) \(a) \(b): \(run.stderrText)")
-                        #expect(run.stderrText.contains("vault-tool: error: \(a) and \(b) belong to different modes of '\(command)'"), "\(run.stderrText)")
-                        #expect(run.stderrText.contains("'vault-tool \(command) \(first)'") && run.stderrText.contains("'vault-tool \(command) \(second)'"))
-                        #expect(run.stdout.isEmpty)
-                        pairs += 1
-                    }
-                }
-                for foreign in all.exclusive(command, second) where foreign.hasPrefix("--") {
-                    let run = try workspace.run("vault-tool", [command, first] + all.spelled(foreign))
-                    #expect(run.status == 64, "\(command) \(first) \(foreign): \(run.stderrText)")
-                    #expect(run.stderrText.contains("vault-tool: error: 'vault-tool \(command) \(first)' has no option \(foreign): it is for"), "\(run.stderrText)")
-                    #expect(run.stderrText.contains("'vault-tool \(command) \(second)'"), "\(run.stderrText)")
-                }
-            }
-        }
-        #expect(pairs >= (command == "migrate" ? 60 : 8), "only \(pairs) pairs: were the modes read?")
-        // A vault named with a fleet's options: the argument is named too.
-        let run = try workspace.run("vault-tool", [command, "--source", "s3://family-vaults/vaults/", "household.vault"])
-        #expect(run.status == 64 && run.stderrText.contains("--source and VAULT 'household.vault' belong to different modes"), "\(run.stderrText)")
-        let argument = try workspace.run("vault-tool", [command, "bucket", "household.vault"])
-        #expect(argument.status == 64 && argument.stderrText.contains("'vault-tool \(command) bucket' takes no VAULT 'household.vault': it is for one vault"),
-                "\(argument.stderrText)")
-        // Nothing was written by any of them.
-        #expect(try workspace.topLevelNames().subtracting(Workspace().topLevelNames()).isEmpty)
-    }
-
     /// A mistyped option is the mode's parser's to name, its value not taken for a VAULT of
     /// another mode.
     @Test func aMistypedOptionIsNamedAsUnknown() throws {
@@ -238,5 +198,49 @@ struct Modes {
             return "bucket"
         }
         return given.contains("--manifest") || given.contains("--out-dir") ? "batch" : "vault"
+    }
+}
+
+/// The modes' option pairs: hundreds of starts of vault-tool, so scripts/test runs them against
+/// the release tools (``Workspace/sweepBinaries``).
+@Suite struct ModeOptionSweep {
+    /// Every pair of options of two different modes, each only its own mode's, in either order:
+    /// a usage error (64) naming both, before anything runs; and each such option after another
+    /// mode's name: a usage error naming the option and the mode it is for.
+    @Test(arguments: ["migrate", "check"])
+    func optionsOfTwoModesAreAUsageErrorNamingBoth(_ command: String) throws {
+        let all = Modes.shared
+        let workspace = try Workspace(sweep: true)
+        let modes = all.options[command]!.keys.sorted()
+        var pairs = 0
+        for first in modes {
+            for second in modes where second != first {
+                for a in all.exclusive(command, first) where a.hasPrefix("--") {
+                    for b in all.exclusive(command, second) where b.hasPrefix("--") {
+                        let run = try workspace.run("vault-tool", [command] + all.spelled(a) + all.spelled(b))
+                        #expect(run.status == 64, "\(command) \(a) \(b): \(run.stderrText)")
+                        #expect(run.stderrText.contains("vault-tool: error: \(a) and \(b) belong to different modes of '\(command)'"), "\(run.stderrText)")
+                        #expect(run.stderrText.contains("'vault-tool \(command) \(first)'") && run.stderrText.contains("'vault-tool \(command) \(second)'"))
+                        #expect(run.stdout.isEmpty)
+                        pairs += 1
+                    }
+                }
+                for foreign in all.exclusive(command, second) where foreign.hasPrefix("--") {
+                    let run = try workspace.run("vault-tool", [command, first] + all.spelled(foreign))
+                    #expect(run.status == 64, "\(command) \(first) \(foreign): \(run.stderrText)")
+                    #expect(run.stderrText.contains("vault-tool: error: 'vault-tool \(command) \(first)' has no option \(foreign): it is for"), "\(run.stderrText)")
+                    #expect(run.stderrText.contains("'vault-tool \(command) \(second)'"), "\(run.stderrText)")
+                }
+            }
+        }
+        #expect(pairs >= (command == "migrate" ? 60 : 8), "only \(pairs) pairs: were the modes read?")
+        // A vault named with a fleet's options: the argument is named too.
+        let run = try workspace.run("vault-tool", [command, "--source", "s3://family-vaults/vaults/", "household.vault"])
+        #expect(run.status == 64 && run.stderrText.contains("--source and VAULT 'household.vault' belong to different modes"), "\(run.stderrText)")
+        let argument = try workspace.run("vault-tool", [command, "bucket", "household.vault"])
+        #expect(argument.status == 64 && argument.stderrText.contains("'vault-tool \(command) bucket' takes no VAULT 'household.vault': it is for one vault"),
+                "\(argument.stderrText)")
+        // Nothing was written by any of them.
+        #expect(try workspace.topLevelNames().subtracting(Workspace().topLevelNames()).isEmpty)
     }
 }

@@ -4,7 +4,7 @@ import Testing
 /// Every golden case that reads a vault, run again with its vaults in a bucket of the throwaway
 /// S3 server: the same stdout, stderr and exit code (issue 15: one store interface; no
 /// executable knows which kind of location it has).
-@Suite
+@Suite(.needsServers)
 struct ObjectStoreGoldenTests {
     static let cases: [GoldenCase] = (VaultToolGoldenTests.cases + MigrationGoldenTests.cases + DeviceRevokerGoldenTests.cases
         + RotationPlannerGoldenTests.cases + RecoverySheetGoldenTests.cases)
@@ -22,7 +22,7 @@ struct ObjectStoreGoldenTests {
 }
 
 /// The write path's refusals hold for objects too, and refuse before anything is written.
-@Suite
+@Suite(.needsServers)
 struct ObjectStoreRefusalTests {
     @Test func aSecretIsNeverWrittenToABucketNorAKeyReadFromOne() throws {
         let workspace = try Workspace()

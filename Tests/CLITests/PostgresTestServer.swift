@@ -1,4 +1,17 @@
 import Foundation
+import Testing
+
+/// The fast tier, `scripts/test --quick` (HVT_TEST_TIER=quick), asked for by name: tests that
+/// need a server are left out and the binaries' sweeps sampled more thinly. Anywhere else every
+/// test runs, and one without its server fails, saying so, and never skips.
+enum TestTier {
+    static let isQuick = ProcessInfo.processInfo.environment["HVT_TEST_TIER"] == "quick"
+}
+
+extension Trait where Self == ConditionTrait {
+    /// Needs the servers scripts/test starts: not in the quick tier.
+    static var needsServers: Self { .enabled(if: !TestTier.isQuick, "needs the servers scripts/test starts: not in the quick tier") }
+}
 
 /// The throwaway PostgreSQL server scripts/test starts (scripts/lib/postgres.sh) and names in
 /// its variables: a test that needs it fails without it, saying so, and never skips.

@@ -105,13 +105,14 @@ enum RotationFixtures {
 /// Single-bit flips of a signed plan, through the real binary: `apply` reports each as failed
 /// verification (exit 3) and creates nothing. One bit of every third byte, its position turning
 /// with the byte (``SampledFlips``); the exhaustive sweep of every bit is the library's
-/// (PlanTamperTests), in process. The plan is split into twelve parts that run in parallel.
+/// (PlanTamperTests), in process. The plan is split into twelve parts that run in parallel,
+/// against the release tools where scripts/test names them (``Workspace/sweepBinaries``).
 @Suite struct RotationPlannerTamperSweep {
     static let parts = 12
 
     @Test(arguments: 0..<parts)
     func everyBitFlipOfAPlanFailsWithoutOutput(_ part: Int) throws {
-        let workspace = try Workspace()
+        let workspace = try Workspace(sweep: true)
         let made = try workspace.run("rotation-planner", ["plan", "--vault", "testkit/ok-minimal.vault", "--key-file", "keys/parent.nsec",
                                                           "--new-key-file", "keys/other.nsec", "--now", "2026-11-22T10:00:00Z", "-o", "plan.json"])
         try #require(made.status == 0, "\(made.stderrText)")

@@ -23,7 +23,17 @@ final class Workspace: @unchecked Sendable {
         return URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
     }()
 
+    /// The binaries that release-built sweeps run where `scripts/test` names them
+    /// (HVT_SWEEP_TOOLS_BIN): the tests that start a tool hundreds of times (the suites named
+    /// `…Sweep`) run the tools as shipped, not under AddressSanitizer, where each start cost
+    /// seven times as much (150 s against 21 s); everything else runs ``binaries``.
+    static let sweepBinaries: URL = {
+        if let folder = ProcessInfo.processInfo.environment["HVT_SWEEP_TOOLS_BIN"] { return URL(fileURLWithPath: folder) }
+        return binaries
+    }()
+
     let folder: URL
+    private let tools: URL
 
     /// Registry files that are PostgreSQL databases in this workspace: an argument naming one
     /// runs on the database instead, and the output names the file again, so one golden case
@@ -38,7 +48,8 @@ final class Workspace: @unchecked Sendable {
 
     /// A fresh folder with copies of Tests/Fixtures and Examples; key files made 0600 as a
     /// parent's would be (git does not keep modes), so no test ever touches the committed files.
-    init() throws {
+    init(sweep: Bool = false) throws {
+        tools = sweep ? Self.sweepBinaries : Self.binaries
         folder = FileManager.default.temporaryDirectory.appendingPathComponent("hvt-cli-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         for name in ["keys", "testkit"] {
@@ -86,7 +97,7 @@ final class Workspace: @unchecked Sendable {
 
     func run(_ tool: String, _ arguments: [String], stdin: String? = nil) throws -> ToolRun {
         let process = Process()
-        process.executableURL = tool.hasPrefix("/") ? URL(fileURLWithPath: tool) : Self.binaries.appendingPathComponent(tool)
+        process.executableURL = tool.hasPrefix("/") ? URL(fileURLWithPath: tool) : tools.appendingPathComponent(tool)
         process.arguments = arguments.map { argument in
             if let bucket, uploaded.contains(argument) { return "s3://\(bucket)/\(argument)" }
             return databases[argument] ?? argument
@@ -128,9 +139,11 @@ final class Workspace: @unchecked Sendable {
 enum SampledFlips {
     static func bits(of bytes: Range<Int>, wholeBytes: Range<Int> = 0..<0) -> [Int] {
         let full = ProcessInfo.processInfo.environment["HVT_FULL_SWEEPS"] == "1"
+        // Every third byte; every twelfth in the quick tier.
+        let every = TestTier.isQuick ? 12 : 3
         return bytes.flatMap { byte -> [Int] in
             if full || wholeBytes.contains(byte) { return Array(byte * 8..<(byte + 1) * 8) }
-            return byte % 3 == 0 ? [byte * 8 + (byte / 3) % 8] : []
+            return byte % every == 0 ? [byte * 8 + (byte / every) % 8] : []
         }
     }
 }
@@ -143,14 +156,14 @@ extension Workspace {
     /// counts the calls of each thread on its own). True when the kill came before the run ended.
     func runKilled(_ tool: String, _ arguments: [String], at syscalls: String, call: Int) throws -> Bool {
         let traced = try run("/usr/bin/strace", ["-f", "-qq", "-o", "/dev/null", "-e", "trace=\(syscalls)", "-e", "inject=\(syscalls):signal=KILL:when=\(call)",
-                                                 Self.binaries.appendingPathComponent(tool).path] + arguments)
+                                                 tools.appendingPathComponent(tool).path] + arguments)
         // strace ends itself with its tracee's signal (or, run by a shell, with 128 + it).
         return traced.status == SIGKILL || traced.status == 128 + SIGKILL
     }
 
     /// How many calls of `syscalls` a whole run of `tool` makes, every thread together.
     func calls(of syscalls: String, _ tool: String, _ arguments: [String]) throws -> Int {
-        let counted = try run("/usr/bin/strace", ["-f", "-c", "-U", "name,calls", "-e", "trace=\(syscalls)", Self.binaries.appendingPathComponent(tool).path] + arguments)
+        let counted = try run("/usr/bin/strace", ["-f", "-c", "-U", "name,calls", "-e", "trace=\(syscalls)", tools.appendingPathComponent(tool).path] + arguments)
         #expect(counted.status == 0, "\(counted.stderrText)")
         let names = Set(syscalls.split(separator: ","))
         return counted.stderrText.split(separator: "\n").reduce(0) { total, line in

@@ -206,7 +206,11 @@ enum MergeFixtures {
         let summary = try onTerminal("inspect --key-file keys/parent.nsec testkit/ok-minimal.vault")
         #expect(summary.status == 0 && summary.stdoutText.contains("household id"))
     }
+}
 
+/// The binary's tamper sweep: it starts vault-tool hundreds of times, so scripts/test runs it
+/// against the release tools (``Workspace/sweepBinaries``).
+@Suite struct VaultToolTamperSweep {
     /// Single-bit flips of a valid fixture, through the real binary, in parallel chunks of 64
     /// bytes: exit 2 where a header field no longer parses, 3 otherwise, and never an output.
     /// Every bit of the header's fixed fields (bytes 0 to 9), then one bit of every third byte (its position turning
@@ -216,7 +220,7 @@ enum MergeFixtures {
     /// flips every bit here too.
     @Test(arguments: stride(from: 0, to: 761, by: 64).map { $0..<min($0 + 64, 761) })
     func everyBitFlipFailsWithoutOutput(_ bytesToFlip: Range<Int>) throws {
-        let workspace = try Workspace()
+        let workspace = try Workspace(sweep: true)
         let original = try #require(workspace.contents("testkit/ok-minimal.vault"))
         try #require(original.count == 761, "the chunking above assumes ok-minimal.vault's size")
         let names = try workspace.topLevelNames()

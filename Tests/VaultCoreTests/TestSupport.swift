@@ -1,4 +1,5 @@
 import Foundation
+import Testing
 @testable import VaultCore
 import VaultPaper
 
@@ -122,6 +123,18 @@ extension SeedQR {
 
 extension ShareCodes {
     static func share(fromCode code: String, share number: Int = 1) throws -> SLIP39Share? { try share(fromCode: .text(code), share: number) }
+}
+
+/// The fast tier, `scripts/test --quick` (HVT_TEST_TIER=quick), asked for by name: tests that
+/// need a server are left out and exhaustive sweeps sampled. Anywhere else every test runs
+/// whole, and one without its server fails, saying so, and never skips.
+enum TestTier {
+    static let isQuick = ProcessInfo.processInfo.environment["HVT_TEST_TIER"] == "quick"
+}
+
+extension Trait where Self == ConditionTrait {
+    /// Needs the servers scripts/test starts: not in the quick tier.
+    static var needsServers: Self { .enabled(if: !TestTier.isQuick, "needs the servers scripts/test starts: not in the quick tier") }
 }
 
 /// The servers scripts/test starts (scripts/lib/postgres.sh, scripts/lib/seaweedfs.sh) and names

@@ -36,7 +36,7 @@ import VaultSQLite
         try registry.read { try $0.int("SELECT count(*) FROM user_devices WHERE is_active") }
     }
 
-    @Test(arguments: TestEngine.all) func importIsAllOrNothingAndNamesTheLine(engine: TestEngine) throws {
+    @Test(.needsServers, arguments: TestEngine.all) func importIsAllOrNothingAndNamesTheLine(engine: TestEngine) throws {
         let (registry, path) = try registry(on: engine)
         let bad = #"{"user_did": "x", "device_id": "y", "device_mls_did": "x#y", "signature_public_key": "aa"}"# + "\n" + #"{"user_did": "x", "device_id": "z"}"# + "\n"
         do {
@@ -50,7 +50,7 @@ import VaultSQLite
 
     /// A file that names one device or membership twice is refused at the second line, on
     /// either engine, and nothing is imported.
-    @Test(arguments: TestEngine.all) func aRepeatedLineIsRefusedByItsNumber(engine: TestEngine) throws {
+    @Test(.needsServers, arguments: TestEngine.all) func aRepeatedLineIsRefusedByItsNumber(engine: TestEngine) throws {
         let (registry, _) = try registry(on: engine)
         let device = #"{"user_did": "x", "device_id": "y", "device_mls_did": "x#y", "signature_public_key": "aa"}"#
         let error = #expect(throws: VaultError.self) {
@@ -71,7 +71,7 @@ import VaultSQLite
     /// device the registry lacks, a new open membership of a revoked device, a second device
     /// of one user with the same signature key. A revoked device's membership already there is
     /// no new membership: upserting it is not refused.
-    @Test(arguments: TestEngine.all) func eachStagedRuleNamesTheEarliestLine(engine: TestEngine) throws {
+    @Test(.needsServers, arguments: TestEngine.all) func eachStagedRuleNamesTheEarliestLine(engine: TestEngine) throws {
         let (registry, path) = try registry(on: engine)
         _ = try registry.revoke(.devices([("u0", "d0")]), reason: "lost", now: now, dryRun: false, allowing: .all, collectOperations: false)
         func member(_ convo: String, _ user: String, _ device: String, left: Bool = false) -> String {
@@ -111,7 +111,7 @@ import VaultSQLite
         #expect(try registry.devices(matching: .init(user: "u9")).isEmpty)
     }
 
-    @Test(arguments: TestEngine.all) func aSecondImportIsRefusedClearlyOrUpsertedWithoutUndoingRevocations(engine: TestEngine) throws {
+    @Test(.needsServers, arguments: TestEngine.all) func aSecondImportIsRefusedClearlyOrUpsertedWithoutUndoingRevocations(engine: TestEngine) throws {
         let (registry, path) = try registry(on: engine)
         _ = try registry.revoke(.devices([("u0", "d0")]), reason: "lost", now: now, dryRun: false, allowing: .all, collectOperations: false)
         let again = #"{"user_did": "u0", "device_id": "d0", "device_mls_did": "u0#d0", "device_name": "Renamed", "signature_public_key": "0000", "last_seen": "2026-01-01T00:00:00Z"}"# + "\n"
@@ -130,7 +130,7 @@ import VaultSQLite
         #expect(try path.read { try $0.int("SELECT count(*) FROM user_devices WHERE user_did = 'u9'") } == 1)
     }
 
-    @Test(arguments: TestEngine.all) func keepLastDeviceSparesEachUsersMostRecentDevice(engine: TestEngine) throws {
+    @Test(.needsServers, arguments: TestEngine.all) func keepLastDeviceSparesEachUsersMostRecentDevice(engine: TestEngine) throws {
         let (registry, path) = try registry(on: engine)
         // Not seen since January 6: d0…d4 (u0's both, u1's both, u2's d4); u2 keeps d5 anyway.
         let stale = DeviceRegistry.Selector.notSeenSince(Timestamp(rfc3339: "2025-01-06T00:00:00Z")!)
@@ -142,7 +142,7 @@ import VaultSQLite
         #expect(kept == ["d1", "d3", "d5"])
     }
 
-    @Test(arguments: TestEngine.all) func revokeByEachSelector(engine: TestEngine) throws {
+    @Test(.needsServers, arguments: TestEngine.all) func revokeByEachSelector(engine: TestEngine) throws {
         let (registry, path) = try registry(on: engine)
         let selectors: [DeviceRegistry.Selector] = [
             .devices([("u0", "d1"), ("nobody", "d9")]), .user("u1"), .notSeenSince(Timestamp(rfc3339: "2025-01-06T12:00:00Z")!),
@@ -167,7 +167,7 @@ import VaultSQLite
         #expect(open == 0)
     }
 
-    @Test(arguments: TestEngine.all) func secondIdenticalRunChangesNothing(engine: TestEngine) throws {
+    @Test(.needsServers, arguments: TestEngine.all) func secondIdenticalRunChangesNothing(engine: TestEngine) throws {
         let (registry, path) = try registry(on: engine)
         let first = try registry.revoke(.user("u2"), reason: nil, now: now, dryRun: false, allowing: .all, collectOperations: false)
         #expect(first.applied && first.radius.devices == 2)
@@ -177,7 +177,7 @@ import VaultSQLite
         #expect(try active(path) == 10)
     }
 
-    @Test(arguments: TestEngine.all) func guardRailsRefuseWithoutForceAndDryRunsWriteNothing(engine: TestEngine) throws {
+    @Test(.needsServers, arguments: TestEngine.all) func guardRailsRefuseWithoutForceAndDryRunsWriteNothing(engine: TestEngine) throws {
         let (registry, path) = try registry(on: engine)
         // u0 owns d0 and d1; d0 is the only admin of c0.
         let refused = try registry.revoke(.user("u0"), reason: nil, now: now, dryRun: false, allowing: [], collectOperations: false)
@@ -195,7 +195,7 @@ import VaultSQLite
 
     /// A dry run measures before the change, a real run after it (rolled back when refused):
     /// both must find the same radius and refusals, and the forced run the same radius.
-    @Test(arguments: TestEngine.all) func dryRunsAndRealRunsMeasureAlike(engine: TestEngine) throws {
+    @Test(.needsServers, arguments: TestEngine.all) func dryRunsAndRealRunsMeasureAlike(engine: TestEngine) throws {
         let cases: [(DeviceRegistry.Selector, keepLast: Bool)] = [
             (.user("u0"), false), (.devices([("u0", "d0"), ("u4", "d9"), ("u9", "d0")]), false),
             (.notSeenSince(Timestamp(rfc3339: "2025-01-06T12:00:00Z")!), false), (.notSeenSince(Timestamp(rfc3339: "2025-01-09T00:00:00Z")!), true),
@@ -217,7 +217,7 @@ import VaultSQLite
         }
     }
 
-    @Test(arguments: TestEngine.all) func theLogIsAppendOnly(engine: TestEngine) throws {
+    @Test(.needsServers, arguments: TestEngine.all) func theLogIsAppendOnly(engine: TestEngine) throws {
         let (registry, path) = try registry(on: engine)
         _ = try registry.revoke(.user("u3"), reason: nil, now: now, dryRun: false, allowing: .all, collectOperations: false)
         for statement in ["DELETE FROM revocations", "UPDATE revocations SET reason = 'changed'"] {
@@ -226,7 +226,7 @@ import VaultSQLite
         #expect(try registry.log(batch: nil).count == 2)
     }
 
-    @Test(arguments: TestEngine.all) func membersAndRejoinPlan(engine: TestEngine) throws {
+    @Test(.needsServers, arguments: TestEngine.all) func membersAndRejoinPlan(engine: TestEngine) throws {
         let (registry, _) = try registry(on: engine)
         let members = try registry.members(conversation: "c0")
         #expect(members.map(\.userDid) == ["u0", "u1"] && members.map(\.deviceCount) == [2, 2] && members.map(\.isAdmin) == [true, false])
@@ -238,7 +238,7 @@ import VaultSQLite
 
     /// A user whose memberships were all closed by a revocation: the plan is empty and says
     /// which batch closed them.
-    @Test(arguments: TestEngine.all) func rejoinPlanExplainsWhyItIsEmpty(engine: TestEngine) throws {
+    @Test(.needsServers, arguments: TestEngine.all) func rejoinPlanExplainsWhyItIsEmpty(engine: TestEngine) throws {
         let (registry, _) = try registry(on: engine)
         let batch = try registry.revoke(.user("u0"), reason: "stolen", now: now, dryRun: false, allowing: .all, collectOperations: false, batchID: "TICKET-1")
         #expect(batch.applied)
@@ -248,7 +248,7 @@ import VaultSQLite
     }
 
     /// A revocation that closed no membership is not blamed for an empty plan.
-    @Test(arguments: TestEngine.all) func rejoinPlanBlamesOnlyRevocationsThatClosedMemberships(engine: TestEngine) throws {
+    @Test(.needsServers, arguments: TestEngine.all) func rejoinPlanBlamesOnlyRevocationsThatClosedMemberships(engine: TestEngine) throws {
         let (registry, _) = try registry(on: engine)
         let lonely = #"{"user_did": "u9", "device_id": "old", "device_mls_did": "u9#old", "signature_public_key": "eeee"}"# + "\n"
             + #"{"user_did": "u9", "device_id": "new", "device_mls_did": "u9#new", "signature_public_key": "ffff"}"#
@@ -257,7 +257,7 @@ import VaultSQLite
         #expect(try registry.rejoinPlan(user: "u9", device: "new").emptyBecause == .userInNoConversation)
     }
 
-    @Test(arguments: TestEngine.all) func aBatchIdIsUsedOnce(engine: TestEngine) throws {
+    @Test(.needsServers, arguments: TestEngine.all) func aBatchIdIsUsedOnce(engine: TestEngine) throws {
         let (registry, path) = try registry(on: engine)
         #expect(try registry.revoke(.devices([("u0", "d1")]), reason: nil, now: now, dryRun: false, allowing: [], collectOperations: false, batchID: "T-1").applied)
         // The same ticket again finds nothing left to do: not an error.
@@ -269,14 +269,14 @@ import VaultSQLite
         #expect(try active(path) == 11)
     }
 
-    @Test(arguments: TestEngine.all) func unknownConversationsAndBatchesAreErrors(engine: TestEngine) throws {
+    @Test(.needsServers, arguments: TestEngine.all) func unknownConversationsAndBatchesAreErrors(engine: TestEngine) throws {
         let (registry, _) = try registry(on: engine)
         #expect { try registry.members(conversation: "nope") } throws: { ($0 as? VaultError)?.code == .notInRegistry }
         #expect { try registry.log(batch: "nope") } throws: { ($0 as? VaultError)?.code == .notInRegistry }
         #expect { try registry.rejoinPlan(user: "u0", device: "nope") } throws: { ($0 as? VaultError)?.code == .notInRegistry }
     }
 
-    @Test(arguments: TestEngine.all) func devicesAreListedByFilter(engine: TestEngine) throws {
+    @Test(.needsServers, arguments: TestEngine.all) func devicesAreListedByFilter(engine: TestEngine) throws {
         let (registry, _) = try registry(on: engine)
         _ = try registry.revoke(.devices([("u1", "d3")]), reason: "lost", now: now, dryRun: false, allowing: .all, collectOperations: false)
         #expect(try registry.devices(matching: .init(user: "u1")).map(\.deviceId) == ["d2", "d3"])
@@ -293,7 +293,7 @@ import VaultSQLite
 
     /// Two revokers at once on one database: immediate transactions and a busy timeout
     /// (SQLite), or an advisory lock (PostgreSQL), mean both batches land, whole.
-    @Test(arguments: TestEngine.all) func concurrentRevokersLoseNoUpdate(engine: TestEngine) async throws {
+    @Test(.needsServers, arguments: TestEngine.all) func concurrentRevokersLoseNoUpdate(engine: TestEngine) async throws {
         let (_, path) = try registry(on: engine, users: 40, perUser: 2)
         let first = try DeviceRegistry(location: path.location, access: .readWrite), second = try DeviceRegistry(location: path.location, access: .readWrite)
         let now = self.now
@@ -314,7 +314,7 @@ import VaultSQLite
         do { try body(); return nil } catch let error as VaultError { return error.code } catch { return nil }
     }
 
-    @Test(arguments: TestEngine.all) func aBatchsOperationsCanBeProducedAgainFromTheDatabase(engine: TestEngine) throws {
+    @Test(.needsServers, arguments: TestEngine.all) func aBatchsOperationsCanBeProducedAgainFromTheDatabase(engine: TestEngine) throws {
         let (registry, _) = try DeviceRegistryTests().registry(on: engine, users: 4, perUser: 2)
         let result = try registry.revoke(.user("u1"), reason: "lost", now: now, dryRun: false, allowing: .all, collectOperations: true, batchID: "B-1")
         #expect(result.applied && !result.operations.isEmpty)
@@ -325,7 +325,7 @@ import VaultSQLite
     }
 
     /// A batch of more operations than one row holds reads back whole and in order.
-    @Test(arguments: TestEngine.all) func operationsOfManyRowsComeBackInOrder(engine: TestEngine) throws {
+    @Test(.needsServers, arguments: TestEngine.all) func operationsOfManyRowsComeBackInOrder(engine: TestEngine) throws {
         let (registry, _) = try DeviceRegistryTests().registry(on: engine, users: 700, perUser: 2)
         let everyone = DeviceRegistry.Selector.notSeenSince(Timestamp(rfc3339: "2026-01-01T00:00:00Z")!)
         let result = try registry.revoke(everyone, reason: nil, now: now, dryRun: false, allowing: .all, collectOperations: true, batchID: "B-big")
@@ -353,7 +353,7 @@ import VaultSQLite
     /// The stored operations are written from the ids' bytes as each engine returns them
     /// (forEachRow, JSONValue.writeString(utf8:)): they must be the bytes the tool's own JSON
     /// values give, for every character a conversation id or DID may hold.
-    @Test(arguments: TestEngine.all) func storedOperationsAreTheToolsOwnJSON(engine: TestEngine) throws {
+    @Test(.needsServers, arguments: TestEngine.all) func storedOperationsAreTheToolsOwnJSON(engine: TestEngine) throws {
         let registry = try DeviceRegistry(location: engine.newLocation(), access: .create)
         // Quote, backslash, solidus, every control character the engines can store (PostgreSQL
         // text has no NUL), DEL, and UTF-8 of two, three and four bytes.
@@ -378,7 +378,7 @@ import VaultSQLite
     /// The conversations a batch closes memberships in are counted in the pass that writes its
     /// operations: ids that are byte prefixes of each other count apart, a conversation's several
     /// memberships once, as the dry run counts them in SQL; a batch that closes none stores none.
-    @Test(arguments: TestEngine.all) func conversationsCountOnceEachAndABatchWithoutMembershipsStoresNoOperations(engine: TestEngine) throws {
+    @Test(.needsServers, arguments: TestEngine.all) func conversationsCountOnceEachAndABatchWithoutMembershipsStoresNoOperations(engine: TestEngine) throws {
         let registry = try DeviceRegistry(location: engine.newLocation(), access: .create)
         func json(_ text: String) -> String { String(decoding: JSONValue.string(text).serialized(pretty: false), as: UTF8.self) }
         let devices = (0..<3).map { #"{"user_did": "u", "device_id": "d\#($0)", "device_mls_did": "m\#($0)", "signature_public_key": "0\#($0)"}"# + "\n" }.joined()
@@ -424,7 +424,7 @@ import VaultSQLite
         #expect(!FileManager.default.fileExists(atPath: registryPath + "-wal") && !FileManager.default.fileExists(atPath: registryPath + "-journal"))
     }
 
-    @Test(arguments: TestEngine.all) func aNULInsideAnImportedStringIsRefused(engine: TestEngine) throws {
+    @Test(.needsServers, arguments: TestEngine.all) func aNULInsideAnImportedStringIsRefused(engine: TestEngine) throws {
         let (registry, _) = try DeviceRegistryTests().registry(on: engine, users: 1, perUser: 1)
         let line = #"{"user_did": "x", "device_id": "a\u0000b", "device_mls_did": "x#a", "signature_public_key": "aa"}"#
         #expect(error { _ = try registry.importRows(deviceLines: ("d.jsonl", Array(line.utf8)), memberLines: nil, now: now) } == .malformedDocument)
@@ -492,7 +492,7 @@ enum TestEngine: String, CaseIterable, CustomTestStringConvertible, Sendable {
 @Suite struct RegistryUnmatchedTests {
     let now = Timestamp(rfc3339: "2025-02-01T00:00:00Z")!
 
-    @Test(arguments: TestEngine.all) func unmatchedEntriesRefuseTheBatchUnlessAllowed(engine: TestEngine) throws {
+    @Test(.needsServers, arguments: TestEngine.all) func unmatchedEntriesRefuseTheBatchUnlessAllowed(engine: TestEngine) throws {
         let (registry, path) = try DeviceRegistryTests().registry(on: engine)
         let selector = DeviceRegistry.Selector.devices([("u0", "d1"), ("u0", "1d"), ("nobody", "d9")])
         for dryRun in [true, false] {
@@ -508,7 +508,7 @@ enum TestEngine: String, CaseIterable, CustomTestStringConvertible, Sendable {
         #expect(try DeviceRegistryTests().active(path) == 11)
     }
 
-    @Test(arguments: TestEngine.all) func unmatchedKeysAndUsersAreNamed(engine: TestEngine) throws {
+    @Test(.needsServers, arguments: TestEngine.all) func unmatchedKeysAndUsersAreNamed(engine: TestEngine) throws {
         let (registry, _) = try DeviceRegistryTests().registry(on: engine)
         let keys = try registry.revoke(.signatureKeys([[0x00, 0x07], [0xde, 0xad]]), reason: nil, now: now, dryRun: true, allowing: [], collectOperations: false)
         #expect(keys.refusals == [.unmatched(["dead"])] && keys.radius.unmatched.map(\.item) == [2])
@@ -517,7 +517,7 @@ enum TestEngine: String, CaseIterable, CustomTestStringConvertible, Sendable {
     }
 
     /// Each guard rail has its own override; `.guardRails` (--force) is all of them.
-    @Test(arguments: TestEngine.all) func eachGuardRailHasItsOwnOverride(engine: TestEngine) throws {
+    @Test(.needsServers, arguments: TestEngine.all) func eachGuardRailHasItsOwnOverride(engine: TestEngine) throws {
         let (registry, _) = try DeviceRegistryTests().registry(on: engine)
         // u0's two devices: u0 left without a device, c0 without an admin, 2 of 12 over 10%.
         let users = try registry.revoke(.user("u0"), reason: nil, now: now, dryRun: true, allowing: [.usersWithoutDevice, .largeBatch], collectOperations: false)
@@ -543,7 +543,7 @@ enum TestEngine: String, CaseIterable, CustomTestStringConvertible, Sendable {
     /// limit goes through, one device more is refused before anything changes (the dry run
     /// and the real run alike), and an expected count lets it through only when it is exact,
     /// whatever else is overridden.
-    @Test(arguments: TestEngine.all) func aBatchOverTheShareIsRefusedAtOneDevicePastIt(engine: TestEngine) throws {
+    @Test(.needsServers, arguments: TestEngine.all) func aBatchOverTheShareIsRefusedAtOneDevicePastIt(engine: TestEngine) throws {
         var generator = SeededGenerator(source: SeededRandom(seed: 37))
         for round in 0..<3 {
             let users = Int.random(in: 15...40, using: &generator), perUser = Int.random(in: 1...4, using: &generator)
@@ -612,7 +612,7 @@ enum TestEngine: String, CaseIterable, CustomTestStringConvertible, Sendable {
 
     /// A statement the database refuses: SQLite's `sqliteFailure`, PostgreSQL's
     /// `postgresFailure` with its SQLSTATE (42P01, no such table).
-    @Test(arguments: TestEngine.all) func aRefusedStatementIsTheEnginesOwnCode(engine: TestEngine) throws {
+    @Test(.needsServers, arguments: TestEngine.all) func aRefusedStatementIsTheEnginesOwnCode(engine: TestEngine) throws {
         let registry = try DeviceRegistry(location: engine.newLocation(), access: .create)
         let failure = try #require(error { _ = try registry.read { try $0.strings("SELECT name FROM no_such_table") } })
         #expect(failure.code == (engine == .postgres ? .postgresFailure : .sqliteFailure) && failure.code.category == .operational, "\(failure)")

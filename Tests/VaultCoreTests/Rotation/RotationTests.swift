@@ -143,6 +143,7 @@ import Testing
 
 /// Issue 8's tamper sweep for plans: every single-bit flip of a signed plan is rejected as a
 /// failed verification, whatever the flip breaks (JSON, a field, the version, a signature).
+/// The quick tier flips every seventh bit, every position of a byte in turn.
 @Suite struct PlanTamperTests {
     @Test func everyBitFlipOfASignedPlanFailsVerification() throws {
         let random = SeededRandom(seed: 0x7a)
@@ -153,7 +154,7 @@ import Testing
         try plan.sign(oldKey: old, newKey: new)
         let bytes = plan.jsonValue().serialized()
         try RotationPlan(json: bytes).verifySignatures()
-        for bit in 0..<(bytes.count * 8) {
+        for bit in 0..<(bytes.count * 8) where !TestTier.isQuick || bit % 7 == 0 {
             var flipped = bytes
             flipped[bit / 8] ^= 1 << (bit % 8)
             do {

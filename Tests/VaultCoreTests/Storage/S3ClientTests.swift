@@ -130,7 +130,7 @@ import Testing
     }
 }
 
-@Suite
+@Suite(.needsServers)
 struct S3ClientTests {
     @Test func conditionalWritesNeverOverwriteAnotherVersion() throws {
         let client = try TestS3.client()

@@ -111,12 +111,13 @@ struct TestkitFixture: CustomTestStringConvertible, Sendable {
 
     /// Every single-bit flip of every valid fixture fails: a header field that no longer parses
     /// is invalid input; anything else fails authentication. Checked with both kinds of key.
+    /// The quick tier flips every bit of the header and every seventh bit after it.
     @Test(arguments: fixtures.filter { $0.fields["open"] == "ok" && $0.fields["check"] == "clean" })
     func everyBitFlipIsRejected(_ fixture: TestkitFixture) throws {
         let original = try fixture.vault
         let parent = try TestkitFixture.access("parent.nsec")
         let vaultKey = try TestkitFixture.access("parent.vaultkey")
-        for bit in 0..<(original.count * 8) {
+        for bit in 0..<(original.count * 8) where !TestTier.isQuick || bit < 80 || bit % 7 == 0 {
             var bytes = original
             bytes[bit / 8] ^= 1 << (bit % 8)
             for access in [parent, vaultKey] {
