@@ -55,7 +55,15 @@ public struct DeclaredOutput: Sendable {
     /// says why a key file is never replaced.
     public private(set) var isRestoredKey = false
 
-    fileprivate var existsError: VaultError {
+    /// Whether a file is at this output's name now (not asked of an object store's), for a
+    /// command whose refusal of an existing output depends on what it finds to do.
+    public var fileExistsNow: Bool {
+        guard let path, !VaultLocation.isObject(path) else { return false }
+        return (try? OutputLocation(path, createFolders: false, followLink: !namedByTool, secret: kind == .secret))?.exists ?? false
+    }
+
+    /// The refusal of this output because something is at its name.
+    public var existsError: VaultError {
         isRestoredKey ? VaultError.keyFileExists(path ?? "-") : VaultError.alreadyExists(path ?? "-")
     }
 }

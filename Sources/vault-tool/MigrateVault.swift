@@ -70,12 +70,18 @@ struct MigrateVault: ParsableCommand {
         // order, so the old bytes are safe before they are replaced.
         var backupOutput = DeclaredOutput("backup", vault.input + backup, kind: .binary, exclusive: true, namedByTool: true)
         backupOutput.copiesModeOf = vault.input
+        // A backup already there refuses a migration, but not a run that changes nothing: run
+        // again after a migration that finished (its note unwritten: 2>/dev/full), the vault is
+        // at its version and the command says so, exit 0, where it refused on its own backup.
+        var backupInTheWay: VaultError?
+        if inPlace, !noBackup, !target.dryRun, backupOutput.fileExistsNow { backupInTheWay = backupOutput.existsError }
         let files = inPlace
             ? try CommandFiles(reads: vault.access.declaredInputs,
-                               writes: (noBackup ? [] : [backupOutput]) + [DeclaredOutput("vault", vault.input, kind: .binary)])
+                               writes: (noBackup || backupInTheWay != nil ? [] : [backupOutput]) + [DeclaredOutput("vault", vault.input, kind: .binary)])
             : try CommandFiles(reads: vault.declaredInputs, writes: [output.declared(.binary)], force: output.force)
         let (access, _, input) = try vault.open(diagnostics)
         let outcome = try VaultMigration.migrate(input, access: access, to: to, allowLossy: allowLossy, expectRevision: expectRevision)
+        if let backupInTheWay, !outcome.unchanged { throw backupInTheWay }
         let report = outcome.report
         for loss in report.losses { diagnostics.warning("dropped: \(loss)") }
 

@@ -175,6 +175,11 @@ KEY_SPELLINGS = {name: text for name, text in SECRET_FILES.items() if name != "w
     "nsec-yaml": f"parent:\n  key: {PARENT.nsec}\n",
     "vault-key-labelled": f"VAULT_KEY={VAULT_KEY_HEX}\n",
     "vault-key-json": json.dumps({"vaultKey": VAULT_KEY_HEX}, indent=2) + "\n",
+    "vault-key-groups": " ".join(VAULT_KEY_HEX[i:i + 8] for i in range(0, 64, 8)) + "\n",
+    "parent-hex-env": f"NOSTR_PRIVATE_KEY_HEX={PARENT.secret.hex()}\n",
+    "parent-hex-flag": f"nak event --sec {PARENT.secret.hex()} -c hello\n",
+    "words-env": f'MNEMONIC="{WORDS}"\n',
+    "words-labelled": f"Seed phrase: {WORDS}  # the family's backup\n",
 }
 
 
@@ -648,15 +653,20 @@ def test_a_secret_typed_as_arguments_is_not_quoted_back(tmp_path):
         assert not any(f"'{group}'" in result.stderr for group in grouped[1:]), result.stderr
 
 
-def test_a_key_command_that_echoes_its_key_to_standard_error_is_relayed_withheld(tmp_path):
+def migrate_with_key_command(tmp_path, script_text):
+    """`migrate vault --log-format json` with a key command made of `script_text`."""
     os.chdir(tmp_path)
     Path("parent.nsec").write_text((FIXTURES / "keys" / "parent.nsec").read_text())
     Path("w.vault").write_bytes((FIXTURES / "testkit" / "ok-household.vault").read_bytes())
-    script = tmp_path / "echoing"
-    script.write_text("#!/bin/sh\ncat parent.nsec >&2\ncat parent.nsec\n")
+    script = tmp_path / "key-command"
+    script.write_text(script_text)
     script.chmod(0o700)
-    result = subprocess.run([str(BIN / "vault-tool"), "migrate", "vault", "--key-command", str(script), "--to", "2", "--log-format", "json",
-                             "-o", "out.vault", "w.vault"], capture_output=True, text=True, timeout=60)
+    return subprocess.run([str(BIN / "vault-tool"), "migrate", "vault", "--key-command", str(script), "--to", "2", "--log-format", "json",
+                           "-o", "out.vault", "w.vault"], capture_output=True, text=True, timeout=60)
+
+
+def test_a_key_command_that_echoes_its_key_to_standard_error_is_relayed_withheld(tmp_path):
+    result = migrate_with_key_command(tmp_path, "#!/bin/sh\ncat parent.nsec >&2\ncat parent.nsec\n")
     assert result.returncode == 0, result.stderr
     nsec = (FIXTURES / "keys" / "parent.nsec").read_text().strip()
     assert nsec not in result.stderr
@@ -666,14 +676,44 @@ def test_a_key_command_that_echoes_its_key_to_standard_error_is_relayed_withheld
 def test_a_key_command_flooding_its_relayed_standard_error_is_stopped_and_named_so(tmp_path):
     """`yes >&2` under --log-format json: the command is stopped once its captured standard error
     passes the bound, and the error says that, not that it printed too much of a key."""
-    os.chdir(tmp_path)
-    Path("w.vault").write_bytes((FIXTURES / "testkit" / "ok-household.vault").read_bytes())
-    script = tmp_path / "flooding"
-    script.write_text("#!/bin/sh\nexec yes 'a line of noise' >&2\n")
-    script.chmod(0o700)
-    result = subprocess.run([str(BIN / "vault-tool"), "migrate", "vault", "--key-command", str(script), "--to", "2", "--log-format", "json",
-                             "-o", "out.vault", "w.vault"], capture_output=True, text=True, timeout=60)
+    result = migrate_with_key_command(tmp_path, "#!/bin/sh\nexec yes 'a line of noise' >&2\n")
     assert result.returncode == 1, result.stderr
     errors = [json.loads(line)["message"] for line in result.stderr.splitlines() if line and json.loads(line)["level"] == "error"]
     assert errors and "wrote more than 1048576 bytes to its standard error" in errors[0], result.stderr
     assert "more than a key" not in result.stderr and not Path("out.vault").exists()
+
+
+@pytest.mark.parametrize("devices", [["master_bedroom_tv", "ParentPhone"], ["keyboard-ipad", "parent-ipad"], ["garage", "office"]])
+def test_a_public_output_of_the_suite_is_written_again(tmp_path, devices):
+    """derive's device list names each subkey by its device id: an id that reads as a label
+    (master, parent, key…) does not make the public list a key file, so the same command runs
+    again."""
+    parent_workspace(tmp_path)
+    argv = [str(BIN / "vault-tool"), "derive", "--key-file", "k.nsec", "-o", "public.txt"]
+    for device in devices:
+        argv += ["--device-id", device]
+    first = subprocess.run(argv, capture_output=True, text=True, timeout=60)
+    assert first.returncode == 0, first.stderr
+    again = subprocess.run(argv + ["--force"], capture_output=True, text=True, timeout=60)
+    assert again.returncode == 0, again.stderr
+
+
+def test_an_in_place_migration_cut_off_at_its_note_is_finished_by_running_it_again(tmp_path):
+    """2>/dev/full: the migration and its backup are written, the note is not (exit 1). Run
+    again, the vault is at its version and nothing changes (exit 0), where the run refused on its
+    own backup; a run that would change the vault still refuses a backup in the way."""
+    os.chdir(tmp_path)
+    Path("k.nsec").write_text((FIXTURES / "keys" / "parent.nsec").read_text())
+    Path("k.nsec").chmod(0o600)
+    Path("h.vault").write_bytes((FIXTURES / "testkit" / "ok-household.vault").read_bytes())
+    argv = [str(BIN / "vault-tool"), "migrate", "vault", "--key-file", "k.nsec", "--to", "2", "--in-place", "h.vault"]
+    with open("/dev/full", "w") as full:
+        first = subprocess.run(argv, stderr=full, timeout=60)
+    assert first.returncode == 1
+    migrated, backup = Path("h.vault").read_bytes(), Path("h.vault.bak").read_bytes()
+    again = subprocess.run(argv, capture_output=True, text=True, timeout=60)
+    assert again.returncode == 0 and "already at version 2; nothing changed" in again.stderr, again.stderr
+    assert Path("h.vault").read_bytes() == migrated and Path("h.vault.bak").read_bytes() == backup
+    down = subprocess.run(argv[:6] + ["1"] + argv[7:], capture_output=True, text=True, timeout=60)
+    assert down.returncode == 4 and "'h.vault.bak' already exists" in down.stderr, down.stderr
+    assert Path("h.vault").read_bytes() == migrated and Path("h.vault.bak").read_bytes() == backup
