@@ -85,8 +85,8 @@ package enum KeyText {
     }
 
     /// A line that holds a hex key: 64 hex digits (after an optional `0x`, pairs maybe split by
-    /// `:` or `-`) that are the whole line but for white space and a comment, or whose
-    /// nearest word before them names a secret (`VAULT_KEY=…`, `"vaultKey": "…"`, `vault key
+    /// one kind of `:`, `-` or a space) that stand alone on the line but for quotes, a list's dash
+    /// and a comment, or whose nearest word before them names a secret (`VAULT_KEY=…`, `"vaultKey": "…"`, `vault key
     /// …`, `key = bytes.fromhex('…')`), never a public one (`"pubkey": …`, `householdId`).
     private static func isHexKey(_ bytes: UnsafeRawBufferPointer) -> Bool {
         var index = 0
@@ -248,10 +248,9 @@ package enum KeyText {
                     // `#1` numbers a word; any other `#` or `//` begins a comment.
                     if token.count > 1, token.dropFirst().allSatisfy({ (0x30...0x39).contains($0) }) { token = UnsafeRawBufferPointer(rebasing: token[token.count...]) } else { inComment = true }
                 }
-                // A label before the words ends at its `:` or `=` (`phrase:`, `MNEMONIC="legal`):
-                // what came before it on the line was the label too
-                // (`Seed` is a list word, so the words so far are dropped too.) A number before
-                // it (`2:winner`) numbers a word instead.
+                // A label before the words ends at its `:` or `=` (`phrase:`, `MNEMONIC="legal`),
+                // and all that came before it on the line was the label too, list words
+                // included (`Seed phrase:`). Digits before it (`2:winner`) number a word instead.
                 if let mark = token.lastIndex(where: { $0 == 0x3a || $0 == 0x3d }),
                    mark == 0 || !token[..<mark].allSatisfy({ (0x30...0x39).contains($0) }) {
                     lineHasOther = false
