@@ -117,11 +117,12 @@ package enum KeyText {
             if digits == 64, bounded {
                 let before = UnsafeRawBufferPointer(rebasing: bytes[..<runStart]), after = UnsafeRawBufferPointer(rebasing: bytes[end...])
                 // Alone on its line as a key file holds it: no word before it or after it but a
-                // comment (`# …`, `// …`), only quotes, a list's dash or a final `;` around it.
+                // comment (`# …`, `// …`), only quotes, a list's dash before it or a final `;`
+                // after it (a dash after it is `sha256sum`'s name for standard input).
                 // Quoted in JSON (`"…"`, a group's member keys) it is one public key among others.
                 let code = UnsafeRawBufferPointer(rebasing: after.prefix(while: { $0 != 0x23 && $0 != 0x2f }))
                 let alone = !before.contains(0x22) && !code.contains(0x22) && !before.contains(where: isWordCharacter)
-                    && !code.contains(where: isWordCharacter) && !code.contains(0x2c)
+                    && !code.contains(where: isWordCharacter) && !code.contains(0x2c) && !code.contains(0x2d)
                 if alone || nearestWordNamesASecret(before) { return true }
                 index = end
                 continue

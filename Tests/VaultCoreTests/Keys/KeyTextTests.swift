@@ -30,7 +30,7 @@ import Testing
         String(repeating: "ab", count: 33), "Family key share 1 of 3", "legal winner thank year",
         "  \"subkeyPublicKey\": \"\(hex)\",", "  \"householdId\": \"\(hex)\",", "  \"pubkey\": \"\(hex)\"", "sha256: \(hex)", "\"vaultPath\": \"vaults/\(hex).vault\",", "{\"vault\":\"x\",\"household\":\"\(hex)\"}",
         "\"memberPubkeys\": [\n  \"\(hex)\",\n  \"\(hex)\"\n]", String(repeating: "stream\nendstream\nendobj\n", count: 8),
-        "{\"op\":\"mls.add\",\"group\":\"g\",\"member\":\"\(hex)\",\"deviceId\":\"D\"}", "member: \(hex)", "successor \(hex)", "  master_bedroom_tv  \(hex)", "  ParentPhone        \(hex)", "  keyboard  \(hex)",
+        "{\"op\":\"mls.add\",\"group\":\"g\",\"member\":\"\(hex)\",\"deviceId\":\"D\"}", "member: \(hex)", "successor \(hex)", "\(hex)  -", "parent \(hex)\nauthor A <a@b> 1 +0000", "  master_bedroom_tv  \(hex)", "  ParentPhone        \(hex)", "  keyboard  \(hex)",
         "{\"mlsGroupId\":\"g\",\"memberPubkeys\":[\"\(hex)\",\"\(hex)\"]}", "{\"pubkeys\":[\"\(hex)\"]}", "subkeys: [\(hex)]",
         "device '0A9B8C7D-6E5F-4A3B-2C1D-0E9F8A7B6C5D' '0A9B8C7D-6E5F-4A3B-2C1D-0E9F8A7B6C5D'", "0A9B8C7D-6E5F-4A3B-2C1D-0E9F8A7B6C5D 0A9B8C7D-6E5F-4A3B-2C1D-0E9F8A7B6C5D",
     ])
