@@ -717,3 +717,13 @@ def test_an_in_place_migration_cut_off_at_its_note_is_finished_by_running_it_aga
     down = subprocess.run(argv[:6] + ["1"] + argv[7:], capture_output=True, text=True, timeout=60)
     assert down.returncode == 4 and "'h.vault.bak' already exists" in down.stderr, down.stderr
     assert Path("h.vault").read_bytes() == migrated and Path("h.vault.bak").read_bytes() == backup
+
+
+def test_sample_fleet_records_no_time_ahead_of_the_clock(tmp_path):
+    """sample-fleet writes --now as each vault's updatedAt: a recording command like the six
+    others, it refuses a time more than a day ahead and writes nothing."""
+    os.chdir(tmp_path)
+    result = subprocess.run([str(BIN / "vault-tool"), "sample-fleet", "--households", "1", "--out-dir", "trial", "--now", "9999-12-31T23:59:59Z"],
+                            capture_output=True, text=True, timeout=60)
+    assert result.returncode == 64 and "more than a day after the clock" in result.stderr, result.stderr
+    assert not Path("trial").exists()
