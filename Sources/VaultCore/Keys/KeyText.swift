@@ -193,18 +193,20 @@ package enum KeyText {
             word.append(Character(UnicodeScalar(byte)))
         }
         if !word.isEmpty { words.append(word.lowercased()) }
-        let publicWords: Set<String> = ["pub", "pubkey", "pubkeys", "npub", "public", "hash", "sha", "sha256", "digest", "fingerprint",
-                                        "checksum", "sig", "signature", "etag"]
-        let publicLast: Set<String> = ["id", "ids", "household", "vault", "path", "object", "file", "commit"]
-        let secretWords: Set<String> = ["key", "secret", "seed", "priv", "private", "privkey", "seckey", "nsec", "sk", "sec", "password",
-                                        "passphrase", "passwd", "pass", "mnemonic"]
-        let roleWords: Set<String> = ["parent", "master", "token"]
         let secret = words.contains { word in
-            secretWords.contains(word) || (assigned && roleWords.contains(word))
-                || ["secret", "passw", "privkey", "seckey", "nsec"].contains { word.contains($0) }
+            secretWords.contains(word) || (assigned && roleWords.contains(word)) || secretParts.contains { word.contains($0) }
         }
-        return secret && !words.contains(where: publicWords.contains) && !(words.last.map(publicLast.contains) ?? false)
+        return secret && !words.contains(where: publicWords.contains) && !(words.last.map(publicLastWords.contains) ?? false)
     }
+
+    // The words of a label, made once: an operations file holds thousands of labelled keys.
+    private static let publicWords: Set<String> = ["pub", "pubkey", "pubkeys", "npub", "public", "hash", "sha", "sha256", "digest",
+                                                   "fingerprint", "checksum", "sig", "signature", "etag"]
+    private static let publicLastWords: Set<String> = ["id", "ids", "household", "vault", "path", "object", "file", "commit"]
+    private static let secretWords: Set<String> = ["key", "secret", "seed", "priv", "private", "privkey", "seckey", "nsec", "sk", "sec",
+                                                   "password", "passphrase", "passwd", "pass", "mnemonic"]
+    private static let secretParts = ["secret", "passw", "privkey", "seckey", "nsec"]
+    private static let roleWords: Set<String> = ["parent", "master", "token"]
 
     /// Calls `body` with each token of `text` (runs of bytes between separators).
     private static func forEachToken(_ text: UnsafeRawBufferPointer, _ body: (UnsafeRawBufferPointer) -> Void) {
