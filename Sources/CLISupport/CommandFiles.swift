@@ -55,11 +55,13 @@ public struct DeclaredOutput: Sendable {
     /// says why a key file is never replaced.
     public private(set) var isRestoredKey = false
 
-    /// Whether a file is at this output's name now (not asked of an object store's), for a
-    /// command whose refusal of an existing output depends on what it finds to do.
+    /// Whether anything (a file, a link, dangling or not, a folder, a FIFO) is at this output's
+    /// name now (not asked of an object store's), for a command whose refusal of an existing
+    /// output depends on what it finds to do.
     public var fileExistsNow: Bool {
         guard let path, !VaultLocation.isObject(path) else { return false }
-        return (try? OutputLocation(path, createFolders: false, followLink: !namedByTool, secret: kind == .secret))?.exists ?? false
+        var info = stat()
+        return lstat(path, &info) == 0
     }
 
     /// The refusal of this output because something is at its name.

@@ -58,6 +58,10 @@ struct MigrateVault: ParsableCommand {
         try vault.access.requireOne()
         if inPlace {
             guard vault.input != "-" else { throw ValidationError("--in-place needs a vault file, not standard input") }
+            guard !noBackup || backup == ".bak" else { throw ValidationError("give --backup or --no-backup, not both") }
+            guard noBackup || (!backup.isEmpty && !backup.contains("/")) else {
+                throw ValidationError("--backup is a suffix for the vault's own name, not empty and without a '/'")
+            }
             guard output.output == nil else { throw ValidationError("give -o or --in-place, not both") }
         }
         if json, !target.dryRun { throw ValidationError("--json goes with --dry-run") }
@@ -74,7 +78,7 @@ struct MigrateVault: ParsableCommand {
         // again after a migration that finished (its note unwritten: 2>/dev/full), the vault is
         // at its version and the command says so, exit 0, where it refused on its own backup.
         var backupInTheWay: VaultError?
-        if inPlace, !noBackup, !target.dryRun, backupOutput.fileExistsNow { backupInTheWay = backupOutput.existsError }
+        if inPlace, !noBackup, backupOutput.fileExistsNow { backupInTheWay = backupOutput.existsError }
         let files = inPlace
             ? try CommandFiles(reads: vault.access.declaredInputs,
                                writes: (noBackup || backupInTheWay != nil ? [] : [backupOutput]) + [DeclaredOutput("vault", vault.input, kind: .binary)])

@@ -717,6 +717,20 @@ def test_an_in_place_migration_cut_off_at_its_note_is_finished_by_running_it_aga
     down = subprocess.run(argv[:6] + ["1"] + argv[7:], capture_output=True, text=True, timeout=60)
     assert down.returncode == 4 and "'h.vault.bak' already exists" in down.stderr, down.stderr
     assert Path("h.vault").read_bytes() == migrated and Path("h.vault.bak").read_bytes() == backup
+    # A dry run says what the run would: nothing changes (0), or the backup is in the way (4).
+    dry = subprocess.run(argv + ["--dry-run"], capture_output=True, text=True, timeout=60)
+    assert dry.returncode == 0 and "nothing would change" in dry.stdout, dry.stderr
+    dry_down = subprocess.run(argv[:6] + ["1"] + argv[7:] + ["--dry-run"], capture_output=True, text=True, timeout=60)
+    assert dry_down.returncode == 4 and "'h.vault.bak' already exists" in dry_down.stderr, dry_down.stderr
+    # Whatever is at the backup's name, a link that leads nowhere too, a run that changes
+    # nothing finishes.
+    Path("h.vault.bak").unlink()
+    os.symlink("nowhere", "h.vault.bak")
+    assert subprocess.run(argv, capture_output=True, timeout=60).returncode == 0
+    for suffix in ("", "/x", "a/b"):
+        bad = subprocess.run(argv + ["--backup", suffix], capture_output=True, text=True, timeout=60)
+        assert bad.returncode == 64 and "--backup is a suffix" in bad.stderr, bad.stderr
+    assert Path("h.vault").read_bytes() == migrated
 
 
 def test_sample_fleet_records_no_time_ahead_of_the_clock(tmp_path):
