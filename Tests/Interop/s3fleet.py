@@ -164,8 +164,11 @@ class App:
 
 
 def migrate(arguments, env=None, cwd=None, **options):
+    # Unbuffered pipes: a test that reads some report lines before `finish` must not lose the
+    # lines a buffered reader took ahead, as communicate() reads the descriptor, not the buffer
+    # (under load the tool writes several lines at once and three went missing that way).
     return subprocess.Popen([VAULT_TOOL, "migrate", *arguments], env=env or tool_environment(), cwd=cwd,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, **options)
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, bufsize=0, **options)
 
 
 def report_lines(stdout: bytes):
