@@ -81,10 +81,15 @@ public struct Diagnostics: Sendable {
     /// An error and its hint, each on one line: a line break inside either (a name from a
     /// file quoted in it) is shown, never made.
     public func error(_ reason: String, hint: String? = nil) {
+        let hint = SecretRedaction.commandLineHoldsSecret ? Self.secretOnCommandLine : hint
         if LogFormat.current == .json { return event("error", "error", reason, hint: hint) }
         line("error", reason)
         if let hint { line("hint", hint) }
     }
+
+    /// The hint of every error of a run whose arguments hold a secret: its quotes of them are
+    /// withheld (``SecretRedaction``), and the next step is to stop typing it there.
+    static let secretOnCommandLine = "a key, recovery words or a share seems to be typed on the command line, where other users' ps and your shell history see it: give it in a file or at the prompt, and remove it from your history"
 
     /// A warning, on one line.
     public func warning(_ text: String) {

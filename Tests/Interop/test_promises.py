@@ -13,6 +13,7 @@ over every tool rather than the cases a report named.
 """
 import json
 import os
+import re
 import resource
 import signal
 import subprocess
@@ -651,6 +652,43 @@ def test_a_secret_typed_as_arguments_is_not_quoted_back(tmp_path):
         assert result.returncode == 64
         assert not leaked(result.stderr) and not any(f"'{word}'" in result.stderr for word in WORDS.split()), result.stderr
         assert not any(f"'{group}'" in result.stderr for group in grouped[1:]), result.stderr
+
+
+def typed_in_pieces():
+    """A secret typed on the command line as people split it: a key in groups whose first
+    group the command takes for a path, the rest "unexpected" or more paths."""
+    hex_key = VAULT_KEY_HEX
+    words = WORDS.split()
+    return {
+        "nsec-groups": [PARENT.nsec[i:i + 4] for i in range(0, len(PARENT.nsec), 4)],
+        "nsec1-then-groups": ["nsec1"] + [PARENT.nsec[i:i + 4] for i in range(5, len(PARENT.nsec), 4)],
+        "nsec-upper-groups": [PARENT.nsec.upper()[i:i + 8] for i in range(0, len(PARENT.nsec), 8)],
+        "hex-groups-of-4": [hex_key[i:i + 4] for i in range(0, 64, 4)],
+        "hex-0x-groups-of-8": ["0x" + hex_key[:8]] + [hex_key[i:i + 8] for i in range(8, 64, 8)],
+        "parent-hex-halves": [PARENT.secret.hex()[:32], PARENT.secret.hex()[32:]],
+        "words": words,
+        "words-after-a-path": ["./" + words[0]] + words[1:],
+    }
+
+
+TYPED = typed_in_pieces()
+
+
+@pytest.mark.parametrize("kind", sorted(TYPED))
+def test_no_command_quotes_back_a_secret_typed_in_pieces(tmp_path, kind):
+    """Every command of every tool, from their own help, given a secret as several arguments:
+    whatever the command makes of them (a path, unexpected arguments, a name), no piece but the
+    first is said back, on standard error or on standard output."""
+    pieces = TYPED[kind]
+    ran = 0
+    for path, _ in LEAVES:
+        result = subprocess.run([str(BIN / path[0]), *path[1:], *pieces], capture_output=True, text=True, errors="replace",
+                                cwd=tmp_path, timeout=60, stdin=subprocess.DEVNULL)
+        ran += 1
+        said = result.stderr + result.stdout
+        shown = [piece for piece in pieces[1:] if re.search(rf"(^|[\s'\",(]){re.escape(piece)}($|[\s'\",.)])", said)]
+        assert not leaked(said) and len(shown) < 2, f"{' '.join(path)} given {kind}: exit {result.returncode}, shown {shown}\n{said}"
+    assert ran == len(LEAVES) >= 35
 
 
 def migrate_with_key_command(tmp_path, script_text):

@@ -56,7 +56,7 @@ public enum BIP39 {
         guard [12, 15, 18, 21, 24].contains(typed.count) else { throw VaultError.wrongWordCount(typed.count) }
         // Unknown words first, by their typed place: the same words in any order.
         for (position, word) in typed.enumerated() where english.index(of: word) == nil {
-            throw VaultError.notABIP39Word(position: position + 1, closest: english.closest(to: word))
+            throw VaultError.notABIP39Word(position: position + 1)
         }
         var passing: [Reading] = []
         var tried: [[Int]] = []
@@ -117,9 +117,13 @@ extension VaultError {
         VaultError(.malformedKey, "BIP-39 words come in 12, 15, 18, 21 or 24; found \(count)", file: file, line: line)
     }
 
-    /// A typed word that is not on the list, with the list's closest words (never the typed one).
-    static func notABIP39Word(position: Int, closest: [String], file: String = #fileID, line: UInt = #line) -> VaultError {
-        VaultError(.malformedKey, "word \(position) is not a BIP-39 word; closest: \(closest.joined(separator: ", "))", file: file, line: line)
+    /// A typed word that is not on the list, by its place only: its closest list words would
+    /// narrow a secret word to three in a message that may be logged (issue 44), as SLIP-0039's
+    /// refusal never did; the prompt shows them on the terminal it clears afterwards.
+    static func notABIP39Word(position: Int, file: String = #fileID, line: UInt = #line) -> VaultError {
+        VaultError(.malformedKey, "word \(position) is not a BIP-39 word",
+                   hint: "compare it with the sheet; typed at the prompt (no FILE, on a terminal), each word is checked as it is typed and the closest list words are shown",
+                   file: file, line: line)
     }
 
     /// The words do not pass their checksum; unnumbered words may have been typed across the grid.

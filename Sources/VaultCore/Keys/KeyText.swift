@@ -74,6 +74,14 @@ package enum KeyText {
         return words > 0 && !other && (numbered || words >= 2)
     }
 
+    /// Whether `text` is one list word, whole or its first four letters, quotes and a trailing
+    /// comma or full stop aside: a word of recovery words typed one per argument.
+    package static func isOneListWord(_ text: UnsafeRawBufferPointer) -> Bool {
+        var word = trimmingQuotes(text)
+        if word.last == 0x2e { word = UnsafeRawBufferPointer(rebasing: word.dropLast()) }
+        return isListWord(word)
+    }
+
     /// Calls `body` with each line of `text` (without its line break) until it says yes.
     private static func anyLine(_ text: UnsafeRawBufferPointer, _ body: (UnsafeRawBufferPointer) -> Bool) -> Bool {
         var start = 0

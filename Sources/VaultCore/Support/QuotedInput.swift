@@ -92,7 +92,14 @@ public enum SecretRedaction {
         for piece in pieces {
             guard piece.quoted else { joined += piece.text; continue }
             let input = QuotedInput(piece.text)
-            joined += input.isWithheld || together ? input.withheld.description : "'\(piece.text)'"
+            if input.isWithheld || together {
+                joined += input.withheld.description
+            } else if commandLineWithSecret.contains(where: { !$0.isEmpty && piece.text.contains($0) }) {
+                // A piece of what the command line holds; the error's hint says why.
+                joined += "(not shown)"
+            } else {
+                joined += "'\(piece.text)'"
+            }
         }
         // Words that are a bech32 key, quoted or not.
         let words = joined.split(separator: " ", omittingEmptySubsequences: false)
@@ -103,4 +110,48 @@ public enum SecretRedaction {
         }
         return joined
     }
+
+    /// This run's arguments when, alone or any run of them side by side, they hold a secret
+    /// (a key typed in groups, one group taken as a path and the rest "unexpected"); else none.
+    /// Any quote of one of them is then withheld, wherever a message quotes it: the pieces of a
+    /// key are each public-looking, and no message can tell which piece it quotes.
+    public static var commandLineHoldsSecret: Bool { !commandLineWithSecret.isEmpty }
+
+    /// Options are left out (`--json`, `--log-format`): a piece of a key does not begin with a
+    /// dash, and an option that holds a whole key is withheld by itself.
+    static let commandLineWithSecret: [String] = {
+        let arguments = Array(CommandLine.arguments.dropFirst())
+        return argumentsHoldSecret(arguments) ? arguments.filter { !$0.hasPrefix("-") } : []
+    }()
+
+    /// Whether any run of two to 64 side-by-side `arguments` (a key's characters, one per
+    /// argument at worst) holds a key, words or a share (``KeyText``), joined by spaces; or
+    /// three side by side are list words (recovery words typed after a first one taken as a
+    /// path: eleven of twelve would leave one to guess among 2,048).
+    package static func argumentsHoldSecret(_ arguments: [String]) -> Bool {
+        let considered = arguments.prefix(maximumArgumentsSearched)
+        var listWordsInARow = 0
+        for argument in considered {
+            let isWord = Array(argument.utf8).withUnsafeBytes { KeyText.isOneListWord($0) }
+            listWordsInARow = isWord ? listWordsInARow + 1 : 0
+            if listWordsInARow >= 3 { return true }
+        }
+        for start in considered.indices {
+            var text: [UInt8] = []
+            text.reserveCapacity(considered[start...].prefix(64).reduce(0) { $0 + $1.utf8.count + 1 })
+            defer { text.zeroize() }
+            // Two arguments at least: one alone that reads as a key is withheld by itself, and
+            // a 64-digit id given alone (`--household-id <hex>`) is not taken for one.
+            for (count, argument) in considered[start...].prefix(64).enumerated() {
+                if !text.isEmpty { text.append(0x20) }
+                text.append(contentsOf: argument.utf8)
+                if count > 0, text.withUnsafeBytes({ KeyText.holdsKey($0) }) { return true }
+            }
+        }
+        return false
+    }
+
+    /// A bound on the search above (64 runs of each start), for a command line of thousands
+    /// of arguments (`xargs`).
+    static let maximumArgumentsSearched = 256
 }

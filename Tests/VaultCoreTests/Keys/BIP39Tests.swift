@@ -33,7 +33,7 @@ import Testing
             do { _ = try BIP39.entropy(fromWords: text); return "" } catch { return (error as? VaultError)?.reason ?? "" }
         }
         let twelve = Array(repeating: "abandon", count: 11)
-        #expect(reason((twelve + ["abandom"]).joined(separator: " ")) == "word 12 is not a BIP-39 word; closest: abandon, random, kingdom")
+        #expect(reason((twelve + ["abandom"]).joined(separator: " ")) == "word 12 is not a BIP-39 word")
         #expect(reason((twelve + ["zoo"]).joined(separator: " ")).contains("checksum does not match"))
         #expect(reason(twelve.joined(separator: " ")).contains("found 11"))
         #expect(reason((twelve + ["abanxyz"]).joined(separator: " ")).hasPrefix("word 12 is not"))

@@ -58,6 +58,23 @@ import Testing
         #expect(QuotedInput(Self.nsec) == QuotedInput(Self.nsec) && QuotedInput(Self.nsec) != QuotedInput(Self.hex))
     }
 
+    /// A secret typed as several arguments (issue 44): each piece looks public, the run of them
+    /// does not; options and ordinary arguments do not read as one.
+    @Test func aSecretTypedInPiecesIsFoundAmongTheArguments() {
+        let groups = stride(from: 0, to: Self.nsec.count, by: 4).map { String(Array(Self.nsec)[$0..<min($0 + 4, Self.nsec.count)]) }
+        let hexGroups = stride(from: 0, to: 64, by: 8).map { String(Array(Self.hex)[$0..<$0 + 8]) }
+        let words = "legal winner thank year wave sausage worth useful legal winner thank yellow".split(separator: " ").map(String.init)
+        for secret in [["inspect"] + groups, ["inspect", "--json"] + hexGroups + ["--to", "2"], ["combine", "./legal"] + Array(words.dropFirst()),
+                       ["inspect", "x", "winner", "thank", "year"], ["derive", "--key-file", "k", "nsec1"] + groups.dropFirst(2)] {
+            #expect(SecretRedaction.argumentsHoldSecret(secret), "\(secret)")
+        }
+        for ordinary in [["inspect", "--json", "family.vault"], ["revoke", "--device", "garage", "--device", "office", "--reason", "lost"],
+                         ["migrate", "--source", "s3://b/vaults/", "--to", "2", "--jobs", "4"], ["inspect", "--npub", "npub1" + String(repeating: "q", count: 58)],
+                         ["path", "--household-id", Self.hex], ["combine", "a.png", "b.png", "c.png"]] {
+            #expect(!SecretRedaction.argumentsHoldSecret(ordinary), "\(ordinary)")
+        }
+    }
+
     @Test func sqlitesSideFilesAreKnownByTheirHeaders() {
         #expect(SQLiteHeaders.isSideFile([0xd9, 0xd5, 0x05, 0xf9, 0x20, 0xa1, 0x63, 0xd7, 0, 0], suffix: "-journal"))
         #expect(SQLiteHeaders.isSideFile([UInt8](repeating: 0, count: 28), suffix: "-journal"))
