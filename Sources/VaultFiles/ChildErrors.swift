@@ -1,3 +1,4 @@
+internal import CFileSystem
 import Glibc
 import Synchronization
 import VaultCore
@@ -5,8 +6,8 @@ import VaultCore
 /// Where the standard error of a child that shares the tool's goes (a key command, a profile's
 /// `credential_process`): the tool's own, as it is, unless a relay is set (`--log-format json`,
 /// issue 44: a child's lines passed through raw broke a container log of JSON Lines). Relayed,
-/// it is written into an unnamed file, which never fills and blocks the child as a pipe would,
-/// and read back when the child has ended: at most ``limit`` bytes, a line at a time.
+/// it is read through a pipe while the child runs (``Capture``, ``ChildProcess``), and relayed
+/// when the child has ended: at most ``limit`` bytes, a line at a time.
 package enum ChildErrors {
     /// The most of a child's standard error relayed.
     package static let limit = 64 << 10
@@ -20,42 +21,69 @@ package enum ChildErrors {
     /// Whether children's standard error is relayed now.
     static var isRelaying: Bool { sink.withLock { $0 != nil } }
 
-    /// A descriptor for a child's standard error when relaying (nil: the tool's own), for a child
-    /// whose output is read in protected memory on its own (a key command): an unnamed file,
-    /// which never fills and blocks the child as an unread pipe would, watched by
-    /// ``isOverLimit(_:)`` while the child runs. Never the tool's own while relaying: where no
-    /// folder takes an unnamed file (TMPDIR unusable), the child's lines go to /dev/null, and
-    /// one event says so.
-    static func capture() -> Int32? {
-        guard isRelaying else { return nil }
-        let folders = [getenv("TMPDIR").map { String(cString: $0) }, "/tmp", "/dev/shm", "/var/tmp"].compactMap { $0 }
-        for folder in folders {
-            let descriptor = open(folder, __O_TMPFILE | O_DIRECTORY | O_RDWR | O_CLOEXEC, 0o600)
-            if descriptor >= 0 { return descriptor }
-        }
-        sink.withLock { $0 }?("(its standard error is not shown: no folder for a temporary file)")
-        return open("/dev/null", O_WRONLY | O_CLOEXEC)
-    }
-
-    /// Whether a child has written more than a few times the limit into its captured standard
-    /// error (`yes >&2`): then it is stopped, as one that prints too much is, before it fills
-    /// the disk.
-    static func isOverLimit(_ descriptor: Int32?) -> Bool {
-        guard let descriptor else { return false }
-        var info = stat()
-        return fstat(descriptor, &info) == 0 && Int(info.st_size) > floodLimit
-    }
-
     static var floodLimit: Int { 16 * limit }
 
-    /// Relays what the child wrote into `descriptor`, and closes it.
-    static func deliver(_ descriptor: Int32?) {
-        guard let descriptor else { return }
-        defer { close(descriptor) }
-        var bytes = [UInt8](repeating: 0, count: limit)
-        let count = bytes.withUnsafeMutableBytes { pread(descriptor, $0.baseAddress, $0.count, 0) }
-        guard count > 0 else { return }
-        deliver(Array(bytes[..<count]))
+    /// A key command's standard error while relayed (``SecretCommand`` reads its output in
+    /// protected memory on its own): a pipe, read as the command runs so that it never fills
+    /// and blocks it, the first ``limit`` bytes kept and the rest counted, and closed once the
+    /// command has ended, so that a program it left behind writing on (`yes >&2 &`) meets a
+    /// closed pipe rather than filling a file or the tool waiting for it (issue 44). Inactive
+    /// (`childEnd` nil: the tool's own standard error) when nothing is relayed.
+    final class Capture {
+        /// The end the child writes to; the caller closes it once the child is started.
+        let childEnd: Int32?
+        private var readEnd: Int32?
+        private var kept: [UInt8] = []
+        /// Every byte read, kept or not.
+        private(set) var total = 0
+
+        init() throws {
+            guard ChildErrors.isRelaying else { childEnd = nil; readEnd = nil; return }
+            var ends: [Int32] = [-1, -1]
+            guard hvt_pipe2(&ends, O_CLOEXEC) == 0 else { throw AtomicFile.ioError("could not make a pipe for a command's standard error") }
+            _ = fcntl(ends[0], F_SETFL, fcntl(ends[0], F_GETFL) | O_NONBLOCK)
+            (readEnd, childEnd) = (ends[0], ends[1])
+        }
+
+        /// The descriptor to poll for what the child wrote (-1, which poll skips, when inactive
+        /// or closed).
+        var pollable: Int32 { readEnd ?? -1 }
+
+        /// Whether it wrote more than ``floodLimit`` (`yes >&2`): then it is stopped, as one
+        /// that prints too much is.
+        var isFlooding: Bool { total > floodLimit }
+
+        /// Reads what the child has written by now, without waiting.
+        func readAvailable() {
+            guard let readEnd else { return }
+            var buffer = [UInt8](repeating: 0, count: 16 << 10)
+            defer { buffer.zeroize() }
+            while !isFlooding {
+                let count = buffer.withUnsafeMutableBytes { Glibc.read(readEnd, $0.baseAddress, $0.count) }
+                if count < 0, errno == EINTR { continue }
+                guard count > 0 else {
+                    if count == 0 { close(readEnd); self.readEnd = nil }  // every writer gone
+                    return
+                }
+                kept.append(contentsOf: buffer[..<min(count, max(0, limit - kept.count))])
+                total += count
+            }
+        }
+
+        /// Once the child has ended: reads what is left, closes the pipe whoever else holds
+        /// it, and relays the lines kept.
+        func finish() {
+            readAvailable()
+            if let readEnd { close(readEnd) }
+            readEnd = nil
+            ChildErrors.deliver(kept)
+            kept.zeroize()
+        }
+
+        deinit {
+            if let readEnd { close(readEnd) }
+            kept.zeroize()
+        }
     }
 
     /// Relays `bytes`, a line at a time, at most ``limit`` of them.

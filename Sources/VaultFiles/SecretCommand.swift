@@ -53,12 +53,14 @@ public struct SecretCommand: Sendable {
         let (readEnd, writeEnd) = (pipeEnds[0], pipeEnds[1])
         defer { close(readEnd) }
         let environment = ChildEnvironment.minimal(from: ProcessInfo.processInfo.environment, adding: extra).map { "\($0.key)=\($0.value)" }
-        // Its standard error is the tool's, or relayed when the tool's is JSON (ChildErrors).
-        let relayed = ChildErrors.capture()
-        defer { ChildErrors.deliver(relayed) }
+        // Its standard error is the tool's, or relayed when the tool's is JSON (ChildErrors),
+        // read as it comes and closed once it has ended (deferred: after it is reaped).
+        let relayed = try ChildErrors.Capture()
+        defer { relayed.finish() }
         let (pid, spawned) = ChildProcess.spawn(argv, environment: environment, searchingPath: true,
-                                                input: nil, output: writeEnd, errors: relayed)
+                                                input: nil, output: writeEnd, errors: relayed.childEnd)
         close(writeEnd)
+        if let childEnd = relayed.childEnd { close(childEnd) }
         guard spawned == 0 else { return .notStarted(spawned) }
 
         var length = 0
@@ -70,10 +72,12 @@ public struct SecretCommand: Sendable {
             while length <= limit {
                 let left = deadline.timeIntervalSinceNow
                 guard left > 0 else { problem = .timedOut; return }
-                guard !ChildErrors.isOverLimit(relayed) else { problem = .floodedStandardError; return }
-                var poller = pollfd(fd: readEnd, events: Int16(POLLIN), revents: 0)
-                let ready = poll(&poller, 1, Int32(min(left, 0.02) * 1000) + 1)
+                var pollers = [pollfd(fd: readEnd, events: Int16(POLLIN), revents: 0),
+                               pollfd(fd: relayed.pollable, events: Int16(POLLIN), revents: 0)]
+                let ready = poll(&pollers, 2, Int32(min(left, 0.02) * 1000) + 1)
                 if ready < 0, errno == EINTR { continue }
+                relayed.readAvailable()
+                guard !relayed.isFlooding else { problem = .floodedStandardError; return }
                 // Has it ended? Then what it printed is all in the pipe, and a program it left
                 // in the background, holding the pipe (`sleep 600 &`) or writing on into it, is
                 // not waited for (issue 44). Asked at every turn, not only when nothing came.
@@ -89,7 +93,7 @@ public struct SecretCommand: Sendable {
                     problem = .printedTooMuch
                     return
                 }
-                if ready <= 0 { continue }
+                if ready <= 0 || pollers[0].revents == 0 { continue }
                 let count = Glibc.read(readEnd, buffer.baseAddress! + length, buffer.count - length)
                 if count < 0, errno == EINTR { continue }
                 if count <= 0 { return }
@@ -104,7 +108,8 @@ public struct SecretCommand: Sendable {
             if reaped == pid { ended = true } else if reaped < 0, errno != EINTR { break }
             guard !ended else { break }
             guard deadline.timeIntervalSinceNow > 0 else { problem = .timedOut; break }
-            guard !ChildErrors.isOverLimit(relayed) else { problem = .floodedStandardError; break }
+            relayed.readAvailable()
+            guard !relayed.isFlooding else { problem = .floodedStandardError; break }
             var pause = timespec(tv_sec: 0, tv_nsec: 10_000_000)
             nanosleep(&pause, nil)
         }

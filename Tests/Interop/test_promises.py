@@ -721,6 +721,22 @@ def test_a_key_command_flooding_its_relayed_standard_error_is_stopped_and_named_
     assert "more than a key" not in result.stderr and not Path("out.vault").exists()
 
 
+def test_a_program_a_key_command_leaves_flooding_its_relayed_standard_error_is_cut_off(tmp_path):
+    """Under --log-format json a key command's standard error is read through a pipe that is
+    closed once the command has ended: a program it left behind writing on (`yes >&2 &`) meets
+    the closed pipe and ends, where it wrote on into a temporary file until the disk was full."""
+    marker = f"noise-{os.getpid()}-{tmp_path.name}"
+    try:
+        result = migrate_with_key_command(tmp_path, f"#!/bin/sh\n(exec yes '{marker}' >&2) &\ncat parent.nsec\n")
+        assert result.returncode in (0, 1), result.stderr
+        # It ends of SIGPIPE at its next write; waited for as an event, not a time.
+        wait_until(lambda: subprocess.run(["pgrep", "-f", marker], capture_output=True).returncode == 1,
+                   "the program left behind to end", timeout=30)
+        assert all(json.loads(line) for line in result.stderr.splitlines() if line)
+    finally:
+        subprocess.run(["pkill", "-f", marker])
+
+
 @pytest.mark.parametrize("devices", [["master_bedroom_tv", "ParentPhone"], ["keyboard-ipad", "parent-ipad"], ["garage", "office"]])
 def test_a_public_output_of_the_suite_is_written_again(tmp_path, devices):
     """derive's device list names each subkey by its device id: an id that reads as a label
