@@ -181,6 +181,11 @@ KEY_SPELLINGS = {name: text for name, text in SECRET_FILES.items() if name != "w
     "parent-hex-flag": f"nak event --sec {PARENT.secret.hex()} -c hello\n",
     "words-env": f'MNEMONIC="{WORDS}"\n',
     "words-labelled": f"Seed phrase: {WORDS}  # the family's backup\n",
+    "words-in-a-sentence": f"My recovery words are {WORDS}, keep them safe!\n",
+    "words-full-stop": f"{WORDS}.\n",
+    # Saved by Windows' Notepad or PowerShell's `>`: UTF-16 with a byte order mark, or without.
+    "nsec-utf16": f"# the family's key\r\n{PARENT.nsec}\r\n".encode("utf-16"),
+    "vault-key-utf16-be": f"VAULT_KEY={VAULT_KEY_HEX}\n".encode("utf-16-be"),
 }
 
 
@@ -194,7 +199,8 @@ KEY_SPELLINGS = {name: text for name, text in SECRET_FILES.items() if name != "w
 def test_a_file_holding_a_key_is_never_replaced(tmp_path, kind, command):
     parent_workspace(tmp_path)
     target = Path("held.txt")
-    target.write_text(KEY_SPELLINGS[kind])
+    spelled = KEY_SPELLINGS[kind]
+    target.write_bytes(spelled if isinstance(spelled, bytes) else spelled.encode())
     before = target.read_bytes()
     result = subprocess.run([str(BIN / command.split()[0]), *command.replace("OUT", str(target)).split()[1:]], capture_output=True, text=True, timeout=60)
     assert result.returncode == 4, result.stderr

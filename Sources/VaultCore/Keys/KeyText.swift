@@ -15,7 +15,26 @@ package enum KeyText {
     package static func holdsKey(_ text: UnsafeRawBufferPointer) -> Bool {
         // Keys are printed and typed in groups of four ("nsec 1qyz …", "nsec-1qyz-…"): compared
         // without spaces or dashes.
+        holdsKeyAsWritten(text) || holdsKeyInUTF16(text)
+    }
+
+    private static func holdsKeyAsWritten(_ text: UnsafeRawBufferPointer) -> Bool {
         holdsBech32Key(text) || anyLine(text, isHexKey) || allListWords(text)
+    }
+
+    /// A text saved as UTF-16 (Windows' Notepad, PowerShell's `>`) holds its ASCII characters
+    /// with a zero byte beside each: read again without the zero bytes, in protected memory.
+    private static func holdsKeyInUTF16(_ text: UnsafeRawBufferPointer) -> Bool {
+        let zeros = text.reduce(0) { $0 + ($1 == 0 ? 1 : 0) }
+        guard text.count >= 8, zeros * 3 >= text.count else { return false }
+        let narrowed = try? SecretBytes(count: text.count - zeros) { target in
+            var next = 0
+            for byte in text where byte != 0 {
+                target[next] = byte
+                next += 1
+            }
+        }
+        return narrowed?.withUnsafeBytes { holdsKeyAsWritten($0) } ?? false
     }
 
     /// Whether `text` holds an `nsec1…` or `ncryptsec1…` (or most of one), any case, grouped
@@ -243,8 +262,10 @@ package enum KeyText {
     /// hold nothing else but a label before them (`words:`, `Seed phrase:`,
     /// `MNEMONIC="…"`), a bullet (`*`, `-`) or a comment after them (`# backup`), so a sheet's
     /// title typed above a share ("Family key share 1 of 3") is passed over.
+    /// Twelve list words in a row anywhere on a line count too, whatever else the line holds
+    /// ("my words are legal winner … yellow, keep them safe"): no prose has twelve in a row.
     private static func allListWords(_ text: UnsafeRawBufferPointer) -> Bool {
-        var words = 0, lineWords = 0, lineHasOther = false, inComment = false
+        var words = 0, lineWords = 0, lineHasOther = false, inComment = false, inARow = 0
         var start: Int?
         for index in 0...text.count {
             let byte: UInt8? = index < text.count ? text[index] : nil
@@ -277,13 +298,23 @@ package enum KeyText {
                             word = UnsafeRawBufferPointer(rebasing: word[(mark + 1)...])
                         }
                         if word.allSatisfy({ (0x30...0x39).contains($0) || $0 == 0x2e || $0 == 0x29 || $0 == 0x2a || $0 == 0x3e || $0 == 0x7c }) { continue }
-                        if isListWord(word) { lineWords += 1 } else { lineHasOther = true }
+                        // The sentence's end after the last word (`yellow.`).
+                        if word.count > 1, [0x2e, 0x3b, 0x21, 0x3f].contains(word[word.count - 1]) { word = UnsafeRawBufferPointer(rebasing: word.dropLast()) }
+                        if isListWord(word) {
+                            lineWords += 1
+                            inARow += 1
+                            if inARow >= 12 { return true }
+                        } else {
+                            lineHasOther = true
+                            inARow = 0
+                        }
                     }
                 }
             }
             start = nil
             if byte == nil || byte == 0x0a || byte == 0x0d {
                 if !lineHasOther { words += lineWords }
+                inARow = 0
                 lineWords = 0
                 lineHasOther = false
                 inComment = false

@@ -20,9 +20,16 @@ import Testing
         "legal-winner-thank-year-wave-sausage-worth-useful-legal-winner-thank-yellow", "{\"a\":1,\"key\":\"\(hex)\"}", "key = bytes.fromhex('\(hex)')", "\(hex)  # vault key",
         "legal winner thank year wave sausage worth useful legal winner thank yellow",
         "1. legal\n2. winner\n3. thank\n4. year\n5. wave\n6. sausage\n7. worth\n8. useful\n9. legal\n10. winner\n11. thank\n12. yellow\n",
+        "legal winner thank year wave sausage worth useful legal winner thank yellow.",
+        "My recovery words are legal winner thank year wave sausage worth useful legal winner thank yellow, keep them safe!",
+        "Words: Legal, winner; thank year wave sausage worth useful legal winner thank yellow.",
     ])
     func aKeyInAnySpellingIsFound(_ text: String) {
         #expect(Self.holds(text))
+        // Saved as UTF-16 too, either byte order, with or without its byte order mark.
+        for encoded in [Self.utf16LittleEndianWithMark(text), Self.utf16BigEndian(text)] {
+            #expect(encoded.withUnsafeBytes { KeyText.holdsKey($0) }, "UTF-16: \(text)")
+        }
     }
 
     @Test(arguments: [
@@ -31,11 +38,25 @@ import Testing
         "  \"subkeyPublicKey\": \"\(hex)\",", "  \"householdId\": \"\(hex)\",", "  \"pubkey\": \"\(hex)\"", "sha256: \(hex)", "\"vaultPath\": \"vaults/\(hex).vault\",", "{\"vault\":\"x\",\"household\":\"\(hex)\"}",
         "\"memberPubkeys\": [\n  \"\(hex)\",\n  \"\(hex)\"\n]", String(repeating: "stream\nendstream\nendobj\n", count: 8),
         "{\"op\":\"mls.add\",\"group\":\"g\",\"member\":\"\(hex)\",\"deviceId\":\"D\"}", "member: \(hex)", "successor \(hex)", "\(hex)  -", "parent \(hex)\nauthor A <a@b> 1 +0000", "  master_bedroom_tv  \(hex)", "  ParentPhone        \(hex)", "  keyboard  \(hex)",
-        "{\"mlsGroupId\":\"g\",\"memberPubkeys\":[\"\(hex)\",\"\(hex)\"]}", "{\"pubkeys\":[\"\(hex)\"]}", "subkeys: [\(hex)]",
+        "{\"mlsGroupId\":\"g\",\"memberPubkeys\":[\"\(hex)\",\"\(hex)\"]}", "the quick brown fox jumps over the lazy dog and then some more words follow here.",
+        "legal winner thank year wave sausage worth useful legal winner thank — kept for the game", "{\"pubkeys\":[\"\(hex)\"]}", "subkeys: [\(hex)]",
         "device '0A9B8C7D-6E5F-4A3B-2C1D-0E9F8A7B6C5D' '0A9B8C7D-6E5F-4A3B-2C1D-0E9F8A7B6C5D'", "0A9B8C7D-6E5F-4A3B-2C1D-0E9F8A7B6C5D 0A9B8C7D-6E5F-4A3B-2C1D-0E9F8A7B6C5D",
     ])
     func publicTextIsNot(_ text: String) {
         #expect(!Self.holds(text))
+        #expect(!Self.utf16LittleEndianWithMark(text).withUnsafeBytes { KeyText.holdsKey($0) }, "UTF-16: \(text)")
+    }
+
+    static func utf16LittleEndianWithMark(_ text: String) -> [UInt8] {
+        var bytes: [UInt8] = [0xff, 0xfe]
+        for unit in text.utf16 { bytes += [UInt8(unit & 0xff), UInt8(unit >> 8)] }
+        return bytes
+    }
+
+    static func utf16BigEndian(_ text: String) -> [UInt8] {
+        var bytes: [UInt8] = []
+        for unit in text.utf16 { bytes += [UInt8(unit >> 8), UInt8(unit & 0xff)] }
+        return bytes
     }
 
     @Test func aQuoteWithholdsASecretAndKeepsThePublic() {
