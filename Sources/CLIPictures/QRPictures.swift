@@ -32,10 +32,10 @@ public enum QRPictures {
             let retake = GrayImage.isJPEG(bytes)
                 ? "take the photo again in even light without glare or shadow, the page flat, the whole code in the frame and in focus"
                 : "scan at 300 dpi or more, flat, in focus, with the whole code in the picture"
-            throw ToolError(.invalidInput, "no QR code found in '\(name)'", hint: retake + (typedInstead.map { "; or \($0)" } ?? ""))
+            throw VaultError.noQRCode(in: name, hint: retake + (typedInstead.map { "; or \($0)" } ?? ""))
         }
         guard payloads.count == 1 else {
-            throw ToolError(.invalidInput, "'\(name)' holds \(payloads.count) different QR codes; expected one", hint: "crop the picture to the code")
+            throw VaultError.severalQRCodes(in: name, count: payloads.count)
         }
         return payload
     }
@@ -51,5 +51,22 @@ public enum QRPictures {
         case .pairing: "device-link pairing read"
         case .other: nil
         }
+    }
+}
+
+extension VaultError.Code {
+    /// A picture in which no QR code reads.
+    public static let noQRCode = VaultError.Code(name: "noQRCode", category: .invalidInput)
+    /// A picture holding several different QR codes.
+    public static let severalQRCodes = VaultError.Code(name: "severalQRCodes", category: .invalidInput)
+}
+
+extension VaultError {
+    static func noQRCode(in name: String, hint: String, file: String = #fileID, line: UInt = #line) -> VaultError {
+        VaultError(.noQRCode, "no QR code found in '\(name)'", hint: hint, file: file, line: line)
+    }
+
+    static func severalQRCodes(in name: String, count: Int, file: String = #fileID, line: UInt = #line) -> VaultError {
+        VaultError(.severalQRCodes, "'\(name)' holds \(count) different QR codes; expected one", hint: "crop the picture to the code", file: file, line: line)
     }
 }

@@ -93,9 +93,7 @@ public final class CommandFiles {
         }
         // Never a shell redirection as the way out: it makes a file others can read.
         if let output = standard.first, output.kind != .text, StandardStreams.outputIsTerminal, !force {
-            throw output.kind == .secret
-                ? ToolError(.refused, "refusing to write a secret to a terminal", hint: "write it to a new file with -o FILE (made 0600), or pass --force to show it here")
-                : ToolError(.refused, "refusing to write binary data to a terminal", hint: "write it to a file with -o FILE, or pass --force")
+            throw VaultError.outputToTerminal(secret: output.kind == .secret)
         }
         // As minisign does: a secret redirected into a file that others may read is written (the
         // shell made the file already) but the person is told how to close it.

@@ -27,7 +27,7 @@ public struct OutputOptions: ParsableArguments {
 /// exit 2, instead of an overflow trap somewhere later.
 public func requireRange<T: Comparable>(_ value: T, _ range: ClosedRange<T>, _ option: String) throws {
     guard range.contains(value) else {
-        throw ToolError(.invalidInput, "\(option) takes \(range.lowerBound) to \(range.upperBound), not \(value)")
+        throw VaultError.optionOutOfRange(option, range, value)
     }
 }
 

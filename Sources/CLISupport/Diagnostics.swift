@@ -41,26 +41,6 @@ public enum ExitStatus: Int32, Sendable {
     }
 }
 
-/// An error raised by an executable itself (files, terminals, streams). VaultCore errors are
-/// turned into the same message format by ``ToolMain``.
-public struct ToolError: Error, Sendable {
-    public let status: ExitStatus
-    public let reason: String
-    public let hint: String?
-
-    public init(_ status: ExitStatus, _ reason: String, hint: String? = nil) {
-        self.status = status
-        self.reason = VaultError.bounded(reason)
-        self.hint = hint.map(VaultError.bounded)
-    }
-
-    /// This error said about something, as ``VaultError/withContext(prefix:suffix:hint:)``
-    /// says a library's: the status stays, and the hint unless one is given.
-    public func withContext(prefix: String = "", suffix: String = "", hint: String? = nil) -> ToolError {
-        ToolError(status, prefix + reason + suffix, hint: hint ?? self.hint)
-    }
-}
-
 /// Writes human messages to standard error as `tool: kind: text`.
 public struct Diagnostics: Sendable {
     public let toolName: String
@@ -142,7 +122,7 @@ public enum ToolMain {
     /// object; a tool that links none passes nil, and refuses such names.
     /// `hints` are the tool's next steps for refusals its own flags resolve, by code.
     /// `arguments` rewrites the command line before it is parsed (vault-tool names the mode of a
-    /// command given in an older spelling); a ``ToolError`` it throws is reported as any other.
+    /// command given in an older spelling); an error it throws is reported as any other.
     public static func run<Command: ParsableCommand>(_ command: Command.Type, objectStore: (@Sendable () throws -> any ObjectAccess)? = nil,
                                                      hints: [VaultError.Code: String] = [:],
                                                      arguments: ([String]) throws -> [String] = { $0 }) -> Never {
@@ -166,9 +146,6 @@ public enum ToolMain {
             var parsed = try Command.parseAsRoot(arguments(Array(CommandLine.arguments.dropFirst())))
             try parsed.run()
             exitSucceeded()
-        } catch let error as ToolError {
-            diagnostics.error(error.reason, hint: error.hint)
-            exit(error.status.rawValue)
         } catch let error as VaultError {
             diagnostics.error(error.reason, hint: error.hint ?? hints[error.code] ?? commonHints[error.code])
             exit(ExitStatus(error.code.category).rawValue)

@@ -46,7 +46,7 @@ public enum InputFiles {
     public static func readSecret(_ path: String, what: String, diagnostics: Diagnostics) throws -> SecretBytes {
         // A bucket is no place for a key: its objects are not 0600, and listing shows them.
         guard !VaultLocation.isObject(path) else {
-            throw ToolError(.invalidInput, "the \(what) '\(path)' is in an object store; keys are read from local files only")
+            throw VaultError.keyInObjectStore(what, path)
         }
         let descriptor = try openForReading(path, what: what)
         defer { if path != "-" { close(descriptor) } }
@@ -70,7 +70,7 @@ public enum InputFiles {
                 filled += count
             }
             guard filled <= keyFileLimit else {
-                throw ToolError(.invalidInput, "\(what) '\(displayName(path))' is larger than \(keyFileLimit) bytes; it is not a key file")
+                throw VaultError.notAKeyFileBySize(what, displayName(path), limit: keyFileLimit)
             }
             length = filled
         }
@@ -81,8 +81,7 @@ public enum InputFiles {
         if path == "-" {
             // Waiting silently on a terminal helps nobody, and a key typed there would echo.
             guard isatty(STDIN_FILENO) == 0 else {
-                throw ToolError(.usage, "the \(what) would be read from standard input, which is a terminal",
-                                hint: "name a file, or pipe the \(what) in")
+                throw VaultError.secretFromTerminalInput(what)
             }
             return STDIN_FILENO
         }
@@ -100,10 +99,6 @@ public func about<T>(_ label: String, _ path: String, _ body: () throws -> T) th
     do {
         return try body()
     } catch let error as VaultError {
-        let name = "\(label) '\(InputFiles.displayName(path))'"
-        guard !error.reason.contains("'\(InputFiles.displayName(path))'") else { throw error }
-        throw error.withContext(prefix: "\(name): ")
-    } catch let error as ToolError {
         let name = "\(label) '\(InputFiles.displayName(path))'"
         guard !error.reason.contains("'\(InputFiles.displayName(path))'") else { throw error }
         throw error.withContext(prefix: "\(name): ")

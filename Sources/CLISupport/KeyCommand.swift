@@ -87,19 +87,19 @@ public struct KeyCommand: Sendable {
         let program = arguments[0]
         let outcome = try SecretCommand(arguments: arguments).run(extraArguments: extraArguments, environment: extra, timeout: timeout,
                                                                   limit: InputFiles.keyFileLimit)
-        func failed(_ problem: String) -> ToolError {
-            ToolError(.operational, "\(option) '\(program)' \(problem); nothing it printed was used")
+        func failed(_ problem: String) -> VaultError {
+            VaultError.keyCommandGaveNoKey(option, program, problem)
         }
         switch outcome {
         case .notStarted(let error):
-            throw ToolError(.operational, "could not run \(option) '\(program)': \(String(cString: strerror(error)).lowercased())")
+            throw VaultError.keyCommandNotStarted(option, program, errno: error)
         case .timedOut: throw failed("did not finish within \(Int(timeout)) seconds")
         case .printedTooMuch: throw failed("printed more than \(InputFiles.keyFileLimit) bytes, more than a key")
         case .floodedStandardError: throw failed("wrote more than \(SecretCommand.standardErrorLimit) bytes to its standard error")
         case .killed(let signal): throw failed("was killed by signal \(signal)")
         case .exited(let code): throw failed("exited with status \(code)")
         case .printed(let output):
-            guard output.count > 0 else { throw ToolError(.invalidInput, "\(option) '\(program)' printed nothing") }
+            guard output.count > 0 else { throw VaultError.keyCommandPrintedNothing(option, program) }
             return output
         }
     }

@@ -72,7 +72,7 @@ public enum VaultAccessFiles {
     public static func load(keyFile: String?, vaultKeyFile: String?) throws -> VaultAccess {
         let quiet = Diagnostics(toolName: "batch", quiet: true)
         if let keyFile { return .parentKey(try KeyFiles.parentKey(keyFile, quiet)) }
-        guard let vaultKeyFile else { throw ToolError(.invalidInput, "a job names no key file") }
+        guard let vaultKeyFile else { throw VaultError.jobNamesNoKeyFile() }
         return .vaultKey(try KeyFiles.vaultKey(vaultKeyFile, quiet))
     }
 }
@@ -158,7 +158,7 @@ public struct VaultInputOptions: ParsableArguments {
     /// the key must have been required in `validate()`.
     public func open(_ diagnostics: Diagnostics) throws -> (access: VaultAccess, vault: OpenedVault, bytes: [UInt8]) {
         guard let access = try access.load(diagnostics) else {
-            throw ToolError(.usage, "give --key-file or --vault-key-file")
+            throw VaultError.noKeyGiven()
         }
         let bytes = try readVault()
         return (access, try Vault.open(bytes, with: access), bytes)

@@ -11,15 +11,15 @@ public enum TerminalPrompt {
     /// One line typed without echo after `prompt`, without its newline; at most 4 KiB.
     public static func secretLine(_ prompt: String) throws -> SecretBytes {
         let terminal = open("/dev/tty", O_RDWR | O_CLOEXEC)
-        guard terminal >= 0 else { throw ToolError(.usage, "there is no terminal to ask for the \(prompt) on", hint: "give it in a file") }
+        guard terminal >= 0 else { throw VaultError.noTerminal(for: "ask for the \(prompt) on", instead: "give it in a file") }
         defer { close(terminal) }
         // Echo off, and signals off too: Ctrl-C then arrives as a byte and cancels here, after
         // the terminal is restored, instead of killing the tool with echo still off.
         var saved = termios()
-        guard tcgetattr(terminal, &saved) == 0 else { throw ToolError(.usage, "cannot turn off echo to ask for the \(prompt)", hint: "give it in a file") }
+        guard tcgetattr(terminal, &saved) == 0 else { throw VaultError.terminalUnusable("turn off echo to ask for the \(prompt)", instead: "give it in a file") }
         var silent = saved
         silent.c_lflag &= ~tcflag_t(ECHO | ISIG)
-        guard tcsetattr(terminal, TCSAFLUSH, &silent) == 0 else { throw ToolError(.usage, "cannot turn off echo to ask for the \(prompt)", hint: "give it in a file") }
+        guard tcsetattr(terminal, TCSAFLUSH, &silent) == 0 else { throw VaultError.terminalUnusable("turn off echo to ask for the \(prompt)", instead: "give it in a file") }
         PromptSignals.arm(terminal, restoring: saved, farewell: "\n")
         defer {
             _ = tcsetattr(terminal, TCSAFLUSH, &saved)
@@ -32,8 +32,8 @@ public enum TerminalPrompt {
         defer { for index in typed.indices { typed[index] = 0 } }
         var byte: UInt8 = 0
         while read(terminal, &byte, 1) == 1, byte != 0x0a {
-            guard byte != 0x03, byte != 0x04 else { throw ToolError(.usage, "cancelled; nothing was written") }  // Ctrl-C, Ctrl-D
-            guard typed.count < InputLimits.keyFile else { throw ToolError(.invalidInput, "the \(prompt) is longer than 4 KiB") }
+            guard byte != 0x03, byte != 0x04 else { throw VaultError.promptCancelled() }  // Ctrl-C, Ctrl-D
+            guard typed.count < InputLimits.keyFile else { throw VaultError.typedTooLong(prompt) }
             typed.append(byte)
         }
         if typed.last == 0x0d { typed.removeLast() }
@@ -44,7 +44,7 @@ public enum TerminalPrompt {
     public static func newSecret(_ prompt: String) throws -> SecretBytes {
         let first = try secretLine(prompt)
         let second = try secretLine("\(prompt) again")
-        guard first == second else { throw ToolError(.invalidInput, "the two \(prompt)s differ; nothing was written") }
+        guard first == second else { throw VaultError.typedTwiceDiffers(prompt) }
         return first
     }
 }

@@ -150,7 +150,7 @@ public struct WordPrompt {
             let order = Self.oneWordAnAnswer(answers) ? "" : ", counted as you typed them"
             let answer = try terminal.line("number of the word to type again (1 to \(count)\(order)), or Enter to stop: ")
             guard let number = Int(answer), (1...count).contains(number) else {
-                throw ToolError(.invalidInput, "the words do not pass their check; nothing was written", hint: "check each word against the sheet, in order")
+                throw VaultError.typedWordsFailTheirCheck()
             }
             return number - 1
         }
@@ -183,11 +183,11 @@ private final class Terminal {
 
     init() throws {
         descriptor = open("/dev/tty", O_RDWR | O_CLOEXEC)
-        guard descriptor >= 0 else { throw ToolError(.usage, "there is no terminal to type the words on", hint: "give them in a file") }
+        guard descriptor >= 0 else { throw VaultError.noTerminal(for: "type the words on", instead: "give them in a file") }
         var raw = termios()
         guard tcgetattr(descriptor, &saved) == 0 else {
             close(descriptor)
-            throw ToolError(.usage, "cannot read words from this terminal", hint: "give them in a file")
+            throw VaultError.terminalUnusable("read words from this terminal", instead: "give them in a file")
         }
         raw = saved
         // Character at a time, our own echo, and Ctrl-C as a byte: it then cancels here, after
@@ -199,7 +199,7 @@ private final class Terminal {
         }
         guard tcsetattr(descriptor, TCSAFLUSH, &raw) == 0 else {
             close(descriptor)
-            throw ToolError(.usage, "cannot read words from this terminal", hint: "give them in a file")
+            throw VaultError.terminalUnusable("read words from this terminal", instead: "give them in a file")
         }
         // The alternate screen has no scrollback: however many lines the words take, none
         // scrolls out of reach of the clearing. Cleared on entry and on leaving, for terminals
@@ -239,7 +239,7 @@ private final class Terminal {
         while true {
             let got = read(descriptor, &byte, 1)
             if got < 0, errno == EINTR { continue }
-            guard got == 1, byte != 0x03, byte != 0x04 else { throw ToolError(.usage, "cancelled; nothing was written") }
+            guard got == 1, byte != 0x03, byte != 0x04 else { throw VaultError.promptCancelled() }
             switch byte {
             case 0x0d, 0x0a:
                 write("\r\n")

@@ -98,9 +98,9 @@ extension Registry {
                 try entries.map { place, entry in
                     guard let pair = DeviceRegistry.deviceReference(entry) else {
                         let problem = DeviceRegistry.deviceReferenceProblem(entry) ?? "it cannot be read"
-                        throw ToolError(.invalidInput, "\(place): \(quoted(entry)) is not USER_DID#DEVICE_ID: \(problem)".displaySafe,
-                                        hint: entry.contains("#") || QuotedInput(entry).isWithheld ? nil
-                                            : "to revoke every device of a user, give --user \(ShellWord.quoted(entry))".displaySafe)
+                        throw VaultError.notADeviceReference("\(place): \(quoted(entry)) is not USER_DID#DEVICE_ID: \(problem)".displaySafe,
+                                                             hint: entry.contains("#") || QuotedInput(entry).isWithheld ? nil
+                                                                 : "to revoke every device of a user, give --user \(ShellWord.quoted(entry))".displaySafe)
                     }
                     return pair
                 }
@@ -111,7 +111,7 @@ extension Registry {
             }
             if let user {
                 if let problem = DeviceRegistry.idProblem(user, as: .user) {
-                    throw ToolError(.invalidInput, "--user \(quoted(user)) is not a user DID the registry can hold: it \(problem)".displaySafe)
+                    throw VaultError.notADeviceReference("--user \(quoted(user)) is not a user DID the registry can hold: it \(problem)".displaySafe)
                 }
                 return (.user(user), ["--user"])
             }
@@ -120,7 +120,7 @@ extension Registry {
                 let entries = try listEntries(signatureKeysFile, what: "signature keys file")
                 return (.signatureKeys(try entries.map { entry in
                     guard let key = Hex.decode(entry.text), !key.isEmpty else {
-                        throw ToolError(.invalidInput, "signature keys file line \(entry.line): \(quoted(entry.text)) is not hex".displaySafe)
+                        throw VaultError.notADeviceReference("signature keys file line \(entry.line): \(quoted(entry.text)) is not hex".displaySafe)
                     }
                     return key
                 }), entries.map { "signature keys file line \($0.line)" })
@@ -134,8 +134,7 @@ extension Registry {
         func listEntries(_ path: String, what: String) throws -> [(line: Int, text: String)] {
             let entries = try readNumberedList(path, what: what)
             guard !entries.isEmpty else {
-                throw ToolError(.invalidInput, "\(what) '\(InputFiles.displayName(path))' lists nothing: it has only blank lines and comments".displaySafe,
-                                hint: "check that the file is the one meant and was written completely; nothing was changed")
+                throw VaultError.emptyList(what, InputFiles.displayName(path))
             }
             return entries
         }
@@ -278,7 +277,7 @@ extension Registry {
                                         hint: "see the batch with: device-revoker registry log \(ShellWord.option("--db", database.db, quoted: true)) \(ShellWord.option("--batch", result.batchID))")
             }
             if !result.refusals.isEmpty {
-                throw ToolError(.refused, result.refusals.map(\.reason).joined(separator: "; ") + "; nothing was changed", hint: hint(for: result.refusals))
+                throw VaultError.revocationRefused(result.refusals.map(\.reason).joined(separator: "; ") + "; nothing was changed", hint: hint(for: result.refusals))
             }
             if dryRun {
                 if ops != nil { diagnostics.note("dry run: --ops was not written") }

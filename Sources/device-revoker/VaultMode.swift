@@ -103,7 +103,7 @@ struct VaultMode: ParsableCommand {
         if let devicesFile {
             let listed = try readList(devicesFile, what: "devices file")
             // An empty list revokes nothing: a file cut short or the wrong file, not a request.
-            guard !listed.isEmpty else { throw ToolError(.invalidInput, "devices file '\(InputFiles.displayName(devicesFile))' lists no device") }
+            guard !listed.isEmpty else { throw VaultError.emptyDevicesFile(InputFiles.displayName(devicesFile)) }
             selector = .devices(listed)
         }
         else if let notSeenSince { selector = .notSeenSince(try parseSince(notSeenSince)) }
@@ -160,8 +160,8 @@ struct VaultMode: ParsableCommand {
     }
 
     /// The refusal of a plan that trips guard rails, for the real run and its dry run alike.
-    static func refused(_ plan: VaultRevocation.Plan) -> ToolError {
-        ToolError(.refused, plan.refusals.map { describe($0, plan) }.joined(separator: "; "))
+    static func refused(_ plan: VaultRevocation.Plan) -> VaultError {
+        VaultError.revocationRefused(plan.refusals.map { describe($0, plan) }.joined(separator: "; "))
     }
 
     /// A guard rail as this tool words it: with the option that overrides or settles it.

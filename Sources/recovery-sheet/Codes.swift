@@ -74,7 +74,7 @@ struct Code: ParsableCommand {
                                                       documents: IsolatedPDF.picture)
                 entropy = try SeedQR.entropy(fromDigits: SecretBytes(consuming: &payload))
             }
-            guard entropy.count == 32 else { throw ToolError(.invalidInput, "a recovery code is 24 words; this one has \(entropy.count * 3 / 4)") }
+            guard entropy.count == 32 else { throw VaultError.recoveryCodeLength(words: entropy.count * 3 / 4) }
             return entropy
         }
     }

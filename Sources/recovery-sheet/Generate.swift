@@ -114,13 +114,13 @@ struct PageOptions: ParsableArguments {
         let named = path.flatMap(SheetFormat.init(path:))
         if let format {
             if let named, named != format {
-                throw ToolError(.usage, "\(option) \(path!) names a \(named.rawValue.uppercased()) file, but --format is \(format.rawValue)")
+                throw VaultError.sheetFormat("\(option) \(path!) names a \(named.rawValue.uppercased()) file, but --format is \(format.rawValue)")
             }
             return format
         }
         if let named { return named }
-        guard let path, path != "-" else { throw ToolError(.usage, "a sheet written to standard output needs --format pdf or --format png") }
-        throw ToolError(.usage, "\(option) \(path): name the sheet .pdf or .png, or give --format")
+        guard let path, path != "-" else { throw VaultError.sheetFormat("a sheet written to standard output needs --format pdf or --format png") }
+        throw VaultError.sheetFormat("\(option) \(path): name the sheet .pdf or .png, or give --format")
     }
 
     /// The date to print: --date, or today.

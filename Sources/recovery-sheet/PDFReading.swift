@@ -68,7 +68,7 @@ struct ReadPDF: ParsableCommand {
         // terminal, or into a file, it would show or leave a key.
         var status = stat()
         guard fstat(STDOUT_FILENO, &status) == 0, status.st_mode & S_IFMT == S_IFIFO else {
-            throw ToolError(.usage, "_read-pdf is internal to recovery-sheet; it writes only into a pipe of the tool")
+            throw VaultError.internalCommandRunByHand()
         }
         // The whole PDF is read first: a child that stopped early would leave the tool writing
         // into a pipe nobody reads (SIGPIPE). The limits then bound poppler's work alone.

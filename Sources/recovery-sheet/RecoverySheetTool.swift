@@ -58,7 +58,7 @@ struct PassphraseOption: ParsableArguments {
         let ending = bytes.withUnsafeBytes { $0.count >= 2 && $0[$0.count - 2] == 0x0d && $0[$0.count - 1] == 0x0a ? 2 : ($0.last == 0x0a ? 1 : 0) }
         let passphrase = try bytes.slice(0..<(bytes.count - ending))
         guard passphrase.count > 0 else {
-            throw ToolError(.invalidInput, "passphrase file '\(InputFiles.displayName(passphraseFile))' is empty")
+            throw VaultError.emptyPassphraseFile(InputFiles.displayName(passphraseFile))
         }
         return passphrase
     }
@@ -95,8 +95,8 @@ enum Wording {
         return try TextTemplate(language: language, text: String(decoding: bytes, as: UTF8.self))
     }
 
-    private static func unknown(_ language: String) -> ToolError {
-        ToolError(.usage, "no wording for language '\(language)'", hint: "use one of: \(languages.joined(separator: ", "))")
+    private static func unknown(_ language: String) -> VaultError {
+        VaultError.noWording(for: language, languages: languages)
     }
 }
 

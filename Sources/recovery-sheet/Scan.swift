@@ -159,7 +159,7 @@ struct Verify: ParsableCommand {
         }
         if !matched {
             let what = image.map { "the sheet '\($0)'" } ?? share.map { "the share sheet '\($0)'" } ?? "the shares"
-            throw ToolError(.authentication, "\(what) does not match \(expectation)")
+            throw VaultError.restoredKeyMismatch("\(what) does not match \(expectation)")
         }
     }
 
@@ -199,8 +199,7 @@ struct Verify: ParsableCommand {
         let report = "share: readable, share \(share.memberIndex + 1) of group \(share.groupIndex + 1), set \(share.identifier)"
             + " (\(share.groupCount == 1 ? "\(share.memberThreshold) shares" : "\(share.groupThreshold) groups") restore the key)\n"
         guard let check = read.checkCode else {
-            throw ToolError(.invalidInput, "'\(InputFiles.displayName(path))' has no check code (a typed share has none)",
-                            hint: "check a share sheet's picture, or verify enough shares together with --shares")
+            throw VaultError.shareWithoutCheckCode(InputFiles.displayName(path))
         }
         let expected: HouseholdID
         if let npub {

@@ -40,15 +40,13 @@ enum ShareReader {
                 throw VaultError.wrongKindOfCode(found, expected: "a share sheet", name: "'\(name)'")
                     .withContext(hint: QRPictures.commandReading(found).map { "read it with \($0)" })
             }
-            throw ToolError(.invalidInput, "no share code found in the picture '\(name)'",
-                            hint: "photograph the whole sheet, flat and evenly lit, or give - in its place and type the share's words at the prompt")
+            throw VaultError.noShareCode(in: name)
         }
         // A file of words is as secret as the share: moved to protected memory, the array zeroed.
         defer { for index in bytes.indices { bytes[index] = 0 } }
         // Words are text; anything else is a picture in a format we do not read (HEIC, WebP).
         guard String(validating: bytes, as: UTF8.self) != nil, !bytes.contains(0) else {
-            throw ToolError(.invalidInput, "'\(InputFiles.displayName(path))' is neither a PNG nor a JPEG picture, nor a file of share words",
-                            hint: "save the photo as JPEG (on a phone: share it as JPEG, or take a screenshot), or give - in its place and type the share's words at the prompt")
+            throw VaultError.neitherPictureNorWords(InputFiles.displayName(path))
         }
         guard bytes.count <= InputLimits.keyFile else {
             throw VaultError.tooLarge(what: "words file", name: InputFiles.displayName(path), limit: InputLimits.keyFile)
@@ -90,7 +88,7 @@ enum ShareReader {
             let passphrase = try readPassphrase()
             let secret = try SLIP39.combine(shares, passphrase: passphrase, countingRepeatsOnce: true)
             guard secret.count == 32 else {
-                throw ToolError(.invalidInput, "the shares restore a \(secret.count)-byte secret, not a family key (32 bytes)")
+                throw VaultError.sharesRestoreNoFamilyKey(byteCount: secret.count)
             }
             let key = try SecretKey(secret: secret)
             let checks = reads.compactMap { $0!.checkCode }
@@ -244,7 +242,7 @@ struct Split: ParsableCommand {
         let (groupThreshold, groups) = try plan()
         let total = groups.reduce(0) { $0 + $1.count }
         guard holder.count <= total else {
-            throw ToolError(.invalidInput, "\(holder.count) holders named for \(total) sheets")
+            throw VaultError.moreHoldersThanSheets(holder.count, total)
         }
         // One name a sheet: share-i-of-N, or groupG-share-i-of-N with two levels.
         let names = groups.enumerated().flatMap { g, group in

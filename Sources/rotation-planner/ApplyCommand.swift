@@ -93,8 +93,7 @@ struct Apply: ParsableCommand {
             return
         }
         if existing.new != nil || existing.tombstone != nil {
-            throw ToolError(.refused, "'\(outDir)' already holds a vault of one of the plan's households, not the result of this plan; nothing was changed",
-                            hint: "apply into an empty --out-dir, or move those vaults away first")
+            throw VaultError.outDirHoldsAnotherVault(outDir)
         }
         let outcome = try RotationApplier.apply(plan, vault: source, oldKey: old, newKey: new)
         // All three staged before any is published. The operations first: on standard output a
@@ -113,5 +112,17 @@ struct Apply: ParsableCommand {
     /// The operations as JSON Lines.
     private static func jsonLines(_ operations: [JSONValue]) -> [UInt8] {
         Array(operations.map { $0.serialized(pretty: false) + [0x0a] }.joined())
+    }
+}
+
+extension VaultError.Code {
+    /// `apply --out-dir` holds a vault of the plan's households that is not this plan's result.
+    public static let outDirHoldsAnotherVault = VaultError.Code(name: "outDirHoldsAnotherVault", category: .refused)
+}
+
+extension VaultError {
+    static func outDirHoldsAnotherVault(_ outDir: String, file: String = #fileID, line: UInt = #line) -> VaultError {
+        VaultError(.outDirHoldsAnotherVault, "'\(outDir)' already holds a vault of one of the plan's households, not the result of this plan; nothing was changed",
+                   hint: "apply into an empty --out-dir, or move those vaults away first", file: file, line: line)
     }
 }

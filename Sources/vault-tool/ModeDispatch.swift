@@ -56,8 +56,8 @@ enum ModeDispatch {
             // The mode named: an option of another mode is said to be one, not merely unknown.
             if let foreign = given.first(where: { !signatures[index].accepts($0.option) }) {
                 let what = foreign.option == Signature.positionalKey ? "takes no \(foreign.spelling)" : "has no option \(foreign.spelling)"
-                throw ToolError(.usage, "'vault-tool \(command) \(modes[index].name)' \(what): it is for \(owners(foreign.option))",
-                                hint: "see 'vault-tool \(command) \(modes[index].name) --help' for the options of \(modes[index].what)")
+                throw VaultError.optionOfAnotherMode("'vault-tool \(command) \(modes[index].name)' \(what): it is for \(owners(foreign.option))",
+                                                     hint: "see 'vault-tool \(command) \(modes[index].name) --help' for the options of \(modes[index].what)")
             }
             return arguments
         }
@@ -77,15 +77,15 @@ enum ModeDispatch {
     }
 
     /// The first two options given that no one mode takes together, named with their modes.
-    private static func conflict(_ command: String, _ given: [Signature.Use], _ signatures: [Signature], _ owners: (String) -> String) -> ToolError {
+    private static func conflict(_ command: String, _ given: [Signature.Use], _ signatures: [Signature], _ owners: (String) -> String) -> VaultError {
         let hint = "give the options of one mode; 'vault-tool \(command) --help' lists the modes, and each mode's --help its options"
         for (position, first) in given.enumerated() {
             for second in given[(position + 1)...] where !signatures.contains(where: { $0.accepts(first.option) && $0.accepts(second.option) }) {
-                return ToolError(.usage, "\(first.spelling) and \(second.spelling) belong to different modes of '\(command)': "
-                                 + "\(first.spelling) is for \(owners(first.option)), \(second.spelling) is for \(owners(second.option))", hint: hint)
+                return VaultError.optionOfAnotherMode("\(first.spelling) and \(second.spelling) belong to different modes of '\(command)': "
+                                                      + "\(first.spelling) is for \(owners(first.option)), \(second.spelling) is for \(owners(second.option))", hint: hint)
             }
         }
-        return ToolError(.usage, "\(given.map(\.spelling).joined(separator: ", ")) do not all belong to one mode of '\(command)'", hint: hint)
+        return VaultError.optionOfAnotherMode("\(given.map(\.spelling).joined(separator: ", ")) do not all belong to one mode of '\(command)'", hint: hint)
     }
 
     /// A mode's options as its parser describes them (`--experimental-dump-help`'s tool info):
@@ -158,5 +158,17 @@ enum ModeDispatch {
             }
             return uses
         }
+    }
+}
+
+extension VaultError.Code {
+    /// Options of different modes of one command given together, or one of another mode.
+    public static let optionOfAnotherMode = VaultError.Code(name: "optionOfAnotherMode", category: .usage)
+}
+
+extension VaultError {
+    /// `text` names the options and the modes they belong to.
+    static func optionOfAnotherMode(_ text: String, hint: String, file: String = #fileID, line: UInt = #line) -> VaultError {
+        VaultError(.optionOfAnotherMode, text, hint: hint, file: file, line: line)
     }
 }

@@ -1,0 +1,105 @@
+import Glibc
+import VaultCore
+
+/// What the command-line layer refuses itself (terminals, prompts, key files and commands,
+/// options): coded errors as every layer's are (issue 44: one error model, where a second type
+/// with a public initializer was built by hand at each throw), each made by one factory here.
+extension VaultError.Code {
+    /// A key file named in an object store.
+    public static let keyInObjectStore = VaultError.Code(name: "keyInObjectStore", category: .invalidInput)
+    /// A key file too large to be one.
+    public static let keyFileTooLarge = VaultError.Code(name: "keyFileTooLarge", category: .invalidInput)
+    /// A secret to be read from standard input, which is a terminal.
+    public static let secretFromTerminal = VaultError.Code(name: "secretFromTerminal", category: .usage)
+    /// A secret or binary output to a terminal, without --force.
+    public static let outputToTerminal = VaultError.Code(name: "outputToTerminal", category: .refused)
+    /// A key command that did not print a key: not started, failed, killed, too slow or too loud.
+    public static let keyCommandGaveNoKey = VaultError.Code(name: "keyCommandGaveNoKey", category: .operational)
+    /// A key command that exited 0 and printed nothing.
+    public static let keyCommandPrintedNothing = VaultError.Code(name: "keyCommandPrintedNothing", category: .invalidInput)
+    /// No terminal to prompt on, or one that cannot be set up.
+    public static let noUsableTerminal = VaultError.Code(name: "noUsableTerminal", category: .usage)
+    /// A prompt ended with Ctrl-C or Ctrl-D.
+    public static let promptCancelled = VaultError.Code(name: "promptCancelled", category: .usage)
+    /// What was typed at a prompt cannot be used: too long, twice different, words that fail.
+    public static let typedInputRefused = VaultError.Code(name: "typedInputRefused", category: .invalidInput)
+    /// A command that needs a key was given none (or a job none).
+    public static let noKeyGiven = VaultError.Code(name: "noKeyGiven", category: .usage)
+    /// A job line of a batch with no key file.
+    public static let jobWithoutKey = VaultError.Code(name: "jobWithoutKey", category: .invalidInput)
+    /// A number outside the range its option takes.
+    public static let optionOutOfRange = VaultError.Code(name: "optionOutOfRange", category: .invalidInput)
+}
+
+extension VaultError {
+    static func keyInObjectStore(_ what: String, _ path: String, file: String = #fileID, line: UInt = #line) -> VaultError {
+        VaultError(.keyInObjectStore, "the \(what) '\(path)' is in an object store; keys are read from local files only", file: file, line: line)
+    }
+
+    static func notAKeyFileBySize(_ what: String, _ name: String, limit: Int, file: String = #fileID, line: UInt = #line) -> VaultError {
+        VaultError(.keyFileTooLarge, "\(what) '\(name)' is larger than \(limit) bytes; it is not a key file", file: file, line: line)
+    }
+
+    static func secretFromTerminalInput(_ what: String, file: String = #fileID, line: UInt = #line) -> VaultError {
+        VaultError(.secretFromTerminal, "the \(what) would be read from standard input, which is a terminal",
+                   hint: "name a file, or pipe the \(what) in", file: file, line: line)
+    }
+
+    static func outputToTerminal(secret: Bool, file: String = #fileID, line: UInt = #line) -> VaultError {
+        secret
+            ? VaultError(.outputToTerminal, "refusing to write a secret to a terminal",
+                         hint: "write it to a new file with -o FILE (made 0600), or pass --force to show it here", file: file, line: line)
+            : VaultError(.outputToTerminal, "refusing to write binary data to a terminal", hint: "write it to a file with -o FILE, or pass --force", file: file, line: line)
+    }
+
+    static func keyCommandGaveNoKey(_ option: String, _ program: String, _ problem: String, file: String = #fileID, line: UInt = #line) -> VaultError {
+        VaultError(.keyCommandGaveNoKey, "\(option) '\(program)' \(problem); nothing it printed was used", file: file, line: line)
+    }
+
+    /// posix_spawn's error, passed as it returned it (not read from the global errno).
+    static func keyCommandNotStarted(_ option: String, _ program: String, errno code: Int32, file: String = #fileID, line: UInt = #line) -> VaultError {
+        VaultError(.keyCommandGaveNoKey, "could not run \(option) '\(program)': \(String(cString: strerror(code)).lowercased())", file: file, line: line)
+    }
+
+    static func keyCommandPrintedNothing(_ option: String, _ program: String, file: String = #fileID, line: UInt = #line) -> VaultError {
+        VaultError(.keyCommandPrintedNothing, "\(option) '\(program)' printed nothing", file: file, line: line)
+    }
+
+    /// `purpose` says what the terminal was for ("type the words on"); `instead` the other way.
+    static func noTerminal(for purpose: String, instead: String, file: String = #fileID, line: UInt = #line) -> VaultError {
+        VaultError(.noUsableTerminal, "there is no terminal to \(purpose)", hint: instead, file: file, line: line)
+    }
+
+    static func terminalUnusable(_ purpose: String, instead: String, file: String = #fileID, line: UInt = #line) -> VaultError {
+        VaultError(.noUsableTerminal, "cannot \(purpose)", hint: instead, file: file, line: line)
+    }
+
+    static func promptCancelled(file: String = #fileID, line: UInt = #line) -> VaultError {
+        VaultError(.promptCancelled, "cancelled; nothing was written", file: file, line: line)
+    }
+
+    static func typedTooLong(_ prompt: String, file: String = #fileID, line: UInt = #line) -> VaultError {
+        VaultError(.typedInputRefused, "the \(prompt) is longer than 4 KiB", file: file, line: line)
+    }
+
+    static func typedTwiceDiffers(_ prompt: String, file: String = #fileID, line: UInt = #line) -> VaultError {
+        VaultError(.typedInputRefused, "the two \(prompt)s differ; nothing was written", file: file, line: line)
+    }
+
+    static func typedWordsFailTheirCheck(file: String = #fileID, line: UInt = #line) -> VaultError {
+        VaultError(.typedInputRefused, "the words do not pass their check; nothing was written", hint: "check each word against the sheet, in order",
+                   file: file, line: line)
+    }
+
+    static func jobNamesNoKeyFile(file: String = #fileID, line: UInt = #line) -> VaultError {
+        VaultError(.jobWithoutKey, "a job names no key file", file: file, line: line)
+    }
+
+    static func noKeyGiven(file: String = #fileID, line: UInt = #line) -> VaultError {
+        VaultError(.noKeyGiven, "give --key-file or --vault-key-file", file: file, line: line)
+    }
+
+    static func optionOutOfRange<T: Comparable>(_ option: String, _ range: ClosedRange<T>, _ value: T, file: String = #fileID, line: UInt = #line) -> VaultError {
+        VaultError(.optionOutOfRange, "\(option) takes \(range.lowerBound) to \(range.upperBound), not \(value)", file: file, line: line)
+    }
+}

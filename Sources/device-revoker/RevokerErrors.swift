@@ -1,0 +1,32 @@
+import VaultCore
+
+/// What device-revoker refuses itself, beside the library's refusals (issue 44: one error model).
+extension VaultError.Code {
+    /// A list file, or an entry of one, that names no device, user or key the registry can hold.
+    public static let unreadableListEntry = VaultError.Code(name: "unreadableListEntry", category: .invalidInput)
+    /// A list file with no entry at all: cut short, or the wrong file.
+    public static let emptyList = VaultError.Code(name: "emptyList", category: .invalidInput)
+    /// A revocation that trips a guard rail; nothing was changed.
+    public static let revocationRefused = VaultError.Code(name: "revocationRefused", category: .refused)
+}
+
+extension VaultError {
+    /// `text` says the place and the entry, already quoted through ``QuotedInput``.
+    static func notADeviceReference(_ text: String, hint: String? = nil, file: String = #fileID, line: UInt = #line) -> VaultError {
+        VaultError(.unreadableListEntry, text, hint: hint, file: file, line: line)
+    }
+
+    static func emptyList(_ what: String, _ name: String, file: String = #fileID, line: UInt = #line) -> VaultError {
+        VaultError(.emptyList, "\(what) '\(name)' lists nothing: it has only blank lines and comments".displaySafe,
+                   hint: "check that the file is the one meant and was written completely; nothing was changed", file: file, line: line)
+    }
+
+    static func emptyDevicesFile(_ name: String, file: String = #fileID, line: UInt = #line) -> VaultError {
+        VaultError(.emptyList, "devices file '\(name)' lists no device", file: file, line: line)
+    }
+
+    /// `reasons`: every guard rail tripped, as this tool words them.
+    static func revocationRefused(_ reasons: String, hint: String? = nil, file: String = #fileID, line: UInt = #line) -> VaultError {
+        VaultError(.revocationRefused, reasons, hint: hint, file: file, line: line)
+    }
+}
