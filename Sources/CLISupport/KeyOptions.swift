@@ -38,6 +38,15 @@ public struct VaultAccessOptions: ParsableArguments {
     /// Whether any key option was given (a file or a command).
     public var anyGiven: Bool { [keyFile, vaultKeyFile, keyCommand, vaultKeyCommand].contains { $0 != nil } }
 
+    /// Whether the parent key is given (a file or a command), not only the vault key.
+    public var givesParentKey: Bool { keyFile != nil || keyCommand != nil }
+
+    /// Refuses, before anything is read, a vault key where `what` needs the parent key
+    /// (schema 3's secrets are sealed under the secrets key, which the vault key does not open).
+    public func requireParentKey(for what: String) throws {
+        guard givesParentKey else { throw VaultError.parentKeyNeeded(what) }
+    }
+
     /// The paths given, for stdin and same-file checks.
     public var paths: [String] { [keyFile, vaultKeyFile].compactMap { $0 } }
 

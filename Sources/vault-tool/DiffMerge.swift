@@ -34,9 +34,8 @@ struct Diff: ParsableCommand {
 
     func run() throws {
         let access = try self.access.load(diagnostics)!
-        let vaultKey = try access.vaultKey()
         let documents = try [("vault A", first), ("vault B", second)].map { label, path in
-            try about(label, path) { try Vault.open(InputFiles.read(path, what: "vault"), with: access).document.revealed(with: vaultKey) }
+            try about(label, path) { try Vault.open(InputFiles.read(path, what: "vault"), with: access).document.comparable(with: access) }
         }
         let changes = try VaultDiff.between(documents[0], documents[1])
         let text: String
@@ -98,9 +97,8 @@ struct Merge: ParsableCommand {
         let files = try CommandFiles(reads: self.access.declaredInputs + [.init("--base", base), .init("--ours", ours), .init("--theirs", theirs)],
                                      writes: (json ? [DeclaredOutput("--json", "-", kind: .text)] : []) + [output.declared(.binary)], force: output.force)
         let access = try self.access.load(diagnostics)!
-        let vaultKey = try access.vaultKey()
         let documents = try [("--base", base), ("--ours", ours), ("--theirs", theirs)].map { label, path in
-            try about(label, path) { try Vault.open(InputFiles.read(path, what: "vault"), with: access).document.revealed(with: vaultKey) }
+            try about(label, path) { try Vault.open(InputFiles.read(path, what: "vault"), with: access).document.comparable(with: access) }
         }
         let result = try VaultMerge.checkedMerge(base: documents[0], ours: documents[1], theirs: documents[2], access: access)
         // The report first, as an output of the merge: one that cannot be written (a closed

@@ -64,7 +64,7 @@ struct VaultSummary {
         text += "\nchildren (\(document.childProfiles.count))\n"
         var children = TextTable()
         for child in document.childProfiles {
-            children.add(child.profileId, child.name, "theme \(child.theme)", child.npub.npub,
+            children.add(child.profileId, child.name, "theme \(child.theme)", child.npub?.npub ?? "no key of its own",
                          counted(child.mlsGroupIds.count, "group"), child.avatarData == nil ? "" : "avatar \(child.avatarData!.count) bytes")
         }
         text += children.render(indent: "  ")
@@ -111,7 +111,7 @@ struct VaultSummary {
             ("children", .array(document.childProfiles.map { child in
                 .object([
                     ("profileId", .string(child.profileId)), ("name", .string(child.name)), ("theme", .string(child.theme)),
-                    ("npub", .string(child.npub.npub)), ("groupCount", .int(child.mlsGroupIds.count)),
+                    ("npub", child.npub.map { .string($0.npub) } ?? .null), ("groupCount", .int(child.mlsGroupIds.count)),
                     ("hasAvatar", .bool(child.avatarData != nil)),
                 ])
             })),

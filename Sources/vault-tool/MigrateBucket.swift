@@ -154,6 +154,11 @@ struct MigrateBucket: ParsableCommand {
 
     func run() throws {
         log.apply()
+        // Listed runs hold vault keys only; schema 3 seals each family's secrets under a key
+        // only its parent key derives (docs/fleet.md, "Schema 3"): refused before the first vault.
+        if source != nil || inventory != nil, target.to >= 3, VaultDocument.supportedVersions.contains(target.to) {
+            throw VaultError.bucketRunCannotReachSchema3(target.to)
+        }
         if let jobs { try requireRange(jobs, 1...256, "--jobs") }
         let bucketJobs: BucketCommand.Jobs = if let source {
             .listing(try S3ObjectName.folder(parsing: source))
@@ -185,5 +190,14 @@ struct MigrateBucket: ParsableCommand {
         case .prefix(let prefix): "--out \(prefix)"
         }
         return "migrate \(from) \(to) --to \(target.to)" + (shard.map { " --shard \($0)" } ?? "")
+    }
+}
+
+extension VaultError {
+    /// A listed bucket run (vault keys only) asked for schema 3 or later.
+    static func bucketRunCannotReachSchema3(_ target: Int, file: String = #fileID, line: UInt = #line) -> VaultError {
+        VaultError(.parentKeyNeeded, "a bucket run cannot migrate to schema version \(target): it holds vault keys, and schema 3 seals each family's secrets under a key only the parent key derives",
+                   hint: "schema 3 is reached by the app, or by each family with its own key: vault-tool migrate vault --key-file PARENT.nsec --to 3 (docs/fleet.md, \"Schema 3\")",
+                   file: file, line: line)
     }
 }

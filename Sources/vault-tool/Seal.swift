@@ -72,7 +72,7 @@ struct Open: ParsableCommand {
     func run() throws {
         let files = try CommandFiles(reads: vault.declaredInputs, writes: [output.declared(revealSecrets ? .secret : .text)], force: output.force)
         let (access, opened, _) = try vault.open(diagnostics)
-        let document = revealSecrets ? try opened.document.revealed(with: access.vaultKey()) : opened.document
+        let document = revealSecrets ? try opened.document.revealed(with: access) : opened.document
         try files.writer().write("-o", document.json())
     }
 }

@@ -8,7 +8,7 @@ import VaultCore
         GoldenCase(tool: "vault-tool", name: "migrate-dry-run-json", arguments: ["migrate", "--vault-key-file", "keys/parent.vaultkey", "--to", "1", "--dry-run", "--json", "--allow-lossy", "testkit/ok-v2-household.vault"]),
         GoldenCase(tool: "vault-tool", name: "migrate-lossy-refused", arguments: ["migrate", "--key-file", "keys/parent.nsec", "--to", "1", "-o", "down.vault", "testkit/ok-v2-household.vault"]),
         GoldenCase(tool: "vault-tool", name: "migrate-stale-revision", arguments: ["migrate", "--key-file", "keys/parent.nsec", "--to", "1", "--expect-revision", "6", "-o", "down.vault", "testkit/ok-v2-household.vault"]),
-        GoldenCase(tool: "vault-tool", name: "migrate-unknown-version", arguments: ["migrate", "--key-file", "keys/parent.nsec", "--to", "3", "-o", "x.vault", "testkit/ok-minimal.vault"]),
+        GoldenCase(tool: "vault-tool", name: "migrate-unknown-version", arguments: ["migrate", "--key-file", "keys/parent.nsec", "--to", "4", "-o", "x.vault", "testkit/ok-minimal.vault"]),
         GoldenCase(tool: "vault-tool", name: "diff-versions", arguments: ["diff", "--key-file", "keys/parent.nsec", "testkit/ok-household.vault", "testkit/ok-v2-household.vault"]),
         GoldenCase(tool: "vault-tool", name: "diff-json", arguments: ["diff", "--key-file", "keys/parent.nsec", "--json", "testkit/ok-minimal.vault", "testkit/ok-household.vault"]),
         GoldenCase(tool: "vault-tool", name: "census", arguments: ["census", "testkit"]),

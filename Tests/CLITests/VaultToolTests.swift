@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import VaultCore
 
 /// Two copies of the testkit's v2 household changed apart: ours revokes the bedroom iPad (as
 /// device-revoker does), theirs renames the kitchen iPad (as the app does: open, edit, seal);
@@ -229,7 +230,10 @@ enum MergeFixtures {
             bytes[bit / 8] ^= 1 << (bit % 8)
             try Data(bytes).write(to: URL(fileURLWithPath: workspace.path("flipped.vault")))
             let run = try workspace.run("vault-tool", ["open", "--vault-key-file", "keys/parent.vaultkey", "-o", "out.json", "flipped.vault"])
-            #expect(run.status == (bit / 8 < 10 ? 2 : 3), "bit \(bit): \(run.stderrText)")
+            // A header that still parses (byte 9 flipped to another schema version the suite
+            // reads) fails authentication, as the header is the AEAD's associated data.
+            let headerParses = bit / 8 >= 10 || (bit / 8 == 9 && VaultDocument.supportedVersions.contains(Int(bytes[9])))
+            #expect(run.status == (headerParses ? 3 : 2), "bit \(bit): \(run.stderrText)")
             #expect(run.stdout.isEmpty)
         }
         #expect(try workspace.topLevelNames() == names.union(["flipped.vault"]))

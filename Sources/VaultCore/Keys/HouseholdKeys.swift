@@ -6,6 +6,8 @@ public enum Derivation {
     public static let vaultKeySalt = "mytube:vault:v1"
     /// HKDF info of every device subkey.
     public static let deviceSubkeyInfo = "mytube:subkey:v1"
+    /// HKDF salt of the secrets key (schema 3).
+    public static let secretsKeySalt = "mytube:secrets:v1"
 
     /// vault key = HKDF-SHA256(IKM = secret key, salt = "mytube:vault:v1",
     /// info = parent public key as 64 lowercase hex, L = 32).
@@ -19,6 +21,18 @@ public enum Derivation {
             )
         }
         return try VaultKey(secret: secret)
+    }
+
+    /// secrets key = HKDF-SHA256(IKM = secret key, salt = "mytube:secrets:v1", info = parent
+    /// public key as 64 lowercase hex, L = 32): from schema 3 on, the key a document's secret
+    /// fields (each child's key, the wrap key) are sealed under, so that the vault key a parent
+    /// hands to support opens the household's structure and never a child's key
+    /// (docs/vault-format.md §9.1).
+    public static func secretsKey(for parent: SecretKey) throws -> FieldKey {
+        let secret = try parent.withUnsafeBytes { ikm in
+            try HKDF.deriveKey(inputKeyMaterial: ikm, salt: Array(secretsKeySalt.utf8), info: Array(parent.publicKey.hex.utf8), outputByteCount: 32)
+        }
+        return FieldKey(secret: secret)
     }
 
     /// device subkey = HKDF-SHA256(IKM = secret key, salt = device id as UTF-8,
@@ -41,6 +55,12 @@ public enum Derivation {
 }
 
 /// The 32-byte XChaCha20-Poly1305 key of a household's vault.
+/// The key a document's secret fields are sealed under: the vault key up to schema 2, the
+/// secrets key from schema 3 (``VaultAccess/fieldKey(version:)``).
+public struct FieldKey: Sendable {
+    package let secret: SecretBytes
+}
+
 public struct VaultKey: Sendable, Equatable {
     package let secret: SecretBytes
 

@@ -21,7 +21,7 @@ public enum RotationApplier {
                                   oldKey: SecretKey, newKey: SecretKey) throws -> Bool {
         let expected = try apply(plan, vault: bytes, oldKey: oldKey, newKey: newKey)
         guard try newDocument(in: newVault, matching: expected, plan: plan, newKey: newKey) != nil,
-              let foundTombstone = try? Vault.open(tombstone, with: .parentKey(oldKey)).document.revealed(with: Derivation.vaultKey(for: oldKey))
+              let foundTombstone = try? Vault.open(tombstone, with: .parentKey(oldKey)).document.revealed(with: .parentKey(oldKey))
         else { return false }
         return expected.tombstoneDocument == foundTombstone
     }
@@ -34,7 +34,7 @@ public enum RotationApplier {
     public static func resume(_ plan: RotationPlan, vault bytes: [UInt8], newVault: [UInt8], oldKey: SecretKey, newKey: SecretKey) throws -> Outcome? {
         let expected = try apply(plan, vault: bytes, oldKey: oldKey, newKey: newKey)
         guard let found = try newDocument(in: newVault, matching: expected, plan: plan, newKey: newKey) else { return nil }
-        let newNpubs = Dictionary(found.childProfiles.map { ($0.profileId, $0.npub.npub) }, uniquingKeysWith: { first, _ in first })
+        let newNpubs = Dictionary(found.childProfiles.compactMap { child in child.npub.map { (child.profileId, $0.npub) } }, uniquingKeysWith: { first, _ in first })
         let operations = expected.operations.map { operation -> JSONValue in
             guard case .object(let fields) = operation, fields.first?.value == .string("child.rekey"),
                   let profile = fields.first(where: { $0.key == "profileId" }), case .string(let id) = profile.value, let npub = newNpubs[id]
@@ -48,7 +48,7 @@ public enum RotationApplier {
     /// The document of `newVault` when it is the one `expected` describes, its random secrets
     /// (a compromise rotation's child keys, a replaced wrap key) aside; nil otherwise.
     private static func newDocument(in newVault: [UInt8], matching expected: Outcome, plan: RotationPlan, newKey: SecretKey) throws -> VaultDocument? {
-        guard let found = try? Vault.open(newVault, with: .parentKey(newKey)).document.revealed(with: Derivation.vaultKey(for: newKey)) else { return nil }
+        guard let found = try? Vault.open(newVault, with: .parentKey(newKey)).document.revealed(with: .parentKey(newKey)) else { return nil }
         var meant = expected.newDocument
         if plan.wrapKey == .replace { meant.parentWrapKey = found.parentWrapKey }
         if plan.mode == .compromise, meant.childProfiles.count == found.childProfiles.count {
@@ -80,7 +80,8 @@ public enum RotationApplier {
         guard (opened.document.revision ?? 0) == plan.source.revision else {
             throw VaultError.vaultChangedSincePlan(revision: opened.document.revision ?? 0, planned: plan.source.revision)
         }
-        let (current, _) = try Migration.migrate(opened.document.revealed(with: Derivation.vaultKey(for: oldKey)), to: 2)
+        // At least schema 2 (key history, a successor); a schema 3 vault stays at 3.
+        let (current, _) = try Migration.migrate(opened.document.revealed(with: .parentKey(oldKey)), to: max(2, opened.document.version))
         let time = plan.createdAt
         var operations: [JSONValue] = []
 
@@ -127,9 +128,10 @@ public enum RotationApplier {
         }
         operations += removals
         if plan.mode == .compromise {
+            // A child with no key of its own (schema 3) has none to replace.
             for index in successor.childProfiles.indices {
+                guard let oldNpub = successor.childProfiles[index].npub else { continue }
                 let key = try SecretKey.generate(using: random)
-                let oldNpub = successor.childProfiles[index].npub
                 successor.childProfiles[index].nsec = .revealed(try key.withUnsafeBytes { try SecretBytes(copying: $0) })
                 successor.childProfiles[index].npub = key.publicKey
                 operations.append(.object([("op", .string("child.rekey")), ("profileId", .string(successor.childProfiles[index].profileId)),

@@ -29,8 +29,9 @@ public enum RotationPlanner {
                                remove: group.memberPubkeys.filter { oldSubkeys.contains($0) }, add: newSubkeys)
         }
         let keyAction: RotationPlan.KeyAction = mode == .routine ? .keep : .replace
-        let children = document.childProfiles.map {
-            RotationPlan.Child(profileId: $0.profileId, name: $0.name, npub: $0.npub.npub, action: keyAction)
+        // A child with no key of its own (schema 3) has no key to keep or replace.
+        let children = document.childProfiles.compactMap { child in
+            child.npub.map { RotationPlan.Child(profileId: child.profileId, name: child.name, npub: $0.npub, action: keyAction) }
         }
 
         var steps: [RotationPlan.Step] = []

@@ -46,6 +46,7 @@ public enum Migration {
     private static func step(up document: VaultDocument, report: inout Report) throws -> VaultDocument {
         switch document.version {
         case 1: return upgrade1to2(document, report: &report)
+        case 2: return upgrade2to3(document, report: &report)
         default: throw VaultError.noMigrationStep(from: document.version, .up)
         }
     }
@@ -53,6 +54,7 @@ public enum Migration {
     private static func step(down document: VaultDocument, report: inout Report) throws -> VaultDocument {
         switch document.version {
         case 2: return try downgrade2to1(document, report: &report)
+        case 3: return downgrade3to2(document, report: &report)
         default: throw VaultError.noMigrationStep(from: document.version, .down)
         }
     }
@@ -71,6 +73,37 @@ public enum Migration {
         }
         report.changes.append("secrets re-encrypted with v2 associated data (\(document.childProfiles.count + 1) fields)")
         return upgraded
+    }
+
+    /// 2 → 3: every value kept (the revision too, so 2 → 3 → 2 gives back the same values); the
+    /// secrets re-sealed under the secrets key with v3's binding (docs/vault-format.md §9.4).
+    static func upgrade2to3(_ document: VaultDocument, report: inout Report) -> VaultDocument {
+        var upgraded = document
+        upgraded.version = 3
+        let fields = (document.parentWrapKey == nil ? 0 : 1) + document.childProfiles.filter(\.hasKey).count
+        report.changes.append("version 2 → 3; secrets re-encrypted under the secrets key, which the vault key does not open (\(fields) field\(fields == 1 ? "" : "s"))")
+        return upgraded
+    }
+
+    /// 3 → 2: a child with no key of its own cannot be carried (v2 requires one): the profile is
+    /// dropped and reported as a loss, and a group that named it names no child; everything else
+    /// is kept, the secrets re-sealed under the vault key.
+    static func downgrade3to2(_ document: VaultDocument, report: inout Report) -> VaultDocument {
+        var downgraded = document
+        downgraded.version = 2
+        report.changes.append("version 3 → 2; secrets re-encrypted under the vault key, which support holds")
+        let keyless = Set(document.childProfiles.filter { !$0.hasKey }.map(\.profileId))
+        for child in document.childProfiles where !child.hasKey {
+            report.losses.append("child profile '\(child.profileId)' (\(child.name)) has no key of its own, which schema 2 requires: it would be dropped")
+        }
+        downgraded.childProfiles.removeAll { !$0.hasKey }
+        for index in downgraded.groupMemberships.indices {
+            if let child = downgraded.groupMemberships[index].childProfileId, keyless.contains(child) {
+                downgraded.groupMemberships[index].childProfileId = nil
+                report.changes.append("group '\(downgraded.groupMemberships[index].mlsGroupId)': childProfileId '\(child)' removed with its profile")
+            }
+        }
+        return downgraded
     }
 
     /// 2 → 1: what v1 cannot carry is dropped and reported as a loss, except what 1 → 2 would
@@ -116,7 +149,7 @@ public enum Migration {
 extension VaultDocument {
     /// Whether every secret field is in the clear.
     public var isFullyRevealed: Bool {
-        (parentWrapKey?.isRevealed ?? true) && childProfiles.allSatisfy(\.nsec.isRevealed)
+        (parentWrapKey?.isRevealed ?? true) && childProfiles.allSatisfy { $0.nsec?.isRevealed ?? true }
     }
 }
 

@@ -14,6 +14,16 @@ public enum VaultAccess: Sendable {
     public var parentKey: SecretKey? {
         if case .parentKey(let key) = self { key } else { nil }
     }
+
+    /// The key the secret fields of a document of `version` are sealed under: the vault key up
+    /// to schema 2; from 3, the secrets key, which only the parent key derives (nil with the
+    /// vault key alone: the sealed fields are carried, never opened).
+    public func fieldKey(version: Int) throws -> FieldKey? {
+        if version >= 3 {
+            return try parentKey.map { try Derivation.secretsKey(for: $0) }
+        }
+        return FieldKey(secret: try vaultKey().secret)
+    }
 }
 
 /// A vault that opened: its header and its document, secrets still sealed.
@@ -81,7 +91,7 @@ public enum Vault {
             throw VaultError.documentNotOfThisKey(document.parentPubkey.hex, key: parent.publicKey.hex)
         }
         let vaultKey = try Derivation.vaultKey(for: parent)
-        let sealed = try document.sealed(with: vaultKey, random: random)
+        let sealed = try document.sealed(with: .parentKey(parent), random: random)
         return try seal(sealed, vaultKey: vaultKey, random: random)
     }
 
@@ -112,18 +122,19 @@ extension Vault {
             return try seal(document, with: parent, random: random)
         }
         let vaultKey = try access.vaultKey()
-        return try seal(document.sealed(with: vaultKey, random: random), vaultKey: vaultKey, random: random)
+        return try seal(document.sealed(with: access, random: random), vaultKey: vaultKey, random: random)
     }
 
     /// Seals, then opens what was sealed and compares it with what was meant, value by value,
     /// secrets included. Every command that replaces a vault writes only bytes that passed this.
     public static func sealVerified(_ document: VaultDocument, access: VaultAccess, random: some RandomSource = SystemRandom()) throws -> [UInt8] {
-        let vaultKey = try access.vaultKey()
-        let intended = try document.revealed(with: vaultKey)
+        // With the key that opens the secret fields, they are compared opened; a vault-key
+        // holder of a schema 3 vault compares them as the sealed bytes it carried through.
+        let intended = try document.comparable(with: access)
         let bytes = try reseal(document, access: access, random: random)
         // Documents are compared as values, every field and secret: the same comparison as of
         // their JSON, without building both trees (issue 29).
-        let reopened = try open(bytes, with: access).document.revealed(with: vaultKey)
+        let reopened = try open(bytes, with: access).document.comparable(with: access)
         guard reopened == intended else {
             throw VaultError.sealedVaultReadsBackWrong()
         }
@@ -155,14 +166,16 @@ public enum VaultMigration {
         _ input: [UInt8], access: VaultAccess, to target: Int, allowLossy: Bool = false,
         expectRevision: Int? = nil, random: some RandomSource = SystemRandom()
     ) throws -> Outcome {
+        // Schema 3's secret fields are sealed under the secrets key: re-sealing them for another
+        // version, or sealing v2's under it, needs the parent key (docs/vault-format.md §9.4).
+        if target >= 3, access.parentKey == nil { throw VaultError.parentKeyNeeded("a migration to schema version 3") }
         let opened = try Vault.open(input, with: access)
         try Vault.checkRevision(opened.document, expected: expectRevision)
         let household = opened.header.householdID
         if opened.document.version == target {
             return Outcome(bytes: input, report: Migration.Report(from: target, to: target), household: household)
         }
-        let vaultKey = try access.vaultKey()
-        let (migrated, report) = try Migration.migrate(opened.document.revealed(with: vaultKey), to: target, allowLossy: allowLossy)
+        let (migrated, report) = try Migration.migrate(opened.document.revealed(with: access), to: target, allowLossy: allowLossy)
         let bytes = try Vault.sealVerified(migrated, access: access, random: random)
         return Outcome(bytes: bytes, report: report, household: household)
     }

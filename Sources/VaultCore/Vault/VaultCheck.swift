@@ -75,27 +75,35 @@ public enum VaultCheck {
             skipped.append((.deviceSubkey, "device subkeys derive from the parent key; a vault key alone cannot check them"))
         }
 
-        let vaultKey = try access.vaultKey()
+        // The secret fields open under the vault key up to schema 2, under the secrets key from
+        // 3, which the vault key alone cannot derive: then they are not opened, and said so.
+        let fieldKey = try access.fieldKey(version: document.version)
+        let keyName = document.version >= 3 ? "secrets key" : "vault key"
+        if fieldKey == nil {
+            skipped.append((.childKey, "children's keys are sealed under the secrets key, which only the parent key derives"))
+            skipped.append((.wrapKey, "the wrap key is sealed under the secrets key, which only the parent key derives"))
+        }
         for child in document.childProfiles {
+            guard let fieldKey, let nsec = child.nsec, let npub = child.npub else { continue }
             let record = "child profile '\(child.profileId)'"
             do {
-                let secret = try child.nsec.reveal(vaultKey, field: .childNsec(profileId: child.profileId), version: document.version)
+                let secret = try nsec.reveal(fieldKey, field: .childNsec(profileId: child.profileId), version: document.version)
                 let key = try SecretKey(secret: secret)
-                if key.publicKey != child.npub {
+                if key.publicKey != npub {
                     report(.childKey, record, "npub does not match the public key of the child's nsec")
                 }
             } catch let error as VaultError {
-                report(.childKey, record, error.code == .authenticationFailed ? "nsecEncrypted does not open with the vault key" : error.reason)
+                report(.childKey, record, error.code == .authenticationFailed ? "nsecEncrypted does not open with the \(keyName)" : error.reason)
             }
         }
         do {
             if let wrapKey = document.parentWrapKey {
-                _ = try wrapKey.reveal(vaultKey, field: .wrapKey, version: document.version)
+                if let fieldKey { _ = try wrapKey.reveal(fieldKey, field: .wrapKey, version: document.version) }
             } else if document.successor == nil {
                 report(.wrapKey, "vault", "has no parentWrapKeyEncrypted (only a rotation tombstone may leave it out)")
             }
         } catch let error as VaultError {
-            report(.wrapKey, "vault", error.code == .authenticationFailed ? "parentWrapKeyEncrypted does not open with the vault key" : error.reason)
+            report(.wrapKey, "vault", error.code == .authenticationFailed ? "parentWrapKeyEncrypted does not open with the \(keyName)" : error.reason)
         }
 
         let profileIDs = Set(document.childProfiles.map(\.profileId))

@@ -22,7 +22,8 @@ public enum VaultDiff {
         }
     }
 
-    static let secretFields: Set<String> = ["nsec", "parentWrapKey"]
+    /// Secret fields, revealed or sealed: a change is named, never shown.
+    static let secretFields: Set<String> = ["nsec", "parentWrapKey", "nsecEncrypted", "parentWrapKeyEncrypted"]
     /// Arrays of records, and the field that identifies a record.
     static let recordArrays: [(field: String, id: String, name: String)] = [
         ("childProfiles", "profileId", "child profile"),
@@ -31,9 +32,11 @@ public enum VaultDiff {
         ("keyHistory", "parentPubkey", "key history"),
     ]
 
-    /// Both documents must be revealed, so secrets can be compared.
+    /// Both documents must be revealed, so secrets can be compared; or, for a vault-key holder
+    /// of schema 3 vaults, both sealed, their secrets compared as the sealed bytes (a secret
+    /// re-sealed with the same value reads as changed: only the parent key can tell).
     public static func between(_ old: VaultDocument, _ new: VaultDocument) throws -> [Change] {
-        guard old.isFullyRevealed, new.isFullyRevealed else {
+        guard (old.isFullyRevealed && new.isFullyRevealed) || (old.version >= 3 && new.version >= 3 && old.isFullySealed && new.isFullySealed) else {
             throw VaultError.secretsNotRevealed("diff needs both documents' secrets revealed, to compare them")
         }
         let oldValue = old.jsonValue(), newValue = new.jsonValue()

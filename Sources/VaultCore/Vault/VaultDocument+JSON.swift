@@ -31,7 +31,7 @@ extension VaultDocument {
             }
             return try SecretBytes(consuming: &bytes)
         }
-        childProfiles = try reader.array("childProfiles").map { try ChildProfile(jsonValue: $0.value, path: $0.path) }
+        childProfiles = try reader.array("childProfiles").map { try ChildProfile(jsonValue: $0.value, path: $0.path, version: version) }
         devices = try reader.array("devices").map { try DeviceRecord(jsonValue: $0.value, path: $0.path, version: version) }
         groupMemberships = try reader.array("groupMemberships").map { try GroupMembership(jsonValue: $0.value, path: $0.path) }
         createdAt = try reader.timestamp("createdAt")
@@ -75,13 +75,23 @@ extension VaultDocument {
 }
 
 extension ChildProfile {
-    init(jsonValue: JSONValue, path: String) throws {
+    init(jsonValue: JSONValue, path: String, version: Int) throws {
         var reader = try JSONObjectReader(jsonValue, path: path)
         profileId = try reader.string("profileId")
         name = try reader.string("name")
         theme = try reader.string("theme")
         avatarData = try reader.optionalBase64("avatarData")
         mlsGroupIds = try reader.strings("mlsGroupIds")
+        // From schema 3 a child may have no key (seed 001: children are local profiles): then
+        // neither its key nor its npub is there; one without the other is refused.
+        let keyless = version >= 3 && !reader.has("nsecEncrypted") && !reader.has("nsec")
+        if keyless {
+            guard !reader.has("npub") else { throw reader.invalid("npub", "is given for a child with no key (nsecEncrypted)") }
+            nsec = nil
+            npub = nil
+            try reader.finish()
+            return
+        }
         nsec = try reader.protectedSecret(sealed: "nsecEncrypted", revealed: "nsec") { text, path in
             do {
                 return try Array(text.utf8).withUnsafeBytes {
@@ -108,10 +118,12 @@ extension ChildProfile {
         ]
         if let avatarData { entries.append(("avatarData", .string(Data(avatarData).base64EncodedString()))) }
         entries.append(("mlsGroupIds", .array(mlsGroupIds.map(JSONValue.string))))
-        entries.append(nsec.jsonEntry(sealed: "nsecEncrypted", revealed: "nsec") { secret in
-            secret.withUnsafeBytes { String(decoding: NIP19.encode(prefix: NIP19.secretKeyPrefix, key: Array($0)), as: UTF8.self) }
-        })
-        entries.append(("npub", .string(npub.npub)))
+        if let nsec {
+            entries.append(nsec.jsonEntry(sealed: "nsecEncrypted", revealed: "nsec") { secret in
+                secret.withUnsafeBytes { String(decoding: NIP19.encode(prefix: NIP19.secretKeyPrefix, key: Array($0)), as: UTF8.self) }
+            })
+        }
+        if let npub { entries.append(("npub", .string(npub.npub))) }
         return .object(entries)
     }
 }

@@ -1,38 +1,64 @@
-/// Sealing and revealing the secret fields inside a document (docs/vault-format.md §4.3):
-/// base64 of nonce ‖ XChaCha20-Poly1305(ciphertext ‖ tag) under the vault key.
+/// Sealing and revealing the secret fields inside a document (docs/vault-format.md §4.3, §9.2):
+/// base64 of nonce ‖ XChaCha20-Poly1305(ciphertext ‖ tag) under the vault key up to schema 2,
+/// under the secrets key from schema 3.
 extension VaultDocument {
     /// The associated data that binds a sealed field to its place. Schema v1 binds nothing
     /// (empty); v2 binds a child's key to its profile id and the wrap key to its field, so a
-    /// blob copied elsewhere fails to open (docs/vault-format.md §8.2).
+    /// blob copied elsewhere fails to open (docs/vault-format.md §8.2); v3 the same under its
+    /// own prefix, so a blob of v2 (sealed under the vault key) never opens as one of v3 (§9.2).
     package static func associatedData(version: Int, field: SecretField) -> [UInt8] {
         guard version >= 2 else { return [] }
+        let prefix = version >= 3 ? "mytube:v3:" : "mytube:v2:"
         switch field {
-        case .wrapKey: return Array("mytube:v2:wrap-key".utf8)
-        case .childNsec(let profileId): return Array("mytube:v2:child-nsec:\(profileId)".utf8)
+        case .wrapKey: return Array("\(prefix)wrap-key".utf8)
+        case .childNsec(let profileId): return Array("\(prefix)child-nsec:\(profileId)".utf8)
         }
     }
 
-    /// Every secret sealed. Sealed fields are checked to open under `vaultKey` and kept as they are.
-    public func sealed(with vaultKey: VaultKey, random: some RandomSource = SystemRandom()) throws -> VaultDocument {
+    /// Every secret sealed under the key of this document's version (``VaultAccess/fieldKey(version:)``).
+    /// Sealed fields are checked to open and kept as they are; with the vault key alone, a
+    /// schema 3 document's sealed fields are carried through byte for byte, unopened, and a
+    /// revealed one (a new secret) needs the parent key.
+    public func sealed(with access: VaultAccess, random: some RandomSource = SystemRandom()) throws -> VaultDocument {
+        guard let key = try access.fieldKey(version: version) else {
+            guard isFullySealed else { throw VaultError.parentKeyNeeded("sealing a new secret in a schema version 3 vault") }
+            return self
+        }
         var copy = self
-        copy.parentWrapKey = try parentWrapKey?.sealed(vaultKey, field: .wrapKey, version: version, random: random)
+        copy.parentWrapKey = try parentWrapKey?.sealed(key, field: .wrapKey, version: version, random: random)
         for index in copy.childProfiles.indices {
             let child = copy.childProfiles[index]
-            copy.childProfiles[index].nsec = try child.nsec.sealed(vaultKey, field: .childNsec(profileId: child.profileId), version: version, random: random)
+            copy.childProfiles[index].nsec = try child.nsec?.sealed(key, field: .childNsec(profileId: child.profileId), version: version, random: random)
         }
         return copy
     }
 
     /// Every secret revealed. Fails with ``VaultError/Code/authenticationFailed`` naming the
-    /// first field that does not open.
-    public func revealed(with vaultKey: VaultKey) throws -> VaultDocument {
+    /// first field that does not open, and, for a schema 3 document given the vault key alone,
+    /// says the parent key is needed (its secrets are sealed under the secrets key).
+    public func revealed(with access: VaultAccess) throws -> VaultDocument {
+        guard let key = try access.fieldKey(version: version) else {
+            throw VaultError.parentKeyNeeded("revealing the secrets of a schema version 3 vault (each child's key, the wrap key)")
+        }
         var copy = self
-        copy.parentWrapKey = try parentWrapKey.map { .revealed(try $0.reveal(vaultKey, field: .wrapKey, version: version)) }
+        copy.parentWrapKey = try parentWrapKey.map { .revealed(try $0.reveal(key, field: .wrapKey, version: version)) }
         for index in copy.childProfiles.indices {
             let child = copy.childProfiles[index]
-            copy.childProfiles[index].nsec = .revealed(try child.nsec.reveal(vaultKey, field: .childNsec(profileId: child.profileId), version: version))
+            copy.childProfiles[index].nsec = try child.nsec.map { .revealed(try $0.reveal(key, field: .childNsec(profileId: child.profileId), version: version)) }
         }
         return copy
+    }
+
+    /// The document as two copies of it are compared (after a write, by diff and merge):
+    /// secrets revealed where `access` opens them, else (schema 3, vault key alone) as the
+    /// sealed bytes a vault-key holder carries through.
+    public func comparable(with access: VaultAccess) throws -> VaultDocument {
+        try access.fieldKey(version: version) == nil ? self : revealed(with: access)
+    }
+
+    /// Whether no secret field is in the clear.
+    public var isFullySealed: Bool {
+        !(parentWrapKey?.isRevealed ?? false) && !childProfiles.contains { $0.nsec?.isRevealed ?? false }
     }
 }
 
@@ -53,7 +79,7 @@ extension ProtectedSecret {
     /// Both secret fields hold 32-byte keys.
     static let secretByteCount = 32
 
-    func reveal(_ vaultKey: VaultKey, field: SecretField, version: Int) throws -> SecretBytes {
+    func reveal(_ key: FieldKey, field: SecretField, version: Int) throws -> SecretBytes {
         switch self {
         case .revealed(let secret):
             return secret
@@ -62,11 +88,11 @@ extension ProtectedSecret {
             let secret: SecretBytes
             do {
                 secret = try blob.dropFirst(XChaCha20Poly1305.nonceByteCount).withContiguousStorageIfAvailable {
-                    try XChaCha20Poly1305.open(UnsafeRawBufferPointer($0), key: vaultKey.secret, nonce: nonce,
+                    try XChaCha20Poly1305.open(UnsafeRawBufferPointer($0), key: key.secret, nonce: nonce,
                                                associatedData: VaultDocument.associatedData(version: version, field: field))
                 }!
             } catch let error as VaultError where error.code == .authenticationFailed {
-                throw VaultError.secretDoesNotOpen(field)
+                throw VaultError.secretDoesNotOpen(field, version: version)
             }
             guard secret.count == Self.secretByteCount else {
                 throw VaultError.sealedSecretWrongLength(field, byteCount: secret.count)
@@ -75,10 +101,10 @@ extension ProtectedSecret {
         }
     }
 
-    func sealed(_ vaultKey: VaultKey, field: SecretField, version: Int, random: some RandomSource) throws -> ProtectedSecret {
+    func sealed(_ key: FieldKey, field: SecretField, version: Int, random: some RandomSource) throws -> ProtectedSecret {
         switch self {
         case .sealed:
-            _ = try reveal(vaultKey, field: field, version: version)
+            _ = try reveal(key, field: field, version: version)
             return self
         case .revealed(let secret):
             guard secret.count == Self.secretByteCount else {
@@ -86,7 +112,7 @@ extension ProtectedSecret {
             }
             let nonce = random.bytes(XChaCha20Poly1305.nonceByteCount)
             let ciphertext = try secret.withUnsafeBytes {
-                try XChaCha20Poly1305.seal($0, key: vaultKey.secret, nonce: nonce,
+                try XChaCha20Poly1305.seal($0, key: key.secret, nonce: nonce,
                                            associatedData: VaultDocument.associatedData(version: version, field: field))
             }
             return .sealed(nonce + ciphertext)
@@ -95,9 +121,17 @@ extension ProtectedSecret {
 }
 
 extension VaultError {
-    /// A sealed secret field whose AEAD does not open under the household's vault key.
-    static func secretDoesNotOpen(_ field: SecretField, file: String = #fileID, line: UInt = #line) -> VaultError {
-        VaultError(.authenticationFailed, "\(field.name) does not open with this household's vault key", file: file, line: line)
+    /// A sealed secret field whose AEAD does not open under the household's vault key (the
+    /// secrets key from schema 3).
+    static func secretDoesNotOpen(_ field: SecretField, version: Int, file: String = #fileID, line: UInt = #line) -> VaultError {
+        VaultError(.authenticationFailed, "\(field.name) does not open with this household's \(version >= 3 ? "secrets key" : "vault key")", file: file, line: line)
+    }
+
+    /// What needs the parent key, given the vault key alone: from schema 3, every secret field
+    /// is sealed under the secrets key, which only the parent key derives.
+    package static func parentKeyNeeded(_ what: String, file: String = #fileID, line: UInt = #line) -> VaultError {
+        VaultError(.parentKeyNeeded, "\(what) needs the parent key; the vault key opens the household's structure, never a child's key or the wrap key",
+                   hint: "give the parent key with --key-file (or --key-command)", file: file, line: line)
     }
 
     /// A sealed secret that opened to something other than a 32-byte key (only its length is told).
@@ -109,4 +143,9 @@ extension VaultError {
     static func revealedSecretWrongLength(_ field: SecretField, byteCount: Int, file: String = #fileID, line: UInt = #line) -> VaultError {
         VaultError(.malformedDocument, "\(field.name) should be a 32-byte key, not \(byteCount) bytes", file: file, line: line)
     }
+}
+
+extension VaultError.Code {
+    /// The vault key was given where only the parent key will do (schema 3's secrets).
+    public static let parentKeyNeeded = VaultError.Code(name: "parentKeyNeeded", category: .usage)
 }

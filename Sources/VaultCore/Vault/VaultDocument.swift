@@ -53,7 +53,7 @@ public struct VaultDocument: Sendable, Equatable {
     }
 
     /// The schema versions this build reads and writes.
-    public static let supportedVersions: ClosedRange<Int> = 1...2
+    public static let supportedVersions: ClosedRange<Int> = 1...3
 
     /// No document of any version is shorter: the fields every version requires, written as
     /// compactly as JSON allows, with the two whose length is fixed (the 64-hex parent key and
@@ -108,11 +108,15 @@ public struct ChildProfile: Sendable, Equatable {
     public var theme: String
     public var avatarData: [UInt8]?
     public var mlsGroupIds: [String]
-    /// The child's 32-byte secret key.
-    public var nsec: ProtectedSecret
-    public var npub: PublicKey
+    /// The child's 32-byte secret key; nil for a child with no key of its own, which schema 3
+    /// allows (seed 001: children are local profiles), nil exactly when `npub` is.
+    public var nsec: ProtectedSecret?
+    public var npub: PublicKey?
 
-    public init(profileId: String, name: String, theme: String, avatarData: [UInt8]?, mlsGroupIds: [String], nsec: ProtectedSecret, npub: PublicKey) {
+    /// Whether the child has a key of its own.
+    public var hasKey: Bool { nsec != nil }
+
+    public init(profileId: String, name: String, theme: String, avatarData: [UInt8]?, mlsGroupIds: [String], nsec: ProtectedSecret?, npub: PublicKey?) {
         self.profileId = profileId
         self.name = name
         self.theme = theme

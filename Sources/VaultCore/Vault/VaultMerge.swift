@@ -56,14 +56,17 @@ public enum VaultMerge {
         guard base.parentPubkey == ours.parentPubkey, base.parentPubkey == theirs.parentPubkey else {
             throw VaultError.mergeOfSeveralHouseholds()
         }
-        let (b, o, t) = try (upgraded(base), upgraded(ours), upgraded(theirs))
+        // The newest of the three versions, 2 at least: a schema 3 copy is never taken down
+        // (its keyless children, its secrets sealed for the parent alone).
+        let target = max(2, base.version, ours.version, theirs.version)
+        let (b, o, t) = try (upgraded(base, to: target), upgraded(ours, to: target), upgraded(theirs, to: target))
         var merger = Merger(oursIsLater: o.updatedAt >= t.updatedAt)
         let baseValue = b.jsonValue(), oursValue = o.jsonValue(), theirsValue = t.jsonValue()
 
         let fixed: Set<String> = ["version", "revision", "parentPubkey", "createdAt", "updatedAt"]
         let arrays = Set(VaultDiff.recordArrays.map(\.field))
         var merged: [(key: String, value: JSONValue)] = [
-            ("version", .int(2)),
+            ("version", .int(target)),
             ("revision", .int(try VaultDocument.revision(after: max(o.revision ?? 1, t.revision ?? 1)))),
             ("parentPubkey", .string(o.parentPubkey.hex)),
             ("createdAt", .string(b.createdAt.rfc3339)),
@@ -120,8 +123,10 @@ public enum VaultMerge {
         return conflicts
     }
 
-    private static func upgraded(_ document: VaultDocument) throws -> VaultDocument {
-        try Migration.migrate(document, to: 2).0
+    /// A copy at `target`: as it is when it is there already (sealed ones too, as a vault-key
+    /// holder of schema 3 vaults has them), else migrated, which needs its secrets revealed.
+    private static func upgraded(_ document: VaultDocument, to target: Int) throws -> VaultDocument {
+        document.version == target ? document : try Migration.migrate(document, to: target).0
     }
 
     private struct Merger {

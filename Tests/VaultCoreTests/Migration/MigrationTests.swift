@@ -31,7 +31,7 @@ import Testing
             #expect(opened.header.schemaVersion == 2)
             #expect(try VaultCheck.run(opened.document, access: access).isClean)
             let back = try VaultMigration.migrate(v2.bytes, access: access, to: 1, random: random)
-            #expect(try Vault.open(back.bytes, with: access).document.revealed(with: access.vaultKey()).jsonValue() == document.jsonValue())
+            #expect(try Vault.open(back.bytes, with: access).document.revealed(with: access).jsonValue() == document.jsonValue())
         }
     }
 
@@ -48,8 +48,8 @@ import Testing
     @Test func migrationNeedsRevealedSecretsAndAKnownTarget() throws {
         let parent = try SecretKey.generate(using: random)
         let document = try DocumentGenerator(random: random).household(parent: parent)
-        #expect(throws: VaultError(.secretsNotRevealed, "")) { try Migration.migrate(document.sealed(with: Derivation.vaultKey(for: parent)), to: 2) }
-        #expect(throws: VaultError(.unsupportedVersion, "")) { try Migration.migrate(document, to: 3) }
+        #expect(throws: VaultError(.secretsNotRevealed, "")) { try Migration.migrate(document.sealed(with: .parentKey(parent)), to: 2) }
+        #expect(throws: VaultError(.unsupportedVersion, "")) { try Migration.migrate(document, to: 4) }
     }
 
     @Test func expectRevisionGuards() throws {
@@ -68,10 +68,10 @@ import Testing
             document.childProfiles.append(ChildProfile(profileId: id, name: id, theme: "t", avatarData: nil, mlsGroupIds: [],
                                                        nsec: .revealed(try key.withUnsafeBytes { try SecretBytes(copying: $0) }), npub: key.publicKey))
         }
-        var sealed = try document.sealed(with: Derivation.vaultKey(for: parent), random: random)
+        var sealed = try document.sealed(with: .parentKey(parent), random: random)
         let count = sealed.childProfiles.count
         sealed.childProfiles[count - 1].nsec = sealed.childProfiles[count - 2].nsec
-        #expect(throws: VaultError(.authenticationFailed, "")) { try sealed.revealed(with: Derivation.vaultKey(for: parent)) }
+        #expect(throws: VaultError(.authenticationFailed, "")) { try sealed.revealed(with: .parentKey(parent)) }
     }
 
     @Test func v2CheckRules() throws {

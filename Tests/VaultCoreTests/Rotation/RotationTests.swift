@@ -47,8 +47,8 @@ import Testing
             let tombstone = try Vault.open(outcome.tombstone, with: .parentKey(setup.old)).document
             #expect(try VaultCheck.run(tombstone, access: .parentKey(setup.old)).isClean)
 
-            let revealed = try opened.revealed(with: Derivation.vaultKey(for: setup.new))
-            let original = try setup.document.revealed(with: Derivation.vaultKey(for: setup.old))
+            let revealed = try opened.revealed(with: .parentKey(setup.new))
+            let original = try setup.document.revealed(with: .parentKey(setup.old))
             for (new, old) in zip(revealed.childProfiles, original.childProfiles) {
                 #expect((new.nsec == old.nsec) == (mode == .routine))
             }
@@ -68,10 +68,9 @@ import Testing
         let first = try RotationApplier.apply(plan, vault: setup.vault, oldKey: setup.old, newKey: setup.new)
         let second = try RotationApplier.apply(plan, vault: setup.vault, oldKey: setup.old, newKey: setup.new)
         for (a, b, key) in [(first.newVault, second.newVault, setup.new), (first.tombstone, second.tombstone, setup.old)] {
-            let vaultKey = try Derivation.vaultKey(for: key)
             #expect(a != b)  // fresh nonces
-            #expect(try Vault.open(a, with: .parentKey(key)).document.revealed(with: vaultKey).jsonValue()
-                    == Vault.open(b, with: .parentKey(key)).document.revealed(with: vaultKey).jsonValue())
+            #expect(try Vault.open(a, with: .parentKey(key)).document.revealed(with: .parentKey(key)).jsonValue()
+                    == Vault.open(b, with: .parentKey(key)).document.revealed(with: .parentKey(key)).jsonValue())
         }
         #expect(first.operations == second.operations)
     }

@@ -13,7 +13,7 @@ import Testing
             for access in [VaultAccess.parentKey(parent), .vaultKey(try Derivation.vaultKey(for: parent))] {
                 let opened = try Vault.open(bytes, with: access)
                 #expect(opened.header.householdID == Household(parentPublicKey: parent.publicKey).id)
-                #expect(try opened.document.revealed(with: access.vaultKey()).jsonValue() == document.jsonValue())
+                #expect(try opened.document.revealed(with: access).jsonValue() == document.jsonValue())
                 #expect(try VaultCheck.run(opened.document, access: access).isClean)
             }
         }
@@ -21,7 +21,7 @@ import Testing
 
     @Test func sealedJSONRoundTripsThroughText() throws {
         let parent = try SecretKey.generate(using: random)
-        let document = try DocumentGenerator(random: random).household(parent: parent).sealed(with: Derivation.vaultKey(for: parent), random: random)
+        let document = try DocumentGenerator(random: random).household(parent: parent).sealed(with: .parentKey(parent), random: random)
         #expect(try VaultDocument(json: document.json()) == document)
     }
 
@@ -34,7 +34,7 @@ import Testing
     @Test func sealRefusesASealedBlobThatDoesNotOpen() throws {
         let parent = try SecretKey.generate(using: random), stranger = try SecretKey.generate(using: random)
         var document = try DocumentGenerator(random: random).household(parent: parent)
-        document.parentWrapKey = try document.parentWrapKey!.sealed(Derivation.vaultKey(for: stranger), field: .wrapKey, version: 1, random: random)
+        document.parentWrapKey = try document.parentWrapKey!.sealed(#require(try VaultAccess.parentKey(stranger).fieldKey(version: 1)), field: .wrapKey, version: 1, random: random)
         #expect(throws: VaultError(.authenticationFailed, "")) { try Vault.seal(document, with: parent, random: random) }
     }
 
@@ -58,7 +58,7 @@ import Testing
     ])
     func strictDocumentErrors(_ field: String, _ fragment: String) throws {
         let parent = try SecretKey.generate(using: random)
-        var object = try JSONValue(parsing: try DocumentGenerator(random: random).household(parent: parent).sealed(with: Derivation.vaultKey(for: parent), random: random).json())
+        var object = try JSONValue(parsing: try DocumentGenerator(random: random).household(parent: parent).sealed(with: .parentKey(parent), random: random).json())
         let override = try JSONValue(parsing: Array("{\(field)}".utf8))
         guard case .object(var entries) = object, case .object(let changes) = override else { return }
         for change in changes {

@@ -24,5 +24,26 @@ import Testing
         #expect(Hex.encode(ciphertext) == "0406a7aa26aa51e3872f9cabe2fdf4502b261970036070bcead60154c1")
     }
 
+    /// §9.5: the same wrap key in schema 3, sealed under the secrets key with v3's binding
+    /// through the code's own sealing path (the nonce drawn from a source that counts up).
+    @Test func sealedFieldOfVersion3() throws {
+        var text = Array("nsec1lqt48lfawqu2gtwfzh0q25qkhfmgfur3suk5r632shu6fm8y9z9sncnftt".utf8)
+        let parent = try SecretKey(parsing: SecretBytes(consuming: &text), what: "the example key")
+        let secretsKey = try #require(try VaultAccess.parentKey(parent).fieldKey(version: 3))
+        let wrapKey = ProtectedSecret.revealed(.test(hex("94f2bde28112547e6576f83f956713d1bb3536243b96b7e4892840cba7e55d71")))
+        guard case .sealed(let blob) = try wrapKey.sealed(secretsKey, field: .wrapKey, version: 3, random: CountingRandom()) else {
+            Issue.record("not sealed")
+            return
+        }
+        #expect(base64(blob) == "AAECAwQFBgcICQoLDA0ODxAREhMUFRYXDg3kPOhypoTWRpiQnd6SgdlpQPLk67PnyTVOxqp2BlgTkeCBxDBTtnMVBPAHCMuU")
+    }
+
     private func base64(_ bytes: [UInt8]) -> String { Data(bytes).base64EncodedString() }
+}
+
+/// Bytes 0, 1, 2, … : the worked example's nonce.
+private struct CountingRandom: RandomSource {
+    func fill(_ buffer: UnsafeMutableRawBufferPointer) {
+        for index in buffer.indices { buffer[index] = UInt8(truncatingIfNeeded: index) }
+    }
 }

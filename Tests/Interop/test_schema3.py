@@ -1,0 +1,166 @@
+"""Schema 3 (issue 45, docs/vault-format.md §9) against the independent Python reference: the
+vault key support holds opens the household's structure and never a child's key or the wrap
+key; the parent key reveals them byte for byte; children may have no key.
+"""
+import base64
+import json
+import os
+import subprocess
+from pathlib import Path
+
+import pytest
+from vaultref import (Household, hkdf, nip19_decode, nip19_encode, open_envelope, open_field, seal_envelope, seal_field)
+from workspace import BIN, FIXTURES
+
+PARENT_NSEC = (FIXTURES / "keys" / "parent.nsec").read_text().strip()
+PARENT = Household(nip19_decode(PARENT_NSEC, "nsec"))
+SECRETS_KEY = hkdf(PARENT.secret, b"mytube:secrets:v1", PARENT.pubkey.encode())
+
+
+def tool(name, *arguments, cwd):
+    return subprocess.run([str(BIN / name), *arguments], capture_output=True, text=True, errors="replace", cwd=cwd, timeout=120,
+                          stdin=subprocess.DEVNULL)
+
+
+@pytest.fixture
+def household(tmp_path):
+    """A folder with the parent key, its vault key alone, and the testkit's v2 household."""
+    (tmp_path / "parent.nsec").write_text(PARENT_NSEC + "\n")
+    (tmp_path / "support.vaultkey").write_text(PARENT.vault_key.hex() + "\n")
+    for name in ("parent.nsec", "support.vaultkey"):
+        (tmp_path / name).chmod(0o600)
+    (tmp_path / "v2.vault").write_bytes((FIXTURES / "testkit" / "ok-v2-household.vault").read_bytes())
+    return tmp_path
+
+
+def v2_secrets():
+    """The v2 household's secrets as the reference opens them: the wrap key and each child's key."""
+    document = open_envelope((FIXTURES / "testkit" / "ok-v2-household.vault").read_bytes(), PARENT.vault_key)
+    wrap = open_field(PARENT.vault_key, document["parentWrapKeyEncrypted"], b"mytube:v2:wrap-key")
+    children = {child["profileId"]: open_field(PARENT.vault_key, child["nsecEncrypted"], b"mytube:v2:child-nsec:" + child["profileId"].encode())
+                for child in document["childProfiles"]}
+    return wrap, children
+
+
+def encodings(secret: bytes):
+    """Every way a 32-byte secret could show in text."""
+    return [secret.hex(), secret.hex().upper(), nip19_encode("nsec", secret), base64.b64encode(secret).decode(),
+            base64.urlsafe_b64encode(secret).decode().rstrip("=")]
+
+
+def test_the_vault_key_opens_the_structure_and_no_secret(household):
+    upgraded = tool("vault-tool", "migrate", "vault", "--key-file", "parent.nsec", "--to", "3", "-o", "v3.vault", "v2.vault", cwd=household)
+    assert upgraded.returncode == 0, upgraded.stderr
+    data = (household / "v3.vault").read_bytes()
+    assert data[9] == 3
+    # The reference opens the envelope with the vault key: the whole structure is there.
+    document = open_envelope(data, PARENT.vault_key)
+    assert document["version"] == 3 and document["childProfiles"] and document["devices"]
+    plaintext = json.dumps(document)
+    wrap, children = v2_secrets()
+    for secret in [wrap, *children.values()]:
+        assert not any(form in plaintext for form in encodings(secret))
+    # No sealed field opens under the vault key, with either binding; each opens under the
+    # secrets key with v3's, to the very bytes v2 held.
+    fields = [(document["parentWrapKeyEncrypted"], b"wrap-key", wrap)] + [
+        (child["nsecEncrypted"], b"child-nsec:" + child["profileId"].encode(), children[child["profileId"]]) for child in document["childProfiles"]]
+    for blob, place, expected in fields:
+        for key, prefix in [(PARENT.vault_key, b"mytube:v3:"), (PARENT.vault_key, b"mytube:v2:"), (PARENT.vault_key, b"")]:
+            with pytest.raises(Exception):
+                open_field(key, blob, prefix + place if prefix else b"")
+        assert open_field(SECRETS_KEY, blob, b"mytube:v3:" + place) == expected
+
+
+def test_the_parent_key_reveals_every_secret_byte_for_byte_and_the_vault_key_is_refused(household):
+    assert tool("vault-tool", "migrate", "vault", "--key-file", "parent.nsec", "--to", "3", "-o", "v3.vault", "v2.vault", cwd=household).returncode == 0
+    revealed = tool("vault-tool", "open", "--key-file", "parent.nsec", "--reveal-secrets", "-o", "r.json", "v3.vault", cwd=household)
+    assert revealed.returncode == 0, revealed.stderr
+    document = json.loads((household / "r.json").read_text())
+    wrap, children = v2_secrets()
+    assert bytes.fromhex(document["parentWrapKey"]) == wrap
+    assert {child["profileId"]: nip19_decode(child["nsec"], "nsec") for child in document["childProfiles"]} == children
+    refused = tool("vault-tool", "open", "--vault-key-file", "support.vaultkey", "--reveal-secrets", "-o", "s.json", "v3.vault", cwd=household)
+    assert refused.returncode == 64 and "parent key" in refused.stderr and "--key-file" in refused.stderr
+    assert not (household / "s.json").exists()
+
+
+def test_support_works_a_whole_call_with_the_vault_key_and_never_sees_a_secret(household):
+    """inspect, check, revoke by name, diff, merge: every output, and every file written."""
+    assert tool("vault-tool", "migrate", "vault", "--key-file", "parent.nsec", "--to", "3", "-o", "v3.vault", "v2.vault", cwd=household).returncode == 0
+    document = open_envelope((household / "v3.vault").read_bytes(), PARENT.vault_key)
+    device = next(d for d in document["devices"] if d["status"] == "active" and not d["isPrimary"])
+    said = ""
+    for argv in [
+        ["vault-tool", "inspect", "--vault-key-file", "support.vaultkey", "v3.vault"],
+        ["vault-tool", "inspect", "--json", "--vault-key-file", "support.vaultkey", "v3.vault"],
+        ["vault-tool", "check", "--vault-key-file", "support.vaultkey", "v3.vault"],
+        ["vault-tool", "open", "--vault-key-file", "support.vaultkey", "-o", "sealed.json", "v3.vault"],
+        ["device-revoker", "vault", "--vault-key-file", "support.vaultkey", "--vault", "v3.vault", "--device", device["deviceName"],
+         "--reason", "lost", "-o", "revoked.vault"],
+        ["vault-tool", "diff", "--vault-key-file", "support.vaultkey", "v3.vault", "revoked.vault"],
+        ["vault-tool", "merge", "--vault-key-file", "support.vaultkey", "--base", "v3.vault", "--ours", "revoked.vault", "--theirs", "v3.vault",
+         "-o", "merged.vault"],
+    ]:
+        result = tool(*argv, cwd=household)
+        assert result.returncode == 0, (argv, result.stderr)
+        said += result.stdout + result.stderr
+    assert "not checked" in said or "skipped child-key" in said
+    written = "".join(open_envelope((household / name).read_bytes(), PARENT.vault_key).__repr__() for name in ("revoked.vault", "merged.vault"))
+    written += (household / "sealed.json").read_text()
+    wrap, children = v2_secrets()
+    for secret in [wrap, *children.values()]:
+        assert not any(form in said or form in written for form in encodings(secret))
+    # What support wrote carries every sealed field byte for byte, and the parent still reads it.
+    revoked = open_envelope((household / "revoked.vault").read_bytes(), PARENT.vault_key)
+    assert revoked["parentWrapKeyEncrypted"] == document["parentWrapKeyEncrypted"]
+    assert [c["nsecEncrypted"] for c in revoked["childProfiles"]] == [c["nsecEncrypted"] for c in document["childProfiles"]]
+    assert next(d for d in revoked["devices"] if d["deviceId"] == device["deviceId"])["status"] == "revoked"
+    check = tool("vault-tool", "check", "--key-file", "parent.nsec", "merged.vault", cwd=household)
+    assert check.returncode == 0, check.stdout + check.stderr
+
+
+def reference_v3_vault(keyless_child: bool):
+    """A version 3 vault the reference writes from the v2 household, one child without a key."""
+    document = open_envelope((FIXTURES / "testkit" / "ok-v2-household.vault").read_bytes(), PARENT.vault_key)
+    wrap, children = v2_secrets()
+    document["version"] = 3
+    document["parentWrapKeyEncrypted"] = seal_field(SECRETS_KEY, wrap, ad=b"mytube:v3:wrap-key")
+    for index, child in enumerate(document["childProfiles"]):
+        if keyless_child and index == 0:
+            del child["nsecEncrypted"], child["npub"]
+        else:
+            child["nsecEncrypted"] = seal_field(SECRETS_KEY, children[child["profileId"]], ad=b"mytube:v3:child-nsec:" + child["profileId"].encode())
+    return document, seal_envelope(json.dumps(document, indent=2).encode(), PARENT.household_id, PARENT.vault_key, schema=3)
+
+
+def test_a_vault_the_reference_writes_is_read_checked_and_keyless_children_are_kept_or_dropped_only_when_allowed(household):
+    document, data = reference_v3_vault(keyless_child=True)
+    (household / "ref3.vault").write_bytes(data)
+    keyless = document["childProfiles"][0]["profileId"]
+    check = tool("vault-tool", "check", "--key-file", "parent.nsec", "ref3.vault", cwd=household)
+    assert check.returncode == 0, check.stdout + check.stderr
+    inspected = tool("vault-tool", "inspect", "--json", "--vault-key-file", "support.vaultkey", "ref3.vault", cwd=household)
+    assert inspected.returncode == 0, inspected.stderr
+    shown = {c["profileId"]: c["npub"] for c in json.loads(inspected.stdout)["document"]["children"]}
+    assert shown[keyless] is None and all(npub for profile, npub in shown.items() if profile != keyless)
+    refused = tool("vault-tool", "migrate", "vault", "--key-file", "parent.nsec", "--to", "2", "-o", "down.vault", "ref3.vault", cwd=household)
+    assert refused.returncode == 4 and keyless in refused.stderr and not (household / "down.vault").exists()
+    allowed = tool("vault-tool", "migrate", "vault", "--key-file", "parent.nsec", "--to", "2", "--allow-lossy", "-o", "down.vault", "ref3.vault", cwd=household)
+    assert allowed.returncode == 0, allowed.stderr
+    down = open_envelope((household / "down.vault").read_bytes(), PARENT.vault_key)
+    assert down["version"] == 2 and keyless not in [c["profileId"] for c in down["childProfiles"]]
+    assert all(g.get("childProfileId") != keyless for g in down["groupMemberships"])
+
+
+@pytest.mark.parametrize("argv", [
+    ["vault-tool", "migrate", "vault", "--vault-key-file", "support.vaultkey", "--to", "3", "-o", "x.vault", "v2.vault"],
+    ["vault-tool", "migrate", "--vault-key-file", "support.vaultkey", "--to", "3", "--in-place", "v2.vault"],
+    ["vault-tool", "migrate", "bucket", "--source", "s3://fleet/vaults/", "--vault-key-dir", ".", "--to", "3", "--in-place"],
+    ["vault-tool", "migrate", "--source", "s3://fleet/vaults/", "--vault-key-dir", ".", "--to", "3", "--out", "s3://fleet/v3/"],
+])
+def test_a_migration_to_3_without_the_parent_key_is_refused_before_anything_is_read(household, argv):
+    before = (household / "v2.vault").read_bytes()
+    result = tool(*argv, cwd=household)
+    assert result.returncode == 64, result.stderr
+    assert "parent key" in result.stderr
+    assert (household / "v2.vault").read_bytes() == before and not (household / "x.vault").exists()

@@ -1,0 +1,134 @@
+import Testing
+@testable import VaultCore
+
+/// Schema 3 (issue 45, docs/vault-format.md §9): the secrets sit under a key only the parent
+/// key derives, so the vault key support holds opens the structure and never a child's key or
+/// the wrap key; and a child may have no key of its own.
+@Suite struct Schema3Tests {
+    let random = SeededRandom(seed: 0x0303)
+
+    func v3Vault(children: ClosedRange<Int> = 1...4) throws -> (SecretKey, VaultDocument, [UInt8]) {
+        let parent = try SecretKey.generate(using: random)
+        let document = try DocumentGenerator(random: random).household(parent: parent, devices: 2...6, children: children, groups: 1...4)
+        let (v3, report) = try Migration.migrate(document, to: 3)
+        #expect(report.losses.isEmpty && v3.version == 3)
+        return (parent, v3, try Vault.seal(v3, with: parent, random: random))
+    }
+
+    /// The secrets key of the example household (Examples/household.nsec), as the Python
+    /// `cryptography` package's HKDF computes it (docs/vault-format.md §9.1), and not its vault key.
+    @Test func theSecretsKeyIsItsOwnDerivation() throws {
+        var text = Array("nsec1lqt48lfawqu2gtwfzh0q25qkhfmgfur3suk5r632shu6fm8y9z9sncnftt".utf8)
+        let parent = try SecretKey(parsing: SecretBytes(consuming: &text), what: "the example key")
+        let secrets = try Derivation.secretsKey(for: parent).secret.withUnsafeBytes { Hex.encode($0) }
+        let vault = try Derivation.vaultKey(for: parent).secret.withUnsafeBytes { Hex.encode($0) }
+        #expect(secrets == "9ff5aaad19b3ee01fc2dbfa9578c18681dc7bd979f739c0381dd186c098836c1")
+        #expect(vault == "d727917d50873765509e32b3875462f52dc7f945f15c200f32cd060a4d45cbaf")
+    }
+
+    /// No sealed field of a v3 vault opens under the vault key, with v3's binding or v2's; each
+    /// opens under the secrets key; and the vault key alone is told it needs the parent key.
+    @Test func theVaultKeyOpensNoSecretOfAVersion3Vault() throws {
+        for _ in 0..<20 {
+            let (parent, _, bytes) = try v3Vault()
+            let vaultKey = try Derivation.vaultKey(for: parent)
+            let opened = try Vault.open(bytes, with: .vaultKey(vaultKey)).document
+            #expect(opened.isFullySealed)
+            let asVaultKey = FieldKey(secret: vaultKey.secret), secretsKey = try Derivation.secretsKey(for: parent)
+            for (secret, field) in [(opened.parentWrapKey!, SecretField.wrapKey)] + opened.childProfiles.map({ ($0.nsec!, SecretField.childNsec(profileId: $0.profileId)) }) {
+                for version in [2, 3] {
+                    #expect(throws: VaultError(.authenticationFailed, "")) { try secret.reveal(asVaultKey, field: field, version: version) }
+                }
+                #expect(try secret.reveal(secretsKey, field: field, version: 3).count == 32)
+            }
+            #expect(throws: VaultError(.parentKeyNeeded, "")) { try opened.revealed(with: .vaultKey(vaultKey)) }
+            #expect(try opened.revealed(with: .parentKey(parent)).isFullyRevealed)
+        }
+    }
+
+    /// 2 → 3 → 2 gives back the same values, through whole files, with the parent key.
+    @Test func version2To3AndBackLosesNothing() throws {
+        for _ in 0..<60 {
+            let parent = try SecretKey.generate(using: random)
+            let access = VaultAccess.parentKey(parent)
+            let (v2, _) = try Migration.migrate(DocumentGenerator(random: random).household(parent: parent), to: 2)
+            let up = try VaultMigration.migrate(Vault.seal(v2, with: parent, random: random), access: access, to: 3, random: random)
+            #expect(try Vault.open(up.bytes, with: access).header.schemaVersion == 3)
+            #expect(try VaultCheck.run(Vault.open(up.bytes, with: access).document, access: access).isClean)
+            let down = try VaultMigration.migrate(up.bytes, access: access, to: 2, random: random)
+            #expect(try Vault.open(down.bytes, with: access).document.revealed(with: access).jsonValue() == v2.jsonValue())
+            let fromOne = try VaultMigration.migrate(Vault.seal(try Migration.migrate(v2, to: 1).0, with: parent, random: random), access: access, to: 3, random: random)
+            #expect(fromOne.report.from == 1 && fromOne.report.to == 3)
+        }
+    }
+
+    /// A migration to 3 with the vault key alone is refused before the vault is opened.
+    @Test func aMigrationTo3NeedsTheParentKey() throws {
+        let parent = try SecretKey.generate(using: random)
+        let v2 = try Vault.seal(Migration.migrate(DocumentGenerator(random: random).household(parent: parent), to: 2).0, with: parent, random: random)
+        #expect(throws: VaultError(.parentKeyNeeded, "")) {
+            try VaultMigration.migrate(v2, access: .vaultKey(Derivation.vaultKey(for: parent)), to: 3, random: random)
+        }
+        #expect(throws: VaultError(.parentKeyNeeded, "")) {
+            try VaultMigration.migrate(Array("not even a vault".utf8), access: .vaultKey(Derivation.vaultKey(for: parent)), to: 3, random: random)
+        }
+    }
+
+    /// Support's work with the vault key alone: a revocation written back carries every sealed
+    /// field byte for byte, and check says which rules it could not run.
+    @Test func aVaultKeyHolderRewritesAVersion3VaultCarryingItsSecrets() throws {
+        let (parent, _, bytes) = try v3Vault()
+        let access = VaultAccess.vaultKey(try Derivation.vaultKey(for: parent))
+        var document = try Vault.open(bytes, with: access).document
+        let before = document
+        document.devices[0].deviceName = "renamed by support"
+        try document.raiseRevision()
+        let written = try Vault.sealVerified(document, access: access, random: random)
+        let after = try Vault.open(written, with: access).document
+        #expect(after.parentWrapKey == before.parentWrapKey && after.childProfiles.map(\.nsec) == before.childProfiles.map(\.nsec))
+        #expect(try Vault.open(written, with: .parentKey(parent)).document.revealed(with: .parentKey(parent)).devices[0].deviceName == "renamed by support")
+        let check = try VaultCheck.run(after, access: access)
+        #expect(check.isClean && Set(check.skipped.map(\.rule)) == [.deviceSubkey, .childKey, .wrapKey])
+        // A new secret needs the parent key.
+        var withNewSecret = after
+        withNewSecret.parentWrapKey = .revealed(try random.secret(32))
+        #expect(throws: VaultError(.parentKeyNeeded, "")) { try Vault.sealVerified(withNewSecret, access: access, random: random) }
+    }
+
+    /// A child with no key of its own (seed 001): read and written in v3, refused in v2 and by
+    /// half (a key without its npub or the reverse); 3 → 2 drops it only when allowed.
+    @Test func aChildMayHaveNoKeyFromVersion3() throws {
+        let (parent, revealed, _) = try v3Vault(children: 2...3)
+        var document = revealed
+        let keyless = document.childProfiles[0].profileId
+        document.childProfiles[0].nsec = nil
+        document.childProfiles[0].npub = nil
+        if !document.groupMemberships.isEmpty { document.groupMemberships[0].childProfileId = keyless }
+        let bytes = try Vault.seal(document, with: parent, random: random)
+        let access = VaultAccess.parentKey(parent)
+        let opened = try Vault.open(bytes, with: access).document
+        #expect(!opened.childProfiles[0].hasKey && opened.childProfiles[1].hasKey)
+        #expect(try VaultCheck.run(opened, access: access).isClean)
+
+        var json = try document.sealed(with: access, random: random).jsonValue()
+        #expect(try !VaultDocument(jsonValue: json).childProfiles[0].hasKey)
+        guard case .object(var fields) = json, let index = fields.firstIndex(where: { $0.key == "childProfiles" }),
+              case .array(var children) = fields[index].value, case .object(var first) = children[0] else { Issue.record("no child"); return }
+        first.append(("npub", .string(try SecretKey.generate(using: random).publicKey.npub)))
+        children[0] = .object(first)
+        fields[index].value = .array(children)
+        json = .object(fields)
+        #expect(throws: VaultError.self) { try VaultDocument(jsonValue: json) }
+        // In v2 a child without a key is no child at all.
+        var v2JSON = document.jsonValue()
+        if case .object(var top) = v2JSON { top[0].value = .int(2); v2JSON = .object(top) }
+        #expect(throws: VaultError.self) { try VaultDocument(jsonValue: v2JSON) }
+
+        #expect(throws: VaultError(.lossyDowngrade, "")) { try VaultMigration.migrate(bytes, access: access, to: 2, random: random) }
+        let down = try VaultMigration.migrate(bytes, access: access, to: 2, allowLossy: true, random: random)
+        #expect(down.report.losses.count == 1 && down.report.losses[0].contains(keyless))
+        let v2 = try Vault.open(down.bytes, with: access).document
+        #expect(!v2.childProfiles.contains { $0.profileId == keyless } && !v2.groupMemberships.contains { $0.childProfileId == keyless })
+        #expect(try VaultCheck.run(v2, access: access).isClean)
+    }
+}
