@@ -47,7 +47,9 @@ struct Open: ParsableCommand {
         discussion: """
         The document comes out as stored (secret fields sealed) or, with --reveal-secrets, with \
         each child's nsec and the wrap key in the clear; that output is a secret (mode 0600, no \
-        terminal unless --force).
+        terminal unless --force). Revealing needs the parent key (--key-file or --key-command): \
+        the vault key support holds opens the household's structure, never a child's key or \
+        the wrap key (from schema version 3 it cannot; before, the tool does not).
 
         Examples:
           vault-tool open --key-file parent.nsec household.vault
@@ -70,6 +72,8 @@ struct Open: ParsableCommand {
     }
 
     func run() throws {
+        // Before anything is read (a refusal from validate() would lose its code and hint).
+        if revealSecrets { try vault.access.requireParentKey(for: "--reveal-secrets (each child's key, the wrap key)") }
         let files = try CommandFiles(reads: vault.declaredInputs, writes: [output.declared(revealSecrets ? .secret : .text)], force: output.force)
         let (access, opened, _) = try vault.open(diagnostics)
         let document = revealSecrets ? try opened.document.revealed(with: access) : opened.document

@@ -60,7 +60,7 @@ def test_no_secret_leaks(tmp_path):
         ("vault-tool", "derive --key-file parent.nsec --vault-key-out vk.out -o derived.txt", ["vk.out"]),
         ("vault-tool", "keygen -o fresh.nsec", ["fresh.nsec"]),
         ("vault-tool", "open --key-file parent.nsec v1.vault", []),
-        ("vault-tool", "open --vault-key-file vk --reveal-secrets -o opened.json v1.vault", ["opened.json"]),
+        ("vault-tool", "open --key-file parent.nsec --reveal-secrets -o opened.json v1.vault", ["opened.json"]),
         ("vault-tool", "inspect --key-file parent.nsec --json v1.vault", []),
         ("vault-tool", "check --vault-key-file vk v1.vault", []),
         ("vault-tool", "migrate --key-file parent.nsec --to 2 -o v2.vault v1.vault", []),

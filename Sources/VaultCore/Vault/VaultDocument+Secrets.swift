@@ -130,7 +130,7 @@ extension VaultError {
     /// What needs the parent key, given the vault key alone: from schema 3, every secret field
     /// is sealed under the secrets key, which only the parent key derives.
     package static func parentKeyNeeded(_ what: String, file: String = #fileID, line: UInt = #line) -> VaultError {
-        VaultError(.parentKeyNeeded, "\(what) needs the parent key; the vault key opens the household's structure, never a child's key or the wrap key",
+        VaultError(.parentKeyNeeded, "\(what) needs the parent key; a vault key alone never reveals a child's key or the wrap key",
                    hint: "give the parent key with --key-file (or --key-command)", file: file, line: line)
     }
 
