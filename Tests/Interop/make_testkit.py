@@ -95,6 +95,14 @@ def v2_document(h: Household) -> dict:
     return out
 
 
+def v3_document(h: Household) -> dict:
+    """The v2 household in schema v3, with a third child that has no key of its own (seed 001)."""
+    out = dict(v2_document(h), version=3)
+    out["childProfiles"] = out["childProfiles"] + [
+        {"profileId": "E3C4D5E6-F708-4192-A3B4-C5D6E7F8091A", "name": "Sofía", "theme": "space", "mlsGroupIds": []}]
+    return out
+
+
 def minimal_document(h: Household) -> dict:
     return {
         "version": 1, "parentPubkey": h.pubkey,
@@ -222,6 +230,24 @@ def main():
     fixture("v2-unbound-wrap-key", envelope(v1_blob_in_v2),
             description="v2 document whose wrap key was sealed without v2's associated data",
             key="parent.nsec", open="ok", reveal="authenticationFailed", check="wrap-key")
+
+    # Schema v3 (issue 45): the secrets under the secrets key; a child without a key of its own.
+    # Appended after every earlier fixture, so the seeded nonces of those stay as committed.
+    v3 = v3_document(parent)
+    write(os.path.join(TESTKIT, "ok-v3-household.revealed.json"), plaintext(v3))
+    fixture("ok-v3-household", envelope(sealed_document(parent, v3)),
+            description="a valid schema v3 vault: secrets under the secrets key, one child without a key",
+            key="parent.nsec", open="ok", revealed="ok-v3-household.revealed.json", check="clean", downgrade="refused")
+    under_vault_key = sealed_document(parent, v3)
+    under_vault_key["parentWrapKeyEncrypted"] = seal_field(parent.vault_key, bytes.fromhex(v3["parentWrapKey"]), ad=b"mytube:v3:wrap-key")
+    fixture("v3-wrap-key-under-vault-key", envelope(under_vault_key),
+            description="v3 document whose wrap key was sealed under the vault key: only the secrets key may seal it",
+            key="parent.nsec", open="ok", reveal="authenticationFailed", check="wrap-key")
+    half = sealed_document(parent, v3)
+    half["childProfiles"][2]["npub"] = nip19_encode("npub", bytes.fromhex(other_member("half a child key")))
+    fixture("v3-npub-without-key", envelope(half),
+            description="v3: a child with an npub but no nsecEncrypted, one without the other",
+            key="parent.nsec", open="malformedDocument")
 
     example = Household(test_secret("example household (Garcia family)"))
     write(os.path.join(EXAMPLES, "household.nsec"), example.nsec + "\n", 0o600)

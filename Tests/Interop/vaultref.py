@@ -53,6 +53,8 @@ class Household:
         self.npub = nip19_encode("npub", bytes.fromhex(self.pubkey))
         self.nsec = nip19_encode("nsec", secret)
         self.vault_key = hkdf(secret, b"mytube:vault:v1", self.pubkey.encode())
+        # Schema 3 (docs/vault-format.md §9.1): what the secret fields are sealed under.
+        self.secrets_key = hkdf(secret, b"mytube:secrets:v1", self.pubkey.encode())
         self.household_id = hashlib.sha256(self.pubkey.encode()).digest()
         self.vault_path = f"vaults/{self.household_id.hex()}.vault"
 
@@ -61,10 +63,17 @@ class Household:
 
 
 def field_ad(version: int, profile_id: str = None) -> bytes:
-    """Associated data of a sealed field: none in v1; bound to its place in v2."""
+    """Associated data of a sealed field: none in v1; bound to its place in v2, and in v3 under
+    its own prefix."""
     if version < 2:
         return b""
-    return b"mytube:v2:wrap-key" if profile_id is None else b"mytube:v2:child-nsec:" + profile_id.encode()
+    prefix = b"mytube:v3:" if version >= 3 else b"mytube:v2:"
+    return prefix + (b"wrap-key" if profile_id is None else b"child-nsec:" + profile_id.encode())
+
+
+def field_key(household: "Household", version: int) -> bytes:
+    """The key secret fields are sealed under: the vault key up to v2, the secrets key from v3."""
+    return household.secrets_key if version >= 3 else household.vault_key
 
 
 def seal_field(vault_key: bytes, secret: bytes, nonce: bytes = None, ad: bytes = b"") -> str:
@@ -113,7 +122,7 @@ def sealed_document(household: "Household", revealed: dict) -> dict:
         else:
             sealed[key] = value
         if key == "parentPubkey":
-            sealed["parentWrapKeyEncrypted"] = seal_field(household.vault_key, bytes.fromhex(wrap), ad=field_ad(version))
+            sealed["parentWrapKeyEncrypted"] = seal_field(field_key(household, version), bytes.fromhex(wrap), ad=field_ad(version))
     return sealed
 
 
@@ -121,13 +130,15 @@ def seal_child(household: "Household", child: dict, version: int = 1) -> dict:
     out = {}
     for key, value in child.items():
         if key == "nsec":
-            out["nsecEncrypted"] = seal_field(household.vault_key, nip19_decode(value, "nsec"), ad=field_ad(version, child["profileId"]))
+            out["nsecEncrypted"] = seal_field(field_key(household, version), nip19_decode(value, "nsec"), ad=field_ad(version, child["profileId"]))
         else:
             out[key] = value
     return out
 
 
 def reveal_document(household_vault_key: bytes, sealed: dict) -> dict:
+    """The sealed fields opened with the key they are sealed under (field_key: the vault key up
+    to v2, the secrets key from v3)."""
     version = sealed["version"]
     out = {}
     for key, value in sealed.items():

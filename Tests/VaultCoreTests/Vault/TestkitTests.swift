@@ -78,8 +78,8 @@ struct TestkitFixture: CustomTestStringConvertible, Sendable {
         }
     }
 
-    /// v1 fixtures go to v2 and back to equal values; v2 fixtures state whether a downgrade is
-    /// lossless (`downgrade: ok`) or refused.
+    /// v1 fixtures go to v2 and back to equal values; v2 and v3 fixtures state whether a
+    /// downgrade by one version is lossless (`downgrade: ok`) or refused.
     private func checkMigration(_ fixture: TestkitFixture, opened: OpenedVault, access: VaultAccess) throws {
         guard fixture.fields["reveal"] == nil, fixture.fields["check"] == "clean" else { return }
         let bytes = try fixture.vault
@@ -91,10 +91,11 @@ struct TestkitFixture: CustomTestStringConvertible, Sendable {
             let original = try opened.document.revealed(with: access).jsonValue()
             #expect(try Vault.open(down.bytes, with: access).document.revealed(with: access).jsonValue() == original)
         } else if let downgrade = fixture.fields["downgrade"] {
-            let result = Result { try VaultMigration.migrate(bytes, access: access, to: 1) }
+            let below = opened.document.version - 1
+            let result = Result { try VaultMigration.migrate(bytes, access: access, to: below) }
             if downgrade == "refused" {
                 #expect(throws: VaultError(.lossyDowngrade, "")) { try result.get() }
-                let lossy = try VaultMigration.migrate(bytes, access: access, to: 1, allowLossy: true)
+                let lossy = try VaultMigration.migrate(bytes, access: access, to: below, allowLossy: true)
                 #expect(!lossy.report.losses.isEmpty)
             } else {
                 #expect(try result.get().report.losses.isEmpty)
