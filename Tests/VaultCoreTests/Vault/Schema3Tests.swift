@@ -131,4 +131,47 @@ import Testing
         #expect(!v2.childProfiles.contains { $0.profileId == keyless } && !v2.groupMemberships.contains { $0.childProfileId == keyless })
         #expect(try VaultCheck.run(v2, access: access).isClean)
     }
+
+    /// A rotation of a v3 vault stays at 3: the new vault's secrets under the new key's secrets
+    /// key, a child without a key left without one (a compromise rekeys only children with keys).
+    @Test(arguments: RotationPlan.Mode.allCases)
+    func aRotationKeepsVersion3AndItsKeylessChildren(_ mode: RotationPlan.Mode) throws {
+        let old = try SecretKey.generate(using: random), new = try SecretKey.generate(using: random)
+        var document = try Migration.migrate(DocumentGenerator(random: random).household(parent: old, devices: 2...5, children: 2...3, groups: 1...3), to: 3).0
+        document.childProfiles[0].nsec = nil
+        document.childProfiles[0].npub = nil
+        let vault = try Vault.seal(document, with: old, random: random)
+        var plan = try RotationPlanner.plan(vault: vault, oldKey: old, newKey: new, mode: mode, reason: "test", createdAt: RotationTests.time, template: RotationTests.template)
+        try plan.sign(oldKey: old, newKey: new)
+        #expect(plan.children.map(\.profileId) == document.childProfiles.dropFirst().map(\.profileId))
+        let outcome = try RotationApplier.apply(plan, vault: vault, oldKey: old, newKey: new, random: random)
+        let opened = try Vault.open(outcome.newVault, with: .parentKey(new)).document.revealed(with: .parentKey(new))
+        #expect(opened.version == 3 && !opened.childProfiles[0].hasKey && opened.childProfiles.dropFirst().allSatisfy(\.hasKey))
+        #expect(try VaultCheck.run(opened, access: .parentKey(new)).isClean)
+        let newVaultKey = VaultAccess.vaultKey(try Derivation.vaultKey(for: new))
+        #expect(throws: VaultError(.parentKeyNeeded, "")) { try Vault.open(outcome.newVault, with: newVaultKey).document.revealed(with: newVaultKey) }
+        let rekeyed = outcome.operations.filter { $0["op"] == .string("child.rekey") }.count
+        #expect(rekeyed == (mode == .compromise ? document.childProfiles.count - 1 : 0))
+    }
+
+    /// A three-way merge of v3 copies with the vault key alone: the result stays at 3, a keyless
+    /// child is kept as it is, and every sealed field comes through as it was.
+    @Test func aMergeOfVersion3CopiesWithTheVaultKeyKeepsKeylessChildren() throws {
+        let (parent, revealed, _) = try v3Vault(children: 2...3)
+        var document = revealed
+        document.childProfiles[0].nsec = nil
+        document.childProfiles[0].npub = nil
+        let access = VaultAccess.vaultKey(try Derivation.vaultKey(for: parent))
+        let base = try Vault.open(Vault.seal(document, with: parent, random: random), with: access).document
+        var ours = base, theirs = base
+        ours.devices[0].deviceName = "ours"
+        ours.updatedAt = Timestamp(seconds: base.updatedAt.seconds + 10)
+        theirs.childProfiles[0].name = "renamed by theirs"
+        theirs.updatedAt = Timestamp(seconds: base.updatedAt.seconds + 20)
+        let merged = try VaultMerge.checkedMerge(base: base, ours: ours, theirs: theirs, access: access).document
+        #expect(merged.version == 3 && merged.devices[0].deviceName == "ours" && merged.childProfiles[0].name == "renamed by theirs")
+        #expect(!merged.childProfiles[0].hasKey && merged.parentWrapKey == base.parentWrapKey && merged.childProfiles.map(\.nsec) == base.childProfiles.map(\.nsec))
+        let written = try Vault.sealVerified(merged, access: access, random: random)
+        #expect(try Vault.open(written, with: .parentKey(parent)).document.revealed(with: .parentKey(parent)).childProfiles[0].name == "renamed by theirs")
+    }
 }
