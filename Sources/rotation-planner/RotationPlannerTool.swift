@@ -39,7 +39,10 @@ struct RotationPlannerTool: ParsableCommand {
     )
 
     static func main() {
-        ToolMain.run(Self.self, objectStore: { try ObjectStore.connect(environment: ProcessInfo.processInfo.environment) })
+        ToolMain.run(Self.self, objectStore: { try ObjectStore.connect(environment: ProcessInfo.processInfo.environment) }, hints: [
+            // No --vault-key-file here: a rotation signs and re-seals as the parent.
+            .vaultKeyGivenAsParentKey: "a key rotation needs the parent key (the nsec on the family's recovery sheet), never the vault key support holds",
+        ])
     }
 }
 

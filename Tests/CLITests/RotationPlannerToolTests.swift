@@ -37,6 +37,9 @@ enum RotationFixtures {
         rotation("show-compromise", ["show", "compromise.json"]),
         rotation("show-json", ["show", "--json", "plan.json"]),
         rotation("show-tampered", ["show", "tampered.json"]),
+        // The vault key where the parent key belongs: a usage error naming the parent key (issue 45).
+        GoldenCase(tool: "rotation-planner", name: "plan-with-the-vault-key", arguments: ["plan", "--vault", "testkit/ok-household.vault", "--key-file", "keys/parent.vaultkey",
+                                                                                         "--new-key-file", "keys/other.nsec", "-o", "plan.json"]),
         rotation("apply-tampered", ["apply", "tampered.json"] + applyArguments),
         rotation("apply-swapped-keys", ["apply", "plan.json", "--vault", "testkit/ok-household.vault", "--key-file", "keys/other.nsec",
                                         "--new-key-file", "keys/parent.nsec", "--out-dir", "again"]),

@@ -160,8 +160,9 @@ extension VaultError.Code {
     public static let guardRail = VaultError.Code(name: "guardRail", category: .refused)
     /// A downgrade would drop values the older schema cannot carry.
     public static let lossyDowngrade = VaultError.Code(name: "lossyDowngrade", category: .refused)
-    /// A vault key was given where a parent key belongs.
-    public static let vaultKeyGivenAsParentKey = VaultError.Code(name: "vaultKeyGivenAsParentKey", category: .authentication)
+    /// A vault key was given where a parent key belongs: a usage error (64), not a wrong key,
+    /// as the key is the household's own (issue 45: a vault key alone is refused with 64).
+    public static let vaultKeyGivenAsParentKey = VaultError.Code(name: "vaultKeyGivenAsParentKey", category: .usage)
     /// An encrypted secret was given without the passphrase it needs.
     public static let passphraseNeeded = VaultError.Code(name: "passphraseNeeded", category: .usage)
     /// A three-way merge would write a vault that does not pass check.
