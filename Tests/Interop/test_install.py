@@ -73,7 +73,7 @@ def test_every_tool_and_its_manual_page_say_the_one_version(prefix, tool):
     said = subprocess.run([str(prefix / "bin" / tool), "--version"], capture_output=True, timeout=30)
     lines = said.stdout.decode().splitlines()
     assert said.returncode == 0 and lines[0] == version, lines
-    assert lines[1] == ("reads and writes vaults of envelope format 1, cipher suite 1, schema versions 1 and 2 "
+    assert lines[1] == ("reads and writes vaults of envelope format 1, cipher suite 1, schema versions 1, 2 and 3 "
                         "(new vaults: 2)"), lines
     assert lines[2] == "reads and writes rotation plans of version 2", lines
     page = (prefix / "share/man/man1" / f"{tool}.1").read_text()

@@ -1490,11 +1490,12 @@ def test_a_batch_removes_only_the_temporary_files_it_makes(workspace):
 
 
 def test_a_mistyped_target_version_costs_nothing(workspace):
-    """--to 3 once made the journal and failed every job, and the corrected command was then
-    refused as "another batch": the target is checked before anything is made."""
+    """--to 3 (then no schema; 4 since issue 45) once made the journal and failed every job, and
+    the corrected command was then refused as "another batch": the target is checked before
+    anything is made."""
     prepare(workspace, {"m.jsonl": ONE_VAULT.format("work-v1.vault")})
     before = snapshot(workspace)
-    result = tool("vault-tool", "migrate --to 3 --manifest m.jsonl --out-dir batch", workspace)
+    result = tool("vault-tool", "migrate --to 4 --manifest m.jsonl --out-dir batch", workspace)
     assert result.returncode == 2, result
     assert_unchanged(workspace, before)
     ok("vault-tool", "migrate --to 2 --manifest m.jsonl --out-dir batch", workspace)

@@ -671,6 +671,7 @@ def typed_in_pieces():
         "nsec-upper-groups": [PARENT.nsec.upper()[i:i + 8] for i in range(0, len(PARENT.nsec), 8)],
         "hex-groups-of-4": [hex_key[i:i + 4] for i in range(0, 64, 4)],
         "hex-0x-groups-of-8": ["0x" + hex_key[:8]] + [hex_key[i:i + 8] for i in range(8, 64, 8)],
+        "hex-0x-before-each-group-of-4": ["0x" + hex_key[i:i + 4] for i in range(0, 64, 4)],
         "parent-hex-halves": [PARENT.secret.hex()[:32], PARENT.secret.hex()[32:]],
         "words": words,
         "words-after-a-path": ["./" + words[0]] + words[1:],
@@ -694,6 +695,8 @@ def test_no_command_quotes_back_a_secret_typed_in_pieces(tmp_path, kind):
         said = result.stderr + result.stdout
         shown = [piece for piece in pieces[1:] if re.search(rf"(^|[\s'\",(]){re.escape(piece)}($|[\s'\",.)])", said)]
         assert not leaked(said) and len(shown) < 2, f"{' '.join(path)} given {kind}: exit {result.returncode}, shown {shown}\n{said}"
+        # Nor a hash of a piece: eight digits of a word's SHA-256 name the word among 2,048.
+        assert "SHA-256" not in said, f"{' '.join(path)} given {kind}: a piece's fingerprint\n{said}"
     assert ran == len(LEAVES) >= 35
 
 

@@ -19,7 +19,33 @@ package enum KeyText {
     }
 
     private static func holdsKeyAsWritten(_ text: UnsafeRawBufferPointer) -> Bool {
-        holdsBech32Key(text) || anyLine(text, isHexKey) || allListWords(text)
+        holdsBech32Key(text) || anyLine(text, isHexKey) || hexKeyAcrossLines(text) || allListWords(text)
+    }
+
+    /// 64 hex digits written a group a line (`fold -w4`, `fold -w8`): consecutive lines that
+    /// hold nothing but one group each of at most 16 digits, all as long as the first (the last
+    /// may be shorter), 64 digits in all. Two ids of 32 digits on two lines are not one key.
+    private static func hexKeyAcrossLines(_ text: UnsafeRawBufferPointer) -> Bool {
+        var digits = 0, width = 0, lines = 0, shortSeen = false
+        var lineStart = 0
+        for index in 0...text.count where index == text.count || text[index] == 0x0a {
+            var line = UnsafeRawBufferPointer(rebasing: text[lineStart..<index])
+            lineStart = index + 1
+            while let last = line.last, last == 0x0d || last == 0x20 || last == 0x09 { line = UnsafeRawBufferPointer(rebasing: line.dropLast()) }
+            while let first = line.first, first == 0x20 || first == 0x09 { line = UnsafeRawBufferPointer(rebasing: line.dropFirst()) }
+            let isGroup = (1...16).contains(line.count) && line.allSatisfy(isHexDigit)
+            if isGroup, lines > 0, !shortSeen, line.count <= width {
+                shortSeen = line.count < width
+                digits += line.count
+                lines += 1
+            } else {
+                // The block before ends here: a key when it held 64 digits exactly.
+                if lines > 1, digits == 64 { return true }
+                (digits, width, lines, shortSeen) = isGroup ? (line.count, line.count, 1, false) : (0, 0, 0, false)
+            }
+            if index == text.count, lines > 1, digits == 64 { return true }
+        }
+        return false
     }
 
     /// A text saved as UTF-16 (Windows' Notepad, PowerShell's `>`) holds its ASCII characters
@@ -27,9 +53,12 @@ package enum KeyText {
     private static func holdsKeyInUTF16(_ text: UnsafeRawBufferPointer) -> Bool {
         let zeros = text.reduce(0) { $0 + ($1 == 0 ? 1 : 0) }
         guard text.count >= 8, zeros * 3 >= text.count else { return false }
-        let narrowed = try? SecretBytes(count: text.count - zeros) { target in
+        // Without its byte order mark, which would otherwise stand on the first line.
+        let mark = (text[0] == 0xff && text[1] == 0xfe) || (text[0] == 0xfe && text[1] == 0xff)
+        let body = UnsafeRawBufferPointer(rebasing: text[(mark ? 2 : 0)...])
+        let narrowed = try? SecretBytes(count: body.count - zeros) { target in
             var next = 0
-            for byte in text where byte != 0 {
+            for byte in body where byte != 0 {
                 target[next] = byte
                 next += 1
             }
@@ -127,18 +156,24 @@ package enum KeyText {
             // One separator throughout, as a key typed in groups has: two ids side by side
             // (`<uuid> <uuid>`, 32 digits each) are not one key of 64. Never past 65 digits, so
             // that a run read again from its next group costs no more than a key's length.
-            var end = index, digits = 0, separator: UInt8?, firstGroupEnd: Int?
+            var end = index, digits = 0, separator: [UInt8]?, firstGroupEnd: Int?
             while end < bytes.count, digits <= 64 {
-                let byte = bytes[end]
-                if isHexDigit(byte) {
+                if isHexDigit(bytes[end]) {
                     digits += 1
-                } else {
-                    guard byte == 0x3a || byte == 0x2d || byte == 0x20, separator == nil || separator == byte, digits % 2 == 0, digits > 0,
-                          end + 1 < bytes.count, isHexDigit(bytes[end + 1]) else { break }
-                    separator = byte
-                    if firstGroupEnd == nil { firstGroupEnd = end }
+                    end += 1
+                    continue
                 }
-                end += 1
+                // Between groups: ':', '-', a space, ',' or ', ' (a C array), each group maybe
+                // after its own "0x" (`0x78ff 0x4617 …`, `{0x78, 0xff, …}`).
+                guard digits % 2 == 0, digits > 0 else { break }
+                var next = end, kind: [UInt8] = []
+                if [0x3a, 0x2d, 0x20, 0x2c].contains(bytes[next]) { kind.append(bytes[next]); next += 1 }
+                if kind == [0x2c], next < bytes.count, bytes[next] == 0x20 { kind.append(0x20); next += 1 }
+                if next + 1 < bytes.count, bytes[next] == 0x30, bytes[next + 1] | 0x20 == 0x78 { kind += [0x30, 0x78]; next += 2 }
+                guard !kind.isEmpty, next < bytes.count, isHexDigit(bytes[next]), separator == nil || separator == kind else { break }
+                separator = kind
+                if firstGroupEnd == nil { firstGroupEnd = end }
+                end = next
             }
             let bounded = end == bytes.count || !isWordCharacter(bytes[end])
             if digits == 64, bounded {
@@ -163,7 +198,7 @@ package enum KeyText {
 
     private static func isAssigning(_ byte: UInt8) -> Bool {
         switch byte {
-        case 0x20, 0x09, 0x3d, 0x3a, 0x22, 0x27, 0x28, 0x5b, 0x7b, 0x2c, 0x3e, 0x2e: true  // space, tab, = : " ' ( [ { , > .
+        case 0x20, 0x09, 0x3d, 0x3a, 0x22, 0x27, 0x28, 0x5b, 0x5d, 0x7b, 0x2c, 0x3e, 0x2e: true  // space, tab, = : " ' ( [ ] { , > .
         default: false
         }
     }
@@ -193,7 +228,8 @@ package enum KeyText {
 
     /// Words between a label and its value that say nothing of it: `bytes.fromhex('…')`,
     /// `0x…`, `hex:…`.
-    private static let transparentWords: Set<String> = ["bytes", "fromhex", "hex", "unhexlify", "x", "b", "0x", "string", "str"]
+    /// (`key is …`, `unsigned char key[] = {0x…}`)
+    private static let transparentWords: Set<String> = ["bytes", "fromhex", "hex", "unhexlify", "x", "b", "0x", "string", "str", "is", "was", "char", "uint8_t"]
 
     private static func isWordCharacter(_ byte: UInt8) -> Bool {
         (0x30...0x39).contains(byte) || (0x61...0x7a).contains(byte | 0x20) || byte == 0x5f

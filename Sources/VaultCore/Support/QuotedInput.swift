@@ -10,8 +10,10 @@ public struct QuotedInput: CustomStringConvertible, Sendable, Hashable {
     /// The text as it may be shown (at most ``maximumCharacters``, then "…"); nil when it is
     /// withheld.
     public let shown: String?
-    /// When withheld: the first eight hex digits of the text's SHA-256, which identify a line
-    /// without revealing it.
+    /// When withheld and the text is a whole key, recovery words or a share: the first eight
+    /// hex digits of its SHA-256, which tell two such lines apart without revealing either. Nil
+    /// for anything less (a line of a few list words, one piece of a key): so short a text
+    /// is found again from eight digits of its hash by trying every word or group.
     public let fingerprint: String?
 
     /// How much of a long input is quoted: a 5 MB line must not become a 5 MB error.
@@ -20,22 +22,14 @@ public struct QuotedInput: CustomStringConvertible, Sendable, Hashable {
     public init(_ text: String) {
         var bytes = Array(text.utf8)
         defer { bytes.zeroize() }
-        let secret = bytes.withUnsafeBytes { KeyText.holdsKey($0) || KeyText.isListWordsOnly($0) }
-        if secret {
+        let whole = bytes.withUnsafeBytes { KeyText.holdsKey($0) }
+        if whole || bytes.withUnsafeBytes({ KeyText.isListWordsOnly($0) }) {
             shown = nil
-            fingerprint = Hex.encode(Array(SHA256.hash(bytes).prefix(4)))
+            fingerprint = whole ? Hex.encode(Array(SHA256.hash(bytes).prefix(4))) : nil
         } else {
             shown = text.count > Self.maximumCharacters ? String(text.prefix(Self.maximumCharacters)) + "…" : text
             fingerprint = nil
         }
-    }
-
-    /// This quote withheld, whatever it holds (a piece of a secret quoted in parts).
-    var withheld: QuotedInput { isWithheld ? self : QuotedInput(withholding: shown ?? "") }
-
-    private init(withholding text: String) {
-        shown = nil
-        fingerprint = Hex.encode(Array(SHA256.hash(Array(text.utf8)).prefix(4)))
     }
 
     /// Whether it is withheld as a secret.
@@ -44,7 +38,8 @@ public struct QuotedInput: CustomStringConvertible, Sendable, Hashable {
     /// `'text'`, or what stands for a withheld one.
     public var description: String {
         if let shown { return "'\(shown)'" }
-        return "(not shown: it reads as a key, recovery words or a share; SHA-256 \(fingerprint ?? "")…)"
+        guard let fingerprint else { return "(not shown: it reads as part of a key, recovery words or a share)" }
+        return "(not shown: it reads as a key, recovery words or a share; SHA-256 \(fingerprint)…)"
     }
 
     /// As a JSON report gives it: the text, or what stands for it.
@@ -92,8 +87,12 @@ public enum SecretRedaction {
         for piece in pieces {
             guard piece.quoted else { joined += piece.text; continue }
             let input = QuotedInput(piece.text)
-            if input.isWithheld || together {
-                joined += input.withheld.description
+            if together {
+                // Pieces that only together hold a secret: none gets a fingerprint, and each is
+                // said briefly (a key in sixteen groups is sixteen of them).
+                joined += "(not shown)"
+            } else if input.isWithheld {
+                joined += input.description
             } else if commandLineWithSecret.contains(where: { !$0.isEmpty && piece.text.contains($0) }) {
                 // A piece of what the command line holds; the error's hint says why.
                 joined += "(not shown)"
@@ -126,15 +125,16 @@ public enum SecretRedaction {
 
     /// Whether any run of two to 64 side-by-side `arguments` (a key's characters, one per
     /// argument at worst) holds a key, words or a share (``KeyText``), joined by spaces; or
-    /// three side by side are list words (recovery words typed after a first one taken as a
-    /// path: eleven of twelve would leave one to guess among 2,048).
+    /// four side by side are list words (recovery words typed after a first one taken as a
+    /// path: eleven of twelve would leave one to guess among 2,048; three device names typed
+    /// for one `--device` are not taken for words).
     package static func argumentsHoldSecret(_ arguments: [String]) -> Bool {
         let considered = arguments.prefix(maximumArgumentsSearched)
         var listWordsInARow = 0
         for argument in considered {
             let isWord = Array(argument.utf8).withUnsafeBytes { KeyText.isOneListWord($0) }
             listWordsInARow = isWord ? listWordsInARow + 1 : 0
-            if listWordsInARow >= 3 { return true }
+            if listWordsInARow >= 4 { return true }
         }
         for start in considered.indices {
             var text: [UInt8] = []

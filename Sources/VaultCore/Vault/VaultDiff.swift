@@ -36,7 +36,12 @@ public enum VaultDiff {
     /// of schema 3 vaults, both sealed, their secrets compared as the sealed bytes (a secret
     /// re-sealed with the same value reads as changed: only the parent key can tell).
     public static func between(_ old: VaultDocument, _ new: VaultDocument) throws -> [Change] {
-        guard (old.isFullyRevealed && new.isFullyRevealed) || (old.version >= 3 && new.version >= 3 && old.isFullySealed && new.isFullySealed) else {
+        let sealedBoth = old.version >= 3 && new.version >= 3 && old.isFullySealed && new.isFullySealed
+        if !sealedBoth, !(old.isFullyRevealed && new.isFullyRevealed), old.version >= 3 || new.version >= 3 {
+            // A vault-key holder's schema 3 copy is sealed and an older one revealed.
+            throw VaultError.parentKeyNeeded("a diff between a schema version 3 vault and an older one")
+        }
+        guard sealedBoth || (old.isFullyRevealed && new.isFullyRevealed) else {
             throw VaultError.secretsNotRevealed("diff needs both documents' secrets revealed, to compare them")
         }
         let oldValue = old.jsonValue(), newValue = new.jsonValue()

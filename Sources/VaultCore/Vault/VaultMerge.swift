@@ -59,6 +59,14 @@ public enum VaultMerge {
         // The newest of the three versions, 2 at least: a schema 3 copy is never taken down
         // (its keyless children, its secrets sealed for the parent alone).
         let target = max(2, base.version, ours.version, theirs.version)
+        // Every copy in one form: a secret revealed on one side and sealed on another would be
+        // merged as two fields, and a child's key taken from one copy beside another's npub.
+        // A vault-key holder has older copies revealed and schema 3 ones sealed: only the
+        // parent key can bring them to one form.
+        let copies = [base, ours, theirs]
+        guard copies.allSatisfy(\.isFullyRevealed) || copies.allSatisfy({ $0.isFullySealed && $0.version == target }) else {
+            throw VaultError.parentKeyNeeded("merging copies of schema version 3 with older ones, or sealed with revealed ones,")
+        }
         let (b, o, t) = try (upgraded(base, to: target), upgraded(ours, to: target), upgraded(theirs, to: target))
         var merger = Merger(oursIsLater: o.updatedAt >= t.updatedAt)
         let baseValue = b.jsonValue(), oursValue = o.jsonValue(), theirsValue = t.jsonValue()

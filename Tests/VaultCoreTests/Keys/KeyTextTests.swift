@@ -32,6 +32,24 @@ import Testing
         }
     }
 
+    /// Hex in the layouts a hostile trial found replaced (issue 44): a group a line, "0x"
+    /// before each group, a C array, a sentence.
+    static let hexLayouts: [String] = [
+        groups(of: 4, joinedBy: "\n"), groups(of: 8, joinedBy: "\n") + "\n", groups(of: 4, joinedBy: " ", prefix: "0x"),
+        groups(of: 8, joinedBy: " ", prefix: "0X"), "{" + groups(of: 2, joinedBy: ", ", prefix: "0x") + "}",
+        "unsigned char key[] = {" + groups(of: 2, joinedBy: ", ", prefix: "0x") + "};", "The key is " + groups(of: 8, joinedBy: " ") + ".",
+    ]
+
+    @Test(arguments: hexLayouts)
+    func aHexKeyInAnyLayoutIsFound(_ text: String) {
+        #expect(Self.holds(text))
+    }
+
+    /// The test hex key in groups of `size` digits, each after `prefix`.
+    static func groups(of size: Int, joinedBy separator: String, prefix: String = "") -> String {
+        stride(from: 0, to: 64, by: size).map { prefix + String(Array(hex)[$0..<$0 + size]) }.joined(separator: separator)
+    }
+
     @Test(arguments: [
         "", "hello", "pubkey \(hex)", "{\"id\":\"x\",\"sha256\":\"\(hex)\"}", "did:plc:abc#\(hex)", "nsec1 is how keys begin",
         String(repeating: "ab", count: 33), "Family key share 1 of 3", "legal winner thank year",
@@ -41,6 +59,7 @@ import Testing
         "{\"mlsGroupId\":\"g\",\"memberPubkeys\":[\"\(hex)\",\"\(hex)\"]}", "the quick brown fox jumps over the lazy dog and then some more words follow here.",
         "legal winner thank year wave sausage worth useful legal winner thank — kept for the game", "{\"pubkeys\":[\"\(hex)\"]}", "subkeys: [\(hex)]",
         "device '0A9B8C7D-6E5F-4A3B-2C1D-0E9F8A7B6C5D' '0A9B8C7D-6E5F-4A3B-2C1D-0E9F8A7B6C5D'", "0A9B8C7D-6E5F-4A3B-2C1D-0E9F8A7B6C5D 0A9B8C7D-6E5F-4A3B-2C1D-0E9F8A7B6C5D",
+        String(hex.prefix(32)) + "\n" + String(hex.suffix(32)) + "\n", Self.groups(of: 4, joinedBy: "\n") + "\nbeef\n", "ff00ff\n00ff00\nabcdef\n",
     ])
     func publicTextIsNot(_ text: String) {
         #expect(!Self.holds(text))
@@ -63,7 +82,8 @@ import Testing
         for secret in [Self.nsec, Self.hex, "3. legal", "abandon ability"] {
             let quoted = QuotedInput(secret)
             #expect(quoted.isWithheld && !quoted.description.contains(secret), "\(secret)")
-            #expect(quoted.fingerprint?.count == 8)
+            // A fingerprint tells whole secrets apart; a few words would be found again from it.
+            #expect(quoted.fingerprint?.count == (secret.count > 20 ? 8 : nil), "\(secret)")
         }
         #expect(QuotedInput("did:plc:abc#ipad").description == "'did:plc:abc#ipad'")
         #expect(!QuotedInput("kitchen").isWithheld && !QuotedInput("vault-tool help").isWithheld)
@@ -72,7 +92,8 @@ import Testing
         #expect(SecretRedaction.redacting(twoIds) == twoIds)
         let twoNames = "no device matches 'garage'; no device matches 'office'"
         #expect(SecretRedaction.redacting(twoNames) == twoNames)
-        #expect(!SecretRedaction.redacting("unexpected arguments: 'nsec', '1vl0', '29mg', 'pspe', 'dva0', '4g90', 'vltk', 'h6fv', 'h240'").contains("1vl0"))
+        let pieces = SecretRedaction.redacting("unexpected arguments: 'nsec', '1vl0', '29mg', 'pspe', 'dva0', '4g90', 'vltk', 'h6fv', 'h240'")
+        #expect(!pieces.contains("1vl0") && !pieces.contains("SHA-256"), "\(pieces)")
         #expect(!SecretRedaction.redacting("unexpected argument '\(Self.nsec)'").contains(Self.nsec))
         #expect(!SecretRedaction.redacting("the family's key '\(Self.hex)' is not hex").contains(Self.hex))
         #expect(QuotedInput(String(repeating: "x", count: 500)).shown?.count == 101)
@@ -86,12 +107,12 @@ import Testing
         let hexGroups = stride(from: 0, to: 64, by: 8).map { String(Array(Self.hex)[$0..<$0 + 8]) }
         let words = "legal winner thank year wave sausage worth useful legal winner thank yellow".split(separator: " ").map(String.init)
         for secret in [["inspect"] + groups, ["inspect", "--json"] + hexGroups + ["--to", "2"], ["combine", "./legal"] + Array(words.dropFirst()),
-                       ["inspect", "x", "winner", "thank", "year"], ["derive", "--key-file", "k", "nsec1"] + groups.dropFirst(2)] {
+                       ["inspect", "x", "winner", "thank", "year", "wave"], ["derive", "--key-file", "k", "nsec1"] + groups.dropFirst(2)] {
             #expect(SecretRedaction.argumentsHoldSecret(secret), "\(secret)")
         }
         for ordinary in [["inspect", "--json", "family.vault"], ["revoke", "--device", "garage", "--device", "office", "--reason", "lost"],
                          ["migrate", "--source", "s3://b/vaults/", "--to", "2", "--jobs", "4"], ["inspect", "--npub", "npub1" + String(repeating: "q", count: 58)],
-                         ["path", "--household-id", Self.hex], ["combine", "a.png", "b.png", "c.png"]] {
+                         ["path", "--household-id", Self.hex], ["combine", "a.png", "b.png", "c.png"], ["derive", "--device-id", "kitchen", "bedroom", "office"]] {
             #expect(!SecretRedaction.argumentsHoldSecret(ordinary), "\(ordinary)")
         }
     }

@@ -154,6 +154,21 @@ import Testing
         #expect(rekeyed == (mode == .compromise ? document.childProfiles.count - 1 : 0))
     }
 
+    /// With the vault key alone a v3 copy is sealed and an older one revealed: a merge or a
+    /// diff of the two needs the parent key (a hostile trial merged a child's sealed key from
+    /// one copy beside the other copy's npub, and wrote it with exit 0).
+    @Test func aVaultKeyHolderCannotMixVersion3WithOlderCopies() throws {
+        let parent = try SecretKey.generate(using: random)
+        let v2 = try Migration.migrate(DocumentGenerator(random: random).household(parent: parent, devices: 2...4, children: 1...2, groups: 1...2), to: 2).0
+        let access = VaultAccess.vaultKey(try Derivation.vaultKey(for: parent))
+        let older = try Vault.open(Vault.seal(v2, with: parent, random: random), with: access).document.comparable(with: access)
+        let newer = try Vault.open(Vault.seal(Migration.migrate(v2, to: 3).0, with: parent, random: random), with: access).document.comparable(with: access)
+        #expect(older.isFullyRevealed && newer.isFullySealed)
+        #expect(throws: VaultError(.parentKeyNeeded, "")) { try VaultMerge.merge(base: older, ours: newer, theirs: older) }
+        #expect(throws: VaultError(.parentKeyNeeded, "")) { try VaultDiff.between(older, newer) }
+        #expect(throws: VaultError(.parentKeyNeeded, "")) { try VaultDiff.between(newer, older) }
+    }
+
     /// A three-way merge of v3 copies with the vault key alone: the result stays at 3, a keyless
     /// child is kept as it is, and every sealed field comes through as it was.
     @Test func aMergeOfVersion3CopiesWithTheVaultKeyKeepsKeylessChildren() throws {
