@@ -164,3 +164,14 @@ def test_a_migration_to_3_without_the_parent_key_is_refused_before_anything_is_r
     assert result.returncode == 64, result.stderr
     assert "parent key" in result.stderr
     assert (household / "v2.vault").read_bytes() == before and not (household / "x.vault").exists()
+
+
+def test_a_batch_to_3_with_a_vault_key_line_is_refused_before_any_folder_or_journal(household):
+    (household / "other.vault").write_bytes((household / "v2.vault").read_bytes())
+    (household / "m.jsonl").write_text(json.dumps({"vault": "v2.vault", "keyFile": "parent.nsec"}) + "\n"
+                                       + json.dumps({"vault": "other.vault", "vaultKeyFile": "support.vaultkey"}) + "\n")
+    before = sorted(os.listdir(household))
+    result = tool("vault-tool", "migrate", "--manifest", "m.jsonl", "--to", "3", "--out-dir", "out", cwd=household)
+    assert result.returncode == 64, result.stderr
+    assert "manifest line 2" in result.stderr and "parent key" in result.stderr
+    assert sorted(os.listdir(household)) == before

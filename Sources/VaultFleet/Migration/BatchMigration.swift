@@ -89,6 +89,11 @@ public final class BatchMigration: Sendable {
         total = staging.count
         // Objects are migrated where they live (``BucketMigration``), never into a local folder.
         if let object = try staging.firstObject() { throw VaultError.objectInFolderBatch(line: object.line, object: object.vault) }
+        // Schema 3's secrets are sealed under a key only the parent key derives: a line with a
+        // vault key alone is refused before any folder or journal is made.
+        if target >= 3, let line = try staging.firstJobWithoutParentKey() {
+            throw VaultError.parentKeyNeeded("manifest line \(line): a migration to schema version \(target)")
+        }
         folder = try OutputFolder(outDir, create: true)
         try staging.checkFiles(manifestPath: manifestPath, journal: OutputLocation(journalPath, createFolders: true), folder: folder)
         // Everything a typo could get wrong is checked before the journal exists: the target

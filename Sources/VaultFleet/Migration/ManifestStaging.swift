@@ -81,6 +81,13 @@ final class ManifestStaging: Sendable {
     }
 
     /// The first line that names an object (`s3://`), if any.
+    /// The first line whose job names only a vault key (no parent key).
+    func firstJobWithoutParentKey() throws -> Int? {
+        try staged {
+            try database.read { db in try db.first("SELECT line FROM job WHERE keyFile IS NULL ORDER BY seq LIMIT 1") { $0.int(0) } }
+        }
+    }
+
     func firstObject() throws -> (line: Int, vault: String)? {
         try staged {
             try database.read { db in try db.first("SELECT line, vault FROM job WHERE isObject ORDER BY seq LIMIT 1") { (line: $0.int(0), vault: try $0.text(1)) } }
