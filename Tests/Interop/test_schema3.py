@@ -143,6 +143,15 @@ def test_a_vault_the_reference_writes_is_read_checked_and_keyless_children_are_k
     assert inspected.returncode == 0, inspected.stderr
     shown = {c["profileId"]: c["npub"] for c in json.loads(inspected.stdout)["document"]["children"]}
     assert shown[keyless] is None and all(npub for profile, npub in shown.items() if profile != keyless)
+    # Support revokes around the keyless child with the vault key alone; the parent's check holds.
+    device = next(d for d in document["devices"] if d["status"] == "active" and not d["isPrimary"])
+    revoked = tool("device-revoker", "vault", "--vault-key-file", "support.vaultkey", "--vault", "ref3.vault", "--device", device["deviceId"],
+                   "--reason", "lost", "-o", "ref3-revoked.vault", cwd=household)
+    assert revoked.returncode == 0, revoked.stderr
+    after = open_envelope((household / "ref3-revoked.vault").read_bytes(), PARENT.vault_key)
+    assert "nsecEncrypted" not in after["childProfiles"][0] and "npub" not in after["childProfiles"][0]
+    assert [c.get("nsecEncrypted") for c in after["childProfiles"]] == [c.get("nsecEncrypted") for c in document["childProfiles"]]
+    assert tool("vault-tool", "check", "--key-file", "parent.nsec", "ref3-revoked.vault", cwd=household).returncode == 0
     refused = tool("vault-tool", "migrate", "vault", "--key-file", "parent.nsec", "--to", "2", "-o", "down.vault", "ref3.vault", cwd=household)
     assert refused.returncode == 4 and keyless in refused.stderr and not (household / "down.vault").exists()
     allowed = tool("vault-tool", "migrate", "vault", "--key-file", "parent.nsec", "--to", "2", "--allow-lossy", "-o", "down.vault", "ref3.vault", cwd=household)
