@@ -156,7 +156,7 @@ struct MigrateBucket: ParsableCommand {
         log.apply()
         // Listed runs hold vault keys only; schema 3 seals each family's secrets under a key
         // only its parent key derives (docs/fleet.md, "Schema 3"): refused before the first vault.
-        if source != nil || inventory != nil, target.to >= 3, VaultDocument.supportedVersions.contains(target.to) {
+        if source != nil || inventory != nil, Migration.needsParentKey(target.to) {
             throw VaultError.bucketRunCannotReachSchema3(target.to)
         }
         if let jobs { try requireRange(jobs, 1...256, "--jobs") }

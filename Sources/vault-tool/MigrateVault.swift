@@ -70,7 +70,7 @@ struct MigrateVault: ParsableCommand {
     func run() throws {
         log.apply()
         // Before anything is read (a refusal from validate() would lose its code and hint).
-        if target.to >= 3, VaultDocument.supportedVersions.contains(target.to) { try vault.access.requireParentKey(for: "a migration to schema version \(target.to)") }
+        if Migration.needsParentKey(target.to) { try vault.access.requireParentKey(for: "a migration to schema version \(target.to)") }
         let to = target.to
         // In place, the vault is the output by request; its backup and it are published in that
         // order, so the old bytes are safe before they are replaced.

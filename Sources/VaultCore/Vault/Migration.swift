@@ -35,6 +35,13 @@ public enum Migration {
         return (current, report)
     }
 
+    /// Whether writing `target` needs the parent key: from schema 3 the secrets are sealed under
+    /// a key only it derives (docs/vault-format.md §9.4). The one rule every migration asks,
+    /// before it reads anything: one vault, a batch's lines, a bucket run.
+    public static func needsParentKey(_ target: Int) -> Bool {
+        target >= 3 && VaultDocument.supportedVersions.contains(target)
+    }
+
     /// Refuses a target version this build cannot write. Batches call it before they make a
     /// journal or a folder, so a mistyped `--to` costs nothing.
     public static func checkTarget(_ target: Int) throws {

@@ -168,7 +168,7 @@ public enum VaultMigration {
     ) throws -> Outcome {
         // Schema 3's secret fields are sealed under the secrets key: re-sealing them for another
         // version, or sealing v2's under it, needs the parent key (docs/vault-format.md §9.4).
-        if target >= 3, access.parentKey == nil { throw VaultError.parentKeyNeeded("a migration to schema version 3") }
+        if Migration.needsParentKey(target), access.parentKey == nil { throw VaultError.parentKeyNeeded("a migration to schema version \(target)") }
         let opened = try Vault.open(input, with: access)
         try Vault.checkRevision(opened.document, expected: expectRevision)
         let household = opened.header.householdID
