@@ -1831,3 +1831,17 @@ def test_a_weak_new_passphrase_is_refused_unless_insisted_on(workspace, argument
     assert b"password123" not in result.stderr
     assert_unchanged(workspace, before)
     ok("recovery-sheet", arguments + " --weak-passphrase", workspace)
+
+
+def test_a_batch_whose_outputs_were_removed_is_done_again_not_reported_done(workspace):
+    """The journal sits beside the output folder: an operator who empties the folder (or a
+    part of it) to start again got "done earlier" for every line and no vault at all. A line
+    is done only while its output is there; a missing one is migrated again."""
+    prepare(workspace, {"m.jsonl": ONE_VAULT.format("work-v1.vault")})
+    ok("vault-tool", "migrate --to 2 --manifest m.jsonl --out-dir batch", workspace)
+    shutil.rmtree(workspace / "batch")
+    again = ok("vault-tool", "migrate --to 2 --manifest m.jsonl --out-dir batch", workspace)
+    assert "migrated 1" in again.message and "done earlier 0" in again.message, again
+    assert (workspace / "batch" / "work-v1.vault").is_file()
+    third = ok("vault-tool", "migrate --to 2 --manifest m.jsonl --out-dir batch", workspace)
+    assert "done earlier 1" in third.message, third

@@ -91,7 +91,7 @@ public final class BatchMigration: Sendable {
         if let object = try staging.firstObject() { throw VaultError.objectInFolderBatch(line: object.line, object: object.vault) }
         // Schema 3's secrets are sealed under a key only the parent key derives: a line with a
         // vault key alone is refused before any folder or journal is made.
-        if target >= 3, let line = try staging.firstJobWithoutParentKey() {
+        if Migration.needsParentKey(target), let line = try staging.firstJobWithoutParentKey() {
             throw VaultError.parentKeyNeeded("manifest line \(line): a migration to schema version \(target)")
         }
         folder = try OutputFolder(outDir, create: true)
@@ -274,7 +274,9 @@ public final class BatchMigration: Sendable {
         for result in try process(pending, loadAccess: loadAccess) { try report(result) }
     }
 
-    /// The jobs of group `index` that an earlier run did (`done`), or that are still to do.
+    /// The jobs of group `index` that an earlier run did (`done`), or that are still to do. A
+    /// job the journal has done whose output is no longer there (the folder emptied, or moved
+    /// away, to start again) is to do again: the journal records work, and the work is gone.
     private func group(_ index: Int, size: Int, done: Bool) throws -> [Job] {
         let jobs = try staging.jobs(index * size + 1, through: (index + 1) * size)
         guard database != nil, let first = jobs.first?.line, let last = jobs.last?.line else { return done ? [] : jobs }
@@ -282,7 +284,12 @@ public final class BatchMigration: Sendable {
         try journalRead { db in
             try db.forEach("SELECT line FROM job WHERE state = ? AND line BETWEEN ? AND ?", [JournalState.done.rawValue, first, last]) { finished.insert($0.int(0)) }
         }
-        return jobs.filter { finished.contains($0.line) == done }
+        return jobs.filter { (finished.contains($0.line) && Self.isRegularFile($0.output)) == done }
+    }
+
+    private static func isRegularFile(_ path: String) -> Bool {
+        var info = stat()
+        return lstat(path, &info) == 0 && (info.st_mode & S_IFMT) == S_IFREG
     }
 
     /// One group: each vault migrated in memory and its output staged, then every output made
