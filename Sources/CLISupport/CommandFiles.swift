@@ -168,6 +168,8 @@ public final class CommandFiles {
     /// The writer, or nil in a dry run: a dry run cannot reach the write path at all.
     public func writer(unlessDryRun dryRun: Bool) -> OutputWriter? { dryRun ? nil : OutputWriter(self) }
 
+    fileprivate func isDeclared(_ label: String) -> Bool { outputs.contains { $0.label == label } }
+
     fileprivate func declared(_ label: String) -> (DeclaredOutput, OutputLocation?) {
         guard let output = outputs.first(where: { $0.label == label }) else {
             preconditionFailure("output \(label) was not declared")  // a programming error, caught by every test of the command
@@ -209,8 +211,22 @@ public final class OutputWriter {
     }
 
     public func stage(_ label: String, _ bytes: [UInt8]) throws {
+        // A schema 3 vault goes out only with the log whose last event names it (stageVault):
+        // every change to one is signed by whoever made it. A backup is a copy, not a change.
+        let output = files.declared(label).0
+        if output.kind == .binary, output.copiesModeOf == nil, let version = LoggedVault.schemaVersion(bytes), version >= 3 {
+            throw VaultError.vaultWithoutItsLog()
+        }
         try bytes.withUnsafeBytes { try stage(label, $0) }
     }
+
+    /// Stages a vault whose log, if it needs one, was checked by ``LoggedVault`` (``stageVault(_:_:logLabel:)``).
+    func stage(_ label: String, vault: [UInt8]) throws {
+        try vault.withUnsafeBytes { try stage(label, $0) }
+    }
+
+    /// Whether the command declared an output with this label.
+    public func isDeclared(_ label: String) -> Bool { files.isDeclared(label) }
 
     public func stage(_ label: String, _ secret: SecretBytes) throws {
         try secret.withUnsafeBytes { try stage(label, $0) }

@@ -76,6 +76,8 @@ struct VaultMode: ParsableCommand {
     @Flag(help: "Allow the vault to go to a terminal.")
     var force = false
 
+    @OptionGroup var signer: SignerOptions
+
     func validate() throws {
         try access.requireOne()
         let selectors = [!devices.isEmpty, devicesFile != nil, notSeenSince != nil, allExcept != nil].filter { $0 }.count
@@ -93,12 +95,15 @@ struct VaultMode: ParsableCommand {
         if json, !dryRun { writes.append(DeclaredOutput("--json", "-", kind: .text)) }
         if let ops { writes.append(DeclaredOutput("--ops", ops, kind: .text)) }
         if let output { writes.append(DeclaredOutput("-o", output, kind: .binary)) }
-        let files = try CommandFiles(reads: self.access.declaredInputs + [.init("--vault", vault)] + (devicesFile.map { [.init("--devices-file", $0)] } ?? []),
-                                     writes: writes, force: force)
+        let logs = VaultLogFiles(signer, vault: vault, output: output)
+        let files = try CommandFiles(reads: self.access.declaredInputs + signer.declaredInputs + [.init("--vault", vault)] + (devicesFile.map { [.init("--devices-file", $0)] } ?? []),
+                                     writes: writes + logs.declaredOutputs, force: force)
         let access = try self.access.load(diagnostics)!
         let input = try InputFiles.read(vault, what: "vault")
         let opened = try Vault.open(input, with: access)
         try Vault.checkRevision(opened.document, expected: expectRevision)
+        // A schema 3 vault's log is verified, and the signer allowed, before anything is planned.
+        let change = try LoggedChange(logs, vault: vault, opened: opened, input: input, access: access, action: .revoke, at: now.time, diagnostics)
         let selector: VaultRevocation.Selector
         if let devicesFile {
             let listed = try readList(devicesFile, what: "devices file")
@@ -141,7 +146,10 @@ struct VaultMode: ParsableCommand {
         // nothing to revoke and the app would never learn which groups to leave.
         if json { try writer.stage("--json", radiusJSON(plan, written: document).serialized()) }
         if ops != nil { try writer.stage("--ops", operationLines(VaultRevocation.operations(plan))) }
-        try writer.stage("-o", bytes)
+        let names = plan.revoke.map { "\($0.deviceName) (\($0.deviceId.prefix(8)))" }.joined(separator: ", ")
+        try writer.stageVault("-o", change.record(.init(.revoke, summary: "revoked \(counted(plan.revoke.count, "device")): \(names)", reason: reason,
+                                                         details: plan.revoke.map { ["device", $0.deviceId] }),
+                                                  vault: bytes, revision: document.revision))
         try writer.publish()
         diagnostics.note(plan.revoke.isEmpty
             ? "nothing to revoke; the vault is unchanged"

@@ -67,12 +67,19 @@ struct Apply: ParsableCommand {
     func run() throws {
         let plan = try PlanFiles.read(plan)
         let newPath = VaultLocation.joined(outDir, plan.new.vaultPath), oldPath = VaultLocation.joined(outDir, plan.old.vaultPath)
+        // Schema 3: the old household's log ends with the move, signed by the old key, beside the
+        // tombstone; the new household's begins, signed by the new key, naming the old log's
+        // last event before the move (docs/vault-format.md §10.5).
+        let logs = (new: LoggedVault.logPath(besideVault: newPath), old: LoggedVault.logPath(besideVault: oldPath))
         let files = try CommandFiles(
             reads: [.init("plan", self.plan), .init("--vault", vault)] + keys.declaredInputs,
             writes: [DeclaredOutput("new vault", newPath, kind: .binary, createFolders: true, namedByTool: true), DeclaredOutput("--ops", ops, kind: .text),
-                     DeclaredOutput("tombstone", oldPath, kind: .binary, createFolders: true, namedByTool: true)])
+                     DeclaredOutput("new log", logs.new, kind: .text, createFolders: true, namedByTool: true),
+                     DeclaredOutput("tombstone", oldPath, kind: .binary, createFolders: true, namedByTool: true),
+                     DeclaredOutput("old log", logs.old, kind: .text, createFolders: true, namedByTool: true)])
         let (old, new) = try keys.load()
         let source = try InputFiles.read(vault, what: "vault")
+        let sourceLog = try oldLog(source, oldKey: old)
         let existing = (new: try files.currentContents("new vault"), tombstone: try files.currentContents("tombstone"))
         let writer = files.writer()
         if let newVault = existing.new, let tombstone = existing.tombstone,
@@ -86,7 +93,7 @@ struct Apply: ParsableCommand {
             // An earlier run was cut off after publishing the new vault (a kill, a closed pipe):
             // the old vault is still live, so this run finishes what it began.
             try writer.stage("--ops", Self.jsonLines(outcome.operations))
-            try writer.stage("tombstone", outcome.tombstone)
+            try writer.stageVault("tombstone", handOver(outcome, plan: plan, sourceLog: sourceLog, oldKey: old, newKey: new).old, logLabel: "old log")
             try writer.publish()
             diagnostics.note("finished an apply that was cut off: the new vault \(newPath) was already there; tombstone \(oldPath); \(outcome.operations.count) operations for the app")
             try report(plan, newPath: newPath, oldPath: oldPath, operations: outcome.operations.count, alreadyApplied: false)
@@ -101,12 +108,39 @@ struct Apply: ParsableCommand {
         // the operations lost. The tombstone last, because it retires the old vault: until then
         // the household still has a vault that opens with the old key, and a run cut off before
         // it is finished by running it again.
+        let logged = try handOver(outcome, plan: plan, sourceLog: sourceLog, oldKey: old, newKey: new)
         try writer.stage("--ops", Self.jsonLines(outcome.operations))
-        try writer.stage("new vault", outcome.newVault)
-        try writer.stage("tombstone", outcome.tombstone)
+        try writer.stageVault("new vault", logged.new, logLabel: "new log")
+        try writer.stageVault("tombstone", logged.old, logLabel: "old log")
         try writer.publish()
         diagnostics.note("new vault \(newPath); tombstone \(oldPath); \(outcome.operations.count) operations for the app")
         try report(plan, newPath: newPath, oldPath: oldPath, operations: outcome.operations.count, alreadyApplied: false)
+    }
+
+    /// The source vault's household log, verified, when it is schema 3 (the old key signs the
+    /// move, so it must be allowed to: it is that household's parent).
+    private func oldLog(_ source: [UInt8], oldKey: SecretKey) throws -> HouseholdLog? {
+        guard let version = LoggedVault.schemaVersion(source), version >= 3 else { return nil }
+        let path = LoggedVault.logPath(besideVault: vault)
+        guard let bytes = try InputFiles.readIfPresent(path, what: "household log") else { throw VaultError.logMissing(path, vault: vault) }
+        let household = Household(parentPublicKey: oldKey.publicKey).id
+        return try HouseholdLog(parsing: bytes).readyForChange(household: household, vault: source, signer: oldKey.publicKey, action: .rotate, at: currentTime()).log
+    }
+
+    /// The two vaults with their logs: the old log ends with the move (naming the successor and
+    /// its vault), the new one begins naming the old log's last event before it.
+    private func handOver(_ outcome: RotationApplier.Outcome, plan: RotationPlan, sourceLog: HouseholdLog?, oldKey: SecretKey, newKey: SecretKey) throws -> (new: LoggedVault, old: LoggedVault) {
+        guard let sourceLog, let before = sourceLog.head else { return (try LoggedVault(vault: outcome.newVault, log: nil), try LoggedVault(vault: outcome.tombstone, log: nil)) }
+        let oldHousehold = Household(parentPublicKey: oldKey.publicKey).id, newHousehold = Household(parentPublicKey: newKey.publicKey).id
+        let now = currentTime()
+        let newLog = try HouseholdLog(events: []).appending(
+            .init(.start, summary: "moved here from household \(oldHousehold.shortHex)… (rotation, \(plan.mode.rawValue))", details: [["predecessor", oldHousehold.hex, before.idHex]]),
+            household: newHousehold, vault: outcome.newVault, revision: outcome.newDocument.revision ?? 0, signer: newKey, at: now)
+        let oldLog = try sourceLog.appending(
+            .init(.rotate, summary: "moved to household \(newHousehold.shortHex)… (rotation, \(plan.mode.rawValue))",
+                  details: [["successor", newHousehold.hex, HouseholdLog.vaultDigest(outcome.newVault)]]),
+            household: oldHousehold, vault: outcome.tombstone, revision: outcome.tombstoneDocument.revision ?? 0, signer: oldKey, at: now)
+        return (try LoggedVault(vault: outcome.newVault, log: newLog), try LoggedVault(vault: outcome.tombstone, log: oldLog))
     }
 
     /// The operations as JSON Lines.

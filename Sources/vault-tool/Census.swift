@@ -63,6 +63,7 @@ struct Census: ParsableCommand {
                 ("folder", .string(folder)),
                 ("files", .int(census.files)),
                 ("vaults", .int(census.vaults)),
+                ("householdLogs", .int(census.householdLogs)),
                 ("kinds", .array(kinds.map { kind in
                     .object([("format", .int(Int(kind.format))), ("suite", .int(Int(kind.suite))), ("schemaVersion", .int(Int(kind.schemaVersion))),
                              ("supported", .bool(kind.isSupported)), ("count", .int(census.counts[kind]!))])
@@ -80,7 +81,7 @@ struct Census: ParsableCommand {
             for entry in census.truncated { cut.add(entry.path, entry.reason) }
             var list = TextTable()
             for entry in census.notVaults { list.add(entry.path, entry.reason) }
-            text = "\(census.files) files, \(census.vaults) vaults under \(folder)".displaySafe + "\n" + table.render()
+            text = "\(census.files) files, \(census.vaults) vaults\(census.householdLogs > 0 ? ", \(census.householdLogs) household logs" : "") under \(folder)".displaySafe + "\n" + table.render()
                 + (census.truncated.isEmpty ? "" : "\ntruncated vaults (\(census.truncated.count))\n" + cut.render(indent: "  "))
                 + (census.notVaults.isEmpty ? "" : "\nnot vaults (\(census.notVaults.count))\n" + list.render(indent: "  "))
         }

@@ -1,6 +1,7 @@
 import ArgumentParser
 import CLISupport
 import VaultCore
+import VaultFiles
 
 /// `check`: one vault (``CheckVault``), or a fleet in a bucket a slice a night (``CheckBucket``),
 /// each with only its own options (issue 39). The mode may be left out, as before the split:
@@ -53,32 +54,51 @@ struct CheckVault: ParsableCommand {
 
     @OptionGroup var log: LogFormatOption
 
+    @Option(name: .customLong("log"), help: ArgumentHelp("Also verify this household log (schema 3, docs/vault-format.md §10), as 'vault-tool log verify' does; a broken one is a finding.", valueName: "FILE"))
+    var householdLog: String?
+
     func validate() throws {
         try vault.access.requireOne()
+        try requireOneStandardInput(vault.paths + [householdLog])
     }
 
     func run() throws {
         log.apply()
-        let (access, opened, _) = try vault.open(diagnostics)
+        _ = try CommandFiles(reads: vault.declaredInputs + (householdLog.map { [FileSet.Input("--log", $0)] } ?? []), writes: [])
+        let (access, opened, bytes) = try vault.open(diagnostics)
         let report = try VaultCheck.run(opened.document, access: access)
+        // The log's verdict: nil when it holds (or none was given), else why not.
+        var logProblem: String?
+        var logEvents: Int?
+        if let householdLog {
+            do {
+                let verified = try HouseholdLog(parsing: InputFiles.read(householdLog, what: "household log")).verified(household: opened.header.householdID, vault: bytes)
+                logEvents = verified.entries.count
+            } catch let error as VaultError where error.code.category == .authentication {
+                logProblem = error.reason
+            }
+        }
 
         var text = ""
         if json {
             let value = JSONValue.object([
-                ("ok", .bool(report.isClean)),
+                ("ok", .bool(report.isClean && logProblem == nil)),
                 ("findings", .array(report.findings.map {
                     .object([("rule", .string($0.rule.rawValue)), ("record", .string($0.record)), ("message", .string($0.message))])
                 })),
                 ("skipped", .array(report.skipped.map { .object([("rule", .string($0.rule.rawValue)), ("reason", .string($0.reason))]) })),
-            ])
+            ] + (householdLog == nil ? [] : [("log", .object([("ok", .bool(logProblem == nil)), ("events", logEvents.map(JSONValue.int) ?? .null),
+                                                               ("problem", logProblem.map(JSONValue.string) ?? .null)]))]))
             text = String(decoding: value.serialized(), as: UTF8.self)
         } else {
             for finding in report.findings { text += "\(finding.record): \(finding.rule.rawValue): \(finding.message)".displaySafe + "\n" }
             for skip in report.skipped { text += "skipped \(skip.rule.rawValue): \(skip.reason)\n" }
-            let count = report.findings.count
-            text += report.isClean ? "ok: every rule holds\n" : "\(count) finding\(count == 1 ? "" : "s")\n"
+            if let logProblem { text += "household log: \(logProblem)".displaySafe + "\n" }
+            if let logEvents { text += "household log: \(logEvents) events signed and linked; the vault is the last one's\n" }
+            let count = report.findings.count + (logProblem == nil ? 0 : 1)
+            text += count == 0 ? "ok: every rule holds\n" : "\(count) finding\(count == 1 ? "" : "s")\n"
         }
         try StandardStreams.writeOutput(Array(text.utf8))
-        if !report.isClean { throw ExitCode(ExitStatus.authentication.rawValue) }
+        if !report.isClean || logProblem != nil { throw ExitCode(ExitStatus.authentication.rawValue) }
     }
 }

@@ -87,6 +87,10 @@ struct Merge: ParsableCommand {
 
     @OptionGroup var output: OutputOptions
 
+    @OptionGroup var signer: SignerOptions
+
+    @OptionGroup var now: RecordedNowOption
+
     func validate() throws {
         try access.requireOne()
         try requireOneStandardInput(access.paths + [base, ours, theirs])
@@ -94,13 +98,23 @@ struct Merge: ParsableCommand {
     }
 
     func run() throws {
-        let files = try CommandFiles(reads: self.access.declaredInputs + [.init("--base", base), .init("--ours", ours), .init("--theirs", theirs)],
-                                     writes: (json ? [DeclaredOutput("--json", "-", kind: .text)] : []) + [output.declared(.binary)], force: output.force)
+        // The merged copy continues our copy's household log (schema 3), its merge signed by
+        // whoever made it.
+        let logs = VaultLogFiles(signer, vault: ours, output: output.output)
+        let files = try CommandFiles(reads: self.access.declaredInputs + signer.declaredInputs + [.init("--base", base), .init("--ours", ours), .init("--theirs", theirs)],
+                                     writes: (json ? [DeclaredOutput("--json", "-", kind: .text)] : []) + [output.declared(.binary)] + logs.declaredOutputs, force: output.force)
         let access = try self.access.load(diagnostics)!
-        let documents = try [("--base", base), ("--ours", ours), ("--theirs", theirs)].map { label, path in
-            try about(label, path) { try Vault.open(InputFiles.read(path, what: "vault"), with: access).document.comparable(with: access) }
+        let opened = try [("--base", base), ("--ours", ours), ("--theirs", theirs)].map { label, path in
+            try about(label, path) {
+                let bytes = try InputFiles.read(path, what: "vault")
+                return (bytes: bytes, vault: try Vault.open(bytes, with: access))
+            }
         }
+        let documents = try opened.map { try $0.vault.document.comparable(with: access) }
         let result = try VaultMerge.checkedMerge(base: documents[0], ours: documents[1], theirs: documents[2], access: access)
+        let change = try about("--ours", ours) {
+            try LoggedChange(logs, vault: ours, opened: opened[1].vault, input: opened[1].bytes, access: access, action: .merge, at: now.time, diagnostics)
+        }
         // The report first, as an output of the merge: one that cannot be written (a closed
         // pipe) publishes no merged vault either.
         let writer = files.writer()
@@ -114,7 +128,10 @@ struct Merge: ParsableCommand {
                 })),
             ]).serialized())
         }
-        try writer.stage("-o", Vault.sealVerified(result.document, access: access))
+        let merged = try Vault.sealVerified(result.document, access: access)
+        try writer.stageVault("-o", change.record(.init(.merge, summary: "merged another copy in (\(counted(result.conflicts.count, "conflict")))",
+                                                        details: [["theirs", HouseholdLog.vaultDigest(opened[2].bytes)]]),
+                                                  vault: merged, revision: result.document.revision))
         try writer.publish()
         if !json {
             for conflict in result.conflicts { diagnostics.note("conflict: \(conflict)") }

@@ -54,6 +54,10 @@ struct MigrateVault: ParsableCommand {
 
     @OptionGroup var log: LogFormatOption
 
+    @OptionGroup var signer: SignerOptions
+
+    @OptionGroup var now: RecordedNowOption
+
     func validate() throws {
         try vault.access.requireOne()
         if inPlace {
@@ -81,12 +85,19 @@ struct MigrateVault: ParsableCommand {
         // at its version and the command says so, exit 0, where it refused on its own backup.
         var backupInTheWay: VaultError?
         if inPlace, !noBackup, backupOutput.fileExistsNow { backupInTheWay = backupOutput.existsError }
+        // From schema 3 the vault's household log goes with it: begun by the migration to 3,
+        // carried by one that changes nothing.
+        let logs = VaultLogFiles(signer, vault: vault.input, output: inPlace ? vault.input : output.output)
         let files = inPlace
-            ? try CommandFiles(reads: vault.access.declaredInputs,
-                               writes: (noBackup || backupInTheWay != nil ? [] : [backupOutput]) + [DeclaredOutput("vault", vault.input, kind: .binary)])
-            : try CommandFiles(reads: vault.declaredInputs, writes: [output.declared(.binary)], force: output.force)
-        let (access, _, input) = try vault.open(diagnostics)
+            ? try CommandFiles(reads: vault.access.declaredInputs + signer.declaredInputs,
+                               writes: (noBackup || backupInTheWay != nil ? [] : [backupOutput]) + [DeclaredOutput("vault", vault.input, kind: .binary)] + logs.declaredOutputs)
+            : try CommandFiles(reads: vault.declaredInputs + signer.declaredInputs, writes: [output.declared(.binary)] + logs.declaredOutputs, force: output.force)
+        let (access, opened, input) = try vault.open(diagnostics)
         let outcome = try VaultMigration.migrate(input, access: access, to: to, allowLossy: allowLossy, expectRevision: expectRevision)
+        let change = try LoggedChange(logs, vault: vault.input, opened: opened, input: input, access: access, action: .migrate, at: now.time,
+                                      readsLog: to >= 3 && opened.document.version >= 3, diagnostics)
+        let logged = try change.record(.init(.migrate, summary: "migrated the vault from schema version \(outcome.report.from) to \(outcome.report.to)"),
+                                       vault: outcome.bytes, revision: try Vault.open(outcome.bytes, with: access).document.revision)
         if let backupInTheWay, !outcome.unchanged { throw backupInTheWay }
         let report = outcome.report
         for loss in report.losses { diagnostics.warning("dropped: \(loss)") }
@@ -102,10 +113,11 @@ struct MigrateVault: ParsableCommand {
                 return
             }
             if !noBackup { try writer.stage("backup", input) }
-            try writer.write("vault", outcome.bytes)
+            try writer.stageVault("vault", logged)
         } else {
-            try writer.write("-o", outcome.bytes)
+            try writer.stageVault("-o", logged)
         }
+        try writer.publish()
         diagnostics.note(outcome.unchanged
             ? "household \(outcome.household.shortHex)… is already at version \(to); written unchanged"
             : "household \(outcome.household.shortHex)… migrated from version \(report.from) to \(report.to)")

@@ -24,7 +24,7 @@ struct SampleFleetCommand: ParsableCommand {
 
     @Option(help: ArgumentHelp("How many households to make.", valueName: "N")) var households: Int
     @Option(help: ArgumentHelp("The new or empty folder to write them in.", valueName: "DIR")) var outDir: String
-    @Option(name: .customLong("schema-version"), help: ArgumentHelp("The vaults' schema version (1 or 2).", valueName: "N")) var schemaVersion = 1
+    @Option(name: .customLong("schema-version"), help: ArgumentHelp("The vaults' schema version (1, 2 or 3; a schema 3 vault has its household log beside it, vaults/<household id>.log).", valueName: "N")) var schemaVersion = 1
     @OptionGroup var now: RecordedNowOption  // each vault's updatedAt
 
     func run() throws {

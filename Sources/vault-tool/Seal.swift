@@ -25,16 +25,31 @@ struct Seal: ParsableCommand {
     @Argument(help: ArgumentHelp("The JSON document; - or nothing for standard input.", valueName: "FILE"))
     var input = "-"
 
+    @Option(name: .customLong("log"), help: ArgumentHelp("A schema 3 vault's household log, when it is not beside -o (household.vault → household.log).", valueName: "FILE"))
+    var log: String?
+
+    @OptionGroup var now: RecordedNowOption
+
     func validate() throws {
         try requireOneStandardInput([key.keyFile, input])
     }
 
     func run() throws {
-        let files = try CommandFiles(reads: [.init("input", input), key.declaredInput].compactMap { $0 }, writes: [output.declared(.binary)], force: output.force)
+        // A schema 3 vault is written with its household log: the seal is appended to the log
+        // beside -o when there is one (an edit of that vault), or begins a new one.
+        let logPath = log ?? output.output.flatMap { $0 == "-" ? nil : LoggedVault.logPath(besideVault: $0) }
+        let files = try CommandFiles(reads: [.init("input", input), key.declaredInput].compactMap { $0 },
+                                     writes: [output.declared(.binary)] + (logPath.map { [DeclaredOutput(VaultLogFiles.outputLabel, $0, kind: .text)] } ?? []),
+                                     force: output.force)
         let key = try self.key.load(diagnostics)
         let document = try VaultDocument(json: InputFiles.read(input, what: "document"))
         let (sealed, revision) = try Vault.sealEdited(document, with: key)
-        try files.writer().write("-o", sealed)
+        let household = Household(parentPublicKey: key.publicKey).id
+        let existing = try logPath.flatMap { _ in try files.currentContents(VaultLogFiles.outputLabel) }.map { try HouseholdLog(parsing: $0) }
+        let change = try LoggedChange(household: household, log: existing, replacing: try files.currentContents("-o"), signer: key, action: .seal, at: now.time)
+        let writer = files.writer()
+        try writer.stageVault("-o", change.record(.init(.seal, summary: "sealed the vault from a document"), vault: sealed, revision: revision))
+        try writer.publish()
         if let revision {
             diagnostics.note("sealed revision \(revision)")
         }

@@ -22,6 +22,18 @@ def tool(name, *arguments, cwd):
                           stdin=subprocess.DEVNULL)
 
 
+def support_key(folder, allow="revoke,merge", vault="v3.vault"):
+    """Support's own key, made as an agent makes it, and the parent's grant of `allow` to it in
+    the household log beside `vault` (docs/vault-format.md §10)."""
+    made = tool("vault-tool", "keygen", "-o", "agent.nsec", cwd=folder)
+    assert made.returncode == 0, made.stderr
+    npub = next(word for word in made.stderr.split() if word.startswith("npub1"))
+    granted = tool("vault-tool", "log", "grant", "--key-file", "parent.nsec", "--to", npub, "--allow", allow, "--until", "2099-01-01",
+                   "--label", "support", vault, cwd=folder)
+    assert granted.returncode == 0, granted.stderr
+    return npub
+
+
 @pytest.fixture
 def household(tmp_path):
     """A folder with the parent key, its vault key alone, and the testkit's v2 household."""
@@ -85,8 +97,10 @@ def test_the_parent_key_reveals_every_secret_byte_for_byte_and_the_vault_key_is_
 
 
 def test_support_works_a_whole_call_with_the_vault_key_and_never_sees_a_secret(household):
-    """inspect, check, revoke by name, diff, merge: every output, and every file written."""
+    """inspect, check, revoke by name, diff, merge: every output, and every file written; each
+    change signed by support's own key under the parent's grant."""
     assert tool("vault-tool", "migrate", "vault", "--key-file", "parent.nsec", "--to", "3", "-o", "v3.vault", "v2.vault", cwd=household).returncode == 0
+    support_key(household)
     document = open_envelope((household / "v3.vault").read_bytes(), PARENT.vault_key)
     device = next(d for d in document["devices"] if d["status"] == "active" and not d["isPrimary"])
     said = ""
@@ -95,11 +109,13 @@ def test_support_works_a_whole_call_with_the_vault_key_and_never_sees_a_secret(h
         ["vault-tool", "inspect", "--json", "--vault-key-file", "support.vaultkey", "v3.vault"],
         ["vault-tool", "check", "--vault-key-file", "support.vaultkey", "v3.vault"],
         ["vault-tool", "open", "--vault-key-file", "support.vaultkey", "-o", "sealed.json", "v3.vault"],
-        ["device-revoker", "vault", "--vault-key-file", "support.vaultkey", "--vault", "v3.vault", "--device", device["deviceName"],
-         "--reason", "lost", "-o", "revoked.vault"],
+        ["device-revoker", "vault", "--vault-key-file", "support.vaultkey", "--signer-key-file", "agent.nsec", "--vault", "v3.vault",
+         "--device", device["deviceName"], "--reason", "lost", "-o", "revoked.vault"],
         ["vault-tool", "diff", "--vault-key-file", "support.vaultkey", "v3.vault", "revoked.vault"],
-        ["vault-tool", "merge", "--vault-key-file", "support.vaultkey", "--base", "v3.vault", "--ours", "revoked.vault", "--theirs", "v3.vault",
-         "-o", "merged.vault"],
+        ["vault-tool", "merge", "--vault-key-file", "support.vaultkey", "--signer-key-file", "agent.nsec", "--base", "v3.vault",
+         "--ours", "revoked.vault", "--theirs", "v3.vault", "-o", "merged.vault"],
+        ["vault-tool", "log", "verify", "merged.vault"],
+        ["vault-tool", "log", "show", "merged.vault"],
     ]:
         result = tool(*argv, cwd=household)
         assert result.returncode == 0, (argv, result.stderr)
@@ -143,10 +159,14 @@ def test_a_vault_the_reference_writes_is_read_checked_and_keyless_children_are_k
     assert inspected.returncode == 0, inspected.stderr
     shown = {c["profileId"]: c["npub"] for c in json.loads(inspected.stdout)["document"]["children"]}
     assert shown[keyless] is None and all(npub for profile, npub in shown.items() if profile != keyless)
-    # Support revokes around the keyless child with the vault key alone; the parent's check holds.
+    # Support revokes around the keyless child with the vault key and its own granted key; the
+    # parent's check holds. The reference's vault has no log: the parent starts one.
+    started = tool("vault-tool", "log", "start", "--key-file", "parent.nsec", "ref3.vault", cwd=household)
+    assert started.returncode == 0, started.stderr
+    support_key(household, vault="ref3.vault")
     device = next(d for d in document["devices"] if d["status"] == "active" and not d["isPrimary"])
-    revoked = tool("device-revoker", "vault", "--vault-key-file", "support.vaultkey", "--vault", "ref3.vault", "--device", device["deviceId"],
-                   "--reason", "lost", "-o", "ref3-revoked.vault", cwd=household)
+    revoked = tool("device-revoker", "vault", "--vault-key-file", "support.vaultkey", "--signer-key-file", "agent.nsec", "--vault", "ref3.vault",
+                   "--device", device["deviceId"], "--reason", "lost", "-o", "ref3-revoked.vault", cwd=household)
     assert revoked.returncode == 0, revoked.stderr
     after = open_envelope((household / "ref3-revoked.vault").read_bytes(), PARENT.vault_key)
     assert "nsecEncrypted" not in after["childProfiles"][0] and "npub" not in after["childProfiles"][0]
@@ -173,6 +193,15 @@ def test_a_migration_to_3_without_the_parent_key_is_refused_before_anything_is_r
     assert result.returncode == 64, result.stderr
     assert "parent key" in result.stderr
     assert (household / "v2.vault").read_bytes() == before and not (household / "x.vault").exists()
+
+
+def test_a_batch_to_3_is_refused_before_any_folder_or_journal_since_it_writes_no_logs(household):
+    (household / "m.jsonl").write_text(json.dumps({"vault": "v2.vault", "keyFile": "parent.nsec"}) + "\n")
+    before = sorted(os.listdir(household))
+    result = tool("vault-tool", "migrate", "--manifest", "m.jsonl", "--to", "3", "--out-dir", "out", cwd=household)
+    assert result.returncode == 4, result.stderr
+    assert "household log" in result.stderr and "vault-tool migrate vault --key-file" in result.stderr
+    assert sorted(os.listdir(household)) == before
 
 
 def test_a_batch_to_3_with_a_vault_key_line_is_refused_before_any_folder_or_journal(household):

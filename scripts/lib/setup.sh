@@ -50,6 +50,7 @@ PYTHON_PACKAGES=(
   "kubernetes-validate==1.37.0"  # Kubernetes' own schemas: the runbooks' Indexed Job (docs/fleet.md)
   "google-api-python-client==2.202.0"  # Cloud Run's v1 discovery document: the runbooks' Cloud Run job
   "PyYAML==6.0.3"         # reading the runbooks' YAML manifests
+  "nostr-sdk==0.45.1"     # rust-nostr's own event verification: the household log (docs/vault-format.md §10)
   "pytest==9.2.0"
   "pytest-xdist==3.8.0"   # the interop tests in three processes (scripts/test)
 )

@@ -9,8 +9,8 @@ public enum RotationApplier {
         /// JSON Lines operations for the app, in the plan's order.
         public let operations: [JSONValue]
         /// The two documents, revealed, for comparing with what an earlier apply wrote.
-        let newDocument: VaultDocument
-        let tombstoneDocument: VaultDocument
+        public let newDocument: VaultDocument
+        public let tombstoneDocument: VaultDocument
     }
 
     /// Whether `newVault` and `tombstone` are what applying `plan` to `vault` produces, so that a

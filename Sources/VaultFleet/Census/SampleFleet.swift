@@ -28,10 +28,20 @@ public enum SampleFleet {
             for _ in 0..<min(groupSize, households - written) {
                 let parent = try SecretKey.generate(using: random)
                 let id = Household(parentPublicKey: parent.publicKey).id.hex
-                let vault = try Vault.seal(SampleHousehold.document(parent: parent, version: version, now: now, random: random), with: parent, random: random)
+                let document = try SampleHousehold.document(parent: parent, version: version, now: now, random: random)
+                let vault = try Vault.seal(document, with: parent, random: random)
                 staged.append(try vault.withUnsafeBytes {
                     try StagedOutput(OutputLocation(path: "\(path)/vaults/\(id).vault", name: "\(id).vault", in: vaults), bytes: $0, mode: mode, flush: false)
                 })
+                // A schema 3 vault has its signed household log beside it from the start.
+                if version >= 3 {
+                    let log = try HouseholdLog(events: []).appending(
+                        .init(.seal, summary: "sealed a sample household"), household: Household(parentPublicKey: parent.publicKey).id,
+                        vault: vault, revision: document.revision ?? 0, signer: parent, at: now).bytes
+                    staged.append(try log.withUnsafeBytes {
+                        try StagedOutput(OutputLocation(path: "\(path)/vaults/\(id).log", name: "\(id).log", in: vaults), bytes: $0, mode: mode, flush: false)
+                    })
+                }
                 let line = try parent.nsec()
                 staged.append(try SecretBytes(count: line.count + 1) { buffer in
                     line.withUnsafeBytes { buffer.copyMemory(from: $0) }
@@ -42,7 +52,7 @@ public enum SampleFleet {
                 manifest += Array("{\"vault\": \"vaults/\(id).vault\", \"keyFile\": \"keys/\(id).nsec\"}\n".utf8)
             }
             try StagedOutput.publishTogether(staged, exclusive: true)
-            written += staged.count / 2
+            written += staged.count / (version >= 3 ? 3 : 2)
             progress?(written)
         }
         try manifest.withUnsafeBytes {

@@ -28,6 +28,9 @@ public struct VaultCensus: Sendable {
     /// Files with a vault's header that are shorter than the smallest vault: cut off in a copy
     /// or an upload. Counted apart from vaults and from files that are not vaults at all.
     public private(set) var truncated: [(path: String, reason: String)] = []
+    /// Household logs beside schema 3 vaults (`<household id>.log`, docs/vault-format.md §10):
+    /// neither vaults nor strays.
+    public private(set) var householdLogs = 0
 
     /// No vault is shorter: the header, the tag, and the smallest document any schema version
     /// allows. The header records no length, so this is what can be known without the key.
@@ -130,6 +133,10 @@ public struct VaultCensus: Sendable {
 
     /// Sorts one file by its header and length (``sorting(header:length:)``) into the census.
     private mutating func classify(_ relative: String, header bytes: ArraySlice<UInt8>, length: Int?) {
+        if relative.hasSuffix(".log"), bytes.starts(with: Self.logStart.prefix(bytes.count)), bytes.count >= Self.logStart.count {
+            householdLogs += 1
+            return
+        }
         switch Self.sorting(header: bytes, length: length) {
         case .notVault(let reason): notVaults.append((relative, reason))
         case .truncated(let reason, _): truncated.append((relative, reason))
@@ -139,6 +146,9 @@ public struct VaultCensus: Sendable {
             if listing { listed.append((relative, kind, Hex.encode(Array(bytes[(start + 10)..<(start + 42)])))) }
         }
     }
+
+    /// How a household log's first line starts: a Nostr event as the suite writes it.
+    static let logStart = Array("{\"id\":\"".utf8)
 
     /// What a file or object is by its header and length: the census's rule, and the rolling
     /// check's before it opens a vault.

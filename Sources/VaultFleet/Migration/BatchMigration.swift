@@ -94,6 +94,9 @@ public final class BatchMigration: Sendable {
         if Migration.needsParentKey(target), let line = try staging.firstJobWithoutParentKey() {
             throw VaultError.parentKeyNeeded("manifest line \(line): a migration to schema version \(target)")
         }
+        // A schema 3 vault is written only with its signed household log, which fleet runs do
+        // not yet write (docs/fleet.md, "Schema 3").
+        if target >= 3 { throw VaultError.fleetRunCannotWriteLogs(target) }
         folder = try OutputFolder(outDir, create: true)
         try staging.checkFiles(manifestPath: manifestPath, journal: OutputLocation(journalPath, createFolders: true), folder: folder)
         // Everything a typo could get wrong is checked before the journal exists: the target

@@ -70,6 +70,7 @@ public final class BucketMigration: Sendable {
     public init(_ plan: Plan, store: ObjectStore, target: Int, destination: Destination, shard: Shard?,
                 journalPath: String, dryRun: Bool, command: String = "") throws {
         try Migration.checkTarget(target)
+        if target >= 3 { throw VaultError.fleetRunCannotWriteLogs(target) }
         let batch = plan.batch
         jobs = plan.jobs
         shardByHeader = plan.shardByHeader
@@ -94,5 +95,17 @@ public final class BucketMigration: Sendable {
             opened.removeIfCreated()
             throw error
         }
+    }
+}
+
+extension VaultError.Code {
+    /// A fleet run asked to write schema 3 vaults, which go out only with their household logs.
+    public static let fleetRunCannotWriteLogs = VaultError.Code(name: "fleetRunCannotWriteLogs", category: .refused)
+}
+
+extension VaultError {
+    static func fleetRunCannotWriteLogs(_ target: Int, file: String = #fileID, line: UInt = #line) -> VaultError {
+        VaultError(.fleetRunCannotWriteLogs, "a fleet run cannot migrate to schema version \(target): a schema 3 vault is written only with its signed household log, which fleet runs do not write",
+                   hint: "migrate each family's vault with its own key: vault-tool migrate vault --key-file PARENT.nsec --to 3 --in-place VAULT", file: file, line: line)
     }
 }

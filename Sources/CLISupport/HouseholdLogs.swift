@@ -1,0 +1,190 @@
+import ArgumentParser
+import Glibc
+import VaultCore
+import VaultFiles
+
+/// `--signer-key-file`, `--signer-key-command` and `--log`: who signs a change to a schema 3
+/// vault, and where its household log is (docs/vault-format.md §10). Every command that
+/// changes a vault takes them, so every change it makes to a schema 3 vault is signed by
+/// whoever made it.
+public struct SignerOptions: ParsableArguments {
+    @Option(name: .customLong("signer-key-file"), help: ArgumentHelp("Your own key (nsec1… or 64 hex; 'vault-tool keygen'), which signs the change in a schema 3 vault's household log; the parent's key signs when it is the key given. A support key signs only what a grant in the log allows.", valueName: "FILE"))
+    public var signerKeyFile: String?
+
+    @Option(name: .customLong("signer-key-command"), help: ArgumentHelp("Instead of --signer-key-file: a command (run without a shell) that prints your key.", valueName: "CMD"))
+    public var signerKeyCommand: String?
+
+    @Option(name: .customLong("log"), help: ArgumentHelp("The vault's household log, when it is not beside the vault (household.vault → household.log).", valueName: "FILE"))
+    public var log: String?
+
+    public init() {}
+
+    public func validate() throws {
+        if signerKeyFile != nil, signerKeyCommand != nil { throw ValidationError("give --signer-key-file or --signer-key-command, not both") }
+        _ = try signerKeyCommand.map { try KeyCommand(parsing: $0, option: "--signer-key-command") }
+    }
+
+    public var declaredInputs: [FileSet.Input] { signerKeyFile.map { [FileSet.Input("--signer-key-file", $0)] } ?? [] }
+
+    /// The signer's key: the one given, else the parent key when that is how the vault is
+    /// opened; nil when neither (a vault-key holder who brought no key of their own).
+    public func signer(_ access: VaultAccess, _ diagnostics: Diagnostics) throws -> SecretKey? {
+        if let signerKeyCommand {
+            return try SecretKey(parsing: try KeyCommand(parsing: signerKeyCommand, option: "--signer-key-command").read(), what: "the output of --signer-key-command")
+        }
+        if let signerKeyFile {
+            let contents = try InputFiles.readSecret(signerKeyFile, what: "signer key file", diagnostics: diagnostics)
+            return try SecretKey(parsing: contents, what: "signer key file '\(InputFiles.displayName(signerKeyFile))'")
+        }
+        return access.parentKey
+    }
+
+    /// Where the log of the vault at `vault` is: `--log`, else beside it; nil for standard input.
+    public func logPath(ofVault vault: String) -> String? {
+        log ?? (vault == "-" ? nil : LoggedVault.logPath(besideVault: vault))
+    }
+}
+
+/// A writer's household logs: the one read beside its input vault and the one written beside its
+/// output, declared with its other files before anything is read. Only a schema 3 vault has a
+/// log; for older ones nothing is read or written.
+public struct VaultLogFiles {
+    /// How the log output is labelled in the write path.
+    public static let outputLabel = "log"
+
+    public let input: String?
+    public let output: String?
+    public let options: SignerOptions
+
+    /// `vault` is the input vault's path, `output` the output vault's (nil for standard output;
+    /// the same path in place).
+    public init(_ options: SignerOptions, vault: String, output: String?) {
+        self.options = options
+        input = options.logPath(ofVault: vault)
+        // In place the log is replaced where it was read; a new vault gets its log beside it.
+        if let output, output != "-" {
+            self.output = output == vault ? input : LoggedVault.logPath(besideVault: output)
+        } else {
+            self.output = nil
+        }
+    }
+
+    /// The log output, declared beside the vault's (nothing for a vault on standard output).
+    public var declaredOutputs: [DeclaredOutput] { output.map { [DeclaredOutput(Self.outputLabel, $0, kind: .text)] } ?? [] }
+
+    /// The log read beside a schema 3 vault (nil for older vaults): refused when missing.
+    public func read(forVaultOf version: Int, vault: String) throws -> HouseholdLog? {
+        guard version >= 3 else { return nil }
+        guard let input else { throw VaultError.logPathNeeded() }
+        guard let bytes = try InputFiles.readIfPresent(input, what: "household log") else { throw VaultError.logMissing(input, vault: vault) }
+        return try HouseholdLog(parsing: bytes)
+    }
+}
+
+/// One change to a vault, as its log records it: the log read and verified before the change,
+/// the signer allowed; after it, the event that names the new bytes (a new log, begun by the
+/// parent key, when a vault becomes schema 3).
+public struct LoggedChange {
+    public let household: HouseholdID
+    /// The input vault's log, verified (nil before schema 3, or when none is needed).
+    public let log: HouseholdLog?
+    public let signer: SecretKey?
+    public let time: Timestamp
+
+    /// Reads and verifies the log of the vault `opened` (bytes `input`), for a change `action`
+    /// by the signer the options give. `readsLog: false` for a change that writes no schema 3
+    /// vault from it (a migration down).
+    public init(_ files: VaultLogFiles, vault path: String, opened: OpenedVault, input: [UInt8], access: VaultAccess,
+                action: LogAction, at time: Timestamp, readsLog: Bool = true, _ diagnostics: Diagnostics) throws {
+        household = opened.header.householdID
+        self.time = time
+        signer = try files.options.signer(access, diagnostics)
+        guard readsLog, let log = try files.read(forVaultOf: opened.document.version, vault: path) else {
+            self.log = nil
+            return
+        }
+        guard let signer else { throw VaultError.signerNeeded() }
+        self.log = try log.readyForChange(household: household, vault: input, signer: signer.publicKey, action: action, at: time).log
+    }
+
+    /// A change with no vault read before it (`seal`): the log is `log` (verified against the
+    /// vault it replaces), or a new one.
+    public init(household: HouseholdID, log: HouseholdLog?, replacing current: [UInt8]?, signer: SecretKey, action: LogAction, at time: Timestamp) throws {
+        self.household = household
+        self.time = time
+        self.signer = signer
+        self.log = try log.map { log in
+            guard let current else { throw VaultError.logWithoutItsVault() }
+            return try log.readyForChange(household: household, vault: current, signer: signer.publicKey, action: action, at: time).log
+        }
+    }
+
+    /// The vault and its log after the change (`vault`, at `revision`): an event appended, the
+    /// log unchanged when the bytes are the input's, a new log when the vault just became
+    /// schema 3, no log below it.
+    public func record(_ change: HouseholdLog.Change, vault: [UInt8], revision: Int?) throws -> LoggedVault {
+        guard let version = LoggedVault.schemaVersion(vault), version >= 3 else { return try LoggedVault(vault: vault, log: nil) }
+        guard let signer else { throw VaultError.signerNeeded() }
+        if let log, log.head?.tag("vault") == HouseholdLog.vaultDigest(vault) { return try LoggedVault(vault: vault, log: log) }
+        if log == nil, Household(parentPublicKey: signer.publicKey).id != household { throw VaultError.logStartsWithParent() }
+        return try LoggedVault(vault: vault, log: (log ?? HouseholdLog(events: [])).appending(
+            change, household: household, vault: vault, revision: revision ?? 0, signer: signer, at: time))
+    }
+}
+
+extension OutputWriter {
+    /// Stages a vault and, from schema 3, its log (first: a log whose last event's vault was
+    /// never written is mended by the next run; a vault without its event is not).
+    public func stageVault(_ label: String, _ vault: LoggedVault, logLabel: String = VaultLogFiles.outputLabel) throws {
+        if let log = vault.log {
+            guard isDeclared(logLabel) else { throw VaultError.vaultWithoutItsLog() }
+            try stage(logLabel, log.bytes)
+        }
+        try stage(label, vault: vault.vault)
+    }
+}
+
+extension InputFiles {
+    /// Reads an input that may be absent: nil when nothing is at its name.
+    public static func readIfPresent(_ path: String, what: String, limit: Int = InputLimits.document) throws -> [UInt8]? {
+        if case .object(let name) = try VaultLocation(path) {
+            guard try ObjectStores.shared(for: name).currentVersion(name) != nil else { return nil }
+        } else if path != "-" {
+            var info = stat()
+            if lstat(path, &info) != 0, errno == ENOENT { return nil }
+        }
+        return try read(path, what: what, limit: limit)
+    }
+}
+
+extension VaultError.Code {
+    /// A schema 3 vault on standard input, its log not named.
+    public static let logPathNeeded = VaultError.Code(name: "logPathNeeded", category: .usage)
+    /// A change to a schema 3 vault with no key to sign it.
+    public static let signerNeeded = VaultError.Code(name: "signerNeeded", category: .usage)
+}
+
+extension VaultError {
+    static func logPathNeeded(file: String = #fileID, line: UInt = #line) -> VaultError {
+        VaultError(.logPathNeeded, "a schema 3 vault read from standard input needs its household log named", hint: "give --log FILE", file: file, line: line)
+    }
+
+    package static func logMissing(_ path: String, vault: String, file: String = #fileID, line: UInt = #line) -> VaultError {
+        VaultError(.logBroken, "the schema 3 vault has no household log at '\(path)': who changed it cannot be told",
+                   hint: "if the log is elsewhere, give --log FILE; if this vault never had one, the parent starts it: vault-tool log start --key-file PARENT.nsec \(ShellWord.path(vault))",
+                   file: file, line: line)
+    }
+
+    static func logStartsWithParent(file: String = #fileID, line: UInt = #line) -> VaultError {
+        VaultError(.signerNotAllowed, "a household log begins with an event the parent key signs, and the signer is not the parent", file: file, line: line)
+    }
+
+    static func logWithoutItsVault(file: String = #fileID, line: UInt = #line) -> VaultError {
+        VaultError(.logBroken, "a household log is there but not the vault it names: the vault is not where its log is", file: file, line: line)
+    }
+
+    static func signerNeeded(file: String = #fileID, line: UInt = #line) -> VaultError {
+        VaultError(.signerNeeded, "a change to a schema 3 vault is signed by whoever makes it, and no key to sign with was given",
+                   hint: "give --signer-key-file YOUR.nsec (your own key, which the parent grants with 'vault-tool log grant'), or the parent's --key-file", file: file, line: line)
+    }
+}

@@ -1,0 +1,355 @@
+// The signed household log beside every schema 3 vault (docs/vault-format.md §10): who changed
+// what, as a chain of Nostr events that verifies offline with public keys only.
+
+/// What an event of the log records.
+public enum LogAction: String, CaseIterable, Sendable {
+    /// The log begins, over a vault that had none (the parent only).
+    case start
+    /// A vault made from a revealed document (`vault-tool seal`).
+    case seal
+    /// The vault's schema changed; to 3, the log begins with it.
+    case migrate
+    /// Devices revoked.
+    case revoke
+    /// Another copy's changes merged in.
+    case merge
+    /// The household moved to a new parent key (the old log's last event).
+    case rotate
+    /// A support key allowed some actions until a time (the parent only).
+    case grant
+    /// A grant taken back (the parent only).
+    case withdraw
+
+    /// What only the household's parent key may sign.
+    public var parentOnly: Bool { [.start, .seal, .migrate, .rotate, .grant, .withdraw].contains(self) }
+
+    /// What a grant may allow a support key.
+    public static let grantable: [LogAction] = allCases.filter { !$0.parentOnly }
+
+    /// How `log show` says it, in the past tense.
+    var pastTense: String {
+        switch self {
+        case .start: "started the log"
+        case .seal: "sealed the vault"
+        case .migrate: "migrated the vault"
+        case .revoke: "revoked"
+        case .merge: "merged"
+        case .rotate: "moved the household to a new key"
+        case .grant: "granted"
+        case .withdraw: "withdrew"
+        }
+    }
+}
+
+/// The chain of events beside a schema 3 vault, one JSON object a line (JSON Lines), oldest
+/// first. Each event (kind ``kind``) names the household (`h`), its predecessor's id (`prev`,
+/// absent from the first), its action, and the vault's SHA-256 and revision after the change
+/// (`vault`); it is signed by the parent key or by a support key an earlier grant allows.
+public struct HouseholdLog: Sendable, Equatable {
+    /// The Nostr kind of a household log event (a regular event: every one is kept).
+    public static let kind = 4801
+    /// A log longer than this is refused (a household changes a few times a week).
+    public static let maximumEvents = 100_000
+
+    public private(set) var events: [NostrEvent]
+
+    public init(events: [NostrEvent]) { self.events = events }
+
+    /// Reads the lines of a log. A line that is not an event is a broken log (exit 3), named by
+    /// its line number.
+    public init(parsing bytes: [UInt8]) throws {
+        var events: [NostrEvent] = []
+        var number = 0
+        for line in bytes.split(separator: 0x0a, omittingEmptySubsequences: false) {
+            number += 1
+            if line.isEmpty, number > 1 || bytes.isEmpty { continue }
+            guard events.count < Self.maximumEvents else { throw VaultError.logTooLong(Self.maximumEvents) }
+            do {
+                events.append(try NostrEvent(jsonValue: JSONValue(parsing: Array(line), what: "the line"), path: ""))
+            } catch let error as VaultError {
+                throw VaultError.logBroken(line: number, id: nil, error.reason)
+            }
+        }
+        self.events = events
+    }
+
+    /// The log as it is written: one compact event a line, each ending in a newline.
+    public var bytes: [UInt8] {
+        var out: [UInt8] = []
+        for event in events {
+            out += event.jsonValue.serialized(pretty: false)
+            out.append(0x0a)
+        }
+        return out
+    }
+
+    public var head: NostrEvent? { events.last }
+
+    /// SHA-256 of a vault's bytes, as an event names it.
+    public static func vaultDigest(_ vault: [UInt8]) -> String { Hex.encode(SHA256.hash(vault)) }
+}
+
+// MARK: - Verifying
+
+extension HouseholdLog {
+    /// Who signed an event.
+    public enum Signer: Sendable, Equatable {
+        case parent
+        /// A support key, allowed by the grant with this event id.
+        case support(grant: String)
+    }
+
+    /// A grant as the log holds it.
+    public struct Grant: Sendable, Equatable {
+        public let id: String
+        public let key: PublicKey
+        public let actions: [LogAction]
+        public let until: Int64
+        public let label: String?
+        public var withdrawnBy: String?
+    }
+
+    /// One verified event and what it means.
+    public struct Entry: Sendable {
+        public let line: Int
+        public let event: NostrEvent
+        public let action: LogAction
+        public let signer: Signer
+        public let vaultDigest: String
+        public let revision: Int
+    }
+
+    /// A log that verified: every entry, and every grant with its state at the head.
+    public struct Verified: Sendable {
+        public let household: HouseholdID
+        public let entries: [Entry]
+        public let grants: [Grant]
+
+        /// Whether `key` may make `action` at `time`: the parent always; a support key through a
+        /// grant that allows it, is not withdrawn and has not run out. Throws the refusal.
+        public func authorize(_ key: PublicKey, _ action: LogAction, at time: Int64) throws -> Signer {
+            // After the move to a new key the old one signs nothing more here: whoever holds it
+            // (an attacker, after a compromise) cannot redirect or change the old household.
+            if entries.last?.action == .rotate { throw VaultError.householdMoved() }
+            if Household(parentPublicKey: key).id == household { return .parent }
+            if action.parentOnly { throw VaultError.signerNotAllowed(key.npub, action: action.rawValue, why: "only the household's parent key may \(action.rawValue)") }
+            let granted = grants.filter { $0.key == key }
+            guard !granted.isEmpty else { throw VaultError.signerNotAllowed(key.npub, action: action.rawValue, why: "no grant in this household's log names this key") }
+            if let grant = granted.last(where: { $0.withdrawnBy == nil && $0.actions.contains(action) && time < $0.until }) {
+                return .support(grant: grant.id)
+            }
+            let why = granted.contains { $0.withdrawnBy == nil && $0.actions.contains(action) }
+                ? "its grant ran out" : granted.contains { $0.actions.contains(action) } ? "its grant was withdrawn" : "its grant does not allow \(action.rawValue)"
+            throw VaultError.signerNotAllowed(key.npub, action: action.rawValue, why: why)
+        }
+
+        public var head: Entry { entries[entries.count - 1] }
+    }
+
+    /// Checks the whole chain offline, with public keys only: each event's id and signature,
+    /// each link, each signer allowed at that time, and that `vault` is the vault the last event
+    /// names. Throws ``VaultError/logBroken(line:id:_:)`` (exit 3) naming the first bad event.
+    public func verified(household: HouseholdID, vault: [UInt8]) throws -> Verified {
+        let verified = try verifiedChain(household: household)
+        let head = verified.head
+        let digest = Self.vaultDigest(vault)
+        guard head.vaultDigest == digest else {
+            if verified.entries.count > 1, verified.entries[verified.entries.count - 2].vaultDigest == digest {
+                throw VaultError.logAheadOfVault(line: head.line, id: head.event.idHex)
+            }
+            throw VaultError.logBroken(line: head.line, id: head.event.idHex, "the vault is not the one this last event names: it was changed without a signed event, or this log is another vault's")
+        }
+        return verified
+    }
+
+    /// The chain's own rules, without the vault.
+    public func verifiedChain(household: HouseholdID) throws -> Verified {
+        guard !events.isEmpty else { throw VaultError.logEmpty() }
+        var entries: [Entry] = []
+        var grants: [Grant] = []
+        for (index, event) in events.enumerated() {
+            let line = index + 1
+            func broken(_ reason: String) -> VaultError { VaultError.logBroken(line: line, id: event.idHex, reason) }
+            if let problem = event.problem { throw broken(problem) }
+            guard event.kind == Self.kind else { throw broken("it is a Nostr event of kind \(event.kind), not a household log event (\(Self.kind))") }
+            guard event.tag("h") == household.hex else { throw broken("it names another household") }
+            let previous = entries.last
+            if let previous {
+                guard event.tag("prev") == previous.event.idHex else {
+                    throw broken("it does not follow the event before it: the log was reordered, cut or forked here")
+                }
+                guard event.createdAt >= previous.event.createdAt else { throw broken("it is dated before the event it follows") }
+                if previous.action == .rotate { throw broken("it follows the household's move to a new key, after which this log takes no event") }
+            } else if event.tag("prev") != nil {
+                throw broken("the log does not start here: it names an event before it, which is missing")
+            }
+            guard let name = event.tag("action"), let action = LogAction(rawValue: name) else { throw broken("it names no action this suite knows") }
+            guard let vault = event.tags(named: "vault").first, vault.count == 2, vault[0].utf8.count == 64, Hex.decode(vault[0]) != nil,
+                  let revision = Int(vault[1]), revision >= 0 else {
+                throw broken("its vault tag is not [\"vault\", SHA-256 hex, revision]")
+            }
+            if let previous, action == .grant || action == .withdraw, (vault[0], revision) != (previous.vaultDigest, previous.revision) {
+                throw broken("a \(action.rawValue) changes no vault, but this one names another")
+            }
+            if previous == nil, ![.start, .seal, .migrate].contains(action) { throw broken("a log starts with start, seal or migrate, not \(action.rawValue)") }
+            let signer: Signer
+            do {
+                signer = try Verified(household: household, entries: entries, grants: grants).authorize(event.pubkey, action, at: event.createdAt)
+            } catch let error as VaultError {
+                throw broken("it is signed by a key that may not \(action.rawValue) then (\(error.reason))")
+            }
+            switch action {
+            case .grant: grants.append(try Self.grant(of: event, broken: broken))
+            case .withdraw:
+                guard let target = event.tag("e"), let position = grants.firstIndex(where: { $0.id == target && $0.withdrawnBy == nil }) else {
+                    throw broken("it withdraws no grant in force before it")
+                }
+                grants[position].withdrawnBy = event.idHex
+            default: break
+            }
+            entries.append(Entry(line: line, event: event, action: action, signer: signer, vaultDigest: vault[0], revision: revision))
+        }
+        return Verified(household: household, entries: entries, grants: grants)
+    }
+
+    private static func grant(of event: NostrEvent, broken: (String) -> VaultError) throws -> Grant {
+        guard let keyHex = event.tag("p"), let key = try? PublicKey(hex: keyHex), keyHex == key.hex else { throw broken("its grant names no valid key (p)") }
+        guard let allowed = event.tags(named: "allow").first, !allowed.isEmpty else { throw broken("its grant allows nothing (allow)") }
+        let actions = try allowed.map { name in
+            guard let action = LogAction(rawValue: name), !action.parentOnly else { throw broken("its grant allows '\(name)', which no grant may") }
+            return action
+        }
+        guard let untilText = event.tag("until"), let until = Int64(untilText), until > event.createdAt else {
+            throw broken("its grant has no end after it was made (until)")
+        }
+        return Grant(id: event.idHex, key: key, actions: actions, until: until, label: event.tag("label"), withdrawnBy: nil)
+    }
+}
+
+// MARK: - Appending
+
+extension HouseholdLog {
+    /// What a change records beyond its action: why, what it touched (extra tags, such as one
+    /// `["device", id]` a device), and a sentence for people.
+    public struct Change: Sendable {
+        public let action: LogAction
+        public let summary: String
+        public let reason: String?
+        public let details: [[String]]
+
+        public init(_ action: LogAction, summary: String, reason: String? = nil, details: [[String]] = []) {
+            self.action = action
+            self.summary = summary
+            self.reason = reason
+            self.details = details
+        }
+    }
+
+    /// This log with one event more: `change`, signed by `signer`, naming `vault` (the bytes
+    /// written) at `revision`. A new log (no events) begins with it.
+    public func appending(_ change: Change, household: HouseholdID, vault: [UInt8], revision: Int, signer: SecretKey, at time: Timestamp,
+                          auxiliaryRandom: [UInt8]? = nil) throws -> HouseholdLog {
+        var tags: [[String]] = [["h", household.hex]]
+        if let head { tags.append(["prev", head.idHex]) }
+        tags.append(["action", change.action.rawValue])
+        tags.append(["vault", Self.vaultDigest(vault), String(revision)])
+        if let reason = change.reason { tags.append(["reason", reason]) }
+        tags += change.details
+        // Never dated before the event it follows (a clock behind, or a recorded --now).
+        let createdAt = max(time.seconds, head?.createdAt ?? 0)
+        let event = try NostrEvent.signed(by: signer, createdAt: createdAt, kind: Self.kind, tags: tags, content: change.summary, auxiliaryRandom: auxiliaryRandom)
+        guard events.count < Self.maximumEvents else { throw VaultError.logTooLong(Self.maximumEvents) }
+        return HouseholdLog(events: events + [event])
+    }
+
+    /// The log for a change to the vault `vault`: verified against it, its signer allowed to
+    /// make `action` now. A log whose last event's vault was never written (a run cut off
+    /// between the two) gives up that event, which changed nothing anyone holds.
+    public func readyForChange(household: HouseholdID, vault: [UInt8], signer: PublicKey, action: LogAction, at time: Timestamp) throws -> (log: HouseholdLog, signer: Signer) {
+        var log = self
+        do {
+            _ = try log.verified(household: household, vault: vault)
+        } catch let error as VaultError where error.code == .logAheadOfVault {
+            log.events.removeLast()
+        }
+        let verified = try log.verified(household: household, vault: vault)
+        // Allowed at the time the event will bear, never before the event it follows.
+        return (log, try verified.authorize(signer, action, at: max(time.seconds, log.head?.createdAt ?? 0)))
+    }
+}
+
+/// A vault file and, from schema 3, its log: what a writer publishes together. The write path
+/// refuses a schema 3 vault staged without the log whose last event names its bytes.
+public struct LoggedVault: Sendable {
+    public let vault: [UInt8]
+    public let log: HouseholdLog?
+
+    public init(vault: [UInt8], log: HouseholdLog?) throws {
+        if let version = Self.schemaVersion(vault), version >= 3 {
+            guard let log, log.head?.tag("vault") == HouseholdLog.vaultDigest(vault) else {
+                throw VaultError.vaultWithoutItsLog()
+            }
+        }
+        self.vault = vault
+        self.log = log
+    }
+
+    /// The schema version a vault's header states, or nil for bytes that are not a vault.
+    public static func schemaVersion(_ bytes: [UInt8]) -> Int? {
+        (try? VaultHeader(parsing: bytes.prefix(VaultEnvelope.headerByteCount))).map { Int($0.schemaVersion) }
+    }
+
+    /// Where a vault's log lives: beside it, `.vault` replaced by `.log` (`vaults/<id>.log`
+    /// beside `vaults/<id>.vault`), or `.log` added to any other name.
+    public static func logPath(besideVault path: String) -> String {
+        path.hasSuffix(".vault") ? String(path.dropLast(".vault".count)) + ".log" : path + ".log"
+    }
+}
+
+extension VaultError.Code {
+    /// A household log that does not verify: an event edited, forged, reordered, cut or
+    /// signed by a key not allowed, or a vault that is not its last event's.
+    public static let logBroken = VaultError.Code(name: "logBroken", category: .authentication)
+    /// A log whose last event names a vault that was never written (a run cut off).
+    public static let logAheadOfVault = VaultError.Code(name: "logAheadOfVault", category: .authentication)
+    /// A change signed by a key that may not make it.
+    public static let signerNotAllowed = VaultError.Code(name: "signerNotAllowed", category: .refused)
+    /// A schema 3 vault about to be written without its event.
+    public static let vaultWithoutItsLog = VaultError.Code(name: "vaultWithoutItsLog", category: .refused)
+}
+
+extension VaultError {
+    static func logBroken(line: Int, id: String?, _ reason: String, file: String = #fileID, line sourceLine: UInt = #line) -> VaultError {
+        VaultError(.logBroken, "the household log is broken at event \(line)\(id.map { " (\($0.prefix(12))…)" } ?? ""): \(reason)",
+                   hint: "nothing after that event can be trusted; compare with another copy of the log, or ask the parent to check the vault and start a new log (vault-tool log start)",
+                   file: file, line: sourceLine)
+    }
+
+    static func logAheadOfVault(line: Int, id: String, file: String = #fileID, line sourceLine: UInt = #line) -> VaultError {
+        VaultError(.logAheadOfVault, "the household log's last event (\(line), \(id.prefix(12))…) names a change whose vault was never written (a run cut off); the vault is the one the event before it names",
+                   hint: "run the change again: the suite's writers drop that event and make the change anew", file: file, line: sourceLine)
+    }
+
+    static func logEmpty(file: String = #fileID, line: UInt = #line) -> VaultError {
+        VaultError(.logBroken, "the household log holds no event", file: file, line: line)
+    }
+
+    static func logTooLong(_ maximum: Int, file: String = #fileID, line: UInt = #line) -> VaultError {
+        VaultError(.tooLarge, "the household log holds more than \(maximum) events", file: file, line: line)
+    }
+
+    static func signerNotAllowed(_ npub: String, action: String, why: String, file: String = #fileID, line: UInt = #line) -> VaultError {
+        VaultError(.signerNotAllowed, "the signer \(npub.prefix(16))… may not \(action) in this household: \(why)",
+                   hint: "the parent grants a support key with: vault-tool log grant --key-file PARENT.nsec --to NPUB --allow \(action) --until DATE VAULT",
+                   file: file, line: line)
+    }
+
+    static func householdMoved(file: String = #fileID, line: UInt = #line) -> VaultError {
+        VaultError(.signerNotAllowed, "this household moved to a new key (its log ends with the rotation): nothing more is signed here",
+                   hint: "make the change in the new household's vault, whose path the tombstone names", file: file, line: line)
+    }
+
+    package static func vaultWithoutItsLog(file: String = #fileID, line: UInt = #line) -> VaultError {
+        VaultError(.vaultWithoutItsLog, "a schema 3 vault is written only with its household log, whose last event names it; nothing was written", file: file, line: line)
+    }
+}

@@ -1,0 +1,386 @@
+"""The signed household log (issue 46, docs/vault-format.md §10) against a Nostr library that is
+not ours: rust-nostr (PyPI nostr-sdk) verifies every event's id and signature, and the chain's
+rules are written here again from the document. Random households and random sequences of
+actions by the parent and by granted, expired, withdrawn and ungranted support keys; every
+tampering tried against `log verify`; each writer's event; the rotation's hand-over.
+"""
+import hashlib
+import json
+import os
+import random
+import shutil
+import subprocess
+
+import coincurve
+import nostr_sdk
+import pytest
+from vaultref import Household, nip19_decode, open_envelope
+from workspace import BIN, FIXTURES
+
+KIND = 4801
+ACTIONS = {"start", "seal", "migrate", "revoke", "merge", "rotate", "grant", "withdraw"}
+PARENT_ONLY = {"start", "seal", "migrate", "rotate", "grant", "withdraw"}
+PARENT = Household(nip19_decode((FIXTURES / "keys" / "parent.nsec").read_text().strip(), "nsec"))
+
+
+def tool(name, *arguments, cwd):
+    return subprocess.run([str(BIN / name), *arguments], capture_output=True, text=True, errors="replace", cwd=cwd, timeout=120,
+                          stdin=subprocess.DEVNULL)
+
+
+def reference_verify(log_text: str, household_hex: str, vault: bytes):
+    """The first bad event's line (1-based), or None when the whole log holds: each event
+    verified by rust-nostr, each rule of §10.3 checked here."""
+    grants = {}
+    previous = None
+    lines = log_text.split("\n")
+    if lines and lines[-1] == "":
+        lines.pop()
+    if not lines:
+        return 1
+    for number, line in enumerate(lines, 1):
+        try:
+            event = nostr_sdk.Event.from_json(line)
+            raw = json.loads(line)
+        except Exception:
+            return number
+        if not event.verify() or set(raw) != {"id", "pubkey", "created_at", "kind", "tags", "content", "sig"}:
+            return number
+
+        def tag(name):
+            return next((t[1:] for t in raw["tags"] if t and t[0] == name), None)
+
+        if raw["kind"] != KIND or tag("h") != [household_hex]:
+            return number
+        if previous is None:
+            if tag("prev") is not None:
+                return number
+        elif tag("prev") != [previous["id"]] or raw["created_at"] < previous["created_at"] or previous["action"] == "rotate":
+            return number
+        action = (tag("action") or [None])[0]
+        vault_tag = tag("vault")
+        if action not in ACTIONS or not vault_tag or len(vault_tag) != 2 or len(vault_tag[0]) != 64 or not vault_tag[1].isdigit():
+            return number
+        if previous is None and action not in {"start", "seal", "migrate"}:
+            return number
+        if action in {"grant", "withdraw"} and previous is not None and vault_tag != previous["vault"]:
+            return number
+        is_parent = hashlib.sha256(raw["pubkey"].encode()).hexdigest() == household_hex
+        if not is_parent:
+            if action in PARENT_ONLY or not any(g["key"] == raw["pubkey"] and not g["withdrawn"] and action in g["actions"]
+                                                and raw["created_at"] < g["until"] for g in grants.values()):
+                return number
+        if action == "grant":
+            allowed, until = tag("allow"), tag("until")
+            if not tag("p") or not allowed or any(a not in ACTIONS - PARENT_ONLY for a in allowed) or not until or int(until[0]) <= raw["created_at"]:
+                return number
+            grants[raw["id"]] = {"key": tag("p")[0], "actions": set(allowed), "until": int(until[0]), "withdrawn": False}
+        if action == "withdraw":
+            target = (tag("e") or [None])[0]
+            if target not in grants or grants[target]["withdrawn"]:
+                return number
+            grants[target]["withdrawn"] = True
+        previous = {"id": raw["id"], "created_at": raw["created_at"], "action": action, "vault": vault_tag}
+    if previous["vault"][0] != hashlib.sha256(vault).hexdigest():
+        return len(lines)
+    return None
+
+
+def sign_event(secret: bytes, created_at: int, tags, content: str) -> str:
+    """A NIP-01 event made and signed here (coincurve's BIP-340), for forgeries."""
+    pubkey = coincurve.PrivateKey(secret).public_key_xonly.format().hex()
+    serialized = json.dumps([0, pubkey, created_at, KIND, tags, content], separators=(",", ":"), ensure_ascii=False)
+    event_id = hashlib.sha256(serialized.encode()).digest()
+    sig = coincurve.PrivateKey(secret).sign_schnorr(event_id, os.urandom(32))
+    return json.dumps({"id": event_id.hex(), "pubkey": pubkey, "created_at": created_at, "kind": KIND, "tags": tags,
+                       "content": content, "sig": sig.hex()}, separators=(",", ":"), ensure_ascii=False)
+
+
+def tool_broken_line(result):
+    """The event `log verify` named as the first bad one, or None when it passed."""
+    if result.returncode == 0:
+        return None
+    assert result.returncode == 3, result.stderr
+    marker = "at event "
+    assert marker in result.stderr, result.stderr
+    after = result.stderr.split(marker, 1)[1]
+    return int(after[:len(after) - len(after.lstrip("0123456789"))])
+
+
+def new_key(folder, name):
+    made = tool("vault-tool", "keygen", "-o", name, cwd=folder)
+    assert made.returncode == 0, made.stderr
+    secret = nip19_decode((folder / name).read_text().strip(), "nsec")
+    return secret, next(word for word in made.stderr.split() if word.startswith("npub1"))
+
+
+@pytest.fixture
+def fleet(tmp_path):
+    made = tool("vault-tool", "sample-fleet", "--households", "3", "--out-dir", "fleet", "--schema-version", "3", "--now", "2026-01-01T00:00:00Z",
+                cwd=tmp_path)
+    assert made.returncode == 0, made.stderr
+    return tmp_path
+
+
+def day(n):
+    return f"2026-01-{1 + n // 24:02d}T{n % 24:02d}:00:00Z" if n < 24 * 31 else f"2026-02-{1 + (n - 24 * 31) // 24:02d}T{n % 24:02d}:00:00Z"
+
+
+def test_random_actions_by_parent_and_support_keys_give_a_log_rust_nostr_and_the_reference_verify(fleet):
+    rng = random.Random(46)
+    for key_path in sorted((fleet / "fleet" / "keys").iterdir()):
+        household_hex = key_path.stem
+        parent = Household(nip19_decode(key_path.read_text().strip(), "nsec"))
+        folder = fleet / household_hex[:8]
+        folder.mkdir()
+        shutil.copy(key_path, folder / "parent.nsec")
+        (folder / "h.vault").write_bytes((fleet / "fleet" / "vaults" / f"{household_hex}.vault").read_bytes())
+        (folder / "h.log").write_bytes((fleet / "fleet" / "vaults" / f"{household_hex}.log").read_bytes())
+        (folder / "vk").write_text(parent.vault_key.hex() + "\n")
+        os.chmod(folder / "vk", 0o600)
+        agents = [new_key(folder, f"agent{i}.nsec") for i in range(3)]
+        grants = []  # (agent index, until hour, withdrawn)
+        signers = [parent.pubkey]
+        hour = 1
+        for step in range(10):
+            hour += rng.randint(1, 30)
+            document = open_envelope((folder / "h.vault").read_bytes(), parent.vault_key)
+            active = [d for d in document["devices"] if d["status"] == "active" and not d["isPrimary"]]
+            choice = rng.choice(["grant", "withdraw", "agent", "agent", "parent"] if active else ["grant", "withdraw"])
+            if choice == "grant":
+                agent = rng.randrange(3)
+                until = hour + rng.randint(1, 60)
+                result = tool("vault-tool", "log", "grant", "--key-file", "parent.nsec", "--to", agents[agent][1], "--allow", "revoke",
+                              "--until", day(until), "--now", day(hour), "h.vault", cwd=folder)
+                assert result.returncode == 0, result.stderr
+                grants.append([agent, until, False])
+                signers.append(parent.pubkey)
+            elif choice == "withdraw":
+                live = [g for g in grants if not g[2]]
+                if not live:
+                    continue
+                agent = live[0][0]
+                result = tool("vault-tool", "log", "withdraw", "--key-file", "parent.nsec", "--grant", agents[agent][1], "--now", day(hour),
+                              "h.vault", cwd=folder)
+                assert result.returncode == 0, result.stderr
+                # Every grant of that key still in force is withdrawn, one event each.
+                for grant in grants:
+                    if grant[0] == agent and not grant[2]:
+                        grant[2] = True
+                        signers.append(parent.pubkey)
+            else:
+                device = rng.choice(active)
+                if choice == "parent":
+                    who, key_options, expected = parent.pubkey, ["--key-file", "parent.nsec"], True
+                else:
+                    agent = rng.randrange(3)
+                    who = coincurve.PrivateKey(agents[agent][0]).public_key_xonly.format().hex()
+                    key_options = ["--vault-key-file", "vk", "--signer-key-file", f"agent{agent}.nsec"]
+                    expected = any(g[0] == agent and not g[2] and hour < g[1] for g in grants)
+                before = (folder / "h.log").read_bytes()
+                result = tool("device-revoker", "vault", *key_options, "--vault", "h.vault", "--device", device["deviceId"], "--now", day(hour),
+                              "-o", "next.vault", cwd=folder)
+                if expected:
+                    assert result.returncode == 0, (step, result.stderr)
+                    os.replace(folder / "next.vault", folder / "h.vault")
+                    os.replace(folder / "next.log", folder / "h.log")
+                    signers.append(who)
+                else:
+                    assert result.returncode == 4 and "may not revoke" in result.stderr, (step, result.stderr)
+                    assert not (folder / "next.vault").exists() and not (folder / "next.log").exists()
+                    assert (folder / "h.log").read_bytes() == before
+        log_text = (folder / "h.log").read_text()
+        assert reference_verify(log_text, household_hex, (folder / "h.vault").read_bytes()) is None
+        assert [json.loads(line)["pubkey"] for line in log_text.splitlines()] == signers
+        verified = tool("vault-tool", "log", "verify", "h.vault", cwd=folder)
+        assert verified.returncode == 0, verified.stderr
+        shown = tool("vault-tool", "log", "show", "--json", "h.vault", cwd=folder)
+        assert [e["role"] for e in json.loads(shown.stdout)] == ["parent" if s == parent.pubkey else "support" for s in signers]
+
+
+@pytest.fixture
+def signed(tmp_path):
+    """The testkit's v3 household with a log: started, a grant, a support revocation, the grant withdrawn."""
+    for name in ("parent.nsec", "parent.vaultkey"):
+        shutil.copy(FIXTURES / "keys" / name, tmp_path / name)
+        os.chmod(tmp_path / name, 0o600)
+    (tmp_path / "h.vault").write_bytes((FIXTURES / "testkit" / "ok-v3-household.vault").read_bytes())
+    assert tool("vault-tool", "log", "start", "--key-file", "parent.nsec", "--now", "2026-01-01T00:00:00Z", "h.vault", cwd=tmp_path).returncode == 0
+    agent, npub = new_key(tmp_path, "agent.nsec")
+    assert tool("vault-tool", "log", "grant", "--key-file", "parent.nsec", "--to", npub, "--allow", "revoke", "--until", "2027-01-01",
+                "--now", "2026-01-02T00:00:00Z", "h.vault", cwd=tmp_path).returncode == 0
+    result = tool("device-revoker", "vault", "--vault-key-file", "parent.vaultkey", "--signer-key-file", "agent.nsec", "--vault", "h.vault",
+                  "--device", "bedroom ipad", "--now", "2026-01-03T00:00:00Z", "-o", "next.vault", cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    os.replace(tmp_path / "next.vault", tmp_path / "h.vault")
+    os.replace(tmp_path / "next.log", tmp_path / "h.log")
+    withdrawn = tool("vault-tool", "log", "withdraw", "--key-file", "parent.nsec", "--grant", npub, "--now", "2026-01-04T00:00:00Z", "h.vault",
+                     cwd=tmp_path)
+    assert withdrawn.returncode == 0, withdrawn.stderr
+    return tmp_path, agent
+
+
+def tamperings(lines, agent):
+    """Each tampering of a four-event log, by name: the lines it leaves."""
+    events = [json.loads(line) for line in lines]
+    stranger = os.urandom(32)
+
+    def edit(index, **changes):
+        event = dict(events[index], **changes)
+        return lines[:index] + [json.dumps(event, separators=(",", ":"), ensure_ascii=False)] + lines[index + 1:]
+
+    def resigned(index, secret, tags=None, content=None):
+        event = events[index]
+        return lines[:index] + [sign_event(secret, event["created_at"], tags or event["tags"], content if content is not None else event["content"])] + lines[index + 1:]
+
+    grant_tags = [t if t[0] != "until" else ["until", "4102444800"] for t in events[1]["tags"]]
+    return {
+        "content edited": edit(3, content="revoked nothing"),
+        "time edited": edit(2, created_at=events[2]["created_at"] + 1),
+        "signature of another event": edit(3, sig=events[2]["sig"]),
+        "tags edited": edit(2, tags=events[2]["tags"] + [["reason", "forged"]]),
+        "support event re-signed by a stranger": resigned(2, stranger),
+        "withdrawal re-signed by the support key": resigned(3, agent),
+        "grant re-signed by the support key": resigned(1, agent),
+        "grant extended, re-signed by the support key": resigned(1, agent, tags=grant_tags),
+        "two events swapped": [lines[0], lines[2], lines[1], lines[3]],
+        "an event deleted": [lines[0], lines[2], lines[3]],
+        "the first event deleted": lines[1:],
+        "the last two deleted": lines[:2],
+        "an event repeated": lines[:3] + [lines[2], lines[3]],
+        "a line that is no event": lines[:2] + ["{\"hello\": 1}"] + lines[2:],
+    }
+
+
+def test_every_tampering_is_found_at_its_first_bad_event_by_the_tool_and_the_reference(signed):
+    folder, agent = signed
+    lines = (folder / "h.log").read_text().splitlines()
+    assert len(lines) == 4
+    vault = (folder / "h.vault").read_bytes()
+    household = open_envelope(vault, PARENT.vault_key)
+    household_hex = PARENT.household_id.hex()
+    assert reference_verify("\n".join(lines) + "\n", household_hex, vault) is None
+    for name, tampered in tamperings(lines, agent).items():
+        (folder / "t.log").write_text("\n".join(tampered) + "\n")
+        result = tool("vault-tool", "log", "verify", "--log", "t.log", "h.vault", cwd=folder)
+        expected = reference_verify("\n".join(tampered) + "\n", household_hex, vault)
+        assert expected is not None, name
+        assert tool_broken_line(result) == expected, (name, result.stderr)
+        # check with the log given says the same.
+        checked = tool("vault-tool", "check", "--vault-key-file", "parent.vaultkey", "--log", "t.log", "h.vault", cwd=folder)
+        assert checked.returncode == 3 and f"at event {expected}" in checked.stderr + checked.stdout, (name, checked.stdout, checked.stderr)
+    # A vault changed without its event: an older copy, another household's vault.
+    (folder / "old.vault").write_bytes((FIXTURES / "testkit" / "ok-v3-household.vault").read_bytes())
+    shutil.copy(folder / "h.log", folder / "old.log")
+    result = tool("vault-tool", "log", "verify", "old.vault", cwd=folder)
+    assert tool_broken_line(result) == reference_verify((folder / "h.log").read_text(), household_hex, (folder / "old.vault").read_bytes()) == 4
+    assert household["version"] == 3
+
+
+def test_each_writer_appends_one_event_signed_by_whoever_made_the_change(tmp_path):
+    folder = tmp_path
+    for name in ("parent.nsec", "parent.vaultkey"):
+        shutil.copy(FIXTURES / "keys" / name, folder / name)
+        os.chmod(folder / name, 0o600)
+    (folder / "v2.vault").write_bytes((FIXTURES / "testkit" / "ok-v2-household.vault").read_bytes())
+
+    def actions(log):
+        return [[t[1] for t in json.loads(line)["tags"] if t[0] == "action"][0] for line in (folder / log).read_text().splitlines()]
+
+    def verifies(vault):
+        result = tool("vault-tool", "log", "verify", vault, cwd=folder)
+        assert result.returncode == 0, result.stderr
+        log = vault[:-len(".vault")] + ".log"
+        assert reference_verify((folder / log).read_text(), PARENT.household_id.hex(), (folder / vault).read_bytes()) is None
+
+    # A migration to 3 begins the log; a migration in place that changes nothing adds nothing.
+    assert tool("vault-tool", "migrate", "--key-file", "parent.nsec", "--to", "3", "-o", "h.vault", "v2.vault", cwd=folder).returncode == 0
+    assert actions("h.log") == ["migrate"]
+    verifies("h.vault")
+    assert not (folder / "v2.log").exists()
+    # An edit: open, change, seal over the vault; the seal is appended to its log.
+    assert tool("vault-tool", "open", "--key-file", "parent.nsec", "--reveal-secrets", "-o", "edit.json", "h.vault", cwd=folder).returncode == 0
+    sealed = tool("vault-tool", "seal", "--key-file", "parent.nsec", "-o", "h.vault", "edit.json", cwd=folder)
+    assert sealed.returncode == 0, sealed.stderr
+    assert actions("h.log") == ["migrate", "seal"]
+    verifies("h.vault")
+    # A revocation and a merge of two copies.
+    shutil.copy(folder / "h.vault", folder / "base.vault")
+    shutil.copy(folder / "h.log", folder / "base.log")
+    revoked = tool("device-revoker", "vault", "--key-file", "parent.nsec", "--vault", "h.vault", "--device", "bedroom ipad", "-o", "ours.vault",
+                   cwd=folder)
+    assert revoked.returncode == 0, revoked.stderr
+    assert actions("ours.log") == ["migrate", "seal", "revoke"]
+    merged = tool("vault-tool", "merge", "--key-file", "parent.nsec", "--base", "base.vault", "--ours", "ours.vault", "--theirs", "base.vault",
+                  "-o", "merged.vault", cwd=folder)
+    assert merged.returncode == 0, merged.stderr
+    assert actions("merged.log") == ["migrate", "seal", "revoke", "merge"]
+    verifies("merged.vault")
+    # Back to 2: no log is written for a vault that has none.
+    assert tool("vault-tool", "migrate", "--key-file", "parent.nsec", "--to", "2", "-o", "down.vault", "merged.vault", cwd=folder).returncode == 0
+    assert not (folder / "down.log").exists()
+    # A schema 3 vault on standard output has nowhere for its log: refused, nothing written.
+    out = subprocess.run([str(BIN / "device-revoker"), "vault", "--key-file", "parent.nsec", "--vault", "merged.vault", "--device", "kitchen",
+                          "--promote", "x", "-o", "-"], capture_output=True, cwd=folder, timeout=60)
+    assert out.returncode != 0 and out.stdout == b""
+
+
+def test_the_rotation_hands_over_from_both_ends_and_the_old_key_cannot_sign_after_it(tmp_path):
+    folder = tmp_path
+    for name in ("parent.nsec",):
+        shutil.copy(FIXTURES / "keys" / name, folder / name)
+        os.chmod(folder / name, 0o600)
+    (folder / "v2.vault").write_bytes((FIXTURES / "testkit" / "ok-v2-household.vault").read_bytes())
+    assert tool("vault-tool", "migrate", "--key-file", "parent.nsec", "--to", "3", "-o", "h.vault", "v2.vault", cwd=folder).returncode == 0
+    new_secret, _ = new_key(folder, "new.nsec")
+    new = Household(new_secret)
+    planned = tool("rotation-planner", "plan", "--mode", "compromise", "--vault", "h.vault", "--key-file", "parent.nsec", "--new-key-file", "new.nsec",
+                   "-o", "plan.json", cwd=folder)
+    assert planned.returncode == 0, planned.stderr
+    applied = tool("rotation-planner", "apply", "plan.json", "--vault", "h.vault", "--key-file", "parent.nsec", "--new-key-file", "new.nsec",
+                   "--out-dir", "rotated", "--ops", "ops.jsonl", cwd=folder)
+    assert applied.returncode == 0, applied.stderr
+    old_vault, new_vault = folder / "rotated" / PARENT.vault_path, folder / "rotated" / new.vault_path
+    old_log = [json.loads(line) for line in old_vault.with_suffix(".log").read_text().splitlines()]
+    new_log = [json.loads(line) for line in new_vault.with_suffix(".log").read_text().splitlines()]
+    assert reference_verify(old_vault.with_suffix(".log").read_text(), PARENT.household_id.hex(), old_vault.read_bytes()) is None
+    assert reference_verify(new_vault.with_suffix(".log").read_text(), new.household_id.hex(), new_vault.read_bytes()) is None
+    # The old log ends with the move, signed by the old key, naming the successor and its vault.
+    rotate = old_log[-1]
+    assert rotate["pubkey"] == PARENT.pubkey and ["action", "rotate"] in rotate["tags"]
+    assert ["successor", new.household_id.hex(), hashlib.sha256(new_vault.read_bytes()).hexdigest()] in rotate["tags"]
+    # The new one begins signed by the new key, naming the old log's last event before the move.
+    first = new_log[0]
+    assert first["pubkey"] == new.pubkey and ["predecessor", PARENT.household_id.hex(), old_log[-2]["id"]] in first["tags"]
+    for name in (old_vault, new_vault):
+        assert tool("vault-tool", "log", "verify", str(name), cwd=folder).returncode == 0
+    # The old key (the attacker's, after a compromise) cannot sign after the move: a forged event
+    # redirecting the household is found.
+    forged = sign_event(PARENT.secret, rotate["created_at"] + 1,
+                        [["h", PARENT.household_id.hex()], ["prev", rotate["id"]], ["action", "start"],
+                         ["vault", hashlib.sha256(old_vault.read_bytes()).hexdigest(), "9"]], "redirected")
+    (folder / "forged.log").write_text(old_vault.with_suffix(".log").read_text() + forged + "\n")
+    result = tool("vault-tool", "log", "verify", "--log", "forged.log", str(old_vault), cwd=folder)
+    assert tool_broken_line(result) == len(old_log) + 1
+    revoked = tool("device-revoker", "vault", "--key-file", "parent.nsec", "--vault", str(old_vault), "--device", "kitchen", "--allow-empty",
+                   "-o", "after.vault", cwd=folder)
+    assert revoked.returncode != 0 and not (folder / "after.vault").exists()
+
+
+def test_the_worked_example_of_the_format_document_verifies_with_rust_nostr():
+    """docs/vault-format.md §10.6: each event's id is the hash of the serialisation shown, its
+    signature verifies in rust-nostr, the second follows the first, and the signer is the
+    example household's parent."""
+    document = (FIXTURES.parents[1] / "docs" / "vault-format.md").read_text()
+    block = document.split("<!-- worked-example-log -->\n```\n", 1)[1].split("```", 1)[0]
+    lines = block.strip().split("\n")
+    events = [json.loads(line) for line in lines]
+    assert len(events) == 2 and all(nostr_sdk.Event.from_json(line).verify() for line in lines)
+    serialized = document.split("The first event's id is SHA-256 of\n\n    ", 1)[1].split("\n", 1)[0]
+    assert hashlib.sha256(serialized.encode()).hexdigest() == events[0]["id"]
+    assert json.loads(serialized) == [0, events[0]["pubkey"], events[0]["created_at"], KIND, events[0]["tags"], events[0]["content"]]
+    example = Household(nip19_decode((FIXTURES.parents[1] / "Examples" / "household.nsec").read_text().strip(), "nsec"))
+    assert events[0]["pubkey"] == example.pubkey and ["h", example.household_id.hex()] in events[0]["tags"]
+    assert ["prev", events[0]["id"]] in events[1]["tags"]
+    # The chain's rules hold up to the vault, which the example names by its hash.
+    assert reference_verify(block, example.household_id.hex(), b"not the vault") == 2

@@ -1,0 +1,158 @@
+import Testing
+@testable import VaultCore
+
+/// The signed household log (issue 46, docs/vault-format.md §10): every change a Nostr event
+/// signed by whoever made it; `verified` names the first bad event of every tampering.
+@Suite struct HouseholdLogTests {
+    let random = SeededRandom(seed: 0x0046)
+
+    struct Household3 {
+        let parent: SecretKey
+        let household: HouseholdID
+        var vault: [UInt8]
+        var log: HouseholdLog
+        var revision = 1
+    }
+
+    func started() throws -> Household3 {
+        let parent = try SecretKey.generate(using: random)
+        let household = Household(parentPublicKey: parent.publicKey).id
+        let vault = random.bytes(200)
+        let log = try HouseholdLog(events: []).appending(.init(.start, summary: "started"), household: household, vault: vault, revision: 1,
+                                                         signer: parent, at: Timestamp(seconds: 1_800_000_000))
+        return Household3(parent: parent, household: household, vault: vault, log: log)
+    }
+
+    /// A change by `signer`: new vault bytes and their event.
+    func change(_ house: inout Household3, by signer: SecretKey, _ action: LogAction = .revoke, at seconds: Int64 = 1_800_000_100) throws {
+        house.vault = random.bytes(200)
+        house.revision += 1
+        house.log = try house.log.appending(.init(action, summary: "\(action)"), household: house.household, vault: house.vault,
+                                            revision: house.revision, signer: signer, at: Timestamp(seconds: seconds))
+    }
+
+    func grant(_ house: inout Household3, to key: SecretKey, _ actions: [LogAction] = [.revoke], until: Int64 = 1_900_000_000, at seconds: Int64 = 1_800_000_050) throws {
+        house.log = try house.log.appending(
+            .init(.grant, summary: "granted", details: [["p", key.publicKey.hex], ["allow"] + actions.map(\.rawValue), ["until", String(until)]]),
+            household: house.household, vault: house.vault, revision: house.revision, signer: house.parent, at: Timestamp(seconds: seconds))
+    }
+
+    /// The line of the first bad event a tampered log is refused at.
+    func brokenLine(_ log: HouseholdLog, _ house: Household3, vault: [UInt8]? = nil) -> Int? {
+        do {
+            _ = try log.verified(household: house.household, vault: vault ?? house.vault)
+            return nil
+        } catch let error as VaultError {
+            guard let range = error.reason.range(of: "at event ") else { return -1 }
+            return Int(error.reason[range.upperBound...].prefix { $0.isNumber })
+        } catch { return -1 }
+    }
+
+    @Test func aLogOfParentAndGrantedSupportVerifiesAndReadsBackByteForByte() throws {
+        var house = try started()
+        let support = try SecretKey.generate(using: random)
+        try grant(&house, to: support)
+        try change(&house, by: support)
+        try change(&house, by: house.parent)
+        let verified = try house.log.verified(household: house.household, vault: house.vault)
+        #expect(verified.entries.map(\.action) == [.start, .grant, .revoke, .revoke])
+        #expect(verified.entries[2].signer == .support(grant: house.log.events[1].idHex))
+        #expect(verified.entries[3].signer == .parent)
+        #expect(try HouseholdLog(parsing: house.log.bytes) == house.log)
+    }
+
+    @Test func everyEditOfAnEventIsFoundAtThatEvent() throws {
+        var house = try started()
+        for _ in 0..<4 { try change(&house, by: house.parent) }
+        let lines = house.log.bytes.split(separator: 0x0a).map { String(decoding: $0, as: UTF8.self) }
+        for (index, line) in lines.enumerated() {
+            for (from, to) in [("\"content\":\"", "\"content\":\"x"), ("\"created_at\":18", "\"created_at\":17"), ("\"revoke\"", "\"merge\""), ("\"start\"", "\"seal\"")] {
+                guard line.contains(from) else { continue }
+                var edited = lines
+                edited[index] = line.replacingOccurrences(of: from, with: to)
+                let log = try HouseholdLog(parsing: Array((edited.joined(separator: "\n") + "\n").utf8))
+                #expect(brokenLine(log, house) == index + 1, "\(from) at \(index + 1)")
+            }
+        }
+    }
+
+    @Test func reorderedCutForkedOrForeignLogsAreFoundAtTheirFirstBadEvent() throws {
+        var house = try started()
+        for _ in 0..<3 { try change(&house, by: house.parent) }
+        let events = house.log.events
+        // Two events swapped.
+        #expect(brokenLine(HouseholdLog(events: [events[0], events[2], events[1], events[3]]), house) == 2)
+        // The start cut off.
+        #expect(brokenLine(HouseholdLog(events: Array(events.dropFirst())), house) == 1)
+        // An event cut from the middle.
+        #expect(brokenLine(HouseholdLog(events: [events[0], events[1], events[3]]), house) == 3)
+        // The last event cut: the vault is not the head's (nor the one before's: that is a run cut off).
+        #expect(brokenLine(HouseholdLog(events: Array(events.dropLast(2))), house) == 2)
+        // A fork: a second event after the same predecessor.
+        var fork = house
+        fork.log = HouseholdLog(events: Array(events.prefix(2)))
+        try change(&fork, by: house.parent)
+        #expect(brokenLine(HouseholdLog(events: events + [fork.log.events[2]]), fork) == 5)
+        // Another household's log.
+        let other = try started()
+        #expect(brokenLine(other.log, house, vault: other.vault) == 1)
+        // A vault changed without its event.
+        #expect(brokenLine(house.log, house, vault: random.bytes(200)) == 4)
+    }
+
+    @Test func onlyKeysAGrantAllowsMaySignAndOnlyUntilItEndsOrIsWithdrawn() throws {
+        var house = try started()
+        let support = try SecretKey.generate(using: random), stranger = try SecretKey.generate(using: random)
+        // Not granted at all.
+        var ungranted = house
+        try change(&ungranted, by: stranger)
+        #expect(brokenLine(ungranted.log, ungranted) == 2)
+        try grant(&house, to: support, [.revoke], until: 1_800_000_500)
+        // An action the grant does not allow.
+        var merged = house
+        try change(&merged, by: support, .merge)
+        #expect(brokenLine(merged.log, merged) == 3)
+        // A grant a support key signs, or a start after the first event: the parent's only.
+        var selfGranted = house
+        try grant(&selfGranted, to: stranger)
+        selfGranted.log = try HouseholdLog(events: Array(selfGranted.log.events.dropLast())).appending(
+            .init(.grant, summary: "", details: [["p", stranger.publicKey.hex], ["allow", "revoke"], ["until", "1900000000"]]),
+            household: house.household, vault: house.vault, revision: house.revision, signer: support, at: Timestamp(seconds: 1_800_000_060))
+        #expect(brokenLine(selfGranted.log, selfGranted) == 3)
+        // After the grant ends.
+        var late = house
+        try change(&late, by: support, at: 1_800_000_600)
+        #expect(brokenLine(late.log, late) == 3)
+        // After it is withdrawn.
+        var withdrawn = house
+        withdrawn.log = try withdrawn.log.appending(.init(.withdraw, summary: "", details: [["e", house.log.events[1].idHex]]), household: house.household,
+                                                    vault: house.vault, revision: house.revision, signer: house.parent, at: Timestamp(seconds: 1_800_000_070))
+        try change(&withdrawn, by: support)
+        #expect(brokenLine(withdrawn.log, withdrawn) == 4)
+        // Within the grant: allowed.
+        try change(&house, by: support)
+        #expect(brokenLine(house.log, house) == nil)
+        #expect(throws: VaultError(.signerNotAllowed, "")) {
+            try house.log.verified(household: house.household, vault: house.vault).authorize(support.publicKey, .revoke, at: 1_800_000_600)
+        }
+    }
+
+    /// A run cut off between publishing the log and the vault leaves the log one event ahead:
+    /// verify says so (exit 3), and the next change gives that event up and goes on.
+    @Test func aLogAheadOfItsVaultIsNamedAndMendedByTheNextChange() throws {
+        var house = try started()
+        let before = house.vault
+        try change(&house, by: house.parent)
+        #expect(throws: VaultError(.logAheadOfVault, "")) { try house.log.verified(household: house.household, vault: before) }
+        let ready = try house.log.readyForChange(household: house.household, vault: before, signer: house.parent.publicKey, action: .revoke,
+                                                 at: Timestamp(seconds: 1_800_000_200))
+        #expect(ready.log.events.count == 1 && ready.signer == .parent)
+    }
+
+    @Test func aLineThatIsNotAnEventIsBrokenAtItsLine() throws {
+        let house = try started()
+        for junk in ["{}", "not json", "{\"id\":1}", String(decoding: house.log.bytes.dropLast(), as: UTF8.self) + ",\"x\":1}"] {
+            #expect(throws: VaultError(.logBroken, "")) { try HouseholdLog(parsing: house.log.bytes + Array((junk + "\n").utf8)) }
+        }
+    }
+}
