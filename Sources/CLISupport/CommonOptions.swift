@@ -1,5 +1,6 @@
 import ArgumentParser
 import FoundationEssentials
+import Glibc
 import VaultCore
 
 /// `-o FILE` and `--force`, shared by commands that write one output.
@@ -82,4 +83,12 @@ public func secretLine(_ secret: SecretBytes) throws -> SecretBytes {
         secret.withUnsafeBytes { buffer.copyMemory(from: $0) }
         buffer[secret.count] = 0x0a
     }
+}
+
+/// The name of the user running the tool (the password database's, by effective uid), for a
+/// record of who did something when they named no one; "uid N" where there is no entry (a
+/// container's arbitrary uid).
+public func loginName() -> String {
+    if let entry = getpwuid(geteuid()), let name = entry.pointee.pw_name { return String(cString: name) }
+    return "uid \(geteuid())"
 }

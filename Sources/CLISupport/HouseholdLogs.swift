@@ -3,19 +3,14 @@ import Glibc
 import VaultCore
 import VaultFiles
 
-/// `--signer-key-file`, `--signer-key-command` and `--log`: who signs a change to a schema 3
-/// vault, and where its household log is (docs/vault-format.md §10). Every command that
-/// changes a vault takes them, so every change it makes to a schema 3 vault is signed by
-/// whoever made it.
-public struct SignerOptions: ParsableArguments {
-    @Option(name: .customLong("signer-key-file"), help: ArgumentHelp("Your own key (nsec1… or 64 hex; 'vault-tool keygen'), which signs the change in a schema 3 vault's household log; the parent's key signs when it is the key given. A support key signs only what a grant in the log allows.", valueName: "FILE"))
+/// `--signer-key-file` or `--signer-key-command`: a key of the person making a change, which
+/// signs it (a household log's event, a registry batch's record).
+public struct SignerKeyOptions: ParsableArguments {
+    @Option(name: .customLong("signer-key-file"), help: ArgumentHelp("Your own key (nsec1… or 64 hex; 'vault-tool keygen'), which signs the change: a schema 3 vault's household log event (the parent's key signs when it is the key given; a support key signs only what a grant in the log allows), or a registry batch's record.", valueName: "FILE"))
     public var signerKeyFile: String?
 
     @Option(name: .customLong("signer-key-command"), help: ArgumentHelp("Instead of --signer-key-file: a command (run without a shell) that prints your key.", valueName: "CMD"))
     public var signerKeyCommand: String?
-
-    @Option(name: .customLong("log"), help: ArgumentHelp("The vault's household log, when it is not beside the vault (household.vault → household.log).", valueName: "FILE"))
-    public var log: String?
 
     public init() {}
 
@@ -26,9 +21,8 @@ public struct SignerOptions: ParsableArguments {
 
     public var declaredInputs: [FileSet.Input] { signerKeyFile.map { [FileSet.Input("--signer-key-file", $0)] } ?? [] }
 
-    /// The signer's key: the one given, else the parent key when that is how the vault is
-    /// opened; nil when neither (a vault-key holder who brought no key of their own).
-    public func signer(_ access: VaultAccess, _ diagnostics: Diagnostics) throws -> SecretKey? {
+    /// The key given, or nil.
+    public func load(_ diagnostics: Diagnostics) throws -> SecretKey? {
         if let signerKeyCommand {
             return try SecretKey(parsing: try KeyCommand(parsing: signerKeyCommand, option: "--signer-key-command").read(), what: "the output of --signer-key-command")
         }
@@ -36,7 +30,27 @@ public struct SignerOptions: ParsableArguments {
             let contents = try InputFiles.readSecret(signerKeyFile, what: "signer key file", diagnostics: diagnostics)
             return try SecretKey(parsing: contents, what: "signer key file '\(InputFiles.displayName(signerKeyFile))'")
         }
-        return access.parentKey
+        return nil
+    }
+}
+
+/// The signer and `--log`: who signs a change to a schema 3 vault, and where its household log
+/// is (docs/vault-format.md §10). Every command that changes a vault takes them, so every change
+/// it makes to a schema 3 vault is signed by whoever made it.
+public struct SignerOptions: ParsableArguments {
+    @OptionGroup public var key: SignerKeyOptions
+
+    @Option(name: .customLong("log"), help: ArgumentHelp("The vault's household log, when it is not beside the vault (household.vault → household.log).", valueName: "FILE"))
+    public var log: String?
+
+    public init() {}
+
+    public var declaredInputs: [FileSet.Input] { key.declaredInputs }
+
+    /// The signer's key: the one given, else the parent key when that is how the vault is
+    /// opened; nil when neither (a vault-key holder who brought no key of their own).
+    public func signer(_ access: VaultAccess, _ diagnostics: Diagnostics) throws -> SecretKey? {
+        try key.load(diagnostics) ?? access.parentKey
     }
 
     /// Where the log of the vault at `vault` is: `--log`, else beside it; nil for standard input.

@@ -24,7 +24,9 @@ public struct TextTable {
 }
 
 /// "1 device", "3 devices": a count with its noun, for human output (nouns with a plain "s").
-public func counted(_ count: Int, _ noun: String) -> String { "\(count) \(noun)\(count == 1 ? "" : "s")" }
+public func counted(_ count: Int, _ noun: String) -> String {
+    "\(count) \(noun)\(count == 1 ? "" : noun.hasSuffix("ch") || noun.hasSuffix("sh") || noun.hasSuffix("s") || noun.hasSuffix("x") ? "es" : "s")"
+}
 
 extension String {
     /// Control characters, bidirectional controls, line and paragraph separators and invisible

@@ -314,6 +314,29 @@ final class PostgresRegistryEngine: RegistryEngine, @unchecked Sendable {
             CREATE TRIGGER members_need_an_active_device BEFORE INSERT OR UPDATE OF left_at, user_did, device_id ON members
                 FOR EACH ROW EXECUTE FUNCTION registry_member_needs_active_device();
             """),
+        (RegistryMigration.v4, """
+            CREATE TABLE revocation_batches (
+                seq BIGINT PRIMARY KEY,
+                batch_id TEXT NOT NULL UNIQUE,
+                recorded_at TEXT NOT NULL,
+                operator TEXT NOT NULL,
+                signer TEXT,
+                rows_digest TEXT NOT NULL,
+                prev_hash TEXT NOT NULL,
+                hash TEXT NOT NULL,
+                signature TEXT
+            );
+            CREATE TABLE revocation_chain_start (first_revocation_id BIGINT NOT NULL);
+            INSERT INTO revocation_chain_start SELECT coalesce(max(id), 0) + 1 FROM revocations;
+            CREATE TRIGGER revocation_batches_are_append_only BEFORE UPDATE OR DELETE ON revocation_batches
+                FOR EACH ROW EXECUTE FUNCTION registry_refuse_change();
+            CREATE TRIGGER revocation_batches_are_never_truncated BEFORE TRUNCATE ON revocation_batches
+                FOR EACH STATEMENT EXECUTE FUNCTION registry_refuse_change();
+            CREATE TRIGGER revocation_chain_start_is_fixed BEFORE UPDATE OR DELETE ON revocation_chain_start
+                FOR EACH ROW EXECUTE FUNCTION registry_refuse_change();
+            CREATE TRIGGER revocation_chain_start_is_never_truncated BEFORE TRUNCATE ON revocation_chain_start
+                FOR EACH STATEMENT EXECUTE FUNCTION registry_refuse_change();
+            """),
     ]
 
     /// The columns the rules read and write, with the types they need (information_schema's

@@ -292,7 +292,7 @@ extension DeviceRegistry {
     /// a cutoff date typed wrong once selected half the registry.
     public func revoke(_ selector: Selector, reason: String?, now: Timestamp, dryRun: Bool, allowing: Overrides,
                        collectOperations: Bool, keepLastDevice: Bool = false, sizeLimit: SizeLimit = SizeLimit(),
-                       batchID: String = UUID().uuidString.lowercased()) throws -> RevocationResult {
+                       batchID: String = UUID().uuidString.lowercased(), by operatorInfo: RegistryOperator = .unnamed) throws -> RevocationResult {
         let time = Self.timeText(now), d = dialect
         let body = { (db: RegistrySession) throws -> (RevocationResult, commit: Bool) in
             if !dryRun, let serialize = d.serializeRevocations { try db.execute(serialize) }
@@ -372,6 +372,7 @@ extension DeviceRegistry {
                 SELECT ?, ?, user_did, device_id, ?, ? FROM batch ORDER BY user_did\(d.byteOrder), device_id\(d.byteOrder)
                 """, [.text(batchID), .time(time), RegistryValue(reason), .text(selector.description)])
             try Self.store(written, batchID: batchID, db: db, dialect: d)
+            try Self.recordBatch(batchID, time: time, by: operatorInfo, db: db)
             return (RevocationResult(batchID: batchID, radius: radius, applied: true, refusals: [], operations: operations), true)
         }
         return dryRun ? try read { try body($0).0 } : try transaction(body)

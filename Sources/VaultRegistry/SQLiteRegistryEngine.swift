@@ -219,6 +219,31 @@ final class SQLiteRegistryEngine: RegistryEngine {
             CREATE TRIGGER members_need_an_active_device_insert BEFORE INSERT ON members \(activeDeviceRule)
             CREATE TRIGGER members_need_an_active_device_update BEFORE UPDATE OF left_at, user_did, device_id ON members \(activeDeviceRule)
             """),
+        // Each batch's record, chained by hash to the one before it: who ran it and a digest of
+        // its rows (docs/device-registry.md, "The chained log").
+        (RegistryMigration.v4, """
+            CREATE TABLE revocation_batches (
+                seq INTEGER PRIMARY KEY,
+                batch_id TEXT NOT NULL UNIQUE,
+                recorded_at TEXT NOT NULL,
+                operator TEXT NOT NULL,
+                signer TEXT,
+                rows_digest TEXT NOT NULL,
+                prev_hash TEXT NOT NULL,
+                hash TEXT NOT NULL,
+                signature TEXT
+            );
+            CREATE TABLE revocation_chain_start (first_revocation_id INTEGER NOT NULL);
+            INSERT INTO revocation_chain_start SELECT coalesce(max(id), 0) + 1 FROM revocations;
+            CREATE TRIGGER revocation_batches_are_append_only_update BEFORE UPDATE ON revocation_batches
+                BEGIN SELECT RAISE(ABORT, 'the revocation log is append-only'); END;
+            CREATE TRIGGER revocation_batches_are_append_only_delete BEFORE DELETE ON revocation_batches
+                BEGIN SELECT RAISE(ABORT, 'the revocation log is append-only'); END;
+            CREATE TRIGGER revocation_chain_start_is_fixed_update BEFORE UPDATE ON revocation_chain_start
+                BEGIN SELECT RAISE(ABORT, 'the revocation log is append-only'); END;
+            CREATE TRIGGER revocation_chain_start_is_fixed_delete BEFORE DELETE ON revocation_chain_start
+                BEGIN SELECT RAISE(ABORT, 'the revocation log is append-only'); END;
+            """),
     ])
 
     private static let activeDeviceRule = """
@@ -337,7 +362,10 @@ enum RegistryMigration {
     /// A revoked device cannot join a conversation: enforced by the registry itself, so an
     /// app that adds a membership while a revocation runs cannot leave one open (issue 13).
     static let v3 = "v3: open memberships need an active device"
-    static let all = [v1, v2, v3]
+    /// Each revocation batch names its operator and is chained by hash to the one before it
+    /// (issue 46), so an edited, deleted or inserted row of the log is found.
+    static let v4 = "v4: chained revocation batches"
+    static let all = [v1, v2, v3, v4]
 }
 
 extension VaultError {

@@ -59,6 +59,9 @@ extension Registry {
         @Option(help: ArgumentHelp("Write the mls.remove operations (JSON Lines) to FILE.", valueName: "FILE")) var ops: String?
         @Option(help: ArgumentHelp("The batch id to log, such as a ticket number (default: a random UUID).", valueName: "ID")) var batchId: String?
         @OptionGroup var now: RecordedNowOption
+        @Option(name: .customLong("operator"), help: ArgumentHelp("Who runs the batch, as the chained log records it (default: your login name).", valueName: "NAME"))
+        var operatorName: String?
+        @OptionGroup var signer: SignerKeyOptions
 
         func validate() throws {
             let selectors = [!devices.isEmpty, devicesFile != nil, user != nil, notSeenSince != nil, signatureKeysFile != nil].filter { $0 }.count
@@ -246,14 +249,16 @@ extension Registry {
 
         func run() throws {
             let lists = [devicesFile.map { FileSet.Input("--devices-file", $0) }, signatureKeysFile.map { FileSet.Input("--signature-keys-file", $0) }]
-            let files = try CommandFiles(reads: lists.compactMap { $0 },
+            let files = try CommandFiles(reads: lists.compactMap { $0 } + signer.declaredInputs,
                                          writes: database.asOutput + (ops.map { [DeclaredOutput("--ops", $0, kind: .text)] } ?? []))
             let (selector, places) = try selector()
             let sizeLimit = try sizeLimit
+            // Who runs it, recorded in the batch's record of the chained log (and signed by their key).
+            let runBy = RegistryOperator(name: operatorName ?? loginName(), signer: dryRun ? nil : try signer.load(diagnostics))
             let registry = try database.open(dryRun ? .readOnly : .readWrite)
             let result = try registry.revoke(selector, reason: reason, now: now.time, dryRun: dryRun, allowing: allowing, collectOperations: false,
                                              keepLastDevice: keepLastDevice, sizeLimit: sizeLimit,
-                                             batchID: batchId ?? UUID().uuidString.lowercased())
+                                             batchID: batchId ?? UUID().uuidString.lowercased(), by: runBy)
             // The operations first, once the batch is committed: they are what the app must apply,
             // so a report that cannot be written afterwards (a closed pipe, a full disk) loses
             // nothing that cannot be had again. They are in the database, committed with the

@@ -11,7 +11,10 @@ struct Verify: ParsableCommand {
         discussion: """
         The tombstone points to the new vault and holds no secret; every device the rotation \
         revoked is active in the new vault with the new key's subkey; no group lost a member \
-        from another household; the new vault's key history names the old key. With --out-dir \
+        from another household; the new vault's key history names the old key. For schema 3, \
+        the hand-over from both ends (docs/vault-format.md §10.5): each household's log \
+        verifies, the old one ends with the move signed by the old key, and the new one begins \
+        signed by the new key naming the old log; the successor is believed only then. With --out-dir \
         (the folder 'apply' wrote), both vaults are found there from the two keys. --json prints \
         {"passed", "checks": [{"name", "passed", "detail"}]}.
 
@@ -51,9 +54,17 @@ struct Verify: ParsableCommand {
         // The paths apply wrote: each household's vault path under the output folder.
         let tombstone = oldVault ?? VaultLocation.joined(outDir!, Household(parentPublicKey: old.publicKey).vaultPath)
         let newPath = newVault ?? VaultLocation.joined(outDir!, Household(parentPublicKey: new.publicKey).vaultPath)
-        let checks = try RotationVerifier.verify(tombstone: about("the tombstone", tombstone) { try InputFiles.read(tombstone, what: "tombstone") },
-                                                 newVault: about("the new vault", newPath) { try InputFiles.read(newPath, what: "vault") },
-                                                 oldKey: old, newKey: new)
+        let tombstoneBytes = try about("the tombstone", tombstone) { try InputFiles.read(tombstone, what: "tombstone") }
+        let newBytes = try about("the new vault", newPath) { try InputFiles.read(newPath, what: "vault") }
+        var checks = try RotationVerifier.verify(tombstone: tombstoneBytes, newVault: newBytes, oldKey: old, newKey: new)
+        // Schema 3: the successor is believed only when the new key's log confirms it.
+        if let version = LoggedVault.schemaVersion(tombstoneBytes), version >= 3 {
+            func log(beside path: String) throws -> HouseholdLog? {
+                try InputFiles.readIfPresent(LoggedVault.logPath(besideVault: path), what: "household log").map { try HouseholdLog(parsing: $0) }
+            }
+            checks += RotationVerifier.verifyHandOver(oldLog: try log(beside: tombstone), tombstone: tombstoneBytes, newLog: try log(beside: newPath), newVault: newBytes,
+                                                      oldHousehold: Household(parentPublicKey: old.publicKey).id, newHousehold: Household(parentPublicKey: new.publicKey).id)
+        }
         if json {
             try StandardStreams.writeOutput(JSONValue.object([
                 ("passed", .bool(checks.allSatisfy(\.passed))),

@@ -47,7 +47,7 @@ enum RevokerFixtures {
     @Sendable static func registryWithBatch(_ workspace: Workspace) throws {
         try registry(workspace)
         let revoke = ["registry", "revoke", "--db", "r.sqlite", "--device", "did:plc:josh#a1b2", "--reason", "lost", "--batch-id", "TICKET-1234",
-                      "--expect-revocations", "1", "--now", "2026-11-20T09:00:00Z"]
+                      "--expect-revocations", "1", "--now", "2026-11-20T09:00:00Z", "--operator", "sam"]
         guard try workspace.run("device-revoker", revoke).status == 0 else { throw CocoaError(.fileWriteUnknown) }
     }
 
@@ -154,6 +154,8 @@ enum RevokerFixtures {
                    prepare: RevokerFixtures.registryWithBatch),
         GoldenCase(tool: "device-revoker", name: "registry-log-ops-again", arguments: ["registry", "log", "--db", "r.sqlite", "--batch", "TICKET-1234",
                    "--ops", "-"], prepare: RevokerFixtures.registryWithBatch),
+        GoldenCase(tool: "device-revoker", name: "registry-log-verify", arguments: ["registry", "log", "--db", "r.sqlite", "--verify"],
+                   prepare: RevokerFixtures.registryWithBatch),
         GoldenCase(tool: "device-revoker", name: "registry-log-unknown-batch", arguments: ["registry", "log", "--db", "r.sqlite", "--batch", "TICKET-0"],
                    prepare: RevokerFixtures.registryWithBatch),
         GoldenCase(tool: "device-revoker", name: "registry-rejoin-plan-after-revocation", arguments: ["registry", "rejoin-plan", "--db", "r.sqlite",

@@ -353,3 +353,48 @@ extension VaultError {
         VaultError(.vaultWithoutItsLog, "a schema 3 vault is written only with its household log, whose last event names it; nothing was written", file: file, line: line)
     }
 }
+
+// MARK: - A rotation's hand-over
+
+extension RotationVerifier {
+    /// The hand-over of a schema 3 household to its new key (docs/vault-format.md §10.5), from
+    /// both ends: each log verifies against its vault; the old one ends with the move, signed by
+    /// the old key, naming the new household and vault; the new one begins signed by the new key
+    /// and names the old log's last event before the move. Only then is the successor believed.
+    public static func verifyHandOver(oldLog: HouseholdLog?, tombstone: [UInt8], newLog: HouseholdLog?, newVault: [UInt8],
+                                      oldHousehold: HouseholdID, newHousehold: HouseholdID) -> [Check] {
+        var checks: [Check] = []
+        func verified(_ log: HouseholdLog?, _ vault: [UInt8], _ household: HouseholdID, _ name: String, _ which: String) -> HouseholdLog.Verified? {
+            guard let log else {
+                checks.append(Check(name: name, passed: false, detail: "the \(which) household's log is missing"))
+                return nil
+            }
+            do {
+                let result = try log.verified(household: household, vault: vault)
+                checks.append(Check(name: name, passed: true, detail: "\(result.entries.count) events signed and linked; the vault is the last one's"))
+                return result
+            } catch let error as VaultError {
+                checks.append(Check(name: name, passed: false, detail: error.reason))
+            } catch {
+                checks.append(Check(name: name, passed: false, detail: "\(error)"))
+            }
+            return nil
+        }
+        let old = verified(oldLog, tombstone, oldHousehold, "old-log-verifies", "old")
+        let new = verified(newLog, newVault, newHousehold, "new-log-verifies", "new")
+        guard let old, let new else { return checks }
+        let move = old.head
+        let moved = move.action == .rotate && move.signer == .parent
+            && move.event.tags(named: "successor").first == [newHousehold.hex, HouseholdLog.vaultDigest(newVault)]
+        checks.append(Check(name: "old-log-ends-with-the-move", passed: moved,
+                            detail: moved ? "the old key signed the move to \(newHousehold.shortHex)… and its vault" : "the old log's last event is not the move to this new household and vault"))
+        let first = new.entries[0]
+        let before = old.entries.count >= 2 ? old.entries[old.entries.count - 2].event.idHex : nil
+        let confirmed = first.action == .start && first.signer == .parent
+            && first.event.tags(named: "predecessor").first == [oldHousehold.hex] + (before.map { [$0] } ?? [])
+        checks.append(Check(name: "successor-confirmed-by-new-key", passed: confirmed,
+                            detail: confirmed ? "the new key's first event names the old household's log before the move"
+                                : "the new household's log does not begin with the new key naming the old log: the successor is not confirmed"))
+        return checks
+    }
+}

@@ -226,6 +226,44 @@ import VaultSQLite
         #expect(try registry.log(batch: nil).count == 2)
     }
 
+    /// The chained log (issue 46): each batch's record names its operator and is chained to the
+    /// one before; a row edited, deleted or inserted behind the triggers' back, a record edited or
+    /// deleted, a signature swapped or the chain's start moved is found at its batch.
+    @Test(.needsServers, arguments: TestEngine.all) func theChainedLogFindsEveryChangeMadeBehindTheTriggers(engine: TestEngine) throws {
+        let signer = try SecretKey.generate(using: SeededRandom(seed: 46))
+        let disableTriggers = engine == .sqlite
+            ? ["revocations_are_append_only_update", "revocations_are_append_only_delete", "revocation_batches_are_append_only_update",
+               "revocation_batches_are_append_only_delete", "revocation_chain_start_is_fixed_update"].map { "DROP TRIGGER \($0)" }.joined(separator: "; ")
+            : "ALTER TABLE revocations DISABLE TRIGGER USER; ALTER TABLE revocation_batches DISABLE TRIGGER USER; ALTER TABLE revocation_chain_start DISABLE TRIGGER USER"
+        let tamperings: [(name: String, sql: String, found: String)] = [
+            ("a row edited", "UPDATE revocations SET reason = 'forged' WHERE batch_id = 'b2'", "'b2'"),
+            ("a row deleted", "DELETE FROM revocations WHERE batch_id = 'b2' AND device_id = 'd5'", "'b2'"),
+            ("a row added to a batch", "INSERT INTO revocations (batch_id, revoked_at, user_did, device_id, reason, selector) SELECT batch_id, revoked_at, user_did, 'd0', reason, selector FROM revocations WHERE batch_id = 'b2' AND device_id = 'd4'", "'b2'"),
+            ("a row of no batch", "INSERT INTO revocations (batch_id, revoked_at, user_did, device_id, reason, selector) SELECT 'forged', revoked_at, user_did, 'd0', reason, selector FROM revocations WHERE batch_id = 'b2' AND device_id = 'd4'", "'forged'"),
+            ("a record deleted", "DELETE FROM revocation_batches WHERE seq = 2", "record 2 is missing"),
+            ("an operator renamed", "UPDATE revocation_batches SET operator = 'mallory' WHERE seq = 1", "'b1'"),
+            ("a signature swapped", "UPDATE revocation_batches SET signature = (SELECT signature FROM revocation_batches WHERE seq = 3) WHERE seq = 2", "'b2'"),
+            ("the chain's start moved", "UPDATE revocation_chain_start SET first_revocation_id = 2", "'b1'"),
+        ]
+        for tampering in tamperings {
+            let (registry, _) = try registry(on: engine)
+            for (batch, user, key) in [("b1", "u1", nil), ("b2", "u2", signer), ("b3", "u3", signer)] {
+                _ = try registry.revoke(.user(user), reason: "lost", now: now, dryRun: false, allowing: .all, collectOperations: false, batchID: batch,
+                                        by: RegistryOperator(name: "sam", signer: key))
+            }
+            let report = try registry.verifyChain()
+            #expect(report.batches.map(\.batchID) == ["b1", "b2", "b3"] && report.rowsChecked == 6 && report.batches[1].signer == signer.publicKey.hex)
+            #expect(try registry.batchOperators()["b2"]?.name == "sam")
+            try registry.transaction { try $0.execute(disableTriggers); try $0.execute(tampering.sql); return ((), true) }
+            do {
+                _ = try registry.verifyChain()
+                Issue.record("\(tampering.name) was not found")
+            } catch let error as VaultError {
+                #expect(error.code == .registryChainBroken && error.reason.contains(tampering.found), "\(tampering.name): \(error.reason)")
+            }
+        }
+    }
+
     @Test(.needsServers, arguments: TestEngine.all) func membersAndRejoinPlan(engine: TestEngine) throws {
         let (registry, _) = try registry(on: engine)
         let members = try registry.members(conversation: "c0")
