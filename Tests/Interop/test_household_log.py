@@ -354,6 +354,19 @@ def test_the_rotation_hands_over_from_both_ends_and_the_old_key_cannot_sign_afte
     assert first["pubkey"] == new.pubkey and ["predecessor", PARENT.household_id.hex(), old_log[-2]["id"]] in first["tags"]
     for name in (old_vault, new_vault):
         assert tool("vault-tool", "log", "verify", str(name), cwd=folder).returncode == 0
+    verified = tool("rotation-planner", "verify", "--out-dir", "rotated", "--key-file", "parent.nsec", "--new-key-file", "new.nsec", "--json", cwd=folder)
+    assert verified.returncode == 0, verified.stdout + verified.stderr
+    checks = {c["name"]: c["passed"] for c in json.loads(verified.stdout)["checks"]}
+    assert checks["old-log-ends-with-the-move"] and checks["successor-confirmed-by-new-key"] and checks["new-log-verifies"]
+    # A new household's log begun by another key (the old one, say) does not confirm the successor.
+    new_log_path = new_vault.with_suffix(".log")
+    genuine = new_log_path.read_text()
+    forged_start = sign_event(PARENT.secret, first["created_at"], first["tags"], first["content"])
+    new_log_path.write_text(forged_start + "\n")
+    refused = tool("rotation-planner", "verify", "--out-dir", "rotated", "--key-file", "parent.nsec", "--new-key-file", "new.nsec", "--json", cwd=folder)
+    assert refused.returncode == 3
+    assert not {c["name"]: c["passed"] for c in json.loads(refused.stdout)["checks"]}["new-log-verifies"]
+    new_log_path.write_text(genuine)
     # The old key (the attacker's, after a compromise) cannot sign after the move: a forged event
     # redirecting the household is found.
     forged = sign_event(PARENT.secret, rotate["created_at"] + 1,
