@@ -103,3 +103,17 @@ extension VaultError {
         VaultError(.optionOutOfRange, "\(option) takes \(range.lowerBound) to \(range.upperBound), not \(value)", file: file, line: line)
     }
 }
+
+extension VaultError.Code {
+    /// An option that takes a public key (npub1… or 64 hex) was given something else.
+    public static let notAPublicKeyOption = VaultError.Code(name: "notAPublicKeyOption", category: .usage)
+}
+
+/// A public key as options take it: `npub1…` or 64 hex, any case.
+public func publicKeyOption(_ option: String, _ text: String) throws -> PublicKey {
+    do {
+        return text.hasPrefix("npub1") ? try PublicKey(npub: text) : try PublicKey(hex: text)
+    } catch {
+        throw VaultError(.notAPublicKeyOption, "\(option) \(text) is not a public key (npub1… or 64 hex)")
+    }
+}

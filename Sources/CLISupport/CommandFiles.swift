@@ -228,6 +228,11 @@ public final class OutputWriter {
     /// Whether the command declared an output with this label.
     public func isDeclared(_ label: String) -> Bool { files.isDeclared(label) }
 
+    /// What the file of a declared output holds now (nil: nothing there, or standard output).
+    public func currentContents(_ label: String) throws -> [UInt8]? { try files.currentContents(label) }
+
+    public func displayName(_ label: String) -> String { files.displayName(label) }
+
     public func stage(_ label: String, _ secret: SecretBytes) throws {
         try secret.withUnsafeBytes { try stage(label, $0) }
     }

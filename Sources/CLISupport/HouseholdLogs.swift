@@ -86,6 +86,10 @@ public struct VaultLogFiles {
     /// The log output, declared beside the vault's (nothing for a vault on standard output).
     public var declaredOutputs: [DeclaredOutput] { output.map { [DeclaredOutput(Self.outputLabel, $0, kind: .text)] } ?? [] }
 
+    /// The log read, declared as an input (unless it is the output: in place), so no output of
+    /// the command may be it.
+    public var declaredInputs: [FileSet.Input] { input.flatMap { $0 == output ? nil : [FileSet.Input("--log", $0)] } ?? [] }
+
     /// The log read beside a schema 3 vault (nil for older vaults): refused when missing.
     public func read(forVaultOf version: Int, vault: String) throws -> HouseholdLog? {
         guard version >= 3 else { return nil }
@@ -104,6 +108,9 @@ public struct LoggedChange {
     public let log: HouseholdLog?
     public let signer: SecretKey?
     public let time: Timestamp
+    /// The log's last event, given up because its vault was never written (a run cut off): the
+    /// new event names it (`dropped`), so the record keeps that it was.
+    public private(set) var dropped: NostrEvent?
 
     /// Reads and verifies the log of the vault `opened` (bytes `input`), for a change `action`
     /// by the signer the options give. `readsLog: false` for a change that writes no schema 3
@@ -118,7 +125,12 @@ public struct LoggedChange {
             return
         }
         guard let signer else { throw VaultError.signerNeeded() }
-        self.log = try log.readyForChange(household: household, vault: input, signer: signer.publicKey, action: action, at: time).log
+        let ready = try log.readyForChange(household: household, vault: input, signer: signer.publicKey, action: action, at: time, clock: currentTime())
+        self.log = ready.log
+        dropped = ready.dropped
+        if let dropped {
+            diagnostics.warning("the log's last event (\(dropped.idHex.prefix(12))…, yours: \(dropped.content)) names a vault that was never written; it is given up, and this change's event names it")
+        }
     }
 
     /// A change with no vault read before it (`seal`): the log is `log` (verified against the
@@ -127,10 +139,14 @@ public struct LoggedChange {
         self.household = household
         self.time = time
         self.signer = signer
-        self.log = try log.map { log in
-            guard let current else { throw VaultError.logWithoutItsVault() }
-            return try log.readyForChange(household: household, vault: current, signer: signer.publicKey, action: action, at: time).log
+        guard let log else {
+            self.log = nil
+            return
         }
+        guard let current else { throw VaultError.logWithoutItsVault() }
+        let ready = try log.readyForChange(household: household, vault: current, signer: signer.publicKey, action: action, at: time, clock: currentTime())
+        self.log = ready.log
+        dropped = ready.dropped
     }
 
     /// The vault and its log after the change (`vault`, at `revision`): an event appended, the
@@ -141,8 +157,10 @@ public struct LoggedChange {
         guard let signer else { throw VaultError.signerNeeded() }
         if let log, log.head?.tag("vault") == HouseholdLog.vaultDigest(vault) { return try LoggedVault(vault: vault, log: log) }
         if log == nil, Household(parentPublicKey: signer.publicKey).id != household { throw VaultError.logStartsWithParent() }
+        let recorded = HouseholdLog.Change(change.action, summary: change.summary, reason: change.reason,
+                                           details: change.details + (dropped.map { [["dropped", $0.idHex]] } ?? []))
         return try LoggedVault(vault: vault, log: (log ?? HouseholdLog(events: [])).appending(
-            change, household: household, vault: vault, revision: revision ?? 0, signer: signer, at: time))
+            recorded, household: household, vault: vault, revision: revision ?? 0, signer: signer, at: time))
     }
 }
 
@@ -152,6 +170,10 @@ extension OutputWriter {
     public func stageVault(_ label: String, _ vault: LoggedVault, logLabel: String = VaultLogFiles.outputLabel) throws {
         if let log = vault.log {
             guard isDeclared(logLabel) else { throw VaultError.vaultWithoutItsLog() }
+            // A log begun by this change never replaces one that is there: that one is the
+            // record of an earlier life of this household (a vault that left schema 3 and came
+            // back) or of another, and is not this command's to lose.
+            if log.events.count == 1, try currentContents(logLabel) != nil { throw VaultError.newLogOverAnother(displayName(logLabel)) }
             try stage(logLabel, log.bytes)
         }
         try stage(label, vault: vault.vault)
@@ -187,6 +209,11 @@ extension VaultError {
         VaultError(.logBroken, "the schema 3 vault has no household log at '\(path)': who changed it cannot be told",
                    hint: "if the log is elsewhere, give --log FILE; if this vault never had one, the parent starts it: vault-tool log start --key-file PARENT.nsec \(ShellWord.path(vault))",
                    file: file, line: line)
+    }
+
+    static func newLogOverAnother(_ path: String, file: String = #fileID, line: UInt = #line) -> VaultError {
+        VaultError(.outputExists, "a household log is already at '\(path)', and this change begins a new one; nothing was written",
+                   hint: "that log is the record of an earlier life of the vault (or of another): move it aside, keeping it, and run the command again", file: file, line: line)
     }
 
     static func logStartsWithParent(file: String = #fileID, line: UInt = #line) -> VaultError {

@@ -29,6 +29,7 @@ extension DeviceRegistry {
         /// The signer's public key (hex), when the batch was signed.
         public let signer: String?
         public let rowsDigest: String
+        public let operationsDigest: String
         public let previousHash: String
         public let hash: String
         public let signature: String?
@@ -44,9 +45,11 @@ extension DeviceRegistry {
     }
 
     /// The hash a record is chained by: SHA-256 of its fields as canonical JSON (RFC 8785).
-    static func recordHash(seq: Int, batchID: String, recordedAt: String, operatorName: String, signer: String?, rowsDigest: String, previousHash: String) -> String {
+    static func recordHash(seq: Int, batchID: String, recordedAt: String, operatorName: String, signer: String?, rowsDigest: String,
+                           operationsDigest: String, previousHash: String) -> String {
         let record = JSONValue.object([("seq", .int(seq)), ("batch", .string(batchID)), ("recordedAt", .string(recordedAt)), ("operator", .string(operatorName)),
-                                       ("signer", signer.map(JSONValue.string) ?? .null), ("rows", .string(rowsDigest)), ("prev", .string(previousHash))])
+                                       ("signer", signer.map(JSONValue.string) ?? .null), ("rows", .string(rowsDigest)),
+                                       ("operations", .string(operationsDigest)), ("prev", .string(previousHash))])
         return Hex.encode(SHA256.hash(record.canonicalSerialized()))
     }
 
@@ -56,13 +59,23 @@ extension DeviceRegistry {
         Hex.encode(SHA256.hash(Array("household-vault-tools registry chain\n\(firstRevocationID)\n\(rowsBeforeDigest)\n".utf8)))
     }
 
-    /// SHA-256 of rows of `revocations`, each as a compact JSON array of its columns, one a line,
-    /// in id order: the rows of one batch, or those before the chain began.
+    /// SHA-256 of a batch's operations (`batch_operations`), each as `[seq, operation]`, one a
+    /// line, in order: what `registry log --ops` writes again is in the chain too.
+    static func operationsDigest(db: RegistrySession, batchID: String) throws -> String {
+        var text: [UInt8] = []
+        for row in try db.rows("SELECT seq, operation FROM batch_operations WHERE batch_id = ? ORDER BY seq", [.text(batchID)]) {
+            text += JSONValue.array([.int(row.int("seq")), .string(row.text("operation"))]).serialized(pretty: false) + [0x0a]
+        }
+        return Hex.encode(SHA256.hash(text))
+    }
+
+    /// SHA-256 of rows of `revocations`, each as a compact JSON array of its columns (its id
+    /// first), one a line, in id order: the rows of one batch, or those before the chain began.
     static func rowsDigest(db: RegistrySession, condition: String, _ arguments: [RegistryValue]) throws -> (digest: String, count: Int) {
         var text: [UInt8] = []
         var count = 0
-        for row in try db.rows("SELECT batch_id, revoked_at, user_did, device_id, reason, selector FROM revocations WHERE \(condition) ORDER BY id", arguments) {
-            text += JSONValue.array([.string(row.text("batch_id")), .string(row.text("revoked_at")), .string(row.text("user_did")),
+        for row in try db.rows("SELECT id, batch_id, revoked_at, user_did, device_id, reason, selector FROM revocations WHERE \(condition) ORDER BY id", arguments) {
+            text += JSONValue.array([.int(row.int("id")), .string(row.text("batch_id")), .string(row.text("revoked_at")), .string(row.text("user_did")),
                                      .string(row.text("device_id")), row.optionalText("reason").map(JSONValue.string) ?? .null,
                                      .string(row.text("selector"))]).serialized(pretty: false) + [0x0a]
             count += 1
@@ -77,19 +90,27 @@ extension DeviceRegistry {
         let seq = (last?.int("seq") ?? 0) + 1
         let previous = try last?.text("hash") ?? genesisHash(firstRevocationID: start, rowsBeforeDigest: rowsDigest(db: db, condition: "id < ?", [.int(start)]).digest)
         let rows = try rowsDigest(db: db, condition: "batch_id = ? AND id >= ?", [.text(batchID), .int(start)]).digest
+        let operations = try operationsDigest(db: db, batchID: batchID)
         let signer = operatorInfo.signer?.publicKey.hex
-        let hash = recordHash(seq: seq, batchID: batchID, recordedAt: time, operatorName: operatorInfo.name, signer: signer, rowsDigest: rows, previousHash: previous)
+        let hash = recordHash(seq: seq, batchID: batchID, recordedAt: time, operatorName: operatorInfo.name, signer: signer, rowsDigest: rows,
+                              operationsDigest: operations, previousHash: previous)
         let signature = try operatorInfo.signer.map { Hex.encode(try $0.signature(for: Hex.decode(hash)!)) }
         try db.execute("""
-            INSERT INTO revocation_batches (seq, batch_id, recorded_at, operator, signer, rows_digest, prev_hash, hash, signature)
-            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
-            """, [.int(seq), .text(batchID), .text(time), .text(operatorInfo.name), RegistryValue(signer), .text(rows), .text(previous), .text(hash), RegistryValue(signature)])
+            INSERT INTO revocation_batches (seq, batch_id, recorded_at, operator, signer, rows_digest, operations_digest, prev_hash, hash, signature)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+            """, [.int(seq), .text(batchID), .text(time), .text(operatorInfo.name), RegistryValue(signer), .text(rows), .text(operations), .text(previous),
+                  .text(hash), RegistryValue(signature)])
     }
 
-    /// Walks the whole chain: each record's hash and link, its signature, its rows' digest, and
-    /// no row of the log outside a recorded batch. Throws ``VaultError/registryChainBroken``
-    /// (exit 3) naming the first bad batch or row.
-    public func verifyChain() throws -> ChainReport {
+    /// Walks the whole chain: each record's hash and link, its signature, its rows' and
+    /// operations' digests, no row of the log outside a recorded batch, and no device a recorded
+    /// batch revoked active again. Throws ``VaultError/registryChainBroken`` (exit 3) naming the
+    /// first bad batch or row.
+    ///
+    /// Whoever can write the tables can also recompute every hash: `expectHead` (the head hash
+    /// kept elsewhere, which must still be in the chain) and `signers` (keys one of which must
+    /// have signed every batch) are what such a rewrite cannot get past.
+    public func verifyChain(expectHead: String? = nil, signers: [PublicKey] = []) throws -> ChainReport {
         let d = dialect
         return try read { db in
             guard try db.bool(d.tableExists, [.text("revocation_batches")]) else { throw VaultError.registryHasNoChain(registry: path) }
@@ -98,9 +119,10 @@ extension DeviceRegistry {
             var previous = Self.genesisHash(firstRevocationID: start, rowsBeforeDigest: before.digest)
             var records: [BatchRecord] = []
             var checked = 0
-            for row in try db.rows("SELECT seq, batch_id, recorded_at, operator, signer, rows_digest, prev_hash, hash, signature FROM revocation_batches ORDER BY seq", []) {
+            for row in try db.rows("SELECT seq, batch_id, recorded_at, operator, signer, rows_digest, operations_digest, prev_hash, hash, signature FROM revocation_batches ORDER BY seq", []) {
                 let record = BatchRecord(seq: row.int("seq"), batchID: row.text("batch_id"), recordedAt: row.text("recorded_at"), operatorName: row.text("operator"),
-                                         signer: row.optionalText("signer"), rowsDigest: row.text("rows_digest"), previousHash: row.text("prev_hash"),
+                                         signer: row.optionalText("signer"), rowsDigest: row.text("rows_digest"),
+                                         operationsDigest: row.text("operations_digest"), previousHash: row.text("prev_hash"),
                                          hash: row.text("hash"), signature: row.optionalText("signature"))
                 func broken(_ why: String) -> VaultError { VaultError.registryChainBroken("batch '\(record.batchID)' (record \(record.seq)): \(why)") }
                 guard record.seq == records.count + 1 else {
@@ -110,7 +132,8 @@ extension DeviceRegistry {
                     throw broken(records.isEmpty ? "the rows before the chain began, or where it begins, were changed" : "it does not follow the record before it")
                 }
                 let hash = Self.recordHash(seq: record.seq, batchID: record.batchID, recordedAt: record.recordedAt, operatorName: record.operatorName,
-                                           signer: record.signer, rowsDigest: record.rowsDigest, previousHash: record.previousHash)
+                                           signer: record.signer, rowsDigest: record.rowsDigest, operationsDigest: record.operationsDigest,
+                                           previousHash: record.previousHash)
                 guard hash == record.hash else { throw broken("its record was edited (operator, time or digest)") }
                 if let signer = record.signer {
                     guard let key = try? PublicKey(hex: signer), let signature = record.signature.flatMap(Hex.decode), key.isValidSignature(signature, for: Hex.decode(hash)!) else {
@@ -118,6 +141,12 @@ extension DeviceRegistry {
                     }
                 } else if record.signature != nil {
                     throw broken("it carries a signature but names no signer")
+                }
+                if !signers.isEmpty, !signers.contains(where: { $0.hex == record.signer }) {
+                    throw broken(record.signer == nil ? "it is not signed, and every batch must be signed by one of the keys given" : "it is signed by a key that is not one of those given")
+                }
+                guard try Self.operationsDigest(db: db, batchID: record.batchID) == record.operationsDigest else {
+                    throw broken("its operations (what 'registry log --ops' writes again) were changed after it was recorded")
                 }
                 let rows = try Self.rowsDigest(db: db, condition: "batch_id = ? AND id >= ?", [.text(record.batchID), .int(start)])
                 guard rows.digest == record.rowsDigest else { throw broken("its rows were edited, deleted or added to after it was recorded") }
@@ -131,6 +160,16 @@ extension DeviceRegistry {
                 AND NOT EXISTS (SELECT 1 FROM revocation_batches b WHERE b.batch_id = r.batch_id) ORDER BY r.id LIMIT 1
                 """, [.int(start)]).first {
                 throw VaultError.registryChainBroken("row \(stray.int("id")) (batch '\(stray.text("batch_id"))') is in no recorded batch: it was inserted by hand")
+            }
+            // A device a recorded batch revoked is never active again (an import never revives one).
+            if let revived = try db.rows("""
+                SELECT r.batch_id, r.user_did, r.device_id FROM revocations r JOIN user_devices d ON d.user_did = r.user_did AND d.device_id = r.device_id
+                WHERE r.id >= ? AND d.is_active ORDER BY r.id LIMIT 1
+                """, [.int(start)]).first {
+                throw VaultError.registryChainBroken("batch '\(revived.text("batch_id"))': the device \(revived.text("user_did"))#\(revived.text("device_id")) it revoked is active again")
+            }
+            if let expectHead, !records.contains(where: { $0.hash == expectHead.lowercased() }) {
+                throw VaultError.registryChainBroken("its end: the head kept elsewhere (\(expectHead.prefix(16))…) is not in the chain, so batches were cut off or the chain was computed again")
             }
             return ChainReport(batches: records, rowsBeforeChain: before.count, rowsChecked: checked)
         }

@@ -229,6 +229,7 @@ final class SQLiteRegistryEngine: RegistryEngine {
                 operator TEXT NOT NULL,
                 signer TEXT,
                 rows_digest TEXT NOT NULL,
+                operations_digest TEXT NOT NULL,
                 prev_hash TEXT NOT NULL,
                 hash TEXT NOT NULL,
                 signature TEXT

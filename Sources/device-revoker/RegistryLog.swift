@@ -21,6 +21,8 @@ extension Registry {
               device-revoker registry log --db r.sqlite --batch TICKET-1234 \\
                 --ops ops.jsonl
               device-revoker registry log --db r.sqlite --verify
+              device-revoker registry log --db r.sqlite --verify --expect-head 3f5a… \\
+                --require-signer npub1…
             """
         )
         @OptionGroup var database: Database
@@ -28,17 +30,23 @@ extension Registry {
         @Flag(help: "Print JSON Lines.") var json = false
         @Option(help: ArgumentHelp("With --batch: write the batch's operations (JSON Lines) to FILE.", valueName: "FILE")) var ops: String?
         @OptionGroup var now: NowOption
-        @Flag(help: "Verify the chained log: every batch's record, link, signature and rows.") var verify = false
+        @Flag(help: "Verify the chained log: every batch's record, link, signature, rows and operations.") var verify = false
+        @Option(help: ArgumentHelp("With --verify: a head hash kept from an earlier --verify or revoke, which must still be in the chain.", valueName: "HASH"))
+        var expectHead: String?
+        @Option(help: ArgumentHelp("With --verify: a key (npub1… or hex) that may sign batches; every batch must be signed by one of those given (repeatable).", valueName: "NPUB"))
+        var requireSigner: [String] = []
 
         func validate() throws {
             if ops != nil, batch == nil { throw ValidationError("--ops needs --batch") }
             if verify, ops != nil || batch != nil { throw ValidationError("--verify checks the whole log: give it without --batch and --ops") }
+            if !verify, expectHead != nil || !requireSigner.isEmpty { throw ValidationError("--expect-head and --require-signer go with --verify") }
         }
 
         func run() throws {
             if verify {
                 _ = try CommandFiles(reads: database.asInput, writes: [])
-                let report = try database.open(.readOnly).verifyChain()
+                let signers = try requireSigner.map { try publicKeyOption("--require-signer", $0) }
+                let report = try database.open(.readOnly).verifyChain(expectHead: expectHead, signers: signers)
                 if json {
                     try StandardStreams.writeOutput(JSONValue.object([
                         ("ok", .bool(true)), ("batches", .int(report.batches.count)), ("rowsChecked", .int(report.rowsChecked)),

@@ -96,7 +96,7 @@ struct VaultMode: ParsableCommand {
         if let ops { writes.append(DeclaredOutput("--ops", ops, kind: .text)) }
         if let output { writes.append(DeclaredOutput("-o", output, kind: .binary)) }
         let logs = VaultLogFiles(signer, vault: vault, output: output)
-        let files = try CommandFiles(reads: self.access.declaredInputs + signer.declaredInputs + [.init("--vault", vault)] + (devicesFile.map { [.init("--devices-file", $0)] } ?? []),
+        let files = try CommandFiles(reads: self.access.declaredInputs + signer.declaredInputs + logs.declaredInputs + [.init("--vault", vault)] + (devicesFile.map { [.init("--devices-file", $0)] } ?? []),
                                      writes: writes + logs.declaredOutputs, force: force)
         let access = try self.access.load(diagnostics)!
         let input = try InputFiles.read(vault, what: "vault")

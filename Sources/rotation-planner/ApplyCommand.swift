@@ -72,7 +72,7 @@ struct Apply: ParsableCommand {
         // last event before the move (docs/vault-format.md §10.5).
         let logs = (new: LoggedVault.logPath(besideVault: newPath), old: LoggedVault.logPath(besideVault: oldPath))
         let files = try CommandFiles(
-            reads: [.init("plan", self.plan), .init("--vault", vault)] + keys.declaredInputs,
+            reads: [.init("plan", self.plan), .init("--vault", vault), .init("the vault's log", LoggedVault.logPath(besideVault: vault))] + keys.declaredInputs,
             writes: [DeclaredOutput("new vault", newPath, kind: .binary, createFolders: true, namedByTool: true), DeclaredOutput("--ops", ops, kind: .text),
                      DeclaredOutput("new log", logs.new, kind: .text, createFolders: true, namedByTool: true),
                      DeclaredOutput("tombstone", oldPath, kind: .binary, createFolders: true, namedByTool: true),
@@ -124,7 +124,8 @@ struct Apply: ParsableCommand {
         let path = LoggedVault.logPath(besideVault: vault)
         guard let bytes = try InputFiles.readIfPresent(path, what: "household log") else { throw VaultError.logMissing(path, vault: vault) }
         let household = Household(parentPublicKey: oldKey.publicKey).id
-        return try HouseholdLog(parsing: bytes).readyForChange(household: household, vault: source, signer: oldKey.publicKey, action: .rotate, at: currentTime()).log
+        return try HouseholdLog(parsing: bytes).readyForChange(household: household, vault: source, signer: oldKey.publicKey, action: .rotate, at: currentTime(),
+                                                               clock: currentTime()).log
     }
 
     /// The two vaults with their logs: the old log ends with the move (naming the successor and

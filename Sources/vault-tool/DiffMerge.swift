@@ -101,7 +101,7 @@ struct Merge: ParsableCommand {
         // The merged copy continues our copy's household log (schema 3), its merge signed by
         // whoever made it.
         let logs = VaultLogFiles(signer, vault: ours, output: output.output)
-        let files = try CommandFiles(reads: self.access.declaredInputs + signer.declaredInputs + [.init("--base", base), .init("--ours", ours), .init("--theirs", theirs)],
+        let files = try CommandFiles(reads: self.access.declaredInputs + signer.declaredInputs + logs.declaredInputs + [.init("--base", base), .init("--ours", ours), .init("--theirs", theirs)],
                                      writes: (json ? [DeclaredOutput("--json", "-", kind: .text)] : []) + [output.declared(.binary)] + logs.declaredOutputs, force: output.force)
         let access = try self.access.load(diagnostics)!
         let opened = try [("--base", base), ("--ours", ours), ("--theirs", theirs)].map { label, path in

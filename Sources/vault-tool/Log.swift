@@ -66,7 +66,9 @@ struct LogVerify: ParsableCommand {
         signed by the parent key or by a support key a grant allowed at that time, and that the \
         vault is the one the last event names. Exit 0 when all of it holds; 3 naming the first \
         bad event when not (an edited, forged, reordered, cut or forked log, or a vault changed \
-        without its event).
+        without its event). With --expect-event, an event whose id was kept elsewhere must \
+        still be in the log: a vault and log put back together to an earlier state verify \
+        otherwise (docs/vault-format.md §10.3).
 
         Examples:
           vault-tool log verify household.vault
@@ -79,9 +81,15 @@ struct LogVerify: ParsableCommand {
     @Flag(help: "Print the result as JSON.")
     var json = false
 
+    @Option(help: ArgumentHelp("An event id kept elsewhere (a grant's or a withdrawal's, say), which the log must still hold: a log and vault put back together to before it fail (repeatable).", valueName: "ID"))
+    var expectEvent: [String] = []
+
     func run() throws {
         _ = try CommandFiles(reads: input.declaredInputs, writes: [])
         let (_, household, _, verified) = try input.readVerified()
+        for id in expectEvent where !verified.entries.contains(where: { $0.event.idHex == id.lowercased() }) {
+            throw VaultError.expectedEventMissing(id)
+        }
         let head = verified.head
         if json {
             try StandardStreams.writeOutput(JSONValue.object([
@@ -233,10 +241,7 @@ struct LogGrant: ParsableCommand {
     var label: String?
 
     func run() throws {
-        let supportKey: PublicKey
-        do { supportKey = to.hasPrefix("npub1") ? try PublicKey(npub: to) : try PublicKey(hex: to) } catch {
-            throw VaultError.grantOptionInvalid("--to \(to.displaySafe) is not a public key (npub1… or 64 hex)")
-        }
+        let supportKey = try publicKeyOption("--to", to)
         let actions = try allow.split(separator: ",").map { name in
             let name = String(name.drop { $0 == " " }.reversed().drop { $0 == " " }.reversed())
             guard let action = LogAction(rawValue: name), !action.parentOnly else {
@@ -250,6 +255,11 @@ struct LogGrant: ParsableCommand {
         }
         let files = try options.files()
         let (vault, household, log, verified) = try options.input.readVerified()
+        // The grant bears the later of now and its predecessor's time, and must end after it.
+        let made = max(options.now.time.seconds, verified.head.event.createdAt)
+        guard end.seconds > made else {
+            throw VaultError.grantOptionInvalid("--until \(until.displaySafe) is not after the log's last event (\(Timestamp(seconds: made).rfc3339))")
+        }
         let key = try options.parentKey(household: household)
         guard Household(parentPublicKey: supportKey).id != household else { throw VaultError.grantOptionInvalid("--to is the parent's own key, which needs no grant") }
         var tags: [[String]] = [["p", supportKey.hex], ["allow"] + actions.map { $0.rawValue }, ["until", String(end.seconds)]]
@@ -272,7 +282,8 @@ struct LogWithdraw: ParsableCommand {
         that key still in force. From then on the key signs nothing in this household.
 
         Example:
-          vault-tool log withdraw --key-file parent.nsec --grant npub1… household.vault
+          vault-tool log withdraw --key-file parent.nsec --grant npub1… \\
+            household.vault
         """
     )
 
@@ -291,7 +302,7 @@ struct LogWithdraw: ParsableCommand {
         let inForce = verified.grants.filter { $0.withdrawnBy == nil }
         let chosen: [HouseholdLog.Grant]
         if grant.hasPrefix("npub1") {
-            let supportKey = try PublicKey(npub: grant)
+            let supportKey = try publicKeyOption("--grant", grant)
             chosen = inForce.filter { $0.key == supportKey }
         } else {
             guard grant.utf8.count >= 12 else { throw VaultError.grantOptionInvalid("--grant \(grant.displaySafe): give 12 characters of the id or more") }
@@ -313,6 +324,7 @@ extension VaultError.Code {
     static let noSuchGrant = VaultError.Code(name: "noSuchGrant", category: .refused)
     static let noLogBeforeSchema3 = VaultError.Code(name: "noLogBeforeSchema3", category: .refused)
     static let notThisHouseholdsParent = VaultError.Code(name: "notThisHouseholdsParent", category: .authentication)
+    static let expectedEventMissing = VaultError.Code(name: "expectedEventMissing", category: .authentication)
 }
 
 extension VaultError {
@@ -327,6 +339,11 @@ extension VaultError {
     static func noLogBeforeSchema3(_ version: Int, file: String = #fileID, line: UInt = #line) -> VaultError {
         VaultError(.noLogBeforeSchema3, "a schema version \(version) vault has no household log; logs begin with schema 3",
                    hint: "migrate it first: vault-tool migrate --key-file PARENT.nsec --to 3 --in-place VAULT", file: file, line: line)
+    }
+
+    static func expectedEventMissing(_ id: String, file: String = #fileID, line: UInt = #line) -> VaultError {
+        VaultError(.expectedEventMissing, "the household log does not hold the event \(id.prefix(16))…: the log and its vault were put back to before it, or it is another household's",
+                   hint: "restore the vault and log from a copy that holds it (the object store's versions, a backup)", file: file, line: line)
     }
 
     static func notThisHouseholdsParent(file: String = #fileID, line: UInt = #line) -> VaultError {

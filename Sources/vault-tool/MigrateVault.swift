@@ -89,9 +89,9 @@ struct MigrateVault: ParsableCommand {
         // carried by one that changes nothing.
         let logs = VaultLogFiles(signer, vault: vault.input, output: inPlace ? vault.input : output.output)
         let files = inPlace
-            ? try CommandFiles(reads: vault.access.declaredInputs + signer.declaredInputs,
+            ? try CommandFiles(reads: vault.access.declaredInputs + signer.declaredInputs + logs.declaredInputs,
                                writes: (noBackup || backupInTheWay != nil ? [] : [backupOutput]) + [DeclaredOutput("vault", vault.input, kind: .binary)] + logs.declaredOutputs)
-            : try CommandFiles(reads: vault.declaredInputs + signer.declaredInputs, writes: [output.declared(.binary)] + logs.declaredOutputs, force: output.force)
+            : try CommandFiles(reads: vault.declaredInputs + signer.declaredInputs + logs.declaredInputs, writes: [output.declared(.binary)] + logs.declaredOutputs, force: output.force)
         let (access, opened, input) = try vault.open(diagnostics)
         let outcome = try VaultMigration.migrate(input, access: access, to: to, allowLossy: allowLossy, expectRevision: expectRevision)
         let change = try LoggedChange(logs, vault: vault.input, opened: opened, input: input, access: access, action: .migrate, at: now.time,

@@ -45,7 +45,9 @@ struct Seal: ParsableCommand {
         let document = try VaultDocument(json: InputFiles.read(input, what: "document"))
         let (sealed, revision) = try Vault.sealEdited(document, with: key)
         let household = Household(parentPublicKey: key.publicKey).id
-        let existing = try logPath.flatMap { _ in try files.currentContents(VaultLogFiles.outputLabel) }.map { try HouseholdLog(parsing: $0) }
+        // Only a schema 3 vault has a log: an older one reads none (its name may be too long to
+        // have one beside it).
+        let existing = try logPath.flatMap { _ in document.version >= 3 ? try files.currentContents(VaultLogFiles.outputLabel) : nil }.map { try HouseholdLog(parsing: $0) }
         let change = try LoggedChange(household: household, log: existing, replacing: try files.currentContents("-o"), signer: key, action: .seal, at: now.time)
         let writer = files.writer()
         try writer.stageVault("-o", change.record(.init(.seal, summary: "sealed the vault from a document"), vault: sealed, revision: revision))

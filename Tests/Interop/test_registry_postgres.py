@@ -414,10 +414,10 @@ def test_an_operator_role_with_the_documented_privileges_can_do_everything_but_c
     succeeds("init", "--db", database.uri())
     database.execute(f"""
         GRANT SELECT, INSERT, UPDATE ON user_devices, members TO {operator_role};
-        GRANT SELECT, INSERT ON revocations, batch_operations TO {operator_role};
+        GRANT SELECT, INSERT ON revocations, batch_operations, revocation_batches TO {operator_role};
         GRANT USAGE ON SEQUENCE {database.value("SELECT pg_get_serial_sequence('revocations', 'id')")} TO {operator_role};
         GRANT TEMPORARY ON DATABASE {database.name} TO {operator_role};
-        GRANT SELECT ON registry_migrations TO {operator_role};
+        GRANT SELECT ON registry_migrations, revocation_chain_start TO {operator_role};
     """)
     operator = database.uri(user=operator_role)
 

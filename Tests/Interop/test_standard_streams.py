@@ -43,6 +43,8 @@ STDOUT = {
     "vault-tool census": Entry("census testkit --json"),
     "vault-tool diff": Entry(f"diff {KEYS} work.vault base.vault"),
     "vault-tool merge": Entry(f"merge {KEYS} --base base.vault --ours ours.vault --theirs theirs.vault -o -"),
+    "vault-tool log verify": Entry("log verify v3.vault"),
+    "vault-tool log show": Entry("log show v3.vault"),
     "recovery-sheet generate": Entry(f"generate {KEYS} --dpi 100 --date 2026-01-01 --format png"),
     "recovery-sheet scan": Entry("scan sheet.png"),
     "recovery-sheet verify": Entry("verify sheet.png --vault work.vault --json"),
@@ -79,6 +81,9 @@ NO_STDOUT = {
     "recovery-sheet split": "writes a folder of sheets; its summary goes to standard error",
     "device-revoker registry init": "creates a registry; its note goes to standard error",
     "recovery-sheet _read-pdf": "the PDF reader's child side, run by scan, verify and combine (covered through them)",
+    "vault-tool log start": "writes a household log beside the vault; its note goes to standard error",
+    "vault-tool log grant": "writes the household log where it was read; its note goes to standard error",
+    "vault-tool log withdraw": "writes the household log where it was read; its note goes to standard error",
 }
 
 # Commands that write standard output but need the S3 test server, which this sweep's workspace

@@ -71,6 +71,10 @@ def make_template(folder):
         ("recovery-sheet", "words --key-file keys/parent.nsec -o words.txt"),
         ("device-link", f"create --key-file keys/parent.nsec --vault-url {URL} --now 2026-01-01T00:00:00Z -o link.png"),
         ("rotation-planner", "plan --vault work.vault --key-file keys/parent.nsec --new-key-file keys/other.nsec -o plan.json"),
+        # A schema 3 vault with its household log (v3.log), and a grant to the other test key.
+        ("vault-tool", "migrate --key-file keys/parent.nsec --to 3 -o v3.vault work.vault"),
+        ("vault-tool", f"log grant --key-file keys/parent.nsec --to {(FIXTURES / 'keys' / 'other.npub').read_text().strip()} --allow revoke "
+                       "--until 2099-01-01 v3.vault"),
         ("device-revoker", "registry init --db registry.sqlite"),
         ("device-revoker", f"registry import --db registry.sqlite --devices {CORPUS}/import/devices.jsonl --members {CORPUS}/import/members.jsonl"),
     ]

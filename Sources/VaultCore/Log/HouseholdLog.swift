@@ -59,16 +59,25 @@ public struct HouseholdLog: Sendable, Equatable {
     /// its line number.
     public init(parsing bytes: [UInt8]) throws {
         var events: [NostrEvent] = []
-        var number = 0
-        for line in bytes.split(separator: 0x0a, omittingEmptySubsequences: false) {
-            number += 1
-            if line.isEmpty, number > 1 || bytes.isEmpty { continue }
+        var lines = bytes.split(separator: 0x0a, omittingEmptySubsequences: false)
+        // The newline that ends the last event ends no line of its own.
+        if lines.last?.isEmpty == true { lines.removeLast() }
+        for (index, line) in lines.enumerated() {
+            let number = index + 1
             guard events.count < Self.maximumEvents else { throw VaultError.logTooLong(Self.maximumEvents) }
+            guard !line.isEmpty else { throw VaultError.logBroken(line: number, id: nil, "the line is empty") }
+            let event: NostrEvent
             do {
-                events.append(try NostrEvent(jsonValue: JSONValue(parsing: Array(line), what: "the line"), path: ""))
+                event = try NostrEvent(jsonValue: JSONValue(parsing: Array(line), what: "the line"), path: "")
             } catch let error as VaultError {
                 throw VaultError.logBroken(line: number, id: nil, error.reason)
             }
+            // One way to write each event (compact, NIP-01's field order, minimal escapes), so
+            // the file is what its events say and nothing else.
+            guard event.jsonValue.serialized(pretty: false).elementsEqual(line) else {
+                throw VaultError.logBroken(line: number, id: event.idHex, "the line is not the event as a household log writes it (compact JSON, NIP-01's field order)")
+            }
+            events.append(event)
         }
         self.events = events
     }
@@ -172,6 +181,10 @@ extension HouseholdLog {
             func broken(_ reason: String) -> VaultError { VaultError.logBroken(line: line, id: event.idHex, reason) }
             if let problem = event.problem { throw broken(problem) }
             guard event.kind == Self.kind else { throw broken("it is a Nostr event of kind \(event.kind), not a household log event (\(Self.kind))") }
+            // Each of these tags once: two readers must not take different ones for the event's.
+            for name in ["h", "prev", "action", "vault"] where event.tags(named: name).count > 1 {
+                throw broken("it has more than one \(name) tag")
+            }
             guard event.tag("h") == household.hex else { throw broken("it names another household") }
             let previous = entries.last
             if let previous {
@@ -249,6 +262,25 @@ extension HouseholdLog {
     /// written) at `revision`. A new log (no events) begins with it.
     public func appending(_ change: Change, household: HouseholdID, vault: [UInt8], revision: Int, signer: SecretKey, at time: Timestamp,
                           auxiliaryRandom: [UInt8]? = nil) throws -> HouseholdLog {
+        let grown = try appendingUnverified(change, household: household, vault: vault, revision: revision, signer: signer, at: time,
+                                            auxiliaryRandom: auxiliaryRandom)
+        // No writer leaves a log that does not verify: the new event is held to every rule
+        // `log verify` holds it to (a grant that ends before the time it bears, a signer not
+        // allowed, an event after a rotation, a log grown past its limit) before anything is
+        // written.
+        do {
+            _ = try grown.verifiedChain(household: household)
+        } catch let error as VaultError where error.code == .logBroken {
+            throw VaultError.eventWouldBreakLog(error.reason)
+        }
+        guard grown.byteCount <= Self.maximumByteCount else { throw VaultError.logTooLong(Self.maximumEvents) }
+        return grown
+    }
+
+    /// The event signed and added, unchecked: for ``appending(_:household:vault:revision:signer:at:auxiliaryRandom:)``,
+    /// and for the tests that make broken logs on purpose.
+    func appendingUnverified(_ change: Change, household: HouseholdID, vault: [UInt8], revision: Int, signer: SecretKey, at time: Timestamp,
+                             auxiliaryRandom: [UInt8]? = nil) throws -> HouseholdLog {
         var tags: [[String]] = [["h", household.hex]]
         if let head { tags.append(["prev", head.idHex]) }
         tags.append(["action", change.action.rawValue])
@@ -262,20 +294,45 @@ extension HouseholdLog {
         return HouseholdLog(events: events + [event])
     }
 
+    /// The log as ready for a change.
+    public struct Ready: Sendable {
+        public let log: HouseholdLog
+        public let signer: Signer
+        /// The last event given up: a change by this same signer whose vault was never written.
+        public let dropped: NostrEvent?
+    }
+
     /// The log for a change to the vault `vault`: verified against it, its signer allowed to
-    /// make `action` now. A log whose last event's vault was never written (a run cut off
-    /// between the two) gives up that event, which changed nothing anyone holds.
-    public func readyForChange(household: HouseholdID, vault: [UInt8], signer: PublicKey, action: LogAction, at time: Timestamp) throws -> (log: HouseholdLog, signer: Signer) {
+    /// make `action` at the time the event will bear and, for a support key, on `clock` too (a
+    /// `--now` in the past does not revive a grant that ran out).
+    ///
+    /// A log whose last event names a vault that is not there while the vault is the one the
+    /// event before names is either a run cut off between publishing the two, or an earlier
+    /// vault put back. Only the signer of that last event may give it up (and make the change
+    /// anew): nobody else can undo someone else's change by putting an old vault back.
+    public func readyForChange(household: HouseholdID, vault: [UInt8], signer: PublicKey, action: LogAction, at time: Timestamp,
+                               clock: Timestamp? = nil) throws -> Ready {
         var log = self
+        var dropped: NostrEvent?
         do {
             _ = try log.verified(household: household, vault: vault)
         } catch let error as VaultError where error.code == .logAheadOfVault {
-            log.events.removeLast()
+            guard let head = log.head, head.pubkey == signer else { throw VaultError.logAheadOfVaultNotYours(error.reason) }
+            dropped = log.events.removeLast()
         }
         let verified = try log.verified(household: household, vault: vault)
         // Allowed at the time the event will bear, never before the event it follows.
-        return (log, try verified.authorize(signer, action, at: max(time.seconds, log.head?.createdAt ?? 0)))
+        let at = max(time.seconds, log.head?.createdAt ?? 0)
+        let role = try verified.authorize(signer, action, at: at)
+        if role != .parent, let clock, clock.seconds > at { _ = try verified.authorize(signer, action, at: clock.seconds) }
+        return Ready(log: log, signer: role, dropped: dropped)
     }
+
+    /// The most a log may hold, as it is read (``InputLimits/document``).
+    public static let maximumByteCount = InputLimits.document
+
+    /// The length of the log as written.
+    public var byteCount: Int { events.reduce(0) { $0 + $1.jsonValue.serialized(pretty: false).count + 1 } }
 }
 
 /// A vault file and, from schema 3, its log: what a writer publishes together. The write path
@@ -321,7 +378,7 @@ extension VaultError.Code {
 extension VaultError {
     static func logBroken(line: Int, id: String?, _ reason: String, file: String = #fileID, line sourceLine: UInt = #line) -> VaultError {
         VaultError(.logBroken, "the household log is broken at event \(line)\(id.map { " (\($0.prefix(12))…)" } ?? ""): \(reason)",
-                   hint: "nothing after that event can be trusted; compare with another copy of the log, or ask the parent to check the vault and start a new log (vault-tool log start)",
+                   hint: "nothing from that event on can be trusted; compare with another copy of the log, or have the parent check the vault, move this log aside and start a new one (vault-tool log start)",
                    file: file, line: sourceLine)
     }
 
@@ -344,13 +401,23 @@ extension VaultError {
                    file: file, line: line)
     }
 
+    static func eventWouldBreakLog(_ reason: String, file: String = #fileID, line: UInt = #line) -> VaultError {
+        VaultError(.signerNotAllowed, "the event this change needs would not verify, so nothing was written (\(reason))", file: file, line: line)
+    }
+
+    static func logAheadOfVaultNotYours(_ reason: String, file: String = #fileID, line: UInt = #line) -> VaultError {
+        VaultError(.logAheadOfVault, reason + "; only whoever signed that event may make a change now",
+                   hint: "if that change was cut off, its signer runs it again; if an earlier vault was put back, restore the vault the last event names", file: file, line: line)
+    }
+
     static func householdMoved(file: String = #fileID, line: UInt = #line) -> VaultError {
         VaultError(.signerNotAllowed, "this household moved to a new key (its log ends with the rotation): nothing more is signed here",
                    hint: "make the change in the new household's vault, whose path the tombstone names", file: file, line: line)
     }
 
     package static func vaultWithoutItsLog(file: String = #fileID, line: UInt = #line) -> VaultError {
-        VaultError(.vaultWithoutItsLog, "a schema 3 vault is written only with its household log, whose last event names it; nothing was written", file: file, line: line)
+        VaultError(.vaultWithoutItsLog, "a schema 3 vault is written only with its household log, whose last event names it; nothing was written",
+                   hint: "write the vault to a file with -o FILE: its log is written beside it", file: file, line: line)
     }
 }
 

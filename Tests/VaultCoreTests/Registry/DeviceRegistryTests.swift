@@ -233,8 +233,9 @@ import VaultSQLite
         let signer = try SecretKey.generate(using: SeededRandom(seed: 46))
         let disableTriggers = engine == .sqlite
             ? ["revocations_are_append_only_update", "revocations_are_append_only_delete", "revocation_batches_are_append_only_update",
-               "revocation_batches_are_append_only_delete", "revocation_chain_start_is_fixed_update"].map { "DROP TRIGGER \($0)" }.joined(separator: "; ")
-            : "ALTER TABLE revocations DISABLE TRIGGER USER; ALTER TABLE revocation_batches DISABLE TRIGGER USER; ALTER TABLE revocation_chain_start DISABLE TRIGGER USER"
+               "revocation_batches_are_append_only_delete", "revocation_chain_start_is_fixed_update", "batch_operations_are_append_only_update",
+               "batch_operations_are_append_only_delete"].map { "DROP TRIGGER \($0)" }.joined(separator: "; ")
+            : ["revocations", "revocation_batches", "revocation_chain_start", "batch_operations"].map { "ALTER TABLE \($0) DISABLE TRIGGER USER" }.joined(separator: "; ")
         let tamperings: [(name: String, sql: String, found: String)] = [
             ("a row edited", "UPDATE revocations SET reason = 'forged' WHERE batch_id = 'b2'", "'b2'"),
             ("a row deleted", "DELETE FROM revocations WHERE batch_id = 'b2' AND device_id = 'd5'", "'b2'"),
@@ -244,16 +245,24 @@ import VaultSQLite
             ("an operator renamed", "UPDATE revocation_batches SET operator = 'mallory' WHERE seq = 1", "'b1'"),
             ("a signature swapped", "UPDATE revocation_batches SET signature = (SELECT signature FROM revocation_batches WHERE seq = 3) WHERE seq = 2", "'b2'"),
             ("the chain's start moved", "UPDATE revocation_chain_start SET first_revocation_id = 2", "'b1'"),
+            ("a row's id changed", (engine == .sqlite ? "" : "ALTER TABLE revocations ALTER COLUMN id DROP IDENTITY; ") + "UPDATE revocations SET id = id + 100 WHERE batch_id = 'b3'", "'b3'"),
+            ("an operation changed", "UPDATE batch_operations SET operation = '{}' WHERE batch_id = 'b2'", "'b2'"),
+            ("an operation deleted", "DELETE FROM batch_operations WHERE batch_id = 'b3'", "'b3'"),
+            ("a revoked device revived", "UPDATE user_devices SET is_active = \(engine == .sqlite ? "1" : "true") WHERE device_id = 'd2'", "'b1'"),
         ]
         for tampering in tamperings {
             let (registry, _) = try registry(on: engine)
             for (batch, user, key) in [("b1", "u1", nil), ("b2", "u2", signer), ("b3", "u3", signer)] {
-                _ = try registry.revoke(.user(user), reason: "lost", now: now, dryRun: false, allowing: .all, collectOperations: false, batchID: batch,
+                _ = try registry.revoke(.user(user), reason: "lost", now: now, dryRun: false, allowing: .all, collectOperations: true, batchID: batch,
                                         by: RegistryOperator(name: "sam", signer: key))
             }
             let report = try registry.verifyChain()
             #expect(report.batches.map(\.batchID) == ["b1", "b2", "b3"] && report.rowsChecked == 6 && report.batches[1].signer == signer.publicKey.hex)
             #expect(try registry.batchOperators()["b2"]?.name == "sam")
+            // Kept elsewhere and required: a head hash, and the operator's key.
+            #expect(throws: VaultError(.registryChainBroken, "")) { try registry.verifyChain(expectHead: String(repeating: "0", count: 64)) }
+            #expect(throws: VaultError(.registryChainBroken, "")) { try registry.verifyChain(signers: [signer.publicKey]) }
+            #expect(try registry.verifyChain(expectHead: report.batches[1].hash).batches.count == 3)
             try registry.transaction { try $0.execute(disableTriggers); try $0.execute(tampering.sql); return ((), true) }
             do {
                 _ = try registry.verifyChain()

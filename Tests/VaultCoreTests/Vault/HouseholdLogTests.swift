@@ -27,12 +27,12 @@ import Testing
     func change(_ house: inout Household3, by signer: SecretKey, _ action: LogAction = .revoke, at seconds: Int64 = 1_800_000_100) throws {
         house.vault = random.bytes(200)
         house.revision += 1
-        house.log = try house.log.appending(.init(action, summary: "\(action)"), household: house.household, vault: house.vault,
+        house.log = try house.log.appendingUnverified(.init(action, summary: "\(action)"), household: house.household, vault: house.vault,
                                             revision: house.revision, signer: signer, at: Timestamp(seconds: seconds))
     }
 
     func grant(_ house: inout Household3, to key: SecretKey, _ actions: [LogAction] = [.revoke], until: Int64 = 1_900_000_000, at seconds: Int64 = 1_800_000_050) throws {
-        house.log = try house.log.appending(
+        house.log = try house.log.appendingUnverified(
             .init(.grant, summary: "granted", details: [["p", key.publicKey.hex], ["allow"] + actions.map(\.rawValue), ["until", String(until)]]),
             household: house.household, vault: house.vault, revision: house.revision, signer: house.parent, at: Timestamp(seconds: seconds))
     }
@@ -115,7 +115,7 @@ import Testing
         // A grant a support key signs, or a start after the first event: the parent's only.
         var selfGranted = house
         try grant(&selfGranted, to: stranger)
-        selfGranted.log = try HouseholdLog(events: Array(selfGranted.log.events.dropLast())).appending(
+        selfGranted.log = try HouseholdLog(events: Array(selfGranted.log.events.dropLast())).appendingUnverified(
             .init(.grant, summary: "", details: [["p", stranger.publicKey.hex], ["allow", "revoke"], ["until", "1900000000"]]),
             household: house.household, vault: house.vault, revision: house.revision, signer: support, at: Timestamp(seconds: 1_800_000_060))
         #expect(brokenLine(selfGranted.log, selfGranted) == 3)
@@ -125,7 +125,7 @@ import Testing
         #expect(brokenLine(late.log, late) == 3)
         // After it is withdrawn.
         var withdrawn = house
-        withdrawn.log = try withdrawn.log.appending(.init(.withdraw, summary: "", details: [["e", house.log.events[1].idHex]]), household: house.household,
+        withdrawn.log = try withdrawn.log.appendingUnverified(.init(.withdraw, summary: "", details: [["e", house.log.events[1].idHex]]), household: house.household,
                                                     vault: house.vault, revision: house.revision, signer: house.parent, at: Timestamp(seconds: 1_800_000_070))
         try change(&withdrawn, by: support)
         #expect(brokenLine(withdrawn.log, withdrawn) == 4)
@@ -146,7 +146,59 @@ import Testing
         #expect(throws: VaultError(.logAheadOfVault, "")) { try house.log.verified(household: house.household, vault: before) }
         let ready = try house.log.readyForChange(household: house.household, vault: before, signer: house.parent.publicKey, action: .revoke,
                                                  at: Timestamp(seconds: 1_800_000_200))
-        #expect(ready.log.events.count == 1 && ready.signer == .parent)
+        #expect(ready.log.events.count == 1 && ready.signer == .parent && ready.dropped == house.log.events[1])
+        // Someone else cannot undo that change by putting the earlier vault back.
+        let support = try SecretKey.generate(using: random)
+        var granted = try started()
+        try grant(&granted, to: support)
+        let beforeRevocation = granted.vault
+        try change(&granted, by: granted.parent)
+        #expect(throws: VaultError(.logAheadOfVault, "")) {
+            try granted.log.readyForChange(household: granted.household, vault: beforeRevocation, signer: support.publicKey, action: .revoke,
+                                           at: Timestamp(seconds: 1_800_000_200))
+        }
+    }
+
+    /// A writer never leaves a log that does not verify: a grant ending before the time its
+    /// event bears, an event after the household moved, a signer the log does not allow.
+    @Test func appendingRefusesAnEventThatWouldNotVerify() throws {
+        var house = try started()
+        let support = try SecretKey.generate(using: random)
+        #expect(throws: VaultError(.signerNotAllowed, "")) {
+            try house.log.appending(.init(.grant, summary: "", details: [["p", support.publicKey.hex], ["allow", "revoke"], ["until", "1700000000"]]),
+                                    household: house.household, vault: house.vault, revision: 1, signer: house.parent, at: Timestamp(seconds: 1_800_000_010))
+        }
+        #expect(throws: VaultError(.signerNotAllowed, "")) {
+            try house.log.appending(.init(.revoke, summary: ""), household: house.household, vault: random.bytes(9), revision: 2, signer: support,
+                                    at: Timestamp(seconds: 1_800_000_010))
+        }
+        try change(&house, by: house.parent, .rotate)
+        #expect(throws: VaultError(.signerNotAllowed, "")) {
+            try house.log.appending(.init(.grant, summary: "", details: [["p", support.publicKey.hex], ["allow", "revoke"], ["until", "1900000000"]]),
+                                    household: house.household, vault: house.vault, revision: house.revision, signer: house.parent, at: Timestamp(seconds: 1_800_000_200))
+        }
+    }
+
+    /// A support key is held to the clock too: a `--now` in the past does not revive its grant.
+    @Test func aGrantThatRanOutStaysOutWhateverTimeIsGiven() throws {
+        var house = try started()
+        let support = try SecretKey.generate(using: random)
+        try grant(&house, to: support, until: 1_800_000_500)
+        #expect(throws: VaultError(.signerNotAllowed, "")) {
+            try house.log.readyForChange(household: house.household, vault: house.vault, signer: support.publicKey, action: .revoke,
+                                         at: Timestamp(seconds: 1_800_000_100), clock: Timestamp(seconds: 1_800_000_900))
+        }
+        #expect(try house.log.readyForChange(household: house.household, vault: house.vault, signer: support.publicKey, action: .revoke,
+                                             at: Timestamp(seconds: 1_800_000_100), clock: Timestamp(seconds: 1_800_000_200)).signer != .parent)
+    }
+
+    @Test func onlyTheWayTheSuiteWritesAnEventIsRead() throws {
+        let house = try started()
+        let line = String(decoding: house.log.bytes.dropLast(), as: UTF8.self)
+        for variant in [line + "\r", "\u{FEFF}" + line, line.replacingOccurrences(of: ",", with: ", "), line.replacingOccurrences(of: "started", with: "\\u0073tarted"),
+                        "", line + "\n"] {
+            #expect(throws: VaultError(.logBroken, "")) { try HouseholdLog(parsing: Array((variant + "\n" + line + "\n").utf8)) }
+        }
     }
 
     @Test func aLineThatIsNotAnEventIsBrokenAtItsLine() throws {
