@@ -43,18 +43,21 @@ public enum VaultRevocation {
     /// first four hex digits, against the dozen devices of a household.
     public static let minimumIdPrefix = 4
 
-    /// A device a typed name could mean, as support reads it out: name, id and status.
+    /// A device a typed name could mean, as support reads it out: name, id, status and when it
+    /// was last seen, which is what tells two "iPad"s apart on the phone (seed 002: "iPhone,
+    /// last seen 2 min ago").
     public struct Candidate: Hashable, Sendable {
         public let id: String
         public let name: String
         public let isActive: Bool
+        public let lastSeenAt: Timestamp
 
-        /// "name (id, active)", as a refusal lists it.
-        var listed: String { "\(name) (\(id), \(isActive ? "active" : "revoked"))" }
+        /// "name (id, active, last seen TIME)", as a refusal lists it.
+        var listed: String { "\(name) (\(id), \(isActive ? "active" : "revoked"), last seen \(lastSeenAt))" }
 
         /// The devices of `matches`, the active ones first, each group in the vault's order.
         static func listing(_ matches: [DeviceRecord]) -> [Candidate] {
-            let candidates = matches.map { Candidate(id: $0.deviceId, name: $0.deviceName, isActive: $0.status == .active) }
+            let candidates = matches.map { Candidate(id: $0.deviceId, name: $0.deviceName, isActive: $0.status == .active, lastSeenAt: $0.lastSeenAt) }
             return candidates.filter(\.isActive) + candidates.filter { !$0.isActive }
         }
     }

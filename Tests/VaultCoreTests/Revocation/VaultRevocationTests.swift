@@ -44,16 +44,17 @@ import Testing
         let ambiguous = VaultRevocation.plan(document, options: options(.devices(["bedroom ipad"])))
         let expected = [document.devices[index], document.devices[other]].sorted { a, b in
             document.devices.firstIndex { $0.deviceId == a.deviceId }! < document.devices.firstIndex { $0.deviceId == b.deviceId }!
-        }.map { VaultRevocation.Candidate(id: $0.deviceId, name: $0.deviceName, isActive: true) }
+        }.map { VaultRevocation.Candidate(id: $0.deviceId, name: $0.deviceName, isActive: true, lastSeenAt: $0.lastSeenAt) }
         #expect(ambiguous.refusals == [.ambiguousDevice("bedroom ipad", candidates: expected)])
         // A revoked device that answers to the name too comes last, marked revoked.
         var withRevoked = document
         withRevoked.devices[withRevoked.devices.firstIndex { $0.deviceId == expected[0].id }!].status = .revoked
         let listed = VaultRevocation.plan(withRevoked, options: options(.devices(["bedroom ipad"]))).refusals
         #expect(listed == [.ambiguousDevice("bedroom ipad", candidates: [
-            VaultRevocation.Candidate(id: expected[1].id, name: expected[1].name, isActive: true),
-            VaultRevocation.Candidate(id: expected[0].id, name: expected[0].name, isActive: false)])])
-        #expect(listed.first?.reason.hasSuffix("(\(expected[0].id), revoked)") == true)
+            VaultRevocation.Candidate(id: expected[1].id, name: expected[1].name, isActive: true, lastSeenAt: expected[1].lastSeenAt),
+            VaultRevocation.Candidate(id: expected[0].id, name: expected[0].name, isActive: false, lastSeenAt: expected[0].lastSeenAt)])])
+        // Each with when it was last seen: what tells two devices of one name apart on the phone.
+        #expect(listed.first?.reason.hasSuffix("(\(expected[0].id), revoked, last seen \(expected[0].lastSeenAt))") == true)
         // An exact id that is also another device's name is ambiguous too.
         document.devices[other].deviceName = target.deviceId
         #expect(VaultRevocation.plan(document, options: options(.devices([target.deviceId]))).refusals.count == 1)
@@ -64,7 +65,7 @@ import Testing
         part.ignoreUnknown = true
         let partial = VaultRevocation.plan(document, options: part)
         #expect(partial.revoke.isEmpty && partial.refusals == [.partOfNames("bedroom", candidates: [
-            VaultRevocation.Candidate(id: target.deviceId, name: "Bedroom iPad", isActive: true)])])
+            VaultRevocation.Candidate(id: target.deviceId, name: "Bedroom iPad", isActive: true, lastSeenAt: target.lastSeenAt)])])
         #expect(VaultRevocation.plan(document, options: options(.devices(["ipad"]))).refusals.first?.kind == "partOfNames")
         let mistyped = VaultRevocation.plan(document, options: options(.devices(["bedrom"])))
         #expect(mistyped.refusals == [.unknownDevices(["bedrom"])])
@@ -174,7 +175,7 @@ import Testing
         // Part of the name: refused, listing the device (and any other the text is part of).
         let fragment = randomCase("de s\u{E9}jour")
         #expect(plan(fragment).revoke.isEmpty && plan(fragment).refusals == [.partOfNames(fragment, candidates: [
-            VaultRevocation.Candidate(id: target.deviceId, name: target.deviceName, isActive: true)])])
+            VaultRevocation.Candidate(id: target.deviceId, name: target.deviceName, isActive: true, lastSeenAt: target.lastSeenAt)])])
         #expect(plan(String(target.deviceId.prefix(3))).revoke.isEmpty)
         // Two devices answering to one name: neither is picked.
         let twin = secondaries.first { $0 != index }!
