@@ -47,11 +47,15 @@ struct Create: ParsableCommand {
             -o link.png
           device-link create --key-file parent.nsec --vault-url URL \\
             --expires-in 600 -o link.png
+          device-link create --key-file parent.nsec --vault-url URL \\
+            --encoding app -o link.png
         """
     )
     @OptionGroup var key: ParentKeyOption
     @Option(help: ArgumentHelp("Where the vault is stored; must end in vaults/<household id>.vault.", valueName: "URL")) var vaultUrl: String
     @Option(help: ArgumentHelp("How long the link is valid, in seconds (at most a day).", valueName: "SECONDS")) var expiresIn: Int = 300
+    @Option(help: ArgumentHelp("documented (nsec1…, RFC 3339; docs/tools.md) or app: what the app's own Swift code writes with JSONEncoder's defaults (the key's bytes in base64, the expiry in seconds since 2001).", valueName: "FORM"))
+    var encoding: CodeEncoding = .documented
     @OptionGroup var now: RecordedNowOption
     @OptionGroup var output: OutputOptions
 
@@ -61,7 +65,7 @@ struct Create: ParsableCommand {
         let key = try self.key.load(diagnostics)
         let start = now.time
         let link = DeviceLink(vaultURL: vaultUrl, key: key, expiresAt: Timestamp(seconds: start.seconds + Int64(expiresIn)))
-        let payload = try link.payload()
+        let payload = try link.payload(encoding: encoding)
         _ = try DeviceLink(payload: payload, now: start)  // the same checks 'read' makes, before anything is written
         try files.writer().write("-o", QRImage.picture(of: payload).pngData())
         diagnostics.note("device link for \(key.publicKey.npub), valid until \(link.expiresAt)")
@@ -90,7 +94,18 @@ struct Read: ParsableCommand {
         table.add("vault URL", link.vaultURL)
         table.add("npub", link.key.publicKey.npub)
         table.add("expires", "\(link.expiresAt.rfc3339) (\(TimeSpan.relative(link.expiresAt, now: now)))")
+        table.add("written as", link.encoding.described)
         try StandardStreams.writeOutput(Array(table.render().utf8))
         if output != nil { try files.writer().write("-o", secretLine(link.key.nsec())) }
+    }
+}
+
+extension CodeEncoding: ExpressibleByArgument {
+    /// How a reader says which form it read.
+    var described: String {
+        switch self {
+        case .documented: "the documented form (docs/tools.md)"
+        case .app: "the app's form (its Swift code's JSONEncoder defaults)"
+        }
     }
 }

@@ -33,6 +33,8 @@ struct Pairing: ParsableCommand {
         @Option(help: ArgumentHelp("The CloudKit share URL (https).", valueName: "URL")) var shareUrl: String
         @Option(help: ArgumentHelp("The parent's device id (a UUID).", valueName: "ID")) var parentDeviceId: String
         @Option(help: ArgumentHelp("The shared zone's name.", valueName: "ZONE")) var sharedZoneId: String
+        @Option(help: ArgumentHelp("documented (RFC 3339; docs/tools.md) or app: what the app's own Swift code writes with JSONEncoder's defaults (the time in seconds since 2001).", valueName: "FORM"))
+        var encoding: CodeEncoding = .documented
         @OptionGroup var now: RecordedNowOption
         @OptionGroup var output: OutputOptions
 
@@ -40,7 +42,7 @@ struct Pairing: ParsableCommand {
             let files = try CommandFiles(reads: [], writes: [output.declared(.secret)], force: output.force)
             let token = PairingCode.newVerificationToken(random: SystemRandom())
             let code = PairingCode(shareURL: shareUrl, parentDeviceID: parentDeviceId, verificationToken: token, sharedZoneID: sharedZoneId, timestamp: now.time)
-            let payload = code.jsonValue().serialized(pretty: false)
+            let payload = code.payload(encoding: encoding)
             _ = try PairingCode(payload: payload, now: code.timestamp)  // the same checks 'read' makes
             try files.writer().write("-o", QRImage.picture(of: payload).pngData())
             diagnostics.note("pairing code for device \(parentDeviceId) at \(code.timestamp)")
@@ -65,12 +67,13 @@ struct Pairing: ParsableCommand {
             try requireRange(maxAge, 1...PairingCode.maximumAllowedAge, "--max-age")
             let code = try PairingCode(payload: QRPictures.singleQR(image, reads: { $0 == .pairing || $0 == .other }, expected: "a pairing code"), now: now.time, maximumAge: maxAge)
             if json {
-                try StandardStreams.writeOutput(code.jsonValue().serialized())
+                guard case .object(let fields) = code.jsonValue() else { return }
+                try StandardStreams.writeOutput(JSONValue.object(fields + [("encoding", .string(code.encoding.rawValue))]).serialized())
                 return
             }
             var table = TextTable()
             for (key, value) in [("share URL", code.shareURL), ("parent device", code.parentDeviceID), ("verification token", code.verificationToken),
-                                 ("shared zone", code.sharedZoneID), ("timestamp", code.timestamp.rfc3339)] { table.add(key, value) }
+                                 ("shared zone", code.sharedZoneID), ("timestamp", code.timestamp.rfc3339), ("written as", code.encoding.described)] { table.add(key, value) }
             try StandardStreams.writeOutput(Array(table.render().utf8))
         }
     }

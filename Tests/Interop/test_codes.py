@@ -112,3 +112,52 @@ def test_link_and_pairing_codes_read_everywhere(tmp_path):
     payload = json.loads(zbar(tmp_path / "pair.png"))
     assert payload["shareURL"] == "https://www.icloud.com/share/0abc" and payload["timestamp"] == "2026-11-22T10:00:00Z"
     readable_everywhere(tmp_path / "pair.png", json.dumps(payload, separators=(",", ":")), tmp_path)
+
+
+REFERENCE_DATE = 978_307_200  # 2001-01-01T00:00:00Z, Foundation's reference date
+
+
+def app_json(value):
+    """JSON as the seeds' Swift code writes it with JSONEncoder's defaults: `/` escaped as `\\/`."""
+    return json.dumps(value, separators=(",", ":")).replace("/", "\\/")
+
+
+def qr_png(text, path):
+    """A QR of `text`, drawn by zxing-cpp's own encoder (not the suite's)."""
+    from PIL import Image
+    import zxingcpp
+    pixels = memoryview(zxingcpp.create_barcode(text, zxingcpp.BarcodeFormat.QRCode).to_image(scale=8, add_quiet_zones=True))
+    Image.frombytes("L", (pixels.shape[1], pixels.shape[0]), pixels.tobytes()).save(path)
+    return path
+
+
+def test_codes_as_the_app_writes_them_read_back_and_the_app_form_written_is_the_apps(tmp_path):
+    """Issue 47, item 5: the app's JSONEncoder defaults (a Date as seconds since 2001, Data as
+    base64, `/` escaped), in a QR another encoder drew, read by `read` and `pairing read`, which
+    say so; and `create --encoding app` writes exactly those conventions."""
+    h = Household(secrets.token_bytes(32))
+    url = f"https://minio.example/bucket/{h.vault_path}"
+    expires = 1_795_000_000  # seconds since 1970
+    link = {"vaultURL": url, "nsec": base64.b64encode(h.secret).decode(), "parentPubkey": h.pubkey, "expiresAt": expires - REFERENCE_DATE + 0.25}
+    read = subprocess.run([DEVICE_LINK, "read", str(qr_png(app_json(link), tmp_path / "app-link.png")), "--now", "2026-11-18T11:00:00Z",
+                           "-o", str(tmp_path / "restored.nsec")], capture_output=True)
+    assert read.returncode == 0, read.stderr
+    assert (tmp_path / "restored.nsec").read_text().strip() == h.nsec and b"the app's form" in read.stdout
+    pairing = {"shareURL": "https://www.icloud.com/share/0abc", "parentDeviceID": "6F1C2B7E-0D4A-4C55-9E1B-2A7F3C9D8E01",
+               "verificationToken": "C0FFEE00-0000-4000-8000-000000000000", "sharedZoneID": "FamilyZone", "timestamp": expires - REFERENCE_DATE}
+    read = subprocess.run([DEVICE_LINK, "pairing", "read", str(qr_png(app_json(pairing), tmp_path / "app-pair.png")), "--json",
+                           "--now", "2026-11-18T11:06:50Z"], capture_output=True)
+    assert read.returncode == 0, read.stderr
+    shown = json.loads(read.stdout)
+    assert shown["encoding"] == "app" and shown["timestamp"] == "2026-11-18T11:06:40Z" and shown["shareURL"] == pairing["shareURL"]
+    # What --encoding app writes, decoded here as the app's JSONDecoder would.
+    tool("create", "--key-file", secret_file(tmp_path / "k", h.nsec), "--vault-url", url, "--now", "2026-11-22T10:00:00Z", "--encoding", "app",
+         "-o", str(tmp_path / "ours.png"), program=DEVICE_LINK)
+    raw = zbar(tmp_path / "ours.png")
+    assert "\\/" in raw and "https://" not in raw
+    ours = json.loads(raw)
+    assert base64.b64decode(ours["nsec"], validate=True) == h.secret and ours["expiresAt"] == 817_034_700  # 2026-11-22T10:05:00Z
+    assert ours["vaultURL"] == url and ours["parentPubkey"] == h.pubkey
+    tool("pairing", "create", "--share-url", pairing["shareURL"], "--parent-device-id", pairing["parentDeviceID"], "--shared-zone-id", "FamilyZone",
+         "--now", "2026-11-22T10:00:00Z", "--encoding", "app", "-o", str(tmp_path / "ours-pair.png"), program=DEVICE_LINK)
+    assert json.loads(zbar(tmp_path / "ours-pair.png"))["timestamp"] == 817_034_400  # 2026-11-22T10:00:00Z

@@ -1,5 +1,59 @@
 import FoundationEssentials  // URL parsing and UUIDs
 
+/// How a code's JSON is written: the suite's documented form (docs/tools.md), or what the seeds'
+/// Swift code writes with `JSONEncoder`'s defaults (`JSONEncoder().encode(payload)`): a `Date` as
+/// the seconds since 2001-01-01T00:00:00Z (a number), `Data` as standard base64, and `/` in a
+/// string as `\/`. A reader takes both and says which it read.
+public enum CodeEncoding: String, Sendable, CaseIterable {
+    case documented
+    case app
+
+    /// 2001-01-01T00:00:00Z, Foundation's reference date, in seconds since 1970.
+    static let referenceDate: Int64 = 978_307_200
+
+    /// A `Date` as `JSONEncoder` writes it by default: seconds since the reference date, a
+    /// whole number when it is one.
+    static func appDate(_ time: Timestamp) -> JSONValue {
+        let seconds = time.seconds - referenceDate
+        guard time.nanoseconds != 0 else { return .number(String(seconds)) }
+        let digits = String(time.nanoseconds)
+        var fraction = String(repeating: "0", count: 9 - digits.count) + digits
+        while fraction.hasSuffix("0") { fraction.removeLast() }
+        return .number("\(seconds).\(fraction)")
+    }
+
+    /// A time as either form writes it: an RFC 3339 string, or seconds since 2001 (a number,
+    /// fractions to the nanosecond); nil for anything else.
+    static func time(_ value: JSONValue) -> (Timestamp, CodeEncoding)? {
+        switch value {
+        case .string(let text): return Timestamp(rfc3339: text).map { ($0, .documented) }
+        case .number(let text):
+            let parts = text.split(separator: ".", maxSplits: 1, omittingEmptySubsequences: false)
+            guard let whole = Int64(parts[0]), abs(whole) < 100_000_000_000 else { return nil }
+            var nanoseconds: Int32 = 0
+            if parts.count == 2 {
+                let digits = parts[1]
+                guard !digits.isEmpty, digits.allSatisfy({ $0.isASCII && $0.isNumber }), digits.count <= 18 else { return nil }
+                let first = String(digits.prefix(9))
+                nanoseconds = Int32(first + String(repeating: "0", count: 9 - first.count))!
+            }
+            if whole < 0, nanoseconds > 0 { return (Timestamp(seconds: whole - 1 + referenceDate, nanoseconds: 1_000_000_000 - nanoseconds), .app) }
+            return (Timestamp(seconds: whole + referenceDate, nanoseconds: nanoseconds), .app)
+        default: return nil
+        }
+    }
+
+    /// Compact JSON as `JSONEncoder` writes it: `/` escaped as `\/`.
+    static func appJSON(_ value: JSONValue) -> [UInt8] {
+        var out: [UInt8] = []
+        for byte in value.serialized(pretty: false) {
+            if byte == UInt8(ascii: "/") { out.append(UInt8(ascii: "\\")) }
+            out.append(byte)
+        }
+        return out
+    }
+}
+
 /// The MyTube device-link QR (seed 000, Flow 2 and Phase 3): what the primary shows a new iPad.
 /// JSON `{vaultURL, nsec, parentPubkey, expiresAt}`; `nsec` as NIP-19, `expiresAt` RFC 3339.
 /// The QR holds the parent key itself: the page and the image are secrets.
@@ -11,17 +65,30 @@ public struct DeviceLink: Sendable {
     public let vaultURL: String
     public let key: SecretKey
     public let expiresAt: Timestamp
+    /// How the payload read was written (the documented form for a link made here).
+    public let encoding: CodeEncoding
 
     public init(vaultURL: String, key: SecretKey, expiresAt: Timestamp) {
         self.vaultURL = vaultURL
         self.key = key
         self.expiresAt = expiresAt
+        encoding = .documented
     }
 
-    public func payload() throws -> [UInt8] {
-        let nsec = String(decoding: try key.nsec().withUnsafeBytes { Array($0) }, as: UTF8.self)
-        return JSONValue.object([("vaultURL", .string(vaultURL)), ("nsec", .string(nsec)), ("parentPubkey", .string(key.publicKey.hex)),
-                                 ("expiresAt", .string(expiresAt.rfc3339))]).serialized(pretty: false)
+    /// The QR's payload: the documented form (`nsec` as NIP-19, `expiresAt` RFC 3339), or the
+    /// app's (seed 000's `LinkPayload` through `JSONEncoder`: `nsec` the 32 bytes in base64,
+    /// `expiresAt` seconds since 2001, `/` escaped), in the struct's field order.
+    public func payload(encoding: CodeEncoding = .documented) throws -> [UInt8] {
+        switch encoding {
+        case .documented:
+            let nsec = String(decoding: try key.nsec().withUnsafeBytes { Array($0) }, as: UTF8.self)
+            return JSONValue.object([("vaultURL", .string(vaultURL)), ("nsec", .string(nsec)), ("parentPubkey", .string(key.publicKey.hex)),
+                                     ("expiresAt", .string(expiresAt.rfc3339))]).serialized(pretty: false)
+        case .app:
+            let nsec = try Sodium.base64(key.withUnsafeBytes { try SecretBytes(copying: $0) })
+            return CodeEncoding.appJSON(.object([("vaultURL", .string(vaultURL)), ("nsec", .string(nsec)), ("parentPubkey", .string(key.publicKey.hex)),
+                                                 ("expiresAt", CodeEncoding.appDate(expiresAt))]))
+        }
     }
 
     /// Reads a scanned payload and checks it: the key is the stated parent key, the URL ends in
@@ -31,10 +98,21 @@ public struct DeviceLink: Sendable {
         vaultURL = try reader.string("vaultURL")
         let nsec = try reader.string("nsec")
         let stated = try reader.publicKeyHex("parentPubkey")
-        expiresAt = try reader.timestamp("expiresAt")
+        guard let (expiry, timeForm) = CodeEncoding.time(try reader.required("expiresAt")) else {
+            throw reader.invalid("expiresAt", "should be an RFC 3339 time, or a number of seconds since 2001-01-01 as the app's JSONEncoder writes a Date")
+        }
+        expiresAt = expiry
         try reader.finish()
-        var nsecBytes = Array(nsec.utf8)
-        key = try SecretKey(parsing: SecretBytes(consuming: &nsecBytes), what: "the link's nsec")
+        // The documented form's nsec1…, or the app's `Data`: the 32 bytes in base64.
+        if nsec.hasPrefix("nsec1") {
+            var nsecBytes = Array(nsec.utf8)
+            key = try SecretKey(parsing: SecretBytes(consuming: &nsecBytes), what: "the link's nsec")
+        } else if let raw = try Sodium.base64Secret(nsec, byteCount: 32) {
+            key = try SecretKey(secret: raw)
+        } else {
+            throw reader.invalid("nsec", "should be nsec1…, or the key's 32 bytes in base64 as the app's JSONEncoder writes Data")
+        }
+        encoding = timeForm == .app || !nsec.hasPrefix("nsec1") ? .app : .documented
         guard key.publicKey == stated else {
             throw VaultError.linkKeyNotItsParentKey()
         }
@@ -66,6 +144,8 @@ public struct PairingCode: Sendable, Equatable {
     public let verificationToken: String
     public let sharedZoneID: String
     public let timestamp: Timestamp
+    /// How the payload read was written (the documented form for a code made here).
+    public private(set) var encoding: CodeEncoding = .documented
 
     public static let defaultMaximumAge: Int64 = 600
     /// The most a reader may allow (`--max-age`): a day.
@@ -85,6 +165,18 @@ public struct PairingCode: Sendable, Equatable {
                  ("sharedZoneID", .string(sharedZoneID)), ("timestamp", .string(timestamp.rfc3339))])
     }
 
+    /// The QR's payload: the documented form, or the app's (seed 004's `PairingPayload` through
+    /// `JSONEncoder`: `timestamp` seconds since 2001, `/` escaped), in the struct's field order.
+    public func payload(encoding: CodeEncoding = .documented) -> [UInt8] {
+        switch encoding {
+        case .documented: jsonValue().serialized(pretty: false)
+        case .app:
+            CodeEncoding.appJSON(.object([("shareURL", .string(shareURL)), ("parentDeviceID", .string(parentDeviceID)),
+                                          ("verificationToken", .string(verificationToken)), ("sharedZoneID", .string(sharedZoneID)),
+                                          ("timestamp", CodeEncoding.appDate(timestamp))]))
+        }
+    }
+
     /// Every field present and well formed: an https share URL, a UUID device id, a token, a
     /// zone, and a timestamp at most `maximumAge` seconds old and at most 60 s in the future.
     public init(payload: [UInt8], now: Timestamp, maximumAge: Int64 = defaultMaximumAge) throws {
@@ -93,7 +185,11 @@ public struct PairingCode: Sendable, Equatable {
         parentDeviceID = try reader.string("parentDeviceID")
         verificationToken = try reader.string("verificationToken")
         sharedZoneID = try reader.string("sharedZoneID")
-        timestamp = try reader.timestamp("timestamp")
+        guard let (time, form) = CodeEncoding.time(try reader.required("timestamp")) else {
+            throw reader.invalid("timestamp", "should be an RFC 3339 time, or a number of seconds since 2001-01-01 as the app's JSONEncoder writes a Date")
+        }
+        timestamp = time
+        encoding = form
         try reader.finish()
         guard let url = URL(string: shareURL), url.scheme == "https", url.host?.isEmpty == false else {
             throw VaultError.pairingShareURLNotHTTPS()
