@@ -415,3 +415,36 @@ def test_the_worked_example_of_the_format_document_verifies_with_rust_nostr():
     assert ["predecessor", example.household_id.hex(), events[1]["id"]] in start["tags"] and ["action", "start"] in start["tags"]
     assert reference_verify(hand_over[1] + "\n", new.household_id.hex(), b"not the vault") == 1
     assert hashlib.sha256(new.pubkey.encode()).hexdigest() == new.household_id.hex()
+
+
+@pytest.mark.usefixtures("s3_server")
+def test_a_change_to_a_schema_3_vault_in_a_bucket_writes_its_log_beside_it_under_compare_and_swap(signed):
+    """`vaults/<id>.log` beside `vaults/<id>.vault` in a bucket (§10.1): the parent starts and
+    grants in the bucket, the support agent's revocation writes the new vault and its log as two
+    objects (each a conditional write: created, never replacing), and the log verifies from the
+    bucket, in the tool and in the reference."""
+    import s3fleet
+    folder, _ = signed
+    s3 = s3fleet.client()
+    bucket = s3fleet.new_bucket(s3)
+    vault_key, log_key = f"vaults/{PARENT.household_id.hex()}.vault", f"vaults/{PARENT.household_id.hex()}.log"
+    s3.put_object(Bucket=bucket, Key=vault_key, Body=(FIXTURES / "testkit" / "ok-v3-household.vault").read_bytes())
+    env = s3fleet.tool_environment()
+
+    def run(*argv):
+        return subprocess.run([str(BIN / argv[0]), *argv[1:]], capture_output=True, text=True, cwd=folder, env=env, timeout=120, stdin=subprocess.DEVNULL)
+
+    assert run("vault-tool", "log", "start", "--key-file", "parent.nsec", "--now", "2026-01-01T00:00:00Z", f"s3://{bucket}/{vault_key}").returncode == 0
+    made = run("vault-tool", "keygen", "-o", "agent2.nsec")
+    npub = next(word for word in made.stderr.split() if word.startswith("npub1"))
+    assert run("vault-tool", "log", "grant", "--key-file", "parent.nsec", "--to", npub, "--allow", "revoke", "--until", "2099-01-01",
+               f"s3://{bucket}/{vault_key}").returncode == 0
+    revoked = run("device-revoker", "vault", "--vault-key-file", "parent.vaultkey", "--signer-key-file", "agent2.nsec", "--vault", f"s3://{bucket}/{vault_key}",
+                  "--device", "bedroom ipad", "-o", f"s3://{bucket}/vaults/next.vault")
+    assert revoked.returncode == 0, revoked.stderr
+    log_text = s3.get_object(Bucket=bucket, Key="vaults/next.log")["Body"].read().decode()
+    vault = s3.get_object(Bucket=bucket, Key="vaults/next.vault")["Body"].read()
+    assert reference_verify(log_text, PARENT.household_id.hex(), vault) is None and len(log_text.splitlines()) == 3
+    assert run("vault-tool", "log", "verify", f"s3://{bucket}/vaults/next.vault").returncode == 0
+    # The source's log is left as it was (the change went to another object).
+    assert len(s3.get_object(Bucket=bucket, Key=log_key)["Body"].read().decode().splitlines()) == 2
