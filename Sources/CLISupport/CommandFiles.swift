@@ -193,6 +193,15 @@ public final class OutputWriter {
 
     /// Writes `bytes` for the output declared as `label`, without publishing it.
     public func stage(_ label: String, _ bytes: UnsafeRawBufferPointer) throws {
+        // A schema 3 vault goes out only with the log whose last event names it (stageVault):
+        // every change to one is signed by whoever made it. A backup is a copy, not a change.
+        if files.declared(label).0.copiesModeOf == nil, let version = LoggedVault.schemaVersion(Array(bytes.prefix(VaultEnvelope.headerByteCount))), version >= 3 {
+            throw VaultError.vaultWithoutItsLog()
+        }
+        try stageChecked(label, bytes)
+    }
+
+    private func stageChecked(_ label: String, _ bytes: UnsafeRawBufferPointer) throws {
         let (output, location) = files.declared(label)
         if output.path.map(VaultLocation.isObject) ?? false {
             // Never a secret (refused when declared): an ordinary array may hold it.
@@ -211,18 +220,12 @@ public final class OutputWriter {
     }
 
     public func stage(_ label: String, _ bytes: [UInt8]) throws {
-        // A schema 3 vault goes out only with the log whose last event names it (stageVault):
-        // every change to one is signed by whoever made it. A backup is a copy, not a change.
-        let output = files.declared(label).0
-        if output.kind == .binary, output.copiesModeOf == nil, let version = LoggedVault.schemaVersion(bytes), version >= 3 {
-            throw VaultError.vaultWithoutItsLog()
-        }
         try bytes.withUnsafeBytes { try stage(label, $0) }
     }
 
     /// Stages a vault whose log, if it needs one, was checked by ``LoggedVault`` (``stageVault(_:_:logLabel:)``).
     func stage(_ label: String, vault: [UInt8]) throws {
-        try vault.withUnsafeBytes { try stage(label, $0) }
+        try vault.withUnsafeBytes { try stageChecked(label, $0) }
     }
 
     /// Whether the command declared an output with this label.

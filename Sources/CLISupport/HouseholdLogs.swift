@@ -134,12 +134,13 @@ public struct LoggedChange {
     }
 
     /// A change with no vault read before it (`seal`): the log is `log` (verified against the
-    /// vault it replaces), or a new one.
+    /// vault it replaces), or a new one (also over a log an earlier run of the same seal began
+    /// and was cut off before its vault was written).
     public init(household: HouseholdID, log: HouseholdLog?, replacing current: [UInt8]?, signer: SecretKey, action: LogAction, at time: Timestamp) throws {
         self.household = household
         self.time = time
         self.signer = signer
-        guard let log else {
+        guard let log, !log.isUnwrittenStart(by: signer.publicKey, household: household, vault: current) else {
             self.log = nil
             return
         }
@@ -155,12 +156,14 @@ public struct LoggedChange {
     public func record(_ change: HouseholdLog.Change, vault: [UInt8], revision: Int?) throws -> LoggedVault {
         guard let version = LoggedVault.schemaVersion(vault), version >= 3 else { return try LoggedVault(vault: vault, log: nil) }
         guard let signer else { throw VaultError.signerNeeded() }
-        if let log, log.head?.tag("vault") == HouseholdLog.vaultDigest(vault) { return try LoggedVault(vault: vault, log: log) }
+        // Unchanged bytes keep the log as it is, unless an event was given up: then the new event
+        // is written all the same, so the record says it was.
+        if let log, dropped == nil, log.head?.tag("vault") == HouseholdLog.vaultDigest(vault) { return try LoggedVault(vault: vault, log: log) }
         if log == nil, Household(parentPublicKey: signer.publicKey).id != household { throw VaultError.logStartsWithParent() }
         let recorded = HouseholdLog.Change(change.action, summary: change.summary, reason: change.reason,
                                            details: change.details + (dropped.map { [["dropped", $0.idHex]] } ?? []))
         return try LoggedVault(vault: vault, log: (log ?? HouseholdLog(events: [])).appending(
-            recorded, household: household, vault: vault, revision: revision ?? 0, signer: signer, at: time))
+            recorded, household: household, vault: vault, revision: revision ?? 0, signer: signer, at: time), beginsLog: log == nil)
     }
 }
 
@@ -173,7 +176,13 @@ extension OutputWriter {
             // A log begun by this change never replaces one that is there: that one is the
             // record of an earlier life of this household (a vault that left schema 3 and came
             // back) or of another, and is not this command's to lose.
-            if log.events.count == 1, try currentContents(logLabel) != nil { throw VaultError.newLogOverAnother(displayName(logLabel)) }
+            if vault.beginsLog, let existing = try currentContents(logLabel) {
+                // Only the log an earlier run of this same change left, its vault never written.
+                guard let earlier = try? HouseholdLog(parsing: existing), let signer = log.head?.pubkey, let household = log.head?.tag("h"),
+                      earlier.isUnwrittenStart(by: signer, household: HouseholdID(bytes: Hex.decode(household) ?? []), vault: try currentContents(label)) else {
+                    throw VaultError.newLogOverAnother(displayName(logLabel))
+                }
+            }
             try stage(logLabel, log.bytes)
         }
         try stage(label, vault: vault.vault)

@@ -31,7 +31,7 @@ extension Registry {
         @Option(help: ArgumentHelp("With --batch: write the batch's operations (JSON Lines) to FILE.", valueName: "FILE")) var ops: String?
         @OptionGroup var now: NowOption
         @Flag(help: "Verify the chained log: every batch's record, link, signature, rows and operations.") var verify = false
-        @Option(help: ArgumentHelp("With --verify: a head hash kept from an earlier --verify or revoke, which must still be in the chain.", valueName: "HASH"))
+        @Option(help: ArgumentHelp("With --verify: a head hash an earlier --verify printed, kept elsewhere, which must still be in the chain.", valueName: "HASH"))
         var expectHead: String?
         @Option(help: ArgumentHelp("With --verify: a key (npub1… or hex) that may sign batches; every batch must be signed by one of those given (repeatable).", valueName: "NPUB"))
         var requireSigner: [String] = []

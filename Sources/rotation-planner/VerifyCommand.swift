@@ -58,7 +58,8 @@ struct Verify: ParsableCommand {
         let newBytes = try about("the new vault", newPath) { try InputFiles.read(newPath, what: "vault") }
         var checks = try RotationVerifier.verify(tombstone: tombstoneBytes, newVault: newBytes, oldKey: old, newKey: new)
         // Schema 3: the successor is believed only when the new key's log confirms it.
-        if let version = LoggedVault.schemaVersion(tombstoneBytes), version >= 3 {
+        // On either vault: a tombstone written down to schema 2 does not skip the check.
+        if max(LoggedVault.schemaVersion(tombstoneBytes) ?? 0, LoggedVault.schemaVersion(newBytes) ?? 0) >= 3 {
             func log(beside path: String) throws -> HouseholdLog? {
                 try InputFiles.readIfPresent(LoggedVault.logPath(besideVault: path), what: "household log").map { try HouseholdLog(parsing: $0) }
             }

@@ -112,6 +112,8 @@ struct Merge: ParsableCommand {
         }
         let documents = try opened.map { try $0.vault.document.comparable(with: access) }
         let result = try VaultMerge.checkedMerge(base: documents[0], ours: documents[1], theirs: documents[2], access: access)
+        // A schema 3 result continues our copy's household log: ours must have one.
+        if result.document.version >= 3, opened[1].vault.document.version < 3 { throw VaultError.mergeIntoSchema3NeedsOursAt3(ShellWord.path(ours)) }
         let change = try about("--ours", ours) {
             try LoggedChange(logs, vault: ours, opened: opened[1].vault, input: opened[1].bytes, access: access, action: .merge, at: now.time, diagnostics)
         }
@@ -137,5 +139,17 @@ struct Merge: ParsableCommand {
             for conflict in result.conflicts { diagnostics.note("conflict: \(conflict)") }
             diagnostics.note("merged into revision \(result.document.revision ?? 1) with \(result.conflicts.count) conflict\(result.conflicts.count == 1 ? "" : "s") → \(output.displayName)")
         }
+    }
+}
+
+extension VaultError.Code {
+    /// A merge whose result is schema 3, from an older copy of ours.
+    static let mergeIntoSchema3NeedsOursAt3 = VaultError.Code(name: "mergeIntoSchema3NeedsOursAt3", category: .refused)
+}
+
+extension VaultError {
+    static func mergeIntoSchema3NeedsOursAt3(_ ours: String, file: String = #fileID, line: UInt = #line) -> VaultError {
+        VaultError(.mergeIntoSchema3NeedsOursAt3, "the merged copy would be schema version 3, whose household log continues our copy's, and our copy is older",
+                   hint: "migrate our copy first: vault-tool migrate --key-file PARENT.nsec --to 3 --in-place \(ours)", file: file, line: line)
     }
 }

@@ -81,14 +81,16 @@ struct LogVerify: ParsableCommand {
     @Flag(help: "Print the result as JSON.")
     var json = false
 
-    @Option(help: ArgumentHelp("An event id kept elsewhere (a grant's or a withdrawal's, say), which the log must still hold: a log and vault put back together to before it fail (repeatable).", valueName: "ID"))
+    @Option(help: ArgumentHelp("An event id kept elsewhere (12 characters or more, as the notes print it: a grant's or a withdrawal's, say), which the log must still hold: a log and vault put back together to before it fail (repeatable).", valueName: "ID"))
     var expectEvent: [String] = []
 
     func run() throws {
         _ = try CommandFiles(reads: input.declaredInputs, writes: [])
         let (_, household, _, verified) = try input.readVerified()
-        for id in expectEvent where !verified.entries.contains(where: { $0.event.idHex == id.lowercased() }) {
-            throw VaultError.expectedEventMissing(id)
+        // An id as the tools print it (12 characters or more) or whole.
+        for id in expectEvent {
+            guard id.utf8.count >= 12 else { throw VaultError.grantOptionInvalid("--expect-event \(id): give 12 characters of the id or more") }
+            if !verified.entries.contains(where: { $0.event.idHex.hasPrefix(id.lowercased()) }) { throw VaultError.expectedEventMissing(id) }
         }
         let head = verified.head
         if json {

@@ -448,3 +448,40 @@ def test_a_change_to_a_schema_3_vault_in_a_bucket_writes_its_log_beside_it_under
     assert run("vault-tool", "log", "verify", f"s3://{bucket}/vaults/next.vault").returncode == 0
     # The source's log is left as it was (the change went to another object).
     assert len(s3.get_object(Bucket=bucket, Key=log_key)["Body"].read().decode().splitlines()) == 2
+
+
+def test_a_run_cut_off_after_its_new_log_is_finished_by_running_it_again_and_nobody_elses_log_is_replaced(tmp_path):
+    """The log is published before the vault: a migration to 3 cut off between the two leaves a
+    one-event log whose vault is not there. The same migration run again begins the log anew
+    over it; a log of anything else there is refused, and kept."""
+    folder = tmp_path
+    for name in ("parent.nsec", "other.nsec"):
+        shutil.copy(FIXTURES / "keys" / name, folder / name)
+        os.chmod(folder / name, 0o600)
+    (folder / "v2.vault").write_bytes((FIXTURES / "testkit" / "ok-v2-household.vault").read_bytes())
+    migrate = ["vault-tool", "migrate", "--key-file", "parent.nsec", "--to", "3", "-o", "h.vault", "v2.vault"]
+    assert tool(*migrate, cwd=folder).returncode == 0
+    (folder / "h.vault").unlink()  # as if cut off after the log was published
+    again = tool(*migrate, cwd=folder)
+    assert again.returncode == 0, again.stderr
+    assert tool("vault-tool", "log", "verify", "h.vault", cwd=folder).returncode == 0
+    # Someone else's log there (another household's) is not the run's own: refused, kept.
+    (folder / "h.vault").unlink()
+    other = Household(nip19_decode((folder / "other.nsec").read_text().strip(), "nsec"))
+    foreign = sign_event(other.secret, 1_800_000_000, [["h", other.household_id.hex()], ["action", "start"], ["vault", "00" * 32, "1"]], "x")
+    (folder / "h.log").write_text(foreign + "\n")
+    refused = tool(*migrate, cwd=folder)
+    assert refused.returncode == 4 and "already" in refused.stderr and not (folder / "h.vault").exists()
+    assert (folder / "h.log").read_text() == foreign + "\n"
+
+
+def test_expect_event_takes_an_id_as_the_notes_print_it(signed):
+    folder, _ = signed
+    events = [json.loads(line) for line in (folder / "h.log").read_text().splitlines()]
+    assert tool("vault-tool", "log", "verify", "--expect-event", events[1]["id"][:12], "--expect-event", events[3]["id"], "h.vault",
+                cwd=folder).returncode == 0
+    # The withdrawal cut off, with the vault it named (the same: a withdrawal changes no vault).
+    (folder / "cut.log").write_text("\n".join((folder / "h.log").read_text().splitlines()[:3]) + "\n")
+    cut = tool("vault-tool", "log", "verify", "--log", "cut.log", "--expect-event", events[3]["id"][:12], "h.vault", cwd=folder)
+    assert cut.returncode == 3 and "does not hold the event" in cut.stderr
+    assert tool("vault-tool", "log", "verify", "--expect-event", "abc", "h.vault", cwd=folder).returncode == 64

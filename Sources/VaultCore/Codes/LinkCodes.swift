@@ -29,7 +29,10 @@ public enum CodeEncoding: String, Sendable, CaseIterable {
         case .string(let text): return Timestamp(rfc3339: text).map { ($0, .documented) }
         case .number(let text):
             let parts = text.split(separator: ".", maxSplits: 1, omittingEmptySubsequences: false)
-            guard let whole = Int64(parts[0]), abs(whole) < 100_000_000_000 else { return nil }
+            // Bounded before any arithmetic (Int64.min has no magnitude in Int64); the sign is
+            // the text's, so -0.5 is half a second before the reference date.
+            guard let whole = Int64(parts[0]), whole.magnitude < 100_000_000_000 else { return nil }
+            let negative = parts[0].hasPrefix("-")
             var nanoseconds: Int32 = 0
             if parts.count == 2 {
                 let digits = parts[1]
@@ -37,7 +40,7 @@ public enum CodeEncoding: String, Sendable, CaseIterable {
                 let first = String(digits.prefix(9))
                 nanoseconds = Int32(first + String(repeating: "0", count: 9 - first.count))!
             }
-            if whole < 0, nanoseconds > 0 { return (Timestamp(seconds: whole - 1 + referenceDate, nanoseconds: 1_000_000_000 - nanoseconds), .app) }
+            if negative, nanoseconds > 0 { return (Timestamp(seconds: whole - 1 + referenceDate, nanoseconds: 1_000_000_000 - nanoseconds), .app) }
             return (Timestamp(seconds: whole + referenceDate, nanoseconds: nanoseconds), .app)
         default: return nil
         }
@@ -160,9 +163,12 @@ public struct PairingCode: Sendable, Equatable {
         self.timestamp = timestamp
     }
 
-    public func jsonValue() -> JSONValue {
-        .object([("shareURL", .string(shareURL)), ("parentDeviceID", .string(parentDeviceID)), ("verificationToken", .string(verificationToken)),
-                 ("sharedZoneID", .string(sharedZoneID)), ("timestamp", .string(timestamp.rfc3339))])
+    public func jsonValue() -> JSONValue { .object(fields) }
+
+    /// The documented form's fields, in order.
+    public var fields: [(key: String, value: JSONValue)] {
+        [("shareURL", .string(shareURL)), ("parentDeviceID", .string(parentDeviceID)), ("verificationToken", .string(verificationToken)),
+         ("sharedZoneID", .string(sharedZoneID)), ("timestamp", .string(timestamp.rfc3339))]
     }
 
     /// The QR's payload: the documented form, or the app's (seed 004's `PairingPayload` through

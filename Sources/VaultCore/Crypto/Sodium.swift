@@ -38,7 +38,8 @@ extension Sodium {
     /// it) decoded straight into protected memory; nil unless it is exactly `byteCount` bytes.
     static func base64Secret(_ text: String, byteCount: Int) throws -> SecretBytes? {
         try ensureInitialized()
-        let characters = Array(text.utf8)
+        var characters = Array(text.utf8)
+        defer { characters.zeroize() }
         guard characters.count == (byteCount + 2) / 3 * 4 else { return nil }
         var decoded = 0
         var valid = true

@@ -182,7 +182,8 @@ extension HouseholdLog {
             if let problem = event.problem { throw broken(problem) }
             guard event.kind == Self.kind else { throw broken("it is a Nostr event of kind \(event.kind), not a household log event (\(Self.kind))") }
             // Each of these tags once: two readers must not take different ones for the event's.
-            for name in ["h", "prev", "action", "vault"] where event.tags(named: name).count > 1 {
+            for name in ["h", "prev", "action", "vault", "reason", "p", "allow", "until", "label", "e", "successor", "predecessor", "dropped"]
+            where event.tags(named: name).count > 1 {
                 throw broken("it has more than one \(name) tag")
             }
             guard event.tag("h") == household.hex else { throw broken("it names another household") }
@@ -328,6 +329,15 @@ extension HouseholdLog {
         return Ready(log: log, signer: role, dropped: dropped)
     }
 
+    /// Whether this is a log an earlier run of a change began and was cut off before its vault
+    /// was written: one event, signed by `signer` for `household`, naming a vault that is not
+    /// `vault` (what is at the output now, nil for nothing). The same change run again may
+    /// begin the log anew over it; nobody else may, and nothing else is replaced.
+    public func isUnwrittenStart(by signer: PublicKey, household: HouseholdID, vault: [UInt8]?) -> Bool {
+        guard events.count == 1, let only = head, only.pubkey == signer, only.tag("h") == household.hex else { return false }
+        return vault.map { only.tag("vault") != Self.vaultDigest($0) } ?? true
+    }
+
     /// The most a log may hold, as it is read (``InputLimits/document``).
     public static let maximumByteCount = InputLimits.document
 
@@ -340,8 +350,11 @@ extension HouseholdLog {
 public struct LoggedVault: Sendable {
     public let vault: [UInt8]
     public let log: HouseholdLog?
+    /// The log was begun by this change (a vault just become schema 3): it may replace no log
+    /// but one an earlier run of the same change left (``HouseholdLog/isUnwrittenStart(by:household:vault:)``).
+    public let beginsLog: Bool
 
-    public init(vault: [UInt8], log: HouseholdLog?) throws {
+    public init(vault: [UInt8], log: HouseholdLog?, beginsLog: Bool = false) throws {
         if let version = Self.schemaVersion(vault), version >= 3 {
             guard let log, log.head?.tag("vault") == HouseholdLog.vaultDigest(vault) else {
                 throw VaultError.vaultWithoutItsLog()
@@ -349,6 +362,7 @@ public struct LoggedVault: Sendable {
         }
         self.vault = vault
         self.log = log
+        self.beginsLog = beginsLog
     }
 
     /// The schema version a vault's header states, or nil for bytes that are not a vault.

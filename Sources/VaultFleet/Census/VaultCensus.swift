@@ -133,7 +133,7 @@ public struct VaultCensus: Sendable {
 
     /// Sorts one file by its header and length (``sorting(header:length:)``) into the census.
     private mutating func classify(_ relative: String, header bytes: ArraySlice<UInt8>, length: Int?) {
-        if relative.hasSuffix(".log"), bytes.starts(with: Self.logStart.prefix(bytes.count)), bytes.count >= Self.logStart.count {
+        if relative.hasSuffix(".log"), bytes.starts(with: Self.logStart) {
             householdLogs += 1
             return
         }

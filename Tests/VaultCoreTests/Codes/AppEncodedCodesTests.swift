@@ -69,5 +69,11 @@ import Testing
             let payload = #"{"vaultURL":"\#(url)","nsec":\#(nsec),"parentPubkey":"\#(key.publicKey.hex)","expiresAt":\#(expires)}"#
             #expect(throws: VaultError.self) { try DeviceLink(payload: Array(payload.utf8), now: Timestamp(seconds: 0)) }
         }
+        // The extremes of a number are refused, not trapped on; a negative fraction keeps its sign.
+        for extreme in ["-9223372036854775808", "9223372036854775807", "100000000000", "-100000000000.5"] {
+            #expect(CodeEncoding.time(.number(extreme)) == nil, "\(extreme)")
+        }
+        #expect(CodeEncoding.time(.number("-0.5"))?.0 == Timestamp(seconds: CodeEncoding.referenceDate - 1, nanoseconds: 500_000_000))
+        #expect(CodeEncoding.time(.number("-1.25"))?.0 == Timestamp(seconds: CodeEncoding.referenceDate - 2, nanoseconds: 750_000_000))
     }
 }
