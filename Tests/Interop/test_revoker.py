@@ -171,7 +171,8 @@ def test_part_of_a_name_or_an_ambiguous_one_revokes_nothing_and_lists_the_candid
     assert expected
     message = result.stderr
     for device in expected:
-        assert f"{device['deviceName']} ({device['deviceId']}, active)" in message, message
+        # Each with when it was last seen: what tells two devices of one name apart (issue 47).
+        assert f"{device['deviceName']} ({device['deviceId']}, active, last seen " in message, message
     for device in doc["devices"]:
         if device not in expected:
             assert device["deviceId"] not in message
