@@ -94,7 +94,14 @@ public struct VaultLogFiles {
     public func read(forVaultOf version: Int, vault: String) throws -> HouseholdLog? {
         guard version >= 3 else { return nil }
         guard let input else { throw VaultError.logPathNeeded() }
-        guard let bytes = try InputFiles.readIfPresent(input, what: "household log") else { throw VaultError.logMissing(input, vault: vault) }
+        return try Self.read(input, ofVault: vault)
+    }
+
+    /// The household log at `path`, of the vault at `vault`: refused when there is none (a
+    /// schema 3 vault without its log cannot say who changed it). Every reader of a log that
+    /// must be there comes here.
+    public static func read(_ path: String, ofVault vault: String) throws -> HouseholdLog {
+        guard let bytes = try InputFiles.readIfPresent(path, what: "household log") else { throw VaultError.logMissing(path, vault: vault) }
         return try HouseholdLog(parsing: bytes)
     }
 }
@@ -125,18 +132,24 @@ public struct LoggedChange {
             return
         }
         guard let signer else { throw VaultError.signerNeeded() }
-        let ready = try log.readyForChange(household: household, vault: input, signer: signer.publicKey, action: action, at: time, clock: currentTime())
-        self.log = ready.log
-        dropped = ready.dropped
-        if let dropped {
+        (self.log, dropped) = try Self.ready(log, household: household, vault: input, signer: signer, action: action, at: time, diagnostics)
+    }
+
+    /// The log verified for the change, and the event given up if any (said on standard error).
+    private static func ready(_ log: HouseholdLog, household: HouseholdID, vault: [UInt8], signer: SecretKey, action: LogAction, at time: Timestamp,
+                              _ diagnostics: Diagnostics) throws -> (HouseholdLog, NostrEvent?) {
+        let ready = try log.readyForChange(household: household, vault: vault, signer: signer.publicKey, action: action, at: time, clock: currentTime())
+        if let dropped = ready.dropped {
             diagnostics.warning("the log's last event (\(dropped.idHex.prefix(12))…, yours: \(dropped.content)) names a vault that was never written; it is given up, and this change's event names it")
         }
+        return (ready.log, ready.dropped)
     }
 
     /// A change with no vault read before it (`seal`): the log is `log` (verified against the
     /// vault it replaces), or a new one (also over a log an earlier run of the same seal began
     /// and was cut off before its vault was written).
-    public init(household: HouseholdID, log: HouseholdLog?, replacing current: [UInt8]?, signer: SecretKey, action: LogAction, at time: Timestamp) throws {
+    public init(household: HouseholdID, log: HouseholdLog?, replacing current: [UInt8]?, signer: SecretKey, action: LogAction, at time: Timestamp,
+                _ diagnostics: Diagnostics) throws {
         self.household = household
         self.time = time
         self.signer = signer
@@ -145,9 +158,7 @@ public struct LoggedChange {
             return
         }
         guard let current else { throw VaultError.logWithoutItsVault() }
-        let ready = try log.readyForChange(household: household, vault: current, signer: signer.publicKey, action: action, at: time, clock: currentTime())
-        self.log = ready.log
-        dropped = ready.dropped
+        (self.log, dropped) = try Self.ready(log, household: household, vault: current, signer: signer, action: action, at: time, diagnostics)
     }
 
     /// The vault and its log after the change (`vault`, at `revision`): an event appended, the
@@ -178,8 +189,8 @@ extension OutputWriter {
             // back) or of another, and is not this command's to lose.
             if vault.beginsLog, let existing = try currentContents(logLabel) {
                 // Only the log an earlier run of this same change left, its vault never written.
-                guard let earlier = try? HouseholdLog(parsing: existing), let signer = log.head?.pubkey, let household = log.head?.tag("h"),
-                      earlier.isUnwrittenStart(by: signer, household: HouseholdID(bytes: Hex.decode(household) ?? []), vault: try currentContents(label)) else {
+                guard let earlier = try? HouseholdLog(parsing: existing), let first = log.head, let household = first.tag("h").flatMap(Hex.decode),
+                      earlier.isUnwrittenStart(by: first.pubkey, household: HouseholdID(bytes: household), vault: try currentContents(label)) else {
                     throw VaultError.newLogOverAnother(displayName(logLabel))
                 }
             }

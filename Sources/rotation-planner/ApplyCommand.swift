@@ -121,10 +121,8 @@ struct Apply: ParsableCommand {
     /// move, so it must be allowed to: it is that household's parent).
     private func oldLog(_ source: [UInt8], oldKey: SecretKey) throws -> HouseholdLog? {
         guard let version = LoggedVault.schemaVersion(source), version >= 3 else { return nil }
-        let path = LoggedVault.logPath(besideVault: vault)
-        guard let bytes = try InputFiles.readIfPresent(path, what: "household log") else { throw VaultError.logMissing(path, vault: vault) }
         let household = Household(parentPublicKey: oldKey.publicKey).id
-        return try HouseholdLog(parsing: bytes).readyForChange(household: household, vault: source, signer: oldKey.publicKey, action: .rotate, at: currentTime(),
+        return try VaultLogFiles.read(LoggedVault.logPath(besideVault: vault), ofVault: vault).readyForChange(household: household, vault: source, signer: oldKey.publicKey, action: .rotate, at: currentTime(),
                                                                clock: currentTime()).log
     }
 

@@ -49,10 +49,7 @@ struct LogInputOptions: ParsableArguments {
         let bytes = try InputFiles.read(vault, what: "vault")
         let header = try VaultHeader(parsing: bytes.prefix(VaultEnvelope.headerByteCount))
         guard header.schemaVersion >= 3 else { throw VaultError.noLogBeforeSchema3(Int(header.schemaVersion)) }
-        guard let logBytes = try InputFiles.readIfPresent(logPath, what: "household log") else {
-            throw VaultError.logMissing(logPath, vault: vault)
-        }
-        let log = try HouseholdLog(parsing: logBytes)
+        let log = try VaultLogFiles.read(logPath, ofVault: vault)
         return (bytes, header.householdID, log, try log.verified(household: header.householdID, vault: bytes))
     }
 }

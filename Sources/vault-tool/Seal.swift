@@ -48,7 +48,7 @@ struct Seal: ParsableCommand {
         // Only a schema 3 vault has a log: an older one reads none (its name may be too long to
         // have one beside it).
         let existing = try logPath.flatMap { _ in document.version >= 3 ? try files.currentContents(VaultLogFiles.outputLabel) : nil }.map { try HouseholdLog(parsing: $0) }
-        let change = try LoggedChange(household: household, log: existing, replacing: try files.currentContents("-o"), signer: key, action: .seal, at: now.time)
+        let change = try LoggedChange(household: household, log: existing, replacing: try files.currentContents("-o"), signer: key, action: .seal, at: now.time, diagnostics)
         let writer = files.writer()
         try writer.stageVault("-o", change.record(.init(.seal, summary: "sealed the vault from a document"), vault: sealed, revision: revision))
         try writer.publish()

@@ -315,13 +315,14 @@ extension HouseholdLog {
                                clock: Timestamp? = nil) throws -> Ready {
         var log = self
         var dropped: NostrEvent?
+        let verified: Verified
         do {
-            _ = try log.verified(household: household, vault: vault)
+            verified = try log.verified(household: household, vault: vault)
         } catch let error as VaultError where error.code == .logAheadOfVault {
             guard let head = log.head, head.pubkey == signer else { throw VaultError.logAheadOfVaultNotYours(error.reason) }
             dropped = log.events.removeLast()
+            verified = try log.verified(household: household, vault: vault)
         }
-        let verified = try log.verified(household: household, vault: vault)
         // Allowed at the time the event will bear, never before the event it follows.
         let at = max(time.seconds, log.head?.createdAt ?? 0)
         let role = try verified.authorize(signer, action, at: at)
