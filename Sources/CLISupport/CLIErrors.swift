@@ -109,11 +109,39 @@ extension VaultError.Code {
     public static let notAPublicKeyOption = VaultError.Code(name: "notAPublicKeyOption", category: .usage)
 }
 
-/// A public key as options take it: `npub1…` or 64 hex, any case.
+/// A public key as options take it: `npub1…` or 64 hex, any case. 64 hex digits that are a
+/// secret this run holds (the parent key, the vault key derived from it) are refused, never
+/// taken for a public key and recorded; anything not a public key is quoted only as
+/// ``QuotedInput`` allows. Commands read their keys before their public-key options, so the
+/// comparison sees them.
 public func publicKeyOption(_ option: String, _ text: String) throws -> PublicKey {
+    let secretGiven = Array(text.utf8).withUnsafeBytes { KeyText.holdsBech32Key($0) } || HeldSecrets.appear(in: Array(text.utf8))
+    guard !secretGiven else { throw VaultError.secretGivenAsPublicKey(option) }
     do {
         return text.hasPrefix("npub1") ? try PublicKey(npub: text) : try PublicKey(hex: text)
     } catch {
-        throw VaultError(.notAPublicKeyOption, "\(option) \(text) is not a public key (npub1… or 64 hex)")
+        throw VaultError(.notAPublicKeyOption, "\(option) \(QuotedInput(text)) is not a public key (npub1… or 64 hex)")
     }
+}
+
+extension VaultError {
+    static func secretGivenAsPublicKey(_ option: String, file: String = #fileID, line: UInt = #line) -> VaultError {
+        VaultError(.notAPublicKeyOption, "\(option) is a secret key (not shown), not a public key; nothing was written",
+                   hint: "give its public key, npub1… ('vault-tool keygen' prints the npub of a key it makes)", file: file, line: line)
+    }
+}
+
+extension VaultError.Code {
+    /// An option that takes an id or hash (hex) was given something else.
+    public static let notAHexIDOption = VaultError.Code(name: "notAHexIDOption", category: .usage)
+}
+
+/// An event id or a hash as options take it: `minimum` to 64 hex digits (a prefix as the tools
+/// print it, or whole), any case; lowercased. Anything else is a usage error (exit 64), never
+/// "not found" (exit 3), which would say the record was tampered with.
+public func hexIDOption(_ option: String, _ text: String, minimum: Int = 12) throws -> String {
+    guard (minimum...64).contains(text.utf8.count), text.utf8.allSatisfy({ Hex.value($0) != nil }) else {
+        throw VaultError(.notAHexIDOption, "\(option) \(QuotedInput(text)) is not an id: give \(minimum) to 64 hex digits, as the tools print it")
+    }
+    return text.lowercased()
 }

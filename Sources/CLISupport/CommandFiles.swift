@@ -91,6 +91,10 @@ public final class CommandFiles {
         if standard.count > 1 {
             throw VaultError.sameFile(output: "\(standard[1].label) (standard output)", other: "\(standard[0].label) (standard output)", otherIsInput: false)
         }
+        // A key or a file written to standard output has it to itself: the command's report
+        // goes to standard error (`device-link read -o -` printed its table before the nsec). A
+        // text output there (`--json`, `--ops -`) is the report's own stream.
+        if standard.contains(where: { $0.kind != .text }) { StandardStreams.outputClaimed.store(true, ordering: .relaxed) }
         // Never a shell redirection as the way out: it makes a file others can read.
         if let output = standard.first, output.kind != .text, StandardStreams.outputIsTerminal, !force {
             throw VaultError.outputToTerminal(secret: output.kind == .secret)
@@ -166,7 +170,11 @@ public final class CommandFiles {
     public func writer() -> OutputWriter { OutputWriter(self) }
 
     /// The writer, or nil in a dry run: a dry run cannot reach the write path at all.
-    public func writer(unlessDryRun dryRun: Bool) -> OutputWriter? { dryRun ? nil : OutputWriter(self) }
+    /// A dry run writes no output, so standard output is its report's again.
+    public func writer(unlessDryRun dryRun: Bool) -> OutputWriter? {
+        if dryRun { StandardStreams.outputClaimed.store(false, ordering: .relaxed) }
+        return dryRun ? nil : OutputWriter(self)
+    }
 
     fileprivate func isDeclared(_ label: String) -> Bool { outputs.contains { $0.label == label } }
 

@@ -53,6 +53,11 @@ public struct SignerOptions: ParsableArguments {
         try key.load(diagnostics) ?? access.parentKey
     }
 
+    /// The options given, as typed: said when a vault has no log to use them on.
+    public var given: [String] {
+        [key.signerKeyFile.map { _ in "--signer-key-file" }, key.signerKeyCommand.map { _ in "--signer-key-command" }, log.map { _ in "--log" }].compactMap { $0 }
+    }
+
     /// Where the log of the vault at `vault` is: `--log`, else beside it; nil for standard input.
     public func logPath(ofVault vault: String) -> String? {
         log ?? (vault == "-" ? nil : LoggedVault.logPath(besideVault: vault))
@@ -69,11 +74,14 @@ public struct VaultLogFiles {
     public let input: String?
     public let output: String?
     public let options: SignerOptions
+    /// The vault is rewritten where it was read, and its log with it.
+    let inPlace: Bool
 
     /// `vault` is the input vault's path, `output` the output vault's (nil for standard output;
     /// the same path in place).
     public init(_ options: SignerOptions, vault: String, output: String?) {
         self.options = options
+        inPlace = output == vault
         input = options.logPath(ofVault: vault)
         // In place the log is replaced where it was read; a new vault gets its log beside it.
         if let output, output != "-" {
@@ -86,22 +94,25 @@ public struct VaultLogFiles {
     /// The log output, declared beside the vault's (nothing for a vault on standard output).
     public var declaredOutputs: [DeclaredOutput] { output.map { [DeclaredOutput(Self.outputLabel, $0, kind: .text)] } ?? [] }
 
-    /// The log read, declared as an input (unless it is the output: in place), so no output of
-    /// the command may be it.
-    public var declaredInputs: [FileSet.Input] { input.flatMap { $0 == output ? nil : [FileSet.Input("--log", $0)] } ?? [] }
+    /// The log read, declared as an input (unless the vault is rewritten in place, and its log
+    /// with it), so no output of the command may be it: `-o h` beside `h.vault` names the
+    /// input's log `h.log` as its own, however the names are spelt.
+    public var declaredInputs: [FileSet.Input] { input.flatMap { inPlace && $0 == output ? nil : [FileSet.Input("--log", $0)] } ?? [] }
 
     /// The log read beside a schema 3 vault (nil for older vaults): refused when missing.
     public func read(forVaultOf version: Int, vault: String) throws -> HouseholdLog? {
         guard version >= 3 else { return nil }
         guard let input else { throw VaultError.logPathNeeded() }
-        return try Self.read(input, ofVault: vault)
+        return try Self.read(input, ofVault: vault, logOption: "--log")
     }
 
     /// The household log at `path`, of the vault at `vault`: refused when there is none (a
     /// schema 3 vault without its log cannot say who changed it). Every reader of a log that
     /// must be there comes here.
-    public static func read(_ path: String, ofVault vault: String) throws -> HouseholdLog {
-        guard let bytes = try InputFiles.readIfPresent(path, what: "household log") else { throw VaultError.logMissing(path, vault: vault) }
+    /// `logOption` is how the command names another place for it (`--log`), nil when it
+    /// has none: the refusal's hint says only what the command takes.
+    public static func read(_ path: String, ofVault vault: String, logOption: String?) throws -> HouseholdLog {
+        guard let bytes = try InputFiles.readIfPresent(path, what: "household log") else { throw VaultError.logMissing(path, vault: vault, logOption: logOption) }
         return try HouseholdLog(parsing: bytes)
     }
 }
@@ -118,6 +129,9 @@ public struct LoggedChange {
     /// The log's last event, given up because its vault was never written (a run cut off): the
     /// new event names it (`dropped`), so the record keeps that it was.
     public private(set) var dropped: NostrEvent?
+    /// `--signer-key-file`, `--log`, as given: a vault written below schema 3 uses none.
+    private var givenForLog: [String] = []
+    private var diagnostics: Diagnostics?
 
     /// Reads and verifies the log of the vault `opened` (bytes `input`), for a change `action`
     /// by the signer the options give. `readsLog: false` for a change that writes no schema 3
@@ -127,6 +141,8 @@ public struct LoggedChange {
         household = opened.header.householdID
         self.time = time
         signer = try files.options.signer(access, diagnostics)
+        givenForLog = files.options.given
+        self.diagnostics = diagnostics
         guard readsLog, let log = try files.read(forVaultOf: opened.document.version, vault: path) else {
             self.log = nil
             return
@@ -138,6 +154,9 @@ public struct LoggedChange {
     /// The log verified for the change, and the event given up if any (said on standard error).
     private static func ready(_ log: HouseholdLog, household: HouseholdID, vault: [UInt8], signer: SecretKey, action: LogAction, at time: Timestamp,
                               _ diagnostics: Diagnostics) throws -> (HouseholdLog, NostrEvent?) {
+        // The vault key is handed to support staff and opens the vault for all of them: a
+        // change it signed would be nobody's.
+        guard !Vault.isVaultKey(signer, of: vault) else { throw VaultError.vaultKeyAsSigner() }
         let ready = try log.readyForChange(household: household, vault: vault, signer: signer.publicKey, action: action, at: time, clock: currentTime())
         if let dropped = ready.dropped {
             diagnostics.warning("the log's last event (\(dropped.idHex.prefix(12))…, yours: \(dropped.content)) names a vault that was never written; it is given up, and this change's event names it")
@@ -165,7 +184,12 @@ public struct LoggedChange {
     /// log unchanged when the bytes are the input's, a new log when the vault just became
     /// schema 3, no log below it.
     public func record(_ change: HouseholdLog.Change, vault: [UInt8], revision: Int?) throws -> LoggedVault {
-        guard let version = LoggedVault.schemaVersion(vault), version >= 3 else { return try LoggedVault(vault: vault, log: nil) }
+        guard let version = LoggedVault.schemaVersion(vault), version >= 3 else {
+            if !givenForLog.isEmpty {
+                diagnostics?.warning("\(givenForLog.joined(separator: " and ")) not used: a schema \(LoggedVault.schemaVersion(vault).map(String.init) ?? "") vault has no household log (schema 3 has)")
+            }
+            return try LoggedVault(vault: vault, log: nil)
+        }
         guard let signer else { throw VaultError.signerNeeded() }
         // Unchanged bytes keep the log as it is, unless an event was given up: then the new event
         // is written all the same, so the record says it was.
@@ -174,7 +198,7 @@ public struct LoggedChange {
         let recorded = HouseholdLog.Change(change.action, summary: change.summary, reason: change.reason,
                                            details: change.details + (dropped.map { [["dropped", $0.idHex]] } ?? []))
         return try LoggedVault(vault: vault, log: (log ?? HouseholdLog(events: [])).appending(
-            recorded, household: household, vault: vault, revision: revision ?? 0, signer: signer, at: time), beginsLog: log == nil)
+            recorded, household: household, vault: vault, revision: revision ?? 0, signer: signer, at: time))
     }
 }
 
@@ -184,15 +208,11 @@ extension OutputWriter {
     public func stageVault(_ label: String, _ vault: LoggedVault, logLabel: String = VaultLogFiles.outputLabel) throws {
         if let log = vault.log {
             guard isDeclared(logLabel) else { throw VaultError.vaultWithoutItsLog() }
-            // A log begun by this change never replaces one that is there: that one is the
-            // record of an earlier life of this household (a vault that left schema 3 and came
-            // back) or of another, and is not this command's to lose.
-            if vault.beginsLog, let existing = try currentContents(logLabel) {
-                // Only the log an earlier run of this same change left, its vault never written.
-                guard let earlier = try? HouseholdLog(parsing: existing), let first = log.head, let household = first.tag("h").flatMap(Hex.decode),
-                      earlier.isUnwrittenStart(by: first.pubkey, household: HouseholdID(bytes: household), vault: try currentContents(label)) else {
-                    throw VaultError.newLogOverAnother(displayName(logLabel))
-                }
+            // A log is replaced only by one that keeps all of it (HouseholdLog.mayReplace): the
+            // log there may be another household's, or an earlier life of this one, beside an
+            // output named by hand.
+            if let existing = try currentContents(logLabel), !log.mayReplace(existing, vaultThere: try currentContents(label)) {
+                throw VaultError.newLogOverAnother(displayName(logLabel))
             }
             try stage(logLabel, log.bytes)
         }
@@ -225,15 +245,16 @@ extension VaultError {
         VaultError(.logPathNeeded, "a schema 3 vault read from standard input needs its household log named", hint: "give --log FILE", file: file, line: line)
     }
 
-    package static func logMissing(_ path: String, vault: String, file: String = #fileID, line: UInt = #line) -> VaultError {
-        VaultError(.logBroken, "the schema 3 vault has no household log at '\(path)': who changed it cannot be told",
-                   hint: "if the log is elsewhere, give --log FILE; if this vault never had one, the parent starts it: vault-tool log start --key-file PARENT.nsec \(ShellWord.path(vault))",
+    package static func logMissing(_ path: String, vault: String, logOption: String?, file: String = #fileID, line: UInt = #line) -> VaultError {
+        let elsewhere = logOption.map { "if the log is elsewhere, give \($0) FILE; " } ?? "if the log is elsewhere, put it there; "
+        return VaultError(.logBroken, "the schema 3 vault has no household log at '\(path)': who changed it cannot be told",
+                   hint: "\(elsewhere)if this vault never had one, the parent starts it: vault-tool log start --key-file PARENT.nsec \(ShellWord.path(vault))",
                    file: file, line: line)
     }
 
     static func newLogOverAnother(_ path: String, file: String = #fileID, line: UInt = #line) -> VaultError {
-        VaultError(.outputExists, "a household log is already at '\(path)', and this change begins a new one; nothing was written",
-                   hint: "that log is the record of an earlier life of the vault (or of another): move it aside, keeping it, and run the command again", file: file, line: line)
+        VaultError(.outputExists, "a household log is already at '\(path)', and the log this change writes would not keep it; nothing was written",
+                   hint: "that log is another household's, or the record of an earlier life of this vault: move it aside, keeping it, or write the vault elsewhere", file: file, line: line)
     }
 
     static func logStartsWithParent(file: String = #fileID, line: UInt = #line) -> VaultError {
@@ -242,6 +263,11 @@ extension VaultError {
 
     static func logWithoutItsVault(file: String = #fileID, line: UInt = #line) -> VaultError {
         VaultError(.logBroken, "a household log is there but not the vault it names: the vault is not where its log is", file: file, line: line)
+    }
+
+    static func vaultKeyAsSigner(file: String = #fileID, line: UInt = #line) -> VaultError {
+        VaultError(.signerNotAllowed, "the signer key given is this vault's vault key, which everyone it was handed to holds: a change it signed would say nobody made it; nothing was written",
+                   hint: "sign with your own key (vault-tool keygen), which the parent grants with 'vault-tool log grant'", file: file, line: line)
     }
 
     static func signerNeeded(file: String = #fileID, line: UInt = #line) -> VaultError {

@@ -10,8 +10,14 @@ import VaultFiles
 /// is EPIPE here, reported, instead of a death between two publications).
 public enum StandardStreams {
     /// Writes a command's output (a report, a listing, JSON) to standard output; throws when
-    /// it cannot be written whole.
-    public static func writeOutput(_ bytes: [UInt8]) throws { try write(bytes, to: STDOUT_FILENO) }
+    /// it cannot be written whole. When a declared output (`-o -`) has standard output, the
+    /// report goes to standard error, so what is piped on is that output alone.
+    public static func writeOutput(_ bytes: [UInt8]) throws {
+        if outputClaimed.load(ordering: .relaxed) { writeError(bytes) } else { try write(bytes, to: STDOUT_FILENO) }
+    }
+
+    /// A declared output (``CommandFiles``) writes to standard output in this run.
+    static let outputClaimed = Atomic<Bool>(false)
 
     /// Writes a message to standard error. A message that cannot be written cannot be reported
     /// either: the failure is remembered, and ``ToolMain`` then exits 1 instead of 0.

@@ -168,9 +168,10 @@ extension VaultError.Code {
 }
 
 extension VaultError {
-    /// An input that is a folder where a file belongs.
+    /// An input that is a folder where a file belongs: refused as every input that is not a
+    /// regular file is (exit 2), whichever input it is.
     static func inputIsAFolder(_ what: String, _ path: String, file: String = #fileID, line: UInt = #line) -> VaultError {
-        VaultError(.io, "\(what) '\(path)' is a directory", file: file, line: line)
+        VaultError(.notARegularFile, "\(what) '\(path)' is a directory, not a regular file", file: file, line: line)
     }
 
     /// An input that is not a regular file: reading it could wait forever.

@@ -12,6 +12,10 @@ public enum QRScanner {
         // Only QR codes: other symbologies would only add false positives.
         zbar_image_scanner_set_config(scanner, ZBAR_NONE, ZBAR_CFG_ENABLE, 0)
         zbar_image_scanner_set_config(scanner, ZBAR_QRCODE, ZBAR_CFG_ENABLE, 1)
+        // The bytes as the code holds them: every code the suite and the app write is UTF-8
+        // (or ASCII), and zbar's guess at a character set otherwise turns "León" into
+        // "Le籀n" and "\\/" into "¥/" (it takes short byte runs for Shift JIS).
+        zbar_image_scanner_set_config(scanner, ZBAR_QRCODE, ZBAR_CFG_BINARY, 1)
         guard let zbarImage = zbar_image_create() else {
             throw VaultError.zbarCannotCreateImage()
         }

@@ -168,8 +168,8 @@ extension DeviceRegistry {
                 """, [.int(start)]).first {
                 throw VaultError.registryChainBroken("batch '\(revived.text("batch_id"))': the device \(revived.text("user_did"))#\(revived.text("device_id")) it revoked is active again")
             }
-            if let expectHead, !records.contains(where: { $0.hash == expectHead.lowercased() }) {
-                throw VaultError.registryChainBroken("its end: the head kept elsewhere (\(expectHead.prefix(16))…) is not in the chain, so batches were cut off or the chain was computed again")
+            if let expectHead, !records.contains(where: { $0.hash.hasPrefix(expectHead.lowercased()) }) {
+                throw VaultError.registryChainBroken("its end: the head kept elsewhere \(QuotedInput(expectHead)) is not in the chain, so batches were cut off or the chain was computed again")
             }
             return ChainReport(batches: records, rowsBeforeChain: before.count, rowsChecked: checked)
         }

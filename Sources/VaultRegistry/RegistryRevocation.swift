@@ -293,6 +293,9 @@ extension DeviceRegistry {
     public func revoke(_ selector: Selector, reason: String?, now: Timestamp, dryRun: Bool, allowing: Overrides,
                        collectOperations: Bool, keepLastDevice: Bool = false, sizeLimit: SizeLimit = SizeLimit(),
                        batchID: String = UUID().uuidString.lowercased(), by operatorInfo: RegistryOperator = .unnamed) throws -> RevocationResult {
+        // The rows and the batch's record are kept for good (append-only, chained).
+        if let reason { try RecordedText.checkFreeText(reason, field: "the reason") }
+        try RecordedText.checkFreeText(operatorInfo.name, field: "the operator")
         let time = Self.timeText(now), d = dialect
         let body = { (db: RegistrySession) throws -> (RevocationResult, commit: Bool) in
             if !dryRun, let serialize = d.serializeRevocations { try db.execute(serialize) }

@@ -56,13 +56,17 @@ extension DeviceRegistry {
         case closedByRevocation(batches: [String], conversations: [String])
         /// The user is in no conversation, and no revocation closed one (never joined, or left).
         case userInNoConversation
+        /// The device has published no key packages (`key_packages_available` is 0): the server
+        /// adds a device only with one (seed 003, `addMember`), so it can join none of these
+        /// conversations until it publishes some.
+        case noKeyPackages(conversations: [String])
     }
 
     /// The rejoin plan of `device`. A device the registry lacks, or a revoked one, is an error.
     public func rejoinPlan(user: String, device: String) throws -> RejoinPlan {
         let d = dialect
         return try read { db in
-            guard let row = try db.rows("SELECT device_mls_did, is_active FROM user_devices WHERE user_did = ? AND device_id = ?",
+            guard let row = try db.rows("SELECT device_mls_did, is_active, key_packages_available FROM user_devices WHERE user_did = ? AND device_id = ?",
                                         [.text(user), .text(device)]).first else {
                 throw VaultError.notInRegistry("device \(user)#\(device)", registry: path)
             }
@@ -70,11 +74,16 @@ extension DeviceRegistry {
                 throw VaultError.revokedDeviceRejoins(user: user, device: device)
             }
             let mlsDid = row.text("device_mls_did")
-            let operations: [JSONValue] = try db.strings("""
+            let missing = try db.strings("""
                 SELECT convo_id FROM members WHERE user_did = ? AND left_at IS NULL
                 AND convo_id NOT IN (SELECT convo_id FROM members WHERE user_did = ? AND device_id = ? AND left_at IS NULL)
                 GROUP BY convo_id ORDER BY convo_id\(d.byteOrder)
-                """, [.text(user), .text(user), .text(device)]).map { convo in
+                """, [.text(user), .text(user), .text(device)])
+            // A plan naming a device the server cannot add would fail at its first operation.
+            if !missing.isEmpty, row.int("key_packages_available") <= 0 {
+                return RejoinPlan(operations: [], emptyBecause: .noKeyPackages(conversations: missing))
+            }
+            let operations: [JSONValue] = missing.map { convo in
                 .object([("op", .string("mls.add")), ("convo", .string(convo)), ("member", .string(mlsDid))])
             }
             guard operations.isEmpty else { return RejoinPlan(operations: operations, emptyBecause: nil) }

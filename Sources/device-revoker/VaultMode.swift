@@ -9,7 +9,8 @@ struct VaultMode: ParsableCommand {
         discussion: """
         Marks the chosen devices revoked (status, and in schema v2 revokedAt and \
         revocationReason, with the revision raised), removes their subkeys from every group, and \
-        names each device revoked. A device is named by its id, an id prefix of 4 characters or \
+        names each device revoked. The app's group removals (mls.remove, JSON Lines) go to \
+        --ops FILE; without it, into the --json report (groupRemovals) or to standard output. A device is named by its id, an id prefix of 4 characters or \
         more, or its whole name in any case and spacing: part of a name ("room" for "Bedroom \
         iPad") or a name several devices answer to is refused, listing the devices it could mean. \
         Refuses (exit 4, nothing written) to revoke the primary without --promote, every active \
@@ -21,7 +22,7 @@ struct VaultMode: ParsableCommand {
             --device 0A9B8C7D-6E5F-4A3B-2C1D-0E9F8A7B6C5D -o new.vault \\
             --ops ops.jsonl
           device-revoker vault --key-file parent.nsec --vault household.vault \\
-            --device "bedroom ipad" -o new.vault --json
+            --device "bedroom ipad" -o new.vault --ops ops.jsonl --json
           device-revoker vault --vault-key-file vk --vault household.vault \\
             --all-except KITCHEN-ID --dry-run --json
         """
@@ -70,8 +71,13 @@ struct VaultMode: ParsableCommand {
     @Option(name: .shortAndLong, help: ArgumentHelp("The changed vault.", valueName: "FILE"))
     var output: String?
 
-    @Option(help: ArgumentHelp("Write the app's mls.remove operations (JSON Lines) to FILE.", valueName: "FILE"))
+    @Option(help: ArgumentHelp("Write the app's mls.remove operations (JSON Lines) to FILE; without it they go to standard output, never nowhere.", valueName: "FILE"))
     var ops: String?
+
+    /// Where the operations go of themselves: `--ops`, else standard output; nil with `--json`,
+    /// whose report holds them (`groupRemovals`). A revocation's group removals are never
+    /// dropped: the app must make them, or the device stays in its groups.
+    var opsOutput: String? { ops ?? (json ? nil : "-") }
 
     @Flag(help: "Allow the vault to go to a terminal.")
     var force = false
@@ -85,6 +91,9 @@ struct VaultMode: ParsableCommand {
         if let notSeenSince { _ = try parseSince(notSeenSince) }
         if !dryRun, output == nil { throw ValidationError("give -o OUT for the changed vault, or --dry-run") }
         if json, output == "-" { throw ValidationError("--json prints on standard output: give -o FILE for the changed vault") }
+        if ops == nil, !dryRun, !json, output == "-" {
+            throw ValidationError("the group removals go to standard output without --ops or --json, and the vault takes it: give --ops FILE")
+        }
         try requireOneStandardInput(access.paths + [vault, devicesFile])
     }
 
@@ -93,7 +102,7 @@ struct VaultMode: ParsableCommand {
         // A real run's report is an output like the others, published first: one that cannot be
         // written (a closed pipe) publishes nothing, rather than leave a vault changed unsaid.
         if json, !dryRun { writes.append(DeclaredOutput("--json", "-", kind: .text)) }
-        if let ops { writes.append(DeclaredOutput("--ops", ops, kind: .text)) }
+        if let opsOutput, !dryRun || ops != nil { writes.append(DeclaredOutput("--ops", opsOutput, kind: .text)) }
         if let output { writes.append(DeclaredOutput("-o", output, kind: .binary)) }
         let logs = VaultLogFiles(signer, vault: vault, output: output)
         let files = try CommandFiles(reads: self.access.declaredInputs + signer.declaredInputs + logs.declaredInputs + [.init("--vault", vault)] + (devicesFile.map { [.init("--devices-file", $0)] } ?? []),
@@ -145,7 +154,7 @@ struct VaultMode: ParsableCommand {
         // The operations first: were the vault published and they not, a rerun would find
         // nothing to revoke and the app would never learn which groups to leave.
         if json { try writer.stage("--json", radiusJSON(plan, written: document).serialized()) }
-        if ops != nil { try writer.stage("--ops", operationLines(VaultRevocation.operations(plan))) }
+        if opsOutput != nil { try writer.stage("--ops", operationLines(VaultRevocation.operations(plan))) }
         let names = plan.revoke.map { "\($0.deviceName) (\($0.deviceId.prefix(8)))" }.joined(separator: ", ")
         try writer.stageVault("-o", change.record(.init(.revoke, summary: "revoked \(counted(plan.revoke.count, "device")): \(names)", reason: reason,
                                                          details: plan.revoke.map { ["device", $0.deviceId] }),
@@ -155,6 +164,9 @@ struct VaultMode: ParsableCommand {
             ? "nothing to revoke; the vault is unchanged"
             : "revoked \(counted(plan.revoke.count, "device")), \(counted(plan.removals.count, "group removal"))\(composed: plan.newPrimary.map { ", new primary '\($0.displaySafe)'" } ?? "")\(composed: document.revision.map { ", revision \($0)" } ?? ""):\n"
                 + DisplayText(composed: String(Self.deviceTable(plan.revoke).dropLast())))
+        if opsOutput == "-", !plan.removals.isEmpty {
+            diagnostics.note("the app's group removals (mls.remove, JSON Lines) are on standard output; give --ops FILE to write them to a file")
+        }
         if !plan.revoke.isEmpty {
             // Every linked device received the parent key in its device link (seed 000, Flow 2):
             // a lost or stolen one may expose it, and revoking does not take the key back.

@@ -122,7 +122,7 @@ struct Apply: ParsableCommand {
     private func oldLog(_ source: [UInt8], oldKey: SecretKey) throws -> HouseholdLog? {
         guard let version = LoggedVault.schemaVersion(source), version >= 3 else { return nil }
         let household = Household(parentPublicKey: oldKey.publicKey).id
-        return try VaultLogFiles.read(LoggedVault.logPath(besideVault: vault), ofVault: vault).readyForChange(household: household, vault: source, signer: oldKey.publicKey, action: .rotate, at: currentTime(),
+        return try VaultLogFiles.read(LoggedVault.logPath(besideVault: vault), ofVault: vault, logOption: nil).readyForChange(household: household, vault: source, signer: oldKey.publicKey, action: .rotate, at: currentTime(),
                                                                clock: currentTime()).log
     }
 

@@ -49,7 +49,7 @@ struct LogInputOptions: ParsableArguments {
         let bytes = try InputFiles.read(vault, what: "vault")
         let header = try VaultHeader(parsing: bytes.prefix(VaultEnvelope.headerByteCount))
         guard header.schemaVersion >= 3 else { throw VaultError.noLogBeforeSchema3(Int(header.schemaVersion)) }
-        let log = try VaultLogFiles.read(logPath, ofVault: vault)
+        let log = try VaultLogFiles.read(logPath, ofVault: vault, logOption: "--log")
         return (bytes, header.householdID, log, try log.verified(household: header.householdID, vault: bytes))
     }
 }
@@ -83,11 +83,11 @@ struct LogVerify: ParsableCommand {
 
     func run() throws {
         _ = try CommandFiles(reads: input.declaredInputs, writes: [])
+        _ = try expectEvent.map { try hexIDOption("--expect-event", $0) }
         let (_, household, _, verified) = try input.readVerified()
         // An id as the tools print it (12 characters or more) or whole.
-        for id in expectEvent {
-            guard id.utf8.count >= 12 else { throw VaultError.grantOptionInvalid("--expect-event \(id): give 12 characters of the id or more") }
-            if !verified.entries.contains(where: { $0.event.idHex.hasPrefix(id.lowercased()) }) { throw VaultError.expectedEventMissing(id) }
+        for id in try expectEvent.map({ try hexIDOption("--expect-event", $0) }) {
+            if !verified.entries.contains(where: { $0.event.idHex.hasPrefix(id) }) { throw VaultError.expectedEventMissing(id) }
         }
         let head = verified.head
         if json {
@@ -239,19 +239,27 @@ struct LogGrant: ParsableCommand {
     @Option(help: ArgumentHelp("Who the key is, as log show names it.", valueName: "TEXT"))
     var label: String?
 
+    /// A grant longer than this is warned of: support is given what a case needs, and a grant
+    /// that outlives everyone's memory of it is a key nobody watches.
+    static let longestGrantDays = 366
+
     func run() throws {
-        let supportKey = try publicKeyOption("--to", to)
-        let actions = try allow.split(separator: ",").map { name in
+        var actions: [LogAction] = []
+        for name in allow.split(separator: ",", omittingEmptySubsequences: false) {
             let name = String(name.drop { $0 == " " }.reversed().drop { $0 == " " }.reversed())
             guard let action = LogAction(rawValue: name), !action.parentOnly else {
-                throw VaultError.grantOptionInvalid("--allow '\(name.displaySafe)' is not an action a grant may allow (\(LogAction.grantable.map { $0.rawValue }.joined(separator: ", ")))")
+                throw VaultError.grantOptionInvalid("--allow \(QuotedInput(name).description.displaySafe) is not an action a grant may allow (\(LogAction.grantable.map { $0.rawValue }.joined(separator: ", ")))")
             }
-            return action
+            guard !actions.contains(action) else { throw VaultError.grantOptionInvalid("--allow names \(action.rawValue) twice") }
+            actions.append(action)
         }
-        guard !actions.isEmpty else { throw VaultError.grantOptionInvalid("--allow names no action") }
         guard let end = Timestamp(dayOrTime: until), end.seconds > options.now.time.seconds else {
-            throw VaultError.grantOptionInvalid("--until \(until.displaySafe) is not a day or time after now")
+            throw VaultError.grantOptionInvalid("--until \(QuotedInput(until).description.displaySafe) is not a day or time after now")
         }
+        if end.seconds - options.now.time.seconds > Int64(Self.longestGrantDays) * 86_400 {
+            diagnostics.warning("this grant lasts \(TimeSpan.words(seconds: end.seconds - options.now.time.seconds)); a support key is best granted for as long as its case needs (withdraw it with 'vault-tool log withdraw')")
+        }
+        if let label { try RecordedText.checkFreeText(label, field: "--label") }
         let files = try options.files()
         let (vault, household, log, verified) = try options.input.readVerified()
         // The grant bears the later of now and its predecessor's time, and must end after it.
@@ -259,8 +267,19 @@ struct LogGrant: ParsableCommand {
         guard end.seconds > made else {
             throw VaultError.grantOptionInvalid("--until \(until.displaySafe) is not after the log's last event (\(Timestamp(seconds: made).rfc3339))")
         }
+        // The keys first, so the public key given is compared with them (publicKeyOption).
         let key = try options.parentKey(household: household)
+        let vaultKey = try Derivation.vaultKey(for: key)
+        let supportKey = try publicKeyOption("--to", to)
         guard Household(parentPublicKey: supportKey).id != household else { throw VaultError.grantOptionInvalid("--to is the parent's own key, which needs no grant") }
+        guard supportKey != vaultKey.publicKeyAsSigner else {
+            throw VaultError.grantOptionInvalid("--to is the public key of this household's vault key, which everyone it was handed to holds; grant each person's own key (vault-tool keygen)")
+        }
+        // Run again, the same grant still in force is not granted twice.
+        if let same = verified.grants.first(where: { $0.withdrawnBy == nil && $0.key == supportKey && $0.actions == actions && $0.until == end.seconds && $0.label == label }) {
+            diagnostics.note("\(supportKey.npub) already holds this grant (\(same.id.prefix(12))…); nothing was written")
+            return
+        }
         var tags: [[String]] = [["p", supportKey.hex], ["allow"] + actions.map { $0.rawValue }, ["until", String(end.seconds)]]
         if let label { tags.append(["label", label]) }
         let grown = try log.appending(
@@ -304,8 +323,8 @@ struct LogWithdraw: ParsableCommand {
             let supportKey = try publicKeyOption("--grant", grant)
             chosen = inForce.filter { $0.key == supportKey }
         } else {
-            guard grant.utf8.count >= 12 else { throw VaultError.grantOptionInvalid("--grant \(grant.displaySafe): give 12 characters of the id or more") }
-            chosen = inForce.filter { $0.id.hasPrefix(grant.lowercased()) }
+            let id = try hexIDOption("--grant", grant)
+            chosen = inForce.filter { $0.id.hasPrefix(id) }
         }
         guard !chosen.isEmpty else { throw VaultError.noSuchGrant(grant.displaySafe) }
         var grown = log
@@ -341,7 +360,7 @@ extension VaultError {
     }
 
     static func expectedEventMissing(_ id: String, file: String = #fileID, line: UInt = #line) -> VaultError {
-        VaultError(.expectedEventMissing, "the household log does not hold the event \(id.prefix(16))…: the log and its vault were put back to before it, or it is another household's",
+        VaultError(.expectedEventMissing, "the household log does not hold the event \(QuotedInput(id)): the log and its vault were put back to before it, or it is another household's",
                    hint: "restore the vault and log from a copy that holds it (the object store's versions, a backup)", file: file, line: line)
     }
 

@@ -41,7 +41,7 @@ struct VaultTool: ParsableCommand {
           vault-tool check --key-file parent.nsec household.vault
         """,
         version: SuiteVersion.text,
-        subcommands: [Keygen.self, Derive.self, Seal.self, Open.self, Inspect.self, Check.self, Migrate.self, Census.self, Diff.self, Merge.self, Log.self, SampleFleetCommand.self]
+        subcommands: [Keygen.self, Derive.self, Seal.self, Open.self, Inspect.self, Check.self, Migrate.self, Census.self, Diff.self, Merge.self, Device.self, Log.self, SampleFleetCommand.self]
     )
 
     static func main() {

@@ -14,7 +14,7 @@ enum RevokerFixtures {
     @Sendable static func registry(_ workspace: Workspace) throws {
         let devices = """
             {"user_did": "did:plc:josh", "device_id": "a1b2", "device_mls_did": "did:plc:josh#a1b2", "device_name": "Josh's iPhone", "signature_public_key": "0102", "last_seen": "2025-01-01T00:00:00Z", "registered_at": "2024-01-01T00:00:00Z"}
-            {"user_did": "did:plc:josh", "device_id": "c3d4", "device_mls_did": "did:plc:josh#c3d4", "signature_public_key": "0304", "last_seen": "2025-11-01T00:00:00Z", "registered_at": "2024-01-01T00:00:00Z"}
+            {"user_did": "did:plc:josh", "device_id": "c3d4", "device_mls_did": "did:plc:josh#c3d4", "signature_public_key": "0304", "key_packages_available": 1, "last_seen": "2025-11-01T00:00:00Z", "registered_at": "2024-01-01T00:00:00Z"}
             {"user_did": "did:plc:alice", "device_id": "e5f6", "device_mls_did": "did:plc:alice#e5f6", "signature_public_key": "0506", "registered_at": "2024-01-01T00:00:00Z"}
 
             """

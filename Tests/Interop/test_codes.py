@@ -161,3 +161,37 @@ def test_codes_as_the_app_writes_them_read_back_and_the_app_form_written_is_the_
     tool("pairing", "create", "--share-url", pairing["shareURL"], "--parent-device-id", pairing["parentDeviceID"], "--shared-zone-id", "FamilyZone",
          "--now", "2026-11-22T10:00:00Z", "--encoding", "app", "-o", str(tmp_path / "ours-pair.png"), program=DEVICE_LINK)
     assert json.loads(zbar(tmp_path / "ours-pair.png"))["timestamp"] == 817_034_400  # 2026-11-22T10:00:00Z
+
+
+@pytest.mark.parametrize("name", ["León 🦁", "Zoë/Ünal", "家族", "x\\/y", "ñ"])
+@pytest.mark.parametrize("encoding", ["documented", "app"])
+def test_a_code_with_any_text_reads_back_as_written_and_read_minus_o_minus_prints_only_the_key(tmp_path, name, encoding):
+    """The bytes a code holds are UTF-8, read as such (zbar's character-set guess once turned
+    "León" into "Le籀n" and `\\/` into `¥/`), in the suite's form and in the app's; with `-o -`
+    standard output holds the key alone, the table going to standard error."""
+    h = Household(secrets.token_bytes(32))
+    url = f"https://minio.example/{name}/{h.vault_path}"
+    tool("create", "--key-file", secret_file(tmp_path / "k", h.nsec), "--vault-url", url, "--now", "2026-11-22T10:00:00Z", "--encoding", encoding,
+         "-o", str(tmp_path / "link.png"), program=DEVICE_LINK)
+    read = subprocess.run([DEVICE_LINK, "read", str(tmp_path / "link.png"), "--now", "2026-11-22T10:01:00Z", "-o", "-"], capture_output=True)
+    assert read.returncode == 0, read.stderr
+    assert read.stdout.decode().strip() == h.nsec
+    assert url in read.stderr.decode()
+    shared = subprocess.run([DEVICE_LINK, "pairing", "create", "--share-url", "https://www.icloud.com/share/0abc", "--parent-device-id",
+                             "6F1C2B7E-0D4A-4C55-9E1B-2A7F3C9D8E01", "--shared-zone-id", name, "--now", "2026-11-22T10:00:00Z", "--encoding", encoding,
+                             "-o", str(tmp_path / "pair.png")], capture_output=True)
+    assert shared.returncode == 0, shared.stderr
+    shown = subprocess.run([DEVICE_LINK, "pairing", "read", str(tmp_path / "pair.png"), "--json", "--now", "2026-11-22T10:01:00Z"], capture_output=True)
+    assert shown.returncode == 0 and json.loads(shown.stdout)["sharedZoneID"] == name, shown.stderr
+
+
+@pytest.mark.parametrize("bad", ["a\x1bb", "a\u202eb", "a\u2028b", "a\u200bb", "\ufeffa", "a\x7fb"])
+def test_no_code_carries_a_control_or_invisible_character(tmp_path, bad):
+    made = subprocess.run([DEVICE_LINK, "pairing", "create", "--share-url", "https://www.icloud.com/share/0abc", "--parent-device-id",
+                           "6F1C2B7E-0D4A-4C55-9E1B-2A7F3C9D8E01", "--shared-zone-id", bad, "-o", str(tmp_path / "pair.png")], capture_output=True)
+    assert made.returncode != 0 and not (tmp_path / "pair.png").exists()
+    pairing = {"shareURL": "https://www.icloud.com/share/0abc", "parentDeviceID": "6F1C2B7E-0D4A-4C55-9E1B-2A7F3C9D8E01",
+               "verificationToken": "t", "sharedZoneID": bad, "timestamp": "2026-11-22T10:00:00Z"}
+    read = subprocess.run([DEVICE_LINK, "pairing", "read", str(qr_png(json.dumps(pairing), tmp_path / "p.png")), "--now", "2026-11-22T10:01:00Z"],
+                          capture_output=True)
+    assert read.returncode == 2 and b"control or invisible" in read.stderr

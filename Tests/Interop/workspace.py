@@ -82,7 +82,8 @@ def make_template(folder):
         result = run(tool, arguments, cwd=folder)
         assert result.returncode == 0, result.stderr
     (folder / "more-devices.jsonl").write_text("".join(
-        f'{{"user_did": "did:plc:new", "device_id": "n{i}", "device_mls_did": "did:plc:new#n{i}", "signature_public_key": "{i:064x}"}}\n'
+        f'{{"user_did": "did:plc:new", "device_id": "n{i}", "device_mls_did": "did:plc:new#n{i}", "signature_public_key": "{i:064x}", '
+        f'"key_packages_available": 2}}\n'
         for i in range(50)))
     for index in range(3):
         shutil.copy(FIXTURES / "testkit" / "ok-household.vault", folder / f"batch-{index}.vault")

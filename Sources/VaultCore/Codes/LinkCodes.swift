@@ -99,6 +99,7 @@ public struct DeviceLink: Sendable {
     public init(payload: [UInt8], now: Timestamp) throws {
         var reader = try JSONObjectReader(JSONValue(parsing: payload, what: "the device link"), path: "")
         vaultURL = try reader.string("vaultURL")
+        if vaultURL.unicodeScalars.contains(where: \.isControlOrInvisible) { throw VaultError.codeFieldHasControl("vaultURL") }
         let nsec = try reader.string("nsec")
         let stated = try reader.publicKeyHex("parentPubkey")
         guard let (expiry, timeForm) = CodeEncoding.time(try reader.required("expiresAt")) else {
@@ -197,6 +198,10 @@ public struct PairingCode: Sendable, Equatable {
         timestamp = time
         encoding = form
         try reader.finish()
+        for (name, value) in [("shareURL", shareURL), ("parentDeviceID", parentDeviceID), ("verificationToken", verificationToken), ("sharedZoneID", sharedZoneID)]
+        where value.unicodeScalars.contains(where: \.isControlOrInvisible) {
+            throw VaultError.codeFieldHasControl(name)
+        }
         guard let url = URL(string: shareURL), url.scheme == "https", url.host?.isEmpty == false else {
             throw VaultError.pairingShareURLNotHTTPS()
         }
@@ -229,6 +234,11 @@ extension VaultError {
     static func linkExpired(at expiresAt: Timestamp, now: Timestamp, file: String = #fileID, line: UInt = #line) -> VaultError {
         VaultError(.authenticationFailed, "the link expired \(TimeSpan.relative(expiresAt, now: now)), at \(expiresAt)",
                    hint: "show a new link on the primary device", file: file, line: line)
+    }
+
+    /// A code's field that holds a control or invisible character (none of its fields may).
+    static func codeFieldHasControl(_ field: String, file: String = #fileID, line: UInt = #line) -> VaultError {
+        VaultError(.malformedDocument, "\(field) holds a control or invisible character, which no field of a code may hold", file: file, line: line)
     }
 
     /// A pairing code whose shareURL is not an https URL with a host.

@@ -32,6 +32,7 @@ public enum Derivation {
         let secret = try parent.withUnsafeBytes { ikm in
             try HKDF.deriveKey(inputKeyMaterial: ikm, salt: Array(secretsKeySalt.utf8), info: Array(parent.publicKey.hex.utf8), outputByteCount: 32)
         }
+        secret.withUnsafeBytes(HeldSecrets.register)
         return FieldKey(secret: secret)
     }
 
@@ -69,6 +70,8 @@ public struct VaultKey: Sendable, Equatable {
             throw VaultError.wrongKeyLength("a vault key", secret.count)
         }
         self.secret = secret
+        // Read in or derived, a vault key is never a value this run records (a grant's key).
+        secret.withUnsafeBytes(HeldSecrets.register)
     }
 
     /// Parses a vault-key file: 64 hex characters, surrounded by any whitespace.
@@ -84,6 +87,13 @@ public struct VaultKey: Sendable, Equatable {
 
     /// The key as 64 lowercase hex ASCII, in protected memory.
     public func hex() throws -> SecretBytes { try secret.hex() }
+
+    /// The public key of these 32 bytes taken as a secp256k1 secret key (nil for the rare
+    /// bytes that are not one): whoever holds the vault key could sign with it, so it is never
+    /// granted nor let sign (a vault key is handed to support; a signer is one person).
+    public var publicKeyAsSigner: PublicKey? {
+        try? SecretKey(secret: SecretBytes(copying: secret.withUnsafeBytes { $0 })).publicKey
+    }
 }
 
 /// A household's public identity: the parent's public key and what follows from it.

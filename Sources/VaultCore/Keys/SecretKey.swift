@@ -45,6 +45,8 @@ public struct SecretKey: Sendable, CustomStringConvertible {
             throw VaultError.notAKeyText(what)
         }
         try self.init(secret: secret)
+        // A key read in is one a person holds: nothing this run records may be it.
+        secret.withUnsafeBytes(HeldSecrets.register)
     }
 
     /// The key as NIP-19 `nsec1…` ASCII, in protected memory.

@@ -13,6 +13,9 @@ public enum LogAction: String, CaseIterable, Sendable {
     case revoke
     /// Another copy's changes merged in.
     case merge
+    /// A device added, promoted or renamed, or the device limit set (`vault-tool device`; the
+    /// `change` tag says which).
+    case device
     /// The household moved to a new parent key (the old log's last event).
     case rotate
     /// A support key allowed some actions until a time (the parent only).
@@ -34,6 +37,7 @@ public enum LogAction: String, CaseIterable, Sendable {
         case .migrate: "migrated the vault"
         case .revoke: "revoked"
         case .merge: "merged"
+        case .device: "changed the devices"
         case .rotate: "moved the household to a new key"
         case .grant: "granted"
         case .withdraw: "withdrew"
@@ -59,9 +63,15 @@ public struct HouseholdLog: Sendable, Equatable {
     /// its line number.
     public init(parsing bytes: [UInt8]) throws {
         var events: [NostrEvent] = []
+        guard bytes.count <= Self.maximumByteCount else { throw VaultError.logTooLarge(Self.maximumByteCount) }
         var lines = bytes.split(separator: 0x0a, omittingEmptySubsequences: false)
-        // The newline that ends the last event ends no line of its own.
-        if lines.last?.isEmpty == true { lines.removeLast() }
+        // The newline that ends the last event ends no line of its own; a last line without
+        // one is not as a log is written (a copy cut off in the middle of a write).
+        if lines.last?.isEmpty == true {
+            lines.removeLast()
+        } else if !bytes.isEmpty {
+            throw VaultError.logBroken(line: lines.count, id: nil, "the last line does not end in a newline, as every event of a household log does")
+        }
         for (index, line) in lines.enumerated() {
             let number = index + 1
             guard events.count < Self.maximumEvents else { throw VaultError.logTooLong(Self.maximumEvents) }
@@ -257,12 +267,33 @@ extension HouseholdLog {
             self.reason = reason
             self.details = details
         }
+
+        /// Tags whose values people write (the rest are keys, ids and digests).
+        static let freeTextTags: Set<String> = ["label"]
+
+        /// A log keeps its events for good and shows them to whoever reads it: no secret goes
+        /// in (``RecordedText``), and people's text is bounded.
+        func checkRecordable() throws {
+            try RecordedText.check(summary, field: "the event's sentence")
+            if let reason { try RecordedText.checkFreeText(reason, field: "the reason") }
+            for tag in details {
+                guard let name = tag.first else { continue }
+                for value in tag.dropFirst() {
+                    if Self.freeTextTags.contains(name) {
+                        try RecordedText.checkFreeText(value, field: "the \(name)")
+                    } else {
+                        try RecordedText.check(value, field: "the event's '\(name)' tag", mayBeKey: true)
+                    }
+                }
+            }
+        }
     }
 
     /// This log with one event more: `change`, signed by `signer`, naming `vault` (the bytes
     /// written) at `revision`. A new log (no events) begins with it.
     public func appending(_ change: Change, household: HouseholdID, vault: [UInt8], revision: Int, signer: SecretKey, at time: Timestamp,
                           auxiliaryRandom: [UInt8]? = nil) throws -> HouseholdLog {
+        try change.checkRecordable()
         let grown = try appendingUnverified(change, household: household, vault: vault, revision: revision, signer: signer, at: time,
                                             auxiliaryRandom: auxiliaryRandom)
         // No writer leaves a log that does not verify: the new event is held to every rule
@@ -274,7 +305,7 @@ extension HouseholdLog {
         } catch let error as VaultError where error.code == .logBroken {
             throw VaultError.eventWouldBreakLog(error.reason)
         }
-        guard grown.byteCount <= Self.maximumByteCount else { throw VaultError.logTooLong(Self.maximumEvents) }
+        guard grown.byteCount <= Self.maximumByteCount else { throw VaultError.logTooLarge(Self.maximumByteCount) }
         return grown
     }
 
@@ -320,6 +351,10 @@ extension HouseholdLog {
             verified = try log.verified(household: household, vault: vault)
         } catch let error as VaultError where error.code == .logAheadOfVault {
             guard let head = log.head, head.pubkey == signer else { throw VaultError.logAheadOfVaultNotYours(error.reason) }
+            // A household that moved stays moved: its old key cannot undo the rotation by
+            // putting the vault from before it back (a rotation cut off is finished by running
+            // it again, which writes the vault its event names).
+            guard head.tag("action") != LogAction.rotate.rawValue else { throw VaultError.householdMoved() }
             dropped = log.events.removeLast()
             verified = try log.verified(household: household, vault: vault)
         }
@@ -339,6 +374,22 @@ extension HouseholdLog {
         return vault.map { only.tag("vault") != Self.vaultDigest($0) } ?? true
     }
 
+    /// Whether this log may replace the log `existing` at its output, the vault there now being
+    /// `vaultThere`: only when nothing of it is lost. That is, `existing`'s events are this
+    /// log's first, but for a last event of this log's signer whose vault was never written (a
+    /// run cut off between the two, given up by ``readyForChange(household:vault:signer:action:at:clock:)``
+    /// or begun again). Another household's log, another life of this one, or a file that is
+    /// not a log is never replaced, whatever the command and however its output is named.
+    public func mayReplace(_ existing: [UInt8], vaultThere: [UInt8]?) -> Bool {
+        guard let there = try? HouseholdLog(parsing: existing) else { return false }
+        var kept = there.events
+        if let last = kept.last, let signer = head?.pubkey, last.pubkey == signer,
+           last.tag("vault") != vaultThere.map(Self.vaultDigest) {
+            kept.removeLast()
+        }
+        return events.starts(with: kept)
+    }
+
     /// The most a log may hold, as it is read (``InputLimits/document``).
     public static let maximumByteCount = InputLimits.document
 
@@ -351,11 +402,8 @@ extension HouseholdLog {
 public struct LoggedVault: Sendable {
     public let vault: [UInt8]
     public let log: HouseholdLog?
-    /// The log was begun by this change (a vault just become schema 3): it may replace no log
-    /// but one an earlier run of the same change left (``HouseholdLog/isUnwrittenStart(by:household:vault:)``).
-    public let beginsLog: Bool
 
-    public init(vault: [UInt8], log: HouseholdLog?, beginsLog: Bool = false) throws {
+    public init(vault: [UInt8], log: HouseholdLog?) throws {
         if let version = Self.schemaVersion(vault), version >= 3 {
             guard let log, log.head?.tag("vault") == HouseholdLog.vaultDigest(vault) else {
                 throw VaultError.vaultWithoutItsLog()
@@ -363,7 +411,6 @@ public struct LoggedVault: Sendable {
         }
         self.vault = vault
         self.log = log
-        self.beginsLog = beginsLog
     }
 
     /// The schema version a vault's header states, or nil for bytes that are not a vault.
@@ -408,6 +455,10 @@ extension VaultError {
 
     static func logTooLong(_ maximum: Int, file: String = #fileID, line: UInt = #line) -> VaultError {
         VaultError(.tooLarge, "the household log holds more than \(maximum) events", file: file, line: line)
+    }
+
+    static func logTooLarge(_ maximum: Int, file: String = #fileID, line: UInt = #line) -> VaultError {
+        VaultError(.tooLarge, "the household log would be larger than \(maximum / (1 << 20)) MiB, the most a log may hold", file: file, line: line)
     }
 
     static func signerNotAllowed(_ npub: String, action: String, why: String, file: String = #fileID, line: UInt = #line) -> VaultError {

@@ -268,6 +268,8 @@ public enum VaultRevocation {
     /// v2 also records `revokedAt` and `revocationReason` and raises the revision.
     public static func apply(_ plan: Plan, to document: VaultDocument, options: Options) throws -> VaultDocument {
         guard plan.refusals.isEmpty else { throw VaultError.guardRails(plan.refusals.map(\.reason)) }
+        // The reason is kept in the vault every device syncs, and in its log.
+        if let reason = options.reason { try RecordedText.checkFreeText(reason, field: "the reason") }
         var changed = document
         let ids = Set(plan.revoke.map(\.deviceId))
         guard !ids.isEmpty else { return document }

@@ -52,7 +52,7 @@ public enum Hex {
         return chars.withContiguousStorageIfAvailable { $0.allSatisfy(isLowercaseHex) } ?? chars.allSatisfy(isLowercaseHex)
     }
 
-    private static func value(_ char: UInt8) -> UInt8? {
+    package static func value(_ char: UInt8) -> UInt8? {
         switch char {
         case 0x30...0x39: char - 0x30
         case 0x61...0x66: char - 0x61 + 10

@@ -53,3 +53,13 @@ extension Double {
         }
     }
 }
+
+extension Unicode.Scalar {
+    /// A control character, a line or paragraph separator, or an invisible format character
+    /// (zero-width spaces and joiners, bidirectional controls, the byte order mark): nothing a
+    /// field read from a code or typed for one holds (issue 44).
+    package var isControlOrInvisible: Bool {
+        value < 0x20 || (0x7f...0x9f).contains(value)
+            || [.lineSeparator, .paragraphSeparator, .format].contains(properties.generalCategory)
+    }
+}

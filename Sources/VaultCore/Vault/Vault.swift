@@ -36,6 +36,12 @@ public struct OpenedVault: Sendable {
 
 /// Sealing and opening whole vault files (docs/vault-format.md §3 and §5).
 public enum Vault {
+    /// Whether `key`'s 32 bytes are the vault key of the vault `bytes` (they open it): a key
+    /// handed to support staff, given where a person's own key belongs (a parent key, a signer).
+    public static func isVaultKey(_ key: SecretKey, of bytes: [UInt8]) -> Bool {
+        (try? VaultEnvelope(parsing: bytes))?.opens(asVaultKey: key) ?? false
+    }
+
     /// Opens an envelope: header checks, the key's household, the AEAD, the document, and the
     /// document against its header. The document's own secret fields stay sealed.
     public static func open(_ bytes: [UInt8], with access: VaultAccess) throws -> OpenedVault {
@@ -45,12 +51,7 @@ public enum Vault {
             guard household.id == envelope.header.householdID else {
                 // Support staff are often handed the vault key (64 hex, like a parent key):
                 // when the key's bytes open this vault as a vault key, say so.
-                if let asVaultKey = try? parent.withUnsafeBytes({ try VaultKey(secret: SecretBytes(copying: $0)) }),
-                   (try? envelope.ciphertext.withUnsafeBytes({
-                       try XChaCha20Poly1305.open($0, key: asVaultKey.secret, nonce: envelope.header.nonce, associatedData: envelope.header.bytes)
-                   })) != nil {
-                    throw VaultError.vaultKeyGivenAsParentKey()
-                }
+                if envelope.opens(asVaultKey: parent) { throw VaultError.vaultKeyGivenAsParentKey() }
                 throw VaultError.keyOfAnotherHousehold(household.id.hex, header: envelope.header.householdID.hex)
             }
         }
@@ -242,5 +243,15 @@ extension VaultError {
     /// A freshly sealed vault that, opened again, is not the document meant: nothing is replaced.
     static func sealedVaultReadsBackWrong(file: String = #fileID, line: UInt = #line) -> VaultError {
         VaultError(.cryptoFailure, "the vault written does not read back as intended; nothing was replaced", file: file, line: line)
+    }
+}
+
+extension VaultEnvelope {
+    /// Whether `key`'s bytes, taken as a vault key, open this envelope.
+    func opens(asVaultKey key: SecretKey) -> Bool {
+        guard let asVaultKey = try? key.withUnsafeBytes({ try VaultKey(secret: SecretBytes(copying: $0)) }) else { return false }
+        return (try? ciphertext.withUnsafeBytes({
+            try XChaCha20Poly1305.open($0, key: asVaultKey.secret, nonce: header.nonce, associatedData: header.bytes)
+        })) != nil
     }
 }

@@ -277,10 +277,16 @@ import VaultSQLite
         let (registry, _) = try registry(on: engine)
         let members = try registry.members(conversation: "c0")
         #expect(members.map(\.userDid) == ["u0", "u1"] && members.map(\.deviceCount) == [2, 2] && members.map(\.isAdmin) == [true, false])
-        _ = try registry.importRows(deviceLines: ("new.jsonl", Array(#"{"user_did": "u0", "device_id": "new", "device_mls_did": "u0#new", "signature_public_key": "ffff"}"#.utf8)), memberLines: nil, now: now)
+        let lines = #"{"user_did": "u0", "device_id": "new", "device_mls_did": "u0#new", "signature_public_key": "ffff", "key_packages_available": 1}"# + "\n"
+            + #"{"user_did": "u0", "device_id": "bare", "device_mls_did": "u0#bare", "signature_public_key": "fffe"}"# + "\n"
+        _ = try registry.importRows(deviceLines: ("new.jsonl", Array(lines.utf8)), memberLines: nil, now: now)
         let plan = try registry.rejoinPlan(user: "u0", device: "new")
         #expect(plan.operations == [.object([("op", .string("mls.add")), ("convo", .string("c0")), ("member", .string("u0#new"))])] && plan.emptyBecause == nil)
         #expect(try registry.rejoinPlan(user: "u0", device: "d0").emptyBecause == .alreadyEverywhere)
+        // No key packages, no add (seed 003's addMember selects `key_packages_available > 0`):
+        // the plan is empty and names what the device will join once it publishes some.
+        let bare = try registry.rejoinPlan(user: "u0", device: "bare")
+        #expect(bare.operations.isEmpty && bare.emptyBecause == .noKeyPackages(conversations: ["c0"]))
     }
 
     /// A user whose memberships were all closed by a revocation: the plan is empty and says

@@ -207,4 +207,83 @@ import Testing
             #expect(throws: VaultError(.logBroken, "")) { try HouseholdLog(parsing: house.log.bytes + Array((junk + "\n").utf8)) }
         }
     }
+
+    /// A household that moved stays moved: its old key cannot give up the rotation by putting
+    /// the vault from before it back and making another change (a hostile trial did, through
+    /// `--log` of the old log).
+    @Test func theRotationIsNeverGivenUp() throws {
+        var house = try started()
+        let before = house.vault
+        try change(&house, by: house.parent, .rotate)
+        for action in LogAction.allCases {
+            #expect(throws: VaultError(.signerNotAllowed, "")) {
+                try house.log.readyForChange(household: house.household, vault: before, signer: house.parent.publicKey, action: action,
+                                             at: Timestamp(seconds: 1_800_000_200))
+            }
+        }
+    }
+
+    /// The last line of a log ends in a newline, as every event written does.
+    @Test func aLastLineWithoutItsNewlineIsBroken() throws {
+        let house = try started()
+        #expect(throws: VaultError(.logBroken, "")) { try HouseholdLog(parsing: Array(house.log.bytes.dropLast())) }
+        #expect(try HouseholdLog(parsing: house.log.bytes) == house.log)
+    }
+
+    /// No event records a key, words or a share, nor a secret this run holds, in any tag or its
+    /// sentence, in any spelling; people's text is bounded.
+    @Test func noEventRecordsASecret() throws {
+        let house = try started()
+        let parentHex = String(decoding: try house.parent.hex().withUnsafeBytes { Array($0) }, as: UTF8.self)
+        house.parent.withUnsafeBytes { HeldSecrets.register($0) }
+        let nsec = String(decoding: try house.parent.nsec().withUnsafeBytes { Array($0) }, as: UTF8.self)
+        let words = Array(repeating: "abandon", count: 11).joined(separator: " ") + " about"
+        let secrets = [nsec, nsec.uppercased(), "export NSEC=\(nsec)", parentHex, "0x" + parentHex, parentHex.uppercased(), "id " + parentHex + " x", words]
+        func append(_ change: HouseholdLog.Change) throws {
+            _ = try house.log.appending(change, household: house.household, vault: house.vault, revision: 1, signer: house.parent, at: Timestamp(seconds: 1_800_000_010))
+        }
+        for secret in secrets {
+            #expect(throws: VaultError(.secretInRecord, "")) { try append(.init(.revoke, summary: "ok", reason: secret)) }
+            #expect(throws: VaultError(.secretInRecord, "")) { try append(.init(.revoke, summary: secret)) }
+            #expect(throws: VaultError(.secretInRecord, "")) {
+                try append(.init(.grant, summary: "", details: [["p", Hex.encode(random.bytes(32))], ["allow", "revoke"], ["until", "1900000000"], ["label", secret]]))
+            }
+        }
+        // A key held is refused even where a key belongs (a grant's public key), in any case.
+        for held in [parentHex, parentHex.uppercased()] {
+            #expect(throws: VaultError(.secretInRecord, "")) {
+                try append(.init(.grant, summary: "", details: [["p", held], ["allow", "revoke"], ["until", "1900000000"]]))
+            }
+        }
+        #expect(throws: VaultError(.recordedTextTooLong, "")) { try append(.init(.revoke, summary: "ok", reason: String(repeating: "x", count: 1_001))) }
+        // Public text passes: a public key where one belongs, a reason in words.
+        try append(.init(.revoke, summary: "revoked Kitchen iPad", reason: "lost on the train", details: [["device", "6F1C2B7E-0D4A-4C55-9E1B-2A7F3C9D8E01"]]))
+    }
+
+    /// A log is replaced only by one that keeps all of it: another household's, another life
+    /// of this one, or a file that is not a log is never replaced; a last event of the same
+    /// signer whose vault was never written (a run cut off) may be.
+    @Test func aLogIsReplacedOnlyByOneThatKeepsIt() throws {
+        var house = try started()
+        let other = try started()
+        var grown = house
+        try change(&grown, by: house.parent)
+        #expect(grown.log.mayReplace(house.log.bytes, vaultThere: house.vault))
+        #expect(grown.log.mayReplace(house.log.bytes, vaultThere: nil))
+        #expect(!grown.log.mayReplace(other.log.bytes, vaultThere: nil))
+        #expect(!grown.log.mayReplace(Array("not a log\n".utf8), vaultThere: nil))
+        #expect(!house.log.mayReplace(grown.log.bytes, vaultThere: grown.vault))
+        // A change cut off (its event written, its vault not), run again: the new event replaces it.
+        var cutOff = house
+        try change(&cutOff, by: house.parent)
+        #expect(grown.log.mayReplace(cutOff.log.bytes, vaultThere: house.vault))
+        // Not someone else's: a support key's change is not replaced by the parent's.
+        let support = try SecretKey.generate(using: random)
+        try grant(&house, to: support)
+        var bySupport = house
+        try change(&bySupport, by: support)
+        var byParent = house
+        try change(&byParent, by: house.parent)
+        #expect(!byParent.log.mayReplace(bySupport.log.bytes, vaultThere: house.vault))
+    }
 }

@@ -1,0 +1,202 @@
+// The rest of a device's life in the vault (seed 000: Flow 2 "Add Device via QR" steps 14 and
+// 18, "Any device can be promoted to primary", "Device limit enforcement"): added from what the
+// device-link flow gives, promoted, renamed, and the household's limit set. Revocation is
+// VaultRevocation; devices are named here as it names them.
+
+/// One change to a vault's devices.
+public enum DeviceChange: Sendable, Equatable {
+    /// A linked device: its id and name as the new device chose them.
+    case add(id: String, name: String)
+    /// Any active device becomes the primary; the old primary stays active.
+    case promote(String)
+    case rename(String, to: String)
+    /// At most this many active devices; nil clears the limit.
+    case limit(Int?)
+
+    /// The command's name, as notes and the log's `change` tag say it.
+    public var name: String {
+        switch self {
+        case .add: "add"
+        case .promote: "promote"
+        case .rename: "rename"
+        case .limit: "limit"
+        }
+    }
+}
+
+public enum VaultDevices {
+    /// The longest device name or id kept (a name is shown on every device's settings screen).
+    public static let maximumLength = 100
+
+    /// What a change does.
+    public struct Outcome: Sendable {
+        public let document: VaultDocument
+        /// The app's MLS operations (`mls.add` of the new device to each of the household's
+        /// groups), in the JSON Lines form of revocation's removals.
+        public let operations: [JSONValue]
+        /// For people and the log: "added Sam's iPad (6F1C2B7E…)".
+        public let summary: String
+        /// The device it is about, when it is about one.
+        public let deviceID: String?
+        /// Nothing to do: the vault already is as asked (a change run again).
+        public let unchanged: Bool
+    }
+
+    /// The vault after `change`. `parent` (the parent key) is needed to add a device, whose
+    /// subkey derives from it. Refusals are ``VaultError``s with the codes below; names are
+    /// matched as revocation matches them.
+    public static func apply(_ change: DeviceChange, to document: VaultDocument, parent: SecretKey?, now: Timestamp) throws -> Outcome {
+        var changed = document
+        let active = document.devices.filter { $0.status == .active }
+        switch change {
+        case .add(let id, let name):
+            try checkText(id, field: "the device id")
+            try checkText(name, field: "the device name")
+            guard let parent else { throw VaultError.parentKeyNeededToAddDevice() }
+            let subkey = try Derivation.deviceSubkey(for: parent, deviceID: id).publicKey.hex
+            if let existing = document.devices.first(where: { $0.deviceId == id }) {
+                // Run again after it was written: the same device, nothing to do.
+                guard existing.status == .active, existing.deviceName == name, existing.subkeyPublicKey == subkey else { throw VaultError.deviceExists(id) }
+                return Outcome(document: document, operations: [], summary: "\(name) (\(id)) is already in the vault", deviceID: id, unchanged: true)
+            }
+            if let same = active.first(where: { VaultRevocation.folded($0.deviceName) == VaultRevocation.folded(name) }) {
+                throw VaultError.deviceNameTaken(name, by: same.deviceId)
+            }
+            if let limit = document.deviceLimit, active.count >= limit { throw VaultError.deviceLimitReached(limit, active: active.count) }
+            changed.devices.append(DeviceRecord(deviceId: id, deviceName: name, isPrimary: active.isEmpty, subkeyPublicKey: subkey,
+                                                addedAt: now, lastSeenAt: now, status: .active))
+            // Every group the household's devices are in gets the new device (seed 000, Flow 2
+            // step 14: "Add new device to ALL groups via addMembers").
+            let household = Set(active.map(\.subkeyPublicKey))
+            var operations: [JSONValue] = []
+            for index in changed.groupMemberships.indices where changed.groupMemberships[index].memberPubkeys.contains(where: household.contains) {
+                guard !changed.groupMemberships[index].memberPubkeys.contains(subkey) else { continue }
+                changed.groupMemberships[index].memberPubkeys.append(subkey)
+                operations.append(.object([("op", .string("mls.add")), ("group", .string(changed.groupMemberships[index].mlsGroupId)),
+                                           ("member", .string(subkey)), ("deviceId", .string(id))]))
+            }
+            return try finished(changed, now: now, operations: operations, summary: "added \(name) (\(id))", deviceID: id)
+        case .promote(let typed):
+            let device = try selected(typed, in: document)
+            guard device.status == .active else { throw VaultError.deviceNotActive(device.deviceId, doing: "promoted") }
+            guard !device.isPrimary else {
+                return Outcome(document: document, operations: [], summary: "\(device.deviceName) (\(device.deviceId)) is already the primary", deviceID: device.deviceId, unchanged: true)
+            }
+            for index in changed.devices.indices { changed.devices[index].isPrimary = changed.devices[index].deviceId == device.deviceId }
+            return try finished(changed, now: now, operations: [], summary: "promoted \(device.deviceName) (\(device.deviceId)) to primary", deviceID: device.deviceId)
+        case .rename(let typed, let name):
+            try checkText(name, field: "the new name")
+            let device = try selected(typed, in: document)
+            guard device.deviceName != name else {
+                return Outcome(document: document, operations: [], summary: "\(device.deviceId) is already named \(name)", deviceID: device.deviceId, unchanged: true)
+            }
+            if let same = active.first(where: { $0.deviceId != device.deviceId && VaultRevocation.folded($0.deviceName) == VaultRevocation.folded(name) }) {
+                throw VaultError.deviceNameTaken(name, by: same.deviceId)
+            }
+            let index = changed.devices.firstIndex { $0.deviceId == device.deviceId }!
+            changed.devices[index].deviceName = name
+            return try finished(changed, now: now, operations: [], summary: "renamed \(device.deviceName) (\(device.deviceId)) to \(name)", deviceID: device.deviceId)
+        case .limit(let limit):
+            if let limit {
+                guard limit >= 1 else { throw VaultError.deviceLimitInvalid(limit) }
+                guard limit >= active.count else { throw VaultError.deviceLimitBelowActive(limit, active: active.count) }
+            }
+            guard limit != document.deviceLimit else {
+                return Outcome(document: document, operations: [], summary: "the device limit is already \(limit.map(String.init) ?? "none")", deviceID: nil, unchanged: true)
+            }
+            changed.deviceLimit = limit
+            return try finished(changed, now: now, operations: [],
+                                summary: limit.map { "set the device limit to \($0)" } ?? "cleared the device limit", deviceID: nil)
+        }
+    }
+
+    private static func finished(_ document: VaultDocument, now: Timestamp, operations: [JSONValue], summary: String, deviceID: String?) throws -> Outcome {
+        var changed = document
+        try changed.raiseRevision()
+        changed.updatedAt = max(changed.updatedAt, now)
+        return Outcome(document: changed, operations: operations, summary: summary, deviceID: deviceID, unchanged: false)
+    }
+
+    /// The one device `typed` names, as revocation names devices; refused otherwise, with the
+    /// candidates or the closest devices.
+    static func selected(_ typed: String, in document: VaultDocument) throws -> DeviceRecord {
+        switch VaultRevocation.selection(typed, in: document.devices) {
+        case .device(let device): return device
+        case .refused(let refusal): throw VaultError.deviceNotNamed(refusal.reason)
+        case nil:
+            throw VaultError.deviceNotNamed(VaultRevocation.Refusal.unknownDevices([typed]).reason
+                + "; closest: " + VaultRevocation.closestDevices(to: typed, in: document.devices).joined(separator: ", "))
+        }
+    }
+
+    /// A name or id as the app shows it: not empty, not padded, not too long, and nothing that
+    /// is not text (a control or invisible character would forge a line of every listing).
+    static func checkText(_ text: String, field: String) throws {
+        guard !text.isEmpty, text.trimmingBlanks() == text else { throw VaultError.deviceTextInvalid(field, "is empty or begins or ends with a space") }
+        guard text.count <= maximumLength else { throw VaultError.deviceTextInvalid(field, "is longer than \(maximumLength) characters") }
+        guard !text.unicodeScalars.contains(where: \.isControlOrInvisible) else { throw VaultError.deviceTextInvalid(field, "holds a control or invisible character") }
+        try RecordedText.check(text, field: field)
+    }
+}
+
+extension VaultError.Code {
+    /// A device id already in the vault, as another device or revoked.
+    public static let deviceExists = VaultError.Code(name: "deviceExists", category: .refused)
+    /// Another active device has that name: names pick devices, so two would be ambiguous.
+    public static let deviceNameTaken = VaultError.Code(name: "deviceNameTaken", category: .refused)
+    /// The household is at its device limit.
+    public static let deviceLimitReached = VaultError.Code(name: "deviceLimitReached", category: .refused)
+    /// A limit below today's active devices, or below one.
+    public static let deviceLimitInvalid = VaultError.Code(name: "deviceLimitInvalid", category: .usage)
+    /// A device named that is not one device.
+    public static let deviceNotNamed = VaultError.Code(name: "deviceNotNamed", category: .refused)
+    /// A revoked device promoted.
+    public static let deviceNotActive = VaultError.Code(name: "deviceNotActive", category: .refused)
+    /// A device name or id that is not text a device list may show.
+    public static let deviceTextInvalid = VaultError.Code(name: "deviceTextInvalid", category: .usage)
+    /// Adding a device without the parent key, from which its subkey derives.
+    public static let parentKeyNeededToAddDevice = VaultError.Code(name: "parentKeyNeededToAddDevice", category: .usage)
+}
+
+extension VaultError {
+    static func deviceExists(_ id: String, file: String = #fileID, line: UInt = #line) -> VaultError {
+        VaultError(.deviceExists, "the vault already has a device \(QuotedInput(id)) (another name, or revoked); a device id is never used twice",
+                   hint: "the new device makes a new id when it is linked again", file: file, line: line)
+    }
+
+    static func deviceNameTaken(_ name: String, by id: String, file: String = #fileID, line: UInt = #line) -> VaultError {
+        VaultError(.deviceNameTaken, "the active device \(QuotedInput(id)) is already named \(QuotedInput(name)): two devices of one name could not be told apart",
+                   hint: "give another name, or rename that device first", file: file, line: line)
+    }
+
+    static func deviceLimitReached(_ limit: Int, active: Int, file: String = #fileID, line: UInt = #line) -> VaultError {
+        VaultError(.deviceLimitReached, "the household has \(active) active devices, its limit of \(limit); nothing was written",
+                   hint: "revoke a device first, or raise the limit: vault-tool device limit N", file: file, line: line)
+    }
+
+    static func deviceLimitInvalid(_ limit: Int, file: String = #fileID, line: UInt = #line) -> VaultError {
+        VaultError(.deviceLimitInvalid, "a device limit of \(limit): give 1 or more, or 'none'", file: file, line: line)
+    }
+
+    static func deviceLimitBelowActive(_ limit: Int, active: Int, file: String = #fileID, line: UInt = #line) -> VaultError {
+        VaultError(.deviceLimitInvalid, "a limit of \(limit) is below the household's \(active) active devices",
+                   hint: "revoke devices first, or give \(active) or more", file: file, line: line)
+    }
+
+    static func deviceNotNamed(_ reason: String, file: String = #fileID, line: UInt = #line) -> VaultError {
+        VaultError(.deviceNotNamed, reason, hint: "name one device: its id, 4 characters of it or more, or its whole name", file: file, line: line)
+    }
+
+    static func deviceNotActive(_ id: String, doing: String, file: String = #fileID, line: UInt = #line) -> VaultError {
+        VaultError(.deviceNotActive, "the device \(QuotedInput(id)) is revoked and cannot be \(doing)", file: file, line: line)
+    }
+
+    static func deviceTextInvalid(_ field: String, _ problem: String, file: String = #fileID, line: UInt = #line) -> VaultError {
+        VaultError(.deviceTextInvalid, "\(field) \(problem)", file: file, line: line)
+    }
+
+    static func parentKeyNeededToAddDevice(file: String = #fileID, line: UInt = #line) -> VaultError {
+        VaultError(.parentKeyNeededToAddDevice, "adding a device needs the parent key: its subkey derives from it",
+                   hint: "give --key-file PARENT.nsec", file: file, line: line)
+    }
+}

@@ -1,0 +1,44 @@
+/// Text a record keeps for good: a household log event's tags and sentence, a registry batch's
+/// operator, a revocation's reason, a grant's label. Such records are append-only, signed and
+/// shown to everyone who reads them, so a key typed into one can never be taken back (issue 44:
+/// `--label`, `--reason` and `--operator` recorded an nsec and printed it). Every record's
+/// writer passes its text here, so a field added tomorrow is held to the same rule.
+public enum RecordedText {
+    /// Refuses `text`, recorded as `field`, when it holds a key, recovery words or a share in
+    /// any spelling the suite reads (``KeyText``) or any secret this run holds
+    /// (``HeldSecrets``). `mayBeKey`: a field that is a key by design (a grant's public key, an
+    /// event id), held only to the second rule, since 64 hex digits read as a key there.
+    public static func check(_ text: String, field: String, mayBeKey: Bool = false) throws {
+        var bytes = Array(text.utf8)
+        defer { bytes.zeroize() }
+        let holdsSecret = HeldSecrets.appear(in: bytes) || (!mayBeKey && bytes.withUnsafeBytes { KeyText.holdsKey($0) })
+        if holdsSecret { throw VaultError.secretInRecord(field) }
+    }
+
+    /// The bounded length of free text in a record (a label, a reason, an operator's name).
+    public static let maximumCharacters = 1_000
+
+    /// Refuses free text longer than ``maximumCharacters`` or holding a secret.
+    public static func checkFreeText(_ text: String, field: String) throws {
+        guard text.count <= maximumCharacters else { throw VaultError.recordedTextTooLong(field, maximum: maximumCharacters, actual: text.count) }
+        try check(text, field: field)
+    }
+}
+
+extension VaultError.Code {
+    /// Text for a kept record holds a key, words, a share or a secret the run holds.
+    public static let secretInRecord = VaultError.Code(name: "secretInRecord", category: .usage)
+    /// Free text for a kept record is longer than a record keeps.
+    public static let recordedTextTooLong = VaultError.Code(name: "recordedTextTooLong", category: .usage)
+}
+
+extension VaultError {
+    static func secretInRecord(_ field: String, file: String = #fileID, line: UInt = #line) -> VaultError {
+        VaultError(.secretInRecord, "\(field) holds a key, recovery words or a share (not shown): a record keeps it for good and shows it to everyone who reads it; nothing was written",
+                   hint: "give the text without the secret (a public key is its npub1…)", file: file, line: line)
+    }
+
+    static func recordedTextTooLong(_ field: String, maximum: Int, actual: Int, file: String = #fileID, line: UInt = #line) -> VaultError {
+        VaultError(.recordedTextTooLong, "\(field) is \(actual) characters long; a record keeps at most \(maximum)", file: file, line: line)
+    }
+}

@@ -1,0 +1,202 @@
+import ArgumentParser
+import CLISupport
+import VaultCore
+
+/// `vault-tool device add|promote|rename|limit`: a device's life in the vault besides its
+/// revocation (device-revoker vault), with the same guard rails.
+struct Device: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Add, promote or rename a device in a household's vault, or set its device limit.",
+        discussion: """
+        The device-link flow's last steps (seed 000, Flow 2): the new device's record, with its \
+        subkey derived from the parent key, and its MLS additions to every group the household's \
+        devices are in, as JSON Lines operations for the app (--ops FILE, or standard output). \
+        Any active device may be promoted to primary (the old one stays active); a device is \
+        renamed; the household's device limit is set or cleared. Devices are named as \
+        device-revoker names them: an id, 4 characters of it or more, or a whole name. Each \
+        takes -o FILE or --in-place, --dry-run and --expect-revision N; in a schema 3 vault \
+        each appends its signed event to the household log. Run again, a change already made \
+        changes nothing (exit 0).
+          add       a linked device: --id and --name (the parent key)
+          promote   a device to primary
+          rename    a device
+          limit     the most active devices the household may have: N, or none
+        """,
+        subcommands: [DeviceAdd.self, DevicePromote.self, DeviceRename.self, DeviceLimit.self]
+    )
+}
+
+/// What every device change takes: the vault and its key, where the result goes, its guard
+/// rails, and who signs it.
+struct DeviceChangeOptions: ParsableArguments {
+    @OptionGroup var vault: VaultInputOptions
+
+    @OptionGroup var output: OutputOptions
+
+    @Flag(help: "Replace the vault file itself (its household log with it).")
+    var inPlace = false
+
+    @Option(help: ArgumentHelp("Write the app's MLS operations (JSON Lines) to FILE; without it they go to standard output.", valueName: "FILE"))
+    var ops: String?
+
+    @Flag(help: "Say what would change; write nothing.")
+    var dryRun = false
+
+    @Flag(help: "Print the outcome as JSON on standard output (then give --ops FILE for any operations).")
+    var json = false
+
+    @Option(help: ArgumentHelp("Refuse (exit 4) unless the vault is at this revision.", valueName: "N"))
+    var expectRevision: Int?
+
+    @OptionGroup var signer: SignerOptions
+
+    @OptionGroup var now: RecordedNowOption
+
+    @OptionGroup var log: LogFormatOption
+
+    func validate() throws {
+        try vault.access.requireOne()
+        if inPlace {
+            guard vault.input != "-" else { throw ValidationError("--in-place needs a vault file, not standard input") }
+            guard output.output == nil else { throw ValidationError("give -o or --in-place, not both") }
+        } else if !dryRun, output.output == nil {
+            throw ValidationError("give -o FILE or --in-place for the changed vault, or --dry-run")
+        }
+        if !dryRun, ops == nil, json || output.output == "-" {
+            throw ValidationError("the operations would share standard output with \(json ? "--json" : "the vault"): give --ops FILE")
+        }
+    }
+
+    /// Where the vault goes: its own file in place, else -o.
+    var target: String? { inPlace ? vault.input : output.output }
+
+    func run(_ change: DeviceChange) throws {
+        log.apply()
+        if case .add = change { try vault.access.requireParentKey(for: "adding a device (its subkey derives from the parent key)") }
+        let logs = VaultLogFiles(signer, vault: vault.input, output: target)
+        var writes: [DeclaredOutput] = []
+        if !dryRun {
+            writes.append(DeclaredOutput("--ops", ops ?? "-", kind: .text))
+            if json { writes.append(DeclaredOutput("--json", "-", kind: .text)) }
+            writes.append(inPlace ? DeclaredOutput("-o", vault.input, kind: .binary) : output.declared(.binary))
+            writes += logs.declaredOutputs
+        }
+        let files = try CommandFiles(reads: (inPlace ? vault.access.declaredInputs : vault.declaredInputs) + signer.declaredInputs + logs.declaredInputs,
+                                     writes: writes, force: output.force)
+        let (access, opened, input) = try vault.open(diagnostics)
+        try Vault.checkRevision(opened.document, expected: expectRevision)
+        let logged = try LoggedChange(logs, vault: vault.input, opened: opened, input: input, access: access, action: .device, at: now.time, diagnostics)
+        let outcome = try VaultDevices.apply(change, to: opened.document, parent: access.parentKey, now: now.time)
+        let report = JSONValue.object([
+            ("change", .string(change.name)), ("summary", .string(outcome.summary)), ("deviceId", outcome.deviceID.map(JSONValue.string) ?? .null),
+            ("unchanged", .bool(outcome.unchanged)), ("operations", .array(outcome.operations)),
+            ("revision", outcome.document.revision.map(JSONValue.int) ?? .null),
+        ])
+        guard let writer = files.writer(unlessDryRun: dryRun) else {
+            if json { try StandardStreams.writeOutput(report.serialized()) }
+            diagnostics.note("dry run: would have \(outcome.summary)\(outcome.operations.isEmpty ? "" : ", with \(counted(outcome.operations.count, "MLS addition"))"); nothing written")
+            return
+        }
+        let bytes = outcome.unchanged ? input : try Vault.sealVerified(outcome.document, access: access)
+        // The operations first: were the vault published and they not, a rerun would find the
+        // device there and the app would never add it to its groups.
+        try writer.stage("--ops", outcome.operations.flatMap { $0.serialized(pretty: false) + [0x0a] })
+        if json { try writer.stage("--json", report.serialized()) }
+        try writer.stageVault("-o", logged.record(.init(.device, summary: outcome.summary, details: [["change", change.name]] + (outcome.deviceID.map { [["device", $0]] } ?? [])),
+                                                   vault: bytes, revision: outcome.document.revision))
+        try writer.publish()
+        diagnostics.note(outcome.unchanged ? "\(outcome.summary); nothing changed" : "\(outcome.summary)\(composed: outcome.document.revision.map { ", revision \($0)" } ?? "")")
+        if !outcome.operations.isEmpty {
+            diagnostics.note("the app adds the device to \(counted(outcome.operations.count, "group")) (mls.add) from \(ops.map { ShellWord.path($0) } ?? "standard output")")
+        }
+    }
+}
+
+struct DeviceAdd: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "add",
+        abstract: "Add a linked device: its record and subkey, and its MLS additions to the household's groups (the parent key).",
+        discussion: """
+        Refused (exit 4) past the household's device limit, for an id the vault already has, or \
+        for a name another active device has.
+
+        Example:
+          vault-tool device add --key-file parent.nsec --id 9C1D2E3F-0000-4000-8000-000000000001 \\
+            --name "Sam's iPad" --ops adds.jsonl -o new.vault household.vault
+        """
+    )
+
+    @OptionGroup var options: DeviceChangeOptions
+
+    @Option(help: ArgumentHelp("The new device's id, as the device chose it.", valueName: "ID"))
+    var id: String
+
+    @Option(help: ArgumentHelp("The new device's name.", valueName: "NAME"))
+    var name: String
+
+    func run() throws { try options.run(.add(id: id, name: name)) }
+}
+
+struct DevicePromote: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "promote",
+        abstract: "Make an active device the primary (the old primary stays active).",
+        discussion: """
+        Example:
+          vault-tool device promote --key-file parent.nsec --in-place household.vault "bedroom ipad"
+        """
+    )
+
+    @OptionGroup var options: DeviceChangeOptions
+
+    @Argument(help: ArgumentHelp("The device: its id, 4 characters of it or more, or its whole name.", valueName: "DEVICE"))
+    var device: String
+
+    func run() throws { try options.run(.promote(device)) }
+}
+
+struct DeviceRename: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "rename",
+        abstract: "Rename a device.",
+        discussion: """
+        Example:
+          vault-tool device rename --key-file parent.nsec --in-place household.vault \\
+            "old ipad" "Grandma's iPad"
+        """
+    )
+
+    @OptionGroup var options: DeviceChangeOptions
+
+    @Argument(help: ArgumentHelp("The device: its id, 4 characters of it or more, or its whole name.", valueName: "DEVICE"))
+    var device: String
+
+    @Argument(help: ArgumentHelp("Its new name.", valueName: "NAME"))
+    var name: String
+
+    func run() throws { try options.run(.rename(device, to: name)) }
+}
+
+struct DeviceLimit: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "limit",
+        abstract: "Set the most active devices the household may have, or clear it (none).",
+        discussion: """
+        A limit below today's active devices is refused: revoke first.
+
+        Example:
+          vault-tool device limit --key-file parent.nsec --in-place household.vault 4
+        """
+    )
+
+    @OptionGroup var options: DeviceChangeOptions
+
+    @Argument(help: ArgumentHelp("The limit (1 or more), or none.", valueName: "N|none"))
+    var limit: String
+
+    func run() throws {
+        if limit.lowercased() == "none" { return try options.run(.limit(nil)) }
+        guard let value = Int(limit) else { throw VaultError(.deviceLimitInvalid, "the limit \(QuotedInput(limit)) is not a number or 'none'") }
+        try options.run(.limit(value))
+    }
+}

@@ -1,0 +1,119 @@
+"""Every device flow the seeds describe, as `vault-tool device add|promote|rename|limit` does it
+(issue 47, item 1), checked here against the seed's derivations written again in Python
+(vaultref) and the household log's rules (rust-nostr verifies each event): the added device's
+subkey is the app's, it joins every group the household's devices are in, the operations say
+so, and each change is one signed `device` event. Random households, and each guard rail.
+"""
+import json
+import os
+import shutil
+import subprocess
+import uuid
+
+import pytest
+from test_household_log import reference_verify
+from vaultref import Household, nip19_decode, open_envelope
+from workspace import BIN, FIXTURES
+
+PARENT = Household(nip19_decode((FIXTURES / "keys" / "parent.nsec").read_text().strip(), "nsec"))
+
+
+def tool(*arguments, cwd):
+    return subprocess.run([str(BIN / "vault-tool"), *arguments], capture_output=True, text=True, errors="replace", cwd=cwd, timeout=120,
+                          stdin=subprocess.DEVNULL)
+
+
+@pytest.fixture(params=[2, 3])
+def house(tmp_path, request):
+    for name in ("parent.nsec", "parent.vaultkey"):
+        shutil.copy(FIXTURES / "keys" / name, tmp_path / name)
+        os.chmod(tmp_path / name, 0o600)
+    (tmp_path / "v2.vault").write_bytes((FIXTURES / "testkit" / "ok-v2-household.vault").read_bytes())
+    if request.param == 3:
+        assert tool("migrate", "--key-file", "parent.nsec", "--to", "3", "-o", "h.vault", "v2.vault", cwd=tmp_path).returncode == 0
+    else:
+        shutil.copy(tmp_path / "v2.vault", tmp_path / "h.vault")
+    return tmp_path, request.param
+
+
+def document(folder, name="h.vault"):
+    return open_envelope((folder / name).read_bytes(), PARENT.vault_key)
+
+
+def test_an_added_device_has_the_apps_subkey_and_joins_every_group_of_the_household(house):
+    folder, schema = house
+    before = document(folder)
+    ids = [str(uuid.uuid4()).upper() for _ in range(3)]
+    for number, device_id in enumerate(ids):
+        added = tool("device", "add", "--key-file", "parent.nsec", "--id", device_id, "--name", f"Tablet {number} — Zoë", "--in-place",
+                     "--ops", f"add-{number}.jsonl", "h.vault", cwd=folder)
+        assert added.returncode == 0, added.stderr
+    after = document(folder)
+    household = {d["subkeyPublicKey"] for d in before["devices"] if d["status"] == "active"}
+    groups = [g["mlsGroupId"] for g in before["groupMemberships"] if household & set(g["memberPubkeys"])]
+    for number, device_id in enumerate(ids):
+        subkey = PARENT.subkey_pubkey(device_id)
+        record = next(d for d in after["devices"] if d["deviceId"] == device_id)
+        assert record["subkeyPublicKey"] == subkey and record["status"] == "active" and not record["isPrimary"]
+        assert [g["mlsGroupId"] for g in after["groupMemberships"] if subkey in g["memberPubkeys"]] == groups
+        operations = [json.loads(line) for line in (folder / f"add-{number}.jsonl").read_text().splitlines()]
+        assert operations == [{"op": "mls.add", "group": g, "member": subkey, "deviceId": device_id} for g in groups]
+    assert after["revision"] == before["revision"] + 3
+    assert tool("check", "--key-file", "parent.nsec", "h.vault", cwd=folder).returncode == 0
+    if schema == 3:
+        log = (folder / "h.log").read_text()
+        assert reference_verify(log, PARENT.household_id.hex(), (folder / "h.vault").read_bytes()) is None
+        events = [json.loads(line) for line in log.splitlines()][-3:]
+        assert all(["action", "device"] in e["tags"] and ["change", "add"] in e["tags"] and e["pubkey"] == PARENT.pubkey for e in events)
+        assert [next(t[1] for t in e["tags"] if t[0] == "device") for e in events] == ids
+    # Run again: nothing changes, nothing is added twice.
+    again = tool("device", "add", "--key-file", "parent.nsec", "--id", ids[0], "--name", "Tablet 0 — Zoë", "--in-place", "--ops", "again.jsonl",
+                 "h.vault", cwd=folder)
+    assert again.returncode == 0 and (folder / "again.jsonl").read_text() == "" and document(folder) == after
+
+
+def test_promote_rename_and_limit_each_do_one_thing(house):
+    folder, schema = house
+    before = document(folder)
+    secondary = next(d for d in before["devices"] if d["status"] == "active" and not d["isPrimary"])
+    primary = next(d for d in before["devices"] if d["isPrimary"])
+    steps = [["promote", secondary["deviceName"].upper()], ["rename", primary["deviceId"][:6], "Grandma's iPad"], ["limit", "none"],
+             ["limit", str(sum(d["status"] == "active" for d in before["devices"]))]]
+    for step in steps:
+        result = tool("device", step[0], "--key-file", "parent.nsec", "--in-place", "h.vault", *step[1:], cwd=folder)
+        assert result.returncode == 0, (step, result.stderr)
+    after = document(folder)
+    assert [d["deviceId"] for d in after["devices"] if d["isPrimary"]] == [secondary["deviceId"]]
+    assert next(d for d in after["devices"] if d["deviceId"] == primary["deviceId"])["status"] == "active"
+    assert next(d for d in after["devices"] if d["deviceId"] == primary["deviceId"])["deviceName"] == "Grandma's iPad"
+    assert after.get("deviceLimit") == sum(d["status"] == "active" for d in before["devices"])
+    # At the limit, an add is refused and nothing is written.
+    vault = (folder / "h.vault").read_bytes()
+    refused = tool("device", "add", "--key-file", "parent.nsec", "--id", "NEW-1", "--name", "One too many", "--in-place", "--ops", "x.jsonl", "h.vault",
+                   cwd=folder)
+    assert refused.returncode == 4 and "limit" in refused.stderr and (folder / "h.vault").read_bytes() == vault
+    assert tool("check", "--key-file", "parent.nsec", "h.vault", cwd=folder).returncode == 0
+    if schema == 3:
+        assert reference_verify((folder / "h.log").read_text(), PARENT.household_id.hex(), vault) is None
+
+
+@pytest.mark.parametrize("name", ["line\nbreak", "bidi\u202etxt", "zero\u200bwidth", " padded", "", "x" * 101, PARENT.nsec])
+def test_a_name_no_listing_could_show_safely_is_refused(house, name):
+    folder, _ = house
+    vault = (folder / "h.vault").read_bytes()
+    for command in (["add", "--id", "NEW-2", "--name", name, "h.vault"], ["rename", "h.vault", "kitchen ipad", name]):
+        result = tool("device", *command[:1], "--key-file", "parent.nsec", "--in-place", "--ops", "o.jsonl", *command[1:], cwd=folder)
+        assert result.returncode == 64, (command, result.stderr)
+        assert PARENT.nsec not in result.stderr + result.stdout
+    assert (folder / "h.vault").read_bytes() == vault
+
+
+def test_adding_needs_the_parent_key_and_a_dry_run_writes_nothing(house):
+    folder, _ = house
+    vault = (folder / "h.vault").read_bytes()
+    no_key = tool("device", "add", "--vault-key-file", "parent.vaultkey", "--id", "N", "--name", "N", "--in-place", "h.vault", cwd=folder)
+    assert no_key.returncode == 64
+    dry = tool("device", "add", "--key-file", "parent.nsec", "--id", "N", "--name", "N", "--dry-run", "--json", "h.vault", cwd=folder)
+    assert dry.returncode == 0 and json.loads(dry.stdout)["operations"] and (folder / "h.vault").read_bytes() == vault
+    stale = tool("device", "rename", "--key-file", "parent.nsec", "--in-place", "--expect-revision", "1", "h.vault", "kitchen ipad", "K", cwd=folder)
+    assert stale.returncode == 4 and (folder / "h.vault").read_bytes() == vault

@@ -1,0 +1,254 @@
+"""What a kept record may hold, and what a writer may replace beside it (issue 44, after a
+hostile trial of the household log): no signed, append-only record (a household log's event, a
+registry batch, a vault's revocation) holds a key in any spelling, and no public-key option takes
+a secret the run holds; a log beside an output is replaced only by one that keeps all of it; the
+vault key never signs; ids are checked as ids. Each case with its variants: spellings, commands,
+names.
+"""
+import json
+import os
+import shutil
+import subprocess
+
+import pytest
+from vaultref import Household, nip19_decode, xonly_pubkey
+from workspace import BIN, FIXTURES
+
+PARENT = Household(nip19_decode((FIXTURES / "keys" / "parent.nsec").read_text().strip(), "nsec"))
+OTHER = Household(nip19_decode((FIXTURES / "keys" / "other.nsec").read_text().strip(), "nsec"))
+WORDS = " ".join(["abandon"] * 11 + ["about"])
+
+
+def tool(name, *arguments, cwd):
+    return subprocess.run([str(BIN / name), *arguments], capture_output=True, text=True, errors="replace", cwd=cwd, timeout=120,
+                          stdin=subprocess.DEVNULL)
+
+
+def secret_spellings(household):
+    """Ways a person pastes a household's secrets: the parent key and the vault key."""
+    hex_key, vault_hex = household.secret.hex(), household.vault_key.hex()
+    return {
+        "nsec": household.nsec, "nsec upper case": household.nsec.upper(), "nsec in an export": f"export NSEC={household.nsec}",
+        "parent key hex": hex_key, "parent key HEX": hex_key.upper(), "parent key 0x": "0x" + hex_key,
+        "parent key in a sentence": f"key {hex_key} lost", "vault key hex": vault_hex, "vault key in a sentence": f"vk {vault_hex}",
+        "recovery words": WORDS,
+    }
+
+
+def leaks(result, household):
+    text = result.stdout + result.stderr
+    return any(secret in text.lower() for secret in (household.secret.hex(), household.vault_key.hex(), household.nsec.lower(),
+                                                      household.secret.hex()[:16], household.vault_key.hex()[:16]))
+
+
+@pytest.fixture
+def house(tmp_path):
+    for name in ("parent.nsec", "parent.vaultkey", "other.nsec"):
+        shutil.copy(FIXTURES / "keys" / name, tmp_path / name)
+        os.chmod(tmp_path / name, 0o600)
+    (tmp_path / "v2.vault").write_bytes((FIXTURES / "testkit" / "ok-v2-household.vault").read_bytes())
+    migrated = tool("vault-tool", "migrate", "--key-file", "parent.nsec", "--to", "3", "--now", "2025-12-01T00:00:00Z", "-o", "h.vault", "v2.vault",
+                    cwd=tmp_path)
+    assert migrated.returncode == 0, migrated.stderr
+    return tmp_path
+
+
+def snapshot(folder):
+    return {p.name: p.read_bytes() for p in folder.iterdir() if p.is_file()}
+
+
+@pytest.mark.parametrize("spelling", sorted(secret_spellings(PARENT)))
+def test_no_grant_names_a_secret_as_its_key_nor_keeps_one_in_its_label(house, spelling):
+    secret = secret_spellings(PARENT)[spelling]
+    before = snapshot(house)
+    grant = ["vault-tool", "log", "grant", "--key-file", "parent.nsec", "--allow", "revoke", "--until", "2026-06-01", "--now", "2026-01-01T00:00:00Z"]
+    as_key = tool(*grant, "--to", secret, "h.vault", cwd=house)
+    assert as_key.returncode == 64, (spelling, as_key.stderr)
+    assert not leaks(as_key, PARENT), (spelling, as_key.stderr)
+    as_label = tool(*grant, "--to", OTHER.npub, "--label", secret, "h.vault", cwd=house)
+    assert as_label.returncode == 64 and "not shown" in as_label.stderr, (spelling, as_label.stderr)
+    assert not leaks(as_label, PARENT)
+    as_reason = tool("vault-tool", "log", "withdraw", "--key-file", "parent.nsec", "--grant", OTHER.npub, "--reason", secret, "h.vault", cwd=house)
+    assert as_reason.returncode != 0 and not leaks(as_reason, PARENT)
+    assert snapshot(house) == before
+
+
+def test_the_vault_keys_own_public_key_is_never_granted_and_the_vault_key_never_signs(house):
+    vault_key_npub = xonly_pubkey(PARENT.vault_key)
+    refused = tool("vault-tool", "log", "grant", "--key-file", "parent.nsec", "--to", vault_key_npub, "--allow", "revoke", "--until", "2026-06-01",
+                   "--now", "2026-01-01T00:00:00Z", "h.vault", cwd=house)
+    assert refused.returncode == 64 and "vault key" in refused.stderr
+    before = snapshot(house)
+    for command in (["device-revoker", "vault", "--vault-key-file", "parent.vaultkey", "--signer-key-file", "parent.vaultkey", "--vault", "h.vault",
+                     "--device", "bedroom ipad", "--ops", "ops.jsonl", "-o", "next.vault"],
+                    ["device-revoker", "vault", "--key-file", "parent.nsec", "--signer-key-file", "parent.vaultkey", "--vault", "h.vault",
+                     "--device", "bedroom ipad", "--ops", "ops.jsonl", "-o", "next.vault"]):
+        result = tool(*command, cwd=house)
+        assert result.returncode == 4 and "vault key" in result.stderr, result.stderr
+        assert not leaks(result, PARENT)
+    assert snapshot(house) == before
+
+
+@pytest.mark.parametrize("spelling", ["nsec", "nsec in an export", "parent key hex", "vault key hex", "recovery words"])
+def test_no_revocation_keeps_a_secret_as_its_reason_or_operator(house, spelling):
+    secret = secret_spellings(PARENT)[spelling]
+    before = snapshot(house)
+    vault = tool("device-revoker", "vault", "--key-file", "parent.nsec", "--vault", "h.vault", "--device", "bedroom ipad", "--reason", secret,
+                 "--ops", "ops.jsonl", "-o", "next.vault", cwd=house)
+    assert vault.returncode == 64 and not leaks(vault, PARENT), vault.stderr
+    assert snapshot(house) == before
+    assert tool("device-revoker", "registry", "init", "--db", "r.sqlite", cwd=house).returncode == 0
+    registry = house / "r.sqlite"
+    recorded = registry.read_bytes()
+    for option in ("--reason", "--operator"):
+        result = tool("device-revoker", "registry", "revoke", "--db", "r.sqlite", "--device", "did:plc:a#d1", option, secret, cwd=house)
+        assert result.returncode == 64 and not leaks(result, PARENT), (option, result.stderr)
+        assert registry.read_bytes() == recorded
+
+
+@pytest.mark.parametrize("output", ["h", "./h", "h.log.vault"])
+def test_an_output_whose_log_is_the_inputs_log_is_refused_and_the_log_kept(house, output):
+    """`-o h` beside `h.vault`: the output's log would be `h.log`, the input's own."""
+    before = (house / "h.log").read_bytes()
+    for command in (["device-revoker", "vault", "--key-file", "parent.nsec", "--vault", "h.vault", "--device", "bedroom ipad", "--ops", "ops.jsonl"],
+                    ["vault-tool", "migrate", "--key-file", "parent.nsec", "--to", "3", "h.vault"]):
+        result = tool(*command, "-o", output, cwd=house)
+        if output == "h.log.vault":
+            # Its log is h.log.log: nothing in the way; the run may go ahead.
+            assert (house / "h.log").read_bytes() == before
+            continue
+        assert result.returncode == 4, (command, result.stderr)
+        assert (house / "h.log").read_bytes() == before
+
+
+def test_another_households_log_or_another_life_beside_the_output_is_never_replaced(house):
+    # Another household's log, at the name the output's log takes.
+    fleet = tool("vault-tool", "sample-fleet", "--households", "1", "--schema-version", "3", "--out-dir", "fleet", cwd=house)
+    assert fleet.returncode == 0, fleet.stderr
+    foreign = next((house / "fleet" / "vaults").glob("*.log")).read_bytes()
+    # This household's other life: two changes from the same vault, kept in a log elsewhere.
+    first = tool("device-revoker", "vault", "--key-file", "parent.nsec", "--vault", "h.vault", "--device", "bedroom ipad", "--ops", "a.jsonl",
+                 "-o", "a.vault", cwd=house)
+    assert first.returncode == 0, first.stderr
+    other_life = tool("device-revoker", "vault", "--key-file", "parent.nsec", "--vault", "a.vault", "--device", "kitchen ipad", "--allow-empty",
+                      "--ops", "b.jsonl", "-o", "b.vault", cwd=house)
+    assert other_life.returncode == 0, other_life.stderr
+    for name, log in (("another household's", foreign), ("another life's", (house / "b.log").read_bytes()), ("not a log", b"notes\n")):
+        for command in (["device-revoker", "vault", "--key-file", "parent.nsec", "--vault", "h.vault", "--device", "old ipad", "--ops", "c.jsonl",
+                         "-o", "out.vault"],
+                        ["device-revoker", "vault", "--key-file", "parent.nsec", "--vault", "h.vault", "--device", "bedroom ipad", "--ops", "d.jsonl",
+                         "-o", "out.vault"],
+                        ["vault-tool", "migrate", "--key-file", "parent.nsec", "--to", "3", "-o", "out.vault", "h.vault"],
+                        ["vault-tool", "merge", "--key-file", "parent.nsec", "--base", "h.vault", "--ours", "h.vault", "--theirs", "a.vault",
+                         "-o", "out.vault"]):
+            (house / "out.log").write_bytes(log)
+            result = tool(*command, cwd=house)
+            assert result.returncode == 4, (name, command, result.stderr)
+            assert (house / "out.log").read_bytes() == log and not (house / "out.vault").exists(), (name, command)
+
+
+def test_a_rotated_households_old_key_cannot_give_up_the_rotation(house):
+    """With the vault from before the move put back beside the old log, the old key's change
+    would drop the `rotate` event and go on in the old household: refused, whatever the change."""
+    new_secret = os.urandom(32)
+    new = Household(new_secret)
+    (house / "new.nsec").write_text(new.nsec + "\n")
+    os.chmod(house / "new.nsec", 0o600)
+    assert tool("rotation-planner", "plan", "--mode", "compromise", "--vault", "h.vault", "--key-file", "parent.nsec", "--new-key-file", "new.nsec",
+                "-o", "plan.json", cwd=house).returncode == 0
+    applied = tool("rotation-planner", "apply", "plan.json", "--vault", "h.vault", "--key-file", "parent.nsec", "--new-key-file", "new.nsec",
+                   "--out-dir", "rotated", "--ops", "ops.jsonl", cwd=house)
+    assert applied.returncode == 0, applied.stderr
+    old_log = house / "rotated" / PARENT.vault_path.replace(".vault", ".log")
+    rotated = old_log.read_bytes()
+    for command in (["device-revoker", "vault", "--key-file", "parent.nsec", "--vault", "h.vault", "--log", str(old_log), "--device", "old ipad",
+                     "--ops", "x.jsonl", "-o", "x.vault"],
+                    ["vault-tool", "migrate", "--key-file", "parent.nsec", "--to", "3", "--log", str(old_log), "-o", "y.vault", "h.vault"]):
+        result = tool(*command, cwd=house)
+        assert result.returncode != 0 and "moved" in result.stderr, (command, result.stderr)
+    assert old_log.read_bytes() == rotated
+    assert not (house / "x.vault").exists() and not (house / "y.vault").exists()
+
+
+@pytest.mark.parametrize("value", ["zz", "", "g" * 12, "abc", "0" * 65, "12345678901x", " " + "a" * 12])
+def test_an_id_that_is_not_hex_is_a_usage_error_not_a_tampering(house, value):
+    assert tool("vault-tool", "log", "verify", f"--expect-event={value}", "h.vault", cwd=house).returncode == 64
+    assert tool("vault-tool", "log", "withdraw", "--key-file", "parent.nsec", f"--grant={value}", "h.vault", cwd=house).returncode == 64
+    assert tool("device-revoker", "registry", "init", "--db", "r.sqlite", cwd=house).returncode == 0
+    assert tool("device-revoker", "registry", "log", "--db", "r.sqlite", "--verify", f"--expect-head={value}", cwd=house).returncode == 64
+
+
+def test_a_grant_is_recorded_once_and_names_each_action_once(house):
+    grant = ["vault-tool", "log", "grant", "--key-file", "parent.nsec", "--to", OTHER.npub, "--until", "2026-06-01", "--now", "2026-01-01T00:00:00Z"]
+    for allow in ("revoke,revoke", "revoke, merge,revoke", "revoke,", ",revoke", "start"):
+        assert tool(*grant, "--allow", allow, "h.vault", cwd=house).returncode == 64, allow
+    assert tool(*grant, "--allow", "revoke", "h.vault", cwd=house).returncode == 0
+    once = (house / "h.log").read_bytes()
+    again = tool(*grant, "--allow", "revoke", "h.vault", cwd=house)
+    assert again.returncode == 0 and "already" in again.stderr
+    assert (house / "h.log").read_bytes() == once
+    long = tool(*grant, "--allow", "merge", "--until", "2099-01-01", "h.vault", cwd=house)
+    assert long.returncode == 0 and "warning" in long.stderr
+
+
+@pytest.mark.parametrize("kind", ["directory", "fifo", "device"])
+def test_a_log_that_is_not_a_regular_file_is_refused_alike(house, kind):
+    path = {"directory": "dir.log", "fifo": "fifo.log", "device": "/dev/null"}[kind]
+    if kind == "directory":
+        (house / path).mkdir()
+    elif kind == "fifo":
+        os.mkfifo(house / path)
+    result = tool("vault-tool", "log", "verify", "--log", path, "h.vault", cwd=house)
+    assert result.returncode == 2, result.stderr
+
+
+def test_a_last_line_without_its_newline_is_a_log_cut_off(house):
+    text = (house / "h.log").read_bytes()
+    (house / "cut.log").write_bytes(text.rstrip(b"\n"))
+    result = tool("vault-tool", "log", "verify", "--log", "cut.log", "h.vault", cwd=house)
+    assert result.returncode == 3 and "at event 1" in result.stderr
+
+
+def test_signer_options_on_a_vault_without_a_log_are_said_to_be_unused(house):
+    result = tool("device-revoker", "vault", "--key-file", "parent.nsec", "--signer-key-file", "other.nsec", "--vault", "v2.vault",
+                  "--device", "bedroom ipad", "--ops", "ops.jsonl", "-o", "next.vault", cwd=house)
+    assert result.returncode == 0, result.stderr
+    assert "--signer-key-file not used" in result.stderr
+
+
+@pytest.mark.parametrize("packages", [0, None, 1, 3])
+def test_a_rejoin_plan_names_only_a_device_the_server_can_add(house, packages):
+    """Seed 003's addMember adds a device only `WHERE key_packages_available > 0`: a plan for a
+    device with none is empty, and says which conversations it will join once it has some."""
+    assert tool("device-revoker", "registry", "init", "--db", "r.sqlite", cwd=house).returncode == 0
+    device = {"user_did": "did:plc:u", "device_id": "new", "device_mls_did": "did:plc:u#new", "signature_public_key": "ab"}
+    if packages is not None:
+        device["key_packages_available"] = packages
+    old = {"user_did": "did:plc:u", "device_id": "old", "device_mls_did": "did:plc:u#old", "signature_public_key": "cd", "key_packages_available": 1}
+    (house / "d.jsonl").write_text(json.dumps(old) + "\n" + json.dumps(device) + "\n")
+    (house / "m.jsonl").write_text("".join(json.dumps({"convo_id": c, "member_mls_did": "did:plc:u#old", "user_did": "did:plc:u", "device_id": "old",
+                                                       "joined_at": "2025-01-01T00:00:00Z"}) + "\n" for c in ("c1", "c2")))
+    imported = tool("device-revoker", "registry", "import", "--db", "r.sqlite", "--devices", "d.jsonl", "--members", "m.jsonl", cwd=house)
+    assert imported.returncode == 0, imported.stderr
+    plan = tool("device-revoker", "registry", "rejoin-plan", "--db", "r.sqlite", "--device", "did:plc:u#new", cwd=house)
+    assert plan.returncode == 0, plan.stderr
+    if packages:
+        assert [json.loads(line)["convo"] for line in plan.stdout.splitlines()] == ["c1", "c2"]
+    else:
+        assert plan.stdout == "" and "key packages" in plan.stderr and "c1, c2" in plan.stderr
+
+
+def test_a_revocations_group_removals_are_never_dropped(house):
+    """Without --ops they go to standard output (or into --json's report); with the vault on
+    standard output and neither, the run is refused: the app must make them."""
+    base = ["device-revoker", "vault", "--key-file", "parent.nsec", "--vault", "v2.vault", "--device", "bedroom ipad"]
+    plain = tool(*base, "-o", "a.vault", cwd=house)
+    assert plain.returncode == 0, plain.stderr
+    removals = [json.loads(line) for line in plain.stdout.splitlines()]
+    assert removals and all(r["op"] == "mls.remove" for r in removals) and "standard output" in plain.stderr
+    with_json = tool(*base, "-o", "b.vault", "--json", cwd=house)
+    assert with_json.returncode == 0 and json.loads(with_json.stdout)["groupRemovals"] == removals
+    to_file = tool(*base, "-o", "c.vault", "--ops", "ops.jsonl", cwd=house)
+    assert to_file.returncode == 0 and to_file.stdout == "" and [json.loads(l) for l in (house / "ops.jsonl").read_text().splitlines()] == removals
+    refused = subprocess.run([str(BIN / "device-revoker"), *base[1:], "-o", "-", "--force"], capture_output=True, cwd=house, stdin=subprocess.DEVNULL)
+    assert refused.returncode == 64 and refused.stdout == b""
