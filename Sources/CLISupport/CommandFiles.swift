@@ -115,6 +115,16 @@ public final class CommandFiles {
         }
         // Aliases first, so that a refusal names both files; then what each output needs alone.
         try FileSet.check(inputs: inputs, outputs: resolved.map { ($0.output.label, $0.location) })
+        // A file named that is standard output or error (`-o /dev/stdout`, a link to
+        // /proc/self/fd/1, the very file the shell redirected them to): written through a
+        // rename, it would leave the stream writing to a file no longer there, and whatever
+        // went to the stream (the operations, a report) would be lost.
+        for (descriptor, stream) in [(STDOUT_FILENO, "standard output"), (STDERR_FILENO, "standard error")] {
+            guard let identity = FileIdentity.of(descriptor: descriptor) else { continue }
+            if let (output, location) = resolved.first(where: { $0.location.exists && $0.location.identity == identity }) {
+                throw VaultError.sameFile(output: "\(output.label) '\(location.path)'", other: stream, otherIsInput: false)
+            }
+        }
         for (output, location) in resolved {
             if location.folderIsMissing {
                 throw VaultError.outputFolderMissing(output.label, location.path)
@@ -210,6 +220,7 @@ public final class OutputWriter {
     }
 
     private func stageChecked(_ label: String, _ bytes: UnsafeRawBufferPointer) throws {
+        try refuseOverMovedHousehold(label, bytes)
         let (output, location) = files.declared(label)
         if output.path.map(VaultLocation.isObject) ?? false {
             // Never a secret (refused when declared): an ordinary array may hold it.
@@ -234,6 +245,18 @@ public final class OutputWriter {
     /// Stages a vault whose log, if it needs one, was checked by ``LoggedVault`` (``stageVault(_:_:logLabel:)``).
     func stage(_ label: String, vault: [UInt8]) throws {
         try vault.withUnsafeBytes { try stageChecked(label, $0) }
+    }
+
+    /// A vault never replaces the vault of a household that moved to a new key (its log beside
+    /// it ends with the rotation): that file is a tombstone, and whatever schema the new bytes
+    /// have, writing over it would bring the old household back under the old key.
+    private func refuseOverMovedHousehold(_ label: String, _ bytes: UnsafeRawBufferPointer) throws {
+        let (output, _) = files.declared(label)
+        guard output.copiesModeOf == nil, let path = output.path, LoggedVault.schemaVersion(Array(bytes.prefix(VaultEnvelope.headerByteCount))) != nil,
+              let current = try currentContents(label), let version = LoggedVault.schemaVersion(current), version >= 3,
+              let logBytes = try? InputFiles.readIfPresent(LoggedVault.logPath(besideVault: path), what: "household log"),
+              let log = try? HouseholdLog(parsing: logBytes), log.endsWithRotation else { return }
+        throw VaultError.householdMoved()
     }
 
     /// Whether the command declared an output with this label.

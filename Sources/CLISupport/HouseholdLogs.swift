@@ -143,6 +143,12 @@ public struct LoggedChange {
         signer = try files.options.signer(access, diagnostics)
         givenForLog = files.options.given
         self.diagnostics = diagnostics
+        // A change that writes no log from it (a migration down) is still none of a household
+        // that moved: its vault is a tombstone, or an old copy put back beside the log.
+        if !readsLog, opened.document.version >= 3, let input = files.input,
+           let bytes = try? InputFiles.readIfPresent(input, what: "household log"), (try? HouseholdLog(parsing: bytes))?.endsWithRotation == true {
+            throw VaultError.householdMoved()
+        }
         guard readsLog, let log = try files.read(forVaultOf: opened.document.version, vault: path) else {
             self.log = nil
             return

@@ -12,6 +12,13 @@ public struct FileIdentity: Hashable, Sendable {
     /// Set only for a file that does not exist yet: the rest of its path below the folder.
     package let pendingName: String?
 
+    /// The identity of an open descriptor's file, when it is a regular file; nil otherwise.
+    public static func of(descriptor: Int32) -> FileIdentity? {
+        var info = stat()
+        guard fstat(descriptor, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG else { return nil }
+        return FileIdentity(device: UInt64(info.st_dev), inode: UInt64(info.st_ino), pendingName: nil)
+    }
+
     /// The identity of an existing file, following symbolic links; nil when there is none.
     public static func of(existing path: String) -> FileIdentity? {
         var info = stat()

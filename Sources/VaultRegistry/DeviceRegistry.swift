@@ -319,6 +319,10 @@ extension DeviceRegistry {
         guard let keyBytes = Hex.decode(key), !keyBytes.isEmpty else { throw reader.invalid("signature_public_key", "should be hex") }
         let user = try reader.id("user_did", as: .user), device = try reader.id("device_id", as: .device)
         let mlsDid = try reader.text("device_mls_did"), name = try reader.optionalText("device_name")
+        // The server writes it as `format!("{}#{}", user_did, device_id)` (seed 003,
+        // registerDevice): any other is a row from elsewhere, and an operation naming it would
+        // add or remove a member that is not this device.
+        guard mlsDid == "\(user)#\(device)" else { throw reader.invalid("device_mls_did", "should be \(user)#\(device), its user_did and device_id") }
         let keyPackages = try reader.optionalInt("key_packages_available") ?? 0
         // The seed's column is a PostgreSQL INT: what it cannot hold is refused here, by line.
         guard (0...Int(Int32.max)).contains(keyPackages) else {

@@ -296,6 +296,7 @@ extension DeviceRegistry {
         // The rows and the batch's record are kept for good (append-only, chained).
         if let reason { try RecordedText.checkFreeText(reason, field: "the reason") }
         try RecordedText.checkFreeText(operatorInfo.name, field: "the operator")
+        try RecordedText.checkFreeText(batchID, field: "the batch id")
         let time = Self.timeText(now), d = dialect
         let body = { (db: RegistrySession) throws -> (RevocationResult, commit: Bool) in
             if !dryRun, let serialize = d.serializeRevocations { try db.execute(serialize) }

@@ -12,8 +12,8 @@ struct Device: ParsableCommand {
         subkey derived from the parent key, and its MLS additions to every group the household's \
         devices are in, as JSON Lines operations for the app (--ops FILE, or standard output). \
         Any active device may be promoted to primary (the old one stays active); a device is \
-        renamed; the household's device limit is set or cleared. Devices are named as \
-        device-revoker names them: an id, 4 characters of it or more, or a whole name. Each \
+        renamed; the household's device limit is set or cleared. Devices are named as a \
+        revocation names them: an id, 4 characters of it or more, or a whole name. Each \
         takes -o FILE or --in-place, --dry-run and --expect-revision N; in a schema 3 vault \
         each appends its signed event to the household log. Run again, a change already made \
         changes nothing (exit 0).
@@ -62,9 +62,6 @@ struct DeviceChangeOptions: ParsableArguments {
         } else if !dryRun, output.output == nil {
             throw ValidationError("give -o FILE or --in-place for the changed vault, or --dry-run")
         }
-        if !dryRun, ops == nil, json || output.output == "-" {
-            throw ValidationError("the operations would share standard output with \(json ? "--json" : "the vault"): give --ops FILE")
-        }
     }
 
     /// Where the vault goes: its own file in place, else -o.
@@ -72,11 +69,19 @@ struct DeviceChangeOptions: ParsableArguments {
 
     func run(_ change: DeviceChange) throws {
         log.apply()
-        if case .add = change { try vault.access.requireParentKey(for: "adding a device (its subkey derives from the parent key)") }
+        // Only an add makes operations; they go to --ops, else standard output, never nowhere.
+        var makesOperations = false
+        if case .add = change { makesOperations = true }
+        if makesOperations { try vault.access.requireParentKey(for: "adding a device (its subkey derives from the parent key)") }
+        if makesOperations, !dryRun, ops == nil, json || output.output == "-" {
+            throw VaultError(.operationsWithoutAPlace, "the MLS operations would share standard output with \(json ? "--json" : "the vault")",
+                             hint: "give --ops FILE")
+        }
+        let opsOutput = makesOperations ? ops ?? "-" : ops
         let logs = VaultLogFiles(signer, vault: vault.input, output: target)
         var writes: [DeclaredOutput] = []
         if !dryRun {
-            writes.append(DeclaredOutput("--ops", ops ?? "-", kind: .text))
+            if let opsOutput { writes.append(DeclaredOutput("--ops", opsOutput, kind: .text)) }
             if json { writes.append(DeclaredOutput("--json", "-", kind: .text)) }
             writes.append(inPlace ? DeclaredOutput("-o", vault.input, kind: .binary) : output.declared(.binary))
             writes += logs.declaredOutputs
@@ -100,7 +105,7 @@ struct DeviceChangeOptions: ParsableArguments {
         let bytes = outcome.unchanged ? input : try Vault.sealVerified(outcome.document, access: access)
         // The operations first: were the vault published and they not, a rerun would find the
         // device there and the app would never add it to its groups.
-        try writer.stage("--ops", outcome.operations.flatMap { $0.serialized(pretty: false) + [0x0a] })
+        if opsOutput != nil { try writer.stage("--ops", outcome.operations.flatMap { $0.serialized(pretty: false) + [0x0a] }) }
         if json { try writer.stage("--json", report.serialized()) }
         try writer.stageVault("-o", logged.record(.init(.device, summary: outcome.summary, details: [["change", change.name]] + (outcome.deviceID.map { [["device", $0]] } ?? [])),
                                                    vault: bytes, revision: outcome.document.revision))
@@ -121,8 +126,9 @@ struct DeviceAdd: ParsableCommand {
         for a name another active device has.
 
         Example:
-          vault-tool device add --key-file parent.nsec --id 9C1D2E3F-0000-4000-8000-000000000001 \\
-            --name "Sam's iPad" --ops adds.jsonl -o new.vault household.vault
+          vault-tool device add --key-file parent.nsec \\
+            --id 9C1D2E3F-0000-4000-8000-000000000001 --name "Sam's iPad" \\
+            --ops adds.jsonl -o new.vault household.vault
         """
     )
 
@@ -143,7 +149,8 @@ struct DevicePromote: ParsableCommand {
         abstract: "Make an active device the primary (the old primary stays active).",
         discussion: """
         Example:
-          vault-tool device promote --key-file parent.nsec --in-place household.vault "bedroom ipad"
+          vault-tool device promote --key-file parent.nsec --in-place \\
+            household.vault "bedroom ipad"
         """
     )
 
@@ -191,7 +198,7 @@ struct DeviceLimit: ParsableCommand {
 
     @OptionGroup var options: DeviceChangeOptions
 
-    @Argument(help: ArgumentHelp("The limit (1 or more), or none.", valueName: "N|none"))
+    @Argument(help: ArgumentHelp("The limit (1 or more), or none.", valueName: "LIMIT"))
     var limit: String
 
     func run() throws {
@@ -199,4 +206,9 @@ struct DeviceLimit: ParsableCommand {
         guard let value = Int(limit) else { throw VaultError(.deviceLimitInvalid, "the limit \(QuotedInput(limit)) is not a number or 'none'") }
         try options.run(.limit(value))
     }
+}
+
+extension VaultError.Code {
+    /// A change that makes MLS operations, with nowhere to write them.
+    static let operationsWithoutAPlace = VaultError.Code(name: "operationsWithoutAPlace", category: .usage)
 }

@@ -117,3 +117,24 @@ def test_adding_needs_the_parent_key_and_a_dry_run_writes_nothing(house):
     assert dry.returncode == 0 and json.loads(dry.stdout)["operations"] and (folder / "h.vault").read_bytes() == vault
     stale = tool("device", "rename", "--key-file", "parent.nsec", "--in-place", "--expect-revision", "1", "h.vault", "kitchen ipad", "K", cwd=folder)
     assert stale.returncode == 4 and (folder / "h.vault").read_bytes() == vault
+
+
+def test_a_plan_without_a_mode_after_a_revocation_says_the_device_held_the_key(house):
+    """Issue 47: `rotation-planner plan` without --mode right after revoking a device made a
+    routine plan without a word; it still does (routine is the default), and says why it might
+    not be what the family needs."""
+    folder, _ = house
+    (folder / "other.nsec").write_text(Household(os.urandom(32)).nsec + "\n")
+    os.chmod(folder / "other.nsec", 0o600)
+
+    def plan(*extra):
+        return subprocess.run([str(BIN / "rotation-planner"), "plan", "--vault", "r.vault", "--key-file", "parent.nsec", "--new-key-file", "other.nsec",
+                               *extra], capture_output=True, text=True, cwd=folder, stdin=subprocess.DEVNULL)
+    revoked = subprocess.run([str(BIN / "device-revoker"), "vault", "--key-file", "parent.nsec", "--vault", "v2.vault", "--device", "bedroom ipad",
+                              "--ops", "o.jsonl", "-o", "r.vault"], capture_output=True, text=True, cwd=folder)
+    assert revoked.returncode == 0, revoked.stderr
+    quiet = plan("--mode", "routine")
+    assert quiet.returncode == 0 and "--mode compromise" not in quiet.stderr
+    warned = plan()
+    assert warned.returncode == 0 and "--mode compromise" in warned.stderr and "Bedroom iPad" in warned.stderr
+    assert json.loads(warned.stdout)["mode"] == "routine"

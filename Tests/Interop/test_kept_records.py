@@ -252,3 +252,108 @@ def test_a_revocations_group_removals_are_never_dropped(house):
     assert to_file.returncode == 0 and to_file.stdout == "" and [json.loads(l) for l in (house / "ops.jsonl").read_text().splitlines()] == removals
     refused = subprocess.run([str(BIN / "device-revoker"), *base[1:], "-o", "-", "--force"], capture_output=True, cwd=house, stdin=subprocess.DEVNULL)
     assert refused.returncode == 64 and refused.stdout == b""
+
+
+def rotated(house):
+    """The household moved to a new key into rotated/; h.vault and h.log stay as before it."""
+    (house / "new.nsec").write_text(Household(os.urandom(32)).nsec + "\n")
+    os.chmod(house / "new.nsec", 0o600)
+    assert tool("rotation-planner", "plan", "--vault", "h.vault", "--key-file", "parent.nsec", "--new-key-file", "new.nsec", "-o", "plan.json",
+                cwd=house).returncode == 0
+    assert tool("rotation-planner", "apply", "plan.json", "--vault", "h.vault", "--key-file", "parent.nsec", "--new-key-file", "new.nsec",
+                "--out-dir", "rotated", "--ops", "ops.jsonl", cwd=house).returncode == 0
+    return house / "rotated" / PARENT.vault_path
+
+
+def test_a_moved_households_tombstone_is_never_written_over_and_its_log_never_dropped(house):
+    tombstone = rotated(house)
+    kept = tombstone.read_bytes(), tombstone.with_suffix(".log").read_bytes()
+    assert tool("vault-tool", "migrate", "--key-file", "parent.nsec", "--to", "2", "-o", "v2copy.vault", "h.vault", cwd=house).returncode == 0
+    for command in (["vault-tool", "migrate", "--key-file", "parent.nsec", "--to", "2", "-o", str(tombstone), "h.vault"],
+                    ["device-revoker", "vault", "--key-file", "parent.nsec", "--vault", "v2copy.vault", "--device", "bedroom ipad", "--ops", "o.jsonl",
+                     "-o", str(tombstone)],
+                    ["vault-tool", "merge", "--key-file", "parent.nsec", "--base", "v2copy.vault", "--ours", "v2copy.vault", "--theirs", "v2copy.vault",
+                     "-o", str(tombstone)]):
+        result = tool(*command, cwd=house)
+        assert result.returncode == 4 and "moved" in result.stderr, (command, result.stderr)
+    # The rotated log beside an old copy: no change, not even a migration down, goes ahead.
+    shutil.copy(house / "h.vault", house / "pre.vault")
+    shutil.copy(tombstone.with_suffix(".log"), house / "pre.log")
+    down = tool("vault-tool", "migrate", "--key-file", "parent.nsec", "--to", "2", "-o", "down.vault", "pre.vault", cwd=house)
+    assert down.returncode == 4 and not (house / "down.vault").exists()
+    # Nor is the rotation dropped from a log copied beside another output.
+    (house / "t2").mkdir()
+    shutil.copy(tombstone.with_suffix(".log"), house / "t2" / "x.log")
+    renamed = tool("vault-tool", "device", "rename", "--key-file", "parent.nsec", "-o", "t2/x.vault", "h.vault", "bedroom ipad", "Z", cwd=house)
+    assert renamed.returncode == 4 and (house / "t2" / "x.log").read_bytes() == kept[1]
+    assert (tombstone.read_bytes(), tombstone.with_suffix(".log").read_bytes()) == kept
+
+
+def test_another_change_of_the_same_signer_beside_the_output_is_kept(house):
+    assert tool("vault-tool", "device", "rename", "--key-file", "parent.nsec", "-o", "a.vault", "h.vault", "bedroom ipad", "Branch A",
+                cwd=house).returncode == 0
+    (house / "a.vault").rename(house / "a.vault.moved")
+    shutil.copy(house / "a.log", house / "x.log")
+    branch = (house / "x.log").read_bytes()
+    result = tool("vault-tool", "device", "rename", "--key-file", "parent.nsec", "-o", "x.vault", "h.vault", "bedroom ipad", "Branch B", cwd=house)
+    assert result.returncode == 4 and (house / "x.log").read_bytes() == branch
+
+
+@pytest.mark.parametrize("target", ["/dev/stdout", "link-to-fd-1"])
+def test_an_output_that_is_standard_output_by_another_name_is_refused(house, target):
+    if target == "link-to-fd-1":
+        os.symlink("/proc/self/fd/1", house / target)
+    with open(house / "captured", "wb") as captured:
+        for command in (["vault-tool", "device", "add", "--key-file", "parent.nsec", "--id", "N7", "--name", "N7", "-o", target, "h.vault"],
+                        ["device-revoker", "vault", "--key-file", "parent.nsec", "--vault", "h.vault", "--device", "bedroom ipad", "-o", target]):
+            result = subprocess.run([str(BIN / command[0]), *command[1:]], stdout=captured, stderr=subprocess.PIPE, cwd=house, stdin=subprocess.DEVNULL)
+            assert result.returncode == 4 and b"standard output" in result.stderr, (command, result.stderr)
+    assert (house / "captured").read_bytes() == b"" and not os.path.exists("/dev/stdout.log")
+
+
+def held_spellings(household):
+    hex_key, vault_hex = household.secret.hex(), household.vault_key.hex()
+    return {
+        "hex split by colons": ":".join(hex_key[i:i + 2] for i in range(0, 64, 2)),
+        "vault key in groups of eight": " ".join(vault_hex[i:i + 8] for i in range(0, 64, 8)),
+        "hex in two halves on two lines": hex_key[:32] + "\n" + hex_key[32:],
+        "hex with zero-width spaces": "\u200b".join(hex_key),
+        "nsec without its prefix": household.nsec[len("nsec1"):],
+        "nsec in full-width letters": "".join(chr(ord(c) + 0xFEE0) for c in household.nsec),
+        "words joined by underscores": "_".join(WORDS.split()),
+    }
+
+
+@pytest.mark.parametrize("spelling", sorted(held_spellings(PARENT)))
+def test_a_secret_written_any_way_is_kept_in_no_record(house, spelling):
+    secret = "lost " + held_spellings(PARENT)[spelling]
+    before = snapshot(house)
+    grant = tool("vault-tool", "log", "grant", "--key-file", "parent.nsec", "--to", OTHER.npub, "--allow", "revoke", "--until", "2026-06-01",
+                 "--now", "2026-01-01T00:00:00Z", "--label", secret, "h.vault", cwd=house)
+    assert grant.returncode == 64, grant.stderr
+    reason = tool("device-revoker", "vault", "--key-file", "parent.nsec", "--vault", "v2.vault", "--device", "bedroom ipad", "--reason", secret,
+                  "--ops", "o.jsonl", "-o", "n.vault", cwd=house)
+    assert reason.returncode == 64, reason.stderr
+    name = tool("vault-tool", "device", "add", "--key-file", "parent.nsec", "--id", "N1", "--name", secret[:100], "--ops", "o.jsonl", "-o", "n.vault",
+                "h.vault", cwd=house)
+    assert name.returncode == 64, name.stderr
+    assert snapshot(house) == before
+    # The registry's commands hold no household key: there, a key is known by its shape alone
+    # (a hex key split by colons behind a word is not one, to a run that does not hold it).
+    if spelling not in ("nsec in full-width letters", "words joined by underscores"):
+        return
+    assert tool("device-revoker", "registry", "init", "--db", "r.sqlite", cwd=house).returncode == 0
+    for option in ("--batch-id", "--operator", "--reason"):
+        result = tool("device-revoker", "registry", "revoke", "--db", "r.sqlite", "--device", "did:plc:a#d1", "--force", option, secret, cwd=house)
+        assert result.returncode == 64, (option, result.stderr)
+
+
+@pytest.mark.parametrize("device_id,name", [("B3E9A410", "New"), ("b3e9a410-77c2-4f0e-8d65-1c2b3a4d5e6f", "New"), ("N2", "6F1C2B7E"),
+                                            ("N3", "b3e9"), ("Bedroom iPad", "New"), ("N4", "KITCHEN  ipad"), ("N5", "Ｋitchen iPad"),
+                                            ("N6", "Kitchen iPad\ufe0f"), ("N7", "\u3164")])
+def test_an_added_device_never_makes_another_one_unnameable(house, device_id, name):
+    before = snapshot(house)
+    result = tool("vault-tool", "device", "add", "--key-file", "parent.nsec", "--id", device_id, "--name", name, "--ops", "o.jsonl", "-o", "n.vault",
+                  "h.vault", cwd=house)
+    assert result.returncode in (4, 64), result.stderr
+    assert snapshot(house) == before

@@ -392,6 +392,21 @@ WRITERS = [
                                    "-o {out:o=out.vault} --ops {out:ops=ops.jsonl}"),
     Writer("device-revoker vault", f"vault --key-file {{in:key=keys/parent.nsec}} --vault {{in:vault=work.vault}} --devices-file {{in:list=devices.txt}} "
                                    f"--now {NOW} -o {{out:o=out.vault}} --ops {{out:ops=ops.jsonl}}", "devices-file"),
+    Writer("vault-tool device add", f"device add --key-file {{in:key=keys/parent.nsec}} --id N-SWEEP --name Sweep --now {NOW} "
+                                    "--ops {out:ops=ops.jsonl} -o {out:o=out.vault} {in:vault=work.vault}"),
+    Writer("vault-tool device promote", f"device promote --key-file {{in:key=keys/parent.nsec}} --now {NOW} -o {{out:o=out.vault}} "
+                                        "{in:vault=work.vault} B3E9A410"),
+    Writer("vault-tool device rename", f"device rename --key-file {{in:key=keys/parent.nsec}} --now {NOW} -o {{out:o=out.vault}} "
+                                       "{in:vault=work.vault} B3E9A410 Renamed"),
+    Writer("vault-tool device limit", f"device limit --key-file {{in:key=keys/parent.nsec}} --now {NOW} -o {{out:o=out.vault}} {{in:vault=work.vault}} 5"),
+    Writer("vault-tool device add", f"device add --key-file {{in:key=keys/parent.nsec}} --id N-SWEEP --name Sweep --now {NOW} "
+                                    "--ops {out:ops=ops.jsonl} --in-place {io:vault=work.vault}", "in-place"),
+    Writer("vault-tool device promote", f"device promote --key-file {{in:key=keys/parent.nsec}} --now {NOW} --ops {{out:ops=ops.jsonl}} "
+                                        "--in-place {io:vault=work.vault} B3E9A410", "in-place"),
+    Writer("vault-tool device rename", f"device rename --key-file {{in:key=keys/parent.nsec}} --now {NOW} --ops {{out:ops=ops.jsonl}} "
+                                       "--in-place {io:vault=work.vault} B3E9A410 Renamed", "in-place"),
+    Writer("vault-tool device limit", f"device limit --key-file {{in:key=keys/parent.nsec}} --now {NOW} --ops {{out:ops=ops.jsonl}} "
+                                      "--in-place {io:vault=work.vault} 5", "in-place"),
     Writer("device-revoker registry init", "registry init --db {out:db=new.sqlite}"),
     Writer("device-revoker registry import", f"registry import --db {{io:db=registry.sqlite}} --devices {{in:devices=more-devices.jsonl}} "
                                              f"--members {{in:members=more-members.jsonl}} --now {NOW}", derived=WRITTEN_DATABASE_SIDE_FILES),
@@ -904,6 +919,11 @@ DRY_RUNS = [
     ("vault-tool migrate vault", "migrate --key-file keys/parent.nsec --to 2 --dry-run --in-place work-v1.vault"),
     ("vault-tool migrate batch", "migrate --to 2 --manifest manifest.jsonl --out-dir batch --dry-run"),
     ("vault-tool migrate batch", "migrate --to 2 --manifest manifest.jsonl --out-dir batch --journal j.sqlite --dry-run"),
+    ("vault-tool device add", f"device add --key-file keys/parent.nsec --id N-DRY --name Dry --dry-run work.vault"),
+    ("vault-tool device add", f"device add --key-file keys/parent.nsec --id N-DRY --name Dry --dry-run --json -o out.vault --ops ops.jsonl work.vault"),
+    ("vault-tool device promote", "device promote --key-file keys/parent.nsec --dry-run --in-place work.vault B3E9A410"),
+    ("vault-tool device rename", "device rename --key-file keys/parent.nsec --dry-run -o out.vault work.vault B3E9A410 Dry"),
+    ("vault-tool device limit", "device limit --key-file keys/parent.nsec --dry-run --json --in-place work.vault 5"),
     ("device-revoker vault", REVOKE + " --dry-run -o out.vault --ops ops.jsonl"),
     ("device-revoker vault", REVOKE + " --dry-run --json"),
     ("device-revoker registry revoke", REVOKE_IPAD + " --dry-run --ops ops.jsonl"),
@@ -1284,7 +1304,23 @@ STDIN = {
     ("vault-tool log grant", "key-file"): (f"log grant --key-file - --to {OTHER_NPUB} --allow revoke --until 2099-01-01 v3.vault", "keys/parent.nsec",
                                            lambda out: out == b""),
     ("vault-tool log withdraw", "key-file"): (f"log withdraw --key-file - --grant {OTHER_NPUB} v3.vault", "keys/parent.nsec", lambda out: out == b""),
-    ("device-revoker vault", "key-file"): (f"vault --key-file - --vault work.vault --device {DEVICE} --now {NOW} -o -", "keys/parent.nsec",
+    ("vault-tool device add", "key-file"): (f"device add --key-file - --id N-IN --name In --now {NOW} --ops ops.jsonl -o - work.vault", "keys/parent.nsec",
+                                            lambda out: any(d["deviceId"] == "N-IN" for d in vault_opens(out, 2)["devices"])),
+    ("vault-tool device add", "VAULT"): (f"device add --key-file keys/parent.nsec --id N-IN --name In --now {NOW} -o out.vault -", "work.vault",
+                                         lambda out: all(json.loads(line)["op"] == "mls.add" for line in out.splitlines())),
+    ("vault-tool device promote", "key-file"): (f"device promote --key-file - --now {NOW} -o - work.vault B3E9A410", "keys/parent.nsec",
+                                                lambda out: [d["isPrimary"] for d in vault_opens(out, 2)["devices"] if d["deviceId"].startswith("B3E9A410")] == [True]),
+    ("vault-tool device promote", "VAULT"): (f"device promote --key-file keys/parent.nsec --now {NOW} --json -o out.vault - B3E9A410", "work.vault",
+                                             lambda out: json.loads(out)["change"] == "promote"),
+    ("vault-tool device rename", "key-file"): (f"device rename --key-file - --now {NOW} -o - work.vault B3E9A410 In", "keys/parent.nsec",
+                                               lambda out: "In" in [d["deviceName"] for d in vault_opens(out, 2)["devices"]]),
+    ("vault-tool device rename", "VAULT"): (f"device rename --key-file keys/parent.nsec --now {NOW} --dry-run --json - B3E9A410 In", "work.vault",
+                                            lambda out: json.loads(out)["change"] == "rename"),
+    ("vault-tool device limit", "key-file"): (f"device limit --key-file - --now {NOW} -o - work.vault 5", "keys/parent.nsec",
+                                              lambda out: vault_opens(out, 2)["deviceLimit"] == 5),
+    ("vault-tool device limit", "VAULT"): (f"device limit --key-file keys/parent.nsec --now {NOW} --dry-run --json - 5", "work.vault",
+                                           lambda out: json.loads(out)["change"] == "limit"),
+    ("device-revoker vault", "key-file"): (f"vault --key-file - --vault work.vault --device {DEVICE} --now {NOW} --ops ops.jsonl -o -", "keys/parent.nsec",
                                            lambda out: [d["status"] for d in vault_opens(out, 2)["devices"] if d["deviceId"] == DEVICE] == ["revoked"]),
 }
 
@@ -1306,7 +1342,10 @@ def test_finding_9_every_standard_input_works_in_a_pipeline(workspace, key):
     assert result.returncode == 0, result
     assert check(result.stdout), result
     # The household log commands are there to write the log beside their vault, and nothing else.
-    writes = {"vault-tool log start": ["testkit/ok-v3-household.log"], "vault-tool log grant": ["v3.log"], "vault-tool log withdraw": ["v3.log"]}
+    writes = {"vault-tool log start": ["testkit/ok-v3-household.log"], "vault-tool log grant": ["v3.log"], "vault-tool log withdraw": ["v3.log"],
+              # A revocation's or an addition's operations go to a file when the vault is standard output.
+              "device-revoker vault": ["ops.jsonl"], "vault-tool device add": ["ops.jsonl", "out.vault"],
+              "vault-tool device promote": ["out.vault"]}
     assert_unchanged(workspace, before, what="a pipeline", writes=writes.get(key[0], ()))
 
 

@@ -44,6 +44,12 @@ STDOUT = {
     "vault-tool diff": Entry(f"diff {KEYS} work.vault base.vault"),
     "vault-tool merge": Entry(f"merge {KEYS} --base base.vault --ours ours.vault --theirs theirs.vault -o -"),
     "vault-tool log verify": Entry("log verify v3.vault"),
+    # The operations go to standard output without --ops: a lost one publishes no vault.
+    "vault-tool device add": Entry(f"device add {KEYS} --id N-STREAMS --name Streams --now {NOW} -o added.vault work.vault", publishes=True),
+    "vault-tool device promote": Entry(f"device promote {KEYS} --json --ops ops.jsonl --now {NOW} -o promoted.vault work.vault B3E9A410",
+                                       publishes=True),
+    "vault-tool device rename": Entry(f"device rename {KEYS} --dry-run --json work.vault B3E9A410 Renamed"),
+    "vault-tool device limit": Entry(f"device limit {KEYS} --json --ops ops.jsonl --now {NOW} -o limited.vault work.vault 5", publishes=True),
     "vault-tool log show": Entry("log show v3.vault"),
     "recovery-sheet generate": Entry(f"generate {KEYS} --dpi 100 --date 2026-01-01 --format png"),
     "recovery-sheet scan": Entry("scan sheet.png"),

@@ -7,7 +7,7 @@ enum Bech32 {
     static let standardLengthLimit = 90
 
     private static let charset = Array("qpzry9x8gf2tvdw0s3jn54khce6mua7l".utf8)
-    private static let reverseCharset: [Int8] = {
+    static let reverseCharset: [Int8] = {
         var table = [Int8](repeating: -1, count: 128)
         for (index, char) in charset.enumerated() { table[Int(char)] = Int8(index) }
         return table

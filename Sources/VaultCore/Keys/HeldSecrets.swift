@@ -30,26 +30,63 @@ package enum HeldSecrets {
         return fingerprints.withLock { $0.contains(fingerprint) }
     }
 
-    /// Whether any 64 hex digits in a row in `text`, any case, are a secret this run holds.
+    private static var isEmpty: Bool { fingerprints.withLock { $0.isEmpty } }
+
+    /// Whether `text` holds a secret this run holds in any way it is written: as hex (any case,
+    /// `0x`, split by spaces, colons, dashes, lines or invisible characters, full-width digits)
+    /// or as bech32 (an `nsec1…` with or without its prefix, any case or grouping). The text is
+    /// read in NFKC, and only its hex digits (or only its bech32 characters) are kept, in order:
+    /// whatever stands between the pieces of a key, they are found.
     package static func appear(in text: some Collection<UInt8>) -> Bool {
-        let bytes = Array(text)
-        var runStart = 0
-        var index = 0
+        guard !isEmpty else { return false }
+        var normalised = Array(text)
+        defer { normalised.zeroize() }
+        if let folded = try? normalised.withUnsafeBytes(UnicodeNormalization.nfkc) {
+            normalised.zeroize()
+            normalised = folded
+        }
+        return hexAppears(in: normalised) || bech32Appears(in: normalised)
+    }
+
+    /// Every 64 hex digits in a row of the text's hex digits.
+    private static func hexAppears(in text: [UInt8]) -> Bool {
+        var digits = text.compactMap(Hex.value)
+        defer { digits.zeroize() }
+        guard digits.count >= 64 else { return false }
         var decoded = [UInt8](repeating: 0, count: 32)
         defer { decoded.zeroize() }
-        while index <= bytes.count {
-            if index < bytes.count, Hex.value(bytes[index]) != nil { index += 1; continue }
-            // A run of hex digits ends: every 64 of them in a row is a candidate.
-            if index - runStart >= 64 {
-                for start in runStart...(index - 64) {
-                    for byte in 0..<32 {
-                        decoded[byte] = Hex.value(bytes[start + 2 * byte])! << 4 | Hex.value(bytes[start + 2 * byte + 1])!
-                    }
-                    if decoded.withUnsafeBytes(holds) { return true }
+        for start in 0...(digits.count - 64) {
+            for byte in 0..<32 { decoded[byte] = digits[start + 2 * byte] << 4 | digits[start + 2 * byte + 1] }
+            if decoded.withUnsafeBytes(holds) { return true }
+        }
+        return false
+    }
+
+    /// Every 52 bech32 characters in a row of the text's bech32 characters (any case): the 256
+    /// bits of a key as NIP-19 writes them after `nsec1`.
+    private static func bech32Appears(in text: [UInt8]) -> Bool {
+        var words: [UInt8] = text.compactMap { byte in
+            let lower = (0x41...0x5a).contains(byte) ? byte | 0x20 : byte
+            guard lower < 128, Bech32.reverseCharset[Int(lower)] >= 0 else { return nil }
+            return UInt8(Bech32.reverseCharset[Int(lower)])
+        }
+        defer { words.zeroize() }
+        guard words.count >= 52 else { return false }
+        var decoded = [UInt8](repeating: 0, count: 32)
+        defer { decoded.zeroize() }
+        for start in 0...(words.count - 52) {
+            var accumulator: UInt32 = 0, bits = 0, index = 0
+            for word in words[start..<(start + 52)] {
+                accumulator = accumulator << 5 | UInt32(word)
+                bits += 5
+                if bits >= 8, index < 32 {
+                    bits -= 8
+                    decoded[index] = UInt8(truncatingIfNeeded: accumulator >> UInt32(bits))
+                    index += 1
                 }
+                accumulator &= (1 << UInt32(bits)) - 1
             }
-            index += 1
-            runStart = index
+            if decoded.withUnsafeBytes(holds) { return true }
         }
         return false
     }

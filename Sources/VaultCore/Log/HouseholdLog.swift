@@ -376,19 +376,23 @@ extension HouseholdLog {
 
     /// Whether this log may replace the log `existing` at its output, the vault there now being
     /// `vaultThere`: only when nothing of it is lost. That is, `existing`'s events are this
-    /// log's first, but for a last event of this log's signer whose vault was never written (a
-    /// run cut off between the two, given up by ``readyForChange(household:vault:signer:action:at:clock:)``
-    /// or begun again). Another household's log, another life of this one, or a file that is
-    /// not a log is never replaced, whatever the command and however its output is named.
+    /// log's first; or the two differ only in their last event, `existing`'s naming a vault that
+    /// is not there, signed by this log's signer, and either the same change made again (a run
+    /// cut off between the log and the vault, run again: same action, same sentence) or given up
+    /// by this log's last event, which names it (`dropped`). Another household's log, another
+    /// life of this one, another change of this signer's, or a file that is not a log is never
+    /// replaced, whatever the command and however its output is named.
     public func mayReplace(_ existing: [UInt8], vaultThere: [UInt8]?) -> Bool {
         guard let there = try? HouseholdLog(parsing: existing) else { return false }
-        var kept = there.events
-        if let last = kept.last, let signer = head?.pubkey, last.pubkey == signer,
-           last.tag("vault") != vaultThere.map(Self.vaultDigest) {
-            kept.removeLast()
-        }
-        return events.starts(with: kept)
+        if events.starts(with: there.events) { return true }
+        guard let last = there.events.last, let head, last.pubkey == head.pubkey,
+              last.tag("vault") != vaultThere.map(Self.vaultDigest),
+              Array(there.events.dropLast()) == Array(events.dropLast()) else { return false }
+        return head.tag("dropped") == last.idHex || (last.tag("action") == head.tag("action") && last.content == head.content)
     }
+
+    /// Whether its last event moved the household to a new key: nothing more is written there.
+    public var endsWithRotation: Bool { head?.tag("action") == LogAction.rotate.rawValue }
 
     /// The most a log may hold, as it is read (``InputLimits/document``).
     public static let maximumByteCount = InputLimits.document
@@ -476,7 +480,7 @@ extension VaultError {
                    hint: "if that change was cut off, its signer runs it again; if an earlier vault was put back, restore the vault the last event names", file: file, line: line)
     }
 
-    static func householdMoved(file: String = #fileID, line: UInt = #line) -> VaultError {
+    package static func householdMoved(file: String = #fileID, line: UInt = #line) -> VaultError {
         VaultError(.signerNotAllowed, "this household moved to a new key (its log ends with the rotation): nothing more is signed here",
                    hint: "make the change in the new household's vault, whose path the tombstone names", file: file, line: line)
     }

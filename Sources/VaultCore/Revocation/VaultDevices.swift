@@ -25,6 +25,9 @@ public enum DeviceChange: Sendable, Equatable {
 }
 
 public enum VaultDevices {
+    /// The highest device limit: a household of more devices than this is not a family.
+    public static let maximumLimit = 1_000
+
     /// The longest device name or id kept (a name is shown on every device's settings screen).
     public static let maximumLength = 100
 
@@ -54,7 +57,7 @@ public enum VaultDevices {
             try checkText(name, field: "the device name")
             guard let parent else { throw VaultError.parentKeyNeededToAddDevice() }
             let subkey = try Derivation.deviceSubkey(for: parent, deviceID: id).publicKey.hex
-            if let existing = document.devices.first(where: { $0.deviceId == id }) {
+            if let existing = document.devices.first(where: { $0.deviceId.lowercased() == id.lowercased() }) {
                 // Run again after it was written: the same device, nothing to do.
                 guard existing.status == .active, existing.deviceName == name, existing.subkeyPublicKey == subkey else { throw VaultError.deviceExists(id) }
                 return Outcome(document: document, operations: [], summary: "\(name) (\(id)) is already in the vault", deviceID: id, unchanged: true)
@@ -65,6 +68,7 @@ public enum VaultDevices {
             if let limit = document.deviceLimit, active.count >= limit { throw VaultError.deviceLimitReached(limit, active: active.count) }
             changed.devices.append(DeviceRecord(deviceId: id, deviceName: name, isPrimary: active.isEmpty, subkeyPublicKey: subkey,
                                                 addedAt: now, lastSeenAt: now, status: .active))
+            try refuseNewAmbiguity(before: document.devices, after: changed.devices)
             // Every group the household's devices are in gets the new device (seed 000, Flow 2
             // step 14: "Add new device to ALL groups via addMembers").
             let household = Set(active.map(\.subkeyPublicKey))
@@ -95,10 +99,12 @@ public enum VaultDevices {
             }
             let index = changed.devices.firstIndex { $0.deviceId == device.deviceId }!
             changed.devices[index].deviceName = name
+            try refuseNewAmbiguity(before: document.devices, after: changed.devices)
             return try finished(changed, now: now, operations: [], summary: "renamed \(device.deviceName) (\(device.deviceId)) to \(name)", deviceID: device.deviceId)
         case .limit(let limit):
+            guard document.version >= 2 else { throw VaultError.deviceLimitNeedsSchema2() }
             if let limit {
-                guard limit >= 1 else { throw VaultError.deviceLimitInvalid(limit) }
+                guard (1...maximumLimit).contains(limit) else { throw VaultError.deviceLimitInvalid(limit) }
                 guard limit >= active.count else { throw VaultError.deviceLimitBelowActive(limit, active: active.count) }
             }
             guard limit != document.deviceLimit else {
@@ -115,6 +121,20 @@ public enum VaultDevices {
         try changed.raiseRevision()
         changed.updatedAt = max(changed.updatedAt, now)
         return Outcome(document: changed, operations: operations, summary: summary, deviceID: deviceID, unchanged: false)
+    }
+
+    /// Support names devices by id, id prefix or whole name (``VaultRevocation/matching(_:in:)``):
+    /// a change after which a device's id or name would select another device too (an id that
+    /// is another's name, a name that is another's id or its first letters, a name another
+    /// device answers to) is refused, so every device stays one that can be revoked by name.
+    static func refuseNewAmbiguity(before: [DeviceRecord], after: [DeviceRecord]) throws {
+        for device in after {
+            for typed in [device.deviceId, device.deviceName] {
+                let now = VaultRevocation.matching(typed, in: after)
+                guard now.count > 1, VaultRevocation.matching(typed, in: before).count < now.count else { continue }
+                throw VaultError.deviceWouldBeAmbiguous(typed, devices: now.map(\.deviceId))
+            }
+        }
     }
 
     /// The one device `typed` names, as revocation names devices; refused otherwise, with the
@@ -169,13 +189,23 @@ extension VaultError {
                    hint: "give another name, or rename that device first", file: file, line: line)
     }
 
+    static func deviceWouldBeAmbiguous(_ typed: String, devices: [String], file: String = #fileID, line: UInt = #line) -> VaultError {
+        VaultError(.deviceNameTaken, "\(QuotedInput(typed)) would then name \(devices.count) devices (\(devices.map { QuotedInput($0).description }.joined(separator: ", "))): support could not revoke one of them by it; nothing was written",
+                   hint: "give a name and id no other device has, nor begins with", file: file, line: line)
+    }
+
     static func deviceLimitReached(_ limit: Int, active: Int, file: String = #fileID, line: UInt = #line) -> VaultError {
         VaultError(.deviceLimitReached, "the household has \(active) active devices, its limit of \(limit); nothing was written",
                    hint: "revoke a device first, or raise the limit: vault-tool device limit N", file: file, line: line)
     }
 
     static func deviceLimitInvalid(_ limit: Int, file: String = #fileID, line: UInt = #line) -> VaultError {
-        VaultError(.deviceLimitInvalid, "a device limit of \(limit): give 1 or more, or 'none'", file: file, line: line)
+        VaultError(.deviceLimitInvalid, "a device limit of \(limit): give 1 to \(VaultDevices.maximumLimit), or 'none'", file: file, line: line)
+    }
+
+    static func deviceLimitNeedsSchema2(file: String = #fileID, line: UInt = #line) -> VaultError {
+        VaultError(.deviceLimitInvalid, "a schema 1 vault holds no device limit",
+                   hint: "migrate it first: vault-tool migrate --key-file PARENT.nsec --to 2 --in-place VAULT", file: file, line: line)
     }
 
     static func deviceLimitBelowActive(_ limit: Int, active: Int, file: String = #fileID, line: UInt = #line) -> VaultError {

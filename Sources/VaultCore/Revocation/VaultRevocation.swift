@@ -247,7 +247,9 @@ public enum VaultRevocation {
     /// at either end. Unicode normalisation is String's own: its `==` and `contains` compare
     /// canonically equivalent text (a precomposed é and e + U+0301) as equal.
     static func folded(_ name: String) -> String {
-        name.lowercased().split(whereSeparator: \.isWhitespace).joined(separator: " ")
+        // NFKC first: a full-width "ｋｉｔｃｈｅｎ" is the name "kitchen" a person reads.
+        let compatible = (try? Array(name.utf8).withUnsafeBytes(UnicodeNormalization.nfkc)).map { String(decoding: $0, as: UTF8.self) } ?? name
+        return compatible.lowercased().split(whereSeparator: \.isWhitespace).joined(separator: " ")
     }
 
     /// The three devices nearest to `typed`, as "name (id)" for a message: first those whose

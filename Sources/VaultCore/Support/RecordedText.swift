@@ -11,8 +11,17 @@ public enum RecordedText {
     public static func check(_ text: String, field: String, mayBeKey: Bool = false) throws {
         var bytes = Array(text.utf8)
         defer { bytes.zeroize() }
-        let holdsSecret = HeldSecrets.appear(in: bytes) || (!mayBeKey && bytes.withUnsafeBytes { KeyText.holdsKey($0) })
-        if holdsSecret { throw VaultError.secretInRecord(field) }
+        if HeldSecrets.appear(in: bytes) { throw VaultError.secretInRecord(field) }
+        guard !mayBeKey else { return }
+        // As written, and as read in NFKC with punctuation between words taken for spaces
+        // (full-width letters, words joined by '_' or ','): KeyText reads keys and words
+        // between spaces and lines.
+        var spaced = (try? bytes.withUnsafeBytes(UnicodeNormalization.nfkc)) ?? bytes
+        defer { spaced.zeroize() }
+        for index in spaced.indices where [0x5f, 0x2c, 0x3b, 0x7c, 0x2f, 0x2e, 0x2b].contains(spaced[index]) { spaced[index] = 0x20 }
+        if bytes.withUnsafeBytes({ KeyText.holdsKey($0) }) || spaced.withUnsafeBytes({ KeyText.holdsKey($0) }) {
+            throw VaultError.secretInRecord(field)
+        }
     }
 
     /// The bounded length of free text in a record (a label, a reason, an operator's name).

@@ -61,5 +61,8 @@ extension Unicode.Scalar {
     package var isControlOrInvisible: Bool {
         value < 0x20 || (0x7f...0x9f).contains(value)
             || [.lineSeparator, .paragraphSeparator, .format].contains(properties.generalCategory)
+            // Variation selectors, fillers and the like draw nothing: "Kitchen iPad" with one
+            // after it reads as the name it is not.
+            || properties.isDefaultIgnorableCodePoint || [0x115F, 0x1160, 0x3164, 0xFFA0, 0x2800].contains(value)
     }
 }

@@ -415,8 +415,9 @@ import VaultSQLite
         // A user DID holds no control character (DeviceRegistry.idProblem): it has the rest.
         let plain = String(odd.unicodeScalars.filter { $0.properties.generalCategory != .control })
         let user = json("u" + plain), member = json("m" + odd)
-        let devices = #"{"user_did": \#(user), "device_id": "d0", "device_mls_did": \#(member), "signature_public_key": "01"}"# + "\n"
-            + #"{"user_did": \#(user), "device_id": "d1", "device_mls_did": "m2", "signature_public_key": "02"}"# + "\n"
+        // The device's own MLS DID is its user's and id (seed 003); a member's may hold anything.
+        let devices = #"{"user_did": \#(user), "device_id": "d0", "device_mls_did": \#(json("u" + plain + "#d0")), "signature_public_key": "01"}"# + "\n"
+            + #"{"user_did": \#(user), "device_id": "d1", "device_mls_did": \#(json("u" + plain + "#d1")), "signature_public_key": "02"}"# + "\n"
         let members = #"{"convo_id": \#(json("c" + odd)), "member_mls_did": \#(member), "user_did": \#(user), "device_id": "d0"}"# + "\n"
             + #"{"convo_id": "plain", "member_mls_did": \#(member), "user_did": \#(user), "device_id": "d0"}"# + "\n"
         _ = try registry.importRows(deviceLines: ("d", Array(devices.utf8)), memberLines: ("m", Array(members.utf8)), now: now)
@@ -434,7 +435,7 @@ import VaultSQLite
     @Test(.needsServers, arguments: TestEngine.all) func conversationsCountOnceEachAndABatchWithoutMembershipsStoresNoOperations(engine: TestEngine) throws {
         let registry = try DeviceRegistry(location: engine.newLocation(), access: .create)
         func json(_ text: String) -> String { String(decoding: JSONValue.string(text).serialized(pretty: false), as: UTF8.self) }
-        let devices = (0..<3).map { #"{"user_did": "u", "device_id": "d\#($0)", "device_mls_did": "m\#($0)", "signature_public_key": "0\#($0)"}"# + "\n" }.joined()
+        let devices = (0..<3).map { #"{"user_did": "u", "device_id": "d\#($0)", "device_mls_did": "u#d\#($0)", "signature_public_key": "0\#($0)"}"# + "\n" }.joined()
         let members = [("c", 0), ("c", 1), ("cc", 0), ("c\u{1}", 1)].map { convo, device in
             #"{"convo_id": \#(json(convo)), "member_mls_did": "m\#(device)", "user_did": "u", "device_id": "d\#(device)"}"# + "\n"
         }.joined()
@@ -475,6 +476,24 @@ import VaultSQLite
         #expect(!dryRun.applied && dryRun.radius.devices == 2)
         #expect(try Data(contentsOf: URL(fileURLWithPath: registryPath)) == registryBefore)
         #expect(!FileManager.default.fileExists(atPath: registryPath + "-wal") && !FileManager.default.fileExists(atPath: registryPath + "-journal"))
+    }
+
+    /// A device's MLS DID is `user_did#device_id`, as the server writes it (seed 003): any
+    /// other is refused at import, naming its line, and nothing of the file is imported.
+    @Test(.needsServers, arguments: TestEngine.all) func anMLSDidNotOfItsUserAndDeviceIsRefused(engine: TestEngine) throws {
+        let (registry, _) = try DeviceRegistryTests().registry(on: engine, users: 1, perUser: 1)
+        let before = try registry.devices(matching: .init()).count
+        for did in ["did:plc:x#e", "did:plc:y#d", "did:plc:x#d ", "DID:PLC:X#d", "did:plc:x", "d", "did:plc:x#d#d"] {
+            let lines = #"{"user_did": "did:plc:x", "device_id": "ok", "device_mls_did": "did:plc:x#ok", "signature_public_key": "aa"}"# + "\n"
+                + #"{"user_did": "did:plc:x", "device_id": "d", "device_mls_did": "\#(did)", "signature_public_key": "aa"}"# + "\n"
+            do {
+                _ = try registry.importRows(deviceLines: ("d.jsonl", Array(lines.utf8)), memberLines: nil, now: now)
+                Issue.record("\(did) was imported")
+            } catch let error as VaultError {
+                #expect(error.code == .malformedDocument && error.reason.contains("device_mls_did") && error.reason.contains("line 2"), "\(did): \(error.reason)")
+            }
+            #expect(try registry.devices(matching: .init()).count == before)
+        }
     }
 
     @Test(.needsServers, arguments: TestEngine.all) func aNULInsideAnImportedStringIsRefused(engine: TestEngine) throws {

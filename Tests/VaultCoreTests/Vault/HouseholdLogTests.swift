@@ -277,6 +277,15 @@ import Testing
         var cutOff = house
         try change(&cutOff, by: house.parent)
         #expect(grown.log.mayReplace(cutOff.log.bytes, vaultThere: house.vault))
+        // Another change of the same signer's, whose vault went elsewhere, is not given up.
+        var elsewhere = house
+        elsewhere.log = try house.log.appendingUnverified(.init(.revoke, summary: "revoked another device"), household: house.household,
+                                                          vault: random.bytes(200), revision: 2, signer: house.parent, at: Timestamp(seconds: 1_800_000_100))
+        #expect(!grown.log.mayReplace(elsewhere.log.bytes, vaultThere: nil))
+        // Nor a rotation, whatever comes after the history both share.
+        var rotated = house
+        try change(&rotated, by: house.parent, .rotate)
+        #expect(!grown.log.mayReplace(rotated.log.bytes, vaultThere: nil))
         // Not someone else's: a support key's change is not replaced by the parent's.
         let support = try SecretKey.generate(using: random)
         try grant(&house, to: support)
