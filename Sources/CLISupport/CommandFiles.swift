@@ -213,7 +213,8 @@ public final class OutputWriter {
     public func stage(_ label: String, _ bytes: UnsafeRawBufferPointer) throws {
         // A schema 3 vault goes out only with the log whose last event names it (stageVault):
         // every change to one is signed by whoever made it. A backup is a copy, not a change.
-        if files.declared(label).0.copiesModeOf == nil, let version = LoggedVault.schemaVersion(Array(bytes.prefix(VaultEnvelope.headerByteCount))), version >= 3 {
+        let declared = files.declared(label).0
+        if declared.kind != .secret, declared.copiesModeOf == nil, let version = LoggedVault.schemaVersion(Array(bytes.prefix(VaultEnvelope.headerByteCount))), version >= 3 {
             throw VaultError.vaultWithoutItsLog()
         }
         try stageChecked(label, bytes)
@@ -252,7 +253,8 @@ public final class OutputWriter {
     /// have, writing over it would bring the old household back under the old key.
     private func refuseOverMovedHousehold(_ label: String, _ bytes: UnsafeRawBufferPointer) throws {
         let (output, _) = files.declared(label)
-        guard output.copiesModeOf == nil, let path = output.path, LoggedVault.schemaVersion(Array(bytes.prefix(VaultEnvelope.headerByteCount))) != nil,
+        // A secret output is never a vault: its bytes are not copied to look.
+        guard output.kind != .secret, output.copiesModeOf == nil, let path = output.path, LoggedVault.schemaVersion(Array(bytes.prefix(VaultEnvelope.headerByteCount))) != nil,
               let current = try currentContents(label), let version = LoggedVault.schemaVersion(current), version >= 3,
               let logBytes = try? InputFiles.readIfPresent(LoggedVault.logPath(besideVault: path), what: "household log"),
               let log = try? HouseholdLog(parsing: logBytes), log.endsWithRotation else { return }

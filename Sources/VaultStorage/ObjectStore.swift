@@ -36,7 +36,7 @@ public final class ObjectStore: ObjectAccess {
         return try body(client)
     }
 
-    /// The whole object, refused past `limit` bytes; its version is remembered.
+    /// The whole object, refused past `limit` bytes; its version is remembered, the first time.
     public func read(_ name: S3ObjectName, what: String, limit: Int) throws -> [UInt8] {
         let found: S3Client.Object?
         do {
@@ -45,7 +45,10 @@ public final class ObjectStore: ObjectAccess {
             throw VaultError.tooLarge(what: what, name: name.description, limit: limit)
         }
         guard let object = found else { throw VaultError.noSuchObject(name.description, what: what) }
-        versionsRead.withLock { $0[name] = object.etag }
+        // The first version read is the one a write is conditioned on: a later look at the same
+        // object (what is at an output now, before replacing it) must not move the condition to
+        // a version another writer made meanwhile.
+        versionsRead.withLock { if $0[name] == nil { $0[name] = object.etag } }
         return object.bytes
     }
 

@@ -357,3 +357,13 @@ def test_an_added_device_never_makes_another_one_unnameable(house, device_id, na
                   "h.vault", cwd=house)
     assert result.returncode in (4, 64), result.stderr
     assert snapshot(house) == before
+
+
+def test_a_key_in_two_halves_between_words_with_hex_letters_is_kept_in_no_record(house):
+    hex_key = PARENT.secret.hex()
+    before = snapshot(house)
+    for text in (f"part 1: {hex_key[:32]} part 2: {hex_key[32:]}", f"see code {hex_key[:16]} face {hex_key[16:40]} bad {hex_key[40:]}"):
+        result = tool("vault-tool", "log", "grant", "--key-file", "parent.nsec", "--to", OTHER.npub, "--allow", "revoke", "--until", "2026-06-01",
+                      "--now", "2026-01-01T00:00:00Z", "--label", text, "h.vault", cwd=house)
+        assert result.returncode == 64, (text, result.stderr)
+    assert snapshot(house) == before

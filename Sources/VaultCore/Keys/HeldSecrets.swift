@@ -6,20 +6,27 @@ import Synchronization
 /// household log). 64 hex digits look the same whether they are a public or a secret key; only
 /// a run that holds the secret can tell, and it must.
 package enum HeldSecrets {
-    /// A run holds a few keys; a fleet run derives one vault key a household, and the last
-    /// ``capacity`` are kept (a fleet run records nothing a person typed).
+    /// A run holds a few keys; a fleet run derives one vault key a household, and of those
+    /// the last ``capacity`` are kept. The keys a person gave (read from a file, a command or a
+    /// prompt) are pinned: however many are derived after them, they are never forgotten.
     static let capacity = 64
 
-    private static let fingerprints = Mutex<[[UInt8]]>([])
+    private static let fingerprints = Mutex<(pinned: [[UInt8]], recent: [[UInt8]])>(([], []))
 
-    /// Remembers a 32-byte secret.
-    package static func register(_ secret: UnsafeRawBufferPointer) {
+    /// Remembers a 32-byte secret; `pinned` for one a person gave.
+    package static func register(_ secret: UnsafeRawBufferPointer, pinned: Bool = false) {
         guard secret.count == 32 else { return }
         let fingerprint = SHA256.hash(secret)
         fingerprints.withLock { held in
-            guard !held.contains(fingerprint) else { return }
-            if held.count == capacity { held.removeFirst() }
-            held.append(fingerprint)
+            guard !held.pinned.contains(fingerprint) else { return }
+            if pinned {
+                held.recent.removeAll { $0 == fingerprint }
+                if held.pinned.count < capacity { held.pinned.append(fingerprint) }
+                return
+            }
+            guard !held.recent.contains(fingerprint) else { return }
+            if held.recent.count == capacity { held.recent.removeFirst() }
+            held.recent.append(fingerprint)
         }
     }
 
@@ -27,10 +34,10 @@ package enum HeldSecrets {
     package static func holds(_ secret: UnsafeRawBufferPointer) -> Bool {
         guard secret.count == 32 else { return false }
         let fingerprint = SHA256.hash(secret)
-        return fingerprints.withLock { $0.contains(fingerprint) }
+        return fingerprints.withLock { $0.pinned.contains(fingerprint) || $0.recent.contains(fingerprint) }
     }
 
-    private static var isEmpty: Bool { fingerprints.withLock { $0.isEmpty } }
+    private static var isEmpty: Bool { fingerprints.withLock { $0.pinned.isEmpty && $0.recent.isEmpty } }
 
     /// Whether `text` holds a secret this run holds in any way it is written: as hex (any case,
     /// `0x`, split by spaces, colons, dashes, lines or invisible characters, full-width digits)
@@ -48,10 +55,29 @@ package enum HeldSecrets {
         return hexAppears(in: normalised) || bech32Appears(in: normalised)
     }
 
-    /// Every 64 hex digits in a row of the text's hex digits.
+    /// Every 64 hex digits in a row of the text's hex digits; and of its runs of 8 hex digits
+    /// or more alone ("part 1: ‹32 digits› part 2: ‹32 digits›", where the words between add
+    /// digits of their own to the first reading).
     private static func hexAppears(in text: [UInt8]) -> Bool {
-        var digits = text.compactMap(Hex.value)
-        defer { digits.zeroize() }
+        var all: [UInt8] = [], runs: [UInt8] = [], run: [UInt8] = []
+        all.reserveCapacity(text.count)
+        runs.reserveCapacity(text.count)
+        run.reserveCapacity(text.count)
+        defer { all.zeroize(); runs.zeroize(); run.zeroize() }
+        for byte in text {
+            if let digit = Hex.value(byte) {
+                all.append(digit)
+                run.append(digit)
+            } else {
+                if run.count >= 8 { runs += run }
+                run.removeAll(keepingCapacity: true)
+            }
+        }
+        if run.count >= 8 { runs += run }
+        return windowsHold(all) || windowsHold(runs)
+    }
+
+    private static func windowsHold(_ digits: [UInt8]) -> Bool {
         guard digits.count >= 64 else { return false }
         var decoded = [UInt8](repeating: 0, count: 32)
         defer { decoded.zeroize() }
@@ -65,12 +91,13 @@ package enum HeldSecrets {
     /// Every 52 bech32 characters in a row of the text's bech32 characters (any case): the 256
     /// bits of a key as NIP-19 writes them after `nsec1`.
     private static func bech32Appears(in text: [UInt8]) -> Bool {
-        var words: [UInt8] = text.compactMap { byte in
-            let lower = (0x41...0x5a).contains(byte) ? byte | 0x20 : byte
-            guard lower < 128, Bech32.reverseCharset[Int(lower)] >= 0 else { return nil }
-            return UInt8(Bech32.reverseCharset[Int(lower)])
-        }
+        var words: [UInt8] = []
+        words.reserveCapacity(text.count)
         defer { words.zeroize() }
+        for byte in text {
+            let lower = (0x41...0x5a).contains(byte) ? byte | 0x20 : byte
+            if lower < 128, Bech32.reverseCharset[Int(lower)] >= 0 { words.append(UInt8(Bech32.reverseCharset[Int(lower)])) }
+        }
         guard words.count >= 52 else { return false }
         var decoded = [UInt8](repeating: 0, count: 32)
         defer { decoded.zeroize() }

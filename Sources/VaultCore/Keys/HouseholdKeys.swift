@@ -32,7 +32,7 @@ public enum Derivation {
         let secret = try parent.withUnsafeBytes { ikm in
             try HKDF.deriveKey(inputKeyMaterial: ikm, salt: Array(secretsKeySalt.utf8), info: Array(parent.publicKey.hex.utf8), outputByteCount: 32)
         }
-        secret.withUnsafeBytes(HeldSecrets.register)
+        secret.withUnsafeBytes { HeldSecrets.register($0) }
         return FieldKey(secret: secret)
     }
 
@@ -71,7 +71,7 @@ public struct VaultKey: Sendable, Equatable {
         }
         self.secret = secret
         // Read in or derived, a vault key is never a value this run records (a grant's key).
-        secret.withUnsafeBytes(HeldSecrets.register)
+        secret.withUnsafeBytes { HeldSecrets.register($0) }
     }
 
     /// Parses a vault-key file: 64 hex characters, surrounded by any whitespace.

@@ -13,6 +13,9 @@ public struct SecretKey: Sendable, CustomStringConvertible {
         let publicBytes = try secret.withUnsafeBytes { try Secp256k1.shared.xOnlyPublicKey(secret: $0) }
         self.secret = secret
         self.publicKey = try PublicKey(bytes: publicBytes)
+        // Every secret key the run holds (restored from words, shares or a code, decrypted,
+        // derived): nothing it records or takes for a public key may be one.
+        secret.withUnsafeBytes { HeldSecrets.register($0) }
     }
 
     /// A fresh random key. A draw outside the curve order (probability about 2⁻¹²⁸) is drawn again.
@@ -45,8 +48,8 @@ public struct SecretKey: Sendable, CustomStringConvertible {
             throw VaultError.notAKeyText(what)
         }
         try self.init(secret: secret)
-        // A key read in is one a person holds: nothing this run records may be it.
-        secret.withUnsafeBytes(HeldSecrets.register)
+        // A key read in is one a person gave: never forgotten, however many are derived after.
+        secret.withUnsafeBytes { HeldSecrets.register($0, pinned: true) }
     }
 
     /// The key as NIP-19 `nsec1…` ASCII, in protected memory.

@@ -66,7 +66,7 @@ public enum VaultDevices {
                 throw VaultError.deviceNameTaken(name, by: same.deviceId)
             }
             if let limit = document.deviceLimit, active.count >= limit { throw VaultError.deviceLimitReached(limit, active: active.count) }
-            changed.devices.append(DeviceRecord(deviceId: id, deviceName: name, isPrimary: active.isEmpty, subkeyPublicKey: subkey,
+            changed.devices.append(DeviceRecord(deviceId: id, deviceName: name, isPrimary: !active.contains { $0.isPrimary }, subkeyPublicKey: subkey,
                                                 addedAt: now, lastSeenAt: now, status: .active))
             try refuseNewAmbiguity(before: document.devices, after: changed.devices)
             // Every group the household's devices are in gets the new device (seed 000, Flow 2
