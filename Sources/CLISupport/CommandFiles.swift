@@ -253,11 +253,13 @@ public final class OutputWriter {
     /// have, writing over it would bring the old household back under the old key.
     private func refuseOverMovedHousehold(_ label: String, _ bytes: UnsafeRawBufferPointer) throws {
         let (output, _) = files.declared(label)
-        // A secret output is never a vault: its bytes are not copied to look.
+        // A secret output is never a vault: its bytes are not copied to look. The log beside
+        // is looked at first (nothing there, the usual case, costs a stat), and the output's
+        // current bytes read only then: not a second read of every file a command replaces.
         guard output.kind != .secret, output.copiesModeOf == nil, let path = output.path, LoggedVault.schemaVersion(Array(bytes.prefix(VaultEnvelope.headerByteCount))) != nil,
-              let current = try currentContents(label), let version = LoggedVault.schemaVersion(current), version >= 3,
               let logBytes = try? InputFiles.readIfPresent(LoggedVault.logPath(besideVault: path), what: "household log"),
-              let log = try? HouseholdLog(parsing: logBytes), log.endsWithRotation else { return }
+              let log = try? HouseholdLog(parsing: logBytes), log.endsWithRotation,
+              let current = try currentContents(label), let version = LoggedVault.schemaVersion(current), version >= 3 else { return }
         throw VaultError.householdMoved()
     }
 

@@ -162,7 +162,8 @@ public struct LoggedChange {
                               _ diagnostics: Diagnostics) throws -> (HouseholdLog, NostrEvent?) {
         // The vault key is handed to support staff and opens the vault for all of them: a
         // change it signed would be nobody's.
-        guard !Vault.isVaultKey(signer, of: vault) else { throw VaultError.vaultKeyAsSigner() }
+        // (The parent key is the household's own, never its vault key: no second decryption.)
+        guard Household(parentPublicKey: signer.publicKey).id == household || !Vault.isVaultKey(signer, of: vault) else { throw VaultError.vaultKeyAsSigner() }
         let ready = try log.readyForChange(household: household, vault: vault, signer: signer.publicKey, action: action, at: time, clock: currentTime())
         if let dropped = ready.dropped {
             diagnostics.warning("the log's last event (\(dropped.idHex.prefix(12))…, yours: \(dropped.content)) names a vault that was never written; it is given up, and this change's event names it")

@@ -83,10 +83,11 @@ struct LogVerify: ParsableCommand {
 
     func run() throws {
         _ = try CommandFiles(reads: input.declaredInputs, writes: [])
-        _ = try expectEvent.map { try hexIDOption("--expect-event", $0) }
+        // Checked before anything is read: a malformed id is a usage error, not a tampering.
+        let expected = try expectEvent.map { try hexIDOption("--expect-event", $0) }
         let (_, household, _, verified) = try input.readVerified()
         // An id as the tools print it (12 characters or more) or whole.
-        for id in try expectEvent.map({ try hexIDOption("--expect-event", $0) }) {
+        for id in expected {
             if !verified.entries.contains(where: { $0.event.idHex.hasPrefix(id) }) { throw VaultError.expectedEventMissing(id) }
         }
         let head = verified.head
