@@ -103,16 +103,18 @@ struct DeviceChangeOptions: ParsableArguments {
             return
         }
         let bytes = outcome.unchanged ? input : try Vault.sealVerified(outcome.document, access: access)
-        // The operations first: were the vault published and they not, a rerun would find the
-        // device there and the app would never add it to its groups.
-        if opsOutput != nil { try writer.stage("--ops", outcome.operations.flatMap { $0.serialized(pretty: false) + [0x0a] }) }
-        if json { try writer.stage("--json", report.serialized()) }
+        // The vault (and its log) first, the additions after: an addition handed to the app
+        // before the vault records the device would put a member in its groups that no vault
+        // names (the reverse of a revocation, whose removals go first). Were the vault published
+        // and the operations not, the same add run again finds the device and writes them again.
         try writer.stageVault("-o", logged.record(.init(.device, summary: outcome.summary, details: [["change", change.name]] + (outcome.deviceID.map { [["device", $0]] } ?? [])),
                                                    vault: bytes, revision: outcome.document.revision))
+        if opsOutput != nil { try writer.stage("--ops", outcome.operations.flatMap { $0.serialized(pretty: false) + [0x0a] }) }
+        if json { try writer.stage("--json", report.serialized()) }
         try writer.publish()
         diagnostics.note(outcome.unchanged ? "\(outcome.summary); nothing changed" : "\(outcome.summary)\(composed: outcome.document.revision.map { ", revision \($0)" } ?? "")")
         if !outcome.operations.isEmpty {
-            diagnostics.note("the app adds the device to \(counted(outcome.operations.count, "group")) (mls.add) from \(ops.map { ShellWord.path($0) } ?? "standard output")")
+            diagnostics.note("the app adds the device to \(counted(outcome.operations.count, "group")) (mls.add) from \(opsOutput == "-" ? "standard output" : ShellWord.path(opsOutput ?? "-"))")
         }
     }
 }

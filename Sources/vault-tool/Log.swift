@@ -277,7 +277,7 @@ struct LogGrant: ParsableCommand {
             throw VaultError.grantOptionInvalid("--to is the public key of this household's vault key, which everyone it was handed to holds; grant each person's own key (vault-tool keygen)")
         }
         // Run again, the same grant still in force is not granted twice.
-        if let same = verified.grants.first(where: { $0.withdrawnBy == nil && $0.key == supportKey && $0.actions == actions && $0.until == end.seconds && $0.label == label }) {
+        if let same = verified.grants.first(where: { $0.withdrawnBy == nil && $0.key == supportKey && Set($0.actions) == Set(actions) && $0.until == end.seconds && $0.label == label }) {
             diagnostics.note("\(supportKey.npub) already holds this grant (\(same.id.prefix(12))…); nothing was written")
             return
         }

@@ -66,10 +66,27 @@ def test_an_added_device_has_the_apps_subkey_and_joins_every_group_of_the_househ
         events = [json.loads(line) for line in log.splitlines()][-3:]
         assert all(["action", "device"] in e["tags"] and ["change", "add"] in e["tags"] and e["pubkey"] == PARENT.pubkey for e in events)
         assert [next(t[1] for t in e["tags"] if t[0] == "device") for e in events] == ids
-    # Run again: nothing changes, nothing is added twice.
+    # Run again: the vault is not changed, and the same additions are written again (a run
+    # whose operations were lost after its vault was written is finished this way).
     again = tool("device", "add", "--key-file", "parent.nsec", "--id", ids[0], "--name", "Tablet 0 — Zoë", "--in-place", "--ops", "again.jsonl",
                  "h.vault", cwd=folder)
-    assert again.returncode == 0 and (folder / "again.jsonl").read_text() == "" and document(folder) == after
+    assert again.returncode == 0 and document(folder) == after
+    assert (folder / "again.jsonl").read_text() == (folder / "add-0.jsonl").read_text()
+
+
+def test_additions_lost_after_the_vault_is_written_are_written_by_the_same_add_run_again(house):
+    """The vault goes first and the additions after: standard output closed at the end leaves
+    the device recorded (exit 1), and the same command run again writes its additions."""
+    folder, _ = house
+    command = [str(BIN / "vault-tool"), "device", "add", "--key-file", "parent.nsec", "--id", "LOST-OPS", "--name", "Lost", "--in-place", "h.vault"]
+    with open("/dev/full", "wb") as full:
+        lost = subprocess.run(command, stdout=full, stderr=subprocess.PIPE, cwd=folder, stdin=subprocess.DEVNULL)
+    assert lost.returncode == 1, lost.stderr
+    again = subprocess.run(command, capture_output=True, cwd=folder, stdin=subprocess.DEVNULL)
+    assert again.returncode == 0, again.stderr
+    additions = [json.loads(line) for line in again.stdout.splitlines()]
+    assert additions and all(a["op"] == "mls.add" and a["deviceId"] == "LOST-OPS" for a in additions)
+    assert tool("check", "--key-file", "parent.nsec", "h.vault", cwd=folder).returncode == 0
 
 
 def test_promote_rename_and_limit_each_do_one_thing(house):

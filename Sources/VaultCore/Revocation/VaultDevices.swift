@@ -60,7 +60,10 @@ public enum VaultDevices {
             if let existing = document.devices.first(where: { $0.deviceId.lowercased() == id.lowercased() }) {
                 // Run again after it was written: the same device, nothing to do.
                 guard existing.status == .active, existing.deviceName == name, existing.subkeyPublicKey == subkey else { throw VaultError.deviceExists(id) }
-                return Outcome(document: document, operations: [], summary: "\(name) (\(id)) is already in the vault", deviceID: id, unchanged: true)
+                // Its additions again, for the groups that hold it: a run whose operations were
+                // lost after its vault was written is finished by running it again.
+                let operations = document.groupMemberships.filter { $0.memberPubkeys.contains(subkey) }.map { Self.addition(group: $0.mlsGroupId, member: subkey, device: id) }
+                return Outcome(document: document, operations: operations, summary: "\(name) (\(id)) is already in the vault", deviceID: id, unchanged: true)
             }
             if let same = active.first(where: { VaultRevocation.folded($0.deviceName) == VaultRevocation.folded(name) }) {
                 throw VaultError.deviceNameTaken(name, by: same.deviceId)
@@ -76,8 +79,7 @@ public enum VaultDevices {
             for index in changed.groupMemberships.indices where changed.groupMemberships[index].memberPubkeys.contains(where: household.contains) {
                 guard !changed.groupMemberships[index].memberPubkeys.contains(subkey) else { continue }
                 changed.groupMemberships[index].memberPubkeys.append(subkey)
-                operations.append(.object([("op", .string("mls.add")), ("group", .string(changed.groupMemberships[index].mlsGroupId)),
-                                           ("member", .string(subkey)), ("deviceId", .string(id))]))
+                operations.append(Self.addition(group: changed.groupMemberships[index].mlsGroupId, member: subkey, device: id))
             }
             return try finished(changed, now: now, operations: operations, summary: "added \(name) (\(id))", deviceID: id)
         case .promote(let typed):
@@ -114,6 +116,11 @@ public enum VaultDevices {
             return try finished(changed, now: now, operations: [],
                                 summary: limit.map { "set the device limit to \($0)" } ?? "cleared the device limit", deviceID: nil)
         }
+    }
+
+    /// One `mls.add`, in the form of revocation's `mls.remove`.
+    static func addition(group: String, member: String, device: String) -> JSONValue {
+        .object([("op", .string("mls.add")), ("group", .string(group)), ("member", .string(member)), ("deviceId", .string(device))])
     }
 
     private static func finished(_ document: VaultDocument, now: Timestamp, operations: [JSONValue], summary: String, deviceID: String?) throws -> Outcome {

@@ -29,8 +29,9 @@ import Testing
             #expect(outcome.document.groupMemberships.filter { $0.memberPubkeys.contains(added.subkeyPublicKey) }.map(\.mlsGroupId) == groups)
             #expect(outcome.document.revision == document.revision! + 1)
             #expect(try VaultCheck.run(outcome.document, access: .parentKey(parent)).isClean)
-            // Run again on its result: nothing to do.
-            #expect(try VaultDevices.apply(.add(id: id, name: "Sam's iPad"), to: outcome.document, parent: parent, now: now).unchanged)
+            // Run again on its result: nothing to change, and the same additions again.
+            let again = try VaultDevices.apply(.add(id: id, name: "Sam's iPad"), to: outcome.document, parent: parent, now: now)
+            #expect(again.unchanged && again.operations == outcome.operations)
         }
     }
 
