@@ -235,7 +235,7 @@ import Testing
     @Test func noEventRecordsASecret() throws {
         let house = try started()
         let parentHex = String(decoding: try house.parent.hex().withUnsafeBytes { Array($0) }, as: UTF8.self)
-        house.parent.withUnsafeBytes { HeldSecrets.register($0) }
+        house.parent.withUnsafeBytes { HeldSecrets.register($0, pinned: true) }
         let nsec = String(decoding: try house.parent.nsec().withUnsafeBytes { Array($0) }, as: UTF8.self)
         let words = Array(repeating: "abandon", count: 11).joined(separator: " ") + " about"
         let secrets = [nsec, nsec.uppercased(), "export NSEC=\(nsec)", parentHex, "0x" + parentHex, parentHex.uppercased(), "id " + parentHex + " x", words]
