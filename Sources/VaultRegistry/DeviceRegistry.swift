@@ -38,13 +38,25 @@ public final class DeviceRegistry: Sendable {
     }
 
     /// Opens a registry. A database that is not one (another application's) is refused before
-    /// anything is written to it.
-    public init(location: RegistryLocation, access: Access) throws {
+    /// anything is written to it. `schema` is for `.create`: the device table a new registry
+    /// holds (Catbird's when nil), or the one an existing registry must hold (any when nil).
+    public init(location: RegistryLocation, access: Access, schema: RegistrySchema? = nil) throws {
         self.location = location
         switch location {
-        case .sqlite(let path): engine = try SQLiteRegistryEngine(path: path, access: access)
-        case .postgres(let connection): engine = try PostgresRegistryEngine(connection: connection, access: access)
+        case .sqlite(let path): engine = try SQLiteRegistryEngine(path: path, access: access, schema: schema)
+        case .postgres(let connection): engine = try PostgresRegistryEngine(connection: connection, access: access, schema: schema)
         }
+    }
+
+    /// Which app's device table the registry holds.
+    public var schema: RegistrySchema { engine.schema }
+
+    /// How the rules' SQL reaches the device table.
+    var table: DeviceTable { DeviceTable.of(engine.schema, engine.dialect) }
+
+    /// Refuses what the registry's schema does not have: `what` names it ("conversations").
+    func require(conversations what: String) throws {
+        guard table.hasConversations else { throw VaultError.notInSchema(what, schema, registry: path) }
     }
 
     /// The registry's time text for a timestamp (whole seconds, UTC).
@@ -72,11 +84,13 @@ public final class DeviceRegistry: Sendable {
 extension DeviceRegistry {
     /// The two files `import` reads.
     public enum ImportKind: Sendable {
-        case devices, members
+        /// Catbird's devices and memberships; Family Medical's devices (seed 002's columns).
+        case devices, members, familyMedicalDevices
 
         /// The columns of a row, in the order ``forEachImportRow(_:in:now:_:)`` gives them.
         var columns: [String] {
             switch self {
+            case .familyMedicalDevices: ["device_id", "user_id", "device_name", "device_type", "first_seen_at", "last_seen_at", "is_active"]
             case .devices: ["user_did", "device_id", "device_mls_did", "device_name", "signature_public_key", "key_packages_available",
                             "last_seen", "registered_at", "is_active", "revoked_at", "revocation_reason"]
             case .members: ["convo_id", "member_mls_did", "user_did", "device_id", "joined_at", "left_at", "is_admin"]
@@ -102,15 +116,22 @@ extension DeviceRegistry {
     /// import can run again instead of finding its rows already there.
     public func importRows(devices: LineSource?, members: LineSource?, now: Timestamp, upsert: Bool = false,
                            beforeCommit: ((devices: Int, members: Int)) throws -> Void = { _ in }) throws -> (devices: Int, members: Int) {
+        if members != nil { try require(conversations: "memberships to import") }
+        let deviceKind: ImportKind = table.hasConversations ? .devices : .familyMedicalDevices
         // Not retried: a file read once (standard input, a pipe) cannot be read again.
-        try transaction(retrying: false) { session in
+        return try transaction(retrying: false) { session in
             if let beforeImport = dialect.beforeImport { try session.execute(beforeImport) }
             var counts = (devices: 0, members: 0)
             var repeats = (devices: false, members: false)
-            if let devices { (counts.devices, repeats.devices) = try stage(.devices, from: devices, now: now, into: session) }
+            if let devices { (counts.devices, repeats.devices) = try stage(deviceKind, from: devices, now: now, into: session) }
             if let members { (counts.members, repeats.members) = try stage(.members, from: members, now: now, into: session) }
-            if let devices { try checkStagedDevices(devices.name, repeats: repeats.devices, upsert: upsert, in: session) }
-            if devices != nil { try writeStagedDevices(upsert: upsert, in: session) }
+            if let devices, deviceKind == .familyMedicalDevices {
+                try checkStagedFamilyMedicalDevices(devices.name, repeats: repeats.devices, upsert: upsert, in: session)
+                try writeStagedFamilyMedicalDevices(upsert: upsert, in: session)
+            } else if let devices {
+                try checkStagedDevices(devices.name, repeats: repeats.devices, upsert: upsert, in: session)
+                try writeStagedDevices(upsert: upsert, in: session)
+            }
             if let members { try checkStagedMembers(members.name, repeats: repeats.members, upsert: upsert, in: session) }
             if members != nil { try writeStagedMembers(upsert: upsert, in: session) }
             try beforeCommit(counts)
@@ -127,7 +148,16 @@ extension DeviceRegistry {
         return try importRows(devices: devices.map(source), members: members.map(source), now: now, upsert: upsert)
     }
 
-    private static func stagingTable(_ kind: ImportKind) -> String { kind == .devices ? "import_devices" : "import_members" }
+    private static func stagingTable(_ kind: ImportKind) -> String { kind == .members ? "import_members" : "import_devices" }
+
+    /// The columns that key a row of `kind`: a Family Medical device's id is its key, whoever its user.
+    private static func key(_ kind: ImportKind) -> [String] {
+        switch kind {
+        case .devices: ["user_did", "device_id"]
+        case .members: ["convo_id", "member_mls_did"]
+        case .familyMedicalDevices: ["device_id"]
+        }
+    }
 
     /// Fills the staging table of `kind` with the file's rows, each with its line number;
     /// returns how many, and whether two of them have the same key (a device, a membership).
@@ -143,8 +173,12 @@ extension DeviceRegistry {
             convo_id TEXT NOT NULL, member_mls_did TEXT NOT NULL, user_did TEXT NOT NULL, device_id TEXT NOT NULL,
             joined_at \(d.timeType) NOT NULL, left_at \(d.timeType), is_admin \(d.boolType) NOT NULL
             """
+        case .familyMedicalDevices: """
+            device_id \(d.uuidType) NOT NULL, user_id \(d.uuidType) NOT NULL, device_name TEXT NOT NULL, device_type TEXT,
+            first_seen_at \(d.timeType) NOT NULL, last_seen_at \(d.timeType) NOT NULL, is_active \(d.boolType) NOT NULL
+            """
         }
-        let key = kind == .devices ? "user_did, device_id" : "convo_id, member_mls_did"
+        let key = Self.key(kind).joined(separator: ", ")
         // IF NOT EXISTS and DELETE rather than DROP: an unqualified DROP could reach a real
         // table of the same name. The key's index, from an earlier import on this connection,
         // is dropped by its temporary schema's name and built again after the load.
@@ -197,7 +231,7 @@ extension DeviceRegistry {
     /// The lines whose key (a device, a membership) an earlier line of the same file has.
     private static func repeatsAnEarlierLine(_ kind: ImportKind, _ what: String) -> StagingCheck {
         let table = stagingTable(kind)
-        let sameKey = (kind == .devices ? ["user_did", "device_id"] : ["convo_id", "member_mls_did"]).map { "t.\($0) = s.\($0)" }
+        let sameKey = key(kind).map { "t.\($0) = s.\($0)" }
         return ("SELECT s.line FROM \(table) s WHERE EXISTS (SELECT 1 FROM \(table) t WHERE \(sameKey.joined(separator: " AND ")) AND t.line < s.line)",
                 { _ in .sameAsAnEarlierLine(what) })
     }
@@ -265,6 +299,36 @@ extension DeviceRegistry {
             """)
     }
 
+    /// A Family Medical device's id is its key: a line repeating one, or naming one the
+    /// registry has (under any user without `upsert`, under another user with it), is refused.
+    private func checkStagedFamilyMedicalDevices(_ file: String, repeats: Bool, upsert: Bool, in session: RegistrySession) throws {
+        var checks: [StagingCheck] = repeats ? [Self.repeatsAnEarlierLine(.familyMedicalDevices, "device")] : []
+        checks.append(upsert
+            ? ("SELECT s.line FROM import_devices s JOIN user_devices d ON d.device_id = s.device_id AND d.user_id <> s.user_id",
+               { _ in .deviceOfAnotherUser() })
+            : ("SELECT s.line FROM import_devices s JOIN user_devices d ON d.device_id = s.device_id", { _ in .alreadyImported() }))
+        try firstProblem(file, in: session, checks)
+    }
+
+    /// As Catbird's: with `upsert`, an active device's name, type and last seen (which never
+    /// moves back) change; a revoked one stays exactly as it is.
+    private func writeStagedFamilyMedicalDevices(upsert: Bool, in session: RegistrySession) throws {
+        let columns = ImportKind.familyMedicalDevices.columns.joined(separator: ", ")
+        if upsert {
+            try session.execute("""
+                UPDATE user_devices SET device_name = s.device_name, device_type = coalesce(s.device_type, user_devices.device_type),
+                    last_seen_at = CASE WHEN s.last_seen_at > user_devices.last_seen_at THEN s.last_seen_at ELSE user_devices.last_seen_at END
+                FROM import_devices s
+                WHERE user_devices.device_id = s.device_id AND user_devices.user_id = s.user_id AND user_devices.is_active
+                """)
+        }
+        try session.execute("""
+            INSERT INTO user_devices (\(columns)) SELECT \(columns) FROM import_devices s
+            \(upsert ? "WHERE NOT EXISTS (SELECT 1 FROM user_devices d WHERE d.device_id = s.device_id)" : "")
+            ORDER BY s.line\(upsert ? " ON CONFLICT DO NOTHING" : "")
+            """)
+    }
+
     private func writeStagedMembers(upsert: Bool, in session: RegistrySession) throws {
         let columns = ImportKind.members.columns.joined(separator: ", ")
         if upsert {
@@ -298,6 +362,7 @@ extension DeviceRegistry {
                 let row = switch kind {
                 case .devices: try deviceRow(&reader, now: now)
                 case .members: try memberRow(&reader, now: now)
+                case .familyMedicalDevices: try familyMedicalDeviceRow(&reader, now: now)
                 }
                 try reader.finish()
                 try body(number, row)
@@ -344,6 +409,26 @@ extension DeviceRegistry {
             .text(user), .text(device), .text(mlsDid), RegistryValue(name), .bytes(keyBytes), .int(keyPackages),
             RegistryValue(time: lastSeen), .time(registered), .bool(isActive), RegistryValue(time: revokedAt), RegistryValue(reason),
         ]
+    }
+
+    /// Seed 002's row: UUIDs (kept in lower case), a name, a type, when first and last seen
+    /// (the app's defaults, now, where missing), and whether active.
+    private static func familyMedicalDeviceRow(_ reader: inout JSONObjectReader, now: Timestamp) throws -> [RegistryValue] {
+        let table = DeviceTable.of(.familyMedical, .sqlite)
+        func uuid(_ key: String) throws -> String {
+            guard case .success(let id) = table.canonicalID(try reader.string(key)) else {
+                throw reader.invalid(key, "should be a UUID (xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx)")
+            }
+            return id
+        }
+        let device = try uuid("device_id"), user = try uuid("user_id")
+        let name = try reader.text("device_name"), type = try reader.optionalText("device_type")
+        let latest = Timestamp(seconds: now.seconds + clockSkewAllowed)
+        let firstSeen = try reader.pastTime("first_seen_at", latest: latest) ?? timeText(now)
+        let lastSeen = try reader.pastTime("last_seen_at", latest: latest) ?? firstSeen
+        if lastSeen < firstSeen { throw reader.invalid("last_seen_at", "is before first_seen_at") }
+        return [.text(device), .text(user), .text(name), RegistryValue(type), .time(firstSeen), .time(lastSeen),
+                .bool(try reader.optionalBool("is_active") ?? true)]
     }
 
     private static func memberRow(_ reader: inout JSONObjectReader, now: Timestamp) throws -> [RegistryValue] {
@@ -404,6 +489,11 @@ extension VaultError {
     /// An import line whose key (a device, a membership: `what`) an earlier line of the same file has.
     static func sameAsAnEarlierLine(_ what: String, file: String = #fileID, line: UInt = #line) -> VaultError {
         VaultError(.malformedDocument, "an earlier line has the same \(what)", file: file, line: line)
+    }
+
+    /// An imported Family Medical device whose id the registry has under another user.
+    static func deviceOfAnotherUser(file: String = #fileID, line: UInt = #line) -> VaultError {
+        VaultError(.malformedDocument, "the registry has this device id under another user", file: file, line: line)
     }
 
     /// An imported device whose user already has another device with its signature key.

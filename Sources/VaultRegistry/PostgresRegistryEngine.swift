@@ -14,6 +14,8 @@ import VaultCore
 /// server aborts one for a deadlock or a serialization failure.
 final class PostgresRegistryEngine: RegistryEngine, @unchecked Sendable {
     let dialect = RegistryDialect.postgres
+    /// Set once, in init, from what the database records (it reads it in a transaction).
+    private(set) var schema: RegistrySchema = .catbird
     private let client: PostgresClient
     private let name: String
     /// libpq connections are not for two threads at once; a tool uses one, tests may share it.
@@ -21,32 +23,44 @@ final class PostgresRegistryEngine: RegistryEngine, @unchecked Sendable {
     /// How often a transaction the server aborted for a conflict is tried again.
     private static let attempts = 20
 
-    init(connection: String, access: DeviceRegistry.Access) throws {
+    init(connection: String, access: DeviceRegistry.Access, schema asked: RegistrySchema?) throws {
         name = connection
         do {
             client = try PostgresClient(connection: connection)
         } catch let failure as PostgresClient.Failure {
             throw VaultError.cannotConnect(connection, failure.message)
         }
-        let schema = try transaction(writing: false, retrying: true) { session in
+        let state = try transaction(writing: false, retrying: true) { session in
             (try Self.schemaState(session), false)
         }
+        // The schema is the one its first step names; a database not yet a registry becomes
+        // the one asked for.
+        let found: RegistrySchema? = state.applied.contains(RegistryMigration.familyMedical) ? .familyMedical
+            : state.applied.contains(RegistryMigration.v1) ? .catbird : nil
+        schema = found ?? asked ?? .catbird
+        let upToDate = Set(RegistryMigration.all(schema)).isSubset(of: state.applied)
         switch access {
         case .readOnly:
-            guard schema.applied.contains(RegistryMigration.v1) else { throw notARegistry(schema) }
+            guard found != nil else { throw notARegistry(state) }
         case .readWrite:
-            guard schema.applied.contains(RegistryMigration.v1) else { throw notARegistry(schema) }
-            if !Set(RegistryMigration.all).isSubset(of: schema.applied) { try migrate() }
+            guard found != nil else { throw notARegistry(state) }
+            if !upToDate { try migrate() }
         case .create:
+            if let found, let asked, found != asked { throw VaultError.registryHasAnotherSchema(name, has: found, asked: asked) }
             // An up-to-date registry needs nothing: `init` then only checks, and so works for a
             // role that may not create anything (the operator's, docs/device-registry.md).
-            if !Set(RegistryMigration.all).isSubset(of: schema.applied) { try migrate() }
+            if !upToDate { try migrate() }
         }
     }
 
-    private func notARegistry(_ schema: SchemaState) -> VaultError {
-        let missing = ["user_devices", "members", "registry_migrations"].filter { !schema.tables.contains($0) }
-        return VaultError.notARegistry(name, missing: missing.isEmpty ? ["registry_migrations"] : missing, empty: schema.tables.isEmpty)
+    private func notARegistry(_ state: SchemaState) -> VaultError {
+        let missing = Self.appTables(schema).union(["registry_migrations"]).sorted().filter { !state.tables.contains($0) }
+        return VaultError.notARegistry(name, missing: missing.isEmpty ? ["registry_migrations"] : missing, empty: state.tables.isEmpty)
+    }
+
+    /// The app's own tables in a schema: the registry adds its log beside them.
+    private static func appTables(_ schema: RegistrySchema) -> Set<String> {
+        schema == .catbird ? ["user_devices", "members"] : ["user_devices"]
     }
 
     // MARK: Transactions
@@ -209,18 +223,18 @@ final class PostgresRegistryEngine: RegistryEngine, @unchecked Sendable {
             // waiting rather than queue the app's traffic behind a long transaction.
             try session.execute("SET LOCAL lock_timeout = '60s'; SELECT pg_advisory_xact_lock(7527086449296553328)")
             var state = try Self.schemaState(session)
-            let appTables = state.tables.intersection(["user_devices", "members"])
+            let appTables = state.tables.intersection(Self.appTables(schema))
             if appTables.isEmpty {
-                try session.execute(Self.seedSchema)
+                try session.execute(schema == .catbird ? Self.seedSchema : Self.familyMedicalSchema)
             } else {
-                let differences = try Self.differences(session, present: appTables)
+                let differences = try Self.differences(session, present: appTables, schema: schema)
                 guard differences.isEmpty else { throw VaultError.incompatibleRegistry(name, differences: differences) }
             }
             try session.execute("""
                 CREATE TABLE IF NOT EXISTS registry_migrations (name TEXT PRIMARY KEY, applied_at TIMESTAMPTZ NOT NULL DEFAULT now())
                 """)
             state = try Self.schemaState(session)
-            for (migration, sql) in Self.migrations where !state.applied.contains(migration) {
+            for (migration, sql) in Self.migrations(schema) where !state.applied.contains(migration) {
                 try session.execute(sql)
                 try session.execute("INSERT INTO registry_migrations (name) VALUES (?)", [.text(migration)])
             }
@@ -257,13 +271,48 @@ final class PostgresRegistryEngine: RegistryEngine, @unchecked Sendable {
 
     /// What revocation adds, by the names SQLite records. Adding a column with a constant
     /// default rewrites no row (PostgreSQL 11 and later); indexes and triggers read rows only.
-    static let migrations: [(String, String)] = [
-        (RegistryMigration.v1, """
+    /// A schema's steps, by the names SQLite records them under.
+    static func migrations(_ schema: RegistrySchema) -> [(String, String)] {
+        switch schema {
+        case .catbird: catbirdMigrations
+        case .familyMedical:
+            [(RegistryMigration.familyMedical, familyMedicalAdditions + revocationLog + ";\nCREATE INDEX revocations_by_device ON revocations (user_did, device_id);")]
+                + catbirdMigrations.filter { [RegistryMigration.v2, RegistryMigration.v4].contains($0.0) }
+        }
+    }
+
+    /// Seed 002's table, exactly (its reference to the app's `user_profiles` is the app's:
+    /// a registry made on an empty database has no profiles to refer to).
+    static let familyMedicalSchema = """
+        CREATE TABLE user_devices (
+            device_id UUID PRIMARY KEY,
+            user_id UUID NOT NULL,
+            device_name TEXT NOT NULL,
+            device_type TEXT,
+            first_seen_at TIMESTAMPTZ NOT NULL DEFAULT NOW(),
+            last_seen_at TIMESTAMPTZ NOT NULL DEFAULT NOW(),
+            is_active BOOLEAN NOT NULL DEFAULT TRUE
+        );
+        """
+
+    /// What revocation needs of Family Medical's table: a user's devices and the active ones
+    /// by last seen, found by index.
+    private static let familyMedicalAdditions = """
+        CREATE INDEX IF NOT EXISTS user_devices_by_user ON user_devices (user_id, device_id);
+        CREATE INDEX IF NOT EXISTS user_devices_active_by_last_seen_at ON user_devices (last_seen_at) WHERE is_active;
+
+        """
+
+    private static let catbirdAdditions = """
             ALTER TABLE user_devices ADD COLUMN IF NOT EXISTS is_active BOOLEAN NOT NULL DEFAULT true,
                 ADD COLUMN IF NOT EXISTS revoked_at TIMESTAMPTZ, ADD COLUMN IF NOT EXISTS revocation_reason TEXT;
             CREATE INDEX IF NOT EXISTS user_devices_by_signature_key ON user_devices (signature_public_key);
             CREATE INDEX IF NOT EXISTS user_devices_active_by_last_seen ON user_devices (last_seen) WHERE is_active;
             CREATE INDEX IF NOT EXISTS members_by_device ON members (user_did, device_id);
+            """
+
+    /// The revocation log, the same in every schema.
+    private static let revocationLog = """
             CREATE TABLE revocations (
                 id BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
                 batch_id TEXT NOT NULL,
@@ -282,7 +331,10 @@ final class PostgresRegistryEngine: RegistryEngine, @unchecked Sendable {
                 FOR EACH ROW EXECUTE FUNCTION registry_refuse_change();
             CREATE TRIGGER revocations_are_never_truncated BEFORE TRUNCATE ON revocations
                 FOR EACH STATEMENT EXECUTE FUNCTION registry_refuse_change();
-            """),
+            """
+
+    private static let catbirdMigrations: [(String, String)] = [
+        (RegistryMigration.v1, catbirdAdditions + revocationLog),
         (RegistryMigration.v2, """
             CREATE TABLE batch_operations (
                 batch_id TEXT NOT NULL,
@@ -342,7 +394,17 @@ final class PostgresRegistryEngine: RegistryEngine, @unchecked Sendable {
 
     /// The columns the rules read and write, with the types they need (information_schema's
     /// names). Any text type will do for text; any integer for a count.
-    private static let expectedColumns: [String: [(column: String, types: Set<String>)]] = {
+    private static func expectedColumns(_ schema: RegistrySchema) -> [String: [(column: String, types: Set<String>)]] {
+        schema == .catbird ? catbirdColumns : familyMedicalColumns
+    }
+
+    private static let familyMedicalColumns: [String: [(column: String, types: Set<String>)]] = {
+        let text: Set<String> = ["text", "character varying"], time: Set<String> = ["timestamp with time zone"]
+        return ["user_devices": [("device_id", ["uuid"]), ("user_id", ["uuid"]), ("device_name", text), ("device_type", text),
+                                 ("first_seen_at", time), ("last_seen_at", time), ("is_active", ["boolean"])]]
+    }()
+
+    private static let catbirdColumns: [String: [(column: String, types: Set<String>)]] = {
         let text: Set<String> = ["text", "character varying"], time: Set<String> = ["timestamp with time zone"]
         let integer: Set<String> = ["integer", "bigint", "smallint"]
         return [
@@ -360,9 +422,10 @@ final class PostgresRegistryEngine: RegistryEngine, @unchecked Sendable {
     ]
 
     /// How the app's tables differ from what the registry needs, one sentence each.
-    private static func differences(_ session: RegistrySession, present: Set<String>) throws -> [String] {
+    private static func differences(_ session: RegistrySession, present: Set<String>, schema: RegistrySchema) throws -> [String] {
         var differences: [String] = []
-        for table in ["user_devices", "members"] {
+        let added = schema == .catbird ? addedColumns : []
+        for table in schema == .catbird ? ["user_devices", "members"] : ["user_devices"] {
             guard present.contains(table) else {
                 differences.append("the table \(table) is missing")
                 continue
@@ -372,10 +435,10 @@ final class PostgresRegistryEngine: RegistryEngine, @unchecked Sendable {
                 WHERE table_schema = current_schema() AND table_name = ?
                 """, [.text(table)])
             let types = Dictionary(rows.map { ($0.text("column_name"), $0.text("data_type")) }, uniquingKeysWith: { first, _ in first })
-            let wanted = expectedColumns[table]! + (table == "user_devices" ? addedColumns : [])
+            let wanted = expectedColumns(schema)[table]! + (table == "user_devices" ? added : [])
             for (column, allowed) in wanted {
                 guard let type = types[column] else {
-                    if !addedColumns.contains(where: { $0.column == column }) { differences.append("\(table).\(column) is missing") }
+                    if !added.contains(where: { $0.column == column }) { differences.append("\(table).\(column) is missing") }
                     continue
                 }
                 if !allowed.contains(type) { differences.append("\(table).\(column) is \(type), not \(allowed.sorted().joined(separator: " or "))") }

@@ -163,7 +163,7 @@ extension DeviceRegistry {
             }
             // A device a recorded batch revoked is never active again (an import never revives one).
             if let revived = try db.rows("""
-                SELECT r.batch_id, r.user_did, r.device_id FROM revocations r JOIN user_devices d ON d.user_did = r.user_did AND d.device_id = r.device_id
+                SELECT r.batch_id, r.user_did, r.device_id FROM revocations r JOIN user_devices d ON \(table.isLogged("d", "r"))
                 WHERE r.id >= ? AND d.is_active ORDER BY r.id LIMIT 1
                 """, [.int(start)]).first {
                 throw VaultError.registryChainBroken("batch '\(revived.text("batch_id"))': the device \(revived.text("user_did"))#\(revived.text("device_id")) it revoked is active again")

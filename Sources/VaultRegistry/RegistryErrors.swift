@@ -29,6 +29,16 @@ extension VaultError.Code {
     /// to name: a statement refused, a connection lost. libpq's own code, as SQLite's is
     /// `sqliteFailure`.
     public static let postgresFailure = VaultError.Code(name: "postgresFailure", category: .operational)
+    /// `init --schema` named another schema than the registry's: a registry keeps the one it
+    /// was made with.
+    public static let registryHasAnotherSchema = VaultError.Code(name: "registryHasAnotherSchema", category: .refused)
+    /// What a registry's schema does not have: Family Medical's conversations, MLS
+    /// operations or signature keys.
+    public static let notInSchema = VaultError.Code(name: "notInSchema", category: .refused)
+    /// A user or device id that the registry's schema cannot hold.
+    public static let notARegistryID = VaultError.Code(name: "notARegistryID", category: .invalidInput)
+    /// A device, user or name that matches more than one device, where one is meant.
+    public static let ambiguousRegistryDevice = VaultError.Code(name: "ambiguousRegistryDevice", category: .refused)
 }
 
 extension VaultError {
@@ -87,6 +97,30 @@ extension VaultError {
     /// PostgreSQL's failure, in its own words and with its SQLSTATE.
     static func postgresFailure(_ name: String, _ failure: PostgresClient.Failure, file: String = #fileID, line: UInt = #line) -> VaultError {
         VaultError(.postgresFailure, "the registry '\(name)': \(failure.message) (SQLSTATE \(failure.sqlState))", file: file, line: line)
+    }
+
+    /// `init --schema asked` on a registry of another schema.
+    static func registryHasAnotherSchema(_ name: String, has: RegistrySchema, asked: RegistrySchema, file: String = #fileID, line: UInt = #line) -> VaultError {
+        VaultError(.registryHasAnotherSchema, "the registry '\(name)' holds \(has.title), not \(asked.title); nothing was changed",
+                   hint: "leave out --schema to bring it up to date as it is", file: file, line: line)
+    }
+
+    /// Something only another schema's registry has (`what`: "conversations", "signature keys").
+    public static func notInSchema(_ what: String, _ schema: RegistrySchema, registry: String, file: String = #fileID, line: UInt = #line) -> VaultError {
+        VaultError(.notInSchema, "the registry '\(registry)' holds \(schema.title), which has no \(what)", file: file, line: line)
+    }
+
+    /// An id the registry's schema cannot hold (Family Medical's are UUIDs); `what` is "user"
+    /// or "device", `text` the id as given (quoted through ``QuotedInput``).
+    static func notARegistryID(_ what: String, _ text: String, _ schema: RegistrySchema, file: String = #fileID, line: UInt = #line) -> VaultError {
+        VaultError(.notARegistryID, "the \(what) id \(QuotedInput(text)) is not a UUID (xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx), as the ids of \(schema.title) are",
+                   file: file, line: line)
+    }
+
+    /// A name several devices have, where one is meant: each with what tells it apart.
+    static func ambiguousRegistryDevice(_ name: String, _ devices: [String], file: String = #fileID, line: UInt = #line) -> VaultError {
+        VaultError(.ambiguousRegistryDevice, "\(devices.count) devices are named \(QuotedInput(name)): \(devices.joined(separator: "; ")); nothing was changed",
+                   hint: "give the one meant with --device USER#DEVICE", file: file, line: line)
     }
 
     /// An imported row the registry already has.

@@ -23,10 +23,6 @@ extension DeviceRegistry {
         }
     }
 
-    /// A device's last sign of life, in SQL over `user_devices`: when it was last seen or,
-    /// never seen, when it registered. "Not seen since" means this, for revoking and listing.
-    static func lastSignOfLife(_ table: String) -> String { "coalesce(\(table).last_seen, \(table).registered_at)" }
-
     /// Why a "not seen since" cutoff cannot be meant, or nil: one after `now` selects every
     /// device, even one seen a second ago (`2205-01-01` for `2025-01-01` once revoked half a
     /// registry).
@@ -297,18 +293,22 @@ extension DeviceRegistry {
         if let reason { try RecordedText.checkFreeText(reason, field: "the reason") }
         try RecordedText.checkFreeText(operatorInfo.name, field: "the operator")
         try RecordedText.checkFreeText(batchID, field: "the batch id")
-        let time = Self.timeText(now), d = dialect
+        let time = Self.timeText(now), d = dialect, t = table
+        let selector = try canonical(selector)
         let body = { (db: RegistrySession) throws -> (RevocationResult, commit: Bool) in
             if !dryRun, let serialize = d.serializeRevocations { try db.execute(serialize) }
+            // The batch's tables name the ids as Catbird does, in the type the device table has.
             try db.execute("""
-                CREATE TEMP TABLE IF NOT EXISTS selected (user_did TEXT NOT NULL, device_id TEXT NOT NULL, is_active \(d.boolType) NOT NULL,
+                CREATE TEMP TABLE IF NOT EXISTS selected (user_did \(t.idType) NOT NULL, device_id \(t.idType) NOT NULL, is_active \(d.boolType) NOT NULL,
                     PRIMARY KEY (user_did, device_id))\(d.tableSuffix);
-                CREATE TEMP TABLE IF NOT EXISTS batch (user_did TEXT NOT NULL, device_id TEXT NOT NULL, PRIMARY KEY (user_did, device_id))\(d.tableSuffix);
+                CREATE TEMP TABLE IF NOT EXISTS batch (user_did \(t.idType) NOT NULL, device_id \(t.idType) NOT NULL,
+                    PRIMARY KEY (user_did, device_id))\(d.tableSuffix);
                 DELETE FROM selected; DELETE FROM batch;
                 """)
             var radius = BlastRadius()
-            radius.notFound = try Self.select(selector, locking: dryRun ? "" : d.lockSelection ?? "", db: db, dialect: d)
-            if radius.notFound > 0 { radius.unmatched = try Self.unmatched(selector, db: db, dialect: d) }
+            let locking = !dryRun && d.locksSelection ? " ORDER BY d.\(t.user), d.device_id FOR UPDATE OF d" : ""
+            radius.notFound = try Self.select(selector, locking: locking, db: db, dialect: d, table: t)
+            if radius.notFound > 0 { radius.unmatched = try Self.unmatched(selector, db: db, dialect: d, table: t) }
             // Only revokers change is_active, and they take turns: what the selection read holds.
             try db.execute("INSERT INTO batch SELECT user_did, device_id FROM selected WHERE is_active")
             if d.analyzesTemporaryTables { try db.execute("ANALYZE selected; ANALYZE batch") }
@@ -320,11 +320,11 @@ extension DeviceRegistry {
                     DELETE FROM batch WHERE (user_did, device_id) IN (
                         SELECT user_did, device_id FROM (
                             SELECT b.user_did, b.device_id, row_number() OVER (
-                                PARTITION BY b.user_did ORDER BY \(Self.lastSignOfLife("d")) DESC, b.device_id\(d.byteOrder)) AS place
-                            FROM batch b JOIN user_devices d ON d.user_did = b.user_did AND d.device_id = b.device_id
+                                PARTITION BY b.user_did ORDER BY \(t.lastSignOfLife("d")) DESC, b.device_id\(t.idOrder)) AS place
+                            FROM batch b JOIN user_devices d ON d.\(t.user) = b.user_did AND d.device_id = b.device_id
                             WHERE NOT EXISTS (
-                                SELECT 1 FROM user_devices o WHERE o.user_did = b.user_did AND o.is_active
-                                AND NOT EXISTS (SELECT 1 FROM batch x WHERE x.user_did = o.user_did AND x.device_id = o.device_id))) ranked
+                                SELECT 1 FROM user_devices o WHERE o.\(t.user) = b.user_did AND o.is_active
+                                AND NOT EXISTS (SELECT 1 FROM batch x WHERE x.user_did = o.\(t.user) AND x.device_id = o.device_id))) ranked
                         WHERE place = 1)
                     """)
             }
@@ -343,7 +343,7 @@ extension DeviceRegistry {
                 throw VaultError.batchIdTaken(batchID)
             }
             radius.activeDevices = try db.int("SELECT count(*) FROM user_devices WHERE is_active")
-            radius.batch = try db.rows("SELECT user_did, device_id FROM batch ORDER BY user_did\(d.byteOrder), device_id\(d.byteOrder)", []).map {
+            radius.batch = try db.rows("SELECT user_did, device_id FROM batch ORDER BY user_did\(t.idOrder), device_id\(t.idOrder)", []).map {
                 DeviceReference(user: $0.text("user_did"), device: $0.text("device_id"))
             }
             let early = [unmatchedRefusal, Self.sizeRefusal(radius, sizeLimit, allowing: allowing)].compactMap { $0 }
@@ -354,11 +354,11 @@ extension DeviceRegistry {
             // pass over them that counts their conversations.
             var written = WrittenOperations()
             if dryRun || !early.isEmpty {
-                try Self.measure(&radius, applied: false, db: db, dialect: d)
+                try Self.measure(&radius, applied: false, db: db, dialect: d, table: t)
             } else {
-                try Self.apply(time: time, reason: reason, db: db, dialect: d)
+                try Self.apply(time: time, reason: reason, db: db, dialect: d, table: t)
                 written = try Self.writeOperations(db: db, dialect: d)
-                try Self.measure(&radius, applied: true, conversations: written.conversations, db: db, dialect: d)
+                try Self.measure(&radius, applied: true, conversations: written.conversations, db: db, dialect: d, table: t)
             }
             var refusals = early
             if !allowing.contains(.usersWithoutDevice), !radius.usersLeftWithoutDevice.isEmpty {
@@ -373,13 +373,34 @@ extension DeviceRegistry {
             }
             try db.execute("""
                 INSERT INTO revocations (batch_id, revoked_at, user_did, device_id, reason, selector)
-                SELECT ?, ?, user_did, device_id, ?, ? FROM batch ORDER BY user_did\(d.byteOrder), device_id\(d.byteOrder)
+                SELECT ?, ?, CAST(user_did AS TEXT), CAST(device_id AS TEXT), ?, ? FROM batch ORDER BY user_did\(t.idOrder), device_id\(t.idOrder)
                 """, [.text(batchID), .time(time), RegistryValue(reason), .text(selector.description)])
             try Self.store(written, batchID: batchID, db: db, dialect: d)
             try Self.recordBatch(batchID, time: time, by: operatorInfo, db: db)
             return (RevocationResult(batchID: batchID, radius: radius, applied: true, refusals: [], operations: operations), true)
         }
         return dryRun ? try read { try body($0).0 } : try transaction(body)
+    }
+
+    /// The selector with its ids as the device table holds them (Family Medical's UUIDs in
+    /// lower case); an id the table cannot hold, or signature keys where devices have none,
+    /// is refused before the registry is read.
+    private func canonical(_ selector: Selector) throws -> Selector {
+        let t = table
+        func id(_ text: String, _ what: String) throws -> String {
+            switch t.canonicalID(text) {
+            case .success(let id): return id
+            case .failure: throw VaultError.notARegistryID(what, text, schema)
+            }
+        }
+        switch selector {
+        case .devices(let pairs): return .devices(try pairs.map { (try id($0.user, "user"), try id($0.device, "device")) })
+        case .user(let user): return .user(try id(user, "user"))
+        case .notSeenSince: return selector
+        case .signatureKeys:
+            guard t.hasConversations else { throw VaultError.notInSchema("signature keys", schema, registry: path) }
+            return selector
+        }
     }
 
     /// The refusal a batch of this size earns, if any: a count other than the one expected
@@ -396,13 +417,13 @@ extension DeviceRegistry {
     /// Fills `selected` (with each device's is_active, so the batch needs no second look-up),
     /// each query ending in `locking` (``RegistryDialect/lockSelection``, or nothing); returns
     /// how many listed devices or keys the registry does not have.
-    private static func select(_ selector: Selector, locking: String, db: RegistrySession, dialect d: RegistryDialect) throws -> Int {
+    private static func select(_ selector: Selector, locking: String, db: RegistrySession, dialect d: RegistryDialect, table t: DeviceTable) throws -> Int {
         // The devices matching `condition`. A locking selection locks only the active ones, the
         // ones it may revoke: locking every revoked device a periodic --not-seen-since finds
         // again would write to each; those are read by a second statement. (A device list locks
         // what it names, active or not: the list bounds it, and a second join would cost more.)
         func insert(_ condition: String, _ arguments: [RegistryValue]) throws {
-            let select = "INSERT INTO selected SELECT d.user_did, d.device_id, d.is_active FROM user_devices d WHERE (\(condition))"
+            let select = "INSERT INTO selected SELECT d.\(t.user), d.device_id, d.is_active FROM user_devices d WHERE (\(condition))"
             guard !locking.isEmpty else { return try db.execute(select, arguments) }
             try db.execute(select + " AND d.is_active" + locking, arguments)
             try db.execute(select + " AND NOT d.is_active", arguments)
@@ -410,7 +431,7 @@ extension DeviceRegistry {
         switch selector {
         case .devices(let pairs):
             try db.execute("""
-                CREATE TEMP TABLE IF NOT EXISTS listed (user_did TEXT NOT NULL, device_id TEXT NOT NULL); DELETE FROM listed;
+                CREATE TEMP TABLE IF NOT EXISTS listed (user_did \(t.idType) NOT NULL, device_id \(t.idType) NOT NULL); DELETE FROM listed;
                 """)
             // Each pair once, so the join below needs no DISTINCT (a sort of the whole list).
             // Compared by bytes, as the database compares them: Swift's String equality would
@@ -425,15 +446,15 @@ extension DeviceRegistry {
             }
             if d.analyzesTemporaryTables { try db.execute("ANALYZE listed") }
             try db.execute("""
-                INSERT INTO selected SELECT d.user_did, d.device_id, d.is_active FROM listed l
-                JOIN user_devices d ON d.user_did = l.user_did AND d.device_id = l.device_id\(locking)
+                INSERT INTO selected SELECT d.\(t.user), d.device_id, d.is_active FROM listed l
+                JOIN user_devices d ON d.\(t.user) = l.user_did AND d.device_id = l.device_id\(locking)
                 """)
             return try seen.count - db.int("SELECT count(*) FROM selected")
         case .user(let did):
-            try insert("d.user_did = ?", [.text(did)])
+            try insert("d.\(t.user) = \(t.id)", [.text(did)])
             return try db.int("SELECT count(*) FROM selected") == 0 ? 1 : 0
         case .notSeenSince(let time):
-            try insert("\(lastSignOfLife("d")) < ?", [.time(timeText(time))])
+            try insert("\(t.lastSignOfLife("d")) < ?", [.time(timeText(time))])
             return 0
         case .signatureKeys(let keys):
             try db.execute("CREATE TEMP TABLE IF NOT EXISTS listed_keys (key \(d.blobType) NOT NULL); DELETE FROM listed_keys;")
@@ -457,7 +478,7 @@ extension DeviceRegistry {
 
     /// The listed entries the selection did not find, in the list's order (each once), read
     /// only when some are missing: a clean list costs nothing more.
-    private static func unmatched(_ selector: Selector, db: RegistrySession, dialect d: RegistryDialect) throws -> [Unmatched] {
+    private static func unmatched(_ selector: Selector, db: RegistrySession, dialect d: RegistryDialect, table t: DeviceTable) throws -> [Unmatched] {
         switch selector {
         case .devices(let pairs):
             struct Pair: Hashable { let user, device: [UInt8] }
@@ -469,8 +490,9 @@ extension DeviceRegistry {
             for (index, pair) in pairs.enumerated() {
                 guard missing.remove(Pair(user: Array(pair.user.utf8), device: Array(pair.device.utf8))) != nil else { continue }
                 let devices = found.count < suggestedUnmatched
-                    ? try db.strings("SELECT device_id FROM user_devices WHERE user_did = ?", [.text(pair.user)]) : []
-                let known = found.count < suggestedUnmatched ? !devices.isEmpty : try db.bool("SELECT count(*) FROM user_devices WHERE user_did = ?", [.text(pair.user)])
+                    ? try db.strings("SELECT device_id FROM user_devices WHERE \(t.user) = \(t.id)", [.text(pair.user)]) : []
+                let known = found.count < suggestedUnmatched ? !devices.isEmpty
+                    : try db.bool("SELECT count(*) FROM user_devices WHERE \(t.user) = \(t.id)", [.text(pair.user)])
                 found.append(Unmatched(item: index + 1, entry: QuotedInput("\(pair.user)#\(pair.device)"), userKnown: known,
                                        closest: EditDistance.closest(to: pair.device, among: devices, count: 3)))
             }
@@ -504,16 +526,20 @@ extension DeviceRegistry {
 
     /// Revokes the batch's devices and closes their open memberships, filling `closing` with
     /// each membership as it closes (``RegistryDialect/closeMemberships``).
-    private static func apply(time: String, reason: String?, db: RegistrySession, dialect d: RegistryDialect) throws {
+    private static func apply(time: String, reason: String?, db: RegistrySession, dialect d: RegistryDialect, table t: DeviceTable) throws {
         if let probing = d.probingIndexes { try db.execute(probing.start) }
+        // Where the row keeps no time or reason (Family Medical's), the log keeps them.
+        let state = t.keepsRevocation ? ", revoked_at = ?, revocation_reason = ?" : ""
         try db.execute("""
-            UPDATE user_devices SET is_active = FALSE, revoked_at = ?, revocation_reason = ?
-            WHERE (user_did, device_id) IN (SELECT user_did, device_id FROM batch)
-            """, [.time(time), RegistryValue(reason)])
+            UPDATE user_devices SET is_active = FALSE\(state)
+            WHERE (\(t.user), device_id) IN (SELECT user_did, device_id FROM batch)
+            """, t.keepsRevocation ? [.time(time), RegistryValue(reason)] : [])
         try emptyClosing(db: db, dialect: d)
-        if let collecting = d.collectingClosing { try db.execute(collecting.start) }
-        try db.execute(d.closeMemberships, [.time(time)])
-        if let collecting = d.collectingClosing { try db.execute(collecting.end) }
+        if t.hasConversations {
+            if let collecting = d.collectingClosing { try db.execute(collecting.start) }
+            try db.execute(d.closeMemberships, [.time(time)])
+            if let collecting = d.collectingClosing { try db.execute(collecting.end) }
+        }
         if let probing = d.probingIndexes { try db.execute(probing.end) }
     }
 
@@ -523,10 +549,12 @@ extension DeviceRegistry {
     /// devices are all active, and `closing` is every open membership they had.
     /// `conversations`, when given, is how many conversations `closing` has, counted already.
     private static func measure(_ radius: inout BlastRadius, applied: Bool, conversations: Int? = nil, db: RegistrySession,
-                                dialect d: RegistryDialect) throws {
+                                dialect d: RegistryDialect, table t: DeviceTable) throws {
         radius.users = try db.int("SELECT count(DISTINCT user_did) FROM batch")
         if !applied {
             try emptyClosing(db: db, dialect: d)
+        }
+        if !applied, t.hasConversations {
             try db.execute("""
                 INSERT INTO closing SELECT m.convo_id, m.member_mls_did, coalesce(m.is_admin, FALSE) FROM batch b
                     JOIN members m ON m.user_did = b.user_did AND m.device_id = b.device_id WHERE m.left_at IS NULL
@@ -535,12 +563,13 @@ extension DeviceRegistry {
         if d.analyzesTemporaryTables { try db.execute("ANALYZE closing") }
         radius.memberships = try db.int("SELECT count(*) FROM closing")
         radius.conversations = try conversations ?? db.int("SELECT count(DISTINCT convo_id) FROM closing")
-        let outsideBatch = applied ? "" : "AND NOT EXISTS (SELECT 1 FROM batch b WHERE b.user_did = d.user_did AND b.device_id = d.device_id)"
+        let outsideBatch = applied ? "" : "AND NOT EXISTS (SELECT 1 FROM batch b WHERE b.user_did = d.\(t.user) AND b.device_id = d.device_id)"
         radius.usersLeftWithoutDevice = try db.strings("""
             SELECT user_did FROM (SELECT DISTINCT user_did FROM batch) u WHERE NOT EXISTS (
-                SELECT 1 FROM user_devices d WHERE d.user_did = u.user_did AND d.is_active \(outsideBatch))
-            ORDER BY user_did\(d.byteOrder)
+                SELECT 1 FROM user_devices d WHERE d.\(t.user) = u.user_did AND d.is_active \(outsideBatch))
+            ORDER BY user_did\(t.idOrder)
             """)
+        guard t.hasConversations else { return }
         // Only a conversation losing an active admin device can be left without one: the batch's
         // devices are all active, so each closing admin membership is such a loss. Before the
         // change, an open membership stays open exactly when its device is not in the batch.

@@ -93,6 +93,8 @@ struct RegistryRow: Sendable {
 /// above this; SQLite (VaultSQLite) and PostgreSQL (libpq) differ only below it.
 protocol RegistryEngine: AnyObject, Sendable {
     var dialect: RegistryDialect { get }
+    /// Which app's device table the registry holds, as it recorded when it was made.
+    var schema: RegistrySchema { get }
     /// Runs `body` in one transaction; `commit` false rolls it back (dry runs, refusals). A
     /// writing transaction waits for other writers. With `retrying`, the engine runs `body`
     /// again from the start when the database aborts it for a conflict that is resolved that
@@ -152,12 +154,14 @@ struct RegistryDialect: Sendable {
     /// Makes revokers wait for each other at the start of the transaction; nil when the
     /// transaction itself already holds the database's only write lock (SQLite IMMEDIATE).
     let serializeRevocations: String?
-    /// Ends a selection of devices (`user_devices` as `d`) so that it locks the rows it finds,
-    /// in one fixed order: the app cannot then add a membership for a device being revoked
-    /// while the batch is measured and applied (only revokers change `is_active`, and they take
-    /// turns). Taken by the selection itself, not by a second pass over the batch; nil where
-    /// the database is locked whole.
-    let lockSelection: String?
+    /// Whether a selection of devices (`user_devices` as `d`) locks the rows it finds, in one
+    /// fixed order (``DeviceRegistry/lockingSelection(_:)``): the app cannot then add a
+    /// membership for a device being revoked while the batch is measured and applied (only
+    /// revokers change `is_active`, and they take turns). Taken by the selection itself, not
+    /// by a second pass over the batch; false where the database is locked whole.
+    let locksSelection: Bool
+    /// The type of a UUID column: Family Medical's ids (SQLite keeps them as text).
+    let uuidType: String
     /// Run before a batch's operations are stored: PostgreSQL compresses their 70 KB rows
     /// (TOAST) with lz4 where the server has it, not with its slower default, pglz, which took
     /// 0.3 s for the 35 MB of a 100,000-device batch. The setting is this transaction's, readers
@@ -190,7 +194,7 @@ struct RegistryDialect: Sendable {
     static let sqlite = RegistryDialect(
         blobType: "BLOB", timeType: "TEXT", boolType: "INTEGER", tableSuffix: " WITHOUT ROWID", byteOrder: "", temporarySchema: "temp",
         tableExists: "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = ?",
-        analyzesTemporaryTables: false, serializeRevocations: nil, lockSelection: nil,
+        analyzesTemporaryTables: false, serializeRevocations: nil, locksSelection: false, uuidType: "TEXT",
         beforeStoringOperations: nil,
         probingIndexes: nil,
         bySignatureKey: " INDEXED BY user_devices_by_signature_key",
@@ -210,7 +214,7 @@ struct RegistryDialect: Sendable {
         // An arbitrary number of our own, the same in every revoker: the lock they all take.
         // Waiting for it or for a row lock gives up after a minute, as SQLite's busy timeout.
         serializeRevocations: "SET LOCAL lock_timeout = '60s'; SELECT pg_advisory_xact_lock(7527086449296553327)",
-        lockSelection: " ORDER BY d.user_did, d.device_id FOR UPDATE OF d",
+        locksSelection: true, uuidType: "UUID",
         beforeStoringOperations: """
             SELECT set_config('default_toast_compression', 'lz4', true) FROM pg_settings
             WHERE name = 'default_toast_compression' AND source = 'default' AND 'lz4' = ANY (enumvals)

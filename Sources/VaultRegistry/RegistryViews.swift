@@ -15,6 +15,7 @@ extension DeviceRegistry {
     }
 
     public func members(conversation: String) throws -> [MemberView] {
+        try require(conversations: "conversations")
         let d = dialect
         return try read { db in
             guard try db.bool("SELECT count(*) FROM members WHERE convo_id = ?", [.text(conversation)]) else {
@@ -64,6 +65,7 @@ extension DeviceRegistry {
 
     /// The rejoin plan of `device`. A device the registry lacks, or a revoked one, is an error.
     public func rejoinPlan(user: String, device: String) throws -> RejoinPlan {
+        try require(conversations: "conversations to rejoin")
         let d = dialect
         return try read { db in
             guard let row = try db.rows("SELECT device_mls_did, is_active, key_packages_available FROM user_devices WHERE user_did = ? AND device_id = ?",
@@ -109,15 +111,22 @@ extension DeviceRegistry {
 
     /// One device as `registry devices` lists it.
     public struct DeviceView: Sendable, Equatable {
-        public let userDid, deviceId, deviceMlsDid: String
+        /// The user's id: Catbird's DID, Family Medical's `user_id`.
+        public let userDid, deviceId: String
+        /// Catbird's only.
+        public let deviceMlsDid: String?
         public let deviceName: String?
+        /// Family Medical's only ("iPad Air").
+        public let deviceType: String?
         public let isActive: Bool
+        /// When it registered (Family Medical's `first_seen_at`).
         public let registeredAt: Timestamp
         public let lastSeenAt: Timestamp?
+        /// From the device's row, or (Family Medical's, which keeps none) the revocation log.
         public let revokedAt: Timestamp?
         public let revocationReason: String?
-        /// Conversations the device is in now.
-        public let openMemberships: Int
+        /// Conversations the device is in now; Catbird's only.
+        public let openMemberships: Int?
     }
 
     /// Which devices `devices(matching:)` lists; every set field must match.
@@ -140,23 +149,37 @@ extension DeviceRegistry {
 
     /// The devices that match, by user and device id.
     public func devices(matching filter: DeviceFilter) throws -> [DeviceView] {
+        let t = table
         var conditions: [String] = [], arguments: [RegistryValue] = []
-        if let user = filter.user { conditions.append("d.user_did = ?"); arguments.append(.text(user)) }
+        if let user = filter.user {
+            guard case .success(let id) = t.canonicalID(user) else { throw VaultError.notARegistryID("user", user, schema) }
+            conditions.append("d.\(t.user) = \(t.id)")
+            arguments.append(.text(id))
+        }
         switch filter.state {
         case .any: break
         case .active: conditions.append("d.is_active")
         case .revoked: conditions.append("NOT d.is_active")
         }
-        if let since = filter.notSeenSince { conditions.append("\(Self.lastSignOfLife("d")) < ?"); arguments.append(.time(Self.timeText(since))) }
-        let d = dialect
+        if let since = filter.notSeenSince { conditions.append("\(t.lastSignOfLife("d")) < ?"); arguments.append(.time(Self.timeText(since))) }
+        // Catbird's row has its conversations and its revocation; Family Medical's keeps its
+        // type, and its revocation is the log's last row for it.
+        let columns = t.hasConversations ? """
+            d.user_did, d.device_id, d.device_mls_did, d.device_name, NULL AS device_type, d.is_active, d.registered_at, d.last_seen,
+            d.revoked_at, d.revocation_reason,
+            (SELECT count(*) FROM members m WHERE m.user_did = d.user_did AND m.device_id = d.device_id AND m.left_at IS NULL) AS open
+            """ : """
+            d.user_id AS user_did, d.device_id, NULL AS device_mls_did, d.device_name, d.device_type, d.is_active,
+            d.first_seen_at AS registered_at, d.last_seen_at AS last_seen,
+            CASE WHEN d.is_active THEN NULL ELSE (SELECT r.revoked_at FROM revocations r WHERE \(t.isLogged("d", "r")) ORDER BY r.id DESC LIMIT 1) END AS revoked_at,
+            CASE WHEN d.is_active THEN NULL ELSE (SELECT r.reason FROM revocations r WHERE \(t.isLogged("d", "r")) ORDER BY r.id DESC LIMIT 1) END AS revocation_reason,
+            NULL AS open
+            """
         let rows = try read { db in
             try db.rows("""
-                SELECT d.user_did, d.device_id, d.device_mls_did, d.device_name, d.is_active, d.registered_at, d.last_seen,
-                       d.revoked_at, d.revocation_reason,
-                       (SELECT count(*) FROM members m WHERE m.user_did = d.user_did AND m.device_id = d.device_id AND m.left_at IS NULL) AS open
-                FROM user_devices d
+                SELECT \(columns) FROM user_devices d
                 \(conditions.isEmpty ? "" : "WHERE " + conditions.joined(separator: " AND "))
-                ORDER BY d.user_did\(d.byteOrder), d.device_id\(d.byteOrder)
+                ORDER BY d.\(t.user)\(t.idOrder), d.device_id\(t.idOrder)
                 """, arguments)
         }
         // The text match is Swift's, not the database's lower(), which may fold only ASCII ("ÁNGELA").
@@ -165,11 +188,33 @@ extension DeviceRegistry {
             let id = row.text("device_id"), name = row.optionalText("device_name")
             if let search, !id.lowercased().contains(search), name?.lowercased().contains(search) != true { return nil }
             func time(_ column: String) -> Timestamp? { row.optionalText(column).flatMap(Timestamp.init(rfc3339:)) }
-            return DeviceView(userDid: row.text("user_did"), deviceId: id, deviceMlsDid: row.text("device_mls_did"), deviceName: name,
-                              isActive: row.bool("is_active"), registeredAt: time("registered_at") ?? Timestamp(seconds: 0),
-                              lastSeenAt: time("last_seen"), revokedAt: time("revoked_at"), revocationReason: row.optionalText("revocation_reason"),
-                              openMemberships: row.int("open"))
+            return DeviceView(userDid: row.text("user_did"), deviceId: id, deviceMlsDid: row.optionalText("device_mls_did"), deviceName: name,
+                              deviceType: row.optionalText("device_type"), isActive: row.bool("is_active"),
+                              registeredAt: time("registered_at") ?? Timestamp(seconds: 0), lastSeenAt: time("last_seen"), revokedAt: time("revoked_at"),
+                              revocationReason: row.optionalText("revocation_reason"), openMemberships: row["open"] == .null ? nil : row.int("open"))
         }
+    }
+
+    /// The device of `user` called `name`, as support hears it ("I don't recognize that
+    /// iPad"): the name exactly, else in any case; among the active devices first, so that a
+    /// run again after the revocation finds the device it revoked. A name no device has is
+    /// refused with the user's names; one several have, with each one's id and last sign of
+    /// life, so the right one can be given by id.
+    public func device(named name: String, user: String) throws -> DeviceReference {
+        let devices = try self.devices(matching: DeviceFilter(user: user))
+        guard !devices.isEmpty else { throw VaultError.notInRegistry("user \(QuotedInput(user))", registry: path) }
+        let named = devices.filter { $0.deviceName == name }
+        let matches = !named.isEmpty ? named : devices.filter { $0.deviceName?.lowercased() == name.lowercased() }
+        let active = matches.filter(\.isActive)
+        let candidates = active.isEmpty ? matches : active
+        guard candidates.count == 1, let device = candidates.first else {
+            if candidates.isEmpty {
+                let names = Set(devices.compactMap(\.deviceName)).sorted().map { "\(QuotedInput($0))" }.joined(separator: ", ")
+                throw VaultError.notInRegistry("device named \(QuotedInput(name)) of user \(QuotedInput(user)) (its devices are named \(names))", registry: path)
+            }
+            throw VaultError.ambiguousRegistryDevice(name, candidates.map { "\($0.userDid)#\($0.deviceId), last seen \(($0.lastSeenAt ?? $0.registeredAt).rfc3339)" })
+        }
+        return DeviceReference(user: device.userDid, device: device.deviceId)
     }
 
     public struct LogEntry: Sendable, Equatable {

@@ -16,6 +16,7 @@ import VaultSQLite
 /// ``removeSideFilesThisReadMade()``).
 final class SQLiteRegistryEngine: RegistryEngine {
     let dialect = RegistryDialect.sqlite
+    let schema: RegistrySchema
     private let database: SQLiteDatabase
     private let path: String
     private let readOnly: Bool
@@ -27,7 +28,7 @@ final class SQLiteRegistryEngine: RegistryEngine {
     /// How long a statement waits for another revoker's (or the app's) lock.
     private static let busyTimeout = 60
 
-    init(path: String, access: DeviceRegistry.Access) throws {
+    init(path: String, access: DeviceRegistry.Access, schema asked: RegistrySchema?) throws {
         self.path = path
         readOnly = access == .readOnly
         // SQLite would open a FIFO and wait on its first read forever (issue 37).
@@ -39,7 +40,7 @@ final class SQLiteRegistryEngine: RegistryEngine {
             throw VaultError.noRegistry(path)
         }
         if access == .create, !FileManager.default.fileExists(atPath: path) {
-            try Self.createWhole(path)
+            try Self.createWhole(path, asked ?? .catbird)
         }
         let opening: SQLiteDatabase.Access = switch access {
         case .readOnly: .readOnly
@@ -58,15 +59,20 @@ final class SQLiteRegistryEngine: RegistryEngine {
                 (database, tables) = try Self.openListingTables(path, opening)
             }
             madeSideFiles = readOnly && !sideFilesBefore && Self.sideFiles(path).contains { Glibc.access($0, F_OK) == 0 } ? FileIdentity.of(existing: path) : nil
-            let registryTables: Set<String> = ["user_devices", "members", "revocations", SQLiteMigrations.table]
+            // The schema is the one its first step names (an empty file is made one now).
+            let applied = tables.contains(SQLiteMigrations.table)
+                ? Set(try database.read { try $0.strings("SELECT identifier FROM \(SQLiteMigrations.table)") }) : []
+            schema = applied.contains(RegistryMigration.familyMedical) ? .familyMedical : applied.contains(RegistryMigration.v1) ? .catbird : asked ?? .catbird
+            let registryTables = Self.tables(schema)
             guard registryTables.isSubset(of: tables) || (access == .create && tables.isEmpty) else {
                 throw VaultError.notARegistry(path, missing: registryTables.subtracting(tables).sorted(), empty: tables.isEmpty)
             }
+            if access == .create, let asked, schema != asked { throw VaultError.registryHasAnotherSchema(path, has: schema, asked: asked) }
             guard !readOnly else { return }
             try database.withConnection { connection in
                 if try connection.first("PRAGMA journal_mode", [], { try $0.text(0) }) == "wal" { try connection.execute("PRAGMA journal_mode = DELETE") }
             }
-            try Self.migrations.migrate(database)
+            try Self.migrations(schema).migrate(database)
         } catch let failure as SQLiteDatabase.Failure {
             throw Self.failure(failure, "cannot open the registry '\(path)'")
         }
@@ -136,11 +142,11 @@ final class SQLiteRegistryEngine: RegistryEngine {
     /// A new registry appears whole or not at all: the schema is built in memory and the
     /// finished database is written like every other output of the suite (AtomicFile), so a
     /// killed or failed `init` leaves no half-made file behind (Tests/Interop/test_faults.py).
-    private static func createWhole(_ path: String) throws {
+    private static func createWhole(_ path: String, _ schema: RegistrySchema) throws {
         let bytes: [UInt8]
         do {
             let memory = try SQLiteDatabase.inMemory()
-            try migrations.migrate(memory)
+            try migrations(schema).migrate(memory)
             bytes = try memory.withConnection { try $0.serialize() }
         } catch let failure as SQLiteDatabase.Failure {
             throw Self.failure(failure, "could not build the registry '\(path)'")
@@ -152,9 +158,44 @@ final class SQLiteRegistryEngine: RegistryEngine {
         }
     }
 
-    /// The schema, in the order it grew; PostgresRegistryEngine has the same steps by name.
-    static let migrations = SQLiteMigrations([
-        (RegistryMigration.v1, """
+    /// The tables a registry of `schema` has, whatever its age.
+    private static func tables(_ schema: RegistrySchema) -> Set<String> {
+        schema == .catbird ? ["user_devices", "members", "revocations", SQLiteMigrations.table] : ["user_devices", "revocations", SQLiteMigrations.table]
+    }
+
+    /// A schema's steps, in the order they grew; PostgresRegistryEngine has the same steps by
+    /// name. Family Medical's table has no conversations: no members (v3), and its own first step.
+    static func migrations(_ schema: RegistrySchema) -> SQLiteMigrations {
+        switch schema {
+        case .catbird: catbirdMigrations
+        case .familyMedical: SQLiteMigrations(familyMedicalMigrations)
+        }
+    }
+
+    private static let familyMedicalMigrations: [(name: String, sql: String)] = [
+        // The log found by device: where a device's row keeps no revocation, the list of
+        // devices reads when and why from the log.
+        (RegistryMigration.familyMedical, familyMedicalDevices + revocationLog + ";\nCREATE INDEX revocations_by_device ON revocations (user_did, device_id);"),
+    ] + catbirdMigrations.steps.filter { [RegistryMigration.v2, RegistryMigration.v4].contains($0.name) }
+
+    /// Seed 002's table, with ids and times as text (SQLite has neither type): a device's id is
+    /// its key, whoever its user; the index finds a user's devices and a device by its two ids.
+    private static let familyMedicalDevices = """
+        CREATE TABLE user_devices (
+            device_id TEXT NOT NULL PRIMARY KEY,
+            user_id TEXT NOT NULL,
+            device_name TEXT NOT NULL,
+            device_type TEXT,
+            first_seen_at TEXT NOT NULL,
+            last_seen_at TEXT NOT NULL,
+            is_active INTEGER NOT NULL DEFAULT 1 CHECK (is_active IN (0, 1))
+        ) WITHOUT ROWID;
+        CREATE INDEX user_devices_by_user ON user_devices (user_id, device_id);
+        CREATE INDEX user_devices_active_by_last_seen ON user_devices (last_seen_at) WHERE is_active = 1;
+
+        """
+
+    private static let catbirdDevices = """
             CREATE TABLE user_devices (
                 user_did TEXT NOT NULL,
                 device_id TEXT NOT NULL,
@@ -184,6 +225,10 @@ final class SQLiteRegistryEngine: RegistryEngine {
                 FOREIGN KEY (user_did, device_id) REFERENCES user_devices (user_did, device_id)
             ) WITHOUT ROWID;
             CREATE INDEX members_by_device ON members (user_did, device_id);
+            """
+
+    /// The revocation log, the same in every schema.
+    private static let revocationLog = """
             CREATE TABLE revocations (
                 id INTEGER PRIMARY KEY,
                 batch_id TEXT NOT NULL,
@@ -198,7 +243,10 @@ final class SQLiteRegistryEngine: RegistryEngine {
                 BEGIN SELECT RAISE(ABORT, 'the revocation log is append-only'); END;
             CREATE TRIGGER revocations_are_append_only_delete BEFORE DELETE ON revocations
                 BEGIN SELECT RAISE(ABORT, 'the revocation log is append-only'); END;
-            """),
+            """
+
+    private static let catbirdMigrations = SQLiteMigrations([
+        (RegistryMigration.v1, catbirdDevices + revocationLog),
         // Each batch's operations, kept in the transaction that revokes it, so they can be
         // written again at any time (issue 16: a failed --ops after the commit lost them).
         (RegistryMigration.v2, """
@@ -367,6 +415,12 @@ enum RegistryMigration {
     /// (issue 46), so an edited, deleted or inserted row of the log is found.
     static let v4 = "v4: chained revocation batches"
     static let all = [v1, v2, v3, v4]
+    /// Family Medical's table and the revocation log (issue 47): its registry has no members
+    /// (v3), and this step's name is how it is known for one.
+    static let familyMedical = "fm1: Family Medical devices, revocation log"
+
+    /// A schema's steps.
+    static func all(_ schema: RegistrySchema) -> [String] { schema == .catbird ? all : [familyMedical, v2, v4] }
 }
 
 extension VaultError {

@@ -18,10 +18,12 @@ extension Registry {
               device-revoker registry devices --db registry.sqlite --active \\
                 --not-seen-since 2025-01-01
               device-revoker registry devices --db registry.sqlite --match ipad --json
+              device-revoker registry devices --db devices.sqlite \\
+                --user 0f9c2d1e-8b7a-4c3d-9e2f-1a2b3c4d5e6f
             """
         )
         @OptionGroup var database: Database
-        @Option(help: ArgumentHelp("Only this user's devices.", valueName: "DID")) var user: String?
+        @Option(help: ArgumentHelp("Only this user's devices (a DID, or Family Medical's user UUID).", valueName: "USER")) var user: String?
         @Flag(help: "Only active devices.") var active = false
         @Flag(help: "Only revoked devices.") var revoked = false
         @Option(help: ArgumentHelp("Only devices not seen since this date.", valueName: "DATE")) var notSeenSince: String?
@@ -37,16 +39,25 @@ extension Registry {
         func run() throws {
             let filter = DeviceRegistry.DeviceFilter(user: user, state: active ? .active : revoked ? .revoked : .any,
                                                      notSeenSince: try notSeenSince.map { try registryCutoff($0, now: self.now.time) }, search: match)
-            let devices = try database.open(.readOnly).devices(matching: filter)
+            let registry = try database.open(.readOnly)
+            let devices = try registry.devices(matching: filter)
+            let catbird = registry.schema == .catbird
             if json {
                 try StandardStreams.writeOutput(JSONValue.array(devices.map { device in
                     func time(_ value: Timestamp?) -> JSONValue { value.map { .string($0.rfc3339) } ?? .null }
-                    return .object([
-                        ("userDid", .string(device.userDid)), ("deviceId", .string(device.deviceId)), ("deviceMlsDid", .string(device.deviceMlsDid)),
-                        ("deviceName", device.deviceName.map(JSONValue.string) ?? .null), ("isActive", .bool(device.isActive)),
+                    func text(_ value: String?) -> JSONValue { value.map(JSONValue.string) ?? .null }
+                    // Each schema's own fields, named as its columns are.
+                    return catbird ? .object([
+                        ("userDid", .string(device.userDid)), ("deviceId", .string(device.deviceId)), ("deviceMlsDid", text(device.deviceMlsDid)),
+                        ("deviceName", text(device.deviceName)), ("isActive", .bool(device.isActive)),
                         ("registeredAt", time(device.registeredAt)), ("lastSeenAt", time(device.lastSeenAt)), ("revokedAt", time(device.revokedAt)),
-                        ("revocationReason", device.revocationReason.map(JSONValue.string) ?? .null),
-                        ("openMemberships", .int(device.openMemberships)),
+                        ("revocationReason", text(device.revocationReason)),
+                        ("openMemberships", .int(device.openMemberships ?? 0)),
+                    ]) : .object([
+                        ("userId", .string(device.userDid)), ("deviceId", .string(device.deviceId)), ("deviceName", text(device.deviceName)),
+                        ("deviceType", text(device.deviceType)), ("isActive", .bool(device.isActive)),
+                        ("firstSeenAt", time(device.registeredAt)), ("lastSeenAt", time(device.lastSeenAt)), ("revokedAt", time(device.revokedAt)),
+                        ("revocationReason", text(device.revocationReason)),
                     ])
                 }).serialized())
                 return
@@ -56,12 +67,18 @@ extension Registry {
                 return
             }
             let now = now.time
+            // What a parent sees in Settings > Devices: the name, and when it was last seen.
             var table = TextTable()
-            table.add("device", "name", "state", "last seen", "conversations")
+            if catbird { table.add("device", "name", "state", "last seen", "conversations") } else { table.add("device", "name", "type", "state", "last seen") }
             for device in devices {
                 let state = device.revokedAt.map { "revoked \(TimeSpan.relative($0, now: now))" } ?? (device.isActive ? "active" : "revoked")
                 let seen = device.lastSeenAt.map { TimeSpan.relative($0, now: now) } ?? "never (registered \(TimeSpan.relative(device.registeredAt, now: now)))"
-                table.add("\(device.userDid)#\(device.deviceId)", device.deviceName ?? "", state, seen, "\(device.openMemberships)")
+                let id = "\(device.userDid)#\(device.deviceId)"
+                if catbird {
+                    table.add(id, device.deviceName ?? "", state, seen, "\(device.openMemberships ?? 0)")
+                } else {
+                    table.add(id, device.deviceName ?? "", device.deviceType ?? "", state, seen)
+                }
             }
             try StandardStreams.writeOutput(Array(table.render().utf8))
             diagnostics.note("\(counted(devices.count, "device"))")

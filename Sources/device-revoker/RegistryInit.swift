@@ -9,16 +9,30 @@ extension Registry {
         static let configuration = CommandConfiguration(
             abstract: "Create a registry (or bring an existing one's schema up to date).",
             discussion: """
+            --schema chooses the device table a new registry holds: catbird (seed 003: devices \
+            with MLS identities and signature keys, members of conversations; the default) or \
+            family-medical (seed 002: user_devices of UUIDs with a name, a type, first and last \
+            seen). The registry remembers it: every later command just works. On a PostgreSQL \
+            database that already has the app's table, init adds only what revocation needs. An \
+            existing registry of the other schema is refused (exit 4).
+
             Examples:
               device-revoker registry init --db registry.sqlite
+              device-revoker registry init --db devices.sqlite --schema family-medical
+              device-revoker registry init --schema family-medical \\
+                --db 'host=/run/postgresql dbname=medical'
             """
         )
         @OptionGroup var database: Database
+        @Option(help: ArgumentHelp("The device table of a new registry: catbird (the default) or family-medical.", valueName: "SCHEMA"))
+        var schema: RegistrySchema?
 
         func run() throws {
             _ = try CommandFiles(reads: [], writes: database.asOutput)
-            _ = try database.open(.create)
-            diagnostics.note("registry ready: \(database.db)")
+            let registry = try database.open(.create, schema: schema)
+            diagnostics.note("registry ready: \(database.db), \(registry.schema.title)")
         }
     }
 }
+
+extension RegistrySchema: ExpressibleByArgument {}

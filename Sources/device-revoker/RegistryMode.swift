@@ -11,7 +11,8 @@ struct Registry: ParsableCommand {
         abstract: "A server device registry in SQLite or PostgreSQL: import, revoke in bulk, members, rejoin plans, the log.",
         discussion: """
         The schema is the Catbird seed's user_devices and members, with revocation state and an \
-        append-only revocations log (docs/device-registry.md). --db is a SQLite file or the chat \
+        append-only revocations log (docs/device-registry.md), or Family Medical's user_devices \
+        ('init --schema family-medical'). --db is a SQLite file or the app's \
         app's PostgreSQL database, as a libpq URI or key=value string; the PG* environment \
         variables, ~/.pgpass and service files work as in psql. A password is never given in --db.
 
@@ -25,6 +26,7 @@ struct Registry: ParsableCommand {
           PGPASSFILE=~/.pgpass device-revoker registry revoke \\
             --db postgresql://operator@db.internal/chat --user did:plc:josh --dry-run
           device-revoker registry log --db 'host=/run/postgresql dbname=chat'
+          device-revoker registry init --db devices.sqlite --schema family-medical
         """,
         subcommands: [Init.self, Import.self, Devices.self, Revoke.self, Members.self, RejoinPlan.self, Log.self]
     )
@@ -56,9 +58,9 @@ struct Registry: ParsableCommand {
 
         func validate() throws { _ = try location }
 
-        func open(_ access: DeviceRegistry.Access) throws -> DeviceRegistry {
+        func open(_ access: DeviceRegistry.Access, schema: RegistrySchema? = nil) throws -> DeviceRegistry {
             do {
-                return try DeviceRegistry(location: location, access: access)
+                return try DeviceRegistry(location: location, access: access, schema: schema)
             } catch let error as VaultError where error.code == .noRegistry {
                 throw error.withContext(hint: "make one with 'device-revoker registry init \(ShellWord.option("--db", db))'")
             } catch let error as VaultError where error.code == .notARegistry && (try? location) != .sqlite(path: db) {

@@ -32,12 +32,17 @@ extension Registry {
                 --keep-last-device --dry-run
               device-revoker registry revoke --db r.sqlite --not-seen-since 2025-01-01 \\
                 --keep-last-device --expect-revocations 1532
+              device-revoker registry revoke --db devices.sqlite --name 'iPad' \\
+                --user 0f9c2d1e-8b7a-4c3d-9e2f-1a2b3c4d5e6f --reason 'not recognised'
             """
         )
         @OptionGroup var database: Database
         @Option(name: .customLong("device"), help: ArgumentHelp("USER_DID#DEVICE_ID (repeatable).", valueName: "DID#DEVICE")) var devices: [String] = []
         @Option(help: ArgumentHelp("USER_DID#DEVICE_ID, one a line.", valueName: "FILE")) var devicesFile: String?
-        @Option(help: ArgumentHelp("Every device of this user.", valueName: "DID")) var user: String?
+        @Option(help: ArgumentHelp("Every device of this user (a DID, or Family Medical's user UUID); with --name, one of them.", valueName: "USER"))
+        var user: String?
+        @Option(help: ArgumentHelp("With --user: the device with this name, as 'registry devices' lists it.", valueName: "NAME"))
+        var name: String?
         @Option(help: ArgumentHelp("Devices not seen since this date.", valueName: "DATE")) var notSeenSince: String?
         @Option(help: ArgumentHelp("Signature public keys (hex), one a line.", valueName: "FILE")) var signatureKeysFile: String?
         @Option(help: ArgumentHelp("Why; recorded on each device and in the log.", valueName: "TEXT")) var reason: String?
@@ -75,6 +80,7 @@ extension Registry {
             if json, ops == "-" { throw ValidationError("--json and --ops - would both write to standard output; give --ops a FILE") }
             // Sparing a device named on purpose (a stolen one) would leave it active.
             if keepLastDevice, notSeenSince == nil { throw ValidationError("--keep-last-device goes with --not-seen-since") }
+            if name != nil, user == nil { throw ValidationError("--name finds a device among a user's: give --user too") }
         }
 
         var sizeLimit: DeviceRegistry.SizeLimit {
@@ -220,15 +226,18 @@ extension Registry {
 
         /// The report in words: the outcome, the blast radius, then every device of the batch
         /// when it was revoked (or, in a dry run, would be), and what a refusal is about.
-        func textReport(_ result: DeviceRegistry.RevocationResult, places: [String], limit: DeviceRegistry.SizeLimit) -> String {
+        func textReport(_ result: DeviceRegistry.RevocationResult, places: [String], limit: DeviceRegistry.SizeLimit, conversations: Bool = true) -> String {
             let radius = result.radius
             var table = TextTable()
             table.add("devices", "\(radius.devices)")
             table.add("users", "\(radius.users)")
-            table.add("conversations", "\(radius.conversations)")
-            table.add("memberships closed", "\(radius.memberships)")
+            // A registry without conversations (Family Medical's) has none to count.
+            if conversations {
+                table.add("conversations", "\(radius.conversations)")
+                table.add("memberships closed", "\(radius.memberships)")
+            }
             table.add("users left with no active device", "\(radius.usersLeftWithoutDevice.count)")
-            table.add("conversations left with no active admin device", "\(radius.conversationsLeftWithoutAdmin.count)")
+            if conversations { table.add("conversations left with no active admin device", "\(radius.conversationsLeftWithoutAdmin.count)") }
             table.add("already revoked (skipped)", "\(radius.alreadyRevoked)")
             table.add("not found", "\(radius.notFound)")
             if keepLastDevice { table.add("spared: each user's last device", "\(radius.sparedLastDevices)") }
@@ -251,11 +260,15 @@ extension Registry {
             let lists = [devicesFile.map { FileSet.Input("--devices-file", $0) }, signatureKeysFile.map { FileSet.Input("--signature-keys-file", $0) }]
             let files = try CommandFiles(reads: lists.compactMap { $0 } + signer.declaredInputs,
                                          writes: database.asOutput + (ops.map { [DeclaredOutput("--ops", $0, kind: .text)] } ?? []))
-            let (selector, places) = try selector()
+            let (given, placesGiven) = try selector()
             let sizeLimit = try sizeLimit
             // Who runs it, recorded in the batch's record of the chained log (and signed by their key).
             let runBy = RegistryOperator(name: operatorName ?? loginName(), signer: dryRun ? nil : try signer.load(diagnostics))
             let registry = try database.open(dryRun ? .readOnly : .readWrite)
+            if ops != nil, registry.schema != .catbird { throw VaultError.notInSchema("MLS operations to write (--ops)", registry.schema, registry: database.db) }
+            // A name is looked up among the user's devices, and revoked by its ids.
+            let named = try name.map { [(user: try registry.device(named: $0, user: user ?? ""), place: "--name")] }
+            let (selector, places) = named.map { (.devices($0.map { ($0.user.user, $0.user.device) }), $0.map(\.place)) } ?? (given, placesGiven)
             let result = try registry.revoke(selector, reason: reason, now: now.time, dryRun: dryRun, allowing: allowing, collectOperations: false,
                                              keepLastDevice: keepLastDevice, sizeLimit: sizeLimit,
                                              batchID: batchId ?? UUID().uuidString.lowercased(), by: runBy)
@@ -273,7 +286,8 @@ extension Registry {
             }
             // Standard output carries the operations with --ops -: the report is then the
             // human summary, on standard error.
-            let report = json ? jsonReport(result, places: places, limit: sizeLimit) : Array(textReport(result, places: places, limit: sizeLimit).utf8)
+            let report = json ? jsonReport(result, places: places, limit: sizeLimit)
+                : Array(textReport(result, places: places, limit: sizeLimit, conversations: registry.schema == .catbird).utf8)
             do {
                 if ops == "-" { StandardStreams.writeError(report) } else { try StandardStreams.writeOutput(report) }
             } catch let error as VaultError where result.applied && !dryRun {

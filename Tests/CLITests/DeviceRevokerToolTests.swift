@@ -43,6 +43,27 @@ enum RevokerFixtures {
         }
     }
 
+    /// Alice's user in Family Medical's registry (seed 002).
+    static let alice = "0f9c2d1e-8b7a-4c3d-9e2f-1a2b3c4d5e6f"
+
+    /// Family Medical's registry (seed 002) in r.sqlite: Alice's iPhone and two iPads, Bob's Mac.
+    @Sendable static func familyMedical(_ workspace: Workspace) throws {
+        let devices = [
+            ("6f1c2b7e-0d4a-4c55-9e1b-2a7f3c9d8e01", alice, "Alice's iPhone", "iPhone 15 Pro", "2026-11-22T09:58:00Z"),
+            ("9a7d3c21-5b2e-4f61-8c3d-7e2a1b9f0c44", alice, "iPad", "iPad Air", "2026-11-19T10:00:00Z"),
+            ("9a7d3c21-5b2e-4f61-8c3d-7e2a1b9f0c45", alice, "iPad", nil, "2025-03-01T00:00:00Z"),
+            ("c0ffee00-1111-4222-8333-444455556666", "1b2c3d4e-5f60-4718-9a0b-1c2d3e4f5a6b", "Bob's Mac", "MacBook Air", "2025-01-10T00:00:00Z"),
+        ].map { id, user, name, type, seen in
+            #"{"device_id": "\#(id)", "user_id": "\#(user)", "device_name": "\#(name)", "device_type": \#(type.map { "\"\($0)\"" } ?? "null"), "first_seen_at": "2025-01-01T00:00:00Z", "last_seen_at": "\#(seen)"}"#
+        }.joined(separator: "\n") + "\n"
+        try Data(devices.utf8).write(to: URL(fileURLWithPath: workspace.path("medical.jsonl")))
+        try Data(#"{"device_id": "not-a-uuid", "user_id": "\#(alice)", "device_name": "x"}"#.utf8 + [0x0a]).write(to: URL(fileURLWithPath: workspace.path("bad-medical.jsonl")))
+        for arguments in [["registry", "init", "--db", "r.sqlite", "--schema", "family-medical"],
+                          ["registry", "import", "--db", "r.sqlite", "--devices", "medical.jsonl", "--now", "2026-11-22T10:00:00Z"]] {
+            guard try workspace.run("device-revoker", arguments).status == 0 else { throw CocoaError(.fileWriteUnknown) }
+        }
+    }
+
     /// The registry after batch TICKET-1234 revoked Josh's iPhone.
     @Sendable static func registryWithBatch(_ workspace: Workspace) throws {
         try registry(workspace)
@@ -161,7 +182,26 @@ enum RevokerFixtures {
         GoldenCase(tool: "device-revoker", name: "registry-rejoin-plan-after-revocation", arguments: ["registry", "rejoin-plan", "--db", "r.sqlite",
                    "--device", "did:plc:josh#f00d"], prepare: RevokerFixtures.registryWithUserRevoked),
         registry("registry-rejoin-plan-nothing-to-do", ["rejoin-plan", "--db", "r.sqlite", "--device", "did:plc:josh#a1b2"]),
+        // Family Medical's device table (seed 002, issue 47).
+        GoldenCase(tool: "device-revoker", name: "registry-fm-init", arguments: ["registry", "init", "--db", "new.sqlite", "--schema", "family-medical"]),
+        medical("registry-fm-init-other-schema", ["init", "--db", "r.sqlite", "--schema", "catbird"]),
+        medical("registry-fm-devices", ["devices", "--db", "r.sqlite", "--now", "2026-11-22T10:00:00Z"]),
+        medical("registry-fm-devices-json", ["devices", "--db", "r.sqlite", "--user", RevokerFixtures.alice.uppercased(), "--json"]),
+        medical("registry-fm-revoke-by-name", ["revoke", "--db", "r.sqlite", "--user", RevokerFixtures.alice, "--name", "alice's iphone",
+                                               "--reason", "not recognised", "--batch-id", "FM-1", "--expect-revocations", "1", "--now", "2026-11-22T10:00:00Z"]),
+        medical("registry-fm-revoke-ambiguous-name", ["revoke", "--db", "r.sqlite", "--user", RevokerFixtures.alice, "--name", "iPad", "--force"]),
+        medical("registry-fm-revoke-unknown-name", ["revoke", "--db", "r.sqlite", "--user", RevokerFixtures.alice, "--name", "Watch", "--force"]),
+        medical("registry-fm-revoke-stale-dry-run", ["revoke", "--db", "r.sqlite", "--not-seen-since", "2025-06-01", "--keep-last-device", "--dry-run",
+                                                     "--now", "2026-11-22T10:00:00Z"]),
+        medical("registry-fm-revoke-not-a-uuid", ["revoke", "--db", "r.sqlite", "--device", "\(RevokerFixtures.alice)#ipad", "--force"]),
+        medical("registry-fm-revoke-ops", ["revoke", "--db", "r.sqlite", "--user", RevokerFixtures.alice, "--force", "--ops", "ops.jsonl"]),
+        medical("registry-fm-members", ["members", "--db", "r.sqlite", "--convo", "alpha"]),
+        medical("registry-fm-import-bad-line", ["import", "--db", "r.sqlite", "--devices", "bad-medical.jsonl"]),
     ]
+
+    static func medical(_ name: String, _ arguments: [String]) -> GoldenCase {
+        GoldenCase(tool: "device-revoker", name: name, arguments: ["registry"] + arguments, prepare: RevokerFixtures.familyMedical)
+    }
 
     @Test(arguments: cases)
     func golden(_ golden: GoldenCase) throws {

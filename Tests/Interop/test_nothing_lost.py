@@ -43,7 +43,7 @@ from PIL import Image
 
 import vaultref
 from vaultref import Household, nip19_decode
-from workspace import BIN, FIXTURES, URL, make_template
+from workspace import BIN, FIXTURES, MEDICAL_USER, URL, make_template
 
 TOOLS = ["vault-tool", "recovery-sheet", "rotation-planner", "device-revoker", "device-link"]
 NOW = "2026-01-01T00:00:00Z"
@@ -408,6 +408,11 @@ WRITERS = [
     Writer("vault-tool device limit", f"device limit --key-file {{in:key=keys/parent.nsec}} --now {NOW} --ops {{out:ops=ops.jsonl}} "
                                       "--in-place {io:vault=work.vault} 5", "in-place"),
     Writer("device-revoker registry init", "registry init --db {out:db=new.sqlite}"),
+    Writer("device-revoker registry init", "registry init --schema family-medical --db {out:db=new.sqlite}", "family-medical"),
+    Writer("device-revoker registry import", f"registry import --db {{io:db=medical.sqlite}} --devices {{in:devices=more-medical.jsonl}} --now {NOW}",
+           "family-medical", derived=WRITTEN_DATABASE_SIDE_FILES),
+    Writer("device-revoker registry revoke", f"registry revoke --db {{io:db=medical.sqlite}} --user {MEDICAL_USER} --name iphone --force "
+                                             f"--batch-id B-SWEEP --now {NOW}", "family-medical", derived=WRITTEN_DATABASE_SIDE_FILES),
     Writer("device-revoker registry import", f"registry import --db {{io:db=registry.sqlite}} --devices {{in:devices=more-devices.jsonl}} "
                                              f"--members {{in:members=more-members.jsonl}} --now {NOW}", derived=WRITTEN_DATABASE_SIDE_FILES),
     Writer("device-revoker registry revoke", f"registry revoke --db {{io:db=registry.sqlite}} --device did:plc:parent#ipad-1 --reason lost --force "

@@ -92,6 +92,12 @@ def folder(tmp_path):
         {"convo_id": "alpha", "member_mls_did": f"{u}#{d}", "user_did": u, "device_id": d, "joined_at": "2025-01-01T00:00:00Z",
          "is_admin": u == "did:plc:josh"}) + "\n" for u, d, _, _ in devices))
     (tmp_path / "stolen.txt").write_text("# the phone stolen on the 3rd\ndid:plc:josh#a1b2\n")
+    # Family Medical's export (seed 002): Alice's iPhone and an iPad she does not recognise.
+    alice = "0f9c2d1e-8b7a-4c3d-9e2f-1a2b3c4d5e6f"
+    (tmp_path / "medical-devices.jsonl").write_text("".join(json.dumps(
+        {"device_id": d, "user_id": alice, "device_name": n, "device_type": t, "first_seen_at": "2025-03-01T09:00:00Z", "last_seen_at": s}) + "\n"
+        for d, n, t, s in [("6f1c2b7e-0d4a-4c55-9e1b-2a7f3c9d8e01", "Alice's iPhone", "iPhone 15 Pro", "2026-11-20T08:00:00Z"),
+                           ("9a7d3c21-5b2e-4f61-8c3d-7e2a1b9f0c44", "iPad", "iPad Air", "2026-10-02T18:30:00Z")]))
     shutil.rmtree(setup)
     return tmp_path
 

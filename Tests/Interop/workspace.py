@@ -21,6 +21,8 @@ DEVICE_LINK = str(BIN / "device-link")
 ROOT = Path(__file__).resolve().parents[2]
 FIXTURES = ROOT / "Tests" / "Fixtures"
 CORPUS = ROOT / "Fuzz" / "Corpus"
+# The family of the workspace's Family Medical registry (medical.sqlite).
+MEDICAL_USER = "00000000-0000-4000-8000-00000000a001"
 URL = "https://minio.example/b/vaults/0a92686c7aa4ac0f39bf3a8c6cc4078ef7683ed020866e18320156f952336b4e.vault"
 
 
@@ -76,8 +78,17 @@ def make_template(folder):
         ("vault-tool", f"log grant --key-file keys/parent.nsec --to {(FIXTURES / 'keys' / 'other.npub').read_text().strip()} --allow revoke "
                        "--until 2099-01-01 v3.vault"),
         ("device-revoker", "registry init --db registry.sqlite"),
+        # Family Medical's registry (seed 002): one family's devices, two of them iPads.
+        ("device-revoker", "registry init --db medical.sqlite --schema family-medical"),
+        ("device-revoker", "registry import --db medical.sqlite --devices medical-devices.jsonl --now 2026-01-01T00:00:00Z"),
         ("device-revoker", f"registry import --db registry.sqlite --devices {CORPUS}/import/devices.jsonl --members {CORPUS}/import/members.jsonl"),
     ]
+    (folder / "medical-devices.jsonl").write_text("".join(
+        f'{{"device_id": "00000000-0000-4000-8000-00000000d00{i}", "user_id": "{MEDICAL_USER}", "device_name": "{name}", '
+        f'"first_seen_at": "2025-01-01T00:00:00Z", "last_seen_at": "2025-06-0{i + 1}T00:00:00Z"}}\n'
+        for i, name in enumerate(["iPhone", "iPad", "Kitchen iPad"])))
+    (folder / "more-medical.jsonl").write_text("".join(
+        f'{{"device_id": "00000000-0000-4000-8000-0000000e{i:04x}", "user_id": "{MEDICAL_USER}", "device_name": "Mac {i}"}}\n' for i in range(20)))
     for tool, arguments in steps:
         result = run(tool, arguments, cwd=folder)
         assert result.returncode == 0, result.stderr

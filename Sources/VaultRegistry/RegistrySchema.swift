@@ -1,0 +1,83 @@
+import FoundationEssentials
+import VaultCore
+
+/// Which app's device table a registry serves (issue 47): Catbird's (seed 003: a device has an
+/// MLS identity and a signature key, and is a member of conversations) or Family Medical's
+/// (seed 002: `user_devices` of UUIDs with a name, a type, first and last seen, and
+/// `is_active`, and no conversations). `init` chooses; the registry records the choice among
+/// its migrations, so every later command finds it. The rules (revocation's guard rails, the
+/// log, imports, the views) are written once, over ``DeviceTable``.
+public enum RegistrySchema: String, Sendable, CaseIterable {
+    case catbird
+    case familyMedical = "family-medical"
+
+    /// How help and messages name it.
+    public var title: String {
+        switch self {
+        case .catbird: "Catbird's device table (seed 003)"
+        case .familyMedical: "Family Medical's device table (seed 002)"
+        }
+    }
+}
+
+/// How the rules' SQL reaches a schema's `user_devices`: the names of the columns that differ,
+/// what the table keeps, and the type its ids have. The columns every schema shares
+/// (`device_id`, `device_name`, `is_active`) are written as they are.
+struct DeviceTable: Sendable {
+    let schema: RegistrySchema
+    /// The user's id: Catbird's `user_did`, Family Medical's `user_id`.
+    let user: String
+    /// When the device was last seen, and when it registered (Family Medical's `first_seen_at`).
+    let lastSeen, registered: String
+    /// Whether a device's row keeps when and why it was revoked (Catbird's `revoked_at` and
+    /// `revocation_reason`); Family Medical's keeps only `is_active`, and the revocation log
+    /// the rest.
+    let keepsRevocation: Bool
+    /// Whether devices are members of conversations (`members`, MLS removals, admins) and
+    /// have signature keys: Catbird's only.
+    let hasConversations: Bool
+    /// The SQL type of the ids in temporary tables that are joined with the table: Family
+    /// Medical's are PostgreSQL UUIDs, and a UUID never equals a text.
+    let idType: String
+    /// After an ORDER BY of ids: byte order (``RegistryDialect/byteOrder``) for text; a UUID
+    /// has no collation, and its order is its bytes', the order of its lower-case text.
+    let idOrder: String
+
+    static func of(_ schema: RegistrySchema, _ dialect: RegistryDialect) -> DeviceTable {
+        switch schema {
+        case .catbird:
+            DeviceTable(schema: schema, user: "user_did", lastSeen: "last_seen", registered: "registered_at", keepsRevocation: true,
+                        hasConversations: true, idType: "TEXT", idOrder: dialect.byteOrder)
+        case .familyMedical:
+            DeviceTable(schema: schema, user: "user_id", lastSeen: "last_seen_at", registered: "first_seen_at", keepsRevocation: false,
+                        hasConversations: false, idType: dialect.uuidType, idOrder: dialect.uuidType == "TEXT" ? dialect.byteOrder : "")
+        }
+    }
+
+    /// A parameter compared with an id of the table (`?`, cast where the ids are UUIDs).
+    var id: String { idType == "TEXT" ? "?" : "CAST(? AS \(idType))" }
+
+    /// A device's last sign of life, in SQL over the table as `alias`: when it was last seen
+    /// or, never seen, when it registered. "Not seen since" means this, for revoking and
+    /// listing alike.
+    func lastSignOfLife(_ alias: String) -> String { "coalesce(\(alias).\(lastSeen), \(alias).\(registered))" }
+
+    /// The join of the table as `alias` with a row of the revocation log as `log` (whose ids
+    /// are text): the same device, found by the log's index.
+    func isLogged(_ alias: String, _ log: String) -> String {
+        idType == "TEXT" ? "\(log).user_did = \(alias).\(user) AND \(log).device_id = \(alias).device_id"
+            : "\(log).user_did = CAST(\(alias).\(user) AS TEXT) AND \(log).device_id = CAST(\(alias).device_id AS TEXT)"
+    }
+
+    /// An id as the table holds it, or why it cannot be one: Family Medical's are UUIDs,
+    /// compared in their lower-case form (PostgreSQL prints them so), whichever case is typed.
+    func canonicalID(_ text: String) -> Result<String, IDProblem> {
+        guard schema == .familyMedical else { return .success(text) }
+        guard text.utf8.count == 36, let uuid = UUID(uuidString: text) else { return .failure(IDProblem(text: text)) }
+        return .success(uuid.uuidString.lowercased())
+    }
+
+    struct IDProblem: Error {
+        let text: String
+    }
+}

@@ -1,0 +1,235 @@
+"""Family Medical's device table (seed 002, issue 47) in device-revoker's registry, checked from
+outside: SQLite through Python's sqlite3, PostgreSQL through psycopg on a database where the
+app made its own table (with its reference to user_profiles) and wrote its rows itself.
+
+Each revocation is compared with a model written here from the seed's words and the guard
+rails' documentation, not from the tool's SQL: which devices go (not seen since, keep the last
+device, by name, by id in any case), that every other byte of the table stays as it was, that
+each revoked device has one log row naming the batch and its reason, and that refusals change
+nothing.
+"""
+import json
+import random
+import sqlite3
+import subprocess
+import uuid
+from datetime import datetime, timedelta, timezone
+
+import psycopg
+import pytest
+
+from test_registry_postgres import PGHOST, PGPORT, PGUSER, new_database  # noqa: F401 (a fixture)
+from workspace import DEVICE_REVOKER
+
+NOW = datetime(2026, 11, 22, 10, 0, 0, tzinfo=timezone.utc)
+NOW_TEXT = "2026-11-22T10:00:00Z"
+
+# Seed 002's table, word for word but for the comments, with the app's profiles it refers to.
+APP_SCHEMA = """
+CREATE TABLE user_profiles (user_id UUID PRIMARY KEY);
+CREATE TABLE user_devices (
+    device_id UUID PRIMARY KEY,
+    user_id UUID NOT NULL REFERENCES user_profiles(user_id),
+    device_name TEXT NOT NULL,
+    device_type TEXT,
+    first_seen_at TIMESTAMPTZ NOT NULL DEFAULT NOW(),
+    last_seen_at TIMESTAMPTZ NOT NULL DEFAULT NOW(),
+    is_active BOOLEAN NOT NULL DEFAULT TRUE
+);
+"""
+
+
+def revoker(*arguments, check=None):
+    now = ["--now", NOW_TEXT] if arguments[0] in ("import", "revoke", "devices") else []
+    result = subprocess.run([DEVICE_REVOKER, "registry", *arguments, *now], capture_output=True, text=True, timeout=120)
+    if check is not None:
+        assert result.returncode == check, result.stderr
+    return result
+
+
+def time_text(moment):
+    return moment.strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def family(rng, users=12):
+    """Random households: 1–4 devices a user, names a parent would give (two iPads sometimes),
+    seen at random in the last two years, some already inactive."""
+    devices = []
+    for _ in range(users):
+        user = str(uuid.UUID(int=rng.getrandbits(128), version=4))
+        for _ in range(rng.randint(1, 4)):
+            first = NOW - timedelta(days=rng.randint(400, 800))
+            last = first + timedelta(days=rng.randint(0, 399), seconds=rng.randint(0, 86399))
+            devices.append({
+                "device_id": str(uuid.UUID(int=rng.getrandbits(128), version=4)), "user_id": user,
+                "device_name": rng.choice(["iPhone", "iPad", "Alice's iPhone", "Kitchen iPad", "Mac"]),
+                "device_type": rng.choice(["iPhone 15 Pro", "iPad Air", None]),
+                "first_seen_at": time_text(first), "last_seen_at": time_text(last), "is_active": rng.random() > 0.1,
+            })
+    return devices
+
+
+def model_not_seen_since(devices, cutoff, keep_last):
+    """The devices a --not-seen-since revoke takes: active ones last seen before the cutoff;
+    with --keep-last-device, a user all of whose active devices would go keeps the one seen last
+    (ties: the smaller id)."""
+    chosen = {d["device_id"] for d in devices if d["is_active"] and d["last_seen_at"] < cutoff}
+    if keep_last:
+        for user in {d["user_id"] for d in devices}:
+            active = [d for d in devices if d["user_id"] == user and d["is_active"]]
+            if active and all(d["device_id"] in chosen for d in active):
+                kept = sorted(active, key=lambda d: (tuple(-ord(c) for c in d["last_seen_at"]), d["device_id"]))[0]
+                chosen.discard(kept["device_id"])
+    return chosen
+
+
+class SQLiteRegistry:
+    def __init__(self, folder, devices):
+        self.path = str(folder / "devices.sqlite")
+        self.db = self.path
+        revoker("init", "--db", self.path, "--schema", "family-medical", check=0)
+        lines = "".join(json.dumps({k: v for k, v in d.items() if v is not None}) + "\n" for d in devices)
+        (folder / "devices.jsonl").write_text(lines)
+        revoker("import", "--db", self.path, "--devices", str(folder / "devices.jsonl"), check=0)
+
+    def rows(self, sql):
+        with sqlite3.connect(self.path) as connection:
+            return connection.execute(sql).fetchall()
+
+    def table(self):
+        return self.rows("SELECT device_id, user_id, device_name, device_type, first_seen_at, last_seen_at, is_active FROM user_devices ORDER BY device_id")
+
+    def active(self):
+        return {row[0] for row in self.rows("SELECT device_id FROM user_devices WHERE is_active")}
+
+
+class PostgresRegistry:
+    """The app's database: its own table and rows, made and written with psycopg."""
+
+    def __init__(self, database, devices):
+        self.database = database
+        self.db = database.uri()
+        with database.connect() as connection:
+            connection.execute(APP_SCHEMA)
+            for user in sorted({d["user_id"] for d in devices}):
+                connection.execute("INSERT INTO user_profiles VALUES (%s)", (user,))
+            for d in devices:
+                connection.execute("INSERT INTO user_devices VALUES (%s, %s, %s, %s, %s, %s, %s)",
+                                   (d["device_id"], d["user_id"], d["device_name"], d["device_type"], d["first_seen_at"], d["last_seen_at"], d["is_active"]))
+        revoker("init", "--db", self.db, "--schema", "family-medical", check=0)
+
+    def rows(self, sql):
+        return self.database.rows(sql)
+
+    def table(self):
+        return [tuple(str(v) if isinstance(v, uuid.UUID) else v for v in row) for row in self.rows(
+            "SELECT device_id, user_id, device_name, device_type, first_seen_at, last_seen_at, is_active FROM user_devices ORDER BY device_id")]
+
+    def active(self):
+        return {str(row[0]) for row in self.rows("SELECT device_id FROM user_devices WHERE is_active")}
+
+
+@pytest.fixture(params=["sqlite", "postgres"])
+def make_registry(request, tmp_path):
+    def make(devices):
+        if request.param == "sqlite":
+            return SQLiteRegistry(tmp_path, devices)
+        request.getfixturevalue("postgres_server")
+        return PostgresRegistry(request.getfixturevalue("new_database")(), devices)
+    return make
+
+
+def assert_only_activity_changed(before, after, revoked):
+    """Every column of every row as it was, but is_active of the revoked devices."""
+    assert len(before) == len(after)
+    for old, new in zip(before, after):
+        assert old[:6] == new[:6]
+        assert bool(new[6]) == (bool(old[6]) and old[0] not in revoked), old[0]
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_not_seen_since_takes_what_the_model_takes(make_registry, seed):
+    rng = random.Random(seed)
+    devices = family(rng)
+    registry = make_registry(devices)
+    cutoff = time_text(NOW - timedelta(days=rng.randint(60, 500)))
+    keep_last = seed % 2 == 0
+    expected = model_not_seen_since(devices, cutoff, keep_last)
+    options = ["--not-seen-since", cutoff, "--force", "--batch-id", f"stale-{seed}", "--reason", "not seen", "--operator", "support-ana"]
+    options += ["--keep-last-device"] if keep_last else []
+    before = registry.table()
+    dry = revoker("revoke", "--db", registry.db, *options, "--dry-run", "--json", check=0)
+    assert {d["deviceId"] for d in json.loads(dry.stdout)["batchDevices"]} == expected
+    assert registry.table() == before
+    real = revoker("revoke", "--db", registry.db, *options, "--json", check=0)
+    report = json.loads(real.stdout)
+    assert report["applied"] == bool(expected) and report["devices"] == len(expected)
+    assert_only_activity_changed(before, registry.table(), expected)
+    log = registry.rows(f"SELECT device_id, reason, batch_id FROM revocations WHERE batch_id = 'stale-{seed}'")
+    assert sorted(row[0] for row in log) == sorted(expected) and all(row[1] == "not seen" for row in log)
+    if expected:
+        verified = revoker("log", "--db", registry.db, "--verify", check=0)
+        assert "1 batch chained" in verified.stdout
+    # Listed as a parent sees them: every revoked device with when and why.
+    listed = json.loads(revoker("devices", "--db", registry.db, "--revoked", "--json", check=0).stdout)
+    newly = [d for d in listed if d["deviceId"] in expected]
+    assert len(newly) == len(expected) and all(d["revokedAt"] == NOW_TEXT and d["revocationReason"] == "not seen" for d in newly)
+
+
+def test_guard_rails_refuse_and_change_nothing(make_registry):
+    devices = family(random.Random(7), users=6)
+    registry = make_registry(devices)
+    before = registry.table()
+    user = next(d["user_id"] for d in devices if d["is_active"])
+    # A whole user: over the share of a small registry, and the user left without a device.
+    refused = revoker("revoke", "--db", registry.db, "--user", user.upper(), check=4)
+    assert "more than 10%" in refused.stderr and "no active device" in refused.stderr
+    # A cutoff after now is a usage error.
+    revoker("revoke", "--db", registry.db, "--not-seen-since", "2030-01-01", check=64)
+    # An id that is no UUID, and a device not in the registry.
+    assert "is not a UUID" in revoker("revoke", "--db", registry.db, "--device", f"{user}#nope", check=2).stderr
+    missing = f"{user}#{uuid.uuid4()}"
+    assert "not in the registry" in revoker("revoke", "--db", registry.db, "--device", missing, "--force", check=4).stderr
+    # What Family Medical's table has none of.
+    revoker("revoke", "--db", registry.db, "--user", user, "--force", "--ops", "ops.jsonl", check=4)
+    revoker("members", "--db", registry.db, "--convo", "c0", check=4)
+    assert registry.table() == before
+    assert registry.rows("SELECT count(*) FROM revocations") == [(0,)]
+
+
+def test_a_device_is_revoked_by_its_name_or_its_id_in_any_case(make_registry):
+    user = str(uuid.uuid4())
+    devices = [
+        {"device_id": str(uuid.uuid4()), "user_id": user, "device_name": name, "device_type": None,
+         "first_seen_at": "2025-01-01T00:00:00Z", "last_seen_at": last, "is_active": True}
+        for name, last in [("Alice's iPhone", "2026-11-22T09:58:00Z"), ("iPad", "2026-11-19T10:00:00Z"), ("iPad", "2026-03-01T00:00:00Z")]
+    ]
+    registry = make_registry(devices)
+    # "I don't recognize that iPad": two are called so; each is shown with its id and last seen.
+    ambiguous = revoker("revoke", "--db", registry.db, "--user", user, "--name", "ipad", "--force", check=4)
+    assert devices[1]["device_id"] in ambiguous.stderr and devices[2]["device_id"] in ambiguous.stderr
+    assert "2026-03-01T00:00:00Z" in ambiguous.stderr
+    assert registry.active() == {d["device_id"] for d in devices}
+    # By its id, in capitals as a support agent may read it out.
+    target = devices[2]
+    revoker("revoke", "--db", registry.db, "--device", f"{user.upper()}#{target['device_id'].upper()}", "--force", "--reason", "not recognised", check=0)
+    assert registry.active() == {devices[0]["device_id"], devices[1]["device_id"]}
+    # Now the name is the active iPad's alone.
+    revoker("revoke", "--db", registry.db, "--user", user, "--name", "iPad", "--force", check=0)
+    assert registry.active() == {devices[0]["device_id"]}
+    # The list a parent sees: name, type, state and last seen, in words.
+    listing = revoker("devices", "--db", registry.db, "--user", user, check=0).stdout
+    assert "Alice's iPhone" in listing and "2 minutes ago" in listing and listing.count("revoked") == 2
+
+
+def test_init_remembers_the_schema(tmp_path):
+    path = str(tmp_path / "r.sqlite")
+    revoker("init", "--db", path, "--schema", "family-medical", check=0)
+    revoker("init", "--db", path, check=0)
+    refused = revoker("init", "--db", path, "--schema", "catbird", check=4)
+    assert "Family Medical" in refused.stderr
+    catbird = str(tmp_path / "c.sqlite")
+    revoker("init", "--db", catbird, check=0)
+    revoker("init", "--db", catbird, "--schema", "family-medical", check=4)
+    assert "unknown" not in revoker("init", "--db", str(tmp_path / "x.sqlite"), "--schema", "family-medical", check=0).stderr
+    revoker("init", "--db", str(tmp_path / "y.sqlite"), "--schema", "medical", check=64)
