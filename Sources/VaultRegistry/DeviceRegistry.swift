@@ -90,7 +90,9 @@ extension DeviceRegistry {
         /// The columns of a row, in the order ``forEachImportRow(_:in:now:_:)`` gives them.
         var columns: [String] {
             switch self {
-            case .familyMedicalDevices: ["device_id", "user_id", "device_name", "device_type", "first_seen_at", "last_seen_at", "is_active"]
+            // The table's columns, then whether the row gave its last_seen_at (an update keeps
+            // the registry's when it did not).
+            case .familyMedicalDevices: ["device_id", "user_id", "device_name", "device_type", "first_seen_at", "last_seen_at", "is_active", "last_seen_given"]
             case .devices: ["user_did", "device_id", "device_mls_did", "device_name", "signature_public_key", "key_packages_available",
                             "last_seen", "registered_at", "is_active", "revoked_at", "revocation_reason"]
             case .members: ["convo_id", "member_mls_did", "user_did", "device_id", "joined_at", "left_at", "is_admin"]
@@ -175,7 +177,8 @@ extension DeviceRegistry {
             """
         case .familyMedicalDevices: """
             device_id \(d.uuidType) NOT NULL, user_id \(d.uuidType) NOT NULL, device_name TEXT NOT NULL, device_type TEXT,
-            first_seen_at \(d.timeType) NOT NULL, last_seen_at \(d.timeType) NOT NULL, is_active \(d.boolType) NOT NULL
+            first_seen_at \(d.timeType) NOT NULL, last_seen_at \(d.timeType) NOT NULL, is_active \(d.boolType) NOT NULL,
+            last_seen_given \(d.boolType) NOT NULL
             """
         }
         let key = Self.key(kind).joined(separator: ", ")
@@ -303,21 +306,28 @@ extension DeviceRegistry {
     /// registry has (under any user without `upsert`, under another user with it), is refused.
     private func checkStagedFamilyMedicalDevices(_ file: String, repeats: Bool, upsert: Bool, in session: RegistrySession) throws {
         var checks: [StagingCheck] = repeats ? [Self.repeatsAnEarlierLine(.familyMedicalDevices, "device")] : []
-        checks.append(upsert
-            ? ("SELECT s.line FROM import_devices s JOIN user_devices d ON d.device_id = s.device_id AND d.user_id <> s.user_id",
-               { _ in .deviceOfAnotherUser() })
-            : ("SELECT s.line FROM import_devices s JOIN user_devices d ON d.device_id = s.device_id", { _ in .alreadyImported() }))
+        if upsert {
+            checks.append(("SELECT s.line FROM import_devices s JOIN user_devices d ON d.device_id = s.device_id AND d.user_id <> s.user_id",
+                           { _ in .deviceOfAnotherUser() }))
+            // Only a revoke revokes (with its guard rails and its log): a row saying an active
+            // device is inactive would otherwise be dropped without a word.
+            checks.append(("SELECT s.line FROM import_devices s JOIN user_devices d ON d.device_id = s.device_id WHERE d.is_active AND NOT s.is_active",
+                           { _ in .importWouldRevoke() }))
+        } else {
+            checks.append(("SELECT s.line FROM import_devices s JOIN user_devices d ON d.device_id = s.device_id", { _ in .alreadyImported() }))
+        }
         try firstProblem(file, in: session, checks)
     }
 
     /// As Catbird's: with `upsert`, an active device's name, type and last seen (which never
     /// moves back) change; a revoked one stays exactly as it is.
     private func writeStagedFamilyMedicalDevices(upsert: Bool, in session: RegistrySession) throws {
-        let columns = ImportKind.familyMedicalDevices.columns.joined(separator: ", ")
+        let columns = ImportKind.familyMedicalDevices.columns.dropLast().joined(separator: ", ")
         if upsert {
             try session.execute("""
                 UPDATE user_devices SET device_name = s.device_name, device_type = coalesce(s.device_type, user_devices.device_type),
-                    last_seen_at = CASE WHEN s.last_seen_at > user_devices.last_seen_at THEN s.last_seen_at ELSE user_devices.last_seen_at END
+                    last_seen_at = CASE WHEN s.last_seen_given AND s.last_seen_at > user_devices.last_seen_at THEN s.last_seen_at
+                                   ELSE user_devices.last_seen_at END
                 FROM import_devices s
                 WHERE user_devices.device_id = s.device_id AND user_devices.user_id = s.user_id AND user_devices.is_active
                 """)
@@ -414,21 +424,24 @@ extension DeviceRegistry {
     /// Seed 002's row: UUIDs (kept in lower case), a name, a type, when first and last seen
     /// (the app's defaults, now, where missing), and whether active.
     private static func familyMedicalDeviceRow(_ reader: inout JSONObjectReader, now: Timestamp) throws -> [RegistryValue] {
-        let table = DeviceTable.of(.familyMedical, .sqlite)
         func uuid(_ key: String) throws -> String {
-            guard case .success(let id) = table.canonicalID(try reader.string(key)) else {
+            guard let id = DeviceTable.canonicalUUID(try reader.string(key)) else {
                 throw reader.invalid(key, "should be a UUID (xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx)")
             }
             return id
         }
         let device = try uuid("device_id"), user = try uuid("user_id")
         let name = try reader.text("device_name"), type = try reader.optionalText("device_type")
+        // What a parent reads in Settings > Devices: a name of only white space names nothing.
+        guard name.contains(where: { !$0.isWhitespace }) else { throw reader.invalid("device_name", "is empty") }
         let latest = Timestamp(seconds: now.seconds + clockSkewAllowed)
-        let firstSeen = try reader.pastTime("first_seen_at", latest: latest) ?? timeText(now)
-        let lastSeen = try reader.pastTime("last_seen_at", latest: latest) ?? firstSeen
-        if lastSeen < firstSeen { throw reader.invalid("last_seen_at", "is before first_seen_at") }
+        let givenFirst = try reader.pastTime("first_seen_at", latest: latest), givenLast = try reader.pastTime("last_seen_at", latest: latest)
+        if let givenFirst, let givenLast, givenLast < givenFirst { throw reader.invalid("last_seen_at", "is before first_seen_at") }
+        // As the app's defaults: a device seen first when it was last seen, or now; last when first.
+        let now = timeText(now)
+        let firstSeen = givenFirst ?? givenLast.map { min($0, now) } ?? now, lastSeen = givenLast ?? firstSeen
         return [.text(device), .text(user), .text(name), RegistryValue(type), .time(firstSeen), .time(lastSeen),
-                .bool(try reader.optionalBool("is_active") ?? true)]
+                .bool(try reader.optionalBool("is_active") ?? true), .bool(givenLast != nil)]
     }
 
     private static func memberRow(_ reader: inout JSONObjectReader, now: Timestamp) throws -> [RegistryValue] {
@@ -489,6 +502,12 @@ extension VaultError {
     /// An import line whose key (a device, a membership: `what`) an earlier line of the same file has.
     static func sameAsAnEarlierLine(_ what: String, file: String = #fileID, line: UInt = #line) -> VaultError {
         VaultError(.malformedDocument, "an earlier line has the same \(what)", file: file, line: line)
+    }
+
+    /// An import row that would make an active device inactive: only a revoke revokes.
+    static func importWouldRevoke(file: String = #fileID, line: UInt = #line) -> VaultError {
+        VaultError(.malformedDocument, "is_active is false for a device the registry has active: an import never revokes; revoke it with 'device-revoker registry revoke'",
+                   file: file, line: line)
     }
 
     /// An imported Family Medical device whose id the registry has under another user.

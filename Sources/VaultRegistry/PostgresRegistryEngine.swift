@@ -35,6 +35,7 @@ final class PostgresRegistryEngine: RegistryEngine, @unchecked Sendable {
         }
         // The schema is the one its first step names; a database not yet a registry becomes
         // the one asked for.
+        if state.applied.contains(RegistryMigration.familyMedical), state.applied.contains(RegistryMigration.v1) { throw VaultError.registryOfTwoSchemas(connection) }
         let found: RegistrySchema? = state.applied.contains(RegistryMigration.familyMedical) ? .familyMedical
             : state.applied.contains(RegistryMigration.v1) ? .catbird : nil
         schema = found ?? asked ?? .catbird
@@ -276,7 +277,7 @@ final class PostgresRegistryEngine: RegistryEngine, @unchecked Sendable {
         switch schema {
         case .catbird: catbirdMigrations
         case .familyMedical:
-            [(RegistryMigration.familyMedical, familyMedicalAdditions + revocationLog + ";\nCREATE INDEX revocations_by_device ON revocations (user_did, device_id);")]
+            [(RegistryMigration.familyMedical, familyMedicalAdditions + revocationLog + ";\nCREATE INDEX revocations_by_device ON revocations (device_id);")]
                 + catbirdMigrations.filter { [RegistryMigration.v2, RegistryMigration.v4].contains($0.0) }
         }
     }

@@ -37,6 +37,11 @@ extension VaultError.Code {
     public static let notInSchema = VaultError.Code(name: "notInSchema", category: .refused)
     /// A user or device id that the registry's schema cannot hold.
     public static let notARegistryID = VaultError.Code(name: "notARegistryID", category: .invalidInput)
+    /// A revoke by name found no device of that name (or no such user): refused, as an entry
+    /// the registry does not have is.
+    public static let noDeviceNamed = VaultError.Code(name: "noDeviceNamed", category: .refused)
+    /// A registry that records the migrations of both schemas: edited by hand.
+    public static let registryOfTwoSchemas = VaultError.Code(name: "registryOfTwoSchemas", category: .authentication)
     /// A device, user or name that matches more than one device, where one is meant.
     public static let ambiguousRegistryDevice = VaultError.Code(name: "ambiguousRegistryDevice", category: .refused)
 }
@@ -99,6 +104,12 @@ extension VaultError {
         VaultError(.postgresFailure, "the registry '\(name)': \(failure.message) (SQLSTATE \(failure.sqlState))", file: file, line: line)
     }
 
+    /// A registry whose migrations name both schemas: no tool made it so.
+    static func registryOfTwoSchemas(_ name: String, file: String = #fileID, line: UInt = #line) -> VaultError {
+        VaultError(.registryOfTwoSchemas, "the registry '\(name)' records the migrations of both Catbird's and Family Medical's device tables: it was changed by hand; nothing was changed",
+                   file: file, line: line)
+    }
+
     /// `init --schema asked` on a registry of another schema.
     static func registryHasAnotherSchema(_ name: String, has: RegistrySchema, asked: RegistrySchema, file: String = #fileID, line: UInt = #line) -> VaultError {
         VaultError(.registryHasAnotherSchema, "the registry '\(name)' holds \(has.title), not \(asked.title); nothing was changed",
@@ -114,6 +125,13 @@ extension VaultError {
     /// or "device", `text` the id as given (quoted through ``QuotedInput``).
     static func notARegistryID(_ what: String, _ text: String, _ schema: RegistrySchema, file: String = #fileID, line: UInt = #line) -> VaultError {
         VaultError(.notARegistryID, "the \(what) id \(QuotedInput(text)) is not a UUID (xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx), as the ids of \(schema.title) are",
+                   file: file, line: line)
+    }
+
+    /// No device of `user` is called `name`; `names` are the ones its devices have.
+    static func noDeviceNamed(_ name: String, user: String, names: [String], registry: String, file: String = #fileID, line: UInt = #line) -> VaultError {
+        VaultError(.noDeviceNamed, names.isEmpty ? "the registry '\(registry)' has no device of user \(QuotedInput(user)); nothing was changed"
+                   : "user \(QuotedInput(user)) has no device named \(QuotedInput(name)) (its devices are named \(names.map { "\(QuotedInput($0))" }.joined(separator: ", "))); nothing was changed",
                    file: file, line: line)
     }
 

@@ -388,10 +388,8 @@ extension DeviceRegistry {
     private func canonical(_ selector: Selector) throws -> Selector {
         let t = table
         func id(_ text: String, _ what: String) throws -> String {
-            switch t.canonicalID(text) {
-            case .success(let id): return id
-            case .failure: throw VaultError.notARegistryID(what, text, schema)
-            }
+            guard let id = t.canonicalID(text) else { throw VaultError.notARegistryID(what, text, schema) }
+            return id
         }
         switch selector {
         case .devices(let pairs): return .devices(try pairs.map { (try id($0.user, "user"), try id($0.device, "device")) })

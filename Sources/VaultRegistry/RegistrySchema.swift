@@ -8,6 +8,10 @@ import VaultCore
 /// its migrations, so every later command finds it. The rules (revocation's guard rails, the
 /// log, imports, the views) are written once, over ``DeviceTable``.
 public enum RegistrySchema: String, Sendable, CaseIterable {
+    /// Whether `text` is a UUID as Family Medical's ids are (a device given without its user
+    /// is one: messages can then say how to give it).
+    public static func isUUID(_ text: String) -> Bool { DeviceTable.canonicalUUID(text) != nil }
+
     case catbird
     case familyMedical = "family-medical"
 
@@ -59,25 +63,34 @@ struct DeviceTable: Sendable {
 
     /// A device's last sign of life, in SQL over the table as `alias`: when it was last seen
     /// or, never seen, when it registered. "Not seen since" means this, for revoking and
-    /// listing alike.
-    func lastSignOfLife(_ alias: String) -> String { "coalesce(\(alias).\(lastSeen), \(alias).\(registered))" }
+    /// listing alike. Family Medical's `last_seen_at` is never empty (the app sets it when the
+    /// device registers): the column alone, which its index then serves.
+    func lastSignOfLife(_ alias: String) -> String {
+        schema == .familyMedical ? "\(alias).\(lastSeen)" : "coalesce(\(alias).\(lastSeen), \(alias).\(registered))"
+    }
 
     /// The join of the table as `alias` with a row of the revocation log as `log` (whose ids
-    /// are text): the same device, found by the log's index.
+    /// are text): the same device, found by the log's index. A Family Medical device is its
+    /// id alone, whoever its user (the app finds it so): a revoked device moved to another user
+    /// and made active is still the device the log revoked.
     func isLogged(_ alias: String, _ log: String) -> String {
-        idType == "TEXT" ? "\(log).user_did = \(alias).\(user) AND \(log).device_id = \(alias).device_id"
-            : "\(log).user_did = CAST(\(alias).\(user) AS TEXT) AND \(log).device_id = CAST(\(alias).device_id AS TEXT)"
+        switch (schema, idType) {
+        case (.catbird, _): "\(log).user_did = \(alias).\(user) AND \(log).device_id = \(alias).device_id"
+        case (.familyMedical, "TEXT"): "\(log).device_id = \(alias).device_id"
+        case (.familyMedical, _): "\(log).device_id = CAST(\(alias).device_id AS TEXT)"
+        }
     }
 
     /// An id as the table holds it, or why it cannot be one: Family Medical's are UUIDs,
     /// compared in their lower-case form (PostgreSQL prints them so), whichever case is typed.
-    func canonicalID(_ text: String) -> Result<String, IDProblem> {
-        guard schema == .familyMedical else { return .success(text) }
-        guard text.utf8.count == 36, let uuid = UUID(uuidString: text) else { return .failure(IDProblem(text: text)) }
-        return .success(uuid.uuidString.lowercased())
+    func canonicalID(_ text: String) -> String? {
+        schema == .familyMedical ? Self.canonicalUUID(text) : text
     }
 
-    struct IDProblem: Error {
-        let text: String
+    /// A UUID in its one written form (8-4-4-4-12 hex digits), in lower case; nil for any
+    /// other text, braces and URNs included.
+    static func canonicalUUID(_ text: String) -> String? {
+        guard text.utf8.count == 36, let uuid = UUID(uuidString: text) else { return nil }
+        return uuid.uuidString.lowercased()
     }
 }

@@ -152,7 +152,7 @@ extension DeviceRegistry {
         let t = table
         var conditions: [String] = [], arguments: [RegistryValue] = []
         if let user = filter.user {
-            guard case .success(let id) = t.canonicalID(user) else { throw VaultError.notARegistryID("user", user, schema) }
+            guard let id = t.canonicalID(user) else { throw VaultError.notARegistryID("user", user, schema) }
             conditions.append("d.\(t.user) = \(t.id)")
             arguments.append(.text(id))
         }
@@ -195,26 +195,27 @@ extension DeviceRegistry {
         }
     }
 
-    /// The device of `user` called `name`, as support hears it ("I don't recognize that
-    /// iPad"): the name exactly, else in any case; among the active devices first, so that a
-    /// run again after the revocation finds the device it revoked. A name no device has is
-    /// refused with the user's names; one several have, with each one's id and last sign of
-    /// life, so the right one can be given by id.
-    public func device(named name: String, user: String) throws -> DeviceReference {
+    /// The devices of `user` called `name`, as support hears it ("I don't recognize that
+    /// iPad"): the name exactly, else in any case. One device, or devices all revoked already
+    /// (so that the same revoke run again changes nothing), are the answer; a name that an
+    /// active device shares with any other (a device set up again under the name of the one
+    /// revoked, two iPads) is refused with each one's id, state and last sign of life, so the
+    /// one meant is given by id. A name no device of the user has is refused with the names
+    /// it has.
+    public func devices(named name: String, user: String) throws -> [DeviceReference] {
         let devices = try self.devices(matching: DeviceFilter(user: user))
-        guard !devices.isEmpty else { throw VaultError.notInRegistry("user \(QuotedInput(user))", registry: path) }
-        let named = devices.filter { $0.deviceName == name }
-        let matches = !named.isEmpty ? named : devices.filter { $0.deviceName?.lowercased() == name.lowercased() }
-        let active = matches.filter(\.isActive)
-        let candidates = active.isEmpty ? matches : active
-        guard candidates.count == 1, let device = candidates.first else {
-            if candidates.isEmpty {
-                let names = Set(devices.compactMap(\.deviceName)).sorted().map { "\(QuotedInput($0))" }.joined(separator: ", ")
-                throw VaultError.notInRegistry("device named \(QuotedInput(name)) of user \(QuotedInput(user)) (its devices are named \(names))", registry: path)
-            }
-            throw VaultError.ambiguousRegistryDevice(name, candidates.map { "\($0.userDid)#\($0.deviceId), last seen \(($0.lastSeenAt ?? $0.registeredAt).rfc3339)" })
+        guard !devices.isEmpty else { throw VaultError.noDeviceNamed(name, user: user, names: [], registry: path) }
+        let exact = devices.filter { $0.deviceName == name }
+        let named = !exact.isEmpty ? exact : devices.filter { $0.deviceName?.lowercased() == name.lowercased() }
+        guard !named.isEmpty else {
+            throw VaultError.noDeviceNamed(name, user: user, names: Set(devices.compactMap(\.deviceName)).sorted(), registry: path)
         }
-        return DeviceReference(user: device.userDid, device: device.deviceId)
+        guard named.count == 1 || named.allSatisfy({ !$0.isActive }) else {
+            throw VaultError.ambiguousRegistryDevice(name, named.map {
+                "\($0.userDid)#\($0.deviceId) (\($0.isActive ? "active" : "revoked"), last seen \(($0.lastSeenAt ?? $0.registeredAt).rfc3339))"
+            })
+        }
+        return named.map { DeviceReference(user: $0.userDid, device: $0.deviceId) }
     }
 
     public struct LogEntry: Sendable, Equatable {
@@ -224,6 +225,7 @@ extension DeviceRegistry {
 
     /// The `mls.remove` operations a batch stored, as JSON Lines, exactly as `revoke` gave them.
     public func operations(batch: String) throws -> [UInt8] {
+        try require(conversations: "MLS operations")
         let d = dialect
         return try read { db in
             guard try db.bool("SELECT count(*) FROM revocations WHERE batch_id = ?", [.text(batch)]) else {

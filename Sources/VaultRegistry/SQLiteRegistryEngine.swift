@@ -62,6 +62,7 @@ final class SQLiteRegistryEngine: RegistryEngine {
             // The schema is the one its first step names (an empty file is made one now).
             let applied = tables.contains(SQLiteMigrations.table)
                 ? Set(try database.read { try $0.strings("SELECT identifier FROM \(SQLiteMigrations.table)") }) : []
+            if applied.contains(RegistryMigration.familyMedical), applied.contains(RegistryMigration.v1) { throw VaultError.registryOfTwoSchemas(path) }
             schema = applied.contains(RegistryMigration.familyMedical) ? .familyMedical : applied.contains(RegistryMigration.v1) ? .catbird : asked ?? .catbird
             let registryTables = Self.tables(schema)
             guard registryTables.isSubset(of: tables) || (access == .create && tables.isEmpty) else {
@@ -175,7 +176,7 @@ final class SQLiteRegistryEngine: RegistryEngine {
     private static let familyMedicalMigrations: [(name: String, sql: String)] = [
         // The log found by device: where a device's row keeps no revocation, the list of
         // devices reads when and why from the log.
-        (RegistryMigration.familyMedical, familyMedicalDevices + revocationLog + ";\nCREATE INDEX revocations_by_device ON revocations (user_did, device_id);"),
+        (RegistryMigration.familyMedical, familyMedicalDevices + revocationLog + ";\nCREATE INDEX revocations_by_device ON revocations (device_id);"),
     ] + catbirdMigrations.steps.filter { [RegistryMigration.v2, RegistryMigration.v4].contains($0.name) }
 
     /// Seed 002's table, with ids and times as text (SQLite has neither type): a device's id is
@@ -191,7 +192,7 @@ final class SQLiteRegistryEngine: RegistryEngine {
             is_active INTEGER NOT NULL DEFAULT 1 CHECK (is_active IN (0, 1))
         ) WITHOUT ROWID;
         CREATE INDEX user_devices_by_user ON user_devices (user_id, device_id);
-        CREATE INDEX user_devices_active_by_last_seen ON user_devices (last_seen_at) WHERE is_active = 1;
+        CREATE INDEX user_devices_active_by_last_seen_at ON user_devices (last_seen_at) WHERE is_active = 1;
 
         """
 

@@ -41,7 +41,8 @@ extension Registry {
         @Option(help: ArgumentHelp("USER_DID#DEVICE_ID, one a line.", valueName: "FILE")) var devicesFile: String?
         @Option(help: ArgumentHelp("Every device of this user (a DID, or Family Medical's user UUID); with --name, one of them.", valueName: "USER"))
         var user: String?
-        @Option(help: ArgumentHelp("With --user: the device with this name, as 'registry devices' lists it.", valueName: "NAME"))
+        @Option(help: ArgumentHelp("With --user: the device with this name, as 'registry devices' lists it (refused when an active device shares it with another).",
+                                   valueName: "NAME"))
         var name: String?
         @Option(help: ArgumentHelp("Devices not seen since this date.", valueName: "DATE")) var notSeenSince: String?
         @Option(help: ArgumentHelp("Signature public keys (hex), one a line.", valueName: "FILE")) var signatureKeysFile: String?
@@ -109,6 +110,8 @@ extension Registry {
                         let problem = DeviceRegistry.deviceReferenceProblem(entry) ?? "it cannot be read"
                         throw VaultError.notADeviceReference("\(place): \(quoted(entry)) is not USER_DID#DEVICE_ID: \(problem)".displaySafe,
                                                              hint: entry.contains("#") || QuotedInput(entry).isWithheld ? nil
+                                                                 : RegistrySchema.isUUID(entry)
+                                                                 ? "give a device as USER_ID#DEVICE_ID, as 'registry devices --match \(ShellWord.quoted(entry))' lists it; every device of a user is --user USER_ID".displaySafe
                                                                  : "to revoke every device of a user, give --user \(ShellWord.quoted(entry))".displaySafe)
                     }
                     return pair
@@ -267,8 +270,8 @@ extension Registry {
             let registry = try database.open(dryRun ? .readOnly : .readWrite)
             if ops != nil, registry.schema != .catbird { throw VaultError.notInSchema("MLS operations to write (--ops)", registry.schema, registry: database.db) }
             // A name is looked up among the user's devices, and revoked by its ids.
-            let named = try name.map { [(user: try registry.device(named: $0, user: user ?? ""), place: "--name")] }
-            let (selector, places) = named.map { (.devices($0.map { ($0.user.user, $0.user.device) }), $0.map(\.place)) } ?? (given, placesGiven)
+            let named = try name.map { try registry.devices(named: $0, user: user ?? "") }
+            let (selector, places) = named.map { (.devices($0.map { ($0.user, $0.device) }), $0.map { _ in "--name" }) } ?? (given, placesGiven)
             let result = try registry.revoke(selector, reason: reason, now: now.time, dryRun: dryRun, allowing: allowing, collectOperations: false,
                                              keepLastDevice: keepLastDevice, sizeLimit: sizeLimit,
                                              batchID: batchId ?? UUID().uuidString.lowercased(), by: runBy)

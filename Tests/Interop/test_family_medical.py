@@ -214,9 +214,16 @@ def test_a_device_is_revoked_by_its_name_or_its_id_in_any_case(make_registry):
     target = devices[2]
     revoker("revoke", "--db", registry.db, "--device", f"{user.upper()}#{target['device_id'].upper()}", "--force", "--reason", "not recognised", check=0)
     assert registry.active() == {devices[0]["device_id"], devices[1]["device_id"]}
-    # Now the name is the active iPad's alone.
-    revoker("revoke", "--db", registry.db, "--user", user, "--name", "iPad", "--force", check=0)
+    # The name an active iPad shares with a revoked one is still refused: run again after a
+    # re-setup under the same name, it would take the new device.
+    again = revoker("revoke", "--db", registry.db, "--user", user, "--name", "iPad", "--force", check=4)
+    assert "(revoked, last seen" in again.stderr and "(active, last seen" in again.stderr
+    revoker("revoke", "--db", registry.db, "--device", f"{user}#{devices[1]['device_id']}", "--force", check=0)
     assert registry.active() == {devices[0]["device_id"]}
+    # Every iPad revoked: the same name revokes nothing more, and says so.
+    done = revoker("revoke", "--db", registry.db, "--user", user, "--name", "ipad", "--force", check=0)
+    assert done.stdout.startswith("nothing to revoke")
+    revoker("revoke", "--db", registry.db, "--user", user, "--name", "Watch", "--force", check=4)
     # The list a parent sees: name, type, state and last seen, in words.
     listing = revoker("devices", "--db", registry.db, "--user", user, check=0).stdout
     assert "Alice's iPhone" in listing and "2 minutes ago" in listing and listing.count("revoked") == 2

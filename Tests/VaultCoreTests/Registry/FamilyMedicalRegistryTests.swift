@@ -51,6 +51,15 @@ import Testing
         let catbird = try DeviceRegistry(location: engine.newLocation(), access: .create)
         #expect(catbird.schema == .catbird)
         #expect(code { _ = try DeviceRegistry(location: catbird.location, access: .create, schema: .familyMedical) } == .registryHasAnotherSchema)
+        // A registry recording both schemas' migrations was changed by hand: refused, whatever the access.
+        let migrations = engine == .postgres ? "registry_migrations (name)" : "grdb_migrations (identifier)"
+        try catbird.transaction { db in
+            try db.execute("INSERT INTO \(migrations) VALUES ('\(RegistryMigration.familyMedical)')")
+            return ((), true)
+        }
+        for access in [DeviceRegistry.Access.readOnly, .readWrite, .create] {
+            #expect(code { _ = try DeviceRegistry(location: catbird.location, access: access) } == .registryOfTwoSchemas)
+        }
     }
 
     @Test(.needsServers, arguments: TestEngine.all) func importChecksEachRowAndNeverRevivesADevice(engine: TestEngine) throws {
@@ -123,24 +132,61 @@ import Testing
 
     @Test(.needsServers, arguments: TestEngine.all) func aDeviceIsFoundByItsName(engine: TestEngine) throws {
         let registry = try registry(on: engine)
-        #expect(try registry.device(named: "iPad", user: Self.user(3)).device == Self.device(7))
-        #expect(try registry.device(named: "IPAD", user: Self.user(3).uppercased()).device == Self.device(7))
-        #expect(code { _ = try registry.device(named: "Watch", user: Self.user(3)) } == .notInRegistry)
-        #expect(code { _ = try registry.device(named: "iPad", user: Self.user(42)) } == .notInRegistry)
-        // Two iPads: refused with each one's id and when it was last seen.
-        let second = Array(#"{"device_id": "\#(Self.device(99))", "user_id": "\#(Self.user(3))", "device_name": "iPad", "last_seen_at": "2025-03-01T00:00:00Z", "first_seen_at": "2025-02-01T00:00:00Z"}"#.utf8) + [0x0a]
-        _ = try registry.importRows(deviceLines: ("more.jsonl", second), memberLines: nil, now: now)
+        #expect(try registry.devices(named: "iPad", user: Self.user(3)).map(\.device) == [Self.device(7)])
+        #expect(try registry.devices(named: "IPAD", user: Self.user(3).uppercased()).map(\.device) == [Self.device(7)])
+        #expect(code { _ = try registry.devices(named: "Watch", user: Self.user(3)) } == .noDeviceNamed)
+        #expect(code { _ = try registry.devices(named: "iPad", user: Self.user(42)) } == .noDeviceNamed)
+        // The iPad revoked, then set up again under the same name (seed 002's re-setup): the
+        // name is refused with both, so the same revoke run again cannot take the new device.
+        _ = try registry.revoke(.devices([(Self.user(3), Self.device(7))]), reason: nil, now: now, dryRun: false, allowing: .all, collectOperations: false)
+        #expect(try registry.devices(named: "iPad", user: Self.user(3)).map(\.device) == [Self.device(7)])
+        let again = Array(#"{"device_id": "\#(Self.device(99))", "user_id": "\#(Self.user(3))", "device_name": "iPad", "last_seen_at": "2025-03-01T00:00:00Z", "first_seen_at": "2025-02-01T00:00:00Z"}"#.utf8) + [0x0a]
+        _ = try registry.importRows(deviceLines: ("again.jsonl", again), memberLines: nil, now: now)
         do {
-            _ = try registry.device(named: "iPad", user: Self.user(3))
-            Issue.record("an ambiguous name was taken")
+            _ = try registry.devices(named: "iPad", user: Self.user(3))
+            Issue.record("a name an active and a revoked device share was taken")
         } catch let error as VaultError {
             #expect(error.code == .ambiguousRegistryDevice)
-            #expect(error.reason.contains(Self.device(7)) && error.reason.contains(Self.device(99)) && error.reason.contains("2025-03-01T00:00:00Z"))
+            #expect(error.reason.contains("\(Self.device(7)) (revoked") && error.reason.contains("\(Self.device(99)) (active, last seen 2025-03-01T00:00:00Z)"))
         }
-        // Once one is revoked, the name means the active one; the revoked one is still found
-        // when it is the only one of that name.
+        // Both revoked: the name is both, and a revoke of it finds nothing to do.
         _ = try registry.revoke(.devices([(Self.user(3), Self.device(99))]), reason: nil, now: now, dryRun: false, allowing: .all, collectOperations: false)
-        #expect(try registry.device(named: "iPad", user: Self.user(3)).device == Self.device(7))
+        let both = try registry.devices(named: "ipad", user: Self.user(3))
+        #expect(both.map(\.device).sorted() == [Self.device(7), Self.device(99)].sorted())
+        let result = try registry.revoke(.devices(both.map { ($0.user, $0.device) }), reason: nil, now: now, dryRun: false, allowing: .all, collectOperations: false)
+        #expect(!result.applied && result.radius.alreadyRevoked == 2)
+    }
+
+    @Test(.needsServers, arguments: TestEngine.all) func theLogFindsARevokedDeviceMadeActiveUnderAnotherUser(engine: TestEngine) throws {
+        let registry = try registry(on: engine)
+        _ = try registry.revoke(.devices([(Self.user(0), Self.device(1))]), reason: "stolen", now: now, dryRun: false, allowing: .all, collectOperations: false)
+        #expect(try registry.verifyChain().batches.count == 1)
+        #expect(code { _ = try registry.operations(batch: registry.log(batch: nil)[0].batchID) } == .notInSchema)
+        // Behind the tool's back: the stolen device, moved to another user and active again.
+        let uuid = engine == .postgres ? "::uuid" : ""
+        try registry.transaction { db in
+            try db.execute("UPDATE user_devices SET user_id = '\(Self.user(4))'\(uuid), is_active = TRUE WHERE device_id = '\(Self.device(1))'\(uuid)")
+            return ((), true)
+        }
+        #expect(code { _ = try registry.verifyChain() } == .registryChainBroken)
+    }
+
+    @Test(.needsServers, arguments: TestEngine.all) func anUpdateKeepsWhatTheRowLeavesOutAndNeverRevokes(engine: TestEngine) throws {
+        let registry = try registry(on: engine, users: 1)
+        let rename = Array(#"{"device_id": "\#(Self.device(0))", "user_id": "\#(Self.user(0))", "device_name": "Kitchen"}"#.utf8) + [0x0a]
+        _ = try registry.importRows(deviceLines: ("rename.jsonl", rename), memberLines: nil, now: now, upsert: true)
+        let device = try registry.devices(matching: .init()).first { $0.deviceId == Self.device(0) }
+        #expect(device?.deviceName == "Kitchen" && device?.lastSeenAt == Timestamp(rfc3339: "2025-01-01T00:00:00Z"))
+        let off = Array(#"{"device_id": "\#(Self.device(0))", "user_id": "\#(Self.user(0))", "device_name": "Kitchen", "is_active": false}"#.utf8) + [0x0a]
+        #expect(code { _ = try registry.importRows(deviceLines: ("off.jsonl", off), memberLines: nil, now: now, upsert: true) } == .malformedDocument)
+        #expect(try active(registry).count == 2)
+        let blank = Array(#"{"device_id": "\#(Self.device(9))", "user_id": "\#(Self.user(0))", "device_name": "  "}"#.utf8) + [0x0a]
+        #expect(code { _ = try registry.importRows(deviceLines: ("blank.jsonl", blank), memberLines: nil, now: now) } == .malformedDocument)
+        // A row with only its last sighting was first seen then, not at the import.
+        let seen = Array(#"{"device_id": "\#(Self.device(8))", "user_id": "\#(Self.user(0))", "device_name": "Mac", "last_seen_at": "2025-05-05T00:00:00Z"}"#.utf8) + [0x0a]
+        _ = try registry.importRows(deviceLines: ("seen.jsonl", seen), memberLines: nil, now: now)
+        let mac = try registry.devices(matching: .init()).first { $0.deviceId == Self.device(8) }
+        #expect(mac?.registeredAt == Timestamp(rfc3339: "2025-05-05T00:00:00Z") && mac?.lastSeenAt == mac?.registeredAt)
     }
 }
 
