@@ -36,6 +36,18 @@ import Testing
         do { try body(); return nil } catch let error as VaultError { return error.code } catch { return nil }
     }
 
+    /// Ids are UUIDs in the one written form, kept in lower case, as Foundation reads them.
+    @Test func anIdIsAUUIDInItsOneWrittenForm() {
+        let id = "6F1C2B7E-0d4a-4C55-9E1B-2A7F3C9D8E01"
+        #expect(DeviceTable.canonicalUUID(id) == "6f1c2b7e-0d4a-4c55-9e1b-2a7f3c9d8e01")
+        #expect(DeviceTable.canonicalUUID(id) == UUID(uuidString: id)?.uuidString.lowercased())
+        for text in ["{\(id)}", "urn:uuid:\(id)", id.replacingOccurrences(of: "-", with: ""), " \(id)", "\(id) ", "6G1C2B7E-0D4A-4C55-9E1B-2A7F3C9D8E01",
+                     "6F1C2B7E+0D4A-4C55-9E1B-2A7F3C9D8E01", "6F1C2B7E-0D4A-4C55-9E1B-2A7F3C9D8E0\u{0661}", "", "did:plc:josh"] {
+            #expect(DeviceTable.canonicalUUID(text) == nil, "\(text)")
+            #expect(UUID(uuidString: text) == nil || text.utf8.count != 36, "\(text)")
+        }
+    }
+
     @Test(.needsServers, arguments: TestEngine.all) func theSchemaIsRememberedAndWhatItLacksIsRefused(engine: TestEngine) throws {
         let registry = try registry(on: engine)
         #expect(registry.schema == .familyMedical)
