@@ -415,7 +415,7 @@ extension DeviceRegistry {
     }
 
     /// Fills `selected` (with each device's is_active, so the batch needs no second look-up),
-    /// each query ending in `locking` (``RegistryDialect/lockSelection``, or nothing); returns
+    /// each query ending in `locking` (the locking clause, or nothing); returns
     /// how many listed devices or keys the registry does not have.
     private static func select(_ selector: Selector, locking: String, db: RegistrySession, dialect d: RegistryDialect, table t: DeviceTable) throws -> Int {
         // The devices matching `condition`. A locking selection locks only the active ones, the

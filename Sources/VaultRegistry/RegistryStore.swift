@@ -155,7 +155,7 @@ struct RegistryDialect: Sendable {
     /// transaction itself already holds the database's only write lock (SQLite IMMEDIATE).
     let serializeRevocations: String?
     /// Whether a selection of devices (`user_devices` as `d`) locks the rows it finds, in one
-    /// fixed order (``DeviceRegistry/lockingSelection(_:)``): the app cannot then add a
+    /// fixed order (`FOR UPDATE`, in `DeviceRegistry.revoke`): the app cannot then add a
     /// membership for a device being revoked while the batch is measured and applied (only
     /// revokers change `is_active`, and they take turns). Taken by the selection itself, not
     /// by a second pass over the batch; false where the database is locked whole.
