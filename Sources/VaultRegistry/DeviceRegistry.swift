@@ -294,10 +294,15 @@ extension DeviceRegistry {
                 WHERE user_devices.user_did = s.user_did AND user_devices.device_id = s.device_id AND user_devices.is_active
                 """)
         }
-        // With --upsert, a device the app registered meanwhile is the app's: left as it is.
+        try insertStagedDevices(columns, sameDevice: "d.user_did = s.user_did AND d.device_id = s.device_id", upsert: upsert, in: session)
+    }
+
+    /// Inserts the staged devices in the file's order; with `upsert`, only those the registry
+    /// lacks (a device the app registered meanwhile is the app's: left as it is).
+    private func insertStagedDevices(_ columns: String, sameDevice: String, upsert: Bool, in session: RegistrySession) throws {
         try session.execute("""
             INSERT INTO user_devices (\(columns)) SELECT \(columns) FROM import_devices s
-            \(upsert ? "WHERE NOT EXISTS (SELECT 1 FROM user_devices d WHERE d.user_did = s.user_did AND d.device_id = s.device_id)" : "")
+            \(upsert ? "WHERE NOT EXISTS (SELECT 1 FROM user_devices d WHERE \(sameDevice))" : "")
             ORDER BY s.line\(upsert ? " ON CONFLICT DO NOTHING" : "")
             """)
     }
@@ -332,11 +337,7 @@ extension DeviceRegistry {
                 WHERE user_devices.device_id = s.device_id AND user_devices.user_id = s.user_id AND user_devices.is_active
                 """)
         }
-        try session.execute("""
-            INSERT INTO user_devices (\(columns)) SELECT \(columns) FROM import_devices s
-            \(upsert ? "WHERE NOT EXISTS (SELECT 1 FROM user_devices d WHERE d.device_id = s.device_id)" : "")
-            ORDER BY s.line\(upsert ? " ON CONFLICT DO NOTHING" : "")
-            """)
+        try insertStagedDevices(columns, sameDevice: "d.device_id = s.device_id", upsert: upsert, in: session)
     }
 
     private func writeStagedMembers(upsert: Bool, in session: RegistrySession) throws {
