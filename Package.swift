@@ -9,6 +9,23 @@
 
 import PackageDescription
 
+// The folders of the page libraries' headers (cairo, Pango, HarfBuzz, GLib, poppler), as
+// `pkg-config --cflags pangocairo poppler-glib` gives them on Debian: CCairo imports the headers
+// alone, since the libraries are loaded on use (issue 48) and pkg-config would link them.
+#if arch(arm64)
+let multiarch = "aarch64-linux-gnu"
+#else
+let multiarch = "x86_64-linux-gnu"
+#endif
+var pageHeaders: SwiftSetting {
+    let folders = [
+        "/usr/include/pango-1.0", "/usr/include/glib-2.0", "/usr/lib/\(multiarch)/glib-2.0/include",
+        "/usr/include/harfbuzz", "/usr/include/freetype2", "/usr/include/cairo", "/usr/include/poppler/glib",
+        "/usr/include/poppler",
+    ]
+    return .unsafeFlags(folders.flatMap { ["-Xcc", "-I\($0)"] })
+}
+
 let package = Package(
     name: "household-vault-tools",
     products: [
@@ -35,23 +52,16 @@ let package = Package(
             providers: [.apt(["libsecp256k1-dev"])]
         ),
 
-        .systemLibrary(
-            name: "CQRencode",
-            pkgConfig: "libqrencode",
-            providers: [.apt(["libqrencode-dev"])]
-        ),
-        .systemLibrary(
-            name: "CZBar",
-            pkgConfig: "zbar",
-            providers: [.apt(["libzbar-dev"])]
-        ),
+        // Headers only, as every C library below that is loaded on use (issue 48): no pkg-config
+        // libraries, no `link` in the module maps; the layer's C target (CImagingLoad, …) holds
+        // what is called.
+        .systemLibrary(name: "CQRencode", providers: [.apt(["libqrencode-dev"])]),
+        .systemLibrary(name: "CZBar", providers: [.apt(["libzbar-dev"])]),
         // cairo, Pango and poppler-glib: the sheets' page layout, PDF and PNG, and reading a PDF
         // back (issue 27).
-        .systemLibrary(
-            name: "CCairo",
-            pkgConfig: "pangocairo",
-            providers: [.apt(["libcairo2-dev", "libpango1.0-dev", "libpoppler-glib-dev"])]
-        ),
+        // Headers only (loaded on use, CPaperLoad): their folders, which pkg-config's pangocairo
+        // and poppler-glib would give with their libraries, are `pageHeaders` below.
+        .systemLibrary(name: "CCairo", providers: [.apt(["libcairo2-dev", "libpango1.0-dev", "libpoppler-glib-dev"])]),
         // SQLite: the device registry's embedded engine, the batches' journals and the manifest's
         // staging, through one owner (VaultSQLite's SQLiteDatabase).
         .systemLibrary(
@@ -60,18 +70,12 @@ let package = Package(
             providers: [.apt(["libsqlite3-dev"])]
         ),
         // PostgreSQL's own client: the device registry's second engine (issue 13).
-        .systemLibrary(
-            name: "CLibPQ",
-            pkgConfig: "libpq",
-            providers: [.apt(["libpq-dev"])]
-        ),
+        // Headers only: libpq is loaded on use (CRegistryLoad), so no pkg-config libraries.
+        .systemLibrary(name: "CLibPQ", providers: [.apt(["libpq-dev"])]),
         // libcurl: HTTP for the S3-compatible object store (issue 15); Debian's OpenSSL flavour,
         // so HTTPS uses the system's trust store.
-        .systemLibrary(
-            name: "CCurl",
-            pkgConfig: "libcurl",
-            providers: [.apt(["libcurl4-openssl-dev"])]
-        ),
+        // Headers only: libcurl is loaded on use (CStorageLoad).
+        .systemLibrary(name: "CCurl", providers: [.apt(["libcurl4-openssl-dev"])]),
         // zlib: the gzip-compressed CSV files of an S3 Inventory report (a fleet run's source).
         .systemLibrary(
             name: "CZlib",
@@ -84,39 +88,41 @@ let package = Package(
         // in Debian).
         // libcrypto's EVP: AES-256-GCM for the Family Medical recovery codes, on every CPU (where
         // libsodium's AES-GCM needs AES-NI), without swift-crypto's BoringSSL (issue 39).
-        .systemLibrary(
-            name: "CLibCrypto",
-            pkgConfig: "libcrypto",
-            providers: [.apt(["libssl-dev"])]
-        ),
+        .systemLibrary(name: "CLibCrypto", providers: [.apt(["libssl-dev"])]),
         .systemLibrary(name: "CUnistring", providers: [.apt(["libunistring-dev"])]),
         // syncfs(2), which Glibc's Swift module hides (it is a GNU extension).
         .systemLibrary(name: "CFileSystem"),
+        // Libraries loaded on first use (issue 48, load_on_use.h): the loader, and one C target a
+        // layer with the trampolines and the ELF note of the libraries that layer loads, so a
+        // tool records only what its layers may load.
+        .target(name: "CLoadOnUse"),
+        .target(name: "CStorageLoad", dependencies: ["CLoadOnUse"]),
+        .target(name: "CRegistryLoad", dependencies: ["CLoadOnUse"]),
+        .target(name: "CImagingLoad", dependencies: ["CLoadOnUse"]),
+        .target(name: "CPaperLoad", dependencies: ["CLoadOnUse"]),
         // libpng and libjpeg report errors by longjmp; this small C target owns the setjmp.
-        .target(
-            name: "CImageCodecs",
-            linkerSettings: [.linkedLibrary("png16"), .linkedLibrary("jpeg")]
-        ),
+        .target(name: "CImageCodecs", dependencies: ["CImagingLoad"]),
 
         // The library, one target a layer; each depends only on the layers below it, and each
         // executable links only the layers it uses (docs/architecture.md; the link table test).
         .target(
             name: "VaultCore",
-            dependencies: ["CSodium", "CSecp256k1", "CUnistring"]
+            dependencies: ["CSodium", "CSecp256k1", "CUnistring", "CLoadOnUse"]
         ),
         // The operating system's side of VaultCore: the write path, bounded reads, s3:// names
         // and the ObjectAccess a store provides, child processes (issue 39).
         .target(name: "VaultFiles", dependencies: ["VaultCore", "CFileSystem"]),
-        .target(name: "VaultStorage", dependencies: ["VaultCore", "VaultFiles", "CCurl"]),
+        .target(name: "VaultStorage", dependencies: ["VaultCore", "VaultFiles", "CCurl", "CStorageLoad"]),
         // SQLite's one owner, for the two layers that keep a database (VaultFleet, VaultRegistry):
         // a layer of its own, so a tool that keeps none does not link libsqlite3.
         .target(name: "VaultSQLite", dependencies: ["VaultCore", "CSQLite"]),
         .target(name: "VaultFleet", dependencies: ["VaultCore", "VaultFiles", "VaultStorage", "VaultSQLite", "CZlib"]),
-        .target(name: "VaultRegistry", dependencies: ["VaultCore", "VaultFiles", "VaultSQLite", "CLibPQ"]),
-        .target(name: "VaultImaging", dependencies: ["VaultCore", "CQRencode", "CZBar", "CImageCodecs"]),
+        .target(name: "VaultRegistry", dependencies: ["VaultCore", "VaultFiles", "VaultSQLite", "CLibPQ", "CRegistryLoad"]),
+        .target(name: "VaultImaging", dependencies: ["VaultCore", "CQRencode", "CZBar", "CImageCodecs", "CImagingLoad"]),
         .target(
             name: "VaultPaper",
-            dependencies: ["VaultCore", "VaultImaging", "CCairo", "CZxcvbn", "CLibCrypto"]
+            dependencies: ["VaultCore", "VaultImaging", "CCairo", "CZxcvbn", "CLibCrypto", "CPaperLoad"],
+            swiftSettings: [pageHeaders]
         ),
         .target(
             name: "CLISupport",

@@ -23,6 +23,9 @@ public enum ExitStatus: Int32, Sendable {
     /// A fleet run found vaults and held the key of none of them (sysexits' EX_NOINPUT): the
     /// keys given are not this fleet's, or not mounted where they should be.
     case noKeys = 66
+    /// A library the command needs (loaded on use: libcurl, libpq, the imaging and page stack)
+    /// is not installed (EX_UNAVAILABLE); the message names its Debian package.
+    case unavailable = 69
     /// The configuration cannot work (EX_CONFIG): a wrong endpoint, credentials refused, a
     /// missing bucket. A job engine fails the job at once instead of retrying it.
     case configuration = 78
@@ -37,6 +40,7 @@ public enum ExitStatus: Int32, Sendable {
         case .configuration: self = .configuration
         case .usage: self = .usage
         case .noKeys: self = .noKeys
+        case .unavailable: self = .unavailable
         }
     }
 }

@@ -1,4 +1,5 @@
 internal import CImageCodecs
+internal import CImagingLoad
 import VaultCore
 
 /// An 8-bit grayscale raster, 0 black to 255 white: a printed page, or a scan of one.
@@ -50,6 +51,7 @@ public struct GrayImage: Sendable, Equatable {
 extension GrayImage {
     /// PNG, 8-bit gray, with a pHYs chunk when the resolution is known.
     public func pngData() throws -> [UInt8] {
+        try LoadOnUse.require(OpaquePointer(hvt_library_png()), feature: "writing a PNG")
         var out: UnsafeMutablePointer<UInt8>?
         var size = 0
         var error = [CChar](repeating: 0, count: 256)
@@ -80,8 +82,11 @@ extension GrayImage {
         let status: Int32
         let limit = UInt64(InputLimits.imagePixels)
         if Self.isPNG(data) {
+            // libpng and libjpeg, loaded on use (issue 48), each when a picture of its kind comes.
+            try LoadOnUse.require(OpaquePointer(hvt_library_png()), feature: "reading a PNG")
             status = data.withUnsafeBufferPointer { hvt_png_decode_gray8($0.baseAddress, $0.count, limit, &out, &width, &height, &metres, &error, error.count) }
         } else if Self.isJPEG(data) {
+            try LoadOnUse.require(OpaquePointer(hvt_library_jpeg()), feature: "reading a JPEG")
             let coefficients = UInt64(InputLimits.jpegCoefficientBytes(forFileOf: data.count))
             status = data.withUnsafeBufferPointer {
                 hvt_jpeg_decode_gray8($0.baseAddress, $0.count, limit, coefficients, Int32(InputLimits.jpegScans), &out, &width, &height, &error, error.count)

@@ -1,3 +1,4 @@
+internal import CImagingLoad
 internal import CQRencode
 import VaultCore
 
@@ -15,6 +16,7 @@ public struct QRCode: Sendable {
 
     /// Encodes `payload` in byte mode at the smallest version that fits.
     public init(payload: [UInt8], level: Level) throws {
+        try Self.requireLibrary()
         let code = payload.withUnsafeBufferPointer { QRcode_encodeData(Int32($0.count), $0.baseAddress, 0, level.qrLevel) }
         try self.init(code, what: "\(payload.count) bytes")
     }
@@ -22,6 +24,7 @@ public struct QRCode: Sendable {
     /// Encodes text letting libqrencode choose the densest mode for each run (a string of
     /// digits, such as a Standard SeedQR, goes in numeric mode).
     public init(text: String, level: Level) throws {
+        try Self.requireLibrary()
         let code = QRcode_encodeString(text, 0, level.qrLevel, QR_MODE_8, 1)
         try self.init(code, what: "\(text.utf8.count) characters")
     }
@@ -29,9 +32,15 @@ public struct QRCode: Sendable {
     /// ``init(text:level:)`` for a secret's text (a share code, a SeedQR): the C call reads a
     /// NUL-terminated copy in protected memory.
     public init(text: SecretBytes, level: Level) throws {
+        try Self.requireLibrary()
         let terminated = try SecretBytes(count: text.count + 1) { buffer in text.withUnsafeBytes { buffer.copyMemory(from: $0) } }
         let code = terminated.withUnsafeBytes { QRcode_encodeString($0.baseAddress!.assumingMemoryBound(to: CChar.self), 0, level.qrLevel, QR_MODE_8, 1) }
         try self.init(code, what: "\(text.count) characters")
+    }
+
+    /// libqrencode, loaded on use (issue 48): only a command that draws a code maps it.
+    private static func requireLibrary() throws {
+        try LoadOnUse.require(OpaquePointer(hvt_library_qrencode()), feature: "drawing a QR code")
     }
 
     private init(_ code: UnsafeMutablePointer<QRcode>?, what: String) throws {

@@ -1,3 +1,4 @@
+internal import CImagingLoad
 internal import CZBar
 import VaultCore
 
@@ -5,6 +6,8 @@ import VaultCore
 public enum QRScanner {
     /// The payloads of every QR code zbar finds, in its order, duplicates removed.
     public static func scan(_ image: GrayImage) throws -> [[UInt8]] {
+        // zbar, loaded on use (issue 48): only a command that reads a code maps it.
+        try LoadOnUse.require(OpaquePointer(hvt_library_zbar()), feature: "reading a QR code")
         guard let scanner = zbar_image_scanner_create() else {
             throw VaultError.zbarCannotCreateScanner()
         }

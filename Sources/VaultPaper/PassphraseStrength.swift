@@ -1,3 +1,4 @@
+internal import CPaperLoad
 internal import CZxcvbn
 import VaultCore
 
@@ -20,6 +21,8 @@ public struct PassphraseStrength: Sendable, Equatable {
     /// the C call, which reads it up to the first NUL: a passphrase holding a NUL is estimated
     /// up to it, which can only make it look weaker.
     public static func estimate(_ passphrase: SecretBytes) throws -> PassphraseStrength {
+        // zxcvbn-c, loaded on use (issue 48).
+        try LoadOnUse.require(OpaquePointer(hvt_library_zxcvbn()), feature: "judging a passphrase")
         let terminated = try SecretBytes(count: passphrase.count + 1) { buffer in
             passphrase.withUnsafeBytes { buffer.copyMemory(from: $0) }
             buffer[passphrase.count] = 0

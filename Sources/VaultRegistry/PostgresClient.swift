@@ -1,4 +1,5 @@
 internal import CLibPQ
+internal import CRegistryLoad
 import FoundationEssentials
 import Glibc
 import VaultCore
@@ -27,6 +28,7 @@ final class PostgresClient {
     /// Connects; libpq fills what `connection` leaves out from the `PG*` variables, the
     /// password file and the service file, as psql does.
     init(connection text: String) throws {
+        try Self.requireLibrary()
         try Self.requireRegularConfiguration(ProcessInfo.processInfo.environment)
         // The client encoding is set here, after the user's string: our text is UTF-8 whatever
         // the database's encoding is.
@@ -49,6 +51,11 @@ final class PostgresClient {
     }
 
     deinit { PQfinish(connection) }
+
+    /// libpq, loaded on use (issue 48): only a command that reaches PostgreSQL maps it.
+    private static func requireLibrary() throws {
+        try LoadOnUse.require(OpaquePointer(hvt_library_pq()), feature: "reaching a PostgreSQL registry")
+    }
 
     /// The files libpq reads on its own before it connects (the service files, the password
     /// file), where they are: each must be a regular file, since libpq would wait forever on a
@@ -153,6 +160,7 @@ final class PostgresClient {
     /// The keywords a connection string sets. libpq's parse errors are not repeated: they may
     /// quote the string, password and all.
     private static func options(_ text: String) throws -> [String: String] {
+        try requireLibrary()
         var error: UnsafeMutablePointer<CChar>?
         guard let parsed = PQconninfoParse(text, &error) else {
             PQfreemem(error)

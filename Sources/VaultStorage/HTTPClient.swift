@@ -1,4 +1,5 @@
 internal import CCurl
+internal import CStorageLoad
 import VaultCore
 
 /// One HTTP exchange: what is sent.
@@ -66,6 +67,8 @@ final class HTTPClient {
     init(proxy: String? = nil, noProxy: String? = nil, connectTimeoutMilliseconds: Int = 10_000, timeoutMilliseconds: Int = 120_000) throws {
         self.proxy = proxy
         self.noProxy = noProxy
+        // libcurl is loaded on use (issue 48): only a command that reaches the network maps it.
+        try LoadOnUse.require(OpaquePointer(hvt_library_curl()), feature: "reaching an object store or a cloud credential endpoint")
         guard Self.globalInit == CURLE_OK, let handle = curl_easy_init() else {
             throw VaultError.curlUnavailable()
         }

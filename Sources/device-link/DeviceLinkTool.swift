@@ -20,7 +20,8 @@ struct DeviceLinkTool: ParsableCommand {
         public key, and that the URL ends in the household's vault file; the nsec goes only to -o.
 
         Exit codes: 0 ok, 1 I/O failure, 2 invalid input, 3 expired or wrong key, \
-        4 refused for safety, 64 usage.
+        4 refused for safety, 64 usage, 69 a library the command needs is not \
+        installed (the message names its Debian package).
 
         Examples:
           device-link create --key-file parent.nsec \\

@@ -19,7 +19,8 @@ struct DeviceRevokerTool: ParsableCommand {
 
         Exit codes: 0 ok, 1 I/O failure, 2 invalid input, 3 wrong key, 4 refused by a guard \
         rail or a stale --expect-revision, 64 usage, 75 the object store failed through every \
-        attempt (run it again later), 78 the object store's configuration cannot work.
+        attempt (run it again later), 78 the object store's configuration cannot work, 69 a library the command needs is not \
+        installed (the message names its Debian package).
 
         Examples:
           device-revoker vault --key-file parent.nsec --vault household.vault \\

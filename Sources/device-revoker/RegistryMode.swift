@@ -56,7 +56,15 @@ struct Registry: ParsableCommand {
             }
         }
 
-        func validate() throws { _ = try location }
+        func validate() throws {
+            do {
+                _ = try location
+            } catch let error as VaultError where error.code == .libraryUnavailable {
+                // libpq is loaded on use (issue 48); without it the command stops when it opens
+                // the registry, with exit 69 and the package to install, which argument-parser
+                // would report from here as a plain failure.
+            }
+        }
 
         func open(_ access: DeviceRegistry.Access, schema: RegistrySchema? = nil) throws -> DeviceRegistry {
             do {

@@ -30,6 +30,9 @@ enum IsolatedPDF {
     /// The page as a picture; nil when `bytes` are not a PDF (a photo or a scan).
     static func picture(of bytes: [UInt8], name: String) throws -> GrayImage? {
         guard SheetPDF.isPDF(bytes) else { return nil }
+        // The child's libraries checked here first (issue 48): a missing poppler is exit 69
+        // with its package named, not a refusal relayed from the child.
+        try SheetPDF.requireReader()
         // This very program: /proc/self/exe resolved, as its argv[0].
         guard let resolved = realpath("/proc/self/exe", nil) else { throw VaultError.pdfReaderNotStarted(errno) }
         let program = String(cString: resolved)

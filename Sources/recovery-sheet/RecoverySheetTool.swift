@@ -21,7 +21,8 @@ struct RecoverySheetTool: ParsableCommand {
 
         Exit codes: 0 ok, 1 I/O failure, 2 invalid input, 3 wrong key or passphrase, \
         4 refused for safety, 64 usage, 75 the object store failed through every attempt (run it \
-        again later), 78 the object store's configuration cannot work.
+        again later), 78 the object store's configuration cannot work, 69 a library the command needs is not \
+        installed (the message names its Debian package).
 
         A fire drill:
           recovery-sheet generate --key-file parent.nsec --label "Garcia family" \\

@@ -21,7 +21,8 @@ struct RotationPlannerTool: ParsableCommand {
 
         Exit codes: 0 ok, 1 I/O failure, 2 invalid input, 3 a signature or verification failed, \
         4 refused (stale plan, wrong keys), 64 usage, 75 the object store failed through every \
-        attempt (run it again later), 78 the object store's configuration cannot work.
+        attempt (run it again later), 78 the object store's configuration cannot work, 69 a library the command needs is not \
+        installed (the message names its Debian package).
 
         A rotation:
           vault-tool keygen -o new.nsec

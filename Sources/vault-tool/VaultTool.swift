@@ -20,7 +20,8 @@ struct VaultTool: ParsableCommand {
         4 refused for safety, 64 usage, 75 the object store failed through every attempt or went \
         away, or a fleet run stopped on SIGTERM (run it again later), 78 the object store's \
         configuration cannot work (an unknown host, TLS, access denied, no such bucket), 66 a fleet \
-        run held the key of none of its vaults.
+        run held the key of none of its vaults, 69 a library the command needs is not installed \
+        (the message names its Debian package).
 
         Retries follow the AWS SDKs' standard mode: AWS_MAX_ATTEMPTS (default 3) and \
         AWS_RETRY_MODE (standard, adaptive, legacy), or max_attempts and retry_mode in the \

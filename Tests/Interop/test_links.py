@@ -2,12 +2,16 @@
 DT_NEEDED entries, are exactly those Tests/link-table.txt lists, and never one the layers
 keep from it (device-link: no libcurl, libpq, SQLite or FreeType; and so on); and no tool
 carries ICU (issue 39; the size budgets are checked on the release build by scripts/package)."""
+import os
+import shutil
+import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 import pytest
 
-from workspace import BIN, ROOT
+from workspace import BIN, FIXTURES, ROOT, URL
 
 sys.path.insert(0, str(ROOT / "scripts" / "lib"))
 import check_links  # noqa: E402
@@ -33,3 +37,137 @@ def test_the_table_names_every_tool():
     assert set(check_links.budgets()) == set(check_links.table()) | {"packages"}
     assert all(limit <= 20 for tool, limit in check_links.budgets().items() if tool != "packages") and check_links.budgets()["packages"] <= 25
     assert Path(BIN / "device-link").exists()
+
+
+# Issue 48: libraries loaded on use.
+
+@pytest.mark.parametrize("tool,expected", check_links.loads_table().items(), ids=list(check_links.loads_table()))
+def test_a_tool_may_load_what_the_table_says(tool, expected):
+    """What a tool may load is in the tool, its .note.dlopen notes: exactly the table's, and
+    none of what its layers keep from it."""
+    loads = check_links.loaded(BIN / tool)
+    assert loads == expected, f"{tool} may load {sorted(loads)}; the table says {sorted(expected)}"
+    assert check_links.never_problem(tool, check_links.linked(BIN / tool), loads) is None
+    entries = check_links.dlopen_notes(BIN / tool)
+    assert all(entry["priority"] == "recommended" and entry["feature"] and entry["description"] for entry in entries)
+
+
+def library_path(soname):
+    """Where the loader finds `soname` (ldconfig's cache), resolved."""
+    listing = subprocess.run(["/sbin/ldconfig", "-p"], capture_output=True, text=True, check=True).stdout
+    for line in listing.splitlines():
+        name, _, path = line.strip().partition(" => ")
+        if name.split(" ")[0] == soname and ("x86-64" in name or "AArch64" in name):
+            return Path(path).resolve()
+    raise AssertionError(f"{soname} is not installed here")
+
+
+def package_of(soname):
+    path = library_path(soname)
+    found = subprocess.run(["dpkg-query", "-S", str(path)], capture_output=True, text=True)
+    if found.returncode != 0:
+        found = subprocess.run(["dpkg-query", "-S", str(Path("/lib") / path.relative_to("/usr/lib"))], capture_output=True, text=True, check=True)
+    return found.stdout.split(":")[0]
+
+
+def control_depends(package):
+    """The package names in a binary package's Depends in debian/control (its continuation
+    lines are those that start with a space)."""
+    stanza = next(text for text in (ROOT / "debian" / "control").read_text().split("\n\n") if f"\nPackage: {package}\n" in f"\n{text}\n")
+    lines = [line for line in stanza.splitlines() if not line.startswith("#")]
+    start = next(index for index, line in enumerate(lines) if line.startswith("Depends:"))
+    field = [lines[start][len("Depends:"):]]
+    for line in lines[start + 1:]:
+        if not line.startswith((" ", "\t")):
+            break
+        field.append(line)
+    return {item.split()[0] for item in ",".join(field).split(",") if item.strip()}
+
+
+@pytest.mark.parametrize("tool", check_links.loads_table(), ids=list(check_links.loads_table()))
+def test_the_package_depends_on_what_a_tool_loads(tool):
+    """dpkg-shlibdeps sees only what is linked: debian/control names the package of every
+    library the tool may load (vault-tool ships in the fleet package)."""
+    package = "household-vault-tools-fleet" if tool == "vault-tool" else "household-vault-tools"
+    depends = control_depends(package)
+    missing = {package_of(soname) for soname in check_links.loaded(BIN / tool)} - depends
+    assert not missing, f"{package}'s Depends lacks {sorted(missing)}, which {tool} loads"
+
+
+@pytest.fixture(scope="module")
+def inputs(tmp_path_factory):
+    """A parent key, its sheet as PNG and PDF, a JPEG's first bytes, a Master Key, a link code."""
+    folder = tmp_path_factory.mktemp("load-on-use")
+    shutil.copy(FIXTURES / "keys" / "parent.nsec", folder / "parent.nsec")
+    (folder / "parent.nsec").chmod(0o600)
+    (folder / "mk.hex").write_text("11" * 32 + "\n")
+    (folder / "mk.hex").chmod(0o600)
+    (folder / "pass.txt").write_text("correct horse battery staple tomato\n")
+    (folder / "pass.txt").chmod(0o600)
+    (folder / "photo.jpg").write_bytes(b"\xff\xd8\xff\xe0" + bytes(64))
+    for arguments in ("generate --key-file parent.nsec --dpi 100 -o sheet.png", "generate --key-file parent.nsec -o sheet.pdf"):
+        subprocess.run([str(BIN / "recovery-sheet"), *arguments.split()], cwd=folder, check=True, capture_output=True)
+    subprocess.run([str(BIN / "device-link"), "create", "--key-file", "parent.nsec", "--vault-url", URL, "--now", "2026-01-01T00:00:00Z", "-o", "link.png"],
+                   cwd=folder, check=True, capture_output=True)
+    return folder
+
+
+# What needs each library, and what does not (run with the library hidden too): each command a
+# tool line of arguments. The object store and PostgreSQL are named at a closed port: the
+# library is loaded before anything is reached.
+S3 = {"AWS_ACCESS_KEY_ID": "a", "AWS_SECRET_ACCESS_KEY": "b", "AWS_ENDPOINT_URL": "http://127.0.0.1:1", "AWS_REGION": "us-east-1"}
+HIDDEN = [
+    ("libcurl.so.4", "vault-tool inspect s3://household-vaults/a.vault", "vault-tool keygen -o new.nsec"),
+    ("libcurl.so.4", "recovery-sheet scan s3://household-vaults/sheet.png -o r1.nsec", "recovery-sheet scan sheet.png -o r2.nsec"),
+    ("libcurl.so.4", "device-revoker vault --vault s3://household-vaults/a.vault --key-file parent.nsec --device abcd --dry-run",
+     "device-revoker registry init --db r.sqlite"),
+    ("libcurl.so.4", "rotation-planner show s3://household-vaults/plan.json", "rotation-planner show --help"),
+    ("libpq.so.5", "device-revoker registry devices --db postgresql://127.0.0.1:1/registry", "device-revoker registry init --db r.sqlite"),
+    ("libqrencode.so.4", "recovery-sheet generate --key-file parent.nsec -o s.pdf", "recovery-sheet scan sheet.png -o r.nsec"),
+    ("libqrencode.so.4", f"device-link create --key-file parent.nsec --vault-url {URL} -o l.png", "device-link read link.png --now 2026-01-01T00:00:00Z"),
+    ("libzbar.so.0", "recovery-sheet scan sheet.png -o r.nsec", "recovery-sheet generate --key-file parent.nsec -o s.pdf"),
+    ("libzbar.so.0", "device-link read link.png --now 2026-01-01T00:00:00Z", f"device-link create --key-file parent.nsec --vault-url {URL} -o l.png"),
+    ("libpng16.so.16", "recovery-sheet scan sheet.png -o r.nsec", "recovery-sheet words --key-file parent.nsec -o w.txt"),
+    # zbar itself needs libjpeg: without it, no picture is read, and sheets are still made.
+    ("libjpeg.so.62", "recovery-sheet scan photo.jpg -o r.nsec", "recovery-sheet generate --key-file parent.nsec -o s.pdf"),
+    ("libglib-2.0.so.0", "recovery-sheet generate --key-file parent.nsec -o s.pdf", "recovery-sheet scan sheet.png -o r.nsec"),
+    ("libgobject-2.0.so.0", "recovery-sheet generate --key-file parent.nsec -o s.pdf", "recovery-sheet scan sheet.png -o r.nsec"),
+    ("libcairo.so.2", "recovery-sheet generate --key-file parent.nsec -o s.pdf", "recovery-sheet words --key-file parent.nsec -o w.txt"),
+    ("libpango-1.0.so.0", "recovery-sheet generate --key-file parent.nsec -o s.pdf", "recovery-sheet scan sheet.png -o r.nsec"),
+    ("libpangocairo-1.0.so.0", "recovery-sheet generate --key-file parent.nsec -o s.pdf", "recovery-sheet scan sheet.png -o r.nsec"),
+    ("libpoppler-glib.so.8", "recovery-sheet scan sheet.pdf -o r.nsec", "recovery-sheet generate --key-file parent.nsec -o s.pdf"),
+    ("libzxcvbn.so.0", "recovery-sheet generate --key-file parent.nsec --passphrase-file pass.txt --log-n 10 -o s.pdf",
+     "recovery-sheet generate --key-file parent.nsec -o s.pdf"),
+    ("libcrypto.so.3", "recovery-sheet code new --master-key-file mk.hex --user-id u -o blob.json --sheet code.png",
+     "recovery-sheet generate --key-file parent.nsec -o s.pdf"),
+]
+
+
+def run_hidden(soname, folder, command):
+    """`command` in a mount namespace where `soname`'s file is /dev/null: as if not installed
+    (dlopen finds it and cannot load it). Each run in a fresh copy of the inputs."""
+    work = Path(tempfile.mkdtemp(dir=folder.parent))
+    for item in folder.iterdir():
+        shutil.copy2(item, work / item.name)
+    tool, *arguments = command.split()
+    hide = 'mount --bind /dev/null "$0" && exec "$@"'
+    return subprocess.run(["unshare", "--user", "--map-root-user", "--mount", "sh", "-c", hide, str(library_path(soname)), str(BIN / tool), *arguments],
+                          cwd=work, capture_output=True, env={**os.environ, **S3}, timeout=120)
+
+
+@pytest.mark.parametrize("soname,needs,works", HIDDEN, ids=[f"{soname}-{needs.split()[0]}" for soname, needs, _ in HIDDEN])
+def test_a_missing_library_stops_only_the_commands_that_need_it(inputs, soname, needs, works):
+    """Issue 48: a command that needs a library that is not there exits 69 (EX_UNAVAILABLE)
+    naming the soname and the Debian package to install, and writes nothing; every tool's
+    --version and a command that does not need it work as before."""
+    package = package_of(soname)
+    stopped = run_hidden(soname, inputs, needs)
+    stderr = stopped.stderr.decode()
+    assert stopped.returncode == 69, f"{needs} with {soname} hidden: exit {stopped.returncode}: {stderr}"
+    assert f"apt install {package}" in stderr, stderr
+    assert soname in stderr or "could not be loaded" in stderr, stderr
+    worked = run_hidden(soname, inputs, works)
+    assert worked.returncode == 0, f"{works} with {soname} hidden: exit {worked.returncode}: {worked.stderr.decode()}"
+    for tool in check_links.table():
+        version = run_hidden(soname, inputs, f"{tool} --version")
+        assert version.returncode == 0 and version.stdout.startswith(b"0."), (tool, version.stderr)

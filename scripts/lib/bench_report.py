@@ -158,7 +158,7 @@ for name in [*SHEETS, *STARTUPS, "open-small", "open", "migrate", "migrate-loop"
     elif name == "open-small":
         add(name, "`vault-tool open` of the example household (3 KB): start-up and one small vault's work, vs `age -d` of as many bytes",
             f"{ours['median_s'] * 1000:.1f} ms ({rss(ours)}) vs {peer['median_s'] * 1000:.1f} ms ({rss(peer)}): **{entry['ratio']:.2f}×**",
-            "reported", None)
+            "≤ 1.0× (issue 48)", entry["ratio"] <= 1.0)
     elif name == "s3-migrate":
         count = entry.setdefault("vaults", s3_vaults)
         batch, loop = count / ours["median_s"], count / peer["median_s"]
@@ -199,7 +199,7 @@ for name in [*SHEETS, *STARTUPS, "open-small", "open", "migrate", "migrate-loop"
         tool = name.removeprefix("startup-")
         add(name, f"`{tool} --version` vs `age --version`: process start-up alone",
             f"{ours['median_s'] * 1000:.1f} ms ({rss(ours)}) vs {peer['median_s'] * 1000:.1f} ms ({rss(peer)}): **{entry['ratio']:.2f}×**",
-            "≤ 2×", entry["ratio"] <= 2)
+            "≤ 1.0× (issue 48)", entry["ratio"] <= 1.0)
     elif name in SHEETS:
         form = name.removeprefix("sheet-").upper()
         goal = SHEETS[name]

@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
-"""Checks each tool's linked C libraries (DT_NEEDED, from readelf -d) against Tests/link-table.txt,
-that no tool carries ICU, and the size budgets of the same file.
+"""Checks each tool's linked C libraries (DT_NEEDED, from readelf -d) and the libraries it may
+load on use (the sonames of its ELF .note.dlopen notes) against Tests/link-table.txt, that no
+tool carries ICU, and the size budgets of the same file.
 
 Usage:
   check_links.py BIN_DIR              the libraries, and no ICU (any build)
@@ -12,7 +13,9 @@ Prints one line a tool (or package) and exits 1 when any check fails. The Swift 
 FoundationEssentials and the C and C++ runtimes are not counted as C libraries: every tool links
 them.
 """
+import json
 import re
+import struct
 import subprocess
 import sys
 import tempfile
@@ -42,7 +45,7 @@ def _rows(keyword=None):
     for line in (ROOT / "Tests" / "link-table.txt").read_text().splitlines():
         if line.strip() and not line.startswith("#"):
             first, *rest = line.split("#")[0].split()
-            if keyword is None and first not in ("budget", "icu-waiver"):
+            if keyword is None and first not in ("budget", "icu-waiver", "loads"):
                 yield first, rest
             elif first == keyword:
                 yield rest
@@ -50,6 +53,40 @@ def _rows(keyword=None):
 
 def table():
     return {tool: set(libraries) for tool, libraries in _rows()}
+
+
+def loads_table():
+    """The sonames each tool may load on use."""
+    return {tool: set(sonames) for tool, *sonames in _rows("loads")}
+
+
+# The note systemd's and the FDO packaging spec's tools read: owner "FDO", type 0x407c0c0a, a
+# JSON array of {feature, description, priority, soname: [...]}.
+DLOPEN_NOTE_TYPE = 0x407C0C0A
+
+
+def dlopen_notes(binary):
+    """The entries of the binary's .note.dlopen notes (none: [])."""
+    with tempfile.TemporaryDirectory() as folder:
+        section = Path(folder) / "notes"
+        subprocess.run(["objcopy", "-O", "binary", "--only-section=.note.dlopen", str(binary), str(section)], check=True)
+        data = section.read_bytes() if section.exists() else b""
+    entries, offset = [], 0
+    while offset + 12 <= len(data):
+        name_size, description_size, note_type = struct.unpack_from("<III", data, offset)
+        offset += 12
+        name = data[offset:offset + name_size].rstrip(b"\0")
+        offset += (name_size + 3) & ~3
+        description = data[offset:offset + description_size].rstrip(b"\0")
+        offset += (description_size + 3) & ~3
+        if name == b"FDO" and note_type == DLOPEN_NOTE_TYPE:
+            entries.extend(json.loads(description))
+    return entries
+
+
+def loaded(binary):
+    """The sonames a binary may load on use, from its notes."""
+    return {soname for entry in dlopen_notes(binary) for soname in entry["soname"]}
 
 
 def budgets():
@@ -86,6 +123,13 @@ def check(bin_dir):
     return [(tool, expected, linked(Path(bin_dir) / tool)) for tool, expected in table().items()]
 
 
+def never_problem(tool, found, loads):
+    """The libraries the tool's layers keep from it, linked or loaded."""
+    names = found | {soname.split(".so")[0] for soname in loads}
+    kept = names & NEVER.get(tool, set())
+    return f"never linked or loaded by {tool}: {' '.join(sorted(kept))}" if kept else None
+
+
 def icu_problem(tool, binary):
     """Why the tool's ICU is wrong, or None: it carries ICU unwaived, or is waived needlessly."""
     carries, waived = carries_icu(binary), tool in icu_waivers()
@@ -118,8 +162,12 @@ def main():
             problems.append(f"not in the table: {' '.join(extra)}")
         if missing:
             problems.append(f"missing: {' '.join(missing)}")
-        if found & NEVER.get(tool, set()):
-            problems.append(f"never linked by {tool}: {' '.join(sorted(found & NEVER[tool]))}")
+        loads, expected_loads = loaded(bin_dir / tool), loads_table().get(tool, set())
+        if loads - expected_loads:
+            problems.append(f"loads, not in the table: {' '.join(sorted(loads - expected_loads))}")
+        if expected_loads - loads:
+            problems.append(f"loads missing: {' '.join(sorted(expected_loads - loads))}")
+        problems.append(never_problem(tool, found, loads))
         problems.append(icu_problem(tool, bin_dir / tool))
         size = ""
         if release:
@@ -128,7 +176,8 @@ def main():
             problems.append(budget_problem(tool, stripped))
         problems = [problem for problem in problems if problem]
         failed |= bool(problems)
-        print(f"{'FAIL' if problems else 'ok  '} {tool:17} {' '.join(sorted(found))}{size}" + "".join(f"   {problem}" for problem in problems))
+        print(f"{'FAIL' if problems else 'ok  '} {tool:17} {' '.join(sorted(found))}{size}; loads {' '.join(sorted(loads)) or 'nothing'}"
+              + "".join(f"   {problem}" for problem in problems))
     sys.exit(1 if failed else 0)
 
 

@@ -72,6 +72,9 @@ public struct VaultError: Error, Hashable, Sendable, CustomStringConvertible {
         /// A run found its inputs and held the key of none of them: the keys given are not
         /// these inputs' (sysexits' EX_NOINPUT).
         case noKeys
+        /// A library the command needs is not installed (sysexits' EX_UNAVAILABLE): the libraries
+        /// loaded on use (issue 48), each named with the Debian package that ships it.
+        case unavailable
     }
 
     /// A stable error code. New codes may be added; match on the ones you handle. Each layer

@@ -1,4 +1,5 @@
 internal import CLibCrypto
+internal import CPaperLoad
 import FoundationEssentials  // base64
 import Glibc
 import VaultCore
@@ -122,6 +123,8 @@ enum AESGCM {
     private static func run(encrypt: Bool, _ input: UnsafeRawBufferPointer, key: UnsafeRawBufferPointer, nonce: [UInt8], associatedData: [UInt8],
                             tag: [UInt8]?) throws -> [UInt8]? {
         guard key.count == 32, nonce.count == 12 else { throw VaultError.aesGCMFailed("a 32-byte key and a 12-byte nonce") }
+        // libcrypto, loaded on use (issue 48): only the recovery codes need it.
+        try LoadOnUse.require(OpaquePointer(hvt_library_crypto()), feature: "a recovery code's AES-256-GCM")
         guard let context = EVP_CIPHER_CTX_new() else { throw VaultError.aesGCMFailed("no cipher context") }
         defer { EVP_CIPHER_CTX_free(context) }  // frees and clears the key schedule
         let begin = encrypt ? EVP_EncryptInit_ex : EVP_DecryptInit_ex

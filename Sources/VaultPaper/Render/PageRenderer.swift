@@ -1,4 +1,5 @@
 internal import CCairo
+internal import CPaperLoad
 import Synchronization
 import VaultCore
 import VaultImaging
@@ -46,10 +47,22 @@ enum PageRenderer {
         Typesetter.shared.resolvedFamily(style)
     }
 
+    /// cairo, Pango, GLib and (to read a PDF back) poppler, loaded on use (issue 48): only a
+    /// command that lays out, draws or reads a page maps them. Every path into them comes
+    /// here first: ``PageWriter``'s start (measuring text), drawing, reading.
+    static func requireLibraries(reading: Bool = false) throws {
+        let libraries = [hvt_library_glib(), hvt_library_gobject(), hvt_library_cairo(), hvt_library_pango(), hvt_library_pangocairo()]
+            + (reading ? [hvt_library_poppler()] : [])
+        for library in libraries {
+            try LoadOnUse.require(OpaquePointer(library), feature: reading ? "reading a PDF" : "laying out a sheet")
+        }
+    }
+
     // MARK: Drawing
 
     /// The page as a one-page PDF of the paper's exact size. `metadata` holds nothing secret.
     static func pdf(_ page: PageDescription, metadata: PDFMetadata) throws -> [UInt8] {
+        try requireLibraries()
         let sink = ByteSink()
         // cairo calls back into `sink` until the surface is destroyed, also when drawing failed
         // and the surface is only torn down: it lives until then.
@@ -75,6 +88,7 @@ enum PageRenderer {
 
     /// The page as a gray picture at `dotsPerInch`.
     static func image(_ page: PageDescription, dotsPerInch: Int) throws -> GrayImage {
+        try requireLibraries()
         let width = Int((page.widthPoints / 72 * Double(dotsPerInch)).rounded())
         let height = Int((page.heightPoints / 72 * Double(dotsPerInch)).rounded())
         // cairo never returns NULL: a failure is an error surface, whose status says why.
@@ -156,6 +170,7 @@ enum PageRenderer {
     /// checked before it is printed. Nil when `bytes` are not a PDF.
     static func rasterize(pdf bytes: [UInt8], name: String, dotsPerInch: Int) throws -> GrayImage? {
         guard isPDF(bytes) else { return nil }
+        try requireLibraries(reading: true)
         let data = bytes.withUnsafeBytes { g_bytes_new($0.baseAddress, gsize($0.count)) }
         defer { g_bytes_unref(data) }
         var error: UnsafeMutablePointer<GError>?
@@ -216,6 +231,10 @@ public enum SheetPDF {
     }
 
     public static func isPDF(_ bytes: [UInt8]) -> Bool { PageRenderer.isPDF(bytes) }
+
+    /// Loads the libraries reading a PDF needs (poppler, cairo, GLib), or says which is missing:
+    /// for a caller that reads PDFs in a child process, before it starts one.
+    public static func requireReader() throws { try PageRenderer.requireLibraries(reading: true) }
 }
 
 /// What a sheet's PDF says of itself: nothing secret (the kind of sheet, the tool, the date).

@@ -17,6 +17,7 @@ struct PageWriter {
         guard Paper.dotsPerInch.contains(gridDotsPerInch) else {
             throw VaultError.outOfRange("the resolution", "\(Paper.dotsPerInch.lowerBound) to \(Paper.dotsPerInch.upperBound) dpi, not \(gridDotsPerInch)")
         }
+        try PageRenderer.requireLibraries()
         for style in [TextStyle.body, .mono] where PageRenderer.resolvedFamily(style) != style.family {
             throw VaultError.fontMissing(style.family)
         }
