@@ -25,8 +25,8 @@ int hvt_library_load(struct hvt_library *library, char *error, size_t error_size
             (void)dlerror();
             void *function = dlsym(handle, library->names[index]);
             if (function == NULL) {
-                snprintf(error, error_size, "%s has no function %s (an older version?)", library->soname, library->names[index]);
-                status = -1;
+                snprintf(error, error_size, "%s has no function %s", library->soname, library->names[index]);
+                status = -2;
             } else {
                 *library->slots[index] = function;
             }

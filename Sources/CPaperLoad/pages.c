@@ -11,7 +11,7 @@
     X(cairo_rectangle) X(cairo_restore) X(cairo_save) X(cairo_scale) X(cairo_set_antialias) X(cairo_set_line_width) \
     X(cairo_set_source_rgb) X(cairo_status) X(cairo_status_to_string) X(cairo_stroke) X(cairo_surface_destroy) \
     X(cairo_surface_finish) X(cairo_surface_flush) X(cairo_surface_status)
-HVT_LOAD_ON_USE(cairo, "libcairo.so.2", "libcairo2", "pages", "laying out and writing recovery sheets", CAIRO_FUNCTIONS)
+HVT_LOAD_ON_USE(cairo, "libcairo.so.2", "libcairo2", "sheet-pages", "laying out and writing recovery sheets", CAIRO_FUNCTIONS)
 
 #define PANGO_FUNCTIONS(X) \
     X(pango_attr_insert_hyphens_new) X(pango_attr_list_insert) X(pango_attr_list_new) X(pango_attr_list_unref) \
@@ -21,18 +21,18 @@ HVT_LOAD_ON_USE(cairo, "libcairo.so.2", "libcairo2", "pages", "laying out and wr
     X(pango_layout_get_size) X(pango_layout_new) X(pango_layout_set_alignment) X(pango_layout_set_attributes) \
     X(pango_layout_set_font_description) X(pango_layout_set_line_spacing) X(pango_layout_set_text) \
     X(pango_layout_set_width) X(pango_layout_set_wrap)
-HVT_LOAD_ON_USE(pango, "libpango-1.0.so.0", "libpango-1.0-0", "pages", "laying out the text of recovery sheets", PANGO_FUNCTIONS)
+HVT_LOAD_ON_USE(pango, "libpango-1.0.so.0", "libpango-1.0-0", "sheet-text", "laying out the text of recovery sheets", PANGO_FUNCTIONS)
 
 #define PANGOCAIRO_FUNCTIONS(X) \
     X(pango_cairo_context_set_font_options) X(pango_cairo_context_set_resolution) X(pango_cairo_font_map_new) \
     X(pango_cairo_show_layout)
-HVT_LOAD_ON_USE(pangocairo, "libpangocairo-1.0.so.0", "libpangocairo-1.0-0", "pages", "drawing the text of recovery sheets", PANGOCAIRO_FUNCTIONS)
+HVT_LOAD_ON_USE(pangocairo, "libpangocairo-1.0.so.0", "libpangocairo-1.0-0", "sheet-text-drawing", "drawing the text of recovery sheets", PANGOCAIRO_FUNCTIONS)
 
 #define GLIB_FUNCTIONS(X) X(g_bytes_new) X(g_bytes_unref) X(g_error_free)
-HVT_LOAD_ON_USE(glib, "libglib-2.0.so.0", "libglib2.0-0", "pages", "GLib, under Pango and poppler", GLIB_FUNCTIONS)
+HVT_LOAD_ON_USE(glib, "libglib-2.0.so.0", "libglib2.0-0", "sheet-glib", "GLib, under Pango and poppler", GLIB_FUNCTIONS)
 
 #define GOBJECT_FUNCTIONS(X) X(g_object_unref)
-HVT_LOAD_ON_USE(gobject, "libgobject-2.0.so.0", "libglib2.0-0", "pages", "GLib's objects, under Pango and poppler", GOBJECT_FUNCTIONS)
+HVT_LOAD_ON_USE(gobject, "libgobject-2.0.so.0", "libglib2.0-0", "sheet-gobject", "GLib's objects, under Pango and poppler", GOBJECT_FUNCTIONS)
 
 #define POPPLER_FUNCTIONS(X) \
     X(poppler_document_get_n_pages) X(poppler_document_get_page) X(poppler_document_new_from_bytes) \

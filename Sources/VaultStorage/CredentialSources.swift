@@ -18,7 +18,7 @@ private func exchange(_ request: HTTPRequest, proxy: String? = nil, noProxy: Str
         client = try HTTPClient(proxy: proxy, noProxy: noProxy, connectTimeoutMilliseconds: timeoutMilliseconds,
                                 timeoutMilliseconds: 4 * timeoutMilliseconds)
     } catch {
-        return .failure(HTTPTransportError(message: "libcurl could not be initialised", mayHaveReachedServer: false))
+        return .failure(HTTPTransportError(message: (error as? VaultError)?.reason ?? "libcurl could not be initialised", mayHaveReachedServer: false))
     }
     var result = client.send(request)
     for _ in 1..<max(1, attempts) {

@@ -67,8 +67,7 @@ final class HTTPClient {
     init(proxy: String? = nil, noProxy: String? = nil, connectTimeoutMilliseconds: Int = 10_000, timeoutMilliseconds: Int = 120_000) throws {
         self.proxy = proxy
         self.noProxy = noProxy
-        // libcurl is loaded on use (issue 48): only a command that reaches the network maps it.
-        try LoadOnUse.require(OpaquePointer(hvt_library_curl()), feature: "reaching an object store or a cloud credential endpoint")
+        try Self.requireLibrary()
         guard Self.globalInit == CURLE_OK, let handle = curl_easy_init() else {
             throw VaultError.curlUnavailable()
         }
@@ -78,6 +77,14 @@ final class HTTPClient {
     }
 
     deinit { curl_easy_cleanup(handle) }
+
+    /// libcurl, loaded on use (issue 48): only a command that reaches the network maps it.
+    /// `ObjectStore` loads it at its door too, before any credential source is asked, so a
+    /// missing libcurl is exit 69 however the credentials come (a source that catches its
+    /// client's failure would otherwise report it as an endpoint out of reach).
+    static func requireLibrary() throws {
+        try LoadOnUse.require(OpaquePointer(hvt_library_curl()), feature: "reaching an object store or a cloud credential endpoint")
+    }
 
     /// Sends one request and waits for its whole response.
     func send(_ request: HTTPRequest) -> Result<HTTPResponse, HTTPTransportError> {

@@ -24,6 +24,7 @@ public final class ObjectStore: ObjectAccess {
     package init(_ configuration: S3Configuration, retry: RetryPolicy) throws {
         self.configuration = configuration
         self.retry = retry
+        try HTTPClient.requireLibrary()
         // Fails now, with the reason, when there are no credentials.
         let first = try S3Client(configuration, retry: retry)
         idle.withLock { $0.append(first) }

@@ -101,7 +101,9 @@ struct ReadPDF: ParsableCommand {
     /// The child's refusal, as the error it was (it names the file itself).
     static func error(from message: String, name: String) -> VaultError {
         let lines = message.split(separator: "\n", maxSplits: 1)
-        let known: [VaultError.Code] = [.notOnePage, .malformedDocument, .tooLarge, .cryptoFailure, .libraryFailure, .io]
+        // A library the child could not load (its environment is not the tool's) is exit 69 as
+        // in the tool, its reason naming the library and its package.
+        let known: [VaultError.Code] = [.notOnePage, .malformedDocument, .tooLarge, .cryptoFailure, .libraryFailure, .libraryUnavailable, .io]
         guard let first = lines.first, let code = known.first(where: { $0.name == first }) else { return VaultError.pdfTooCostly(name) }
         let reason = lines.count > 1 ? String(lines[1]) : "unreadable"
         return VaultError.pdfRefused(code, reason)
@@ -122,6 +124,6 @@ extension VaultError {
 
     /// The child's own refusal (a damaged PDF, several pages, a page too large), kept as it was.
     static func pdfRefused(_ code: VaultError.Code, _ reason: String, file: String = #fileID, line: UInt = #line) -> VaultError {
-        VaultError(code, reason, file: file, line: line)
+        VaultError(code, reason, hint: code == .libraryUnavailable ? "install the package the message names, with what it depends on" : nil, file: file, line: line)
     }
 }

@@ -143,16 +143,23 @@ HIDDEN = [
 ]
 
 
-def run_hidden(soname, folder, command):
+def run_hidden(soname, folder, command, environment=S3):
     """`command` in a mount namespace where `soname`'s file is /dev/null: as if not installed
-    (dlopen finds it and cannot load it). Each run in a fresh copy of the inputs."""
+    (dlopen finds it and cannot load it). Each run in a fresh copy of the inputs; returns the
+    run and the copy."""
     work = Path(tempfile.mkdtemp(dir=folder.parent))
     for item in folder.iterdir():
         shutil.copy2(item, work / item.name)
     tool, *arguments = command.split()
     hide = 'mount --bind /dev/null "$0" && exec "$@"'
-    return subprocess.run(["unshare", "--user", "--map-root-user", "--mount", "sh", "-c", hide, str(library_path(soname)), str(BIN / tool), *arguments],
-                          cwd=work, capture_output=True, env={**os.environ, **S3}, timeout=120)
+    keep = {name: value for name, value in os.environ.items() if not name.startswith("AWS_")}
+    run = subprocess.run(["unshare", "--user", "--map-root-user", "--mount", "sh", "-c", hide, str(library_path(soname)), str(BIN / tool), *arguments],
+                         cwd=work, capture_output=True, env={**keep, **environment}, timeout=120)
+    return run, work
+
+
+def contents(folder):
+    return {path.name: path.read_bytes() for path in folder.iterdir()}
 
 
 @pytest.mark.parametrize("soname,needs,works", HIDDEN, ids=[f"{soname}-{needs.split()[0]}" for soname, needs, _ in HIDDEN])
@@ -161,13 +168,38 @@ def test_a_missing_library_stops_only_the_commands_that_need_it(inputs, soname, 
     naming the soname and the Debian package to install, and writes nothing; every tool's
     --version and a command that does not need it work as before."""
     package = package_of(soname)
-    stopped = run_hidden(soname, inputs, needs)
+    stopped, work = run_hidden(soname, inputs, needs)
     stderr = stopped.stderr.decode()
     assert stopped.returncode == 69, f"{needs} with {soname} hidden: exit {stopped.returncode}: {stderr}"
     assert f"apt install {package}" in stderr, stderr
-    assert soname in stderr or "could not be loaded" in stderr, stderr
-    worked = run_hidden(soname, inputs, works)
+    assert soname in stderr and "could not be loaded" in stderr, stderr
+    assert contents(work) == contents(inputs), f"{needs} with {soname} hidden changed its folder"
+    worked, _ = run_hidden(soname, inputs, works)
     assert worked.returncode == 0, f"{works} with {soname} hidden: exit {worked.returncode}: {worked.stderr.decode()}"
     for tool in check_links.table():
-        version = run_hidden(soname, inputs, f"{tool} --version")
+        version, _ = run_hidden(soname, inputs, f"{tool} --version")
         assert version.returncode == 0 and version.stdout.startswith(b"0."), (tool, version.stderr)
+
+
+# Credentials from an endpoint: each source asks it through libcurl too, and a source that
+# cannot reach its endpoint is a failure to retry (75) or a configuration (78); a missing
+# libcurl is neither, whichever source the command would ask (a hostile trial's finding).
+ENDPOINT = "http://127.0.0.1:1"
+CREDENTIAL_SOURCES = {
+    "container": {"AWS_CONTAINER_CREDENTIALS_FULL_URI": f"{ENDPOINT}/credentials"},
+    "web-identity": {"AWS_WEB_IDENTITY_TOKEN_FILE": "parent.nsec", "AWS_ROLE_ARN": "arn:aws:iam::123456789012:role/r", "AWS_ENDPOINT_URL_STS": ENDPOINT},
+    "instance-metadata": {"AWS_EC2_METADATA_SERVICE_ENDPOINT": ENDPOINT},
+}
+
+
+@pytest.mark.parametrize("source", CREDENTIAL_SOURCES)
+@pytest.mark.parametrize("command", ["vault-tool inspect s3://household-vaults/a.vault", "vault-tool census s3://household-vaults/ --log-format json",
+                                     "recovery-sheet verify s3://household-vaults/sheet.png --key-file parent.nsec"])
+def test_a_missing_libcurl_is_69_however_the_credentials_come(inputs, source, command):
+    environment = {"AWS_ENDPOINT_URL": ENDPOINT, "AWS_REGION": "us-east-1", "AWS_CONFIG_FILE": "/nonexistent", "AWS_SHARED_CREDENTIALS_FILE": "/nonexistent",
+                   **CREDENTIAL_SOURCES[source]}
+    stopped, work = run_hidden("libcurl.so.4", inputs, command, environment)
+    stderr = stopped.stderr.decode()
+    assert stopped.returncode == 69, f"{command} ({source}): exit {stopped.returncode}: {stderr}"
+    assert "libcurl4" in stderr and "libcurl.so.4" in stderr, stderr
+    assert contents(work) == contents(inputs)

@@ -31,6 +31,8 @@ install_package() {
   ! grep -Eq 'cairo|pango|poppler|zbar|qrencode|libpq|fonts-' <<< "$fleet_depends" \
     || fail "the fleet package depends on a library vault-tool does not link: $fleet_depends"
   grep -q 'ca-certificates' <<< "$fleet_depends" || fail "the fleet package does not depend on ca-certificates: $fleet_depends"
+  # libcurl is loaded on use (issue 48): no DT_NEEDED entry for dpkg-shlibdeps to see.
+  grep -q 'libcurl4' <<< "$fleet_depends" || fail "the fleet package does not depend on libcurl4, which vault-tool loads: $fleet_depends"
   apt-get install -y -q --no-install-recommends "$fleet_deb" "$deb" > "$WORK/apt-install.log" 2>&1 \
     || { cat "$WORK/apt-install.log" >&2; fail "apt-get install $fleet_deb $deb"; }
   : > "$OWNED"

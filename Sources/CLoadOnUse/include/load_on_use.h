@@ -28,9 +28,10 @@ struct hvt_library {
     void *handle;
 };
 
-/// Loads `library` unless it is loaded, and fills its slots. Returns 0, or -1 with what went
-/// wrong in `error` (dlopen's or dlsym's message). Safe to call from any thread, any number of
-/// times.
+/// Loads `library` unless it is loaded, and fills its slots. Returns 0; -1 when it cannot be
+/// loaded (dlopen's message in `error`: missing, damaged, or a library it needs missing); -2
+/// when it lacks a function the suite calls (a version older than the suite's). Safe to call
+/// from any thread, any number of times.
 int hvt_library_load(struct hvt_library *library, char *error, size_t error_size);
 
 /// What every slot holds until its library is loaded: a call through it is a defect (a Swift
@@ -67,7 +68,8 @@ void hvt_library_unloaded(void) __attribute__((visibility("hidden"), noreturn));
         char description[(sizeof(json) + 3) & ~3];                                              \
     } hvt_dlopen_note_##id = {4, (sizeof(json) + 3) & ~3, HVT_DLOPEN_NOTE_TYPE, "FDO", json};
 
-/// A library loaded on use: `FUNCTIONS(X)` lists the functions the layer calls, `X(name)` each.
+/// A library loaded on use: `FUNCTIONS(X)` lists the functions the layer calls, `X(name)` each;
+/// `feature` is the note's, one a library (packaging tools group notes by it).
 /// Defines the trampolines, the note and `struct hvt_library *hvt_library_ID(void)`, which the
 /// layer's Swift owner passes to `LoadOnUse.require`.
 #define HVT_LOAD_ON_USE(id, soname, package, feature, description, FUNCTIONS)                    \

@@ -10,12 +10,13 @@ package enum LoadOnUse {
     package static func require(_ library: OpaquePointer, feature: String, file: String = #fileID, line: UInt = #line) throws {
         let pointer = UnsafeMutablePointer<hvt_library>(library)
         var message = [CChar](repeating: 0, count: 512)
-        guard hvt_library_load(pointer, &message, message.count) != 0 else { return }
+        let status = hvt_library_load(pointer, &message, message.count)
+        guard status != 0 else { return }
         let detail = message.withUnsafeBufferPointer { String(cString: $0.baseAddress!) }
-        throw VaultError.libraryUnavailable(
-            soname: String(cString: pointer.pointee.soname), package: String(cString: pointer.pointee.package),
-            feature: feature, detail: detail, file: file, line: line
-        )
+        let soname = String(cString: pointer.pointee.soname), package = String(cString: pointer.pointee.package)
+        throw status == -2
+            ? VaultError.libraryTooOld(soname: soname, package: package, feature: feature, detail: detail, file: file, line: line)
+            : VaultError.libraryUnavailable(soname: soname, package: package, feature: feature, detail: detail, file: file, line: line)
     }
 }
 
@@ -25,11 +26,22 @@ extension VaultError.Code {
 }
 
 extension VaultError {
-    /// `soname`, which `feature` needs, could not be loaded: `detail` is the loader's word.
+    /// `soname`, which `feature` needs, could not be loaded: `detail` is the loader's word, which
+    /// names the file it could not load (the library itself, or one it needs). The package is in
+    /// the reason too, so the reason alone (relayed from a child process) still says it.
     package static func libraryUnavailable(soname: String, package: String, feature: String, detail: String, file: String = #fileID, line: UInt = #line) -> VaultError {
         VaultError(
-            .libraryUnavailable, "\(feature) needs \(soname), which could not be loaded (\(detail))",
-            hint: "install Debian's \(package) package (apt install \(package)); commands that do not need it work without it",
+            .libraryUnavailable, "\(feature) needs \(soname) (Debian's \(package)), which could not be loaded: \(detail)",
+            hint: "install Debian's \(package) package and what it depends on (apt install \(package)); commands that do not need it work without it",
+            file: file, line: line
+        )
+    }
+
+    /// `soname` is there but lacks a function the suite calls: a version older than the suite's.
+    package static func libraryTooOld(soname: String, package: String, feature: String, detail: String, file: String = #fileID, line: UInt = #line) -> VaultError {
+        VaultError(
+            .libraryUnavailable, "\(feature) needs \(soname) (Debian's \(package)) of a newer version: \(detail)",
+            hint: "upgrade Debian's \(package) package to the version the suite's package depends on (apt install --only-upgrade \(package))",
             file: file, line: line
         )
     }

@@ -256,6 +256,10 @@ private final class Typesetter: @unchecked Sendable {
     private let lock = Mutex(())
 
     private init() {
+        // The libraries are loaded by whoever reaches here first: `PageWriter` has loaded them
+        // (and reported a missing one as exit 69); a caller that measures text directly (a
+        // test) loads them here, and a failure then is a defect of that caller.
+        do { try PageRenderer.requireLibraries() } catch { fatalError("measuring text without the page libraries: \(error)") }
         let fontMap = pango_cairo_font_map_new()
         context = pango_font_map_create_context(fontMap)
         let options = cairo_font_options_create()
