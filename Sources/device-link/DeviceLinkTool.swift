@@ -40,6 +40,7 @@ struct DeviceLinkTool: ParsableCommand {
 
 struct Create: ParsableCommand {
     static let configuration = CommandConfiguration(
+        commandName: "create",
         abstract: "Make a device-link QR (PNG, 0600).",
         discussion: """
         Examples:
@@ -75,6 +76,7 @@ struct Create: ParsableCommand {
 
 struct Read: ParsableCommand {
     static let configuration = CommandConfiguration(
+        commandName: "read",
         abstract: "Read and check a device-link QR; the nsec goes only to -o.",
         discussion: """
         Examples:

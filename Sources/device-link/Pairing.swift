@@ -7,6 +7,7 @@ import VaultImaging
 
 struct Pairing: ParsableCommand {
     static let configuration = CommandConfiguration(
+        commandName: "pairing",
         abstract: "The screen-time app's pairing QR: share URL, parent device, token, zone, time.",
         discussion: """
         'read' checks every field (an https share URL, a UUID device id, a timestamp at most \
@@ -22,6 +23,7 @@ struct Pairing: ParsableCommand {
 
     struct Create: ParsableCommand {
         static let configuration = CommandConfiguration(
+            commandName: "create",
             abstract: "Make a pairing QR (PNG, 0600) with a random verification token and the time now.",
             discussion: """
             Examples:
@@ -51,6 +53,7 @@ struct Pairing: ParsableCommand {
 
     struct Read: ParsableCommand {
         static let configuration = CommandConfiguration(
+            commandName: "read",
             abstract: "Read and check a pairing QR, and print its payload.",
             discussion: """
             Examples:

@@ -8,6 +8,7 @@ import VaultRegistry
 extension Registry {
     struct Devices: ParsableCommand {
         static let configuration = CommandConfiguration(
+            commandName: "devices",
             abstract: "List devices: a user's, the active or revoked ones, those not seen since a date.",
             discussion: """
             Filters combine; with none, every device is listed. --match finds a device by part of \

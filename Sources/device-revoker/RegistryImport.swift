@@ -8,6 +8,7 @@ import VaultRegistry
 extension Registry {
     struct Import: ParsableCommand {
         static let configuration = CommandConfiguration(
+            commandName: "import",
             abstract: "Bulk-load devices and memberships from JSON Lines in one transaction.",
             discussion: """
             Keys are the column names; signature_public_key is hex, times RFC 3339 UTC, is_admin \

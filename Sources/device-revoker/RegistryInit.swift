@@ -7,6 +7,7 @@ import VaultRegistry
 extension Registry {
     struct Init: ParsableCommand {
         static let configuration = CommandConfiguration(
+            commandName: "init",
             abstract: "Create a registry (or bring an existing one's schema up to date).",
             discussion: """
             --schema chooses the device table a new registry holds: catbird (seed 003: devices \

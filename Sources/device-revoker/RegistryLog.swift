@@ -7,6 +7,7 @@ import VaultRegistry
 extension Registry {
     struct Log: ParsableCommand {
         static let configuration = CommandConfiguration(
+            commandName: "log",
             abstract: "What was revoked, when, why, and by which selector; a batch's operations again.",
             discussion: """
             With --batch and --ops, writes that batch's mls.remove operations (JSON Lines) again, \

@@ -7,6 +7,7 @@ import VaultRegistry
 extension Registry {
     struct Members: ParsableCommand {
         static let configuration = CommandConfiguration(
+            commandName: "members",
             abstract: "The user-level view of a conversation: one row per user, device count, admin flag.",
             discussion: """
             Examples:

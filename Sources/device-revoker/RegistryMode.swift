@@ -8,6 +8,7 @@ import VaultRegistry
 
 struct Registry: ParsableCommand {
     static let configuration = CommandConfiguration(
+        commandName: "registry",
         abstract: "A server device registry in SQLite or PostgreSQL: import, revoke in bulk, members, rejoin plans, the log.",
         discussion: """
         The schema is the Catbird seed's user_devices and members, with revocation state and an \

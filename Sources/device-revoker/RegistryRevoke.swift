@@ -8,6 +8,7 @@ import VaultRegistry
 extension Registry {
     struct Revoke: ParsableCommand {
         static let configuration = CommandConfiguration(
+            commandName: "revoke",
             abstract: "Revoke devices in one transaction: inactive, memberships closed, one log row each.",
             discussion: """
             Refuses (exit 4), before changing anything, when a listed device, key or user is \

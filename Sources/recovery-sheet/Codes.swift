@@ -9,6 +9,7 @@ import VaultPaper
 
 struct Code: ParsableCommand {
     static let configuration = CommandConfiguration(
+        commandName: "code",
         abstract: "Recovery codes of the Family Medical app: 24 words that encrypt the Master Key.",
         discussion: """
         key = PBKDF2-HMAC-SHA256(the 24 words joined by single spaces, salt, 100,000 iterations); \
@@ -108,6 +109,7 @@ struct Code: ParsableCommand {
 
     struct New: ParsableCommand {
         static let configuration = CommandConfiguration(
+            commandName: "new",
             abstract: "A fresh code for a Master Key: the blob for the server and the printed sheet.",
             discussion: """
             Examples:
@@ -138,6 +140,7 @@ struct Code: ParsableCommand {
 
     struct Unwrap: ParsableCommand {
         static let configuration = CommandConfiguration(
+            commandName: "unwrap",
             abstract: "The Master Key back from a blob and its code. A wrong code: exit 3, nothing written.",
             discussion: """
             Examples:
@@ -167,6 +170,7 @@ struct Code: ParsableCommand {
     /// and neither the code nor the Master Key is shown.
     struct Verify: ParsableCommand {
         static let configuration = CommandConfiguration(
+            commandName: "verify",
             abstract: "Check a code sheet (the yearly check): alone, or against its blob. A wrong code: exit 3.",
             discussion: """
             With the sheet alone (--sheet, its PDF, a scan or a photo), its SeedQR must read and \
@@ -203,6 +207,7 @@ struct Code: ParsableCommand {
 
     struct Rotate: ParsableCommand {
         static let configuration = CommandConfiguration(
+            commandName: "rotate",
             abstract: "A new code and salt for the same Master Key; the old code stops working on the new blob.",
             discussion: """
             The old code comes from --code-file, or from the first --sheet; the new sheet is the \

@@ -7,6 +7,7 @@ import VaultPaper
 
 struct Generate: ParsableCommand {
     static let configuration = CommandConfiguration(
+        commandName: "generate",
         abstract: "Make a printable recovery sheet (PDF or PNG) for a parent key.",
         discussion: """
         A PDF is the page at its true size, fonts embedded, the QR code as vector squares: \

@@ -20,6 +20,7 @@ enum SheetReader {
 
 struct Scan: ParsableCommand {
     static let configuration = CommandConfiguration(
+        commandName: "scan",
         abstract: "Read the key back from a scan or photo of a recovery sheet.",
         discussion: """
         Reads the QR code from a PNG or JPEG and writes the key as nsec1… (a new 0600 file, or \
@@ -73,6 +74,7 @@ struct Scan: ParsableCommand {
 
 struct Verify: ParsableCommand {
     static let configuration = CommandConfiguration(
+        commandName: "verify",
         abstract: "The fire drill: prove a printed sheet, or a set of share sheets, restores the expected key.",
         discussion: """
         Scans the sheet and compares its key with --npub, with --key-file, or, with --vault, \
@@ -223,6 +225,7 @@ struct Verify: ParsableCommand {
 
 struct Words: ParsableCommand {
     static let configuration = CommandConfiguration(
+        commandName: "words",
         abstract: "Write a key as 24 BIP-39 words, or turn the words back into the key.",
         discussion: """
         The words are the key's 32 bytes in the BIP-39 English word list: they are the key, so \

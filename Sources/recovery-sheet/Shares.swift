@@ -155,6 +155,7 @@ extension PassphraseOption {
 
 struct Split: ParsableCommand {
     static let configuration = CommandConfiguration(
+        commandName: "split",
         abstract: "Split the parent key into family shares: any K of N printed sheets restore it.",
         discussion: """
         The key's 32 bytes are split with SLIP-0039 (the published standard; the reference \
@@ -292,6 +293,7 @@ struct Split: ParsableCommand {
 
 struct Combine: ParsableCommand {
     static let configuration = CommandConfiguration(
+        commandName: "combine",
         abstract: "Restore the parent key from enough family shares.",
         discussion: """
         Each SHARE is a picture (PNG or JPEG) of a share sheet, or a file of a share's words \

@@ -7,6 +7,7 @@ import VaultStorage
 
 struct Apply: ParsableCommand {
     static let configuration = CommandConfiguration(
+        commandName: "apply",
         abstract: "Carry out a plan: the new vault, the tombstone at the old path, and the app's operations.",
         discussion: """
         Refuses (exit 4) a plan whose vault changed since it was made, or keys that are not the \

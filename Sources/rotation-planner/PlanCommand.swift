@@ -6,6 +6,7 @@ import VaultStorage
 
 struct Plan: ParsableCommand {
     static let configuration = CommandConfiguration(
+        commandName: "plan",
         abstract: "Make a signed rotation plan from the current vault and the two keys.",
         discussion: """
         A v1 vault is migrated to v2 in memory, and the plan says so. The plan holds no secret; \

@@ -6,6 +6,7 @@ import VaultStorage
 
 struct Show: ParsableCommand {
     static let configuration = CommandConfiguration(
+        commandName: "show",
         abstract: "Verify a plan's signatures and explain it: what changes, for whom, in which order.",
         discussion: """
         Exit 3 when a signature does not verify or the plan was changed.

@@ -7,6 +7,7 @@ import VaultStorage
 
 struct Verify: ParsableCommand {
     static let configuration = CommandConfiguration(
+        commandName: "verify",
         abstract: "Check a rotation after the fact. Exit 0 when every check passes, 3 otherwise.",
         discussion: """
         The tombstone points to the new vault and holds no secret; every device the rotation \

@@ -7,6 +7,7 @@ import VaultStorage
 
 struct Census: ParsableCommand {
     static let configuration = CommandConfiguration(
+        commandName: "census",
         abstract: "Count the vaults under a folder or bucket prefix by format, suite and schema version (no key needed).",
         discussion: """
         Reads only the first bytes of every file under DIR (a folder, or s3://BUCKET/PREFIX/ in \

@@ -8,6 +8,7 @@ import VaultFiles
 /// ``ModeDispatch`` reads it from the options given.
 struct Check: ParsableCommand {
     static let configuration = CommandConfiguration(
+        commandName: "check",
         abstract: "Check a vault against the schema's rules, or a fleet in a bucket a slice a night.",
         discussion: """
         Each mode has its own options, shown by its own --help:

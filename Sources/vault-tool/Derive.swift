@@ -4,6 +4,7 @@ import VaultCore
 
 struct Derive: ParsableCommand {
     static let configuration = CommandConfiguration(
+        commandName: "derive",
         abstract: "Show what a parent key derives: public key, household id, vault path, device subkeys.",
         discussion: """
         The vault key is a secret: it is shown only with --show-vault-key, and written on its own \

@@ -6,6 +6,7 @@ import VaultCore
 /// revocation (device-revoker vault), with the same guard rails.
 struct Device: ParsableCommand {
     static let configuration = CommandConfiguration(
+        commandName: "device",
         abstract: "Add, promote or rename a device in a household's vault, or set its device limit.",
         discussion: """
         The device-link flow's last steps (seed 000, Flow 2): the new device's record, with its \

@@ -4,6 +4,7 @@ import VaultCore
 
 struct Diff: ParsableCommand {
     static let configuration = CommandConfiguration(
+        commandName: "diff",
         abstract: "What changed between two vaults of one household, record by record.",
         discussion: """
         Devices, children, groups and key history are matched by id and compared field by \
@@ -56,6 +57,7 @@ struct Diff: ParsableCommand {
 
 struct Merge: ParsableCommand {
     static let configuration = CommandConfiguration(
+        commandName: "merge",
         abstract: "Three-way merge of two copies of a vault that diverged from a common base.",
         discussion: """
         Changes made on one side are taken; true conflicts follow the rules of \

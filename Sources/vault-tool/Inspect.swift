@@ -4,6 +4,7 @@ import VaultCore
 
 struct Inspect: ParsableCommand {
     static let configuration = CommandConfiguration(
+        commandName: "inspect",
         abstract: "Describe a vault file: its header, and with a key a summary of the household.",
         discussion: """
         Without a key only the header is read (format, suite, schema version, household id, \

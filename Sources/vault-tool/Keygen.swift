@@ -4,6 +4,7 @@ import VaultCore
 
 struct Keygen: ParsableCommand {
     static let configuration = CommandConfiguration(
+        commandName: "keygen",
         abstract: "Make a new random parent secret key.",
         discussion: """
         Writes the key as nsec1… and a newline. A file is created with mode 0600 and an existing \

@@ -6,6 +6,7 @@ import VaultFiles
 /// `log`: the signed household log beside a schema 3 vault (docs/vault-format.md §10).
 struct Log: ParsableCommand {
     static let configuration = CommandConfiguration(
+        commandName: "log",
         abstract: "Show, verify, start and grant in a schema 3 vault's signed household log.",
         discussion: """
         Every change the suite makes to a schema 3 vault is a Nostr event in the log beside it \

@@ -8,6 +8,7 @@ import VaultCore
 /// from the options given.
 struct Migrate: ParsableCommand {
     static let configuration = CommandConfiguration(
+        commandName: "migrate",
         abstract: "Move vaults between schema versions, safely: one vault, a folder batch, or a fleet in a bucket.",
         discussion: """
         Up (1 → 2) keeps every value. Down (2 → 1), for devices still on the old app, is refused \

@@ -4,6 +4,7 @@ import VaultCore
 
 struct Seal: ParsableCommand {
     static let configuration = CommandConfiguration(
+        commandName: "seal",
         abstract: "Seal a vault document (JSON, sealed or revealed) into a vault file.",
         discussion: """
         Revealed secrets (nsec, parentWrapKey) are encrypted under the household's vault key; \
@@ -60,6 +61,7 @@ struct Seal: ParsableCommand {
 
 struct Open: ParsableCommand {
     static let configuration = CommandConfiguration(
+        commandName: "open",
         abstract: "Open a vault file and write its document as JSON.",
         discussion: """
         The document comes out as stored (secret fields sealed) or, with --reveal-secrets, with \

@@ -137,3 +137,18 @@ def test_cfilesystem_has_one_owner_and_the_file_mode_is_read_once():
     assert umasks == ["Sources/VaultFiles/AtomicFile.swift"] * 2  # set, then set back
     definitions = [str(path.relative_to(ROOT)) for path in swift if re.search(r"static let publicFileMode\b", path.read_text())]
     assert definitions == ["Sources/VaultFiles/AtomicFile.swift"]
+
+
+def test_every_command_names_itself():
+    """Issue 48: every command's CommandConfiguration names its commandName. Without one,
+    swift-argument-parser derives it from the type's name with String(describing:) each time it
+    builds the command tree (every run, --version included), and the Swift runtime's first
+    conformance lookups behind that took a tenth of a tool's start-up (docs/performance.md)."""
+    unnamed = []
+    for path in sorted((ROOT / "Sources").rglob("*.swift")):
+        text = path.read_text()
+        for match in re.finditer(r"CommandConfiguration\(", text):
+            call = text[match.end():match.end() + 400]
+            if not re.match(r"\s*commandName:", call):
+                unnamed.append(f"{path.relative_to(ROOT)}:{text[:match.start()].count(chr(10)) + 1}")
+    assert not unnamed, f"commands without a commandName: {unnamed}"
