@@ -41,7 +41,7 @@ extension VaultError {
     package static func libraryTooOld(soname: String, package: String, feature: String, detail: String, file: String = #fileID, line: UInt = #line) -> VaultError {
         VaultError(
             .libraryUnavailable, "\(feature) needs \(soname) (Debian's \(package)) of a newer version: \(detail)",
-            hint: "upgrade Debian's \(package) package to the version the suite's package depends on (apt install --only-upgrade \(package))",
+            hint: "upgrade Debian's \(package) package to the version the suite's package depends on (apt install \(package) upgrades it)",
             file: file, line: line
         )
     }
