@@ -69,7 +69,7 @@ def test_the_kubernetes_indexed_job_is_valid_and_its_command_parses(tmp_path):
     # input 2, a failed check 3, refused 4, usage 64 (a wrong command or key folder, an empty
     # prefix), keys that are not this fleet's 66, configuration 78; 75 is retried.
     fail_index = [rule for rule in spec["podFailurePolicy"]["rules"] if rule["action"] == "FailIndex"]
-    assert [sorted(rule["onExitCodes"]["values"]) for rule in fail_index] == [[1, 2, 3, 4, 64, 66, 78]]
+    assert [sorted(rule["onExitCodes"]["values"]) for rule in fail_index] == [[1, 2, 3, 4, 64, 66, 69, 78]]
     assert all(rule["onExitCodes"]["operator"] == "In" for rule in fail_index)
     container = spec["template"]["spec"]["containers"][0]
     # The fleet image's entry point is vault-tool; the manifest names it (docs/fleet.md).
