@@ -60,7 +60,7 @@ let package = Package(
         // cairo, Pango and poppler-glib: the sheets' page layout, PDF and PNG, and reading a PDF
         // back (issue 27).
         // Headers only (loaded on use, CPaperLoad): their folders, which pkg-config's pangocairo
-        // and poppler-glib would give with their libraries, are `pageHeaders` below.
+        // and poppler-glib would give with their libraries, are `pageHeaders` (above).
         .systemLibrary(name: "CCairo", providers: [.apt(["libcairo2-dev", "libpango1.0-dev", "libpoppler-glib-dev"])]),
         // SQLite: the device registry's embedded engine, the batches' journals and the manifest's
         // staging, through one owner (VaultSQLite's SQLiteDatabase).
