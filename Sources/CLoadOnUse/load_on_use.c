@@ -43,7 +43,7 @@ int hvt_library_load(struct hvt_library *library, char *error, size_t error_size
 }
 
 void hvt_library_unloaded(void) {
-    static const char message[] = "a library loaded on use was called before it was loaded: a defect, please report it\n";
+    static const char message[] = "household-vault-tools: error: a library loaded on use was called before it was loaded (a defect: please report it)\n";
     (void)!write(STDERR_FILENO, message, sizeof(message) - 1);
     _exit(70);
 }

@@ -103,7 +103,7 @@ struct ReadPDF: ParsableCommand {
         let lines = message.split(separator: "\n", maxSplits: 1)
         // A library the child could not load (its environment is not the tool's) is exit 69 as
         // in the tool, its reason naming the library and its package.
-        let known: [VaultError.Code] = [.notOnePage, .malformedDocument, .tooLarge, .cryptoFailure, .libraryFailure, .libraryUnavailable, .io]
+        let known: [VaultError.Code] = [.notOnePage, .malformedDocument, .tooLarge, .cryptoFailure, .libraryFailure, .libraryUnavailable, .libraryTooOld, .io]
         guard let first = lines.first, let code = known.first(where: { $0.name == first }) else { return VaultError.pdfTooCostly(name) }
         let reason = lines.count > 1 ? String(lines[1]) : "unreadable"
         return VaultError.pdfRefused(code, reason)
@@ -124,6 +124,11 @@ extension VaultError {
 
     /// The child's own refusal (a damaged PDF, several pages, a page too large), kept as it was.
     static func pdfRefused(_ code: VaultError.Code, _ reason: String, file: String = #fileID, line: UInt = #line) -> VaultError {
-        VaultError(code, reason, hint: code == .libraryUnavailable ? "install the package the message names, with what it depends on" : nil, file: file, line: line)
+        // The tool loaded the same libraries before it started the child: one the child cannot
+        // load is found only through the tool's own environment (LD_LIBRARY_PATH), which the
+        // child does not get.
+        let unavailable: Set<VaultError.Code> = [.libraryUnavailable, .libraryTooOld]
+        return VaultError(code, reason, hint: unavailable.contains(code) ? "the PDF reader runs with a clean environment: install the package the message names where the system finds it" : nil,
+                          file: file, line: line)
     }
 }

@@ -4,6 +4,8 @@ a target of its own above it. Read from the sources and Package.swift: a VaultCo
 opens, reads, writes, stats or spawns again fails here, whichever test of its own it passes."""
 import re
 
+import pytest
+
 from workspace import ROOT
 
 SOURCES = ROOT / "Sources"
@@ -152,3 +154,28 @@ def test_every_command_names_itself():
             if not re.match(r"\s*commandName:", call):
                 unnamed.append(f"{path.relative_to(ROOT)}:{text[:match.start()].count(chr(10)) + 1}")
     assert not unnamed, f"commands without a commandName: {unnamed}"
+
+
+# Each library loaded on use (issue 48) is called only by its owner, which loads it first: the
+# files that may import its module (or, for libpng and libjpeg, the C target that calls them).
+LOADED_ON_USE_OWNERS = {
+    "CCurl": {"VaultStorage/HTTPClient.swift"},
+    "CLibPQ": {"VaultRegistry/PostgresClient.swift"},
+    "CQRencode": {"VaultImaging/QRCode.swift"},
+    "CZBar": {"VaultImaging/QRScanner.swift"},
+    "CImageCodecs": {"VaultImaging/GrayImage.swift"},
+    "CCairo": {"VaultPaper/Render/PageRenderer.swift"},
+    "CZxcvbn": {"VaultPaper/PassphraseStrength.swift"},
+    "CLibCrypto": {"VaultPaper/Codes/RecoveryCode.swift"},
+}
+
+
+@pytest.mark.parametrize("module", LOADED_ON_USE_OWNERS)
+def test_a_library_loaded_on_use_has_one_owner_that_loads_it(module):
+    """Only its owner imports the module, and the owner calls LoadOnUse.require: a new file that
+    called the library directly could reach it before it is loaded (exit 70, a defect)."""
+    importers = {str(path.relative_to(SOURCES)) for path in SOURCES.rglob("*.swift")
+                 if re.search(rf"^\s*(?:\w+\s+)?import {module}\b", path.read_text(), re.MULTILINE)}
+    assert importers == LOADED_ON_USE_OWNERS[module]
+    for owner in importers:
+        assert "LoadOnUse.require" in (SOURCES / owner).read_text() or "requireLibraries" in (SOURCES / owner).read_text(), owner

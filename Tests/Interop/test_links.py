@@ -3,6 +3,7 @@ DT_NEEDED entries, are exactly those Tests/link-table.txt lists, and never one t
 keep from it (device-link: no libcurl, libpq, SQLite or FreeType; and so on); and no tool
 carries ICU (issue 39; the size budgets are checked on the release build by scripts/package)."""
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -141,6 +142,26 @@ HIDDEN = [
     ("libcrypto.so.3", "recovery-sheet code new --master-key-file mk.hex --user-id u -o blob.json --sheet code.png",
      "recovery-sheet generate --key-file parent.nsec -o s.pdf"),
 ]
+
+
+def test_every_loaded_library_is_hidden_in_a_test():
+    """Each library some tool may load has a row above: its package name, its soname and the
+    owner's loading are then tried on a real command (a library added to a layer and to the
+    table is not checked until it has one)."""
+    assert {row[0] for row in HIDDEN} == set().union(*check_links.loads_table().values())
+
+
+def test_the_page_headers_are_where_pkg_config_says():
+    """Package.swift names the page libraries' header folders by hand (pkg-config would link
+    the libraries too): each is one pkg-config gives, so a folder that moved fails here."""
+    given = set(re.findall(r'"(/usr/[^"]+)"', (ROOT / "Package.swift").read_text().split("var pageHeaders")[1].split("\n}\n")[0]))
+    given = {folder.replace("\\(multiarch)", platform_multiarch()) for folder in given}
+    flags = subprocess.run(["pkg-config", "--cflags-only-I", "pangocairo", "poppler-glib"], capture_output=True, text=True, check=True).stdout.split()
+    assert given <= {flag.removeprefix("-I") for flag in flags}, sorted(given - {flag.removeprefix("-I") for flag in flags})
+
+
+def platform_multiarch():
+    return subprocess.run(["gcc", "-print-multiarch"], capture_output=True, text=True, check=True).stdout.strip()
 
 
 def run_hidden(soname, folder, command, environment=S3):

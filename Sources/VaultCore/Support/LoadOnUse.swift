@@ -23,6 +23,8 @@ package enum LoadOnUse {
 extension VaultError.Code {
     /// A library loaded on use is not installed or cannot be loaded (exit 69).
     public static let libraryUnavailable = VaultError.Code(name: "libraryUnavailable", category: .unavailable)
+    /// A library loaded on use lacks a function the suite calls: older than the suite's (exit 69).
+    public static let libraryTooOld = VaultError.Code(name: "libraryTooOld", category: .unavailable)
 }
 
 extension VaultError {
@@ -40,7 +42,7 @@ extension VaultError {
     /// `soname` is there but lacks a function the suite calls: a version older than the suite's.
     package static func libraryTooOld(soname: String, package: String, feature: String, detail: String, file: String = #fileID, line: UInt = #line) -> VaultError {
         VaultError(
-            .libraryUnavailable, "\(feature) needs \(soname) (Debian's \(package)) of a newer version: \(detail)",
+            .libraryTooOld, "\(feature) needs \(soname) (Debian's \(package)) of a newer version: \(detail)",
             hint: "upgrade Debian's \(package) package to the version the suite's package depends on (apt install \(package) upgrades it)",
             file: file, line: line
         )

@@ -51,8 +51,9 @@ enum PageRenderer {
     /// command that lays out, draws or reads a page maps them. Every path into them comes
     /// here first: ``PageWriter``'s start (measuring text), drawing, reading.
     static func requireLibraries(reading: Bool = false) throws {
-        let libraries = [hvt_library_glib(), hvt_library_gobject(), hvt_library_cairo(), hvt_library_pango(), hvt_library_pangocairo()]
-            + (reading ? [hvt_library_poppler()] : [])
+        // Reading draws the page with poppler into a cairo surface; no text is laid out.
+        let libraries = [hvt_library_glib(), hvt_library_gobject(), hvt_library_cairo()]
+            + (reading ? [hvt_library_poppler()] : [hvt_library_pango(), hvt_library_pangocairo()])
         for library in libraries {
             try LoadOnUse.require(OpaquePointer(library), feature: reading ? "reading a PDF" : "laying out a sheet")
         }
