@@ -11,6 +11,9 @@
 static pthread_mutex_t loading = PTHREAD_MUTEX_INITIALIZER;
 
 int hvt_library_load(struct hvt_library *library, char *error, size_t error_size) {
+    // Loaded already: no lock. The owners ask before every use (each QR code, each HTTP
+    // client, each cipher pass); the handle is published after the slots are filled.
+    if (__atomic_load_n(&library->handle, __ATOMIC_ACQUIRE) != NULL) return 0;
     int status = 0;
     pthread_mutex_lock(&loading);
     if (library->handle == NULL) {
@@ -32,7 +35,7 @@ int hvt_library_load(struct hvt_library *library, char *error, size_t error_size
             }
         }
         if (status == 0) {
-            library->handle = handle;
+            __atomic_store_n(&library->handle, handle, __ATOMIC_RELEASE);
         } else if (handle != NULL) {
             for (size_t index = 0; index < library->count; index++) *library->slots[index] = (void *)hvt_library_unloaded;
             dlclose(handle);

@@ -24,7 +24,8 @@ struct hvt_library {
     const char *const *names;
     void **const *slots;
     size_t count;
-    /// Set, under the loader's lock, once every slot is filled.
+    /// Set, under the loader's lock and with release order, once every slot is filled; read
+    /// with acquire order by the path that finds it loaded.
     void *handle;
 };
 
