@@ -202,6 +202,20 @@ def test_a_missing_library_stops_only_the_commands_that_need_it(inputs, soname, 
         assert version.returncode == 0 and version.stdout.startswith(b"0."), (tool, version.stderr)
 
 
+@pytest.mark.parametrize("hidden,command,loaded", [
+    ("libpng16.so.16", "recovery-sheet generate --key-file parent.nsec -o s.pdf", "libcairo2"),
+    ("libcrypto.so.3", "vault-tool inspect s3://household-vaults/a.vault", "libcurl4"),
+])
+def test_a_missing_dependency_is_named_not_the_library_that_needs_it(inputs, hidden, command, loaded):
+    """A library the loaded one needs is missing: the message names that file, and does not
+    send the operator to reinstall the package that is there (a hostile trial's finding)."""
+    stopped, work = run_hidden(hidden, inputs, command)
+    stderr = stopped.stderr.decode()
+    assert stopped.returncode == 69, stderr
+    assert f"which needs {hidden}" in stderr and f"apt install {loaded}" not in stderr, stderr
+    assert contents(work) == contents(inputs)
+
+
 # Credentials from an endpoint: each source asks it through libcurl too, and a source that
 # cannot reach its endpoint is a failure to retry (75) or a configuration (78); a missing
 # libcurl is neither, whichever source the command would ask (a hostile trial's finding).

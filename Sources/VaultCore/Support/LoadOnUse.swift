@@ -14,9 +14,17 @@ package enum LoadOnUse {
         guard status != 0 else { return }
         let detail = message.withUnsafeBufferPointer { String(cString: $0.baseAddress!) }
         let soname = String(cString: pointer.pointee.soname), package = String(cString: pointer.pointee.package)
-        throw status == -2
-            ? VaultError.libraryTooOld(soname: soname, package: package, feature: feature, detail: detail, file: file, line: line)
-            : VaultError.libraryUnavailable(soname: soname, package: package, feature: feature, detail: detail, file: file, line: line)
+        if status == -2 {
+            throw VaultError.libraryTooOld(soname: soname, package: package, feature: feature, detail: detail, file: file, line: line)
+        }
+        // The loader's message starts with the file it could not load: another than `soname`
+        // is one `soname` needs, whose package is not `package` (a hostile trial was told to
+        // install libcairo2 when libpng was missing).
+        let failed = detail.split(separator: ":", maxSplits: 1).first.map { String($0.split(separator: "/").last ?? $0) }
+        if let failed, failed != soname, failed.contains(".so") {
+            throw VaultError.libraryDependencyUnavailable(soname: soname, package: package, dependency: failed, feature: feature, detail: detail, file: file, line: line)
+        }
+        throw VaultError.libraryUnavailable(soname: soname, package: package, feature: feature, detail: detail, file: file, line: line)
     }
 }
 
@@ -35,6 +43,16 @@ extension VaultError {
         VaultError(
             .libraryUnavailable, "\(feature) needs \(soname) (Debian's \(package)), which could not be loaded: \(detail)",
             hint: "install Debian's \(package) package and what it depends on (apt install \(package)); commands that do not need it work without it",
+            file: file, line: line
+        )
+    }
+
+    /// `soname` is there, but `dependency`, a library it needs, could not be loaded.
+    package static func libraryDependencyUnavailable(soname: String, package: String, dependency: String, feature: String, detail: String,
+                                                     file: String = #fileID, line: UInt = #line) -> VaultError {
+        VaultError(
+            .libraryUnavailable, "\(feature) needs \(soname) (Debian's \(package)), which needs \(dependency), which could not be loaded: \(detail)",
+            hint: "install again the Debian package that ships \(dependency) (dpkg-query names it); commands that do not need it work without it",
             file: file, line: line
         )
     }
