@@ -309,6 +309,43 @@ public final class OutputWriter {
         }
     }
 
+    /// Stages and publishes one output (with whatever was staged before it) from the pieces
+    /// `produce` hands its argument, never holding it whole: what grows with a registry (a
+    /// batch's operations). A file is staged piece by piece as any output is; standard output
+    /// is written piece by piece when published; an object (one PUT) is gathered first. Only
+    /// text is streamed: its first piece is checked as a whole output is, and a secret or a
+    /// vault is never given in pieces.
+    public func write(_ label: String, streaming produce: ((UnsafeRawBufferPointer) throws -> Void) throws -> Void) throws {
+        let (output, location) = files.declared(label)
+        precondition(output.kind == .text, "only text is streamed")  // a programming error, caught by every test of the command
+        var first = true
+        func checked(_ write: @escaping (UnsafeRawBufferPointer) throws -> Void) -> (UnsafeRawBufferPointer) throws -> Void {
+            { piece in
+                if first, !piece.isEmpty {
+                    first = false
+                    if LoggedVault.schemaVersion(Array(piece.prefix(VaultEnvelope.headerByteCount))) != nil { throw VaultError.vaultWithoutItsLog() }
+                }
+                try write(piece)
+            }
+        }
+        if output.path.map(VaultLocation.isObject) ?? false {
+            var bytes: [UInt8] = []
+            try withoutActuallyEscaping({ (piece: UnsafeRawBufferPointer) in bytes.append(contentsOf: piece) }) { try produce(checked($0)) }
+            return try write(label, bytes)
+        }
+        if let location {
+            let mode = output.copiesModeOf.flatMap(Self.permissions).map { $0 & output.kind.mode } ?? output.kind.mode
+            let file = try StagedOutput(location, mode: mode) { write in
+                try withoutActuallyEscaping(write) { try produce(checked($0)) }
+            }
+            staged.append((output, file, nil, nil))
+            return try publish()
+        }
+        // Standard output: what was staged before goes first, then the pieces as they come.
+        try publish()
+        try withoutActuallyEscaping({ (piece: UnsafeRawBufferPointer) in try StandardStreams.write(piece, to: STDOUT_FILENO) }) { try produce(checked($0)) }
+    }
+
     /// Stages and publishes one output (with whatever was staged before it).
     public func write(_ label: String, _ bytes: [UInt8]) throws {
         try stage(label, bytes)

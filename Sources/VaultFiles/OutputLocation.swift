@@ -364,8 +364,20 @@ public final class StagedOutput: @unchecked Sendable {
     /// `mode` is the file's for a new file; one that replaces a file gets the permissions both
     /// allow (a 0600 file replaced stays 0600). `holdsSecret` marks the file as the suite's own
     /// secret (``KeyHoldingFile``), so that no later output replaces it, however it is spelled.
-    public init(_ location: OutputLocation, bytes: UnsafeRawBufferPointer, mode requestedMode: mode_t, flush: Bool = true,
-                temporaryName: String? = nil, holdsSecret: Bool = false) throws {
+    public convenience init(_ location: OutputLocation, bytes: UnsafeRawBufferPointer, mode requestedMode: mode_t, flush: Bool = true,
+                            temporaryName: String? = nil, holdsSecret: Bool = false) throws {
+        try self.init(location, mode: requestedMode, flush: flush, temporaryName: temporaryName, marking: holdsSecret ? bytes : nil) { try $0(bytes) }
+    }
+
+    /// Stages an output from the pieces `produce` hands its argument, as they come: an output
+    /// as large as a registry (a batch's operations) is never held whole. Never a secret (a
+    /// secret's file is marked with a digest of its bytes, ``KeyHoldingFile``).
+    public convenience init(_ location: OutputLocation, mode: mode_t, producing produce: ((UnsafeRawBufferPointer) throws -> Void) throws -> Void) throws {
+        try self.init(location, mode: mode, flush: true, temporaryName: nil, marking: nil, produce)
+    }
+
+    private init(_ location: OutputLocation, mode requestedMode: mode_t, flush: Bool, temporaryName: String?, marking secret: UnsafeRawBufferPointer?,
+                 _ produce: ((UnsafeRawBufferPointer) throws -> Void) throws -> Void) throws {
         let mode = location.existingMode.map { $0 & requestedMode } ?? requestedMode
         self.location = location
         recordedTemporaryName = temporaryName
@@ -385,9 +397,10 @@ public final class StagedOutput: @unchecked Sendable {
         do {
             var info = stat()
             if fstat(descriptor, &info) == 0 { inode = UInt64(info.st_ino) }
-            try AtomicFile.writeAll(bytes, to: descriptor, path: location.path)
+            let descriptor = descriptor
+            try produce { try AtomicFile.writeAll($0, to: descriptor, path: location.path) }
             guard fchmod(descriptor, mode) == 0 else { throw AtomicFile.ioError("could not set the mode of '\(location.path)'") }
-            if holdsSecret { KeyHoldingFile.mark(descriptor, bytes) }
+            if let secret { KeyHoldingFile.mark(descriptor, secret) }
             guard !flush || fsync(descriptor) == 0 else { throw AtomicFile.ioError("could not flush '\(location.path)' to disk") }
         } catch {
             discard()

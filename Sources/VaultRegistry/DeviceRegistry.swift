@@ -67,8 +67,8 @@ public final class DeviceRegistry: Sendable {
     /// Runs `body` in one writing transaction (see ``RegistryEngine``); `commit` false rolls
     /// back (dry runs, refusals). A read-only registry's transaction can only read (and fill
     /// temporary tables).
-    func transaction<T>(retrying: Bool = true, _ body: (RegistrySession) throws -> (T, commit: Bool)) throws -> T {
-        try engine.transaction(writing: true, retrying: retrying, body)
+    func transaction<T>(writing: Bool = true, retrying: Bool = true, _ body: (RegistrySession) throws -> (T, commit: Bool)) throws -> T {
+        try engine.transaction(writing: writing, retrying: retrying, body)
     }
 
     /// Runs `body` on one consistent view, changing nothing.
@@ -122,7 +122,6 @@ extension DeviceRegistry {
         let deviceKind: ImportKind = table.hasConversations ? .devices : .familyMedicalDevices
         // Not retried: a file read once (standard input, a pipe) cannot be read again.
         return try transaction(retrying: false) { session in
-            if let beforeImport = dialect.beforeImport { try session.execute(beforeImport) }
             var counts = (devices: 0, members: 0)
             var repeats = (devices: false, members: false)
             if let devices { (counts.devices, repeats.devices) = try stage(deviceKind, from: devices, now: now, into: session) }

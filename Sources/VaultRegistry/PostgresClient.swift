@@ -188,18 +188,40 @@ final class PostgresClient {
         return result.decoded()
     }
 
-    /// Runs one statement with `$1…` parameters and hands `row` each row, whose `column(i)` is
+    /// Runs one query with `$1…` parameters and hands `row` each row, whose `column(i)` is
     /// the i-th field as the server sent it in text format (none for NULL), valid only during
-    /// that call: no String or value is made for each field.
+    /// that call: no String or value is made for each field. Read in pieces (``inPieces(_:_:_:)``).
     func forEachRow(_ sql: String, _ parameters: [RegistryValue], _ row: (_ column: (Int) -> UnsafeRawBufferPointer) throws -> Void) throws {
-        let result = try run(sql, parameters)
-        defer { result.close() }
-        let pointer = result.pointer
-        for index in 0..<PQntuples(pointer) {
-            try row { column in
-                UnsafeRawBufferPointer(start: PQgetvalue(pointer, index, Int32(column)), count: Int(PQgetlength(pointer, index, Int32(column))))
+        try inPieces(sql, parameters) { piece in
+            let pointer = piece.pointer
+            for index in 0..<PQntuples(pointer) {
+                try row { column in
+                    UnsafeRawBufferPointer(start: PQgetvalue(pointer, index, Int32(column)), count: Int(PQgetlength(pointer, index, Int32(column))))
+                }
             }
         }
+    }
+
+    /// Rows a cursor fetches at a time: libpq holds a whole result in memory, so a query as
+    /// large as the registry (a batch's 500,000 closed memberships, its log rows) is read
+    /// through a cursor of its own in pieces this size, and statements may run between them.
+    static let rowsPerPiece = 4096
+    private var cursors = 0
+
+    /// Runs one query (in the current transaction, as cursors need) through a cursor, handing
+    /// `piece` each result of at most ``rowsPerPiece`` rows; the cursor is closed after.
+    func inPieces(_ sql: String, _ parameters: [RegistryValue], _ piece: (Result) throws -> Void) throws {
+        cursors += 1
+        let cursor = "registry_rows_\(cursors)"
+        try run("DECLARE \(cursor) NO SCROLL CURSOR FOR \(sql)", parameters).close()
+        while true {
+            let fetched = try check(PQexec(connection, "FETCH FORWARD \(Self.rowsPerPiece) FROM \(cursor)"), sql)
+            defer { fetched.close() }
+            let count = Int(PQntuples(fetched.pointer))
+            if count > 0 { try piece(fetched) }
+            if count < Self.rowsPerPiece { break }
+        }
+        try execute("CLOSE \(cursor)")
     }
 
     private func run(_ sql: String, _ parameters: [RegistryValue]) throws -> Result {
@@ -285,7 +307,7 @@ final class PostgresClient {
     }
 
     /// A PGresult, freed by ``close()`` (results live only inside one call of this file).
-    private struct Result {
+    struct Result {
         let pointer: OpaquePointer
         init(_ pointer: OpaquePointer) { self.pointer = pointer }
         func close() { PQclear(pointer) }

@@ -113,6 +113,13 @@ final class PostgresRegistryEngine: RegistryEngine, @unchecked Sendable {
             return result.rows.map { RegistryRow(columns: result.columns, values: $0) }
         }
 
+        func eachRow(_ sql: String, _ arguments: [RegistryValue], _ body: (RegistryRow) throws -> Void) throws {
+            try client.inPieces(Self.numbered(sql), arguments) { piece in
+                let decoded = piece.decoded()
+                for values in decoded.rows { try body(RegistryRow(columns: decoded.columns, values: values)) }
+            }
+        }
+
         func forEachRow(_ sql: String, _ arguments: [RegistryValue], _ row: ((Int) -> UnsafeRawBufferPointer) throws -> Void) throws {
             try client.forEachRow(Self.numbered(sql), arguments, row)
         }

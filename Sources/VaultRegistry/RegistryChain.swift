@@ -62,25 +62,31 @@ extension DeviceRegistry {
     /// SHA-256 of a batch's operations (`batch_operations`), each as `[seq, operation]`, one a
     /// line, in order: what `registry log --ops` writes again is in the chain too.
     static func operationsDigest(db: RegistrySession, batchID: String) throws -> String {
-        var text: [UInt8] = []
-        for row in try db.rows("SELECT seq, operation FROM batch_operations WHERE batch_id = ? ORDER BY seq", [.text(batchID)]) {
-            text += JSONValue.array([.int(row.int("seq")), .string(row.text("operation"))]).serialized(pretty: false) + [0x0a]
+        let hasher = SHA256.Hasher()
+        try db.eachRow("SELECT seq, operation FROM batch_operations WHERE batch_id = ? ORDER BY seq", [.text(batchID)]) { row in
+            hashLine(JSONValue.array([.int(row.int("seq")), .string(row.text("operation"))]), into: hasher)
         }
-        return Hex.encode(SHA256.hash(text))
+        return Hex.encode(hasher.finish())
+    }
+
+    /// One line of a digest's text: the value as compact JSON and a newline. The text is
+    /// hashed as it is read, never held: a batch's rows and operations grow with the registry.
+    private static func hashLine(_ value: JSONValue, into hasher: SHA256.Hasher) {
+        (value.serialized(pretty: false) + [0x0a]).withUnsafeBytes { hasher.update($0) }
     }
 
     /// SHA-256 of rows of `revocations`, each as a compact JSON array of its columns (its id
     /// first), one a line, in id order: the rows of one batch, or those before the chain began.
     static func rowsDigest(db: RegistrySession, condition: String, _ arguments: [RegistryValue]) throws -> (digest: String, count: Int) {
-        var text: [UInt8] = []
+        let hasher = SHA256.Hasher()
         var count = 0
-        for row in try db.rows("SELECT id, batch_id, revoked_at, user_did, device_id, reason, selector FROM revocations WHERE \(condition) ORDER BY id", arguments) {
-            text += JSONValue.array([.int(row.int("id")), .string(row.text("batch_id")), .string(row.text("revoked_at")), .string(row.text("user_did")),
-                                     .string(row.text("device_id")), row.optionalText("reason").map(JSONValue.string) ?? .null,
-                                     .string(row.text("selector"))]).serialized(pretty: false) + [0x0a]
+        try db.eachRow("SELECT id, batch_id, revoked_at, user_did, device_id, reason, selector FROM revocations WHERE \(condition) ORDER BY id", arguments) { row in
+            hashLine(JSONValue.array([.int(row.int("id")), .string(row.text("batch_id")), .string(row.text("revoked_at")), .string(row.text("user_did")),
+                                      .string(row.text("device_id")), row.optionalText("reason").map(JSONValue.string) ?? .null,
+                                      .string(row.text("selector"))]), into: hasher)
             count += 1
         }
-        return (Hex.encode(SHA256.hash(text)), count)
+        return (Hex.encode(hasher.finish()), count)
     }
 
     /// Records a batch just written, in its transaction: the next link of the chain.

@@ -7,6 +7,9 @@ extension DeviceRegistry {
     public enum Selector: Sendable {
         /// `(user_did, device_id)` pairs.
         case devices([(user: String, device: String)])
+        /// Devices as a list file gives them, read while the selection is made: a list as
+        /// long as the registry is never held whole.
+        case deviceList(any DeviceList)
         case user(String)
         /// Devices whose last sign of life (``DeviceRegistry/lastSignOfLife``) is before the time.
         case notSeenSince(Timestamp)
@@ -16,11 +19,19 @@ extension DeviceRegistry {
         public var description: String {
             switch self {
             case .devices(let pairs): "devices (\(pairs.count) listed)"
+            case .deviceList: "devices (a list)"
             case .user(let did): "user \(did)"
             case .notSeenSince(let time): "not seen since \(DeviceRegistry.timeText(time))"
             case .signatureKeys(let keys): "signature keys (\(keys.count) listed)"
             }
         }
+    }
+
+    /// Devices listed one by one, as a file lists them (``Selector/deviceList(_:)``).
+    public protocol DeviceList: Sendable {
+        /// Hands `entry` each listed device with its place in the list (1-based: a line number,
+        /// or an option's position); an error thrown stops the revocation before any change.
+        func forEach(_ entry: (_ item: Int, _ user: String, _ device: String) throws -> Void) throws
     }
 
     /// Why a "not seen since" cutoff cannot be meant, or nil: one after `now` selects every
@@ -46,6 +57,13 @@ extension DeviceRegistry {
     /// none (a DID may: `did:web:x#frag`); a control character would break the line or drive
     /// the terminal that shows the id.
     public static func idProblem(_ id: String, as kind: IdKind) -> String? {
+        // The usual id, printable ASCII with no space at either end, is checked byte by byte:
+        // the general path below was a tenth of revoking from a list of 100,000 devices.
+        let bytes = id.utf8
+        if let first = bytes.first, let last = bytes.last, first != 0x20, last != 0x20, bytes.allSatisfy({ $0 >= 0x20 && $0 < 0x7F }) {
+            if kind == .device, bytes.contains(UInt8(ascii: "#")) { return "contains '#', which separates the user from the device in USER_DID#DEVICE_ID" }
+            return first == UInt8(ascii: "#") ? "starts with '#', which starts a comment in a list file" : nil
+        }
         if id.isEmpty { return "is empty" }
         // ASCII's controls are C0 and DEL; Unicode's properties only past ASCII (they were a
         // tenth of reading a large --devices-file).
@@ -74,7 +92,10 @@ extension DeviceRegistry {
     }
 
     private static func referenceParts(_ text: String) -> (user: String, device: String)? {
-        guard let hash = text.lastIndex(of: "#") else { return nil }
+        // In ASCII a byte is a character: the last '#' is found among the bytes. Elsewhere a '#'
+        // followed by a combining mark is another character, as it always was.
+        let ascii = text.utf8.allSatisfy { $0 < 0x80 }
+        guard let hash = ascii ? text.utf8.lastIndex(of: UInt8(ascii: "#")) : text.lastIndex(of: "#") else { return nil }
         return (String(text[..<hash]), String(text[text.index(after: hash)...]))
     }
 
@@ -150,9 +171,8 @@ extension DeviceRegistry {
         /// The registry's active devices before the batch (measured only when the batch has
         /// devices): what the batch's share is of.
         public var activeDevices = 0
-        /// The batch's devices, `(user_did, device_id)` in byte order: what a run revokes, or a
-        /// dry run would.
-        public var batch: [DeviceReference] = []
+        // The batch's devices are not held here: as many as the registry is large, they are
+        // read a piece at a time by ``DeviceRegistry/forEachBatchDevice(of:_:)``.
     }
 
     /// One registry device, by its two ids.
@@ -311,6 +331,9 @@ extension DeviceRegistry {
             let locking = !dryRun && d.locksSelection && t.hasConversations ? " ORDER BY d.\(t.user), d.device_id FOR UPDATE OF d" : ""
             radius.notFound = try Self.select(selector, locking: locking, db: db, dialect: d, table: t)
             if radius.notFound > 0 { radius.unmatched = try Self.unmatched(selector, db: db, dialect: d, table: t) }
+            // The log names the selector as a list's length, counted as it was read.
+            var logged = selector.description
+            if case .deviceList = selector { logged = "devices (\(try db.int("SELECT count(*) FROM listed_entries")) listed)" }
             // Only revokers change is_active, and they take turns: what the selection read holds.
             try db.execute("INSERT INTO batch SELECT user_did, device_id FROM selected WHERE is_active")
             if d.analyzesTemporaryTables { try db.execute("ANALYZE selected; ANALYZE batch") }
@@ -345,22 +368,22 @@ extension DeviceRegistry {
                 throw VaultError.batchIdTaken(batchID)
             }
             radius.activeDevices = try db.int("SELECT count(*) FROM user_devices WHERE is_active")
-            radius.batch = try db.rows("SELECT user_did, device_id FROM batch ORDER BY user_did\(t.idOrder), device_id\(t.idOrder)", []).map {
-                DeviceReference(user: $0.text("user_did"), device: $0.text("device_id"))
-            }
             let early = [unmatchedRefusal, Self.sizeRefusal(radius, sizeLimit, allowing: allowing)].compactMap { $0 }
             // A dry run may write nothing, so it measures what the change would leave. A real run
             // makes the change first and measures what it left: the closed memberships are
             // collected as they close, with no second pass over them, and a guard rail that
             // refuses rolls the change back. Its operations are written in the same sorted
-            // pass over them that counts their conversations.
-            var written = WrittenOperations()
-            if dryRun || !early.isEmpty {
-                try Self.measure(&radius, applied: false, db: db, dialect: d, table: t)
-            } else {
+            // pass over them that counts their conversations, and stored as they are written.
+            // The change is made under a savepoint, so that a refusal takes back the change
+            // and nothing else.
+            let applied = !dryRun && early.isEmpty
+            if applied {
+                try db.execute("SAVEPOINT registry_revoke_change")
                 try Self.apply(time: time, reason: reason, db: db, dialect: d, table: t)
-                written = try Self.writeOperations(db: db, dialect: d)
-                try Self.measure(&radius, applied: true, conversations: written.conversations, db: db, dialect: d, table: t)
+                let conversations = try Self.writeOperations(batchID: batchID, db: db, dialect: d)
+                try Self.measure(&radius, applied: true, conversations: conversations, db: db, dialect: d, table: t)
+            } else {
+                try Self.measure(&radius, applied: false, db: db, dialect: d, table: t)
             }
             var refusals = early
             if !allowing.contains(.usersWithoutDevice), !radius.usersLeftWithoutDevice.isEmpty {
@@ -371,17 +394,38 @@ extension DeviceRegistry {
             }
             let operations = collectOperations ? try Self.removalOperations(db: db, dialect: d) : []
             guard !dryRun, refusals.isEmpty else {
-                return (RevocationResult(batchID: batchID, radius: radius, applied: false, refusals: refusals, operations: operations), false)
+                // The registry is left as it was; the transaction still commits, so that the
+                // batch's temporary table outlives it for the report to list
+                // (``forEachBatchDevice(of:_:)``): temporary tables are all it changed.
+                if applied { try db.execute("ROLLBACK TO SAVEPOINT registry_revoke_change; RELEASE SAVEPOINT registry_revoke_change") }
+                return (RevocationResult(batchID: batchID, radius: radius, applied: false, refusals: refusals, operations: operations), true)
             }
+            try db.execute("RELEASE SAVEPOINT registry_revoke_change")
             try db.execute("""
                 INSERT INTO revocations (batch_id, revoked_at, user_did, device_id, reason, selector)
                 SELECT ?, ?, CAST(user_did AS TEXT), CAST(device_id AS TEXT), ?, ? FROM batch ORDER BY user_did\(t.idOrder), device_id\(t.idOrder)
-                """, [.text(batchID), .time(time), RegistryValue(reason), .text(selector.description)])
-            try Self.store(written, batchID: batchID, db: db, dialect: d)
+                """, [.text(batchID), .time(time), RegistryValue(reason), .text(logged)])
             try Self.recordBatch(batchID, time: time, by: operatorInfo, db: db)
             return (RevocationResult(batchID: batchID, radius: radius, applied: true, refusals: [], operations: operations), true)
         }
-        return dryRun ? try read { try body($0).0 } : try transaction(body)
+        // A dry run's transaction only reads the registry, and commits what it wrote to its
+        // temporary tables, as a refused run does.
+        return try transaction(writing: !dryRun, body)
+    }
+
+    /// The devices of a revocation's batch (``BlastRadius/devices`` of them), `(user_did,
+    /// device_id)` in byte order: what a run revoked, or a dry run or a refused run would
+    /// have. Read from where the revocation left them, on this registry's connection, a piece
+    /// at a time, so a batch of a million devices is listed in bounded memory; valid until
+    /// the next revocation.
+    public func forEachBatchDevice(of result: RevocationResult, _ body: (DeviceReference) throws -> Void) throws {
+        guard result.radius.devices > 0 else { return }
+        let t = table
+        try read { db in
+            try db.eachRow("SELECT user_did, device_id FROM batch ORDER BY user_did\(t.idOrder), device_id\(t.idOrder)", []) { row in
+                try body(DeviceReference(user: row.text("user_did"), device: row.text("device_id")))
+            }
+        }
     }
 
     /// The selector with its ids as the device table holds them (Family Medical's UUIDs in
@@ -395,6 +439,7 @@ extension DeviceRegistry {
         }
         switch selector {
         case .devices(let pairs): return .devices(try pairs.map { (try id($0.user, "user"), try id($0.device, "device")) })
+        case .deviceList: return selector  // each entry as it is read (``forEachListed(_:_:)``)
         case .user(let user): return .user(try id(user, "user"))
         case .notSeenSince: return selector
         case .signatureKeys:
@@ -429,27 +474,26 @@ extension DeviceRegistry {
             try db.execute(select + " AND NOT d.is_active", arguments)
         }
         switch selector {
-        case .devices(let pairs):
+        case .devices, .deviceList:
+            // Each entry as listed, then each device once at its first place, compared by
+            // bytes as the database compares them (Swift's String equality would take "é" and
+            // "e" + U+0301 for one device and leave the second unrevoked): the list goes to the
+            // database as it is read, and is never held (it may be as long as the registry).
             try db.execute("""
-                CREATE TEMP TABLE IF NOT EXISTS listed (user_did \(t.idType) NOT NULL, device_id \(t.idType) NOT NULL); DELETE FROM listed;
+                CREATE TEMP TABLE IF NOT EXISTS listed_entries (item INTEGER NOT NULL, user_did \(t.idType) NOT NULL, device_id \(t.idType) NOT NULL);
+                CREATE TEMP TABLE IF NOT EXISTS listed (item INTEGER NOT NULL, user_did \(t.idType) NOT NULL, device_id \(t.idType) NOT NULL);
+                DELETE FROM listed_entries; DELETE FROM listed;
                 """)
-            // Each pair once, so the join below needs no DISTINCT (a sort of the whole list).
-            // Compared by bytes, as the database compares them: Swift's String equality would
-            // take "é" and "e" + U+0301 for one device and leave the second unrevoked.
-            struct Pair: Hashable { let user, device: [UInt8] }
-            var seen = Set<Pair>(minimumCapacity: pairs.count)
-            try db.load("listed", columns: ["user_did", "device_id"]) { add in
-                for pair in pairs {
-                    let (inserted, _) = seen.insert(Pair(user: Array(pair.user.utf8), device: Array(pair.device.utf8)))
-                    if inserted { try add([.text(pair.user), .text(pair.device)]) }
-                }
+            try db.load("listed_entries", columns: ["item", "user_did", "device_id"]) { add in
+                try forEachListed(selector, table: t) { item, user, device in try add([.int(item), .text(user), .text(device)]) }
             }
+            try db.execute("INSERT INTO listed SELECT min(item), user_did, device_id FROM listed_entries GROUP BY user_did, device_id")
             if d.analyzesTemporaryTables { try db.execute("ANALYZE listed") }
             try db.execute("""
                 INSERT INTO selected SELECT d.\(t.user), d.device_id, d.is_active FROM listed l
                 JOIN user_devices d ON d.\(t.user) = l.user_did AND d.device_id = l.device_id\(locking)
                 """)
-            return try seen.count - db.int("SELECT count(*) FROM selected")
+            return try db.int("SELECT count(*) FROM listed") - db.int("SELECT count(*) FROM selected")
         case .user(let did):
             try insert("d.\(t.user) = \(t.id)", [.text(did)])
             return try db.int("SELECT count(*) FROM selected") == 0 ? 1 : 0
@@ -472,6 +516,23 @@ extension DeviceRegistry {
         }
     }
 
+    /// The listed devices of a device selector, with their places, in the ids the device table
+    /// holds (``DeviceTable/canonicalID(_:)``).
+    private static func forEachListed(_ selector: Selector, table t: DeviceTable, _ entry: (_ item: Int, _ user: String, _ device: String) throws -> Void) throws {
+        switch selector {
+        case .devices(let pairs):
+            for (index, pair) in pairs.enumerated() { try entry(index + 1, pair.user, pair.device) }
+        case .deviceList(let list):
+            try list.forEach { item, user, device in
+                guard let canonicalUser = t.canonicalID(user) else { throw VaultError.notARegistryID("user", user, t.schema) }
+                guard let canonicalDevice = t.canonicalID(device) else { throw VaultError.notARegistryID("device", device, t.schema) }
+                try entry(item, canonicalUser, canonicalDevice)
+            }
+        case .user, .notSeenSince, .signatureKeys:
+            preconditionFailure("not a list of devices")
+        }
+    }
+
     /// At most this many unmatched entries get the closest registered devices: each costs a scan
     /// of its user's devices.
     static let suggestedUnmatched = 20
@@ -480,21 +541,19 @@ extension DeviceRegistry {
     /// only when some are missing: a clean list costs nothing more.
     private static func unmatched(_ selector: Selector, db: RegistrySession, dialect d: RegistryDialect, table t: DeviceTable) throws -> [Unmatched] {
         switch selector {
-        case .devices(let pairs):
-            struct Pair: Hashable { let user, device: [UInt8] }
-            var missing = Set(try db.rows("""
-                SELECT l.user_did, l.device_id FROM listed l
-                WHERE NOT EXISTS (SELECT 1 FROM selected s WHERE s.user_did = l.user_did AND s.device_id = l.device_id)
-                """, []).map { Pair(user: Array($0.text($0.columns[0]).utf8), device: Array($0.text($0.columns[1]).utf8)) })
+        case .devices, .deviceList:
             var found: [Unmatched] = []
-            for (index, pair) in pairs.enumerated() {
-                guard missing.remove(Pair(user: Array(pair.user.utf8), device: Array(pair.device.utf8))) != nil else { continue }
+            try db.eachRow("""
+                SELECT l.item, l.user_did, l.device_id FROM listed l
+                WHERE NOT EXISTS (SELECT 1 FROM selected s WHERE s.user_did = l.user_did AND s.device_id = l.device_id) ORDER BY l.item
+                """, []) { row in
+                let (user, device) = (row.text("user_did"), row.text("device_id"))
                 let devices = found.count < suggestedUnmatched
-                    ? try db.strings("SELECT device_id FROM user_devices WHERE \(t.user) = \(t.id)", [.text(pair.user)]) : []
+                    ? try db.strings("SELECT device_id FROM user_devices WHERE \(t.user) = \(t.id)", [.text(user)]) : []
                 let known = found.count < suggestedUnmatched ? !devices.isEmpty
-                    : try db.bool("SELECT count(*) FROM user_devices WHERE \(t.user) = \(t.id)", [.text(pair.user)])
-                found.append(Unmatched(item: index + 1, entry: QuotedInput("\(pair.user)#\(pair.device)"), userKnown: known,
-                                       closest: EditDistance.closest(to: pair.device, among: devices, count: 3)))
+                    : try db.bool("SELECT count(*) FROM user_devices WHERE \(t.user) = \(t.id)", [.text(user)])
+                found.append(Unmatched(item: row.int("item"), entry: QuotedInput("\(user)#\(device)"), userKnown: known,
+                                       closest: EditDistance.closest(to: device, among: devices, count: 3)))
             }
             return found
         case .user(let did):
@@ -593,23 +652,28 @@ extension DeviceRegistry {
     /// rows of one operation (as earlier versions wrote them) and of many alike.
     static let operationsPerRow = 1000
 
-    /// A batch's `mls.remove` operations as JSON Lines, ``operationsPerRow`` to a row, and how
-    /// many conversations they are in.
-    private struct WrittenOperations {
-        var rows: [String] = []
-        var conversations = 0
-    }
-
-    /// The operations of `closing`, in byte order of conversation and member, written from the
-    /// ids' bytes as JSONValue writes JSON: faster on both engines than a String and a value
-    /// per operation, or than building them in SQL (docs/performance.md, "What the profiles showed"). In
-    /// that order a conversation's operations are adjacent, so the same pass counts them.
-    private static func writeOperations(db: RegistrySession, dialect d: RegistryDialect) throws -> WrittenOperations {
-        var written = WrittenOperations(), row: [UInt8] = [], count = 0, conversation: [UInt8] = []
+    /// Stores the batch's `mls.remove` operations with it, ``operationsPerRow`` to a row of
+    /// `batch_operations` (``operations(batch:to:)`` gives them again), and returns how many
+    /// conversations they are in. Read from `closing` in byte order of conversation and
+    /// member, written from the ids' bytes as JSONValue writes JSON: faster on both engines
+    /// than a String and a value per operation, or than building them in SQL
+    /// (docs/performance.md, "What the profiles showed"). In that order a conversation's
+    /// operations are adjacent, so the same pass counts them. Each row is stored as soon as it
+    /// is full: the operations are never all in memory (500,000 for 100,000 devices).
+    private static func writeOperations(batchID: String, db: RegistrySession, dialect d: RegistryDialect) throws -> Int {
+        if let setting = d.beforeStoringOperations { try db.execute(setting) }
+        var conversations = 0, row: [UInt8] = [], count = 0, seq = 0, conversation: [UInt8] = []
+        func store() throws {
+            try db.execute("INSERT INTO batch_operations (batch_id, seq, operation) VALUES (?, ?, ?)",
+                           [.text(batchID), .int(seq), .text(String(decoding: row, as: UTF8.self))])
+            seq += 1
+            row.removeAll(keepingCapacity: true)
+            count = 0
+        }
         try db.forEachRow("SELECT convo_id, member_mls_did FROM closing ORDER BY convo_id\(d.byteOrder), member_mls_did\(d.byteOrder)", []) { column in
             let convo = column(0)
-            if written.conversations == 0 || !convo.elementsEqual(conversation) {
-                written.conversations += 1
+            if conversations == 0 || !convo.elementsEqual(conversation) {
+                conversations += 1
                 conversation = Array(convo)
             }
             if count > 0 { row.append(0x0a) }
@@ -619,22 +683,10 @@ extension DeviceRegistry {
             JSONValue.writeString(utf8: column(1), to: &row)
             row.append(UInt8(ascii: "}"))
             count += 1
-            if count == operationsPerRow {
-                written.rows.append(String(decoding: row, as: UTF8.self))
-                row.removeAll(keepingCapacity: true)
-                count = 0
-            }
+            if count == operationsPerRow { try store() }
         }
-        if count > 0 { written.rows.append(String(decoding: row, as: UTF8.self)) }
-        return written
-    }
-
-    /// Stores the operations with their batch, so ``operations(batch:)`` gives them again.
-    private static func store(_ written: WrittenOperations, batchID: String, db: RegistrySession, dialect d: RegistryDialect) throws {
-        if let setting = d.beforeStoringOperations { try db.execute(setting) }
-        try db.load("batch_operations", columns: ["batch_id", "seq", "operation"]) { add in
-            for (seq, operations) in written.rows.enumerated() { try add([.text(batchID), .int(seq), .text(operations)]) }
-        }
+        if count > 0 { try store() }
+        return conversations
     }
 
     private static func removalOperations(db: RegistrySession, dialect d: RegistryDialect) throws -> [JSONValue] {

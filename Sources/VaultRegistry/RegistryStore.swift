@@ -105,11 +105,18 @@ protocol RegistryEngine: AnyObject, Sendable {
 /// One transaction's connection. SQL uses `?` placeholders, numbered in order.
 protocol RegistrySession {
     func execute(_ sql: String, _ arguments: [RegistryValue]) throws
+    /// The whole result at once: for what is small by construction (a count, a batch's record,
+    /// one user's devices). What grows with the registry is read by ``eachRow(_:_:_:)`` or
+    /// ``forEachRow(_:_:_:)``.
     func rows(_ sql: String, _ arguments: [RegistryValue]) throws -> [RegistryRow]
+    /// Runs a query and hands `row` each result row, a few thousand at a time at most held in
+    /// memory (PostgreSQL: a cursor fetched in pieces; SQLite: stepped), so a result as large
+    /// as the registry is read in bounded memory. Other statements may run in `row`.
+    func eachRow(_ sql: String, _ arguments: [RegistryValue], _ row: (RegistryRow) throws -> Void) throws
     /// Runs a query and hands `row` each result row, whose `column(i)` is the i-th column's
     /// bytes as the engine returns them for text (normally UTF-8; none for NULL; other types
     /// in the engine's text form), valid only during that call. Reads many rows of text with no
-    /// String or value made for each (a batch's operations).
+    /// String or value made for each (a batch's operations), streamed as ``eachRow(_:_:_:)``.
     func forEachRow(_ sql: String, _ arguments: [RegistryValue], _ row: (_ column: (Int) -> UnsafeRawBufferPointer) throws -> Void) throws
     /// Appends rows to `table` (a temporary table: a selection or an import's staging), with
     /// COPY on PostgreSQL and a prepared insert on SQLite. `produce` hands each row to its
@@ -184,12 +191,6 @@ struct RegistryDialect: Sendable {
     let closeMemberships: String
     /// ...with these statements around it, where the engine needs them.
     let collectingClosing: (start: String, end: String)?
-    /// Run before an import, where the engine needs it to keep the import's memory bounded by
-    /// its caches: SQLite reads through a memory map of the file (for revocations), and every
-    /// page an import touched stayed mapped in the process, so a 134 MB import file took 420 MB
-    /// where the caches are 192 MB; reading with read(2) through the cache, it took 240 MB at a
-    /// million devices, as at any size beyond, in the same time.
-    let beforeImport: String?
 
     static let sqlite = RegistryDialect(
         blobType: "BLOB", timeType: "TEXT", boolType: "INTEGER", tableSuffix: " WITHOUT ROWID", byteOrder: "", temporarySchema: "temp",
@@ -205,8 +206,7 @@ struct RegistryDialect: Sendable {
             CREATE TEMP TRIGGER registry_revoke_collects_closing AFTER UPDATE OF left_at ON main.members
             WHEN OLD.left_at IS NULL AND NEW.left_at IS NOT NULL
             BEGIN INSERT INTO closing VALUES (NEW.convo_id, NEW.member_mls_did, coalesce(NEW.is_admin, 0)); END
-            """, end: "DROP TRIGGER temp.registry_revoke_collects_closing"),
-        beforeImport: "PRAGMA mmap_size = 0")
+            """, end: "DROP TRIGGER temp.registry_revoke_collects_closing"))
     static let postgres = RegistryDialect(
         blobType: "BYTEA", timeType: "TIMESTAMPTZ", boolType: "BOOLEAN", tableSuffix: "", byteOrder: #" COLLATE "C""#, temporarySchema: "pg_temp",
         tableExists: "SELECT count(*) FROM information_schema.tables WHERE table_schema = current_schema() AND table_name = ?",
@@ -227,6 +227,5 @@ struct RegistryDialect: Sendable {
                             RETURNING convo_id, member_mls_did, coalesce(is_admin, FALSE) AS is_admin)
             INSERT INTO closing SELECT convo_id, member_mls_did, is_admin FROM closed
             """,
-        collectingClosing: nil,
-        beforeImport: nil)
+        collectingClosing: nil)
 }

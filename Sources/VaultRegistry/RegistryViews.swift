@@ -223,20 +223,34 @@ extension DeviceRegistry {
         public let reason: String?
     }
 
-    /// The `mls.remove` operations a batch stored, as JSON Lines, exactly as `revoke` gave them.
-    public func operations(batch: String) throws -> [UInt8] {
+    /// The `mls.remove` operations a batch stored, as JSON Lines, exactly as `revoke` gave them,
+    /// handed to `write` a stored row (up to ``operationsPerRow`` lines) at a time: a batch's
+    /// operations grow with the registry and are never all in memory.
+    public func operations(batch: String, to write: (UnsafeRawBufferPointer) throws -> Void) throws {
         try require(conversations: "MLS operations")
         let d = dialect
-        return try read { db in
+        try read { db in
             guard try db.bool("SELECT count(*) FROM revocations WHERE batch_id = ?", [.text(batch)]) else {
                 throw VaultError.notInRegistry("batch '\(batch)'", registry: path)
             }
             guard try db.bool(d.tableExists, [.text("batch_operations")]) else {
                 throw VaultError.operationsNotKept(batch: batch)
             }
-            return try db.strings("SELECT operation FROM batch_operations WHERE batch_id = ? ORDER BY seq", [.text(batch)])
-                .flatMap { Array($0.utf8) + [0x0a] }
+            var lines: [UInt8] = []
+            try db.forEachRow("SELECT operation FROM batch_operations WHERE batch_id = ? ORDER BY seq", [.text(batch)]) { column in
+                lines.removeAll(keepingCapacity: true)
+                lines.append(contentsOf: column(0))
+                lines.append(0x0a)
+                try lines.withUnsafeBytes(write)
+            }
         }
+    }
+
+    /// All of a batch's operations at once, for what knows the batch is small (tests).
+    func operations(batch: String) throws -> [UInt8] {
+        var all: [UInt8] = []
+        try operations(batch: batch) { all.append(contentsOf: $0) }
+        return all
     }
 
     public func log(batch: String?) throws -> [LogEntry] {

@@ -102,23 +102,18 @@ final class SQLiteRegistryEngine: RegistryEngine {
 
     /// Opens the registry and lists its tables.
     ///
-    /// A revocation reads and rewrites rows scattered over the whole file: with SQLite's
-    /// default 2 MiB page cache, pages are read again and again, and dirty ones spill to the
-    /// file before the commit. The cache grows only as pages are touched, up to 64 MiB; a
-    /// larger one was no faster (512 MiB: the same 9 s for 100,000 of 1,000,000 devices, with
-    /// 780 MiB resident instead of 300). Temporary tables have a cache of their own, as small
-    /// by default: the 500,000 memberships a large revoke closes spilled it, a second of the
-    /// revoke; 128 MiB holds them. (Temporary tables stay in files: an import stages
-    /// millions of rows in them.)
-    /// Pages are read through a memory map of the file (as much as SQLite maps, 2 GiB as
-    /// Debian builds it) rather than a read() each into the cache: half a second of a 9 s
-    /// revoke, in the selection and the members UPDATE. Writes still go through the journal
-    /// and write(), so a crash rolls back as before; the cost is that a read error on a
-    /// mapped page (a failing disk, a file truncated or on a network file system) ends the
-    /// process (SIGBUS) instead of failing the statement, which the journal then undoes.
+    /// A revocation reads and rewrites rows scattered over the whole file, and its memory must
+    /// not grow with the registry (issue 48: ≤ 64 MiB at 1,000,000 devices and at 10,000,000).
+    /// SQLite's caches are fixed: 8 MiB of pages for the registry and 8 MiB for the temporary
+    /// tables (whose sorts are bounded by them too), and the file is read with read(), not
+    /// through a memory map, whose pages count as the process's own as they are touched.
+    /// Measured revoking 100,000 of 1,000,000 devices: 47 MiB at peak and 13.8 s, where
+    /// 64 and 128 MiB caches and a 4 GiB map took 1,252 MiB and 13.7 s, and 16 MiB caches
+    /// without the map 81 MiB and 14.3 s (docs/performance.md). Temporary tables stay in
+    /// files: an import stages millions of rows in them.
     private static func openListingTables(_ path: String, _ access: SQLiteDatabase.Access) throws -> (SQLiteDatabase, Set<String>) {
         let database = try SQLiteDatabase(path: path, access: access, busyTimeout: busyTimeout)
-        try database.withConnection { try $0.execute("PRAGMA cache_size = -65536; PRAGMA temp.cache_size = -131072; PRAGMA mmap_size = 4294967296") }
+        try database.withConnection { try $0.execute("PRAGMA cache_size = -8192; PRAGMA temp.cache_size = -8192; PRAGMA mmap_size = 0") }
         return (database, try database.read { Set(try $0.strings("SELECT name FROM sqlite_master WHERE type = 'table'")) })
     }
 
@@ -332,13 +327,17 @@ final class SQLiteRegistryEngine: RegistryEngine {
 
         func rows(_ sql: String, _ arguments: [RegistryValue]) throws -> [RegistryRow] {
             var rows: [RegistryRow] = []
+            try eachRow(sql, arguments) { rows.append($0) }
+            return rows
+        }
+
+        func eachRow(_ sql: String, _ arguments: [RegistryValue], _ body: (RegistryRow) throws -> Void) throws {
             var columns: [String]?
             try connection.forEach(sql, arguments.map(Self.sqliteValue)) { row in
                 let names = columns ?? (0..<row.columnCount).map(row.name)
                 columns = names
-                rows.append(RegistryRow(columns: names, values: try (0..<names.count).map { Self.registryValue(try row.value($0)) }))
+                try body(RegistryRow(columns: names, values: try (0..<names.count).map { Self.registryValue(try row.value($0)) }))
             }
-            return rows
         }
 
         /// Stepped through SQLite's own calls, as ``load(_:columns:_:)``: no value made a column.

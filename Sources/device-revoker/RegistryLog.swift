@@ -62,8 +62,8 @@ extension Registry {
             }
             if let ops, let batch {
                 let files = try CommandFiles(reads: database.asInput, writes: [DeclaredOutput("--ops", ops, kind: .text)])
-                let lines = try database.open(.readOnly).operations(batch: batch)
-                try files.writer().write("--ops", lines)
+                let registry = try database.open(.readOnly)
+                try files.writer().write("--ops", streaming: { try registry.operations(batch: batch, to: $0) })
                 diagnostics.note("operations of batch \(batch) → \(files.displayName("--ops"))")
                 return
             }

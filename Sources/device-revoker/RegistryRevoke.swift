@@ -103,43 +103,66 @@ extension Registry {
             return allowing
         }
 
-        /// The selector, and how each listed entry is named in messages ("line 3", "--device 2").
-        func selector() throws -> (DeviceRegistry.Selector, places: [String]) {
-            func pairs(_ entries: [(place: String, text: String)]) throws -> [(user: String, device: String)] {
-                try entries.map { place, entry in
-                    guard let pair = DeviceRegistry.deviceReference(entry) else {
-                        let problem = DeviceRegistry.deviceReferenceProblem(entry) ?? "it cannot be read"
-                        throw VaultError.notADeviceReference("\(place): \(quoted(entry)) is not USER_DID#DEVICE_ID: \(problem)".displaySafe,
-                                                             hint: entry.contains("#") || QuotedInput(entry).isWithheld ? nil
-                                                                 : RegistrySchema.isUUID(entry)
-                                                                 ? "give a device as USER_ID#DEVICE_ID, as 'registry devices --match \(ShellWord.quoted(entry))' lists it; every device of a user is --user USER_ID".displaySafe
-                                                                 : "to revoke every device of a user, give --user \(ShellWord.quoted(entry))".displaySafe)
-                    }
-                    return pair
-                }
-            }
+        /// The selector, and how each listed entry is named in messages ("line 3", "--device 2")
+        /// by its place in the list. A devices file is read while the selection is made, never
+        /// held whole.
+        func selector() throws -> (DeviceRegistry.Selector, place: @Sendable (Int) -> String) {
             if let devicesFile {
-                let entries = try listEntries(devicesFile, what: "devices file").map { ("devices file line \($0.line)", $0.text) }
-                return (.devices(try pairs(entries)), entries.map(\.0))
+                return (.deviceList(DevicesFile(path: devicesFile)), { "devices file line \($0)" })
             }
             if let user {
                 if let problem = DeviceRegistry.idProblem(user, as: .user) {
                     throw VaultError.notADeviceReference("--user \(quoted(user)) is not a user DID the registry can hold: it \(problem)".displaySafe)
                 }
-                return (.user(user), ["--user"])
+                return (.user(user), { _ in "--user" })
             }
-            if let notSeenSince { return (.notSeenSince(try registryCutoff(notSeenSince, now: now.time)), []) }
+            if let notSeenSince { return (.notSeenSince(try registryCutoff(notSeenSince, now: now.time)), { "entry \($0)" }) }
             if let signatureKeysFile {
                 let entries = try listEntries(signatureKeysFile, what: "signature keys file")
+                let lines = entries.map(\.line)
                 return (.signatureKeys(try entries.map { entry in
                     guard let key = Hex.decode(entry.text), !key.isEmpty else {
                         throw VaultError.notADeviceReference("signature keys file line \(entry.line): \(quoted(entry.text)) is not hex".displaySafe)
                     }
                     return key
-                }), entries.map { "signature keys file line \($0.line)" })
+                }), { lines.indices.contains($0 - 1) ? "signature keys file line \(lines[$0 - 1])" : "entry \($0)" })
             }
-            let entries = devices.enumerated().map { index, device in (devices.count == 1 ? "--device" : "--device \(index + 1)", device) }
-            return (.devices(try pairs(entries)), entries.map(\.0))
+            let count = devices.count
+            let pairs = try devices.enumerated().map { index, device in try Self.devicePair(device, place: count == 1 ? "--device" : "--device \(index + 1)") }
+            return (.devices(pairs), { count == 1 ? "--device" : "--device \($0)" })
+        }
+
+        /// The device an entry names, `USER_DID#DEVICE_ID`; an entry that names none is refused
+        /// with its place and what is wrong (quoted only as ``QuotedInput`` allows).
+        static func devicePair(_ entry: String, place: String) throws -> (user: String, device: String) {
+            guard let pair = DeviceRegistry.deviceReference(entry) else {
+                let problem = DeviceRegistry.deviceReferenceProblem(entry) ?? "it cannot be read"
+                throw VaultError.notADeviceReference("\(place): \(quoted(entry)) is not USER_DID#DEVICE_ID: \(problem)".displaySafe,
+                                                     hint: entry.contains("#") || QuotedInput(entry).isWithheld ? nil
+                                                         : RegistrySchema.isUUID(entry)
+                                                         ? "give a device as USER_ID#DEVICE_ID, as 'registry devices --match \(ShellWord.quoted(entry))' lists it; every device of a user is --user USER_ID".displaySafe
+                                                         : "to revoke every device of a user, give --user \(ShellWord.quoted(entry))".displaySafe)
+            }
+            return pair
+        }
+
+        /// A devices file, read a line at a time as the revocation loads it: a list as long as
+        /// the registry is never held whole. One with no entry (only blank lines and comments)
+        /// is an error, not a batch already done: an export that came out empty must not read
+        /// as "nothing to do".
+        struct DevicesFile: DeviceRegistry.DeviceList {
+            let path: String
+
+            func forEach(_ entry: (Int, String, String) throws -> Void) throws {
+                var entries = 0
+                try InputFiles.forEachLine(path, what: "devices file") { number, line in
+                    guard let text = ListFile.entry(line) else { return }
+                    entries += 1
+                    let pair = try Revoke.devicePair(text, place: "devices file line \(number)")
+                    try entry(number, pair.user, pair.device)
+                }
+                guard entries > 0 else { throw VaultError.emptyList("devices file", InputFiles.displayName(path)) }
+            }
         }
 
         /// A list file's entries; one with none (only blank lines and comments) is an error, not
@@ -153,10 +176,10 @@ extension Registry {
         }
 
         /// One line per unmatched entry: where it was listed, and what the registry has near it.
-        static func unmatchedLines(_ unmatched: [DeviceRegistry.Unmatched], places: [String], limit: Int = 20) -> String {
+        static func unmatchedLines(_ unmatched: [DeviceRegistry.Unmatched], place: (Int) -> String, limit: Int = 20) -> String {
             guard !unmatched.isEmpty else { return "" }
             let lines = unmatched.prefix(limit).map { entry -> String in
-                let place = places.indices.contains(entry.item - 1) ? places[entry.item - 1] : "entry \(entry.item)"
+                let place = place(entry.item)
                 let near = !entry.closest.isEmpty ? "; closest: " + entry.closest.joined(separator: ", ")
                     : (entry.entry.shown?.contains("#") ?? false) && !entry.userKnown ? "; no such user" : ""
                 return "  \(place): \(entry.entry)\(near)".displaySafe + "\n"
@@ -202,10 +225,13 @@ extension Registry {
         }
 
         /// The report as JSON: the blast radius, the size guard's numbers, the batch's devices
-        /// (revoked when `applied`, else what the run would revoke) and the refusals.
-        func jsonReport(_ result: DeviceRegistry.RevocationResult, places: [String], limit: DeviceRegistry.SizeLimit) -> [UInt8] {
+        /// (revoked when `applied`, else what the run would revoke) and the refusals. The
+        /// devices are read from the registry as they are written: as many as the registry is
+        /// large, they are never all in memory.
+        func writeJSONReport(_ result: DeviceRegistry.RevocationResult, registry: DeviceRegistry, place: (Int) -> String, limit: DeviceRegistry.SizeLimit,
+                             to emit: ([UInt8]) throws -> Void) throws {
             let radius = result.radius
-            return JSONValue.object([
+            try JSONValue.writeObject([
                 ("batchId", result.applied ? .string(result.batchID) : .null), ("applied", .bool(result.applied)), ("dryRun", .bool(dryRun)),
                 ("devices", .int(radius.devices)), ("users", .int(radius.users)), ("conversations", .int(radius.conversations)),
                 ("memberships", .int(radius.memberships)),
@@ -213,7 +239,7 @@ extension Registry {
                 ("conversationsLeftWithoutAdmin", .array(radius.conversationsLeftWithoutAdmin.map(JSONValue.string))),
                 ("alreadyRevoked", .int(radius.alreadyRevoked)), ("notFound", .int(radius.notFound)),
                 ("unmatched", .array(radius.unmatched.map { entry in
-                    .object([("where", .string(places.indices.contains(entry.item - 1) ? places[entry.item - 1] : "entry \(entry.item)")),
+                    .object([("where", .string(place(entry.item))),
                              ("entry", .string(entry.entry.reported)), ("userKnown", .bool(entry.userKnown)),
                              ("closest", .array(entry.closest.map(JSONValue.string)))])
                 })),
@@ -221,21 +247,26 @@ extension Registry {
                 ("activeDevices", .int(radius.activeDevices)), ("maxShare", .string(limit.limit.text)),
                 ("overMaxShare", .bool(limit.limit.isExceeded(by: radius.devices, of: radius.activeDevices))),
                 ("expectedRevocations", limit.expected.map(JSONValue.int) ?? .null),
-                ("batchDevices", .array(radius.batch.map { .object([("userDid", .string($0.user)), ("deviceId", .string($0.device))]) })),
+                ("batchDevices", .null),
                 ("refusals", .array(result.refusals.map {
                     .object([("kind", .string($0.kind)), ("ids", .array($0.ids.map(JSONValue.string))), ("message", .string($0.reason))])
                 })),
-            ]).serialized()
+            ], streaming: "batchDevices", elements: { element in
+                try registry.forEachBatchDevice(of: result) { try element(.object([("userDid", .string($0.user)), ("deviceId", .string($0.device))])) }
+            }, to: emit)
         }
 
         /// The report in words: the outcome, the blast radius, then every device of the batch
-        /// when it was revoked (or, in a dry run, would be), and what a refusal is about.
-        func textReport(_ result: DeviceRegistry.RevocationResult, places: [String], limit: DeviceRegistry.SizeLimit, conversations: Bool = true) -> String {
+        /// when it was revoked (or, in a dry run, would be), read from the registry as it is
+        /// written, and what a refusal is about.
+        func writeTextReport(_ result: DeviceRegistry.RevocationResult, registry: DeviceRegistry, place: (Int) -> String, limit: DeviceRegistry.SizeLimit,
+                             to emit: ([UInt8]) throws -> Void) throws {
             let radius = result.radius
+            // A registry without conversations (Family Medical's) has none to count.
+            let conversations = registry.schema == .catbird
             var table = TextTable()
             table.add("devices", "\(radius.devices)")
             table.add("users", "\(radius.users)")
-            // A registry without conversations (Family Medical's) has none to count.
             if conversations {
                 table.add("conversations", "\(radius.conversations)")
                 table.add("memberships closed", "\(radius.memberships)")
@@ -254,17 +285,28 @@ extension Registry {
             let refused = !result.refusals.isEmpty
             let head = refused && radius.devices == 0 ? "refused" : radius.devices == 0 ? "nothing to revoke" : refused ? (dryRun ? "dry run: refused, the real run would be too" : "refused")
                 : dryRun ? "dry run: would revoke" : result.applied ? "revoked (batch \(result.batchID))" : "refused"
-            let devices = refused ? "" : Self.listed(dryRun ? "would revoke" : "revoked", radius.batch.map(\.text), limit: .max)
-            return head + "\n" + table.render(indent: "  ") + devices + Self.unmatchedLines(radius.unmatched, places: places)
+            try emit(Array((head + "\n" + table.render(indent: "  ")).utf8))
+            if !refused, radius.devices > 0 {
+                var lines = Array("\(dryRun ? "would revoke" : "revoked"):\n".utf8)
+                try registry.forEachBatchDevice(of: result) { device in
+                    lines.append(contentsOf: ("  \(device.text)".displaySafe + "\n").utf8)
+                    if lines.count >= 1 << 16 {
+                        try emit(lines)
+                        lines.removeAll(keepingCapacity: true)
+                    }
+                }
+                try emit(lines)
+            }
+            try emit(Array((Self.unmatchedLines(radius.unmatched, place: place)
                 + Self.listed("users left with no active device", radius.usersLeftWithoutDevice)
-                + Self.listed("conversations left with no active admin device", radius.conversationsLeftWithoutAdmin)
+                + Self.listed("conversations left with no active admin device", radius.conversationsLeftWithoutAdmin)).utf8))
         }
 
         func run() throws {
             let lists = [devicesFile.map { FileSet.Input("--devices-file", $0) }, signatureKeysFile.map { FileSet.Input("--signature-keys-file", $0) }]
             let files = try CommandFiles(reads: lists.compactMap { $0 } + signer.declaredInputs,
                                          writes: database.asOutput + (ops.map { [DeclaredOutput("--ops", $0, kind: .text)] } ?? []))
-            let (given, placesGiven) = try selector()
+            let (given, placeGiven) = try selector()
             let sizeLimit = try sizeLimit
             // Who runs it, recorded in the batch's record of the chained log (and signed by their key).
             let runBy = RegistryOperator(name: operatorName ?? loginName(), signer: dryRun ? nil : try signer.load(diagnostics))
@@ -272,7 +314,7 @@ extension Registry {
             if ops != nil, registry.schema != .catbird { throw VaultError.notInSchema("MLS operations to write (--ops)", registry.schema, registry: database.db) }
             // A name is looked up among the user's devices, and revoked by its ids.
             let named = try name.map { try registry.devices(named: $0, user: user ?? "") }
-            let (selector, places) = named.map { (.devices($0.map { ($0.user, $0.device) }), $0.map { _ in "--name" }) } ?? (given, placesGiven)
+            let (selector, place) = named.map { (.devices($0.map { ($0.user, $0.device) }), { _ in "--name" }) } ?? (given, placeGiven)
             let result = try registry.revoke(selector, reason: reason, now: now.time, dryRun: dryRun, allowing: allowing, collectOperations: false,
                                              keepLastDevice: keepLastDevice, sizeLimit: sizeLimit,
                                              batchID: batchId ?? UUID().uuidString.lowercased(), by: runBy)
@@ -282,7 +324,7 @@ extension Registry {
             // batch; the file is written from there, and can be written again the same way.
             if !dryRun, result.applied, let ops {
                 do {
-                    try files.writer().write("--ops", registry.operations(batch: result.batchID))
+                    try files.writer().write("--ops", streaming: { try registry.operations(batch: result.batchID, to: $0) })
                 } catch let error as VaultError {
                     throw error.withContext(prefix: "batch \(result.batchID) is committed, but its operations could not be written: ",
                                             hint: "write them with: device-revoker registry log \(ShellWord.option("--db", database.db, quoted: true)) \(ShellWord.option("--batch", result.batchID)) \(ShellWord.option("--ops", ops, quoted: true))")
@@ -290,10 +332,13 @@ extension Registry {
             }
             // Standard output carries the operations with --ops -: the report is then the
             // human summary, on standard error.
-            let report = json ? jsonReport(result, places: places, limit: sizeLimit)
-                : Array(textReport(result, places: places, limit: sizeLimit, conversations: registry.schema == .catbird).utf8)
+            let emit: ([UInt8]) throws -> Void = ops == "-" ? { StandardStreams.writeError($0) } : { try StandardStreams.writeOutput($0) }
             do {
-                if ops == "-" { StandardStreams.writeError(report) } else { try StandardStreams.writeOutput(report) }
+                if json {
+                    try writeJSONReport(result, registry: registry, place: place, limit: sizeLimit, to: emit)
+                } else {
+                    try writeTextReport(result, registry: registry, place: place, limit: sizeLimit, to: emit)
+                }
             } catch let error as VaultError where result.applied && !dryRun {
                 let operations = ops.map { " and its operations are in \($0 == "-" ? "standard output" : $0)" } ?? ""
                 throw error.withContext(prefix: "batch \(result.batchID) is committed\(operations), but its report could not be written: ",

@@ -45,6 +45,55 @@ extension JSONValue {
         }
     }
 
+    /// An object written in pieces to `emit`, the value of its entry `streamedKey` an array whose
+    /// elements `elements` hands its argument one at a time (that entry's own value is not
+    /// read): JSON as large as a registry's batch, never held whole. The bytes are those
+    /// ``serialized(pretty:)`` writes for the whole object.
+    public static func writeObject(_ entries: [(key: String, value: JSONValue)], streaming streamedKey: String, pretty: Bool = true,
+                                   elements: ((JSONValue) throws -> Void) throws -> Void, to emit: ([UInt8]) throws -> Void) throws {
+        try withoutActuallyEscaping(emit) { try writeObject(entries, streaming: streamedKey, pretty: pretty, elements: elements, escapingEmit: $0) }
+    }
+
+    private static func writeObject(_ entries: [(key: String, value: JSONValue)], streaming streamedKey: String, pretty: Bool,
+                                    elements: ((JSONValue) throws -> Void) throws -> Void, escapingEmit emit: @escaping ([UInt8]) throws -> Void) throws {
+        var out: [UInt8] = []
+        func newline(_ level: Int) {
+            guard pretty else { return }
+            out.append(0x0a)
+            for _ in 0..<level * 2 { out.append(0x20) }
+        }
+        out.append(UInt8(ascii: "{"))
+        for (position, entry) in entries.enumerated() {
+            if position > 0 { out.append(UInt8(ascii: ",")) }
+            newline(1)
+            writeString(entry.key, to: &out)
+            out.append(UInt8(ascii: ":"))
+            if pretty { out.append(0x20) }
+            guard entry.key == streamedKey else {
+                entry.value.write(to: &out, pretty: pretty, indent: 1)
+                continue
+            }
+            out.append(UInt8(ascii: "["))
+            var count = 0
+            try elements { element in
+                if count > 0 { out.append(UInt8(ascii: ",")) }
+                newline(2)
+                element.write(to: &out, pretty: pretty, indent: 2)
+                count += 1
+                if out.count >= 1 << 16 {
+                    try emit(out)
+                    out.removeAll(keepingCapacity: true)
+                }
+            }
+            if count > 0 { newline(1) }
+            out.append(UInt8(ascii: "]"))
+        }
+        if !entries.isEmpty { newline(0) }
+        out.append(UInt8(ascii: "}"))
+        if pretty { out.append(0x0a) }
+        try emit(out)
+    }
+
     private static let hexDigits = Array("0123456789abcdef".utf8)
 
     private static func writeString(_ text: String, to out: inout [UInt8]) {

@@ -186,6 +186,13 @@ import VaultSQLite
         #expect(refused.refusals == [.tooLarge(devices: 2, active: 12, limit: .defaultLimit), .wouldLeaveUsersWithoutDevice(["u0"]),
                                      .wouldLeaveConversationsWithoutAdmin(["c0"])])
         #expect(try active(path) == 12 && (try registry.log(batch: nil)).isEmpty)
+        // Refused after the change was made (the size allowed): the change is taken back, the
+        // operations it stored with it too, and the batch can still be listed.
+        let late = try registry.revoke(.user("u0"), reason: nil, now: now, dryRun: false, allowing: [.largeBatch], collectOperations: false, batchID: "LATE")
+        #expect(!late.applied && late.refusals.map(\.kind) == ["wouldLeaveUsersWithoutDevice", "wouldLeaveConversationsWithoutAdmin"])
+        #expect(try registry.batch(of: late) == [DeviceRegistry.DeviceReference(user: "u0", device: "d0"), DeviceRegistry.DeviceReference(user: "u0", device: "d1")])
+        #expect(try active(path) == 12 && (try registry.log(batch: nil)).isEmpty)
+        #expect(throws: VaultError.self) { _ = try registry.operations(batch: "LATE") }
         let dry = try registry.revoke(.user("u0"), reason: nil, now: now, dryRun: true, allowing: .all, collectOperations: true)
         #expect(!dry.applied && dry.radius.devices == 2 && !dry.operations.isEmpty)
         #expect(try active(path) == 12)
@@ -207,13 +214,19 @@ import VaultSQLite
             func run(dryRun: Bool, force: Bool) throws -> DeviceRegistry.RevocationResult {
                 try registry.revoke(selector, reason: nil, now: now, dryRun: dryRun, allowing: force ? .all : [], collectOperations: true, keepLastDevice: keepLast)
             }
-            let dry = try run(dryRun: true, force: false), refused = try run(dryRun: false, force: false)
+            let dry = try run(dryRun: true, force: false)
+            // Each run's batch is listed from where it left it, refused or not, until the next run.
+            let dryBatch = try registry.batch(of: dry)
+            #expect(dryBatch.count == dry.radius.devices, "\(selector.description)")
+            let refused = try run(dryRun: false, force: false)
             #expect(dry.radius == refused.radius && dry.refusals == refused.refusals, "\(selector.description)")
+            #expect(try registry.batch(of: refused) == dryBatch, "\(selector.description)")
             #expect(!refused.refusals.isEmpty || refused.applied, "\(selector.description)")
             guard !refused.applied else { continue }
             #expect(try registry.log(batch: nil).count == 1, "a refused run commits nothing")
             let forced = try run(dryRun: false, force: true)
             #expect(forced.applied && forced.radius == dry.radius && forced.operations.count == dry.operations.count, "\(selector.description)")
+            #expect(try registry.batch(of: forced) == dryBatch, "\(selector.description)")
         }
     }
 
@@ -629,7 +642,7 @@ enum TestEngine: String, CaseIterable, CustomTestStringConvertible, Sendable {
                 let refused = try registry.revoke(over, reason: nil, now: now, dryRun: dryRun, allowing: [.usersWithoutDevice, .conversationsWithoutAdmin],
                                                   collectOperations: false, sizeLimit: .init(limit: limit))
                 #expect(!refused.applied && refused.refusals == [.tooLarge(devices: most + 1, active: active, limit: limit)])
-                #expect(refused.radius.activeDevices == active && refused.radius.batch.count == most + 1)
+                #expect(try refused.radius.activeDevices == active && registry.batch(of: refused).count == most + 1)
             }
             for wrong in [most, most + 2, 0] {
                 let refused = try registry.revoke(over, reason: nil, now: now, dryRun: false, allowing: .all, collectOperations: false,
@@ -640,7 +653,7 @@ enum TestEngine: String, CaseIterable, CustomTestStringConvertible, Sendable {
             let exact = try registry.revoke(.devices(Array(devices.prefix(most))), reason: nil, now: now, dryRun: false,
                                             allowing: [.usersWithoutDevice, .conversationsWithoutAdmin], collectOperations: false, sizeLimit: .init(limit: limit))
             #expect(exact.applied == (most > 0) && exact.refusals.isEmpty)
-            #expect(Set(exact.radius.batch.map(\.text)) == Set(devices.prefix(most).map { "\($0.0)#\($0.1)" }))
+            #expect(Set(try registry.batch(of: exact).map(\.text)) == Set(devices.prefix(most).map { "\($0.0)#\($0.1)" }))
             #expect(try DeviceRegistryTests().active(registry) == active - most)
         }
     }
@@ -695,5 +708,15 @@ enum TestEngine: String, CaseIterable, CustomTestStringConvertible, Sendable {
     @Test func aClosedPortCannotBeConnectedTo() throws {
         let failure = try #require(error { _ = try DeviceRegistry(location: .postgres(connection: "postgresql://127.0.0.1:1/chat?user=nobody"), access: .readOnly) })
         #expect(failure.code == .cannotConnect && failure.reason.hasPrefix("cannot connect to the registry 'postgresql://127.0.0.1:1/chat?user=nobody': "), "\(failure)")
+    }
+}
+
+extension DeviceRegistry {
+    /// A revocation's batch, read whole from where the revocation left it: for the small
+    /// registries of tests.
+    func batch(of result: RevocationResult) throws -> [DeviceReference] {
+        var devices: [DeviceReference] = []
+        try forEachBatchDevice(of: result) { devices.append($0) }
+        return devices
     }
 }

@@ -128,7 +128,7 @@ import Testing
         // Devices 0–4 last seen before the 5th at noon: users 0 and 1 keep devices 1 and 3; user 2 has device 5.
         let real = try registry.revoke(cutoff, reason: "stale", now: now, dryRun: false, allowing: [], collectOperations: false, keepLastDevice: true,
                                        sizeLimit: .init(expected: 3), batchID: "TICKET-1", by: RegistryOperator(name: "support-ana"))
-        #expect(real.applied && real.radius.batch.map(\.device) == [Self.device(0), Self.device(2), Self.device(4)])
+        #expect(try real.applied && registry.batch(of: real).map(\.device) == [Self.device(0), Self.device(2), Self.device(4)])
         #expect(try active(registry) == [1, 3, 5, 6, 7, 8, 9].map(Self.device))
         // The log has each device under the batch, and its chain names the operator.
         #expect(try registry.log(batch: "TICKET-1").map(\.deviceID) == [Self.device(0), Self.device(2), Self.device(4)])

@@ -12,6 +12,23 @@ import Testing
         #expect(try parse(#""\ud83d\ude00""#) == .string("😀"))
     }
 
+    /// An object written in pieces, its one array handed an element at a time (a registry
+    /// batch's devices), is the same bytes as the whole value serialized, pretty or compact,
+    /// with no element, one, or more than a piece holds.
+    @Test(arguments: [0, 1, 3, 2000]) func anObjectWrittenInPiecesIsTheWholeValuesBytes(count: Int) throws {
+        let elements = (0..<count).map { JSONValue.object([("userDid", .string("did:plc:u\($0)")), ("deviceId", .string("d\($0)\n\u{1}"))]) }
+        let before: [(key: String, value: JSONValue)] = [("batchId", .null), ("devices", .int(count)), ("nested", .object([("a", .array([.bool(true)]))]))]
+        let after: [(key: String, value: JSONValue)] = [("refusals", .array([])), ("last", .string("é"))]
+        for pretty in [true, false] {
+            let whole = JSONValue.object(before + [("batchDevices", .array(elements))] + after).serialized(pretty: pretty)
+            var pieces: [[UInt8]] = []
+            try JSONValue.writeObject(before + [("batchDevices", .null)] + after, streaming: "batchDevices", pretty: pretty,
+                                      elements: { element in for value in elements { try element(value) } }, to: { pieces.append($0) })
+            #expect(Array(pieces.joined()) == whole)
+            #expect(count < 1000 || pieces.count > 1, "a long array is written in more than one piece")
+        }
+    }
+
     @Test(arguments: [
         #"{"a":1,"a":2}"#, #"{"a":1,}"#, "[1,]", "01", "1.", "-", #""\ud83d""#, #""\x""#, "\"a\u{01}\"", "{} {}",
         "[" + String(repeating: "[", count: 70) + String(repeating: "]", count: 71), "tru", #"{"a" 1}"#, "\u{FF}",
