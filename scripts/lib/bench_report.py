@@ -107,6 +107,40 @@ def peak_memory(name):
     return {"ours_mib": ours, "peer_mib": peer}
 
 
+# Sizes (issue 48, item 5), in MB (10^6 bytes).
+SIZE_GOALS_MB = {"tool": 12, "package": 20, "image": 35}
+
+
+def sizes():
+    path = results_dir / "sizes.json"
+    return json.loads(path.read_text()) if path.exists() else None
+
+
+def megabytes(count):
+    return f"{count / 1e6:.1f} MB" if count is not None else "?"
+
+
+def add_sizes(name, data):
+    """Three rows: the tools stripped, the packages, the image; each beside Debian's age, restic
+    and rclone (their stripped binaries, their .debs)."""
+    peers = {peer: figures for peer, figures in data["peers"].items() if figures}
+    def beside(what):
+        shown = ", ".join(f"{peer} {figures['version']} {megabytes(figures[what])}" for peer, figures in peers.items())
+        return f" vs {shown}" if shown else " (the peers' packages could not be downloaded)"
+    tools, goal = data["tools"], SIZE_GOALS_MB["tool"]
+    add(name, "each tool's size, stripped (`strip`), vs Debian's age, restic and rclone binaries stripped the same way",
+        ", ".join(f"{tool} {megabytes(size)}" for tool, size in tools.items()) + beside("binary"),
+        f"each ≤ {goal} MB (issue 48)", max(tools.values()) <= goal * 1e6)
+    packages, goal = data["packages"], SIZE_GOALS_MB["package"]
+    add(name, "the Debian packages (`.deb`) vs Debian's age, restic and rclone packages",
+        ", ".join(f"{package} {megabytes(size)}" for package, size in packages.items()) + beside("package"),
+        f"each ≤ {goal} MB (issue 48)", bool(packages) and max(packages.values()) <= goal * 1e6 if packages else None)
+    image, goal = data["image"], SIZE_GOALS_MB["image"]
+    add(name, "the fleet image, compressed (scripts/image's archive; restic's and rclone's below)",
+        megabytes(image) if image is not None else "not built (scripts/image)", f"≤ {goal} MB (issue 48)",
+        image <= goal * 1e6 if image is not None else None)
+
+
 def rss(side):
     return f"{side['max_rss_mib']} MiB" if side and side["max_rss_mib"] is not None else "?"
 
@@ -118,9 +152,9 @@ if "peer_unflushed" not in previous["benchmarks"].get("migrate", {"peer_unflushe
 for name in [*SHEETS, *STARTUPS, "open-small", "open", "migrate", "migrate-loop", "s3-migrate", "census", "s3-census", "fleet-list",
              "fleet-shards", "fleet-check", "registry-small", "registry-since-small", "registry", "registry-since", "registry-pg-revoke-small",
              "registry-pg-revoke", "registry-pg-import", "registry-pg-latency", "registry-fm", "registry-fm-since", "registry-fm-pg",
-             "registry-fm-pg-since", "registry-memory", "registry-memory-10m", "plan"]:
+             "registry-fm-pg-since", "registry-memory", "registry-memory-10m", "plan", "sizes"]:
     data = (latency(name) if name == "registry-pg-latency" else load_migrate(results_dir) if name == "migrate"
-            else peak_memory(name) if name.startswith("registry-memory") else load(name))
+            else peak_memory(name) if name.startswith("registry-memory") else sizes() if name == "sizes" else load(name))
     if not data and name in previous["benchmarks"]:
         data = dict(previous["benchmarks"][name])
         data.setdefault("measured", previous["machine"].rsplit("; ", 1)[-1])
@@ -138,6 +172,10 @@ for name in [*SHEETS, *STARTUPS, "open-small", "open", "migrate", "migrate-loop"
             if quiet["p50_ms"] is not None and busy["p50_ms"] is not None else
             f"no registration committed ({quiet['error_count'] + busy['error_count']} errors: {(quiet['errors'] + busy['errors'])[:1]})",
             "reported", None)
+        continue
+    if name == "sizes":
+        record["benchmarks"][name] = data
+        add_sizes(name, data)
         continue
     if name.startswith("registry-memory"):
         record["benchmarks"][name] = data
