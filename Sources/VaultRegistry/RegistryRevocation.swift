@@ -15,6 +15,14 @@ extension DeviceRegistry {
         case notSeenSince(Timestamp)
         case signatureKeys([[UInt8]])
 
+        /// Whether it lists devices one by one (read into the database before the revocation).
+        var isList: Bool {
+            switch self {
+            case .devices, .deviceList: true
+            case .user, .notSeenSince, .signatureKeys: false
+            }
+        }
+
         /// How the log records it.
         public var description: String {
             switch self {
@@ -309,50 +317,47 @@ extension DeviceRegistry {
     public func revoke(_ selector: Selector, reason: String?, now: Timestamp, dryRun: Bool, allowing: Overrides,
                        collectOperations: Bool, keepLastDevice: Bool = false, sizeLimit: SizeLimit = SizeLimit(),
                        batchID: String = UUID().uuidString.lowercased(), by operatorInfo: RegistryOperator = .unnamed) throws -> RevocationResult {
+        try revoke(prepare(selector), reason: reason, now: now, dryRun: dryRun, allowing: allowing, collectOperations: collectOperations,
+                   keepLastDevice: keepLastDevice, sizeLimit: sizeLimit, batchID: batchID, by: operatorInfo)
+    }
+
+    /// A selector ready for ``revoke(_:reason:now:dryRun:allowing:collectOperations:keepLastDevice:sizeLimit:batchID:by:)``:
+    /// its ids as the device table holds them and its list, if it has one, read into the
+    /// registry's connection (valid until the next revocation on it).
+    public struct PreparedSelection: Sendable {
+        let selector: Selector
+        /// How many entries the list had, as the log records it.
+        let listed: Int?
+    }
+
+    /// Prepares a selector: an id the table cannot hold is refused, and a list is read into
+    /// the connection's temporary tables, in a transaction of its own, so that an entry that
+    /// cannot be read is refused before anything else is asked (a signer's key command), and
+    /// the transaction that changes the registry does not wait on the list: it holds SQLite's
+    /// write lock from its start (and PostgreSQL's revokers' lock), and a list read from a slow
+    /// pipe must not keep the app from writing meanwhile; nor is it read again when that
+    /// transaction is retried.
+    public func prepare(_ selector: Selector) throws -> PreparedSelection {
+        let selector = try canonical(selector), d = dialect, t = table
+        guard selector.isList else { return PreparedSelection(selector: selector, listed: nil) }
+        return PreparedSelection(selector: selector, listed: try transaction(writing: false) { db in (try Self.loadList(selector, db: db, dialect: d, table: t), true) })
+    }
+
+    public func revoke(_ prepared: PreparedSelection, reason: String?, now: Timestamp, dryRun: Bool, allowing: Overrides,
+                       collectOperations: Bool, keepLastDevice: Bool = false, sizeLimit: SizeLimit = SizeLimit(),
+                       batchID: String = UUID().uuidString.lowercased(), by operatorInfo: RegistryOperator = .unnamed) throws -> RevocationResult {
         // The rows and the batch's record are kept for good (append-only, chained).
         if let reason { try RecordedText.checkFreeText(reason, field: "the reason") }
         try RecordedText.checkFreeText(operatorInfo.name, field: "the operator")
         try RecordedText.checkFreeText(batchID, field: "the batch id")
-        let time = Self.timeText(now), d = dialect, t = table
-        let selector = try canonical(selector)
+        let time = Self.timeText(now), d = dialect, t = table, selector = prepared.selector
+        let logged = prepared.listed.map { "devices (\($0) listed)" } ?? selector.description
         let body = { (db: RegistrySession) throws -> (RevocationResult, commit: Bool) in
             if !dryRun, let serialize = d.serializeRevocations { try db.execute(serialize) }
-            // The batch's tables name the ids as Catbird does, in the type the device table has.
-            try db.execute("""
-                CREATE TEMP TABLE IF NOT EXISTS selected (user_did \(t.idType) NOT NULL, device_id \(t.idType) NOT NULL, is_active \(d.boolType) NOT NULL,
-                    PRIMARY KEY (user_did, device_id))\(d.tableSuffix);
-                CREATE TEMP TABLE IF NOT EXISTS batch (user_did \(t.idType) NOT NULL, device_id \(t.idType) NOT NULL,
-                    PRIMARY KEY (user_did, device_id))\(d.tableSuffix);
-                DELETE FROM selected; DELETE FROM batch;
-                """)
             var radius = BlastRadius()
-            // The rows are locked so that no membership is added to a device being revoked; a
-            // table without conversations has none to add (its UPDATE locks what it changes).
-            let locking = !dryRun && d.locksSelection && t.hasConversations ? " ORDER BY d.\(t.user), d.device_id FOR UPDATE OF d" : ""
-            radius.notFound = try Self.select(selector, locking: locking, db: db, dialect: d, table: t)
+            let (selectedCount, activeSelected) = try Self.fillBatch(selector, notFound: &radius.notFound, locking: !dryRun, keepLastDevice: keepLastDevice,
+                                                                     db: db, dialect: d, table: t)
             if radius.notFound > 0 { radius.unmatched = try Self.unmatched(selector, db: db, dialect: d, table: t) }
-            // The log names the selector as a list's length, counted as it was read.
-            var logged = selector.description
-            if case .deviceList = selector { logged = "devices (\(try db.int("SELECT count(*) FROM listed_entries")) listed)" }
-            // Only revokers change is_active, and they take turns: what the selection read holds.
-            try db.execute("INSERT INTO batch SELECT user_did, device_id FROM selected WHERE is_active")
-            if d.analyzesTemporaryTables { try db.execute("ANALYZE selected; ANALYZE batch") }
-            let selectedCount = try db.int("SELECT count(*) FROM selected")
-            let activeSelected = try db.int("SELECT count(*) FROM batch")
-            if keepLastDevice {
-                // Each user left with no active device keeps the one seen last.
-                try db.execute("""
-                    DELETE FROM batch WHERE (user_did, device_id) IN (
-                        SELECT user_did, device_id FROM (
-                            SELECT b.user_did, b.device_id, row_number() OVER (
-                                PARTITION BY b.user_did ORDER BY \(t.lastSignOfLife("d")) DESC, b.device_id\(t.idOrder)) AS place
-                            FROM batch b JOIN user_devices d ON d.\(t.user) = b.user_did AND d.device_id = b.device_id
-                            WHERE NOT EXISTS (
-                                SELECT 1 FROM user_devices o WHERE o.\(t.user) = b.user_did AND o.is_active
-                                AND NOT EXISTS (SELECT 1 FROM batch x WHERE x.user_did = o.\(t.user) AND x.device_id = o.device_id))) ranked
-                        WHERE place = 1)
-                    """)
-            }
             radius.devices = try db.int("SELECT count(*) FROM batch")
             radius.sparedLastDevices = activeSelected - radius.devices
             radius.alreadyRevoked = selectedCount - activeSelected
@@ -374,11 +379,8 @@ extension DeviceRegistry {
             // collected as they close, with no second pass over them, and a guard rail that
             // refuses rolls the change back. Its operations are written in the same sorted
             // pass over them that counts their conversations, and stored as they are written.
-            // The change is made under a savepoint, so that a refusal takes back the change
-            // and nothing else.
             let applied = !dryRun && early.isEmpty
             if applied {
-                try db.execute("SAVEPOINT registry_revoke_change")
                 try Self.apply(time: time, reason: reason, db: db, dialect: d, table: t)
                 let conversations = try Self.writeOperations(batchID: batchID, db: db, dialect: d)
                 try Self.measure(&radius, applied: true, conversations: conversations, db: db, dialect: d, table: t)
@@ -394,13 +396,11 @@ extension DeviceRegistry {
             }
             let operations = collectOperations ? try Self.removalOperations(db: db, dialect: d) : []
             guard !dryRun, refusals.isEmpty else {
-                // The registry is left as it was; the transaction still commits, so that the
-                // batch's temporary table outlives it for the report to list
-                // (``forEachBatchDevice(of:_:)``): temporary tables are all it changed.
-                if applied { try db.execute("ROLLBACK TO SAVEPOINT registry_revoke_change; RELEASE SAVEPOINT registry_revoke_change") }
-                return (RevocationResult(batchID: batchID, radius: radius, applied: false, refusals: refusals, operations: operations), true)
+                // A dry run commits what it wrote, its temporary tables, so that the batch
+                // outlives the transaction for the report to list (``forEachBatchDevice(of:_:)``);
+                // a refused run rolls everything back.
+                return (RevocationResult(batchID: batchID, radius: radius, applied: false, refusals: refusals, operations: operations), dryRun)
             }
-            try db.execute("RELEASE SAVEPOINT registry_revoke_change")
             try db.execute("""
                 INSERT INTO revocations (batch_id, revoked_at, user_did, device_id, reason, selector)
                 SELECT ?, ?, CAST(user_did AS TEXT), CAST(device_id AS TEXT), ?, ? FROM batch ORDER BY user_did\(t.idOrder), device_id\(t.idOrder)
@@ -408,9 +408,20 @@ extension DeviceRegistry {
             try Self.recordBatch(batchID, time: time, by: operatorInfo, db: db)
             return (RevocationResult(batchID: batchID, radius: radius, applied: true, refusals: [], operations: operations), true)
         }
-        // A dry run's transaction only reads the registry, and commits what it wrote to its
-        // temporary tables, as a refused run does.
-        return try transaction(writing: !dryRun, body)
+        // A dry run's transaction only reads the registry.
+        let result = try transaction(writing: !dryRun, body)
+        // A refused run's batch, rolled back with its change, is selected again from the
+        // registry it left as it was, for the report, by a transaction that changes nothing
+        // (committing the refused transaction's temporary tables would have written the
+        // registry's pages back, and waited for every reader to do it).
+        if !dryRun, !result.applied, result.radius.devices > 0 {
+            try transaction(writing: false) { db in
+                var notFound = 0
+                _ = try Self.fillBatch(selector, notFound: &notFound, locking: false, keepLastDevice: keepLastDevice, db: db, dialect: d, table: t)
+                return ((), true)
+            }
+        }
+        return result
     }
 
     /// The devices of a revocation's batch (``BlastRadius/devices`` of them), `(user_did,
@@ -439,7 +450,7 @@ extension DeviceRegistry {
         }
         switch selector {
         case .devices(let pairs): return .devices(try pairs.map { (try id($0.user, "user"), try id($0.device, "device")) })
-        case .deviceList: return selector  // each entry as it is read (``forEachListed(_:_:)``)
+        case .deviceList: return selector  // each entry as it is read (``forEachListed(_:table:_:)``)
         case .user(let user): return .user(try id(user, "user"))
         case .notSeenSince: return selector
         case .signatureKeys:
@@ -475,20 +486,7 @@ extension DeviceRegistry {
         }
         switch selector {
         case .devices, .deviceList:
-            // Each entry as listed, then each device once at its first place, compared by
-            // bytes as the database compares them (Swift's String equality would take "é" and
-            // "e" + U+0301 for one device and leave the second unrevoked): the list goes to the
-            // database as it is read, and is never held (it may be as long as the registry).
-            try db.execute("""
-                CREATE TEMP TABLE IF NOT EXISTS listed_entries (item INTEGER NOT NULL, user_did \(t.idType) NOT NULL, device_id \(t.idType) NOT NULL);
-                CREATE TEMP TABLE IF NOT EXISTS listed (item INTEGER NOT NULL, user_did \(t.idType) NOT NULL, device_id \(t.idType) NOT NULL);
-                DELETE FROM listed_entries; DELETE FROM listed;
-                """)
-            try db.load("listed_entries", columns: ["item", "user_did", "device_id"]) { add in
-                try forEachListed(selector, table: t) { item, user, device in try add([.int(item), .text(user), .text(device)]) }
-            }
-            try db.execute("INSERT INTO listed SELECT min(item), user_did, device_id FROM listed_entries GROUP BY user_did, device_id")
-            if d.analyzesTemporaryTables { try db.execute("ANALYZE listed") }
+            // The list is in `listed` already (``loadList(_:db:dialect:table:)``).
             try db.execute("""
                 INSERT INTO selected SELECT d.\(t.user), d.device_id, d.is_active FROM listed l
                 JOIN user_devices d ON d.\(t.user) = l.user_did AND d.device_id = l.device_id\(locking)
@@ -514,6 +512,63 @@ extension DeviceRegistry {
                 WHERE NOT EXISTS (SELECT 1 FROM user_devices d WHERE d.signature_public_key = k.key)
                 """)
         }
+    }
+
+    /// Loads a list of devices into `listed_entries`, each entry as listed, then `listed`, each
+    /// device once at its first place, compared by bytes as the database compares them (Swift's
+    /// String equality would take "é" and "e" + U+0301 for one device and leave the second
+    /// unrevoked): the list goes to the database as it is read, and is never held (it may be as
+    /// long as the registry). Returns how many entries it had.
+    private static func loadList(_ selector: Selector, db: RegistrySession, dialect d: RegistryDialect, table t: DeviceTable) throws -> Int {
+        try db.execute("""
+            CREATE TEMP TABLE IF NOT EXISTS listed_entries (item INTEGER NOT NULL, user_did \(t.idType) NOT NULL, device_id \(t.idType) NOT NULL);
+            CREATE TEMP TABLE IF NOT EXISTS listed (item INTEGER NOT NULL, user_did \(t.idType) NOT NULL, device_id \(t.idType) NOT NULL);
+            DELETE FROM listed_entries; DELETE FROM listed;
+            """)
+        try db.load("listed_entries", columns: ["item", "user_did", "device_id"]) { add in
+            try forEachListed(selector, table: t) { item, user, device in try add([.int(item), .text(user), .text(device)]) }
+        }
+        try db.execute("INSERT INTO listed SELECT min(item), user_did, device_id FROM listed_entries GROUP BY user_did, device_id")
+        if d.analyzesTemporaryTables { try db.execute("ANALYZE listed") }
+        return try db.int("SELECT count(*) FROM listed_entries")
+    }
+
+    /// Fills `selected` with the selector's devices and `batch` with those of them that are
+    /// active (less, with `keepLastDevice`, each user's last one), in tables that name the ids as
+    /// Catbird does, in the type the device table has. With `locking`, the rows are locked
+    /// (PostgreSQL) so that no membership is added to a device being revoked; a table without
+    /// conversations has none to add (its UPDATE locks what it changes). Returns how many
+    /// devices were selected and how many of them are active.
+    private static func fillBatch(_ selector: Selector, notFound: inout Int, locking: Bool, keepLastDevice: Bool, db: RegistrySession,
+                                  dialect d: RegistryDialect, table t: DeviceTable) throws -> (selected: Int, active: Int) {
+        try db.execute("""
+            CREATE TEMP TABLE IF NOT EXISTS selected (user_did \(t.idType) NOT NULL, device_id \(t.idType) NOT NULL, is_active \(d.boolType) NOT NULL,
+                PRIMARY KEY (user_did, device_id))\(d.tableSuffix);
+            CREATE TEMP TABLE IF NOT EXISTS batch (user_did \(t.idType) NOT NULL, device_id \(t.idType) NOT NULL,
+                PRIMARY KEY (user_did, device_id))\(d.tableSuffix);
+            DELETE FROM selected; DELETE FROM batch;
+            """)
+        let lockingClause = locking && d.locksSelection && t.hasConversations ? " ORDER BY d.\(t.user), d.device_id FOR UPDATE OF d" : ""
+        notFound = try select(selector, locking: lockingClause, db: db, dialect: d, table: t)
+        // Only revokers change is_active, and they take turns: what the selection read holds.
+        try db.execute("INSERT INTO batch SELECT user_did, device_id FROM selected WHERE is_active")
+        if d.analyzesTemporaryTables { try db.execute("ANALYZE selected; ANALYZE batch") }
+        let counts = (selected: try db.int("SELECT count(*) FROM selected"), active: try db.int("SELECT count(*) FROM batch"))
+        if keepLastDevice {
+            // Each user left with no active device keeps the one seen last.
+            try db.execute("""
+                DELETE FROM batch WHERE (user_did, device_id) IN (
+                    SELECT user_did, device_id FROM (
+                        SELECT b.user_did, b.device_id, row_number() OVER (
+                            PARTITION BY b.user_did ORDER BY \(t.lastSignOfLife("d")) DESC, b.device_id\(t.idOrder)) AS place
+                        FROM batch b JOIN user_devices d ON d.\(t.user) = b.user_did AND d.device_id = b.device_id
+                        WHERE NOT EXISTS (
+                            SELECT 1 FROM user_devices o WHERE o.\(t.user) = b.user_did AND o.is_active
+                            AND NOT EXISTS (SELECT 1 FROM batch x WHERE x.user_did = o.\(t.user) AND x.device_id = o.device_id))) ranked
+                    WHERE place = 1)
+                """)
+        }
+        return counts
     }
 
     /// The listed devices of a device selector, with their places, in the ids the device table

@@ -225,26 +225,37 @@ extension DeviceRegistry {
 
     /// The `mls.remove` operations a batch stored, as JSON Lines, exactly as `revoke` gave them,
     /// handed to `write` a stored row (up to ``operationsPerRow`` lines) at a time: a batch's
-    /// operations grow with the registry and are never all in memory.
+    /// operations grow with the registry and are never all in memory. They are read
+    /// ``operationRowsPerRead`` rows a transaction and written between transactions: a reader
+    /// of a SQLite registry keeps the app from writing, and the output may be a slow pipe.
+    /// (A batch's rows never change once written.)
     public func operations(batch: String, to write: (UnsafeRawBufferPointer) throws -> Void) throws {
         try require(conversations: "MLS operations")
         let d = dialect
-        try read { db in
-            guard try db.bool("SELECT count(*) FROM revocations WHERE batch_id = ?", [.text(batch)]) else {
-                throw VaultError.notInRegistry("batch '\(batch)'", registry: path)
+        var next = 0
+        while true {
+            let rows = try read { db in
+                if next == 0 {
+                    guard try db.bool("SELECT count(*) FROM revocations WHERE batch_id = ?", [.text(batch)]) else {
+                        throw VaultError.notInRegistry("batch '\(batch)'", registry: path)
+                    }
+                    guard try db.bool(d.tableExists, [.text("batch_operations")]) else {
+                        throw VaultError.operationsNotKept(batch: batch)
+                    }
+                }
+                return try db.rows("SELECT seq, operation FROM batch_operations WHERE batch_id = ? AND seq >= ? ORDER BY seq LIMIT ?",
+                                   [.text(batch), .int(next), .int(Self.operationRowsPerRead)])
             }
-            guard try db.bool(d.tableExists, [.text("batch_operations")]) else {
-                throw VaultError.operationsNotKept(batch: batch)
+            for row in rows {
+                try Array((row.text("operation") + "\n").utf8).withUnsafeBytes(write)
+                next = row.int("seq") + 1
             }
-            var lines: [UInt8] = []
-            try db.forEachRow("SELECT operation FROM batch_operations WHERE batch_id = ? ORDER BY seq", [.text(batch)]) { column in
-                lines.removeAll(keepingCapacity: true)
-                lines.append(contentsOf: column(0))
-                lines.append(0x0a)
-                try lines.withUnsafeBytes(write)
-            }
+            if rows.count < Self.operationRowsPerRead { return }
         }
     }
+
+    /// Rows of operations read in one transaction: 32 rows of 1,000 operations are about 3 MB.
+    static let operationRowsPerRead = 32
 
     /// All of a batch's operations at once, for what knows the batch is small (tests).
     func operations(batch: String) throws -> [UInt8] {

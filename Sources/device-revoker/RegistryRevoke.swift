@@ -308,14 +308,17 @@ extension Registry {
                                          writes: database.asOutput + (ops.map { [DeclaredOutput("--ops", $0, kind: .text)] } ?? []))
             let (given, placeGiven) = try selector()
             let sizeLimit = try sizeLimit
-            // Who runs it, recorded in the batch's record of the chained log (and signed by their key).
-            let runBy = RegistryOperator(name: operatorName ?? loginName(), signer: dryRun ? nil : try signer.load(diagnostics))
             let registry = try database.open(dryRun ? .readOnly : .readWrite)
-            if ops != nil, registry.schema != .catbird { throw VaultError.notInSchema("MLS operations to write (--ops)", registry.schema, registry: database.db) }
             // A name is looked up among the user's devices, and revoked by its ids.
             let named = try name.map { try registry.devices(named: $0, user: user ?? "") }
             let (selector, place) = named.map { (.devices($0.map { ($0.user, $0.device) }), { _ in "--name" }) } ?? (given, placeGiven)
-            let result = try registry.revoke(selector, reason: reason, now: now.time, dryRun: dryRun, allowing: allowing, collectOperations: false,
+            // A devices file is read now: a line that names no device is refused before anything
+            // else is asked (the signer's key command) or refused.
+            let prepared = try registry.prepare(selector)
+            if ops != nil, registry.schema != .catbird { throw VaultError.notInSchema("MLS operations to write (--ops)", registry.schema, registry: database.db) }
+            // Who runs it, recorded in the batch's record of the chained log (and signed by their key).
+            let runBy = RegistryOperator(name: operatorName ?? loginName(), signer: dryRun ? nil : try signer.load(diagnostics))
+            let result = try registry.revoke(prepared, reason: reason, now: now.time, dryRun: dryRun, allowing: allowing, collectOperations: false,
                                              keepLastDevice: keepLastDevice, sizeLimit: sizeLimit,
                                              batchID: batchId ?? UUID().uuidString.lowercased(), by: runBy)
             // The operations first, once the batch is committed: they are what the app must apply,

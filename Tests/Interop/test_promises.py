@@ -24,7 +24,7 @@ import pytest
 from mnemonic import Mnemonic
 
 from vaultref import Household, nip19_encode
-from workspace import BIN, FIXTURES, CORPUS, wait_until
+from workspace import BIN, FIXTURES, CORPUS, in_system_call, wait_until
 
 TOOLS = ["vault-tool", "recovery-sheet", "rotation-planner", "device-revoker", "device-link"]
 PARENT = Household(bytes(range(1, 33)))
@@ -283,12 +283,8 @@ BLOCKED = {
 
 
 def reading_standard_input(pid):
-    """Whether `pid` is in read(2) on descriptor 0 (its /proc syscall line: number 0, first argument 0)."""
-    try:
-        fields = Path(f"/proc/{pid}/syscall").read_text().split()
-    except OSError:
-        return False
-    return len(fields) > 1 and fields[0] == "0" and int(fields[1], 16) == 0
+    """Whether `pid` is in read(2) on descriptor 0."""
+    return in_system_call(pid, "read", 0)
 
 
 def unlimited_core():

@@ -5,7 +5,9 @@ recovery sheet, a code blob and its sheet, a device-link QR, a rotation plan, a 
 a batch manifest. Tests copy it and run the tools inside the copy.
 """
 import os
+import platform
 import shutil
+import sqlite3
 import subprocess
 import time
 from pathlib import Path
@@ -55,6 +57,43 @@ def wait_until(condition, what, timeout=300):
     while not condition():
         assert time.monotonic() < deadline, f"waited {timeout} s for {what}"
         time.sleep(0.01)
+
+
+def catbird_registry(path, devices):
+    """A Catbird registry of `devices` devices made by device-revoker and filled by SQL as
+    scripts/bench-registry fills it: five devices a user (did:plc:uU#dI, user U = I / 5), each
+    in five conversations of ten whose first member is the admin, last seen over the 1,000
+    days before 2026."""
+    made = subprocess.run([str(BIN / "device-revoker"), "registry", "init", "--db", str(path)], capture_output=True)
+    assert made.returncode == 0, made.stderr
+    with sqlite3.connect(path) as db:
+        db.executescript(f"""
+            WITH RECURSIVE n(i) AS (SELECT 0 UNION ALL SELECT i + 1 FROM n WHERE i < {devices} - 1)
+            INSERT INTO user_devices (user_did, device_id, device_mls_did, device_name, signature_public_key, key_packages_available,
+                                      last_seen, registered_at)
+            SELECT 'did:plc:u' || (i / 5), 'd' || i, 'did:plc:u' || (i / 5) || '#d' || i, 'Device ' || i, randomblob(32), 3,
+                   strftime('%Y-%m-%dT%H:%M:%SZ', '2026-01-01', '-' || ((i * 7919) % 1000) || ' days'), '2022-01-01T00:00:00Z' FROM n;
+            WITH RECURSIVE n(j) AS (SELECT 0 UNION ALL SELECT j + 1 FROM n WHERE j < {devices * 5} - 1),
+            picked(convo, k, device) AS (SELECT j / 10, j % 10, ((j / 10) * 10 + (j % 10) * 100003) % {devices} FROM n)
+            INSERT INTO members (convo_id, member_mls_did, user_did, device_id, joined_at, is_admin)
+            SELECT 'c' || convo, 'did:plc:u' || (device / 5) || '#d' || device, 'did:plc:u' || (device / 5), 'd' || device,
+                   '2024-01-01T00:00:00Z', k = 0 FROM picked;
+            """)
+    return path
+
+
+# System call numbers /proc/PID/syscall names, on the machines the suite is built for.
+SYSTEM_CALLS = {"x86_64": {"read": 0, "write": 1}, "aarch64": {"read": 63, "write": 64}}[platform.machine()]
+
+
+def in_system_call(pid, name, descriptor):
+    """Whether `pid` is blocked in system call `name` ("read", "write") on `descriptor`: its
+    /proc syscall line, the call's number and then its first argument."""
+    try:
+        fields = Path(f"/proc/{pid}/syscall").read_text().split()
+    except OSError:
+        return False
+    return len(fields) > 1 and fields[0] == str(SYSTEM_CALLS[name]) and int(fields[1], 16) == descriptor
 
 
 def make_template(folder):
