@@ -28,7 +28,7 @@ public struct SignerKeyOptions: ParsableArguments {
         }
         if let signerKeyFile {
             let contents = try InputFiles.readSecret(signerKeyFile, what: "signer key file", diagnostics: diagnostics)
-            return try SecretKey(parsing: contents, what: "signer key file '\(InputFiles.displayName(signerKeyFile))'")
+            return try SecretKey(parsing: contents, what: "signer key file \(InputFiles.quotedName(signerKeyFile))")
         }
         return nil
     }

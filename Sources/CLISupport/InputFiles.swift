@@ -15,6 +15,13 @@ public enum InputFiles {
         path == "-" ? "standard input" : path
     }
 
+    /// A path as a message names it: quoted, or standard input as words. Quoted, "standard
+    /// input" read as two words of the recovery-word list, and the redaction of quoted secrets
+    /// withheld it ("devices file (not shown: …) lists nothing").
+    public static func quotedName(_ path: String) -> String {
+        path == "-" ? "standard input" : "'\(path)'"
+    }
+
     /// Reads a whole public input (a vault, a JSON document), refusing one larger than `limit`
     /// (docs/conventions.md, "Limits") before holding more than that.
     public static func read(_ path: String, what: String, limit: Int = InputLimits.document) throws -> [UInt8] {
@@ -36,7 +43,7 @@ public enum InputFiles {
     public static func forEachLine(_ path: String, what: String, _ body: (Int, ArraySlice<UInt8>) throws -> Void) throws {
         let descriptor = try openForReading(path, what: what)
         defer { if path != "-" { close(descriptor) } }
-        var reader = LineReader(descriptor: descriptor, name: "\(what) '\(displayName(path))'")
+        var reader = LineReader(descriptor: descriptor, name: "\(what) \(InputFiles.quotedName(path))")
         while let line = try reader.next() {
             try body(reader.lineNumber, line)
         }
@@ -64,7 +71,7 @@ public enum InputFiles {
                 let count = Glibc.read(descriptor, buffer.baseAddress! + filled, buffer.count - filled)
                 if count < 0 {
                     if errno == EINTR { continue }
-                    throw ioError("could not read \(what) '\(displayName(path))'")
+                    throw ioError("could not read \(what) \(InputFiles.quotedName(path))")
                 }
                 if count == 0 { break }
                 filled += count
@@ -99,8 +106,8 @@ public func about<T>(_ label: String, _ path: String, _ body: () throws -> T) th
     do {
         return try body()
     } catch let error as VaultError {
-        let name = "\(label) '\(InputFiles.displayName(path))'"
-        guard !error.reason.contains("'\(InputFiles.displayName(path))'") else { throw error }
+        let name = "\(label) \(InputFiles.quotedName(path))"
+        guard !error.reason.contains(InputFiles.quotedName(path)) else { throw error }
         throw error.withContext(prefix: "\(name): ")
     }
 }

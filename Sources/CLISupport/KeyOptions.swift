@@ -122,13 +122,13 @@ public enum KeyFiles {
     /// Reads a parent key file (`nsec1…` or 64 hex).
     public static func parentKey(_ path: String, _ diagnostics: Diagnostics) throws -> SecretKey {
         let contents = try InputFiles.readSecret(path, what: "key file", diagnostics: diagnostics)
-        return try SecretKey(parsing: contents, what: "key file '\(InputFiles.displayName(path))'")
+        return try SecretKey(parsing: contents, what: "key file \(InputFiles.quotedName(path))")
     }
 
     /// Reads a vault-key file (64 hex).
     public static func vaultKey(_ path: String, _ diagnostics: Diagnostics) throws -> VaultKey {
         let contents = try InputFiles.readSecret(path, what: "vault-key file", diagnostics: diagnostics)
-        return try VaultKey(parsing: contents, what: "vault-key file '\(InputFiles.displayName(path))'")
+        return try VaultKey(parsing: contents, what: "vault-key file \(InputFiles.quotedName(path))")
     }
 }
 

@@ -44,7 +44,7 @@ extension Registry {
             _ = try CommandFiles(reads: inputs, writes: database.asOutput)
             let registry = try database.open(.readWrite)
             func source(_ path: String, _ what: String) -> DeviceRegistry.LineSource {
-                ("\(what) '\(InputFiles.displayName(path))'", { try InputFiles.forEachLine(path, what: what, $0) })
+                ("\(what) \(InputFiles.quotedName(path))", { try InputFiles.forEachLine(path, what: what, $0) })
             }
             // The report is written before the commit: one that is lost undoes the import.
             let counts = try registry.importRows(devices: devices.map { source($0, "devices file") },

@@ -161,7 +161,7 @@ extension Registry {
                     let pair = try Revoke.devicePair(text, place: "devices file line \(number)")
                     try entry(number, pair.user, pair.device)
                 }
-                guard entries > 0 else { throw VaultError.emptyList("devices file", InputFiles.displayName(path)) }
+                guard entries > 0 else { throw VaultError.emptyList("devices file", path) }
             }
         }
 
@@ -170,7 +170,7 @@ extension Registry {
         func listEntries(_ path: String, what: String) throws -> [(line: Int, text: String)] {
             let entries = try readNumberedList(path, what: what)
             guard !entries.isEmpty else {
-                throw VaultError.emptyList(what, InputFiles.displayName(path))
+                throw VaultError.emptyList(what, path)
             }
             return entries
         }

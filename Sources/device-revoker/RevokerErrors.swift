@@ -1,3 +1,4 @@
+import CLISupport
 import VaultCore
 
 /// What device-revoker refuses itself, beside the library's refusals (issue 44: one error model).
@@ -16,8 +17,8 @@ extension VaultError {
         VaultError(.unreadableListEntry, text, hint: hint, file: file, line: line)
     }
 
-    static func emptyList(_ what: String, _ name: String, file: String = #fileID, line: UInt = #line) -> VaultError {
-        VaultError(.emptyList, "\(what) '\(name)' lists nothing: it has only blank lines and comments".displaySafe,
+    static func emptyList(_ what: String, _ path: String, file: String = #fileID, line: UInt = #line) -> VaultError {
+        VaultError(.emptyList, "\(what) \(InputFiles.quotedName(path)) lists nothing: it has only blank lines and comments".displaySafe,
                    hint: "check that the file is the one meant and was written completely; nothing was changed", file: file, line: line)
     }
 

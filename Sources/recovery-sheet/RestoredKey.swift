@@ -63,10 +63,10 @@ struct ExpectedKeyOptions: ParsableArguments {
             do {
                 _ = try Vault.open(InputFiles.read(vault, what: "vault"), with: .parentKey(key))
             } catch let error as VaultError where error.code.category == .authentication {
-                throw VaultError.restoredAnotherKey(restored: restored.npub, expected: "the key of the vault '\(InputFiles.displayName(vault))' (\(error.reason))",
+                throw VaultError.restoredAnotherKey(restored: restored.npub, expected: "the key of the vault \(InputFiles.quotedName(vault)) (\(error.reason))",
                                                     hint: source.hint)
             }
-            diagnostics.note("public key: \(restored.npub); it opens the vault '\(InputFiles.displayName(vault))'")
+            diagnostics.note("public key: \(restored.npub); it opens the vault \(InputFiles.quotedName(vault))")
             return
         }
         diagnostics.note("public key: \(restored.npub)")

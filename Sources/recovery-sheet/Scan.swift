@@ -11,7 +11,7 @@ enum SheetReader {
         let payload = try QRPictures.singleQR(path, reads: { $0 == .recoveryKey || $0 == .other }, expected: "a recovery sheet", typedInstead: "type the 24 words (or the key) printed beside the code at the prompt: recovery-sheet words --decode -o restored.nsec (an encrypted key also needs --passphrase-file -)",
                                                   documents: IsolatedPDF.picture)
         do {
-            return try RecoverySheet.key(fromPayload: payload, name: "the QR code in '\(InputFiles.displayName(path))'") { try passphrase.read() }
+            return try RecoverySheet.key(fromPayload: payload, name: "the QR code in \(InputFiles.quotedName(path))") { try passphrase.read() }
         } catch let error as VaultError where error.code == .passphraseNeeded {
             throw error.withContext(hint: "pass --passphrase-file FILE")
         }

@@ -114,7 +114,7 @@ enum ShareReader {
     static func summary(_ combined: Combined, paths: [String]) -> String {
         let repeated = Set(combined.repeats.map(\.share))
         let named = combined.shares.enumerated().filter { !repeated.contains($0.offset + 1) }.map { sheetName($0.element) }
-        let repeats = combined.repeats.map { "'\(InputFiles.displayName(paths[$0.share - 1]))' is the same share as '\(InputFiles.displayName(paths[$0.sameAs - 1]))', counted once" }
+        let repeats = combined.repeats.map { "\(InputFiles.quotedName(paths[$0.share - 1])) is the same share as \(InputFiles.quotedName(paths[$0.sameAs - 1])), counted once" }
         return "\(named.count) shares of set \(combined.shares[0].identifier) (\(named.joined(separator: ", ")))"
             + (repeats.isEmpty ? "" : "; \(repeats.joined(separator: "; "))")
     }
@@ -130,7 +130,7 @@ enum ShareReader {
             return try body()
         } catch let problem as ShareProblem {
             let files = problem.shares.filter { paths.indices.contains($0 - 1) }
-                .map { "share \($0) is '\(InputFiles.displayName(paths[$0 - 1]))'" }
+                .map { "share \($0) is \(InputFiles.quotedName(paths[$0 - 1]))" }
             throw problem.vaultError.withContext(suffix: files.isEmpty ? "" : " (\(files.joined(separator: ", ")))", hint: hint(for: problem))
         }
     }

@@ -6,7 +6,7 @@ The app (Python's sqlite3, as the chat app writes) must be able to write while `
 for a reader of their operations; each tool is caught in the named system call (read on
 descriptor 0, write on descriptor 1, from /proc), never by a clock. A revoke refused by a guard
 rail while another connection reads answers at once, with its report, and leaves the file's
-bytes as they were.
+bytes as they were. A list on standard input is named as such in its refusals.
 """
 import hashlib
 import os
@@ -105,3 +105,14 @@ def test_a_refused_revoke_beside_a_reader_answers_at_once_and_changes_no_byte(tm
     listed = subprocess.run([DEVICE_REVOKER, "registry", "revoke", "--db", str(db), "--user", "did:plc:u0", "--reason", "lost", "--json",
                              "--now", NOW], capture_output=True, text=True)
     assert listed.returncode == 4 and '"deviceId": "d0"' in listed.stdout, "a refused run's JSON lists the batch it refused"
+
+
+def test_a_list_on_standard_input_that_lists_nothing_is_named_as_standard_input(tmp_path):
+    """Quoted, "standard input" read as two recovery words and was withheld as a secret."""
+    db = registry(tmp_path)
+    for text in [b"", b"# nothing today\n\n"]:
+        empty = subprocess.run([DEVICE_REVOKER, "registry", "revoke", "--db", str(db), "--devices-file", "-", "--reason", "lost", "--now", NOW],
+                               input=text, capture_output=True, text=False)
+        message = empty.stderr.decode()
+        assert empty.returncode == 2, message
+        assert "devices file standard input lists nothing" in message and "not shown" not in message, message
