@@ -43,7 +43,7 @@ from PIL import Image
 
 import vaultref
 from vaultref import Household, nip19_decode
-from workspace import BIN, FIXTURES, MEDICAL_USER, URL, make_template
+from workspace import BIN, FIXTURES, MEDICAL_USER, URL, make_template, peak_kib, timed
 
 TOOLS = ["vault-tool", "recovery-sheet", "rotation-planner", "device-revoker", "device-link"]
 NOW = "2026-01-01T00:00:00Z"
@@ -1066,12 +1066,9 @@ def measured(tool_name, arguments, folder, timeout=60):
     """Runs under /usr/bin/time -v and a 2 GiB address-space limit; returns the outcome and the
     peak resident memory in kB."""
     statistics = folder / ".time"
-    argv = ["/usr/bin/time", "-v", "-o", statistics, BIN / tool_name, *(arguments.split() if isinstance(arguments, str) else arguments)]
+    argv = timed([BIN / tool_name, *(arguments.split() if isinstance(arguments, str) else arguments)], statistics)
     result = execute(argv, folder, timeout=timeout, preexec_fn=limited_address_space)
-    text = statistics.read_text()
-    statistics.unlink()
-    peak = int(re.search(r"Maximum resident set size \(kbytes\): (\d+)", text).group(1))
-    return result, peak
+    return result, peak_kib(statistics)
 
 
 def test_the_memory_limit_lets_a_normal_run_work(workspace):

@@ -15,7 +15,7 @@ import shutil
 import sqlite3
 import subprocess
 
-from workspace import DEVICE_REVOKER, catbird_registry
+from workspace import DEVICE_REVOKER, catbird_registry, peak_kib, timed
 
 NOW = "2026-11-22T10:00:00Z"
 GOAL_KIB = 64 * 1024
@@ -33,11 +33,10 @@ def revoke(folder, db, *selector):
                          capture_output=True)
     assert dry.returncode == 0, dry.stderr
     statistics, ops = folder / "time.txt", folder / "ops.jsonl"
-    run = subprocess.run(["/usr/bin/time", "-v", "-o", str(statistics), DEVICE_REVOKER, "registry", "revoke", "--db", str(db), *selector,
-                          "--reason", "memory", "--force", "--ops", str(ops), "--now", NOW], capture_output=True)
+    run = subprocess.run(timed([DEVICE_REVOKER, "registry", "revoke", "--db", db, *selector, "--reason", "memory", "--force", "--ops", ops,
+                                "--now", NOW], statistics), capture_output=True)
     assert run.returncode == 0, run.stderr
-    peak = int(re.search(r"Maximum resident set size \(kbytes\): (\d+)", statistics.read_text()).group(1))
-    return run.stdout.decode(), json.loads(dry.stdout), ops.read_text().splitlines(), peak
+    return run.stdout.decode(), json.loads(dry.stdout), ops.read_text().splitlines(), peak_kib(statistics)
 
 
 def expected(db, batch):

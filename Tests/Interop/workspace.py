@@ -6,6 +6,7 @@ a batch manifest. Tests copy it and run the tools inside the copy.
 """
 import os
 import platform
+import re
 import shutil
 import sqlite3
 import subprocess
@@ -57,6 +58,18 @@ def wait_until(condition, what, timeout=300):
     while not condition():
         assert time.monotonic() < deadline, f"waited {timeout} s for {what}"
         time.sleep(0.01)
+
+
+def timed(argv, statistics):
+    """argv run under GNU time, which writes its figures to `statistics` (read by peak_kib)."""
+    return ["/usr/bin/time", "-v", "-o", str(statistics), *map(str, argv)]
+
+
+def peak_kib(statistics):
+    """The peak resident memory, in KiB, of the command `timed` ran; the figures are removed."""
+    text = Path(statistics).read_text()
+    Path(statistics).unlink()
+    return int(re.search(r"Maximum resident set size \(kbytes\): (\d+)", text).group(1))
 
 
 def catbird_registry(path, devices):
