@@ -302,6 +302,12 @@ extension Registry {
                 + Self.listed("conversations left with no active admin device", radius.conversationsLeftWithoutAdmin)).utf8))
         }
 
+        /// The refusal a run ends with, saying when its report could not be written.
+        func refusal(_ result: DeviceRegistry.RevocationResult, reportLost: String? = nil) -> VaultError {
+            let lost = reportLost.map { "; the report could not be written: \($0)" } ?? ""
+            return VaultError.revocationRefused(result.refusals.map(\.reason).joined(separator: "; ") + "; nothing was changed" + lost, hint: hint(for: result.refusals))
+        }
+
         func run() throws {
             let lists = [devicesFile.map { FileSet.Input("--devices-file", $0) }, signatureKeysFile.map { FileSet.Input("--signature-keys-file", $0) }]
             let files = try CommandFiles(reads: lists.compactMap { $0 } + signer.declaredInputs,
@@ -346,10 +352,12 @@ extension Registry {
                 let operations = ops.map { " and its operations are in \($0 == "-" ? "standard output" : $0)" } ?? ""
                 throw error.withContext(prefix: "batch \(result.batchID) is committed\(operations), but its report could not be written: ",
                                         hint: "see the batch with: device-revoker registry log \(ShellWord.option("--db", database.db, quoted: true)) \(ShellWord.option("--batch", result.batchID))")
+            } catch let error as VaultError where !result.refusals.isEmpty {
+                // The refusal is the outcome (exit 4), said on standard error whether or not the
+                // report got out: a closed pipe must not turn a guard rail into an I/O failure.
+                throw refusal(result, reportLost: error.reason)
             }
-            if !result.refusals.isEmpty {
-                throw VaultError.revocationRefused(result.refusals.map(\.reason).joined(separator: "; ") + "; nothing was changed", hint: hint(for: result.refusals))
-            }
+            if !result.refusals.isEmpty { throw refusal(result) }
             if dryRun {
                 if ops != nil { diagnostics.note("dry run: --ops was not written") }
             } else if !result.applied, ops != nil {

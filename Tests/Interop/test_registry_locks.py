@@ -116,3 +116,20 @@ def test_a_list_on_standard_input_that_lists_nothing_is_named_as_standard_input(
         message = empty.stderr.decode()
         assert empty.returncode == 2, message
         assert "devices file standard input lists nothing" in message and "not shown" not in message, message
+
+
+def test_a_refusal_whose_report_cannot_be_written_is_still_a_refusal(tmp_path):
+    """A closed pipe on standard output (the text report, the JSON report) leaves the refusal
+    its exit code 4 and its message, with the report's loss said beside it."""
+    db = registry(tmp_path)
+    before = hashlib.sha256(db.read_bytes()).hexdigest()
+    for form in [[], ["--json"]]:
+        reader, writer = os.pipe()
+        os.close(reader)
+        refused = subprocess.run([DEVICE_REVOKER, "registry", "revoke", "--db", str(db), "--user", "did:plc:u0", "--reason", "lost", *form,
+                                  "--now", NOW], stdout=writer, stderr=subprocess.PIPE, text=True, timeout=60)
+        os.close(writer)
+        assert refused.returncode == 4, refused.stderr
+        assert "left with no active device" in refused.stderr and "nothing was changed" in refused.stderr, refused.stderr
+        assert "the report could not be written" in refused.stderr, refused.stderr
+    assert hashlib.sha256(db.read_bytes()).hexdigest() == before
