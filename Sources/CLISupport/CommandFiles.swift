@@ -43,6 +43,19 @@ public struct DeclaredOutput: Sendable {
 
     public var displayName: String { path ?? "standard output" }
 
+    /// Whether `-` names standard output for this output: an option the user gave (`-o`, `--ops`),
+    /// not a file the tool names itself or a database changed in place.
+    public var mayBeStandardOutput = true
+
+    /// How a refusal of this output's file names it (``FileSet/refusalName(_:)``).
+    var refusalName: String { FileSet.refusalName(label) }
+
+    /// The next step when the file named is not one that may be written (a folder, a FIFO).
+    var refusalHint: String {
+        guard mayBeStandardOutput, !namedByTool, label.hasPrefix("-") else { return "name a regular file" }
+        return "name a regular file for \(label), or give \(label) - for standard output"
+    }
+
     /// A secret key restored from paper, words, shares or a code: always a new file, since the
     /// file at that name may be the family's current key (no --force: replacing it is a mv).
     public static func restoredKey(_ label: String, _ path: String?) -> DeclaredOutput {
@@ -109,7 +122,13 @@ public final class CommandFiles {
         var resolved: [(output: DeclaredOutput, location: OutputLocation)] = []
         for output in outputs {
             guard let path = output.path, !VaultLocation.isObject(path) else { continue }
-            let location = try OutputLocation(path, createFolders: output.createFolders, followLink: !output.namedByTool, secret: output.kind == .secret)
+            let location: OutputLocation
+            do {
+                location = try OutputLocation(path, createFolders: output.createFolders, followLink: !output.namedByTool, secret: output.kind == .secret,
+                                              what: output.refusalName)
+            } catch let error as VaultError where error.code == .unsafeOutput {
+                throw error.withContext(hint: output.refusalHint)
+            }
             locations[output.label] = location
             resolved.append((output, location))
         }

@@ -21,9 +21,9 @@ extension VaultError {
             : VaultError(.sameFile, "\(output) is the same file as \(other); two outputs cannot share a file", file: file, line: line)
     }
 
-    /// An output that may not be replaced, with why.
-    public static func refusedOutput(_ path: String, _ why: String, file: String = #fileID, line: UInt = #line) -> VaultError {
-        VaultError(.unsafeOutput, "output '\(path)' \(why); refusing to write to it", file: file, line: line)
+    /// An output that may not be replaced, with why; `what` is how the command names it.
+    public static func refusedOutput(_ path: String, _ why: String, what: String = "output", file: String = #fileID, line: UInt = #line) -> VaultError {
+        VaultError(.unsafeOutput, "\(what) '\(path)' \(why); refusing to write to it", file: file, line: line)
     }
 
     /// A secret key's output already exists. A restore never replaces a key file: the file there

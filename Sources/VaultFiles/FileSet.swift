@@ -5,6 +5,10 @@ import VaultCore
 /// another output, by any spelling, link or hard link. A command names all its files here
 /// before it writes anything; a clash refuses the whole command, naming both files.
 public enum FileSet {
+    /// How a refusal names an output: "output" for `-o`, else the label it was declared with
+    /// ("--ops 'ops' is a folder": the option that named it).
+    public static func refusalName(_ label: String) -> String { label == "-o" ? "output" : label }
+
     /// A file a command reads, with the label its user knows it by (an option, "manifest line 3").
     public struct Input: Sendable {
         public let label: String
@@ -69,9 +73,10 @@ extension FileSet {
             guard case .object(let name) = try VaultLocation(output.path) else { continue }
             let label = "\(output.label) '\(output.path)'"
             guard !output.secret else {
-                throw VaultError.refusedOutput(output.path, "would hold a secret, and objects in a bucket are not private files; write it to a local file")
+                throw VaultError.refusedOutput(output.path, "would hold a secret, and objects in a bucket are not private files; write it to a local file",
+                                               what: refusalName(output.label))
             }
-            guard !name.isPrefix else { throw VaultError.refusedOutput(output.path, "names a prefix, not an object") }
+            guard !name.isPrefix else { throw VaultError.refusedOutput(output.path, "names a prefix, not an object", what: refusalName(output.label)) }
             if let input = seen[name] { throw VaultError.sameFile(output: label, other: input, otherIsInput: true) }
             if let other = written[name] { throw VaultError.sameFile(output: label, other: other, otherIsInput: false) }
             written[name] = label

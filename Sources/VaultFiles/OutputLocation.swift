@@ -251,29 +251,30 @@ public final class OutputLocation: @unchecked Sendable {
 
     /// Resolves `path`. `createFolders` allows a folder that does not exist yet; without
     /// `followLink`, a symbolic link at `path` is refused (a name the tool chose itself).
-    /// `secret`: folders made for it are 0700.
-    public convenience init(_ path: String, createFolders: Bool = false, followLink: Bool = true, secret: Bool = false) throws {
+    /// `secret`: folders made for it are 0700. `what` names the output in a refusal ("output",
+    /// "--ops", "backup").
+    public convenience init(_ path: String, createFolders: Bool = false, followLink: Bool = true, secret: Bool = false, what: String = "output") throws {
         var target = path
         var info = stat()
         if lstat(path, &info) == 0, (info.st_mode & S_IFMT) == S_IFLNK {
-            guard followLink else { throw VaultError.refusedOutput(path, "is a symbolic link the tool would have to follow or replace") }
+            guard followLink else { throw VaultError.refusedOutput(path, "is a symbolic link the tool would have to follow or replace", what: what) }
             // stat follows the link even where realpath cannot name the end (/dev/stdout on a pipe).
-            guard stat(path, &info) == 0 else { throw VaultError.refusedOutput(path, "is a symbolic link to nothing") }
+            guard stat(path, &info) == 0 else { throw VaultError.refusedOutput(path, "is a symbolic link to nothing", what: what) }
             guard (info.st_mode & S_IFMT) == S_IFREG, let resolved = Self.realPath(path) else {
-                throw VaultError.refusedOutput(path, "is a symbolic link to \(Self.kindName(info.st_mode)), not to a regular file")
+                throw VaultError.refusedOutput(path, "is a symbolic link to \(Self.kindName(info.st_mode)), not to a regular file", what: what)
             }
             target = resolved
         }
         let (folderPath, name) = Self.split(target)
-        try self.init(path: path, name: name, in: OutputFolder(folderPath, create: createFolders, secret: secret))
+        try self.init(path: path, name: name, in: OutputFolder(folderPath, create: createFolders, secret: secret), what: what)
     }
 
     /// A file named `name` in an opened folder. A symbolic link already there is refused, not
     /// followed and not replaced: the tool did not resolve it, so it may have been planted in a
     /// shared output folder to redirect the write (issue 16).
-    public init(path: String, name: String, in folder: OutputFolder) throws {
+    public init(path: String, name: String, in folder: OutputFolder, what: String = "output") throws {
         guard !name.isEmpty, name != ".", name != "..", !name.utf8.contains(UInt8(ascii: "/")) else {
-            throw VaultError.refusedOutput(path, "names a folder, not a file")
+            throw VaultError.refusedOutput(path, "names a folder, not a file", what: what)
         }
         self.path = path
         self.folder = folder
@@ -289,10 +290,10 @@ public final class OutputLocation: @unchecked Sendable {
         if exists {
             let kind = info.st_mode & S_IFMT
             guard kind != S_IFLNK else {
-                throw VaultError.refusedOutput(path, "is a symbolic link the tool would have to follow or replace")
+                throw VaultError.refusedOutput(path, "is a symbolic link the tool would have to follow or replace", what: what)
             }
             guard kind == S_IFREG else {
-                throw VaultError.refusedOutput(path, "is \(Self.kindName(info.st_mode)), not a regular file")
+                throw VaultError.refusedOutput(path, "is \(Self.kindName(info.st_mode)), not a regular file", what: what)
             }
             identity = FileIdentity(device: UInt64(info.st_dev), inode: UInt64(info.st_ino), pendingName: nil)
             holdsKey = KeyHoldingFile.holdsKey(name, in: descriptor, size: Int(info.st_size))

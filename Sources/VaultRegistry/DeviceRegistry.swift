@@ -252,7 +252,14 @@ extension DeviceRegistry {
              WHERE EXISTS (SELECT 1 FROM import_devices t WHERE t.user_did = s.user_did AND t.signature_public_key = s.signature_public_key AND t.line < s.line)
              """, sameKey),
         ]
-        if !upsert {
+        if upsert {
+            // As Family Medical's: only a revoke revokes; the update below leaves is_active alone,
+            // so a row saying an active device is inactive was dropped without a word.
+            checks.append(("""
+                SELECT s.line FROM import_devices s JOIN user_devices d ON d.user_did = s.user_did AND d.device_id = s.device_id
+                WHERE d.is_active AND NOT s.is_active
+                """, { _ in .importWouldRevoke() }))
+        } else {
             checks.append(("SELECT s.line FROM import_devices s JOIN user_devices d ON d.user_did = s.user_did AND d.device_id = s.device_id",
                            { _ in .alreadyImported() }))
         }

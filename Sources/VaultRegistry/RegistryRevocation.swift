@@ -364,6 +364,9 @@ extension DeviceRegistry {
             // A list with entries the registry lacks is refused before any change, and measured
             // as a dry run is, so the report still shows the whole blast radius.
             let unmatchedRefusal = radius.unmatched.isEmpty || allowing.contains(.unmatched) ? nil : Refusal.unmatched(radius.unmatched.map(\.entry))
+            // Counted before the empty case too: a report of nothing to revoke still says how
+            // many devices are active (it said 0).
+            radius.activeDevices = try db.int("SELECT count(*) FROM user_devices WHERE is_active")
             guard radius.devices > 0 else {
                 return (RevocationResult(batchID: batchID, radius: radius, applied: false, refusals: unmatchedRefusal.map { [$0] } ?? [], operations: []), false)
             }
@@ -372,7 +375,6 @@ extension DeviceRegistry {
             if try db.bool("SELECT count(*) FROM revocations WHERE batch_id = ?", [.text(batchID)]) {
                 throw VaultError.batchIdTaken(batchID)
             }
-            radius.activeDevices = try db.int("SELECT count(*) FROM user_devices WHERE is_active")
             let early = [unmatchedRefusal, Self.sizeRefusal(radius, sizeLimit, allowing: allowing)].compactMap { $0 }
             // A dry run may write nothing, so it measures what the change would leave. A real run
             // makes the change first and measures what it left: the closed memberships are

@@ -94,7 +94,12 @@ struct Registry: ParsableCommand {
         /// The database as the output it is for commands that change it in place (a file only),
         /// with SQLite's side files, which such a command writes and deletes: no input may be one.
         var asOutput: [DeclaredOutput] {
-            (sqlitePath.map { [DeclaredOutput("--db", $0, kind: .text)] } ?? []) + sideFiles.map { DeclaredOutput($0.label, $0.path, kind: .text) }
+            let database = sqlitePath.map { path in
+                var output = DeclaredOutput("--db", path, kind: .text)
+                output.mayBeStandardOutput = false
+                return [output]
+            }
+            return (database ?? []) + sideFiles.map { DeclaredOutput($0.label, $0.path, kind: .text) }
         }
     }
 }

@@ -20,6 +20,7 @@ at device nodes made inside the workspace instead (as root; otherwise at /dev/nu
 user cannot replace). A guard checks /dev/null, /dev/full and /dev/stdout after every test.
 """
 import atexit
+import functools
 import hashlib
 import io
 import json
@@ -676,7 +677,46 @@ def test_sweep(workspace, fifos, writer, output, peer, kind):
     else:
         for name in (given_output, given_peer):
             assert name is None or name in named, f"the message does not name '{name}' (the output, and the file it would overwrite): {result}"
+    if peer is None and given_output is not None and kind != "both-stdout":
+        assert_refusal_names_the_option(writer, output, result)
     assert_unchanged(workspace, before, what=f"the refused run {writer.tool} {' '.join(argv)}")
+
+
+@functools.cache
+def value_options(command):
+    """The options of a command that take a value ("-o", "--ops"), from the tool's own help."""
+    tool_name, *path = command.split()
+    found = json.loads(subprocess.run([str(BIN / tool_name), "--experimental-dump-help"], capture_output=True, check=True, timeout=20).stdout)["command"]
+    for name in path:
+        found = next(sub for sub in found.get("subcommands") or [] if sub["commandName"] == name)
+    return {("-" if name["kind"] == "short" else "--") + name["name"] for argument in found.get("arguments") or []
+            if argument["kind"] == "option" for name in argument.get("names") or []}
+
+
+def slot_option(writer, slot):
+    """The option that names a slot in the writer's arguments ("-o", "--ops", "--db"), or None
+    for an argument (a flag such as --in-place before it is not its name)."""
+    tokens = writer.arguments.split()
+    index = next(i for i, token in enumerate(tokens) if re.search(r"\{(?:in|out|io|dir):" + slot + "=", token))
+    return tokens[index - 1] if index and tokens[index - 1] in value_options(writer.command) else None
+
+
+def assert_refusal_names_the_option(writer, output, result):
+    """A file that cannot be written (a folder, a FIFO, a device) is refused naming the option
+    that named it, and its hint names no other option: `--ops FOLDER` said "output 'FOLDER'"
+    and hinted "give - (or no -o)" (a hostile trial)."""
+    option = slot_option(writer, output)
+    if option is None:
+        return
+    message = result.stderr.decode(errors="replace")
+    error = next(line for line in message.splitlines() if ": error: " in line)
+    # Named by the option, or by what the file is to the command ("the journal"): not as an
+    # output like any other, which left a person guessing which of the command's files it was.
+    generic = re.search(r": error: output '", error) is not None
+    assert option in error or (option == "-o") == generic, f"the refusal does not say which file {option} names: {message}"
+    hints = [line for line in message.splitlines() if ": hint: " in line]
+    named = {match for hint in hints for match in re.findall(r"(?<![\w-])(-o\b|--[a-z][a-z0-9-]*)", hint)}
+    assert named <= {option}, f"the hint names {sorted(named - {option})}, not {option}: {message}"
 
 
 def test_the_sweep_is_big_enough():

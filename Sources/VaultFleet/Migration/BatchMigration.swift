@@ -98,7 +98,7 @@ public final class BatchMigration: Sendable {
         // not yet write (docs/fleet.md, "Schema 3").
         if target >= 3 { throw VaultError.fleetRunCannotWriteLogs(target) }
         folder = try OutputFolder(outDir, create: true)
-        try staging.checkFiles(manifestPath: manifestPath, journal: OutputLocation(journalPath, createFolders: true), folder: folder)
+        try staging.checkFiles(manifestPath: manifestPath, journal: OutputLocation(journalPath, createFolders: true, what: "the journal"), folder: folder)
         // Everything a typo could get wrong is checked before the journal exists: the target
         // (above), the manifest's lines, that each named file is there, and that the output
         // folder can be written or made. A mistake then costs nothing to correct.

@@ -134,11 +134,12 @@ final class ManifestStaging: Sendable {
                 }
                 try addOutput("the journal", journal)
                 for side in FileSet.databaseSideFiles(of: journal.path, owner: "the journal") {
-                    try addOutput(side.label, OutputLocation(side.path, createFolders: true))
+                    try addOutput(side.label, OutputLocation(side.path, createFolders: true, what: side.label))
                 }
                 try Self.forEachJob(in: db) { job in
                     try addOutput("the output of manifest line \(job.line)",
-                                  OutputLocation(path: job.output, name: OutputLocation.split(job.output).name, in: folder))
+                                  OutputLocation(path: job.output, name: OutputLocation.split(job.output).name, in: folder,
+                                                 what: "the output of manifest line \(job.line)"))
                 }
             }
         } catch let failure as SQLiteDatabase.Failure {

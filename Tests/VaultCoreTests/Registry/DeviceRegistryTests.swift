@@ -128,6 +128,14 @@ import VaultSQLite
         #expect(rows[0].optionalText("device_name") == nil && !rows[0].bool("is_active") && rows[0].optionalText("revocation_reason") == "lost")
         #expect(rows[1].optionalText("device_name") == "Renamed" && rows[1].optionalText("last_seen") == "2025-01-02T00:00:00Z")
         #expect(try path.read { try $0.int("SELECT count(*) FROM user_devices WHERE user_did = 'u9'") } == 1)
+        // A row saying an active device is inactive is refused, as Family Medical's is: an
+        // import never revokes (the update left is_active alone and said nothing).
+        let inactive = #"{"user_did": "u0", "device_id": "d1", "device_mls_did": "u0#d1", "signature_public_key": "0001", "is_active": false}"# + "\n"
+        let refusal = #expect(throws: VaultError.self) {
+            try registry.importRows(deviceLines: ("inactive.jsonl", Array(inactive.utf8)), memberLines: nil, now: now, upsert: true)
+        }
+        #expect(refusal?.reason.hasPrefix("inactive.jsonl line 1: is_active is false for a device the registry has active") == true)
+        #expect(try path.read { try $0.int("SELECT count(*) FROM user_devices WHERE device_id = 'd1' AND is_active") } == 1)
     }
 
     @Test(.needsServers, arguments: TestEngine.all) func keepLastDeviceSparesEachUsersMostRecentDevice(engine: TestEngine) throws {
@@ -173,6 +181,8 @@ import VaultSQLite
         #expect(first.applied && first.radius.devices == 2)
         let second = try registry.revoke(.user("u2"), reason: nil, now: now, dryRun: false, allowing: .all, collectOperations: false)
         #expect(!second.applied && second.radius.devices == 0 && second.radius.alreadyRevoked == 2)
+        // A report of nothing to revoke still counts the active devices (it said 0).
+        #expect(second.radius.activeDevices == 10)
         #expect(try registry.log(batch: nil).count == 2)
         #expect(try active(path) == 10)
     }
