@@ -21,11 +21,11 @@ public enum QRPictures {
                                 documents: DocumentReader? = nil) throws -> [UInt8] {
         let name = InputFiles.displayName(path)
         let bytes = try InputFiles.readImage(path)
-        let image = try documents?(bytes, name) ?? GrayImage(decoding: bytes, name: "the picture '\(name)'")
+        let image = try documents?(bytes, name) ?? GrayImage(decoding: bytes, name: "the picture \(FileNames.quoted(name))")
         let all = try QRScanner.scan(image)
         let payloads = all.filter { reads(PrintedCode.classify($0)) }
         if payloads.isEmpty, case let found = PrintedCode.mostTelling(all), found != .other {
-            throw VaultError.wrongKindOfCode(found, expected: expected, name: "'\(name)'").withContext(hint: commandReading(found).map { "read it with \($0)" })
+            throw VaultError.wrongKindOfCode(found, expected: expected, name: FileNames.quoted(name)).withContext(hint: commandReading(found).map { "read it with \($0)" })
         }
         guard let payload = payloads.first else {
             // A photo fails on light, angle and framing; a scan on resolution.
@@ -63,10 +63,10 @@ extension VaultError.Code {
 
 extension VaultError {
     static func noQRCode(in name: String, hint: String, file: String = #fileID, line: UInt = #line) -> VaultError {
-        VaultError(.noQRCode, "no QR code found in '\(name)'", hint: hint, file: file, line: line)
+        VaultError(.noQRCode, "no QR code found in \(FileNames.quoted(name))", hint: hint, file: file, line: line)
     }
 
     static func severalQRCodes(in name: String, count: Int, file: String = #fileID, line: UInt = #line) -> VaultError {
-        VaultError(.severalQRCodes, "'\(name)' holds \(count) different QR codes; expected one", hint: "crop the picture to the code", file: file, line: line)
+        VaultError(.severalQRCodes, "\(FileNames.quoted(name)) holds \(count) different QR codes; expected one", hint: "crop the picture to the code", file: file, line: line)
     }
 }

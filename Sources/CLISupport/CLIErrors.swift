@@ -37,7 +37,7 @@ extension VaultError {
     }
 
     static func notAKeyFileBySize(_ what: String, _ name: String, limit: Int, file: String = #fileID, line: UInt = #line) -> VaultError {
-        VaultError(.keyFileTooLarge, "\(what) '\(name)' is larger than \(limit) bytes; it is not a key file", file: file, line: line)
+        VaultError(.keyFileTooLarge, "\(what) \(FileNames.quoted(name)) is larger than \(limit) bytes; it is not a key file", file: file, line: line)
     }
 
     static func secretFromTerminalInput(_ what: String, file: String = #fileID, line: UInt = #line) -> VaultError {

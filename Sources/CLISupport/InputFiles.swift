@@ -11,16 +11,12 @@ public enum InputFiles {
     static let keyFileLimit = InputLimits.keyFile
 
     /// A display name for messages: the path, or "standard input".
-    public static func displayName(_ path: String) -> String {
-        path == "-" ? "standard input" : path
-    }
+    public static func displayName(_ path: String) -> String { FileNames.display(path) }
 
     /// A path as a message names it: quoted, or standard input as words. Quoted, "standard
     /// input" read as two words of the recovery-word list, and the redaction of quoted secrets
     /// withheld it ("devices file (not shown: …) lists nothing").
-    public static func quotedName(_ path: String) -> String {
-        path == "-" ? "standard input" : "'\(path)'"
-    }
+    public static func quotedName(_ path: String) -> String { FileNames.quoted(FileNames.display(path)) }
 
     /// Reads a whole public input (a vault, a JSON document), refusing one larger than `limit`
     /// (docs/conventions.md, "Limits") before holding more than that.

@@ -15,18 +15,18 @@ public enum BoundedRead {
             let count = chunk.withUnsafeMutableBytes { Glibc.read(descriptor, $0.baseAddress!, $0.count) }
             if count < 0 {
                 if errno == EINTR { continue }
-                throw AtomicFile.ioError("could not read \(what) '\(name)'")
+                throw AtomicFile.ioError("could not read \(what) \(FileNames.quoted(name))")
             }
             if count == 0 { return out }
             guard out.count + count <= limit else { throw VaultError.tooLarge(what: what, name: name, limit: limit) }
             out.append(contentsOf: chunk[0..<count])
             if lines {
                 while let newline = out[lineStart...].firstIndex(of: 0x0a) {
-                    guard newline - lineStart <= InputLimits.line else { throw LineBuffer.overlong(name: "\(what) '\(name)'", line: lineNumber) }
+                    guard newline - lineStart <= InputLimits.line else { throw LineBuffer.overlong(name: "\(what) \(FileNames.quoted(name))", line: lineNumber) }
                     lineStart = newline + 1
                     lineNumber += 1
                 }
-                guard out.count - lineStart <= InputLimits.line else { throw LineBuffer.overlong(name: "\(what) '\(name)'", line: lineNumber) }
+                guard out.count - lineStart <= InputLimits.line else { throw LineBuffer.overlong(name: "\(what) \(FileNames.quoted(name))", line: lineNumber) }
             }
         }
     }

@@ -452,7 +452,7 @@ extension DeviceRegistry {
     }
 
     private static func memberRow(_ reader: inout JSONObjectReader, now: Timestamp) throws -> [RegistryValue] {
-        let convo = try reader.text("convo_id"), member = try reader.text("member_mls_did")
+        let convo = try reader.id("convo_id", as: .conversation), member = try reader.text("member_mls_did")
         let user = try reader.id("user_did", as: .user), device = try reader.id("device_id", as: .device)
         let latest = Timestamp(seconds: now.seconds + clockSkewAllowed)
         let joined = try reader.pastTime("joined_at", latest: latest), left = try reader.pastTime("left_at", latest: latest)
@@ -477,7 +477,7 @@ extension JSONObjectReader {
         return value
     }
 
-    /// A user DID or device id the selectors can address (``DeviceRegistry/idProblem(_:as:)``).
+    /// A user DID, device id or conversation id the selectors can address (``DeviceRegistry/idProblem(_:as:)``).
     mutating func id(_ key: String, as kind: DeviceRegistry.IdKind) throws -> String {
         let value = try string(key)
         if let problem = DeviceRegistry.idProblem(value, as: kind) { throw invalid(key, problem) }
@@ -529,7 +529,7 @@ extension VaultError {
 
     /// An imported membership of a device (`user#device`) the registry does not have.
     static func importedDeviceNotInRegistry(_ device: String, file: String = #fileID, line: UInt = #line) -> VaultError {
-        VaultError(.notInRegistry, "the registry has no device \(device)", file: file, line: line)
+        VaultError(.notInRegistry, "the registry has no device \(QuotedInput(device))", file: file, line: line)
     }
 
     /// An imported open membership of a revoked device (`user#device`).

@@ -51,9 +51,10 @@ extension DeviceRegistry {
 
     /// The two ids a registry device is addressed by.
     public enum IdKind: Sendable {
-        case user, device
-
-        var column: String { self == .user ? "user_did" : "device_id" }
+        /// A conversation's id (`convo_id`): addressed by `members --convo`, and named in every
+        /// operation and plan, so held to the same rule (a hostile trial imported one holding
+        /// ESC, U+2028 and U+202E).
+        case user, device, conversation
     }
 
     /// Why `id` cannot be a registry user DID or device id, or nil when it can: the one rule
@@ -77,6 +78,11 @@ extension DeviceRegistry {
         // tenth of reading a large --devices-file).
         if id.unicodeScalars.contains(where: { $0.isASCII ? $0.value < 0x20 || $0.value == 0x7F : $0.properties.generalCategory == .control }) {
             return "contains a control character"
+        }
+        // Line and paragraph separators and invisible format characters (bidirectional
+        // controls, zero-width ones, the byte order mark): an id shown must read as what it is.
+        if id.unicodeScalars.contains(where: { !$0.isASCII && [.lineSeparator, .paragraphSeparator, .format].contains($0.properties.generalCategory) }) {
+            return "contains an invisible or line-breaking character"
         }
         if kind == .device, id.contains("#") { return "contains '#', which separates the user from the device in USER_DID#DEVICE_ID" }
         let listed = ListFile.entry(Array(id.utf8)[...])

@@ -19,7 +19,7 @@ extension DeviceRegistry {
         let d = dialect
         return try read { db in
             guard try db.bool("SELECT count(*) FROM members WHERE convo_id = ?", [.text(conversation)]) else {
-                throw VaultError.notInRegistry("conversation '\(conversation)'", registry: path)
+                throw VaultError.notInRegistry("conversation \(QuotedInput(conversation))", registry: path)
             }
             // One row per open membership, grouped here: the engines' string aggregates differ.
             let rows = try db.rows("""
@@ -70,7 +70,7 @@ extension DeviceRegistry {
         return try read { db in
             guard let row = try db.rows("SELECT device_mls_did, is_active, key_packages_available FROM user_devices WHERE user_did = ? AND device_id = ?",
                                         [.text(user), .text(device)]).first else {
-                throw VaultError.notInRegistry("device \(user)#\(device)", registry: path)
+                throw VaultError.notInRegistry("device \(QuotedInput("\(user)#\(device)"))", registry: path)
             }
             guard row.bool("is_active") else {
                 throw VaultError.revokedDeviceRejoins(user: user, device: device)
@@ -237,7 +237,7 @@ extension DeviceRegistry {
             let rows = try read { db in
                 if next == 0 {
                     guard try db.bool("SELECT count(*) FROM revocations WHERE batch_id = ?", [.text(batch)]) else {
-                        throw VaultError.notInRegistry("batch '\(batch)'", registry: path)
+                        throw VaultError.notInRegistry("batch \(QuotedInput(batch))", registry: path)
                     }
                     guard try db.bool(d.tableExists, [.text("batch_operations")]) else {
                         throw VaultError.operationsNotKept(batch: batch)
@@ -274,7 +274,7 @@ extension DeviceRegistry {
                          selector: row.text("selector"), reason: row.optionalText("reason"))
             }
         }
-        if let batch, entries.isEmpty { throw VaultError.notInRegistry("batch '\(batch)'", registry: path) }
+        if let batch, entries.isEmpty { throw VaultError.notInRegistry("batch \(QuotedInput(batch))", registry: path) }
         return entries
     }
 }

@@ -285,7 +285,8 @@ extension Registry {
             let refused = !result.refusals.isEmpty
             let head = refused && radius.devices == 0 ? "refused" : radius.devices == 0 ? "nothing to revoke" : refused ? (dryRun ? "dry run: refused, the real run would be too" : "refused")
                 : dryRun ? "dry run: would revoke" : result.applied ? "revoked (batch \(result.batchID))" : "refused"
-            try emit(Array((head + "\n" + table.render(indent: "  ")).utf8))
+            // The head names the batch id as given (--batch-id): escaped like every other cell.
+            try emit(Array((head.displaySafe + "\n" + table.render(indent: "  ")).utf8))
             if !refused, radius.devices > 0 {
                 var lines = Array("\(dryRun ? "would revoke" : "revoked"):\n".utf8)
                 try registry.forEachBatchDevice(of: result) { device in

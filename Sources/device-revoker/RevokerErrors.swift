@@ -23,7 +23,7 @@ extension VaultError {
     }
 
     static func emptyDevicesFile(_ name: String, file: String = #fileID, line: UInt = #line) -> VaultError {
-        VaultError(.emptyList, "devices file '\(name)' lists no device", file: file, line: line)
+        VaultError(.emptyList, "devices file \(FileNames.quoted(name)) lists no device", file: file, line: line)
     }
 
     /// `reasons`: every guard rail tripped, as this tool words them.

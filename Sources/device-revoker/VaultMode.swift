@@ -127,7 +127,7 @@ struct VaultMode: ParsableCommand {
                                               ignoreUnknown: ignoreUnknown, now: now.time)
         let plan = VaultRevocation.plan(opened.document, options: options)
         for id in plan.alreadyRevoked { diagnostics.note("device '\(id)' is already revoked; nothing to do for it") }
-        if ignoreUnknown, plan.refusals.isEmpty { for id in plan.unknown { diagnostics.warning("no device matches '\(id)'; skipped (--ignore-unknown)") } }
+        if ignoreUnknown, plan.refusals.isEmpty { for id in plan.unknown { diagnostics.warning("no device matches \(id); skipped (--ignore-unknown)") } }
         if reason != nil, opened.document.version < 2 {
             let key = self.access.keyFile.map { ShellWord.option("--key-file", $0, quoted: true) }
                 ?? ShellWord.option("--vault-key-file", self.access.vaultKeyFile ?? "FILE", quoted: true)
@@ -190,14 +190,14 @@ struct VaultMode: ParsableCommand {
         case .unknownDevices(let ids):
             // Skipping is offered only when something else matched: when nothing did, the name
             // is mistyped, and skipping it would change nothing.
-            ids.map { id in "no device matches '\(id)'" + (plan.closest[id].map { $0.isEmpty ? "" : "; closest: \($0.joined(separator: ", "))" } ?? "") }
+            ids.map { id in "no device matches \(id)" + (plan.closest[id].map { $0.isEmpty ? "" : "; closest: \($0.joined(separator: ", "))" } ?? "") }
                 .joined(separator: "; ") + (plan.revoke.isEmpty && plan.alreadyRevoked.isEmpty ? "" : " (or pass --ignore-unknown to skip unknown ids)")
         case .ambiguousDevice: "\(refusal.reason); give the whole id"
         case .partOfNames: "\(refusal.reason); give a device's whole name or its id"
         case .dateInTheFuture(let date, let now): "--not-seen-since \(date) is after now (\(now)); every device was last seen before it"
-        case .promotedDeviceDoesNotStay(let id): "--promote '\(id)' is not an active device that stays"
+        case .promotedDeviceDoesNotStay(let id): "--promote \(id) is not an active device that stays"
         case .primaryNeedsSuccessor(let primary): "'\(primary)' is the primary device; name the new primary with --promote ID"
-        case .promotionWithoutPrimary(let id): "--promote '\(id)' given, but the primary device is not being revoked"
+        case .promotionWithoutPrimary(let id): "--promote \(id) given, but the primary device is not being revoked"
         case .wouldRevokeEveryActiveDevice: "\(refusal.reason) (pass --allow-empty to go ahead)"
         }
     }
@@ -210,7 +210,7 @@ struct VaultMode: ParsableCommand {
         text += "group removals: \(plan.removals.count) in \(counted(groups.count, "group"))\(groups.isEmpty ? "" : ": " + groups.joined(separator: ", "))".displaySafe + "\n"
         if let primary = plan.newPrimary { text += "new primary: \(primary)".displaySafe + "\n" }
         if !plan.alreadyRevoked.isEmpty { text += "already revoked: \(plan.alreadyRevoked.joined(separator: ", "))".displaySafe + "\n" }
-        if !plan.unknown.isEmpty { text += "unknown ids: \(plan.unknown.joined(separator: ", "))".displaySafe + "\n" }
+        if !plan.unknown.isEmpty { text += "unknown ids: \(plan.unknown.map { $0.shown ?? $0.description }.joined(separator: ", "))".displaySafe + "\n" }
         text += plan.refusals.isEmpty ? "no guard rail would trip\n" : plan.refusals.map { "would be refused: \(Self.describe($0, plan))".displaySafe + "\n" }.joined()
         return text
     }
@@ -230,7 +230,7 @@ struct VaultMode: ParsableCommand {
             ("groups", .array(plan.groups.map { .object([("mlsGroupId", .string($0.id)), ("groupName", .string($0.name))]) })),
             ("newPrimary", plan.newPrimary.map(JSONValue.string) ?? .null),
             ("alreadyRevoked", .array(plan.alreadyRevoked.map(JSONValue.string))),
-            ("unknown", .array(plan.unknown.map(JSONValue.string))),
+            ("unknown", .array(plan.unknown.map { .string($0.reported) })),
             ("refusals", .array(plan.refusals.map { .object([("kind", .string($0.kind)), ("message", .string(Self.describe($0, plan)))]) })),
         ]
         if let written { fields.append(("revision", written.revision.map(JSONValue.int) ?? .null)) }

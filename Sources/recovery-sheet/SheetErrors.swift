@@ -33,7 +33,7 @@ extension VaultError {
     }
 
     static func neitherPictureNorWords(_ name: String, file: String = #fileID, line: UInt = #line) -> VaultError {
-        VaultError(.neitherPictureNorWords, "'\(name)' is neither a PNG nor a JPEG picture, nor a file of share words",
+        VaultError(.neitherPictureNorWords, "\(FileNames.quoted(name)) is neither a PNG nor a JPEG picture, nor a file of share words",
                    hint: "save the photo as JPEG (on a phone: share it as JPEG, or take a screenshot), or give - in its place and type the share's words at the prompt",
                    file: file, line: line)
     }
@@ -56,7 +56,7 @@ extension VaultError {
     }
 
     static func emptyPassphraseFile(_ name: String, file: String = #fileID, line: UInt = #line) -> VaultError {
-        VaultError(.emptyPassphraseFile, "passphrase file '\(name)' is empty", file: file, line: line)
+        VaultError(.emptyPassphraseFile, "passphrase file \(FileNames.quoted(name)) is empty", file: file, line: line)
     }
 
     static func noWording(for language: String, languages: [String], file: String = #fileID, line: UInt = #line) -> VaultError {
@@ -73,7 +73,7 @@ extension VaultError {
     }
 
     static func shareWithoutCheckCode(_ name: String, file: String = #fileID, line: UInt = #line) -> VaultError {
-        VaultError(.shareWithoutCheckCode, "'\(name)' has no check code (a typed share has none)",
+        VaultError(.shareWithoutCheckCode, "\(FileNames.quoted(name)) has no check code (a typed share has none)",
                    hint: "check a share sheet's picture, or verify enough shares together with --shares", file: file, line: line)
     }
 }

@@ -1391,6 +1391,20 @@ def test_finding_9_every_standard_input_works_in_a_pipeline(workspace, key):
     assert_unchanged(workspace, before, what="a pipeline", writes=writes.get(key[0], ()))
 
 
+@pytest.mark.parametrize("content", [b"", b"\x00" * 5_000_000], ids=["empty", "five-megabytes-of-zeros"])
+@pytest.mark.parametrize("key", list(STDIN), ids=[f"{c.replace(' ', '-')}:{n}" for c, n in STDIN])
+def test_every_standard_input_is_named_as_such_when_refused(workspace, key, content):
+    """Every input read from '-', refused (empty, or far too large), is named "standard input",
+    unquoted: quoted, its two words read as a file's name, and as two recovery words the
+    redaction withheld ("words file (not shown: …)"). Each factory that names a file renders
+    it through one function (FileNames.quoted), so none of them can quote it."""
+    arguments, _, _ = STDIN[key]
+    result = tool(key[0].split()[0], arguments, workspace, stdin=content)
+    message = result.stderr.decode(errors="replace")
+    assert result.returncode != 0, f"{key}: {content[:8]!r}… on standard input was accepted: {result}"
+    assert "'standard input'" not in message and "not shown" not in message, f"{key}: {message}"
+
+
 # MARK: Finding 10: terminal escapes in messages
 
 EVIL = "\u001b[31mevil\u202e\u2066x\u0007"

@@ -294,6 +294,10 @@ HOSTILE = [
     ("user_did", "#did:plc:x", "user_did starts with '#'"),
     ("user_did", "did:plc:x\u2003", "user_did starts or ends with white space"),
     ("user_did", "did:plc:\x7fx", "user_did contains a control character"),
+    # Shown in every plan and report: nothing that breaks a line or turns text around.
+    ("device_id", "ip\u2028ad", "device_id contains an invisible or line-breaking character"),
+    ("user_did", "did:plc:\u202ex", "user_did contains an invisible or line-breaking character"),
+    ("device_id", "ip\u200bad", "device_id contains an invisible or line-breaking character"),
     ("key_packages_available", -1, "key_packages_available is negative"),
     ("key_packages_available", 2**31, "key_packages_available is larger than 2147483647"),
     ("revoked_at", "2025-01-01T00:00:00Z", "revoked_at is set on an active device"),
@@ -323,6 +327,9 @@ def test_import_refuses_what_the_selectors_cannot_address_or_cannot_be_true(regi
 
 @pytest.mark.parametrize("field,value,says", [
     ("device_id", "a#b", "device_id contains '#'"), ("user_did", " did:plc:x", "user_did starts or ends with white space"),
+    # A conversation's id is held to the ids' rule (it held ESC, U+2028 and U+202E).
+    ("convo_id", "c\x1b[2J", "convo_id contains a control character"), ("convo_id", "c\u2028x", "convo_id contains an invisible or line-breaking character"),
+    ("convo_id", "c\u202ex", "convo_id contains an invisible or line-breaking character"), ("convo_id", "", "convo_id is empty"),
     ("left_at", "2024-01-01T00:00:00Z", "left_at is before joined_at"), ("joined_at", "2205-01-01T00:00:00Z", "joined_at is in the future"),
 ])
 def test_import_refuses_such_memberships_too(registry, tmp_path, field, value, says):
@@ -433,3 +440,18 @@ def test_a_committed_batchs_hint_is_a_command_the_shell_reads_back(tmp_path):
     seen = subprocess.run(["/bin/sh", "-c", command.replace("device-revoker", shlex.quote(DEVICE_REVOKER), 1)], cwd=tmp_path,
                           capture_output=True, text=True, stdin=subprocess.DEVNULL)
     assert seen.returncode == 0 and "did:plc:a#d1" in seen.stdout, seen.stderr
+
+
+def test_a_batch_id_is_shown_escaped_in_the_revoke_summary(registry, tmp_path):
+    """--batch-id is kept as given, and shown like every other untrusted text: the summary's
+    first line printed it raw ("revoked (batch T-1<U+202E><U+2028><ESC>[2J…)": a cleared screen,
+    text turned around), where `registry log` escaped it (a hostile trial)."""
+    devices = random_registry(registry, tmp_path, 41, users=8)
+    active = next(d for d in devices if d.get("is_active", True))
+    batch = "T-1\u202e\u2028\x1b[2Jx"
+    result = tool("revoke", "--db", registry.db, "--device", f"{active['user_did']}#{active['device_id']}", "--force", "--ops", str(tmp_path / "ops.jsonl"),
+                  "--batch-id", batch, "--now", NOW)
+    assert result.returncode == 0, result.stderr
+    for stream in (result.stdout, result.stderr):
+        assert not any(c in stream for c in "\x1b\u202e\u2028"), repr(stream)
+    assert "revoked (batch T-1\\u{202e}\\u{2028}\\u{1b}[2Jx)" in result.stdout, result.stdout

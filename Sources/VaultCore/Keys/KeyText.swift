@@ -19,7 +19,42 @@ package enum KeyText {
     }
 
     private static func holdsKeyAsWritten(_ text: UnsafeRawBufferPointer) -> Bool {
-        holdsBech32Key(text) || anyLine(text, isHexKey) || hexKeyAcrossLines(text) || allListWords(text)
+        holdsBech32Key(text) || anyLine(text, isHexKey) || hexKeyAcrossLines(text) || allListWords(text) || isQuotedHexAlone(text)
+    }
+
+    /// Text an input quotes back may hold a key glued to an id (`did:plc:josh#<64 hex>`,
+    /// `user@<64 hex>`), where no file would: any 64 hex digits in a row that stand apart from
+    /// other letters and digits count, whatever is around them, but a path's. For ``QuotedInput`` only: a file
+    /// of public keys (an operations file, a report) is no key file.
+    package static func holdsKeyOrHexRun(_ text: UnsafeRawBufferPointer) -> Bool {
+        holdsKey(text) || holdsHexRun(text)
+    }
+
+    private static func holdsHexRun(_ text: UnsafeRawBufferPointer) -> Bool {
+        var run = 0
+        for index in 0...text.count {
+            if index < text.count, isHexDigit(text[index]) {
+                run += 1
+                continue
+            }
+            // The run ends here; it counts when it is 64 long and nothing alphanumeric is on
+            // either side of it, and it is no folder's name (`vaults/<household id>.vault`, a
+            // storage path, which the messages about a vault must show).
+            if run == 64, index == text.count || !isWordCharacter(text[index]),
+               index - run == 0 || !(isWordCharacter(text[index - run - 1]) || text[index - run - 1] == 0x2f) { return true }
+            run = 0
+        }
+        return false
+    }
+
+    /// A file that is nothing but one JSON string of 64 hex digits (`jq .vaultKey > file`
+    /// saves a key so): a key, though a quoted hex among others is a public key.
+    private static func isQuotedHexAlone(_ text: UnsafeRawBufferPointer) -> Bool {
+        var body = text[...]
+        while let first = body.first, [0x20, 0x09, 0x0a, 0x0d].contains(first) { body = body.dropFirst() }
+        while let last = body.last, [0x20, 0x09, 0x0a, 0x0d].contains(last) { body = body.dropLast() }
+        guard body.count == 66, body.first == 0x22, body.last == 0x22 else { return false }
+        return body.dropFirst().dropLast().allSatisfy(isHexDigit)
     }
 
     /// 64 hex digits written a group a line (`fold -w4`, `fold -w8`): consecutive lines that
@@ -185,7 +220,7 @@ package enum KeyText {
                 let code = UnsafeRawBufferPointer(rebasing: after.prefix(while: { $0 != 0x23 && $0 != 0x2f }))
                 let alone = !before.contains(0x22) && !code.contains(0x22) && !before.contains(where: isWordCharacter)
                     && !code.contains(where: isWordCharacter) && !code.contains(0x2c) && !code.contains(0x2d)
-                if alone || nearestWordNamesASecret(before) { return true }
+                if alone || (labelVerdict(before) ?? nearestWordNamesASecret(before)) { return true }
                 index = end
                 continue
             }
@@ -198,10 +233,45 @@ package enum KeyText {
 
     private static func isAssigning(_ byte: UInt8) -> Bool {
         switch byte {
-        case 0x20, 0x09, 0x3d, 0x3a, 0x22, 0x27, 0x28, 0x5b, 0x5d, 0x7b, 0x2c, 0x3e, 0x2e: true  // space, tab, = : " ' ( [ ] { , > .
+        // space, tab, = : " ' ( ) [ ] { , > . # (`private key (hex): …`, `key #1: …`)
+        case 0x20, 0x09, 0x3d, 0x3a, 0x22, 0x27, 0x28, 0x29, 0x5b, 0x5d, 0x7b, 0x2c, 0x3e, 0x2e, 0x23: true
         default: false
         }
     }
+
+    /// What a line `LABEL: <hex>` or `LABEL = <hex>` says of its value, its label read whole
+    /// from the line's start, whatever the words' order or language: secret when a word names
+    /// a secret (`clave de la bóveda: …`, `Schlüssel: …`, `private key (hex): …`), public when
+    /// one names something public (`public key (hex): …`, `key id: …`); nil when the label
+    /// says neither, or the line is not of that form (JSON, a sentence), for the nearest word
+    /// to decide (``nearestWordNamesASecret(_:)``).
+    private static func labelVerdict(_ before: UnsafeRawBufferPointer) -> Bool? {
+        var end = before.count
+        while end > 0, [0x20, 0x09, 0x22, 0x27].contains(before[end - 1]) { end -= 1 }
+        guard end > 0, before[end - 1] == 0x3a || before[end - 1] == 0x3d else { return nil }
+        let label = before[..<(end - 1)]
+        guard !label.contains(0x22), !label.contains(0x2f), !label.contains(0x7b), label.count <= 64 else { return nil }
+        let words = label.split(whereSeparator: { !isLabelCharacter($0) || $0 == 0x5f }).map { String(decoding: $0, as: UTF8.self).lowercased() }
+        if words.contains(where: { publicWords.contains($0) || labelPublicWords.contains($0) }) || (words.last.map(publicLastWords.contains) ?? false) {
+            return false
+        }
+        return words.contains(where: { secretWords.contains($0) || labelSecretWords.contains($0) }) ? true : nil
+    }
+
+    /// A label's letters: ASCII ones and digits, and any byte of a UTF-8 letter beyond ASCII.
+    private static func isLabelCharacter(_ byte: UInt8) -> Bool { isWordCharacter(byte) || byte >= 0x80 }
+
+    /// Words that name a secret in the languages the sheets are printed in and their
+    /// neighbours', for a label read whole (``labelNamesASecret(_:)``).
+    private static let labelSecretWords: Set<String> = [
+        "clave", "llave", "privada", "privado", "secreta", "secreto", "contraseña", "semilla",  // es
+        "schlüssel", "privat", "privater", "geheim", "geheimer", "passwort", "kennwort",  // de
+        "clé", "cle", "privée", "privee", "secrète", "secrete", "passe",  // fr
+        "chiave", "privata", "segreta", "chave", "senha",  // it, pt
+    ]
+    /// Words that make a labelled value public whatever else the label says.
+    private static let labelPublicWords: Set<String> = ["pública", "publica", "público", "publico", "öffentlich", "öffentlicher", "publique",
+                                                        "identificador", "huella"]
 
     /// Whether the last word of `before` that says something of a value (not `bytes`,
     /// `fromhex`) names a secret.

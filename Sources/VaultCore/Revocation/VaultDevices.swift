@@ -151,7 +151,7 @@ public enum VaultDevices {
         case .device(let device): return device
         case .refused(let refusal): throw VaultError.deviceNotNamed(refusal.reason)
         case nil:
-            throw VaultError.deviceNotNamed(VaultRevocation.Refusal.unknownDevices([typed]).reason
+            throw VaultError.deviceNotNamed(VaultRevocation.Refusal.unknownDevices([QuotedInput(typed)]).reason
                 + "; closest: " + VaultRevocation.closestDevices(to: typed, in: document.devices).joined(separator: ", "))
         }
     }

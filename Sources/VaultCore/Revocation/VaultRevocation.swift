@@ -63,23 +63,26 @@ public enum VaultRevocation {
     }
 
     /// A guard rail the revocation trips, with what tripped it. The tools word it and name the
-    /// option that overrides it; ``reason`` names none.
+    /// option that overrides it; ``reason`` names none. What support typed is kept as a
+    /// ``QuotedInput``: a key given as a device (a devices file that is the parent's key) is
+    /// withheld in every report that quotes it, text, JSON or error alike (a hostile trial: the
+    /// report on standard output printed it whole while the error was redacted).
     public enum Refusal: Hashable, Sendable {
         /// Listed devices the vault does not have.
-        case unknownDevices([String])
+        case unknownDevices([QuotedInput])
         /// A name or prefix that matches several devices: active ones first.
-        case ambiguousDevice(String, candidates: [Candidate])
+        case ambiguousDevice(QuotedInput, candidates: [Candidate])
         /// Text that is no device's whole name or id, only part of these devices' names ("room"
         /// for "Bedroom iPad"): a device is revoked only when named whole (issue 37).
-        case partOfNames(String, candidates: [Candidate])
+        case partOfNames(QuotedInput, candidates: [Candidate])
         /// A "not seen since" date after now: every device was last seen before it.
         case dateInTheFuture(Timestamp, now: Timestamp)
         /// The device named as the new primary is not an active device that stays.
-        case promotedDeviceDoesNotStay(String)
+        case promotedDeviceDoesNotStay(QuotedInput)
         /// The primary device is revoked while other devices stay, and no new primary is named.
         case primaryNeedsSuccessor(primary: String)
         /// A new primary is named, but the primary device is not being revoked.
-        case promotionWithoutPrimary(String)
+        case promotionWithoutPrimary(QuotedInput)
         /// Every active device would be revoked: the household would have to restore from paper.
         case wouldRevokeEveryActiveDevice
 
@@ -99,16 +102,16 @@ public enum VaultRevocation {
 
         public var reason: String {
             switch self {
-            case .unknownDevices(let ids): "the vault has no device \(ids.map { "'\($0)'" }.joined(separator: ", "))"
+            case .unknownDevices(let ids): "the vault has no device \(ids.map(\.description).joined(separator: ", "))"
             case .ambiguousDevice(let typed, let candidates):
-                "'\(typed)' matches \(candidates.count) devices: " + candidates.map(\.listed).joined(separator: "; ")
+                "\(typed) matches \(candidates.count) devices: " + candidates.map(\.listed).joined(separator: "; ")
             case .partOfNames(let typed, let candidates):
-                "'\(typed)' is not the whole name of any device, only part of \(candidates.count == 1 ? "the name of" : "the names of \(candidates.count) devices"): "
+                "\(typed) is not the whole name of any device, only part of \(candidates.count == 1 ? "the name of" : "the names of \(candidates.count) devices"): "
                     + candidates.map(\.listed).joined(separator: "; ")
             case .dateInTheFuture(let date, let now): "\(date) is after now (\(now)): every device was last seen before it"
-            case .promotedDeviceDoesNotStay(let id): "'\(id)', named as the new primary, is not an active device that stays"
+            case .promotedDeviceDoesNotStay(let id): "\(id), named as the new primary, is not an active device that stays"
             case .primaryNeedsSuccessor(let primary): "'\(primary)' is the primary device, and no new primary is named"
-            case .promotionWithoutPrimary(let id): "'\(id)' is named as the new primary, but the primary device is not being revoked"
+            case .promotionWithoutPrimary(let id): "\(id) is named as the new primary, but the primary device is not being revoked"
             case .wouldRevokeEveryActiveDevice: "this revokes every active device; the household would then have to recover from its recovery sheet"
             }
         }
@@ -118,9 +121,9 @@ public enum VaultRevocation {
     public struct Plan: Sendable {
         public let revoke: [DeviceRecord]
         public let alreadyRevoked: [String]
-        public let unknown: [String]
+        public let unknown: [QuotedInput]
         /// For each unknown device, the devices closest to what was typed, as "name (id)".
-        public let closest: [String: [String]]
+        public let closest: [QuotedInput: [String]]
         public let removals: [Removal]
         public let newPrimary: String?
         /// The guard rails it trips; empty when it may go ahead.
@@ -132,7 +135,8 @@ public enum VaultRevocation {
     }
 
     public static func plan(_ document: VaultDocument, options: Options) -> Plan {
-        var unknown: [String] = []
+        var unknown: [QuotedInput] = []
+        var unknownTexts: Set<String> = []  // each once, by what was typed (two withheld lines may quote alike)
         var chosen: [DeviceRecord] = []
         var ambiguous: [Refusal] = []
         switch options.selector {
@@ -141,7 +145,7 @@ public enum VaultRevocation {
                 switch selection(text, in: document.devices) {
                 case .device(let device): if !chosen.contains(device) { chosen.append(device) }
                 case .refused(let refusal): if !ambiguous.contains(refusal) { ambiguous.append(refusal) }
-                case .none: if !unknown.contains(text) { unknown.append(text) }
+                case .none: if unknownTexts.insert(text).inserted { unknown.append(QuotedInput(text)) }
                 }
             }
         case .notSeenSince(let time):
@@ -157,7 +161,7 @@ public enum VaultRevocation {
             switch selection(typed, in: document.devices) {
             case .device(let keep): chosen = document.devices.filter { $0.deviceId != keep.deviceId }
             case .refused(let refusal): ambiguous.append(refusal)
-            case .none: unknown.append(typed)
+            case .none: unknown.append(QuotedInput(typed))
             }
         }
         let alreadyRevoked = chosen.filter { $0.status == .revoked }.map(\.deviceId)
@@ -186,13 +190,13 @@ public enum VaultRevocation {
                 if remaining.contains(where: { $0.deviceId == promote }) {
                     newPrimary = promote
                 } else {
-                    refusals.append(.promotedDeviceDoesNotStay(promote))
+                    refusals.append(.promotedDeviceDoesNotStay(QuotedInput(options.promote ?? promote)))
                 }
             } else if !remaining.isEmpty {
                 refusals.append(.primaryNeedsSuccessor(primary: primary.deviceId))
             }
         } else if let promote = promoted {
-            refusals.append(.promotionWithoutPrimary(promote))
+            refusals.append(.promotionWithoutPrimary(QuotedInput(options.promote ?? promote)))
         }
         if !revoke.isEmpty, remaining.isEmpty, !options.allowEmpty {
             refusals.append(.wouldRevokeEveryActiveDevice)
@@ -205,7 +209,7 @@ public enum VaultRevocation {
                 if let deviceId = revokedKeys[member] { removals.append(Removal(group: group.mlsGroupId, groupName: group.groupName, member: member, deviceId: deviceId)) }
             }
         }
-        let closest = Dictionary(unknown.map { ($0, closestDevices(to: $0, in: document.devices)) }, uniquingKeysWith: { first, _ in first })
+        let closest = Dictionary(unknown.map { ($0, $0.shown.map { closestDevices(to: $0, in: document.devices) } ?? []) }, uniquingKeysWith: { first, _ in first })
         return Plan(revoke: revoke, alreadyRevoked: alreadyRevoked, unknown: unknown, closest: closest, removals: removals,
                     newPrimary: newPrimary, refusals: refusals)
     }
@@ -222,12 +226,12 @@ public enum VaultRevocation {
     /// heard in part must not revoke the one device it happens to be part of (issue 37).
     static func selection(_ typed: String, in devices: [DeviceRecord]) -> Selection? {
         let matches = matching(typed, in: devices)
-        if matches.count > 1 { return .refused(.ambiguousDevice(typed, candidates: Candidate.listing(matches))) }
+        if matches.count > 1 { return .refused(.ambiguousDevice(QuotedInput(typed), candidates: Candidate.listing(matches))) }
         if let device = matches.first { return .device(device) }
         let fragment = folded(typed)
         guard fragment.count >= 3 else { return nil }
         let containing = devices.filter { folded($0.deviceName).contains(fragment) }
-        return containing.isEmpty ? nil : .refused(.partOfNames(typed, candidates: Candidate.listing(containing)))
+        return containing.isEmpty ? nil : .refused(.partOfNames(QuotedInput(typed), candidates: Candidate.listing(containing)))
     }
 
     /// Every device `typed` names whole: its id, any case; its whole name, any case and spacing;

@@ -22,7 +22,7 @@ public struct QuotedInput: CustomStringConvertible, Sendable, Hashable {
     public init(_ text: String) {
         var bytes = Array(text.utf8)
         defer { bytes.zeroize() }
-        let whole = bytes.withUnsafeBytes { KeyText.holdsKey($0) }
+        let whole = bytes.withUnsafeBytes { KeyText.holdsKeyOrHexRun($0) }
         if whole || bytes.withUnsafeBytes({ KeyText.isListWordsOnly($0) }) {
             shown = nil
             fingerprint = whole ? Hex.encode(Array(SHA256.hash(bytes).prefix(4))) : nil

@@ -147,7 +147,7 @@ extension VaultError.Code {
 extension VaultError {
     /// An input past its documented limit.
     public static func tooLarge(what: String, name: String, limit: Int, file: String = #fileID, line: UInt = #line) -> VaultError {
-        VaultError(.tooLarge, "\(what) '\(name)' is larger than \(InputLimits.describe(bytes: limit)), the most a \(what) may be", file: file, line: line)
+        VaultError(.tooLarge, "\(what) \(FileNames.quoted(name)) is larger than \(InputLimits.describe(bytes: limit)), the most a \(what) may be", file: file, line: line)
     }
 
     /// A number outside its range.

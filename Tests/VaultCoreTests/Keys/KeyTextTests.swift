@@ -23,10 +23,16 @@ import Testing
         "legal winner thank year wave sausage worth useful legal winner thank yellow.",
         "My recovery words are legal winner thank year wave sausage worth useful legal winner thank yellow, keep them safe!",
         "Words: Legal, winner; thank year wave sausage worth useful legal winner thank yellow.",
+        // A hostile trial's (issue 44): a label in another language, with a non-ASCII letter,
+        // with "(hex)" or "#1" before its colon; a key saved by `jq .vaultKey > file`.
+        "clave privada: \(hex)", "clave de la bóveda: \(hex)", "Schlüssel: \(hex)", "private key (hex): \(hex)", "key(hex): \(hex)",
+        "key #1: \(hex)", "\"\(hex)\"\n", "mot de passe = \(hex)",
     ])
     func aKeyInAnySpellingIsFound(_ text: String) {
         #expect(Self.holds(text))
-        // Saved as UTF-16 too, either byte order, with or without its byte order mark.
+        // Saved as UTF-16 too, either byte order, with or without its byte order mark (an
+        // ASCII text: read without its zero bytes, a letter beyond ASCII is no longer UTF-8).
+        guard text.utf8.allSatisfy({ $0 < 0x80 }) else { return }
         for encoded in [Self.utf16LittleEndianWithMark(text), Self.utf16BigEndian(text)] {
             #expect(encoded.withUnsafeBytes { KeyText.holdsKey($0) }, "UTF-16: \(text)")
         }
@@ -60,9 +66,11 @@ import Testing
         "legal winner thank year wave sausage worth useful legal winner thank — kept for the game", "{\"pubkeys\":[\"\(hex)\"]}", "subkeys: [\(hex)]",
         "device '0A9B8C7D-6E5F-4A3B-2C1D-0E9F8A7B6C5D' '0A9B8C7D-6E5F-4A3B-2C1D-0E9F8A7B6C5D'", "0A9B8C7D-6E5F-4A3B-2C1D-0E9F8A7B6C5D 0A9B8C7D-6E5F-4A3B-2C1D-0E9F8A7B6C5D",
         String(hex.prefix(32)) + "\n" + String(hex.suffix(32)) + "\n", Self.groups(of: 4, joinedBy: "\n") + "\nbeef\n", "ff00ff\n00ff00\nabcdef\n",
+        "clave pública: \(hex)", "public key (hex): \(hex)", "key id: \(hex)", "\"\(hex)\",\n\"\(hex)\"\n",
     ])
     func publicTextIsNot(_ text: String) {
         #expect(!Self.holds(text))
+        guard text.utf8.allSatisfy({ $0 < 0x80 }) else { return }
         #expect(!Self.utf16LittleEndianWithMark(text).withUnsafeBytes { KeyText.holdsKey($0) }, "UTF-16: \(text)")
     }
 

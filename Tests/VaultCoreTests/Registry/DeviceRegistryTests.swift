@@ -92,7 +92,7 @@ import VaultSQLite
         let fine = member("c9", "u1", "d2"), missing = member("c9", "u8", "d99"), revoked = member("c9", "u0", "d0")
         #expect(code([fine, missing, revoked]) == .notInRegistry && code([fine, revoked, missing]) == .revokedDeviceJoins)
         #expect(VaultError.Code.revokedDeviceJoins.category == .refused)
-        #expect(refusal([fine, missing, revoked]) == "m.jsonl line 2: the registry has no device u8#d99")
+        #expect(refusal([fine, missing, revoked]) == "m.jsonl line 2: the registry has no device 'u8#d99'")
         #expect(refusal([fine, revoked, missing]) == "m.jsonl line 2: device u0#d0 is revoked; it cannot join a conversation")
         // A closed membership of a revoked device breaks no rule; an open one does.
         #expect(refusal([member("c8", "u0", "d0", left: true), fine, revoked]) == "m.jsonl line 3: device u0#d0 is revoked; it cannot join a conversation")
@@ -435,13 +435,14 @@ import VaultSQLite
         // text has no NUL), DEL, and UTF-8 of two, three and four bytes.
         let odd = "q\"b\\s/" + String(String.UnicodeScalarView((1..<0x20).map { Unicode.Scalar(UInt8($0)) })) + "\u{7f} é\u{2028}😀"
         func json(_ text: String) -> String { String(decoding: JSONValue.string(text).serialized(pretty: false), as: UTF8.self) }
-        // A user DID holds no control character (DeviceRegistry.idProblem): it has the rest.
-        let plain = String(odd.unicodeScalars.filter { $0.properties.generalCategory != .control })
+        // A user DID or conversation id holds no control, line-breaking or invisible character
+        // (DeviceRegistry.idProblem): it has the rest; a member's MLS DID has them all.
+        let plain = String(odd.unicodeScalars.filter { ![.control, .lineSeparator, .paragraphSeparator, .format].contains($0.properties.generalCategory) })
         let user = json("u" + plain), member = json("m" + odd)
         // The device's own MLS DID is its user's and id (seed 003); a member's may hold anything.
         let devices = #"{"user_did": \#(user), "device_id": "d0", "device_mls_did": \#(json("u" + plain + "#d0")), "signature_public_key": "01"}"# + "\n"
             + #"{"user_did": \#(user), "device_id": "d1", "device_mls_did": \#(json("u" + plain + "#d1")), "signature_public_key": "02"}"# + "\n"
-        let members = #"{"convo_id": \#(json("c" + odd)), "member_mls_did": \#(member), "user_did": \#(user), "device_id": "d0"}"# + "\n"
+        let members = #"{"convo_id": \#(json("c" + plain)), "member_mls_did": \#(member), "user_did": \#(user), "device_id": "d0"}"# + "\n"
             + #"{"convo_id": "plain", "member_mls_did": \#(member), "user_did": \#(user), "device_id": "d0"}"# + "\n"
         _ = try registry.importRows(deviceLines: ("d", Array(devices.utf8)), memberLines: ("m", Array(members.utf8)), now: now)
         let result = try registry.revoke(.devices([("u" + plain, "d0")]), reason: nil, now: now, dryRun: false, allowing: .all,
@@ -459,7 +460,7 @@ import VaultSQLite
         let registry = try DeviceRegistry(location: engine.newLocation(), access: .create)
         func json(_ text: String) -> String { String(decoding: JSONValue.string(text).serialized(pretty: false), as: UTF8.self) }
         let devices = (0..<3).map { #"{"user_did": "u", "device_id": "d\#($0)", "device_mls_did": "u#d\#($0)", "signature_public_key": "0\#($0)"}"# + "\n" }.joined()
-        let members = [("c", 0), ("c", 1), ("cc", 0), ("c\u{1}", 1)].map { convo, device in
+        let members = [("c", 0), ("c", 1), ("cc", 0), ("c!", 1)].map { convo, device in
             #"{"convo_id": \#(json(convo)), "member_mls_did": "m\#(device)", "user_did": "u", "device_id": "d\#(device)"}"# + "\n"
         }.joined()
         _ = try registry.importRows(deviceLines: ("d", Array(devices.utf8)), memberLines: ("m", Array(members.utf8)), now: now)

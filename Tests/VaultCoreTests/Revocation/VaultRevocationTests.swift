@@ -87,10 +87,15 @@ import Testing
         func refusals(_ options: VaultRevocation.Options) -> [VaultRevocation.Refusal] { VaultRevocation.plan(document, options: options).refusals }
 
         #expect(refusals(options(.devices([primary.deviceId]))) == [.primaryNeedsSuccessor(primary: primary.deviceId)])
-        #expect(refusals(options(.devices([primary.deviceId]), promote: primary.deviceId)) == [.promotedDeviceDoesNotStay(primary.deviceId)])
+        #expect(refusals(options(.devices([primary.deviceId]), promote: primary.deviceId)) == [.promotedDeviceDoesNotStay(QuotedInput(primary.deviceId))])
         #expect(refusals(options(.devices([primary.deviceId]), promote: other.deviceId)).isEmpty)
-        #expect(refusals(options(.devices([other.deviceId]), promote: other.deviceId)) == [.promotionWithoutPrimary(other.deviceId)])
+        #expect(refusals(options(.devices([other.deviceId]), promote: other.deviceId)) == [.promotionWithoutPrimary(QuotedInput(other.deviceId))])
         #expect(refusals(options(.devices(["no-such-device"]))) == [.unknownDevices(["no-such-device"])])
+        // A key typed as a device is withheld wherever the refusal is quoted (a devices file
+        // that was the parent's key printed it whole in the report on standard output).
+        let nsec = String(decoding: try SecretKey.generate().nsec().withUnsafeBytes { Array($0) }, as: UTF8.self)
+        let quoted = VaultRevocation.plan(document, options: options(.devices([nsec])))
+        #expect(quoted.unknown.allSatisfy(\.isWithheld) && quoted.refusals.allSatisfy { !$0.reason.contains(nsec) && !$0.reason.contains(String(nsec.dropFirst(5).prefix(12))) })
         var ignoring = options(.devices(["no-such-device", other.deviceId]))
         ignoring.ignoreUnknown = true
         #expect(refusals(ignoring).isEmpty)
@@ -174,7 +179,7 @@ import Testing
         }
         // Part of the name: refused, listing the device (and any other the text is part of).
         let fragment = randomCase("de s\u{E9}jour")
-        #expect(plan(fragment).revoke.isEmpty && plan(fragment).refusals == [.partOfNames(fragment, candidates: [
+        #expect(plan(fragment).revoke.isEmpty && plan(fragment).refusals == [.partOfNames(QuotedInput(fragment), candidates: [
             VaultRevocation.Candidate(id: target.deviceId, name: target.deviceName, isActive: true, lastSeenAt: target.lastSeenAt)])])
         #expect(plan(String(target.deviceId.prefix(3))).revoke.isEmpty)
         // Two devices answering to one name: neither is picked.
