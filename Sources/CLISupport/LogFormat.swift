@@ -24,7 +24,7 @@ public enum LogFormat: String, Sendable, CaseIterable, ExpressibleByArgument {
         let time = Date().formatted(.iso8601.year().month().day().time(includingFractionalSeconds: true).timeZone(separator: .omitted)
             .dateSeparator(.dash).timeSeparator(.colon).dateTimeSeparator(.standard))
         let object = JSONValue.object([("time", .string(time)), ("level", .string(level)), ("event", .string(event)), ("tool", .string(tool))] + fields)
-        return object.serialized(pretty: false) + Array("\n".utf8)
+        return object.reported(pretty: false) + Array("\n".utf8)
     }
 
     fileprivate static func select(_ format: LogFormat) {

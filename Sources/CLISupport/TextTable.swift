@@ -1,3 +1,5 @@
+import VaultCore
+
 /// Aligned columns for human output.
 public struct TextTable {
     private var rows: [[String]] = []
@@ -29,11 +31,9 @@ public func counted(_ count: Int, _ noun: String) -> String {
 }
 
 extension String {
-    /// Control characters, bidirectional controls, line and paragraph separators and invisible
-    /// format characters (zero-width spaces and joiners, the byte order mark: Unicode's Cf)
-    /// escaped, so a name inside a vault cannot drive the terminal, reorder what a person reads
-    /// (U+202E turns "gpj.exe" around), start a line of its own (U+2028 in a terminal that
-    /// breaks there) or pass for another name that looks the same (issue 44).
+    /// What ``DisplayRule`` says is never shown as itself, escaped (`\u{202e}`), and combining
+    /// marks past four on one letter: a name inside a vault cannot drive the terminal, reorder
+    /// what a person reads, start a line of its own or spill over the lines around it (issue 44).
     public var displaySafe: String {
         // Printable ASCII, the common case, needs no look-up.
         if utf8.allSatisfy({ (0x20...0x7e).contains($0) }) { return self }
@@ -44,9 +44,7 @@ extension String {
             // dozens a name that spills over the lines around it.
             let isMark = [.nonspacingMark, .enclosingMark].contains(scalar.properties.generalCategory)
             marks = isMark ? marks + 1 : 0
-            if scalar.value < 0x20 || (0x7f...0x9f).contains(scalar.value) || Self.isBidiControl(scalar.value)
-                || [.lineSeparator, .paragraphSeparator, .format].contains(scalar.properties.generalCategory)
-                || scalar.properties.isDefaultIgnorableCodePoint || Self.isBlankLetter(scalar.value) || marks > 4 {
+            if DisplayRule.escapes(scalar) || marks > 4 {
                 out += "\\u{\(String(scalar.value, radix: 16))}"
             } else {
                 out.unicodeScalars.append(scalar)
@@ -60,14 +58,4 @@ extension String {
         split(separator: "\n", omittingEmptySubsequences: false).map { String($0).displaySafe }.joined(separator: "\n")
     }
 
-    /// Letters that draw nothing (the Hangul fillers, the Braille blank): a name of them reads
-    /// as empty, or as another name with them in it.
-    private static func isBlankLetter(_ value: UInt32) -> Bool {
-        [0x115F, 0x1160, 0x3164, 0xFFA0, 0x2800].contains(value)
-    }
-
-    /// The explicit bidirectional formatting characters (Unicode UAX #9, section 2).
-    private static func isBidiControl(_ value: UInt32) -> Bool {
-        (0x202A...0x202E).contains(value) || (0x2066...0x2069).contains(value) || value == 0x200E || value == 0x200F || value == 0x061C
-    }
 }

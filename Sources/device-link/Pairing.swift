@@ -70,7 +70,7 @@ struct Pairing: ParsableCommand {
             try requireRange(maxAge, 1...PairingCode.maximumAllowedAge, "--max-age")
             let code = try PairingCode(payload: QRPictures.singleQR(image, reads: { $0 == .pairing || $0 == .other }, expected: "a pairing code"), now: now.time, maximumAge: maxAge)
             if json {
-                try StandardStreams.writeOutput(JSONValue.object(code.fields + [("encoding", .string(code.encoding.rawValue))]).serialized())
+                try StandardStreams.writeOutput(JSONValue.object(code.fields + [("encoding", .string(code.encoding.rawValue))]).reported())
                 return
             }
             var table = TextTable()

@@ -69,7 +69,7 @@ func quoted(_ text: String) -> String { QuotedInput(text).description }
 func operationLines(_ operations: [JSONValue]) -> [UInt8] {
     var bytes: [UInt8] = []
     bytes.reserveCapacity(operations.count * 120)
-    for operation in operations { bytes += operation.serialized(pretty: false) + [0x0a] }
+    for operation in operations { bytes += operation.reported(pretty: false) + [0x0a] }
     return bytes
 }
 

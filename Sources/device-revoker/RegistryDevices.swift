@@ -60,7 +60,7 @@ extension Registry {
                         ("firstSeenAt", time(device.registeredAt)), ("lastSeenAt", time(device.lastSeenAt)), ("revokedAt", time(device.revokedAt)),
                         ("revocationReason", text(device.revocationReason)),
                     ])
-                }).serialized())
+                }).reported())
                 return
             }
             guard !devices.isEmpty else {

@@ -52,7 +52,7 @@ extension Registry {
                 guard json else { return }
                 try StandardStreams.writeOutput(JSONValue.object([
                     ("db", .string(database.db)), ("devices", .int(counts.devices)), ("memberships", .int(counts.members)), ("upsert", .bool(upsert)),
-                ]).serialized())
+                ]).reported())
             }
             diagnostics.note("\(upsert ? "imported or updated" : "imported") \(counted(counts.devices, "device")) and \(counted(counts.members, "membership")) into \(database.db)")
         }

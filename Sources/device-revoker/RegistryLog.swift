@@ -53,7 +53,7 @@ extension Registry {
                     try StandardStreams.writeOutput(JSONValue.object([
                         ("ok", .bool(true)), ("batches", .int(report.batches.count)), ("rowsChecked", .int(report.rowsChecked)),
                         ("rowsBeforeChain", .int(report.rowsBeforeChain)), ("head", report.headHash.map(JSONValue.string) ?? .null),
-                    ]).serialized())
+                    ]).reported())
                 } else {
                     let before = report.rowsBeforeChain > 0 ? "; \(report.rowsBeforeChain) rows from before the chain began, covered as one" : ""
                     try StandardStreams.writeOutput(Array("ok: \(counted(report.batches.count, "batch")) chained, \(counted(report.rowsChecked, "row")) checked\(before); head \(report.headHash ?? "none")\n".utf8))
@@ -63,7 +63,7 @@ extension Registry {
             if let ops, let batch {
                 let files = try CommandFiles(reads: database.asInput, writes: [DeclaredOutput("--ops", ops, kind: .text)])
                 let registry = try database.open(.readOnly)
-                try files.writer().write("--ops", streaming: { try registry.operations(batch: batch, to: $0) })
+                try files.writer().write("--ops", streaming: { sink in try registry.operations(batch: batch, to: { try JSONValue.escapingInvisibles($0, to: sink) }) })
                 diagnostics.note("operations of batch \(batch) → \(files.displayName("--ops"))")
                 return
             }
@@ -75,7 +75,7 @@ extension Registry {
                     JSONValue.object([("batchId", .string(entry.batchID)), ("revokedAt", .string(entry.revokedAt)), ("userDid", .string(entry.userDid)),
                                       ("deviceId", .string(entry.deviceID)), ("reason", entry.reason.map(JSONValue.string) ?? .null),
                                       ("selector", .string(entry.selector)), ("operator", operators[entry.batchID].map { .string($0.name) } ?? .null),
-                                      ("signer", operators[entry.batchID]?.signer.map { .string($0) } ?? .null)]).serialized(pretty: false) + [0x0a]
+                                      ("signer", operators[entry.batchID]?.signer.map { .string($0) } ?? .null)]).reported(pretty: false) + [0x0a]
                 })
                 return
             }

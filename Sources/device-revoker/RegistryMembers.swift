@@ -26,7 +26,7 @@ extension Registry {
                 try StandardStreams.writeOutput(JSONValue.array(members.map {
                     .object([("userDid", .string($0.userDid)), ("deviceCount", .int($0.deviceCount)), ("deviceIds", .array($0.deviceIds.map(JSONValue.string))),
                              ("isAdmin", .bool($0.isAdmin)), ("joinedAt", .string($0.joinedAt))])
-                }).serialized())
+                }).reported())
                 return
             }
             var table = TextTable()

@@ -25,7 +25,7 @@ extension Registry {
         func run() throws {
             guard let pair = DeviceRegistry.deviceReference(device) else { throw ValidationError("--device takes USER_DID#DEVICE_ID") }
             let plan = try database.open(.readOnly).rejoinPlan(user: pair.user, device: pair.device)
-            try StandardStreams.writeOutput(plan.operations.flatMap { $0.serialized(pretty: false) + [0x0a] })
+            try StandardStreams.writeOutput(plan.operations.flatMap { $0.reported(pretty: false) + [0x0a] })
             switch plan.emptyBecause {
             case nil: break
             case .alreadyEverywhere:

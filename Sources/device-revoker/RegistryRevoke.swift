@@ -253,7 +253,7 @@ extension Registry {
                 })),
             ], streaming: "batchDevices", elements: { element in
                 try registry.forEachBatchDevice(of: result) { try element(.object([("userDid", .string($0.user)), ("deviceId", .string($0.device))])) }
-            }, to: emit)
+            }, to: { try emit(JSONValue.escapingInvisibles($0)) })
         }
 
         /// The report in words: the outcome, the blast radius, then every device of the batch
@@ -334,7 +334,7 @@ extension Registry {
             // batch; the file is written from there, and can be written again the same way.
             if !dryRun, result.applied, let ops {
                 do {
-                    try files.writer().write("--ops", streaming: { try registry.operations(batch: result.batchID, to: $0) })
+                    try files.writer().write("--ops", streaming: { sink in try registry.operations(batch: result.batchID, to: { try JSONValue.escapingInvisibles($0, to: sink) }) })
                 } catch let error as VaultError {
                     throw error.withContext(prefix: "batch \(result.batchID) is committed, but its operations could not be written: ",
                                             hint: "write them with: device-revoker registry log \(ShellWord.option("--db", database.db, quoted: true)) \(ShellWord.option("--batch", result.batchID)) \(ShellWord.option("--ops", ops, quoted: true))")

@@ -135,7 +135,7 @@ struct VaultMode: ParsableCommand {
         }
 
         guard let writer = files.writer(unlessDryRun: dryRun) else {
-            try StandardStreams.writeOutput(Array((json ? String(decoding: radiusJSON(plan).serialized(), as: UTF8.self) : radiusText(plan)).utf8))
+            try StandardStreams.writeOutput(Array((json ? String(decoding: radiusJSON(plan).reported(), as: UTF8.self) : radiusText(plan)).utf8))
             let unwritten = [output.map { _ in "-o" }, ops.map { _ in "--ops" }].compactMap { $0 }
             if !unwritten.isEmpty { diagnostics.note("dry run: \(unwritten.joined(separator: " and ")) not written") }
             // A dry run of a revocation that would be refused is refused too (exit 4), as the
@@ -145,7 +145,7 @@ struct VaultMode: ParsableCommand {
         }
         guard plan.refusals.isEmpty else {
             // With --json a refused run says why on standard output too, as its dry run would.
-            if json { try StandardStreams.writeOutput(radiusJSON(plan).serialized()) }
+            if json { try StandardStreams.writeOutput(radiusJSON(plan).reported()) }
             throw Self.refused(plan)
         }
         let document = try VaultRevocation.apply(plan, to: opened.document, options: options)
@@ -153,7 +153,7 @@ struct VaultMode: ParsableCommand {
         let bytes = plan.revoke.isEmpty ? input : try Vault.sealVerified(document, access: access)
         // The operations first: were the vault published and they not, a rerun would find
         // nothing to revoke and the app would never learn which groups to leave.
-        if json { try writer.stage("--json", radiusJSON(plan, written: document).serialized()) }
+        if json { try writer.stage("--json", radiusJSON(plan, written: document).reported()) }
         if opsOutput != nil { try writer.stage("--ops", operationLines(VaultRevocation.operations(plan))) }
         let names = plan.revoke.map { "\($0.deviceName) (\($0.deviceId.prefix(8)))" }.joined(separator: ", ")
         try writer.stageVault("-o", change.record(.init(.revoke, summary: "revoked \(counted(plan.revoke.count, "device")): \(names)", reason: reason,

@@ -103,6 +103,7 @@ struct Code: ParsableCommand {
         if codeOut {
             try writer.stage("--code-out", secretLine(BIP39.phrase(for: code)))
         }
+        // A document, not a report: the app reads the blob back as its format writes it.
         try writer.stage("-o", blob.jsonValue().serialized())
         try writer.publish()
     }

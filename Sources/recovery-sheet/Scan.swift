@@ -65,7 +65,7 @@ struct Scan: ParsableCommand {
             try writer.stage("--json", JSONValue.object([
                 ("npub", .string(key.publicKey.npub)), ("householdId", .string(Household(parentPublicKey: key.publicKey).id.hex)),
                 ("encrypted", .bool(encrypted)), ("output", .string(output.displayName)),
-            ]).serialized())
+            ]).reported())
         }
         try writer.stage("-o", secretLine(key.nsec()))
         try writer.publish()
@@ -155,7 +155,7 @@ struct Verify: ParsableCommand {
                 ("passed", .bool(matched)), ("checked", .string(image != nil ? "sheet" : share != nil ? "share" : "shares")),
                 ("npub", restored.map { .string($0.npub) } ?? .null),
                 ("report", .array(report.split(separator: "\n").map { .string(String($0)) })),
-            ]).serialized())
+            ]).reported())
         } else {
             try StandardStreams.writeOutput(Array(report.utf8))
         }

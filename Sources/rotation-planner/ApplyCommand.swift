@@ -62,7 +62,7 @@ struct Apply: ParsableCommand {
             ("newVault", .string(newPath)), ("tombstone", .string(oldPath)),
             // An earlier apply wrote the operations; this run wrote none.
             ("ops", alreadyApplied ? .null : .string(ops!)), ("operations", alreadyApplied ? .null : .int(operations)),
-        ]).serialized())
+        ]).reported())
     }
 
     func run() throws {
@@ -145,7 +145,7 @@ struct Apply: ParsableCommand {
 
     /// The operations as JSON Lines.
     private static func jsonLines(_ operations: [JSONValue]) -> [UInt8] {
-        Array(operations.map { $0.serialized(pretty: false) + [0x0a] }.joined())
+        Array(operations.map { $0.reported(pretty: false) + [0x0a] }.joined())
     }
 }
 

@@ -59,6 +59,7 @@ struct Plan: ParsableCommand {
             }
         }
         try plan.sign(oldKey: old, newKey: new)
+        // A document, not a report: its format writes text as UTF-8 verbatim (docs/rotation-plan.md).
         try files.writer().write("-o", plan.jsonValue().serialized())
         let relink = plan.devices.filter { $0.action == .relink }.count
         diagnostics.note("plan \(Hex.encode(plan.planID).prefix(16))…: \(plan.mode.rawValue) rotation of household \(plan.old.householdID.shortHex)… → \(plan.new.householdID.shortHex)…, \(counted(relink, "device")) to relink, \(counted(plan.groups.count, "group"))")

@@ -37,7 +37,7 @@ struct Show: ParsableCommand {
                 ("groups", .int(plan.groups.count)), ("additions", .int(additions)), ("removals", .int(removals)),
                 ("children", .int(plan.children.count)), ("childKeys", .string(plan.wrapKey.rawValue)), ("wrapKey", .string(plan.wrapKey.rawValue)),
                 ("steps", .array(plan.steps.map { .object([("id", .string($0.id)), ("text", .string($0.text))]) })),
-            ]).serialized())
+            ]).reported())
             return
         }
         var text = try template.text("show.title", ["planId": String(id.prefix(16)) + "…"]) + "\n\n"

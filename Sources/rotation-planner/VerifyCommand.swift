@@ -71,7 +71,7 @@ struct Verify: ParsableCommand {
             try StandardStreams.writeOutput(JSONValue.object([
                 ("passed", .bool(checks.allSatisfy(\.passed))),
                 ("checks", .array(checks.map { .object([("name", .string($0.name)), ("passed", .bool($0.passed)), ("detail", .string($0.detail))]) })),
-            ]).serialized())
+            ]).reported())
         } else {
             let text = checks.map { "\($0.passed ? "ok  " : "FAIL") \($0.name): \($0.detail)".displaySafe + "\n" }.joined()
             try StandardStreams.writeOutput(Array(text.utf8))

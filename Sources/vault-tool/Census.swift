@@ -50,7 +50,7 @@ struct Census: ParsableCommand {
             try StandardStreams.writeOutput(census.listed.flatMap { entry -> [UInt8] in
                 json ? JSONValue.object([("path", .string(entry.path)), ("format", .int(Int(entry.kind.format))), ("suite", .int(Int(entry.kind.suite))),
                                          ("schemaVersion", .int(Int(entry.kind.schemaVersion))), ("householdId", .string(entry.household))])
-                    .serialized(pretty: false) + [0x0a]
+                    .reported(pretty: false) + [0x0a]
                     : Array("\(entry.kind.schemaVersion)\t\(entry.household)\t\(entry.path.displaySafe)\n".utf8)
             })
             return
@@ -71,7 +71,7 @@ struct Census: ParsableCommand {
                 })),
                 ("truncated", .array(census.truncated.map { .object([("path", .string($0.path)), ("reason", .string($0.reason))]) })),
                 ("notVaults", .array(census.notVaults.map { .object([("path", .string($0.path)), ("reason", .string($0.reason))]) })),
-            ]).serialized(), as: UTF8.self)
+            ]).reported(), as: UTF8.self)
         } else {
             var table = TextTable()
             table.add("format", "suite", "schema", "vaults", "")

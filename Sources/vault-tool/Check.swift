@@ -90,7 +90,7 @@ struct CheckVault: ParsableCommand {
                 ("skipped", .array(report.skipped.map { .object([("rule", .string($0.rule.rawValue)), ("reason", .string($0.reason))]) })),
             ] + (householdLog == nil ? [] : [("log", .object([("ok", .bool(logProblem == nil)), ("events", logEvents.map(JSONValue.int) ?? .null),
                                                                ("problem", logProblem.map(JSONValue.string) ?? .null)]))]))
-            text = String(decoding: value.serialized(), as: UTF8.self)
+            text = String(decoding: value.reported(), as: UTF8.self)
         } else {
             for finding in report.findings { text += "\(finding.record): \(finding.rule.rawValue): \(finding.message)".displaySafe + "\n" }
             for skip in report.skipped { text += "skipped \(skip.rule.rawValue): \(skip.reason)\n" }

@@ -65,7 +65,7 @@ struct Derive: ParsableCommand {
                 ("devices", .array(devices.map { .object([("deviceId", .string($0.0)), ("subkeyPublicKey", .string($0.1))]) })),
             ]
             if let vaultKeyHex { entries.append(("vaultKey", .string(vaultKeyHex))) }
-            text = String(decoding: JSONValue.object(entries).serialized(), as: UTF8.self)
+            text = String(decoding: JSONValue.object(entries).reported(), as: UTF8.self)
         } else {
             var table = TextTable()
             table.add("npub", key.publicKey.npub)

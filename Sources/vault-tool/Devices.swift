@@ -99,7 +99,7 @@ struct DeviceChangeOptions: ParsableArguments {
             ("revision", outcome.document.revision.map(JSONValue.int) ?? .null),
         ])
         guard let writer = files.writer(unlessDryRun: dryRun) else {
-            if json { try StandardStreams.writeOutput(report.serialized()) }
+            if json { try StandardStreams.writeOutput(report.reported()) }
             diagnostics.note("dry run: would have \(outcome.summary)\(outcome.operations.isEmpty ? "" : ", with \(counted(outcome.operations.count, "MLS addition"))"); nothing written")
             return
         }
@@ -110,8 +110,8 @@ struct DeviceChangeOptions: ParsableArguments {
         // and the operations not, the same add run again finds the device and writes them again.
         try writer.stageVault("-o", logged.record(.init(.device, summary: outcome.summary, details: [["change", change.name]] + (outcome.deviceID.map { [["device", $0]] } ?? [])),
                                                    vault: bytes, revision: outcome.document.revision))
-        if opsOutput != nil { try writer.stage("--ops", outcome.operations.flatMap { $0.serialized(pretty: false) + [0x0a] }) }
-        if json { try writer.stage("--json", report.serialized()) }
+        if opsOutput != nil { try writer.stage("--ops", outcome.operations.flatMap { $0.reported(pretty: false) + [0x0a] }) }
+        if json { try writer.stage("--json", report.reported()) }
         try writer.publish()
         diagnostics.note(outcome.unchanged ? "\(outcome.summary); nothing changed" : "\(outcome.summary)\(composed: outcome.document.revision.map { ", revision \($0)" } ?? "")")
         if !outcome.operations.isEmpty {

@@ -47,7 +47,7 @@ struct Diff: ParsableCommand {
                 if let old = change.old { entries.append(("old", .string(old))) }
                 if let new = change.new { entries.append(("new", .string(new))) }
                 return .object(entries)
-            }).serialized(), as: UTF8.self)
+            }).reported(), as: UTF8.self)
         } else {
             text = changes.isEmpty ? "no differences\n" : changes.map { $0.description.displaySafe + "\n" }.joined()
         }
@@ -130,7 +130,7 @@ struct Merge: ParsableCommand {
                              ("ours", .string(conflict.ours)), ("theirs", .string(conflict.theirs)),
                              ("taken", .string(conflict.taken)), ("rule", .string(conflict.rule))])
                 })),
-            ]).serialized())
+            ]).reported())
         }
         let merged = try Vault.sealVerified(result.document, access: access)
         try writer.stageVault("-o", change.record(.init(.merge, summary: "merged another copy in (\(counted(result.conflicts.count, "conflict")))",

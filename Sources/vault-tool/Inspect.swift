@@ -29,7 +29,7 @@ struct Inspect: ParsableCommand {
         let envelope = try VaultEnvelope(parsing: bytes)
         let document = try vault.access.load(diagnostics).map { try Vault.open(bytes, with: $0).document }
         let summary = VaultSummary(name: InputFiles.displayName(vault.input), byteCount: bytes.count, envelope: envelope, document: document)
-        let text = json ? String(decoding: summary.jsonValue().serialized(), as: UTF8.self) : summary.text()
+        let text = json ? String(decoding: summary.jsonValue().reported(), as: UTF8.self) : summary.text()
         try StandardStreams.writeOutput(Array(text.utf8))
     }
 }

@@ -96,7 +96,7 @@ struct LogVerify: ParsableCommand {
             try StandardStreams.writeOutput(JSONValue.object([
                 ("ok", .bool(true)), ("household", .string(household.hex)), ("events", .int(verified.entries.count)),
                 ("head", .string(head.event.idHex)), ("revision", .int(head.revision)),
-            ]).serialized())
+            ]).reported())
         } else {
             try StandardStreams.writeOutput(Array("ok: \(counted(verified.entries.count, "event")) signed and linked; the vault is the last one's (revision \(head.revision), event \(head.event.idHex.prefix(12))…)\n".utf8))
         }
@@ -139,7 +139,7 @@ struct LogShow: ParsableCommand {
                          ("signer", .string(entry.event.pubkey.npub)), ("role", .string(entry.signer == .parent ? "parent" : "support")),
                          ("action", .string(entry.action.rawValue)), ("summary", .string(entry.event.content)),
                          ("reason", entry.event.tag("reason").map(JSONValue.string) ?? .null), ("revision", .int(entry.revision))])
-            }).serialized())
+            }).reported())
             return
         }
         var table = TextTable()

@@ -103,7 +103,7 @@ struct MigrateVault: ParsableCommand {
         for loss in report.losses { diagnostics.warning("dropped: \(loss)") }
 
         guard let writer = files.writer(unlessDryRun: target.dryRun) else {
-            let text = json ? String(decoding: reportJSON(report).serialized(), as: UTF8.self) : reportText(report)
+            let text = json ? String(decoding: reportJSON(report).reported(), as: UTF8.self) : reportText(report)
             try StandardStreams.writeOutput(Array(text.utf8))
             return
         }

@@ -28,7 +28,7 @@ final class RunReport<Status: Hashable & Sendable>: Sendable {
     /// Counts and writes one result; throws when standard output cannot take it (a full disk, a
     /// closed pipe), which stops the run: a report with lines missing is no report.
     func add(_ status: Status, _ line: JSONValue) throws {
-        let text = Array((String(decoding: line.serialized(pretty: false), as: UTF8.self) + "\n").utf8)
+        let text = Array((String(decoding: line.reported(pretty: false), as: UTF8.self) + "\n").utf8)
         try counts.withLock { counts in
             counts[status, default: 0] += 1
             if sharedTerminal { StandardStreams.writeError(Array("\r\u{1b}[K".utf8)) }

@@ -96,6 +96,8 @@ struct Open: ParsableCommand {
         let files = try CommandFiles(reads: vault.declaredInputs, writes: [output.declared(revealSecrets ? .secret : .text)], force: output.force)
         let (access, opened, _) = try vault.open(diagnostics)
         let document = revealSecrets ? try opened.document.revealed(with: access) : opened.document
-        try files.writer().write("-o", document.json())
+        // Shown as every JSON output is (its invisible characters as \u escapes): the same
+        // document to `seal`, which reads it back.
+        try files.writer().write("-o", JSONValue.escapingInvisibles(document.json()))
     }
 }

@@ -156,6 +156,31 @@ def test_every_command_names_itself():
     assert not unnamed, f"commands without a commandName: {unnamed}"
 
 
+# The documents a tool writes as their formats say (text as UTF-8 verbatim): every other JSON a
+# tool writes is a report, a log line or operations, written with `reported()`.
+JSON_DOCUMENTS = {"rotation-planner/PlanCommand.swift", "recovery-sheet/Codes.swift"}
+
+
+def test_every_json_a_tool_writes_goes_through_the_one_renderer():
+    """Issue 44: JSON output escapes what text output escapes (DisplayRule): a `--json` report
+    passed U+2028, U+202E and zero-width characters raw to the terminal. The tools and CLISupport
+    write JSON with `JSONValue.reported()` (or `JSONValue.escapingInvisibles` over JSON already
+    written); `serialized()`, whose bytes documents are signed and hashed over, only for the
+    documents above, each marked as such where it is written."""
+    found = []
+    for folder in ["vault-tool", "recovery-sheet", "rotation-planner", "device-revoker", "device-link", "CLISupport", "CLIPictures"]:
+        for path in sorted((SOURCES / folder).rglob("*.swift")):
+            relative = str(path.relative_to(SOURCES))
+            lines = path.read_text().splitlines()
+            for number, line in enumerate(lines):
+                if re.search(r"\.serialized\(|\.json\(\)", line) and not line.lstrip().startswith("//"):
+                    documented = relative in JSON_DOCUMENTS and number > 0 and "A document, not a report" in lines[number - 1]
+                    wrapped = "escapingInvisibles(" in line
+                    if not (documented or wrapped):
+                        found.append(f"{relative}:{number + 1}: {line.strip()}")
+    assert not found, "JSON written without the renderer:\n" + "\n".join(found)
+
+
 # Each library loaded on use (issue 48) is called only by its owner, which loads it first: the
 # files that may import its module (or, for libpng and libjpeg, the C target that calls them).
 LOADED_ON_USE_OWNERS = {

@@ -94,6 +94,63 @@ extension JSONValue {
         try emit(out)
     }
 
+    /// JSON for a person or a script to read (a report, operations, a revealed document): the
+    /// bytes ``serialized(pretty:)`` writes, with every character ``DisplayRule`` escapes written
+    /// as `\uXXXX` (a hostile trial: `--json` reports passed U+2028, U+202E and zero-width
+    /// characters raw to the terminal where the text report escaped them). The same value to any
+    /// JSON reader; what is signed or hashed (a plan, a household log's events, the registry's
+    /// chain, a sealed document) stays ``serialized(pretty:)``'s, as its format says.
+    public func reported(pretty: Bool = true) -> [UInt8] { JSONValue.escapingInvisibles(serialized(pretty: pretty)) }
+
+    /// JSON text with every character ``DisplayRule`` escapes written as `\uXXXX` (a pair of
+    /// them past U+FFFF): such a character can only stand inside a string, where the escape
+    /// means the same character. For JSON already written (a registry's stored operations).
+    public static func escapingInvisibles(_ json: [UInt8]) -> [UInt8] {
+        // Most output is ASCII without DEL: returned as it is.
+        guard json.contains(where: { $0 >= 0x7f }) else { return json }
+        var out: [UInt8] = []
+        out.reserveCapacity(json.count + 32)
+        func escape(_ unit: UInt32) {
+            out.append(contentsOf: [0x5c, UInt8(ascii: "u")])
+            for shift in stride(from: 12, through: 0, by: -4) { out.append(hexDigits[Int((unit >> UInt32(shift)) & 0xf)]) }
+        }
+        var index = 0
+        while index < json.count {
+            let lead = json[index]
+            let length = lead < 0x80 ? 1 : lead >= 0xf0 ? 4 : lead >= 0xe0 ? 3 : lead >= 0xc0 ? 2 : 1
+            guard index + length <= json.count else {
+                out.append(contentsOf: json[index...])
+                break
+            }
+            var value = length == 1 ? UInt32(lead) : UInt32(lead) & (0xff >> (length + 1))
+            var valid = lead < 0x80 || length > 1
+            for offset in stride(from: 1, to: length, by: 1) {
+                let continuation = json[index + offset]
+                valid = valid && continuation & 0xc0 == 0x80
+                value = value << 6 | UInt32(continuation & 0x3f)
+            }
+            if valid, value >= 0x7f, let scalar = Unicode.Scalar(value), DisplayRule.escapes(scalar) {
+                if value > 0xffff {
+                    escape(0xd800 + ((value - 0x10000) >> 10))
+                    escape(0xdc00 + ((value - 0x10000) & 0x3ff))
+                } else {
+                    escape(value)
+                }
+            } else {
+                out.append(contentsOf: json[index..<index + length])
+            }
+            index += length
+        }
+        return out
+    }
+
+    /// A piece of JSON text handed on as ``escapingInvisibles(_:)`` writes it (a stream of
+    /// stored operations, a piece at a time).
+    public static func escapingInvisibles(_ piece: UnsafeRawBufferPointer, to sink: (UnsafeRawBufferPointer) throws -> Void) rethrows {
+        guard piece.contains(where: { $0 >= 0x7f }) else { return try sink(piece) }
+        try escapingInvisibles(Array(piece)).withUnsafeBytes { try sink($0) }
+    }
+
     private static let hexDigits = Array("0123456789abcdef".utf8)
 
     private static func writeString(_ text: String, to out: inout [UInt8]) {

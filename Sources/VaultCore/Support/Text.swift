@@ -66,3 +66,29 @@ extension Unicode.Scalar {
             || properties.isDefaultIgnorableCodePoint || [0x115F, 0x1160, 0x3164, 0xFFA0, 0x2800].contains(value)
     }
 }
+
+/// The characters a person is never shown as themselves (issue 44): control characters,
+/// bidirectional controls, line and paragraph separators, invisible format characters (zero-
+/// width spaces and joiners, the byte order mark: Unicode's Cf), default-ignorable ones and
+/// letters that draw nothing. A name holding one could drive the terminal, reorder what a person
+/// reads (U+202E turns "gpj.exe" around), start a line of its own or pass for another name. The
+/// one rule: text output escapes them (CLISupport's `displaySafe`), JSON output writes them as
+/// `\uXXXX` (``JSONValue/reported(pretty:)``).
+public enum DisplayRule {
+    public static func escapes(_ scalar: Unicode.Scalar) -> Bool {
+        scalar.value < 0x20 || (0x7f...0x9f).contains(scalar.value) || isBidiControl(scalar.value)
+            || [.lineSeparator, .paragraphSeparator, .format].contains(scalar.properties.generalCategory)
+            || scalar.properties.isDefaultIgnorableCodePoint || isBlankLetter(scalar.value)
+    }
+
+    /// Letters that draw nothing (the Hangul fillers, the Braille blank): a name of them reads
+    /// as empty, or as another name with them in it.
+    private static func isBlankLetter(_ value: UInt32) -> Bool {
+        [0x115F, 0x1160, 0x3164, 0xFFA0, 0x2800].contains(value)
+    }
+
+    /// The explicit bidirectional formatting characters (Unicode UAX #9, section 2).
+    private static func isBidiControl(_ value: UInt32) -> Bool {
+        (0x202A...0x202E).contains(value) || (0x2066...0x2069).contains(value) || value == 0x200E || value == 0x200F || value == 0x061C
+    }
+}

@@ -12,6 +12,31 @@ import Testing
         #expect(try parse(#""\ud83d\ude00""#) == .string("😀"))
     }
 
+    /// JSON for display (`reported()`) writes every character the display rule escapes as a
+    /// `\u` escape, a pair past U+FFFF, and is the same value to a JSON reader; ASCII and
+    /// every other character are the serializer's bytes (a hostile trial: `--json` reports
+    /// passed U+2028, U+202E and zero-width characters raw to the terminal).
+    @Test func reportedJSONEscapesWhatTheDisplayRuleEscapesAndReadsBackTheSame() throws {
+        var generator = SystemRandomNumberGenerator()
+        let hostile: [Unicode.Scalar] = ["\u{7f}", "\u{85}", "\u{ad}", "\u{200b}", "\u{200e}", "\u{2028}", "\u{2029}", "\u{202e}", "\u{2066}",
+                                         "\u{feff}", "\u{3164}", "\u{e0041}", "\u{fe0f}", "\u{1d173}"]
+        let plain: [Unicode.Scalar] = ["a", "é", "ß", "😀", "\u{4e2d}", "\u{301}", " ", "\"", "\\", "\n", "\u{1}"]
+        for _ in 0..<200 {
+            var text = String.UnicodeScalarView()
+            for _ in 0..<Int.random(in: 0...24, using: &generator) {
+                text.append(Bool.random(using: &generator) ? hostile.randomElement(using: &generator)! : plain.randomElement(using: &generator)!)
+            }
+            let value = JSONValue.object([(String(text), .array([.string(String(text)), .int(1)]))])
+            let shown = value.reported(pretty: Bool.random(using: &generator))
+            #expect(try JSONValue(parsing: shown) == value)
+            let scalars = String(decoding: shown, as: UTF8.self).unicodeScalars
+            #expect(!scalars.contains(where: { DisplayRule.escapes($0) && $0.value >= 0x20 }), "\(String(decoding: shown, as: UTF8.self))")
+        }
+        let ascii = JSONValue.object([("name", .string("Kitchen iPad \"2\"\n"))])
+        #expect(ascii.reported() == ascii.serialized())
+        #expect(String(decoding: JSONValue.string("a\u{202e}b\u{e0041}é").reported(pretty: false), as: UTF8.self) == #""a\u202eb\udb40\udc41é""#)
+    }
+
     /// An object written in pieces, its one array handed an element at a time (a registry
     /// batch's devices), is the same bytes as the whole value serialized, pretty or compact,
     /// with no element, one, or more than a piece holds.
