@@ -183,7 +183,7 @@ private func exitSucceeded() -> Never {
 /// library's reasons name no option, and each tool adds the hints for its own flags.
 private let commonHints: [VaultError.Code: String] = [
     .sameFile: "write to another file; inputs and other outputs are never overwritten (see \"Nothing lost\" in docs/conventions.md)",
-    .unsafeOutput: "name a regular file, or - for standard output",
+    .unsafeOutput: "name a regular file",
     .vaultKeyGivenAsParentKey: "give it with --vault-key-file instead of --key-file",
     .parentKeyGivenAsVaultKey: "give it with --key-file instead of --vault-key-file",
 ]

@@ -452,7 +452,7 @@ extension DeviceRegistry {
     }
 
     private static func memberRow(_ reader: inout JSONObjectReader, now: Timestamp) throws -> [RegistryValue] {
-        let convo = try reader.id("convo_id", as: .conversation), member = try reader.text("member_mls_did")
+        let convo = try reader.id("convo_id", as: .conversation), member = try reader.id("member_mls_did", as: .member)
         let user = try reader.id("user_did", as: .user), device = try reader.id("device_id", as: .device)
         let latest = Timestamp(seconds: now.seconds + clockSkewAllowed)
         let joined = try reader.pastTime("joined_at", latest: latest), left = try reader.pastTime("left_at", latest: latest)

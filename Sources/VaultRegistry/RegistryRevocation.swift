@@ -51,10 +51,10 @@ extension DeviceRegistry {
 
     /// The two ids a registry device is addressed by.
     public enum IdKind: Sendable {
-        /// A conversation's id (`convo_id`): addressed by `members --convo`, and named in every
-        /// operation and plan, so held to the same rule (a hostile trial imported one holding
-        /// ESC, U+2028 and U+202E).
-        case user, device, conversation
+        /// A conversation's id (`convo_id`) or a member's MLS DID: addressed by `members
+        /// --convo`, and named in every operation and plan, so held to the same rule (a hostile
+        /// trial imported them holding ESC, U+2028 and U+202E).
+        case user, device, conversation, member
     }
 
     /// Why `id` cannot be a registry user DID or device id, or nil when it can: the one rule

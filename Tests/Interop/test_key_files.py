@@ -3,10 +3,14 @@ every writing command (the nothing-lost sweep's table), given the name of a file
 key in any of the forms the suite writes or a person types, is refused with exit 4 and the key
 file is left as it was, with --force too where the command has it. A file that holds no key is
 still replaced as before, so the refusal is about the key, not about the name."""
+import json
 import os
 import random
+import subprocess
 
 import pytest
+
+from workspace import BIN
 
 from test_nothing_lost import (REFUSED, WRITERS, assert_unchanged, fifos, leaf_commands, snapshot, template, tool,  # noqa: F401
                                workspace)
@@ -75,3 +79,31 @@ def test_the_sweep_covers_every_writer():
     assert len(CASES) >= 30, len(CASES)
     assert {case.values[0].command for case in CASES} >= {w.command for w in WRITERS if any(
         n not in w.derived and w.kind(n) == "out" for n in w.outputs())}
+
+
+def test_an_operations_file_is_replaced_again_whatever_its_members_dids_spell(tmp_path):
+    """An operations file names members as USER_DID#DEVICE_ID; a did:key DID can end in a chunk
+    that spells a secret's label ("…Sk") right before the '#' and a 64-hex device id. Such a file
+    is the registry's own output, written again by `registry log --ops` (a second trial found it
+    refused as a key file once '#' read as a label's end)."""
+    revoker = str(BIN / "device-revoker")
+    user = "did:key:z6MkhaXgBZDvotDkL5257faiztiGiC2QtKLGpbnnEGtaSk"
+    device = os.urandom(32).hex()
+
+    def run(*arguments):
+        return subprocess.run([revoker, "registry", *arguments], capture_output=True, text=True, cwd=tmp_path, stdin=subprocess.DEVNULL)
+    assert run("init", "--db", "r.sqlite").returncode == 0
+    (tmp_path / "d.jsonl").write_text("".join(json.dumps({"user_did": user, "device_id": d, "device_mls_did": f"{user}#{d}", "signature_public_key": k})
+                                              + "\n" for d, k in [(device, "01"), ("other", "02")]))
+    (tmp_path / "m.jsonl").write_text(json.dumps({"convo_id": "c1", "member_mls_did": f"{user}#{device}", "user_did": user, "device_id": device})
+                                      + "\n" + json.dumps({"convo_id": "c1", "member_mls_did": f"{user}#other", "user_did": user, "device_id": "other",
+                                                           "is_admin": True}) + "\n")
+    assert run("import", "--db", "r.sqlite", "--devices", "d.jsonl", "--members", "m.jsonl", "--now", "2026-11-22T10:00:00Z").returncode == 0
+    revoked = run("revoke", "--db", "r.sqlite", "--device", f"{user}#{device}", "--force", "--batch-id", "B1", "--ops", "ops.jsonl",
+                  "--now", "2026-11-22T10:00:00Z")
+    assert revoked.returncode == 0, revoked.stderr
+    first = (tmp_path / "ops.jsonl").read_text()
+    assert device in first
+    again = run("log", "--db", "r.sqlite", "--batch", "B1", "--ops", "ops.jsonl")
+    assert again.returncode == 0, again.stderr
+    assert (tmp_path / "ops.jsonl").read_text() == first

@@ -22,10 +22,12 @@ package enum KeyText {
         holdsBech32Key(text) || anyLine(text, isHexKey) || hexKeyAcrossLines(text) || allListWords(text) || isQuotedHexAlone(text)
     }
 
-    /// Text an input quotes back may hold a key glued to an id (`did:plc:josh#<64 hex>`,
-    /// `user@<64 hex>`), where no file would: any 64 hex digits in a row that stand apart from
-    /// other letters and digits count, whatever is around them, but a path's. For ``QuotedInput`` only: a file
-    /// of public keys (an operations file, a report) is no key file.
+    /// Text an input quotes back or a record keeps may hold a key glued to an id
+    /// (`did:plc:josh#<64 hex>`, `x/<64 hex>`, `<64 hex>g`), where no file would: any 64 or more
+    /// hex digits in a row count, whatever is around them, but a vault's or a household log's
+    /// file name (`vaults/<household id>.vault`, a storage path, which the messages about a vault
+    /// must show). For ``QuotedInput`` and ``RecordedText`` only: a file of public keys (an
+    /// operations file, a report) is no key file.
     package static func holdsKeyOrHexRun(_ text: UnsafeRawBufferPointer) -> Bool {
         holdsKey(text) || holdsHexRun(text)
     }
@@ -37,24 +39,36 @@ package enum KeyText {
                 run += 1
                 continue
             }
-            // The run ends here; it counts when it is 64 long and nothing alphanumeric is on
-            // either side of it, and it is no folder's name (`vaults/<household id>.vault`, a
-            // storage path, which the messages about a vault must show).
-            if run == 64, index == text.count || !isWordCharacter(text[index]),
-               index - run == 0 || !(isWordCharacter(text[index - run - 1]) || text[index - run - 1] == 0x2f) { return true }
+            if run >= 64, !names(".vault", at: index, in: text), !names(".log", at: index, in: text) { return true }
             run = 0
         }
         return false
     }
 
-    /// A file that is nothing but one JSON string of 64 hex digits (`jq .vaultKey > file`
-    /// saves a key so): a key, though a quoted hex among others is a public key.
+    private static func names(_ suffix: StaticString, at index: Int, in text: UnsafeRawBufferPointer) -> Bool {
+        let bytes = UnsafeRawBufferPointer(start: suffix.utf8Start, count: suffix.utf8CodeUnitCount)
+        return index + bytes.count <= text.count && zip(text[index..<index + bytes.count], bytes).allSatisfy { $0 | 0x20 == $1 }
+    }
+
+    /// A file that is nothing but one JSON string of 64 hex digits, maybe after `0x`, maybe the
+    /// one element of an array (`jq .vaultKey > file`, `jq '[.vaultKey]'` save a key so): a
+    /// key, though a quoted hex among others is a public key.
     private static func isQuotedHexAlone(_ text: UnsafeRawBufferPointer) -> Bool {
+        let blank: Set<UInt8> = [0x20, 0x09, 0x0a, 0x0d]
         var body = text[...]
-        while let first = body.first, [0x20, 0x09, 0x0a, 0x0d].contains(first) { body = body.dropFirst() }
-        while let last = body.last, [0x20, 0x09, 0x0a, 0x0d].contains(last) { body = body.dropLast() }
-        guard body.count == 66, body.first == 0x22, body.last == 0x22 else { return false }
-        return body.dropFirst().dropLast().allSatisfy(isHexDigit)
+        func trim() {
+            while let first = body.first, blank.contains(first) { body = body.dropFirst() }
+            while let last = body.last, blank.contains(last) { body = body.dropLast() }
+        }
+        trim()
+        if body.first == 0x5b, body.last == 0x5d {
+            body = body.dropFirst().dropLast()
+            trim()
+        }
+        guard body.first == 0x22, body.last == 0x22, body.count >= 2 else { return false }
+        body = body.dropFirst().dropLast()
+        if body.count == 66, body.first == 0x30, body.dropFirst().first.map({ $0 | 0x20 == 0x78 }) == true { body = body.dropFirst(2) }
+        return body.count == 64 && body.allSatisfy(isHexDigit)
     }
 
     /// 64 hex digits written a group a line (`fold -w4`, `fold -w8`): consecutive lines that
@@ -233,8 +247,10 @@ package enum KeyText {
 
     private static func isAssigning(_ byte: UInt8) -> Bool {
         switch byte {
-        // space, tab, = : " ' ( ) [ ] { , > . # (`private key (hex): …`, `key #1: …`)
-        case 0x20, 0x09, 0x3d, 0x3a, 0x22, 0x27, 0x28, 0x29, 0x5b, 0x5d, 0x7b, 0x2c, 0x3e, 0x2e, 0x23: true
+        // space, tab, = : " ' ( [ ] { , > . (not `#` or `)`: `did:key:z6Mk…Sk#<64 hex>`, a member in
+        // an operations file, is no label; `key #1: …` and `key (hex): …` are read whole by
+        // ``labelVerdict(_:)``)
+        case 0x20, 0x09, 0x3d, 0x3a, 0x22, 0x27, 0x28, 0x5b, 0x5d, 0x7b, 0x2c, 0x3e, 0x2e: true
         default: false
         }
     }
@@ -246,17 +262,31 @@ package enum KeyText {
     /// says neither, or the line is not of that form (JSON, a sentence), for the nearest word
     /// to decide (``nearestWordNamesASecret(_:)``).
     private static func labelVerdict(_ before: UnsafeRawBufferPointer) -> Bool? {
+        // Markdown's emphasis and table cells around a label (`**Vault key:**`, `| key |`), and
+        // an arrow or a dash after it (`Vault key (hex) → …`, `- Private key – …`).
+        let decoration: Set<UInt8> = [0x20, 0x09, 0x22, 0x27, 0x2a, 0x7c, 0x5f]
         var end = before.count
-        while end > 0, [0x20, 0x09, 0x22, 0x27].contains(before[end - 1]) { end -= 1 }
-        guard end > 0, before[end - 1] == 0x3a || before[end - 1] == 0x3d else { return nil }
-        let label = before[..<(end - 1)]
+        while end > 0, decoration.contains(before[end - 1]) { end -= 1 }
+        var marker = 0
+        if end > 0, before[end - 1] == 0x3a || before[end - 1] == 0x3d { marker = 1 }
+        if marker == 0, end < before.count, before[end..<before.count].contains(0x7c) { marker = -1 }  // a table cell: `| vault key | …`
+        for arrow in [[0xe2, 0x86, 0x92], [0xe2, 0x80, 0x93], [0xe2, 0x80, 0x94], [0x2d, 0x3e]] as [[UInt8]] where marker == 0 {
+            if end >= arrow.count, Array(before[(end - arrow.count)..<end]) == arrow { marker = arrow.count }
+        }
+        guard marker != 0 else { return nil }
+        var label = before[..<(end - max(marker, 0))]
+        while let first = label.first, decoration.contains(first) || first == 0x2d || first == 0x23 { label = label.dropFirst() }
+        while let last = label.last, decoration.contains(last) { label = label.dropLast() }
         guard !label.contains(0x22), !label.contains(0x2f), !label.contains(0x7b), label.count <= 64 else { return nil }
         let words = label.split(whereSeparator: { !isLabelCharacter($0) || $0 == 0x5f }).map { String(decoding: $0, as: UTF8.self).lowercased() }
         if words.contains(where: { publicWords.contains($0) || labelPublicWords.contains($0) }) || (words.last.map(publicLastWords.contains) ?? false) {
             return false
         }
-        return words.contains(where: { secretWords.contains($0) || labelSecretWords.contains($0) }) ? true : nil
+        return words.contains(where: { word in secretWords.contains(word) || labelSecretWords.contains(word) || labelSecretParts.contains { word.hasSuffix($0) } }) ? true : nil
     }
+
+    /// Endings of compound words that name a secret (`Tresorschlüssel`, `Geheimschlüssel`).
+    private static let labelSecretParts = ["schlüssel", "schluessel", "passwort", "kennwort"]
 
     /// A label's letters: ASCII ones and digits, and any byte of a UTF-8 letter beyond ASCII.
     private static func isLabelCharacter(_ byte: UInt8) -> Bool { isWordCharacter(byte) || byte >= 0x80 }
@@ -271,7 +301,8 @@ package enum KeyText {
     ]
     /// Words that make a labelled value public whatever else the label says.
     private static let labelPublicWords: Set<String> = ["pública", "publica", "público", "publico", "öffentlich", "öffentlicher", "publique",
-                                                        "identificador", "huella"]
+                                                        "pubblica", "pubblico", "identificador", "identifiant", "huella", "empreinte",
+                                                        "package", "packages", "ref", "reference", "member", "members"]
 
     /// Whether the last word of `before` that says something of a value (not `bytes`,
     /// `fromhex`) names a secret.

@@ -19,7 +19,9 @@ public enum RecordedText {
         var spaced = (try? bytes.withUnsafeBytes(UnicodeNormalization.nfkc)) ?? bytes
         defer { spaced.zeroize() }
         for index in spaced.indices where [0x5f, 0x2c, 0x3b, 0x7c, 0x2f, 0x2e, 0x2b].contains(spaced[index]) { spaced[index] = 0x20 }
-        if bytes.withUnsafeBytes({ KeyText.holdsKey($0) }) || spaced.withUnsafeBytes({ KeyText.holdsKey($0) }) {
+        // A record is read by everyone for good: 64 hex digits glued to other text count too
+        // (`--reason "stolen <hex>"`, `--id dev-<hex>`), as in a quote of what was typed.
+        if bytes.withUnsafeBytes({ KeyText.holdsKeyOrHexRun($0) }) || spaced.withUnsafeBytes({ KeyText.holdsKey($0) }) {
             throw VaultError.secretInRecord(field)
         }
     }

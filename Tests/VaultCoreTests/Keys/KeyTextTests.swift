@@ -27,6 +27,9 @@ import Testing
         // with "(hex)" or "#1" before its colon; a key saved by `jq .vaultKey > file`.
         "clave privada: \(hex)", "clave de la bóveda: \(hex)", "Schlüssel: \(hex)", "private key (hex): \(hex)", "key(hex): \(hex)",
         "key #1: \(hex)", "\"\(hex)\"\n", "mot de passe = \(hex)",
+        // A second trial's: German compounds, Markdown's labels, an arrow, jq's array, "0x" quoted.
+        "Tresorschlüssel: \(hex)", "Geheimschlüssel = \(hex)", "**Vault key:** \(hex)", "| vault key | \(hex) |", "- Private key – \(hex)",
+        "Vault key (hex) → \(hex)", "[\"\(hex)\"]\n", "[\n  \"\(hex)\"\n]\n", "\"0x\(hex)\"",
     ])
     func aKeyInAnySpellingIsFound(_ text: String) {
         #expect(Self.holds(text))
@@ -67,6 +70,9 @@ import Testing
         "device '0A9B8C7D-6E5F-4A3B-2C1D-0E9F8A7B6C5D' '0A9B8C7D-6E5F-4A3B-2C1D-0E9F8A7B6C5D'", "0A9B8C7D-6E5F-4A3B-2C1D-0E9F8A7B6C5D 0A9B8C7D-6E5F-4A3B-2C1D-0E9F8A7B6C5D",
         String(hex.prefix(32)) + "\n" + String(hex.suffix(32)) + "\n", Self.groups(of: 4, joinedBy: "\n") + "\nbeef\n", "ff00ff\n00ff00\nabcdef\n",
         "clave pública: \(hex)", "public key (hex): \(hex)", "key id: \(hex)", "\"\(hex)\",\n\"\(hex)\"\n",
+        // An operations file's member whose DID ends in "Sk" before its '#', and labels of public values.
+        "{\"op\":\"mls.remove\",\"convo\":\"c\",\"member\":\"did:key:z6MkhaXgBZDvotDkL5257faiztiGiC2QtKLGpbnnEGtaSk#\(hex)\"}",
+        "key package ref: \(hex)", "chiave pubblica: \(hex)", "empreinte de la clé : \(hex)", "identifiant de clé: \(hex)", "| member | \(hex) |",
     ])
     func publicTextIsNot(_ text: String) {
         #expect(!Self.holds(text))
@@ -94,6 +100,15 @@ import Testing
             #expect(quoted.fingerprint?.count == (secret.count > 20 ? 8 : nil), "\(secret)")
         }
         #expect(QuotedInput("did:plc:abc#ipad").description == "'did:plc:abc#ipad'")
+        // 64 hex digits glued to what was typed are withheld (two hostile trials); a vault's
+        // or a log's storage path is shown, as the messages about a vault must show it.
+        for glued in ["did:plc:josh#\(Self.hex)", "x/\(Self.hex)", "\(Self.hex)g", "user@\(Self.hex)", "did:plc:josh#x/\(Self.hex)"] {
+            #expect(QuotedInput(glued).isWithheld, "\(glued)")
+        }
+        for path in ["vaults/\(Self.hex).vault", "\(Self.hex).vault", "s3://b/vaults/\(Self.hex).log"] {
+            #expect(!QuotedInput(path).isWithheld, "\(path)")
+        }
+        #expect(throws: VaultError.self) { try RecordedText.checkFreeText("stolen \(Self.hex)", field: "the reason") }
         #expect(!QuotedInput("kitchen").isWithheld && !QuotedInput("vault-tool help").isWithheld)
         #expect(SecretRedaction.redacting("see 'vault-tool help'") == "see 'vault-tool help'")
         let twoIds = "device '0A9B8C7D-6E5F-4A3B-2C1D-0E9F8A7B6C5D': revokedAt; device '0A9B8C7D-6E5F-4A3B-2C1D-0E9F8A7B6C5D': reason"

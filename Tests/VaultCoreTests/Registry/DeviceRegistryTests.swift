@@ -435,10 +435,10 @@ import VaultSQLite
         // text has no NUL), DEL, and UTF-8 of two, three and four bytes.
         let odd = "q\"b\\s/" + String(String.UnicodeScalarView((1..<0x20).map { Unicode.Scalar(UInt8($0)) })) + "\u{7f} é\u{2028}😀"
         func json(_ text: String) -> String { String(decoding: JSONValue.string(text).serialized(pretty: false), as: UTF8.self) }
-        // A user DID or conversation id holds no control, line-breaking or invisible character
-        // (DeviceRegistry.idProblem): it has the rest; a member's MLS DID has them all.
+        // A user DID, conversation id or member holds no control, line-breaking or invisible
+        // character (DeviceRegistry.idProblem): it has the rest.
         let plain = String(odd.unicodeScalars.filter { ![.control, .lineSeparator, .paragraphSeparator, .format].contains($0.properties.generalCategory) })
-        let user = json("u" + plain), member = json("m" + odd)
+        let user = json("u" + plain), member = json("m" + plain)
         // The device's own MLS DID is its user's and id (seed 003); a member's may hold anything.
         let devices = #"{"user_did": \#(user), "device_id": "d0", "device_mls_did": \#(json("u" + plain + "#d0")), "signature_public_key": "01"}"# + "\n"
             + #"{"user_did": \#(user), "device_id": "d1", "device_mls_did": \#(json("u" + plain + "#d1")), "signature_public_key": "02"}"# + "\n"

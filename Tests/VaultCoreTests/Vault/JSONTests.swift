@@ -35,6 +35,10 @@ import Testing
         let ascii = JSONValue.object([("name", .string("Kitchen iPad \"2\"\n"))])
         #expect(ascii.reported() == ascii.serialized())
         #expect(String(decoding: JSONValue.string("a\u{202e}b\u{e0041}é").reported(pretty: false), as: UTF8.self) == #""a\u202eb\udb40\udc41é""#)
+        // Combining marks past the fourth on one letter, as text output escapes them.
+        let stacked = JSONValue.string("Z" + String(repeating: "\u{305}", count: 6))
+        #expect(String(decoding: stacked.reported(pretty: false), as: UTF8.self) == "\"Z" + String(repeating: "\u{305}", count: 4) + #"\u0305\u0305""#)
+        #expect(try JSONValue(parsing: stacked.reported()) == stacked)
     }
 
     /// An object written in pieces, its one array handed an element at a time (a registry
