@@ -18,6 +18,8 @@ extension VaultError.Code {
     public static let earlierJournal = VaultError.Code(name: "earlierJournal", category: .refused)
     /// The batch journal must be named: the output folder is `.`, `..` or `/`.
     public static let journalNeedsAName = VaultError.Code(name: "journalNeedsAName", category: .invalidInput)
+    /// A journal named `-`: a database is a file, never a stream (it made a file named "-").
+    public static let journalNotAFile = VaultError.Code(name: "journalNotAFile", category: .usage)
     /// A bucket batch's manifest names a file.
     public static let fileInBucketBatch = VaultError.Code(name: "fileInBucketBatch", category: .invalidInput)
     /// A folder batch's manifest names an object in a bucket.
@@ -46,6 +48,12 @@ extension VaultError {
     /// folder: that run resumes through it, or starts over by another name.
     public static func earlierJournal(_ path: String, file: String = #fileID, line: UInt = #line) -> VaultError {
         VaultError(.earlierJournal, "'\(path)' is the journal of a run begun by an earlier version", file: file, line: line)
+    }
+
+    /// A journal named `-`, which names standard input or output everywhere else.
+    public static func journalNotAFile(file: String = #fileID, line: UInt = #line) -> VaultError {
+        VaultError(.journalNotAFile, "the journal is a SQLite database, a file of its own: it cannot be standard input or output ('-')",
+                   hint: "name a file for the journal, or leave it out for the default beside the output", file: file, line: line)
     }
 
     /// An output folder whose neighbour (`.`, `..`, `/`) is no place for a default journal.

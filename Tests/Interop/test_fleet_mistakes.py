@@ -245,3 +245,13 @@ def test_an_inventory_that_lists_no_current_vault_is_refused_unless_allowed(s3, 
     code, report, stderr = run(arguments + ["--allow-empty"], proxy, work)
     assert code == 0 and report == [], stderr
     assert "PUT" not in methods(proxy) and unchanged(s3, bucket, fleet) and list(work.iterdir()) == []
+
+
+def test_a_journal_named_dash_is_a_usage_error_and_no_file_is_made(tmp_path):
+    """`--journal -`: a journal is a SQLite database, never a stream. A refusal's hint once
+    suggested '-', and following it made a journal file named '-' in the current folder."""
+    (tmp_path / "m.jsonl").write_text("")
+    result = subprocess.run([str(VAULT_TOOL), "migrate", "--manifest", "m.jsonl", "--to", "2", "--out-dir", "out", "--journal", "-"],
+                            capture_output=True, text=True, cwd=tmp_path, stdin=subprocess.DEVNULL)
+    assert result.returncode == 64, result.stderr
+    assert "journal" in result.stderr and not (tmp_path / "-").exists() and not (tmp_path / "out").exists()

@@ -225,6 +225,12 @@ package enum KeyText {
                 end = next
             }
             let bounded = end == bytes.count || !isWordCharacter(bytes[end])
+            // A vault's or a household log's file name (`<household id>.vault`) is no key, even
+            // after a word that names one (`--key-file parent.nsec <id>.vault` on a command line).
+            if digits == 64, bounded, names(".vault", at: end, in: bytes) || names(".log", at: end, in: bytes) {
+                index = end
+                continue
+            }
             if digits == 64, bounded {
                 let before = UnsafeRawBufferPointer(rebasing: bytes[..<runStart]), after = UnsafeRawBufferPointer(rebasing: bytes[end...])
                 // Alone on its line as a key file holds it: no word before it or after it but a

@@ -64,7 +64,10 @@ public final class BatchMigration: Sendable {
     /// operator named, so its journal must be named; and a folder holding the journal of a run
     /// an earlier version began (inside it) resumes only through that one, never starts over.
     public static func journalPath(named: String?, outDir: String) throws -> String {
-        if let named { return named }
+        if let named {
+            guard named != "-" else { throw VaultError.journalNotAFile() }
+            return named
+        }
         let earlier = outDir + "/.migrate-journal.sqlite"
         if FileManager.default.fileExists(atPath: earlier) { throw VaultError.earlierJournal(earlier) }
         var folder = outDir

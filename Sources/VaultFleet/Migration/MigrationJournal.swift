@@ -75,6 +75,7 @@ final class MigrationJournal: Sendable {
     /// Refuses a journal, or one of SQLite's side files beside it, that is one of the run's
     /// `inputs` (a manifest, a key file): SQLite would rewrite or delete it.
     static func checkFiles(_ path: String, inputs: [FileSet.Input]) throws {
+        guard path != "-" else { throw VaultError.journalNotAFile() }
         let outputs = [FileSet.Input("the journal", path)] + FileSet.databaseSideFiles(of: path, owner: "the journal")
         let locations = try outputs.map { ($0.label, try OutputLocation($0.path, createFolders: true, what: $0.label)) }
         if let key = locations.first(where: { $0.1.holdsKey }) { throw VaultError.wouldReplaceKey(key.1.path) }

@@ -72,7 +72,7 @@ import Testing
         "clave pública: \(hex)", "public key (hex): \(hex)", "key id: \(hex)", "\"\(hex)\",\n\"\(hex)\"\n",
         // An operations file's member whose DID ends in "Sk" before its '#', and labels of public values.
         "{\"op\":\"mls.remove\",\"convo\":\"c\",\"member\":\"did:key:z6MkhaXgBZDvotDkL5257faiztiGiC2QtKLGpbnnEGtaSk#\(hex)\"}",
-        "key package ref: \(hex)", "chiave pubblica: \(hex)", "empreinte de la clé : \(hex)", "identifiant de clé: \(hex)", "| member | \(hex) |",
+        "key package ref: \(hex)", "--key-file ../household.nsec \(hex).vault", "nsec \(hex).log", "chiave pubblica: \(hex)", "empreinte de la clé : \(hex)", "identifiant de clé: \(hex)", "| member | \(hex) |",
     ])
     func publicTextIsNot(_ text: String) {
         #expect(!Self.holds(text))
