@@ -50,9 +50,12 @@ public struct DeclaredOutput: Sendable {
     /// How a refusal of this output's file names it (``FileSet/refusalName(_:)``).
     var refusalName: String { FileSet.refusalName(label) }
 
-    /// The next step when the file named is not one that may be written (a folder, a FIFO).
-    var refusalHint: String {
-        guard mayBeStandardOutput, !namedByTool, label.hasPrefix("-") else { return "name a regular file" }
+    /// The next step when the file named is not one that may be written (a folder, a FIFO);
+    /// `-` is offered only when standard output is free (`derive -o - --vault-key-out -` is
+    /// two outputs on one stream).
+    func refusalHint(standardOutputTaken: Bool) -> String {
+        guard label.hasPrefix("-"), !namedByTool else { return "name a regular file" }
+        guard mayBeStandardOutput, !standardOutputTaken else { return "name a regular file for \(label)" }
         return "name a regular file for \(label), or give \(label) - for standard output"
     }
 
@@ -127,7 +130,7 @@ public final class CommandFiles {
                 location = try OutputLocation(path, createFolders: output.createFolders, followLink: !output.namedByTool, secret: output.kind == .secret,
                                               what: output.refusalName)
             } catch let error as VaultError where error.code == .unsafeOutput {
-                throw error.withContext(hint: output.refusalHint)
+                throw error.withContext(hint: output.refusalHint(standardOutputTaken: !standard.isEmpty))
             }
             locations[output.label] = location
             resolved.append((output, location))

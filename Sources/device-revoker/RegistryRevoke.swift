@@ -287,8 +287,10 @@ extension Registry {
                 : dryRun ? "dry run: would revoke" : result.applied ? "revoked (batch \(result.batchID))" : "refused"
             // The head names the batch id as given (--batch-id): escaped like every other cell.
             try emit(Array((head.displaySafe + "\n" + table.render(indent: "  ")).utf8))
-            if !refused, radius.devices > 0 {
-                var lines = Array("\(dryRun ? "would revoke" : "revoked"):\n".utf8)
+            // A refusal lists its batch too, as its JSON does: what support is asked to approve or
+            // correct is the devices, not only their count.
+            if radius.devices > 0 {
+                var lines = Array("\(result.applied ? "revoked" : "would revoke"):\n".utf8)
                 try registry.forEachBatchDevice(of: result) { device in
                     lines.append(contentsOf: ("  \(device.text)".displaySafe + "\n").utf8)
                     if lines.count >= 1 << 16 {

@@ -169,6 +169,9 @@ def test_the_share_guard_allows_exactly_the_threshold_and_refuses_one_more(regis
     assert f"the batch would revoke {at + 1} of the registry's {len(active)} active devices (" in refused.stderr
     assert f"more than {percent}%; nothing was changed" in refused.stderr
     assert f"--expect-revocations {at + 1}" in refused.stderr
+    # The refusal lists the batch it would revoke, in byte order, as its JSON does.
+    listed = refused.stdout.split("would revoke:\n", 1)[1].splitlines()
+    assert [line.strip() for line in listed[:at + 1]] == sorted(f"{u}#{d}" for u, d in chosen)
     assert registry.snapshot() == before
 
     # The dry run says the same, with the numbers in JSON.
