@@ -155,3 +155,18 @@ def test_a_plan_without_a_mode_after_a_revocation_says_the_device_held_the_key(h
     warned = plan()
     assert warned.returncode == 0 and "--mode compromise" in warned.stderr and "Bedroom iPad" in warned.stderr
     assert json.loads(warned.stdout)["mode"] == "routine"
+
+
+def test_a_dry_run_refuses_a_reason_the_real_run_refuses(house):
+    """device-revoker vault's dry run approves only what the real run makes: a --reason that
+    holds a key passed the dry run (no guard rail would trip) and was refused by the real run
+    (a third trial). Both are usage errors now, and neither quotes the key."""
+    folder, _ = house
+    nsec = (folder / "parent.nsec").read_text().strip()
+    vault = (folder / "h.vault").read_bytes()
+    for extra in (["--dry-run"], ["--dry-run", "--json"], ["--in-place", "--ops", "o.jsonl"]):
+        result = subprocess.run([str(BIN / "device-revoker"), "vault", "--key-file", "parent.nsec", "--vault", "h.vault", "--device", "bedroom ipad",
+                                 "--reason", f"lost {nsec}", *extra], capture_output=True, text=True, cwd=folder, stdin=subprocess.DEVNULL)
+        assert result.returncode == 64, (extra, result.stderr)
+        assert nsec not in result.stdout + result.stderr and nsec[5:20] not in result.stdout + result.stderr
+    assert (folder / "h.vault").read_bytes() == vault and not (folder / "o.jsonl").exists()

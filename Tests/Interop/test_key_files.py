@@ -10,7 +10,7 @@ import subprocess
 
 import pytest
 
-from workspace import BIN
+from workspace import BIN, ROOT
 
 from test_nothing_lost import (REFUSED, WRITERS, assert_unchanged, fifos, leaf_commands, snapshot, template, tool,  # noqa: F401
                                workspace)
@@ -107,3 +107,29 @@ def test_an_operations_file_is_replaced_again_whatever_its_members_dids_spell(tm
     again = run("log", "--db", "r.sqlite", "--batch", "B1", "--ops", "ops.jsonl")
     assert again.returncode == 0, again.stderr
     assert (tmp_path / "ops.jsonl").read_text() == first
+
+
+def test_a_document_of_a_household_with_many_devices_is_replaced_again(tmp_path):
+    """Every device's `"isPrimary": false` (and a theme like "ocean") is one recovery-list word
+    on a line of its own: twelve devices made `vault-tool open -o` refuse its own earlier output
+    as a file holding recovery words (a third trial). A JSON member's single word is a field."""
+    import copy
+    import shutil
+    import uuid
+    shutil.copy(ROOT / "Examples" / "household.nsec", tmp_path / "p.nsec")
+    os.chmod(tmp_path / "p.nsec", 0o600)
+    document = json.loads((ROOT / "Examples" / "household.json").read_text())
+    for index in range(12):
+        device = copy.deepcopy(document["devices"][-1])
+        device.update(deviceId=str(uuid.uuid4()).upper(), deviceName=f"Old {index}", status="revoked", isPrimary=False)
+        document["devices"].append(device)
+    (tmp_path / "big.json").write_text(json.dumps(document, indent=2))
+    vault_tool = str(BIN / "vault-tool")
+
+    def run(*arguments):
+        return subprocess.run([vault_tool, *arguments], capture_output=True, text=True, cwd=tmp_path, stdin=subprocess.DEVNULL)
+    assert run("seal", "--key-file", "p.nsec", "-o", "big.vault", "big.json").returncode == 0
+    for _ in range(2):
+        opened = run("open", "--key-file", "p.nsec", "-o", "big-open.json", "big.vault")
+        assert opened.returncode == 0, opened.stderr
+    assert len(json.loads((tmp_path / "big-open.json").read_text())["devices"]) == len(document["devices"])

@@ -237,9 +237,11 @@ package enum KeyText {
                 // comment (`# …`, `// …`), only quotes, a list's dash before it or a final `;`
                 // after it (a dash after it is `sha256sum`'s name for standard input).
                 // Quoted in JSON (`"…"`, a group's member keys) it is one public key among others.
-                let code = UnsafeRawBufferPointer(rebasing: after.prefix(while: { $0 != 0x23 && $0 != 0x2f }))
-                let alone = !before.contains(0x22) && !code.contains(0x22) && !before.contains(where: isWordCharacter)
-                    && !code.contains(where: isWordCharacter) && !code.contains(0x2c) && !code.contains(0x2d)
+                // A word before it ends the question at once (most lines of a long one have one).
+                let alone = !before.contains(where: isWordCharacter) && !before.contains(0x22) && {
+                    let code = UnsafeRawBufferPointer(rebasing: after.prefix(while: { $0 != 0x23 && $0 != 0x2f }))
+                    return !code.contains(0x22) && !code.contains(where: isWordCharacter) && !code.contains(0x2c) && !code.contains(0x2d)
+                }()
                 if alone || (labelVerdict(before) ?? nearestWordNamesASecret(before)) { return true }
                 index = end
                 continue
@@ -270,26 +272,38 @@ package enum KeyText {
     private static func labelVerdict(_ before: UnsafeRawBufferPointer) -> Bool? {
         // Markdown's emphasis and table cells around a label (`**Vault key:**`, `| key |`), and
         // an arrow or a dash after it (`Vault key (hex) → …`, `- Private key – …`).
+        // A label is short: a long line of labelled values is read a value at a time, in time
+        // that grows with the line, not with its square.
+        guard before.count <= 256 else { return nil }
         let decoration: Set<UInt8> = [0x20, 0x09, 0x22, 0x27, 0x2a, 0x7c, 0x5f]
         var end = before.count
         while end > 0, decoration.contains(before[end - 1]) { end -= 1 }
         var marker = 0
         if end > 0, before[end - 1] == 0x3a || before[end - 1] == 0x3d { marker = 1 }
         if marker == 0, end < before.count, before[end..<before.count].contains(0x7c) { marker = -1 }  // a table cell: `| vault key | …`
-        for arrow in [[0xe2, 0x86, 0x92], [0xe2, 0x80, 0x93], [0xe2, 0x80, 0x94], [0x2d, 0x3e]] as [[UInt8]] where marker == 0 {
+        // … and a dash after a space (`Vault key - …`).
+        for arrow in [[0xe2, 0x86, 0x92], [0xe2, 0x80, 0x93], [0xe2, 0x80, 0x94], [0x2d, 0x3e], [0x20, 0x2d]] as [[UInt8]] where marker == 0 {
             if end >= arrow.count, Array(before[(end - arrow.count)..<end]) == arrow { marker = arrow.count }
         }
         guard marker != 0 else { return nil }
         var label = before[..<(end - max(marker, 0))]
         while let first = label.first, decoration.contains(first) || first == 0x2d || first == 0x23 { label = label.dropFirst() }
         while let last = label.last, decoration.contains(last) { label = label.dropLast() }
-        guard !label.contains(0x22), !label.contains(0x2f), !label.contains(0x7b), label.count <= 64 else { return nil }
+        guard !label.contains(0x22), !label.contains(0x2f), !label.contains(0x7b), label.count <= 200 else { return nil }
         let words = label.split(whereSeparator: { !isLabelCharacter($0) || $0 == 0x5f }).map { String(decoding: $0, as: UTF8.self).lowercased() }
-        if words.contains(where: { publicWords.contains($0) || labelPublicWords.contains($0) }) || (words.last.map(publicLastWords.contains) ?? false) {
+        // Whose key it is (`Vault key (household):`, `Key of the vault file:`) says nothing of
+        // it; an identifier (`household id:`, `key id:`) is public.
+        if words.contains(where: { publicWords.contains($0) || labelPublicWords.contains($0) }) || (words.last.map(labelPublicLastWords.contains) ?? false) {
             return false
         }
-        return words.contains(where: { word in secretWords.contains(word) || labelSecretWords.contains(word) || labelSecretParts.contains { word.hasSuffix($0) } }) ? true : nil
+        return words.contains(where: { word in
+            secretWords.contains(word) || labelSecretWords.contains(word) || labelSecretParts.contains { word.hasSuffix($0) }
+                || (word.hasSuffix("key") && !word.hasSuffix("pubkey") && !word.hasSuffix("publickey"))  // `VAULTKEY=`, `householdkey =`
+        }) ? true : nil
     }
+
+    /// The last words that make a label an identifier's.
+    private static let labelPublicLastWords: Set<String> = ["id", "ids", "identifier", "path", "commit", "object", "uuid", "etag"]
 
     /// Endings of compound words that name a secret (`Tresorschlüssel`, `Geheimschlüssel`).
     private static let labelSecretParts = ["schlüssel", "schluessel", "passwort", "kennwort"]
@@ -301,7 +315,7 @@ package enum KeyText {
     /// neighbours', for a label read whole (``labelNamesASecret(_:)``).
     private static let labelSecretWords: Set<String> = [
         "clave", "llave", "privada", "privado", "secreta", "secreto", "contraseña", "semilla",  // es
-        "schlüssel", "privat", "privater", "geheim", "geheimer", "passwort", "kennwort",  // de
+        "schlüssel", "privat", "privater", "geheim", "geheimer", "geheimnis", "passwort", "kennwort",  // de
         "clé", "cle", "privée", "privee", "secrète", "secrete", "passe",  // fr
         "chiave", "privata", "segreta", "chave", "senha",  // it, pt
     ]
@@ -408,7 +422,7 @@ package enum KeyText {
     /// Twelve list words in a row anywhere on a line count too, whatever else the line holds
     /// ("my words are legal winner … yellow, keep them safe"): no prose has twelve in a row.
     private static func allListWords(_ text: UnsafeRawBufferPointer) -> Bool {
-        var words = 0, lineWords = 0, lineHasOther = false, inComment = false, inARow = 0
+        var words = 0, lineWords = 0, lineHasOther = false, inComment = false, inARow = 0, lineIsJSONMember = false
         var start: Int?
         for index in 0...text.count {
             let byte: UInt8? = index < text.count ? text[index] : nil
@@ -430,6 +444,10 @@ package enum KeyText {
                    mark == 0 || !token[..<mark].allSatisfy({ (0x30...0x39).contains($0) }) {
                     lineHasOther = false
                     lineWords = 0
+                    // A JSON member's name (`"isPrimary":`): its value is one value, and one
+                    // list word there (`false`, `"ocean"`) is a document's field, not a word of
+                    // a phrase (a household of twelve devices read as twelve recovery words).
+                    lineIsJSONMember = mark >= 2 && token[0] == 0x22 && token[mark - 1] == 0x22
                     token = UnsafeRawBufferPointer(rebasing: token[(mark + 1)...])
                 }
                 if !inComment {
@@ -456,10 +474,11 @@ package enum KeyText {
             }
             start = nil
             if byte == nil || byte == 0x0a || byte == 0x0d {
-                if !lineHasOther { words += lineWords }
+                if !lineHasOther, !(lineIsJSONMember && lineWords < 2) { words += lineWords }
                 inARow = 0
                 lineWords = 0
                 lineHasOther = false
+                lineIsJSONMember = false
                 inComment = false
             }
         }

@@ -134,6 +134,13 @@ public enum VaultRevocation {
         }
     }
 
+    /// Refuses, before any plan is made, what `apply` would refuse whatever the plan: a reason
+    /// a record may not keep. A dry run calls it too, so it approves only what the real run
+    /// makes (a trial's dry run passed a reason holding a key, which the real run refused).
+    public static func checkOptions(_ options: Options) throws {
+        if let reason = options.reason { try RecordedText.checkFreeText(reason, field: "the reason") }
+    }
+
     public static func plan(_ document: VaultDocument, options: Options) -> Plan {
         var unknown: [QuotedInput] = []
         var unknownTexts: Set<String> = []  // each once, by what was typed (two withheld lines may quote alike)
@@ -275,7 +282,7 @@ public enum VaultRevocation {
     public static func apply(_ plan: Plan, to document: VaultDocument, options: Options) throws -> VaultDocument {
         guard plan.refusals.isEmpty else { throw VaultError.guardRails(plan.refusals.map(\.reason)) }
         // The reason is kept in the vault every device syncs, and in its log.
-        if let reason = options.reason { try RecordedText.checkFreeText(reason, field: "the reason") }
+        try checkOptions(options)
         var changed = document
         let ids = Set(plan.revoke.map(\.deviceId))
         guard !ids.isEmpty else { return document }

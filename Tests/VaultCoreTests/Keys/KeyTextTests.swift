@@ -30,6 +30,10 @@ import Testing
         // A second trial's: German compounds, Markdown's labels, an arrow, jq's array, "0x" quoted.
         "Tresorschlüssel: \(hex)", "Geheimschlüssel = \(hex)", "**Vault key:** \(hex)", "| vault key | \(hex) |", "- Private key – \(hex)",
         "Vault key (hex) → \(hex)", "[\"\(hex)\"]\n", "[\n  \"\(hex)\"\n]\n", "\"0x\(hex)\"",
+        // A third trial's: whose key it is after the word, run-together labels, a plain dash.
+        "Vault key (household): \(hex)", "vault key for household: \(hex)", "Key of the vault file: \(hex)", "Chiave del vault: \(hex)",
+        "VAULTKEY=\(hex)", "householdkey = \(hex)", "Geheimnis: \(hex)", "Vault key - \(hex)",
+        "Vault key for the Garcia family household, printed 2025-11-19 (keep safe): \(hex)",
     ])
     func aKeyInAnySpellingIsFound(_ text: String) {
         #expect(Self.holds(text))
@@ -72,7 +76,10 @@ import Testing
         "clave pública: \(hex)", "public key (hex): \(hex)", "key id: \(hex)", "\"\(hex)\",\n\"\(hex)\"\n",
         // An operations file's member whose DID ends in "Sk" before its '#', and labels of public values.
         "{\"op\":\"mls.remove\",\"convo\":\"c\",\"member\":\"did:key:z6MkhaXgBZDvotDkL5257faiztiGiC2QtKLGpbnnEGtaSk#\(hex)\"}",
-        "key package ref: \(hex)", "--key-file ../household.nsec \(hex).vault", "nsec \(hex).log", "chiave pubblica: \(hex)", "empreinte de la clé : \(hex)", "identifiant de clé: \(hex)", "| member | \(hex) |",
+        "key package ref: \(hex)", "household id: \(hex)", "monkey pubkey: \(hex)",
+        // A document's JSON: one list word as a member's value (`false`, a theme) on each of
+        // twelve lines is no phrase (a household of twelve devices was taken for a key file).
+        "[\n" + String(repeating: "  {\n    \"isPrimary\": false,\n    \"theme\": \"ocean\"\n  },\n", count: 14) + "]\n", "--key-file ../household.nsec \(hex).vault", "nsec \(hex).log", "chiave pubblica: \(hex)", "empreinte de la clé : \(hex)", "identifiant de clé: \(hex)", "| member | \(hex) |",
     ])
     func publicTextIsNot(_ text: String) {
         #expect(!Self.holds(text))
