@@ -123,9 +123,8 @@ struct VaultMode: ParsableCommand {
         else if let notSeenSince { selector = .notSeenSince(try parseSince(notSeenSince)) }
         else if let allExcept { selector = .allExcept(allExcept) }
         else { selector = .devices(devices) }
-        let options = VaultRevocation.Options(selector: selector, promote: promote, reason: reason, allowEmpty: allowEmpty,
+        let options = try VaultRevocation.Options(selector: selector, promote: promote, reason: reason, allowEmpty: allowEmpty,
                                               ignoreUnknown: ignoreUnknown, now: now.time)
-        try VaultRevocation.checkOptions(options)
         let plan = VaultRevocation.plan(opened.document, options: options)
         for id in plan.alreadyRevoked { diagnostics.note("device '\(id)' is already revoked; nothing to do for it") }
         if ignoreUnknown, plan.refusals.isEmpty { for id in plan.unknown { diagnostics.warning("no device matches \(id); skipped (--ignore-unknown)") } }

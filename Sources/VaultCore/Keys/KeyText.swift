@@ -312,7 +312,7 @@ package enum KeyText {
     private static func isLabelCharacter(_ byte: UInt8) -> Bool { isWordCharacter(byte) || byte >= 0x80 }
 
     /// Words that name a secret in the languages the sheets are printed in and their
-    /// neighbours', for a label read whole (``labelNamesASecret(_:)``).
+    /// neighbours', for a label read whole (``labelVerdict(_:)``).
     private static let labelSecretWords: Set<String> = [
         "clave", "llave", "privada", "privado", "secreta", "secreto", "contraseña", "semilla",  // es
         "schlüssel", "privat", "privater", "geheim", "geheimer", "geheimnis", "passwort", "kennwort",  // de

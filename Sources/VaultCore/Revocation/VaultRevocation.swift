@@ -15,12 +15,17 @@ public enum VaultRevocation {
     public struct Options: Sendable {
         public var selector: Selector
         public var promote: String?
-        public var reason: String?
+        /// Checked when the options are made: a dry run's plan and the real run's change take
+        /// the same reason, so the dry run cannot approve one the change refuses (a trial's dry
+        /// run passed a reason holding a key).
+        public let reason: String?
         public var allowEmpty = false
         public var ignoreUnknown = false
         public var now: Timestamp
 
-        public init(selector: Selector, promote: String? = nil, reason: String? = nil, allowEmpty: Bool = false, ignoreUnknown: Bool = false, now: Timestamp) {
+        public init(selector: Selector, promote: String? = nil, reason: String? = nil, allowEmpty: Bool = false, ignoreUnknown: Bool = false,
+                    now: Timestamp) throws {
+            if let reason { try RecordedText.checkFreeText(reason, field: "the reason") }
             self.selector = selector
             self.promote = promote
             self.reason = reason
@@ -132,13 +137,6 @@ public enum VaultRevocation {
         public var groups: [(id: String, name: String)] {
             Dictionary(removals.map { ($0.group, $0.groupName) }, uniquingKeysWith: { first, _ in first }).sorted { $0.key < $1.key }.map { ($0.key, $0.value) }
         }
-    }
-
-    /// Refuses, before any plan is made, what `apply` would refuse whatever the plan: a reason
-    /// a record may not keep. A dry run calls it too, so it approves only what the real run
-    /// makes (a trial's dry run passed a reason holding a key, which the real run refused).
-    public static func checkOptions(_ options: Options) throws {
-        if let reason = options.reason { try RecordedText.checkFreeText(reason, field: "the reason") }
     }
 
     public static func plan(_ document: VaultDocument, options: Options) -> Plan {
@@ -281,8 +279,6 @@ public enum VaultRevocation {
     /// v2 also records `revokedAt` and `revocationReason` and raises the revision.
     public static func apply(_ plan: Plan, to document: VaultDocument, options: Options) throws -> VaultDocument {
         guard plan.refusals.isEmpty else { throw VaultError.guardRails(plan.refusals.map(\.reason)) }
-        // The reason is kept in the vault every device syncs, and in its log.
-        try checkOptions(options)
         var changed = document
         let ids = Set(plan.revoke.map(\.deviceId))
         guard !ids.isEmpty else { return document }

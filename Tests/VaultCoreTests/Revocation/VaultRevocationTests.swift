@@ -13,7 +13,7 @@ import Testing
     }
 
     func options(_ selector: VaultRevocation.Selector, promote: String? = nil) -> VaultRevocation.Options {
-        VaultRevocation.Options(selector: selector, promote: promote, reason: "lost", now: now)
+        try! VaultRevocation.Options(selector: selector, promote: promote, reason: "lost", now: now)  // a reason a record keeps
     }
 
     @Test func revokesASecondaryAndTakesItOutOfEveryGroup() throws {

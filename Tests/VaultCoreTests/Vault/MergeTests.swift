@@ -129,7 +129,7 @@ import Testing
         for index in base.groupMemberships.indices where index == 0 || random.int(0...1) == 0 {
             base.groupMemberships[index].memberPubkeys.removeAll { $0 == key }
         }
-        let revocation = VaultRevocation.Options(selector: .devices([target.deviceId]), reason: "stolen", now: Timestamp(seconds: base.updatedAt.seconds + 30))
+        let revocation = try VaultRevocation.Options(selector: .devices([target.deviceId]), reason: "stolen", now: Timestamp(seconds: base.updatedAt.seconds + 30))
         var revoking = try VaultRevocation.apply(VaultRevocation.plan(base, options: revocation), to: base, options: revocation)
         revoking.updatedAt = Timestamp(seconds: base.updatedAt.seconds + 30)
         let newGroup = GroupMembership(mlsGroupId: "group-new-\(seed)", groupName: "New", memberPubkeys: [key], childProfileId: nil, createdAt: base.updatedAt)
