@@ -363,7 +363,17 @@ extension Registry {
             if !result.refusals.isEmpty { throw refusal(result) }
             if dryRun {
                 if ops != nil { diagnostics.note("dry run: --ops was not written") }
-            } else if !result.applied, ops != nil {
+            } else if !result.applied, let ops {
+                // The same ticket run again after its batch was committed (its operations lost
+                // to a full disk, a kill): the batch's stored operations are written again, so the
+                // rerun completes what the first run began (a trial: it exited 0 with no file).
+                if let batchId, result.radius.devices == 0 {
+                    do {
+                        try files.writer().write("--ops", streaming: { sink in try registry.operations(batch: batchId, to: { try JSONValue.escapingInvisibles($0, to: sink) }) })
+                        diagnostics.note("batch \(batchId) was committed by an earlier run; its operations → \(files.displayName("--ops"))")
+                        return
+                    } catch let error as VaultError where error.code == .notInRegistry {}
+                }
                 diagnostics.note("nothing was revoked, so --ops was not written")
             }
         }

@@ -916,6 +916,12 @@ def test_finding_3_ops_lost_after_the_commit_can_be_written_again(workspace, tmp
     assert "registry log" in result.message and "B1" in result.message and "--ops" in result.message, result
     ok("device-revoker", "registry log --db registry.sqlite --batch B1 --ops ops.jsonl", workspace)
     assert (workspace / "ops.jsonl").read_bytes() == expected
+    # Or the same command run again, as a tired operator would: its batch is committed, so it
+    # revokes nothing and writes the batch's operations (it exited 0 and wrote none).
+    (workspace / "ops.jsonl").unlink()
+    ok("device-revoker", REVOKE_IPAD + " --batch-id B1 --ops ops.jsonl", workspace)
+    assert (workspace / "ops.jsonl").read_bytes() == expected
+    assert registry_state(workspace) != state
 
 
 # MARK: Finding 4: code rotate publishes nothing unless it publishes everything
