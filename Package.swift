@@ -64,11 +64,8 @@ let package = Package(
         .systemLibrary(name: "CCairo", providers: [.apt(["libcairo2-dev", "libpango1.0-dev", "libpoppler-glib-dev"])]),
         // SQLite: the device registry's embedded engine, the batches' journals and the manifest's
         // staging, through one owner (VaultSQLite's SQLiteDatabase).
-        .systemLibrary(
-            name: "CSQLite",
-            pkgConfig: "sqlite3",
-            providers: [.apt(["libsqlite3-dev"])]
-        ),
+        // Headers only: libsqlite3 is loaded on use (CSQLiteLoad).
+        .systemLibrary(name: "CSQLite", providers: [.apt(["libsqlite3-dev"])]),
         // PostgreSQL's own client: the device registry's second engine (issue 13).
         // Headers only: libpq is loaded on use (CRegistryLoad), so no pkg-config libraries.
         .systemLibrary(name: "CLibPQ", providers: [.apt(["libpq-dev"])]),
@@ -84,11 +81,13 @@ let package = Package(
         ),
         // zxcvbn-c: how many guesses a new passphrase would take (no pkg-config file in Debian).
         .systemLibrary(name: "CZxcvbn", providers: [.apt(["libzxcvbn-dev"])]),
-        // libunistring: NFKC for NIP-49's passphrase without Foundation's ICU (no pkg-config file
-        // in Debian).
         // libcrypto's EVP: AES-256-GCM for the Family Medical recovery codes, on every CPU (where
         // libsodium's AES-GCM needs AES-NI), without swift-crypto's BoringSSL (issue 39).
         .systemLibrary(name: "CLibCrypto", providers: [.apt(["libssl-dev"])]),
+        // libunistring: NFKC for NIP-49's passphrase without Foundation's ICU (no pkg-config file
+        // in Debian). Linked, not loaded on use: the checks that keep secrets out of every
+        // output and record read text in NFKC, and a check must not pass because a library
+        // is missing.
         .systemLibrary(name: "CUnistring", providers: [.apt(["libunistring-dev"])]),
         // syncfs(2), which Glibc's Swift module hides (it is a GNU extension).
         .systemLibrary(name: "CFileSystem"),
@@ -96,6 +95,7 @@ let package = Package(
         // layer with the trampolines and the ELF note of the libraries that layer loads, so a
         // tool records only what its layers may load.
         .target(name: "CLoadOnUse"),
+        .target(name: "CSQLiteLoad", dependencies: ["CLoadOnUse"]),
         .target(name: "CStorageLoad", dependencies: ["CLoadOnUse"]),
         .target(name: "CRegistryLoad", dependencies: ["CLoadOnUse"]),
         .target(name: "CImagingLoad", dependencies: ["CLoadOnUse"]),
@@ -115,7 +115,7 @@ let package = Package(
         .target(name: "VaultStorage", dependencies: ["VaultCore", "VaultFiles", "CCurl", "CStorageLoad"]),
         // SQLite's one owner, for the two layers that keep a database (VaultFleet, VaultRegistry):
         // a layer of its own, so a tool that keeps none does not link libsqlite3.
-        .target(name: "VaultSQLite", dependencies: ["VaultCore", "CSQLite"]),
+        .target(name: "VaultSQLite", dependencies: ["VaultCore", "CSQLite", "CSQLiteLoad"]),
         .target(name: "VaultFleet", dependencies: ["VaultCore", "VaultFiles", "VaultStorage", "VaultSQLite", "CZlib"]),
         .target(name: "VaultRegistry", dependencies: ["VaultCore", "VaultFiles", "VaultSQLite", "CLibPQ", "CRegistryLoad"]),
         .target(name: "VaultImaging", dependencies: ["VaultCore", "CQRencode", "CZBar", "CImageCodecs", "CImagingLoad"]),

@@ -1,4 +1,5 @@
 internal import CSQLite
+internal import CSQLiteLoad
 import Glibc
 import VaultCore
 
@@ -101,6 +102,8 @@ package final class SQLiteDatabase: @unchecked Sendable {
     }
 
     private init(name: String, path: String, access: Access, busyTimeout seconds: Int) throws {
+        // Loaded on first use (issue 48): every database the suite keeps is opened here.
+        try LoadOnUse.require(OpaquePointer(hvt_library_sqlite()), feature: "keeping a SQLite database")
         self.path = path
         pthread_mutex_init(lock, nil)
         let flags: Int32 = switch access {

@@ -79,6 +79,10 @@ struct Read: ParsableCommand {
         commandName: "read",
         abstract: "Read and check a device-link QR; the nsec goes only to -o.",
         discussion: """
+        Both forms are read: the documented one (an nsec1… and RFC 3339 times) and the one the \
+        app's Swift code writes with JSONEncoder's defaults (seconds since 2001-01-01, base64 \
+        data, escaped slashes); the output's "written as" line says which it was.
+
         Examples:
           device-link read link.png
           device-link read link-photo.jpg -o new-device.nsec

@@ -56,6 +56,10 @@ struct Pairing: ParsableCommand {
             commandName: "read",
             abstract: "Read and check a pairing QR, and print its payload.",
             discussion: """
+            Both forms are read: the documented one (RFC 3339 times) and the one the app's \
+            Swift code writes with JSONEncoder's defaults (seconds since 2001-01-01, escaped \
+            slashes); the output says which it was.
+
             Examples:
               device-link pairing read pair.png
               device-link pairing read pair-photo.jpg --json

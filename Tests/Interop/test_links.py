@@ -108,6 +108,12 @@ def inputs(tmp_path_factory):
     (folder / "photo.jpg").write_bytes(b"\xff\xd8\xff\xe0" + bytes(64))
     for arguments in ("generate --key-file parent.nsec --dpi 100 -o sheet.png", "generate --key-file parent.nsec -o sheet.pdf"):
         subprocess.run([str(BIN / "recovery-sheet"), *arguments.split()], cwd=folder, check=True, capture_output=True)
+    # A household vault and a batch's manifest naming it: a batch keeps its journal in SQLite.
+    shutil.copy(ROOT / "Examples" / "household.nsec", folder / "household.nsec")
+    (folder / "household.nsec").chmod(0o600)
+    subprocess.run([str(BIN / "vault-tool"), "seal", "--key-file", "household.nsec", "-o", "a.vault", str(ROOT / "Examples" / "household.json")],
+                   cwd=folder, check=True, capture_output=True)
+    (folder / "jobs.jsonl").write_text('{"vault": "a.vault", "keyFile": "household.nsec"}\n')
     subprocess.run([str(BIN / "device-link"), "create", "--key-file", "parent.nsec", "--vault-url", URL, "--now", "2026-01-01T00:00:00Z", "-o", "link.png"],
                    cwd=folder, check=True, capture_output=True)
     return folder
@@ -124,6 +130,9 @@ HIDDEN = [
      "device-revoker registry init --db r.sqlite"),
     ("libcurl.so.4", "rotation-planner show s3://household-vaults/plan.json", "rotation-planner show --help"),
     ("libpq.so.5", "device-revoker registry devices --db postgresql://127.0.0.1:1/registry", "device-revoker registry init --db r.sqlite"),
+    # SQLite: a registry and a batch's journal need it; one vault's migration and an open do not.
+    ("libsqlite3.so.0", "device-revoker registry init --db r.sqlite", "vault-tool open --key-file household.nsec a.vault"),
+    ("libsqlite3.so.0", "vault-tool migrate batch --manifest jobs.jsonl --to 2 --out-dir out", "vault-tool migrate vault --key-file household.nsec --to 2 -o b.vault a.vault"),
     ("libqrencode.so.4", "recovery-sheet generate --key-file parent.nsec -o s.pdf", "recovery-sheet scan sheet.png -o r.nsec"),
     ("libqrencode.so.4", f"device-link create --key-file parent.nsec --vault-url {URL} -o l.png", "device-link read link.png --now 2026-01-01T00:00:00Z"),
     ("libzbar.so.0", "recovery-sheet scan sheet.png -o r.nsec", "recovery-sheet generate --key-file parent.nsec -o s.pdf"),
