@@ -249,6 +249,13 @@ public final class OutputLocation: @unchecked Sendable {
     /// The output's folder does not exist and may not be made.
     public var folderIsMissing: Bool { folder.isMissing }
 
+    /// Makes the output's folder (and its missing parents) now, for a file another library opens
+    /// by its path (a SQLite journal); ``removeMadeFolders()`` takes them away again.
+    package func makeFolder() throws { _ = try folder.opened() }
+
+    /// Removes the folders ``makeFolder()`` made while they are still empty.
+    package func removeMadeFolders() { folder.removeIfMadeAndEmpty() }
+
     /// Resolves `path`. `createFolders` allows a folder that does not exist yet; without
     /// `followLink`, a symbolic link at `path` is refused (a name the tool chose itself).
     /// `secret`: folders made for it are 0700. `what` names the output in a refusal ("output",

@@ -101,9 +101,16 @@ package final class SQLiteDatabase: @unchecked Sendable {
         path.isEmpty || path == ":memory:" || path.hasPrefix("file:") ? "./" + path : path
     }
 
-    private init(name: String, path: String, access: Access, busyTimeout seconds: Int) throws {
-        // Loaded on first use (issue 48): every database the suite keeps is opened here.
+    /// Loads SQLite unless it is loaded (issue 48: it is loaded on first use), or fails with exit
+    /// 69 naming the package. Every database the suite keeps is opened through here; a command
+    /// that makes files or objects before it opens its database asks first, so a missing library
+    /// stops it before anything is made.
+    package static func requireLibrary() throws {
         try LoadOnUse.require(OpaquePointer(hvt_library_sqlite()), feature: "keeping a SQLite database")
+    }
+
+    private init(name: String, path: String, access: Access, busyTimeout seconds: Int) throws {
+        try Self.requireLibrary()
         self.path = path
         pthread_mutex_init(lock, nil)
         let flags: Int32 = switch access {

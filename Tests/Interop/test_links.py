@@ -247,3 +247,26 @@ def test_a_missing_libcurl_is_69_however_the_credentials_come(inputs, source, co
     assert stopped.returncode == 69, f"{command} ({source}): exit {stopped.returncode}: {stderr}"
     assert "libcurl4" in stderr and "libcurl.so.4" in stderr, stderr
     assert contents(work) == contents(inputs)
+
+
+def test_a_bucket_run_without_sqlite_neither_writes_to_the_store_nor_leaves_a_journal(inputs, s3, proxy, tmp_path):
+    """A bucket migration keeps its journal in SQLite. With the library missing it stops (69)
+    before any request that writes: it once probed the store's conditional writes (three PUTs
+    and a DELETE) and left an empty journal behind before it found the library missing. So with
+    a journal in a folder still to be made: no folder either."""
+    import s3fleet
+    bucket = s3fleet.new_bucket(s3)
+    fleet = s3fleet.Fleet(s3, bucket, 2, tmp_path / "keys")
+    environment = s3fleet.tool_environment(endpoint=proxy.endpoint)
+    base = f"vault-tool migrate bucket --source s3://{bucket}/vaults/ --to 2 --vault-key-dir {tmp_path / 'keys'}"
+    for extra in (" --in-place", " --in-place --journal j/deep/run.sqlite", f" --out s3://{bucket}/v2/"):
+        proxy.reset()
+        stopped, work = run_hidden("libsqlite3.so.0", inputs, base + extra, environment=environment)
+        assert stopped.returncode == 69 and "apt install libsqlite3-0" in stopped.stderr.decode(), (extra, stopped.stderr.decode())
+        assert sorted(path.name for path in work.iterdir()) == sorted(path.name for path in inputs.iterdir()), extra
+        assert contents(work) == contents(inputs), extra
+        with proxy.lock:
+            written = [(method, path) for method, path, *_ in proxy.requests if method not in ("GET", "HEAD")]
+        assert written == [], (extra, written)
+    listed = sorted(o["Key"] for o in s3.list_objects_v2(Bucket=bucket).get("Contents", []))
+    assert listed == sorted(fleet.uploaded)

@@ -36,18 +36,38 @@ final class MigrationJournal: Sendable {
     let path: String
     /// Whether this run made the file, so a run refused right after opening it can remove it.
     let created: Bool
+    /// Where it is, with the folders this run made for it.
+    private let location: OutputLocation
 
     /// `writeAheadLog`: a commit appends to the log instead of rewriting pages, so recording a job
     /// costs little; with `synchronous = NORMAL` it still survives the process being killed.
     /// `tables` are the journal's own: a database holding any other table (a registry, another
     /// tool's file given as `--journal` by mistake) is refused before anything is added to it.
+    /// A run refused here leaves nothing it made: SQLite is loaded before the file is made (a
+    /// missing library is exit 69 with no journal behind), the journal's missing folders are
+    /// made for it (as `--out-dir`'s are) and taken away again, and a journal this run made is
+    /// removed when it cannot be opened as one.
     init(path: String, migrations: SQLiteMigrations, tables: Set<String>, writeAheadLog: Bool = false) throws {
+        try SQLiteDatabase.requireLibrary()
+        let location = try OutputLocation(path, createFolders: true, what: "the journal")
+        self.location = location
+        try location.makeFolder()
         var lock = open(path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
-        created = lock >= 0
+        let created = lock >= 0
+        self.created = created
         if lock < 0, errno == EEXIST { lock = open(path, O_RDWR | O_CLOEXEC) }
-        guard lock >= 0 else { throw AtomicFile.ioError("cannot open the journal '\(path)'") }
-        guard flock(lock, LOCK_EX | LOCK_NB) == 0 else {
+        guard lock >= 0 else {
+            let error = AtomicFile.ioError("cannot open the journal '\(path)'")
+            location.removeMadeFolders()
+            throw error
+        }
+        func giveUp() {
             close(lock)
+            if created { Self.remove(path) }
+            location.removeMadeFolders()
+        }
+        guard flock(lock, LOCK_EX | LOCK_NB) == 0 else {
+            giveUp()
             throw VaultError.journalInUse(path)
         }
         self.path = path
@@ -63,10 +83,10 @@ final class MigrationJournal: Sendable {
             }
             try migrations.migrate(database)
         } catch let error as SQLiteDatabase.Failure {
-            close(lock)
+            giveUp()
             throw VaultError.journalUnusable(path, error)
         } catch {
-            close(lock)
+            giveUp()
             throw error
         }
         self.lock = lock
@@ -76,6 +96,8 @@ final class MigrationJournal: Sendable {
     /// `inputs` (a manifest, a key file): SQLite would rewrite or delete it.
     static func checkFiles(_ path: String, inputs: [FileSet.Input]) throws {
         guard path != "-" else { throw VaultError.journalNotAFile() }
+        // Before anything is made or written (a bucket run probes its store first).
+        try SQLiteDatabase.requireLibrary()
         let outputs = [FileSet.Input("the journal", path)] + FileSet.databaseSideFiles(of: path, owner: "the journal")
         let locations = try outputs.map { ($0.label, try OutputLocation($0.path, createFolders: true, what: $0.label)) }
         if let key = locations.first(where: { $0.1.holdsKey }) { throw VaultError.wouldReplaceKey(key.1.path) }
@@ -85,6 +107,11 @@ final class MigrationJournal: Sendable {
     /// Removes the journal when this run made it: a refused run leaves nothing behind.
     func removeIfCreated() {
         guard created else { return }
+        Self.remove(path)
+        location.removeMadeFolders()
+    }
+
+    private static func remove(_ path: String) {
         for suffix in ["", "-wal", "-shm", "-journal"] { unlink(path + suffix) }
     }
 
