@@ -201,6 +201,17 @@ public final class CommandFiles {
     /// The writer for a command without a dry run.
     public func writer() -> OutputWriter { OutputWriter(self) }
 
+    /// Refuses now an output that could not be written later: for a command that changes
+    /// something elsewhere first (a registry's revoke commits its batch, then writes --ops), so
+    /// that the change is not made when its output cannot be (a read-only folder or file
+    /// system, a file another user owns in a sticky folder). Not part of the declaration: a dry
+    /// run, or a run again that has nothing to write, writes nothing and is not refused.
+    public func requireWritable(_ label: String) throws {
+        let (output, location) = declared(label)
+        guard let location, let failure = location.writeFailure else { return }
+        throw VaultError.outputNotWritable(output.label, location.path, errno: failure)
+    }
+
     /// The writer, or nil in a dry run: a dry run cannot reach the write path at all.
     /// A dry run writes no output, so standard output is its report's again.
     public func writer(unlessDryRun dryRun: Bool) -> OutputWriter? {
@@ -389,5 +400,10 @@ extension VaultError {
     /// An output whose folder does not exist and was not to be created.
     static func outputFolderMissing(_ label: String, _ path: String, file: String = #fileID, line: UInt = #line) -> VaultError {
         VaultError(.io, "cannot write \(label) '\(path)': its folder does not exist", file: file, line: line)
+    }
+
+    /// The output could not be written where it is (``OutputLocation/writeFailure``).
+    static func outputNotWritable(_ label: String, _ path: String, errno code: Int32, file: String = #fileID, line: UInt = #line) -> VaultError {
+        AtomicFile.ioError("cannot write \(label) \(FileNames.quoted(path)) there", errno: code, file: file, line: line)
     }
 }

@@ -55,8 +55,7 @@ public enum StandardStreams {
         let failure = AtomicFile.writeAll(bytes, to: descriptor)
         guard failure == 0 else {
             if failure == EPIPE { throw VaultError.streamClosed(name) }
-            errno = failure
-            throw AtomicFile.ioError("could not write \(name)")
+            throw AtomicFile.ioError("could not write \(name)", errno: failure)
         }
     }
 

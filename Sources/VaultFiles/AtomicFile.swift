@@ -58,9 +58,9 @@ public enum AtomicFile {
             prefix += (prefix.isEmpty || prefix.hasSuffix("/") ? "" : "/") + part
             if mkdir(prefix, secret ? 0o700 : 0o777) == 0 {
                 made.append(prefix)
-                guard !secret || chmod(prefix, 0o700) == 0 else { throw ioError("could not make the folder '\(prefix)' private") }
+                guard !secret || chmod(prefix, 0o700) == 0 else { throw ioError("could not make the folder '\(prefix)' private", errno: errno) }
             } else if errno != EEXIST {
-                throw ioError("could not create the folder '\(prefix)'")
+                throw ioError("could not create the folder '\(prefix)'", errno: errno)
             }
         }
         var info = stat()
@@ -80,9 +80,9 @@ public enum AtomicFile {
         var info = stat()
         if stat(path, &info) == 0 { try requireRegularFile(info.st_mode, path, what: what) }
         let descriptor = open(path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC)
-        guard descriptor >= 0 else { throw ioError("could not open \(what) '\(path)'") }
+        guard descriptor >= 0 else { throw ioError("could not open \(what) '\(path)'", errno: errno) }
         do {
-            guard fstat(descriptor, &info) == 0 else { throw ioError("could not read \(what) '\(path)'") }
+            guard fstat(descriptor, &info) == 0 else { throw ioError("could not read \(what) '\(path)'", errno: errno) }
             try requireRegularFile(info.st_mode, path, what: what)
         } catch {
             close(descriptor)
@@ -120,15 +120,16 @@ public enum AtomicFile {
     /// made durable at once. Also what `vault-floor` times as the floor's durability.
     package static func syncFileSystem(_ descriptor: Int32) -> Bool { hvt_syncfs(descriptor) == 0 }
 
-    /// Makes a rename or link in an opened folder durable; false when that failed (a single
-    /// output is complete and named either way; a batch must not record it done).
+    /// Makes a rename or link in an opened folder durable: 0, or the `errno` of the call that
+    /// failed (a single output is complete and named either way; a batch must not record it done).
     @discardableResult
-    package static func syncFolder(_ folder: Int32) -> Bool {
+    package static func syncFolder(_ folder: Int32) -> Int32 {
         // An O_PATH descriptor cannot be synced; open the folder itself through it.
         let descriptor = openat(folder, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC)
-        guard descriptor >= 0 else { return false }
-        defer { close(descriptor) }
-        return fsync(descriptor) == 0
+        guard descriptor >= 0 else { return errno }
+        let failure = fsync(descriptor) == 0 ? 0 : errno
+        close(descriptor)
+        return failure
     }
 
     /// Writes every byte to an open descriptor, retrying short writes and interruptions.
@@ -136,8 +137,7 @@ public enum AtomicFile {
     public static func writeAll(_ bytes: UnsafeRawBufferPointer, to descriptor: Int32, path: String) throws {
         let failure = writeAll(bytes, to: descriptor)
         guard failure == 0 else {
-            errno = failure
-            throw ioError("could not write '\(path)'")
+            throw ioError("could not write '\(path)'", errno: failure)
         }
     }
 
@@ -156,9 +156,11 @@ public enum AtomicFile {
         return 0
     }
 
-    /// An I/O error naming what failed, with the C library's text for `errno`.
-    public static func ioError(_ text: String) -> VaultError {
-        VaultError(.io, "\(text): \((strerror(errno).flatMap { String(validatingCString: $0) } ?? "error \(errno)").lowercased())")
+    /// An I/O error naming what failed, with the C library's text for `code`: the `errno` of
+    /// the call that failed, read by the caller right after it (issue 44: read here, it was
+    /// whatever a later call had left).
+    public static func ioError(_ text: String, errno code: Int32, file: String = #fileID, line: UInt = #line) -> VaultError {
+        VaultError(.io, "\(text): \((strerror(code).flatMap { String(validatingCString: $0) } ?? "error \(code)").lowercased())", file: file, line: line)
     }
 }
 

@@ -127,25 +127,25 @@ public final class OutputFolder: @unchecked Sendable {
             // The kernel cannot open "missing/../store", yet making "missing" would make it name
             // "./store": the path is resolved against what exists, and an existing folder is
             // opened by its real path, so the same-file rules see the files in it.
-            guard errno == ENOENT, let resolved = ResolvedPath(path) else { throw AtomicFile.ioError("could not open the folder '\(path)'") }
+            guard errno == ENOENT, let resolved = ResolvedPath(path) else { throw AtomicFile.ioError("could not open the folder '\(path)'", errno: errno) }
             creationPath = resolved.path
             nearestExisting = resolved.existing
             if let pending = resolved.pendingPath {
                 // A missing folder still has an identity (below its nearest existing folder), so
                 // that the same-file rules run before anything reports the folder missing.
-                guard let found = FileIdentity.of(existing: resolved.existing) else { throw AtomicFile.ioError("could not open the folder '\(path)'") }
+                guard let found = FileIdentity.of(existing: resolved.existing) else { throw AtomicFile.ioError("could not open the folder '\(path)'", errno: errno) }
                 identity = found
                 pendingPath = pending
                 return
             }
             descriptor = open(resolved.existing, __O_PATH | O_DIRECTORY | O_CLOEXEC)
-            guard descriptor >= 0 else { throw AtomicFile.ioError("could not open the folder '\(path)'") }
+            guard descriptor >= 0 else { throw AtomicFile.ioError("could not open the folder '\(path)'", errno: errno) }
         } else {
             creationPath = path
             nearestExisting = path
         }
         var info = stat()
-        guard fstat(descriptor, &info) == 0 else { throw AtomicFile.ioError("could not open the folder '\(path)'") }
+        guard fstat(descriptor, &info) == 0 else { throw AtomicFile.ioError("could not open the folder '\(path)'", errno: errno) }
         identity = FileIdentity(device: UInt64(info.st_dev), inode: UInt64(info.st_ino), pendingName: nil)
         pendingPath = nil
     }
@@ -160,7 +160,7 @@ public final class OutputFolder: @unchecked Sendable {
             guard mayCreate else { throw VaultError.folderMissing(path) }
             try AtomicFile.createFolder(creationPath, made: &made, secret: secret)
             descriptor = open(creationPath, __O_PATH | O_DIRECTORY | O_CLOEXEC)
-            guard descriptor >= 0 else { throw AtomicFile.ioError("could not open the folder '\(path)'") }
+            guard descriptor >= 0 else { throw AtomicFile.ioError("could not open the folder '\(path)'", errno: errno) }
         }
         return descriptor
     }
@@ -168,8 +168,12 @@ public final class OutputFolder: @unchecked Sendable {
     /// Refuses a folder that cannot be written, or, still to be made, whose nearest existing
     /// folder cannot be: checked before a batch starts, so it fails before any work.
     public func requireWritable() throws {
-        guard access(nearestExisting, W_OK | X_OK) == 0 else { throw AtomicFile.ioError("cannot write in the folder '\(nearestExisting)'") }
+        if let failure = writeFailure { throw AtomicFile.ioError("cannot write in the folder '\(nearestExisting)'", errno: failure) }
     }
+
+    /// Why the folder (or, still to be made, its nearest existing folder) cannot be written: the
+    /// `errno` of access(2), or nil when it can be.
+    var writeFailure: Int32? { faccessat(AT_FDCWD, nearestExisting, W_OK | X_OK, AT_EACCESS) == 0 ? nil : errno }
 
     /// Removes the folders this object made while they are still empty (rmdir never removes
     /// anything else): a refused run leaves nothing it made.
@@ -210,8 +214,9 @@ public final class OutputFolder: @unchecked Sendable {
     private func forEachName(in folder: Int32, _ body: (String) -> Bool) throws {
         let listing = openat(folder, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC)
         guard listing >= 0, let stream = fdopendir(listing) else {
+            let failure = errno
             if listing >= 0 { close(listing) }
-            throw AtomicFile.ioError("could not list the folder '\(path)'")
+            throw AtomicFile.ioError("could not list the folder '\(path)'", errno: failure)
         }
         defer { closedir(stream) }
         while let entry = readdir(stream) {
@@ -248,6 +253,20 @@ public final class OutputLocation: @unchecked Sendable {
     public private(set) var existingMode: mode_t?
     /// The output's folder does not exist and may not be made.
     public var folderIsMissing: Bool { folder.isMissing }
+
+    /// Why the output could not be written, as the `errno` the write would meet, or nil: its
+    /// folder (or, still to be made, the nearest existing one) cannot be written (EACCES,
+    /// EROFS); or the file there belongs to another user and the folder is sticky, so it may
+    /// not be replaced by this user (EPERM, as rename(2) would say). Root is bound by neither.
+    public var writeFailure: Int32? {
+        if let failure = folder.writeFailure { return failure }
+        guard exists, let descriptor = folder.existing else { return nil }
+        let user = geteuid()
+        var folderInfo = stat(), fileInfo = stat()
+        guard user != 0, fstat(descriptor, &folderInfo) == 0, folderInfo.st_mode & S_ISVTX != 0,
+              fstatat(descriptor, name, &fileInfo, AT_SYMLINK_NOFOLLOW) == 0 else { return nil }
+        return fileInfo.st_uid == user || folderInfo.st_uid == user ? nil : EPERM
+    }
 
     /// Makes the output's folder (and its missing parents) now, for a file another library opens
     /// by its path (a SQLite journal); ``removeMadeFolders()`` takes them away again.
@@ -317,7 +336,7 @@ public final class OutputLocation: @unchecked Sendable {
         let descriptor = openat(folder, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)
         guard descriptor >= 0 else {
             if errno == ENOENT { return nil }
-            throw AtomicFile.ioError("could not read '\(path)'")
+            throw AtomicFile.ioError("could not read '\(path)'", errno: errno)
         }
         defer { close(descriptor) }
         return try BoundedRead.all(from: descriptor, limit: limit, name: path, what: "file")
@@ -398,7 +417,7 @@ public final class StagedOutput: @unchecked Sendable {
         descriptor = openat(folder, ".", __O_TMPFILE | O_DIRECTORY | O_WRONLY | O_CLOEXEC, 0o600)
         if descriptor < 0 {
             guard [EOPNOTSUPP, EISDIR, EINVAL].contains(errno) else {
-                throw AtomicFile.ioError("could not create a temporary file beside '\(location.path)'")
+                throw AtomicFile.ioError("could not create a temporary file beside '\(location.path)'", errno: errno)
             }
             (descriptor, self.temporaryName) = try Self.namedTemporary(in: folder, for: location.path, recorded: temporaryName)
         }
@@ -407,9 +426,9 @@ public final class StagedOutput: @unchecked Sendable {
             if fstat(descriptor, &info) == 0 { inode = UInt64(info.st_ino) }
             let descriptor = descriptor
             try produce { try AtomicFile.writeAll($0, to: descriptor, path: location.path) }
-            guard fchmod(descriptor, mode) == 0 else { throw AtomicFile.ioError("could not set the mode of '\(location.path)'") }
+            guard fchmod(descriptor, mode) == 0 else { throw AtomicFile.ioError("could not set the mode of '\(location.path)'", errno: errno) }
             if let secret { KeyHoldingFile.mark(descriptor, secret) }
-            guard !flush || fsync(descriptor) == 0 else { throw AtomicFile.ioError("could not flush '\(location.path)' to disk") }
+            guard !flush || fsync(descriptor) == 0 else { throw AtomicFile.ioError("could not flush '\(location.path)' to disk", errno: errno) }
         } catch {
             discard()
             throw error
@@ -454,9 +473,9 @@ public final class StagedOutput: @unchecked Sendable {
         var flushed: Set<UInt64> = []
         for output in outputs where output.descriptor >= 0 {
             var info = stat()
-            guard fstat(output.descriptor, &info) == 0 else { throw AtomicFile.ioError("could not flush '\(output.location.path)' to disk") }
+            guard fstat(output.descriptor, &info) == 0 else { throw AtomicFile.ioError("could not flush '\(output.location.path)' to disk", errno: errno) }
             guard flushed.insert(UInt64(info.st_dev)).inserted else { continue }
-            guard AtomicFile.syncFileSystem(output.descriptor) else { throw AtomicFile.ioError("could not flush '\(output.location.path)' to disk") }
+            guard AtomicFile.syncFileSystem(output.descriptor) else { throw AtomicFile.ioError("could not flush '\(output.location.path)' to disk", errno: errno) }
         }
         var folders: [ObjectIdentifier: (descriptor: Int32, path: String)] = [:]
         for output in outputs {
@@ -464,8 +483,9 @@ public final class StagedOutput: @unchecked Sendable {
             folders[ObjectIdentifier(output.location.folder)] = (try output.location.folder.opened(), output.location.folder.path)
         }
         // The names must be durable before a batch records its jobs done: a failed sync fails the group.
-        for folder in folders.values where !AtomicFile.syncFolder(folder.descriptor) {
-            throw AtomicFile.ioError("could not flush the folder '\(folder.path)' to disk")
+        for folder in folders.values {
+            let failure = AtomicFile.syncFolder(folder.descriptor)
+            guard failure == 0 else { throw AtomicFile.ioError("could not flush the folder '\(folder.path)' to disk", errno: failure) }
         }
     }
 
@@ -477,7 +497,7 @@ public final class StagedOutput: @unchecked Sendable {
             if exclusive {
                 guard linkat(AT_FDCWD, unnamed, folder, location.name, AT_SYMLINK_FOLLOW) == 0 else {
                     if errno == EEXIST { throw VaultError.alreadyExists(path) }
-                    throw AtomicFile.ioError("could not create '\(path)'")
+                    throw AtomicFile.ioError("could not create '\(path)'", errno: errno)
                 }
                 publishedNew = true
                 discard()
@@ -492,13 +512,13 @@ public final class StagedOutput: @unchecked Sendable {
         if exclusive {
             guard linkat(folder, temporaryName, folder, location.name, 0) == 0 else {
                 if errno == EEXIST { throw VaultError.alreadyExists(path) }
-                throw AtomicFile.ioError("could not create '\(path)'")
+                throw AtomicFile.ioError("could not create '\(path)'", errno: errno)
             }
             publishedNew = true
         } else {
             // Whichever door the output came through, and whatever its flags (issue 37).
             guard !location.holdsKey else { throw VaultError.wouldReplaceKey(path) }
-            guard renameat(folder, temporaryName, folder, location.name) == 0 else { throw AtomicFile.ioError("could not replace '\(path)'") }
+            guard renameat(folder, temporaryName, folder, location.name) == 0 else { throw AtomicFile.ioError("could not replace '\(path)'", errno: errno) }
             self.temporaryName = nil
         }
         discard()
@@ -517,7 +537,7 @@ public final class StagedOutput: @unchecked Sendable {
         while true {
             let name = recorded ?? AtomicFile.temporaryName()
             if linkat(AT_FDCWD, unnamed, folder, name, AT_SYMLINK_FOLLOW) == 0 { return name }
-            if errno != EEXIST || recorded != nil { throw AtomicFile.ioError("could not create the temporary file '\(name)' beside '\(path)'") }
+            if errno != EEXIST || recorded != nil { throw AtomicFile.ioError("could not create the temporary file '\(name)' beside '\(path)'", errno: errno) }
         }
     }
 
@@ -526,7 +546,7 @@ public final class StagedOutput: @unchecked Sendable {
             let name = recorded ?? AtomicFile.temporaryName()
             let descriptor = openat(folder, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o600)
             if descriptor >= 0 { return (descriptor, name) }
-            if errno != EEXIST || recorded != nil { throw AtomicFile.ioError("could not create the temporary file '\(name)' beside '\(path)'") }
+            if errno != EEXIST || recorded != nil { throw AtomicFile.ioError("could not create the temporary file '\(name)' beside '\(path)'", errno: errno) }
         }
     }
 }

@@ -325,6 +325,9 @@ extension Registry {
             // else is asked (the signer's key command) or refused.
             let prepared = try registry.prepare(selector)
             if ops != nil, registry.schema != .catbird { throw VaultError.notInSchema("MLS operations to write (--ops)", registry.schema, registry: database.db) }
+            // The batch is committed before --ops is written: an --ops that cannot be written
+            // there (a read-only folder, another user's file in a sticky folder) is refused first.
+            if !dryRun, ops != nil { try files.requireWritable("--ops") }
             // Who runs it, recorded in the batch's record of the chained log (and signed by their key).
             let runBy = RegistryOperator(name: operatorName ?? loginName(), signer: dryRun ? nil : try signer.load(diagnostics))
             let result = try registry.revoke(prepared, reason: reason, now: now.time, dryRun: dryRun, allowing: allowing, collectOperations: false,

@@ -170,7 +170,7 @@ do {
             }
         }
         durability += microseconds {
-            guard AtomicFile.syncFileSystem(folder), AtomicFile.syncFolder(folder) else { fail("cannot flush '\(scratch)'") }
+            guard AtomicFile.syncFileSystem(folder), AtomicFile.syncFolder(folder) == 0 else { fail("cannot flush '\(scratch)'") }
         }
     }
     times.append(("create", create))

@@ -247,23 +247,41 @@ def test_an_inventory_that_lists_no_current_vault_is_refused_unless_allowed(s3, 
     assert "PUT" not in methods(proxy) and unchanged(s3, bucket, fleet) and list(work.iterdir()) == []
 
 
+def one_vault_manifest(folder):
+    """jobs.jsonl naming a.vault, the example household at version 1, and its key."""
+    import shutil
+    from workspace import ROOT
+    shutil.copy(ROOT / "Examples" / "household.nsec", folder / "parent.nsec")
+    (folder / "parent.nsec").chmod(0o600)
+    subprocess.run([str(VAULT_TOOL), "seal", "--key-file", "parent.nsec", "-o", "a.vault", str(ROOT / "Examples" / "household.json")],
+                   cwd=folder, check=True, capture_output=True)
+    (folder / "jobs.jsonl").write_text('{"vault": "a.vault", "keyFile": "parent.nsec"}\n')
+
+
 def test_a_journal_in_a_folder_not_yet_made_is_made_and_a_run_again_resumes(tmp_path):
     """`--journal j/deep/run.sqlite`, whose folders do not exist: they are made, as --out-dir's
     are (the run failed with "cannot open the journal … no such file or directory", exit 1),
     and the same command run again finds the finished work there."""
-    import shutil
-    from workspace import ROOT
-    shutil.copy(ROOT / "Examples" / "household.nsec", tmp_path / "parent.nsec")
-    (tmp_path / "parent.nsec").chmod(0o600)
-    subprocess.run([str(VAULT_TOOL), "seal", "--key-file", "parent.nsec", "-o", "a.vault", str(ROOT / "Examples" / "household.json")],
-                   cwd=tmp_path, check=True, capture_output=True)
-    (tmp_path / "jobs.jsonl").write_text('{"vault": "a.vault", "keyFile": "parent.nsec"}\n')
+    one_vault_manifest(tmp_path)
     arguments = [str(VAULT_TOOL), "migrate", "batch", "--manifest", "jobs.jsonl", "--to", "2", "--out-dir", "out", "--journal", "j/deep/run.sqlite"]
     first = subprocess.run(arguments, cwd=tmp_path, capture_output=True, text=True, stdin=subprocess.DEVNULL)
     assert first.returncode == 0 and "migrated 1," in first.stderr, first.stderr
     assert (tmp_path / "j" / "deep" / "run.sqlite").is_file() and (tmp_path / "out" / "a.vault").is_file()
     again = subprocess.run(arguments, cwd=tmp_path, capture_output=True, text=True, stdin=subprocess.DEVNULL)
     assert again.returncode == 0 and "done earlier 1," in again.stderr, again.stderr
+
+
+def test_a_run_that_made_the_journal_but_lost_its_lock_removes_nothing(tmp_path):
+    """Two runs at once: the first makes the journal, the second opens it and takes its lock
+    before the first can. The first is refused (exit 4) and must not remove the file, which is
+    the other run's now (it removed it, and the other's rollback file and folders with it). The
+    lost race is made at the system call: flock fails as another holder makes it fail."""
+    one_vault_manifest(tmp_path)
+    command = ["strace", "-f", "-qq", "-o", "/dev/null", "-e", "trace=flock", "-e", "inject=flock:error=EAGAIN",
+               str(VAULT_TOOL), "migrate", "batch", "--manifest", "jobs.jsonl", "--to", "2", "--out-dir", "out", "--journal", "j/run.sqlite"]
+    result = subprocess.run(command, capture_output=True, text=True, cwd=tmp_path, stdin=subprocess.DEVNULL)
+    assert result.returncode == 4 and "another migration run is using the journal" in result.stderr, result.stderr
+    assert (tmp_path / "j" / "run.sqlite").exists()
 
 
 def test_a_journal_named_dash_is_a_usage_error_and_no_file_is_made(tmp_path):

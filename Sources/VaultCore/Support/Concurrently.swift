@@ -15,7 +15,8 @@ package func concurrently<T: Sendable>(_ count: Int, parallelism: Int, progress:
     nonisolated(unsafe) let report = progress
     var threads: [pthread_t] = []
     for _ in 0..<max(1, min(parallelism, count)) {
-        let started = startThread {
+        let started: pthread_t
+        do { started = try startThread {
             while true {
                 let index: Int? = state.withLock { state in
                     guard state.failure == nil, state.next < count else { return nil }
@@ -38,9 +39,8 @@ package func concurrently<T: Sendable>(_ count: Int, parallelism: Int, progress:
                     return
                 }
             }
-        }
-        guard let started else {
-            state.withLock { $0.failure = $0.failure ?? VaultError.threadNotStarted(errno) }
+        } } catch {
+            state.withLock { $0.failure = $0.failure ?? error }
             break
         }
         threads.append(started)
@@ -52,8 +52,9 @@ package func concurrently<T: Sendable>(_ count: Int, parallelism: Int, progress:
 }
 
 /// Runs `body` on a new thread with a 1 MiB stack (a pthread: Foundation's `Thread` is not in
-/// FoundationEssentials); the thread to join, or nil with `errno` set when none could be made.
-private func startThread(_ body: @escaping @Sendable () -> Void) -> pthread_t? {
+/// FoundationEssentials); the thread to join. Throws `threadNotStarted` with pthread_create's
+/// own error number (it sets no `errno`).
+private func startThread(_ body: @escaping @Sendable () -> Void) throws -> pthread_t {
     final class Work { let body: @Sendable () -> Void; init(_ body: @escaping @Sendable () -> Void) { self.body = body } }
     var attributes = pthread_attr_t()
     pthread_attr_init(&attributes)
@@ -67,8 +68,7 @@ private func startThread(_ body: @escaping @Sendable () -> Void) -> pthread_t? {
     }, work)
     guard created == 0 else {
         Unmanaged<Work>.fromOpaque(work).release()
-        errno = created
-        return nil
+        throw VaultError.threadNotStarted(created)
     }
     return thread
 }

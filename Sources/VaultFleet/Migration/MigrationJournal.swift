@@ -46,7 +46,9 @@ final class MigrationJournal: Sendable {
     /// A run refused here leaves nothing it made: SQLite is loaded before the file is made (a
     /// missing library is exit 69 with no journal behind), the journal's missing folders are
     /// made for it (as `--out-dir`'s are) and taken away again, and a journal this run made is
-    /// removed when it cannot be opened as one.
+    /// removed when it cannot be opened as one, while this run holds its lock. A run that made
+    /// the file but lost the lock to another (which opened it in between) removes nothing: the
+    /// file is the other run's now.
     init(path: String, migrations: SQLiteMigrations, tables: Set<String>, writeAheadLog: Bool = false) throws {
         try SQLiteDatabase.requireLibrary()
         let location = try OutputLocation(path, createFolders: true, what: "the journal")
@@ -57,18 +59,19 @@ final class MigrationJournal: Sendable {
         self.created = created
         if lock < 0, errno == EEXIST { lock = open(path, O_RDWR | O_CLOEXEC) }
         guard lock >= 0 else {
-            let error = AtomicFile.ioError("cannot open the journal '\(path)'")
+            let error = AtomicFile.ioError("cannot open the journal '\(path)'", errno: errno)
             location.removeMadeFolders()
             throw error
         }
-        func giveUp() {
+        guard flock(lock, LOCK_EX | LOCK_NB) == 0 else {
             close(lock)
+            throw VaultError.journalInUse(path)
+        }
+        // Holding the lock: removed before it is let go, so no other run can be using them.
+        func giveUp() {
             if created { Self.remove(path) }
             location.removeMadeFolders()
-        }
-        guard flock(lock, LOCK_EX | LOCK_NB) == 0 else {
-            giveUp()
-            throw VaultError.journalInUse(path)
+            close(lock)
         }
         self.path = path
         do {
