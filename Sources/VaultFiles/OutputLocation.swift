@@ -167,8 +167,11 @@ public final class OutputFolder: @unchecked Sendable {
 
     /// Refuses a folder that cannot be written, or, still to be made, whose nearest existing
     /// folder cannot be: checked before a batch starts, so it fails before any work.
-    public func requireWritable() throws {
-        if let failure = writeFailure { throw AtomicFile.ioError("cannot write in the folder '\(nearestExisting)'", errno: failure) }
+    public func requireWritable(what: String = "the folder") throws {
+        guard let failure = writeFailure else { return }
+        // Named as it was given; a folder still to be made is made in the nearest existing one.
+        let place = descriptor >= 0 || pendingPath == nil ? "" : " in \(FileNames.quoted(nearestExisting))"
+        throw AtomicFile.ioError("cannot write in \(what) \(FileNames.quoted(path))\(place)", errno: failure)
     }
 
     /// Why the folder (or, still to be made, its nearest existing folder) cannot be written: the

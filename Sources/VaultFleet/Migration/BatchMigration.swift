@@ -113,7 +113,7 @@ public final class BatchMigration: Sendable {
                 if what != "vault" { lastReadable = path }
             }
         }
-        try folder.requireWritable()
+        try folder.requireWritable(what: "the output folder")
         guard !dryRun else {
             journal = nil
             temporaryPrefix = nil
