@@ -895,65 +895,48 @@ def test_finding_3_an_ops_file_that_cannot_be_written_is_refused_before_the_comm
     assert ops in result.message, result
 
 
-def test_finding_3_an_ops_file_in_a_folder_that_cannot_be_written_is_refused_before_the_commit(template):
-    """The folder exists but cannot be written (as 'nobody', mode 0555): found when the outputs
-    are declared, before any work. It was found only when the operations were written, after the
-    batch was committed (the devices revoked, their MLS removals nowhere until a rerun)."""
-    workspace = Path(tempfile.mkdtemp(prefix="hvt-ops-")) / "w"
-    try:
-        shutil.copytree(template, workspace, symlinks=True)
-        workspace.parent.chmod(0o755)
-        prefix = as_nobody(workspace)
-        (workspace / "ro").mkdir()
-        if prefix:
-            os.chown(workspace / "ro", 65534, 65534)
-        (workspace / "ro").chmod(0o555)
-        before, state = snapshot(workspace), registry_state(workspace)
-        result = execute([*prefix, BIN / "device-revoker", *(REVOKE_IPAD + " --batch-id B1 --ops ro/ops.jsonl").split()], workspace)
-        assert result.returncode == 1, result
-        assert "--ops 'ro/ops.jsonl' there" in result.message and "permission denied" in result.message, result
-        assert registry_state(workspace) == state, "the revocation was committed although its operations could not be written"
-        assert_unchanged(workspace, before)
-    finally:
-        if (workspace / "ro").exists():
-            (workspace / "ro").chmod(0o755)
-        shutil.rmtree(workspace.parent)
+@pytest.fixture
+def nobody_workspace(template):
+    """(a copy of the template that 'nobody' owns, in a folder others may enter; the prefix
+    that runs a command as 'nobody'): root ignores permissions. Removed afterwards."""
+    workspace = Path(tempfile.mkdtemp(prefix="hvt-nobody-")) / "w"
+    shutil.copytree(template, workspace, symlinks=True)
+    workspace.parent.chmod(0o755)
+    yield workspace, as_nobody(workspace)
+    for path in [workspace, *workspace.rglob("*")]:
+        if path.is_dir() and not path.is_symlink():
+            path.chmod(0o755)
+    shutil.rmtree(workspace.parent)
 
 
-@pytest.mark.parametrize("case", ["sticky-folder", "dry-run"])
-def test_finding_3_an_ops_file_that_could_not_be_replaced_is_refused_and_a_dry_run_is_not(template, case):
-    """As 'nobody': in a sticky folder (as /tmp), an --ops file another user owns cannot be
-    replaced (rename(2) says EPERM), so it is refused before the commit too; a dry run writes
-    no --ops, so an --ops in a folder that cannot be written does not stop it."""
-    workspace = Path(tempfile.mkdtemp(prefix="hvt-ops-")) / "w"
-    try:
-        shutil.copytree(template, workspace, symlinks=True)
-        workspace.parent.chmod(0o755)
-        prefix = as_nobody(workspace)
-        (workspace / "box").mkdir()
-        if case == "sticky-folder":
-            (workspace / "box" / "ops.jsonl").write_text("the operations of another user's batch\n")
-            (workspace / "box" / "ops.jsonl").chmod(0o666)
-            (workspace / "box").chmod(0o1777)
-            extra = ""
-        else:
-            if prefix:
-                os.chown(workspace / "box", 65534, 65534)
-            (workspace / "box").chmod(0o555)
-            extra = " --dry-run"
-        before, state = snapshot(workspace), registry_state(workspace)
-        result = execute([*prefix, BIN / "device-revoker", *(REVOKE_IPAD + f" --batch-id B1 --ops box/ops.jsonl{extra}").split()], workspace)
-        if case == "dry-run":
-            assert result.returncode == 0, result
-        else:
-            if not prefix:
-                pytest.fail("needs root, to run as another user")
-            assert result.returncode == 1 and "--ops 'box/ops.jsonl' there" in result.message and "not permitted" in result.message, result
-        assert registry_state(workspace) == state
-        assert_unchanged(workspace, before)
-    finally:
-        (workspace / "box").chmod(0o755)
-        shutil.rmtree(workspace.parent)
+@pytest.mark.parametrize("case", ["read-only-folder", "sticky-folder", "dry-run"])
+def test_finding_3_an_ops_file_that_could_not_be_written_is_refused_before_the_commit(nobody_workspace, case):
+    """As 'nobody': an --ops in a folder that cannot be written, or another user's --ops file in
+    a sticky folder (as /tmp: rename(2) says EPERM), is refused before the batch is committed.
+    It was found only when the operations were written, after the commit (the devices revoked,
+    their MLS removals nowhere until a rerun). A dry run writes no --ops and is not refused."""
+    workspace, prefix = nobody_workspace
+    if not prefix:
+        pytest.fail("run as root: the test runs the tool as another user")
+    box = workspace / "box"
+    box.mkdir()
+    if case == "sticky-folder":
+        (box / "ops.jsonl").write_text("the operations of another user's batch\n")
+        (box / "ops.jsonl").chmod(0o666)
+        box.chmod(0o1777)
+    else:
+        os.chown(box, 65534, 65534)
+        box.chmod(0o555)
+    dry = " --dry-run" if case == "dry-run" else ""
+    before, state = snapshot(workspace), registry_state(workspace)
+    result = execute([*prefix, BIN / "device-revoker", *(REVOKE_IPAD + f" --batch-id B1 --ops box/ops.jsonl{dry}").split()], workspace)
+    if case == "dry-run":
+        assert result.returncode == 0, result
+    else:
+        why = "not permitted" if case == "sticky-folder" else "permission denied"
+        assert result.returncode == 1 and "--ops 'box/ops.jsonl' there" in result.message and why in result.message, result
+    assert registry_state(workspace) == state, "the revocation was committed although its operations could not be written"
+    assert_unchanged(workspace, before)
 
 
 def test_finding_3_ops_lost_after_the_commit_can_be_written_again(workspace, tmp_path):
