@@ -61,6 +61,9 @@ struct BucketCommand {
             try CommandFiles(reads: [FileSet.Input("--journal", journalPath)] + (manifestPath.map { [FileSet.Input("--manifest", $0)] } ?? []),
                              writes: [DeclaredOutput("--completion-report", path, kind: .text)])
         }
+        // The run changes the bucket before the report is written: a report that could not be
+        // written there is refused first.
+        if !dryRun { try files?.requireWritable("--completion-report") }
         let migration = try BucketMigration(plan, store: store, target: target, destination: destination, shard: shard,
                                             journalPath: journalPath, dryRun: dryRun, command: command)
         let total = plan.jobs.count

@@ -247,6 +247,41 @@ def test_an_inventory_that_lists_no_current_vault_is_refused_unless_allowed(s3, 
     assert "PUT" not in methods(proxy) and unchanged(s3, bucket, fleet) and list(work.iterdir()) == []
 
 
+def test_a_completion_report_that_could_not_be_written_is_refused_before_the_bucket_changes(s3, proxy):
+    """As 'nobody', `--completion-report ro/report.csv` in a folder that cannot be written: the
+    run migrated the bucket and only then failed to write its report. Now refused first (exit 1
+    naming the option): no request that writes, no journal."""
+    import os
+    import shutil
+    import tempfile
+    from pathlib import Path
+    if os.geteuid() != 0:
+        pytest.fail("run as root: the test runs the tool as another user")
+    root = Path(tempfile.mkdtemp(prefix="hvt-report-"))
+    try:
+        root.chmod(0o755)
+        bucket = s3fleet.new_bucket(s3)
+        fleet = Fleet(s3, bucket, 2, root / "keys")
+        work = root / "work"
+        (work / "ro").mkdir(parents=True)
+        # The credentials where 'nobody' may read them (the server's folder is root's alone).
+        shutil.copy(s3fleet.CREDENTIALS_FILE, root / "credentials")
+        for path in [root, *root.rglob("*")]:
+            os.chown(path, 65534, 65534)
+        (work / "ro").chmod(0o555)
+        command = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", "--", VAULT_TOOL, "migrate", "bucket",
+                   "--source", f"s3://{bucket}/vaults/", "--to", "2", "--in-place", "--vault-key-dir", str(root / "keys"),
+                   "--completion-report", "ro/report.csv"]
+        environment = tool_environment(endpoint=proxy.endpoint, credentials_file=str(root / "credentials"))
+        result = subprocess.run(command, env=environment, cwd=work, capture_output=True, text=True, timeout=600)
+        assert result.returncode == 1 and "--completion-report 'ro/report.csv' there" in result.stderr and "permission denied" in result.stderr, result.stderr
+        assert set(methods(proxy)) <= {"GET", "HEAD"} and unchanged(s3, bucket, fleet)
+        assert sorted(path.name for path in work.iterdir()) == ["ro"] and list((work / "ro").iterdir()) == []
+    finally:
+        (work / "ro").chmod(0o755)
+        shutil.rmtree(root)
+
+
 def one_vault_manifest(folder):
     """jobs.jsonl naming a.vault, the example household at version 1, and its key."""
     import shutil
