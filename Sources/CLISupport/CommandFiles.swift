@@ -404,6 +404,6 @@ extension VaultError {
 
     /// The output could not be written where it is (``OutputLocation/writeFailure``).
     static func outputNotWritable(_ label: String, _ path: String, errno code: Int32, file: String = #fileID, line: UInt = #line) -> VaultError {
-        AtomicFile.ioError("cannot write \(label) \(FileNames.quoted(path)) there", errno: code, file: file, line: line)
+        AtomicFile.ioError(errno: code, "cannot write \(label) \(FileNames.quoted(path)) there", file: file, line: line)
     }
 }

@@ -67,7 +67,7 @@ public enum InputFiles {
                 let count = Glibc.read(descriptor, buffer.baseAddress! + filled, buffer.count - filled)
                 if count < 0 {
                     if errno == EINTR { continue }
-                    throw ioError("could not read \(what) \(InputFiles.quotedName(path))", errno: errno)
+                    throw ioError(errno: errno, "could not read \(what) \(InputFiles.quotedName(path))")
                 }
                 if count == 0 { break }
                 filled += count
@@ -91,8 +91,8 @@ public enum InputFiles {
         return try AtomicFile.openForReading(path, what: what)
     }
 
-    static func ioError(_ text: String, errno code: Int32, file: String = #fileID, line: UInt = #line) -> VaultError {
-        AtomicFile.ioError(text, errno: code, file: file, line: line)
+    static func ioError(errno code: Int32, _ text: String, file: String = #fileID, line: UInt = #line) -> VaultError {
+        AtomicFile.ioError(errno: code, text, file: file, line: line)
     }
 }
 

@@ -55,7 +55,7 @@ public enum StandardStreams {
         let failure = AtomicFile.writeAll(bytes, to: descriptor)
         guard failure == 0 else {
             if failure == EPIPE { throw VaultError.streamClosed(name) }
-            throw AtomicFile.ioError("could not write \(name)", errno: failure)
+            throw AtomicFile.ioError(errno: failure, "could not write \(name)")
         }
     }
 

@@ -58,9 +58,9 @@ public enum AtomicFile {
             prefix += (prefix.isEmpty || prefix.hasSuffix("/") ? "" : "/") + part
             if mkdir(prefix, secret ? 0o700 : 0o777) == 0 {
                 made.append(prefix)
-                guard !secret || chmod(prefix, 0o700) == 0 else { throw ioError("could not make the folder '\(prefix)' private", errno: errno) }
+                guard !secret || chmod(prefix, 0o700) == 0 else { throw ioError(errno: errno, "could not make the folder '\(prefix)' private") }
             } else if errno != EEXIST {
-                throw ioError("could not create the folder '\(prefix)'", errno: errno)
+                throw ioError(errno: errno, "could not create the folder '\(prefix)'")
             }
         }
         var info = stat()
@@ -80,9 +80,9 @@ public enum AtomicFile {
         var info = stat()
         if stat(path, &info) == 0 { try requireRegularFile(info.st_mode, path, what: what) }
         let descriptor = open(path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC)
-        guard descriptor >= 0 else { throw ioError("could not open \(what) '\(path)'", errno: errno) }
+        guard descriptor >= 0 else { throw ioError(errno: errno, "could not open \(what) '\(path)'") }
         do {
-            guard fstat(descriptor, &info) == 0 else { throw ioError("could not read \(what) '\(path)'", errno: errno) }
+            guard fstat(descriptor, &info) == 0 else { throw ioError(errno: errno, "could not read \(what) '\(path)'") }
             try requireRegularFile(info.st_mode, path, what: what)
         } catch {
             close(descriptor)
@@ -137,7 +137,7 @@ public enum AtomicFile {
     public static func writeAll(_ bytes: UnsafeRawBufferPointer, to descriptor: Int32, path: String) throws {
         let failure = writeAll(bytes, to: descriptor)
         guard failure == 0 else {
-            throw ioError("could not write '\(path)'", errno: failure)
+            throw ioError(errno: failure, "could not write '\(path)'")
         }
     }
 
@@ -159,7 +159,7 @@ public enum AtomicFile {
     /// An I/O error naming what failed, with the C library's text for `code`: the `errno` of
     /// the call that failed, read by the caller right after it (issue 44: read here, it was
     /// whatever a later call had left).
-    public static func ioError(_ text: String, errno code: Int32, file: String = #fileID, line: UInt = #line) -> VaultError {
+    public static func ioError(errno code: Int32, _ text: String, file: String = #fileID, line: UInt = #line) -> VaultError {
         VaultError(.io, "\(text): \((strerror(code).flatMap { String(validatingCString: $0) } ?? "error \(code)").lowercased())", file: file, line: line)
     }
 }

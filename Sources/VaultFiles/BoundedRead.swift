@@ -15,7 +15,7 @@ public enum BoundedRead {
             let count = chunk.withUnsafeMutableBytes { Glibc.read(descriptor, $0.baseAddress!, $0.count) }
             if count < 0 {
                 if errno == EINTR { continue }
-                throw AtomicFile.ioError("could not read \(what) \(FileNames.quoted(name))", errno: errno)
+                throw AtomicFile.ioError(errno: errno, "could not read \(what) \(FileNames.quoted(name))")
             }
             if count == 0 { return out }
             guard out.count + count <= limit else { throw VaultError.tooLarge(what: what, name: name, limit: limit) }
@@ -144,7 +144,7 @@ public struct LineReader {
             let count = chunk.withUnsafeMutableBytes { Glibc.read(descriptor, $0.baseAddress!, $0.count) }
             if count < 0 {
                 if errno == EINTR { continue }
-                throw AtomicFile.ioError("could not read \(name)", errno: errno)
+                throw AtomicFile.ioError(errno: errno, "could not read \(name)")
             }
             bytesRead += count
             if let limit, bytesRead > limit.bytes { throw VaultError.tooLarge(what: limit.what, name: limit.path, limit: limit.bytes) }

@@ -40,7 +40,7 @@ package enum ChildErrors {
         init() throws {
             guard ChildErrors.isRelaying else { childEnd = nil; readEnd = nil; return }
             var ends: [Int32] = [-1, -1]
-            guard hvt_pipe2(&ends, O_CLOEXEC) == 0 else { throw AtomicFile.ioError("could not make a pipe for a command's standard error", errno: errno) }
+            guard hvt_pipe2(&ends, O_CLOEXEC) == 0 else { throw AtomicFile.ioError(errno: errno, "could not make a pipe for a command's standard error") }
             _ = fcntl(ends[0], F_SETFL, fcntl(ends[0], F_GETFL) | O_NONBLOCK)
             (readEnd, childEnd) = (ends[0], ends[1])
         }

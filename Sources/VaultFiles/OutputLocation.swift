@@ -127,25 +127,26 @@ public final class OutputFolder: @unchecked Sendable {
             // The kernel cannot open "missing/../store", yet making "missing" would make it name
             // "./store": the path is resolved against what exists, and an existing folder is
             // opened by its real path, so the same-file rules see the files in it.
-            guard errno == ENOENT, let resolved = ResolvedPath(path) else { throw AtomicFile.ioError("could not open the folder '\(path)'", errno: errno) }
+            let failure = errno
+            guard failure == ENOENT, let resolved = ResolvedPath(path) else { throw AtomicFile.ioError(errno: failure, "could not open the folder '\(path)'") }
             creationPath = resolved.path
             nearestExisting = resolved.existing
             if let pending = resolved.pendingPath {
                 // A missing folder still has an identity (below its nearest existing folder), so
                 // that the same-file rules run before anything reports the folder missing.
-                guard let found = FileIdentity.of(existing: resolved.existing) else { throw AtomicFile.ioError("could not open the folder '\(path)'", errno: errno) }
+                guard let found = FileIdentity.of(existing: resolved.existing) else { throw AtomicFile.ioError(errno: errno, "could not open the folder '\(path)'") }
                 identity = found
                 pendingPath = pending
                 return
             }
             descriptor = open(resolved.existing, __O_PATH | O_DIRECTORY | O_CLOEXEC)
-            guard descriptor >= 0 else { throw AtomicFile.ioError("could not open the folder '\(path)'", errno: errno) }
+            guard descriptor >= 0 else { throw AtomicFile.ioError(errno: errno, "could not open the folder '\(path)'") }
         } else {
             creationPath = path
             nearestExisting = path
         }
         var info = stat()
-        guard fstat(descriptor, &info) == 0 else { throw AtomicFile.ioError("could not open the folder '\(path)'", errno: errno) }
+        guard fstat(descriptor, &info) == 0 else { throw AtomicFile.ioError(errno: errno, "could not open the folder '\(path)'") }
         identity = FileIdentity(device: UInt64(info.st_dev), inode: UInt64(info.st_ino), pendingName: nil)
         pendingPath = nil
     }
@@ -160,7 +161,7 @@ public final class OutputFolder: @unchecked Sendable {
             guard mayCreate else { throw VaultError.folderMissing(path) }
             try AtomicFile.createFolder(creationPath, made: &made, secret: secret)
             descriptor = open(creationPath, __O_PATH | O_DIRECTORY | O_CLOEXEC)
-            guard descriptor >= 0 else { throw AtomicFile.ioError("could not open the folder '\(path)'", errno: errno) }
+            guard descriptor >= 0 else { throw AtomicFile.ioError(errno: errno, "could not open the folder '\(path)'") }
         }
         return descriptor
     }
@@ -171,12 +172,12 @@ public final class OutputFolder: @unchecked Sendable {
         guard let failure = writeFailure else { return }
         // Named as it was given; a folder still to be made is made in the nearest existing one.
         let place = descriptor >= 0 || pendingPath == nil ? "" : " in \(FileNames.quoted(nearestExisting))"
-        throw AtomicFile.ioError("cannot write in \(what) \(FileNames.quoted(path))\(place)", errno: failure)
+        throw AtomicFile.ioError(errno: failure, "cannot write in \(what) \(FileNames.quoted(path))\(place)")
     }
 
     /// Why the folder (or, still to be made, its nearest existing folder) cannot be written: the
     /// `errno` of access(2), or nil when it can be.
-    var writeFailure: Int32? { faccessat(AT_FDCWD, nearestExisting, W_OK | X_OK, AT_EACCESS) == 0 ? nil : errno }
+    var writeFailure: Int32? { access(nearestExisting, W_OK | X_OK) == 0 ? nil : errno }
 
     /// Removes the folders this object made while they are still empty (rmdir never removes
     /// anything else): a refused run leaves nothing it made.
@@ -219,7 +220,7 @@ public final class OutputFolder: @unchecked Sendable {
         guard listing >= 0, let stream = fdopendir(listing) else {
             let failure = errno
             if listing >= 0 { close(listing) }
-            throw AtomicFile.ioError("could not list the folder '\(path)'", errno: failure)
+            throw AtomicFile.ioError(errno: failure, "could not list the folder '\(path)'")
         }
         defer { closedir(stream) }
         while let entry = readdir(stream) {
@@ -339,7 +340,7 @@ public final class OutputLocation: @unchecked Sendable {
         let descriptor = openat(folder, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)
         guard descriptor >= 0 else {
             if errno == ENOENT { return nil }
-            throw AtomicFile.ioError("could not read '\(path)'", errno: errno)
+            throw AtomicFile.ioError(errno: errno, "could not read '\(path)'")
         }
         defer { close(descriptor) }
         return try BoundedRead.all(from: descriptor, limit: limit, name: path, what: "file")
@@ -419,8 +420,9 @@ public final class StagedOutput: @unchecked Sendable {
         // not import, so the underlying names are used.
         descriptor = openat(folder, ".", __O_TMPFILE | O_DIRECTORY | O_WRONLY | O_CLOEXEC, 0o600)
         if descriptor < 0 {
-            guard [EOPNOTSUPP, EISDIR, EINVAL].contains(errno) else {
-                throw AtomicFile.ioError("could not create a temporary file beside '\(location.path)'", errno: errno)
+            let failure = errno
+            guard [EOPNOTSUPP, EISDIR, EINVAL].contains(failure) else {
+                throw AtomicFile.ioError(errno: failure, "could not create a temporary file beside '\(location.path)'")
             }
             (descriptor, self.temporaryName) = try Self.namedTemporary(in: folder, for: location.path, recorded: temporaryName)
         }
@@ -429,9 +431,9 @@ public final class StagedOutput: @unchecked Sendable {
             if fstat(descriptor, &info) == 0 { inode = UInt64(info.st_ino) }
             let descriptor = descriptor
             try produce { try AtomicFile.writeAll($0, to: descriptor, path: location.path) }
-            guard fchmod(descriptor, mode) == 0 else { throw AtomicFile.ioError("could not set the mode of '\(location.path)'", errno: errno) }
+            guard fchmod(descriptor, mode) == 0 else { throw AtomicFile.ioError(errno: errno, "could not set the mode of '\(location.path)'") }
             if let secret { KeyHoldingFile.mark(descriptor, secret) }
-            guard !flush || fsync(descriptor) == 0 else { throw AtomicFile.ioError("could not flush '\(location.path)' to disk", errno: errno) }
+            guard !flush || fsync(descriptor) == 0 else { throw AtomicFile.ioError(errno: errno, "could not flush '\(location.path)' to disk") }
         } catch {
             discard()
             throw error
@@ -476,9 +478,9 @@ public final class StagedOutput: @unchecked Sendable {
         var flushed: Set<UInt64> = []
         for output in outputs where output.descriptor >= 0 {
             var info = stat()
-            guard fstat(output.descriptor, &info) == 0 else { throw AtomicFile.ioError("could not flush '\(output.location.path)' to disk", errno: errno) }
+            guard fstat(output.descriptor, &info) == 0 else { throw AtomicFile.ioError(errno: errno, "could not flush '\(output.location.path)' to disk") }
             guard flushed.insert(UInt64(info.st_dev)).inserted else { continue }
-            guard AtomicFile.syncFileSystem(output.descriptor) else { throw AtomicFile.ioError("could not flush '\(output.location.path)' to disk", errno: errno) }
+            guard AtomicFile.syncFileSystem(output.descriptor) else { throw AtomicFile.ioError(errno: errno, "could not flush '\(output.location.path)' to disk") }
         }
         var folders: [ObjectIdentifier: (descriptor: Int32, path: String)] = [:]
         for output in outputs {
@@ -488,7 +490,7 @@ public final class StagedOutput: @unchecked Sendable {
         // The names must be durable before a batch records its jobs done: a failed sync fails the group.
         for folder in folders.values {
             let failure = AtomicFile.syncFolder(folder.descriptor)
-            guard failure == 0 else { throw AtomicFile.ioError("could not flush the folder '\(folder.path)' to disk", errno: failure) }
+            guard failure == 0 else { throw AtomicFile.ioError(errno: failure, "could not flush the folder '\(folder.path)' to disk") }
         }
     }
 
@@ -500,7 +502,7 @@ public final class StagedOutput: @unchecked Sendable {
             if exclusive {
                 guard linkat(AT_FDCWD, unnamed, folder, location.name, AT_SYMLINK_FOLLOW) == 0 else {
                     if errno == EEXIST { throw VaultError.alreadyExists(path) }
-                    throw AtomicFile.ioError("could not create '\(path)'", errno: errno)
+                    throw AtomicFile.ioError(errno: errno, "could not create '\(path)'")
                 }
                 publishedNew = true
                 discard()
@@ -515,13 +517,13 @@ public final class StagedOutput: @unchecked Sendable {
         if exclusive {
             guard linkat(folder, temporaryName, folder, location.name, 0) == 0 else {
                 if errno == EEXIST { throw VaultError.alreadyExists(path) }
-                throw AtomicFile.ioError("could not create '\(path)'", errno: errno)
+                throw AtomicFile.ioError(errno: errno, "could not create '\(path)'")
             }
             publishedNew = true
         } else {
             // Whichever door the output came through, and whatever its flags (issue 37).
             guard !location.holdsKey else { throw VaultError.wouldReplaceKey(path) }
-            guard renameat(folder, temporaryName, folder, location.name) == 0 else { throw AtomicFile.ioError("could not replace '\(path)'", errno: errno) }
+            guard renameat(folder, temporaryName, folder, location.name) == 0 else { throw AtomicFile.ioError(errno: errno, "could not replace '\(path)'") }
             self.temporaryName = nil
         }
         discard()
@@ -540,7 +542,7 @@ public final class StagedOutput: @unchecked Sendable {
         while true {
             let name = recorded ?? AtomicFile.temporaryName()
             if linkat(AT_FDCWD, unnamed, folder, name, AT_SYMLINK_FOLLOW) == 0 { return name }
-            if errno != EEXIST || recorded != nil { throw AtomicFile.ioError("could not create the temporary file '\(name)' beside '\(path)'", errno: errno) }
+            if errno != EEXIST || recorded != nil { throw AtomicFile.ioError(errno: errno, "could not create the temporary file '\(name)' beside '\(path)'") }
         }
     }
 
@@ -549,7 +551,7 @@ public final class StagedOutput: @unchecked Sendable {
             let name = recorded ?? AtomicFile.temporaryName()
             let descriptor = openat(folder, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o600)
             if descriptor >= 0 { return (descriptor, name) }
-            if errno != EEXIST || recorded != nil { throw AtomicFile.ioError("could not create the temporary file '\(name)' beside '\(path)'", errno: errno) }
+            if errno != EEXIST || recorded != nil { throw AtomicFile.ioError(errno: errno, "could not create the temporary file '\(name)' beside '\(path)'") }
         }
     }
 }

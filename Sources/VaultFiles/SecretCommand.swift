@@ -49,7 +49,7 @@ public struct SecretCommand: Sendable {
         // this read saw no end until that other command exited (or wrote into it), and the
         // command would get the tool's own descriptors (sockets, databases, journals).
         var pipeEnds: [Int32] = [-1, -1]
-        guard hvt_pipe2(&pipeEnds, O_CLOEXEC) == 0 else { throw AtomicFile.ioError("could not make a pipe for a key command", errno: errno) }
+        guard hvt_pipe2(&pipeEnds, O_CLOEXEC) == 0 else { throw AtomicFile.ioError(errno: errno, "could not make a pipe for a key command") }
         let (readEnd, writeEnd) = (pipeEnds[0], pipeEnds[1])
         defer { close(readEnd) }
         let environment = ChildEnvironment.minimal(from: ProcessInfo.processInfo.environment, adding: extra).map { "\($0.key)=\($0.value)" }

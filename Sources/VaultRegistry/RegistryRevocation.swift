@@ -349,9 +349,13 @@ extension DeviceRegistry {
         return PreparedSelection(selector: selector, listed: try transaction(writing: false) { db in (try Self.loadList(selector, db: db, dialect: d, table: t), true) })
     }
 
+    /// `beforeCommitting` runs once the batch is made and every guard rail passed, just before
+    /// the batch is recorded and committed: what must hold for the change to be worth making
+    /// (its operations file can be written); when it throws, nothing is committed.
     public func revoke(_ prepared: PreparedSelection, reason: String?, now: Timestamp, dryRun: Bool, allowing: Overrides,
                        collectOperations: Bool, keepLastDevice: Bool = false, sizeLimit: SizeLimit = SizeLimit(),
-                       batchID: String = UUID().uuidString.lowercased(), by operatorInfo: RegistryOperator = .unnamed) throws -> RevocationResult {
+                       batchID: String = UUID().uuidString.lowercased(), by operatorInfo: RegistryOperator = .unnamed,
+                       beforeCommitting: () throws -> Void = {}) throws -> RevocationResult {
         // The rows and the batch's record are kept for good (append-only, chained).
         if let reason { try RecordedText.checkFreeText(reason, field: "the reason") }
         try RecordedText.checkFreeText(operatorInfo.name, field: "the operator")
@@ -409,6 +413,7 @@ extension DeviceRegistry {
                 // a refused run rolls everything back.
                 return (RevocationResult(batchID: batchID, radius: radius, applied: false, refusals: refusals, operations: operations), dryRun)
             }
+            try beforeCommitting()
             try db.execute("""
                 INSERT INTO revocations (batch_id, revoked_at, user_did, device_id, reason, selector)
                 SELECT ?, ?, CAST(user_did AS TEXT), CAST(device_id AS TEXT), ?, ? FROM batch ORDER BY user_did\(t.idOrder), device_id\(t.idOrder)

@@ -325,14 +325,14 @@ extension Registry {
             // else is asked (the signer's key command) or refused.
             let prepared = try registry.prepare(selector)
             if ops != nil, registry.schema != .catbird { throw VaultError.notInSchema("MLS operations to write (--ops)", registry.schema, registry: database.db) }
-            // The batch is committed before --ops is written: an --ops that cannot be written
-            // there (a read-only folder, another user's file in a sticky folder) is refused first.
-            if !dryRun, ops != nil { try files.requireWritable("--ops") }
             // Who runs it, recorded in the batch's record of the chained log (and signed by their key).
             let runBy = RegistryOperator(name: operatorName ?? loginName(), signer: dryRun ? nil : try signer.load(diagnostics))
             let result = try registry.revoke(prepared, reason: reason, now: now.time, dryRun: dryRun, allowing: allowing, collectOperations: false,
                                              keepLastDevice: keepLastDevice, sizeLimit: sizeLimit,
-                                             batchID: batchId ?? UUID().uuidString.lowercased(), by: runBy)
+                                             batchID: batchId ?? UUID().uuidString.lowercased(), by: runBy,
+                                             // The batch is committed before --ops is written: an --ops that cannot be written
+                                             // there (a read-only folder, another user's file in a sticky folder) stops it first.
+                                             beforeCommitting: { if ops != nil { try files.requireWritable("--ops") } })
             // The operations first, once the batch is committed: they are what the app must apply,
             // so a report that cannot be written afterwards (a closed pipe, a full disk) loses
             // nothing that cannot be had again. They are in the database, committed with the

@@ -258,12 +258,12 @@ def test_a_completion_report_that_could_not_be_written_is_refused_before_the_buc
     if os.geteuid() != 0:
         pytest.fail("run as root: the test runs the tool as another user")
     root = Path(tempfile.mkdtemp(prefix="hvt-report-"))
+    work = root / "work"
+    (work / "ro").mkdir(parents=True)
     try:
         root.chmod(0o755)
         bucket = s3fleet.new_bucket(s3)
         fleet = Fleet(s3, bucket, 2, root / "keys")
-        work = root / "work"
-        (work / "ro").mkdir(parents=True)
         # The credentials where 'nobody' may read them (the server's folder is root's alone).
         shutil.copy(s3fleet.CREDENTIALS_FILE, root / "credentials")
         for path in [root, *root.rglob("*")]:

@@ -21,13 +21,13 @@ package enum UnicodeNormalization {
         // when it grows past this libunistring allocates a buffer of its own.
         var result = [UInt8](repeating: 0, count: 4 * input.count + 16)
         var length = result.count
-        let (produced, inPlace) = result.withUnsafeMutableBufferPointer { buffer in
+        let (produced, inPlace, failure) = result.withUnsafeMutableBufferPointer { buffer in
             let produced = u8_normalize(cunistring_nfkc(), input.baseAddress, input.count, buffer.baseAddress, &length)
-            return (produced, produced == buffer.baseAddress)
+            return (produced, produced == buffer.baseAddress, produced == nil ? errno : 0)
         }
         guard let produced else {
             result.zeroize()
-            throw VaultError.normalizationFailed(errno)
+            throw VaultError.normalizationFailed(failure)
         }
         if inPlace {
             result.removeSubrange(length...)

@@ -50,7 +50,7 @@ public struct VaultCensus: Sendable {
         var header = [UInt8](repeating: 0, count: VaultEnvelope.headerByteCount)
         var pending = [""]
         guard AtomicFile.isListableFolder(folder) else {
-            throw AtomicFile.ioError("cannot read the folder '\(folder)'", errno: errno)
+            throw AtomicFile.ioError(errno: errno, "cannot read the folder '\(folder)'")
         }
         while let relative = pending.popLast() {
             let path = relative.isEmpty ? folder : folder + "/" + relative

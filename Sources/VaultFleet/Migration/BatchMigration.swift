@@ -109,7 +109,7 @@ public final class BatchMigration: Sendable {
         try staging.forEachJob { job in
             for (what, path) in [("vault", job.vault), ("key file", job.keyFile), ("vault-key file", job.vaultKeyFile)] {
                 guard let path, path != lastReadable else { continue }
-                if access(path, R_OK) != 0 { throw VaultError.manifestFileUnreadable(line: job.line, what: what, path: path) }
+                if access(path, R_OK) != 0 { throw VaultError.manifestFileUnreadable(line: job.line, what: what, path: path, errno: errno) }
                 if what != "vault" { lastReadable = path }
             }
         }
@@ -431,8 +431,8 @@ public final class BatchMigration: Sendable {
 extension VaultError {
     /// A file a manifest line names cannot be read (missing, or not readable), found before
     /// the batch starts.
-    public static func manifestFileUnreadable(line: Int, what: String, path: String, file: String = #fileID, line sourceLine: UInt = #line) -> VaultError {
-        let why = (strerror(errno).flatMap { String(validatingCString: $0) } ?? "error \(errno)").lowercased()
+    public static func manifestFileUnreadable(line: Int, what: String, path: String, errno code: Int32, file: String = #fileID, line sourceLine: UInt = #line) -> VaultError {
+        let why = (strerror(code).flatMap { String(validatingCString: $0) } ?? "error \(code)").lowercased()
         return VaultError(.io, "manifest line \(line): cannot read the \(what) '\(path.prefix(200))': \(why); nothing was started", file: file, line: sourceLine)
     }
 

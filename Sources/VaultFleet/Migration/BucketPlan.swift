@@ -148,7 +148,7 @@ extension BucketMigration {
         for entry in entries {
             for (what, path) in [("key file", entry.keyFile), ("vault-key file", entry.vaultKeyFile)] {
                 guard let path, checked.insert(path).inserted else { continue }
-                if access(path, R_OK) != 0 { throw VaultError.manifestFileUnreadable(line: entry.line, what: what, path: path) }
+                if access(path, R_OK) != 0 { throw VaultError.manifestFileUnreadable(line: entry.line, what: what, path: path, errno: errno) }
             }
         }
     }

@@ -18,11 +18,13 @@ public enum VaultKeyFolder {
     public static func require(_ path: String) throws {
         var info = stat()
         guard stat(path, &info) == 0 else {
-            throw VaultError.keyFolderUnusable(path, errno == ENOENT ? "does not exist" : "cannot be read (\(String(cString: strerror(errno)).lowercased()))")
+            let failure = errno
+            throw VaultError.keyFolderUnusable(path, failure == ENOENT ? "does not exist" : "cannot be read (\(String(cString: strerror(failure)).lowercased()))")
         }
         guard info.st_mode & S_IFMT == S_IFDIR else { throw VaultError.keyFolderUnusable(path, "is not a folder") }
         guard let directory = opendir(path) else {
-            throw VaultError.keyFolderUnusable(path, "cannot be read (\(String(cString: strerror(errno)).lowercased()))")
+            let failure = errno
+            throw VaultError.keyFolderUnusable(path, "cannot be read (\(String(cString: strerror(failure)).lowercased()))")
         }
         defer { closedir(directory) }
         var others = 0

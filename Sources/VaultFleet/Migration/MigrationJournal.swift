@@ -48,7 +48,8 @@ final class MigrationJournal: Sendable {
     /// made for it (as `--out-dir`'s are) and taken away again, and a journal this run made is
     /// removed when it cannot be opened as one, while this run holds its lock. A run that made
     /// the file but lost the lock to another (which opened it in between) removes nothing: the
-    /// file is the other run's now.
+    /// file is the other run's now. A lock taken on a file no longer at `path` (another run
+    /// removed it meanwhile) is no lock: refused as in use, so two runs never share a journal.
     init(path: String, migrations: SQLiteMigrations, tables: Set<String>, writeAheadLog: Bool = false) throws {
         try SQLiteDatabase.requireLibrary()
         let location = try OutputLocation(path, createFolders: true, what: "the journal")
@@ -59,23 +60,28 @@ final class MigrationJournal: Sendable {
         self.created = created
         if lock < 0, errno == EEXIST { lock = open(path, O_RDWR | O_CLOEXEC) }
         guard lock >= 0 else {
-            let error = AtomicFile.ioError("cannot open the journal '\(path)'", errno: errno)
+            let error = AtomicFile.ioError(errno: errno, "cannot open the journal '\(path)'")
             location.removeMadeFolders()
             throw error
         }
-        guard flock(lock, LOCK_EX | LOCK_NB) == 0 else {
+        guard flock(lock, LOCK_EX | LOCK_NB) == 0, Self.isStill(lock, at: path) else {
             close(lock)
             throw VaultError.journalInUse(path)
         }
-        // Holding the lock: removed before it is let go, so no other run can be using them.
+        // Holding the lock, in this order: SQLite closed (its last close removes its side files
+        // by name, which must still be this run's), what this run made removed, then the lock.
+        var opened: SQLiteDatabase?
         func giveUp() {
+            opened?.close()
             if created { Self.remove(path) }
             location.removeMadeFolders()
             close(lock)
         }
         self.path = path
         do {
-            database = try SQLiteDatabase(path: path, access: .create, busyTimeout: 10)
+            let database = try SQLiteDatabase(path: path, access: .create, busyTimeout: 10)
+            opened = database
+            self.database = database
             let found = try database.read { try $0.strings("SELECT name FROM sqlite_master WHERE type = 'table'") }
             let foreign = Set(found).subtracting(tables.union([SQLiteMigrations.table, "sqlite_sequence"]))
             guard foreign.isEmpty else { throw VaultError.notAJournal(path, table: foreign.min()!) }
@@ -108,14 +114,24 @@ final class MigrationJournal: Sendable {
     }
 
     /// Removes the journal when this run made it: a refused run leaves nothing behind.
+    /// Called only on the way to a refusal: the connection is closed first (see `init`).
     func removeIfCreated() {
         guard created else { return }
+        database.close()
         Self.remove(path)
         location.removeMadeFolders()
     }
 
+    /// The side files first: a kill in between leaves no stale log beside a database made anew.
     private static func remove(_ path: String) {
-        for suffix in ["", "-wal", "-shm", "-journal"] { unlink(path + suffix) }
+        for suffix in ["-wal", "-shm", "-journal", ""] { unlink(path + suffix) }
+    }
+
+    /// Whether the locked descriptor is still the file at `path` (not one removed meanwhile).
+    private static func isStill(_ descriptor: Int32, at path: String) -> Bool {
+        var held = stat(), named = stat()
+        return fstat(descriptor, &held) == 0 && held.st_nlink > 0 && stat(path, &named) == 0
+            && held.st_dev == named.st_dev && held.st_ino == named.st_ino
     }
 
     deinit { close(lock) }

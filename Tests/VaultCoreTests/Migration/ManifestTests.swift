@@ -4,6 +4,7 @@ import Testing
 @testable import VaultFiles
 @testable import VaultFleet
 @testable import VaultRegistry
+import VaultSQLite
 import VaultStorage
 
 /// The batch manifest parser on its own (the fuzz target `manifest` runs the same function).
@@ -135,5 +136,37 @@ import VaultStorage
                                                 now: Timestamp(seconds: 0)) { _ in }
         }
         #expect(error?.reason.hasPrefix("m.jsonl line 2:") == true)
+    }
+}
+
+/// A journal that cannot be opened as one leaves nothing this run made (issue 44's "a tool
+/// removes only what it made"): not the file, its side files, or the folders made for it; and
+/// nothing it did not make.
+@Suite struct MigrationJournalRefusalTests {
+    static let broken = SQLiteMigrations([("1", "CREATE TABLE run (id INTEGER); THIS IS NOT SQL")])
+
+    @Test func aJournalMadeByThisRunIsRemovedWithItsFoldersWhenItCannotBeOpened() throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("journal-\(UUID().uuidString)").path
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        // Refused once it was made and opened (its folders made, the file made, SQLite at work):
+        // not before, as a journal in a missing folder was.
+        let error = #expect(throws: VaultError.self) {
+            try MigrationJournal(path: folder + "/j/deep/run.sqlite", migrations: Self.broken, tables: ["run"], writeAheadLog: true)
+        }
+        #expect(error?.reason.contains("cannot use the journal") == true, "\(String(describing: error))")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: folder) == [])
+    }
+
+    @Test func aFileThisRunDidNotMakeIsLeftAsItWas() throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("journal-\(UUID().uuidString)").path
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let other = SQLiteMigrations([("1", "CREATE TABLE registry_rows (id INTEGER)")])
+        do { _ = try MigrationJournal(path: folder + "/other.sqlite", migrations: other, tables: ["registry_rows"]) }
+        let before = try Data(contentsOf: URL(fileURLWithPath: folder + "/other.sqlite"))
+        #expect(throws: VaultError.self) { try MigrationJournal(path: folder + "/other.sqlite", migrations: Self.broken, tables: ["run"]) }
+        #expect(try Data(contentsOf: URL(fileURLWithPath: folder + "/other.sqlite")) == before)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: folder) == ["other.sqlite"])
     }
 }
