@@ -288,7 +288,12 @@ def reading_standard_input(pid):
 
 
 def unlimited_core():
+    """In the child: core files unlimited, and SIGQUIT's default action (a core dump) whatever the
+    test run inherited: a shell without job control starts a background command with SIGQUIT
+    ignored, and so every process under it. Run that way (`scripts/test &`), the control took
+    no signal and timed out (a CI run on a clean clone)."""
     resource.setrlimit(resource.RLIMIT_CORE, (resource.RLIM_INFINITY, resource.RLIM_INFINITY))
+    signal.signal(signal.SIGQUIT, signal.SIG_DFL)
 
 
 def test_the_machine_would_dump_core(tmp_path):
