@@ -58,7 +58,7 @@ extension VaultError {
 
     /// posix_spawn's error, passed as it returned it (not read from the global errno).
     static func keyCommandNotStarted(_ option: String, _ program: String, errno code: Int32, file: String = #fileID, line: UInt = #line) -> VaultError {
-        VaultError(.keyCommandGaveNoKey, "could not run \(option) '\(program)': \(String(cString: strerror(code)).lowercased())", file: file, line: line)
+        VaultError(.keyCommandGaveNoKey, "could not run \(option) '\(program)': \(ErrnoText.of(code))", file: file, line: line)
     }
 
     static func keyCommandPrintedNothing(_ option: String, _ program: String, file: String = #fileID, line: UInt = #line) -> VaultError {

@@ -160,7 +160,7 @@ public enum AtomicFile {
     /// the call that failed, read by the caller right after it (issue 44: read here, it was
     /// whatever a later call had left).
     public static func ioError(errno code: Int32, _ text: String, file: String = #fileID, line: UInt = #line) -> VaultError {
-        VaultError(.io, "\(text): \((strerror(code).flatMap { String(validatingCString: $0) } ?? "error \(code)").lowercased())", file: file, line: line)
+        VaultError(.io, "\(text): \(ErrnoText.of(code))", file: file, line: line)
     }
 }
 

@@ -113,7 +113,7 @@ struct ReadPDF: ParsableCommand {
 extension VaultError {
     /// The child that reads a PDF could not be started (out of processes or memory).
     static func pdfReaderNotStarted(_ code: Int32, file: String = #fileID, line: UInt = #line) -> VaultError {
-        VaultError(.io, "could not start the child process that reads a PDF: \(String(cString: strerror(code)))", file: file, line: line)
+        VaultError(.io, "could not start the child process that reads a PDF: \(ErrnoText.of(code))", file: file, line: line)
     }
 
     /// The child reading a PDF ran out of its processing time or memory, or died.

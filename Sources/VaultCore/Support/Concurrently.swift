@@ -76,6 +76,6 @@ private func startThread(_ body: @escaping @Sendable () -> Void) throws -> pthre
 extension VaultError {
     /// The system would not start another thread (a process or memory limit).
     static func threadNotStarted(_ code: Int32, file: String = #fileID, line: UInt = #line) -> VaultError {
-        VaultError(.io, "could not start a worker thread: \(String(cString: strerror(code)))", file: file, line: line)
+        VaultError(.io, "could not start a worker thread: \(ErrnoText.of(code))", file: file, line: line)
     }
 }

@@ -45,6 +45,6 @@ package enum UnicodeNormalization {
 extension VaultError {
     /// libunistring could not normalise the text (out of memory: the input is valid by then).
     static func normalizationFailed(_ code: Int32, file: String = #fileID, line: UInt = #line) -> VaultError {
-        libraryFailure("libunistring", "could not normalise the passphrase (NFKC): \(String(cString: strerror(code)).lowercased())", file: file, line: line)
+        libraryFailure("libunistring", "could not normalise the passphrase (NFKC): \(ErrnoText.of(code))", file: file, line: line)
     }
 }

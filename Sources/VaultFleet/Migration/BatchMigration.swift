@@ -432,7 +432,7 @@ extension VaultError {
     /// A file a manifest line names cannot be read (missing, or not readable), found before
     /// the batch starts.
     public static func manifestFileUnreadable(line: Int, what: String, path: String, errno code: Int32, file: String = #fileID, line sourceLine: UInt = #line) -> VaultError {
-        let why = (strerror(code).flatMap { String(validatingCString: $0) } ?? "error \(code)").lowercased()
+        let why = ErrnoText.of(code)
         return VaultError(.io, "manifest line \(line): cannot read the \(what) '\(path.prefix(200))': \(why); nothing was started", file: file, line: sourceLine)
     }
 

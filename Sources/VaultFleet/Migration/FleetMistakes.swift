@@ -19,12 +19,12 @@ public enum VaultKeyFolder {
         var info = stat()
         guard stat(path, &info) == 0 else {
             let failure = errno
-            throw VaultError.keyFolderUnusable(path, failure == ENOENT ? "does not exist" : "cannot be read (\(String(cString: strerror(failure)).lowercased()))")
+            throw VaultError.keyFolderUnusable(path, failure == ENOENT ? "does not exist" : "cannot be read (\(ErrnoText.of(failure)))")
         }
         guard info.st_mode & S_IFMT == S_IFDIR else { throw VaultError.keyFolderUnusable(path, "is not a folder") }
         guard let directory = opendir(path) else {
             let failure = errno
-            throw VaultError.keyFolderUnusable(path, "cannot be read (\(String(cString: strerror(failure)).lowercased()))")
+            throw VaultError.keyFolderUnusable(path, "cannot be read (\(ErrnoText.of(failure)))")
         }
         defer { closedir(directory) }
         var others = 0

@@ -120,7 +120,7 @@ public final class HouseholdKeys: Sendable {
                 throw VaultError.keyCommandFailed(program, household: household, "printed no vault key (64 hex digits)")
             }
         case .notStarted(let code):
-            throw VaultError.keyCommandFailed(program, household: household, "could not be run (\(String(cString: strerror(code)).lowercased()))")
+            throw VaultError.keyCommandFailed(program, household: household, "could not be run (\(ErrnoText.of(code)))")
         case .exited(let status):
             throw VaultError.keyCommandFailed(program, household: household, "exited with status \(status)")
         case .killed(let signal): throw VaultError.keyCommandFailed(program, household: household, "was killed by signal \(signal)")
