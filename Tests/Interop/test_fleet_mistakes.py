@@ -317,6 +317,8 @@ def test_a_run_that_made_the_journal_but_lost_its_lock_removes_nothing(tmp_path)
     result = subprocess.run(command, capture_output=True, text=True, cwd=tmp_path, stdin=subprocess.DEVNULL)
     assert result.returncode == 4 and "another migration run is using the journal" in result.stderr, result.stderr
     assert (tmp_path / "j" / "run.sqlite").exists()
+    # Nor the output folder both runs may have made at once: the winner writes into it.
+    assert (tmp_path / "out").is_dir()
 
 
 def test_a_journal_named_dash_is_a_usage_error_and_no_file_is_made(tmp_path):

@@ -130,8 +130,11 @@ public final class BatchMigration: Sendable {
             }
             journal = opened
         } catch {
-            // A refused run leaves nothing it made: the folder it just made, while still empty.
-            folder.removeIfMadeAndEmpty()
+            // A refused run leaves nothing it made: the folder it just made, while still empty;
+            // but not when another run holds the journal: that run may have made the same
+            // folder at the same moment and be writing into it (a trial's two runs started
+            // together: the loser's rmdir failed every vault of the winner).
+            if (error as? VaultError)?.code != .journalInUse { folder.removeIfMadeAndEmpty() }
             throw error
         }
         let prefix = temporaryPrefix!, staging = staging
