@@ -1,5 +1,6 @@
 import FoundationEssentials
 import Glibc
+import Synchronization
 import VaultCore
 import VaultFiles
 
@@ -15,8 +16,14 @@ public enum OutputKind: Sendable {
     var mode: mode_t { self == .secret ? 0o600 : AtomicFile.publicFileMode }
 }
 
-/// One output a command will write: a file, or standard output (no path, or `-`).
+/// One output a command will write: a file, or standard output (no path, or `-`). The value
+/// itself is the output's handle: a command stages and writes it by the value it declared
+/// (``OutputWriter/stage(_:_:)-([UInt8])``), never by a label, so two outputs may share a label
+/// and a label typed differently at the write cannot name another output.
 public struct DeclaredOutput: Sendable {
+    /// Which declaration this is: copies of one value are the one output, two values made
+    /// alike are two.
+    fileprivate let identity = Identity()
     /// How the user named it, for messages: "-o", "--ops", "--sheet".
     public let label: String
     public let path: String?
@@ -84,6 +91,12 @@ public struct DeclaredOutput: Sendable {
     public var existsError: VaultError {
         isRestoredKey ? VaultError.keyFileExists(path ?? "-") : VaultError.alreadyExists(path ?? "-")
     }
+
+    /// A number no other declaration in the process has.
+    fileprivate struct Identity: Hashable, Sendable {
+        private static let counter = Atomic<Int>(0)
+        private let number = Identity.counter.add(1, ordering: .relaxed).newValue
+    }
 }
 
 /// The one write path (issue 16, docs/conventions.md, "Nothing lost"): a command declares every file it reads
@@ -94,15 +107,16 @@ public struct DeclaredOutput: Sendable {
 /// never gets one.
 public final class CommandFiles {
     private let outputs: [DeclaredOutput]
-    private let locations: [String: OutputLocation]
-    /// Outputs in an object store, by label: the object and its version when declared (nil: none).
-    private let objects: [String: (name: S3ObjectName, version: String?)]
+    private let locations: [DeclaredOutput.Identity: OutputLocation]
+    /// Outputs in an object store: the object and its version when declared (nil: none).
+    private let objects: [DeclaredOutput.Identity: (name: S3ObjectName, version: String?)]
     private let force: Bool
 
     /// Checks everything; throws the first refusal (exit 4) and touches no file.
     public init(reads inputs: [FileSet.Input], writes outputs: [DeclaredOutput], force: Bool = false) throws {
         self.outputs = outputs
         self.force = force
+        precondition(Set(outputs.map(\.identity)).count == outputs.count, "an output declared twice")  // a programming error, caught by every test of the command
         let standard = outputs.filter { $0.path == nil }
         if standard.count > 1 {
             throw VaultError.sameFile(output: "\(standard[1].label) (standard output)", other: "\(standard[0].label) (standard output)", otherIsInput: false)
@@ -121,7 +135,7 @@ public final class CommandFiles {
             Diagnostics.ofThisTool.warning("standard output is a file others can read (mode \(String(mode, radix: 8))) and will hold a secret; run chmod 600 on it, or write with -o FILE next time")
         }
         objects = try Self.declareObjects(inputs: inputs, outputs: outputs.filter { $0.path.map(VaultLocation.isObject) ?? false })
-        var locations: [String: OutputLocation] = [:]
+        var locations: [DeclaredOutput.Identity: OutputLocation] = [:]
         var resolved: [(output: DeclaredOutput, location: OutputLocation)] = []
         for output in outputs {
             guard let path = output.path, !VaultLocation.isObject(path) else { continue }
@@ -132,7 +146,7 @@ public final class CommandFiles {
             } catch let error as VaultError where error.code == .unsafeOutput {
                 throw error.withContext(hint: output.refusalHint(standardOutputTaken: !standard.isEmpty))
             }
-            locations[output.label] = location
+            locations[output.identity] = location
             resolved.append((output, location))
         }
         // Aliases first, so that a refusal names both files; then what each output needs alone.
@@ -164,39 +178,40 @@ public final class CommandFiles {
     /// and an exclusive one must not exist. Each one's current version is taken now, so the
     /// write replaces only that version, or the version the command read, and a change made
     /// meanwhile refuses it.
-    private static func declareObjects(inputs: [FileSet.Input], outputs: [DeclaredOutput]) throws -> [String: (name: S3ObjectName, version: String?)] {
+    private static func declareObjects(inputs: [FileSet.Input], outputs: [DeclaredOutput]) throws -> [DeclaredOutput.Identity: (name: S3ObjectName, version: String?)] {
         guard !outputs.isEmpty else { return [:] }
         let names = try FileSet.checkObjects(inputs: inputs, outputs: outputs.map { ($0.label, $0.path!, $0.kind == .secret) })
-        var declared: [String: (name: S3ObjectName, version: String?)] = [:]
-        for output in outputs {
-            let name = names[output.label]!
+        var declared: [DeclaredOutput.Identity: (name: S3ObjectName, version: String?)] = [:]
+        for (output, name) in zip(outputs, names) {
+            guard let name else { continue }
             let version = try ObjectStores.shared(for: name).currentVersion(name)
             if output.exclusive, version != nil { throw output.existsError }
-            declared[output.label] = (name, version)
+            declared[output.identity] = (name, version)
         }
         return declared
     }
 
     /// What the file of an output holds now (nil when there is none, or it is standard output),
     /// read through its opened folder, or from the object store.
-    public func currentContents(_ label: String, limit: Int = InputLimits.document) throws -> [UInt8]? {
-        if let object = objects[label] {
-            return object.version == nil ? nil : try ObjectStores.shared(for: object.name).read(object.name, what: label, limit: limit)
+    public func currentContents(_ output: DeclaredOutput, limit: Int = InputLimits.document) throws -> [UInt8]? {
+        let (output, location) = declared(output)
+        if let object = objects[output.identity] {
+            return object.version == nil ? nil : try ObjectStores.shared(for: object.name).read(object.name, what: output.label, limit: limit)
         }
-        return try declared(label).1?.currentContents(limit: limit)
+        return try location?.currentContents(limit: limit)
     }
 
     /// The object an output goes to, and how its write is conditioned: on the version this
     /// process read (in place), else the version found when it was declared, else creation.
-    fileprivate func object(_ label: String, exclusive: Bool) throws -> (name: S3ObjectName, condition: ObjectWriteCondition)? {
-        guard let object = objects[label] else { return nil }
+    fileprivate func object(_ output: DeclaredOutput, exclusive: Bool) throws -> (name: S3ObjectName, condition: ObjectWriteCondition)? {
+        guard let object = objects[output.identity] else { return nil }
         let store = try ObjectStores.shared(for: object.name)
         guard !exclusive, let version = store.versionRead(object.name) ?? object.version else { return (object.name, .creating) }
         return (object.name, .replacing(etag: version))
     }
 
     /// How an output is named in messages: its path, or "standard output".
-    public func displayName(_ label: String) -> String { declared(label).0.displayName }
+    public func displayName(_ output: DeclaredOutput) -> String { declared(output).0.displayName }
 
     /// The writer for a command without a dry run.
     public func writer() -> OutputWriter { OutputWriter(self) }
@@ -206,8 +221,8 @@ public final class CommandFiles {
     /// that the change is not made when its output cannot be (a read-only folder or file
     /// system, a file another user owns in a sticky folder). Not part of the declaration: a dry
     /// run, or a run again that has nothing to write, writes nothing and is not refused.
-    public func requireWritable(_ label: String) throws {
-        let (output, location) = declared(label)
+    public func requireWritable(_ output: DeclaredOutput) throws {
+        let (output, location) = declared(output)
         guard let location, let failure = location.writeFailure else { return }
         throw VaultError.outputNotWritable(output.label, location.path, errno: failure)
     }
@@ -219,13 +234,15 @@ public final class CommandFiles {
         return dryRun ? nil : OutputWriter(self)
     }
 
-    fileprivate func isDeclared(_ label: String) -> Bool { outputs.contains { $0.label == label } }
+    fileprivate func isDeclared(_ output: DeclaredOutput) -> Bool { outputs.contains { $0.identity == output.identity } }
 
-    fileprivate func declared(_ label: String) -> (DeclaredOutput, OutputLocation?) {
-        guard let output = outputs.first(where: { $0.label == label }) else {
-            preconditionFailure("output \(label) was not declared")  // a programming error, caught by every test of the command
+    /// The output as it was declared (a copy changed since is not what was checked), and its
+    /// checked file.
+    fileprivate func declared(_ output: DeclaredOutput) -> (DeclaredOutput, OutputLocation?) {
+        guard let declared = outputs.first(where: { $0.identity == output.identity }) else {
+            preconditionFailure("output \(output.label) was not declared")  // a programming error, caught by every test of the command
         }
-        return (output, locations[label])
+        return (declared, locations[declared.identity])
     }
 }
 
@@ -243,19 +260,19 @@ public final class OutputWriter {
     deinit { for stage in staged { stage.file?.abandon() } }
 
     /// Writes `bytes` for the output declared as `label`, without publishing it.
-    public func stage(_ label: String, _ bytes: UnsafeRawBufferPointer) throws {
+    public func stage(_ output: DeclaredOutput, _ bytes: UnsafeRawBufferPointer) throws {
         // A schema 3 vault goes out only with the log whose last event names it (stageVault):
         // every change to one is signed by whoever made it. A backup is a copy, not a change.
-        let declared = files.declared(label).0
+        let declared = files.declared(output).0
         if declared.kind != .secret, declared.copiesModeOf == nil, let version = LoggedVault.schemaVersion(Array(bytes.prefix(VaultEnvelope.headerByteCount))), version >= 3 {
             throw VaultError.vaultWithoutItsLog()
         }
-        try stageChecked(label, bytes)
+        try stageChecked(output, bytes)
     }
 
-    private func stageChecked(_ label: String, _ bytes: UnsafeRawBufferPointer) throws {
-        try refuseOverMovedHousehold(label, bytes)
-        let (output, location) = files.declared(label)
+    private func stageChecked(_ output: DeclaredOutput, _ bytes: UnsafeRawBufferPointer) throws {
+        try refuseOverMovedHousehold(output, bytes)
+        let (output, location) = files.declared(output)
         if output.path.map(VaultLocation.isObject) ?? false {
             // Never a secret (refused when declared): an ordinary array may hold it.
             staged.append((output, nil, nil, Array(bytes)))
@@ -272,40 +289,40 @@ public final class OutputWriter {
         return stat(path, &info) == 0 ? info.st_mode & 0o777 : nil
     }
 
-    public func stage(_ label: String, _ bytes: [UInt8]) throws {
-        try bytes.withUnsafeBytes { try stage(label, $0) }
+    public func stage(_ output: DeclaredOutput, _ bytes: [UInt8]) throws {
+        try bytes.withUnsafeBytes { try stage(output, $0) }
     }
 
-    /// Stages a vault whose log, if it needs one, was checked by ``LoggedVault`` (``stageVault(_:_:logLabel:)``).
-    func stage(_ label: String, vault: [UInt8]) throws {
-        try vault.withUnsafeBytes { try stageChecked(label, $0) }
+    /// Stages a vault whose log, if it needs one, was checked by ``LoggedVault`` (``stageVault(_:_:log:)``).
+    func stage(_ output: DeclaredOutput, vault: [UInt8]) throws {
+        try vault.withUnsafeBytes { try stageChecked(output, $0) }
     }
 
     /// A vault never replaces the vault of a household that moved to a new key (its log beside
     /// it ends with the rotation): that file is a tombstone, and whatever schema the new bytes
     /// have, writing over it would bring the old household back under the old key.
-    private func refuseOverMovedHousehold(_ label: String, _ bytes: UnsafeRawBufferPointer) throws {
-        let (output, _) = files.declared(label)
+    private func refuseOverMovedHousehold(_ output: DeclaredOutput, _ bytes: UnsafeRawBufferPointer) throws {
+        let (output, _) = files.declared(output)
         // A secret output is never a vault: its bytes are not copied to look. The log beside
         // is looked at first (nothing there, the usual case, costs a stat), and the output's
         // current bytes read only then: not a second read of every file a command replaces.
         guard output.kind != .secret, output.copiesModeOf == nil, let path = output.path, LoggedVault.schemaVersion(Array(bytes.prefix(VaultEnvelope.headerByteCount))) != nil,
               let logBytes = try? InputFiles.readIfPresent(LoggedVault.logPath(besideVault: path), what: "household log"),
               let log = try? HouseholdLog(parsing: logBytes), log.endsWithRotation,
-              let current = try currentContents(label), let version = LoggedVault.schemaVersion(current), version >= 3 else { return }
+              let current = try currentContents(output), let version = LoggedVault.schemaVersion(current), version >= 3 else { return }
         throw VaultError.householdMoved()
     }
 
-    /// Whether the command declared an output with this label.
-    public func isDeclared(_ label: String) -> Bool { files.isDeclared(label) }
+    /// Whether the command declared this output.
+    public func isDeclared(_ output: DeclaredOutput) -> Bool { files.isDeclared(output) }
 
     /// What the file of a declared output holds now (nil: nothing there, or standard output).
-    public func currentContents(_ label: String) throws -> [UInt8]? { try files.currentContents(label) }
+    public func currentContents(_ output: DeclaredOutput) throws -> [UInt8]? { try files.currentContents(output) }
 
-    public func displayName(_ label: String) -> String { files.displayName(label) }
+    public func displayName(_ output: DeclaredOutput) -> String { files.displayName(output) }
 
-    public func stage(_ label: String, _ secret: SecretBytes) throws {
-        try secret.withUnsafeBytes { try stage(label, $0) }
+    public func stage(_ output: DeclaredOutput, _ secret: SecretBytes) throws {
+        try secret.withUnsafeBytes { try stage(output, $0) }
     }
 
     /// Publishes everything staged, in the order it was staged (each command orders its outputs
@@ -327,7 +344,7 @@ public final class OutputWriter {
         }
         for (index, (output, file, standard, object)) in pending.enumerated() {
             do {
-                if let object, let target = try files.object(output.label, exclusive: output.exclusive) {
+                if let object, let target = try files.object(output, exclusive: output.exclusive) {
                     try ObjectStores.shared(for: target.name).write(target.name, object, condition: target.condition)
                 } else if let file {
                     try file.publish(exclusive: output.exclusive)
@@ -348,8 +365,8 @@ public final class OutputWriter {
     /// is written piece by piece when published; an object (one PUT) is gathered first. Only
     /// text is streamed: its first piece is checked as a whole output is, and a secret or a
     /// vault is never given in pieces.
-    public func write(_ label: String, streaming produce: ((UnsafeRawBufferPointer) throws -> Void) throws -> Void) throws {
-        let (output, location) = files.declared(label)
+    public func write(_ output: DeclaredOutput, streaming produce: ((UnsafeRawBufferPointer) throws -> Void) throws -> Void) throws {
+        let (output, location) = files.declared(output)
         precondition(output.kind == .text, "only text is streamed")  // a programming error, caught by every test of the command
         var first = true
         func checked(_ write: @escaping (UnsafeRawBufferPointer) throws -> Void) -> (UnsafeRawBufferPointer) throws -> Void {
@@ -364,7 +381,7 @@ public final class OutputWriter {
         if output.path.map(VaultLocation.isObject) ?? false {
             var bytes: [UInt8] = []
             try withoutActuallyEscaping({ (piece: UnsafeRawBufferPointer) in bytes.append(contentsOf: piece) }) { try produce(checked($0)) }
-            return try write(label, bytes)
+            return try write(output, bytes)
         }
         if let location {
             let mode = output.copiesModeOf.flatMap(Self.permissions).map { $0 & output.kind.mode } ?? output.kind.mode
@@ -380,13 +397,13 @@ public final class OutputWriter {
     }
 
     /// Stages and publishes one output (with whatever was staged before it).
-    public func write(_ label: String, _ bytes: [UInt8]) throws {
-        try stage(label, bytes)
+    public func write(_ output: DeclaredOutput, _ bytes: [UInt8]) throws {
+        try stage(output, bytes)
         try publish()
     }
 
-    public func write(_ label: String, _ secret: SecretBytes) throws {
-        try stage(label, secret)
+    public func write(_ output: DeclaredOutput, _ secret: SecretBytes) throws {
+        try stage(output, secret)
         try publish()
     }
 }

@@ -89,10 +89,14 @@ public struct VaultLogFiles {
         } else {
             self.output = nil
         }
+        declaredOutput = self.output.map { DeclaredOutput(Self.outputLabel, $0, kind: .text) }
     }
 
-    /// The log output, declared beside the vault's (nothing for a vault on standard output).
-    public var declaredOutputs: [DeclaredOutput] { output.map { [DeclaredOutput(Self.outputLabel, $0, kind: .text)] } ?? [] }
+    /// The log output, declared beside the vault's (nil for a vault on standard output).
+    public let declaredOutput: DeclaredOutput?
+
+    /// The log output as a command declares its outputs.
+    public var declaredOutputs: [DeclaredOutput] { declaredOutput.map { [$0] } ?? [] }
 
     /// The log read, declared as an input (unless the vault is rewritten in place, and its log
     /// with it), so no output of the command may be it: `-o h` beside `h.vault` names the
@@ -212,18 +216,18 @@ public struct LoggedChange {
 extension OutputWriter {
     /// Stages a vault and, from schema 3, its log (first: a log whose last event's vault was
     /// never written is mended by the next run; a vault without its event is not).
-    public func stageVault(_ label: String, _ vault: LoggedVault, logLabel: String = VaultLogFiles.outputLabel) throws {
+    public func stageVault(_ output: DeclaredOutput, _ vault: LoggedVault, log logOutput: DeclaredOutput?) throws {
         if let log = vault.log {
-            guard isDeclared(logLabel) else { throw VaultError.vaultWithoutItsLog() }
+            guard let logOutput, isDeclared(logOutput) else { throw VaultError.vaultWithoutItsLog() }
             // A log is replaced only by one that keeps all of it (HouseholdLog.mayReplace): the
             // log there may be another household's, or an earlier life of this one, beside an
             // output named by hand.
-            if let existing = try currentContents(logLabel), !log.mayReplace(existing, vaultThere: try currentContents(label)) {
-                throw VaultError.newLogOverAnother(displayName(logLabel))
+            if let existing = try currentContents(logOutput), !log.mayReplace(existing, vaultThere: try currentContents(output)) {
+                throw VaultError.newLogOverAnother(displayName(logOutput))
             }
-            try stage(logLabel, log.bytes)
+            try stage(logOutput, log.bytes)
         }
-        try stage(label, vault: vault.vault)
+        try stage(output, vault: vault.vault)
     }
 }
 

@@ -61,16 +61,15 @@ extension FileSet {
 extension FileSet {
     /// The same rule for objects in a bucket, compared by name (a bucket has no links), and two
     /// more: an output names an object, not a prefix, and never holds a secret (a bucket's
-    /// objects are not private files). Returns each output's object by label.
-    public static func checkObjects(inputs: [Input], outputs: [(label: String, path: String, secret: Bool)]) throws -> [String: S3ObjectName] {
+    /// objects are not private files). Returns each output's object, in order (nil for a file).
+    public static func checkObjects(inputs: [Input], outputs: [(label: String, path: String, secret: Bool)]) throws -> [S3ObjectName?] {
         var seen: [S3ObjectName: String] = [:]
         for input in inputs {
             if case .object(let name) = try VaultLocation(input.path), seen[name] == nil { seen[name] = "\(input.label) '\(input.path)'" }
         }
-        var objects: [String: S3ObjectName] = [:]
         var written: [S3ObjectName: String] = [:]
-        for output in outputs {
-            guard case .object(let name) = try VaultLocation(output.path) else { continue }
+        return try outputs.map { output in
+            guard case .object(let name) = try VaultLocation(output.path) else { return nil }
             let label = "\(output.label) '\(output.path)'"
             guard !output.secret else {
                 throw VaultError.refusedOutput(output.path, "would hold a secret, and objects in a bucket are not private files; write it to a local file",
@@ -80,8 +79,7 @@ extension FileSet {
             if let input = seen[name] { throw VaultError.sameFile(output: label, other: input, otherIsInput: true) }
             if let other = written[name] { throw VaultError.sameFile(output: label, other: other, otherIsInput: false) }
             written[name] = label
-            objects[output.label] = name
+            return name
         }
-        return objects
     }
 }

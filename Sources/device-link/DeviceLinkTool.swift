@@ -63,13 +63,14 @@ struct Create: ParsableCommand {
 
     func run() throws {
         try requireRange(expiresIn, 1...DeviceLink.maximumLifetime, "--expires-in")
-        let files = try CommandFiles(reads: [self.key.declaredInput].compactMap { $0 }, writes: [output.declared(.secret)], force: output.force)
+        let codeOutput = output.declared(.secret)
+        let files = try CommandFiles(reads: [self.key.declaredInput].compactMap { $0 }, writes: [codeOutput], force: output.force)
         let key = try self.key.load(diagnostics)
         let start = now.time
         let link = DeviceLink(vaultURL: vaultUrl, key: key, expiresAt: Timestamp(seconds: start.seconds + Int64(expiresIn)))
         let payload = try link.payload(encoding: encoding)
         _ = try DeviceLink(payload: payload, now: start)  // the same checks 'read' makes, before anything is written
-        try files.writer().write("-o", QRImage.picture(of: payload).pngData())
+        try files.writer().write(codeOutput, QRImage.picture(of: payload).pngData())
         diagnostics.note("device link for \(key.publicKey.npub), valid until \(link.expiresAt)")
     }
 }
@@ -94,7 +95,8 @@ struct Read: ParsableCommand {
 
     func run() throws {
         // Without -o the nsec goes nowhere: standard output carries the table.
-        let files = try CommandFiles(reads: [.init("image", image)], writes: output.map { [.restoredKey("-o", $0)] } ?? [])
+        let keyOutput = output.map { DeclaredOutput.restoredKey("-o", $0) }
+        let files = try CommandFiles(reads: [.init("image", image)], writes: keyOutput.map { [$0] } ?? [])
         let now = now.time
         let link = try DeviceLink(payload: QRPictures.singleQR(image, reads: { $0 == .deviceLink || $0 == .other }, expected: "a device-link code"), now: now)
         var table = TextTable()
@@ -103,7 +105,7 @@ struct Read: ParsableCommand {
         table.add("expires", "\(link.expiresAt.rfc3339) (\(TimeSpan.relative(link.expiresAt, now: now)))")
         table.add("written as", link.encoding.described)
         try StandardStreams.writeOutput(Array(table.render().utf8))
-        if output != nil { try files.writer().write("-o", secretLine(link.key.nsec())) }
+        if let keyOutput { try files.writer().write(keyOutput, secretLine(link.key.nsec())) }
     }
 }
 

@@ -41,12 +41,13 @@ struct Pairing: ParsableCommand {
         @OptionGroup var output: OutputOptions
 
         func run() throws {
-            let files = try CommandFiles(reads: [], writes: [output.declared(.secret)], force: output.force)
+            let codeOutput = output.declared(.secret)
+            let files = try CommandFiles(reads: [], writes: [codeOutput], force: output.force)
             let token = PairingCode.newVerificationToken(random: SystemRandom())
             let code = PairingCode(shareURL: shareUrl, parentDeviceID: parentDeviceId, verificationToken: token, sharedZoneID: sharedZoneId, timestamp: now.time)
             let payload = code.payload(encoding: encoding)
             _ = try PairingCode(payload: payload, now: code.timestamp)  // the same checks 'read' makes
-            try files.writer().write("-o", QRImage.picture(of: payload).pngData())
+            try files.writer().write(codeOutput, QRImage.picture(of: payload).pngData())
             diagnostics.note("pairing code for device \(parentDeviceId) at \(code.timestamp)")
         }
     }

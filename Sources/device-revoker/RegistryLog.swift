@@ -61,10 +61,11 @@ extension Registry {
                 return
             }
             if let ops, let batch {
-                let files = try CommandFiles(reads: database.asInput, writes: [DeclaredOutput("--ops", ops, kind: .text)])
+                let opsFile = DeclaredOutput("--ops", ops, kind: .text)
+                let files = try CommandFiles(reads: database.asInput, writes: [opsFile])
                 let registry = try database.open(.readOnly)
-                try files.writer().write("--ops", streaming: { sink in try registry.operations(batch: batch, to: { try JSONValue.escapingInvisibles($0, to: sink) }) })
-                diagnostics.note("operations of batch \(batch) → \(files.displayName("--ops"))")
+                try files.writer().write(opsFile, streaming: { sink in try registry.operations(batch: batch, to: { try JSONValue.escapingInvisibles($0, to: sink) }) })
+                diagnostics.note("operations of batch \(batch) → \(files.displayName(opsFile))")
                 return
             }
             let registry = try database.open(.readOnly)

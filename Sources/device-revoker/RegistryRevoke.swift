@@ -313,8 +313,9 @@ extension Registry {
 
         func run() throws {
             let lists = [devicesFile.map { FileSet.Input("--devices-file", $0) }, signatureKeysFile.map { FileSet.Input("--signature-keys-file", $0) }]
+            let opsFile = ops.map { DeclaredOutput("--ops", $0, kind: .text) }
             let files = try CommandFiles(reads: lists.compactMap { $0 } + signer.declaredInputs,
-                                         writes: database.asOutput + (ops.map { [DeclaredOutput("--ops", $0, kind: .text)] } ?? []))
+                                         writes: database.asOutput + (opsFile.map { [$0] } ?? []))
             let (given, placeGiven) = try selector()
             let sizeLimit = try sizeLimit
             let registry = try database.open(dryRun ? .readOnly : .readWrite)
@@ -332,14 +333,14 @@ extension Registry {
                                              batchID: batchId ?? UUID().uuidString.lowercased(), by: runBy,
                                              // The batch is committed before --ops is written: an --ops that cannot be written
                                              // there (a read-only folder, another user's file in a sticky folder) stops it first.
-                                             beforeCommitting: { if ops != nil { try files.requireWritable("--ops") } })
+                                             beforeCommitting: { if let opsFile { try files.requireWritable(opsFile) } })
             // The operations first, once the batch is committed: they are what the app must apply,
             // so a report that cannot be written afterwards (a closed pipe, a full disk) loses
             // nothing that cannot be had again. They are in the database, committed with the
             // batch; the file is written from there, and can be written again the same way.
-            if !dryRun, result.applied, let ops {
+            if !dryRun, result.applied, let ops, let opsFile {
                 do {
-                    try files.writer().write("--ops", streaming: { sink in try registry.operations(batch: result.batchID, to: { try JSONValue.escapingInvisibles($0, to: sink) }) })
+                    try files.writer().write(opsFile, streaming: { sink in try registry.operations(batch: result.batchID, to: { try JSONValue.escapingInvisibles($0, to: sink) }) })
                 } catch let error as VaultError {
                     throw error.withContext(prefix: "batch \(result.batchID) is committed, but its operations could not be written: ",
                                             hint: "write them with: device-revoker registry log \(ShellWord.option("--db", database.db, quoted: true)) \(ShellWord.option("--batch", result.batchID)) \(ShellWord.option("--ops", ops, quoted: true))")
@@ -366,14 +367,14 @@ extension Registry {
             if !result.refusals.isEmpty { throw refusal(result) }
             if dryRun {
                 if ops != nil { diagnostics.note("dry run: --ops was not written") }
-            } else if !result.applied, let ops {
+            } else if !result.applied, let opsFile {
                 // The same ticket run again after its batch was committed (its operations lost
                 // to a full disk, a kill): the batch's stored operations are written again, so the
                 // rerun completes what the first run began (a trial: it exited 0 with no file).
                 if let batchId, result.radius.devices == 0 {
                     do {
-                        try files.writer().write("--ops", streaming: { sink in try registry.operations(batch: batchId, to: { try JSONValue.escapingInvisibles($0, to: sink) }) })
-                        diagnostics.note("batch \(batchId) was committed by an earlier run; its operations → \(files.displayName("--ops"))")
+                        try files.writer().write(opsFile, streaming: { sink in try registry.operations(batch: batchId, to: { try JSONValue.escapingInvisibles($0, to: sink) }) })
+                        diagnostics.note("batch \(batchId) was committed by an earlier run; its operations → \(files.displayName(opsFile))")
                         return
                     } catch let error as VaultError where error.code == .notInRegistry {}
                 }

@@ -98,15 +98,14 @@ struct VaultMode: ParsableCommand {
     }
 
     func run() throws {
-        var writes: [DeclaredOutput] = []
         // A real run's report is an output like the others, published first: one that cannot be
         // written (a closed pipe) publishes nothing, rather than leave a vault changed unsaid.
-        if json, !dryRun { writes.append(DeclaredOutput("--json", "-", kind: .text)) }
-        if let opsOutput, !dryRun || ops != nil { writes.append(DeclaredOutput("--ops", opsOutput, kind: .text)) }
-        if let output { writes.append(DeclaredOutput("-o", output, kind: .binary)) }
+        let jsonOutput = json && !dryRun ? DeclaredOutput("--json", "-", kind: .text) : nil
+        let opsFile = opsOutput.flatMap { !dryRun || ops != nil ? DeclaredOutput("--ops", $0, kind: .text) : nil }
+        let vaultOutput = output.map { DeclaredOutput("-o", $0, kind: .binary) }
         let logs = VaultLogFiles(signer, vault: vault, output: output)
         let files = try CommandFiles(reads: self.access.declaredInputs + signer.declaredInputs + logs.declaredInputs + [.init("--vault", vault)] + (devicesFile.map { [.init("--devices-file", $0)] } ?? []),
-                                     writes: writes + logs.declaredOutputs, force: force)
+                                     writes: [jsonOutput, opsFile, vaultOutput].compactMap { $0 } + logs.declaredOutputs, force: force)
         let access = try self.access.load(diagnostics)!
         let input = try InputFiles.read(vault, what: "vault")
         let opened = try Vault.open(input, with: access)
@@ -134,7 +133,8 @@ struct VaultMode: ParsableCommand {
             diagnostics.warning("a schema v1 vault cannot record why a device was revoked; the reason is not kept (upgrade it first: vault-tool migrate \(key) --to 2 --in-place \(ShellWord.path(vault)))")
         }
 
-        guard let writer = files.writer(unlessDryRun: dryRun) else {
+        // A real run has its -o (validate()).
+        guard let writer = files.writer(unlessDryRun: dryRun), let vaultOutput else {
             try StandardStreams.writeOutput(Array((json ? String(decoding: radiusJSON(plan).reported(), as: UTF8.self) : radiusText(plan)).utf8))
             let unwritten = [output.map { _ in "-o" }, ops.map { _ in "--ops" }].compactMap { $0 }
             if !unwritten.isEmpty { diagnostics.note("dry run: \(unwritten.joined(separator: " and ")) not written") }
@@ -153,12 +153,12 @@ struct VaultMode: ParsableCommand {
         let bytes = plan.revoke.isEmpty ? input : try Vault.sealVerified(document, access: access)
         // The operations first: were the vault published and they not, a rerun would find
         // nothing to revoke and the app would never learn which groups to leave.
-        if json { try writer.stage("--json", radiusJSON(plan, written: document).reported()) }
-        if opsOutput != nil { try writer.stage("--ops", operationLines(VaultRevocation.operations(plan))) }
+        if let jsonOutput { try writer.stage(jsonOutput, radiusJSON(plan, written: document).reported()) }
+        if let opsFile { try writer.stage(opsFile, operationLines(VaultRevocation.operations(plan))) }
         let names = plan.revoke.map { "\($0.deviceName) (\($0.deviceId.prefix(8)))" }.joined(separator: ", ")
-        try writer.stageVault("-o", change.record(.init(.revoke, summary: "revoked \(counted(plan.revoke.count, "device")): \(names)", reason: reason,
-                                                         details: plan.revoke.map { ["device", $0.deviceId] }),
-                                                  vault: bytes, revision: document.revision))
+        try writer.stageVault(vaultOutput, change.record(.init(.revoke, summary: "revoked \(counted(plan.revoke.count, "device")): \(names)", reason: reason,
+                                                                details: plan.revoke.map { ["device", $0.deviceId] }),
+                                                         vault: bytes, revision: document.revision), log: logs.declaredOutput)
         try writer.publish()
         diagnostics.note(plan.revoke.isEmpty
             ? "nothing to revoke; the vault is unchanged"

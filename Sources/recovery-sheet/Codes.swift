@@ -83,10 +83,18 @@ struct Code: ParsableCommand {
     /// The outputs of a new code: the sheet and the words if asked (0600, never overwritten:
     /// an existing file may be the only copy of another code), and the blob; at most one of
     /// them may be standard output.
-    static func outputs(sheet: String, codeOut: String?, blob: String) -> [DeclaredOutput] {
-        [DeclaredOutput("--sheet", sheet, kind: .secret, exclusive: true)]
-            + (codeOut.map { [DeclaredOutput("--code-out", $0, kind: .secret, exclusive: true)] } ?? [])
-            + [DeclaredOutput("-o", blob, kind: .text)]
+    struct Outputs {
+        let sheet: DeclaredOutput
+        let words: DeclaredOutput?
+        let blob: DeclaredOutput
+
+        init(sheet: String, codeOut: String?, blob: String) {
+            self.sheet = DeclaredOutput("--sheet", sheet, kind: .secret, exclusive: true)
+            words = codeOut.map { DeclaredOutput("--code-out", $0, kind: .secret, exclusive: true) }
+            self.blob = DeclaredOutput("-o", blob, kind: .text)
+        }
+
+        var all: [DeclaredOutput] { [sheet] + (words.map { [$0] } ?? []) + [blob] }
     }
 
     /// Stages a new code's sheet and words, then the blob, and publishes them in that order:
@@ -94,17 +102,17 @@ struct Code: ParsableCommand {
     /// new code (the sheet) is on disk (issue 16). A blob that cannot be written (a closed pipe,
     /// a full disk) takes the new sheet and words back (``OutputWriter/publish()``): no sheet
     /// is left that opens nothing, and the command can be run again.
-    static func issue(_ code: SecretBytes, blob: RecoveryCodeBlob, userID: String, codeOut: Bool, page: PageOptions, format: SheetFormat,
+    static func issue(_ code: SecretBytes, blob: RecoveryCodeBlob, userID: String, outputs: Outputs, page: PageOptions, format: SheetFormat,
                       writer: OutputWriter) throws {
         let content = CodeSheet.Content(code: code, userID: userID, label: page.label, date: page.printedDate,
                                         appName: page.appName ?? CodeSheet.defaultAppName)
         let rendered = try CodeSheet.render(content, paper: page.paper, dotsPerInch: page.dpi, template: Wording.codeTemplate(page.lang))
-        try writer.stage("--sheet", format.bytes(of: rendered))
-        if codeOut {
-            try writer.stage("--code-out", secretLine(BIP39.phrase(for: code)))
+        try writer.stage(outputs.sheet, format.bytes(of: rendered))
+        if let words = outputs.words {
+            try writer.stage(words, secretLine(BIP39.phrase(for: code)))
         }
         // A document, not a report: the app reads the blob back as its format writes it.
-        try writer.stage("-o", blob.jsonValue().serialized())
+        try writer.stage(outputs.blob, blob.jsonValue().serialized())
         try writer.publish()
     }
 
@@ -128,13 +136,14 @@ struct Code: ParsableCommand {
         @OptionGroup var page: PageOptions
 
         func run() throws {
-            let files = try CommandFiles(reads: [.init("--master-key-file", masterKeyFile)], writes: Code.outputs(sheet: sheet, codeOut: codeOut, blob: output))
+            let outputs = Code.Outputs(sheet: sheet, codeOut: codeOut, blob: output)
+            let files = try CommandFiles(reads: [.init("--master-key-file", masterKeyFile)], writes: outputs.all)
             let format = try page.format(for: sheet, option: "--sheet")
             let masterKey = try SecretBytes.parsingHex(InputFiles.readSecret(masterKeyFile, what: "master key file", diagnostics: diagnostics),
                                                        byteCount: 32, what: "master key file '\(masterKeyFile)'")
             let code = try SystemRandom().secret(32)
             let blob = try RecoveryCodes.wrap(masterKey: masterKey, code: code, userID: userId)
-            try Code.issue(code, blob: blob, userID: userId, codeOut: codeOut != nil, page: page, format: format, writer: files.writer())
+            try Code.issue(code, blob: blob, userID: userId, outputs: outputs, page: page, format: format, writer: files.writer())
             diagnostics.note("recovery code for \(userId): blob → \(output), sheet → \(sheet)")
         }
     }
@@ -160,10 +169,11 @@ struct Code: ParsableCommand {
         @OptionGroup var output: OutputOptions
 
         func run() throws {
-            let files = try CommandFiles(reads: [.init("--blob", self.blob)] + code.declaredInputs, writes: [output.declaredRestoredKey], force: output.force)
+            let keyOutput = output.declaredRestoredKey
+            let files = try CommandFiles(reads: [.init("--blob", self.blob)] + code.declaredInputs, writes: [keyOutput], force: output.force)
             let blob = try RecoveryCodeBlob(json: InputFiles.read(blob, what: "blob"))
             let masterKey = try RecoveryCodes.unwrap(blob, code: code.read())
-            try files.writer().write("-o", secretLine(masterKey.hex()))
+            try files.writer().write(keyOutput, secretLine(masterKey.hex()))
         }
     }
 
@@ -236,7 +246,8 @@ struct Code: ParsableCommand {
 
         func run() throws {
             let oldCode = codeFile.map { FileSet.Input("--code-file", $0) } ?? FileSet.Input("--sheet (the current code)", sheet[0])
-            let files = try CommandFiles(reads: [.init("--blob", blob), oldCode], writes: Code.outputs(sheet: sheet.last!, codeOut: codeOut, blob: output))
+            let outputs = Code.Outputs(sheet: sheet.last!, codeOut: codeOut, blob: output)
+            let files = try CommandFiles(reads: [.init("--blob", blob), oldCode], writes: outputs.all)
             let format = try page.format(for: sheet.last!, option: "--sheet")
             let old = try RecoveryCodeBlob(json: InputFiles.read(blob, what: "blob"))
             var source = CodeSource()
@@ -245,7 +256,7 @@ struct Code: ParsableCommand {
             let masterKey = try RecoveryCodes.unwrap(old, code: source.read())
             let newCode = try SystemRandom().secret(32)
             let newBlob = try RecoveryCodes.wrap(masterKey: masterKey, code: newCode, userID: old.userID, iterations: old.iterations)
-            try Code.issue(newCode, blob: newBlob, userID: old.userID, codeOut: codeOut != nil, page: page, format: format, writer: files.writer())
+            try Code.issue(newCode, blob: newBlob, userID: old.userID, outputs: outputs, page: page, format: format, writer: files.writer())
             diagnostics.note("new recovery code for \(old.userID): blob → \(output), sheet → \(sheet.last!); the old code no longer opens the new blob")
         }
     }

@@ -53,7 +53,8 @@ struct Generate: ParsableCommand {
     func run() throws {
         try requireRange(keySecurity, 0...2, "--key-security")
         try requireRange(logN, 1...NIP49.maximumLogN, "--log-n")
-        let files = try CommandFiles(reads: [key.declaredInput].compactMap { $0 } + passphrase.declaredInputs, writes: [output.declared(.secret)], force: output.force)
+        let sheetOutput = output.declared(.secret)
+        let files = try CommandFiles(reads: [key.declaredInput].compactMap { $0 } + passphrase.declaredInputs, writes: [sheetOutput], force: output.force)
         let format = try page.format(for: output.output, option: "-o")
         let key = try self.key.load(diagnostics)
         let secret: RecoverySheet.Secret
@@ -66,7 +67,7 @@ struct Generate: ParsableCommand {
         let content = RecoverySheet.Content(secret: secret, label: page.label, date: page.printedDate,
                                             appName: page.appName ?? RecoverySheet.defaultAppName)
         let sheet = try RecoverySheet.render(content, paper: page.paper, dotsPerInch: page.dpi, template: Wording.template(page.lang))
-        try files.writer().write("-o", format.bytes(of: sheet))
+        try files.writer().write(sheetOutput, format.bytes(of: sheet))
         diagnostics.note("recovery sheet for \(key.publicKey.npub): \(format.describe(page)), \(page.lang)\(passphrase.passphraseFile == nil ? "" : ", encrypted") → \(output.displayName)")
     }
 

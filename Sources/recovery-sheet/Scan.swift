@@ -54,20 +54,21 @@ struct Scan: ParsableCommand {
     func run() throws {
         // With --json the report is an output too, published before the key: a report that
         // cannot be written (a closed pipe) leaves no key file that a rerun would then refuse.
+        let jsonOutput = json ? DeclaredOutput("--json", "-", kind: .text) : nil, keyOutput = output.declaredRestoredKey
         let files = try CommandFiles(reads: [.init("image", image)] + passphrase.declaredInputs + expected.declaredInputs,
-                                     writes: (json ? [DeclaredOutput("--json", "-", kind: .text)] : []) + [output.declaredRestoredKey], force: output.force)
+                                     writes: (jsonOutput.map { [$0] } ?? []) + [keyOutput], force: output.force)
         let (key, encrypted) = try SheetReader.key(fromImage: image, passphrase: passphrase)
         // The code's checksum (or an encrypted key's tag) proves it read as printed, not that
         // the sheet is the family's: an old sheet, or another family's, reads as well.
         try expected.confirm(key, from: .sheet)
         let writer = files.writer()
-        if json {
-            try writer.stage("--json", JSONValue.object([
+        if let jsonOutput {
+            try writer.stage(jsonOutput, JSONValue.object([
                 ("npub", .string(key.publicKey.npub)), ("householdId", .string(Household(parentPublicKey: key.publicKey).id.hex)),
                 ("encrypted", .bool(encrypted)), ("output", .string(output.displayName)),
             ]).reported())
         }
-        try writer.stage("-o", secretLine(key.nsec()))
+        try writer.stage(keyOutput, secretLine(key.nsec()))
         try writer.publish()
     }
 }
@@ -278,8 +279,9 @@ struct Words: ParsableCommand {
     }
 
     func run() throws {
+        let secretOutput = decode ? output.declaredRestoredKey : output.declared(.secret)
         let files = try CommandFiles(reads: decode ? [.init("words file", input ?? "-")] + passphrase.declaredInputs + expected.declaredInputs : [.init("--key-file", keyFile!)],
-                                     writes: [decode ? output.declaredRestoredKey : output.declared(.secret)], force: output.force)
+                                     writes: [secretOutput], force: output.force)
         let line: SecretBytes
         if decode {
             let path = input ?? "-"
@@ -309,7 +311,7 @@ struct Words: ParsableCommand {
             let key = try KeyFiles.parentKey(keyFile!, diagnostics)
             line = try secretLine(key.withUnsafeBytes { try BIP39.phrase(for: SecretBytes(copying: $0)) })
         }
-        try files.writer().write("-o", line)
+        try files.writer().write(secretOutput, line)
     }
 
     /// The key behind typed text: the words, or the key as printed, forgiven its spaces and

@@ -252,9 +252,9 @@ struct Split: ParsableCommand {
         let folder = output.hasSuffix("/") ? String(output.dropLast()) : output
         // The folder has no extension to go by: a PNG unless --format says otherwise.
         let format = page.format ?? .png
-        var declared = names.map { DeclaredOutput($0, "\(folder)/\($0).\(format.rawValue)", kind: .secret, exclusive: true, createFolders: true, namedByTool: true) }
-        if text { declared += names.map { DeclaredOutput($0 + ".txt", "\(folder)/\($0).txt", kind: .secret, exclusive: true, createFolders: true, namedByTool: true) } }
-        let files = try CommandFiles(reads: [key.declaredInput].compactMap { $0 } + passphrase.declaredInputs, writes: declared)
+        let sheets = names.map { DeclaredOutput($0, "\(folder)/\($0).\(format.rawValue)", kind: .secret, exclusive: true, createFolders: true, namedByTool: true) }
+        let typed = text ? names.map { DeclaredOutput($0 + ".txt", "\(folder)/\($0).txt", kind: .secret, exclusive: true, createFolders: true, namedByTool: true) } : []
+        let files = try CommandFiles(reads: [key.declaredInput].compactMap { $0 } + passphrase.declaredInputs, writes: sheets + typed)
 
         let key = try self.key.load(diagnostics)
         let phrase = try passphrase.readNewForShares(allowWeak: weakPassphrase)
@@ -271,13 +271,13 @@ struct Split: ParsableCommand {
                                              date: page.printedDate, needsPassphrase: phrase != nil,
                                              appName: page.appName ?? RecoverySheet.defaultAppName)
             let sheet = try ShareSheet.render(content, groups: groups, paper: page.paper, dotsPerInch: page.dpi, template: template)
-            try writer.stage(names[index], format.bytes(of: sheet))
+            try writer.stage(sheets[index], format.bytes(of: sheet))
             // The words, then the sheet's public check code: combining typed shares then proves
             // the key as combining pictures does.
-            if text {
+            if typed.indices.contains(index) {
                 let check = Array((ShareCodes.checkCode(set: share.identifier, household: Household(parentPublicKey: key.publicKey)) + "\n").utf8)
                 let words = try secretLine(share.phrase())
-                try writer.stage(names[index] + ".txt", SecretBytes(count: words.count + check.count) { buffer in
+                try writer.stage(typed[index], SecretBytes(count: words.count + check.count) { buffer in
                     words.withUnsafeBytes { buffer.copyMemory(from: $0) }
                     (buffer.baseAddress! + words.count).copyMemory(from: check, byteCount: check.count)
                 })
@@ -344,8 +344,9 @@ struct Combine: ParsableCommand {
     }
 
     func run() throws {
+        let keyOutput = output.declaredRestoredKey
         let files = try CommandFiles(reads: shares.map { .init("share", $0) } + passphrase.declaredInputs + expected.declaredInputs,
-                                     writes: [output.declaredRestoredKey], force: output.force)
+                                     writes: [keyOutput], force: output.force)
         let combined = try ShareReader.combine(shares) { try passphrase.readForShares() }
         diagnostics.note("combined \(ShareReader.summary(combined, paths: shares))")
         // Shares combine under any passphrase into some key: a restore nothing proves is not
@@ -354,7 +355,7 @@ struct Combine: ParsableCommand {
         if !combined.checked, expected.npub == nil, expected.vault == nil, !unverified { throw VaultError.unprovenRestore() }
         try expected.confirm(combined.key, from: .shares,
                              checked: combined.checked ? "it is the key of the household the share sheets' check code names" : nil)
-        try files.writer().write("-o", secretLine(combined.key.nsec()))
+        try files.writer().write(keyOutput, secretLine(combined.key.nsec()))
     }
 }
 

@@ -72,16 +72,18 @@ struct Apply: ParsableCommand {
         // tombstone; the new household's begins, signed by the new key, naming the old log's
         // last event before the move (docs/vault-format.md §10.5).
         let logs = (new: LoggedVault.logPath(besideVault: newPath), old: LoggedVault.logPath(besideVault: oldPath))
+        let out = (newVault: DeclaredOutput("new vault", newPath, kind: .binary, createFolders: true, namedByTool: true),
+                   ops: DeclaredOutput("--ops", ops, kind: .text),
+                   newLog: DeclaredOutput("new log", logs.new, kind: .text, createFolders: true, namedByTool: true),
+                   tombstone: DeclaredOutput("tombstone", oldPath, kind: .binary, createFolders: true, namedByTool: true),
+                   oldLog: DeclaredOutput("old log", logs.old, kind: .text, createFolders: true, namedByTool: true))
         let files = try CommandFiles(
             reads: [.init("plan", self.plan), .init("--vault", vault), .init("the vault's log", LoggedVault.logPath(besideVault: vault))] + keys.declaredInputs,
-            writes: [DeclaredOutput("new vault", newPath, kind: .binary, createFolders: true, namedByTool: true), DeclaredOutput("--ops", ops, kind: .text),
-                     DeclaredOutput("new log", logs.new, kind: .text, createFolders: true, namedByTool: true),
-                     DeclaredOutput("tombstone", oldPath, kind: .binary, createFolders: true, namedByTool: true),
-                     DeclaredOutput("old log", logs.old, kind: .text, createFolders: true, namedByTool: true)])
+            writes: [out.newVault, out.ops, out.newLog, out.tombstone, out.oldLog])
         let (old, new) = try keys.load()
         let source = try InputFiles.read(vault, what: "vault")
         let sourceLog = try oldLog(source, oldKey: old)
-        let existing = (new: try files.currentContents("new vault"), tombstone: try files.currentContents("tombstone"))
+        let existing = (new: try files.currentContents(out.newVault), tombstone: try files.currentContents(out.tombstone))
         let writer = files.writer()
         if let newVault = existing.new, let tombstone = existing.tombstone,
            try RotationApplier.wasApplied(plan, vault: source, newVault: newVault, tombstone: tombstone, oldKey: old, newKey: new) {
@@ -93,8 +95,8 @@ struct Apply: ParsableCommand {
            let outcome = try RotationApplier.resume(plan, vault: source, newVault: newVault, oldKey: old, newKey: new) {
             // An earlier run was cut off after publishing the new vault (a kill, a closed pipe):
             // the old vault is still live, so this run finishes what it began.
-            try writer.stage("--ops", Self.jsonLines(outcome.operations))
-            try writer.stageVault("tombstone", handOver(outcome, plan: plan, sourceLog: sourceLog, oldKey: old, newKey: new).old, logLabel: "old log")
+            try writer.stage(out.ops, Self.jsonLines(outcome.operations))
+            try writer.stageVault(out.tombstone, handOver(outcome, plan: plan, sourceLog: sourceLog, oldKey: old, newKey: new).old, log: out.oldLog)
             try writer.publish()
             diagnostics.note("finished an apply that was cut off: the new vault \(newPath) was already there; tombstone \(oldPath); \(outcome.operations.count) operations for the app")
             try report(plan, newPath: newPath, oldPath: oldPath, operations: outcome.operations.count, alreadyApplied: false)
@@ -110,9 +112,9 @@ struct Apply: ParsableCommand {
         // the household still has a vault that opens with the old key, and a run cut off before
         // it is finished by running it again.
         let logged = try handOver(outcome, plan: plan, sourceLog: sourceLog, oldKey: old, newKey: new)
-        try writer.stage("--ops", Self.jsonLines(outcome.operations))
-        try writer.stageVault("new vault", logged.new, logLabel: "new log")
-        try writer.stageVault("tombstone", logged.old, logLabel: "old log")
+        try writer.stage(out.ops, Self.jsonLines(outcome.operations))
+        try writer.stageVault(out.newVault, logged.new, log: out.newLog)
+        try writer.stageVault(out.tombstone, logged.old, log: out.oldLog)
         try writer.publish()
         diagnostics.note("new vault \(newPath); tombstone \(oldPath); \(outcome.operations.count) operations for the app")
         try report(plan, newPath: newPath, oldPath: oldPath, operations: outcome.operations.count, alreadyApplied: false)

@@ -45,7 +45,8 @@ struct Plan: ParsableCommand {
     }
 
     func run() throws {
-        let files = try CommandFiles(reads: [.init("--vault", vault)] + keys.declaredInputs, writes: [DeclaredOutput("-o", output, kind: .text, exclusive: true)])
+        let planOutput = DeclaredOutput("-o", output, kind: .text, exclusive: true)
+        let files = try CommandFiles(reads: [.init("--vault", vault)] + keys.declaredInputs, writes: [planOutput])
         let (old, new) = try keys.load()
         let bytes = try InputFiles.read(vault, what: "vault")
         var plan = try RotationPlanner.plan(vault: bytes, oldKey: old, newKey: new, mode: mode ?? .routine, reason: reason,
@@ -60,7 +61,7 @@ struct Plan: ParsableCommand {
         }
         try plan.sign(oldKey: old, newKey: new)
         // A document, not a report: its format writes text as UTF-8 verbatim (docs/rotation-plan.md).
-        try files.writer().write("-o", plan.jsonValue().serialized())
+        try files.writer().write(planOutput, plan.jsonValue().serialized())
         let relink = plan.devices.filter { $0.action == .relink }.count
         diagnostics.note("plan \(Hex.encode(plan.planID).prefix(16))…: \(plan.mode.rawValue) rotation of household \(plan.old.householdID.shortHex)… → \(plan.new.householdID.shortHex)…, \(counted(relink, "device")) to relink, \(counted(plan.groups.count, "group"))")
     }

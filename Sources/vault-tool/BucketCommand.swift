@@ -57,13 +57,14 @@ struct BucketCommand {
         // Declared before anything is written (the plan only read): the report may not be the
         // journal or the manifest, and an object there is replaced only at the version there now.
         let journalPath = journal ?? plan.defaultJournal
-        let files = try completionReport.map { path in
+        let report = completionReport.map { DeclaredOutput("--completion-report", $0, kind: .text) }
+        let files = try report.map { report in
             try CommandFiles(reads: [FileSet.Input("--journal", journalPath)] + (manifestPath.map { [FileSet.Input("--manifest", $0)] } ?? []),
-                             writes: [DeclaredOutput("--completion-report", path, kind: .text)])
+                             writes: [report])
         }
         // The run changes the bucket before the report is written: a report that could not be
         // written there is refused first.
-        if !dryRun { try files?.requireWritable("--completion-report") }
+        if !dryRun, let files, let report { try files.requireWritable(report) }
         let migration = try BucketMigration(plan, store: store, target: target, destination: destination, shard: shard,
                                             journalPath: journalPath, dryRun: dryRun, command: command)
         let total = plan.jobs.count
@@ -85,7 +86,7 @@ struct BucketCommand {
             if keepsAll || result.isFailure { results.withLock { $0.append(result) } }
         })
         let finished = results.withLock { $0 }
-        if let files { try files.writer().write("--completion-report", CompletionReport.csv(finished)) }
+        if let files, let report { try files.writer().write(report, CompletionReport.csv(finished)) }
         let counts = progress.finish()
         func count(_ status: MigrationStatus) -> Int { counts[status, default: 0] }
         let seen = counts.values.reduce(0, +)

@@ -36,9 +36,9 @@ struct Derive: ParsableCommand {
     @OptionGroup var output: OutputOptions
 
     func run() throws {
-        var writes = [output.declared(showVaultKey ? .secret : .text)]
-        if let vaultKeyOut { writes.append(DeclaredOutput("--vault-key-out", vaultKeyOut, kind: .secret, exclusive: true)) }
-        let files = try CommandFiles(reads: [key.declaredInput].compactMap { $0 }, writes: writes, force: output.force)
+        let report = output.declared(showVaultKey ? .secret : .text)
+        let keyOutput = vaultKeyOut.map { DeclaredOutput("--vault-key-out", $0, kind: .secret, exclusive: true) }
+        let files = try CommandFiles(reads: [key.declaredInput].compactMap { $0 }, writes: [report] + (keyOutput.map { [$0] } ?? []), force: output.force)
         let writer = files.writer()
         let key = try self.key.load(diagnostics)
         let household = Household(parentPublicKey: key.publicKey)
@@ -46,13 +46,13 @@ struct Derive: ParsableCommand {
         let vaultKey = try Derivation.vaultKey(for: key)
         let vaultKeyHex = showVaultKey ? String(decoding: try vaultKey.hex().withUnsafeBytes { Array($0) }, as: UTF8.self) : nil
 
-        if vaultKeyOut != nil {
+        if let keyOutput {
             let hex = try vaultKey.hex()
             let line = try SecretBytes(count: hex.count + 1) { buffer in
                 hex.withUnsafeBytes { buffer.copyMemory(from: $0) }
                 buffer[hex.count] = 0x0a
             }
-            try writer.stage("--vault-key-out", line)
+            try writer.stage(keyOutput, line)
         }
 
         let text: String
@@ -77,6 +77,6 @@ struct Derive: ParsableCommand {
             for (id, subkey) in devices { devicesTable.add(id, subkey) }
             text = table.render() + (devices.isEmpty ? "" : "devices (subkey public keys)\n" + devicesTable.render(indent: "  "))
         }
-        try writer.write("-o", Array(text.utf8))
+        try writer.write(report, Array(text.utf8))
     }
 }

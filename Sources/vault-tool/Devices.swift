@@ -81,14 +81,10 @@ struct DeviceChangeOptions: ParsableArguments {
         let opsOutput = makesOperations ? ops ?? "-" : ops
         let logs = VaultLogFiles(signer, vault: vault.input, output: target)
         // The vault is named as it was given: --in-place, or -o.
-        let vaultLabel = inPlace ? "--in-place" : "-o"
-        var writes: [DeclaredOutput] = []
-        if !dryRun {
-            if let opsOutput { writes.append(DeclaredOutput("--ops", opsOutput, kind: .text)) }
-            if json { writes.append(DeclaredOutput("--json", "-", kind: .text)) }
-            writes.append(inPlace ? DeclaredOutput(vaultLabel, vault.input, kind: .binary) : output.declared(.binary))
-            writes += logs.declaredOutputs
-        }
+        let vaultOutput = inPlace ? DeclaredOutput("--in-place", vault.input, kind: .binary) : output.declared(.binary)
+        let opsFile = opsOutput.map { DeclaredOutput("--ops", $0, kind: .text) }
+        let jsonOutput = json ? DeclaredOutput("--json", "-", kind: .text) : nil
+        let writes = dryRun ? [] : [opsFile, jsonOutput, vaultOutput].compactMap { $0 } + logs.declaredOutputs
         let files = try CommandFiles(reads: (inPlace ? vault.access.declaredInputs : vault.declaredInputs) + signer.declaredInputs + logs.declaredInputs,
                                      writes: writes, force: output.force)
         let (access, opened, input) = try vault.open(diagnostics)
@@ -110,10 +106,10 @@ struct DeviceChangeOptions: ParsableArguments {
         // before the vault records the device would put a member in its groups that no vault
         // names (the reverse of a revocation, whose removals go first). Were the vault published
         // and the operations not, the same add run again finds the device and writes them again.
-        try writer.stageVault(vaultLabel, logged.record(.init(.device, summary: outcome.summary, details: [["change", change.name]] + (outcome.deviceID.map { [["device", $0]] } ?? [])),
-                                                   vault: bytes, revision: outcome.document.revision))
-        if opsOutput != nil { try writer.stage("--ops", outcome.operations.flatMap { $0.reported(pretty: false) + [0x0a] }) }
-        if json { try writer.stage("--json", report.reported()) }
+        try writer.stageVault(vaultOutput, logged.record(.init(.device, summary: outcome.summary, details: [["change", change.name]] + (outcome.deviceID.map { [["device", $0]] } ?? [])),
+                                                    vault: bytes, revision: outcome.document.revision), log: logs.declaredOutput)
+        if let opsFile { try writer.stage(opsFile, outcome.operations.flatMap { $0.reported(pretty: false) + [0x0a] }) }
+        if let jsonOutput { try writer.stage(jsonOutput, report.reported()) }
         try writer.publish()
         diagnostics.note(outcome.unchanged ? "\(outcome.summary); nothing changed" : "\(outcome.summary)\(composed: outcome.document.revision.map { ", revision \($0)" } ?? "")")
         if !outcome.operations.isEmpty {

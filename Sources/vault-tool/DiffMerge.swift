@@ -103,8 +103,9 @@ struct Merge: ParsableCommand {
         // The merged copy continues our copy's household log (schema 3), its merge signed by
         // whoever made it.
         let logs = VaultLogFiles(signer, vault: ours, output: output.output)
+        let jsonOutput = json ? DeclaredOutput("--json", "-", kind: .text) : nil, mergedOutput = output.declared(.binary)
         let files = try CommandFiles(reads: self.access.declaredInputs + signer.declaredInputs + logs.declaredInputs + [.init("--base", base), .init("--ours", ours), .init("--theirs", theirs)],
-                                     writes: (json ? [DeclaredOutput("--json", "-", kind: .text)] : []) + [output.declared(.binary)] + logs.declaredOutputs, force: output.force)
+                                     writes: (jsonOutput.map { [$0] } ?? []) + [mergedOutput] + logs.declaredOutputs, force: output.force)
         let access = try self.access.load(diagnostics)!
         let opened = try [("--base", base), ("--ours", ours), ("--theirs", theirs)].map { label, path in
             try about(label, path) {
@@ -122,8 +123,8 @@ struct Merge: ParsableCommand {
         // The report first, as an output of the merge: one that cannot be written (a closed
         // pipe) publishes no merged vault either.
         let writer = files.writer()
-        if json {
-            try writer.stage("--json", JSONValue.object([
+        if let jsonOutput {
+            try writer.stage(jsonOutput, JSONValue.object([
                 ("revision", .int(result.document.revision ?? 1)),
                 ("conflicts", .array(result.conflicts.map { conflict in
                     .object([("record", .string(conflict.record)), ("field", conflict.field.map(JSONValue.string) ?? .null),
@@ -133,9 +134,9 @@ struct Merge: ParsableCommand {
             ]).reported())
         }
         let merged = try Vault.sealVerified(result.document, access: access)
-        try writer.stageVault("-o", change.record(.init(.merge, summary: "merged another copy in (\(counted(result.conflicts.count, "conflict")))",
-                                                        details: [["theirs", HouseholdLog.vaultDigest(opened[2].bytes)]]),
-                                                  vault: merged, revision: result.document.revision))
+        try writer.stageVault(mergedOutput, change.record(.init(.merge, summary: "merged another copy in (\(counted(result.conflicts.count, "conflict")))",
+                                                                details: [["theirs", HouseholdLog.vaultDigest(opened[2].bytes)]]),
+                                                          vault: merged, revision: result.document.revision), log: logs.declaredOutput)
         try writer.publish()
         if !json {
             for conflict in result.conflicts { diagnostics.note("conflict: \(conflict)") }

@@ -19,14 +19,15 @@ struct Keygen: ParsableCommand {
     @OptionGroup var output: OutputOptions
 
     func run() throws {
-        let files = try CommandFiles(reads: [], writes: [output.declared(.secret, exclusive: true)], force: output.force)
+        let keyOutput = output.declared(.secret, exclusive: true)
+        let files = try CommandFiles(reads: [], writes: [keyOutput], force: output.force)
         let key = try SecretKey.generate()
         let nsec = try key.nsec()
         let line = try SecretBytes(count: nsec.count + 1) { buffer in
             nsec.withUnsafeBytes { buffer.copyMemory(from: $0) }
             buffer[nsec.count] = 0x0a
         }
-        try files.writer().write("-o", line)
+        try files.writer().write(keyOutput, line)
         diagnostics.note("public key: \(key.publicKey.npub)")
     }
 }

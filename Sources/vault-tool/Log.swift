@@ -162,9 +162,9 @@ struct LogParentOptions: ParsableArguments {
     }
 
     /// Declares the log as this command's one output, written where it was read.
-    func files() throws -> CommandFiles {
-        try CommandFiles(reads: (key.declaredInput.map { [$0] } ?? []) + [FileSet.Input("vault", input.vault)],
-                         writes: [DeclaredOutput(VaultLogFiles.outputLabel, input.logPath, kind: .text)])
+    func files() throws -> (files: CommandFiles, log: DeclaredOutput) {
+        let log = DeclaredOutput(VaultLogFiles.outputLabel, input.logPath, kind: .text)
+        return (try CommandFiles(reads: (key.declaredInput.map { [$0] } ?? []) + [FileSet.Input("vault", input.vault)], writes: [log]), log)
     }
 
     /// The parent key, refused unless it is this vault's household's.
@@ -196,8 +196,8 @@ struct LogStart: ParsableCommand {
 
     func run() throws {
         let input = options.input
-        let files = try CommandFiles(reads: (options.key.declaredInput.map { [$0] } ?? []) + [FileSet.Input("vault", input.vault)],
-                                     writes: [DeclaredOutput(VaultLogFiles.outputLabel, input.logPath, kind: .text, exclusive: true)])
+        let logOutput = DeclaredOutput(VaultLogFiles.outputLabel, input.logPath, kind: .text, exclusive: true)
+        let files = try CommandFiles(reads: (options.key.declaredInput.map { [$0] } ?? []) + [FileSet.Input("vault", input.vault)], writes: [logOutput])
         let bytes = try InputFiles.read(input.vault, what: "vault")
         let key = try options.key.load(diagnostics)
         let opened = try Vault.open(bytes, with: .parentKey(key))
@@ -205,7 +205,7 @@ struct LogStart: ParsableCommand {
         let log = try HouseholdLog(events: []).appending(
             .init(.start, summary: "started the household log", reason: reason),
             household: opened.header.householdID, vault: bytes, revision: opened.document.revision ?? 0, signer: key, at: options.now.time)
-        try files.writer().write(VaultLogFiles.outputLabel, log.bytes)
+        try files.writer().write(logOutput, log.bytes)
         diagnostics.note("started the household log '\(input.logPath)' at revision \(opened.document.revision ?? 0)")
     }
 }
@@ -262,7 +262,7 @@ struct LogGrant: ParsableCommand {
             diagnostics.warning("this grant lasts \(TimeSpan.words(seconds: end.seconds - options.now.time.seconds)); a support key is best granted for as long as its case needs (withdraw it with 'vault-tool log withdraw')")
         }
         if let label { try RecordedText.checkFreeText(label, field: "--label") }
-        let files = try options.files()
+        let (files, logOutput) = try options.files()
         let (vault, household, log, verified) = try options.input.readVerified()
         // The grant bears the later of now and its predecessor's time, and must end after it.
         let made = max(options.now.time.seconds, verified.head.event.createdAt)
@@ -287,7 +287,7 @@ struct LogGrant: ParsableCommand {
         let grown = try log.appending(
             .init(.grant, summary: "granted \(supportKey.npub.prefix(16))…\(label.map { " (\($0))" } ?? "") \(actions.map { $0.rawValue }.joined(separator: ", ")) until \(end.rfc3339)", details: tags),
             household: household, vault: vault, revision: verified.head.revision, signer: key, at: options.now.time)
-        try files.writer().write(VaultLogFiles.outputLabel, grown.bytes)
+        try files.writer().write(logOutput, grown.bytes)
         diagnostics.note("granted \(supportKey.npub) \(actions.map { $0.rawValue }.joined(separator: ", ")) until \(end.rfc3339) (grant \(grown.head!.idHex.prefix(12))…)")
     }
 }
@@ -316,7 +316,7 @@ struct LogWithdraw: ParsableCommand {
     var reason: String?
 
     func run() throws {
-        let files = try options.files()
+        let (files, logOutput) = try options.files()
         let (vault, household, log, verified) = try options.input.readVerified()
         let key = try options.parentKey(household: household)
         let inForce = verified.grants.filter { $0.withdrawnBy == nil }
@@ -334,7 +334,7 @@ struct LogWithdraw: ParsableCommand {
             grown = try grown.appending(.init(.withdraw, summary: "withdrew the grant of \(withdrawn.key.npub.prefix(16))…\(withdrawn.label.map { " (\($0))" } ?? "")", reason: reason, details: [["e", withdrawn.id]]),
                                         household: household, vault: vault, revision: verified.head.revision, signer: key, at: options.now.time)
         }
-        try files.writer().write(VaultLogFiles.outputLabel, grown.bytes)
+        try files.writer().write(logOutput, grown.bytes)
         diagnostics.note("withdrew \(counted(chosen.count, "grant"))")
     }
 }

@@ -88,10 +88,11 @@ struct MigrateVault: ParsableCommand {
         // From schema 3 the vault's household log goes with it: begun by the migration to 3,
         // carried by one that changes nothing.
         let logs = VaultLogFiles(signer, vault: vault.input, output: inPlace ? vault.input : output.output)
+        let vaultOutput = inPlace ? DeclaredOutput("vault", vault.input, kind: .binary) : output.declared(.binary)
         let files = inPlace
             ? try CommandFiles(reads: vault.access.declaredInputs + signer.declaredInputs + logs.declaredInputs,
-                               writes: (noBackup || backupInTheWay != nil ? [] : [backupOutput]) + [DeclaredOutput("vault", vault.input, kind: .binary)] + logs.declaredOutputs)
-            : try CommandFiles(reads: vault.declaredInputs + signer.declaredInputs + logs.declaredInputs, writes: [output.declared(.binary)] + logs.declaredOutputs, force: output.force)
+                               writes: (noBackup || backupInTheWay != nil ? [] : [backupOutput]) + [vaultOutput] + logs.declaredOutputs)
+            : try CommandFiles(reads: vault.declaredInputs + signer.declaredInputs + logs.declaredInputs, writes: [vaultOutput] + logs.declaredOutputs, force: output.force)
         let (access, opened, input) = try vault.open(diagnostics)
         let outcome = try VaultMigration.migrate(input, access: access, to: to, allowLossy: allowLossy, expectRevision: expectRevision)
         let change = try LoggedChange(logs, vault: vault.input, opened: opened, input: input, access: access, action: .migrate, at: now.time,
@@ -112,11 +113,9 @@ struct MigrateVault: ParsableCommand {
                 diagnostics.note("\(vault.input) is already at version \(to); nothing changed")
                 return
             }
-            if !noBackup { try writer.stage("backup", input) }
-            try writer.stageVault("vault", logged)
-        } else {
-            try writer.stageVault("-o", logged)
+            if !noBackup { try writer.stage(backupOutput, input) }
         }
+        try writer.stageVault(vaultOutput, logged, log: logs.declaredOutput)
         try writer.publish()
         diagnostics.note(outcome.unchanged
             ? "household \(outcome.household.shortHex)… is already at version \(to); written unchanged"

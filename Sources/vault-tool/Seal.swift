@@ -39,19 +39,19 @@ struct Seal: ParsableCommand {
         // A schema 3 vault is written with its household log: the seal is appended to the log
         // beside -o when there is one (an edit of that vault), or begins a new one.
         let logPath = log ?? output.output.flatMap { $0 == "-" ? nil : LoggedVault.logPath(besideVault: $0) }
+        let vaultOutput = output.declared(.binary), logOutput = logPath.map { DeclaredOutput(VaultLogFiles.outputLabel, $0, kind: .text) }
         let files = try CommandFiles(reads: [.init("input", input), key.declaredInput].compactMap { $0 },
-                                     writes: [output.declared(.binary)] + (logPath.map { [DeclaredOutput(VaultLogFiles.outputLabel, $0, kind: .text)] } ?? []),
-                                     force: output.force)
+                                     writes: [vaultOutput] + (logOutput.map { [$0] } ?? []), force: output.force)
         let key = try self.key.load(diagnostics)
         let document = try VaultDocument(json: InputFiles.read(input, what: "document"))
         let (sealed, revision) = try Vault.sealEdited(document, with: key)
         let household = Household(parentPublicKey: key.publicKey).id
         // Only a schema 3 vault has a log: an older one reads none (its name may be too long to
         // have one beside it).
-        let existing = try logPath.flatMap { _ in document.version >= 3 ? try files.currentContents(VaultLogFiles.outputLabel) : nil }.map { try HouseholdLog(parsing: $0) }
-        let change = try LoggedChange(household: household, log: existing, replacing: try files.currentContents("-o"), signer: key, action: .seal, at: now.time, diagnostics)
+        let existing = try logOutput.flatMap { document.version >= 3 ? try files.currentContents($0) : nil }.map { try HouseholdLog(parsing: $0) }
+        let change = try LoggedChange(household: household, log: existing, replacing: try files.currentContents(vaultOutput), signer: key, action: .seal, at: now.time, diagnostics)
         let writer = files.writer()
-        try writer.stageVault("-o", change.record(.init(.seal, summary: "sealed the vault from a document"), vault: sealed, revision: revision))
+        try writer.stageVault(vaultOutput, change.record(.init(.seal, summary: "sealed the vault from a document"), vault: sealed, revision: revision), log: logOutput)
         try writer.publish()
         if let revision {
             diagnostics.note("sealed revision \(revision)")
@@ -93,11 +93,12 @@ struct Open: ParsableCommand {
     func run() throws {
         // Before anything is read (a refusal from validate() would lose its code and hint).
         if revealSecrets { try vault.access.requireParentKey(for: "--reveal-secrets (each child's key, the wrap key)") }
-        let files = try CommandFiles(reads: vault.declaredInputs, writes: [output.declared(revealSecrets ? .secret : .text)], force: output.force)
+        let documentOutput = output.declared(revealSecrets ? .secret : .text)
+        let files = try CommandFiles(reads: vault.declaredInputs, writes: [documentOutput], force: output.force)
         let (access, opened, _) = try vault.open(diagnostics)
         let document = revealSecrets ? try opened.document.revealed(with: access) : opened.document
         // Shown as every JSON output is (its invisible characters as \u escapes): the same
         // document to `seal`, which reads it back.
-        try files.writer().write("-o", JSONValue.escapingInvisibles(document.json()))
+        try files.writer().write(documentOutput, JSONValue.escapingInvisibles(document.json()))
     }
 }
