@@ -28,7 +28,7 @@ extension VaultError.Code {
     /// A job line of a batch with no key file.
     public static let jobWithoutKey = VaultError.Code(name: "jobWithoutKey", category: .invalidInput)
     /// A number outside the range its option takes.
-    public static let optionOutOfRange = VaultError.Code(name: "optionOutOfRange", category: .invalidInput)
+    public static let optionOutOfRange = VaultError.Code(name: "optionOutOfRange", category: .usage)
 }
 
 extension VaultError {

@@ -404,7 +404,7 @@ extension DeviceRegistry {
         // The server writes it as `format!("{}#{}", user_did, device_id)` (seed 003,
         // registerDevice): any other is a row from elsewhere, and an operation naming it would
         // add or remove a member that is not this device.
-        guard mlsDid == "\(user)#\(device)" else { throw reader.invalid("device_mls_did", "should be \(user)#\(device), its user_did and device_id") }
+        guard isMLSDid(mlsDid, of: user, device) else { throw reader.invalid("device_mls_did", "should be \(user)#\(device), its user_did and device_id") }
         let keyPackages = try reader.optionalInt("key_packages_available") ?? 0
         // The seed's column is a PostgreSQL INT: what it cannot hold is refused here, by line.
         guard (0...Int(Int32.max)).contains(keyPackages) else {
@@ -451,9 +451,19 @@ extension DeviceRegistry {
                 .bool(try reader.optionalBool("is_active") ?? true), .bool(givenLast != nil)]
     }
 
+    /// Whether `did` is the MLS DID the server gives a user's device, `USER_DID#DEVICE_ID`,
+    /// byte for byte: the operations name it as stored, and a canonically equivalent spelling
+    /// (é composed or not) is another member to the app.
+    private static func isMLSDid(_ did: String, of user: String, _ device: String) -> Bool {
+        did.utf8.elementsEqual(user.utf8 + [UInt8(ascii: "#")] + device.utf8)
+    }
+
     private static func memberRow(_ reader: inout JSONObjectReader, now: Timestamp) throws -> [RegistryValue] {
         let convo = try reader.id("convo_id", as: .conversation), member = try reader.id("member_mls_did", as: .member)
         let user = try reader.id("user_did", as: .user), device = try reader.id("device_id", as: .device)
+        // The server adds a member by its device's MLS DID (seed 003, autoRejoin): a membership
+        // naming another device would have that device removed when this one is revoked.
+        guard isMLSDid(member, of: user, device) else { throw reader.invalid("member_mls_did", "should be \(user)#\(device), the MLS DID of its user_did and device_id") }
         let latest = Timestamp(seconds: now.seconds + clockSkewAllowed)
         let joined = try reader.pastTime("joined_at", latest: latest), left = try reader.pastTime("left_at", latest: latest)
         if let left, let joined, left < joined { throw reader.invalid("left_at", "is before joined_at") }

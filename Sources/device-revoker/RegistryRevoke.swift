@@ -159,7 +159,13 @@ extension Registry {
                     guard let text = ListFile.entry(line) else { return }
                     entries += 1
                     let pair = try Revoke.devicePair(text, place: "devices file line \(number)")
-                    try entry(number, pair.user, pair.device)
+                    do {
+                        try entry(number, pair.user, pair.device)
+                    } catch let error as VaultError where error.code == .notARegistryID {
+                        // An id of the wrong form for this registry (not a UUID in Family
+                        // Medical's) is found as the entry is loaded: said with its line.
+                        throw error.withContext(prefix: "devices file line \(number): ")
+                    }
                 }
                 guard entries > 0 else { throw VaultError.emptyList("devices file", path) }
             }

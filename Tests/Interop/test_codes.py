@@ -8,6 +8,7 @@ import base64
 import json
 import secrets
 import subprocess
+import time
 
 import pytest
 from cryptography.hazmat.primitives import hashes
@@ -195,3 +196,52 @@ def test_no_code_carries_a_control_or_invisible_character(tmp_path, bad):
     read = subprocess.run([DEVICE_LINK, "pairing", "read", str(qr_png(json.dumps(pairing), tmp_path / "p.png")), "--now", "2026-11-22T10:01:00Z"],
                           capture_output=True)
     assert read.returncode == 2 and b"control or invisible" in read.stderr
+
+
+@pytest.mark.parametrize("form", ["documented", "app"])
+@pytest.mark.parametrize("ahead", [86_400 + 61, 10 * 365 * 86_400])
+def test_a_link_claiming_to_last_longer_than_any_link_is_made_for_is_refused(tmp_path, form, ahead):
+    """A hostile trial: a link valid for decades (forged, or made by a wrong clock) handed its
+    key over with exit 0. No link is made for more than a day (the app's last 5 minutes); a day
+    and the allowed clock skew is read, more is refused (exit 3) and no key is written."""
+    h = Household(secrets.token_bytes(32))
+    now = 1_795_000_000
+    expires = now + ahead
+    link = {"vaultURL": f"https://minio.example/b/{h.vault_path}", "parentPubkey": h.pubkey,
+            "nsec": h.nsec if form == "documented" else base64.b64encode(h.secret).decode(),
+            "expiresAt": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(expires)) if form == "documented" else expires - REFERENCE_DATE}
+    text = json.dumps(link) if form == "documented" else app_json(link)
+    read = subprocess.run([DEVICE_LINK, "read", str(qr_png(text, tmp_path / "long.png")), "--now", time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(now)),
+                           "-o", str(tmp_path / "k.nsec")], capture_output=True)
+    assert read.returncode == 3 and b"longer than the day" in read.stderr, read.stderr
+    assert not (tmp_path / "k.nsec").exists() and h.nsec.encode() not in read.stdout + read.stderr
+    # A day ahead, the longest `create` makes, is read.
+    link["expiresAt"] = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(now + 86_400)) if form == "documented" else now + 86_400 - REFERENCE_DATE
+    text = json.dumps(link) if form == "documented" else app_json(link)
+    read = subprocess.run([DEVICE_LINK, "read", str(qr_png(text, tmp_path / "day.png")), "--now", time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(now))],
+                          capture_output=True)
+    assert read.returncode == 0, read.stderr
+
+
+@pytest.mark.parametrize("field", ["verificationToken", "sharedZoneID"])
+@pytest.mark.parametrize("blank", ["", " ", "\u3000\u00a0 "])
+def test_a_pairing_code_with_a_blank_token_or_zone_is_refused(tmp_path, field, blank):
+    pairing = {"shareURL": "https://www.icloud.com/share/0abc", "parentDeviceID": "6F1C2B7E-0D4A-4C55-9E1B-2A7F3C9D8E01",
+               "verificationToken": "C0FFEE00-0000-4000-8000-000000000000", "sharedZoneID": "FamilyZone", "timestamp": "2026-11-22T10:00:00Z"}
+    pairing[field] = blank
+    read = subprocess.run([DEVICE_LINK, "pairing", "read", str(qr_png(json.dumps(pairing), tmp_path / "p.png")), "--now", "2026-11-22T10:01:00Z"],
+                          capture_output=True)
+    assert read.returncode == 2 and b"must not be empty or blank" in read.stderr, read.stderr
+
+
+@pytest.mark.parametrize("arguments", [["create", "--vault-url", "https://x/y.vault", "--expires-in", "0"],
+                                       ["create", "--vault-url", "https://x/y.vault", "--expires-in", "86401"],
+                                       ["pairing", "read", "--max-age", "0", "p.png"], ["pairing", "read", "--max-age", "86401", "p.png"]])
+def test_an_option_out_of_its_range_is_a_usage_error(tmp_path, arguments):
+    """A number outside what its option takes is a usage error (64), as every other tool's are
+    (`device limit 0`, `--max-share 101`); it was 2, the code of a malformed file."""
+    key = secret_file(tmp_path / "k.nsec", Household(secrets.token_bytes(32)).nsec)
+    extra = ["--key-file", key, "-o", str(tmp_path / "out.png")] if arguments[0] == "create" else []
+    result = subprocess.run([DEVICE_LINK, *arguments, *extra], capture_output=True, cwd=tmp_path)
+    assert result.returncode == 64 and b"takes 1 to 86400" in result.stderr, result.stderr
+    assert not (tmp_path / "out.png").exists()

@@ -170,3 +170,18 @@ def test_a_dry_run_refuses_a_reason_the_real_run_refuses(house):
         assert result.returncode == 64, (extra, result.stderr)
         assert nsec not in result.stdout + result.stderr and nsec[5:20] not in result.stdout + result.stderr
     assert (folder / "h.vault").read_bytes() == vault and not (folder / "o.jsonl").exists()
+
+
+def test_a_limit_below_the_active_devices_is_refused_as_an_add_past_it_is(house):
+    """A hostile trial: `device limit 1` with two active devices exited 64, a usage error, where
+    an add past the limit is refused (4); what stands in the way is the household's state."""
+    folder, _ = house
+    active = sum(d["status"] == "active" for d in document(folder)["devices"])
+    vault = (folder / "h.vault").read_bytes()
+    assert active >= 2
+    for limit in range(1, active):
+        refused = tool("device", "limit", "--key-file", "parent.nsec", "--in-place", "h.vault", str(limit), cwd=folder)
+        assert refused.returncode == 4 and "below the household's" in refused.stderr, refused.stderr
+        assert (folder / "h.vault").read_bytes() == vault
+    # A limit that is no number of devices is still a usage error.
+    assert tool("device", "limit", "--key-file", "parent.nsec", "--in-place", "h.vault", "0", cwd=folder).returncode == 64

@@ -240,3 +240,20 @@ def test_init_remembers_the_schema(tmp_path):
     revoker("init", "--db", catbird, "--schema", "family-medical", check=4)
     assert "unknown" not in revoker("init", "--db", str(tmp_path / "x.sqlite"), "--schema", "family-medical", check=0).stderr
     revoker("init", "--db", str(tmp_path / "y.sqlite"), "--schema", "medical", check=64)
+
+
+@pytest.mark.parametrize("bad", ["0000000Z-0000-4000-8000-000000000000", "not-a-uuid", "{00000000-0000-4000-8000-000000000000}"])
+@pytest.mark.parametrize("side", ["user", "device"])
+def test_a_devices_file_line_whose_id_is_no_uuid_is_named_by_its_line(make_registry, tmp_path, bad, side):
+    """A hostile trial: a malformed UUID deep in a large export was refused without its line,
+    where a line without '#' in the same file was named; support could not find it."""
+    devices = family(random.Random(3), users=4)
+    registry = make_registry(devices)
+    active = [d for d in devices if d["is_active"]]
+    good = f"{active[0]['user_id']}#{active[0]['device_id']}"
+    broken = f"{bad}#{active[1]['device_id']}" if side == "user" else f"{active[1]['user_id']}#{bad}"
+    (tmp_path / "list.txt").write_text(f"{good}\n# a comment\n\n{broken}\n")
+    before = registry.table()
+    refused = revoker("revoke", "--db", registry.db, "--devices-file", str(tmp_path / "list.txt"), "--dry-run", check=2)
+    assert "devices file line 4: " in refused.stderr and "is not a UUID" in refused.stderr, refused.stderr
+    assert registry.table() == before

@@ -15,6 +15,7 @@ import secrets
 import shlex
 import sqlite3
 import subprocess
+import unicodedata
 
 import psycopg
 import pytest
@@ -344,6 +345,35 @@ def test_import_refuses_such_memberships_too(registry, tmp_path, field, value, s
     write_jsonl(tmp_path / "m.jsonl", [row])
     result = tool("import", "--db", registry.db, "--members", str(tmp_path / "m.jsonl"), "--now", NOW)
     assert result.returncode == 2 and f"m.jsonl' line 1: {says}" in result.stderr, result.stderr
+    assert registry.snapshot() == before
+
+
+@pytest.mark.parametrize("member", ["another device", "another user", "no device", "decomposed"])
+def test_a_membership_names_its_own_device_byte_for_byte(registry, tmp_path, member):
+    """A hostile trial: a membership whose member_mls_did was another user's device was imported,
+    and revoking its own device then wrote an mls.remove of the innocent one. A membership names
+    the MLS DID the server gives its device, USER_DID#DEVICE_ID, byte for byte; so does a device
+    (an é decomposed is another member to the app)."""
+    random_registry(registry, tmp_path, 9, users=6)
+    before = registry.snapshot()
+    active = sorted(registry.active())
+    user, device = next(pair for pair in active if sum(p[0] == pair[0] for p in active) > 1)
+    other = next(pair for pair in active if pair[0] == user and pair != (user, device)) if member == "another device" else \
+        next(pair for pair in active if pair[0] != user)
+    named = {"another device": f"{other[0]}#{other[1]}", "another user": f"{other[0]}#{other[1]}", "no device": f"{user}#{device}x",
+             "decomposed": unicodedata.normalize("NFD", f"{user}#{device}")}[member]
+    if member == "decomposed":
+        # Ids that decompose: a device and its membership both written so.
+        user, device = "did:plc:jos\u00e9", "caf\u00e9"
+        named = unicodedata.normalize("NFD", f"{user}#{device}")
+        write_jsonl(tmp_path / "d.jsonl", [{"user_did": user, "device_id": device, "device_mls_did": named, "signature_public_key": "abcd"}])
+        result = tool("import", "--db", registry.db, "--devices", str(tmp_path / "d.jsonl"), "--now", NOW)
+        assert result.returncode == 2 and "d.jsonl' line 1: device_mls_did should be" in result.stderr, result.stderr
+        assert registry.snapshot() == before
+        return
+    write_jsonl(tmp_path / "m.jsonl", [{"convo_id": "new", "member_mls_did": named, "user_did": user, "device_id": device, "joined_at": "2024-02-01T00:00:00Z"}])
+    result = tool("import", "--db", registry.db, "--members", str(tmp_path / "m.jsonl"), "--now", NOW)
+    assert result.returncode == 2 and "m.jsonl' line 1: member_mls_did should be" in result.stderr, result.stderr
     assert registry.snapshot() == before
 
 

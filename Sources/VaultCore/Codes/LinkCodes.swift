@@ -127,6 +127,11 @@ public struct DeviceLink: Sendable {
         guard now <= expiresAt else {
             throw VaultError.linkExpired(at: expiresAt, now: now)
         }
+        // No link is made to last longer than a day (the app's last 5 minutes): one that claims
+        // to is forged, or made by a clock that is wrong, and is not the one to hand a key to.
+        guard expiresAt.seconds - now.seconds <= Int64(Self.maximumLifetime) + PairingCode.allowedClockSkew else {
+            throw VaultError.linkExpiresTooLate(at: expiresAt, now: now)
+        }
     }
 }
 
@@ -206,7 +211,8 @@ public struct PairingCode: Sendable, Equatable {
             throw VaultError.pairingShareURLNotHTTPS()
         }
         guard UUID(uuidString: parentDeviceID) != nil else { throw VaultError.pairingDeviceIDNotUUID() }
-        guard !verificationToken.isEmpty, !sharedZoneID.isEmpty else {
+        // Blank is empty to a person comparing what the two devices show.
+        guard verificationToken.contains(where: { !$0.isWhitespace }), sharedZoneID.contains(where: { !$0.isWhitespace }) else {
             throw VaultError.pairingFieldsEmpty()
         }
         let age = now.seconds - timestamp.seconds
@@ -251,9 +257,15 @@ extension VaultError {
         VaultError(.malformedDocument, "parentDeviceID should be a UUID", file: file, line: line)
     }
 
-    /// A pairing code with an empty verification token or zone.
+    /// A pairing code with an empty or blank verification token or zone.
     static func pairingFieldsEmpty(file: String = #fileID, line: UInt = #line) -> VaultError {
-        VaultError(.malformedDocument, "verificationToken and sharedZoneID must not be empty", file: file, line: line)
+        VaultError(.malformedDocument, "verificationToken and sharedZoneID must not be empty or blank", file: file, line: line)
+    }
+
+    /// A device link that claims to stay valid longer than any link is made for.
+    static func linkExpiresTooLate(at expiresAt: Timestamp, now: Timestamp, file: String = #fileID, line: UInt = #line) -> VaultError {
+        VaultError(.authenticationFailed, "the link claims to be valid until \(expiresAt) (\(TimeSpan.relative(expiresAt, now: now))), longer than the day any link is made for; a clock is wrong or the link is not the app's",
+                   hint: "show a new link on the primary device", file: file, line: line)
     }
 
     /// A pairing code older than the reader allows (`age` and `maximumAge` in seconds).

@@ -173,8 +173,11 @@ extension VaultError.Code {
     public static let deviceNameTaken = VaultError.Code(name: "deviceNameTaken", category: .refused)
     /// The household is at its device limit.
     public static let deviceLimitReached = VaultError.Code(name: "deviceLimitReached", category: .refused)
-    /// A limit below today's active devices, or below one.
+    /// A limit that is no number of devices (below one, above the most), or a vault that holds none.
     public static let deviceLimitInvalid = VaultError.Code(name: "deviceLimitInvalid", category: .usage)
+    /// A limit below today's active devices: refused as adding past the limit is (exit 4),
+    /// since the household's state, not the option's form, is what stands in the way.
+    public static let deviceLimitBelowActive = VaultError.Code(name: "deviceLimitBelowActive", category: .refused)
     /// A device named that is not one device.
     public static let deviceNotNamed = VaultError.Code(name: "deviceNotNamed", category: .refused)
     /// A revoked device promoted.
@@ -216,7 +219,7 @@ extension VaultError {
     }
 
     static func deviceLimitBelowActive(_ limit: Int, active: Int, file: String = #fileID, line: UInt = #line) -> VaultError {
-        VaultError(.deviceLimitInvalid, "a limit of \(limit) is below the household's \(active) active devices",
+        VaultError(.deviceLimitBelowActive, "a limit of \(limit) is below the household's \(active) active devices; nothing was written",
                    hint: "revoke devices first, or give \(active) or more", file: file, line: line)
     }
 

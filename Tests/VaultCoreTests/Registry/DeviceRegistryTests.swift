@@ -58,7 +58,7 @@ import VaultSQLite
                                     memberLines: nil, now: now)
         }
         #expect(error?.reason == "twice.jsonl line 2: an earlier line has the same device")
-        let member = #"{"convo_id": "c0", "member_mls_did": "m", "user_did": "u0", "device_id": "d0"}"#
+        let member = #"{"convo_id": "c-new", "member_mls_did": "u0#d0", "user_did": "u0", "device_id": "d0"}"#
         let memberError = #expect(throws: VaultError.self) {
             try registry.importRows(deviceLines: nil, memberLines: ("twice.jsonl", Array((member + "\n" + member).utf8)), now: now)
         }
@@ -438,8 +438,8 @@ import VaultSQLite
         // A user DID, conversation id or member holds no control, line-breaking or invisible
         // character (DeviceRegistry.idProblem): it has the rest.
         let plain = String(odd.unicodeScalars.filter { ![.control, .lineSeparator, .paragraphSeparator, .format].contains($0.properties.generalCategory) })
-        let user = json("u" + plain), member = json("m" + plain)
-        // The device's own MLS DID is its user's and id (seed 003); a member's may hold anything.
+        let user = json("u" + plain), member = json("u" + plain + "#d0")
+        // A device's MLS DID is its user's and id (seed 003), and a membership names it so.
         let devices = #"{"user_did": \#(user), "device_id": "d0", "device_mls_did": \#(json("u" + plain + "#d0")), "signature_public_key": "01"}"# + "\n"
             + #"{"user_did": \#(user), "device_id": "d1", "device_mls_did": \#(json("u" + plain + "#d1")), "signature_public_key": "02"}"# + "\n"
         let members = #"{"convo_id": \#(json("c" + plain)), "member_mls_did": \#(member), "user_did": \#(user), "device_id": "d0"}"# + "\n"
@@ -461,7 +461,7 @@ import VaultSQLite
         func json(_ text: String) -> String { String(decoding: JSONValue.string(text).serialized(pretty: false), as: UTF8.self) }
         let devices = (0..<3).map { #"{"user_did": "u", "device_id": "d\#($0)", "device_mls_did": "u#d\#($0)", "signature_public_key": "0\#($0)"}"# + "\n" }.joined()
         let members = [("c", 0), ("c", 1), ("cc", 0), ("c!", 1)].map { convo, device in
-            #"{"convo_id": \#(json(convo)), "member_mls_did": "m\#(device)", "user_did": "u", "device_id": "d\#(device)"}"# + "\n"
+            #"{"convo_id": \#(json(convo)), "member_mls_did": "u#d\#(device)", "user_did": "u", "device_id": "d\#(device)"}"# + "\n"
         }.joined()
         _ = try registry.importRows(deviceLines: ("d", Array(devices.utf8)), memberLines: ("m", Array(members.utf8)), now: now)
         let two = DeviceRegistry.Selector.devices([("u", "d0"), ("u", "d1")])

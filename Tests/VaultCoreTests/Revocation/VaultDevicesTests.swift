@@ -63,7 +63,7 @@ import Testing
         let renamed = try VaultDevices.apply(.rename(secondary.deviceId, to: "Grandma's iPad"), to: promoted, parent: nil, now: now).document
         #expect(renamed.devices.first { $0.deviceId == secondary.deviceId }?.deviceName == "Grandma's iPad")
         let active = document.devices.filter { $0.status == .active }.count
-        #expect(throws: VaultError(.deviceLimitInvalid, "")) { try VaultDevices.apply(.limit(active - 1), to: document, parent: nil, now: now) }
+        #expect(throws: VaultError(.deviceLimitBelowActive, "")) { try VaultDevices.apply(.limit(active - 1), to: document, parent: nil, now: now) }
         #expect(throws: VaultError(.deviceLimitInvalid, "")) { try VaultDevices.apply(.limit(0), to: document, parent: nil, now: now) }
         let limited = try VaultDevices.apply(.limit(active), to: document, parent: nil, now: now).document
         #expect(limited.deviceLimit == active)
