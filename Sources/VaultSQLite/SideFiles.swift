@@ -23,20 +23,29 @@ package enum SideFiles {
             guard lstat(side, &info) == 0 else { continue }
             guard info.st_mode & S_IFMT == S_IFREG else { throw VaultError.foreignSideFile(side, of: path, "is not a regular file") }
             guard info.st_size > 0 else { continue }
-            guard let header = readHeader(side), SQLiteHeaders.isSideFile(header, suffix: suffix) else {
+            guard let header = readBytes(side, at: 0, count: 48), SQLiteHeaders.isSideFile(header, suffix: suffix) else {
                 throw VaultError.foreignSideFile(side, of: path, "is not a file SQLite made")
+            }
+            // A journal ends with the name of a super-journal only in a transaction across
+            // attached databases, which the suite never makes. Rolling such a journal back,
+            // SQLite deletes the file it names: a crafted one named a key file beside it, and a
+            // read-only `registry devices` deleted the key (a hostile trial).
+            if suffix == "-journal", info.st_size >= 16, let end = readBytes(side, at: off_t(info.st_size) - 16, count: 16),
+               SQLiteHeaders.namesSuperJournal(end: end) {
+                throw VaultError.foreignSideFile(side, of: path, "names a super-journal, a file SQLite would delete after rolling it back (the suite never makes one)")
             }
         }
     }
 
-    private static func readHeader(_ path: String) -> [UInt8]? {
+    /// Up to `count` bytes of the file at `path` from `offset`; nil when none can be read.
+    private static func readBytes(_ path: String, at offset: off_t, count: Int) -> [UInt8]? {
         let descriptor = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC)
         guard descriptor >= 0 else { return nil }
         defer { close(descriptor) }
-        var header = [UInt8](repeating: 0, count: 48)
-        let count = header.withUnsafeMutableBytes { read(descriptor, $0.baseAddress, $0.count) }
-        guard count > 0 else { return nil }
-        return Array(header.prefix(count))
+        var bytes = [UInt8](repeating: 0, count: count)
+        let read = bytes.withUnsafeMutableBytes { pread(descriptor, $0.baseAddress, $0.count, offset) }
+        guard read > 0 else { return nil }
+        return Array(bytes.prefix(read))
     }
 
     /// A database named through a symbolic link has its side files beside the link's target;

@@ -260,6 +260,78 @@ def test_a_key_file_beside_a_database_only_read_is_refused_never_deleted(tmp_pat
     assert key.read_text() == PARENT.nsec + "\n"
 
 
+def hot_journal(database, names_super_journal=None):
+    """Leaves `database` with a hot rollback journal, as a process killed mid-transaction does;
+    with `names_super_journal`, the journal ends with that file's name as SQLite records a
+    super-journal (a transaction across attached databases), which its rollback deletes."""
+    import sqlite3
+    import struct
+    child = os.fork()
+    if child == 0:
+        connection = sqlite3.connect(database, isolation_level=None)
+        connection.execute("PRAGMA cache_size=1")
+        connection.execute("BEGIN")
+        connection.execute("CREATE TABLE spill(x)")
+        for _ in range(300):
+            connection.execute("INSERT INTO spill VALUES (randomblob(2000))")
+        os._exit(0)
+    os.waitpid(child, 0)
+    if names_super_journal:
+        name = names_super_journal.encode()
+        with open(database + "-journal", "ab") as journal:
+            journal.write(struct.pack(">I", 262145) + name + struct.pack(">II", len(name), sum(name)) + bytes.fromhex("d9d505f920a163d7"))
+
+
+REGISTRY_READERS = [["log"], ["log", "--verify"], ["devices"], ["members", "--convo", "c1"], ["rejoin-plan", "--device", "did:plc:x#d1"],
+                    ["revoke", "--device", "did:plc:x#d1", "--dry-run", "--allow-unmatched"], ["import", "--devices", "empty.jsonl"]]
+
+
+@pytest.mark.parametrize("command", REGISTRY_READERS + [["migrate batch"]], ids=lambda c: "-".join(c))
+def test_a_journal_naming_a_key_file_as_its_super_journal_is_refused_never_rolled_back(tmp_path, command):
+    """A hostile trial: a hot journal whose end names a super-journal, `support.nsec` beside it:
+    SQLite deletes the file it names once it has rolled the journal back, and `registry devices`
+    (only reading) deleted the key. Every command that opens a database refuses the journal,
+    before SQLite sees it; the database and the key are left as they were."""
+    os.chdir(tmp_path)
+    Path("empty.jsonl").write_text("")
+    if command == ["migrate batch"]:
+        Path("v.vault").write_bytes((FIXTURES / "testkit" / "ok-household.vault").read_bytes())
+        Path("k.nsec").write_text((FIXTURES / "keys" / "parent.nsec").read_text())
+        Path("k.nsec").chmod(0o600)
+        Path("manifest.jsonl").write_text('{"vault": "v.vault", "keyFile": "k.nsec"}\n')
+        import sqlite3
+        with sqlite3.connect("j.sqlite") as journal:
+            journal.execute("CREATE TABLE t(x)")
+        database = "j.sqlite"
+        arguments = [str(BIN / "vault-tool"), "migrate", "batch", "--journal", database, "--manifest", "manifest.jsonl", "--out-dir", "out", "--to", "2"]
+    else:
+        subprocess.run([str(BIN / "device-revoker"), "registry", "init", "--db", "r.sqlite"], check=True, capture_output=True)
+        database = "r.sqlite"
+        arguments = [str(BIN / "device-revoker"), "registry", *command, "--db", database]
+    Path("support.nsec").write_text(PARENT.nsec + "\n")
+    Path("support.nsec").chmod(0o600)
+    hot_journal(database, names_super_journal="support.nsec")
+    before = (Path(database).read_bytes(), Path(database + "-journal").read_bytes())
+    result = subprocess.run(arguments, capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL)
+    assert result.returncode == 4 and "names a super-journal" in result.stderr, result.stderr
+    assert Path("support.nsec").read_text() == PARENT.nsec + "\n"
+    assert (Path(database).read_bytes(), Path(database + "-journal").read_bytes()) == before
+
+
+@pytest.mark.parametrize("command", REGISTRY_READERS[:3], ids=lambda c: "-".join(c))
+def test_a_hot_journal_of_a_killed_writer_is_still_rolled_back(tmp_path, command):
+    """The control: a journal a killed writer left, naming no super-journal, is SQLite's to roll
+    back, and the command works."""
+    os.chdir(tmp_path)
+    Path("empty.jsonl").write_text("")
+    subprocess.run([str(BIN / "device-revoker"), "registry", "init", "--db", "r.sqlite"], check=True, capture_output=True)
+    hot_journal("r.sqlite")
+    assert Path("r.sqlite-journal").stat().st_size > 0
+    result = subprocess.run([str(BIN / "device-revoker"), "registry", *command, "--db", "r.sqlite"], capture_output=True, text=True, timeout=60,
+                            stdin=subprocess.DEVNULL)
+    assert result.returncode == 0, result.stderr
+
+
 def test_an_output_at_a_linked_databases_journal_is_refused(tmp_path):
     os.chdir(tmp_path)
     subprocess.run([str(BIN / "device-revoker"), "registry", "init", "--db", "r.sqlite"], check=True, capture_output=True)

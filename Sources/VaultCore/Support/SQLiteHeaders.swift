@@ -19,6 +19,14 @@ package enum SQLiteHeaders {
         ([database, journal] + logs).contains { header.starts(with: $0) }
     }
 
+    /// Whether a rollback journal's last 16 bytes (`end`) record a super-journal's name, as
+    /// SQLite writes one after the journal's pages: the name's length (4 bytes, big-endian,
+    /// not zero), its checksum (4), and the journal's magic (8).
+    package static func namesSuperJournal(end: [UInt8]) -> Bool {
+        guard end.count == 16, Array(end[8...]) == journal else { return false }
+        return end[0..<4].contains { $0 != 0 }
+    }
+
     /// Whether `header` begins the side file SQLite keeps as `suffix` (`-journal`, `-wal`,
     /// `-shm`): its magic, or eight zeros (SQLite zeroes a journal's magic to retire it, and a
     /// journal cut off while being written may have no header yet; text, a key file, never
