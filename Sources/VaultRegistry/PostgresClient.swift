@@ -76,6 +76,14 @@ final class PostgresClient {
                 throw error.withContext(hint: "point PGSERVICEFILE, PGSYSCONFDIR or PGPASSFILE at a regular file, or unset it")
             }
         }
+        // A password file others may read libpq passes over with a warning of its own, printed
+        // on standard error as it stands (its name unescaped: a name holding a line break forged
+        // a line of this tool's); said here instead, through the one renderer, and refused, as
+        // the password it holds would not be used. Only read when no password is given.
+        if environment["PGPASSWORD"]?.isEmpty ?? true, let path = files[2].0, ResolvedPath.realPath(path) != "/dev/null" {
+            var info = stat()
+            if stat(path, &info) == 0, info.st_mode & 0o077 != 0 { throw VaultError.passwordFileOpenToOthers(path, mode: info.st_mode & 0o777) }
+        }
     }
 
     /// Whether a registry name is a libpq connection string rather than a file name: a

@@ -1,4 +1,6 @@
+import Glibc
 import VaultCore
+import VaultFiles
 
 // The codes and factories of the failures VaultRegistry raises: the registry's database, its
 // connection and its imports. Each is made here, beside the other layers' own (VaultCore's in
@@ -25,6 +27,8 @@ extension VaultError.Code {
     public static let badConnection = VaultError.Code(name: "badConnection", category: .invalidInput)
     /// The registry's PostgreSQL server could not be reached or refused the login.
     public static let cannotConnect = VaultError.Code(name: "cannotConnect", category: .operational)
+    /// The PostgreSQL password file can be read or written by others: libpq would not use it.
+    public static let passwordFileOpenToOthers = VaultError.Code(name: "passwordFileOpenToOthers", category: .configuration)
     /// PostgreSQL (the server, or libpq) failed where the registry has no more precise outcome
     /// to name: a statement refused, a connection lost. libpq's own code, as SQLite's is
     /// `sqliteFailure`.
@@ -95,6 +99,11 @@ extension VaultError {
     }
 
     /// No connection to the registry's server, with libpq's reason.
+    static func passwordFileOpenToOthers(_ path: String, mode: mode_t, file: String = #fileID, line: UInt = #line) -> VaultError {
+        VaultError(.passwordFileOpenToOthers, "the PostgreSQL password file \(FileNames.quoted(path)) can be read by others (mode \(String(mode, radix: 8))), so libpq would not use it; nothing was connected to",
+                   hint: "run: chmod 600 \(ShellWord.path(path))", file: file, line: line)
+    }
+
     public static func cannotConnect(_ name: String, _ reason: String, file: String = #fileID, line: UInt = #line) -> VaultError {
         VaultError(.cannotConnect, "cannot connect to the registry '\(name)': \(reason)", file: file, line: line)
     }

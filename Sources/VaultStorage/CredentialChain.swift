@@ -187,7 +187,7 @@ struct CredentialChain: Sendable {
                           : "web identity (AWS_WEB_IDENTITY_TOKEN_FILE unset, profile '\(name)' has no web_identity_token_file)")
             return nil
         }
-        let what = "web identity from \(tokenFile)"
+        let what = "web identity from \(QuotedInput(tokenFile))"
         guard let role = setting("AWS_ROLE_ARN", "role_arn") else {
             throw VaultError.credentialSourceFailed(what, "a web identity token file is set but no role (AWS_ROLE_ARN or role_arn)")
         }
@@ -197,7 +197,7 @@ struct CredentialChain: Sendable {
         let fetch: @Sendable () throws -> ExpiringCredentials = {
             try sts.assumeRoleWithWebIdentity(role: role, sessionName: sessionName, tokenFile: tokenFile, what: what)
         }
-        return ResolvedCredentials(source: "role \(role) by web identity (\(tokenFile))", first: try fetch(), fetchAgain: fetch)
+        return ResolvedCredentials(source: "role \(role) by web identity (\(QuotedInput(tokenFile)))", first: try fetch(), fetchAgain: fetch)
     }
 
     // MARK: SSO, credential_process

@@ -58,6 +58,8 @@ func readNumberedList(_ path: String, what: String) throws -> [(line: Int, text:
     try InputFiles.forEachLine(path, what: what) { number, line in
         if let entry = ListFile.entry(line) { entries.append((number, entry)) }
     }
+    // Refused whole before any entry is used: each entry not found would be listed back.
+    if ListFile.holdsRecoveryWords(entries.lazy.map(\.text)) { throw VaultError.listHoldsRecoveryWords(what, path) }
     return entries
 }
 

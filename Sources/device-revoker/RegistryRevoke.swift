@@ -155,9 +155,7 @@ extension Registry {
 
             func forEach(_ entry: (Int, String, String) throws -> Void) throws {
                 var entries = 0
-                try InputFiles.forEachLine(path, what: "devices file") { number, line in
-                    guard let text = ListFile.entry(line) else { return }
-                    entries += 1
+                func use(_ number: Int, _ text: String) throws {
                     let pair = try Revoke.devicePair(text, place: "devices file line \(number)")
                     do {
                         try entry(number, pair.user, pair.device)
@@ -167,6 +165,25 @@ extension Registry {
                         throw error.withContext(prefix: "devices file line \(number): ")
                     }
                 }
+                // Entries that are list words wait until the run of them ends: twelve in a row
+                // are recovery words or a share, refused whole before the first is quoted back
+                // as "not USER_DID#DEVICE_ID" (``ListFile/holdsRecoveryWords(_:)``).
+                var waiting: [(Int, String)] = [], words = 0
+                try InputFiles.forEachLine(path, what: "devices file") { number, line in
+                    guard let text = ListFile.entry(line) else { return }
+                    entries += 1
+                    let listWords = ListFile.listWords(in: text)
+                    if listWords > 0 {
+                        words += listWords
+                        guard words < ListFile.recoveryWordsRun else { throw VaultError.listHoldsRecoveryWords("devices file", path) }
+                        waiting.append((number, text))
+                        return
+                    }
+                    for (waitingNumber, waitingText) in waiting { try use(waitingNumber, waitingText) }
+                    (waiting, words) = ([], 0)
+                    try use(number, text)
+                }
+                for (number, text) in waiting { try use(number, text) }
                 guard entries > 0 else { throw VaultError.emptyList("devices file", path) }
             }
         }

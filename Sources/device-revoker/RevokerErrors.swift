@@ -17,6 +17,11 @@ extension VaultError {
         VaultError(.unreadableListEntry, text, hint: hint, file: file, line: line)
     }
 
+    static func listHoldsRecoveryWords(_ what: String, _ path: String, file: String = #fileID, line: UInt = #line) -> VaultError {
+        VaultError(.unreadableListEntry, "\(what) \(InputFiles.quotedName(path)) holds recovery words or a share (not shown: 12 or more list words in a row), not entries to revoke".displaySafe,
+                   hint: "give the list meant; a file of recovery words is a secret: keep it where only its owner can read it", file: file, line: line)
+    }
+
     static func emptyList(_ what: String, _ path: String, file: String = #fileID, line: UInt = #line) -> VaultError {
         VaultError(.emptyList, "\(what) \(InputFiles.quotedName(path)) lists nothing: it has only blank lines and comments".displaySafe,
                    hint: "check that the file is the one meant and was written completely; nothing was changed", file: file, line: line)

@@ -36,6 +36,7 @@ struct Derive: ParsableCommand {
     @OptionGroup var output: OutputOptions
 
     func run() throws {
+        for id in deviceIDs { try VaultDevices.checkDerivedID(id) }
         let report = output.declared(showVaultKey ? .secret : .text)
         let keyOutput = vaultKeyOut.map { DeclaredOutput("--vault-key-out", $0, kind: .secret, exclusive: true) }
         let files = try CommandFiles(reads: [key.declaredInput].compactMap { $0 }, writes: [report] + (keyOutput.map { [$0] } ?? []), force: output.force)

@@ -533,7 +533,7 @@ def test_a_failing_source_is_named_and_its_secrets_are_not(fake, tmp_path, case)
     if case == "web-token-refused":
         (tmp_path / "token").write_text(secret)
         env.update(AWS_WEB_IDENTITY_TOKEN_FILE=str(tmp_path / "token"), AWS_ROLE_ARN="arn:aws:iam::1:role/irsa")
-        expected = "web identity from " + str(tmp_path / "token") + ": STS at " + fake.url + " answered HTTP 400 InvalidIdentityToken"
+        expected = "web identity from '" + str(tmp_path / "token") + "': STS at " + fake.url + " answered HTTP 400 InvalidIdentityToken"
     elif case == "container-refused":
         env.update(AWS_CONTAINER_CREDENTIALS_FULL_URI=f"{fake.url}/container/credentials", AWS_CONTAINER_AUTHORIZATION_TOKEN=secret)
         expected = f"the container endpoint {fake.url}/container/credentials: answered HTTP 401"

@@ -35,7 +35,9 @@ WORDS = Mnemonic("english").to_mnemonic(PARENT.secret)
 def secret_forms():
     """Every form in which a leak of the test's secrets would show."""
     return [PARENT.nsec, PARENT.nsec.upper(), PARENT.secret.hex(), VAULT_KEY_HEX, VAULT_KEY_HEX.upper(),
-            " ".join(WORDS.split()[:3]), WORDS.split()[5]]
+            " ".join(WORDS.split()[:3]), ", ".join(WORDS.split()[:3]), WORDS.split()[5],
+            # Most of a key is a leak too: any 48 of its digits in a row.
+            PARENT.secret.hex()[:48], PARENT.secret.hex()[-48:], VAULT_KEY_HEX[:48], VAULT_KEY_HEX[-48:]]
 
 
 # Every kind of secret a person may give where a list, a vault or a plan was expected, as the
@@ -52,6 +54,12 @@ SECRET_FILES = {
     "parent-hex": PARENT.secret.hex() + "\n",
     "words": WORDS + "\n",
     "words-numbered": "".join(f"{n}. {w}\n" for n, w in enumerate(WORDS.split(), 1)),
+    # A hostile trial's (issue 44): the words one a line (each a device name), most of a key,
+    # and a key or the words as a JSON member's name ("… is not a field of this schema").
+    "words-one-a-line": "".join(f"{w}\n" for w in WORDS.split()),
+    "parent-hex-63": PARENT.secret.hex()[:63] + "\n",
+    "field-name-hex": json.dumps({PARENT.secret.hex(): 1}) + "\n",
+    "field-name-words": json.dumps({WORDS: 1}) + "\n",
 }
 
 
@@ -94,7 +102,8 @@ def test_the_sweep_reads_every_tool():
 
 # One spelling of each kind of secret for the sweep over every command (each is ~60 runs); the
 # registry's lists below take every spelling.
-SWEPT = ["nsec-commented", "nsec-grouped", "vault-key-0x", "vault-key-colons", "parent-hex", "words-numbered"]
+SWEPT = ["nsec-commented", "nsec-grouped", "vault-key-0x", "vault-key-colons", "parent-hex", "words-numbered", "words-one-a-line", "parent-hex-63",
+         "field-name-hex", "field-name-words"]
 
 
 @pytest.mark.parametrize("kind", SWEPT)
@@ -172,7 +181,9 @@ def parent_workspace(tmp_path):
     Path("work.vault").write_bytes((FIXTURES / "testkit" / "ok-v2-household.vault").read_bytes())
 
 
-KEY_SPELLINGS = {name: text for name, text in SECRET_FILES.items() if name != "words-numbered"} | {
+# The spellings of a whole key a file may hold (most of a key, or a key as a JSON member's name,
+# is a quote's concern, not a key file's).
+KEY_SPELLINGS = {name: text for name, text in SECRET_FILES.items() if name not in ("words-numbered", "parent-hex-63", "field-name-hex", "field-name-words")} | {
     "nsec-yaml": f"parent:\n  key: {PARENT.nsec}\n",
     "vault-key-labelled": f"VAULT_KEY={VAULT_KEY_HEX}\n",
     "vault-key-json": json.dumps({"vaultKey": VAULT_KEY_HEX}, indent=2) + "\n",
@@ -877,3 +888,61 @@ def test_sample_fleet_records_no_time_ahead_of_the_clock(tmp_path):
                             capture_output=True, text=True, timeout=60)
     assert result.returncode == 64 and "more than a day after the clock" in result.stderr, result.stderr
     assert not Path("trial").exists()
+
+
+FORGING_NAME = "pp\n\x1b[31mdevice-revoker: error: FORGED\u202e.txt"
+
+
+def test_a_password_file_others_may_read_is_refused_through_the_one_renderer(tmp_path):
+    """A hostile trial: libpq's own warning about a password file others may read reached
+    standard error as libpq wrote it, the file's name raw, and a name holding a line break forged
+    an error line of the tool's. The tool says it first, escaped, and connects to nothing."""
+    os.chdir(tmp_path)
+    Path(FORGING_NAME).write_text("*:*:*:*:secret\n")
+    Path(FORGING_NAME).chmod(0o644)
+    environment = {k: v for k, v in os.environ.items() if not k.startswith("PG")} | {"PGPASSFILE": str(tmp_path / FORGING_NAME)}
+    result = subprocess.run([str(BIN / "device-revoker"), "registry", "devices", "--db", "postgresql://u@127.0.0.1:9/x"], capture_output=True,
+                            text=True, timeout=60, env=environment)
+    assert result.returncode != 0 and "can be read by others" in result.stderr, result.stderr
+    assert "\x1b" not in result.stderr and "\u202e" not in result.stderr and "WARNING" not in result.stderr
+    assert [line for line in result.stderr.splitlines() if line.startswith("device-revoker: error:")] == [result.stderr.splitlines()[0]]
+    # The hint's command, pasted into bash, names the file.
+    hint = next(line for line in result.stderr.splitlines() if "chmod 600" in line).split("run: ", 1)[1]
+    subprocess.run(["bash", "-c", hint], check=True)
+    assert Path(FORGING_NAME).stat().st_mode & 0o777 == 0o600
+
+
+def test_what_libpq_quotes_from_a_service_file_is_withheld_when_it_is_a_secret(tmp_path):
+    """A hostile trial: libpq's messages quote what a service file says between double quotes
+    (`could not translate host name "…"`, `definition of service "…"`), a key among them."""
+    os.chdir(tmp_path)
+    Path("services").write_text(f"[family]\nhost={PARENT.secret.hex()}\ndbname=x\n")
+    environment = {k: v for k, v in os.environ.items() if not k.startswith("PG")} | {"PGSERVICEFILE": str(tmp_path / "services")}
+    for db in ["service=family", f"service={VAULT_KEY_HEX}"]:
+        result = subprocess.run([str(BIN / "device-revoker"), "registry", "devices", "--db", db], capture_output=True, text=True, timeout=60,
+                                env=environment)
+        assert result.returncode != 0 and "not shown" in result.stderr, result.stderr
+        assert not leaked(result.stdout + result.stderr), result.stderr
+
+
+@pytest.mark.parametrize("label", ["foo", "nostr", "hex", "backup copy", "mine (do not share)"])
+def test_a_key_after_any_label_that_names_nothing_public_is_never_replaced(tmp_path, label):
+    """A hostile trial: `foo: <hex>` was replaced by an output, where the rule (docs/conventions.md)
+    says a key after a label is a key unless the label names something public."""
+    parent_workspace(tmp_path)
+    Path("out.txt").write_text(f"{label}: {PARENT.secret.hex()}\n")
+    result = subprocess.run([str(BIN / "vault-tool"), "derive", "--key-file", "k.nsec", "-o", "out.txt"], capture_output=True, text=True, timeout=60)
+    assert result.returncode == 4, result.stderr
+    assert Path("out.txt").read_text() == f"{label}: {PARENT.secret.hex()}\n"
+
+
+@pytest.mark.parametrize("kind", ["nsec", "vault-key", "words", "parent-hex-63"])
+def test_derive_shows_no_device_id_that_reads_as_a_secret(tmp_path, kind):
+    """A hostile trial: `derive --device-id` given the nsec or the words printed them back as the
+    device's id, where `device add --id` refuses them."""
+    parent_workspace(tmp_path)
+    for extra in [[], ["--json"]]:
+        result = subprocess.run([str(BIN / "vault-tool"), "derive", "--key-file", "k.nsec", "--device-id", SECRET_FILES[kind].strip(), *extra],
+                                capture_output=True, text=True, timeout=60)
+        assert result.returncode == 64 and result.stdout == "", result.stderr
+        assert not leaked(result.stderr), result.stderr

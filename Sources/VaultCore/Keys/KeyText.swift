@@ -23,14 +23,19 @@ package enum KeyText {
     }
 
     /// Text an input quotes back or a record keeps may hold a key glued to an id
-    /// (`did:plc:josh#<64 hex>`, `x/<64 hex>`, `<64 hex>g`), where no file would: any 64 or more
-    /// hex digits in a row count, whatever is around them, but a vault's or a household log's
+    /// (`did:plc:josh#<64 hex>`, `x/<64 hex>`, `<64 hex>g`), where no file would: any 48 or more
+    /// hex digits in a row count (``minimumHexRun``), whatever is around them, but a vault's or a household log's
     /// file name (`vaults/<household id>.vault`, a storage path, which the messages about a vault
     /// must show). For ``QuotedInput`` and ``RecordedText`` only: a file of public keys (an
     /// operations file, a report) is no key file.
     package static func holdsKeyOrHexRun(_ text: UnsafeRawBufferPointer) -> Bool {
         holdsKey(text) || holdsHexRun(text)
     }
+
+    /// Most of a key is a secret still: 63 of its 64 digits quoted back left one digit to
+    /// guess (a hostile trial). 48 digits (192 bits) in a row count; ids people quote (UUIDs,
+    /// 32 digits without their dashes; a commit's 40) stay shown.
+    static let minimumHexRun = 48
 
     private static func holdsHexRun(_ text: UnsafeRawBufferPointer) -> Bool {
         var run = 0
@@ -39,7 +44,7 @@ package enum KeyText {
                 run += 1
                 continue
             }
-            if run >= 64, !names(".vault", at: index, in: text), !names(".log", at: index, in: text) { return true }
+            if run >= minimumHexRun, !names(".vault", at: index, in: text), !names(".log", at: index, in: text) { return true }
             run = 0
         }
         return false
@@ -212,11 +217,11 @@ package enum KeyText {
                     end += 1
                     continue
                 }
-                // Between groups: ':', '-', a space, ',' or ', ' (a C array), each group maybe
-                // after its own "0x" (`0x78ff 0x4617 …`, `{0x78, 0xff, …}`).
+                // Between groups: ':', '-', '_', a space, ',' or ', ' (a C array), each group
+                // maybe after its own "0x" (`0x78ff 0x4617 …`, `{0x78, 0xff, …}`).
                 guard digits % 2 == 0, digits > 0 else { break }
                 var next = end, kind: [UInt8] = []
-                if [0x3a, 0x2d, 0x20, 0x2c].contains(bytes[next]) { kind.append(bytes[next]); next += 1 }
+                if [0x3a, 0x2d, 0x5f, 0x20, 0x2c].contains(bytes[next]) { kind.append(bytes[next]); next += 1 }
                 if kind == [0x2c], next < bytes.count, bytes[next] == 0x20 { kind.append(0x20); next += 1 }
                 if next + 1 < bytes.count, bytes[next] == 0x30, bytes[next + 1] | 0x20 == 0x78 { kind += [0x30, 0x78]; next += 2 }
                 guard !kind.isEmpty, next < bytes.count, isHexDigit(bytes[next]), separator == nil || separator == kind else { break }
@@ -264,11 +269,10 @@ package enum KeyText {
     }
 
     /// What a line `LABEL: <hex>` or `LABEL = <hex>` says of its value, its label read whole
-    /// from the line's start, whatever the words' order or language: secret when a word names
-    /// a secret (`clave de la bóveda: …`, `Schlüssel: …`, `private key (hex): …`), public when
-    /// one names something public (`public key (hex): …`, `key id: …`); nil when the label
-    /// says neither, or the line is not of that form (JSON, a sentence), for the nearest word
-    /// to decide (``nearestWordNamesASecret(_:)``).
+    /// from the line's start, whatever the words' order or language: public when a word names
+    /// something public (`public key (hex): …`, `key id: …`), else secret (`clave de la bóveda:
+    /// …`, `Schlüssel: …`, `private key (hex): …`, `foo: …`); nil when the line is not of that
+    /// form (JSON, a sentence), for the nearest word to decide (``nearestWordNamesASecret(_:)``).
     private static func labelVerdict(_ before: UnsafeRawBufferPointer) -> Bool? {
         // Markdown's emphasis and table cells around a label (`**Vault key:**`, `| key |`), and
         // an arrow or a dash after it (`Vault key (hex) → …`, `- Private key – …`).
@@ -296,29 +300,21 @@ package enum KeyText {
         if words.contains(where: { publicWords.contains($0) || labelPublicWords.contains($0) }) || (words.last.map(labelPublicLastWords.contains) ?? false) {
             return false
         }
-        return words.contains(where: { word in
-            secretWords.contains(word) || labelSecretWords.contains(word) || labelSecretParts.contains { word.hasSuffix($0) }
-                || (word.hasSuffix("key") && !word.hasSuffix("pubkey") && !word.hasSuffix("publickey"))  // `VAULTKEY=`, `householdkey =`
-        }) ? true : nil
+        // A label that names nothing public is a key's (`foo: …`, `nostr = …`, `hex: …`), as the
+        // rule says (docs/conventions.md): the suite writes no `LABEL: <hex>` line of its own but
+        // public ones, and a file that holds one is refused, never replaced, when the rule errs.
+        guard !words.isEmpty else { return nil }
+        // Each word as an identifier too (`"subkeyPublicKey": …`, `householdId = …`).
+        let parts = label.split(whereSeparator: { !isLabelCharacter($0) && $0 != 0x5f }).flatMap(identifierWords)
+        return !(parts.contains { publicWords.contains($0) || labelPublicWords.contains($0) } || (parts.last.map(labelPublicLastWords.contains) ?? false))
     }
 
     /// The last words that make a label an identifier's.
     private static let labelPublicLastWords: Set<String> = ["id", "ids", "identifier", "path", "commit", "object", "uuid", "etag"]
 
-    /// Endings of compound words that name a secret (`Tresorschlüssel`, `Geheimschlüssel`).
-    private static let labelSecretParts = ["schlüssel", "schluessel", "passwort", "kennwort"]
-
     /// A label's letters: ASCII ones and digits, and any byte of a UTF-8 letter beyond ASCII.
     private static func isLabelCharacter(_ byte: UInt8) -> Bool { isWordCharacter(byte) || byte >= 0x80 }
 
-    /// Words that name a secret in the languages the sheets are printed in and their
-    /// neighbours', for a label read whole (``labelVerdict(_:)``).
-    private static let labelSecretWords: Set<String> = [
-        "clave", "llave", "privada", "privado", "secreta", "secreto", "contraseña", "semilla",  // es
-        "schlüssel", "privat", "privater", "geheim", "geheimer", "geheimnis", "passwort", "kennwort",  // de
-        "clé", "cle", "privée", "privee", "secrète", "secrete", "passe",  // fr
-        "chiave", "privata", "segreta", "chave", "senha",  // it, pt
-    ]
     /// Words that make a labelled value public whatever else the label says.
     private static let labelPublicWords: Set<String> = ["pública", "publica", "público", "publico", "öffentlich", "öffentlicher", "publique",
                                                         "pubblica", "pubblico", "identificador", "identifiant", "huella", "empreinte",
@@ -366,6 +362,16 @@ package enum KeyText {
     /// lists devices (`master_bedroom_tv  <subkey>`) by their ids. A label that says neither
     /// (`member`, `group`) is not a key's: the suite's operations files name members so.
     private static func namesASecret(_ label: ArraySlice<UInt8>, assigned: Bool) -> Bool {
+        let words = identifierWords(label)
+        let secret = words.contains { word in
+            secretWords.contains(word) || (assigned && roleWords.contains(word)) || secretParts.contains { word.contains($0) }
+        }
+        return secret && !words.contains(where: publicWords.contains) && !(words.last.map(publicLastWords.contains) ?? false)
+    }
+
+    /// The words of an identifier, split at `_`, `-`, `.` and where camel case starts one
+    /// (`subkeyPublicKey` is subkey, public, key), in lower case.
+    private static func identifierWords(_ label: some Collection<UInt8>) -> [String] {
         var words: [String] = [], word = ""
         for byte in label {
             let upper = (0x41...0x5a).contains(byte)
@@ -377,10 +383,7 @@ package enum KeyText {
             word.append(Character(UnicodeScalar(byte)))
         }
         if !word.isEmpty { words.append(word.lowercased()) }
-        let secret = words.contains { word in
-            secretWords.contains(word) || (assigned && roleWords.contains(word)) || secretParts.contains { word.contains($0) }
-        }
-        return secret && !words.contains(where: publicWords.contains) && !(words.last.map(publicLastWords.contains) ?? false)
+        return words
     }
 
     // The words of a label, made once: an operations file holds thousands of labelled keys.

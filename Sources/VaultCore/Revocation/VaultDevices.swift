@@ -156,6 +156,14 @@ public enum VaultDevices {
         }
     }
 
+    /// A device id whose subkey is derived and shown with it (`derive`): never one that reads
+    /// as a key, words or a share, which would be printed back (a hostile trial).
+    public static func checkDerivedID(_ id: String) throws {
+        guard !QuotedInput(id).isWithheld else {
+            throw VaultError.deviceTextInvalid("a device id", "reads as a key, recovery words or a share (not shown); a device's id is the app's (a UUID)")
+        }
+    }
+
     /// A name or id as the app shows it: not empty, not padded, not too long, and nothing that
     /// is not text (a control or invisible character would forge a line of every listing).
     static func checkText(_ text: String, field: String) throws {

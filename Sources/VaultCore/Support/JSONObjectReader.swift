@@ -104,7 +104,10 @@ package struct JSONObjectReader {
     /// Fails on any field that no accessor asked for: nothing unknown is silently dropped.
     package func finish() throws {
         if let unknown = consumed.firstIndex(of: false) {
-            throw invalid(entries[unknown].key, "is not a field of this schema")
+            // A field's name is the input's own text: one that reads as a key, words or a share
+            // (a key pasted as a name) is withheld, as every quoted input is.
+            let name = QuotedInput(entries[unknown].key)
+            throw invalid(name.isWithheld ? name.description : entries[unknown].key, "is not a field of this schema")
         }
     }
 }

@@ -100,6 +100,25 @@ public enum SecretRedaction {
                 joined += "'\(piece.text)'"
             }
         }
+        // What another library quotes between double quotes (libpq's `could not translate host
+        // name "…"`, `definition of service "…"`): a secret there is withheld too.
+        if joined.utf8.contains(0x22) {
+            var rebuilt = "", quote = "", inside = false
+            for character in joined {
+                guard character == "\"" else {
+                    if inside { quote.append(character) } else { rebuilt.append(character) }
+                    continue
+                }
+                if inside {
+                    let input = QuotedInput(quote)
+                    rebuilt += input.isWithheld ? input.description : "\"\(quote)\""
+                    quote = ""
+                }
+                inside.toggle()
+            }
+            // A quote left open is no quote: as it was.
+            joined = inside ? rebuilt + "\"" + quote : rebuilt
+        }
         // Words that are a bech32 key, quoted or not.
         let words = joined.split(separator: " ", omittingEmptySubsequences: false)
         if words.contains(where: { word in Array(word.utf8).withUnsafeBytes { KeyText.holdsBech32Key($0) } }) {

@@ -2,13 +2,32 @@
 package enum ShellWord {
     /// `text` in single quotes, each `'` in it as `'\''`. By bytes: a `'` followed by a
     /// combining mark is one Character, which a split by Characters would leave unescaped.
+    /// Text holding a character no one is shown as itself (``Unicode/Scalar/isControlOrInvisible``)
+    /// is written as bash's `$'…'`, those characters as `\xHH` of their bytes: in single quotes
+    /// the one renderer would show them escaped (`\u{a}`), and the line pasted back would name
+    /// another file.
     package static func quoted(_ text: String) -> String {
+        if text.unicodeScalars.contains(where: \.isControlOrInvisible) { return ansiQuoted(text) }
         var bytes: [UInt8] = [0x27]
         for byte in text.utf8 {
             if byte == 0x27 { bytes += Array("'\\''".utf8) } else { bytes.append(byte) }
         }
         bytes.append(0x27)
         return String(decoding: bytes, as: UTF8.self)
+    }
+
+    private static func ansiQuoted(_ text: String) -> String {
+        var word = "$'"
+        for scalar in text.unicodeScalars {
+            switch scalar {
+            case "\\": word += "\\\\"
+            case "'": word += "\\'"
+            case _ where scalar.isControlOrInvisible:
+                for byte in String(scalar).utf8 { word += "\\x" + (byte < 0x10 ? "0" : "") + String(byte, radix: 16) }
+            default: word.unicodeScalars.append(scalar)
+            }
+        }
+        return word + "'"
     }
 
     /// `text` bare when a shell reads it as it is (letters, digits and `@%+=:,./-_`, as Python's

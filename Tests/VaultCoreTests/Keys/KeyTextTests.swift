@@ -7,6 +7,9 @@ import Testing
     static let nsec = "nsec1vl029mgpspedva04g90vltkh6fvh240zqtv9k0t9af8935ke9laqsnlfe5"
     static let hex = String(repeating: "0b6419d7", count: 8)
 
+    /// The key in groups of four joined by `_`, as a source file's literal may write it.
+    static let underscored: String = stride(from: 0, to: 64, by: 4).map { String(Array(hex)[$0..<$0 + 4]) }.joined(separator: "_")
+
     static func holds(_ text: String) -> Bool { Array(text.utf8).withUnsafeBytes { KeyText.holdsKey($0) } }
 
     @Test(arguments: [
@@ -34,6 +37,9 @@ import Testing
         "Vault key (household): \(hex)", "vault key for household: \(hex)", "Key of the vault file: \(hex)", "Chiave del vault: \(hex)",
         "VAULTKEY=\(hex)", "householdkey = \(hex)", "Geheimnis: \(hex)", "Vault key - \(hex)",
         "Vault key for the Garcia family household, printed 2025-11-19 (keep safe): \(hex)",
+        // A fourth trial's: a label that names nothing public is a key's, as the rule says.
+        "foo: \(hex)", "nostr = \(hex)", "hex: \(hex)", "backup: 0x\(hex)", "| mine | \(hex) |",
+        underscored,
     ])
     func aKeyInAnySpellingIsFound(_ text: String) {
         #expect(Self.holds(text))

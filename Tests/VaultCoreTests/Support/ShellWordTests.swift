@@ -3,11 +3,12 @@ import Testing
 @testable import VaultCore
 import VaultRegistry
 
-/// The words of a hint's command, as `/bin/sh` reads them back: each argument `printf` is given,
-/// NUL-terminated.
+/// The words of a hint's command, as bash (the shell people paste into) reads them back: each
+/// argument `printf` is given, NUL-terminated. A word holding a control character is bash's
+/// `$'…'` (ksh, zsh and POSIX.1-2024 read it too; dash before 0.5.13 does not).
 private func shellWords(_ command: String) throws -> [String] {
     let process = Process()
-    process.executableURL = URL(fileURLWithPath: "/bin/sh")
+    process.executableURL = URL(fileURLWithPath: "/bin/bash")
     process.arguments = ["-c", "printf '%s\\0' " + command]
     let output = Pipe()
     process.standardOutput = output
@@ -22,7 +23,8 @@ private func shellWords(_ command: String) throws -> [String] {
 /// with `-` stays a value: `--db=-r.sqlite`, or `./-r.sqlite` as another program's argument.
 @Suite struct ShellWordTests {
     static let values = ["plain.sqlite", "my registry.sqlite", "it's", "a'\u{301}b", "$(touch pwned) `x` $HOME", "x;y&z|w>v", "",
-                         "line\nbreak", "naïve ✓.sqlite", "-r.sqlite", "-", "--db", "\\back\\slash", "'", "''"]
+                         "line\nbreak", "naïve ✓.sqlite", "-r.sqlite", "-", "--db", "\\back\\slash", "'", "''",
+                         "k\n\u{1b}[31mX\u{202e}'\\.nsec", "tab\there\u{200b}", "\u{7f}\r"]
 
     @Test(arguments: values) func aWordIsReadBackAsItWas(_ value: String) throws {
         #expect(try shellWords(ShellWord.quoted(value)) == [value])
