@@ -259,7 +259,7 @@ public final class OutputWriter {
     /// made for it.
     deinit { for stage in staged { stage.file?.abandon() } }
 
-    /// Writes `bytes` for the output declared as `label`, without publishing it.
+    /// Writes `bytes` for the declared `output`, without publishing it.
     public func stage(_ output: DeclaredOutput, _ bytes: UnsafeRawBufferPointer) throws {
         // A schema 3 vault goes out only with the log whose last event names it (stageVault):
         // every change to one is signed by whoever made it. A backup is a copy, not a change.

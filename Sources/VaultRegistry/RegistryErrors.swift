@@ -98,11 +98,13 @@ extension VaultError {
         VaultError(.badConnection, "the connection string cannot be read as a libpq URI or key=value list", file: file, line: line)
     }
 
-    /// No connection to the registry's server, with libpq's reason.
+    /// A password file libpq would pass over with its own unescaped warning: open to others.
     static func passwordFileOpenToOthers(_ path: String, mode: mode_t, file: String = #fileID, line: UInt = #line) -> VaultError {
-        VaultError(.passwordFileOpenToOthers, "the PostgreSQL password file \(FileNames.quoted(path)) can be read by others (mode \(String(mode, radix: 8))), so libpq would not use it; nothing was connected to",
+        VaultError(.passwordFileOpenToOthers, "the PostgreSQL password file \(FileNames.quoted(path)) is open to others (mode \(String(mode, radix: 8))), so libpq would not use it; nothing was connected to",
                    hint: "run: chmod 600 \(ShellWord.path(path))", file: file, line: line)
     }
+
+    /// No connection to the registry's server, with libpq's reason.
 
     public static func cannotConnect(_ name: String, _ reason: String, file: String = #fileID, line: UInt = #line) -> VaultError {
         VaultError(.cannotConnect, "cannot connect to the registry '\(name)': \(reason)", file: file, line: line)

@@ -168,20 +168,18 @@ extension Registry {
                 // Entries that are list words wait until the run of them ends: twelve in a row
                 // are recovery words or a share, refused whole before the first is quoted back
                 // as "not USER_DID#DEVICE_ID" (``ListFile/holdsRecoveryWords(_:)``).
-                var waiting: [(Int, String)] = [], words = 0
+                var waiting: [(Int, String)] = [], run = ListFile.WordRun()
                 try InputFiles.forEachLine(path, what: "devices file") { number, line in
                     guard let text = ListFile.entry(line) else { return }
                     entries += 1
-                    let listWords = ListFile.listWords(in: text)
-                    if listWords > 0 {
-                        words += listWords
-                        guard words < ListFile.recoveryWordsRun else { throw VaultError.listHoldsRecoveryWords("devices file", path) }
-                        waiting.append((number, text))
-                        return
+                    switch run.add(text) {
+                    case .recoveryWords: throw VaultError.listHoldsRecoveryWords("devices file", path)
+                    case .listWords: waiting.append((number, text))
+                    case .other:
+                        for (waitingNumber, waitingText) in waiting { try use(waitingNumber, waitingText) }
+                        waiting = []
+                        try use(number, text)
                     }
-                    for (waitingNumber, waitingText) in waiting { try use(waitingNumber, waitingText) }
-                    (waiting, words) = ([], 0)
-                    try use(number, text)
                 }
                 for (number, text) in waiting { try use(number, text) }
                 guard entries > 0 else { throw VaultError.emptyList("devices file", path) }

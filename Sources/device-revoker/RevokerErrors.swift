@@ -5,6 +5,8 @@ import VaultCore
 extension VaultError.Code {
     /// A list file, or an entry of one, that names no device, user or key the registry can hold.
     public static let unreadableListEntry = VaultError.Code(name: "unreadableListEntry", category: .invalidInput)
+    /// A list file that holds recovery words or a share: twelve list words in a row.
+    public static let listHoldsRecoveryWords = VaultError.Code(name: "listHoldsRecoveryWords", category: .invalidInput)
     /// A list file with no entry at all: cut short, or the wrong file.
     public static let emptyList = VaultError.Code(name: "emptyList", category: .invalidInput)
     /// A revocation that trips a guard rail; nothing was changed.
@@ -18,7 +20,7 @@ extension VaultError {
     }
 
     static func listHoldsRecoveryWords(_ what: String, _ path: String, file: String = #fileID, line: UInt = #line) -> VaultError {
-        VaultError(.unreadableListEntry, "\(what) \(InputFiles.quotedName(path)) holds recovery words or a share (not shown: 12 or more list words in a row), not entries to revoke".displaySafe,
+        VaultError(.listHoldsRecoveryWords, "\(what) \(InputFiles.quotedName(path)) holds recovery words or a share (not shown: 12 or more list words in a row), not entries to revoke".displaySafe,
                    hint: "give the list meant; a file of recovery words is a secret: keep it where only its owner can read it", file: file, line: line)
     }
 

@@ -903,7 +903,7 @@ def test_a_password_file_others_may_read_is_refused_through_the_one_renderer(tmp
     environment = {k: v for k, v in os.environ.items() if not k.startswith("PG")} | {"PGPASSFILE": str(tmp_path / FORGING_NAME)}
     result = subprocess.run([str(BIN / "device-revoker"), "registry", "devices", "--db", "postgresql://u@127.0.0.1:9/x"], capture_output=True,
                             text=True, timeout=60, env=environment)
-    assert result.returncode != 0 and "can be read by others" in result.stderr, result.stderr
+    assert result.returncode == 78 and "is open to others" in result.stderr, result.stderr
     assert "\x1b" not in result.stderr and "\u202e" not in result.stderr and "WARNING" not in result.stderr
     assert [line for line in result.stderr.splitlines() if line.startswith("device-revoker: error:")] == [result.stderr.splitlines()[0]]
     # The hint's command, pasted into bash, names the file.

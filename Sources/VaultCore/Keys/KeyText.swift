@@ -1,10 +1,11 @@
 /// What counts as a key in text (docs/conventions.md, "Nothing lost" and "Secrets"), wherever it
 /// stands in it (issue 44: a comment line before it, `export NSEC=…`, JSON around it):
 /// - an `nsec1…` or `ncryptsec1…` (grouped or not, any case) anywhere;
-/// - 64 hex characters (a parent, vault or master key) alone on a line but for a comment, or
-///   whose nearest word before them names a secret (`VAULT_KEY=…`, `"vaultKey": "…",`, `vault
-///   key  …`), never a public value (`"pubkey": …`, `householdId`, a list of member keys), with
-///   or without `0x`, split by `:` or `-` or not;
+/// - 64 hex characters (a parent, vault or master key) alone on a line but for a comment, after
+///   a bare label that names nothing public (`foo: …`), or whose nearest word before them names
+///   a secret (`VAULT_KEY=…`, `"vaultKey": "…",`, `vault key  …`), never a public value
+///   (`"pubkey": …`, `householdId`, a list of member keys), with or without `0x`, split by `:`,
+///   `-`, `_` or a space or not;
 /// - 12 or more words all from BIP-39's or SLIP-0039's lists (recovery words, a share), whole
 ///   or as their first four letters, numbered or not, on lines that hold nothing else.
 /// The rule over bytes, for a file an output would replace (VaultFiles' `KeyHoldingFile`) and
@@ -203,7 +204,7 @@ package enum KeyText {
         while index < bytes.count {
             // A run begins at a word's start: the `ec` of `--sec` is no group of a key after it.
             guard isHexDigit(bytes[index]), index == 0 || !isWordCharacter(bytes[index - 1]) else { index += 1; continue }
-            // A run of hex digits, pairs maybe split by ':', '-' or one space (a key typed in
+            // A run of hex digits, pairs maybe split by ':', '-', '_' or one space (a key typed in
             // groups), an "0x" before it.
             let runStart = index
             if index + 1 < bytes.count, bytes[index] == 0x30, bytes[index + 1] | 0x20 == 0x78 { index += 2 }
@@ -270,9 +271,10 @@ package enum KeyText {
 
     /// What a line `LABEL: <hex>` or `LABEL = <hex>` says of its value, its label read whole
     /// from the line's start, whatever the words' order or language: public when a word names
-    /// something public (`public key (hex): …`, `key id: …`), else secret (`clave de la bóveda:
-    /// …`, `Schlüssel: …`, `private key (hex): …`, `foo: …`); nil when the line is not of that
-    /// form (JSON, a sentence), for the nearest word to decide (``nearestWordNamesASecret(_:)``).
+    /// something public (`public key (hex): …`, `key id: …`), secret when one names a secret
+    /// (`clave de la bóveda: …`, `Schlüssel: …`, `private key (hex): …`) or, bare, it names
+    /// neither (`foo: …`); nil when the line is not of that form (JSON, a sentence) or its label
+    /// is quoted, for the nearest word to decide (``nearestWordNamesASecret(_:)``).
     private static func labelVerdict(_ before: UnsafeRawBufferPointer) -> Bool? {
         // Markdown's emphasis and table cells around a label (`**Vault key:**`, `| key |`), and
         // an arrow or a dash after it (`Vault key (hex) → …`, `- Private key – …`).
@@ -300,14 +302,35 @@ package enum KeyText {
         if words.contains(where: { publicWords.contains($0) || labelPublicWords.contains($0) }) || (words.last.map(labelPublicLastWords.contains) ?? false) {
             return false
         }
-        // A label that names nothing public is a key's (`foo: …`, `nostr = …`, `hex: …`), as the
-        // rule says (docs/conventions.md): the suite writes no `LABEL: <hex>` line of its own but
-        // public ones, and a file that holds one is refused, never replaced, when the rule errs.
-        guard !words.isEmpty else { return nil }
-        // Each word as an identifier too (`"subkeyPublicKey": …`, `householdId = …`).
+        if words.contains(where: { word in
+            secretWords.contains(word) || labelSecretWords.contains(word) || labelSecretParts.contains { word.hasSuffix($0) }
+                || (word.hasSuffix("key") && !word.hasSuffix("pubkey") && !word.hasSuffix("publickey"))  // `VAULTKEY=`, `householdkey =`
+        }) {
+            return true
+        }
+        // A bare label (`foo: …`, `nostr = …`, `hex: …`) that names nothing public is a key's, as
+        // the rule says (docs/conventions.md); a quoted one is a JSON or YAML member (`"to":
+        // …`, the suite's own reports), and a table's date (`| 2026-11-29 | …`) is no label:
+        // for the nearest word to decide.
+        let quoted = before[..<end].contains(0x22) || before[..<end].contains(0x27)
+        guard !quoted, words.contains(where: { $0.contains(where: \.isLetter) }) else { return nil }
+        // Each word as an identifier too (`householdId = …`), public by either rule (`household:`).
         let parts = label.split(whereSeparator: { !isLabelCharacter($0) && $0 != 0x5f }).flatMap(identifierWords)
-        return !(parts.contains { publicWords.contains($0) || labelPublicWords.contains($0) } || (parts.last.map(labelPublicLastWords.contains) ?? false))
+        let lastIsAnIdentifiers = parts.last.map { labelPublicLastWords.contains($0) || publicLastWords.contains($0) } ?? false
+        return !(parts.contains { publicWords.contains($0) || labelPublicWords.contains($0) } || lastIsAnIdentifiers)
     }
+
+    /// Endings of compound words that name a secret (`Tresorschlüssel`, `Geheimschlüssel`).
+    private static let labelSecretParts = ["schlüssel", "schluessel", "passwort", "kennwort"]
+
+    /// Words that name a secret in the languages the sheets are printed in and their
+    /// neighbours', for a label read whole (``labelVerdict(_:)``).
+    private static let labelSecretWords: Set<String> = [
+        "clave", "llave", "privada", "privado", "secreta", "secreto", "contraseña", "semilla",  // es
+        "schlüssel", "privat", "privater", "geheim", "geheimer", "geheimnis", "passwort", "kennwort",  // de
+        "clé", "cle", "privée", "privee", "secrète", "secrete", "passe",  // fr
+        "chiave", "privata", "segreta", "chave", "senha",  // it, pt
+    ]
 
     /// The last words that make a label an identifier's.
     private static let labelPublicLastWords: Set<String> = ["id", "ids", "identifier", "path", "commit", "object", "uuid", "etag"]

@@ -159,7 +159,8 @@ public enum VaultDevices {
     /// A device id whose subkey is derived and shown with it (`derive`): never one that reads
     /// as a key, words or a share, which would be printed back (a hostile trial).
     public static func checkDerivedID(_ id: String) throws {
-        guard !QuotedInput(id).isWithheld else {
+        // A whole one: a few list words ("family room") are an id like another.
+        guard QuotedInput(id).fingerprint == nil else {
             throw VaultError.deviceTextInvalid("a device id", "reads as a key, recovery words or a share (not shown); a device's id is the app's (a UUID)")
         }
     }

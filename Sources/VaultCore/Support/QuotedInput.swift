@@ -101,7 +101,8 @@ public enum SecretRedaction {
             }
         }
         // What another library quotes between double quotes (libpq's `could not translate host
-        // name "…"`, `definition of service "…"`): a secret there is withheld too.
+        // name "…"`, `definition of service "…"`): a whole secret there is withheld too. Only a
+        // whole one: a few list words there are ordinary text ("family phone", a reason).
         if joined.utf8.contains(0x22) {
             var rebuilt = "", quote = "", inside = false
             for character in joined {
@@ -111,7 +112,7 @@ public enum SecretRedaction {
                 }
                 if inside {
                     let input = QuotedInput(quote)
-                    rebuilt += input.isWithheld ? input.description : "\"\(quote)\""
+                    rebuilt += input.fingerprint != nil ? input.description : "\"\(quote)\""
                     quote = ""
                 }
                 inside.toggle()

@@ -2,12 +2,13 @@
 package enum ShellWord {
     /// `text` in single quotes, each `'` in it as `'\''`. By bytes: a `'` followed by a
     /// combining mark is one Character, which a split by Characters would leave unescaped.
-    /// Text holding a character no one is shown as itself (``Unicode/Scalar/isControlOrInvisible``)
+    /// Text holding a character the renderer would not show as itself (``escapedScalars(_:)``)
     /// is written as bash's `$'…'`, those characters as `\xHH` of their bytes: in single quotes
     /// the one renderer would show them escaped (`\u{a}`), and the line pasted back would name
     /// another file.
     package static func quoted(_ text: String) -> String {
-        if text.unicodeScalars.contains(where: \.isControlOrInvisible) { return ansiQuoted(text) }
+        let escaped = escapedScalars(text)
+        if escaped.contains(true) { return ansiQuoted(text, escaping: escaped) }
         var bytes: [UInt8] = [0x27]
         for byte in text.utf8 {
             if byte == 0x27 { bytes += Array("'\\''".utf8) } else { bytes.append(byte) }
@@ -16,15 +17,25 @@ package enum ShellWord {
         return String(decoding: bytes, as: UTF8.self)
     }
 
-    private static func ansiQuoted(_ text: String) -> String {
+    /// Which of `text`'s characters the renderer shows as `\u{…}` (CLISupport's `displaySafe`):
+    /// a control or invisible character, and a combining mark past the fourth on one letter.
+    private static func escapedScalars(_ text: String) -> [Bool] {
+        var marks = 0
+        return text.unicodeScalars.map { scalar in
+            marks = [.nonspacingMark, .enclosingMark].contains(scalar.properties.generalCategory) ? marks + 1 : 0
+            return scalar.isControlOrInvisible || DisplayRule.escapes(scalar) || marks > 4
+        }
+    }
+
+    private static func ansiQuoted(_ text: String, escaping escaped: [Bool]) -> String {
         var word = "$'"
-        for scalar in text.unicodeScalars {
-            switch scalar {
-            case "\\": word += "\\\\"
-            case "'": word += "\\'"
-            case _ where scalar.isControlOrInvisible:
+        for (scalar, isEscaped) in zip(text.unicodeScalars, escaped) {
+            if isEscaped {
                 for byte in String(scalar).utf8 { word += "\\x" + (byte < 0x10 ? "0" : "") + String(byte, radix: 16) }
-            default: word.unicodeScalars.append(scalar)
+            } else if scalar == "\\" || scalar == "'" {
+                word += "\\" + String(scalar)
+            } else {
+                word.unicodeScalars.append(scalar)
             }
         }
         return word + "'"

@@ -24,7 +24,7 @@ private func shellWords(_ command: String) throws -> [String] {
 @Suite struct ShellWordTests {
     static let values = ["plain.sqlite", "my registry.sqlite", "it's", "a'\u{301}b", "$(touch pwned) `x` $HOME", "x;y&z|w>v", "",
                          "line\nbreak", "naïve ✓.sqlite", "-r.sqlite", "-", "--db", "\\back\\slash", "'", "''",
-                         "k\n\u{1b}[31mX\u{202e}'\\.nsec", "tab\there\u{200b}", "\u{7f}\r"]
+                         "k\n\u{1b}[31mX\u{202e}'\\.nsec", "tab\there\u{200b}", "\u{7f}\r", "pp e\u{301}\u{301}\u{301}\u{301}\u{301}\u{301}"]
 
     @Test(arguments: values) func aWordIsReadBackAsItWas(_ value: String) throws {
         #expect(try shellWords(ShellWord.quoted(value)) == [value])
