@@ -110,6 +110,15 @@ public struct VaultLogFiles {
         return try Self.read(input, ofVault: vault, logOption: "--log")
     }
 
+    /// A vault older than schema 3 has no log: one beside it (a household log, whoever's) says
+    /// the vault was put back over its schema 3 successor, a downgrade that would make the
+    /// next change unsigned (a hostile trial: support swapped a schema 2 copy in and revoked
+    /// with no event). Refused as a broken log is (exit 3), by every reader and writer.
+    public static func refuseLog(_ path: String, besideVaultOf version: Int) throws {
+        guard version < 3, let bytes = try? InputFiles.readIfPresent(path, what: "household log"), (try? HouseholdLog(parsing: bytes)) != nil else { return }
+        throw VaultError.olderVaultBesideLog(version, log: path)
+    }
+
     /// The household log at `path`, of the vault at `vault`: refused when there is none (a
     /// schema 3 vault without its log cannot say who changed it). Every reader of a log that
     /// must be there comes here.
@@ -149,6 +158,7 @@ public struct LoggedChange {
         self.diagnostics = diagnostics
         // A change that writes no log from it (a migration down) is still none of a household
         // that moved: its vault is a tombstone, or an old copy put back beside the log.
+        if let input = files.input { try VaultLogFiles.refuseLog(input, besideVaultOf: opened.document.version) }
         if !readsLog, opened.document.version >= 3, let input = files.input,
            let bytes = try? InputFiles.readIfPresent(input, what: "household log"), (try? HouseholdLog(parsing: bytes))?.endsWithRotation == true {
             throw VaultError.householdMoved()
@@ -261,6 +271,11 @@ extension VaultError {
         return VaultError(.logBroken, "the schema 3 vault has no household log at '\(path)': who changed it cannot be told",
                    hint: "\(elsewhere)if this vault never had one, the parent starts it: vault-tool log start --key-file PARENT.nsec \(ShellWord.path(vault))",
                    file: file, line: line)
+    }
+
+    static func olderVaultBesideLog(_ version: Int, log path: String, file: String = #fileID, line: UInt = #line) -> VaultError {
+        VaultError(.logBroken, "a schema \(version) vault beside the household log \(FileNames.quoted(path)): logs begin with schema 3, so this vault was put back over the one the log records; nothing was changed",
+                   hint: "restore the vault the log's last event names (vault-tool log show), or, if it was moved back to schema \(version) on purpose, move the log away first", file: file, line: line)
     }
 
     static func newLogOverAnother(_ path: String, file: String = #fileID, line: UInt = #line) -> VaultError {

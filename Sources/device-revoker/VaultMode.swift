@@ -155,7 +155,7 @@ struct VaultMode: ParsableCommand {
         // nothing to revoke and the app would never learn which groups to leave.
         if let jsonOutput { try writer.stage(jsonOutput, radiusJSON(plan, written: document).reported()) }
         if let opsFile { try writer.stage(opsFile, operationLines(VaultRevocation.operations(plan))) }
-        let names = plan.revoke.map { "\($0.deviceName) (\($0.deviceId.prefix(8)))" }.joined(separator: ", ")
+        let names = plan.revoke.map { "\(RecordedText.named($0.deviceName)) (\(RecordedText.named(String($0.deviceId.prefix(8)))))" }.joined(separator: ", ")
         try writer.stageVault(vaultOutput, change.record(.init(.revoke, summary: "revoked \(counted(plan.revoke.count, "device")): \(names)", reason: reason,
                                                                 details: plan.revoke.map { ["device", $0.deviceId] }),
                                                          vault: bytes, revision: document.revision), log: logs.declaredOutput)

@@ -49,6 +49,7 @@ struct LogInputOptions: ParsableArguments {
     func readVerified() throws -> (vault: [UInt8], household: HouseholdID, log: HouseholdLog, verified: HouseholdLog.Verified) {
         let bytes = try InputFiles.read(vault, what: "vault")
         let header = try VaultHeader(parsing: bytes.prefix(VaultEnvelope.headerByteCount))
+        try VaultLogFiles.refuseLog(logPath, besideVaultOf: Int(header.schemaVersion))
         guard header.schemaVersion >= 3 else { throw VaultError.noLogBeforeSchema3(Int(header.schemaVersion)) }
         let log = try VaultLogFiles.read(logPath, ofVault: vault, logOption: "--log")
         return (bytes, header.householdID, log, try log.verified(household: header.householdID, vault: bytes))
@@ -86,10 +87,19 @@ struct LogVerify: ParsableCommand {
         _ = try CommandFiles(reads: input.declaredInputs, writes: [])
         // Checked before anything is read: a malformed id is a usage error, not a tampering.
         let expected = try expectEvent.map { try hexIDOption("--expect-event", $0) }
-        let (_, household, _, verified) = try input.readVerified()
-        // An id as the tools print it (12 characters or more) or whole.
-        for id in expected {
-            if !verified.entries.contains(where: { $0.event.idHex.hasPrefix(id) }) { throw VaultError.expectedEventMissing(id) }
+        let household: HouseholdID, verified: HouseholdLog.Verified
+        do {
+            (_, household, _, verified) = try input.readVerified()
+            // An id as the tools print it (12 characters or more) or whole.
+            for id in expected {
+                if !verified.entries.contains(where: { $0.event.idHex.hasPrefix(id) }) { throw VaultError.expectedEventMissing(id) }
+            }
+        } catch let error as VaultError where json {
+            // A failed verification is a result too, as `check --json` gives one: a script reads
+            // `ok` on standard output whatever happened, and the error on standard error.
+            try? StandardStreams.writeOutput(JSONValue.object([("ok", .bool(false)), ("error", .string(error.code.name)),
+                                                               ("message", .string(SecretRedaction.redacting(error.reason)))]).reported())
+            throw error
         }
         let head = verified.head
         if json {

@@ -120,6 +120,11 @@ struct MigrateVault: ParsableCommand {
         diagnostics.note(outcome.unchanged
             ? "household \(outcome.household.shortHex)… is already at version \(to); written unchanged"
             : "household \(outcome.household.shortHex)… migrated from version \(report.from) to \(report.to)")
+        // Schema 3 keeps the children's keys from the vault key; the backup of an older vault
+        // does not (a hostile trial: the vault key alone opened them from the .bak beside it).
+        if inPlace, !noBackup, !outcome.unchanged, report.from < 3, report.to >= 3 {
+            diagnostics.warning("the backup \(ShellWord.path(backupOutput.displayName)) is the schema \(report.from) vault: the vault key support holds opens every child's key in it; once the migrated vault is checked, remove it: rm \(ShellWord.path(backupOutput.displayName))")
+        }
     }
 
     private func reportText(_ report: Migration.Report) -> String {

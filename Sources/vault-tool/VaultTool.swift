@@ -54,7 +54,7 @@ struct VaultTool: ParsableCommand {
 /// The next steps for refusals this tool's flags resolve.
 private let hints: [VaultError.Code: String] = [
     .lossyDowngrade: "pass --allow-lossy to migrate anyway; the dropped values are then listed",
-    .mergeFailsCheck: "resolve by hand: open both copies with --reveal-secrets, edit, and seal",
+    .mergeFailsCheck: "the parent resolves it by hand: open both copies with --key-file and --reveal-secrets, edit, and seal",
     .journalOfAnotherBatch: "run the command the journal belongs to, or give this one a new --journal",
     .earlierJournal: "resume that run with --journal naming it",
     .fleetCheckFailed: "restore each damaged object from a backup, or have the household's device write it again; make each key file readable",

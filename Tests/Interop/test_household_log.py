@@ -63,12 +63,20 @@ def reference_verify(log_text: str, household_hex: str, vault: bytes):
         vault_tag = tag("vault")
         if action not in ACTIONS or not vault_tag or len(vault_tag) != 2 or len(vault_tag[0]) != 64 or not vault_tag[1].isdigit():
             return number
+        if vault_tag[0] != vault_tag[0].lower():
+            return number
+        if action == "revoke" and not any(t and t[0] == "device" for t in raw["tags"]) and tag("dropped") is None:
+            return number
+        if action == "device" and (tag("change") or [None])[0] not in {"add", "promote", "rename", "limit"}:
+            return number
         if previous is None and action not in {"start", "seal", "migrate"}:
             return number
         if action in {"grant", "withdraw"} and previous is not None and vault_tag != previous["vault"]:
             return number
         is_parent = hashlib.sha256(raw["pubkey"].encode()).hexdigest() == household_hex
         if not is_parent:
+            if action == "device" and tag("change") == ["add"]:
+                return number
             if action in PARENT_ONLY or not any(g["key"] == raw["pubkey"] and not g["withdrawn"] and action in g["actions"]
                                                 and raw["created_at"] < g["until"] for g in grants.values()):
                 return number
@@ -261,6 +269,9 @@ def tamperings(lines, agent):
         "the last two deleted": lines[:2],
         "an event repeated": lines[:3] + [lines[2], lines[3]],
         "a line that is no event": lines[:2] + ["{\"hello\": 1}"] + lines[2:],
+        # A hostile trial's: a support event that names no device, or its digest in upper case.
+        "revocation naming no device": resigned(2, agent, tags=[t for t in events[2]["tags"] if t[0] != "device"]),
+        "digest in upper case": resigned(2, agent, tags=[t if t[0] != "vault" else ["vault", t[1].upper(), t[2]] for t in events[2]["tags"]]),
     }
 
 
@@ -491,3 +502,30 @@ def test_expect_event_takes_an_id_as_the_notes_print_it(signed):
     cut = tool("vault-tool", "log", "verify", "--log", "cut.log", "--expect-event", events[3]["id"][:12], "h.vault", cwd=folder)
     assert cut.returncode == 3 and "does not hold the event" in cut.stderr
     assert tool("vault-tool", "log", "verify", "--expect-event", "abc", "h.vault", cwd=folder).returncode == 64
+
+
+@pytest.mark.parametrize("change,signer", [("add", "support"), ("frobnicate", "parent"), (None, "parent"), ("add", "parent"), ("rename", "support")])
+def test_a_device_event_says_which_change_and_only_the_parent_adds_a_device(signed, change, signer):
+    """A hostile trial appended support-signed `device` events that verified: one adding a
+    device (only the parent key may: its subkey derives from it), one of a change no command
+    makes, one of none. The tool and the reference hold each to §10.3; the parent's add and a
+    support rename under a grant verify."""
+    folder, agent = signed
+    _, npub = new_key(folder, "helper.nsec")
+    helper = nip19_decode((folder / "helper.nsec").read_text().strip(), "nsec")
+    granted = tool("vault-tool", "log", "grant", "--key-file", "parent.nsec", "--to", npub, "--allow", "device", "--until", "2027-01-01",
+                   "--now", "2026-01-05T00:00:00Z", "h.vault", cwd=folder)
+    assert granted.returncode == 0, granted.stderr
+    lines = (folder / "h.log").read_text().splitlines()
+    last = json.loads(lines[-1])
+    vault_tag = next(t for t in last["tags"] if t[0] == "vault")
+    tags = [["h", PARENT.household_id.hex()], ["prev", last["id"]], ["action", "device"], vault_tag]
+    if change:
+        tags.append(["change", change])
+    secret = PARENT.secret if signer == "parent" else helper
+    lines.append(sign_event(secret, last["created_at"] + 60, tags, "changed the devices"))
+    (folder / "t.log").write_text("\n".join(lines) + "\n")
+    result = tool("vault-tool", "log", "verify", "--log", "t.log", "h.vault", cwd=folder)
+    expected = reference_verify("\n".join(lines) + "\n", PARENT.household_id.hex(), (folder / "h.vault").read_bytes())
+    assert tool_broken_line(result) == expected, result.stderr
+    assert expected == (None if (change, signer) in {("add", "parent"), ("rename", "support")} else len(lines))

@@ -213,3 +213,101 @@ def test_a_batch_to_3_with_a_vault_key_line_is_refused_before_any_folder_or_jour
     assert result.returncode == 64, result.stderr
     assert "manifest line 2" in result.stderr and "parent key" in result.stderr
     assert sorted(os.listdir(household)) == before
+
+
+@pytest.mark.parametrize("forgery", ["own device in every group", "child's key swapped", "member added to a group", "device renamed with a control character"])
+def test_a_merge_by_the_vault_key_brings_in_nothing_only_the_parent_makes(household, forgery):
+    """A hostile trial: support, granted `merge`, sealed a copy itself with the vault key
+    (its own device in every group, its key as a child's) and merged it in: exit 0, the log
+    said "merged another copy in (0 conflicts)" and verified. A vault-key merge may bring in
+    nothing only the parent key makes; the parent's own merge of the same copy still works
+    where the result is sound."""
+    assert tool("vault-tool", "migrate", "vault", "--key-file", "parent.nsec", "--to", "3", "-o", "v3.vault", "v2.vault", cwd=household).returncode == 0
+    support_key(household)
+    vault = (household / "v3.vault").read_bytes()
+    document = open_envelope(vault, PARENT.vault_key)
+    agent = Household(nip19_decode((household / "agent.nsec").read_text().strip(), "nsec"))
+    theirs = json.loads(json.dumps(document))
+    if forgery == "own device in every group":
+        theirs["devices"].append(dict(theirs["devices"][0], deviceId="11111111-2222-4333-8444-555555555555", deviceName="Support's",
+                                      isPrimary=False, subkeyPublicKey=agent.pubkey))
+        for group in theirs["groupMemberships"]:
+            group["memberPubkeys"].append(agent.pubkey)
+    elif forgery == "child's key swapped":
+        child = next(c for c in theirs["childProfiles"] if c.get("npub"))
+        child["npub"] = nip19_encode("npub", bytes.fromhex(agent.pubkey))
+    elif forgery == "member added to a group":
+        theirs["groupMemberships"][0]["memberPubkeys"].append(agent.pubkey)
+    else:
+        theirs["devices"][0]["deviceName"] = "Kitchen\x1b[2J iPad"
+    (household / "theirs.vault").write_bytes(seal_envelope(json.dumps(theirs).encode(), PARENT.household_id, PARENT.vault_key, schema=3))
+    before = sorted(p.name for p in household.iterdir())
+    merged = tool("vault-tool", "merge", "--vault-key-file", "support.vaultkey", "--signer-key-file", "agent.nsec", "--base", "v3.vault",
+                  "--ours", "v3.vault", "--theirs", "theirs.vault", "-o", "merged.vault", cwd=household)
+    assert merged.returncode == 64 and ("needs the parent key" in merged.stderr or "holds a control" in merged.stderr), merged.stderr
+    assert merged.returncode != 0 and sorted(p.name for p in household.iterdir()) == before
+
+
+def test_a_device_named_like_a_key_is_still_revoked_renamed_and_promoted(household):
+    """A hostile trial: a device named with an nsec (a thief's stolen iPad may be) could not be
+    revoked, renamed or promoted, by the parent either (exit 64: the event's sentence held a
+    key), while the dry run said it would be. The event records what stands for the name."""
+    assert tool("vault-tool", "migrate", "vault", "--key-file", "parent.nsec", "--to", "3", "-o", "v3.vault", "v2.vault", cwd=household).returncode == 0
+    rogue = Household(os.urandom(32))
+    assert tool("vault-tool", "open", "--key-file", "parent.nsec", "--reveal-secrets", "-o", "doc.json", "v3.vault", cwd=household).returncode == 0
+    document = json.loads((household / "doc.json").read_text())
+    victim = next(d for d in document["devices"] if d["status"] == "active" and not d["isPrimary"])
+    victim["deviceName"] = rogue.nsec
+    (household / "doc2.json").write_text(json.dumps(document))
+    (household / "doc.json").unlink()
+    assert tool("vault-tool", "seal", "--key-file", "parent.nsec", "-o", "v3.vault", "doc2.json", cwd=household).returncode == 0
+    (household / "doc2.json").unlink()
+    for argv in [["vault-tool", "device", "promote", "--key-file", "parent.nsec", "--in-place", "v3.vault", victim["deviceId"]],
+                 ["vault-tool", "device", "rename", "--key-file", "parent.nsec", "--in-place", "v3.vault", victim["deviceId"], "Stolen iPad"]]:
+        result = tool(*argv, cwd=household)
+        assert result.returncode == 0, (argv, result.stderr)
+        assert rogue.nsec not in result.stdout + result.stderr
+    # Named so again, then revoked.
+    assert tool("vault-tool", "open", "--key-file", "parent.nsec", "--reveal-secrets", "-o", "doc.json", "v3.vault", cwd=household).returncode == 0
+    document = json.loads((household / "doc.json").read_text())
+    next(d for d in document["devices"] if d["deviceId"] == victim["deviceId"])["deviceName"] = rogue.nsec
+    other = next(d for d in document["devices"] if d["deviceId"] != victim["deviceId"] and d["status"] == "active")
+    for d in document["devices"]:
+        d["isPrimary"] = d["deviceId"] == other["deviceId"]
+    (household / "doc2.json").write_text(json.dumps(document))
+    assert tool("vault-tool", "seal", "--key-file", "parent.nsec", "-o", "v3.vault", "doc2.json", cwd=household).returncode == 0
+    revoked = tool("device-revoker", "vault", "--key-file", "parent.nsec", "--vault", "v3.vault", "--device", victim["deviceId"], "-o", "r.vault",
+                   "--ops", "r.ops", cwd=household)
+    assert revoked.returncode == 0, revoked.stderr
+    assert rogue.nsec not in revoked.stdout + revoked.stderr + (household / "r.log").read_text()
+    assert tool("vault-tool", "log", "verify", "r.vault", cwd=household).returncode == 0
+
+
+def test_a_migration_to_3_in_place_says_its_backup_still_opens_to_the_vault_key(household):
+    """A hostile trial: `migrate --to 3 --in-place` left the schema 2 vault as its backup, from
+    which the vault key alone opens every child's key, without a word."""
+    result = tool("vault-tool", "migrate", "vault", "--key-file", "parent.nsec", "--to", "3", "--in-place", "v2.vault", cwd=household)
+    assert result.returncode == 0, result.stderr
+    assert (household / "v2.vault.bak").exists() and "opens every child's key" in result.stderr and "rm 'v2.vault.bak'" in result.stderr
+
+
+def test_a_schema_2_copy_put_back_beside_the_log_is_tampering_to_every_reader_and_writer(household):
+    """A hostile trial: a schema 2 copy put in place of the schema 3 vault, its log beside, was
+    revoked from with no signer and no event (exit 0), and `log verify` said "migrate it first"
+    (exit 4). Both now say the vault was put back over the one the log records (exit 3)."""
+    assert tool("vault-tool", "migrate", "vault", "--key-file", "parent.nsec", "--to", "3", "--in-place", "--no-backup", "v2.vault", cwd=household).returncode == 0
+    (household / "v2.vault").write_bytes((FIXTURES / "testkit" / "ok-v2-household.vault").read_bytes())
+    assert (household / "v2.log").exists()
+    verify = tool("vault-tool", "log", "verify", "v2.vault", cwd=household)
+    assert verify.returncode == 3 and "put back" in verify.stderr, verify.stderr
+    shown = tool("vault-tool", "log", "verify", "--json", "v2.vault", cwd=household)
+    assert shown.returncode == 3 and json.loads(shown.stdout)["ok"] is False, shown.stdout
+    document = open_envelope((household / "v2.vault").read_bytes(), PARENT.vault_key)
+    device = next(d for d in document["devices"] if d["status"] == "active" and not d["isPrimary"])
+    before = sorted(p.name for p in household.iterdir())
+    for argv in [["device-revoker", "vault", "--vault-key-file", "support.vaultkey", "--vault", "v2.vault", "--device", device["deviceId"], "-o", "r.vault", "--ops", "r.ops"],
+                 ["vault-tool", "device", "rename", "--key-file", "parent.nsec", "-o", "r.vault", "v2.vault", device["deviceId"], "Renamed"],
+                 ["vault-tool", "migrate", "vault", "--key-file", "parent.nsec", "--to", "3", "-o", "r.vault", "v2.vault"]]:
+        result = tool(*argv, cwd=household)
+        assert result.returncode == 3 and "put back" in result.stderr, (argv, result.stderr)
+    assert sorted(p.name for p in household.iterdir()) == before

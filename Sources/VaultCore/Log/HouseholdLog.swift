@@ -192,7 +192,7 @@ extension HouseholdLog {
             if let problem = event.problem { throw broken(problem) }
             guard event.kind == Self.kind else { throw broken("it is a Nostr event of kind \(event.kind), not a household log event (\(Self.kind))") }
             // Each of these tags once: two readers must not take different ones for the event's.
-            for name in ["h", "prev", "action", "vault", "reason", "p", "allow", "until", "label", "e", "successor", "predecessor", "dropped"]
+            for name in ["h", "prev", "action", "vault", "reason", "p", "allow", "until", "label", "e", "successor", "predecessor", "dropped", "change"]
             where event.tags(named: name).count > 1 {
                 throw broken("it has more than one \(name) tag")
             }
@@ -208,8 +208,10 @@ extension HouseholdLog {
                 throw broken("the log does not start here: it names an event before it, which is missing")
             }
             guard let name = event.tag("action"), let action = LogAction(rawValue: name) else { throw broken("it names no action this suite knows") }
+            // The digest as the tools write it, lower case: a log is compared as text, and an
+            // upper-case one read as "a run cut off" rather than a malformed tag.
             guard let vault = event.tags(named: "vault").first, vault.count == 2, vault[0].utf8.count == 64, Hex.decode(vault[0]) != nil,
-                  let revision = Int(vault[1]), revision >= 0 else {
+                  vault[0] == vault[0].lowercased(), let revision = Int(vault[1]), revision >= 0 else {
                 throw broken("its vault tag is not [\"vault\", SHA-256 hex, revision]")
             }
             if let previous, action == .grant || action == .withdraw, (vault[0], revision) != (previous.vaultDigest, previous.revision) {
@@ -222,6 +224,7 @@ extension HouseholdLog {
             } catch let error as VaultError {
                 throw broken("it is signed by a key that may not \(action.rawValue) then (\(error.reason))")
             }
+            try Self.checkWhatItChanged(event, action, signer: signer, broken: broken)
             switch action {
             case .grant: grants.append(try Self.grant(of: event, broken: broken))
             case .withdraw:
@@ -234,6 +237,23 @@ extension HouseholdLog {
             entries.append(Entry(line: line, event: event, action: action, signer: signer, vaultDigest: vault[0], revision: revision))
         }
         return Verified(household: household, entries: entries, grants: grants)
+    }
+
+    /// What an event says it changed, held to what its action can change and its signer may: a
+    /// device event is one of the device commands, and adds a device only by the parent key
+    /// (its subkey derives from it); a revocation names the devices it revoked (or says which
+    /// event it gave up). A hostile trial appended support-signed events that broke each.
+    private static func checkWhatItChanged(_ event: NostrEvent, _ action: LogAction, signer: Signer, broken: (String) -> VaultError) throws {
+        switch action {
+        case .device:
+            guard let change = event.tag("change"), ["add", "promote", "rename", "limit"].contains(change) else {
+                throw broken("its device change (change) is none of add, promote, rename, limit")
+            }
+            if change == "add", signer != .parent { throw broken("a support key added a device, which only the parent key may: the device's subkey derives from it") }
+        case .revoke:
+            guard !event.tags(named: "device").isEmpty || event.tag("dropped") != nil else { throw broken("it revokes no device (device)") }
+        default: break
+        }
     }
 
     private static func grant(of event: NostrEvent, broken: (String) -> VaultError) throws -> Grant {

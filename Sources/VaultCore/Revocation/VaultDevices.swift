@@ -86,15 +86,15 @@ public enum VaultDevices {
             let device = try selected(typed, in: document)
             guard device.status == .active else { throw VaultError.deviceNotActive(device.deviceId, doing: "promoted") }
             guard !device.isPrimary else {
-                return Outcome(document: document, operations: [], summary: "\(device.deviceName) (\(device.deviceId)) is already the primary", deviceID: device.deviceId, unchanged: true)
+                return Outcome(document: document, operations: [], summary: "\(RecordedText.named(device.deviceName)) (\(RecordedText.named(device.deviceId))) is already the primary", deviceID: device.deviceId, unchanged: true)
             }
             for index in changed.devices.indices { changed.devices[index].isPrimary = changed.devices[index].deviceId == device.deviceId }
-            return try finished(changed, now: now, operations: [], summary: "promoted \(device.deviceName) (\(device.deviceId)) to primary", deviceID: device.deviceId)
+            return try finished(changed, now: now, operations: [], summary: "promoted \(RecordedText.named(device.deviceName)) (\(RecordedText.named(device.deviceId))) to primary", deviceID: device.deviceId)
         case .rename(let typed, let name):
             try checkText(name, field: "the new name")
             let device = try selected(typed, in: document)
             guard device.deviceName != name else {
-                return Outcome(document: document, operations: [], summary: "\(device.deviceId) is already named \(name)", deviceID: device.deviceId, unchanged: true)
+                return Outcome(document: document, operations: [], summary: "\(RecordedText.named(device.deviceId)) is already named \(name)", deviceID: device.deviceId, unchanged: true)
             }
             if let same = active.first(where: { $0.deviceId != device.deviceId && VaultRevocation.folded($0.deviceName) == VaultRevocation.folded(name) }) {
                 throw VaultError.deviceNameTaken(name, by: same.deviceId)
@@ -102,7 +102,7 @@ public enum VaultDevices {
             let index = changed.devices.firstIndex { $0.deviceId == device.deviceId }!
             changed.devices[index].deviceName = name
             try refuseNewAmbiguity(before: document.devices, after: changed.devices)
-            return try finished(changed, now: now, operations: [], summary: "renamed \(device.deviceName) (\(device.deviceId)) to \(name)", deviceID: device.deviceId)
+            return try finished(changed, now: now, operations: [], summary: "renamed \(RecordedText.named(device.deviceName)) (\(RecordedText.named(device.deviceId))) to \(name)", deviceID: device.deviceId)
         case .limit(let limit):
             guard document.version >= 2 else { throw VaultError.deviceLimitNeedsSchema2() }
             if let limit {

@@ -26,6 +26,14 @@ public enum RecordedText {
         }
     }
 
+    /// A name or id the vault already holds, as a record's sentence names it: itself, or, when
+    /// the record may not keep it (it reads as a key, words or a share), what stands for it. A
+    /// stolen iPad named so by its thief must still be revoked: the change is recorded, the
+    /// name is not (a hostile trial: its revocation was refused, exit 64, by the parent too).
+    public static func named(_ text: String) -> String {
+        (try? check(text, field: "")) == nil ? "(a name not recorded: it reads as a key, recovery words or a share)" : text
+    }
+
     /// The bounded length of free text in a record (a label, a reason, an operator's name).
     public static let maximumCharacters = 1_000
 

@@ -47,9 +47,40 @@ public enum VaultMerge {
     /// write a vault that does not pass check is refused (``VaultError/Code/mergeFailsCheck``).
     public static func checkedMerge(base: VaultDocument, ours: VaultDocument, theirs: VaultDocument, access: VaultAccess) throws -> Result {
         let result = try merge(base: base, ours: ours, theirs: theirs)
+        if access.parentKey == nil { try refuseParentOnlyChanges(result.document, ours: ours) }
         let check = try VaultCheck.run(result.document, access: access)
         guard check.isClean else { throw VaultError.mergeFailsCheck(check.findings.map(\.description)) }
         return result
+    }
+
+    /// What only the parent key makes, which a merge by the vault key alone may not bring in
+    /// from the other copies, since nothing in them proves the parent made it: a device and its
+    /// subkey (derived from the parent key), a member of a group that no device of ours is, a
+    /// child's key, the wrap key, the key history and the successor; and a device's name the
+    /// device commands would refuse. A hostile trial: support, granted `merge`, sealed a copy
+    /// itself with the vault key, holding its own device in every group and its key as a
+    /// child's, merged it in, and the log said "merged another copy in (0 conflicts)".
+    static func refuseParentOnlyChanges(_ merged: VaultDocument, ours: VaultDocument) throws {
+        let ourDevices = Dictionary(ours.devices.map { ($0.deviceId, $0) }, uniquingKeysWith: { first, _ in first })
+        for device in merged.devices {
+            guard let mine = ourDevices[device.deviceId], mine.subkeyPublicKey == device.subkeyPublicKey else {
+                throw VaultError.mergeNeedsParentKey("the device \(QuotedInput(device.deviceId)), not in our copy or with another subkey,")
+            }
+            if device.deviceName != mine.deviceName { try VaultDevices.checkText(device.deviceName, field: "the merged name of device \(QuotedInput(device.deviceId))") }
+        }
+        let members = Set(ours.devices.map(\.subkeyPublicKey) + ours.groupMemberships.flatMap(\.memberPubkeys))
+        for group in merged.groupMemberships where group.memberPubkeys.contains(where: { !members.contains($0) }) {
+            throw VaultError.mergeNeedsParentKey("a member of group \(QuotedInput(group.mlsGroupId)) that no device of our copy is")
+        }
+        let ourChildren = Dictionary(ours.childProfiles.map { ($0.profileId, $0) }, uniquingKeysWith: { first, _ in first })
+        for child in merged.childProfiles {
+            guard let mine = ourChildren[child.profileId], mine.npub == child.npub, mine.nsec == child.nsec else {
+                throw VaultError.mergeNeedsParentKey("the key of child profile \(QuotedInput(child.profileId)), not in our copy or another,")
+            }
+        }
+        guard merged.parentWrapKey == ours.parentWrapKey, merged.keyHistory == ours.keyHistory, merged.successor == ours.successor else {
+            throw VaultError.mergeNeedsParentKey("another copy's wrap key, key history or successor")
+        }
     }
 
     public static func merge(base: VaultDocument, ours: VaultDocument, theirs: VaultDocument) throws -> Result {
@@ -250,5 +281,14 @@ extension VaultError {
     /// A three-way merge of vaults that belong to more than one household.
     static func mergeOfSeveralHouseholds(file: String = #fileID, line: UInt = #line) -> VaultError {
         VaultError(.keyMismatch, "the three vaults are not of one household", file: file, line: line)
+    }
+}
+
+extension VaultError {
+    /// A merge by the vault key alone whose result holds `what` from a copy other than ours:
+    /// only the parent key makes it, and nothing in that copy proves the parent did.
+    static func mergeNeedsParentKey(_ what: String, file: String = #fileID, line: UInt = #line) -> VaultError {
+        VaultError(.parentKeyNeeded, "merging in \(what) needs the parent key: only the parent adds devices, group members and keys, and nothing in another copy proves the parent did; nothing was written",
+                   hint: "have the parent merge it with the parent key (--key-file), or make the change with the command for it", file: file, line: line)
     }
 }

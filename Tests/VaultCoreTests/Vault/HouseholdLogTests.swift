@@ -27,7 +27,9 @@ import Testing
     func change(_ house: inout Household3, by signer: SecretKey, _ action: LogAction = .revoke, at seconds: Int64 = 1_800_000_100) throws {
         house.vault = random.bytes(200)
         house.revision += 1
-        house.log = try house.log.appendingUnverified(.init(action, summary: "\(action)"), household: house.household, vault: house.vault,
+        // What each action's event names (a revocation its devices, a device change its kind).
+        let details: [[String]] = action == .revoke ? [["device", "D\(house.revision)"]] : action == .device ? [["change", "rename"]] : []
+        house.log = try house.log.appendingUnverified(.init(action, summary: "\(action)", details: details), household: house.household, vault: house.vault,
                                             revision: house.revision, signer: signer, at: Timestamp(seconds: seconds))
     }
 
