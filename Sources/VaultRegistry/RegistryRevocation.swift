@@ -688,7 +688,7 @@ extension DeviceRegistry {
         }
         if !applied, t.hasConversations {
             try db.execute("""
-                INSERT INTO closing SELECT m.convo_id, m.member_mls_did, coalesce(m.is_admin, FALSE) FROM batch b
+                INSERT INTO closing SELECT m.convo_id, m.user_did || '#' || m.device_id, coalesce(m.is_admin, FALSE) FROM batch b
                     JOIN members m ON m.user_did = b.user_did AND m.device_id = b.device_id WHERE m.left_at IS NULL
                 """)
         }

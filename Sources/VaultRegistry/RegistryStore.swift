@@ -199,13 +199,17 @@ struct RegistryDialect: Sendable {
         beforeStoringOperations: nil,
         probingIndexes: nil,
         bySignatureKey: " INDEXED BY user_devices_by_signature_key",
+        // The member an operation removes is the revoked device's own MLS DID, as the server
+        // gives it (`USER_DID#DEVICE_ID`, seed 003), never the row's `member_mls_did`: a row the
+        // app wrote naming another device's would have that device removed (import refuses such
+        // rows; the app's own database may hold one).
         closeMemberships: "UPDATE members SET left_at = ? WHERE left_at IS NULL AND (user_did, device_id) IN (SELECT user_did, device_id FROM batch)",
         // SQLite cannot insert what an UPDATE returns: a temporary trigger, on this connection
         // only and for this statement only (made and dropped inside the transaction), does.
         collectingClosing: (start: """
             CREATE TEMP TRIGGER registry_revoke_collects_closing AFTER UPDATE OF left_at ON main.members
             WHEN OLD.left_at IS NULL AND NEW.left_at IS NOT NULL
-            BEGIN INSERT INTO closing VALUES (NEW.convo_id, NEW.member_mls_did, coalesce(NEW.is_admin, 0)); END
+            BEGIN INSERT INTO closing VALUES (NEW.convo_id, NEW.user_did || '#' || NEW.device_id, coalesce(NEW.is_admin, 0)); END
             """, end: "DROP TRIGGER temp.registry_revoke_collects_closing"))
     static let postgres = RegistryDialect(
         blobType: "BYTEA", timeType: "TIMESTAMPTZ", boolType: "BOOLEAN", tableSuffix: "", byteOrder: #" COLLATE "C""#, temporarySchema: "pg_temp",
@@ -224,7 +228,7 @@ struct RegistryDialect: Sendable {
         bySignatureKey: "",
         closeMemberships: """
             WITH closed AS (UPDATE members SET left_at = ? WHERE left_at IS NULL AND (user_did, device_id) IN (SELECT user_did, device_id FROM batch)
-                            RETURNING convo_id, member_mls_did, coalesce(is_admin, FALSE) AS is_admin)
+                            RETURNING convo_id, user_did || '#' || device_id AS member_mls_did, coalesce(is_admin, FALSE) AS is_admin)
             INSERT INTO closing SELECT convo_id, member_mls_did, is_admin FROM closed
             """,
         collectingClosing: nil)

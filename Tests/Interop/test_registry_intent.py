@@ -54,6 +54,15 @@ class Registry:
     def value(self, sql):
         return self.rows(sql)[0][0]
 
+    def execute(self, sql, parameters):
+        """A write as the app makes it, beside the tool (SQLite's `?` placeholders)."""
+        if self.engine == "sqlite":
+            with sqlite3.connect(self.db) as connection:
+                connection.execute(sql, parameters)
+            return
+        with psycopg.connect(host=self.host, port=self.port, user=self.user, dbname=self.name) as connection:
+            connection.execute(sql.replace("?", "%s"), parameters)
+
     def active(self):
         return {(u, d) for u, d in self.rows("SELECT user_did, device_id FROM user_devices WHERE is_active")}
 
@@ -488,3 +497,20 @@ def test_a_batch_id_is_shown_escaped_in_the_revoke_summary(registry, tmp_path):
     for stream in (result.stdout, result.stderr):
         assert not any(c in stream for c in "\x1b\u202e\u2028"), repr(stream)
     assert "revoked (batch T-1\\u{202e}\\u{2028}\\u{1b}[2Jx)" in result.stdout, result.stdout
+
+
+def test_a_revocation_removes_only_the_revoked_devices_own_member_whatever_a_row_of_the_apps_says(registry, tmp_path):
+    """The review of the import's rule: the app writes its own rows (PostgreSQL), and a row
+    whose member_mls_did names another device's would have had that innocent device removed
+    when this one was revoked. The operation names the revoked device's own MLS DID."""
+    random_registry(registry, tmp_path, 11, users=6)
+    active = sorted(registry.active())
+    user, device = next(pair for pair in active if sum(p[0] == pair[0] for p in active) > 1)
+    innocent = next(pair for pair in active if pair[0] != user)
+    registry.execute("INSERT INTO members (convo_id, member_mls_did, user_did, device_id, joined_at, is_admin) VALUES (?, ?, ?, ?, ?, ?)",
+                     ("forged-convo", f"{innocent[0]}#{innocent[1]}", user, device, "2024-02-01T00:00:00Z", False))
+    result = succeeds("revoke", "--db", registry.db, "--device", f"{user}#{device}", "--reason", "lost", "--force", "--ops", str(tmp_path / "ops.jsonl"),
+                      "--now", NOW)
+    operations = [json.loads(line) for line in (tmp_path / "ops.jsonl").read_text().splitlines()]
+    assert operations and {op["member"] for op in operations} == {f"{user}#{device}"}, (operations, result.stderr)
+    assert any(op["convo"] == "forged-convo" for op in operations)
