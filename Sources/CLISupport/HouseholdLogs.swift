@@ -114,9 +114,25 @@ public struct VaultLogFiles {
     /// the vault was put back over its schema 3 successor, a downgrade that would make the
     /// next change unsigned (a hostile trial: support swapped a schema 2 copy in and revoked
     /// with no event). Refused as a broken log is (exit 3), by every reader and writer.
+    /// A log is known by its first line, a household log event (kind 4801): a log damaged
+    /// after it (a line added, its last newline cut) is still one.
     public static func refuseLog(_ path: String, besideVaultOf version: Int) throws {
-        guard version < 3, let bytes = try? InputFiles.readIfPresent(path, what: "household log"), (try? HouseholdLog(parsing: bytes)) != nil else { return }
+        guard version < 3, let bytes = try? InputFiles.readIfPresent(path, what: "household log") else { return }
+        let firstLine = bytes.prefix { $0 != 0x0a }
+        guard (try? HouseholdLog(parsing: bytes)) != nil || (try? JSONValue(parsing: Array(firstLine)))?["kind"] == .number(String(HouseholdLog.kind)) else { return }
         throw VaultError.olderVaultBesideLog(version, log: path)
+    }
+
+    /// A vault file's bytes, for every command that opens one: an older vault beside a
+    /// household log is refused before anything else (``refuseLog(_:besideVaultOf:)``).
+    /// `logPath`: the log named for it (`--log`), else the one beside it.
+    public static func readVault(_ path: String, logPath: String? = nil) throws -> [UInt8] {
+        let bytes = try InputFiles.read(path, what: "vault")
+        if let version = LoggedVault.schemaVersion(Array(bytes.prefix(VaultEnvelope.headerByteCount))), version < 3,
+           let log = logPath ?? (path == "-" ? nil : LoggedVault.logPath(besideVault: path)) {
+            try refuseLog(log, besideVaultOf: version)
+        }
+        return bytes
     }
 
     /// The household log at `path`, of the vault at `vault`: refused when there is none (a

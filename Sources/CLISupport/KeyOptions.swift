@@ -160,7 +160,7 @@ public struct VaultInputOptions: ParsableArguments {
     public var declaredInputs: [FileSet.Input] { access.declaredInputs + [FileSet.Input("vault", input)] }
 
     public func readVault() throws -> [UInt8] {
-        try InputFiles.read(input, what: "vault")
+        try VaultLogFiles.readVault(input)
     }
 
     /// Reads the key and the vault (once: standard input cannot be read twice) and opens it;

@@ -421,10 +421,15 @@ public final class StagedOutput: @unchecked Sendable {
         descriptor = openat(folder, ".", __O_TMPFILE | O_DIRECTORY | O_WRONLY | O_CLOEXEC, 0o600)
         if descriptor < 0 {
             let failure = errno
-            guard [EOPNOTSUPP, EISDIR, EINVAL].contains(failure) else {
-                throw AtomicFile.ioError(errno: failure, "could not create a temporary file beside '\(location.path)'")
+            do {
+                guard [EOPNOTSUPP, EISDIR, EINVAL].contains(failure) else {
+                    throw AtomicFile.ioError(errno: failure, "could not create a temporary file beside '\(location.path)'")
+                }
+                (descriptor, self.temporaryName) = try Self.namedTemporary(in: folder, for: location.path, recorded: temporaryName)
+            } catch {
+                location.folder.removeIfMadeAndEmpty()
+                throw error
             }
-            (descriptor, self.temporaryName) = try Self.namedTemporary(in: folder, for: location.path, recorded: temporaryName)
         }
         do {
             var info = stat()
@@ -435,7 +440,9 @@ public final class StagedOutput: @unchecked Sendable {
             if let secret { KeyHoldingFile.mark(descriptor, secret) }
             guard !flush || fsync(descriptor) == 0 else { throw AtomicFile.ioError(errno: errno, "could not flush '\(location.path)' to disk") }
         } catch {
-            discard()
+            // Nothing of a stage that failed is left, the folders made for it included (a
+            // trial: `split` onto a full disk left the empty folder it made for its sheets).
+            abandon()
             throw error
         }
     }

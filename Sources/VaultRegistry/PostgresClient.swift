@@ -29,7 +29,8 @@ final class PostgresClient {
     /// password file and the service file, as psql does.
     init(connection text: String) throws {
         try Self.requireLibrary()
-        try Self.requireRegularConfiguration(ProcessInfo.processInfo.environment)
+        // The connection string's own `passfile` wins over PGPASSFILE, as in libpq.
+        try Self.requireRegularConfiguration(ProcessInfo.processInfo.environment, passfile: (try? Self.options(text))?["passfile"])
         // The client encoding is set here, after the user's string: our text is UTF-8 whatever
         // the database's encoding is.
         let keywords = ["dbname", "fallback_application_name", "client_encoding"], values = [text, "device-revoker", "UTF8"]
@@ -61,12 +62,12 @@ final class PostgresClient {
     /// file), where they are: each must be a regular file, since libpq would wait forever on a
     /// FIFO's first read and read /dev/zero until memory ran out (issue 44). A file that is
     /// not there is libpq's to pass over.
-    static func requireRegularConfiguration(_ environment: [String: String]) throws {
+    static func requireRegularConfiguration(_ environment: [String: String], passfile: String? = nil) throws {
         let home = environment["HOME"].map { $0.hasSuffix("/") ? String($0.dropLast()) : $0 }
         let files: [(String?, String)] = [
             (environment["PGSERVICEFILE"] ?? home.map { "\($0)/.pg_service.conf" }, "the PostgreSQL service file"),
             (environment["PGSYSCONFDIR"].map { "\($0)/pg_service.conf" } ?? "/etc/postgresql-common/pg_service.conf", "the system's PostgreSQL service file"),
-            (environment["PGPASSFILE"] ?? home.map { "\($0)/.pgpass" }, "the PostgreSQL password file"),
+            (passfile ?? environment["PGPASSFILE"] ?? home.map { "\($0)/.pgpass" }, "the PostgreSQL password file"),
         ]
         // /dev/null reads as an empty file, the usual way to say "no password file".
         for case let (path?, what) in files where ResolvedPath.realPath(path) != "/dev/null" {

@@ -165,9 +165,9 @@ extension Registry {
                         throw error.withContext(prefix: "devices file line \(number): ")
                     }
                 }
-                // Entries that are list words wait until the run of them ends: twelve in a row
-                // are recovery words or a share, refused whole before the first is quoted back
-                // as "not USER_DID#DEVICE_ID" (``ListFile/holdsRecoveryWords(_:)``).
+                // Entries that are list words wait for the end of the list (at most eleven):
+                // twelve are recovery words or a share, refused whole before the first is quoted
+                // back as "not USER_DID#DEVICE_ID" (``ListFile/holdsRecoveryWords(_:)``).
                 var waiting: [(Int, String)] = [], run = ListFile.WordRun()
                 try InputFiles.forEachLine(path, what: "devices file") { number, line in
                     guard let text = ListFile.entry(line) else { return }
@@ -175,10 +175,7 @@ extension Registry {
                     switch run.add(text) {
                     case .recoveryWords: throw VaultError.listHoldsRecoveryWords("devices file", path)
                     case .listWords: waiting.append((number, text))
-                    case .other:
-                        for (waitingNumber, waitingText) in waiting { try use(waitingNumber, waitingText) }
-                        waiting = []
-                        try use(number, text)
+                    case .other: try use(number, text)
                     }
                 }
                 for (number, text) in waiting { try use(number, text) }

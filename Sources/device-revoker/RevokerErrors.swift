@@ -20,7 +20,7 @@ extension VaultError {
     }
 
     static func listHoldsRecoveryWords(_ what: String, _ path: String, file: String = #fileID, line: UInt = #line) -> VaultError {
-        VaultError(.listHoldsRecoveryWords, "\(what) \(InputFiles.quotedName(path)) holds recovery words or a share (not shown: 12 or more list words in a row), not entries to revoke".displaySafe,
+        VaultError(.listHoldsRecoveryWords, "\(what) \(InputFiles.quotedName(path)) holds recovery words or a share (not shown: 12 or more list words), not entries to revoke".displaySafe,
                    hint: "give the list meant; a file of recovery words is a secret: keep it where only its owner can read it", file: file, line: line)
     }
 

@@ -107,7 +107,7 @@ struct VaultMode: ParsableCommand {
         let files = try CommandFiles(reads: self.access.declaredInputs + signer.declaredInputs + logs.declaredInputs + [.init("--vault", vault)] + (devicesFile.map { [.init("--devices-file", $0)] } ?? []),
                                      writes: [jsonOutput, opsFile, vaultOutput].compactMap { $0 } + logs.declaredOutputs, force: force)
         let access = try self.access.load(diagnostics)!
-        let input = try InputFiles.read(vault, what: "vault")
+        let input = try VaultLogFiles.readVault(vault, logPath: logs.input)
         let opened = try Vault.open(input, with: access)
         try Vault.checkRevision(opened.document, expected: expectRevision)
         // A schema 3 vault's log is verified, and the signer allowed, before anything is planned.
@@ -157,7 +157,7 @@ struct VaultMode: ParsableCommand {
         if let opsFile { try writer.stage(opsFile, operationLines(VaultRevocation.operations(plan))) }
         let names = plan.revoke.map { "\(RecordedText.named($0.deviceName)) (\(RecordedText.named(String($0.deviceId.prefix(8)))))" }.joined(separator: ", ")
         try writer.stageVault(vaultOutput, change.record(.init(.revoke, summary: "revoked \(counted(plan.revoke.count, "device")): \(names)", reason: reason,
-                                                                details: plan.revoke.map { ["device", $0.deviceId] }),
+                                                                details: plan.revoke.map { ["device", RecordedText.recordedID($0.deviceId)] }),
                                                          vault: bytes, revision: document.revision), log: logs.declaredOutput)
         try writer.publish()
         diagnostics.note(plan.revoke.isEmpty

@@ -81,7 +81,7 @@ struct Apply: ParsableCommand {
             reads: [.init("plan", self.plan), .init("--vault", vault), .init("the vault's log", LoggedVault.logPath(besideVault: vault))] + keys.declaredInputs,
             writes: [out.newVault, out.ops, out.newLog, out.tombstone, out.oldLog])
         let (old, new) = try keys.load()
-        let source = try InputFiles.read(vault, what: "vault")
+        let source = try VaultLogFiles.readVault(vault)
         let sourceLog = try oldLog(source, oldKey: old)
         let existing = (new: try files.currentContents(out.newVault), tombstone: try files.currentContents(out.tombstone))
         let writer = files.writer()

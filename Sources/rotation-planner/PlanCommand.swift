@@ -48,7 +48,7 @@ struct Plan: ParsableCommand {
         let planOutput = DeclaredOutput("-o", output, kind: .text, exclusive: true)
         let files = try CommandFiles(reads: [.init("--vault", vault)] + keys.declaredInputs, writes: [planOutput])
         let (old, new) = try keys.load()
-        let bytes = try InputFiles.read(vault, what: "vault")
+        let bytes = try VaultLogFiles.readVault(vault)
         var plan = try RotationPlanner.plan(vault: bytes, oldKey: old, newKey: new, mode: mode ?? .routine, reason: reason,
                                             createdAt: now.time, template: PlanFiles.template())
         if mode == nil {

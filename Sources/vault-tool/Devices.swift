@@ -106,7 +106,7 @@ struct DeviceChangeOptions: ParsableArguments {
         // before the vault records the device would put a member in its groups that no vault
         // names (the reverse of a revocation, whose removals go first). Were the vault published
         // and the operations not, the same add run again finds the device and writes them again.
-        try writer.stageVault(vaultOutput, logged.record(.init(.device, summary: outcome.summary, details: [["change", change.name]] + (outcome.deviceID.map { [["device", $0]] } ?? [])),
+        try writer.stageVault(vaultOutput, logged.record(.init(.device, summary: outcome.summary, details: [["change", change.name]] + (outcome.deviceID.map { [["device", RecordedText.recordedID($0)]] } ?? [])),
                                                     vault: bytes, revision: outcome.document.revision), log: logs.declaredOutput)
         if let opsFile { try writer.stage(opsFile, outcome.operations.flatMap { $0.reported(pretty: false) + [0x0a] }) }
         if let jsonOutput { try writer.stage(jsonOutput, report.reported()) }

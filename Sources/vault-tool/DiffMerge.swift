@@ -36,7 +36,7 @@ struct Diff: ParsableCommand {
     func run() throws {
         let access = try self.access.load(diagnostics)!
         let documents = try [("vault A", first), ("vault B", second)].map { label, path in
-            try about(label, path) { try Vault.open(InputFiles.read(path, what: "vault"), with: access).document.comparable(with: access) }
+            try about(label, path) { try Vault.open(VaultLogFiles.readVault(path), with: access).document.comparable(with: access) }
         }
         let changes = try VaultDiff.between(documents[0], documents[1])
         let text: String
@@ -109,7 +109,7 @@ struct Merge: ParsableCommand {
         let access = try self.access.load(diagnostics)!
         let opened = try [("--base", base), ("--ours", ours), ("--theirs", theirs)].map { label, path in
             try about(label, path) {
-                let bytes = try InputFiles.read(path, what: "vault")
+                let bytes = try VaultLogFiles.readVault(path)
                 return (bytes: bytes, vault: try Vault.open(bytes, with: access))
             }
         }

@@ -47,9 +47,8 @@ struct LogInputOptions: ParsableArguments {
 
     /// The vault's bytes, its household and its log, verified.
     func readVerified() throws -> (vault: [UInt8], household: HouseholdID, log: HouseholdLog, verified: HouseholdLog.Verified) {
-        let bytes = try InputFiles.read(vault, what: "vault")
+        let bytes = try VaultLogFiles.readVault(vault, logPath: logPath)
         let header = try VaultHeader(parsing: bytes.prefix(VaultEnvelope.headerByteCount))
-        try VaultLogFiles.refuseLog(logPath, besideVaultOf: Int(header.schemaVersion))
         guard header.schemaVersion >= 3 else { throw VaultError.noLogBeforeSchema3(Int(header.schemaVersion)) }
         let log = try VaultLogFiles.read(logPath, ofVault: vault, logOption: "--log")
         return (bytes, header.householdID, log, try log.verified(household: header.householdID, vault: bytes))

@@ -67,8 +67,21 @@ def reference_verify(log_text: str, household_hex: str, vault: bytes):
             return number
         if action == "revoke" and not any(t and t[0] == "device" for t in raw["tags"]) and tag("dropped") is None:
             return number
-        if action == "device" and (tag("change") or [None])[0] not in {"add", "promote", "rename", "limit"}:
+        devices = [t[1:] for t in raw["tags"] if t and t[0] == "device"]
+        if any(len(d) != 1 or not d[0] for d in devices) or len({d[0] for d in devices if d}) != len(devices):
             return number
+        dropped = tag("dropped")
+        if dropped is not None and (len(dropped) != 1 or len(dropped[0]) != 64 or dropped[0] != dropped[0].lower()
+                                    or any(c not in "0123456789abcdef" for c in dropped[0])):
+            return number
+        if not vault_tag[1].isdigit() or str(int(vault_tag[1])) != vault_tag[1]:
+            return number
+        if action == "device":
+            change = [t[1:] for t in raw["tags"] if t and t[0] == "change"]
+            if len(change) != 1 or change[0] not in (["add"], ["promote"], ["rename"], ["limit"]):
+                return number
+            if len(devices) != (0 if change[0] == ["limit"] else 1):
+                return number
         if previous is None and action not in {"start", "seal", "migrate"}:
             return number
         if action in {"grant", "withdraw"} and previous is not None and vault_tag != previous["vault"]:
@@ -272,6 +285,9 @@ def tamperings(lines, agent):
         # A hostile trial's: a support event that names no device, or its digest in upper case.
         "revocation naming no device": resigned(2, agent, tags=[t for t in events[2]["tags"] if t[0] != "device"]),
         "digest in upper case": resigned(2, agent, tags=[t if t[0] != "vault" else ["vault", t[1].upper(), t[2]] for t in events[2]["tags"]]),
+        "a device named empty": resigned(2, agent, tags=[t if t[0] != "device" else ["device", ""] for t in events[2]["tags"]]),
+        "a device named twice": resigned(2, agent, tags=events[2]["tags"] + [t for t in events[2]["tags"] if t[0] == "device"]),
+        "revision with a leading zero": resigned(2, agent, tags=[t if t[0] != "vault" else ["vault", t[1], "0" + t[2]] for t in events[2]["tags"]]),
     }
 
 
@@ -522,6 +538,7 @@ def test_a_device_event_says_which_change_and_only_the_parent_adds_a_device(sign
     tags = [["h", PARENT.household_id.hex()], ["prev", last["id"]], ["action", "device"], vault_tag]
     if change:
         tags.append(["change", change])
+    tags.append(["device", "4A1B2C3D-0000-4000-8000-000000000001"])
     secret = PARENT.secret if signer == "parent" else helper
     lines.append(sign_event(secret, last["created_at"] + 60, tags, "changed the devices"))
     (folder / "t.log").write_text("\n".join(lines) + "\n")

@@ -18,6 +18,7 @@ import resource
 import signal
 import subprocess
 import sys
+import urllib.parse
 from pathlib import Path
 
 import pytest
@@ -893,15 +894,23 @@ def test_sample_fleet_records_no_time_ahead_of_the_clock(tmp_path):
 FORGING_NAME = "pp\n\x1b[31mdevice-revoker: error: FORGED\u202e.txt"
 
 
-def test_a_password_file_others_may_read_is_refused_through_the_one_renderer(tmp_path):
+@pytest.mark.parametrize("named", ["PGPASSFILE", "uri", "keywords"])
+def test_a_password_file_others_may_read_is_refused_through_the_one_renderer(tmp_path, named):
     """A hostile trial: libpq's own warning about a password file others may read reached
     standard error as libpq wrote it, the file's name raw, and a name holding a line break forged
     an error line of the tool's. The tool says it first, escaped, and connects to nothing."""
     os.chdir(tmp_path)
     Path(FORGING_NAME).write_text("*:*:*:*:secret\n")
     Path(FORGING_NAME).chmod(0o644)
-    environment = {k: v for k, v in os.environ.items() if not k.startswith("PG")} | {"PGPASSFILE": str(tmp_path / FORGING_NAME)}
-    result = subprocess.run([str(BIN / "device-revoker"), "registry", "devices", "--db", "postgresql://u@127.0.0.1:9/x"], capture_output=True,
+    environment = {k: v for k, v in os.environ.items() if not k.startswith("PG")}
+    db = "postgresql://u@127.0.0.1:9/x"
+    if named == "PGPASSFILE":
+        environment["PGPASSFILE"] = str(tmp_path / FORGING_NAME)
+    elif named == "uri":
+        db += "?passfile=" + urllib.parse.quote(str(tmp_path / FORGING_NAME))
+    else:
+        db = "host=127.0.0.1 port=9 passfile='" + str(tmp_path / FORGING_NAME) + "'"
+    result = subprocess.run([str(BIN / "device-revoker"), "registry", "devices", "--db", db], capture_output=True,
                             text=True, timeout=60, env=environment)
     assert result.returncode == 78 and "is open to others" in result.stderr, result.stderr
     assert "\x1b" not in result.stderr and "\u202e" not in result.stderr and "WARNING" not in result.stderr
@@ -946,3 +955,28 @@ def test_derive_shows_no_device_id_that_reads_as_a_secret(tmp_path, kind):
                                 capture_output=True, text=True, timeout=60)
         assert result.returncode == 64 and result.stdout == "", result.stderr
         assert not leaked(result.stderr), result.stderr
+
+
+@pytest.mark.parametrize("command", [["generate", "--label"], ["split", "--threshold", "2", "--shares", "2", "--holder"],
+                                     ["split", "--threshold", "2", "--shares", "2", "--holder", "Rosa", "--label"]])
+@pytest.mark.parametrize("text", ["Garcia\nfamily", "Garcia \u202eevil", "Rosa\x1b[2J", "zero\u200bwidth", "\ufeffbom"])
+def test_text_a_sheet_would_print_as_something_else_is_refused(tmp_path, command, text):
+    """A parents' trial: a label's line break printed an extra line that looked like the page's
+    own, U+202E printed "evil" as "live", ESC a box. Refused (64) before anything is written."""
+    parent_workspace(tmp_path)
+    out = "sheet.png" if command[0] == "generate" else "shares"
+    result = subprocess.run([str(BIN / "recovery-sheet"), command[0], "--key-file", "k.nsec", *command[1:], text, "--dpi", "72", "-o", out],
+                            capture_output=True, text=True, timeout=120)
+    assert result.returncode == 64 and "would print as something else" in result.stderr, result.stderr
+    assert not Path(out).exists()
+
+
+def test_a_split_that_cannot_write_its_first_sheet_leaves_no_folder(tmp_path):
+    """A parents' trial: `split` onto a full disk left the empty 0700 folder it made (a later
+    sheet's failure removed it). The first write of a sheet fails (ENOSPC, at a named call)."""
+    parent_workspace(tmp_path)
+    inject = ["strace", "-f", "-qq", "-o", "/dev/null", "-e", "trace=write", "-e", "inject=write:error=ENOSPC:when=1"]
+    result = subprocess.run([*inject, str(BIN / "recovery-sheet"), "split", "--key-file", "k.nsec", "--threshold", "2", "--shares", "3",
+                             "--dpi", "72", "-o", "shares"], capture_output=True, text=True, timeout=120)
+    assert result.returncode == 1, result.stderr
+    assert not Path("shares").exists()

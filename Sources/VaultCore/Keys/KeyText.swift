@@ -177,6 +177,25 @@ package enum KeyText {
         return words > 0 && !other && (numbered || words >= 2)
     }
 
+    /// The list words among `text`'s runs of ASCII letters, whatever joins them (`_`, `.`, `/`,
+    /// digits) or stands among them (a part of a word), and how many runs there are: for a
+    /// quote, where recovery words joined by `_` or ten of them and a fragment are a secret
+    /// though no word reader would take them whole.
+    package static func listWordRuns(_ text: UnsafeRawBufferPointer) -> (words: Int, runs: Int) {
+        var words = 0, runs = 0, start: Int?
+        for index in 0...text.count {
+            if index < text.count, (0x61...0x7a).contains(text[index] | 0x20) {
+                if start == nil { start = index }
+                continue
+            }
+            guard let first = start else { continue }
+            start = nil
+            runs += 1
+            if isListWord(UnsafeRawBufferPointer(rebasing: text[first..<index])) { words += 1 }
+        }
+        return (words, runs)
+    }
+
     /// Whether `text` is one list word, whole or its first four letters, quotes and a trailing
     /// comma or full stop aside: a word of recovery words typed one per argument.
     package static func isOneListWord(_ text: UnsafeRawBufferPointer) -> Bool {

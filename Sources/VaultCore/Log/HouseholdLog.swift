@@ -211,7 +211,7 @@ extension HouseholdLog {
             // The digest as the tools write it, lower case: a log is compared as text, and an
             // upper-case one read as "a run cut off" rather than a malformed tag.
             guard let vault = event.tags(named: "vault").first, vault.count == 2, vault[0].utf8.count == 64, Hex.decode(vault[0]) != nil,
-                  vault[0] == vault[0].lowercased(), let revision = Int(vault[1]), revision >= 0 else {
+                  vault[0] == vault[0].lowercased(), let revision = Int(vault[1]), revision >= 0, String(revision) == vault[1] else {
                 throw broken("its vault tag is not [\"vault\", SHA-256 hex, revision]")
             }
             if let previous, action == .grant || action == .withdraw, (vault[0], revision) != (previous.vaultDigest, previous.revision) {
@@ -244,14 +244,23 @@ extension HouseholdLog {
     /// (its subkey derives from it); a revocation names the devices it revoked (or says which
     /// event it gave up). A hostile trial appended support-signed events that broke each.
     private static func checkWhatItChanged(_ event: NostrEvent, _ action: LogAction, signer: Signer, broken: (String) -> VaultError) throws {
+        // Each device it names, once, by a value (`["device", id]`); a dropped event by its id.
+        let devices = event.tags(named: "device")
+        guard devices.allSatisfy({ $0.count == 1 && !$0[0].isEmpty }), Set(devices.map { $0.first ?? "" }).count == devices.count else {
+            throw broken("its device tags are not each one device named once")
+        }
+        if let dropped = event.tags(named: "dropped").first, dropped.count != 1 || dropped[0].utf8.count != 64 || Hex.decode(dropped[0]) == nil || dropped[0] != dropped[0].lowercased() {
+            throw broken("its dropped tag names no event id")
+        }
         switch action {
         case .device:
-            guard let change = event.tag("change"), ["add", "promote", "rename", "limit"].contains(change) else {
+            guard let change = event.tags(named: "change").first, change.count == 1, ["add", "promote", "rename", "limit"].contains(change[0]) else {
                 throw broken("its device change (change) is none of add, promote, rename, limit")
             }
-            if change == "add", signer != .parent { throw broken("a support key added a device, which only the parent key may: the device's subkey derives from it") }
+            if change[0] == "add", signer != .parent { throw broken("a support key added a device, which only the parent key may: the device's subkey derives from it") }
+            guard change[0] == "limit" ? devices.isEmpty : devices.count == 1 else { throw broken("its \(change[0]) names \(change[0] == "limit" ? "a device" : "not one device") (device)") }
         case .revoke:
-            guard !event.tags(named: "device").isEmpty || event.tag("dropped") != nil else { throw broken("it revokes no device (device)") }
+            guard !devices.isEmpty || event.tag("dropped") != nil else { throw broken("it revokes no device (device)") }
         default: break
         }
     }

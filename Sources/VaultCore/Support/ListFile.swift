@@ -7,19 +7,19 @@ public enum ListFile {
         return entry.isEmpty || entry.hasPrefix("#") ? nil : entry
     }
 
-    /// Whether a list's entries, in order, hold 12 or more words of BIP-39's or SLIP-0039's
-    /// lists in a row, one or a few an entry: recovery words or a share given as the list (a
-    /// words file, or its words one a line). Each entry alone is a word, a name a device may
-    /// have; together they are the family's key, and a report of the entries not found printed
-    /// all 24 (a hostile trial).
+    /// Whether a list's entries hold 12 or more words of BIP-39's or SLIP-0039's lists, one or a
+    /// few an entry, numbered or bulleted or not, wherever they stand among the others:
+    /// recovery words or a share given as the list (a words file, its words one a line). Each
+    /// entry alone is a word, a name a device may have; together they are the family's key,
+    /// and a report of the entries not found printed all 24 (a hostile trial).
     public static func holdsRecoveryWords(_ entries: some Sequence<String>) -> Bool {
         var run = WordRun()
         return entries.contains { run.add($0) == .recoveryWords }
     }
 
-    /// Entries read in order, counting the list words in a row (``holdsRecoveryWords(_:)``):
-    /// for a reader that uses each entry as it comes, and holds back those that may yet turn
-    /// out to be recovery words.
+    /// Entries read in order, counting their list words (``holdsRecoveryWords(_:)``): for a
+    /// reader that uses each entry as it comes, and holds back those that may yet turn out to
+    /// be recovery words (at most eleven).
     public struct WordRun {
         private var words = 0
 
@@ -27,25 +27,29 @@ public enum ListFile {
 
         public enum Entry: Equatable { case other, listWords, recoveryWords }
 
-        /// What the entry is: not list words (the run starts again), list words (the run goes
-        /// on), or the entry with which the run is recovery words or a share.
+        /// What the entry is: no list words, list words (or only a number or a bullet, which
+        /// may stand before them), or the entry with which the list holds recovery words.
         public mutating func add(_ entry: String) -> Entry {
-            let count = Self.listWords(in: entry)
-            words = count == 0 ? 0 : words + count
-            return count == 0 ? .other : words >= 12 ? .recoveryWords : .listWords
+            guard let count = Self.listWords(in: entry) else { return .other }
+            words += count
+            return words >= 12 ? .recoveryWords : .listWords
         }
 
-        /// How many list words `entry` holds when it is nothing but words of BIP-39's or
-        /// SLIP-0039's lists (one, or several, numbered or not); 0 when it holds anything else.
-        private static func listWords(in entry: String) -> Int {
-            var bytes = Array(entry.utf8)
-            defer { bytes.zeroize() }
-            return bytes.withUnsafeBytes { text -> Int in
-                if KeyText.isOneListWord(text) { return 1 }
-                guard KeyText.isListWordsOnly(text) else { return 0 }
-                // Numbers ("3.", "3)") are not words.
-                return entry.split(whereSeparator: \.isWhitespace).filter { $0.contains(where: \.isLetter) }.count
+        /// How many list words `entry` holds when it is nothing but such words after a number or
+        /// a bullet (`3.`, `(3)`, `- `, `* `), 0 when it is only a number or a bullet; nil
+        /// when it holds anything else.
+        private static func listWords(in entry: String) -> Int? {
+            let numbering = Set("0123456789.)(-*#•:[]")
+            let tokens = entry.split(whereSeparator: \.isWhitespace).filter { !$0.allSatisfy(numbering.contains) }
+            var count = 0
+            for token in tokens {
+                // A number glued to its word (`1.jump`, `(1)jump`) is the word's.
+                var bytes = Array(token.drop(while: numbering.contains).utf8)
+                defer { bytes.zeroize() }
+                guard bytes.withUnsafeBytes({ KeyText.isOneListWord($0) }) else { return nil }
+                count += 1
             }
+            return count
         }
     }
 }

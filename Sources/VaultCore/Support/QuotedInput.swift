@@ -22,8 +22,12 @@ public struct QuotedInput: CustomStringConvertible, Sendable, Hashable {
     public init(_ text: String) {
         var bytes = Array(text.utf8)
         defer { bytes.zeroize() }
-        let whole = bytes.withUnsafeBytes { KeyText.holdsKeyOrHexRun($0) }
-        if whole || bytes.withUnsafeBytes({ KeyText.isListWordsOnly($0) }) {
+        // Recovery words however joined (`_`, `.`): twelve or more are a whole phrase; six or
+        // more making half the text, most of one (ten words and a fragment of the next).
+        let runs = bytes.withUnsafeBytes { KeyText.listWordRuns($0) }
+        let mostlyWords = runs.words * 2 >= runs.runs
+        let whole = (runs.words >= 12 && mostlyWords) || bytes.withUnsafeBytes { KeyText.holdsKeyOrHexRun($0) }
+        if whole || (runs.words >= 6 && mostlyWords) || bytes.withUnsafeBytes({ KeyText.isListWordsOnly($0) }) {
             shown = nil
             fingerprint = whole ? Hex.encode(Array(SHA256.hash(bytes).prefix(4))) : nil
         } else {

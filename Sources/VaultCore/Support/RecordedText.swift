@@ -34,6 +34,14 @@ public enum RecordedText {
         (try? check(text, field: "")) == nil ? "(a name not recorded: it reads as a key, recovery words or a share)" : text
     }
 
+    /// A device id the vault holds, as a record's tag names it: itself, or, when it is a whole
+    /// key, words or a share, the first eight hex digits of its SHA-256 (a tag is kept for good
+    /// and must not keep the secret; the digits still tell two such ids apart).
+    public static func recordedID(_ id: String) -> String {
+        guard let fingerprint = QuotedInput(id).fingerprint else { return id }
+        return "(not recorded: SHA-256 \(fingerprint)…)"
+    }
+
     /// The bounded length of free text in a record (a label, a reason, an operator's name).
     public static let maximumCharacters = 1_000
 

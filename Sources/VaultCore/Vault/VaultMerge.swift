@@ -53,29 +53,47 @@ public enum VaultMerge {
         return result
     }
 
-    /// What only the parent key makes, which a merge by the vault key alone may not bring in
-    /// from the other copies, since nothing in them proves the parent made it: a device and its
-    /// subkey (derived from the parent key), a member of a group that no device of ours is, a
-    /// child's key, the wrap key, the key history and the successor; and a device's name the
-    /// device commands would refuse. A hostile trial: support, granted `merge`, sealed a copy
-    /// itself with the vault key, holding its own device in every group and its key as a
-    /// child's, merged it in, and the log said "merged another copy in (0 conflicts)".
+    /// What a merge by the vault key alone may change in our schema 3 copy: what support's own
+    /// commands change, nothing more, since nothing in the other copies proves who made their
+    /// changes. A device may be revoked, renamed (as `device rename` would), made primary, its
+    /// limit set; a group may lose members. Nothing is added (a device and its subkey, derived
+    /// from the parent key; a group, or a member of one; a child), nothing dropped (a device
+    /// record would be revoked with no event and no removal, a child's key lost for good),
+    /// and no key, wrap key, key history, successor or group's child changes. Before schema 3
+    /// the vault key writes all of it anyway. A hostile trial: support, granted `merge`,
+    /// sealed a copy itself holding its own device in every group and its key as a child's,
+    /// merged it in, and the log said "merged another copy in (0 conflicts)".
     static func refuseParentOnlyChanges(_ merged: VaultDocument, ours: VaultDocument) throws {
+        guard merged.version >= 3 else { return }
         let ourDevices = Dictionary(ours.devices.map { ($0.deviceId, $0) }, uniquingKeysWith: { first, _ in first })
-        for device in merged.devices {
-            guard let mine = ourDevices[device.deviceId], mine.subkeyPublicKey == device.subkeyPublicKey else {
-                throw VaultError.mergeNeedsParentKey("the device \(QuotedInput(device.deviceId)), not in our copy or with another subkey,")
-            }
-            if device.deviceName != mine.deviceName { try VaultDevices.checkText(device.deviceName, field: "the merged name of device \(QuotedInput(device.deviceId))") }
+        guard Set(merged.devices.map(\.deviceId)) == Set(ourDevices.keys) else {
+            throw VaultError.mergeNeedsParentKey("a device record our copy has not, or dropping one it has,")
         }
-        let members = Set(ours.devices.map(\.subkeyPublicKey) + ours.groupMemberships.flatMap(\.memberPubkeys))
-        for group in merged.groupMemberships where group.memberPubkeys.contains(where: { !members.contains($0) }) {
-            throw VaultError.mergeNeedsParentKey("a member of group \(QuotedInput(group.mlsGroupId)) that no device of our copy is")
+        for device in merged.devices where ourDevices[device.deviceId]!.subkeyPublicKey != device.subkeyPublicKey {
+            throw VaultError.mergeNeedsParentKey("another subkey for the device \(QuotedInput(device.deviceId))")
+        }
+        for device in merged.devices where device.deviceName != ourDevices[device.deviceId]!.deviceName {
+            try VaultDevices.checkText(device.deviceName, field: "the merged name of device \(QuotedInput(device.deviceId))")
+        }
+        try VaultDevices.refuseNewAmbiguity(before: ours.devices, after: merged.devices)
+        let ourGroups = Dictionary(ours.groupMemberships.map { ($0.mlsGroupId, $0) }, uniquingKeysWith: { first, _ in first })
+        guard Set(merged.groupMemberships.map(\.mlsGroupId)) == Set(ourGroups.keys) else {
+            throw VaultError.mergeNeedsParentKey("a group our copy has not, or dropping one it has,")
+        }
+        for group in merged.groupMemberships {
+            let mine = ourGroups[group.mlsGroupId]!
+            guard Set(group.memberPubkeys).isSubset(of: mine.memberPubkeys), group.childProfileId == mine.childProfileId else {
+                throw VaultError.mergeNeedsParentKey("a member of group \(QuotedInput(group.mlsGroupId)) our copy has not, or the group given to another child,")
+            }
         }
         let ourChildren = Dictionary(ours.childProfiles.map { ($0.profileId, $0) }, uniquingKeysWith: { first, _ in first })
+        guard Set(merged.childProfiles.map(\.profileId)) == Set(ourChildren.keys) else {
+            throw VaultError.mergeNeedsParentKey("a child profile our copy has not, or dropping one it has (and its key),")
+        }
         for child in merged.childProfiles {
-            guard let mine = ourChildren[child.profileId], mine.npub == child.npub, mine.nsec == child.nsec else {
-                throw VaultError.mergeNeedsParentKey("the key of child profile \(QuotedInput(child.profileId)), not in our copy or another,")
+            let mine = ourChildren[child.profileId]!
+            guard mine.npub == child.npub, mine.nsec == child.nsec, mine.mlsGroupIds == child.mlsGroupIds else {
+                throw VaultError.mergeNeedsParentKey("another key or groups for the child profile \(QuotedInput(child.profileId))")
             }
         }
         guard merged.parentWrapKey == ours.parentWrapKey, merged.keyHistory == ours.keyHistory, merged.successor == ours.successor else {

@@ -28,7 +28,7 @@ import Testing
         house.vault = random.bytes(200)
         house.revision += 1
         // What each action's event names (a revocation its devices, a device change its kind).
-        let details: [[String]] = action == .revoke ? [["device", "D\(house.revision)"]] : action == .device ? [["change", "rename"]] : []
+        let details: [[String]] = action == .revoke ? [["device", "D\(house.revision)"]] : action == .device ? [["change", "rename"], ["device", "D\(house.revision)"]] : []
         house.log = try house.log.appendingUnverified(.init(action, summary: "\(action)", details: details), household: house.household, vault: house.vault,
                                             revision: house.revision, signer: signer, at: Timestamp(seconds: seconds))
     }
