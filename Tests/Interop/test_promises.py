@@ -980,3 +980,20 @@ def test_a_split_that_cannot_write_its_first_sheet_leaves_no_folder(tmp_path):
                              "--dpi", "72", "-o", "shares"], capture_output=True, text=True, timeout=120)
     assert result.returncode == 1, result.stderr
     assert not Path("shares").exists()
+
+
+@pytest.mark.parametrize("joined", ["_", ".", "/", "-UPPER_"])
+def test_recovery_words_however_joined_are_never_quoted_back(tmp_path, joined):
+    """A parents' trial: the 24 words joined by `_` or `.` given where a file was expected were
+    quoted back whole ("could not open vault 'develop_simple_…'"), and ten words and a fragment
+    of the next too. Withheld, as words joined by spaces are."""
+    parent_workspace(tmp_path)
+    words = WORDS.split()
+    spelled = "_".join(w.upper() for w in words) if joined == "-UPPER_" else joined.join(words)
+    fragment = " ".join(words[:10]) + " " + words[10][:2]
+    for argument in [spelled, fragment]:
+        for argv in [["recovery-sheet", "words", "--decode", argument, "-o", "z.nsec"], ["vault-tool", "inspect", "--key-file", "k.nsec", argument]]:
+            result = subprocess.run([str(BIN / argv[0]), *argv[1:]], capture_output=True, text=True, timeout=60)
+            assert result.returncode != 0 and "not shown" in result.stderr, (argv, result.stderr)
+            said = result.stdout + result.stderr
+            assert not any(joined.join(words[i:i + 3]) in said or " ".join(words[i:i + 3]) in said for i in range(0, 9)), said

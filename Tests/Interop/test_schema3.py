@@ -215,7 +215,9 @@ def test_a_batch_to_3_with_a_vault_key_line_is_refused_before_any_folder_or_jour
     assert sorted(os.listdir(household)) == before
 
 
-@pytest.mark.parametrize("forgery", ["own device in every group", "child's key swapped", "member added to a group", "device renamed with a control character"])
+@pytest.mark.parametrize("forgery", ["own device in every group", "child's key swapped", "member added to a group", "device renamed with a control character",
+                                     "child dropped", "active device dropped", "group added", "group given to another child",
+                                     "device renamed as another", "forgery in base"])
 def test_a_merge_by_the_vault_key_brings_in_nothing_only_the_parent_makes(household, forgery):
     """A hostile trial: support, granted `merge`, sealed a copy itself with the vault key
     (its own device in every group, its key as a child's) and merged it in: exit 0, the log
@@ -238,13 +240,43 @@ def test_a_merge_by_the_vault_key_brings_in_nothing_only_the_parent_makes(househ
         child["npub"] = nip19_encode("npub", bytes.fromhex(agent.pubkey))
     elif forgery == "member added to a group":
         theirs["groupMemberships"][0]["memberPubkeys"].append(agent.pubkey)
-    else:
+    elif forgery == "device renamed with a control character":
         theirs["devices"][0]["deviceName"] = "Kitchen\x1b[2J iPad"
+    elif forgery == "child dropped":
+        theirs["childProfiles"].pop()
+    elif forgery == "active device dropped":
+        gone = next(d for d in theirs["devices"] if d["status"] == "active" and not d["isPrimary"])
+        theirs["devices"].remove(gone)
+    elif forgery == "group added":
+        theirs["groupMemberships"].append(dict(theirs["groupMemberships"][0], mlsGroupId="grp-support-" + agent.pubkey[:8]))
+    elif forgery == "group given to another child":
+        group = next(g for g in theirs["groupMemberships"] if g.get("childProfileId"))
+        group["childProfileId"] = next(c["profileId"] for c in theirs["childProfiles"] if c["profileId"] != group["childProfileId"])
+    elif forgery == "device renamed as another":
+        actives = [d for d in theirs["devices"] if d["status"] == "active"]
+        actives[1]["deviceName"] = actives[0]["deviceName"].upper()
+    else:
+        # The forged device in base, ours and theirs as they are: the merge takes base's.
+        pass
     (household / "theirs.vault").write_bytes(seal_envelope(json.dumps(theirs).encode(), PARENT.household_id, PARENT.vault_key, schema=3))
+    if forgery == "forgery in base":
+        forged = json.loads(json.dumps(document))
+        forged["devices"].append(dict(forged["devices"][0], deviceId="11111111-2222-4333-8444-555555555555", deviceName="Support's",
+                                      isPrimary=False, subkeyPublicKey=agent.pubkey))
+        (household / "theirs.vault").write_bytes(seal_envelope(json.dumps(forged).encode(), PARENT.household_id, PARENT.vault_key, schema=3))
+        (household / "base.vault").write_bytes(seal_envelope(json.dumps(forged).encode(), PARENT.household_id, PARENT.vault_key, schema=3))
     before = sorted(p.name for p in household.iterdir())
-    merged = tool("vault-tool", "merge", "--vault-key-file", "support.vaultkey", "--signer-key-file", "agent.nsec", "--base", "v3.vault",
+    base = "base.vault" if forgery == "forgery in base" else "v3.vault"
+    merged = tool("vault-tool", "merge", "--vault-key-file", "support.vaultkey", "--signer-key-file", "agent.nsec", "--base", base,
                   "--ours", "v3.vault", "--theirs", "theirs.vault", "-o", "merged.vault", cwd=household)
-    assert merged.returncode == 64 and ("needs the parent key" in merged.stderr or "holds a control" in merged.stderr), merged.stderr
+    if forgery == "forgery in base":
+        # Base and theirs forged alike, ours without: the merge reads ours as having dropped
+        # the device, and nothing forged comes in.
+        assert merged.returncode == 0, merged.stderr
+        result = open_envelope((household / "merged.vault").read_bytes(), PARENT.vault_key)
+        assert agent.pubkey not in json.dumps(result)
+        return
+    assert merged.returncode in (4, 64) and any(said in merged.stderr for said in ("needs the parent key", "holds a control", "would then name")), merged.stderr
     assert merged.returncode != 0 and sorted(p.name for p in household.iterdir()) == before
 
 
@@ -305,9 +337,16 @@ def test_a_schema_2_copy_put_back_beside_the_log_is_tampering_to_every_reader_an
     document = open_envelope((household / "v2.vault").read_bytes(), PARENT.vault_key)
     device = next(d for d in document["devices"] if d["status"] == "active" and not d["isPrimary"])
     before = sorted(p.name for p in household.iterdir())
+    # Readers too, and a log damaged after its first event is still a log.
+    with open(household / "v2.log", "a") as log:
+        log.write("x")
     for argv in [["device-revoker", "vault", "--vault-key-file", "support.vaultkey", "--vault", "v2.vault", "--device", device["deviceId"], "-o", "r.vault", "--ops", "r.ops"],
                  ["vault-tool", "device", "rename", "--key-file", "parent.nsec", "-o", "r.vault", "v2.vault", device["deviceId"], "Renamed"],
-                 ["vault-tool", "migrate", "vault", "--key-file", "parent.nsec", "--to", "3", "-o", "r.vault", "v2.vault"]]:
+                 ["vault-tool", "migrate", "vault", "--key-file", "parent.nsec", "--to", "3", "-o", "r.vault", "v2.vault"],
+                 ["vault-tool", "inspect", "--vault-key-file", "support.vaultkey", "v2.vault"],
+                 ["vault-tool", "check", "--vault-key-file", "support.vaultkey", "v2.vault"],
+                 ["vault-tool", "diff", "--vault-key-file", "support.vaultkey", "v2.vault", "v2.vault"],
+                 ["rotation-planner", "plan", "--vault", "v2.vault", "--key-file", "parent.nsec", "--new-key-file", "parent.nsec", "-o", "plan.json"]]:
         result = tool(*argv, cwd=household)
         assert result.returncode == 3 and "put back" in result.stderr, (argv, result.stderr)
     assert sorted(p.name for p in household.iterdir()) == before
