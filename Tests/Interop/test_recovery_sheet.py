@@ -158,3 +158,26 @@ def _bech32_decode_long(text):
     hrp, data = text[:text.rindex("1")], [charset.find(c) for c in text[text.rindex("1") + 1:]]
     assert bech32.bech32_verify_checksum(hrp, data)
     return hrp, data[:-6]
+
+
+@pytest.mark.parametrize("second", ["same set", "another set"])
+def test_two_share_sheets_in_one_picture_are_refused_not_one_dropped(tmp_path, second):
+    """A parents' trial: two share sheets photographed together were combined from one of them,
+    the other dropped without a word. A picture is one sheet (exit 2), nothing written."""
+    h = Household(secrets.token_bytes(32))
+    key = tmp_path / "k.nsec"
+    key.write_text(h.nsec + "\n")
+    key.chmod(0o600)
+    for folder in ("a", "b"):
+        tool("split", "--key-file", str(key), "--threshold", "2", "--shares", "3", "--iteration-exponent", "0", "--dpi", "72",
+             "-o", str(tmp_path / folder))
+    first = Image.open(tmp_path / "a" / "share-1-of-3.png")
+    other = Image.open(tmp_path / ("a" if second == "same set" else "b") / "share-2-of-3.png")
+    both = Image.new(first.mode, (first.width + other.width, max(first.height, other.height)), 255)
+    both.paste(first, (0, 0))
+    both.paste(other, (first.width, 0))
+    both.save(tmp_path / "two.png")
+    result = subprocess.run([RECOVERY_SHEET, "combine", str(tmp_path / "two.png"), str(tmp_path / "a" / "share-3-of-3.png"),
+                             "-o", str(tmp_path / "restored.nsec")], capture_output=True, text=True)
+    assert result.returncode == 2 and "more than one sheet's codes" in result.stderr, result.stderr
+    assert not (tmp_path / "restored.nsec").exists()

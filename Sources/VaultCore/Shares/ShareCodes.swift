@@ -80,17 +80,33 @@ public enum ShareCodes {
     /// share code is thrown only when no other code on the page is a share), and the page's
     /// check code, if it has one. Nil share when no code is a share code.
     public static func read(payloads: [SecretBytes], share number: Int) throws -> (share: SLIP39Share?, check: (set: Int, household: String)?) {
-        let check = payloads.lazy.compactMap { $0.withUnsafeBytes(parseCheckCode) }.first
-        var damaged: Error?
+        // One sheet a picture, its two codes of one set: a share code pasted beside another
+        // set's check code was combined without a word, where `verify --share` refused it, and
+        // of two share sheets in one picture one was used and the other dropped (a trial).
+        let checks = payloads.compactMap { $0.withUnsafeBytes(parseCheckCode) }
+        if Set(checks.map { "\($0.set) \($0.household)" }).count > 1 { throw ShareProblem.severalSheetsInOnePicture(share: number) }
+        var damaged: Error?, found: SLIP39Share?
         for payload in payloads {
             do {
-                if let share = try share(fromCode: payload, share: number) { return (share, check) }
+                guard let share = try share(fromCode: payload, share: number) else { continue }
+                if let found, (found.identifier, found.groupIndex, found.memberIndex) != (share.identifier, share.groupIndex, share.memberIndex) || found.value != share.value {
+                    throw ShareProblem.severalSheetsInOnePicture(share: number)
+                }
+                found = share
+            } catch let problem as ShareProblem where problem == .severalSheetsInOnePicture(share: number) {
+                throw problem
             } catch {
                 damaged = damaged ?? error
             }
         }
-        if let damaged { throw damaged }
-        return (nil, check)
+        guard let found else {
+            if let damaged { throw damaged }
+            return (nil, checks.first)
+        }
+        if let check = checks.first, check.set != found.identifier {
+            throw ShareProblem.pictureMixesSheets(share: number, checkSet: check.set, codeSet: found.identifier)
+        }
+        return (found, checks.first)
     }
 
     /// How a share sheet's check code compares with its share and the expected household.

@@ -37,6 +37,11 @@ public enum ShareProblem: Error, Hashable, Sendable, VaultErrorConvertible {
     /// The sheet's title or set line copied above the words names another share, group or set
     /// than the words are (`named` and `words` say which: "share 2", "set 7945").
     case headingNamesAnotherShare(share: Int, named: String, words: String)
+    /// A picture holds the check code of one set beside the share code of another: parts of
+    /// two sheets put together.
+    case pictureMixesSheets(share: Int, checkSet: Int, codeSet: Int)
+    /// A picture holds more than one share code, or check codes of more than one set.
+    case severalSheetsInOnePicture(share: Int)
     /// The passphrase has characters outside printable ASCII, which SLIP-0039 requires.
     case passphraseNotPrintableASCII
     /// A split that SLIP-0039 cannot express.
@@ -56,7 +61,8 @@ public enum ShareProblem: Error, Hashable, Sendable, VaultErrorConvertible {
         switch self {
         case let .wrongWordCount(share, _), let .unknownWord(share, _), let .checksumFailed(share), let .wrongWord(share, _), let .badPadding(share),
              let .groupThresholdAboveCount(share), let .differentSets(share, _, _), let .memberThresholdsDiffer(share, _),
-             let .shareDoesNotFit(share), let .headingNamesAnotherShare(share, _, _):
+             let .shareDoesNotFit(share), let .headingNamesAnotherShare(share, _, _), let .pictureMixesSheets(share, _, _),
+             let .severalSheetsInOnePicture(share):
             [share]
         case let .duplicateShare(share, other), let .duplicateMemberIndex(share, other):
             [other, share]
@@ -110,6 +116,10 @@ public enum ShareProblem: Error, Hashable, Sendable, VaultErrorConvertible {
             "share \(share) is not needed, and its group has too few shares to check it: leave it out, or add the rest of its group"
         case let .headingNamesAnotherShare(share, named, words):
             "the heading typed with share \(share) says \(named), but the words are \(words): they were copied from another sheet"
+        case let .pictureMixesSheets(share, checkSet, codeSet):
+            "the picture of share \(share) holds the check code of set \(checkSet) beside the share code of set \(codeSet): parts of two sheets"
+        case let .severalSheetsInOnePicture(share):
+            "the picture of share \(share) holds more than one sheet's codes: give each sheet a picture of its own"
         case .passphraseNotPrintableASCII:
             "a share passphrase may contain only printable ASCII characters (SLIP-0039)"
         case let .invalidConfiguration(why):

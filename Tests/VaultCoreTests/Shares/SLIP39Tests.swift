@@ -109,6 +109,29 @@ import Testing
         #expect(throws: ShareProblem.notEnoughShares(needed: 2, given: 1, set: set[0].identifier)) { try SLIP39.combine([set[2]]) }
     }
 
+    /// A parents' trial: a picture of one sheet's share code beside another set's check code
+    /// was combined without a word, and of two sheets in one picture one was used. A picture is
+    /// one sheet, its two codes of one set; the same code read twice is one.
+    @Test func aPictureIsOneSheetItsCodesOfOneSet() throws {
+        let random = SeededRandom(seed: 44)
+        let secret = try random.secret(32)
+        let set = try SLIP39.split(secret: secret, groupThreshold: 1, groups: [.init(threshold: 2, count: 3)], iterationExponent: 0, random: random)[0]
+        let other = try SLIP39.split(secret: secret, groupThreshold: 1, groups: [.init(threshold: 2, count: 3)], iterationExponent: 0, random: random)[0]
+        let household = Household(parentPublicKey: try SecretKey(secret: secret).publicKey)
+        func check(_ share: SLIP39Share) throws -> SecretBytes { .test(Array(ShareCodes.checkCode(set: share.identifier, household: household).utf8)) }
+        let read = try ShareCodes.read(payloads: [try ShareCodes.shareCode(set[0]), try check(set[0]), try ShareCodes.shareCode(set[0])], share: 1)
+        #expect(read.share?.memberIndex == set[0].memberIndex && read.check?.set == set[0].identifier)
+        #expect(throws: ShareProblem.pictureMixesSheets(share: 1, checkSet: other[0].identifier, codeSet: set[0].identifier)) {
+            try ShareCodes.read(payloads: [try ShareCodes.shareCode(set[0]), try check(other[0])], share: 1)
+        }
+        #expect(throws: ShareProblem.severalSheetsInOnePicture(share: 2)) {
+            try ShareCodes.read(payloads: [try ShareCodes.shareCode(set[0]), try ShareCodes.shareCode(set[1])], share: 2)
+        }
+        #expect(throws: ShareProblem.severalSheetsInOnePicture(share: 1)) {
+            try ShareCodes.read(payloads: [try ShareCodes.shareCode(set[0]), try check(set[0]), try check(other[1])], share: 1)
+        }
+    }
+
     /// Issue 37: a share given again counts once when the distinct ones are enough, and a key
     /// combined under the wrong passphrase is told apart by the sheets' check code only.
     @Test func repeatsCountOnceAndTheCheckCodeCatchesAWrongPassphrase() throws {
