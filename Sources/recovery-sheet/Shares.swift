@@ -84,6 +84,7 @@ enum ShareReader {
             var reads = [Read?](repeating: nil, count: paths.count)
             for (index, path) in paths.enumerated() where !typed(path) { reads[index] = try read(path, number: index + 1) }
             for (index, path) in paths.enumerated() where typed(path) { reads[index] = try read(path, number: index + 1) }
+            for (index, read) in reads.enumerated() { try ShareCodes.requireOneSet(check: read!.checkCode, share: read!.share, number: index + 1) }
             let shares = reads.map { $0!.share }
             let passphrase = try readPassphrase()
             let secret = try SLIP39.combine(shares, passphrase: passphrase, countingRepeatsOnce: true)

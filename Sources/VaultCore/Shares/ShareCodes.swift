@@ -103,10 +103,17 @@ public enum ShareCodes {
             if let damaged { throw damaged }
             return (nil, checks.first)
         }
-        if let check = checks.first, check.set != found.identifier {
-            throw ShareProblem.pictureMixesSheets(share: number, checkSet: check.set, codeSet: found.identifier)
-        }
+        // A check code of another set than the share code is left to the reader to judge
+        // (``requireOneSet(check:share:number:)``): `verify --share` reports it as a mismatch.
         return (found, checks.first)
+    }
+
+    /// A share read with its sheet's check code, to combine: the two of one set, or parts of two
+    /// sheets put together.
+    public static func requireOneSet(check: (set: Int, household: String)?, share: SLIP39Share, number: Int) throws {
+        if let check, check.set != share.identifier {
+            throw ShareProblem.pictureMixesSheets(share: number, checkSet: check.set, codeSet: share.identifier)
+        }
     }
 
     /// How a share sheet's check code compares with its share and the expected household.
