@@ -27,10 +27,11 @@ public enum ListFile {
 
         public enum Entry: Equatable { case other, listWords, recoveryWords }
 
-        /// What the entry is: no list words, list words (or only a number or a bullet, which
-        /// may stand before them), or the entry with which the list holds recovery words.
+        /// What the entry is: no list words (a number or a bullet alone among them too: held
+        /// back, a list of them would be held whole), list words, or the entry with which the
+        /// list holds recovery words.
         public mutating func add(_ entry: String) -> Entry {
-            guard let count = Self.listWords(in: entry) else { return .other }
+            guard let count = Self.listWords(in: entry), count > 0 else { return .other }
             words += count
             return words >= 12 ? .recoveryWords : .listWords
         }
