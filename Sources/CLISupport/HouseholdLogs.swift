@@ -123,8 +123,9 @@ public struct VaultLogFiles {
         throw VaultError.olderVaultBesideLog(version, log: path)
     }
 
-    /// A vault file's bytes, for every command that opens one: an older vault beside a
-    /// household log is refused before anything else (``refuseLog(_:besideVaultOf:)``).
+    /// A vault file's bytes, for every command that shows, checks or changes one (a restore
+    /// that only confirms a key against a vault's header reads it itself): an older vault
+    /// beside a household log is refused before anything else (``refuseLog(_:besideVaultOf:)``).
     /// `logPath`: the log named for it (`--log`), else the one beside it.
     public static func readVault(_ path: String, logPath: String? = nil) throws -> [UInt8] {
         let bytes = try InputFiles.read(path, what: "vault")

@@ -72,6 +72,10 @@ public enum VaultMerge {
         for device in merged.devices where ourDevices[device.deviceId]!.subkeyPublicKey != device.subkeyPublicKey {
             throw VaultError.mergeNeedsParentKey("another subkey for the device \(QuotedInput(device.deviceId))")
         }
+        // A revocation is for good: a device revoked in our copy is not brought back.
+        for device in merged.devices where ourDevices[device.deviceId]!.status == .revoked && device.status != .revoked {
+            throw VaultError.mergeNeedsParentKey("the device \(QuotedInput(device.deviceId)) active again, which our copy revoked,")
+        }
         for device in merged.devices where device.deviceName != ourDevices[device.deviceId]!.deviceName {
             try VaultDevices.checkText(device.deviceName, field: "the merged name of device \(QuotedInput(device.deviceId))")
         }
