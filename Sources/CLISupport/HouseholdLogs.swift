@@ -119,7 +119,7 @@ public struct VaultLogFiles {
     public static func refuseLog(_ path: String, besideVaultOf version: Int) throws {
         guard version < 3, let bytes = try? InputFiles.readIfPresent(path, what: "household log") else { return }
         let firstLine = bytes.prefix { $0 != 0x0a }
-        guard (try? HouseholdLog(parsing: bytes)) != nil || (try? JSONValue(parsing: Array(firstLine)))?["kind"] == .number(String(HouseholdLog.kind)) else { return }
+        guard (try? JSONValue(parsing: Array(firstLine)))?["kind"] == .number(String(HouseholdLog.kind)) else { return }
         throw VaultError.olderVaultBesideLog(version, log: path)
     }
 
