@@ -13,6 +13,32 @@ public enum AtomicFile {
         ".hvt-" + randomNamePart(8) + ".tmp"
     }
 
+    /// The temporary name a write of the output `name` tries first: derived from the name, so
+    /// that a run killed between naming its temporary and the rename that replaces the output
+    /// leaves a file the next run writing that output knows as its own and takes back
+    /// (``removeAbandonedTemporary(_:in:)``): a run cut off anywhere, run again, leaves nothing.
+    static func temporaryName(for name: String) -> String {
+        ".hvt-" + Hex.encode(Array(SHA256.hash(Array(name.utf8)).prefix(4))) + ".tmp"
+    }
+
+    /// Removes the temporary `name` in `folder` when no live run holds it: a staged output is
+    /// locked (flock(2)) from its creation to its name, and the lock ends with the process that
+    /// took it, so an unlocked one was left by a run that was killed. Only a regular file of
+    /// one link, owned by this user, still there by the inode opened, is removed. Whether the
+    /// name is free now.
+    static func removeAbandonedTemporary(_ name: String, in folder: Int32) -> Bool {
+        var named = stat()
+        guard fstatat(folder, name, &named, AT_SYMLINK_NOFOLLOW) == 0 else { return errno == ENOENT }
+        guard (named.st_mode & S_IFMT) == S_IFREG, named.st_nlink == 1, named.st_uid == geteuid() else { return false }
+        let descriptor = openat(folder, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC)
+        guard descriptor >= 0 else { return false }
+        defer { close(descriptor) }
+        var opened = stat()
+        guard fstat(descriptor, &opened) == 0, opened.st_ino == named.st_ino, opened.st_dev == named.st_dev,
+              flock(descriptor, LOCK_EX | LOCK_NB) == 0 else { return false }
+        return unlinkat(folder, name, 0) == 0
+    }
+
     /// The letters and digits a temporary name's random part is made of.
     package static let nameAlphabet = "abcdefghijklmnopqrstuvwxyz0123456789"
 

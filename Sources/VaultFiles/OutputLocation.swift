@@ -425,7 +425,7 @@ public final class StagedOutput: @unchecked Sendable {
                 guard [EOPNOTSUPP, EISDIR, EINVAL].contains(failure) else {
                     throw AtomicFile.ioError(errno: failure, "could not create a temporary file beside '\(location.path)'")
                 }
-                (descriptor, self.temporaryName) = try Self.namedTemporary(in: folder, for: location.path, recorded: temporaryName)
+                (descriptor, self.temporaryName) = try Self.namedTemporary(in: folder, for: location, recorded: temporaryName)
             } catch {
                 location.folder.removeIfMadeAndEmpty()
                 throw error
@@ -434,6 +434,9 @@ public final class StagedOutput: @unchecked Sendable {
         do {
             var info = stat()
             if fstat(descriptor, &info) == 0 { inode = UInt64(info.st_ino) }
+            // Held until the process ends: a temporary by this output's name that is not locked
+            // was left by a killed run (``AtomicFile/removeAbandonedTemporary(_:in:)``).
+            _ = flock(descriptor, LOCK_EX | LOCK_NB)
             let descriptor = descriptor
             try produce { try AtomicFile.writeAll($0, to: descriptor, path: location.path) }
             guard fchmod(descriptor, mode) == 0 else { throw AtomicFile.ioError(errno: errno, "could not set the mode of '\(location.path)'") }
@@ -518,7 +521,7 @@ public final class StagedOutput: @unchecked Sendable {
             }
             // rename(2) is the only atomic replace, and it needs a name: a short one, so that an
             // output name of up to 255 bytes still fits.
-            temporaryName = try Self.link(unnamed, into: folder, for: path, recorded: recordedTemporaryName)
+            temporaryName = try Self.link(unnamed, into: folder, for: location, recorded: recordedTemporaryName)
         }
         guard let temporaryName else { return }
         if exclusive {
@@ -545,20 +548,38 @@ public final class StagedOutput: @unchecked Sendable {
     }
 
     /// A recorded name is tried once: another file by that name is not this run's to replace.
-    private static func link(_ unnamed: String, into folder: Int32, for path: String, recorded: String?) throws -> String {
-        while true {
-            let name = recorded ?? AtomicFile.temporaryName()
-            if linkat(AT_FDCWD, unnamed, folder, name, AT_SYMLINK_FOLLOW) == 0 { return name }
-            if errno != EEXIST || recorded != nil { throw AtomicFile.ioError(errno: errno, "could not create the temporary file '\(name)' beside '\(path)'") }
+    /// Otherwise the output's own temporary name first (``AtomicFile/temporaryName(for:)``),
+    /// taking it back from a run killed while it held it, then random ones.
+    private static func link(_ unnamed: String, into folder: Int32, for location: OutputLocation, recorded: String?) throws -> String {
+        try Self.temporary(in: folder, for: location, recorded: recorded) { name in
+            linkat(AT_FDCWD, unnamed, folder, name, AT_SYMLINK_FOLLOW) == 0 ? 0 : -1
         }
     }
 
-    private static func namedTemporary(in folder: Int32, for path: String, recorded: String?) throws -> (Int32, String) {
+    private static func namedTemporary(in folder: Int32, for location: OutputLocation, recorded: String?) throws -> (Int32, String) {
+        var descriptor: Int32 = -1
+        let name = try Self.temporary(in: folder, for: location, recorded: recorded) { name in
+            descriptor = openat(folder, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o600)
+            return descriptor
+        }
+        return (descriptor, name)
+    }
+
+    /// Gives `create` temporary names until one is free: `create` returns a negative number and
+    /// leaves errno set when the name could not be made.
+    private static func temporary(in folder: Int32, for location: OutputLocation, recorded: String?, _ create: (String) -> Int32) throws -> String {
+        let own = AtomicFile.temporaryName(for: location.name)
+        var attempt = 0
         while true {
-            let name = recorded ?? AtomicFile.temporaryName()
-            let descriptor = openat(folder, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o600)
-            if descriptor >= 0 { return (descriptor, name) }
-            if errno != EEXIST || recorded != nil { throw AtomicFile.ioError(errno: errno, "could not create the temporary file '\(name)' beside '\(path)'") }
+            let name = recorded ?? (attempt < 2 ? own : AtomicFile.temporaryName())
+            attempt += 1
+            if create(name) >= 0 { return name }
+            let failure = errno
+            guard failure == EEXIST, recorded == nil else {
+                throw AtomicFile.ioError(errno: failure, "could not create the temporary file '\(name)' beside '\(location.path)'")
+            }
+            // The second try of the own name follows only a leftover taken back.
+            if name == own, attempt == 1, !AtomicFile.removeAbandonedTemporary(name, in: folder) { attempt = 2 }
         }
     }
 }

@@ -13,6 +13,7 @@ After each: every input is byte for byte as it was, no output and no temporary f
 (only folders, and the side files a command is documented to keep, such as a batch journal), the exit code
 and message say what happened, and the same command run again without the fault succeeds.
 """
+import fcntl
 import hashlib
 import os
 import resource
@@ -235,3 +236,51 @@ def test_batch_vault_vanishes_mid_run(workspace):
     again = run("vault-tool", arguments, cwd=workspace)
     assert again.returncode == 0, again.stderr
     assert sorted(p.name for p in (workspace / "batch").glob("*.vault")) == ["batch-0.vault", "batch-1.vault", "batch-2.vault"]
+
+
+# Writers that replace a file that is there: the output is given a temporary name first
+# (link(2)), then renamed over the old file. A kill between the two leaves the old file whole
+# and the temporary beside it, which no kill can avoid; the rerun must take it back.
+REPLACERS = [
+    ("migrate-in-place", "vault-tool", "migrate --key-file keys/parent.nsec --to 2 --in-place --no-backup work-v1.vault", None),
+    ("seal-over", "vault-tool", "seal --key-file keys/parent.nsec -o out.vault testkit/ok-household.revealed.json", "out.vault"),
+    ("revoke-over", "device-revoker", "vault --key-file keys/parent.nsec --vault work.vault --device B3E9A410-77C2-4F0E-8D65-1C2B3A4D5E6F "
+                                      "-o out.vault", "out.vault"),
+    ("pairing-over", "device-link", "pairing create --share-url https://icloud.example/s --parent-device-id "
+                                    "6F9619FF-8B86-D011-B42D-00C04FC964FF --shared-zone-id Z -o out.png", "out.png"),
+]
+
+
+@pytest.mark.parametrize("name,tool,arguments,existing", REPLACERS, ids=[r[0] for r in REPLACERS])
+def test_sigkill_between_temporary_and_rename(workspace, name, tool, arguments, existing):
+    if existing:
+        (workspace / existing).write_bytes(b"an older output, replaced by the run\n")
+    before = snapshot(workspace)
+    command = ["strace", "-f", "-qq", "-o", "/dev/null", "-e", "trace=rename,renameat,renameat2", "-e",
+               "inject=rename,renameat,renameat2:signal=KILL:when=1", str(BIN / tool), *arguments.split()]
+    result = subprocess.run(command, capture_output=True, cwd=workspace)
+    assert result.returncode in (-9, 137), f"the kill point was never reached (exit {result.returncode}): {result.stderr.decode()}"
+    after = snapshot(workspace)
+    assert {k: v for k, v in after.items() if k in before} == before, "the old file was not left whole"
+    left = sorted(set(after) - set(before))
+    assert len(left) == 1 and left[0].startswith(".hvt-") and left[0].endswith(".tmp"), left
+    assert_rerun_succeeds(workspace, tool, arguments)
+    assert not [path.name for path in workspace.rglob(".hvt-*")], "the rerun left the killed run's temporary behind"
+    assert snapshot(workspace) != before, "the rerun wrote nothing"
+
+
+def test_a_live_runs_temporary_is_not_taken(workspace):
+    """A temporary by the output's name that a running process holds (locked) is not removed:
+    the writer takes another name, and the other file stays."""
+    (workspace / "out.vault").write_bytes(b"older\n")
+    killed = subprocess.run(["strace", "-f", "-qq", "-o", "/dev/null", "-e", "trace=rename,renameat,renameat2", "-e",
+                             "inject=rename,renameat,renameat2:signal=KILL:when=1", str(BIN / "vault-tool"), "seal", "--key-file",
+                             "keys/parent.nsec", "-o", "out.vault", "testkit/ok-household.revealed.json"], capture_output=True, cwd=workspace)
+    assert killed.returncode in (-9, 137)
+    own = next(workspace.glob(".hvt-*.tmp"))
+    with open(own, "rb") as held:
+        fcntl.flock(held, fcntl.LOCK_EX)
+        result = run("vault-tool", "seal --key-file keys/parent.nsec -o out.vault testkit/ok-household.revealed.json", cwd=workspace)
+        assert result.returncode == 0, result.stderr.decode()
+        assert own.exists(), "a temporary another process holds was removed"
+    assert [path.name for path in workspace.glob(".hvt-*")] == [own.name]
