@@ -249,8 +249,12 @@ extension OutputWriter {
             // A log is replaced only by one that keeps all of it (HouseholdLog.mayReplace): the
             // log there may be another household's, or an earlier life of this one, beside an
             // output named by hand.
-            if let existing = try currentContents(logOutput), !log.mayReplace(existing, vaultThere: try currentContents(output)) {
-                throw VaultError.newLogOverAnother(displayName(logOutput))
+            if let existing = try currentContents(logOutput) {
+                let vaultThere = try currentContents(output)
+                if log.recordsSameChangeDone(existing, vaultThere: vaultThere) {
+                    throw VaultError.changeAlreadyRecorded(displayName(output), log: displayName(logOutput))
+                }
+                guard log.mayReplace(existing, vaultThere: vaultThere) else { throw VaultError.newLogOverAnother(displayName(logOutput)) }
             }
             try stage(logOutput, log.bytes)
         }
@@ -298,6 +302,11 @@ extension VaultError {
     static func newLogOverAnother(_ path: String, file: String = #fileID, line: UInt = #line) -> VaultError {
         VaultError(.outputExists, "a household log is already at '\(path)', and the log this change writes would not keep it; nothing was written",
                    hint: "that log is another household's, or the record of an earlier life of this vault: move it aside, keeping it, or write the vault elsewhere", file: file, line: line)
+    }
+
+    static func changeAlreadyRecorded(_ vault: String, log: String, file: String = #fileID, line: UInt = #line) -> VaultError {
+        VaultError(.outputExists, "the household log at '\(log)' already records this change, made by the same key, and the vault at '\(vault)' is the one it names: the change is done; nothing was written",
+                   hint: "'vault-tool log show' shows the event; to make the change again as a new one, move the vault and its log aside first", file: file, line: line)
     }
 
     static func logStartsWithParent(file: String = #fileID, line: UInt = #line) -> VaultError {

@@ -546,3 +546,36 @@ def test_a_device_event_says_which_change_and_only_the_parent_adds_a_device(sign
     expected = reference_verify("\n".join(lines) + "\n", PARENT.household_id.hex(), (folder / "h.vault").read_bytes())
     assert tool_broken_line(result) == expected, result.stderr
     assert expected == (None if (change, signer) in {("add", "parent"), ("rename", "support")} else len(lines))
+
+
+@pytest.mark.parametrize("change", ["merge", "rename", "revoke"])
+def test_a_change_run_again_after_it_finished_says_it_is_done_and_one_killed_before_its_vault_leaves_nothing(signed, change):
+    """Run again after it finished, a change to new outputs finds its own event and vault there:
+    it says the change is done (exit 4, nothing written), not that the log is another
+    household's. Killed between publishing its log and its vault (at the rename), the rerun
+    finishes it and takes back the temporary the kill left."""
+    folder, _ = signed
+    command = {
+        "merge": ["vault-tool", "merge", "--key-file", "parent.nsec", "--base", "h.vault", "--ours", "h.vault", "--theirs", "h.vault",
+                  "--now", "2026-01-05T00:00:00Z", "-o", "out.vault"],
+        "rename": ["vault-tool", "device", "rename", "--key-file", "parent.nsec", "--now", "2026-01-05T00:00:00Z", "-o", "out.vault",
+                   "h.vault", "kitchen ipad", "Hall iPad"],
+        "revoke": ["device-revoker", "vault", "--key-file", "parent.nsec", "--vault", "h.vault", "--device", "kitchen ipad",
+                   "--allow-empty", "--now", "2026-01-05T00:00:00Z", "--ops", "ops.jsonl", "-o", "out.vault"],
+    }[change]
+    # The log is renamed into place first (after the operations, for a revocation), then the vault.
+    vault_rename = 3 if change == "revoke" else 2
+    killed = subprocess.run(["strace", "-f", "-qq", "-o", "/dev/null", "-e", "trace=rename,renameat,renameat2", "-e",
+                             f"inject=rename,renameat,renameat2:signal=KILL:when={vault_rename}", str(BIN / command[0]), *command[1:]],
+                            capture_output=True, cwd=folder)
+    assert killed.returncode in (-9, 137), killed.stderr.decode()
+    assert (folder / "out.log").exists() and not (folder / "out.vault").exists(), sorted(p.name for p in folder.iterdir())
+    finished = tool(*command, cwd=folder)
+    assert finished.returncode == 0, finished.stderr
+    assert not list(folder.glob(".hvt-*")), sorted(p.name for p in folder.iterdir())
+    assert tool("vault-tool", "log", "verify", "out.vault", cwd=folder).returncode == 0
+    written = {name: (folder / name).read_bytes() for name in ("out.vault", "out.log")}
+    again = tool(*command, cwd=folder)
+    assert again.returncode == 4, again.stderr
+    assert "already records this change" in again.stderr and "another household" not in again.stderr, again.stderr
+    assert {name: (folder / name).read_bytes() for name in written} == written

@@ -420,6 +420,17 @@ extension HouseholdLog {
         return head.tag("dropped") == last.idHex || (last.tag("action") == head.tag("action") && last.content == head.content)
     }
 
+    /// Whether the log `existing` already records this log's last change, done: the two differ
+    /// only in their last event, both signed by one key for the same action and sentence, and
+    /// `existing`'s names the vault that is there (`vaultThere`). What a change run again after
+    /// it finished finds at its outputs.
+    public func recordsSameChangeDone(_ existing: [UInt8], vaultThere: [UInt8]?) -> Bool {
+        guard let vaultThere, let there = try? HouseholdLog(parsing: existing), let last = there.events.last, let head,
+              last.pubkey == head.pubkey, last.tag("vault") == Self.vaultDigest(vaultThere),
+              Array(there.events.dropLast()) == Array(events.dropLast()) else { return false }
+        return last.tag("action") == head.tag("action") && last.content == head.content
+    }
+
     /// Whether its last event moved the household to a new key: nothing more is written there.
     public var endsWithRotation: Bool { head?.tag("action") == LogAction.rotate.rawValue }
 
