@@ -20,8 +20,10 @@ package enum KeyHoldingFile {
 
     /// Reads the start of `name` in `folder` when it is a regular file, and says whether it
     /// holds a key: the suite's own mark, still true of it, or a key in any spelling the suite
-    /// reads (``KeyText``). The bytes are read into protected memory and compared there.
-    static func holdsKey(_ name: String, in folder: Int32, size: Int) -> Bool {
+    /// reads (``KeyText``), or a picture or page only its owner may read (`mode`), as the
+    /// suite's sheets and codes are written, whose key is in a QR code. The bytes are read into
+    /// protected memory and compared there.
+    static func holdsKey(_ name: String, in folder: Int32, size: Int, mode: mode_t) -> Bool {
         let descriptor = openat(folder, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC)
         guard descriptor >= 0 else { return false }
         defer { close(descriptor) }
@@ -44,8 +46,17 @@ package enum KeyHoldingFile {
             // pages, whatever text the rows hold (a device named like a key locked the registry
             // against its own revocations): SideFiles claims those before SQLite opens them.
             if SQLiteHeaders.isSQLiteFile(start) { return false }
+            // A copy of a sheet keeps its mode but not the mark (cp, a file system without
+            // user attributes): its key is in its QR code, which no text rule reads.
+            if mode & 0o077 == 0, isPicture(start) { return true }
             return KeyText.holdsKey(start)
         }
+    }
+
+    /// A PNG, a JPEG or a PDF: the pictures and pages the suite reads a key from (`scan`).
+    private static func isPicture(_ start: UnsafeRawBufferPointer) -> Bool {
+        let signatures: [[UInt8]] = [[0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a], [0xff, 0xd8, 0xff], Array("%PDF-".utf8)]
+        return signatures.contains { start.starts(with: $0) }
     }
 
     /// Marks an open file as the suite's secret holding `bytes`; a file system without user

@@ -326,7 +326,7 @@ public final class OutputLocation: @unchecked Sendable {
                 throw VaultError.refusedOutput(path, "is \(Self.kindName(info.st_mode)), not a regular file", what: what)
             }
             identity = FileIdentity(device: UInt64(info.st_dev), inode: UInt64(info.st_ino), pendingName: nil)
-            holdsKey = KeyHoldingFile.holdsKey(name, in: descriptor, size: Int(info.st_size))
+            holdsKey = KeyHoldingFile.holdsKey(name, in: descriptor, size: Int(info.st_size), mode: info.st_mode & 0o777)
             existingMode = info.st_mode & 0o777
         } else {
             identity = FileIdentity(device: folder.identity.device, inode: folder.identity.inode, pendingName: name)

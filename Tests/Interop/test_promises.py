@@ -11,6 +11,7 @@ over every tool rather than the cases a report named.
 - SQLite's side files of a database only read are claimed: a key file there is refused, never
   deleted; a database named through a link has its side files checked at the target.
 """
+import base64
 import json
 import os
 import re
@@ -24,7 +25,7 @@ from pathlib import Path
 import pytest
 from mnemonic import Mnemonic
 
-from vaultref import Household, nip19_encode
+from vaultref import Household, nip19_decode, nip19_encode
 from workspace import BIN, FIXTURES, CORPUS, in_system_call, wait_until
 
 TOOLS = ["vault-tool", "recovery-sheet", "rotation-planner", "device-revoker", "device-link"]
@@ -198,6 +199,11 @@ KEY_SPELLINGS = {name: text for name, text in SECRET_FILES.items() if name not i
     # Saved by Windows' Notepad or PowerShell's `>`: UTF-16 with a byte order mark, or without.
     "nsec-utf16": f"# the family's key\r\n{PARENT.nsec}\r\n".encode("utf-16"),
     "vault-key-utf16-be": f"VAULT_KEY={VAULT_KEY_HEX}\n".encode("utf-16-be"),
+    # The app's own spelling of a key's Data (JSONEncoder: base64, `/` escaped), as `device-link
+    # create --encoding app` writes it into its code; and base64 alone or labelled.
+    "nsec-base64-app-json": json.dumps({"vaultURL": "https://example.com/v", "nsec": base64.b64encode(PARENT.secret).decode()}).replace("/", "\\/") + "\n",
+    "nsec-base64-alone": base64.b64encode(PARENT.secret).decode() + "\n",
+    "vault-key-base64url-labelled": "vault_key: " + base64.urlsafe_b64encode(bytes.fromhex(VAULT_KEY_HEX)).decode().rstrip("=") + "\n",
 }
 
 
@@ -218,6 +224,37 @@ def test_a_file_holding_a_key_is_never_replaced(tmp_path, kind, command):
     assert result.returncode == 4, result.stderr
     assert "holds a key" in result.stderr
     assert target.read_bytes() == before
+
+
+@pytest.mark.parametrize("sheet", ["recovery-sheet generate --key-file k.nsec --dpi 100 -o SHEET.png",
+                                   "recovery-sheet generate --key-file k.nsec --format pdf -o SHEET.pdf",
+                                   "device-link create --key-file k.nsec --vault-url URL --encoding app -o SHEET.png"])
+@pytest.mark.parametrize("command", [
+    "recovery-sheet generate --key-file other.nsec --force --dpi 100 -o OUT",
+    "vault-tool open --key-file k.nsec --force -o OUT work.vault",
+    "device-link pairing create --share-url https://icloud.example/s --parent-device-id 6F9619FF-8B86-D011-B42D-00C04FC964FF "
+    "--shared-zone-id Z --force -o OUT",
+])
+def test_a_copied_sheet_holding_a_key_is_never_replaced(tmp_path, sheet, command):
+    """A sheet or a link copied as people copy files (`cp`: its mode kept, the suite's mark
+    not) still holds the family's key, in its QR code: no output replaces it."""
+    parent_workspace(tmp_path)
+    Path("other.nsec").write_text((FIXTURES / "keys" / "other.nsec").read_text())
+    Path("other.nsec").chmod(0o600)
+    url = "https://example.com/" + Household(nip19_decode(Path("k.nsec").read_text().strip(), "nsec")).vault_path
+    made = sheet.replace("URL", url).split()
+    first = subprocess.run([str(BIN / made[0]), *made[1:]], capture_output=True, text=True, timeout=60)
+    assert first.returncode == 0, first.stderr
+    original = next(Path(".").glob("SHEET.*"))
+    copy = Path("copy" + original.suffix)
+    subprocess.run(["cp", str(original), str(copy)], check=True)
+    assert copy.stat().st_mode & 0o777 == 0o600
+    before = copy.read_bytes()
+    argv = command.replace("OUT", str(copy)).split()
+    result = subprocess.run([str(BIN / argv[0]), *argv[1:]], capture_output=True, text=True, timeout=60)
+    assert result.returncode == 4, result.stderr
+    assert "holds a key" in result.stderr
+    assert copy.read_bytes() == before
 
 
 @pytest.mark.parametrize("command", [

@@ -6,6 +6,8 @@
 ///   a secret (`VAULT_KEY=…`, `"vaultKey": "…",`, `vault key  …`), never a public value
 ///   (`"pubkey": …`, `householdId`, a list of member keys), with or without `0x`, split by `:`,
 ///   `-`, `_` or a space or not;
+/// - 32 bytes in base64 (the app's own spelling of a key's `Data`) alone on a line or after a
+///   label that names a secret (`"nsec":"…="`);
 /// - 12 or more words all from BIP-39's or SLIP-0039's lists (recovery words, a share), whole
 ///   or as their first four letters, numbered or not, on lines that hold nothing else.
 /// The rule over bytes, for a file an output would replace (VaultFiles' `KeyHoldingFile`) and
@@ -21,6 +23,39 @@ package enum KeyText {
 
     private static func holdsKeyAsWritten(_ text: UnsafeRawBufferPointer) -> Bool {
         holdsBech32Key(text) || anyLine(text, isHexKey) || hexKeyAcrossLines(text) || allListWords(text) || isQuotedHexAlone(text)
+            || anyLine(text, isBase64Key)
+    }
+
+    /// A line that holds a key in base64 (32 bytes: 43 characters and one `=`, or none), as the
+    /// app's Swift code writes a key's `Data` (`device-link create --encoding app`:
+    /// `"nsec":"eP9G…\/KT8…="`, JSON's `\/` for `/`), standard or URL-safe: alone on the line
+    /// but for quotes, or after a label that names a secret. A run that is one case of letters
+    /// only is a word, not random bytes.
+    private static func isBase64Key(_ bytes: UnsafeRawBufferPointer) -> Bool {
+        func isBase64(_ byte: UInt8) -> Bool { isWordCharacter(byte) || byte == 0x2b || byte == 0x2f || byte == 0x2d }
+        var index = 0
+        while index < bytes.count {
+            guard isBase64(bytes[index]), index == 0 || !(isBase64(bytes[index - 1]) || bytes[index - 1] == 0x5c) else { index += 1; continue }
+            let runStart = index
+            var end = index, characters = 0, lower = false, upper = false, digit = false
+            while end < bytes.count, characters <= 44 {
+                if bytes[end] == 0x5c, end + 1 < bytes.count, bytes[end + 1] == 0x2f { end += 2; characters += 1; continue }  // JSON's \/
+                guard isBase64(bytes[end]) else { break }
+                let byte = bytes[end]
+                if (0x61...0x7a).contains(byte) { lower = true } else if (0x41...0x5a).contains(byte) { upper = true } else { digit = true }
+                characters += 1
+                end += 1
+            }
+            if end < bytes.count, bytes[end] == 0x3d, characters == 43 { end += 1 }
+            let bounded = end == bytes.count || !(isBase64(bytes[end]) || bytes[end] == 0x3d)
+            if characters == 43, bounded, lower && upper || (lower || upper) && digit {
+                let before = UnsafeRawBufferPointer(rebasing: bytes[..<runStart]), after = UnsafeRawBufferPointer(rebasing: bytes[end...])
+                let quotesOnly = { (part: UnsafeRawBufferPointer) in part.allSatisfy { [0x20, 0x09, 0x0d, 0x22, 0x27].contains($0) } }
+                if quotesOnly(before) && quotesOnly(after) || (labelVerdict(before) ?? nearestWordNamesASecret(before)) { return true }
+            }
+            index = max(end, index + 1)
+        }
+        return false
     }
 
     /// Text an input quotes back or a record keeps may hold a key glued to an id

@@ -421,12 +421,12 @@ extension HouseholdLog {
     }
 
     /// Whether the log `existing` already records this log's last change, done: the two differ
-    /// only in their last event, both signed by one key for the same action and sentence, and
+    /// only in their last event (two events), both signed by one key for the same action and sentence, and
     /// `existing`'s names the vault that is there (`vaultThere`). What a change run again after
     /// it finished finds at its outputs.
     public func recordsSameChangeDone(_ existing: [UInt8], vaultThere: [UInt8]?) -> Bool {
         guard let vaultThere, let there = try? HouseholdLog(parsing: existing), let last = there.events.last, let head,
-              last.pubkey == head.pubkey, last.tag("vault") == Self.vaultDigest(vaultThere),
+              last.idHex != head.idHex, last.pubkey == head.pubkey, last.tag("vault") == Self.vaultDigest(vaultThere),
               Array(there.events.dropLast()) == Array(events.dropLast()) else { return false }
         return last.tag("action") == head.tag("action") && last.content == head.content
     }
