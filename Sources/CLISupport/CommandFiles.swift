@@ -348,9 +348,12 @@ public final class OutputWriter {
                     try ObjectStores.shared(for: target.name).write(target.name, object, condition: target.condition)
                 } else if let file {
                     try file.publish(exclusive: output.exclusive)
+                    RunPublications.record(file, secret: output.kind == .secret)
+                    continue
                 } else if let standard {
                     try standard.withUnsafeBytes { try StandardStreams.write($0, to: STDOUT_FILENO) }
                 }
+                RunPublications.record(nil, secret: output.kind == .secret)
             } catch {
                 for published in pending[..<index] { published.file?.withdraw() }
                 for unpublished in pending[index...] { unpublished.file?.abandon() }
@@ -393,6 +396,7 @@ public final class OutputWriter {
         }
         // Standard output: what was staged before goes first, then the pieces as they come.
         try publish()
+        RunPublications.record(nil, secret: false)
         try withoutActuallyEscaping({ (piece: UnsafeRawBufferPointer) in try StandardStreams.write(piece, to: STDOUT_FILENO) }) { try produce(checked($0)) }
     }
 
@@ -422,5 +426,40 @@ extension VaultError {
     /// The output could not be written where it is (``OutputLocation/writeFailure``).
     static func outputNotWritable(_ label: String, _ path: String, errno code: Int32, file: String = #fileID, line: UInt = #line) -> VaultError {
         AtomicFile.ioError(errno: code, "cannot write \(label) \(FileNames.quoted(path)) there", file: file, line: line)
+    }
+}
+
+/// What a run published, for a run whose report is lost: when standard error could not be
+/// written, a run that published a secret as new files only (a key, shares, a sheet) takes them
+/// back before it exits 1, as a restore does before it publishes (``OutputWriter/publish()``),
+/// so that the same command run again works instead of refusing the file it left (a hostile
+/// trial: `keygen -o k.nsec 2>/dev/full` exited 1 and left the key, which the rerun refused).
+/// A run that replaced a file, wrote an object or standard output keeps everything: what it
+/// replaced cannot come back.
+enum RunPublications {
+    private struct State {
+        var files: [StagedOutput] = []
+        var onlyNewFiles = true
+        var secret = false
+    }
+
+    private static let state = Mutex<State>(State())
+
+    /// `file` is nil for an output that cannot be taken back.
+    static func record(_ file: StagedOutput?, secret: Bool) {
+        state.withLock { state in
+            state.secret = state.secret || secret
+            if let file, file.isWithdrawable { state.files.append(file) } else { state.onlyNewFiles = false }
+        }
+    }
+
+    /// Takes back what the run published, when it published a secret as new files only.
+    static func withdrawAfterLostReport() {
+        let files = state.withLock { state -> [StagedOutput] in
+            guard state.secret, state.onlyNewFiles else { return [] }
+            defer { state.files = [] }
+            return state.files
+        }
+        for file in files.reversed() { file.withdraw() }
     }
 }

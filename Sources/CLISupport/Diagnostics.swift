@@ -176,7 +176,9 @@ public enum ToolMain {
 /// Exits 0, unless a message to standard error was lost (a full disk, a closed pipe): a run
 /// whose warnings or summary nobody got did not succeed as far as anyone can tell.
 private func exitSucceeded() -> Never {
-    exit(StandardStreams.errorStreamFailed.load(ordering: .relaxed) ? ExitStatus.operational.rawValue : ExitStatus.ok.rawValue)
+    guard StandardStreams.errorStreamFailed.load(ordering: .relaxed) else { exit(ExitStatus.ok.rawValue) }
+    RunPublications.withdrawAfterLostReport()
+    exit(ExitStatus.operational.rawValue)
 }
 
 /// The next step for a refusal of the write path or of a key option, both CLISupport's; the

@@ -459,6 +459,9 @@ public final class StagedOutput: @unchecked Sendable {
         location.folder.removeIfMadeAndEmpty()
     }
 
+    /// Whether this stage was published as a new name, and so may be taken back (``withdraw()``).
+    public var isWithdrawable: Bool { publishedNew }
+
     /// Takes back a file this stage published as a new name (never one it replaced: the old
     /// file is gone), when what had to follow it failed: the file there must still be the one
     /// it wrote. Then the folders made for it, while empty.
@@ -535,6 +538,8 @@ public final class StagedOutput: @unchecked Sendable {
             guard !location.holdsKey else { throw VaultError.wouldReplaceKey(path) }
             guard renameat(folder, temporaryName, folder, location.name) == 0 else { throw AtomicFile.ioError(errno: errno, "could not replace '\(path)'") }
             self.temporaryName = nil
+            // Nothing was there when the output was resolved: the file is new, this run's to take back.
+            publishedNew = !location.exists
         }
         discard()
         if syncingFolder { AtomicFile.syncFolder(folder) }

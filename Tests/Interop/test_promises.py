@@ -614,6 +614,35 @@ def test_a_restore_whose_report_is_lost_writes_no_key(tmp_path):
     assert Path("restored.nsec").read_text() == Path("parent.nsec").read_text()
 
 
+@pytest.mark.parametrize("command", [
+    "vault-tool keygen -o OUT/k.nsec",
+    "recovery-sheet generate --key-file parent.nsec --dpi 100 -o OUT/sheet.png",
+    "recovery-sheet generate --key-file parent.nsec --format pdf -o OUT/sheet.pdf",
+    "recovery-sheet split --key-file parent.nsec --threshold 2 --shares 3 --text --output OUT/shares",
+    "device-link create --key-file parent.nsec --vault-url URL -o OUT/link.png",
+    "recovery-sheet code new --master-key-file mk.hex --user-id u -o OUT/blob.json --sheet OUT/code.png",
+])
+def test_a_secret_whose_report_is_lost_is_taken_back_and_the_rerun_works(tmp_path, command):
+    """2>/dev/full: a run that made a secret (a key, a sheet, shares, a link, a code) and could
+    not say so exits 1 and takes back the new files it wrote, folders made for them included,
+    so the same command run again works instead of refusing the key file it had left."""
+    os.chdir(tmp_path)
+    Path("parent.nsec").write_text((FIXTURES / "keys" / "parent.nsec").read_text())
+    Path("parent.nsec").chmod(0o600)
+    Path("mk.hex").write_text(os.urandom(32).hex() + "\n")
+    Path("mk.hex").chmod(0o600)
+    Path("out").mkdir()
+    url = "https://example.com/" + Household(nip19_decode(Path("parent.nsec").read_text().strip(), "nsec")).vault_path
+    argv = command.replace("OUT", "out").replace("URL", url).split()
+    with open("/dev/full", "w") as full:
+        lost = subprocess.run([str(BIN / argv[0]), *argv[1:]], stderr=full, stdout=subprocess.DEVNULL, timeout=60)
+    assert lost.returncode == 1
+    assert not list(Path("out").iterdir()), sorted(p.name for p in Path("out").rglob("*"))
+    again = subprocess.run([str(BIN / argv[0]), *argv[1:]], capture_output=True, text=True, timeout=60)
+    assert again.returncode == 0, again.stderr
+    assert list(Path("out").iterdir())
+
+
 @pytest.mark.parametrize("argv", [
     ["vault-tool", "migrate", "--log-format", "json", "--no-such-option"],
     ["vault-tool", "migrate", "vault", "--log-format=json", "--to", "7", "x.vault"],
