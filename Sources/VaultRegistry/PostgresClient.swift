@@ -30,7 +30,8 @@ final class PostgresClient {
     init(connection text: String) throws {
         try Self.requireLibrary()
         // The connection string's own `passfile` wins over PGPASSFILE, as in libpq.
-        try Self.requireRegularConfiguration(ProcessInfo.processInfo.environment, passfile: (try? Self.options(text))?["passfile"])
+        let options = try? Self.options(text)
+        try Self.requireRegularConfiguration(ProcessInfo.processInfo.environment, passfile: options?["passfile"], service: options?["service"])
         // The client encoding is set here, after the user's string: our text is UTF-8 whatever
         // the database's encoding is.
         let keywords = ["dbname", "fallback_application_name", "client_encoding"], values = [text, "device-revoker", "UTF8"]
@@ -62,29 +63,60 @@ final class PostgresClient {
     /// file), where they are: each must be a regular file, since libpq would wait forever on a
     /// FIFO's first read and read /dev/zero until memory ran out (issue 44). A file that is
     /// not there is libpq's to pass over.
-    static func requireRegularConfiguration(_ environment: [String: String], passfile: String? = nil) throws {
+    static func requireRegularConfiguration(_ environment: [String: String], passfile: String? = nil, service: String? = nil) throws {
         let home = environment["HOME"].map { $0.hasSuffix("/") ? String($0.dropLast()) : $0 }
-        let files: [(String?, String)] = [
+        let serviceFiles: [(String?, String)] = [
             (environment["PGSERVICEFILE"] ?? home.map { "\($0)/.pg_service.conf" }, "the PostgreSQL service file"),
             (environment["PGSYSCONFDIR"].map { "\($0)/pg_service.conf" } ?? "/etc/postgresql-common/pg_service.conf", "the system's PostgreSQL service file"),
-            (passfile ?? environment["PGPASSFILE"] ?? home.map { "\($0)/.pgpass" }, "the PostgreSQL password file"),
         ]
         // /dev/null reads as an empty file, the usual way to say "no password file".
-        for case let (path?, what) in files where ResolvedPath.realPath(path) != "/dev/null" {
-            do {
-                try AtomicFile.requireRegularFileIfPresent(path, what: what)
-            } catch let error as VaultError {
-                throw error.withContext(hint: "point PGSERVICEFILE, PGSYSCONFDIR or PGPASSFILE at a regular file, or unset it")
+        func check(_ files: [(String?, String)]) throws {
+            for case let (path?, what) in files where ResolvedPath.realPath(path) != "/dev/null" {
+                do {
+                    try AtomicFile.requireRegularFileIfPresent(path, what: what)
+                } catch let error as VaultError {
+                    throw error.withContext(hint: "point PGSERVICEFILE, PGSYSCONFDIR or PGPASSFILE at a regular file, or unset it")
+                }
             }
         }
+        try check(serviceFiles)
+        // libpq takes a service's `passfile` over PGPASSFILE, as the connection string's over both.
+        let servicePassfile = (service ?? environment["PGSERVICE"]).flatMap { Self.passfile(ofService: $0, in: serviceFiles.compactMap(\.0)) }
+        let files: [(String?, String)] = [(passfile ?? servicePassfile ?? environment["PGPASSFILE"] ?? home.map { "\($0)/.pgpass" }, "the PostgreSQL password file")]
+        try check(files)
         // A password file others may read libpq passes over with a warning of its own, printed
         // on standard error as it stands (its name unescaped: a name holding a line break forged
         // a line of this tool's); said here instead, through the one renderer, and refused, as
         // the password it holds would not be used. Only read when no password is given.
-        if environment["PGPASSWORD"]?.isEmpty ?? true, let path = files[2].0, ResolvedPath.realPath(path) != "/dev/null" {
+        if environment["PGPASSWORD"]?.isEmpty ?? true, let path = files[0].0, ResolvedPath.realPath(path) != "/dev/null" {
             var info = stat()
             if stat(path, &info) == 0, info.st_mode & 0o077 != 0 { throw VaultError.passwordFileOpenToOthers(path, mode: info.st_mode & 0o777) }
         }
+    }
+
+    /// The `passfile` the service `name` sets, read as libpq reads the service files: the first
+    /// file with a `[name]` section is the service's (the user's before the system's), `#`
+    /// begins a comment, `key=value` with spaces around either trimmed. A file past 1 MiB or
+    /// unreadable is left to libpq.
+    static func passfile(ofService name: String, in files: [String]) -> String? {
+        for path in files {
+            guard let bytes = try? BoundedRead.file(path, limit: 1 << 20, what: "the PostgreSQL service file") else { continue }
+            var inService = false, found = false
+            for line in String(decoding: bytes, as: UTF8.self).split(whereSeparator: \.isNewline) {
+                let text = line.trimmingBlanks()
+                if text.isEmpty || text.hasPrefix("#") { continue }
+                if text.hasPrefix("[") {
+                    if inService { break }
+                    inService = text == "[\(name)]"
+                    found = found || inService
+                    continue
+                }
+                guard inService, let equals = text.firstIndex(of: "="), text[..<equals].trimmingBlanks() == "passfile" else { continue }
+                return text[text.index(after: equals)...].trimmingBlanks()
+            }
+            if found { return nil }
+        }
+        return nil
     }
 
     /// Whether a registry name is a libpq connection string rather than a file name: a

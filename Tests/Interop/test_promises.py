@@ -960,22 +960,33 @@ def test_sample_fleet_records_no_time_ahead_of_the_clock(tmp_path):
 FORGING_NAME = "pp\n\x1b[31mdevice-revoker: error: FORGED\u202e.txt"
 
 
-@pytest.mark.parametrize("named", ["PGPASSFILE", "uri", "keywords"])
+@pytest.mark.parametrize("named", ["PGPASSFILE", "uri", "keywords", "service", "uri-service", "PGSERVICE"])
 def test_a_password_file_others_may_read_is_refused_through_the_one_renderer(tmp_path, named):
     """A hostile trial: libpq's own warning about a password file others may read reached
     standard error as libpq wrote it, the file's name raw, and a name holding a line break forged
     an error line of the tool's. The tool says it first, escaped, and connects to nothing."""
     os.chdir(tmp_path)
-    Path(FORGING_NAME).write_text("*:*:*:*:secret\n")
-    Path(FORGING_NAME).chmod(0o644)
+    # A service file's line cannot hold a line break: its name there has every other trick.
+    name = FORGING_NAME.replace("\n", " ") if "service" in named.lower() else FORGING_NAME
+    Path(name).write_text("*:*:*:*:secret\n")
+    Path(name).chmod(0o644)
     environment = {k: v for k, v in os.environ.items() if not k.startswith("PG")}
     db = "postgresql://u@127.0.0.1:9/x"
     if named == "PGPASSFILE":
         environment["PGPASSFILE"] = str(tmp_path / FORGING_NAME)
     elif named == "uri":
         db += "?passfile=" + urllib.parse.quote(str(tmp_path / FORGING_NAME))
-    else:
+    elif named == "keywords":
         db = "host=127.0.0.1 port=9 passfile='" + str(tmp_path / FORGING_NAME) + "'"
+    else:
+        # The password file a service file names, which libpq takes over PGPASSFILE.
+        Path("services.conf").write_text("# the registry\n[other]\npassfile=/nowhere\n[reg]\n  host=127.0.0.1\nport=9\n"
+                                         f"passfile={tmp_path / name}\n[last]\nport=8\n")
+        environment["PGSERVICEFILE"] = str(tmp_path / "services.conf")
+        environment["PGPASSFILE"] = "/dev/null"
+        db = {"service": "service=reg", "uri-service": "postgresql:///x?service=reg", "PGSERVICE": "postgresql:///x"}[named]
+        if named == "PGSERVICE":
+            environment["PGSERVICE"] = "reg"
     result = subprocess.run([str(BIN / "device-revoker"), "registry", "devices", "--db", db], capture_output=True,
                             text=True, timeout=60, env=environment)
     assert result.returncode == 78 and "is open to others" in result.stderr, result.stderr
@@ -984,7 +995,7 @@ def test_a_password_file_others_may_read_is_refused_through_the_one_renderer(tmp
     # The hint's command, pasted into bash, names the file.
     hint = next(line for line in result.stderr.splitlines() if "chmod 600" in line).split("run: ", 1)[1]
     subprocess.run(["bash", "-c", hint], check=True)
-    assert Path(FORGING_NAME).stat().st_mode & 0o777 == 0o600
+    assert Path(name).stat().st_mode & 0o777 == 0o600
 
 
 def test_what_libpq_quotes_from_a_service_file_is_withheld_when_it_is_a_secret(tmp_path):
