@@ -68,8 +68,9 @@ package struct ChildProcess {
         if let reaped = drained.status {
             status = reaped
         } else {
-            // Past its limit or its deadline: killed, then reaped (SIGKILL cannot be caught).
-            kill(pid, SIGKILL)
+            // Past its limit or its deadline: killed with what it started, then reaped (SIGKILL
+            // cannot be caught).
+            killWithDescendants(pid)
             while waitpid(pid, &status, 0) < 0, errno == EINTR {}
         }
         let termination: Termination = drained.timedOut ? .timedOut
@@ -80,6 +81,54 @@ package struct ChildProcess {
             return ChildProcess(termination: termination, output: drained.kept[0], errors: [])
         }
         return ChildProcess(termination: termination, output: drained.kept[0], errors: errorsRead)
+    }
+
+    /// Kills a child the tool gives up on and every process it started that still runs under it
+    /// (`sleep 1000` in a key command's script was left running when only the child was
+    /// killed: a hostile trial). The child stays in the tool's process group, so that a key
+    /// command may still ask on the terminal; its descendants are found by their parents
+    /// (/proc), stopped so that none forks meanwhile, found again until no new one appears,
+    /// then killed. One that left the tree (a daemon, `setsid`) is its own.
+    package static func killWithDescendants(_ pid: pid_t) {
+        var stopped: Set<pid_t> = []
+        for _ in 0..<8 {
+            let found = descendants(of: pid).subtracting(stopped)
+            guard !found.isEmpty else { break }
+            for process in found { kill(process, SIGSTOP) }
+            stopped.formUnion(found)
+        }
+        kill(pid, SIGKILL)
+        for process in stopped { kill(process, SIGKILL) }
+    }
+
+    /// The processes under `pid`, by the parents /proc gives.
+    private static func descendants(of pid: pid_t) -> Set<pid_t> {
+        guard let folder = opendir("/proc") else { return [] }
+        defer { closedir(folder) }
+        var children: [pid_t: [pid_t]] = [:]
+        while let entry = readdir(folder) {
+            let name = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix(while: { $0 != 0 }), as: UTF8.self) }
+            guard let process = pid_t(name), let parent = parentProcess(process) else { continue }
+            children[parent, default: []].append(process)
+        }
+        var found: Set<pid_t> = [], next = [pid]
+        while let process = next.popLast() {
+            for child in children[process] ?? [] where found.insert(child).inserted { next.append(child) }
+        }
+        return found
+    }
+
+    /// The parent of `process`: the field after the command's name, in parentheses that may
+    /// hold anything, in /proc/PID/stat.
+    private static func parentProcess(_ process: pid_t) -> pid_t? {
+        let descriptor = open("/proc/\(process)/stat", O_RDONLY | O_CLOEXEC)
+        guard descriptor >= 0 else { return nil }
+        defer { close(descriptor) }
+        var buffer = [UInt8](repeating: 0, count: 1024)
+        let count = buffer.withUnsafeMutableBytes { read(descriptor, $0.baseAddress!, $0.count) }
+        guard count > 0, let nameEnd = buffer[..<count].lastIndex(of: UInt8(ascii: ")")) else { return nil }
+        let fields = buffer[(nameEnd + 1)..<count].split(separator: UInt8(ascii: " "))
+        return fields.count > 1 ? pid_t(String(decoding: fields[1], as: UTF8.self)) : nil
     }
 
     /// Starts `argv` as every child of the suite starts: standard input `input` (nil:

@@ -113,7 +113,7 @@ public struct SecretCommand: Sendable {
             var pause = timespec(tv_sec: 0, tv_nsec: 10_000_000)
             nanosleep(&pause, nil)
         }
-        if problem != nil, !ended { kill(pid, SIGKILL) }
+        if problem != nil, !ended { ChildProcess.killWithDescendants(pid) }
         if !ended { while waitpid(pid, &status, 0) < 0, errno == EINTR {} }
         if let problem { return problem }
         guard status & 0x7f == 0 else { return .killed(status & 0x7f) }

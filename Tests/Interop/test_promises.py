@@ -509,6 +509,30 @@ def test_a_key_command_that_leaves_a_program_behind_is_not_waited_for(tmp_path, 
     assert "npub" in result.stdout
 
 
+@pytest.mark.parametrize("child", ["key-command", "credential-process"])
+def test_a_child_given_up_on_is_killed_with_what_it_started(tmp_path, child):
+    """A key command or a credential_process killed for printing too much (as one past its
+    deadline is) takes what it started with it: its `sleep` was left running (a hostile trial)."""
+    os.chdir(tmp_path)
+    seconds = str(4000 + os.getpid() % 1000)
+    script = tmp_path / "start-and-flood"
+    script.write_text(f"#!/bin/sh\nsleep {seconds} &\n(sleep {seconds}; true) &\nyes\n")
+    script.chmod(0o700)
+    Path("config").write_text(f"[default]\ncredential_process = {script}\n")
+    environment = {"PATH": os.environ["PATH"], "HOME": str(tmp_path), "AWS_CONFIG_FILE": str(tmp_path / "config"),
+                   "AWS_SHARED_CREDENTIALS_FILE": str(tmp_path / "none"), "AWS_REGION": "us-east-1", "AWS_ENDPOINT_URL": "http://127.0.0.1:9",
+                   "AWS_MAX_ATTEMPTS": "1", "AWS_EC2_METADATA_DISABLED": "true"}
+    argv = {"key-command": ["vault-tool", "derive", "--key-command", str(script)],
+            "credential-process": ["vault-tool", "census", "s3://bucket/vaults/"]}[child]
+    try:
+        result = subprocess.run([str(BIN / argv[0]), *argv[1:]], capture_output=True, text=True, env=environment, timeout=60)
+        left = subprocess.run(["pgrep", "-f", f"^sleep {seconds}$"], capture_output=True, text=True).stdout.split()
+    finally:
+        subprocess.run(["pkill", "-f", f"^sleep {seconds}$"])
+    assert result.returncode != 0, result.stderr
+    assert not left, f"left running: {left}; {result.stderr}"
+
+
 def test_a_credential_process_gets_no_credential_and_is_not_held_by_its_background(tmp_path):
     os.chdir(tmp_path)
     script = tmp_path / "creds"
