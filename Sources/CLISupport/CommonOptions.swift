@@ -67,9 +67,19 @@ public struct RecordedNowOption: ParsableArguments {
         if time.seconds > currentTime().seconds + Self.aheadAllowed {
             throw ValidationError("--now \(text) is more than a day after the clock; a time this command records must not read as coming from the future")
         }
+        // Before 1970 no record of the suite's can be: a household log's `created_at` counts
+        // seconds from it, unsigned (NIP-01), and devices, links and registries are of this
+        // century (a trial: `--now 0001-01-01T00:00:00Z` was recorded as a revocation's time).
+        if time.seconds < 0 {
+            throw ValidationError("--now \(text) is before 1970-01-01T00:00:00Z; a time this command records cannot be")
+        }
     }
 
     public var time: Timestamp { now.time }
+
+    /// Whether a time was given rather than read from the clock: only then can it be earlier
+    /// than what the data already holds (a device's registration), which a command checks.
+    public var isGiven: Bool { now.now != nil }
 }
 
 /// The clock, in whole seconds: the one place the executables read it.

@@ -352,7 +352,11 @@ extension DeviceRegistry {
     /// `beforeCommitting` runs once the batch is made and every guard rail passed, just before
     /// the batch is recorded and committed: what must hold for the change to be worth making
     /// (its operations file can be written); when it throws, nothing is committed.
-    public func revoke(_ prepared: PreparedSelection, reason: String?, now: Timestamp, dryRun: Bool, allowing: Overrides,
+    /// `nowGiven`: `now` was given, not read from the clock, so it may be earlier than what the
+    /// registry holds of the batch's devices: a revocation recorded before a device registered
+    /// (or a membership closed before it began) is a row the registry's own import refuses,
+    /// and the run is refused instead (``VaultError/revokedBeforeRecorded(_:devices:memberships:)``).
+    public func revoke(_ prepared: PreparedSelection, reason: String?, now: Timestamp, nowGiven: Bool = false, dryRun: Bool, allowing: Overrides,
                        collectOperations: Bool, keepLastDevice: Bool = false, sizeLimit: SizeLimit = SizeLimit(),
                        batchID: String = UUID().uuidString.lowercased(), by operatorInfo: RegistryOperator = .unnamed,
                        beforeCommitting: () throws -> Void = {}) throws -> RevocationResult {
@@ -385,6 +389,7 @@ extension DeviceRegistry {
             if try db.bool("SELECT count(*) FROM revocations WHERE batch_id = ?", [.text(batchID)]) {
                 throw VaultError.batchIdTaken(batchID)
             }
+            if nowGiven { try Self.refuseTimeBeforeRecords(time, db: db, table: t) }
             let early = [unmatchedRefusal, Self.sizeRefusal(radius, sizeLimit, allowing: allowing)].compactMap { $0 }
             // A dry run may write nothing, so it measures what the change would leave. A real run
             // makes the change first and measures what it left: the closed memberships are
@@ -450,6 +455,19 @@ extension DeviceRegistry {
                 try body(DeviceReference(user: row.text("user_did"), device: row.text("device_id")))
             }
         }
+    }
+
+    /// Refuses a revocation time before a batch device's registration, or before one of its
+    /// open memberships began (left before joined).
+    private static func refuseTimeBeforeRecords(_ time: String, db: RegistrySession, table t: DeviceTable) throws {
+        let devices = try db.int("""
+            SELECT count(*) FROM batch b JOIN user_devices d ON d.\(t.user) = b.user_did AND d.device_id = b.device_id WHERE d.\(t.registered) > ?
+            """, [.time(time)])
+        let memberships = t.hasConversations ? try db.int("""
+            SELECT count(*) FROM batch b JOIN members m ON m.user_did = b.user_did AND m.device_id = b.device_id
+            WHERE m.left_at IS NULL AND m.joined_at > ?
+            """, [.time(time)]) : 0
+        guard devices == 0, memberships == 0 else { throw VaultError.revokedBeforeRecorded(time, devices: devices, memberships: memberships) }
     }
 
     /// The selector with its ids as the device table holds them (Family Medical's UUIDs in

@@ -346,7 +346,7 @@ extension Registry {
             if ops != nil, registry.schema != .catbird { throw VaultError.notInSchema("MLS operations to write (--ops)", registry.schema, registry: database.db) }
             // Who runs it, recorded in the batch's record of the chained log (and signed by their key).
             let runBy = RegistryOperator(name: operatorName ?? loginName(), signer: dryRun ? nil : try signer.load(diagnostics))
-            let result = try registry.revoke(prepared, reason: reason, now: now.time, dryRun: dryRun, allowing: allowing, collectOperations: false,
+            let result = try registry.revoke(prepared, reason: reason, now: now.time, nowGiven: now.isGiven, dryRun: dryRun, allowing: allowing, collectOperations: false,
                                              keepLastDevice: keepLastDevice, sizeLimit: sizeLimit,
                                              batchID: batchId ?? UUID().uuidString.lowercased(), by: runBy,
                                              // The batch is committed before --ops is written: an --ops that cannot be written
