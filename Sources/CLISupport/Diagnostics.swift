@@ -73,7 +73,7 @@ public struct Diagnostics: Sendable {
 
     /// The hint of every error of a run whose arguments hold a secret: its quotes of them are
     /// withheld (``SecretRedaction``), and the next step is to stop typing it there.
-    static let secretOnCommandLine = "the arguments read like a key, recovery words or a share, so they are not shown; if they are one, give it in a file or at the prompt instead (other users' ps and your shell history see the command line), and remove it from your history"
+    static let secretOnCommandLine = "the arguments read like a key, recovery words or a share, so they are not shown; if they are one, give it at the prompt instead, or name the file that already keeps it (other users' ps and your shell history see the command line), and remove it from your history"
 
     /// A warning, on one line.
     public func warning(_ text: String) {

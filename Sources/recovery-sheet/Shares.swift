@@ -93,10 +93,11 @@ enum ShareReader {
             }
             let key = try SecretKey(secret: secret)
             let checks = reads.compactMap { $0!.checkCode }
-            if case .otherHousehold(let named) = ShareCodes.check(restored: Household(parentPublicKey: key.publicKey).id, against: checks) {
-                throw VaultError.sharesRestoreAnotherKey(named: named, passphraseGiven: passphrase != nil).withContext(hint: passphrase != nil
-                                 ? "check the passphrase in --passphrase-file, character by character"
-                                 : "give the family's share passphrase with --passphrase-file (- asks for it)")
+            if case .otherHousehold(let named, let agreeing) = ShareCodes.check(restored: Household(parentPublicKey: key.publicKey).id, against: checks) {
+                throw VaultError.sharesRestoreAnotherKey(named: named, checkCodesAgree: agreeing, passphraseGiven: passphrase != nil).withContext(
+                    hint: !agreeing ? "compare each sheet's check code line with the printed sheet; combine only the family's own shares"
+                        : passphrase != nil ? "check the passphrase in --passphrase-file, character by character"
+                        : "give the family's share passphrase with --passphrase-file (- asks for it)")
             }
             return Combined(key: key, shares: shares, repeats: repeats(shares), checked: !checks.isEmpty)
         }

@@ -264,3 +264,18 @@ def test_shares_named_by_their_sheets_own_title(tmp_path):
         result = run(tmp_path, "combine", "one.txt", "three.txt", "-o", "wrong.nsec", expect=2)
         assert why.encode() in result.stderr and b"'three.txt'" in result.stderr, result.stderr
         assert not (tmp_path / "wrong.nsec").exists()
+
+
+def test_check_codes_that_name_two_households_are_said_to_disagree(tmp_path):
+    """One share's check code line changed to another household's (its own set kept): the
+    shares combine to the family's key, which one check code does not name. The refusal says
+    the check codes disagree, not that a passphrase was missing (the split had none)."""
+    rng = random.Random(0x44_08)
+    family, other = household(rng), household(rng)
+    one, two = [p.with_suffix(".txt") for p in split(tmp_path, family, "family", "", rng)]
+    words, check = two.read_text().splitlines()[:2]
+    changed = secret_file(tmp_path / "changed.txt", f"{words}\n{' '.join(check.split()[:2])} {other.household_id.hex()[:12]}\n")
+    result = run(tmp_path, "combine", one, changed, "-o", "out.nsec", expect=3)
+    message = result.stderr.decode()
+    assert "do not all name one household" in message and "none was given" not in message, message
+    assert not (tmp_path / "out.nsec").exists()

@@ -143,14 +143,18 @@ extension ShareCodes {
         case noCheckCode
         /// A check code names another household (its 12-hex-digit prefix). SLIP-0039 combines
         /// shares under any passphrase, so a missing or wrong one restores another valid key.
-        case otherHousehold(String)
+        /// `agreeing`: every check code names that one household (else a check code line was
+        /// changed, or sheets of two families were put together, whatever the passphrase).
+        case otherHousehold(String, agreeing: Bool)
     }
 
     /// The rule `combine` and `verify --shares` check a restored key by: its household is the
     /// one every share sheet's public check code names.
     public static func check(restored household: HouseholdID, against checks: [(set: Int, household: String)]) -> RestoredOutcome {
         guard !checks.isEmpty else { return .noCheckCode }
-        if let other = checks.first(where: { $0.household != household.shortHex }) { return .otherHousehold(other.household) }
+        if let other = checks.first(where: { $0.household != household.shortHex }) {
+            return .otherHousehold(other.household, agreeing: Set(checks.map(\.household)).count == 1)
+        }
         return .matches
     }
 }
@@ -158,8 +162,10 @@ extension ShareCodes {
 extension VaultError {
     /// The shares combined, but to a key of another household than their sheets' check code
     /// names: the likely cause is the passphrase, missing or wrong.
-    public static func sharesRestoreAnotherKey(named household: String, passphraseGiven: Bool, file: String = #fileID, line: UInt = #line) -> VaultError {
-        let cause = passphraseGiven ? "the passphrase is wrong (or a share was changed)" : "the shares were split with a passphrase, and none was given"
+    public static func sharesRestoreAnotherKey(named household: String, checkCodesAgree: Bool, passphraseGiven: Bool, file: String = #fileID, line: UInt = #line) -> VaultError {
+        let cause = !checkCodesAgree ? "the sheets' check codes do not all name one household (a check code line changed, or sheets of two families put together), so none can be trusted"
+            : passphraseGiven ? "the passphrase is wrong (or a share or its check code line was changed)"
+            : "the shares were split with a passphrase, and none was given, most likely (or a share or its check code line was changed)"
         return VaultError(.keyMismatch, "the shares combine to another key than their sheets' check code names (household \(household)…): \(cause)",
                           file: file, line: line)
     }

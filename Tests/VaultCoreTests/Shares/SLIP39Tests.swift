@@ -152,11 +152,12 @@ import Testing
             let restored = try SecretKey(secret: SLIP39.combine([set[0], set[2]], passphrase: wrong.map(SecretBytes.test)))
             #expect(restored != key)  // SLIP-0039 cannot tell: another valid key
             let other = Household(parentPublicKey: restored.publicKey).id
-            #expect(ShareCodes.check(restored: other, against: [check, check]) == .otherHousehold(household.id.shortHex))
+            #expect(ShareCodes.check(restored: other, against: [check, check]) == .otherHousehold(household.id.shortHex, agreeing: true))
+            #expect(ShareCodes.check(restored: other, against: [check, (set: check.set, household: "000000000000")]) == .otherHousehold(household.id.shortHex, agreeing: false))
         }
         #expect(ShareCodes.check(restored: household.id, against: [check]) == .matches)
         #expect(ShareCodes.check(restored: household.id, against: []) == .noCheckCode)
-        #expect(VaultError.sharesRestoreAnotherKey(named: "0a92686c7aa4", passphraseGiven: false).code.category == .authentication)
+        #expect(VaultError.sharesRestoreAnotherKey(named: "0a92686c7aa4", checkCodesAgree: true, passphraseGiven: false).code.category == .authentication)
     }
 
     /// Issue 37: the sheet's own title and set line, copied with the words, are skipped, and
