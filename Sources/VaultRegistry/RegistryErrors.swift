@@ -13,8 +13,6 @@ extension VaultError.Code {
     public static let notInRegistry = VaultError.Code(name: "notInRegistry", category: .invalidInput)
     /// A revocation batch id is already in the log: a second batch under it would mix two.
     public static let batchIdTaken = VaultError.Code(name: "batchIdTaken", category: .refused)
-    /// A revocation time before a selected device's registration or membership: a usage error.
-    public static let revokedBeforeRecorded = VaultError.Code(name: "revokedBeforeRecorded", category: .usage)
     /// There is no file at the registry's path. Making one is the next step.
     public static let noRegistry = VaultError.Code(name: "noRegistry", category: .operational)
     /// A SQLite registry left mid-transaction that this user may not roll back.
@@ -75,14 +73,6 @@ extension VaultError {
     public static func notARegistry(_ path: String, missing: [String], empty: Bool, file: String = #fileID, line: UInt = #line) -> VaultError {
         VaultError(.notARegistry, "'\(path)' is not a device registry (it lacks \(missing.joined(separator: ", ")))",
                    hint: empty ? "the database is empty: initialise it as a registry first" : nil, file: file, line: line)
-    }
-
-    /// A revocation time (`--now`) before what the registry holds of a device in the batch.
-    public static func revokedBeforeRecorded(_ time: String, devices: Int, memberships: Int, file: String = #fileID, line: UInt = #line) -> VaultError {
-        let what = [devices > 0 ? "\(devices) device\(devices == 1 ? "" : "s") of the batch registered" : nil,
-                    memberships > 0 ? "\(memberships) of \(devices > 0 ? "their" : "its devices'") open memberships began" : nil].compactMap { $0 }
-        return VaultError(.revokedBeforeRecorded, "the revocation time \(time) is earlier than when \(what.joined(separator: " and ")): a revocation cannot precede them; nothing was changed",
-                          hint: "give --now a time after them, or leave it out for the clock's", file: file, line: line)
     }
 
     /// A batch id already used by an earlier revocation.

@@ -298,6 +298,11 @@ extension DeviceRegistry {
         public let refusals: [Refusal]
         /// `mls.remove` operations, when asked for.
         public let operations: [JSONValue]
+        /// With a given time (`nowGiven`): how many of the batch's devices registered, and how
+        /// many of their open memberships began, after it. Rows the registry's own import
+        /// refuses (a revocation before its device), said as a warning: a time given on purpose
+        /// may still be older than the data (a test's, a replay's).
+        public var recordedAfterTime = (devices: 0, memberships: 0)
     }
 
     /// Revokes the selected active devices in one transaction: inactive with time and reason,
@@ -353,9 +358,7 @@ extension DeviceRegistry {
     /// the batch is recorded and committed: what must hold for the change to be worth making
     /// (its operations file can be written); when it throws, nothing is committed.
     /// `nowGiven`: `now` was given, not read from the clock, so it may be earlier than what the
-    /// registry holds of the batch's devices: a revocation recorded before a device registered
-    /// (or a membership closed before it began) is a row the registry's own import refuses,
-    /// and the run is refused instead (``VaultError/revokedBeforeRecorded(_:devices:memberships:)``).
+    /// registry holds of the batch's devices (``RevocationResult/recordedAfterTime``).
     public func revoke(_ prepared: PreparedSelection, reason: String?, now: Timestamp, nowGiven: Bool = false, dryRun: Bool, allowing: Overrides,
                        collectOperations: Bool, keepLastDevice: Bool = false, sizeLimit: SizeLimit = SizeLimit(),
                        batchID: String = UUID().uuidString.lowercased(), by operatorInfo: RegistryOperator = .unnamed,
@@ -389,7 +392,7 @@ extension DeviceRegistry {
             if try db.bool("SELECT count(*) FROM revocations WHERE batch_id = ?", [.text(batchID)]) {
                 throw VaultError.batchIdTaken(batchID)
             }
-            if nowGiven { try Self.refuseTimeBeforeRecords(time, db: db, table: t) }
+            let recordedAfter = nowGiven ? try Self.recordedAfter(time, db: db, table: t) : (devices: 0, memberships: 0)
             let early = [unmatchedRefusal, Self.sizeRefusal(radius, sizeLimit, allowing: allowing)].compactMap { $0 }
             // A dry run may write nothing, so it measures what the change would leave. A real run
             // makes the change first and measures what it left: the closed memberships are
@@ -416,7 +419,7 @@ extension DeviceRegistry {
                 // A dry run commits what it wrote, its temporary tables, so that the batch
                 // outlives the transaction for the report to list (``forEachBatchDevice(of:_:)``);
                 // a refused run rolls everything back.
-                return (RevocationResult(batchID: batchID, radius: radius, applied: false, refusals: refusals, operations: operations), dryRun)
+                return (RevocationResult(batchID: batchID, radius: radius, applied: false, refusals: refusals, operations: operations, recordedAfterTime: recordedAfter), dryRun)
             }
             try beforeCommitting()
             try db.execute("""
@@ -424,7 +427,7 @@ extension DeviceRegistry {
                 SELECT ?, ?, CAST(user_did AS TEXT), CAST(device_id AS TEXT), ?, ? FROM batch ORDER BY user_did\(t.idOrder), device_id\(t.idOrder)
                 """, [.text(batchID), .time(time), RegistryValue(reason), .text(logged)])
             try Self.recordBatch(batchID, time: time, by: operatorInfo, db: db)
-            return (RevocationResult(batchID: batchID, radius: radius, applied: true, refusals: [], operations: operations), true)
+            return (RevocationResult(batchID: batchID, radius: radius, applied: true, refusals: [], operations: operations, recordedAfterTime: recordedAfter), true)
         }
         // A dry run's transaction only reads the registry.
         let result = try transaction(writing: !dryRun, body)
@@ -457,9 +460,9 @@ extension DeviceRegistry {
         }
     }
 
-    /// Refuses a revocation time before a batch device's registration, or before one of its
-    /// open memberships began (left before joined).
-    private static func refuseTimeBeforeRecords(_ time: String, db: RegistrySession, table t: DeviceTable) throws {
+    /// How many of the batch's devices registered, and how many of their open memberships
+    /// began, after `time`.
+    private static func recordedAfter(_ time: String, db: RegistrySession, table t: DeviceTable) throws -> (devices: Int, memberships: Int) {
         let devices = try db.int("""
             SELECT count(*) FROM batch b JOIN user_devices d ON d.\(t.user) = b.user_did AND d.device_id = b.device_id WHERE d.\(t.registered) > ?
             """, [.time(time)])
@@ -467,7 +470,7 @@ extension DeviceRegistry {
             SELECT count(*) FROM batch b JOIN members m ON m.user_did = b.user_did AND m.device_id = b.device_id
             WHERE m.left_at IS NULL AND m.joined_at > ?
             """, [.time(time)]) : 0
-        guard devices == 0, memberships == 0 else { throw VaultError.revokedBeforeRecorded(time, devices: devices, memberships: memberships) }
+        return (devices, memberships)
     }
 
     /// The selector with its ids as the device table holds them (Family Medical's UUIDs in

@@ -31,11 +31,10 @@ final class SQLiteRegistryEngine: RegistryEngine {
     init(path: String, access: DeviceRegistry.Access, schema asked: RegistrySchema?) throws {
         self.path = path
         readOnly = access == .readOnly
-        // SQLite would open a FIFO and wait on its first read forever (issue 37).
+        // SQLite would open a FIFO and wait on its first read forever (issue 37). A side file
+        // that is not a regular file is refused as any side file not SQLite's is, when the
+        // database is opened (`SideFiles`, exit 4), as for commands that write.
         try AtomicFile.requireRegularFileIfPresent(path, what: "registry")
-        for side in FileSet.databaseSideFiles(of: path, owner: "the registry") {
-            try AtomicFile.requireRegularFileIfPresent(side.path, what: side.label)
-        }
         guard access == .create || FileManager.default.fileExists(atPath: path) else {
             throw VaultError.noRegistry(path)
         }

@@ -23,7 +23,8 @@ package enum SideFiles {
             guard lstat(side, &info) == 0 else { continue }
             guard info.st_mode & S_IFMT == S_IFREG else { throw VaultError.foreignSideFile(side, of: path, "is not a regular file") }
             guard info.st_size > 0 else { continue }
-            guard let header = readBytes(side, at: 0, count: 48), SQLiteHeaders.isSideFile(header, suffix: suffix) else {
+            guard let start = readBytes(side, at: 0, count: SQLiteHeaders.sideFileStart),
+                  SQLiteHeaders.isSideFile(start, size: Int(info.st_size), suffix: suffix) else {
                 throw VaultError.foreignSideFile(side, of: path, "is not a file SQLite made")
             }
             // A journal ends with the name of a super-journal only in a transaction across

@@ -352,6 +352,12 @@ extension Registry {
                                              // The batch is committed before --ops is written: an --ops that cannot be written
                                              // there (a read-only folder, another user's file in a sticky folder) stops it first.
                                              beforeCommitting: { if let opsFile { try files.requireWritable(opsFile) } })
+            let later = result.recordedAfterTime
+            if later.devices + later.memberships > 0 {
+                let what = [later.devices > 0 ? "\(later.devices) of its devices registered" : nil,
+                            later.memberships > 0 ? "\(later.memberships) of their open memberships began" : nil].compactMap { $0 }.joined(separator: " and ")
+                diagnostics.warning("--now \(now.now.now ?? "") is earlier than when \(what) after it: \(dryRun ? "the revocation would record" : "the revocation records") a time before them, which 'registry import' refuses in such rows")
+            }
             // The operations first, once the batch is committed: they are what the app must apply,
             // so a report that cannot be written afterwards (a closed pipe, a full disk) loses
             // nothing that cannot be had again. They are in the database, committed with the

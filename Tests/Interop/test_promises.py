@@ -293,11 +293,16 @@ def test_an_in_place_rewrite_keeps_the_mode(tmp_path, umask):
 @pytest.mark.parametrize("command", ["log", "devices", "members", "rejoin-plan"])
 @pytest.mark.parametrize("side", ["-journal", "-wal", "-shm"])
 @pytest.mark.parametrize("through_link", [False, True])
-def test_a_key_file_beside_a_database_only_read_is_refused_never_deleted(tmp_path, command, side, through_link):
+@pytest.mark.parametrize("zeros", [0, 8, 28], ids=["key", "8-zeros-then-key", "28-zeros-then-key"])
+def test_a_key_file_beside_a_database_only_read_is_refused_never_deleted(tmp_path, command, side, through_link, zeros):
+    """Eight zeros before the key (a retired journal's header, to a look at the first bytes
+    only) once let it through, and SQLite overwrote it (a hostile trial)."""
     os.chdir(tmp_path)
     subprocess.run([str(BIN / "device-revoker"), "registry", "init", "--db", "r.sqlite"], check=True, capture_output=True)
+    subprocess.run([str(BIN / "device-revoker"), "registry", "import", "--db", "r.sqlite", "--devices", str(CORPUS / "import" / "devices.jsonl"),
+                    "--members", str(CORPUS / "import" / "members.jsonl")], check=True, capture_output=True)
     key = Path("r.sqlite" + side)
-    key.write_text(PARENT.nsec + "\n")
+    key.write_bytes(bytes(zeros) + (PARENT.nsec + "\n").encode())
     db = "r.sqlite"
     if through_link:
         os.symlink("r.sqlite", "link.sqlite")
@@ -306,7 +311,23 @@ def test_a_key_file_beside_a_database_only_read_is_refused_never_deleted(tmp_pat
     result = subprocess.run([str(BIN / "device-revoker"), "registry", command, "--db", db, *extra], capture_output=True, text=True, timeout=60)
     assert result.returncode == 4, result.stderr
     assert "SQLite" in result.stderr
-    assert key.read_text() == PARENT.nsec + "\n"
+    assert key.read_bytes() == bytes(zeros) + (PARENT.nsec + "\n").encode()
+    assert sorted(p.name for p in Path(".").iterdir()) == sorted(["r.sqlite", key.name] + (["link.sqlite"] if through_link else []))
+
+
+@pytest.mark.parametrize("side", ["-journal", "-wal", "-shm"])
+@pytest.mark.parametrize("command", [["revoke", "--device", "did:plc:parent#ipad-1", "--reason", "lost", "--force"], ["devices"]],
+                         ids=["revoke", "devices"])
+def test_a_note_after_zeros_at_a_side_files_name_is_refused_never_deleted(tmp_path, side, command):
+    os.chdir(tmp_path)
+    subprocess.run([str(BIN / "device-revoker"), "registry", "init", "--db", "r.sqlite"], check=True, capture_output=True)
+    subprocess.run([str(BIN / "device-revoker"), "registry", "import", "--db", "r.sqlite", "--devices", str(CORPUS / "import" / "devices.jsonl"),
+                    "--members", str(CORPUS / "import" / "members.jsonl")], check=True, capture_output=True)
+    note = Path("r.sqlite" + side)
+    note.write_bytes(bytes(8) + b"my precious notes\n")
+    result = subprocess.run([str(BIN / "device-revoker"), "registry", *command, "--db", "r.sqlite"], capture_output=True, text=True, timeout=60)
+    assert result.returncode == 4 and "is not a file SQLite made" in result.stderr, result.stderr
+    assert note.read_bytes() == bytes(8) + b"my precious notes\n"
 
 
 def hot_journal(database, names_super_journal=None):

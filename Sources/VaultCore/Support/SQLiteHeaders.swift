@@ -27,16 +27,36 @@ package enum SQLiteHeaders {
         return end[0..<4].contains { $0 != 0 }
     }
 
-    /// Whether `header` begins the side file SQLite keeps as `suffix` (`-journal`, `-wal`,
-    /// `-shm`): its magic, or eight zeros (SQLite zeroes a journal's magic to retire it, and a
-    /// journal cut off while being written may have no header yet; text, a key file, never
-    /// starts so).
-    package static func isSideFile(_ header: [UInt8], suffix: String) -> Bool {
-        if header.prefix(8).count == 8, header.prefix(8).allSatisfy({ $0 == 0 }) { return true }
+    /// How many of a side file's first bytes ``isSideFile(_:suffix:)`` is given: the whole of a
+    /// log index as SQLite first makes it (32 KiB), and of anything shorter.
+    package static let sideFileStart = 32 << 10
+
+    /// Whether `start` (a file's first bytes, up to ``sideFileStart``; `size` its length) is
+    /// the side file SQLite keeps as `suffix` (`-journal`, `-wal`, `-shm`): its magic; or, for a
+    /// journal, its header with the magic zeroed (SQLite writes it so until the journal is
+    /// synced, and zeroes it to retire a journal it keeps), the rest of the header its own and
+    /// no key after it; or, for a journal or a log index, nothing but zeros (made, nothing
+    /// written yet).
+    /// Eight zeros before a key or text are no side file (a hostile trial: SQLite overwrote
+    /// such a `-shm` and deleted such a `-wal` or `-journal`).
+    package static func isSideFile(_ start: [UInt8], size: Int, suffix: String) -> Bool {
         switch suffix {
-        case "-journal": return header.starts(with: journal)
-        case "-wal": return logs.contains { header.starts(with: $0) }
-        default: return indexes.contains { header.starts(with: $0) }
+        case "-journal":
+            if start.starts(with: journal) { return true }
+            if size <= sideFileStart, start.allSatisfy({ $0 == 0 }) { return true }
+            // Its magic zeroed, the rest of its header SQLite's own: a sector size and a page
+            // size, each a power of two from 512 to 65536 (big-endian, at 20 and 24).
+            guard start.count >= journalHeaderSize, start.prefix(8).allSatisfy({ $0 == 0 }) else { return false }
+            func number(at offset: Int) -> Int { start[offset..<offset + 4].reduce(0) { $0 << 8 | Int($1) } }
+            let sizes = [number(at: 20), number(at: 24)]
+            return sizes.allSatisfy { (512...65536).contains($0) && $0 & ($0 - 1) == 0 } && !start.withUnsafeBytes(KeyText.holdsKey)
+        case "-wal":
+            return logs.contains { start.starts(with: $0) }
+        default:
+            return indexes.contains { start.starts(with: $0) } || (size <= sideFileStart && start.allSatisfy { $0 == 0 })
         }
     }
+
+    /// A rollback journal's header: its magic, then five 4-byte numbers.
+    static let journalHeaderSize = 28
 }
