@@ -247,10 +247,26 @@ extension DeviceRegistry {
                                    [.text(batch), .int(next), .int(Self.operationRowsPerRead)])
             }
             for row in rows {
-                try Array((row.text("operation") + "\n").utf8).withUnsafeBytes(write)
+                let stored = Array((row.text("operation") + "\n").utf8)
+                try Self.checkStoredOperations(stored, batch: batch, row: row.int("seq"))
+                try stored.withUnsafeBytes(write)
                 next = row.int("seq") + 1
             }
             if rows.count < Self.operationRowsPerRead { return }
+        }
+    }
+
+    /// A row of stored operations is what ``writeOperations`` wrote: JSON Lines of objects whose
+    /// members are all strings, `op` among them. The database is an input like any other: a
+    /// row changed by hand with a raw line break or escape in it forged a line of the tool's and
+    /// wrote raw control bytes to the terminal (a hostile trial), and the app would have read
+    /// operations the tool never made. Such a row is refused, and nothing of it written.
+    private static func checkStoredOperations(_ stored: [UInt8], batch: String, row: Int) throws {
+        for line in stored.split(separator: 0x0a) {
+            guard let value = try? JSONValue(parsing: Array(line), what: "a stored operation"), case .object(let members) = value,
+                  members.contains(where: { $0.key == "op" }), members.allSatisfy({ if case .string = $0.value { true } else { false } }) else {
+                throw VaultError.storedOperationsBroken(batch: batch, row: row)
+            }
         }
     }
 
@@ -284,11 +300,18 @@ extension VaultError.Code {
     public static let revokedDeviceRejoins = VaultError.Code(name: "revokedDeviceRejoins", category: .refused)
     /// A batch's operations were asked for, and the registry did not keep them when it ran.
     public static let operationsNotKept = VaultError.Code(name: "operationsNotKept", category: .refused)
+    /// A batch's stored operations are not what the tool wrote (changed by hand).
+    public static let storedOperationsBroken = VaultError.Code(name: "storedOperationsBroken", category: .authentication)
 }
 
 extension VaultError {
     static func revokedDeviceRejoins(user: String, device: String, file: String = #fileID, line: UInt = #line) -> VaultError {
         VaultError(.revokedDeviceRejoins, "device \(user)#\(device) is revoked; a revoked device rejoins nothing", file: file, line: line)
+    }
+
+    static func storedOperationsBroken(batch: String, row: Int, file: String = #fileID, line: UInt = #line) -> VaultError {
+        VaultError(.storedOperationsBroken, "the operations stored for batch \(QuotedInput(batch)) (row \(row)) are not what the tool wrote: not JSON Lines of operations; nothing of them was written",
+                   hint: "'device-revoker registry log --verify' checks the registry's records; the batch's devices are listed by 'registry log --batch'", file: file, line: line)
     }
 
     static func operationsNotKept(batch: String, file: String = #fileID, line: UInt = #line) -> VaultError {

@@ -60,8 +60,12 @@ struct Plan: ParsableCommand {
             }
         }
         try plan.sign(oldKey: old, newKey: new)
+        // On a terminal it is read, not kept: there the characters that would drive or reorder
+        // it (a device name's U+202E) are written as `\uXXXX`, the same plan to any reader (its
+        // planId is over the canonical body), as `show` escapes them (a hostile trial).
+        let shown = planOutput.path == nil && StandardStreams.outputIsTerminal, value = plan.jsonValue()
         // A document, not a report: its format writes text as UTF-8 verbatim (docs/rotation-plan.md).
-        try files.writer().write(planOutput, plan.jsonValue().serialized())
+        try files.writer().write(planOutput, shown ? value.reported() : value.serialized())
         let relink = plan.devices.filter { $0.action == .relink }.count
         diagnostics.note("plan \(Hex.encode(plan.planID).prefix(16))…: \(plan.mode.rawValue) rotation of household \(plan.old.householdID.shortHex)… → \(plan.new.householdID.shortHex)…, \(counted(relink, "device")) to relink, \(counted(plan.groups.count, "group"))")
     }

@@ -1119,3 +1119,24 @@ def test_recovery_words_however_joined_are_never_quoted_back(tmp_path, joined):
             assert result.returncode != 0 and "not shown" in result.stderr, (argv, result.stderr)
             said = result.stdout + result.stderr
             assert not any(joined.join(words[i:i + 3]) in said or " ".join(words[i:i + 3]) in said for i in range(0, 9)), said
+
+
+@pytest.mark.parametrize("ops", ["-", "ops.jsonl"])
+@pytest.mark.parametrize("stored", ['{"op":"mls.remove","convo":"c\ndevice-revoker: error: FORGED\x1b[2J"}',
+                                    '{"op":"mls.remove","convo":"c"} trailing words', 'not json at all', '{"convo":"c","member":"m"}'],
+                         ids=["raw-line-break", "trailing", "text", "no-op"])
+def test_stored_operations_changed_by_hand_are_refused_never_copied(tmp_path, ops, stored):
+    """A hostile trial: `registry log --batch ID --ops` copied a stored row as it stood, and a
+    raw line break in it forged a line of the tool's, with a raw escape to the terminal."""
+    import sqlite3
+    os.chdir(tmp_path)
+    subprocess.run([str(BIN / "device-revoker"), "registry", "init", "--db", "r.sqlite"], check=True, capture_output=True)
+    with sqlite3.connect("r.sqlite") as db:
+        db.execute("INSERT INTO revocations (batch_id, revoked_at, user_did, device_id, reason, selector) "
+                   "VALUES ('b', '2026-11-29T17:00:00Z', 'did:plc:a', 'd', NULL, 'x')")
+        db.execute("INSERT INTO batch_operations (batch_id, seq, operation) VALUES ('b', 0, ?)", (stored,))
+    result = subprocess.run([str(BIN / "device-revoker"), "registry", "log", "--db", "r.sqlite", "--batch", "b", "--ops", ops],
+                            capture_output=True, text=True, timeout=60)
+    assert result.returncode == 3 and "not what the tool wrote" in result.stderr, result.stderr
+    assert "FORGED" not in result.stdout + result.stderr and "\x1b" not in result.stdout + result.stderr
+    assert not Path("ops.jsonl").exists()

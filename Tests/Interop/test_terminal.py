@@ -71,3 +71,34 @@ def test_two_different_passphrases_write_nothing(tmp_path):
                               "-o", "sheet.png"], tmp_path, [("passphrase:", "one"), ("passphrase again:", "two")])
     assert status == 2 and "differ" in shown, shown
     assert not (tmp_path / "sheet.png").exists()
+
+
+def test_a_plan_shown_on_a_terminal_cannot_reorder_it_and_the_plan_file_keeps_its_text(tmp_path):
+    """A device named with a right-to-left override (U+202E) and a line separator: `plan`
+    on a terminal writes them as \\u escapes, the same plan to any reader; to a file the plan
+    keeps its text as it is (its format), and both have one planId."""
+    import json
+    import subprocess
+    for name in ("parent.nsec", "other.nsec"):
+        shutil.copy(FIXTURES / "keys" / name, tmp_path / name)
+        os.chmod(tmp_path / name, 0o600)
+    opened = subprocess.run([str(BIN / "vault-tool"), "open", "--key-file", "parent.nsec", "--reveal-secrets", "--force", "-o", "doc.json",
+                             str(FIXTURES / "testkit" / "ok-v2-household.vault")], capture_output=True, text=True, cwd=tmp_path)
+    assert opened.returncode == 0, opened.stderr
+    document = json.loads((tmp_path / "doc.json").read_text())
+    document["devices"][0]["deviceName"] = "iPad\u202eevil\u2028two"
+    (tmp_path / "doc.json").write_text(json.dumps(document))
+    sealed = subprocess.run([str(BIN / "vault-tool"), "seal", "--key-file", "parent.nsec", "-o", "h.vault", "doc.json"], capture_output=True,
+                            text=True, cwd=tmp_path)
+    assert sealed.returncode == 0, sealed.stderr
+    argv = [str(BIN / "rotation-planner"), "plan", "--vault", "h.vault", "--key-file", "parent.nsec", "--new-key-file", "other.nsec",
+            "--now", "2026-11-20T00:00:00Z"]
+    code, shown = converse(argv, tmp_path, [])
+    assert code == 0, shown
+    assert "\u202e" not in shown and "\u2028" not in shown and "\\u202e" in shown, shown
+    kept = subprocess.run(argv + ["-o", "plan.json"], capture_output=True, text=True, cwd=tmp_path)
+    assert kept.returncode == 0, kept.stderr
+    text = (tmp_path / "plan.json").read_text()
+    assert "\u202e" in text
+    on_screen = json.loads(shown[shown.index("{"):shown.rindex("}") + 1])
+    assert on_screen["planId"] == json.loads(text)["planId"]
