@@ -146,6 +146,15 @@ public enum ToolMain {
         // its tombstone not) with nothing said.
         signal(SIGPIPE, SIG_IGN)
         LogFormat.selectFromArguments(Array(CommandLine.arguments.dropFirst()))
+        // Arguments reach the parser as text, decoded with repair: a name with a byte that is
+        // not UTF-8 would name another file (`keygen -o $'k\xfe.nsec'` wrote `k\u{fffd}.nsec`).
+        for index in 1..<Int(CommandLine.argc) {
+            guard let raw = CommandLine.unsafeArgv[index], String(validatingCString: raw) == nil else { continue }
+            let bytes = UnsafeRawBufferPointer(start: raw, count: strlen(raw))
+            diagnostics.error("argument \(index) ('\(FileNames.showingInvalidBytes(bytes))') is not valid UTF-8; the tools take names and values in UTF-8 only",
+                              hint: "rename the file to a UTF-8 name (convmv, or mv with the name typed again)")
+            exit(ExitStatus.usage.rawValue)
+        }
         do {
             var parsed = try Command.parseAsRoot(arguments(Array(CommandLine.arguments.dropFirst())))
             try parsed.run()

@@ -1140,3 +1140,33 @@ def test_stored_operations_changed_by_hand_are_refused_never_copied(tmp_path, op
     assert result.returncode == 3 and "not what the tool wrote" in result.stderr, result.stderr
     assert "FORGED" not in result.stdout + result.stderr and "\x1b" not in result.stdout + result.stderr
     assert not Path("ops.jsonl").exists()
+
+
+@pytest.mark.parametrize("argv", [["vault-tool", "keygen", "-o", b"k\xfe.nsec"],
+                                  ["device-revoker", "registry", "init", "--db", b"r\xff.sqlite"],
+                                  ["vault-tool", "inspect", "--key-file", "k.nsec", b"bad\xff.vault"],
+                                  ["recovery-sheet", "generate", "--key-file", "k.nsec", "-o", b"s\xc3.png"]],
+                         ids=["keygen", "registry-init", "inspect", "generate"])
+def test_an_argument_not_in_utf8_is_refused_never_taken_for_another_name(tmp_path, argv):
+    """A hostile trial: arguments decoded with repair named another file (`keygen -o
+    $'k\\xfe.nsec'` wrote the key to `k\\u{fffd}.nsec`). Refused (64), its bytes shown."""
+    parent_workspace(tmp_path)
+    (tmp_path / "bad\ufffd.vault").write_bytes((FIXTURES / "testkit" / "ok-household.vault").read_bytes())
+    before = sorted(os.listdir(tmp_path))
+    result = subprocess.run([str(BIN / argv[0]).encode(), *[a if isinstance(a, bytes) else a.encode() for a in argv[1:]]],
+                            capture_output=True, timeout=60, cwd=tmp_path)
+    message = result.stderr.decode(errors="replace")
+    assert result.returncode == 64 and "is not valid UTF-8" in message and "\\x{" in message, message
+    assert sorted(os.listdir(tmp_path)) == before
+
+
+def test_a_census_reports_a_file_named_not_in_utf8_and_reads_no_other_for_it(tmp_path):
+    os.chdir(tmp_path)
+    os.mkdir(b"f")
+    Path(os.fsdecode(b"f/inv\xff\xfeutf.vault")).write_bytes((FIXTURES / "testkit" / "ok-household.vault").read_bytes())
+    Path("f/inv\ufffd\ufffdutf.vault").write_bytes((FIXTURES / "testkit" / "ok-v3-household.vault").read_bytes())
+    result = subprocess.run([str(BIN / "vault-tool"), "census", "--json", "f"], capture_output=True, text=True, timeout=60)
+    assert result.returncode == 0, result.stderr
+    report = json.loads(result.stdout)
+    assert report["files"] == 2 and report["vaults"] == 1, report
+    assert [entry["path"] for entry in report["notVaults"]] == ["inv\\x{ff}\\x{fe}utf.vault"], report

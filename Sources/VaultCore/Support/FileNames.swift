@@ -19,3 +19,28 @@ public enum FileNames {
         name == standardInput ? name : "'\(name)'"
     }
 }
+
+extension FileNames {
+    /// A name's bytes as text, each byte that is not part of valid UTF-8 written `\x{HH}`: a
+    /// name the system gives (a folder's entry, an argument) that no String can hold as it is.
+    /// Decoded with repair, two such names would read as one (`k\xfe` and `k\xff` both `k�`),
+    /// and a tool would act on the file of the other name (a hostile trial: `keygen -o
+    /// $'k\xfe.nsec'` wrote `k�.nsec`).
+    public static func showingInvalidBytes(_ bytes: some Collection<UInt8>) -> String {
+        let bytes = Array(bytes)
+        if let text = String(validating: bytes, as: UTF8.self) { return text }
+        var shown = "", index = 0
+        while index < bytes.count {
+            let lead = bytes[index]
+            let length = lead < 0x80 ? 1 : lead >> 5 == 0b110 ? 2 : lead >> 4 == 0b1110 ? 3 : lead >> 3 == 0b11110 ? 4 : 0
+            if length > 0, index + length <= bytes.count, let scalar = String(validating: bytes[index..<index + length], as: UTF8.self) {
+                shown += scalar
+                index += length
+            } else {
+                shown += "\\x{" + Hex.encode([lead]) + "}"
+                index += 1
+            }
+        }
+        return shown
+    }
+}

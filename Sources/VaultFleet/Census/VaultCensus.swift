@@ -60,7 +60,15 @@ public struct VaultCensus: Sendable {
             }
             var names: [(String, UInt8)] = []
             while let entry = readdir(directory) {
-                let name = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
+                let bytes = withUnsafeBytes(of: entry.pointee.d_name) { Array($0.prefix { $0 != 0 }) }
+                // A name not in UTF-8 cannot be opened by the text it would read as (another
+                // file may be named so): it is reported, never opened.
+                guard let name = String(validating: bytes, as: UTF8.self) else {
+                    let shown = FileNames.showingInvalidBytes(bytes)
+                    if Int32(entry.pointee.d_type) == DT_REG { census.files += 1 }
+                    census.notVaults.append((relative.isEmpty ? shown : relative + "/" + shown, "its name is not valid UTF-8, so it is not read"))
+                    continue
+                }
                 if name != ".", name != ".." { names.append((name, entry.pointee.d_type)) }
             }
             closedir(directory)
