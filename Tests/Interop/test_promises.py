@@ -293,16 +293,18 @@ def test_an_in_place_rewrite_keeps_the_mode(tmp_path, umask):
 @pytest.mark.parametrize("command", ["log", "devices", "members", "rejoin-plan"])
 @pytest.mark.parametrize("side", ["-journal", "-wal", "-shm"])
 @pytest.mark.parametrize("through_link", [False, True])
-@pytest.mark.parametrize("zeros", [0, 8, 28], ids=["key", "8-zeros-then-key", "28-zeros-then-key"])
-def test_a_key_file_beside_a_database_only_read_is_refused_never_deleted(tmp_path, command, side, through_link, zeros):
-    """Eight zeros before the key (a retired journal's header, to a look at the first bytes
-    only) once let it through, and SQLite overwrote it (a hostile trial)."""
+@pytest.mark.parametrize("prefix", ["", "8-zeros", "28-zeros", "magic"], ids=["key", "8-zeros-then-key", "28-zeros-then-key", "magic-then-key"])
+def test_a_key_file_beside_a_database_only_read_is_refused_never_deleted(tmp_path, command, side, through_link, prefix):
+    """Eight zeros, or the side file's own magic, before the key (to a look at the first bytes
+    only) once let it through, and SQLite overwrote or deleted it (hostile trials)."""
+    zeros = {"": b"", "8-zeros": bytes(8), "28-zeros": bytes(28),
+             "magic": {"-journal": bytes.fromhex("d9d505f920a163d7"), "-wal": bytes.fromhex("377f0682"), "-shm": bytes.fromhex("18e22d00")}[side]}[prefix]
     os.chdir(tmp_path)
     subprocess.run([str(BIN / "device-revoker"), "registry", "init", "--db", "r.sqlite"], check=True, capture_output=True)
     subprocess.run([str(BIN / "device-revoker"), "registry", "import", "--db", "r.sqlite", "--devices", str(CORPUS / "import" / "devices.jsonl"),
                     "--members", str(CORPUS / "import" / "members.jsonl")], check=True, capture_output=True)
     key = Path("r.sqlite" + side)
-    key.write_bytes(bytes(zeros) + (PARENT.nsec + "\n").encode())
+    key.write_bytes(zeros + (PARENT.nsec + "\n").encode())
     db = "r.sqlite"
     if through_link:
         os.symlink("r.sqlite", "link.sqlite")
@@ -311,23 +313,26 @@ def test_a_key_file_beside_a_database_only_read_is_refused_never_deleted(tmp_pat
     result = subprocess.run([str(BIN / "device-revoker"), "registry", command, "--db", db, *extra], capture_output=True, text=True, timeout=60)
     assert result.returncode == 4, result.stderr
     assert "SQLite" in result.stderr
-    assert key.read_bytes() == bytes(zeros) + (PARENT.nsec + "\n").encode()
+    assert key.read_bytes() == zeros + (PARENT.nsec + "\n").encode()
     assert sorted(p.name for p in Path(".").iterdir()) == sorted(["r.sqlite", key.name] + (["link.sqlite"] if through_link else []))
 
 
 @pytest.mark.parametrize("side", ["-journal", "-wal", "-shm"])
 @pytest.mark.parametrize("command", [["revoke", "--device", "did:plc:parent#ipad-1", "--reason", "lost", "--force"], ["devices"]],
                          ids=["revoke", "devices"])
-def test_a_note_after_zeros_at_a_side_files_name_is_refused_never_deleted(tmp_path, side, command):
+@pytest.mark.parametrize("prefix", ["zeros", "magic"])
+def test_a_note_after_zeros_at_a_side_files_name_is_refused_never_deleted(tmp_path, side, command, prefix):
     os.chdir(tmp_path)
     subprocess.run([str(BIN / "device-revoker"), "registry", "init", "--db", "r.sqlite"], check=True, capture_output=True)
     subprocess.run([str(BIN / "device-revoker"), "registry", "import", "--db", "r.sqlite", "--devices", str(CORPUS / "import" / "devices.jsonl"),
                     "--members", str(CORPUS / "import" / "members.jsonl")], check=True, capture_output=True)
     note = Path("r.sqlite" + side)
-    note.write_bytes(bytes(8) + b"my precious notes\n")
+    start = bytes(8) if prefix == "zeros" else {"-journal": bytes.fromhex("d9d505f920a163d7"), "-wal": bytes.fromhex("377f0683"),
+                                                 "-shm": bytes.fromhex("002de218")}[side]
+    note.write_bytes(start + b"my precious notes\n")
     result = subprocess.run([str(BIN / "device-revoker"), "registry", *command, "--db", "r.sqlite"], capture_output=True, text=True, timeout=60)
     assert result.returncode == 4 and "is not a file SQLite made" in result.stderr, result.stderr
-    assert note.read_bytes() == bytes(8) + b"my precious notes\n"
+    assert note.read_bytes() == start + b"my precious notes\n"
 
 
 def hot_journal(database, names_super_journal=None):
@@ -1170,3 +1175,19 @@ def test_a_census_reports_a_file_named_not_in_utf8_and_reads_no_other_for_it(tmp
     report = json.loads(result.stdout)
     assert report["files"] == 2 and report["vaults"] == 1, report
     assert [entry["path"] for entry in report["notVaults"]] == ["inv\\x{ff}\\x{fe}utf.vault"], report
+
+
+def test_a_journal_sqlite_keeps_and_a_log_left_by_another_writer_are_read(tmp_path):
+    """What SQLite itself leaves beside a database is still its own: a journal it keeps
+    (PERSIST: its header zeroed over old pages) and a write-ahead log with its index."""
+    import sqlite3
+    os.chdir(tmp_path)
+    subprocess.run([str(BIN / "device-revoker"), "registry", "init", "--db", "r.sqlite"], check=True, capture_output=True)
+    with sqlite3.connect("r.sqlite", isolation_level=None) as db:
+        db.execute("PRAGMA journal_mode=PERSIST")
+        db.execute("CREATE TABLE zz(x)")
+        db.execute("INSERT INTO zz VALUES (randomblob(100))")
+        db.execute("UPDATE zz SET x = randomblob(200)")
+    assert Path("r.sqlite-journal").stat().st_size > 512
+    result = subprocess.run([str(BIN / "device-revoker"), "registry", "devices", "--db", "r.sqlite"], capture_output=True, text=True, timeout=60)
+    assert result.returncode == 0, result.stderr

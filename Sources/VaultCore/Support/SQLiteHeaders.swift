@@ -32,28 +32,37 @@ package enum SQLiteHeaders {
     package static let sideFileStart = 32 << 10
 
     /// Whether `start` (a file's first bytes, up to ``sideFileStart``; `size` its length) is
-    /// the side file SQLite keeps as `suffix` (`-journal`, `-wal`, `-shm`): its magic; or, for a
-    /// journal, its header with the magic zeroed (SQLite writes it so until the journal is
-    /// synced, and zeroes it to retire a journal it keeps), the rest of the header its own and
-    /// no key after it; or, for a journal or a log index, nothing but zeros (made, nothing
-    /// written yet).
-    /// Eight zeros before a key or text are no side file (a hostile trial: SQLite overwrote
-    /// such a `-shm` and deleted such a `-wal` or `-journal`).
+    /// the side file SQLite keeps as `suffix` (`-journal`, `-wal`, `-shm`), by a header SQLite
+    /// writes, whole, not by its first bytes alone (a hostile trial: eight zeros, or the magic,
+    /// before a key or a note passed, and SQLite overwrote or deleted the file):
+    /// - a journal: its magic, or the magic zeroed (SQLite writes it so until the journal is
+    ///   synced), then a sector size and a page size SQLite uses, or a header all zeros (a
+    ///   journal SQLite keeps, retired), either over padding and pages, which are binary, and
+    ///   holding no key;
+    /// - a write-ahead log: its magic and its format's version, 3007000;
+    /// - a log index: that version (in either byte order), in regions of 32 KiB;
+    /// - a journal or an index made and not yet written: nothing but zeros.
     package static func isSideFile(_ start: [UInt8], size: Int, suffix: String) -> Bool {
+        func number(at offset: Int) -> Int {
+            offset + 4 <= start.count ? start[offset..<offset + 4].reduce(0) { $0 << 8 | Int($1) } : 0
+        }
+        func isPageSize(_ value: Int) -> Bool { (512...65536).contains(value) && value & (value - 1) == 0 }
+        let zeros = size <= sideFileStart && start.allSatisfy { $0 == 0 }
         switch suffix {
         case "-journal":
-            if start.starts(with: journal) { return true }
-            if size <= sideFileStart, start.allSatisfy({ $0 == 0 }) { return true }
-            // Its magic zeroed, the rest of its header SQLite's own: a sector size and a page
-            // size, each a power of two from 512 to 65536 (big-endian, at 20 and 24).
-            guard start.count >= journalHeaderSize, start.prefix(8).allSatisfy({ $0 == 0 }) else { return false }
-            func number(at offset: Int) -> Int { start[offset..<offset + 4].reduce(0) { $0 << 8 | Int($1) } }
-            let sizes = [number(at: 20), number(at: 24)]
-            return sizes.allSatisfy { (512...65536).contains($0) && $0 & ($0 - 1) == 0 } && !start.withUnsafeBytes(KeyText.holdsKey)
+            if zeros { return true }
+            guard start.count >= journalHeaderSize else { return false }
+            let sized = isPageSize(number(at: 20)) && isPageSize(number(at: 24))
+            if start.starts(with: journal) { return sized }
+            guard start.prefix(8).allSatisfy({ $0 == 0 }), !start.withUnsafeBytes(KeyText.holdsKey) else { return false }
+            // What follows the header is SQLite's: padding to the sector, then pages (binary).
+            let binary = start.dropFirst(journalHeaderSize).contains(0)
+            return binary && (sized || start.prefix(journalHeaderSize).allSatisfy { $0 == 0 })
         case "-wal":
-            return logs.contains { start.starts(with: $0) }
+            return logs.contains { start.starts(with: $0) } && number(at: 4) == 3_007_000
         default:
-            return indexes.contains { start.starts(with: $0) } || (size <= sideFileStart && start.allSatisfy { $0 == 0 })
+            // SQLite sizes an index in regions of 32 KiB.
+            return zeros || indexes.contains { start.starts(with: $0) } && size > 0 && size % sideFileStart == 0
         }
     }
 

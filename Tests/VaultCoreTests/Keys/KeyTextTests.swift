@@ -155,7 +155,8 @@ import Testing
 
     @Test func sqlitesSideFilesAreKnownByTheirHeaders() {
         func isSide(_ bytes: [UInt8], _ suffix: String) -> Bool { SQLiteHeaders.isSideFile(bytes, size: bytes.count, suffix: suffix) }
-        #expect(isSide([0xd9, 0xd5, 0x05, 0xf9, 0x20, 0xa1, 0x63, 0xd7, 0, 0], "-journal"))
+        // A journal's header: its magic, page count, checksum seed, pages before, sector size (512), page size (4096).
+        #expect(isSide([0xd9, 0xd5, 0x05, 0xf9, 0x20, 0xa1, 0x63, 0xd7, 0, 0, 0, 1, 0x86, 0x4b, 0x7f, 0xf4, 0, 0, 0, 2, 0, 0, 2, 0, 0, 0, 0x10, 0, 0, 0], "-journal"))
         #expect(isSide([UInt8](repeating: 0, count: 28), "-journal"))
         // A journal cut off before it was synced: its magic and count zeroed, its header's
         // checksum seed, page count, sector size (512) and page size (4096), then padding; and
@@ -164,8 +165,16 @@ import Testing
         #expect(isSide(header + [UInt8](repeating: 0, count: 484), "-journal"))
         #expect(isSide(header + [UInt8](repeating: 0, count: 484) + [0, 0, 0, 2, 0x0d, 0, 0, 0, 1, 0x0f, 0xc0] + Array("Kitchen iPad".utf8), "-journal"))
         #expect(!isSide(header + [UInt8](repeating: 0, count: 484) + Array((Self.nsec + "\n").utf8), "-journal"))
+        #expect(!isSide(header + Array("my precious notes\n".utf8), "-journal"))
         #expect(isSide([0x37, 0x7f, 0x06, 0x82, 0, 0x2d, 0xe2, 0x18], "-wal"))
-        #expect(isSide([0x18, 0xe2, 0x2d, 0x00, 1, 0, 0, 0], "-shm"))
+        // A journal SQLite keeps (PERSIST): its whole header zeroed, then old pages.
+        #expect(isSide([UInt8](repeating: 0, count: 512) + [0, 0, 0, 2, 0x0d, 0, 0, 0, 1, 0x0f, 0xc0] + Array("Kitchen iPad".utf8), "-journal"))
+        // The magic before a key or a note is no side file either.
+        #expect(!isSide([0xd9, 0xd5, 0x05, 0xf9, 0x20, 0xa1, 0x63, 0xd7] + Array((Self.nsec + "\n").utf8), "-journal"))
+        #expect(!isSide([0x37, 0x7f, 0x06, 0x82] + Array((Self.nsec + "\n").utf8), "-wal"))
+        #expect(!isSide([0x37, 0x7f, 0x06, 0x83] + Array("my precious notes\n".utf8), "-wal"))
+        #expect(isSide([0x18, 0xe2, 0x2d, 0x00, 1, 0, 0, 0] + [UInt8](repeating: 0, count: 32760), "-shm"))
+        #expect(!isSide([0x18, 0xe2, 0x2d, 0x00] + Array((Self.nsec + "\n").utf8), "-shm"))
         #expect(isSide([UInt8](repeating: 0, count: 32768), "-shm"))
         #expect(Array("SQLite format 3\u{0}rest".utf8).withUnsafeBytes { SQLiteHeaders.isSQLiteFile($0) })
         #expect(!Array(Self.nsec.utf8).withUnsafeBytes { SQLiteHeaders.isSQLiteFile($0) })
