@@ -99,6 +99,9 @@ struct MigrateVault: ParsableCommand {
                                       readsLog: to >= 3 && opened.document.version >= 3, diagnostics)
         let logged = try change.record(.init(.migrate, summary: "migrated the vault from schema version \(outcome.report.from) to \(outcome.report.to)"),
                                        vault: outcome.bytes, revision: try Vault.open(outcome.bytes, with: access).document.revision)
+        // A backup that holds the vault as it is now is this migration's own, made by a run cut
+        // off before it replaced the vault (a kill at its rename): kept, and the run finishes.
+        if backupInTheWay != nil, let path = backupOutput.path, (try? InputFiles.read(path, what: "backup")) == input { backupInTheWay = nil }
         if let backupInTheWay, !outcome.unchanged { throw backupInTheWay }
         let report = outcome.report
         for loss in report.losses { diagnostics.warning("dropped: \(loss)") }
@@ -113,7 +116,7 @@ struct MigrateVault: ParsableCommand {
                 diagnostics.note("\(vault.input) is already at version \(to); nothing changed")
                 return
             }
-            if !noBackup { try writer.stage(backupOutput, input) }
+            if !noBackup, !backupOutput.fileExistsNow { try writer.stage(backupOutput, input) }
         }
         try writer.stageVault(vaultOutput, logged, log: logs.declaredOutput)
         try writer.publish()
