@@ -24,8 +24,8 @@ public enum AtomicFile {
     /// Removes the temporary `name` in `folder` when no live run holds it: a staged output is
     /// locked (flock(2)) from its creation to its name, and the lock ends with the process that
     /// took it, so an unlocked one was left by a run that was killed. Only a regular file of
-    /// one link, owned by this user, still there by the inode opened, is removed. Whether the
-    /// name is free now.
+    /// one link, owned by this user, still there by the inode opened, holding no key, is
+    /// removed. Whether the name is free now.
     static func removeAbandonedTemporary(_ name: String, in folder: Int32) -> Bool {
         var named = stat()
         guard fstatat(folder, name, &named, AT_SYMLINK_NOFOLLOW) == 0 else { return errno == ENOENT }
@@ -36,6 +36,10 @@ public enum AtomicFile {
         var opened = stat()
         guard fstat(descriptor, &opened) == 0, opened.st_ino == named.st_ino, opened.st_dev == named.st_dev,
               flock(descriptor, LOCK_EX | LOCK_NB) == 0 else { return false }
+        // Never a file that holds a key, by the rule every output obeys (a key written there by
+        // hand, `keygen -o .hvt-….tmp`, was removed: a re-trial); a secret's own temporary, left
+        // by a kill, then stays, and the run takes another name.
+        guard !KeyHoldingFile.holdsKey(name, in: folder, size: Int(opened.st_size), mode: opened.st_mode & 0o777) else { return false }
         return unlinkat(folder, name, 0) == 0
     }
 

@@ -286,3 +286,16 @@ def test_a_live_runs_temporary_is_not_taken(workspace):
         assert result.returncode == 0, result.stderr.decode()
         assert own.exists(), "a temporary another process holds was removed"
     assert [path.name for path in workspace.glob(".hvt-*")] == [own.name]
+
+
+def test_a_key_at_an_outputs_temporary_name_is_never_taken(workspace):
+    """The next run takes back only a temporary that holds no key: a key written at that name
+    by hand (keygen -o .hvt-….tmp) was removed (a re-trial)."""
+    name = ".hvt-" + hashlib.sha256(b"out.vault").hexdigest()[:8] + ".tmp"
+    (workspace / "out.vault").write_bytes(b"older\n")
+    made = run("vault-tool", f"keygen -o {name}", cwd=workspace)
+    assert made.returncode == 0, made.stderr.decode()
+    key = (workspace / name).read_bytes()
+    result = run("vault-tool", "seal --key-file keys/parent.nsec -o out.vault testkit/ok-household.revealed.json", cwd=workspace)
+    assert result.returncode == 0, result.stderr.decode()
+    assert (workspace / name).read_bytes() == key
