@@ -35,6 +35,7 @@ static inline int hvt_spawn_close_from(void *actions, int from) {
 // mode_t, that the Glibc module owns.
 extern long fgetxattr(int fd, const char *name, void *value, unsigned long size);
 extern int fsetxattr(int fd, const char *name, const void *value, unsigned long size, int flags);
+extern int fremovexattr(int fd, const char *name);
 
 static inline long hvt_get_attribute(int fd, const char *name, void *value, unsigned long size) {
     return fgetxattr(fd, name, value, size);
@@ -42,6 +43,10 @@ static inline long hvt_get_attribute(int fd, const char *name, void *value, unsi
 
 static inline int hvt_set_attribute(int fd, const char *name, const void *value, unsigned long size) {
     return fsetxattr(fd, name, value, size, 0);
+}
+
+static inline int hvt_remove_attribute(int fd, const char *name) {
+    return fremovexattr(fd, name);
 }
 
 // prctl(2) is variadic, which Swift cannot call: the tools make themselves undumpable at start

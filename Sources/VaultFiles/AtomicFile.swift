@@ -36,10 +36,14 @@ public enum AtomicFile {
         var opened = stat()
         guard fstat(descriptor, &opened) == 0, opened.st_ino == named.st_ino, opened.st_dev == named.st_dev,
               flock(descriptor, LOCK_EX | LOCK_NB) == 0 else { return false }
-        // Never a file that holds a key, by the rule every output obeys (a key written there by
-        // hand, `keygen -o .hvt-….tmp`, was removed: a re-trial); a secret's own temporary, left
-        // by a kill, then stays, and the run takes another name.
-        guard !KeyHoldingFile.holdsKey(name, in: folder, size: Int(opened.st_size), mode: opened.st_mode & 0o777) else { return false }
+        // Only a staged output of the suite's, by its mark: a key written there by hand
+        // (`keygen -o .hvt-….tmp`) was removed (a re-trial). Where no mark can be kept, only
+        // what holds no key, by the rule every output obeys.
+        switch KeyHoldingFile.isMarkedTemporary(descriptor) {
+        case true?: break
+        case false?: return false
+        case nil: guard !KeyHoldingFile.holdsKey(name, in: folder, size: Int(opened.st_size), mode: opened.st_mode & 0o777) else { return false }
+        }
         return unlinkat(folder, name, 0) == 0
     }
 

@@ -59,6 +59,29 @@ package enum KeyHoldingFile {
         return signatures.contains { start.starts(with: $0) }
     }
 
+    /// The extended attribute a staged output carries until it has its name: a file at an
+    /// output's own temporary name that carries it was left by a killed run of the suite, and
+    /// is the next run's to take back (``AtomicFile/removeAbandonedTemporary(_:in:)``), whatever
+    /// it holds; one without it (a key saved there by hand) is not.
+    static let temporaryAttribute = "user.household-vault-tools.temporary"
+
+    /// Marks an open file as a staged output, or, `staged` false, no longer one.
+    static func markTemporary(_ descriptor: Int32, _ staged: Bool) {
+        if staged {
+            _ = hvt_set_attribute(descriptor, temporaryAttribute, [UInt8(ascii: "1")], 1)
+        } else {
+            _ = hvt_remove_attribute(descriptor, temporaryAttribute)
+        }
+    }
+
+    /// Whether an open file carries the staged output's mark: true, false, or nil where the
+    /// file system keeps no user attributes.
+    static func isMarkedTemporary(_ descriptor: Int32) -> Bool? {
+        var value: UInt8 = 0
+        if hvt_get_attribute(descriptor, temporaryAttribute, &value, 1) >= 0 { return true }
+        return errno == ENOTSUP ? nil : false
+    }
+
     /// Marks an open file as the suite's secret holding `bytes`; a file system without user
     /// attributes keeps no mark, and the contents decide alone.
     static func mark(_ descriptor: Int32, _ bytes: UnsafeRawBufferPointer) {

@@ -435,8 +435,10 @@ public final class StagedOutput: @unchecked Sendable {
             var info = stat()
             if fstat(descriptor, &info) == 0 { inode = UInt64(info.st_ino) }
             // Held until the process ends: a temporary by this output's name that is not locked
-            // was left by a killed run (``AtomicFile/removeAbandonedTemporary(_:in:)``).
+            // was left by a killed run (``AtomicFile/removeAbandonedTemporary(_:in:)``), which
+            // its mark tells from a file someone saved there.
             _ = flock(descriptor, LOCK_EX | LOCK_NB)
+            if temporaryName == nil { KeyHoldingFile.markTemporary(descriptor, true) }
             let descriptor = descriptor
             try produce { try AtomicFile.writeAll($0, to: descriptor, path: location.path) }
             guard fchmod(descriptor, mode) == 0 else { throw AtomicFile.ioError(errno: errno, "could not set the mode of '\(location.path)'") }
@@ -518,6 +520,7 @@ public final class StagedOutput: @unchecked Sendable {
                     throw AtomicFile.ioError(errno: errno, "could not create '\(path)'")
                 }
                 publishedNew = true
+                unmarkStaged()
                 discard()
                 if syncingFolder { AtomicFile.syncFolder(folder) }
                 return
@@ -541,8 +544,15 @@ public final class StagedOutput: @unchecked Sendable {
             // Nothing was there when the output was resolved: the file is new, this run's to take back.
             publishedNew = !location.exists
         }
+        unmarkStaged()
         discard()
         if syncingFolder { AtomicFile.syncFolder(folder) }
+    }
+
+    /// Named as the output: no longer a temporary a later run would take back (the mark stays
+    /// while it has a temporary name, so that a kill there leaves one that is taken back).
+    private func unmarkStaged() {
+        if recordedTemporaryName == nil, descriptor >= 0 { KeyHoldingFile.markTemporary(descriptor, false) }
     }
 
     private func discard() {
