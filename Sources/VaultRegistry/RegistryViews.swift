@@ -242,6 +242,14 @@ extension DeviceRegistry {
                     guard try db.bool(d.tableExists, [.text("batch_operations")]) else {
                         throw VaultError.operationsNotKept(batch: batch)
                     }
+                    // The chained record of the batch holds its operations' digest: rows changed
+                    // since, however well formed (a removal added by hand), are not written out
+                    // (a re-trial), as `log --verify` finds them changed.
+                    if try db.bool(d.tableExists, [.text("revocation_batches")]),
+                       let recorded = try db.strings("SELECT operations_digest FROM revocation_batches WHERE batch_id = ?", [.text(batch)]).first,
+                       try Self.operationsDigest(db: db, batchID: batch) != recorded {
+                        throw VaultError.storedOperationsBroken(batch: batch, row: nil)
+                    }
                 }
                 return try db.rows("SELECT seq, operation FROM batch_operations WHERE batch_id = ? AND seq >= ? ORDER BY seq LIMIT ?",
                                    [.text(batch), .int(next), .int(Self.operationRowsPerRead)])
@@ -309,8 +317,9 @@ extension VaultError {
         VaultError(.revokedDeviceRejoins, "device \(user)#\(device) is revoked; a revoked device rejoins nothing", file: file, line: line)
     }
 
-    static func storedOperationsBroken(batch: String, row: Int, file: String = #fileID, line: UInt = #line) -> VaultError {
-        VaultError(.storedOperationsBroken, "the operations stored for batch \(QuotedInput(batch)) (row \(row)) are not what the tool wrote: not JSON Lines of operations; nothing of them was written",
+    static func storedOperationsBroken(batch: String, row: Int?, file: String = #fileID, line: UInt = #line) -> VaultError {
+        let what = row.map { "(row \($0)) are not what the tool wrote: not JSON Lines of operations" } ?? "were changed after the batch was recorded: their digest is not the one its chained record holds"
+        return VaultError(.storedOperationsBroken, "the operations stored for batch \(QuotedInput(batch)) \(what); nothing of them was written",
                    hint: "'device-revoker registry log --verify' checks the registry's records; the batch's devices are listed by 'registry log --batch'", file: file, line: line)
     }
 

@@ -1191,3 +1191,28 @@ def test_a_journal_sqlite_keeps_and_a_log_left_by_another_writer_are_read(tmp_pa
     assert Path("r.sqlite-journal").stat().st_size > 512
     result = subprocess.run([str(BIN / "device-revoker"), "registry", "devices", "--db", "r.sqlite"], capture_output=True, text=True, timeout=60)
     assert result.returncode == 0, result.stderr
+
+
+def test_a_well_formed_operation_added_by_hand_is_found_by_the_batchs_digest(tmp_path):
+    """A re-trial: a removal appended to a batch's stored operations, well formed, was written
+    out by `registry log --ops`; the batch's chained record holds their digest."""
+    import sqlite3
+    os.chdir(tmp_path)
+    subprocess.run([str(BIN / "device-revoker"), "registry", "init", "--db", "r.sqlite"], check=True, capture_output=True)
+    subprocess.run([str(BIN / "device-revoker"), "registry", "import", "--db", "r.sqlite", "--devices", str(CORPUS / "import" / "devices.jsonl"),
+                    "--members", str(CORPUS / "import" / "members.jsonl")], check=True, capture_output=True)
+    revoked = subprocess.run([str(BIN / "device-revoker"), "registry", "revoke", "--db", "r.sqlite", "--device", "did:plc:parent#ipad-1",
+                              "--reason", "lost", "--force", "--batch-id", "B1", "--ops", "first.jsonl"], capture_output=True, text=True, timeout=60)
+    assert revoked.returncode == 0, revoked.stderr
+    again = subprocess.run([str(BIN / "device-revoker"), "registry", "log", "--db", "r.sqlite", "--batch", "B1", "--ops", "again.jsonl"],
+                           capture_output=True, text=True, timeout=60)
+    assert again.returncode == 0 and Path("again.jsonl").read_text() == Path("first.jsonl").read_text(), again.stderr
+    with sqlite3.connect("r.sqlite") as db:
+        for (name,) in db.execute("SELECT name FROM sqlite_master WHERE type = 'trigger' AND tbl_name = 'batch_operations'").fetchall():
+            db.execute(f"DROP TRIGGER {name}")
+        db.execute("UPDATE batch_operations SET operation = operation || ? WHERE batch_id = 'B1'",
+                   ('\n{"op":"mls.remove","convo":"family","member":"did:plc:child#ipad-9"}',))
+    forged = subprocess.run([str(BIN / "device-revoker"), "registry", "log", "--db", "r.sqlite", "--batch", "B1", "--ops", "forged.jsonl"],
+                            capture_output=True, text=True, timeout=60)
+    assert forged.returncode == 3 and "changed after the batch was recorded" in forged.stderr, forged.stderr
+    assert not Path("forged.jsonl").exists()
