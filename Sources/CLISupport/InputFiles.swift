@@ -41,6 +41,11 @@ public enum InputFiles {
         defer { if path != "-" { close(descriptor) } }
         var reader = LineReader(descriptor: descriptor, name: "\(what) \(InputFiles.quotedName(path))")
         while let line = try reader.next() {
+            // Decoded with repair, a byte that is no UTF-8 would make the line another text, and
+            // an entry would match a device named so (a re-trial: `Den\xfe` revoked `Den\u{fffd}`).
+            guard line.allSatisfy({ $0 < 0x80 }) || String(validating: line, as: UTF8.self) != nil else {
+                throw VaultError.lineNotUTF8(what, InputFiles.displayName(path), line: reader.lineNumber)
+            }
             try body(reader.lineNumber, line)
         }
     }
@@ -105,5 +110,18 @@ public func about<T>(_ label: String, _ path: String, _ body: () throws -> T) th
         let name = "\(label) \(InputFiles.quotedName(path))"
         guard !error.reason.contains(InputFiles.quotedName(path)) else { throw error }
         throw error.withContext(prefix: "\(name): ")
+    }
+}
+
+extension VaultError.Code {
+    /// A line of a text input is not valid UTF-8.
+    public static let lineNotUTF8 = VaultError.Code(name: "lineNotUTF8", category: .invalidInput)
+}
+
+extension VaultError {
+    /// A line of a text input that is not valid UTF-8: refused, never read as another text.
+    static func lineNotUTF8(_ what: String, _ name: String, line: Int, file: String = #fileID, line sourceLine: UInt = #line) -> VaultError {
+        VaultError(.lineNotUTF8, "line \(line) of the \(what) \(FileNames.quoted(name)) is not valid UTF-8 (a byte that is part of no character); nothing was changed",
+                   hint: "save the file as UTF-8", file: file, line: sourceLine)
     }
 }

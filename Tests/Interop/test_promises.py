@@ -1216,3 +1216,23 @@ def test_a_well_formed_operation_added_by_hand_is_found_by_the_batchs_digest(tmp
                             capture_output=True, text=True, timeout=60)
     assert forged.returncode == 3 and "changed after the batch was recorded" in forged.stderr, forged.stderr
     assert not Path("forged.jsonl").exists()
+
+
+@pytest.mark.parametrize("command", [
+    ["device-revoker", "registry", "revoke", "--db", "r.sqlite", "--reason", "lost", "--force", "--devices-file", "list.txt"],
+    ["device-revoker", "registry", "revoke", "--db", "r.sqlite", "--reason", "lost", "--force", "--signature-keys-file", "list.txt"],
+    ["device-revoker", "vault", "--key-file", "k.nsec", "--vault", "work.vault", "--devices-file", "list.txt", "-o", "out.vault", "--ops", "o.jsonl"],
+], ids=["registry-devices", "registry-keys", "vault"])
+def test_a_list_line_not_in_utf8_is_refused_never_matched_as_another_name(tmp_path, command):
+    """A re-trial: a devices file's `Den\\xfe`, decoded with repair, revoked a device named
+    `Den\\u{fffd}`. The line is refused by number (exit 2), nothing changed."""
+    parent_workspace(tmp_path)
+    subprocess.run([str(BIN / "device-revoker"), "registry", "init", "--db", "r.sqlite"], check=True, capture_output=True)
+    subprocess.run([str(BIN / "device-revoker"), "registry", "import", "--db", "r.sqlite", "--devices", str(CORPUS / "import" / "devices.jsonl"),
+                    "--members", str(CORPUS / "import" / "members.jsonl")], check=True, capture_output=True)
+    Path("list.txt").write_bytes(b"# the lost ones\nDen\xfe\n")
+    before = (Path("r.sqlite").read_bytes(), Path("work.vault").read_bytes())
+    result = subprocess.run([str(BIN / command[0]), *command[1:]], capture_output=True, text=True, timeout=60)
+    assert result.returncode == 2 and "line 2 of the" in result.stderr and "not valid UTF-8" in result.stderr, result.stderr
+    assert (Path("r.sqlite").read_bytes(), Path("work.vault").read_bytes()) == before
+    assert not Path("out.vault").exists() and not Path("o.jsonl").exists()
