@@ -412,9 +412,13 @@ extension DeviceRegistry {
         }
         let latest = Timestamp(seconds: now.seconds + clockSkewAllowed)
         let lastSeen = try reader.pastTime("last_seen", latest: latest)
-        let givenRegistered = try reader.pastTime("registered_at", latest: latest), registered = givenRegistered ?? timeText(now)
+        let givenRegistered = try reader.pastTime("registered_at", latest: latest)
         let isActive = try reader.optionalBool("is_active") ?? true
         let revokedAt = try reader.pastTime("revoked_at", latest: latest), reason = try reader.optionalText("revocation_reason")
+        // A missing registration stands at the import's time, or at the row's earliest time
+        // before it: a row revoked or seen before now registered then at the latest (the import's
+        // time after its revocation was a row this import itself refuses: a re-trial).
+        let registered = givenRegistered ?? ([lastSeen, revokedAt].compactMap { $0 } + [timeText(now)]).min()!
         // An active device with revocation state would be reported revoked by one view and
         // revoked again by the next batch.
         if isActive, revokedAt != nil { throw reader.invalid("revoked_at", "is set on an active device (is_active is true)") }

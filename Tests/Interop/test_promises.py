@@ -1236,3 +1236,23 @@ def test_a_list_line_not_in_utf8_is_refused_never_matched_as_another_name(tmp_pa
     assert result.returncode == 2 and "line 2 of the" in result.stderr and "not valid UTF-8" in result.stderr, result.stderr
     assert (Path("r.sqlite").read_bytes(), Path("work.vault").read_bytes()) == before
     assert not Path("out.vault").exists() and not Path("o.jsonl").exists()
+
+
+def test_an_imported_row_without_its_registration_is_never_registered_after_its_own_times(tmp_path):
+    """A re-trial: a revoked row without `registered_at` was stored as registered at the
+    import's time, after its revocation: a row the same import refuses when given so."""
+    import sqlite3
+    os.chdir(tmp_path)
+    subprocess.run([str(BIN / "device-revoker"), "registry", "init", "--db", "r.sqlite"], check=True, capture_output=True)
+    row = {"user_did": "did:plc:a", "device_id": "d1", "device_mls_did": "did:plc:a#d1", "signature_public_key": "ab" * 32,
+           "is_active": False, "revoked_at": "2026-01-01T00:00:00Z", "last_seen": "2025-06-01T00:00:00Z"}
+    seen = dict(row, device_id="d2", device_mls_did="did:plc:a#d2", signature_public_key="cd" * 32, is_active=True, revoked_at=None,
+                last_seen="2025-07-01T00:00:00Z")
+    Path("d.jsonl").write_text(json.dumps(row) + "\n" + json.dumps({k: v for k, v in seen.items() if v is not None}) + "\n")
+    result = subprocess.run([str(BIN / "device-revoker"), "registry", "import", "--db", "r.sqlite", "--devices", "d.jsonl"],
+                            capture_output=True, text=True, timeout=60)
+    assert result.returncode == 0, result.stderr
+    with sqlite3.connect("r.sqlite") as db:
+        rows = db.execute("SELECT device_id, registered_at, last_seen, revoked_at FROM user_devices ORDER BY device_id").fetchall()
+    assert [(r[0], r[1][:10]) for r in rows] == [("d1", "2025-06-01"), ("d2", "2025-07-01")], rows
+    assert all(r[1] <= r[2] and (r[3] is None or r[1] <= r[3]) for r in rows), rows
