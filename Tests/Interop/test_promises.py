@@ -12,6 +12,7 @@ over every tool rather than the cases a report named.
   deleted; a database named through a link has its side files checked at the target.
 """
 import base64
+import hashlib
 import json
 import os
 import re
@@ -204,6 +205,10 @@ KEY_SPELLINGS = {name: text for name, text in SECRET_FILES.items() if name not i
     "nsec-base64-app-json": json.dumps({"vaultURL": "https://example.com/v", "nsec": base64.b64encode(PARENT.secret).decode()}).replace("/", "\\/") + "\n",
     "nsec-base64-alone": base64.b64encode(PARENT.secret).decode() + "\n",
     "vault-key-base64url-labelled": "vault_key: " + base64.urlsafe_b64encode(bytes.fromhex(VAULT_KEY_HEX)).decode().rstrip("=") + "\n",
+    # A key whose base64 has `/` and `+`: JSON's \u002f escape, a list item, a trailing comma.
+    "key-base64-u002f": '{"nsec":"' + base64.b64encode(hashlib.sha256(b"0").digest()).decode().replace("/", "\\u002f") + '"}\n',
+    "key-base64-list-item": "- " + base64.b64encode(hashlib.sha256(b"0").digest()).decode() + "\n1. x\n",
+    "key-base64-comma": base64.b64encode(hashlib.sha256(b"0").digest()).decode() + ",\n",
 }
 
 

@@ -40,6 +40,8 @@ package enum KeyText {
             var end = index, characters = 0, lower = false, upper = false, digit = false
             while end < bytes.count, characters <= 44 {
                 if bytes[end] == 0x5c, end + 1 < bytes.count, bytes[end + 1] == 0x2f { end += 2; characters += 1; continue }  // JSON's \/
+                if bytes[end] == 0x5c, end + 5 < bytes.count, bytes[end + 1] == 0x75, bytes[end + 2] == 0x30, bytes[end + 3] == 0x30,
+                   bytes[end + 4] == 0x32, [0x62, 0x42, 0x66, 0x46].contains(bytes[end + 5]) { end += 6; characters += 1; continue }  // \u002f, \u002b
                 guard isBase64(bytes[end]) else { break }
                 let byte = bytes[end]
                 if (0x61...0x7a).contains(byte) { lower = true } else if (0x41...0x5a).contains(byte) { upper = true } else { digit = true }
@@ -50,8 +52,11 @@ package enum KeyText {
             let bounded = end == bytes.count || !(isBase64(bytes[end]) || bytes[end] == 0x3d)
             if characters == 43, bounded, lower && upper || (lower || upper) && digit {
                 let before = UnsafeRawBufferPointer(rebasing: bytes[..<runStart]), after = UnsafeRawBufferPointer(rebasing: bytes[end...])
-                let quotesOnly = { (part: UnsafeRawBufferPointer) in part.allSatisfy { [0x20, 0x09, 0x0d, 0x22, 0x27].contains($0) } }
-                if quotesOnly(before) && quotesOnly(after) || (labelVerdict(before) ?? nearestWordNamesASecret(before)) { return true }
+                // Alone but for quotes, a list's bullet or number before it (`- `, `1. `) and a
+                // comma or semicolon after it.
+                let aloneBefore = before.allSatisfy { [0x20, 0x09, 0x22, 0x27, 0x2d, 0x2a, 0x2e, 0x29].contains($0) || isHexDigit($0) && $0 <= 0x39 }
+                let aloneAfter = after.allSatisfy { [0x20, 0x09, 0x0d, 0x22, 0x27, 0x2c, 0x3b].contains($0) }
+                if aloneBefore && aloneAfter || (labelVerdict(before) ?? nearestWordNamesASecret(before)) { return true }
             }
             index = max(end, index + 1)
         }

@@ -185,7 +185,7 @@ import Testing
                     for access in [DeviceRegistry.Access.readOnly, .readWrite] {
                         let refused = vaultError { _ = try DeviceRegistry(path: path, access: access) }
                         #expect(refused != nil, "\(suffix) \(kind)")
-                        #expect(refused?.code == .notARegularFile, "\(suffix) \(kind): \(String(describing: refused))")
+                        #expect(refused?.code == .foreignSideFile, "\(suffix) \(kind): \(String(describing: refused))")
                         #expect(refused?.reason.contains(side) == true, "\(suffix) \(kind): \(String(describing: refused))")
                     }
                     try FileManager.default.removeItem(atPath: side)
