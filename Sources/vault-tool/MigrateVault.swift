@@ -1,4 +1,5 @@
 import ArgumentParser
+import Glibc
 import CLISupport
 import VaultCore
 import VaultFleet
@@ -101,7 +102,10 @@ struct MigrateVault: ParsableCommand {
                                        vault: outcome.bytes, revision: try Vault.open(outcome.bytes, with: access).document.revision)
         // A backup that holds the vault as it is now is this migration's own, made by a run cut
         // off before it replaced the vault (a kill at its rename): kept, and the run finishes.
-        if backupInTheWay != nil, let path = backupOutput.path, (try? InputFiles.read(path, what: "backup")) == input { backupInTheWay = nil }
+        // Its own file, not the vault under another name (a link): a regular file of one link.
+        if backupInTheWay != nil, let path = backupOutput.path, Self.isLoneRegularFile(path), (try? InputFiles.read(path, what: "backup")) == input {
+            backupInTheWay = nil
+        }
         if let backupInTheWay, !outcome.unchanged { throw backupInTheWay }
         let report = outcome.report
         for loss in report.losses { diagnostics.warning("dropped: \(loss)") }
@@ -136,5 +140,13 @@ struct MigrateVault: ParsableCommand {
         for change in report.changes { text += "  change: \(change)".displaySafe + "\n" }
         for loss in report.losses { text += "  lose:   \(loss)".displaySafe + "\n" }
         return text
+    }
+}
+
+extension MigrateVault {
+    /// A regular file with one link (never a symbolic link, never another name of a file).
+    static func isLoneRegularFile(_ path: String) -> Bool {
+        var info = stat()
+        return lstat(path, &info) == 0 && info.st_mode & S_IFMT == S_IFREG && info.st_nlink == 1
     }
 }
