@@ -148,10 +148,13 @@ public enum ToolMain {
         LogFormat.selectFromArguments(Array(CommandLine.arguments.dropFirst()))
         // Arguments reach the parser as text, decoded with repair: a name with a byte that is
         // not UTF-8 would name another file (`keygen -o $'k\xfe.nsec'` wrote `k\u{fffd}.nsec`).
-        for index in 1..<Int(CommandLine.argc) {
+        for index in 1..<max(1, Int(CommandLine.argc)) {
             guard let raw = CommandLine.unsafeArgv[index], String(validatingCString: raw) == nil else { continue }
-            let bytes = UnsafeRawBufferPointer(start: raw, count: strlen(raw))
-            diagnostics.error("argument \(index) ('\(FileNames.showingInvalidBytes(bytes))') is not valid UTF-8; the tools take names and values in UTF-8 only",
+            // Only the first byte that is not UTF-8 is shown: the argument may be a secret typed
+            // there, and its halves around that byte read as no key.
+            let bytes = Array(UnsafeRawBufferPointer(start: raw, count: strlen(raw)))
+            let place = FileNames.firstInvalidByte(bytes) ?? 0
+            diagnostics.error("argument \(index) is not valid UTF-8 (its byte \\x{\(Hex.encode([bytes[place]]))} at place \(place + 1)); the tools take names and values in UTF-8 only",
                               hint: "rename the file to a UTF-8 name (convmv, or mv with the name typed again)")
             exit(ExitStatus.usage.rawValue)
         }

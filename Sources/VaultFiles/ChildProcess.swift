@@ -90,6 +90,7 @@ package struct ChildProcess {
     /// (/proc), stopped so that none forks meanwhile, found again until no new one appears,
     /// then killed. One that left the tree (a daemon, `setsid`) is its own.
     package static func killWithDescendants(_ pid: pid_t) {
+        kill(pid, SIGSTOP)  // the child first: stopped, it forks no more
         var stopped: Set<pid_t> = []
         for _ in 0..<8 {
             let found = descendants(of: pid).subtracting(stopped)

@@ -575,8 +575,9 @@ public final class StagedOutput: @unchecked Sendable {
         var descriptor: Int32 = -1
         let name = try Self.temporary(in: folder, for: location, recorded: recorded) { name in
             descriptor = openat(folder, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o600)
-            // Locked at once: named, it must not look abandoned to another run for a moment.
-            if descriptor >= 0 { _ = flock(descriptor, LOCK_EX | LOCK_NB) }
+            // Locked at once, waiting out a run that is looking at it (which holds it only to
+            // look): named, it must not look abandoned to another run for a moment.
+            if descriptor >= 0 { while flock(descriptor, LOCK_EX) != 0, errno == EINTR {} }
             return descriptor
         }
         return (descriptor, name)

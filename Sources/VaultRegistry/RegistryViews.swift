@@ -319,7 +319,7 @@ extension VaultError {
 
     static func storedOperationsBroken(batch: String, row: Int?, file: String = #fileID, line: UInt = #line) -> VaultError {
         let what = row.map { "(row \($0)) are not what the tool wrote: not JSON Lines of operations" } ?? "were changed after the batch was recorded: their digest is not the one its chained record holds"
-        return VaultError(.storedOperationsBroken, "the operations stored for batch \(QuotedInput(batch)) \(what); nothing of them was written",
+        return VaultError(.storedOperationsBroken, "the operations stored for batch \(QuotedInput(batch)) \(what); none was written to a file (on standard output, none from there on)",
                    hint: "'device-revoker registry log --verify' checks the registry's records; the batch's devices are listed by 'registry log --batch'", file: file, line: line)
     }
 

@@ -103,8 +103,9 @@ struct MigrateVault: ParsableCommand {
         // A backup that holds the vault as it is now is this migration's own, made by a run cut
         // off before it replaced the vault (a kill at its rename): kept, and the run finishes.
         // Its own file, not the vault under another name (a link): a regular file of one link.
+        var backupIsOurs = false
         if backupInTheWay != nil, let path = backupOutput.path, Self.isLoneRegularFile(path), (try? InputFiles.read(path, what: "backup")) == input {
-            backupInTheWay = nil
+            (backupInTheWay, backupIsOurs) = (nil, true)
         }
         if let backupInTheWay, !outcome.unchanged { throw backupInTheWay }
         let report = outcome.report
@@ -120,7 +121,7 @@ struct MigrateVault: ParsableCommand {
                 diagnostics.note("\(vault.input) is already at version \(to); nothing changed")
                 return
             }
-            if !noBackup, !backupOutput.fileExistsNow { try writer.stage(backupOutput, input) }
+            if !noBackup, !backupIsOurs { try writer.stage(backupOutput, input) }
         }
         try writer.stageVault(vaultOutput, logged, log: logs.declaredOutput)
         try writer.publish()

@@ -33,30 +33,40 @@ package enum KeyText {
     /// only is a word, not random bytes.
     private static func isBase64Key(_ bytes: UnsafeRawBufferPointer) -> Bool {
         func isBase64(_ byte: UInt8) -> Bool { isWordCharacter(byte) || byte == 0x2b || byte == 0x2f || byte == 0x2d }
+        // JSON's escapes of `/` and `+` (`\/`, `\u002f`, `\u002b`): how long one is at `at`, or 0.
+        func escape(at at: Int) -> Int {
+            guard bytes[at] == 0x5c, at + 1 < bytes.count else { return 0 }
+            if bytes[at + 1] == 0x2f { return 2 }
+            guard at + 5 < bytes.count, bytes[at + 1] == 0x75, bytes[at + 2] == 0x30, bytes[at + 3] == 0x30, bytes[at + 4] == 0x32,
+                  [0x62, 0x42, 0x66, 0x46].contains(bytes[at + 5]) else { return 0 }
+            return 6
+        }
+        // What may stand before a key alone on its line: quotes, a list's bullet or number
+        // (`- `, `1. `); found once a line, where the first other byte is.
+        let aloneBeforeEnd = bytes.firstIndex { !([0x20, 0x09, 0x22, 0x27, 0x2d, 0x2a, 0x2e, 0x29].contains($0) || (0x30...0x39).contains($0)) } ?? bytes.count
         var index = 0
         while index < bytes.count {
-            guard isBase64(bytes[index]), index == 0 || !(isBase64(bytes[index - 1]) || bytes[index - 1] == 0x5c) else { index += 1; continue }
+            guard isBase64(bytes[index]) || escape(at: index) > 0,
+                  index == 0 || !(isBase64(bytes[index - 1]) || bytes[index - 1] == 0x5c) else { index += 1; continue }
             let runStart = index
-            var end = index, characters = 0, lower = false, upper = false, digit = false
+            var end = index, characters = 0, lower = false, upper = false, digit = false, last: UInt8 = 0
             while end < bytes.count, characters <= 44 {
-                if bytes[end] == 0x5c, end + 1 < bytes.count, bytes[end + 1] == 0x2f { end += 2; characters += 1; continue }  // JSON's \/
-                if bytes[end] == 0x5c, end + 5 < bytes.count, bytes[end + 1] == 0x75, bytes[end + 2] == 0x30, bytes[end + 3] == 0x30,
-                   bytes[end + 4] == 0x32, [0x62, 0x42, 0x66, 0x46].contains(bytes[end + 5]) { end += 6; characters += 1; continue }  // \u002f, \u002b
+                let escaped = escape(at: end)
+                if escaped > 0 { end += escaped; characters += 1; last = 0x2f; continue }
                 guard isBase64(bytes[end]) else { break }
                 let byte = bytes[end]
                 if (0x61...0x7a).contains(byte) { lower = true } else if (0x41...0x5a).contains(byte) { upper = true } else { digit = true }
                 characters += 1
+                last = byte
                 end += 1
             }
             if end < bytes.count, bytes[end] == 0x3d, characters == 43 { end += 1 }
             let bounded = end == bytes.count || !(isBase64(bytes[end]) || bytes[end] == 0x3d)
-            if characters == 43, bounded, lower && upper || (lower || upper) && digit {
+            // The 43rd character of 32 bytes holds their last 4 bits and two zero bits.
+            if characters == 43, bounded, Array("AEIMQUYcgkosw048".utf8).contains(last), lower && upper || (lower || upper) && digit {
                 let before = UnsafeRawBufferPointer(rebasing: bytes[..<runStart]), after = UnsafeRawBufferPointer(rebasing: bytes[end...])
-                // Alone but for quotes, a list's bullet or number before it (`- `, `1. `) and a
-                // comma or semicolon after it.
-                let aloneBefore = before.allSatisfy { [0x20, 0x09, 0x22, 0x27, 0x2d, 0x2a, 0x2e, 0x29].contains($0) || isHexDigit($0) && $0 <= 0x39 }
                 let aloneAfter = after.allSatisfy { [0x20, 0x09, 0x0d, 0x22, 0x27, 0x2c, 0x3b].contains($0) }
-                if aloneBefore && aloneAfter || (labelVerdict(before) ?? nearestWordNamesASecret(before)) { return true }
+                if runStart <= aloneBeforeEnd && aloneAfter || (labelVerdict(before) ?? nearestWordNamesASecret(before)) { return true }
             }
             index = max(end, index + 1)
         }

@@ -29,12 +29,13 @@ extension FileNames {
     public static func showingInvalidBytes(_ bytes: some Collection<UInt8>) -> String {
         let bytes = Array(bytes)
         if let text = String(validating: bytes, as: UTF8.self) { return text }
+        // A backslash of the name is doubled, so `\x{fe}` typed in a name reads apart from a byte.
         var shown = "", index = 0
         while index < bytes.count {
             let lead = bytes[index]
             let length = lead < 0x80 ? 1 : lead >> 5 == 0b110 ? 2 : lead >> 4 == 0b1110 ? 3 : lead >> 3 == 0b11110 ? 4 : 0
             if length > 0, index + length <= bytes.count, let scalar = String(validating: bytes[index..<index + length], as: UTF8.self) {
-                shown += scalar
+                shown += scalar == "\\" ? "\\\\" : scalar
                 index += length
             } else {
                 shown += "\\x{" + Hex.encode([lead]) + "}"
@@ -42,5 +43,19 @@ extension FileNames {
             }
         }
         return shown
+    }
+}
+
+extension FileNames {
+    /// Where the first byte that is part of no UTF-8 character is, if any.
+    public static func firstInvalidByte(_ bytes: [UInt8]) -> Int? {
+        var index = 0
+        while index < bytes.count {
+            let lead = bytes[index]
+            let length = lead < 0x80 ? 1 : lead >> 5 == 0b110 ? 2 : lead >> 4 == 0b1110 ? 3 : lead >> 3 == 0b11110 ? 4 : 0
+            guard length > 0, index + length <= bytes.count, String(validating: bytes[index..<index + length], as: UTF8.self) != nil else { return index }
+            index += length
+        }
+        return nil
     }
 }

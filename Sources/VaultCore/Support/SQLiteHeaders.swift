@@ -37,10 +37,9 @@ package enum SQLiteHeaders {
     /// before a key or a note passed, and SQLite overwrote or deleted the file):
     /// - a journal: its magic, or the magic zeroed (SQLite writes it so until the journal is
     ///   synced), then a sector size and a page size SQLite uses, or a header all zeros (a
-    ///   journal SQLite keeps, retired), either over padding and pages, which are binary, and
-    ///   holding no key;
+    ///   journal SQLite keeps, retired); either way zeros to the first sector's end;
     /// - a write-ahead log: its magic and its format's version, 3007000;
-    /// - a log index: that version (in either byte order), in regions of 32 KiB;
+    /// - a log index: that version (in either byte order), in pages of 4 KiB;
     /// - a journal or an index made and not yet written: nothing but zeros.
     package static func isSideFile(_ start: [UInt8], size: Int, suffix: String) -> Bool {
         func number(at offset: Int) -> Int {
@@ -51,21 +50,25 @@ package enum SQLiteHeaders {
         switch suffix {
         case "-journal":
             if zeros { return true }
-            guard start.count >= journalHeaderSize else { return false }
+            // SQLite pads the header with zeros to the first sector's end (512 bytes at least):
+            // never text there, whatever the pages after it hold (a device named like a key
+            // must not lock the registry: no rule over the pages' text).
+            guard start.count >= journalHeaderSize,
+                  start[journalHeaderSize..<min(start.count, journalSectorMinimum)].allSatisfy({ $0 == 0 }) else { return false }
             let sized = isPageSize(number(at: 20)) && isPageSize(number(at: 24))
             if start.starts(with: journal) { return sized }
-            guard start.prefix(8).allSatisfy({ $0 == 0 }), !start.withUnsafeBytes(KeyText.holdsKey) else { return false }
-            // What follows the header is SQLite's: padding to the sector, then pages (binary).
-            let binary = start.dropFirst(journalHeaderSize).contains(0)
-            return binary && (sized || start.prefix(journalHeaderSize).allSatisfy { $0 == 0 })
+            guard start.prefix(8).allSatisfy({ $0 == 0 }) else { return false }
+            return sized || start.prefix(journalHeaderSize).allSatisfy { $0 == 0 }
         case "-wal":
             return logs.contains { start.starts(with: $0) } && number(at: 4) == 3_007_000
         default:
-            // SQLite sizes an index in regions of 32 KiB.
-            return zeros || indexes.contains { start.starts(with: $0) } && size > 0 && size % sideFileStart == 0
+            // SQLite grows an index a page of 4 KiB at a time, to regions of 32 KiB.
+            return zeros || indexes.contains { start.starts(with: $0) } && size > 0 && size % 4096 == 0
         }
     }
 
     /// A rollback journal's header: its magic, then five 4-byte numbers.
     static let journalHeaderSize = 28
+    /// The least sector size SQLite pads a journal's header to.
+    static let journalSectorMinimum = 512
 }

@@ -156,7 +156,8 @@ import Testing
     @Test func sqlitesSideFilesAreKnownByTheirHeaders() {
         func isSide(_ bytes: [UInt8], _ suffix: String) -> Bool { SQLiteHeaders.isSideFile(bytes, size: bytes.count, suffix: suffix) }
         // A journal's header: its magic, page count, checksum seed, pages before, sector size (512), page size (4096).
-        #expect(isSide([0xd9, 0xd5, 0x05, 0xf9, 0x20, 0xa1, 0x63, 0xd7, 0, 0, 0, 1, 0x86, 0x4b, 0x7f, 0xf4, 0, 0, 0, 2, 0, 0, 2, 0, 0, 0, 0x10, 0, 0, 0], "-journal"))
+        #expect(isSide([0xd9, 0xd5, 0x05, 0xf9, 0x20, 0xa1, 0x63, 0xd7, 0, 0, 0, 1, 0x86, 0x4b, 0x7f, 0xf4, 0, 0, 0, 2, 0, 0, 2, 0, 0, 0, 0x10, 0]
+                       + [UInt8](repeating: 0, count: 484) + [0, 0, 0, 1] + Array("a page holding a name like nsec1".utf8), "-journal"))
         #expect(isSide([UInt8](repeating: 0, count: 28), "-journal"))
         // A journal cut off before it was synced: its magic and count zeroed, its header's
         // checksum seed, page count, sector size (512) and page size (4096), then padding; and
@@ -164,7 +165,8 @@ import Testing
         let header: [UInt8] = [UInt8](repeating: 0, count: 12) + [0x86, 0x4b, 0x7f, 0xf4, 0, 0, 0, 0, 0, 0, 2, 0, 0, 0, 0x10, 0]
         #expect(isSide(header + [UInt8](repeating: 0, count: 484), "-journal"))
         #expect(isSide(header + [UInt8](repeating: 0, count: 484) + [0, 0, 0, 2, 0x0d, 0, 0, 0, 1, 0x0f, 0xc0] + Array("Kitchen iPad".utf8), "-journal"))
-        #expect(!isSide(header + [UInt8](repeating: 0, count: 484) + Array((Self.nsec + "\n").utf8), "-journal"))
+        #expect(!isSide(header + Array((Self.nsec + "\n").utf8), "-journal"))
+        #expect(!isSide(header + [UInt8](repeating: 0, count: 100) + Array((Self.nsec + "\n").utf8), "-journal"))
         #expect(!isSide(header + Array("my precious notes\n".utf8), "-journal"))
         #expect(isSide([0x37, 0x7f, 0x06, 0x82, 0, 0x2d, 0xe2, 0x18], "-wal"))
         // A journal SQLite keeps (PERSIST): its whole header zeroed, then old pages.
@@ -174,6 +176,7 @@ import Testing
         #expect(!isSide([0x37, 0x7f, 0x06, 0x82] + Array((Self.nsec + "\n").utf8), "-wal"))
         #expect(!isSide([0x37, 0x7f, 0x06, 0x83] + Array("my precious notes\n".utf8), "-wal"))
         #expect(isSide([0x18, 0xe2, 0x2d, 0x00, 1, 0, 0, 0] + [UInt8](repeating: 0, count: 32760), "-shm"))
+        #expect(isSide([0x18, 0xe2, 0x2d, 0x00, 1, 0, 0, 0] + [UInt8](repeating: 0, count: 4088), "-shm"))
         #expect(!isSide([0x18, 0xe2, 0x2d, 0x00] + Array((Self.nsec + "\n").utf8), "-shm"))
         #expect(isSide([UInt8](repeating: 0, count: 32768), "-shm"))
         #expect(Array("SQLite format 3\u{0}rest".utf8).withUnsafeBytes { SQLiteHeaders.isSQLiteFile($0) })
@@ -182,7 +185,9 @@ import Testing
             #expect(!isSide(Array(Self.nsec.utf8), suffix))
             // Zeros before a key or a note are no side file (a hostile trial: SQLite overwrote
             // or deleted them).
-            for zeros in [8, 28, 512] {
+            // (A journal of 512 zeros and then text is a retired one and its pages, whatever they
+            // spell: a device named like a key must not lock the registry.)
+            for zeros in [8, 28, 100] {
                 #expect(!isSide([UInt8](repeating: 0, count: zeros) + Array((Self.nsec + "\n").utf8), suffix), "\(zeros) zeros + a key at \(suffix)")
             }
             #expect(!isSide([UInt8](repeating: 0, count: 8) + Array("my precious notes\n".utf8), suffix))
