@@ -29,7 +29,7 @@ public enum AtomicFile {
     static func removeAbandonedTemporary(_ name: String, in folder: Int32) -> Bool {
         var named = stat()
         guard fstatat(folder, name, &named, AT_SYMLINK_NOFOLLOW) == 0 else { return errno == ENOENT }
-        guard (named.st_mode & S_IFMT) == S_IFREG, named.st_nlink == 1, named.st_uid == geteuid() else { return false }
+        guard isLoneRegularFile(named), named.st_uid == geteuid() else { return false }
         let descriptor = openat(folder, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC)
         guard descriptor >= 0 else { return false }
         defer { close(descriptor) }
@@ -48,6 +48,15 @@ public enum AtomicFile {
         }
         return unlinkat(folder, name, 0) == 0
     }
+
+    /// Whether the file at `path` is a regular file of one link: never a symbolic link, never
+    /// one name among others of a file (a backup that is the vault itself under another name).
+    public static func isLoneRegularFile(_ path: String) -> Bool {
+        var info = stat()
+        return lstat(path, &info) == 0 && isLoneRegularFile(info)
+    }
+
+    static func isLoneRegularFile(_ info: stat) -> Bool { info.st_mode & S_IFMT == S_IFREG && info.st_nlink == 1 }
 
     /// The letters and digits a temporary name's random part is made of.
     package static let nameAlphabet = "abcdefghijklmnopqrstuvwxyz0123456789"

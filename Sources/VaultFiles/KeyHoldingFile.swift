@@ -55,9 +55,10 @@ package enum KeyHoldingFile {
 
     /// A PNG, a JPEG or a PDF: the pictures and pages the suite reads a key from (`scan`).
     private static func isPicture(_ start: UnsafeRawBufferPointer) -> Bool {
-        let signatures: [[UInt8]] = [[0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a], [0xff, 0xd8, 0xff], Array("%PDF-".utf8)]
-        return signatures.contains { start.starts(with: $0) }
+        pictureSignatures.contains { start.starts(with: $0) }
     }
+
+    private static let pictureSignatures: [[UInt8]] = [[0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a], [0xff, 0xd8, 0xff], Array("%PDF-".utf8)]
 
     /// The extended attribute a staged output carries until it has its name: a file at an
     /// output's own temporary name that carries it was left by a killed run of the suite, and

@@ -584,20 +584,24 @@ public final class StagedOutput: @unchecked Sendable {
     }
 
     /// Gives `create` temporary names until one is free: `create` returns a negative number and
-    /// leaves errno set when the name could not be made.
+    /// leaves errno set when the name could not be made. A recorded name is tried once; else
+    /// the output's own name, once more after a leftover there is taken back, then random ones.
     private static func temporary(in folder: Int32, for location: OutputLocation, recorded: String?, _ create: (String) -> Int32) throws -> String {
+        func failed(_ name: String) -> VaultError {
+            AtomicFile.ioError(errno: errno, "could not create the temporary file '\(name)' beside '\(location.path)'")
+        }
+        if let recorded {
+            guard create(recorded) >= 0 else { throw failed(recorded) }
+            return recorded
+        }
         let own = AtomicFile.temporaryName(for: location.name)
-        var attempt = 0
+        if create(own) >= 0 { return own }
+        guard errno == EEXIST else { throw failed(own) }
+        if AtomicFile.removeAbandonedTemporary(own, in: folder), create(own) >= 0 { return own }
         while true {
-            let name = recorded ?? (attempt < 2 ? own : AtomicFile.temporaryName())
-            attempt += 1
+            let name = AtomicFile.temporaryName()
             if create(name) >= 0 { return name }
-            let failure = errno
-            guard failure == EEXIST, recorded == nil else {
-                throw AtomicFile.ioError(errno: failure, "could not create the temporary file '\(name)' beside '\(location.path)'")
-            }
-            // The second try of the own name follows only a leftover taken back.
-            if name == own, attempt == 1, !AtomicFile.removeAbandonedTemporary(name, in: folder) { attempt = 2 }
+            guard errno == EEXIST else { throw failed(name) }
         }
     }
 }

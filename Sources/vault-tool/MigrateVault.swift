@@ -1,7 +1,7 @@
 import ArgumentParser
-import Glibc
 import CLISupport
 import VaultCore
+import VaultFiles
 import VaultFleet
 
 /// `migrate vault` (or `migrate` with one vault's options): one vault, a file or an object, to
@@ -104,7 +104,7 @@ struct MigrateVault: ParsableCommand {
         // off before it replaced the vault (a kill at its rename): kept, and the run finishes.
         // Its own file, not the vault under another name (a link): a regular file of one link.
         var backupIsOurs = false
-        if backupInTheWay != nil, let path = backupOutput.path, Self.isLoneRegularFile(path), (try? InputFiles.read(path, what: "backup")) == input {
+        if backupInTheWay != nil, let path = backupOutput.path, AtomicFile.isLoneRegularFile(path), (try? InputFiles.read(path, what: "backup")) == input {
             (backupInTheWay, backupIsOurs) = (nil, true)
         }
         if let backupInTheWay, !outcome.unchanged { throw backupInTheWay }
@@ -141,13 +141,5 @@ struct MigrateVault: ParsableCommand {
         for change in report.changes { text += "  change: \(change)".displaySafe + "\n" }
         for loss in report.losses { text += "  lose:   \(loss)".displaySafe + "\n" }
         return text
-    }
-}
-
-extension MigrateVault {
-    /// A regular file with one link (never a symbolic link, never another name of a file).
-    static func isLoneRegularFile(_ path: String) -> Bool {
-        var info = stat()
-        return lstat(path, &info) == 0 && info.st_mode & S_IFMT == S_IFREG && info.st_nlink == 1
     }
 }

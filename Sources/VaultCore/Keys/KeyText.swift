@@ -28,9 +28,9 @@ package enum KeyText {
 
     /// A line that holds a key in base64 (32 bytes: 43 characters and one `=`, or none), as the
     /// app's Swift code writes a key's `Data` (`device-link create --encoding app`:
-    /// `"nsec":"eP9G…\/KT8…="`, JSON's `\/` for `/`), standard or URL-safe: alone on the line
-    /// but for quotes, or after a label that names a secret. A run that is one case of letters
-    /// only is a word, not random bytes.
+    /// `"nsec":"eP9G…\/KT8…="`, JSON's `\/` or `\u002f` for `/`), standard or URL-safe: alone
+    /// on the line but for quotes, a list's bullet or number and a comma, or after a label that
+    /// names a secret. A run that is one case of letters only is a word, not random bytes.
     private static func isBase64Key(_ bytes: UnsafeRawBufferPointer) -> Bool {
         func isBase64(_ byte: UInt8) -> Bool { isWordCharacter(byte) || byte == 0x2b || byte == 0x2f || byte == 0x2d }
         // JSON's escapes of `/` and `+` (`\/`, `\u002f`, `\u002b`): how long one is at `at`, or 0.
@@ -63,7 +63,7 @@ package enum KeyText {
             if end < bytes.count, bytes[end] == 0x3d, characters == 43 { end += 1 }
             let bounded = end == bytes.count || !(isBase64(bytes[end]) || bytes[end] == 0x3d)
             // The 43rd character of 32 bytes holds their last 4 bits and two zero bits.
-            if characters == 43, bounded, Array("AEIMQUYcgkosw048".utf8).contains(last), lower && upper || (lower || upper) && digit {
+            if characters == 43, bounded, base64LastOf32Bytes.contains(last), lower && upper || (lower || upper) && digit {
                 let before = UnsafeRawBufferPointer(rebasing: bytes[..<runStart]), after = UnsafeRawBufferPointer(rebasing: bytes[end...])
                 let aloneAfter = after.allSatisfy { [0x20, 0x09, 0x0d, 0x22, 0x27, 0x2c, 0x3b].contains($0) }
                 if runStart <= aloneBeforeEnd && aloneAfter || (labelVerdict(before) ?? nearestWordNamesASecret(before)) { return true }
@@ -72,6 +72,9 @@ package enum KeyText {
         }
         return false
     }
+
+    /// The characters that can end 32 bytes in base64: their last 4 bits, then two zero bits.
+    private static let base64LastOf32Bytes = Set("AEIMQUYcgkosw048".utf8)
 
     /// Text an input quotes back or a record keeps may hold a key glued to an id
     /// (`did:plc:josh#<64 hex>`, `x/<64 hex>`, `<64 hex>g`), where no file would: any 48 or more

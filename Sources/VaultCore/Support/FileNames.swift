@@ -25,37 +25,40 @@ extension FileNames {
     /// name the system gives (a folder's entry, an argument) that no String can hold as it is.
     /// Decoded with repair, two such names would read as one (`k\xfe` and `k\xff` both `k�`),
     /// and a tool would act on the file of the other name (a hostile trial: `keygen -o
-    /// $'k\xfe.nsec'` wrote `k�.nsec`).
+    /// $'k\xfe.nsec'` wrote `k�.nsec`). A backslash of the name is doubled, so `\x{fe}` typed in
+    /// a name reads apart from a byte.
     public static func showingInvalidBytes(_ bytes: some Collection<UInt8>) -> String {
         let bytes = Array(bytes)
         if let text = String(validating: bytes, as: UTF8.self) { return text }
-        // A backslash of the name is doubled, so `\x{fe}` typed in a name reads apart from a byte.
         var shown = "", index = 0
         while index < bytes.count {
-            let lead = bytes[index]
-            let length = lead < 0x80 ? 1 : lead >> 5 == 0b110 ? 2 : lead >> 4 == 0b1110 ? 3 : lead >> 3 == 0b11110 ? 4 : 0
-            if length > 0, index + length <= bytes.count, let scalar = String(validating: bytes[index..<index + length], as: UTF8.self) {
-                shown += scalar == "\\" ? "\\\\" : scalar
+            if let length = characterLength(bytes, at: index) {
+                let character = String(decoding: bytes[index..<index + length], as: UTF8.self)
+                shown += character == "\\" ? "\\\\" : character
                 index += length
             } else {
-                shown += "\\x{" + Hex.encode([lead]) + "}"
+                shown += "\\x{" + Hex.encode([bytes[index]]) + "}"
                 index += 1
             }
         }
         return shown
     }
-}
 
-extension FileNames {
     /// Where the first byte that is part of no UTF-8 character is, if any.
     public static func firstInvalidByte(_ bytes: [UInt8]) -> Int? {
         var index = 0
         while index < bytes.count {
-            let lead = bytes[index]
-            let length = lead < 0x80 ? 1 : lead >> 5 == 0b110 ? 2 : lead >> 4 == 0b1110 ? 3 : lead >> 3 == 0b11110 ? 4 : 0
-            guard length > 0, index + length <= bytes.count, String(validating: bytes[index..<index + length], as: UTF8.self) != nil else { return index }
+            guard let length = characterLength(bytes, at: index) else { return index }
             index += length
         }
         return nil
+    }
+
+    /// The length of the valid UTF-8 character at `index`, or nil when its byte begins none.
+    private static func characterLength(_ bytes: [UInt8], at index: Int) -> Int? {
+        let lead = bytes[index]
+        let length = lead < 0x80 ? 1 : lead >> 5 == 0b110 ? 2 : lead >> 4 == 0b1110 ? 3 : lead >> 3 == 0b11110 ? 4 : 0
+        guard length > 0, index + length <= bytes.count, String(validating: bytes[index..<index + length], as: UTF8.self) != nil else { return nil }
+        return length
     }
 }
