@@ -96,14 +96,7 @@ def test_keys_of_another_fleet_end_the_run_with_66_unless_allowed(s3, proxy, tmp
     """Every vault no-key: the migration and the check exit 66 naming the folder, the bucket is
     as it was and no journal is left; --allow-no-keys passes with a warning. A fleet where some
     households have keys keeps its no-key vaults as before (exit 0)."""
-    bucket = s3fleet.new_bucket(s3)
-    fleet = Fleet(s3, bucket, 5, tmp_path / "keys")
-    other = tmp_path / "other-keys"
-    other.mkdir()
-    stray_key(other)
-    work = tmp_path / "work"
-    work.mkdir()
-    source = f"s3://{bucket}/vaults/"
+    bucket, fleet, other, work, source = fleet_beside_other_keys(s3, tmp_path, 5)
     for arguments in (["migrate", "--source", source, "--to", "2", "--in-place", "--vault-key-dir", str(other)],
                       ["migrate", "--source", source, "--to", "2", "--in-place", "--vault-key-dir", str(other), "--dry-run"],
                       ["check", "--source", source, "--vault-key-dir", str(other)]):
@@ -335,15 +328,25 @@ def test_a_slice_of_one_vault_without_its_key_is_said_not_refused(s3, proxy, tmp
     """A nightly slice may hold only the vaults of households whose keys are not here (the
     image's walk-through failed so, one run in a dozen): one or two such vaults are a warning,
     three or more, or a whole run, still exit 66."""
-    bucket = s3fleet.new_bucket(s3)
-    Fleet(s3, bucket, 1, tmp_path / "keys")
-    other = tmp_path / "other-keys"
-    other.mkdir()
-    stray_key(other)
-    work = tmp_path / "work"
-    work.mkdir()
-    source = f"s3://{bucket}/vaults/"
+    _, _, other, work, source = fleet_beside_other_keys(s3, tmp_path / "one", 1)
     code, report, stderr = run(["check", "--source", source, "--subset", "1/1", "--vault-key-dir", str(other)], proxy, work)
     assert code == 0 and "warning: none of the 1 vaults has its key" in stderr, stderr
     code, report, stderr = run(["check", "--source", source, "--vault-key-dir", str(other)], proxy, work)
     assert code == 66, stderr
+    _, _, other, work, source = fleet_beside_other_keys(s3, tmp_path / "three", 3)
+    code, report, stderr = run(["check", "--source", source, "--subset", "1/1", "--vault-key-dir", str(other)], proxy, work)
+    assert code == 66 and "none of the 3 vaults has its key" in stderr, stderr
+
+
+def fleet_beside_other_keys(s3, folder, households):
+    """A fleet of `households` in a new bucket, and a key folder holding another fleet's key:
+    (bucket, fleet, that folder, an empty work folder, the fleet's prefix)."""
+    folder.mkdir(exist_ok=True)
+    bucket = s3fleet.new_bucket(s3)
+    fleet = Fleet(s3, bucket, households, folder / "keys")
+    other = folder / "other-keys"
+    other.mkdir()
+    stray_key(other)
+    work = folder / "work"
+    work.mkdir()
+    return bucket, fleet, other, work, f"s3://{bucket}/vaults/"
