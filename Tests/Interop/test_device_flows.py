@@ -104,6 +104,12 @@ def test_promote_rename_and_limit_each_do_one_thing(house):
     assert next(d for d in after["devices"] if d["deviceId"] == primary["deviceId"])["status"] == "active"
     assert next(d for d in after["devices"] if d["deviceId"] == primary["deviceId"])["deviceName"] == "Grandma's iPad"
     assert after.get("deviceLimit") == sum(d["status"] == "active" for d in before["devices"])
+    # The rename typed again by the old name (an up-arrow): the device that has the new name says
+    # the rename is done; nothing is written.
+    renamed = (folder / "h.vault").read_bytes()
+    again = tool("device", "rename", "--key-file", "parent.nsec", "--in-place", "h.vault", primary["deviceName"], "Grandma's iPad", cwd=folder)
+    assert again.returncode == 4 and "already named" in again.stderr and "if this rename ran before, it is done" in again.stderr, again.stderr
+    assert (folder / "h.vault").read_bytes() == renamed
     # At the limit, an add is refused and nothing is written.
     vault = (folder / "h.vault").read_bytes()
     refused = tool("device", "add", "--key-file", "parent.nsec", "--id", "NEW-1", "--name", "One too many", "--in-place", "--ops", "x.jsonl", "h.vault",

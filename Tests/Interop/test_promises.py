@@ -325,14 +325,14 @@ def test_a_key_file_beside_a_database_only_read_is_refused_never_deleted(tmp_pat
 @pytest.mark.parametrize("side", ["-journal", "-wal", "-shm"])
 @pytest.mark.parametrize("command", [["revoke", "--device", "did:plc:parent#ipad-1", "--reason", "lost", "--force"], ["devices"]],
                          ids=["revoke", "devices"])
-@pytest.mark.parametrize("prefix", ["zeros", "magic"])
+@pytest.mark.parametrize("prefix", ["zeros", "sector-of-zeros", "magic"])
 def test_a_note_after_zeros_at_a_side_files_name_is_refused_never_deleted(tmp_path, side, command, prefix):
     os.chdir(tmp_path)
     subprocess.run([str(BIN / "device-revoker"), "registry", "init", "--db", "r.sqlite"], check=True, capture_output=True)
     subprocess.run([str(BIN / "device-revoker"), "registry", "import", "--db", "r.sqlite", "--devices", str(CORPUS / "import" / "devices.jsonl"),
                     "--members", str(CORPUS / "import" / "members.jsonl")], check=True, capture_output=True)
     note = Path("r.sqlite" + side)
-    start = bytes(8) if prefix == "zeros" else {"-journal": bytes.fromhex("d9d505f920a163d7"), "-wal": bytes.fromhex("377f0683"),
+    start = bytes(8) if prefix == "zeros" else bytes(512) if prefix == "sector-of-zeros" else {"-journal": bytes.fromhex("d9d505f920a163d7"), "-wal": bytes.fromhex("377f0683"),
                                                  "-shm": bytes.fromhex("002de218")}[side]
     note.write_bytes(start + b"my precious notes\n")
     result = subprocess.run([str(BIN / "device-revoker"), "registry", *command, "--db", "r.sqlite"], capture_output=True, text=True, timeout=60)

@@ -92,7 +92,15 @@ public enum VaultDevices {
             return try finished(changed, now: now, operations: [], summary: "promoted \(RecordedText.named(device.deviceName)) (\(RecordedText.named(device.deviceId))) to primary", deviceID: device.deviceId)
         case .rename(let typed, let name):
             try checkText(name, field: "the new name")
-            let device = try selected(typed, in: document)
+            let device: DeviceRecord
+            do {
+                device = try selected(typed, in: document)
+            } catch let error as VaultError where error.code == .deviceNotNamed {
+                // The same rename run again names a device by the name it no longer has (a
+                // tired operator's up-arrow): the device that has the new name says so.
+                guard let renamed = document.devices.first(where: { VaultRevocation.folded($0.deviceName) == VaultRevocation.folded(name) }) else { throw error }
+                throw error.withContext(hint: "the device \(QuotedInput(renamed.deviceId)) is already named \(QuotedInput(name)): if this rename ran before, it is done, and nothing is left to do")
+            }
             guard device.deviceName != name else {
                 return Outcome(document: document, operations: [], summary: "\(RecordedText.named(device.deviceId)) is already named \(name)", deviceID: device.deviceId, unchanged: true)
             }

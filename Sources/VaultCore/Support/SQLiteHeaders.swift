@@ -27,7 +27,7 @@ package enum SQLiteHeaders {
         return end[0..<4].contains { $0 != 0 }
     }
 
-    /// How many of a side file's first bytes ``isSideFile(_:suffix:)`` is given: the whole of a
+    /// How many of a side file's first bytes ``isSideFile(_:size:suffix:)`` is given: the whole of a
     /// log index as SQLite first makes it (32 KiB), and of anything shorter.
     package static let sideFileStart = 32 << 10
 
@@ -37,7 +37,8 @@ package enum SQLiteHeaders {
     /// before a key or a note passed, and SQLite overwrote or deleted the file):
     /// - a journal: its magic, or the magic zeroed (SQLite writes it so until the journal is
     ///   synced), then a sector size and a page size SQLite uses, or a header all zeros (a
-    ///   journal SQLite keeps, retired); either way zeros to the first sector's end;
+    ///   journal SQLite keeps, retired); either way zeros to the first sector's end, then pages,
+    ///   each a sector's start with its page number;
     /// - a write-ahead log: its magic and its format's version, 3007000;
     /// - a log index: that version (in either byte order), in pages of 4 KiB;
     /// - a journal or an index made and not yet written: nothing but zeros.
@@ -55,6 +56,13 @@ package enum SQLiteHeaders {
             // must not lock the registry: no rule over the pages' text).
             guard start.count >= journalHeaderSize,
                   start[journalHeaderSize..<min(start.count, journalSectorMinimum)].allSatisfy({ $0 == 0 }) else { return false }
+            // After the padding, a page's record begins at a sector's start with its page
+            // number (from 1, four bytes, big-endian): never text (a note after 512 zeros was
+            // taken for a retired journal, and SQLite deleted it: a re-trial).
+            if start.count > journalSectorMinimum, let first = start[journalSectorMinimum...].firstIndex(where: { $0 != 0 }) {
+                let record = first - first % journalSectorMinimum
+                guard record + 4 <= start.count, (1..<(1 << 24)).contains(number(at: record)) else { return false }
+            }
             let sized = isPageSize(number(at: 20)) && isPageSize(number(at: 24))
             if start.starts(with: journal) { return sized }
             guard start.prefix(8).allSatisfy({ $0 == 0 }) else { return false }

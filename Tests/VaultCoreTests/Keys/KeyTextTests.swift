@@ -192,6 +192,8 @@ import Testing
             }
             #expect(!isSide([UInt8](repeating: 0, count: 8) + Array("my precious notes\n".utf8), suffix))
             #expect(!isSide([UInt8](repeating: 0, count: 28) + Array("my precious notes\n".utf8), suffix))
+            #expect(!isSide([UInt8](repeating: 0, count: 512) + Array("dear diary\n".utf8) + [UInt8](repeating: 0, count: 3000), suffix))
+            #expect(!isSide([UInt8](repeating: 0, count: 4096) + Array("dear diary\n".utf8), suffix))
         }
         #expect(!isSide([UInt8](repeating: 0, count: 8), "-wal"))
     }
