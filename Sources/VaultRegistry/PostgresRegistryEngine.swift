@@ -375,20 +375,7 @@ final class PostgresRegistryEngine: RegistryEngine, @unchecked Sendable {
                 FOR EACH ROW EXECUTE FUNCTION registry_member_needs_active_device();
             """),
         (RegistryMigration.v4, """
-            CREATE TABLE revocation_batches (
-                seq BIGINT PRIMARY KEY,
-                batch_id TEXT NOT NULL UNIQUE,
-                recorded_at TEXT NOT NULL,
-                operator TEXT NOT NULL,
-                signer TEXT,
-                rows_digest TEXT NOT NULL,
-                operations_digest TEXT NOT NULL,
-                prev_hash TEXT NOT NULL,
-                hash TEXT NOT NULL,
-                signature TEXT
-            );
-            CREATE TABLE revocation_chain_start (first_revocation_id BIGINT NOT NULL);
-            INSERT INTO revocation_chain_start SELECT coalesce(max(id), 0) + 1 FROM revocations;
+            \(RegistryMigration.chainedBatches(integer: "BIGINT"))
             CREATE TRIGGER revocation_batches_are_append_only BEFORE UPDATE OR DELETE ON revocation_batches
                 FOR EACH ROW EXECUTE FUNCTION registry_refuse_change();
             CREATE TRIGGER revocation_batches_are_never_truncated BEFORE TRUNCATE ON revocation_batches

@@ -265,20 +265,7 @@ final class SQLiteRegistryEngine: RegistryEngine {
         // Each batch's record, chained by hash to the one before it: who ran it and a digest of
         // its rows (docs/device-registry.md, "The chained log").
         (RegistryMigration.v4, """
-            CREATE TABLE revocation_batches (
-                seq INTEGER PRIMARY KEY,
-                batch_id TEXT NOT NULL UNIQUE,
-                recorded_at TEXT NOT NULL,
-                operator TEXT NOT NULL,
-                signer TEXT,
-                rows_digest TEXT NOT NULL,
-                operations_digest TEXT NOT NULL,
-                prev_hash TEXT NOT NULL,
-                hash TEXT NOT NULL,
-                signature TEXT
-            );
-            CREATE TABLE revocation_chain_start (first_revocation_id INTEGER NOT NULL);
-            INSERT INTO revocation_chain_start SELECT coalesce(max(id), 0) + 1 FROM revocations;
+            \(RegistryMigration.chainedBatches(integer: "INTEGER"))
             CREATE TRIGGER revocation_batches_are_append_only_update BEFORE UPDATE ON revocation_batches
                 BEGIN SELECT RAISE(ABORT, 'the revocation log is append-only'); END;
             CREATE TRIGGER revocation_batches_are_append_only_delete BEFORE DELETE ON revocation_batches
@@ -417,6 +404,27 @@ enum RegistryMigration {
     /// Family Medical's table and the revocation log (issue 47): its registry has no members
     /// (v3), and this step's name is how it is known for one.
     static let familyMedical = "fm1: Family Medical devices, revocation log"
+
+    /// v4's tables, alike on both engines but for the name of a 64-bit integer (each engine
+    /// adds the triggers that keep them append-only, in its own words).
+    static func chainedBatches(integer: String) -> String {
+        """
+        CREATE TABLE revocation_batches (
+            seq \(integer) PRIMARY KEY,
+            batch_id TEXT NOT NULL UNIQUE,
+            recorded_at TEXT NOT NULL,
+            operator TEXT NOT NULL,
+            signer TEXT,
+            rows_digest TEXT NOT NULL,
+            operations_digest TEXT NOT NULL,
+            prev_hash TEXT NOT NULL,
+            hash TEXT NOT NULL,
+            signature TEXT
+        );
+        CREATE TABLE revocation_chain_start (first_revocation_id \(integer) NOT NULL);
+        INSERT INTO revocation_chain_start SELECT coalesce(max(id), 0) + 1 FROM revocations;
+        """
+    }
 
     /// A schema's steps.
     static func all(_ schema: RegistrySchema) -> [String] { schema == .catbird ? all : [familyMedical, v2, v4] }

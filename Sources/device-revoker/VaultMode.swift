@@ -109,7 +109,6 @@ struct VaultMode: ParsableCommand {
         let access = try self.access.load(diagnostics)!
         let input = try VaultLogFiles.readVault(vault, logPath: logs.input)
         let opened = try Vault.open(input, with: access)
-        try Vault.checkRevision(opened.document, expected: expectRevision)
         // A schema 3 vault's log is verified, and the signer allowed, before anything is planned.
         let change = try LoggedChange(logs, vault: vault, opened: opened, input: input, access: access, action: .revoke, at: now.time, diagnostics)
         let selector: VaultRevocation.Selector
@@ -125,6 +124,7 @@ struct VaultMode: ParsableCommand {
         let options = try VaultRevocation.Options(selector: selector, promote: promote, reason: reason, allowEmpty: allowEmpty,
                                               ignoreUnknown: ignoreUnknown, now: now.time)
         let plan = VaultRevocation.plan(opened.document, options: options)
+        try Vault.checkRevision(opened.document, expected: expectRevision, changing: !plan.revoke.isEmpty)
         for id in plan.alreadyRevoked { diagnostics.note("device '\(id)' is already revoked; nothing to do for it") }
         if ignoreUnknown, plan.refusals.isEmpty { for id in plan.unknown { diagnostics.warning("no device matches \(id); skipped (--ignore-unknown)") } }
         if reason != nil, opened.document.version < 2 {

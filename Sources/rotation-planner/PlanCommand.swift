@@ -25,12 +25,8 @@ struct Plan: ParsableCommand {
 
     @OptionGroup var keys: KeyPairOptions
 
-    @Option(help: ArgumentHelp("routine (a planned change of key; the default) or compromise (the old key may be known to someone else).", valueName: "MODE"))
+    @Option(help: ArgumentHelp("routine (a planned change of key; the default) or compromise (the old key may be known to someone else). Required after a device was revoked in the last 30 days.", valueName: "MODE"))
     var mode: RotationPlan.Mode?
-
-    /// A device revoked this recently, with no --mode given, is said: it may have been lost or
-    /// stolen, and it held the family's key (device links carry the nsec).
-    static let recentRevocation: Int64 = 30 * 86_400
 
     @Option(help: ArgumentHelp("Why, in a few words; recorded in the plan.", valueName: "TEXT"))
     var reason: String?
@@ -49,16 +45,8 @@ struct Plan: ParsableCommand {
         let files = try CommandFiles(reads: [.init("--vault", vault)] + keys.declaredInputs, writes: [planOutput])
         let (old, new) = try keys.load()
         let bytes = try VaultLogFiles.readVault(vault)
-        var plan = try RotationPlanner.plan(vault: bytes, oldKey: old, newKey: new, mode: mode ?? .routine, reason: reason,
+        var plan = try RotationPlanner.plan(vault: bytes, oldKey: old, newKey: new, mode: mode, reason: reason,
                                             createdAt: now.time, template: PlanFiles.template())
-        if mode == nil {
-            let recent = try Vault.open(bytes, with: .parentKey(old)).document.devices.filter { device in
-                device.status == .revoked && device.revokedAt.map { now.time.seconds - $0.seconds <= Self.recentRevocation } == true
-            }
-            if let last = recent.max(by: { $0.revokedAt! < $1.revokedAt! }) {
-                diagnostics.warning("no --mode given, so this is a routine plan (the children's keys are kept); \(counted(recent.count, "device")) revoked in the last 30 days (\(last.deviceName), revoked \(TimeSpan.relative(last.revokedAt!, now: now.time))) held the family's key: if one was lost or stolen, plan again with --mode compromise")
-            }
-        }
         try plan.sign(oldKey: old, newKey: new)
         // On a terminal it is read, not kept: there the characters that would drive or reorder
         // it (a device name's U+202E) are written as `\uXXXX`, the same plan to any reader (its

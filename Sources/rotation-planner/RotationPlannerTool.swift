@@ -43,6 +43,7 @@ struct RotationPlannerTool: ParsableCommand {
         ToolMain.run(Self.self, objectStore: { try ObjectStore.connect(environment: ProcessInfo.processInfo.environment) }, hints: [
             // No --vault-key-file here: a rotation signs and re-seals as the parent.
             .vaultKeyGivenAsParentKey: "a key rotation needs the parent key (the nsec on the family's recovery sheet), never the vault key support holds",
+            .modeNeededAfterRevocation: "give --mode compromise if a revoked device was lost or stolen (the children get new keys), or --mode routine if each was retired knowingly",
         ])
     }
 }

@@ -88,9 +88,9 @@ struct DeviceChangeOptions: ParsableArguments {
         let files = try CommandFiles(reads: (inPlace ? vault.access.declaredInputs : vault.declaredInputs) + signer.declaredInputs + logs.declaredInputs,
                                      writes: writes, force: output.force)
         let (access, opened, input) = try vault.open(diagnostics)
-        try Vault.checkRevision(opened.document, expected: expectRevision)
         let logged = try LoggedChange(logs, vault: vault.input, opened: opened, input: input, access: access, action: .device, at: now.time, diagnostics)
         let outcome = try VaultDevices.apply(change, to: opened.document, parent: access.parentKey, now: now.time)
+        try Vault.checkRevision(opened.document, expected: expectRevision, changing: !outcome.unchanged)
         let report = JSONValue.object([
             ("change", .string(change.name)), ("summary", .string(outcome.summary)), ("deviceId", outcome.deviceID.map(JSONValue.string) ?? .null),
             ("unchanged", .bool(outcome.unchanged)), ("operations", .array(outcome.operations)),

@@ -4,6 +4,7 @@
 subkey is the app's, it joins every group the household's devices are in, the operations say
 so, and each change is one signed `device` event. Random households, and each guard rail.
 """
+import datetime
 import json
 import os
 import shutil
@@ -104,12 +105,21 @@ def test_promote_rename_and_limit_each_do_one_thing(house):
     assert next(d for d in after["devices"] if d["deviceId"] == primary["deviceId"])["status"] == "active"
     assert next(d for d in after["devices"] if d["deviceId"] == primary["deviceId"])["deviceName"] == "Grandma's iPad"
     assert after.get("deviceLimit") == sum(d["status"] == "active" for d in before["devices"])
-    # The rename typed again by the old name (an up-arrow): the device that has the new name says
-    # the rename is done; nothing is written.
+    # Each step run again, as typed (the rename by the name the device no longer has: an
+    # up-arrow, or a run cut off after its write), and with the revision it was made against:
+    # each finishes changing nothing (exit 0), and nothing is written.
     renamed = (folder / "h.vault").read_bytes()
-    again = tool("device", "rename", "--key-file", "parent.nsec", "--in-place", "h.vault", primary["deviceName"], "Grandma's iPad", cwd=folder)
-    assert again.returncode == 4 and "already named" in again.stderr and "if this rename ran before, it is done" in again.stderr, again.stderr
+    for step in (steps[0], steps[1], steps[3]):
+        for extra in ([], ["--expect-revision", "1"]):
+            again = tool("device", step[0], "--key-file", "parent.nsec", "--in-place", *extra, "h.vault", *step[1:], cwd=folder)
+            assert again.returncode == 0 and "nothing changed" in again.stderr, (step, extra, again.stderr)
+    again = tool("device", "rename", "--key-file", "parent.nsec", "--in-place", "--expect-revision", "1", "h.vault", primary["deviceName"], "Grandma's iPad",
+                 cwd=folder)
+    assert again.returncode == 0 and "the rename was made" in again.stderr and "nothing changed" in again.stderr, again.stderr
     assert (folder / "h.vault").read_bytes() == renamed
+    # A change still to make is guarded by the revision.
+    stale = tool("device", "rename", "--key-file", "parent.nsec", "--in-place", "--expect-revision", "1", "h.vault", "Grandma's iPad", "Nana's iPad", cwd=folder)
+    assert stale.returncode == 4 and "revision" in stale.stderr and (folder / "h.vault").read_bytes() == renamed
     # At the limit, an add is refused and nothing is written.
     vault = (folder / "h.vault").read_bytes()
     refused = tool("device", "add", "--key-file", "parent.nsec", "--id", "NEW-1", "--name", "One too many", "--in-place", "--ops", "x.jsonl", "h.vault",
@@ -142,10 +152,11 @@ def test_adding_needs_the_parent_key_and_a_dry_run_writes_nothing(house):
     assert stale.returncode == 4 and (folder / "h.vault").read_bytes() == vault
 
 
-def test_a_plan_without_a_mode_after_a_revocation_says_the_device_held_the_key(house):
+def test_a_plan_without_a_mode_after_a_revocation_asks_for_one(house):
     """Issue 47: `rotation-planner plan` without --mode right after revoking a device made a
-    routine plan without a word; it still does (routine is the default), and says why it might
-    not be what the family needs."""
+    routine plan without a word, then with only a warning (a hostile trial: exit 0 and a signed
+    routine plan after a device revoked as lost). It now asks for --mode (exit 64) and writes
+    nothing; a device revoked more than 30 days before keeps routine the default."""
     folder, _ = house
     (folder / "other.nsec").write_text(Household(os.urandom(32)).nsec + "\n")
     os.chmod(folder / "other.nsec", 0o600)
@@ -158,9 +169,40 @@ def test_a_plan_without_a_mode_after_a_revocation_says_the_device_held_the_key(h
     assert revoked.returncode == 0, revoked.stderr
     quiet = plan("--mode", "routine")
     assert quiet.returncode == 0 and "--mode compromise" not in quiet.stderr
-    warned = plan()
-    assert warned.returncode == 0 and "--mode compromise" in warned.stderr and "Bedroom iPad" in warned.stderr
-    assert json.loads(warned.stdout)["mode"] == "routine"
+    for extra in ([], ["-o", "plan.json"], ["--reason", "lost", "-o", "plan.json"]):
+        asked = plan(*extra)
+        assert asked.returncode == 64 and "--mode compromise" in asked.stderr and "Bedroom iPad" in asked.stderr, asked.stderr
+        assert asked.stdout == "" and not (folder / "plan.json").exists()
+    assert json.loads(plan("--mode", "compromise").stdout)["mode"] == "compromise"
+    # A device revoked 31 days ago leaves routine the default.
+    earlier = (datetime.datetime.now(datetime.timezone.utc) - datetime.timedelta(days=31)).strftime("%Y-%m-%dT%H:%M:%SZ")
+    assert subprocess.run([str(BIN / "device-revoker"), "vault", "--key-file", "parent.nsec", "--vault", "v2.vault", "--device", "bedroom ipad",
+                           "--now", earlier, "--ops", "o2.jsonl", "-o", "old.vault"], capture_output=True, cwd=folder).returncode == 0
+    routine = subprocess.run([str(BIN / "rotation-planner"), "plan", "--vault", "old.vault", "--key-file", "parent.nsec", "--new-key-file", "other.nsec"],
+                             capture_output=True, text=True, cwd=folder, stdin=subprocess.DEVNULL)
+    assert routine.returncode == 0 and json.loads(routine.stdout)["mode"] == "routine", routine.stderr
+
+
+def test_a_revocation_run_again_with_its_revision_finishes(house):
+    """A hostile trial: `device-revoker vault --expect-revision N` run again on the vault it
+    wrote was refused ("someone else changed it"): nobody had, the run itself had. Nothing left
+    to revoke, it finishes (exit 0) with the same vault; a change still to make is guarded."""
+    folder, _ = house
+    revision = json.loads(subprocess.run([str(BIN / "vault-tool"), "open", "--key-file", "parent.nsec", "h.vault"], capture_output=True, text=True,
+                                         cwd=folder, check=True).stdout)["revision"]
+
+    def revoke(device, vault, output):
+        return subprocess.run([str(BIN / "device-revoker"), "vault", "--key-file", "parent.nsec", "--vault", vault, "--device", device,
+                               "--expect-revision", str(revision), "--ops", "o.jsonl", "-o", output], capture_output=True, text=True,
+                              cwd=folder, stdin=subprocess.DEVNULL)
+    first = revoke("bedroom ipad", "h.vault", "r.vault")
+    assert first.returncode == 0, first.stderr
+    revoked = (folder / "r.vault").read_bytes()
+    again = revoke("bedroom ipad", "r.vault", "r2.vault")
+    assert again.returncode == 0 and "nothing to revoke" in again.stderr, again.stderr
+    assert (folder / "r2.vault").read_bytes() == revoked
+    stale = revoke("kitchen ipad", "r.vault", "r3.vault")
+    assert stale.returncode == 4 and "not the expected" in stale.stderr and not (folder / "r3.vault").exists(), stale.stderr
 
 
 def test_a_dry_run_refuses_a_reason_the_real_run_refuses(house):

@@ -131,5 +131,5 @@ extension BIP39 {
     wheel when where whip whisper wide width wife wild will win window wine wing wink winner
     winter wire wisdom wise wish witness wolf woman wonder wood wool word work world worry worth
     wrap wreck wrestle wrist write wrong yard year yellow you young youth zebra zero zone zoo
-    """.split(whereSeparator: { $0 == " " || $0 == "\n" }).map(String.init)
+    """.compiledWordList
 }

@@ -458,8 +458,11 @@ public struct LoggedVault: Sendable {
     }
 
     /// The schema version a vault's header states, or nil for bytes that are not a vault.
+    /// Asked of every output a command writes: most are not vaults, and are told apart by the
+    /// magic before a header's error is made (each error's text is checked for secrets).
     public static func schemaVersion(_ bytes: [UInt8]) -> Int? {
-        (try? VaultHeader(parsing: bytes.prefix(VaultEnvelope.headerByteCount))).map { Int($0.schemaVersion) }
+        guard bytes.starts(with: VaultEnvelope.magic) else { return nil }
+        return (try? VaultHeader(parsing: bytes.prefix(VaultEnvelope.headerByteCount))).map { Int($0.schemaVersion) }
     }
 
     /// Where a vault's log lives: beside it, `.vault` replaced by `.log` (`vaults/<id>.log`

@@ -97,9 +97,15 @@ public enum VaultDevices {
                 device = try selected(typed, in: document)
             } catch let error as VaultError where error.code == .deviceNotNamed {
                 // The same rename run again names a device by the name it no longer has (a
-                // tired operator's up-arrow): the device that has the new name says so.
-                guard let renamed = document.devices.first(where: { VaultRevocation.folded($0.deviceName) == VaultRevocation.folded(name) }) else { throw error }
-                throw error.withContext(hint: "the device \(QuotedInput(renamed.deviceId)) is already named \(QuotedInput(name)): if this rename ran before, it is done, and nothing is left to do")
+                // tired operator's up-arrow, a run cut off after its write): a device with
+                // exactly the new name is this rename made, and the run finishes changing
+                // nothing, as every change run again does. Nothing else could be meant: a
+                // rename to a name another device has is refused.
+                if let renamed = document.devices.first(where: { $0.deviceName == name }) {
+                    return Outcome(document: document, operations: [], summary: "no device is named \(RecordedText.named(typed)), and \(RecordedText.named(renamed.deviceId)) is already named \(RecordedText.named(name)): the rename was made",
+                                   deviceID: renamed.deviceId, unchanged: true)
+                }
+                throw error
             }
             guard device.deviceName != name else {
                 return Outcome(document: document, operations: [], summary: "\(RecordedText.named(device.deviceId)) is already named \(name)", deviceID: device.deviceId, unchanged: true)

@@ -3,14 +3,22 @@ public enum RotationPlanner {
     /// The revocation reason the tombstone gives every device.
     public static let tombstoneReason = "key rotation"
 
+    /// A device revoked this recently may have been lost or stolen, and it held the family's
+    /// key (device links carry the nsec): a plan after it names its mode (issue 47).
+    public static let recentRevocation: Int64 = 30 * 86_400
+
+    /// `mode` nil: routine, unless a device was revoked in the last ``recentRevocation``
+    /// before `createdAt`; then refused, since only the family knows whether the old key may be
+    /// known to someone else, and a routine plan keeps every child's key.
     public static func plan(
-        vault bytes: [UInt8], oldKey: SecretKey, newKey: SecretKey, mode: RotationPlan.Mode, reason: String?,
+        vault bytes: [UInt8], oldKey: SecretKey, newKey: SecretKey, mode: RotationPlan.Mode?, reason: String?,
         createdAt: Timestamp, template: TextTemplate
     ) throws -> RotationPlan {
         guard oldKey.publicKey != newKey.publicKey else {
             throw VaultError.newKeyIsOldKey()
         }
         let document = try Vault.open(bytes, with: .parentKey(oldKey)).document
+        let mode = try mode ?? routineUnlessRecentlyRevoked(document, at: createdAt)
         let oldIdentity = RotationPlan.Identity(publicKey: oldKey.publicKey), newIdentity = RotationPlan.Identity(publicKey: newKey.publicKey)
 
         var devices: [RotationPlan.Device] = []
@@ -64,5 +72,32 @@ public enum RotationPlanner {
             wrapKeyWarning: mode == .compromise ? try template.text("wrapKey.warning") : nil,
             steps: steps
         )
+    }
+}
+
+extension RotationPlanner {
+    /// Routine, or the refusal that names the devices revoked lately (the last one first).
+    static func routineUnlessRecentlyRevoked(_ document: VaultDocument, at now: Timestamp) throws -> RotationPlan.Mode {
+        let recent = document.devices.filter { device in
+            device.status == .revoked && device.revokedAt.map { now.seconds - $0.seconds <= recentRevocation } == true
+        }.sorted { $0.revokedAt! > $1.revokedAt! }
+        guard let last = recent.first else { return .routine }
+        throw VaultError.modeNeededAfterRevocation(count: recent.count, last: last, now: now)
+    }
+}
+
+extension VaultError.Code {
+    /// A plan without a mode after a recent revocation: whether the key may be known decides it.
+    public static let modeNeededAfterRevocation = VaultError.Code(name: "modeNeededAfterRevocation", category: .usage)
+}
+
+extension VaultError {
+    static func modeNeededAfterRevocation(count: Int, last: DeviceRecord, now: Timestamp, file: String = #fileID, line: UInt = #line) -> VaultError {
+        let why = last.revocationReason.map { ", reason \(RecordedText.named($0))" } ?? ""
+        let devices = count == 1 ? "a device was revoked" : "\(count) devices were revoked"
+        return VaultError(.modeNeededAfterRevocation,
+                          "\(devices) in the last 30 days (\(RecordedText.named(last.deviceName)), \(TimeSpan.relative(last.revokedAt!, now: now))\(why)), and each held the family's key: "
+                          + "a routine plan keeps every child's key, which is wrong if one was lost or stolen; say which plan this is",
+                          file: file, line: line)
     }
 }

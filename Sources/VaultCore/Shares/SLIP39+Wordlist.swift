@@ -72,5 +72,5 @@ extension SLIP39 {
     viral visitor visual vitamins vocal voice volume voter voting walnut warmth warn watch wavy wealthy weapon
     webcam welcome welfare western width wildlife window wine wireless wisdom withdraw wits wolf woman work
     worthy wrap wrist writing wrote year yelp yield yoga zero
-    """.split(whereSeparator: \.isWhitespace).map(String.init)
+    """.compiledWordList
 }

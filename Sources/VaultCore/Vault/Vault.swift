@@ -143,9 +143,12 @@ extension Vault {
     }
 
     /// The `--expect-revision` guard: optimistic concurrency instead of the seed's warning.
-    /// A v1 vault, which has no revision, counts as revision 0.
-    public static func checkRevision(_ document: VaultDocument, expected: Int?) throws {
-        guard let expected else { return }
+    /// A v1 vault, which has no revision, counts as revision 0. Only a change that would write
+    /// is guarded (`changing`): one the vault already holds, run again after it was made (its
+    /// revision now one past the expected), finishes changing nothing, as any run cut off
+    /// after its write must (a hostile trial: every rerun with the flag was refused).
+    public static func checkRevision(_ document: VaultDocument, expected: Int?, changing: Bool) throws {
+        guard let expected, changing else { return }
         let actual = document.revision ?? 0
         guard actual == expected else {
             throw VaultError.staleRevision(actual, expected: expected)
@@ -171,7 +174,7 @@ public enum VaultMigration {
         // version, or sealing v2's under it, needs the parent key (docs/vault-format.md §9.4).
         if Migration.needsParentKey(target), access.parentKey == nil { throw VaultError.parentKeyNeeded("a migration to schema version \(target)") }
         let opened = try Vault.open(input, with: access)
-        try Vault.checkRevision(opened.document, expected: expectRevision)
+        try Vault.checkRevision(opened.document, expected: expectRevision, changing: opened.document.version != target)
         let household = opened.header.householdID
         if opened.document.version == target {
             return Outcome(bytes: input, report: Migration.Report(from: target, to: target), household: household)
