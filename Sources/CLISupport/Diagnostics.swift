@@ -91,7 +91,12 @@ public struct Diagnostics: Sendable {
 
     /// A line a child the tool ran wrote to standard error (a key command, a
     /// `credential_process`), relayed as its own event under `--log-format json`.
+    /// A line a child wrote to standard error, its secrets withheld: a `child-stderr` event, or
+    /// in text `tool: from a command: …`, escaped as every message is.
     public func childLine(_ text: String) {
+        guard LogFormat.current == .json else {
+            return StandardStreams.writeError(Array("\(toolName): from a command: \(VaultError.bounded(Self.childText(text)).displaySafe)\n".utf8))
+        }
         StandardStreams.writeError(LogFormat.line(level: "info", event: "child-stderr", tool: toolName,
                                                   fields: [("message", .string(VaultError.bounded(Self.childText(text))))]))
     }
@@ -146,6 +151,11 @@ public enum ToolMain {
         // its tombstone not) with nothing said.
         signal(SIGPIPE, SIG_IGN)
         LogFormat.selectFromArguments(Array(CommandLine.arguments.dropFirst()))
+        // A child's standard error (a key command, a profile's credential_process) reaches the
+        // terminal or the log only through this tool, in either format: passed through as it
+        // was, a key command that echoed its key showed it, and its escapes drove the terminal
+        // (a hostile trial; the JSON log already withheld them).
+        ChildErrors.relay { line in Diagnostics.ofThisTool.childLine(line) }
         // Arguments reach the parser as text, decoded with repair: a name with a byte that is
         // not UTF-8 would name another file (`keygen -o $'k\xfe.nsec'` wrote `k\u{fffd}.nsec`).
         for index in 1..<max(1, Int(CommandLine.argc)) {

@@ -29,12 +29,6 @@ public enum LogFormat: String, Sendable, CaseIterable, ExpressibleByArgument {
 
     fileprivate static func select(_ format: LogFormat) {
         selected.store(format == .json, ordering: .relaxed)
-        // JSON only, children's lines included: each is an event of its own.
-        if format == .json {
-            ChildErrors.relay { line in Diagnostics.ofThisTool.childLine(line) }
-        } else {
-            ChildErrors.relay(nil)
-        }
     }
 
     /// The format a command line asks for, read before it is parsed, so that a usage error on

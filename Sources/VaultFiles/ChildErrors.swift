@@ -4,10 +4,13 @@ import Synchronization
 import VaultCore
 
 /// Where the standard error of a child that shares the tool's goes (a key command, a profile's
-/// `credential_process`): the tool's own, as it is, unless a relay is set (`--log-format json`,
-/// issue 44: a child's lines passed through raw broke a container log of JSON Lines). Relayed,
-/// it is read through a pipe while the child runs (``Capture``, ``ChildProcess``), and relayed
-/// when the child has ended: at most ``limit`` bytes, a line at a time.
+/// `credential_process`): through the relay every tool sets (its lines' secrets withheld and
+/// their escapes shown, in text or JSON), never raw: a child's lines passed through broke a
+/// container log of JSON Lines (issue 44), and a key command that echoed its key showed it on
+/// the terminal (a hostile trial). It is read through a pipe while the child runs
+/// (``Capture``, ``ChildProcess``), and relayed when the child has ended, whole lines from one
+/// child together: at most ``limit`` bytes, a line at a time. (A key command asks for a
+/// passphrase on the terminal itself, /dev/tty, as pass and gpg do, not on standard error.)
 package enum ChildErrors {
     /// The most of a child's standard error relayed.
     package static let limit = 64 << 10
@@ -86,9 +89,32 @@ package enum ChildErrors {
         }
     }
 
-    /// Relays `bytes`, a line at a time, at most ``limit`` of them.
-    static func deliver(_ bytes: [UInt8]) {
+    /// Relays `bytes`, a line at a time, at most ``limit`` of them. A line that repeats a word
+    /// of `answer` (what the child printed on its standard output: a credential, a token) is
+    /// withheld whole: a credential_process that logs the secret it hands over (`debug: secret
+    /// …`) must not show it, and no rule about keys knows an AWS secret's form.
+    static func deliver(_ bytes: [UInt8], withholding answer: [UInt8] = []) {
         guard let body = sink.withLock({ $0 }) else { return }
-        for line in bytes.prefix(limit).split(separator: 0x0a) where !line.isEmpty { body(String(decoding: line, as: UTF8.self)) }
+        let secrets = answerWords(answer)
+        for line in bytes.prefix(limit).split(separator: 0x0a) where !line.isEmpty {
+            if secrets.contains(where: { line.firstRange(of: $0) != nil }) {
+                body("(a line not shown: it repeats what the command answered, which may be a secret)")
+                continue
+            }
+            body(String(decoding: line, as: UTF8.self))
+        }
     }
+
+    /// The words of an answer long enough to be a secret: runs of at least
+    /// ``answerWordLength`` characters of base64, hex or a token (JSON's quotes, colons,
+    /// commas and spaces end them).
+    private static func answerWords(_ answer: [UInt8]) -> [ArraySlice<UInt8>] {
+        func isWordByte(_ byte: UInt8) -> Bool {
+            (0x30...0x39).contains(byte) || (0x41...0x5a).contains(byte) || (0x61...0x7a).contains(byte) || "+/=_-.~".utf8.contains(byte)
+        }
+        return answer.split(whereSeparator: { !isWordByte($0) }).filter { $0.count >= answerWordLength }
+    }
+
+    /// An AWS access key id is 20 characters, a secret 40; a session token hundreds.
+    static let answerWordLength = 16
 }

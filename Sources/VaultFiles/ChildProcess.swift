@@ -77,7 +77,7 @@ package struct ChildProcess {
             : status & 0x7f == 0 ? .exited((status >> 8) & 0xff) : .killed(status & 0x7f)
         let errorsRead = drained.kept.count > 1 ? drained.kept[1] : []
         if relaying {
-            ChildErrors.deliver(errorsRead)
+            ChildErrors.deliver(errorsRead, withholding: drained.kept[0])
             return ChildProcess(termination: termination, output: drained.kept[0], errors: [])
         }
         return ChildProcess(termination: termination, output: drained.kept[0], errors: errorsRead)

@@ -542,7 +542,7 @@ def test_a_failing_source_is_named_and_its_secrets_are_not(fake, tmp_path, case)
         expected = "names host 'creds.example.org' over http"
     elif case == "process-fails":
         script = tmp_path / "proc"
-        script.write_text(f"#!/bin/sh\necho '{{\"Version\": 1, \"AccessKeyId\": \"{secret}\"}}'\necho 'process says hello' >&2\nexit 7\n")
+        script.write_text(f"#!/bin/sh\necho '{{\"Version\": 1, \"AccessKeyId\": \"{secret}\"}}'\nprintf 'helper status 7\\033[2J\\n' >&2\necho '{secret}' >&2\nexit 7\n")
         script.chmod(0o700)
         config = f"[default]\ncredential_process = {script}\n"
         expected = f"the credential_process of profile 'default' ({script}): exited with status 7"
@@ -565,7 +565,10 @@ def test_a_failing_source_is_named_and_its_secrets_are_not(fake, tmp_path, case)
     assert expected in stderr, stderr
     assert secret not in stderr and secret not in result.stdout.decode()
     if case == "process-fails":
-        assert "process says hello" in stderr, "the process's standard error is passed through"
+        # Its standard error is relayed, escaped, its secrets withheld (a hostile trial: passed
+        # through raw, a helper that printed its secret showed it on the terminal).
+        assert "vault-tool: from a command: helper status 7\\u{1b}[2J\n" in stderr and "\x1b" not in stderr, stderr
+        assert "vault-tool: from a command: (a line not shown: it repeats what the command answered" in stderr, stderr
     if case == "sso-expired":
         assert "vault-tool: hint: log in, then run the command again: aws sso login --sso-session corp" in stderr
 

@@ -926,6 +926,30 @@ def test_a_key_command_that_echoes_its_key_to_standard_error_is_relayed_withheld
     assert any(json.loads(line)["event"] == "child-stderr" for line in result.stderr.splitlines() if line)
 
 
+@pytest.mark.parametrize("tool_name,arguments", [
+    ("vault-tool", ["inspect", "--key-command", "{script}", "w.vault"]),
+    ("vault-tool", ["migrate", "vault", "--key-command", "{script}", "--to", "2", "-o", "out.vault", "w.vault"]),
+    ("recovery-sheet", ["generate", "--key-command", "{script}", "-o", "sheet.pdf"]),
+    ("device-revoker", ["vault", "--key-command", "{script}", "--vault", "w.vault", "--device", "bedroom ipad", "--dry-run"]),
+], ids=["inspect", "migrate", "generate", "revoke"])
+def test_a_childs_standard_error_in_text_is_escaped_and_withheld(tmp_path, tool_name, arguments):
+    """A hostile trial: without --log-format json, a key command's standard error went to the
+    terminal raw: the key it echoed, and escapes that set the window's title and cleared the
+    screen. Every tool relays it now in text too: escaped, its secrets withheld, a line at a time."""
+    os.chdir(tmp_path)
+    Path("parent.nsec").write_text((FIXTURES / "keys" / "parent.nsec").read_text())
+    Path("w.vault").write_bytes((FIXTURES / "testkit" / "ok-v2-household.vault").read_bytes())
+    script = tmp_path / "key-command"
+    script.write_text("#!/bin/sh\nprintf 'fetching \\033]0;owned\\007\\033[2J from the store\\n' >&2\nprintf 'key: ' >&2\ncat parent.nsec >&2\ncat parent.nsec\n")
+    script.chmod(0o700)
+    result = subprocess.run([str(BIN / tool_name)] + [argument.replace("{script}", str(script)) for argument in arguments],
+                            capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL)
+    nsec = (FIXTURES / "keys" / "parent.nsec").read_text().strip()
+    assert nsec not in result.stderr + result.stdout and "\x1b" not in result.stderr and "\x07" not in result.stderr, result.stderr
+    assert f"{tool_name}: from a command: fetching \\u{{1b}}]0;owned\\u{{7}}\\u{{1b}}[2J from the store\n" in result.stderr, result.stderr
+    assert f"{tool_name}: from a command: (not shown: it reads as a key" in result.stderr, result.stderr
+
+
 def test_a_key_command_flooding_its_relayed_standard_error_is_stopped_and_named_so(tmp_path):
     """`yes >&2` under --log-format json: the command is stopped once its captured standard error
     passes the bound, and the error says that, not that it printed too much of a key."""
