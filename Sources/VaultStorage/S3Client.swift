@@ -76,7 +76,9 @@ package final class S3Client: @unchecked Sendable {
     /// lists only the keys that sort after it, in UTF-8 byte order, as S3 orders keys.
     package func list(_ prefix: S3ObjectName, startAfter: String? = nil, after token: String? = nil,
                       pageSize: Int = 1000) throws -> (objects: [Listed], next: String?) {
-        var query: [(name: String, value: String)] = [("list-type", "2"), ("prefix", prefix.key), ("max-keys", "\(pageSize)")]
+        // Keys URL-encoded: XML 1.0 cannot carry a key's control characters (an escape, a BEL),
+        // which came back as U+FFFD, named no object, and had a vault there called removed.
+        var query: [(name: String, value: String)] = [("list-type", "2"), ("prefix", prefix.key), ("max-keys", "\(pageSize)"), ("encoding-type", "url")]
         if let token {
             query.append(("continuation-token", token))
         } else if let startAfter {

@@ -246,6 +246,35 @@ def test_census_of_a_bucket_counts_by_version(s3, tmp_path):
     ]
 
 
+def test_keys_with_control_characters_are_listed_as_they_are(s3, tmp_path):
+    """A hostile trial: a vault whose key held an escape (`vaults/\\x1b[31mRED.vault`) came back
+    from the listing as U+FFFD, which names no object: the census said it was removed while
+    counting, `check bucket` that it was gone (exit 0, never read) and `migrate` that it did not
+    exist. Listed URL-encoded, it is checked, migrated and counted as the vault it is, and its
+    name shown escaped."""
+    bucket = s3fleet.new_bucket(s3)
+    fleet = Fleet(s3, bucket, 3, tmp_path / "keys")
+    whole = s3.get_object(Bucket=bucket, Key=fleet.households[0].vault_path)["Body"].read()
+    hostile = {"vaults/\x1b[31mRED\x1b[0m.vault", "vaults/bell\x07 and tab\t.vault", "vaults/a+b c%41.vault"}
+    for key in hostile:
+        s3.put_object(Bucket=bucket, Key=key, Body=whole)
+    env = tool_environment()
+    census = subprocess.run([s3fleet.VAULT_TOOL, "census", "--json", f"s3://{bucket}/vaults/"], env=env, capture_output=True)
+    assert census.returncode == 0, census.stderr.decode()
+    counted = json.loads(census.stdout)
+    assert counted["files"] == 6 and counted["vaults"] == 6, counted
+    check = subprocess.run([s3fleet.VAULT_TOOL, "check", "bucket", "--source", f"s3://{bucket}/vaults/", "--vault-key-dir", str(tmp_path / "keys")],
+                           env=env, capture_output=True)
+    lines = report_lines(check.stdout)
+    assert check.returncode == 0 and len(lines) == 6 and {line["status"] for line in lines} == {"ok"}, check.stderr.decode() + check.stdout.decode()
+    assert b"\x1b" not in check.stdout + check.stderr and b"\x07" not in check.stdout + check.stderr
+    status, report, stderr = finish(migrate(["--source", f"s3://{bucket}/vaults/", "--to", "2", "--in-place", "--vault-key-dir", str(tmp_path / "keys"),
+                                             "--journal", str(tmp_path / "j.sqlite")]))
+    assert status == 0 and {line["status"] for line in report} == {"migrated"} and len(report) == 6, stderr
+    for key in hostile:
+        assert s3.get_object(Bucket=bucket, Key=key)["Body"].read()[9] == 2
+
+
 @pytest.mark.parametrize("case", ["bad-secret", "missing-bucket", "wrong-endpoint", "no-credentials", "unknown-host", "tls", "retry-setting"])
 def test_configuration_mistakes_name_what_failed_and_never_the_secret(s3, tmp_path, case):
     bucket = s3fleet.new_bucket(s3)

@@ -127,6 +127,13 @@ import Testing
         let page = S3ListPage(Array("<ListBucketResult><IsTruncated>true</IsTruncated><Contents><Key>v/a&amp;b</Key><ETag>&quot;e1&quot;</ETag><Size>66</Size></Contents><NextContinuationToken>t+1</NextContinuationToken></ListBucketResult>".utf8))
         #expect(page.objects == [S3Client.Listed(key: "v/a&b", etag: "\"e1\"", size: 66)])
         #expect(page.isTruncated && page.nextToken == "t+1")
+        // URL-encoded keys (requested, and said to be): decoded, `+` a space, the token as given;
+        // not said to be, a key's own `%` stays.
+        let encoded = S3ListPage(Array("<ListBucketResult><EncodingType>url</EncodingType><IsTruncated>false</IsTruncated><Contents><Key>v/%1B%5B31mred+a%2Bb%C3%A9.vault</Key><Size>1</Size></Contents><Contents><Key>v/%ZZ</Key><Size>1</Size></Contents></ListBucketResult>".utf8))
+        #expect(encoded.objects.map(\.key) == ["v/\u{1b}[31mred a+bé.vault", "v/%ZZ"])
+        let plain = S3ListPage(Array("<ListBucketResult><Contents><Key>v/%41+b</Key><Size>1</Size></Contents></ListBucketResult>".utf8))
+        #expect(plain.objects.map(\.key) == ["v/%41+b"])
+        #expect(S3ListPage.urlDecoded("%C3") == nil && S3ListPage.urlDecoded("%4") == nil && S3ListPage.urlDecoded("a%41") == "aA")
     }
 }
 
