@@ -10,10 +10,10 @@ import VaultFiles
 /// confirmed before anything is written and a mismatch is refused (exit 3); without them the
 /// restored public key is shown with what to compare it with.
 struct ExpectedKeyOptions: ParsableArguments {
-    @Option(help: ArgumentHelp("The public key printed on the sheet's check values: a restored key without it is refused, nothing written.", valueName: "NPUB"))
+    @Option(help: ArgumentHelp("The public key printed on the sheet's check values: a restored key other than it is refused (exit 3), nothing written.", valueName: "NPUB"))
     var npub: String?
 
-    @Option(help: ArgumentHelp("A vault the restored key must open (a file, or s3://BUCKET/KEY): otherwise refused, nothing written.", valueName: "VAULT"))
+    @Option(help: ArgumentHelp("A vault the restored key must open (a file, or s3://BUCKET/KEY): another family's refused (exit 3), a damaged one said so (exit 2); nothing written.", valueName: "VAULT"))
     var vault: String?
 
     var declaredInputs: [FileSet.Input] { vault.map { [FileSet.Input("--vault", $0)] } ?? [] }
@@ -60,8 +60,17 @@ struct ExpectedKeyOptions: ParsableArguments {
             return
         }
         if let vault {
+            let bytes = try InputFiles.read(vault, what: "vault")
+            // The header names the household of the key that sealed the vault (a hash of its
+            // public key): when it names the restored key's, the key is the family's, and a
+            // vault that does not open is damaged. Said so, not blamed on the sheet, which a
+            // family might then throw away (a hostile trial).
+            let ofThisKey = (try? VaultHeader(parsing: bytes))?.householdID == Household(parentPublicKey: restored).id
             do {
-                _ = try Vault.open(InputFiles.read(vault, what: "vault"), with: .parentKey(key))
+                _ = try Vault.open(bytes, with: .parentKey(key))
+            } catch let error as VaultError where ofThisKey {
+                throw VaultError.damagedVaultOfThisKey("the restored key (public key \(restored.npub))", vault: InputFiles.quotedName(vault), error.reason,
+                                                       hint: "the sheet is right: keep it, and write the key by comparing the public key with the sheet's (--npub NPUB); restore the vault from a backup or a device")
             } catch let error as VaultError where error.code.category == .authentication {
                 throw VaultError.restoredAnotherKey(restored: restored.npub, expected: "the key of the vault \(InputFiles.quotedName(vault)) (\(error.reason))",
                                                     hint: source.hint)
@@ -79,6 +88,13 @@ struct ExpectedKeyOptions: ParsableArguments {
 }
 
 extension VaultError {
+    /// The key (`what`) is the one the vault's header names, and the vault does not open: the
+    /// vault is damaged, not the paper.
+    static func damagedVaultOfThisKey(_ what: String, vault: String, _ reason: String, hint: String, file: String = #fileID, line: UInt = #line) -> VaultError {
+        VaultError(.corruptVault, "\(what) is the one the vault \(vault) was sealed with (its header names its household): the vault is damaged, not the paper (\(reason)); nothing was written",
+                   hint: hint, file: file, line: line)
+    }
+
     /// A restored key that is not the one the person said it must be.
     static func restoredAnotherKey(restored: String, expected: String, hint: String, file: String = #fileID, line: UInt = #line) -> VaultError {
         VaultError(.keyMismatch, "the restored key (public key \(restored)) is not \(expected); nothing was written", hint: hint, file: file, line: line)

@@ -190,6 +190,11 @@ struct Verify: ParsableCommand {
             report += "match: the derived vault key opens '\(vault!.displaySafe)' (\(document.childProfiles.count) children, \(document.devices.count) devices, \(document.groupMemberships.count) groups)\n"
             return (report, true)
         } catch let error as VaultError where error.code.category == .authentication {
+            // The header names this key's household: the key is right and the vault damaged.
+            if (try? VaultHeader(parsing: InputFiles.read(vault!, what: "vault")))?.householdID == household.id {
+                throw VaultError.damagedVaultOfThisKey("the key of \(image.map { "the sheet \(InputFiles.quotedName($0))" } ?? "the shares")", vault: InputFiles.quotedName(vault!),
+                                                       error.reason, hint: "the paper is right: keep it; restore the vault from a backup or a device")
+            }
             return (report + "MISMATCH: \(error.reason.displaySafe)\n", false)
         }
     }

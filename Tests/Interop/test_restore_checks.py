@@ -133,6 +133,30 @@ def test_words_and_scans_are_checked_against_the_vault(parent_folder):
     assert not (folder / "out.nsec").exists()
 
 
+def test_a_damaged_vault_is_said_to_be_damaged_not_the_paper(parent_folder):
+    """A hostile trial: a vault changed by one byte, or cut short, was blamed on the sheet ("this
+    sheet holds another key: an old sheet, or another family's"), which a family might then throw
+    away. The vault's header names the household of the key that sealed it: when it names the
+    restored key's, the paper is right and the vault damaged (exit 2, nothing written)."""
+    folder = parent_folder
+    run(folder, "words", "--key-file", "keys/parent.nsec", "-o", "words.txt", expect=0)
+    run(folder, "generate", "--key-file", "keys/parent.nsec", "--dpi", 100, "-o", "sheet.png", expect=0)
+    whole = (folder / "household.vault").read_bytes()
+    flipped = bytearray(whole)
+    flipped[len(whole) // 2] ^= 1
+    (folder / "flipped.vault").write_bytes(bytes(flipped))
+    (folder / "cut.vault").write_bytes(whole[:100])
+    (folder / "header-only.vault").write_bytes(whole[:66])
+    for vault in ("flipped.vault", "cut.vault", "header-only.vault"):
+        for source in (["words", "--decode", "words.txt"], ["scan", "sheet.png"]):
+            result = run(folder, *source, "--vault", vault, "-o", "out.nsec", expect=2)
+            said = result.stderr.decode()
+            assert "the vault is damaged, not the paper" in said and "another family" not in said, said
+            assert not (folder / "out.nsec").exists()
+        said = run(folder, "verify", "sheet.png", "--vault", vault, expect=2).stderr.decode()
+        assert ("the vault is damaged, not the paper" in said or "the vault is truncated" in said) and "does not match" not in said, said
+
+
 def split(folder, family, name, phrase, rng, pictures=True):
     key = secret_file(folder / f"{name}.nsec", family.nsec + "\n")
     args = ["split", "--key-file", key, "--threshold", 2, "--shares", 3, "--text", "--iteration-exponent", 0, "--dpi", 150,
