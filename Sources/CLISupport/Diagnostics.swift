@@ -168,13 +168,20 @@ public enum ToolMain {
                               hint: "rename the file to a UTF-8 name (convmv, or mv with the name typed again)")
             exit(ExitStatus.usage.rawValue)
         }
+        func fail(_ error: VaultError) -> Never {
+            diagnostics.error(error.reason, hint: error.hint ?? hints[error.code] ?? commonHints[error.code])
+            exit(ExitStatus(error.code.category).rawValue)
+        }
         do {
             var parsed = try Command.parseAsRoot(arguments(Array(CommandLine.arguments.dropFirst())))
             try parsed.run()
             exitSucceeded()
         } catch let error as VaultError {
-            diagnostics.error(error.reason, hint: error.hint ?? hints[error.code] ?? commonHints[error.code])
-            exit(ExitStatus(error.code.category).rawValue)
+            fail(error)
+        } catch let error as VaultErrorConvertible {
+            // A library's typed refusal (a split SLIP-0039 cannot express) is a VaultError
+            // like any other: it was printed as Swift wrote the value, with exit 1.
+            fail(error.vaultError)
         } catch let error as ExitCode {
             exit(error.rawValue)
         } catch {

@@ -13,7 +13,7 @@ enum SheetReader {
         do {
             return try RecoverySheet.key(fromPayload: payload, name: "the QR code in \(InputFiles.quotedName(path))") { try passphrase.read() }
         } catch let error as VaultError where error.code == .passphraseNeeded {
-            throw error.withContext(hint: "pass --passphrase-file FILE")
+            throw error.withContext(hint: "pass --passphrase-file - to be asked for it without echo (or a file only you can read)")
         }
     }
 }
@@ -308,7 +308,7 @@ struct Words: ParsableCommand {
                 key = found.key
                 if let note = found.order?.note { diagnostics.note("\(note)") }
             } catch let error as VaultError where error.code == .passphraseNeeded {
-                throw error.withContext(hint: "pass --passphrase-file FILE (- asks for it)")
+                throw error.withContext(hint: "pass --passphrase-file - to be asked for it without echo (or a file only you can read)")
             }
             try expected.confirm(key, from: .words)
             line = try secretLine(key.nsec())

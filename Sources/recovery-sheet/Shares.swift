@@ -226,14 +226,21 @@ struct Split: ParsableCommand {
         if let threshold, let shares {
             try requireRange(shares, 1...16, "--shares")
             try requireRange(threshold, 1...shares, "--threshold")
+            if threshold == 1, shares > 1 {
+                throw ValidationError("--threshold 1 with --shares \(shares): a set any 1 share restores has 1 share (SLIP-0039); print copies of it (--shares 1), or ask for 2 or more")
+            }
             return (1, [SLIP39.Group(threshold: threshold, count: shares)])
         }
-        let parsed = try groups!.split(separator: ",").map { part in
+        // Every part, empty ones too: "1of1,,2of3" is a group left out by a slip, not two groups.
+        let parsed = try groups!.split(separator: ",", omittingEmptySubsequences: false).map { part in
             do {
                 return try SLIP39.Group(parsing: part)
             } catch let error as VaultError {
                 throw error.withContext(prefix: "--groups: ")
             }
+        }
+        if let single = parsed.first(where: { $0.threshold == 1 && $0.count > 1 }) {
+            throw ValidationError("--groups: a group any 1 share restores has 1 share (SLIP-0039), not 1of\(single.count); print copies of it (1of1), or ask for 2 or more")
         }
         try requireRange(parsed.count, 1...16, "the number of groups")
         try requireRange(groupThreshold!, 1...parsed.count, "--group-threshold")

@@ -187,3 +187,25 @@ def test_refusals_say_what_is_wrong_and_reveal_nothing(tmp_path):
     assert (tmp_path / "ok.nsec").read_text().strip() == household.nsec
     mismatch = run("verify", "--shares", one, two, "--npub", Household(secrets.token_bytes(32)).npub, expect=3)
     assert b"MISMATCH" in mismatch.stdout and household.nsec.encode() not in mismatch.stdout
+
+
+@pytest.mark.parametrize("options", [
+    ["--threshold", 1, "--shares", 3],
+    ["--group-threshold", 1, "--groups", "1of3"],
+    ["--group-threshold", 1, "--groups", "2of3,1of2"],
+    ["--group-threshold", 1, "--groups", "1of1,,2of3"],
+    ["--group-threshold", 1, "--groups", "2of3,"],
+    ["--group-threshold", 1, "--groups", ",2of3"],
+    ["--group-threshold", 1, "--groups", "2of1"],
+    ["--threshold", 4, "--shares", 3],
+], ids=["1of3", "group-1of3", "second-group-1of2", "empty-group", "trailing-comma", "leading-comma", "2of1", "4of3"])
+def test_a_split_the_options_cannot_make_is_a_usage_error(tmp_path, options):
+    """A hostile trial: `--threshold 1 --shares 3` ended with exit 1 and Swift's own spelling of
+    the library's value (`invalidConfiguration("…")`), a bad --groups with exit 2, and an empty
+    group (`1of1,,2of3`) was dropped without a word, making two groups of the three asked for.
+    Each is a usage error (exit 64) in words, and nothing is written."""
+    key = key_file(tmp_path, Household(secrets.token_bytes(32)))
+    result = run("split", "--key-file", key, *options, "-o", tmp_path / "shares", expect=64)
+    said = result.stderr.decode()
+    assert "invalidConfiguration" not in said and said.startswith("recovery-sheet: error: "), said
+    assert not (tmp_path / "shares").exists()

@@ -53,6 +53,13 @@ public enum BIP39 {
     public static func readings(fromWords text: SecretBytes) throws -> [Reading] {
         let readings = try WordList.readings(text)
         let typed = readings[0].words
+        // What else a person types from a sheet: the public key of its check values, or a
+        // share's words (a hostile trial: each was "found 16" or "found 33" words).
+        if typed.first?.starts(with: Array("npub1".utf8)) == true { throw VaultError.publicKeyTypedForWords() }
+        // A share's words, perhaps with its check line (`HVT-SHARE 12951 …`) after them.
+        let shareWords = typed.prefix { SLIP39.list.index(of: $0) != nil }.count
+        let mnemonicLike = [12, 15, 18, 21, 24].contains(typed.count) && typed.allSatisfy { english.index(of: $0) != nil }
+        if !mnemonicLike, (20...59).contains(shareWords), typed.count - shareWords <= 3 { throw VaultError.shareTypedForWords(shareWords) }
         guard [12, 15, 18, 21, 24].contains(typed.count) else { throw VaultError.wrongWordCount(typed.count) }
         // Unknown words first, by their typed place: the same words in any order.
         for (position, word) in typed.enumerated() where english.index(of: word) == nil {
@@ -112,6 +119,18 @@ extension VaultError {
         VaultError(.invalidKey, "BIP-39 encodes 16 to 32 bytes in steps of 4, not \(byteCount)", file: file, line: line)
     }
 
+    /// An npub typed where the words go: a public key, which restores nothing.
+    static func publicKeyTypedForWords(file: String = #fileID, line: UInt = #line) -> VaultError {
+        VaultError(.malformedKey, "that is a public key (npub1…, the sheet's check value), not the words: it restores nothing",
+                   hint: "type the 24 words printed on the sheet, or the key (nsec1…)", file: file, line: line)
+    }
+
+    /// A share's words typed where recovery words go.
+    static func shareTypedForWords(_ count: Int, file: String = #fileID, line: UInt = #line) -> VaultError {
+        VaultError(.malformedKey, "these \(count) words are a share's (SLIP-0039), not a recovery sheet's: a share restores the key only with the others of its set",
+                   hint: "combine the shares: recovery-sheet combine SHARE…", file: file, line: line)
+    }
+
     /// Typed words of a count no BIP-39 mnemonic has.
     static func wrongWordCount(_ count: Int, file: String = #fileID, line: UInt = #line) -> VaultError {
         VaultError(.malformedKey, "BIP-39 words come in 12, 15, 18, 21 or 24; found \(count)", file: file, line: line)
@@ -121,7 +140,7 @@ extension VaultError {
     /// narrow a secret word to three in a message that may be logged (issue 44), as SLIP-0039's
     /// refusal never did; the prompt shows them on the terminal it clears afterwards.
     static func notABIP39Word(position: Int, file: String = #fileID, line: UInt = #line) -> VaultError {
-        VaultError(.malformedKey, "word \(position) is not a BIP-39 word",
+        VaultError(.malformedKey, "word \(position) is not on BIP-39's English list, the one the sheets print",
                    hint: "compare it with the sheet; typed at the prompt (no FILE, on a terminal), each word is checked as it is typed and the closest list words are shown",
                    file: file, line: line)
     }

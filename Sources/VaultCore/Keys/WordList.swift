@@ -52,6 +52,10 @@ struct WordList: Sendable {
         return index
     }
 
+    /// Characters with no width that an editor or a copy adds: a byte order mark, zero-width
+    /// spaces and joiners, the word joiner.
+    private static let invisible: Set<UInt32> = [0xfeff, 0x200b, 0x200c, 0x200d, 0x2060]
+
     /// The tokens of typed text, and how many lines hold one: split at any Unicode white space
     /// or a comma, ASCII letters lower-cased (list words are ASCII; any other letter leaves a
     /// token no list word matches).
@@ -73,7 +77,9 @@ struct WordList: Sendable {
         while true {
             switch decoder.decode(&iterator) {
             case .scalarValue(let scalar):
-                if scalar == "," || scalar.properties.isWhitespace {
+                if Self.invisible.contains(scalar.value) {
+                    continue  // a byte order mark (Notepad's first bytes), a zero-width space: no text
+                } else if scalar == "," || scalar.properties.isWhitespace {
                     endToken()
                     // Character.isNewline's scalars: LF, VT, FF, CR, NEL, LS, PS.
                     if [0x0a, 0x0b, 0x0c, 0x0d, 0x85, 0x2028, 0x2029].contains(scalar.value) { lineHasToken = false }
@@ -119,7 +125,12 @@ struct WordList: Sendable {
             pending = nil
         }
         guard !words.isEmpty, places.count == words.count else { return (words, false) }
-        guard Set(places) == Set(1...words.count) else { throw VaultError.wordNumberingNotOneToN(count: words.count) }
+        guard Set(places) == Set(1...words.count) else {
+            // The numbers themselves are no secret: the first given twice, and those missing.
+            let twice = places.enumerated().first { index, place in places[..<index].contains(place) }?.element
+            let missing = (1...words.count).filter { !places.contains($0) }
+            throw VaultError.wordNumberingNotOneToN(count: words.count, twice: twice, missing: missing)
+        }
         var placed = words
         for (word, place) in zip(words, places) { placed[place - 1] = word }
         return (placed, true)
@@ -202,8 +213,10 @@ extension VaultError {
     }
 
     /// Every word carries a number, but the numbers are not 1 to n each once.
-    static func wordNumberingNotOneToN(count: Int, file: String = #fileID, line: UInt = #line) -> VaultError {
-        VaultError(.malformedKey, "every word is numbered, but the numbers are not 1 to \(count) each once: check the numbering", file: file, line: line)
+    static func wordNumberingNotOneToN(count: Int, twice: Int?, missing: [Int], file: String = #fileID, line: UInt = #line) -> VaultError {
+        let found = [twice.map { "\($0) is given twice" }, missing.isEmpty ? nil : "\(missing.prefix(5).map(String.init).joined(separator: ", "))\(missing.count > 5 ? "…" : "") missing"]
+            .compactMap { $0 }.joined(separator: ", ")
+        return VaultError(.malformedKey, "every word is numbered, but the numbers are not 1 to \(count) each once (\(found)): check the numbering", file: file, line: line)
     }
 
     /// Unnumbered words whose checksum fails in the printed order and across the rows.

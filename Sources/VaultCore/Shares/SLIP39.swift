@@ -266,8 +266,9 @@ public enum SLIP39 {
 }
 
 extension VaultError.Code {
-    /// A share group that is not written KofN within SLIP-0039's ranges.
-    public static let badGroup = VaultError.Code(name: "badGroup", category: .invalidInput)
+    /// A share group that is not written KofN within SLIP-0039's ranges: an option's value, a
+    /// usage error (exit 64) as every other value of the split's options is.
+    public static let badGroup = VaultError.Code(name: "badGroup", category: .usage)
 }
 
 extension VaultError {

@@ -26,6 +26,8 @@ import Testing
         let words = "abandon abandon abandon abandon abandon abandon abandon abandon abandon abandon abandon about"
         let expected = try BIP39.entropy(fromWords: words)
         #expect(try BIP39.entropy(fromWords: "  ABANDON aban\tabandon\n\nABAN abandon, aband abandon abandon abandon abandon abandon abou ") == expected)
+        // A byte order mark (Notepad), zero-width characters in or between words: no text.
+        #expect(try BIP39.entropy(fromWords: "\u{feff}" + words.replacingOccurrences(of: "about", with: "ab\u{200b}out\u{2060}")) == expected)
     }
 
     @Test func preciseErrors() throws {
@@ -33,7 +35,15 @@ import Testing
             do { _ = try BIP39.entropy(fromWords: text); return "" } catch { return (error as? VaultError)?.reason ?? "" }
         }
         let twelve = Array(repeating: "abandon", count: 11)
-        #expect(reason((twelve + ["abandom"]).joined(separator: " ")) == "word 12 is not a BIP-39 word")
+        #expect(reason((twelve + ["abandom"]).joined(separator: " ")) == "word 12 is not on BIP-39's English list, the one the sheets print")
+        // What else is typed from a sheet: its npub (grouped as printed), a share's words and
+        // their check line, numbers given twice or left out.
+        #expect(reason("npub1fa0nx3zd 2rjgs9ud xskshkz2 h00q0nma").hasPrefix("that is a public key"))
+        let share = Array(SLIP39.words.prefix(33)).joined(separator: " ")
+        #expect(reason(share).hasPrefix("these 33 words are a share's"))
+        #expect(reason(share + "\nHVT-SHARE 12951 0a92686c7aa4").hasPrefix("these 33 words are a share's"))
+        let numbered = (1...12).map { "\($0 == 3 ? 2 : $0). abandon" }.joined(separator: "\n")
+        #expect(reason(numbered).contains("(2 is given twice, 3 missing)"))
         #expect(reason((twelve + ["zoo"]).joined(separator: " ")).contains("checksum does not match"))
         #expect(reason(twelve.joined(separator: " ")).contains("found 11"))
         #expect(reason((twelve + ["abanxyz"]).joined(separator: " ")).hasPrefix("word 12 is not"))
