@@ -13,7 +13,7 @@ struct Registry: ParsableCommand {
         discussion: """
         The schema is the Catbird seed's user_devices and members, with revocation state and an \
         append-only revocations log (docs/device-registry.md), or Family Medical's user_devices \
-        ('init --schema family-medical'). --db is a SQLite file or the app's \
+        ('init --schema family-medical'). --db is a SQLite file or the \
         app's PostgreSQL database, as a libpq URI or key=value string; the PG* environment \
         variables, ~/.pgpass and service files work as in psql. A password is never given in --db.
 

@@ -301,7 +301,9 @@ extension Registry {
                 table.add("share of the \(radius.activeDevices) active devices", "\(share.text) (\(over ? "over the \(limit.limit.text) limit" : "limit \(limit.limit.text)"))")
             }
             let refused = !result.refusals.isEmpty
-            let head = refused && radius.devices == 0 ? "refused" : radius.devices == 0 ? "nothing to revoke" : refused ? (dryRun ? "dry run: refused, the real run would be too" : "refused")
+            // A dry run says so first, whatever it found: its head must not read as a real run's.
+            let head = refused ? (dryRun ? "dry run: refused, the real run would be too" : "refused")
+                : radius.devices == 0 ? (dryRun ? "dry run: nothing to revoke" : "nothing to revoke")
                 : dryRun ? "dry run: would revoke" : result.applied ? "revoked (batch \(result.batchID))" : "refused"
             // The head names the batch id as given (--batch-id): escaped like every other cell.
             try emit(Array((head.displaySafe + "\n" + table.render(indent: "  ")).utf8))

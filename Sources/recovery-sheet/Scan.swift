@@ -162,7 +162,7 @@ struct Verify: ParsableCommand {
         }
         if !matched {
             let what = image.map { "the sheet '\($0)'" } ?? share.map { "the share sheet '\($0)'" } ?? "the shares"
-            throw VaultError.restoredKeyMismatch("\(what) does not match \(expectation)")
+            throw VaultError.restoredKeyMismatch("\(what) \(image == nil && share == nil ? "do" : "does") not match \(expectation)")
         }
     }
 

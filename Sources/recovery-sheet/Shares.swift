@@ -117,7 +117,7 @@ enum ShareReader {
         let repeated = Set(combined.repeats.map(\.share))
         let named = combined.shares.enumerated().filter { !repeated.contains($0.offset + 1) }.map { sheetName($0.element) }
         let repeats = combined.repeats.map { "\(InputFiles.quotedName(paths[$0.share - 1])) is the same share as \(InputFiles.quotedName(paths[$0.sameAs - 1])), counted once" }
-        return "\(named.count) shares of set \(combined.shares[0].identifier) (\(named.joined(separator: ", ")))"
+        return "\(counted(named.count, "share")) of set \(combined.shares[0].identifier) (\(named.joined(separator: ", ")))"
             + (repeats.isEmpty ? "" : "; \(repeats.joined(separator: "; "))")
     }
 

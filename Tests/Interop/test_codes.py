@@ -231,7 +231,9 @@ def test_a_pairing_code_with_a_blank_token_or_zone_is_refused(tmp_path, field, b
     pairing[field] = blank
     read = subprocess.run([DEVICE_LINK, "pairing", "read", str(qr_png(json.dumps(pairing), tmp_path / "p.png")), "--now", "2026-11-22T10:01:00Z"],
                           capture_output=True)
-    assert read.returncode == 2 and b"must not be empty or blank" in read.stderr, read.stderr
+    # The empty one is named, not both (a hostile trial).
+    other = {"verificationToken": "sharedZoneID", "sharedZoneID": "verificationToken"}[field]
+    assert read.returncode == 2 and f"{field} is empty or blank".encode() in read.stderr and other.encode() not in read.stderr, read.stderr
 
 
 @pytest.mark.parametrize("arguments", [["create", "--vault-url", "https://x/y.vault", "--expires-in", "0"],
@@ -245,3 +247,51 @@ def test_an_option_out_of_its_range_is_a_usage_error(tmp_path, arguments):
     result = subprocess.run([DEVICE_LINK, *arguments, *extra], capture_output=True, cwd=tmp_path)
     assert result.returncode == 64 and b"takes 1 to 86400" in result.stderr, result.stderr
     assert not (tmp_path / "out.png").exists()
+
+
+@pytest.mark.parametrize("spelling,expected", [
+    ("817034400", "2026-11-22T10:00:00Z"), ("8.170344E8", "2026-11-22T10:00:00Z"), ("8.1703440025e+8", "2026-11-22T10:00:00.25Z"),
+    ("81703440000E-2", "2026-11-22T10:00:00Z"), ("817034400.0e0", "2026-11-22T10:00:00Z"),
+])
+def test_a_time_in_any_json_spelling_of_its_number_is_read(tmp_path, spelling, expected):
+    """A hostile trial: `"timestamp": 8.176741E8` is JSON's spelling of a number of seconds since
+    2001, and was called no such number. Every spelling JSON allows is read exactly (no floating
+    point); one out of a date's range says so."""
+    pairing = ('{"shareURL":"https:\\/\\/www.icloud.com\\/share\\/0abc","parentDeviceID":"6F1C2B7E-0D4A-4C55-9E1B-2A7F3C9D8E01",'
+               '"verificationToken":"C0FFEE00-0000-4000-8000-000000000000","sharedZoneID":"FamilyZone","timestamp":' + spelling + '}')
+    read = subprocess.run([DEVICE_LINK, "pairing", "read", str(qr_png(pairing, tmp_path / "p.png")), "--json", "--now", "2026-11-22T10:01:00Z"],
+                          capture_output=True)
+    assert read.returncode == 0, read.stderr
+    assert json.loads(read.stdout)["timestamp"] == expected
+
+
+@pytest.mark.parametrize("spelling", ["1e308", "-1e308", "1e31", "8.17E-40"])
+def test_a_time_out_of_range_says_so(tmp_path, spelling):
+    pairing = ('{"shareURL":"https://www.icloud.com/share/0abc","parentDeviceID":"6F1C2B7E-0D4A-4C55-9E1B-2A7F3C9D8E01",'
+               '"verificationToken":"C0FFEE00-0000-4000-8000-000000000000","sharedZoneID":"FamilyZone","timestamp":' + spelling + '}')
+    read = subprocess.run([DEVICE_LINK, "pairing", "read", str(qr_png(pairing, tmp_path / "p.png")), "--now", "2026-11-22T10:01:00Z"],
+                          capture_output=True)
+    assert read.returncode == 2 and b"out of the range" in read.stderr, read.stderr
+
+
+@pytest.mark.parametrize("field", ["sharedZoneID", "verificationToken"])
+@pytest.mark.parametrize("kind", ["nsec", "hex", "words", "nsec-in-text"])
+def test_a_pairing_code_carrying_a_key_is_refused_and_the_key_not_shown(tmp_path, field, kind):
+    """A hostile trial: `pairing read` printed a zone named `nsec1…` whole (a pairing code carries
+    no key; `device-link read` already withheld key-like text). Such a code is refused (exit 2)
+    by `read`, in text and JSON, and by `create`; the key is never shown."""
+    h = Household(secrets.token_bytes(32))
+    secret = {"nsec": h.nsec, "hex": h.secret.hex(), "words": " ".join(["abandon"] * 11 + ["about"]), "nsec-in-text": f"zone {h.nsec} here"}[kind]
+    pairing = {"shareURL": "https://www.icloud.com/share/0abc", "parentDeviceID": "6F1C2B7E-0D4A-4C55-9E1B-2A7F3C9D8E01",
+               "verificationToken": "C0FFEE00-0000-4000-8000-000000000000", "sharedZoneID": "FamilyZone", "timestamp": "2026-11-22T10:00:00Z"}
+    pairing[field] = secret
+    for extra in ([], ["--json"]):
+        read = subprocess.run([DEVICE_LINK, "pairing", "read", str(qr_png(json.dumps(pairing), tmp_path / "p.png")), "--now", "2026-11-22T10:01:00Z",
+                               *extra], capture_output=True)
+        said = read.stdout + read.stderr
+        assert read.returncode == 2 and b"reads as a key" in read.stderr, read.stderr
+        assert secret.encode() not in said and h.secret.hex().encode() not in said.lower()
+    if field == "sharedZoneID":
+        made = subprocess.run([DEVICE_LINK, "pairing", "create", "--share-url", "https://www.icloud.com/share/0abc", "--parent-device-id",
+                               "6F1C2B7E-0D4A-4C55-9E1B-2A7F3C9D8E01", "--shared-zone-id", secret, "-o", str(tmp_path / "made.png")], capture_output=True)
+        assert made.returncode != 0 and not (tmp_path / "made.png").exists() and secret.encode() not in made.stdout + made.stderr

@@ -23,11 +23,13 @@ public enum CodeEncoding: String, Sendable, CaseIterable {
     }
 
     /// A time as either form writes it: an RFC 3339 string, or seconds since 2001 (a number,
-    /// fractions to the nanosecond); nil for anything else.
+    /// fractions to the nanosecond, in any spelling JSON allows: `8.176741E8` too); nil for
+    /// anything else.
     static func time(_ value: JSONValue) -> (Timestamp, CodeEncoding)? {
         switch value {
         case .string(let text): return Timestamp(rfc3339: text).map { ($0, .documented) }
-        case .number(let text):
+        case .number(let written):
+            guard let text = withoutExponent(written) else { return nil }
             let parts = text.split(separator: ".", maxSplits: 1, omittingEmptySubsequences: false)
             // Bounded before any arithmetic (Int64.min has no magnitude in Int64); the sign is
             // the text's, so -0.5 is half a second before the reference date.
@@ -44,6 +46,33 @@ public enum CodeEncoding: String, Sendable, CaseIterable {
             return (Timestamp(seconds: whole + referenceDate, nanoseconds: nanoseconds), .app)
         default: return nil
         }
+    }
+
+    /// Why a value is no time: a number out of a date's range, or not a time at all.
+    static func timeProblem(_ value: JSONValue) -> String {
+        if case .number = value { return "is a number of seconds since 2001-01-01 out of the range a date can have (at most 11 digits before the point, 18 after)" }
+        return "should be an RFC 3339 time, or a number of seconds since 2001-01-01 as the app's JSONEncoder writes a Date"
+    }
+
+    /// A JSON number's text with its exponent applied to the decimal point, exactly (no
+    /// floating point): `8.176741E8` is `817674100`, `1.5e-1` is `0.15`. Nil past an exponent
+    /// no date needs (a time is at most 11 digits; its fraction is read to the nanosecond).
+    static func withoutExponent(_ text: String) -> String? {
+        guard let mark = text.firstIndex(where: { $0 == "e" || $0 == "E" }) else { return text }
+        guard let exponent = Int(text[text.index(after: mark)...]), (-30...30).contains(exponent) else { return nil }
+        var mantissa = text[..<mark]
+        let negative = mantissa.hasPrefix("-")
+        if negative { mantissa = mantissa.dropFirst() }
+        let parts = mantissa.split(separator: ".", maxSplits: 1, omittingEmptySubsequences: false)
+        let whole = String(parts[0]), fraction = parts.count == 2 ? String(parts[1]) : ""
+        let digits = whole + fraction
+        let point = whole.count + exponent
+        let padded = point < 0 ? String(repeating: "0", count: -point) + digits : point > digits.count ? digits + String(repeating: "0", count: point - digits.count) : digits
+        let at = max(point, 0)
+        var integer = String(padded.prefix(at)).drop { $0 == "0" }, decimals = String(padded.dropFirst(at))
+        while decimals.hasSuffix("0") { decimals.removeLast() }
+        if integer.isEmpty { integer = "0" }
+        return (negative ? "-" : "") + integer + (decimals.isEmpty ? "" : "." + decimals)
     }
 
     /// Compact JSON as `JSONEncoder` writes it: `/` escaped as `\/`.
@@ -102,8 +131,9 @@ public struct DeviceLink: Sendable {
         if vaultURL.unicodeScalars.contains(where: \.isControlOrInvisible) { throw VaultError.codeFieldHasControl("vaultURL") }
         let nsec = try reader.string("nsec")
         let stated = try reader.publicKeyHex("parentPubkey")
-        guard let (expiry, timeForm) = CodeEncoding.time(try reader.required("expiresAt")) else {
-            throw reader.invalid("expiresAt", "should be an RFC 3339 time, or a number of seconds since 2001-01-01 as the app's JSONEncoder writes a Date")
+        let expiresAtValue = try reader.required("expiresAt")
+        guard let (expiry, timeForm) = CodeEncoding.time(expiresAtValue) else {
+            throw reader.invalid("expiresAt", CodeEncoding.timeProblem(expiresAtValue))
         }
         expiresAt = expiry
         try reader.finish()
@@ -197,23 +227,26 @@ public struct PairingCode: Sendable, Equatable {
         parentDeviceID = try reader.string("parentDeviceID")
         verificationToken = try reader.string("verificationToken")
         sharedZoneID = try reader.string("sharedZoneID")
-        guard let (time, form) = CodeEncoding.time(try reader.required("timestamp")) else {
-            throw reader.invalid("timestamp", "should be an RFC 3339 time, or a number of seconds since 2001-01-01 as the app's JSONEncoder writes a Date")
+        let timestampValue = try reader.required("timestamp")
+        guard let (time, form) = CodeEncoding.time(timestampValue) else {
+            throw reader.invalid("timestamp", CodeEncoding.timeProblem(timestampValue))
         }
         timestamp = time
         encoding = form
         try reader.finish()
-        for (name, value) in [("shareURL", shareURL), ("parentDeviceID", parentDeviceID), ("verificationToken", verificationToken), ("sharedZoneID", sharedZoneID)]
-        where value.unicodeScalars.contains(where: \.isControlOrInvisible) {
-            throw VaultError.codeFieldHasControl(name)
+        for (name, value) in [("shareURL", shareURL), ("parentDeviceID", parentDeviceID), ("verificationToken", verificationToken), ("sharedZoneID", sharedZoneID)] {
+            if value.unicodeScalars.contains(where: \.isControlOrInvisible) { throw VaultError.codeFieldHasControl(name) }
+            // A pairing code carries no key: one in a field (a hostile or mixed-up code) would be
+            // printed by every reader of it, so the code is refused, the value not shown.
+            if Array(value.utf8).withUnsafeBytes({ KeyText.holdsKey($0) }) { throw VaultError.codeFieldHoldsKey(name) }
         }
         guard let url = URL(string: shareURL), url.scheme == "https", url.host?.isEmpty == false else {
             throw VaultError.pairingShareURLNotHTTPS()
         }
         guard UUID(uuidString: parentDeviceID) != nil else { throw VaultError.pairingDeviceIDNotUUID() }
         // Blank is empty to a person comparing what the two devices show.
-        guard verificationToken.contains(where: { !$0.isWhitespace }), sharedZoneID.contains(where: { !$0.isWhitespace }) else {
-            throw VaultError.pairingFieldsEmpty()
+        for (name, value) in [("verificationToken", verificationToken), ("sharedZoneID", sharedZoneID)] where !value.contains(where: { !$0.isWhitespace }) {
+            throw VaultError.pairingFieldEmpty(name)
         }
         let age = now.seconds - timestamp.seconds
         guard age <= maximumAge else {
@@ -243,6 +276,10 @@ extension VaultError {
     }
 
     /// A code's field that holds a control or invisible character (none of its fields may).
+    static func codeFieldHoldsKey(_ field: String, file: String = #fileID, line: UInt = #line) -> VaultError {
+        VaultError(.malformedDocument, "\(field) reads as a key, recovery words or a share (not shown), which a pairing code never carries", file: file, line: line)
+    }
+
     static func codeFieldHasControl(_ field: String, file: String = #fileID, line: UInt = #line) -> VaultError {
         VaultError(.malformedDocument, "\(field) holds a control or invisible character, which no field of a code may hold", file: file, line: line)
     }
@@ -257,9 +294,9 @@ extension VaultError {
         VaultError(.malformedDocument, "parentDeviceID should be a UUID", file: file, line: line)
     }
 
-    /// A pairing code with an empty or blank verification token or zone.
-    static func pairingFieldsEmpty(file: String = #fileID, line: UInt = #line) -> VaultError {
-        VaultError(.malformedDocument, "verificationToken and sharedZoneID must not be empty or blank", file: file, line: line)
+    /// A pairing code with an empty or blank verification token or zone (`field`).
+    static func pairingFieldEmpty(_ field: String, file: String = #fileID, line: UInt = #line) -> VaultError {
+        VaultError(.malformedDocument, "\(field) is empty or blank; a pairing code needs it", file: file, line: line)
     }
 
     /// A device link that claims to stay valid longer than any link is made for.

@@ -29,6 +29,22 @@ public enum LogAction: String, CaseIterable, Sendable {
     /// What a grant may allow a support key.
     public static let grantable: [LogAction] = allCases.filter { !$0.parentOnly }
 
+    /// What a key may or may not do, in words ("a key that may not change the devices"); a
+    /// grant's `--allow` takes the raw value.
+    var infinitive: String {
+        switch self {
+        case .start: "start the log"
+        case .seal: "seal the vault"
+        case .migrate: "migrate the vault"
+        case .revoke: "revoke devices"
+        case .merge: "merge another copy"
+        case .device: "change the devices"
+        case .rotate: "move the household to a new key"
+        case .grant: "grant a support key"
+        case .withdraw: "withdraw a grant"
+        }
+    }
+
     /// How `log show` says it, in the past tense.
     var pastTense: String {
         switch self {
@@ -151,15 +167,15 @@ extension HouseholdLog {
             // (an attacker, after a compromise) cannot redirect or change the old household.
             if entries.last?.action == .rotate { throw VaultError.householdMoved() }
             if Household(parentPublicKey: key).id == household { return .parent }
-            if action.parentOnly { throw VaultError.signerNotAllowed(key.npub, action: action.rawValue, why: "only the household's parent key may \(action.rawValue)") }
+            if action.parentOnly { throw VaultError.signerNotAllowed(key.npub, action: action, why: "only the household's parent key may \(action.infinitive)") }
             let granted = grants.filter { $0.key == key }
-            guard !granted.isEmpty else { throw VaultError.signerNotAllowed(key.npub, action: action.rawValue, why: "no grant in this household's log names this key") }
+            guard !granted.isEmpty else { throw VaultError.signerNotAllowed(key.npub, action: action, why: "no grant in this household's log names this key") }
             if let grant = granted.last(where: { $0.withdrawnBy == nil && $0.actions.contains(action) && time < $0.until }) {
                 return .support(grant: grant.id)
             }
             let why = granted.contains { $0.withdrawnBy == nil && $0.actions.contains(action) }
-                ? "its grant ran out" : granted.contains { $0.actions.contains(action) } ? "its grant was withdrawn" : "its grant does not allow \(action.rawValue)"
-            throw VaultError.signerNotAllowed(key.npub, action: action.rawValue, why: why)
+                ? "its grant ran out" : granted.contains { $0.actions.contains(action) } ? "its grant was withdrawn" : "its grant does not allow '\(action.rawValue)'"
+            throw VaultError.signerNotAllowed(key.npub, action: action, why: why)
         }
 
         public var head: Entry { entries[entries.count - 1] }
@@ -222,7 +238,7 @@ extension HouseholdLog {
             do {
                 signer = try Verified(household: household, entries: entries, grants: grants).authorize(event.pubkey, action, at: event.createdAt)
             } catch let error as VaultError {
-                throw broken("it is signed by a key that may not \(action.rawValue) then (\(error.reason))")
+                throw broken("it is signed by a key that may not \(action.infinitive) then (\(error.reason))")
             }
             try Self.checkWhatItChanged(event, action, signer: signer, broken: broken)
             switch action {
@@ -508,9 +524,9 @@ extension VaultError {
         VaultError(.tooLarge, "the household log would be larger than \(maximum / (1 << 20)) MiB, the most a log may hold", file: file, line: line)
     }
 
-    static func signerNotAllowed(_ npub: String, action: String, why: String, file: String = #fileID, line: UInt = #line) -> VaultError {
-        VaultError(.signerNotAllowed, "the signer \(npub.prefix(16))… may not \(action) in this household: \(why)",
-                   hint: "the parent grants a support key with: vault-tool log grant --key-file PARENT.nsec --to NPUB --allow \(action) --until DATE VAULT",
+    static func signerNotAllowed(_ npub: String, action: LogAction, why: String, file: String = #fileID, line: UInt = #line) -> VaultError {
+        VaultError(.signerNotAllowed, "the signer \(npub.prefix(16))… may not \(action.infinitive) in this household: \(why)",
+                   hint: "the parent grants a support key with: vault-tool log grant --key-file PARENT.nsec --to NPUB --allow \(action.rawValue) --until DATE VAULT",
                    file: file, line: line)
     }
 

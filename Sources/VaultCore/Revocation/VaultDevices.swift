@@ -59,14 +59,14 @@ public enum VaultDevices {
             let subkey = try Derivation.deviceSubkey(for: parent, deviceID: id).publicKey.hex
             if let existing = document.devices.first(where: { $0.deviceId.lowercased() == id.lowercased() }) {
                 // Run again after it was written: the same device, nothing to do.
-                guard existing.status == .active, existing.deviceName == name, existing.subkeyPublicKey == subkey else { throw VaultError.deviceExists(id) }
+                guard existing.status == .active, existing.deviceName == name, existing.subkeyPublicKey == subkey else { throw VaultError.deviceExists(id, name: name, existing: existing) }
                 // Its additions again, for the groups that hold it: a run whose operations were
                 // lost after its vault was written is finished by running it again.
                 let operations = document.groupMemberships.filter { $0.memberPubkeys.contains(subkey) }.map { Self.addition(group: $0.mlsGroupId, member: subkey, device: id) }
                 return Outcome(document: document, operations: operations, summary: "\(name) (\(id)) is already in the vault", deviceID: id, unchanged: true)
             }
             if let same = active.first(where: { VaultRevocation.folded($0.deviceName) == VaultRevocation.folded(name) }) {
-                throw VaultError.deviceNameTaken(name, by: same.deviceId)
+                throw VaultError.deviceNameTaken(name, by: same)
             }
             if let limit = document.deviceLimit, active.count >= limit { throw VaultError.deviceLimitReached(limit, active: active.count) }
             changed.devices.append(DeviceRecord(deviceId: id, deviceName: name, isPrimary: !active.contains { $0.isPrimary }, subkeyPublicKey: subkey,
@@ -111,7 +111,7 @@ public enum VaultDevices {
                 return Outcome(document: document, operations: [], summary: "\(RecordedText.named(device.deviceId)) is already named \(name)", deviceID: device.deviceId, unchanged: true)
             }
             if let same = active.first(where: { $0.deviceId != device.deviceId && VaultRevocation.folded($0.deviceName) == VaultRevocation.folded(name) }) {
-                throw VaultError.deviceNameTaken(name, by: same.deviceId)
+                throw VaultError.deviceNameTaken(name, by: same)
             }
             let index = changed.devices.firstIndex { $0.deviceId == device.deviceId }!
             changed.devices[index].deviceName = name
@@ -212,14 +212,21 @@ extension VaultError.Code {
 }
 
 extension VaultError {
-    static func deviceExists(_ id: String, file: String = #fileID, line: UInt = #line) -> VaultError {
-        VaultError(.deviceExists, "the vault already has a device \(QuotedInput(id)) (another name, or revoked); a device id is never used twice",
-                   hint: "the new device makes a new id when it is linked again", file: file, line: line)
+    /// `existing` is the device the vault has under that id (any case): what differs is said.
+    static func deviceExists(_ id: String, name: String, existing: DeviceRecord, file: String = #fileID, line: UInt = #line) -> VaultError {
+        let differs = existing.status != .active ? "it is revoked"
+            : existing.deviceId != id ? "as \(QuotedInput(existing.deviceId)), its id in another case"
+            : existing.deviceName != name ? "named \(QuotedInput(existing.deviceName))"
+            : "with a subkey of another parent key"
+        return VaultError(.deviceExists, "the vault already has a device \(QuotedInput(id)) (\(differs)); a device id is never used twice",
+                          hint: "the new device makes a new id when it is linked again", file: file, line: line)
     }
 
-    static func deviceNameTaken(_ name: String, by id: String, file: String = #fileID, line: UInt = #line) -> VaultError {
-        VaultError(.deviceNameTaken, "the active device \(QuotedInput(id)) is already named \(QuotedInput(name)): two devices of one name could not be told apart",
-                   hint: "give another name, or rename that device first", file: file, line: line)
+    /// The typed name answers to `device`'s (the same letters, case or width aside).
+    static func deviceNameTaken(_ name: String, by device: DeviceRecord, file: String = #fileID, line: UInt = #line) -> VaultError {
+        let named = device.deviceName == name ? "is already named \(QuotedInput(name))" : "is named \(QuotedInput(device.deviceName)), which \(QuotedInput(name)) would also name"
+        return VaultError(.deviceNameTaken, "the active device \(QuotedInput(device.deviceId)) \(named): two devices of one name could not be told apart",
+                          hint: "give another name, or rename that device first", file: file, line: line)
     }
 
     static func deviceWouldBeAmbiguous(_ typed: String, devices: [String], file: String = #fileID, line: UInt = #line) -> VaultError {

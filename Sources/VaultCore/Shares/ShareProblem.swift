@@ -104,9 +104,9 @@ public enum ShareProblem: Error, Hashable, Sendable, VaultErrorConvertible {
         case let .memberThresholdsDiffer(share, group):
             "share \(share) disagrees with the other shares of group \(group) on how many the group needs"
         case let .notEnoughShares(needed, given, set):
-            "\(needed) of the set's shares are needed, \(given) given (set \(set))"
+            "\(needed) of the set's shares \(needed == 1 ? "is" : "are") needed, \(given) given (set \(set))"
         case let .notEnoughGroups(needed, complete, set, incomplete):
-            "\(needed) complete groups are needed, \(complete) given (set \(set))"
+            "\(needed) complete \(needed == 1 ? "group is" : "groups are") needed, \(complete) given (set \(set))"
                 + incomplete.map { "; group \($0.group) has \($0.given) of the \($0.needed) shares it needs" }.joined()
         case let .digestMismatch(set):
             "the shares do not combine to their set's check value (set \(set)): one of them was changed or made for another split"
