@@ -39,6 +39,9 @@ final class SQLiteRegistryEngine: RegistryEngine {
             throw VaultError.noRegistry(path)
         }
         if access == .create, !FileManager.default.fileExists(atPath: path) {
+            // Side files not SQLite's refuse the run before the registry is made: refused after,
+            // it said "nothing was opened" beside a registry it had just written (a hostile trial).
+            try SideFiles.claim(path)
             try Self.createWhole(path, asked ?? .catbird)
         }
         let opening: SQLiteDatabase.Access = switch access {

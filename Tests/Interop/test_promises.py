@@ -340,6 +340,33 @@ def test_a_note_after_zeros_at_a_side_files_name_is_refused_never_deleted(tmp_pa
     assert note.read_bytes() == start + b"my precious notes\n"
 
 
+@pytest.mark.parametrize("side", ["-journal", "-wal", "-shm"])
+@pytest.mark.parametrize("maker", ["migrate-batch", "migrate-batch-default-journal", "registry-init", "registry-init-family-medical"])
+def test_a_database_a_run_would_make_leaves_a_note_at_its_side_file_and_makes_nothing(tmp_path, side, maker):
+    """A hostile trial: `migrate batch --journal j.sqlite` beside a note at `j.sqlite-journal`
+    said the note was not SQLite's and nothing was opened, then deleted it with the journal it
+    had made; `registry init` said the same beside the registry it had just written. Each is
+    refused before anything is made now: the note stays, and nothing else appears."""
+    os.chdir(tmp_path)
+    Path("k.nsec").write_text((FIXTURES / "keys" / "parent.nsec").read_text())
+    Path("k.nsec").chmod(0o600)
+    Path("v.vault").write_bytes((FIXTURES / "testkit" / "ok-household.vault").read_bytes())
+    Path("m.jsonl").write_text('{"vault": "v.vault", "keyFile": "k.nsec"}\n')
+    database, command = {
+        "migrate-batch": ("j.sqlite", ["vault-tool", "migrate", "batch", "--to", "2", "--manifest", "m.jsonl", "--out-dir", "out", "--journal", "j.sqlite"]),
+        "migrate-batch-default-journal": ("out.migrate-journal.sqlite", ["vault-tool", "migrate", "batch", "--to", "2", "--manifest", "m.jsonl", "--out-dir", "out"]),
+        "registry-init": ("r.sqlite", ["device-revoker", "registry", "init", "--db", "r.sqlite"]),
+        "registry-init-family-medical": ("r.sqlite", ["device-revoker", "registry", "init", "--schema", "family-medical", "--db", "r.sqlite"]),
+    }[maker]
+    note = Path(database + side)
+    note.write_text("aws_secret_access_key = wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY\n")
+    before = sorted(p.name for p in Path(".").iterdir())
+    result = subprocess.run([str(BIN / command[0]), *command[1:]], capture_output=True, text=True, timeout=60)
+    assert result.returncode == 4 and "is not a file SQLite made" in result.stderr, result.stderr
+    assert note.read_text() == "aws_secret_access_key = wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY\n"
+    assert sorted(p.name for p in Path(".").iterdir()) == before
+
+
 def hot_journal(database, names_super_journal=None):
     """Leaves `database` with a hot rollback journal, as a process killed mid-transaction does;
     with `names_super_journal`, the journal ends with that file's name as SQLite records a

@@ -36,6 +36,9 @@ final class MigrationJournal: Sendable {
     let path: String
     /// Whether this run made the file, so a run refused right after opening it can remove it.
     let created: Bool
+    /// The side files that were there before this run (SQLite's, by the claim): never this
+    /// run's to remove.
+    private let foundSideFiles: Set<String>
     /// Where it is, with the folders this run made for it.
     private let location: OutputLocation
 
@@ -54,6 +57,12 @@ final class MigrationJournal: Sendable {
         try SQLiteDatabase.requireLibrary()
         let location = try OutputLocation(path, createFolders: true, what: "the journal")
         self.location = location
+        // Side files not SQLite's refuse the run before anything is made; those that are there
+        // are remembered, so that a refused run removes only what it made (a hostile trial: a
+        // note at `journal.sqlite-journal` was refused, then deleted with the journal made).
+        try SideFiles.claim(path)
+        let found = Self.existingSideFiles(path)
+        foundSideFiles = found
         try location.makeFolder()
         var lock = open(path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
         let created = lock >= 0
@@ -73,7 +82,7 @@ final class MigrationJournal: Sendable {
         var opened: SQLiteDatabase?
         func giveUp() {
             opened?.close()
-            if created { Self.remove(path) }
+            if created { Self.remove(path, keeping: found) }
             location.removeMadeFolders()
             close(lock)
         }
@@ -118,13 +127,23 @@ final class MigrationJournal: Sendable {
     func removeIfCreated() {
         guard created else { return }
         database.close()
-        Self.remove(path)
+        Self.remove(path, keeping: foundSideFiles)
         location.removeMadeFolders()
     }
 
     /// The side files first: a kill in between leaves no stale log beside a database made anew.
-    private static func remove(_ path: String) {
-        for suffix in ["-wal", "-shm", "-journal", ""] { unlink(path + suffix) }
+    /// Those in `keeping` were there before the run, and stay.
+    private static func remove(_ path: String, keeping found: Set<String>) {
+        for suffix in ["-wal", "-shm", "-journal"] where !found.contains(suffix) { unlink(path + suffix) }
+        unlink(path)
+    }
+
+    /// Which of SQLite's side-file suffixes have a file beside `path` now.
+    private static func existingSideFiles(_ path: String) -> Set<String> {
+        Set(["-wal", "-shm", "-journal"].filter { suffix in
+            var info = stat()
+            return lstat(path + suffix, &info) == 0
+        })
     }
 
     /// Whether the locked descriptor is still the file at `path` (not one removed meanwhile).
