@@ -149,10 +149,11 @@ public enum VaultDevices {
     /// is another's name, a name that is another's id or its first letters, a name another
     /// device answers to) is refused, so every device stays one that can be revoked by name.
     static func refuseNewAmbiguity(before: [DeviceRecord], after: [DeviceRecord]) throws {
+        let (afterLookup, beforeLookup) = (DeviceLookup(after), DeviceLookup(before))
         for device in after {
             for typed in [device.deviceId, device.deviceName] {
-                let now = VaultRevocation.matching(typed, in: after)
-                guard now.count > 1, VaultRevocation.matching(typed, in: before).count < now.count else { continue }
+                let now = afterLookup.matching(typed)
+                guard now.count > 1, beforeLookup.matching(typed).count < now.count else { continue }
                 throw VaultError.deviceWouldBeAmbiguous(typed, devices: now.map(\.deviceId))
             }
         }

@@ -143,12 +143,16 @@ public enum VaultRevocation {
         var unknown: [QuotedInput] = []
         var unknownTexts: Set<String> = []  // each once, by what was typed (two withheld lines may quote alike)
         var chosen: [DeviceRecord] = []
+        var chosenIDs: Set<String> = []
         var ambiguous: [Refusal] = []
+        // Names folded and ids indexed once: a list of thousands against a vault of thousands
+        // took minutes, each entry folding every device's name again (a hostile trial).
+        let lookup = DeviceLookup(document.devices)
         switch options.selector {
         case .devices(let typed):
             for text in typed {
-                switch selection(text, in: document.devices) {
-                case .device(let device): if !chosen.contains(device) { chosen.append(device) }
+                switch selection(text, in: lookup) {
+                case .device(let device): if chosenIDs.insert(device.deviceId).inserted { chosen.append(device) }
                 case .refused(let refusal): if !ambiguous.contains(refusal) { ambiguous.append(refusal) }
                 case .none: if unknownTexts.insert(text).inserted { unknown.append(QuotedInput(text)) }
                 }
@@ -163,7 +167,7 @@ public enum VaultRevocation {
         case .allExcept(let typed):
             // The one device kept is named like any other; naming none keeps none, so an
             // unknown or unclear name selects nothing (refused below), even with unknowns skipped.
-            switch selection(typed, in: document.devices) {
+            switch selection(typed, in: lookup) {
             case .device(let keep): chosen = document.devices.filter { $0.deviceId != keep.deviceId }
             case .refused(let refusal): ambiguous.append(refusal)
             case .none: unknown.append(QuotedInput(typed))
@@ -177,7 +181,7 @@ public enum VaultRevocation {
         // The new primary is named the way support names devices, too.
         var promoted = options.promote
         if let typed = options.promote {
-            switch selection(typed, in: document.devices) {
+            switch selection(typed, in: lookup) {
             case .device(let device): promoted = device.deviceId
             case .refused(let refusal): if !ambiguous.contains(refusal) { ambiguous.append(refusal) }
             case .none: break
@@ -214,7 +218,11 @@ public enum VaultRevocation {
                 if let deviceId = revokedKeys[member] { removals.append(Removal(group: group.mlsGroupId, groupName: group.groupName, member: member, deviceId: deviceId)) }
             }
         }
-        let closest = Dictionary(unknown.map { ($0, $0.shown.map { closestDevices(to: $0, in: document.devices) } ?? []) }, uniquingKeysWith: { first, _ in first })
+        // The closest devices for the first few unknown entries: each costs an edit distance to
+        // every device, and a message names no more than a few.
+        let closest = Dictionary(unknown.enumerated().map { index, entry in
+            (entry, index < suggestedUnknown ? entry.shown.map { closestDevices(to: $0, in: document.devices) } ?? [] : [])
+        }, uniquingKeysWith: { first, _ in first })
         return Plan(revoke: revoke, alreadyRevoked: alreadyRevoked, unknown: unknown, closest: closest, removals: removals,
                     newPrimary: newPrimary, refusals: refusals)
     }
@@ -230,26 +238,28 @@ public enum VaultRevocation {
     /// it is part of some names ("room" of "Bedroom iPad"), lists those and refuses: a name
     /// heard in part must not revoke the one device it happens to be part of (issue 37).
     static func selection(_ typed: String, in devices: [DeviceRecord]) -> Selection? {
-        let matches = matching(typed, in: devices)
+        selection(typed, in: DeviceLookup(devices))
+    }
+
+    static func selection(_ typed: String, in lookup: DeviceLookup) -> Selection? {
+        let matches = lookup.matching(typed)
         if matches.count > 1 { return .refused(.ambiguousDevice(QuotedInput(typed), candidates: Candidate.listing(matches))) }
         if let device = matches.first { return .device(device) }
         let fragment = folded(typed)
         guard fragment.count >= 3 else { return nil }
-        let containing = devices.filter { folded($0.deviceName).contains(fragment) }
+        let containing = lookup.containing(fragment)
         return containing.isEmpty ? nil : .refused(.partOfNames(QuotedInput(typed), candidates: Candidate.listing(containing)))
     }
+
+    /// How many unknown entries get the closest devices.
+    static let suggestedUnknown = 20
 
     /// Every device `typed` names whole: its id, any case; its whole name, any case and spacing;
     /// or an id that starts with it (``minimumIdPrefix`` characters at least). More than one is
     /// ambiguous, even when one of them is an exact id: "ipad" must not pick a device while
     /// another is named "iPad".
     static func matching(_ typed: String, in devices: [DeviceRecord]) -> [DeviceRecord] {
-        let name = folded(typed)  // an id has no spaces: folded, it is the id in lower case
-        return devices.filter { device in
-            device.deviceId == typed || device.deviceId.lowercased() == name
-                || (!name.isEmpty && folded(device.deviceName) == name)
-                || (name.count >= minimumIdPrefix && device.deviceId.lowercased().hasPrefix(name))
-        }
+        DeviceLookup(devices).matching(typed)
     }
 
     /// A name as a person would say it: lower case, spaces (any run of whitespace) single, none
@@ -309,5 +319,56 @@ public enum VaultRevocation {
         plan.removals.map { removal in
             .object([("op", .string("mls.remove")), ("group", .string(removal.group)), ("member", .string(removal.member)), ("deviceId", .string(removal.deviceId))])
         }
+    }
+}
+
+/// A vault's devices ready to be named many times (``VaultRevocation/matching(_:in:)``): ids
+/// as given and in lower case, names folded, each looked up by hash, and id prefixes by a
+/// binary search of the sorted ids; made in one pass, so naming m devices among n costs
+/// about m + n foldings, not m × n.
+struct DeviceLookup {
+    let devices: [DeviceRecord]
+    private let foldedNames: [String]
+    private let byID: [String: [Int]]
+    private let byLowerID: [String: [Int]]
+    private let byName: [String: [Int]]
+    private let lowerIDs: [(id: String, index: Int)]
+
+    init(_ devices: [DeviceRecord]) {
+        self.devices = devices
+        foldedNames = devices.map { VaultRevocation.folded($0.deviceName) }
+        var byID: [String: [Int]] = [:], byLowerID: [String: [Int]] = [:], byName: [String: [Int]] = [:]
+        for (index, device) in devices.enumerated() {
+            byID[device.deviceId, default: []].append(index)
+            byLowerID[device.deviceId.lowercased(), default: []].append(index)
+            byName[foldedNames[index], default: []].append(index)
+        }
+        (self.byID, self.byLowerID, self.byName) = (byID, byLowerID, byName)
+        lowerIDs = devices.enumerated().map { ($0.element.deviceId.lowercased(), $0.offset) }.sorted { $0.id < $1.id }
+    }
+
+    /// Every device `typed` names whole, in the vault's order (``VaultRevocation/matching(_:in:)``).
+    func matching(_ typed: String) -> [DeviceRecord] {
+        let name = VaultRevocation.folded(typed)  // an id has no spaces: folded, it is the id in lower case
+        var found = Set(byID[typed] ?? []).union(byLowerID[name] ?? [])
+        if !name.isEmpty { found.formUnion(byName[name] ?? []) }
+        if name.count >= VaultRevocation.minimumIdPrefix {
+            // The first id not below the prefix, then every one that starts with it.
+            var low = 0, high = lowerIDs.count
+            while low < high {
+                let middle = (low + high) / 2
+                if lowerIDs[middle].id < name { low = middle + 1 } else { high = middle }
+            }
+            while low < lowerIDs.count, lowerIDs[low].id.hasPrefix(name) {
+                found.insert(lowerIDs[low].index)
+                low += 1
+            }
+        }
+        return found.sorted().map { devices[$0] }
+    }
+
+    /// The devices whose folded name contains `fragment`.
+    func containing(_ fragment: String) -> [DeviceRecord] {
+        devices.indices.filter { foldedNames[$0].contains(fragment) }.map { devices[$0] }
     }
 }

@@ -198,13 +198,18 @@ public enum VaultMerge {
 
         mutating func mergeRecords(name: String, id: String, base: JSONValue?, ours: JSONValue?, theirs: JSONValue?) -> [JSONValue] {
             let b = VaultDiff.records(base, id: id), o = VaultDiff.records(ours, id: id), t = VaultDiff.records(theirs, id: id)
-            var order = o.map(\.key)
-            for key in t.map(\.key) where !order.contains(key) { order.append(key) }
-            for key in b.map(\.key) where !order.contains(key) { order.append(key) }
+            // Each side's records by key, the first of a key as before: looked up by hash, so a
+            // household of 45,000 devices merges in a moment, not minutes (a hostile trial).
+            func byKey(_ records: [(key: String, value: JSONValue)]) -> [String: JSONValue] {
+                Dictionary(records.map { ($0.key, $0.value) }, uniquingKeysWith: { first, _ in first })
+            }
+            let (bKeyed, oKeyed, tKeyed) = (byKey(b), byKey(o), byKey(t))
+            var order: [String] = [], seen: Set<String> = []
+            for key in o.map(\.key) + t.map(\.key) + b.map(\.key) where seen.insert(key).inserted { order.append(key) }
             var out: [JSONValue] = []
             for key in order {
                 let record = "\(name) '\(key)'"
-                let bb = b.first { $0.key == key }?.value, oo = o.first { $0.key == key }?.value, tt = t.first { $0.key == key }?.value
+                let bb = bKeyed[key], oo = oKeyed[key], tt = tKeyed[key]
                 switch (oo, tt) {
                 case (nil, nil):
                     continue  // removed on both sides

@@ -30,6 +30,26 @@ import Testing
         #expect(try VaultCheck.run(changed, access: .parentKey(parent)).isClean)
     }
 
+    /// The index answers as the filter it replaced: every device the typed text names whole,
+    /// in the vault's order, over ids and names that share prefixes, cases, widths and spacing.
+    @Test func theLookupNamesWhatTheFilterNamed() {
+        let ids = ["6F1C2B7E-0D4A", "6f1c2b7e-0d4b", "6F1C", "ABCDEF", "abcdef", "Kitchen", "kitchen ipad", "Ｋitchen", "é-1", "e\u{301}-1", "6F1C2B7E"]
+        let names = ["Kitchen iPad", "kitchen  ipad", "6F1C2B7E", "abcdef", "Den", "ｋｉｔｃｈｅｎ ipad", " Den ", "é-1", "e\u{301}-1", "Old", "6f1c"]
+        let devices = zip(ids, names).map { DeviceRecord(deviceId: $0, deviceName: $1, isPrimary: false, subkeyPublicKey: "", addedAt: now, lastSeenAt: now, status: .active) }
+        func filtered(_ typed: String) -> [DeviceRecord] {
+            let name = VaultRevocation.folded(typed)
+            return devices.filter { device in
+                device.deviceId == typed || device.deviceId.lowercased() == name
+                    || (!name.isEmpty && VaultRevocation.folded(device.deviceName) == name)
+                    || (name.count >= VaultRevocation.minimumIdPrefix && device.deviceId.lowercased().hasPrefix(name))
+            }
+        }
+        let lookup = DeviceLookup(devices)
+        for typed in ids + names + ["6f1c2b", "6F1C2B7E-0", "KITCHEN IPAD", "den", "", " ", "abc", "ABCD", "zzz", "é", "e\u{301}-"] {
+            #expect(lookup.matching(typed).map(\.deviceId) == filtered(typed).map(\.deviceId), "typed \(typed)")
+        }
+    }
+
     @Test func devicesByNameOrIdPrefixAndTheClosestWhenNoneMatches() throws {
         var (_, document) = try household()
         let target = document.devices.first { $0.status == .active && !$0.isPrimary }!
