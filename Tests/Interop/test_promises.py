@@ -1312,3 +1312,27 @@ def test_an_imported_row_without_its_registration_is_never_registered_after_its_
         rows = db.execute("SELECT device_id, registered_at, last_seen, revoked_at FROM user_devices ORDER BY device_id").fetchall()
     assert [(r[0], r[1][:10]) for r in rows] == [("d1", "2025-06-01"), ("d2", "2025-07-01")], rows
     assert all(r[1] <= r[2] and (r[3] is None or r[1] <= r[3]) for r in rows), rows
+
+
+def test_seal_refuses_a_vault_no_command_would_read(tmp_path):
+    """A hostile trial: a 13.5 MB document (under the 16 MiB a document may be) sealed into a
+    16.8 MB vault, which every other command then refused as too large. Seal refuses it first,
+    writing nothing; the vault of the same document a little smaller seals and opens."""
+    os.chdir(tmp_path)
+    Path("k.nsec").write_text((FIXTURES / "keys" / "parent.nsec").read_text())
+    Path("k.nsec").chmod(0o600)
+    opened = subprocess.run([str(BIN / "vault-tool"), "open", "--key-file", "k.nsec", "--reveal-secrets", str(FIXTURES / "testkit" / "ok-v2-household.vault")],
+                            capture_output=True, text=True, check=True, timeout=60)
+    document = json.loads(opened.stdout)
+    template = next(d for d in document["devices"] if not d["isPrimary"] and d["status"] == "active")
+    for count, expected in ((50_000, 2), (30_000, 0)):
+        extra = [dict(template, deviceId=f"{i:08X}-0000-4000-8000-{i:012X}", deviceName=f"iPad {i}", isPrimary=False) for i in range(count)]
+        Path("big.json").write_text(json.dumps(dict(document, devices=document["devices"] + extra), separators=(",", ":")))
+        sealed = subprocess.run([str(BIN / "vault-tool"), "seal", "--key-file", "k.nsec", "-o", f"big-{count}.vault", "big.json"],
+                                capture_output=True, text=True, timeout=120)
+        assert sealed.returncode == expected, sealed.stderr
+        if expected:
+            assert "16 MiB" in sealed.stderr and not Path(f"big-{count}.vault").exists()
+        else:
+            assert subprocess.run([str(BIN / "vault-tool"), "inspect", "--key-file", "k.nsec", f"big-{count}.vault"], capture_output=True,
+                                  timeout=120).returncode == 0

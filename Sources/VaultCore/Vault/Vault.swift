@@ -105,7 +105,12 @@ public enum Vault {
             householdID: Household(parentPublicKey: document.parentPubkey).id,
             nonce: random.bytes(XChaCha20Poly1305.nonceByteCount)
         )
-        let ciphertext = try document.json().withUnsafeBytes {
+        let json = try document.json()
+        // No vault larger than every reader of the suite takes (a hostile trial: a 13.5 MB
+        // document sealed into a 16.8 MB vault that no command would open again).
+        let size = VaultEnvelope.headerByteCount + json.count + XChaCha20Poly1305.tagByteCount
+        guard size <= InputLimits.document else { throw VaultError.vaultWouldBeTooLarge(size) }
+        let ciphertext = try json.withUnsafeBytes {
             try XChaCha20Poly1305.seal($0, key: vaultKey.secret, nonce: header.nonce, associatedData: header.bytes)
         }
         return VaultEnvelope(header: header, ciphertext: ciphertext).bytes
@@ -244,6 +249,11 @@ extension VaultError {
     }
 
     /// A freshly sealed vault that, opened again, is not the document meant: nothing is replaced.
+    static func vaultWouldBeTooLarge(_ size: Int, file: String = #fileID, line: UInt = #line) -> VaultError {
+        VaultError(.tooLarge, "the vault would be \(size) bytes, more than the \(InputLimits.document >> 20) MiB every command reads; nothing was written",
+                   hint: "a household's vault is kilobytes: check the document for data that does not belong in it", file: file, line: line)
+    }
+
     static func sealedVaultReadsBackWrong(file: String = #fileID, line: UInt = #line) -> VaultError {
         VaultError(.cryptoFailure, "the vault written does not read back as intended; nothing was replaced", file: file, line: line)
     }
