@@ -71,9 +71,9 @@ struct Registry: ParsableCommand {
             do {
                 return try DeviceRegistry(location: location, access: access, schema: schema)
             } catch let error as VaultError where error.code == .noRegistry {
-                throw error.withContext(hint: "make one with 'device-revoker registry init \(ShellWord.option("--db", db))'")
+                throw error.withContext(hint: "make one with: device-revoker registry init \(ShellWord.option("--db", db))")
             } catch let error as VaultError where error.code == .notARegistry && (try? location) != .sqlite(path: db) {
-                throw error.withContext(hint: "make it one with 'device-revoker registry init \(ShellWord.option("--db", db))'")
+                throw error.withContext(hint: "make it one with: device-revoker registry init \(ShellWord.option("--db", db))")
             } catch let error as VaultError where error.code == .cannotConnect {
                 throw error.withContext(hint: "check the server, and that the password is in PGPASSWORD, ~/.pgpass (PGPASSFILE) or a service file")
             }

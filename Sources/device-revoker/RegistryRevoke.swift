@@ -140,7 +140,7 @@ extension Registry {
                 throw VaultError.notADeviceReference("\(place): \(quoted(entry)) is not USER_DID#DEVICE_ID: \(problem)".displaySafe,
                                                      hint: entry.contains("#") || QuotedInput(entry).isWithheld ? nil
                                                          : RegistrySchema.isUUID(entry)
-                                                         ? "give a device as USER_ID#DEVICE_ID, as 'registry devices --match \(ShellWord.quoted(entry))' lists it; every device of a user is --user USER_ID".displaySafe
+                                                         ? "give a device as USER_ID#DEVICE_ID (every device of a user is --user USER_ID); this lists them: device-revoker registry devices --match \(ShellWord.quoted(entry))".displaySafe
                                                          : "to revoke every device of a user, give --user \(ShellWord.quoted(entry))".displaySafe)
             }
             return pair

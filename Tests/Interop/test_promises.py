@@ -1336,3 +1336,19 @@ def test_seal_refuses_a_vault_no_command_would_read(tmp_path):
         else:
             assert subprocess.run([str(BIN / "vault-tool"), "inspect", "--key-file", "k.nsec", f"big-{count}.vault"], capture_output=True,
                                   timeout=120).returncode == 0
+
+
+@pytest.mark.parametrize("kind", ["vault-key-hex", "words", "nsec", "hex-in-text"])
+def test_a_recovery_code_for_a_user_id_that_is_a_secret_is_refused_unshown(tmp_path, kind):
+    """A hostile trial: `code new --user-id <64 hex>` said "recovery code for <the key>", and
+    printed it on the sheet and in the blob. A user id that reads as a key, words or a share is
+    refused (exit 64) before anything is written, and not shown."""
+    os.chdir(tmp_path)
+    Path("mk.hex").write_text(os.urandom(32).hex() + "\n")
+    Path("mk.hex").chmod(0o600)
+    secret = {"vault-key-hex": os.urandom(32).hex(), "words": " ".join(["abandon"] * 23 + ["art"]), "nsec": PARENT.nsec,
+              "hex-in-text": "user-" + os.urandom(32).hex()}[kind]
+    result = subprocess.run([str(BIN / "recovery-sheet"), "code", "new", "--master-key-file", "mk.hex", "--user-id", secret, "-o", "b.json",
+                             "--sheet", "s.pdf"], capture_output=True, text=True, timeout=60)
+    assert result.returncode == 64, result.stderr
+    assert secret not in result.stdout + result.stderr and not Path("b.json").exists() and not Path("s.pdf").exists()

@@ -415,12 +415,13 @@ def test_db_is_neither_a_stream_nor_empty(tmp_path, command, db):
 
 
 def no_registry_hint(tmp_path, db_arguments):
-    """The command the hint of `registry devices` on a missing registry says to run, without
-    the hint's own quotes around it."""
+    """The command the hint of `registry devices` on a missing registry says to run: all that
+    follows its colon, pasted as it is (a hostile trial: the hint put quotes around a command
+    that quoted its own path, and `x $(touch PWNED).sqlite` ran `touch` when pasted)."""
     result = subprocess.run([DEVICE_REVOKER, "registry", "devices", *db_arguments], cwd=tmp_path,
                             capture_output=True, text=True, stdin=subprocess.DEVNULL)
     assert result.returncode == 1, result.stderr
-    prefix, suffix = "device-revoker: hint: make one with '", "'\n"
+    prefix, suffix = "device-revoker: hint: make one with: ", "\n"
     hint = result.stderr.splitlines(keepends=True)[-1]
     assert hint.startswith(prefix) and hint.endswith(suffix), result.stderr
     return hint[len(prefix):-len(suffix)]

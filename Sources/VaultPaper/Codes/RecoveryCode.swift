@@ -65,6 +65,10 @@ public enum RecoveryCodes {
     public static func wrap(masterKey: SecretBytes, code: SecretBytes, userID: String, iterations: Int = RecoveryCodeBlob.defaultIterations,
                             random: some RandomSource = SystemRandom()) throws -> RecoveryCodeBlob {
         guard masterKey.count == 32 else { throw VaultError.wrongKeyLength("a master key", masterKey.count) }
+        // The user id is kept in the blob, printed on the sheet and said in the run's notes: a
+        // key, words or a share there would be printed with it (a hostile trial: a vault key
+        // given as the user id was shown whole).
+        try RecordedText.check(userID, field: "the user id")
         let salt = random.bytes(16), nonce = random.bytes(12)
         let key = try derive(code: code, salt: salt, iterations: iterations)
         let sealed = try key.withUnsafeBytes { keyBytes in
