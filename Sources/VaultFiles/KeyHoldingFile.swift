@@ -49,8 +49,37 @@ package enum KeyHoldingFile {
             // A copy of a sheet keeps its mode but not the mark (cp, a file system without
             // user attributes): its key is in its QR code, which no text rule reads.
             if mode & 0o077 == 0, isPicture(start) { return true }
+            if length == size, isBareKey(start) { return true }
             return KeyText.holdsKey(start)
         }
+    }
+
+    /// A whole small file that is one 32-byte key and nothing else, as other tools write one
+    /// (a hostile trial: each was replaced): its raw bytes (`head -c 32 /dev/urandom`); 64 hex
+    /// digits broken over lines or split by colons (`xxd -p` breaks after 60); base64
+    /// wrapped over lines; a JSON array of its 32 byte values.
+    static func isBareKey(_ whole: UnsafeRawBufferPointer) -> Bool {
+        guard whole.count <= 4096 else { return false }
+        let isText = whole.allSatisfy { (0x20...0x7e).contains($0) || [0x09, 0x0a, 0x0d].contains($0) }
+        if whole.count == 32 { return !isText }
+        guard isText else { return false }
+        let blank: Set<UInt8> = [0x20, 0x09, 0x0a, 0x0d]
+        let kept = whole.filter { !blank.contains($0) }
+        // Hex, an optional 0x, colons between digits (not dashes: two UUIDs are 64 digits too).
+        let digits = (kept.starts(with: Array("0x".utf8)) ? Array(kept.dropFirst(2)) : kept).filter { $0 != UInt8(ascii: ":") }
+        if digits.count == 64, digits.allSatisfy({ Hex.value($0) != nil }) { return true }
+        // Base64 of 32 bytes: 43 characters and one `=`, lines joined.
+        let base64Alphabet = Set(Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/-_".utf8))
+        if kept.count == 44, kept.last == UInt8(ascii: "="), kept.dropLast().allSatisfy(base64Alphabet.contains) { return true }
+        if kept.count == 43, kept.allSatisfy(base64Alphabet.contains), whole.contains(0x0a) { return true }
+        // [1, 2, …]: 32 numbers 0 to 255.
+        if kept.first == UInt8(ascii: "["), kept.last == UInt8(ascii: "]") {
+            let numbers = kept.dropFirst().dropLast().split(separator: UInt8(ascii: ","), omittingEmptySubsequences: false)
+            return numbers.count == 32 && numbers.allSatisfy { number in
+                (1...3).contains(number.count) && number.allSatisfy { (0x30...0x39).contains($0) } && Int(String(decoding: number, as: UTF8.self))! <= 255
+            }
+        }
+        return false
     }
 
     /// A PNG, a JPEG or a PDF: the pictures and pages the suite reads a key from (`scan`).

@@ -1352,3 +1352,27 @@ def test_a_recovery_code_for_a_user_id_that_is_a_secret_is_refused_unshown(tmp_p
                              "--sheet", "s.pdf"], capture_output=True, text=True, timeout=60)
     assert result.returncode == 64, result.stderr
     assert secret not in result.stdout + result.stderr and not Path("b.json").exists() and not Path("s.pdf").exists()
+
+
+@pytest.mark.parametrize("spelling", ["xxd-p", "raw", "base64-wrapped", "json-bytes", "colon-hex", "0x-hex-lines"])
+def test_a_bare_key_as_other_tools_write_it_is_never_replaced(tmp_path, spelling):
+    """A hostile trial: a key written by `xxd -p` (60 digits, then 4 on a second line), as its
+    32 raw bytes, as base64 wrapped over lines or as a JSON array of its bytes was replaced by
+    `open -o`. Each is a key file now; two UUIDs (64 hex digits with dashes) are not."""
+    os.chdir(tmp_path)
+    Path("k.nsec").write_text((FIXTURES / "keys" / "parent.nsec").read_text())
+    Path("k.nsec").chmod(0o600)
+    key = os.urandom(32)
+    text = {"xxd-p": (key.hex()[:60] + "\n" + key.hex()[60:] + "\n").encode(), "raw": key,
+            "base64-wrapped": b"\n".join(base64.b64encode(key)[i:i + 20] for i in range(0, 44, 20)) + b"\n",
+            "json-bytes": json.dumps(list(key)).encode() + b"\n", "colon-hex": ":".join(f"{b:02x}" for b in key).encode() + b"\n",
+            "0x-hex-lines": b"0x" + key.hex()[:32].encode() + b"\n" + key.hex()[32:].encode() + b"\n"}[spelling]
+    Path("out.json").write_bytes(text)
+    result = subprocess.run([str(BIN / "vault-tool"), "open", "--key-file", "k.nsec", "-o", "out.json", str(FIXTURES / "testkit" / "ok-household.vault")],
+                            capture_output=True, text=True, timeout=60)
+    assert result.returncode == 4 and "holds a key" in result.stderr, result.stderr
+    assert Path("out.json").read_bytes() == text
+    Path("ids.txt").write_text("6F1C2B7E-0D4A-4C55-9E1B-2A7F3C9D8E01\nB3E9A410-0D4A-4C55-9E1B-2A7F3C9D8E02\n")
+    replaced = subprocess.run([str(BIN / "vault-tool"), "open", "--key-file", "k.nsec", "-o", "ids.txt", str(FIXTURES / "testkit" / "ok-household.vault")],
+                              capture_output=True, text=True, timeout=60)
+    assert replaced.returncode == 0, replaced.stderr
