@@ -44,7 +44,10 @@ public enum ListFile {
             let tokens = entry.split(whereSeparator: \.isWhitespace).filter { !$0.allSatisfy(numbering.contains) }
             var count = 0
             for token in tokens {
-                // A number glued to its word (`1.jump`, `(1)jump`) is the word's.
+                // A number glued to its word (`1.jump`, `(1)jump`) is the word's; a longer run
+                // of digits and dashes before letters is an id's (`00000000-…-000000000ADD`:
+                // a list of sequential UUIDs read as recovery words, a hostile trial).
+                guard token.prefix(while: numbering.contains).count <= 5 else { return nil }
                 var bytes = Array(token.drop(while: numbering.contains).utf8)
                 defer { bytes.zeroize() }
                 guard bytes.withUnsafeBytes({ KeyText.isOneListWord($0) }) else { return nil }
