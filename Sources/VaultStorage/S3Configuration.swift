@@ -140,11 +140,19 @@ struct ProfileFile {
     /// the one the user meant.
     static func read(_ path: String) throws -> ProfileFile? {
         guard FileManager.default.fileExists(atPath: path) else { return nil }
+        // `AWS_CONFIG_FILE=/dev/null` is how the AWS tools are told there is no such file.
+        if isNullDevice(path) { return nil }
         var bytes = try BoundedRead.file(path, limit: InputLimits.document, what: "AWS configuration file")
         // Our copy of the file is zeroed; the parsed values are ordinary strings until the
         // secret is moved into SecretBytes (a known limit, like the environment's copy).
         defer { bytes.zeroize() }
         return ProfileFile(parsing: String(decoding: bytes, as: UTF8.self))
+    }
+
+    /// Whether `path` is /dev/null (by the device it names, however it is spelled).
+    private static func isNullDevice(_ path: String) -> Bool {
+        var named = stat(), null = stat()
+        return stat(path, &named) == 0 && stat("/dev/null", &null) == 0 && named.st_mode & S_IFMT == S_IFCHR && named.st_rdev == null.st_rdev
     }
 
     init(parsing text: String) {

@@ -307,6 +307,11 @@ struct Words: ParsableCommand {
                 let found = try Self.key(fromTyped: words) { try passphrase.read() }
                 key = found.key
                 if let note = found.order?.note { diagnostics.note("\(note)") }
+                // Only an encrypted key (ncryptsec) takes a passphrase: one given for words,
+                // as a wallet's BIP-39 passphrase would be, changes nothing here (a parent's trial).
+                if !found.encrypted, passphrase.passphraseFile != nil {
+                    diagnostics.warning("--passphrase-file was not used: the words hold the key itself, not an encrypted one")
+                }
             } catch let error as VaultError where error.code == .passphraseNeeded {
                 throw error.withContext(hint: "pass --passphrase-file - to be asked for it without echo (or a file only you can read)")
             }

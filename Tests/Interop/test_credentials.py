@@ -655,3 +655,19 @@ def test_nothing_found_names_every_source_tried(fake, tmp_path):
                    "the container endpoint (",
                    f"EC2 instance metadata at {fake.url} (the instance has no role (HTTP 404))"]:
         assert source in stderr, stderr
+
+
+@pytest.mark.parametrize("variable", ["AWS_CONFIG_FILE", "AWS_SHARED_CREDENTIALS_FILE"])
+def test_dev_null_as_a_configuration_file_means_none(fake, tmp_path, variable):
+    """An operator's trial: `AWS_CONFIG_FILE=/dev/null` (how the AWS tools are told there is no
+    such file) was refused as a character device (exit 2). It is no file now, and the rest of
+    the chain (here the environment's keys) signs; any other device is still refused."""
+    fake.reset()
+    env = base_environment(fake, tmp_path)
+    key_id, secret = fake.static("ENV")
+    env.update(AWS_ACCESS_KEY_ID=key_id, AWS_SECRET_ACCESS_KEY=secret, AWS_EC2_METADATA_DISABLED="true")
+    env[variable] = "/dev/null"
+    result = census(env)
+    assert result.returncode == 0, result.stderr.decode()
+    env[variable] = "/dev/zero"
+    assert census(env).returncode == 2
