@@ -346,8 +346,10 @@ extension Registry {
             // else is asked (the signer's key command) or refused.
             let prepared = try registry.prepare(selector)
             if ops != nil, registry.schema != .catbird { throw VaultError.notInSchema("MLS operations to write (--ops)", registry.schema, registry: database.db) }
-            // Who runs it, recorded in the batch's record of the chained log (and signed by their key).
-            let runBy = RegistryOperator(name: operatorName ?? loginName(), signer: dryRun ? nil : try signer.load(diagnostics))
+            // Who runs it, recorded in the batch's record of the chained log (and signed by their
+            // key). A dry run reads the key too: one the real run refuses (a missing file, a FIFO,
+            // the vault key) fails the dry run alike, which approves only what would be made.
+            let runBy = RegistryOperator(name: operatorName ?? loginName(), signer: try signer.load(diagnostics))
             let result = try registry.revoke(prepared, reason: reason, now: now.time, nowGiven: now.isGiven, dryRun: dryRun, allowing: allowing, collectOperations: false,
                                              keepLastDevice: keepLastDevice, sizeLimit: sizeLimit,
                                              batchID: batchId ?? UUID().uuidString.lowercased(), by: runBy,

@@ -367,3 +367,25 @@ def test_a_key_in_two_halves_between_words_with_hex_letters_is_kept_in_no_record
                       "--now", "2026-01-01T00:00:00Z", "--label", text, "h.vault", cwd=house)
         assert result.returncode == 64, (text, result.stderr)
     assert snapshot(house) == before
+
+
+@pytest.mark.parametrize("signer", ["missing.nsec", "fifo", "words"])
+def test_a_registry_dry_run_refuses_the_signer_the_real_run_refuses(house, signer):
+    """A hostile trial: `registry revoke --dry-run --signer-key-file /nonexistent` passed
+    (exit 0) where the real run failed: the dry run did not read the signer's key. It does now,
+    and refuses alike; the registry is untouched either way."""
+    assert tool("device-revoker", "registry", "init", "--db", "r.sqlite", cwd=house).returncode == 0
+    if signer == "fifo":
+        os.mkfifo(house / "fifo")
+    if signer == "words":
+        (house / "words").write_text(" ".join(["abandon"] * 23 + ["art"]) + "\n")
+        (house / "words").chmod(0o600)
+    recorded = (house / "r.sqlite").read_bytes()
+    codes = []
+    for extra in (["--dry-run"], []):
+        result = tool("device-revoker", "registry", "revoke", "--db", "r.sqlite", "--device", "did:plc:a#d1", "--reason", "lost", "--force",
+                      "--allow-unmatched", "--signer-key-file", signer, *extra, cwd=house)
+        codes.append(result.returncode)
+        assert result.returncode != 0 and not leaks(result, PARENT), result.stderr
+    assert codes[0] == codes[1]
+    assert (house / "r.sqlite").read_bytes() == recorded
