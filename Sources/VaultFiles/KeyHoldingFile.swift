@@ -128,7 +128,7 @@ package enum KeyHoldingFile {
 extension VaultError {
     /// An output would replace a file that holds a key.
     package static func wouldReplaceKey(_ path: String, file: String = #fileID, line: UInt = #line) -> VaultError {
-        VaultError(.outputExists, "'\(path)' holds a key; a file holding a key is never replaced, whatever the flags",
+        VaultError(.outputExists, "'\(path)' holds a key, or a secret the suite wrote (a sheet, shares, a code); such a file is never replaced, whatever the flags",
                    hint: "write to another file; to retire that key, move it away knowingly first",
                    file: file, line: line)
     }

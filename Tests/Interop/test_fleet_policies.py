@@ -46,7 +46,7 @@ def request_context(method, path, query):
     """(action, resource, condition keys) of one path-style S3 request, as IAM authorises it."""
     bucket, _, key = urllib.parse.unquote(path).lstrip("/").partition("/")
     if not key:
-        if method == "GET" and query.get("list-type") == "2" and set(query) <= {"list-type", "prefix", "max-keys", "start-after", "continuation-token"}:
+        if method == "GET" and query.get("list-type") == "2" and set(query) <= {"list-type", "prefix", "max-keys", "start-after", "continuation-token", "encoding-type"}:
             return "s3:ListBucket", f"arn:aws:s3:::{bucket}", {"s3:prefix": query.get("prefix", "")}
         return f"s3:Bucket{method.title()}", f"arn:aws:s3:::{bucket}", {}  # no policy here allows one
     action = {"GET": "s3:GetObject", "HEAD": "s3:GetObject", "PUT": "s3:PutObject",
