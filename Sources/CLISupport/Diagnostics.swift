@@ -89,10 +89,9 @@ public struct Diagnostics: Sendable {
         StandardStreams.writeError(Array((SecretRedaction.redacting(text.text).displaySafeKeepingNewlines + "\n").utf8))
     }
 
-    /// A line a child the tool ran wrote to standard error (a key command, a
-    /// `credential_process`), relayed as its own event under `--log-format json`.
-    /// A line a child wrote to standard error, its secrets withheld: a `child-stderr` event, or
-    /// in text `tool: from a command: …`, escaped as every message is.
+    /// A line a child the tool ran (a key command, a `credential_process`) wrote to standard
+    /// error, its secrets withheld: a `child-stderr` event, or in text `tool: from a command:
+    /// …`, escaped as every message is.
     public func childLine(_ text: String) {
         guard LogFormat.current == .json else {
             return StandardStreams.writeError(Array("\(toolName): from a command: \(VaultError.bounded(Self.childText(text)).displaySafe)\n".utf8))

@@ -73,13 +73,19 @@ package enum ChildErrors {
             }
         }
 
+        /// What the child answered on its standard output (a key command's key), once read:
+        /// a line of its standard error that repeats it is withheld (``deliver(_:withholding:)``).
+        var answer: SecretBytes?
+
         /// Once the child has ended: reads what is left, closes the pipe whoever else holds
         /// it, and relays the lines kept.
         func finish() {
             readAvailable()
             if let readEnd { close(readEnd) }
             readEnd = nil
-            ChildErrors.deliver(kept)
+            var answered = answer?.withUnsafeBytes { Array($0) } ?? []
+            defer { answered.zeroize() }
+            ChildErrors.deliver(kept, withholding: answered)
             kept.zeroize()
         }
 
@@ -95,9 +101,16 @@ package enum ChildErrors {
     /// …`) must not show it, and no rule about keys knows an AWS secret's form.
     static func deliver(_ bytes: [UInt8], withholding answer: [UInt8] = []) {
         guard let body = sink.withLock({ $0 }) else { return }
-        let secrets = answerWords(answer)
+        deliver(bytes, withholding: answer, to: body)
+    }
+
+    /// ``deliver(_:withholding:)`` to `body`.
+    static func deliver(_ bytes: [UInt8], withholding answer: [UInt8], to body: (String) -> Void) {
+        var unescaped = jsonSlashesUnescaped(answer)
+        defer { unescaped.zeroize() }
+        let secrets = answerWords(unescaped)
         for line in bytes.prefix(limit).split(separator: 0x0a) where !line.isEmpty {
-            if secrets.contains(where: { line.firstRange(of: $0) != nil }) {
+            if repeats(line, secrets) {
                 body("(a line not shown: it repeats what the command answered, which may be a secret)")
                 continue
             }
@@ -105,14 +118,47 @@ package enum ChildErrors {
         }
     }
 
+    /// Whether `line` repeats an answer's word: whole, a run of ``answerWordLength`` of its
+    /// characters or more (half a key), or, for a word of hex, its digits whatever stands
+    /// between them (`ab:cd:…`, `ABCD EF…`).
+    private static func repeats(_ line: ArraySlice<UInt8>, _ words: [ArraySlice<UInt8>]) -> Bool {
+        guard !words.isEmpty else { return false }
+        if words.contains(where: { line.firstRange(of: $0) != nil }) { return true }
+        let pieces = line.split(whereSeparator: { !isWordByte($0) }).filter { $0.count >= answerWordLength }
+        if pieces.contains(where: { piece in words.contains { $0.firstRange(of: piece) != nil } }) { return true }
+        let lineHex = line.filter { Hex.value($0) != nil }.map { $0 | 0x20 }
+        return words.contains { word in
+            word.count >= 32 && word.allSatisfy({ Hex.value($0) != nil }) && lineHex.firstRange(of: word.map { $0 | 0x20 }) != nil
+        }
+    }
+
+    private static func isWordByte(_ byte: UInt8) -> Bool {
+        (0x30...0x39).contains(byte) || (0x41...0x5a).contains(byte) || (0x61...0x7a).contains(byte) || "+/=_-.~".utf8.contains(byte)
+    }
+
+    /// JSON's escaped slash (`\/`, `\u002f`), as Swift's JSONEncoder and PHP write it, as the
+    /// slash it is: a secret with slashes is then one word, as the child printed it elsewhere.
+    private static func jsonSlashesUnescaped(_ answer: [UInt8]) -> [UInt8] {
+        var out: [UInt8] = [], index = 0
+        out.reserveCapacity(answer.count)
+        while index < answer.count {
+            if answer[index] == 0x5c, index + 1 < answer.count, answer[index + 1] == 0x2f {
+                out.append(0x2f); index += 2; continue
+            }
+            if answer[index] == 0x5c, index + 5 < answer.count, answer[(index + 1)...(index + 5)].elementsEqual(Array("u002".utf8) + [answer[index + 5]]),
+               answer[index + 5] | 0x20 == 0x66 {
+                out.append(0x2f); index += 6; continue
+            }
+            out.append(answer[index]); index += 1
+        }
+        return out
+    }
+
     /// The words of an answer long enough to be a secret: runs of at least
     /// ``answerWordLength`` characters of base64, hex or a token (JSON's quotes, colons,
     /// commas and spaces end them).
     private static func answerWords(_ answer: [UInt8]) -> [ArraySlice<UInt8>] {
-        func isWordByte(_ byte: UInt8) -> Bool {
-            (0x30...0x39).contains(byte) || (0x41...0x5a).contains(byte) || (0x61...0x7a).contains(byte) || "+/=_-.~".utf8.contains(byte)
-        }
-        return answer.split(whereSeparator: { !isWordByte($0) }).filter { $0.count >= answerWordLength }
+        answer.split(whereSeparator: { !isWordByte($0) }).filter { $0.count >= answerWordLength }
     }
 
     /// An AWS access key id is 20 characters, a secret 40; a session token hundreds.

@@ -58,10 +58,15 @@ package enum KeyHoldingFile {
     /// (a hostile trial: each was replaced): its raw bytes (`head -c 32 /dev/urandom`); 64 hex
     /// digits broken over lines or split by colons (`xxd -p` breaks after 60); base64
     /// wrapped over lines; a JSON array of its 32 byte values.
+    /// Random bytes are told from a small struct, a text or a list of scores by their spread:
+    /// 32 random bytes hold about 30 values, fewer than 16 once in a billion.
     static func isBareKey(_ whole: UnsafeRawBufferPointer) -> Bool {
         guard whole.count <= 4096 else { return false }
+        func spread(_ bytes: some Collection<UInt8>) -> Bool { Set(bytes).count >= 16 }
+        // 32 raw bytes (a final line end aside) that are no UTF-8 text ("Grüße aus München…").
+        let raw = whole.count == 33 && whole.last == 0x0a ? UnsafeRawBufferPointer(rebasing: whole.prefix(32)) : whole
+        if raw.count == 32 { return String(validating: raw, as: UTF8.self) == nil && spread(raw) }
         let isText = whole.allSatisfy { (0x20...0x7e).contains($0) || [0x09, 0x0a, 0x0d].contains($0) }
-        if whole.count == 32 { return !isText }
         guard isText else { return false }
         let blank: Set<UInt8> = [0x20, 0x09, 0x0a, 0x0d]
         let kept = whole.filter { !blank.contains($0) }
@@ -75,9 +80,11 @@ package enum KeyHoldingFile {
         // [1, 2, …]: 32 numbers 0 to 255.
         if kept.first == UInt8(ascii: "["), kept.last == UInt8(ascii: "]") {
             let numbers = kept.dropFirst().dropLast().split(separator: UInt8(ascii: ","), omittingEmptySubsequences: false)
-            return numbers.count == 32 && numbers.allSatisfy { number in
-                (1...3).contains(number.count) && number.allSatisfy { (0x30...0x39).contains($0) } && Int(String(decoding: number, as: UTF8.self))! <= 255
+            let values = numbers.compactMap { number -> UInt8? in
+                guard (1...3).contains(number.count), number.allSatisfy({ (0x30...0x39).contains($0) }) else { return nil }
+                return UInt8(exactly: Int(String(decoding: number, as: UTF8.self))!)
             }
+            return numbers.count == 32 && values.count == 32 && spread(values)
         }
         return false
     }

@@ -115,6 +115,9 @@ public struct SecretCommand: Sendable {
         }
         if problem != nil, !ended { ChildProcess.killWithDescendants(pid) }
         if !ended { while waitpid(pid, &status, 0) < 0, errno == EINTR {} }
+        // What it printed, however it ended: a line of its standard error repeating it is
+        // withheld when that is relayed (the deferred finish).
+        relayed.answer = try buffer.slice(0..<length)
         if let problem { return problem }
         guard status & 0x7f == 0 else { return .killed(status & 0x7f) }
         let code = (status >> 8) & 0xff

@@ -189,12 +189,14 @@ struct Verify: ParsableCommand {
             let document = opened.document
             report += "match: the derived vault key opens '\(vault!.displaySafe)' (\(document.childProfiles.count) children, \(document.devices.count) devices, \(document.groupMemberships.count) groups)\n"
             return (report, true)
-        } catch let error as VaultError where error.code.category == .authentication {
-            // The header names this key's household: the key is right and the vault damaged.
+        } catch let error as VaultError {
+            // The header names this key's household: the key is right and the vault damaged,
+            // however it fails to open (the rule `words` and `scan --vault` follow too).
             if (try? VaultHeader(parsing: InputFiles.read(vault!, what: "vault")))?.householdID == household.id {
                 throw VaultError.damagedVaultOfThisKey("the key of \(image.map { "the sheet \(InputFiles.quotedName($0))" } ?? "the shares")", vault: InputFiles.quotedName(vault!),
                                                        error.reason, hint: "the paper is right: keep it; restore the vault from a backup or a device")
             }
+            guard error.code.category == .authentication else { throw error }
             return (report + "MISMATCH: \(error.reason.displaySafe)\n", false)
         }
     }

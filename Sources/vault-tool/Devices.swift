@@ -17,7 +17,8 @@ struct Device: ParsableCommand {
         revocation names them: an id, 4 characters of it or more, or a whole name. Each \
         takes -o FILE or --in-place, --dry-run and --expect-revision N; in a schema 3 vault \
         each appends its signed event to the household log. Run again, a change already made \
-        changes nothing (exit 0).
+        changes nothing (exit 0), whatever --expect-revision says; a rename typed again by the \
+        old name is refused (exit 4), naming the device that has the new name.
           add       a linked device: --id and --name (the parent key)
           promote   a device to primary
           rename    a device

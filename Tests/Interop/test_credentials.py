@@ -542,7 +542,7 @@ def test_a_failing_source_is_named_and_its_secrets_are_not(fake, tmp_path, case)
         expected = "names host 'creds.example.org' over http"
     elif case == "process-fails":
         script = tmp_path / "proc"
-        script.write_text(f"#!/bin/sh\necho '{{\"Version\": 1, \"AccessKeyId\": \"{secret}\"}}'\nprintf 'helper status 7\\033[2J\\n' >&2\necho '{secret}' >&2\nexit 7\n")
+        script.write_text(f"#!/bin/sh\necho '{{\"Version\": 1, \"AccessKeyId\": \"{secret}\"}}'\nprintf 'helper status 7\\033[2J\\n' >&2\necho '{secret}' >&2\necho 'debug: {secret}/x' >&2\nexit 7\n")
         script.chmod(0o700)
         config = f"[default]\ncredential_process = {script}\n"
         expected = f"the credential_process of profile 'default' ({script}): exited with status 7"

@@ -113,9 +113,10 @@ def test_promote_rename_and_limit_each_do_one_thing(house):
         for extra in ([], ["--expect-revision", "1"]):
             again = tool("device", step[0], "--key-file", "parent.nsec", "--in-place", *extra, "h.vault", *step[1:], cwd=folder)
             assert again.returncode == 0 and "nothing changed" in again.stderr, (step, extra, again.stderr)
-    again = tool("device", "rename", "--key-file", "parent.nsec", "--in-place", "--expect-revision", "1", "h.vault", primary["deviceName"], "Grandma's iPad",
-                 cwd=folder)
-    assert again.returncode == 0 and "the rename was made" in again.stderr and "nothing changed" in again.stderr, again.stderr
+    # Typed again by the old name, it is refused (exit 4: the old name alone cannot show it was
+    # this device), and the device that has the new name is named.
+    again = tool("device", "rename", "--key-file", "parent.nsec", "--in-place", "h.vault", primary["deviceName"], "Grandma's iPad", cwd=folder)
+    assert again.returncode == 4 and "is already named" in again.stderr and "if this rename ran before, it is done" in again.stderr, again.stderr
     assert (folder / "h.vault").read_bytes() == renamed
     # A change still to make is guarded by the revision.
     stale = tool("device", "rename", "--key-file", "parent.nsec", "--in-place", "--expect-revision", "1", "h.vault", "Grandma's iPad", "Nana's iPad", cwd=folder)

@@ -18,6 +18,7 @@ import os
 import re
 import resource
 import signal
+import struct
 import subprocess
 import sys
 import urllib.parse
@@ -974,7 +975,8 @@ def test_a_childs_standard_error_in_text_is_escaped_and_withheld(tmp_path, tool_
     nsec = (FIXTURES / "keys" / "parent.nsec").read_text().strip()
     assert nsec not in result.stderr + result.stdout and "\x1b" not in result.stderr and "\x07" not in result.stderr, result.stderr
     assert f"{tool_name}: from a command: fetching \\u{{1b}}]0;owned\\u{{7}}\\u{{1b}}[2J from the store\n" in result.stderr, result.stderr
-    assert f"{tool_name}: from a command: (not shown: it reads as a key" in result.stderr, result.stderr
+    assert (f"{tool_name}: from a command: (not shown: it reads as a key" in result.stderr
+            or f"{tool_name}: from a command: (a line not shown: it repeats what the command answered" in result.stderr), result.stderr
 
 
 def test_a_key_command_flooding_its_relayed_standard_error_is_stopped_and_named_so(tmp_path):
@@ -1354,7 +1356,7 @@ def test_a_recovery_code_for_a_user_id_that_is_a_secret_is_refused_unshown(tmp_p
     assert secret not in result.stdout + result.stderr and not Path("b.json").exists() and not Path("s.pdf").exists()
 
 
-@pytest.mark.parametrize("spelling", ["xxd-p", "raw", "base64-wrapped", "json-bytes", "colon-hex", "0x-hex-lines"])
+@pytest.mark.parametrize("spelling", ["xxd-p", "raw", "raw-newline", "base64-wrapped", "json-bytes", "colon-hex", "0x-hex-lines"])
 def test_a_bare_key_as_other_tools_write_it_is_never_replaced(tmp_path, spelling):
     """A hostile trial: a key written by `xxd -p` (60 digits, then 4 on a second line), as its
     32 raw bytes, as base64 wrapped over lines or as a JSON array of its bytes was replaced by
@@ -1363,7 +1365,9 @@ def test_a_bare_key_as_other_tools_write_it_is_never_replaced(tmp_path, spelling
     Path("k.nsec").write_text((FIXTURES / "keys" / "parent.nsec").read_text())
     Path("k.nsec").chmod(0o600)
     key = os.urandom(32)
-    text = {"xxd-p": (key.hex()[:60] + "\n" + key.hex()[60:] + "\n").encode(), "raw": key,
+    while len(set(key)) < 16:
+        key = os.urandom(32)
+    text = {"xxd-p": (key.hex()[:60] + "\n" + key.hex()[60:] + "\n").encode(), "raw": key, "raw-newline": key + b"\n",
             "base64-wrapped": b"\n".join(base64.b64encode(key)[i:i + 20] for i in range(0, 44, 20)) + b"\n",
             "json-bytes": json.dumps(list(key)).encode() + b"\n", "colon-hex": ":".join(f"{b:02x}" for b in key).encode() + b"\n",
             "0x-hex-lines": b"0x" + key.hex()[:32].encode() + b"\n" + key.hex()[32:].encode() + b"\n"}[spelling]
@@ -1372,7 +1376,33 @@ def test_a_bare_key_as_other_tools_write_it_is_never_replaced(tmp_path, spelling
                             capture_output=True, text=True, timeout=60)
     assert result.returncode == 4 and "holds a key" in result.stderr, result.stderr
     assert Path("out.json").read_bytes() == text
-    Path("ids.txt").write_text("6F1C2B7E-0D4A-4C55-9E1B-2A7F3C9D8E01\nB3E9A410-0D4A-4C55-9E1B-2A7F3C9D8E02\n")
-    replaced = subprocess.run([str(BIN / "vault-tool"), "open", "--key-file", "k.nsec", "-o", "ids.txt", str(FIXTURES / "testkit" / "ok-household.vault")],
-                              capture_output=True, text=True, timeout=60)
-    assert replaced.returncode == 0, replaced.stderr
+    # Files that only look alike are replaced as before (a hostile review): two UUIDs, 32 bytes
+    # of UTF-8 text, a small struct of integers, a list of 32 scores.
+    ordinary = {"ids.txt": b"6F1C2B7E-0D4A-4C55-9E1B-2A7F3C9D8E01\nB3E9A410-0D4A-4C55-9E1B-2A7F3C9D8E02\n",
+                "greeting.txt": "Grüße aus München, liebe Leu\n".encode(), "struct.bin": struct.pack("<8I", 1, 2, 3, 4, 5, 6, 7, 8),
+                "scores.json": json.dumps([i % 10 for i in range(32)]).encode()}
+    assert len(ordinary["greeting.txt"]) == 32 and len(ordinary["struct.bin"]) == 32
+    for name, contents in ordinary.items():
+        Path(name).write_bytes(contents)
+        replaced = subprocess.run([str(BIN / "vault-tool"), "open", "--key-file", "k.nsec", "-o", name, str(FIXTURES / "testkit" / "ok-household.vault")],
+                                  capture_output=True, text=True, timeout=60)
+        assert replaced.returncode == 0, (name, replaced.stderr)
+
+
+@pytest.mark.parametrize("spelling", ["halves", "colons", "spaced", "upper"])
+def test_a_key_commands_answer_repeated_on_its_standard_error_is_withheld(tmp_path, spelling):
+    """A hostile review: a key command that printed its key and wrote it to standard error in
+    halves, with colons or spaces, was relayed in clear (only the verbatim spelling was caught).
+    A line repeating the answer in any of these spellings is withheld; other lines are shown."""
+    os.chdir(tmp_path)
+    vault_key = (FIXTURES / "keys" / "parent.vaultkey").read_text().strip()
+    shown = {"halves": f"first {vault_key[:32]}\nsecond {vault_key[32:]}", "colons": ":".join(vault_key[i:i + 2] for i in range(0, 64, 2)),
+             "spaced": " ".join(vault_key[i:i + 4] for i in range(0, 64, 4)), "upper": vault_key.upper()}[spelling]
+    Path("kc.sh").write_text(f"#!/bin/sh\nprintf '%s\\n' '{shown}' >&2\necho 'a plain note' >&2\necho {vault_key}\n")
+    Path("kc.sh").chmod(0o700)
+    result = subprocess.run([str(BIN / "vault-tool"), "inspect", "--vault-key-command", str(tmp_path / "kc.sh"), str(FIXTURES / "testkit" / "ok-v2-household.vault")],
+                            capture_output=True, text=True, timeout=60)
+    assert result.returncode == 0, result.stderr
+    digits = "".join(c for c in result.stderr.lower() if c in "0123456789abcdef")
+    assert vault_key[:32] not in digits and vault_key[32:] not in digits, result.stderr
+    assert "it repeats what the command answered" in result.stderr and "from a command: a plain note" in result.stderr

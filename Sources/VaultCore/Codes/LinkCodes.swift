@@ -275,11 +275,12 @@ extension VaultError {
                    hint: "show a new link on the primary device", file: file, line: line)
     }
 
-    /// A code's field that holds a control or invisible character (none of its fields may).
+    /// A pairing code's field that reads as a key, words or a share.
     static func codeFieldHoldsKey(_ field: String, file: String = #fileID, line: UInt = #line) -> VaultError {
         VaultError(.malformedDocument, "\(field) reads as a key, recovery words or a share (not shown), which a pairing code never carries", file: file, line: line)
     }
 
+    /// A code's field that holds a control or invisible character (none of its fields may).
     static func codeFieldHasControl(_ field: String, file: String = #fileID, line: UInt = #line) -> VaultError {
         VaultError(.malformedDocument, "\(field) holds a control or invisible character, which no field of a code may hold", file: file, line: line)
     }

@@ -97,15 +97,12 @@ public enum VaultDevices {
                 device = try selected(typed, in: document)
             } catch let error as VaultError where error.code == .deviceNotNamed {
                 // The same rename run again names a device by the name it no longer has (a
-                // tired operator's up-arrow, a run cut off after its write): a device with
-                // exactly the new name is this rename made, and the run finishes changing
-                // nothing, as every change run again does. Nothing else could be meant: a
-                // rename to a name another device has is refused.
-                if let renamed = document.devices.first(where: { $0.deviceName == name }) {
-                    return Outcome(document: document, operations: [], summary: "no device is named \(RecordedText.named(typed)), and \(RecordedText.named(renamed.deviceId)) is already named \(RecordedText.named(name)): the rename was made",
-                                   deviceID: renamed.deviceId, unchanged: true)
-                }
-                throw error
+                // tired operator's up-arrow): the device that has the new name says so. Still a
+                // refusal: the old name alone cannot show it was this device (a mistyped old name
+                // and another device's name would read the same: a hostile review). Run again by
+                // its id or its new name, the rename changes nothing (exit 0).
+                guard let renamed = document.devices.first(where: { VaultRevocation.folded($0.deviceName) == VaultRevocation.folded(name) }) else { throw error }
+                throw error.withContext(hint: "the device \(QuotedInput(renamed.deviceId)) is already named \(QuotedInput(renamed.deviceName)): if this rename ran before, it is done (run it by the device's id to see nothing change)")
             }
             guard device.deviceName != name else {
                 return Outcome(document: document, operations: [], summary: "\(RecordedText.named(device.deviceId)) is already named \(name)", deviceID: device.deviceId, unchanged: true)

@@ -323,16 +323,20 @@ public enum VaultRevocation {
 }
 
 /// A vault's devices ready to be named many times (``VaultRevocation/matching(_:in:)``): ids
-/// as given and in lower case, names folded, each looked up by hash, and id prefixes by a
-/// binary search of the sorted ids; made in one pass, so naming m devices among n costs
-/// about m + n foldings, not m × n.
+/// as given and in lower case, names folded, each looked up by hash, and id prefixes of ASCII
+/// by a binary search of the sorted ASCII ids (where `<` is byte order and a prefix is a run of
+/// them); ids with other characters, whose order and prefixes by Character do not agree
+/// (`abcde\u{20DD}` sorts among the ids starting `abcde` and does not start with it), are
+/// tried one by one, as before. Made in one pass, so naming m devices among n costs about
+/// m + n foldings, not m × n.
 struct DeviceLookup {
     let devices: [DeviceRecord]
     private let foldedNames: [String]
     private let byID: [String: [Int]]
     private let byLowerID: [String: [Int]]
     private let byName: [String: [Int]]
-    private let lowerIDs: [(id: String, index: Int)]
+    private let asciiIDs: [(id: String, index: Int)]
+    private let otherIDs: [(id: String, index: Int)]
 
     init(_ devices: [DeviceRecord]) {
         self.devices = devices
@@ -344,7 +348,9 @@ struct DeviceLookup {
             byName[foldedNames[index], default: []].append(index)
         }
         (self.byID, self.byLowerID, self.byName) = (byID, byLowerID, byName)
-        lowerIDs = devices.enumerated().map { ($0.element.deviceId.lowercased(), $0.offset) }.sorted { $0.id < $1.id }
+        let lowered = devices.enumerated().map { (id: $0.element.deviceId.lowercased(), index: $0.offset) }
+        asciiIDs = lowered.filter { $0.id.utf8.allSatisfy { $0 < 0x80 } }.sorted { $0.id < $1.id }
+        otherIDs = lowered.filter { !$0.id.utf8.allSatisfy { $0 < 0x80 } }
     }
 
     /// Every device `typed` names whole, in the vault's order (``VaultRevocation/matching(_:in:)``).
@@ -353,16 +359,21 @@ struct DeviceLookup {
         var found = Set(byID[typed] ?? []).union(byLowerID[name] ?? [])
         if !name.isEmpty { found.formUnion(byName[name] ?? []) }
         if name.count >= VaultRevocation.minimumIdPrefix {
-            // The first id not below the prefix, then every one that starts with it.
-            var low = 0, high = lowerIDs.count
-            while low < high {
-                let middle = (low + high) / 2
-                if lowerIDs[middle].id < name { low = middle + 1 } else { high = middle }
+            if name.utf8.allSatisfy({ $0 < 0x80 }) {
+                // The first ASCII id not below the prefix, then every one that starts with it.
+                var low = 0, high = asciiIDs.count
+                while low < high {
+                    let middle = (low + high) / 2
+                    if asciiIDs[middle].id < name { low = middle + 1 } else { high = middle }
+                }
+                while low < asciiIDs.count, asciiIDs[low].id.hasPrefix(name) {
+                    found.insert(asciiIDs[low].index)
+                    low += 1
+                }
+            } else {
+                for entry in asciiIDs where entry.id.hasPrefix(name) { found.insert(entry.index) }
             }
-            while low < lowerIDs.count, lowerIDs[low].id.hasPrefix(name) {
-                found.insert(lowerIDs[low].index)
-                low += 1
-            }
+            for entry in otherIDs where entry.id.hasPrefix(name) { found.insert(entry.index) }
         }
         return found.sorted().map { devices[$0] }
     }

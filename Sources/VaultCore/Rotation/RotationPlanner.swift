@@ -79,7 +79,9 @@ extension RotationPlanner {
     /// Routine, or the refusal that names the devices revoked lately (the last one first).
     static func routineUnlessRecentlyRevoked(_ document: VaultDocument, at now: Timestamp) throws -> RotationPlan.Mode {
         let recent = document.devices.filter { device in
-            device.status == .revoked && device.revokedAt.map { now.seconds - $0.seconds <= recentRevocation } == true
+            // Revoked at most 30 days before the plan's time; a revocation dated after it (a
+            // clock ahead, a --now in the past) is none the plan could follow.
+            device.status == .revoked && device.revokedAt.map { (0...recentRevocation).contains(now.seconds - $0.seconds) } == true
         }.sorted { $0.revokedAt! > $1.revokedAt! }
         guard let last = recent.first else { return .routine }
         throw VaultError.modeNeededAfterRevocation(count: recent.count, last: last, now: now)
@@ -95,8 +97,9 @@ extension VaultError {
     static func modeNeededAfterRevocation(count: Int, last: DeviceRecord, now: Timestamp, file: String = #fileID, line: UInt = #line) -> VaultError {
         let why = last.revocationReason.map { ", reason \(RecordedText.named($0))" } ?? ""
         let devices = count == 1 ? "a device was revoked" : "\(count) devices were revoked"
+        let held = count == 1 ? "it held" : "each held"
         return VaultError(.modeNeededAfterRevocation,
-                          "\(devices) in the last 30 days (\(RecordedText.named(last.deviceName)), \(TimeSpan.relative(last.revokedAt!, now: now))\(why)), and each held the family's key: "
+                          "\(devices) in the last 30 days (the last: \(RecordedText.named(last.deviceName)), \(TimeSpan.relative(last.revokedAt!, now: now))\(why)), and \(held) the family's key: "
                           + "a routine plan keeps every child's key, which is wrong if one was lost or stolen; say which plan this is",
                           file: file, line: line)
     }

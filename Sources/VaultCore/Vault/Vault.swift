@@ -248,12 +248,13 @@ extension VaultError {
         return VaultError(.keyMismatch, "the document's parentPubkey \(stated) is not the public key of this key file (\(actual))", file: file, line: line)
     }
 
-    /// A freshly sealed vault that, opened again, is not the document meant: nothing is replaced.
+    /// A vault larger than every reader of the suite takes.
     static func vaultWouldBeTooLarge(_ size: Int, file: String = #fileID, line: UInt = #line) -> VaultError {
         VaultError(.tooLarge, "the vault would be \(size) bytes, more than the \(InputLimits.document >> 20) MiB every command reads; nothing was written",
                    hint: "a household's vault is kilobytes: check the document for data that does not belong in it", file: file, line: line)
     }
 
+    /// A freshly sealed vault that, opened again, is not the document meant: nothing is replaced.
     static func sealedVaultReadsBackWrong(file: String = #fileID, line: UInt = #line) -> VaultError {
         VaultError(.cryptoFailure, "the vault written does not read back as intended; nothing was replaced", file: file, line: line)
     }

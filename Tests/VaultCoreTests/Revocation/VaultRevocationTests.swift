@@ -33,8 +33,10 @@ import Testing
     /// The index answers as the filter it replaced: every device the typed text names whole,
     /// in the vault's order, over ids and names that share prefixes, cases, widths and spacing.
     @Test func theLookupNamesWhatTheFilterNamed() {
-        let ids = ["6F1C2B7E-0D4A", "6f1c2b7e-0d4b", "6F1C", "ABCDEF", "abcdef", "Kitchen", "kitchen ipad", "Ｋitchen", "é-1", "e\u{301}-1", "6F1C2B7E"]
-        let names = ["Kitchen iPad", "kitchen  ipad", "6F1C2B7E", "abcdef", "Den", "ｋｉｔｃｈｅｎ ipad", " Den ", "é-1", "e\u{301}-1", "Old", "6f1c"]
+        let ids = ["6F1C2B7E-0D4A", "6f1c2b7e-0d4b", "6F1C", "ABCDEF", "abcdef", "Kitchen", "kitchen ipad", "Ｋitchen", "é-1", "e\u{301}-1", "6F1C2B7E",
+                   "abcde1", "abcde\u{20dd}", "abcde\u{4e00}", "abcde\u{20dd}1", "ABCDE\u{301}x"]
+        let names = ["Kitchen iPad", "kitchen  ipad", "6F1C2B7E", "abcdef", "Den", "ｋｉｔｃｈｅｎ ipad", " Den ", "é-1", "e\u{301}-1", "Old", "6f1c",
+                     "Alpha", "Gamma", "Beta", "Delta", "Epsilon"]
         let devices = zip(ids, names).map { DeviceRecord(deviceId: $0, deviceName: $1, isPrimary: false, subkeyPublicKey: "", addedAt: now, lastSeenAt: now, status: .active) }
         func filtered(_ typed: String) -> [DeviceRecord] {
             let name = VaultRevocation.folded(typed)
@@ -45,7 +47,9 @@ import Testing
             }
         }
         let lookup = DeviceLookup(devices)
-        for typed in ids + names + ["6f1c2b", "6F1C2B7E-0", "KITCHEN IPAD", "den", "", " ", "abc", "ABCD", "zzz", "é", "e\u{301}-"] {
+        // A hostile review: with `abcde\u{20DD}` among them, a search stopping at the first id
+        // that did not start with the prefix missed `abcde\u{4e00}`, and `abcde` named one device.
+        for typed in ids + names + ["6f1c2b", "6F1C2B7E-0", "KITCHEN IPAD", "den", "", " ", "abc", "ABCD", "zzz", "é", "e\u{301}-", "abcde", "ABCDE", "abcdé"] {
             #expect(lookup.matching(typed).map(\.deviceId) == filtered(typed).map(\.deviceId), "typed \(typed)")
         }
     }
