@@ -934,14 +934,21 @@ def test_no_command_quotes_back_a_secret_typed_in_pieces(tmp_path, kind):
     assert ran == len(LEAVES) >= 35
 
 
-def migrate_with_key_command(tmp_path, script_text):
-    """`migrate vault --log-format json` with a key command made of `script_text`."""
+def key_command_folder(tmp_path, script_text, vault="ok-household.vault"):
+    """`tmp_path` as the working folder, with parent.nsec, w.vault (a copy of the testkit's
+    `vault`) and a key command made of `script_text`, whose path it returns."""
     os.chdir(tmp_path)
     Path("parent.nsec").write_text((FIXTURES / "keys" / "parent.nsec").read_text())
-    Path("w.vault").write_bytes((FIXTURES / "testkit" / "ok-household.vault").read_bytes())
+    Path("w.vault").write_bytes((FIXTURES / "testkit" / vault).read_bytes())
     script = tmp_path / "key-command"
     script.write_text(script_text)
     script.chmod(0o700)
+    return script
+
+
+def migrate_with_key_command(tmp_path, script_text):
+    """`migrate vault --log-format json` with a key command made of `script_text`."""
+    script = key_command_folder(tmp_path, script_text)
     return subprocess.run([str(BIN / "vault-tool"), "migrate", "vault", "--key-command", str(script), "--to", "2", "--log-format", "json",
                            "-o", "out.vault", "w.vault"], capture_output=True, text=True, timeout=60)
 
@@ -964,12 +971,8 @@ def test_a_childs_standard_error_in_text_is_escaped_and_withheld(tmp_path, tool_
     """A hostile trial: without --log-format json, a key command's standard error went to the
     terminal raw: the key it echoed, and escapes that set the window's title and cleared the
     screen. Every tool relays it now in text too: escaped, its secrets withheld, a line at a time."""
-    os.chdir(tmp_path)
-    Path("parent.nsec").write_text((FIXTURES / "keys" / "parent.nsec").read_text())
-    Path("w.vault").write_bytes((FIXTURES / "testkit" / "ok-v2-household.vault").read_bytes())
-    script = tmp_path / "key-command"
-    script.write_text("#!/bin/sh\nprintf 'fetching \\033]0;owned\\007\\033[2J from the store\\n' >&2\nprintf 'key: ' >&2\ncat parent.nsec >&2\ncat parent.nsec\n")
-    script.chmod(0o700)
+    script = key_command_folder(tmp_path, "#!/bin/sh\nprintf 'fetching \\033]0;owned\\007\\033[2J from the store\\n' >&2\nprintf 'key: ' >&2\n"
+                                          "cat parent.nsec >&2\ncat parent.nsec\n", vault="ok-v2-household.vault")
     result = subprocess.run([str(BIN / tool_name)] + [argument.replace("{script}", str(script)) for argument in arguments],
                             capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL)
     nsec = (FIXTURES / "keys" / "parent.nsec").read_text().strip()
