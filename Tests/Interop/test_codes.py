@@ -295,3 +295,17 @@ def test_a_pairing_code_carrying_a_key_is_refused_and_the_key_not_shown(tmp_path
         made = subprocess.run([DEVICE_LINK, "pairing", "create", "--share-url", "https://www.icloud.com/share/0abc", "--parent-device-id",
                                "6F1C2B7E-0D4A-4C55-9E1B-2A7F3C9D8E01", "--shared-zone-id", secret, "-o", str(tmp_path / "made.png")], capture_output=True)
         assert made.returncode != 0 and not (tmp_path / "made.png").exists() and secret.encode() not in made.stdout + made.stderr
+
+
+@pytest.mark.parametrize("url,readable", [("HTTPS://www.icloud.com/share/0abc", True), ("https://user:pass@evil.example/share", False),
+                                          ("https://user@www.icloud.com/share/0abc", False), ("http://www.icloud.com/share/0abc", False)])
+def test_a_share_url_is_https_in_any_case_and_carries_no_credentials(tmp_path, url, readable):
+    """A hostile trial: `HTTPS://` (a scheme is any case) was refused, and a share URL with a user
+    and password in it was read and printed."""
+    pairing = {"shareURL": url, "parentDeviceID": "6F1C2B7E-0D4A-4C55-9E1B-2A7F3C9D8E01",
+               "verificationToken": "C0FFEE00-0000-4000-8000-000000000000", "sharedZoneID": "FamilyZone", "timestamp": "2026-11-22T10:00:00Z"}
+    read = subprocess.run([DEVICE_LINK, "pairing", "read", str(qr_png(json.dumps(pairing), tmp_path / "p.png")), "--now", "2026-11-22T10:01:00Z"],
+                          capture_output=True)
+    assert read.returncode == (0 if readable else 2), read.stderr
+    if not readable:
+        assert b"pass" not in read.stdout

@@ -240,7 +240,9 @@ public struct PairingCode: Sendable, Equatable {
             // printed by every reader of it, so the code is refused, the value not shown.
             if Array(value.utf8).withUnsafeBytes({ KeyText.holdsKey($0) }) { throw VaultError.codeFieldHoldsKey(name) }
         }
-        guard let url = URL(string: shareURL), url.scheme == "https", url.host?.isEmpty == false else {
+        // A scheme in any case (RFC 3986); no user or password in it: every reader of the code
+        // would show them, and a share link has none (a hostile trial).
+        guard let url = URL(string: shareURL), url.scheme?.lowercased() == "https", url.host?.isEmpty == false, url.user == nil, url.password == nil else {
             throw VaultError.pairingShareURLNotHTTPS()
         }
         guard UUID(uuidString: parentDeviceID) != nil else { throw VaultError.pairingDeviceIDNotUUID() }
@@ -287,7 +289,7 @@ extension VaultError {
 
     /// A pairing code whose shareURL is not an https URL with a host.
     static func pairingShareURLNotHTTPS(file: String = #fileID, line: UInt = #line) -> VaultError {
-        VaultError(.malformedDocument, "shareURL should be an https URL", file: file, line: line)
+        VaultError(.malformedDocument, "shareURL should be an https URL with a host and no user or password", file: file, line: line)
     }
 
     /// A pairing code whose parentDeviceID is not a UUID.
