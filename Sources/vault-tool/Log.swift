@@ -139,22 +139,24 @@ struct LogShow: ParsableCommand {
         func who(_ entry: HouseholdLog.Entry) -> String {
             switch entry.signer {
             case .parent: "parent"
-            case .support(let grant): "support \(entry.event.pubkey.npub.prefix(16))…" + (grants[grant]?.label.map { " (\($0))" } ?? "")
+            case .support(let grant): "support \(entry.event.pubkey.npub.prefix(16))…" + (grants[grant]?.label.map { " (\(RecordedText.named($0)))" } ?? "")
             }
         }
         if json {
             try StandardStreams.writeOutput(JSONValue.array(verified.entries.map { entry in
                 .object([("event", .string(entry.event.idHex)), ("time", .string(Timestamp(seconds: entry.event.createdAt).rfc3339)),
                          ("signer", .string(entry.event.pubkey.npub)), ("role", .string(entry.signer == .parent ? "parent" : "support")),
-                         ("action", .string(entry.action.rawValue)), ("summary", .string(entry.event.content)),
-                         ("reason", entry.event.tag("reason").map(JSONValue.string) ?? .null), ("revision", .int(entry.revision))])
+                         ("action", .string(entry.action.rawValue)), ("summary", .string(RecordedText.named(entry.event.content))),
+                         ("reason", entry.event.tag("reason").map { .string(RecordedText.named($0)) } ?? .null), ("revision", .int(entry.revision))])
             }).reported())
             return
         }
+        // The writers keep no secret in a record; a log written by other means may, and what it
+        // records is shown withheld then (a hostile trial: a forged grant's label showed an nsec).
         var table = TextTable()
         for entry in verified.entries {
-            let reason = entry.event.tag("reason").map { " (why: \($0))" } ?? ""
-            table.add(Timestamp(seconds: entry.event.createdAt).rfc3339, who(entry), entry.event.content + reason, "revision \(entry.revision)")
+            let reason = entry.event.tag("reason").map { " (why: \(RecordedText.named($0)))" } ?? ""
+            table.add(Timestamp(seconds: entry.event.createdAt).rfc3339, who(entry), RecordedText.named(entry.event.content) + reason, "revision \(entry.revision)")
         }
         try StandardStreams.writeOutput(Array(table.render().utf8))
     }

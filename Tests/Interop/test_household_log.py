@@ -579,3 +579,22 @@ def test_a_change_run_again_after_it_finished_says_it_is_done_and_one_killed_bef
     assert again.returncode == 4, again.stderr
     assert "already records this change" in again.stderr and "another household" not in again.stderr, again.stderr
     assert {name: (folder / name).read_bytes() for name in written} == written
+
+
+@pytest.mark.parametrize("where", ["content", "reason"])
+def test_a_secret_in_a_log_written_by_other_means_is_shown_withheld(signed, where):
+    """A hostile trial: the writers keep no secret in a record, but a log signed by other means
+    (a parent-signed event whose text held an nsec) verified, and `log show` printed the key.
+    What such a log records is shown withheld, in text and JSON."""
+    folder, _ = signed
+    parent = PARENT.secret
+    child = Household(os.urandom(32)).nsec
+    lines = (folder / "h.log").read_text().splitlines()
+    last = json.loads(lines[-1])
+    tags = last["tags"] + ([["reason", f"lost {child}"]] if where == "reason" else [])
+    lines[-1] = sign_event(parent, last["created_at"], tags, f"withdrew {child}" if where == "content" else last["content"])
+    (folder / "h.log").write_text("\n".join(lines) + "\n")
+    for extra in ([], ["--json"]):
+        shown = tool("vault-tool", "log", "show", *extra, "h.vault", cwd=folder)
+        assert shown.returncode == 0, shown.stderr
+        assert child not in shown.stdout + shown.stderr and "not recorded" in shown.stdout, shown.stdout

@@ -1359,7 +1359,8 @@ def test_a_recovery_code_for_a_user_id_that_is_a_secret_is_refused_unshown(tmp_p
     assert secret not in result.stdout + result.stderr and not Path("b.json").exists() and not Path("s.pdf").exists()
 
 
-@pytest.mark.parametrize("spelling", ["xxd-p", "raw", "raw-newline", "base64-wrapped", "json-bytes", "colon-hex", "0x-hex-lines"])
+@pytest.mark.parametrize("spelling", ["xxd-p", "raw", "raw-newline", "base64-wrapped", "json-bytes", "colon-hex", "0x-hex-lines", "label-groups",
+                                      "label-halves"])
 def test_a_bare_key_as_other_tools_write_it_is_never_replaced(tmp_path, spelling):
     """A hostile trial: a key written by `xxd -p` (60 digits, then 4 on a second line), as its
     32 raw bytes, as base64 wrapped over lines or as a JSON array of its bytes was replaced by
@@ -1373,7 +1374,10 @@ def test_a_bare_key_as_other_tools_write_it_is_never_replaced(tmp_path, spelling
     text = {"xxd-p": (key.hex()[:60] + "\n" + key.hex()[60:] + "\n").encode(), "raw": key, "raw-newline": key + b"\n",
             "base64-wrapped": b"\n".join(base64.b64encode(key)[i:i + 20] for i in range(0, 44, 20)) + b"\n",
             "json-bytes": json.dumps(list(key)).encode() + b"\n", "colon-hex": ":".join(f"{b:02x}" for b in key).encode() + b"\n",
-            "0x-hex-lines": b"0x" + key.hex()[:32].encode() + b"\n" + key.hex()[32:].encode() + b"\n"}[spelling]
+            "0x-hex-lines": b"0x" + key.hex()[:32].encode() + b"\n" + key.hex()[32:].encode() + b"\n",
+            # Under a label line (a hostile trial: each was replaced), in groups of four or halves.
+            "label-groups": ("parent key:\n" + "".join(" ".join(key.hex()[i + j:i + j + 4] for j in range(0, 16, 4)) + "\n" for i in range(0, 64, 16))).encode(),
+            "label-halves": ("notes\n" + key.hex()[:32] + "\n" + key.hex()[32:] + "\n").encode()}[spelling]
     Path("out.json").write_bytes(text)
     result = subprocess.run([str(BIN / "vault-tool"), "open", "--key-file", "k.nsec", "-o", "out.json", str(FIXTURES / "testkit" / "ok-household.vault")],
                             capture_output=True, text=True, timeout=60)

@@ -130,9 +130,11 @@ package enum KeyText {
         return body.count == 64 && body.allSatisfy(isHexDigit)
     }
 
-    /// 64 hex digits written a group a line (`fold -w4`, `fold -w8`): consecutive lines that
-    /// hold nothing but one group each of at most 16 digits, all as long as the first (the last
-    /// may be shorter), 64 digits in all. Two ids of 32 digits on two lines are not one key.
+    /// 64 hex digits written over lines (`fold -w8`, groups of four four to a line, two halves):
+    /// consecutive lines that hold nothing but hex digits (in groups or not), at most 32 each,
+    /// all as many as the first (the last may have fewer), 64 digits in all, wherever the lines
+    /// stand (under a label line too). Two halves of 32 are taken for a key: a file of two
+    /// 32-digit ids is refused as one, which only asks for it to be moved first.
     private static func hexKeyAcrossLines(_ text: UnsafeRawBufferPointer) -> Bool {
         var digits = 0, width = 0, lines = 0, shortSeen = false
         var lineStart = 0
@@ -141,15 +143,18 @@ package enum KeyText {
             lineStart = index + 1
             while let last = line.last, last == 0x0d || last == 0x20 || last == 0x09 { line = UnsafeRawBufferPointer(rebasing: line.dropLast()) }
             while let first = line.first, first == 0x20 || first == 0x09 { line = UnsafeRawBufferPointer(rebasing: line.dropFirst()) }
-            let isGroup = (1...16).contains(line.count) && line.allSatisfy(isHexDigit)
-            if isGroup, lines > 0, !shortSeen, line.count <= width {
-                shortSeen = line.count < width
-                digits += line.count
+            // A line of hex digits, in groups or not (`94f2 bde2 8112 547e`, a half of 32): its
+            // digits count (a hostile trial: such lines under a label line were no key).
+            let count = line.reduce(0) { $0 + (isHexDigit($1) ? 1 : 0) }
+            let isGroup = (1...32).contains(count) && line.allSatisfy { isHexDigit($0) || $0 == 0x20 || $0 == 0x09 }
+            if isGroup, lines > 0, !shortSeen, count <= width {
+                shortSeen = count < width
+                digits += count
                 lines += 1
             } else {
                 // The block before ends here: a key when it held 64 digits exactly.
                 if lines > 1, digits == 64 { return true }
-                (digits, width, lines, shortSeen) = isGroup ? (line.count, line.count, 1, false) : (0, 0, 0, false)
+                (digits, width, lines, shortSeen) = isGroup ? (count, count, 1, false) : (0, 0, 0, false)
             }
             if index == text.count, lines > 1, digits == 64 { return true }
         }

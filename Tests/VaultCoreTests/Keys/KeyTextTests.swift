@@ -57,6 +57,10 @@ import Testing
         groups(of: 4, joinedBy: "\n"), groups(of: 8, joinedBy: "\n") + "\n", groups(of: 4, joinedBy: " ", prefix: "0x"),
         groups(of: 8, joinedBy: " ", prefix: "0X"), "{" + groups(of: 2, joinedBy: ", ", prefix: "0x") + "}",
         "unsigned char key[] = {" + groups(of: 2, joinedBy: ", ", prefix: "0x") + "};", "The key is " + groups(of: 8, joinedBy: " ") + ".",
+        // Over lines under a label line, in groups or halves (a hostile trial: each was replaced;
+        // two 32-digit ids on two lines, once passed as public, are now taken for a key too).
+        "parent key:\n" + groups(of: 4, joinedBy: " ").split(separator: " ").chunked(4).joined(separator: "\n") + "\n",
+        "notes\n" + String(hex.prefix(32)) + "\n" + String(hex.suffix(32)) + "\n", String(hex.prefix(32)) + "\n" + String(hex.suffix(32)) + "\n",
     ]
 
     @Test(arguments: hexLayouts)
@@ -78,7 +82,7 @@ import Testing
         "{\"mlsGroupId\":\"g\",\"memberPubkeys\":[\"\(hex)\",\"\(hex)\"]}", "the quick brown fox jumps over the lazy dog and then some more words follow here.",
         "legal winner thank year wave sausage worth useful legal winner thank — kept for the game", "{\"pubkeys\":[\"\(hex)\"]}", "subkeys: [\(hex)]",
         "device '0A9B8C7D-6E5F-4A3B-2C1D-0E9F8A7B6C5D' '0A9B8C7D-6E5F-4A3B-2C1D-0E9F8A7B6C5D'", "0A9B8C7D-6E5F-4A3B-2C1D-0E9F8A7B6C5D 0A9B8C7D-6E5F-4A3B-2C1D-0E9F8A7B6C5D",
-        String(hex.prefix(32)) + "\n" + String(hex.suffix(32)) + "\n", Self.groups(of: 4, joinedBy: "\n") + "\nbeef\n", "ff00ff\n00ff00\nabcdef\n",
+        Self.groups(of: 4, joinedBy: "\n") + "\nbeef\n", "ff00ff\n00ff00\nabcdef\n",
         "clave pública: \(hex)", "public key (hex): \(hex)", "key id: \(hex)", "\"\(hex)\",\n\"\(hex)\"\n",
         // An operations file's member whose DID ends in "Sk" before its '#', and labels of public values.
         "{\"op\":\"mls.remove\",\"convo\":\"c\",\"member\":\"did:key:z6MkhaXgBZDvotDkL5257faiztiGiC2QtKLGpbnnEGtaSk#\(hex)\"}",
@@ -196,5 +200,12 @@ import Testing
             #expect(!isSide([UInt8](repeating: 0, count: 4096) + Array("dear diary\n".utf8), suffix))
         }
         #expect(!isSide([UInt8](repeating: 0, count: 8), "-wal"))
+    }
+}
+
+extension Array {
+    /// The elements `size` at a time, each group joined by a space.
+    func chunked(_ size: Int) -> [String] where Element: StringProtocol {
+        stride(from: 0, to: count, by: size).map { self[$0..<Swift.min($0 + size, count)].joined(separator: " ") }
     }
 }
