@@ -161,7 +161,7 @@ final class PostgresClient {
             }
             return index
         }
-        for start in 0...scalars.count where start == 0 || isPatternSpace(scalars[start - 1]) || scalars[start - 1] == "?" || scalars[start - 1] == "&" {
+        for start in 0...scalars.count where start == 0 || isPatternSpace(scalars[start - 1]) || ["?", "&", "#"].contains(scalars[start - 1]) {
             for word in ["sslpassword", "password"] {
                 guard var index = match(word, at: start) else { continue }
                 index += scalars[index...].prefix { isPatternSpace($0) }.count
@@ -183,7 +183,7 @@ final class PostgresClient {
     /// Whether the connection string carries a password, looked for in the raw text first (a
     /// `password=` or `sslpassword=` pair, a URI's `user:secret@`, even one libpq would read
     /// otherwise or one nested in a key/value string), then in what libpq parses.
-    static func connectionHasPassword(_ text: String) throws -> Bool {
+    static func connectionHasPassword(_ text: String, depth: Int = 0) throws -> Bool {
         if hasPasswordPair(text) { return true }
         if let scheme = text.firstRange(of: "://"), let at = text[scheme.upperBound...].firstIndex(of: "@") {
             let userInfo = text[scheme.upperBound..<at]
@@ -195,7 +195,29 @@ final class PostgresClient {
             }
         }
         let parsed = try options(text)
-        return !(parsed["password"] ?? "").isEmpty || !(parsed["sslpassword"] ?? "").isEmpty
+        if !(parsed["password"] ?? "").isEmpty || !(parsed["sslpassword"] ?? "").isEmpty { return true }
+        // A dbname that is itself a connection string libpq expands (`?dbname=postgresql://u:pw@h/d`,
+        // the same percent-encoded in a URI's path): its password is one too (a hostile trial).
+        if let dbname = parsed["dbname"], depth < 4, isConnectionString(dbname) { return try connectionHasPassword(dbname, depth: depth + 1) }
+        return false
+    }
+
+    /// Whether libpq takes a dbname for a connection string of its own: it holds `=`, or
+    /// begins with a URI's scheme.
+    static func isConnectionString(_ dbname: String) -> Bool {
+        dbname.contains("=") || dbname.hasPrefix("postgresql://") || dbname.hasPrefix("postgres://")
+    }
+
+    /// The connection as a message may name it: its host, port, database and user as libpq
+    /// reads them, never the string as given (a hostile trial: a password nested in it was
+    /// quoted by "cannot connect"), nor a dbname that is a connection string of its own.
+    static func shown(_ connection: String) -> String {
+        guard let parsed = try? options(connection) else { return "(the --db given)" }
+        let parts = ["host", "port", "dbname", "user", "service"].compactMap { keyword -> String? in
+            guard let value = parsed[keyword], !value.isEmpty else { return nil }
+            return keyword == "dbname" && isConnectionString(value) ? "dbname=(a connection string, not shown)" : "\(keyword)=\(value)"
+        }
+        return parts.isEmpty ? "(the default connection)" : parts.joined(separator: " ")
     }
 
     /// The keywords a connection string sets. libpq's parse errors are not repeated: they may

@@ -24,11 +24,11 @@ final class PostgresRegistryEngine: RegistryEngine, @unchecked Sendable {
     private static let attempts = 20
 
     init(connection: String, access: DeviceRegistry.Access, schema asked: RegistrySchema?) throws {
-        name = connection
+        name = PostgresClient.shown(connection)
         do {
             client = try PostgresClient(connection: connection)
         } catch let failure as PostgresClient.Failure {
-            throw VaultError.cannotConnect(connection, failure.message)
+            throw VaultError.cannotConnect(name, failure.message)
         }
         let state = try transaction(writing: false, retrying: true) { session in
             (try Self.schemaState(session), false)

@@ -325,7 +325,12 @@ EVERY_SUBCOMMAND = [["init"], ["import", "--devices", os.devnull], ["devices"], 
     f"postgresql://hvt:{SECRET}@127.0.0.1/db",
     f"postgres://hvt@127.0.0.1/db?password={SECRET}",
     f"password={SECRET} host=127.0.0.1 dbname=db",
-], ids=["uri", "uri-query", "key-value"])
+    # Nested where libpq expands it (a hostile trial: each was tried, and "cannot connect" quoted it).
+    f"postgresql://hvt@127.0.0.1/postgres?dbname=postgresql://x:{SECRET}@h/d",
+    f"postgresql://hvt@127.0.0.1/postgres?dbname=host%3Dh%20password%3D{SECRET}",
+    f"postgresql://hvt@127.0.0.1/postgresql%3A%2F%2Fu%3A{SECRET}%40h%2Fd",
+    f"postgresql://hvt@127.0.0.1/postgres#password={SECRET}",
+], ids=["uri", "uri-query", "key-value", "nested-uri", "nested-key-value", "encoded-path", "fragment"])
 def test_a_password_in_db_is_refused_without_showing_it(db):
     for subcommand in EVERY_SUBCOMMAND:
         result = registry(subcommand[0], "--db", db, *subcommand[1:])

@@ -718,7 +718,8 @@ enum TestEngine: String, CaseIterable, CustomTestStringConvertible, Sendable {
     /// No server where the connection points (a closed port): libpq's refusal to connect.
     @Test func aClosedPortCannotBeConnectedTo() throws {
         let failure = try #require(error { _ = try DeviceRegistry(location: .postgres(connection: "postgresql://127.0.0.1:1/chat?user=nobody"), access: .readOnly) })
-        #expect(failure.code == .cannotConnect && failure.reason.hasPrefix("cannot connect to the registry 'postgresql://127.0.0.1:1/chat?user=nobody': "), "\(failure)")
+        // Named by what libpq reads of it, never the string as given (which may nest a password).
+        #expect(failure.code == .cannotConnect && failure.reason.hasPrefix("cannot connect to the registry 'host=127.0.0.1 port=1 dbname=chat user=nobody': "), "\(failure)")
     }
 }
 
