@@ -411,6 +411,12 @@ final class PostgresRegistryEngine: RegistryEngine, @unchecked Sendable {
         ]
     }()
 
+    /// Columns the rules take never to be NULL, as the seeds declare them.
+    private static let neverNull: [String: Set<String>] = [
+        "user_devices": ["user_did", "user_id", "device_id", "is_active"],
+        "members": ["convo_id", "user_did", "device_id"],
+    ]
+
     /// Columns revocation adds; an app's table that has one already must have it as we would.
     private static let addedColumns: [(column: String, types: Set<String>)] = [
         ("is_active", ["boolean"]), ("revoked_at", ["timestamp with time zone"]), ("revocation_reason", ["text", "character varying"]),
@@ -426,10 +432,16 @@ final class PostgresRegistryEngine: RegistryEngine, @unchecked Sendable {
                 continue
             }
             let rows = try session.rows("""
-                SELECT column_name, data_type FROM information_schema.columns
+                SELECT column_name, data_type, is_nullable FROM information_schema.columns
                 WHERE table_schema = current_schema() AND table_name = ?
                 """, [.text(table)])
             let types = Dictionary(rows.map { ($0.text("column_name"), $0.text("data_type")) }, uniquingKeysWith: { first, _ in first })
+            // The columns a device and a membership are found by, and a device's state: a NULL
+            // there (a table made without NOT NULL) made revocations fail on the row (a hostile
+            // trial); the seeds declare each NOT NULL, and SQLite's registry does too.
+            for row in rows where row.text("is_nullable") == "YES" && Self.neverNull[table]?.contains(row.text("column_name")) == true {
+                differences.append("\(table).\(row.text("column_name")) may be NULL, not NOT NULL")
+            }
             let wanted = expectedColumns(schema)[table]! + (table == "user_devices" ? added : [])
             for (column, allowed) in wanted {
                 guard let type = types[column] else {

@@ -695,3 +695,18 @@ def test_a_revocation_time_before_what_the_registry_holds_is_said_and_before_197
     assert quiet.returncode == 0 and "earlier than" not in quiet.stderr, quiet.stderr
     done = registry(*revoke, "--now", "2023-06-01T00:00:00Z")
     assert done.returncode == 0 and "registry import' refuses" in done.stderr, done.stderr
+
+
+@pytest.mark.parametrize("loosened", ["user_id UUID NOT NULL", "is_active BOOLEAN NOT NULL DEFAULT TRUE"])
+def test_init_refuses_a_column_the_rules_need_that_may_be_null(database, loosened):
+    """A hostile trial: Family Medical's table made without NOT NULL on user_id or is_active
+    passed init, and one NULL row then failed every revocation on an internal table's constraint.
+    A column a device is found by, or its state, may not be NULL: init names it and changes nothing."""
+    table = ("CREATE TABLE user_devices (device_id UUID PRIMARY KEY, user_id UUID NOT NULL, device_name TEXT NOT NULL, device_type TEXT, "
+             "first_seen_at TIMESTAMPTZ NOT NULL DEFAULT NOW(), last_seen_at TIMESTAMPTZ NOT NULL DEFAULT NOW(), is_active BOOLEAN NOT NULL DEFAULT TRUE);")
+    column = loosened.split()[0]
+    database.execute(table.replace(loosened, loosened.replace(" NOT NULL", "")))
+    before = schema(database)
+    result = registry("init", "--schema", "family-medical", "--db", database.uri())
+    assert result.returncode == 2 and f"user_devices.{column} may be NULL" in result.stderr, result.stderr
+    assert schema(database) == before
