@@ -1413,3 +1413,22 @@ def test_a_key_commands_answer_repeated_on_its_standard_error_is_withheld(tmp_pa
     digits = "".join(c for c in result.stderr.lower() if c in "0123456789abcdef")
     assert vault_key[:32] not in digits and vault_key[32:] not in digits, result.stderr
     assert "it repeats what the command answered" in result.stderr and "from a command: a plain note" in result.stderr
+
+
+def test_a_census_names_links_and_other_entries_it_does_not_read(tmp_path):
+    """A hostile trial: a folder census passed over a symbolic link to a vault and a FIFO without
+    a word (a folder of only links was "nothing to count"), so a manifest built from its list
+    missed those households. Each is listed among the files that are not vaults, never read."""
+    folder = tmp_path / "fleet"
+    folder.mkdir()
+    vault = (FIXTURES / "testkit" / "ok-household.vault").read_bytes()
+    (tmp_path / "elsewhere.vault").write_bytes(vault)
+    (folder / "real.vault").write_bytes(vault)
+    os.symlink("../elsewhere.vault", folder / "linked.vault")
+    os.mkfifo(folder / "pipe.vault")
+    result = subprocess.run([str(BIN / "vault-tool"), "census", "--json", str(folder)], capture_output=True, text=True, timeout=60)
+    assert result.returncode == 0, result.stderr
+    census = json.loads(result.stdout)
+    assert census["files"] == 3 and census["vaults"] == 1, census
+    assert census["notVaults"] == [{"path": "linked.vault", "reason": "a symbolic link, not followed"},
+                                   {"path": "pipe.vault", "reason": "not a regular file, not read"}]

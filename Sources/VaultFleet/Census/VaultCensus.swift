@@ -72,14 +72,21 @@ public struct VaultCensus: Sendable {
                 if name != ".", name != ".." { names.append((name, entry.pointee.d_type)) }
             }
             closedir(directory)
-            for (name, type) in names.sorted(by: { $0.0 < $1.0 }) {
+            for (name, listedType) in names.sorted(by: { $0.0 < $1.0 }) {
                 let child = relative.isEmpty ? name : relative + "/" + name
-                if Int32(type) == DT_DIR {
+                // A file system that does not say the type: asked of the entry itself.
+                let type = Int32(listedType) == DT_UNKNOWN ? Self.type(of: folder + "/" + child) : Int32(listedType)
+                if type == DT_DIR {
                     pending.append(child)
-                } else if Int32(type) == DT_REG {
+                } else if type == DT_REG {
                     census.files += 1
                     if census.files % 1000 == 0 { progress?(census.files) }
                     census.classify(child, path: folder + "/" + child, buffer: &header)
+                } else {
+                    // Said, never read: a link (a manifest built from the list would miss the
+                    // vault it leads to, a hostile trial), a FIFO, a socket, a device.
+                    census.files += 1
+                    census.notVaults.append((child, type == DT_LNK ? "a symbolic link, not followed" : "not a regular file, not read"))
                 }
             }
         }
@@ -88,6 +95,18 @@ public struct VaultCensus: Sendable {
         census.notVaults.sort { $0.path < $1.path }
         census.truncated.sort { $0.path < $1.path }
         return census
+    }
+
+    /// The `d_type` of the entry at `path` (not followed), from lstat.
+    private static func type(of path: String) -> Int32 {
+        var info = stat()
+        guard lstat(path, &info) == 0 else { return Int32(DT_UNKNOWN) }
+        switch info.st_mode & S_IFMT {
+        case S_IFDIR: return Int32(DT_DIR)
+        case S_IFREG: return Int32(DT_REG)
+        case S_IFLNK: return Int32(DT_LNK)
+        default: return Int32(DT_FIFO)
+        }
     }
 
     /// Counts the objects under `prefix` in an object store the same way: a listing, then a
