@@ -34,12 +34,15 @@ struct VaultTool: ParsableCommand {
           vault-tool check bucket --source s3://family-vaults/vaults/ \\
             --vault-key-dir keys --log-format json 2>&1 | jq -c 'select(.event)'
 
-        A first session:
+        A first session, with the example household of the source tree (Examples/: a \
+        document and the key it belongs to; a document names its parent key, so a new key \
+        from keygen seals a document of its own):
           vault-tool keygen -o parent.nsec
           vault-tool derive --key-file parent.nsec --device-id kitchen-ipad
-          vault-tool seal --key-file parent.nsec -o household.vault household.json
-          vault-tool inspect --key-file parent.nsec household.vault
-          vault-tool check --key-file parent.nsec household.vault
+          vault-tool seal --key-file Examples/household.nsec -o household.vault \\
+            Examples/household.json
+          vault-tool inspect --key-file Examples/household.nsec household.vault
+          vault-tool check --key-file Examples/household.nsec household.vault
         """,
         version: SuiteVersion.text,
         subcommands: [Keygen.self, Derive.self, Seal.self, Open.self, Inspect.self, Check.self, Migrate.self, Census.self, Diff.self, Merge.self, Device.self, Log.self, SampleFleetCommand.self]
