@@ -24,11 +24,14 @@ final class PostgresRegistryEngine: RegistryEngine, @unchecked Sendable {
     private static let attempts = 20
 
     init(connection: String, access: DeviceRegistry.Access, schema asked: RegistrySchema?) throws {
-        name = PostgresClient.shown(connection)
+        // Named as given once connected (a password in it was refused before), but by what
+        // libpq reads of it when it cannot connect: the string may not be a connection string
+        // at all, and libpq's own reading is what was tried.
+        name = connection
         do {
             client = try PostgresClient(connection: connection)
         } catch let failure as PostgresClient.Failure {
-            throw VaultError.cannotConnect(name, failure.message)
+            throw VaultError.cannotConnect(PostgresClient.shown(connection), failure.message)
         }
         let state = try transaction(writing: false, retrying: true) { session in
             (try Self.schemaState(session), false)
