@@ -107,10 +107,15 @@ package enum ChildErrors {
     /// ``deliver(_:withholding:)`` to `body`.
     static func deliver(_ bytes: [UInt8], withholding answer: [UInt8], to body: (String) -> Void) {
         var unescaped = jsonSlashesUnescaped(answer)
-        defer { unescaped.zeroize() }
+        // The answer's words of hex in lower case, made once, in the same zeroed buffer's kind.
+        var hexWords = answerWords(unescaped).filter { $0.count >= 32 && $0.allSatisfy { Hex.value($0) != nil } }.map { $0.map { $0 | 0x20 } }
+        defer {
+            unescaped.zeroize()
+            for index in hexWords.indices { hexWords[index].zeroize() }
+        }
         let secrets = answerWords(unescaped)
         for line in bytes.prefix(limit).split(separator: 0x0a) where !line.isEmpty {
-            if repeats(line, secrets) {
+            if repeats(line, secrets, hexWords: hexWords) {
                 body("(a line not shown: it repeats what the command answered, which may be a secret)")
                 continue
             }
@@ -121,15 +126,15 @@ package enum ChildErrors {
     /// Whether `line` repeats an answer's word: whole, a run of ``answerWordLength`` of its
     /// characters or more (half a key), or, for a word of hex, its digits whatever stands
     /// between them (`ab:cd:…`, `ABCD EF…`).
-    private static func repeats(_ line: ArraySlice<UInt8>, _ words: [ArraySlice<UInt8>]) -> Bool {
+    private static func repeats(_ line: ArraySlice<UInt8>, _ words: [ArraySlice<UInt8>], hexWords: [[UInt8]]) -> Bool {
         guard !words.isEmpty else { return false }
         if words.contains(where: { line.firstRange(of: $0) != nil }) { return true }
         let pieces = line.split(whereSeparator: { !isWordByte($0) }).filter { $0.count >= answerWordLength }
         if pieces.contains(where: { piece in words.contains { $0.firstRange(of: piece) != nil } }) { return true }
-        let lineHex = line.filter { Hex.value($0) != nil }.map { $0 | 0x20 }
-        return words.contains { word in
-            word.count >= 32 && word.allSatisfy({ Hex.value($0) != nil }) && lineHex.firstRange(of: word.map { $0 | 0x20 }) != nil
-        }
+        guard !hexWords.isEmpty else { return false }
+        var lineHex = line.filter { Hex.value($0) != nil }.map { $0 | 0x20 }
+        defer { lineHex.zeroize() }
+        return hexWords.contains { lineHex.firstRange(of: $0) != nil }
     }
 
     private static func isWordByte(_ byte: UInt8) -> Bool {
@@ -145,8 +150,7 @@ package enum ChildErrors {
             if answer[index] == 0x5c, index + 1 < answer.count, answer[index + 1] == 0x2f {
                 out.append(0x2f); index += 2; continue
             }
-            if answer[index] == 0x5c, index + 5 < answer.count, answer[(index + 1)...(index + 5)].elementsEqual(Array("u002".utf8) + [answer[index + 5]]),
-               answer[index + 5] | 0x20 == 0x66 {
+            if answer[index] == 0x5c, index + 5 < answer.count, answer[(index + 1)...(index + 4)].elementsEqual("u002".utf8), answer[index + 5] | 0x20 == 0x66 {
                 out.append(0x2f); index += 6; continue
             }
             out.append(answer[index]); index += 1

@@ -62,16 +62,23 @@ package enum KeyHoldingFile {
     /// 32 random bytes hold about 30 values, fewer than 16 once in a billion.
     static func isBareKey(_ whole: UnsafeRawBufferPointer) -> Bool {
         guard whole.count <= 4096 else { return false }
-        func spread(_ bytes: some Collection<UInt8>) -> Bool { Set(bytes).count >= 16 }
+        // How many values the bytes take, counted in a table zeroed after (no Set of a key's bytes).
+        func spread(_ bytes: some Collection<UInt8>) -> Bool {
+            var seen = [Bool](repeating: false, count: 256)
+            defer { for index in seen.indices { seen[index] = false } }
+            for byte in bytes { seen[Int(byte)] = true }
+            return seen.filter { $0 }.count >= 16
+        }
         // 32 raw bytes (a final line end aside) that are no UTF-8 text ("Grüße aus München…").
         let raw = whole.count == 33 && whole.last == 0x0a ? UnsafeRawBufferPointer(rebasing: whole.prefix(32)) : whole
-        if raw.count == 32 { return String(validating: raw, as: UTF8.self) == nil && spread(raw) }
+        if raw.count == 32 { return !isUTF8(raw) && spread(raw) }
         let isText = whole.allSatisfy { (0x20...0x7e).contains($0) || [0x09, 0x0a, 0x0d].contains($0) }
         guard isText else { return false }
-        let blank: Set<UInt8> = [0x20, 0x09, 0x0a, 0x0d]
-        let kept = whole.filter { !blank.contains($0) }
+        // Copies of what may be a key, zeroed when read.
+        var kept = whole.filter { ![0x20, 0x09, 0x0a, 0x0d].contains($0) }
         // Hex, an optional 0x, colons between digits (not dashes: two UUIDs are 64 digits too).
-        let digits = (kept.starts(with: Array("0x".utf8)) ? Array(kept.dropFirst(2)) : kept).filter { $0 != UInt8(ascii: ":") }
+        var digits = kept.dropFirst(kept.starts(with: Array("0x".utf8)) ? 2 : 0).filter { $0 != UInt8(ascii: ":") }
+        defer { kept.zeroize(); digits.zeroize() }
         if digits.count == 64, digits.allSatisfy({ Hex.value($0) != nil }) { return true }
         // Base64 of 32 bytes: 43 characters and one `=`, lines joined.
         let base64Alphabet = Set(Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/-_".utf8))
@@ -80,13 +87,26 @@ package enum KeyHoldingFile {
         // [1, 2, …]: 32 numbers 0 to 255.
         if kept.first == UInt8(ascii: "["), kept.last == UInt8(ascii: "]") {
             let numbers = kept.dropFirst().dropLast().split(separator: UInt8(ascii: ","), omittingEmptySubsequences: false)
-            let values = numbers.compactMap { number -> UInt8? in
+            var values = numbers.compactMap { number -> UInt8? in
                 guard (1...3).contains(number.count), number.allSatisfy({ (0x30...0x39).contains($0) }) else { return nil }
-                return UInt8(exactly: Int(String(decoding: number, as: UTF8.self))!)
+                return UInt8(exactly: number.reduce(0) { $0 * 10 + Int($1 - 0x30) })
             }
+            defer { values.zeroize() }
             return numbers.count == 32 && values.count == 32 && spread(values)
         }
         return false
+    }
+
+    /// Whether `bytes` are UTF-8, decoded in place (no String of what may be a key).
+    private static func isUTF8(_ bytes: UnsafeRawBufferPointer) -> Bool {
+        var iterator = bytes.makeIterator(), decoder = UTF8()
+        while true {
+            switch decoder.decode(&iterator) {
+            case .scalarValue: continue
+            case .emptyInput: return true
+            case .error: return false
+            }
+        }
     }
 
     /// A PNG, a JPEG or a PDF: the pictures and pages the suite reads a key from (`scan`).
