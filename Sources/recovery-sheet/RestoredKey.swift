@@ -60,17 +60,9 @@ struct ExpectedKeyOptions: ParsableArguments {
             return
         }
         if let vault {
-            let bytes = try InputFiles.read(vault, what: "vault")
-            // The header names the household of the key that sealed the vault (a hash of its
-            // public key): when it names the restored key's, the key is the family's, and a
-            // vault that does not open is damaged. Said so, not blamed on the sheet, which a
-            // family might then throw away (a hostile trial).
-            let ofThisKey = (try? VaultHeader(parsing: bytes))?.householdID == Household(parentPublicKey: restored).id
             do {
-                _ = try Vault.open(bytes, with: .parentKey(key))
-            } catch let error as VaultError where ofThisKey {
-                throw VaultError.damagedVaultOfThisKey("the restored key (public key \(restored.npub))", vault: InputFiles.quotedName(vault), error.reason,
-                                                       hint: "the sheet is right: keep it, and write the key by comparing the public key with the sheet's (--npub NPUB); restore the vault from a backup or a device")
+                _ = try VaultOfKey.open(InputFiles.read(vault, what: "vault"), key: key, name: InputFiles.quotedName(vault), what: "the restored key (public key \(restored.npub))",
+                                        hint: "the sheet is right: keep it, and write the key by comparing the public key with the sheet's (--npub NPUB); restore the vault from a backup or a device")
             } catch let error as VaultError where error.code.category == .authentication {
                 throw VaultError.restoredAnotherKey(restored: restored.npub, expected: "the key of the vault \(InputFiles.quotedName(vault)) (\(error.reason))",
                                                     hint: source.hint)
@@ -83,6 +75,22 @@ struct ExpectedKeyOptions: ParsableArguments {
             diagnostics.note(checked)
         } else {
             diagnostics.note("compare it with the public key printed on \(source.checkValues) check values before using the key: \(source.trap); --npub or --vault checks it before anything is written")
+        }
+    }
+}
+
+/// A vault opened with a key read from paper. The header names the household of the key that
+/// sealed the vault (a hash of its public key): when it names this key's, the key is the
+/// family's, and a vault that does not open, however it fails, is damaged. Said so, not blamed
+/// on the paper, which a family might then throw away (a hostile trial). One rule for `words`,
+/// `scan`, `combine` and `verify`.
+enum VaultOfKey {
+    /// `what` names the key and `hint` the next step in the refusal of a damaged vault.
+    static func open(_ bytes: [UInt8], key: SecretKey, name: String, what: String, hint: String) throws -> OpenedVault {
+        do {
+            return try Vault.open(bytes, with: .parentKey(key))
+        } catch let error as VaultError where (try? VaultHeader(parsing: bytes))?.householdID == Household(parentPublicKey: key.publicKey).id {
+            throw VaultError.damagedVaultOfThisKey(what, vault: name, error.reason, hint: hint)
         }
     }
 }

@@ -184,19 +184,17 @@ struct Verify: ParsableCommand {
         }
         let household = Household(parentPublicKey: key.publicKey)
         var report = "derived: household \(household.id.shortHex)…, vault path \(household.vaultPath)\n"
+        // Read once (a second GET of an s3:// vault only for its header was the old way).
+        let bytes = try about("--vault", vault!) { try InputFiles.read(vault!, what: "vault") }
         do {
-            let opened = try about("--vault", vault!) { try Vault.open(InputFiles.read(vault!, what: "vault"), with: .parentKey(key)) }
+            let opened = try about("--vault", vault!) {
+                try VaultOfKey.open(bytes, key: key, name: InputFiles.quotedName(vault!), what: "the key of \(image.map { "the sheet \(InputFiles.quotedName($0))" } ?? "the shares")",
+                                    hint: "the paper is right: keep it; restore the vault from a backup or a device")
+            }
             let document = opened.document
             report += "match: the derived vault key opens '\(vault!.displaySafe)' (\(document.childProfiles.count) children, \(document.devices.count) devices, \(document.groupMemberships.count) groups)\n"
             return (report, true)
-        } catch let error as VaultError {
-            // The header names this key's household: the key is right and the vault damaged,
-            // however it fails to open (the rule `words` and `scan --vault` follow too).
-            if (try? VaultHeader(parsing: InputFiles.read(vault!, what: "vault")))?.householdID == household.id {
-                throw VaultError.damagedVaultOfThisKey("the key of \(image.map { "the sheet \(InputFiles.quotedName($0))" } ?? "the shares")", vault: InputFiles.quotedName(vault!),
-                                                       error.reason, hint: "the paper is right: keep it; restore the vault from a backup or a device")
-            }
-            guard error.code.category == .authentication else { throw error }
+        } catch let error as VaultError where error.code.category == .authentication {
             return (report + "MISMATCH: \(error.reason.displaySafe)\n", false)
         }
     }
