@@ -83,6 +83,9 @@ package enum ChildErrors {
             readAvailable()
             if let readEnd { close(readEnd) }
             readEnd = nil
+            // A key it answered is one this run holds from now on (as its caller would make it):
+            // the relay below then finds it in any spelling, however its lines split it.
+            if let answer { _ = try? SecretKey(parsing: answer, what: "the command's output") }
             var answered = answer?.withUnsafeBytes { Array($0) } ?? []
             defer { answered.zeroize() }
             ChildErrors.deliver(kept, withholding: answered)
@@ -106,6 +109,12 @@ package enum ChildErrors {
 
     /// ``deliver(_:withholding:)`` to `body`.
     static func deliver(_ bytes: [UInt8], withholding answer: [UInt8], to body: (String) -> Void) {
+        // A secret this run holds anywhere in what it wrote, whatever stands between its pieces
+        // (halves on two lines, colons, a nsec cut in four: a hostile trial): none of it is shown.
+        if HeldSecrets.appear(in: bytes.prefix(limit)) {
+            body("(its standard error not shown: it holds a key this run holds, in some spelling)")
+            return
+        }
         var unescaped = jsonSlashesUnescaped(answer)
         // The answer's words of hex in lower case, made once, in the same zeroed buffer's kind.
         var hexWords = answerWords(unescaped).filter { $0.count >= 32 && $0.allSatisfy { Hex.value($0) != nil } }.map { $0.map { $0 | 0x20 } }

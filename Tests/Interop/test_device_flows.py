@@ -182,6 +182,14 @@ def test_a_plan_without_a_mode_after_a_revocation_asks_for_one(house):
     routine = subprocess.run([str(BIN / "rotation-planner"), "plan", "--vault", "old.vault", "--key-file", "parent.nsec", "--new-key-file", "other.nsec"],
                              capture_output=True, text=True, cwd=folder, stdin=subprocess.DEVNULL)
     assert routine.returncode == 0 and json.loads(routine.stdout)["mode"] == "routine", routine.stderr
+    # A revocation dated ahead of the plan's clock (a support machine's clock a little ahead: a
+    # hostile trial) still asks for the mode.
+    ahead = (datetime.datetime.now(datetime.timezone.utc) + datetime.timedelta(hours=2)).strftime("%Y-%m-%dT%H:%M:%SZ")
+    assert subprocess.run([str(BIN / "device-revoker"), "vault", "--key-file", "parent.nsec", "--vault", "v2.vault", "--device", "bedroom ipad",
+                           "--now", ahead, "--ops", "o3.jsonl", "-o", "ahead.vault"], capture_output=True, cwd=folder).returncode == 0
+    asked = subprocess.run([str(BIN / "rotation-planner"), "plan", "--vault", "ahead.vault", "--key-file", "parent.nsec", "--new-key-file", "other.nsec"],
+                           capture_output=True, text=True, cwd=folder, stdin=subprocess.DEVNULL)
+    assert asked.returncode == 64 and "--mode compromise" in asked.stderr, asked.stderr
 
 
 def test_a_revocation_run_again_with_its_revision_finishes(house):

@@ -971,15 +971,15 @@ def test_a_childs_standard_error_in_text_is_escaped_and_withheld(tmp_path, tool_
     """A hostile trial: without --log-format json, a key command's standard error went to the
     terminal raw: the key it echoed, and escapes that set the window's title and cleared the
     screen. Every tool relays it now in text too: escaped, its secrets withheld, a line at a time."""
-    script = key_command_folder(tmp_path, "#!/bin/sh\nprintf 'fetching \\033]0;owned\\007\\033[2J from the store\\n' >&2\nprintf 'key: ' >&2\n"
-                                          "cat parent.nsec >&2\ncat parent.nsec\n", vault="ok-v2-household.vault")
+    # (A key echoed there is withheld: the test below.)
+    script = key_command_folder(tmp_path, "#!/bin/sh\nprintf 'fetching \\033]0;owned\\007\\033[2J from the store\\n' >&2\ncat parent.nsec\n",
+                                vault="ok-v2-household.vault")
     result = subprocess.run([str(BIN / tool_name)] + [argument.replace("{script}", str(script)) for argument in arguments],
                             capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL)
     nsec = (FIXTURES / "keys" / "parent.nsec").read_text().strip()
     assert nsec not in result.stderr + result.stdout and "\x1b" not in result.stderr and "\x07" not in result.stderr, result.stderr
     assert f"{tool_name}: from a command: fetching \\u{{1b}}]0;owned\\u{{7}}\\u{{1b}}[2J from the store\n" in result.stderr, result.stderr
-    assert (f"{tool_name}: from a command: (not shown: it reads as a key" in result.stderr
-            or f"{tool_name}: from a command: (a line not shown: it repeats what the command answered" in result.stderr), result.stderr
+
 
 
 def test_a_key_command_flooding_its_relayed_standard_error_is_stopped_and_named_so(tmp_path):
@@ -1396,23 +1396,32 @@ def test_a_bare_key_as_other_tools_write_it_is_never_replaced(tmp_path, spelling
         assert replaced.returncode == 0, (name, replaced.stderr)
 
 
-@pytest.mark.parametrize("spelling", ["halves", "colons", "spaced", "upper"])
+@pytest.mark.parametrize("spelling", ["halves", "colons", "spaced", "upper", "hex-of-nsec-halves", "nsec-in-four"])
 def test_a_key_commands_answer_repeated_on_its_standard_error_is_withheld(tmp_path, spelling):
     """A hostile review: a key command that printed its key and wrote it to standard error in
     halves, with colons or spaces, was relayed in clear (only the verbatim spelling was caught).
     A line repeating the answer in any of these spellings is withheld; other lines are shown."""
     os.chdir(tmp_path)
     vault_key = (FIXTURES / "keys" / "parent.vaultkey").read_text().strip()
+    # The answer a key: its hex, or (the last two) the parent's nsec, whose 32 bytes are given
+    # as hex halves on two lines or cut in four pieces of 16 (a hostile trial).
+    nsec = (FIXTURES / "keys" / "parent.nsec").read_text().strip()
+    parent = nip19_decode(nsec, "nsec").hex()
     shown = {"halves": f"first {vault_key[:32]}\nsecond {vault_key[32:]}", "colons": ":".join(vault_key[i:i + 2] for i in range(0, 64, 2)),
-             "spaced": " ".join(vault_key[i:i + 4] for i in range(0, 64, 4)), "upper": vault_key.upper()}[spelling]
-    Path("kc.sh").write_text(f"#!/bin/sh\nprintf '%s\\n' '{shown}' >&2\necho 'a plain note' >&2\necho {vault_key}\n")
+             "spaced": " ".join(vault_key[i:i + 4] for i in range(0, 64, 4)), "upper": vault_key.upper(),
+             "hex-of-nsec-halves": f"h1 {parent[:32]}\nh2 {parent[32:]}", "nsec-in-four": "\n".join(nsec[i:i + 16] for i in range(0, 64, 16))}[spelling]
+    answer = nsec if spelling in ("hex-of-nsec-halves", "nsec-in-four") else vault_key
+    option = "--key-command" if answer == nsec else "--vault-key-command"
+    Path("kc.sh").write_text(f"#!/bin/sh\nprintf '%s\\n' '{shown}' >&2\necho 'a plain note' >&2\necho {answer}\n")
     Path("kc.sh").chmod(0o700)
-    result = subprocess.run([str(BIN / "vault-tool"), "inspect", "--vault-key-command", str(tmp_path / "kc.sh"), str(FIXTURES / "testkit" / "ok-v2-household.vault")],
+    result = subprocess.run([str(BIN / "vault-tool"), "inspect", option, str(tmp_path / "kc.sh"), str(FIXTURES / "testkit" / "ok-v2-household.vault")],
                             capture_output=True, text=True, timeout=60)
     assert result.returncode == 0, result.stderr
     digits = "".join(c for c in result.stderr.lower() if c in "0123456789abcdef")
-    assert vault_key[:32] not in digits and vault_key[32:] not in digits, result.stderr
-    assert "it repeats what the command answered" in result.stderr and "from a command: a plain note" in result.stderr
+    for secret in (vault_key, parent):
+        assert secret[:32] not in digits and secret[32:] not in digits, result.stderr
+    assert not any(nsec[i:i + 16] in result.stderr for i in range(0, 64, 16)), result.stderr
+    assert "not shown" in result.stderr
 
 
 def test_a_census_names_links_and_other_entries_it_does_not_read(tmp_path):

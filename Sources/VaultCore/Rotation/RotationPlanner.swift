@@ -79,9 +79,9 @@ extension RotationPlanner {
     /// Routine, or the refusal that names the devices revoked lately (the last one first).
     static func routineUnlessRecentlyRevoked(_ document: VaultDocument, at now: Timestamp) throws -> RotationPlan.Mode {
         let recent = document.devices.filter { device in
-            // Revoked at most 30 days before the plan's time; a revocation dated after it (a
-            // clock ahead, a --now in the past) is none the plan could follow.
-            device.status == .revoked && device.revokedAt.map { (0...recentRevocation).contains(now.seconds - $0.seconds) } == true
+            // Revoked at most 30 days before the plan's time, or dated after it: a clock a few
+            // minutes ahead on the support machine (a hostile trial) must not skip the question.
+            device.status == .revoked && device.revokedAt.map { now.seconds - $0.seconds <= recentRevocation } == true
         }.sorted { $0.revokedAt! > $1.revokedAt! }
         guard let last = recent.first else { return .routine }
         throw VaultError.modeNeededAfterRevocation(count: recent.count, last: last, now: now)
