@@ -85,7 +85,8 @@ package enum ChildErrors {
             readEnd = nil
             // A key it answered is one this run holds from now on (as its caller would make it):
             // the relay below then finds it in any spelling, however its lines split it.
-            if let answer { _ = try? SecretKey(parsing: answer, what: "the command's output") }
+            // Only when its lines are relayed (a tool's run): the run's held secrets are global.
+            if ChildErrors.isRelaying, let answer { _ = try? SecretKey(parsing: answer, what: "the command's output") }
             var answered = answer?.withUnsafeBytes { Array($0) } ?? []
             defer { answered.zeroize() }
             ChildErrors.deliver(kept, withholding: answered)

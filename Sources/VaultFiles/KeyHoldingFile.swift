@@ -80,6 +80,20 @@ package enum KeyHoldingFile {
         var digits = kept.dropFirst(kept.starts(with: Array("0x".utf8)) ? 2 : 0).filter { $0 != UInt8(ascii: ":") }
         defer { kept.zeroize(); digits.zeroize() }
         if digits.count == 64, digits.allSatisfy({ Hex.value($0) != nil }) { return true }
+        // `xxd`'s dump: `OFFSET: HEX GROUPS  TEXT` lines, its hex groups 64 digits in all;
+        // `xxd -i`: `0xHH,` 32 times; groups of one size joined by dashes (not a UUID's).
+        if let dump = xxdDumpDigits(whole) {
+            var dumped = dump
+            defer { dumped.zeroize() }
+            if dumped.count == 64 { return true }
+        }
+        let cBytes = kept.split(separator: UInt8(ascii: ",")).filter { !$0.isEmpty }
+        if cBytes.count == 32, cBytes.allSatisfy({ $0.count == 4 && $0.starts(with: Array("0x".utf8)) && $0.dropFirst(2).allSatisfy { Hex.value($0) != nil } }) { return true }
+        let groups = kept.split(separator: UInt8(ascii: "-"))
+        if groups.count > 2, Set(groups.map(\.count)).count == 1, groups.reduce(0, { $0 + $1.count }) == 64, groups.allSatisfy({ $0.allSatisfy { Hex.value($0) != nil } }) { return true }
+        // Base32 of 32 bytes (`base32`): 52 characters, and `====` or not.
+        let base32 = kept.count == 56 && kept.suffix(4).allSatisfy({ $0 == UInt8(ascii: "=") }) ? Array(kept.prefix(52)) : kept
+        if base32.count == 52, base32.allSatisfy({ (0x41...0x5a).contains($0) || (0x32...0x37).contains($0) }) { return true }
         // Base64 of 32 bytes: 43 characters and one `=`, lines joined.
         let base64Alphabet = Set(Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/-_".utf8))
         if kept.count == 44, kept.last == UInt8(ascii: "="), kept.dropLast().allSatisfy(base64Alphabet.contains) { return true }
@@ -95,6 +109,23 @@ package enum KeyHoldingFile {
             return numbers.count == 32 && values.count == 32 && spread(values)
         }
         return false
+    }
+
+    /// The hex digits of an `xxd` dump (each line `OFFSET: GROUPS  TEXT`, the offset 8 hex
+    /// digits and a colon, the groups up to the two spaces before the text), or nil when a line
+    /// is not one.
+    private static func xxdDumpDigits(_ whole: UnsafeRawBufferPointer) -> [UInt8]? {
+        var digits: [UInt8] = []
+        for line in whole.split(separator: 0x0a) where !line.isEmpty {
+            guard line.count > 10, line.prefix(8).allSatisfy({ Hex.value($0) != nil }), line.dropFirst(8).starts(with: [0x3a, 0x20]) else {
+                digits.zeroize()
+                return nil
+            }
+            let rest = line.dropFirst(10)
+            let groupsEnd = rest.firstRange(of: [0x20, 0x20])?.lowerBound ?? rest.endIndex
+            digits += rest[..<groupsEnd].filter { $0 != 0x20 && Hex.value($0) != nil }
+        }
+        return digits.isEmpty ? nil : digits
     }
 
     /// Whether `bytes` are UTF-8, decoded in place (no String of what may be a key).

@@ -1360,7 +1360,7 @@ def test_a_recovery_code_for_a_user_id_that_is_a_secret_is_refused_unshown(tmp_p
 
 
 @pytest.mark.parametrize("spelling", ["xxd-p", "raw", "raw-newline", "base64-wrapped", "json-bytes", "colon-hex", "0x-hex-lines", "label-groups",
-                                      "label-halves"])
+                                      "label-halves", "xxd", "xxd-i", "base32", "dash-groups"])
 def test_a_bare_key_as_other_tools_write_it_is_never_replaced(tmp_path, spelling):
     """A hostile trial: a key written by `xxd -p` (60 digits, then 4 on a second line), as its
     32 raw bytes, as base64 wrapped over lines or as a JSON array of its bytes was replaced by
@@ -1377,7 +1377,12 @@ def test_a_bare_key_as_other_tools_write_it_is_never_replaced(tmp_path, spelling
             "0x-hex-lines": b"0x" + key.hex()[:32].encode() + b"\n" + key.hex()[32:].encode() + b"\n",
             # Under a label line (a hostile trial: each was replaced), in groups of four or halves.
             "label-groups": ("parent key:\n" + "".join(" ".join(key.hex()[i + j:i + j + 4] for j in range(0, 16, 4)) + "\n" for i in range(0, 64, 16))).encode(),
-            "label-halves": ("notes\n" + key.hex()[:32] + "\n" + key.hex()[32:] + "\n").encode()}[spelling]
+            "label-halves": ("notes\n" + key.hex()[:32] + "\n" + key.hex()[32:] + "\n").encode(),
+            # As xxd dumps it, as `xxd -i` and `base32` write it, grouped by dashes (a hostile trial).
+            "xxd": subprocess.run(["xxd"], input=key, capture_output=True, check=True).stdout,
+            "xxd-i": subprocess.run(["xxd", "-i"], input=key, capture_output=True, check=True).stdout,
+            "base32": base64.b32encode(key) + b"\n",
+            "dash-groups": "-".join(key.hex()[i:i + 4] for i in range(0, 64, 4)).encode() + b"\n"}[spelling]
     Path("out.json").write_bytes(text)
     result = subprocess.run([str(BIN / "vault-tool"), "open", "--key-file", "k.nsec", "-o", "out.json", str(FIXTURES / "testkit" / "ok-household.vault")],
                             capture_output=True, text=True, timeout=60)
