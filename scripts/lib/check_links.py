@@ -5,8 +5,9 @@ tool carries ICU, and the size budgets of the same file.
 
 Usage:
   check_links.py BIN_DIR              the libraries, and no ICU (any build)
-  check_links.py --release BIN_DIR    the same, and each tool's stripped size within its budget
-                                      (a release build, -static-stdlib, as build_release makes)
+  check_links.py --release BIN_DIR    the same, each tool's stripped size within its budget, and
+                                      the start-up rules of a release build (build_release's
+                                      -static-stdlib, the C++ runtime inside, no run path)
   check_links.py --packages DEB...    the Debian packages (every part) within the package budget
 
 Prints one line a tool (or package) and exits 1 when any check fails. The Swift runtime,
@@ -118,6 +119,27 @@ def linked(binary):
     return {name.split(".so")[0] for name in names if not RUNTIME.match(name)}
 
 
+def dynamic_section(binary):
+    return subprocess.run(["readelf", "-d", str(binary)], capture_output=True, text=True, check=True).stdout
+
+
+# What a release build must not ask the loader for at each start (issue 48): the C++ runtime as
+# shared libraries (build_release links their archives) and a run path (searched for every
+# library before the system's folders).
+SHARED_CXX_RUNTIME = re.compile(r"^(libstdc\+\+|libgcc_s)\.so")
+
+
+def start_up_problem(binary):
+    output = dynamic_section(binary)
+    needed = re.findall(r"\(NEEDED\)\s+Shared library: \[([^\]]+)\]", output)
+    cxx = sorted(name for name in needed if SHARED_CXX_RUNTIME.match(name))
+    if cxx:
+        return f"links {' '.join(cxx)} (a release build carries the C++ runtime: build it with build_release)"
+    if re.search(r"\((RUNPATH|RPATH)\)", output):
+        return "has a run path (build_release builds with --disable-local-rpath)"
+    return None
+
+
 def check(bin_dir):
     """(tool, expected, linked) for every tool in the table."""
     return [(tool, expected, linked(Path(bin_dir) / tool)) for tool, expected in table().items()]
@@ -174,6 +196,7 @@ def main():
             stripped = stripped_size(bin_dir / tool)
             size = f" ({stripped / MB:.1f} MB stripped)"
             problems.append(budget_problem(tool, stripped))
+            problems.append(start_up_problem(bin_dir / tool))
         problems = [problem for problem in problems if problem]
         failed |= bool(problems)
         print(f"{'FAIL' if problems else 'ok  '} {tool:17} {' '.join(sorted(found))}{size}; loads {' '.join(sorted(loads)) or 'nothing'}"

@@ -25,6 +25,7 @@ APT_PACKAGES=(
   libunistring-dev       # GNU libunistring: NIP-49's NFKC without ICU (issue 39)
   libssl-dev             # libcrypto's EVP: the recovery codes' AES-256-GCM (issue 39)
   zlib1g-dev             # zlib: an S3 Inventory report's gzip CSV files
+  libstdc++-12-dev       # libstdc++.a: release builds carry the C++ runtime (start-up, issue 48)
   jq                     # the README's walk-throughs build a manifest with it (test_readme.py)
   postgresql             # a throwaway server the registry's PostgreSQL tests run against
   strace                 # fault injection: SIGKILL and errors at chosen system calls
@@ -104,20 +105,44 @@ ensure_python_venv() {
 
 # Release builds link the Swift runtime and Foundation statically: a tool starts in about 60%
 # of the time (hyperfine: `vault-tool --version` 7.5 ms against 12.3 ms), and a copied binary
-# needs no Swift installation. Every script that builds release goes through here, so the flags never
-# differ between two builds (which would rebuild everything).
+# needs no Swift installation. The C++ runtime the Swift runtime is written in goes in too
+# (libstdc++.a, libgcc's unwinder): loading libstdc++.so and libgcc_s, and binding their symbols,
+# was 0.4 of a `--version`'s 3.0 ms (issue 48; docs/performance.md). The Swift toolchain names
+# `-lstdc++` itself, so a folder holding only libstdc++.a, searched first, makes it the archive.
+# No `$ORIGIN` run path either: nothing of ours is a shared library, and the loader searched
+# that folder for every library first. Every script that builds release goes through here, so
+# the flags never differ between two builds (which would rebuild everything).
+RELEASE_FLAGS=()
+release_flags() {
+  [ "${#RELEASE_FLAGS[@]}" -gt 0 ] && return 0
+  local archive folder="$PWD/.build/static-c++"
+  archive="$(gcc -print-file-name=libstdc++.a)"
+  [ -f "$archive" ] || { log "error: libstdc++.a is missing (Debian package libstdc++-12-dev)"; return 1; }
+  mkdir -p "$folder"
+  ln -sfn "$archive" "$folder/libstdc++.a"
+  RELEASE_FLAGS=(-c release --disable-local-rpath -Xswiftc -static-stdlib
+                 -Xswiftc -L -Xswiftc "$folder" -Xswiftc -Xclang-linker -Xswiftc -static-libgcc)
+}
+
 build_release() {
   local product
+  release_flags || return 1
   for product in "$@"; do
-    swift build -c release -Xswiftc -static-stdlib --product "$product" >&2
+    swift build "${RELEASE_FLAGS[@]}" --product "$product" >&2
   done
+}
+
+# The folder build_release's tools are in.
+release_bin_path() {
+  release_flags || return 1
+  swift build "${RELEASE_FLAGS[@]}" --show-bin-path
 }
 
 # swift-argument-parser's generate-manual: a build-time tool, built as the tools are (release), so
 # that the package after scripts/test's release build builds nothing, and no debug graph is built.
 build_generate_manual() {
   build_release generate-manual
-  GENERATE_MANUAL="$(swift build -c release -Xswiftc -static-stdlib --show-bin-path)/generate-manual"
+  GENERATE_MANUAL="$(release_bin_path)/generate-manual"
 }
 
 # One tool's manual page and completions, from the tool's own parser (so `man` says what --help
