@@ -530,7 +530,7 @@ extension DeviceRegistry {
             try insert("d.\(t.user) = \(t.id)", [.text(did)])
             return try db.int("SELECT count(*) FROM selected") == 0 ? 1 : 0
         case .notSeenSince(let time):
-            try insert("\(t.lastSignOfLife("d")) < ?", [.time(timeText(time))])
+            try insert(t.notSeenSince("d"), [.time(timeText(time))])
             return 0
         case .signatureKeys(let keys):
             try db.execute("CREATE TEMP TABLE IF NOT EXISTS listed_keys (key \(d.blobType) NOT NULL); DELETE FROM listed_keys;")
@@ -594,7 +594,7 @@ extension DeviceRegistry {
                 DELETE FROM batch WHERE (user_did, device_id) IN (
                     SELECT user_did, device_id FROM (
                         SELECT b.user_did, b.device_id, row_number() OVER (
-                            PARTITION BY b.user_did ORDER BY \(t.lastSignOfLife("d")) DESC, b.device_id\(t.idOrder)) AS place
+                            PARTITION BY b.user_did ORDER BY \(t.lastSignOfLife("d")) DESC NULLS LAST, b.device_id\(t.idOrder)) AS place
                         FROM batch b JOIN user_devices d ON d.\(t.user) = b.user_did AND d.device_id = b.device_id
                         WHERE NOT EXISTS (
                             SELECT 1 FROM user_devices o WHERE o.\(t.user) = b.user_did AND o.is_active

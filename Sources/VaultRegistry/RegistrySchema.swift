@@ -69,6 +69,13 @@ struct DeviceTable: Sendable {
         schema == .familyMedical ? "\(alias).\(lastSeen)" : "coalesce(\(alias).\(lastSeen), \(alias).\(registered))"
     }
 
+    /// Whether a device of the table as `alias` was not seen since the time of one `?`: its last
+    /// sign of life before it, or none at all (neither time in its row, which the app's schema
+    /// allows): a device that never showed one is not kept out of every `--not-seen-since`.
+    func notSeenSince(_ alias: String) -> String {
+        "(\(lastSignOfLife(alias)) < ? OR \(lastSignOfLife(alias)) IS NULL)"
+    }
+
     /// The join of the table as `alias` with a row of the revocation log as `log` (whose ids
     /// are text): the same device, found by the log's index. A Family Medical device is its
     /// id alone, whoever its user (the app finds it so): a revoked device moved to another user

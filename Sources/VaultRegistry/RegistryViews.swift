@@ -161,7 +161,7 @@ extension DeviceRegistry {
         case .active: conditions.append("d.is_active")
         case .revoked: conditions.append("NOT d.is_active")
         }
-        if let since = filter.notSeenSince { conditions.append("\(t.lastSignOfLife("d")) < ?"); arguments.append(.time(Self.timeText(since))) }
+        if let since = filter.notSeenSince { conditions.append(t.notSeenSince("d")); arguments.append(.time(Self.timeText(since))) }
         // Catbird's row has its conversations and its revocation; Family Medical's keeps its
         // type, and its revocation is the log's last row for it.
         let columns = t.hasConversations ? """

@@ -54,7 +54,7 @@ struct Create: ParsableCommand {
         """
     )
     @OptionGroup var key: ParentKeyOption
-    @Option(help: ArgumentHelp("Where the vault is stored; must end in vaults/<household id>.vault.", valueName: "URL")) var vaultUrl: String
+    @Option(help: ArgumentHelp("Where the vault is stored: an https URL ending in vaults/<household id>.vault (a presigned URL's query kept).", valueName: "URL")) var vaultUrl: String
     @Option(help: ArgumentHelp("How long the link is valid, in seconds (at most a day).", valueName: "SECONDS")) var expiresIn: Int = 300
     @Option(help: ArgumentHelp("documented (nsec1…, RFC 3339; docs/tools.md) or app: what the app's own Swift code writes with JSONEncoder's defaults (the key's bytes in base64, the expiry in seconds since 2001).", valueName: "FORM"))
     var encoding: CodeEncoding = .documented

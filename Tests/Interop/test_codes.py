@@ -115,6 +115,31 @@ def test_link_and_pairing_codes_read_everywhere(tmp_path):
     readable_everywhere(tmp_path / "pair.png", json.dumps(payload, separators=(",", ":")), tmp_path)
 
 
+@pytest.mark.parametrize("form,accepted", [
+    ("http://minio.example/bucket/{path}", False), ("HTTP://minio.example/bucket/{path}", False),
+    ("ftp://minio.example/bucket/{path}", False), ("https://ana:secret@minio.example/bucket/{path}", False),
+    ("https://ana@minio.example/bucket/{path}", False), ("https:///bucket/{path}", False), ("{path}", False),
+    ("HTTPS://minio.example/bucket/{path}", True), ("https://minio.example/bucket/{path}?X-Amz-Signature=abc&X-Amz-Expires=300", True),
+])
+def test_a_link_fetches_its_vault_over_https_only(tmp_path, form, accepted):
+    """The new device fetches its vault from the link's URL, beside the key the same code holds:
+    plain HTTP, another scheme, a URL without a host or with credentials in it are refused when
+    the code is made and when it is read (a trial's finding: http:// was taken); https in any
+    case is a scheme (RFC 3986), and a presigned URL's query is kept."""
+    h = Household(secrets.token_bytes(32))
+    url = form.format(path=h.vault_path)
+    made = tool("create", "--key-file", secret_file(tmp_path / "k", h.nsec), "--vault-url", url, "--now", "2026-11-22T10:00:00Z",
+                "-o", str(tmp_path / "link.png"), program=DEVICE_LINK, expect=0 if accepted else 2)
+    if not accepted:
+        assert b"vaultURL should be an https URL" in made.stderr and not (tmp_path / "link.png").exists()
+        assert b"secret" not in made.stderr
+    link = {"vaultURL": url, "nsec": h.nsec, "parentPubkey": h.pubkey, "expiresAt": "2026-11-22T10:05:00Z"}
+    read = tool("read", str(qr_png(json.dumps(link), tmp_path / "written.png")), "--now", "2026-11-22T10:00:00Z",
+                program=DEVICE_LINK, expect=0 if accepted else 2)
+    if accepted:
+        assert url.encode() in read.stdout
+
+
 REFERENCE_DATE = 978_307_200  # 2001-01-01T00:00:00Z, Foundation's reference date
 
 

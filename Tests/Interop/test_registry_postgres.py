@@ -281,6 +281,44 @@ def test_init_adds_to_a_populated_seed_database_without_touching_its_rows(databa
             database.rows("SELECT * FROM registry_migrations ORDER BY name")) == before_second
 
 
+@pytest.mark.parametrize("schema_name", ["catbird", "family-medical"])
+def test_a_device_without_any_time_is_not_seen_since_any_time(database, schema_name):
+    """Both seeds' tables allow a device row with no time at all (Catbird's last_seen and
+    registered_at, Family Medical's last_seen_at): such a device showed no sign of life, and
+    escaped every --not-seen-since (a trial's finding). It is taken and listed as not seen;
+    --keep-last-device keeps a user's one seen last, a device with a time before one without."""
+    if schema_name == "catbird":
+        database.execute(SEED_SCHEMA)
+        rows = [("did:plc:a", "old", None, None), ("did:plc:a", "new", "2026-11-20T00:00:00Z", "2026-01-01T00:00:00Z"),
+                ("did:plc:b", "only", None, None), ("did:plc:c", "none", None, None), ("did:plc:c", "stale", "2024-01-01T00:00:00Z", "2023-01-01T00:00:00Z")]
+        for user, device, seen, registered in rows:
+            database.execute("INSERT INTO user_devices (user_did, device_id, device_mls_did, signature_public_key, last_seen, registered_at) "
+                             "VALUES (%s, %s, %s, %s, %s, %s)", (user, device, f"{user}#{device}", secrets.token_bytes(32), seen, registered))
+        succeeds("init", "--db", database.uri())
+        name = {f"{user}#{device}": device for user, device, _, _ in rows}
+    else:
+        database.execute("CREATE TABLE user_devices (device_id UUID PRIMARY KEY, user_id UUID NOT NULL, device_name TEXT, device_type TEXT, "
+                         "first_seen_at TIMESTAMPTZ, last_seen_at TIMESTAMPTZ, is_active BOOLEAN NOT NULL DEFAULT TRUE)")
+        users = {"did:plc:a": "00000000-0000-4000-8000-00000000000a", "did:plc:b": "00000000-0000-4000-8000-00000000000b",
+                 "did:plc:c": "00000000-0000-4000-8000-00000000000c"}
+        rows = [("did:plc:a", "old", None), ("did:plc:a", "new", "2026-11-20T00:00:00Z"), ("did:plc:b", "only", None),
+                ("did:plc:c", "none", None), ("did:plc:c", "stale", "2024-01-01T00:00:00Z")]
+        name = {}
+        for number, (user, device, seen) in enumerate(rows, start=1):
+            device_id = f"00000000-0000-4000-8000-{number:012d}"
+            database.execute("INSERT INTO user_devices (device_id, user_id, device_name, last_seen_at) VALUES (%s, %s, %s, %s)",
+                             (device_id, users[user], device, seen))
+            name[f"{user}#{device}"] = device_id
+        succeeds("init", "--schema", "family-medical", "--db", database.uri())
+    listed = json.loads(succeeds("devices", "--db", database.uri(), "--not-seen-since", "2025-01-01", "--json", "--now", NOW).stdout)
+    assert sorted(d["deviceId"] for d in listed) == sorted(name[k] for k in ("did:plc:a#old", "did:plc:b#only", "did:plc:c#none", "did:plc:c#stale"))
+    report = json.loads(succeeds("revoke", "--db", database.uri(), "--not-seen-since", "2025-01-01", "--keep-last-device", "--force",
+                                 "--reason", "stale", "--now", NOW, "--json").stdout)
+    # a's old one goes (a keeps its new one); b's only one stays (its last); of c's two, the one
+    # with a time stays, the one with none goes.
+    assert sorted(d["deviceId"] for d in report["batchDevices"]) == sorted([name["did:plc:a#old"], name["did:plc:c#none"]]), report
+
+
 def test_init_refuses_an_incompatible_database_naming_each_difference(database):
     incompatible = SEED_SCHEMA.replace("signature_public_key BYTEA", "signature_public_key TEXT").replace("left_at TIMESTAMPTZ, ", "")
     assert "signature_public_key TEXT" in incompatible and "left_at" not in incompatible

@@ -150,8 +150,16 @@ public struct DeviceLink: Sendable {
         guard key.publicKey == stated else {
             throw VaultError.linkKeyNotItsParentKey()
         }
+        // https in any case (RFC 3986), with a host and no user or password: the new device
+        // fetches its vault there with the key beside it in the same code, so a plain-HTTP
+        // fetch is open to whoever is on the path, and credentials in a URL reach every reader
+        // of the code. A query (a presigned URL's signature) is the store's business.
+        guard let url = URL(string: vaultURL), url.scheme?.lowercased() == "https", url.host?.isEmpty == false,
+              url.user == nil, url.password == nil else {
+            throw VaultError.linkURLNotHTTPS()
+        }
         let expected = Household(parentPublicKey: stated).id.hex + ".vault"
-        guard let url = URL(string: vaultURL), url.scheme != nil, url.lastPathComponent == expected else {
+        guard url.lastPathComponent == expected else {
             throw VaultError.linkURLOfAnotherHousehold(vaultFile: expected)
         }
         guard now <= expiresAt else {
@@ -267,6 +275,11 @@ extension VaultError {
     }
 
     /// A device link whose vault URL is not the household's vault file, `vaultFile`.
+    /// A device link whose vault URL is not an https URL with a host.
+    static func linkURLNotHTTPS(file: String = #fileID, line: UInt = #line) -> VaultError {
+        VaultError(.malformedDocument, "vaultURL should be an https URL with a host and no user or password", file: file, line: line)
+    }
+
     static func linkURLOfAnotherHousehold(vaultFile: String, file: String = #fileID, line: UInt = #line) -> VaultError {
         VaultError(.keyMismatch, "the vault URL does not end in this household's vault file \(vaultFile)", file: file, line: line)
     }
