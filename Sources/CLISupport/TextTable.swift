@@ -34,7 +34,16 @@ extension String {
     /// What ``DisplayRule`` says is never shown as itself, escaped (`\u{202e}`), and combining
     /// marks past four on one letter: a name inside a vault cannot drive the terminal, reorder
     /// what a person reads, start a line of its own or spill over the lines around it (issue 44).
+    ///
+    /// A text that holds an `nsec1…` or `ncryptsec1…` (a file named by the key it holds, an
+    /// object's key, a device name) is not shown at all: what stands for a withheld quote
+    /// instead (``QuotedInput``), wherever it is printed, reports and tables included. Only
+    /// that spelling: a 64-digit hex name is a household's vault, public.
     public var displaySafe: String {
+        if utf8.withContiguousStorageIfAvailable({ KeyText.holdsBech32Key(UnsafeRawBufferPointer($0)) })
+            ?? Array(utf8).withUnsafeBytes(KeyText.holdsBech32Key) {
+            return QuotedInput(self).description
+        }
         // Printable ASCII, the common case, needs no look-up.
         if utf8.allSatisfy({ (0x20...0x7e).contains($0) }) { return self }
         var out = ""

@@ -1446,3 +1446,21 @@ def test_a_census_names_links_and_other_entries_it_does_not_read(tmp_path):
     assert census["files"] == 3 and census["vaults"] == 1, census
     assert census["notVaults"] == [{"path": "linked.vault", "reason": "a symbolic link, not followed"},
                                    {"path": "pipe.vault", "reason": "not a regular file, not read"}]
+
+
+def test_a_name_that_holds_a_key_is_not_shown_in_a_report(tmp_path):
+    """A file named by the key it holds (`nsec1….vault`, `backup-nsec1…`) was printed whole in
+    the census's human report (errors withheld it): the one renderer of untrusted text now
+    withholds any text holding an nsec1…/ncryptsec1… in every table and report line, as a
+    message's quote is withheld; a vault's 64-digit name is public and stays shown."""
+    os.chdir(tmp_path)
+    household = Household(bytes(range(1, 33)))
+    os.mkdir("f")
+    for name in (f"{household.nsec}.vault", f"backup-{household.nsec.upper()}", "n-s-e-c-1 is not a key"):
+        Path("f", name).write_bytes(b"junk")
+    Path("f", f"{household.household_id.hex()}.bak").write_bytes(b"junk")
+    result = subprocess.run([str(BIN / "vault-tool"), "census", "f"], capture_output=True, text=True, timeout=60)
+    assert result.returncode == 0, result.stderr
+    assert household.nsec[5:25] not in result.stdout.lower() + result.stderr.lower(), result.stdout
+    assert result.stdout.count("(not shown: it reads as a key") == 2, result.stdout
+    assert "n-s-e-c-1 is not a key" in result.stdout and f"{household.household_id.hex()}.bak" in result.stdout
