@@ -119,13 +119,20 @@ def test_link_and_pairing_codes_read_everywhere(tmp_path):
     ("http://minio.example/bucket/{path}", False), ("HTTP://minio.example/bucket/{path}", False),
     ("ftp://minio.example/bucket/{path}", False), ("https://ana:secret@minio.example/bucket/{path}", False),
     ("https://ana@minio.example/bucket/{path}", False), ("https:///bucket/{path}", False), ("{path}", False),
+    ("https://minio.example /bucket/{path}", False), ("https://a b/{path}", False), ("https://minio.example:0/{path}", False),
+    ("https://minio.example:99999/{path}", False), ("https://.../{path}", False), ("https://-/{path}", False),
+    ("https://minio.example%40evil.com/{path}", False), ("https://[fe80::1%25eth0]/{path}", False), ("https://minio.example:/{path}", False),
     ("HTTPS://minio.example/bucket/{path}", True), ("https://minio.example/bucket/{path}?X-Amz-Signature=abc&X-Amz-Expires=300", True),
+    ("https://minio.example:9000/{path}", True), ("https://[::1]:8443/{path}", True), ("https://10.0.0.1/{path}", True),
+    ("https://minio.example./{path}", True),
 ])
 def test_a_link_fetches_its_vault_over_https_only(tmp_path, form, accepted):
     """The new device fetches its vault from the link's URL, beside the key the same code holds:
     plain HTTP, another scheme, a URL without a host or with credentials in it are refused when
-    the code is made and when it is read (a trial's finding: http:// was taken); https in any
-    case is a scheme (RFC 3986), and a presigned URL's query is kept."""
+    the code is made and when it is read (a trial's finding: http:// was taken), and so is a
+    host no resolver could be asked for or a port none could listen on (a space, `...`, `%40`,
+    port 0, a zone: Foundation's parser took them); https in any case is a scheme (RFC 3986),
+    and a presigned URL's query is kept."""
     h = Household(secrets.token_bytes(32))
     url = form.format(path=h.vault_path)
     made = tool("create", "--key-file", secret_file(tmp_path / "k", h.nsec), "--vault-url", url, "--now", "2026-11-22T10:00:00Z",
@@ -334,3 +341,18 @@ def test_a_share_url_is_https_in_any_case_and_carries_no_credentials(tmp_path, u
     assert read.returncode == (0 if readable else 2), read.stderr
     if not readable:
         assert b"pass" not in read.stdout
+
+
+@pytest.mark.parametrize("share,accepted", [
+    ("https://www.icloud.com/share/0abc", True), ("HTTPS://www.icloud.com/share/0abc", True),
+    ("https://www.icloud.com:0/share/0abc", False), ("https://www.icloud .com/share/0abc", False),
+    ("https://www.icloud.com%40evil.example/share/0abc", False), ("https://ana:pw@www.icloud.com/share/0abc", False),
+    ("http://www.icloud.com/share/0abc", False),
+])
+def test_a_pairing_share_url_follows_the_links_rule(tmp_path, share, accepted):
+    """A pairing code's share URL and a link's vault URL are one rule (a host a resolver could
+    be asked for, a port one could listen on, no credentials, https)."""
+    made = subprocess.run([DEVICE_LINK, "pairing", "create", "--share-url", share, "--parent-device-id", "6F1C2B7E-0D4A-4C55-9E1B-2A7F3C9D8E01",
+                           "--shared-zone-id", "FamilyZone", "--now", "2026-11-22T10:00:00Z", "-o", str(tmp_path / "pair.png")], capture_output=True)
+    assert made.returncode == (0 if accepted else 2), made.stderr.decode()
+    assert (tmp_path / "pair.png").exists() == accepted

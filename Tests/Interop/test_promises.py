@@ -1464,3 +1464,32 @@ def test_a_name_that_holds_a_key_is_not_shown_in_a_report(tmp_path):
     assert household.nsec[5:25] not in result.stdout.lower() + result.stderr.lower(), result.stdout
     assert result.stdout.count("(not shown: it reads as a key") == 2, result.stdout
     assert "n-s-e-c-1 is not a key" in result.stdout and f"{household.household_id.hex()}.bak" in result.stdout
+
+
+WORDS = "jump abandon ability able about above absent absorb abstract absurd abuse access".split()
+
+
+SPELLINGS = {
+    "bom": lambda: "\ufeff" + "".join(f"{w}\n" for w in WORDS),
+    "pairs joined by #": lambda: "".join(f"{WORDS[i]}#{WORDS[i + 1]}\n" for i in range(0, 12, 2)),
+    "full-width numbers": lambda: "".join(f"{chr(0xFF10 + (i + 1) % 10)}. {w}\n" for i, w in enumerate(WORDS)),
+    "soft hyphens": lambda: "".join(f"{w[:2]}\u00ad{w[2:]}\n" for w in WORDS),
+    "zero-width joiners and ideographic spaces": lambda: "".join(f"{i + 1}.\u3000{w[:1]}\u200d{w[1:]}\n" for i, w in enumerate(WORDS)),
+}
+
+
+@pytest.mark.parametrize("spelling", SPELLINGS)
+@pytest.mark.parametrize("option", ["--devices-file", "--signature-keys-file"])
+def test_recovery_words_as_a_reader_reads_them_are_never_quoted(tmp_path, spelling, option):
+    """A hostile trial: a words file that starts with a BOM (as Notepad writes it), numbers them
+    in full-width digits, hides soft hyphens in them, or joins them in pairs by `#` passed the
+    words check and was quoted, word by word, in the refusal or the not-found list."""
+    os.chdir(tmp_path)
+    subprocess.run([str(BIN / "device-revoker"), "registry", "init", "--db", "r.sqlite"], check=True, capture_output=True)
+    Path("words.txt").write_text(SPELLINGS[spelling](), encoding="utf-8")
+    result = subprocess.run([str(BIN / "device-revoker"), "registry", "revoke", "--db", "r.sqlite", option, "words.txt", "--dry-run"],
+                            capture_output=True, text=True, timeout=60)
+    assert result.returncode == 2, result.stderr
+    assert "holds recovery words or a share" in result.stderr, result.stderr
+    said = (result.stdout + result.stderr).lower()
+    assert not any(word in said for word in ("jump", "abandon", "absurd", "access")), said

@@ -150,12 +150,9 @@ public struct DeviceLink: Sendable {
         guard key.publicKey == stated else {
             throw VaultError.linkKeyNotItsParentKey()
         }
-        // https in any case (RFC 3986), with a host and no user or password: the new device
-        // fetches its vault there with the key beside it in the same code, so a plain-HTTP
-        // fetch is open to whoever is on the path, and credentials in a URL reach every reader
-        // of the code. A query (a presigned URL's signature) is the store's business.
-        guard let url = URL(string: vaultURL), url.scheme?.lowercased() == "https", url.host?.isEmpty == false,
-              url.user == nil, url.password == nil else {
+        // The new device fetches its vault there with the key beside it in the same code: a
+        // plain-HTTP fetch is open to whoever is on the path (``HTTPSAddress``).
+        guard let url = HTTPSAddress.parsed(vaultURL) else {
             throw VaultError.linkURLNotHTTPS()
         }
         let expected = Household(parentPublicKey: stated).id.hex + ".vault"
@@ -248,9 +245,7 @@ public struct PairingCode: Sendable, Equatable {
             // printed by every reader of it, so the code is refused, the value not shown.
             if Array(value.utf8).withUnsafeBytes({ KeyText.holdsKey($0) }) { throw VaultError.codeFieldHoldsKey(name) }
         }
-        // A scheme in any case (RFC 3986); no user or password in it: every reader of the code
-        // would show them, and a share link has none (a hostile trial).
-        guard let url = URL(string: shareURL), url.scheme?.lowercased() == "https", url.host?.isEmpty == false, url.user == nil, url.password == nil else {
+        guard HTTPSAddress.parsed(shareURL) != nil else {
             throw VaultError.pairingShareURLNotHTTPS()
         }
         guard UUID(uuidString: parentDeviceID) != nil else { throw VaultError.pairingDeviceIDNotUUID() }
@@ -331,4 +326,55 @@ extension VaultError {
     static func pairingCodeFromTheFuture(seconds: Int64, file: String = #fileID, line: UInt = #line) -> VaultError {
         VaultError(.authenticationFailed, "the pairing code's timestamp is \(seconds) s in the future; a clock is wrong", file: file, line: line)
     }
+}
+
+/// The one rule for an address a code hands to a device (a link's vault, a pairing's share):
+/// https, the scheme in any case (RFC 3986), with a host a resolver could be asked for and a
+/// port one could listen on, and no user or password (every reader of the code would show
+/// them, and a device's request would send them). Foundation's parser takes a space, `...`,
+/// `%40` or port 0 in a host (a hostile trial); this checks the authority as written. A query (a
+/// presigned URL's signature) and a fragment are the server's business.
+enum HTTPSAddress {
+    static func parsed(_ text: String) -> URL? {
+        guard let url = URL(string: text), url.scheme?.lowercased() == "https", url.user == nil, url.password == nil else { return nil }
+        let afterScheme = text.utf8.dropFirst("https://".utf8.count)
+        guard text.utf8.count > "https://".utf8.count, text.utf8.prefix(8).map({ $0 | 0x20 }) == Array("https://".utf8) else { return nil }
+        let authority = Array(afterScheme.prefix { $0 != UInt8(ascii: "/") && $0 != UInt8(ascii: "?") && $0 != UInt8(ascii: "#") })
+        var host = authority[...], port: ArraySlice<UInt8> = []
+        if host.first == UInt8(ascii: "[") {
+            // An IPv6 literal: hex digits, colons and an IPv4 tail; no zone (`%25eth0`).
+            guard let close = host.firstIndex(of: UInt8(ascii: "]")) else { return nil }
+            let literal = host[(host.startIndex + 1)..<close]
+            guard literal.contains(UInt8(ascii: ":")), literal.allSatisfy({ isHexDigit($0) || $0 == UInt8(ascii: ":") || $0 == UInt8(ascii: ".") }) else { return nil }
+            let rest = host[(close + 1)...]
+            if !rest.isEmpty {
+                guard rest.first == UInt8(ascii: ":") else { return nil }
+                port = rest.dropFirst()
+                guard !port.isEmpty else { return nil }
+            }
+            host = literal
+        } else {
+            if let colon = host.firstIndex(of: UInt8(ascii: ":")) {
+                port = host[(colon + 1)...]
+                host = host[..<colon]
+                guard !port.isEmpty else { return nil }
+            }
+            // A name: dot-separated labels of letters, digits and inner hyphens (a final dot
+            // allowed); letters past ASCII are an internationalised name's.
+            var labels = host.split(separator: UInt8(ascii: "."), omittingEmptySubsequences: false)
+            if labels.count > 1, labels.last?.isEmpty == true { labels.removeLast() }
+            guard !labels.isEmpty, labels.allSatisfy({ label in
+                !label.isEmpty && label.first != UInt8(ascii: "-") && label.last != UInt8(ascii: "-")
+                    && label.allSatisfy { isASCIIAlphanumeric($0) || $0 == UInt8(ascii: "-") || $0 >= 0x80 }
+            }) else { return nil }
+        }
+        if !port.isEmpty {
+            guard port.count <= 5, port.allSatisfy({ (0x30...0x39).contains($0) }), let number = Int(String(decoding: port, as: UTF8.self)),
+                  (1...65535).contains(number) else { return nil }
+        }
+        return url
+    }
+
+    private static func isHexDigit(_ byte: UInt8) -> Bool { (0x30...0x39).contains(byte) || (0x61...0x66).contains(byte | 0x20) }
+    private static func isASCIIAlphanumeric(_ byte: UInt8) -> Bool { (0x30...0x39).contains(byte) || (0x61...0x7a).contains(byte | 0x20) }
 }

@@ -3,7 +3,11 @@
 public enum ListFile {
     /// The entry a line holds; nil for a blank line or a comment.
     public static func entry(_ line: ArraySlice<UInt8>) -> String? {
-        let entry = String(decoding: line, as: UTF8.self).trimmingWhiteSpace()
+        // A BOM (U+FEFF, what Notepad starts a file with) is no part of the first entry: left
+        // in, a words file so saved was read as other text, and its first word quoted.
+        var text = String(decoding: line, as: UTF8.self).trimmingWhiteSpace()
+        while text.unicodeScalars.first == "\u{FEFF}" { text = String(text.unicodeScalars.dropFirst()).trimmingWhiteSpace() }
+        let entry = text
         return entry.isEmpty || entry.hasPrefix("#") ? nil : entry
     }
 
@@ -46,12 +50,22 @@ public enum ListFile {
             if let answer = entry.utf8.withContiguousStorageIfAvailable(asciiListWords), let count = answer {
                 return count
             }
-            return listWordsReadByCharacter(in: entry)
+            // Past ASCII, as a reader reads it: invisible format characters dropped (a soft
+            // hyphen or a zero-width space inside a word, a BOM), and NFKC's folding (full-width
+            // digits and letters, other spaces): a hostile trial's `１. jump` and `ju\u{ad}mp`
+            // were quoted in a refusal.
+            var visible = Array(String(String.UnicodeScalarView(entry.unicodeScalars.filter { $0.properties.generalCategory != .format })).utf8)
+            defer { visible.zeroize() }
+            guard var folded = try? visible.withUnsafeBytes(UnicodeNormalization.nfkc) else { return listWordsReadByCharacter(in: entry) }
+            defer { folded.zeroize() }
+            if let answer = folded.withUnsafeBufferPointer(asciiListWords), let count = answer { return count }
+            return listWordsReadByCharacter(in: String(decoding: folded, as: UTF8.self))
         }
 
         /// ``listWords(in:)`` of any entry, by Character (what the ASCII bytes' reading is held to).
         package static func listWordsReadByCharacter(in entry: String) -> Int? {
-            let tokens = entry.split(whereSeparator: \.isWhitespace).filter { !$0.allSatisfy(numbering.contains) }
+            // `#` parts a list's USER#DEVICE: words joined by it (`jump#abandon`) are words each.
+            let tokens = entry.split(whereSeparator: { $0.isWhitespace || $0 == "#" }).filter { !$0.allSatisfy(numbering.contains) }
             var count = 0
             for token in tokens {
                 // A number glued to its word (`1.jump`, `(1)jump`) is the word's; a longer run
@@ -73,7 +87,7 @@ public enum ListFile {
         /// when it holds anything else, nil when it is not ASCII (read by Character then).
         private static func asciiListWords(_ bytes: UnsafeBufferPointer<UInt8>) -> Int?? {
             guard bytes.allSatisfy({ $0 < 0x80 }) else { return nil }
-            func isSpace(_ byte: UInt8) -> Bool { byte == 0x20 || (0x09...0x0d).contains(byte) }
+            func isSpace(_ byte: UInt8) -> Bool { byte == 0x20 || (0x09...0x0d).contains(byte) || byte == UInt8(ascii: "#") }
             func isNumbering(_ byte: UInt8) -> Bool {
                 switch byte {
                 case UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "."), UInt8(ascii: ")"), UInt8(ascii: "("), UInt8(ascii: "-"),
