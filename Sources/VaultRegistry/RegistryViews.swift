@@ -119,8 +119,9 @@ extension DeviceRegistry {
         /// Family Medical's only ("iPad Air").
         public let deviceType: String?
         public let isActive: Bool
-        /// When it registered (Family Medical's `first_seen_at`).
-        public let registeredAt: Timestamp
+        /// When it registered (Family Medical's `first_seen_at`); nil when its row holds none,
+        /// which both seeds' tables allow (shown as unknown, never as 1970).
+        public let registeredAt: Timestamp?
         public let lastSeenAt: Timestamp?
         /// From the device's row, or (Family Medical's, which keeps none) the revocation log.
         public let revokedAt: Timestamp?
@@ -190,7 +191,7 @@ extension DeviceRegistry {
             func time(_ column: String) -> Timestamp? { row.optionalText(column).flatMap(Timestamp.init(rfc3339:)) }
             return DeviceView(userDid: row.text("user_did"), deviceId: id, deviceMlsDid: row.optionalText("device_mls_did"), deviceName: name,
                               deviceType: row.optionalText("device_type"), isActive: row.bool("is_active"),
-                              registeredAt: time("registered_at") ?? Timestamp(seconds: 0), lastSeenAt: time("last_seen"), revokedAt: time("revoked_at"),
+                              registeredAt: time("registered_at"), lastSeenAt: time("last_seen"), revokedAt: time("revoked_at"),
                               revocationReason: row.optionalText("revocation_reason"), openMemberships: row["open"] == .null ? nil : row.int("open"))
         }
     }
@@ -212,7 +213,7 @@ extension DeviceRegistry {
         }
         guard named.count == 1 || named.allSatisfy({ !$0.isActive }) else {
             throw VaultError.ambiguousRegistryDevice(name, named.map {
-                "\($0.userDid)#\($0.deviceId) (\($0.isActive ? "active" : "revoked"), last seen \(($0.lastSeenAt ?? $0.registeredAt).rfc3339))"
+                "\($0.userDid)#\($0.deviceId) (\($0.isActive ? "active" : "revoked"), last seen \(($0.lastSeenAt ?? $0.registeredAt)?.rfc3339 ?? "never"))"
             })
         }
         return named.map { DeviceReference(user: $0.userDid, device: $0.deviceId) }

@@ -73,7 +73,7 @@ extension Registry {
             if catbird { table.add("device", "name", "state", "last seen", "conversations") } else { table.add("device", "name", "type", "state", "last seen") }
             for device in devices {
                 let state = device.revokedAt.map { "revoked \(TimeSpan.relative($0, now: now))" } ?? (device.isActive ? "active" : "revoked")
-                let seen = device.lastSeenAt.map { TimeSpan.relative($0, now: now) } ?? "never (registered \(TimeSpan.relative(device.registeredAt, now: now)))"
+                let seen = device.lastSeenAt.map { TimeSpan.relative($0, now: now) } ?? device.registeredAt.map { "never (registered \(TimeSpan.relative($0, now: now)))" } ?? "never (no time recorded)"
                 let id = "\(device.userDid)#\(device.deviceId)"
                 if catbird {
                     table.add(id, device.deviceName ?? "", state, seen, "\(device.openMemberships ?? 0)")

@@ -35,3 +35,19 @@ def postgres_server():
 def s3_server():
     """The throwaway SeaweedFS S3 server scripts/test starts and names in HVT_TEST_S3_ENDPOINT."""
     assert s3fleet.ENDPOINT, "needs the throwaway S3 server that scripts/test starts: run through scripts/test"
+
+
+@pytest.fixture(autouse=True)
+def dev_null_stays_writable():
+    """Every test leaves /dev/null a character device anyone may write (mode 0666): a tool or a
+    test that changed its mode would break every program run by another user after it (the
+    test PostgreSQL's initdb, run unprivileged, was stopped so once in a session). Checked
+    after every test, so the one that did it fails; put back as root."""
+    yield
+    import os
+    import stat
+    info = os.stat("/dev/null")
+    if stat.S_ISCHR(info.st_mode) and stat.S_IMODE(info.st_mode) != 0o666:
+        if os.geteuid() == 0:
+            os.chmod("/dev/null", 0o666)
+        raise AssertionError(f"/dev/null was left with mode {oct(stat.S_IMODE(info.st_mode))} (put back to 0o666)")

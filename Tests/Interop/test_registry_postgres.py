@@ -312,6 +312,11 @@ def test_a_device_without_any_time_is_not_seen_since_any_time(database, schema_n
         succeeds("init", "--schema", "family-medical", "--db", database.uri())
     listed = json.loads(succeeds("devices", "--db", database.uri(), "--not-seen-since", "2025-01-01", "--json", "--now", NOW).stdout)
     assert sorted(d["deviceId"] for d in listed) == sorted(name[k] for k in ("did:plc:a#old", "did:plc:b#only", "did:plc:c#none", "did:plc:c#stale"))
+    # No time is shown as none, never as 1970 (a trial's finding).
+    old = next(d for d in listed if d["deviceId"] == name["did:plc:a#old"])
+    assert old["lastSeenAt"] is None and old["registeredAt" if schema_name == "catbird" else "firstSeenAt"] is None, old
+    text = succeeds("devices", "--db", database.uri(), "--now", NOW).stdout
+    assert "never (no time recorded)" in text and "1970" not in text and "56 years" not in text, text
     report = json.loads(succeeds("revoke", "--db", database.uri(), "--not-seen-since", "2025-01-01", "--keep-last-device", "--force",
                                  "--reason", "stale", "--now", NOW, "--json").stdout)
     # a's old one goes (a keeps its new one); b's only one stays (its last); of c's two, the one
