@@ -73,3 +73,28 @@ def test_plan_is_signed_over_canonical_json_and_scales(tmp_path):
     assert plan["children"][0]["action"] == "replace" and plan["wrapKey"]["action"] == "replace"
     assert [s["id"] for s in plan["steps"]][-2:] == ["notify-families", "new-family-shares"]
     assert not any(x in (tmp_path / "plan.json").read_text() for x in (old.nsec, new.nsec, old.secret.hex(), old.vault_key.hex()))
+
+
+def test_a_plan_keeps_no_name_that_reads_as_a_key(tmp_path):
+    """A plan holds no secret and is shown to whoever approves it: a device, child or group
+    name in the vault that holds a key (a thief's name for a stolen iPad, a vault sealed by
+    another program), in any spelling, stays out of it (a hostile trial found the parent key,
+    spelled nsec_1…, in a 0644 plan and in `show`)."""
+    old, new = Household(secrets.token_bytes(32)), Household(secrets.token_bytes(32))
+    document = big_household(old, devices=4, groups=2, members=2)
+    rest = old.nsec[len("nsec1"):]
+    document["devices"][0]["deviceName"] = f"Bed nsec_1{rest}"
+    document["devices"][1]["deviceName"] = f"iPad {old.nsec.upper()}"
+    document["childProfiles"][0]["name"] = f"Leo nsec1.{rest}"
+    document["groupMemberships"][0]["groupName"] = f"grp-{old.nsec}"
+    (tmp_path / "v.vault").write_bytes(vaultref.seal_document(old, document))
+    plan_path = tmp_path / "plan.json"
+    made = subprocess.run([ROTATION_PLANNER, "plan", "--vault", str(tmp_path / "v.vault"), "--key-file", key_file(tmp_path / "old.nsec", old),
+                           "--new-key-file", key_file(tmp_path / "new.nsec", new), "--mode", "compromise", "-o", str(plan_path)], capture_output=True)
+    assert made.returncode == 0, made.stderr.decode()
+    shown = subprocess.run([ROTATION_PLANNER, "show", str(plan_path)], capture_output=True, text=True)
+    assert shown.returncode == 0, shown.stderr
+    for text in (plan_path.read_text(), shown.stdout + shown.stderr, made.stdout.decode() + made.stderr.decode()):
+        assert rest[:20] not in text.lower(), text
+    # two devices, their two relink steps, the child and the group
+    assert plan_path.read_text().count("a name not recorded") == 6

@@ -21,10 +21,14 @@ public enum RotationPlanner {
         let mode = try mode ?? routineUnlessRecentlyRevoked(document, at: createdAt)
         let oldIdentity = RotationPlan.Identity(publicKey: oldKey.publicKey), newIdentity = RotationPlan.Identity(publicKey: newKey.publicKey)
 
+        // A plan holds no secret, and is shown to whoever approves it: a name the vault holds
+        // that reads as a key (a device a thief named, a vault sealed by another program) is
+        // kept out of it, as a record keeps it out (a hostile trial found the parent key in a
+        // 0644 plan). Ids and keys match devices; names are for people.
         var devices: [RotationPlan.Device] = []
         for device in document.devices {
             devices.append(RotationPlan.Device(
-                deviceId: device.deviceId, deviceName: device.deviceName, status: device.status,
+                deviceId: device.deviceId, deviceName: RecordedText.named(device.deviceName), status: device.status,
                 oldSubkeyPublicKey: device.subkeyPublicKey,
                 newSubkeyPublicKey: try Derivation.deviceSubkey(for: newKey, deviceID: device.deviceId).publicKey.hex,
                 action: device.status == .active ? .relink : .retire
@@ -33,13 +37,13 @@ public enum RotationPlanner {
         let oldSubkeys = Set(devices.map(\.oldSubkeyPublicKey))
         let newSubkeys = devices.filter { $0.action == .relink }.map(\.newSubkeyPublicKey)
         let groups = document.groupMemberships.map { group in
-            RotationPlan.Group(mlsGroupId: group.mlsGroupId, groupName: group.groupName,
+            RotationPlan.Group(mlsGroupId: group.mlsGroupId, groupName: RecordedText.named(group.groupName),
                                remove: group.memberPubkeys.filter { oldSubkeys.contains($0) }, add: newSubkeys)
         }
         let keyAction: RotationPlan.KeyAction = mode == .routine ? .keep : .replace
         // A child with no key of its own (schema 3) has no key to keep or replace.
         let children = document.childProfiles.compactMap { child in
-            child.npub.map { RotationPlan.Child(profileId: child.profileId, name: child.name, npub: $0.npub, action: keyAction) }
+            child.npub.map { RotationPlan.Child(profileId: child.profileId, name: RecordedText.named(child.name), npub: $0.npub, action: keyAction) }
         }
 
         var steps: [RotationPlan.Step] = []
