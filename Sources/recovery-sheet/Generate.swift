@@ -157,7 +157,7 @@ enum SheetFormat: String, CaseIterable, ExpressibleByArgument {
         switch self {
         case .pdf: try sheet.pdf()
         case .png: try sheet.image().pngData()
-        case .layout: sheet.page.jsonValue().reported() + [0x0a]
+        case .layout: sheet.page.jsonValue().revealed() + [0x0a]
         }
     }
 

@@ -1464,6 +1464,11 @@ def test_a_name_that_holds_a_key_is_not_shown_in_a_report(tmp_path):
     assert household.nsec[5:25] not in result.stdout.lower() + result.stderr.lower(), result.stdout
     assert result.stdout.count("(not shown: it reads as a key") == 2, result.stdout
     assert "n-s-e-c-1 is not a key" in result.stdout and f"{household.household_id.hex()}.bak" in result.stdout
+    # And as JSON, the report's other form (a trial found it printed there).
+    for listing in (["census", "--json", "f"], ["census", "--list", "--json", "f"]):
+        result = subprocess.run([str(BIN / "vault-tool"), *listing], capture_output=True, text=True, timeout=60)
+        assert result.returncode == 0 and household.nsec[5:25] not in result.stdout.lower(), result.stdout
+    assert json.loads(subprocess.run([str(BIN / "vault-tool"), "census", "--json", "f"], capture_output=True, text=True).stdout)["files"] == 4
 
 
 WORDS = "jump abandon ability able about above absent absorb abstract absurd abuse access".split()

@@ -100,7 +100,32 @@ extension JSONValue {
     /// characters raw to the terminal where the text report escaped them). The same value to any
     /// JSON reader; what is signed or hashed (a plan, a household log's events, the registry's
     /// chain, a sealed document) stays ``serialized(pretty:)``'s, as its format says.
-    public func reported(pretty: Bool = true) -> [UInt8] { JSONValue.escapingInvisibles(serialized(pretty: pretty)) }
+    ///
+    /// A report shows no key: a string that holds an `nsec1…` or `ncryptsec1…` (a file or a
+    /// device named by the key it holds) is written as what stands for a withheld quote
+    /// (``QuotedInput``), as the text report's renderer shows it (a hostile trial: `census
+    /// --json`, `check --json` and `diff --json` printed what their text withheld). Output that
+    /// is a secret by design (a sheet's layout) is ``revealed(pretty:)``.
+    public func reported(pretty: Bool = true) -> [UInt8] { JSONValue.escapingInvisibles(withholdingKeys().serialized(pretty: pretty)) }
+
+    /// As ``reported(pretty:)`` but keeping every key: for an output that is the secret the
+    /// user asked for, written where they said.
+    public func revealed(pretty: Bool = true) -> [UInt8] { JSONValue.escapingInvisibles(serialized(pretty: pretty)) }
+
+    /// The value with each string (and object key) that holds a bech32 key replaced.
+    func withholdingKeys() -> JSONValue {
+        func withheld(_ text: String) -> String {
+            let holds = text.utf8.withContiguousStorageIfAvailable { KeyText.holdsBech32Key(UnsafeRawBufferPointer($0)) }
+                ?? Array(text.utf8).withUnsafeBytes(KeyText.holdsBech32Key)
+            return holds ? QuotedInput(text).description : text
+        }
+        switch self {
+        case .null, .bool, .number: return self
+        case .string(let text): return .string(withheld(text))
+        case .array(let elements): return .array(elements.map { $0.withholdingKeys() })
+        case .object(let entries): return .object(entries.map { (key: withheld($0.key), value: $0.value.withholdingKeys()) })
+        }
+    }
 
     /// JSON text with every character ``DisplayRule`` escapes written as `\uXXXX` (a pair of
     /// them past U+FFFF), and combining marks past the fourth on one letter as text output
