@@ -87,11 +87,13 @@ struct Read: ParsableCommand {
         Examples:
           device-link read link.png
           device-link read link-photo.jpg -o new-device.nsec
+          device-link read link.png --json | jq -r .encoding
         """
     )
     @Argument(help: ArgumentHelp("The picture of the QR.", valueName: "IMAGE")) var image: String
     @OptionGroup var now: NowOption
     @Option(name: .shortAndLong, help: ArgumentHelp("Write the nsec to FILE (0600).", valueName: "FILE")) var output: String?
+    @Flag(help: "Print JSON (the vault URL, the parent's npub and public key, the expiry and the form read; never the nsec).") var json = false
 
     func run() throws {
         // Without -o the nsec goes nowhere: standard output carries the table.
@@ -99,12 +101,21 @@ struct Read: ParsableCommand {
         let files = try CommandFiles(reads: [.init("image", image)], writes: keyOutput.map { [$0] } ?? [])
         let now = now.time
         let link = try DeviceLink(payload: QRPictures.singleQR(image, reads: { $0 == .deviceLink || $0 == .other }, expected: "a device-link code"), now: now)
-        var table = TextTable()
-        table.add("vault URL", link.vaultURL)
-        table.add("npub", link.key.publicKey.npub)
-        table.add("expires", "\(link.expiresAt.rfc3339) (\(TimeSpan.relative(link.expiresAt, now: now)))")
-        table.add("written as", link.encoding.described)
-        try StandardStreams.writeOutput(Array(table.render().utf8))
+        let report: [UInt8]
+        if json {
+            report = JSONValue.object([
+                ("vaultURL", .string(link.vaultURL)), ("npub", .string(link.key.publicKey.npub)), ("parentPubkey", .string(link.key.publicKey.hex)),
+                ("expiresAt", .string(link.expiresAt.rfc3339)), ("encoding", .string(link.encoding.rawValue)),
+            ]).reported()
+        } else {
+            var table = TextTable()
+            table.add("vault URL", link.vaultURL)
+            table.add("npub", link.key.publicKey.npub)
+            table.add("expires", "\(link.expiresAt.rfc3339) (\(TimeSpan.relative(link.expiresAt, now: now)))")
+            table.add("written as", link.encoding.described)
+            report = Array(table.render().utf8)
+        }
+        try StandardStreams.writeOutput(report)
         if let keyOutput { try files.writer().write(keyOutput, secretLine(link.key.nsec())) }
     }
 }

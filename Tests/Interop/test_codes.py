@@ -356,3 +356,17 @@ def test_a_pairing_share_url_follows_the_links_rule(tmp_path, share, accepted):
                            "--shared-zone-id", "FamilyZone", "--now", "2026-11-22T10:00:00Z", "-o", str(tmp_path / "pair.png")], capture_output=True)
     assert made.returncode == (0 if accepted else 2), made.stderr.decode()
     assert (tmp_path / "pair.png").exists() == accepted
+
+
+@pytest.mark.parametrize("encoding", ["documented", "app"])
+def test_a_link_read_as_json_says_its_form_and_never_its_key(tmp_path, encoding):
+    """docs/tools.md promised `read --json` with the form read (`"encoding"`) for both codes;
+    only the pairing code had it (a support agent's trial)."""
+    h = Household(secrets.token_bytes(32))
+    url = f"https://minio.example/bucket/{h.vault_path}"
+    tool("create", "--key-file", secret_file(tmp_path / "k", h.nsec), "--vault-url", url, "--now", "2026-11-22T10:00:00Z",
+         "--encoding", encoding, "-o", str(tmp_path / "link.png"), program=DEVICE_LINK)
+    read = tool("read", str(tmp_path / "link.png"), "--now", "2026-11-22T10:01:00Z", "--json", "-o", str(tmp_path / "new.nsec"), program=DEVICE_LINK)
+    report = json.loads(read.stdout)
+    assert report == {"vaultURL": url, "npub": h.npub, "parentPubkey": h.pubkey, "expiresAt": "2026-11-22T10:05:00Z", "encoding": encoding}
+    assert h.nsec.encode() not in read.stdout + read.stderr and (tmp_path / "new.nsec").read_text().strip() == h.nsec
