@@ -169,10 +169,21 @@ extension DeviceRegistry {
             }
             // A device a recorded batch revoked is never active again (an import never revives one).
             if let revived = try db.rows("""
-                SELECT r.batch_id, r.user_did, r.device_id FROM revocations r JOIN user_devices d ON \(table.isLogged("d", "r"))
+                SELECT r.batch_id, r.user_did, r.device_id FROM revocations r JOIN user_devices d ON \(table.isLoggedInAnySpelling("d", "r"))
                 WHERE r.id >= ? AND d.is_active ORDER BY r.id LIMIT 1
                 """, [.int(start)]).first {
                 throw VaultError.registryChainBroken("batch '\(revived.text("batch_id"))': the device \(revived.text("user_did"))#\(revived.text("device_id")) it revoked is active again")
+            }
+            // Nor a member of a conversation again: a revoke closes every membership, and the
+            // registry's trigger keeps an inactive device out (a hostile trial dropped the
+            // trigger and reopened one, and the log still verified).
+            if table.hasConversations, let rejoined = try db.rows("""
+                SELECT r.batch_id, r.user_did, r.device_id, m.convo_id FROM revocations r
+                JOIN members m ON m.user_did = r.user_did AND m.device_id = r.device_id
+                WHERE r.id >= ? AND m.left_at IS NULL ORDER BY r.id LIMIT 1
+                """, [.int(start)]).first {
+                throw VaultError.registryChainBroken("batch '\(rejoined.text("batch_id"))': the device \(rejoined.text("user_did"))#\(rejoined.text("device_id")) "
+                                                     + "it revoked is a member of conversation \(QuotedInput(rejoined.text("convo_id"))) again")
             }
             if let expectHead, !records.contains(where: { $0.hash.hasPrefix(expectHead.lowercased()) }) {
                 throw VaultError.registryChainBroken("its end: the head kept elsewhere \(QuotedInput(expectHead)) is not in the chain, so batches were cut off or the chain was computed again")

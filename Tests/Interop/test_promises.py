@@ -1498,3 +1498,53 @@ def test_recovery_words_as_a_reader_reads_them_are_never_quoted(tmp_path, spelli
     assert "holds recovery words or a share" in result.stderr, result.stderr
     said = (result.stdout + result.stderr).lower()
     assert not any(word in said for word in ("jump", "abandon", "absurd", "access")), said
+
+
+def write_jsonl(path, rows):
+    path.write_text("".join(json.dumps(row) + "\n" for row in rows))
+    return str(path)
+
+
+@pytest.mark.parametrize("spelling", ["upper", "braces"])
+def test_a_family_medical_device_revived_in_another_spelling_breaks_the_log(tmp_path, spelling):
+    """A hostile trial: on SQLite, a revoked Family Medical device made active again with its
+    id written in upper case (or in braces, which PostgreSQL's uuid also reads) passed
+    `log --verify`: it is the same UUID, and the device the log revoked."""
+    import sqlite3
+    os.chdir(tmp_path)
+    revoker = str(BIN / "device-revoker")
+    devices = [{"device_id": f"00000000-0000-4000-8000-0abc0000000{d}", "user_id": "00000000-0000-4000-8000-000000001000",
+                "device_name": f"iPad {d}", "device_type": "ipad", "first_seen_at": "2025-01-01T00:00:00Z",
+                "last_seen_at": f"2025-0{d + 1}-05T00:00:00Z"} for d in range(4)]
+    for arguments in (["init", "--schema", "family-medical"], ["import", "--devices", write_jsonl(tmp_path / "fm.jsonl", devices)],
+                      ["revoke", "--device", "00000000-0000-4000-8000-000000001000#00000000-0000-4000-8000-0abc00000001", "--force"]):
+        subprocess.run([revoker, "registry", arguments[0], "--db", "f.sqlite", *arguments[1:]], check=True, capture_output=True)
+    assert subprocess.run([revoker, "registry", "log", "--db", "f.sqlite", "--verify"], capture_output=True).returncode == 0
+    written = "upper(device_id)" if spelling == "upper" else "'{' || device_id || '}'"
+    with sqlite3.connect("f.sqlite") as db:
+        db.execute(f"UPDATE user_devices SET device_id = {written}, is_active = 1 WHERE device_id = '00000000-0000-4000-8000-0abc00000001'")
+    verified = subprocess.run([revoker, "registry", "log", "--db", "f.sqlite", "--verify"], capture_output=True, text=True)
+    assert verified.returncode == 3 and "is active again" in verified.stderr, verified.stderr
+
+
+def test_a_revoked_device_back_in_a_conversation_breaks_the_log(tmp_path):
+    """A hostile trial: with the registry's trigger dropped, a revoked device's membership was
+    opened again by hand, and `log --verify` still said ok."""
+    import sqlite3
+    os.chdir(tmp_path)
+    revoker = str(BIN / "device-revoker")
+    devices = [{"user_did": f"did:plc:u{u}", "device_id": f"d{d}", "device_mls_did": f"did:plc:u{u}#d{d}", "device_name": f"device {u}{d}",
+                "signature_public_key": f"u{u}d{d}".encode().hex().rjust(64, "0"), "registered_at": "2024-01-01T00:00:00Z"}
+               for u in range(2) for d in range(3)]
+    members = [{"convo_id": "convo-1", "member_mls_did": f"did:plc:u{u}#d{d}", "user_did": f"did:plc:u{u}", "device_id": f"d{d}",
+                "joined_at": "2024-06-01T00:00:00Z", "is_admin": d == 1} for u in range(2) for d in range(3)]
+    for arguments in (["init"], ["import", "--devices", write_jsonl(tmp_path / "d.jsonl", devices), "--members", write_jsonl(tmp_path / "m.jsonl", members)],
+                      ["revoke", "--device", "did:plc:u0#d0", "--force", "--ops", "ops.jsonl"]):
+        result = subprocess.run([revoker, "registry", arguments[0], "--db", "r.sqlite", *arguments[1:]], capture_output=True, text=True)
+        assert result.returncode == 0, (arguments, result.stderr)
+    assert subprocess.run([revoker, "registry", "log", "--db", "r.sqlite", "--verify"], capture_output=True).returncode == 0
+    with sqlite3.connect("r.sqlite") as db:
+        db.execute("DROP TRIGGER members_need_an_active_device_update")
+        db.execute("UPDATE members SET left_at = NULL WHERE user_did = 'did:plc:u0' AND device_id = 'd0'")
+    verified = subprocess.run([revoker, "registry", "log", "--db", "r.sqlite", "--verify"], capture_output=True, text=True)
+    assert verified.returncode == 3 and "is a member of conversation 'convo-1' again" in verified.stderr, verified.stderr
