@@ -1548,3 +1548,19 @@ def test_a_revoked_device_back_in_a_conversation_breaks_the_log(tmp_path):
         db.execute("UPDATE members SET left_at = NULL WHERE user_did = 'did:plc:u0' AND device_id = 'd0'")
     verified = subprocess.run([revoker, "registry", "log", "--db", "r.sqlite", "--verify"], capture_output=True, text=True)
     assert verified.returncode == 3 and "is a member of conversation 'convo-1' again" in verified.stderr, verified.stderr
+
+
+def test_names_that_read_alike_are_told_apart_in_a_listing(tmp_path):
+    """A support agent's trial: devices named "iPad 1" and "iPad<no-break space>1" were listed
+    alike, one revoked and one active. A space that is not the space is shown escaped."""
+    os.chdir(tmp_path)
+    revoker = str(BIN / "device-revoker")
+    devices = [{"user_did": "did:plc:u0", "device_id": f"d{d}", "device_mls_did": f"did:plc:u0#d{d}", "device_name": name,
+                "signature_public_key": f"d{d}".encode().hex().rjust(64, "0"), "registered_at": "2024-01-01T00:00:00Z"}
+               for d, name in enumerate(["iPad 1", "iPad\u00a01", "iPad\u20071", "iPad\u30001"])]
+    for arguments in (["init"], ["import", "--devices", write_jsonl(tmp_path / "d.jsonl", devices)]):
+        subprocess.run([revoker, "registry", arguments[0], "--db", "r.sqlite", *arguments[1:]], check=True, capture_output=True)
+    listed = subprocess.run([revoker, "registry", "devices", "--db", "r.sqlite"], capture_output=True, text=True)
+    assert listed.returncode == 0, listed.stderr
+    for shown in ("iPad 1", "iPad\\u{a0}1", "iPad\\u{2007}1", "iPad\\u{3000}1"):
+        assert shown in listed.stdout, listed.stdout

@@ -79,6 +79,9 @@ public enum DisplayRule {
         scalar.value < 0x20 || (0x7f...0x9f).contains(scalar.value) || isBidiControl(scalar.value)
             || [.lineSeparator, .paragraphSeparator, .format].contains(scalar.properties.generalCategory)
             || scalar.properties.isDefaultIgnorableCodePoint || isBlankLetter(scalar.value)
+            // A space that is not the space: "iPad\u{a0}1" beside "iPad 1" in a list of devices
+            // (a support agent's trial: two active devices that read alike, one revoked).
+            || (scalar.properties.generalCategory == .spaceSeparator && scalar.value != 0x20)
     }
 
     /// Letters that draw nothing (the Hangul fillers, the Braille blank): a name of them reads
