@@ -1471,15 +1471,15 @@ def test_a_name_that_holds_a_key_is_not_shown_in_a_report(tmp_path):
     assert json.loads(subprocess.run([str(BIN / "vault-tool"), "census", "--json", "f"], capture_output=True, text=True).stdout)["files"] == 4
 
 
-WORDS = "jump abandon ability able about above absent absorb abstract absurd abuse access".split()
+TWELVE_WORDS = "jump abandon ability able about above absent absorb abstract absurd abuse access".split()
 
 
 SPELLINGS = {
-    "bom": lambda: "\ufeff" + "".join(f"{w}\n" for w in WORDS),
-    "pairs joined by #": lambda: "".join(f"{WORDS[i]}#{WORDS[i + 1]}\n" for i in range(0, 12, 2)),
-    "full-width numbers": lambda: "".join(f"{chr(0xFF10 + (i + 1) % 10)}. {w}\n" for i, w in enumerate(WORDS)),
-    "soft hyphens": lambda: "".join(f"{w[:2]}\u00ad{w[2:]}\n" for w in WORDS),
-    "zero-width joiners and ideographic spaces": lambda: "".join(f"{i + 1}.\u3000{w[:1]}\u200d{w[1:]}\n" for i, w in enumerate(WORDS)),
+    "bom": lambda: "\ufeff" + "".join(f"{w}\n" for w in TWELVE_WORDS),
+    "pairs joined by #": lambda: "".join(f"{TWELVE_WORDS[i]}#{TWELVE_WORDS[i + 1]}\n" for i in range(0, 12, 2)),
+    "full-width numbers": lambda: "".join(f"{chr(0xFF10 + (i + 1) % 10)}. {w}\n" for i, w in enumerate(TWELVE_WORDS)),
+    "soft hyphens": lambda: "".join(f"{w[:2]}\u00ad{w[2:]}\n" for w in TWELVE_WORDS),
+    "zero-width joiners and ideographic spaces": lambda: "".join(f"{i + 1}.\u3000{w[:1]}\u200d{w[1:]}\n" for i, w in enumerate(TWELVE_WORDS)),
 }
 
 
