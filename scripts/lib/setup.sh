@@ -112,30 +112,32 @@ ensure_python_venv() {
 # No `$ORIGIN` run path either: nothing of ours is a shared library, and the loader searched
 # that folder for every library first. Every script that builds release goes through here, so
 # the flags never differ between two builds (which would rebuild everything).
-RELEASE_FLAGS=()
-release_flags() {
-  [ "${#RELEASE_FLAGS[@]}" -gt 0 ] && return 0
-  local archive folder="$PWD/.build/static-c++"
-  archive="$(gcc -print-file-name=libstdc++.a)"
-  [ -f "$archive" ] || { log "error: libstdc++.a is missing (Debian package libstdc++-12-dev)"; return 1; }
+#
+# `swift build` with the release flags and ARGS. Self-contained (no state kept between calls), so
+# that scripts/test can run it exported in a shell of its own, beside the tests.
+swift_build_release() {  # ARGS...
+  local folder="$PWD/.build/static-c++" archive
+  archive="$(clang -print-file-name=libstdc++.a)"  # the toolchain's clang, as it links
+  if [ ! -f "$archive" ]; then
+    echo "$(basename "$0"): error: libstdc++.a is missing (Debian package libstdc++-12-dev)" >&2
+    return 1
+  fi
   mkdir -p "$folder"
   ln -sfn "$archive" "$folder/libstdc++.a"
-  RELEASE_FLAGS=(-c release --disable-local-rpath -Xswiftc -static-stdlib
-                 -Xswiftc -L -Xswiftc "$folder" -Xswiftc -Xclang-linker -Xswiftc -static-libgcc)
+  swift build -c release --disable-local-rpath -Xswiftc -static-stdlib \
+    -Xswiftc -L -Xswiftc "$folder" -Xswiftc -Xclang-linker -Xswiftc -static-libgcc "$@"
 }
 
 build_release() {
   local product
-  release_flags || return 1
   for product in "$@"; do
-    swift build "${RELEASE_FLAGS[@]}" --product "$product" >&2
+    swift_build_release --product "$product" >&2
   done
 }
 
 # The folder build_release's tools are in.
 release_bin_path() {
-  release_flags || return 1
-  swift build "${RELEASE_FLAGS[@]}" --show-bin-path
+  swift_build_release --show-bin-path
 }
 
 # swift-argument-parser's generate-manual: a build-time tool, built as the tools are (release), so
