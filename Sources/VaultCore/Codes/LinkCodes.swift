@@ -337,9 +337,9 @@ extension VaultError {
 enum HTTPSAddress {
     static func parsed(_ text: String) -> URL? {
         guard let url = URL(string: text), url.scheme?.lowercased() == "https", url.user == nil, url.password == nil else { return nil }
-        let afterScheme = text.utf8.dropFirst("https://".utf8.count)
+        // The authority as written: what stands between "https://" and the path, query or fragment.
         guard text.utf8.count > "https://".utf8.count, text.utf8.prefix(8).map({ $0 | 0x20 }) == Array("https://".utf8) else { return nil }
-        let authority = Array(afterScheme.prefix { $0 != UInt8(ascii: "/") && $0 != UInt8(ascii: "?") && $0 != UInt8(ascii: "#") })
+        let authority = Array(text.utf8.dropFirst("https://".utf8.count).prefix { $0 != UInt8(ascii: "/") && $0 != UInt8(ascii: "?") && $0 != UInt8(ascii: "#") })
         var host = authority[...], port: ArraySlice<UInt8> = []
         if host.first == UInt8(ascii: "[") {
             // An IPv6 literal: hex digits, colons and an IPv4 tail; no zone (`%25eth0`).

@@ -508,8 +508,6 @@ package enum KeyText {
         }
     }
 
-    /// White space, a comma, and any byte of a non-ASCII character (a no-break space, a byte
-    /// order mark): list words and keys are ASCII, so such a byte only ever separates them.
     /// What may stand between the letters of a bech32 key's prefix or data and still leave it a
     /// key to whoever reads it: a separator, or any ASCII mark (`nsec_1…`, `nsec.1…`, a path's
     /// `nsec1/…`; a hostile trial found those printed where `nsec-1…` was withheld).
@@ -520,6 +518,8 @@ package enum KeyText {
         return !isLetter && !isDigit
     }
 
+    /// White space, a comma, and any byte of a non-ASCII character (a no-break space, a byte
+    /// order mark): list words and keys are ASCII, so such a byte only ever separates them.
     private static func isSeparator(_ byte: UInt8) -> Bool {
         switch byte {
         case 0x20, 0x09, 0x0a, 0x0d, 0x0b, 0x0c, 0x2c: true
