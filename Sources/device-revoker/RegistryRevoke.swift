@@ -249,7 +249,7 @@ extension Registry {
         func writeJSONReport(_ result: DeviceRegistry.RevocationResult, registry: DeviceRegistry, place: (Int) -> String, limit: DeviceRegistry.SizeLimit,
                              to emit: ([UInt8]) throws -> Void) throws {
             let radius = result.radius
-            try JSONValue.writeObject([
+            try JSONValue.writeReport([
                 ("batchId", result.applied ? .string(result.batchID) : .null), ("applied", .bool(result.applied)), ("dryRun", .bool(dryRun)),
                 ("devices", .int(radius.devices)), ("users", .int(radius.users)), ("conversations", .int(radius.conversations)),
                 ("memberships", .int(radius.memberships)),
@@ -271,7 +271,7 @@ extension Registry {
                 })),
             ], streaming: "batchDevices", elements: { element in
                 try registry.forEachBatchDevice(of: result) { try element(.object([("userDid", .string($0.user)), ("deviceId", .string($0.device))])) }
-            }, to: { try emit(JSONValue.escapingInvisibles($0)) })
+            }, to: emit)
         }
 
         /// The report in words: the outcome, the blast radius, then every device of the batch

@@ -1564,3 +1564,23 @@ def test_names_that_read_alike_are_told_apart_in_a_listing(tmp_path):
     assert listed.returncode == 0, listed.stderr
     for shown in ("iPad 1", "iPad\\u{a0}1", "iPad\\u{2007}1", "iPad\\u{3000}1"):
         assert shown in listed.stdout, listed.stdout
+
+
+def test_a_streamed_json_report_withholds_a_key_as_a_whole_one_does(tmp_path):
+    """`registry revoke --json` writes its batch a device at a time (a registry's batch is too
+    large to hold): a device id holding a key was printed there whole, where every report
+    held whole withholds it."""
+    os.chdir(tmp_path)
+    revoker = str(BIN / "device-revoker")
+    household = Household(bytes(range(1, 33)))
+    devices = [{"user_did": "did:plc:u0", "device_id": device, "device_mls_did": f"did:plc:u0#{device}", "device_name": "phone",
+                "signature_public_key": f"k{n}".encode().hex().rjust(64, "0"), "registered_at": "2024-01-01T00:00:00Z"}
+               for n, device in enumerate([f"old-{household.nsec}", "d1", "d2"])]
+    for arguments in (["init"], ["import", "--devices", write_jsonl(tmp_path / "d.jsonl", devices)]):
+        result = subprocess.run([revoker, "registry", arguments[0], "--db", "r.sqlite", *arguments[1:]], capture_output=True, text=True)
+        assert result.returncode == 0, result.stderr
+    report = subprocess.run([revoker, "registry", "revoke", "--db", "r.sqlite", "--user", "did:plc:u0", "--force", "--dry-run", "--json"],
+                            capture_output=True, text=True)
+    assert report.returncode == 0, report.stderr
+    assert household.nsec[5:25] not in report.stdout.lower() + report.stderr.lower(), report.stdout
+    assert len(json.loads(report.stdout)["batchDevices"]) == 3

@@ -54,6 +54,18 @@ extension JSONValue {
         try withoutActuallyEscaping(emit) { try writeObject(entries, streaming: streamedKey, pretty: pretty, elements: elements, escapingEmit: $0) }
     }
 
+    /// ``writeObject(_:streaming:pretty:elements:to:)`` as a report: what ``reported(pretty:)``
+    /// does to a whole value (no string holding a key, invisible characters escaped) done to
+    /// each piece, so a report too large to hold is held to the same rule.
+    public static func writeReport(_ entries: [(key: String, value: JSONValue)], streaming streamedKey: String, pretty: Bool = true,
+                                   elements: ((JSONValue) throws -> Void) throws -> Void, to emit: ([UInt8]) throws -> Void) throws {
+        try withoutActuallyEscaping(elements) { elements in
+            try writeObject(entries.map { (key: withheld($0.key), value: $0.value.withholdingKeys()) }, streaming: streamedKey, pretty: pretty,
+                            elements: { element in try withoutActuallyEscaping(element) { element in try elements { try element($0.withholdingKeys()) } } },
+                            to: { try emit(escapingInvisibles($0)) })
+        }
+    }
+
     private static func writeObject(_ entries: [(key: String, value: JSONValue)], streaming streamedKey: String, pretty: Bool,
                                     elements: ((JSONValue) throws -> Void) throws -> Void, escapingEmit emit: @escaping ([UInt8]) throws -> Void) throws {
         var out: [UInt8] = []
@@ -114,17 +126,20 @@ extension JSONValue {
 
     /// The value with each string (and object key) that holds a bech32 key replaced.
     func withholdingKeys() -> JSONValue {
-        func withheld(_ text: String) -> String {
-            let holds = text.utf8.withContiguousStorageIfAvailable { KeyText.holdsBech32Key(UnsafeRawBufferPointer($0)) }
-                ?? Array(text.utf8).withUnsafeBytes(KeyText.holdsBech32Key)
-            return holds ? QuotedInput(text).description : text
-        }
+        let withheld = Self.withheld
         switch self {
         case .null, .bool, .number: return self
         case .string(let text): return .string(withheld(text))
         case .array(let elements): return .array(elements.map { $0.withholdingKeys() })
         case .object(let entries): return .object(entries.map { (key: withheld($0.key), value: $0.value.withholdingKeys()) })
         }
+    }
+
+    /// `text`, or what stands for it when it holds a bech32 key.
+    private static func withheld(_ text: String) -> String {
+        let holds = text.utf8.withContiguousStorageIfAvailable { KeyText.holdsBech32Key(UnsafeRawBufferPointer($0)) }
+            ?? Array(text.utf8).withUnsafeBytes(KeyText.holdsBech32Key)
+        return holds ? QuotedInput(text).description : text
     }
 
     /// JSON text with every character ``DisplayRule`` escapes written as `\uXXXX` (a pair of
