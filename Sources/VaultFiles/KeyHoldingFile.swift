@@ -92,7 +92,7 @@ package enum KeyHoldingFile {
         let groups = kept.split(separator: UInt8(ascii: "-"))
         if groups.count > 2, Set(groups.map(\.count)).count == 1, groups.reduce(0, { $0 + $1.count }) == 64, groups.allSatisfy({ $0.allSatisfy { Hex.value($0) != nil } }) { return true }
         // Base32 of 32 bytes (`base32`): 52 characters, and `====` or not.
-        let base32 = kept.count == 56 && kept.suffix(4).allSatisfy({ $0 == UInt8(ascii: "=") }) ? Array(kept.prefix(52)) : kept
+        let base32 = kept.count == 56 && kept.suffix(4).allSatisfy({ $0 == UInt8(ascii: "=") }) ? kept.prefix(52) : kept[...]
         if base32.count == 52, base32.allSatisfy({ (0x41...0x5a).contains($0) || (0x32...0x37).contains($0) }) { return true }
         // Base64 of 32 bytes: 43 characters and one `=`, lines joined.
         let base64Alphabet = Set(Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/-_".utf8))
