@@ -101,9 +101,7 @@ def icu_waivers():
 
 
 def carries_icu(binary):
-    output = subprocess.run(["readelf", "-d", str(binary)], capture_output=True, text=True, check=True).stdout
-    needed = re.findall(r"\(NEEDED\)\s+Shared library: \[([^\]]+)\]", output)
-    return any(ICU_LIBRARY.match(name) for name in needed) or bool(ICU_DATA.search(Path(binary).read_bytes()))
+    return any(ICU_LIBRARY.match(name) for name in needed(binary)) or bool(ICU_DATA.search(Path(binary).read_bytes()))
 
 
 def stripped_size(binary):
@@ -113,14 +111,17 @@ def stripped_size(binary):
         return stripped.stat().st_size
 
 
-def linked(binary):
-    output = subprocess.run(["readelf", "-d", str(binary)], capture_output=True, text=True, check=True).stdout
-    names = re.findall(r"\(NEEDED\)\s+Shared library: \[([^\]]+)\]", output)
-    return {name.split(".so")[0] for name in names if not RUNTIME.match(name)}
-
-
 def dynamic_section(binary):
     return subprocess.run(["readelf", "-d", str(binary)], capture_output=True, text=True, check=True).stdout
+
+
+def needed(binary):
+    """The binary's DT_NEEDED entries."""
+    return re.findall(r"\(NEEDED\)\s+Shared library: \[([^\]]+)\]", dynamic_section(binary))
+
+
+def linked(binary):
+    return {name.split(".so")[0] for name in needed(binary) if not RUNTIME.match(name)}
 
 
 # What a release build must not ask the loader for at each start (issue 48): the C++ runtime as
@@ -130,12 +131,10 @@ SHARED_CXX_RUNTIME = re.compile(r"^(libstdc\+\+|libgcc_s)\.so")
 
 
 def start_up_problem(binary):
-    output = dynamic_section(binary)
-    needed = re.findall(r"\(NEEDED\)\s+Shared library: \[([^\]]+)\]", output)
-    cxx = sorted(name for name in needed if SHARED_CXX_RUNTIME.match(name))
+    cxx = sorted(name for name in needed(binary) if SHARED_CXX_RUNTIME.match(name))
     if cxx:
         return f"links {' '.join(cxx)} (a release build carries the C++ runtime: build it with build_release)"
-    if re.search(r"\((RUNPATH|RPATH)\)", output):
+    if re.search(r"\((RUNPATH|RPATH)\)", dynamic_section(binary)):
         return "has a run path (build_release builds with --disable-local-rpath)"
     return None
 
