@@ -67,14 +67,6 @@ func readNumberedList(_ path: String, what: String) throws -> [(line: Int, text:
 /// never one that reads as a key, words or a share.
 func quoted(_ text: String) -> String { QuotedInput(text).description }
 
-/// Operations as JSON Lines.
-func operationLines(_ operations: [JSONValue]) -> [UInt8] {
-    var bytes: [UInt8] = []
-    bytes.reserveCapacity(operations.count * 120)
-    for operation in operations { bytes += operation.reported(pretty: false) + [0x0a] }
-    return bytes
-}
-
 /// The next steps for refusals this tool's flags resolve.
 private let hints: [VaultError.Code: String] = [
     .alreadyImported: "to update rows already there, pass --upsert (what revocations wrote is never changed)",

@@ -154,7 +154,7 @@ struct VaultMode: ParsableCommand {
         // The operations first: were the vault published and they not, a rerun would find
         // nothing to revoke and the app would never learn which groups to leave.
         if let jsonOutput { try writer.stage(jsonOutput, radiusJSON(plan, written: document).reported()) }
-        if let opsFile { try writer.stage(opsFile, operationLines(VaultRevocation.operations(plan))) }
+        if let opsFile { try writer.stage(opsFile, JSONValue.operationLines(VaultRevocation.operations(plan))) }
         let names = plan.revoke.map { "\(RecordedText.named($0.deviceName)) (\(RecordedText.named(String($0.deviceId.prefix(8)))))" }.joined(separator: ", ")
         try writer.stageVault(vaultOutput, change.record(.init(.revoke, summary: "revoked \(counted(plan.revoke.count, "device")): \(names)", reason: reason,
                                                                 details: plan.revoke.map { ["device", RecordedText.recordedID($0.deviceId)] }),

@@ -95,7 +95,7 @@ struct Apply: ParsableCommand {
            let outcome = try RotationApplier.resume(plan, vault: source, newVault: newVault, oldKey: old, newKey: new) {
             // An earlier run was cut off after publishing the new vault (a kill, a closed pipe):
             // the old vault is still live, so this run finishes what it began.
-            try writer.stage(out.ops, Self.jsonLines(outcome.operations))
+            try writer.stage(out.ops, JSONValue.operationLines(outcome.operations))
             try writer.stageVault(out.tombstone, handOver(outcome, plan: plan, sourceLog: sourceLog, oldKey: old, newKey: new).old, log: out.oldLog)
             try writer.publish()
             diagnostics.note("finished an apply that was cut off: the new vault \(newPath) was already there; tombstone \(oldPath); \(outcome.operations.count) operations for the app")
@@ -112,7 +112,7 @@ struct Apply: ParsableCommand {
         // the household still has a vault that opens with the old key, and a run cut off before
         // it is finished by running it again.
         let logged = try handOver(outcome, plan: plan, sourceLog: sourceLog, oldKey: old, newKey: new)
-        try writer.stage(out.ops, Self.jsonLines(outcome.operations))
+        try writer.stage(out.ops, JSONValue.operationLines(outcome.operations))
         try writer.stageVault(out.newVault, logged.new, log: out.newLog)
         try writer.stageVault(out.tombstone, logged.old, log: out.oldLog)
         try writer.publish()
@@ -143,11 +143,6 @@ struct Apply: ParsableCommand {
                   details: [["successor", newHousehold.hex, HouseholdLog.vaultDigest(outcome.newVault)]]),
             household: oldHousehold, vault: outcome.tombstone, revision: outcome.tombstoneDocument.revision ?? 0, signer: oldKey, at: now)
         return (try LoggedVault(vault: outcome.newVault, log: newLog), try LoggedVault(vault: outcome.tombstone, log: oldLog))
-    }
-
-    /// The operations as JSON Lines.
-    private static func jsonLines(_ operations: [JSONValue]) -> [UInt8] {
-        Array(operations.map { $0.reported(pretty: false) + [0x0a] }.joined())
     }
 }
 

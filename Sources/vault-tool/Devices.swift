@@ -109,7 +109,7 @@ struct DeviceChangeOptions: ParsableArguments {
         // and the operations not, the same add run again finds the device and writes them again.
         try writer.stageVault(vaultOutput, logged.record(.init(.device, summary: outcome.summary, details: [["change", change.name]] + (outcome.deviceID.map { [["device", RecordedText.recordedID($0)]] } ?? [])),
                                                     vault: bytes, revision: outcome.document.revision), log: logs.declaredOutput)
-        if let opsFile { try writer.stage(opsFile, outcome.operations.flatMap { $0.reported(pretty: false) + [0x0a] }) }
+        if let opsFile { try writer.stage(opsFile, JSONValue.operationLines(outcome.operations)) }
         if let jsonOutput { try writer.stage(jsonOutput, report.reported()) }
         try writer.publish()
         diagnostics.note(outcome.unchanged ? "\(outcome.summary); nothing changed" : "\(outcome.summary)\(composed: outcome.document.revision.map { ", revision \($0)" } ?? "")")

@@ -98,3 +98,25 @@ def test_a_plan_keeps_no_name_that_reads_as_a_key(tmp_path):
         assert rest[:20] not in text.lower(), text
     # two devices, their two relink steps, the child and the group
     assert plan_path.read_text().count("a name not recorded") == 6
+
+
+def test_operations_name_every_group_and_device_as_the_vault_does(tmp_path):
+    """Operations are for the app to apply, not a report: a group or device id that reads as a
+    key (a vault written by another program) was written as a withheld placeholder, an
+    operation on nothing, with exit 0 (a trial). Every id goes as the vault holds it."""
+    old, new = Household(secrets.token_bytes(32)), Household(secrets.token_bytes(32))
+    document = big_household(old, devices=3, groups=2, members=2)
+    odd_group = "NSEC1/" + old.nsec[len("nsec1"):].upper()
+    document["groupMemberships"][1]["mlsGroupId"] = odd_group
+    (tmp_path / "v.vault").write_bytes(vaultref.seal_document(old, document))
+    keys = ["--key-file", key_file(tmp_path / "old.nsec", old), "--new-key-file", key_file(tmp_path / "new.nsec", new)]
+    made = subprocess.run([ROTATION_PLANNER, "plan", "--vault", str(tmp_path / "v.vault"), *keys, "--mode", "routine",
+                           "-o", str(tmp_path / "plan.json")], capture_output=True)
+    assert made.returncode == 0, made.stderr.decode()
+    applied = subprocess.run([ROTATION_PLANNER, "apply", str(tmp_path / "plan.json"), "--vault", str(tmp_path / "v.vault"), *keys,
+                              "--out-dir", str(tmp_path / "out"), "--ops", str(tmp_path / "ops.jsonl")], capture_output=True)
+    assert applied.returncode == 0, applied.stderr.decode()
+    operations = [json.loads(line) for line in (tmp_path / "ops.jsonl").read_text().splitlines()]
+    groups = {op["group"] for op in operations if "group" in op}
+    assert groups == {g["mlsGroupId"] for g in document["groupMemberships"]}, groups
+    assert "not shown" not in (tmp_path / "ops.jsonl").read_text()

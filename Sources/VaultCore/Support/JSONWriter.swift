@@ -124,6 +124,17 @@ extension JSONValue {
     /// user asked for, written where they said.
     public func revealed(pretty: Bool = true) -> [UInt8] { JSONValue.escapingInvisibles(serialized(pretty: pretty)) }
 
+    /// MLS operations as JSON Lines, for the app to apply: each id as it is (an id the report
+    /// rule withholds would be an operation on a group or device that is not there, which a
+    /// trial found written with exit 0), invisible characters escaped. The one writer of every
+    /// `--ops` file a command makes from operations.
+    public static func operationLines(_ operations: [JSONValue]) -> [UInt8] {
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(operations.count * 120)
+        for operation in operations { bytes += operation.revealed(pretty: false) + [0x0a] }
+        return bytes
+    }
+
     /// The value with each string (and object key) that holds a bech32 key replaced.
     func withholdingKeys() -> JSONValue {
         let withheld = Self.withheld
