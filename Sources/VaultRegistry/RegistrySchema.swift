@@ -89,12 +89,14 @@ struct DeviceTable: Sendable {
     }
 
     /// ``isLogged(_:_:)`` for a check of the log against the table, where the table may have been
-    /// written by hand: a Family Medical id kept as text (SQLite) in any case or in braces is
-    /// the same UUID (PostgreSQL's `uuid` reads all of them so), and the device the log revoked
-    /// (a hostile trial revived one by writing its id in upper case, unseen by `log --verify`).
+    /// written by hand: a Family Medical id kept as text (SQLite) in any case, in braces, without
+    /// hyphens (PostgreSQL's `uuid` reads all three) or as a URN is the same UUID, and the device
+    /// the log revoked (hostile trials revived one so, unseen by `log --verify`).
     func isLoggedInAnySpelling(_ alias: String, _ log: String) -> String {
         guard schema == .familyMedical, idType == "TEXT" else { return isLogged(alias, log) }
-        return "\(log).device_id = lower(trim(\(alias).device_id, '{}'))"
+        // Any case, braces, no hyphens, a `urn:uuid:` prefix.
+        let bare = "replace(replace(replace(replace(lower(\(alias).device_id), 'urn:uuid:', ''), '-', ''), '{', ''), '}', '')"
+        return "replace(\(log).device_id, '-', '') = \(bare)"
     }
 
     /// An id as the table holds it, or why it cannot be one: Family Medical's are UUIDs,

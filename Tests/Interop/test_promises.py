@@ -1505,7 +1505,7 @@ def write_jsonl(path, rows):
     return str(path)
 
 
-@pytest.mark.parametrize("spelling", ["upper", "braces"])
+@pytest.mark.parametrize("spelling", ["upper", "braces", "no hyphens", "urn"])
 def test_a_family_medical_device_revived_in_another_spelling_breaks_the_log(tmp_path, spelling):
     """A hostile trial: on SQLite, a revoked Family Medical device made active again with its
     id written in upper case (or in braces, which PostgreSQL's uuid also reads) passed
@@ -1520,7 +1520,8 @@ def test_a_family_medical_device_revived_in_another_spelling_breaks_the_log(tmp_
                       ["revoke", "--device", "00000000-0000-4000-8000-000000001000#00000000-0000-4000-8000-0abc00000001", "--force"]):
         subprocess.run([revoker, "registry", arguments[0], "--db", "f.sqlite", *arguments[1:]], check=True, capture_output=True)
     assert subprocess.run([revoker, "registry", "log", "--db", "f.sqlite", "--verify"], capture_output=True).returncode == 0
-    written = "upper(device_id)" if spelling == "upper" else "'{' || device_id || '}'"
+    written = {"upper": "upper(device_id)", "braces": "'{' || device_id || '}'", "no hyphens": "replace(device_id, '-', '')",
+               "urn": "'urn:uuid:' || device_id"}[spelling]
     with sqlite3.connect("f.sqlite") as db:
         db.execute(f"UPDATE user_devices SET device_id = {written}, is_active = 1 WHERE device_id = '00000000-0000-4000-8000-0abc00000001'")
     verified = subprocess.run([revoker, "registry", "log", "--db", "f.sqlite", "--verify"], capture_output=True, text=True)
