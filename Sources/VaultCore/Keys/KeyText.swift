@@ -203,6 +203,19 @@ package enum KeyText {
         return false
     }
 
+    /// ``holdsBech32Key(_:)`` of text as a person reads it: as written, or, past ASCII, in NFKC
+    /// (`ｎｓｅｃ１…` in full-width letters is the key to whoever copies it: a trial). The one
+    /// test of the renderer and of every report.
+    package static func holdsBech32Key(reading text: String) -> Bool {
+        if text.utf8.withContiguousStorageIfAvailable({ holdsBech32Key(UnsafeRawBufferPointer($0)) }) ?? Array(text.utf8).withUnsafeBytes(holdsBech32Key) {
+            return true
+        }
+        guard text.utf8.contains(where: { $0 >= 0x80 }) else { return false }
+        var folded = (try? Array(text.utf8).withUnsafeBytes(UnicodeNormalization.nfkc)) ?? []
+        defer { folded.zeroize() }
+        return folded.withUnsafeBytes(holdsBech32Key)
+    }
+
     private static let nsecPrefix = Array("nsec1".utf8), ncryptsecPrefix = Array("ncryptsec1".utf8)
 
     /// Where `word` ends when it is spelled at `start`, any case, spaces and dashes between its

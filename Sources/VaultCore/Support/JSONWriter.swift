@@ -148,9 +148,7 @@ extension JSONValue {
 
     /// `text`, or what stands for it when it holds a bech32 key.
     private static func withheld(_ text: String) -> String {
-        let holds = text.utf8.withContiguousStorageIfAvailable { KeyText.holdsBech32Key(UnsafeRawBufferPointer($0)) }
-            ?? Array(text.utf8).withUnsafeBytes(KeyText.holdsBech32Key)
-        return holds ? QuotedInput(text).description : text
+        KeyText.holdsBech32Key(reading: text) ? QuotedInput(text).description : text
     }
 
     /// JSON text with every character ``DisplayRule`` escapes written as `\uXXXX` (a pair of

@@ -26,7 +26,7 @@ public struct QuotedInput: CustomStringConvertible, Sendable, Hashable {
         // more making half the text, most of one (ten words and a fragment of the next).
         let runs = bytes.withUnsafeBytes { KeyText.listWordRuns($0) }
         let mostlyWords = runs.words * 2 >= runs.runs
-        let whole = (runs.words >= 12 && mostlyWords) || bytes.withUnsafeBytes { KeyText.holdsKeyOrHexRun($0) }
+        let whole = (runs.words >= 12 && mostlyWords) || bytes.withUnsafeBytes { KeyText.holdsKeyOrHexRun($0) } || KeyText.holdsBech32Key(reading: text)
         if whole || (runs.words >= 6 && mostlyWords) || bytes.withUnsafeBytes({ KeyText.isListWordsOnly($0) }) {
             shown = nil
             fingerprint = whole ? Hex.encode(Array(SHA256.hash(bytes).prefix(4))) : nil
@@ -126,10 +126,8 @@ public enum SecretRedaction {
         }
         // Words that are a bech32 key, quoted or not.
         let words = joined.split(separator: " ", omittingEmptySubsequences: false)
-        if words.contains(where: { word in Array(word.utf8).withUnsafeBytes { KeyText.holdsBech32Key($0) } }) {
-            joined = words.map { word in
-                Array(word.utf8).withUnsafeBytes { KeyText.holdsBech32Key($0) } ? QuotedInput(String(word)).description : String(word)
-            }.joined(separator: " ")
+        if words.contains(where: { KeyText.holdsBech32Key(reading: String($0)) }) {
+            joined = words.map { KeyText.holdsBech32Key(reading: String($0)) ? QuotedInput(String($0)).description : String($0) }.joined(separator: " ")
         }
         return joined
     }
