@@ -35,20 +35,23 @@ extension String {
     /// marks past four on one letter: a name inside a vault cannot drive the terminal, reorder
     /// what a person reads, start a line of its own or spill over the lines around it (issue 44).
     ///
-    /// A text that holds an `nsec1…` or `ncryptsec1…` (a file named by the key it holds, an
-    /// object's key, a device name) is not shown at all: what stands for a withheld quote
-    /// instead (``QuotedInput``), wherever it is printed, reports and tables included. Only
-    /// that spelling: a 64-digit hex name is a household's vault, public.
+    /// A word that holds an `nsec1…` or `ncryptsec1…` (a file named by the key it holds, an
+    /// object's key, a device name) is not shown: what stands for a withheld quote instead
+    /// (``QuotedInput``), the rest of the line as it was (its indent, the sentence around it);
+    /// a key spread over several words, the whole text. Only that spelling: a 64-digit hex
+    /// name is a household's vault, public.
     public var displaySafe: String {
-        if utf8.withContiguousStorageIfAvailable({ KeyText.holdsBech32Key(UnsafeRawBufferPointer($0)) })
-            ?? Array(utf8).withUnsafeBytes(KeyText.holdsBech32Key) {
-            return QuotedInput(self).description
+        var text = self
+        if KeyText.holdsBech32Key(reading: text) {
+            text = text.split(separator: " ", omittingEmptySubsequences: false)
+                .map { KeyText.holdsBech32Key(reading: String($0)) ? QuotedInput(String($0)).description : String($0) }.joined(separator: " ")
+            if KeyText.holdsBech32Key(reading: text) { return QuotedInput(self).description }
         }
         // Printable ASCII, the common case, needs no look-up.
-        if utf8.allSatisfy({ (0x20...0x7e).contains($0) }) { return self }
+        if text.utf8.allSatisfy({ (0x20...0x7e).contains($0) }) { return text }
         var out = ""
         var marks = 0
-        for scalar in unicodeScalars {
+        for scalar in text.unicodeScalars {
             // Combining marks stack on the letter before them: a few are a language's accents,
             // dozens a name that spills over the lines around it.
             let isMark = [.nonspacingMark, .enclosingMark].contains(scalar.properties.generalCategory)

@@ -1585,3 +1585,25 @@ def test_a_streamed_json_report_withholds_a_key_as_a_whole_one_does(tmp_path):
     assert report.returncode == 0, report.stderr
     assert household.nsec[5:25] not in report.stdout.lower() + report.stderr.lower(), report.stdout
     assert len(json.loads(report.stdout)["batchDevices"]) == 3
+    # In words too, each line as it was around what stands for the key (its indent kept).
+    text = subprocess.run([revoker, "registry", "revoke", "--db", "r.sqlite", "--user", "did:plc:u0", "--force", "--dry-run"],
+                          capture_output=True, text=True)
+    assert text.returncode == 0 and household.nsec[5:25] not in text.stdout.lower(), text.stdout
+    assert "\n  (not shown: it reads as a key" in text.stdout and "\n  did:plc:u0#d1\n" in text.stdout, text.stdout
+
+
+def test_a_key_in_full_width_letters_is_withheld_as_the_key_it_reads_as(tmp_path):
+    """A device named by the parent key in full-width letters (`ｎｓｅｃ１…`, the same key in
+    NFKC, copied by anyone who reads it) was listed whole, as text and as JSON (a trial)."""
+    os.chdir(tmp_path)
+    revoker = str(BIN / "device-revoker")
+    household = Household(bytes(range(1, 33)))
+    wide = "".join(chr(ord(c) + 0xFEE0) for c in household.nsec)
+    devices = [{"user_did": "did:plc:u0", "device_id": "d0", "device_mls_did": "did:plc:u0#d0", "device_name": wide,
+                "signature_public_key": "k0".encode().hex().rjust(64, "0"), "registered_at": "2024-01-01T00:00:00Z"}]
+    for arguments in (["init"], ["import", "--devices", write_jsonl(tmp_path / "d.jsonl", devices)]):
+        result = subprocess.run([revoker, "registry", arguments[0], "--db", "r.sqlite", *arguments[1:]], capture_output=True, text=True)
+        assert result.returncode == 0, result.stderr
+    for listing in (["devices"], ["devices", "--json"]):
+        shown = subprocess.run([revoker, "registry", *listing, "--db", "r.sqlite"], capture_output=True, text=True)
+        assert shown.returncode == 0 and wide[5:25] not in shown.stdout and "not shown" in shown.stdout, shown.stdout
