@@ -16,7 +16,7 @@ import VaultFiles
 /// database entirely before or entirely after its batch.
 public final class DeviceRegistry: Sendable {
     public let location: RegistryLocation
-    private let engine: any RegistryEngine
+    let engine: any RegistryEngine
 
     /// How messages name the registry.
     public var path: String { location.displayName }
@@ -46,7 +46,12 @@ public final class DeviceRegistry: Sendable {
         case .sqlite(let path): engine = try SQLiteRegistryEngine(path: path, access: access, schema: schema)
         case .postgres(let connection): engine = try PostgresRegistryEngine(connection: connection, access: access, schema: schema)
         }
+        restoredGuards = try Self.keepGuards(engine, access, registry: location.displayName)
     }
+
+    /// The guards `init` put back, having found them dropped, disabled or rewritten (see
+    /// ``RegistryGuard``).
+    public let restoredGuards: [String]
 
     /// Which app's device table the registry holds.
     public var schema: RegistrySchema { engine.schema }

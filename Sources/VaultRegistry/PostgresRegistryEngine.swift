@@ -224,15 +224,17 @@ final class PostgresRegistryEngine: RegistryEngine, @unchecked Sendable {
         return state
     }
 
+    /// An arbitrary number of our own: the lock every schema change takes.
+    private static let schemaLock = "7527086449296553328"
+
     /// Brings the schema up to date in one transaction: the seed's tables when the database
     /// has neither, a check that the app's tables are compatible when it has them, then every
     /// migration not yet recorded. Two `init`s at once take turns.
     private func migrate() throws {
         try transaction(writing: true, retrying: true) { session in
-            // An arbitrary number of our own: the lock every schema change takes. ALTER TABLE
-            // and CREATE INDEX hold the app's writes while they run: give up after a minute of
+            // ALTER TABLE and CREATE INDEX hold the app's writes while they run: give up after a minute of
             // waiting rather than queue the app's traffic behind a long transaction.
-            try session.execute("SET LOCAL lock_timeout = '60s'; SELECT pg_advisory_xact_lock(7527086449296553328)")
+            try session.execute("SET LOCAL lock_timeout = '60s'; SELECT pg_advisory_xact_lock(\(Self.schemaLock))")
             var state = try Self.schemaState(session)
             let appTables = state.tables.intersection(Self.appTables(schema))
             if appTables.isEmpty {
@@ -334,14 +336,8 @@ final class PostgresRegistryEngine: RegistryEngine, @unchecked Sendable {
                 selector TEXT NOT NULL
             );
             CREATE INDEX revocations_by_batch ON revocations (batch_id);
-            CREATE FUNCTION registry_refuse_change() RETURNS trigger LANGUAGE plpgsql AS $$
-            BEGIN
-                RAISE EXCEPTION 'the table % is append-only', TG_TABLE_NAME USING ERRCODE = 'insufficient_privilege';
-            END $$;
-            CREATE TRIGGER revocations_are_append_only BEFORE UPDATE OR DELETE ON revocations
-                FOR EACH ROW EXECUTE FUNCTION registry_refuse_change();
-            CREATE TRIGGER revocations_are_never_truncated BEFORE TRUNCATE ON revocations
-                FOR EACH STATEMENT EXECUTE FUNCTION registry_refuse_change();
+            \(function(refuseChange, replacing: false))
+            \(guardSQL("revocations"))
             """
 
     private static let catbirdMigrations: [(String, String)] = [
@@ -353,42 +349,116 @@ final class PostgresRegistryEngine: RegistryEngine, @unchecked Sendable {
                 operation TEXT NOT NULL,
                 PRIMARY KEY (batch_id, seq)
             );
-            CREATE TRIGGER batch_operations_are_append_only BEFORE UPDATE OR DELETE ON batch_operations
-                FOR EACH ROW EXECUTE FUNCTION registry_refuse_change();
-            CREATE TRIGGER batch_operations_are_never_truncated BEFORE TRUNCATE ON batch_operations
-                FOR EACH STATEMENT EXECUTE FUNCTION registry_refuse_change();
+            \(guardSQL("batch_operations"))
             """),
-        // FOR KEY SHARE is the lock the foreign key takes anyway; it waits for a revocation that
-        // holds the device's row, then sees the device as the revocation left it.
         (RegistryMigration.v3, """
-            CREATE FUNCTION registry_member_needs_active_device() RETURNS trigger LANGUAGE plpgsql AS $$
-            DECLARE active BOOLEAN;
-            BEGIN
-                IF NEW.left_at IS NULL THEN
-                    SELECT d.is_active INTO active FROM user_devices d
-                    WHERE d.user_did = NEW.user_did AND d.device_id = NEW.device_id FOR KEY SHARE;
-                    IF active IS FALSE THEN
-                        RAISE EXCEPTION 'a revoked device cannot join a conversation (%#%)', NEW.user_did, NEW.device_id
-                            USING ERRCODE = 'check_violation';
-                    END IF;
-                END IF;
-                RETURN NEW;
-            END $$;
-            CREATE TRIGGER members_need_an_active_device BEFORE INSERT OR UPDATE OF left_at, user_did, device_id ON members
-                FOR EACH ROW EXECUTE FUNCTION registry_member_needs_active_device();
+            \(function(memberNeedsActiveDevice, replacing: false))
+            \(guardSQL("members"))
             """),
         (RegistryMigration.v4, """
             \(RegistryMigration.chainedBatches(integer: "BIGINT"))
-            CREATE TRIGGER revocation_batches_are_append_only BEFORE UPDATE OR DELETE ON revocation_batches
-                FOR EACH ROW EXECUTE FUNCTION registry_refuse_change();
-            CREATE TRIGGER revocation_batches_are_never_truncated BEFORE TRUNCATE ON revocation_batches
-                FOR EACH STATEMENT EXECUTE FUNCTION registry_refuse_change();
-            CREATE TRIGGER revocation_chain_start_is_fixed BEFORE UPDATE OR DELETE ON revocation_chain_start
-                FOR EACH ROW EXECUTE FUNCTION registry_refuse_change();
-            CREATE TRIGGER revocation_chain_start_is_never_truncated BEFORE TRUNCATE ON revocation_chain_start
-                FOR EACH STATEMENT EXECUTE FUNCTION registry_refuse_change();
+            \(guardSQL("revocation_batches"))
+            \(guardSQL("revocation_chain_start"))
             """),
     ]
+
+    // MARK: Guards
+
+    /// A trigger function: its name and its body (PL/pgSQL), which the catalog keeps as given.
+    private struct GuardFunction {
+        let name: String
+        let body: String
+    }
+
+    private static let refuseChange = GuardFunction(name: "registry_refuse_change", body: """
+        BEGIN
+            RAISE EXCEPTION 'the table % is append-only', TG_TABLE_NAME USING ERRCODE = 'insufficient_privilege';
+        END
+        """)
+
+    /// FOR KEY SHARE is the lock the foreign key takes anyway; it waits for a revocation that
+    /// holds the device's row, then sees the device as the revocation left it.
+    private static let memberNeedsActiveDevice = GuardFunction(name: "registry_member_needs_active_device", body: """
+        DECLARE active BOOLEAN;
+        BEGIN
+            IF NEW.left_at IS NULL THEN
+                SELECT d.is_active INTO active FROM user_devices d
+                WHERE d.user_did = NEW.user_did AND d.device_id = NEW.device_id FOR KEY SHARE;
+                IF active IS FALSE THEN
+                    RAISE EXCEPTION 'a revoked device cannot join a conversation (%#%)', NEW.user_did, NEW.device_id
+                        USING ERRCODE = 'check_violation';
+                END IF;
+            END IF;
+            RETURN NEW;
+        END
+        """)
+
+    private static let guardFunctions = [refuseChange, memberNeedsActiveDevice]
+
+    private static func function(_ function: GuardFunction, replacing: Bool) -> String {
+        "CREATE \(replacing ? "OR REPLACE " : "")FUNCTION \(function.name)() RETURNS trigger LANGUAGE plpgsql AS $$\n\(function.body)\n$$;"
+    }
+
+    /// The triggers that keep a registry's rules (``RegistryGuard``), each written as
+    /// `pg_get_triggerdef` gives it back (its events in PostgreSQL's order, DELETE before
+    /// UPDATE) but for the table's schema; Family Medical's has no conversations.
+    static func guards(_ schema: RegistrySchema) -> [RegistryGuard] {
+        schema == .catbird ? allGuards : allGuards.filter { $0.table != "members" }
+    }
+
+    private static let allGuards: [RegistryGuard] = appendOnly("revocations", "revocations_are_append_only", "revocations_are_never_truncated")
+        + appendOnly("batch_operations", "batch_operations_are_append_only", "batch_operations_are_never_truncated")
+        + [RegistryGuard(name: "members_need_an_active_device", table: "members", sql: """
+            CREATE TRIGGER members_need_an_active_device BEFORE INSERT OR UPDATE OF left_at, user_did, device_id ON members \
+            FOR EACH ROW EXECUTE FUNCTION \(memberNeedsActiveDevice.name)()
+            """)]
+        + appendOnly("revocation_batches", "revocation_batches_are_append_only", "revocation_batches_are_never_truncated")
+        + appendOnly("revocation_chain_start", "revocation_chain_start_is_fixed", "revocation_chain_start_is_never_truncated")
+
+    /// A table's guards against UPDATE and DELETE (a row at a time) and TRUNCATE.
+    private static func appendOnly(_ table: String, _ rows: String, _ truncate: String) -> [RegistryGuard] {
+        [RegistryGuard(name: rows, table: table,
+                       sql: "CREATE TRIGGER \(rows) BEFORE DELETE OR UPDATE ON \(table) FOR EACH ROW EXECUTE FUNCTION \(refuseChange.name)()"),
+         RegistryGuard(name: truncate, table: table,
+                       sql: "CREATE TRIGGER \(truncate) BEFORE TRUNCATE ON \(table) FOR EACH STATEMENT EXECUTE FUNCTION \(refuseChange.name)()")]
+    }
+
+    /// The statements that make a table's guards, for its migration.
+    private static func guardSQL(_ table: String) -> String {
+        allGuards.filter { $0.table == table }.map { $0.sql + ";" }.joined(separator: "\n")
+    }
+
+    /// A guard is in place when a trigger of its name is enabled (`O`rigin or `A`lways),
+    /// defined as it was made, and its function's body is as the registry wrote it.
+    func guardsNotInPlace(_ session: RegistrySession) throws -> [RegistryGuard] {
+        var found: [String: (definition: String, function: String, body: String)] = [:]
+        for row in try session.rows("""
+            SELECT t.tgname AS name, replace(pg_get_triggerdef(t.oid), ' ON ' || quote_ident(n.nspname) || '.', ' ON ') AS definition,
+            p.proname AS function, p.prosrc AS body
+            FROM pg_trigger t JOIN pg_class c ON c.oid = t.tgrelid JOIN pg_namespace n ON n.oid = c.relnamespace
+            JOIN pg_proc p ON p.oid = t.tgfoid
+            WHERE n.nspname = current_schema() AND NOT t.tgisinternal AND t.tgenabled IN ('O', 'A')
+            """, []) {
+            found[row.text("name")] = (row.text("definition"), row.text("function"), row.text("body"))
+        }
+        return Self.guards(schema).filter { guardian in
+            guard let trigger = found[guardian.name], RegistryGuard.sameStatement(trigger.definition, guardian.sql),
+                  let function = Self.guardFunctions.first(where: { $0.name == trigger.function }) else { return true }
+            return !RegistryGuard.sameStatement(trigger.body, function.body)
+        }
+    }
+
+    /// Each function the guards call made again as written, then each trigger.
+    func restore(_ guards: [RegistryGuard], _ session: RegistrySession) throws {
+        try session.execute("SET LOCAL lock_timeout = '60s'; SELECT pg_advisory_xact_lock(\(Self.schemaLock))")
+        for function in Self.guardFunctions where guards.contains(where: { $0.sql.hasSuffix(" \(function.name)()") }) {
+            try session.execute(Self.function(function, replacing: true))
+        }
+        for guardian in guards {
+            try session.execute("DROP TRIGGER IF EXISTS \(guardian.name) ON \(guardian.table)")
+            try session.execute(guardian.sql)
+        }
+    }
 
     /// The columns the rules read and write, with the types they need (information_schema's
     /// names). Any text type will do for text; any integer for a count.

@@ -188,6 +188,9 @@ extension DeviceRegistry {
             if let expectHead, !records.contains(where: { $0.hash.hasPrefix(expectHead.lowercased()) }) {
                 throw VaultError.registryChainBroken("its end: the head kept elsewhere \(QuotedInput(expectHead)) is not in the chain, so batches were cut off or the chain was computed again")
             }
+            // The log verifies, but whoever dropped a guard could edit it unseen by the database.
+            let loose = try engine.guardsNotInPlace(db)
+            guard loose.isEmpty else { throw VaultError.registryGuardsNotInPlace(path, RegistryGuard.names(loose)) }
             return ChainReport(batches: records, rowsBeforeChain: before.count, rowsChecked: checked)
         }
     }

@@ -100,6 +100,11 @@ protocol RegistryEngine: AnyObject, Sendable {
     /// again from the start when the database aborts it for a conflict that is resolved that
     /// way (a deadlock, a serialization failure), a bounded number of times.
     func transaction<T>(writing: Bool, retrying: Bool, _ body: (RegistrySession) throws -> (T, commit: Bool)) throws -> T
+    /// The registry's guards (``RegistryGuard``) that are not as it made them: dropped,
+    /// disabled or rewritten by hand.
+    func guardsNotInPlace(_ session: RegistrySession) throws -> [RegistryGuard]
+    /// Puts `guards` back as the registry made them, in a writing transaction's `session`.
+    func restore(_ guards: [RegistryGuard], _ session: RegistrySession) throws
 }
 
 /// One transaction's connection. SQL uses `?` placeholders, numbered in order.

@@ -237,10 +237,7 @@ final class SQLiteRegistryEngine: RegistryEngine {
                 selector TEXT NOT NULL
             );
             CREATE INDEX revocations_by_batch ON revocations (batch_id);
-            CREATE TRIGGER revocations_are_append_only_update BEFORE UPDATE ON revocations
-                BEGIN SELECT RAISE(ABORT, 'the revocation log is append-only'); END;
-            CREATE TRIGGER revocations_are_append_only_delete BEFORE DELETE ON revocations
-                BEGIN SELECT RAISE(ABORT, 'the revocation log is append-only'); END;
+            \(guardSQL("revocations"))
             """
 
     private static let catbirdMigrations = SQLiteMigrations([
@@ -254,37 +251,74 @@ final class SQLiteRegistryEngine: RegistryEngine {
                 operation TEXT NOT NULL,
                 PRIMARY KEY (batch_id, seq)
             ) WITHOUT ROWID;
-            CREATE TRIGGER batch_operations_are_append_only_update BEFORE UPDATE ON batch_operations
-                BEGIN SELECT RAISE(ABORT, 'the operations log is append-only'); END;
-            CREATE TRIGGER batch_operations_are_append_only_delete BEFORE DELETE ON batch_operations
-                BEGIN SELECT RAISE(ABORT, 'the operations log is append-only'); END;
+            \(guardSQL("batch_operations"))
             """),
-        // SQLite triggers fire on one event each: the same rule for an insert and for an
-        // update that re-opens a membership.
-        (RegistryMigration.v3, """
-            CREATE TRIGGER members_need_an_active_device_insert BEFORE INSERT ON members \(activeDeviceRule)
-            CREATE TRIGGER members_need_an_active_device_update BEFORE UPDATE OF left_at, user_did, device_id ON members \(activeDeviceRule)
-            """),
+        // A revoked device cannot join a conversation (issue 13).
+        (RegistryMigration.v3, guardSQL("members")),
         // Each batch's record, chained by hash to the one before it: who ran it and a digest of
         // its rows (docs/device-registry.md, "The chained log").
         (RegistryMigration.v4, """
             \(RegistryMigration.chainedBatches(integer: "INTEGER"))
-            CREATE TRIGGER revocation_batches_are_append_only_update BEFORE UPDATE ON revocation_batches
-                BEGIN SELECT RAISE(ABORT, 'the revocation log is append-only'); END;
-            CREATE TRIGGER revocation_batches_are_append_only_delete BEFORE DELETE ON revocation_batches
-                BEGIN SELECT RAISE(ABORT, 'the revocation log is append-only'); END;
-            CREATE TRIGGER revocation_chain_start_is_fixed_update BEFORE UPDATE ON revocation_chain_start
-                BEGIN SELECT RAISE(ABORT, 'the revocation log is append-only'); END;
-            CREATE TRIGGER revocation_chain_start_is_fixed_delete BEFORE DELETE ON revocation_chain_start
-                BEGIN SELECT RAISE(ABORT, 'the revocation log is append-only'); END;
+            \(guardSQL("revocation_batches"))
+            \(guardSQL("revocation_chain_start"))
             """),
     ])
+
+    // MARK: Guards
+
+    /// The triggers that keep a registry's rules (``RegistryGuard``); Family Medical's has no
+    /// conversations to keep a revoked device out of. SQLite's catalog keeps each statement as
+    /// it was given.
+    static func guards(_ schema: RegistrySchema) -> [RegistryGuard] {
+        schema == .catbird ? allGuards : allGuards.filter { $0.table != "members" }
+    }
+
+    private static let allGuards: [RegistryGuard] = appendOnly("revocations", "revocations_are_append_only", "the revocation log is append-only")
+        + appendOnly("batch_operations", "batch_operations_are_append_only", "the operations log is append-only")
+        + [
+            // SQLite triggers fire on one event each: the same rule for an insert and for an
+            // update that re-opens a membership.
+            RegistryGuard(name: "members_need_an_active_device_insert", table: "members",
+                          sql: "CREATE TRIGGER members_need_an_active_device_insert BEFORE INSERT ON members \(activeDeviceRule)"),
+            RegistryGuard(name: "members_need_an_active_device_update", table: "members",
+                          sql: "CREATE TRIGGER members_need_an_active_device_update BEFORE UPDATE OF left_at, user_did, device_id ON members \(activeDeviceRule)"),
+        ]
+        + appendOnly("revocation_batches", "revocation_batches_are_append_only", "the revocation log is append-only")
+        + appendOnly("revocation_chain_start", "revocation_chain_start_is_fixed", "the revocation log is append-only")
+
+    /// A table's two guards against UPDATE and DELETE, `prefix_update` and `prefix_delete`.
+    private static func appendOnly(_ table: String, _ prefix: String, _ message: String) -> [RegistryGuard] {
+        ["update", "delete"].map { event in
+            RegistryGuard(name: "\(prefix)_\(event)", table: table, sql: """
+                CREATE TRIGGER \(prefix)_\(event) BEFORE \(event.uppercased()) ON \(table)
+                    BEGIN SELECT RAISE(ABORT, '\(message)'); END
+                """)
+        }
+    }
+
+    /// The statements that make a table's guards, for its migration.
+    private static func guardSQL(_ table: String) -> String {
+        allGuards.filter { $0.table == table }.map { $0.sql + ";" }.joined(separator: "\n")
+    }
 
     private static let activeDeviceRule = """
         WHEN NEW.left_at IS NULL AND EXISTS (SELECT 1 FROM user_devices d
             WHERE d.user_did = NEW.user_did AND d.device_id = NEW.device_id AND NOT d.is_active)
-        BEGIN SELECT RAISE(ABORT, 'a revoked device cannot join a conversation'); END;
+        BEGIN SELECT RAISE(ABORT, 'a revoked device cannot join a conversation'); END
         """
+
+    func guardsNotInPlace(_ session: RegistrySession) throws -> [RegistryGuard] {
+        var found: [String: String] = [:]
+        for row in try session.rows("SELECT name, sql FROM sqlite_master WHERE type = 'trigger'", []) { found[row.text("name")] = row.text("sql") }
+        return Self.guards(schema).filter { guardian in !(found[guardian.name].map { RegistryGuard.sameStatement($0, guardian.sql) } ?? false) }
+    }
+
+    func restore(_ guards: [RegistryGuard], _ session: RegistrySession) throws {
+        for guardian in guards {
+            try session.execute("DROP TRIGGER IF EXISTS \"\(guardian.name)\"")
+            try session.execute(guardian.sql)
+        }
+    }
 
     /// SQLite's failure in the registry's terms: a constraint the data broke and a file that is
     /// not a database are the input's fault; anything else is SQLite's (a lock held past the

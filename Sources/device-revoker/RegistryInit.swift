@@ -15,7 +15,10 @@ extension Registry {
             family-medical (seed 002: user_devices of UUIDs with a name, a type, first and last \
             seen). The registry remembers it: every later command just works. On a PostgreSQL \
             database that already has the app's table, init adds only what revocation needs. An \
-            existing registry of the other schema is refused (exit 4).
+            existing registry of the other schema is refused (exit 4). The registry's guards \
+            (triggers that keep its log append-only and a revoked device out of conversations) \
+            found dropped, disabled or changed by hand are put back, and named; no other \
+            command writes to a registry without them (exit 3).
 
             Examples:
               device-revoker registry init --db registry.sqlite
@@ -31,6 +34,9 @@ extension Registry {
         func run() throws {
             _ = try CommandFiles(reads: [], writes: database.asOutput)
             let registry = try database.open(.create, schema: schema)
+            if !registry.restoredGuards.isEmpty {
+                diagnostics.warning("put back the registry's guards \(registry.restoredGuards.map { "'\($0)'" }.joined(separator: ", ")), which had been dropped, disabled or changed by hand: run 'registry log --verify' to check what was changed meanwhile")
+            }
             diagnostics.note("registry ready: \(database.db), \(registry.schema.title)")
         }
     }

@@ -296,6 +296,53 @@ import VaultSQLite
         }
     }
 
+    /// A guard (a trigger that keeps a rule) dropped, rewritten to do nothing, or disabled: no
+    /// writer opens the registry (exit 3, naming it), `log --verify` names it, and `init` puts it
+    /// back and says which; after it the rule holds again. A hostile trial dropped v3's
+    /// triggers, and `init` said "registry ready".
+    @Test(.needsServers, arguments: TestEngine.all, RegistrySchema.allCases) func guardsLostByHandAreFoundAndPutBackByInit(engine: TestEngine, schema: RegistrySchema) throws {
+        let isSQLite = engine == .sqlite
+        var loosenings: [(name: String, sql: String, guards: [String])] = isSQLite ? [
+            ("dropped", "DROP TRIGGER revocations_are_append_only_delete", ["revocations_are_append_only_delete"]),
+            ("rewritten", "DROP TRIGGER revocation_batches_are_append_only_update; CREATE TRIGGER revocation_batches_are_append_only_update BEFORE UPDATE ON revocation_batches BEGIN SELECT 1; END",
+             ["revocation_batches_are_append_only_update"]),
+        ] : [
+            ("dropped", "DROP TRIGGER revocations_are_append_only ON revocations", ["revocations_are_append_only"]),
+            ("disabled", "ALTER TABLE batch_operations DISABLE TRIGGER batch_operations_are_never_truncated", ["batch_operations_are_never_truncated"]),
+            ("its function emptied", "CREATE OR REPLACE FUNCTION registry_refuse_change() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN RETURN OLD; END $$",
+             ["revocations_are_append_only", "revocations_are_never_truncated", "batch_operations_are_append_only", "batch_operations_are_never_truncated",
+              "revocation_batches_are_append_only", "revocation_batches_are_never_truncated", "revocation_chain_start_is_fixed", "revocation_chain_start_is_never_truncated"]),
+        ]
+        if schema == .catbird {
+            loosenings.append(isSQLite ? ("dropped", "DROP TRIGGER members_need_an_active_device_update", ["members_need_an_active_device_update"])
+                                       : ("disabled", "ALTER TABLE members DISABLE TRIGGER ALL", ["members_need_an_active_device"]))
+        }
+        for loosening in loosenings {
+            let location = try engine.newLocation()
+            let made = try DeviceRegistry(location: location, access: .create, schema: schema)
+            let guardsOfNew = try made.guardsNotInPlace()
+            #expect(made.restoredGuards.isEmpty && guardsOfNew.isEmpty, "a new registry has every guard")
+            try made.transaction { try $0.execute(loosening.sql); return ((), true) }
+            let what = "\(engine) \(schema) \(loosening.name)"
+            #expect(try made.guardsNotInPlace().sorted() == loosening.guards.sorted(), "\(what)")
+            func error(_ body: () throws -> Void) -> VaultError? {
+                do { try body(); return nil } catch let error as VaultError { return error } catch { return nil }
+            }
+            let refused = try #require(error { _ = try DeviceRegistry(location: location, access: .readWrite) }, "\(what)")
+            #expect(refused.code == .registryGuardsNotInPlace && loosening.guards.allSatisfy(refused.reason.contains), "\(what): \(refused.reason)")
+            let verified = try #require(error { _ = try DeviceRegistry(location: location, access: .readOnly).verifyChain() }, "\(what)")
+            #expect(verified.code == .registryGuardsNotInPlace, "\(what): \(verified.reason)")
+            let reinitialised = try DeviceRegistry(location: location, access: .create)
+            #expect(reinitialised.restoredGuards.sorted() == loosening.guards.sorted(), "\(what)")
+            #expect(try DeviceRegistry(location: location, access: .create).restoredGuards.isEmpty, "\(what): put back once")
+            let reopened = try DeviceRegistry(location: location, access: .readWrite)
+            #expect(try reopened.verifyChain().batches.isEmpty, "\(what)")
+            #expect(throws: VaultError.self, "\(what): the log is append-only again") {
+                try reopened.transaction { try $0.execute("DELETE FROM revocation_chain_start"); return ((), true) }
+            }
+        }
+    }
+
     @Test(.needsServers, arguments: TestEngine.all) func membersAndRejoinPlan(engine: TestEngine) throws {
         let (registry, _) = try registry(on: engine)
         let members = try registry.members(conversation: "c0")
