@@ -1170,7 +1170,7 @@ def test_a_split_that_cannot_write_its_first_sheet_leaves_no_folder(tmp_path):
     assert not Path("shares").exists()
 
 
-@pytest.mark.parametrize("joined", ["_", ".", "/", "-UPPER_"])
+@pytest.mark.parametrize("joined", ["_", ".", "/", "-UPPER_", ""])
 def test_recovery_words_however_joined_are_never_quoted_back(tmp_path, joined):
     """A parents' trial: the 24 words joined by `_` or `.` given where a file was expected were
     quoted back whole ("could not open vault 'develop_simple_…'"), and ten words and a fragment
@@ -1607,3 +1607,28 @@ def test_a_key_in_full_width_letters_is_withheld_as_the_key_it_reads_as(tmp_path
     for listing in (["devices"], ["devices", "--json"]):
         shown = subprocess.run([revoker, "registry", *listing, "--db", "r.sqlite"], capture_output=True, text=True)
         assert shown.returncode == 0 and wide[5:25] not in shown.stdout and "not shown" in shown.stdout, shown.stdout
+
+
+@pytest.mark.parametrize("mark", [" ", "-", ":", "_", ".", ","])
+@pytest.mark.parametrize("width", [4, 8])
+def test_a_key_typed_in_groups_after_a_word_is_never_quoted_back(tmp_path, mark, width):
+    """A hostile trial: the vault key in groups of four after a word (`--device "ipad d727 917d
+    …"`) was quoted back whole by every device and registry command that said it was not found,
+    and by a devices file's comment. Any one mark between groups of any one width."""
+    parent_workspace(tmp_path)
+    subprocess.run([str(BIN / "device-revoker"), "registry", "init", "--db", "r.sqlite"], check=True, capture_output=True)
+    Path("vk").write_text(VAULT_KEY_HEX + "\n")
+    Path("vk").chmod(0o600)
+    for hex_text in (VAULT_KEY_HEX, PARENT.secret.hex()):
+        grouped = mark.join(hex_text[i:i + width] for i in range(0, 64, width))
+        Path("list.txt").write_text(f"did:plc:josh#a1b2 # {grouped}\nx{grouped}\n")
+        for argv in (["device-revoker", "vault", "--vault-key-file", "vk", "--vault", "work.vault", "--device", f"ipad {grouped}", "--dry-run"],
+                     ["vault-tool", "device", "promote", "--vault-key-file", "vk", "work.vault", f"ipad {grouped}", "--dry-run", "--log-format", "json"],
+                     ["device-revoker", "registry", "revoke", "--db", "r.sqlite", "--device", f"did:plc:josh#{grouped}", "--dry-run"],
+                     ["device-revoker", "registry", "rejoin-plan", "--db", "r.sqlite", "--device", f"did:plc:josh#dev-{grouped}"],
+                     ["device-revoker", "registry", "revoke", "--db", "r.sqlite", "--devices-file", "list.txt", "--dry-run"],
+                     ["device-revoker", "registry", "members", "--db", "r.sqlite", "--convo", f"team {grouped}"]):
+            result = subprocess.run([str(BIN / argv[0]), *argv[1:]], capture_output=True, text=True, timeout=60)
+            said = result.stdout + result.stderr
+            assert result.returncode != 0 or "would revoke 0" in said, (argv, said)
+            assert hex_text[8:16] not in said.replace(mark, "") and grouped[:2 * width] not in said, (argv, said)

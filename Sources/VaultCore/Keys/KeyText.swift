@@ -91,15 +91,36 @@ package enum KeyText {
     /// 32 digits without their dashes; a commit's 40) stay shown.
     static let minimumHexRun = 48
 
+    /// A run may be typed in groups too (`ipad d727 917d …`, `dev-f817-53fd-…`): groups of one
+    /// width of two digits or more (the last may be shorter), split by one kind of mark (a space,
+    /// `-`, `:`, `_`, `.`, `,`), count as one run (a hostile trial found them quoted back whole
+    /// after a word). Two UUIDs side by side are split by two kinds, and 32 digits each.
     private static func holdsHexRun(_ text: UnsafeRawBufferPointer) -> Bool {
-        var run = 0
-        for index in 0...text.count {
-            if index < text.count, isHexDigit(text[index]) {
-                run += 1
-                continue
+        var index = 0
+        while index < text.count {
+            guard isHexDigit(text[index]) else { index += 1; continue }
+            var digits = 0, width = 0, separator: UInt8?, end = index, restart: Int?
+            while true {
+                let groupStart = end
+                while end < text.count, isHexDigit(text[end]) { end += 1 }
+                let group = end - groupStart
+                if width == 0 {
+                    width = group
+                } else if group > width {
+                    // Another run begins with this group.
+                    end = groupStart - 1
+                    restart = groupStart
+                    break
+                }
+                digits += group
+                guard group == width, width >= 2, end + 1 < text.count, [0x20, 0x2d, 0x3a, 0x5f, 0x2e, 0x2c].contains(text[end]),
+                      separator == nil || separator == text[end], isHexDigit(text[end + 1]) else { break }
+                separator = text[end]
+                end += 1
             }
-            if run >= minimumHexRun, !names(".vault", at: index, in: text), !names(".log", at: index, in: text) { return true }
-            run = 0
+            let after = min(end, text.count)
+            if digits >= minimumHexRun, !names(".vault", at: after, in: text), !names(".log", at: after, in: text) { return true }
+            index = restart ?? max(after, index + 1)
         }
         return false
     }
@@ -261,10 +282,35 @@ package enum KeyText {
             }
             guard let first = start else { continue }
             start = nil
-            runs += 1
-            if isListWord(UnsafeRawBufferPointer(rebasing: text[first..<index])) { words += 1 }
+            let run = UnsafeRawBufferPointer(rebasing: text[first..<index])
+            if isListWord(run) {
+                words += 1
+                runs += 1
+            } else if let joined = listWordsJoined(run) {
+                words += joined
+                runs += joined
+            } else {
+                runs += 1
+            }
         }
         return (words, runs)
+    }
+
+    /// How many list words `run` is when it is nothing but list words written together
+    /// (`abandonabilityable…`, a hostile trial's device name that was quoted back whole), each
+    /// whole or as its first four letters; nil for any other text. The fewest such words are
+    /// counted: a long word of prose that happens to split into two or three is not a phrase.
+    private static func listWordsJoined(_ run: UnsafeRawBufferPointer) -> Int? {
+        guard run.count > 8 else { return nil }
+        // fewest[i]: the fewest list words that make the run's first i letters.
+        var fewest = [Int](repeating: Int.max, count: run.count + 1)
+        fewest[0] = 0
+        for end in 1...run.count {
+            for length in 3...8 where length <= end && fewest[end - length] != Int.max {
+                if isListWord(UnsafeRawBufferPointer(rebasing: run[(end - length)..<end])) { fewest[end] = min(fewest[end], fewest[end - length] + 1) }
+            }
+        }
+        return fewest[run.count] == Int.max ? nil : fewest[run.count]
     }
 
     /// Whether `text` is one list word, whole or its first four letters, quotes and a trailing

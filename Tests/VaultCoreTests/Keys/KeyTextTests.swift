@@ -122,6 +122,26 @@ import Testing
         for glued in ["did:plc:josh#\(Self.hex)", "x/\(Self.hex)", "\(Self.hex)g", "user@\(Self.hex)", "did:plc:josh#x/\(Self.hex)"] {
             #expect(QuotedInput(glued).isWithheld, "\(glued)")
         }
+        // Typed in groups after a word (a hostile trial: quoted back whole), by any one mark,
+        // groups of any one width; two UUIDs side by side, a date, a short id stay shown.
+        for width in [2, 4, 8, 16] {
+            let groups = stride(from: 0, to: 64, by: width).map { Array(Self.hex)[$0..<min($0 + width, 64)] }.map { String($0) }
+            for mark in [" ", "-", ":", "_", ".", ","] {
+                for glued in ["ipad \(groups.joined(separator: mark))", "did:plc:josh#\(groups.joined(separator: mark))", "dev-\(groups.joined(separator: mark))x"] {
+                    #expect(QuotedInput(glued).isWithheld, "\(glued)")
+                }
+            }
+        }
+        // (Two UUIDs without their dashes side by side are two halves of a key to this reading.)
+        for shown in ["0A9B8C7D-6E5F-4A3B-2C1D-0E9F8A7B6C5D 1A9B8C7D-6E5F-4A3B-2C1D-0E9F8A7B6C5D", "2026-11-30T10:00:00Z", "ipad d727 917d"] {
+            #expect(!QuotedInput(shown).isWithheld, "\(shown)")
+        }
+        // Recovery words written together, whole or as their first four letters.
+        for joined in ["abandonabilityableaboutaboveabsentabsorbabstractabsurdabuseaccessaccident",
+                       "josh-abandonabilityableaboutaboveabsentabsorbabstractabsurdabuseaccessaccident", "abanabilableabouaboveabsentabsoabstabsuabusaccessacci"] {
+            #expect(QuotedInput(joined).isWithheld, "\(joined)")
+        }
+        for word in ["kitchenwallet", "understanding", "abandonability"] { #expect(!QuotedInput(word).isWithheld, "\(word)") }
         for path in ["vaults/\(Self.hex).vault", "\(Self.hex).vault", "s3://b/vaults/\(Self.hex).log"] {
             #expect(!QuotedInput(path).isWithheld, "\(path)")
         }
