@@ -29,9 +29,18 @@ extension VaultError.Code {
     public static let jobWithoutKey = VaultError.Code(name: "jobWithoutKey", category: .invalidInput)
     /// A number outside the range its option takes.
     public static let optionOutOfRange = VaultError.Code(name: "optionOutOfRange", category: .usage)
+    /// An output that would replace a vault, a household log or a database with other content.
+    public static let wouldReplaceStore = VaultError.Code(name: "wouldReplaceStore", category: .refused)
 }
 
 extension VaultError {
+    /// An output (`--ops`, a report, revealed secrets) named a file that is a vault, a log or a
+    /// database: it is never replaced by anything but its own kind.
+    static func wouldReplaceStore(_ label: String, _ path: String, _ what: String, file: String = #fileID, line: UInt = #line) -> VaultError {
+        VaultError(.wouldReplaceStore, "\(label) \(FileNames.quoted(path)) is \(what); \(label) would replace it with other content, so nothing was written",
+                   hint: "name another file for \(label)", file: file, line: line)
+    }
+
     static func keyInObjectStore(_ what: String, _ path: String, file: String = #fileID, line: UInt = #line) -> VaultError {
         VaultError(.keyInObjectStore, "the \(what) '\(path)' is in an object store; keys are read from local files only", file: file, line: line)
     }

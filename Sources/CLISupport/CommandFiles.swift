@@ -38,6 +38,20 @@ public struct DeclaredOutput: Sendable {
     /// A copy of this file (a backup): it gets that file's permissions, no more open than its
     /// kind's (a 0600 vault's backup is 0600 whatever the umask).
     public var copiesModeOf: String?
+    /// A household log written whole, where it was read or beside its vault: it replaces a
+    /// file in the envelope's form, as a vault does.
+    public var isHouseholdLog = false
+    /// A database SQLite changes in place (a registry's `--db`), or one of its side files.
+    public var isDatabase = false
+
+    /// Whether the output may replace `stored`: a vault (binary) or a log, or a backup copy,
+    /// replaces a vault or a log; a database only SQLite changes, in place.
+    func mayReplace(_ stored: OutputLocation.StoredData) -> Bool {
+        switch stored {
+        case .vaultOrLog: kind == .binary || isHouseholdLog || copiesModeOf != nil
+        case .database: isDatabase
+        }
+    }
 
     public init(_ label: String, _ path: String?, kind: OutputKind, exclusive: Bool = false, createFolders: Bool = false, namedByTool: Bool = false) {
         self.label = label
@@ -169,6 +183,7 @@ public final class CommandFiles {
             // that it holds one, exclusive or not.
             if output.isRestoredKey, location.exists { throw output.existsError }
             if location.holdsKey { throw VaultError.wouldReplaceKey(location.path) }
+            if let stored = location.stored, !output.mayReplace(stored) { throw VaultError.wouldReplaceStore(output.label, location.path, stored.description) }
             if output.exclusive, location.exists { throw output.existsError }
         }
         self.locations = locations

@@ -89,7 +89,7 @@ public struct VaultLogFiles {
         } else {
             self.output = nil
         }
-        declaredOutput = self.output.map { DeclaredOutput(Self.outputLabel, $0, kind: .text) }
+        declaredOutput = self.output.map { DeclaredOutput.householdLog($0) }
     }
 
     /// The log output, declared beside the vault's (nil for a vault on standard output).
@@ -325,5 +325,15 @@ extension VaultError {
     static func signerNeeded(file: String = #fileID, line: UInt = #line) -> VaultError {
         VaultError(.signerNeeded, "a change to a schema 3 vault is signed by whoever makes it, and no key to sign with was given",
                    hint: "give --signer-key-file YOUR.nsec (your own key, which the parent grants with 'vault-tool log grant'), or the parent's --key-file", file: file, line: line)
+    }
+}
+
+extension DeclaredOutput {
+    /// A household log's output: text, which may replace a log (``isHouseholdLog``).
+    public static func householdLog(_ path: String?, label: String = VaultLogFiles.outputLabel, exclusive: Bool = false, createFolders: Bool = false,
+                                    namedByTool: Bool = false) -> DeclaredOutput {
+        var log = DeclaredOutput(label, path, kind: .text, exclusive: exclusive, createFolders: createFolders, namedByTool: namedByTool)
+        log.isHouseholdLog = true
+        return log
     }
 }

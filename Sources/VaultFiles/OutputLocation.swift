@@ -252,6 +252,38 @@ public final class OutputLocation: @unchecked Sendable {
     public let exists: Bool
     /// Whether the file there holds a key (``KeyHoldingFile``): it is never replaced.
     public let holdsKey: Bool
+    /// What of the suite's own stores the file there is, by its first bytes (nil for anything
+    /// else): only an output of the same kind replaces it (``DeclaredOutput``).
+    public private(set) var stored: StoredData?
+
+    /// A file whose loss no other copy makes good: a vault or a household log (the envelope's
+    /// magic), or a database SQLite keeps (a registry, a batch journal) or one of its side files.
+    /// A hostile trial's `--ops keep.vault` replaced a family's vault with operations, exit 0.
+    public enum StoredData: Sendable {
+        case vaultOrLog, database
+
+        public var description: String { self == .vaultOrLog ? "a vault or a household log" : "a SQLite database" }
+    }
+
+    private static func storedData(_ name: String, in folder: Int32) -> StoredData? {
+        let descriptor = openat(folder, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC)
+        guard descriptor >= 0 else { return nil }
+        defer { close(descriptor) }
+        var head = [UInt8](repeating: 0, count: 96)
+        let count = head.withUnsafeMutableBytes { pread(descriptor, $0.baseAddress, $0.count, 0) }
+        guard count > 0 else { return nil }
+        let start = head.prefix(count)
+        if start.starts(with: VaultEnvelope.magic) || isLogEvent(start) { return .vaultOrLog }
+        return head.withUnsafeBytes { SQLiteHeaders.isSQLiteFile(UnsafeRawBufferPointer(rebasing: $0.prefix(count))) } ? .database : nil
+    }
+
+    /// A household log's first line as the suite writes its events: `{"id":"<64 hex>","pubkey":"`.
+    private static func isLogEvent(_ start: ArraySlice<UInt8>) -> Bool {
+        let id = Array(#"{"id":""#.utf8), pubkey = Array(#"","pubkey":""#.utf8)
+        guard start.count >= id.count + 64 + pubkey.count, start.starts(with: id) else { return false }
+        let digits = start.dropFirst(id.count).prefix(64)
+        return digits.allSatisfy { (0x30...0x39).contains($0) || (0x61...0x66).contains($0) } && start.dropFirst(id.count + 64).starts(with: pubkey)
+    }
     /// The permissions of the file there now: a file replaced keeps them, made no more open
     /// than what replaces it may be (issue 44: an in-place rewrite of a 0600 vault made it 0644).
     public private(set) var existingMode: mode_t?
@@ -328,6 +360,7 @@ public final class OutputLocation: @unchecked Sendable {
             identity = FileIdentity(device: UInt64(info.st_dev), inode: UInt64(info.st_ino), pendingName: nil)
             holdsKey = KeyHoldingFile.holdsKey(name, in: descriptor, size: Int(info.st_size), mode: info.st_mode & 0o777)
             existingMode = info.st_mode & 0o777
+            stored = Self.storedData(name, in: descriptor)
         } else {
             identity = FileIdentity(device: folder.identity.device, inode: folder.identity.inode, pendingName: name)
             holdsKey = false

@@ -97,9 +97,14 @@ struct Registry: ParsableCommand {
             let database = sqlitePath.map { path in
                 var output = DeclaredOutput("--db", path, kind: .text)
                 output.mayBeStandardOutput = false
+                output.isDatabase = true
                 return [output]
             }
-            return (database ?? []) + sideFiles.map { DeclaredOutput($0.label, $0.path, kind: .text) }
+            return (database ?? []) + sideFiles.map {
+                var sideFile = DeclaredOutput($0.label, $0.path, kind: .text)
+                sideFile.isDatabase = true
+                return sideFile
+            }
         }
     }
 }

@@ -74,9 +74,9 @@ struct Apply: ParsableCommand {
         let logs = (new: LoggedVault.logPath(besideVault: newPath), old: LoggedVault.logPath(besideVault: oldPath))
         let out = (newVault: DeclaredOutput("new vault", newPath, kind: .binary, createFolders: true, namedByTool: true),
                    ops: DeclaredOutput("--ops", ops, kind: .text),
-                   newLog: DeclaredOutput("new log", logs.new, kind: .text, createFolders: true, namedByTool: true),
+                   newLog: DeclaredOutput.householdLog(logs.new, label: "new log", createFolders: true, namedByTool: true),
                    tombstone: DeclaredOutput("tombstone", oldPath, kind: .binary, createFolders: true, namedByTool: true),
-                   oldLog: DeclaredOutput("old log", logs.old, kind: .text, createFolders: true, namedByTool: true))
+                   oldLog: DeclaredOutput.householdLog(logs.old, label: "old log", createFolders: true, namedByTool: true))
         let files = try CommandFiles(
             reads: [.init("plan", self.plan), .init("--vault", vault), .init("the vault's log", LoggedVault.logPath(besideVault: vault))] + keys.declaredInputs,
             writes: [out.newVault, out.ops, out.newLog, out.tombstone, out.oldLog])

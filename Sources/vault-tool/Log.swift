@@ -174,7 +174,7 @@ struct LogParentOptions: ParsableArguments {
 
     /// Declares the log as this command's one output, written where it was read.
     func files() throws -> (files: CommandFiles, log: DeclaredOutput) {
-        let log = DeclaredOutput(VaultLogFiles.outputLabel, input.logPath, kind: .text)
+        let log = DeclaredOutput.householdLog(input.logPath)
         return (try CommandFiles(reads: (key.declaredInput.map { [$0] } ?? []) + [FileSet.Input("vault", input.vault)], writes: [log]), log)
     }
 
@@ -207,7 +207,7 @@ struct LogStart: ParsableCommand {
 
     func run() throws {
         let input = options.input
-        let logOutput = DeclaredOutput(VaultLogFiles.outputLabel, input.logPath, kind: .text, exclusive: true)
+        let logOutput = DeclaredOutput.householdLog(input.logPath, exclusive: true)
         let files = try CommandFiles(reads: (options.key.declaredInput.map { [$0] } ?? []) + [FileSet.Input("vault", input.vault)], writes: [logOutput])
         let bytes = try InputFiles.read(input.vault, what: "vault")
         let key = try options.key.load(diagnostics)

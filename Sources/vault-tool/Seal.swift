@@ -39,7 +39,7 @@ struct Seal: ParsableCommand {
         // A schema 3 vault is written with its household log: the seal is appended to the log
         // beside -o when there is one (an edit of that vault), or begins a new one.
         let logPath = log ?? output.output.flatMap { $0 == "-" ? nil : LoggedVault.logPath(besideVault: $0) }
-        let vaultOutput = output.declared(.binary), logOutput = logPath.map { DeclaredOutput(VaultLogFiles.outputLabel, $0, kind: .text) }
+        let vaultOutput = output.declared(.binary), logOutput = logPath.map { DeclaredOutput.householdLog($0) }
         let files = try CommandFiles(reads: [.init("input", input), key.declaredInput].compactMap { $0 },
                                      writes: [vaultOutput] + (logOutput.map { [$0] } ?? []), force: output.force)
         let key = try self.key.load(diagnostics)

@@ -1632,3 +1632,39 @@ def test_a_key_typed_in_groups_after_a_word_is_never_quoted_back(tmp_path, mark,
             said = result.stdout + result.stderr
             assert result.returncode != 0 or "would revoke 0" in said, (argv, said)
             assert hex_text[8:16] not in said.replace(mark, "") and grouped[:2 * width] not in said, (argv, said)
+
+
+@pytest.mark.parametrize("target", ["vault", "household-log", "registry", "other-sqlite"])
+@pytest.mark.parametrize("command", ["device-revoker-vault", "registry-revoke", "open-reveal", "device-promote-ops"])
+def test_an_output_never_replaces_a_vault_a_log_or_a_database_with_other_content(tmp_path, command, target):
+    """A hostile trial: `--ops keep.vault` replaced a family's vault with operations (exit 0), and
+    `--ops other.sqlite` a database. An output replaces a vault or a log only with its own kind,
+    and a database never: refused (exit 4), nothing written, the file as it was."""
+    import sqlite3
+    parent_workspace(tmp_path)
+    subprocess.run([str(BIN / "device-revoker"), "registry", "init", "--db", "r.sqlite"], check=True, capture_output=True)
+    if target == "vault":
+        Path("target").write_bytes(Path("work.vault").read_bytes())
+    elif target == "household-log":
+        subprocess.run([str(BIN / "vault-tool"), "migrate", "vault", "--key-file", "k.nsec", "--to", "3", "-o", "v3.vault", "work.vault"],
+                       check=True, capture_output=True)
+        Path("target").write_bytes(Path("v3.log").read_bytes())
+    elif target == "registry":
+        subprocess.run([str(BIN / "device-revoker"), "registry", "init", "--db", "target"], check=True, capture_output=True)
+    else:
+        with sqlite3.connect("target") as db:
+            db.execute("CREATE TABLE t(x)")
+    before = Path("target").read_bytes()
+    argv = {
+        "device-revoker-vault": ["device-revoker", "vault", "--key-file", "k.nsec", "--vault", "work.vault", "--device", "Bedroom iPad",
+                                 "-o", "new.vault", "--ops", "target"],
+        "registry-revoke": ["device-revoker", "registry", "revoke", "--db", "r.sqlite", "--user", "did:plc:nobody", "--allow-unmatched",
+                            "--force", "--ops", "target"],
+        "open-reveal": ["vault-tool", "open", "--key-file", "k.nsec", "work.vault", "-o", "target", "--force"],
+        "device-promote-ops": ["vault-tool", "device", "add", "--key-file", "k.nsec", "--id", "NEW-DEVICE-1", "--name", "Den tablet", "work.vault",
+                               "-o", "new.vault", "--ops", "target"],
+    }[command]
+    result = subprocess.run([str(BIN / argv[0]), *argv[1:]], capture_output=True, text=True, timeout=60)
+    assert result.returncode == 4 and "would replace it with other content" in result.stderr, (argv, result.stderr)
+    assert Path("target").read_bytes() == before
+    assert not Path("new.vault").exists()
