@@ -85,6 +85,7 @@ struct VaultMode: ParsableCommand {
     @OptionGroup var signer: SignerOptions
 
     func validate() throws {
+        if let expectRevision, expectRevision < 0 { throw ValidationError("--expect-revision takes a revision, 0 or more") }
         try access.requireOne()
         let selectors = [!devices.isEmpty, devicesFile != nil, notSeenSince != nil, allExcept != nil].filter { $0 }.count
         guard selectors == 1 else { throw ValidationError("choose the devices one way: --device, --devices-file, --not-seen-since or --all-except") }

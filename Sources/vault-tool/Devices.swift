@@ -57,6 +57,7 @@ struct DeviceChangeOptions: ParsableArguments {
     @OptionGroup var log: LogFormatOption
 
     func validate() throws {
+        if let expectRevision, expectRevision < 0 { throw ValidationError("--expect-revision takes a revision, 0 or more") }
         try vault.access.requireOne()
         if inPlace {
             guard vault.input != "-" else { throw ValidationError("--in-place needs a vault file, not standard input") }

@@ -1668,3 +1668,22 @@ def test_an_output_never_replaces_a_vault_a_log_or_a_database_with_other_content
     assert result.returncode == 4 and "would replace it with other content" in result.stderr, (argv, result.stderr)
     assert Path("target").read_bytes() == before
     assert not Path("new.vault").exists()
+
+
+@pytest.mark.parametrize("argv", [
+    ["device-revoker", "vault", "--key-file", "k.nsec", "--vault", "work.vault", "--device", "Bedroom iPad", "-o", "new.vault", "--ops", "o.jsonl"],
+    ["vault-tool", "device", "rename", "--key-file", "k.nsec", "work.vault", "Bedroom iPad", "Den", "-o", "new.vault"],
+    ["vault-tool", "migrate", "vault", "--key-file", "k.nsec", "--to", "3", "-o", "new.vault", "work.vault"],
+], ids=["device-revoker-vault", "device-rename", "migrate"])
+def test_a_negative_revision_is_refused_as_an_option_and_in_a_document(tmp_path, argv):
+    """A hostile trial: `--expect-revision=-1` was taken (and said "someone else changed it"),
+    and a document of revision -3 sealed into a vault `check` refuses, which writes raised."""
+    parent_workspace(tmp_path)
+    result = subprocess.run([str(BIN / argv[0]), *argv[1:], "--expect-revision=-1"], capture_output=True, text=True, timeout=60)
+    assert result.returncode == 64 and "0 or more" in result.stderr, result.stderr
+    assert not Path("new.vault").exists()
+    opened = subprocess.run([str(BIN / "vault-tool"), "open", "--key-file", "k.nsec", "--reveal-secrets", "work.vault"], capture_output=True, text=True,
+                            check=True, timeout=60)
+    Path("neg.json").write_text(json.dumps(dict(json.loads(opened.stdout), revision=-3)))
+    sealed = subprocess.run([str(BIN / "vault-tool"), "seal", "--key-file", "k.nsec", "-o", "neg.vault", "neg.json"], capture_output=True, text=True, timeout=60)
+    assert sealed.returncode != 0 and "revision -3" in sealed.stderr and not Path("neg.vault").exists(), sealed.stderr

@@ -9,10 +9,13 @@ public struct VaultDocument: Sendable, Equatable {
 
     /// The revision after `revision`, as every write of a v2 vault raises it
     /// (docs/vault-format.md §8.1); refused at the largest revision rather than overflowing.
+    /// A negative revision (a document edited by hand) is refused too: sealed, it became a vault
+    /// `check` refuses, and each write raised it towards 0 (a hostile trial).
     public static func revision(after revision: Int) throws -> Int {
         guard revision < Int.max else {
             throw VaultError.outOfRange("the vault's revision \(revision)", "smaller than \(Int.max) to be raised by a write")
         }
+        guard revision >= 0 else { throw VaultError.outOfRange("the vault's revision \(revision)", "1 or more (it starts at 1)") }
         return revision + 1
     }
 
