@@ -44,11 +44,13 @@ public struct DeclaredOutput: Sendable {
     /// A database SQLite changes in place (a registry's `--db`), or one of its side files.
     public var isDatabase = false
 
-    /// Whether the output may replace `stored`: a vault (binary) or a log, or a backup copy,
-    /// replaces a vault or a log; a database only SQLite changes, in place.
+    /// Whether the output may replace `stored`: each with its own kind only (a vault with a
+    /// vault, a household log with a log: a trial's `seal -o k.log` put a vault over a signed
+    /// log), or a backup with its copy; a database only SQLite changes, in place.
     func mayReplace(_ stored: OutputLocation.StoredData) -> Bool {
         switch stored {
-        case .vaultOrLog: kind == .binary || isHouseholdLog || copiesModeOf != nil
+        case .vault: (kind == .binary && !isHouseholdLog) || copiesModeOf != nil
+        case .householdLog: isHouseholdLog || copiesModeOf != nil
         case .database: isDatabase
         }
     }

@@ -260,9 +260,15 @@ public final class OutputLocation: @unchecked Sendable {
     /// magic), or a database SQLite keeps (a registry, a batch journal) or one of its side files.
     /// A hostile trial's `--ops keep.vault` replaced a family's vault with operations, exit 0.
     public enum StoredData: Sendable {
-        case vaultOrLog, database
+        case vault, householdLog, database
 
-        public var description: String { self == .vaultOrLog ? "a vault or a household log" : "a SQLite database" }
+        public var description: String {
+            switch self {
+            case .vault: "a vault"
+            case .householdLog: "a household log"
+            case .database: "a SQLite database"
+            }
+        }
     }
 
     private static func storedData(_ name: String, in folder: Int32) -> StoredData? {
@@ -273,7 +279,8 @@ public final class OutputLocation: @unchecked Sendable {
         let count = head.withUnsafeMutableBytes { pread(descriptor, $0.baseAddress, $0.count, 0) }
         guard count > 0 else { return nil }
         let start = head.prefix(count)
-        if start.starts(with: VaultEnvelope.magic) || isLogEvent(start) { return .vaultOrLog }
+        if start.starts(with: VaultEnvelope.magic) { return .vault }
+        if isLogEvent(start) { return .householdLog }
         return head.withUnsafeBytes { SQLiteHeaders.isSQLiteFile(UnsafeRawBufferPointer(rebasing: $0.prefix(count))) } ? .database : nil
     }
 

@@ -46,12 +46,11 @@ public final class DeviceRegistry: Sendable {
         case .sqlite(let path): engine = try SQLiteRegistryEngine(path: path, access: access, schema: schema)
         case .postgres(let connection): engine = try PostgresRegistryEngine(connection: connection, access: access, schema: schema)
         }
-        restoredGuards = try Self.keepGuards(engine, access, registry: location.displayName)
+        guardsKept = try Self.keepGuards(engine, access, registry: location.displayName)
     }
 
-    /// The guards `init` put back, having found them dropped, disabled or rewritten (see
-    /// ``RegistryGuard``).
-    public let restoredGuards: [String]
+    /// What `init` put back or dropped (see ``RegistryGuard``).
+    let guardsKept: [RegistryGuard]
 
     /// Which app's device table the registry holds.
     public var schema: RegistrySchema { engine.schema }

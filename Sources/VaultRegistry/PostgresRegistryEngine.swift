@@ -429,23 +429,34 @@ final class PostgresRegistryEngine: RegistryEngine, @unchecked Sendable {
     }
 
     /// A guard is in place when a trigger of its name is enabled (`O`rigin or `A`lways),
-    /// defined as it was made, and its function's body is as the registry wrote it.
+    /// defined as it was made, and its function's body is as the registry wrote it. A
+    /// partitioned table's trigger is read on that table (its partitions' clones name it as
+    /// their parent, `tgparentid`).
     func guardsNotInPlace(_ session: RegistrySession) throws -> [RegistryGuard] {
-        var found: [String: (definition: String, function: String, body: String)] = [:]
+        let guards = Self.guards(schema)
+        let ours = Set(guards.map(\.name))
+        var found: [String: (definition: String, function: String, body: String)] = [:], added: [RegistryGuard] = []
         for row in try session.rows("""
-            SELECT t.tgname AS name, replace(pg_get_triggerdef(t.oid), ' ON ' || quote_ident(n.nspname) || '.', ' ON ') AS definition,
+            SELECT t.tgname AS name, c.relname AS table_name, t.tgenabled IN ('O', 'A') AS enabled,
+            replace(pg_get_triggerdef(t.oid), ' ON ' || quote_ident(n.nspname) || '.', ' ON ') AS definition,
             p.proname AS function, p.prosrc AS body
             FROM pg_trigger t JOIN pg_class c ON c.oid = t.tgrelid JOIN pg_namespace n ON n.oid = c.relnamespace
             JOIN pg_proc p ON p.oid = t.tgfoid
-            WHERE n.nspname = current_schema() AND NOT t.tgisinternal AND t.tgenabled IN ('O', 'A')
+            WHERE n.nspname = current_schema() AND NOT t.tgisinternal AND t.tgparentid = 0
             """, []) {
-            found[row.text("name")] = (row.text("definition"), row.text("function"), row.text("body"))
+            let name = row.text("name"), table = row.text("table_name")
+            if !ours.contains(name) {
+                // A trigger added by hand to a table only the suite writes, enabled or not.
+                if RegistryGuard.logTables.contains(table) { added.append(.added(name, on: table)) }
+            } else if row.bool("enabled") {
+                found[name] = (row.text("definition"), row.text("function"), row.text("body"))
+            }
         }
-        return Self.guards(schema).filter { guardian in
+        return guards.filter { guardian in
             guard let trigger = found[guardian.name], RegistryGuard.sameStatement(trigger.definition, guardian.sql),
                   let function = Self.guardFunctions.first(where: { $0.name == trigger.function }) else { return true }
             return !RegistryGuard.sameStatement(trigger.body, function.body)
-        }
+        } + added
     }
 
     /// Each function the guards call made again as written, then each trigger.
@@ -455,8 +466,8 @@ final class PostgresRegistryEngine: RegistryEngine, @unchecked Sendable {
             try session.execute(Self.function(function, replacing: true))
         }
         for guardian in guards {
-            try session.execute("DROP TRIGGER IF EXISTS \(guardian.name) ON \(guardian.table)")
-            try session.execute(guardian.sql)
+            try session.execute("DROP TRIGGER IF EXISTS \(guardian.quotedName) ON \(guardian.table)")
+            if !guardian.isAdded { try session.execute(guardian.sql) }
         }
     }
 

@@ -56,10 +56,15 @@ extension VaultError {
         VaultError(.notInRegistry, "the registry '\(registry)' has no \(what)", file: file, line: line)
     }
 
-    /// A SQLite registry left mid-transaction that this user cannot roll back.
+    /// A SQLite registry beside a hot journal, met by a command that only reads: it rolls
+    /// nothing back.
     public static func registryNeedsRollback(_ path: String, file: String = #fileID, line: UInt = #line) -> VaultError {
-        VaultError(.registryNeedsRollback, "the registry '\(path)' was left in the middle of a transaction (a run was killed), and this user cannot write it to roll that back",
-                   hint: "as a user who may write it, run: sqlite3 \(ShellWord.path(path)) 'SELECT count(*) FROM sqlite_master' (SQLite rolls the transaction back), then this command again",
+        VaultError(.registryNeedsRollback,
+                   "the registry '\(path)' has an unfinished transaction in '\(path)-journal' (a run was killed, or the journal is another copy's), "
+                   + "and a command that only reads rolls nothing back; nothing was read or changed",
+                   hint: "if the registry was restored from a backup, that journal is not its own: move it away; "
+                   + "otherwise, as a user who may write the registry, run: sqlite3 \(ShellWord.path(path)) 'SELECT count(*) FROM sqlite_master' "
+                   + "(SQLite rolls the transaction back), or any command that writes, then this command again",
                    file: file, line: line)
     }
 

@@ -14,12 +14,25 @@ struct RegistryGuard: Sendable, Equatable {
     let name: String
     let table: String
     /// The statement that makes it (`CREATE TRIGGER …`), in the form the engine's catalog gives
-    /// back, white space aside.
+    /// back, white space aside; empty for a trigger added by hand (``added(_:on:)``).
     let sql: String
 
-    /// Whether two statements are the same, white space aside (a registry made by an older
-    /// version of the suite may be indented otherwise).
-    static func sameStatement(_ a: String, _ b: String) -> Bool { words(a) == words(b) }
+    /// A trigger no version of the suite makes, on one of the log's tables: added by hand, it
+    /// can drop the log's rows as they are written (`RAISE(IGNORE)`: a trial's revoke then
+    /// logged nothing and verified). `init` drops it.
+    static func added(_ name: String, on table: String) -> RegistryGuard { RegistryGuard(name: name, table: table, sql: "") }
+
+    var isAdded: Bool { sql.isEmpty }
+
+    /// The name as SQL quotes it (a name added by hand may hold anything).
+    var quotedName: String { "\"" + name.split(separator: "\"", omittingEmptySubsequences: false).joined(separator: "\"\"") + "\"" }
+
+    /// The tables only the suite writes: every trigger on them is one of its guards.
+    static let logTables: Set<String> = ["revocations", "batch_operations", "revocation_batches", "revocation_chain_start"]
+
+    /// Whether two statements are the same, white space and case aside (a registry made by an
+    /// older version of the suite may be indented otherwise; SQL's names have no case).
+    static func sameStatement(_ a: String, _ b: String) -> Bool { words(a.lowercased()) == words(b.lowercased()) }
 
     private static func words(_ text: String) -> [Substring] {
         text.split(whereSeparator: { $0 == " " || $0 == "\n" || $0 == "\t" || $0 == "\r" })
@@ -27,14 +40,14 @@ struct RegistryGuard: Sendable, Equatable {
 
     /// The guards' names, for a message.
     static func names(_ guards: [RegistryGuard]) -> String {
-        guards.map { "'\($0.name)' (on \($0.table))" }.joined(separator: ", ")
+        guards.map { "'\($0.name)' (on \($0.table)\($0.isAdded ? ", added by hand" : ""))" }.joined(separator: ", ")
     }
 }
 
 extension DeviceRegistry {
     /// On opening to write: every guard in place; where one is not, `init` (`.create`) puts it
     /// back and returns its name, and every other writer refuses before it changes anything.
-    static func keepGuards(_ engine: any RegistryEngine, _ access: Access, registry: String) throws -> [String] {
+    static func keepGuards(_ engine: any RegistryEngine, _ access: Access, registry: String) throws -> [RegistryGuard] {
         guard access != .readOnly else { return [] }
         let notInPlace = try engine.transaction(writing: false, retrying: true) { (try engine.guardsNotInPlace($0), false) }
         guard !notInPlace.isEmpty else { return [] }
@@ -42,9 +55,14 @@ extension DeviceRegistry {
         return try engine.transaction(writing: true, retrying: true) { session in
             let again = try engine.guardsNotInPlace(session)
             try engine.restore(again, session)
-            return (again.map(\.name), true)
+            return (again, true)
         }
     }
+
+    /// The guards `init` put back, having found them dropped, disabled or rewritten.
+    public var restoredGuards: [String] { guardsKept.filter { !$0.isAdded }.map(\.name) }
+    /// The triggers added by hand to the log's tables that `init` dropped.
+    public var droppedTriggers: [String] { guardsKept.filter(\.isAdded).map(\.name) }
 
     /// The guards not as the registry made them (dropped, disabled or rewritten by hand): what
     /// `log --verify` reports.

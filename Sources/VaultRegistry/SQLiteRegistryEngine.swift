@@ -55,10 +55,12 @@ final class SQLiteRegistryEngine: RegistryEngine {
             do {
                 (database, tables) = try Self.openListingTables(path, opening)
             } catch let failure as SQLiteDatabase.Failure where readOnly && failure.needsRollback {
-                // Only a journal SQLite itself finds hot (a run killed mid-transaction, no writer
-                // holding it) stops a reader; a live writer's journal does not.
-                try Self.rollBackHotJournal(path)
-                (database, tables) = try Self.openListingTables(path, opening)
+                // A journal SQLite finds hot (no writer holding it) is rolled back by a writing
+                // command only: a rollback rewrites the database, and a journal that is another
+                // copy's (a registry restored from a backup beside the crashed copy's journal)
+                // rolled back by `registry devices` shrank and broke the registry (a hostile
+                // trial). A live writer's journal does not stop a reader.
+                throw VaultError.registryNeedsRollback(path)
             }
             madeSideFiles = readOnly && !sideFilesBefore && Self.sideFiles(path).contains { Glibc.access($0, F_OK) == 0 } ? FileIdentity.of(existing: path) : nil
             // The schema is the one its first step names (an empty file is made one now).
@@ -117,24 +119,6 @@ final class SQLiteRegistryEngine: RegistryEngine {
         let database = try SQLiteDatabase(path: path, access: access, busyTimeout: busyTimeout)
         try database.withConnection { try $0.execute("PRAGMA cache_size = -8192; PRAGMA temp.cache_size = -8192; PRAGMA mmap_size = 0") }
         return (database, try database.read { Set(try $0.strings("SELECT name FROM sqlite_master WHERE type = 'table'")) })
-    }
-
-    /// A run killed mid-transaction leaves its rollback journal beside the database ("hot"):
-    /// the next connection must roll it back, which a read-only one cannot do
-    /// (SQLITE_READONLY_ROLLBACK), so every reading command failed with "attempt to write a
-    /// readonly database" until a writing one ran. A reading command that meets it rolls it
-    /// back through a connection that may write and only reads (SQLite rolls back on the first
-    /// read), then reads again; where it may not write, it says how.
-    private static func rollBackHotJournal(_ path: String) throws {
-        guard access(path, R_OK | W_OK) == 0, access(OutputLocation.split(path).folder, W_OK) == 0 else {
-            throw VaultError.registryNeedsRollback(path)
-        }
-        do {
-            let database = try SQLiteDatabase(path: path, access: .readWrite, busyTimeout: busyTimeout)
-            _ = try database.read { try $0.first("SELECT count(*) FROM sqlite_master") { $0.int(0) } }
-        } catch let failure as SQLiteDatabase.Failure {
-            throw Self.failure(failure, "cannot roll back the unfinished transaction of the registry '\(path)'")
-        }
     }
 
     /// A new registry appears whole or not at all: the schema is built in memory and the
@@ -307,16 +291,23 @@ final class SQLiteRegistryEngine: RegistryEngine {
         BEGIN SELECT RAISE(ABORT, 'a revoked device cannot join a conversation'); END
         """
 
+    /// SQLite's names have no case: a guard made again in capitals is the same guard.
     func guardsNotInPlace(_ session: RegistrySession) throws -> [RegistryGuard] {
-        var found: [String: String] = [:]
-        for row in try session.rows("SELECT name, sql FROM sqlite_master WHERE type = 'trigger'", []) { found[row.text("name")] = row.text("sql") }
-        return Self.guards(schema).filter { guardian in !(found[guardian.name].map { RegistryGuard.sameStatement($0, guardian.sql) } ?? false) }
+        let guards = Self.guards(schema)
+        let ours = Set(guards.map { $0.name.lowercased() })
+        var found: [String: String] = [:], added: [RegistryGuard] = []
+        for row in try session.rows("SELECT name, tbl_name, sql FROM sqlite_master WHERE type = 'trigger'", []) {
+            let name = row.text("name"), table = row.text("tbl_name").lowercased()
+            found[name.lowercased()] = row.text("sql")
+            if !ours.contains(name.lowercased()), RegistryGuard.logTables.contains(table) { added.append(.added(name, on: table)) }
+        }
+        return guards.filter { guardian in !(found[guardian.name.lowercased()].map { RegistryGuard.sameStatement($0, guardian.sql) } ?? false) } + added
     }
 
     func restore(_ guards: [RegistryGuard], _ session: RegistrySession) throws {
         for guardian in guards {
-            try session.execute("DROP TRIGGER IF EXISTS \"\(guardian.name)\"")
-            try session.execute(guardian.sql)
+            try session.execute("DROP TRIGGER IF EXISTS \(guardian.quotedName)")
+            if !guardian.isAdded { try session.execute(guardian.sql) }
         }
     }
 

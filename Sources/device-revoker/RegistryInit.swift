@@ -37,6 +37,9 @@ extension Registry {
             if !registry.restoredGuards.isEmpty {
                 diagnostics.warning("put back the registry's guards \(registry.restoredGuards.map { "'\($0)'" }.joined(separator: ", ")), which had been dropped, disabled or changed by hand: run 'registry log --verify' to check what was changed meanwhile")
             }
+            if !registry.droppedTriggers.isEmpty {
+                diagnostics.warning("dropped the triggers \(registry.droppedTriggers.map { "'\($0)'" }.joined(separator: ", ")), added by hand to the registry's log: run 'registry log --verify' to check what was changed meanwhile")
+            }
             diagnostics.note("registry ready: \(database.db), \(registry.schema.title)")
         }
     }

@@ -1870,9 +1870,19 @@ def leave_hot_journal(database):
 
 @pytest.mark.parametrize("arguments", ["registry log --db registry.sqlite", "registry devices --db registry.sqlite",
                                        "registry revoke --db registry.sqlite --user did:plc:parent --dry-run --force"])
-def test_a_reading_command_rolls_back_what_a_killed_run_left(workspace, arguments):
+def test_a_reading_command_leaves_what_a_killed_run_left_and_a_writing_one_rolls_it_back(workspace, arguments):
+    """A reading command changes nothing, a hot journal's rollback included (a hostile trial:
+    another copy's journal, rolled back by `registry devices`, broke the registry): it says so
+    and how, exit 1, both files as they were; a writing command rolls it back, and then the
+    reading one reads the registry as it was before the killed run."""
     before = sqlite3.connect(workspace / "registry.sqlite").execute("SELECT group_concat(device_name) FROM user_devices").fetchone()
     leave_hot_journal(workspace / "registry.sqlite")
+    files = {p.name: p.read_bytes() for p in workspace.iterdir() if p.name.startswith("registry.sqlite")}
+    refused = tool("device-revoker", arguments, workspace)
+    said = refused.stderr.decode()
+    assert refused.returncode == 1 and "unfinished transaction" in said and "sqlite3 'registry.sqlite'" in said, said
+    assert {p.name: p.read_bytes() for p in workspace.iterdir() if p.name.startswith("registry.sqlite")} == files
+    ok("device-revoker", "registry init --db registry.sqlite", workspace)
     result = ok("device-revoker", arguments, workspace)
     assert not Path(str(workspace / "registry.sqlite") + "-journal").exists()
     after = sqlite3.connect(workspace / "registry.sqlite").execute("SELECT group_concat(device_name) FROM user_devices").fetchone()

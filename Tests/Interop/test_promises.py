@@ -426,18 +426,34 @@ def test_a_journal_naming_a_key_file_as_its_super_journal_is_refused_never_rolle
     assert (Path(database).read_bytes(), Path(database + "-journal").read_bytes()) == before
 
 
-@pytest.mark.parametrize("command", REGISTRY_READERS[:3], ids=lambda c: "-".join(c))
-def test_a_hot_journal_of_a_killed_writer_is_still_rolled_back(tmp_path, command):
-    """The control: a journal a killed writer left, naming no super-journal, is SQLite's to roll
-    back, and the command works."""
+@pytest.mark.parametrize("command", REGISTRY_READERS[:6], ids=lambda c: "-".join(c))
+@pytest.mark.parametrize("journal", ["own", "another-databases"])
+def test_a_hot_journal_is_rolled_back_by_a_writer_never_by_a_reader(tmp_path, command, journal):
+    """A journal a killed writer left is SQLite's to roll back, by a command that writes. A
+    reading command rolls nothing back (a hostile trial: another database's hot journal put
+    beside the registry, as a backup restored beside the crashed copy's journal is, was rolled
+    back by `registry devices` and broke the registry): it refuses, both files as they were."""
+    import shutil
     os.chdir(tmp_path)
     Path("empty.jsonl").write_text("")
     subprocess.run([str(BIN / "device-revoker"), "registry", "init", "--db", "r.sqlite"], check=True, capture_output=True)
-    hot_journal("r.sqlite")
-    assert Path("r.sqlite-journal").stat().st_size > 0
+    if journal == "own":
+        hot_journal("r.sqlite")
+    else:
+        subprocess.run([str(BIN / "device-revoker"), "registry", "init", "--db", "other.sqlite"], check=True, capture_output=True)
+        hot_journal("other.sqlite")
+        shutil.copy("other.sqlite-journal", "r.sqlite-journal")
+    before = (Path("r.sqlite").read_bytes(), Path("r.sqlite-journal").read_bytes())
+    assert before[1]
     result = subprocess.run([str(BIN / "device-revoker"), "registry", *command, "--db", "r.sqlite"], capture_output=True, text=True, timeout=60,
                             stdin=subprocess.DEVNULL)
-    assert result.returncode == 0, result.stderr
+    assert result.returncode == 1 and "unfinished transaction" in result.stderr and "not its own: move it away" in result.stderr, result.stderr
+    assert (Path("r.sqlite").read_bytes(), Path("r.sqlite-journal").read_bytes()) == before
+    if journal == "own":
+        subprocess.run([str(BIN / "device-revoker"), "registry", "init", "--db", "r.sqlite"], check=True, capture_output=True)
+        result = subprocess.run([str(BIN / "device-revoker"), "registry", "devices", "--db", "r.sqlite"], capture_output=True, text=True, timeout=60,
+                                stdin=subprocess.DEVNULL)
+        assert result.returncode == 0 and not Path("r.sqlite-journal").exists(), result.stderr
 
 
 def test_an_output_at_a_linked_databases_journal_is_refused(tmp_path):
@@ -1609,7 +1625,7 @@ def test_a_key_in_full_width_letters_is_withheld_as_the_key_it_reads_as(tmp_path
         assert shown.returncode == 0 and wide[5:25] not in shown.stdout and "not shown" in shown.stdout, shown.stdout
 
 
-@pytest.mark.parametrize("mark", [" ", "-", ":", "_", ".", ","])
+@pytest.mark.parametrize("mark", [" ", "-", ":", "_", ".", ",", "  ", " - ", "/", "|", ";"])
 @pytest.mark.parametrize("width", [4, 8])
 def test_a_key_typed_in_groups_after_a_word_is_never_quoted_back(tmp_path, mark, width):
     """A hostile trial: the vault key in groups of four after a word (`--device "ipad d727 917d
@@ -1634,8 +1650,11 @@ def test_a_key_typed_in_groups_after_a_word_is_never_quoted_back(tmp_path, mark,
             assert hex_text[8:16] not in said.replace(mark, "") and grouped[:2 * width] not in said, (argv, said)
 
 
-@pytest.mark.parametrize("target", ["vault", "household-log", "registry", "other-sqlite"])
-@pytest.mark.parametrize("command", ["device-revoker-vault", "registry-revoke", "open-reveal", "device-promote-ops"])
+@pytest.mark.parametrize(("command", "target"), [
+    (command, target) for command in ["device-revoker-vault", "registry-revoke", "open-reveal", "device-promote-ops", "seal", "device-rename"]
+    for target in ["vault", "household-log", "registry", "other-sqlite"]
+    if not (target == "vault" and command in ("seal", "device-rename"))  # a vault's own output: the control below
+])
 def test_an_output_never_replaces_a_vault_a_log_or_a_database_with_other_content(tmp_path, command, target):
     """A hostile trial: `--ops keep.vault` replaced a family's vault with operations (exit 0), and
     `--ops other.sqlite` a database. An output replaces a vault or a log only with its own kind,
@@ -1655,6 +1674,9 @@ def test_an_output_never_replaces_a_vault_a_log_or_a_database_with_other_content
         with sqlite3.connect("target") as db:
             db.execute("CREATE TABLE t(x)")
     before = Path("target").read_bytes()
+    opened = subprocess.run([str(BIN / "vault-tool"), "open", "--key-file", "k.nsec", "--reveal-secrets", "work.vault"], capture_output=True,
+                            check=True, timeout=60)
+    Path("doc.json").write_bytes(opened.stdout)
     argv = {
         "device-revoker-vault": ["device-revoker", "vault", "--key-file", "k.nsec", "--vault", "work.vault", "--device", "Bedroom iPad",
                                  "-o", "new.vault", "--ops", "target"],
@@ -1663,6 +1685,8 @@ def test_an_output_never_replaces_a_vault_a_log_or_a_database_with_other_content
         "open-reveal": ["vault-tool", "open", "--key-file", "k.nsec", "work.vault", "-o", "target", "--force"],
         "device-promote-ops": ["vault-tool", "device", "add", "--key-file", "k.nsec", "--id", "NEW-DEVICE-1", "--name", "Den tablet", "work.vault",
                                "-o", "new.vault", "--ops", "target"],
+        "seal": ["vault-tool", "seal", "--key-file", "k.nsec", "-o", "target", "doc.json", "--force"],
+        "device-rename": ["vault-tool", "device", "rename", "--key-file", "k.nsec", "work.vault", "Bedroom iPad", "Den", "-o", "target"],
     }[command]
     result = subprocess.run([str(BIN / argv[0]), *argv[1:]], capture_output=True, text=True, timeout=60)
     assert result.returncode == 4 and "would replace it with other content" in result.stderr, (argv, result.stderr)
@@ -1687,3 +1711,22 @@ def test_a_negative_revision_is_refused_as_an_option_and_in_a_document(tmp_path,
     Path("neg.json").write_text(json.dumps(dict(json.loads(opened.stdout), revision=-3)))
     sealed = subprocess.run([str(BIN / "vault-tool"), "seal", "--key-file", "k.nsec", "-o", "neg.vault", "neg.json"], capture_output=True, text=True, timeout=60)
     assert sealed.returncode != 0 and "revision -3" in sealed.stderr and not Path("neg.vault").exists(), sealed.stderr
+
+
+def test_a_vault_output_still_replaces_a_vault_and_a_log_its_log(tmp_path):
+    """The control: `seal -o` over a vault (with --force), and a v3 vault's device command, whose
+    log is rewritten in place, work as before."""
+    parent_workspace(tmp_path)
+    opened = subprocess.run([str(BIN / "vault-tool"), "open", "--key-file", "k.nsec", "--reveal-secrets", "work.vault"], capture_output=True,
+                            check=True, timeout=60)
+    Path("doc.json").write_bytes(opened.stdout)
+    Path("old.vault").write_bytes(Path("work.vault").read_bytes())
+    sealed = subprocess.run([str(BIN / "vault-tool"), "seal", "--key-file", "k.nsec", "-o", "old.vault", "doc.json", "--force"], capture_output=True,
+                            text=True, timeout=60)
+    assert sealed.returncode == 0 and Path("old.vault").read_bytes() != Path("work.vault").read_bytes(), sealed.stderr
+    subprocess.run([str(BIN / "vault-tool"), "migrate", "vault", "--key-file", "k.nsec", "--to", "3", "-o", "v3.vault", "work.vault"],
+                   check=True, capture_output=True)
+    events = Path("v3.log").read_text().count("\n")
+    renamed = subprocess.run([str(BIN / "vault-tool"), "device", "rename", "--key-file", "k.nsec", "v3.vault", "Bedroom iPad", "Den", "--in-place"],
+                             capture_output=True, text=True, timeout=60)
+    assert renamed.returncode == 0 and Path("v3.log").read_text().count("\n") == events + 1, renamed.stderr

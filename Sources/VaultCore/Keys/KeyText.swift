@@ -91,15 +91,20 @@ package enum KeyText {
     /// 32 digits without their dashes; a commit's 40) stay shown.
     static let minimumHexRun = 48
 
-    /// A run may be typed in groups too (`ipad d727 917d …`, `dev-f817-53fd-…`): groups of one
-    /// width of two digits or more (the last may be shorter), split by one kind of mark (a space,
-    /// `-`, `:`, `_`, `.`, `,`), count as one run (a hostile trial found them quoted back whole
-    /// after a word). Two UUIDs side by side are split by two kinds, and 32 digits each.
+    /// A run may be typed in groups too (`ipad d727 917d …`, `dev-f817-53fd-…`, `d727 - 917d`,
+    /// `d727/917d`): groups of one width of two digits or more (the last may be shorter), split
+    /// by one separator of at most three marks or spaces, the same each time; two hostile trials
+    /// found such groups quoted back whole after a word. Two UUIDs side by side are split by two
+    /// kinds, and 32 digits each. A vault's or a log's file name is the household id's 64 digits
+    /// in one group; grouped, it is a key still.
     private static func holdsHexRun(_ text: UnsafeRawBufferPointer) -> Bool {
+        func isMark(_ byte: UInt8) -> Bool {
+            byte == 0x09 || byte == 0x5f || ((0x20...0x7e).contains(byte) && !isWordCharacter(byte))
+        }
         var index = 0
         while index < text.count {
             guard isHexDigit(text[index]) else { index += 1; continue }
-            var digits = 0, width = 0, separator: UInt8?, end = index, restart: Int?
+            var digits = 0, width = 0, groups = 0, separator: ArraySlice<UInt8>?, end = index, restart: Int?
             while true {
                 let groupStart = end
                 while end < text.count, isHexDigit(text[end]) { end += 1 }
@@ -108,19 +113,23 @@ package enum KeyText {
                     width = group
                 } else if group > width {
                     // Another run begins with this group.
-                    end = groupStart - 1
                     restart = groupStart
+                    end = groupStart
                     break
                 }
                 digits += group
-                guard group == width, width >= 2, end + 1 < text.count, [0x20, 0x2d, 0x3a, 0x5f, 0x2e, 0x2c].contains(text[end]),
-                      separator == nil || separator == text[end], isHexDigit(text[end + 1]) else { break }
-                separator = text[end]
-                end += 1
+                groups += 1
+                guard group == width, width >= 2 else { break }
+                var next = end
+                while next < text.count, next - end < 3, isMark(text[next]) { next += 1 }
+                let marks = Array(text[end..<next])[...]
+                guard next > end, next < text.count, isHexDigit(text[next]), separator == nil || separator == marks else { break }
+                separator = marks
+                end = next
             }
-            let after = min(end, text.count)
-            if digits >= minimumHexRun, !names(".vault", at: after, in: text), !names(".log", at: after, in: text) { return true }
-            index = restart ?? max(after, index + 1)
+            let named = groups == 1 && (names(".vault", at: end, in: text) || names(".log", at: end, in: text))
+            if digits >= minimumHexRun, !named { return true }
+            index = restart ?? max(end, index + 1)
         }
         return false
     }

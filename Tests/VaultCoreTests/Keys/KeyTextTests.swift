@@ -126,7 +126,7 @@ import Testing
         // groups of any one width; two UUIDs side by side, a date, a short id stay shown.
         for width in [2, 4, 8, 16] {
             let groups = stride(from: 0, to: 64, by: width).map { Array(Self.hex)[$0..<min($0 + width, 64)] }.map { String($0) }
-            for mark in [" ", "-", ":", "_", ".", ","] {
+            for mark in [" ", "-", ":", "_", ".", ",", "  ", " - ", "/", "|", ";", "\t", ", "] {
                 for glued in ["ipad \(groups.joined(separator: mark))", "did:plc:josh#\(groups.joined(separator: mark))", "dev-\(groups.joined(separator: mark))x"] {
                     #expect(QuotedInput(glued).isWithheld, "\(glued)")
                 }
@@ -142,6 +142,9 @@ import Testing
             #expect(QuotedInput(joined).isWithheld, "\(joined)")
         }
         for word in ["kitchenwallet", "understanding", "abandonability"] { #expect(!QuotedInput(word).isWithheld, "\(word)") }
+        // A vault's file name is the household id's 64 digits in one group; in groups, a key.
+        let grouped = stride(from: 0, to: 64, by: 4).map { String(Array(Self.hex)[$0..<$0 + 4]) }.joined(separator: " ")
+        for named in ["\(grouped).vault", "kitchen \(grouped).log"] { #expect(QuotedInput(named).isWithheld, "\(named)") }
         for path in ["vaults/\(Self.hex).vault", "\(Self.hex).vault", "s3://b/vaults/\(Self.hex).log"] {
             #expect(!QuotedInput(path).isWithheld, "\(path)")
         }
