@@ -298,7 +298,8 @@ extension DeviceRegistry {
             try session.execute("""
                 UPDATE user_devices SET device_mls_did = s.device_mls_did, device_name = coalesce(s.device_name, user_devices.device_name),
                     signature_public_key = s.signature_public_key, key_packages_available = s.key_packages_available,
-                    last_seen = CASE WHEN s.last_seen IS NOT NULL AND (user_devices.last_seen IS NULL OR s.last_seen > user_devices.last_seen)
+                    last_seen = CASE WHEN s.last_seen IS NOT NULL AND (\(table.time("user_devices", "last_seen")) IS NULL
+                                     OR s.last_seen > \(table.time("user_devices", "last_seen")))
                                 THEN s.last_seen ELSE user_devices.last_seen END
                 FROM import_devices s
                 WHERE user_devices.user_did = s.user_did AND user_devices.device_id = s.device_id AND user_devices.is_active
@@ -341,7 +342,8 @@ extension DeviceRegistry {
         if upsert {
             try session.execute("""
                 UPDATE user_devices SET device_name = s.device_name, device_type = coalesce(s.device_type, user_devices.device_type),
-                    last_seen_at = CASE WHEN s.last_seen_given AND s.last_seen_at > user_devices.last_seen_at THEN s.last_seen_at
+                    last_seen_at = CASE WHEN s.last_seen_given AND (s.last_seen_at > \(table.time("user_devices", "last_seen_at"))
+                                                                        OR \(table.time("user_devices", "last_seen_at")) IS NULL) THEN s.last_seen_at
                                    ELSE user_devices.last_seen_at END
                 FROM import_devices s
                 WHERE user_devices.device_id = s.device_id AND user_devices.user_id = s.user_id AND user_devices.is_active

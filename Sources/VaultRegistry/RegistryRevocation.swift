@@ -464,7 +464,7 @@ extension DeviceRegistry {
     /// began, after `time`.
     private static func recordedAfter(_ time: String, db: RegistrySession, table t: DeviceTable) throws -> (devices: Int, memberships: Int) {
         let devices = try db.int("""
-            SELECT count(*) FROM batch b JOIN user_devices d ON d.\(t.user) = b.user_did AND d.device_id = b.device_id WHERE d.\(t.registered) > ?
+            SELECT count(*) FROM batch b JOIN user_devices d ON d.\(t.user) = b.user_did AND d.device_id = b.device_id WHERE \(t.time("d", t.registered)) > ?
             """, [.time(time)])
         let memberships = t.hasConversations ? try db.int("""
             SELECT count(*) FROM batch b JOIN members m ON m.user_did = b.user_did AND m.device_id = b.device_id

@@ -46,27 +46,33 @@ struct DeviceTable: Sendable {
     /// After an ORDER BY of ids: byte order (``RegistryDialect/byteOrder``) for text; a UUID
     /// has no collation, and its order is its bytes', the order of its lower-case text.
     let idOrder: String
+    /// How the engine's times are read (``RegistryDialect/time(_:)``).
+    let dialect: RegistryDialect
 
     static func of(_ schema: RegistrySchema, _ dialect: RegistryDialect) -> DeviceTable {
         switch schema {
         case .catbird:
             DeviceTable(schema: schema, user: "user_did", lastSeen: "last_seen", registered: "registered_at", keepsRevocation: true,
-                        hasConversations: true, idType: "TEXT", idOrder: dialect.byteOrder)
+                        hasConversations: true, idType: "TEXT", idOrder: dialect.byteOrder, dialect: dialect)
         case .familyMedical:
             DeviceTable(schema: schema, user: "user_id", lastSeen: "last_seen_at", registered: "first_seen_at", keepsRevocation: false,
-                        hasConversations: false, idType: dialect.uuidType, idOrder: dialect.uuidType == "TEXT" ? dialect.byteOrder : "")
+                        hasConversations: false, idType: dialect.uuidType, idOrder: dialect.uuidType == "TEXT" ? dialect.byteOrder : "", dialect: dialect)
         }
     }
+
+    /// A time column of the table as `alias`, read as a time (``RegistryDialect/time(_:)``).
+    func time(_ alias: String, _ column: String) -> String { dialect.time("\(alias).\(column)") }
 
     /// A parameter compared with an id of the table (`?`, cast where the ids are UUIDs).
     var id: String { idType == "TEXT" ? "?" : "CAST(? AS \(idType))" }
 
     /// A device's last sign of life, in SQL over the table as `alias`: when it was last seen
-    /// or, never seen, when it registered. "Not seen since" means this, for revoking and
-    /// listing alike. Family Medical's `last_seen_at` is never empty (the app sets it when the
-    /// device registers): the column alone, which its index then serves.
+    /// or, never seen, when it registered, each read as a time (a text that names none is no
+    /// time). "Not seen since" means this, for revoking, sparing and listing alike. Family
+    /// Medical's `last_seen_at` is never empty (the app sets it when the device registers): the
+    /// column alone, which its index then serves on PostgreSQL.
     func lastSignOfLife(_ alias: String) -> String {
-        schema == .familyMedical ? "\(alias).\(lastSeen)" : "coalesce(\(alias).\(lastSeen), \(alias).\(registered))"
+        schema == .familyMedical ? time(alias, lastSeen) : "coalesce(\(time(alias, lastSeen)), \(time(alias, registered)))"
     }
 
     /// Whether a device of the table as `alias` was not seen since the time of one `?`: its last

@@ -196,6 +196,18 @@ struct RegistryDialect: Sendable {
     let closeMemberships: String
     /// ...with these statements around it, where the engine needs them.
     let collectingClosing: (start: String, end: String)?
+    /// Whether times are text the rules must read as times: SQLite keeps whatever text a row
+    /// was given, and a row the app or a person wrote (`2025-12-31 23:00:00`, `…T10:00:00-10:00`)
+    /// compared as text was chosen or spared by its spelling while shown by its time (a hostile
+    /// trial). PostgreSQL's are `timestamptz`.
+    let timesAreText: Bool
+
+    /// A time column or expression as the rules read it: on SQLite, the instant it names in the
+    /// registry's own form (`strftime`, UTC, whole seconds), or NULL when it names none (no time
+    /// recorded, as a missing one).
+    func time(_ expression: String) -> String {
+        timesAreText ? "strftime('%Y-%m-%dT%H:%M:%SZ', \(expression))" : expression
+    }
 
     static let sqlite = RegistryDialect(
         blobType: "BLOB", timeType: "TEXT", boolType: "INTEGER", tableSuffix: " WITHOUT ROWID", byteOrder: "", temporarySchema: "temp",
@@ -215,7 +227,8 @@ struct RegistryDialect: Sendable {
             CREATE TEMP TRIGGER registry_revoke_collects_closing AFTER UPDATE OF left_at ON main.members
             WHEN OLD.left_at IS NULL AND NEW.left_at IS NOT NULL
             BEGIN INSERT INTO closing VALUES (NEW.convo_id, NEW.user_did || '#' || NEW.device_id, coalesce(NEW.is_admin, 0)); END
-            """, end: "DROP TRIGGER temp.registry_revoke_collects_closing"))
+            """, end: "DROP TRIGGER temp.registry_revoke_collects_closing"),
+        timesAreText: true)
     static let postgres = RegistryDialect(
         blobType: "BYTEA", timeType: "TIMESTAMPTZ", boolType: "BOOLEAN", tableSuffix: "", byteOrder: #" COLLATE "C""#, temporarySchema: "pg_temp",
         tableExists: "SELECT count(*) FROM information_schema.tables WHERE table_schema = current_schema() AND table_name = ?",
@@ -236,5 +249,5 @@ struct RegistryDialect: Sendable {
                             RETURNING convo_id, user_did || '#' || device_id AS member_mls_did, coalesce(is_admin, FALSE) AS is_admin)
             INSERT INTO closing SELECT convo_id, member_mls_did, is_admin FROM closed
             """,
-        collectingClosing: nil)
+        collectingClosing: nil, timesAreText: false)
 }

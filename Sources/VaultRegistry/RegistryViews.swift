@@ -165,13 +165,14 @@ extension DeviceRegistry {
         if let since = filter.notSeenSince { conditions.append(t.notSeenSince("d")); arguments.append(.time(Self.timeText(since))) }
         // Catbird's row has its conversations and its revocation; Family Medical's keeps its
         // type, and its revocation is the log's last row for it.
+        // Times as the rules read them (``RegistryDialect/time(_:)``): shown as chosen.
         let columns = t.hasConversations ? """
-            d.user_did, d.device_id, d.device_mls_did, d.device_name, NULL AS device_type, d.is_active, d.registered_at, d.last_seen,
-            d.revoked_at, d.revocation_reason,
+            d.user_did, d.device_id, d.device_mls_did, d.device_name, NULL AS device_type, d.is_active, \(t.time("d", "registered_at")) AS registered_at,
+            \(t.time("d", "last_seen")) AS last_seen, \(t.time("d", "revoked_at")) AS revoked_at, d.revocation_reason,
             (SELECT count(*) FROM members m WHERE m.user_did = d.user_did AND m.device_id = d.device_id AND m.left_at IS NULL) AS open
             """ : """
             d.user_id AS user_did, d.device_id, NULL AS device_mls_did, d.device_name, d.device_type, d.is_active,
-            d.first_seen_at AS registered_at, d.last_seen_at AS last_seen,
+            \(t.time("d", "first_seen_at")) AS registered_at, \(t.time("d", "last_seen_at")) AS last_seen,
             CASE WHEN d.is_active THEN NULL ELSE (SELECT r.revoked_at FROM revocations r WHERE \(t.isLogged("d", "r")) ORDER BY r.id DESC LIMIT 1) END AS revoked_at,
             CASE WHEN d.is_active THEN NULL ELSE (SELECT r.reason FROM revocations r WHERE \(t.isLogged("d", "r")) ORDER BY r.id DESC LIMIT 1) END AS revocation_reason,
             NULL AS open

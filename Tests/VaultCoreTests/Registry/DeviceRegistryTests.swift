@@ -150,6 +150,44 @@ import VaultSQLite
         #expect(kept == ["d1", "d3", "d5"])
     }
 
+    /// SQLite keeps whatever text a row was given: a time the app or a person wrote in another
+    /// form (an offset, SQLite's own `CURRENT_TIMESTAMP`, fractions) is chosen, spared and shown
+    /// by the instant it names, and text that names none is no time (a hostile trial: they were
+    /// chosen and spared by their spelling and shown by their time). Both schemas.
+    @Test(arguments: RegistrySchema.allCases) func timesWrittenByHandAreReadAsTimes(schema: RegistrySchema) throws {
+        let location = try TestEngine.sqlite.newLocation()
+        let registry = try DeviceRegistry(location: location, access: .create, schema: schema)
+        // (user, device, last seen): A 20:00Z, B 15:00Z; E 23:00Z, F 01:00Z; G none (unreadable), H 05:00Z with a fraction.
+        let rows: [(String, String, String)] = [("u", "A", "2025-12-31T10:00:00-10:00"), ("u", "B", "2025-12-31T15:00:00Z"),
+                                                ("w", "E", "2025-12-31 23:00:00"), ("w", "F", "2025-12-31T01:00:00Z"),
+                                                ("g", "G", "unknown"), ("g", "H", "2025-12-31T05:00:00.750Z")]
+        let uuid = { (text: String) in "00000000-0000-4000-8000-0000000000" + Array(text.utf8).map { String($0, radix: 16) }.joined().prefix(2) }
+        try registry.transaction { db in
+            for (index, (user, device, seen)) in rows.enumerated() {
+                if schema == .catbird {
+                    try db.execute("INSERT INTO user_devices (user_did, device_id, device_mls_did, signature_public_key, last_seen, registered_at) VALUES (?, ?, ?, ?, ?, ?)",
+                                   [.text(user), .text(device), .text("\(user)#\(device)"), .bytes([UInt8(index)]), .text(seen), .text("2024-01-01T00:00:00Z")])
+                } else {
+                    try db.execute("INSERT INTO user_devices (device_id, user_id, device_name, first_seen_at, last_seen_at) VALUES (?, ?, ?, ?, ?)",
+                                   [.text(uuid(device)), .text(uuid(user)), .text(device), .text("2024-01-01T00:00:00Z"), .text(seen)])
+                }
+            }
+            return ((), true)
+        }
+        let name = { (view: DeviceRegistry.DeviceView) in view.deviceName ?? view.deviceId }
+        let shown = Dictionary(uniqueKeysWithValues: try registry.devices(matching: .init()).map { (name($0), $0.lastSeenAt?.rfc3339) })
+        #expect(shown == ["A": "2025-12-31T20:00:00Z", "B": "2025-12-31T15:00:00Z", "E": "2025-12-31T23:00:00Z", "F": "2025-12-31T01:00:00Z",
+                          "G": nil, "H": "2025-12-31T05:00:00Z"], "\(schema)")
+        let noon = DeviceRegistry.Selector.notSeenSince(Timestamp(rfc3339: "2025-12-31T12:00:00Z")!)
+        let later = Timestamp(rfc3339: "2026-01-01T00:00:00Z")!
+        let stale = try registry.revoke(noon, reason: nil, now: later, dryRun: true, allowing: .all, collectOperations: false)
+        #expect(try Set(registry.batch(of: stale).map(\.device)) == Set(["F", "G", "H"].map { schema == .catbird ? $0 : uuid($0) }), "\(schema)")
+        let sparing = try registry.revoke(.notSeenSince(later), reason: nil, now: later, dryRun: true, allowing: .all, collectOperations: false,
+                                          keepLastDevice: true)
+        // Each user's most recent by its time: A, E, and H (G has none).
+        #expect(try Set(registry.batch(of: sparing).map(\.device)) == Set(["B", "F", "G"].map { schema == .catbird ? $0 : uuid($0) }), "\(schema)")
+    }
+
     @Test(.needsServers, arguments: TestEngine.all) func revokeByEachSelector(engine: TestEngine) throws {
         let (registry, path) = try registry(on: engine)
         let selectors: [DeviceRegistry.Selector] = [
