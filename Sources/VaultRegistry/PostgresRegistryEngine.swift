@@ -459,6 +459,15 @@ final class PostgresRegistryEngine: RegistryEngine, @unchecked Sendable {
         } + added
     }
 
+    func triggersNotOurs(on tables: Set<String>, _ session: RegistrySession) throws -> [String] {
+        let ours = Set(Self.guards(schema).map(\.name))
+        return try session.rows("""
+            SELECT t.tgname AS name, c.relname AS table_name FROM pg_trigger t JOIN pg_class c ON c.oid = t.tgrelid
+            JOIN pg_namespace n ON n.oid = c.relnamespace
+            WHERE n.nspname = current_schema() AND NOT t.tgisinternal AND t.tgparentid = 0 AND t.tgenabled <> 'D'
+            """, []).compactMap { row in tables.contains(row.text("table_name")) && !ours.contains(row.text("name")) ? row.text("name") : nil }
+    }
+
     /// Each function the guards call made again as written, then each trigger.
     func restore(_ guards: [RegistryGuard], _ session: RegistrySession) throws {
         try session.execute("SET LOCAL lock_timeout = '60s'; SELECT pg_advisory_xact_lock(\(Self.schemaLock))")

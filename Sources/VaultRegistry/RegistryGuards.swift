@@ -71,12 +71,41 @@ extension DeviceRegistry {
     }
 }
 
+extension DeviceRegistry {
+    /// After a revocation's change, in its transaction: where the app's tables carry triggers
+    /// that are not the registry's (the app's own, or added by hand), whether the change still
+    /// stands: every device of the batch inactive, and none of its memberships open. A trigger
+    /// that set a revoked device active again had the revoke report success (a hostile trial;
+    /// `log --verify` found it later). Without such triggers there is nothing to check, and no
+    /// second pass over the batch.
+    func requireChangeStands(_ db: RegistrySession) throws {
+        let t = table
+        let others = try engine.triggersNotOurs(on: t.hasConversations ? ["user_devices", "members"] : ["user_devices"], db)
+        guard !others.isEmpty else { return }
+        let inBatch = t.hasConversations ? "(\(t.user), device_id) IN (SELECT user_did, device_id FROM batch)" : "device_id IN (SELECT device_id FROM batch)"
+        let active = try db.int("SELECT count(*) FROM user_devices WHERE is_active AND \(inBatch)")
+        let open = t.hasConversations ? try db.int("SELECT count(*) FROM members WHERE left_at IS NULL AND (user_did, device_id) IN (SELECT user_did, device_id FROM batch)") : 0
+        guard active == 0, open == 0 else { throw VaultError.registryChangeUndone(path, triggers: others, devices: active, memberships: open) }
+    }
+}
+
 extension VaultError.Code {
+    /// A revocation's change undone within its own transaction by a trigger not the registry's.
+    public static let registryChangeUndone = VaultError.Code(name: "registryChangeUndone", category: .authentication)
     /// A guard of the registry (a trigger that keeps a rule) was dropped, disabled or rewritten.
     public static let registryGuardsNotInPlace = VaultError.Code(name: "registryGuardsNotInPlace", category: .authentication)
 }
 
 extension VaultError {
+    static func registryChangeUndone(_ name: String, triggers: [String], devices: Int, memberships: Int, file: String = #fileID, line: UInt = #line) -> VaultError {
+        let undone = [devices > 0 ? "\(devices) of its devices active again" : nil, memberships > 0 ? "\(memberships) of their memberships open again" : nil]
+            .compactMap { $0 }.joined(separator: " and ")
+        return VaultError(.registryChangeUndone,
+                          "the registry '\(name)' undid the revocation as it was made (\(undone)), by triggers that are not its own: "
+                          + triggers.map { "'\($0)'" }.joined(separator: ", ") + "; nothing was changed",
+                          hint: "find who added them and why; the revocation is made once they are gone", file: file, line: line)
+    }
+
     /// A writer refused a registry whose guards are not as it made them.
     static func registryGuardsNotInPlace(_ name: String, _ guards: String, file: String = #fileID, line: UInt = #line) -> VaultError {
         VaultError(.registryGuardsNotInPlace,

@@ -402,6 +402,7 @@ extension DeviceRegistry {
             let applied = !dryRun && early.isEmpty
             if applied {
                 try Self.apply(time: time, reason: reason, db: db, dialect: d, table: t)
+                try self.requireChangeStands(db)
                 let conversations = try Self.writeOperations(batchID: batchID, db: db, dialect: d)
                 try Self.measure(&radius, applied: true, conversations: conversations, db: db, dialect: d, table: t)
             } else {

@@ -105,6 +105,9 @@ protocol RegistryEngine: AnyObject, Sendable {
     func guardsNotInPlace(_ session: RegistrySession) throws -> [RegistryGuard]
     /// Puts `guards` back as the registry made them, in a writing transaction's `session`.
     func restore(_ guards: [RegistryGuard], _ session: RegistrySession) throws
+    /// The enabled triggers on `tables` that are not the registry's guards (the app's own, or
+    /// added by hand).
+    func triggersNotOurs(on tables: Set<String>, _ session: RegistrySession) throws -> [String]
 }
 
 /// One transaction's connection. SQL uses `?` placeholders, numbered in order.

@@ -304,6 +304,13 @@ final class SQLiteRegistryEngine: RegistryEngine {
         return guards.filter { guardian in !(found[guardian.name.lowercased()].map { RegistryGuard.sameStatement($0, guardian.sql) } ?? false) } + added
     }
 
+    func triggersNotOurs(on tables: Set<String>, _ session: RegistrySession) throws -> [String] {
+        let ours = Set(Self.guards(schema).map { $0.name.lowercased() })
+        return try session.rows("SELECT name, tbl_name FROM sqlite_master WHERE type = 'trigger'", []).compactMap { row in
+            tables.contains(row.text("tbl_name").lowercased()) && !ours.contains(row.text("name").lowercased()) ? row.text("name") : nil
+        }
+    }
+
     func restore(_ guards: [RegistryGuard], _ session: RegistrySession) throws {
         for guardian in guards {
             try session.execute("DROP TRIGGER IF EXISTS \(guardian.quotedName)")

@@ -392,6 +392,39 @@ import VaultSQLite
         }
     }
 
+    /// A trigger of the app's own or added by hand that sets a revoked device active again, or
+    /// opens its membership again, within the revoke's own transaction: the revoke reported
+    /// success (a hostile trial). It is refused (exit 3), nothing changed; a trigger that leaves
+    /// the change standing (the app's own bookkeeping) is no obstacle.
+    @Test(.needsServers, arguments: TestEngine.all) func aRevocationUndoneByATriggerIsRefused(engine: TestEngine) throws {
+        let sqlite = engine == .sqlite
+        let undoers = sqlite ? [
+            "CREATE TRIGGER zz AFTER UPDATE OF is_active ON user_devices WHEN NEW.is_active = 0 BEGIN UPDATE user_devices SET is_active = 1 WHERE user_did = NEW.user_did AND device_id = NEW.device_id; END",
+            "CREATE TRIGGER zz AFTER UPDATE OF left_at ON members WHEN NEW.left_at IS NOT NULL BEGIN UPDATE members SET left_at = NULL WHERE convo_id = NEW.convo_id AND member_mls_did = NEW.member_mls_did; END",
+        ] : [
+            "CREATE FUNCTION zz_f() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN NEW.is_active := true; RETURN NEW; END $$; CREATE TRIGGER zz BEFORE UPDATE ON user_devices FOR EACH ROW EXECUTE FUNCTION zz_f()",
+        ]
+        for undoer in undoers {
+            let (registry, path) = try registry(on: engine)
+            try path.transaction { try $0.execute(undoer); return ((), true) }
+            let undone = #expect(throws: VaultError.self) {
+                try registry.revoke(.user("u1"), reason: "lost", now: now, dryRun: false, allowing: .all, collectOperations: false)
+            }
+            // A membership opened again meets the registry's own guard first (v3), on SQLite.
+            let expected: VaultError.Code = undoer.contains("ON members") ? .malformedDocument : .registryChangeUndone
+            #expect(undone?.code == expected && (expected != .registryChangeUndone || undone?.reason.contains("'zz'") == true),
+                    "\(engine) \(undoer): \(String(describing: undone))")
+            #expect(try registry.log(batch: nil).isEmpty, "nothing was changed")
+        }
+        let (registry, path) = try registry(on: engine)
+        try path.transaction {
+            try $0.execute(sqlite ? "CREATE TRIGGER bookkeeping AFTER UPDATE OF is_active ON user_devices BEGIN UPDATE user_devices SET device_name = 'off' WHERE user_did = NEW.user_did AND device_id = NEW.device_id AND NOT NEW.is_active; END"
+                                  : "CREATE FUNCTION bk() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN NEW.device_name := 'off'; RETURN NEW; END $$; CREATE TRIGGER bookkeeping BEFORE UPDATE ON user_devices FOR EACH ROW EXECUTE FUNCTION bk()")
+            return ((), true)
+        }
+        #expect(try registry.revoke(.user("u1"), reason: "lost", now: now, dryRun: false, allowing: .all, collectOperations: false).applied)
+    }
+
     @Test(.needsServers, arguments: TestEngine.all) func membersAndRejoinPlan(engine: TestEngine) throws {
         let (registry, _) = try registry(on: engine)
         let members = try registry.members(conversation: "c0")
