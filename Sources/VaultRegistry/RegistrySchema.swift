@@ -79,7 +79,7 @@ struct DeviceTable: Sendable {
     /// sign of life before it, or none at all (neither time in its row, which the app's schema
     /// allows): a device that never showed one is not kept out of every `--not-seen-since`.
     func notSeenSince(_ alias: String) -> String {
-        "(\(lastSignOfLife(alias)) < ? OR \(lastSignOfLife(alias)) IS NULL)"
+        dialect.isBeforeOrNone(lastSignOfLife(alias))
     }
 
     /// The join of the table as `alias` with a row of the revocation log as `log` (whose ids

@@ -206,10 +206,19 @@ struct RegistryDialect: Sendable {
     let timesAreText: Bool
 
     /// A time column or expression as the rules read it: on SQLite, the instant it names in the
-    /// registry's own form (`strftime`, UTC, whole seconds), or NULL when it names none (no time
-    /// recorded, as a missing one).
+    /// registry's own form (UTC, whole seconds), or NULL when it names none (no time recorded,
+    /// as a missing one). Text already in that form is taken as it is: `strftime` on each of a
+    /// million rows made a `--not-seen-since` 0.45 s slower, the shape's test 0.04 s.
     func time(_ expression: String) -> String {
-        timesAreText ? "strftime('%Y-%m-%dT%H:%M:%SZ', \(expression))" : expression
+        guard timesAreText else { return expression }
+        return "CASE WHEN \(expression) GLOB '????-??-??T??:??:??Z' THEN \(expression) ELSE strftime('%Y-%m-%dT%H:%M:%SZ', \(expression)) END"
+    }
+
+    /// Whether a time (``time(_:)``) is before the time of one `?`, or none at all: a device
+    /// with no time is not kept out of any `--not-seen-since`. On SQLite the time is read once
+    /// (no time is the empty text, before every time); PostgreSQL's index serves its two terms.
+    func isBeforeOrNone(_ time: String) -> String {
+        timesAreText ? "coalesce(\(time), '') < ?" : "(\(time) < ? OR \(time) IS NULL)"
     }
 
     static let sqlite = RegistryDialect(
