@@ -365,12 +365,12 @@ public final class OutputWriter {
                     try ObjectStores.shared(for: target.name).write(target.name, object, condition: target.condition)
                 } else if let file {
                     try file.publish(exclusive: output.exclusive)
-                    RunPublications.record(file, secret: output.kind == .secret)
+                    RunPublications.record(file, refusesRerun: output.kind == .secret || output.exclusive)
                     continue
                 } else if let standard {
                     try standard.withUnsafeBytes { try StandardStreams.write($0, to: STDOUT_FILENO) }
                 }
-                RunPublications.record(nil, secret: output.kind == .secret)
+                RunPublications.record(nil, refusesRerun: output.kind == .secret || output.exclusive)
             } catch {
                 for published in pending[..<index] { published.file?.withdraw() }
                 for unpublished in pending[index...] { unpublished.file?.abandon() }
@@ -413,7 +413,7 @@ public final class OutputWriter {
         }
         // Standard output: what was staged before goes first, then the pieces as they come.
         try publish()
-        RunPublications.record(nil, secret: false)
+        RunPublications.record(nil, refusesRerun: false)
         try withoutActuallyEscaping({ (piece: UnsafeRawBufferPointer) in try StandardStreams.write(piece, to: STDOUT_FILENO) }) { try produce(checked($0)) }
     }
 
@@ -457,23 +457,27 @@ enum RunPublications {
     private struct State {
         var files: [StagedOutput] = []
         var onlyNewFiles = true
-        var secret = false
+        var refusesRerun = false
     }
 
     private static let state = Mutex<State>(State())
 
-    /// `file` is nil for an output that cannot be taken back.
-    static func record(_ file: StagedOutput?, secret: Bool) {
+    /// `file` is nil for an output that cannot be taken back. `refusesRerun`: the same command
+    /// would refuse the file it leaves (a secret is never replaced; an exclusive output, such
+    /// as a rotation plan, must not exist): left behind with exit 1, it blocked the run again (a
+    /// trial: `rotation-planner plan -o plan.json 2>/dev/full`).
+    static func record(_ file: StagedOutput?, refusesRerun: Bool) {
         state.withLock { state in
-            state.secret = state.secret || secret
+            state.refusesRerun = state.refusesRerun || refusesRerun
             if let file, file.isWithdrawable { state.files.append(file) } else { state.onlyNewFiles = false }
         }
     }
 
-    /// Takes back what the run published, when it published a secret as new files only.
+    /// Takes back what the run published, when it published, as new files only, one that the
+    /// same command run again would refuse.
     static func withdrawAfterLostReport() {
         let files = state.withLock { state -> [StagedOutput] in
-            guard state.secret, state.onlyNewFiles else { return [] }
+            guard state.refusesRerun, state.onlyNewFiles else { return [] }
             defer { state.files = [] }
             return state.files
         }

@@ -1730,3 +1730,46 @@ def test_a_vault_output_still_replaces_a_vault_and_a_log_its_log(tmp_path):
     renamed = subprocess.run([str(BIN / "vault-tool"), "device", "rename", "--key-file", "k.nsec", "v3.vault", "Bedroom iPad", "Den", "--in-place"],
                              capture_output=True, text=True, timeout=60)
     assert renamed.returncode == 0 and Path("v3.log").read_text().count("\n") == events + 1, renamed.stderr
+
+
+@pytest.mark.parametrize("piece", ["nsec-50", "nsec-12-upper", "parent-hex-20", "vault-key-hex-16-spaced"])
+def test_a_piece_of_a_key_the_run_holds_is_never_shown(tmp_path, piece):
+    """A hostile trial: a key command that said 50 of its nsec's 52 characters (or 47 of its hex
+    digits) on its standard error was relayed, and the key found from them in eleven tries; a
+    devices file's line holding them was quoted as an unknown id. A piece of a key the run holds
+    (12 hex digits, 10 of an nsec's characters, any case, however split) is withheld, in text
+    and in JSON logs."""
+    parent_workspace(tmp_path)
+    nsec = (FIXTURES / "keys" / "parent.nsec").read_text().strip()
+    parent = nip19_decode(nsec, "nsec").hex()
+    vault_key = (FIXTURES / "keys" / "parent.vaultkey").read_text().strip()
+    shown = {"nsec-50": nsec[5:55], "nsec-12-upper": nsec[20:32].upper(), "parent-hex-20": parent[10:30],
+             "vault-key-hex-16-spaced": " ".join(vault_key[8:24][i:i + 4] for i in range(0, 16, 4))}[piece]
+    Path("vk").write_text(vault_key + "\n")
+    Path("vk").chmod(0o600)
+    answer, option = (vault_key, "--vault-key-command") if piece.startswith("vault-key") else (nsec, "--key-command")
+    Path("kc.sh").write_text(f"#!/bin/sh\necho 'loaded key {shown}' >&2\necho 'a plain note' >&2\necho {answer}\n")
+    Path("kc.sh").chmod(0o700)
+    for log_format in ("text", "json"):
+        result = subprocess.run([str(BIN / "vault-tool"), "check", option, str(tmp_path / "kc.sh"), "--log-format", log_format, "work.vault"],
+                                capture_output=True, text=True, timeout=60)
+        assert result.returncode == 0 and shown not in result.stderr and "not shown" in result.stderr, result.stderr
+    key_option = ["--vault-key-file", "vk"] if piece.startswith("vault-key") else ["--key-file", "k.nsec"]
+    Path("list.txt").write_text(f"did:plc:x#{shown}\n")
+    listed = subprocess.run([str(BIN / "device-revoker"), "vault", *key_option, "--vault", "work.vault", "--devices-file", "list.txt", "--dry-run"],
+                            capture_output=True, text=True, timeout=60)
+    assert listed.returncode != 0 and shown not in listed.stdout + listed.stderr and "not shown" in listed.stdout + listed.stderr, listed.stderr
+
+
+def test_an_exclusive_output_left_by_a_run_whose_report_was_lost_is_taken_back(tmp_path):
+    """A trial: `rotation-planner plan -o plan.json 2>/dev/full` wrote the plan and exited 1,
+    and the same command then refused the plan it had left ("already exists"). An output the
+    same command would refuse is taken back with the lost report; the run again completes."""
+    parent_workspace(tmp_path)
+    subprocess.run([str(BIN / "vault-tool"), "keygen", "-o", "new.nsec"], check=True, capture_output=True)
+    argv = [str(BIN / "rotation-planner"), "plan", "--vault", "work.vault", "--key-file", "k.nsec", "--new-key-file", "new.nsec", "-o", "plan.json"]
+    with open("/dev/full", "w") as full:
+        lost = subprocess.run(argv, stdout=subprocess.PIPE, stderr=full, timeout=60)
+    assert lost.returncode == 1 and not Path("plan.json").exists()
+    again = subprocess.run(argv, capture_output=True, text=True, timeout=60)
+    assert again.returncode == 0 and Path("plan.json").exists(), again.stderr

@@ -13,21 +13,54 @@ package enum HeldSecrets {
 
     private static let fingerprints = Mutex<(pinned: [[UInt8]], recent: [[UInt8]])>(([], []))
 
+    /// The fingerprints of every piece of a given key as it is written: ``hexPiece`` digits of
+    /// its hex in a row, and ``bech32Piece`` characters of its `nsec1…` data. Most of a key is a
+    /// secret still: a key command that said 50 of an nsec's 52 characters on its standard error
+    /// was relayed, and the key found from them in eleven tries (a hostile trial). Only the keys
+    /// a person gave (pinned, at most ``capacity``) are cut in pieces.
+    private static let pieces = Mutex<Set<[UInt8]>>([])
+    /// 48 bits of hex, 50 of bech32: no public text of the run holds as many of a held key's
+    /// by chance.
+    static let hexPiece = 12, bech32Piece = 10
+
     /// Remembers a 32-byte secret; `pinned` for one a person gave.
     package static func register(_ secret: UnsafeRawBufferPointer, pinned: Bool = false) {
         guard secret.count == 32 else { return }
         let fingerprint = SHA256.hash(secret)
-        fingerprints.withLock { held in
-            guard !held.pinned.contains(fingerprint) else { return }
+        let isNew = fingerprints.withLock { held -> Bool in
+            guard !held.pinned.contains(fingerprint) else { return false }
             if pinned {
                 held.recent.removeAll { $0 == fingerprint }
-                if held.pinned.count < capacity { held.pinned.append(fingerprint) }
-                return
+                guard held.pinned.count < capacity else { return false }
+                held.pinned.append(fingerprint)
+                return true
             }
-            guard !held.recent.contains(fingerprint) else { return }
+            guard !held.recent.contains(fingerprint) else { return false }
             if held.recent.count == capacity { held.recent.removeFirst() }
             held.recent.append(fingerprint)
+            return false
         }
+        if pinned, isNew { registerPieces(secret) }
+    }
+
+    /// Fingerprints each piece of the key's hex (lower case) and of its nsec's data characters.
+    private static func registerPieces(_ secret: UnsafeRawBufferPointer) {
+        var hex = [UInt8](repeating: 0, count: 64), raw = Array(secret)
+        hex.withUnsafeMutableBytes { Hex.encode(secret, into: $0) }
+        var nsec = NIP19.encode(prefix: NIP19.secretKeyPrefix, key: raw)
+        defer { hex.zeroize(); raw.zeroize(); nsec.zeroize() }
+        var found: Set<[UInt8]> = []
+        for start in 0...(hex.count - hexPiece) { found.insert(pieceFingerprint(hex[start..<(start + hexPiece)], kind: 0x68)) }
+        // The data: after `nsec1`, before the six checksum characters.
+        let data = nsec[5..<(nsec.count - 6)]
+        for start in data.startIndex...(data.endIndex - bech32Piece) { found.insert(pieceFingerprint(data[start..<(start + bech32Piece)], kind: 0x62)) }
+        pieces.withLock { $0.formUnion(found) }
+    }
+
+    private static func pieceFingerprint(_ piece: ArraySlice<UInt8>, kind: UInt8) -> [UInt8] {
+        var bytes = [kind] + piece
+        defer { bytes.zeroize() }
+        return SHA256.hash(bytes)
     }
 
     /// Whether `secret` (32 bytes) is one this run holds.
@@ -52,7 +85,26 @@ package enum HeldSecrets {
             normalised.zeroize()
             normalised = folded
         }
-        return hexAppears(in: normalised) || bech32Appears(in: normalised)
+        return hexAppears(in: normalised) || bech32Appears(in: normalised) || pieceAppears(in: normalised)
+    }
+
+    /// Whether ``hexPiece`` of the text's hex digits in a row (lower-cased, whatever stands
+    /// between them), or ``bech32Piece`` of its bech32 characters, are a piece of a given key.
+    private static func pieceAppears(in text: [UInt8]) -> Bool {
+        let held = pieces.withLock { $0 }
+        guard !held.isEmpty else { return false }
+        var hex: [UInt8] = [], bech32: [UInt8] = []
+        defer { hex.zeroize(); bech32.zeroize() }
+        for byte in text {
+            let lower = (0x41...0x5a).contains(byte) ? byte | 0x20 : byte
+            if Hex.value(lower) != nil { hex.append(lower) }
+            if lower < 128, Bech32.reverseCharset[Int(lower)] >= 0 { bech32.append(lower) }
+        }
+        func holdsPiece(_ characters: [UInt8], _ length: Int, kind: UInt8) -> Bool {
+            guard characters.count >= length else { return false }
+            return (0...(characters.count - length)).contains { held.contains(pieceFingerprint(characters[$0..<($0 + length)], kind: kind)) }
+        }
+        return holdsPiece(hex, hexPiece, kind: 0x68) || holdsPiece(bech32, bech32Piece, kind: 0x62)
     }
 
     /// Every 64 hex digits in a row of the text's hex digits; and of its runs of 8 hex digits

@@ -83,6 +83,8 @@ public struct VaultKey: Sendable, Equatable {
         }
         if isParentKey { throw VaultError.parentKeyGivenAsVaultKey(what) }
         try self.init(secret: SecretBytes.parsingHex(contents, byteCount: 32, what: what, kind: "a vault key"))
+        // Read in, it is one a person gave: never forgotten, and known by its pieces too.
+        secret.withUnsafeBytes { HeldSecrets.register($0, pinned: true) }
     }
 
     /// The key as 64 lowercase hex ASCII, in protected memory.

@@ -26,7 +26,10 @@ public struct QuotedInput: CustomStringConvertible, Sendable, Hashable {
         // more making half the text, most of one (ten words and a fragment of the next).
         let runs = bytes.withUnsafeBytes { KeyText.listWordRuns($0) }
         let mostlyWords = runs.words * 2 >= runs.runs
+        // A key this run holds, or a piece of one, in any spelling (``HeldSecrets``): a devices
+        // file's line holding most of the parent's nsec was quoted back as an unknown id.
         let whole = (runs.words >= 12 && mostlyWords) || bytes.withUnsafeBytes { KeyText.holdsKeyOrHexRun($0) } || KeyText.holdsBech32Key(reading: text)
+            || HeldSecrets.appear(in: bytes)
         if whole || (runs.words >= 6 && mostlyWords) || bytes.withUnsafeBytes({ KeyText.isListWordsOnly($0) }) {
             shown = nil
             fingerprint = whole ? Hex.encode(Array(SHA256.hash(bytes).prefix(4))) : nil

@@ -109,6 +109,26 @@ import Testing
         return bytes
     }
 
+    /// A piece of a key this run holds (12 hex digits, 10 of an nsec's characters), in any case
+    /// and however split, is withheld from a quote and from a child's relayed standard error: a
+    /// key command that said 50 of its nsec's 52 characters gave the key away (a hostile trial).
+    /// A fresh random key, so that no other test's text holds a piece of it.
+    @Test func aPieceOfAKeyThisRunHoldsIsWithheld() throws {
+        var generator = SystemRandomNumberGenerator()
+        let secret = (0..<32).map { _ in UInt8.random(in: 0...255, using: &generator) }
+        secret.withUnsafeBytes { HeldSecrets.register($0, pinned: true) }
+        let hex = Hex.encode(secret), nsec = String(decoding: NIP19.encode(prefix: "nsec", key: secret), as: UTF8.self)
+        let data = Array(nsec.dropFirst(5).dropLast(6))
+        for piece in [String(Array(hex)[20..<32]), String(Array(hex)[3..<50]).uppercased(), String(data[7..<17]), String(data[0..<50]).uppercased()] {
+            for shown in ["loaded key \(piece)", "did:plc:x#\(piece)", piece.map(String.init).joined(separator: " ")] {
+                #expect(HeldSecrets.appear(in: Array(shown.utf8)) && QuotedInput(shown).isWithheld, "\(shown)")
+            }
+        }
+        // Less than a piece, or another key's, is public text.
+        #expect(!HeldSecrets.appear(in: Array(String(Array(hex)[20..<31]).utf8)) && !HeldSecrets.appear(in: Array(String(data[7..<16]).utf8)))
+        #expect(!QuotedInput("loaded key from disk, all fine 2026-11-30 id 42").isWithheld)
+    }
+
     @Test func aQuoteWithholdsASecretAndKeepsThePublic() {
         for secret in [Self.nsec, Self.hex, "3. legal", "abandon ability"] {
             let quoted = QuotedInput(secret)
