@@ -78,14 +78,33 @@ extension DeviceRegistry {
     /// that set a revoked device active again had the revoke report success (a hostile trial;
     /// `log --verify` found it later). Without such triggers there is nothing to check, and no
     /// second pass over the batch.
-    func requireChangeStands(_ db: RegistrySession) throws {
+    /// A trigger may also revive a device an earlier batch revoked (a trial): the devices the log
+    /// revoked that are active are counted before the change (``ChangeWatch``) and after it.
+    func requireChangeStands(_ db: RegistrySession, _ watch: ChangeWatch?) throws {
+        guard let watch else { return }
         let t = table
-        let others = try engine.triggersNotOurs(on: t.hasConversations ? ["user_devices", "members"] : ["user_devices"], db)
-        guard !others.isEmpty else { return }
         let inBatch = t.hasConversations ? "(\(t.user), device_id) IN (SELECT user_did, device_id FROM batch)" : "device_id IN (SELECT device_id FROM batch)"
-        let active = try db.int("SELECT count(*) FROM user_devices WHERE is_active AND \(inBatch)")
+        let active = try db.int("SELECT count(*) FROM user_devices WHERE is_active AND \(inBatch)") + (try revivedDevices(db) - watch.revivedBefore)
         let open = t.hasConversations ? try db.int("SELECT count(*) FROM members WHERE left_at IS NULL AND (user_did, device_id) IN (SELECT user_did, device_id FROM batch)") : 0
-        guard active == 0, open == 0 else { throw VaultError.registryChangeUndone(path, triggers: others, devices: active, memberships: open) }
+        guard active <= 0, open == 0 else { throw VaultError.registryChangeUndone(path, triggers: watch.triggers, devices: active, memberships: open) }
+    }
+
+    /// What a revocation watches before its change, where the app's tables carry triggers that
+    /// are not the registry's; nil where they carry none (nothing to watch, nothing read).
+    struct ChangeWatch {
+        let triggers: [String]
+        let revivedBefore: Int
+    }
+
+    func watchChange(_ db: RegistrySession) throws -> ChangeWatch? {
+        let others = try engine.triggersNotOurs(on: table.hasConversations ? ["user_devices", "members"] : ["user_devices"], db)
+        guard !others.isEmpty else { return nil }
+        return ChangeWatch(triggers: others, revivedBefore: try revivedDevices(db))
+    }
+
+    /// The devices the log revoked that are active.
+    private func revivedDevices(_ db: RegistrySession) throws -> Int {
+        try db.int("SELECT count(*) FROM user_devices d WHERE d.is_active AND EXISTS (SELECT 1 FROM revocations r WHERE \(table.isLogged("d", "r")))")
     }
 }
 

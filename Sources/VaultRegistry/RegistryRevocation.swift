@@ -401,8 +401,9 @@ extension DeviceRegistry {
             // pass over them that counts their conversations, and stored as they are written.
             let applied = !dryRun && early.isEmpty
             if applied {
+                let watch = try self.watchChange(db)
                 try Self.apply(time: time, reason: reason, db: db, dialect: d, table: t)
-                try self.requireChangeStands(db)
+                try self.requireChangeStands(db, watch)
                 let conversations = try Self.writeOperations(batchID: batchID, db: db, dialect: d)
                 try Self.measure(&radius, applied: true, conversations: conversations, db: db, dialect: d, table: t)
             } else {

@@ -14,7 +14,7 @@ package enum HeldSecrets {
     private static let fingerprints = Mutex<(pinned: [[UInt8]], recent: [[UInt8]])>(([], []))
 
     /// The fingerprints of every piece of a given key as it is written: ``hexPiece`` digits of
-    /// its hex in a row, and ``bech32Piece`` characters of its `nsec1…` data. Most of a key is a
+    /// its hex in a row, and ``bech32Piece`` characters of its `nsec1…` after the prefix. Most of a key is a
     /// secret still: a key command that said 50 of an nsec's 52 characters on its standard error
     /// was relayed, and the key found from them in eleven tries (a hostile trial). Only the keys
     /// a person gave (pinned, at most ``capacity``) are cut in pieces.
@@ -51,8 +51,9 @@ package enum HeldSecrets {
         defer { hex.zeroize(); raw.zeroize(); nsec.zeroize() }
         var found: Set<[UInt8]> = []
         for start in 0...(hex.count - hexPiece) { found.insert(pieceFingerprint(hex[start..<(start + hexPiece)], kind: 0x68)) }
-        // The data: after `nsec1`, before the six checksum characters.
-        let data = nsec[5..<(nsec.count - 6)]
+        // Every character after `nsec1`, its checksum's too (a trial: pieces reaching into the
+        // checksum were relayed).
+        let data = nsec[5...]
         for start in data.startIndex...(data.endIndex - bech32Piece) { found.insert(pieceFingerprint(data[start..<(start + bech32Piece)], kind: 0x62)) }
         pieces.withLock { $0.formUnion(found) }
     }
@@ -61,6 +62,15 @@ package enum HeldSecrets {
         var bytes = [kind] + piece
         defer { bytes.zeroize() }
         return SHA256.hash(bytes)
+    }
+
+    /// Whether `text` holds a piece of a key this run holds, and no whole one (``appear(in:)``
+    /// says either): a quote of it says nothing that would confirm a guess of so few bits.
+    package static func pieceOnly(in text: some Collection<UInt8>) -> Bool {
+        guard !isEmpty else { return false }
+        var normalised = Array(text)
+        defer { normalised.zeroize() }
+        return !hexAppears(in: normalised) && !bech32Appears(in: normalised) && pieceAppears(in: normalised)
     }
 
     /// Whether `secret` (32 bytes) is one this run holds.
