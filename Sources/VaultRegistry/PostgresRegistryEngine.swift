@@ -337,7 +337,7 @@ final class PostgresRegistryEngine: RegistryEngine, @unchecked Sendable {
             );
             CREATE INDEX revocations_by_batch ON revocations (batch_id);
             \(function(refuseChange, replacing: false))
-            \(guardSQL("revocations"))
+            \(RegistryGuard.statements(on: "revocations", among: allGuards))
             """
 
     private static let catbirdMigrations: [(String, String)] = [
@@ -349,16 +349,16 @@ final class PostgresRegistryEngine: RegistryEngine, @unchecked Sendable {
                 operation TEXT NOT NULL,
                 PRIMARY KEY (batch_id, seq)
             );
-            \(guardSQL("batch_operations"))
+            \(RegistryGuard.statements(on: "batch_operations", among: allGuards))
             """),
         (RegistryMigration.v3, """
             \(function(memberNeedsActiveDevice, replacing: false))
-            \(guardSQL("members"))
+            \(RegistryGuard.statements(on: "members", among: allGuards))
             """),
         (RegistryMigration.v4, """
             \(RegistryMigration.chainedBatches(integer: "BIGINT"))
-            \(guardSQL("revocation_batches"))
-            \(guardSQL("revocation_chain_start"))
+            \(RegistryGuard.statements(on: "revocation_batches", among: allGuards))
+            \(RegistryGuard.statements(on: "revocation_chain_start", among: allGuards))
             """),
     ]
 
@@ -401,77 +401,47 @@ final class PostgresRegistryEngine: RegistryEngine, @unchecked Sendable {
 
     /// The triggers that keep a registry's rules (``RegistryGuard``), each written as
     /// `pg_get_triggerdef` gives it back (its events in PostgreSQL's order, DELETE before
-    /// UPDATE) but for the table's schema; Family Medical's has no conversations.
-    static func guards(_ schema: RegistrySchema) -> [RegistryGuard] {
-        schema == .catbird ? allGuards : allGuards.filter { $0.table != "members" }
-    }
+    /// UPDATE) but for the table's schema, with the body of the function it calls.
+    var guards: [RegistryGuard] { RegistryGuard.of(schema, among: Self.allGuards) }
 
     private static let allGuards: [RegistryGuard] = appendOnly("revocations", "revocations_are_append_only", "revocations_are_never_truncated")
         + appendOnly("batch_operations", "batch_operations_are_append_only", "batch_operations_are_never_truncated")
         + [RegistryGuard(name: "members_need_an_active_device", table: "members", sql: """
             CREATE TRIGGER members_need_an_active_device BEFORE INSERT OR UPDATE OF left_at, user_did, device_id ON members \
             FOR EACH ROW EXECUTE FUNCTION \(memberNeedsActiveDevice.name)()
-            """)]
+            """, functionBody: memberNeedsActiveDevice.body)]
         + appendOnly("revocation_batches", "revocation_batches_are_append_only", "revocation_batches_are_never_truncated")
         + appendOnly("revocation_chain_start", "revocation_chain_start_is_fixed", "revocation_chain_start_is_never_truncated")
 
     /// A table's guards against UPDATE and DELETE (a row at a time) and TRUNCATE.
     private static func appendOnly(_ table: String, _ rows: String, _ truncate: String) -> [RegistryGuard] {
         [RegistryGuard(name: rows, table: table,
-                       sql: "CREATE TRIGGER \(rows) BEFORE DELETE OR UPDATE ON \(table) FOR EACH ROW EXECUTE FUNCTION \(refuseChange.name)()"),
+                       sql: "CREATE TRIGGER \(rows) BEFORE DELETE OR UPDATE ON \(table) FOR EACH ROW EXECUTE FUNCTION \(refuseChange.name)()",
+                       functionBody: refuseChange.body),
          RegistryGuard(name: truncate, table: table,
-                       sql: "CREATE TRIGGER \(truncate) BEFORE TRUNCATE ON \(table) FOR EACH STATEMENT EXECUTE FUNCTION \(refuseChange.name)()")]
+                       sql: "CREATE TRIGGER \(truncate) BEFORE TRUNCATE ON \(table) FOR EACH STATEMENT EXECUTE FUNCTION \(refuseChange.name)()",
+                       functionBody: refuseChange.body)]
     }
 
-    /// The statements that make a table's guards, for its migration.
-    private static func guardSQL(_ table: String) -> String {
-        allGuards.filter { $0.table == table }.map { $0.sql + ";" }.joined(separator: "\n")
-    }
-
-    /// A guard is in place when a trigger of its name is enabled (`O`rigin or `A`lways),
-    /// defined as it was made, and its function's body is as the registry wrote it. A
-    /// partitioned table's trigger is read on that table (its partitions' clones name it as
-    /// their parent, `tgparentid`).
-    func guardsNotInPlace(_ session: RegistrySession) throws -> [RegistryGuard] {
-        let guards = Self.guards(schema)
-        let ours = Set(guards.map(\.name))
-        var found: [String: (definition: String, function: String, body: String)] = [:], added: [RegistryGuard] = []
-        for row in try session.rows("""
+    /// A trigger is enabled when it fires on `O`rigin or `A`lways. A partitioned table's trigger
+    /// is read on that table (its partitions' clones name it as their parent, `tgparentid`).
+    func catalogTriggers(_ session: RegistrySession) throws -> [CatalogTrigger] {
+        try session.rows("""
             SELECT t.tgname AS name, c.relname AS table_name, t.tgenabled IN ('O', 'A') AS enabled,
-            replace(pg_get_triggerdef(t.oid), ' ON ' || quote_ident(n.nspname) || '.', ' ON ') AS definition,
-            p.proname AS function, p.prosrc AS body
+            replace(pg_get_triggerdef(t.oid), ' ON ' || quote_ident(n.nspname) || '.', ' ON ') AS definition, p.prosrc AS body
             FROM pg_trigger t JOIN pg_class c ON c.oid = t.tgrelid JOIN pg_namespace n ON n.oid = c.relnamespace
             JOIN pg_proc p ON p.oid = t.tgfoid
             WHERE n.nspname = current_schema() AND NOT t.tgisinternal AND t.tgparentid = 0
-            """, []) {
-            let name = row.text("name"), table = row.text("table_name")
-            if !ours.contains(name) {
-                // A trigger added by hand to a table only the suite writes, enabled or not.
-                if RegistryGuard.logTables.contains(table) { added.append(.added(name, on: table)) }
-            } else if row.bool("enabled") {
-                found[name] = (row.text("definition"), row.text("function"), row.text("body"))
-            }
+            """, []).map {
+            CatalogTrigger(name: $0.text("name"), table: $0.text("table_name"), enabled: $0.bool("enabled"), definition: $0.text("definition"),
+                           functionBody: $0.text("body"))
         }
-        return guards.filter { guardian in
-            guard let trigger = found[guardian.name], RegistryGuard.sameStatement(trigger.definition, guardian.sql),
-                  let function = Self.guardFunctions.first(where: { $0.name == trigger.function }) else { return true }
-            return !RegistryGuard.sameStatement(trigger.body, function.body)
-        } + added
-    }
-
-    func triggersNotOurs(on tables: Set<String>, _ session: RegistrySession) throws -> [String] {
-        let ours = Set(Self.guards(schema).map(\.name))
-        return try session.rows("""
-            SELECT t.tgname AS name, c.relname AS table_name FROM pg_trigger t JOIN pg_class c ON c.oid = t.tgrelid
-            JOIN pg_namespace n ON n.oid = c.relnamespace
-            WHERE n.nspname = current_schema() AND NOT t.tgisinternal AND t.tgparentid = 0 AND t.tgenabled <> 'D'
-            """, []).compactMap { row in tables.contains(row.text("table_name")) && !ours.contains(row.text("name")) ? row.text("name") : nil }
     }
 
     /// Each function the guards call made again as written, then each trigger.
     func restore(_ guards: [RegistryGuard], _ session: RegistrySession) throws {
         try session.execute("SET LOCAL lock_timeout = '60s'; SELECT pg_advisory_xact_lock(\(Self.schemaLock))")
-        for function in Self.guardFunctions where guards.contains(where: { $0.sql.hasSuffix(" \(function.name)()") }) {
+        for function in Self.guardFunctions where guards.contains(where: { $0.functionBody == function.body }) {
             try session.execute(Self.function(function, replacing: true))
         }
         for guardian in guards {

@@ -16,6 +16,9 @@ struct RegistryGuard: Sendable, Equatable {
     /// The statement that makes it (`CREATE TRIGGER …`), in the form the engine's catalog gives
     /// back, white space aside; empty for a trigger added by hand (``added(_:on:)``).
     let sql: String
+    /// The body of the function it calls, where the engine's triggers call one (PostgreSQL's
+    /// PL/pgSQL, kept by the catalog as given); empty on SQLite.
+    var functionBody = ""
 
     /// A trigger no version of the suite makes, on one of the log's tables: added by hand, it
     /// can drop the log's rows as they are written (`RAISE(IGNORE)`: a trial's revoke then
@@ -30,6 +33,17 @@ struct RegistryGuard: Sendable, Equatable {
     /// The tables only the suite writes: every trigger on them is one of its guards.
     static let logTables: Set<String> = ["revocations", "batch_operations", "revocation_batches", "revocation_chain_start"]
 
+    /// A schema's guards among an engine's: Family Medical's registry has no conversations to
+    /// keep a revoked device out of.
+    static func of(_ schema: RegistrySchema, among all: [RegistryGuard]) -> [RegistryGuard] {
+        schema == .catbird ? all : all.filter { $0.table != "members" }
+    }
+
+    /// The statements that make a table's guards, for its migration.
+    static func statements(on table: String, among all: [RegistryGuard]) -> String {
+        all.filter { $0.table == table }.map { $0.sql + ";" }.joined(separator: "\n")
+    }
+
     /// Whether two statements are the same, white space and case aside (a registry made by an
     /// older version of the suite may be indented otherwise; SQL's names have no case).
     static func sameStatement(_ a: String, _ b: String) -> Bool { words(a.lowercased()) == words(b.lowercased()) }
@@ -41,6 +55,38 @@ struct RegistryGuard: Sendable, Equatable {
     /// The guards' names, for a message.
     static func names(_ guards: [RegistryGuard]) -> String {
         guards.map { "'\($0.name)' (on \($0.table)\($0.isAdded ? ", added by hand" : ""))" }.joined(separator: ", ")
+    }
+}
+
+/// A trigger as an engine's catalog shows it: the form ``RegistryGuard`` is compared in.
+struct CatalogTrigger {
+    let name, table: String
+    /// It fires (SQLite's always do; PostgreSQL's may be disabled).
+    let enabled: Bool
+    /// Its statement, as the catalog gives it back, and the body of the function it calls.
+    let definition, functionBody: String
+}
+
+extension RegistryEngine {
+    /// The guards not as the registry made them: each missing, disabled or defined otherwise,
+    /// and every trigger added by hand to a log table. Names have no case (SQLite's never do).
+    func guardsNotInPlace(_ session: RegistrySession) throws -> [RegistryGuard] {
+        let catalog = try catalogTriggers(session)
+        let ours = Set(guards.map { $0.name.lowercased() })
+        let found = Dictionary(catalog.map { ($0.name.lowercased(), $0) }, uniquingKeysWith: { first, _ in first })
+        let loose = guards.filter { guardian in
+            guard let trigger = found[guardian.name.lowercased()], trigger.enabled else { return true }
+            return !RegistryGuard.sameStatement(trigger.definition, guardian.sql) || !RegistryGuard.sameStatement(trigger.functionBody, guardian.functionBody)
+        }
+        let added = catalog.filter { !ours.contains($0.name.lowercased()) && RegistryGuard.logTables.contains($0.table.lowercased()) }
+        return loose + added.map { .added($0.name, on: $0.table) }
+    }
+
+    /// The enabled triggers on `tables` that are not the registry's guards (the app's own, or
+    /// added by hand).
+    func triggersNotOurs(on tables: Set<String>, _ session: RegistrySession) throws -> [String] {
+        let ours = Set(guards.map { $0.name.lowercased() })
+        return try catalogTriggers(session).filter { $0.enabled && tables.contains($0.table.lowercased()) && !ours.contains($0.name.lowercased()) }.map(\.name)
     }
 }
 

@@ -100,14 +100,14 @@ protocol RegistryEngine: AnyObject, Sendable {
     /// again from the start when the database aborts it for a conflict that is resolved that
     /// way (a deadlock, a serialization failure), a bounded number of times.
     func transaction<T>(writing: Bool, retrying: Bool, _ body: (RegistrySession) throws -> (T, commit: Bool)) throws -> T
-    /// The registry's guards (``RegistryGuard``) that are not as it made them: dropped,
-    /// disabled or rewritten by hand.
-    func guardsNotInPlace(_ session: RegistrySession) throws -> [RegistryGuard]
-    /// Puts `guards` back as the registry made them, in a writing transaction's `session`.
+    /// The registry's guards (``RegistryGuard``), for its schema.
+    var guards: [RegistryGuard] { get }
+    /// Every trigger on the registry's schema's tables, as the catalog shows it (a partitioned
+    /// table's, not its partitions' clones).
+    func catalogTriggers(_ session: RegistrySession) throws -> [CatalogTrigger]
+    /// Puts `guards` back as the registry made them (and drops those added by hand), in a
+    /// writing transaction's `session`.
     func restore(_ guards: [RegistryGuard], _ session: RegistrySession) throws
-    /// The enabled triggers on `tables` that are not the registry's guards (the app's own, or
-    /// added by hand).
-    func triggersNotOurs(on tables: Set<String>, _ session: RegistrySession) throws -> [String]
 }
 
 /// One transaction's connection. SQL uses `?` placeholders, numbered in order.

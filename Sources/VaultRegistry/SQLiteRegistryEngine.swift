@@ -221,7 +221,7 @@ final class SQLiteRegistryEngine: RegistryEngine {
                 selector TEXT NOT NULL
             );
             CREATE INDEX revocations_by_batch ON revocations (batch_id);
-            \(guardSQL("revocations"))
+            \(RegistryGuard.statements(on: "revocations", among: allGuards))
             """
 
     private static let catbirdMigrations = SQLiteMigrations([
@@ -235,27 +235,24 @@ final class SQLiteRegistryEngine: RegistryEngine {
                 operation TEXT NOT NULL,
                 PRIMARY KEY (batch_id, seq)
             ) WITHOUT ROWID;
-            \(guardSQL("batch_operations"))
+            \(RegistryGuard.statements(on: "batch_operations", among: allGuards))
             """),
         // A revoked device cannot join a conversation (issue 13).
-        (RegistryMigration.v3, guardSQL("members")),
+        (RegistryMigration.v3, RegistryGuard.statements(on: "members", among: allGuards)),
         // Each batch's record, chained by hash to the one before it: who ran it and a digest of
         // its rows (docs/device-registry.md, "The chained log").
         (RegistryMigration.v4, """
             \(RegistryMigration.chainedBatches(integer: "INTEGER"))
-            \(guardSQL("revocation_batches"))
-            \(guardSQL("revocation_chain_start"))
+            \(RegistryGuard.statements(on: "revocation_batches", among: allGuards))
+            \(RegistryGuard.statements(on: "revocation_chain_start", among: allGuards))
             """),
     ])
 
     // MARK: Guards
 
-    /// The triggers that keep a registry's rules (``RegistryGuard``); Family Medical's has no
-    /// conversations to keep a revoked device out of. SQLite's catalog keeps each statement as
-    /// it was given.
-    static func guards(_ schema: RegistrySchema) -> [RegistryGuard] {
-        schema == .catbird ? allGuards : allGuards.filter { $0.table != "members" }
-    }
+    /// The triggers that keep a registry's rules (``RegistryGuard``). SQLite's catalog keeps
+    /// each statement as it was given.
+    var guards: [RegistryGuard] { RegistryGuard.of(schema, among: Self.allGuards) }
 
     private static let allGuards: [RegistryGuard] = appendOnly("revocations", "revocations_are_append_only", "the revocation log is append-only")
         + appendOnly("batch_operations", "batch_operations_are_append_only", "the operations log is append-only")
@@ -280,34 +277,15 @@ final class SQLiteRegistryEngine: RegistryEngine {
         }
     }
 
-    /// The statements that make a table's guards, for its migration.
-    private static func guardSQL(_ table: String) -> String {
-        allGuards.filter { $0.table == table }.map { $0.sql + ";" }.joined(separator: "\n")
-    }
-
     private static let activeDeviceRule = """
         WHEN NEW.left_at IS NULL AND EXISTS (SELECT 1 FROM user_devices d
             WHERE d.user_did = NEW.user_did AND d.device_id = NEW.device_id AND NOT d.is_active)
         BEGIN SELECT RAISE(ABORT, 'a revoked device cannot join a conversation'); END
         """
 
-    /// SQLite's names have no case: a guard made again in capitals is the same guard.
-    func guardsNotInPlace(_ session: RegistrySession) throws -> [RegistryGuard] {
-        let guards = Self.guards(schema)
-        let ours = Set(guards.map { $0.name.lowercased() })
-        var found: [String: String] = [:], added: [RegistryGuard] = []
-        for row in try session.rows("SELECT name, tbl_name, sql FROM sqlite_master WHERE type = 'trigger'", []) {
-            let name = row.text("name"), table = row.text("tbl_name").lowercased()
-            found[name.lowercased()] = row.text("sql")
-            if !ours.contains(name.lowercased()), RegistryGuard.logTables.contains(table) { added.append(.added(name, on: table)) }
-        }
-        return guards.filter { guardian in !(found[guardian.name.lowercased()].map { RegistryGuard.sameStatement($0, guardian.sql) } ?? false) } + added
-    }
-
-    func triggersNotOurs(on tables: Set<String>, _ session: RegistrySession) throws -> [String] {
-        let ours = Set(Self.guards(schema).map { $0.name.lowercased() })
-        return try session.rows("SELECT name, tbl_name FROM sqlite_master WHERE type = 'trigger'", []).compactMap { row in
-            tables.contains(row.text("tbl_name").lowercased()) && !ours.contains(row.text("name").lowercased()) ? row.text("name") : nil
+    func catalogTriggers(_ session: RegistrySession) throws -> [CatalogTrigger] {
+        try session.rows("SELECT name, tbl_name, sql FROM sqlite_master WHERE type = 'trigger'", []).map {
+            CatalogTrigger(name: $0.text("name"), table: $0.text("tbl_name"), enabled: true, definition: $0.text("sql"), functionBody: "")
         }
     }
 

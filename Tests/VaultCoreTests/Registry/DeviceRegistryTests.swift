@@ -365,7 +365,7 @@ import VaultSQLite
             // SQLite's names have no case: a guard made again in capitals is in place.
             if isSQLite {
                 try made.transaction {
-                    try $0.execute("DROP TRIGGER revocations_are_append_only_update; " + SQLiteRegistryEngine.guards(schema)[0].sql.uppercased())
+                    try $0.execute("DROP TRIGGER revocations_are_append_only_update; " + made.engine.guards[0].sql.uppercased())
                     return ((), true)
                 }
             }
