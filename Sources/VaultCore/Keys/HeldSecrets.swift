@@ -64,15 +64,6 @@ package enum HeldSecrets {
         return SHA256.hash(bytes)
     }
 
-    /// Whether `text` holds a piece of a key this run holds, and no whole one (``appear(in:)``
-    /// says either): a quote of it says nothing that would confirm a guess of so few bits.
-    package static func pieceOnly(in text: some Collection<UInt8>) -> Bool {
-        guard !isEmpty else { return false }
-        var normalised = Array(text)
-        defer { normalised.zeroize() }
-        return !hexAppears(in: normalised) && !bech32Appears(in: normalised) && pieceAppears(in: normalised)
-    }
-
     /// Whether `secret` (32 bytes) is one this run holds.
     package static func holds(_ secret: UnsafeRawBufferPointer) -> Bool {
         guard secret.count == 32 else { return false }
@@ -87,15 +78,23 @@ package enum HeldSecrets {
     /// or as bech32 (an `nsec1…` with or without its prefix, any case or grouping). The text is
     /// read in NFKC, and only its hex digits (or only its bech32 characters) are kept, in order:
     /// whatever stands between the pieces of a key, they are found.
-    package static func appear(in text: some Collection<UInt8>) -> Bool {
-        guard !isEmpty else { return false }
+    package static func appear(in text: some Collection<UInt8>) -> Bool { match(in: text) != nil }
+
+    /// What of a key this run holds `text` holds: a whole one, or only a piece of one (so few
+    /// bits that a hash of the text would confirm a guess), or nil.
+    package enum Match { case key, piece }
+
+    /// ``appear(in:)``, saying which.
+    package static func match(in text: some Collection<UInt8>) -> Match? {
+        guard !isEmpty else { return nil }
         var normalised = Array(text)
         defer { normalised.zeroize() }
         if let folded = try? normalised.withUnsafeBytes(UnicodeNormalization.nfkc) {
             normalised.zeroize()
             normalised = folded
         }
-        return hexAppears(in: normalised) || bech32Appears(in: normalised) || pieceAppears(in: normalised)
+        if hexAppears(in: normalised) || bech32Appears(in: normalised) { return .key }
+        return pieceAppears(in: normalised) ? .piece : nil
     }
 
     /// Whether ``hexPiece`` of the text's hex digits in a row (lower-cased, whatever stands

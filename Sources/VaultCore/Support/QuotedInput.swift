@@ -29,11 +29,11 @@ public struct QuotedInput: CustomStringConvertible, Sendable, Hashable {
         // A key this run holds, or a piece of one, in any spelling (``HeldSecrets``): a devices
         // file's line holding most of the parent's nsec was quoted back as an unknown id.
         let whole = (runs.words >= 12 && mostlyWords) || bytes.withUnsafeBytes { KeyText.holdsKeyOrHexRun($0) } || KeyText.holdsBech32Key(reading: text)
-        let heldPiece = !whole && HeldSecrets.appear(in: bytes)
-        if whole || heldPiece || (runs.words >= 6 && mostlyWords) || bytes.withUnsafeBytes({ KeyText.isListWordsOnly($0) }) {
+        let held = HeldSecrets.match(in: bytes)
+        if whole || held != nil || (runs.words >= 6 && mostlyWords) || bytes.withUnsafeBytes({ KeyText.isListWordsOnly($0) }) {
             shown = nil
             // A piece of a held key is 48 bits or so: its hash would confirm a guess (a trial).
-            fingerprint = whole && !HeldSecrets.pieceOnly(in: bytes) ? Hex.encode(Array(SHA256.hash(bytes).prefix(4))) : nil
+            fingerprint = whole && held != .piece ? Hex.encode(Array(SHA256.hash(bytes).prefix(4))) : nil
         } else {
             shown = text.count > Self.maximumCharacters ? String(text.prefix(Self.maximumCharacters)) + "…" : text
             fingerprint = nil
