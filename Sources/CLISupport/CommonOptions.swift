@@ -32,6 +32,14 @@ public func requireRange<T: Comparable>(_ value: T, _ range: ClosedRange<T>, _ o
     }
 }
 
+/// `--expect-revision N`'s value: a revision is 0 or more (a v1 vault counts as 0), and a
+/// negative one is a usage error where it is read (a trial: `=-1` read as "someone else changed
+/// it", exit 4). Every command that takes the option reads it through this.
+public func expectedRevision(_ text: String) throws -> Int {
+    guard let revision = Int(text), revision >= 0 else { throw ValidationError("--expect-revision takes a revision, 0 or more") }
+    return revision
+}
+
 /// `--now`: the time a command records or checks against, injected for reproducible runs and
 /// tests. Every command that reads the clock takes it this way.
 public struct NowOption: ParsableArguments {

@@ -51,7 +51,7 @@ struct VaultMode: ParsableCommand {
     @Option(help: ArgumentHelp("Why (recorded in schema v2 vaults).", valueName: "TEXT"))
     var reason: String?
 
-    @Option(help: ArgumentHelp("Refuse unless the vault is at this revision (a v1 vault counts as 0).", valueName: "N"))
+    @Option(help: ArgumentHelp("Refuse unless the vault is at this revision (a v1 vault counts as 0).", valueName: "N"), transform: expectedRevision)
     var expectRevision: Int?
 
     @Flag(help: "Allow revoking every active device.")
@@ -85,7 +85,6 @@ struct VaultMode: ParsableCommand {
     @OptionGroup var signer: SignerOptions
 
     func validate() throws {
-        if let expectRevision, expectRevision < 0 { throw ValidationError("--expect-revision takes a revision, 0 or more") }
         try access.requireOne()
         let selectors = [!devices.isEmpty, devicesFile != nil, notSeenSince != nil, allExcept != nil].filter { $0 }.count
         guard selectors == 1 else { throw ValidationError("choose the devices one way: --device, --devices-file, --not-seen-since or --all-except") }

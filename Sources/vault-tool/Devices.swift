@@ -47,7 +47,7 @@ struct DeviceChangeOptions: ParsableArguments {
     @Flag(help: "Print the outcome as JSON on standard output (then give --ops FILE for any operations).")
     var json = false
 
-    @Option(help: ArgumentHelp("Refuse (exit 4) unless the vault is at this revision.", valueName: "N"))
+    @Option(help: ArgumentHelp("Refuse (exit 4) unless the vault is at this revision.", valueName: "N"), transform: expectedRevision)
     var expectRevision: Int?
 
     @OptionGroup var signer: SignerOptions
@@ -57,7 +57,6 @@ struct DeviceChangeOptions: ParsableArguments {
     @OptionGroup var log: LogFormatOption
 
     func validate() throws {
-        if let expectRevision, expectRevision < 0 { throw ValidationError("--expect-revision takes a revision, 0 or more") }
         try vault.access.requireOne()
         if inPlace {
             guard vault.input != "-" else { throw ValidationError("--in-place needs a vault file, not standard input") }

@@ -37,7 +37,7 @@ struct MigrateVault: ParsableCommand {
     @Flag(help: "Downgrade even when values would be lost; each dropped value is listed.")
     var allowLossy = false
 
-    @Option(help: ArgumentHelp("Refuse (exit 4) unless the vault is at this revision (a v1 vault counts as 0).", valueName: "N"))
+    @Option(help: ArgumentHelp("Refuse (exit 4) unless the vault is at this revision (a v1 vault counts as 0).", valueName: "N"), transform: expectedRevision)
     var expectRevision: Int?
 
     @Flag(help: "Replace the input file itself (a backup is kept unless --no-backup).")
@@ -60,7 +60,6 @@ struct MigrateVault: ParsableCommand {
     @OptionGroup var now: RecordedNowOption
 
     func validate() throws {
-        if let expectRevision, expectRevision < 0 { throw ValidationError("--expect-revision takes a revision, 0 or more") }
         try vault.access.requireOne()
         if inPlace {
             guard vault.input != "-" else { throw ValidationError("--in-place needs a vault file, not standard input") }
