@@ -105,7 +105,8 @@ public struct DeclaredOutput: Sendable {
 
     /// The refusal of this output because something is at its name.
     public var existsError: VaultError {
-        isRestoredKey ? VaultError.keyFileExists(path ?? "-") : VaultError.alreadyExists(path ?? "-")
+        if isRestoredKey { return VaultError.keyFileExists(path ?? "-") }
+        return isHouseholdLog ? VaultError.householdLogExists(path ?? "-") : VaultError.alreadyExists(path ?? "-")
     }
 
     /// A number no other declaration in the process has.

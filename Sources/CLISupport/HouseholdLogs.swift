@@ -328,6 +328,16 @@ extension VaultError {
     }
 }
 
+extension VaultError {
+    /// A log to be started where one is: a signed record is never moved aside to start
+    /// another (a trial: after a `log start` that finished as it was killed, the run again said
+    /// "move the old file away first").
+    static func householdLogExists(_ path: String, file: String = #fileID, line: UInt = #line) -> VaultError {
+        VaultError(.outputExists, "\(FileNames.quoted(path)) is there already: a household log is started once, and never replaced",
+                   hint: "check it with 'vault-tool log verify'; a log that verifies is the household's, and there is nothing to start", file: file, line: line)
+    }
+}
+
 extension DeclaredOutput {
     /// A household log's output: text, which may replace a log (``isHouseholdLog``).
     public static func householdLog(_ path: String?, label: String = VaultLogFiles.outputLabel, exclusive: Bool = false, createFolders: Bool = false,

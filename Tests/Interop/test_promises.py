@@ -1773,3 +1773,36 @@ def test_an_exclusive_output_left_by_a_run_whose_report_was_lost_is_taken_back(t
     assert lost.returncode == 1 and not Path("plan.json").exists()
     again = subprocess.run(argv, capture_output=True, text=True, timeout=60)
     assert again.returncode == 0 and Path("plan.json").exists(), again.stderr
+
+
+@pytest.mark.parametrize("target", ["vault", "household-log"])
+def test_a_migration_journal_named_onto_a_vault_or_a_log_is_refused_as_any_output_is(tmp_path, target):
+    """A trial: `migrate batch --journal h.vault` failed with SQLite's "file is not a database",
+    exit 1. A vault or a log named as the journal is refused as any output over one is (exit 4),
+    the file as it was."""
+    parent_workspace(tmp_path)
+    if target == "vault":
+        Path("target").write_bytes(Path("work.vault").read_bytes())
+    else:
+        subprocess.run([str(BIN / "vault-tool"), "migrate", "vault", "--key-file", "k.nsec", "--to", "3", "-o", "v3.vault", "work.vault"],
+                       check=True, capture_output=True)
+        Path("target").write_bytes(Path("v3.log").read_bytes())
+    before = Path("target").read_bytes()
+    Path("manifest.jsonl").write_text('{"vault": "work.vault", "keyFile": "k.nsec"}\n')
+    result = subprocess.run([str(BIN / "vault-tool"), "migrate", "batch", "--manifest", "manifest.jsonl", "--to", "2", "--out-dir", "out",
+                             "--journal", "target"], capture_output=True, text=True, timeout=60)
+    assert result.returncode == 4 and "not a migration journal" in result.stderr, result.stderr
+    assert Path("target").read_bytes() == before and not Path("out").exists()
+
+
+def test_starting_a_log_where_one_is_points_to_its_verification_never_to_moving_it(tmp_path):
+    """A tired operator's trial: `log start` that finished as it was killed, run again, said
+    "move the old file away first" of the household's signed log. It says the log is there and
+    how to check it; the log as it was (exit 4)."""
+    parent_workspace(tmp_path)
+    subprocess.run([str(BIN / "vault-tool"), "migrate", "vault", "--key-file", "k.nsec", "--to", "3", "-o", "v3.vault", "work.vault"],
+                   check=True, capture_output=True)
+    before = Path("v3.log").read_bytes()
+    again = subprocess.run([str(BIN / "vault-tool"), "log", "start", "--key-file", "k.nsec", "v3.vault"], capture_output=True, text=True, timeout=60)
+    assert again.returncode == 4 and "log verify" in again.stderr and "move" not in again.stderr, again.stderr
+    assert Path("v3.log").read_bytes() == before

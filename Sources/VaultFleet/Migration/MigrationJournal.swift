@@ -56,6 +56,9 @@ final class MigrationJournal: Sendable {
     init(path: String, migrations: SQLiteMigrations, tables: Set<String>, writeAheadLog: Bool = false) throws {
         try SQLiteDatabase.requireLibrary()
         let location = try OutputLocation(path, createFolders: true, what: "the journal")
+        // A vault or a household log named as the journal is refused as any output over one is
+        // (SQLite only said "file is not a database", exit 1: a trial).
+        if let stored = location.stored, stored != .database { throw VaultError.journalIsAStore(path, stored.description) }
         self.location = location
         // Side files not SQLite's refuse the run before anything is made; those that are there
         // are remembered, so that a refused run removes only what it made (a hostile trial: a
@@ -162,6 +165,10 @@ extension VaultError.Code {
 }
 
 extension VaultError {
+    static func journalIsAStore(_ path: String, _ what: String, file: String = #fileID, line: UInt = #line) -> VaultError {
+        VaultError(.notAJournal, "'\(path)' is \(what), not a migration journal; nothing was changed", file: file, line: line)
+    }
+
     static func notAJournal(_ path: String, table: String, file: String = #fileID, line: UInt = #line) -> VaultError {
         VaultError(.notAJournal, "'\(path)' is not a migration journal: it holds a table '\(table.prefix(64))'", file: file, line: line)
     }
