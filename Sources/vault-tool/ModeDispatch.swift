@@ -9,8 +9,8 @@ import VaultCore
 /// that names the two, instead of one mode's parser calling the other's option unknown.
 ///
 /// What options each mode has is read from the mode's own parser (the description its `--help`,
-/// the manual page and the completions come from), so an option added to a mode is known here
-/// without a second list to keep.
+/// the manual page and the completions come from, as the parser gives it to tools through its
+/// public entry points), so an option added to a mode is known here without a second list to keep.
 enum ModeDispatch {
     struct Mode {
         /// The subcommand's name: `vault`, `batch`, `bucket`.
@@ -88,7 +88,7 @@ enum ModeDispatch {
         return VaultError.optionOfAnotherMode("\(given.map(\.spelling).joined(separator: ", ")) do not all belong to one mode of '\(command)'", hint: hint)
     }
 
-    /// A mode's options as its parser describes them (`--experimental-dump-help`'s tool info):
+    /// A mode's options as its parser describes them (the `--experimental-dump-help` tool info):
     /// each spelling (`--to`, `-o`), whether it takes a value, and whether it takes arguments.
     struct Signature {
         /// Option spellings → whether the option takes a value.
@@ -103,7 +103,7 @@ enum ModeDispatch {
             // The parser's own description of the command, made from the command's declarations:
             // one it could not read is a programming error (a new swift-argument-parser), never
             // a command line, and would silently leave the mode with no options; so it stops.
-            guard let info = try? JSONValue(parsing: Array(command._dumpHelp().utf8)), case .array(let arguments)? = info["command"]?["arguments"] else {
+            guard let info = try? JSONValue(parsing: Array(Self.toolInfo(of: command).utf8)), case .array(let arguments)? = info["command"]?["arguments"] else {
                 preconditionFailure("swift-argument-parser's description of \(command) has no arguments list")
             }
             for argument in arguments {
@@ -118,6 +118,19 @@ enum ModeDispatch {
                     options[(nameKind == "long" ? "--" : "-") + text] = kind == "option"
                 }
             }
+        }
+
+        /// The JSON the parser gives tools that read a command (`--experimental-dump-help`, the
+        /// form the manual and documentation plug-ins read), asked for through the parser's
+        /// public entry points: the request is parsed as a command line, and the message for
+        /// the request the parser raises is the description.
+        private static func toolInfo(of command: any ParsableCommand.Type) -> String {
+            do {
+                _ = try command.parseAsRoot(["--experimental-dump-help"])
+            } catch {
+                return command.fullMessage(for: error, columns: nil)
+            }
+            return ""
         }
 
         func accepts(_ option: String) -> Bool {
