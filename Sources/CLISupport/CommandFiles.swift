@@ -35,8 +35,8 @@ public struct DeclaredOutput: Sendable {
     /// The tool chose the file's name (under an output folder, a backup beside a vault): a
     /// symbolic link there was planted, not given, so it is refused rather than followed.
     public var namedByTool = false
-    /// A copy of this file (a backup): it gets that file's permissions, no more open than its
-    /// kind's (a 0600 vault's backup is 0600 whatever the umask).
+    /// A copy of this file (a backup): it gets that file's permissions and owners
+    /// (``FilePermissions``: a 0600 vault's backup is 0600, a 0660 one's 0660, whatever the umask).
     public var copiesModeOf: String?
     /// A household log written whole, where it was read or beside its vault: it replaces a
     /// file in the envelope's form, as a vault does.
@@ -295,16 +295,11 @@ public final class OutputWriter {
             // Never a secret (refused when declared): an ordinary array may hold it.
             staged.append((output, nil, nil, Array(bytes)))
         } else if let location {
-            let mode = output.copiesModeOf.flatMap(Self.permissions).map { $0 & output.kind.mode } ?? output.kind.mode
-            staged.append((output, try StagedOutput(location, bytes: bytes, mode: mode, holdsSecret: output.kind == .secret), nil, nil))
+            staged.append((output, try StagedOutput(location, bytes: bytes, mode: output.kind.mode, holdsSecret: output.kind == .secret,
+                                                    keeping: output.copiesModeOf.flatMap(FilePermissions.of)), nil, nil))
         } else {
             staged.append((output, nil, try SecretBytes(copying: bytes), nil))
         }
-    }
-
-    private static func permissions(_ path: String) -> mode_t? {
-        var info = stat()
-        return stat(path, &info) == 0 ? info.st_mode & 0o777 : nil
     }
 
     public func stage(_ output: DeclaredOutput, _ bytes: [UInt8]) throws {
@@ -405,8 +400,7 @@ public final class OutputWriter {
             return try write(output, bytes)
         }
         if let location {
-            let mode = output.copiesModeOf.flatMap(Self.permissions).map { $0 & output.kind.mode } ?? output.kind.mode
-            let file = try StagedOutput(location, mode: mode) { write in
+            let file = try StagedOutput(location, mode: output.kind.mode, keeping: output.copiesModeOf.flatMap(FilePermissions.of)) { write in
                 try withoutActuallyEscaping(write) { try produce(checked($0)) }
             }
             staged.append((output, file, nil, nil))

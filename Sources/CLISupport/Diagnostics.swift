@@ -195,7 +195,10 @@ public enum ToolMain {
                 } catch {}
                 exitSucceeded()
             }
-            diagnostics.error(Command.message(for: error).lowercasedFirstLetter, hint: "see '\(diagnostics.toolName) help' or add --help after the subcommand")
+            // The parser's readings of one argument, each on a line of its own after "or:",
+            // on one line (the renderer showed the line break as `\u{a}`: a trial).
+            let message = Command.message(for: error).replacing("\n   or: ", with: "; or: ")
+            diagnostics.error(message.lowercasedFirstLetter, hint: "see '\(diagnostics.toolName) help' or add --help after the subcommand")
             exit(code == .validationFailure ? ExitStatus.usage.rawValue : code.rawValue)
         }
     }

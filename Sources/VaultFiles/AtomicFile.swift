@@ -44,7 +44,7 @@ public enum AtomicFile {
         case false?: return false
         case nil:
             // An empty one may be a run's, made a moment ago and not yet locked.
-            guard opened.st_size > 0, !KeyHoldingFile.holdsKey(name, in: folder, size: Int(opened.st_size), mode: opened.st_mode & 0o777) else { return false }
+            guard opened.st_size > 0, !KeyHoldingFile.holdsKey(name, in: folder, size: Int(opened.st_size)) else { return false }
         }
         return unlinkat(folder, name, 0) == 0
     }

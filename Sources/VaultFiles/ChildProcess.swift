@@ -33,6 +33,14 @@ package struct ChildProcess {
     /// (issue 44). Throws only when it cannot be started (`errno`'s code).
     package static func run(_ path: String, arguments: [String], environment: [String: String], input: [UInt8]?,
                             outputLimit: Int, errorLimit: Int?, timeout: Double) throws -> ChildProcess {
+        try ChildSignals.watch {
+            try runWatched(path, arguments: arguments, environment: environment, input: input, outputLimit: outputLimit, errorLimit: errorLimit,
+                           timeout: timeout)
+        }
+    }
+
+    private static func runWatched(_ path: String, arguments: [String], environment: [String: String], input: [UInt8]?,
+                                   outputLimit: Int, errorLimit: Int?, timeout: Double) throws -> ChildProcess {
         // Every end is closed once: here, or in the child's side below, or by drain (the input's).
         var open: Set<Int32> = []
         defer { open.forEach { close($0) } }
@@ -218,6 +226,8 @@ package struct ChildProcess {
             return !(stoppingPastFirstLimit && index == 0 && drained.kept[0].count > limits[0])
         }
         reading: while polled.prefix(descriptors.count).contains(where: { $0.fd >= 0 }) {
+            // The tool is being ended: the child is left to its caller to kill (``ChildSignals``).
+            if child != nil, ChildSignals.arrived { break }
             let left = deadline - monotonicSeconds()
             guard left > 0 else { drained.timedOut = true; break }
             // Without a child to watch, poll waits for the pipes alone; with one, it looks
@@ -256,7 +266,7 @@ package struct ChildProcess {
                 break
             }
         }
-        if let child, drained.status == nil, !drained.timedOut, !(stoppingPastFirstLimit && drained.kept[0].count > limits[0]) {
+        if let child, drained.status == nil, !drained.timedOut, !ChildSignals.arrived, !(stoppingPastFirstLimit && drained.kept[0].count > limits[0]) {
             // Every pipe ended before the child was seen to: it ends now, or soon; waited for
             // within the deadline.
             while drained.status == nil {
@@ -265,6 +275,7 @@ package struct ChildProcess {
                 if reaped == child { drained.status = status; break }
                 if reaped < 0, errno != EINTR { break }
                 guard monotonicSeconds() < deadline else { drained.timedOut = true; break }
+                if ChildSignals.arrived { break }
                 var pause = timespec(tv_sec: 0, tv_nsec: 5_000_000)
                 nanosleep(&pause, nil)
             }

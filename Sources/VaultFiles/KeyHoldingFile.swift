@@ -20,10 +20,10 @@ package enum KeyHoldingFile {
 
     /// Reads the start of `name` in `folder` when it is a regular file, and says whether it
     /// holds a key: the suite's own mark, still true of it, or a key in any spelling the suite
-    /// reads (``KeyText``), or a picture or page only its owner may read (`mode`), as the
-    /// suite's sheets and codes are written, whose key is in a QR code. The bytes are read into
-    /// protected memory and compared there.
-    static func holdsKey(_ name: String, in folder: Int32, size: Int, mode: mode_t) -> Bool {
+    /// reads (``KeyText``), or a picture or page of a kind `scan` reads a key from, whose key
+    /// would be in a QR code no text rule reads. The bytes are read into protected memory and
+    /// compared there.
+    static func holdsKey(_ name: String, in folder: Int32, size: Int) -> Bool {
         let descriptor = openat(folder, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC)
         guard descriptor >= 0 else { return false }
         defer { close(descriptor) }
@@ -46,9 +46,11 @@ package enum KeyHoldingFile {
             // pages, whatever text the rows hold (a device named like a key locked the registry
             // against its own revocations): SideFiles claims those before SQLite opens them.
             if SQLiteHeaders.isSQLiteFile(start) { return false }
-            // A copy of a sheet keeps its mode but not the mark (cp, a file system without
-            // user attributes): its key is in its QR code, which no text rule reads.
-            if mode & 0o077 == 0, isPicture(start) { return true }
+            // A copy of a sheet, shares' sheet or code loses the mark and, copied, downloaded or
+            // mailed, its mode: whether its QR code holds a key would take the imaging stack
+            // to tell, so every picture or page the suite can read a key from is held as one
+            // (a hostile trial replaced 0644 copies of each with a key or a vault).
+            if isPicture(start) { return true }
             if length == size, isBareKey(start) { return true }
             return KeyText.holdsKey(start)
         }
@@ -140,12 +142,13 @@ package enum KeyHoldingFile {
         }
     }
 
-    /// A PNG, a JPEG or a PDF: the pictures and pages the suite reads a key from (`scan`).
+    /// A PNG, a JPEG or a PDF: the pictures and pages the suite reads a key from (`scan`, by
+    /// the same signatures: ``GrayImage`` and ``SheetPDF``).
     private static func isPicture(_ start: UnsafeRawBufferPointer) -> Bool {
         pictureSignatures.contains { start.starts(with: $0) }
     }
 
-    private static let pictureSignatures: [[UInt8]] = [[0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a], [0xff, 0xd8, 0xff], Array("%PDF-".utf8)]
+    private static let pictureSignatures: [[UInt8]] = [[0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a], [0xff, 0xd8], Array("%PDF-".utf8)]
 
     /// The extended attribute a staged output carries until it has its name: a file at an
     /// output's own temporary name that carries it was left by a killed run of the suite, and
@@ -186,7 +189,7 @@ package enum KeyHoldingFile {
 extension VaultError {
     /// An output would replace a file that holds a key.
     package static func wouldReplaceKey(_ path: String, file: String = #fileID, line: UInt = #line) -> VaultError {
-        VaultError(.outputExists, "'\(path)' holds a key, or a secret the suite wrote (a sheet, shares, a code); such a file is never replaced, whatever the flags",
+        VaultError(.outputExists, "'\(path)' holds a key, or a secret the suite wrote, or is a picture or page that may hold one in a QR code (a sheet, shares, a code); such a file is never replaced, whatever the flags",
                    hint: "write to another file; to retire that key, move it away knowingly first",
                    file: file, line: line)
     }

@@ -291,9 +291,9 @@ public final class OutputLocation: @unchecked Sendable {
         let digits = start.dropFirst(id.count).prefix(64)
         return digits.allSatisfy { (0x30...0x39).contains($0) || (0x61...0x66).contains($0) } && start.dropFirst(id.count + 64).starts(with: pubkey)
     }
-    /// The permissions of the file there now: a file replaced keeps them, made no more open
-    /// than what replaces it may be (issue 44: an in-place rewrite of a 0600 vault made it 0644).
-    public private(set) var existingMode: mode_t?
+    /// The permissions and owners of the file there now, which a file replacing it keeps
+    /// (``StagedOutput``).
+    public private(set) var existingPermissions: FilePermissions?
     /// The output's folder does not exist and may not be made.
     public var folderIsMissing: Bool { folder.isMissing }
 
@@ -365,8 +365,8 @@ public final class OutputLocation: @unchecked Sendable {
                 throw VaultError.refusedOutput(path, "is \(Self.kindName(info.st_mode)), not a regular file", what: what)
             }
             identity = FileIdentity(device: UInt64(info.st_dev), inode: UInt64(info.st_ino), pendingName: nil)
-            holdsKey = KeyHoldingFile.holdsKey(name, in: descriptor, size: Int(info.st_size), mode: info.st_mode & 0o777)
-            existingMode = info.st_mode & 0o777
+            holdsKey = KeyHoldingFile.holdsKey(name, in: descriptor, size: Int(info.st_size))
+            existingPermissions = FilePermissions(info)
             stored = Self.storedData(name, in: descriptor)
         } else {
             identity = FileIdentity(device: folder.identity.device, inode: folder.identity.inode, pendingName: name)
@@ -432,24 +432,28 @@ public final class StagedOutput: @unchecked Sendable {
     /// flushes it to disk. An output staged without its flush must be published with
     /// ``publishTogether(_:)``, which flushes before naming. `temporaryName`, when given, is
     /// the only name the file may have before its own.
-    /// `mode` is the file's for a new file; one that replaces a file gets the permissions both
-    /// allow (a 0600 file replaced stays 0600). `holdsSecret` marks the file as the suite's own
-    /// secret (``KeyHoldingFile``), so that no later output replaces it, however it is spelled.
+    /// `mode` is the file's for a new file; one that replaces a file keeps that file's
+    /// permissions and owners (``FilePermissions/kept(forSecret:ceiling:by:)``), as does a copy
+    /// of another file, `keeping` its permissions (a backup). `holdsSecret` marks the file as
+    /// the suite's own secret (``KeyHoldingFile``), so that no later output replaces it, however
+    /// it is spelled, and keeps it no more open than `mode`.
     public convenience init(_ location: OutputLocation, bytes: UnsafeRawBufferPointer, mode requestedMode: mode_t, flush: Bool = true,
-                            temporaryName: String? = nil, holdsSecret: Bool = false) throws {
-        try self.init(location, mode: requestedMode, flush: flush, temporaryName: temporaryName, marking: holdsSecret ? bytes : nil) { try $0(bytes) }
+                            temporaryName: String? = nil, holdsSecret: Bool = false, keeping: FilePermissions? = nil) throws {
+        try self.init(location, mode: requestedMode, flush: flush, temporaryName: temporaryName, marking: holdsSecret ? bytes : nil,
+                      keeping: keeping) { try $0(bytes) }
     }
 
     /// Stages an output from the pieces `produce` hands its argument, as they come: an output
     /// as large as a registry (a batch's operations) is never held whole. Never a secret (a
     /// secret's file is marked with a digest of its bytes, ``KeyHoldingFile``).
-    public convenience init(_ location: OutputLocation, mode: mode_t, producing produce: ((UnsafeRawBufferPointer) throws -> Void) throws -> Void) throws {
-        try self.init(location, mode: mode, flush: true, temporaryName: nil, marking: nil, produce)
+    public convenience init(_ location: OutputLocation, mode: mode_t, keeping: FilePermissions? = nil,
+                            producing produce: ((UnsafeRawBufferPointer) throws -> Void) throws -> Void) throws {
+        try self.init(location, mode: mode, flush: true, temporaryName: nil, marking: nil, keeping: keeping, produce)
     }
 
     private init(_ location: OutputLocation, mode requestedMode: mode_t, flush: Bool, temporaryName: String?, marking secret: UnsafeRawBufferPointer?,
-                 _ produce: ((UnsafeRawBufferPointer) throws -> Void) throws -> Void) throws {
-        let mode = location.existingMode.map { $0 & requestedMode } ?? requestedMode
+                 keeping: FilePermissions?, _ produce: ((UnsafeRawBufferPointer) throws -> Void) throws -> Void) throws {
+        let kept = keeping ?? location.existingPermissions
         self.location = location
         recordedTemporaryName = temporaryName
         let folder = try location.folder.opened()
@@ -481,6 +485,8 @@ public final class StagedOutput: @unchecked Sendable {
             if temporaryName == nil { KeyHoldingFile.markTemporary(descriptor, true) }
             let descriptor = descriptor
             try produce { try AtomicFile.writeAll($0, to: descriptor, path: location.path) }
+            // Owners first: a change of owner clears the set-id bits the mode then puts back.
+            let mode = kept?.kept(forSecret: secret != nil, ceiling: requestedMode, by: descriptor) ?? requestedMode
             guard fchmod(descriptor, mode) == 0 else { throw AtomicFile.ioError(errno: errno, "could not set the mode of '\(location.path)'") }
             if let secret { KeyHoldingFile.mark(descriptor, secret) }
             guard !flush || fsync(descriptor) == 0 else { throw AtomicFile.ioError(errno: errno, "could not flush '\(location.path)' to disk") }

@@ -42,6 +42,10 @@ public struct SecretCommand: Sendable {
     /// credentials (``ChildEnvironment``), `environment` added.
     public func run(extraArguments: [String] = [], environment extra: [String: String] = [:],
                     timeout: Double, limit: Int = InputLimits.keyFile) throws -> Outcome {
+        try ChildSignals.watch { try runWatched(extraArguments: extraArguments, environment: extra, timeout: timeout, limit: limit) }
+    }
+
+    private func runWatched(extraArguments: [String], environment extra: [String: String], timeout: Double, limit: Int) throws -> Outcome {
         let argv = arguments + extraArguments
         // Close-on-exec from the start, and every other descriptor closed in the child (as
         // ChildProcess does): a fleet run asks for several households at once, and a command
@@ -72,6 +76,8 @@ public struct SecretCommand: Sendable {
             while length <= limit {
                 let left = deadline.timeIntervalSinceNow
                 guard left > 0 else { problem = .timedOut; return }
+                // The tool is being ended (``ChildSignals``): the command is killed below.
+                guard !ChildSignals.arrived else { problem = .killed(SIGKILL); return }
                 var pollers = [pollfd(fd: readEnd, events: Int16(POLLIN), revents: 0),
                                pollfd(fd: relayed.pollable, events: Int16(POLLIN), revents: 0)]
                 let ready = poll(&pollers, 2, Int32(min(left, 0.02) * 1000) + 1)
@@ -108,6 +114,7 @@ public struct SecretCommand: Sendable {
             if reaped == pid { ended = true } else if reaped < 0, errno != EINTR { break }
             guard !ended else { break }
             guard deadline.timeIntervalSinceNow > 0 else { problem = .timedOut; break }
+            guard !ChildSignals.arrived else { problem = .killed(SIGKILL); break }
             relayed.readAvailable()
             guard !relayed.isFlooding else { problem = .floodedStandardError; break }
             var pause = timespec(tv_sec: 0, tv_nsec: 10_000_000)

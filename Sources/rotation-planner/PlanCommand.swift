@@ -48,12 +48,13 @@ struct Plan: ParsableCommand {
         var plan = try RotationPlanner.plan(vault: bytes, oldKey: old, newKey: new, mode: mode, reason: reason,
                                             createdAt: now.time, template: PlanFiles.template())
         try plan.sign(oldKey: old, newKey: new)
-        // On a terminal it is read, not kept: there the characters that would drive or reorder
-        // it (a device name's U+202E) are written as `\uXXXX`, the same plan to any reader (its
-        // planId is over the canonical body), as `show` escapes them (a hostile trial).
+        // The characters that would drive or reorder a terminal or an editor showing the plan
+        // (a device name's U+202E, U+2028, DEL, a C1 control) are written as `\uXXXX` wherever
+        // it goes, as `show` escapes them: the same plan to any reader, since its planId is over
+        // the canonical body (hostile trials: on a terminal, then in the file `cat` shows). On a
+        // terminal it is read, not kept, and shows no key either.
         let shown = planOutput.path == nil && StandardStreams.outputIsTerminal, value = plan.jsonValue()
-        // A document, not a report: its format writes text as UTF-8 verbatim (docs/rotation-plan.md).
-        try files.writer().write(planOutput, shown ? value.reported() : value.serialized())
+        try files.writer().write(planOutput, shown ? value.reported() : JSONValue.escapingInvisibles(value.serialized()))
         let relink = plan.devices.filter { $0.action == .relink }.count
         diagnostics.note("plan \(Hex.encode(plan.planID).prefix(16))…: \(plan.mode.rawValue) rotation of household \(plan.old.householdID.shortHex)… → \(plan.new.householdID.shortHex)…, \(counted(relink, "device")) to relink, \(counted(plan.groups.count, "group"))")
     }

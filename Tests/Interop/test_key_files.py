@@ -43,19 +43,38 @@ def force_flag(writer):
     return ["--force"] if "force" in options else []
 
 
-@pytest.mark.parametrize("writer,output,key", CASES)
-def test_no_output_replaces_a_key_file(workspace, writer, output, key):
+def assert_never_replaced(workspace, writer, output, source, mode):
+    """The writer's `output`, named onto a copy of `source` of that mode, is refused (exit 4)
+    and nothing in the workspace changes, with --force too where the command has it."""
     values = writer.defaults()
     values[output] = "held.key"
-    (workspace / "held.key").write_bytes((workspace / key).read_bytes())
-    (workspace / "held.key").chmod(0o600)
+    (workspace / "held.key").write_bytes((workspace / source).read_bytes())
+    (workspace / "held.key").chmod(mode)
     argv = writer.render(values, workspace) + force_flag(writer)
     before = snapshot(workspace)
     result = tool(writer.tool, argv, workspace)
-    assert result.returncode == REFUSED, f"{writer.tool} {' '.join(argv)} over a file holding {key}: {result}"
+    assert result.returncode == REFUSED, f"{writer.tool} {' '.join(argv)} over a copy of {source}: {result}"
     assert "held.key" in result.message, result
     assert "holds a key" in result.message or "a key file is never replaced" in result.message, result
     assert_unchanged(workspace, before, what=f"{writer.tool} {' '.join(argv)}")
+
+
+@pytest.mark.parametrize("writer,output,key", CASES)
+def test_no_output_replaces_a_key_file(workspace, writer, output, key):
+    assert_never_replaced(workspace, writer, output, key, 0o600)
+
+
+# Pictures the suite reads a key from: a passphrase sheet, a code's sheet, a pairing code.
+PICTURES = ["esheet.png", "csheet.png", "pair.png"]
+
+
+@pytest.mark.parametrize("writer,output,key", CASES)
+def test_no_output_replaces_a_picture_that_may_hold_a_key(workspace, writer, output, key):
+    """A sheet, a code or a link copied without the suite's mark and made readable by others
+    (downloaded, mailed, `chmod 644`): its key is in its QR code, so every picture or page the
+    suite reads keys from is held as one (a hostile trial replaced such copies through 13
+    outputs of four tools)."""
+    assert_never_replaced(workspace, writer, output, PICTURES[sum(map(ord, key + output)) % len(PICTURES)], 0o644)
 
 
 # Outputs that replace an existing file (the others are always new: keys, shares, plans).

@@ -12,12 +12,14 @@ over every tool rather than the cases a report named.
   deleted; a database named through a link has its side files checked at the target.
 """
 import base64
+import grp
 import hashlib
 import json
 import os
 import re
 import resource
 import signal
+import stat
 import struct
 import subprocess
 import sys
@@ -232,18 +234,22 @@ def test_a_file_holding_a_key_is_never_replaced(tmp_path, kind, command):
     assert target.read_bytes() == before
 
 
+@pytest.mark.parametrize("copied", ["cp", "cp, then made readable", "downloaded"])
 @pytest.mark.parametrize("sheet", ["recovery-sheet generate --key-file k.nsec --dpi 100 -o SHEET.png",
                                    "recovery-sheet generate --key-file k.nsec --format pdf -o SHEET.pdf",
                                    "device-link create --key-file k.nsec --vault-url URL --encoding app -o SHEET.png"])
 @pytest.mark.parametrize("command", [
     "recovery-sheet generate --key-file other.nsec --force --dpi 100 -o OUT",
     "vault-tool open --key-file k.nsec --force -o OUT work.vault",
+    "vault-tool derive --key-file k.nsec -o OUT",
     "device-link pairing create --share-url https://icloud.example/s --parent-device-id 6F9619FF-8B86-D011-B42D-00C04FC964FF "
     "--shared-zone-id Z --force -o OUT",
 ])
-def test_a_copied_sheet_holding_a_key_is_never_replaced(tmp_path, sheet, command):
+def test_a_copied_sheet_holding_a_key_is_never_replaced(tmp_path, sheet, command, copied):
     """A sheet or a link copied as people copy files (`cp`: its mode kept, the suite's mark
-    not) still holds the family's key, in its QR code: no output replaces it."""
+    not; then `chmod 644`, or downloaded, mailed, carried on a stick: neither) still holds the
+    family's key, in its QR code: no output replaces it (a hostile trial replaced 0644 copies
+    of each with a vault or a key's derivation)."""
     parent_workspace(tmp_path)
     Path("other.nsec").write_text((FIXTURES / "keys" / "other.nsec").read_text())
     Path("other.nsec").chmod(0o600)
@@ -253,8 +259,13 @@ def test_a_copied_sheet_holding_a_key_is_never_replaced(tmp_path, sheet, command
     assert first.returncode == 0, first.stderr
     original = next(Path(".").glob("SHEET.*"))
     copy = Path("copy" + original.suffix)
-    subprocess.run(["cp", str(original), str(copy)], check=True)
-    assert copy.stat().st_mode & 0o777 == 0o600
+    if copied == "downloaded":
+        copy.write_bytes(original.read_bytes())
+    else:
+        subprocess.run(["cp", str(original), str(copy)], check=True)
+        assert copy.stat().st_mode & 0o777 == 0o600
+    if copied != "cp":
+        copy.chmod(0o644)
     before = copy.read_bytes()
     argv = command.replace("OUT", str(copy)).split()
     result = subprocess.run([str(BIN / argv[0]), *argv[1:]], capture_output=True, text=True, timeout=60)
@@ -281,19 +292,39 @@ def test_a_secret_the_suite_wrote_is_never_replaced(tmp_path, command):
     assert Path("secret.out").read_bytes() == before
 
 
-@pytest.mark.parametrize("umask", [0o022, 0o000])
-def test_an_in_place_rewrite_keeps_the_mode(tmp_path, umask):
+@pytest.mark.parametrize("umask", [0o022, 0o000, 0o077])
+@pytest.mark.parametrize("mode", [0o600, 0o660, 0o666, 0o2640, 0o604, 0o400])
+@pytest.mark.parametrize("command", ["vault-tool migrate vault --key-file k.nsec --to 2 --in-place v.vault",
+                                     "vault-tool device rename --key-file k.nsec --in-place v.vault Kitchen Pantry",
+                                     "vault-tool device limit --key-file k.nsec --in-place v.vault 9"])
+def test_an_in_place_rewrite_keeps_the_mode_and_group(tmp_path, umask, mode, command):
+    """The vault rewritten in place, and its backup, are the old file in all but contents: its
+    mode whatever the umask (a trial: 0660 became 0640, 2640 lost its set-group-id bit, 0644
+    under umask 077 became 0600), and its group, whose members share it."""
     os.chdir(tmp_path)
     Path("k.nsec").write_text((FIXTURES / "keys" / "parent.nsec").read_text())
     Path("k.nsec").chmod(0o600)
     vault = Path("v.vault")
     vault.write_bytes((FIXTURES / "testkit" / "ok-household.vault").read_bytes())
-    vault.chmod(0o600)
-    result = subprocess.run([str(BIN / "vault-tool"), "migrate", "vault", "--key-file", "k.nsec", "--to", "2", "--in-place", "v.vault"],
-                            capture_output=True, text=True, timeout=60, preexec_fn=lambda: os.umask(umask))
+    if "Kitchen" in command:
+        document = json.loads(subprocess.run([str(BIN / "vault-tool"), "open", "--key-file", "k.nsec", "--reveal-secrets", "--force", "v.vault"],
+                                             capture_output=True, check=True).stdout)
+        document["devices"][-1]["deviceName"] = "Kitchen"
+        Path("d.json").write_text(json.dumps(document))
+        subprocess.run([str(BIN / "vault-tool"), "seal", "--key-file", "k.nsec", "--force", "-o", "v.vault", "d.json"], capture_output=True, check=True)
+    if "limit" in command:  # a schema 2 vault's field
+        subprocess.run([str(BIN / "vault-tool"), "migrate", "vault", "--key-file", "k.nsec", "--to", "2", "-o", "v2.vault", "v.vault"], capture_output=True, check=True)
+        Path("v2.vault").replace(vault)
+    group = grp.getgrnam("nogroup").gr_gid if os.geteuid() == 0 else os.getegid()
+    os.chown(vault, -1, group)
+    vault.chmod(mode)
+    argv = command.split()
+    result = subprocess.run([str(BIN / argv[0]), *argv[1:]], capture_output=True, text=True, timeout=60, preexec_fn=lambda: os.umask(umask))
     assert result.returncode == 0, result.stderr
-    assert vault.stat().st_mode & 0o777 == 0o600
-    assert Path("v.vault.bak").stat().st_mode & 0o777 == 0o600
+    for file in (vault, *([Path("v.vault.bak")] if Path("v.vault.bak").exists() else [])):
+        assert stat.S_IMODE(file.stat().st_mode) == mode, (file, oct(file.stat().st_mode))
+        assert file.stat().st_gid == group
+    assert "migrate" not in command or Path("v.vault.bak").exists()
 
 
 @pytest.mark.parametrize("command", ["log", "devices", "members", "rejoin-plan"])
@@ -584,21 +615,29 @@ def test_a_key_command_that_leaves_a_program_behind_is_not_waited_for(tmp_path, 
     assert "npub" in result.stdout
 
 
+def running_as(child, folder, body):
+    """A script of `body` in `folder`, and the environment and command line that run it as a key
+    command or as a profile's `credential_process` (the object store a closed port: the
+    credentials are all it gets to)."""
+    script = folder / "child.sh"
+    script.write_text("#!/bin/sh\n" + body)
+    script.chmod(0o700)
+    (folder / "config").write_text(f"[default]\ncredential_process = {script}\n")
+    environment = {"PATH": os.environ["PATH"], "HOME": str(folder), "AWS_CONFIG_FILE": str(folder / "config"),
+                   "AWS_SHARED_CREDENTIALS_FILE": str(folder / "none"), "AWS_REGION": "us-east-1", "AWS_ENDPOINT_URL": "http://127.0.0.1:9",
+                   "AWS_MAX_ATTEMPTS": "1", "AWS_EC2_METADATA_DISABLED": "true"}
+    argv = {"key-command": ["vault-tool", "derive", "--key-command", str(script)],
+            "credential-process": ["vault-tool", "census", "s3://bucket/vaults/"]}[child]
+    return environment, argv
+
+
 @pytest.mark.parametrize("child", ["key-command", "credential-process"])
 def test_a_child_given_up_on_is_killed_with_what_it_started(tmp_path, child):
     """A key command or a credential_process killed for printing too much (as one past its
     deadline is) takes what it started with it: its `sleep` was left running (a hostile trial)."""
     os.chdir(tmp_path)
     seconds = str(4000 + os.getpid() % 1000)
-    script = tmp_path / "start-and-flood"
-    script.write_text(f"#!/bin/sh\nsleep {seconds} &\n(sleep {seconds}; true) &\nyes\n")
-    script.chmod(0o700)
-    Path("config").write_text(f"[default]\ncredential_process = {script}\n")
-    environment = {"PATH": os.environ["PATH"], "HOME": str(tmp_path), "AWS_CONFIG_FILE": str(tmp_path / "config"),
-                   "AWS_SHARED_CREDENTIALS_FILE": str(tmp_path / "none"), "AWS_REGION": "us-east-1", "AWS_ENDPOINT_URL": "http://127.0.0.1:9",
-                   "AWS_MAX_ATTEMPTS": "1", "AWS_EC2_METADATA_DISABLED": "true"}
-    argv = {"key-command": ["vault-tool", "derive", "--key-command", str(script)],
-            "credential-process": ["vault-tool", "census", "s3://bucket/vaults/"]}[child]
+    environment, argv = running_as(child, tmp_path, f"sleep {seconds} &\n(sleep {seconds}; true) &\nyes\n")
     try:
         result = subprocess.run([str(BIN / argv[0]), *argv[1:]], capture_output=True, text=True, env=environment, timeout=60)
         left = subprocess.run(["pgrep", "-f", f"^sleep {seconds}$"], capture_output=True, text=True).stdout.split()
@@ -606,6 +645,55 @@ def test_a_child_given_up_on_is_killed_with_what_it_started(tmp_path, child):
         subprocess.run(["pkill", "-f", f"^sleep {seconds}$"])
     assert result.returncode != 0, result.stderr
     assert not left, f"left running: {left}; {result.stderr}"
+
+
+@pytest.mark.parametrize("signal_number", [signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT, signal.SIGINT], ids=lambda s: signal.Signals(s).name)
+@pytest.mark.parametrize("child", ["key-command", "credential-process"])
+def test_a_tool_ended_by_a_signal_ends_its_child_and_what_it_started(tmp_path, child, signal_number):
+    """`kill -TERM` of a tool waiting on a key command or a credential_process (sent to the tool
+    alone, as `kill` and a supervisor that stops one process send it) left the script and its
+    `sleep` running past the tool and its deadline (a hostile trial): the child and what it
+    started are killed, then the tool dies of the signal as it would have. The signal is sent
+    once the script has started its `sleep` and said so, not after a time."""
+    os.chdir(tmp_path)
+    seconds = str(5000 + os.getpid() % 1000)
+    environment, argv = running_as(child, tmp_path, f"sleep {seconds} &\necho $! > started\nwait\n")
+    # SIGINT as a terminal's Ctrl-C would reach the tool alone: not ignored, as a background
+    # job's is.
+    tool = subprocess.Popen([str(BIN / argv[0]), *argv[1:]], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=environment,
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+    try:
+        wait_until(lambda: Path("started").exists() and Path("started").read_text().strip(), "the script to start its sleep", timeout=60)
+        sleeper = int(Path("started").read_text())
+        tool.send_signal(signal_number)
+        tool.wait(timeout=60)
+        left = subprocess.run(["pgrep", "-f", f"^sleep {seconds}$"], capture_output=True, text=True).stdout.split()
+        script_left = subprocess.run(["pgrep", "-f", str(tmp_path / "child.sh")], capture_output=True, text=True).stdout.split()
+    finally:
+        tool.kill()
+        subprocess.run(["pkill", "-f", f"^sleep {seconds}$"])
+    assert tool.returncode == -signal_number, tool.stderr.read()
+    assert not left and not script_left, f"left running: {left} {script_left} (sleep was {sleeper})"
+
+
+def test_a_signal_the_tool_ignores_stays_ignored_while_it_waits_on_a_child(tmp_path):
+    """`nohup`: a hang-up the tool was started ignoring does not end its key command."""
+    os.chdir(tmp_path)
+    Path("k.nsec").write_text((FIXTURES / "keys" / "parent.nsec").read_text())
+    script = tmp_path / "print-when-told"
+    script.write_text("#!/bin/sh\necho waiting > started\nwhile [ ! -e go ]; do sleep 0.01; done\ncat \"$1\"\n")
+    script.chmod(0o700)
+    tool = subprocess.Popen([str(BIN / "vault-tool"), "derive", "--key-command", f"{script} k.nsec"], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, preexec_fn=lambda: signal.signal(signal.SIGHUP, signal.SIG_IGN))
+    try:
+        wait_until(lambda: Path("started").exists(), "the key command to start", timeout=60)
+        tool.send_signal(signal.SIGHUP)
+        Path("go").touch()
+        out, errors = tool.communicate(timeout=60)
+    finally:
+        tool.kill()
+    assert tool.returncode == 0, errors
+    assert "npub" in out
 
 
 def test_a_credential_process_gets_no_credential_and_is_not_held_by_its_background(tmp_path):
@@ -627,6 +715,19 @@ def test_a_credential_process_gets_no_credential_and_is_not_held_by_its_backgrou
     assert "AWS_CONFIG_FILE=" in seen
     # It went on to the store (which is not there): the credentials were read.
     assert "credential_process" not in result.stderr, result.stderr
+
+
+@pytest.mark.parametrize("command", ["vault-tool open -ooo.vault x", "recovery-sheet words -ooo.txt", "rotation-planner plan -ooo.json",
+                                     "device-link create -ooo.png", "device-revoker vault -ooo.vault"])
+def test_a_usage_error_the_parser_reads_two_ways_is_one_line(command):
+    """`-ooo.vault` is an unknown option or `-o` with no value: swift-argument-parser says both,
+    a line apart, which the renderer showed as `\\u{a}` in one error line (a trial). Each
+    reading is said, on the one line."""
+    argv = command.split()
+    result = subprocess.run([str(BIN / argv[0]), *argv[1:]], capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL)
+    assert result.returncode == 64, result.stderr
+    errors = [line for line in result.stderr.splitlines() if ": error: " in line]
+    assert len(errors) == 1 and "\\u{a}" not in result.stderr and "; or: " in errors[0], result.stderr
 
 
 # --- untrusted text is shown, never obeyed -------------------------------------------------------

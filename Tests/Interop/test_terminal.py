@@ -73,10 +73,11 @@ def test_two_different_passphrases_write_nothing(tmp_path):
     assert not (tmp_path / "sheet.png").exists()
 
 
-def test_a_plan_shown_on_a_terminal_cannot_reorder_it_and_the_plan_file_keeps_its_text(tmp_path):
-    """A device named with a right-to-left override (U+202E) and a line separator: `plan`
-    on a terminal writes them as \\u escapes, the same plan to any reader; to a file the plan
-    keeps its text as it is (its format), and both have one planId."""
+def test_a_plan_shown_on_a_terminal_or_kept_in_a_file_cannot_reorder_it(tmp_path):
+    """A device named with a right-to-left override (U+202E), a line separator, a zero-width
+    space, a BOM, DEL and a C1 control: `plan` writes them as \\u escapes on a terminal and in
+    the file (a hostile trial: `cat plan.json` showed them raw), the same plan to any reader,
+    with one planId, and `apply` takes the file."""
     import json
     import subprocess
     for name in ("parent.nsec", "other.nsec"):
@@ -86,7 +87,7 @@ def test_a_plan_shown_on_a_terminal_cannot_reorder_it_and_the_plan_file_keeps_it
                              str(FIXTURES / "testkit" / "ok-v2-household.vault")], capture_output=True, text=True, cwd=tmp_path)
     assert opened.returncode == 0, opened.stderr
     document = json.loads((tmp_path / "doc.json").read_text())
-    document["devices"][0]["deviceName"] = "iPad\u202eevil\u2028two"
+    document["devices"][0]["deviceName"] = "iPad\u202eevil\u2028two\u200b\ufeff\x7f\x9b"
     (tmp_path / "doc.json").write_text(json.dumps(document))
     sealed = subprocess.run([str(BIN / "vault-tool"), "seal", "--key-file", "parent.nsec", "-o", "h.vault", "doc.json"], capture_output=True,
                             text=True, cwd=tmp_path)
@@ -99,6 +100,11 @@ def test_a_plan_shown_on_a_terminal_cannot_reorder_it_and_the_plan_file_keeps_it
     kept = subprocess.run(argv + ["-o", "plan.json"], capture_output=True, text=True, cwd=tmp_path)
     assert kept.returncode == 0, kept.stderr
     text = (tmp_path / "plan.json").read_text()
-    assert "\u202e" in text
+    for character in "\u202e\u2028\u200b\ufeff\x7f\x9b":
+        assert character not in text and f"\\u{ord(character):04x}" in text
     on_screen = json.loads(shown[shown.index("{"):shown.rindex("}") + 1])
     assert on_screen["planId"] == json.loads(text)["planId"]
+    assert any(device.get("deviceName") == document["devices"][0]["deviceName"] for device in json.loads(text)["devices"])
+    applied = subprocess.run([str(BIN / "rotation-planner"), "apply", "plan.json", "--vault", "h.vault", "--key-file", "parent.nsec",
+                              "--new-key-file", "other.nsec", "--out-dir", "applied"], capture_output=True, text=True, cwd=tmp_path)
+    assert applied.returncode == 0, applied.stderr
