@@ -291,6 +291,25 @@ public final class OutputWriter {
     private func stageChecked(_ output: DeclaredOutput, _ bytes: UnsafeRawBufferPointer) throws {
         try refuseOverMovedHousehold(output, bytes)
         let (output, location) = files.declared(output)
+        // A vault older than schema 3 beside a household log is one every tool refuses as put
+        // back over the vault the log records (``VaultLogFiles/refuseLog(_:besideVaultOf:)``):
+        // an in-place downgrade wrote one with exit 0 (a hostile trial). Not written at all.
+        if output.copiesModeOf == nil, location != nil, let path = output.path,
+           let version = LoggedVault.schemaVersion(Array(bytes.prefix(VaultEnvelope.headerByteCount))), version < 3 {
+            do {
+                try VaultLogFiles.refuseLog(LoggedVault.logPath(besideVault: path), besideVaultOf: version)
+            } catch {
+                throw VaultError.olderVaultWrittenBesideLog(output.label, path, version: version, log: LoggedVault.logPath(besideVault: path))
+            }
+        }
+        // A vault replaces a vault of its own household only: `seal -o their.vault` put one
+        // household over another's, which may have been its only copy (a hostile trial). The
+        // file there is read only when it is a vault, and only its header.
+        if output.copiesModeOf == nil, let location, location.stored == .vault, let new = try? VaultHeader(parsing: bytes),
+           let current = try location.currentContents(limit: VaultEnvelope.headerByteCount, whole: false),
+           let old = try? VaultHeader(parsing: current), old.householdID != new.householdID {
+            throw VaultError.vaultOfAnotherHousehold(output.label, location.path, old.householdID)
+        }
         if output.path.map(VaultLocation.isObject) ?? false {
             // Never a secret (refused when declared): an ordinary array may hold it.
             staged.append((output, nil, nil, Array(bytes)))

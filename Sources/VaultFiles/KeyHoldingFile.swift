@@ -22,23 +22,25 @@ package enum KeyHoldingFile {
     /// holds a key: the suite's own mark, still true of it, or a key in any spelling the suite
     /// reads (``KeyText``), or a picture or page of a kind `scan` reads a key from, whose key
     /// would be in a QR code no text rule reads. The bytes are read into protected memory and
-    /// compared there.
+    /// compared there. A file that cannot be read to tell (another user's 0600 key in a shared
+    /// folder, a mode 000 sheet: a hostile trial replaced both) is held as one.
     static func holdsKey(_ name: String, in folder: Int32, size: Int) -> Bool {
         let descriptor = openat(folder, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC)
-        guard descriptor >= 0 else { return false }
+        guard descriptor >= 0 else { return errno != ENOENT }
         defer { close(descriptor) }
         var mark = [UInt8](repeating: 0, count: 64)
         let markLength = mark.withUnsafeMutableBytes { hvt_get_attribute(descriptor, secretAttribute, $0.baseAddress, UInt($0.count)) }
         guard size > 0 else { return markLength >= 0 }
-        var length = 0
+        var length = 0, unreadable = false
         guard let contents = try? SecretBytes(count: min(size, readLimit), initialize: { buffer in
             while length < buffer.count {
                 let count = read(descriptor, buffer.baseAddress! + length, buffer.count - length)
                 if count < 0, errno == EINTR { continue }
+                unreadable = count < 0
                 guard count > 0 else { break }
                 length += count
             }
-        }) else { return true }  // no protected memory to look in: assume the worst
+        }), !unreadable else { return true }  // no protected memory to look in, or no bytes: assume the worst
         return contents.withUnsafeBytes { all in
             let start = UnsafeRawBufferPointer(rebasing: all.prefix(length))
             if markLength > 0, Array(mark.prefix(markLength)) == fingerprint(start, size: size) { return true }
@@ -143,12 +145,15 @@ package enum KeyHoldingFile {
     }
 
     /// A PNG, a JPEG or a PDF: the pictures and pages the suite reads a key from (`scan`, by
-    /// the same signatures: ``GrayImage`` and ``SheetPDF``).
+    /// the same signatures: ``GrayImage`` and ``SheetPDF``). A PDF's `%PDF-` anywhere in its
+    /// first KiB, as PDF readers take it: a page with bytes before it still prints its key (a
+    /// hostile trial).
     private static func isPicture(_ start: UnsafeRawBufferPointer) -> Bool {
-        pictureSignatures.contains { start.starts(with: $0) }
+        pictureSignatures.contains { start.starts(with: $0) } || start.prefix(1024).firstRange(of: pdfSignature) != nil
     }
 
-    private static let pictureSignatures: [[UInt8]] = [[0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a], [0xff, 0xd8], Array("%PDF-".utf8)]
+    private static let pictureSignatures: [[UInt8]] = [[0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a], [0xff, 0xd8]]
+    private static let pdfSignature = Array("%PDF-".utf8)
 
     /// The extended attribute a staged output carries until it has its name: a file at an
     /// output's own temporary name that carries it was left by a killed run of the suite, and
@@ -189,7 +194,7 @@ package enum KeyHoldingFile {
 extension VaultError {
     /// An output would replace a file that holds a key.
     package static func wouldReplaceKey(_ path: String, file: String = #fileID, line: UInt = #line) -> VaultError {
-        VaultError(.outputExists, "'\(path)' holds a key, or a secret the suite wrote, or is a picture or page that may hold one in a QR code (a sheet, shares, a code); such a file is never replaced, whatever the flags",
+        VaultError(.outputExists, "'\(path)' holds a key, a secret the suite wrote or a picture or page that may hold one in a QR code (a sheet, shares, a code), or cannot be read to tell; such a file is never replaced, whatever the flags",
                    hint: "write to another file; to retire that key, move it away knowingly first",
                    file: file, line: line)
     }

@@ -375,7 +375,7 @@ public final class OutputLocation: @unchecked Sendable {
     }
 
     /// The bytes of the file there now, if any, read through the opened folder.
-    public func currentContents(limit: Int) throws -> [UInt8]? {
+    public func currentContents(limit: Int, whole: Bool = true) throws -> [UInt8]? {
         guard let folder = folder.existing else { return nil }
         let descriptor = openat(folder, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)
         guard descriptor >= 0 else {
@@ -383,6 +383,13 @@ public final class OutputLocation: @unchecked Sendable {
             throw AtomicFile.ioError(errno: errno, "could not read '\(path)'")
         }
         defer { close(descriptor) }
+        guard whole else {
+            // Its first `limit` bytes (a vault's header), however long it is.
+            var head = [UInt8](repeating: 0, count: limit)
+            let count = head.withUnsafeMutableBytes { pread(descriptor, $0.baseAddress, $0.count, 0) }
+            guard count >= 0 else { throw AtomicFile.ioError(errno: errno, "could not read '\(path)'") }
+            return Array(head.prefix(count))
+        }
         return try BoundedRead.all(from: descriptor, limit: limit, name: path, what: "file")
     }
 

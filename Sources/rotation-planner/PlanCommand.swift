@@ -33,7 +33,7 @@ struct Plan: ParsableCommand {
 
     @OptionGroup var now: RecordedNowOption
 
-    @Option(name: .shortAndLong, help: ArgumentHelp("Write the plan to FILE instead of standard output.", valueName: "FILE"))
+    @Option(name: .shortAndLong, help: ArgumentHelp("Write the plan to FILE, a new file (a plan is never written over another file), instead of standard output.", valueName: "FILE"))
     var output: String?
 
     func validate() throws {

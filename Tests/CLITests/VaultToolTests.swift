@@ -119,7 +119,7 @@ enum MergeFixtures {
 
         let again = try workspace.run("vault-tool", ["keygen", "-o", "new.nsec"])
         #expect(again.status == 4)
-        #expect(again.stderrText.contains("holds a key, or a secret the suite wrote, or is a picture or page that may hold one in a QR code (a sheet, shares, a code); such a file is never replaced"))
+        #expect(again.stderrText.contains("holds a key, a secret the suite wrote or a picture or page that may hold one in a QR code (a sheet, shares, a code), or cannot be read to tell; such a file is never replaced"))
         #expect(workspace.contents("new.nsec") == key)
         #expect(try workspace.topLevelNames().filter { $0.contains(".tmp-") }.isEmpty)
     }

@@ -18,11 +18,13 @@ import json
 import os
 import re
 import resource
+import shutil
 import signal
 import stat
 import struct
 import subprocess
 import sys
+import tempfile
 import urllib.parse
 from pathlib import Path
 
@@ -30,7 +32,7 @@ import pytest
 from mnemonic import Mnemonic
 
 from vaultref import Household, nip19_decode, nip19_encode
-from workspace import BIN, FIXTURES, CORPUS, in_system_call, wait_until
+from workspace import BIN, FIXTURES, CORPUS, ROOT, in_system_call, wait_until
 
 TOOLS = ["vault-tool", "recovery-sheet", "rotation-planner", "device-revoker", "device-link"]
 PARENT = Household(bytes(range(1, 33)))
@@ -272,6 +274,114 @@ def test_a_copied_sheet_holding_a_key_is_never_replaced(tmp_path, sheet, command
     assert result.returncode == 4, result.stderr
     assert "holds a key" in result.stderr
     assert copy.read_bytes() == before
+
+
+@pytest.mark.parametrize("before", [b"JUNK\n", b"\xef\xbb\xbf", b"%!PS-Adobe-3.0 wrapper\n" + b" " * 900])
+def test_a_sheet_pdf_with_bytes_before_its_signature_is_never_replaced(tmp_path, before):
+    """PDF readers take `%PDF-` anywhere in a file's first KiB: a sheet with bytes before it
+    still prints its key, and was replaced by every output (a hostile trial)."""
+    parent_workspace(tmp_path)
+    made = subprocess.run([str(BIN / "recovery-sheet"), "generate", "--key-file", "k.nsec", "--format", "pdf", "-o", "s.pdf"], capture_output=True, text=True)
+    assert made.returncode == 0, made.stderr
+    Path("sheet.doc").write_bytes(before + Path("s.pdf").read_bytes())
+    kept = Path("sheet.doc").read_bytes()
+    for argv in (["vault-tool", "derive", "--key-file", "k.nsec", "-o", "sheet.doc"], ["vault-tool", "open", "--key-file", "k.nsec", "-o", "sheet.doc", "work.vault"]):
+        result = subprocess.run([str(BIN / argv[0]), *argv[1:]], capture_output=True, text=True, timeout=60)
+        assert result.returncode == 4 and "holds a key" in result.stderr, result.stderr
+    assert Path("sheet.doc").read_bytes() == kept
+
+
+@pytest.mark.parametrize("written", ["--in-place", "-o work.vault"])
+def test_a_downgrade_is_never_written_beside_the_household_log(tmp_path, written):
+    """A schema 3 vault taken back to schema 2 where its household log lies beside it is a vault
+    every tool then refuses as put back (a hostile trial: `migrate --to 2 --in-place` exit 0,
+    then `inspect` and `check` exit 3): refused before anything is written (exit 4); written
+    into another folder, it is read there."""
+    os.chdir(tmp_path)
+    made = subprocess.run([str(BIN / "vault-tool"), "sample-fleet", "--households", "1", "--schema-version", "3", "--out-dir", "fleet"],
+                          capture_output=True, text=True)
+    assert made.returncode == 0, made.stderr
+    vault = next(Path("fleet/vaults").glob("*.vault"))
+    key = next(Path("fleet/keys").glob("*"))
+    shutil.copy(vault, "work.vault")
+    shutil.copy(vault.with_suffix(".log"), "work.log")
+    before = (Path("work.vault").read_bytes(), Path("work.log").read_bytes())
+    source = ["work.vault"] if written == "--in-place" else [str(vault)]
+    result = subprocess.run([str(BIN / "vault-tool"), "migrate", "vault", "--key-file", str(key), "--to", "2", "--allow-lossy", *written.split(), *source],
+                            capture_output=True, text=True, timeout=60)
+    assert result.returncode == 4, result.stderr
+    assert "would sit beside the household log" in result.stderr
+    assert (Path("work.vault").read_bytes(), Path("work.log").read_bytes()) == before
+    Path("old-app").mkdir()
+    elsewhere = subprocess.run([str(BIN / "vault-tool"), "migrate", "vault", "--key-file", str(key), "--to", "2", "--allow-lossy", "-o", "old-app/work.vault",
+                                "work.vault"], capture_output=True, text=True, timeout=60)
+    assert elsewhere.returncode == 0, elsewhere.stderr
+    assert subprocess.run([str(BIN / "vault-tool"), "inspect", "old-app/work.vault"], capture_output=True).returncode == 0
+
+
+@pytest.mark.parametrize("held", ["another user's key", "a sheet no one may read", "another user's vault"])
+@pytest.mark.parametrize("command", ["vault-tool derive --key-file my.nsec -o OUT",
+                                     "recovery-sheet generate --key-file my.nsec --dpi 100 --format png -o OUT",
+                                     "vault-tool open --key-file my.nsec -o OUT my.vault"])
+def test_a_file_that_cannot_be_read_to_tell_is_never_replaced(held, command):
+    """In a folder others may write, a file the user cannot read (root's 0600 key, a sheet of
+    mode 000) was replaced by any output, whatever it held, since what it holds was never read
+    (a hostile trial): it is held as a key file. As 'nobody' when run as root."""
+    folder = Path(tempfile.mkdtemp(prefix="hvt-unreadable-"))
+    folder.chmod(0o777)
+    os.chdir(folder)
+    shutil.copy(FIXTURES / "keys" / "parent.nsec", "my.nsec")
+    shutil.copy(FIXTURES / "testkit" / "ok-v2-household.vault", "my.vault")
+    source = {"another user's key": FIXTURES / "keys" / "other.nsec", "another user's vault": FIXTURES / "testkit" / "ok-household.vault",
+              "a sheet no one may read": FIXTURES / "testkit" / "ok-household.vault"}[held]
+    Path("held").write_bytes(source.read_bytes() if "sheet" not in held else b"\x89PNG\r\n\x1a\n" + os.urandom(200))
+    prefix = []
+    if os.geteuid() == 0:
+        for name in ("my.nsec", "my.vault"):
+            os.chown(name, 65534, 65534)
+        prefix = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", "--"]
+    Path("my.nsec").chmod(0o600)
+    Path("held").chmod(0o000 if "sheet" in held else 0o600)
+    if not prefix:  # the user's own file, which no mode lets it read
+        Path("held").chmod(0o000)
+    before = Path("held").read_bytes()
+    argv = command.replace("OUT", "held").split()
+    result = subprocess.run([*prefix, str(BIN / argv[0]), *argv[1:]], capture_output=True, text=True, timeout=60)
+    assert result.returncode == 4, result.stderr
+    assert "cannot be read to tell" in result.stderr
+    assert Path("held").read_bytes() == before
+    shutil.rmtree(folder)
+
+
+@pytest.mark.parametrize("command", ["vault-tool seal --key-file k.nsec -o OUT doc.json",
+                                     "vault-tool migrate vault --key-file k.nsec --to 1 --allow-lossy -o OUT work.vault",
+                                     "vault-tool device rename --key-file k.nsec -o OUT work.vault Kitchen Pantry",
+                                     "device-revoker vault --key-file k.nsec --device Kitchen --force --ops ops.jsonl -o OUT --vault work.vault"])
+def test_a_vault_never_replaces_another_households(tmp_path, command):
+    """`seal -o their.vault` put one household's vault over another's, which may have been its
+    only copy (a hostile trial); every command that writes a vault refuses (exit 4), and still
+    replaces a vault of its own household."""
+    parent_workspace(tmp_path)
+    shutil.copy(ROOT / "Examples" / "household.nsec", "example.nsec")
+    Path("example.nsec").chmod(0o600)
+    document = json.loads(subprocess.run([str(BIN / "vault-tool"), "open", "--key-file", "k.nsec", "--reveal-secrets", "--force", "work.vault"],
+                                         capture_output=True, check=True).stdout)
+    document["devices"][-1]["deviceName"] = "Kitchen"
+    Path("doc.json").write_text(json.dumps(document))
+    subprocess.run([str(BIN / "vault-tool"), "seal", "--key-file", "k.nsec", "--force", "-o", "work.vault", "doc.json"], capture_output=True, check=True)
+    subprocess.run([str(BIN / "vault-tool"), "seal", "--key-file", "example.nsec", "-o", "theirs.vault", str(ROOT / "Examples" / "household.json")],
+                   capture_output=True, check=True)
+    subprocess.run([str(BIN / "vault-tool"), "seal", "--key-file", "k.nsec", "-o", "ours.vault", "doc.json"], capture_output=True, check=True)
+    before = Path("theirs.vault").read_bytes()
+    argv = command.replace("OUT", "theirs.vault").split()
+    refused = subprocess.run([str(BIN / argv[0]), *argv[1:]], capture_output=True, text=True, timeout=60)
+    assert refused.returncode == 4, refused.stderr
+    assert "is the vault of another household" in refused.stderr
+    assert Path("theirs.vault").read_bytes() == before
+    Path("ops.jsonl").unlink(missing_ok=True)
+    argv = command.replace("OUT", "ours.vault").split()
+    written = subprocess.run([str(BIN / argv[0]), *argv[1:]], capture_output=True, text=True, timeout=60)
+    assert written.returncode == 0, written.stderr
 
 
 @pytest.mark.parametrize("command", [
