@@ -38,20 +38,22 @@ extension VaultError.Code {
 }
 
 extension VaultError {
-    /// An output (`--ops`, a report, revealed secrets) named a file that is a vault, a log or a
-    /// database: it is never replaced by anything but its own kind.
+    /// A vault older than schema 3 named where a household log lies beside it.
     static func olderVaultWrittenBesideLog(_ label: String, _ path: String, version: Int, log: String, file: String = #fileID, line: UInt = #line) -> VaultError {
         VaultError(.olderVaultBesideLog, "\(label) \(FileNames.quoted(path)): a schema \(version) vault there would sit beside the household log \(FileNames.quoted(log)), which records the household's schema 3 vaults, and every tool would refuse it as a vault put back; nothing was written",
                    hint: "write the schema \(version) copy into another folder (devices still on the old app read it there); to leave schema 3 for good, move the log away knowingly first",
                    file: file, line: line)
     }
 
+    /// A vault output named the vault of another household (`household`).
     static func vaultOfAnotherHousehold(_ label: String, _ path: String, _ household: HouseholdID, file: String = #fileID, line: UInt = #line) -> VaultError {
         VaultError(.vaultOfAnotherHousehold, "\(label) \(FileNames.quoted(path)) is the vault of another household (\(household.shortHex)…); a vault replaces only its own household's, so nothing was written",
                    hint: "write it to another file; if that household's vault is kept elsewhere and this copy is not needed, move it away knowingly first",
                    file: file, line: line)
     }
 
+    /// An output (`--ops`, a report, revealed secrets) named a file that is a vault, a log or a
+    /// database: it is never replaced by anything but its own kind.
     static func wouldReplaceStore(_ label: String, _ path: String, _ what: String, file: String = #fileID, line: UInt = #line) -> VaultError {
         VaultError(.wouldReplaceStore, "\(label) \(FileNames.quoted(path)) is \(what); \(label) would replace it with other content, so nothing was written",
                    hint: "name another file for \(label)", file: file, line: line)

@@ -40,7 +40,7 @@ package enum KeyHoldingFile {
                 guard count > 0 else { break }
                 length += count
             }
-        }), !unreadable else { return true }  // no protected memory to look in, or no bytes: assume the worst
+        }), !unreadable else { return true }  // no protected memory to look in, or a read failed: assume the worst
         return contents.withUnsafeBytes { all in
             let start = UnsafeRawBufferPointer(rebasing: all.prefix(length))
             if markLength > 0, Array(mark.prefix(markLength)) == fingerprint(start, size: size) { return true }
