@@ -768,10 +768,11 @@ def test_a_tool_ended_by_a_signal_ends_its_child_and_what_it_started(tmp_path, c
     os.chdir(tmp_path)
     seconds = str(5000 + os.getpid() % 1000)
     environment, argv = running_as(child, tmp_path, f"sleep {seconds} &\necho $! > started\nwait\n")
-    # SIGINT as a terminal's Ctrl-C would reach the tool alone: not ignored, as a background
-    # job's is.
+    # Each signal as the tool gets it from a terminal or `kill`: not ignored, whatever the test
+    # run inherited (a background job ignores SIGINT, a run under `nohup` SIGHUP: the first
+    # series of fresh clones ran under nohup, and the tool rightly kept SIGHUP ignored).
     tool = subprocess.Popen([str(BIN / argv[0]), *argv[1:]], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=environment,
-                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+                            preexec_fn=lambda: signal.signal(signal_number, signal.SIG_DFL))
     try:
         wait_until(lambda: Path("started").exists() and Path("started").read_text().strip(), "the script to start its sleep", timeout=60)
         sleeper = int(Path("started").read_text())
