@@ -288,27 +288,35 @@ public final class OutputWriter {
         try stageChecked(output, bytes)
     }
 
+    /// Where an envelope's header keeps the household id, in every format (docs/vault-format.md).
+    private static let householdBytes = 10..<42
+
     private func stageChecked(_ output: DeclaredOutput, _ bytes: UnsafeRawBufferPointer) throws {
         try refuseOverMovedHousehold(output, bytes)
         let (output, location) = files.declared(output)
         // A vault older than schema 3 beside a household log is one every tool refuses as put
         // back over the vault the log records (``VaultLogFiles/refuseLog(_:besideVaultOf:)``):
         // an in-place downgrade wrote one with exit 0 (a hostile trial). Not written at all.
-        if output.copiesModeOf == nil, location != nil, let path = output.path,
+        // Beside the file written: a symbolic link's target (a trial: the link's own folder was
+        // looked in, and a schema 2 vault was written through it beside its log).
+        if output.copiesModeOf == nil, let path = location?.path,
            let version = LoggedVault.schemaVersion(Array(bytes.prefix(VaultEnvelope.headerByteCount))), version < 3 {
+            let log = LoggedVault.logPath(besideVault: ResolvedPath(path)?.path ?? path)
             do {
-                try VaultLogFiles.refuseLog(LoggedVault.logPath(besideVault: path), besideVaultOf: version)
+                try VaultLogFiles.refuseLog(log, besideVaultOf: version)
             } catch {
-                throw VaultError.olderVaultWrittenBesideLog(output.label, path, version: version, log: LoggedVault.logPath(besideVault: path))
+                throw VaultError.olderVaultWrittenBesideLog(output.label, path, version: version, log: log)
             }
         }
         // A vault replaces a vault of its own household only: `seal -o their.vault` put one
         // household over another's, which may have been its only copy (a hostile trial). The
         // file there is read only when it is a vault, and only its header.
+        // Its household is read from where every envelope keeps it, whatever its format or
+        // suite (a trial: a vault of an unknown suite was replaced, its header unparsed).
         if output.copiesModeOf == nil, let location, location.stored == .vault, let new = try? VaultHeader(parsing: bytes),
            let current = try location.currentContents(limit: VaultEnvelope.headerByteCount, whole: false),
-           let old = try? VaultHeader(parsing: current), old.householdID != new.householdID {
-            throw VaultError.vaultOfAnotherHousehold(output.label, location.path, old.householdID)
+           current.count >= Self.householdBytes.upperBound, Array(current[Self.householdBytes]) != new.householdID.bytes {
+            throw VaultError.vaultOfAnotherHousehold(output.label, location.path, HouseholdID(bytes: Array(current[Self.householdBytes])))
         }
         if output.path.map(VaultLocation.isObject) ?? false {
             // Never a secret (refused when declared): an ordinary array may hold it.

@@ -276,6 +276,21 @@ def test_a_copied_sheet_holding_a_key_is_never_replaced(tmp_path, sheet, command
     assert copy.read_bytes() == before
 
 
+@pytest.mark.parametrize("fixture", ["unknown-suite", "unknown-format"])
+def test_a_vault_of_an_unknown_suite_or_format_is_another_households_all_the_same(tmp_path, fixture):
+    """Its household is where every envelope keeps it: a vault whose header no parser of ours
+    takes was replaced by another household's (a trial)."""
+    parent_workspace(tmp_path)
+    shutil.copy(FIXTURES / "testkit" / f"{fixture}.vault", "theirs.vault")
+    shutil.copy(ROOT / "Examples" / "household.nsec", "example.nsec")
+    Path("example.nsec").chmod(0o600)
+    before = Path("theirs.vault").read_bytes()
+    result = subprocess.run([str(BIN / "vault-tool"), "seal", "--key-file", "example.nsec", "-o", "theirs.vault", str(ROOT / "Examples" / "household.json")],
+                            capture_output=True, text=True, timeout=60)
+    assert result.returncode == 4 and "is the vault of another household" in result.stderr, result.stderr
+    assert Path("theirs.vault").read_bytes() == before
+
+
 @pytest.mark.parametrize("before", [b"JUNK\n", b"\xef\xbb\xbf", b"%!PS-Adobe-3.0 wrapper\n" + b" " * 900])
 def test_a_sheet_pdf_with_bytes_before_its_signature_is_never_replaced(tmp_path, before):
     """PDF readers take `%PDF-` anywhere in a file's first KiB: a sheet with bytes before it
@@ -291,7 +306,7 @@ def test_a_sheet_pdf_with_bytes_before_its_signature_is_never_replaced(tmp_path,
     assert Path("sheet.doc").read_bytes() == kept
 
 
-@pytest.mark.parametrize("written", ["--in-place", "-o work.vault"])
+@pytest.mark.parametrize("written", ["--in-place", "-o work.vault", "-o link.vault"])
 def test_a_downgrade_is_never_written_beside_the_household_log(tmp_path, written):
     """A schema 3 vault taken back to schema 2 where its household log lies beside it is a vault
     every tool then refuses as put back (a hostile trial: `migrate --to 2 --in-place` exit 0,
@@ -306,6 +321,9 @@ def test_a_downgrade_is_never_written_beside_the_household_log(tmp_path, written
     shutil.copy(vault, "work.vault")
     shutil.copy(vault.with_suffix(".log"), "work.log")
     before = (Path("work.vault").read_bytes(), Path("work.log").read_bytes())
+    Path("elsewhere").mkdir()
+    Path("elsewhere/link.vault").symlink_to(tmp_path / "work.vault")  # its own folder has no log
+    written = written.replace("link.vault", "elsewhere/link.vault")
     source = ["work.vault"] if written == "--in-place" else [str(vault)]
     result = subprocess.run([str(BIN / "vault-tool"), "migrate", "vault", "--key-file", str(key), "--to", "2", "--allow-lossy", *written.split(), *source],
                             capture_output=True, text=True, timeout=60)
