@@ -77,16 +77,37 @@ extension DeviceRegistry {
 
     /// SHA-256 of rows of `revocations`, each as a compact JSON array of its columns (its id
     /// first), one a line, in id order: the rows of one batch, or those before the chain began.
+    ///
+    /// Each line is written into one buffer as ``JSONValue/serialized(pretty:)`` writes the
+    /// array (held to it by a test): a value and an array of them for each of a large batch's
+    /// rows were a third of the tool's time in a revoke of 100,000 devices.
     static func rowsDigest(db: RegistrySession, condition: String, _ arguments: [RegistryValue]) throws -> (digest: String, count: Int) {
         let hasher = SHA256.Hasher()
-        var count = 0
+        var count = 0, line: [UInt8] = []
         try db.eachRow("SELECT id, batch_id, revoked_at, user_did, device_id, reason, selector FROM revocations WHERE \(condition) ORDER BY id", arguments) { row in
-            hashLine(JSONValue.array([.int(row.int("id")), .string(row.text("batch_id")), .string(row.text("revoked_at")), .string(row.text("user_did")),
-                                      .string(row.text("device_id")), row.optionalText("reason").map(JSONValue.string) ?? .null,
-                                      .string(row.text("selector"))]), into: hasher)
+            line.removeAll(keepingCapacity: true)
+            rowLine(row, to: &line)
+            line.withUnsafeBytes { hasher.update($0) }
             count += 1
         }
         return (Hex.encode(hasher.finish()), count)
+    }
+
+    /// A row of `revocations` as its digest's line: `[id,"batch",…,reason or null,"selector"]`
+    /// and a newline, the columns in the order ``rowsDigest(db:condition:_:)`` selects them.
+    static func rowLine(_ row: RegistryRow, to line: inout [UInt8]) {
+        line.append(UInt8(ascii: "["))
+        line.append(contentsOf: String(row.int(at: 0)).utf8)
+        for column in 1...6 {
+            line.append(UInt8(ascii: ","))
+            // Only the reason may be missing; any other column missing reads as empty text.
+            guard let text = row.optionalText(at: column) ?? (column == 5 ? nil : "") else {
+                line.append(contentsOf: "null".utf8)
+                continue
+            }
+            JSONValue.writeString(text, to: &line)
+        }
+        line.append(contentsOf: [UInt8(ascii: "]"), 0x0a])
     }
 
     /// Records a batch just written, in its transaction: the next link of the chain.

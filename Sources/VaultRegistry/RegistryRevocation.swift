@@ -323,8 +323,11 @@ extension DeviceRegistry {
     /// cannot add a membership for a device being revoked meanwhile.
     ///
     /// A batch larger than `sizeLimit`'s share of the registry's active devices, or of another
-    /// size than `sizeLimit.expected`, is refused before any change, like an unmatched entry:
-    /// a cutoff date typed wrong once selected half the registry.
+    /// size than `sizeLimit.expected`, is refused with nothing changed, like an unmatched entry:
+    /// a cutoff date typed wrong once selected half the registry. Such a refusal is found before
+    /// the change, except where the batch is selected by revoking it (a table without
+    /// conversations on PostgreSQL, for a list or a user, or past the size guard): the change is
+    /// then rolled back, and a batch of unknown size is never changed before it is measured.
     public func revoke(_ selector: Selector, reason: String?, now: Timestamp, dryRun: Bool, allowing: Overrides,
                        collectOperations: Bool, keepLastDevice: Bool = false, sizeLimit: SizeLimit = SizeLimit(),
                        batchID: String = UUID().uuidString.lowercased(), by operatorInfo: RegistryOperator = .unnamed) throws -> RevocationResult {
@@ -372,18 +375,24 @@ extension DeviceRegistry {
         let body = { (db: RegistrySession) throws -> (RevocationResult, commit: Bool) in
             if !dryRun, let serialize = d.serializeRevocations { try db.execute(serialize) }
             var radius = BlastRadius()
-            let (selectedCount, activeSelected) = try Self.fillBatch(selector, notFound: &radius.notFound, locking: !dryRun, keepLastDevice: keepLastDevice,
-                                                                     db: db, dialect: d, table: t)
+            // Counted first, and before the empty case too: a report of nothing to revoke still
+            // says how many devices are active (it said 0).
+            radius.activeDevices = try db.int("SELECT count(*) FROM user_devices WHERE is_active")
+            // A real run that needs no rows locked before its change, and spares none, may
+            // select its batch by revoking it (``revokesAsItSelects``): the guard rails below
+            // then measure the change made, and one that refuses rolls it back.
+            let revokesAsItSelects = !dryRun && !keepLastDevice
+                && Self.revokesAsItSelects(prepared, activeDevices: radius.activeDevices, sizeLimit: sizeLimit, allowing: allowing, dialect: d, table: t)
+            let (selectedCount, activeSelected) = revokesAsItSelects
+                ? try self.revokeAsSelected(selector, notFound: &radius.notFound, time: time, reason: reason, db: db)
+                : try Self.fillBatch(selector, notFound: &radius.notFound, locking: !dryRun, keepLastDevice: keepLastDevice, db: db, dialect: d, table: t)
             if radius.notFound > 0 { radius.unmatched = try Self.unmatched(selector, db: db, dialect: d, table: t) }
             radius.devices = try db.int("SELECT count(*) FROM batch")
             radius.sparedLastDevices = activeSelected - radius.devices
             radius.alreadyRevoked = selectedCount - activeSelected
-            // A list with entries the registry lacks is refused before any change, and measured
-            // as a dry run is, so the report still shows the whole blast radius.
+            // A list with entries the registry lacks is refused with nothing changed, and
+            // measured as a dry run is, so the report still shows the whole blast radius.
             let unmatchedRefusal = radius.unmatched.isEmpty || allowing.contains(.unmatched) ? nil : Refusal.unmatched(radius.unmatched.map(\.entry))
-            // Counted before the empty case too: a report of nothing to revoke still says how
-            // many devices are active (it said 0).
-            radius.activeDevices = try db.int("SELECT count(*) FROM user_devices WHERE is_active")
             guard radius.devices > 0 else {
                 return (RevocationResult(batchID: batchID, radius: radius, applied: false, refusals: unmatchedRefusal.map { [$0] } ?? [], operations: []), false)
             }
@@ -401,13 +410,16 @@ extension DeviceRegistry {
             // pass over them that counts their conversations, and stored as they are written.
             let applied = !dryRun && early.isEmpty
             if applied {
-                let watch = try self.watchChange(db)
-                try Self.apply(time: time, reason: reason, db: db, dialect: d, table: t)
-                try self.requireChangeStands(db, watch)
-                let conversations = try Self.writeOperations(batchID: batchID, db: db, dialect: d)
+                if !revokesAsItSelects {
+                    let watch = try self.watchChange(db)
+                    try Self.apply(time: time, reason: reason, db: db, dialect: d, table: t)
+                    try self.requireChangeStands(db, watch)
+                }
+                let conversations = t.hasConversations ? try Self.writeOperations(batchID: batchID, db: db, dialect: d) : 0
                 try Self.measure(&radius, applied: true, conversations: conversations, db: db, dialect: d, table: t)
             } else {
-                try Self.measure(&radius, applied: false, db: db, dialect: d, table: t)
+                // A batch revoked as it was selected is measured as it stands, and rolled back.
+                try Self.measure(&radius, applied: revokesAsItSelects, db: db, dialect: d, table: t)
             }
             var refusals = early
             if !allowing.contains(.usersWithoutDevice), !radius.usersLeftWithoutDevice.isEmpty {
@@ -416,7 +428,7 @@ extension DeviceRegistry {
             if !allowing.contains(.conversationsWithoutAdmin), !radius.conversationsLeftWithoutAdmin.isEmpty {
                 refusals.append(.wouldLeaveConversationsWithoutAdmin(radius.conversationsLeftWithoutAdmin))
             }
-            let operations = collectOperations ? try Self.removalOperations(db: db, dialect: d) : []
+            let operations = collectOperations && t.hasConversations ? try Self.removalOperations(db: db, dialect: d) : []
             guard !dryRun, refusals.isEmpty else {
                 // A dry run commits what it wrote, its temporary tables, so that the batch
                 // outlives the transaction for the report to list (``forEachBatchDevice(of:_:)``);
@@ -522,7 +534,16 @@ extension DeviceRegistry {
         }
         switch selector {
         case .devices, .deviceList:
-            // The list is in `listed` already (``loadList(_:db:dialect:table:)``).
+            // The list is in `listed_entries` already (``loadList(_:db:dialect:table:)``): each
+            // device once, at its first place, compared by bytes as the database compares them
+            // (Swift's String equality would take "é" and "e" + U+0301 for one device and leave
+            // the second unrevoked).
+            try db.execute("""
+                CREATE TEMP TABLE IF NOT EXISTS listed (item INTEGER NOT NULL, user_did \(t.idType) NOT NULL, device_id \(t.idType) NOT NULL);
+                DELETE FROM listed;
+                INSERT INTO listed SELECT min(item), user_did, device_id FROM listed_entries GROUP BY user_did, device_id
+                """)
+            if d.analyzesTemporaryTables { try db.execute("ANALYZE listed") }
             try db.execute("""
                 INSERT INTO selected SELECT d.\(t.user), d.device_id, d.is_active FROM listed l
                 JOIN user_devices d ON d.\(t.user) = l.user_did AND d.device_id = l.device_id\(locking)
@@ -550,22 +571,17 @@ extension DeviceRegistry {
         }
     }
 
-    /// Loads a list of devices into `listed_entries`, each entry as listed, then `listed`, each
-    /// device once at its first place, compared by bytes as the database compares them (Swift's
-    /// String equality would take "é" and "e" + U+0301 for one device and leave the second
-    /// unrevoked): the list goes to the database as it is read, and is never held (it may be as
-    /// long as the registry). Returns how many entries it had.
+    /// Loads a list of devices into `listed_entries`, each entry as listed (a device listed
+    /// twice, twice): the list goes to the database as it is read, and is never held (it may be
+    /// as long as the registry). Returns how many entries it had.
     private static func loadList(_ selector: Selector, db: RegistrySession, dialect d: RegistryDialect, table t: DeviceTable) throws -> Int {
         try db.execute("""
             CREATE TEMP TABLE IF NOT EXISTS listed_entries (item INTEGER NOT NULL, user_did \(t.idType) NOT NULL, device_id \(t.idType) NOT NULL);
-            CREATE TEMP TABLE IF NOT EXISTS listed (item INTEGER NOT NULL, user_did \(t.idType) NOT NULL, device_id \(t.idType) NOT NULL);
-            DELETE FROM listed_entries; DELETE FROM listed;
+            DELETE FROM listed_entries;
             """)
         try db.load("listed_entries", columns: ["item", "user_did", "device_id"]) { add in
             try forEachListed(selector, table: t) { item, user, device in try add([.int(item), .text(user), .text(device)]) }
         }
-        try db.execute("INSERT INTO listed SELECT min(item), user_did, device_id FROM listed_entries GROUP BY user_did, device_id")
-        if d.analyzesTemporaryTables { try db.execute("ANALYZE listed") }
         return try db.int("SELECT count(*) FROM listed_entries")
     }
 
@@ -577,13 +593,7 @@ extension DeviceRegistry {
     /// devices were selected and how many of them are active.
     private static func fillBatch(_ selector: Selector, notFound: inout Int, locking: Bool, keepLastDevice: Bool, db: RegistrySession,
                                   dialect d: RegistryDialect, table t: DeviceTable) throws -> (selected: Int, active: Int) {
-        try db.execute("""
-            CREATE TEMP TABLE IF NOT EXISTS selected (user_did \(t.idType) NOT NULL, device_id \(t.idType) NOT NULL, is_active \(d.boolType) NOT NULL,
-                PRIMARY KEY (user_did, device_id))\(d.tableSuffix);
-            CREATE TEMP TABLE IF NOT EXISTS batch (user_did \(t.idType) NOT NULL, device_id \(t.idType) NOT NULL,
-                PRIMARY KEY (user_did, device_id))\(d.tableSuffix);
-            DELETE FROM selected; DELETE FROM batch;
-            """)
+        try emptyBatch(db: db, dialect: d, table: t)
         let lockingClause = locking && d.locksSelection && t.hasConversations ? " ORDER BY d.\(t.user), d.device_id FOR UPDATE OF d" : ""
         notFound = try select(selector, locking: lockingClause, db: db, dialect: d, table: t)
         // Only revokers change is_active, and they take turns: what the selection read holds.
@@ -605,6 +615,80 @@ extension DeviceRegistry {
                 """)
         }
         return counts
+    }
+
+    /// Makes `selected` and `batch` empty, in tables that name the ids as Catbird does, in the
+    /// type the device table has.
+    private static func emptyBatch(db: RegistrySession, dialect d: RegistryDialect, table t: DeviceTable) throws {
+        try db.execute("""
+            CREATE TEMP TABLE IF NOT EXISTS selected (user_did \(t.idType) NOT NULL, device_id \(t.idType) NOT NULL, is_active \(d.boolType) NOT NULL,
+                PRIMARY KEY (user_did, device_id))\(d.tableSuffix);
+            CREATE TEMP TABLE IF NOT EXISTS batch (user_did \(t.idType) NOT NULL, device_id \(t.idType) NOT NULL,
+                PRIMARY KEY (user_did, device_id))\(d.tableSuffix);
+            DELETE FROM selected; DELETE FROM batch;
+            """)
+    }
+
+    /// Whether a real run (no dry run, no device spared) selects its batch by revoking it,
+    /// in one statement (``revokeAsSelected(_:notFound:time:reason:db:)``), rather than
+    /// selecting it first: where the engine's UPDATE can fill the batch
+    /// (``RegistryDialect/updateFillsTable``), the table has no conversations (Catbird's
+    /// selection locks its devices in one order before their memberships are closed), and the
+    /// size guard cannot refuse a batch it has no bound for: a cutoff typed wrong selects half
+    /// the registry, which is then measured before anything is changed, not changed and rolled
+    /// back. A list bounds its batch by its length; a user's devices are few.
+    private static func revokesAsItSelects(_ prepared: PreparedSelection, activeDevices: Int, sizeLimit: SizeLimit, allowing: Overrides,
+                                           dialect d: RegistryDialect, table t: DeviceTable) -> Bool {
+        guard d.updateFillsTable, !t.hasConversations else { return false }
+        if allowing.contains(.largeBatch), sizeLimit.expected == nil { return true }
+        switch prepared.selector {
+        case .devices, .deviceList: return sizeLimit.expected != nil || !sizeLimit.limit.isExceeded(by: prepared.listed ?? 0, of: activeDevices)
+        case .user: return true
+        case .notSeenSince, .signatureKeys: return false
+        }
+    }
+
+    /// Revokes the selector's active devices and fills `batch` with them as they change, in one
+    /// statement; returns how many devices the selector names that the registry has, and how
+    /// many of them it revoked (were active), and sets `notFound` as ``select(_:locking:db:dialect:table:)``
+    /// does. Watched for triggers that are not the registry's as ``apply(time:reason:db:dialect:table:)`` is.
+    private func revokeAsSelected(_ selector: Selector, notFound: inout Int, time: String, reason: String?, db: RegistrySession) throws -> (selected: Int, active: Int) {
+        let d = dialect, t = table
+        try Self.emptyBatch(db: db, dialect: d, table: t)
+        let condition: String, arguments: [RegistryValue]
+        switch selector {
+        case .devices, .deviceList: (condition, arguments) = ("(d.\(t.user), d.device_id) IN (SELECT user_did, device_id FROM listed_entries)", [])
+        case .user(let did): (condition, arguments) = ("d.\(t.user) = \(t.id)", [.text(did)])
+        case .notSeenSince(let cutoff): (condition, arguments) = (t.notSeenSince("d"), [.time(Self.timeText(cutoff))])
+        case .signatureKeys: preconditionFailure("a table without conversations keeps no signature keys")
+        }
+        // Where the row keeps no time or reason (Family Medical's), the log keeps them.
+        let state = t.keepsRevocation ? ", revoked_at = ?, revocation_reason = ?" : ""
+        let watch = try watchChange(db)
+        try db.execute("""
+            WITH revoked AS (UPDATE user_devices AS d SET is_active = FALSE\(state) WHERE d.is_active AND (\(condition)) RETURNING d.\(t.user), d.device_id)
+            INSERT INTO batch SELECT * FROM revoked
+            """, (t.keepsRevocation ? [.time(time), RegistryValue(reason)] : []) + arguments)
+        try requireChangeStands(db, watch)
+        if d.analyzesTemporaryTables { try db.execute("ANALYZE batch") }
+        let active = try db.int("SELECT count(*) FROM batch")
+        switch selector {
+        case .devices, .deviceList:
+            // What the list names that the change did not take: revoked before, or not in the
+            // registry (looked for only when there is such an entry).
+            let left = "FROM listed_entries l WHERE NOT EXISTS (SELECT 1 FROM batch b WHERE b.user_did = l.user_did AND b.device_id = l.device_id)"
+            let leftOver = try db.int("SELECT count(*) FROM (SELECT DISTINCT l.user_did, l.device_id \(left)) x")
+            notFound = leftOver == 0 ? 0 : try db.int("""
+                SELECT count(*) FROM (SELECT DISTINCT l.user_did, l.device_id \(left)
+                    AND NOT EXISTS (SELECT 1 FROM user_devices d WHERE d.\(t.user) = l.user_did AND d.device_id = l.device_id)) x
+                """)
+            return (active + leftOver - notFound, active)
+        case .user, .notSeenSince:
+            let selected = try db.int("SELECT count(*) FROM user_devices d WHERE \(condition)", arguments)
+            if case .user = selector { notFound = selected == 0 ? 1 : 0 } else { notFound = 0 }
+            return (selected, active)
+        case .signatureKeys: preconditionFailure("a table without conversations keeps no signature keys")
+        }
     }
 
     /// The listed devices of a device selector, with their places, in the ids the device table
@@ -634,9 +718,12 @@ extension DeviceRegistry {
         switch selector {
         case .devices, .deviceList:
             var found: [Unmatched] = []
+            // Each device once, at its first place; not in the registry, whether the batch was
+            // selected first or revoked as it was selected.
             try db.eachRow("""
-                SELECT l.item, l.user_did, l.device_id FROM listed l
-                WHERE NOT EXISTS (SELECT 1 FROM selected s WHERE s.user_did = l.user_did AND s.device_id = l.device_id) ORDER BY l.item
+                SELECT min(l.item) AS item, l.user_did, l.device_id FROM listed_entries l
+                WHERE NOT EXISTS (SELECT 1 FROM user_devices d WHERE d.\(t.user) = l.user_did AND d.device_id = l.device_id)
+                GROUP BY l.user_did, l.device_id ORDER BY 1
                 """, []) { row in
                 let (user, device) = (row.text("user_did"), row.text("device_id"))
                 let devices = found.count < suggestedUnmatched
@@ -689,8 +776,8 @@ extension DeviceRegistry {
         try db.execute("""
             UPDATE user_devices SET is_active = FALSE\(state) WHERE \(inBatch)
             """, t.keepsRevocation ? [.time(time), RegistryValue(reason)] : [])
-        try emptyClosing(db: db, dialect: d)
         if t.hasConversations {
+            try emptyClosing(db: db, dialect: d)
             if let collecting = d.collectingClosing { try db.execute(collecting.start) }
             try db.execute(d.closeMemberships, [.time(time)])
             if let collecting = d.collectingClosing { try db.execute(collecting.end) }
@@ -706,18 +793,19 @@ extension DeviceRegistry {
     private static func measure(_ radius: inout BlastRadius, applied: Bool, conversations: Int? = nil, db: RegistrySession,
                                 dialect d: RegistryDialect, table t: DeviceTable) throws {
         radius.users = try db.int("SELECT count(DISTINCT user_did) FROM batch")
-        if !applied {
-            try emptyClosing(db: db, dialect: d)
+        // A table without conversations has no memberships to close.
+        if t.hasConversations {
+            if !applied {
+                try emptyClosing(db: db, dialect: d)
+                try db.execute("""
+                    INSERT INTO closing SELECT m.convo_id, m.user_did || '#' || m.device_id, coalesce(m.is_admin, FALSE) FROM batch b
+                        JOIN members m ON m.user_did = b.user_did AND m.device_id = b.device_id WHERE m.left_at IS NULL
+                    """)
+            }
+            if d.analyzesTemporaryTables { try db.execute("ANALYZE closing") }
+            radius.memberships = try db.int("SELECT count(*) FROM closing")
+            radius.conversations = try conversations ?? db.int("SELECT count(DISTINCT convo_id) FROM closing")
         }
-        if !applied, t.hasConversations {
-            try db.execute("""
-                INSERT INTO closing SELECT m.convo_id, m.user_did || '#' || m.device_id, coalesce(m.is_admin, FALSE) FROM batch b
-                    JOIN members m ON m.user_did = b.user_did AND m.device_id = b.device_id WHERE m.left_at IS NULL
-                """)
-        }
-        if d.analyzesTemporaryTables { try db.execute("ANALYZE closing") }
-        radius.memberships = try db.int("SELECT count(*) FROM closing")
-        radius.conversations = try conversations ?? db.int("SELECT count(DISTINCT convo_id) FROM closing")
         let outsideBatch = applied ? "" : "AND NOT EXISTS (SELECT 1 FROM batch b WHERE b.user_did = d.\(t.user) AND b.device_id = d.device_id)"
         radius.usersLeftWithoutDevice = try db.strings("""
             SELECT user_did FROM (SELECT DISTINCT user_did FROM batch) u WHERE NOT EXISTS (

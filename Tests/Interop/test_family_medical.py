@@ -197,6 +197,49 @@ def test_guard_rails_refuse_and_change_nothing(make_registry):
     assert registry.rows("SELECT count(*) FROM revocations") == [(0,)]
 
 
+def test_a_list_with_repeats_revoked_and_unknown_devices_is_counted_alike_on_both_engines(make_registry, tmp_path):
+    """PostgreSQL revokes a list as it selects it (one UPDATE that fills the batch), SQLite
+    selects first: the same list is counted, reported and logged the same on both."""
+    devices = family(random.Random(11), users=40)
+    registry = make_registry(devices)
+    active = [d for d in devices if d["is_active"]]
+    inactive = next(d for d in devices if not d["is_active"])
+    ref = lambda d: f"{d['user_id']}#{d['device_id']}"  # noqa: E731
+    unknown = f"{active[0]['user_id']}#{uuid.UUID(int=1, version=4)}"
+    lines = [ref(active[0]), ref(active[1]).upper(), ref(active[0]), ref(inactive), unknown, ref(active[2])]
+    (tmp_path / "list.txt").write_text("# stolen bag\n" + "\n".join(lines) + "\n")
+    common = ["--db", registry.db, "--devices-file", str(tmp_path / "list.txt"), "--batch-id", "bag", "--json"]
+    before = registry.table()
+    refused = json.loads(revoker("revoke", *common, check=4).stdout)
+    assert not refused["applied"] and registry.table() == before
+    assert [entry["where"] for entry in refused["unmatched"]] == ["devices file line 6"]
+    report = json.loads(revoker("revoke", *common, "--allow-unmatched", "--force", check=0).stdout)
+    taken = {active[i]["device_id"] for i in range(3)}
+    assert (report["devices"], report["alreadyRevoked"], report["notFound"]) == (3, 1, 1)
+    assert {d["deviceId"] for d in report["batchDevices"]} == taken
+    assert_only_activity_changed(before, registry.table(), taken)
+    assert sorted(row[0] for row in registry.rows("SELECT device_id FROM revocations WHERE batch_id = 'bag'")) == sorted(taken)
+    assert "1 batch chained" in revoker("log", "--db", registry.db, "--verify", check=0).stdout
+
+
+def test_a_batch_of_unknown_size_is_measured_before_anything_is_changed(postgres_server, new_database):
+    """Where a refusal for its size is possible and the batch has no bound (a cutoff), the
+    batch is selected and measured first: an app trigger that fails every change of a device
+    shows that a refused run never tried one, and that a forced run does."""
+    devices = family(random.Random(3), users=20)
+    registry = PostgresRegistry(new_database(), devices)
+    with registry.database.connect() as connection:
+        connection.execute("""
+            CREATE FUNCTION no_changes() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN RAISE EXCEPTION 'devices are read-only today'; END $$;
+            CREATE TRIGGER app_no_changes BEFORE UPDATE ON user_devices FOR EACH ROW EXECUTE FUNCTION no_changes();
+        """)
+    cutoff = time_text(NOW - timedelta(days=30))
+    refused = revoker("revoke", "--db", registry.db, "--not-seen-since", cutoff, check=4)
+    assert "more than 10%" in refused.stderr and "read-only" not in refused.stderr
+    forced = revoker("revoke", "--db", registry.db, "--not-seen-since", cutoff, "--force")
+    assert forced.returncode != 0 and "read-only today" in forced.stderr
+
+
 def test_a_device_is_revoked_by_its_name_or_its_id_in_any_case(make_registry):
     user = str(uuid.uuid4())
     devices = [

@@ -214,7 +214,9 @@ extension JSONValue {
 
     private static let hexDigits = Array("0123456789abcdef".utf8)
 
-    private static func writeString(_ text: String, to out: inout [UInt8]) {
+    /// A string quoted and escaped as ``serialized(pretty:)`` writes it, appended to `out`: for
+    /// JSON written a piece at a time without a value for each piece.
+    package static func writeString(_ text: String, to out: inout [UInt8]) {
         var text = text
         text.withUTF8 { writeString(utf8: UnsafeRawBufferPointer($0), to: &out) }
     }

@@ -816,6 +816,28 @@ enum TestEngine: String, CaseIterable, CustomTestStringConvertible, Sendable {
     /// One rule for what the selectors can address: `USER_DID#DEVICE_ID` reads only as ids the
     /// registry may hold (which import enforces), and two such ids always read back as
     /// themselves, from the command line and from a list file's line.
+    /// A log row's line in its batch's digest, written straight into a buffer, is the compact
+    /// JSON array the chain has always hashed, whatever its values hold or lack: a chain recorded
+    /// before still verifies.
+    @Test func aLogRowsDigestLineIsItsJSONArray() {
+        let columns = ["id", "batch_id", "revoked_at", "user_did", "device_id", "reason", "selector"]
+        let rows: [[RegistryValue]] = [
+            [.int(1), .text("b1"), .time("2026-11-22T10:00:00Z"), .text("did:plc:a"), .text("d1"), .text("lost"), .text("devices (1 listed)")],
+            [.int(42), .text("q\"b\\"), .text("t\u{1}\n\t"), .text("é\u{202E}😀"), .text("\u{7F}"), .null, .text("")],
+            [.text("7"), .int(5), .bytes([1, 2]), .bool(true), .null, .bytes([0x41]), .int(-3)],
+            [.text("x"), .null, .null, .null, .null, .int(0), .null],
+        ]
+        for values in rows {
+            let row = RegistryRow(columns: columns, values: values)
+            var line: [UInt8] = []
+            DeviceRegistry.rowLine(row, to: &line)
+            let expected = JSONValue.array([.int(row.int("id")), .string(row.text("batch_id")), .string(row.text("revoked_at")), .string(row.text("user_did")),
+                                            .string(row.text("device_id")), row.optionalText("reason").map(JSONValue.string) ?? .null,
+                                            .string(row.text("selector"))]).serialized(pretty: false) + [0x0a]
+            #expect(line == expected, "\(String(decoding: line, as: UTF8.self))")
+        }
+    }
+
     @Test func theSelectorAndImportShareOneRuleForIds() {
         var generator = SeededGenerator(source: SeededRandom(seed: 3737))
         let alphabet: [String] = ["a", "b", "#", " ", "\t", "\n", "\u{1b}", "\u{85}", "\u{a0}", "\u{200b}", "é", ":", "\u{7f}"]
