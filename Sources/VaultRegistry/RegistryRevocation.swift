@@ -467,9 +467,12 @@ extension DeviceRegistry {
     public func forEachBatchDevice(of result: RevocationResult, _ body: (DeviceReference) throws -> Void) throws {
         guard result.radius.devices > 0 else { return }
         let t = table
+        // Read as the bytes the database sends (the ids are never NULL), with no value made
+        // for each: the report of a large batch read it row by row (a third of a revoke's time
+        // in the tool, 100,000 devices).
         try read { db in
-            try db.eachRow("SELECT user_did, device_id FROM batch ORDER BY user_did\(t.idOrder), device_id\(t.idOrder)", []) { row in
-                try body(DeviceReference(user: row.text("user_did"), device: row.text("device_id")))
+            try db.forEachRow("SELECT user_did, device_id FROM batch ORDER BY user_did\(t.idOrder), device_id\(t.idOrder)", []) { column in
+                try body(DeviceReference(user: String(decoding: column(0), as: UTF8.self), device: String(decoding: column(1), as: UTF8.self)))
             }
         }
     }
