@@ -11,7 +11,7 @@ extension Registry {
             commandName: "revoke",
             abstract: "Revoke devices in one transaction: inactive, memberships closed, one log row each.",
             discussion: """
-            Refuses (exit 4), before changing anything, when a listed device, key or user is \
+            Refuses (exit 4), changing nothing, when a listed device, key or user is \
             not in the registry (each is named, by line, with the user's closest devices) unless \
             --allow-unmatched; when users would be left with no active device unless \
             --allow-users-without-device; when conversations would be left with no active admin \
