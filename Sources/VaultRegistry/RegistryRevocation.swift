@@ -381,8 +381,9 @@ extension DeviceRegistry {
             // A real run that needs no rows locked before its change, and spares none, may
             // select its batch by revoking it (``revokesAsItSelects``): the guard rails below
             // then measure the change made, and one that refuses rolls it back.
-            let revokesAsItSelects = !dryRun && !keepLastDevice
+            let revokesAsItSelects = try !dryRun && !keepLastDevice
                 && Self.revokesAsItSelects(prepared, activeDevices: radius.activeDevices, sizeLimit: sizeLimit, allowing: allowing, dialect: d, table: t)
+                && self.watchChange(db) == nil
             let (selectedCount, activeSelected) = revokesAsItSelects
                 ? try self.revokeAsSelected(selector, notFound: &radius.notFound, time: time, reason: reason, db: db)
                 : try Self.fillBatch(selector, notFound: &radius.notFound, locking: !dryRun, keepLastDevice: keepLastDevice, db: db, dialect: d, table: t)
@@ -537,21 +538,20 @@ extension DeviceRegistry {
         }
         switch selector {
         case .devices, .deviceList:
-            // The list is in `listed_entries` already (``loadList(_:db:dialect:table:)``): each
-            // device once, at its first place, compared by bytes as the database compares them
-            // (Swift's String equality would take "é" and "e" + U+0301 for one device and leave
-            // the second unrevoked).
+            // The list is in `listed_entries` already (``loadList(_:db:dialect:table:)``), a
+            // device listed twice twice: `selected` keeps each device once by its key (compared
+            // by bytes as the database compares them: Swift's String equality would take "é"
+            // and "e" + U+0301 for one device and leave the second unrevoked), with no table of
+            // the list's distinct entries made first (a sort of the whole list).
+            if d.analyzesTemporaryTables { try db.execute("ANALYZE listed_entries") }
             try db.execute("""
-                CREATE TEMP TABLE IF NOT EXISTS listed (item INTEGER NOT NULL, user_did \(t.idType) NOT NULL, device_id \(t.idType) NOT NULL);
-                DELETE FROM listed;
-                INSERT INTO listed SELECT min(item), user_did, device_id FROM listed_entries GROUP BY user_did, device_id
+                INSERT INTO selected SELECT d.\(t.user), d.device_id, d.is_active FROM listed_entries l
+                JOIN user_devices d ON d.\(t.user) = l.user_did AND d.device_id = l.device_id WHERE TRUE\(locking) ON CONFLICT DO NOTHING
                 """)
-            if d.analyzesTemporaryTables { try db.execute("ANALYZE listed") }
-            try db.execute("""
-                INSERT INTO selected SELECT d.\(t.user), d.device_id, d.is_active FROM listed l
-                JOIN user_devices d ON d.\(t.user) = l.user_did AND d.device_id = l.device_id\(locking)
+            return try db.int("""
+                SELECT count(*) FROM (SELECT DISTINCT l.user_did, l.device_id FROM listed_entries l
+                    WHERE NOT EXISTS (SELECT 1 FROM selected s WHERE s.user_did = l.user_did AND s.device_id = l.device_id)) x
                 """)
-            return try db.int("SELECT count(*) FROM listed") - db.int("SELECT count(*) FROM selected")
         case .user(let did):
             try insert("d.\(t.user) = \(t.id)", [.text(did)])
             return try db.int("SELECT count(*) FROM selected") == 0 ? 1 : 0
@@ -639,7 +639,11 @@ extension DeviceRegistry {
     /// selection locks its devices in one order before their memberships are closed), and the
     /// size guard cannot refuse a batch it has no bound for: a cutoff typed wrong selects half
     /// the registry, which is then measured before anything is changed, not changed and rolled
-    /// back. A list bounds its batch by its length; a user's devices are few.
+    /// back. A list bounds its batch by its length; a user's devices are few. The caller also
+    /// asks that the table carry no trigger of the app's (``watchChange(_:)``): one that skips
+    /// or rewrites a row keeps it out of what the UPDATE returns (a hostile trial: a device a
+    /// trigger kept active was counted as revoked before), which selecting first catches
+    /// (``requireChangeStands(_:_:)``).
     private static func revokesAsItSelects(_ prepared: PreparedSelection, activeDevices: Int, sizeLimit: SizeLimit, allowing: Overrides,
                                            dialect d: RegistryDialect, table t: DeviceTable) -> Bool {
         guard d.updateFillsTable, !t.hasConversations else { return false }
@@ -654,7 +658,13 @@ extension DeviceRegistry {
     /// Revokes the selector's active devices and fills `batch` with them as they change, in one
     /// statement; returns how many devices the selector names that the registry has, and how
     /// many of them it revoked (were active), and sets `notFound` as ``select(_:locking:db:dialect:table:)``
-    /// does. Watched for triggers that are not the registry's as ``apply(time:reason:db:dialect:table:)`` is.
+    /// does, with `selected` holding the devices it names that were revoked before.
+    ///
+    /// The UPDATE sees the registry as one statement does; what is counted after it may see
+    /// more (PostgreSQL's READ COMMITTED: a device the app registers meanwhile). So only a
+    /// device that is inactive and not in the batch counts as revoked before: a listed device
+    /// registered after the change is not found, as selecting first would not have found it, and
+    /// refuses the batch unless unmatched entries are allowed.
     private func revokeAsSelected(_ selector: Selector, notFound: inout Int, time: String, reason: String?, db: RegistrySession) throws -> (selected: Int, active: Int) {
         let d = dialect, t = table
         try Self.emptyBatch(db: db, dialect: d, table: t)
@@ -667,29 +677,32 @@ extension DeviceRegistry {
         }
         // Where the row keeps no time or reason (Family Medical's), the log keeps them.
         let state = t.keepsRevocation ? ", revoked_at = ?, revocation_reason = ?" : ""
-        let watch = try watchChange(db)
         try db.execute("""
             WITH revoked AS (UPDATE user_devices AS d SET is_active = FALSE\(state) WHERE d.is_active AND (\(condition)) RETURNING d.\(t.user), d.device_id)
             INSERT INTO batch SELECT * FROM revoked
             """, (t.keepsRevocation ? [.time(time), RegistryValue(reason)] : []) + arguments)
-        try requireChangeStands(db, watch)
         if d.analyzesTemporaryTables { try db.execute("ANALYZE batch") }
         let active = try db.int("SELECT count(*) FROM batch")
+        let notInBatch = "NOT EXISTS (SELECT 1 FROM batch b WHERE b.user_did = d.\(t.user) AND b.device_id = d.device_id)"
         switch selector {
         case .devices, .deviceList:
-            // What the list names that the change did not take: revoked before, or not in the
-            // registry (looked for only when there is such an entry).
+            // What the list names that the change did not take (looked for only when there is
+            // such an entry): revoked before, or not found.
             let left = "FROM listed_entries l WHERE NOT EXISTS (SELECT 1 FROM batch b WHERE b.user_did = l.user_did AND b.device_id = l.device_id)"
             let leftOver = try db.int("SELECT count(*) FROM (SELECT DISTINCT l.user_did, l.device_id \(left)) x")
-            notFound = leftOver == 0 ? 0 : try db.int("""
-                SELECT count(*) FROM (SELECT DISTINCT l.user_did, l.device_id \(left)
-                    AND NOT EXISTS (SELECT 1 FROM user_devices d WHERE d.\(t.user) = l.user_did AND d.device_id = l.device_id)) x
-                """)
-            return (active + leftOver - notFound, active)
+            if leftOver > 0 {
+                try db.execute("""
+                    INSERT INTO selected SELECT d.\(t.user), d.device_id, d.is_active FROM listed_entries l
+                    JOIN user_devices d ON d.\(t.user) = l.user_did AND d.device_id = l.device_id WHERE NOT d.is_active AND \(notInBatch) ON CONFLICT DO NOTHING
+                    """)
+            }
+            let revokedBefore = try db.int("SELECT count(*) FROM selected")
+            notFound = leftOver - revokedBefore
+            return (active + revokedBefore, active)
         case .user, .notSeenSince:
-            let selected = try db.int("SELECT count(*) FROM user_devices d WHERE \(condition)", arguments)
-            if case .user = selector { notFound = selected == 0 ? 1 : 0 } else { notFound = 0 }
-            return (selected, active)
+            let revokedBefore = try db.int("SELECT count(*) FROM user_devices d WHERE (\(condition)) AND NOT d.is_active AND \(notInBatch)", arguments)
+            if case .user = selector { notFound = active + revokedBefore == 0 ? 1 : 0 } else { notFound = 0 }
+            return (active + revokedBefore, active)
         case .signatureKeys: preconditionFailure("a table without conversations keeps no signature keys")
         }
     }
@@ -721,16 +734,20 @@ extension DeviceRegistry {
         switch selector {
         case .devices, .deviceList:
             var found: [Unmatched] = []
-            // Each device once, at its first place; not in the registry, whether the batch was
-            // selected first or revoked as it was selected.
+            // Each device once, at its first place: neither selected nor in the batch, whether
+            // the batch was selected first (then `selected` holds it) or revoked as it was
+            // selected (then `selected` holds only the devices revoked before).
             try db.eachRow("""
                 SELECT min(l.item) AS item, l.user_did, l.device_id FROM listed_entries l
-                WHERE NOT EXISTS (SELECT 1 FROM user_devices d WHERE d.\(t.user) = l.user_did AND d.device_id = l.device_id)
+                WHERE NOT EXISTS (SELECT 1 FROM selected s WHERE s.user_did = l.user_did AND s.device_id = l.device_id)
+                AND NOT EXISTS (SELECT 1 FROM batch b WHERE b.user_did = l.user_did AND b.device_id = l.device_id)
                 GROUP BY l.user_did, l.device_id ORDER BY 1
                 """, []) { row in
                 let (user, device) = (row.text("user_did"), row.text("device_id"))
+                // In one order, so that the closest of equal distance are the same whatever the
+                // table's rows (a refused run's uncommitted change moved them).
                 let devices = found.count < suggestedUnmatched
-                    ? try db.strings("SELECT device_id FROM user_devices WHERE \(t.user) = \(t.id)", [.text(user)]) : []
+                    ? try db.strings("SELECT device_id FROM user_devices WHERE \(t.user) = \(t.id) ORDER BY device_id\(t.idOrder)", [.text(user)]) : []
                 let known = found.count < suggestedUnmatched ? !devices.isEmpty
                     : try db.bool("SELECT count(*) FROM user_devices WHERE \(t.user) = \(t.id)", [.text(user)])
                 found.append(Unmatched(item: row.int("item"), entry: QuotedInput("\(user)#\(device)"), userKnown: known,

@@ -240,6 +240,68 @@ def test_a_batch_of_unknown_size_is_measured_before_anything_is_changed(postgres
     assert forced.returncode != 0 and "read-only today" in forced.stderr
 
 
+@pytest.mark.parametrize("selector", ["device", "cutoff"])
+def test_an_app_trigger_that_keeps_a_device_active_undoes_the_revocation(make_registry, selector):
+    """A trigger of the app's that silently skips one device's change (PostgreSQL's RETURN NULL,
+    SQLite's RAISE(IGNORE)) is found, and the run changes nothing (exit 3), by whichever path
+    the batch was selected (a hostile trial: PostgreSQL's revoke-as-it-selects counted the
+    device as revoked before and committed the others)."""
+    devices = family(random.Random(5), users=8)
+    registry = make_registry(devices)
+    kept = next(d for d in devices if d["is_active"])
+    if isinstance(registry, PostgresRegistry):
+        registry.database.execute(f"""
+            CREATE FUNCTION app_keep() RETURNS trigger LANGUAGE plpgsql AS $$
+            BEGIN IF OLD.device_id = '{kept["device_id"]}' THEN RETURN NULL; END IF; RETURN NEW; END $$;
+            CREATE TRIGGER app_keep BEFORE UPDATE ON user_devices FOR EACH ROW EXECUTE FUNCTION app_keep();
+        """)
+    else:
+        with sqlite3.connect(registry.path) as connection:
+            connection.execute(f"""CREATE TRIGGER app_keep BEFORE UPDATE ON user_devices WHEN OLD.device_id = '{kept["device_id"]}'
+                                   BEGIN SELECT RAISE(IGNORE); END""")
+    before = registry.table()
+    chosen = ["--device", f"{kept['user_id']}#{kept['device_id']}"] if selector == "device" else ["--not-seen-since", NOW_TEXT]
+    undone = revoker("revoke", "--db", registry.db, *chosen, "--force", check=3)
+    assert "app_keep" in undone.stderr and "nothing was changed" in undone.stderr
+    assert registry.table() == before
+    assert registry.rows("SELECT count(*) FROM revocations") == [(0,)]
+
+
+def test_a_listed_device_registered_while_the_revoke_waits_is_not_found(postgres_server, new_database, tmp_path):
+    """The batch is what the change took; a device of the list the app registers while the
+    revoke waits on a row lock is not counted as revoked before (it is active): it is not found,
+    as a selection made first would not have found it, and refuses the batch."""
+    devices = family(random.Random(9), users=12)
+    registry = PostgresRegistry(new_database(), devices)
+    taken = next(d for d in devices if d["is_active"])
+    late = str(uuid.UUID(int=42, version=4))
+    (tmp_path / "list.txt").write_text(f"{taken['user_id']}#{taken['device_id']}\n{taken['user_id']}#{late}\n")
+    with registry.database.connect() as holder:
+        holder.autocommit = False
+        holder.execute("UPDATE user_devices SET last_seen_at = last_seen_at WHERE device_id = %s", (taken["device_id"],))
+        run = subprocess.Popen([DEVICE_REVOKER, "registry", "revoke", "--db", registry.db, "--devices-file", str(tmp_path / "list.txt"),
+                                "--json", "--now", NOW_TEXT], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        try:
+            # The revoke's UPDATE waits on the row the app holds: seen by the server, not guessed.
+            with registry.database.connect() as watcher:
+                for _ in range(6000):
+                    if watcher.execute("SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE '%UPDATE user_devices AS d%'").fetchone()[0]:
+                        break
+                    if run.poll() is not None:
+                        break
+                    watcher.execute("SELECT pg_sleep(0.01)")
+            registry.database.execute("INSERT INTO user_devices VALUES (%s, %s, 'New iPad', 'iPad Air', %s, %s, true)",
+                                      (late, taken["user_id"], NOW_TEXT, NOW_TEXT))
+        finally:
+            holder.commit()
+        out, err = run.communicate(timeout=120)
+    assert run.returncode == 4, err
+    report = json.loads(out)
+    assert not report["applied"] and report["notFound"] == 1 and report["alreadyRevoked"] == 0
+    assert [entry["where"] for entry in report["unmatched"]] == ["devices file line 2"]
+    assert {taken["device_id"], late} <= registry.active()
+
+
 def test_a_device_is_revoked_by_its_name_or_its_id_in_any_case(make_registry):
     user = str(uuid.uuid4())
     devices = [
