@@ -3,7 +3,7 @@
 #include "registry_load.h"
 
 #define PQ_FUNCTIONS(X) \
-    X(PQclear) X(PQconnectdbParams) X(PQconninfoFree) X(PQconninfoParse) X(PQerrorMessage) X(PQexec) \
+    X(PQclear) X(PQcmdTuples) X(PQconnectdbParams) X(PQconninfoFree) X(PQconninfoParse) X(PQerrorMessage) X(PQexec) \
     X(PQexecParams) X(PQfinish) X(PQfname) X(PQfreemem) X(PQftype) X(PQgetResult) X(PQgetisnull) \
     X(PQgetlength) X(PQgetvalue) X(PQnfields) X(PQntuples) X(PQputCopyData) X(PQputCopyEnd) \
     X(PQresultErrorField) X(PQresultStatus) X(PQstatus)

@@ -251,6 +251,14 @@ final class PostgresClient {
         return result.decoded()
     }
 
+    /// Runs one INSERT, UPDATE or DELETE with `$1…` parameters and returns how many rows it
+    /// changed (the command tag's count).
+    func change(_ sql: String, _ parameters: [RegistryValue]) throws -> Int {
+        let result = try run(sql, parameters)
+        defer { result.close() }
+        return PQcmdTuples(result.pointer).flatMap { Int(String(cString: $0)) } ?? 0
+    }
+
     /// Runs one query with `$1…` parameters and hands `row` each row, whose `column(i)` is
     /// the i-th field as the server sent it in text format (none for NULL), valid only during
     /// that call: no String or value is made for each field. Read in pieces (``inPieces(_:_:_:)``).

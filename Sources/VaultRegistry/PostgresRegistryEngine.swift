@@ -111,6 +111,10 @@ final class PostgresRegistryEngine: RegistryEngine, @unchecked Sendable {
             if arguments.isEmpty { try client.execute(sql) } else { _ = try client.query(Self.numbered(sql), arguments) }
         }
 
+        func change(_ sql: String, _ arguments: [RegistryValue]) throws -> Int {
+            try client.change(Self.numbered(sql), arguments)
+        }
+
         func rows(_ sql: String, _ arguments: [RegistryValue]) throws -> [RegistryRow] {
             let result = try client.query(Self.numbered(sql), arguments)
             return result.rows.map { RegistryRow(columns: result.columns, values: $0) }

@@ -126,13 +126,18 @@ extension DeviceRegistry {
     /// second pass over the batch.
     /// A trigger may also revive a device an earlier batch revoked (a trial): the devices the log
     /// revoked that are active are counted before the change (``ChangeWatch``) and after it.
-    func requireChangeStands(_ db: RegistrySession, _ watch: ChangeWatch?) throws {
+    /// Nor may such a trigger make other devices inactive than the batch's (a trial: one that
+    /// deactivated a user's only device left the user without one, unmeasured and unlogged):
+    /// the active devices are counted before (``ChangeWatch``) and after, less the `revoked`.
+    func requireChangeStands(_ db: RegistrySession, _ watch: ChangeWatch?, revoked: Int) throws {
         guard let watch else { return }
         let t = table
         let inBatch = t.hasConversations ? "(\(t.user), device_id) IN (SELECT user_did, device_id FROM batch)" : "device_id IN (SELECT device_id FROM batch)"
         let active = try db.int("SELECT count(*) FROM user_devices WHERE is_active AND \(inBatch)") + (try revivedDevices(db) - watch.revivedBefore)
         let open = t.hasConversations ? try db.int("SELECT count(*) FROM members WHERE left_at IS NULL AND (user_did, device_id) IN (SELECT user_did, device_id FROM batch)") : 0
         guard active <= 0, open == 0 else { throw VaultError.registryChangeUndone(path, triggers: watch.triggers, devices: active, memberships: open) }
+        let others = watch.activeBefore - revoked - (try db.int("SELECT count(*) FROM user_devices WHERE is_active"))
+        guard others <= 0 else { throw VaultError.registryChangeSpread(path, triggers: watch.triggers, devices: others) }
     }
 
     /// What a revocation watches before its change, where the app's tables carry triggers that
@@ -140,12 +145,22 @@ extension DeviceRegistry {
     struct ChangeWatch {
         let triggers: [String]
         let revivedBefore: Int
+        let activeBefore: Int
     }
 
     func watchChange(_ db: RegistrySession) throws -> ChangeWatch? {
         let others = try engine.triggersNotOurs(on: table.hasConversations ? ["user_devices", "members"] : ["user_devices"], db)
         guard !others.isEmpty else { return nil }
-        return ChangeWatch(triggers: others, revivedBefore: try revivedDevices(db))
+        return ChangeWatch(triggers: others, revivedBefore: try revivedDevices(db), activeBefore: try db.int("SELECT count(*) FROM user_devices WHERE is_active"))
+    }
+
+    /// That the UPDATE revoking the batch changed each of its `devices` (`changed` of them):
+    /// one a row-level security policy or a rule kept it from, or the app changed meanwhile,
+    /// stays active while the batch would log it revoked (a trial, on PostgreSQL with a policy
+    /// that let the tool's role read every device but update only some).
+    func requireChangeTaken(changed: Int, devices: Int) throws {
+        guard changed < devices else { return }
+        throw VaultError.registryChangeNotTaken(path, devices: devices - changed)
     }
 
     /// The devices the log revoked that are active.
@@ -157,6 +172,11 @@ extension DeviceRegistry {
 extension VaultError.Code {
     /// A revocation's change undone within its own transaction by a trigger not the registry's.
     public static let registryChangeUndone = VaultError.Code(name: "registryChangeUndone", category: .authentication)
+    /// A revocation's change made other devices inactive, by a trigger not the registry's.
+    public static let registryChangeSpread = VaultError.Code(name: "registryChangeSpread", category: .authentication)
+    /// A revocation's change left devices of its batch active (a policy, a rule, or the app
+    /// meanwhile): nothing is committed.
+    public static let registryChangeNotTaken = VaultError.Code(name: "registryChangeNotTaken", category: .authentication)
     /// A guard of the registry (a trigger that keeps a rule) was dropped, disabled or rewritten.
     public static let registryGuardsNotInPlace = VaultError.Code(name: "registryGuardsNotInPlace", category: .authentication)
 }
@@ -169,6 +189,20 @@ extension VaultError {
                           "the registry '\(name)' undid the revocation as it was made (\(undone)), by triggers that are not its own: "
                           + triggers.map { "'\($0)'" }.joined(separator: ", ") + "; nothing was changed",
                           hint: "find who added them and why; the revocation is made once they are gone", file: file, line: line)
+    }
+
+    static func registryChangeSpread(_ name: String, triggers: [String], devices: Int, file: String = #fileID, line: UInt = #line) -> VaultError {
+        VaultError(.registryChangeSpread,
+                   "the registry '\(name)' made \(devices) device\(devices == 1 ? "" : "s") outside the batch inactive as the revocation was made, by triggers that are not its own: "
+                   + triggers.map { "'\($0)'" }.joined(separator: ", ") + "; nothing was changed",
+                   hint: "find who added them and why: a device they deactivate is neither measured nor logged", file: file, line: line)
+    }
+
+    static func registryChangeNotTaken(_ name: String, devices: Int, file: String = #fileID, line: UInt = #line) -> VaultError {
+        VaultError(.registryChangeNotTaken,
+                   "the registry '\(name)' kept \(devices) device\(devices == 1 ? "" : "s") the revocation named active as it was made "
+                   + "(a row-level security policy or a rule on user_devices, or the app changing them meanwhile); nothing was changed",
+                   hint: "run it again; if it is refused again, give the role it connects as the right to update every device", file: file, line: line)
     }
 
     /// A writer refused a registry whose guards are not as it made them.

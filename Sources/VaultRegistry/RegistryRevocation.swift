@@ -413,8 +413,9 @@ extension DeviceRegistry {
             if applied {
                 if !revokesAsItSelects {
                     let watch = try self.watchChange(db)
-                    try Self.apply(time: time, reason: reason, db: db, dialect: d, table: t)
-                    try self.requireChangeStands(db, watch)
+                    let changed = try Self.apply(time: time, reason: reason, db: db, dialect: d, table: t)
+                    try self.requireChangeStands(db, watch, revoked: radius.devices)
+                    try self.requireChangeTaken(changed: changed, devices: radius.devices)
                 }
                 let conversations = t.hasConversations ? try Self.writeOperations(batchID: batchID, db: db, dialect: d) : 0
                 try Self.measure(&radius, applied: true, conversations: conversations, db: db, dialect: d, table: t)
@@ -661,10 +662,12 @@ extension DeviceRegistry {
     /// does, with `selected` holding the devices it names that were revoked before.
     ///
     /// The UPDATE sees the registry as one statement does; what is counted after it may see
-    /// more (PostgreSQL's READ COMMITTED: a device the app registers meanwhile). So only a
-    /// device that is inactive and not in the batch counts as revoked before: a listed device
-    /// registered after the change is not found, as selecting first would not have found it, and
-    /// refuses the batch unless unmatched entries are allowed.
+    /// more (PostgreSQL's READ COMMITTED). So only a device that is inactive and not in the batch
+    /// counts as revoked before, and a device the selector names that is still active after the
+    /// change refuses the run (``VaultError/registryChangeNotTaken(_:devices:file:line:)``,
+    /// nothing committed): one a row-level security policy or a rule kept the UPDATE from, or
+    /// that the app registered or made active again while the revoke waited (two trials: each
+    /// was counted as revoked before, then as not in the registry).
     private func revokeAsSelected(_ selector: Selector, notFound: inout Int, time: String, reason: String?, db: RegistrySession) throws -> (selected: Int, active: Int) {
         let d = dialect, t = table
         try Self.emptyBatch(db: db, dialect: d, table: t)
@@ -691,6 +694,10 @@ extension DeviceRegistry {
             let left = "FROM listed_entries l WHERE NOT EXISTS (SELECT 1 FROM batch b WHERE b.user_did = l.user_did AND b.device_id = l.device_id)"
             let leftOver = try db.int("SELECT count(*) FROM (SELECT DISTINCT l.user_did, l.device_id \(left)) x")
             if leftOver > 0 {
+                try requireChangeTaken(changed: 0, devices: db.int("""
+                    SELECT count(*) FROM (SELECT DISTINCT l.user_did, l.device_id FROM listed_entries l
+                        JOIN user_devices d ON d.\(t.user) = l.user_did AND d.device_id = l.device_id WHERE d.is_active AND \(notInBatch)) x
+                    """))
                 try db.execute("""
                     INSERT INTO selected SELECT d.\(t.user), d.device_id, d.is_active FROM listed_entries l
                     JOIN user_devices d ON d.\(t.user) = l.user_did AND d.device_id = l.device_id WHERE NOT d.is_active AND \(notInBatch) ON CONFLICT DO NOTHING
@@ -700,6 +707,7 @@ extension DeviceRegistry {
             notFound = leftOver - revokedBefore
             return (active + revokedBefore, active)
         case .user, .notSeenSince:
+            try requireChangeTaken(changed: 0, devices: db.int("SELECT count(*) FROM user_devices d WHERE (\(condition)) AND d.is_active", arguments))
             let revokedBefore = try db.int("SELECT count(*) FROM user_devices d WHERE (\(condition)) AND NOT d.is_active AND \(notInBatch)", arguments)
             if case .user = selector { notFound = active + revokedBefore == 0 ? 1 : 0 } else { notFound = 0 }
             return (active + revokedBefore, active)
@@ -782,8 +790,9 @@ extension DeviceRegistry {
     }
 
     /// Revokes the batch's devices and closes their open memberships, filling `closing` with
-    /// each membership as it closes (``RegistryDialect/closeMemberships``).
-    private static func apply(time: String, reason: String?, db: RegistrySession, dialect d: RegistryDialect, table t: DeviceTable) throws {
+    /// each membership as it closes (``RegistryDialect/closeMemberships``). Returns how many
+    /// devices the UPDATE changed (``requireChangeTaken(changed:devices:)``).
+    private static func apply(time: String, reason: String?, db: RegistrySession, dialect d: RegistryDialect, table t: DeviceTable) throws -> Int {
         // The probing is for the memberships' join: a table without them is updated by its key,
         // which PostgreSQL's hash join of the batch does fastest (2.6 s probing, 100,000 of
         // 1,000,000 Family Medical devices).
@@ -793,7 +802,7 @@ extension DeviceRegistry {
         let state = t.keepsRevocation ? ", revoked_at = ?, revocation_reason = ?" : ""
         // Family Medical's device is its id alone, the table's key: found by it.
         let inBatch = t.hasConversations ? "(\(t.user), device_id) IN (SELECT user_did, device_id FROM batch)" : "device_id IN (SELECT device_id FROM batch)"
-        try db.execute("""
+        let changed = try db.change("""
             UPDATE user_devices SET is_active = FALSE\(state) WHERE \(inBatch)
             """, t.keepsRevocation ? [.time(time), RegistryValue(reason)] : [])
         if t.hasConversations {
@@ -803,6 +812,7 @@ extension DeviceRegistry {
             if let collecting = d.collectingClosing { try db.execute(collecting.end) }
         }
         if let probing = probingIndexes { try db.execute(probing.end) }
+        return changed
     }
 
     /// The blast radius, from `batch` and `closing`. Before the change (`applied` false) it

@@ -120,6 +120,10 @@ protocol RegistryEngine: AnyObject, Sendable {
 /// One transaction's connection. SQL uses `?` placeholders, numbered in order.
 protocol RegistrySession {
     func execute(_ sql: String, _ arguments: [RegistryValue]) throws
+    /// Runs one INSERT, UPDATE or DELETE and returns how many rows it changed itself (not what
+    /// triggers changed besides): what a policy, a rule or a trigger kept it from changing is
+    /// missing from the count.
+    func change(_ sql: String, _ arguments: [RegistryValue]) throws -> Int
     /// The whole result at once: for what is small by construction (a count, a batch's record,
     /// one user's devices). What grows with the registry is read by ``eachRow(_:_:_:)`` or
     /// ``forEachRow(_:_:_:)``.

@@ -324,6 +324,11 @@ final class SQLiteRegistryEngine: RegistryEngine {
             try connection.execute(sql, arguments.map(Self.sqliteValue))
         }
 
+        func change(_ sql: String, _ arguments: [RegistryValue]) throws -> Int {
+            try connection.execute(sql, arguments.map(Self.sqliteValue))
+            return connection.changes
+        }
+
         func rows(_ sql: String, _ arguments: [RegistryValue]) throws -> [RegistryRow] {
             var rows: [RegistryRow] = []
             try eachRow(sql, arguments) { rows.append($0) }

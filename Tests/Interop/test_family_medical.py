@@ -267,39 +267,100 @@ def test_an_app_trigger_that_keeps_a_device_active_undoes_the_revocation(make_re
     assert registry.rows("SELECT count(*) FROM revocations") == [(0,)]
 
 
-def test_a_listed_device_registered_while_the_revoke_waits_is_not_found(postgres_server, new_database, tmp_path):
-    """The batch is what the change took; a device of the list the app registers while the
-    revoke waits on a row lock is not counted as revoked before (it is active): it is not found,
-    as a selection made first would not have found it, and refuses the batch."""
-    devices = family(random.Random(9), users=12)
-    registry = PostgresRegistry(new_database(), devices)
-    taken = next(d for d in devices if d["is_active"])
-    late = str(uuid.UUID(int=42, version=4))
-    (tmp_path / "list.txt").write_text(f"{taken['user_id']}#{taken['device_id']}\n{taken['user_id']}#{late}\n")
+def hold_row_while(registry, device, revoke, meanwhile):
+    """Runs `revoke` (argv) while the app holds `device`'s row lock, and runs `meanwhile` (SQL)
+    once the server shows the revoke waiting on it: seen by the server, not guessed by a timer."""
     with registry.database.connect() as holder:
         holder.autocommit = False
-        holder.execute("UPDATE user_devices SET last_seen_at = last_seen_at WHERE device_id = %s", (taken["device_id"],))
-        run = subprocess.Popen([DEVICE_REVOKER, "registry", "revoke", "--db", registry.db, "--devices-file", str(tmp_path / "list.txt"),
-                                "--json", "--now", NOW_TEXT], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        holder.execute("UPDATE user_devices SET last_seen_at = last_seen_at WHERE device_id = %s", (device,))
+        run = subprocess.Popen(revoke, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         try:
-            # The revoke's UPDATE waits on the row the app holds: seen by the server, not guessed.
             with registry.database.connect() as watcher:
                 for _ in range(6000):
-                    if watcher.execute("SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE '%UPDATE user_devices AS d%'").fetchone()[0]:
-                        break
-                    if run.poll() is not None:
+                    waiting = "SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE '%UPDATE user_devices AS d%'"
+                    if watcher.execute(waiting).fetchone()[0] or run.poll() is not None:
                         break
                     watcher.execute("SELECT pg_sleep(0.01)")
-            registry.database.execute("INSERT INTO user_devices VALUES (%s, %s, 'New iPad', 'iPad Air', %s, %s, true)",
-                                      (late, taken["user_id"], NOW_TEXT, NOW_TEXT))
+            registry.database.execute(meanwhile)
         finally:
             holder.commit()
         out, err = run.communicate(timeout=120)
-    assert run.returncode == 4, err
-    report = json.loads(out)
-    assert not report["applied"] and report["notFound"] == 1 and report["alreadyRevoked"] == 0
-    assert [entry["where"] for entry in report["unmatched"]] == ["devices file line 2"]
-    assert {taken["device_id"], late} <= registry.active()
+    return run.returncode, out, err
+
+
+@pytest.mark.parametrize("meanwhile", ["registers", "reactivates"])
+def test_a_listed_device_the_app_changes_while_the_revoke_waits_refuses_the_run(postgres_server, new_database, tmp_path, meanwhile):
+    """The batch is what the change took; a listed device the app registers, or makes active
+    again, while the revoke waits on a row lock is active after the change: the run is refused
+    and changes nothing (exit 3), never counting it as revoked before or as not in the registry
+    (two trials found each)."""
+    devices = family(random.Random(9), users=12)
+    taken = next(d for d in devices if d["is_active"])
+    if meanwhile == "registers":
+        other = {"device_id": str(uuid.UUID(int=42, version=4)), "user_id": taken["user_id"]}
+        sql = f"INSERT INTO user_devices VALUES ('{other['device_id']}', '{other['user_id']}', 'New iPad', 'iPad Air', '{NOW_TEXT}', '{NOW_TEXT}', true)"
+    else:
+        other = devices[-1]
+        other["is_active"] = False
+        sql = f"UPDATE user_devices SET is_active = true WHERE device_id = '{other['device_id']}'"
+    registry = PostgresRegistry(new_database(), devices)
+    (tmp_path / "list.txt").write_text(f"{taken['user_id']}#{taken['device_id']}\n{other['user_id']}#{other['device_id']}\n")
+    code, out, err = hold_row_while(registry, taken["device_id"], [DEVICE_REVOKER, "registry", "revoke", "--db", registry.db, "--devices-file",
+                                                                   str(tmp_path / "list.txt"), "--allow-unmatched", "--json", "--now", NOW_TEXT], sql)
+    assert code == 3 and "kept 1 device the revocation named active" in err and "nothing was changed" in err, err
+    assert {taken["device_id"], other["device_id"]} <= registry.active()
+    assert registry.rows("SELECT count(*) FROM revocations") == [(0,)]
+
+
+@pytest.mark.parametrize("selector", ["list", "forced"])
+def test_a_policy_that_keeps_the_tools_role_from_updating_a_device_refuses_the_run(postgres_server, new_database, tmp_path, selector):
+    """Row-level security (Supabase's way) that lets the tool's role read every device but
+    update only some: the device kept active is never logged revoked, whichever path selects
+    the batch (a trial: it was reported as not in the registry, and passed with
+    --allow-unmatched)."""
+    devices = family(random.Random(13), users=10)
+    database = new_database()
+    registry = PostgresRegistry(database, devices)
+    kept, taken = [d for d in devices if d["is_active"]][:2]
+    database.execute(f"""
+        DO $$ BEGIN CREATE ROLE registry_app LOGIN; EXCEPTION WHEN duplicate_object THEN NULL; END $$;
+        GRANT ALL ON ALL TABLES IN SCHEMA public TO registry_app;
+        GRANT ALL ON ALL SEQUENCES IN SCHEMA public TO registry_app;
+        ALTER TABLE user_devices ENABLE ROW LEVEL SECURITY;
+        CREATE POLICY app_reads ON user_devices FOR SELECT USING (true);
+        CREATE POLICY app_updates ON user_devices FOR UPDATE USING (device_id <> '{kept["device_id"]}');
+    """)
+    as_app = database.uri(user="registry_app")
+    before = registry.table()
+    chosen = (["--device", f"{kept['user_id']}#{kept['device_id']}", "--device", f"{taken['user_id']}#{taken['device_id']}", "--allow-unmatched"]
+              if selector == "list" else ["--not-seen-since", NOW_TEXT, "--expect-revocations", str(len([d for d in devices if d["is_active"]]))])
+    refused = revoker("revoke", "--db", as_app, *chosen, "--force", check=3)
+    assert "kept 1 device the revocation named active" in refused.stderr and "nothing was changed" in refused.stderr
+    assert registry.table() == before and registry.rows("SELECT count(*) FROM revocations") == [(0,)]
+
+
+def test_an_app_trigger_that_deactivates_other_devices_refuses_the_run(make_registry):
+    """A trigger of the app's that makes another device inactive as one is revoked (a user's
+    only device, unmeasured and unlogged, in a trial) refuses the run, changing nothing."""
+    devices = family(random.Random(17), users=8)
+    registry = make_registry(devices)
+    revoked, collateral = [d for d in devices if d["is_active"]][:2]
+    if isinstance(registry, PostgresRegistry):
+        registry.database.execute(f"""
+            CREATE FUNCTION app_spread() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN
+                IF pg_trigger_depth() = 1 AND NEW.device_id = '{revoked["device_id"]}' THEN
+                    UPDATE user_devices SET is_active = false WHERE device_id = '{collateral["device_id"]}'; END IF;
+                RETURN NULL; END $$;
+            CREATE TRIGGER app_spread AFTER UPDATE ON user_devices FOR EACH ROW EXECUTE FUNCTION app_spread();
+        """)
+    else:
+        with sqlite3.connect(registry.path) as connection:
+            connection.execute(f"""CREATE TRIGGER app_spread AFTER UPDATE OF is_active ON user_devices WHEN NEW.device_id = '{revoked["device_id"]}'
+                                   BEGIN UPDATE user_devices SET is_active = 0 WHERE device_id = '{collateral["device_id"]}'; END""")
+    before = registry.table()
+    spread = revoker("revoke", "--db", registry.db, "--device", f"{revoked['user_id']}#{revoked['device_id']}", "--force", check=3)
+    assert "made 1 device outside the batch inactive" in spread.stderr and "app_spread" in spread.stderr
+    assert registry.table() == before and registry.rows("SELECT count(*) FROM revocations") == [(0,)]
 
 
 def test_a_device_is_revoked_by_its_name_or_its_id_in_any_case(make_registry):
