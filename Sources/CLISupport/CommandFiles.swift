@@ -288,9 +288,6 @@ public final class OutputWriter {
         try stageChecked(output, bytes)
     }
 
-    /// Where an envelope's header keeps the household id, in every format (docs/vault-format.md).
-    private static let householdBytes = 10..<42
-
     private func stageChecked(_ output: DeclaredOutput, _ bytes: UnsafeRawBufferPointer) throws {
         try refuseOverMovedHousehold(output, bytes)
         let (output, location) = files.declared(output)
@@ -315,8 +312,8 @@ public final class OutputWriter {
         // suite (a trial: a vault of an unknown suite was replaced, its header unparsed).
         if output.copiesModeOf == nil, let location, location.stored == .vault, let new = try? VaultHeader(parsing: bytes),
            let current = try location.currentContents(limit: VaultEnvelope.headerByteCount, whole: false),
-           current.count >= Self.householdBytes.upperBound, Array(current[Self.householdBytes]) != new.householdID.bytes {
-            throw VaultError.vaultOfAnotherHousehold(output.label, location.path, HouseholdID(bytes: Array(current[Self.householdBytes])))
+           let old = VaultHeader.household(inAnyHeader: current), old != new.householdID {
+            throw VaultError.vaultOfAnotherHousehold(output.label, location.path, old)
         }
         if output.path.map(VaultLocation.isObject) ?? false {
             // Never a secret (refused when declared): an ordinary array may hold it.

@@ -404,10 +404,9 @@ final class PostgresClient {
         case ColumnType.int2, ColumnType.int4, ColumnType.int8: Int(text).map(RegistryValue.int) ?? .text(text)
         case ColumnType.bytea: Hex.decode(String(text.dropFirst(2))).map(RegistryValue.bytes) ?? .text(text)
         // "2025-11-19 10:00:00.123+00" in a UTC session: whole seconds, RFC 3339. The server
-        // writes times in ASCII, read as bytes (by Character, a fifth of reading a batch's log).
-        case ColumnType.timestamptz where text.utf8.count >= 19 && text.utf8.allSatisfy({ $0 < 0x80 }):
+        // writes times in ASCII, cut as bytes (by Character, a fifth of reading a batch's log).
+        case ColumnType.timestamptz where text.utf8.count >= 19:
             .text(String(decoding: text.utf8.prefix(10), as: UTF8.self) + "T" + String(decoding: text.utf8.dropFirst(11).prefix(8), as: UTF8.self) + "Z")
-        case ColumnType.timestamptz where text.count >= 19: .text(text.prefix(10) + "T" + text.dropFirst(11).prefix(8) + "Z")
         default: .text(text)
         }
     }

@@ -128,15 +128,16 @@ extension DeviceRegistry {
     /// revoked that are active are counted before the change (``ChangeWatch``) and after it.
     /// Nor may such a trigger make other devices inactive than the batch's (a trial: one that
     /// deactivated a user's only device left the user without one, unmeasured and unlogged):
-    /// the active devices are counted before (``ChangeWatch``) and after, less the `revoked`.
-    func requireChangeStands(_ db: RegistrySession, _ watch: ChangeWatch?, revoked: Int) throws {
+    /// `activeBefore`, the active devices counted at the transaction's start, less the `revoked`,
+    /// must still be active.
+    func requireChangeStands(_ db: RegistrySession, _ watch: ChangeWatch?, activeBefore: Int, revoked: Int) throws {
         guard let watch else { return }
         let t = table
         let inBatch = t.hasConversations ? "(\(t.user), device_id) IN (SELECT user_did, device_id FROM batch)" : "device_id IN (SELECT device_id FROM batch)"
         let active = try db.int("SELECT count(*) FROM user_devices WHERE is_active AND \(inBatch)") + (try revivedDevices(db) - watch.revivedBefore)
         let open = t.hasConversations ? try db.int("SELECT count(*) FROM members WHERE left_at IS NULL AND (user_did, device_id) IN (SELECT user_did, device_id FROM batch)") : 0
         guard active <= 0, open == 0 else { throw VaultError.registryChangeUndone(path, triggers: watch.triggers, devices: active, memberships: open) }
-        let others = watch.activeBefore - revoked - (try db.int("SELECT count(*) FROM user_devices WHERE is_active"))
+        let others = activeBefore - revoked - (try db.int("SELECT count(*) FROM user_devices WHERE is_active"))
         guard others <= 0 else { throw VaultError.registryChangeSpread(path, triggers: watch.triggers, devices: others) }
     }
 
@@ -145,22 +146,21 @@ extension DeviceRegistry {
     struct ChangeWatch {
         let triggers: [String]
         let revivedBefore: Int
-        let activeBefore: Int
     }
 
     func watchChange(_ db: RegistrySession) throws -> ChangeWatch? {
         let others = try engine.triggersNotOurs(on: table.hasConversations ? ["user_devices", "members"] : ["user_devices"], db)
         guard !others.isEmpty else { return nil }
-        return ChangeWatch(triggers: others, revivedBefore: try revivedDevices(db), activeBefore: try db.int("SELECT count(*) FROM user_devices WHERE is_active"))
+        return ChangeWatch(triggers: others, revivedBefore: try revivedDevices(db))
     }
 
-    /// That the UPDATE revoking the batch changed each of its `devices` (`changed` of them):
-    /// one a row-level security policy or a rule kept it from, or the app changed meanwhile,
-    /// stays active while the batch would log it revoked (a trial, on PostgreSQL with a policy
-    /// that let the tool's role read every device but update only some).
-    func requireChangeTaken(changed: Int, devices: Int) throws {
-        guard changed < devices else { return }
-        throw VaultError.registryChangeNotTaken(path, devices: devices - changed)
+    /// That no device a revocation named is left active by its change (`leftActive` of them):
+    /// one a row-level security policy or a rule kept the UPDATE from, or the app changed
+    /// meanwhile, would be logged revoked while active (a trial, on PostgreSQL with a policy that
+    /// let the tool's role read every device but update only some).
+    func requireNoneLeftActive(_ leftActive: Int) throws {
+        guard leftActive > 0 else { return }
+        throw VaultError.registryChangeNotTaken(path, devices: leftActive)
     }
 
     /// The devices the log revoked that are active.
@@ -186,16 +186,19 @@ extension VaultError {
         let undone = [devices > 0 ? "\(devices) of its devices active again" : nil, memberships > 0 ? "\(memberships) of their memberships open again" : nil]
             .compactMap { $0 }.joined(separator: " and ")
         return VaultError(.registryChangeUndone,
-                          "the registry '\(name)' undid the revocation as it was made (\(undone)), by triggers that are not its own: "
-                          + triggers.map { "'\($0)'" }.joined(separator: ", ") + "; nothing was changed",
+                          "the registry '\(name)' undid the revocation as it was made (\(undone)), by \(notOurs(triggers)); nothing was changed",
                           hint: "find who added them and why; the revocation is made once they are gone", file: file, line: line)
     }
 
     static func registryChangeSpread(_ name: String, triggers: [String], devices: Int, file: String = #fileID, line: UInt = #line) -> VaultError {
         VaultError(.registryChangeSpread,
-                   "the registry '\(name)' made \(devices) device\(devices == 1 ? "" : "s") outside the batch inactive as the revocation was made, by triggers that are not its own: "
-                   + triggers.map { "'\($0)'" }.joined(separator: ", ") + "; nothing was changed",
+                   "the registry '\(name)' made \(devices) device\(devices == 1 ? "" : "s") outside the batch inactive as the revocation was made, by \(notOurs(triggers)); nothing was changed",
                    hint: "find who added them and why: a device they deactivate is neither measured nor logged", file: file, line: line)
+    }
+
+    /// "triggers that are not its own: 'a', 'b'", as the refusals about them name them.
+    private static func notOurs(_ triggers: [String]) -> String {
+        "triggers that are not its own: " + triggers.map { "'\($0)'" }.joined(separator: ", ")
     }
 
     static func registryChangeNotTaken(_ name: String, devices: Int, file: String = #fileID, line: UInt = #line) -> VaultError {

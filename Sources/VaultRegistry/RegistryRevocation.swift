@@ -381,9 +381,10 @@ extension DeviceRegistry {
             // A real run that needs no rows locked before its change, and spares none, may
             // select its batch by revoking it (``revokesAsItSelects``): the guard rails below
             // then measure the change made, and one that refuses rolls it back.
-            let revokesAsItSelects = try !dryRun && !keepLastDevice
+            // What a real run watches of its change, where the app's tables carry triggers.
+            let watch = dryRun ? nil : try self.watchChange(db)
+            let revokesAsItSelects = !dryRun && !keepLastDevice && watch == nil
                 && Self.revokesAsItSelects(prepared, activeDevices: radius.activeDevices, sizeLimit: sizeLimit, allowing: allowing, dialect: d, table: t)
-                && self.watchChange(db) == nil
             let (selectedCount, activeSelected) = revokesAsItSelects
                 ? try self.revokeAsSelected(selector, notFound: &radius.notFound, time: time, reason: reason, db: db)
                 : try Self.fillBatch(selector, notFound: &radius.notFound, locking: !dryRun, keepLastDevice: keepLastDevice, db: db, dialect: d, table: t)
@@ -412,10 +413,9 @@ extension DeviceRegistry {
             let applied = !dryRun && early.isEmpty
             if applied {
                 if !revokesAsItSelects {
-                    let watch = try self.watchChange(db)
                     let changed = try Self.apply(time: time, reason: reason, db: db, dialect: d, table: t)
-                    try self.requireChangeStands(db, watch, revoked: radius.devices)
-                    try self.requireChangeTaken(changed: changed, devices: radius.devices)
+                    try self.requireChangeStands(db, watch, activeBefore: radius.activeDevices, revoked: radius.devices)
+                    try self.requireNoneLeftActive(radius.devices - changed)
                 }
                 let conversations = t.hasConversations ? try Self.writeOperations(batchID: batchID, db: db, dialect: d) : 0
                 try Self.measure(&radius, applied: true, conversations: conversations, db: db, dialect: d, table: t)
@@ -644,7 +644,7 @@ extension DeviceRegistry {
     /// asks that the table carry no trigger of the app's (``watchChange(_:)``): one that skips
     /// or rewrites a row keeps it out of what the UPDATE returns (a hostile trial: a device a
     /// trigger kept active was counted as revoked before), which selecting first catches
-    /// (``requireChangeStands(_:_:)``).
+    /// (``requireChangeStands(_:_:activeBefore:revoked:)``).
     private static func revokesAsItSelects(_ prepared: PreparedSelection, activeDevices: Int, sizeLimit: SizeLimit, allowing: Overrides,
                                            dialect d: RegistryDialect, table t: DeviceTable) -> Bool {
         guard d.updateFillsTable, !t.hasConversations else { return false }
@@ -694,7 +694,7 @@ extension DeviceRegistry {
             let left = "FROM listed_entries l WHERE NOT EXISTS (SELECT 1 FROM batch b WHERE b.user_did = l.user_did AND b.device_id = l.device_id)"
             let leftOver = try db.int("SELECT count(*) FROM (SELECT DISTINCT l.user_did, l.device_id \(left)) x")
             if leftOver > 0 {
-                try requireChangeTaken(changed: 0, devices: db.int("""
+                try requireNoneLeftActive(db.int("""
                     SELECT count(*) FROM (SELECT DISTINCT l.user_did, l.device_id FROM listed_entries l
                         JOIN user_devices d ON d.\(t.user) = l.user_did AND d.device_id = l.device_id WHERE d.is_active AND \(notInBatch)) x
                     """))
@@ -707,7 +707,7 @@ extension DeviceRegistry {
             notFound = leftOver - revokedBefore
             return (active + revokedBefore, active)
         case .user, .notSeenSince:
-            try requireChangeTaken(changed: 0, devices: db.int("SELECT count(*) FROM user_devices d WHERE (\(condition)) AND d.is_active", arguments))
+            try requireNoneLeftActive(db.int("SELECT count(*) FROM user_devices d WHERE (\(condition)) AND d.is_active", arguments))
             let revokedBefore = try db.int("SELECT count(*) FROM user_devices d WHERE (\(condition)) AND NOT d.is_active AND \(notInBatch)", arguments)
             if case .user = selector { notFound = active + revokedBefore == 0 ? 1 : 0 } else { notFound = 0 }
             return (active + revokedBefore, active)
@@ -791,7 +791,7 @@ extension DeviceRegistry {
 
     /// Revokes the batch's devices and closes their open memberships, filling `closing` with
     /// each membership as it closes (``RegistryDialect/closeMemberships``). Returns how many
-    /// devices the UPDATE changed (``requireChangeTaken(changed:devices:)``).
+    /// devices the UPDATE changed (``requireNoneLeftActive(_:)``).
     private static func apply(time: String, reason: String?, db: RegistrySession, dialect d: RegistryDialect, table t: DeviceTable) throws -> Int {
         // The probing is for the memberships' join: a table without them is updated by its key,
         // which PostgreSQL's hash join of the batch does fastest (2.6 s probing, 100,000 of

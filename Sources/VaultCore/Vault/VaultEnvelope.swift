@@ -52,6 +52,19 @@ public struct VaultHeader: Sendable, Equatable {
         self.nonce = nonce
     }
 
+    /// Where every envelope's header keeps its household id, whatever its format or suite.
+    static let householdBytes = 10..<42
+
+    /// The household of the envelope `bytes` start with, whatever its format, suite or schema:
+    /// nil when they do not start with the magic or end before the id. What a header no parser of
+    /// ours takes still says (an output refused over another household's vault of an unknown
+    /// suite, a trial).
+    public static func household(inAnyHeader bytes: some Collection<UInt8>) -> HouseholdID? {
+        let prefix = Array(bytes.prefix(householdBytes.upperBound))
+        guard prefix.starts(with: VaultEnvelope.magic), prefix.count == householdBytes.upperBound else { return nil }
+        return HouseholdID(bytes: Array(prefix[householdBytes]))
+    }
+
     /// Reads the header at the start of `bytes`; the rest is not looked at, so this also serves
     /// tools that read headers only. Checks run in byte order: magic, length, format, suite,
     /// schema version.
@@ -75,7 +88,7 @@ public struct VaultHeader: Sendable, Equatable {
         }
         self.init(
             schemaVersion: prefix[9],
-            householdID: HouseholdID(bytes: Array(prefix[10..<42])),
+            householdID: HouseholdID(bytes: Array(prefix[Self.householdBytes])),
             nonce: Array(prefix[42..<66]),
             format: prefix[7],
             suite: prefix[8]
