@@ -128,11 +128,12 @@ public struct Diagnostics: Sendable {
 public enum ToolMain {
     /// `objectStore` connects the tool's object store when a command first names an `s3://`
     /// object; a tool that links none passes nil, and refuses such names.
-    /// `hints` are the tool's next steps for refusals its own flags resolve, by code.
+    /// `hints` are the tool's next steps for refusals its own flags resolve, by code (made only for
+    /// a refusal: a dictionary built at every start costs a conformance scan).
     /// `arguments` rewrites the command line before it is parsed (vault-tool names the mode of a
     /// command given in an older spelling); an error it throws is reported as any other.
-    public static func run<Command: ParsableCommand>(_ command: Command.Type, objectStore: (@Sendable () throws -> any ObjectAccess)? = nil,
-                                                     hints: [VaultError.Code: String] = [:],
+    public static func run<Command: ToolRoot>(_ command: Command.Type, objectStore: (@Sendable () throws -> any ObjectAccess)? = nil,
+                                                     hints: @autoclosure () -> [VaultError.Code: String] = [:],
                                                      arguments: ([String]) throws -> [String] = { $0 }) -> Never {
         ObjectStores.register(objectStore)
         let diagnostics = Diagnostics(toolName: Command.configuration.commandName ?? "tool")
@@ -168,19 +169,15 @@ public enum ToolMain {
             exit(ExitStatus.usage.rawValue)
         }
         func fail(_ error: VaultError) -> Never {
-            diagnostics.error(error.reason, hint: error.hint ?? hints[error.code] ?? commonHints[error.code])
+            diagnostics.error(error.reason, hint: error.hint ?? hints()[error.code] ?? commonHints[error.code])
             exit(ExitStatus(error.code.category).rawValue)
         }
         do {
-            var parsed = try Command.parseAsRoot(arguments(Array(CommandLine.arguments.dropFirst())))
+            var parsed = try CompletionScriptCheck.parse(Command.self, arguments(Array(CommandLine.arguments.dropFirst())))
             try parsed.run()
             exitSucceeded()
         } catch let error as VaultError {
             fail(error)
-        } catch let error as VaultErrorConvertible {
-            // A library's typed refusal (a split SLIP-0039 cannot express) is a VaultError
-            // like any other: it was printed as Swift wrote the value, with exit 1.
-            fail(error.vaultError)
         } catch let error as ExitCode {
             exit(error.rawValue)
         } catch {
@@ -195,6 +192,10 @@ public enum ToolMain {
                 } catch {}
                 exitSucceeded()
             }
+            // A library's typed refusal (a split SLIP-0039 cannot express) is a VaultError
+            // like any other: it was printed as Swift wrote the value, with exit 1. Asked after
+            // --help and --version: a cast to a protocol costs a conformance scan of the binary.
+            if let error = error as? VaultErrorConvertible { fail(error.vaultError) }
             // The parser's readings of one argument, each on a line of its own after "or:",
             // on one line (the renderer showed the line break as `\u{a}`: a trial).
             let message = Command.message(for: error).replacing("\n   or: ", with: "; or: ")

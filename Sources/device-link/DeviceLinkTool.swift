@@ -10,8 +10,8 @@ let diagnostics = Diagnostics(toolName: "device-link")
 /// Device onboarding (issue 12): the MyTube device-link QR a primary shows a new iPad, and the
 /// screen-time app's pairing QR. Not paper: the codes live minutes, on a screen.
 @main
-struct DeviceLinkTool: ParsableCommand {
-    static let configuration = CommandConfiguration(
+struct DeviceLinkTool: ToolRoot {
+    static let toolConfiguration = CommandConfiguration(
         commandName: "device-link",
         abstract: "The MyTube device-link QR (the parent key, the vault URL and an expiry, for a new iPad) and the screen-time pairing QR.",
         discussion: """

@@ -7,8 +7,8 @@ import VaultStorage
 let diagnostics = Diagnostics(toolName: "device-revoker")
 
 @main
-struct DeviceRevokerTool: ParsableCommand {
-    static let configuration = CommandConfiguration(
+struct DeviceRevokerTool: ToolRoot {
+    static let toolConfiguration = CommandConfiguration(
         commandName: "device-revoker",
         abstract: "Revoke lost and stolen devices in bulk: in a household's vault, or in a server device registry.",
         discussion: """

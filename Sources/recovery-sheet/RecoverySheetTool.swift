@@ -10,8 +10,8 @@ import VaultStorage
 let diagnostics = Diagnostics(toolName: "recovery-sheet")
 
 @main
-struct RecoverySheetTool: ParsableCommand {
-    static let configuration = CommandConfiguration(
+struct RecoverySheetTool: ToolRoot {
+    static let toolConfiguration = CommandConfiguration(
         commandName: "recovery-sheet",
         abstract: "Print a parent's key on paper, and bring it back from paper.",
         discussion: """

@@ -9,8 +9,8 @@ import VaultStorage
 let diagnostics = Diagnostics(toolName: "rotation-planner")
 
 @main
-struct RotationPlannerTool: ParsableCommand {
-    static let configuration = CommandConfiguration(
+struct RotationPlannerTool: ToolRoot {
+    static let toolConfiguration = CommandConfiguration(
         commandName: "rotation-planner",
         abstract: "Move a household to a new parent key: plan, review, apply, verify.",
         discussion: """

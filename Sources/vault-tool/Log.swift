@@ -227,7 +227,7 @@ struct LogGrant: ParsableCommand {
         abstract: "Allow a support key some actions in this household until a date (the parent key).",
         discussion: """
         Appends a grant, signed by the parent key, naming the support key (its npub, which \
-        'vault-tool keygen' printed for the agent), the actions it may sign (\(LogAction.grantable.map { $0.rawValue }.joined(separator: ", "))) \
+        'vault-tool keygen' printed for the agent), the actions it may sign (\(LogAction.grantableNames)) \
         and when the grant ends. The support agent then changes the vault with the vault key and \
         --signer-key-file of their own key, and never holds the parent's. The vault itself is \
         not changed; its log is (written where it was read).
@@ -243,7 +243,7 @@ struct LogGrant: ParsableCommand {
     @Option(help: ArgumentHelp("The support key's public key (npub1… or 64 hex).", valueName: "NPUB"))
     var to: String
 
-    @Option(help: ArgumentHelp("The actions allowed, comma-separated: \(LogAction.grantable.map { $0.rawValue }.joined(separator: ", ")).", valueName: "ACTIONS"))
+    @Option(help: ArgumentHelp("The actions allowed, comma-separated: \(LogAction.grantableNames).", valueName: "ACTIONS"))
     var allow: String
 
     @Option(help: ArgumentHelp("When the grant ends: a day (its first instant, UTC) or an RFC 3339 time, after now.", valueName: "DATE"))
@@ -261,7 +261,7 @@ struct LogGrant: ParsableCommand {
         for name in allow.split(separator: ",", omittingEmptySubsequences: false) {
             let name = String(name.drop { $0 == " " }.reversed().drop { $0 == " " }.reversed())
             guard let action = LogAction(rawValue: name), !action.parentOnly else {
-                throw VaultError.grantOptionInvalid("--allow \(QuotedInput(name).description.displaySafe) is not an action a grant may allow (\(LogAction.grantable.map { $0.rawValue }.joined(separator: ", ")))")
+                throw VaultError.grantOptionInvalid("--allow \(QuotedInput(name).description.displaySafe) is not an action a grant may allow (\(LogAction.grantableNames))")
             }
             guard !actions.contains(action) else { throw VaultError.grantOptionInvalid("--allow names \(action.rawValue) twice") }
             actions.append(action)

@@ -20,19 +20,26 @@ enum ModeDispatch {
         let command: any ParsableCommand.Type
     }
 
-    /// The commands with modes, each with its modes in the order that wins when the options
-    /// given fit several (`migrate --to 2 --in-place FILE` is one vault, not a bucket run).
-    static let commands: [String: [Mode]] = [
-        "migrate": [Mode(name: "vault", what: "one vault", command: MigrateVault.self),
-                    Mode(name: "batch", what: "a folder batch", command: MigrateBatch.self),
-                    Mode(name: "bucket", what: "a fleet in a bucket", command: MigrateBucket.self)],
-        "check": [Mode(name: "vault", what: "one vault", command: CheckVault.self),
-                  Mode(name: "bucket", what: "a fleet in a bucket", command: CheckBucket.self)],
-    ]
+    /// The modes of a command that has them, in the order that wins when the options given fit
+    /// several (`migrate --to 2 --in-place FILE` is one vault, not a bucket run). A switch, not a
+    /// dictionary: it is asked at every start, and a dictionary's first use costs a conformance
+    /// scan of the whole binary (docs/performance.md).
+    static func modes(of command: String) -> [Mode]? {
+        switch command {
+        case "migrate":
+            [Mode(name: "vault", what: "one vault", command: MigrateVault.self),
+             Mode(name: "batch", what: "a folder batch", command: MigrateBatch.self),
+             Mode(name: "bucket", what: "a fleet in a bucket", command: MigrateBucket.self)]
+        case "check":
+            [Mode(name: "vault", what: "one vault", command: CheckVault.self),
+             Mode(name: "bucket", what: "a fleet in a bucket", command: CheckBucket.self)]
+        default: nil
+        }
+    }
 
     /// The arguments (without the tool's name) with the mode named where it was left out.
     static func arguments(_ arguments: [String]) throws -> [String] {
-        guard let command = arguments.first, let modes = commands[command] else { return arguments }
+        guard let command = arguments.first, let modes = modes(of: command) else { return arguments }
         let rest = Array(arguments.dropFirst())
         let signatures = modes.map { Signature($0.command) }
         let named = rest.first.flatMap { first in modes.firstIndex { $0.name == first } }

@@ -8,8 +8,8 @@ import VaultStorage
 let diagnostics = Diagnostics(toolName: "vault-tool")
 
 @main
-struct VaultTool: ParsableCommand {
-    static let configuration = CommandConfiguration(
+struct VaultTool: ToolRoot {
+    static let toolConfiguration = CommandConfiguration(
         commandName: "vault-tool",
         abstract: "Keys, sealing, opening, inspection and checks for a household's identity vault.",
         discussion: """

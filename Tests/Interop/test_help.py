@@ -5,6 +5,7 @@ ones continue on the next line after ` \\`)."""
 import json
 import re
 import subprocess
+from pathlib import Path
 
 import pytest
 
@@ -66,3 +67,53 @@ def test_metavariables_follow_one_style():
     odd = sorted({(command, name) for command, name in METAVARIABLES if not METAVARIABLE.match(name)
                   and name != "subcommands"})
     assert not odd, odd
+
+
+# The parser's look for a completion-script request is made by the tools only when an argument is
+# spelt as that option (CLISupport's ToolRoot; docs/performance.md): every spelling and place the
+# parser accepts must still write the script, and help must name the tool alone, as before.
+def completion(tool, *arguments):
+    result = subprocess.run([str(BIN / tool), *arguments], capture_output=True, timeout=20)
+    assert result.returncode == 0, result.stderr
+    return result.stdout.decode()
+
+
+@pytest.mark.parametrize("tool", TOOLS)
+@pytest.mark.parametrize("shell", ["bash", "zsh", "fish"])
+def test_a_completion_script_is_written_however_it_is_asked_for(tool, shell):
+    separate = completion(tool, "--generate-completion-script", shell)
+    assert tool in separate and len(separate.splitlines()) > 20, separate[:200]
+    subcommand = next(name for name, _ in LEAVES if name.startswith(tool + " ")).split()[1]
+    assert subcommand in separate
+    assert completion(tool, f"--generate-completion-script={shell}") == separate
+    # After a subcommand, as the parser reads the whole line for it.
+    assert completion(tool, subcommand, "--generate-completion-script", shell) == separate
+
+
+@pytest.mark.parametrize("tool", TOOLS)
+def test_a_completion_script_for_the_shell_in_use(tool):
+    script = subprocess.run([str(BIN / tool), "--generate-completion-script"], capture_output=True, timeout=20,
+                            env={"PATH": "/usr/bin:/bin", "SHELL": "/usr/bin/zsh"})
+    assert script.returncode == 0, script.stderr
+    assert script.stdout.decode() == completion(tool, "--generate-completion-script", "zsh")
+
+
+@pytest.mark.parametrize("name", [name for name, _ in LEAVES], ids=[name for name, _ in LEAVES])
+def test_help_names_the_command_and_nothing_before_it(name):
+    tool, *path = name.split()
+    for arguments in ([*path, "--help"], ["help", *path]):
+        shown = subprocess.run([str(BIN / tool), *arguments], capture_output=True, timeout=20)
+        assert shown.returncode == 0, shown.stderr
+        usage = [line for line in shown.stdout.decode().splitlines() if line.startswith("USAGE:")]
+        assert usage and usage[0].startswith(f"USAGE: {name} "), (arguments, usage)
+
+
+@pytest.mark.parametrize("tool", TOOLS)
+def test_the_manual_sees_no_command_above_the_tool(tool):
+    dumped = json.loads(subprocess.run([str(BIN / tool), "--experimental-dump-help"], capture_output=True,
+                                       timeout=20, check=True).stdout)
+    assert dumped["command"]["commandName"] == tool
+    assert not dumped["command"].get("superCommands")
+    version = subprocess.run([str(BIN / tool), "--version"], capture_output=True, timeout=20, check=True).stdout.decode()
+    assert version.splitlines()[0] == (Path(__file__).resolve().parents[2] / "VERSION").read_text().strip()
+    assert "envelope format 1, cipher suite 1, schema versions 1, 2 and 3" in version

@@ -44,9 +44,10 @@ def commands(tool):
     return found
 
 
-# swift-argument-parser's own options count too: --help, --version, --experimental-dump-help.
+# swift-argument-parser's own options count too: --help, --version, --experimental-dump-help,
+# --generate-completion-script (test_help.py runs it on every tool).
 OPTIONS = {tool: {name["name"] for _, command in commands(tool) for argument in command.get("arguments") or []
-                  for name in argument.get("names") or [] if name["kind"] == "long"} | {"help", "version", "experimental-dump-help"}
+                  for name in argument.get("names") or [] if name["kind"] == "long"} | {"help", "version", "experimental-dump-help", "generate-completion-script"}
            for tool in TOOLS}
 
 

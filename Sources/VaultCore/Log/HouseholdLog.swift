@@ -29,6 +29,15 @@ public enum LogAction: String, CaseIterable, Sendable {
     /// What a grant may allow a support key.
     public static let grantable: [LogAction] = allCases.filter { !$0.parentOnly }
 
+    /// The grantable actions' names, "device, …": help texts name them, and the command tree
+    /// (every subcommand's help) is built at each start, where `joined` would cost a
+    /// conformance scan of the binary (docs/performance.md).
+    public static let grantableNames: String = {
+        var names = ""
+        for action in grantable { names += (names.isEmpty ? "" : ", ") + action.rawValue }
+        return names
+    }()
+
     /// What a key may or may not do, in words ("a key that may not change the devices"); a
     /// grant's `--allow` takes the raw value.
     var infinitive: String {

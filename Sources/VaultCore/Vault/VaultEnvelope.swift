@@ -11,8 +11,10 @@
 public struct VaultEnvelope: Sendable, Equatable {
     public static let magic: [UInt8] = Array("MTVAULT".utf8)
     public static let headerByteCount = 66
-    public static let supportedFormats: Set<UInt8> = [1]
-    public static let supportedSuites: Set<UInt8> = [1]
+    /// The envelope formats and cipher suites this build reads. Ranges, not sets: `--version`
+    /// names them at every start, and a set's storage costs a conformance scan there.
+    public static let supportedFormats: ClosedRange<UInt8> = 1...1
+    public static let supportedSuites: ClosedRange<UInt8> = 1...1
 
     public let header: VaultHeader
     /// Ciphertext followed by the 16-byte tag.
