@@ -89,12 +89,13 @@ def load_and_inspect():
     # What the image holds: no package manager, no manuals or documentation but the licences, no
     # apt lists or caches. Its one shell (the Essential set's) lists it.
     listing = run(["-c", "find /usr/share/man /usr/share/info /usr/share/locale /var/lib/apt/lists /var/cache/apt -type f 2>/dev/null; "
-                   "find /usr/share/doc -type f ! -name copyright; command -v apt apt-get; ls -d /usr/share/perl 2>/dev/null; "
+                   "find /usr/share/doc -type f ! -name copyright; command -v apt apt-get perl; "
+                   "ls -d /usr/share/perl /usr/lib/x86_64-linux-gnu/perl-base /usr/lib/x86_64-linux-gnu/gconv/* 2>/dev/null; "
                    "echo licences: $(find /usr/share/doc -name copyright | wc -l)"], entrypoint="/bin/sh")
     lines = listing.stdout.decode().splitlines()
     if listing.returncode != 0 or len(lines) != 1 or not lines[0].startswith("licences: "):
-        fail(f"the image holds manuals, documentation beyond copyright files, apt lists, a cache, apt or perl's modules: {listing.stdout.decode()}")
-    ok(f"no manuals, locales, apt lists, apt cache, apt or perl modules; of the documentation only the {lines[0]}")
+        fail(f"the image holds manuals, documentation beyond copyright files, apt lists, a cache, apt, perl or iconv's modules: {listing.stdout.decode()}")
+    ok(f"no manuals, locales, apt lists, apt cache, apt, perl or iconv modules; of the documentation only the {lines[0]}")
 
 
 def version():
