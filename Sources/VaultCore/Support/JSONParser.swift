@@ -162,16 +162,13 @@ private struct JSONParser {
         index += 1  // opening quote
         // Most strings have no escape: read them in one go (scripts/bench's profile of `open`).
         let start = index
-        var highBits: UInt8 = 0
-        while index < bytes.count, bytes[index] != UInt8(ascii: "\""), bytes[index] != UInt8(ascii: "\\"), bytes[index] >= 0x20 {
-            highBits |= bytes[index]
-            index += 1
-        }
+        let run = bytes.withUnsafeBytes { ByteScan.stringRun($0, from: start) }
+        index = run.end
         if index < bytes.count, bytes[index] == UInt8(ascii: "\"") {
             index += 1
             // ASCII is valid UTF-8 as it is: copied without the generic validation, which was a
             // tenth of a batch migration's parse (issue 29).
-            if highBits < 0x80 {
+            if !run.nonASCII {
                 return bytes.withUnsafeBufferPointer { String(decoding: UnsafeBufferPointer(rebasing: $0[start..<index - 1]), as: UTF8.self) }
             }
             guard let text = String(validating: bytes[start..<index - 1], as: UTF8.self) else { throw failure("a string is not valid UTF-8") }

@@ -157,7 +157,7 @@ extension JSONValue {
     /// the same character. For JSON already written (a registry's stored operations).
     public static func escapingInvisibles(_ json: [UInt8]) -> [UInt8] {
         // Most output is ASCII without DEL: returned as it is.
-        guard json.contains(where: { $0 >= 0x7f }) else { return json }
+        guard json.withUnsafeBytes({ ByteScan.firstPastASCII($0, from: 0) }) < json.count else { return json }
         var out: [UInt8] = []
         out.reserveCapacity(json.count + 32)
         func escape(_ unit: UInt32) {
@@ -171,7 +171,7 @@ extension JSONValue {
             let lead = json[index]
             guard lead >= 0x7f else {
                 marks = 0
-                index += 1
+                index = json.withUnsafeBytes { ByteScan.firstPastASCII($0, from: index + 1) }
                 continue
             }
             let length = lead >= 0xf0 ? 4 : lead >= 0xe0 ? 3 : lead >= 0xc0 ? 2 : 1
@@ -208,7 +208,7 @@ extension JSONValue {
     /// A piece of JSON text handed on as ``escapingInvisibles(_:)`` writes it (a stream of
     /// stored operations, a piece at a time).
     public static func escapingInvisibles(_ piece: UnsafeRawBufferPointer, to sink: (UnsafeRawBufferPointer) throws -> Void) rethrows {
-        guard piece.contains(where: { $0 >= 0x7f }) else { return try sink(piece) }
+        guard ByteScan.firstPastASCII(piece, from: 0) < piece.count else { return try sink(piece) }
         try escapingInvisibles(Array(piece)).withUnsafeBytes { try sink($0) }
     }
 
@@ -228,7 +228,7 @@ extension JSONValue {
     /// revocation's instructions).
     package static func writeString(utf8 bytes: UnsafeRawBufferPointer, to out: inout [UInt8]) {
         out.append(UInt8(ascii: "\""))
-        if !bytes.contains(where: { $0 < 0x20 || $0 == UInt8(ascii: "\"") || $0 == UInt8(ascii: "\\") }) {
+        if ByteScan.stringRun(bytes, from: 0).end == bytes.count {
             out.append(contentsOf: bytes)
             out.append(UInt8(ascii: "\""))
             return
