@@ -90,7 +90,7 @@ def load_and_inspect():
     # apt lists or caches. Its one shell (the Essential set's) lists it.
     listing = run(["-c", "find /usr/share/man /usr/share/info /usr/share/locale /var/lib/apt/lists /var/cache/apt -type f 2>/dev/null; "
                    "find /usr/share/doc -type f ! -name copyright; command -v apt apt-get perl; "
-                   "ls -d /usr/share/perl /usr/lib/x86_64-linux-gnu/perl-base /usr/lib/x86_64-linux-gnu/gconv/* 2>/dev/null; "
+                   "ls -d /usr/share/perl /usr/lib/x86_64-linux-gnu/perl-base /usr/lib/x86_64-linux-gnu/gconv/* /var/lib/dpkg/*-old 2>/dev/null; "
                    "echo licences: $(find /usr/share/doc -name copyright | wc -l)"], entrypoint="/bin/sh")
     lines = listing.stdout.decode().splitlines()
     if listing.returncode != 0 or len(lines) != 1 or not lines[0].startswith("licences: "):
