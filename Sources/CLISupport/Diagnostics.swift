@@ -196,9 +196,11 @@ public enum ToolMain {
             // like any other: it was printed as Swift wrote the value, with exit 1. Asked after
             // --help and --version: a cast to a protocol costs a conformance scan of the binary.
             if let error = error as? VaultErrorConvertible { fail(error.vaultError) }
-            // The parser's readings of one argument, each on a line of its own after "or:",
-            // on one line (the renderer showed the line break as `\u{a}`: a trial).
+            // The parser's message on one line: its readings of one argument after "or:", and
+            // any other line it breaks (an unknown completion shell's list of shells), joined as
+            // words; the renderer showed each line break as `\u{a}` (two trials).
             let message = Command.message(for: error).replacing("\n   or: ", with: "; or: ")
+                .split(separator: "\n").map { $0.trimmingPrefix(while: \.isWhitespace) }.joined(separator: " ")
             diagnostics.error(message.lowercasedFirstLetter, hint: "see '\(diagnostics.toolName) help' or add --help after the subcommand")
             exit(code == .validationFailure ? ExitStatus.usage.rawValue : code.rawValue)
         }

@@ -117,3 +117,12 @@ def test_the_manual_sees_no_command_above_the_tool(tool):
     version = subprocess.run([str(BIN / tool), "--version"], capture_output=True, timeout=20, check=True).stdout.decode()
     assert version.splitlines()[0] == (Path(__file__).resolve().parents[2] / "VERSION").read_text().strip()
     assert "envelope format 1, cipher suite 1, schema versions 1, 2 and 3" in version
+
+
+@pytest.mark.parametrize("tool", TOOLS)
+def test_a_shell_with_no_completion_script_is_a_usage_error_on_one_line(tool):
+    result = subprocess.run([str(BIN / tool), "--generate-completion-script", "nosh"], capture_output=True, timeout=20)
+    assert result.returncode == 64, result.stderr
+    error = result.stderr.decode()
+    assert "\\u{a}" not in error and "'nosh'" in error and "zsh bash fish" in error, error
+    assert error.count("\n") == 2 and error.splitlines()[1].startswith(f"{tool}: hint:"), error
