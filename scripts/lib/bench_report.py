@@ -123,6 +123,7 @@ def megabytes(count):
 def add_sizes(name, data):
     """Three rows: the tools stripped, the packages, the image; each beside Debian's age, restic
     and rclone (their stripped binaries, their .debs)."""
+    global carried
     peers = {peer: figures for peer, figures in data["peers"].items() if figures}
     def beside(what):
         shown = ", ".join(f"{peer} {figures['version']} {megabytes(figures[what])}" for peer, figures in peers.items())
@@ -140,7 +141,6 @@ def add_sizes(name, data):
     what = "the fleet image, compressed (scripts/image's archive; restic's and rclone's below)"
     earlier = previous["benchmarks"].get("sizes", {})
     if data["image"] is None and earlier.get("image") is not None:
-        global carried
         carried = True
         data["image"] = earlier["image"]
         data["imageMeasured"] = earlier.get("imageMeasured") or earlier.get("measured") or previous["machine"].rsplit("; ", 1)[-1]
