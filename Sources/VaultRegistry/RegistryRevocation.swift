@@ -707,8 +707,18 @@ extension DeviceRegistry {
             notFound = leftOver - revokedBefore
             return (active + revokedBefore, active)
         case .user, .notSeenSince:
-            try requireNoneLeftActive(db.int("SELECT count(*) FROM user_devices d WHERE (\(condition)) AND d.is_active", arguments))
-            let revokedBefore = try db.int("SELECT count(*) FROM user_devices d WHERE (\(condition)) AND NOT d.is_active AND \(notInBatch)", arguments)
+            // One pass over the devices the selector names, counting those still active (none
+            // may be) and those inactive: the batch's, which the change left inactive and holds
+            // locked, and those revoked before. Looking each inactive device up in the batch
+            // took 0.27 s of 100,000 Family Medical devices, this pass 0.11 s. (A row-level
+            // security policy that hides inactive devices from the revoker could show fewer
+            // than the batch: none is then counted as revoked before.)
+            guard let counts = try db.rows("""
+                SELECT count(*) FILTER (WHERE d.is_active) AS active, count(*) FILTER (WHERE NOT d.is_active) AS inactive
+                FROM user_devices d WHERE (\(condition))
+                """, arguments).first else { preconditionFailure("an aggregate gives one row") }
+            try requireNoneLeftActive(counts.int("active"))
+            let revokedBefore = max(0, counts.int("inactive") - active)
             if case .user = selector { notFound = active + revokedBefore == 0 ? 1 : 0 } else { notFound = 0 }
             return (active + revokedBefore, active)
         case .signatureKeys: preconditionFailure("a table without conversations keeps no signature keys")
@@ -837,11 +847,17 @@ extension DeviceRegistry {
             radius.conversations = try conversations ?? db.int("SELECT count(DISTINCT convo_id) FROM closing")
         }
         let outsideBatch = applied ? "" : "AND NOT EXISTS (SELECT 1 FROM batch b WHERE b.user_did = d.\(t.user) AND b.device_id = d.device_id)"
+        // Each of the batch's users looked up by the index of a user's devices, in the index's
+        // order: work in proportion to the batch. PostgreSQL's planner hashed every active device
+        // instead (0.39 s for 100,000 of 1,000,000 Family Medical devices; probing in order 0.21 s,
+        // in the order of a hash 0.53 s).
+        if let probing = d.probingIndexes { try db.execute(probing.start) }
         radius.usersLeftWithoutDevice = try db.strings("""
-            SELECT user_did FROM (SELECT DISTINCT user_did FROM batch) u WHERE NOT EXISTS (
+            SELECT user_did FROM (SELECT DISTINCT user_did FROM batch ORDER BY user_did) u WHERE NOT EXISTS (
                 SELECT 1 FROM user_devices d WHERE d.\(t.user) = u.user_did AND d.is_active \(outsideBatch))
             ORDER BY user_did\(t.idOrder)
             """)
+        if let probing = d.probingIndexes { try db.execute(probing.end) }
         guard t.hasConversations else { return }
         // Only a conversation losing an active admin device can be left without one: the batch's
         // devices are all active, so each closing admin membership is such a loss. Before the

@@ -142,6 +142,29 @@ import Testing
         #expect(listed.map(\.deviceId) == [0, 2, 4].map(Self.device) && listed.allSatisfy { $0.revokedAt == now && $0.revocationReason == "stale" })
     }
 
+    /// A real run that spares no last device selects its batch by revoking it (PostgreSQL): what
+    /// it counts as revoked before, and the users it leaves without a device, are what selecting
+    /// first counts (SQLite), for a user and for a cutoff.
+    @Test(.needsServers, arguments: TestEngine.all) func aRunRevokingAsItSelectsCountsWhatWasRevokedBefore(engine: TestEngine) throws {
+        let registry = try registry(on: engine)
+        _ = try registry.revoke(.devices([(Self.user(0), Self.device(1)), (Self.user(2), Self.device(4))]), reason: nil, now: now, dryRun: false,
+                                allowing: .all, collectOperations: false)
+        // User 0's devices: 0 active, 1 revoked before; user 0 is left without one.
+        let user = try registry.revoke(.user(Self.user(0)), reason: nil, now: now, dryRun: false, allowing: .all, collectOperations: false)
+        #expect(user.applied && user.radius.devices == 1 && user.radius.alreadyRevoked == 1 && user.radius.notFound == 0)
+        #expect(user.radius.usersLeftWithoutDevice == [Self.user(0)] && user.radius.activeDevices == 8)
+        // Last seen before noon on January 5: devices 0–4, of which 0, 1 and 4 were revoked
+        // before; 2 and 3 are both of user 1's, who is left without one.
+        let cutoff = try registry.revoke(.notSeenSince(Timestamp(rfc3339: "2025-01-05T12:00:00Z")!), reason: nil, now: now, dryRun: false,
+                                         allowing: .all, collectOperations: false)
+        #expect(try cutoff.applied && registry.batch(of: cutoff).map(\.device) == [Self.device(2), Self.device(3)])
+        #expect(cutoff.radius.alreadyRevoked == 3 && cutoff.radius.usersLeftWithoutDevice == [Self.user(1)] && cutoff.radius.users == 1)
+        // Nothing left to revoke: every device it names was revoked before.
+        let again = try registry.revoke(.user(Self.user(1)), reason: nil, now: now, dryRun: false, allowing: .all, collectOperations: false)
+        #expect(!again.applied && again.radius.devices == 0 && again.radius.alreadyRevoked == 2 && again.radius.notFound == 0)
+        #expect(try registry.verifyChain().batches.count == 3)
+    }
+
     @Test(.needsServers, arguments: TestEngine.all) func aDeviceIsFoundByItsName(engine: TestEngine) throws {
         let registry = try registry(on: engine)
         #expect(try registry.devices(named: "iPad", user: Self.user(3)).map(\.device) == [Self.device(7)])
