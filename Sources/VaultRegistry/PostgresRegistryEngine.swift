@@ -429,16 +429,25 @@ final class PostgresRegistryEngine: RegistryEngine, @unchecked Sendable {
 
     /// A trigger is enabled when it fires on `O`rigin or `A`lways. A partitioned table's trigger
     /// is read on that table (its partitions' clones name it as their parent, `tgparentid`).
+    /// One made on a single partition, or on a table inheriting from one of the schema's, in
+    /// whatever schema, fires on the rows the rules change through the table above it, so it
+    /// is read as that table's (a hostile trial: a trigger on one partition of `user_devices`
+    /// kept a device active, or made another inactive, and the revoke saw no trigger to watch).
     func catalogTriggers(_ session: RegistrySession) throws -> [CatalogTrigger] {
         try session.rows("""
-            SELECT t.tgname AS name, c.relname AS table_name, t.tgenabled IN ('O', 'A') AS enabled,
+            WITH RECURSIVE family (relid, root, table_name) AS (
+                SELECT c.oid, c.oid, c.relname FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+                WHERE n.nspname = current_schema() AND NOT EXISTS (SELECT 1 FROM pg_inherits i WHERE i.inhrelid = c.oid)
+                UNION SELECT i.inhrelid, f.root, f.table_name FROM pg_inherits i JOIN family f ON i.inhparent = f.relid)
+            SELECT t.tgname AS name, f.table_name, CASE WHEN t.tgrelid = f.root THEN NULL ELSE t.tgrelid::regclass::text END AS relation,
+            t.tgenabled IN ('O', 'A') AS enabled,
             replace(pg_get_triggerdef(t.oid), ' ON ' || quote_ident(n.nspname) || '.', ' ON ') AS definition, p.prosrc AS body
-            FROM pg_trigger t JOIN pg_class c ON c.oid = t.tgrelid JOIN pg_namespace n ON n.oid = c.relnamespace
-            JOIN pg_proc p ON p.oid = t.tgfoid
-            WHERE n.nspname = current_schema() AND NOT t.tgisinternal AND t.tgparentid = 0
+            FROM pg_trigger t JOIN family f ON f.relid = t.tgrelid JOIN pg_class c ON c.oid = t.tgrelid
+            JOIN pg_namespace n ON n.oid = c.relnamespace JOIN pg_proc p ON p.oid = t.tgfoid
+            WHERE NOT t.tgisinternal AND t.tgparentid = 0
             """, []).map {
-            CatalogTrigger(name: $0.text("name"), table: $0.text("table_name"), enabled: $0.bool("enabled"), definition: $0.text("definition"),
-                           functionBody: $0.text("body"))
+            CatalogTrigger(name: $0.text("name"), table: $0.text("table_name"), relation: $0.optionalText("relation"), enabled: $0.bool("enabled"),
+                           definition: $0.text("definition"), functionBody: $0.text("body"))
         }
     }
 
@@ -449,7 +458,7 @@ final class PostgresRegistryEngine: RegistryEngine, @unchecked Sendable {
             try session.execute(Self.function(function, replacing: true))
         }
         for guardian in guards {
-            try session.execute("DROP TRIGGER IF EXISTS \(guardian.quotedName) ON \(guardian.table)")
+            try session.execute("DROP TRIGGER IF EXISTS \(guardian.quotedName) ON \(guardian.relation ?? guardian.table)")
             if !guardian.isAdded { try session.execute(guardian.sql) }
         }
     }

@@ -19,11 +19,16 @@ struct RegistryGuard: Sendable, Equatable {
     /// The body of the function it calls, where the engine's triggers call one (PostgreSQL's
     /// PL/pgSQL, kept by the catalog as given); empty on SQLite.
     var functionBody = ""
+    /// The table it is on where that is a partition or child of `table` (PostgreSQL's name for
+    /// it, quoted and qualified as needed), for dropping it there.
+    var relation: String? = nil
 
     /// A trigger no version of the suite makes, on one of the log's tables: added by hand, it
     /// can drop the log's rows as they are written (`RAISE(IGNORE)`: a trial's revoke then
     /// logged nothing and verified). `init` drops it.
-    static func added(_ name: String, on table: String) -> RegistryGuard { RegistryGuard(name: name, table: table, sql: "") }
+    static func added(_ trigger: CatalogTrigger) -> RegistryGuard {
+        RegistryGuard(name: trigger.name, table: trigger.table, sql: "", relation: trigger.relation)
+    }
 
     var isAdded: Bool { sql.isEmpty }
 
@@ -54,13 +59,18 @@ struct RegistryGuard: Sendable, Equatable {
 
     /// The guards' names, for a message.
     static func names(_ guards: [RegistryGuard]) -> String {
-        guards.map { "'\($0.name)' (on \($0.table)\($0.isAdded ? ", added by hand" : ""))" }.joined(separator: ", ")
+        guards.map { "'\($0.name)' (on \($0.relation.map { "\($0), part of " } ?? "")\($0.table)\($0.isAdded ? ", added by hand" : ""))" }.joined(separator: ", ")
     }
 }
 
 /// A trigger as an engine's catalog shows it: the form ``RegistryGuard`` is compared in.
 struct CatalogTrigger {
+    /// Its name, and the table whose rows it fires on: the one it is on, or the one above the
+    /// partition or child table it is on (PostgreSQL).
     let name, table: String
+    /// The partition or child table it is on, as the engine names it for a statement; nil when
+    /// it is on `table` itself (always on SQLite).
+    let relation: String?
     /// It fires (SQLite's always do; PostgreSQL's may be disabled).
     let enabled: Bool
     /// Its statement, as the catalog gives it back, and the body of the function it calls.
@@ -70,24 +80,30 @@ struct CatalogTrigger {
 extension RegistryEngine {
     /// The guards not as the registry made them: each missing, disabled or defined otherwise,
     /// and every trigger added by hand to a log table. Names have no case (SQLite's never do).
+    /// A guard is known by its name on its own table: a trigger of the same name elsewhere, or
+    /// on a partition of its table, is not one.
     func guardsNotInPlace(_ session: RegistrySession) throws -> [RegistryGuard] {
         let catalog = try catalogTriggers(session)
-        let ours = Set(guards.map { $0.name.lowercased() })
-        let found = Dictionary(catalog.map { ($0.name.lowercased(), $0) }, uniquingKeysWith: { first, _ in first })
+        let found = Dictionary(catalog.filter { $0.relation == nil }.map { (Self.place($0.name, $0.table), $0) }, uniquingKeysWith: { first, _ in first })
         let loose = guards.filter { guardian in
-            guard let trigger = found[guardian.name.lowercased()], trigger.enabled else { return true }
+            guard let trigger = found[Self.place(guardian.name, guardian.table)], trigger.enabled else { return true }
             return !RegistryGuard.sameStatement(trigger.definition, guardian.sql) || !RegistryGuard.sameStatement(trigger.functionBody, guardian.functionBody)
         }
-        let added = catalog.filter { !ours.contains($0.name.lowercased()) && RegistryGuard.logTables.contains($0.table.lowercased()) }
-        return loose + added.map { .added($0.name, on: $0.table) }
+        let added = catalog.filter { RegistryGuard.logTables.contains($0.table.lowercased()) && !isGuard($0) }
+        return loose + added.map(RegistryGuard.added)
     }
 
-    /// The enabled triggers on `tables` that are not the registry's guards (the app's own, or
-    /// added by hand).
+    /// The enabled triggers on `tables`, or on their partitions, that are not the registry's
+    /// guards (the app's own, or added by hand).
     func triggersNotOurs(on tables: Set<String>, _ session: RegistrySession) throws -> [String] {
-        let ours = Set(guards.map { $0.name.lowercased() })
-        return try catalogTriggers(session).filter { $0.enabled && tables.contains($0.table.lowercased()) && !ours.contains($0.name.lowercased()) }.map(\.name)
+        try catalogTriggers(session).filter { $0.enabled && tables.contains($0.table.lowercased()) && !isGuard($0) }.map(\.name)
     }
+
+    private func isGuard(_ trigger: CatalogTrigger) -> Bool {
+        trigger.relation == nil && guards.contains { Self.place($0.name, $0.table) == Self.place(trigger.name, trigger.table) }
+    }
+
+    private static func place(_ name: String, _ table: String) -> String { name.lowercased() + "\u{0}" + table.lowercased() }
 }
 
 extension DeviceRegistry {

@@ -158,7 +158,16 @@ final class SQLiteRegistryEngine: RegistryEngine {
         // The log found by device: where a device's row keeps no revocation, the list of
         // devices reads when and why from the log.
         (RegistryMigration.familyMedical, familyMedicalDevices + revocationLog + ";\nCREATE INDEX revocations_by_device ON revocations (device_id);"),
-    ] + catbirdMigrations.steps.filter { [RegistryMigration.v2, RegistryMigration.v4].contains($0.name) }
+    ] + catbirdMigrations.steps.filter { [RegistryMigration.v2, RegistryMigration.v4].contains($0.name) } + [
+        // Rows written before the ids were guarded are given their lower-case spelling (the
+        // same UUID); a device kept twice, in two spellings, stops the step with SQLite's
+        // words, for a person to settle.
+        (RegistryMigration.familyMedicalLowerCaseIDs, """
+            UPDATE user_devices SET device_id = lower(device_id), user_id = lower(user_id)
+                WHERE device_id <> lower(device_id) OR user_id <> lower(user_id);
+            \(RegistryGuard.statements(on: "user_devices", among: lowerCaseIDs))
+            """),
+    ]
 
     /// Seed 002's table, with ids and times as text (SQLite has neither type): a device's id is
     /// its key, whoever its user; the index finds a user's devices and a device by its two ids.
@@ -252,7 +261,24 @@ final class SQLiteRegistryEngine: RegistryEngine {
 
     /// The triggers that keep a registry's rules (``RegistryGuard``). SQLite's catalog keeps
     /// each statement as it was given.
-    var guards: [RegistryGuard] { RegistryGuard.of(schema, among: Self.allGuards) }
+    var guards: [RegistryGuard] { RegistryGuard.of(schema, among: Self.allGuards) + (schema == .familyMedical ? Self.lowerCaseIDs : []) }
+
+    /// Family Medical's ids in the one spelling the rules compare, a UUID in lower case with its
+    /// hyphens, as `import` writes them (``DeviceTable/canonicalUUID(_:)``). SQLite keeps
+    /// whatever text a row is given, and a row written by hand in capitals was neither revoked
+    /// with its user ("nothing to do") nor found by its id as `registry devices` lists it (a
+    /// hostile trial), where PostgreSQL's UUID type compares every spelling alike. Catbird's
+    /// ids are the app's text, case and all.
+    private static let lowerCaseIDs: [RegistryGuard] = {
+        let uuid = [8, 4, 4, 4, 12].map { String(repeating: "[0-9a-f]", count: $0) }.joined(separator: "-")
+        return [("insert", "INSERT"), ("update", "UPDATE OF device_id, user_id")].map { name, event in
+            RegistryGuard(name: "user_devices_ids_are_lower_case_\(name)", table: "user_devices", sql: """
+                CREATE TRIGGER user_devices_ids_are_lower_case_\(name) BEFORE \(event) ON user_devices
+                    WHEN NOT (NEW.device_id GLOB '\(uuid)' AND NEW.user_id GLOB '\(uuid)')
+                    BEGIN SELECT RAISE(ABORT, 'a Family Medical id is a UUID kept in lower case'); END
+                """)
+        }
+    }()
 
     private static let allGuards: [RegistryGuard] = appendOnly("revocations", "revocations_are_append_only", "the revocation log is append-only")
         + appendOnly("batch_operations", "batch_operations_are_append_only", "the operations log is append-only")
@@ -285,7 +311,7 @@ final class SQLiteRegistryEngine: RegistryEngine {
 
     func catalogTriggers(_ session: RegistrySession) throws -> [CatalogTrigger] {
         try session.rows("SELECT name, tbl_name, sql FROM sqlite_master WHERE type = 'trigger'", []).map {
-            CatalogTrigger(name: $0.text("name"), table: $0.text("tbl_name"), enabled: true, definition: $0.text("sql"), functionBody: "")
+            CatalogTrigger(name: $0.text("name"), table: $0.text("tbl_name"), relation: nil, enabled: true, definition: $0.text("sql"), functionBody: "")
         }
     }
 
@@ -422,6 +448,9 @@ enum RegistryMigration {
     /// Family Medical's table and the revocation log (issue 47): its registry has no members
     /// (v3), and this step's name is how it is known for one.
     static let familyMedical = "fm1: Family Medical devices, revocation log"
+    /// Family Medical's ids kept in lower case by the registry itself (SQLite only: PostgreSQL's
+    /// ids are UUIDs).
+    static let familyMedicalLowerCaseIDs = "fm2: Family Medical ids in lower case"
 
     /// v4's tables, alike on both engines but for the name of a 64-bit integer (each engine
     /// adds the triggers that keep them append-only, in its own words).

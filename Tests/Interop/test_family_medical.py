@@ -103,14 +103,26 @@ class SQLiteRegistry:
         return {row[0] for row in self.rows("SELECT device_id FROM user_devices WHERE is_active")}
 
 
+# The same table in two hash partitions, the second in a schema of its own, as a large
+# deployment may keep it: a trigger of the app's may be on one partition only.
+PARTITIONED_SCHEMA = APP_SCHEMA.replace("device_id UUID PRIMARY KEY,", "device_id UUID NOT NULL,").replace(
+    "is_active BOOLEAN NOT NULL DEFAULT TRUE\n)", "is_active BOOLEAN NOT NULL DEFAULT TRUE,\n    PRIMARY KEY (device_id)\n) PARTITION BY HASH (device_id)") + """
+CREATE TABLE user_devices_p0 PARTITION OF user_devices FOR VALUES WITH (MODULUS 2, REMAINDER 0);
+CREATE SCHEMA app_archive;
+CREATE TABLE app_archive.user_devices_p1 PARTITION OF user_devices FOR VALUES WITH (MODULUS 2, REMAINDER 1);
+"""
+PARTITIONS = ("user_devices_p0", "app_archive.user_devices_p1")
+
+
 class PostgresRegistry:
     """The app's database: its own table and rows, made and written with psycopg."""
 
-    def __init__(self, database, devices):
+    def __init__(self, database, devices, partitioned=False):
         self.database = database
         self.db = database.uri()
+        self.partitioned = partitioned
         with database.connect() as connection:
-            connection.execute(APP_SCHEMA)
+            connection.execute(PARTITIONED_SCHEMA if partitioned else APP_SCHEMA)
             for user in sorted({d["user_id"] for d in devices}):
                 connection.execute("INSERT INTO user_profiles VALUES (%s)", (user,))
             for d in devices:
@@ -128,14 +140,21 @@ class PostgresRegistry:
     def active(self):
         return {str(row[0]) for row in self.rows("SELECT device_id FROM user_devices WHERE is_active")}
 
+    def add_trigger(self, name, timing, function):
+        """The app's trigger on its table or, partitioned, on each partition alone (its own
+        name on each, as an app adding one where it is needed would)."""
+        places = [(f"{name}_{table.split('.')[-1][-2:]}", table) for table in PARTITIONS] if self.partitioned else [(name, "user_devices")]
+        self.database.execute("".join(f"CREATE TRIGGER {trigger} {timing} ON {table} FOR EACH ROW EXECUTE FUNCTION {function}();\n"
+                                      for trigger, table in places))
 
-@pytest.fixture(params=["sqlite", "postgres"])
+
+@pytest.fixture(params=["sqlite", "postgres", "postgres-partitioned"])
 def make_registry(request, tmp_path):
     def make(devices):
         if request.param == "sqlite":
             return SQLiteRegistry(tmp_path, devices)
         request.getfixturevalue("postgres_server")
-        return PostgresRegistry(request.getfixturevalue("new_database")(), devices)
+        return PostgresRegistry(request.getfixturevalue("new_database")(), devices, partitioned=request.param == "postgres-partitioned")
     return make
 
 
@@ -253,8 +272,8 @@ def test_an_app_trigger_that_keeps_a_device_active_undoes_the_revocation(make_re
         registry.database.execute(f"""
             CREATE FUNCTION app_keep() RETURNS trigger LANGUAGE plpgsql AS $$
             BEGIN IF OLD.device_id = '{kept["device_id"]}' THEN RETURN NULL; END IF; RETURN NEW; END $$;
-            CREATE TRIGGER app_keep BEFORE UPDATE ON user_devices FOR EACH ROW EXECUTE FUNCTION app_keep();
         """)
+        registry.add_trigger("app_keep", "BEFORE UPDATE", "app_keep")
     else:
         with sqlite3.connect(registry.path) as connection:
             connection.execute(f"""CREATE TRIGGER app_keep BEFORE UPDATE ON user_devices WHEN OLD.device_id = '{kept["device_id"]}'
@@ -351,8 +370,8 @@ def test_an_app_trigger_that_deactivates_other_devices_refuses_the_run(make_regi
                 IF pg_trigger_depth() = 1 AND NEW.device_id = '{revoked["device_id"]}' THEN
                     UPDATE user_devices SET is_active = false WHERE device_id = '{collateral["device_id"]}'; END IF;
                 RETURN NULL; END $$;
-            CREATE TRIGGER app_spread AFTER UPDATE ON user_devices FOR EACH ROW EXECUTE FUNCTION app_spread();
         """)
+        registry.add_trigger("app_spread", "AFTER UPDATE", "app_spread")
     else:
         with sqlite3.connect(registry.path) as connection:
             connection.execute(f"""CREATE TRIGGER app_spread AFTER UPDATE OF is_active ON user_devices WHEN NEW.device_id = '{revoked["device_id"]}'
@@ -361,6 +380,48 @@ def test_an_app_trigger_that_deactivates_other_devices_refuses_the_run(make_regi
     spread = revoker("revoke", "--db", registry.db, "--device", f"{revoked['user_id']}#{revoked['device_id']}", "--force", check=3)
     assert "made 1 device outside the batch inactive" in spread.stderr and "app_spread" in spread.stderr
     assert registry.table() == before and registry.rows("SELECT count(*) FROM revocations") == [(0,)]
+
+
+def test_sqlite_keeps_every_id_in_lower_case_whoever_writes_it(tmp_path):
+    """SQLite keeps whatever text a row is given: a row the app or a person wrote in capitals
+    was neither revoked with its user (reported as nothing to do) nor found by its id as
+    listed (a hostile trial), where PostgreSQL's UUIDs compare alike. The registry refuses such
+    a row, and a registry made before the rule has its rows given their lower-case spelling
+    when next opened to write."""
+    devices = family(random.Random(23), users=3)
+    registry = SQLiteRegistry(tmp_path, devices)
+    upper = {"device": "00000000-0000-4000-8000-0000000000E1", "user": "EEEEEEEE-EEEE-4EEE-8EEE-EEEEEEEEEEEE"}
+    insert = ("INSERT INTO user_devices (device_id, user_id, device_name, first_seen_at, last_seen_at, is_active) "
+              "VALUES (?, ?, 'Kitchen iPad', '2024-01-01T00:00:00Z', '2025-01-01T00:00:00Z', 1)")
+    lower = upper["device"].lower()
+    for device, user in [(upper["device"], upper["user"].lower()), (lower, upper["user"]), (upper["device"], upper["user"]),
+                         ("{" + lower + "}", upper["user"].lower()), (lower.replace("-", ""), upper["user"].lower()), ("urn:uuid:" + lower, upper["user"].lower()),
+                         (lower, "not-a-uuid"), (lower + " ", upper["user"].lower()), (lower, None)]:
+        with pytest.raises(sqlite3.IntegrityError, match="kept in lower case|NOT NULL"):
+            with sqlite3.connect(registry.path) as connection:
+                connection.execute(insert, (device, user))
+    for change in ("user_id = upper(user_id)", "device_id = upper(device_id)", "device_id = '{' || device_id || '}'"):
+        with pytest.raises(sqlite3.IntegrityError, match="kept in lower case"):
+            with sqlite3.connect(registry.path) as connection:
+                connection.execute(f"UPDATE user_devices SET {change} WHERE device_id = ?", (devices[0]["device_id"],))
+    # Any other change to a row is the app's to make.
+    with sqlite3.connect(registry.path) as connection:
+        connection.execute("UPDATE user_devices SET device_name = 'Renamed' WHERE device_id = ?", (devices[0]["device_id"],))
+    # A registry from before the rule: its rows in capitals, its guards not yet made.
+    with sqlite3.connect(registry.path) as connection:
+        for trigger in ("user_devices_ids_are_lower_case_insert", "user_devices_ids_are_lower_case_update"):
+            connection.execute(f"DROP TRIGGER {trigger}")
+        connection.execute("DELETE FROM grdb_migrations WHERE identifier LIKE 'fm2:%'")
+        connection.execute(insert, (upper["device"], upper["user"]))
+    # The next command that writes (here the revoke itself) brings it up to date first.
+    revoked = revoker("revoke", "--db", registry.path, "--user", upper["user"], "--force", "--json", check=0)
+    assert json.loads(revoked.stdout)["devices"] == 1
+    assert registry.rows(f"SELECT device_id, user_id, is_active FROM user_devices WHERE user_id = '{upper['user'].lower()}'") == [
+        (upper["device"].lower(), upper["user"].lower(), 0)]
+    listed = revoker("devices", "--db", registry.path, "--user", upper["user"], "--json", check=0)
+    assert upper["device"].lower() in listed.stdout
+    assert registry.rows("SELECT count(*) FROM sqlite_master WHERE name LIKE 'user_devices_ids_are_lower_case_%'") == [(2,)]
+    assert revoker("log", "--db", registry.path, "--verify").returncode == 0
 
 
 def test_a_device_is_revoked_by_its_name_or_its_id_in_any_case(make_registry):

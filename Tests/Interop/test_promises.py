@@ -1755,7 +1755,8 @@ def write_jsonl(path, rows):
 def test_a_family_medical_device_revived_in_another_spelling_breaks_the_log(tmp_path, spelling):
     """A hostile trial: on SQLite, a revoked Family Medical device made active again with its
     id written in upper case (or in braces, which PostgreSQL's uuid also reads) passed
-    `log --verify`: it is the same UUID, and the device the log revoked."""
+    `log --verify`: it is the same UUID, and the device the log revoked. The registry now
+    refuses any id not in its one spelling; with its guards dropped, the log still finds it."""
     import sqlite3
     os.chdir(tmp_path)
     revoker = str(BIN / "device-revoker")
@@ -1768,8 +1769,13 @@ def test_a_family_medical_device_revived_in_another_spelling_breaks_the_log(tmp_
     assert subprocess.run([revoker, "registry", "log", "--db", "f.sqlite", "--verify"], capture_output=True).returncode == 0
     written = {"upper": "upper(device_id)", "braces": "'{' || device_id || '}'", "no hyphens": "replace(device_id, '-', '')",
                "urn": "'urn:uuid:' || device_id"}[spelling]
+    revive = f"UPDATE user_devices SET device_id = {written}, is_active = 1 WHERE device_id = '00000000-0000-4000-8000-0abc00000001'"
+    with pytest.raises(sqlite3.IntegrityError, match="UUID kept in lower case"):
+        with sqlite3.connect("f.sqlite") as db:
+            db.execute(revive)
     with sqlite3.connect("f.sqlite") as db:
-        db.execute(f"UPDATE user_devices SET device_id = {written}, is_active = 1 WHERE device_id = '00000000-0000-4000-8000-0abc00000001'")
+        db.execute("DROP TRIGGER user_devices_ids_are_lower_case_update")
+        db.execute(revive)
     verified = subprocess.run([revoker, "registry", "log", "--db", "f.sqlite", "--verify"], capture_output=True, text=True)
     assert verified.returncode == 3 and "is active again" in verified.stderr, verified.stderr
 

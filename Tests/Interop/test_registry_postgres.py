@@ -526,6 +526,55 @@ def test_a_hash_partitioned_registry_answers_like_a_plain_one(new_database, tmp_
     assert all(partitioned.value(f"SELECT count(*) FROM {table}_p{r}") > 0 for table in ("user_devices", "members") for r in range(4))
 
 
+@pytest.mark.parametrize("trigger", ["keeps", "spreads", "log", "named-like-a-guard"])
+def test_an_app_trigger_on_one_partition_is_watched_as_one_on_its_table(new_database, tmp_path, trigger):
+    """A trigger made on one partition of a table, not on the table, fires on the rows the rules
+    change through it: one that keeps a revoked device active, or makes another user's device
+    inactive, refuses the run with nothing changed (exit 3), and one on a partition of the log
+    stops every write until init drops it (a hostile trial: each went unseen, and the run
+    logged a device still active, or left a user with none unmeasured)."""
+    database = new_database()
+    database.execute(PARTITIONED_SCHEMA)
+    succeeds("init", "--db", database.uri())
+    devices = write_jsonl(tmp_path / "devices.jsonl", device_rows(40, 3))
+    succeeds("import", "--db", database.uri(), "--devices", str(devices), "--now", NOW)
+    # The partition that holds user u1's devices, and another user's device in the same one.
+    partition = database.value("SELECT tableoid::regclass::text FROM user_devices WHERE user_did = 'did:plc:u1' LIMIT 1")
+    other = database.value(f"SELECT device_id FROM {partition} WHERE user_did <> 'did:plc:u1' ORDER BY 1 LIMIT 1")
+    other_user = database.value(f"SELECT user_did FROM {partition} WHERE device_id = %s AND user_did <> 'did:plc:u1' LIMIT 1", (other,))
+    keeps = "BEGIN NEW.is_active := OLD.is_active; RETURN NEW; END"
+    body, on = {
+        "keeps": (keeps, f"BEFORE UPDATE ON {partition}"),
+        # A guard's name on a table that is not the guard's is no guard.
+        "named-like-a-guard": (keeps, "BEFORE UPDATE ON user_devices"),
+        "spreads": (f"BEGIN IF pg_trigger_depth() = 1 THEN UPDATE user_devices SET is_active = false WHERE user_did = '{other_user}'; END IF; "
+                    "RETURN NULL; END", f"AFTER UPDATE ON {partition}"),
+        "log": ("BEGIN RETURN NULL; END", "BEFORE INSERT ON revocations"),
+    }[trigger]
+    if trigger == "log":
+        database.execute("""
+            CREATE TABLE revocations_spare (LIKE revocations);
+            ALTER TABLE revocations_spare INHERIT revocations;
+        """)
+        on = "BEFORE INSERT ON revocations_spare"
+    name = "revocations_are_append_only" if trigger == "named-like-a-guard" else "app_on_a_part"
+    database.execute(f"CREATE FUNCTION app_trigger() RETURNS trigger LANGUAGE plpgsql AS $$ {body} $$;"
+                     f"CREATE TRIGGER {name} {on} FOR EACH ROW EXECUTE FUNCTION app_trigger();")
+    before = seed_dump(database, "user_devices")
+    result = registry("revoke", "--db", database.uri(), "--user", "did:plc:u1", "--force", "--now", NOW)
+    assert result.returncode == 3 and name in result.stderr, result.stderr
+    assert seed_dump(database, "user_devices") == before
+    assert database.value("SELECT count(*) FROM revocations") == 0
+    if trigger == "log":
+        assert "added by hand" in result.stderr and "revocations_spare" in result.stderr
+        again = registry("init", "--db", database.uri())
+        assert again.returncode == 0 and "app_on_a_part" in again.stdout + again.stderr, again.stderr
+        assert database.value("SELECT count(*) FROM pg_trigger WHERE tgname = 'app_on_a_part'") == 0
+        succeeds("revoke", "--db", database.uri(), "--user", "did:plc:u1", "--force", "--now", NOW)
+    else:
+        assert "nothing was changed" in result.stderr
+
+
 # --- concurrency and crashes -------------------------------------------------------------------
 
 

@@ -110,8 +110,14 @@ ensure_python_venv() {
 # was 0.4 of a `--version`'s 3.0 ms (issue 48; docs/performance.md). The Swift toolchain names
 # `-lstdc++` itself, so a folder holding only libstdc++.a, searched first, makes it the archive.
 # No `$ORIGIN` run path either: nothing of ours is a shared library, and the loader searched
-# that folder for every library first. Every script that builds release goes through here, so
-# the flags never differ between two builds (which would rebuild everything).
+# that folder for every library first. And each concrete generic type's metadata is reached by
+# its accessor, not by its mangled name (`-disable-concrete-type-metadata-mangled-name-accessors`,
+# in every module, swift-argument-parser's too): a name is demangled at run time, and each
+# generic requirement it carries (`Option<String>`'s `String: ExpressibleByArgument`) asked the
+# runtime to scan all 4,031 conformance records of the binary; `vault-tool open` of the example
+# household 16.8 -> 13.1 million instructions, for 90 KB more code (docs/performance.md). Every
+# script that builds release goes through here, so the flags never differ between two builds
+# (which would rebuild everything).
 #
 # `swift build` with the release flags and ARGS. Self-contained (no state kept between calls), so
 # that scripts/test can run it exported in a shell of its own, beside the tests.
@@ -125,7 +131,8 @@ swift_build_release() {  # ARGS...
   mkdir -p "$folder"
   ln -sfn "$archive" "$folder/libstdc++.a"
   swift build -c release --disable-local-rpath -Xswiftc -static-stdlib \
-    -Xswiftc -L -Xswiftc "$folder" -Xswiftc -Xclang-linker -Xswiftc -static-libgcc "$@"
+    -Xswiftc -L -Xswiftc "$folder" -Xswiftc -Xclang-linker -Xswiftc -static-libgcc \
+    -Xswiftc -Xfrontend -Xswiftc -disable-concrete-type-metadata-mangled-name-accessors "$@"
 }
 
 build_release() {
