@@ -428,19 +428,24 @@ final class PostgresRegistryEngine: RegistryEngine, @unchecked Sendable {
     }
 
     /// A trigger is enabled when it fires on `O`rigin or `A`lways. A partitioned table's trigger
-    /// is read on that table (its partitions' clones name it as their parent, `tgparentid`).
-    /// One made on a single partition, or on a table inheriting from one of the schema's, in
-    /// whatever schema, fires on the rows the rules change through the table above it, so it
-    /// is read as that table's (a hostile trial: a trigger on one partition of `user_devices`
-    /// kept a device active, or made another inactive, and the revoke saw no trigger to watch).
+    /// is read on that table (its partitions' clones name it as their parent, `tgparentid`),
+    /// and is enabled only if every clone is: one disabled on a single partition does not fire
+    /// there. One made on a single partition, or on a table inheriting from one of the
+    /// schema's, in whatever schema, fires on the rows the rules change through the table above
+    /// it, so it is read as that table's too (a hostile trial: a trigger on one partition of
+    /// `user_devices` kept a device active, or made another inactive, and the revoke saw no
+    /// trigger to watch). Every table of the schema is read as itself, whatever it inherits
+    /// from, so a partition of the schema's shows twice: as itself, and as part of its table.
     func catalogTriggers(_ session: RegistrySession) throws -> [CatalogTrigger] {
         try session.rows("""
             WITH RECURSIVE family (relid, root, table_name) AS (
-                SELECT c.oid, c.oid, c.relname FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
-                WHERE n.nspname = current_schema() AND NOT EXISTS (SELECT 1 FROM pg_inherits i WHERE i.inhrelid = c.oid)
-                UNION SELECT i.inhrelid, f.root, f.table_name FROM pg_inherits i JOIN family f ON i.inhparent = f.relid)
+                SELECT c.oid, c.oid, c.relname FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname = current_schema()
+                UNION SELECT i.inhrelid, f.root, f.table_name FROM pg_inherits i JOIN family f ON i.inhparent = f.relid),
+            clones (root, oid, enabled) AS (
+                SELECT t.oid, t.oid, t.tgenabled FROM pg_trigger t WHERE t.tgparentid = 0 AND NOT t.tgisinternal
+                UNION ALL SELECT c.root, k.oid, k.tgenabled FROM clones c JOIN pg_trigger k ON k.tgparentid = c.oid)
             SELECT t.tgname AS name, f.table_name, CASE WHEN t.tgrelid = f.root THEN NULL ELSE t.tgrelid::regclass::text END AS relation,
-            t.tgenabled IN ('O', 'A') AS enabled,
+            NOT EXISTS (SELECT 1 FROM clones c WHERE c.root = t.oid AND c.enabled NOT IN ('O', 'A')) AS enabled,
             replace(pg_get_triggerdef(t.oid), ' ON ' || quote_ident(n.nspname) || '.', ' ON ') AS definition, p.prosrc AS body
             FROM pg_trigger t JOIN family f ON f.relid = t.tgrelid JOIN pg_class c ON c.oid = t.tgrelid
             JOIN pg_namespace n ON n.oid = c.relnamespace JOIN pg_proc p ON p.oid = t.tgfoid

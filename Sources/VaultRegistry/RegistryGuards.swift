@@ -14,7 +14,7 @@ struct RegistryGuard: Sendable, Equatable {
     let name: String
     let table: String
     /// The statement that makes it (`CREATE TRIGGER …`), in the form the engine's catalog gives
-    /// back, white space aside; empty for a trigger added by hand (``added(_:on:)``).
+    /// back, white space aside; empty for a trigger added by hand (``added(_:)``).
     let sql: String
     /// The body of the function it calls, where the engine's triggers call one (PostgreSQL's
     /// PL/pgSQL, kept by the catalog as given); empty on SQLite.
@@ -50,11 +50,23 @@ struct RegistryGuard: Sendable, Equatable {
     }
 
     /// Whether two statements are the same, white space and case aside (a registry made by an
-    /// older version of the suite may be indented otherwise; SQL's names have no case).
-    static func sameStatement(_ a: String, _ b: String) -> Bool { words(a.lowercased()) == words(b.lowercased()) }
+    /// older version of the suite may be indented otherwise; SQL's names have no case). Text
+    /// in single quotes keeps its case: it is data, and a guard's `GLOB '[0-9a-f]…'` made again
+    /// as `'[0-9A-F]…'` would refuse every id it should let through (a review).
+    static func sameStatement(_ a: String, _ b: String) -> Bool { words(foldingNames(a)) == words(foldingNames(b)) }
 
     private static func words(_ text: String) -> [Substring] {
         text.split(whereSeparator: { $0 == " " || $0 == "\n" || $0 == "\t" || $0 == "\r" })
+    }
+
+    /// The statement in lower case outside its quoted text.
+    static func foldingNames(_ statement: String) -> String {
+        var folded = "", quoted = false
+        for character in statement {
+            if character == "'" { quoted.toggle() }
+            folded.append(quoted ? String(character) : character.lowercased())
+        }
+        return folded
     }
 
     /// The guards' names, for a message.

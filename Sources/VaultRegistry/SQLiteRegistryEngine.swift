@@ -20,6 +20,10 @@ final class SQLiteRegistryEngine: RegistryEngine {
     private let database: SQLiteDatabase
     private let path: String
     private let readOnly: Bool
+    /// Family Medical's ids are guarded (step fm2 recorded): a registry from before it, read
+    /// without writing (which would bring it up to date), lacks those guards by its age, not by
+    /// anyone's hand, and `log --verify` must not call that tampering (a review).
+    private let idsGuarded: Bool
     /// A read-only connection found a WAL database without its `-wal` and `-shm` files, and
     /// SQLite made them for the read: the database file's identity then, so the tidying
     /// touches that file and no other put in its place meanwhile.
@@ -68,6 +72,7 @@ final class SQLiteRegistryEngine: RegistryEngine {
                 ? Set(try database.read { try $0.strings("SELECT identifier FROM \(SQLiteMigrations.table)") }) : []
             if applied.contains(RegistryMigration.familyMedical), applied.contains(RegistryMigration.v1) { throw VaultError.registryOfTwoSchemas(path) }
             schema = applied.contains(RegistryMigration.familyMedical) ? .familyMedical : applied.contains(RegistryMigration.v1) ? .catbird : asked ?? .catbird
+            idsGuarded = schema == .familyMedical && (!readOnly || applied.contains(RegistryMigration.familyMedicalLowerCaseIDs))
             let registryTables = Self.tables(schema)
             guard registryTables.isSubset(of: tables) || (access == .create && tables.isEmpty) else {
                 throw VaultError.notARegistry(path, missing: registryTables.subtracting(tables).sorted(), empty: tables.isEmpty)
@@ -160,10 +165,11 @@ final class SQLiteRegistryEngine: RegistryEngine {
         (RegistryMigration.familyMedical, familyMedicalDevices + revocationLog + ";\nCREATE INDEX revocations_by_device ON revocations (device_id);"),
     ] + catbirdMigrations.steps.filter { [RegistryMigration.v2, RegistryMigration.v4].contains($0.name) } + [
         // Rows written before the ids were guarded are given their lower-case spelling (the
-        // same UUID); a device kept twice, in two spellings, stops the step with SQLite's
-        // words, for a person to settle.
+        // same UUID). One whose lower-case spelling another row already has is left as it is
+        // (`OR IGNORE`): stopping the step there would stop every command that writes, an
+        // urgent revoke too, until someone edited the file by hand (a review).
         (RegistryMigration.familyMedicalLowerCaseIDs, """
-            UPDATE user_devices SET device_id = lower(device_id), user_id = lower(user_id)
+            UPDATE OR IGNORE user_devices SET device_id = lower(device_id), user_id = lower(user_id)
                 WHERE device_id <> lower(device_id) OR user_id <> lower(user_id);
             \(RegistryGuard.statements(on: "user_devices", among: lowerCaseIDs))
             """),
@@ -261,7 +267,7 @@ final class SQLiteRegistryEngine: RegistryEngine {
 
     /// The triggers that keep a registry's rules (``RegistryGuard``). SQLite's catalog keeps
     /// each statement as it was given.
-    var guards: [RegistryGuard] { RegistryGuard.of(schema, among: Self.allGuards) + (schema == .familyMedical ? Self.lowerCaseIDs : []) }
+    var guards: [RegistryGuard] { RegistryGuard.of(schema, among: Self.allGuards) + (idsGuarded ? Self.lowerCaseIDs : []) }
 
     /// Family Medical's ids in the one spelling the rules compare, a UUID in lower case with its
     /// hyphens, as `import` writes them (``DeviceTable/canonicalUUID(_:)``). SQLite keeps
@@ -274,7 +280,7 @@ final class SQLiteRegistryEngine: RegistryEngine {
         return [("insert", "INSERT"), ("update", "UPDATE OF device_id, user_id")].map { name, event in
             RegistryGuard(name: "user_devices_ids_are_lower_case_\(name)", table: "user_devices", sql: """
                 CREATE TRIGGER user_devices_ids_are_lower_case_\(name) BEFORE \(event) ON user_devices
-                    WHEN NOT (NEW.device_id GLOB '\(uuid)' AND NEW.user_id GLOB '\(uuid)')
+                    WHEN NOT (typeof(NEW.device_id) = 'text' AND NEW.device_id GLOB '\(uuid)' AND typeof(NEW.user_id) = 'text' AND NEW.user_id GLOB '\(uuid)')
                     BEGIN SELECT RAISE(ABORT, 'a Family Medical id is a UUID kept in lower case'); END
                 """)
         }

@@ -424,6 +424,44 @@ def test_sqlite_keeps_every_id_in_lower_case_whoever_writes_it(tmp_path):
     assert revoker("log", "--db", registry.path, "--verify").returncode == 0
 
 
+def test_the_id_guards_hold_against_blobs_and_a_remade_pattern_and_an_older_registry_is_no_alarm(tmp_path):
+    """The id guards (a review): an id stored as a BLOB holding a lower-case UUID is refused
+    (GLOB reads it as text); a guard made again with its pattern in capitals, which would refuse
+    every lower-case id, is not in place, and init puts it back; a registry from before the
+    guards, read without writing, verifies (its age is not tampering); and a device kept twice
+    in two spellings does not stop the step that brings the registry up to date, nor a revoke."""
+    devices = family(random.Random(29), users=3)
+    registry = SQLiteRegistry(tmp_path, devices)
+    lower = "00000000-0000-4000-8000-0000000000e1"
+    insert = ("INSERT INTO user_devices (device_id, user_id, device_name, first_seen_at, last_seen_at, is_active) "
+              "VALUES (?, ?, 'Kitchen iPad', '2024-01-01T00:00:00Z', '2025-01-01T00:00:00Z', 1)")
+    for device, user in [(lower.encode(), devices[0]["user_id"]), (lower, devices[0]["user_id"].encode())]:
+        with pytest.raises(sqlite3.IntegrityError, match="kept in lower case"):
+            with sqlite3.connect(registry.path) as connection:
+                connection.execute(insert, (device, user))
+    with sqlite3.connect(registry.path) as connection:
+        made = connection.execute("SELECT sql FROM sqlite_master WHERE name = 'user_devices_ids_are_lower_case_insert'").fetchone()[0]
+        connection.execute("DROP TRIGGER user_devices_ids_are_lower_case_insert")
+        connection.execute(made.replace("[0-9a-f]", "[0-9A-F]"))
+    refused = revoker("revoke", "--db", registry.path, "--user", devices[0]["user_id"], "--force")
+    assert refused.returncode == 3 and "user_devices_ids_are_lower_case_insert" in refused.stderr, refused.stderr
+    revoker("init", "--db", registry.path, "--schema", "family-medical", check=0)
+    assert registry.rows("SELECT sql FROM sqlite_master WHERE name = 'user_devices_ids_are_lower_case_insert'") == [(made,)]
+    # A registry from before the guards, with one device in two spellings.
+    with sqlite3.connect(registry.path) as connection:
+        for trigger in ("user_devices_ids_are_lower_case_insert", "user_devices_ids_are_lower_case_update"):
+            connection.execute(f"DROP TRIGGER {trigger}")
+        connection.execute("DELETE FROM grdb_migrations WHERE identifier LIKE 'fm2:%'")
+        connection.execute(insert, (lower, devices[0]["user_id"]))
+        connection.execute(insert, (lower.upper(), devices[0]["user_id"]))
+    verified = revoker("log", "--db", registry.path, "--verify")
+    assert verified.returncode == 0, verified.stderr
+    revoked = revoker("revoke", "--db", registry.path, "--user", devices[0]["user_id"], "--force", "--json", check=0)
+    assert lower in revoked.stdout
+    assert registry.rows(f"SELECT device_id FROM user_devices WHERE lower(device_id) = '{lower}' ORDER BY 1") == [(lower.upper(),), (lower,)]
+    assert registry.rows("SELECT count(*) FROM sqlite_master WHERE name LIKE 'user_devices_ids_are_lower_case_%'") == [(2,)]
+
+
 def test_a_device_is_revoked_by_its_name_or_its_id_in_any_case(make_registry):
     user = str(uuid.uuid4())
     devices = [

@@ -362,10 +362,17 @@ import VaultSQLite
         for loosening in loosenings {
             let location = try engine.newLocation()
             let made = try DeviceRegistry(location: location, access: .create, schema: schema)
-            // SQLite's names have no case: a guard made again in capitals is in place.
+            // SQLite's names have no case: a guard made again in capitals, but for its quoted
+            // text (data, whose case is kept), is in place.
             if isSQLite {
+                var quoted = false
+                let capitals = made.engine.guards[0].sql.map { character -> String in
+                    if character == "'" { quoted.toggle() }
+                    return quoted ? String(character) : character.uppercased()
+                }.joined()
+                #expect(capitals != made.engine.guards[0].sql.uppercased(), "the guard quotes text")
                 try made.transaction {
-                    try $0.execute("DROP TRIGGER revocations_are_append_only_update; " + made.engine.guards[0].sql.uppercased())
+                    try $0.execute("DROP TRIGGER revocations_are_append_only_update; " + capitals)
                     return ((), true)
                 }
             }
