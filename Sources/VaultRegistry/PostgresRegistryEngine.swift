@@ -446,13 +446,14 @@ final class PostgresRegistryEngine: RegistryEngine, @unchecked Sendable {
                 UNION ALL SELECT c.root, k.oid, k.tgenabled FROM clones c JOIN pg_trigger k ON k.tgparentid = c.oid)
             SELECT t.tgname AS name, f.table_name, CASE WHEN t.tgrelid = f.root THEN NULL ELSE t.tgrelid::regclass::text END AS relation,
             NOT EXISTS (SELECT 1 FROM clones c WHERE c.root = t.oid AND c.enabled NOT IN ('O', 'A')) AS enabled,
+            EXISTS (SELECT 1 FROM clones c WHERE c.root = t.oid AND c.enabled IN ('O', 'A')) AS fires_somewhere,
             replace(pg_get_triggerdef(t.oid), ' ON ' || quote_ident(n.nspname) || '.', ' ON ') AS definition, p.prosrc AS body
             FROM pg_trigger t JOIN family f ON f.relid = t.tgrelid JOIN pg_class c ON c.oid = t.tgrelid
             JOIN pg_namespace n ON n.oid = c.relnamespace JOIN pg_proc p ON p.oid = t.tgfoid
             WHERE NOT t.tgisinternal AND t.tgparentid = 0
             """, []).map {
             CatalogTrigger(name: $0.text("name"), table: $0.text("table_name"), relation: $0.optionalText("relation"), enabled: $0.bool("enabled"),
-                           definition: $0.text("definition"), functionBody: $0.text("body"))
+                           firesSomewhere: $0.bool("fires_somewhere"), definition: $0.text("definition"), functionBody: $0.text("body"))
         }
     }
 

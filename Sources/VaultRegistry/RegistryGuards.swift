@@ -69,10 +69,15 @@ struct RegistryGuard: Sendable, Equatable {
         return folded
     }
 
-    /// The guards' names, for a message.
+    /// The guards, for a message: each name as SQL quotes it, so that no name can read as more
+    /// than one (a hostile trial named a trigger `a' (on revocations), 'revocations_are…`),
+    /// and where it is.
     static func names(_ guards: [RegistryGuard]) -> String {
-        guards.map { "'\($0.name)' (on \($0.relation.map { "\($0), part of " } ?? "")\($0.table)\($0.isAdded ? ", added by hand" : ""))" }.joined(separator: ", ")
+        guards.map { "\($0.shown)\($0.isAdded ? " (added by hand)" : "")" }.joined(separator: ", ")
     }
+
+    /// `"name" on table`, or `"name" on partition, part of table`.
+    var shown: String { "\(quotedName) on \(relation.map { "\($0), part of " } ?? "")\(table)" }
 }
 
 /// A trigger as an engine's catalog shows it: the form ``RegistryGuard`` is compared in.
@@ -83,8 +88,13 @@ struct CatalogTrigger {
     /// The partition or child table it is on, as the engine names it for a statement; nil when
     /// it is on `table` itself (always on SQLite).
     let relation: String?
-    /// It fires (SQLite's always do; PostgreSQL's may be disabled).
+    /// It fires on every row of its table (SQLite's always do; PostgreSQL's may be disabled,
+    /// on the table or on one of its partitions): what a guard must do.
     let enabled: Bool
+    /// It fires on some rows of its table, on one partition at least: what a trigger of the
+    /// app's needs to be watched (a hostile trial disabled one on one partition, and the
+    /// revoke watched it nowhere).
+    let firesSomewhere: Bool
     /// Its statement, as the catalog gives it back, and the body of the function it calls.
     let definition, functionBody: String
 }
@@ -96,26 +106,31 @@ extension RegistryEngine {
     /// on a partition of its table, is not one.
     func guardsNotInPlace(_ session: RegistrySession) throws -> [RegistryGuard] {
         let catalog = try catalogTriggers(session)
-        let found = Dictionary(catalog.filter { $0.relation == nil }.map { (Self.place($0.name, $0.table), $0) }, uniquingKeysWith: { first, _ in first })
+        let found = Dictionary(catalog.filter { $0.relation == nil }.map { (place($0.name, $0.table), $0) }, uniquingKeysWith: { first, _ in first })
         let loose = guards.filter { guardian in
-            guard let trigger = found[Self.place(guardian.name, guardian.table)], trigger.enabled else { return true }
+            guard let trigger = found[place(guardian.name, guardian.table)], trigger.enabled else { return true }
             return !RegistryGuard.sameStatement(trigger.definition, guardian.sql) || !RegistryGuard.sameStatement(trigger.functionBody, guardian.functionBody)
         }
         let added = catalog.filter { RegistryGuard.logTables.contains($0.table.lowercased()) && !isGuard($0) }
         return loose + added.map(RegistryGuard.added)
     }
 
-    /// The enabled triggers on `tables`, or on their partitions, that are not the registry's
-    /// guards (the app's own, or added by hand).
+    /// The triggers on `tables`, or on their partitions, that fire on some of their rows and
+    /// are not the registry's guards (the app's own, or added by hand), each as a message
+    /// names it (``RegistryGuard/shown``).
     func triggersNotOurs(on tables: Set<String>, _ session: RegistrySession) throws -> [String] {
-        try catalogTriggers(session).filter { $0.enabled && tables.contains($0.table.lowercased()) && !isGuard($0) }.map(\.name)
+        try catalogTriggers(session).filter { $0.firesSomewhere && tables.contains($0.table.lowercased()) && !isGuard($0) }
+            .map { RegistryGuard.added($0).shown }
     }
 
     private func isGuard(_ trigger: CatalogTrigger) -> Bool {
-        trigger.relation == nil && guards.contains { Self.place($0.name, $0.table) == Self.place(trigger.name, trigger.table) }
+        trigger.relation == nil && guards.contains { place($0.name, $0.table) == place(trigger.name, trigger.table) }
     }
 
-    private static func place(_ name: String, _ table: String) -> String { name.lowercased() + "\u{0}" + table.lowercased() }
+    /// A trigger's name on its table, as the engine tells names apart.
+    private func place(_ name: String, _ table: String) -> String {
+        (dialect.namesHaveNoCase ? name.lowercased() : name) + "\u{0}" + table.lowercased()
+    }
 }
 
 extension DeviceRegistry {
@@ -137,6 +152,9 @@ extension DeviceRegistry {
     public var restoredGuards: [String] { guardsKept.filter { !$0.isAdded }.map(\.name) }
     /// The triggers added by hand to the log's tables that `init` dropped.
     public var droppedTriggers: [String] { guardsKept.filter(\.isAdded).map(\.name) }
+    /// Those put back and those dropped, as a message names them (``RegistryGuard/names(_:)``).
+    public var restoredGuardsShown: String { RegistryGuard.names(guardsKept.filter { !$0.isAdded }) }
+    public var droppedTriggersShown: String { RegistryGuard.names(guardsKept.filter(\.isAdded)) }
 
     /// The guards not as the registry made them (dropped, disabled or rewritten by hand): what
     /// `log --verify` reports.
@@ -224,9 +242,9 @@ extension VaultError {
                    hint: "find who added them and why: a device they deactivate is neither measured nor logged", file: file, line: line)
     }
 
-    /// "triggers that are not its own: 'a', 'b'", as the refusals about them name them.
+    /// "triggers that are not its own: "a" on t, …", as the refusals about them name them.
     private static func notOurs(_ triggers: [String]) -> String {
-        "triggers that are not its own: " + triggers.map { "'\($0)'" }.joined(separator: ", ")
+        "triggers that are not its own: " + triggers.joined(separator: ", ")
     }
 
     static func registryChangeNotTaken(_ name: String, devices: Int, file: String = #fileID, line: UInt = #line) -> VaultError {

@@ -221,6 +221,11 @@ struct RegistryDialect: Sendable {
     /// compared as text was chosen or spared by its spelling while shown by its time (a hostile
     /// trial). PostgreSQL's are `timestamptz`.
     let timesAreText: Bool
+    /// Whether the engine's names have no case: SQLite's never do (`X` and `x` are one trigger),
+    /// where PostgreSQL keeps a quoted name's case, so `"Revocations_Are_Append_Only"` is
+    /// another trigger than the guard `revocations_are_append_only` (a hostile trial: it was
+    /// taken for the guard, and `init` left it in place).
+    let namesHaveNoCase: Bool
 
     /// A time column or expression as the rules read it: on SQLite, the instant it names in the
     /// registry's own form (UTC, whole seconds), or NULL when it names none (no time recorded,
@@ -257,7 +262,7 @@ struct RegistryDialect: Sendable {
             WHEN OLD.left_at IS NULL AND NEW.left_at IS NOT NULL
             BEGIN INSERT INTO closing VALUES (NEW.convo_id, NEW.user_did || '#' || NEW.device_id, coalesce(NEW.is_admin, 0)); END
             """, end: "DROP TRIGGER temp.registry_revoke_collects_closing"),
-        timesAreText: true)
+        timesAreText: true, namesHaveNoCase: true)
     static let postgres = RegistryDialect(
         blobType: "BYTEA", timeType: "TIMESTAMPTZ", boolType: "BOOLEAN", tableSuffix: "", byteOrder: #" COLLATE "C""#, temporarySchema: "pg_temp",
         tableExists: "SELECT count(*) FROM information_schema.tables WHERE table_schema = current_schema() AND table_name = ?",
@@ -278,5 +283,5 @@ struct RegistryDialect: Sendable {
                             RETURNING convo_id, user_did || '#' || device_id AS member_mls_did, coalesce(is_admin, FALSE) AS is_admin)
             INSERT INTO closing SELECT convo_id, member_mls_did, is_admin FROM closed
             """,
-        collectingClosing: nil, timesAreText: false)
+        collectingClosing: nil, timesAreText: false, namesHaveNoCase: false)
 }

@@ -168,9 +168,15 @@ final class SQLiteRegistryEngine: RegistryEngine {
         // same UUID). One whose lower-case spelling another row already has is left as it is
         // (`OR IGNORE`): stopping the step there would stop every command that writes, an
         // urgent revoke too, until someone edited the file by hand (a review).
+        // Spellings PostgreSQL's uuid reads too (braces, `urn:uuid:`, no hyphens) are
+        // written in the one form; text that is no UUID at all is left for a person. Triggers
+        // of the guards' names made by hand before the step are replaced, not collided with
+        // (a hostile trial: the step failed on them at every writing command, init's too).
         (RegistryMigration.familyMedicalLowerCaseIDs, """
-            UPDATE OR IGNORE user_devices SET device_id = lower(device_id), user_id = lower(user_id)
-                WHERE device_id <> lower(device_id) OR user_id <> lower(user_id);
+            UPDATE OR IGNORE user_devices SET device_id = \(canonicalUUID("device_id")), user_id = \(canonicalUUID("user_id"))
+                WHERE (device_id <> \(canonicalUUID("device_id")) OR user_id <> \(canonicalUUID("user_id")))
+                AND \(canonicalUUID("device_id")) GLOB '\(uuidPattern)' AND \(canonicalUUID("user_id")) GLOB '\(uuidPattern)';
+            \(lowerCaseIDs.map { "DROP TRIGGER IF EXISTS \($0.name);" }.joined(separator: "\n"))
             \(RegistryGuard.statements(on: "user_devices", among: lowerCaseIDs))
             """),
     ]
@@ -275,16 +281,24 @@ final class SQLiteRegistryEngine: RegistryEngine {
     /// with its user ("nothing to do") nor found by its id as `registry devices` lists it (a
     /// hostile trial), where PostgreSQL's UUID type compares every spelling alike. Catbird's
     /// ids are the app's text, case and all.
-    private static let lowerCaseIDs: [RegistryGuard] = {
-        let uuid = [8, 4, 4, 4, 12].map { String(repeating: "[0-9a-f]", count: $0) }.joined(separator: "-")
-        return [("insert", "INSERT"), ("update", "UPDATE OF device_id, user_id")].map { name, event in
-            RegistryGuard(name: "user_devices_ids_are_lower_case_\(name)", table: "user_devices", sql: """
-                CREATE TRIGGER user_devices_ids_are_lower_case_\(name) BEFORE \(event) ON user_devices
-                    WHEN NOT (typeof(NEW.device_id) = 'text' AND NEW.device_id GLOB '\(uuid)' AND typeof(NEW.user_id) = 'text' AND NEW.user_id GLOB '\(uuid)')
-                    BEGIN SELECT RAISE(ABORT, 'a Family Medical id is a UUID kept in lower case'); END
-                """)
-        }
-    }()
+    private static let lowerCaseIDs: [RegistryGuard] = [("insert", "INSERT"), ("update", "UPDATE OF device_id, user_id")].map { name, event in
+        RegistryGuard(name: "user_devices_ids_are_lower_case_\(name)", table: "user_devices", sql: """
+            CREATE TRIGGER user_devices_ids_are_lower_case_\(name) BEFORE \(event) ON user_devices
+                WHEN NOT (typeof(NEW.device_id) = 'text' AND NEW.device_id GLOB '\(uuidPattern)' AND typeof(NEW.user_id) = 'text' AND NEW.user_id GLOB '\(uuidPattern)')
+                BEGIN SELECT RAISE(ABORT, 'a Family Medical id is a UUID kept in lower case'); END
+            """)
+    }
+
+    /// A UUID in lower case with its hyphens, as GLOB matches it.
+    private static let uuidPattern = [8, 4, 4, 4, 12].map { String(repeating: "[0-9a-f]", count: $0) }.joined(separator: "-")
+
+    /// A column's UUID in that form, from any spelling PostgreSQL's uuid reads (any case,
+    /// braces, `urn:uuid:`, no hyphens); other text comes out changed but not a UUID.
+    private static func canonicalUUID(_ column: String) -> String {
+        let bare = "replace(replace(replace(lower(\(column)), 'urn:uuid:', ''), '{', ''), '}', '')"
+        return "(CASE WHEN length(\(bare)) = 32 AND instr(\(bare), '-') = 0 THEN substr(\(bare), 1, 8) || '-' || substr(\(bare), 9, 4) || '-' || "
+            + "substr(\(bare), 13, 4) || '-' || substr(\(bare), 17, 4) || '-' || substr(\(bare), 21) ELSE \(bare) END)"
+    }
 
     private static let allGuards: [RegistryGuard] = appendOnly("revocations", "revocations_are_append_only", "the revocation log is append-only")
         + appendOnly("batch_operations", "batch_operations_are_append_only", "the operations log is append-only")
@@ -317,7 +331,8 @@ final class SQLiteRegistryEngine: RegistryEngine {
 
     func catalogTriggers(_ session: RegistrySession) throws -> [CatalogTrigger] {
         try session.rows("SELECT name, tbl_name, sql FROM sqlite_master WHERE type = 'trigger'", []).map {
-            CatalogTrigger(name: $0.text("name"), table: $0.text("tbl_name"), relation: nil, enabled: true, definition: $0.text("sql"), functionBody: "")
+            CatalogTrigger(name: $0.text("name"), table: $0.text("tbl_name"), relation: nil, enabled: true, firesSomewhere: true, definition: $0.text("sql"),
+                           functionBody: "")
         }
     }
 

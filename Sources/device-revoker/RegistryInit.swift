@@ -35,10 +35,10 @@ extension Registry {
             _ = try CommandFiles(reads: [], writes: database.asOutput)
             let registry = try database.open(.create, schema: schema)
             if !registry.restoredGuards.isEmpty {
-                diagnostics.warning("put back the registry's guards \(registry.restoredGuards.map { "'\($0)'" }.joined(separator: ", ")), which had been dropped, disabled or changed by hand: run 'registry log --verify' to check what was changed meanwhile")
+                diagnostics.warning("put back the registry's guards \(registry.restoredGuardsShown), which had been dropped, disabled or changed by hand: run 'registry log --verify' to check what was changed meanwhile")
             }
             if !registry.droppedTriggers.isEmpty {
-                diagnostics.warning("dropped the triggers \(registry.droppedTriggers.map { "'\($0)'" }.joined(separator: ", ")), added by hand to the registry's log: run 'registry log --verify' to check what was changed meanwhile")
+                diagnostics.warning("dropped the triggers \(registry.droppedTriggersShown), added by hand to the registry's log: run 'registry log --verify' to check what was changed meanwhile")
             }
             diagnostics.note("registry ready: \(database.db), \(registry.schema.title)")
         }

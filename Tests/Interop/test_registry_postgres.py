@@ -526,7 +526,8 @@ def test_a_hash_partitioned_registry_answers_like_a_plain_one(new_database, tmp_
     assert all(partitioned.value(f"SELECT count(*) FROM {table}_p{r}") > 0 for table in ("user_devices", "members") for r in range(4))
 
 
-@pytest.mark.parametrize("trigger", ["keeps", "spreads", "log", "named-like-a-guard"])
+@pytest.mark.parametrize("trigger", ["keeps", "spreads", "log", "named-like-a-guard", "a guard's name in capitals", "a name that quotes",
+                                     "disabled on another partition"])
 def test_an_app_trigger_on_one_partition_is_watched_as_one_on_its_table(new_database, tmp_path, trigger):
     """A trigger made on one partition of a table, not on the table, fires on the rows the rules
     change through it: one that keeps a revoked device active, or makes another user's device
@@ -550,6 +551,13 @@ def test_an_app_trigger_on_one_partition_is_watched_as_one_on_its_table(new_data
         "spreads": (f"BEGIN IF pg_trigger_depth() = 1 THEN UPDATE user_devices SET is_active = false WHERE user_did = '{other_user}'; END IF; "
                     "RETURN NULL; END", f"AFTER UPDATE ON {partition}"),
         "log": ("BEGIN RETURN NULL; END", "BEFORE INSERT ON revocations"),
+        # PostgreSQL keeps a quoted name's case: another trigger than the guard (a trial).
+        "a guard's name in capitals": ("BEGIN RETURN NULL; END", "BEFORE INSERT ON revocations"),
+        # A name that would read as two in a message quoted by apostrophes (a trial).
+        "a name that quotes": ("BEGIN RETURN NULL; END", "BEFORE INSERT ON revocations"),
+        # Made on the table, then disabled on a partition that does not hold the batch: it
+        # still fires on the batch's rows (a trial: it was watched nowhere).
+        "disabled on another partition": (keeps, "BEFORE UPDATE ON user_devices"),
     }[trigger]
     if trigger == "log":
         database.execute("""
@@ -557,19 +565,25 @@ def test_an_app_trigger_on_one_partition_is_watched_as_one_on_its_table(new_data
             ALTER TABLE revocations_spare INHERIT revocations;
         """)
         on = "BEFORE INSERT ON revocations_spare"
-    name = "revocations_are_append_only" if trigger == "named-like-a-guard" else "app_on_a_part"
+    name = {"named-like-a-guard": "revocations_are_append_only", "a guard's name in capitals": "Revocations_Are_Append_Only",
+            "a name that quotes": "a' (on revocations), 'revocations_are_append_only"}.get(trigger, "app_on_a_part")
+    quoted = '"' + name.replace('"', '""') + '"'
     database.execute(f"CREATE FUNCTION app_trigger() RETURNS trigger LANGUAGE plpgsql AS $$ {body} $$;"
-                     f"CREATE TRIGGER {name} {on} FOR EACH ROW EXECUTE FUNCTION app_trigger();")
+                     f"CREATE TRIGGER {quoted} {on} FOR EACH ROW EXECUTE FUNCTION app_trigger();")
+    if trigger == "disabled on another partition":
+        elsewhere = database.value(f"SELECT tableoid::regclass::text FROM user_devices WHERE tableoid::regclass::text <> '{partition}' LIMIT 1")
+        database.execute(f"ALTER TABLE {elsewhere} DISABLE TRIGGER {quoted}")
     before = seed_dump(database, "user_devices")
     result = registry("revoke", "--db", database.uri(), "--user", "did:plc:u1", "--force", "--now", NOW)
-    assert result.returncode == 3 and name in result.stderr, result.stderr
+    # Each trigger named as SQL quotes it, and where it is.
+    assert result.returncode == 3 and f"{quoted} on " in result.stderr, result.stderr
     assert seed_dump(database, "user_devices") == before
     assert database.value("SELECT count(*) FROM revocations") == 0
-    if trigger == "log":
-        assert "added by hand" in result.stderr and "revocations_spare" in result.stderr
+    if body.startswith("BEGIN RETURN NULL"):
+        assert "added by hand" in result.stderr and (trigger != "log" or "revocations_spare, part of revocations" in result.stderr)
         again = registry("init", "--db", database.uri())
-        assert again.returncode == 0 and "app_on_a_part" in again.stdout + again.stderr, again.stderr
-        assert database.value("SELECT count(*) FROM pg_trigger WHERE tgname = 'app_on_a_part'") == 0
+        assert again.returncode == 0 and quoted in again.stdout + again.stderr, again.stderr
+        assert database.value("SELECT count(*) FROM pg_trigger WHERE tgname = %s", (name,)) == 0
         succeeds("revoke", "--db", database.uri(), "--user", "did:plc:u1", "--force", "--now", NOW)
     else:
         assert "nothing was changed" in result.stderr

@@ -426,7 +426,7 @@ import VaultSQLite
             }
             // A membership opened again meets the registry's own guard first (v3), on SQLite.
             let expected: VaultError.Code = undoer.contains("ON members") ? .malformedDocument : .registryChangeUndone
-            #expect(undone?.code == expected && (expected != .registryChangeUndone || undone?.reason.contains("'zz'") == true),
+            #expect(undone?.code == expected && (expected != .registryChangeUndone || undone?.reason.contains(#""zz" on "#) == true),
                     "\(engine) \(undoer): \(String(describing: undone))")
             #expect(try registry.log(batch: nil).allSatisfy { $0.batchID == "first" }, "nothing was changed")
         }
