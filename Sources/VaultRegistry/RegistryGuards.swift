@@ -101,9 +101,9 @@ struct CatalogTrigger {
 
 extension RegistryEngine {
     /// The guards not as the registry made them: each missing, disabled or defined otherwise,
-    /// and every trigger added by hand to a log table. Names have no case (SQLite's never do).
-    /// A guard is known by its name on its own table: a trigger of the same name elsewhere, or
-    /// on a partition of its table, is not one.
+    /// and every trigger added by hand to a log table. A guard is known by its name on its own
+    /// table, names compared as the engine compares them (``RegistryDialect/namesHaveNoCase``):
+    /// a trigger of the same name elsewhere, or on a partition of its table, is not one.
     func guardsNotInPlace(_ session: RegistrySession) throws -> [RegistryGuard] {
         let catalog = try catalogTriggers(session)
         let found = Dictionary(catalog.filter { $0.relation == nil }.map { (place($0.name, $0.table), $0) }, uniquingKeysWith: { first, _ in first })

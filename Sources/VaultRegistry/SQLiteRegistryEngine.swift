@@ -164,14 +164,13 @@ final class SQLiteRegistryEngine: RegistryEngine {
         // devices reads when and why from the log.
         (RegistryMigration.familyMedical, familyMedicalDevices + revocationLog + ";\nCREATE INDEX revocations_by_device ON revocations (device_id);"),
     ] + catbirdMigrations.steps.filter { [RegistryMigration.v2, RegistryMigration.v4].contains($0.name) } + [
-        // Rows written before the ids were guarded are given their lower-case spelling (the
-        // same UUID). One whose lower-case spelling another row already has is left as it is
-        // (`OR IGNORE`): stopping the step there would stop every command that writes, an
-        // urgent revoke too, until someone edited the file by hand (a review).
-        // Spellings PostgreSQL's uuid reads too (braces, `urn:uuid:`, no hyphens) are
-        // written in the one form; text that is no UUID at all is left for a person. Triggers
-        // of the guards' names made by hand before the step are replaced, not collided with
-        // (a hostile trial: the step failed on them at every writing command, init's too).
+        // Rows written before the ids were guarded are written in the one form, from any
+        // spelling PostgreSQL's uuid reads (any case, braces, `urn:uuid:`, no hyphens): the same
+        // UUID. One whose form another row already has (`OR IGNORE`), or that is no UUID at
+        // all, is left for a person: stopping the step there would stop every command that
+        // writes, an urgent revoke too, until someone edited the file by hand (a review).
+        // Triggers of the guards' names made by hand before the step are replaced, not collided
+        // with (a hostile trial: the step failed on them at every writing command, init's too).
         (RegistryMigration.familyMedicalLowerCaseIDs, """
             UPDATE OR IGNORE user_devices SET device_id = \(canonicalUUID("device_id")), user_id = \(canonicalUUID("user_id"))
                 WHERE (device_id <> \(canonicalUUID("device_id")) OR user_id <> \(canonicalUUID("user_id")))
