@@ -60,7 +60,7 @@ struct RegistryGuard: Sendable, Equatable {
     }
 
     /// The statement in lower case outside its quoted text.
-    static func foldingNames(_ statement: String) -> String {
+    private static func foldingNames(_ statement: String) -> String {
         var folded = "", quoted = false
         for character in statement {
             if character == "'" { quoted.toggle() }
@@ -76,8 +76,12 @@ struct RegistryGuard: Sendable, Equatable {
         guards.map { "\($0.shown)\($0.isAdded ? " (added by hand)" : "")" }.joined(separator: ", ")
     }
 
-    /// `"name" on table`, or `"name" on partition, part of table`.
-    var shown: String { "\(quotedName) on \(relation.map { "\($0), part of " } ?? "")\(table)" }
+    /// `"name" on table`, or `"name" on partition, part of table`; a name longer than an input
+    /// is quoted (``QuotedInput/maximumCharacters``) is cut there: SQLite's have no bound.
+    var shown: String {
+        let name = quotedName.count > QuotedInput.maximumCharacters ? String(quotedName.prefix(QuotedInput.maximumCharacters)) + "…" : quotedName
+        return "\(name) on \(relation.map { "\($0), part of " } ?? "")\(table)"
+    }
 }
 
 /// A trigger as an engine's catalog shows it: the form ``RegistryGuard`` is compared in.

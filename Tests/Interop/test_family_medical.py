@@ -478,6 +478,21 @@ def test_the_id_guards_hold_against_blobs_and_a_remade_pattern_and_an_older_regi
     assert "00000000-0000-4000-8000-0000000000e3" not in registry.active(), taken.stdout
 
 
+def test_a_trigger_named_at_any_length_is_named_in_a_bounded_message(tmp_path):
+    """SQLite's names have no bound: a trigger added to the log under a name of 100,000
+    characters is named cut, as an input is quoted, not written out whole in the refusal."""
+    registry = SQLiteRegistry(tmp_path, family(random.Random(31), users=2))
+    name = "t" * 100_000
+    with sqlite3.connect(registry.path) as connection:
+        connection.execute(f'CREATE TRIGGER "{name}" BEFORE INSERT ON revocations BEGIN SELECT RAISE(IGNORE); END')
+    refused = revoker("revoke", "--db", registry.path, "--not-seen-since", NOW_TEXT, "--force")
+    assert refused.returncode == 3 and '"ttt' in refused.stderr and "…" in refused.stderr, refused.stderr[:500]
+    assert len(refused.stderr) < 2000
+    dropped = revoker("init", "--db", registry.path, check=0)
+    assert len(dropped.stderr) < 2000 and "…" in dropped.stderr
+    assert registry.rows("SELECT count(*) FROM sqlite_master WHERE type = 'trigger' AND length(name) > 1000") == [(0,)]
+
+
 def test_a_device_is_revoked_by_its_name_or_its_id_in_any_case(make_registry):
     user = str(uuid.uuid4())
     devices = [
