@@ -166,16 +166,20 @@ final class SQLiteRegistryEngine: RegistryEngine {
     ] + catbirdMigrations.steps.filter { [RegistryMigration.v2, RegistryMigration.v4].contains($0.name) } + [
         // Rows written before the ids were guarded are written in the one form, from any
         // spelling PostgreSQL's uuid reads (any case, braces, `urn:uuid:`, no hyphens): the same
-        // UUID. One whose form another row already has (`OR IGNORE`), or that is no UUID at
-        // all, is left for a person: stopping the step there would stop every command that
-        // writes, an urgent revoke too, until someone edited the file by hand (a review).
-        // Triggers of the guards' names made by hand before the step are replaced, not collided
-        // with (a hostile trial: the step failed on them at every writing command, init's too).
+        // UUID. Each column on its own: a device id whose form another row already has (`OR
+        // IGNORE`), or that is no UUID at all, is left for a person, and its user's id is still
+        // written, so `--user` takes that device too (a trial: the row was skipped whole, and a
+        // revoke of its user left it active). Stopping the step there would stop every command
+        // that writes, an urgent revoke too, until someone edited the file by hand (a review).
+        // Triggers of the guards' names, made by hand or by this step before its record was
+        // lost, are dropped first: they would refuse the rewriting, and collide with the new
+        // ones (a trial: the step then failed at every writing command, init's too).
         (RegistryMigration.familyMedicalLowerCaseIDs, """
-            UPDATE OR IGNORE user_devices SET device_id = \(canonicalUUID("device_id")), user_id = \(canonicalUUID("user_id"))
-                WHERE (device_id <> \(canonicalUUID("device_id")) OR user_id <> \(canonicalUUID("user_id")))
-                AND \(canonicalUUID("device_id")) GLOB '\(uuidPattern)' AND \(canonicalUUID("user_id")) GLOB '\(uuidPattern)';
             \(lowerCaseIDs.map { "DROP TRIGGER IF EXISTS \($0.name);" }.joined(separator: "\n"))
+            UPDATE user_devices SET user_id = \(canonicalUUID("user_id"))
+                WHERE user_id <> \(canonicalUUID("user_id")) AND \(canonicalUUID("user_id")) GLOB '\(uuidPattern)';
+            UPDATE OR IGNORE user_devices SET device_id = \(canonicalUUID("device_id"))
+                WHERE device_id <> \(canonicalUUID("device_id")) AND \(canonicalUUID("device_id")) GLOB '\(uuidPattern)';
             \(RegistryGuard.statements(on: "user_devices", among: lowerCaseIDs))
             """),
     ]

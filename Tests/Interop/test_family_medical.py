@@ -463,6 +463,9 @@ def test_the_id_guards_hold_against_blobs_and_a_remade_pattern_and_an_older_regi
         connection.execute("DELETE FROM grdb_migrations WHERE identifier LIKE 'fm2:%'")
         connection.execute(insert, (lower, devices[0]["user_id"]))
         connection.execute(insert, (lower.upper(), devices[0]["user_id"]))
+        # A user in capitals whose devices' ids cannot all be written in the one form.
+        for device in ("00000000-0000-4000-8000-0000000000f1", "00000000-0000-4000-8000-0000000000F1", "not-a-uuid"):
+            connection.execute(insert, (device, "FFFFFFFF-0000-4000-8000-000000000001"))
         for device in spelled:
             connection.execute(insert, (device, devices[1]["user_id"]))
     verified = revoker("log", "--db", registry.path, "--verify")
@@ -471,6 +474,11 @@ def test_the_id_guards_hold_against_blobs_and_a_remade_pattern_and_an_older_regi
     assert lower in revoked.stdout
     assert registry.rows(f"SELECT device_id FROM user_devices WHERE lower(device_id) = '{lower}' ORDER BY 1") == [(lower.upper(),), (lower,)]
     assert registry.rows("SELECT count(*) FROM sqlite_master WHERE name LIKE 'user_devices_ids_are_lower_case_%'") == [(2,)]
+    # The user's id is written in its one form even where a device's is not: a revoke of the
+    # user takes every one of their devices (a trial: two stayed active, reported done).
+    whole = revoker("revoke", "--db", registry.path, "--user", "ffffffff-0000-4000-8000-000000000001", "--force", "--json", check=0)
+    assert json.loads(whole.stdout)["devices"] == 3
+    assert registry.rows("SELECT count(*) FROM user_devices WHERE lower(user_id) = 'ffffffff-0000-4000-8000-000000000001' AND is_active") == [(0,)]
     # Each spelling of a UUID in its one form, found by it; text that is no UUID (31 digits) left.
     kept = {row[0] for row in registry.rows(f"SELECT device_id FROM user_devices WHERE user_id = '{devices[1]['user_id']}'")}
     assert {canonical or device for device, canonical in spelled.items()} <= kept
