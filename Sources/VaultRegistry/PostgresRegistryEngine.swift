@@ -436,6 +436,8 @@ final class PostgresRegistryEngine: RegistryEngine, @unchecked Sendable {
     /// `user_devices` kept a device active, or made another inactive, and the revoke saw no
     /// trigger to watch). Every table of the schema is read as itself, whatever it inherits
     /// from, so a partition of the schema's shows twice: as itself, and as part of its table.
+    /// Rules (`pg_rewrite`, but a view's `_RETURN`) are read the same way, enabled as triggers
+    /// are; unlike a trigger, one on a partition is not applied to a statement on its table.
     func catalogTriggers(_ session: RegistrySession) throws -> [CatalogTrigger] {
         try session.rows("""
             WITH RECURSIVE family (relid, root, table_name) AS (
@@ -447,13 +449,19 @@ final class PostgresRegistryEngine: RegistryEngine, @unchecked Sendable {
             SELECT t.tgname AS name, f.table_name, CASE WHEN t.tgrelid = f.root THEN NULL ELSE t.tgrelid::regclass::text END AS relation,
             NOT EXISTS (SELECT 1 FROM clones c WHERE c.root = t.oid AND c.enabled NOT IN ('O', 'A')) AS enabled,
             EXISTS (SELECT 1 FROM clones c WHERE c.root = t.oid AND c.enabled IN ('O', 'A')) AS fires_somewhere,
-            replace(pg_get_triggerdef(t.oid), ' ON ' || quote_ident(n.nspname) || '.', ' ON ') AS definition, p.prosrc AS body
+            replace(pg_get_triggerdef(t.oid), ' ON ' || quote_ident(n.nspname) || '.', ' ON ') AS definition, p.prosrc AS body,
+            FALSE AS is_rule, FALSE AS rewrites_writes
             FROM pg_trigger t JOIN family f ON f.relid = t.tgrelid JOIN pg_class c ON c.oid = t.tgrelid
             JOIN pg_namespace n ON n.oid = c.relnamespace JOIN pg_proc p ON p.oid = t.tgfoid
             WHERE NOT t.tgisinternal AND t.tgparentid = 0
+            UNION ALL
+            SELECT r.rulename, f.table_name, CASE WHEN r.ev_class = f.root THEN NULL ELSE r.ev_class::regclass::text END,
+            r.ev_enabled IN ('O', 'A'), r.ev_enabled IN ('O', 'A'), pg_get_ruledef(r.oid), '', TRUE, r.ev_type IN ('2', '3')
+            FROM pg_rewrite r JOIN family f ON f.relid = r.ev_class WHERE r.rulename <> '_RETURN'
             """, []).map {
             CatalogTrigger(name: $0.text("name"), table: $0.text("table_name"), relation: $0.optionalText("relation"), enabled: $0.bool("enabled"),
-                           firesSomewhere: $0.bool("fires_somewhere"), definition: $0.text("definition"), functionBody: $0.text("body"))
+                           firesSomewhere: $0.bool("fires_somewhere"), definition: $0.text("definition"), functionBody: $0.text("body"),
+                           isRule: $0.bool("is_rule"), rewritesWrites: $0.bool("rewrites_writes"))
         }
     }
 
@@ -464,7 +472,7 @@ final class PostgresRegistryEngine: RegistryEngine, @unchecked Sendable {
             try session.execute(Self.function(function, replacing: true))
         }
         for guardian in guards {
-            try session.execute("DROP TRIGGER IF EXISTS \(guardian.quotedName) ON \(guardian.relation ?? guardian.table)")
+            try session.execute("DROP \(guardian.isRule ? "RULE" : "TRIGGER") IF EXISTS \(guardian.quotedName) ON \(guardian.relation ?? guardian.table)")
             if !guardian.isAdded { try session.execute(guardian.sql) }
         }
     }

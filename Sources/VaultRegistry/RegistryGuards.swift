@@ -22,12 +22,14 @@ struct RegistryGuard: Sendable, Equatable {
     /// The table it is on where that is a partition or child of `table` (PostgreSQL's name for
     /// it, quoted and qualified as needed), for dropping it there.
     var relation: String? = nil
+    /// A rule (PostgreSQL's `CREATE RULE`), not a trigger: only ever one added by hand.
+    var isRule = false
 
     /// A trigger no version of the suite makes, on one of the log's tables: added by hand, it
     /// can drop the log's rows as they are written (`RAISE(IGNORE)`: a trial's revoke then
     /// logged nothing and verified). `init` drops it.
     static func added(_ trigger: CatalogTrigger) -> RegistryGuard {
-        RegistryGuard(name: trigger.name, table: trigger.table, sql: "", relation: trigger.relation)
+        RegistryGuard(name: trigger.name, table: trigger.table, sql: "", relation: trigger.relation, isRule: trigger.isRule)
     }
 
     var isAdded: Bool { sql.isEmpty }
@@ -37,6 +39,8 @@ struct RegistryGuard: Sendable, Equatable {
 
     /// The tables only the suite writes: every trigger on them is one of its guards.
     static let logTables: Set<String> = ["revocations", "batch_operations", "revocation_batches", "revocation_chain_start"]
+    /// The app's tables the registry's writers change.
+    static let appTables: Set<String> = ["user_devices", "members"]
 
     /// A schema's guards among an engine's: Family Medical's registry has no conversations to
     /// keep a revoked device out of.
@@ -72,15 +76,15 @@ struct RegistryGuard: Sendable, Equatable {
     /// The guards, for a message: each name as SQL quotes it, so that no name can read as more
     /// than one (a hostile trial named a trigger `a' (on revocations), 'revocations_are…`),
     /// and where it is.
-    static func names(_ guards: [RegistryGuard]) -> String {
-        guards.map { "\($0.shown)\($0.isAdded ? " (added by hand)" : "")" }.joined(separator: ", ")
+    static func names(_ guards: [RegistryGuard], saying added: Bool = true) -> String {
+        guards.map { "\($0.shown)\(added && $0.isAdded ? " (added by hand)" : "")" }.joined(separator: ", ")
     }
 
     /// `"name" on table`, or `"name" on partition, part of table`; a name longer than an input
     /// is quoted (``QuotedInput/maximumCharacters``) is cut there: SQLite's have no bound.
     var shown: String {
         let name = quotedName.count > QuotedInput.maximumCharacters ? String(quotedName.prefix(QuotedInput.maximumCharacters)) + "…" : quotedName
-        return "\(name) on \(relation.map { "\($0), part of " } ?? "")\(table)"
+        return "\(isRule ? "rule " : "")\(name) on \(relation.map { "\($0), part of " } ?? "")\(table)"
     }
 }
 
@@ -101,6 +105,11 @@ struct CatalogTrigger {
     let firesSomewhere: Bool
     /// Its statement, as the catalog gives it back, and the body of the function it calls.
     let definition, functionBody: String
+    /// A rule (PostgreSQL's `CREATE RULE … DO INSTEAD NOTHING`, `DO ALSO …`), which rewrites a
+    /// statement on its table before it runs, not a trigger; `rewritesWrites` when it rewrites
+    /// an INSERT or an UPDATE, the statements the registry's writers run on the app's tables. A
+    /// rule on a partition or child table is not applied to a statement on its table.
+    var isRule = false, rewritesWrites = false
 }
 
 extension RegistryEngine {
@@ -109,8 +118,11 @@ extension RegistryEngine {
     /// table, names compared as the engine compares them (``RegistryDialect/namesHaveNoCase``):
     /// a trigger of the same name elsewhere, or on a partition of its table, is not one.
     func guardsNotInPlace(_ session: RegistrySession) throws -> [RegistryGuard] {
-        let catalog = try catalogTriggers(session)
-        let found = Dictionary(catalog.filter { $0.relation == nil }.map { (place($0.name, $0.table), $0) }, uniquingKeysWith: { first, _ in first })
+        try guardsNotInPlace(in: catalogTriggers(session))
+    }
+
+    private func guardsNotInPlace(in catalog: [CatalogTrigger]) -> [RegistryGuard] {
+        let found = Dictionary(catalog.filter { $0.relation == nil && !$0.isRule }.map { (place($0.name, $0.table), $0) }, uniquingKeysWith: { first, _ in first })
         let loose = guards.filter { guardian in
             guard let trigger = found[place(guardian.name, guardian.table)], trigger.enabled else { return true }
             return !RegistryGuard.sameStatement(trigger.definition, guardian.sql) || !RegistryGuard.sameStatement(trigger.functionBody, guardian.functionBody)
@@ -119,16 +131,34 @@ extension RegistryEngine {
         return loose + added.map(RegistryGuard.added)
     }
 
+    /// What a writer finds before it changes anything, from one read of the catalog: the guards
+    /// not in place, and the rules on the app's tables that rewrite its writes.
+    func catalogForWriting(_ session: RegistrySession) throws -> (guardsNotInPlace: [RegistryGuard], rules: [RegistryGuard]) {
+        let catalog = try catalogTriggers(session)
+        return (guardsNotInPlace(in: catalog), rulesRewritingWrites(in: catalog))
+    }
+
+    /// The rules on the app's tables themselves that rewrite an INSERT or an UPDATE: one could
+    /// keep a revoked device active (`DO INSTEAD NOTHING`) unmeasured, and PostgreSQL refuses
+    /// the statements that select by changing (`WITH … UPDATE … RETURNING`) and import (`ON
+    /// CONFLICT`) on such a table (a trial: the revoke stopped with the server's raw error),
+    /// the latter even when the rule is disabled. They are the app's: no command drops them.
+    private func rulesRewritingWrites(in catalog: [CatalogTrigger]) -> [RegistryGuard] {
+        catalog.filter { $0.isRule && $0.rewritesWrites && $0.relation == nil && RegistryGuard.appTables.contains($0.table.lowercased()) }
+            .map(RegistryGuard.added)
+    }
+
     /// The triggers on `tables`, or on their partitions, that fire on some of their rows and
     /// are not the registry's guards (the app's own, or added by hand), each as a message
-    /// names it (``RegistryGuard/shown``).
+    /// names it (``RegistryGuard/shown``). Rules are not among them: no writer runs beside one
+    /// (``catalogForWriting(_:)``).
     func triggersNotOurs(on tables: Set<String>, _ session: RegistrySession) throws -> [String] {
-        try catalogTriggers(session).filter { $0.firesSomewhere && tables.contains($0.table.lowercased()) && !isGuard($0) }
+        try catalogTriggers(session).filter { !$0.isRule && $0.firesSomewhere && tables.contains($0.table.lowercased()) && !isGuard($0) }
             .map { RegistryGuard.added($0).shown }
     }
 
     private func isGuard(_ trigger: CatalogTrigger) -> Bool {
-        trigger.relation == nil && guards.contains { place($0.name, $0.table) == place(trigger.name, trigger.table) }
+        !trigger.isRule && trigger.relation == nil && guards.contains { place($0.name, $0.table) == place(trigger.name, trigger.table) }
     }
 
     /// A trigger's name on its table, as the engine tells names apart.
@@ -140,16 +170,23 @@ extension RegistryEngine {
 extension DeviceRegistry {
     /// On opening to write: every guard in place; where one is not, `init` (`.create`) puts it
     /// back and returns its name, and every other writer refuses before it changes anything.
-    static func keepGuards(_ engine: any RegistryEngine, _ access: Access, registry: String) throws -> [RegistryGuard] {
-        guard access != .readOnly else { return [] }
-        let notInPlace = try engine.transaction(writing: false, retrying: true) { (try engine.guardsNotInPlace($0), false) }
-        guard !notInPlace.isEmpty else { return [] }
-        guard access == .create else { throw VaultError.registryGuardsNotInPlace(registry, RegistryGuard.names(notInPlace)) }
-        return try engine.transaction(writing: true, retrying: true) { session in
+    /// Rules on the app's tables that rewrite its writes refuse every writer too; `init` leaves
+    /// them (they are the app's) and returns them to be named.
+    static func keepGuards(_ engine: any RegistryEngine, _ access: Access, registry: String) throws -> (kept: [RegistryGuard], rules: [RegistryGuard]) {
+        guard access != .readOnly else { return ([], []) }
+        let found = try engine.transaction(writing: false, retrying: true) { (try engine.catalogForWriting($0), false) }
+        guard access == .create else {
+            guard found.guardsNotInPlace.isEmpty else { throw VaultError.registryGuardsNotInPlace(registry, RegistryGuard.names(found.guardsNotInPlace)) }
+            guard found.rules.isEmpty else { throw VaultError.registryRulesRewriteWrites(registry, RegistryGuard.names(found.rules, saying: false)) }
+            return ([], [])
+        }
+        guard !found.guardsNotInPlace.isEmpty else { return ([], found.rules) }
+        let kept = try engine.transaction(writing: true, retrying: true) { session in
             let again = try engine.guardsNotInPlace(session)
             try engine.restore(again, session)
             return (again, true)
         }
+        return (kept, found.rules)
     }
 
     /// The guards `init` put back, having found them dropped, disabled or rewritten.
@@ -159,6 +196,9 @@ extension DeviceRegistry {
     /// Those put back and those dropped, as a message names them (``RegistryGuard/names(_:)``).
     public var restoredGuardsShown: String { RegistryGuard.names(guardsKept.filter { !$0.isAdded }) }
     public var droppedTriggersShown: String { RegistryGuard.names(guardsKept.filter(\.isAdded)) }
+    /// The app's rules that rewrite the writers' statements, which `init` found and left (every
+    /// other writer refuses while they are there), as a message names them.
+    public var rulesShown: String? { rulesFound.isEmpty ? nil : RegistryGuard.names(rulesFound, saying: false) }
 
     /// The guards not as the registry made them (dropped, disabled or rewritten by hand): what
     /// `log --verify` reports.
@@ -208,9 +248,11 @@ extension DeviceRegistry {
     /// one a row-level security policy or a rule kept the UPDATE from, or the app changed
     /// meanwhile, would be logged revoked while active (a trial, on PostgreSQL with a policy that
     /// let the tool's role read every device but update only some).
-    func requireNoneLeftActive(_ leftActive: Int) throws {
-        guard leftActive > 0 else { return }
-        throw VaultError.registryChangeNotTaken(path, devices: leftActive)
+    /// So too for the memberships of the batch a policy kept open (`leftOpen`): the device would
+    /// stay in those conversations, with no removal written.
+    func requireNoneLeftActive(_ leftActive: Int, memberships leftOpen: Int = 0) throws {
+        guard leftActive > 0 || leftOpen > 0 else { return }
+        throw VaultError.registryChangeNotTaken(path, devices: leftActive, memberships: leftOpen)
     }
 
     /// The devices the log revoked that are active.
@@ -227,8 +269,13 @@ extension VaultError.Code {
     /// A revocation's change left devices of its batch active (a policy, a rule, or the app
     /// meanwhile): nothing is committed.
     public static let registryChangeNotTaken = VaultError.Code(name: "registryChangeNotTaken", category: .authentication)
+    /// An import's update kept from rows the role reads (a row-level security policy): nothing
+    /// is imported.
+    public static let registryImportNotTaken = VaultError.Code(name: "registryImportNotTaken", category: .authentication)
     /// A guard of the registry (a trigger that keeps a rule) was dropped, disabled or rewritten.
     public static let registryGuardsNotInPlace = VaultError.Code(name: "registryGuardsNotInPlace", category: .authentication)
+    /// A rule on the app's tables rewrites the writers' INSERT or UPDATE (PostgreSQL).
+    public static let registryRulesRewriteWrites = VaultError.Code(name: "registryRulesRewriteWrites", category: .authentication)
 }
 
 extension VaultError {
@@ -251,14 +298,23 @@ extension VaultError {
         "triggers that are not its own: " + triggers.joined(separator: ", ")
     }
 
-    static func registryChangeNotTaken(_ name: String, devices: Int, file: String = #fileID, line: UInt = #line) -> VaultError {
-        VaultError(.registryChangeNotTaken,
-                   "the registry '\(name)' kept \(devices) device\(devices == 1 ? "" : "s") the revocation named active as it was made "
-                   + "(a row-level security policy or a rule on user_devices, or the app changing them meanwhile); nothing was changed",
-                   hint: "run it again; if it is refused again, give the role it connects as the right to update every device", file: file, line: line)
+    static func registryChangeNotTaken(_ name: String, devices: Int, memberships: Int = 0, file: String = #fileID, line: UInt = #line) -> VaultError {
+        let kept = [devices > 0 ? "\(devices) device\(devices == 1 ? "" : "s") the revocation named active" : nil,
+                    memberships > 0 ? "\(memberships) membership\(memberships == 1 ? "" : "s") of its devices open" : nil].compactMap { $0 }.joined(separator: " and ")
+        return VaultError(.registryChangeNotTaken,
+                   "the registry '\(name)' kept \(kept) as it was made "
+                   + "(a row-level security policy or a rule on the app's tables, or the app changing them meanwhile); nothing was changed",
+                   hint: "run it again; if it is refused again, give the role it connects as the right to update every device and membership", file: file, line: line)
     }
 
     /// A writer refused a registry whose guards are not as it made them.
+    static func registryRulesRewriteWrites(_ name: String, _ rules: String, file: String = #fileID, line: UInt = #line) -> VaultError {
+        VaultError(.registryRulesRewriteWrites,
+                   "the registry '\(name)' has rules on the app's tables that rewrite what a revocation or an import changes: \(rules); nothing was changed",
+                   hint: "a rule changes a statement before it runs, unmeasured: make it a trigger (a revocation watches the app's triggers) or drop it",
+                   file: file, line: line)
+    }
+
     static func registryGuardsNotInPlace(_ name: String, _ guards: String, file: String = #fileID, line: UInt = #line) -> VaultError {
         VaultError(.registryGuardsNotInPlace,
                    "the registry '\(name)' is missing guards that keep its rules (dropped, disabled or changed by hand): \(guards); nothing was changed",

@@ -38,7 +38,10 @@ extension Registry {
                 diagnostics.warning("put back the registry's guards \(registry.restoredGuardsShown), which had been dropped, disabled or changed by hand: run 'registry log --verify' to check what was changed meanwhile")
             }
             if !registry.droppedTriggers.isEmpty {
-                diagnostics.warning("dropped the triggers \(registry.droppedTriggersShown), added by hand to the registry's log: run 'registry log --verify' to check what was changed meanwhile")
+                diagnostics.warning("dropped what was added by hand to the registry's log: \(registry.droppedTriggersShown): run 'registry log --verify' to check what was changed meanwhile")
+            }
+            if let rules = registry.rulesShown {
+                diagnostics.warning("the app's tables have rules that rewrite what a revocation or an import changes: \(rules); every revoke and import refuses until they are made triggers or dropped")
             }
             diagnostics.note("registry ready: \(database.db), \(registry.schema.title)")
         }

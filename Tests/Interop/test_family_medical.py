@@ -18,7 +18,7 @@ from datetime import datetime, timedelta, timezone
 import psycopg
 import pytest
 
-from test_registry_postgres import PGHOST, PGPORT, PGUSER, new_database  # noqa: F401 (a fixture)
+from test_registry_postgres import PGHOST, PGPORT, PGUSER, as_role_under_policies, new_database  # noqa: F401 (a fixture)
 from workspace import DEVICE_REVOKER
 
 NOW = datetime(2026, 11, 22, 10, 0, 0, tzinfo=timezone.utc)
@@ -286,6 +286,28 @@ def test_an_app_trigger_that_keeps_a_device_active_undoes_the_revocation(make_re
     assert registry.rows("SELECT count(*) FROM revocations") == [(0,)]
 
 
+@pytest.mark.parametrize("rule", ["DO INSTEAD NOTHING", "WHERE OLD.is_active DO INSTEAD NOTHING", "DO ALSO NOTIFY devices_changed"])
+@pytest.mark.parametrize("selector", ["device", "cutoff"])
+@pytest.mark.parametrize("layout", ["plain", "partitioned"])
+def test_a_rule_on_the_apps_table_refuses_the_revoke_naming_it(postgres_server, new_database, rule, selector, layout):
+    """A rule on user_devices (PostgreSQL's `CREATE RULE`) refuses the revoke by either path,
+    naming it, with nothing changed (exit 3), where the server refused the revoke-as-it-selects
+    with its raw error (a trial)."""
+    devices = family(random.Random(23), users=8)
+    registry = PostgresRegistry(new_database(), devices, partitioned=layout == "partitioned")
+    registry.database.execute(f"CREATE RULE app_rule AS ON UPDATE TO user_devices {rule}")
+    taken = next(d for d in devices if d["is_active"])
+    before = registry.table()
+    chosen = ["--device", f"{taken['user_id']}#{taken['device_id']}"] if selector == "device" else ["--not-seen-since", NOW_TEXT]
+    refused = revoker("revoke", "--db", registry.db, *chosen, "--force", check=3)
+    assert 'rule "app_rule" on user_devices' in refused.stderr and "nothing was changed" in refused.stderr, refused.stderr
+    assert "SQLSTATE" not in refused.stderr
+    assert registry.table() == before and registry.rows("SELECT count(*) FROM revocations") == [(0,)]
+    registry.database.execute("DROP RULE app_rule ON user_devices")
+    revoker("revoke", "--db", registry.db, *chosen, "--force", check=0)
+    assert taken["device_id"] not in registry.active()
+
+
 def hold_row_while(registry, device, revoke, meanwhile):
     """Runs `revoke` (argv) while the app holds `device`'s row lock, and runs `meanwhile` (SQL)
     once the server shows the revoke waiting on it: seen by the server, not guessed by a timer."""
@@ -341,21 +363,37 @@ def test_a_policy_that_keeps_the_tools_role_from_updating_a_device_refuses_the_r
     database = new_database()
     registry = PostgresRegistry(database, devices)
     kept, taken = [d for d in devices if d["is_active"]][:2]
-    database.execute(f"""
-        DO $$ BEGIN CREATE ROLE registry_app LOGIN; EXCEPTION WHEN duplicate_object THEN NULL; END $$;
-        GRANT ALL ON ALL TABLES IN SCHEMA public TO registry_app;
-        GRANT ALL ON ALL SEQUENCES IN SCHEMA public TO registry_app;
+    as_app = as_role_under_policies(database, f"""
         ALTER TABLE user_devices ENABLE ROW LEVEL SECURITY;
         CREATE POLICY app_reads ON user_devices FOR SELECT USING (true);
         CREATE POLICY app_updates ON user_devices FOR UPDATE USING (device_id <> '{kept["device_id"]}');
     """)
-    as_app = database.uri(user="registry_app")
     before = registry.table()
     chosen = (["--device", f"{kept['user_id']}#{kept['device_id']}", "--device", f"{taken['user_id']}#{taken['device_id']}", "--allow-unmatched"]
               if selector == "list" else ["--not-seen-since", NOW_TEXT, "--expect-revocations", str(len([d for d in devices if d["is_active"]]))])
     refused = revoker("revoke", "--db", as_app, *chosen, "--force", check=3)
     assert "kept 1 device the revocation named active" in refused.stderr and "nothing was changed" in refused.stderr
     assert registry.table() == before and registry.rows("SELECT count(*) FROM revocations") == [(0,)]
+
+
+def test_a_policy_that_keeps_an_upsert_from_a_device_refuses_the_import(postgres_server, new_database, tmp_path):
+    """The same policy before `import --upsert`: a device the role may read but not update is
+    not reported imported as it was (exit 3, nothing imported)."""
+    devices = family(random.Random(29), users=6)
+    database = new_database()
+    registry = PostgresRegistry(database, devices)
+    kept = next(d for d in devices if d["is_active"])
+    as_app = as_role_under_policies(database, f"""
+        ALTER TABLE user_devices ENABLE ROW LEVEL SECURITY;
+        CREATE POLICY app_reads ON user_devices FOR SELECT USING (true);
+        CREATE POLICY app_updates ON user_devices FOR UPDATE USING (device_id <> '{kept["device_id"]}');
+    """)
+    renamed = [dict(d, device_name="renamed") for d in devices if d["is_active"]]
+    (tmp_path / "renamed.jsonl").write_text("".join(json.dumps({k: v for k, v in d.items() if v is not None}) + "\n" for d in renamed))
+    before = registry.table()
+    refused = revoker("import", "--db", as_app, "--devices", str(tmp_path / "renamed.jsonl"), "--upsert", check=3)
+    assert "kept the import from updating 1 row of user_devices" in refused.stderr and "nothing was imported" in refused.stderr, refused.stderr
+    assert registry.table() == before
 
 
 def test_an_app_trigger_that_deactivates_other_devices_refuses_the_run(make_registry):

@@ -625,6 +625,157 @@ def test_guards_and_app_triggers_are_seen_whatever_the_tables_inherit(new_databa
     assert seed_dump(database, "user_devices") == before
 
 
+RULES = {
+    # Each rewrites a statement a writer runs on the app's tables: refused, the rule left.
+    "keeps every device": ("app_keep", "ON UPDATE TO user_devices DO INSTEAD NOTHING"),
+    "keeps one user's devices": ("app_keep", "ON UPDATE TO user_devices WHERE OLD.user_did = 'did:plc:u1' DO INSTEAD NOTHING"),
+    "keeps memberships open": ("app_keep", "ON UPDATE TO members DO INSTEAD NOTHING"),
+    "also notifies": ("app_notify", "ON UPDATE TO user_devices DO ALSO NOTIFY devices_changed"),
+    "drops new devices": ("app_drop", "ON INSERT TO user_devices DO INSTEAD NOTHING"),
+    "a name that quotes": ("a' (on members), 'b", "ON INSERT TO members DO ALSO NOTIFY members_changed"),
+    "in capitals, on the partitioned table": ("App_Keep", "ON UPDATE TO user_devices DO INSTEAD NOTHING"),
+    # Added to the log: refused as a trigger added there is, and dropped by init.
+    "drops the log's rows": ("log_drop", "ON INSERT TO revocations DO INSTEAD NOTHING"),
+    "on a child of the log": ("log_drop", "ON INSERT TO revocations_spare DO INSTEAD NOTHING"),
+    # Disabled, still in the way of an import's ON CONFLICT.
+    "disabled": ("app_keep", "ON UPDATE TO user_devices DO INSTEAD NOTHING"),
+    # Rewriting nothing a writer runs: no refusal.
+    "on one partition": ("app_keep", "ON UPDATE TO user_devices_p0 DO INSTEAD NOTHING"),
+    "on delete": ("app_keep", "ON DELETE TO user_devices DO INSTEAD NOTHING"),
+}
+
+
+@pytest.mark.parametrize("case", RULES)
+def test_a_rule_that_rewrites_a_writers_statement_refuses_it_naming_the_rule(new_database, tmp_path, case):
+    """A rule (`CREATE RULE`) on the app's tables rewrites an UPDATE or an INSERT before it runs:
+    every revoke and import refuses (exit 3) naming it as SQL quotes it, changing nothing, and
+    init leaves it, saying so; one on the log's tables is refused as a trigger added there is
+    and dropped by init (a trial: a rule stopped Family Medical's revoke with the server's raw
+    error); a disabled one too (PostgreSQL refuses ON CONFLICT beside it). A rule that rewrites
+    none of the writers' statements (on one partition alone, on DELETE) refuses nothing."""
+    name, rule = RULES[case]
+    database = new_database()
+    partitioned = case in ("on one partition", "in capitals, on the partitioned table")
+    database.execute(PARTITIONED_SCHEMA if partitioned else SEED_SCHEMA)
+    succeeds("init", "--db", database.uri())
+    devices = write_jsonl(tmp_path / "devices.jsonl", device_rows(12, 3))
+    members = write_jsonl(tmp_path / "members.jsonl", member_rows(12, 3, 2))
+    more = write_jsonl(tmp_path / "more.jsonl", device_rows(2, 2, prefix="new"))
+    succeeds("import", "--db", database.uri(), "--devices", str(devices), "--members", str(members), "--now", NOW)
+    if case == "on a child of the log":
+        database.execute("CREATE TABLE revocations_spare (LIKE revocations); ALTER TABLE revocations_spare INHERIT revocations;")
+    quoted = '"' + name.replace('"', '""') + '"'
+    database.execute(f"CREATE RULE {quoted} AS {rule}")
+    if case == "disabled":
+        database.execute(f"ALTER TABLE user_devices DISABLE RULE {quoted}")
+    before = (seed_dump(database, "user_devices"), seed_dump(database, "members"))
+    revoke = ("revoke", "--db", database.uri(), "--user", "did:plc:u1", "--force", "--now", NOW)
+    if case in ("on one partition", "on delete"):
+        succeeds(*revoke)
+        assert database.value("SELECT count(*) FROM user_devices WHERE user_did = 'did:plc:u1' AND is_active") == 0
+        assert database.value("SELECT count(*) FROM revocations") == 3
+        succeeds("import", "--db", database.uri(), "--devices", str(more), "--upsert", "--now", NOW)
+        return
+    shown = f"rule {quoted} on {'revocations_spare, part of revocations' if case == 'on a child of the log' else rule.split(' TO ')[1].split()[0]}"
+    for command in (revoke, ("import", "--db", database.uri(), "--devices", str(more), "--now", NOW),
+                    ("import", "--db", database.uri(), "--devices", str(more), "--upsert", "--now", NOW)):
+        refused = registry(*command)
+        assert refused.returncode == 3 and shown in refused.stderr and "nothing was changed" in refused.stderr, (command, refused.stderr)
+        assert "ERROR" not in refused.stderr and "DO INSTEAD" not in refused.stderr and "ON CONFLICT" not in refused.stderr
+    assert (seed_dump(database, "user_devices"), seed_dump(database, "members")) == before
+    assert database.value("SELECT count(*) FROM revocations") == 0
+    again = registry("init", "--db", database.uri())
+    assert again.returncode == 0 and shown in again.stderr, again.stderr
+    if case.startswith("drops the log") or case.endswith("child of the log"):
+        assert "added by hand" in again.stderr and database.value("SELECT count(*) FROM pg_rewrite WHERE rulename = %s", (name,)) == 0
+        succeeds(*revoke)
+        assert database.value("SELECT count(*) FROM revocations") == 3
+    else:
+        assert "every revoke and import refuses" in again.stderr
+        assert database.value("SELECT count(*) FROM pg_rewrite WHERE rulename = %s", (name,)) == 1
+        assert registry(*revoke).returncode == 3
+        database.execute(f"DROP RULE {quoted} ON {rule.split(' TO ')[1].split()[0]}")
+        succeeds(*revoke)
+
+
+def as_role_under_policies(database, policies):
+    """A login role with every right on the registry's tables, and `policies` (SQL) enabling
+    row-level security on some of them: Supabase's way of keeping an app's role to its rows."""
+    database.execute(f"""
+        DO $$ BEGIN CREATE ROLE registry_app LOGIN; EXCEPTION WHEN duplicate_object THEN NULL; END $$;
+        GRANT ALL ON ALL TABLES IN SCHEMA public TO registry_app;
+        GRANT ALL ON ALL SEQUENCES IN SCHEMA public TO registry_app;
+        {policies}
+    """)
+    return database.uri(user="registry_app")
+
+
+@pytest.mark.parametrize("kept", ["one conversation's", "the admins'"])
+def test_a_policy_that_keeps_a_membership_open_refuses_the_revoke(new_database, tmp_path, kept):
+    """Row-level security that lets the tool's role read every membership but close only some:
+    the revoke refuses (exit 3), nothing changed, where it committed with the device left in
+    those conversations and no removal written for them (a trial's leftover)."""
+    database = new_database()
+    database.execute(SEED_SCHEMA)
+    succeeds("init", "--db", database.uri())
+    devices = write_jsonl(tmp_path / "devices.jsonl", device_rows(12, 3))
+    members = write_jsonl(tmp_path / "members.jsonl", member_rows(12, 3, 2))
+    succeeds("import", "--db", database.uri(), "--devices", str(devices), "--members", str(members), "--now", NOW)
+    convo = database.value("SELECT convo_id FROM members WHERE user_did = 'did:plc:u1' AND NOT is_admin ORDER BY 1 LIMIT 1")
+    closable = f"convo_id <> '{convo}'" if kept == "one conversation's" else "NOT is_admin"
+    as_app = as_role_under_policies(database, f"""
+        ALTER TABLE members ENABLE ROW LEVEL SECURITY;
+        CREATE POLICY app_reads ON members FOR SELECT USING (true);
+        CREATE POLICY app_closes ON members FOR UPDATE USING ({closable});
+    """)
+    before = (seed_dump(database, "user_devices"), seed_dump(database, "members"))
+    refused = registry("revoke", "--db", as_app, "--user", "did:plc:u1", "--force", "--now", NOW, "--ops", str(tmp_path / "ops.jsonl"))
+    assert refused.returncode == 3, refused.stderr
+    assert "of its devices open" in refused.stderr and "nothing was changed" in refused.stderr, refused.stderr
+    assert (seed_dump(database, "user_devices"), seed_dump(database, "members")) == before
+    assert database.value("SELECT count(*) FROM revocations") == 0
+    # Without the policy the same revoke closes every membership.
+    database.execute("ALTER TABLE members DISABLE ROW LEVEL SECURITY")
+    succeeds("revoke", "--db", as_app, "--user", "did:plc:u1", "--force", "--now", NOW)
+    assert database.value("SELECT count(*) FROM members WHERE user_did = 'did:plc:u1' AND left_at IS NULL") == 0
+
+
+@pytest.mark.parametrize("table", ["user_devices", "members"])
+def test_a_policy_that_keeps_an_upsert_from_a_row_refuses_the_import(new_database, tmp_path, table):
+    """Row-level security that lets the tool's role read every row but update only some: an
+    `import --upsert` that would change a row it may not refuses (exit 3), nothing imported,
+    where it reported the rows imported and left them as they were (a trial's leftover)."""
+    database = new_database()
+    database.execute(SEED_SCHEMA)
+    succeeds("init", "--db", database.uri())
+    rows = list(device_rows(6, 2))
+    memberships = list(member_rows(6, 2, 2))
+    succeeds("import", "--db", database.uri(), "--devices", str(write_jsonl(tmp_path / "devices.jsonl", rows)),
+             "--members", str(write_jsonl(tmp_path / "members.jsonl", memberships)), "--now", NOW)
+    for row in rows:
+        row["device_name"] = "renamed " + row["device_name"]
+    for row in memberships:
+        row["is_admin"] = not row["is_admin"]
+    updatable = "user_did <> 'did:plc:u1'"
+    as_app = as_role_under_policies(database, f"""
+        ALTER TABLE {table} ENABLE ROW LEVEL SECURITY;
+        CREATE POLICY app_reads ON {table} FOR SELECT USING (true);
+        CREATE POLICY app_inserts ON {table} FOR INSERT WITH CHECK (true);
+        CREATE POLICY app_updates ON {table} FOR UPDATE USING ({updatable});
+    """)
+    before = (seed_dump(database, "user_devices"), seed_dump(database, "members"))
+    upsert = registry("import", "--db", as_app, "--devices", str(write_jsonl(tmp_path / "devices2.jsonl", rows)),
+                      "--members", str(write_jsonl(tmp_path / "members2.jsonl", memberships)), "--upsert", "--now", NOW)
+    assert upsert.returncode == 3, upsert.stderr
+    kept = {"user_devices": 2, "members": 4}[table]  # user u1's two devices, each in two conversations
+    assert f"kept the import from updating {kept} rows of {table}" in upsert.stderr and "nothing was imported" in upsert.stderr, upsert.stderr
+    assert (seed_dump(database, "user_devices"), seed_dump(database, "members")) == before
+    database.execute(f"DROP POLICY app_updates ON {table}; CREATE POLICY app_updates ON {table} FOR UPDATE USING (true)")
+    succeeds("import", "--db", as_app, "--devices", str(tmp_path / "devices2.jsonl"), "--members", str(tmp_path / "members2.jsonl"),
+             "--upsert", "--now", NOW)
+    assert database.value("SELECT count(*) FROM user_devices WHERE device_name NOT LIKE 'renamed %'") == 0
+
+
 # --- concurrency and crashes -------------------------------------------------------------------
 
 
