@@ -46,11 +46,11 @@ public final class DeviceRegistry: Sendable {
         case .sqlite(let path): engine = try SQLiteRegistryEngine(path: path, access: access, schema: schema)
         case .postgres(let connection): engine = try PostgresRegistryEngine(connection: connection, access: access, schema: schema)
         }
-        (guardsKept, rulesFound) = try Self.keepGuards(engine, access, registry: location.displayName)
+        found = try Self.keepGuards(engine, access, registry: location.displayName)
     }
 
-    /// What `init` put back or dropped (see ``RegistryGuard``), and the app's rules it found.
-    let guardsKept, rulesFound: [RegistryGuard]
+    /// What `init` put back or dropped (see ``RegistryGuard``), and what it found and left.
+    let found: Found
 
     /// Which app's device table the registry holds.
     public var schema: RegistrySchema { engine.schema }
@@ -295,9 +295,7 @@ extension DeviceRegistry {
         let columns = ImportKind.devices.columns.joined(separator: ", ")
         if upsert {
             // Only an active device changes, and last_seen never moves back.
-            try update("user_devices", shouldChange: """
-                SELECT count(*) FROM user_devices d WHERE d.is_active AND EXISTS (SELECT 1 FROM import_devices s WHERE s.user_did = d.user_did AND s.device_id = d.device_id)
-                """, """
+            try session.execute("""
                 UPDATE user_devices SET device_mls_did = s.device_mls_did, device_name = coalesce(s.device_name, user_devices.device_name),
                     signature_public_key = s.signature_public_key, key_packages_available = s.key_packages_available,
                     last_seen = CASE WHEN s.last_seen IS NOT NULL AND (\(table.time("user_devices", "last_seen")) IS NULL
@@ -305,20 +303,9 @@ extension DeviceRegistry {
                                 THEN s.last_seen ELSE user_devices.last_seen END
                 FROM import_devices s
                 WHERE user_devices.user_did = s.user_did AND user_devices.device_id = s.device_id AND user_devices.is_active
-                """, in: session)
+                """)
         }
         try insertStagedDevices(columns, sameDevice: "d.user_did = s.user_did AND d.device_id = s.device_id", upsert: upsert, in: session)
-    }
-
-    /// An upsert's UPDATE of `table`. Where row-level security applies, a policy may keep the
-    /// UPDATE from rows the role reads, and the import would report them imported as they were
-    /// (a trial's leftover): the rows it should change are counted first, and fewer changed
-    /// refuse the import, nothing imported.
-    private func update(_ table: String, shouldChange: String, _ sql: String, in session: RegistrySession) throws {
-        guard try dialect.rowSecurityApplies(to: table, session) else { return try session.execute(sql) }
-        let expected = try session.int(shouldChange)
-        let changed = try session.change(sql, [])
-        guard changed >= expected else { throw VaultError.importNotTaken(table, rows: expected - changed) }
     }
 
     /// Inserts the staged devices in the file's order; with `upsert`, only those the registry
@@ -353,16 +340,14 @@ extension DeviceRegistry {
     private func writeStagedFamilyMedicalDevices(upsert: Bool, in session: RegistrySession) throws {
         let columns = ImportKind.familyMedicalDevices.columns.dropLast().joined(separator: ", ")
         if upsert {
-            try update("user_devices", shouldChange: """
-                SELECT count(*) FROM user_devices d WHERE d.is_active AND EXISTS (SELECT 1 FROM import_devices s WHERE s.user_id = d.user_id AND s.device_id = d.device_id)
-                """, """
+            try session.execute("""
                 UPDATE user_devices SET device_name = s.device_name, device_type = coalesce(s.device_type, user_devices.device_type),
                     last_seen_at = CASE WHEN s.last_seen_given AND (s.last_seen_at > \(table.time("user_devices", "last_seen_at"))
                                                                         OR \(table.time("user_devices", "last_seen_at")) IS NULL) THEN s.last_seen_at
                                    ELSE user_devices.last_seen_at END
                 FROM import_devices s
                 WHERE user_devices.device_id = s.device_id AND user_devices.user_id = s.user_id AND user_devices.is_active
-                """, in: session)
+                """)
         }
         try insertStagedDevices(columns, sameDevice: "d.device_id = s.device_id", upsert: upsert, in: session)
     }
@@ -370,12 +355,10 @@ extension DeviceRegistry {
     private func writeStagedMembers(upsert: Bool, in session: RegistrySession) throws {
         let columns = ImportKind.members.columns.joined(separator: ", ")
         if upsert {
-            try update("members", shouldChange: """
-                SELECT count(*) FROM members m WHERE EXISTS (SELECT 1 FROM import_members s WHERE s.convo_id = m.convo_id AND s.member_mls_did = m.member_mls_did)
-                """, """
+            try session.execute("""
                 UPDATE members SET is_admin = s.is_admin FROM import_members s
                 WHERE members.convo_id = s.convo_id AND members.member_mls_did = s.member_mls_did
-                """, in: session)
+                """)
         }
         try session.execute("""
             INSERT INTO members (\(columns)) SELECT \(columns) FROM import_members s
@@ -546,13 +529,6 @@ extension VaultError {
     /// An import line whose key (a device, a membership: `what`) an earlier line of the same file has.
     static func sameAsAnEarlierLine(_ what: String, file: String = #fileID, line: UInt = #line) -> VaultError {
         VaultError(.malformedDocument, "an earlier line has the same \(what)", file: file, line: line)
-    }
-
-    /// An import's update a row-level security policy kept from `rows` rows of `table`.
-    static func importNotTaken(_ table: String, rows: Int, file: String = #fileID, line: UInt = #line) -> VaultError {
-        VaultError(.registryImportNotTaken,
-                   "a row-level security policy kept the import from updating \(rows) row\(rows == 1 ? "" : "s") of \(table) the role connecting can read; nothing was imported",
-                   hint: "give the role it connects as the right to update every row of \(table), or import as one that has it", file: file, line: line)
     }
 
     /// An import row that would make an active device inactive: only a revoke revokes.

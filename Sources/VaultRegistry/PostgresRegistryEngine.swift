@@ -472,7 +472,7 @@ final class PostgresRegistryEngine: RegistryEngine, @unchecked Sendable {
             try session.execute(Self.function(function, replacing: true))
         }
         for guardian in guards {
-            try session.execute("DROP \(guardian.isRule ? "RULE" : "TRIGGER") IF EXISTS \(guardian.quotedName) ON \(guardian.relation ?? guardian.table)")
+            try session.execute("DROP \(guardian.isRule ? "RULE" : "TRIGGER") IF EXISTS \(guardian.quotedName) ON \(guardian.relation ?? RegistryGuard.quoted(guardian.table))")
             if !guardian.isAdded { try session.execute(guardian.sql) }
         }
     }

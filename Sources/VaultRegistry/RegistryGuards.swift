@@ -35,12 +35,19 @@ struct RegistryGuard: Sendable, Equatable {
     var isAdded: Bool { sql.isEmpty }
 
     /// The name as SQL quotes it (a name added by hand may hold anything).
-    var quotedName: String { "\"" + name.split(separator: "\"", omittingEmptySubsequences: false).joined(separator: "\"\"") + "\"" }
+    var quotedName: String { Self.quoted(name) }
+
+    /// A name as SQL quotes it: a table's too, whose case PostgreSQL keeps (a trial: `"Revocations"`
+    /// unquoted named the registry's own table, and the rule on it stayed).
+    static func quoted(_ name: String) -> String { "\"" + name.split(separator: "\"", omittingEmptySubsequences: false).joined(separator: "\"\"") + "\"" }
 
     /// The tables only the suite writes: every trigger on them is one of its guards.
     static let logTables: Set<String> = ["revocations", "batch_operations", "revocation_batches", "revocation_chain_start"]
-    /// The app's tables the registry's writers change.
-    static let appTables: Set<String> = ["user_devices", "members"]
+    /// The app's tables the registry's writers change: Family Medical's has no `members` (a
+    /// table of that name is another app's).
+    static func appTables(of schema: RegistrySchema) -> Set<String> {
+        schema == .catbird ? ["user_devices", "members"] : ["user_devices"]
+    }
 
     /// A schema's guards among an engine's: Family Medical's registry has no conversations to
     /// keep a revoked device out of.
@@ -127,15 +134,17 @@ extension RegistryEngine {
             guard let trigger = found[place(guardian.name, guardian.table)], trigger.enabled else { return true }
             return !RegistryGuard.sameStatement(trigger.definition, guardian.sql) || !RegistryGuard.sameStatement(trigger.functionBody, guardian.functionBody)
         }
-        let added = catalog.filter { RegistryGuard.logTables.contains($0.table.lowercased()) && !isGuard($0) }
+        let added = catalog.filter { RegistryGuard.logTables.contains(foldedName($0.table)) && !isGuard($0) }
         return loose + added.map(RegistryGuard.added)
     }
 
     /// What a writer finds before it changes anything, from one read of the catalog: the guards
     /// not in place, and the rules on the app's tables that rewrite its writes.
-    func catalogForWriting(_ session: RegistrySession) throws -> (guardsNotInPlace: [RegistryGuard], rules: [RegistryGuard]) {
+    func catalogForWriting(_ session: RegistrySession) throws -> (guardsNotInPlace: [RegistryGuard], rules: [RegistryGuard], rowSecurity: [String]) {
         let catalog = try catalogTriggers(session)
-        return (guardsNotInPlace(in: catalog), rulesRewritingWrites(in: catalog))
+        let written = RegistryGuard.appTables(of: schema).union(RegistryGuard.logTables)
+        let underRowSecurity = try dialect.tablesUnderRowSecurity.map { try session.strings($0, []) } ?? []
+        return (guardsNotInPlace(in: catalog), rulesRewritingWrites(in: catalog), underRowSecurity.filter(written.contains).sorted())
     }
 
     /// The rules on the app's tables themselves that rewrite an INSERT or an UPDATE: one could
@@ -144,7 +153,7 @@ extension RegistryEngine {
     /// CONFLICT`) on such a table (a trial: the revoke stopped with the server's raw error),
     /// the latter even when the rule is disabled. They are the app's: no command drops them.
     private func rulesRewritingWrites(in catalog: [CatalogTrigger]) -> [RegistryGuard] {
-        catalog.filter { $0.isRule && $0.rewritesWrites && $0.relation == nil && RegistryGuard.appTables.contains($0.table.lowercased()) }
+        catalog.filter { $0.isRule && $0.rewritesWrites && $0.relation == nil && RegistryGuard.appTables(of: schema).contains(foldedName($0.table)) }
             .map(RegistryGuard.added)
     }
 
@@ -153,7 +162,7 @@ extension RegistryEngine {
     /// names it (``RegistryGuard/shown``). Rules are not among them: no writer runs beside one
     /// (``catalogForWriting(_:)``).
     func triggersNotOurs(on tables: Set<String>, _ session: RegistrySession) throws -> [String] {
-        try catalogTriggers(session).filter { !$0.isRule && $0.firesSomewhere && tables.contains($0.table.lowercased()) && !isGuard($0) }
+        try catalogTriggers(session).filter { !$0.isRule && $0.firesSomewhere && tables.contains(foldedName($0.table)) && !isGuard($0) }
             .map { RegistryGuard.added($0).shown }
     }
 
@@ -163,7 +172,13 @@ extension RegistryEngine {
 
     /// A trigger's name on its table, as the engine tells names apart.
     private func place(_ name: String, _ table: String) -> String {
-        (dialect.namesHaveNoCase ? name.lowercased() : name) + "\u{0}" + table.lowercased()
+        foldedName(name) + "\u{0}" + foldedName(table)
+    }
+
+    /// A name as the engine tells names apart: PostgreSQL's `"Revocations"` is another table
+    /// than the registry's `revocations` (a trial: a rule on it refused every writer).
+    private func foldedName(_ name: String) -> String {
+        dialect.namesHaveNoCase ? name.lowercased() : name
     }
 }
 
@@ -172,33 +187,48 @@ extension DeviceRegistry {
     /// back and returns its name, and every other writer refuses before it changes anything.
     /// Rules on the app's tables that rewrite its writes refuse every writer too; `init` leaves
     /// them (they are the app's) and returns them to be named.
-    static func keepGuards(_ engine: any RegistryEngine, _ access: Access, registry: String) throws -> (kept: [RegistryGuard], rules: [RegistryGuard]) {
-        guard access != .readOnly else { return ([], []) }
+    /// So does row-level security that applies to the connecting role on a table the writers
+    /// change: a policy may hide rows from a selection (a revoked device left in a hidden
+    /// conversation), keep an UPDATE from rows it reads (a batch selected `FOR UPDATE` short of
+    /// the devices asked for, an upsert reported and not made), refuse a row with the server's
+    /// raw error, or hide the log from its own chain (a trial found each).
+    static func keepGuards(_ engine: any RegistryEngine, _ access: Access, registry: String) throws -> Found {
+        guard access != .readOnly else { return Found() }
         let found = try engine.transaction(writing: false, retrying: true) { (try engine.catalogForWriting($0), false) }
         guard access == .create else {
             guard found.guardsNotInPlace.isEmpty else { throw VaultError.registryGuardsNotInPlace(registry, RegistryGuard.names(found.guardsNotInPlace)) }
             guard found.rules.isEmpty else { throw VaultError.registryRulesRewriteWrites(registry, RegistryGuard.names(found.rules, saying: false)) }
-            return ([], [])
+            guard found.rowSecurity.isEmpty else { throw VaultError.registryUnderRowSecurity(registry, found.rowSecurity) }
+            return Found()
         }
-        guard !found.guardsNotInPlace.isEmpty else { return ([], found.rules) }
+        guard !found.guardsNotInPlace.isEmpty else { return Found(rules: found.rules, rowSecurity: found.rowSecurity) }
         let kept = try engine.transaction(writing: true, retrying: true) { session in
             let again = try engine.guardsNotInPlace(session)
             try engine.restore(again, session)
             return (again, true)
         }
-        return (kept, found.rules)
+        return Found(kept: kept, rules: found.rules, rowSecurity: found.rowSecurity)
+    }
+
+    /// What a writer's opening found: the guards `init` put back or dropped, and what it leaves
+    /// to be named (the app's rules, the tables row-level security applies to).
+    struct Found {
+        var kept: [RegistryGuard] = [], rules: [RegistryGuard] = [], rowSecurity: [String] = []
     }
 
     /// The guards `init` put back, having found them dropped, disabled or rewritten.
-    public var restoredGuards: [String] { guardsKept.filter { !$0.isAdded }.map(\.name) }
+    public var restoredGuards: [String] { found.kept.filter { !$0.isAdded }.map(\.name) }
     /// The triggers added by hand to the log's tables that `init` dropped.
-    public var droppedTriggers: [String] { guardsKept.filter(\.isAdded).map(\.name) }
+    public var droppedTriggers: [String] { found.kept.filter(\.isAdded).map(\.name) }
     /// Those put back and those dropped, as a message names them (``RegistryGuard/names(_:)``).
-    public var restoredGuardsShown: String { RegistryGuard.names(guardsKept.filter { !$0.isAdded }) }
-    public var droppedTriggersShown: String { RegistryGuard.names(guardsKept.filter(\.isAdded)) }
+    public var restoredGuardsShown: String { RegistryGuard.names(found.kept.filter { !$0.isAdded }) }
+    public var droppedTriggersShown: String { RegistryGuard.names(found.kept.filter(\.isAdded)) }
     /// The app's rules that rewrite the writers' statements, which `init` found and left (every
     /// other writer refuses while they are there), as a message names them.
-    public var rulesShown: String? { rulesFound.isEmpty ? nil : RegistryGuard.names(rulesFound, saying: false) }
+    public var rulesShown: String? { found.rules.isEmpty ? nil : RegistryGuard.names(found.rules, saying: false) }
+    /// The tables row-level security applies to for the connecting role, which `init` found
+    /// (every other writer refuses while it does).
+    public var tablesUnderRowSecurity: [String] { found.rowSecurity }
 
     /// The guards not as the registry made them (dropped, disabled or rewritten by hand): what
     /// `log --verify` reports.
@@ -248,11 +278,9 @@ extension DeviceRegistry {
     /// one a row-level security policy or a rule kept the UPDATE from, or the app changed
     /// meanwhile, would be logged revoked while active (a trial, on PostgreSQL with a policy that
     /// let the tool's role read every device but update only some).
-    /// So too for the memberships of the batch a policy kept open (`leftOpen`): the device would
-    /// stay in those conversations, with no removal written.
-    func requireNoneLeftActive(_ leftActive: Int, memberships leftOpen: Int = 0) throws {
-        guard leftActive > 0 || leftOpen > 0 else { return }
-        throw VaultError.registryChangeNotTaken(path, devices: leftActive, memberships: leftOpen)
+    func requireNoneLeftActive(_ leftActive: Int) throws {
+        guard leftActive > 0 else { return }
+        throw VaultError.registryChangeNotTaken(path, devices: leftActive)
     }
 
     /// The devices the log revoked that are active.
@@ -269,9 +297,8 @@ extension VaultError.Code {
     /// A revocation's change left devices of its batch active (a policy, a rule, or the app
     /// meanwhile): nothing is committed.
     public static let registryChangeNotTaken = VaultError.Code(name: "registryChangeNotTaken", category: .authentication)
-    /// An import's update kept from rows the role reads (a row-level security policy): nothing
-    /// is imported.
-    public static let registryImportNotTaken = VaultError.Code(name: "registryImportNotTaken", category: .authentication)
+    /// Row-level security applies to the connecting role on a table the writers change.
+    public static let registryUnderRowSecurity = VaultError.Code(name: "registryUnderRowSecurity", category: .authentication)
     /// A guard of the registry (a trigger that keeps a rule) was dropped, disabled or rewritten.
     public static let registryGuardsNotInPlace = VaultError.Code(name: "registryGuardsNotInPlace", category: .authentication)
     /// A rule on the app's tables rewrites the writers' INSERT or UPDATE (PostgreSQL).
@@ -298,13 +325,11 @@ extension VaultError {
         "triggers that are not its own: " + triggers.joined(separator: ", ")
     }
 
-    static func registryChangeNotTaken(_ name: String, devices: Int, memberships: Int = 0, file: String = #fileID, line: UInt = #line) -> VaultError {
-        let kept = [devices > 0 ? "\(devices) device\(devices == 1 ? "" : "s") the revocation named active" : nil,
-                    memberships > 0 ? "\(memberships) membership\(memberships == 1 ? "" : "s") of its devices open" : nil].compactMap { $0 }.joined(separator: " and ")
-        return VaultError(.registryChangeNotTaken,
-                   "the registry '\(name)' kept \(kept) as it was made "
-                   + "(a row-level security policy or a rule on the app's tables, or the app changing them meanwhile); nothing was changed",
-                   hint: "run it again; if it is refused again, give the role it connects as the right to update every device and membership", file: file, line: line)
+    static func registryChangeNotTaken(_ name: String, devices: Int, file: String = #fileID, line: UInt = #line) -> VaultError {
+        VaultError(.registryChangeNotTaken,
+                   "the registry '\(name)' kept \(devices) device\(devices == 1 ? "" : "s") the revocation named active as it was made "
+                   + "(the app changing them meanwhile, or a rule or policy made while it ran); nothing was changed",
+                   hint: "run it again", file: file, line: line)
     }
 
     /// A writer refused a registry whose guards are not as it made them.
@@ -312,6 +337,14 @@ extension VaultError {
         VaultError(.registryRulesRewriteWrites,
                    "the registry '\(name)' has rules on the app's tables that rewrite what a revocation or an import changes: \(rules); nothing was changed",
                    hint: "a rule changes a statement before it runs, unmeasured: make it a trigger (a revocation watches the app's triggers) or drop it",
+                   file: file, line: line)
+    }
+
+    static func registryUnderRowSecurity(_ name: String, _ tables: [String], file: String = #fileID, line: UInt = #line) -> VaultError {
+        VaultError(.registryUnderRowSecurity,
+                   "row-level security applies to the role connecting to the registry '\(name)' on \(tables.joined(separator: ", ")): "
+                   + "a policy may hide rows from a revocation or an import, or keep its changes from them; nothing was changed",
+                   hint: "connect as a role that bypasses it (BYPASSRLS, or the tables' owner where security is not forced), as Supabase's service role does",
                    file: file, line: line)
     }
 

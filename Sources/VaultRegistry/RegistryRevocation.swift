@@ -415,7 +415,7 @@ extension DeviceRegistry {
                 if !revokesAsItSelects {
                     let changed = try Self.apply(time: time, reason: reason, db: db, dialect: d, table: t)
                     try self.requireChangeStands(db, watch, activeBefore: radius.activeDevices, revoked: radius.devices)
-                    try self.requireNoneLeftActive(radius.devices - changed.devices, memberships: changed.membershipsLeftOpen)
+                    try self.requireNoneLeftActive(radius.devices - changed)
                 }
                 let conversations = t.hasConversations ? try Self.writeOperations(batchID: batchID, db: db, dialect: d) : 0
                 try Self.measure(&radius, applied: true, conversations: conversations, db: db, dialect: d, table: t)
@@ -795,10 +795,8 @@ extension DeviceRegistry {
 
     /// Revokes the batch's devices and closes their open memberships, filling `closing` with
     /// each membership as it closes (``RegistryDialect/closeMemberships``). Returns how many
-    /// devices the UPDATE changed and how many of their memberships a row-level security policy
-    /// left open (``requireNoneLeftActive(_:memberships:)``).
-    private static func apply(time: String, reason: String?, db: RegistrySession, dialect d: RegistryDialect,
-                              table t: DeviceTable) throws -> (devices: Int, membershipsLeftOpen: Int) {
+    /// devices the UPDATE changed (``requireNoneLeftActive(_:)``).
+    private static func apply(time: String, reason: String?, db: RegistrySession, dialect d: RegistryDialect, table t: DeviceTable) throws -> Int {
         // The probing is for the memberships' join: a table without them is updated by its key,
         // which PostgreSQL's hash join of the batch does fastest (2.6 s probing, 100,000 of
         // 1,000,000 Family Medical devices).
@@ -817,14 +815,8 @@ extension DeviceRegistry {
             try db.execute(d.closeMemberships, [.time(time)])
             if let collecting = d.collectingClosing { try db.execute(collecting.end) }
         }
-        // A policy that lets the role read a membership but not close it left the device in its
-        // conversation, with no removal written (a trial's leftover): counted only where a
-        // policy applies, at no cost elsewhere.
-        let leftOpen = try t.hasConversations && d.rowSecurityApplies(to: "members", db) ? db.int("""
-            SELECT count(*) FROM members WHERE left_at IS NULL AND (user_did, device_id) IN (SELECT user_did, device_id FROM batch)
-            """) : 0
         if let probing = probingIndexes { try db.execute(probing.end) }
-        return (changed, leftOpen)
+        return changed
     }
 
     /// The blast radius, from `batch` and `closing`. Before the change (`applied` false) it

@@ -226,17 +226,10 @@ struct RegistryDialect: Sendable {
     /// another trigger than the guard `revocations_are_append_only` (a hostile trial: it was
     /// taken for the guard, and `init` left it in place).
     let namesHaveNoCase: Bool
-    /// Whether row-level security applies to the connecting role on the table its one `?` names
-    /// (PostgreSQL's policies, Supabase's way): a policy may let the role read a row that its
-    /// UPDATE then skips without a word. Nil for SQLite, which has none.
-    let rowSecurityActive: String?
-
-    /// Whether a policy may keep an UPDATE of `table` from rows the role reads: only then is
-    /// what the UPDATE left counted (a second pass over the rows it changed).
-    func rowSecurityApplies(to table: String, _ db: RegistrySession) throws -> Bool {
-        guard let query = rowSecurityActive else { return false }
-        return try db.bool(query, [.text(table)])
-    }
+    /// The tables of the registry's schema row-level security applies to for the connecting role
+    /// (PostgreSQL's policies, Supabase's way, where the role does not bypass them). Nil for
+    /// SQLite, which has none.
+    let tablesUnderRowSecurity: String?
 
     /// A time column or expression as the rules read it: on SQLite, the instant it names in the
     /// registry's own form (UTC, whole seconds), or NULL when it names none (no time recorded,
@@ -273,7 +266,7 @@ struct RegistryDialect: Sendable {
             WHEN OLD.left_at IS NULL AND NEW.left_at IS NOT NULL
             BEGIN INSERT INTO closing VALUES (NEW.convo_id, NEW.user_did || '#' || NEW.device_id, coalesce(NEW.is_admin, 0)); END
             """, end: "DROP TRIGGER temp.registry_revoke_collects_closing"),
-        timesAreText: true, namesHaveNoCase: true, rowSecurityActive: nil)
+        timesAreText: true, namesHaveNoCase: true, tablesUnderRowSecurity: nil)
     static let postgres = RegistryDialect(
         blobType: "BYTEA", timeType: "TIMESTAMPTZ", boolType: "BOOLEAN", tableSuffix: "", byteOrder: #" COLLATE "C""#, temporarySchema: "pg_temp",
         tableExists: "SELECT count(*) FROM information_schema.tables WHERE table_schema = current_schema() AND table_name = ?",
@@ -295,5 +288,8 @@ struct RegistryDialect: Sendable {
             INSERT INTO closing SELECT convo_id, member_mls_did, is_admin FROM closed
             """,
         collectingClosing: nil, timesAreText: false, namesHaveNoCase: false,
-        rowSecurityActive: "SELECT CAST(row_security_active(CAST(? AS TEXT)) AS INTEGER)")
+        tablesUnderRowSecurity: """
+            SELECT c.relname FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+            WHERE n.nspname = current_schema() AND c.relkind IN ('r', 'p') AND row_security_active(c.oid)
+            """)
 }

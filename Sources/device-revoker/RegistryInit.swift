@@ -40,6 +40,9 @@ extension Registry {
             if !registry.droppedTriggers.isEmpty {
                 diagnostics.warning("dropped what was added by hand to the registry's log: \(registry.droppedTriggersShown): run 'registry log --verify' to check what was changed meanwhile")
             }
+            if !registry.tablesUnderRowSecurity.isEmpty {
+                diagnostics.warning("row-level security applies to this role on \(registry.tablesUnderRowSecurity.joined(separator: ", ")): every revoke and import refuses until it connects as a role that bypasses it")
+            }
             if let rules = registry.rulesShown {
                 diagnostics.warning("the app's tables have rules that rewrite what a revocation or an import changes: \(rules); every revoke and import refuses until they are made triggers or dropped")
             }
