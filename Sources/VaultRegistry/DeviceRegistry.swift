@@ -71,8 +71,16 @@ public final class DeviceRegistry: Sendable {
     /// Runs `body` in one writing transaction (see ``RegistryEngine``); `commit` false rolls
     /// back (dry runs, refusals). A read-only registry's transaction can only read (and fill
     /// temporary tables).
+    /// A writing transaction first holds the tables it changes and reads the catalog again, and
+    /// refuses as opening did (``keepGuards(_:_:registry:)``): a trigger, rule or policy made
+    /// after the registry was opened would otherwise rewrite the change unseen (a trial: a rule
+    /// made meanwhile had an import report rows it never wrote).
     func transaction<T>(writing: Bool = true, retrying: Bool = true, _ body: (RegistrySession) throws -> (T, commit: Bool)) throws -> T {
-        try engine.transaction(writing: writing, retrying: retrying, body)
+        guard writing else { return try engine.transaction(writing: false, retrying: retrying, body) }
+        return try engine.transaction(writing: true, retrying: retrying) { session in
+            try Self.holdWrittenTables(engine, session, registry: location.displayName)
+            return try body(session)
+        }
     }
 
     /// Runs `body` on one consistent view, changing nothing.

@@ -43,6 +43,9 @@ struct RegistryGuard: Sendable, Equatable {
 
     /// The tables only the suite writes: every trigger on them is one of its guards.
     static let logTables: Set<String> = ["revocations", "batch_operations", "revocation_batches", "revocation_chain_start"]
+    /// Those a revocation writes (the chain's start only `init` does: the operator's role may
+    /// only read it).
+    static let logTablesWritten = logTables.subtracting(["revocation_chain_start"])
     /// The app's tables the registry's writers change: Family Medical's has no `members` (a
     /// table of that name is another app's).
     static func appTables(of schema: RegistrySchema) -> Set<String> {
@@ -138,8 +141,9 @@ extension RegistryEngine {
         return loose + added.map(RegistryGuard.added)
     }
 
-    /// What a writer finds before it changes anything, from one read of the catalog: the guards
-    /// not in place, and the rules on the app's tables that rewrite its writes.
+    /// What a writer finds before it changes anything, in one transaction: the guards not in
+    /// place and the rules on the app's tables that rewrite its writes (one read of the
+    /// catalog), and the tables it changes that row-level security applies to for its role.
     func catalogForWriting(_ session: RegistrySession) throws -> (guardsNotInPlace: [RegistryGuard], rules: [RegistryGuard], rowSecurity: [String]) {
         let catalog = try catalogTriggers(session)
         let written = RegistryGuard.appTables(of: schema).union(RegistryGuard.logTables)
@@ -186,8 +190,7 @@ extension DeviceRegistry {
     /// On opening to write: every guard in place; where one is not, `init` (`.create`) puts it
     /// back and returns its name, and every other writer refuses before it changes anything.
     /// Rules on the app's tables that rewrite its writes refuse every writer too; `init` leaves
-    /// them (they are the app's) and returns them to be named.
-    /// So does row-level security that applies to the connecting role on a table the writers
+    /// them (they are the app's) and returns them to be named. So does row-level security that applies to the connecting role on a table the writers
     /// change: a policy may hide rows from a selection (a revoked device left in a hidden
     /// conversation), keep an UPDATE from rows it reads (a batch selected `FOR UPDATE` short of
     /// the devices asked for, an upsert reported and not made), refuse a row with the server's
@@ -196,9 +199,7 @@ extension DeviceRegistry {
         guard access != .readOnly else { return Found() }
         let found = try engine.transaction(writing: false, retrying: true) { (try engine.catalogForWriting($0), false) }
         guard access == .create else {
-            guard found.guardsNotInPlace.isEmpty else { throw VaultError.registryGuardsNotInPlace(registry, RegistryGuard.names(found.guardsNotInPlace)) }
-            guard found.rules.isEmpty else { throw VaultError.registryRulesRewriteWrites(registry, RegistryGuard.names(found.rules, saying: false)) }
-            guard found.rowSecurity.isEmpty else { throw VaultError.registryUnderRowSecurity(registry, found.rowSecurity) }
+            try refuseWriting(found, registry: registry)
             return Found()
         }
         guard !found.guardsNotInPlace.isEmpty else { return Found(rules: found.rules, rowSecurity: found.rowSecurity) }
@@ -208,6 +209,26 @@ extension DeviceRegistry {
             return (again, true)
         }
         return Found(kept: kept, rules: found.rules, rowSecurity: found.rowSecurity)
+    }
+
+    /// What every writer refuses, the first found first.
+    private static func refuseWriting(_ found: (guardsNotInPlace: [RegistryGuard], rules: [RegistryGuard], rowSecurity: [String]), registry: String) throws {
+        guard found.guardsNotInPlace.isEmpty else { throw VaultError.registryGuardsNotInPlace(registry, RegistryGuard.names(found.guardsNotInPlace)) }
+        guard found.rules.isEmpty else { throw VaultError.registryRulesRewriteWrites(registry, RegistryGuard.names(found.rules, saying: false)) }
+        guard found.rowSecurity.isEmpty else { throw VaultError.registryUnderRowSecurity(registry, found.rowSecurity) }
+    }
+
+    /// At a writing transaction's start: its tables held where the engine holds them
+    /// (``RegistryDialect/holdsTablesFirst``), then the catalog read again under that hold and
+    /// refused as at opening. Held, no trigger, rule or policy can be made on them until the
+    /// transaction ends, so what was read is what its statements meet.
+    static func holdWrittenTables(_ engine: any RegistryEngine, _ session: RegistrySession, registry: String) throws {
+        if engine.dialect.holdsTablesFirst {
+            let tables = RegistryGuard.appTables(of: engine.schema).union(RegistryGuard.logTablesWritten).sorted()
+            // Waiting gives up after a minute, as for every other lock a writer takes.
+            try session.execute("SET LOCAL lock_timeout = '60s'; LOCK TABLE \(tables.joined(separator: ", ")) IN ROW EXCLUSIVE MODE", [])
+        }
+        try refuseWriting(engine.catalogForWriting(session), registry: registry)
     }
 
     /// What a writer's opening found: the guards `init` put back or dropped, and what it leaves
@@ -229,6 +250,19 @@ extension DeviceRegistry {
     /// The tables row-level security applies to for the connecting role, which `init` found
     /// (every other writer refuses while it does).
     public var tablesUnderRowSecurity: [String] { found.rowSecurity }
+
+    /// What would refuse a writer of this registry (its guards, the app's rules, row-level
+    /// security), read without changing anything: for a dry run to say that the real run would
+    /// be refused (a trial: it said nothing, and the real run was refused).
+    public func refusalOfWriters() throws -> VaultError? {
+        let found = try read { try engine.catalogForWriting($0) }
+        do {
+            try Self.refuseWriting(found, registry: location.displayName)
+            return nil
+        } catch let refusal as VaultError {
+            return refusal
+        }
+    }
 
     /// The guards not as the registry made them (dropped, disabled or rewritten by hand): what
     /// `log --verify` reports.
@@ -332,7 +366,7 @@ extension VaultError {
                    hint: "run it again", file: file, line: line)
     }
 
-    /// A writer refused a registry whose guards are not as it made them.
+    /// A writer refused a registry whose app tables carry rules that rewrite its statements.
     static func registryRulesRewriteWrites(_ name: String, _ rules: String, file: String = #fileID, line: UInt = #line) -> VaultError {
         VaultError(.registryRulesRewriteWrites,
                    "the registry '\(name)' has rules on the app's tables that rewrite what a revocation or an import changes: \(rules); nothing was changed",
@@ -340,6 +374,7 @@ extension VaultError {
                    file: file, line: line)
     }
 
+    /// A writer refused a registry whose tables row-level security applies to for its role.
     static func registryUnderRowSecurity(_ name: String, _ tables: [String], file: String = #fileID, line: UInt = #line) -> VaultError {
         VaultError(.registryUnderRowSecurity,
                    "row-level security applies to the role connecting to the registry '\(name)' on \(tables.joined(separator: ", ")): "
@@ -348,6 +383,7 @@ extension VaultError {
                    file: file, line: line)
     }
 
+    /// A writer refused a registry whose guards are not as it made them.
     static func registryGuardsNotInPlace(_ name: String, _ guards: String, file: String = #fileID, line: UInt = #line) -> VaultError {
         VaultError(.registryGuardsNotInPlace,
                    "the registry '\(name)' is missing guards that keep its rules (dropped, disabled or changed by hand): \(guards); nothing was changed",

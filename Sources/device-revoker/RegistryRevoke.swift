@@ -339,6 +339,9 @@ extension Registry {
             let (given, placeGiven) = try selector()
             let sizeLimit = try sizeLimit
             let registry = try database.open(dryRun ? .readOnly : .readWrite)
+            if dryRun, let refusal = try registry.refusalOfWriters() {
+                diagnostics.warning("the real run would be refused: \(refusal.reason)")
+            }
             // A name is looked up among the user's devices, and revoked by its ids.
             let named = try name.map { try registry.devices(named: $0, user: user ?? "") }
             let (selector, place) = named.map { (.devices($0.map { ($0.user, $0.device) }), { _ in "--name" }) } ?? (given, placeGiven)

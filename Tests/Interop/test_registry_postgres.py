@@ -687,6 +687,9 @@ def test_a_rule_that_rewrites_a_writers_statement_refuses_it_naming_the_rule(new
         refused = registry(*command)
         assert refused.returncode == 3 and shown in refused.stderr and "nothing was changed" in refused.stderr, (command, refused.stderr)
         assert "ERROR" not in refused.stderr and "DO INSTEAD" not in refused.stderr and "ON CONFLICT" not in refused.stderr
+    # The dry run says so (a trial: it said nothing).
+    dry = registry(*revoke, "--dry-run")
+    assert dry.returncode == 0 and "the real run would be refused" in dry.stderr and shown in dry.stderr, dry.stderr
     assert (seed_dump(database, "user_devices"), seed_dump(database, "members")) == before
     assert database.value("SELECT count(*) FROM revocations") == 0
     again = registry("init", "--db", database.uri())
@@ -707,7 +710,8 @@ def as_role_under_policies(database, policies):
     """A login role with every right on the registry's tables, and `policies` (SQL) enabling
     row-level security on some of them: Supabase's way of keeping an app's role to its rows."""
     database.execute(f"""
-        DO $$ BEGIN CREATE ROLE registry_app LOGIN; EXCEPTION WHEN duplicate_object THEN NULL; END $$;
+        -- Tests at once race to make it: either error means it is there.
+        DO $$ BEGIN CREATE ROLE registry_app LOGIN; EXCEPTION WHEN duplicate_object OR unique_violation THEN NULL; END $$;
         GRANT ALL ON ALL TABLES IN SCHEMA public TO registry_app;
         GRANT ALL ON ALL SEQUENCES IN SCHEMA public TO registry_app;
         {policies}
@@ -751,6 +755,8 @@ def test_row_level_security_on_a_table_the_writers_change_refuses_them(new_datab
         assert refused.returncode == 3, (command, refused.stderr)
         assert f"row-level security applies to the role" in refused.stderr and f"on {table}" in refused.stderr, refused.stderr
         assert "nothing was changed" in refused.stderr and "SQLSTATE" not in refused.stderr
+    dry = registry("revoke", "--db", as_app, "--user", "did:plc:u1", "--force", "--now", NOW, "--dry-run")
+    assert "the real run would be refused: row-level security applies" in dry.stderr, dry.stderr
     assert (seed_dump(database, "user_devices"), seed_dump(database, "members")) == before
     assert database.value("SELECT count(*) FROM revocations") == 0
     warned = succeeds("init", "--db", as_app)
@@ -759,6 +765,49 @@ def test_row_level_security_on_a_table_the_writers_change_refuses_them(new_datab
     succeeds("revoke", "--db", database.uri(), "--user", "did:plc:u1", "--force", "--now", NOW)
     assert database.value("SELECT count(*) FROM user_devices WHERE user_did = 'did:plc:u1' AND is_active") == 0
     assert database.value("SELECT count(*) FROM members WHERE user_did = 'did:plc:u1' AND left_at IS NULL") == 0
+
+
+MADE_MEANWHILE = {
+    "a rule": ("import", "CREATE RULE sneaky AS ON INSERT TO user_devices DO INSTEAD NOTHING", 'rule "sneaky" on user_devices'),
+    "row-level security": ("import", "ALTER TABLE user_devices ENABLE ROW LEVEL SECURITY; CREATE POLICY sneaky ON user_devices USING (true)",
+                           "row-level security applies"),
+    "a trigger on the log": ("revoke", "CREATE FUNCTION sneaky() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN RETURN NULL; END $$;"
+                             "CREATE TRIGGER sneaky BEFORE INSERT ON revocations FOR EACH ROW EXECUTE FUNCTION sneaky()", '"sneaky" on revocations'),
+}
+
+
+@pytest.mark.parametrize("made", MADE_MEANWHILE)
+def test_what_is_made_while_a_writer_waits_for_its_tables_is_seen(new_database, tmp_path, made):
+    """A rule, a policy or a trigger made by another session after a writer opened the registry,
+    and committed while the writer waits for its tables, is seen by the writer's transaction:
+    refused (exit 3), nothing changed (a trial: an import under a rule made so reported four
+    devices imported and wrote none). The writer is shown waiting by the server, not a timer."""
+    command, ddl, shown = MADE_MEANWHILE[made]
+    database = new_database()
+    database.execute(SEED_SCHEMA)
+    succeeds("init", "--db", database.uri())
+    succeeds("import", "--db", database.uri(), "--devices", str(write_jsonl(tmp_path / "devices.jsonl", device_rows(6, 2))), "--now", NOW)
+    as_app = as_role_under_policies(database, "")
+    more = write_jsonl(tmp_path / "more.jsonl", device_rows(2, 2, prefix="new"))
+    arguments = (["import", "--db", as_app, "--devices", str(more)] if command == "import"
+                 else ["revoke", "--db", as_app, "--user", "did:plc:u1", "--force"]) + ["--now", NOW]
+    before = seed_dump(database, "user_devices")
+    with database.connect() as holder:
+        holder.autocommit = False
+        holder.execute("LOCK TABLE user_devices IN ACCESS EXCLUSIVE MODE")
+        holder.execute(ddl)
+        run = subprocess.Popen([DEVICE_REVOKER, "registry", *arguments], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                               env=tool_environment(None), stdin=subprocess.DEVNULL)
+        try:
+            wait_until(lambda: run.poll() is not None or database.value(
+                "SELECT count(*) FROM pg_locks l JOIN pg_stat_activity a ON a.pid = l.pid WHERE NOT l.granted AND a.datname = current_database()") > 0,
+                       "the writer waiting for a table the other session holds")
+        finally:
+            holder.commit()
+        out, err = run.communicate(timeout=120)
+    assert run.returncode == 3 and shown in err and "nothing was changed" in err, err
+    assert seed_dump(database, "user_devices") == before
+    assert database.value("SELECT count(*) FROM revocations") == 0
 
 
 # --- concurrency and crashes -------------------------------------------------------------------
