@@ -75,10 +75,12 @@ public final class DeviceRegistry: Sendable {
     /// refuses as opening did (``keepGuards(_:_:registry:)``): a trigger, rule or policy made
     /// after the registry was opened would otherwise rewrite the change unseen (a trial: a rule
     /// made meanwhile had an import report rows it never wrote).
-    func transaction<T>(writing: Bool = true, retrying: Bool = true, _ body: (RegistrySession) throws -> (T, commit: Bool)) throws -> T {
+    /// `logging` false for a writer that leaves the log alone (an import), which then holds
+    /// only the app's tables: a role may import with no right to write the log.
+    func transaction<T>(writing: Bool = true, logging: Bool = true, retrying: Bool = true, _ body: (RegistrySession) throws -> (T, commit: Bool)) throws -> T {
         guard writing else { return try engine.transaction(writing: false, retrying: retrying, body) }
         return try engine.transaction(writing: true, retrying: retrying) { session in
-            try Self.holdWrittenTables(engine, session, registry: location.displayName)
+            try Self.holdWrittenTables(engine, session, logging: logging, registry: location.displayName)
             return try body(session)
         }
     }
@@ -133,7 +135,7 @@ extension DeviceRegistry {
         if members != nil { try require(conversations: "memberships to import") }
         let deviceKind: ImportKind = table.hasConversations ? .devices : .familyMedicalDevices
         // Not retried: a file read once (standard input, a pipe) cannot be read again.
-        return try transaction(retrying: false) { session in
+        return try transaction(logging: false, retrying: false) { session in
             var counts = (devices: 0, members: 0)
             var repeats = (devices: false, members: false)
             if let devices { (counts.devices, repeats.devices) = try stage(deviceKind, from: devices, now: now, into: session) }

@@ -100,8 +100,16 @@ final class PostgresRegistryEngine: RegistryEngine, @unchecked Sendable {
     }
 
     private func error(_ failure: PostgresClient.Failure) -> VaultError {
-        // A constraint the data broke (class 23) is the input's fault, as in SQLite.
-        failure.isConstraint ? VaultError.registryConstraint("the registry '\(name)'", failure.message) : VaultError.postgresFailure(name, failure)
+        // A constraint the data broke (class 23) is the input's fault, as in SQLite; a lock
+        // waited for past its minute, a conflict no retry got past and a privilege the role
+        // lacks are each said in the registry's words (a trial: the server's raw text).
+        if failure.isConstraint { return VaultError.registryConstraint("the registry '\(name)'", failure.message) }
+        switch failure.sqlState {
+        case "55P03": return VaultError.registryBusy(name)
+        case "40001", "40P01": return VaultError.registryConflict(name)
+        case "42501": return VaultError.registryPrivilegeMissing(name, failure.message)
+        default: return VaultError.postgresFailure(name, failure)
+        }
     }
 
     private struct Session: RegistrySession {

@@ -33,6 +33,14 @@ extension VaultError.Code {
     /// to name: a statement refused, a connection lost. libpq's own code, as SQLite's is
     /// `sqliteFailure`.
     public static let postgresFailure = VaultError.Code(name: "postgresFailure", category: .operational)
+    /// Another session held what the command needed past the minute it waits (PostgreSQL's
+    /// lock timeout): run again.
+    public static let registryBusy = VaultError.Code(name: "registryBusy", category: .temporary)
+    /// Another session's change at the same moment stopped the command (a deadlock, a
+    /// serialization failure) through every retry it makes: run again.
+    public static let registryConflict = VaultError.Code(name: "registryConflict", category: .temporary)
+    /// The role connecting lacks a privilege the command needs.
+    public static let registryPrivilegeMissing = VaultError.Code(name: "registryPrivilegeMissing", category: .configuration)
     /// `init --schema` named another schema than the registry's: a registry keeps the one it
     /// was made with.
     public static let registryHasAnotherSchema = VaultError.Code(name: "registryHasAnotherSchema", category: .refused)
@@ -113,6 +121,22 @@ extension VaultError {
 
     public static func cannotConnect(_ name: String, _ reason: String, file: String = #fileID, line: UInt = #line) -> VaultError {
         VaultError(.cannotConnect, "cannot connect to the registry '\(name)': \(reason)", file: file, line: line)
+    }
+
+    static func registryBusy(_ name: String, file: String = #fileID, line: UInt = #line) -> VaultError {
+        VaultError(.registryBusy, "the registry '\(name)' was held by another session for the minute a command waits; nothing was changed",
+                   hint: "run it again when that session is done (pg_locks shows who holds what)", file: file, line: line)
+    }
+
+    static func registryConflict(_ name: String, file: String = #fileID, line: UInt = #line) -> VaultError {
+        VaultError(.registryConflict, "the registry '\(name)' was changed by another session at the same moment (a deadlock the server broke); nothing was changed",
+                   hint: "run it again", file: file, line: line)
+    }
+
+    /// The server's own words name the table or schema ("permission denied for table …").
+    static func registryPrivilegeMissing(_ name: String, _ message: String, file: String = #fileID, line: UInt = #line) -> VaultError {
+        VaultError(.registryPrivilegeMissing, "the role connecting to the registry '\(name)' lacks a privilege the command needs (\(message)); nothing was changed",
+                   hint: "grant it what docs/device-registry.md lists under \"Role setup\", or connect as a role that has it", file: file, line: line)
     }
 
     /// PostgreSQL's failure, in its own words and with its SQLSTATE.

@@ -222,9 +222,12 @@ extension DeviceRegistry {
     /// (``RegistryDialect/holdsTablesFirst``), then the catalog read again under that hold and
     /// refused as at opening. Held, no trigger, rule or policy can be made on them until the
     /// transaction ends, so what was read is what its statements meet.
-    static func holdWrittenTables(_ engine: any RegistryEngine, _ session: RegistrySession, registry: String) throws {
+    /// A guard of a table the transaction does not write (the chain's start, which the
+    /// operator's role may only read, or the log's during an import) may still change while it
+    /// runs, as it may just after it commits: it guards nothing the transaction writes.
+    static func holdWrittenTables(_ engine: any RegistryEngine, _ session: RegistrySession, logging: Bool, registry: String) throws {
         if engine.dialect.holdsTablesFirst {
-            let tables = RegistryGuard.appTables(of: engine.schema).union(RegistryGuard.logTablesWritten).sorted()
+            let tables = RegistryGuard.appTables(of: engine.schema).union(logging ? RegistryGuard.logTablesWritten : []).sorted()
             // Waiting gives up after a minute, as for every other lock a writer takes.
             try session.execute("SET LOCAL lock_timeout = '60s'; LOCK TABLE \(tables.joined(separator: ", ")) IN ROW EXCLUSIVE MODE", [])
         }

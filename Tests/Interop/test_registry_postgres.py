@@ -810,6 +810,62 @@ def test_what_is_made_while_a_writer_waits_for_its_tables_is_seen(new_database, 
     assert database.value("SELECT count(*) FROM revocations") == 0
 
 
+def test_a_role_that_may_write_only_the_apps_tables_imports_and_is_told_what_a_revoke_lacks(new_database, tmp_path):
+    """A role with the rights an import needs and no right to write the log imports (a trial:
+    the writer's hold on the log's tables refused it with the server's raw text), and its revoke
+    is refused in the registry's words, naming the table, nothing changed (exit 78)."""
+    database = new_database()
+    database.execute(SEED_SCHEMA)
+    succeeds("init", "--db", database.uri())
+    database.execute(f"""
+        DO $$ BEGIN CREATE ROLE h_importer LOGIN; EXCEPTION WHEN duplicate_object OR unique_violation THEN NULL; END $$;
+        GRANT TEMPORARY ON DATABASE {database.name} TO h_importer;
+        GRANT SELECT ON ALL TABLES IN SCHEMA public TO h_importer;
+        GRANT INSERT, UPDATE ON user_devices, members TO h_importer;
+    """)
+    importer = database.uri(user="h_importer")
+    devices = write_jsonl(tmp_path / "devices.jsonl", device_rows(6, 2))
+    members = write_jsonl(tmp_path / "members.jsonl", member_rows(6, 2, 2))
+    succeeds("import", "--db", importer, "--devices", str(devices), "--members", str(members), "--now", NOW)
+    succeeds("import", "--db", importer, "--devices", str(devices), "--upsert", "--now", NOW)
+    before = (seed_dump(database, "user_devices"), seed_dump(database, "members"))
+    refused = registry("revoke", "--db", importer, "--user", "did:plc:u1", "--force", "--now", NOW)
+    assert refused.returncode == 78, refused.stderr
+    assert "lacks a privilege the command needs (permission denied for table" in refused.stderr and "Role setup" in refused.stderr, refused.stderr
+    assert "SQLSTATE" not in refused.stderr and "nothing was changed" in refused.stderr
+    assert (seed_dump(database, "user_devices"), seed_dump(database, "members")) == before
+
+
+def test_an_import_that_loses_a_deadlock_says_so_and_changes_nothing(new_database, tmp_path):
+    """An app that locks user_devices and then members while an import holds members and waits
+    for user_devices: the server breaks the deadlock by stopping the import (its role's
+    deadlock_timeout the shorter), which says so in the registry's words, nothing imported,
+    exit 75 (a trial: the server's raw text). Each step waits for the server to show the last."""
+    database = new_database()
+    database.execute(SEED_SCHEMA)
+    succeeds("init", "--db", database.uri())
+    as_app = as_role_under_policies(database, "")
+    database.execute(f"ALTER ROLE registry_app IN DATABASE {database.name} SET deadlock_timeout = '50ms'")
+    devices = write_jsonl(tmp_path / "devices.jsonl", device_rows(4, 2))
+    members = write_jsonl(tmp_path / "members.jsonl", member_rows(4, 2, 2))
+    waiting = "SELECT count(*) FROM pg_locks l JOIN pg_stat_activity a ON a.pid = l.pid WHERE NOT l.granted AND a.datname = current_database()"
+    with database.connect() as app:
+        app.autocommit = False
+        app.execute("SET deadlock_timeout = '60s'")
+        app.execute("LOCK TABLE user_devices IN SHARE MODE")
+        run = subprocess.Popen([DEVICE_REVOKER, "registry", "import", "--db", as_app, "--devices", str(devices), "--members", str(members), "--now", NOW],
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=tool_environment(None), stdin=subprocess.DEVNULL)
+        try:
+            wait_until(lambda: run.poll() is not None or database.value(waiting) > 0, "the import waiting for user_devices")
+            app.execute("LOCK TABLE members IN SHARE MODE")
+        finally:
+            app.rollback()
+        out, err = run.communicate(timeout=120)
+    assert run.returncode == 75 and "changed by another session at the same moment" in err and "nothing was changed" in err, err
+    assert "SQLSTATE" not in err
+    assert database.value("SELECT count(*) FROM user_devices") == 0
+
+
 # --- concurrency and crashes -------------------------------------------------------------------
 
 
