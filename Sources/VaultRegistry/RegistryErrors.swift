@@ -129,7 +129,7 @@ extension VaultError {
     }
 
     static func registryConflict(_ name: String, file: String = #fileID, line: UInt = #line) -> VaultError {
-        VaultError(.registryConflict, "the registry '\(name)' was changed by another session at the same moment (a deadlock the server broke); nothing was changed",
+        VaultError(.registryConflict, "the registry '\(name)' was changed by another session at the same moment (a deadlock or a conflict the server broke); nothing was changed",
                    hint: "run it again", file: file, line: line)
     }
 

@@ -190,11 +190,12 @@ extension DeviceRegistry {
     /// On opening to write: every guard in place; where one is not, `init` (`.create`) puts it
     /// back and returns its name, and every other writer refuses before it changes anything.
     /// Rules on the app's tables that rewrite its writes refuse every writer too; `init` leaves
-    /// them (they are the app's) and returns them to be named. So does row-level security that applies to the connecting role on a table the writers
-    /// change: a policy may hide rows from a selection (a revoked device left in a hidden
-    /// conversation), keep an UPDATE from rows it reads (a batch selected `FOR UPDATE` short of
-    /// the devices asked for, an upsert reported and not made), refuse a row with the server's
-    /// raw error, or hide the log from its own chain (a trial found each).
+    /// them (they are the app's) and returns them to be named. So does row-level security that
+    /// applies to the connecting role on a table the writers change: a policy may hide rows from
+    /// a selection (a revoked device left in a hidden conversation), keep an UPDATE from rows it
+    /// reads (a batch selected `FOR UPDATE` short of the devices asked for, an upsert reported
+    /// and not made), refuse a row with the server's raw error, or hide the log from its own
+    /// chain (a trial found each).
     static func keepGuards(_ engine: any RegistryEngine, _ access: Access, registry: String) throws -> Found {
         guard access != .readOnly else { return Found() }
         let found = try engine.transaction(writing: false, retrying: true) { (try engine.catalogForWriting($0), false) }
