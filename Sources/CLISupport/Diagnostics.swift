@@ -135,6 +135,7 @@ public enum ToolMain {
     public static func run<Command: ToolRoot>(_ command: Command.Type, objectStore: (@Sendable () throws -> any ObjectAccess)? = nil,
                                                      hints: @autoclosure () -> [VaultError.Code: String] = [:],
                                                      arguments: ([String]) throws -> [String] = { $0 }) -> Never {
+        StandardStreams.holdClosedOnes()
         ObjectStores.register(objectStore)
         let diagnostics = Diagnostics(toolName: Command.configuration.commandName ?? "tool")
         // Before any argument is read: no core file, no debugger of the same user, whatever the

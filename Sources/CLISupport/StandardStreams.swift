@@ -28,6 +28,20 @@ public enum StandardStreams {
     /// Whether a message to standard error was lost in this run.
     static let errorStreamFailed = Atomic<Bool>(false)
 
+    /// A standard stream the tool was started without (`>&-`) is given /dev/null, opened the
+    /// other way round, before anything else is opened: the next file or socket would otherwise
+    /// take its number, and the tool's output went into the registry's PostgreSQL connection
+    /// (a trial) or a database file. Writing to it still fails, as on a closed stream.
+    static func holdClosedOnes() {
+        for (descriptor, flags) in [(STDIN_FILENO, O_WRONLY), (STDOUT_FILENO, O_RDONLY), (STDERR_FILENO, O_RDONLY)] where fcntl(descriptor, F_GETFD) == -1 {
+            let held = open("/dev/null", flags | O_CLOEXEC)
+            if held >= 0, held != descriptor {
+                dup2(held, descriptor)
+                close(held)
+            }
+        }
+    }
+
     public static var outputIsTerminal: Bool { isatty(STDOUT_FILENO) == 1 }
     public static var errorIsTerminal: Bool { isatty(STDERR_FILENO) == 1 }
 

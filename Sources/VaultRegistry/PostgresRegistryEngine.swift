@@ -101,13 +101,17 @@ final class PostgresRegistryEngine: RegistryEngine, @unchecked Sendable {
 
     private func error(_ failure: PostgresClient.Failure) -> VaultError {
         // A constraint the data broke (class 23) is the input's fault, as in SQLite; a lock
-        // waited for past its minute, a conflict no retry got past and a privilege the role
-        // lacks are each said in the registry's words (a trial: the server's raw text).
+        // waited for past its minute, a conflict no retry got past, a privilege the role lacks,
+        // a connection that may only read and a statement cancelled (the role's
+        // statement_timeout) are each said in the registry's words (trials: the server's raw
+        // text).
         if failure.isConstraint { return VaultError.registryConstraint("the registry '\(name)'", failure.message) }
         switch failure.sqlState {
         case "55P03": return VaultError.registryBusy(name)
         case "40001", "40P01": return VaultError.registryConflict(name)
         case "42501": return VaultError.registryPrivilegeMissing(name, failure.message)
+        case "25006": return VaultError.registryReadOnlyConnection(name)
+        case "57014": return VaultError.registryStatementCancelled(name)
         default: return VaultError.postgresFailure(name, failure)
         }
     }

@@ -137,7 +137,10 @@ extension DeviceRegistry {
     /// Whoever can write the tables can also recompute every hash: `expectHead` (the head hash
     /// kept elsewhere, which must still be in the chain) and `signers` (keys one of which must
     /// have signed every batch) are what such a rewrite cannot get past.
+    /// A role that row-level security applies to may be shown a log without rows a policy
+    /// hides, or the app's rows it checks against: no verdict is given (a trial: it said "ok").
     public func verifyChain(expectHead: String? = nil, signers: [PublicKey] = []) throws -> ChainReport {
+        guard tablesUnderRowSecurity.isEmpty else { throw VaultError.registryUnderRowSecurity(path, tablesUnderRowSecurity) }
         let d = dialect
         return try read { db in
             guard try db.bool(d.tableExists, [.text("revocation_batches")]) else { throw VaultError.registryHasNoChain(registry: path) }

@@ -41,6 +41,11 @@ extension VaultError.Code {
     public static let registryConflict = VaultError.Code(name: "registryConflict", category: .temporary)
     /// The role connecting lacks a privilege the command needs.
     public static let registryPrivilegeMissing = VaultError.Code(name: "registryPrivilegeMissing", category: .configuration)
+    /// The connection may only read (a standby, `default_transaction_read_only`): even a dry run
+    /// writes its temporary tables.
+    public static let registryReadOnlyConnection = VaultError.Code(name: "registryReadOnlyConnection", category: .configuration)
+    /// The server cancelled a statement (the role's `statement_timeout`, or an operator).
+    public static let registryStatementCancelled = VaultError.Code(name: "registryStatementCancelled", category: .temporary)
     /// `init --schema` named another schema than the registry's: a registry keeps the one it
     /// was made with.
     public static let registryHasAnotherSchema = VaultError.Code(name: "registryHasAnotherSchema", category: .refused)
@@ -137,6 +142,16 @@ extension VaultError {
     static func registryPrivilegeMissing(_ name: String, _ message: String, file: String = #fileID, line: UInt = #line) -> VaultError {
         VaultError(.registryPrivilegeMissing, "the role connecting to the registry '\(name)' lacks a privilege the command needs (\(message)); nothing was changed",
                    hint: "grant it what docs/device-registry.md lists under \"Role setup\", or connect as a role that has it", file: file, line: line)
+    }
+
+    static func registryReadOnlyConnection(_ name: String, file: String = #fileID, line: UInt = #line) -> VaultError {
+        VaultError(.registryReadOnlyConnection, "the registry '\(name)' may only be read on this connection (a standby, or default_transaction_read_only for the role); nothing was changed",
+                   hint: "connect to the primary, as a role that may write (a dry run writes its temporary tables too)", file: file, line: line)
+    }
+
+    static func registryStatementCancelled(_ name: String, file: String = #fileID, line: UInt = #line) -> VaultError {
+        VaultError(.registryStatementCancelled, "the registry '\(name)' cancelled a statement of the command (the role's statement_timeout, or an operator); nothing was changed",
+                   hint: "run it again; if it is cancelled again, raise the role's statement_timeout (SHOW statement_timeout)", file: file, line: line)
     }
 
     /// PostgreSQL's failure, in its own words and with its SQLSTATE.

@@ -122,6 +122,24 @@ struct CatalogTrigger {
     var isRule = false, rewritesWrites = false
 }
 
+/// What refuses every writer of a registry, as its catalog shows it
+/// (``RegistryEngine/catalogForWriting(_:)``).
+struct WritersCatalog {
+    /// Guards dropped, disabled or rewritten, and triggers or rules added to the log's tables.
+    var guardsNotInPlace: [RegistryGuard] = []
+    /// The app's rules that rewrite the writers' INSERT or UPDATE.
+    var rules: [RegistryGuard] = []
+    /// The tables row-level security applies to for the connecting role.
+    var rowSecurity: [String] = []
+
+    /// Refuses as every writer does, the first found first.
+    func refuse(registry: String) throws {
+        guard guardsNotInPlace.isEmpty else { throw VaultError.registryGuardsNotInPlace(registry, RegistryGuard.names(guardsNotInPlace)) }
+        guard rules.isEmpty else { throw VaultError.registryRulesRewriteWrites(registry, RegistryGuard.names(rules, saying: false)) }
+        guard rowSecurity.isEmpty else { throw VaultError.registryUnderRowSecurity(registry, rowSecurity) }
+    }
+}
+
 extension RegistryEngine {
     /// The guards not as the registry made them: each missing, disabled or defined otherwise,
     /// and every trigger added by hand to a log table. A guard is known by its name on its own
@@ -144,11 +162,18 @@ extension RegistryEngine {
     /// What a writer finds before it changes anything, in one transaction: the guards not in
     /// place and the rules on the app's tables that rewrite its writes (one read of the
     /// catalog), and the tables it changes that row-level security applies to for its role.
-    func catalogForWriting(_ session: RegistrySession) throws -> (guardsNotInPlace: [RegistryGuard], rules: [RegistryGuard], rowSecurity: [String]) {
+    func catalogForWriting(_ session: RegistrySession) throws -> WritersCatalog {
         let catalog = try catalogTriggers(session)
-        let written = RegistryGuard.appTables(of: schema).union(RegistryGuard.logTables)
-        let underRowSecurity = try dialect.tablesUnderRowSecurity.map { try session.strings($0, []) } ?? []
-        return (guardsNotInPlace(in: catalog), rulesRewritingWrites(in: catalog), underRowSecurity.filter(written.contains).sorted())
+        return WritersCatalog(guardsNotInPlace: guardsNotInPlace(in: catalog), rules: rulesRewritingWrites(in: catalog),
+                              rowSecurity: try tablesUnderRowSecurity(session))
+    }
+
+    /// The registry's tables (the app's and the log's) row-level security applies to for the
+    /// connecting role: a policy may hide their rows from it or keep its changes from them.
+    func tablesUnderRowSecurity(_ session: RegistrySession) throws -> [String] {
+        guard let query = dialect.tablesUnderRowSecurity else { return [] }
+        let tables = RegistryGuard.appTables(of: schema).union(RegistryGuard.logTables)
+        return try session.strings(query, []).filter(tables.contains).sorted()
     }
 
     /// The rules on the app's tables themselves that rewrite an INSERT or an UPDATE: one could
@@ -196,27 +221,24 @@ extension DeviceRegistry {
     /// reads (a batch selected `FOR UPDATE` short of the devices asked for, an upsert reported
     /// and not made), refuse a row with the server's raw error, or hide the log from its own
     /// chain (a trial found each).
+    /// A reader learns only the tables row-level security applies to (what it shows, or checks,
+    /// may lack rows a policy hides), at the cost of one query and only on PostgreSQL.
     static func keepGuards(_ engine: any RegistryEngine, _ access: Access, registry: String) throws -> Found {
-        guard access != .readOnly else { return Found() }
-        let found = try engine.transaction(writing: false, retrying: true) { (try engine.catalogForWriting($0), false) }
+        guard access != .readOnly else {
+            return Found(catalog: WritersCatalog(rowSecurity: try engine.transaction(writing: false, retrying: true) { (try engine.tablesUnderRowSecurity($0), false) }))
+        }
+        let catalog = try engine.transaction(writing: false, retrying: true) { (try engine.catalogForWriting($0), false) }
         guard access == .create else {
-            try refuseWriting(found, registry: registry)
+            try catalog.refuse(registry: registry)
             return Found()
         }
-        guard !found.guardsNotInPlace.isEmpty else { return Found(rules: found.rules, rowSecurity: found.rowSecurity) }
+        guard !catalog.guardsNotInPlace.isEmpty else { return Found(catalog: catalog) }
         let kept = try engine.transaction(writing: true, retrying: true) { session in
             let again = try engine.guardsNotInPlace(session)
             try engine.restore(again, session)
             return (again, true)
         }
-        return Found(kept: kept, rules: found.rules, rowSecurity: found.rowSecurity)
-    }
-
-    /// What every writer refuses, the first found first.
-    private static func refuseWriting(_ found: (guardsNotInPlace: [RegistryGuard], rules: [RegistryGuard], rowSecurity: [String]), registry: String) throws {
-        guard found.guardsNotInPlace.isEmpty else { throw VaultError.registryGuardsNotInPlace(registry, RegistryGuard.names(found.guardsNotInPlace)) }
-        guard found.rules.isEmpty else { throw VaultError.registryRulesRewriteWrites(registry, RegistryGuard.names(found.rules, saying: false)) }
-        guard found.rowSecurity.isEmpty else { throw VaultError.registryUnderRowSecurity(registry, found.rowSecurity) }
+        return Found(kept: kept, catalog: catalog)
     }
 
     /// At a writing transaction's start: its tables held where the engine holds them
@@ -232,13 +254,15 @@ extension DeviceRegistry {
             // Waiting gives up after a minute, as for every other lock a writer takes.
             try session.execute("SET LOCAL lock_timeout = '60s'; LOCK TABLE \(tables.joined(separator: ", ")) IN ROW EXCLUSIVE MODE", [])
         }
-        try refuseWriting(engine.catalogForWriting(session), registry: registry)
+        try engine.catalogForWriting(session).refuse(registry: registry)
     }
 
-    /// What a writer's opening found: the guards `init` put back or dropped, and what it leaves
-    /// to be named (the app's rules, the tables row-level security applies to).
+    /// What opening found: the guards `init` put back or dropped, and what the catalog showed
+    /// (for `init`, the app's rules and row-level security it leaves to be named; for a
+    /// reader, row-level security alone).
     struct Found {
-        var kept: [RegistryGuard] = [], rules: [RegistryGuard] = [], rowSecurity: [String] = []
+        var kept: [RegistryGuard] = []
+        var catalog = WritersCatalog()
     }
 
     /// The guards `init` put back, having found them dropped, disabled or rewritten.
@@ -250,18 +274,18 @@ extension DeviceRegistry {
     public var droppedTriggersShown: String { RegistryGuard.names(found.kept.filter(\.isAdded)) }
     /// The app's rules that rewrite the writers' statements, which `init` found and left (every
     /// other writer refuses while they are there), as a message names them.
-    public var rulesShown: String? { found.rules.isEmpty ? nil : RegistryGuard.names(found.rules, saying: false) }
-    /// The tables row-level security applies to for the connecting role, which `init` found
-    /// (every other writer refuses while it does).
-    public var tablesUnderRowSecurity: [String] { found.rowSecurity }
+    public var rulesShown: String? { found.catalog.rules.isEmpty ? nil : RegistryGuard.names(found.catalog.rules, saying: false) }
+    /// The tables row-level security applies to for the connecting role, found on opening by
+    /// `init` and by readers (every other writer refuses while it does).
+    public var tablesUnderRowSecurity: [String] { found.catalog.rowSecurity }
 
     /// What would refuse a writer of this registry (its guards, the app's rules, row-level
     /// security), read without changing anything: for a dry run to say that the real run would
     /// be refused (a trial: it said nothing, and the real run was refused).
     public func refusalOfWriters() throws -> VaultError? {
-        let found = try read { try engine.catalogForWriting($0) }
+        let catalog = try read { try engine.catalogForWriting($0) }
         do {
-            try Self.refuseWriting(found, registry: location.displayName)
+            try catalog.refuse(registry: location.displayName)
             return nil
         } catch let refusal as VaultError {
             return refusal
@@ -382,7 +406,7 @@ extension VaultError {
     static func registryUnderRowSecurity(_ name: String, _ tables: [String], file: String = #fileID, line: UInt = #line) -> VaultError {
         VaultError(.registryUnderRowSecurity,
                    "row-level security applies to the role connecting to the registry '\(name)' on \(tables.joined(separator: ", ")): "
-                   + "a policy may hide rows from a revocation or an import, or keep its changes from them; nothing was changed",
+                   + "a policy may hide rows from it, or keep its changes from them; nothing was changed",
                    hint: "connect as a role that bypasses it (BYPASSRLS, or the tables' owner where security is not forced), as Supabase's service role does",
                    file: file, line: line)
     }

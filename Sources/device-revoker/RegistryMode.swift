@@ -69,7 +69,12 @@ struct Registry: ParsableCommand {
 
         func open(_ access: DeviceRegistry.Access, schema: RegistrySchema? = nil) throws -> DeviceRegistry {
             do {
-                return try DeviceRegistry(location: location, access: access, schema: schema)
+                let registry = try DeviceRegistry(location: location, access: access, schema: schema)
+                // A writer refuses; a reader says what it may not show.
+                if access == .readOnly, !registry.tablesUnderRowSecurity.isEmpty {
+                    diagnostics.warning("row-level security applies to this role on \(registry.tablesUnderRowSecurity.joined(separator: ", ")): rows a policy hides from it are not shown")
+                }
+                return registry
             } catch let error as VaultError where error.code == .noRegistry {
                 throw error.withContext(hint: "make one with: device-revoker registry init \(ShellWord.option("--db", db))")
             } catch let error as VaultError where error.code == .notARegistry && (try? location) != .sqlite(path: db) {

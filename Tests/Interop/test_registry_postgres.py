@@ -706,17 +706,24 @@ def test_a_rule_that_rewrites_a_writers_statement_refuses_it_naming_the_rule(new
         succeeds(*revoke)
 
 
+def login_role(database, role, grants):
+    """The connection string of a login role of the server's, given `grants` (SQL) here."""
+    database.execute(f"""
+        -- Tests at once race to make it: either error means it is there.
+        DO $$ BEGIN CREATE ROLE {role} LOGIN; EXCEPTION WHEN duplicate_object OR unique_violation THEN NULL; END $$;
+        {grants}
+    """)
+    return database.uri(user=role)
+
+
 def as_role_under_policies(database, policies):
     """A login role with every right on the registry's tables, and `policies` (SQL) enabling
     row-level security on some of them: Supabase's way of keeping an app's role to its rows."""
-    database.execute(f"""
-        -- Tests at once race to make it: either error means it is there.
-        DO $$ BEGIN CREATE ROLE registry_app LOGIN; EXCEPTION WHEN duplicate_object OR unique_violation THEN NULL; END $$;
+    return login_role(database, "registry_app", f"""
         GRANT ALL ON ALL TABLES IN SCHEMA public TO registry_app;
         GRANT ALL ON ALL SEQUENCES IN SCHEMA public TO registry_app;
         {policies}
     """)
-    return database.uri(user="registry_app")
 
 
 POLICIES = {
@@ -757,6 +764,12 @@ def test_row_level_security_on_a_table_the_writers_change_refuses_them(new_datab
         assert "nothing was changed" in refused.stderr and "SQLSTATE" not in refused.stderr
     dry = registry("revoke", "--db", as_app, "--user", "did:plc:u1", "--force", "--now", NOW, "--dry-run")
     assert "the real run would be refused: row-level security applies" in dry.stderr, dry.stderr
+    # A reader says what it may not show, and the log's verification gives no verdict (a
+    # trial: it said "ok" while a policy hid rows from it).
+    shown = registry("devices", "--db", as_app, "--now", NOW)
+    assert shown.returncode == 0 and f"row-level security applies to this role on {table}: rows a policy hides" in shown.stderr, shown.stderr
+    verified = registry("log", "--db", as_app, "--verify")
+    assert verified.returncode == 3 and "row-level security applies to the role" in verified.stderr and "ok" not in verified.stdout, verified.stderr
     assert (seed_dump(database, "user_devices"), seed_dump(database, "members")) == before
     assert database.value("SELECT count(*) FROM revocations") == 0
     warned = succeeds("init", "--db", as_app)
@@ -817,13 +830,11 @@ def test_a_role_that_may_write_only_the_apps_tables_imports_and_is_told_what_a_r
     database = new_database()
     database.execute(SEED_SCHEMA)
     succeeds("init", "--db", database.uri())
-    database.execute(f"""
-        DO $$ BEGIN CREATE ROLE h_importer LOGIN; EXCEPTION WHEN duplicate_object OR unique_violation THEN NULL; END $$;
+    importer = login_role(database, "h_importer", f"""
         GRANT TEMPORARY ON DATABASE {database.name} TO h_importer;
         GRANT SELECT ON ALL TABLES IN SCHEMA public TO h_importer;
         GRANT INSERT, UPDATE ON user_devices, members TO h_importer;
     """)
-    importer = database.uri(user="h_importer")
     devices = write_jsonl(tmp_path / "devices.jsonl", device_rows(6, 2))
     members = write_jsonl(tmp_path / "members.jsonl", member_rows(6, 2, 2))
     succeeds("import", "--db", importer, "--devices", str(devices), "--members", str(members), "--now", NOW)
@@ -863,6 +874,46 @@ def test_an_import_that_loses_a_deadlock_says_so_and_changes_nothing(new_databas
         out, err = run.communicate(timeout=120)
     assert run.returncode == 75 and "changed by another session at the same moment" in err and "nothing was changed" in err, err
     assert "SQLSTATE" not in err
+    assert database.value("SELECT count(*) FROM user_devices") == 0
+
+
+@pytest.mark.parametrize("command", ["devices", "revoke --ops -"])
+def test_a_closed_standard_output_is_an_error_and_nothing_reaches_the_server(new_database, tmp_path, command):
+    """Started with standard output closed (`>&-`), the tool's connection would take its number
+    and the report or the operations went into the server's protocol stream (a trial: exit 0,
+    or FATAL from the server). Now the write fails as on any closed stream: exit 1, naming
+    standard output; a committed batch's operations can be written again from the log."""
+    database = new_database()
+    database.execute(SEED_SCHEMA)
+    succeeds("init", "--db", database.uri())
+    succeeds("import", "--db", database.uri(), "--devices", str(write_jsonl(tmp_path / "devices.jsonl", device_rows(4, 2))),
+             "--members", str(write_jsonl(tmp_path / "members.jsonl", member_rows(4, 2, 2))), "--now", NOW)
+    arguments = (["devices", "--now", NOW] if command == "devices"
+                 else ["revoke", "--user", "did:plc:u1", "--force", "--now", NOW, "--batch-id", "closed-1", "--ops", "-"])
+    closed = subprocess.run([DEVICE_REVOKER, "registry", arguments[0], "--db", database.uri(), *arguments[1:]], stderr=subprocess.PIPE,
+                            text=True, env=tool_environment(None), stdin=subprocess.DEVNULL, preexec_fn=lambda: os.close(1))
+    assert closed.returncode == 1 and "standard output" in closed.stderr and "SQLSTATE" not in closed.stderr, closed.stderr
+    if command != "devices":
+        assert "could not be written" in closed.stderr and "operations are in standard output" not in closed.stderr, closed.stderr
+        again = succeeds("log", "--db", database.uri(), "--batch", "closed-1", "--ops", "-")
+        assert again.stdout.count('"mls.remove"') == 4, again.stdout
+
+
+@pytest.mark.parametrize("setting, code, said", [
+    ("default_transaction_read_only = on", 78, "may only be read on this connection"),
+    ("statement_timeout = '1ms'", 75, "cancelled a statement of the command"),
+])
+def test_a_role_setting_that_stops_every_write_is_said_in_the_registrys_words(new_database, tmp_path, setting, code, said):
+    """A role whose connections may only read, or whose statements are cancelled at once: the
+    import is refused in the registry's words with a sysexits code, nothing changed (a trial:
+    the server's raw text, exit 1)."""
+    database = new_database()
+    database.execute(SEED_SCHEMA)
+    succeeds("init", "--db", database.uri())
+    as_app = as_role_under_policies(database, f"ALTER ROLE registry_app IN DATABASE {database.name} SET {setting};")
+    refused = registry("import", "--db", as_app, "--devices", str(write_jsonl(tmp_path / "devices.jsonl", device_rows(4, 2))), "--now", NOW)
+    assert refused.returncode == code and said in refused.stderr and "nothing was changed" in refused.stderr, refused.stderr
+    assert "SQLSTATE" not in refused.stderr
     assert database.value("SELECT count(*) FROM user_devices") == 0
 
 
