@@ -225,6 +225,8 @@ extension DeviceRegistry {
     /// may lack rows a policy hides), at the cost of one query and only on PostgreSQL.
     static func keepGuards(_ engine: any RegistryEngine, _ access: Access, registry: String) throws -> Found {
         guard access != .readOnly else {
+            // SQLite has no row-level security: no transaction opened to ask.
+            guard engine.dialect.tablesUnderRowSecurity != nil else { return Found() }
             return Found(catalog: WritersCatalog(rowSecurity: try engine.transaction(writing: false, retrying: true) { (try engine.tablesUnderRowSecurity($0), false) }))
         }
         let catalog = try engine.transaction(writing: false, retrying: true) { (try engine.catalogForWriting($0), false) }
