@@ -121,7 +121,10 @@ public enum AtomicFile {
     /// opened); the open cannot wait (non-blocking) and the kind is checked again on what was
     /// opened, so a file swapped for a FIFO in between is refused too. Standard input (`-`) is
     /// the caller's to handle.
-    public static func openForReading(_ path: String, what: String) throws -> Int32 {
+    /// `handedOn`: whether the descriptor may reach another reader (a child, a library), for
+    /// which O_NONBLOCK is cleared; a caller that reads the file whole and closes it spares the
+    /// two calls (a batch's vaults, issue 48).
+    public static func openForReading(_ path: String, what: String, handedOn: Bool = true) throws -> Int32 {
         var info = stat()
         if stat(path, &info) == 0 { try requireRegularFile(info.st_mode, path, what: what) }
         let descriptor = open(path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC)
@@ -134,7 +137,7 @@ public enum AtomicFile {
             throw error
         }
         // A regular file ignores O_NONBLOCK; cleared all the same for whoever reads it next.
-        _ = fcntl(descriptor, F_SETFL, fcntl(descriptor, F_GETFL) & ~O_NONBLOCK)
+        if handedOn { _ = fcntl(descriptor, F_SETFL, fcntl(descriptor, F_GETFL) & ~O_NONBLOCK) }
         return descriptor
     }
 

@@ -9,17 +9,19 @@ public enum BoundedRead {
     /// `lines`, a line longer than ``InputLimits/line`` as soon as it is that long.
     public static func all(from descriptor: Int32, limit: Int, name: String, what: String, lines: Bool = false) throws -> [UInt8] {
         var out = [UInt8]()
-        var chunk = [UInt8](repeating: 0, count: 1 << 16)
+        // Not zeroed first: read(2) fills what is used (a batch reads thousands of small files).
+        let chunk = UnsafeMutableRawBufferPointer.allocate(byteCount: 1 << 16, alignment: 1)
+        defer { chunk.deallocate() }
         var lineStart = 0, lineNumber = 1
         while true {
-            let count = chunk.withUnsafeMutableBytes { Glibc.read(descriptor, $0.baseAddress!, $0.count) }
+            let count = Glibc.read(descriptor, chunk.baseAddress!, chunk.count)
             if count < 0 {
                 if errno == EINTR { continue }
                 throw AtomicFile.ioError(errno: errno, "could not read \(what) \(FileNames.quoted(name))")
             }
             if count == 0 { return out }
             guard out.count + count <= limit else { throw VaultError.tooLarge(what: what, name: name, limit: limit) }
-            out.append(contentsOf: chunk[0..<count])
+            out.append(contentsOf: UnsafeRawBufferPointer(rebasing: chunk[0..<count]))
             if lines {
                 while let newline = out[lineStart...].firstIndex(of: 0x0a) {
                     guard newline - lineStart <= InputLimits.line else { throw LineBuffer.overlong(name: "\(what) \(FileNames.quoted(name))", line: lineNumber) }
@@ -33,7 +35,7 @@ public enum BoundedRead {
 
     /// Reads a file by path (never standard input) with a limit.
     public static func file(_ path: String, limit: Int, what: String, lines: Bool = false) throws -> [UInt8] {
-        let descriptor = try AtomicFile.openForReading(path, what: what)
+        let descriptor = try AtomicFile.openForReading(path, what: what, handedOn: false)
         defer { close(descriptor) }
         return try all(from: descriptor, limit: limit, name: path, what: what, lines: lines)
     }

@@ -433,6 +433,8 @@ public final class StagedOutput: @unchecked Sendable {
     /// The staged file's inode, and whether it was published as a new name (link(2), refusing
     /// an existing file): only such a file is this run's own to withdraw.
     private var inode: UInt64 = 0
+    /// The file system it is on, for ``publishTogether(_:exclusive:)``'s one flush each.
+    private var device: UInt64 = 0
     private var publishedNew = false
 
     /// Writes `bytes` to an unnamed file beside the location and, unless `flush` is false,
@@ -469,7 +471,8 @@ public final class StagedOutput: @unchecked Sendable {
         // the whole group's temporaries to the next run). O_TMPFILE is __O_TMPFILE | O_DIRECTORY,
         // and O_PATH is __O_PATH: Glibc defines both only under _GNU_SOURCE, which Swift does
         // not import, so the underlying names are used.
-        descriptor = openat(folder, ".", __O_TMPFILE | O_DIRECTORY | O_WRONLY | O_CLOEXEC, 0o600)
+        // Unnamed, it can be made with its final mode at once: no one can open it by a name.
+        descriptor = openat(folder, ".", __O_TMPFILE | O_DIRECTORY | O_WRONLY | O_CLOEXEC, kept == nil ? requestedMode & 0o777 : 0o600)
         if descriptor < 0 {
             let failure = errno
             do {
@@ -484,17 +487,18 @@ public final class StagedOutput: @unchecked Sendable {
         }
         do {
             var info = stat()
-            if fstat(descriptor, &info) == 0 { inode = UInt64(info.st_ino) }
-            // Held until the process ends: a temporary by this output's name that is not locked
-            // was left by a killed run (``AtomicFile/removeAbandonedTemporary(_:in:)``), which
-            // its mark tells from a file someone saved there.
-            _ = flock(descriptor, LOCK_EX | LOCK_NB)
+            if fstat(descriptor, &info) == 0 { (inode, device) = (UInt64(info.st_ino), UInt64(info.st_dev)) }
             if temporaryName == nil { KeyHoldingFile.markTemporary(descriptor, true) }
             let descriptor = descriptor
             try produce { try AtomicFile.writeAll($0, to: descriptor, path: location.path) }
             // Owners first: a change of owner clears the set-id bits the mode then puts back.
             let mode = kept?.kept(forSecret: secret != nil, ceiling: requestedMode, by: descriptor) ?? requestedMode
-            guard fchmod(descriptor, mode) == 0 else { throw AtomicFile.ioError(errno: errno, "could not set the mode of '\(location.path)'") }
+            // A new file made with the mode it is to have (the umask and the folder's default
+            // ACL spared it, seen by the fstat above) needs no fchmod: one call fewer an output
+            // in a batch (issue 48).
+            if kept != nil || info.st_mode & 0o7777 != mode {
+                guard fchmod(descriptor, mode) == 0 else { throw AtomicFile.ioError(errno: errno, "could not set the mode of '\(location.path)'") }
+            }
             if let secret { KeyHoldingFile.mark(descriptor, secret) }
             guard !flush || fsync(descriptor) == 0 else { throw AtomicFile.ioError(errno: errno, "could not flush '\(location.path)' to disk") }
         } catch {
@@ -545,9 +549,7 @@ public final class StagedOutput: @unchecked Sendable {
         // One syncfs per file system the outputs are on (a folder may be a mount point).
         var flushed: Set<UInt64> = []
         for output in outputs where output.descriptor >= 0 {
-            var info = stat()
-            guard fstat(output.descriptor, &info) == 0 else { throw AtomicFile.ioError(errno: errno, "could not flush '\(output.location.path)' to disk") }
-            guard flushed.insert(UInt64(info.st_dev)).inserted else { continue }
+            guard flushed.insert(output.device).inserted else { continue }
             guard AtomicFile.syncFileSystem(output.descriptor) else { throw AtomicFile.ioError(errno: errno, "could not flush '\(output.location.path)' to disk") }
         }
         var folders: [ObjectIdentifier: (descriptor: Int32, path: String)] = [:]
@@ -567,19 +569,27 @@ public final class StagedOutput: @unchecked Sendable {
         let path = location.path
         if temporaryName == nil {
             let unnamed = "/proc/self/fd/\(descriptor)"
-            if exclusive {
-                guard linkat(AT_FDCWD, unnamed, folder, location.name, AT_SYMLINK_FOLLOW) == 0 else {
-                    if errno == EEXIST { throw VaultError.alreadyExists(path) }
-                    throw AtomicFile.ioError(errno: errno, "could not create '\(path)'")
+            // link(2) never replaces: it refuses an existing file where `exclusive` asks it to,
+            // and where nothing was there when the output was resolved it names the file as
+            // atomically as a rename would, sparing a temporary name and a rename a file (a
+            // batch of new outputs, issue 48). A file there by now is replaced, as below.
+            if exclusive || !location.exists {
+                if linkat(AT_FDCWD, unnamed, folder, location.name, AT_SYMLINK_FOLLOW) == 0 {
+                    publishedNew = true
+                    unmarkStaged()
+                    discard()
+                    if syncingFolder { AtomicFile.syncFolder(folder) }
+                    return
                 }
-                publishedNew = true
-                unmarkStaged()
-                discard()
-                if syncingFolder { AtomicFile.syncFolder(folder) }
-                return
+                guard errno == EEXIST else { throw AtomicFile.ioError(errno: errno, "could not create '\(path)'") }
+                if exclusive { throw VaultError.alreadyExists(path) }
             }
             // rename(2) is the only atomic replace, and it needs a name: a short one, so that an
-            // output name of up to 255 bytes still fits.
+            // output name of up to 255 bytes still fits. Locked before it has that name, and
+            // held until the process ends: a temporary by this output's name that is not locked
+            // was left by a killed run (``AtomicFile/removeAbandonedTemporary(_:in:)``), which
+            // its mark tells from a file someone saved there. (Unnamed, no other run can see it.)
+            _ = flock(descriptor, LOCK_EX | LOCK_NB)
             temporaryName = try Self.link(unnamed, into: folder, for: location, recorded: recordedTemporaryName)
         }
         guard let temporaryName else { return }

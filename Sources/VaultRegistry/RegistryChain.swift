@@ -140,7 +140,7 @@ extension DeviceRegistry {
     /// A role that row-level security applies to may be shown a log without rows a policy
     /// hides, or the app's rows it checks against: no verdict is given (a trial: it said "ok").
     public func verifyChain(expectHead: String? = nil, signers: [PublicKey] = []) throws -> ChainReport {
-        guard tablesUnderRowSecurity.isEmpty else { throw VaultError.registryUnderRowSecurity(path, tablesUnderRowSecurity) }
+        guard tablesUnderRowSecurity.isEmpty else { throw VaultError.registryUnderRowSecurity(path, tablesUnderRowSecurity, refusing: .verdict) }
         let d = dialect
         return try read { db in
             guard try db.bool(d.tableExists, [.text("revocation_batches")]) else { throw VaultError.registryHasNoChain(registry: path) }
@@ -214,7 +214,7 @@ extension DeviceRegistry {
             }
             // The log verifies, but whoever dropped a guard could edit it unseen by the database.
             let loose = try engine.guardsNotInPlace(db)
-            guard loose.isEmpty else { throw VaultError.registryGuardsNotInPlace(path, RegistryGuard.names(loose)) }
+            guard loose.isEmpty else { throw VaultError.registryGuardsNotInPlace(path, RegistryGuard.names(loose), refusing: .verdict) }
             return ChainReport(batches: records, rowsBeforeChain: before.count, rowsChecked: checked)
         }
     }

@@ -132,11 +132,28 @@ struct WritersCatalog {
     /// The tables row-level security applies to for the connecting role.
     var rowSecurity: [String] = []
 
-    /// Refuses as every writer does, the first found first.
-    func refuse(registry: String) throws {
-        guard guardsNotInPlace.isEmpty else { throw VaultError.registryGuardsNotInPlace(registry, RegistryGuard.names(guardsNotInPlace)) }
-        guard rules.isEmpty else { throw VaultError.registryRulesRewriteWrites(registry, RegistryGuard.names(rules, saying: false)) }
-        guard rowSecurity.isEmpty else { throw VaultError.registryUnderRowSecurity(registry, rowSecurity) }
+    /// Refuses as every writer does, the first found first; `work` says what the refusal
+    /// stops (a change, or only a dry run's promise of one).
+    func refuse(registry: String, work: RegistryRefusedWork = .change) throws {
+        guard guardsNotInPlace.isEmpty else { throw VaultError.registryGuardsNotInPlace(registry, RegistryGuard.names(guardsNotInPlace), refusing: work) }
+        guard rules.isEmpty else { throw VaultError.registryRulesRewriteWrites(registry, RegistryGuard.names(rules, saying: false), refusing: work) }
+        guard rowSecurity.isEmpty else { throw VaultError.registryUnderRowSecurity(registry, rowSecurity, refusing: work) }
+    }
+}
+
+/// What a refusal of the registry as it stands (guards not in place, rules, row-level
+/// security) stops, which its message ends by saying: a writer's change ("nothing was
+/// changed"), a dry run's (whose warning says only that the real run would be refused), or a
+/// reader's verdict on the log (`log --verify`, which changes nothing either way).
+public enum RegistryRefusedWork: Sendable {
+    case change, dryRun, verdict
+
+    var ending: String {
+        switch self {
+        case .change: "; nothing was changed"
+        case .dryRun: ""
+        case .verdict: "; no verdict is given on the log"
+        }
     }
 }
 
@@ -287,7 +304,7 @@ extension DeviceRegistry {
     public func refusalOfWriters() throws -> VaultError? {
         let catalog = try read { try engine.catalogForWriting($0) }
         do {
-            try catalog.refuse(registry: location.displayName)
+            try catalog.refuse(registry: location.displayName, work: .dryRun)
             return nil
         } catch let refusal as VaultError {
             return refusal
@@ -397,26 +414,29 @@ extension VaultError {
     }
 
     /// A writer refused a registry whose app tables carry rules that rewrite its statements.
-    static func registryRulesRewriteWrites(_ name: String, _ rules: String, file: String = #fileID, line: UInt = #line) -> VaultError {
+    static func registryRulesRewriteWrites(_ name: String, _ rules: String, refusing work: RegistryRefusedWork = .change,
+                                           file: String = #fileID, line: UInt = #line) -> VaultError {
         VaultError(.registryRulesRewriteWrites,
-                   "the registry '\(name)' has rules on the app's tables that rewrite what a revocation or an import changes: \(rules); nothing was changed",
+                   "the registry '\(name)' has rules on the app's tables that rewrite what a revocation or an import changes: \(rules)\(work.ending)",
                    hint: "a rule changes a statement before it runs, unmeasured: make it a trigger (a revocation watches the app's triggers) or drop it",
                    file: file, line: line)
     }
 
     /// A writer refused a registry whose tables row-level security applies to for its role.
-    static func registryUnderRowSecurity(_ name: String, _ tables: [String], file: String = #fileID, line: UInt = #line) -> VaultError {
+    static func registryUnderRowSecurity(_ name: String, _ tables: [String], refusing work: RegistryRefusedWork = .change,
+                                         file: String = #fileID, line: UInt = #line) -> VaultError {
         VaultError(.registryUnderRowSecurity,
                    "row-level security applies to the role connecting to the registry '\(name)' on \(tables.joined(separator: ", ")): "
-                   + "a policy may hide rows from it, or keep its changes from them; nothing was changed",
+                   + "a policy may hide rows from it, or keep its changes from them\(work.ending)",
                    hint: "connect as a role that bypasses it (BYPASSRLS, or the tables' owner where security is not forced), as Supabase's service role does",
                    file: file, line: line)
     }
 
     /// A writer refused a registry whose guards are not as it made them.
-    static func registryGuardsNotInPlace(_ name: String, _ guards: String, file: String = #fileID, line: UInt = #line) -> VaultError {
+    static func registryGuardsNotInPlace(_ name: String, _ guards: String, refusing work: RegistryRefusedWork = .change,
+                                         file: String = #fileID, line: UInt = #line) -> VaultError {
         VaultError(.registryGuardsNotInPlace,
-                   "the registry '\(name)' is missing guards that keep its rules (dropped, disabled or changed by hand): \(guards); nothing was changed",
+                   "the registry '\(name)' is missing guards that keep its rules (dropped, disabled or changed by hand): \(guards)\(work.ending)",
                    hint: "run: device-revoker registry init \(ShellWord.option("--db", name)) (it puts them back), then 'registry log --verify' to check what was changed meanwhile",
                    file: file, line: line)
     }

@@ -180,6 +180,10 @@ extension DeviceRegistry {
         public var notFound = 0
         /// Selected devices kept because each is its user's last active device.
         public var sparedLastDevices = 0
+        /// When nothing is left to revoke and selected devices were revoked before: the latest
+        /// batches that revoked them (up to three, the last first), whose stored operations a
+        /// run cut off before writing its `--ops` file can still write (Catbird's registry).
+        public var revokedEarlierBy: [String] = []
         /// What the list named that the registry does not have, in the list's order.
         public var unmatched: [Unmatched] = []
         /// The registry's active devices before the batch (measured only when the batch has
@@ -396,6 +400,9 @@ extension DeviceRegistry {
             // measured as a dry run is, so the report still shows the whole blast radius.
             let unmatchedRefusal = radius.unmatched.isEmpty || allowing.contains(.unmatched) ? nil : Refusal.unmatched(radius.unmatched.map(\.entry))
             guard radius.devices > 0 else {
+                // The same command run again after a run cut off between its commit and its
+                // operations: which batch has them (a trial: "nothing to revoke", no pointer).
+                if t.hasConversations, selectedCount > activeSelected { radius.revokedEarlierBy = try Self.batchesThatRevokedSelected(db: db) }
                 return (RevocationResult(batchID: batchID, radius: radius, applied: false, refusals: unmatchedRefusal.map { [$0] } ?? [], operations: []), false)
             }
             // Checked only when there is something to revoke: running the same ticket again
@@ -619,6 +626,14 @@ extension DeviceRegistry {
                 """)
         }
         return counts
+    }
+
+    /// The latest batches that revoked devices of `selected` (up to three, the last first).
+    private static func batchesThatRevokedSelected(db: RegistrySession) throws -> [String] {
+        try db.strings("""
+            SELECT r.batch_id FROM revocations r JOIN selected s ON s.user_did = r.user_did AND s.device_id = r.device_id
+            GROUP BY r.batch_id ORDER BY max(r.id) DESC LIMIT 3
+            """)
     }
 
     /// Makes `selected` and `batch` empty, in tables that name the ids as Catbird does, in the

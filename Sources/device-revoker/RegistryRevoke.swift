@@ -409,6 +409,15 @@ extension Registry {
                         return
                     } catch let error as VaultError where error.code == .notInRegistry {}
                 }
+                // Without --batch-id, the batch that revoked the selection is named, and how to
+                // write its operations, should a run of it have been cut off before it could.
+                if batchId == nil, let last = result.radius.revokedEarlierBy.first {
+                    let others = result.radius.revokedEarlierBy.count > 1 ? " (and earlier \(result.radius.revokedEarlierBy.dropFirst().joined(separator: ", ")))" : ""
+                    diagnostics.note("nothing was revoked, so --ops was not written; the devices selected were revoked by batch \(last)\(others): "
+                                     + "if its run was cut off before writing its operations, write them with: device-revoker registry log "
+                                     + "\(ShellWord.option("--db", database.db, quoted: true)) \(ShellWord.option("--batch", last)) \(ShellWord.option("--ops", ops ?? "FILE", quoted: true))")
+                    return
+                }
                 diagnostics.note("nothing was revoked, so --ops was not written")
             }
         }

@@ -299,3 +299,57 @@ def test_a_key_at_an_outputs_temporary_name_is_never_taken(workspace):
     result = run("vault-tool", "seal --key-file keys/parent.nsec -o out.vault testkit/ok-household.revealed.json", cwd=workspace)
     assert result.returncode == 0, result.stderr.decode()
     assert (workspace / name).read_bytes() == key
+
+
+# MARK: A new output is named by link(2), made with its mode (issue 48)
+
+@pytest.mark.parametrize("umask", [0o027, 0o000, 0o077])
+@pytest.mark.parametrize("name,tool,arguments,side", [w for w in WRITERS if w[0] not in IN_PLACE], ids=[
+    name for name, *_ in WRITERS if name not in IN_PLACE])
+def test_a_new_output_has_its_mode_whatever_the_umask(workspace, name, tool, arguments, side, umask):
+    """A new output is made unnamed with the mode it is to have and is given no other after:
+    a public one 0666 less the umask, as a shell redirection makes it, a secret 0600 whatever
+    the umask (0000 included). A key the suite writes is never more open than 0600."""
+    before = snapshot(workspace)
+    result = subprocess.run([str(BIN / tool), *arguments.split()], capture_output=True, cwd=workspace, preexec_fn=lambda: os.umask(umask))
+    assert result.returncode == 0, result.stderr.decode()
+    made = [path for path in workspace.rglob("*") if str(path.relative_to(workspace)) not in before and path.is_file()]
+    assert made, "the command wrote nothing"
+    for path in made:
+        mode = path.stat().st_mode & 0o7777
+        assert mode in (0o666 & ~umask, 0o600), (path.name, oct(mode))
+        if path.suffix in (".nsec", ".vaultkey", ".hex"):
+            assert mode == 0o600, (path.name, oct(mode))
+
+
+@pytest.mark.parametrize("arguments,outputs", [
+    ("vault-tool seal --key-file keys/parent.nsec -o out.vault testkit/ok-household.revealed.json", ["out.vault"]),
+    ("recovery-sheet words --key-file keys/parent.nsec -o out.txt", ["out.txt"]),
+    ("vault-tool migrate --to 2 --manifest manifest.jsonl --out-dir batch", None),
+])
+def test_a_name_taken_after_it_was_found_free_is_replaced_as_any_output(workspace, arguments, outputs):
+    """A new output is named by link(2), which never replaces: a file given that name after the
+    output was resolved (strace makes the first link fail as if one had) is replaced by the
+    rename every replacing write makes, and no temporary is left."""
+    tool, *rest = arguments.split()
+    clean = workspace.parent / "clean"
+    shutil.copytree(workspace, clean, symlinks=True)
+    assert subprocess.run([str(BIN / tool), *rest], capture_output=True, cwd=clean).returncode == 0
+    expected = sorted(str(p.relative_to(clean)) for p in clean.rglob("*") if p.is_file())
+    result = subprocess.run(["strace", "-f", "-qq", "-o", "/dev/null", "-e", "trace=linkat", "-e", "inject=linkat:error=EEXIST:when=1",
+                             str(BIN / tool), *rest], capture_output=True, cwd=workspace)
+    assert result.returncode == 0, result.stderr.decode()
+    assert sorted(str(p.relative_to(workspace)) for p in workspace.rglob("*") if p.is_file()) == expected
+    assert not list(workspace.rglob(".hvt-*"))
+    for output in outputs or []:
+        assert (workspace / output).stat().st_size == (clean / output).stat().st_size
+
+
+def test_a_key_output_whose_name_is_taken_meanwhile_is_refused(workspace):
+    """`keygen` never replaces a file: a name taken after it was found free (the first link
+    fails as if one had) refuses the key (exit 4), and nothing is left."""
+    result = subprocess.run(["strace", "-f", "-qq", "-o", "/dev/null", "-e", "trace=linkat", "-e", "inject=linkat:error=EEXIST:when=1",
+                             str(BIN / "vault-tool"), "keygen", "-o", "new.nsec"], capture_output=True, cwd=workspace)
+    assert result.returncode == 4, result.stderr.decode()
+    assert b"new.nsec" in result.stderr and not (workspace / "new.nsec").exists()
+    assert not list(workspace.rglob(".hvt-*"))

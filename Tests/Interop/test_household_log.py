@@ -552,7 +552,7 @@ def test_a_device_event_says_which_change_and_only_the_parent_adds_a_device(sign
 def test_a_change_run_again_after_it_finished_says_it_is_done_and_one_killed_before_its_vault_leaves_nothing(signed, change):
     """Run again after it finished, a change to new outputs finds its own event and vault there:
     it says the change is done (exit 4, nothing written), not that the log is another
-    household's. Killed between publishing its log and its vault (at the rename), the rerun
+    household's. Killed between publishing its log and its vault (as the vault is named), the rerun
     finishes it and takes back the temporary the kill left."""
     folder, _ = signed
     command = {
@@ -563,10 +563,12 @@ def test_a_change_run_again_after_it_finished_says_it_is_done_and_one_killed_bef
         "revoke": ["device-revoker", "vault", "--key-file", "parent.nsec", "--vault", "h.vault", "--device", "kitchen ipad",
                    "--allow-empty", "--now", "2026-01-05T00:00:00Z", "--ops", "ops.jsonl", "-o", "out.vault"],
     }[change]
-    # The log is renamed into place first (after the operations, for a revocation), then the vault.
-    vault_rename = 3 if change == "revoke" else 2
-    killed = subprocess.run(["strace", "-f", "-qq", "-o", "/dev/null", "-e", "trace=rename,renameat,renameat2", "-e",
-                             f"inject=rename,renameat,renameat2:signal=KILL:when={vault_rename}", str(BIN / command[0]), *command[1:]],
+    # The log is named first (after the operations, for a revocation), then the vault: each a new
+    # file, named by link(2) (a replaced one by rename(2)).
+    vault_named = 3 if change == "revoke" else 2
+    naming = "link,linkat,rename,renameat,renameat2"
+    killed = subprocess.run(["strace", "-f", "-qq", "-o", "/dev/null", "-e", f"trace={naming}", "-e",
+                             f"inject={naming}:signal=KILL:when={vault_named}", str(BIN / command[0]), *command[1:]],
                             capture_output=True, cwd=folder)
     assert killed.returncode in (-9, 137), killed.stderr.decode()
     assert (folder / "out.log").exists() and not (folder / "out.vault").exists(), sorted(p.name for p in folder.iterdir())

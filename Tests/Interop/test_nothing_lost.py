@@ -968,6 +968,28 @@ def test_finding_3_ops_lost_after_the_commit_can_be_written_again(workspace, tmp
     assert registry_state(workspace) != state
 
 
+def test_finding_3_ops_lost_after_the_commit_are_found_by_the_same_command_without_a_batch_id(workspace, tmp_path):
+    """The same cut-off run, started without --batch-id and run again as it was: the rerun has
+    nothing left to revoke, and names the batch that revoked its devices and the command that
+    writes that batch's operations (a trial: "nothing to revoke", no pointer), which writes
+    what the first run would have."""
+    reference = tmp_path / "reference"
+    shutil.copytree(workspace, reference, symlinks=True)
+    ok("device-revoker", REVOKE_IPAD + " --batch-id B1 --ops ops.jsonl", reference)
+    expected = (reference / "ops.jsonl").read_bytes()
+    command = ["strace", "-f", "-qq", "-o", "/dev/null", "-e", "trace=link,linkat,rename,renameat,renameat2",
+               "-e", "inject=link,linkat,rename,renameat,renameat2:error=ENOENT", BIN / "device-revoker", *(REVOKE_IPAD + " --ops ops.jsonl").split()]
+    assert execute(command, workspace).returncode == 1
+    with sqlite3.connect(workspace / "registry.sqlite") as db:
+        (batch,) = db.execute("SELECT batch_id FROM revocations ORDER BY id DESC LIMIT 1").fetchone()
+    again = ok("device-revoker", REVOKE_IPAD + " --ops ops.jsonl", workspace)
+    assert not (workspace / "ops.jsonl").exists()
+    assert f"revoked by batch {batch}" in again.message and "registry log" in again.message, again
+    pointed = again.message.split("write them with: device-revoker ")[1].split("\n")[0].split()
+    ok("device-revoker", " ".join(word.strip("'") for word in pointed), workspace)
+    assert (workspace / "ops.jsonl").read_bytes() == expected.replace(b"B1", batch.encode())
+
+
 # MARK: Finding 4: code rotate publishes nothing unless it publishes everything
 
 def as_nobody(folder):

@@ -20,6 +20,7 @@ import re
 import resource
 import shutil
 import signal
+import sqlite3
 import stat
 import struct
 import subprocess
@@ -1801,6 +1802,30 @@ def test_a_revoked_device_back_in_a_conversation_breaks_the_log(tmp_path):
         db.execute("UPDATE members SET left_at = NULL WHERE user_did = 'did:plc:u0' AND device_id = 'd0'")
     verified = subprocess.run([revoker, "registry", "log", "--db", "r.sqlite", "--verify"], capture_output=True, text=True)
     assert verified.returncode == 3 and "is a member of conversation 'convo-1' again" in verified.stderr, verified.stderr
+
+
+@pytest.mark.parametrize("change", ["DROP TRIGGER members_need_an_active_device_update", "DROP TRIGGER revocations_are_append_only_update"])
+def test_a_verification_that_finds_a_guard_gone_gives_no_verdict_and_says_so(tmp_path, change):
+    """`log --verify` of a log whose rows verify but whose guards were dropped is refused (exit
+    3): whoever dropped one could have edited the log unseen. A reader changes nothing either
+    way, so it says it gives no verdict, not a writer's "nothing was changed" (a trial)."""
+    os.chdir(tmp_path)
+    revoker = str(BIN / "device-revoker")
+    devices = [{"user_did": "did:plc:u0", "device_id": f"d{d}", "device_mls_did": f"did:plc:u0#d{d}", "signature_public_key": f"d{d}".encode().hex().rjust(64, "0"),
+                "registered_at": "2024-01-01T00:00:00Z"} for d in range(2)]
+    for arguments in (["init"], ["import", "--devices", write_jsonl(tmp_path / "d.jsonl", devices)], ["revoke", "--device", "did:plc:u0#d0", "--force"]):
+        result = subprocess.run([revoker, "registry", arguments[0], "--db", "r.sqlite", *arguments[1:]], capture_output=True, text=True)
+        assert result.returncode == 0, (arguments, result.stderr)
+    with sqlite3.connect("r.sqlite") as db:
+        assert db.execute("SELECT count(*) FROM sqlite_master WHERE type = 'trigger' AND name = ?", (change.split()[-1],)).fetchone()[0] == 1
+        db.execute(change)
+    verified = subprocess.run([revoker, "registry", "log", "--db", "r.sqlite", "--verify"], capture_output=True, text=True)
+    assert verified.returncode == 3 and "missing guards" in verified.stderr and change.split()[-1] in verified.stderr, verified.stderr
+    assert "no verdict is given on the log" in verified.stderr and "nothing was changed" not in verified.stderr, verified.stderr
+    # A writer refused by the same finding says what it left.
+    refused = subprocess.run([revoker, "registry", "revoke", "--db", "r.sqlite", "--device", "did:plc:u0#d1", "--force"],
+                             capture_output=True, text=True)
+    assert refused.returncode == 3 and "nothing was changed" in refused.stderr, refused.stderr
 
 
 def test_names_that_read_alike_are_told_apart_in_a_listing(tmp_path):

@@ -690,6 +690,8 @@ def test_a_rule_that_rewrites_a_writers_statement_refuses_it_naming_the_rule(new
     # The dry run says so (a trial: it said nothing).
     dry = registry(*revoke, "--dry-run")
     assert dry.returncode == 0 and "the real run would be refused" in dry.stderr and shown in dry.stderr, dry.stderr
+    # A warning, not the refusal: it does not say what a refusal leaves.
+    assert "nothing was changed" not in dry.stderr, dry.stderr
     assert (seed_dump(database, "user_devices"), seed_dump(database, "members")) == before
     assert database.value("SELECT count(*) FROM revocations") == 0
     again = registry("init", "--db", database.uri())
@@ -763,13 +765,15 @@ def test_row_level_security_on_a_table_the_writers_change_refuses_them(new_datab
         assert f"row-level security applies to the role" in refused.stderr and f"on {table}" in refused.stderr, refused.stderr
         assert "nothing was changed" in refused.stderr and "SQLSTATE" not in refused.stderr
     dry = registry("revoke", "--db", as_app, "--user", "did:plc:u1", "--force", "--now", NOW, "--dry-run")
-    assert "the real run would be refused: row-level security applies" in dry.stderr, dry.stderr
+    assert "the real run would be refused: row-level security applies" in dry.stderr and "nothing was changed" not in dry.stderr, dry.stderr
     # A reader says what it may not show, and the log's verification gives no verdict (a
     # trial: it said "ok" while a policy hid rows from it).
     shown = registry("devices", "--db", as_app, "--now", NOW)
     assert shown.returncode == 0 and f"row-level security applies to this role on {table}: rows a policy hides" in shown.stderr, shown.stderr
     verified = registry("log", "--db", as_app, "--verify")
     assert verified.returncode == 3 and "row-level security applies to the role" in verified.stderr and "ok" not in verified.stdout, verified.stderr
+    # A reader changes nothing either way: it says it gives no verdict, not "nothing was changed".
+    assert "no verdict is given on the log" in verified.stderr and "nothing was changed" not in verified.stderr, verified.stderr
     assert (seed_dump(database, "user_devices"), seed_dump(database, "members")) == before
     assert database.value("SELECT count(*) FROM revocations") == 0
     warned = succeeds("init", "--db", as_app)

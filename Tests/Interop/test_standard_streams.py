@@ -208,11 +208,12 @@ def test_rotation_apply_with_operations_on_a_closed_pipe_then_run_again(workspac
 
 @pytest.mark.parametrize("moment", [2, 3])
 def test_rotation_apply_killed_between_its_outputs_is_finished_by_running_it_again(workspace, moment):
-    """SIGKILL at the new vault's publication (the second rename: the operations file is the
+    """SIGKILL at the new vault's publication (the second file named: the operations file is the
     first), or at the tombstone's (the third, with the new vault published): the rerun finishes
-    the rotation, writing operations that match the new vault there."""
+    the rotation, writing operations that match the new vault there. Each is a new file, named
+    by link(2); a replaced one would be by rename(2)."""
     arguments = f"apply plan.json --vault work.vault {ROTATION} --out-dir rotated --ops ops.jsonl"
-    call, when = "renameat,renameat2", moment
+    call, when = "link,linkat,rename,renameat,renameat2", moment
     killed = subprocess.run(["strace", "-f", "-qq", "-o", "/dev/null", "-e", f"trace={call}", "-e", f"inject={call}:signal=KILL:when={when}",
                              str(BIN / "rotation-planner"), *arguments.split()], cwd=workspace, capture_output=True, timeout=TIMEOUT)
     assert killed.returncode != 0, killed.stderr
