@@ -251,8 +251,13 @@ extension OutputWriter {
             // output named by hand.
             if let existing = try currentContents(logOutput) {
                 let vaultThere = try currentContents(output)
+                // The same change run again after it finished, or after a cut-off run published
+                // its log and vault (a trial: exit 4, and its --ops never written again): done.
+                // Both are kept as they are, and whatever else the run writes is written.
                 if log.recordsSameChangeDone(existing, vaultThere: vaultThere) {
-                    throw VaultError.changeAlreadyRecorded(displayName(output), log: displayName(logOutput))
+                    Diagnostics.ofThisTool.note("the household log at '\(displayName(logOutput))' already records this change, made by the same key, "
+                                                + "and the vault at '\(displayName(output))' is the one it names: the change was made by an earlier run; both are kept as they are")
+                    return
                 }
                 guard log.mayReplace(existing, vaultThere: vaultThere) else { throw VaultError.newLogOverAnother(displayName(logOutput)) }
             }
@@ -302,11 +307,6 @@ extension VaultError {
     static func newLogOverAnother(_ path: String, file: String = #fileID, line: UInt = #line) -> VaultError {
         VaultError(.outputExists, "a household log is already at '\(path)', and the log this change writes would not keep it; nothing was written",
                    hint: "that log is another household's, or the record of an earlier life of this vault: move it aside, keeping it, or write the vault elsewhere", file: file, line: line)
-    }
-
-    static func changeAlreadyRecorded(_ vault: String, log: String, file: String = #fileID, line: UInt = #line) -> VaultError {
-        VaultError(.outputExists, "the household log at '\(log)' already records this change, made by the same key, and the vault at '\(vault)' is the one it names: the change is done; nothing was written",
-                   hint: "'vault-tool log show' shows the event; to make the change again as a new one, move the vault and its log aside first", file: file, line: line)
     }
 
     static func logStartsWithParent(file: String = #fileID, line: UInt = #line) -> VaultError {

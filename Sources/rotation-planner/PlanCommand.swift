@@ -45,9 +45,17 @@ struct Plan: ParsableCommand {
         let files = try CommandFiles(reads: [.init("--vault", vault)] + keys.declaredInputs, writes: [planOutput])
         let (old, new) = try keys.load()
         let bytes = try VaultLogFiles.readVault(vault)
-        var plan = try RotationPlanner.plan(vault: bytes, oldKey: old, newKey: new, mode: mode, reason: reason,
-                                            createdAt: now.time, template: PlanFiles.template())
+        let planned = try RotationPlanner.planned(vault: bytes, oldKey: old, newKey: new, mode: mode, reason: reason,
+                                                  createdAt: now.time, template: PlanFiles.template())
+        var plan = planned.plan
         try plan.sign(oldKey: old, newKey: new)
+        if !planned.undatedRevocations.isEmpty {
+            // A trial: a device revoked a minute before in a schema 1 vault, a routine plan, no word.
+            let names = planned.undatedRevocations.joined(separator: ", ")
+            diagnostics.warning("a routine plan, but the vault does not record when \(names) \(planned.undatedRevocations.count == 1 ? "was" : "were") revoked "
+                                + "(a schema 1 vault keeps no such time): if that was lately and a device was lost or stolen, the old key may be known: "
+                                + "make the plan again with --mode compromise (or --mode routine to say this one is meant)")
+        }
         // The characters that would drive or reorder a terminal or an editor showing the plan
         // (a device name's U+202E, U+2028, DEL, a C1 control) are written as `\uXXXX` wherever
         // it goes, as `show` escapes them: the same plan to any reader, since its planId is over

@@ -9,6 +9,7 @@ import json
 import secrets
 import subprocess
 import time
+import uuid
 
 import pytest
 from cryptography.hazmat.primitives import hashes
@@ -266,6 +267,66 @@ def test_a_pairing_code_with_a_blank_token_or_zone_is_refused(tmp_path, field, b
     # The empty one is named, not both (a hostile trial).
     other = {"verificationToken": "sharedZoneID", "sharedZoneID": "verificationToken"}[field]
     assert read.returncode == 2 and f"{field} is empty or blank".encode() in read.stderr and other.encode() not in read.stderr, read.stderr
+
+
+def key_spellings(h):
+    """The key as each spelling a trial hid it in: 40 of its hex digits, its base64 after a
+    letter, its hex whole, its URL-safe base64."""
+    standard = base64.b64encode(h.secret).decode()
+    return {"hex-piece": h.secret.hex()[:40], "base64": "x" + standard, "hex": h.secret.hex(),
+            "url-safe-base64": base64.urlsafe_b64encode(h.secret).decode().rstrip("=")}
+
+
+@pytest.mark.parametrize("form", ["documented", "app"])
+@pytest.mark.parametrize("spelling", ["hex-piece", "base64", "hex", "url-safe-base64"])
+@pytest.mark.parametrize("where", ["field-name", "url-path", "url-query", "url-fragment"])
+def test_a_link_that_hides_its_key_elsewhere_never_shows_it(tmp_path, form, spelling, where):
+    """A hostile trial: a link whose extra field was named by 40 of its key's hex digits, or by
+    its base64, was refused by quoting the name (the key, or most of it, in the error); one
+    whose vault URL held the key was read, and its summary printed the URL. The link's key is
+    held before any other field is looked at, so an error withholds every piece of it, and a URL
+    holding it is refused (exit 2) without it."""
+    h = Household(secrets.token_bytes(32))
+    hidden = key_spellings(h)[spelling]
+    now = 1_795_000_000
+    url = f"https://minio.example/b/{h.vault_path}"
+    url = {"field-name": url, "url-path": f"https://minio.example/{hidden}/{h.vault_path}", "url-query": f"{url}?k={hidden}",
+           "url-fragment": f"{url}#{hidden}"}[where]
+    link = {"vaultURL": url, "parentPubkey": h.pubkey, "nsec": h.nsec if form == "documented" else base64.b64encode(h.secret).decode(),
+            "expiresAt": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(now + 60)) if form == "documented" else now + 60 - REFERENCE_DATE}
+    if where == "field-name":
+        link[hidden] = 1
+    text = json.dumps(link) if form == "documented" else app_json(link)
+    for json_output in ([], ["--json"]):
+        read = subprocess.run([DEVICE_LINK, "read", str(qr_png(text, tmp_path / "l.png")), "--now", time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(now)),
+                               *json_output], capture_output=True)
+        assert read.returncode == 2, read.stderr
+        shown = (read.stdout + read.stderr).decode()
+        for piece in (h.secret.hex()[i:i + 12] for i in range(0, 53, 4)):
+            assert piece not in shown.lower(), shown
+        assert base64.b64encode(h.secret).decode()[:20] not in shown and h.nsec[5:25] not in shown, shown
+    if where != "field-name":
+        key = secret_file(tmp_path / "k.nsec", h.nsec)
+        made = subprocess.run([DEVICE_LINK, "create", "--key-file", key, "--vault-url", url, "-o", str(tmp_path / "out.png")], capture_output=True)
+        assert made.returncode == 2 and b"vaultURL holds the link's key" in made.stderr and not (tmp_path / "out.png").exists(), made.stderr
+
+
+@pytest.mark.parametrize("token", ["abc", "00000000-0000-0000-0000-000000000000", "C232AB00-9414-11EC-B3C8-9E6BDECED846",
+                                   "C0FFEE00-0000-4000-C000-000000000000", "6F1C2B7E-0D4A-4C55-9E1B-2A7F3C9D8E01", "6f1c2b7e-0d4a-4c55-9e1b-2a7f3c9d8e01"],
+                         ids=["not-a-uuid", "nil", "version-1", "wrong-variant", "the-device-id", "the-device-id-lower-case"])
+def test_a_pairing_code_whose_token_is_not_random_is_refused(tmp_path, token):
+    """A hostile trial: any non-blank token was read, a guessable one (`abc`, the nil UUID, a
+    time-based one, the parent device's own id) included. The app makes it with `UUID()`: a
+    random version 4 UUID, as the documents say, which is what is read."""
+    pairing = {"shareURL": "https://www.icloud.com/share/0abc", "parentDeviceID": "6F1C2B7E-0D4A-4C55-9E1B-2A7F3C9D8E01",
+               "verificationToken": token, "sharedZoneID": "FamilyZone", "timestamp": "2026-11-22T10:00:00Z"}
+    read = subprocess.run([DEVICE_LINK, "pairing", "read", str(qr_png(json.dumps(pairing), tmp_path / "p.png")), "--now", "2026-11-22T10:01:00Z"],
+                          capture_output=True)
+    assert read.returncode == 2 and b"verificationToken should be a random UUID (version 4)" in read.stderr, read.stderr
+    pairing["verificationToken"] = str(uuid.uuid4())  # lower case, as any other UUID reader writes it
+    read = subprocess.run([DEVICE_LINK, "pairing", "read", str(qr_png(json.dumps(pairing), tmp_path / "q.png")), "--now", "2026-11-22T10:01:00Z"],
+                          capture_output=True)
+    assert read.returncode == 0, read.stderr
 
 
 @pytest.mark.parametrize("arguments", [["create", "--vault-url", "https://x/y.vault", "--expires-in", "0"],

@@ -192,6 +192,39 @@ def test_a_plan_without_a_mode_after_a_revocation_asks_for_one(house):
     assert asked.returncode == 64 and "--mode compromise" in asked.stderr, asked.stderr
 
 
+@pytest.mark.parametrize("vault", ["ok-household.vault", "ok-v2-household.vault"])
+def test_a_plan_after_a_revocation_the_vault_keeps_no_time_of_says_so(tmp_path, vault):
+    """A hostile trial: a schema 1 vault records no time of revocation, so a device revoked a
+    minute before read as long ago, and the plan was routine without a word. Such a revocation
+    may be years old too, so the plan stays routine, with a warning naming the device and the
+    mode to ask for; a mode given says nothing."""
+    for name in ("parent.nsec", "other.nsec"):
+        shutil.copy(FIXTURES / "keys" / name, tmp_path / name)
+        os.chmod(tmp_path / name, 0o600)
+    shutil.copy(FIXTURES / "testkit" / vault, tmp_path / "h.vault")
+    revoked = subprocess.run([str(BIN / "device-revoker"), "vault", "--key-file", "parent.nsec", "--vault", "h.vault", "--device", "Bedroom iPad",
+                              "--reason", "stolen", "--ops", "o.jsonl", "-o", "r.vault"], capture_output=True, text=True, cwd=tmp_path)
+    assert revoked.returncode == 0, revoked.stderr
+    if vault == "ok-v2-household.vault":  # the time taken out by hand, as a schema 1 vault has none
+        document = json.loads(subprocess.run([str(BIN / "vault-tool"), "open", "--key-file", "parent.nsec", "--reveal-secrets", "--force", "r.vault"],
+                                             capture_output=True, check=True, cwd=tmp_path).stdout)
+        for device in document["devices"]:
+            device.pop("revokedAt", None)
+        (tmp_path / "r.json").write_text(json.dumps(document))
+        subprocess.run([str(BIN / "vault-tool"), "seal", "--key-file", "parent.nsec", "--force", "-o", "r.vault", "r.json"], capture_output=True, check=True, cwd=tmp_path)
+
+    def plan(*extra):
+        return subprocess.run([str(BIN / "rotation-planner"), "plan", "--vault", "r.vault", "--key-file", "parent.nsec", "--new-key-file", "other.nsec",
+                               *extra], capture_output=True, text=True, cwd=tmp_path, stdin=subprocess.DEVNULL)
+    warned = plan("-o", "plan.json")
+    assert warned.returncode == 0 and json.loads((tmp_path / "plan.json").read_text())["mode"] == "routine", warned.stderr
+    assert "warning: a routine plan, but the vault does not record when" in warned.stderr and "Bedroom iPad" in warned.stderr, warned.stderr
+    assert "--mode compromise" in warned.stderr
+    for mode in ("routine", "compromise"):
+        given = plan("--mode", mode)
+        assert given.returncode == 0 and json.loads(given.stdout)["mode"] == mode and "does not record" not in given.stderr, given.stderr
+
+
 def test_a_revocation_run_again_with_its_revision_finishes(house):
     """A hostile trial: `device-revoker vault --expect-revision N` run again on the vault it
     wrote was refused ("someone else changed it"): nobody had, the run itself had. Nothing left

@@ -548,12 +548,13 @@ def test_a_device_event_says_which_change_and_only_the_parent_adds_a_device(sign
     assert expected == (None if (change, signer) in {("add", "parent"), ("rename", "support")} else len(lines))
 
 
-@pytest.mark.parametrize("change", ["merge", "rename", "revoke"])
+@pytest.mark.parametrize("change", ["merge", "rename", "revoke", "add"])
 def test_a_change_run_again_after_it_finished_says_it_is_done_and_one_killed_before_its_vault_leaves_nothing(signed, change):
     """Run again after it finished, a change to new outputs finds its own event and vault there:
-    it says the change is done (exit 4, nothing written), not that the log is another
-    household's. Killed between publishing its log and its vault (as the vault is named), the rerun
-    finishes it and takes back the temporary the kill left."""
+    it says the change is done and keeps both (exit 0: a trial's rerun was exit 4 and never
+    wrote the operations it had lost), not that the log is another household's. Killed between
+    publishing its log and its vault (as the vault is named), the rerun finishes it and takes
+    back the temporary the kill left."""
     folder, _ = signed
     command = {
         "merge": ["vault-tool", "merge", "--key-file", "parent.nsec", "--base", "h.vault", "--ours", "h.vault", "--theirs", "h.vault",
@@ -562,9 +563,11 @@ def test_a_change_run_again_after_it_finished_says_it_is_done_and_one_killed_bef
                    "h.vault", "kitchen ipad", "Hall iPad"],
         "revoke": ["device-revoker", "vault", "--key-file", "parent.nsec", "--vault", "h.vault", "--device", "kitchen ipad",
                    "--allow-empty", "--now", "2026-01-05T00:00:00Z", "--ops", "ops.jsonl", "-o", "out.vault"],
+        "add": ["vault-tool", "device", "add", "--key-file", "parent.nsec", "--id", "77777777-0000-4000-8000-000000000001", "--name", "Tab",
+                "--now", "2026-01-05T00:00:00Z", "--ops", "ops.jsonl", "-o", "out.vault", "h.vault"],
     }[change]
-    # The log is named first (after the operations, for a revocation), then the vault: each a new
-    # file, named by link(2) (a replaced one by rename(2)).
+    # The log is named first (after the operations, for a revocation; an addition's come after
+    # its vault), then the vault: each a new file, named by link(2) (a replaced one by rename(2)).
     vault_named = 3 if change == "revoke" else 2
     naming = "link,linkat,rename,renameat,renameat2"
     killed = subprocess.run(["strace", "-f", "-qq", "-o", "/dev/null", "-e", f"trace={naming}", "-e",
@@ -577,10 +580,15 @@ def test_a_change_run_again_after_it_finished_says_it_is_done_and_one_killed_bef
     assert not list(folder.glob(".hvt-*")), sorted(p.name for p in folder.iterdir())
     assert tool("vault-tool", "log", "verify", "out.vault", cwd=folder).returncode == 0
     written = {name: (folder / name).read_bytes() for name in ("out.vault", "out.log")}
+    if change in ("revoke", "add"):
+        operations = (folder / "ops.jsonl").read_bytes()
+        (folder / "ops.jsonl").unlink()  # lost after the run, as a trial lost them
     again = tool(*command, cwd=folder)
-    assert again.returncode == 4, again.stderr
+    assert again.returncode == 0, again.stderr
     assert "already records this change" in again.stderr and "another household" not in again.stderr, again.stderr
     assert {name: (folder / name).read_bytes() for name in written} == written
+    if change in ("revoke", "add"):  # what else the run writes is written again, as it was
+        assert (folder / "ops.jsonl").read_bytes() == operations
 
 
 @pytest.mark.parametrize("where", ["content", "reason"])

@@ -136,16 +136,22 @@ public struct DeviceLink: Sendable {
             throw reader.invalid("expiresAt", CodeEncoding.timeProblem(expiresAtValue))
         }
         expiresAt = expiry
-        try reader.finish()
-        // The documented form's nsec1…, or the app's `Data`: the 32 bytes in base64.
+        // The documented form's nsec1…, or the app's `Data`: the 32 bytes in base64. Read before
+        // the fields nobody asked for are refused, and held as a key a person gave: an error
+        // or a report quoting the code's other text withholds any piece of it (a trial: a field
+        // named by 40 of its hex digits, or by its base64, was quoted whole).
         if nsec.hasPrefix("nsec1") {
             var nsecBytes = Array(nsec.utf8)
             key = try SecretKey(parsing: SecretBytes(consuming: &nsecBytes), what: "the link's nsec")
         } else if let raw = try Sodium.base64Secret(nsec, byteCount: 32) {
+            raw.withUnsafeBytes { HeldSecrets.register($0, pinned: true) }
             key = try SecretKey(secret: raw)
         } else {
             throw reader.invalid("nsec", "should be nsec1…, or the key's 32 bytes in base64 as the app's JSONEncoder writes Data")
         }
+        try reader.finish()
+        // The key's own field aside, no field carries it: the URL is printed by every reader.
+        guard HeldSecrets.match(in: Array(vaultURL.utf8)) == nil else { throw VaultError.linkURLHoldsItsKey() }
         encoding = timeForm == .app || !nsec.hasPrefix("nsec1") ? .app : .documented
         guard key.publicKey == stated else {
             throw VaultError.linkKeyNotItsParentKey()
@@ -190,6 +196,13 @@ public struct PairingCode: Sendable, Equatable {
     public let timestamp: Timestamp
     /// How the payload read was written (the documented form for a code made here).
     public private(set) var encoding: CodeEncoding = .documented
+
+    /// Whether `text` is a version 4 UUID of RFC 4122's variant, as `newVerificationToken` and
+    /// the app's `UUID()` make.
+    static func isRandomUUID(_ text: String) -> Bool {
+        guard let uuid = UUID(uuidString: text)?.uuid else { return false }
+        return uuid.6 >> 4 == 4 && uuid.8 >> 6 == 0b10
+    }
 
     public static let defaultMaximumAge: Int64 = 600
     /// The most a reader may allow (`--max-age`): a day.
@@ -248,10 +261,16 @@ public struct PairingCode: Sendable, Equatable {
         guard HTTPSAddress.parsed(shareURL) != nil else {
             throw VaultError.pairingShareURLNotHTTPS()
         }
-        guard UUID(uuidString: parentDeviceID) != nil else { throw VaultError.pairingDeviceIDNotUUID() }
+        guard let device = UUID(uuidString: parentDeviceID) else { throw VaultError.pairingDeviceIDNotUUID() }
         // Blank is empty to a person comparing what the two devices show.
         for (name, value) in [("verificationToken", verificationToken), ("sharedZoneID", sharedZoneID)] where !value.contains(where: { !$0.isWhitespace }) {
             throw VaultError.pairingFieldEmpty(name)
+        }
+        // The app makes it with `UUID().uuidString`: random, version 4. A guessable one (the
+        // nil UUID, a time-based one, the device's own id, "abc") was accepted (a trial), and
+        // only its randomness makes the code worth comparing on the two screens.
+        guard Self.isRandomUUID(verificationToken), UUID(uuidString: verificationToken) != device else {
+            throw VaultError.pairingTokenNotRandom()
         }
         let age = now.seconds - timestamp.seconds
         guard age <= maximumAge else {
@@ -270,6 +289,11 @@ extension VaultError {
     }
 
     /// A device link whose vault URL is not the household's vault file, `vaultFile`.
+    /// A device link whose vault URL holds its key, or a piece of it, in any spelling.
+    static func linkURLHoldsItsKey(file: String = #fileID, line: UInt = #line) -> VaultError {
+        VaultError(.malformedDocument, "vaultURL holds the link's key, or a piece of it (not shown): a link carries its key in its nsec field only", file: file, line: line)
+    }
+
     /// A device link whose vault URL is not an https URL with a host.
     static func linkURLNotHTTPS(file: String = #fileID, line: UInt = #line) -> VaultError {
         VaultError(.malformedDocument, "vaultURL should be an https URL with a host and no user or password", file: file, line: line)
@@ -303,6 +327,12 @@ extension VaultError {
     /// A pairing code whose parentDeviceID is not a UUID.
     static func pairingDeviceIDNotUUID(file: String = #fileID, line: UInt = #line) -> VaultError {
         VaultError(.malformedDocument, "parentDeviceID should be a UUID", file: file, line: line)
+    }
+
+    /// A pairing code whose verification token is not a random (version 4) UUID, or is the
+    /// parent device's own id.
+    static func pairingTokenNotRandom(file: String = #fileID, line: UInt = #line) -> VaultError {
+        VaultError(.malformedDocument, "verificationToken should be a random UUID (version 4), other than the parent device's id", file: file, line: line)
     }
 
     /// A pairing code with an empty or blank verification token or zone (`field`).

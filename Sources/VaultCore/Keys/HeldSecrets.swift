@@ -22,6 +22,8 @@ package enum HeldSecrets {
     /// 48 bits of hex, 50 of bech32: no public text of the run holds as many of a held key's
     /// by chance.
     static let hexPiece = 12, bech32Piece = 10
+    /// 60 bits of base64: the app's device link carries the key so (`JSONEncoder`'s `Data`).
+    static let base64Piece = 10
 
     /// Remembers a 32-byte secret; `pinned` for one a person gave.
     package static func register(_ secret: UnsafeRawBufferPointer, pinned: Bool = false) {
@@ -56,6 +58,10 @@ package enum HeldSecrets {
         // checksum were relayed).
         let data = nsec[5...]
         for start in data.startIndex...(data.endIndex - bech32Piece) { found.insert(pieceFingerprint(data[start..<(start + bech32Piece)], kind: 0x62)) }
+        // Its base64 (either alphabet: the pieces are of the characters' values), padding aside.
+        var values = base64Values(of: raw)
+        defer { values.zeroize() }
+        for start in 0...(values.count - base64Piece) { found.insert(pieceFingerprint(values[start..<(start + base64Piece)], kind: 0x36)) }
         pieces.withLock { $0.formUnion(found) }
     }
 
@@ -96,8 +102,9 @@ package enum HeldSecrets {
     private static var isEmpty: Bool { fingerprints.withLock { $0.pinned.isEmpty && $0.recent.isEmpty } }
 
     /// Whether `text` holds a secret this run holds in any way it is written: as hex (any case,
-    /// `0x`, split by spaces, colons, dashes, lines or invisible characters, full-width digits)
-    /// or as bech32 (an `nsec1…` with or without its prefix, any case or grouping). The text is
+    /// `0x`, split by spaces, colons, dashes, lines or invisible characters, full-width digits),
+    /// as bech32 (an `nsec1…` with or without its prefix, any case or grouping) or as base64
+    /// (either alphabet, as the app's device link carries it). The text is
     /// read in NFKC, and only its hex digits (or only its bech32 characters) are kept, in order:
     /// whatever stands between the pieces of a key, they are found.
     package static func appear(in text: some Collection<UInt8>) -> Bool { match(in: text) != nil }
@@ -115,7 +122,7 @@ package enum HeldSecrets {
             normalised.zeroize()
             normalised = folded
         }
-        if hexAppears(in: normalised) || bech32Appears(in: normalised) { return .key }
+        if hexAppears(in: normalised) || bech32Appears(in: normalised) || base64Appears(in: normalised) { return .key }
         return pieceAppears(in: normalised) ? .piece : nil
     }
 
@@ -124,18 +131,76 @@ package enum HeldSecrets {
     private static func pieceAppears(in text: [UInt8]) -> Bool {
         let held = pieces.withLock { $0 }
         guard !held.isEmpty else { return false }
-        var hex: [UInt8] = [], bech32: [UInt8] = []
-        defer { hex.zeroize(); bech32.zeroize() }
+        var hex: [UInt8] = [], bech32: [UInt8] = [], base64: [UInt8] = []
+        defer { hex.zeroize(); bech32.zeroize(); base64.zeroize() }
         for byte in text {
             let lower = (0x41...0x5a).contains(byte) ? byte | 0x20 : byte
             if Hex.value(lower) != nil { hex.append(lower) }
             if lower < 128, Bech32.reverseCharset[Int(lower)] >= 0 { bech32.append(lower) }
+            if let value = base64Value(byte) { base64.append(value) }
         }
         func holdsPiece(_ characters: [UInt8], _ length: Int, kind: UInt8) -> Bool {
             guard characters.count >= length else { return false }
             return (0...(characters.count - length)).contains { held.contains(pieceFingerprint(characters[$0..<($0 + length)], kind: kind)) }
         }
-        return holdsPiece(hex, hexPiece, kind: 0x68) || holdsPiece(bech32, bech32Piece, kind: 0x62)
+        return holdsPiece(hex, hexPiece, kind: 0x68) || holdsPiece(bech32, bech32Piece, kind: 0x62) || holdsPiece(base64, base64Piece, kind: 0x36)
+    }
+
+    /// A base64 character's value, in the standard alphabet or the URL's (`-` and `_`).
+    private static func base64Value(_ byte: UInt8) -> UInt8? {
+        switch byte {
+        case 0x41...0x5a: byte - 0x41
+        case 0x61...0x7a: byte - 0x61 + 26
+        case 0x30...0x39: byte - 0x30 + 52
+        case 0x2b, 0x2d: 62
+        case 0x2f, 0x5f: 63
+        default: nil
+        }
+    }
+
+    /// The 43 values of 32 bytes' base64, padding aside.
+    private static func base64Values(of bytes: [UInt8]) -> [UInt8] {
+        var values: [UInt8] = []
+        var accumulator: UInt32 = 0, bits = 0
+        for byte in bytes {
+            accumulator = accumulator << 8 | UInt32(byte)
+            bits += 8
+            while bits >= 6 {
+                bits -= 6
+                values.append(UInt8(truncatingIfNeeded: accumulator >> UInt32(bits)) & 0x3f)
+            }
+            accumulator &= (1 << UInt32(bits)) - 1
+        }
+        if bits > 0 { values.append(UInt8(truncatingIfNeeded: accumulator << UInt32(6 - bits)) & 0x3f) }
+        accumulator = 0
+        return values
+    }
+
+    /// Every 43 base64 characters in a row of the text's base64 characters (either alphabet,
+    /// whatever stands between them): the 256 bits of a key as `JSONEncoder` writes `Data`.
+    private static func base64Appears(in text: [UInt8]) -> Bool {
+        var values: [UInt8] = []
+        values.reserveCapacity(text.count)
+        defer { values.zeroize() }
+        for byte in text { if let value = base64Value(byte) { values.append(value) } }
+        guard values.count >= 43 else { return false }
+        var decoded = [UInt8](repeating: 0, count: 32)
+        defer { decoded.zeroize() }
+        for start in 0...(values.count - 43) {
+            var accumulator: UInt32 = 0, bits = 0, index = 0
+            for value in values[start..<(start + 43)] {
+                accumulator = accumulator << 6 | UInt32(value)
+                bits += 6
+                if bits >= 8, index < 32 {
+                    bits -= 8
+                    decoded[index] = UInt8(truncatingIfNeeded: accumulator >> UInt32(bits))
+                    index += 1
+                }
+                accumulator &= (1 << UInt32(bits)) - 1
+            }
+            if decoded.withUnsafeBytes(holds) { return true }
+        }
+        return false
     }
 
     /// Every 64 hex digits in a row of the text's hex digits; and of its runs of 8 hex digits

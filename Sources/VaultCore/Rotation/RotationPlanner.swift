@@ -7,6 +7,14 @@ public enum RotationPlanner {
     /// key (device links carry the nsec): a plan after it names its mode (issue 47).
     public static let recentRevocation: Int64 = 30 * 86_400
 
+    /// A plan, and the devices revoked at a time the vault does not record (a schema 1 vault
+    /// keeps none) when its mode was not given: routine still, since such a revocation may be
+    /// years old, but one a minute old reads the same (a trial), so the caller says so.
+    public struct Planned: Sendable {
+        public var plan: RotationPlan
+        public let undatedRevocations: [String]
+    }
+
     /// `mode` nil: routine, unless a device was revoked in the last ``recentRevocation``
     /// before `createdAt`; then refused, since only the family knows whether the old key may be
     /// known to someone else, and a routine plan keeps every child's key.
@@ -14,10 +22,20 @@ public enum RotationPlanner {
         vault bytes: [UInt8], oldKey: SecretKey, newKey: SecretKey, mode: RotationPlan.Mode?, reason: String?,
         createdAt: Timestamp, template: TextTemplate
     ) throws -> RotationPlan {
+        try planned(vault: bytes, oldKey: oldKey, newKey: newKey, mode: mode, reason: reason, createdAt: createdAt, template: template).plan
+    }
+
+    /// ``plan(vault:oldKey:newKey:mode:reason:createdAt:template:)``, with what its caller
+    /// should say of a mode it chose (``Planned``).
+    public static func planned(
+        vault bytes: [UInt8], oldKey: SecretKey, newKey: SecretKey, mode: RotationPlan.Mode?, reason: String?,
+        createdAt: Timestamp, template: TextTemplate
+    ) throws -> Planned {
         guard oldKey.publicKey != newKey.publicKey else {
             throw VaultError.newKeyIsOldKey()
         }
         let document = try Vault.open(bytes, with: .parentKey(oldKey)).document
+        let undated = mode != nil ? [] : document.devices.filter { $0.status == .revoked && $0.revokedAt == nil }.map { RecordedText.named($0.deviceName) }
         let mode = try mode ?? routineUnlessRecentlyRevoked(document, at: createdAt)
         let oldIdentity = RotationPlan.Identity(publicKey: oldKey.publicKey), newIdentity = RotationPlan.Identity(publicKey: newKey.publicKey)
 
@@ -68,14 +86,14 @@ public enum RotationPlanner {
         // Last: shares of the old key still restore the old key (issue 14).
         try step("new-family-shares", "new-family-shares")
 
-        return RotationPlan(
+        return Planned(plan: RotationPlan(
             mode: mode, reason: reason, createdAt: createdAt, old: oldIdentity, new: newIdentity,
             source: RotationPlan.Source(schemaVersion: document.version, migratedInMemory: document.version < 2,
                                         revision: document.revision ?? 0, sha256: Hex.encode(SHA256.hash(bytes))),
             devices: devices, groups: groups, children: children, wrapKey: keyAction,
             wrapKeyWarning: mode == .compromise ? try template.text("wrapKey.warning") : nil,
             steps: steps
-        )
+        ), undatedRevocations: undated)
     }
 }
 
