@@ -10,11 +10,17 @@ public enum BoundedRead {
     public static func all(from descriptor: Int32, limit: Int, name: String, what: String, lines: Bool = false) throws -> [UInt8] {
         var out = [UInt8]()
         // Not zeroed first: read(2) fills what is used (a batch reads thousands of small files).
+        // What was read is zeroed after: a credential or token file passes through here.
         let chunk = UnsafeMutableRawBufferPointer.allocate(byteCount: 1 << 16, alignment: 1)
-        defer { chunk.deallocate() }
+        var filled = 0
+        defer {
+            explicit_bzero(chunk.baseAddress!, filled)
+            chunk.deallocate()
+        }
         var lineStart = 0, lineNumber = 1
         while true {
             let count = Glibc.read(descriptor, chunk.baseAddress!, chunk.count)
+            filled = max(filled, count)
             if count < 0 {
                 if errno == EINTR { continue }
                 throw AtomicFile.ioError(errno: errno, "could not read \(what) \(FileNames.quoted(name))")

@@ -567,6 +567,7 @@ public final class StagedOutput: @unchecked Sendable {
     private func publish(exclusive: Bool, syncingFolder: Bool) throws {
         let folder = try location.folder.opened()
         let path = location.path
+        var appearedMeanwhile = false
         if temporaryName == nil {
             let unnamed = "/proc/self/fd/\(descriptor)"
             // link(2) never replaces: it refuses an existing file where `exclusive` asks it to,
@@ -583,6 +584,15 @@ public final class StagedOutput: @unchecked Sendable {
                 }
                 guard errno == EEXIST else { throw AtomicFile.ioError(errno: errno, "could not create '\(path)'") }
                 if exclusive { throw VaultError.alreadyExists(path) }
+                // Made there since the output was resolved: replaced as any output is, never a
+                // key (a hostile review: a key saved there meanwhile was replaced), and not this
+                // run's to take back.
+                var info = stat()
+                if fstatat(folder, location.name, &info, AT_SYMLINK_NOFOLLOW) == 0, info.st_mode & S_IFMT == S_IFREG,
+                   KeyHoldingFile.holdsKey(location.name, in: folder, size: Int(info.st_size)) {
+                    throw VaultError.wouldReplaceKey(path)
+                }
+                appearedMeanwhile = true
             }
             // rename(2) is the only atomic replace, and it needs a name: a short one, so that an
             // output name of up to 255 bytes still fits. Locked before it has that name, and
@@ -604,8 +614,9 @@ public final class StagedOutput: @unchecked Sendable {
             guard !location.holdsKey else { throw VaultError.wouldReplaceKey(path) }
             guard renameat(folder, temporaryName, folder, location.name) == 0 else { throw AtomicFile.ioError(errno: errno, "could not replace '\(path)'") }
             self.temporaryName = nil
-            // Nothing was there when the output was resolved: the file is new, this run's to take back.
-            publishedNew = !location.exists
+            // Nothing was there when the output was resolved, nor when it was named: the file is
+            // new, this run's to take back.
+            publishedNew = !location.exists && !appearedMeanwhile
         }
         unmarkStaged()
         discard()

@@ -412,9 +412,10 @@ extension Registry {
                 // Without --batch-id, the batch that revoked the selection is named, and how to
                 // write its operations, should a run of it have been cut off before it could.
                 if batchId == nil, let last = result.radius.revokedEarlierBy.first {
-                    let others = result.radius.revokedEarlierBy.count > 1 ? " (and earlier \(result.radius.revokedEarlierBy.dropFirst().joined(separator: ", ")))" : ""
-                    diagnostics.note("nothing was revoked, so --ops was not written; the devices selected were revoked by batch \(last)\(others): "
-                                     + "if its run was cut off before writing its operations, write them with: device-revoker registry log "
+                    // Several batches may each have revoked some of them: each is named, the last first.
+                    let others = result.radius.revokedEarlierBy.count > 1 ? ", others by \(result.radius.revokedEarlierBy.dropFirst().joined(separator: ", "))" : ""
+                    diagnostics.note("nothing was revoked, so --ops was not written; the devices selected were revoked earlier, the last of them by batch \(last)\(others): "
+                                     + "if a run was cut off before writing its operations, write a batch's with: device-revoker registry log "
                                      + "\(ShellWord.option("--db", database.db, quoted: true)) \(ShellWord.option("--batch", last)) \(ShellWord.option("--ops", ops ?? "FILE", quoted: true))")
                     return
                 }

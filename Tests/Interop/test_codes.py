@@ -9,6 +9,7 @@ import json
 import secrets
 import subprocess
 import time
+import urllib.parse
 import uuid
 
 import pytest
@@ -274,12 +275,23 @@ def key_spellings(h):
     letter, its hex whole, its URL-safe base64."""
     standard = base64.b64encode(h.secret).decode()
     return {"hex-piece": h.secret.hex()[:40], "base64": "x" + standard, "hex": h.secret.hex(),
-            "url-safe-base64": base64.urlsafe_b64encode(h.secret).decode().rstrip("=")}
+            "url-safe-base64": base64.urlsafe_b64encode(h.secret).decode().rstrip("="),
+            # Behind one or two other bytes, every character of the key's base64 differs.
+            "base64-behind-one-byte": "x" + base64.b64encode(b"\0" + h.secret).decode(),
+            "base64-behind-two-bytes": base64.b64encode(b"\0\0" + h.secret).decode(),
+            "percent-encoded-base64": urllib.parse.quote(standard, safe="")}
+
+
+# Where a link hides its key, in which spelling: a field's name is not a URL, so nothing
+# percent-decodes it.
+HIDINGS = [(spelling, where) for spelling in ["hex-piece", "base64", "hex", "url-safe-base64", "base64-behind-one-byte", "base64-behind-two-bytes",
+                                              "percent-encoded-base64"]
+           for where in ["field-name", "repeated-field-name", "url-path", "url-query", "url-fragment"]
+           if not (spelling == "percent-encoded-base64" and where.endswith("field-name"))]
 
 
 @pytest.mark.parametrize("form", ["documented", "app"])
-@pytest.mark.parametrize("spelling", ["hex-piece", "base64", "hex", "url-safe-base64"])
-@pytest.mark.parametrize("where", ["field-name", "url-path", "url-query", "url-fragment"])
+@pytest.mark.parametrize("spelling,where", HIDINGS, ids=[f"{spelling}-in-{where}" for spelling, where in HIDINGS])
 def test_a_link_that_hides_its_key_elsewhere_never_shows_it(tmp_path, form, spelling, where):
     """A hostile trial: a link whose extra field was named by 40 of its key's hex digits, or by
     its base64, was refused by quoting the name (the key, or most of it, in the error); one
@@ -291,12 +303,15 @@ def test_a_link_that_hides_its_key_elsewhere_never_shows_it(tmp_path, form, spel
     now = 1_795_000_000
     url = f"https://minio.example/b/{h.vault_path}"
     url = {"field-name": url, "url-path": f"https://minio.example/{hidden}/{h.vault_path}", "url-query": f"{url}?k={hidden}",
-           "url-fragment": f"{url}#{hidden}"}[where]
+           "url-fragment": f"{url}#{hidden}"}.get(where, url)
     link = {"vaultURL": url, "parentPubkey": h.pubkey, "nsec": h.nsec if form == "documented" else base64.b64encode(h.secret).decode(),
             "expiresAt": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(now + 60)) if form == "documented" else now + 60 - REFERENCE_DATE}
     if where == "field-name":
         link[hidden] = 1
     text = json.dumps(link) if form == "documented" else app_json(link)
+    if where == "repeated-field-name":  # refused by the parser, before any field is read
+        text = text[:-1] + f',"{hidden}":1,"{hidden}":2}}'
+    url = url if where.startswith("url") else None
     for json_output in ([], ["--json"]):
         read = subprocess.run([DEVICE_LINK, "read", str(qr_png(text, tmp_path / "l.png")), "--now", time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(now)),
                                *json_output], capture_output=True)
@@ -305,7 +320,7 @@ def test_a_link_that_hides_its_key_elsewhere_never_shows_it(tmp_path, form, spel
         for piece in (h.secret.hex()[i:i + 12] for i in range(0, 53, 4)):
             assert piece not in shown.lower(), shown
         assert base64.b64encode(h.secret).decode()[:20] not in shown and h.nsec[5:25] not in shown, shown
-    if where != "field-name":
+    if url:
         key = secret_file(tmp_path / "k.nsec", h.nsec)
         made = subprocess.run([DEVICE_LINK, "create", "--key-file", key, "--vault-url", url, "-o", str(tmp_path / "out.png")], capture_output=True)
         assert made.returncode == 2 and b"vaultURL holds the link's key" in made.stderr and not (tmp_path / "out.png").exists(), made.stderr

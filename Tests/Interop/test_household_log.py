@@ -591,6 +591,29 @@ def test_a_change_run_again_after_it_finished_says_it_is_done_and_one_killed_bef
         assert (folder / "ops.jsonl").read_bytes() == operations
 
 
+@pytest.mark.parametrize("there", ["the-old-vault", "not-a-vault"])
+def test_a_log_whose_last_event_was_edited_to_name_another_vault_is_no_change_done(signed, there):
+    """A hostile review: a rerun took the log at its output for the record of its own change
+    done when only the last event's vault tag matched the file there, its id and signature
+    never checked: the old vault (or a file that is no vault) stayed, with exit 0. That log
+    must verify first; an edited one is refused as another log is (exit 4), nothing written."""
+    folder, _ = signed
+    command = ["vault-tool", "device", "rename", "--key-file", "parent.nsec", "--now", "2026-01-05T00:00:00Z", "-o", "out.vault",
+               "h.vault", "kitchen ipad", "Hall iPad"]
+    assert tool(*command, cwd=folder).returncode == 0
+    (folder / "out.vault").write_bytes((folder / "h.vault").read_bytes() if there == "the-old-vault" else b"not a vault at all\n")
+    lines = (folder / "out.log").read_text().splitlines()
+    last = json.loads(lines[-1])
+    digest = hashlib.sha256((folder / "out.vault").read_bytes()).hexdigest()
+    last["tags"] = [[tag[0], digest, *tag[2:]] if tag[0] == "vault" else tag for tag in last["tags"]]
+    lines[-1] = json.dumps(last, separators=(",", ":"))
+    (folder / "out.log").write_text("\n".join(lines) + "\n")
+    before = {name: (folder / name).read_bytes() for name in ("out.vault", "out.log")}
+    again = tool(*command, cwd=folder)
+    assert again.returncode == 4 and "already records this change" not in again.stderr, again.stderr
+    assert {name: (folder / name).read_bytes() for name in before} == before
+
+
 @pytest.mark.parametrize("where", ["content", "reason"])
 def test_a_secret_in_a_log_written_by_other_means_is_shown_withheld(signed, where):
     """A hostile trial: the writers keep no secret in a record, but a log signed by other means

@@ -94,6 +94,24 @@ public struct DeviceLink: Sendable {
     /// a long-lived one is a standing copy of it.
     public static let maximumLifetime = 86_400
 
+    /// `text`'s bytes with each `%XX` decoded (RFC 3986), for looking into, never for use.
+    static func percentDecoded(_ text: String) -> [UInt8] {
+        let bytes = Array(text.utf8)
+        var out: [UInt8] = []
+        out.reserveCapacity(bytes.count)
+        var index = 0
+        while index < bytes.count {
+            if bytes[index] == UInt8(ascii: "%"), index + 2 < bytes.count, let high = Hex.value(bytes[index + 1]), let low = Hex.value(bytes[index + 2]) {
+                out.append(high << 4 | low)
+                index += 3
+            } else {
+                out.append(bytes[index])
+                index += 1
+            }
+        }
+        return out
+    }
+
     public let vaultURL: String
     public let key: SecretKey
     public let expiresAt: Timestamp
@@ -126,7 +144,7 @@ public struct DeviceLink: Sendable {
     /// Reads a scanned payload and checks it: the key is the stated parent key, the URL ends in
     /// the household's vault file, and the link has not expired at `now`.
     public init(payload: [UInt8], now: Timestamp) throws {
-        var reader = try JSONObjectReader(JSONValue(parsing: payload, what: "the device link"), path: "")
+        var reader = try JSONObjectReader(JSONValue(parsing: payload, what: "the device link", quotingNames: false), path: "")
         vaultURL = try reader.string("vaultURL")
         if vaultURL.unicodeScalars.contains(where: \.isControlOrInvisible) { throw VaultError.codeFieldHasControl("vaultURL") }
         let nsec = try reader.string("nsec")
@@ -150,8 +168,11 @@ public struct DeviceLink: Sendable {
             throw reader.invalid("nsec", "should be nsec1…, or the key's 32 bytes in base64 as the app's JSONEncoder writes Data")
         }
         try reader.finish()
-        // The key's own field aside, no field carries it: the URL is printed by every reader.
-        guard HeldSecrets.match(in: Array(vaultURL.utf8)) == nil else { throw VaultError.linkURLHoldsItsKey() }
+        // The key's own field aside, no field carries it: the URL is printed by every reader,
+        // as it is and percent-decoded (`%2B`, `%2F` hid a base64 key: a hostile review).
+        guard HeldSecrets.match(in: Array(vaultURL.utf8)) == nil, HeldSecrets.match(in: Self.percentDecoded(vaultURL)) == nil else {
+            throw VaultError.linkURLHoldsItsKey()
+        }
         encoding = timeForm == .app || !nsec.hasPrefix("nsec1") ? .app : .documented
         guard key.publicKey == stated else {
             throw VaultError.linkKeyNotItsParentKey()

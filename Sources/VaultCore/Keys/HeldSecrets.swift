@@ -58,10 +58,17 @@ package enum HeldSecrets {
         // checksum were relayed).
         let data = nsec[5...]
         for start in data.startIndex...(data.endIndex - bech32Piece) { found.insert(pieceFingerprint(data[start..<(start + bech32Piece)], kind: 0x62)) }
-        // Its base64 (either alphabet: the pieces are of the characters' values), padding aside.
-        var values = base64Values(of: raw)
-        defer { values.zeroize() }
-        for start in 0...(values.count - base64Piece) { found.insert(pieceFingerprint(values[start..<(start + base64Piece)], kind: 0x36)) }
+        // Its base64 (either alphabet: the pieces are of the characters' values), padding aside,
+        // at each of the three places in a group of three bytes the key may start (a hostile
+        // review: behind one or two other bytes, every character of it differs): of each, the
+        // characters made of the key's bits alone.
+        for shift in 0..<3 {
+            var shifted = [UInt8](repeating: 0, count: shift) + raw
+            var values = base64Values(of: shifted)
+            defer { shifted.zeroize(); values.zeroize() }
+            let first = (shift * 8 + 5) / 6, last = (shift + 32) * 8 / 6  // characters wholly of the key
+            for start in first...(last - base64Piece) { found.insert(pieceFingerprint(values[start..<(start + base64Piece)], kind: 0x36)) }
+        }
         pieces.withLock { $0.formUnion(found) }
     }
 
@@ -172,7 +179,6 @@ package enum HeldSecrets {
             accumulator &= (1 << UInt32(bits)) - 1
         }
         if bits > 0 { values.append(UInt8(truncatingIfNeeded: accumulator << UInt32(6 - bits)) & 0x3f) }
-        accumulator = 0
         return values
     }
 

@@ -448,12 +448,16 @@ extension HouseholdLog {
     /// Whether the log `existing` already records this log's last change, done: the two differ
     /// only in their last event (two events), both signed by one key for the same action and sentence, and
     /// `existing`'s names the vault that is there (`vaultThere`). What a change run again after
-    /// it finished finds at its outputs.
+    /// it finished finds at its outputs. `existing` must verify, its last event's id and
+    /// signature included, with the vault there: a log whose last event was edited to name
+    /// another file (a hostile review: an old vault, or no vault at all) is not a change done.
     public func recordsSameChangeDone(_ existing: [UInt8], vaultThere: [UInt8]?) -> Bool {
         guard let vaultThere, let there = try? HouseholdLog(parsing: existing), let last = there.events.last, let head,
               last.idHex != head.idHex, last.pubkey == head.pubkey, last.tag("vault") == Self.vaultDigest(vaultThere),
-              Array(there.events.dropLast()) == Array(events.dropLast()) else { return false }
-        return last.tag("action") == head.tag("action") && last.content == head.content
+              Array(there.events.dropLast()) == Array(events.dropLast()),
+              last.tag("action") == head.tag("action"), last.content == head.content,
+              let household = head.tag("h").flatMap(Hex.decode), household.count == 32 else { return false }
+        return (try? there.verified(household: HouseholdID(bytes: household), vault: vaultThere)) != nil
     }
 
     /// Whether its last event moved the household to a new key: nothing more is written there.

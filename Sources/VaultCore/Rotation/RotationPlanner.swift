@@ -35,7 +35,9 @@ public enum RotationPlanner {
             throw VaultError.newKeyIsOldKey()
         }
         let document = try Vault.open(bytes, with: .parentKey(oldKey)).document
-        let undated = mode != nil ? [] : document.devices.filter { $0.status == .revoked && $0.revokedAt == nil }.map { RecordedText.named($0.deviceName) }
+        // Each named with its id: two may share a name, or a name hold ", " (a hostile review).
+        let undated = mode != nil ? [] : document.devices.filter { $0.status == .revoked && $0.revokedAt == nil }
+            .map { "\(RecordedText.named($0.deviceName)) (\(RecordedText.recordedID($0.deviceId)))" }
         let mode = try mode ?? routineUnlessRecentlyRevoked(document, at: createdAt)
         let oldIdentity = RotationPlan.Identity(publicKey: oldKey.publicKey), newIdentity = RotationPlan.Identity(publicKey: newKey.publicKey)
 

@@ -8,9 +8,12 @@ extension JSONValue {
     static let namesCompared = 16
 
     /// Parses one JSON text (UTF-8). Errors are ``VaultError/Code/malformedDocument`` with the
-    /// byte offset; `what` names the input.
-    public init(parsing bytes: [UInt8], what: String = "the JSON") throws {
-        var parser = JSONParser(bytes: bytes, what: what)
+    /// byte offset; `what` names the input. `quotingNames` false: an error never quotes the
+    /// input's text (a repeated field's name), for an input that carries a key, which is not
+    /// known until it is parsed (a hostile review: a device link's repeated field named by 40 of
+    /// its key's hex digits).
+    public init(parsing bytes: [UInt8], what: String = "the JSON", quotingNames: Bool = true) throws {
+        var parser = JSONParser(bytes: bytes, what: what, quotingNames: quotingNames)
         self = try parser.parseDocument()
     }
 }
@@ -18,12 +21,19 @@ extension JSONValue {
 private struct JSONParser {
     let bytes: [UInt8]
     let what: String
+    let quotingNames: Bool
     var index = 0
     var depth = 0
 
-    init(bytes: [UInt8], what: String) {
+    init(bytes: [UInt8], what: String, quotingNames: Bool) {
         self.bytes = bytes
         self.what = what
+        self.quotingNames = quotingNames
+    }
+
+    /// A repeated field, named when the input's text may be quoted.
+    func duplicate(_ key: String) -> VaultError {
+        failure(quotingNames ? "duplicate field \"\(key)\"" : "duplicate field")
     }
 
     mutating func parseDocument() throws -> JSONValue {
@@ -95,10 +105,10 @@ private struct JSONParser {
             guard index < bytes.count, bytes[index] == UInt8(ascii: "\"") else { throw failure("expected a field name") }
             let key = try parseString()
             if entries.count < JSONValue.namesCompared {
-                guard !entries.contains(where: { $0.key == key }) else { throw failure("duplicate field \"\(key)\"") }
+                guard !entries.contains(where: { $0.key == key }) else { throw duplicate(key) }
             } else {
                 if seen.isEmpty { seen = Set(entries.map(\.key)) }
-                guard seen.insert(key).inserted else { throw failure("duplicate field \"\(key)\"") }
+                guard seen.insert(key).inserted else { throw duplicate(key) }
             }
             skipWhitespace()
             guard index < bytes.count, bytes[index] == UInt8(ascii: ":") else { throw failure("expected ':'") }

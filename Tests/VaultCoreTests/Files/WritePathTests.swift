@@ -104,6 +104,26 @@ import Testing
         #expect((try? FileManager.default.destinationOfSymbolicLink(atPath: folder.path + "/out")) == nil)
     }
 
+    /// A new output is named by link(2), which never replaces: a file made at its name since
+    /// it was resolved is found there, and replaced as any output is, but never a key (a
+    /// hostile review), and the file that replaced it is not the run's to take back.
+    @Test func aFileSavedAtANewOutputsNameMeanwhileIsReplacedUnlessItHoldsAKey() throws {
+        let folder = try Folder()
+        let keyed = try OutputLocation(folder.path + "/key-out")
+        let key = try String(decoding: SecretKey.generate().nsec().withUnsafeBytes { Array($0) }, as: UTF8.self) + "\n"
+        try Data(key.utf8).write(to: URL(fileURLWithPath: folder.path + "/key-out"))
+        let refused = try Array("vault\n".utf8).withUnsafeBytes { try StagedOutput(keyed, bytes: $0, mode: 0o644) }
+        #expect(refusal { try refused.publish(exclusive: false) } == .outputExists)
+        #expect(folder.contents("key-out") == Array(key.utf8))
+        let plain = try OutputLocation(folder.path + "/out")
+        try Data("someone's note\n".utf8).write(to: URL(fileURLWithPath: folder.path + "/out"))
+        let staged = try Array("written\n".utf8).withUnsafeBytes { try StagedOutput(plain, bytes: $0, mode: 0o644) }
+        try staged.publish(exclusive: false)
+        #expect(folder.contents("out") == Array("written\n".utf8))
+        #expect(!staged.isWithdrawable)
+        #expect(try folder.names() == ["in", "key-out", "out"])
+    }
+
     @Test func outputNamesUpTo255BytesWork() throws {
         let folder = try Folder()
         let name = String(repeating: "n", count: 255)
