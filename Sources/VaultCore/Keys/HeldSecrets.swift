@@ -189,14 +189,21 @@ package enum HeldSecrets {
         values.reserveCapacity(text.count)
         defer { values.zeroize() }
         for byte in text { if let value = base64Value(byte) { values.append(value) } }
-        guard values.count >= 43 else { return false }
+        return windowsHoldKey(values, bitsEach: 6)
+    }
+
+    /// Whether a run of `values` (`bitsEach` bits each) read from any place holds a key this
+    /// run holds in its first 256 bits: bech32's words or base64's characters.
+    private static func windowsHoldKey(_ values: [UInt8], bitsEach: Int) -> Bool {
+        let length = (256 + bitsEach - 1) / bitsEach
+        guard values.count >= length else { return false }
         var decoded = [UInt8](repeating: 0, count: 32)
         defer { decoded.zeroize() }
-        for start in 0...(values.count - 43) {
+        for start in 0...(values.count - length) {
             var accumulator: UInt32 = 0, bits = 0, index = 0
-            for value in values[start..<(start + 43)] {
-                accumulator = accumulator << 6 | UInt32(value)
-                bits += 6
+            for value in values[start..<(start + length)] {
+                accumulator = accumulator << UInt32(bitsEach) | UInt32(value)
+                bits += bitsEach
                 if bits >= 8, index < 32 {
                     bits -= 8
                     decoded[index] = UInt8(truncatingIfNeeded: accumulator >> UInt32(bits))
@@ -252,23 +259,6 @@ package enum HeldSecrets {
             let lower = (0x41...0x5a).contains(byte) ? byte | 0x20 : byte
             if lower < 128, Bech32.reverseCharset[Int(lower)] >= 0 { words.append(UInt8(Bech32.reverseCharset[Int(lower)])) }
         }
-        guard words.count >= 52 else { return false }
-        var decoded = [UInt8](repeating: 0, count: 32)
-        defer { decoded.zeroize() }
-        for start in 0...(words.count - 52) {
-            var accumulator: UInt32 = 0, bits = 0, index = 0
-            for word in words[start..<(start + 52)] {
-                accumulator = accumulator << 5 | UInt32(word)
-                bits += 5
-                if bits >= 8, index < 32 {
-                    bits -= 8
-                    decoded[index] = UInt8(truncatingIfNeeded: accumulator >> UInt32(bits))
-                    index += 1
-                }
-                accumulator &= (1 << UInt32(bits)) - 1
-            }
-            if decoded.withUnsafeBytes(holds) { return true }
-        }
-        return false
+        return windowsHoldKey(words, bitsEach: 5)
     }
 }
