@@ -93,14 +93,19 @@ import Testing
 
     @Test func pairingChecks() throws {
         let time = Timestamp(rfc3339: "2026-11-22T10:00:00Z")!
-        func payload(url: String = "https://www.icloud.com/share/x", device: String = "6F1C2B7E-0D4A-4C55-9E1B-2A7F3C9D8E01") -> [UInt8] {
-            PairingCode(shareURL: url, parentDeviceID: device, verificationToken: "t", sharedZoneID: "z", timestamp: time).jsonValue().serialized()
+        func payload(url: String = "https://www.icloud.com/share/x", device: String = "6F1C2B7E-0D4A-4C55-9E1B-2A7F3C9D8E01",
+                     token: String = "5BD9F42C-8962-4CFA-AF4B-0FED5F34DF0A") -> [UInt8] {
+            PairingCode(shareURL: url, parentDeviceID: device, verificationToken: token, sharedZoneID: "z", timestamp: time).jsonValue().serialized()
         }
         #expect(try PairingCode(payload: payload(), now: Timestamp(seconds: time.seconds + 600)).sharedZoneID == "z")
         #expect(throws: VaultError(.authenticationFailed, "")) { try PairingCode(payload: payload(), now: Timestamp(seconds: time.seconds + 601)) }
         #expect(throws: VaultError(.authenticationFailed, "")) { try PairingCode(payload: payload(), now: Timestamp(seconds: time.seconds - 61)) }
         #expect(throws: VaultError(.malformedDocument, "")) { try PairingCode(payload: payload(url: "http://x/y"), now: time) }
         #expect(throws: VaultError(.malformedDocument, "")) { try PairingCode(payload: payload(device: "not-a-uuid"), now: time) }
+        // The token is the app's `UUID()`: random, version 4, and not the device's own id.
+        for token in ["t", "00000000-0000-0000-0000-000000000000", "C232AB00-9414-11EC-B3C8-9E6BDECED846", "6f1c2b7e-0d4a-4c55-9e1b-2a7f3c9d8e01"] {
+            #expect(throws: VaultError(.malformedDocument, "")) { try PairingCode(payload: payload(token: token), now: time) }
+        }
         #expect(throws: VaultError(.malformedDocument, "")) { try PairingCode(payload: Array(#"{"shareURL": "https://x"}"#.utf8), now: time) }
     }
 }
