@@ -145,7 +145,7 @@ struct WritersCatalog {
 /// security) stops, which its message ends by saying: a writer's change ("nothing was
 /// changed"), a dry run's (whose warning says only that the real run would be refused), or a
 /// reader's verdict on the log (`log --verify`, which changes nothing either way).
-public enum RegistryRefusedWork: Sendable {
+enum RegistryRefusedWork: Sendable {
     case change, dryRun, verdict
 
     var ending: String {

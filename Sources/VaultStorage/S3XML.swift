@@ -26,29 +26,12 @@ struct S3ListPage {
         let encoded = XMLText.first("EncodingType", in: text[...]) == "url"
         objects = XMLText.elements("Contents", in: text[...]).compactMap { entry in
             guard let listed = XMLText.first("Key", in: entry) else { return nil }
-            let key = encoded ? Self.urlDecoded(listed) ?? listed : listed
+            let key = encoded ? PercentEncoding.s3Key(listed) ?? listed : listed
             return S3Client.Listed(key: key, etag: XMLText.first("ETag", in: entry) ?? "",
                                    size: XMLText.first("Size", in: entry).flatMap { Int($0) } ?? 0)
         }
         isTruncated = XMLText.first("IsTruncated", in: text[...]) == "true"
         nextToken = XMLText.first("NextContinuationToken", in: text[...])
-    }
-
-    /// A key as `encoding-type=url` gives it: `%XX` a byte, `+` a space (as botocore reads
-    /// it). Nil for an encoding that is broken, or bytes that are no UTF-8 (no S3 key is):
-    /// the key is then kept as listed, and the object it names is reported missing.
-    static func urlDecoded(_ text: String) -> String? {
-        var bytes: [UInt8] = [], rest = text.utf8[...]
-        while let byte = rest.popFirst() {
-            switch byte {
-            case UInt8(ascii: "+"): bytes.append(0x20)
-            case UInt8(ascii: "%"):
-                guard rest.count >= 2, let high = Hex.value(rest.removeFirst()), let low = Hex.value(rest.removeFirst()) else { return nil }
-                bytes.append(high << 4 | low)
-            default: bytes.append(byte)
-            }
-        }
-        return String(validating: bytes, as: UTF8.self)
     }
 }
 

@@ -94,24 +94,6 @@ public struct DeviceLink: Sendable {
     /// a long-lived one is a standing copy of it.
     public static let maximumLifetime = 86_400
 
-    /// `text`'s bytes with each `%XX` decoded (RFC 3986), for looking into, never for use.
-    static func percentDecoded(_ text: String) -> [UInt8] {
-        let bytes = Array(text.utf8)
-        var out: [UInt8] = []
-        out.reserveCapacity(bytes.count)
-        var index = 0
-        while index < bytes.count {
-            if bytes[index] == UInt8(ascii: "%"), index + 2 < bytes.count, let high = Hex.value(bytes[index + 1]), let low = Hex.value(bytes[index + 2]) {
-                out.append(high << 4 | low)
-                index += 3
-            } else {
-                out.append(bytes[index])
-                index += 1
-            }
-        }
-        return out
-    }
-
     public let vaultURL: String
     public let key: SecretKey
     public let expiresAt: Timestamp
@@ -170,7 +152,7 @@ public struct DeviceLink: Sendable {
         try reader.finish()
         // The key's own field aside, no field carries it: the URL is printed by every reader,
         // as it is and percent-decoded (`%2B`, `%2F` hid a base64 key: a hostile review).
-        guard HeldSecrets.match(in: Array(vaultURL.utf8)) == nil, HeldSecrets.match(in: Self.percentDecoded(vaultURL)) == nil else {
+        guard HeldSecrets.match(in: Array(vaultURL.utf8)) == nil, HeldSecrets.match(in: PercentEncoding.decoded(vaultURL).bytes) == nil else {
             throw VaultError.linkURLHoldsItsKey()
         }
         encoding = timeForm == .app || !nsec.hasPrefix("nsec1") ? .app : .documented
@@ -309,7 +291,6 @@ extension VaultError {
         VaultError(.keyMismatch, "the link's parentPubkey is not the public key of its nsec", file: file, line: line)
     }
 
-    /// A device link whose vault URL is not the household's vault file, `vaultFile`.
     /// A device link whose vault URL holds its key, or a piece of it, in any spelling.
     static func linkURLHoldsItsKey(file: String = #fileID, line: UInt = #line) -> VaultError {
         VaultError(.malformedDocument, "vaultURL holds the link's key, or a piece of it (not shown): a link carries its key in its nsec field only", file: file, line: line)
@@ -320,6 +301,7 @@ extension VaultError {
         VaultError(.malformedDocument, "vaultURL should be an https URL with a host and no user or password", file: file, line: line)
     }
 
+    /// A device link whose vault URL is not the household's vault file, `vaultFile`.
     static func linkURLOfAnotherHousehold(vaultFile: String, file: String = #fileID, line: UInt = #line) -> VaultError {
         VaultError(.keyMismatch, "the vault URL does not end in this household's vault file \(vaultFile)", file: file, line: line)
     }

@@ -111,8 +111,8 @@ package enum HeldSecrets {
     /// Whether `text` holds a secret this run holds in any way it is written: as hex (any case,
     /// `0x`, split by spaces, colons, dashes, lines or invisible characters, full-width digits),
     /// as bech32 (an `nsec1…` with or without its prefix, any case or grouping) or as base64
-    /// (either alphabet, as the app's device link carries it). The text is
-    /// read in NFKC, and only its hex digits (or only its bech32 characters) are kept, in order:
+    /// (either alphabet, as the app's device link carries it). The text is read in NFKC, and
+    /// only its hex digits (or only its bech32, or base64, characters) are kept, in order:
     /// whatever stands between the pieces of a key, they are found.
     package static func appear(in text: some Collection<UInt8>) -> Bool { match(in: text) != nil }
 

@@ -82,7 +82,7 @@ public struct S3Inventory: Sendable {
                 }
                 if let latestColumn, fields[latestColumn] == "false" { return }
                 if let deleteColumn, fields[deleteColumn] == "true" { return }
-                guard let key = Self.urlDecoded(fields[keyColumn]) else {
+                guard let key = PercentEncoding.s3Key(fields[keyColumn]) else {
                     throw VaultError.malformedInventory("\(file) line \(lineNumber): the key is not URL-encoded UTF-8")
                 }
                 try each(S3ObjectName(bucket: fields[bucketColumn], key: key))
@@ -134,22 +134,5 @@ public struct S3Inventory: Sendable {
             guard line[index] == comma else { throw VaultError.malformedInventory("\(place): text after a quoted field") }
             index += 1
         }
-    }
-
-    /// A key as S3 Inventory writes it: percent-encoded UTF-8, a space as `+`.
-    static func urlDecoded(_ text: String) -> String? {
-        var bytes: [UInt8] = []
-        var iterator = text.utf8.makeIterator()
-        while let byte = iterator.next() {
-            switch byte {
-            case UInt8(ascii: "+"): bytes.append(0x20)
-            case UInt8(ascii: "%"):
-                guard let high = iterator.next(), let low = iterator.next(),
-                      let value = Hex.decode(String(decoding: [high, low], as: UTF8.self))?.first else { return nil }
-                bytes.append(value)
-            default: bytes.append(byte)
-            }
-        }
-        return String(validating: bytes, as: UTF8.self)
     }
 }

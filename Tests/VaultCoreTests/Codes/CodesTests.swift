@@ -91,6 +91,16 @@ import Testing
         #expect(throws: VaultError(.keyMismatch, "")) { try DeviceLink(payload: Array(text.utf8), now: made) }
     }
 
+    /// The one `%XX` decoder: a link's URL is looked into decoded, a broken escape kept as
+    /// written (a key hidden behind `%2B` must still be found beside a `%zz`); S3 keys refuse one.
+    @Test func percentDecodingKeepsWhatIsBroken() {
+        let (bytes, broken) = PercentEncoding.decoded("%2Ba+b%zz%2f%4")
+        #expect(bytes == Array("+a+b%zz/%4".utf8) && broken)
+        #expect(PercentEncoding.decoded("a%41+").bytes == Array("aA+".utf8) && !PercentEncoding.decoded("a%41+").broken)
+        #expect(PercentEncoding.decoded("a+b", plusIsSpace: true).bytes == Array("a b".utf8))
+        #expect(PercentEncoding.s3Key("a%zz") == nil && PercentEncoding.s3Key("a+%C3%A9") == "a é")
+    }
+
     @Test func pairingChecks() throws {
         let time = Timestamp(rfc3339: "2026-11-22T10:00:00Z")!
         func payload(url: String = "https://www.icloud.com/share/x", device: String = "6F1C2B7E-0D4A-4C55-9E1B-2A7F3C9D8E01",

@@ -72,9 +72,9 @@ import Testing
         for broken in [#""open"#, #"a"b,c"#, #""quoted"tail"#] {
             #expect(throws: VaultError.self, "\(broken)") { try fields(broken) }
         }
-        #expect(S3Inventory.urlDecoded("vaults/family+copy.vault") == "vaults/family copy.vault")
-        #expect(S3Inventory.urlDecoded("a%2Bb%2fc%C3%A9") == "a+b/cé")
-        #expect(S3Inventory.urlDecoded("bad%2") == nil && S3Inventory.urlDecoded("bad%zz") == nil && S3Inventory.urlDecoded("%ff") == nil)
+        #expect(PercentEncoding.s3Key("vaults/family+copy.vault") == "vaults/family copy.vault")
+        #expect(PercentEncoding.s3Key("a%2Bb%2fc%C3%A9") == "a+b/cé")
+        #expect(PercentEncoding.s3Key("bad%2") == nil && PercentEncoding.s3Key("bad%zz") == nil && PercentEncoding.s3Key("%ff") == nil)
     }
 
     @Test func theManifestIsReadInItsPublishedLayout() throws {

@@ -133,7 +133,7 @@ import Testing
         #expect(encoded.objects.map(\.key) == ["v/\u{1b}[31mred a+bé.vault", "v/%ZZ"])
         let plain = S3ListPage(Array("<ListBucketResult><Contents><Key>v/%41+b</Key><Size>1</Size></Contents></ListBucketResult>".utf8))
         #expect(plain.objects.map(\.key) == ["v/%41+b"])
-        #expect(S3ListPage.urlDecoded("%C3") == nil && S3ListPage.urlDecoded("%4") == nil && S3ListPage.urlDecoded("a%41") == "aA")
+        #expect(PercentEncoding.s3Key("%C3") == nil && PercentEncoding.s3Key("%4") == nil && PercentEncoding.s3Key("a%41") == "aA")
     }
 }
 
