@@ -152,7 +152,8 @@ public struct DeviceLink: Sendable {
         try reader.finish()
         // The key's own field aside, no field carries it: the URL is printed by every reader,
         // as it is and percent-decoded (`%2B`, `%2F` hid a base64 key: a hostile review).
-        guard HeldSecrets.match(in: Array(vaultURL.utf8)) == nil, HeldSecrets.match(in: PercentEncoding.decoded(vaultURL).bytes) == nil else {
+        let written = Array(vaultURL.utf8), decoded = PercentEncoding.decoded(vaultURL).bytes
+        guard HeldSecrets.match(in: written) == nil, decoded == written || HeldSecrets.match(in: decoded) == nil else {
             throw VaultError.linkURLHoldsItsKey()
         }
         encoding = timeForm == .app || !nsec.hasPrefix("nsec1") ? .app : .documented
