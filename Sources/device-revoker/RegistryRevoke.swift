@@ -339,9 +339,10 @@ extension Registry {
             let (given, placeGiven) = try selector()
             let sizeLimit = try sizeLimit
             let registry = try database.open(dryRun ? .readOnly : .readWrite)
-            if dryRun, let refusal = try registry.refusalOfWriters() {
-                diagnostics.warning("the real run would be refused: \(refusal.reason)")
-            }
+            // What refuses every writer (its guards, the app's rules, row-level security): a dry
+            // run still measures, then ends as the real run would (a trial: exit 0 and a JSON
+            // report with no refusal, where the real run was refused).
+            let writersRefusal = dryRun ? try registry.refusalOfWriters() : nil
             // A name is looked up among the user's devices, and revoked by its ids.
             let named = try name.map { try registry.devices(named: $0, user: user ?? "") }
             let (selector, place) = named.map { (.devices($0.map { ($0.user, $0.device) }), { _ in "--name" }) } ?? (given, placeGiven)
@@ -398,6 +399,7 @@ extension Registry {
             if !result.refusals.isEmpty { throw refusal(result) }
             if dryRun {
                 if ops != nil { diagnostics.note("dry run: --ops was not written") }
+                if let writersRefusal { throw writersRefusal.withContext(prefix: "dry run: the real run would be refused: ") }
             } else if !result.applied, let opsFile {
                 // The same ticket run again after its batch was committed (its operations lost
                 // to a full disk, a kill): the batch's stored operations are written again, so the
@@ -413,8 +415,9 @@ extension Registry {
                 // write its operations, should a run of it have been cut off before it could.
                 if batchId == nil, let last = result.radius.revokedEarlierBy.first {
                     // Several batches may each have revoked some of them: each is named, the last first.
-                    let others = result.radius.revokedEarlierBy.count > 1 ? ", others by \(result.radius.revokedEarlierBy.dropFirst().joined(separator: ", "))" : ""
-                    diagnostics.note("nothing was revoked, so --ops was not written; the devices selected were revoked earlier, the last of them by batch \(last)\(others): "
+                    // Each id quoted: one may hold ", " (a trial).
+                    let others = result.radius.revokedEarlierBy.count > 1 ? ", others by \(result.radius.revokedEarlierBy.dropFirst().map(ShellWord.quoted).joined(separator: ", "))" : ""
+                    diagnostics.note("nothing was revoked, so --ops was not written; the devices selected were revoked earlier, the last of them by batch \(ShellWord.quoted(last))\(others): "
                                      + "if a run was cut off before writing its operations, write a batch's with: device-revoker registry log "
                                      + "\(ShellWord.option("--db", database.db, quoted: true)) \(ShellWord.option("--batch", last)) \(ShellWord.option("--ops", ops ?? "FILE", quoted: true))")
                     return

@@ -53,7 +53,7 @@ struct Plan: ParsableCommand {
             // A trial: a device revoked a minute before in a schema 1 vault, a routine plan, no word.
             let names = planned.undatedRevocations.joined(separator: ", ")
             diagnostics.warning("a routine plan, but the vault does not record when \(names) \(planned.undatedRevocations.count == 1 ? "was" : "were") revoked "
-                                + "(a schema 1 vault keeps no such time): if that was lately and a device was lost or stolen, the old key may be known: "
+                                + "(the vault keeps no such time for it, as a schema 1 vault keeps none): if that was lately and a device was lost or stolen, the old key may be known: "
                                 + "make the plan again with --mode compromise (or --mode routine to say this one is meant)")
         }
         // The characters that would drive or reorder a terminal or an editor showing the plan

@@ -279,15 +279,17 @@ def key_spellings(h):
             # Behind one or two other bytes, every character of the key's base64 differs.
             "base64-behind-one-byte": "x" + base64.b64encode(b"\0" + h.secret).decode(),
             "base64-behind-two-bytes": base64.b64encode(b"\0\0" + h.secret).decode(),
-            "percent-encoded-base64": urllib.parse.quote(standard, safe="")}
+            "percent-encoded-base64": urllib.parse.quote(standard, safe=""),
+            # A query's `+` is a space: the key split by them every four characters (a trial).
+            "base64-split-by-plus": "+".join(standard[i:i + 4] for i in range(0, len(standard), 4))}
 
 
 # Where a link hides its key, in which spelling: a field's name is not a URL, so nothing
 # percent-decodes it.
 HIDINGS = [(spelling, where) for spelling in ["hex-piece", "base64", "hex", "url-safe-base64", "base64-behind-one-byte", "base64-behind-two-bytes",
-                                              "percent-encoded-base64"]
+                                              "percent-encoded-base64", "base64-split-by-plus"]
            for where in ["field-name", "repeated-field-name", "url-path", "url-query", "url-fragment"]
-           if not (spelling == "percent-encoded-base64" and where.endswith("field-name"))]
+           if not (spelling in ("percent-encoded-base64", "base64-split-by-plus") and where.endswith("field-name"))]
 
 
 @pytest.mark.parametrize("form", ["documented", "app"])
@@ -326,9 +328,9 @@ def test_a_link_that_hides_its_key_elsewhere_never_shows_it(tmp_path, form, spel
         assert made.returncode == 2 and b"vaultURL holds the link's key" in made.stderr and not (tmp_path / "out.png").exists(), made.stderr
 
 
-@pytest.mark.parametrize("token", ["abc", "00000000-0000-0000-0000-000000000000", "C232AB00-9414-11EC-B3C8-9E6BDECED846",
+@pytest.mark.parametrize("token", ["abc", "00000000-0000-0000-0000-000000000000", "00000000-0000-4000-8000-000000000000", "C232AB00-9414-11EC-B3C8-9E6BDECED846",
                                    "C0FFEE00-0000-4000-C000-000000000000", "6F1C2B7E-0D4A-4C55-9E1B-2A7F3C9D8E01", "6f1c2b7e-0d4a-4c55-9e1b-2a7f3c9d8e01"],
-                         ids=["not-a-uuid", "nil", "version-1", "wrong-variant", "the-device-id", "the-device-id-lower-case"])
+                         ids=["not-a-uuid", "nil", "version-4-in-form-only", "version-1", "wrong-variant", "the-device-id", "the-device-id-lower-case"])
 def test_a_pairing_code_whose_token_is_not_random_is_refused(tmp_path, token):
     """A hostile trial: any non-blank token was read, a guessable one (`abc`, the nil UUID, a
     time-based one, the parent device's own id) included. The app makes it with `UUID()`: a

@@ -984,7 +984,7 @@ def test_finding_3_ops_lost_after_the_commit_are_found_by_the_same_command_witho
         (batch,) = db.execute("SELECT batch_id FROM revocations ORDER BY id DESC LIMIT 1").fetchone()
     again = ok("device-revoker", REVOKE_IPAD + " --ops ops.jsonl", workspace)
     assert not (workspace / "ops.jsonl").exists()
-    assert f"the last of them by batch {batch}" in again.message and "registry log" in again.message, again
+    assert f"the last of them by batch '{batch}'" in again.message and "registry log" in again.message, again
     pointed = again.message.split("write a batch's with: device-revoker ")[1].split("\n")[0].split()
     ok("device-revoker", " ".join(word.strip("'") for word in pointed), workspace)
     assert (workspace / "ops.jsonl").read_bytes() == expected.replace(b"B1", batch.encode())

@@ -689,8 +689,10 @@ def test_a_rule_that_rewrites_a_writers_statement_refuses_it_naming_the_rule(new
         assert "ERROR" not in refused.stderr and "DO INSTEAD" not in refused.stderr and "ON CONFLICT" not in refused.stderr
     # The dry run says so (a trial: it said nothing).
     dry = registry(*revoke, "--dry-run")
-    assert dry.returncode == 0 and "the real run would be refused" in dry.stderr and shown in dry.stderr, dry.stderr
-    # A warning, not the refusal: it does not say what a refusal leaves.
+    # It measures, then ends as the real run would (a trial: exit 0, where the real run was
+    # refused), without saying what only a real refusal leaves.
+    assert dry.returncode == 3 and "dry run: the real run would be refused" in dry.stderr and shown in dry.stderr, dry.stderr
+    assert "would revoke" in dry.stdout, dry.stdout
     assert "nothing was changed" not in dry.stderr, dry.stderr
     assert (seed_dump(database, "user_devices"), seed_dump(database, "members")) == before
     assert database.value("SELECT count(*) FROM revocations") == 0
@@ -765,7 +767,7 @@ def test_row_level_security_on_a_table_the_writers_change_refuses_them(new_datab
         assert f"row-level security applies to the role" in refused.stderr and f"on {table}" in refused.stderr, refused.stderr
         assert "nothing was changed" in refused.stderr and "SQLSTATE" not in refused.stderr
     dry = registry("revoke", "--db", as_app, "--user", "did:plc:u1", "--force", "--now", NOW, "--dry-run")
-    assert "the real run would be refused: row-level security applies" in dry.stderr and "nothing was changed" not in dry.stderr, dry.stderr
+    assert dry.returncode == 3 and "the real run would be refused: row-level security applies" in dry.stderr and "nothing was changed" not in dry.stderr, dry.stderr
     # A reader says what it may not show, and the log's verification gives no verdict (a
     # trial: it said "ok" while a policy hid rows from it).
     shown = registry("devices", "--db", as_app, "--now", NOW)

@@ -151,9 +151,11 @@ public struct DeviceLink: Sendable {
         }
         try reader.finish()
         // The key's own field aside, no field carries it: the URL is printed by every reader,
-        // as it is and percent-decoded (`%2B`, `%2F` hid a base64 key: a hostile review).
-        let written = Array(vaultURL.utf8), decoded = PercentEncoding.decoded(vaultURL).bytes
-        guard HeldSecrets.match(in: written) == nil, decoded == written || HeldSecrets.match(in: decoded) == nil else {
+        // as it is, percent-decoded (`%2B`, `%2F` hid a base64 key: a hostile review) and with
+        // a query's `+` read as the space it means there (a key split by them: a trial).
+        let written = Array(vaultURL.utf8)
+        let readings = [PercentEncoding.decoded(vaultURL).bytes, PercentEncoding.decoded(vaultURL, plusIsSpace: true).bytes]
+        guard HeldSecrets.match(in: written) == nil, !readings.contains(where: { $0 != written && HeldSecrets.match(in: $0) != nil }) else {
             throw VaultError.linkURLHoldsItsKey()
         }
         encoding = timeForm == .app || !nsec.hasPrefix("nsec1") ? .app : .documented
@@ -202,10 +204,12 @@ public struct PairingCode: Sendable, Equatable {
     public private(set) var encoding: CodeEncoding = .documented
 
     /// Whether `text` is a version 4 UUID of RFC 4122's variant, as `newVerificationToken` and
-    /// the app's `UUID()` make.
+    /// the app's `UUID()` make, and reads as drawn at random: six different hex digits at least
+    /// (`…-4000-8000-000000000000` is version 4 in form only, a trial; 32 random digits have
+    /// fewer less than once in 10^11).
     static func isRandomUUID(_ text: String) -> Bool {
-        guard let uuid = UUID(uuidString: text)?.uuid else { return false }
-        return uuid.6 >> 4 == 4 && uuid.8 >> 6 == 0b10
+        guard let uuid = UUID(uuidString: text)?.uuid, uuid.6 >> 4 == 4, uuid.8 >> 6 == 0b10 else { return false }
+        return Set(text.lowercased().filter(\.isHexDigit)).count >= 6
     }
 
     public static let defaultMaximumAge: Int64 = 600

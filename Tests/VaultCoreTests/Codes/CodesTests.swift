@@ -113,7 +113,7 @@ import Testing
         #expect(throws: VaultError(.malformedDocument, "")) { try PairingCode(payload: payload(url: "http://x/y"), now: time) }
         #expect(throws: VaultError(.malformedDocument, "")) { try PairingCode(payload: payload(device: "not-a-uuid"), now: time) }
         // The token is the app's `UUID()`: random, version 4, and not the device's own id.
-        for token in ["t", "00000000-0000-0000-0000-000000000000", "C232AB00-9414-11EC-B3C8-9E6BDECED846", "6f1c2b7e-0d4a-4c55-9e1b-2a7f3c9d8e01"] {
+        for token in ["t", "00000000-0000-0000-0000-000000000000", "00000000-0000-4000-8000-000000000000", "C232AB00-9414-11EC-B3C8-9E6BDECED846", "6f1c2b7e-0d4a-4c55-9e1b-2a7f3c9d8e01"] {
             #expect(throws: VaultError(.malformedDocument, "")) { try PairingCode(payload: payload(token: token), now: time) }
         }
         #expect(throws: VaultError(.malformedDocument, "")) { try PairingCode(payload: Array(#"{"shareURL": "https://x"}"#.utf8), now: time) }
