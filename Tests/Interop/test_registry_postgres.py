@@ -711,12 +711,21 @@ def test_a_rule_that_rewrites_a_writers_statement_refuses_it_naming_the_rule(new
 
 
 def login_role(database, role, grants):
-    """The connection string of a login role of the server's, given `grants` (SQL) here."""
-    database.execute(f"""
-        -- Tests at once race to make it: either error means it is there.
-        DO $$ BEGIN CREATE ROLE {role} LOGIN; EXCEPTION WHEN duplicate_object OR unique_violation THEN NULL; END $$;
-        {grants}
-    """)
+    """The connection string of a login role of the server's, given `grants` (SQL) here. The
+    statements run as one transaction, which the server may pick to end a deadlock with a
+    session of its own (a CI run: the table's lock for row-level security against another
+    session's); undone whole, it is made again, up to three times."""
+    for attempt in range(3):
+        try:
+            database.execute(f"""
+                -- Tests at once race to make it: either error means it is there.
+                DO $$ BEGIN CREATE ROLE {role} LOGIN; EXCEPTION WHEN duplicate_object OR unique_violation THEN NULL; END $$;
+                {grants}
+            """)
+            break
+        except psycopg.errors.DeadlockDetected:
+            if attempt == 2:
+                raise
     return database.uri(user=role)
 
 
