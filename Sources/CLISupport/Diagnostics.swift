@@ -174,7 +174,9 @@ public enum ToolMain {
             exit(ExitStatus(error.code.category).rawValue)
         }
         do {
-            var parsed = try CompletionScriptCheck.parse(Command.self, arguments(Array(CommandLine.arguments.dropFirst())))
+            let given = try arguments(Array(CommandLine.arguments.dropFirst()))
+            try OptionsGivenOnce.check(Command.self, given)
+            var parsed = try CompletionScriptCheck.parse(Command.self, given)
             try parsed.run()
             exitSucceeded()
         } catch let error as VaultError {

@@ -112,6 +112,7 @@ final class PostgresRegistryEngine: RegistryEngine, @unchecked Sendable {
         case "42501": return VaultError.registryPrivilegeMissing(name, failure.message)
         case "25006": return VaultError.registryReadOnlyConnection(name)
         case "57014": return VaultError.registryStatementCancelled(name)
+        case "3F000": return VaultError.registryNoSchemaSelected(name)
         default: return VaultError.postgresFailure(name, failure)
         }
     }

@@ -44,6 +44,9 @@ extension VaultError.Code {
     /// The connection may only read (a standby, `default_transaction_read_only`): even a dry run
     /// writes its temporary tables.
     public static let registryReadOnlyConnection = VaultError.Code(name: "registryReadOnlyConnection", category: .configuration)
+    /// The connection's search_path names no schema that exists, so nothing can be made in
+    /// one (`init`, or a dry run's temporary tables are found, but the registry's are not).
+    public static let registryNoSchemaSelected = VaultError.Code(name: "registryNoSchemaSelected", category: .configuration)
     /// The server cancelled a statement (the role's `statement_timeout`, or an operator).
     public static let registryStatementCancelled = VaultError.Code(name: "registryStatementCancelled", category: .temporary)
     /// `init --schema` named another schema than the registry's: a registry keeps the one it
@@ -147,6 +150,12 @@ extension VaultError {
     static func registryReadOnlyConnection(_ name: String, file: String = #fileID, line: UInt = #line) -> VaultError {
         VaultError(.registryReadOnlyConnection, "the registry '\(name)' may only be read on this connection (a standby, or default_transaction_read_only for the role); nothing was changed",
                    hint: "connect to the primary, as a role that may write (a dry run writes its temporary tables too)", file: file, line: line)
+    }
+
+    static func registryNoSchemaSelected(_ name: String, file: String = #fileID, line: UInt = #line) -> VaultError {
+        VaultError(.registryNoSchemaSelected, "the registry '\(name)' has no schema to make its tables in: the connection's search_path names none that exists; nothing was changed",
+                   hint: "see it with SHOW search_path; set it to the registry's schema (ALTER ROLE … SET search_path = public, or options=-csearch_path%3Dpublic in the connection URI)",
+                   file: file, line: line)
     }
 
     static func registryStatementCancelled(_ name: String, file: String = #fileID, line: UInt = #line) -> VaultError {

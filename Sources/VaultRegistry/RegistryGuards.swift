@@ -311,6 +311,25 @@ extension DeviceRegistry {
         }
     }
 
+    /// The privileges a revoke's real run needs on the registry's tables that the connecting
+    /// role lacks, as "UPDATE on members": a dry run says so (a trial: a read-only role's dry
+    /// run said nothing, and the same command for real stopped, exit 78). Privileges on the
+    /// table, as a writer's hold on its tables first (`LOCK TABLE … ROW EXCLUSIVE`) needs them:
+    /// an UPDATE granted on some columns only does not serve. SQLite has none.
+    public func privilegesMissingForRevoking() throws -> [String] {
+        guard engine.dialect.rolesHavePrivileges else { return [] }
+        let needed = RegistryGuard.appTables(of: schema).sorted().flatMap { [($0, "SELECT"), ($0, "UPDATE")] }
+            + RegistryGuard.logTablesWritten.sorted().flatMap { [($0, "SELECT"), ($0, "INSERT")] }
+        // The names and privileges are the suite's own words, never input.
+        let values = needed.map { "('\($0.0)', '\($0.1)')" }.joined(separator: ", ")
+        return try read { session in
+            try session.strings("""
+                SELECT needed.privilege || ' on ' || needed.name FROM (VALUES \(values)) AS needed (name, privilege)
+                WHERE NOT has_table_privilege(format('%I.%I', current_schema(), needed.name), needed.privilege)
+                """)
+        }
+    }
+
     /// The guards not as the registry made them (dropped, disabled or rewritten by hand): what
     /// `log --verify` reports.
     public func guardsNotInPlace() throws -> [String] {

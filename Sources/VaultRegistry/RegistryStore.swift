@@ -235,6 +235,9 @@ struct RegistryDialect: Sendable {
     /// new trigger, rule or policy until it ends). SQLite's writing transaction holds the
     /// database's write lock from its start, which every change of its schema needs: false.
     let holdsTablesFirst: Bool
+    /// Whether the connecting role holds privileges table by table (PostgreSQL's `GRANT`),
+    /// which a dry run looks at for its real run. SQLite's file permissions are the file's.
+    let rolesHavePrivileges: Bool
 
     /// A time column or expression as the rules read it: on SQLite, the instant it names in the
     /// registry's own form (UTC, whole seconds), or NULL when it names none (no time recorded,
@@ -271,7 +274,7 @@ struct RegistryDialect: Sendable {
             WHEN OLD.left_at IS NULL AND NEW.left_at IS NOT NULL
             BEGIN INSERT INTO closing VALUES (NEW.convo_id, NEW.user_did || '#' || NEW.device_id, coalesce(NEW.is_admin, 0)); END
             """, end: "DROP TRIGGER temp.registry_revoke_collects_closing"),
-        timesAreText: true, namesHaveNoCase: true, tablesUnderRowSecurity: nil, holdsTablesFirst: false)
+        timesAreText: true, namesHaveNoCase: true, tablesUnderRowSecurity: nil, holdsTablesFirst: false, rolesHavePrivileges: false)
     static let postgres = RegistryDialect(
         blobType: "BYTEA", timeType: "TIMESTAMPTZ", boolType: "BOOLEAN", tableSuffix: "", byteOrder: #" COLLATE "C""#, temporarySchema: "pg_temp",
         tableExists: "SELECT count(*) FROM information_schema.tables WHERE table_schema = current_schema() AND table_name = ?",
@@ -297,5 +300,5 @@ struct RegistryDialect: Sendable {
             SELECT c.relname FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
             WHERE n.nspname = current_schema() AND c.relkind IN ('r', 'p') AND row_security_active(c.oid)
             """,
-        holdsTablesFirst: true)
+        holdsTablesFirst: true, rolesHavePrivileges: true)
 }

@@ -343,6 +343,7 @@ extension Registry {
             // run still measures, then ends as the real run would (a trial: exit 0 and a JSON
             // report with no refusal, where the real run was refused).
             let writersRefusal = dryRun ? try registry.refusalOfWriters() : nil
+            let privilegesMissing = dryRun && writersRefusal == nil ? try registry.privilegesMissingForRevoking() : []
             // A name is looked up among the user's devices, and revoked by its ids.
             let named = try name.map { try registry.devices(named: $0, user: user ?? "") }
             let (selector, place) = named.map { (.devices($0.map { ($0.user, $0.device) }), { _ in "--name" }) } ?? (given, placeGiven)
@@ -399,6 +400,11 @@ extension Registry {
             if !result.refusals.isEmpty { throw refusal(result) }
             if dryRun {
                 if ops != nil { diagnostics.note("dry run: --ops was not written") }
+                // A role that may only read previews for one that may write (docs/device-registry.md,
+                // "Role setup"): said, not refused.
+                if !privilegesMissing.isEmpty {
+                    diagnostics.warning("dry run: the role connecting lacks \(privilegesMissing.joined(separator: ", ")): the real run as this role would be refused (exit 78), nothing changed; run it as a role granted what docs/device-registry.md lists under \"Role setup\"")
+                }
                 if let writersRefusal { throw writersRefusal.withContext(prefix: "dry run: the real run would be refused: ") }
             } else if !result.applied, let opsFile {
                 // The same ticket run again after its batch was committed (its operations lost

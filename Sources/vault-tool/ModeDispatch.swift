@@ -107,37 +107,11 @@ enum ModeDispatch {
         static let positionalKey = "<argument>"
 
         init(_ command: any ParsableCommand.Type) {
-            // The parser's own description of the command, made from the command's declarations:
-            // one it could not read is a programming error (a new swift-argument-parser), never
-            // a command line, and would silently leave the mode with no options; so it stops.
-            guard let info = try? JSONValue(parsing: Array(Self.toolInfo(of: command).utf8)), case .array(let arguments)? = info["command"]?["arguments"] else {
-                preconditionFailure("swift-argument-parser's description of \(command) has no arguments list")
+            let signature = CommandSignature(command)
+            positional = signature.positional
+            for option in signature.options {
+                for spelling in option.spellings { options[spelling] = option.takesValue }
             }
-            for argument in arguments {
-                guard case .string(let kind)? = argument["kind"] else { continue }
-                if kind == "positional" {
-                    if case .string(let name)? = argument["valueName"] { positional = name.uppercased() }
-                    continue
-                }
-                guard case .array(let names)? = argument["names"] else { continue }
-                for name in names {
-                    guard case .string(let nameKind)? = name["kind"], case .string(let text)? = name["name"] else { continue }
-                    options[(nameKind == "long" ? "--" : "-") + text] = kind == "option"
-                }
-            }
-        }
-
-        /// The JSON the parser gives tools that read a command (`--experimental-dump-help`, the
-        /// form the manual and documentation plug-ins read), asked for through the parser's
-        /// public entry points: the request is parsed as a command line, and the message for
-        /// the request the parser raises is the description.
-        private static func toolInfo(of command: any ParsableCommand.Type) -> String {
-            do {
-                _ = try command.parseAsRoot(["--experimental-dump-help"])
-            } catch {
-                return command.fullMessage(for: error, columns: nil)
-            }
-            return ""
         }
 
         func accepts(_ option: String) -> Bool {

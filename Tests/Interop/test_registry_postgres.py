@@ -470,6 +470,8 @@ def test_an_operator_role_with_the_documented_privileges_can_do_everything_but_c
     operator = database.uri(user=operator_role)
 
     import_registry(operator, tmp_path, users=10)
+    # Its dry run finds every privilege the real run needs.
+    assert "lacks" not in succeeds("revoke", "--db", operator, "--user", "did:plc:u3", "--force", "--dry-run", "--now", NOW).stderr
     succeeds("revoke", "--db", operator, "--user", "did:plc:u3", "--force", "--batch-id", "OP-1", "--now", NOW,
              "--ops", str(tmp_path / "ops.jsonl"))
     assert "did:plc:u3#d0" in succeeds("log", "--db", operator, "--now", NOW).stdout
@@ -862,6 +864,49 @@ def test_a_role_that_may_write_only_the_apps_tables_imports_and_is_told_what_a_r
     assert (seed_dump(database, "user_devices"), seed_dump(database, "members")) == before
 
 
+READER_GRANTS = {
+    # What docs/device-registry.md gives a read-only support role: SELECT and TEMPORARY.
+    "reads only": ("", ["UPDATE on members", "UPDATE on user_devices", "INSERT on batch_operations", "INSERT on revocation_batches", "INSERT on revocations"]),
+    "writes the app's tables, not the log": ("GRANT UPDATE ON user_devices, members TO {role};",
+                                            ["INSERT on batch_operations", "INSERT on revocation_batches", "INSERT on revocations"]),
+    # A writer holds its tables first (LOCK TABLE … ROW EXCLUSIVE), which an UPDATE granted on
+    # some columns does not allow: the real run is refused, so the dry run says so.
+    "the app's tables by column": ("""GRANT UPDATE (is_active, revoked_at, revocation_reason) ON user_devices TO {role}; GRANT UPDATE (left_at) ON members TO {role};
+                                      GRANT INSERT ON revocations, batch_operations, revocation_batches TO {role};""", ["UPDATE on members", "UPDATE on user_devices"]),
+    "everything a revoke needs": ("GRANT UPDATE ON user_devices, members TO {role}; GRANT INSERT ON revocations, batch_operations, revocation_batches TO {role};", []),
+}
+
+
+@pytest.mark.parametrize("case", READER_GRANTS)
+def test_a_dry_run_names_the_privileges_its_real_run_would_lack(new_database, tmp_path, case):
+    """A role that may only read previews a revoke for one that may write (docs/device-registry.md,
+    "Role setup"): its dry run works (exit 0, nothing changed) and names each privilege the same
+    command run for real by this role would lack, where the real run stops with exit 78 (a
+    trial: the dry run said nothing of it)."""
+    database = new_database()
+    succeeds("init", "--db", database.uri())
+    import_registry(database.uri(), tmp_path, users=4)
+    role = f"h_reader_{secrets.token_hex(3)}"
+    grants, lacking = READER_GRANTS[case]
+    reader = login_role(database, role, f"""
+        GRANT TEMPORARY ON DATABASE {database.name} TO {role};
+        GRANT SELECT ON ALL TABLES IN SCHEMA public TO {role};
+        {grants.format(role=role)}
+    """)
+    before = (seed_dump(database, "user_devices"), seed_dump(database, "members"), database.value("SELECT count(*) FROM revocations"))
+    for extra in ([], ["--json"]):
+        dry = registry("revoke", "--db", reader, "--user", "did:plc:u1", "--force", "--dry-run", "--now", NOW, *extra)
+        assert dry.returncode == 0, dry.stderr
+        if lacking:
+            assert f"the role connecting lacks {', '.join(lacking)}: the real run as this role would be refused (exit 78)" in dry.stderr, dry.stderr
+        else:
+            assert "lacks" not in dry.stderr, dry.stderr
+    real = registry("revoke", "--db", reader, "--user", "did:plc:u1", "--force", "--now", NOW)
+    assert real.returncode == (78 if lacking else 0), real.stderr
+    if lacking:
+        assert (seed_dump(database, "user_devices"), seed_dump(database, "members"), database.value("SELECT count(*) FROM revocations")) == before
+
+
 def test_an_import_that_loses_a_deadlock_says_so_and_changes_nothing(new_database, tmp_path):
     """An app that locks user_devices and then members while an import holds members and waits
     for user_devices: the server breaks the deadlock by stopping the import (its role's
@@ -930,6 +975,26 @@ def test_a_role_setting_that_stops_every_write_is_said_in_the_registrys_words(ne
     assert refused.returncode == code and said in refused.stderr and "nothing was changed" in refused.stderr, refused.stderr
     assert "SQLSTATE" not in refused.stderr
     assert database.value("SELECT count(*) FROM user_devices") == 0
+
+
+@pytest.mark.parametrize("search_path", ["nowhere", "''", "nowhere, \"$user\""])
+def test_init_without_a_schema_to_make_tables_in_says_so(new_database, search_path):
+    """A connection whose search_path names no schema that exists (a role set so, or the
+    URI's options): `init` is refused in the registry's words (exit 78), naming search_path,
+    nothing made (a trial: the server's raw 3F000)."""
+    database = new_database()
+    role = f"h_pathless_{secrets.token_hex(3)}"
+    pathless = login_role(database, role, f"""
+        GRANT CREATE ON SCHEMA public TO {role};
+        ALTER ROLE {role} IN DATABASE {database.name} SET search_path = {search_path};
+    """)
+    refused = registry("init", "--db", pathless)
+    assert refused.returncode == 78, refused.stderr
+    assert "has no schema to make its tables in: the connection's search_path names none that exists" in refused.stderr, refused.stderr
+    assert "SHOW search_path" in refused.stderr and "SQLSTATE" not in refused.stderr
+    assert database.value("SELECT count(*) FROM pg_tables WHERE schemaname = 'public'") == 0
+    # The same role with the schema named works.
+    succeeds("init", "--db", pathless + ("&" if "?" in pathless else "?") + "options=-csearch_path%3Dpublic")
 
 
 # --- concurrency and crashes -------------------------------------------------------------------

@@ -1,0 +1,114 @@
+"""An option a command keeps one value of, given twice, is refused before anything is read or
+written (exit 64), for every such option of every command of every tool, as the tools' own help
+describes them: swift-argument-parser kept the last without a word (`vault-tool open -o x -o y`
+wrote only y, exit 0). Lists and flags may be given as often as one likes."""
+
+import json
+import os
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from workspace import BIN, ROOT
+
+TOOLS = ["vault-tool", "recovery-sheet", "rotation-planner", "device-revoker", "device-link"]
+HELP_REQUESTS = {"help"}
+
+
+def single_value_options():
+    """(command path, spellings) of every option that takes one value, from the tools' help."""
+    found = []
+    for tool in TOOLS:
+        result = subprocess.run([str(BIN / tool), "--experimental-dump-help"], capture_output=True, timeout=20)
+        assert result.returncode == 0, result.stderr
+
+        def walk(command, path):
+            subcommands = command.get("subcommands") or []
+            for argument in command.get("arguments") or []:
+                if argument.get("kind") != "option" or argument.get("isRepeating"):
+                    continue
+                spellings = [("--" if n["kind"] == "long" else "-") + n["name"] for n in argument.get("names") or []]
+                found.append((path, spellings))
+            for sub in subcommands:
+                if sub["commandName"] not in HELP_REQUESTS:
+                    walk(sub, path + [sub["commandName"]])
+
+        walk(json.loads(result.stdout)["command"], [tool])
+    return found
+
+
+OPTIONS = single_value_options()
+
+
+def test_the_sweep_reads_every_tool():
+    assert {path[0] for path, _ in OPTIONS} == set(TOOLS)
+    assert len(OPTIONS) >= 150, len(OPTIONS)
+    assert any(len(spellings) == 2 for _, spellings in OPTIONS)
+
+
+def uses(spellings):
+    """Each way to give one option twice: the same spelling, `=` forms, short beside long."""
+    longest = max(spellings, key=len)
+    shortest = min(spellings, key=len)
+    ways = [[longest, "first", longest, "second"], [f"{longest}=first", longest, "second"], [longest, "first", f"{longest}=second"]]
+    if shortest != longest:
+        ways += [[shortest, "first", longest, "second"], [longest, "first", shortest, "second"], [shortest, "first", shortest, "second"]]
+    return ways
+
+
+def run(path, extra, cwd):
+    return subprocess.run([str(BIN / path[0]), *path[1:], *extra], capture_output=True, text=True, timeout=30, cwd=cwd,
+                          stdin=subprocess.DEVNULL)
+
+
+@pytest.mark.parametrize("tool", TOOLS)
+def test_every_single_value_option_given_twice_is_refused(tmp_path, tool):
+    for path, spellings in OPTIONS:
+        if path[0] != tool:
+            continue
+        longest = max(spellings, key=len)
+        for way in uses(spellings):
+            result = run(path, way, tmp_path)
+            where = f"{' '.join(path)} {' '.join(way)}"
+            assert result.returncode == 64, f"{where}: {result.returncode} {result.stderr}"
+            assert "is given twice" in result.stderr and f"give {longest} once" in result.stderr, f"{where}: {result.stderr}"
+            assert f"'{' '.join(path)}' takes one" in result.stderr, f"{where}: {result.stderr}"
+            assert result.stdout == "", f"{where}: {result.stdout}"
+            # Nothing was read or written: the values name files that were never made.
+            assert sorted(os.listdir(tmp_path)) == [], f"{where}: {os.listdir(tmp_path)}"
+
+
+def test_an_output_given_twice_writes_neither(tmp_path):
+    """The case the trial found: `open -o x -o y` wrote only y."""
+    key = ROOT / "Examples" / "household.nsec"
+    sealed = subprocess.run([str(BIN / "vault-tool"), "seal", "--key-file", str(key), "-o", str(tmp_path / "h.vault"), str(ROOT / "Examples" / "household.json")],
+                            capture_output=True)
+    assert sealed.returncode == 0, sealed.stderr
+    before = sorted(os.listdir(tmp_path))
+    result = subprocess.run([str(BIN / "vault-tool"), "open", "--key-file", str(key), "-o", "x.json", "--output=y.json", "h.vault"],
+                            cwd=tmp_path, capture_output=True, text=True)
+    assert result.returncode == 64, result.stderr
+    assert "--output is given twice (as -o and as --output)" in result.stderr
+    assert sorted(os.listdir(tmp_path)) == before
+    # Given once, the same command works: the refusal is of the repetition only.
+    once = subprocess.run([str(BIN / "vault-tool"), "open", "--key-file", str(key), "-o", "x.json", "h.vault"], cwd=tmp_path, capture_output=True)
+    assert once.returncode == 0, once.stderr
+    assert (tmp_path / "x.json").exists()
+
+
+def test_lists_flags_and_values_that_look_like_options_are_not_refused(tmp_path):
+    """`--device A --device B` is a list; `--json --json` a flag; a value after an option is never
+    taken for a second use of it (`--reason --reason` gives the reason "--reason")."""
+    db = tmp_path / "r.sqlite"
+    subprocess.run([str(BIN / "device-revoker"), "registry", "init", "--db", str(db)], check=True, capture_output=True)
+    listed = subprocess.run([str(BIN / "device-revoker"), "registry", "revoke", "--db", str(db), "--device", "did:plc:a#d1", "--device", "did:plc:a#d2",
+                             "--reason", "lost", "--dry-run", "--json", "--json"], capture_output=True, text=True)
+    assert "is given twice" not in listed.stderr, listed.stderr
+    assert listed.returncode != 64, listed.stderr
+    value = subprocess.run([str(BIN / "device-revoker"), "registry", "revoke", "--db", str(db), "--device", "did:plc:a#d1", "--reason", "--reason",
+                            "--dry-run"], capture_output=True, text=True)
+    assert "is given twice" not in value.stderr, value.stderr
+    # After `--`, nothing is an option.
+    after = subprocess.run([str(BIN / "vault-tool"), "inspect", "--json", "--", "-o", "-o"], capture_output=True, text=True, cwd=tmp_path)
+    assert "is given twice" not in after.stderr, after.stderr
