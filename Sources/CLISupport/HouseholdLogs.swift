@@ -242,8 +242,11 @@ public struct LoggedChange {
 
 extension OutputWriter {
     /// Stages a vault and, from schema 3, its log (first: a log whose last event's vault was
-    /// never written is mended by the next run; a vault without its event is not).
-    public func stageVault(_ output: DeclaredOutput, _ vault: LoggedVault, log logOutput: DeclaredOutput?) throws {
+    /// never written is mended by the next run; a vault without its event is not). True when
+    /// nothing was staged because an earlier run made the same change there: the command then
+    /// reports it as that run's, not its own (a trial: "added …" and `"unchanged": false`).
+    @discardableResult
+    public func stageVault(_ output: DeclaredOutput, _ vault: LoggedVault, log logOutput: DeclaredOutput?) throws -> Bool {
         if let log = vault.log {
             guard let logOutput, isDeclared(logOutput) else { throw VaultError.vaultWithoutItsLog() }
             // A log is replaced only by one that keeps all of it (HouseholdLog.mayReplace): the
@@ -257,13 +260,14 @@ extension OutputWriter {
                 if log.recordsSameChangeDone(existing, vaultThere: vaultThere) {
                     Diagnostics.ofThisTool.note("the household log at '\(displayName(logOutput))' already records this change, made by the same key, "
                                                 + "and the vault at '\(displayName(output))' is the one it names: the change was made by an earlier run; both are kept as they are")
-                    return
+                    return true
                 }
                 guard log.mayReplace(existing, vaultThere: vaultThere) else { throw VaultError.newLogOverAnother(displayName(logOutput)) }
             }
             try stage(logOutput, log.bytes)
         }
         try stage(output, vault: vault.vault)
+        return false
     }
 }
 

@@ -346,6 +346,9 @@ extension DeviceRegistry {
         let selector: Selector
         /// How many entries the list had, as the log records it.
         let listed: Int?
+        /// What the log records the selection as, when not the selector's own words: the
+        /// devices a name matched are "devices by name of user …", not a list someone gave.
+        var recordedAs: String? = nil
     }
 
     /// Prepares a selector: an id the table cannot hold is refused, and a list is read into
@@ -359,6 +362,15 @@ extension DeviceRegistry {
         let selector = try canonical(selector), d = dialect, t = table
         guard selector.isList else { return PreparedSelection(selector: selector, listed: nil) }
         return PreparedSelection(selector: selector, listed: try transaction(writing: false) { db in (try Self.loadList(selector, db: db, dialect: d, table: t), true) })
+    }
+
+    /// Prepares the devices a name matched among `user`'s (``devices(named:user:)``), recorded
+    /// in the log as such (a trial: "devices (1 listed)", as if someone had listed them). The
+    /// name itself is not recorded: it is the app's text, and the device ids say which.
+    public func prepare(named devices: [DeviceReference], user: String) throws -> PreparedSelection {
+        var prepared = try prepare(.devices(devices.map { ($0.user, $0.device) }))
+        prepared.recordedAs = "devices by name of user \(user) (\(devices.count) matched)"
+        return prepared
     }
 
     /// `beforeCommitting` runs once the batch is made and every guard rail passed, just before
@@ -375,7 +387,7 @@ extension DeviceRegistry {
         try RecordedText.checkFreeText(operatorInfo.name, field: "the operator")
         try RecordedText.checkFreeText(batchID, field: "the batch id")
         let time = Self.timeText(now), d = dialect, t = table, selector = prepared.selector
-        let logged = prepared.listed.map { "devices (\($0) listed)" } ?? selector.description
+        let logged = prepared.recordedAs ?? prepared.listed.map { "devices (\($0) listed)" } ?? selector.description
         let body = { (db: RegistrySession) throws -> (RevocationResult, commit: Bool) in
             if !dryRun, let serialize = d.serializeRevocations { try db.execute(serialize) }
             var radius = BlastRadius()

@@ -255,7 +255,10 @@ extension Registry {
                 ("memberships", .int(radius.memberships)),
                 ("usersLeftWithoutDevice", .array(radius.usersLeftWithoutDevice.map(JSONValue.string))),
                 ("conversationsLeftWithoutAdmin", .array(radius.conversationsLeftWithoutAdmin.map(JSONValue.string))),
-                ("alreadyRevoked", .int(radius.alreadyRevoked)), ("notFound", .int(radius.notFound)),
+                // The batches that revoked them, the last first (Catbird's, whose operations a
+                // rerun may have lost): what the note on standard error names, for scripts too.
+                ("alreadyRevoked", .int(radius.alreadyRevoked)), ("alreadyRevokedBy", .array(radius.revokedEarlierBy.map(JSONValue.string))),
+                ("notFound", .int(radius.notFound)),
                 ("unmatched", .array(radius.unmatched.map { entry in
                     .object([("where", .string(place(entry.item))),
                              ("entry", .string(entry.entry.reported)), ("userKnown", .bool(entry.userKnown)),
@@ -346,10 +349,10 @@ extension Registry {
             let privilegesMissing = dryRun && writersRefusal == nil ? try registry.privilegesMissingForRevoking() : []
             // A name is looked up among the user's devices, and revoked by its ids.
             let named = try name.map { try registry.devices(named: $0, user: user ?? "") }
-            let (selector, place) = named.map { (.devices($0.map { ($0.user, $0.device) }), { _ in "--name" }) } ?? (given, placeGiven)
+            let place = named == nil ? placeGiven : { _ in "--name" }
             // A devices file is read now: a line that names no device is refused before anything
             // else is asked (the signer's key command) or refused.
-            let prepared = try registry.prepare(selector)
+            let prepared = try named.map { try registry.prepare(named: $0, user: user ?? "") } ?? registry.prepare(given)
             if ops != nil, registry.schema != .catbird { throw VaultError.notInSchema("MLS operations to write (--ops)", registry.schema, registry: database.db) }
             // Who runs it, recorded in the batch's record of the chained log (and signed by their
             // key). A dry run reads the key too: one the real run refuses (a missing file, a FIFO,

@@ -156,13 +156,13 @@ struct VaultMode: ParsableCommand {
         if let jsonOutput { try writer.stage(jsonOutput, radiusJSON(plan, written: document).reported()) }
         if let opsFile { try writer.stage(opsFile, JSONValue.operationLines(VaultRevocation.operations(plan))) }
         let names = plan.revoke.map { "\(RecordedText.named($0.deviceName)) (\(RecordedText.named(String($0.deviceId.prefix(8)))))" }.joined(separator: ", ")
-        try writer.stageVault(vaultOutput, change.record(.init(.revoke, summary: "revoked \(counted(plan.revoke.count, "device")): \(names)", reason: reason,
+        let madeEarlier = try writer.stageVault(vaultOutput, change.record(.init(.revoke, summary: "revoked \(counted(plan.revoke.count, "device")): \(names)", reason: reason,
                                                                 details: plan.revoke.map { ["device", RecordedText.recordedID($0.deviceId)] }),
                                                          vault: bytes, revision: document.revision), log: logs.declaredOutput)
         try writer.publish()
         diagnostics.note(plan.revoke.isEmpty
             ? "nothing to revoke; the vault is unchanged"
-            : "revoked \(counted(plan.revoke.count, "device")), \(counted(plan.removals.count, "group removal"))\(composed: plan.newPrimary.map { ", new primary '\($0.displaySafe)'" } ?? "")\(composed: document.revision.map { ", revision \($0)" } ?? ""):\n"
+            : "\(madeEarlier ? "an earlier run made this change; nothing changed: it " : "")revoked \(counted(plan.revoke.count, "device")), \(counted(plan.removals.count, "group removal"))\(composed: plan.newPrimary.map { ", new primary '\($0.displaySafe)'" } ?? "")\(composed: document.revision.map { ", revision \($0)" } ?? ""):\n"
                 + DisplayText(composed: String(Self.deviceTable(plan.revoke).dropLast())))
         if opsOutput == "-", !plan.removals.isEmpty {
             diagnostics.note("the app's group removals (mls.remove, JSON Lines) are on standard output; give --ops FILE to write them to a file")

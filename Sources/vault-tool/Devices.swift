@@ -92,13 +92,16 @@ struct DeviceChangeOptions: ParsableArguments {
         let logged = try LoggedChange(logs, vault: vault.input, opened: opened, input: input, access: access, action: .device, at: now.time, diagnostics)
         let outcome = try VaultDevices.apply(change, to: opened.document, parent: access.parentKey, now: now.time)
         try Vault.checkRevision(opened.document, expected: expectRevision, changing: !outcome.unchanged)
-        let report = JSONValue.object([
-            ("change", .string(change.name)), ("summary", .string(outcome.summary)), ("deviceId", outcome.deviceID.map(JSONValue.string) ?? .null),
-            ("unchanged", .bool(outcome.unchanged)), ("operations", .array(outcome.operations)),
-            ("revision", outcome.document.revision.map(JSONValue.int) ?? .null),
-        ])
+        // `unchanged`: nothing changed by this run (a change already made by an earlier one too).
+        func report(unchanged: Bool) -> JSONValue {
+            JSONValue.object([
+                ("change", .string(change.name)), ("summary", .string(outcome.summary)), ("deviceId", outcome.deviceID.map(JSONValue.string) ?? .null),
+                ("unchanged", .bool(unchanged)), ("operations", .array(outcome.operations)),
+                ("revision", outcome.document.revision.map(JSONValue.int) ?? .null),
+            ])
+        }
         guard let writer = files.writer(unlessDryRun: dryRun) else {
-            if json { try StandardStreams.writeOutput(report.reported()) }
+            if json { try StandardStreams.writeOutput(report(unchanged: outcome.unchanged).reported()) }
             diagnostics.note("dry run: would have \(outcome.summary)\(outcome.operations.isEmpty ? "" : ", with \(counted(outcome.operations.count, "MLS addition"))"); nothing written")
             return
         }
@@ -107,12 +110,16 @@ struct DeviceChangeOptions: ParsableArguments {
         // before the vault records the device would put a member in its groups that no vault
         // names (the reverse of a revocation, whose removals go first). Were the vault published
         // and the operations not, the same add run again finds the device and writes them again.
-        try writer.stageVault(vaultOutput, logged.record(.init(.device, summary: outcome.summary, details: [["change", change.name]] + (outcome.deviceID.map { [["device", RecordedText.recordedID($0)]] } ?? [])),
+        let madeEarlier = try writer.stageVault(vaultOutput, logged.record(.init(.device, summary: outcome.summary, details: [["change", change.name]] + (outcome.deviceID.map { [["device", RecordedText.recordedID($0)]] } ?? [])),
                                                     vault: bytes, revision: outcome.document.revision), log: logs.declaredOutput)
         if let opsFile { try writer.stage(opsFile, JSONValue.operationLines(outcome.operations)) }
-        if let jsonOutput { try writer.stage(jsonOutput, report.reported()) }
+        if let jsonOutput { try writer.stage(jsonOutput, report(unchanged: outcome.unchanged || madeEarlier).reported()) }
         try writer.publish()
-        diagnostics.note(outcome.unchanged ? "\(outcome.summary); nothing changed" : "\(outcome.summary)\(composed: outcome.document.revision.map { ", revision \($0)" } ?? "")")
+        if madeEarlier {
+            diagnostics.note("an earlier run made this change (\(outcome.summary)); nothing changed")
+        } else {
+            diagnostics.note(outcome.unchanged ? "\(outcome.summary); nothing changed" : "\(outcome.summary)\(composed: outcome.document.revision.map { ", revision \($0)" } ?? "")")
+        }
         if !outcome.operations.isEmpty {
             diagnostics.note("the app adds the device to \(counted(outcome.operations.count, "group")) (mls.add) from \(opsOutput == "-" ? "standard output" : ShellWord.path(opsOutput ?? "-"))")
         }
@@ -204,9 +211,7 @@ struct DeviceLimit: ParsableCommand {
     var limit: String
 
     func run() throws {
-        if limit.lowercased() == "none" { return try options.run(.limit(nil)) }
-        guard let value = Int(limit) else { throw VaultError(.deviceLimitInvalid, "the limit \(QuotedInput(limit)) is not a number or 'none'") }
-        try options.run(.limit(value))
+        try options.run(.limit(VaultDevices.limit(typed: limit)))
     }
 }
 

@@ -134,13 +134,13 @@ struct Merge: ParsableCommand {
             ]).reported())
         }
         let merged = try Vault.sealVerified(result.document, access: access)
-        try writer.stageVault(mergedOutput, change.record(.init(.merge, summary: "merged another copy in (\(counted(result.conflicts.count, "conflict")))",
+        let madeEarlier = try writer.stageVault(mergedOutput, change.record(.init(.merge, summary: "merged another copy in (\(counted(result.conflicts.count, "conflict")))",
                                                                 details: [["theirs", HouseholdLog.vaultDigest(opened[2].bytes)]]),
                                                           vault: merged, revision: result.document.revision), log: logs.declaredOutput)
         try writer.publish()
         if !json {
             for conflict in result.conflicts { diagnostics.note("conflict: \(conflict)") }
-            diagnostics.note("merged into revision \(result.document.revision ?? 1) with \(result.conflicts.count) conflict\(result.conflicts.count == 1 ? "" : "s") → \(output.displayName)")
+            diagnostics.note("\(madeEarlier ? "an earlier run made this merge; nothing changed: it " : "")merged into revision \(result.document.revision ?? 1) with \(result.conflicts.count) conflict\(result.conflicts.count == 1 ? "" : "s") → \(output.displayName)")
         }
     }
 }

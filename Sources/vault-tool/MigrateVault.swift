@@ -123,10 +123,11 @@ struct MigrateVault: ParsableCommand {
             }
             if !noBackup, !backupIsOurs { try writer.stage(backupOutput, input) }
         }
-        try writer.stageVault(vaultOutput, logged, log: logs.declaredOutput)
+        let madeEarlier = try writer.stageVault(vaultOutput, logged, log: logs.declaredOutput)
         try writer.publish()
         diagnostics.note(outcome.unchanged
             ? "household \(outcome.household.shortHex)… is already at version \(to); written unchanged"
+            : madeEarlier ? "household \(outcome.household.shortHex)… was migrated from version \(report.from) to \(report.to) by an earlier run; nothing changed"
             : "household \(outcome.household.shortHex)… migrated from version \(report.from) to \(report.to)")
         // Schema 3 keeps the children's keys from the vault key; the backup of an older vault
         // does not (a hostile trial: the vault key alone opened them from the .bak beside it).

@@ -51,9 +51,11 @@ struct Seal: ParsableCommand {
         let existing = try logOutput.flatMap { document.version >= 3 ? try files.currentContents($0) : nil }.map { try HouseholdLog(parsing: $0) }
         let change = try LoggedChange(household: household, log: existing, replacing: try files.currentContents(vaultOutput), signer: key, action: .seal, at: now.time, diagnostics)
         let writer = files.writer()
-        try writer.stageVault(vaultOutput, change.record(.init(.seal, summary: "sealed the vault from a document"), vault: sealed, revision: revision), log: logOutput)
+        let madeEarlier = try writer.stageVault(vaultOutput, change.record(.init(.seal, summary: "sealed the vault from a document"), vault: sealed, revision: revision), log: logOutput)
         try writer.publish()
-        if let revision {
+        if madeEarlier {
+            diagnostics.note("an earlier run sealed this document\(revision.map { " (revision \($0))" } ?? ""); nothing changed")
+        } else if let revision {
             diagnostics.note("sealed revision \(revision)")
         }
     }

@@ -273,5 +273,14 @@ def test_a_limit_below_the_active_devices_is_refused_as_an_add_past_it_is(house)
         refused = tool("device", "limit", "--key-file", "parent.nsec", "--in-place", "h.vault", str(limit), cwd=folder)
         assert refused.returncode == 4 and "below the household's" in refused.stderr, refused.stderr
         assert (folder / "h.vault").read_bytes() == vault
-    # A limit that is no number of devices is still a usage error.
-    assert tool("device", "limit", "--key-file", "parent.nsec", "--in-place", "h.vault", "0", cwd=folder).returncode == 64
+    # A limit that is no number of devices is still a usage error, said as what it is: a
+    # number out of range (a trial: twenty nines were "not a number"), or not a number.
+    for typed, said in [("0", "a device limit of 0"), ("1001", "a device limit of 1001"), ("-3", "a device limit of -3"),
+                        ("99999999999999999999", "a device limit of '99999999999999999999' is out of range"),
+                        ("-99999999999999999999", "a device limit of '-99999999999999999999' is out of range"),
+                        ("+99999999999999999999", "is out of range"),
+                        ("4x", "the limit '4x' is not a number or 'none'"), ("", "is not a number or 'none'"), ("-", "is not a number or 'none'"),
+                        ("٤", "is not a number or 'none'")]:
+        refused = tool("device", "limit", "--key-file", "parent.nsec", "--in-place", "h.vault", "--", typed, cwd=folder)
+        assert refused.returncode == 64 and said in refused.stderr and "give 1 to 1000, or 'none'" in refused.stderr, f"{typed!r}: {refused.stderr}"
+        assert (folder / "h.vault").read_bytes() == vault

@@ -571,6 +571,11 @@ def test_a_device_is_revoked_by_its_name_or_its_id_in_any_case(make_registry):
     # The list a parent sees: name, type, state and last seen, in words.
     listing = revoker("devices", "--db", registry.db, "--user", user, check=0).stdout
     assert "Alice's iPhone" in listing and "2 minutes ago" in listing and listing.count("revoked") == 2
+    # The log records a revocation by name as one, with the user (a trial: "devices (1 listed)",
+    # as if someone had listed them); the name itself is the app's text, not recorded.
+    revoker("revoke", "--db", registry.db, "--user", user, "--name", "alice's iphone", "--force", "--batch-id", "by-name", check=0)
+    logged = [json.loads(line) for line in revoker("log", "--db", registry.db, "--batch", "by-name", "--json", check=0).stdout.splitlines()]
+    assert [entry["selector"] for entry in logged] == [f"devices by name of user {user} (1 matched)"], logged
 
 
 def test_init_remembers_the_schema(tmp_path):

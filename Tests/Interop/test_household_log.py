@@ -586,9 +586,18 @@ def test_a_change_run_again_after_it_finished_says_it_is_done_and_one_killed_bef
     again = tool(*command, cwd=folder)
     assert again.returncode == 0, again.stderr
     assert "already records this change" in again.stderr and "another household" not in again.stderr, again.stderr
+    # Said as the earlier run's change, not this one's (a trial: "added …", as if made now).
+    said = {"merge": "an earlier run made this merge; nothing changed", "rename": "an earlier run made this change (renamed",
+            "revoke": "an earlier run made this change; nothing changed: it revoked 1 device", "add": "an earlier run made this change (added"}[change]
+    assert said in again.stderr, again.stderr
     assert {name: (folder / name).read_bytes() for name in written} == written
     if change in ("revoke", "add"):  # what else the run writes is written again, as it was
         assert (folder / "ops.jsonl").read_bytes() == operations
+    if change in ("rename", "add"):  # and the report says this run changed nothing
+        reported = tool(*command, "--json", cwd=folder)
+        assert reported.returncode == 0, reported.stderr
+        assert json.loads(reported.stdout)["unchanged"] is True, reported.stdout
+        assert {name: (folder / name).read_bytes() for name in written} == written
 
 
 @pytest.mark.parametrize("there", ["the-old-vault", "not-a-vault"])

@@ -988,6 +988,10 @@ def test_finding_3_ops_lost_after_the_commit_are_found_by_the_same_command_witho
     pointed = again.message.split("write a batch's with: device-revoker ")[1].split("\n")[0].split()
     ok("device-revoker", " ".join(word.strip("'") for word in pointed), workspace)
     assert (workspace / "ops.jsonl").read_bytes() == expected.replace(b"B1", batch.encode())
+    # A script reads the same pointer from --json's report.
+    reported = subprocess.run([BIN / "device-revoker", *(REVOKE_IPAD + " --json").split()], cwd=workspace, capture_output=True, text=True)
+    assert reported.returncode == 0, reported.stderr
+    assert json.loads(reported.stdout)["alreadyRevokedBy"] == [batch], reported.stdout
 
 
 # MARK: Finding 4: code rotate publishes nothing unless it publishes everything

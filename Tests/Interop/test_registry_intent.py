@@ -258,6 +258,21 @@ def test_a_real_runs_json_names_exactly_what_the_database_revoked(registry, tmp_
     assert listed == sorted(again.read_text().split())
 
 
+def test_a_revocation_by_name_is_logged_as_one(registry, tmp_path):
+    """`revoke --user U --name N` is recorded as the devices a name matched among U's, not as a
+    list someone gave (a trial: "devices (1 listed)"); a list given by --device still is."""
+    rows = [{"user_did": "did:plc:josh", "device_id": device, "device_mls_did": f"did:plc:josh#{device}", "device_name": name,
+             "signature_public_key": secrets.token_hex(32), "registered_at": "2024-01-01T00:00:00Z"}
+            for device, name in [("d1", "Kitchen iPad"), ("d2", "Josh's iPhone"), ("d3", "Hall iPad")]]
+    succeeds("import", "--db", registry.db, "--devices", str(write_jsonl(tmp_path / "devices.jsonl", rows)), "--now", NOW)
+    succeeds("revoke", "--db", registry.db, "--user", "did:plc:josh", "--name", "kitchen ipad", "--reason", "lost", "--batch-id", "by-name", "--force", "--now", NOW)
+    succeeds("revoke", "--db", registry.db, "--device", "did:plc:josh#d3", "--reason", "lost", "--batch-id", "by-list", "--force", "--now", NOW)
+    logged = {entry["batchId"]: entry for entry in map(json.loads, succeeds("log", "--db", registry.db, "--json").stdout.splitlines())}
+    assert logged["by-name"]["selector"] == "devices by name of user did:plc:josh (1 matched)" and logged["by-name"]["deviceId"] == "d1", logged
+    assert logged["by-list"]["selector"] == "devices (1 listed)", logged
+    succeeds("log", "--db", registry.db, "--verify")
+
+
 def test_with_ops_on_standard_output_the_report_goes_to_standard_error(registry, tmp_path):
     random_registry(registry, tmp_path, 7)
     user, device = sorted(registry.active())[0]

@@ -28,6 +28,16 @@ public enum VaultDevices {
     /// The highest device limit: a household of more devices than this is not a family.
     public static let maximumLimit = 1_000
 
+    /// A limit as typed (`vault-tool device limit 4`, `none`): the number, or nil for none. A
+    /// number of digits past any limit is said to be one (it was called "not a number").
+    public static func limit(typed text: String) throws -> Int? {
+        if text.lowercased() == "none" { return nil }
+        if let value = Int(text) { return value }
+        let digits = text.hasPrefix("-") || text.hasPrefix("+") ? text.dropFirst() : Substring(text)
+        guard !digits.isEmpty, digits.utf8.allSatisfy({ (0x30...0x39).contains($0) }) else { throw VaultError.deviceLimitNotANumber(text) }
+        throw VaultError.deviceLimitOutOfRange(text)
+    }
+
     /// The longest device name or id kept (a name is shown on every device's settings screen).
     public static let maximumLength = 100
 
@@ -239,6 +249,15 @@ extension VaultError {
 
     static func deviceLimitInvalid(_ limit: Int, file: String = #fileID, line: UInt = #line) -> VaultError {
         VaultError(.deviceLimitInvalid, "a device limit of \(limit): give 1 to \(VaultDevices.maximumLimit), or 'none'", file: file, line: line)
+    }
+
+    static func deviceLimitNotANumber(_ typed: String, file: String = #fileID, line: UInt = #line) -> VaultError {
+        VaultError(.deviceLimitInvalid, "the limit \(QuotedInput(typed)) is not a number or 'none'; give 1 to \(VaultDevices.maximumLimit), or 'none'", file: file, line: line)
+    }
+
+    /// A limit of more digits than any number the vault holds.
+    static func deviceLimitOutOfRange(_ typed: String, file: String = #fileID, line: UInt = #line) -> VaultError {
+        VaultError(.deviceLimitInvalid, "a device limit of \(QuotedInput(typed)) is out of range: give 1 to \(VaultDevices.maximumLimit), or 'none'", file: file, line: line)
     }
 
     static func deviceLimitNeedsSchema2(file: String = #fileID, line: UInt = #line) -> VaultError {
