@@ -48,7 +48,7 @@ extension Registry {
                 _ = try CommandFiles(reads: database.asInput, writes: [])
                 let signers = try requireSigner.map { try publicKeyOption("--require-signer", $0) }
                 let expected = try expectHead.map { try hexIDOption("--expect-head", $0, minimum: 64) }
-                let report = try database.open(.readOnly).verifyChain(expectHead: expected, signers: signers)
+                let report = try database.open(.readOnly, refusingHiddenRows: true).verifyChain(expectHead: expected, signers: signers)
                 if json {
                     try StandardStreams.writeOutput(JSONValue.object([
                         ("ok", .bool(true)), ("batches", .int(report.batches.count)), ("rowsChecked", .int(report.rowsChecked)),

@@ -67,11 +67,14 @@ struct Registry: ParsableCommand {
             }
         }
 
-        func open(_ access: DeviceRegistry.Access, schema: RegistrySchema? = nil) throws -> DeviceRegistry {
+        /// `refusingHiddenRows`: a reader that refuses row-level security itself (a writer's dry
+        /// run, `log --verify`), which then says so once, not also a reader's warning (a trial:
+        /// it printed both).
+        func open(_ access: DeviceRegistry.Access, schema: RegistrySchema? = nil, refusingHiddenRows: Bool = false) throws -> DeviceRegistry {
             do {
                 let registry = try DeviceRegistry(location: location, access: access, schema: schema)
                 // A writer refuses; a reader says what it may not show.
-                if access == .readOnly, !registry.tablesUnderRowSecurity.isEmpty {
+                if access == .readOnly, !refusingHiddenRows, !registry.tablesUnderRowSecurity.isEmpty {
                     diagnostics.warning("row-level security applies to this role on \(registry.tablesUnderRowSecurity.joined(separator: ", ")): rows a policy hides from it are not shown")
                 }
                 return registry

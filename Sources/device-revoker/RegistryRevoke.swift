@@ -341,7 +341,7 @@ extension Registry {
                                          writes: database.asOutput + (opsFile.map { [$0] } ?? []))
             let (given, placeGiven) = try selector()
             let sizeLimit = try sizeLimit
-            let registry = try database.open(dryRun ? .readOnly : .readWrite)
+            let registry = try database.open(dryRun ? .readOnly : .readWrite, refusingHiddenRows: dryRun)
             // What refuses every writer (its guards, the app's rules, row-level security): a dry
             // run still measures, then ends as the real run would (a trial: exit 0 and a JSON
             // report with no refusal, where the real run was refused).

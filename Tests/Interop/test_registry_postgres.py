@@ -779,6 +779,8 @@ def test_row_level_security_on_a_table_the_writers_change_refuses_them(new_datab
         assert "nothing was changed" in refused.stderr and "SQLSTATE" not in refused.stderr
     dry = registry("revoke", "--db", as_app, "--user", "did:plc:u1", "--force", "--now", NOW, "--dry-run")
     assert dry.returncode == 3 and "the real run would be refused: row-level security applies" in dry.stderr and "nothing was changed" not in dry.stderr, dry.stderr
+    # Said once, as the refusal: not also as a reader's warning (a trial).
+    assert "rows a policy hides" not in dry.stderr and dry.stderr.count("row-level security applies") == 1, dry.stderr
     # A reader says what it may not show, and the log's verification gives no verdict (a
     # trial: it said "ok" while a policy hid rows from it).
     shown = registry("devices", "--db", as_app, "--now", NOW)
@@ -787,6 +789,7 @@ def test_row_level_security_on_a_table_the_writers_change_refuses_them(new_datab
     assert verified.returncode == 3 and "row-level security applies to the role" in verified.stderr and "ok" not in verified.stdout, verified.stderr
     # A reader changes nothing either way: it says it gives no verdict, not "nothing was changed".
     assert "no verdict is given on the log" in verified.stderr and "nothing was changed" not in verified.stderr, verified.stderr
+    assert "rows a policy hides" not in verified.stderr and verified.stderr.count("row-level security applies") == 1, verified.stderr
     assert (seed_dump(database, "user_devices"), seed_dump(database, "members")) == before
     assert database.value("SELECT count(*) FROM revocations") == 0
     warned = succeeds("init", "--db", as_app)
