@@ -105,14 +105,16 @@ struct Read: ParsableCommand {
         if json {
             report = JSONValue.object([
                 ("vaultURL", .string(link.vaultURL)), ("npub", .string(link.key.publicKey.npub)), ("parentPubkey", .string(link.key.publicKey.hex)),
-                ("expiresAt", .string(link.expiresAt.rfc3339)), ("encoding", .string(link.encoding.rawValue)),
+                ("expiresAt", .string(link.expiresAt.rfc3339)), ("encoding", .string(link.encoding?.rawValue ?? "mixed")),
+                ("keyEncoding", .string(link.keyEncoding.rawValue)), ("timeEncoding", .string(link.timeEncoding.rawValue)),
             ]).reported()
         } else {
             var table = TextTable()
             table.add("vault URL", link.vaultURL)
             table.add("npub", link.key.publicKey.npub)
             table.add("expires", "\(link.expiresAt.rfc3339) (\(TimeSpan.relative(link.expiresAt, now: now)))")
-            table.add("written as", link.encoding.described)
+            table.add("written as", link.encoding?.described
+                      ?? "neither form whole: the nsec as \(link.keyEncoding.described), expiresAt as \(link.timeEncoding.described)")
             report = Array(table.render().utf8)
         }
         try StandardStreams.writeOutput(report)

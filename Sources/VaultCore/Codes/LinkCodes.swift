@@ -97,14 +97,21 @@ public struct DeviceLink: Sendable {
     public let vaultURL: String
     public let key: SecretKey
     public let expiresAt: Timestamp
-    /// How the payload read was written (the documented form for a link made here).
-    public let encoding: CodeEncoding
+    /// How the payload read wrote the two fields the forms differ in (the documented form for
+    /// a link made here): the same form for a code either writer made; different ones for a
+    /// code neither made whole (an app whose encoder writes dates as RFC 3339 and its key as
+    /// base64), which is read, and said to be mixed (a trial: it was called the app's form).
+    public let keyEncoding: CodeEncoding, timeEncoding: CodeEncoding
+
+    /// The form the payload read was written in, or nil when its fields mix the two.
+    public var encoding: CodeEncoding? { keyEncoding == timeEncoding ? keyEncoding : nil }
 
     public init(vaultURL: String, key: SecretKey, expiresAt: Timestamp) {
         self.vaultURL = vaultURL
         self.key = key
         self.expiresAt = expiresAt
-        encoding = .documented
+        keyEncoding = .documented
+        timeEncoding = .documented
     }
 
     /// The QR's payload: the documented form (`nsec` as NIP-19, `expiresAt` RFC 3339), or the
@@ -158,7 +165,8 @@ public struct DeviceLink: Sendable {
         guard HeldSecrets.match(in: written) == nil, !readings.contains(where: { $0 != written && HeldSecrets.match(in: $0) != nil }) else {
             throw VaultError.linkURLHoldsItsKey()
         }
-        encoding = timeForm == .app || !nsec.hasPrefix("nsec1") ? .app : .documented
+        keyEncoding = nsec.hasPrefix("nsec1") ? .documented : .app
+        timeEncoding = timeForm
         guard key.publicKey == stated else {
             throw VaultError.linkKeyNotItsParentKey()
         }

@@ -47,6 +47,26 @@ import Testing
         }
     }
 
+    /// An app whose encoder writes dates as ISO 8601 keeps base64 for its key: read, and said
+    /// to be neither form whole (a trial: it was called the app's form); the other way round too.
+    @Test func aLinkMixingTheTwoFormsIsReadAndSaidToBeMixed() throws {
+        let key = try SecretKey.generate(using: random)
+        let url = URL(string: "https://minio.example/b/\(Household(parentPublicKey: key.publicKey).vaultPath)")!
+        let encoder = JSONEncoder()
+        encoder.dateEncodingStrategy = .iso8601
+        let isoDates = try encoder.encode(LinkPayload(vaultURL: url, nsec: key.withUnsafeBytes { Data($0) }, parentPubkey: key.publicKey.hex,
+                                                      expiresAt: Date(timeIntervalSince1970: 1_800_000_000)))
+        let link = try DeviceLink(payload: Array(isoDates), now: Timestamp(seconds: 1_799_999_000))
+        #expect(link.key == key && link.keyEncoding == .app && link.timeEncoding == .documented && link.encoding == nil)
+        let nsec = String(decoding: try key.nsec().withUnsafeBytes { Array($0) }, as: UTF8.self)
+        let numberTime = #"{"vaultURL":"\#(url.absoluteString)","nsec":"\#(nsec)","parentPubkey":"\#(key.publicKey.hex)","expiresAt":821692800}"#
+        let other = try DeviceLink(payload: Array(numberTime.utf8), now: Timestamp(seconds: 1_799_999_000))
+        #expect(other.keyEncoding == .documented && other.timeEncoding == .app && other.encoding == nil)
+        // Either writer's own form is one form.
+        #expect(try DeviceLink(payload: link.payload(encoding: .app), now: Timestamp(seconds: 1_799_999_000)).encoding == .app)
+        #expect(try DeviceLink(payload: link.payload(), now: Timestamp(seconds: 1_799_999_000)).encoding == .documented)
+    }
+
     @Test func aPairingCodeTheAppEncodesReadsBackAndOursDecodesInTheApp() throws {
         let payload = PairingPayload(shareURL: "https://www.icloud.com/share/0abc", parentDeviceID: "6F1C2B7E-0D4A-4C55-9E1B-2A7F3C9D8E01",
                                      verificationToken: UUID().uuidString, sharedZoneID: "FamilyZone", timestamp: Date(timeIntervalSince1970: 1_800_000_000.5))
