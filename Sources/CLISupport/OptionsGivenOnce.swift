@@ -1,9 +1,10 @@
 import ArgumentParser
 import VaultCore
 
-/// An option whose command keeps one value, given twice (`-o a.vault -o b.vault`, `--key-file a
-/// --key-file=b`, `-o a --output b`). swift-argument-parser keeps the last and says nothing: the
-/// first output was never written, the first key never read, with exit 0. Refused before the
+/// An option whose command keeps one value, given twice with two values (`-o a.vault -o b.vault`,
+/// `--key-file a --key-file=b`, `-o a --output b`). swift-argument-parser keeps the last and says
+/// nothing: the first output was never written, the first key never read, with exit 0. The same
+/// value given twice means one thing, and is taken. Refused before the
 /// command line is parsed, for every command of every tool, from the command's own description
 /// (``CommandSignature``), so an option added tomorrow is held to it too. Lists (`--device A
 /// --device B`) and flags are given as often as one likes.
@@ -28,7 +29,7 @@ enum OptionsGivenOnce {
         guard repeated || (singleDash && spellings.count >= 2) else { return }
         let (command, place) = runningCommand(root, arguments)
         let signature = CommandSignature(command)
-        var firstSpelling: [Int: String] = [:]
+        var first: [Int: (spelling: String, value: String?)] = [:]
         var index = place
         while index < arguments.count {
             let token = arguments[index]
@@ -40,13 +41,22 @@ enum OptionsGivenOnce {
             let option = signature.options[found]
             guard option.takesValue else { continue }
             // Its value is the next word unless given with `=`; a value is never an option.
-            if !token.contains("=") { index += 1 }
+            var value: String?
+            if let equals = token.firstIndex(of: "=") {
+                value = String(token[token.index(after: equals)...])
+            } else {
+                value = index < arguments.count ? arguments[index] : nil
+                index += 1
+            }
             guard !option.repeats else { continue }
-            if let first = firstSpelling[found] {
-                throw VaultError.optionGivenTwice(first: first, second: spelling, longest: option.spellings.max { $0.count < $1.count } ?? spelling,
+            if let earlier = first[found] {
+                // The same value twice means one thing (a wrapper that adds what the command
+                // line already has); two values are two meanings, of which the parser keeps one.
+                if earlier.value == value { continue }
+                throw VaultError.optionGivenTwice(first: earlier.spelling, second: spelling, longest: option.spellings.max { $0.count < $1.count } ?? spelling,
                                                   command: ([Root.toolConfiguration.commandName ?? ""] + arguments[..<place]).joined(separator: " "))
             }
-            firstSpelling[found] = spelling
+            first[found] = (spelling, value)
         }
     }
 
@@ -76,7 +86,7 @@ extension VaultError {
     /// `first` and `second` are the spellings used (`-o`, `--output`), `command` the command
     /// they were given to (`vault-tool open`).
     static func optionGivenTwice(first: String, second: String, longest: String, command: String, file: String = #fileID, line: UInt = #line) -> VaultError {
-        let uses = first == second ? "\(first) is given twice" : "\(longest) is given twice (as \(first) and as \(second))"
+        let uses = first == second ? "\(first) is given twice, with two values" : "\(longest) is given twice, with two values (as \(first) and as \(second))"
         return VaultError(.optionGivenTwice, "\(uses); '\(command)' takes one, and the parser would keep the last without a word, so nothing was done",
                           hint: "give \(longest) once", file: file, line: line)
     }

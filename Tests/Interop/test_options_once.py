@@ -1,7 +1,8 @@
-"""An option a command keeps one value of, given twice, is refused before anything is read or
-written (exit 64), for every such option of every command of every tool, as the tools' own help
-describes them: swift-argument-parser kept the last without a word (`vault-tool open -o x -o y`
-wrote only y, exit 0). Lists and flags may be given as often as one likes."""
+"""An option a command keeps one value of, given twice with two values, is refused before
+anything is read or written (exit 64), for every such option of every command of every tool, as
+the tools' own help describes them: swift-argument-parser kept the last without a word
+(`vault-tool open -o x -o y` wrote only y, exit 0). The same value twice means one thing; lists
+and flags may be given as often as one likes."""
 
 import json
 import os
@@ -11,6 +12,8 @@ from pathlib import Path
 import pytest
 
 from workspace import BIN, ROOT
+
+NOW = "2026-11-22T10:00:00Z"
 
 TOOLS = ["vault-tool", "recovery-sheet", "rotation-planner", "device-revoker", "device-link"]
 HELP_REQUESTS = {"help"}
@@ -89,7 +92,7 @@ def test_an_output_given_twice_writes_neither(tmp_path):
     result = subprocess.run([str(BIN / "vault-tool"), "open", "--key-file", str(key), "-o", "x.json", "--output=y.json", "h.vault"],
                             cwd=tmp_path, capture_output=True, text=True)
     assert result.returncode == 64, result.stderr
-    assert "--output is given twice (as -o and as --output)" in result.stderr
+    assert "--output is given twice, with two values (as -o and as --output)" in result.stderr
     assert sorted(os.listdir(tmp_path)) == before
     # Given once, the same command works: the refusal is of the repetition only.
     once = subprocess.run([str(BIN / "vault-tool"), "open", "--key-file", str(key), "-o", "x.json", "h.vault"], cwd=tmp_path, capture_output=True)
@@ -109,6 +112,11 @@ def test_lists_flags_and_values_that_look_like_options_are_not_refused(tmp_path)
     value = subprocess.run([str(BIN / "device-revoker"), "registry", "revoke", "--db", str(db), "--device", "did:plc:a#d1", "--reason", "--reason",
                             "--dry-run"], capture_output=True, text=True)
     assert "is given twice" not in value.stderr, value.stderr
+    # The same value twice is one meaning, as a wrapper adding what the line already has gives it.
+    for twice in (["--now", NOW, "--now", NOW], [f"--now={NOW}", "--now", NOW]):
+        same = subprocess.run([str(BIN / "device-revoker"), "registry", "revoke", "--db", str(db), "--device", "did:plc:a#d1", "--reason", "lost",
+                               "--dry-run", *twice], capture_output=True, text=True)
+        assert "is given twice" not in same.stderr and same.returncode != 64, same.stderr
     # After `--`, nothing is an option.
     after = subprocess.run([str(BIN / "vault-tool"), "inspect", "--json", "--", "-o", "-o"], capture_output=True, text=True, cwd=tmp_path)
     assert "is given twice" not in after.stderr, after.stderr
