@@ -45,11 +45,6 @@ public struct CommandSignature: Sendable {
         }
     }
 
-    /// The option spelt `spelling` (`--output`, `-o`), if the command has one.
-    public func option(spelt spelling: String) -> Option? {
-        options.first { $0.spellings.contains(spelling) }
-    }
-
     /// The JSON the parser gives tools that read a command, asked for through its public entry
     /// points: the request is parsed as a command line, and the message for the request the
     /// parser raises is the description.

@@ -3,11 +3,11 @@ import VaultCore
 
 /// An option whose command keeps one value, given twice with two values (`-o a.vault -o b.vault`,
 /// `--key-file a --key-file=b`, `-o a --output b`). swift-argument-parser keeps the last and says
-/// nothing: the first output was never written, the first key never read, with exit 0. The same
-/// value given twice means one thing, and is taken. Refused before the
-/// command line is parsed, for every command of every tool, from the command's own description
-/// (``CommandSignature``), so an option added tomorrow is held to it too. Lists (`--device A
-/// --device B`) and flags are given as often as one likes.
+/// nothing: the first output was never written, the first key never read, with exit 0. Refused
+/// before the command line is parsed, for every command of every tool, from the command's own
+/// description (``CommandSignature``), so an option added tomorrow is held to it too. The same
+/// value twice means one thing, and is taken; lists (`--device A --device B`) and flags are
+/// given as often as one likes.
 enum OptionsGivenOnce {
     static func check<Root: ToolRoot>(_ root: Root.Type, _ arguments: [String]) throws {
         // Arrays, not sets: at every start, where a set's first use may cost a conformance scan.

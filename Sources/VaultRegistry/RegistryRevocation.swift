@@ -369,7 +369,8 @@ extension DeviceRegistry {
     /// name itself is not recorded: it is the app's text, and the device ids say which.
     public func prepare(named devices: [DeviceReference], user: String) throws -> PreparedSelection {
         var prepared = try prepare(.devices(devices.map { ($0.user, $0.device) }))
-        prepared.recordedAs = "devices by name of user \(user) (\(devices.count) matched)"
+        // The user as the registry holds it (a Family Medical id typed in capitals is stored in lower case).
+        prepared.recordedAs = "devices by name of user \(devices.first?.user ?? user) (\(devices.count) matched)"
         return prepared
     }
 
