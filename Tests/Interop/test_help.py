@@ -9,32 +9,21 @@ from pathlib import Path
 
 import pytest
 
-from workspace import BIN
+from workspace import BIN, TOOLS, command_tree
 
-TOOLS = ["vault-tool", "recovery-sheet", "rotation-planner", "device-revoker", "device-link"]
 WIDTH = 78
 
 
 def leaves(metavariables=None):
     found = []
-    for tool in TOOLS:
-        result = subprocess.run([str(BIN / tool), "--experimental-dump-help"], capture_output=True, timeout=20)
-        assert result.returncode == 0, result.stderr
-
-        def walk(command, path):
-            subcommands = command.get("subcommands") or []
-            if metavariables is not None:
-                for argument in command.get("arguments") or []:
-                    if argument.get("kind") != "flag" and argument.get("valueName"):
-                        metavariables.append((" ".join(path), argument["valueName"]))
-            if not subcommands and path[-1] != "help":
-                found.append((" ".join(path), command.get("discussion") or ""))
-            # A hidden command is the tool's own plumbing (recovery-sheet's _read-pdf), not for people.
-            for sub in subcommands:
-                if sub.get("shouldDisplay", True):
-                    walk(sub, path + [sub["commandName"]])
-
-        walk(json.loads(result.stdout)["command"], [tool])
+    # A hidden command is the tool's own plumbing (recovery-sheet's _read-pdf), not for people.
+    for path, command in command_tree(shown_only=True):
+        if metavariables is not None:
+            for argument in command.get("arguments") or []:
+                if argument.get("kind") != "flag" and argument.get("valueName"):
+                    metavariables.append((" ".join(path), argument["valueName"]))
+        if not command.get("subcommands") and path[-1] != "help":
+            found.append((" ".join(path), command.get("discussion") or ""))
     return found
 
 

@@ -4,41 +4,22 @@ the tools' own help describes them: swift-argument-parser kept the last without 
 (`vault-tool open -o x -o y` wrote only y, exit 0). The same value twice means one thing; lists
 and flags may be given as often as one likes."""
 
-import json
 import os
 import subprocess
-from pathlib import Path
 
 import pytest
 
-from workspace import BIN, ROOT
+from workspace import BIN, ROOT, TOOLS, command_tree
 
 NOW = "2026-11-22T10:00:00Z"
 
-TOOLS = ["vault-tool", "recovery-sheet", "rotation-planner", "device-revoker", "device-link"]
-HELP_REQUESTS = {"help"}
 
 
 def single_value_options():
     """(command path, spellings) of every option that takes one value, from the tools' help."""
-    found = []
-    for tool in TOOLS:
-        result = subprocess.run([str(BIN / tool), "--experimental-dump-help"], capture_output=True, timeout=20)
-        assert result.returncode == 0, result.stderr
-
-        def walk(command, path):
-            subcommands = command.get("subcommands") or []
-            for argument in command.get("arguments") or []:
-                if argument.get("kind") != "option" or argument.get("isRepeating"):
-                    continue
-                spellings = [("--" if n["kind"] == "long" else "-") + n["name"] for n in argument.get("names") or []]
-                found.append((path, spellings))
-            for sub in subcommands:
-                if sub["commandName"] not in HELP_REQUESTS:
-                    walk(sub, path + [sub["commandName"]])
-
-        walk(json.loads(result.stdout)["command"], [tool])
-    return found
+    return [(path, [("--" if n["kind"] == "long" else "-") + n["name"] for n in argument.get("names") or []])
+            for path, command in command_tree() if "help" not in path[1:]
+            for argument in command.get("arguments") or [] if argument.get("kind") == "option" and not argument.get("isRepeating")]
 
 
 OPTIONS = single_value_options()

@@ -33,9 +33,8 @@ import pytest
 from mnemonic import Mnemonic
 
 from vaultref import Household, nip19_decode, nip19_encode
-from workspace import BIN, FIXTURES, CORPUS, ROOT, in_system_call, wait_until
+from workspace import BIN, FIXTURES, CORPUS, ROOT, TOOLS, command_tree, in_system_call, wait_until
 
-TOOLS = ["vault-tool", "recovery-sheet", "rotation-planner", "device-revoker", "device-link"]
 PARENT = Household(bytes(range(1, 33)))
 VAULT_KEY_HEX = PARENT.vault_key.hex()
 WORDS = Mnemonic("english").to_mnemonic(PARENT.secret)
@@ -79,24 +78,16 @@ def leaked(text):
 def leaf_commands():
     """Every leaf command of every tool with its file arguments, from the tools' own help."""
     found = []
-    for tool in TOOLS:
-        result = subprocess.run([str(BIN / tool), "--experimental-dump-help"], capture_output=True, timeout=20)
-        assert result.returncode == 0, result.stderr
-
-        def walk(command, path):
-            subcommands = [sub for sub in command.get("subcommands") or [] if sub.get("shouldDisplay", True)]
-            if not subcommands and path[-1] != "help":
-                files = []
-                for argument in command.get("arguments") or []:
-                    if argument.get("kind") == "flag" or argument.get("valueName") not in FILE_VALUES:
-                        continue
-                    names = [n["name"] for n in argument.get("names") or [] if n.get("kind") == "long"]
-                    files.append(f"--{names[0]}" if names else None)
-                found.append((path, files))
-            for sub in subcommands:
-                walk(sub, path + [sub["commandName"]])
-
-        walk(json.loads(result.stdout)["command"], [tool])
+    for path, command in command_tree(shown_only=True):
+        if any(sub.get("shouldDisplay", True) for sub in command.get("subcommands") or []) or path[-1] == "help":
+            continue
+        files = []
+        for argument in command.get("arguments") or []:
+            if argument.get("kind") == "flag" or argument.get("valueName") not in FILE_VALUES:
+                continue
+            names = [n["name"] for n in argument.get("names") or [] if n.get("kind") == "long"]
+            files.append(f"--{names[0]}" if names else None)
+        found.append((path, files))
     return found
 
 
@@ -140,19 +131,9 @@ def test_no_command_quotes_a_secret_given_as_any_file(tmp_path, kind):
 
 
 def help_options():
-    """Each leaf's long option names, for the sweep's extras."""
-    options = {}
-    for tool in TOOLS:
-        result = subprocess.run([str(BIN / tool), "--experimental-dump-help"], capture_output=True, timeout=20)
-
-        def walk(command, path):
-            names = {f"--{n['name']}" for a in command.get("arguments") or [] for n in a.get("names") or [] if n.get("kind") == "long"}
-            options[tuple(path)] = names
-            for sub in command.get("subcommands") or []:
-                walk(sub, path + [sub["commandName"]])
-
-        walk(json.loads(result.stdout)["command"], [tool])
-    return options
+    """Each command's long option names, for the sweep's extras."""
+    return {tuple(path): {f"--{n['name']}" for a in command.get("arguments") or [] for n in a.get("names") or [] if n.get("kind") == "long"}
+            for path, command in command_tree()}
 
 
 HELP_OPTIONS = help_options()

@@ -4,6 +4,7 @@ One folder holds every input the writers read: the test keys, the testkit's vaul
 recovery sheet, a code blob and its sheet, a device-link QR, a rotation plan, a registry and
 a batch manifest. Tests copy it and run the tools inside the copy.
 """
+import json
 import os
 import platform
 import re
@@ -27,6 +28,30 @@ CORPUS = ROOT / "Fuzz" / "Corpus"
 # The family of the workspace's Family Medical registry (medical.sqlite).
 MEDICAL_USER = "00000000-0000-4000-8000-00000000a001"
 URL = "https://minio.example/b/vaults/0a92686c7aa4ac0f39bf3a8c6cc4078ef7683ed020866e18320156f952336b4e.vault"
+
+
+TOOLS = ["vault-tool", "recovery-sheet", "rotation-planner", "device-revoker", "device-link"]
+
+
+def command_tree(shown_only=False):
+    """Every command of every tool as (path, description), parents before their subcommands,
+    from the tools' own `--experimental-dump-help` (the tool info swift-argument-parser gives its
+    manual and documentation plug-ins): the sweeps enumerate commands from here, so a command
+    added tomorrow is swept without editing a test. `shown_only` leaves out hidden commands
+    (recovery-sheet's `_read-pdf`: the tool's own plumbing)."""
+    found = []
+    for tool in TOOLS:
+        result = subprocess.run([str(BIN / tool), "--experimental-dump-help"], capture_output=True, timeout=20)
+        assert result.returncode == 0, result.stderr
+
+        def walk(command, path):
+            found.append((path, command))
+            for sub in command.get("subcommands") or []:
+                if not shown_only or sub.get("shouldDisplay", True):
+                    walk(sub, path + [sub["commandName"]])
+
+        walk(json.loads(result.stdout)["command"], [tool])
+    return found
 
 
 def run(tool, arguments, **options):
