@@ -13,7 +13,7 @@ enum OptionsGivenOnce {
         // Arrays, not sets: at every start, where a set's first use may cost a conformance scan.
         let helpRequests = ["-h", "--help", "--experimental-dump-help", "--version"]
         var spellings: [String] = []
-        var repeated = false, singleDash = false
+        var repeated = false, singleDash = false, grouped = false
         for token in arguments {
             if token == "--" { break }
             if helpRequests.contains(token) || token.hasPrefix("--generate-completion-script") { return }
@@ -21,15 +21,17 @@ enum OptionsGivenOnce {
             let spelling = String(token.prefix { $0 != "=" })
             if spellings.contains(spelling) { repeated = true } else { spellings.append(spelling) }
             singleDash = singleDash || !token.hasPrefix("--")
+            grouped = grouped || (!token.hasPrefix("--") && spelling.count > 2)
         }
-        // Only a spelling given twice, or two spellings of one option (a short one and its
-        // long one: no option here has two long ones, and the test of every option's every
-        // pair of spellings would find one that did) can give an option twice. The command's
-        // description costs a reflection of it (docs/performance.md): asked for only then.
-        guard repeated || (singleDash && spellings.count >= 2) else { return }
+        // Only a spelling given twice, two spellings of one option (a short one and its long
+        // one: no option here has two long ones, and the test of every option's every pair of
+        // spellings would find one that did), or short options grouped (`-oo a b`) can give an
+        // option twice. The command's description costs a reflection of it
+        // (docs/performance.md): asked for only then.
+        guard repeated || grouped || (singleDash && spellings.count >= 2) else { return }
         let (command, place) = runningCommand(root, arguments)
         let signature = CommandSignature(command)
-        var first: [Int: (spelling: String, value: String?)] = [:]
+        var first: [Int: (spelling: String, value: String)] = [:]
         var index = place
         while index < arguments.count {
             let token = arguments[index]
@@ -37,26 +39,40 @@ enum OptionsGivenOnce {
             if token == "--" { break }
             guard token.count > 1, token.hasPrefix("-") else { continue }
             let spelling = String(token.prefix { $0 != "=" })
-            guard let found = signature.options.firstIndex(where: { $0.spellings.contains(spelling) }) else { continue }
-            let option = signature.options[found]
-            guard option.takesValue else { continue }
-            // Its value is the next word unless given with `=`; a value is never an option.
-            var value: String?
-            if let equals = token.firstIndex(of: "=") {
-                value = String(token[token.index(after: equals)...])
+            // A word of one dash the command has no option for is short options grouped, as the
+            // parser reads it (`-oo a b` is `-o a -o b`), each taking the next value in turn.
+            let uses: [(spelling: String, attached: String?)]
+            if signature.options.contains(where: { $0.spellings.contains(spelling) }) {
+                uses = [(spelling, token.firstIndex(of: "=").map { String(token[token.index(after: $0)...]) })]
+            } else if !token.hasPrefix("--"), !token.contains("=") {
+                uses = token.dropFirst().map { ("-\($0)", nil) }
             } else {
-                value = index < arguments.count ? arguments[index] : nil
-                index += 1
+                continue
             }
-            guard !option.repeats else { continue }
-            if let earlier = first[found] {
-                // The same value twice means one thing (a wrapper that adds what the command
-                // line already has); two values are two meanings, of which the parser keeps one.
-                if earlier.value == value { continue }
-                throw VaultError.optionGivenTwice(first: earlier.spelling, second: spelling, longest: option.spellings.max { $0.count < $1.count } ?? spelling,
-                                                  command: ([Root.toolConfiguration.commandName ?? ""] + arguments[..<place]).joined(separator: " "))
+            for use in uses {
+                guard let found = signature.options.firstIndex(where: { $0.spellings.contains(use.spelling) }), signature.options[found].takesValue else { continue }
+                let option = signature.options[found]
+                // Its value is the next word unless given with `=`; a value is never an option.
+                let value: String
+                if let attached = use.attached {
+                    value = attached
+                } else {
+                    // No value left: the parser says so itself.
+                    guard index < arguments.count else { return }
+                    value = arguments[index]
+                    index += 1
+                }
+                guard !option.repeats else { continue }
+                if let earlier = first[found] {
+                    // The same value twice means one thing (a wrapper that adds what the command
+                    // line already has); two values are two meanings, of which the parser keeps
+                    // one. Compared as bytes: two spellings of "café" name two files.
+                    if Array(earlier.value.utf8) == Array(value.utf8) { continue }
+                    throw VaultError.optionGivenTwice(first: earlier.spelling, second: use.spelling, longest: option.spellings.max { $0.count < $1.count } ?? use.spelling,
+                                                      command: ([Root.toolConfiguration.commandName ?? ""] + arguments[..<place]).joined(separator: " "))
+                }
+                first[found] = (use.spelling, value)
             }
-            first[found] = (spelling, value)
         }
     }
 
@@ -87,7 +103,9 @@ extension VaultError {
     /// they were given to (`vault-tool open`).
     static func optionGivenTwice(first: String, second: String, longest: String, command: String, file: String = #fileID, line: UInt = #line) -> VaultError {
         let uses = first == second ? "\(first) is given twice, with two values" : "\(longest) is given twice, with two values (as \(first) and as \(second))"
-        return VaultError(.optionGivenTwice, "\(uses); '\(command)' takes one, and the parser would keep the last without a word, so nothing was done",
+        // The command unquoted: a message's quotes are withheld when the command line holds a
+        // secret, and the command's own words are among the arguments then.
+        return VaultError(.optionGivenTwice, "\(uses); \(command) takes one, and the parser would keep the last without a word, so nothing was done",
                           hint: "give \(longest) once", file: file, line: line)
     }
 }

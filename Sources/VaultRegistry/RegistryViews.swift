@@ -198,8 +198,11 @@ extension DeviceRegistry {
     }
 
     /// The devices of `user` called `name`, as support hears it ("I don't recognize that
-    /// iPad"): the name exactly, else in any case. One device, or devices all revoked already
-    /// (so that the same revoke run again changes nothing), are the answer; a name that an
+    /// iPad"): in any case and spacing, as the vault's names are matched
+    /// (``VaultRevocation/folded(_:)``), so that names a listing shows alike are alike here (a
+    /// trial: "kitchen ipad" took "Kitchen iPad", an exact match first, beside "kitchen ipad "
+    /// with a trailing space, which a listing shows the same). One device, or devices all
+    /// revoked already (so that the same revoke run again changes nothing), are the answer; a name that an
     /// active device shares with any other (a device set up again under the name of the one
     /// revoked, two iPads) is refused with each one's id, state and last sign of life, so the
     /// one meant is given by id. A name no device of the user has is refused with the names
@@ -207,8 +210,8 @@ extension DeviceRegistry {
     public func devices(named name: String, user: String) throws -> [DeviceReference] {
         let devices = try self.devices(matching: DeviceFilter(user: user))
         guard !devices.isEmpty else { throw VaultError.noDeviceNamed(name, user: user, names: [], registry: path) }
-        let exact = devices.filter { $0.deviceName == name }
-        let named = !exact.isEmpty ? exact : devices.filter { $0.deviceName?.lowercased() == name.lowercased() }
+        let spoken = VaultRevocation.folded(name)
+        let named = devices.filter { $0.deviceName.map(VaultRevocation.folded) == spoken }
         guard !named.isEmpty else {
             throw VaultError.noDeviceNamed(name, user: user, names: Set(devices.compactMap(\.deviceName)).sorted(), registry: path)
         }

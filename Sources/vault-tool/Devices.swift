@@ -102,7 +102,9 @@ struct DeviceChangeOptions: ParsableArguments {
         }
         guard let writer = files.writer(unlessDryRun: dryRun) else {
             if json { try StandardStreams.writeOutput(report(unchanged: outcome.unchanged).reported()) }
-            diagnostics.note("dry run: would have \(outcome.summary)\(outcome.operations.isEmpty ? "" : ", with \(counted(outcome.operations.count, "MLS addition"))"); nothing written")
+            diagnostics.note(outcome.unchanged
+                ? "dry run: \(outcome.summary); nothing would change"
+                : "dry run: would have \(outcome.summary)\(outcome.operations.isEmpty ? "" : ", with \(counted(outcome.operations.count, "MLS addition"))"); nothing written")
             return
         }
         let bytes = outcome.unchanged ? input : try Vault.sealVerified(outcome.document, access: access)

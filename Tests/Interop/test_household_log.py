@@ -600,6 +600,55 @@ def test_a_change_run_again_after_it_finished_says_it_is_done_and_one_killed_bef
         assert {name: (folder / name).read_bytes() for name in written} == written
 
 
+def another_change(folder, change):
+    """Two runs to the same outputs that make two different changes, for
+    test_a_rerun_that_makes_another_change_is_refused (made ready in `folder`)."""
+    def ok(*command):
+        result = tool(*command, cwd=folder)
+        assert result.returncode == 0, result.stderr
+
+    for id_, name in [("77777777-0000-4000-8000-000000000001", "Hall iPad"), ("77777777-0000-4000-8000-000000000002", "Den iPad")]:
+        ok("vault-tool", "device", "add", "--key-file", "parent.nsec", "--id", id_, "--name", name, "--ops", "adds.jsonl", "--in-place", "h.vault")
+    revoke = ["device-revoker", "vault", "--key-file", "parent.nsec", "--vault", "h.vault", "--ops", "ops.jsonl", "-o", "out.vault"]
+    if change == "reason":
+        return [revoke + ["--device", "hall ipad", "--reason", "lost"], revoke + ["--device", "hall ipad", "--reason", "stolen, police report 42"]]
+    if change == "promote":
+        return [revoke + ["--device", "kitchen ipad", "--promote", "hall ipad"], revoke + ["--device", "kitchen ipad", "--promote", "den ipad"]]
+    if change == "theirs":
+        ok("vault-tool", "device", "limit", "--key-file", "parent.nsec", "-o", "t1.vault", "h.vault", "5")
+        ok("vault-tool", "device", "limit", "--key-file", "parent.nsec", "-o", "t2.vault", "h.vault", "6")
+        merge = ["vault-tool", "merge", "--key-file", "parent.nsec", "--base", "h.vault", "--ours", "h.vault", "-o", "out.vault"]
+        return [merge + ["--theirs", "t1.vault"], merge + ["--theirs", "t2.vault"]]
+    # Two schema 2 vaults of one household, the second with a device revoked: a migration starts
+    # a log, whose first event has no earlier one to say what it changed.
+    shutil.copy(FIXTURES / "testkit" / "ok-v2-household.vault", folder / "v2.vault")
+    ok("device-revoker", "vault", "--key-file", "parent.nsec", "--vault", "v2.vault", "--device", "bedroom ipad", "-o", "v2c.vault")
+    migrate = ["vault-tool", "migrate", "vault", "--key-file", "parent.nsec", "--to", "3", "-o", "out.vault"]
+    return [migrate + ["v2.vault"], migrate + ["v2c.vault"]]
+
+
+@pytest.mark.parametrize("change", ["reason", "promote", "theirs", "migrate"])
+def test_a_rerun_that_makes_another_change_is_refused(signed, change):
+    """A second run to the outputs of a first that would make another change (another reason,
+    another device promoted, another copy merged, another vault migrated) is not the change
+    done: a trial's was said to be ("an earlier run made this change", exit 0) and the second
+    change was lost. It is refused (exit 4), the first run's vault and log kept as they were."""
+    folder, _ = signed
+    first, second = another_change(folder, change)
+    made = tool(*first, cwd=folder)
+    assert made.returncode == 0, made.stderr
+    written = {name: (folder / name).read_bytes() for name in ("out.vault", "out.log")}
+    again = tool(*second, cwd=folder)
+    assert again.returncode == 4, again.stderr
+    assert "earlier run" not in again.stderr and "already records this change" not in again.stderr, again.stderr
+    assert {name: (folder / name).read_bytes() for name in written} == written
+    # The first command itself, run again, is the change done.
+    same = tool(*first, cwd=folder)
+    expected = 4 if change == "migrate" else 0  # a change that starts a log is never taken for one done
+    assert same.returncode == expected, same.stderr
+    assert {name: (folder / name).read_bytes() for name in written} == written
+
+
 @pytest.mark.parametrize("there", ["the-old-vault", "not-a-vault"])
 def test_a_log_whose_last_event_was_edited_to_name_another_vault_is_no_change_done(signed, there):
     """A hostile review: a rerun took the log at its output for the record of its own change

@@ -273,6 +273,23 @@ def test_a_revocation_by_name_is_logged_as_one(registry, tmp_path):
     succeeds("log", "--db", registry.db, "--verify")
 
 
+@pytest.mark.parametrize("typed", ["kitchen ipad", "Kitchen iPad", "KITCHEN  IPAD", "kitchen ipad "])
+def test_names_a_listing_shows_alike_are_refused_as_ambiguous(registry, tmp_path, typed):
+    """Two active devices whose names differ only in case or spacing ("Kitchen iPad" and
+    "kitchen ipad " with a trailing space, which `registry devices` shows alike): a name typed
+    as either is refused (exit 4) naming both ids, nothing changed (a trial: "kitchen ipad"
+    silently took one, an exact match first)."""
+    rows = [{"user_did": "did:plc:josh", "device_id": device, "device_mls_did": f"did:plc:josh#{device}", "device_name": name,
+             "signature_public_key": secrets.token_hex(32), "registered_at": "2024-01-01T00:00:00Z"}
+            for device, name in [("d0", "Kitchen iPad"), ("d1", "kitchen ipad "), ("d2", "Josh's iPhone")]]
+    succeeds("import", "--db", registry.db, "--devices", str(write_jsonl(tmp_path / "devices.jsonl", rows)), "--now", NOW)
+    before = registry.snapshot()
+    refused = tool("revoke", "--db", registry.db, "--user", "did:plc:josh", "--name", typed, "--reason", "lost", "--force", "--now", NOW)
+    assert refused.returncode == 4, refused.stderr
+    assert "did:plc:josh#d0" in refused.stderr and "did:plc:josh#d1" in refused.stderr, refused.stderr
+    assert registry.snapshot() == before
+
+
 def test_with_ops_on_standard_output_the_report_goes_to_standard_error(registry, tmp_path):
     random_registry(registry, tmp_path, 7)
     user, device = sorted(registry.active())[0]

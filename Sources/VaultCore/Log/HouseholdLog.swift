@@ -446,18 +446,30 @@ extension HouseholdLog {
     }
 
     /// Whether the log `existing` already records this log's last change, done: the two differ
-    /// only in their last event (two events), both signed by one key for the same action and sentence, and
-    /// `existing`'s names the vault that is there (`vaultThere`). What a change run again after
-    /// it finished finds at its outputs. `existing` must verify, its last event's id and
-    /// signature included, with the vault there: a log whose last event was edited to name
-    /// another file (a hostile review: an old vault, or no vault at all) is not a change done.
+    /// only in their last event (two events), both signed by one key, saying the same (every tag
+    /// but the vault's digest: the action, the event before, the revision, the reason, the
+    /// devices; and the sentence), and `existing`'s names the vault that is there
+    /// (`vaultThere`). What a change run again after it finished finds at its outputs. Its input
+    /// is the vault the event before names, so a change that starts a log (a migration to
+    /// schema 3, a seal) is never taken for one done: it has no earlier event that says what it
+    /// changed (a trial: a migration of another vault to the same output was said to be done,
+    /// and its revocation lost). `existing` must verify, its last event's id and signature
+    /// included, with the vault there: a log whose last event was edited to name another file
+    /// (a hostile review: an old vault, or no vault at all) is not a change done.
     public func recordsSameChangeDone(_ existing: [UInt8], vaultThere: [UInt8]?) -> Bool {
-        guard let vaultThere, let there = try? HouseholdLog(parsing: existing), let last = there.events.last, let head,
-              last.idHex != head.idHex, last.pubkey == head.pubkey, last.tag("vault") == Self.vaultDigest(vaultThere),
+        guard let vaultThere, let there = try? HouseholdLog(parsing: existing), there.events.count >= 2, let last = there.events.last, let head,
+              last.idHex != head.idHex, last.pubkey == head.pubkey, last.kind == head.kind, last.tag("vault") == Self.vaultDigest(vaultThere),
               Array(there.events.dropLast()) == Array(events.dropLast()),
-              last.tag("action") == head.tag("action"), last.content == head.content,
+              Self.saysTheSame(last, head),
               let household = head.tag("h").flatMap(Hex.decode), household.count == 32 else { return false }
         return (try? there.verified(household: HouseholdID(bytes: household), vault: vaultThere)) != nil
+    }
+
+    /// Two events that say the same change: the same sentence and tags, the vault's digest
+    /// aside (sealing draws a new nonce each time, so a change made again is other bytes).
+    private static func saysTheSame(_ one: NostrEvent, _ other: NostrEvent) -> Bool {
+        func withoutDigest(_ event: NostrEvent) -> [[String]] { event.tags.map { $0.first == "vault" ? [$0[0]] + $0.dropFirst(2) : $0 } }
+        return one.content == other.content && withoutDigest(one) == withoutDigest(other)
     }
 
     /// Whether its last event moved the household to a new key: nothing more is written there.

@@ -265,7 +265,7 @@ public enum VaultRevocation {
     /// A name as a person would say it: lower case, spaces (any run of whitespace) single, none
     /// at either end. Unicode normalisation is String's own: its `==` and `contains` compare
     /// canonically equivalent text (a precomposed é and e + U+0301) as equal.
-    static func folded(_ name: String) -> String {
+    public static func folded(_ name: String) -> String {
         // NFKC first: a full-width "ｋｉｔｃｈｅｎ" is the name "kitchen" a person reads.
         let compatible = (try? Array(name.utf8).withUnsafeBytes(UnicodeNormalization.nfkc)).map { String(decoding: $0, as: UTF8.self) } ?? name
         return compatible.lowercased().split(whereSeparator: \.isWhitespace).joined(separator: " ")
