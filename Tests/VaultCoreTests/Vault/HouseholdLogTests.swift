@@ -262,6 +262,28 @@ import Testing
         try append(.init(.revoke, summary: "revoked Kitchen iPad", reason: "lost on the train", details: [["device", "6F1C2B7E-0D4A-4C55-9E1B-2A7F3C9D8E01"]]))
     }
 
+    /// A change run again after it finished is the change done only when the event there says
+    /// the same change of the same vault: every tag but the new vault's digest, and never a
+    /// log's first event (a trial: another reason, another vault migrated, was taken for it).
+    @Test func aChangeDoneIsTheSameEventOfTheSameVaultNeverALogsFirst() throws {
+        let house = try started()
+        func revoked(reason: String, at seconds: Int64) throws -> (log: HouseholdLog, vault: [UInt8]) {
+            let vault = random.bytes(200)
+            return (try house.log.appendingUnverified(.init(.revoke, summary: "revoked Kitchen iPad", reason: reason, details: [["device", "D2"]]),
+                                                      household: house.household, vault: vault, revision: 2, signer: house.parent, at: Timestamp(seconds: seconds)), vault)
+        }
+        let done = try revoked(reason: "lost", at: 1_800_000_100)
+        // The same change made again later, sealed again (other bytes): done.
+        #expect(try revoked(reason: "lost", at: 1_800_000_900).log.recordsSameChangeDone(done.log.bytes, vaultThere: done.vault))
+        // Another reason is another change; the vault there must be the one the event names.
+        #expect(try !revoked(reason: "stolen", at: 1_800_000_100).log.recordsSameChangeDone(done.log.bytes, vaultThere: done.vault))
+        #expect(try !revoked(reason: "lost", at: 1_800_000_900).log.recordsSameChangeDone(done.log.bytes, vaultThere: random.bytes(200)))
+        // A log's first event has no earlier one to say what it changed: never a change done.
+        let again = try HouseholdLog(events: []).appending(.init(.start, summary: "started"), household: house.household, vault: house.vault, revision: 1,
+                                                           signer: house.parent, at: Timestamp(seconds: 1_800_000_500))
+        #expect(!again.recordsSameChangeDone(house.log.bytes, vaultThere: house.vault))
+    }
+
     /// A log is replaced only by one that keeps all of it: another household's, another life
     /// of this one, or a file that is not a log is never replaced; a last event of the same
     /// signer whose vault was never written (a run cut off) may be.
