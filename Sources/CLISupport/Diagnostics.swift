@@ -175,7 +175,7 @@ public enum ToolMain {
         }
         do {
             let given = try arguments(Array(CommandLine.arguments.dropFirst()))
-            try OptionsGivenOnce.check(Command.self, given)
+            for repeated in OptionsGivenOnce.repeated(Command.self, given) { diagnostics.warning(repeated.warning) }
             var parsed = try CompletionScriptCheck.parse(Command.self, given)
             try parsed.run()
             exitSucceeded()

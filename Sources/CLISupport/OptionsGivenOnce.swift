@@ -2,21 +2,31 @@ import ArgumentParser
 import VaultCore
 
 /// An option whose command keeps one value, given twice with two values (`-o a.vault -o b.vault`,
-/// `--key-file a --key-file=b`, `-o a --output b`). swift-argument-parser keeps the last and says
-/// nothing: the first output was never written, the first key never read, with exit 0. Refused
-/// before the command line is parsed, for every command of every tool, from the command's own
+/// `--key-file a --key-file=b`, `-o a --output b`, `-oo a b`). swift-argument-parser keeps the
+/// last and said nothing: the first output was never written, the first key never read, with
+/// exit 0 (a trial). The last still wins, as scripts and wrappers that add an option to override
+/// one rely on (a test of our own did), but never silently: each such option is named in a
+/// warning before anything is read, for every command of every tool, from the command's own
 /// description (``CommandSignature``), so an option added tomorrow is held to it too. The same
-/// value twice means one thing, and is taken; lists (`--device A --device B`) and flags are
-/// given as often as one likes.
+/// value twice means one thing and is not warned of; lists (`--device A --device B`) and flags
+/// are given as often as one likes.
 enum OptionsGivenOnce {
-    static func check<Root: ToolRoot>(_ root: Root.Type, _ arguments: [String]) throws {
+    /// What a warning says of each option given twice with two values: its longest spelling,
+    /// and the two spellings used (`-o`, `--output`).
+    struct Repeat: Equatable {
+        let option: String
+        let first: String
+        let last: String
+    }
+
+    static func repeated<Root: ToolRoot>(_ root: Root.Type, _ arguments: [String]) -> [Repeat] {
         // Arrays, not sets: at every start, where a set's first use may cost a conformance scan.
         let helpRequests = ["-h", "--help", "--experimental-dump-help", "--version"]
         var spellings: [String] = []
         var repeated = false, singleDash = false, grouped = false
         for token in arguments {
             if token == "--" { break }
-            if helpRequests.contains(token) || token.hasPrefix("--generate-completion-script") { return }
+            if helpRequests.contains(token) || token.hasPrefix("--generate-completion-script") { return [] }
             guard token.count > 1, token.hasPrefix("-") else { continue }
             let spelling = String(token.prefix { $0 != "=" })
             if spellings.contains(spelling) { repeated = true } else { spellings.append(spelling) }
@@ -28,10 +38,11 @@ enum OptionsGivenOnce {
         // spellings would find one that did), or short options grouped (`-oo a b`) can give an
         // option twice. The command's description costs a reflection of it
         // (docs/performance.md): asked for only then.
-        guard repeated || grouped || (singleDash && spellings.count >= 2) else { return }
+        guard repeated || grouped || (singleDash && spellings.count >= 2) else { return [] }
         let (command, place) = runningCommand(root, arguments)
         let signature = CommandSignature(command)
         var first: [Int: (spelling: String, value: String)] = [:]
+        var repeats: [Repeat] = []
         var index = place
         while index < arguments.count {
             let token = arguments[index]
@@ -58,7 +69,7 @@ enum OptionsGivenOnce {
                     value = attached
                 } else {
                     // No value left: the parser says so itself.
-                    guard index < arguments.count else { return }
+                    guard index < arguments.count else { return repeats }
                     value = arguments[index]
                     index += 1
                 }
@@ -66,14 +77,16 @@ enum OptionsGivenOnce {
                 if let earlier = first[found] {
                     // The same value twice means one thing (a wrapper that adds what the command
                     // line already has); two values are two meanings, of which the parser keeps
-                    // one. Compared as bytes: two spellings of "café" name two files.
-                    if Array(earlier.value.utf8) == Array(value.utf8) { continue }
-                    throw VaultError.optionGivenTwice(first: earlier.spelling, second: use.spelling, longest: option.spellings.max { $0.count < $1.count } ?? use.spelling,
-                                                      command: ([Root.toolConfiguration.commandName ?? ""] + arguments[..<place]).joined(separator: " "))
+                    // the last. Compared as bytes: two spellings of "café" name two files.
+                    if Array(earlier.value.utf8) != Array(value.utf8) {
+                        let named = Repeat(option: option.spellings.max { $0.count < $1.count } ?? use.spelling, first: earlier.spelling, last: use.spelling)
+                        if !repeats.contains(where: { $0.option == named.option }) { repeats.append(named) }
+                    }
                 }
                 first[found] = (use.spelling, value)
             }
         }
+        return repeats
     }
 
     /// The command `arguments` run, found as the parser finds it (the leading words that name
@@ -93,19 +106,10 @@ enum OptionsGivenOnce {
     }
 }
 
-extension VaultError.Code {
-    /// An option the command keeps one value of, given twice.
-    public static let optionGivenTwice = VaultError.Code(name: "optionGivenTwice", category: .usage)
-}
-
-extension VaultError {
-    /// `first` and `second` are the spellings used (`-o`, `--output`), `command` the command
-    /// they were given to (`vault-tool open`).
-    static func optionGivenTwice(first: String, second: String, longest: String, command: String, file: String = #fileID, line: UInt = #line) -> VaultError {
-        let uses = first == second ? "\(first) is given twice, with two values" : "\(longest) is given twice, with two values (as \(first) and as \(second))"
-        // The command unquoted: a message's quotes are withheld when the command line holds a
-        // secret, and the command's own words are among the arguments then.
-        return VaultError(.optionGivenTwice, "\(uses); \(command) takes one, and the parser would keep the last without a word, so nothing was done",
-                          hint: "give \(longest) once", file: file, line: line)
+extension OptionsGivenOnce.Repeat {
+    /// The warning's words. No value is quoted: one may be a secret's path or worse.
+    var warning: String {
+        let uses = first == last ? "\(first) is given more than once" : "\(option) is given more than once (as \(first) and as \(last))"
+        return "\(uses), with different values: the last one given is used, and the others are ignored"
     }
 }

@@ -106,7 +106,6 @@ struct Read: ParsableCommand {
             report = JSONValue.object([
                 ("vaultURL", .string(link.vaultURL)), ("npub", .string(link.key.publicKey.npub)), ("parentPubkey", .string(link.key.publicKey.hex)),
                 ("expiresAt", .string(link.expiresAt.rfc3339)), ("encoding", .string(link.encoding?.rawValue ?? "mixed")),
-                ("keyEncoding", .string(link.keyEncoding.rawValue)), ("timeEncoding", .string(link.timeEncoding.rawValue)),
             ]).reported()
         } else {
             var table = TextTable()

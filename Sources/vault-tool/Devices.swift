@@ -103,7 +103,7 @@ struct DeviceChangeOptions: ParsableArguments {
         guard let writer = files.writer(unlessDryRun: dryRun) else {
             if json { try StandardStreams.writeOutput(report(unchanged: outcome.unchanged).reported()) }
             diagnostics.note(outcome.unchanged
-                ? "dry run: \(outcome.summary); nothing would change"
+                ? "dry run: \(outcome.summary); nothing would change, nothing written"
                 : "dry run: would have \(outcome.summary)\(outcome.operations.isEmpty ? "" : ", with \(counted(outcome.operations.count, "MLS addition"))"); nothing written")
             return
         }
