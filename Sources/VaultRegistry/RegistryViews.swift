@@ -208,9 +208,12 @@ extension DeviceRegistry {
     /// one meant is given by id. A name no device of the user has is refused with the names
     /// it has.
     public func devices(named name: String, user: String) throws -> [DeviceReference] {
+        // A blank name matched the devices the app left blank (a trial: `--name "$UNSET"`
+        // revoked one): it is no name.
+        let spoken = VaultRevocation.folded(name)
+        guard !spoken.isEmpty else { throw VaultError.deviceNameBlank() }
         let devices = try self.devices(matching: DeviceFilter(user: user))
         guard !devices.isEmpty else { throw VaultError.noDeviceNamed(name, user: user, names: [], registry: path) }
-        let spoken = VaultRevocation.folded(name)
         let named = devices.filter { $0.deviceName.map(VaultRevocation.folded) == spoken }
         guard !named.isEmpty else {
             throw VaultError.noDeviceNamed(name, user: user, names: Set(devices.compactMap(\.deviceName)).sorted(), registry: path)

@@ -155,11 +155,12 @@ struct VaultMode: ParsableCommand {
         // nothing to revoke and the app would never learn which groups to leave.
         if let jsonOutput { try writer.stage(jsonOutput, radiusJSON(plan, written: document).reported()) }
         if let opsFile { try writer.stage(opsFile, JSONValue.operationLines(VaultRevocation.operations(plan))) }
-        func named(_ device: DeviceRecord) -> String { "\(RecordedText.named(device.deviceName)) (\(RecordedText.named(String(device.deviceId.prefix(8)))))" }
-        let names = plan.revoke.map(named).joined(separator: ", ")
-        // The device promoted is part of the change, and of its record: the same revocation run
-        // again with another --promote is another change (a trial took it for the one done).
-        let promoted = plan.newPrimary.flatMap { id in opened.document.devices.first { $0.deviceId == id } }.map { "; new primary \(named($0))" } ?? ""
+        let names = plan.revoke.map { "\(RecordedText.named($0.deviceName)) (\(RecordedText.named(String($0.deviceId.prefix(8)))))" }.joined(separator: ", ")
+        // The device promoted is part of the change, and of its record, by its whole id: the
+        // same revocation run again with another --promote is another change (a trial took it
+        // for the one done, two devices of one name and ids alike in their first 8 characters).
+        let promoted = plan.newPrimary.flatMap { id in opened.document.devices.first { $0.deviceId == id } }
+            .map { "; new primary \(RecordedText.named($0.deviceName)) (\(RecordedText.recordedID($0.deviceId)))" } ?? ""
         let madeEarlier = try writer.stageVault(vaultOutput, change.record(.init(.revoke, summary: "revoked \(counted(plan.revoke.count, "device")): \(names)\(promoted)", reason: reason,
                                                                 details: plan.revoke.map { ["device", RecordedText.recordedID($0.deviceId)] }),
                                                          vault: bytes, revision: document.revision), log: logs.declaredOutput)

@@ -134,7 +134,10 @@ struct Merge: ParsableCommand {
             ]).reported())
         }
         let merged = try Vault.sealVerified(result.document, access: access)
-        let madeEarlier = try writer.stageVault(mergedOutput, change.record(.init(.merge, summary: "merged another copy in (\(counted(result.conflicts.count, "conflict")))",
+        // The base is named in the sentence (the other copy has its tag): a merge over another
+        // base is another merge, which a run again must not take for this one (a trial).
+        let base = HouseholdLog.vaultDigest(opened[0].bytes).prefix(16)
+        let madeEarlier = try writer.stageVault(mergedOutput, change.record(.init(.merge, summary: "merged another copy in (\(counted(result.conflicts.count, "conflict")); common base \(base)…)",
                                                                 details: [["theirs", HouseholdLog.vaultDigest(opened[2].bytes)]]),
                                                           vault: merged, revision: result.document.revision), log: logs.declaredOutput)
         try writer.publish()

@@ -619,6 +619,11 @@ def another_change(folder, change):
         ok("vault-tool", "device", "limit", "--key-file", "parent.nsec", "-o", "t2.vault", "h.vault", "6")
         merge = ["vault-tool", "merge", "--key-file", "parent.nsec", "--base", "h.vault", "--ours", "h.vault", "-o", "out.vault"]
         return [merge + ["--theirs", "t1.vault"], merge + ["--theirs", "t2.vault"]]
+    if change == "base":
+        # The same two copies over another common base make another vault (a trial: said done).
+        ok("vault-tool", "device", "limit", "--key-file", "parent.nsec", "-o", "t1.vault", "h.vault", "6")
+        merge = ["vault-tool", "merge", "--key-file", "parent.nsec", "--ours", "h.vault", "--theirs", "t1.vault", "-o", "out.vault"]
+        return [merge + ["--base", "h.vault"], merge + ["--base", "t1.vault"]]
     # Two schema 2 vaults of one household, the second with a device revoked: a migration starts
     # a log, whose first event has no earlier one to say what it changed.
     shutil.copy(FIXTURES / "testkit" / "ok-v2-household.vault", folder / "v2.vault")
@@ -627,10 +632,10 @@ def another_change(folder, change):
     return [migrate + ["v2.vault"], migrate + ["v2c.vault"]]
 
 
-@pytest.mark.parametrize("change", ["reason", "promote", "theirs", "migrate"])
+@pytest.mark.parametrize("change", ["reason", "promote", "theirs", "base", "migrate"])
 def test_a_rerun_that_makes_another_change_is_refused(signed, change):
     """A second run to the outputs of a first that would make another change (another reason,
-    another device promoted, another copy merged, another vault migrated) is not the change
+    another device promoted, another copy merged or base merged over, another vault migrated) is not the change
     done: a trial's was said to be ("an earlier run made this change", exit 0) and the second
     change was lost. It is refused (exit 4), the first run's vault and log kept as they were."""
     folder, _ = signed

@@ -273,20 +273,37 @@ def test_a_revocation_by_name_is_logged_as_one(registry, tmp_path):
     succeeds("log", "--db", registry.db, "--verify")
 
 
-@pytest.mark.parametrize("typed", ["kitchen ipad", "Kitchen iPad", "KITCHEN  IPAD", "kitchen ipad "])
-def test_names_a_listing_shows_alike_are_refused_as_ambiguous(registry, tmp_path, typed):
+ALIKE = {
+    # Names that differ only in case or spacing, which a listing shows alike or a person says alike.
+    "spacing": ("Kitchen iPad", "kitchen ipad ", ["kitchen ipad", "Kitchen iPad", "KITCHEN  IPAD", "kitchen ipad "]),
+    # Lower-casing is not case folding: ß and SS, a final sigma (a trial: one of each pair was taken).
+    "sharp s": ("Straße iPad", "STRASSE IPAD", ["strasse ipad", "Straße iPad"]),
+    "final sigma": ("ΟΔΟΣ", "οδος", ["οδος", "ΟΔΟΣ", "Οδος"]),
+    "full width": ("Hall iPad", "ＨＡＬＬ ｉＰａｄ", ["hall ipad"]),
+}
+
+
+@pytest.mark.parametrize("case", ALIKE)
+def test_names_a_listing_shows_alike_are_refused_as_ambiguous(registry, tmp_path, case):
     """Two active devices whose names differ only in case or spacing ("Kitchen iPad" and
-    "kitchen ipad " with a trailing space, which `registry devices` shows alike): a name typed
-    as either is refused (exit 4) naming both ids, nothing changed (a trial: "kitchen ipad"
-    silently took one, an exact match first)."""
+    "kitchen ipad " with a trailing space, which `registry devices` shows alike, "Straße" and
+    "STRASSE"): a name typed as either is refused (exit 4) naming both ids, nothing changed (a
+    trial: "kitchen ipad" silently took one, an exact match first)."""
+    first, second, typings = ALIKE[case]
     rows = [{"user_did": "did:plc:josh", "device_id": device, "device_mls_did": f"did:plc:josh#{device}", "device_name": name,
              "signature_public_key": secrets.token_hex(32), "registered_at": "2024-01-01T00:00:00Z"}
-            for device, name in [("d0", "Kitchen iPad"), ("d1", "kitchen ipad "), ("d2", "Josh's iPhone")]]
+            for device, name in [("d0", first), ("d1", second), ("d2", "Josh's iPhone"), ("d3", "   ")]]
     succeeds("import", "--db", registry.db, "--devices", str(write_jsonl(tmp_path / "devices.jsonl", rows)), "--now", NOW)
     before = registry.snapshot()
-    refused = tool("revoke", "--db", registry.db, "--user", "did:plc:josh", "--name", typed, "--reason", "lost", "--force", "--now", NOW)
-    assert refused.returncode == 4, refused.stderr
-    assert "did:plc:josh#d0" in refused.stderr and "did:plc:josh#d1" in refused.stderr, refused.stderr
+    for typed in typings:
+        refused = tool("revoke", "--db", registry.db, "--user", "did:plc:josh", "--name", typed, "--reason", "lost", "--force", "--now", NOW)
+        assert refused.returncode == 4, (typed, refused.stderr)
+        assert "did:plc:josh#d0" in refused.stderr and "did:plc:josh#d1" in refused.stderr, (typed, refused.stderr)
+    # A blank name names no device, not even the one the app left blank (a trial: an unset
+    # shell variable revoked it).
+    for blank in ["", " ", "\t", "\u00a0"]:
+        refused = tool("revoke", "--db", registry.db, "--user", "did:plc:josh", "--name", blank, "--reason", "lost", "--force", "--now", NOW)
+        assert refused.returncode == 64 and "empty or only spaces" in refused.stderr, (blank, refused.stderr)
     assert registry.snapshot() == before
 
 

@@ -262,12 +262,21 @@ public enum VaultRevocation {
         DeviceLookup(devices).matching(typed)
     }
 
-    /// A name as a person would say it: lower case, spaces (any run of whitespace) single, none
-    /// at either end. Unicode normalisation is String's own: its `==` and `contains` compare
+    /// A name as a person would say it: case folded in full, in NFKC, spaces (any run of
+    /// whitespace) single, none at either end. A full-width "ｋｉｔｃｈｅｎ" is the name "kitchen"
+    /// a person reads, "STRASSE" is "Straße" (a trial: lower-casing told them apart, and a
+    /// registry name matched one of two such devices silently). String's `==` then compares
     /// canonically equivalent text (a precomposed é and e + U+0301) as equal.
     public static func folded(_ name: String) -> String {
-        // NFKC first: a full-width "ｋｉｔｃｈｅｎ" is the name "kitchen" a person reads.
-        let compatible = (try? Array(name.utf8).withUnsafeBytes(UnicodeNormalization.nfkc)).map { String(decoding: $0, as: UTF8.self) } ?? name
+        let caseless = (try? Array(name.utf8).withUnsafeBytes(UnicodeNormalization.caseFoldedNFKC)).map { String(decoding: $0, as: UTF8.self) }
+            ?? name.lowercased()
+        return caseless.split(whereSeparator: \.isWhitespace).joined(separator: " ")
+    }
+
+    /// An id as typed, as ids are looked up: in NFKC, lower case, spaces single (a full-width
+    /// id read out is the id). Ids are compared lower-cased, as they always were, not folded.
+    static func typedID(_ id: String) -> String {
+        let compatible = (try? Array(id.utf8).withUnsafeBytes(UnicodeNormalization.nfkc)).map { String(decoding: $0, as: UTF8.self) } ?? id
         return compatible.lowercased().split(whereSeparator: \.isWhitespace).joined(separator: " ")
     }
 
@@ -355,25 +364,26 @@ struct DeviceLookup {
 
     /// Every device `typed` names whole, in the vault's order (``VaultRevocation/matching(_:in:)``).
     func matching(_ typed: String) -> [DeviceRecord] {
-        let name = VaultRevocation.folded(typed)  // an id has no spaces: folded, it is the id in lower case
-        var found = Set(byID[typed] ?? []).union(byLowerID[name] ?? [])
+        let name = VaultRevocation.folded(typed)
+        let id = VaultRevocation.typedID(typed)  // an id has no spaces: this is the id in lower case
+        var found = Set(byID[typed] ?? []).union(byLowerID[id] ?? [])
         if !name.isEmpty { found.formUnion(byName[name] ?? []) }
-        if name.count >= VaultRevocation.minimumIdPrefix {
-            if name.utf8.allSatisfy({ $0 < 0x80 }) {
+        if id.count >= VaultRevocation.minimumIdPrefix {
+            if id.utf8.allSatisfy({ $0 < 0x80 }) {
                 // The first ASCII id not below the prefix, then every one that starts with it.
                 var low = 0, high = asciiIDs.count
                 while low < high {
                     let middle = (low + high) / 2
-                    if asciiIDs[middle].id < name { low = middle + 1 } else { high = middle }
+                    if asciiIDs[middle].id < id { low = middle + 1 } else { high = middle }
                 }
-                while low < asciiIDs.count, asciiIDs[low].id.hasPrefix(name) {
+                while low < asciiIDs.count, asciiIDs[low].id.hasPrefix(id) {
                     found.insert(asciiIDs[low].index)
                     low += 1
                 }
             } else {
-                for entry in asciiIDs where entry.id.hasPrefix(name) { found.insert(entry.index) }
+                for entry in asciiIDs where entry.id.hasPrefix(id) { found.insert(entry.index) }
             }
-            for entry in otherIDs where entry.id.hasPrefix(name) { found.insert(entry.index) }
+            for entry in otherIDs where entry.id.hasPrefix(id) { found.insert(entry.index) }
         }
         return found.sorted().map { devices[$0] }
     }
