@@ -22,23 +22,25 @@ enum OptionsGivenOnce {
     static func repeated<Root: ToolRoot>(_ root: Root.Type, _ arguments: [String]) -> [Repeat] {
         // Arrays, not sets: at every start, where a set's first use may cost a conformance scan.
         let helpRequests = ["-h", "--help", "--experimental-dump-help", "--version"]
-        var spellings: [String] = []
-        var repeated = false, singleDash = false, grouped = false
-        for token in arguments {
-            if token == "--" { break }
-            if helpRequests.contains(token) || token.hasPrefix("--generate-completion-script") { return [] }
-            guard token.count > 1, token.hasPrefix("-") else { continue }
-            let spelling = String(token.prefix { $0 != "=" })
-            if spellings.contains(spelling) { repeated = true } else { spellings.append(spelling) }
-            singleDash = singleDash || !token.hasPrefix("--")
-            grouped = grouped || (!token.hasPrefix("--") && spelling.count > 2)
-        }
         // Only a spelling given twice, two spellings of one option (a short one and its long
         // one: no option here has two long ones, and the test of every option's every pair of
         // spellings would find one that did), or short options grouped (`-oo a b`) can give an
         // option twice. The command's description costs a reflection of it
-        // (docs/performance.md): asked for only then.
-        guard repeated || grouped || (singleDash && spellings.count >= 2) else { return [] }
+        // (docs/performance.md): asked for only then, or past 64 spellings, which are not
+        // searched one by one (a trial: 32,000 of them took 35 s).
+        var spellings: [String] = []
+        var repeated = false, singleDash = false, grouped = false, asked = false
+        for token in arguments {
+            if token == "--" { break }
+            if helpRequests.contains(token) || token.hasPrefix("--generate-completion-script") { return [] }
+            guard !asked, token.count > 1, token.hasPrefix("-") else { continue }
+            let spelling = String(token.prefix { $0 != "=" })
+            if spellings.contains(spelling) { repeated = true } else { spellings.append(spelling) }
+            singleDash = singleDash || !token.hasPrefix("--")
+            grouped = grouped || (!token.hasPrefix("--") && spelling.count > 2)
+            asked = repeated || grouped || (singleDash && spellings.count >= 2) || spellings.count > 64
+        }
+        guard asked else { return [] }
         let (command, place) = runningCommand(root, arguments)
         let signature = CommandSignature(command)
         var first: [Int: (spelling: String, value: String)] = [:]
