@@ -33,12 +33,15 @@ public enum LogFormat: String, Sendable, CaseIterable, ExpressibleByArgument {
 
     /// The format a command line asks for, read before it is parsed, so that a usage error on
     /// that line is JSON too (issue 44: `--log-format json` printed plain lines for them). Up to
-    /// `--`, as the parser reads options.
+    /// `--`, as the parser reads options; the last given wins, as it does for the parser (a
+    /// trial: `--log-format json --log-format text` wrote its first lines as JSON, the rest as text).
     static func selectFromArguments(_ arguments: [String]) {
         for (index, argument) in arguments.enumerated() {
             if argument == "--" { return }
-            if argument == "--log-format=json" || (argument == "--log-format" && arguments.dropFirst(index + 1).first == "json") {
-                select(.json)
+            if argument.hasPrefix("--log-format=") {
+                select(argument == "--log-format=json" ? .json : .text)
+            } else if argument == "--log-format" {
+                select(arguments.dropFirst(index + 1).first == "json" ? .json : .text)
             }
         }
     }

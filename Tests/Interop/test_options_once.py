@@ -120,3 +120,16 @@ def test_lists_flags_and_the_same_value_twice_are_not_warned_of(tmp_path):
     # After `--`, nothing is an option.
     after = subprocess.run([str(BIN / "vault-tool"), "inspect", "--json", "--", "-o", "-o"], capture_output=True, text=True, cwd=tmp_path)
     assert "given more than once" not in after.stderr, after.stderr
+
+
+@pytest.mark.parametrize("formats", [("json", "text"), ("text", "json")])
+def test_log_format_given_twice_writes_every_line_in_the_last(tmp_path, formats):
+    """The format read before parsing is the parser's, the last given (a trial: with `json` then
+    `text`, the warning came out as JSON and the error after it as text)."""
+    first, last = formats
+    result = subprocess.run([str(BIN / "vault-tool"), "check", "--log-format", first, f"--log-format={last}", "--key-file", "missing.nsec", "h.vault"],
+                            cwd=tmp_path, capture_output=True, text=True)
+    assert result.returncode != 0
+    lines = result.stderr.splitlines()
+    assert len(lines) >= 2 and "--log-format is given more than once" in lines[0], result.stderr
+    assert all(line.startswith("{") == (last == "json") for line in lines), result.stderr
