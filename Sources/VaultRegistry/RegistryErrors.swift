@@ -203,7 +203,7 @@ extension VaultError {
     }
 
     static func deviceNameBlank(file: String = #fileID, line: UInt = #line) -> VaultError {
-        VaultError(.deviceNameBlank, "the device name is empty or only spaces (an unset shell variable?); it names no device, not even one the app left without a name; nothing was changed",
+        VaultError(.deviceNameBlank, "the device name is empty or only spaces and invisible characters (an unset shell variable?); it names no device, not even one the app left without a name; nothing was changed",
                    hint: "give the device's name, or its id: see them with device-revoker registry devices --user USER", file: file, line: line)
     }
 

@@ -266,11 +266,17 @@ public enum VaultRevocation {
     /// whitespace) single, none at either end. A full-width "ｋｉｔｃｈｅｎ" is the name "kitchen"
     /// a person reads, "STRASSE" is "Straße" (a trial: lower-casing told them apart, and a
     /// registry name matched one of two such devices silently). String's `==` then compares
-    /// canonically equivalent text (a precomposed é and e + U+0301) as equal.
+    /// canonically equivalent text (a precomposed é and e + U+0301) as equal. Characters that
+    /// show as nothing (Unicode's default ignorable code points: a zero-width space or joiner, a
+    /// soft hyphen, a byte order mark) are dropped, as Unicode's own NFKC_Casefold drops them:
+    /// "Kitchen\u{200B}iPad" is the name a person reads as "KitcheniPad", and a zero-width space
+    /// alone is no name (a trial: it was "no device named", exit 4, where a blank name is exit 64).
     public static func folded(_ name: String) -> String {
         let caseless = (try? Array(name.utf8).withUnsafeBytes(UnicodeNormalization.caseFoldedNFKC)).map { String(decoding: $0, as: UTF8.self) }
             ?? name.lowercased()
-        return caseless.split(whereSeparator: \.isWhitespace).joined(separator: " ")
+        var shown = String.UnicodeScalarView()
+        shown.append(contentsOf: caseless.unicodeScalars.lazy.filter { !$0.properties.isDefaultIgnorableCodePoint })
+        return String(shown).split(whereSeparator: \.isWhitespace).joined(separator: " ")
     }
 
     /// An id as typed, as ids are looked up: in NFKC, lower case, spaces single (a full-width
