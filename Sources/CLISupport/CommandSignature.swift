@@ -57,3 +57,56 @@ public struct CommandSignature: Sendable {
         return ""
     }
 }
+
+extension CommandSignature {
+    /// The command `arguments` run, found as the parser finds it (the leading words that name
+    /// subcommands), and the place of the first argument after its name.
+    static func running<Root: ToolRoot>(_ root: Root.Type, _ arguments: [String]) -> (any ParsableCommand.Type, Int) {
+        var command: any ParsableCommand.Type = root
+        var subcommands = root.toolConfiguration.subcommands
+        var place = 0
+        while place < arguments.count,
+              let next = subcommands.first(where: { $0.configuration.commandName == arguments[place] || $0.configuration.aliases.contains(arguments[place]) }) {
+            command = next
+            subcommands = next.configuration.subcommands
+            place += 1
+        }
+        if let fallback = (ObjectIdentifier(command) == ObjectIdentifier(root) ? root.toolConfiguration : command.configuration).defaultSubcommand { command = fallback }
+        return (command, place)
+    }
+
+    /// The parser's words for the first option of `arguments` that the command they run does not
+    /// have, with the closest one it does ("unknown option '--usr'. Did you mean '--user'?"), or
+    /// nil. swift-argument-parser names an unknown option only once the command was read without
+    /// it, so a command's missing option or its own check spoke first: `--usr bob` was "choose
+    /// the devices one way", `--key-fil K` "give --key-file" (a trial). Asked only when a command
+    /// line was refused as misused; only of a command with no subcommands (a group's words are
+    /// its subcommands'), and only for a word that cannot be a value: one after an option that
+    /// takes one is skipped, as the parser reads it.
+    static func unknownOption<Root: ToolRoot>(_ root: Root.Type, _ arguments: [String]) -> String? {
+        let (command, place) = running(root, arguments)
+        guard command.configuration.subcommands.isEmpty else { return nil }
+        let signature = CommandSignature(command)
+        let builtIn = ["-h", "--help", "--version", "--experimental-dump-help", "--generate-completion-script"]
+        var index = place
+        while index < arguments.count {
+            let token = arguments[index]
+            index += 1
+            if token == "--" { return nil }
+            guard token.count > 1, token.hasPrefix("-") else { continue }
+            let spelling = String(token.prefix { $0 != "=" })
+            if let option = signature.options.first(where: { $0.spellings.contains(spelling) }) {
+                if option.takesValue, !token.contains("=") { index += 1 }
+                continue
+            }
+            // Short options grouped (`-fv`), and numbers (`-1`), are the parser's to read.
+            guard !builtIn.contains(spelling), token.hasPrefix("--") || token.count == 2, !(token.dropFirst().first?.isNumber ?? false) else { continue }
+            // The parser's suggestion: the closest long spelling fewer than 4 edits away.
+            var distance = EditDistance(from: spelling, limit: 64)
+            let closest = !spelling.hasPrefix("--") ? nil : signature.options.flatMap(\.spellings).filter { $0.hasPrefix("--") }
+                .map { ($0, distance.to($0, limit: 64)) }.filter { $0.1 < 4 }.min { $0.1 < $1.1 }?.0
+            return "unknown option '\(spelling)'" + (closest.map { ". Did you mean '\($0)'?" } ?? "")
+        }
+        return nil
+    }
+}

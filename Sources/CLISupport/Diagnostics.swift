@@ -169,12 +169,21 @@ public enum ToolMain {
                               hint: "rename the file to a UTF-8 name (convmv, or mv with the name typed again)")
             exit(ExitStatus.usage.rawValue)
         }
+        var given: [String] = []
+        // A misused command line with an option its command does not have: that option is the
+        // mistake to name (``CommandSignature/unknownOption(_:_:)``).
+        func failUnknownOption() {
+            guard let unknown = CommandSignature.unknownOption(Command.self, given) else { return }
+            diagnostics.error(unknown, hint: "see '\(diagnostics.toolName) help' or add --help after the subcommand")
+            exit(ExitStatus.usage.rawValue)
+        }
         func fail(_ error: VaultError) -> Never {
+            if error.code.category == .usage { failUnknownOption() }
             diagnostics.error(error.reason, hint: error.hint ?? hints()[error.code] ?? commonHints[error.code])
             exit(ExitStatus(error.code.category).rawValue)
         }
         do {
-            let given = try arguments(Array(CommandLine.arguments.dropFirst()))
+            given = try arguments(Array(CommandLine.arguments.dropFirst()))
             for repeated in OptionsGivenOnce.repeated(Command.self, given) { diagnostics.warning(repeated.warning) }
             var parsed = try CompletionScriptCheck.parse(Command.self, given)
             try parsed.run()
@@ -204,6 +213,7 @@ public enum ToolMain {
             // words; the renderer showed each line break as `\u{a}` (two trials).
             let message = Command.message(for: error).replacing("\n   or: ", with: "; or: ")
                 .split(separator: "\n").map { $0.trimmingPrefix(while: \.isWhitespace) }.joined(separator: " ")
+            if code == .validationFailure, !message.hasPrefix("Unknown option") { failUnknownOption() }
             diagnostics.error(message.lowercasedFirstLetter, hint: "see '\(diagnostics.toolName) help' or add --help after the subcommand")
             exit(code == .validationFailure ? ExitStatus.usage.rawValue : code.rawValue)
         }

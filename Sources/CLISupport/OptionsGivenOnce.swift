@@ -41,7 +41,7 @@ enum OptionsGivenOnce {
             asked = repeated || grouped || (singleDash && spellings.count >= 2) || spellings.count > 64
         }
         guard asked else { return [] }
-        let (command, place) = runningCommand(root, arguments)
+        let (command, place) = CommandSignature.running(root, arguments)
         let signature = CommandSignature(command)
         var first: [Int: (spelling: String, value: String)] = [:]
         var repeats: [Repeat] = []
@@ -89,22 +89,6 @@ enum OptionsGivenOnce {
             }
         }
         return repeats
-    }
-
-    /// The command `arguments` run, found as the parser finds it (the leading words that name
-    /// subcommands), and the place of the first argument after its name.
-    private static func runningCommand<Root: ToolRoot>(_ root: Root.Type, _ arguments: [String]) -> (any ParsableCommand.Type, Int) {
-        var command: any ParsableCommand.Type = root
-        var subcommands = root.toolConfiguration.subcommands
-        var place = 0
-        while place < arguments.count,
-              let next = subcommands.first(where: { $0.configuration.commandName == arguments[place] || $0.configuration.aliases.contains(arguments[place]) }) {
-            command = next
-            subcommands = next.configuration.subcommands
-            place += 1
-        }
-        if let fallback = (ObjectIdentifier(command) == ObjectIdentifier(root) ? root.toolConfiguration : command.configuration).defaultSubcommand { command = fallback }
-        return (command, place)
     }
 }
 
