@@ -271,6 +271,20 @@ extension OutputWriter {
     }
 }
 
+extension VaultLogFiles {
+    /// Whether an earlier run already made the change `vault` records, to this output: what a
+    /// dry run says instead of what it would do, as the real run would find it
+    /// (``OutputWriter/stageVault(_:_:log:)``; a trial: a dry run of an add already made said
+    /// "would have added" where the real run changes nothing). Only a new output has one: in
+    /// place the change done is in the vault read. `vault` is made only when a log is there
+    /// (sealed and signed: a dry run need not have the signer's key otherwise).
+    public func madeEarlier(_ change: LoggedChange, output vaultOutput: String?, _ vault: () throws -> LoggedVault) throws -> Bool {
+        guard change.signer != nil, !inPlace, let vaultOutput, vaultOutput != "-", let output,
+              let existing = try InputFiles.readIfPresent(output, what: "household log"), let log = try vault().log else { return false }
+        return log.recordsSameChangeDone(existing, vaultThere: try InputFiles.readIfPresent(vaultOutput, what: "vault"))
+    }
+}
+
 extension InputFiles {
     /// Reads an input that may be absent: nil when nothing is at its name.
     public static func readIfPresent(_ path: String, what: String, limit: Int = InputLimits.document) throws -> [UInt8]? {

@@ -133,11 +133,29 @@ struct VaultMode: ParsableCommand {
             diagnostics.warning("a schema v1 vault cannot record why a device was revoked; the reason is not kept (upgrade it first: vault-tool migrate \(key) --to 2 --in-place \(ShellWord.path(vault)))")
         }
 
+        // The vault revoked and its record: the change this run makes, and a dry run compares.
+        func revoked() throws -> (document: VaultDocument, recorded: LoggedVault) {
+            let document = try VaultRevocation.apply(plan, to: opened.document, options: options)
+            // Nothing to revoke: the output is the very bytes that were checked, not a second read.
+            let bytes = plan.revoke.isEmpty ? input : try Vault.sealVerified(document, access: access)
+            let names = plan.revoke.map { "\(RecordedText.named($0.deviceName)) (\(RecordedText.named(String($0.deviceId.prefix(8)))))" }.joined(separator: ", ")
+            // The device promoted is part of the change, and of its record, by its whole id: the
+            // same revocation run again with another --promote is another change (a trial took it
+            // for the one done, two devices of one name and ids alike in their first 8 characters).
+            let promoted = plan.newPrimary.flatMap { id in opened.document.devices.first { $0.deviceId == id } }
+                .map { "; new primary \(RecordedText.named($0.deviceName)) (\(RecordedText.recordedID($0.deviceId)))" } ?? ""
+            return (document, try change.record(.init(.revoke, summary: "revoked \(counted(plan.revoke.count, "device")): \(names)\(promoted)", reason: reason,
+                                                      details: plan.revoke.map { ["device", RecordedText.recordedID($0.deviceId)] }),
+                                                vault: bytes, revision: document.revision))
+        }
         // A real run has its -o (validate()).
         guard let writer = files.writer(unlessDryRun: dryRun), let vaultOutput else {
             try StandardStreams.writeOutput(Array((json ? String(decoding: radiusJSON(plan).reported(), as: UTF8.self) : radiusText(plan)).utf8))
             let unwritten = [output.map { _ in "-o" }, ops.map { _ in "--ops" }].compactMap { $0 }
             if !unwritten.isEmpty { diagnostics.note("dry run: \(unwritten.joined(separator: " and ")) not written") }
+            if plan.refusals.isEmpty, !plan.revoke.isEmpty, try logs.madeEarlier(change, output: output, { try revoked().recorded }) {
+                diagnostics.note("dry run: an earlier run made this change to \(ShellWord.path(output ?? "-")); the real run changes nothing")
+            }
             // A dry run of a revocation that would be refused is refused too (exit 4), as the
             // real run would be: a script cannot mistake it for a go-ahead.
             if !plan.refusals.isEmpty { throw Self.refused(plan) }
@@ -148,22 +166,12 @@ struct VaultMode: ParsableCommand {
             if json { try StandardStreams.writeOutput(radiusJSON(plan).reported()) }
             throw Self.refused(plan)
         }
-        let document = try VaultRevocation.apply(plan, to: opened.document, options: options)
-        // Nothing to revoke: the output is the very bytes that were checked, not a second read.
-        let bytes = plan.revoke.isEmpty ? input : try Vault.sealVerified(document, access: access)
+        let (document, recorded) = try revoked()
         // The operations first: were the vault published and they not, a rerun would find
         // nothing to revoke and the app would never learn which groups to leave.
         if let jsonOutput { try writer.stage(jsonOutput, radiusJSON(plan, written: document).reported()) }
         if let opsFile { try writer.stage(opsFile, JSONValue.operationLines(VaultRevocation.operations(plan))) }
-        let names = plan.revoke.map { "\(RecordedText.named($0.deviceName)) (\(RecordedText.named(String($0.deviceId.prefix(8)))))" }.joined(separator: ", ")
-        // The device promoted is part of the change, and of its record, by its whole id: the
-        // same revocation run again with another --promote is another change (a trial took it
-        // for the one done, two devices of one name and ids alike in their first 8 characters).
-        let promoted = plan.newPrimary.flatMap { id in opened.document.devices.first { $0.deviceId == id } }
-            .map { "; new primary \(RecordedText.named($0.deviceName)) (\(RecordedText.recordedID($0.deviceId)))" } ?? ""
-        let madeEarlier = try writer.stageVault(vaultOutput, change.record(.init(.revoke, summary: "revoked \(counted(plan.revoke.count, "device")): \(names)\(promoted)", reason: reason,
-                                                                details: plan.revoke.map { ["device", RecordedText.recordedID($0.deviceId)] }),
-                                                         vault: bytes, revision: document.revision), log: logs.declaredOutput)
+        let madeEarlier = try writer.stageVault(vaultOutput, recorded, log: logs.declaredOutput)
         try writer.publish()
         diagnostics.note(plan.revoke.isEmpty
             ? "nothing to revoke; the vault is unchanged"

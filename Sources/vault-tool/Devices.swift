@@ -100,20 +100,23 @@ struct DeviceChangeOptions: ParsableArguments {
                 ("revision", outcome.document.revision.map(JSONValue.int) ?? .null),
             ])
         }
+        func recorded() throws -> LoggedVault {
+            try logged.record(.init(.device, summary: outcome.summary, details: [["change", change.name]] + (outcome.deviceID.map { [["device", RecordedText.recordedID($0)]] } ?? [])),
+                              vault: outcome.unchanged ? input : try Vault.sealVerified(outcome.document, access: access), revision: outcome.document.revision)
+        }
         guard let writer = files.writer(unlessDryRun: dryRun) else {
-            if json { try StandardStreams.writeOutput(report(unchanged: outcome.unchanged).reported()) }
-            diagnostics.note(outcome.unchanged
-                ? "dry run: \(outcome.summary); nothing would change, nothing written"
+            let madeEarlier = try !outcome.unchanged && logs.madeEarlier(logged, output: target, recorded)
+            if json { try StandardStreams.writeOutput(report(unchanged: outcome.unchanged || madeEarlier).reported()) }
+            diagnostics.note(madeEarlier ? "dry run: an earlier run made this change (\(outcome.summary)); nothing would change, nothing written"
+                : outcome.unchanged ? "dry run: \(outcome.summary); nothing would change, nothing written"
                 : "dry run: would have \(outcome.summary)\(outcome.operations.isEmpty ? "" : ", with \(counted(outcome.operations.count, "MLS addition"))"); nothing written")
             return
         }
-        let bytes = outcome.unchanged ? input : try Vault.sealVerified(outcome.document, access: access)
         // The vault (and its log) first, the additions after: an addition handed to the app
         // before the vault records the device would put a member in its groups that no vault
         // names (the reverse of a revocation, whose removals go first). Were the vault published
         // and the operations not, the same add run again finds the device and writes them again.
-        let madeEarlier = try writer.stageVault(vaultOutput, logged.record(.init(.device, summary: outcome.summary, details: [["change", change.name]] + (outcome.deviceID.map { [["device", RecordedText.recordedID($0)]] } ?? [])),
-                                                    vault: bytes, revision: outcome.document.revision), log: logs.declaredOutput)
+        let madeEarlier = try writer.stageVault(vaultOutput, recorded(), log: logs.declaredOutput)
         if let opsFile { try writer.stage(opsFile, JSONValue.operationLines(outcome.operations)) }
         if let jsonOutput { try writer.stage(jsonOutput, report(unchanged: outcome.unchanged || madeEarlier).reported()) }
         try writer.publish()

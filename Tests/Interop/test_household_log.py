@@ -598,6 +598,14 @@ def test_a_change_run_again_after_it_finished_says_it_is_done_and_one_killed_bef
         assert reported.returncode == 0, reported.stderr
         assert json.loads(reported.stdout)["unchanged"] is True, reported.stdout
         assert {name: (folder / name).read_bytes() for name in written} == written
+    if change != "merge":  # and its dry run says so, as the real run would (a trial: "would have added")
+        dry = tool(*command, "--dry-run", cwd=folder)
+        assert dry.returncode == 0, dry.stderr
+        assert "dry run: an earlier run made this change" in dry.stderr and "would have" not in dry.stderr, dry.stderr
+        assert {name: (folder / name).read_bytes() for name in written} == written
+        if change != "revoke":
+            reported = tool(*command, "--dry-run", "--json", cwd=folder)
+            assert json.loads(reported.stdout)["unchanged"] is True, reported.stdout
 
 
 def another_change(folder, change):
