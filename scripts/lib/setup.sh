@@ -117,7 +117,10 @@ ensure_python_venv() {
 # runtime to scan all 4,031 conformance records of the binary; `vault-tool open` of the example
 # household 16.8 -> 13.1 million instructions, for 90 KB more code (docs/performance.md). Every
 # script that builds release goes through here, so the flags never differ between two builds
-# (which would rebuild everything).
+# (which would rebuild everything). Linked by the toolchain's lld with relative relocations
+# packed (`-z pack-relative-relocs`, DT_RELR, which Debian 12's glibc 2.36 reads): a tool's 42,000
+# relocations of its own addresses took 1.0 MB of `.rela.dyn` as gold writes them, and take 8 KB
+# (issue 48's sizes; docs/performance.md).
 #
 # `swift build` with the release flags and ARGS. Self-contained (no state kept between calls), so
 # that scripts/test can run it exported in a shell of its own, beside the tests.
@@ -132,7 +135,8 @@ swift_build_release() {  # ARGS...
   ln -sfn "$archive" "$folder/libstdc++.a"
   swift build -c release --disable-local-rpath -Xswiftc -static-stdlib \
     -Xswiftc -L -Xswiftc "$folder" -Xswiftc -Xclang-linker -Xswiftc -static-libgcc \
-    -Xswiftc -Xfrontend -Xswiftc -disable-concrete-type-metadata-mangled-name-accessors "$@"
+    -Xswiftc -Xfrontend -Xswiftc -disable-concrete-type-metadata-mangled-name-accessors \
+    -Xswiftc -use-ld=lld -Xlinker -z -Xlinker pack-relative-relocs "$@"
 }
 
 build_release() {
