@@ -96,7 +96,11 @@ extension CommandSignature {
             guard token.count > 1, token.hasPrefix("-") else { continue }
             let spelling = String(token.prefix { $0 != "=" })
             if let option = signature.options.first(where: { $0.spellings.contains(spelling) }) {
-                if option.takesValue, !token.contains("=") { index += 1 }
+                guard option.takesValue, !token.contains("=") else { continue }
+                // `--` where its value should be: the parser says the value is missing, and what
+                // follows is no option to name (a trial: `--key-file -- --weird.vault`).
+                if index < arguments.count, arguments[index] == "--" { return nil }
+                index += 1
                 continue
             }
             // Short options grouped (`-fv`), and numbers (`-1`), are the parser's to read.

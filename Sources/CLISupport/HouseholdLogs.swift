@@ -276,12 +276,20 @@ extension VaultLogFiles {
     /// dry run says instead of what it would do, as the real run would find it
     /// (``OutputWriter/stageVault(_:_:log:)``; a trial: a dry run of an add already made said
     /// "would have added" where the real run changes nothing). Only a new output has one: in
-    /// place the change done is in the vault read. `vault` is made only when a log is there
-    /// (sealed and signed: a dry run need not have the signer's key otherwise).
+    /// place the change done is in the vault read. A log there that the real run would not
+    /// keep refuses the dry run as it refuses the real one (exit 4). `vault` is made only when a
+    /// log is there (sealed and signed: a dry run need not have the signer's key otherwise).
+    /// What cannot be read (a folder, a FIFO at either name) is no earlier run: the dry run
+    /// says what it would do, as before, and the real run refuses the output (a trial: the dry
+    /// run failed, exit 2).
     public func madeEarlier(_ change: LoggedChange, output vaultOutput: String?, _ vault: () throws -> LoggedVault) throws -> Bool {
         guard change.signer != nil, !inPlace, let vaultOutput, vaultOutput != "-", let output,
-              let existing = try InputFiles.readIfPresent(output, what: "household log"), let log = try vault().log else { return false }
-        return log.recordsSameChangeDone(existing, vaultThere: try InputFiles.readIfPresent(vaultOutput, what: "vault"))
+              let existing = (try? InputFiles.readIfPresent(output, what: "household log")) ?? nil,
+              let vaultThere = try? InputFiles.readIfPresent(vaultOutput, what: "vault"),
+              let log = (try? vault())?.log else { return false }
+        if log.recordsSameChangeDone(existing, vaultThere: vaultThere) { return true }
+        guard log.mayReplace(existing, vaultThere: vaultThere) else { throw VaultError.newLogOverAnother(output) }
+        return false
     }
 }
 

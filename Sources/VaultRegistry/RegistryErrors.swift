@@ -60,9 +60,6 @@ extension VaultError.Code {
     /// A revoke by name found no device of that name (or no such user): refused, as an entry
     /// the registry does not have is.
     public static let noDeviceNamed = VaultError.Code(name: "noDeviceNamed", category: .refused)
-    /// A name to revoke by that is empty, or only spaces: it names no device, even one the app
-    /// left without a name.
-    public static let deviceNameBlank = VaultError.Code(name: "deviceNameBlank", category: .usage)
     /// A registry that records the migrations of both schemas: edited by hand.
     public static let registryOfTwoSchemas = VaultError.Code(name: "registryOfTwoSchemas", category: .authentication)
     /// A device, user or name that matches more than one device, where one is meant.
@@ -200,11 +197,6 @@ extension VaultError {
         VaultError(.noDeviceNamed, names.isEmpty ? "the registry '\(registry)' has no device of user \(QuotedInput(user)); nothing was changed"
                    : "user \(QuotedInput(user)) has no device named \(QuotedInput(name)) (its devices are named \(names.map { "\(QuotedInput($0))" }.joined(separator: ", "))); nothing was changed",
                    file: file, line: line)
-    }
-
-    static func deviceNameBlank(file: String = #fileID, line: UInt = #line) -> VaultError {
-        VaultError(.deviceNameBlank, "the device name is empty or only spaces and invisible characters (an unset shell variable?); it names no device, not even one the app left without a name; nothing was changed",
-                   hint: "give the device's name, or its id: see them with device-revoker registry devices --user USER", file: file, line: line)
     }
 
     /// A name several devices have, where one is meant: each with what tells it apart.

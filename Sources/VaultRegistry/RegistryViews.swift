@@ -211,7 +211,7 @@ extension DeviceRegistry {
         // A blank name matched the devices the app left blank (a trial: `--name "$UNSET"`
         // revoked one): it is no name.
         let spoken = VaultRevocation.folded(name)
-        guard !spoken.isEmpty else { throw VaultError.deviceNameBlank() }
+        guard !spoken.isEmpty else { throw VaultError.deviceNameBlank(listing: "device-revoker registry devices --user USER") }
         let devices = try self.devices(matching: DeviceFilter(user: user))
         guard !devices.isEmpty else { throw VaultError.noDeviceNamed(name, user: user, names: [], registry: path) }
         let named = devices.filter { $0.deviceName.map(VaultRevocation.folded) == spoken }

@@ -284,3 +284,44 @@ def test_a_limit_below_the_active_devices_is_refused_as_an_add_past_it_is(house)
         refused = tool("device", "limit", "--key-file", "parent.nsec", "--in-place", "h.vault", "--", typed, cwd=folder)
         assert refused.returncode == 64 and said in refused.stderr and "give 1 to 1000, or 'none'" in refused.stderr, f"{typed!r}: {refused.stderr}"
         assert (folder / "h.vault").read_bytes() == vault
+
+
+@pytest.mark.parametrize("blank", ["", " ", "\u200b", "\u2060 \u200d", "\ufeff", "\u3164", "\u2800"])
+def test_a_device_named_by_nothing_a_person_reads_is_refused_as_blank(house, blank):
+    """A device typed as only spaces and characters that show as nothing (a zero-width space, a
+    word joiner, a Hangul filler, the Braille blank) names no device, in a vault as in a
+    registry: exit 64 (a trial: "no device", exit 4, while the registry said blank, 64), for
+    every place a device is named, and nothing is written."""
+    folder, _ = house
+    vault = (folder / "h.vault").read_bytes()
+    revoker = [str(BIN / "device-revoker"), "vault", "--key-file", "parent.nsec", "--vault", "h.vault", "--dry-run"]
+    commands = [[str(BIN / "vault-tool"), "device", "promote", "--key-file", "parent.nsec", "--dry-run", "h.vault", blank],
+                [str(BIN / "vault-tool"), "device", "rename", "--key-file", "parent.nsec", "-o", "r.vault", "h.vault", blank, "Den"],
+                revoker + ["--device", blank], revoker + ["--all-except", blank], revoker + ["--device", "bedroom ipad", "--promote", blank]]
+    for command in commands:
+        result = subprocess.run(command, capture_output=True, text=True, cwd=folder, stdin=subprocess.DEVNULL)
+        assert result.returncode == 64, (command[1:], result.stderr)
+        assert "empty or only spaces and invisible characters" in result.stderr, (command[1:], result.stderr)
+    assert (folder / "h.vault").read_bytes() == vault and not (folder / "r.vault").exists()
+
+
+def test_a_dry_run_over_a_log_it_cannot_read_says_what_it_would_do_and_over_one_it_would_not_keep_refuses(tmp_path):
+    """The dry run's look for an earlier run's change at its -o: a folder where the log goes is
+    no earlier run (the dry run says what it would do, exit 0, as before: a trial's failed,
+    exit 2); a log there of another change, which the real run would not keep, refuses the dry
+    run as it refuses the real one (exit 4; a trial's dry run said "would have added")."""
+    folder = tmp_path
+    shutil.copy(FIXTURES / "keys" / "parent.nsec", folder / "parent.nsec")
+    os.chmod(folder / "parent.nsec", 0o600)
+    (folder / "v2.vault").write_bytes((FIXTURES / "testkit" / "ok-v2-household.vault").read_bytes())
+    assert tool("migrate", "--key-file", "parent.nsec", "--to", "3", "-o", "h.vault", "v2.vault", cwd=folder).returncode == 0
+    (folder / "d.log").mkdir()
+    dry = tool("device", "rename", "--key-file", "parent.nsec", "--dry-run", "-o", "d.vault", "h.vault", "bedroom ipad", "Den", cwd=folder)
+    assert dry.returncode == 0 and "dry run: would have renamed" in dry.stderr, dry.stderr
+    made = tool("device", "rename", "--key-file", "parent.nsec", "-o", "o.vault", "h.vault", "bedroom ipad", "Den", cwd=folder)
+    assert made.returncode == 0, made.stderr
+    written = {name: (folder / name).read_bytes() for name in ("o.vault", "o.log")}
+    for dry_run in (["--dry-run"], []):
+        other = tool("device", "rename", "--key-file", "parent.nsec", *dry_run, "-o", "o.vault", "h.vault", "bedroom ipad", "Hall", cwd=folder)
+        assert other.returncode == 4 and "a household log is already at" in other.stderr, (dry_run, other.stderr)
+    assert {name: (folder / name).read_bytes() for name in written} == written

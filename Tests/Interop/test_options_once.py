@@ -181,3 +181,17 @@ def test_the_trials_mistyped_options_are_named_with_the_closest(tmp_path, typo, 
     result = run(command[:1], command[1:], tmp_path)
     assert result.returncode == 64, result.stderr
     assert f"error: unknown option '{typo}'. Did you mean '" in result.stderr, result.stderr
+
+
+@pytest.mark.parametrize("command", [
+    ["vault-tool", "inspect", "--key-file", "--", "--weird.vault"],
+    ["device-revoker", "registry", "revoke", "--db", "r.db", "--user", "did:plc:bob", "--name", "--", "--zz"],
+    ["vault-tool", "device", "rename", "--key-file", "k.nsec", "-o", "o.vault", "--now", "--", "h.vault", "Kitchen iPad", "--new"],
+])
+def test_words_after_a_double_dash_where_a_value_belongs_are_not_options(tmp_path, command):
+    """`--` where an option's value should be: the value is missing, as the parser says, and
+    the words after it are arguments, never named as unknown options (a trial: "unknown option
+    '--weird.vault'")."""
+    result = run(command[:1], command[1:], tmp_path)
+    assert result.returncode == 64, result.stderr
+    assert "missing value for '" in result.stderr and "unknown option" not in result.stderr, result.stderr

@@ -304,7 +304,7 @@ def test_names_a_listing_shows_alike_are_refused_as_ambiguous(registry, tmp_path
         assert "did:plc:josh#d0" in refused.stderr and "did:plc:josh#d1" in refused.stderr, (typed, refused.stderr)
     # A blank name names no device, not even the one the app left blank (a trial: an unset
     # shell variable revoked it).
-    for blank in ["", " ", "\t", "\u00a0", "\u200b", " \u2060\u200d ", "\ufeff"]:
+    for blank in ["", " ", "\t", "\u00a0", "\u200b", " \u2060\u200d ", "\ufeff", "\u3164", "\u2800"]:
         refused = tool("revoke", "--db", registry.db, "--user", "did:plc:josh", "--name", blank, "--reason", "lost", "--force", "--now", NOW)
         assert refused.returncode == 64 and "empty or only spaces" in refused.stderr, (blank, refused.stderr)
     assert registry.snapshot() == before

@@ -169,6 +169,7 @@ public enum VaultDevices {
     /// The one device `typed` names, as revocation names devices; refused otherwise, with the
     /// candidates or the closest devices.
     static func selected(_ typed: String, in document: VaultDocument) throws -> DeviceRecord {
+        try VaultRevocation.refuseBlank(typed)
         switch VaultRevocation.selection(typed, in: document.devices) {
         case .device(let device): return device
         case .refused(let refusal): throw VaultError.deviceNotNamed(refusal.reason)
@@ -202,6 +203,8 @@ extension VaultError.Code {
     public static let deviceExists = VaultError.Code(name: "deviceExists", category: .refused)
     /// Another active device has that name: names pick devices, so two would be ambiguous.
     public static let deviceNameTaken = VaultError.Code(name: "deviceNameTaken", category: .refused)
+    /// A name to select a device by that is empty, or only spaces and invisible characters.
+    public static let deviceNameBlank = VaultError.Code(name: "deviceNameBlank", category: .usage)
     /// The household is at its device limit.
     public static let deviceLimitReached = VaultError.Code(name: "deviceLimitReached", category: .refused)
     /// A limit that is no number of devices (below one, above the most), or a vault that holds none.
@@ -268,6 +271,14 @@ extension VaultError {
     static func deviceLimitBelowActive(_ limit: Int, active: Int, file: String = #fileID, line: UInt = #line) -> VaultError {
         VaultError(.deviceLimitBelowActive, "a limit of \(limit) is below the household's \(active) active devices; nothing was written",
                    hint: "revoke devices first, or give \(active) or more", file: file, line: line)
+    }
+
+    /// A device name typed that is empty, or only spaces and characters that show as nothing
+    /// (``VaultRevocation/folded(_:)``): an unset shell variable names no device, not even one
+    /// left without a name. `listing` is the command that lists the names.
+    public static func deviceNameBlank(listing: String, file: String = #fileID, line: UInt = #line) -> VaultError {
+        VaultError(.deviceNameBlank, "the device name is empty or only spaces and invisible characters (an unset shell variable?); it names no device, not even one the app left without a name; nothing was changed",
+                   hint: "give the device's name, or its id: see them with \(listing)", file: file, line: line)
     }
 
     static func deviceNotNamed(_ reason: String, file: String = #fileID, line: UInt = #line) -> VaultError {

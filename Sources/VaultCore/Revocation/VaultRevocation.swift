@@ -26,6 +26,12 @@ public enum VaultRevocation {
         public init(selector: Selector, promote: String? = nil, reason: String? = nil, allowEmpty: Bool = false, ignoreUnknown: Bool = false,
                     now: Timestamp) throws {
             if let reason { try RecordedText.checkFreeText(reason, field: "the reason") }
+            switch selector {
+            case .devices(let typed): try typed.forEach(refuseBlank)
+            case .allExcept(let typed): try refuseBlank(typed)
+            case .notSeenSince: break
+            }
+            try promote.map(refuseBlank)
             self.selector = selector
             self.promote = promote
             self.reason = reason
@@ -268,15 +274,23 @@ public enum VaultRevocation {
     /// registry name matched one of two such devices silently). String's `==` then compares
     /// canonically equivalent text (a precomposed é and e + U+0301) as equal. Characters that
     /// show as nothing (Unicode's default ignorable code points: a zero-width space or joiner, a
-    /// soft hyphen, a byte order mark) are dropped, as Unicode's own NFKC_Casefold drops them:
+    /// soft hyphen, a byte order mark, and the blank letters beside them, ``Unicode/Scalar/drawsNothing``)
+    /// are dropped, as Unicode's own NFKC_Casefold drops the first:
     /// "Kitchen\u{200B}iPad" is the name a person reads as "KitcheniPad", and a zero-width space
     /// alone is no name (a trial: it was "no device named", exit 4, where a blank name is exit 64).
     public static func folded(_ name: String) -> String {
         let caseless = (try? Array(name.utf8).withUnsafeBytes(UnicodeNormalization.caseFoldedNFKC)).map { String(decoding: $0, as: UTF8.self) }
             ?? name.lowercased()
         var shown = String.UnicodeScalarView()
-        shown.append(contentsOf: caseless.unicodeScalars.lazy.filter { !$0.properties.isDefaultIgnorableCodePoint })
+        shown.append(contentsOf: caseless.unicodeScalars.lazy.filter { !$0.drawsNothing })
         return String(shown).split(whereSeparator: \.isWhitespace).joined(separator: " ")
+    }
+
+    /// Refuses a device typed as nothing a person would read as a name: empty, or only spaces
+    /// and invisible characters (a trial: a zero-width space was "no device", exit 4, in a
+    /// vault, and blank, exit 64, in a registry).
+    static func refuseBlank(_ typed: String) throws {
+        guard !folded(typed).isEmpty else { throw VaultError.deviceNameBlank(listing: "vault-tool inspect --vault-key-file KEY VAULT") }
     }
 
     /// An id as typed, as ids are looked up: in NFKC, lower case, spaces single (a full-width

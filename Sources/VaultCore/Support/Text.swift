@@ -63,7 +63,14 @@ extension Unicode.Scalar {
             || [.lineSeparator, .paragraphSeparator, .format].contains(properties.generalCategory)
             // Variation selectors, fillers and the like draw nothing: "Kitchen iPad" with one
             // after it reads as the name it is not.
-            || properties.isDefaultIgnorableCodePoint || [0x115F, 0x1160, 0x3164, 0xFFA0, 0x2800].contains(value)
+            || drawsNothing
+    }
+
+    /// Unicode's default ignorable code points (zero-width spaces and joiners, variation
+    /// selectors, the byte order mark), and the letters that are blank (Hangul fillers, the
+    /// Braille blank): what a reader of a name never sees.
+    package var drawsNothing: Bool {
+        properties.isDefaultIgnorableCodePoint || [0x115F, 0x1160, 0x3164, 0xFFA0, 0x2800].contains(value)
     }
 }
 
