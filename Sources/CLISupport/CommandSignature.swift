@@ -59,6 +59,11 @@ public struct CommandSignature: Sendable {
 }
 
 extension CommandSignature {
+    /// The spellings the parser answers itself for every command (help, the version, its tool
+    /// info), which no command's description lists. An array: read at every start, where a
+    /// set's first use may cost a conformance scan.
+    static let parserRequests = ["-h", "--help", "--experimental-dump-help", "--version"]
+
     /// The command `arguments` run, found as the parser finds it (the leading words that name
     /// subcommands), and the place of the first argument after its name.
     static func running<Root: ToolRoot>(_ root: Root.Type, _ arguments: [String]) -> (any ParsableCommand.Type, Int) {
@@ -87,7 +92,6 @@ extension CommandSignature {
         let (command, place) = running(root, arguments)
         guard command.configuration.subcommands.isEmpty else { return nil }
         let signature = CommandSignature(command)
-        let builtIn = ["-h", "--help", "--version", "--experimental-dump-help", "--generate-completion-script"]
         var index = place
         while index < arguments.count {
             let token = arguments[index]
@@ -104,7 +108,7 @@ extension CommandSignature {
                 continue
             }
             // Short options grouped (`-fv`), and numbers (`-1`), are the parser's to read.
-            guard !builtIn.contains(spelling), token.hasPrefix("--") || token.count == 2, !(token.dropFirst().first?.isNumber ?? false) else { continue }
+            guard !Self.parserRequests.contains(spelling), spelling != "--generate-completion-script", token.hasPrefix("--") || token.count == 2, !(token.dropFirst().first?.isNumber ?? false) else { continue }
             // The parser's suggestion: the closest long spelling fewer than 4 edits away.
             var distance = EditDistance(from: spelling, limit: 64)
             let closest = !spelling.hasPrefix("--") ? nil : signature.options.flatMap(\.spellings).filter { $0.hasPrefix("--") }

@@ -20,8 +20,6 @@ enum OptionsGivenOnce {
     }
 
     static func repeated<Root: ToolRoot>(_ root: Root.Type, _ arguments: [String]) -> [Repeat] {
-        // Arrays, not sets: at every start, where a set's first use may cost a conformance scan.
-        let helpRequests = ["-h", "--help", "--experimental-dump-help", "--version"]
         // Only a spelling given twice, two spellings of one option (a short one and its long
         // one: no option here has two long ones, and the test of every option's every pair of
         // spellings would find one that did), or short options grouped (`-oo a b`) can give an
@@ -32,7 +30,7 @@ enum OptionsGivenOnce {
         var repeated = false, singleDash = false, grouped = false, asked = false
         for token in arguments {
             if token == "--" { break }
-            if helpRequests.contains(token) || token.hasPrefix("--generate-completion-script") { return [] }
+            if CommandSignature.parserRequests.contains(token) || token.hasPrefix("--generate-completion-script") { return [] }
             guard !asked, token.count > 1, token.hasPrefix("-") else { continue }
             let spelling = String(token.prefix { $0 != "=" })
             if spellings.contains(spelling) { repeated = true } else { spellings.append(spelling) }
