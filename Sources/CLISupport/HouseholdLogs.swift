@@ -257,12 +257,11 @@ extension OutputWriter {
                 // The same change run again after it finished, or after a cut-off run published
                 // its log and vault (a trial: exit 4, and its --ops never written again): done.
                 // Both are kept as they are, and whatever else the run writes is written.
-                if log.recordsSameChangeDone(existing, vaultThere: vaultThere) {
+                if try log.findsEarlierRun(over: existing, vaultThere: vaultThere, at: displayName(logOutput)) {
                     Diagnostics.ofThisTool.note("the household log at '\(displayName(logOutput))' already records this change, made by the same key, "
                                                 + "and the vault at '\(displayName(output))' is the one it names: the change was made by an earlier run; both are kept as they are")
                     return true
                 }
-                guard log.mayReplace(existing, vaultThere: vaultThere) else { throw VaultError.newLogOverAnother(displayName(logOutput)) }
             }
             try stage(logOutput, log.bytes)
         }
@@ -279,16 +278,26 @@ extension VaultLogFiles {
     /// place the change done is in the vault read. A log there that the real run would not
     /// keep refuses the dry run as it refuses the real one (exit 4). `vault` is made only when a
     /// log is there (sealed and signed: a dry run need not have the signer's key otherwise).
-    /// What cannot be read (a folder, a FIFO at either name) is no earlier run: the dry run
-    /// says what it would do, as before, and the real run refuses the output (a trial: the dry
-    /// run failed, exit 2).
+    /// The command declares both outputs for its dry run, so what the real run would refuse
+    /// there (a folder, a FIFO) is refused before; what cannot be read (a log past the size a
+    /// file may be) refuses it as the real run's read does.
     public func madeEarlier(_ change: LoggedChange, output vaultOutput: String?, _ vault: () throws -> LoggedVault) throws -> Bool {
         guard change.signer != nil, !inPlace, let vaultOutput, vaultOutput != "-", let output,
-              let existing = (try? InputFiles.readIfPresent(output, what: "household log")) ?? nil,
-              let vaultThere = try? InputFiles.readIfPresent(vaultOutput, what: "vault"),
+              let existing = try InputFiles.readIfPresent(output, what: "household log"),
               let log = (try? vault())?.log else { return false }
-        if log.recordsSameChangeDone(existing, vaultThere: vaultThere) { return true }
-        guard log.mayReplace(existing, vaultThere: vaultThere) else { throw VaultError.newLogOverAnother(output) }
+        let vaultThere = try InputFiles.readIfPresent(vaultOutput, what: "vault")
+        return try log.findsEarlierRun(over: existing, vaultThere: vaultThere, at: output)
+    }
+}
+
+extension HouseholdLog {
+    /// What the log `existing`, already where this one goes (`path`), means for a run: this
+    /// change made by an earlier run (true), a log this one keeps and replaces (false), or one
+    /// it would not keep (refused). The real run (``OutputWriter/stageVault(_:_:log:)``) and
+    /// its dry run (``VaultLogFiles/madeEarlier(_:output:_:)``) ask it alike.
+    func findsEarlierRun(over existing: [UInt8], vaultThere: [UInt8]?, at path: String) throws -> Bool {
+        if recordsSameChangeDone(existing, vaultThere: vaultThere) { return true }
+        guard mayReplace(existing, vaultThere: vaultThere) else { throw VaultError.newLogOverAnother(path) }
         return false
     }
 }

@@ -305,19 +305,26 @@ def test_a_device_named_by_nothing_a_person_reads_is_refused_as_blank(house, bla
     assert (folder / "h.vault").read_bytes() == vault and not (folder / "r.vault").exists()
 
 
-def test_a_dry_run_over_a_log_it_cannot_read_says_what_it_would_do_and_over_one_it_would_not_keep_refuses(tmp_path):
-    """The dry run's look for an earlier run's change at its -o: a folder where the log goes is
-    no earlier run (the dry run says what it would do, exit 0, as before: a trial's failed,
-    exit 2); a log there of another change, which the real run would not keep, refuses the dry
-    run as it refuses the real one (exit 4; a trial's dry run said "would have added")."""
+def test_a_dry_run_refuses_what_its_real_run_refuses_at_its_output(tmp_path):
+    """The dry run refuses what its real run refuses at its -o: a folder or a FIFO where the log
+    goes, with the real run's words and exit 4 (trials: the dry run failed with exit 2 on a
+    folder, and passed a FIFO, exit 0); a log there of another change, which the real run would
+    not keep (exit 4; a trial's dry run said "would have added")."""
     folder = tmp_path
     shutil.copy(FIXTURES / "keys" / "parent.nsec", folder / "parent.nsec")
     os.chmod(folder / "parent.nsec", 0o600)
     (folder / "v2.vault").write_bytes((FIXTURES / "testkit" / "ok-v2-household.vault").read_bytes())
     assert tool("migrate", "--key-file", "parent.nsec", "--to", "3", "-o", "h.vault", "v2.vault", cwd=folder).returncode == 0
     (folder / "d.log").mkdir()
-    dry = tool("device", "rename", "--key-file", "parent.nsec", "--dry-run", "-o", "d.vault", "h.vault", "bedroom ipad", "Den", cwd=folder)
-    assert dry.returncode == 0 and "dry run: would have renamed" in dry.stderr, dry.stderr
+    os.mkfifo(folder / "f.log")
+    for name, what in [("d", "a folder"), ("f", "a FIFO")]:
+        rename = ["device", "rename", "--key-file", "parent.nsec", "-o", f"{name}.vault", "h.vault", "bedroom ipad", "Den"]
+        for dry_run in (["--dry-run"], []):
+            refused = tool(*rename, *dry_run, cwd=folder)
+            assert refused.returncode == 4 and f"log '{name}.log' is {what}, not a regular file" in refused.stderr, (dry_run, refused.stderr)
+        assert not (folder / f"{name}.vault").exists()
+    dry = tool("device", "rename", "--key-file", "parent.nsec", "--dry-run", "-o", "n.vault", "h.vault", "bedroom ipad", "Den", cwd=folder)
+    assert dry.returncode == 0 and "dry run: would have renamed" in dry.stderr and not (folder / "n.vault").exists(), dry.stderr
     made = tool("device", "rename", "--key-file", "parent.nsec", "-o", "o.vault", "h.vault", "bedroom ipad", "Den", cwd=folder)
     assert made.returncode == 0, made.stderr
     written = {name: (folder / name).read_bytes() for name in ("o.vault", "o.log")}
