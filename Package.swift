@@ -74,11 +74,8 @@ let package = Package(
         // Headers only: libcurl is loaded on use (CStorageLoad).
         .systemLibrary(name: "CCurl", providers: [.apt(["libcurl4-openssl-dev"])]),
         // zlib: the gzip-compressed CSV files of an S3 Inventory report (a fleet run's source).
-        .systemLibrary(
-            name: "CZlib",
-            pkgConfig: "zlib",
-            providers: [.apt(["zlib1g-dev"])]
-        ),
+        // Headers only: libz is loaded on use (CFleetLoad).
+        .systemLibrary(name: "CZlib", providers: [.apt(["zlib1g-dev"])]),
         // zxcvbn-c: how many guesses a new passphrase would take (no pkg-config file in Debian).
         .systemLibrary(name: "CZxcvbn", providers: [.apt(["libzxcvbn-dev"])]),
         // libcrypto's EVP: AES-256-GCM for the Family Medical recovery codes, on every CPU (where
@@ -100,6 +97,7 @@ let package = Package(
         .target(name: "CRegistryLoad", dependencies: ["CLoadOnUse"]),
         .target(name: "CImagingLoad", dependencies: ["CLoadOnUse"]),
         .target(name: "CPaperLoad", dependencies: ["CLoadOnUse"]),
+        .target(name: "CFleetLoad", dependencies: ["CLoadOnUse"]),
         // libpng and libjpeg report errors by longjmp; this small C target owns the setjmp.
         .target(name: "CImageCodecs", dependencies: ["CImagingLoad"]),
 
@@ -116,7 +114,7 @@ let package = Package(
         // SQLite's one owner, for the two layers that keep a database (VaultFleet, VaultRegistry):
         // a layer of its own, so a tool that keeps none does not link libsqlite3.
         .target(name: "VaultSQLite", dependencies: ["VaultCore", "CSQLite", "CSQLiteLoad"]),
-        .target(name: "VaultFleet", dependencies: ["VaultCore", "VaultFiles", "VaultStorage", "VaultSQLite", "CZlib"]),
+        .target(name: "VaultFleet", dependencies: ["VaultCore", "VaultFiles", "VaultStorage", "VaultSQLite", "CZlib", "CFleetLoad"]),
         .target(name: "VaultRegistry", dependencies: ["VaultCore", "VaultFiles", "VaultSQLite", "CLibPQ", "CRegistryLoad"]),
         .target(name: "VaultImaging", dependencies: ["VaultCore", "CQRencode", "CZBar", "CImageCodecs", "CImagingLoad"]),
         .target(

@@ -43,6 +43,8 @@ struct BucketCommand {
     let command: String
 
     func run() throws {
+        // A missing zlib stops an inventory run before anything is read (issue 48).
+        if case .inventory = jobs { try S3Inventory.requireLibraries() }
         // A key folder mounted wrong is refused before anything is listed (issue 38).
         try keys?.requireUsable()
         // The store VaultTool.main registers: a bucket batch lists through it.

@@ -1,3 +1,4 @@
+internal import CFleetLoad
 internal import CZlib
 import VaultCore
 
@@ -12,7 +13,14 @@ final class GzipReader {
     static let chunkByteCount = 1 << 16
     private var stream = z_stream()
 
+    /// Loads zlib unless it is loaded (issue 48: no other command maps it). An inventory run
+    /// asks before it reads anything, so a missing zlib stops it before the store is reached.
+    static func requireLibrary() throws {
+        try LoadOnUse.require(OpaquePointer(hvt_library_zlib()), feature: "reading an S3 Inventory report")
+    }
+
     init() throws {
+        try Self.requireLibrary()
         guard hvt_inflate_init_gzip(&stream) == Z_OK else {
             throw VaultError.malformedInventory("zlib could not start inflating (out of memory)")
         }

@@ -24,6 +24,12 @@ public struct S3Inventory: Sendable {
     /// The most a compressed CSV file may be: it is read whole, one at a time.
     static let fileByteLimit = 1 << 30
 
+    /// Loads what reading a report's files needs (zlib): a run asks before it reads the
+    /// manifest, so a missing library stops it before anything is fetched (exit 69).
+    public static func requireLibraries() throws {
+        try GzipReader.requireLibrary()
+    }
+
     /// Parses a `manifest.json` read from `manifest` (its bucket holds the files).
     public init(manifest bytes: [UInt8], at manifest: S3ObjectName) throws {
         let what = "the inventory manifest \(manifest)"
