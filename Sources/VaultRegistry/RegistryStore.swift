@@ -272,7 +272,7 @@ struct RegistryDialect: Sendable {
         collectingClosing: (start: """
             CREATE TEMP TRIGGER registry_revoke_collects_closing AFTER UPDATE OF left_at ON main.members
             WHEN OLD.left_at IS NULL AND NEW.left_at IS NOT NULL
-            BEGIN INSERT INTO closing VALUES (NEW.convo_id, NEW.user_did || '#' || NEW.device_id, coalesce(NEW.is_admin, 0)); END
+            BEGIN INSERT INTO closing VALUES (NEW.convo_id, NEW.user_did || '#' || NEW.device_id, coalesce(NEW.is_admin, 0), NEW.joined_at); END
             """, end: "DROP TRIGGER temp.registry_revoke_collects_closing"),
         timesAreText: true, namesHaveNoCase: true, tablesUnderRowSecurity: nil, holdsTablesFirst: false, rolesHavePrivileges: false)
     static let postgres = RegistryDialect(
@@ -292,8 +292,8 @@ struct RegistryDialect: Sendable {
         bySignatureKey: "",
         closeMemberships: """
             WITH closed AS (UPDATE members SET left_at = ? WHERE left_at IS NULL AND (user_did, device_id) IN (SELECT user_did, device_id FROM batch)
-                            RETURNING convo_id, user_did || '#' || device_id AS member_mls_did, coalesce(is_admin, FALSE) AS is_admin)
-            INSERT INTO closing SELECT convo_id, member_mls_did, is_admin FROM closed
+                            RETURNING convo_id, user_did || '#' || device_id AS member_mls_did, coalesce(is_admin, FALSE) AS is_admin, joined_at)
+            INSERT INTO closing SELECT convo_id, member_mls_did, is_admin, joined_at FROM closed
             """,
         collectingClosing: nil, timesAreText: false, namesHaveNoCase: false,
         tablesUnderRowSecurity: """

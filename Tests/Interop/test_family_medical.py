@@ -195,6 +195,25 @@ def test_not_seen_since_takes_what_the_model_takes(make_registry, seed):
     assert len(newly) == len(expected) and all(d["revokedAt"] == NOW_TEXT and d["revocationReason"] == "not seen" for d in newly)
 
 
+@pytest.mark.parametrize("dry", [False, True])
+def test_the_now_check_counts_the_listed_devices_registered_after_it(make_registry, tmp_path, dry):
+    """`--now` earlier than when some of a revocation's devices registered is said with their
+    count however the batch was chosen: on PostgreSQL a real run selects it by revoking it (the
+    UPDATE returns each device's registration), a dry run selects it first."""
+    devices = family(random.Random(4747), users=12)
+    registry = make_registry(devices)
+    now = time_text(NOW - timedelta(days=600))
+    listed = [d for d in devices if d["is_active"]][::2]
+    late = sum(d["first_seen_at"] > now for d in listed)
+    assert 0 < late < len(listed)
+    (tmp_path / "list.txt").write_text("".join(f"{d['user_id']}#{d['device_id']}\n" for d in listed))
+    result = subprocess.run([DEVICE_REVOKER, "registry", "revoke", "--db", registry.db, "--devices-file", str(tmp_path / "list.txt"), "--reason", "t",
+                             "--force", "--now", now, *(["--dry-run"] if dry else [])], capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0, result.stderr
+    assert f"is earlier than when {late} of its devices registered after it" in result.stderr, result.stderr
+    assert len(registry.active()) == sum(d["is_active"] for d in devices) - (0 if dry else len(listed))
+
+
 def test_guard_rails_refuse_and_change_nothing(make_registry):
     devices = family(random.Random(7), users=6)
     registry = make_registry(devices)

@@ -13,6 +13,7 @@ import os
 import random
 import re
 import secrets
+import sqlite3
 import subprocess
 import threading
 import time
@@ -1212,6 +1213,32 @@ def test_a_revocation_time_before_what_the_registry_holds_is_said_and_before_197
     assert quiet.returncode == 0 and "earlier than" not in quiet.stderr, quiet.stderr
     done = registry(*revoke, "--now", "2023-06-01T00:00:00Z")
     assert done.returncode == 0 and "registry import' refuses" in done.stderr, done.stderr
+
+
+@pytest.mark.parametrize("engine", ["postgresql", "sqlite"])
+@pytest.mark.parametrize("selector,devices", [(["--user", "did:plc:u0"], 4), (["--devices-file", "list.txt"], 5)])
+@pytest.mark.parametrize("run", ["real", "dry", "refused"])
+def test_the_now_check_counts_what_each_selector_takes_however_the_run_ends(database, tmp_path, engine, selector, devices, run):
+    """The `--now` check counts the batch's own devices and open memberships (kept by the
+    selection and the closing, not looked up again): by a user or a list, in a real run, a dry
+    run and a run a guard rail refuses (a user left without a device), on both engines."""
+    db = database.uri() if engine == "postgresql" else str(tmp_path / "r.sqlite")
+    succeeds("init", "--db", db)
+    import_registry(db, tmp_path, users=2)  # registered 2024-01-01, each device in 3 conversations since 2024-06-01
+    (tmp_path / "list.txt").write_text("".join(f"did:plc:u0#d{i}\n" for i in range(4)) + "did:plc:u1#d0\n")
+    force = [] if run == "refused" else ["--force"]
+    arguments = ["revoke", "--db", db, *selector, "--reason", "lost", *force, "--now", "2023-06-01T00:00:00Z", *(["--dry-run"] if run == "dry" else [])]
+    result = subprocess.run([DEVICE_REVOKER, "registry", *arguments], capture_output=True, text=True, env=tool_environment(None),
+                            stdin=subprocess.DEVNULL, cwd=tmp_path)
+    assert (result.returncode == 0) == (run != "refused"), result.stderr
+    said = f"is earlier than when {devices} of its devices registered and {3 * devices} of their open memberships began after it"
+    assert said in result.stderr, result.stderr
+    active = 8 - (devices if run == "real" else 0)
+    if engine == "sqlite":
+        with sqlite3.connect(db) as connection:
+            assert connection.execute("SELECT count(*) FROM user_devices WHERE is_active").fetchone()[0] == active
+    else:
+        assert database.rows("SELECT count(*) FROM user_devices WHERE is_active") == [(active,)]
 
 
 @pytest.mark.parametrize("loosened", ["user_id UUID NOT NULL", "is_active BOOLEAN NOT NULL DEFAULT TRUE"])
