@@ -814,12 +814,12 @@ extension DeviceRegistry {
     }
 
     /// The temporary table of the memberships the batch closes, reused by the counts, the
-    /// guard rails and the operations. It has no key: `members` already keeps each membership
+    /// guard rails and the operations; each membership's start as stored, for the `--now` check. It has no key: `members` already keeps each membership
     /// once, and keeping an index of 500,000 rows in the order they close cost a second of a
     /// large revoke on either engine; what reads it in order sorts it once.
     private static func emptyClosing(db: RegistrySession, dialect d: RegistryDialect) throws {
         try db.execute("""
-            CREATE TEMP TABLE IF NOT EXISTS closing (convo_id TEXT NOT NULL, member_mls_did TEXT NOT NULL, is_admin \(d.boolType) NOT NULL, joined_at \(d.timeType));
+            CREATE TEMP TABLE IF NOT EXISTS closing (convo_id TEXT NOT NULL, member_mls_did TEXT NOT NULL, is_admin \(d.boolType) NOT NULL, joined_at \(d.storedTimeType));
             DELETE FROM closing;
             """)
     }

@@ -164,6 +164,11 @@ extension RegistrySession {
 struct RegistryDialect: Sendable {
     /// Column types for temporary tables.
     let blobType, timeType, boolType: String
+    /// A temporary column that keeps a time column's value as it is stored: on SQLite with no
+    /// type (no affinity), so a value an app wrote as a number stays one and compares as the
+    /// column it came from does (a hostile trial: copied as text, `5` sorted after `2024-…`,
+    /// where the number sorts before every text); PostgreSQL's times are `timestamptz`.
+    var storedTimeType: String { timesAreText ? "" : timeType }
     /// After a temporary table's column list (SQLite's `WITHOUT ROWID`).
     let tableSuffix: String
     /// After a text ORDER BY: byte order, so both engines sort alike (SQLite's BINARY is

@@ -368,7 +368,7 @@ extension Registry {
             if later.devices + later.memberships > 0 {
                 let what = [later.devices > 0 ? "\(later.devices) of its devices registered" : nil,
                             later.memberships > 0 ? "\(later.memberships) of their open memberships began" : nil].compactMap { $0 }.joined(separator: " and ")
-                diagnostics.warning("--now \(now.now.now ?? "") is earlier than when \(what) after it: \(dryRun ? "the revocation would record" : "the revocation records") a time before them, which 'registry import' refuses in such rows")
+                diagnostics.warning("--now \(now.now.now ?? "") is earlier than when \(what) after it: \(result.applied ? "the revocation records" : "the revocation would record") a time before them, which 'registry import' refuses in such rows")
             }
             // The operations first, once the batch is committed: they are what the app must apply,
             // so a report that cannot be written afterwards (a closed pipe, a full disk) loses

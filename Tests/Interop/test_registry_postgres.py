@@ -1233,12 +1233,38 @@ def test_the_now_check_counts_what_each_selector_takes_however_the_run_ends(data
     assert (result.returncode == 0) == (run != "refused"), result.stderr
     said = f"is earlier than when {devices} of its devices registered and {3 * devices} of their open memberships began after it"
     assert said in result.stderr, result.stderr
+    # Only a run that changed the registry recorded anything (a trial: a refused run said "records").
+    assert ("the revocation records a time" if run == "real" else "the revocation would record a time") in result.stderr, result.stderr
     active = 8 - (devices if run == "real" else 0)
     if engine == "sqlite":
         with sqlite3.connect(db) as connection:
             assert connection.execute("SELECT count(*) FROM user_devices WHERE is_active").fetchone()[0] == active
     else:
         assert database.rows("SELECT count(*) FROM user_devices WHERE is_active") == [(active,)]
+
+
+def test_the_now_check_compares_a_start_stored_as_a_number_as_the_registry_holds_it(tmp_path):
+    """A hostile trial: in a registry whose `members.joined_at` was declared another type by
+    hand, a start stored as a number sorts before every text, and the `--now` check must count
+    it as the registry compares it (a copy in a text column made `5` sort after `2024-…`)."""
+    db = str(tmp_path / "r.sqlite")
+    succeeds("init", "--db", db)
+    import_registry(db, tmp_path, users=2)  # u0: 4 devices, 12 open memberships since 2024-06-01
+    connection = sqlite3.connect(db)
+    connection.execute("PRAGMA writable_schema = ON")
+    connection.execute("UPDATE sqlite_master SET sql = replace(sql, 'joined_at TEXT NOT NULL', 'joined_at DATETIME NOT NULL') WHERE name = 'members'")
+    connection.commit()
+    connection.close()
+    with sqlite3.connect(db) as connection:
+        connection.execute("UPDATE members SET joined_at = 5 WHERE user_did = 'did:plc:u0' AND device_id IN ('d0', 'd1')")
+        assert connection.execute("SELECT count(*) FROM members WHERE typeof(joined_at) = 'integer'").fetchone()[0] == 6
+        later = connection.execute("SELECT count(*) FROM members WHERE user_did = 'did:plc:u0' AND left_at IS NULL AND joined_at > '2023-06-01T00:00:00Z'").fetchone()[0]
+    connection.close()
+    assert later == 6
+    for dry in (["--dry-run"], []):
+        result = registry("revoke", "--db", db, "--user", "did:plc:u0", "--reason", "lost", "--force", "--now", "2023-06-01T00:00:00Z", *dry)
+        assert result.returncode == 0, result.stderr
+        assert f"when 4 of its devices registered and {later} of their open memberships began after it" in result.stderr, result.stderr
 
 
 @pytest.mark.parametrize("loosened", ["user_id UUID NOT NULL", "is_active BOOLEAN NOT NULL DEFAULT TRUE"])
