@@ -85,11 +85,11 @@ struct DeviceChangeOptions: ParsableArguments {
         let vaultOutput = inPlace ? DeclaredOutput("--in-place", vault.input, kind: .binary) : output.declared(.binary)
         let opsFile = opsOutput.map { DeclaredOutput("--ops", $0, kind: .text) }
         let jsonOutput = json ? DeclaredOutput("--json", "-", kind: .text) : nil
-        // A dry run declares the vault and its log too, when it names a new file for them (as
-        // device-revoker's does): what the real run would refuse there (a FIFO, a link, a folder)
-        // refuses the dry run alike, and the look for an earlier run reads them as the real run
-        // would (a trial: a FIFO at the log's name passed the dry run).
-        let dryRunWrites = !inPlace && output.output != nil && output.output != "-" ? [vaultOutput] + logs.declaredOutputs : []
+        // A dry run declares the vault and its log too, wherever a file takes them (as
+        // device-revoker's does): what the real run would refuse there (a FIFO, a link, a folder,
+        // in place or at -o) refuses the dry run alike, and the look for an earlier run reads
+        // them as the real run would (a trial: a FIFO at the log's name passed the dry run).
+        let dryRunWrites = target.map { $0 != "-" } == true ? [vaultOutput] + logs.declaredOutputs : []
         let writes = dryRun ? dryRunWrites : [opsFile, jsonOutput, vaultOutput].compactMap { $0 } + logs.declaredOutputs
         let files = try CommandFiles(reads: (inPlace ? vault.access.declaredInputs : vault.declaredInputs) + signer.declaredInputs + logs.declaredInputs,
                                      writes: writes, force: output.force)
