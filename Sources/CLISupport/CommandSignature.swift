@@ -64,6 +64,12 @@ extension CommandSignature {
     /// set's first use may cost a conformance scan.
     static let parserRequests = ["-h", "--help", "--experimental-dump-help", "--version"]
 
+    /// Whether an option's spelling (its text before any `=`) is a request the parser answers
+    /// itself: one of ``parserRequests``, or a completion script's.
+    static func isParserRequest(_ spelling: some StringProtocol) -> Bool {
+        spelling == "--generate-completion-script" || parserRequests.contains(String(spelling))
+    }
+
     /// The command `arguments` run, found as the parser finds it (the leading words that name
     /// subcommands), and the place of the first argument after its name.
     static func running<Root: ToolRoot>(_ root: Root.Type, _ arguments: [String]) -> (any ParsableCommand.Type, Int) {
@@ -108,7 +114,7 @@ extension CommandSignature {
                 continue
             }
             // Short options grouped (`-fv`), and numbers (`-1`), are the parser's to read.
-            guard !Self.parserRequests.contains(spelling), spelling != "--generate-completion-script", token.hasPrefix("--") || token.count == 2, !(token.dropFirst().first?.isNumber ?? false) else { continue }
+            guard !Self.isParserRequest(spelling), token.hasPrefix("--") || token.count == 2, !(token.dropFirst().first?.isNumber ?? false) else { continue }
             // The parser's suggestion: the closest long spelling fewer than 4 edits away.
             var distance = EditDistance(from: spelling, limit: 64)
             let closest = !spelling.hasPrefix("--") ? nil : signature.options.flatMap(\.spellings).filter { $0.hasPrefix("--") }

@@ -30,9 +30,10 @@ enum OptionsGivenOnce {
         var repeated = false, singleDash = false, grouped = false, asked = false
         for token in arguments {
             if token == "--" { break }
-            if CommandSignature.parserRequests.contains(token) || token.hasPrefix("--generate-completion-script") { return [] }
-            guard !asked, token.count > 1, token.hasPrefix("-") else { continue }
+            guard token.count > 1, token.hasPrefix("-") else { continue }
             let spelling = String(token.prefix { $0 != "=" })
+            if CommandSignature.isParserRequest(spelling) { return [] }
+            guard !asked else { continue }
             if spellings.contains(spelling) { repeated = true } else { spellings.append(spelling) }
             singleDash = singleDash || !token.hasPrefix("--")
             grouped = grouped || (!token.hasPrefix("--") && spelling.count > 2)
