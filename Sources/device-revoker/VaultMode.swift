@@ -153,7 +153,8 @@ struct VaultMode: ParsableCommand {
             try StandardStreams.writeOutput(Array((json ? String(decoding: radiusJSON(plan).reported(), as: UTF8.self) : radiusText(plan)).utf8))
             let unwritten = [output.map { _ in "-o" }, ops.map { _ in "--ops" }].compactMap { $0 }
             if !unwritten.isEmpty { diagnostics.note("dry run: \(unwritten.joined(separator: " and ")) not written") }
-            if plan.refusals.isEmpty, !plan.revoke.isEmpty, try logs.madeEarlier(change, output: output, { try revoked().recorded }) {
+            // Asked of a run with nothing to revoke too: its real run still writes -o and its log.
+            if plan.refusals.isEmpty, try logs.madeEarlier(change, output: output, { try revoked().recorded }), !plan.revoke.isEmpty {
                 diagnostics.note("dry run: an earlier run made this change to \(ShellWord.path(output ?? "-")); the real run changes nothing")
             }
             // A dry run of a revocation that would be refused is refused too (exit 4), as the

@@ -110,7 +110,9 @@ struct DeviceChangeOptions: ParsableArguments {
                               vault: outcome.unchanged ? input : try Vault.sealVerified(outcome.document, access: access), revision: outcome.document.revision)
         }
         guard let writer = files.writer(unlessDryRun: dryRun) else {
-            let madeEarlier = try !outcome.unchanged && logs.madeEarlier(logged, output: target, recorded)
+            // Asked of a change that changes nothing too: its real run still writes the vault
+            // and its log to -o, and refuses there alike.
+            let madeEarlier = try logs.madeEarlier(logged, output: target, recorded) && !outcome.unchanged
             if json { try StandardStreams.writeOutput(report(unchanged: outcome.unchanged || madeEarlier).reported()) }
             diagnostics.note(madeEarlier ? "dry run: an earlier run made this change (\(outcome.summary)); nothing would change, nothing written"
                 : outcome.unchanged ? "dry run: \(outcome.summary); nothing would change, nothing written"

@@ -442,7 +442,10 @@ extension HouseholdLog {
         guard let last = there.events.last, let head, last.pubkey == head.pubkey,
               last.tag("vault") != vaultThere.map(Self.vaultDigest),
               Array(there.events.dropLast()) == Array(events.dropLast()) else { return false }
-        return head.tag("dropped") == last.idHex || (last.tag("action") == head.tag("action") && last.content == head.content)
+        // The same change made again (a new seal's digest aside): every tag alike, the vault's
+        // revision too, not only the action and the sentence (a trial: another vault's one-event
+        // log, a migration like this one's, was replaced by a change that changed nothing).
+        return head.tag("dropped") == last.idHex || Self.saysTheSame(last, head)
     }
 
     /// Whether the log `existing` already records this log's last change, done: the two differ
