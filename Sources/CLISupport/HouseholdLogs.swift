@@ -281,7 +281,10 @@ extension VaultLogFiles {
     /// The command declares both outputs for its dry run, so what the real run would refuse
     /// there (a folder, a FIFO) is refused before; what cannot be read (a log past the size a
     /// file may be) refuses it as the real run's read does.
+    /// A schema 3 vault bound for standard output is refused as its real run's staging refuses
+    /// it (``OutputWriter/stageVault(_:_:log:)``: no log can go with it).
     public func madeEarlier(_ change: LoggedChange, output vaultOutput: String?, _ vault: () throws -> LoggedVault) throws -> Bool {
+        if change.log != nil, vaultOutput == "-" { throw VaultError.vaultWithoutItsLog() }
         guard change.signer != nil, !inPlace, let vaultOutput, vaultOutput != "-", let output,
               let existing = try InputFiles.readIfPresent(output, what: "household log"),
               let log = (try? vault())?.log else { return false }

@@ -332,3 +332,43 @@ def test_a_dry_run_refuses_what_its_real_run_refuses_at_its_output(tmp_path):
         other = tool("device", "rename", "--key-file", "parent.nsec", *dry_run, "-o", "o.vault", "h.vault", "bedroom ipad", "Hall", cwd=folder)
         assert other.returncode == 4 and "a household log is already at" in other.stderr, (dry_run, other.stderr)
     assert {name: (folder / name).read_bytes() for name in written} == written
+
+
+NO_CHANGE_AND_CHANGE = [
+    ("vault-tool", ["device", "promote", "--key-file", "parent.nsec", "h.vault", "6F1C"]),  # already the primary
+    ("vault-tool", ["device", "rename", "--key-file", "parent.nsec", "h.vault", "6F1C", "Kitchen iPad"]),  # already so named
+    ("device-revoker", ["vault", "--vault", "h.vault", "--key-file", "parent.nsec", "--device", "0A9B", "--ops", "ops.jsonl"]),  # revoked before
+    ("vault-tool", ["device", "rename", "--key-file", "parent.nsec", "h.vault", "B3E9", "Den"]),
+    ("device-revoker", ["vault", "--vault", "h.vault", "--key-file", "parent.nsec", "--device", "B3E9", "--ops", "ops.jsonl"]),
+]
+
+
+@pytest.mark.parametrize("program,arguments", NO_CHANGE_AND_CHANGE, ids=[f"{p}-{a[1] if p == 'vault-tool' else a[-3]}-{i}" for i, (p, a) in enumerate(NO_CHANGE_AND_CHANGE)])
+@pytest.mark.parametrize("dry_run", [True, False])
+def test_a_change_that_changes_nothing_keeps_another_vaults_log_and_a_schema_3_vault_never_goes_to_standard_output(tmp_path, program, arguments, dry_run):
+    """A trial: a change that changed nothing (a promote of the primary, a rename to its name, a
+    device revoked before) replaced another vault's one-event log at its -o's log name, exit 0,
+    where a change refuses it (a log is replaced only by one that makes the same change again,
+    every tag alike); and `-o -` of a schema 3 vault passed the dry run that the real run
+    refuses. Both runs of each now refuse alike (exit 4) and write nothing."""
+    folder = tmp_path
+    shutil.copy(FIXTURES / "keys" / "parent.nsec", folder / "parent.nsec")
+    os.chmod(folder / "parent.nsec", 0o600)
+    for name, source in (("h", "ok-v2-household.vault"), ("m", "ok-v2-minimal.vault")):
+        (folder / f"{name}2.vault").write_bytes((FIXTURES / "testkit" / source).read_bytes())
+        assert tool("migrate", "--key-file", "parent.nsec", "--to", "3", "-o", f"{name}.vault", f"{name}2.vault", cwd=folder).returncode == 0
+    shutil.copy(folder / "m.log", folder / "n.log")
+    before = {path.name: path.read_bytes() for path in folder.iterdir()}
+    dry = ["--dry-run"] if dry_run else []
+
+    def run(*output):
+        return subprocess.run([str(BIN / program), *arguments, *output, *dry], capture_output=True, text=True, errors="replace", cwd=folder,
+                              timeout=120, stdin=subprocess.DEVNULL)
+
+    over = run("-o", "n.vault")
+    assert over.returncode == 4 and "a household log is already at 'n.log'" in over.stderr, over.stderr
+    to_stdout = run("-o", "-")
+    assert to_stdout.returncode == 4 and "a schema 3 vault is written only with its household log" in to_stdout.stderr, to_stdout.stderr
+    # (device-revoker's dry run prints its plan first, as it does before any refusal.)
+    assert to_stdout.stdout == "" or (dry_run and program == "device-revoker"), to_stdout.stdout
+    assert {path.name: path.read_bytes() for path in folder.iterdir()} == before
