@@ -195,3 +195,23 @@ def test_words_after_a_double_dash_where_a_value_belongs_are_not_options(tmp_pat
     result = run(command[:1], command[1:], tmp_path)
     assert result.returncode == 64, result.stderr
     assert "missing value for '" in result.stderr and "unknown option" not in result.stderr, result.stderr
+
+
+@pytest.mark.parametrize("tool,words,mistyped,meant", [
+    ("device-revoker", ["vault"], "--vualt", "--vault"),
+    ("device-revoker", ["registry", "revoke"], "--revoke-x", None),
+    ("vault-tool", ["device", "add"], "--nmae", "--name"),
+])
+def test_a_mistyped_option_beside_a_key_is_named_and_the_key_is_not(tool, words, mistyped, meant, tmp_path):
+    """A trial: with a key on the command line every quote that held an argument's text was
+    withheld, the suggested spelling too ("Did you mean (not shown)?": '--vault' holds the
+    subcommand `vault`). An option's spelling is never a piece of a key: it is shown; the key,
+    whole or in two pieces, never is."""
+    key = (ROOT / "Tests" / "Fixtures" / "keys" / "parent.nsec").read_text().strip()
+    for given in ([key], [key[:20], key[20:]]):
+        result = subprocess.run([str(BIN / tool), *words, mistyped, *given], capture_output=True, text=True, cwd=tmp_path, timeout=60,
+                                stdin=subprocess.DEVNULL)
+        assert result.returncode == 64, result.stderr
+        said = f"unknown option '{mistyped}'" + (f". Did you mean '{meant}'?" if meant else "")
+        assert said in result.stderr, result.stderr
+        assert all(piece not in result.stderr + result.stdout for piece in given), result.stderr

@@ -101,8 +101,10 @@ public enum SecretRedaction {
                 joined += "(not shown)"
             } else if input.isWithheld {
                 joined += input.description
-            } else if commandLineWithSecret.contains(where: { !$0.isEmpty && piece.text.contains($0) }) {
-                // A piece of what the command line holds; the error's hint says why.
+            } else if !piece.text.hasPrefix("-"), commandLineWithSecret.contains(where: { !$0.isEmpty && piece.text.contains($0) }) {
+                // A piece of what the command line holds; the error's hint says why. An option's
+                // spelling is none, as ``commandLineWithSecret`` leaves options out (a trial:
+                // "Did you mean (not shown)?" for '--vault', which holds the subcommand `vault`).
                 joined += "(not shown)"
             } else {
                 joined += "'\(piece.text)'"
