@@ -562,9 +562,16 @@ extension DeviceRegistry {
             // and "e" + U+0301 for one device and leave the second unrevoked), with no table of
             // the list's distinct entries made first (a sort of the whole list).
             if d.analyzesTemporaryTables { try db.execute("ANALYZE listed_entries") }
+            // SQLite finds each entry in the table's B-tree in the order the list gives: a list
+            // in any other order than the table's key (an export sorted by name, or by signature
+            // key as the bench's is) read a page for nearly every entry. Sorted by that key first
+            // (the LIMIT keeps SQLite from flattening the sort away, CROSS JOIN keeps the list the
+            // outer loop), each page is read once: 0.80 → 0.35 s for 100,000 entries of 1,000,000
+            // Catbird devices. PostgreSQL's planner hashes or merges the join itself.
+            let listed = d.sortsListByKey ? "(SELECT user_did, device_id FROM listed_entries ORDER BY \(t.keyOrder) LIMIT -1) l CROSS JOIN" : "listed_entries l JOIN"
             try db.execute("""
-                INSERT INTO selected SELECT \(selectedColumns(t)) FROM listed_entries l
-                JOIN user_devices d ON d.\(t.user) = l.user_did AND d.device_id = l.device_id WHERE TRUE\(locking) ON CONFLICT DO NOTHING
+                INSERT INTO selected SELECT \(selectedColumns(t)) FROM \(listed)
+                user_devices d ON d.\(t.user) = l.user_did AND d.device_id = l.device_id WHERE TRUE\(locking) ON CONFLICT DO NOTHING
                 """)
             return try db.int("""
                 SELECT count(*) FROM (SELECT DISTINCT l.user_did, l.device_id FROM listed_entries l

@@ -63,6 +63,11 @@ struct DeviceTable: Sendable {
     /// A time column of the table as `alias`, read as a time (``RegistryDialect/time(_:)``).
     func time(_ alias: String, _ column: String) -> String { dialect.time("\(alias).\(column)") }
 
+    /// The table's key over a list's columns (`user_did`, `device_id`), in the order a list is
+    /// sorted to be looked up in it (``RegistryDialect/sortsListByKey``): Catbird's device is its
+    /// user's, Family Medical's is its id alone.
+    var keyOrder: String { hasConversations ? "user_did, device_id" : "device_id" }
+
     /// A parameter compared with an id of the table (`?`, cast where the ids are UUIDs).
     var id: String { idType == "TEXT" ? "?" : "CAST(? AS \(idType))" }
 

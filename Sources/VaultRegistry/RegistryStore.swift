@@ -205,6 +205,9 @@ struct RegistryDialect: Sendable {
     /// see no difference, and a server configured for a compression keeps it (a standby built
     /// without lz4 could not read such rows). Nil for SQLite, which does not compress.
     let beforeStoringOperations: String?
+    /// Whether a list of devices is sorted by the table's key before its devices are looked up
+    /// (``DeviceTable/keyOrder``): SQLite looks them up in the order it is given.
+    let sortsListByKey: Bool
     /// Statements around the batch's two UPDATEs that have the planner find the batch's rows by
     /// their indexes. PostgreSQL's planner, pricing a random read at four sequential ones and
     /// misjudging a join on two columns, scans and hashes every membership to find the batch's
@@ -264,7 +267,7 @@ struct RegistryDialect: Sendable {
         blobType: "BLOB", timeType: "TEXT", boolType: "INTEGER", tableSuffix: " WITHOUT ROWID", byteOrder: "", temporarySchema: "temp",
         tableExists: "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = ?",
         analyzesTemporaryTables: false, serializeRevocations: nil, locksSelection: false, uuidType: "TEXT", updateFillsTable: false,
-        beforeStoringOperations: nil,
+        beforeStoringOperations: nil, sortsListByKey: true,
         probingIndexes: nil,
         bySignatureKey: " INDEXED BY user_devices_by_signature_key",
         // The member an operation removes is the revoked device's own MLS DID, as the server
@@ -291,7 +294,7 @@ struct RegistryDialect: Sendable {
         beforeStoringOperations: """
             SELECT set_config('default_toast_compression', 'lz4', true) FROM pg_settings
             WHERE name = 'default_toast_compression' AND source = 'default' AND 'lz4' = ANY (enumvals)
-            """,
+            """, sortsListByKey: false,
         probingIndexes: (start: "SET LOCAL enable_hashjoin = off; SET LOCAL enable_mergejoin = off",
                          end: "SET LOCAL enable_hashjoin TO DEFAULT; SET LOCAL enable_mergejoin TO DEFAULT"),
         bySignatureKey: "",

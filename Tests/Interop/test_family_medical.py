@@ -260,6 +260,36 @@ def test_a_list_with_repeats_revoked_and_unknown_devices_is_counted_alike_on_bot
     assert "1 batch chained" in revoker("log", "--db", registry.db, "--verify", check=0).stdout
 
 
+@pytest.mark.parametrize("order", ["as listed", "reversed", "by id, last first", "shuffled"])
+def test_a_lists_order_changes_nothing_but_the_lines_it_names(make_registry, tmp_path, order):
+    """SQLite looks a list's devices up sorted by the table's key, whatever order the list has
+    (docs/performance.md): the same entries in any order take the same devices, count the same
+    repeats, revoked and unknown devices, and name each unknown entry by its own line."""
+    devices = family(random.Random(23), users=30)
+    registry = make_registry(devices)
+    active = [d for d in devices if d["is_active"]]
+    inactive = [d for d in devices if not d["is_active"]][:2]
+    ref = lambda d: f"{d['user_id']}#{d['device_id']}"  # noqa: E731
+    unknown = [f"{active[0]['user_id']}#{uuid.UUID(int=n, version=4)}" for n in (7, 8)]
+    entries = [ref(d) for d in active[:12]] + [ref(active[3]).upper(), ref(active[5])] + [ref(d) for d in inactive] + unknown
+    if order == "reversed":
+        entries.reverse()
+    elif order == "by id, last first":
+        entries.sort(key=lambda e: e.lower().split("#")[1], reverse=True)
+    elif order == "shuffled":
+        random.Random(5).shuffle(entries)
+    (tmp_path / "list.txt").write_text("\n".join(entries) + "\n")
+    before = registry.table()
+    report = json.loads(revoker("revoke", "--db", registry.db, "--devices-file", str(tmp_path / "list.txt"), "--batch-id", "bag",
+                                "--allow-unmatched", "--force", "--json", check=0).stdout)
+    taken = {d["device_id"] for d in active[:12]}
+    assert (report["devices"], report["alreadyRevoked"], report["notFound"]) == (12, 2, 2)
+    assert {d["deviceId"] for d in report["batchDevices"]} == taken
+    assert sorted(entry["where"] for entry in report["unmatched"]) == sorted(f"devices file line {entries.index(u) + 1}" for u in unknown)
+    assert_only_activity_changed(before, registry.table(), taken)
+    assert sorted(row[0] for row in registry.rows("SELECT device_id FROM revocations WHERE batch_id = 'bag'")) == sorted(taken)
+
+
 def test_a_batch_of_unknown_size_is_measured_before_anything_is_changed(postgres_server, new_database):
     """Where a refusal for its size is possible and the batch has no bound (a cutoff), the
     batch is selected and measured first: an app trigger that fails every change of a device

@@ -258,6 +258,39 @@ def test_a_real_runs_json_names_exactly_what_the_database_revoked(registry, tmp_
     assert listed == sorted(again.read_text().split())
 
 
+@pytest.mark.parametrize("order", ["as listed", "reversed", "by device, last first", "shuffled"])
+def test_a_lists_order_changes_nothing_but_the_lines_it_names(registry, tmp_path, order):
+    """SQLite looks a list's devices up sorted by the table's key (docs/performance.md): the
+    same entries in any order take the same devices and close the same memberships, count the
+    same repeats, revoked and unknown devices, and name each unknown entry by its own line."""
+    devices = random_registry(registry, tmp_path, 77, users=40)
+    active = [d for d in devices if d.get("is_active", True)]
+    inactive = [d for d in devices if not d.get("is_active", True)][:2]
+    ref = lambda d: f"{d['user_did']}#{d['device_id']}"  # noqa: E731
+    unknown = [f"{active[0]['user_did']}#nowhere-{n}" for n in (1, 2)]
+    entries = [ref(d) for d in active[:15]] + [ref(active[4]), ref(active[9])] + [ref(d) for d in inactive] + unknown
+    if order == "reversed":
+        entries.reverse()
+    elif order == "by device, last first":
+        entries.sort(key=lambda e: e.split("#")[1], reverse=True)
+    elif order == "shuffled":
+        random.Random(5).shuffle(entries)
+    (tmp_path / "list.txt").write_text("\n".join(entries) + "\n")
+    taken = {(d["user_did"], d["device_id"]) for d in active[:15]}
+    open_before = set(registry.rows("SELECT convo_id, member_mls_did FROM members WHERE left_at IS NULL"))
+    result = tool("revoke", "--db", registry.db, "--devices-file", str(tmp_path / "list.txt"), "--batch-id", "bag",
+                  "--allow-unmatched", "--force", "--now", NOW, "--json")
+    assert result.returncode == 0, result.stderr
+    report = json.loads(result.stdout)
+    assert (report["devices"], report["alreadyRevoked"], report["notFound"]) == (15, 2, 2)
+    assert {(d["userDid"], d["deviceId"]) for d in report["batchDevices"]} == taken
+    assert sorted(entry["where"] for entry in report["unmatched"]) == sorted(f"devices file line {entries.index(u) + 1}" for u in unknown)
+    assert registry.active() == {(d["user_did"], d["device_id"]) for d in active} - taken
+    closed = open_before - set(registry.rows("SELECT convo_id, member_mls_did FROM members WHERE left_at IS NULL"))
+    assert closed == {(c, m) for c, m in open_before if tuple(m.split("#", 1)) in taken}
+    assert set(registry.rows("SELECT user_did, device_id FROM revocations WHERE batch_id = 'bag'")) == taken
+
+
 def test_a_revocation_by_name_is_logged_as_one(registry, tmp_path):
     """`revoke --user U --name N` is recorded as the devices a name matched among U's, not as a
     list someone gave (a trial: "devices (1 listed)"); a list given by --device still is."""
