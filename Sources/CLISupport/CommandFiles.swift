@@ -252,6 +252,58 @@ public final class CommandFiles {
         return dryRun ? nil : OutputWriter(self)
     }
 
+    /// What staging `bytes` at the declared `output` would refuse, asked without writing
+    /// anything: the writer asks it of every output it stages (``OutputWriter/stage(_:_:)``), and a
+    /// dry run given its output asks it of the vault its real run would write, so both refuse
+    /// alike (a trial: a dry run passed a schema 2 vault bound to sit beside a schema 3 log).
+    public func refuseStaging(_ output: DeclaredOutput, _ bytes: UnsafeRawBufferPointer) throws {
+        try refuseOverMovedHousehold(output, bytes)
+        let (output, location) = declared(output)
+        // A vault older than schema 3 beside a household log is one every tool refuses as put
+        // back over the vault the log records (``VaultLogFiles/refuseLog(_:besideVaultOf:)``):
+        // an in-place downgrade wrote one with exit 0 (a hostile trial). Not written at all.
+        // Beside the file written: a symbolic link's target (a trial: the link's own folder was
+        // looked in, and a schema 2 vault was written through it beside its log).
+        if output.copiesModeOf == nil, let path = location?.path,
+           let version = LoggedVault.schemaVersion(Array(bytes.prefix(VaultEnvelope.headerByteCount))), version < 3 {
+            let log = LoggedVault.logPath(besideVault: ResolvedPath(path)?.path ?? path)
+            do {
+                try VaultLogFiles.refuseLog(log, besideVaultOf: version)
+            } catch {
+                throw VaultError.olderVaultWrittenBesideLog(output.label, path, version: version, log: log)
+            }
+        }
+        // A vault replaces a vault of its own household only: `seal -o their.vault` put one
+        // household over another's, which may have been its only copy (a hostile trial). The
+        // file there is read only when it is a vault, and only its header.
+        // Its household is read from where every envelope keeps it, whatever its format or
+        // suite (a trial: a vault of an unknown suite was replaced, its header unparsed).
+        if output.copiesModeOf == nil, let location, location.stored == .vault, let new = try? VaultHeader(parsing: bytes),
+           let current = try location.currentContents(limit: VaultEnvelope.headerByteCount, whole: false),
+           let old = VaultHeader.household(inAnyHeader: current), old != new.householdID {
+            throw VaultError.vaultOfAnotherHousehold(output.label, location.path, old)
+        }
+    }
+
+    public func refuseStaging(_ output: DeclaredOutput, _ bytes: [UInt8]) throws {
+        try bytes.withUnsafeBytes { try refuseStaging(output, $0) }
+    }
+
+    /// A vault never replaces the vault of a household that moved to a new key (its log beside
+    /// it ends with the rotation): that file is a tombstone, and whatever schema the new bytes
+    /// have, writing over it would bring the old household back under the old key.
+    private func refuseOverMovedHousehold(_ output: DeclaredOutput, _ bytes: UnsafeRawBufferPointer) throws {
+        let (output, _) = declared(output)
+        // A secret output is never a vault: its bytes are not copied to look. The log beside
+        // is looked at first (nothing there, the usual case, costs a stat), and the output's
+        // current bytes read only then: not a second read of every file a command replaces.
+        guard output.kind != .secret, output.copiesModeOf == nil, let path = output.path, LoggedVault.schemaVersion(Array(bytes.prefix(VaultEnvelope.headerByteCount))) != nil,
+              let logBytes = try? InputFiles.readIfPresent(LoggedVault.logPath(besideVault: path), what: "household log"),
+              let log = try? HouseholdLog(parsing: logBytes), log.endsWithRotation,
+              let current = try currentContents(output), let version = LoggedVault.schemaVersion(current), version >= 3 else { return }
+        throw VaultError.householdMoved()
+    }
+
     fileprivate func isDeclared(_ output: DeclaredOutput) -> Bool { outputs.contains { $0.identity == output.identity } }
 
     /// The output as it was declared (a copy changed since is not what was checked), and its
@@ -289,32 +341,8 @@ public final class OutputWriter {
     }
 
     private func stageChecked(_ output: DeclaredOutput, _ bytes: UnsafeRawBufferPointer) throws {
-        try refuseOverMovedHousehold(output, bytes)
+        try files.refuseStaging(output, bytes)
         let (output, location) = files.declared(output)
-        // A vault older than schema 3 beside a household log is one every tool refuses as put
-        // back over the vault the log records (``VaultLogFiles/refuseLog(_:besideVaultOf:)``):
-        // an in-place downgrade wrote one with exit 0 (a hostile trial). Not written at all.
-        // Beside the file written: a symbolic link's target (a trial: the link's own folder was
-        // looked in, and a schema 2 vault was written through it beside its log).
-        if output.copiesModeOf == nil, let path = location?.path,
-           let version = LoggedVault.schemaVersion(Array(bytes.prefix(VaultEnvelope.headerByteCount))), version < 3 {
-            let log = LoggedVault.logPath(besideVault: ResolvedPath(path)?.path ?? path)
-            do {
-                try VaultLogFiles.refuseLog(log, besideVaultOf: version)
-            } catch {
-                throw VaultError.olderVaultWrittenBesideLog(output.label, path, version: version, log: log)
-            }
-        }
-        // A vault replaces a vault of its own household only: `seal -o their.vault` put one
-        // household over another's, which may have been its only copy (a hostile trial). The
-        // file there is read only when it is a vault, and only its header.
-        // Its household is read from where every envelope keeps it, whatever its format or
-        // suite (a trial: a vault of an unknown suite was replaced, its header unparsed).
-        if output.copiesModeOf == nil, let location, location.stored == .vault, let new = try? VaultHeader(parsing: bytes),
-           let current = try location.currentContents(limit: VaultEnvelope.headerByteCount, whole: false),
-           let old = VaultHeader.household(inAnyHeader: current), old != new.householdID {
-            throw VaultError.vaultOfAnotherHousehold(output.label, location.path, old)
-        }
         if output.path.map(VaultLocation.isObject) ?? false {
             // Never a secret (refused when declared): an ordinary array may hold it.
             staged.append((output, nil, nil, Array(bytes)))
@@ -333,21 +361,6 @@ public final class OutputWriter {
     /// Stages a vault whose log, if it needs one, was checked by ``LoggedVault`` (``stageVault(_:_:log:)``).
     func stage(_ output: DeclaredOutput, vault: [UInt8]) throws {
         try vault.withUnsafeBytes { try stageChecked(output, $0) }
-    }
-
-    /// A vault never replaces the vault of a household that moved to a new key (its log beside
-    /// it ends with the rotation): that file is a tombstone, and whatever schema the new bytes
-    /// have, writing over it would bring the old household back under the old key.
-    private func refuseOverMovedHousehold(_ output: DeclaredOutput, _ bytes: UnsafeRawBufferPointer) throws {
-        let (output, _) = files.declared(output)
-        // A secret output is never a vault: its bytes are not copied to look. The log beside
-        // is looked at first (nothing there, the usual case, costs a stat), and the output's
-        // current bytes read only then: not a second read of every file a command replaces.
-        guard output.kind != .secret, output.copiesModeOf == nil, let path = output.path, LoggedVault.schemaVersion(Array(bytes.prefix(VaultEnvelope.headerByteCount))) != nil,
-              let logBytes = try? InputFiles.readIfPresent(LoggedVault.logPath(besideVault: path), what: "household log"),
-              let log = try? HouseholdLog(parsing: logBytes), log.endsWithRotation,
-              let current = try currentContents(output), let version = LoggedVault.schemaVersion(current), version >= 3 else { return }
-        throw VaultError.householdMoved()
     }
 
     /// Whether the command declared this output.

@@ -91,7 +91,8 @@ struct VaultMode: ParsableCommand {
         if let notSeenSince { _ = try parseSince(notSeenSince) }
         if !dryRun, output == nil { throw ValidationError("give -o OUT for the changed vault, or --dry-run") }
         if json, output == "-" { throw ValidationError("--json prints on standard output: give -o FILE for the changed vault") }
-        if ops == nil, !dryRun, !json, output == "-" {
+        // A dry run given -o rehearses that run, and is refused as it is.
+        if ops == nil, !json, output == "-" {
             throw ValidationError("the group removals go to standard output without --ops or --json, and the vault takes it: give --ops FILE")
         }
         try requireOneStandardInput(access.paths + [vault, devicesFile])
@@ -99,9 +100,15 @@ struct VaultMode: ParsableCommand {
 
     func run() throws {
         // A real run's report is an output like the others, published first: one that cannot be
-        // written (a closed pipe) publishes nothing, rather than leave a vault changed unsaid.
-        let jsonOutput = json && !dryRun ? DeclaredOutput("--json", "-", kind: .text) : nil
-        let opsFile = opsOutput.flatMap { !dryRun || ops != nil ? DeclaredOutput("--ops", $0, kind: .text) : nil }
+        // written (a closed pipe) publishes nothing, rather than leave a vault changed unsaid. A
+        // dry run declares it too, where it prints its plan: what the real run would refuse
+        // beside it (`--ops -`, the same standard output) refuses the dry run alike.
+        let jsonOutput = json ? DeclaredOutput("--json", "-", kind: .text) : nil
+        // A dry run given -o rehearses that run: it declares every output the run would write
+        // (the operations on standard output too), and is refused as it is. Without -o it shows
+        // the plan, and declares only what it names.
+        let rehearsed = !dryRun || output != nil
+        let opsFile = opsOutput.flatMap { rehearsed || ops != nil ? DeclaredOutput("--ops", $0, kind: .text) : nil }
         let vaultOutput = output.map { DeclaredOutput("-o", $0, kind: .binary) }
         let logs = VaultLogFiles(signer, vault: vault, output: output)
         let files = try CommandFiles(reads: self.access.declaredInputs + signer.declaredInputs + logs.declaredInputs + [.init("--vault", vault)] + (devicesFile.map { [.init("--devices-file", $0)] } ?? []),
@@ -150,11 +157,22 @@ struct VaultMode: ParsableCommand {
         }
         // A real run has its -o (validate()).
         guard let writer = files.writer(unlessDryRun: dryRun), let vaultOutput else {
+            // What the real run would find at -o is asked first, as the real run stages its
+            // outputs before it says anything: a log there of another change (refused), or of
+            // this one made earlier; then what staging the vault there would refuse. Asked of a
+            // run with nothing to revoke too: its real run still writes -o and its log.
+            var madeEarlier = false
+            if plan.refusals.isEmpty, let vaultOutput {
+                madeEarlier = try logs.madeEarlier(change, output: output, { try revoked().recorded })
+                if !madeEarlier {
+                    try files.refuseStaging(vaultOutput, plan.revoke.isEmpty ? input
+                        : Vault.sealVerified(VaultRevocation.apply(plan, to: opened.document, options: options), access: access))
+                }
+            }
             try StandardStreams.writeOutput(Array((json ? String(decoding: radiusJSON(plan).reported(), as: UTF8.self) : radiusText(plan)).utf8))
             let unwritten = [output.map { _ in "-o" }, ops.map { _ in "--ops" }].compactMap { $0 }
             if !unwritten.isEmpty { diagnostics.note("dry run: \(unwritten.joined(separator: " and ")) not written") }
-            // Asked of a run with nothing to revoke too: its real run still writes -o and its log.
-            if plan.refusals.isEmpty, try logs.madeEarlier(change, output: output, { try revoked().recorded }), !plan.revoke.isEmpty {
+            if madeEarlier, !plan.revoke.isEmpty {
                 diagnostics.note("dry run: an earlier run made this change to \(ShellWord.path(output ?? "-")); the real run changes nothing")
             }
             // A dry run of a revocation that would be refused is refused too (exit 4), as the

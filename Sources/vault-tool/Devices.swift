@@ -75,7 +75,11 @@ struct DeviceChangeOptions: ParsableArguments {
         var makesOperations = false
         if case .add = change { makesOperations = true }
         if makesOperations { try vault.access.requireParentKey(for: "adding a device (its subkey derives from the parent key)") }
-        if makesOperations, !dryRun, ops == nil, json || output.output == "-" {
+        // A dry run given -o or --in-place rehearses that run: it declares every output the run
+        // would write, and is refused as it is. Without them it shows the change, and declares
+        // only what it names.
+        let rehearsed = !dryRun || target != nil
+        if makesOperations, rehearsed, ops == nil, json || output.output == "-" {
             throw VaultError(.operationsWithoutAPlace, "the MLS operations would share standard output with \(json ? "--json" : "the vault")",
                              hint: "give --ops FILE")
         }
@@ -85,12 +89,12 @@ struct DeviceChangeOptions: ParsableArguments {
         let vaultOutput = inPlace ? DeclaredOutput("--in-place", vault.input, kind: .binary) : output.declared(.binary)
         let opsFile = opsOutput.map { DeclaredOutput("--ops", $0, kind: .text) }
         let jsonOutput = json ? DeclaredOutput("--json", "-", kind: .text) : nil
-        // A dry run declares the vault and its log too, wherever a file takes them (as
-        // device-revoker's does): what the real run would refuse there (a FIFO, a link, a folder,
-        // in place or at -o) refuses the dry run alike, and the look for an earlier run reads
-        // them as the real run would (a trial: a FIFO at the log's name passed the dry run).
-        let dryRunWrites = target.map { $0 != "-" } == true ? [vaultOutput] + logs.declaredOutputs : []
-        let writes = dryRun ? dryRunWrites : [opsFile, jsonOutput, vaultOutput].compactMap { $0 } + logs.declaredOutputs
+        // What the real run would refuse among its outputs (a FIFO, a link or a folder at the
+        // log's name, `--ops -` beside --json or `-o -`) refuses its dry run alike, in the same
+        // words (declared in one order), and the look for an earlier run reads them as the real
+        // run would (trials: a FIFO at the log's name, and `--ops -` beside --json, passed the
+        // dry run). The --json report is declared either way: the dry run prints it.
+        let writes = [rehearsed || ops != nil ? opsFile : nil, jsonOutput, rehearsed ? vaultOutput : nil].compactMap { $0 } + logs.declaredOutputs
         let files = try CommandFiles(reads: (inPlace ? vault.access.declaredInputs : vault.declaredInputs) + signer.declaredInputs + logs.declaredInputs,
                                      writes: writes, force: output.force)
         let (access, opened, input) = try vault.open(diagnostics)
@@ -112,7 +116,12 @@ struct DeviceChangeOptions: ParsableArguments {
         guard let writer = files.writer(unlessDryRun: dryRun) else {
             // Asked of a change that changes nothing too: its real run still writes the vault
             // and its log to -o, and refuses there alike.
-            let madeEarlier = try logs.madeEarlier(logged, output: target, recorded) && !outcome.unchanged
+            let earlier = try logs.madeEarlier(logged, output: target, recorded)
+            // What the real run's staging of the vault would refuse at its output, refused alike.
+            if rehearsed, !earlier {
+                try files.refuseStaging(vaultOutput, outcome.unchanged ? input : Vault.sealVerified(outcome.document, access: access))
+            }
+            let madeEarlier = earlier && !outcome.unchanged
             if json { try StandardStreams.writeOutput(report(unchanged: outcome.unchanged || madeEarlier).reported()) }
             diagnostics.note(madeEarlier ? "dry run: an earlier run made this change (\(outcome.summary)); nothing would change, nothing written"
                 : outcome.unchanged ? "dry run: \(outcome.summary); nothing would change, nothing written"

@@ -112,6 +112,9 @@ struct MigrateVault: ParsableCommand {
         for loss in report.losses { diagnostics.warning("dropped: \(loss)") }
 
         guard let writer = files.writer(unlessDryRun: target.dryRun) else {
+            // What the real run's staging of a vault without a log would refuse at its output
+            // (beside another's schema 3 log, over another household), refused alike.
+            if logged.log == nil, target.dryRun, inPlace || output.output != nil { try files.refuseStaging(vaultOutput, outcome.bytes) }
             let text = json ? String(decoding: reportJSON(report).reported(), as: UTF8.self) : reportText(report)
             try StandardStreams.writeOutput(Array(text.utf8))
             return

@@ -372,3 +372,102 @@ def test_a_change_that_changes_nothing_keeps_another_vaults_log_and_a_schema_3_v
     # (device-revoker's dry run prints its plan first, as it does before any refusal.)
     assert to_stdout.stdout == "" or (dry_run and program == "device-revoker"), to_stdout.stdout
     assert {path.name: path.read_bytes() for path in folder.iterdir()} == before
+
+
+def folder_contents(folder):
+    return {path.name: path.read_bytes() for path in folder.iterdir()}
+
+
+def dry_then_real(folder, program, arguments):
+    """Runs a command with the parent key as a dry run, then for real: each run's exit status,
+    first error line and standard error. The dry run wrote nothing."""
+    before = folder_contents(folder)
+    runs = []
+    for dry_run in (["--dry-run"], []):
+        result = subprocess.run([str(BIN / program), *arguments, "--key-file", "parent.nsec", *dry_run], capture_output=True, text=True,
+                                errors="replace", cwd=folder, timeout=120, stdin=subprocess.DEVNULL)
+        runs.append((result.returncode, next((line for line in result.stderr.splitlines() if ": error: " in line), None), result.stderr))
+        if dry_run:
+            assert folder_contents(folder) == before, result.stderr
+    return before, runs
+
+
+SHARED_STANDARD_OUTPUT = [
+    ("vault-tool", ["device", "rename", "--json", "-o", "-", "h.vault", "bedroom ipad", "Den"]),
+    ("vault-tool", ["device", "rename", "--json", "--ops", "-", "-o", "r.vault", "h.vault", "bedroom ipad", "Den"]),
+    ("vault-tool", ["device", "add", "--id", "N-1", "--name", "Attic", "--json", "--ops", "-", "-o", "a.vault", "h.vault"]),
+    ("vault-tool", ["device", "add", "--id", "N-1", "--name", "Attic", "--ops", "-", "-o", "-", "h.vault"]),
+    ("vault-tool", ["device", "limit", "--json", "--ops", "-", "--in-place", "h.vault", "9"]),
+    ("device-revoker", ["vault", "--vault", "h.vault", "--device", "bedroom ipad", "--json", "--ops", "-", "-o", "r.vault"]),
+    ("device-revoker", ["vault", "--vault", "h.vault", "--not-seen-since", "2020-01-01", "--json", "--ops", "-", "-o", "r.vault"]),
+    ("device-revoker", ["vault", "--vault", "h.vault", "--device", "bedroom ipad", "--ops", "-", "-o", "-"]),
+]
+
+
+@pytest.mark.parametrize("program,arguments", SHARED_STANDARD_OUTPUT, ids=[f"{p}-{i}" for i, (p, _) in enumerate(SHARED_STANDARD_OUTPUT)])
+def test_a_dry_run_refuses_outputs_its_real_run_refuses_to_share_standard_output(house, program, arguments):
+    """A trial: `--ops -` beside --json passed the dry run (exit 0) that its real run refuses
+    (exit 4, two outputs on standard output), in both tools. The dry run declares what its real
+    run writes (the report, the operations --ops names, the vault at -o or in place), and
+    refuses alike, with the same words; neither writes anything."""
+    folder, _ = house
+    before, runs = dry_then_real(folder, program, arguments)
+    for code, _, stderr in runs:
+        assert code == 4 and "(standard output) is the same file as" in stderr, stderr
+    assert runs[0][:2] == runs[1][:2]
+    assert folder_contents(folder) == before
+
+
+OPERATIONS_WITH_NO_PLACE = [
+    ("vault-tool", ["device", "add", "--id", "N-1", "--name", "Attic", "--json", "-o", "a.vault", "h.vault"]),
+    ("vault-tool", ["device", "add", "--id", "N-1", "--name", "Attic", "--json", "--in-place", "h.vault"]),
+    ("vault-tool", ["device", "add", "--id", "N-1", "--name", "Attic", "-o", "-", "h.vault"]),
+    ("device-revoker", ["vault", "--vault", "h.vault", "--device", "bedroom ipad", "-o", "-"]),
+]
+
+
+@pytest.mark.parametrize("program,arguments", OPERATIONS_WITH_NO_PLACE, ids=[f"{p}-{i}" for i, (p, _) in enumerate(OPERATIONS_WITH_NO_PLACE)])
+def test_a_dry_run_given_its_output_is_refused_where_its_operations_would_have_no_place(house, program, arguments):
+    """A dry run given -o or --in-place rehearses that run: operations with no --ops, beside
+    --json or a vault on standard output, have no place in either run (a trial: the dry run
+    passed, exit 0, where the real run was refused). Both refuse alike and write nothing; a dry
+    run given no output still shows the operations (test_adding_needs_the_parent_key_…)."""
+    folder, _ = house
+    before, runs = dry_then_real(folder, program, arguments)
+    for code, _, stderr in runs:
+        assert code in (4, 64) and "standard output" in stderr and "--ops FILE" in stderr, stderr
+    assert runs[0][:2] == runs[1][:2]
+    assert folder_contents(folder) == before
+
+
+BESIDE_ANOTHER_LOG = [  # (program, arguments, whether the change changes the vault)
+    ("device-revoker", ["vault", "--vault", "h.vault", "--device", "bedroom ipad", "--ops", "ops.jsonl", "-o", "out.vault"], True),
+    ("device-revoker", ["vault", "--vault", "h.vault", "--device", "0A9B", "--ops", "ops.jsonl", "-o", "out.vault"], False),  # revoked before
+    ("vault-tool", ["device", "add", "--id", "N-1", "--name", "Attic", "--ops", "ops.jsonl", "-o", "out.vault", "h.vault"], True),
+    ("vault-tool", ["device", "promote", "-o", "out.vault", "h.vault", "bedroom ipad"], True),
+    ("vault-tool", ["device", "rename", "-o", "out.vault", "h.vault", "bedroom ipad", "Den"], True),
+    ("vault-tool", ["device", "limit", "--json", "-o", "out.vault", "h.vault", "5"], False),  # already 5
+    ("vault-tool", ["migrate", "--to", "SCHEMA", "-o", "out.vault", "h.vault"], False),  # already at it
+]
+
+
+@pytest.mark.parametrize("program,arguments,changes", BESIDE_ANOTHER_LOG,
+                         ids=[f"{p}-{a[1] if p == 'vault-tool' else a[-5]}-{i}" for i, (p, a, _) in enumerate(BESIDE_ANOTHER_LOG)])
+def test_a_dry_run_refuses_a_vault_its_real_run_would_not_write_beside_the_log_there(house, program, arguments, changes):
+    """A trial: a schema 2 vault bound for an -o beside a household log (another vault's, or a
+    copy) passed the dry run, exit 0, where the real run refuses it (every tool would take it for
+    a vault put back over its schema 3 successor). The dry run asks what the real run's staging
+    asks, and both answer alike, in the same words: a schema 2 vault there is refused; a schema 3
+    change is refused for the log it would not keep, and one that changes nothing keeps that log
+    (another run of the same household's migration: HouseholdLog.mayReplace)."""
+    folder, schema = house
+    arguments = [str(schema) if argument == "SCHEMA" else argument for argument in arguments]
+    assert tool("migrate", "--key-file", "parent.nsec", "--to", "3", "-o", "l3.vault", "v2.vault", cwd=folder).returncode == 0
+    shutil.copy(folder / "l3.log", folder / "out.log")
+    before, runs = dry_then_real(folder, program, arguments)
+    assert runs[0][:2] == runs[1][:2], runs
+    if schema == 2 or changes:
+        assert runs[0][0] == 4 and ("would sit beside the household log" if schema == 2 else "household log is already at") in runs[0][1], runs
+        assert folder_contents(folder) == before
+    else:
+        assert runs[0][:2] == (0, None), runs
