@@ -293,6 +293,22 @@ extension VaultLogFiles {
     }
 }
 
+extension CommandFiles {
+    /// What the real run's staging of `vault` at `output` (``OutputWriter/stageVault(_:_:log:)``)
+    /// would find there, asked by a dry run given that output, in the same order: a schema 3
+    /// vault with no place for its log (standard output) refused, a log there of another change
+    /// refused, or of this one made by an earlier run (true: the real run changes nothing);
+    /// then what staging the vault would refuse (``refuseStaging(_:_:)``). Every command's dry
+    /// run asks this one question (a trial: `migrate --dry-run` asked only the last part, and
+    /// passed what its real run refused with exit 4).
+    public func rehearseStagingVault(_ output: DeclaredOutput, _ vault: LoggedVault, logs: VaultLogFiles, change: LoggedChange) throws -> Bool {
+        if vault.log != nil, output.path == nil || logs.declaredOutput == nil { throw VaultError.vaultWithoutItsLog() }
+        if try logs.madeEarlier(change, output: output.path ?? "-", { vault }) { return true }
+        try refuseStaging(output, vault.vault)
+        return false
+    }
+}
+
 extension HouseholdLog {
     /// What the log `existing`, already where this one goes (`path`), means for a run: this
     /// change made by an earlier run (true), a log this one keeps and replaces (false), or one

@@ -163,11 +163,7 @@ struct VaultMode: ParsableCommand {
             // run with nothing to revoke too: its real run still writes -o and its log.
             var madeEarlier = false
             if plan.refusals.isEmpty, let vaultOutput {
-                madeEarlier = try logs.madeEarlier(change, output: output, { try revoked().recorded })
-                if !madeEarlier {
-                    try files.refuseStaging(vaultOutput, plan.revoke.isEmpty ? input
-                        : Vault.sealVerified(VaultRevocation.apply(plan, to: opened.document, options: options), access: access))
-                }
+                madeEarlier = try files.rehearseStagingVault(vaultOutput, revoked().recorded, logs: logs, change: change)
             }
             try StandardStreams.writeOutput(Array((json ? String(decoding: radiusJSON(plan).reported(), as: UTF8.self) : radiusText(plan)).utf8))
             let unwritten = [output.map { _ in "-o" }, ops.map { _ in "--ops" }].compactMap { $0 }

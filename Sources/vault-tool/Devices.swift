@@ -116,11 +116,7 @@ struct DeviceChangeOptions: ParsableArguments {
         guard let writer = files.writer(unlessDryRun: dryRun) else {
             // Asked of a change that changes nothing too: its real run still writes the vault
             // and its log to -o, and refuses there alike.
-            let earlier = try logs.madeEarlier(logged, output: target, recorded)
-            // What the real run's staging of the vault would refuse at its output, refused alike.
-            if rehearsed, !earlier {
-                try files.refuseStaging(vaultOutput, outcome.unchanged ? input : Vault.sealVerified(outcome.document, access: access))
-            }
+            let earlier = rehearsed ? try files.rehearseStagingVault(vaultOutput, recorded(), logs: logs, change: logged) : false
             let madeEarlier = earlier && !outcome.unchanged
             if json { try StandardStreams.writeOutput(report(unchanged: outcome.unchanged || madeEarlier).reported()) }
             diagnostics.note(madeEarlier ? "dry run: an earlier run made this change (\(outcome.summary)); nothing would change, nothing written"

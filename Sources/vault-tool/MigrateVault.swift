@@ -112,9 +112,14 @@ struct MigrateVault: ParsableCommand {
         for loss in report.losses { diagnostics.warning("dropped: \(loss)") }
 
         guard let writer = files.writer(unlessDryRun: target.dryRun) else {
-            // What the real run's staging of a vault without a log would refuse at its output
-            // (beside another's schema 3 log, over another household), refused alike.
-            if logged.log == nil, target.dryRun, inPlace || output.output != nil { try files.refuseStaging(vaultOutput, outcome.bytes) }
+            // Given its output, a dry run is refused where its real run's staging would be (a
+            // schema 3 vault on standard output, a log there of another change, another
+            // household's vault). In place, a vault already at its version is not staged. (A
+            // migration is never found made by an earlier run: one to schema 3 begins a log,
+            // which HouseholdLog.recordsSameChangeDone never takes for a change done.)
+            if inPlace ? !outcome.unchanged : output.output != nil {
+                _ = try files.rehearseStagingVault(vaultOutput, logged, logs: logs, change: change)
+            }
             let text = json ? String(decoding: reportJSON(report).reported(), as: UTF8.self) : reportText(report)
             try StandardStreams.writeOutput(Array(text.utf8))
             return

@@ -471,3 +471,47 @@ def test_a_dry_run_refuses_a_vault_its_real_run_would_not_write_beside_the_log_t
         assert folder_contents(folder) == before
     else:
         assert runs[0][:2] == (0, None), runs
+
+
+EXAMPLES = FIXTURES.parents[1] / "Examples"
+MIGRATION_OUTPUTS = {  # what is at -o before a migration to schema 3 given it, and the real run's first words
+    "standard output": (["-o", "-"], "a schema 3 vault is written only with its household log"),
+    "another change's log": (["-o", "out.vault"], "a household log is already at 'out.log'"),
+    "another household's vault": (["-o", "theirs.vault"], "is the vault of another household"),
+}
+
+
+@pytest.mark.parametrize("there", list(MIGRATION_OUTPUTS))
+def test_a_migration_to_schema_3_is_refused_by_its_dry_run_where_its_real_run_is(house, there):
+    """A hostile trial: `migrate --dry-run` to a schema 3 output passed (exit 0) what its real
+    run refuses at -o (exit 4): `-o -`, a log there of another change, another household's
+    vault. The dry run asks what the real run's staging asks (CommandFiles.rehearseStagingVault,
+    as the device changes do), in the same words, from a schema 2 vault and one already at 3."""
+    folder, _ = house
+    assert tool("device", "rename", "--key-file", "parent.nsec", "-o", "renamed.vault", "v2.vault", "bedroom ipad", "Den", cwd=folder).returncode == 0
+    assert tool("migrate", "--key-file", "parent.nsec", "--to", "3", "-o", "out.vault", "renamed.vault", cwd=folder).returncode == 0
+    (folder / "out.vault").unlink()
+    shutil.copy(EXAMPLES / "household.nsec", folder / "example.nsec")
+    os.chmod(folder / "example.nsec", 0o600)
+    assert tool("seal", "--key-file", "example.nsec", "-o", "theirs.vault", str(EXAMPLES / "household.json"), cwd=folder).returncode == 0
+    output, words = MIGRATION_OUTPUTS[there]
+    before, runs = dry_then_real(folder, "vault-tool", ["migrate", "--to", "3", *output, "h.vault"])
+    assert runs[0][:2] == runs[1][:2], runs
+    assert runs[1][0] == 4 and words in runs[1][1], runs
+    assert folder_contents(folder) == before
+
+
+def test_a_migration_run_again_to_its_output_is_answered_alike_by_its_dry_run(house):
+    """The same migration to the same -o, run again after it finished: from schema 2 it began a
+    log there, which no run takes for a change done (HouseholdLog.recordsSameChangeDone), so
+    both runs refuse it alike (exit 4, nothing written); from schema 3 the vault is at its
+    version and both runs pass (exit 0)."""
+    folder, schema = house
+    assert tool("migrate", "--key-file", "parent.nsec", "--to", "3", "-o", "out.vault", "h.vault", cwd=folder).returncode == 0
+    before, runs = dry_then_real(folder, "vault-tool", ["migrate", "--to", "3", "-o", "out.vault", "h.vault"])
+    assert runs[0][:2] == runs[1][:2], runs
+    if schema == 2:
+        assert runs[1][0] == 4 and "a household log is already at 'out.log'" in runs[1][1], runs
+        assert folder_contents(folder) == before
+    else:
+        assert runs[1][:2] == (0, None), runs
