@@ -59,4 +59,12 @@ static inline int hvt_set_undumpable(void) {
     return prctl(4, 0L, 0L, 0L, 0L);
 }
 
+// mallopt(3) with glibc's M_MMAP_THRESHOLD (malloc.h's -3), which Swift's Glibc module does not
+// bring: allocations below `bytes` come from the heap (ProcessTuning).
+extern int mallopt(int param, int value);
+
+static inline int hvt_heap_allocations_below(int bytes) {
+    return mallopt(-3, bytes);
+}
+
 #endif

@@ -144,6 +144,7 @@ public enum ToolMain {
             diagnostics.error("could not turn off core dumps for this process; nothing was read")
             exit(ExitStatus.operational.rawValue)
         }
+        ProcessTuning.apply()
         // Past a file size limit (ulimit -f), write(2) then fails with EFBIG, which AtomicFile
         // reports and cleans up after, instead of the signal killing the tool mid-write.
         signal(SIGXFSZ, SIG_IGN)

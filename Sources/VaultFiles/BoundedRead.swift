@@ -8,7 +8,38 @@ public enum BoundedRead {
     /// Reads the whole descriptor, refusing (invalid input) past `limit` bytes, and, with
     /// `lines`, a line longer than ``InputLimits/line`` as soon as it is that long.
     public static func all(from descriptor: Int32, limit: Int, name: String, what: String, lines: Bool = false) throws -> [UInt8] {
+        var lineStart = 0, lineNumber = 1
+        func checkLines(_ out: [UInt8]) throws {
+            guard lines else { return }
+            while let newline = out[lineStart...].firstIndex(of: 0x0a) {
+                guard newline - lineStart <= InputLimits.line else { throw LineBuffer.overlong(name: "\(what) \(FileNames.quoted(name))", line: lineNumber) }
+                lineStart = newline + 1
+                lineNumber += 1
+            }
+            guard out.count - lineStart <= InputLimits.line else { throw LineBuffer.overlong(name: "\(what) \(FileNames.quoted(name))", line: lineNumber) }
+        }
+        // A regular file is read straight into an array of its size and one byte more (the
+        // byte that finds its end, or the limit passed): a 480 KB vault was read in 64 KiB
+        // chunks appended to an array that grew by copying, a tenth of `open`'s page faults.
         var out = [UInt8]()
+        var info = stat()
+        if fstat(descriptor, &info) == 0, info.st_mode & S_IFMT == S_IFREG, info.st_size > 0 {
+            var failure: Int32 = 0
+            out = [UInt8](unsafeUninitializedCapacity: min(Int(info.st_size), limit) + 1) { buffer, count in
+                while count < buffer.count {
+                    let read = Glibc.read(descriptor, buffer.baseAddress! + count, buffer.count - count)
+                    if read < 0, errno == EINTR { continue }
+                    if read < 0 { failure = errno }
+                    if read <= 0 { return }
+                    count += read
+                }
+            }
+            if failure != 0 { throw AtomicFile.ioError(errno: failure, "could not read \(what) \(FileNames.quoted(name))") }
+            guard out.count <= limit else { throw VaultError.tooLarge(what: what, name: name, limit: limit) }
+            try checkLines(out)
+            // Its end found before the byte more: all of it (one that grew as it was read goes on).
+            if out.count <= Int(info.st_size) { return out }
+        }
         // Not zeroed first: read(2) fills what is used (a batch reads thousands of small files).
         // What was read is zeroed after: a credential or token file passes through here.
         let chunk = UnsafeMutableRawBufferPointer.allocate(byteCount: 1 << 16, alignment: 1)
@@ -17,7 +48,6 @@ public enum BoundedRead {
             explicit_bzero(chunk.baseAddress!, filled)
             chunk.deallocate()
         }
-        var lineStart = 0, lineNumber = 1
         while true {
             let count = Glibc.read(descriptor, chunk.baseAddress!, chunk.count)
             filled = max(filled, count)
@@ -28,14 +58,7 @@ public enum BoundedRead {
             if count == 0 { return out }
             guard out.count + count <= limit else { throw VaultError.tooLarge(what: what, name: name, limit: limit) }
             out.append(contentsOf: UnsafeRawBufferPointer(rebasing: chunk[0..<count]))
-            if lines {
-                while let newline = out[lineStart...].firstIndex(of: 0x0a) {
-                    guard newline - lineStart <= InputLimits.line else { throw LineBuffer.overlong(name: "\(what) \(FileNames.quoted(name))", line: lineNumber) }
-                    lineStart = newline + 1
-                    lineNumber += 1
-                }
-                guard out.count - lineStart <= InputLimits.line else { throw LineBuffer.overlong(name: "\(what) \(FileNames.quoted(name))", line: lineNumber) }
-            }
+            try checkLines(out)
         }
     }
 

@@ -159,6 +159,21 @@ import Testing
         #expect(refusal { _ = try BoundedRead.all(from: zero, limit: 1 << 20, name: "/dev/zero", what: "vault") } == .tooLarge)
     }
 
+    @Test func aFileIsReadWholeWhateverItsSizeAndWhateverItsSizeSays() throws {
+        // A regular file is read straight into an array of its size and one byte more; around
+        // the 64 KiB chunk of other descriptors, and a file whose size says 0 (/proc), every byte.
+        let folder = try Folder()
+        for size in [1, 65_535, 65_536, 65_537, 480_018] {
+            let bytes = (0..<size).map { UInt8(truncatingIfNeeded: $0 &* 31 &+ $0 >> 8) }
+            try Data(bytes).write(to: URL(fileURLWithPath: folder.path + "/f"))
+            #expect(try BoundedRead.file(folder.path + "/f", limit: size, what: "vault") == bytes)
+            #expect(refusal { _ = try BoundedRead.file(folder.path + "/f", limit: size - 1, what: "vault") } == .tooLarge)
+        }
+        let status = open("/proc/self/status", O_RDONLY)
+        defer { close(status) }
+        #expect(try String(decoding: BoundedRead.all(from: status, limit: 1 << 20, name: "status", what: "file"), as: UTF8.self).contains("\nPid:"))
+    }
+
     @Test func aRevisionIsNeverRaisedPastTheLargest() throws {
         #expect(try VaultDocument.revision(after: 41) == 42)
         #expect(refusal { _ = try VaultDocument.revision(after: Int.max) } == .outOfRange)
