@@ -161,6 +161,9 @@ public struct LoggedChange {
     public private(set) var dropped: NostrEvent?
     /// `--signer-key-file`, `--log`, as given: a vault written below schema 3 uses none.
     private var givenForLog: [String] = []
+    /// `--log` named for a vault older than schema 3, which has no log to read, where the log
+    /// this change begins goes elsewhere (beside `-o`): said when it begins one.
+    private var logOptionUnused: (input: Int, begun: String)?
     private var diagnostics: Diagnostics?
 
     /// Reads and verifies the log of the vault `opened` (bytes `input`), for a change `action`
@@ -176,9 +179,12 @@ public struct LoggedChange {
         // A change that writes no log from it (a migration down) is still none of a household
         // that moved: its vault is a tombstone, or an old copy put back beside the log.
         if let input = files.input { try VaultLogFiles.refuseLog(input, besideVaultOf: opened.document.version) }
-        if !readsLog, opened.document.version >= 3, let input = files.input,
-           let bytes = try? InputFiles.readIfPresent(input, what: "household log"), (try? HouseholdLog(parsing: bytes))?.endsWithRotation == true {
-            throw VaultError.householdMoved()
+        if opened.document.version < 3, let named = files.options.log, let begun = files.output, begun != named {
+            logOptionUnused = (opened.document.version, begun)
+        }
+        if !readsLog, opened.document.version >= 3 {
+            try Self.checkLogLeftBehind(files, vault: path, input: input, household: household, diagnostics)
+            givenForLog.removeAll { $0 == "--log" }  // used: the log left behind was read there
         }
         guard readsLog, let log = try files.read(forVaultOf: opened.document.version, vault: path) else {
             self.log = nil
@@ -186,6 +192,28 @@ public struct LoggedChange {
         }
         guard let signer else { throw VaultError.signerNeeded() }
         (self.log, dropped) = try Self.ready(log, household: household, vault: input, signer: signer, action: action, at: time, diagnostics)
+    }
+
+    /// A migration down writes no log, and leaves the record behind: what it writes must be
+    /// the vault the record names. A log that does not verify with the vault refuses it (exit
+    /// 3, as every change refuses it), so a vault changed with no signed event is not made a
+    /// vault with no record of it (a hostile trial: `--log parent.nsec`, or another vault's
+    /// log, passed with a warning about the output). With no log beside it, it goes on, saying
+    /// so (a `--log` named and not there is refused, exit 3, as a mistyped name);
+    /// a log one event ahead (a change cut off before its vault was written) names this vault
+    /// in the event before, and is taken.
+    private static func checkLogLeftBehind(_ files: VaultLogFiles, vault path: String, input: [UInt8], household: HouseholdID, _ diagnostics: Diagnostics) throws {
+        guard let logPath = files.input, let bytes = try InputFiles.readIfPresent(logPath, what: "household log") else {
+            // A log named with --log and not there is a mistyped name, not a vault without one.
+            if let named = files.options.log { throw VaultError.logMissing(named, vault: path, logOption: "--log") }
+            diagnostics.warning("the schema 3 vault has no household log\(files.input.map { " at \(FileNames.quoted($0))" } ?? ""): who changed it cannot be told; the vault written has no log either")
+            return
+        }
+        let log = try HouseholdLog(parsing: bytes)
+        if log.endsWithRotation { throw VaultError.householdMoved() }
+        do {
+            _ = try log.verified(household: household, vault: input)
+        } catch let error as VaultError where error.code == .logAheadOfVault {}
     }
 
     /// The log verified for the change, and the event given up if any (said on standard error).
@@ -233,6 +261,9 @@ public struct LoggedChange {
         // is written all the same, so the record says it was.
         if let log, dropped == nil, log.head?.tag("vault") == HouseholdLog.vaultDigest(vault) { return try LoggedVault(vault: vault, log: log) }
         if log == nil, Household(parentPublicKey: signer.publicKey).id != household { throw VaultError.logStartsWithParent() }
+        if log == nil, let unused = logOptionUnused {
+            diagnostics?.warning("--log not used: a schema \(unused.input) vault has no household log to read; the log this change begins is written beside its vault, at \(FileNames.quoted(unused.begun))")
+        }
         let recorded = HouseholdLog.Change(change.action, summary: change.summary, reason: change.reason,
                                            details: change.details + (dropped.map { [["dropped", $0.idHex]] } ?? []))
         return try LoggedVault(vault: vault, log: (log ?? HouseholdLog(events: [])).appending(
@@ -249,6 +280,7 @@ extension OutputWriter {
     public func stageVault(_ output: DeclaredOutput, _ vault: LoggedVault, log logOutput: DeclaredOutput?) throws -> Bool {
         if let log = vault.log {
             guard let logOutput, isDeclared(logOutput) else { throw VaultError.vaultWithoutItsLog() }
+            try VaultLogFiles.refuseLogLinkedAway(logOutput.path, vault: output.path)
             // A log is replaced only by one that keeps all of it (HouseholdLog.mayReplace): the
             // log there may be another household's, or an earlier life of this one, beside an
             // output named by hand.
@@ -274,9 +306,9 @@ extension VaultLogFiles {
     /// Whether an earlier run already made the change `vault` records, to this output: what a
     /// dry run says instead of what it would do, as the real run would find it
     /// (``OutputWriter/stageVault(_:_:log:)``; a trial: a dry run of an add already made said
-    /// "would have added" where the real run changes nothing). Only a new output has one: in
-    /// place the change done is in the vault read. A log there that the real run would not
-    /// keep refuses the dry run as it refuses the real one (exit 4). `vault` is made only when a
+    /// "would have added" where the real run changes nothing). A log there that the real run
+    /// would not keep refuses the dry run as it refuses the real one (exit 4), in place too (a
+    /// trial: `migrate --to 3 --in-place --dry-run` beside a junk log passed). `vault` is made only when a
     /// log is there (sealed and signed: a dry run need not have the signer's key otherwise).
     /// The command declares both outputs for its dry run, so what the real run would refuse
     /// there (a folder, a FIFO) is refused before; what cannot be read (a log past the size a
@@ -285,7 +317,7 @@ extension VaultLogFiles {
     /// it (``OutputWriter/stageVault(_:_:log:)``: no log can go with it).
     public func madeEarlier(_ change: LoggedChange, output vaultOutput: String?, _ vault: () throws -> LoggedVault) throws -> Bool {
         if change.log != nil, vaultOutput == "-" { throw VaultError.vaultWithoutItsLog() }
-        guard change.signer != nil, !inPlace, let vaultOutput, vaultOutput != "-", let output,
+        guard change.signer != nil, let vaultOutput, vaultOutput != "-", let output,
               let existing = try InputFiles.readIfPresent(output, what: "household log"),
               let log = (try? vault())?.log else { return false }
         let vaultThere = try InputFiles.readIfPresent(vaultOutput, what: "vault")
@@ -303,9 +335,31 @@ extension CommandFiles {
     /// passed what its real run refused with exit 4).
     public func rehearseStagingVault(_ output: DeclaredOutput, _ vault: LoggedVault, logs: VaultLogFiles, change: LoggedChange) throws -> Bool {
         if vault.log != nil, output.path == nil || logs.declaredOutput == nil { throw VaultError.vaultWithoutItsLog() }
+        if vault.log != nil { try VaultLogFiles.refuseLogLinkedAway(logs.output, vault: output.path) }
         if try logs.madeEarlier(change, output: output.path ?? "-", { vault }) { return true }
         try refuseStaging(output, vault.vault)
         return false
+    }
+}
+
+extension VaultLogFiles {
+    /// A log named beside its vault is written beside the file the vault is written to, however
+    /// links lead: a symbolic link at either name that parts them is refused, before anything
+    /// there is read. Hostile trials: `out.log` linked to another vault's log was taken for this
+    /// change's earlier run and replaced through the link; `out.vault` linked to another vault
+    /// replaced it and left its log naming nothing (`-o` naming that vault itself is refused for
+    /// the log beside it). A pair linked alike (`h.vault` and `h.log` into one folder) is one
+    /// vault; a log named with `--log` is the user's to place.
+    static func refuseLogLinkedAway(_ log: String?, vault: String?) throws {
+        guard let log, let vault, log == LoggedVault.logPath(besideVault: vault) else { return }
+        var info = stat()
+        let logIsLink = lstat(log, &info) == 0 && info.st_mode & S_IFMT == S_IFLNK
+        let logTarget = ResolvedPath(log)?.path
+        guard let vaultTarget = ResolvedPath(vault)?.path else {
+            if logIsLink { throw VaultError.logLinkedAway(log, logTarget, vault: vault, nil) }
+            return
+        }
+        if logTarget != LoggedVault.logPath(besideVault: vaultTarget) { throw VaultError.logLinkedAway(log, logTarget, vault: vault, vaultTarget) }
     }
 }
 
@@ -339,6 +393,8 @@ extension VaultError.Code {
     public static let logPathNeeded = VaultError.Code(name: "logPathNeeded", category: .usage)
     /// A change to a schema 3 vault with no key to sign it.
     public static let signerNeeded = VaultError.Code(name: "signerNeeded", category: .usage)
+    /// A vault and the log named beside it lead, through a link, to files not side by side.
+    public static let logLinkedAway = VaultError.Code(name: "logLinkedAway", category: .refused)
 }
 
 extension VaultError {
@@ -361,6 +417,12 @@ extension VaultError {
     static func newLogOverAnother(_ path: String, file: String = #fileID, line: UInt = #line) -> VaultError {
         VaultError(.outputExists, "a household log is already at '\(path)', and the log this change writes would not keep it; nothing was written",
                    hint: "that log is another household's, or the record of an earlier life of this vault: move it aside, keeping it, or write the vault elsewhere", file: file, line: line)
+    }
+
+    static func logLinkedAway(_ log: String, _ logTarget: String?, vault: String, _ vaultTarget: String?, file: String = #fileID, line: UInt = #line) -> VaultError {
+        VaultError(.logLinkedAway, "the vault \(FileNames.quoted(vault)) and its household log \(FileNames.quoted(log)) lead, through a symbolic link, to files not side by side "
+                   + "(the vault to \(vaultTarget.map(FileNames.quoted) ?? "nothing"), the log to \(logTarget.map(FileNames.quoted) ?? "nothing")): a log there may be another vault's; nothing was written",
+                   hint: "name the vault by the path of its own file, or link its log beside it alike; the files the links lead to are kept", file: file, line: line)
     }
 
     static func logStartsWithParent(file: String = #fileID, line: UInt = #line) -> VaultError {

@@ -515,3 +515,88 @@ def test_a_migration_run_again_to_its_output_is_answered_alike_by_its_dry_run(ho
         assert folder_contents(folder) == before
     else:
         assert runs[1][:2] == (0, None), runs
+
+
+@pytest.mark.parametrize("log", ["beside", "--log"])
+def test_a_migration_in_place_to_schema_3_is_refused_by_its_dry_run_over_a_log_it_would_not_keep(house, log):
+    """A hostile trial: `migrate --to 3 --in-place --dry-run` beside a file at the log's name
+    that is no log of this vault passed (exit 0), where its real run refuses (exit 4): the dry
+    run asked about the log there only of a new output. In place it asks too."""
+    folder, schema = house
+    (folder / ("h.log" if log == "beside" else "j.log")).write_text("junk\n")
+    options = [] if log == "beside" else ["--log", "j.log"]
+    before, runs = dry_then_real(folder, "vault-tool", ["migrate", "--to", "3", *options, "--in-place", "h.vault"])
+    assert runs[0][:2] == runs[1][:2], runs
+    # (A schema 3 vault's own log, junk, is refused as read, exit 3.)
+    assert runs[1][0] == 4 and "a household log is already at" in runs[1][1] if schema == 2 else runs[1][0] == 3, runs
+    assert folder_contents(folder) == before
+
+
+LINKED_LOG_CHANGES = [
+    ("vault-tool", ["migrate", "--to", "3", "-o", "out.vault", "v2.vault"]),
+    ("vault-tool", ["device", "rename", "-o", "out.vault", "h.vault", "bedroom ipad", "Den"]),
+    ("device-revoker", ["vault", "--vault", "h.vault", "--device", "bedroom ipad", "--ops", "ops.jsonl", "-o", "out.vault"]),
+]
+
+
+@pytest.mark.parametrize("linked", ["out.log", "out.vault"])
+@pytest.mark.parametrize("program,arguments", LINKED_LOG_CHANGES, ids=[f"{p}-{a[0]}" for p, a in LINKED_LOG_CHANGES])
+def test_a_log_name_linked_to_another_vaults_log_is_never_written_through(house, program, arguments, linked):
+    """Hostile trials: `out.log` a symbolic link to another vault's log (`l3.log`, a migration
+    of the same household): a migration to `-o out.vault` took that log for its own earlier
+    run's and replaced it through the link, exit 0, leaving `l3.vault` with no log; and
+    `out.vault` a link to `l3.vault`: every change replaced that vault through the link and
+    wrote its log at `out.log`, leaving `l3.log` naming nothing. A log named beside its vault
+    is written beside the file the vault goes to: both runs refuse either link (exit 4, in the
+    same words), and the other vault's log verifies after."""
+    folder, schema = house
+    assert tool("migrate", "--key-file", "parent.nsec", "--to", "3", "-o", "l3.vault", "v2.vault", cwd=folder).returncode == 0
+    os.symlink(linked.replace("out", "l3"), folder / linked)
+    before, runs = dry_then_real(folder, program, arguments)
+    assert runs[0][:2] == runs[1][:2], runs
+    # (A schema 2 vault, which has no log, is refused beside the log the link leads to.)
+    writes_log = schema == 3 or arguments[0] == "migrate"
+    words = "lead, through a symbolic link, to files not side by side" if writes_log else "would sit beside the household log"
+    assert runs[1][0] == 4 and words in runs[1][1], runs
+    assert folder_contents(folder) == before
+    assert tool("log", "verify", "l3.vault", cwd=folder).returncode == 0
+
+
+DOWNGRADE_LOGS = {  # the log a migration of a schema 3 vault down to 2 leaves behind: (option, exit, words)
+    "its own": ([], 0, None),
+    "its own, named": (["--log", "h.log"], 0, None),
+    "junk": (["--log", "parent.nsec"], 3, "the household log is broken at event 1"),
+    "another vault's": (["--log", "l3.log"], 3, "the vault is not the one this last event names"),
+    "none beside it": ([], 0, "has no household log at 'h.log'"),
+    "none where named": (["--log", "missing.log"], 3, "has no household log at 'missing.log'"),
+}
+
+
+@pytest.mark.parametrize("log", list(DOWNGRADE_LOGS))
+def test_a_migration_down_verifies_the_log_it_leaves_behind(tmp_path, log):
+    """A hostile trial: a schema 3 vault migrated down to 2 with `--log parent.nsec` (or a log
+    not its own) passed, warning only that the schema 2 output has no log: a vault changed
+    with no signed event became one with no record at all. The log left behind is verified
+    with the vault (exit 3 and nothing written when it does not verify); with none beside the
+    vault the migration goes on and says so, and a `--log` named and not there is refused as a
+    mistyped name (a second trial); a `--log` read is not said to be unused."""
+    for name in ("parent.nsec",):
+        shutil.copy(FIXTURES / "keys" / name, tmp_path / name)
+        os.chmod(tmp_path / name, 0o600)
+    (tmp_path / "v2.vault").write_bytes((FIXTURES / "testkit" / "ok-v2-household.vault").read_bytes())
+    for name in ("h", "l3"):
+        assert tool("migrate", "--key-file", "parent.nsec", "--to", "3", "--now", f"2026-0{len(name)}-01T00:00:00Z", "-o", f"{name}.vault", "v2.vault",
+                    cwd=tmp_path).returncode == 0
+    (tmp_path / "out").mkdir()
+    if log == "none beside it":
+        (tmp_path / "h.log").unlink()
+    options, code, words = DOWNGRADE_LOGS[log]
+    def files():
+        return {path.name: path.read_bytes() for path in tmp_path.iterdir() if path.is_file()}
+    before = files()
+    result = tool("migrate", "--key-file", "parent.nsec", "--to", "2", *options, "-o", "out/d.vault", "h.vault", cwd=tmp_path)
+    assert result.returncode == code, result.stderr
+    assert words is None or words in result.stderr, result.stderr
+    assert "--log not used" not in result.stderr, result.stderr
+    assert files() == before
+    assert (tmp_path / "out" / "d.vault").exists() == (code == 0)
