@@ -308,18 +308,17 @@ extension VaultLogFiles {
     /// (``OutputWriter/stageVault(_:_:log:)``; a trial: a dry run of an add already made said
     /// "would have added" where the real run changes nothing). A log there that the real run
     /// would not keep refuses the dry run as it refuses the real one (exit 4), in place too (a
-    /// trial: `migrate --to 3 --in-place --dry-run` beside a junk log passed). `vault` is made only when a
-    /// log is there (sealed and signed: a dry run need not have the signer's key otherwise).
+    /// trial: `migrate --to 3 --in-place --dry-run` beside a junk log passed).
     /// The command declares both outputs for its dry run, so what the real run would refuse
     /// there (a folder, a FIFO) is refused before; what cannot be read (a log past the size a
     /// file may be) refuses it as the real run's read does.
     /// A schema 3 vault bound for standard output is refused as its real run's staging refuses
     /// it (``OutputWriter/stageVault(_:_:log:)``: no log can go with it).
-    public func madeEarlier(_ change: LoggedChange, output vaultOutput: String?, _ vault: () throws -> LoggedVault) throws -> Bool {
+    public func madeEarlier(_ change: LoggedChange, output vaultOutput: String?, _ vault: LoggedVault) throws -> Bool {
         if change.log != nil, vaultOutput == "-" { throw VaultError.vaultWithoutItsLog() }
         guard change.signer != nil, let vaultOutput, vaultOutput != "-", let output,
               let existing = try InputFiles.readIfPresent(output, what: "household log"),
-              let log = (try? vault())?.log else { return false }
+              let log = vault.log else { return false }
         let vaultThere = try InputFiles.readIfPresent(vaultOutput, what: "vault")
         return try log.findsEarlierRun(over: existing, vaultThere: vaultThere, at: output)
     }
@@ -336,7 +335,7 @@ extension CommandFiles {
     public func rehearseStagingVault(_ output: DeclaredOutput, _ vault: LoggedVault, logs: VaultLogFiles, change: LoggedChange) throws -> Bool {
         if vault.log != nil, output.path == nil || logs.declaredOutput == nil { throw VaultError.vaultWithoutItsLog() }
         if vault.log != nil { try VaultLogFiles.refuseLogLinkedAway(logs.output, vault: output.path) }
-        if try logs.madeEarlier(change, output: output.path ?? "-", { vault }) { return true }
+        if try logs.madeEarlier(change, output: output.path ?? "-", vault) { return true }
         try refuseStaging(output, vault.vault)
         return false
     }
@@ -351,7 +350,8 @@ extension VaultLogFiles {
     /// the log beside it). A pair linked alike (`h.vault` and `h.log` into one folder) is one
     /// vault; a log named with `--log` is the user's to place.
     static func refuseLogLinkedAway(_ log: String?, vault: String?) throws {
-        guard let log, let vault, log == LoggedVault.logPath(besideVault: vault) else { return }
+        // An object has no links: its log is beside it by name.
+        guard let log, let vault, log == LoggedVault.logPath(besideVault: vault), !VaultLocation.isObject(vault) else { return }
         var info = stat()
         let logIsLink = lstat(log, &info) == 0 && info.st_mode & S_IFMT == S_IFLNK
         let logTarget = ResolvedPath(log)?.path

@@ -95,7 +95,8 @@ struct MigrateVault: ParsableCommand {
                                writes: (noBackup || backupInTheWay != nil ? [] : [backupOutput]) + [vaultOutput] + logs.declaredOutputs)
             : try CommandFiles(reads: vault.declaredInputs + signer.declaredInputs + logs.declaredInputs, writes: [vaultOutput] + logs.declaredOutputs, force: output.force)
         let (access, opened, input) = try vault.open(diagnostics)
-        let outcome = try VaultMigration.migrate(input, access: access, to: to, allowLossy: allowLossy, expectRevision: expectRevision)
+        let outcome = try VaultMigration.migrate(input, access: access, to: to, allowLossy: allowLossy, expectRevision: expectRevision,
+                                                  logVerified: true)  // LoggedChange, below, verifies it
         let change = try LoggedChange(logs, vault: vault.input, opened: opened, input: input, access: access, action: .migrate, at: now.time,
                                       readsLog: to >= 3 && opened.document.version >= 3, diagnostics)
         let logged = try change.record(.init(.migrate, summary: "migrated the vault from schema version \(outcome.report.from) to \(outcome.report.to)"),

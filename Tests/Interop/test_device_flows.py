@@ -600,3 +600,25 @@ def test_a_migration_down_verifies_the_log_it_leaves_behind(tmp_path, log):
     assert "--log not used" not in result.stderr, result.stderr
     assert files() == before
     assert (tmp_path / "out" / "d.vault").exists() == (code == 0)
+
+
+@pytest.mark.parametrize("log", ["junk", "its own"])
+def test_a_fleet_run_never_takes_a_schema_3_vault_down(tmp_path, log):
+    """The neighbour of the migration down's check: a fleet run (`migrate --manifest`), which
+    reads no household logs, took a schema 3 vault beside a junk log down to 2, exit 0, where
+    `migrate vault` refuses it. Each such vault now fails in the report (exit 4 in its line),
+    nothing is written for it, whatever its log; `migrate vault` takes it down."""
+    shutil.copy(FIXTURES / "keys" / "parent.nsec", tmp_path / "parent.nsec")
+    os.chmod(tmp_path / "parent.nsec", 0o600)
+    (tmp_path / "v2.vault").write_bytes((FIXTURES / "testkit" / "ok-v2-household.vault").read_bytes())
+    assert tool("migrate", "--key-file", "parent.nsec", "--to", "3", "-o", "h3.vault", "v2.vault", cwd=tmp_path).returncode == 0
+    if log == "junk":
+        (tmp_path / "h3.log").write_text("junk\n")
+    (tmp_path / "m.jsonl").write_text(json.dumps({"vault": "h3.vault", "keyFile": "parent.nsec"}) + "\n")
+    batch = tool("migrate", "--to", "2", "--manifest", "m.jsonl", "--out-dir", "out", cwd=tmp_path)
+    assert batch.returncode != 0, batch.stderr
+    line = json.loads(batch.stdout.splitlines()[0])
+    assert line["status"] == "failed" and line["exit"] == 4 and "verifies its household log" in line["error"], line
+    assert not (tmp_path / "out" / "h3.vault").exists()
+    single = tool("migrate", "--key-file", "parent.nsec", "--to", "2", "-o", "out/one.vault", "h3.vault", cwd=tmp_path)
+    assert single.returncode == (3 if log == "junk" else 0), single.stderr

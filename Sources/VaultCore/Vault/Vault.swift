@@ -171,9 +171,12 @@ public enum VaultMigration {
         public var unchanged: Bool { report.from == report.to }
     }
 
+    /// `logVerified`: the caller verified the household log of a schema 3 input with it (the
+    /// record a migration down leaves behind); a caller that reads no logs (a fleet run) says
+    /// false, and a schema 3 vault is not taken down by it.
     public static func migrate(
         _ input: [UInt8], access: VaultAccess, to target: Int, allowLossy: Bool = false,
-        expectRevision: Int? = nil, random: some RandomSource = SystemRandom()
+        expectRevision: Int? = nil, logVerified: Bool, random: some RandomSource = SystemRandom()
     ) throws -> Outcome {
         // Schema 3's secret fields are sealed under the secrets key: re-sealing them for another
         // version, or sealing v2's under it, needs the parent key (docs/vault-format.md §9.4).
@@ -184,7 +187,12 @@ public enum VaultMigration {
         if opened.document.version == target {
             return Outcome(bytes: input, report: Migration.Report(from: target, to: target), household: household)
         }
-        let (migrated, report) = try Migration.migrate(opened.document.revealed(with: access), to: target, allowLossy: allowLossy)
+        let revealed = try opened.document.revealed(with: access)
+        // Down from schema 3 the log stays behind unread unless the caller verified it: a vault
+        // changed with no signed event would leave with no record (a trial: a fleet run took a
+        // schema 3 vault beside a junk log down to 2, exit 0, where `migrate vault` refuses it).
+        if opened.document.version >= 3, target < 3, !logVerified { throw VaultError.downgradeWithoutItsLog(target) }
+        let (migrated, report) = try Migration.migrate(revealed, to: target, allowLossy: allowLossy)
         let bytes = try Vault.sealVerified(migrated, access: access, random: random)
         return Outcome(bytes: bytes, report: report, household: household)
     }
@@ -195,6 +203,8 @@ extension VaultError.Code {
     public static let secretsNotRevealed = VaultError.Code(name: "secretsNotRevealed", category: .refused)
     /// The vault is not at the revision the change was made against (compare-and-swap).
     public static let staleRevision = VaultError.Code(name: "staleRevision", category: .refused)
+    /// A schema 3 vault taken down by a run that does not verify its household log.
+    public static let downgradeWithoutItsLog = VaultError.Code(name: "downgradeWithoutItsLog", category: .refused)
     /// A rotation tombstone cannot be written in schema version 1, which has no place for it.
     public static let tombstoneInVersion1 = VaultError.Code(name: "tombstoneInVersion1", category: .refused)
 }
@@ -208,6 +218,11 @@ extension VaultError {
     static func staleRevision(_ actual: Int, expected: Int, file: String = #fileID, line: UInt = #line) -> VaultError {
         VaultError(.staleRevision, "the vault is at revision \(actual), not the expected \(expected): someone else changed it",
                    hint: "open it again, and redo the change on the current revision", file: file, line: line)
+    }
+
+    static func downgradeWithoutItsLog(_ target: Int, file: String = #fileID, line: UInt = #line) -> VaultError {
+        VaultError(.downgradeWithoutItsLog, "a schema 3 vault is taken down to schema version \(target) only by a command that verifies its household log first; this run reads no logs",
+                   hint: "take it down on its own: vault-tool migrate vault --key-file PARENT.nsec --to \(target) -o OUT VAULT", file: file, line: line)
     }
 
     static func tombstoneInVersion1(file: String = #fileID, line: UInt = #line) -> VaultError {

@@ -68,7 +68,7 @@ extension BucketMigration {
                     try record(job, state: .noKey, status: .noKey, from: Int(header.schemaVersion), before: source.etag, after: nil, error: nil)
                     return Result(job: job, status: .noKey, from: Int(header.schemaVersion), to: target, etagBefore: source.etag, etagAfter: nil, error: nil)
                 }
-                let outcome = try VaultMigration.migrate(source.bytes, access: access, to: target)
+                let outcome = try VaultMigration.migrate(source.bytes, access: access, to: target, logVerified: false)
                 let from = outcome.report.from
                 let status: MigrationStatus = outcome.unchanged ? .unchanged : .migrated
                 guard journal != nil else {

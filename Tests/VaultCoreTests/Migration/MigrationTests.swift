@@ -26,11 +26,11 @@ import Testing
             let document = try DocumentGenerator(random: random).household(parent: parent)
             let access = VaultAccess.parentKey(parent)
             let v1 = try Vault.seal(document, with: parent, random: random)
-            let v2 = try VaultMigration.migrate(v1, access: access, to: 2, random: random)
+            let v2 = try VaultMigration.migrate(v1, access: access, to: 2, logVerified: true, random: random)
             let opened = try Vault.open(v2.bytes, with: access)
             #expect(opened.header.schemaVersion == 2)
             #expect(try VaultCheck.run(opened.document, access: access).isClean)
-            let back = try VaultMigration.migrate(v2.bytes, access: access, to: 1, random: random)
+            let back = try VaultMigration.migrate(v2.bytes, access: access, to: 1, logVerified: true, random: random)
             #expect(try Vault.open(back.bytes, with: access).document.revealed(with: access).jsonValue() == document.jsonValue())
         }
     }
@@ -55,8 +55,8 @@ import Testing
     @Test func expectRevisionGuards() throws {
         let parent = try SecretKey.generate(using: random)
         let v1 = try Vault.seal(DocumentGenerator(random: random).household(parent: parent), with: parent)
-        #expect(throws: VaultError(.staleRevision, "")) { try VaultMigration.migrate(v1, access: .parentKey(parent), to: 2, expectRevision: 1) }
-        #expect(try VaultMigration.migrate(v1, access: .parentKey(parent), to: 2, expectRevision: 0).report.to == 2)
+        #expect(throws: VaultError(.staleRevision, "")) { try VaultMigration.migrate(v1, access: .parentKey(parent), to: 2, expectRevision: 1, logVerified: true) }
+        #expect(try VaultMigration.migrate(v1, access: .parentKey(parent), to: 2, expectRevision: 0, logVerified: true).report.to == 2)
     }
 
     /// In v2 a sealed secret is bound to its place: moved to another profile, it does not open.

@@ -52,12 +52,14 @@ import Testing
             let parent = try SecretKey.generate(using: random)
             let access = VaultAccess.parentKey(parent)
             let (v2, _) = try Migration.migrate(DocumentGenerator(random: random).household(parent: parent), to: 2)
-            let up = try VaultMigration.migrate(Vault.seal(v2, with: parent, random: random), access: access, to: 3, random: random)
+            let up = try VaultMigration.migrate(Vault.seal(v2, with: parent, random: random), access: access, to: 3, logVerified: true, random: random)
             #expect(try Vault.open(up.bytes, with: access).header.schemaVersion == 3)
             #expect(try VaultCheck.run(Vault.open(up.bytes, with: access).document, access: access).isClean)
-            let down = try VaultMigration.migrate(up.bytes, access: access, to: 2, random: random)
+            let down = try VaultMigration.migrate(up.bytes, access: access, to: 2, logVerified: true, random: random)
+            // A caller that reads no logs (a fleet run) does not take a schema 3 vault down.
+            #expect(throws: VaultError(.downgradeWithoutItsLog, "")) { try VaultMigration.migrate(up.bytes, access: access, to: 2, logVerified: false, random: random) }
             #expect(try Vault.open(down.bytes, with: access).document.revealed(with: access).jsonValue() == v2.jsonValue())
-            let fromOne = try VaultMigration.migrate(Vault.seal(try Migration.migrate(v2, to: 1).0, with: parent, random: random), access: access, to: 3, random: random)
+            let fromOne = try VaultMigration.migrate(Vault.seal(try Migration.migrate(v2, to: 1).0, with: parent, random: random), access: access, to: 3, logVerified: true, random: random)
             #expect(fromOne.report.from == 1 && fromOne.report.to == 3)
         }
     }
@@ -67,10 +69,10 @@ import Testing
         let parent = try SecretKey.generate(using: random)
         let v2 = try Vault.seal(Migration.migrate(DocumentGenerator(random: random).household(parent: parent), to: 2).0, with: parent, random: random)
         #expect(throws: VaultError(.parentKeyNeeded, "")) {
-            try VaultMigration.migrate(v2, access: .vaultKey(Derivation.vaultKey(for: parent)), to: 3, random: random)
+            try VaultMigration.migrate(v2, access: .vaultKey(Derivation.vaultKey(for: parent)), to: 3, logVerified: true, random: random)
         }
         #expect(throws: VaultError(.parentKeyNeeded, "")) {
-            try VaultMigration.migrate(Array("not even a vault".utf8), access: .vaultKey(Derivation.vaultKey(for: parent)), to: 3, random: random)
+            try VaultMigration.migrate(Array("not even a vault".utf8), access: .vaultKey(Derivation.vaultKey(for: parent)), to: 3, logVerified: true, random: random)
         }
     }
 
@@ -124,8 +126,8 @@ import Testing
         if case .object(var top) = v2JSON { top[0].value = .int(2); v2JSON = .object(top) }
         #expect(throws: VaultError.self) { try VaultDocument(jsonValue: v2JSON) }
 
-        #expect(throws: VaultError(.lossyDowngrade, "")) { try VaultMigration.migrate(bytes, access: access, to: 2, random: random) }
-        let down = try VaultMigration.migrate(bytes, access: access, to: 2, allowLossy: true, random: random)
+        #expect(throws: VaultError(.lossyDowngrade, "")) { try VaultMigration.migrate(bytes, access: access, to: 2, logVerified: true, random: random) }
+        let down = try VaultMigration.migrate(bytes, access: access, to: 2, allowLossy: true, logVerified: true, random: random)
         #expect(down.report.losses.count == 1 && down.report.losses[0].contains(keyless))
         let v2 = try Vault.open(down.bytes, with: access).document
         #expect(!v2.childProfiles.contains { $0.profileId == keyless } && !v2.groupMemberships.contains { $0.childProfileId == keyless })

@@ -84,18 +84,18 @@ struct TestkitFixture: CustomTestStringConvertible, Sendable {
         guard fixture.fields["reveal"] == nil, fixture.fields["check"] == "clean" else { return }
         let bytes = try fixture.vault
         if opened.document.version == 1 {
-            let up = try VaultMigration.migrate(bytes, access: access, to: 2)
+            let up = try VaultMigration.migrate(bytes, access: access, to: 2, logVerified: true)
             #expect(try Vault.open(up.bytes, with: access).document.version == 2)
             #expect(try VaultCheck.run(Vault.open(up.bytes, with: access).document, access: access).isClean)
-            let down = try VaultMigration.migrate(up.bytes, access: access, to: 1)
+            let down = try VaultMigration.migrate(up.bytes, access: access, to: 1, logVerified: true)
             let original = try opened.document.revealed(with: access).jsonValue()
             #expect(try Vault.open(down.bytes, with: access).document.revealed(with: access).jsonValue() == original)
         } else if let downgrade = fixture.fields["downgrade"] {
             let below = opened.document.version - 1
-            let result = Result { try VaultMigration.migrate(bytes, access: access, to: below) }
+            let result = Result { try VaultMigration.migrate(bytes, access: access, to: below, logVerified: true) }
             if downgrade == "refused" {
                 #expect(throws: VaultError(.lossyDowngrade, "")) { try result.get() }
-                let lossy = try VaultMigration.migrate(bytes, access: access, to: below, allowLossy: true)
+                let lossy = try VaultMigration.migrate(bytes, access: access, to: below, allowLossy: true, logVerified: true)
                 #expect(!lossy.report.losses.isEmpty)
             } else {
                 #expect(try result.get().report.losses.isEmpty)
