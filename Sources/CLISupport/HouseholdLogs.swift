@@ -116,22 +116,38 @@ public struct VaultLogFiles {
     /// with no event). Refused as a broken log is (exit 3), by every reader and writer.
     /// A log is known by its first line, a household log event (kind 4801): a log damaged
     /// after it (a line added, its last newline cut) is still one.
-    public static func refuseLog(_ path: String, besideVaultOf version: Int) throws {
-        guard version < 3, let bytes = try? InputFiles.readIfPresent(path, what: "household log") else { return }
+    ///
+    /// One such log is also what a migration to schema 3 in place leaves when it is cut off
+    /// between publishing the log and the vault (``HouseholdLog/isCutOffMigration(over:household:)``):
+    /// the refusal then says to run it again, and that migration run again (`restartsMigration`,
+    /// the parent's own, in place) reads the vault, and begins the log anew: true. `vault`: the
+    /// older vault's path and bytes, when read, and the revision it has migrated, once opened.
+    @discardableResult
+    public static func refuseLog(_ path: String, besideVaultOf version: Int, vault: (path: String, bytes: [UInt8], revision: Int?)? = nil,
+                                 restartsMigration: Bool = false) throws -> Bool {
+        guard version < 3, let bytes = try? InputFiles.readIfPresent(path, what: "household log") else { return false }
         let firstLine = bytes.prefix { $0 != 0x0a }
-        guard (try? JSONValue(parsing: Array(firstLine)))?["kind"] == .number(String(HouseholdLog.kind)) else { return }
-        throw VaultError.olderVaultBesideLog(version, log: path)
+        guard (try? JSONValue(parsing: Array(firstLine)))?["kind"] == .number(String(HouseholdLog.kind)) else { return false }
+        let cutOff = vault.flatMap { vault in
+            VaultHeader.household(inAnyHeader: vault.bytes).flatMap { household in
+                (try? HouseholdLog(parsing: bytes))?.isCutOffMigration(over: vault.bytes, household: household, revision: vault.revision) == true
+                    ? vault.path : nil
+            }
+        }
+        if cutOff != nil, restartsMigration { return true }
+        throw VaultError.olderVaultBesideLog(version, log: path, cutOffMigrationOf: cutOff)
     }
 
     /// A vault file's bytes, for every command that shows, checks or changes one (a restore
     /// that only confirms a key against a vault's header reads it itself): an older vault
-    /// beside a household log is refused before anything else (``refuseLog(_:besideVaultOf:)``).
-    /// `logPath`: the log named for it (`--log`), else the one beside it.
-    public static func readVault(_ path: String, logPath: String? = nil) throws -> [UInt8] {
+    /// beside a household log is refused before anything else (``refuseLog(_:besideVaultOf:vault:restartsMigration:)``).
+    /// `logPath`: the log named for it (`--log`), else the one beside it. `restartsMigration`:
+    /// a migration to schema 3 in place by the parent, which may find its own cut-off run's log.
+    public static func readVault(_ path: String, logPath: String? = nil, restartsMigration: Bool = false) throws -> [UInt8] {
         let bytes = try InputFiles.read(path, what: "vault")
         if let version = LoggedVault.schemaVersion(Array(bytes.prefix(VaultEnvelope.headerByteCount))), version < 3,
            let log = logPath ?? (path == "-" ? nil : LoggedVault.logPath(besideVault: path)) {
-            try refuseLog(log, besideVaultOf: version)
+            try refuseLog(log, besideVaultOf: version, vault: (path, bytes, nil), restartsMigration: restartsMigration)
         }
         return bytes
     }
@@ -168,9 +184,10 @@ public struct LoggedChange {
 
     /// Reads and verifies the log of the vault `opened` (bytes `input`), for a change `action`
     /// by the signer the options give. `readsLog: false` for a change that writes no schema 3
-    /// vault from it (a migration down).
+    /// vault from it (a migration down). `restartsMigration`: a migration to schema 3, which
+    /// in place begins anew the log its own cut-off run left beside the older vault.
     public init(_ files: VaultLogFiles, vault path: String, opened: OpenedVault, input: [UInt8], access: VaultAccess,
-                action: LogAction, at time: Timestamp, readsLog: Bool = true, _ diagnostics: Diagnostics) throws {
+                action: LogAction, at time: Timestamp, readsLog: Bool = true, restartsMigration: Bool = false, _ diagnostics: Diagnostics) throws {
         household = opened.header.householdID
         self.time = time
         signer = try files.options.signer(access, diagnostics)
@@ -178,7 +195,13 @@ public struct LoggedChange {
         self.diagnostics = diagnostics
         // A change that writes no log from it (a migration down) is still none of a household
         // that moved: its vault is a tombstone, or an old copy put back beside the log.
-        if let input = files.input { try VaultLogFiles.refuseLog(input, besideVaultOf: opened.document.version) }
+        // Migrated to schema 3, a vault keeps its revision; one of schema 1 has none, and gets 1.
+        let migratedRevision = opened.document.revision ?? 1
+        if let logInput = files.input,
+           try VaultLogFiles.refuseLog(logInput, besideVaultOf: opened.document.version, vault: (path, input, migratedRevision),
+                                       restartsMigration: restartsMigration && files.inPlace) {
+            diagnostics.warning("the household log \(FileNames.quoted(logInput)) was begun by an earlier run of this migration, cut off before it replaced the vault (its one event names a vault that is not there); it is begun anew")
+        }
         if opened.document.version < 3, let named = files.options.log, let begun = files.output, begun != named {
             logOptionUnused = (opened.document.version, begun)
         }
@@ -409,9 +432,15 @@ extension VaultError {
                    file: file, line: line)
     }
 
-    static func olderVaultBesideLog(_ version: Int, log path: String, file: String = #fileID, line: UInt = #line) -> VaultError {
-        VaultError(.logBroken, "a schema \(version) vault beside the household log \(FileNames.quoted(path)): logs begin with schema 3, so this vault was put back over the one the log records; nothing was changed",
-                   hint: "restore the vault the log's last event names (vault-tool log show), or, if it was moved back to schema \(version) on purpose, move the log away first", file: file, line: line)
+    /// `cutOffMigrationOf`: the vault's path, when the log is one a migration to schema 3 in
+    /// place left beside it, cut off (``HouseholdLog/isCutOffMigration(over:household:)``).
+    static func olderVaultBesideLog(_ version: Int, log path: String, cutOffMigrationOf vault: String? = nil, file: String = #fileID, line: UInt = #line) -> VaultError {
+        let putBack = "a schema \(version) vault beside the household log \(FileNames.quoted(path)): logs begin with schema 3, so this vault was put back over the one the log records"
+        let restore = "restore the vault the log's last event names (vault-tool log show), or, if it was moved back to schema \(version) on purpose, move the log away first"
+        guard let vault else { return VaultError(.logBroken, putBack + "; nothing was changed", hint: restore, file: file, line: line) }
+        return VaultError(.logBroken, putBack + ", or a migration to schema 3 in place was cut off before it replaced the vault (the log's one event is that migration); nothing was changed",
+                          hint: "if it was cut off, run it again: vault-tool migrate vault --key-file PARENT.nsec --to 3 --in-place \(ShellWord.path(vault)); otherwise \(restore)",
+                          file: file, line: line)
     }
 
     static func newLogOverAnother(_ path: String, file: String = #fileID, line: UInt = #line) -> VaultError {

@@ -94,11 +94,14 @@ struct MigrateVault: ParsableCommand {
             ? try CommandFiles(reads: vault.access.declaredInputs + signer.declaredInputs + logs.declaredInputs,
                                writes: (noBackup || backupInTheWay != nil ? [] : [backupOutput]) + [vaultOutput] + logs.declaredOutputs)
             : try CommandFiles(reads: vault.declaredInputs + signer.declaredInputs + logs.declaredInputs, writes: [vaultOutput] + logs.declaredOutputs, force: output.force)
-        let (access, opened, input) = try vault.open(diagnostics)
+        // Run again after a kill between its log and its vault, a migration to schema 3 in
+        // place finds the older vault beside its own log's start, which it begins anew.
+        let restartsMigration = inPlace && to >= 3
+        let (access, opened, input) = try vault.open(diagnostics, restartsMigration: restartsMigration)
         let outcome = try VaultMigration.migrate(input, access: access, to: to, allowLossy: allowLossy, expectRevision: expectRevision,
                                                   logVerified: true)  // LoggedChange, below, verifies it
         let change = try LoggedChange(logs, vault: vault.input, opened: opened, input: input, access: access, action: .migrate, at: now.time,
-                                      readsLog: to >= 3 && opened.document.version >= 3, diagnostics)
+                                      readsLog: to >= 3 && opened.document.version >= 3, restartsMigration: restartsMigration, diagnostics)
         let logged = try change.record(.init(.migrate, summary: "migrated the vault from schema version \(outcome.report.from) to \(outcome.report.to)"),
                                        vault: outcome.bytes, revision: try Vault.open(outcome.bytes, with: access).document.revision)
         // A backup that holds the vault as it is now is this migration's own, made by a run cut

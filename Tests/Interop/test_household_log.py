@@ -14,7 +14,7 @@ import subprocess
 import coincurve
 import nostr_sdk
 import pytest
-from vaultref import Household, nip19_decode, open_envelope
+from vaultref import Household, nip19_decode, open_envelope, reveal_document
 from workspace import BIN, FIXTURES
 
 KIND = 4801
@@ -506,6 +506,79 @@ def test_a_run_cut_off_after_its_new_log_is_finished_by_running_it_again_and_nob
     refused = tool(*migrate, cwd=folder)
     assert refused.returncode == 4 and "already" in refused.stderr and not (folder / "h.vault").exists()
     assert (folder / "h.log").read_text() == foreign + "\n"
+
+
+@pytest.mark.parametrize("source", [1, 2])
+@pytest.mark.parametrize("backup", ["--backup=.bak", "--no-backup"])
+def test_a_migration_to_3_in_place_cut_off_at_any_name_it_gives_is_finished_by_running_it_again(tmp_path, source, backup):
+    """In place, a migration to 3 names its backup, its new log, then its vault. Killed after the
+    log (before the vault is replaced), it left the older vault beside a log that every tool,
+    the same migration run again included, refused as a vault put back (exit 3): a run that
+    could not be run again to completion. Run again, it begins its own log anew, saying so;
+    every reader meanwhile says it may have been cut off; and an older copy of another revision
+    put back beside such a log is still refused."""
+    folder = tmp_path
+    shutil.copy(FIXTURES / "keys" / "parent.nsec", folder / "parent.nsec")
+    os.chmod(folder / "parent.nsec", 0o600)
+    original = (FIXTURES / "testkit" / "ok-v2-household.vault").read_bytes()
+    (folder / "src.vault").write_bytes(original)
+    if source == 1:
+        made = tool("vault-tool", "migrate", "--key-file", "parent.nsec", "--to", "1", "--allow-lossy", "-o", "v1.vault", "src.vault", cwd=folder)
+        assert made.returncode == 0, made.stderr
+        original = (folder / "v1.vault").read_bytes()
+    clean = tool("vault-tool", "migrate", "--key-file", "parent.nsec", "--to", "3", "-o", "clean.vault", "src.vault" if source == 2 else "v1.vault", cwd=folder)
+    assert clean.returncode == 0, clean.stderr
+
+    def values(name):
+        return reveal_document(PARENT.secrets_key, open_envelope((folder / name).read_bytes(), PARENT.vault_key))
+
+    expected = values("clean.vault")
+    migrate = ["vault-tool", "migrate", "vault", "--key-file", "parent.nsec", "--to", "3", "--in-place", backup, "h.vault"]
+    naming = "link,linkat,rename,renameat,renameat2"
+    cut_beside_log = 0
+    for moment in range(1, 5):
+        for name in ("h.vault", "h.log", "h.vault.bak"):
+            (folder / name).unlink(missing_ok=True)
+        (folder / "h.vault").write_bytes(original)
+        killed = subprocess.run(["strace", "-f", "-qq", "-o", "/dev/null", "-e", f"trace={naming}", "-e", f"inject={naming}:signal=KILL:when={moment}",
+                                 str(BIN / migrate[0]), *migrate[1:]], capture_output=True, cwd=folder)
+        if killed.returncode == 0:
+            break  # past the last name it gives
+        assert killed.returncode in (-9, 137), killed.stderr.decode()
+        left_beside_log = (folder / "h.log").exists() and (folder / "h.vault").read_bytes() == original
+        if left_beside_log:
+            cut_beside_log += 1
+            shown = tool("vault-tool", "inspect", "--key-file", "parent.nsec", "h.vault", cwd=folder)
+            assert shown.returncode == 3 and "put back" in shown.stderr and "cut off" in shown.stderr, shown.stderr
+            assert "--to 3 --in-place 'h.vault'" in shown.stderr, shown.stderr
+        dry = tool(*migrate, "--dry-run", cwd=folder)
+        assert dry.returncode == 0, (moment, dry.stderr)
+        finished = tool(*migrate, cwd=folder)
+        assert finished.returncode == 0, (moment, finished.stderr)
+        assert ("begun anew" in finished.stderr) == left_beside_log, finished.stderr
+        assert not list(folder.glob(".hvt-*")), sorted(p.name for p in folder.iterdir())
+        verified = tool("vault-tool", "log", "verify", "h.vault", cwd=folder)
+        assert verified.returncode == 0 and "ok: 1 event" in verified.stdout, (moment, verified.stdout, verified.stderr)
+        assert values("h.vault") == expected
+        if backup != "--no-backup":
+            assert (folder / "h.vault.bak").read_bytes() == original
+    assert cut_beside_log == 1
+    # An older copy of another revision beside a cut-off migration's log is no part of that run.
+    for name in ("h.vault", "h.log", "h.vault.bak"):
+        (folder / name).unlink(missing_ok=True)
+    (folder / "h.vault").write_bytes(original)
+    moment = 3 if backup != "--no-backup" else 2
+    killed = subprocess.run(["strace", "-f", "-qq", "-o", "/dev/null", "-e", f"trace={naming}", "-e", f"inject={naming}:signal=KILL:when={moment}",
+                             str(BIN / migrate[0]), *migrate[1:]], capture_output=True, cwd=folder)
+    assert killed.returncode in (-9, 137) and (folder / "h.log").exists(), killed.stderr.decode()
+    limited = tool("vault-tool", "device", "limit", "--key-file", "parent.nsec", "-o", "other.vault", "src.vault", "9", cwd=folder)
+    assert limited.returncode == 0, limited.stderr
+    (folder / "h.vault").write_bytes((folder / "other.vault").read_bytes())
+    log_before = (folder / "h.log").read_bytes()
+    for argv in (migrate, [*migrate, "--dry-run"]):
+        refused = tool(*argv, cwd=folder)
+        assert refused.returncode == 3 and "put back" in refused.stderr and "cut off" not in refused.stderr, refused.stderr
+    assert (folder / "h.log").read_bytes() == log_before and (folder / "h.vault").read_bytes() == (folder / "other.vault").read_bytes()
 
 
 def test_expect_event_takes_an_id_as_the_notes_print_it(signed):

@@ -428,6 +428,22 @@ extension HouseholdLog {
         return vault.map { only.tag("vault") != Self.vaultDigest($0) } ?? true
     }
 
+    /// Whether this is the log a migration to schema 3 in place began beside the older vault
+    /// `vault` of `household` and was cut off before it replaced the vault (a kill between the
+    /// two renames): one migration event, signed by the household's parent, valid, naming a
+    /// vault that is not there. Every reader refuses the older vault beside it as put back; the
+    /// same migration run again by the parent begins the log anew (its staging holds it to the
+    /// same change, ``mayReplace(_:vaultThere:)``). `revision`, when known: the revision the
+    /// event must name, the one this vault migrated has (an older copy of another revision
+    /// put back is not that run's vault).
+    public func isCutOffMigration(over vault: [UInt8], household: HouseholdID, revision: Int? = nil) -> Bool {
+        guard let only = head, events.count == 1, only.tag("action") == LogAction.migrate.rawValue,
+              Household(parentPublicKey: only.pubkey).id == household,
+              revision.map({ only.tags(named: "vault").first?.last == String($0) }) ?? true,
+              isUnwrittenStart(by: only.pubkey, household: household, vault: vault) else { return false }
+        return (try? verifiedChain(household: household)) != nil
+    }
+
     /// Whether this log may replace the log `existing` at its output, the vault there now being
     /// `vaultThere`: only when nothing of it is lost. That is, `existing`'s events are this
     /// log's first; or the two differ only in their last event, `existing`'s naming a vault that
