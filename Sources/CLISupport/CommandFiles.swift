@@ -392,6 +392,14 @@ public final class OutputWriter {
             for unpublished in pending { unpublished.file?.abandon() }
             throw VaultError.restoreReportLost()
         }
+        // A file this run read and now replaces must still be as read, for all of them before
+        // any is published: a vault's log is not replaced for a vault that then cannot be.
+        do {
+            for output in pending { try output.file?.location.refuseChangedSinceRead() }
+        } catch {
+            for unpublished in pending { unpublished.file?.abandon() }
+            throw error
+        }
         for (index, (output, file, standard, object)) in pending.enumerated() {
             do {
                 if let object, let target = try files.object(output, exclusive: output.exclusive) {

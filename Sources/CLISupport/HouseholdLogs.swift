@@ -141,15 +141,32 @@ public struct VaultLogFiles {
     /// A vault file's bytes, for every command that shows, checks or changes one (a restore
     /// that only confirms a key against a vault's header reads it itself): an older vault
     /// beside a household log is refused before anything else (``refuseLog(_:besideVaultOf:vault:restartsMigration:)``).
-    /// `logPath`: the log named for it (`--log`), else the one beside it. `restartsMigration`:
-    /// a migration to schema 3 in place by the parent, which may find its own cut-off run's log.
+    /// `logPath`: the log named for it (`--log`); the one beside it is asked too (a hostile
+    /// trial: `--log elsewhere` let a vault put back beside its log be revoked from, unsigned).
+    /// `restartsMigration`: a migration to schema 3 in place by the parent, which may find its
+    /// own cut-off run's log beside the vault, and begin it anew there.
     public static func readVault(_ path: String, logPath: String? = nil, restartsMigration: Bool = false) throws -> [UInt8] {
         let bytes = try InputFiles.read(path, what: "vault")
-        if let version = LoggedVault.schemaVersion(Array(bytes.prefix(VaultEnvelope.headerByteCount))), version < 3,
-           let log = logPath ?? (path == "-" ? nil : LoggedVault.logPath(besideVault: path)) {
-            try refuseLog(log, besideVaultOf: version, vault: (path, bytes, nil), restartsMigration: restartsMigration)
+        if let version = LoggedVault.schemaVersion(Array(bytes.prefix(VaultEnvelope.headerByteCount))), version < 3 {
+            try refuseLogs(besideVault: path, bytes, of: version, named: logPath, revision: nil, restartsMigration: restartsMigration)
         }
         return bytes
+    }
+
+    /// ``refuseLog(_:besideVaultOf:vault:restartsMigration:)`` of the log beside the older vault
+    /// at `path` and of the one named for it, if another: true when the one beside is a cut-off
+    /// migration's that this run begins anew (only where it is the log the run writes).
+    @discardableResult
+    static func refuseLogs(besideVault path: String, _ bytes: [UInt8], of version: Int, named: String?, revision: Int?,
+                           restartsMigration: Bool) throws -> Bool {
+        let beside = path == "-" ? nil : LoggedVault.logPath(besideVault: path)
+        var restarted = false
+        if let beside {
+            restarted = try refuseLog(beside, besideVaultOf: version, vault: (path, bytes, revision),
+                                      restartsMigration: restartsMigration && (named == nil || named == beside))
+        }
+        if let named, named != beside { try refuseLog(named, besideVaultOf: version, vault: (path, bytes, revision)) }
+        return restarted
     }
 
     /// The household log at `path`, of the vault at `vault`: refused when there is none (a
@@ -197,9 +214,9 @@ public struct LoggedChange {
         // that moved: its vault is a tombstone, or an old copy put back beside the log.
         // Migrated to schema 3, a vault keeps its revision; one of schema 1 has none, and gets 1.
         let migratedRevision = opened.document.revision ?? 1
-        if let logInput = files.input,
-           try VaultLogFiles.refuseLog(logInput, besideVaultOf: opened.document.version, vault: (path, input, migratedRevision),
-                                       restartsMigration: restartsMigration && files.inPlace) {
+        if opened.document.version < 3,
+           try VaultLogFiles.refuseLogs(besideVault: path, input, of: opened.document.version, named: files.options.log, revision: migratedRevision,
+                                        restartsMigration: restartsMigration && files.inPlace), let logInput = files.input {
             diagnostics.warning("the household log \(FileNames.quoted(logInput)) was begun by an earlier run of this migration, cut off before it replaced the vault (its one event names a vault that is not there); it is begun anew")
         }
         if opened.document.version < 3, let named = files.options.log, let begun = files.output, begun != named {

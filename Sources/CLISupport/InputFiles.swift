@@ -26,7 +26,9 @@ public enum InputFiles {
         }
         let descriptor = try openForReading(path, what: what)
         defer { if path != "-" { close(descriptor) } }
-        return try BoundedRead.all(from: descriptor, limit: limit, name: displayName(path), what: what)
+        guard path != "-" else { return try BoundedRead.all(from: descriptor, limit: limit, name: displayName(path), what: what) }
+        // An output that replaces this file replaces it only as read (FilesRead).
+        return try FilesRead.reading(descriptor) { try BoundedRead.all(from: descriptor, limit: limit, name: displayName(path), what: what) }
     }
 
     /// Reads a picture (PNG or JPEG), within the picture limits.

@@ -271,7 +271,7 @@ public final class OutputLocation: @unchecked Sendable {
         }
     }
 
-    private static func storedData(_ name: String, in folder: Int32) -> StoredData? {
+    fileprivate static func storedData(_ name: String, in folder: Int32) -> StoredData? {
         let descriptor = openat(folder, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC)
         guard descriptor >= 0 else { return nil }
         defer { close(descriptor) }
@@ -547,6 +547,7 @@ public final class StagedOutput: @unchecked Sendable {
     /// complete; a batch records its jobs done only after this returns.
     public static func publishTogether(_ outputs: [StagedOutput], exclusive: Bool = false) throws {
         // One syncfs per file system the outputs are on (a folder may be a mount point).
+        for output in outputs { try output.location.refuseChangedSinceRead() }
         var flushed: Set<UInt64> = []
         for output in outputs where output.descriptor >= 0 {
             guard flushed.insert(output.device).inserted else { continue }
@@ -567,6 +568,7 @@ public final class StagedOutput: @unchecked Sendable {
     private func publish(exclusive: Bool, syncingFolder: Bool) throws {
         let folder = try location.folder.opened()
         let path = location.path
+        if !exclusive { try location.refuseChangedSinceRead() }
         var appearedMeanwhile = false
         if temporaryName == nil {
             let unnamed = "/proc/self/fd/\(descriptor)"
@@ -592,6 +594,10 @@ public final class StagedOutput: @unchecked Sendable {
                    KeyHoldingFile.holdsKey(location.name, in: folder, size: Int(info.st_size)) {
                     throw VaultError.wouldReplaceKey(path)
                 }
+                // Nor a vault, a household log or a database, which only an output that was
+                // compared with it may replace (a hostile trial: a household log saved there
+                // meanwhile was replaced by a migration's new log without a word).
+                if OutputLocation.storedData(location.name, in: folder) != nil { throw VaultError.alreadyExists(path) }
                 appearedMeanwhile = true
             }
             // rename(2) is the only atomic replace, and it needs a name: a short one, so that an
@@ -612,6 +618,13 @@ public final class StagedOutput: @unchecked Sendable {
         } else {
             // Whichever door the output came through, and whatever its flags (issue 37).
             guard !location.holdsKey else { throw VaultError.wouldReplaceKey(path) }
+            // Checked again as late as can be; a refusal leaves no temporary behind.
+            do {
+                try location.refuseChangedSinceRead()
+            } catch {
+                abandon()
+                throw error
+            }
             guard renameat(folder, temporaryName, folder, location.name) == 0 else { throw AtomicFile.ioError(errno: errno, "could not replace '\(path)'") }
             self.temporaryName = nil
             // Nothing was there when the output was resolved, nor when it was named: the file is

@@ -332,8 +332,6 @@ extension VaultError.Code {
     public static let storageUntrusted = VaultError.Code(name: "storageUntrusted", category: .configuration)
     /// The object store answered with an error not otherwise named.
     public static let storageFailed = VaultError.Code(name: "storageFailed", category: .operational)
-    /// The object changed since it was read; nothing was written.
-    public static let changedSinceRead = VaultError.Code(name: "changedSinceRead", category: .refused)
 }
 
 extension VaultError {
@@ -377,10 +375,5 @@ extension VaultError {
 
     static func storageFailed(_ code: String, _ name: String, endpoint: String, message: String?, file: String = #fileID, line: UInt = #line) -> VaultError {
         VaultError(.storageFailed, "the object store at \(endpoint) failed on \(name): \(code)\(message.map { " (\($0))" } ?? "")", file: file, line: line)
-    }
-
-    public static func changedSinceRead(_ name: String, file: String = #fileID, line: UInt = #line) -> VaultError {
-        VaultError(.changedSinceRead, "\(name) changed since it was read; nothing was written", hint: "run it again: it reads the version there now",
-                   file: file, line: line)
     }
 }

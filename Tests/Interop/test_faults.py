@@ -20,7 +20,9 @@ import resource
 import shutil
 import sqlite3
 import subprocess
+import signal
 import tempfile
+import time
 from pathlib import Path
 
 import pytest
@@ -352,4 +354,126 @@ def test_a_key_output_whose_name_is_taken_meanwhile_is_refused(workspace):
                              str(BIN / "vault-tool"), "keygen", "-o", "new.nsec"], capture_output=True, cwd=workspace)
     assert result.returncode == 4, result.stderr.decode()
     assert b"new.nsec" in result.stderr and not (workspace / "new.nsec").exists()
+    assert not list(workspace.rglob(".hvt-*"))
+
+
+def stopped_at(moment, tool, arguments, cwd, path=None, when=1):
+    """The tool run under strace, which stops it (SIGSTOP, injected) at the `when`th of the
+    system calls `moment` names (on `path` only, if given): (strace's process, the tool's pid)
+    once strace has said the tool is stopped by that signal (its own trace's "stopped by
+    SIGSTOP", after the call has returned)."""
+    trace = Path(cwd).parent / f"stop-{time.monotonic_ns()}.trace"
+    only = ["-P", path] if path else []
+    tracer = subprocess.Popen(["strace", "-f", "-qq", "-o", str(trace), *only, "-e", f"trace={moment}", "-e", f"inject={moment}:signal=STOP:when={when}",
+                               str(BIN / tool), *arguments], cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    deadline = 60 * 1_000_000_000 + time.monotonic_ns()
+    while time.monotonic_ns() < deadline:
+        assert tracer.poll() is None, f"the tool ended before {moment}: {tracer.communicate()}"
+        stopped = [line for line in (trace.read_text() if trace.exists() else "").splitlines() if line.endswith("--- stopped by SIGSTOP ---")]
+        if stopped:
+            return tracer, int(stopped[0].split()[0])
+        os.sched_yield()
+    tracer.kill()
+    raise AssertionError(f"the tool never stopped at {moment}")
+
+
+def resumed(tracer, pid):
+    """Continues a tool `stopped_at` held, until it ends (SIGCONT, sent again should the first
+    come before strace has passed the stop on). (strace's stdout, stderr)."""
+    for _ in range(600):
+        try:
+            os.kill(pid, signal.SIGCONT)
+        except ProcessLookupError:
+            pass
+        try:
+            return tracer.communicate(timeout=0.2)
+        except subprocess.TimeoutExpired:
+            continue
+    tracer.kill()
+    raise AssertionError("the tool did not end once continued")
+
+
+IN_PLACE_CHANGES = {
+    "migrate-up": ("vault-tool", "migrate vault --key-file keys/parent.nsec --to 3 --in-place work.vault", "work.vault"),
+    "migrate-down": ("vault-tool", "migrate vault --key-file keys/parent.nsec --to 1 --allow-lossy --in-place --no-backup work.vault", "work.vault"),
+    "limit": ("vault-tool", "device limit --key-file keys/parent.nsec --in-place work.vault 9", "work.vault"),
+    "rename-v3": ("vault-tool", "device rename --key-file keys/parent.nsec --in-place v3.vault B3E9A410-77C2-4F0E-8D65-1C2B3A4D5E6F Hall", "v3.vault"),
+    "rename-v3-log": ("vault-tool", "device rename --key-file keys/parent.nsec --in-place v3.vault B3E9A410-77C2-4F0E-8D65-1C2B3A4D5E6F Hall", "v3.log"),
+}
+
+
+@pytest.mark.parametrize("how", ["rewritten", "replaced", "removed"])
+@pytest.mark.parametrize("moment", ["read", "fsync,fdatasync", "link,linkat,rename,renameat,renameat2"], ids=["reading", "staged", "naming"])
+@pytest.mark.parametrize("change", list(IN_PLACE_CHANGES))
+def test_a_file_changed_after_it_was_read_is_never_replaced(template, workspace, change, moment, how):
+    """A trial: a vault saved over the one `--in-place` had read, while the change was made,
+    was replaced and lost (exit 0). A file a run read is replaced only while it is still the
+    file read, as read (a compare-and-swap, as an object's write is): changed in place, saved
+    over by a rename, or removed once the run has read it (the run stopped by strace while it
+    reads the file, as it stages its outputs, or as it names the first), the run refuses (exit 4), and the file there
+    is what was put there; no backup, log or temporary is left by it; run again, it succeeds.
+    A vault's log is published before its vault: a vault changed after its log was named
+    is past what a check can take back, so the schema 3 vault is changed while staged only."""
+    tool, arguments, target = IN_PLACE_CHANGES[change]
+    if change == "rename-v3" and moment.startswith("link"):
+        moment = "fsync,fdatasync"
+    before = snapshot(workspace)
+    other = (workspace / "work-v1.vault").read_bytes()
+    # While read: held at the read(2) that finds the file's end, its bytes read (a hostile
+    # trial: a change there was missed, the file stat'ed after the read). Which read that is
+    # (a key check reads the file first) is found by running the command once in a copy.
+    when = 1
+    if moment == "read":
+        probe = workspace.parent / "probe"
+        shutil.copytree(workspace, probe, symlinks=True)
+        traced = subprocess.run(["strace", "-f", "-qq", "-o", str(probe / "reads.txt"), "-P", target, "-e", "trace=read", str(BIN / tool), *arguments.split()],
+                                capture_output=True, cwd=probe)
+        assert traced.returncode == 0, traced.stderr.decode()
+        reads = [line for line in (probe / "reads.txt").read_text().splitlines() if " read(" in line]
+        when = next(number for number, line in enumerate(reads, 1) if line.rstrip().endswith("= 0"))
+        shutil.rmtree(probe)
+    tracer, pid = stopped_at(moment, tool, arguments.split(), workspace, *((target, when) if moment == "read" else ()))
+    path = workspace / target
+    if how == "rewritten":
+        with open(path, "r+b") as file:
+            file.write(other)
+            file.truncate()
+    elif how == "replaced":
+        (workspace / "saved.tmp").write_bytes(other)
+        os.replace(workspace / "saved.tmp", path)
+    else:
+        path.unlink()
+    _, stderr = resumed(tracer, pid)
+    # A log changed while it is read may be found, when compared with the new one before it is
+    # staged, to be one the change would not keep: refused as well, before the check at publishing.
+    said = [b"changed since it was read"] + ([b"would not keep it"] if target.endswith(".log") else [])
+    assert tracer.returncode == 4 and any(words in stderr for words in said), (tracer.returncode, stderr.decode())
+    if how == "removed":
+        assert not path.exists()
+        del before[target]
+    else:
+        assert path.read_bytes() == other
+        before[target] = hashlib.sha256(other).hexdigest()
+    assert snapshot(workspace) == before
+    assert not list(workspace.rglob(".hvt-*"))
+    # Put back as it was, the same command runs to its end.
+    for name in ("work.vault", "v3.vault", "v3.log"):
+        shutil.copy(template / name, workspace / name)
+    assert_rerun_succeeds(workspace, tool, arguments)
+
+
+@pytest.mark.parametrize("appeared", ["v3.log", "v3.vault"])
+def test_a_store_saved_at_a_new_outputs_name_meanwhile_is_never_replaced(workspace, appeared):
+    """A hostile trial: a household log saved where a migration to 3 in place was to begin its
+    own, after the run found the name free, was replaced by the new log without a word (exit 0).
+    A vault, a household log or a database that appears at a new output's name is compared
+    with nothing: refused (exit 4), kept, and nothing of the run is left."""
+    before = snapshot(workspace)
+    tracer, pid = stopped_at("fsync,fdatasync", "vault-tool", "migrate vault --key-file keys/parent.nsec --to 3 --in-place work.vault".split(), workspace)
+    (workspace / "work.log").write_bytes((workspace / appeared).read_bytes())
+    _, stderr = resumed(tracer, pid)
+    assert tracer.returncode == 4 and b"work.log" in stderr, (tracer.returncode, stderr.decode())
+    assert (workspace / "work.log").read_bytes() == (workspace / appeared).read_bytes()
+    before["work.log"] = hashlib.sha256((workspace / appeared).read_bytes()).hexdigest()
+    assert snapshot(workspace) == before
     assert not list(workspace.rglob(".hvt-*"))

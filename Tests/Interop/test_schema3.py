@@ -352,6 +352,30 @@ def test_a_schema_2_copy_put_back_beside_the_log_is_tampering_to_every_reader_an
     assert sorted(p.name for p in household.iterdir()) == before
 
 
+def test_a_schema_2_copy_put_back_beside_the_log_is_refused_whatever_log_is_named(household):
+    """A hostile trial: with `--log` naming another file (absent, or elsewhere), the log beside
+    the schema 2 copy put back was not looked at: `device-revoker vault` revoked from it with
+    the vault key alone, unsigned (exit 0), and `migrate --to 3 --in-place` left the household's
+    log beside a vault it no longer names. The log beside is asked whatever `--log` says."""
+    assert tool("vault-tool", "migrate", "vault", "--key-file", "parent.nsec", "--to", "3", "--in-place", "--no-backup", "v2.vault", cwd=household).returncode == 0
+    (household / "v2.vault").write_bytes((FIXTURES / "testkit" / "ok-v2-household.vault").read_bytes())
+    document = open_envelope((household / "v2.vault").read_bytes(), PARENT.vault_key)
+    device = next(d for d in document["devices"] if d["status"] == "active" and not d["isPrimary"])
+    (household / "elsewhere").mkdir()
+    before = sorted(p.name for p in household.rglob("*"))
+    for named in ("none.log", "elsewhere/v2.log"):
+        for argv in [["device-revoker", "vault", "--vault-key-file", "support.vaultkey", "--vault", "v2.vault", "--device", device["deviceId"], "-o", "r.vault",
+                      "--ops", "r.ops", "--log", named],
+                     ["device-revoker", "vault", "--key-file", "parent.nsec", "--vault", "v2.vault", "--device", device["deviceId"], "-o", "r.vault",
+                      "--ops", "r.ops", "--log", named, "--dry-run"],
+                     ["vault-tool", "migrate", "vault", "--key-file", "parent.nsec", "--to", "3", "--in-place", "--log", named, "v2.vault"],
+                     ["vault-tool", "migrate", "vault", "--key-file", "parent.nsec", "--to", "3", "--in-place", "--log", named, "--dry-run", "v2.vault"],
+                     ["vault-tool", "device", "limit", "--key-file", "parent.nsec", "--log", named, "-o", "r.vault", "v2.vault", "9"]]:
+            result = tool(*argv, cwd=household)
+            assert result.returncode == 3 and "put back" in result.stderr, (argv, result.returncode, result.stderr)
+    assert sorted(p.name for p in household.rglob("*")) == before
+
+
 @pytest.mark.parametrize("content", ["", "\n", "# my notes\n", '{"kind": 1}\n', "plain text\r\n"])
 def test_a_schema_2_vault_beside_a_file_that_is_no_household_log_is_read(household, content):
     """A tired operator's trial: an empty file at the log's name beside a schema 2 vault was

@@ -1,4 +1,5 @@
 import VaultCore
+import VaultFiles
 import VaultStorage
 
 extension BucketMigration {

@@ -94,6 +94,38 @@ import Testing
         #expect(try folder.names() == ["in"])
     }
 
+    /// A file the run read is replaced only as read (FilesRead): written to, saved over or
+    /// removed since, it is refused and kept; untouched, or never read, it is replaced.
+    @Test func aFileReadIsReplacedOnlyAsRead() throws {
+        func readWhole(_ path: String) {
+            let descriptor = open(path, O_RDONLY)
+            defer { close(descriptor) }
+            var buffer = [UInt8](repeating: 0, count: 64)
+            _ = FilesRead.reading(descriptor) { read(descriptor, &buffer, buffer.count) }
+        }
+        var folders: [Folder] = []  // kept to the end: a file removed may give its inode to the next one
+        for change in ["none", "never read", "written", "saved over", "removed"] {  // those that free an inode last
+            let folder = try Folder()
+            folders.append(folder)
+            let path = folder.path + "/in"
+            if change != "never read" { readWhole(path) }
+            let location = try OutputLocation(path)
+            let staged = try Array("replaced\n".utf8).withUnsafeBytes { try StagedOutput(location, bytes: $0, mode: 0o600) }
+            switch change {
+            case "written": try Data("input!\n".utf8).write(to: URL(fileURLWithPath: path))  // in place: same inode
+            case "saved over":
+                try Data("input\n".utf8).write(to: URL(fileURLWithPath: folder.path + "/new"))
+                #expect(rename(folder.path + "/new", path) == 0)
+            case "removed": #expect(unlink(path) == 0)
+            default: break
+            }
+            let unchanged = change == "none" || change == "never read"
+            #expect(refusal { try staged.publish(exclusive: false) } == (unchanged ? nil : .changedSinceRead), "\(change)")
+            #expect(folder.contents("in") == (unchanged ? Array("replaced\n".utf8) : change == "removed" ? nil : change == "written" ? Array("input!\n".utf8) : Array("input\n".utf8)), "\(change)")
+            #expect(try folder.names().filter { $0 != "in" }.isEmpty, "\(change)")
+        }
+    }
+
     @Test func aLinkPlantedAfterTheCheckIsReplacedNotFollowed() throws {
         let folder = try Folder()
         let location = try OutputLocation(folder.path + "/out")
