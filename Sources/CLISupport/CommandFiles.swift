@@ -413,8 +413,18 @@ public final class OutputWriter {
                 }
                 RunPublications.record(nil, refusesRerun: output.kind == .secret || output.exclusive)
             } catch {
+                // What replaced a file, or went to a store or a stream, cannot be taken back:
+                // an error that says nothing was written must then say what was (a vault
+                // changed after its new log was named leaves that log one event ahead).
+                let kept = pending[..<index].compactMap { published -> String? in
+                    if let file = published.file { return file.isWithdrawable ? nil : FileNames.quoted(file.location.path) }
+                    return published.standard != nil ? "standard output" : FileNames.quoted(files.displayName(published.output))
+                }
                 for published in pending[..<index] { published.file?.withdraw() }
                 for unpublished in pending[index...] { unpublished.file?.abandon() }
+                if let refused = error as? VaultError, refused.code == .changedSinceRead, !kept.isEmpty, let file {
+                    throw VaultError.changedSinceRead(FileNames.quoted(file.location.path), afterWriting: kept)
+                }
                 throw error
             }
         }

@@ -175,8 +175,22 @@ public struct VaultLogFiles {
     /// `logOption` is how the command names another place for it (`--log`), nil when it
     /// has none: the refusal's hint says only what the command takes.
     public static func read(_ path: String, ofVault vault: String, logOption: String?) throws -> HouseholdLog {
-        guard let bytes = try InputFiles.readIfPresent(path, what: "household log") else { throw VaultError.logMissing(path, vault: vault, logOption: logOption) }
+        guard let bytes = try InputFiles.readIfPresent(path, what: "household log") else {
+            throw VaultError.logMissing(path, vault: vault, logOption: logOption, linkedTo: linkedVaultWithLog(vault, missing: path))
+        }
         return try HouseholdLog(parsing: bytes)
+    }
+
+    /// The file a vault's name leads to through a symbolic link, when a household log is beside
+    /// that file and not beside the name (a trial: `log verify h.vault`, a link into `data/`,
+    /// said only that `h.log` was missing). Logs are looked for beside the name given, as the
+    /// writers keep them (``refuseLogLinkedAway(_:vault:)``), so the refusal names the way out.
+    private static func linkedVaultWithLog(_ vault: String, missing log: String) -> String? {
+        guard log == LoggedVault.logPath(besideVault: vault), !VaultLocation.isObject(vault),
+              let target = ResolvedPath(vault)?.path, let missing = ResolvedPath(log)?.path else { return nil }
+        let there = LoggedVault.logPath(besideVault: target)
+        guard there != missing, access(there, F_OK) == 0 else { return nil }
+        return target
     }
 }
 
@@ -442,8 +456,16 @@ extension VaultError {
         VaultError(.logPathNeeded, "a schema 3 vault read from standard input needs its household log named", hint: "give --log FILE", file: file, line: line)
     }
 
-    package static func logMissing(_ path: String, vault: String, logOption: String?, file: String = #fileID, line: UInt = #line) -> VaultError {
+    /// `linkedTo`: the file the vault's name leads to through a symbolic link, when its log is
+    /// beside that file.
+    package static func logMissing(_ path: String, vault: String, logOption: String?, linkedTo target: String? = nil,
+                                   file: String = #fileID, line: UInt = #line) -> VaultError {
         let elsewhere = logOption.map { "if the log is elsewhere, give \($0) FILE; " } ?? "if the log is elsewhere, put it there; "
+        if let target {
+            return VaultError(.logBroken, "the schema 3 vault has no household log at '\(path)': who changed it cannot be told; "
+                              + "its name leads through a symbolic link to \(FileNames.quoted(target)), whose log is beside it",
+                              hint: "name the vault by the path of its own file: \(ShellWord.path(target))", file: file, line: line)
+        }
         return VaultError(.logBroken, "the schema 3 vault has no household log at '\(path)': who changed it cannot be told",
                    hint: "\(elsewhere)if this vault never had one, the parent starts it: vault-tool log start --key-file PARENT.nsec \(ShellWord.path(vault))",
                    file: file, line: line)

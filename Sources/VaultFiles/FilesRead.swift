@@ -37,7 +37,7 @@ public enum FilesRead {
     public static func reading<T>(_ descriptor: Int32, _ read: () throws -> T) rethrows -> T {
         var info = stat()
         guard fstat(descriptor, &info) == 0, info.st_mode & S_IFMT == S_IFREG else { return try read() }
-        let identity = FileIdentity(device: UInt64(info.st_dev), inode: UInt64(info.st_ino), pendingName: nil)
+        let identity = FileIdentity(info)
         let result = try read()
         versions.withLock { if $0[identity] == nil { $0[identity] = Version(info) } }
         return result
@@ -58,7 +58,7 @@ extension OutputLocation {
         guard exists, let read = FilesRead.version(of: identity), let descriptor = folder.existing else { return }
         var info = stat()
         guard fstatat(descriptor, name, &info, AT_SYMLINK_NOFOLLOW) == 0,
-              FileIdentity(device: UInt64(info.st_dev), inode: UInt64(info.st_ino), pendingName: nil) == identity,
+              FileIdentity(info) == identity,
               FilesRead.Version(info) == read else {
             throw VaultError.changedSinceRead(FileNames.quoted(path))
         }
@@ -74,6 +74,15 @@ extension VaultError {
     /// `name` (quoted as messages quote it) changed since this run read it.
     public static func changedSinceRead(_ name: String, file: String = #fileID, line: UInt = #line) -> VaultError {
         VaultError(.changedSinceRead, "\(name) changed since it was read; nothing was written", hint: "run it again: it reads the version there now",
+                   file: file, line: line)
+    }
+
+    /// `name` changed since this run read it, and was not replaced; `written` (quoted), published
+    /// before it, stay as written: a household log among them holds one event more than its
+    /// vault, which the vault's next change gives up.
+    public static func changedSinceRead(_ name: String, afterWriting written: [String], file: String = #fileID, line: UInt = #line) -> VaultError {
+        VaultError(.changedSinceRead, "\(name) changed since it was read and was not replaced, but \(written.joined(separator: ", ")) had been written before it",
+                   hint: "run it again: it reads the version there now, and a household log written ahead of its vault gives that event up at the vault's next change",
                    file: file, line: line)
     }
 }

@@ -12,18 +12,29 @@ public struct FileIdentity: Hashable, Sendable {
     /// Set only for a file that does not exist yet: the rest of its path below the folder.
     package let pendingName: String?
 
+    /// The identity of the file a `stat` describes.
+    package init(_ info: stat) {
+        self.init(device: UInt64(info.st_dev), inode: UInt64(info.st_ino), pendingName: nil)
+    }
+
+    package init(device: UInt64, inode: UInt64, pendingName: String?) {
+        self.device = device
+        self.inode = inode
+        self.pendingName = pendingName
+    }
+
     /// The identity of an open descriptor's file, when it is a regular file; nil otherwise.
     public static func of(descriptor: Int32) -> FileIdentity? {
         var info = stat()
         guard fstat(descriptor, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG else { return nil }
-        return FileIdentity(device: UInt64(info.st_dev), inode: UInt64(info.st_ino), pendingName: nil)
+        return FileIdentity(info)
     }
 
     /// The identity of an existing file, following symbolic links; nil when there is none.
     public static func of(existing path: String) -> FileIdentity? {
         var info = stat()
         guard stat(path, &info) == 0 else { return nil }
-        return FileIdentity(device: UInt64(info.st_dev), inode: UInt64(info.st_ino), pendingName: nil)
+        return FileIdentity(info)
     }
 
     /// The identity a file that does not exist would have in its existing folder, as an output
@@ -147,7 +158,7 @@ public final class OutputFolder: @unchecked Sendable {
         }
         var info = stat()
         guard fstat(descriptor, &info) == 0 else { throw AtomicFile.ioError(errno: errno, "could not open the folder '\(path)'") }
-        identity = FileIdentity(device: UInt64(info.st_dev), inode: UInt64(info.st_ino), pendingName: nil)
+        identity = FileIdentity(info)
         pendingPath = nil
     }
 
@@ -364,7 +375,7 @@ public final class OutputLocation: @unchecked Sendable {
             guard kind == S_IFREG else {
                 throw VaultError.refusedOutput(path, "is \(Self.kindName(info.st_mode)), not a regular file", what: what)
             }
-            identity = FileIdentity(device: UInt64(info.st_dev), inode: UInt64(info.st_ino), pendingName: nil)
+            identity = FileIdentity(info)
             holdsKey = KeyHoldingFile.holdsKey(name, in: descriptor, size: Int(info.st_size))
             existingPermissions = FilePermissions(info)
             stored = Self.storedData(name, in: descriptor)

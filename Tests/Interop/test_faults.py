@@ -477,3 +477,43 @@ def test_a_store_saved_at_a_new_outputs_name_meanwhile_is_never_replaced(workspa
     before["work.log"] = hashlib.sha256((workspace / appeared).read_bytes()).hexdigest()
     assert snapshot(workspace) == before
     assert not list(workspace.rglob(".hvt-*"))
+
+
+LOGGED_IN_PLACE = {
+    "rename": "device rename --key-file keys/parent.nsec --in-place v3.vault B3E9A410-77C2-4F0E-8D65-1C2B3A4D5E6F Hall",
+    "limit": "device limit --key-file keys/parent.nsec --in-place v3.vault 9",
+    "limit-none": "device limit --key-file keys/parent.nsec --in-place v3.vault none",
+}
+
+
+@pytest.mark.parametrize("how", ["rewritten", "replaced"])
+@pytest.mark.parametrize("change", list(LOGGED_IN_PLACE))
+def test_a_vault_changed_after_its_log_was_written_says_the_log_was(template, workspace, change, how):
+    """The one window the compare-and-swap leaves (a review): a schema 3 vault changed after its
+    new log was named and before its own rename was refused with "nothing was written", while
+    the log already held the new event. The refusal (exit 4) says the vault was not replaced
+    and the log had been written; the vault is what was put there; and with the vault as it
+    was put back, the same change runs again and the log verifies."""
+    arguments = LOGGED_IN_PLACE[change].split()
+    other = (workspace / "work-v1.vault").read_bytes()
+    # The log is published first: held as its rename returns, before the vault's.
+    tracer, pid = stopped_at("rename,renameat,renameat2", "vault-tool", arguments, workspace)
+    path = workspace / "v3.vault"
+    if how == "rewritten":
+        with open(path, "r+b") as file:
+            file.write(other)
+            file.truncate()
+    else:
+        (workspace / "saved.tmp").write_bytes(other)
+        os.replace(workspace / "saved.tmp", path)
+    _, stderr = resumed(tracer, pid)
+    said = stderr.decode()
+    assert tracer.returncode == 4, (tracer.returncode, said)
+    assert "'v3.vault' changed since it was read and was not replaced" in said and "'v3.log' had been written before it" in said, said
+    assert "nothing was written" not in said, said
+    assert path.read_bytes() == other
+    assert not list(workspace.rglob(".hvt-*"))
+    shutil.copy(template / "v3.vault", path)
+    assert_rerun_succeeds(workspace, "vault-tool", LOGGED_IN_PLACE[change])
+    verified = run("vault-tool", "log verify v3.vault", cwd=workspace)
+    assert verified.returncode == 0, verified.stderr.decode()

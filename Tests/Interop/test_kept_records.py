@@ -389,3 +389,43 @@ def test_a_registry_dry_run_refuses_the_signer_the_real_run_refuses(house, signe
         assert result.returncode != 0 and not leaks(result, PARENT), result.stderr
     assert codes[0] == codes[1]
     assert (house / "r.sqlite").read_bytes() == recorded
+
+
+LINKED_VAULT_COMMANDS = {
+    "log verify": ("vault-tool", "log", "verify"),
+    "log show": ("vault-tool", "log", "show"),
+    "device rename": ("vault-tool", "device", "rename", "--key-file", "parent.nsec", "--in-place", "{vault}", "B3E9A410-77C2-4F0E-8D65-1C2B3A4D5E6F", "Hall"),
+    "device limit dry run": ("vault-tool", "device", "limit", "--key-file", "parent.nsec", "--dry-run", "--in-place", "{vault}", "9"),
+    "revoke": ("device-revoker", "vault", "--key-file", "parent.nsec", "--vault", "{vault}", "--device", "B3E9A410-77C2-4F0E-8D65-1C2B3A4D5E6F",
+               "-o", "new.vault", "--ops", "ops.jsonl"),
+}
+
+
+@pytest.mark.parametrize("link", ["h.vault", "ln/h.vault"])
+@pytest.mark.parametrize("command", list(LINKED_VAULT_COMMANDS))
+def test_a_vault_named_through_a_link_away_from_its_log_says_where_it_leads(house, command, link):
+    """A trial: a schema 3 vault named by a symbolic link in another folder (`h.vault` →
+    `data/h.vault`, its log `data/h.log`) was refused by every command that reads its log
+    as having none at `h.log`, with a hint to start a new log. Logs are looked for beside the
+    name given (as writers keep them), so the refusal stays (exit 3, nothing written), and
+    says where the link leads and to name the vault by that path; named so, the command runs."""
+    folder = house / "w"
+    (folder / "data").mkdir(parents=True)
+    for name in ("h.vault", "h.log"):
+        os.replace(house / name, folder / "data" / name)
+    for name in ("parent.nsec",):
+        shutil.copy(house / name, folder / name)
+    (folder / link).parent.mkdir(exist_ok=True)
+    os.symlink(os.path.relpath(folder / "data" / "h.vault", (folder / link).parent), folder / link)
+    program, *arguments = LINKED_VAULT_COMMANDS[command]
+    if "{vault}" not in arguments:
+        arguments.append("{vault}")
+    before = {p: p.read_bytes() for p in folder.rglob("*") if p.is_file() and not p.is_symlink()}
+    refused = tool(program, *[link if a == "{vault}" else a for a in arguments], cwd=folder)
+    assert refused.returncode == 3, (refused.returncode, refused.stderr)
+    target = str(folder / "data" / "h.vault")
+    assert f"leads through a symbolic link to '{target}'" in refused.stderr and f"name the vault by the path of its own file: '{target}'" in refused.stderr, refused.stderr
+    assert "log start" not in refused.stderr, refused.stderr
+    assert {p: p.read_bytes() for p in folder.rglob("*") if p.is_file() and not p.is_symlink()} == before
+    named = tool(program, *["data/h.vault" if a == "{vault}" else a for a in arguments], cwd=folder)
+    assert named.returncode == 0, (named.returncode, named.stderr)
