@@ -380,11 +380,19 @@ public final class OutputWriter {
     /// what was not published is discarded, and the files published before it that are new
     /// (created, never replacing a file) are taken back, so that a closed pipe or a full disk on
     /// standard output, the one output that can still fail once staged, leaves nothing half
-    /// done and the same command can be run again. A command whose earlier outputs replace
-    /// files stages its standard output first.
+    /// done and the same command can be run again. Where an output replaces a file or writes
+    /// an object, which cannot be taken back, standard output is published first.
     public func publish() throws {
-        let pending = staged
+        var pending = staged
         staged = []
+        // Standard output, the one output that often fails once staged (a closed pipe, a full
+        // disk), goes first where a later output cannot be taken back (a file it replaces, an
+        // object): a failure there then leaves nothing published, whatever order the command
+        // staged them in (a trial: `device add --in-place` with its operations on a full
+        // standard output changed the vault and lost the operations).
+        if pending.contains(where: { $0.object != nil || ($0.file?.location.exists ?? false) }) {
+            pending = pending.filter { $0.standard != nil } + pending.filter { $0.standard == nil }
+        }
         // A restored key goes out only with its report: what the person must compare (the
         // public key) never reached them when standard error failed (issue 44: `scan -o r.nsec
         // 2>/dev/full` wrote the key, exited 1, and the rerun refused the file it had left).

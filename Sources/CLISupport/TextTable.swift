@@ -31,9 +31,9 @@ public func counted(_ count: Int, _ noun: String) -> String {
 }
 
 extension String {
-    /// What ``DisplayRule`` says is never shown as itself, escaped (`\u{202e}`), and combining
-    /// marks past four on one letter: a name inside a vault cannot drive the terminal, reorder
-    /// what a person reads, start a line of its own or spill over the lines around it (issue 44).
+    /// What ``DisplayRule/escapedScalars(_:)`` says is never shown as itself, escaped
+    /// (`\u{202e}`): a name inside a vault cannot drive the terminal, reorder what a person
+    /// reads, start a line of its own or spill over the lines around it (issue 44).
     ///
     /// A word that holds an `nsec1…` or `ncryptsec1…` (a file named by the key it holds, an
     /// object's key, a device name) is not shown: what stands for a withheld quote instead
@@ -50,13 +50,8 @@ extension String {
         // Printable ASCII, the common case, needs no look-up.
         if text.utf8.allSatisfy({ (0x20...0x7e).contains($0) }) { return text }
         var out = ""
-        var marks = 0
-        for scalar in text.unicodeScalars {
-            // Combining marks stack on the letter before them: a few are a language's accents,
-            // dozens a name that spills over the lines around it.
-            let isMark = [.nonspacingMark, .enclosingMark].contains(scalar.properties.generalCategory)
-            marks = isMark ? marks + 1 : 0
-            if DisplayRule.escapes(scalar) || marks > 4 {
+        for (scalar, escaped) in zip(text.unicodeScalars, DisplayRule.escapedScalars(text)) {
+            if escaped {
                 out += "\\u{\(String(scalar.value, radix: 16))}"
             } else {
                 out.unicodeScalars.append(scalar)

@@ -93,7 +93,10 @@ extension VaultError {
     /// all, so it can become one.
     public static func notARegistry(_ path: String, missing: [String], empty: Bool, file: String = #fileID, line: UInt = #line) -> VaultError {
         VaultError(.notARegistry, "'\(path)' is not a device registry (it lacks \(missing.joined(separator: ", ")))",
-                   hint: empty ? "the database is empty: initialise it as a registry first" : nil, file: file, line: line)
+                   hint: empty ? "the database is empty: initialise it as a registry first"
+                       : "a registry is a database `device-revoker registry init` made (Catbird's, or Family Medical's with --schema family-medical), which its migrations table names; "
+                       + "the app's own table is imported into one: device-revoker registry import --db NEW --devices ROWS.jsonl",
+                   file: file, line: line)
     }
 
     /// A batch id already used by an earlier revocation.

@@ -137,7 +137,8 @@ extension DeviceRegistry {
         public var state: State = .any
         /// Devices whose last sign of life (``DeviceRegistry/lastSignOfLife``) is before this.
         public var notSeenSince: Timestamp?
-        /// A case-insensitive part of the device id or name.
+        /// A part of the device id (in any case) or name (as names are matched, in any case,
+        /// spacing and width).
         public var search: String?
 
         public init(user: String? = nil, state: State = .any, notSeenSince: Timestamp? = nil, search: String? = nil) {
@@ -184,11 +185,13 @@ extension DeviceRegistry {
                 ORDER BY d.\(t.user)\(t.idOrder), d.device_id\(t.idOrder)
                 """, arguments)
         }
-        // The text match is Swift's, not the database's lower(), which may fold only ASCII ("ÁNGELA").
-        let search = filter.search?.lowercased()
+        // The text match is Swift's, not the database's lower(), which may fold only ASCII
+        // ("ÁNGELA"); a name is read as `--name` reads it (``VaultRevocation/folded(_:)``: a
+        // trial found "Straße Mac" by `--name "STRASSE MAC"` and not by `--match strasse`).
+        let idSearch = filter.search?.lowercased(), nameSearch = filter.search.map(VaultRevocation.folded)
         return rows.compactMap { row in
             let id = row.text("device_id"), name = row.optionalText("device_name")
-            if let search, !id.lowercased().contains(search), name?.lowercased().contains(search) != true { return nil }
+            if let idSearch, let nameSearch, !id.lowercased().contains(idSearch), name.map({ VaultRevocation.folded($0).contains(nameSearch) }) != true { return nil }
             func time(_ column: String) -> Timestamp? { row.optionalText(column).flatMap(Timestamp.init(rfc3339:)) }
             return DeviceView(userDid: row.text("user_did"), deviceId: id, deviceMlsDid: row.optionalText("device_mls_did"), deviceName: name,
                               deviceType: row.optionalText("device_type"), isActive: row.bool("is_active"),

@@ -34,7 +34,7 @@ extension Registry {
                 diagnostics.note("nothing to rejoin: every membership of \(pair.user) was closed by revocation (batch\(batches.count == 1 ? "" : "es") \(batches.joined(separator: ", ")))")
                 diagnostics.note("a revocation is never undone: an admin of each conversation must add this device again from the app: \(conversations.joined(separator: ", "))")
             case .noKeyPackages(let conversations):
-                diagnostics.note("nothing to rejoin yet: \(device) cannot be added until it publishes key packages (key_packages_available is 0); then run this again for its \(counted(conversations.count, "conversation")): \(conversations.joined(separator: ", "))")
+                diagnostics.note("nothing to rejoin yet: \(device) cannot be added until it publishes key packages (its key_packages_available counts none); then run this again for its \(counted(conversations.count, "conversation")): \(conversations.joined(separator: ", "))")
             case .userInNoConversation:
                 diagnostics.note("nothing to rejoin: \(pair.user) is in no conversation, and no revocation closed one")
             }

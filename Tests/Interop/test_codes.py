@@ -448,3 +448,32 @@ def test_a_link_read_as_json_says_its_form_and_never_its_key(tmp_path, encoding)
     report = json.loads(read.stdout)
     assert report == {"vaultURL": url, "npub": h.npub, "parentPubkey": h.pubkey, "expiresAt": "2026-11-22T10:05:00Z", "encoding": encoding}
     assert h.nsec.encode() not in read.stdout + read.stderr and (tmp_path / "new.nsec").read_text().strip() == h.nsec
+
+
+@pytest.mark.parametrize("case", ["upper", "lower"])
+def test_a_links_nsec_is_read_in_either_case(tmp_path, case):
+    """A trial: a link whose nsec was all upper case (as a QR code's alphanumeric mode carries
+    bech32, which BIP-173 says decoders must accept) was refused as neither nsec nor base64."""
+    h = Household(secrets.token_bytes(32))
+    now = 1_795_000_000
+    link = {"vaultURL": f"https://minio.example/b/{h.vault_path}", "parentPubkey": h.pubkey,
+            "nsec": h.nsec.upper() if case == "upper" else h.nsec, "expiresAt": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(now + 300))}
+    read = subprocess.run([DEVICE_LINK, "read", str(qr_png(json.dumps(link), tmp_path / "link.png")), "--now", time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(now)),
+                           "-o", str(tmp_path / "k.nsec")], capture_output=True)
+    assert read.returncode == 0, read.stderr
+    assert (tmp_path / "k.nsec").read_text().strip() == h.nsec
+
+
+@pytest.mark.parametrize("encoding", ["documented", "app"])
+@pytest.mark.parametrize("field", ["--shared-zone-id", "--share-url"])
+def test_a_pairing_code_too_long_for_a_qr_code_is_a_usage_error(tmp_path, field, encoding):
+    """A trial: a 2,000-character `--shared-zone-id` was "libqrencode could not encode", exit 1,
+    an I/O failure for what the options made. It is a usage error (64) saying how much one code
+    holds, and nothing is written."""
+    values = {"--share-url": "https://www.icloud.com/share/0abc", "--shared-zone-id": "FamilyZone"}
+    values[field] = values[field] + "Z" * 2000
+    arguments = [DEVICE_LINK, "pairing", "create", "--share-url", values["--share-url"], "--parent-device-id", "6F1C2B7E-0D4A-4C55-9E1B-2A7F3C9D8E01",
+                 "--shared-zone-id", values["--shared-zone-id"], "--encoding", encoding, "-o", str(tmp_path / "z.png")]
+    made = subprocess.run(arguments, capture_output=True)
+    assert made.returncode == 64 and b"more than one QR code holds" in made.stderr, (made.returncode, made.stderr)
+    assert not (tmp_path / "z.png").exists()

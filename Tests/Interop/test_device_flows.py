@@ -75,19 +75,46 @@ def test_an_added_device_has_the_apps_subkey_and_joins_every_group_of_the_househ
     assert (folder / "again.jsonl").read_text() == (folder / "add-0.jsonl").read_text()
 
 
-def test_additions_lost_after_the_vault_is_written_are_written_by_the_same_add_run_again(house):
-    """The vault goes first and the additions after: standard output closed at the end leaves
-    the device recorded (exit 1), and the same command run again writes its additions."""
+OPERATIONS_ON_STANDARD_OUTPUT = {
+    "add in place": ("vault-tool", "device", "add", "--key-file", "parent.nsec", "--id", "LOST-OPS", "--name", "Lost", "--in-place", "h.vault"),
+    "add over a file": ("vault-tool", "device", "add", "--key-file", "parent.nsec", "--id", "LOST-OPS", "--name", "Lost", "-o", "old.vault", "h.vault"),
+    "revoke over a file": ("device-revoker", "vault", "--key-file", "parent.nsec", "--vault", "h.vault", "--device", "B3E9A410-77C2-4F0E-8D65-1C2B3A4D5E6F",
+                           "-o", "old.vault"),
+}
+
+
+@pytest.mark.parametrize("standard_output", ["full", "closed", "a closed pipe"])
+@pytest.mark.parametrize("change", list(OPERATIONS_ON_STANDARD_OUTPUT))
+def test_operations_lost_on_standard_output_leave_the_vault_unchanged(house, change, standard_output):
+    """A trial: `device add --in-place` with its additions on a full standard output replaced
+    the vault (and its log) and lost the additions, saying only that standard output failed.
+    Standard output is published before any output that replaces a file: a failure there
+    changes nothing (exit 1), and the same command run again makes the change and writes its
+    operations."""
     folder, _ = house
-    command = [str(BIN / "vault-tool"), "device", "add", "--key-file", "parent.nsec", "--id", "LOST-OPS", "--name", "Lost", "--in-place", "h.vault"]
-    with open("/dev/full", "wb") as full:
-        lost = subprocess.run(command, stdout=full, stderr=subprocess.PIPE, cwd=folder, stdin=subprocess.DEVNULL)
-    assert lost.returncode == 1, lost.stderr
+    program, *arguments = OPERATIONS_ON_STANDARD_OUTPUT[change]
+    shutil.copy(folder / "v2.vault", folder / "old.vault")
+    before = {p.name: p.read_bytes() for p in folder.iterdir() if p.is_file()}
+    command = [str(BIN / program), *arguments]
+    if standard_output == "full":
+        with open("/dev/full", "wb") as full:
+            lost = subprocess.run(command, stdout=full, stderr=subprocess.PIPE, cwd=folder, stdin=subprocess.DEVNULL)
+    elif standard_output == "closed":
+        lost = subprocess.run(command, stderr=subprocess.PIPE, cwd=folder, stdin=subprocess.DEVNULL, preexec_fn=lambda: os.close(1))
+    else:
+        reading, writing = os.pipe()
+        os.close(reading)
+        lost = subprocess.run(command, stdout=writing, stderr=subprocess.PIPE, cwd=folder, stdin=subprocess.DEVNULL)
+        os.close(writing)
+    assert lost.returncode == 1 and b"standard output" in lost.stderr, (lost.returncode, lost.stderr)
+    assert {p.name: p.read_bytes() for p in folder.iterdir() if p.is_file()} == before
     again = subprocess.run(command, capture_output=True, cwd=folder, stdin=subprocess.DEVNULL)
     assert again.returncode == 0, again.stderr
-    additions = [json.loads(line) for line in again.stdout.splitlines()]
-    assert additions and all(a["op"] == "mls.add" and a["deviceId"] == "LOST-OPS" for a in additions)
-    assert tool("check", "--key-file", "parent.nsec", "h.vault", cwd=folder).returncode == 0
+    operations = [json.loads(line) for line in again.stdout.splitlines()]
+    assert operations and all(o["op"] in ("mls.add", "mls.remove") for o in operations)
+    written = "h.vault" if "in place" in change else "old.vault"
+    assert (folder / written).read_bytes() != before[written]
+    assert tool("check", "--key-file", "parent.nsec", written, cwd=folder).returncode == 0
 
 
 def test_promote_rename_and_limit_each_do_one_thing(house):
@@ -622,3 +649,86 @@ def test_a_fleet_run_never_takes_a_schema_3_vault_down(tmp_path, log):
     assert not (tmp_path / "out" / "h3.vault").exists()
     single = tool("migrate", "--key-file", "parent.nsec", "--to", "2", "-o", "out/one.vault", "h3.vault", cwd=tmp_path)
     assert single.returncode == (3 if log == "junk" else 0), single.stderr
+
+
+def vault_key_spellings(household):
+    """Pieces of the keys a parent key gives (the vault key support is handed; from schema 3
+    the secrets key), as a name or an id could hold them."""
+    spellings = {}
+    for label, key in (("vault key", household.vault_key.hex()), ("secrets key", household.secrets_key.hex())):
+        spellings.update({f"{label}, 40 digits": f"vk {key[:40]}", f"{label}, 16 digits": f"x{key[8:24]}y",
+                          f"{label}, upper case": key[20:52].upper(), f"{label}, as a UUID": f"{key[:8]}-{key[8:12]}-{key[12:16]}-{key[16:20]}-{key[20:32]}"})
+    return spellings
+
+
+@pytest.mark.parametrize("spelling", sorted(vault_key_spellings(PARENT)))
+@pytest.mark.parametrize("field", ["name", "id", "new name"])
+def test_no_device_name_or_id_holds_a_key_the_parent_key_gives(house, spelling, field):
+    """A trial: with the parent key, 40 hex digits of the vault key were taken as a device's
+    name, and 32 as a device's id (written into the vault and its operations), where the same
+    text was refused with the vault key given. Keys derived from a key a person gave are known
+    by their pieces as that key is: refused (exit 64), nothing written."""
+    folder, _ = house
+    text = vault_key_spellings(PARENT)[spelling]
+    if field == "new name":
+        arguments = ["device", "rename", "--key-file", "parent.nsec", "-o", "new.vault", "h.vault", "B3E9A410-77C2-4F0E-8D65-1C2B3A4D5E6F", text]
+    else:
+        given = {"id": text, "name": "Hall"} if field == "id" else {"id": "77777777-2222-4333-8444-555555555555", "name": text}
+        arguments = ["device", "add", "--key-file", "parent.nsec", "--id", given["id"], "--name", given["name"], "--ops", "ops.jsonl", "-o", "new.vault", "h.vault"]
+    refused = tool(*arguments, cwd=folder)
+    assert refused.returncode == 64 and "holds a key" in refused.stderr, (refused.returncode, refused.stderr)
+    assert not (folder / "new.vault").exists() and not (folder / "ops.jsonl").exists()
+    assert text.lower() not in refused.stderr.lower()
+
+
+LOOK_ALIKE_NAMES = {
+    "a Cyrillic a": "Kitchen iP\u0430d", "a Cyrillic i": "K\u0456tchen iPad", "a Greek omicron": "Kitchen iPad Pr\u03bf",
+    "Cyrillic letters, upper case": "\u041aitchen iPad", "a Latin letter in a Cyrillic word": "\u041a\u0443\u0445\u043dя iPad x\u0443",
+    "escape syntax": "Kitchen iPad\\u{202e}", "escape syntax alone": "\\u{41}",
+}
+
+
+@pytest.mark.parametrize("look_alike", list(LOOK_ALIKE_NAMES))
+@pytest.mark.parametrize("command", ["add", "rename"])
+def test_a_name_that_reads_as_another_is_refused(house, look_alike, command):
+    """A trial: "Kitchen iPаd" (a Cyrillic а) was added beside "Kitchen iPad", two active
+    devices that read alike, and `--device "Kitchen iPad"` then picked one without a word; a
+    name typed `Kitchen iPad\\u{202e}` listed as the device holding U+202E. A word mixing
+    Latin, Greek and Cyrillic letters (UTS #39's mixed-script check) and the escape syntax
+    are refused (exit 64), nothing written; a name wholly in one script is a name."""
+    folder, _ = house
+    name = LOOK_ALIKE_NAMES[look_alike]
+    if command == "add":
+        arguments = ["device", "add", "--key-file", "parent.nsec", "--id", "77777777-2222-4333-8444-555555555555", "--name", name, "--ops", "ops.jsonl", "-o", "new.vault", "h.vault"]
+    else:
+        arguments = ["device", "rename", "--key-file", "parent.nsec", "-o", "new.vault", "h.vault", "B3E9A410-77C2-4F0E-8D65-1C2B3A4D5E6F", name]
+    refused = tool(*arguments, cwd=folder)
+    assert refused.returncode == 64, (refused.returncode, refused.stderr)
+    assert "mixes" in refused.stderr or "\\u{, which every listing shows" in refused.stderr, refused.stderr
+    assert not (folder / "new.vault").exists()
+    for whole in ("\u041a\u0443\u0445\u043d\u044f", "Küche", "\u039a\u03bf\u03c5\u03b6\u03af\u03bd\u03b1"):
+        arguments[arguments.index(name)] = whole
+        name = whole
+        accepted = tool(*arguments, cwd=folder)
+        assert accepted.returncode == 0, (whole, accepted.stderr)
+        (folder / "new.vault").unlink()
+        for side in folder.glob("new.log"):
+            side.unlink()
+        for side in folder.glob("ops.jsonl"):
+            side.unlink()
+
+
+def test_clearing_the_limit_of_a_schema_1_vault_changes_nothing(tmp_path):
+    """A trial: `device limit none` of a schema 1 vault, which holds no limit, was a usage
+    error (64): what it asks for is already so, and it finishes changing nothing (exit 0), as a
+    limit cleared twice does; a limit set there still needs schema 2."""
+    shutil.copy(FIXTURES / "keys" / "parent.nsec", tmp_path / "parent.nsec")
+    os.chmod(tmp_path / "parent.nsec", 0o600)
+    (tmp_path / "v1.vault").write_bytes((FIXTURES / "testkit" / "ok-household.vault").read_bytes())
+    before = (tmp_path / "v1.vault").read_bytes()
+    cleared = tool("device", "limit", "--key-file", "parent.nsec", "--in-place", "v1.vault", "none", cwd=tmp_path)
+    assert cleared.returncode == 0 and "none to clear" in cleared.stderr, cleared.stderr
+    assert (tmp_path / "v1.vault").read_bytes() == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["parent.nsec", "v1.vault"]
+    limited = tool("device", "limit", "--key-file", "parent.nsec", "--in-place", "v1.vault", "5", cwd=tmp_path)
+    assert limited.returncode == 64 and (tmp_path / "v1.vault").read_bytes() == before, limited.stderr

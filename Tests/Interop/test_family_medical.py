@@ -655,3 +655,34 @@ def test_a_devices_file_line_whose_id_is_no_uuid_is_named_by_its_line(make_regis
     refused = revoker("revoke", "--db", registry.db, "--devices-file", str(tmp_path / "list.txt"), "--dry-run", check=2)
     assert "devices file line 4: " in refused.stderr and "is not a UUID" in refused.stderr, refused.stderr
     assert registry.table() == before
+
+
+def imported_registry(tmp_path, names):
+    db = str(tmp_path / "names.sqlite")
+    revoker("init", "--db", db, "--schema", "family-medical", check=0)
+    user = "11111111-1111-4111-8111-111111111111"
+    lines = [json.dumps({"device_id": f"aaaaaaaa-0000-4000-8000-{index:012d}", "user_id": user, "device_name": name}) for index, name in enumerate(names)]
+    (tmp_path / "devices.jsonl").write_text("\n".join(lines) + "\n")
+    return db, user, revoker("import", "--db", db, "--devices", str(tmp_path / "devices.jsonl"))
+
+
+@pytest.mark.parametrize("name", ["\u00ad", "\u200b", "\u200b\u200d", " \u00ad ", "\u3164", "\ufeff", "\u2060\u00a0", "Kitchen iPad\\u{202e}", "\\u{41}"])
+def test_a_name_that_names_nothing_or_imitates_an_escape_is_refused_at_import(tmp_path, name):
+    """A trial: a name of only a soft hyphen (or a zero-width space) was imported, and no
+    `--name` could then pick that device (a name read so is no name); a name typed with
+    `\\u{202e}` listed as the one holding U+202E. Both are refused by line (exit 2), nothing
+    imported."""
+    db, _, result = imported_registry(tmp_path, ["Kitchen iPad", name])
+    assert result.returncode == 2 and "line 2: device_name " in result.stderr, result.stderr
+    assert sqlite3.connect(db).execute("SELECT count(*) FROM user_devices").fetchone()[0] == 0
+
+
+@pytest.mark.parametrize("typed", ["strasse", "STRASSE MAC", "straße", "ｍａｃ", "Strasse  Mac", "8000-000000000000"])
+def test_match_reads_a_name_as_name_reads_it(tmp_path, typed):
+    """A trial: "Straße Mac" was found by `--name "STRASSE MAC"` and not by `--match strasse`:
+    support searching as it picks found nothing. `--match` reads a name as `--name` does (any
+    case, spacing and width), and an id in any case."""
+    db, user, result = imported_registry(tmp_path, ["Straße Mac", "Kitchen iPad"])
+    assert result.returncode == 0, result.stderr
+    listed = revoker("devices", "--db", db, "--match", typed, "--json", check=0)
+    assert [d["deviceName"] for d in json.loads(listed.stdout)] == ["Straße Mac"], listed.stdout

@@ -147,7 +147,8 @@ public struct DeviceLink: Sendable {
         // the fields nobody asked for are refused, and held as a key a person gave: an error
         // or a report quoting the code's other text withholds any piece of it (a trial: a field
         // named by 40 of its hex digits, or by its base64, was quoted whole).
-        if nsec.hasPrefix("nsec1") {
+        // In either case, as bech32 is read (BIP-173: a code may be all upper case).
+        if nsec.utf8.prefix(5).map({ $0 | 0x20 }) == Array("nsec1".utf8) {
             var nsecBytes = Array(nsec.utf8)
             key = try SecretKey(parsing: SecretBytes(consuming: &nsecBytes), what: "the link's nsec")
         } else if let raw = try Sodium.base64Secret(nsec, byteCount: 32) {

@@ -21,7 +21,7 @@ enum Bech32 {
         var reason: String {
             switch self {
             case .tooLong: "is longer than bech32 allows"
-            case .characterOutOfRange(let position): "has a character outside printable ASCII at position \(position + 1)"
+            case .characterOutOfRange(let position): "has a space, a control character or one past ASCII at position \(position + 1), which no bech32 text holds"
             case .mixedCase: "mixes upper- and lowercase letters"
             case .noSeparator: "has no '1' separator"
             case .emptyHumanReadablePart: "has no prefix before its '1' separator"

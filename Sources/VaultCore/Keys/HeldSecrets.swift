@@ -99,6 +99,16 @@ package enum HeldSecrets {
         return PieceFingerprint(digest)
     }
 
+    /// Remembers a key derived from `source` (the vault or secrets key of a parent key): pinned,
+    /// and known by its pieces, when `source` is a key a person gave (a trial: 40 hex digits of
+    /// the vault key were taken as a device's name where the parent key was given, and refused
+    /// where the vault key itself was).
+    package static func register(_ secret: UnsafeRawBufferPointer, derivedFrom source: UnsafeRawBufferPointer) {
+        let fingerprint = SHA256.hash(source)
+        let sourcePinned = fingerprints.withLock { $0.pinned.contains(fingerprint) }
+        register(secret, pinned: sourcePinned)
+    }
+
     /// Whether `secret` (32 bytes) is one this run holds.
     package static func holds(_ secret: UnsafeRawBufferPointer) -> Bool {
         guard secret.count == 32 else { return false }

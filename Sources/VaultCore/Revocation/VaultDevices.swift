@@ -125,7 +125,13 @@ public enum VaultDevices {
             try refuseNewAmbiguity(before: document.devices, after: changed.devices)
             return try finished(changed, now: now, operations: [], summary: "renamed \(RecordedText.named(device.deviceName)) (\(RecordedText.named(device.deviceId))) to \(name)", deviceID: device.deviceId)
         case .limit(let limit):
-            guard document.version >= 2 else { throw VaultError.deviceLimitNeedsSchema2() }
+            guard document.version >= 2 else {
+                // Clearing asks for what a schema 1 vault already is (a trial: exit 64).
+                guard limit != nil else {
+                    return Outcome(document: document, operations: [], summary: "a schema 1 vault holds no device limit: there is none to clear", deviceID: nil, unchanged: true)
+                }
+                throw VaultError.deviceLimitNeedsSchema2()
+            }
             if let limit {
                 guard (1...maximumLimit).contains(limit) else { throw VaultError.deviceLimitInvalid(limit) }
                 guard limit >= active.count else { throw VaultError.deviceLimitBelowActive(limit, active: active.count) }
@@ -191,9 +197,16 @@ public enum VaultDevices {
     /// A name or id as the app shows it: not empty, not padded, not too long, and nothing that
     /// is not text (a control or invisible character would forge a line of every listing).
     static func checkText(_ text: String, field: String) throws {
-        guard !text.isEmpty, text.trimmingBlanks() == text else { throw VaultError.deviceTextInvalid(field, "is empty or begins or ends with a space") }
+        guard !text.isEmpty, text.trimmingBlanks() == text else { throw VaultError.deviceTextInvalid(field, "is empty or begins or ends with a space or an invisible character") }
         guard text.count <= maximumLength else { throw VaultError.deviceTextInvalid(field, "is longer than \(maximumLength) characters") }
         guard !text.unicodeScalars.contains(where: \.isControlOrInvisible) else { throw VaultError.deviceTextInvalid(field, "holds a control or invisible character") }
+        // A trial: "Kitchen iPad\u{202e}" typed so was listed as the device holding U+202E.
+        // A trial: "Kitchen iPаd" (a Cyrillic а) was added beside "Kitchen iPad", two active
+        // devices that read alike, and `--device "Kitchen iPad"` picked one without a word.
+        if let scripts = DisplayRule.mixedScripts(text) {
+            throw VaultError.deviceTextInvalid(field, "mixes \(scripts.joined(separator: " and ")) letters in one word, which then reads as a name it is not")
+        }
+        guard !DisplayRule.imitatesEscape(text) else { throw VaultError.deviceTextInvalid(field, "holds \\u{, which every listing shows for an escaped character") }
         try RecordedText.check(text, field: field)
     }
 }

@@ -17,14 +17,10 @@ package enum ShellWord {
         return String(decoding: bytes, as: UTF8.self)
     }
 
-    /// Which of `text`'s characters the renderer shows as `\u{…}` (CLISupport's `displaySafe`):
-    /// a control or invisible character, and a combining mark past the fourth on one letter.
+    /// Which of `text`'s characters the renderer shows as `\u{…}` (CLISupport's `displaySafe`),
+    /// and the control and invisible ones besides.
     private static func escapedScalars(_ text: String) -> [Bool] {
-        var marks = 0
-        return text.unicodeScalars.map { scalar in
-            marks = [.nonspacingMark, .enclosingMark].contains(scalar.properties.generalCategory) ? marks + 1 : 0
-            return scalar.isControlOrInvisible || DisplayRule.escapes(scalar) || marks > 4
-        }
+        zip(text.unicodeScalars, DisplayRule.escapedScalars(text)).map { scalar, escaped in escaped || scalar.isControlOrInvisible }
     }
 
     private static func ansiQuoted(_ text: String, escaping escaped: [Bool]) -> String {

@@ -91,6 +91,59 @@ public enum DisplayRule {
             || (scalar.properties.generalCategory == .spaceSeparator && scalar.value != 0x20)
     }
 
+    /// Which of `text`'s characters are shown as `\u{…}`: those ``escapes(_:)`` names, and a
+    /// combining mark past the fourth on one letter (a few are a language's accents, dozens a
+    /// name that spills over the lines around it).
+    public static func escapedScalars(_ text: String) -> [Bool] {
+        var marks = 0
+        return text.unicodeScalars.map { scalar in
+            marks = [.nonspacingMark, .enclosingMark].contains(scalar.properties.generalCategory) ? marks + 1 : 0
+            return escapes(scalar) || marks > 4
+        }
+    }
+
+    /// Whether `text` holds what an escaped character is shown as (`\u{`): a name or id typed
+    /// so would read as another one holding that character. The renderer escapes each value
+    /// and then each message again, which is harmless only while an escape is never text.
+    public static func imitatesEscape(_ text: String) -> Bool {
+        var previous: (UInt8, UInt8) = (0, 0)
+        for byte in text.utf8 {
+            if previous == (0x5c, 0x75), byte == 0x7b { return true }
+            previous = (previous.1, byte)
+        }
+        return false
+    }
+
+    /// The scripts whose letters pass for each other's ("а" and "a", "і" and "i", "ο" and
+    /// "o"), named in one word of `text` (its letters between spaces and punctuation), when a word
+    /// mixes two or more of them: the mixed-script check of Unicode's security mechanisms
+    /// (UTS #39, section 5), for the three scripts most of its confusables are between. A name
+    /// wholly in one script ("Кухня", "Küche") mixes none. Nil when none is mixed.
+    public static func mixedScripts(_ text: String) -> [String]? {
+        var word: Set<Int> = []
+        for scalar in text.unicodeScalars {
+            guard scalar.properties.isAlphabetic else {
+                if word.count > 1 { break }
+                word = []
+                continue
+            }
+            if let script = confusableScript(scalar.value) { word.insert(script) }
+        }
+        guard word.count > 1 else { return nil }
+        return word.sorted().map { ["Latin", "Greek", "Cyrillic"][$0] }
+    }
+
+    /// 0 Latin, 1 Greek, 2 Cyrillic, by the Unicode blocks of their letters; nil for any other.
+    private static func confusableScript(_ value: UInt32) -> Int? {
+        switch value {
+        case 0x41...0x5A, 0x61...0x7A, 0xC0...0xD6, 0xD8...0xF6, 0xF8...0x2AF, 0x1D00...0x1DBF, 0x1E00...0x1EFF, 0x2C60...0x2C7F,
+             0xA720...0xA7FF, 0xAB30...0xAB6F, 0xFF21...0xFF3A, 0xFF41...0xFF5A: 0
+        case 0x370...0x3FF, 0x1F00...0x1FFF: 1
+        case 0x400...0x52F, 0x1C80...0x1C8F, 0x2DE0...0x2DFF, 0xA640...0xA69F: 2
+        default: nil
+        }
+    }
+
     /// Letters that draw nothing (the Hangul fillers, the Braille blank): a name of them reads
     /// as empty, or as another name with them in it.
     private static func isBlankLetter(_ value: UInt32) -> Bool {
