@@ -463,7 +463,7 @@ extension DeviceRegistry {
         // What a parent reads in Settings > Devices: a name of only white space, or of characters
         // that show as nothing (a trial: a soft hyphen alone was imported, and no `--name` could
         // then pick the device), names nothing, as the names typed to pick one are read.
-        guard !VaultRevocation.folded(name).isEmpty else { throw reader.invalid("device_name", "is empty or only spaces and invisible characters") }
+        guard !VaultRevocation.folded(name).isEmpty, name.unicodeScalars.contains(where: { !DisplayRule.escapes($0) && !$0.properties.isWhitespace }) else { throw reader.invalid("device_name", "is empty or only spaces and invisible characters") }
         guard !DisplayRule.imitatesEscape(name) else { throw reader.invalid("device_name", "holds \\u{, which every listing shows for an escaped character") }
         let latest = Timestamp(seconds: now.seconds + clockSkewAllowed)
         let givenFirst = try reader.pastTime("first_seen_at", latest: latest), givenLast = try reader.pastTime("last_seen_at", latest: latest)

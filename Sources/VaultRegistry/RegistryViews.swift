@@ -188,10 +188,12 @@ extension DeviceRegistry {
         // The text match is Swift's, not the database's lower(), which may fold only ASCII
         // ("ÁNGELA"); a name is read as `--name` reads it (``VaultRevocation/folded(_:)``: a
         // trial found "Straße Mac" by `--name "STRASSE MAC"` and not by `--match strasse`).
+        // Text that reads as nothing (a space, a soft hyphen) is part of no name.
         let idSearch = filter.search?.lowercased(), nameSearch = filter.search.map(VaultRevocation.folded)
         return rows.compactMap { row in
             let id = row.text("device_id"), name = row.optionalText("device_name")
-            if let idSearch, let nameSearch, !id.lowercased().contains(idSearch), name.map({ VaultRevocation.folded($0).contains(nameSearch) }) != true { return nil }
+            if let idSearch, let nameSearch, !id.lowercased().contains(idSearch),
+               nameSearch.isEmpty || name.map({ VaultRevocation.folded($0).contains(nameSearch) }) != true { return nil }
             func time(_ column: String) -> Timestamp? { row.optionalText(column).flatMap(Timestamp.init(rfc3339:)) }
             return DeviceView(userDid: row.text("user_did"), deviceId: id, deviceMlsDid: row.optionalText("device_mls_did"), deviceName: name,
                               deviceType: row.optionalText("device_type"), isActive: row.bool("is_active"),

@@ -57,12 +57,24 @@ struct Apply: ParsableCommand {
 
     private func report(_ plan: RotationPlan, newPath: String, oldPath: String, operations: Int, alreadyApplied: Bool) throws {
         guard json else { return }
-        try StandardStreams.writeOutput(JSONValue.object([
+        try StandardStreams.writeOutput(reported(plan, newPath: newPath, oldPath: oldPath, operations: operations, alreadyApplied: alreadyApplied))
+    }
+
+    /// Staged with what it reports, so that it is published first (``OutputWriter/publish()``):
+    /// a full standard output then changes nothing (a trial: both vaults and the operations were
+    /// written, and the report, lost, could never be made again).
+    private func stageReport(_ writer: OutputWriter, _ output: DeclaredOutput?, _ plan: RotationPlan, newPath: String, oldPath: String, operations: Int) throws {
+        guard let output else { return }
+        try writer.stage(output, reported(plan, newPath: newPath, oldPath: oldPath, operations: operations, alreadyApplied: false))
+    }
+
+    private func reported(_ plan: RotationPlan, newPath: String, oldPath: String, operations: Int, alreadyApplied: Bool) -> [UInt8] {
+        JSONValue.object([
             ("planId", .string(Hex.encode(plan.planID))), ("alreadyApplied", .bool(alreadyApplied)),
             ("newVault", .string(newPath)), ("tombstone", .string(oldPath)),
             // An earlier apply wrote the operations; this run wrote none.
             ("ops", alreadyApplied ? .null : .string(ops!)), ("operations", alreadyApplied ? .null : .int(operations)),
-        ]).reported())
+        ]).reported()
     }
 
     func run() throws {
@@ -77,9 +89,10 @@ struct Apply: ParsableCommand {
                    newLog: DeclaredOutput.householdLog(logs.new, label: "new log", createFolders: true, namedByTool: true),
                    tombstone: DeclaredOutput("tombstone", oldPath, kind: .binary, createFolders: true, namedByTool: true),
                    oldLog: DeclaredOutput.householdLog(logs.old, label: "old log", createFolders: true, namedByTool: true))
+        let jsonReport = json ? DeclaredOutput("--json", nil, kind: .text) : nil
         let files = try CommandFiles(
             reads: [.init("plan", self.plan), .init("--vault", vault), .init("the vault's log", LoggedVault.logPath(besideVault: vault))] + keys.declaredInputs,
-            writes: [out.newVault, out.ops, out.newLog, out.tombstone, out.oldLog])
+            writes: [out.newVault, out.ops, out.newLog, out.tombstone, out.oldLog] + (jsonReport.map { [$0] } ?? []))
         let (old, new) = try keys.load()
         let source = try VaultLogFiles.readVault(vault)
         let sourceLog = try oldLog(source, oldKey: old)
@@ -97,9 +110,9 @@ struct Apply: ParsableCommand {
             // the old vault is still live, so this run finishes what it began.
             try writer.stage(out.ops, JSONValue.operationLines(outcome.operations))
             try writer.stageVault(out.tombstone, handOver(outcome, plan: plan, sourceLog: sourceLog, oldKey: old, newKey: new).old, log: out.oldLog)
+            try stageReport(writer, jsonReport, plan, newPath: newPath, oldPath: oldPath, operations: outcome.operations.count)
             try writer.publish()
             diagnostics.note("finished an apply that was cut off: the new vault \(newPath) was already there; tombstone \(oldPath); \(outcome.operations.count) operations for the app")
-            try report(plan, newPath: newPath, oldPath: oldPath, operations: outcome.operations.count, alreadyApplied: false)
             return
         }
         if existing.new != nil || existing.tombstone != nil {
@@ -115,9 +128,9 @@ struct Apply: ParsableCommand {
         try writer.stage(out.ops, JSONValue.operationLines(outcome.operations))
         try writer.stageVault(out.newVault, logged.new, log: out.newLog)
         try writer.stageVault(out.tombstone, logged.old, log: out.oldLog)
+        try stageReport(writer, jsonReport, plan, newPath: newPath, oldPath: oldPath, operations: outcome.operations.count)
         try writer.publish()
         diagnostics.note("new vault \(newPath); tombstone \(oldPath); \(outcome.operations.count) operations for the app")
-        try report(plan, newPath: newPath, oldPath: oldPath, operations: outcome.operations.count, alreadyApplied: false)
     }
 
     /// The source vault's household log, verified, when it is schema 3 (the old key signs the

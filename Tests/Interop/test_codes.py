@@ -462,6 +462,9 @@ def test_a_links_nsec_is_read_in_either_case(tmp_path, case):
                            "-o", str(tmp_path / "k.nsec")], capture_output=True)
     assert read.returncode == 0, read.stderr
     assert (tmp_path / "k.nsec").read_text().strip() == h.nsec
+    shown = subprocess.run([DEVICE_LINK, "read", str(tmp_path / "link.png"), "--now", time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(now)), "--json"],
+                           capture_output=True)
+    assert shown.returncode == 0 and json.loads(shown.stdout)["encoding"] == "documented", shown.stdout
 
 
 @pytest.mark.parametrize("encoding", ["documented", "app"])

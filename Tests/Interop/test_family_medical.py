@@ -666,7 +666,7 @@ def imported_registry(tmp_path, names):
     return db, user, revoker("import", "--db", db, "--devices", str(tmp_path / "devices.jsonl"))
 
 
-@pytest.mark.parametrize("name", ["\u00ad", "\u200b", "\u200b\u200d", " \u00ad ", "\u3164", "\ufeff", "\u2060\u00a0", "Kitchen iPad\\u{202e}", "\\u{41}"])
+@pytest.mark.parametrize("name", ["\u00ad", "\u200b", "\u200b\u200d", " \u00ad ", "\u3164", "\ufeff", "\u2060\u00a0", "\U00013430", "\u200e\u2028", "Kitchen iPad\\u{202e}", "\\u{41}", "Kitchen \uff3cu{202e}"])
 def test_a_name_that_names_nothing_or_imitates_an_escape_is_refused_at_import(tmp_path, name):
     """A trial: a name of only a soft hyphen (or a zero-width space) was imported, and no
     `--name` could then pick that device (a name read so is no name); a name typed with
@@ -686,3 +686,13 @@ def test_match_reads_a_name_as_name_reads_it(tmp_path, typed):
     assert result.returncode == 0, result.stderr
     listed = revoker("devices", "--db", db, "--match", typed, "--json", check=0)
     assert [d["deviceName"] for d in json.loads(listed.stdout)] == ["Straße Mac"], listed.stdout
+
+
+@pytest.mark.parametrize("typed", [" ", "\u00ad", "\u200b "])
+def test_match_of_what_reads_as_nothing_finds_no_name(tmp_path, typed):
+    """A trial: `--match " "` (or a soft hyphen) read as nothing, and so as part of every named
+    device, and listed them all. Text that reads as nothing is part of no name."""
+    db, user, result = imported_registry(tmp_path, ["Straße Mac", "Kitchen iPad"])
+    assert result.returncode == 0, result.stderr
+    listed = revoker("devices", "--db", db, "--match", typed, "--json", check=0)
+    assert json.loads(listed.stdout) == [], listed.stdout

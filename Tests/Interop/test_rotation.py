@@ -120,3 +120,57 @@ def test_operations_name_every_group_and_device_as_the_vault_does(tmp_path):
     groups = {op["group"] for op in operations if "group" in op}
     assert groups == {g["mlsGroupId"] for g in document["groupMemberships"]}, groups
     assert "not shown" not in (tmp_path / "ops.jsonl").read_text()
+
+
+import os  # noqa: E402
+import pytest  # noqa: E402
+
+
+@pytest.mark.parametrize("ops_there", [True, False], ids=["ops-replaced", "ops-new"])
+@pytest.mark.parametrize("standard_output", ["full", "closed pipe"])
+def test_an_applys_report_lost_on_standard_output_publishes_nothing(tmp_path, standard_output, ops_there):
+    """A trial: `apply --json` with a full standard output wrote both vaults and replaced the
+    `--ops` file (exit 1), and the report it lost could never be made again (the rerun says the
+    plan was applied). The report is staged with the vaults and published first: a failure
+    there leaves nothing written, and the same command run again applies the plan."""
+    old, new = Household(secrets.token_bytes(32)), Household(secrets.token_bytes(32))
+    (tmp_path / "v.vault").write_bytes(vaultref.seal_document(old, big_household(old, devices=3, groups=2, members=2)))
+    keys = ["--key-file", key_file(tmp_path / "old.nsec", old), "--new-key-file", key_file(tmp_path / "new.nsec", new)]
+    made = subprocess.run([ROTATION_PLANNER, "plan", "--vault", str(tmp_path / "v.vault"), *keys, "--mode", "routine", "-o", str(tmp_path / "plan.json")],
+                          capture_output=True)
+    assert made.returncode == 0, made.stderr.decode()
+    if ops_there:
+        (tmp_path / "ops.jsonl").write_text("old\n")
+    (tmp_path / "out").mkdir()
+    before = {p: p.read_bytes() for p in tmp_path.rglob("*") if p.is_file()}
+    command = [ROTATION_PLANNER, "apply", str(tmp_path / "plan.json"), "--vault", str(tmp_path / "v.vault"), *keys, "--out-dir", str(tmp_path / "out"),
+               "--ops", str(tmp_path / "ops.jsonl"), "--json"]
+    if standard_output == "full":
+        with open("/dev/full", "wb") as full:
+            lost = subprocess.run(command, stdout=full, stderr=subprocess.PIPE)
+    else:
+        reading, writing = os.pipe()
+        os.close(reading)
+        lost = subprocess.run(command, stdout=writing, stderr=subprocess.PIPE)
+        os.close(writing)
+    assert lost.returncode == 1 and b"standard output" in lost.stderr, (lost.returncode, lost.stderr)
+    assert {p: p.read_bytes() for p in tmp_path.rglob("*") if p.is_file()} == before
+    again = subprocess.run(command, capture_output=True)
+    assert again.returncode == 0, again.stderr.decode()
+    report = json.loads(again.stdout)
+    assert report["alreadyApplied"] is False and report["operations"] == len((tmp_path / "ops.jsonl").read_text().splitlines())
+
+
+@pytest.mark.parametrize("whose", ["the new key", "the old key", "the old vault key", "the old secrets key"])
+def test_a_plans_reason_keeps_no_key(tmp_path, whose):
+    """A trial: `plan --reason "leak nsec1…"` wrote the new key into the plan (exit 0), and 14
+    hex digits of the old keys too. A plan's reason is a record: refused (exit 64), no plan."""
+    old, new = Household(secrets.token_bytes(32)), Household(secrets.token_bytes(32))
+    (tmp_path / "v.vault").write_bytes(vaultref.seal_document(old, big_household(old, devices=3, groups=2, members=2)))
+    keys = ["--key-file", key_file(tmp_path / "old.nsec", old), "--new-key-file", key_file(tmp_path / "new.nsec", new)]
+    reason = {"the new key": f"leak {new.nsec}", "the old key": f"leak {old.secret.hex()[10:24]}",
+              "the old vault key": f"vk {old.vault_key.hex()[:14]}", "the old secrets key": f"sk {old.secrets_key.hex()[30:46].upper()}"}[whose]
+    made = subprocess.run([ROTATION_PLANNER, "plan", "--vault", str(tmp_path / "v.vault"), *keys, "--mode", "routine", "--reason", reason,
+                           "-o", str(tmp_path / "plan.json")], capture_output=True)
+    assert made.returncode == 64 and b"holds a key" in made.stderr, (made.returncode, made.stderr)
+    assert not (tmp_path / "plan.json").exists()

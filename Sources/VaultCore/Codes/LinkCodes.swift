@@ -148,7 +148,8 @@ public struct DeviceLink: Sendable {
         // or a report quoting the code's other text withholds any piece of it (a trial: a field
         // named by 40 of its hex digits, or by its base64, was quoted whole).
         // In either case, as bech32 is read (BIP-173: a code may be all upper case).
-        if nsec.utf8.prefix(5).map({ $0 | 0x20 }) == Array("nsec1".utf8) {
+        let isBech32 = nsec.utf8.prefix(5).map({ $0 | 0x20 }) == Array("nsec1".utf8)
+        if isBech32 {
             var nsecBytes = Array(nsec.utf8)
             key = try SecretKey(parsing: SecretBytes(consuming: &nsecBytes), what: "the link's nsec")
         } else if let raw = try Sodium.base64Secret(nsec, byteCount: 32) {
@@ -166,7 +167,7 @@ public struct DeviceLink: Sendable {
         guard HeldSecrets.match(in: written) == nil, !readings.contains(where: { $0 != written && HeldSecrets.match(in: $0) != nil }) else {
             throw VaultError.linkURLHoldsItsKey()
         }
-        keyEncoding = nsec.hasPrefix("nsec1") ? .documented : .app
+        keyEncoding = isBech32 ? .documented : .app
         timeEncoding = timeForm
         guard key.publicKey == stated else {
             throw VaultError.linkKeyNotItsParentKey()

@@ -200,12 +200,15 @@ public enum VaultDevices {
         guard !text.isEmpty, text.trimmingBlanks() == text else { throw VaultError.deviceTextInvalid(field, "is empty or begins or ends with a space or an invisible character") }
         guard text.count <= maximumLength else { throw VaultError.deviceTextInvalid(field, "is longer than \(maximumLength) characters") }
         guard !text.unicodeScalars.contains(where: \.isControlOrInvisible) else { throw VaultError.deviceTextInvalid(field, "holds a control or invisible character") }
-        // A trial: "Kitchen iPad\u{202e}" typed so was listed as the device holding U+202E.
+        // Nor what a listing would show escaped (five combining marks on a letter): a name
+        // that can be read is one that can be typed back.
+        guard !DisplayRule.escapedScalars(text).contains(true) else { throw VaultError.deviceTextInvalid(field, "holds characters a listing shows escaped (more than four marks on a letter)") }
         // A trial: "Kitchen iPаd" (a Cyrillic а) was added beside "Kitchen iPad", two active
         // devices that read alike, and `--device "Kitchen iPad"` picked one without a word.
         if let scripts = DisplayRule.mixedScripts(text) {
             throw VaultError.deviceTextInvalid(field, "mixes \(scripts.joined(separator: " and ")) letters in one word, which then reads as a name it is not")
         }
+        // A trial: "Kitchen iPad\u{202e}" typed so was listed as the device holding U+202E.
         guard !DisplayRule.imitatesEscape(text) else { throw VaultError.deviceTextInvalid(field, "holds \\u{, which every listing shows for an escaped character") }
         try RecordedText.check(text, field: field)
     }

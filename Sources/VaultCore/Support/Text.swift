@@ -105,24 +105,35 @@ public enum DisplayRule {
     /// Whether `text` holds what an escaped character is shown as (`\u{`): a name or id typed
     /// so would read as another one holding that character. The renderer escapes each value
     /// and then each message again, which is harmless only while an escape is never text.
+    /// Read in NFKC and any case too (a trial: `＼u{202e}`, `\U{202e}` and `\u｛202e}` read alike).
     public static func imitatesEscape(_ text: String) -> Bool {
-        var previous: (UInt8, UInt8) = (0, 0)
-        for byte in text.utf8 {
-            if previous == (0x5c, 0x75), byte == 0x7b { return true }
-            previous = (previous.1, byte)
+        func holdsEscape(_ bytes: some Sequence<UInt8>) -> Bool {
+            var previous: (UInt8, UInt8) = (0, 0)
+            for byte in bytes {
+                if previous == (0x5c, 0x75), byte == 0x7b { return true }
+                previous = (previous.1, byte)
+            }
+            return false
         }
-        return false
+        return holdsEscape(text.utf8) || holdsEscape(compatibilityFolded(text))
+    }
+
+    /// `text` in NFKC, case folded: "𝐢𝐏" as "ip", "＼" as "\\" (as names are compared).
+    private static func compatibilityFolded(_ text: String) -> [UInt8] {
+        (try? Array(text.utf8).withUnsafeBytes(UnicodeNormalization.caseFoldedNFKC)) ?? Array(text.lowercased().utf8)
     }
 
     /// The scripts whose letters pass for each other's ("а" and "a", "і" and "i", "ο" and
-    /// "o"), named in one word of `text` (its letters between spaces and punctuation), when a word
-    /// mixes two or more of them: the mixed-script check of Unicode's security mechanisms
-    /// (UTS #39, section 5), for the three scripts most of its confusables are between. A name
-    /// wholly in one script ("Кухня", "Küche") mixes none. Nil when none is mixed.
+    /// "o"), named in one word of `text` (what stands between spaces: a mark, a digit or a
+    /// full stop between two letters would otherwise part "iP.аd"), when a word mixes two or
+    /// more of them: the mixed-script check of Unicode's security mechanisms (UTS #39, section
+    /// 5), for the three scripts most of its confusables are between. A name whose words are
+    /// each in one script ("Кухня", "Küche", "Мама iPad") mixes none. Nil when none is mixed.
     public static func mixedScripts(_ text: String) -> [String]? {
         var word: Set<Int> = []
-        for scalar in text.unicodeScalars {
-            guard scalar.properties.isAlphabetic else {
+        // Read in NFKC: "𝐢𝐏аd" (mathematical bold letters and a Cyrillic а) is "iPаd" to the eye.
+        for scalar in String(decoding: compatibilityFolded(text), as: UTF8.self).unicodeScalars {
+            guard !scalar.properties.isWhitespace else {
                 if word.count > 1 { break }
                 word = []
                 continue
@@ -130,16 +141,21 @@ public enum DisplayRule {
             if let script = confusableScript(scalar.value) { word.insert(script) }
         }
         guard word.count > 1 else { return nil }
-        return word.sorted().map { ["Latin", "Greek", "Cyrillic"][$0] }
+        return word.sorted().map { ["Latin", "Greek", "Cyrillic", "Coptic", "Armenian", "Cherokee", "Lisu"][$0] }
     }
 
-    /// 0 Latin, 1 Greek, 2 Cyrillic, by the Unicode blocks of their letters; nil for any other.
+    /// By the Unicode blocks of their letters, the scripts UTS #39's confusables pass for Latin
+    /// from: 0 Latin, 1 Greek, 2 Cyrillic, 3 Coptic, 4 Armenian, 5 Cherokee, 6 Lisu; nil for any other.
     private static func confusableScript(_ value: UInt32) -> Int? {
         switch value {
         case 0x41...0x5A, 0x61...0x7A, 0xC0...0xD6, 0xD8...0xF6, 0xF8...0x2AF, 0x1D00...0x1DBF, 0x1E00...0x1EFF, 0x2C60...0x2C7F,
              0xA720...0xA7FF, 0xAB30...0xAB6F, 0xFF21...0xFF3A, 0xFF41...0xFF5A: 0
+        case 0x3E2...0x3EF, 0x2C80...0x2CFF: 3
         case 0x370...0x3FF, 0x1F00...0x1FFF: 1
         case 0x400...0x52F, 0x1C80...0x1C8F, 0x2DE0...0x2DFF, 0xA640...0xA69F: 2
+        case 0x531...0x58F, 0xFB13...0xFB17: 4
+        case 0x13A0...0x13FF, 0xAB70...0xABBF: 5
+        case 0xA4D0...0xA4FF: 6
         default: nil
         }
     }
