@@ -738,3 +738,17 @@ def test_clearing_the_limit_of_a_schema_1_vault_changes_nothing(tmp_path):
     assert sorted(p.name for p in tmp_path.iterdir()) == ["parent.nsec", "v1.vault"]
     limited = tool("device", "limit", "--key-file", "parent.nsec", "--in-place", "v1.vault", "5", cwd=tmp_path)
     assert limited.returncode == 64 and (tmp_path / "v1.vault").read_bytes() == before, limited.stderr
+
+
+@pytest.mark.parametrize("theirs_name", ["DEN IPAD", "den  ipad", "Ｄen iPad"])
+def test_a_merge_never_leaves_two_devices_one_name_picks(house, theirs_name):
+    """A trial: one copy renamed a device "Den iPad", the other renamed another "DEN IPAD";
+    the merge said 0 conflicts and wrote two active devices that `--device "den ipad"` could
+    not tell apart, a state every rename refuses. The merge is refused alike (exit 4), nothing
+    written."""
+    folder, schema = house
+    assert tool("device", "rename", "--key-file", "parent.nsec", "-o", "ours.vault", "h.vault", "B3E9A410-77C2-4F0E-8D65-1C2B3A4D5E6F", "Den iPad", cwd=folder).returncode == 0
+    assert tool("device", "rename", "--key-file", "parent.nsec", "-o", "theirs.vault", "h.vault", "6F1C2B7E-0D4A-4C55-9E1B-2A7F3C9D8E01", theirs_name, cwd=folder).returncode == 0
+    merged = tool("merge", "--key-file", "parent.nsec", "--base", "h.vault", "--ours", "ours.vault", "--theirs", "theirs.vault", "-o", "m.vault", cwd=folder)
+    assert merged.returncode == 4 and "would then name 2 devices" in merged.stderr, (merged.returncode, merged.stderr)
+    assert not (folder / "m.vault").exists() and not (folder / "m.log").exists()

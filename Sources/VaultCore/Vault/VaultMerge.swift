@@ -48,6 +48,9 @@ public enum VaultMerge {
     public static func checkedMerge(base: VaultDocument, ours: VaultDocument, theirs: VaultDocument, access: VaultAccess) throws -> Result {
         let result = try merge(base: base, ours: ours, theirs: theirs)
         if access.parentKey == nil { try refuseParentOnlyChanges(result.document, ours: ours) }
+        // Whoever merges: two renames, one on each side, may leave two devices a name picks
+        // alike (a trial: "Den iPad" and "DEN IPAD", 0 conflicts), which a rename refuses.
+        try VaultDevices.refuseNewAmbiguity(before: ours.devices, after: result.document.devices)
         let check = try VaultCheck.run(result.document, access: access)
         guard check.isClean else { throw VaultError.mergeFailsCheck(check.findings.map(\.description)) }
         return result
@@ -79,7 +82,6 @@ public enum VaultMerge {
         for device in merged.devices where device.deviceName != ourDevices[device.deviceId]!.deviceName {
             try VaultDevices.checkText(device.deviceName, field: "the merged name of device \(QuotedInput(device.deviceId))")
         }
-        try VaultDevices.refuseNewAmbiguity(before: ours.devices, after: merged.devices)
         let ourGroups = Dictionary(ours.groupMemberships.map { ($0.mlsGroupId, $0) }, uniquingKeysWith: { first, _ in first })
         guard Set(merged.groupMemberships.map(\.mlsGroupId)) == Set(ourGroups.keys) else {
             throw VaultError.mergeNeedsParentKey("a group our copy has not, or dropping one it has,")
