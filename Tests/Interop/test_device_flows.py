@@ -712,7 +712,8 @@ def test_a_name_that_reads_as_another_is_refused(house, look_alike, command):
     assert any(words in refused.stderr for words in ("mixes", "\\u{, which every listing shows", "a listing shows escaped")), refused.stderr
     assert not (folder / "new.vault").exists()
     for whole in ("\u041a\u0443\u0445\u043d\u044f", "Küche", "\u039a\u03bf\u03c5\u03b6\u03af\u03bd\u03b1", "\u041c\u0430\u043c\u0430 iPad", "Zoë's iPad 2",
-                  "Jean-François", "Łódź tablet", "İstanbul iPad", "Điện thoại"):
+                  "Jean-François", "Łódź tablet", "İstanbul iPad", "Điện thoại", "\u041c\u0430\u0448\u0430-iPad", "\u0421\u0430\u0448\u0430's iPhone",
+                  "Mom\u00a0iPad", "\u304a\u6bcd\u3055\u3093\u3000iPhone"):
         arguments[arguments.index(name)] = whole
         name = whole
         accepted = tool(*arguments, cwd=folder)

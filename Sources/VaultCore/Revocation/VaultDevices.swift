@@ -202,7 +202,7 @@ public enum VaultDevices {
         guard !text.unicodeScalars.contains(where: \.isControlOrInvisible) else { throw VaultError.deviceTextInvalid(field, "holds a control or invisible character") }
         // Nor what a listing would show escaped (five combining marks on a letter): a name
         // that can be read is one that can be typed back.
-        guard !DisplayRule.escapedScalars(text).contains(true) else { throw VaultError.deviceTextInvalid(field, "holds characters a listing shows escaped (more than four marks on a letter)") }
+        guard !zip(text.unicodeScalars, DisplayRule.escapedScalars(text)).contains(where: { escaped in escaped.1 && !escaped.0.properties.isWhitespace }) else { throw VaultError.deviceTextInvalid(field, "holds characters a listing shows escaped (more than four marks on a letter)") }
         // A trial: "Kitchen iPаd" (a Cyrillic а) was added beside "Kitchen iPad", two active
         // devices that read alike, and `--device "Kitchen iPad"` picked one without a word.
         if let scripts = DisplayRule.mixedScripts(text) {

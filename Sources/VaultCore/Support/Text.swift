@@ -124,16 +124,17 @@ public enum DisplayRule {
     }
 
     /// The scripts whose letters pass for each other's ("а" and "a", "і" and "i", "ο" and
-    /// "o"), named in one word of `text` (what stands between spaces: a mark, a digit or a
-    /// full stop between two letters would otherwise part "iP.аd"), when a word mixes two or
+    /// "o"), named in one word of `text` (what stands between spaces, dashes, apostrophes and
+    /// slashes: a mark, a digit or a full stop would otherwise part "iP.аd"), when a word mixes two or
     /// more of them: the mixed-script check of Unicode's security mechanisms (UTS #39, section
-    /// 5), for the three scripts most of its confusables are between. A name whose words are
+    /// 5), for the scripts most of its confusables with Latin are in. A name whose words are
     /// each in one script ("Кухня", "Küche", "Мама iPad") mixes none. Nil when none is mixed.
     public static func mixedScripts(_ text: String) -> [String]? {
         var word: Set<Int> = []
         // Read in NFKC: "𝐢𝐏аd" (mathematical bold letters and a Cyrillic а) is "iPаd" to the eye.
         for scalar in String(decoding: compatibilityFolded(text), as: UTF8.self).unicodeScalars {
-            guard !scalar.properties.isWhitespace else {
+            // Words part at spaces, dashes, apostrophes and slashes ("Маша-iPad", "Саша's iPhone").
+            guard !scalar.properties.isWhitespace, scalar.properties.generalCategory != .dashPunctuation, !["'", "\u{2019}", "/"].contains(scalar) else {
                 if word.count > 1 { break }
                 word = []
                 continue
