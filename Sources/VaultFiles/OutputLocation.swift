@@ -12,17 +12,6 @@ public struct FileIdentity: Hashable, Sendable {
     /// Set only for a file that does not exist yet: the rest of its path below the folder.
     package let pendingName: String?
 
-    /// The identity of the file a `stat` describes.
-    package init(_ info: stat) {
-        self.init(device: UInt64(info.st_dev), inode: UInt64(info.st_ino), pendingName: nil)
-    }
-
-    package init(device: UInt64, inode: UInt64, pendingName: String?) {
-        self.device = device
-        self.inode = inode
-        self.pendingName = pendingName
-    }
-
     /// The identity of an open descriptor's file, when it is a regular file; nil otherwise.
     public static func of(descriptor: Int32) -> FileIdentity? {
         var info = stat()
@@ -44,6 +33,13 @@ public struct FileIdentity: Hashable, Sendable {
         guard let pending = resolved.pendingPath else { return of(existing: resolved.existing) }
         guard let base = of(existing: resolved.existing) else { return nil }
         return FileIdentity(device: base.device, inode: base.inode, pendingName: pending)
+    }
+}
+
+extension FileIdentity {
+    /// The identity of the file a `stat` describes.
+    init(_ info: stat) {
+        self.init(device: UInt64(info.st_dev), inode: UInt64(info.st_ino), pendingName: nil)
     }
 }
 

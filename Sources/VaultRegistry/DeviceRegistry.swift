@@ -421,7 +421,7 @@ extension DeviceRegistry {
         // registerDevice): any other is a row from elsewhere, and an operation naming it would
         // add or remove a member that is not this device.
         guard isMLSDid(mlsDid, of: user, device) else { throw reader.invalid("device_mls_did", "should be \(user)#\(device), its user_did and device_id") }
-        if let name, DisplayRule.imitatesEscape(name) { throw reader.invalid("device_name", "holds \\u{, which every listing shows for an escaped character") }
+        if let name, DisplayRule.imitatesEscape(name) { throw reader.invalid("device_name", DisplayRule.imitatesEscapeReason) }
         let keyPackages = try reader.optionalInt("key_packages_available") ?? 0
         // The seed's column is a PostgreSQL INT: what it cannot hold is refused here, by line.
         guard (0...Int(Int32.max)).contains(keyPackages) else {
@@ -464,7 +464,7 @@ extension DeviceRegistry {
         // that show as nothing (a trial: a soft hyphen alone was imported, and no `--name` could
         // then pick the device), names nothing, as the names typed to pick one are read.
         guard !VaultRevocation.folded(name).isEmpty, name.unicodeScalars.contains(where: { !DisplayRule.escapes($0) && !$0.properties.isWhitespace }) else { throw reader.invalid("device_name", "is empty or only spaces and invisible characters") }
-        guard !DisplayRule.imitatesEscape(name) else { throw reader.invalid("device_name", "holds \\u{, which every listing shows for an escaped character") }
+        guard !DisplayRule.imitatesEscape(name) else { throw reader.invalid("device_name", DisplayRule.imitatesEscapeReason) }
         let latest = Timestamp(seconds: now.seconds + clockSkewAllowed)
         let givenFirst = try reader.pastTime("first_seen_at", latest: latest), givenLast = try reader.pastTime("last_seen_at", latest: latest)
         if let givenFirst, let givenLast, givenLast < givenFirst { throw reader.invalid("last_seen_at", "is before first_seen_at") }

@@ -99,14 +99,23 @@ package enum HeldSecrets {
         return PieceFingerprint(digest)
     }
 
-    /// Remembers a key derived from `source` (the vault or secrets key of a parent key): pinned,
-    /// and known by its pieces, when `source` is a key a person gave (a trial: 40 hex digits of
-    /// the vault key were taken as a device's name where the parent key was given, and refused
-    /// where the vault key itself was).
-    package static func register(_ secret: UnsafeRawBufferPointer, derivedFrom source: UnsafeRawBufferPointer) {
-        let fingerprint = SHA256.hash(source)
-        let sourcePinned = fingerprints.withLock { $0.pinned.contains(fingerprint) }
-        register(secret, pinned: sourcePinned)
+    /// Derivations of keys a person gave, run the first time text is asked about (``match(in:)``):
+    /// a key read in gives the vault and secrets keys, which are as secret as it, but most runs
+    /// never ask, and deriving both and cutting them in pieces at every start made a small
+    /// `open` 7% slower (a debug build, hyperfine; issue 48 counts each start).
+    private static let deferred = Mutex<[@Sendable () -> Void]>([])
+
+    /// Runs `derive` before the first question about text (it registers what it derives).
+    package static func registerWhenAsked(_ derive: @escaping @Sendable () -> Void) {
+        deferred.withLock { $0.append(derive) }
+    }
+
+    private static func deriveDeferred() {
+        let pending = deferred.withLock { pending in
+            defer { pending = [] }
+            return pending
+        }
+        for derive in pending { derive() }
     }
 
     /// Whether `secret` (32 bytes) is one this run holds.
@@ -132,6 +141,7 @@ package enum HeldSecrets {
 
     /// ``appear(in:)``, saying which.
     package static func match(in text: some Collection<UInt8>) -> Match? {
+        deriveDeferred()
         guard !isEmpty else { return nil }
         var normalised = Array(text)
         defer { normalised.zeroize() }

@@ -20,7 +20,6 @@ public enum Derivation {
                 outputByteCount: 32
             )
         }
-        parent.withUnsafeBytes { source in secret.withUnsafeBytes { HeldSecrets.register($0, derivedFrom: source) } }
         return try VaultKey(secret: secret)
     }
 
@@ -33,7 +32,7 @@ public enum Derivation {
         let secret = try parent.withUnsafeBytes { ikm in
             try HKDF.deriveKey(inputKeyMaterial: ikm, salt: Array(secretsKeySalt.utf8), info: Array(parent.publicKey.hex.utf8), outputByteCount: 32)
         }
-        parent.withUnsafeBytes { source in secret.withUnsafeBytes { HeldSecrets.register($0, derivedFrom: source) } }
+        secret.withUnsafeBytes { HeldSecrets.register($0) }
         return FieldKey(secret: secret)
     }
 

@@ -51,10 +51,13 @@ public struct SecretKey: Sendable, CustomStringConvertible {
         // A key read in is one a person gave: never forgotten, however many are derived after.
         secret.withUnsafeBytes { HeldSecrets.register($0, pinned: true) }
         // So are the keys it gives a household, derived or not by this run (a trial: pieces of
-        // the vault key were taken as a device's name where the parent key was given):
-        // ``HeldSecrets/register(_:derivedFrom:)`` pins them.
-        _ = try? Derivation.vaultKey(for: self)
-        _ = try? Derivation.secretsKey(for: self)
+        // the vault key were taken as a device's name where the parent key was given): pinned
+        // with their pieces when text is first asked about, not at every start.
+        let parent = self
+        HeldSecrets.registerWhenAsked {
+            (try? Derivation.vaultKey(for: parent))?.secret.withUnsafeBytes { HeldSecrets.register($0, pinned: true) }
+            (try? Derivation.secretsKey(for: parent))?.secret.withUnsafeBytes { HeldSecrets.register($0, pinned: true) }
+        }
     }
 
     /// The key as NIP-19 `nsec1…` ASCII, in protected memory.

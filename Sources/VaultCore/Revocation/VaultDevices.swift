@@ -202,14 +202,15 @@ public enum VaultDevices {
         guard !text.unicodeScalars.contains(where: \.isControlOrInvisible) else { throw VaultError.deviceTextInvalid(field, "holds a control or invisible character") }
         // Nor what a listing would show escaped (five combining marks on a letter): a name
         // that can be read is one that can be typed back.
-        guard !zip(text.unicodeScalars, DisplayRule.escapedScalars(text)).contains(where: { escaped in escaped.1 && !escaped.0.properties.isWhitespace }) else { throw VaultError.deviceTextInvalid(field, "holds characters a listing shows escaped (more than four marks on a letter)") }
+        let shownEscaped = zip(text.unicodeScalars, DisplayRule.escapedScalars(text)).contains { scalar, escaped in escaped && !scalar.properties.isWhitespace }
+        guard !shownEscaped else { throw VaultError.deviceTextInvalid(field, "holds characters a listing shows escaped (more than four marks on a letter)") }
         // A trial: "Kitchen iPаd" (a Cyrillic а) was added beside "Kitchen iPad", two active
         // devices that read alike, and `--device "Kitchen iPad"` picked one without a word.
         if let scripts = DisplayRule.mixedScripts(text) {
             throw VaultError.deviceTextInvalid(field, "mixes \(scripts.joined(separator: " and ")) letters in one word, which then reads as a name it is not")
         }
         // A trial: "Kitchen iPad\u{202e}" typed so was listed as the device holding U+202E.
-        guard !DisplayRule.imitatesEscape(text) else { throw VaultError.deviceTextInvalid(field, "holds \\u{, which every listing shows for an escaped character") }
+        guard !DisplayRule.imitatesEscape(text) else { throw VaultError.deviceTextInvalid(field, DisplayRule.imitatesEscapeReason) }
         try RecordedText.check(text, field: field)
     }
 }

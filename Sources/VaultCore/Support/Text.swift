@@ -118,6 +118,9 @@ public enum DisplayRule {
         return holdsEscape(text.utf8) || holdsEscape(compatibilityFolded(text))
     }
 
+    /// Why a name ``imitatesEscape(_:)`` is refused, in every refusal that says so.
+    public static let imitatesEscapeReason = "holds \\u{, which every listing shows for an escaped character"
+
     /// `text` in NFKC, case folded: "𝐢𝐏" as "ip", "＼" as "\\" (as names are compared).
     private static func compatibilityFolded(_ text: String) -> [UInt8] {
         (try? Array(text.utf8).withUnsafeBytes(UnicodeNormalization.caseFoldedNFKC)) ?? Array(text.lowercased().utf8)
