@@ -181,3 +181,32 @@ def test_two_share_sheets_in_one_picture_are_refused_not_one_dropped(tmp_path, s
                              "-o", str(tmp_path / "restored.nsec")], capture_output=True, text=True)
     assert result.returncode == 2 and "more than one sheet's codes" in result.stderr, result.stderr
     assert not (tmp_path / "restored.nsec").exists()
+
+
+def key_texts(h):
+    """Ways a label or a holder's name could carry the key a sheet is made from, or the vault key
+    it gives: whole, or a piece of 12 hex digits or more."""
+    return {"nsec": h.nsec, "hex": f"Fam {h.secret.hex()}", "hex piece": f"Gran {h.secret.hex()[10:24]}",
+            "vault key piece": f"vk {h.vault_key.hex()[:16].upper()}", "secrets key piece": f"Rosa {h.secrets_key.hex()[40:56]}"}
+
+
+@pytest.mark.parametrize("where", ["--label", "--holder", "--app-name"])
+@pytest.mark.parametrize("spelling", ["nsec", "hex", "hex piece", "vault key piece", "secrets key piece"])
+def test_no_share_sheet_prints_the_key_it_splits(tmp_path, where, spelling):
+    """A trial: `split --label "Fam <the key's hex>"` (or a holder named so) printed the key on
+    every share sheet, exit 0: each holder held it whole, and the 2-of-3 split protected
+    nothing. What a sheet prints keeps no key the run holds, nor the vault key it gives: refused
+    (exit 64), nothing written."""
+    h = Household(secrets.token_bytes(32))
+    key = tmp_path / "k.nsec"
+    key.write_text(h.nsec + "\n")
+    key.chmod(0o600)
+    text = key_texts(h)[spelling]
+    result = subprocess.run([RECOVERY_SHEET, "split", "--key-file", str(key), "--threshold", "2", "--shares", "3", "--format", "layout",
+                             where, text, "-o", str(tmp_path / "shares")], capture_output=True, text=True)
+    assert result.returncode == 64 and "holds a key" in result.stderr, (result.returncode, result.stderr)
+    assert not (tmp_path / "shares").exists()
+    assert h.secret.hex() not in result.stderr and h.nsec not in result.stderr
+    plain = subprocess.run([RECOVERY_SHEET, "split", "--key-file", str(key), "--threshold", "2", "--shares", "3", "--format", "layout",
+                            where, "Smith family 2026", "-o", str(tmp_path / "plain")], capture_output=True, text=True)
+    assert plain.returncode == 0, plain.stderr

@@ -7,8 +7,12 @@ import VaultCore
 /// here before drawing anything.
 enum PrintedText {
     static func check(_ text: String?, what: String) throws {
-        guard let text, text.unicodeScalars.contains(where: { $0.isControlOrInvisible || DisplayRule.escapes($0) }) else { return }
-        throw VaultError.unprintableText(what)
+        guard let text else { return }
+        if text.unicodeScalars.contains(where: { $0.isControlOrInvisible || DisplayRule.escapes($0) }) { throw VaultError.unprintableText(what) }
+        // Nor a key the run holds, or a piece of one (the parent key, the vault key it gives):
+        // a share sheet's label or holder holding it gave every holder the whole key (a trial:
+        // `split --label "Fam <hex>"`, exit 0), and a code sheet's would print it beside a code.
+        try RecordedText.check(text, field: what, mayBeKey: true)
     }
 }
 
