@@ -11,6 +11,8 @@ extension VaultError.Code {
     public static let keyFileTooLarge = VaultError.Code(name: "keyFileTooLarge", category: .invalidInput)
     /// A secret to be read from standard input, which is a terminal.
     public static let secretFromTerminal = VaultError.Code(name: "secretFromTerminal", category: .usage)
+    /// Two inputs of a command both named `-`.
+    public static let standardInputTwice = VaultError.Code(name: "standardInputTwice", category: .usage)
     /// A secret or binary output to a terminal, without --force.
     public static let outputToTerminal = VaultError.Code(name: "outputToTerminal", category: .refused)
     /// A key command that did not print a key: not started, failed, killed, too slow or too loud.
@@ -67,16 +69,25 @@ extension VaultError {
         VaultError(.keyFileTooLarge, "\(what) \(FileNames.quoted(name)) is larger than \(limit) bytes; it is not a key file", file: file, line: line)
     }
 
+    static func standardInputTwice(_ first: String, _ second: String, file: String = #fileID, line: UInt = #line) -> VaultError {
+        VaultError(.standardInputTwice, "only one input may read standard input ('-'): \(first) and \(second) both name it",
+                   hint: "name a file for one of them", file: file, line: line)
+    }
+
     static func secretFromTerminalInput(_ what: String, file: String = #fileID, line: UInt = #line) -> VaultError {
         VaultError(.secretFromTerminal, "the \(what) would be read from standard input, which is a terminal",
                    hint: "name a file, or pipe the \(what) in", file: file, line: line)
     }
 
-    static func outputToTerminal(secret: Bool, file: String = #fileID, line: UInt = #line) -> VaultError {
-        secret
+    /// `option` names the output as the command takes it (`-o`, `--sheet`); `forceOffered`
+    /// whether the command has a `--force` to offer.
+    static func outputToTerminal(secret: Bool, option: String, forceOffered: Bool, file: String = #fileID, line: UInt = #line) -> VaultError {
+        let named = option.hasPrefix("-") ? option : "-o"
+        return secret
             ? VaultError(.outputToTerminal, "refusing to write a secret to a terminal",
-                         hint: "write it to a new file with -o FILE (made 0600), or pass --force to show it here", file: file, line: line)
-            : VaultError(.outputToTerminal, "refusing to write binary data to a terminal", hint: "write it to a file with -o FILE, or pass --force", file: file, line: line)
+                         hint: "write it to a new file with \(named) FILE (made 0600)" + (forceOffered ? ", or pass --force to show it here" : ""), file: file, line: line)
+            : VaultError(.outputToTerminal, "refusing to write binary data to a terminal",
+                         hint: "write it to a file with \(named) FILE" + (forceOffered ? ", or pass --force" : ""), file: file, line: line)
     }
 
     static func keyCommandGaveNoKey(_ option: String, _ program: String, _ problem: String, file: String = #fileID, line: UInt = #line) -> VaultError {

@@ -129,10 +129,21 @@ public final class CommandFiles {
     private let objects: [DeclaredOutput.Identity: (name: S3ObjectName, version: String?)]
     private let force: Bool
 
-    /// Checks everything; throws the first refusal (exit 4) and touches no file.
-    public init(reads inputs: [FileSet.Input], writes outputs: [DeclaredOutput], force: Bool = false) throws {
+    /// Checks everything; throws the first refusal (exit 4) and touches no file. `force`: the
+    /// command's `--force`, nil for a command that has none (its refusal then offers none: a
+    /// trial's `code new --sheet -` was told to pass a flag it does not take).
+    public init(reads inputs: [FileSet.Input], writes outputs: [DeclaredOutput], force: Bool? = nil) throws {
         self.outputs = outputs
-        self.force = force
+        self.force = force ?? false
+        // One input reads standard input: two would read one stream as two files, the second
+        // getting what the first left (a trial: `--vault-key-file - --signer-key-file -` read
+        // both keys as one, "should hold 64 hex characters"). At a terminal each share, word or
+        // passphrase is asked for in turn (and a key is refused there, as ever).
+        var fromStandardInput: [String] = []
+        for input in inputs where input.path == "-" && !fromStandardInput.contains(input.label) { fromStandardInput.append(input.label) }
+        if fromStandardInput.count > 1, !TerminalPrompt.inputIsTerminal {
+            throw VaultError.standardInputTwice(fromStandardInput[0], fromStandardInput[1])
+        }
         precondition(Set(outputs.map(\.identity)).count == outputs.count, "an output declared twice")  // a programming error, caught by every test of the command
         let standard = outputs.filter { $0.path == nil }
         if standard.count > 1 {
@@ -143,8 +154,8 @@ public final class CommandFiles {
         // text output there (`--json`, `--ops -`) is the report's own stream.
         if standard.contains(where: { $0.kind != .text }) { StandardStreams.outputClaimed.store(true, ordering: .relaxed) }
         // Never a shell redirection as the way out: it makes a file others can read.
-        if let output = standard.first, output.kind != .text, StandardStreams.outputIsTerminal, !force {
-            throw VaultError.outputToTerminal(secret: output.kind == .secret)
+        if let output = standard.first, output.kind != .text, StandardStreams.outputIsTerminal, !self.force {
+            throw VaultError.outputToTerminal(secret: output.kind == .secret, option: output.label, forceOffered: force != nil)
         }
         // As minisign does: a secret redirected into a file that others may read is written (the
         // shell made the file already) but the person is told how to close it.

@@ -312,14 +312,16 @@ public struct LoggedChange {
         }
         guard let signer else { throw VaultError.signerNeeded() }
         // Unchanged bytes keep the log as it is, unless an event was given up: then the new event
-        // is written all the same, so the record says it was.
-        if let log, dropped == nil, log.head?.tag("vault") == HouseholdLog.vaultDigest(vault) { return try LoggedVault(vault: vault, log: log) }
+        // is written all the same, so the record says it was, and names no device (a change
+        // naming the vault before it changed nothing: `log verify` holds it to that).
+        let changedNothing = log?.head?.tag("vault") == HouseholdLog.vaultDigest(vault)
+        if let log, dropped == nil, changedNothing { return try LoggedVault(vault: vault, log: log) }
         if log == nil, Household(parentPublicKey: signer.publicKey).id != household { throw VaultError.logStartsWithParent() }
         if log == nil, let unused = logOptionUnused {
             diagnostics?.warning("--log not used: a schema \(unused.input) vault has no household log to read; the log this change begins is written beside its vault, at \(FileNames.quoted(unused.begun))")
         }
         let recorded = HouseholdLog.Change(change.action, summary: change.summary, reason: change.reason,
-                                           details: change.details + (dropped.map { [["dropped", $0.idHex]] } ?? []))
+                                           details: change.details.filter { !changedNothing || $0.first != "device" } + (dropped.map { [["dropped", $0.idHex]] } ?? []))
         return try LoggedVault(vault: vault, log: (log ?? HouseholdLog(events: [])).appending(
             recorded, household: household, vault: vault, revision: revision ?? 0, signer: signer, at: time))
     }

@@ -74,6 +74,7 @@ struct CheckVault: ParsableCommand {
         if let householdLog {
             do {
                 let verified = try HouseholdLog(parsing: InputFiles.read(householdLog, what: "household log")).verified(household: opened.header.householdID, vault: bytes)
+                try verified.check(against: opened.document)
                 logEvents = verified.entries.count
             } catch let error as VaultError where error.code.category == .authentication {
                 logProblem = error.reason

@@ -142,12 +142,17 @@ struct LogShow: ParsableCommand {
             case .support(let grant): "support \(entry.event.pubkey.npub.prefix(16))…" + (grants[grant]?.label.map { " (\(RecordedText.named($0)))" } ?? "")
             }
         }
+        // What the event's tags name beside its sentence, which is the signer's own words (a
+        // trial's support-signed sentence said "revoked Kitchen iPad" over tags naming nothing
+        // but an event given up): the devices it changed, and the event it gave up.
+        func devices(_ entry: HouseholdLog.Entry) -> [String] { entry.event.tags(named: "device").compactMap(\.first).map(RecordedText.named) }
         if json {
             try StandardStreams.writeOutput(JSONValue.array(verified.entries.map { entry in
                 .object([("event", .string(entry.event.idHex)), ("time", .string(Timestamp(seconds: entry.event.createdAt).rfc3339)),
                          ("signer", .string(entry.event.pubkey.npub)), ("role", .string(entry.signer == .parent ? "parent" : "support")),
                          ("action", .string(entry.action.rawValue)), ("summary", .string(RecordedText.named(entry.event.content))),
-                         ("reason", entry.event.tag("reason").map { .string(RecordedText.named($0)) } ?? .null), ("revision", .int(entry.revision))])
+                         ("reason", entry.event.tag("reason").map { .string(RecordedText.named($0)) } ?? .null), ("revision", .int(entry.revision)),
+                         ("devices", .array(devices(entry).map(JSONValue.string))), ("dropped", entry.event.tag("dropped").map(JSONValue.string) ?? .null)])
             }).reported())
             return
         }
@@ -156,7 +161,11 @@ struct LogShow: ParsableCommand {
         var table = TextTable()
         for entry in verified.entries {
             let reason = entry.event.tag("reason").map { " (why: \(RecordedText.named($0)))" } ?? ""
-            table.add(Timestamp(seconds: entry.event.createdAt).rfc3339, who(entry), RecordedText.named(entry.event.content) + reason, "revision \(entry.revision)")
+            let named = devices(entry)
+            let facts = (named.isEmpty ? "" : " [\(named.count == 1 ? "device" : "devices") \(named.joined(separator: ", "))]")
+                + (entry.event.tag("dropped").map { " [gave up event \($0.prefix(12))…]" } ?? "")
+            table.add(Timestamp(seconds: entry.event.createdAt).rfc3339, who(entry), RecordedText.named(entry.event.content) + reason + facts,
+                      "revision \(entry.revision)")
         }
         try StandardStreams.writeOutput(Array(table.render().utf8))
     }

@@ -76,11 +76,15 @@ def reference_verify(log_text: str, household_hex: str, vault: bytes):
             return number
         if not vault_tag[1].isdigit() or str(int(vault_tag[1])) != vault_tag[1]:
             return number
+        # A change naming the vault before it changed nothing: it may only give an event up.
+        changed_nothing = previous is not None and action not in {"grant", "withdraw"} and vault_tag[0] == previous["vault"][0]
+        if changed_nothing and (dropped is None or devices):
+            return number
         if action == "device":
             change = [t[1:] for t in raw["tags"] if t and t[0] == "change"]
             if len(change) != 1 or change[0] not in (["add"], ["promote"], ["rename"], ["limit"]):
                 return number
-            if len(devices) != (0 if change[0] == ["limit"] else 1):
+            if not changed_nothing and len(devices) != (0 if change[0] == ["limit"] else 1):
                 return number
         if previous is None and action not in {"start", "seal", "migrate"}:
             return number
@@ -227,6 +231,8 @@ def test_random_actions_by_parent_and_support_keys_give_a_log_rust_nostr_and_the
         assert [json.loads(line)["pubkey"] for line in log_text.splitlines()] == signers
         verified = tool("vault-tool", "log", "verify", "h.vault", cwd=folder)
         assert verified.returncode == 0, verified.stderr
+        checked = tool("vault-tool", "check", "--vault-key-file", "vk", "--log", "h.log", "h.vault", cwd=folder)
+        assert checked.returncode == 0, (checked.stdout, checked.stderr)
         shown = tool("vault-tool", "log", "show", "--json", "h.vault", cwd=folder)
         assert [e["role"] for e in json.loads(shown.stdout)] == ["parent" if s == parent.pubkey else "support" for s in signers]
 
@@ -267,6 +273,7 @@ def tamperings(lines, agent):
         return lines[:index] + [sign_event(secret, event["created_at"], tags or event["tags"], content if content is not None else event["content"])] + lines[index + 1:]
 
     grant_tags = [t if t[0] != "until" else ["until", "4102444800"] for t in events[1]["tags"]]
+    earlier_vault = next(t for t in events[1]["tags"] if t[0] == "vault")
     return {
         "content edited": edit(3, content="revoked nothing"),
         "time edited": edit(2, created_at=events[2]["created_at"] + 1),
@@ -288,6 +295,13 @@ def tamperings(lines, agent):
         "a device named empty": resigned(2, agent, tags=[t if t[0] != "device" else ["device", ""] for t in events[2]["tags"]]),
         "a device named twice": resigned(2, agent, tags=events[2]["tags"] + [t for t in events[2]["tags"] if t[0] == "device"]),
         "revision with a leading zero": resigned(2, agent, tags=[t if t[0] != "vault" else ["vault", t[1], "0" + t[2]] for t in events[2]["tags"]]),
+        # A second trial's: a support revocation that changed nothing (the vault before it), a
+        # device named or not, giving an event up or not.
+        "revocation repeating the vault before it": resigned(2, agent, tags=[t if t[0] != "vault" else earlier_vault for t in events[2]["tags"]]),
+        "revocation repeating the vault, giving an event up": resigned(
+            2, agent, tags=[t if t[0] != "vault" else earlier_vault for t in events[2]["tags"]] + [["dropped", os.urandom(32).hex()]]),
+        "revocation repeating the vault, naming nothing": resigned(
+            2, agent, tags=[t for t in events[2]["tags"] if t[0] != "device" and t[0] != "vault"] + [earlier_vault]),
     }
 
 
@@ -314,6 +328,46 @@ def test_every_tampering_is_found_at_its_first_bad_event_by_the_tool_and_the_ref
     result = tool("vault-tool", "log", "verify", "old.vault", cwd=folder)
     assert tool_broken_line(result) == reference_verify((folder / "h.log").read_text(), household_hex, (folder / "old.vault").read_bytes()) == 4
     assert household["version"] == 3
+
+
+@pytest.mark.parametrize("named", ["its id", "its id in lower case", "its name", "its id and a space", "no device's id", "the right one, at revision 99"])
+def test_a_revocation_the_vault_does_not_hold_is_found_by_a_check_that_opens_the_vault(signed, named):
+    """Two trials: a support key signed, with Nostr code of its own, a `revoke` naming a device
+    the vault still holds as active (by its id, in another case, by its name), or no device at
+    all, or at a revision the vault is not at, and `log show` told the family it was revoked.
+    Public keys alone cannot see inside the vault (`log verify` holds), but `check --log` with a
+    key that opens it names the event (exit 3), in text and JSON; the log as the tools wrote it
+    is no finding."""
+    folder, agent = signed
+    lines = (folder / "h.log").read_text().splitlines()
+    events = [json.loads(line) for line in lines]
+    document = open_envelope((folder / "h.vault").read_bytes(), PARENT.vault_key)
+    active = next(d for d in document["devices"] if d["status"] == "active")
+    device = {"its id": active["deviceId"], "its id in lower case": active["deviceId"].lower(), "its name": active["deviceName"],
+              "its id and a space": active["deviceId"] + " ", "no device's id": "4A1B2C3D-0000-4000-8000-00000000ABCD"}.get(named)
+    tags = events[2]["tags"] + ([["device", device]] if device else [])
+    if named == "the right one, at revision 99":
+        tags = [t if t[0] != "vault" else ["vault", t[1], "99"] for t in tags]
+    forged = sign_event(agent, events[2]["created_at"], tags, events[2]["content"])
+    (folder / "t.log").write_text("\n".join(lines[:2] + [forged]) + "\n")
+    assert reference_verify((folder / "t.log").read_text(), PARENT.household_id.hex(), (folder / "h.vault").read_bytes()) is None
+    verified = tool("vault-tool", "log", "verify", "--log", "t.log", "h.vault", cwd=folder)
+    assert verified.returncode == 0, verified.stderr
+    found = "revision 99" if device is None else ("which the vault holds as active" if named == "its id" else "no device of the vault has that id")
+    for key in (["--vault-key-file", "parent.vaultkey"], ["--key-file", "parent.nsec"]):
+        checked = tool("vault-tool", "check", *key, "--log", "t.log", "h.vault", cwd=folder)
+        assert checked.returncode == 3, (checked.stdout, checked.stderr)
+        assert "at event 3" in checked.stdout and found in checked.stdout, checked.stdout
+        reported = tool("vault-tool", "check", *key, "--json", "--log", "t.log", "h.vault", cwd=folder)
+        assert reported.returncode == 3
+        log = json.loads(reported.stdout)["log"]
+        assert log["ok"] is False and found in log["problem"], log
+    # What the event names beside its sentence is shown.
+    shown = tool("vault-tool", "log", "show", "--json", "--log", "t.log", "h.vault", cwd=folder)
+    assert shown.returncode == 0, shown.stderr
+    assert json.loads(shown.stdout)[2]["devices"] == [t[1] for t in tags if t[0] == "device"]
+    kept = tool("vault-tool", "check", "--vault-key-file", "parent.vaultkey", "--log", "h.log", "h.vault", cwd=folder)
+    assert kept.returncode == 0, (kept.stdout, kept.stderr)
 
 
 def test_each_writer_appends_one_event_signed_by_whoever_made_the_change(tmp_path):
@@ -598,7 +652,7 @@ def test_a_device_event_says_which_change_and_only_the_parent_adds_a_device(sign
     """A hostile trial appended support-signed `device` events that verified: one adding a
     device (only the parent key may: its subkey derives from it), one of a change no command
     makes, one of none. The tool and the reference hold each to §10.3; the parent's add and a
-    support rename under a grant verify."""
+    support rename under a grant, each naming the vault it made, verify."""
     folder, agent = signed
     _, npub = new_key(folder, "helper.nsec")
     helper = nip19_decode((folder / "helper.nsec").read_text().strip(), "nsec")
@@ -607,16 +661,21 @@ def test_a_device_event_says_which_change_and_only_the_parent_adds_a_device(sign
     assert granted.returncode == 0, granted.stderr
     lines = (folder / "h.log").read_text().splitlines()
     last = json.loads(lines[-1])
-    vault_tag = next(t for t in last["tags"] if t[0] == "vault")
-    tags = [["h", PARENT.household_id.hex()], ["prev", last["id"]], ["action", "device"], vault_tag]
+    revision = next(t for t in last["tags"] if t[0] == "vault")[2]
+    # The vault the change made (a change naming the vault before it changed nothing).
+    changed = bytearray((folder / "h.vault").read_bytes())
+    changed[-1] ^= 1
+    (folder / "x.vault").write_bytes(bytes(changed))
+    tags = [["h", PARENT.household_id.hex()], ["prev", last["id"]], ["action", "device"],
+            ["vault", hashlib.sha256(changed).hexdigest(), str(int(revision) + 1)]]
     if change:
         tags.append(["change", change])
     tags.append(["device", "4A1B2C3D-0000-4000-8000-000000000001"])
     secret = PARENT.secret if signer == "parent" else helper
     lines.append(sign_event(secret, last["created_at"] + 60, tags, "changed the devices"))
     (folder / "t.log").write_text("\n".join(lines) + "\n")
-    result = tool("vault-tool", "log", "verify", "--log", "t.log", "h.vault", cwd=folder)
-    expected = reference_verify("\n".join(lines) + "\n", PARENT.household_id.hex(), (folder / "h.vault").read_bytes())
+    result = tool("vault-tool", "log", "verify", "--log", "t.log", "x.vault", cwd=folder)
+    expected = reference_verify("\n".join(lines) + "\n", PARENT.household_id.hex(), bytes(changed))
     assert tool_broken_line(result) == expected, result.stderr
     assert expected == (None if (change, signer) in {("add", "parent"), ("rename", "support")} else len(lines))
 

@@ -14,6 +14,7 @@ import unicodedata
 import bech32
 
 import pytest
+import shamir_mnemonic
 import zxingcpp
 from mnemonic import Mnemonic
 from nacl.bindings import crypto_aead_xchacha20poly1305_ietf_decrypt
@@ -185,18 +186,30 @@ def test_two_share_sheets_in_one_picture_are_refused_not_one_dropped(tmp_path, s
 
 def key_texts(h):
     """Ways a label or a holder's name could carry the key a sheet is made from, or the vault key
-    it gives: whole, or a piece of 12 hex digits or more."""
+    it gives (whole, or a piece of 12 hex digits or more), or its recovery words, or any key,
+    words or share at all (a second trial: the key's 24 words as a holder were printed on
+    every share sheet)."""
+    other = secrets.token_bytes(32)
+    share = shamir_mnemonic.generate_mnemonics(1, [(2, 3)], other, b"", extendable=False, iteration_exponent=0)[0][0]
     return {"nsec": h.nsec, "hex": f"Fam {h.secret.hex()}", "hex piece": f"Gran {h.secret.hex()[10:24]}",
-            "vault key piece": f"vk {h.vault_key.hex()[:16].upper()}", "secrets key piece": f"Rosa {h.secrets_key.hex()[40:56]}"}
+            "vault key piece": f"vk {h.vault_key.hex()[:16].upper()}", "secrets key piece": f"Rosa {h.secrets_key.hex()[40:56]}",
+            "words": Mnemonic("english").to_mnemonic(h.secret), "words, numbered": " ".join(
+                f"{n}. {w}" for n, w in enumerate(Mnemonic("english").to_mnemonic(h.secret).split(), 1)),
+            "another key's words": Mnemonic("english").to_mnemonic(other), "a share": share,
+            "another key's hex": f"key: {other.hex()}", "another nsec": bech32.bech32_encode("nsec", bech32.convertbits(other, 8, 5))}
+
+
+KEY_SPELLINGS = ["nsec", "hex", "hex piece", "vault key piece", "secrets key piece", "words", "words, numbered", "another key's words",
+                 "a share", "another key's hex", "another nsec"]
 
 
 @pytest.mark.parametrize("where", ["--label", "--holder", "--app-name"])
-@pytest.mark.parametrize("spelling", ["nsec", "hex", "hex piece", "vault key piece", "secrets key piece"])
+@pytest.mark.parametrize("spelling", KEY_SPELLINGS)
 def test_no_share_sheet_prints_the_key_it_splits(tmp_path, where, spelling):
     """A trial: `split --label "Fam <the key's hex>"` (or a holder named so) printed the key on
     every share sheet, exit 0: each holder held it whole, and the 2-of-3 split protected
-    nothing. What a sheet prints keeps no key the run holds, nor the vault key it gives: refused
-    (exit 64), nothing written."""
+    nothing. What a sheet prints keeps no key, words or share, nor a piece of a key the run
+    holds or the vault key it gives: refused (exit 64), nothing written."""
     h = Household(secrets.token_bytes(32))
     key = tmp_path / "k.nsec"
     key.write_text(h.nsec + "\n")
@@ -206,7 +219,97 @@ def test_no_share_sheet_prints_the_key_it_splits(tmp_path, where, spelling):
                              where, text, "-o", str(tmp_path / "shares")], capture_output=True, text=True)
     assert result.returncode == 64 and "holds a key" in result.stderr, (result.returncode, result.stderr)
     assert not (tmp_path / "shares").exists()
-    assert h.secret.hex() not in result.stderr and h.nsec not in result.stderr
+    assert h.secret.hex() not in result.stderr and h.nsec not in result.stderr and text not in result.stderr
     plain = subprocess.run([RECOVERY_SHEET, "split", "--key-file", str(key), "--threshold", "2", "--shares", "3", "--format", "layout",
                             where, "Smith family 2026", "-o", str(tmp_path / "plain")], capture_output=True, text=True)
     assert plain.returncode == 0, plain.stderr
+
+
+@pytest.mark.parametrize("command", ["generate", "code new"])
+@pytest.mark.parametrize("where", ["--label", "--app-name"])
+@pytest.mark.parametrize("spelling", KEY_SPELLINGS)
+def test_no_sheet_prints_a_key_words_or_a_share(tmp_path, command, where, spelling):
+    """The rule of a share sheet's text holds for every sheet (PrintedText, their one door): a
+    recovery sheet's or a code sheet's label or app name holding a key, recovery words or a
+    share, or a piece of the key the run read (the parent key, the master key), is refused
+    (exit 64), nothing written; plain text is printed."""
+    h = Household(secrets.token_bytes(32))
+    key = tmp_path / "k.nsec"
+    key.write_text(h.nsec + "\n")
+    master = tmp_path / "mk.hex"
+    master_hex = secrets.token_hex(32)
+    master.write_text(master_hex + "\n")
+    for file in (key, master):
+        file.chmod(0o600)
+
+    def run(text, out):
+        args = (["generate", "--key-file", str(key), "-o", str(out / "sheet.layout")] if command == "generate" else
+                ["code", "new", "--master-key-file", str(master), "--user-id", "emma", "-o", str(out / "blob.json"),
+                 "--sheet", str(out / "code.layout")])
+        out.mkdir(mode=0o700)
+        return subprocess.run([RECOVERY_SHEET, *args, "--format", "layout", where, text], capture_output=True, text=True)
+
+    text = key_texts(h)[spelling]
+    if command == "code new" and spelling.endswith("piece"):
+        # A code sheet's run holds the master key, not the parent key: pieces of that one (a
+        # trial: 40 of its hex digits were printed as the label).
+        text = {"hex piece": f"Gran {master_hex[10:24]}", "vault key piece": f"mk {master_hex[:16].upper()}",
+                "secrets key piece": f"Rosa {master_hex[24:64]}"}[spelling]
+    result = run(text, tmp_path / "refused")
+    assert result.returncode == 64 and "holds a key" in result.stderr, (result.returncode, result.stderr)
+    assert not any((tmp_path / "refused").iterdir())
+    assert text not in result.stderr and h.nsec not in result.stderr
+    plain = run("Smith family 2026", tmp_path / "plain")
+    assert plain.returncode == 0, plain.stderr
+    assert any("Smith family 2026" in f.read_text() for f in (tmp_path / "plain").iterdir() if f.suffix == ".layout")
+
+
+SPREADS = ["11, 11 and 2", "6 and 6", "label and app name", "3 and 3", "other words between", "capitalised, run together"]
+
+
+@pytest.mark.parametrize("spread", SPREADS)
+def test_words_spread_over_a_sheets_texts_are_refused(tmp_path, spread):
+    """A trial: the 24 words given as a label (words 1-11), a holder (12-22) and the app's name
+    (23-24) were each under the twelve words a text is refused at, and all 24 were printed on
+    every share sheet, exit 0. A run of four of the key's words, whatever stands between them,
+    is a piece of the key the run holds (HeldSecrets), and what a sheet prints as given is also
+    read together: refused (exit 64), nothing written."""
+    h = Household(secrets.token_bytes(32))
+    key = tmp_path / "k.nsec"
+    key.write_text(h.nsec + "\n")
+    key.chmod(0o600)
+    words = Mnemonic("english").to_mnemonic(h.secret).split()
+    options = {"11, 11 and 2": ["--label", " ".join(words[:11]), "--holder", " ".join(words[11:22]), "--holder", "Bob",
+                                "--app-name", " ".join(words[22:])],
+               "6 and 6": ["--label", " ".join(words[:6]), "--holder", " ".join(words[6:12]), "--holder", "Bob"],
+               "label and app name": ["--label", " ".join(words[:6]), "--app-name", " ".join(words[6:12])],
+               "3 and 3": ["--label", " ".join(words[:3]), "--app-name", " ".join(words[3:6])],
+               "other words between": ["--label", " x ".join(words[:8])],
+               "capitalised, run together": ["--label", "".join(w.capitalize() for w in words[:6])]}[spread]
+    result = subprocess.run([RECOVERY_SHEET, "split", "--key-file", str(key), "--threshold", "2", "--shares", "2", "--format", "layout",
+                             *options, "-o", str(tmp_path / "shares")], capture_output=True, text=True)
+    assert result.returncode == 64 and "holds a key, recovery words or a share" in result.stderr, (result.returncode, result.stderr)
+    assert spread != "3 and 3" or "read together" in result.stderr, result.stderr
+    assert not (tmp_path / "shares").exists()
+    assert " ".join(words[:3]) not in result.stderr and " ".join(words[6:9]) not in result.stderr, result.stderr
+    if spread in ("label and app name", "3 and 3"):
+        one = subprocess.run([RECOVERY_SHEET, "generate", "--key-file", str(key), "-o", str(tmp_path / "sheet.layout"), "--format", "layout",
+                              *options], capture_output=True, text=True)
+        assert one.returncode == 64 and "holds a key, recovery words or a share" in one.stderr, one.stderr
+        assert not (tmp_path / "sheet.layout").exists()
+
+
+def test_a_family_whose_names_are_list_words_prints_its_sheets(tmp_path):
+    """A review: many names people give holders are BIP-39 words (mom, dad, sister, rose,
+    grace…); twelve of them over a sheet's texts are no phrase and no piece of the key, and
+    the sheets are printed."""
+    h = Household(secrets.token_bytes(32))
+    key = tmp_path / "k.nsec"
+    key.write_text(h.nsec + "\n")
+    key.chmod(0o600)
+    holders = ["Mom", "Dad", "Sister", "Brother", "Aunt Rose", "Uncle Jack", "Grace", "Cousin"]
+    result = subprocess.run([RECOVERY_SHEET, "split", "--key-file", str(key), "--threshold", "2", "--shares", str(len(holders)), "--format",
+                             "layout", "--label", "Smith family 2026", *[a for name in holders for a in ("--holder", name)],
+                             "-o", str(tmp_path / "shares")], capture_output=True, text=True)
+    assert result.returncode == 0, result.stderr
+    assert len(list((tmp_path / "shares").iterdir())) == len(holders)

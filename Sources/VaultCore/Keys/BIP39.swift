@@ -109,6 +109,10 @@ public enum BIP39 {
 
     private static let english = WordList(englishWords)
 
+    /// The list index of `typed` (lower-case ASCII): a whole word, or its first four letters or
+    /// more (``HeldSecrets`` reads a held key's words in text by it).
+    static func index(ofWord typed: [UInt8]) -> Int? { english.index(of: typed) }
+
     /// A word typed at a prompt, checked against the BIP-39 English list.
     public static func check(typed: SecretBytes) -> TypedWord { english.check(typed) }
 }

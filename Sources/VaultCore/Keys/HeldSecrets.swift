@@ -22,6 +22,8 @@ package enum HeldSecrets {
     /// 48 bits of hex, 50 of bech32: no public text of the run holds as many of a held key's
     /// by chance.
     static let hexPiece = 12, bech32Piece = 10
+    /// Recovery words in a row (44 bits), as a hex piece is 48.
+    static let wordPiece = 4
     /// 60 bits of base64: the app's device link carries the key so (`JSONEncoder`'s `Data`).
     static let base64Piece = 10
 
@@ -69,8 +71,26 @@ package enum HeldSecrets {
             let first = (shift * 8 + 5) / 6, last = (shift + 32) * 8 / 6  // characters wholly of the key
             for start in first...(last - base64Piece) { found.insert(pieceFingerprint(values[start..<(start + base64Piece)], kind: 0x36)) }
         }
+        // Its recovery words (BIP-39, as a sheet prints them, and as typed row by row across
+        // the sheet's grid): a trial printed the key's 24 words on every share sheet, split
+        // over its label, a holder's name and the app's name, each under the twelve words that
+        // read as words alone. Each run of ``wordPiece`` words, by their list indexes.
+        if let entropy = try? SecretBytes(count: 32, initialize: { $0.copyMemory(from: secret) }), var printed = try? BIP39.indexes(for: entropy) {
+            var byRows = WordOrder.printedPlaces(typedAcrossRows: printed.count).map { printed[$0] }
+            defer { for i in printed.indices { printed[i] = 0; byRows[i] = 0 } }
+            for order in [printed, byRows] {
+                var bytes = Self.wordBytes(order)
+                defer { bytes.zeroize() }
+                for start in stride(from: 0, through: bytes.count - 2 * wordPiece, by: 2) {
+                    found.insert(pieceFingerprint(bytes[start..<(start + 2 * wordPiece)], kind: 0x77))
+                }
+            }
+        }
         pieces.withLock { $0.formUnion(found) }
     }
+
+    /// Word indexes as two bytes each, the form a run of words is fingerprinted in.
+    private static func wordBytes(_ indexes: [Int]) -> [UInt8] { indexes.flatMap { [UInt8($0 >> 8), UInt8($0 & 0xff)] } }
 
     /// A piece's SHA-256 as four words: a set of them hashes 32 bytes in four steps, where a set
     /// of byte arrays hashed each byte (a third of a small `open`'s own work, callgrind).
@@ -171,6 +191,34 @@ package enum HeldSecrets {
             return (0...(characters.count - length)).contains { held.contains(pieceFingerprint(characters[$0..<($0 + length)], kind: kind)) }
         }
         return holdsPiece(hex, hexPiece, kind: 0x68) || holdsPiece(bech32, bech32Piece, kind: 0x62) || holdsPiece(base64, base64Piece, kind: 0x36)
+            || wordsAppear(in: text, held: held)
+    }
+
+    /// Whether ``wordPiece`` list words in a row, whatever stands between them (spaces, other
+    /// words, numbers, lines), are a run of a held key's recovery words: words are runs of
+    /// ASCII letters, a capital after a small letter beginning a new one (`AbandonAbility`),
+    /// each a whole list word or its first four letters.
+    private static func wordsAppear(in text: [UInt8], held: Set<PieceFingerprint>) -> Bool {
+        var indexes: [Int] = [], token: [UInt8] = []
+        defer { token.zeroize(); for i in indexes.indices { indexes[i] = 0 } }
+        func endWord() {
+            if !token.isEmpty, let index = BIP39.index(ofWord: token) { indexes.append(index) }
+            token.zeroize()
+            token.removeAll(keepingCapacity: true)
+        }
+        var afterSmallLetter = false
+        for byte in text {
+            let isUpper = (0x41...0x5a).contains(byte), isLower = (0x61...0x7a).contains(byte)
+            defer { afterSmallLetter = isLower }
+            guard isUpper || isLower else { endWord(); continue }
+            if isUpper, afterSmallLetter { endWord() }
+            token.append(byte | 0x20)
+        }
+        endWord()
+        guard indexes.count >= wordPiece else { return false }
+        var bytes = wordBytes(indexes)
+        defer { bytes.zeroize() }
+        return stride(from: 0, through: bytes.count - 2 * wordPiece, by: 2).contains { held.contains(pieceFingerprint(bytes[$0..<($0 + 2 * wordPiece)], kind: 0x77)) }
     }
 
     /// A base64 character's value, in the standard alphabet or the URL's (`-` and `_`).

@@ -82,9 +82,9 @@ public struct VaultKey: Sendable, Equatable {
             return text.count != 64 && text.starts(with: Array("nsec1".utf8))
         }
         if isParentKey { throw VaultError.parentKeyGivenAsVaultKey(what) }
+        // Read in, it is one a person gave: never forgotten, and known by its pieces too
+        // (SecretBytes.parsingHex, every hex key file's door, pins it).
         try self.init(secret: SecretBytes.parsingHex(contents, byteCount: 32, what: what, kind: "a vault key"))
-        // Read in, it is one a person gave: never forgotten, and known by its pieces too.
-        secret.withUnsafeBytes { HeldSecrets.register($0, pinned: true) }
     }
 
     /// The key as 64 lowercase hex ASCII, in protected memory.

@@ -249,7 +249,11 @@ extension HouseholdLog {
             } catch let error as VaultError {
                 throw broken("it is signed by a key that may not \(action.infinitive) then (\(error.reason))")
             }
-            try Self.checkWhatItChanged(event, action, signer: signer, broken: broken)
+            // A change names the vault it made: one naming the vault the event before it names
+            // changed nothing (a trial: a support key's own `revoke` repeating the vault, its
+            // device still active, verified and was shown as "revoked 1 device").
+            let changedNothing = action != .grant && action != .withdraw && previous?.vaultDigest == vault[0]
+            try Self.checkWhatItChanged(event, action, signer: signer, changedNothing: changedNothing, broken: broken)
             switch action {
             case .grant: grants.append(try Self.grant(of: event, broken: broken))
             case .withdraw:
@@ -267,8 +271,11 @@ extension HouseholdLog {
     /// What an event says it changed, held to what its action can change and its signer may: a
     /// device event is one of the device commands, and adds a device only by the parent key
     /// (its subkey derives from it); a revocation names the devices it revoked (or says which
-    /// event it gave up). A hostile trial appended support-signed events that broke each.
-    private static func checkWhatItChanged(_ event: NostrEvent, _ action: LogAction, signer: Signer, broken: (String) -> VaultError) throws {
+    /// event it gave up). A hostile trial appended support-signed events that broke each. An
+    /// event that `changedNothing` (its vault the one before it) only gives an event up: a run
+    /// cut off and made again with nothing left to do (CLISupport's `LoggedChange`), naming no device.
+    private static func checkWhatItChanged(_ event: NostrEvent, _ action: LogAction, signer: Signer, changedNothing: Bool,
+                                           broken: (String) -> VaultError) throws {
         // Each device it names, once, by a value (`["device", id]`); a dropped event by its id.
         let devices = event.tags(named: "device")
         guard devices.allSatisfy({ $0.count == 1 && !$0[0].isEmpty }), Set(devices.map { $0.first ?? "" }).count == devices.count else {
@@ -277,11 +284,19 @@ extension HouseholdLog {
         if let dropped = event.tags(named: "dropped").first, dropped.count != 1 || dropped[0].utf8.count != 64 || Hex.decode(dropped[0]) == nil || dropped[0] != dropped[0].lowercased() {
             throw broken("its dropped tag names no event id")
         }
-        switch action {
-        case .device:
+        if action == .device {
             guard let change = event.tags(named: "change").first, change.count == 1, ["add", "promote", "rename", "limit"].contains(change[0]) else {
                 throw broken("its device change (change) is none of add, promote, rename, limit")
             }
+        }
+        if changedNothing {
+            guard event.tag("dropped") != nil else { throw broken("it names the vault the event before it names: it changed nothing") }
+            guard devices.isEmpty else { throw broken("it names the vault the event before it names, so it changed nothing, yet it names a device") }
+            return
+        }
+        switch action {
+        case .device:
+            let change = event.tags(named: "change")[0]
             if change[0] == "add", signer != .parent { throw broken("a support key added a device, which only the parent key may: the device's subkey derives from it") }
             guard change[0] == "limit" ? devices.isEmpty : devices.count == 1 else { throw broken("its \(change[0]) names \(change[0] == "limit" ? "a device" : "not one device") (device)") }
         case .revoke:
@@ -301,6 +316,33 @@ extension HouseholdLog {
             throw broken("its grant has no end after it was made (until)")
         }
         return Grant(id: event.idHex, key: key, actions: actions, until: until, label: event.tag("label"), withdrawnBy: nil)
+    }
+}
+
+extension HouseholdLog.Verified {
+    /// What only a reader that opens the vault can hold the log to (`check --log`), as §10.2
+    /// says an event names its vault: the last event names the vault's revision, and each
+    /// device a `revoke` names is one the vault holds as revoked, by the id the event recorded
+    /// (its exact spelling, as the tools write it), unless the parent key merged, sealed,
+    /// migrated or rotated the vault after it (only the parent may bring a revoked device
+    /// back, by a merge or a seal). Two
+    /// trials: a support-signed `revoke` naming a device still active verified, and so did one
+    /// naming it in another case, by its name, or at a revision the vault is not at.
+    public func check(against document: VaultDocument) throws {
+        if let head = entries.last, head.revision != (document.revision ?? 0) {
+            throw VaultError.logRevisionNotVaults(line: head.line, id: head.event.idHex, named: head.revision, vault: document.revision ?? 0)
+        }
+        let revoked = Set(document.devices.filter { $0.status == .revoked }.map { RecordedText.recordedID($0.deviceId) })
+        let active = Set(document.devices.filter { $0.status == .active }.map { RecordedText.recordedID($0.deviceId) })
+        var parentChangedSince = false
+        for entry in entries.reversed() {
+            if entry.action == .revoke, !parentChangedSince,
+               let device = entry.event.tags(named: "device").compactMap(\.first).first(where: { !revoked.contains($0) }) {
+                throw VaultError.revocationNotInVault(line: entry.line, id: entry.event.idHex, device: device, active: active.contains(device))
+            }
+            // A routine change by the parent after it (a rename, another revocation) hides nothing.
+            if entry.signer == .parent, [.merge, .seal, .migrate, .rotate].contains(entry.action) { parentChangedSince = true }
+        }
     }
 }
 
@@ -330,16 +372,19 @@ extension HouseholdLog {
         func checkRecordable() throws {
             try RecordedText.check(summary, field: "the event's sentence")
             if let reason { try RecordedText.checkFreeText(reason, field: "the reason") }
+            var texts: [(text: String?, field: String)] = [(summary, "the event's sentence"), (reason, "the reason")]
             for tag in details {
                 guard let name = tag.first else { continue }
                 for value in tag.dropFirst() {
                     if Self.freeTextTags.contains(name) {
                         try RecordedText.checkFreeText(value, field: "the \(name)")
+                        texts.append((value, "the \(name)"))
                     } else {
                         try RecordedText.check(value, field: "the event's '\(name)' tag", mayBeKey: true)
                     }
                 }
             }
+            try RecordedText.checkTogether(texts)
         }
     }
 
@@ -536,6 +581,11 @@ extension VaultError.Code {
     /// A household log that does not verify: an event edited, forged, reordered, cut or
     /// signed by a key not allowed, or a vault that is not its last event's.
     public static let logBroken = VaultError.Code(name: "logBroken", category: .authentication)
+    /// A `revoke` event naming a device the vault does not hold as revoked (active, or no
+    /// device by that id), no parent change after it.
+    public static let revocationNotInVault = VaultError.Code(name: "revocationNotInVault", category: .authentication)
+    /// A log whose last event names a revision the vault is not at.
+    public static let logRevisionNotVaults = VaultError.Code(name: "logRevisionNotVaults", category: .authentication)
     /// A log whose last event names a vault that was never written (a run cut off).
     public static let logAheadOfVault = VaultError.Code(name: "logAheadOfVault", category: .authentication)
     /// A change signed by a key that may not make it.
@@ -545,6 +595,17 @@ extension VaultError.Code {
 }
 
 extension VaultError {
+    static func revocationNotInVault(line: Int, id: String, device: String, active: Bool, file: String = #fileID, line sourceLine: UInt = #line) -> VaultError {
+        VaultError(.revocationNotInVault, "the household log is broken at event \(line) (\(id.prefix(12))…): it revokes device \(QuotedInput(device)), \(active ? "which the vault holds as active" : "and no device of the vault has that id") with no merge or seal by the parent key after it: the event did not make the change it names, or the vault was changed back without one",
+                   hint: "the device may not be revoked: check the vault's devices (vault-tool inspect), revoke it again if so (device-revoker vault), and have the parent see who signed that event (vault-tool log show)",
+                   file: file, line: sourceLine)
+    }
+
+    static func logRevisionNotVaults(line: Int, id: String, named: Int, vault: Int, file: String = #fileID, line sourceLine: UInt = #line) -> VaultError {
+        VaultError(.logRevisionNotVaults, "the household log is broken at event \(line) (\(id.prefix(12))…): it names revision \(named), and the vault is at revision \(vault)",
+                   hint: "nothing from that event on can be trusted; have the parent check the vault and its log", file: file, line: sourceLine)
+    }
+
     static func logBroken(line: Int, id: String?, _ reason: String, file: String = #fileID, line sourceLine: UInt = #line) -> VaultError {
         VaultError(.logBroken, "the household log is broken at event \(line)\(id.map { " (\($0.prefix(12))…)" } ?? ""): \(reason)",
                    hint: "nothing from that event on can be trusted; compare with another copy of the log, or have the parent check the vault, move this log aside and start a new one (vault-tool log start)",

@@ -95,6 +95,10 @@ public enum ShareProblem: Error, Hashable, Sendable, VaultErrorConvertible {
             "share \(share) is not a valid share (its padding bits are wrong)"
         case let .groupThresholdAboveCount(share):
             "share \(share) is not a valid share (it needs more groups than its set has)"
+        case let .differentSets(share, first, other) where first == other:
+            // The same set's number with other settings (SLIP-0039's vectors 7–9, 26–28): "from
+            // set 20976, the others from set 20976" told a parent nothing (a trial).
+            "share \(share) names set \(first) as the others do, but not its settings (its group count, group threshold, iteration count, extendable flag or secret's length): it was changed or made for another split, and never combines with them"
         case let .differentSets(share, first, other):
             "share \(share) is from set \(other), the others from set \(first): shares of different sets never combine"
         case let .duplicateShare(share, sameAs):

@@ -26,6 +26,24 @@ public enum RecordedText {
         }
     }
 
+    /// Refuses the texts one record (or one printed sheet) keeps when, read together, they hold
+    /// a secret this run holds that none holds alone (``HeldSecrets``: a piece of its hex, its
+    /// recovery words): a trial's share sheet held the key's words 1–11, 12–22 and 23–24 in its
+    /// label, a holder's name and the app's name, exit 0. Only the run's own secrets: twelve
+    /// list words over many short texts (a family's holders named Mom, Dad, Rose, Grace…) are
+    /// no phrase. Each text is checked on its own first, by its caller, so a refusal names the
+    /// field when one alone holds it; the fields named are those given.
+    public static func checkTogether(_ texts: [(text: String?, field: String)]) throws {
+        var given: [String] = [], fields: [String] = []
+        for (text, field) in texts {
+            guard let text, !text.isEmpty else { continue }
+            given.append(text)
+            if !fields.contains(field) { fields.append(field) }
+        }
+        guard given.count > 1 else { return }
+        try check(given.joined(separator: "\n"), field: "\(fields.joined(separator: ", ")), read together,", mayBeKey: true)
+    }
+
     /// A name or id the vault already holds, as a record's sentence names it: itself, or, when
     /// the record may not keep it (it reads as a key, words or a share), what stands for it. A
     /// stolen iPad named so by its thief must still be revoked: the change is recorded, the
@@ -61,7 +79,7 @@ extension VaultError.Code {
 
 extension VaultError {
     static func secretInRecord(_ field: String, file: String = #fileID, line: UInt = #line) -> VaultError {
-        VaultError(.secretInRecord, "\(field) holds a key, recovery words or a share (not shown): a record keeps it for good and shows it to everyone who reads it; nothing was written",
+        VaultError(.secretInRecord, "\(field) holds a key, recovery words or a share (not shown): a record or a sheet keeps it for good and shows it to everyone who reads it; nothing was written",
                    hint: "give the text without the secret (a public key is its npub1…)", file: file, line: line)
     }
 

@@ -142,16 +142,21 @@ extension SecretBytes {
 
     /// Parses a file of `byteCount * 2` hex characters (surrounding whitespace ignored) into
     /// protected memory: vault keys (``VaultKey/init(parsing:what:)``), master keys. `kind`
-    /// names the key in the error for a wrong length ("a vault key").
+    /// names the key in the error for a wrong length ("a vault key"). The key read is pinned in
+    /// ``HeldSecrets``: no record, sheet or message of the run holds it or a piece of it.
     public static func parsingHex(_ contents: SecretBytes, byteCount: Int, what: String, kind: String? = nil) throws -> SecretBytes {
         try contents.withUnsafeBytes { raw in
             let text = UnsafeRawBufferPointer(rebasing: raw[trimmedRange(raw)])
             guard text.count == byteCount * 2 else {
                 throw VaultError.wrongHexLength(what, characters: byteCount * 2, kind: kind)
             }
-            return try SecretBytes(count: byteCount) { out in
+            let secret = try SecretBytes(count: byteCount) { out in
                 guard Hex.decode(text, into: out) else { throw VaultError.notHex(what) }
             }
+            // A secret the run holds, whole or in pieces, is kept out of every record and sheet
+            // (a trial: a code sheet's label printed 40 hex digits of the master key it read).
+            secret.withUnsafeBytes { HeldSecrets.register($0, pinned: true) }
+            return secret
         }
     }
 }

@@ -85,6 +85,9 @@ public enum RecoveryCodes {
             throw VaultError.wrongRecoveryCode()
         }
         defer { plaintext.zeroize() }
+        // The master key the blob gave is a secret this run holds, kept out of every record
+        // and sheet as a key read from a file is (`code rotate` prints a new sheet).
+        plaintext.withUnsafeBytes { HeldSecrets.register($0, pinned: true) }
         return try plaintext.withUnsafeBytes { try SecretBytes(copying: $0) }
     }
 

@@ -30,9 +30,7 @@ public enum CodeSheet {
 
     public static func render(_ content: Content, paper: Paper, dotsPerInch: Int,
                               template: TextTemplate) throws -> RecoverySheet.Rendered {
-        try PrintedText.check(content.label, what: "the label")
-        try PrintedText.check(content.appName, what: "the app's name")
-        try PrintedText.check(content.userID, what: "the user id")
+        try PrintedText.check([(content.label, "the label"), (content.appName, "the app's name"), (content.userID, "the user id")])
         let values = ["app": content.appName, "userId": content.userID]
         var page = try PageWriter(paper: paper, gridDotsPerInch: dotsPerInch)
         try page.paragraph("title", template.text("title", values), style: .title)

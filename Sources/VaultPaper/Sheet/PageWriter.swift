@@ -238,9 +238,11 @@ extension VaultError.Code {
 }
 
 extension VaultError {
-    /// A block of the sheet would run off its page.
+    /// A block of the sheet would run off its page. The block is the layout's (`label` holds
+    /// a share's holder too), so the hint names every text a person gives (a trial: a holder's
+    /// long name was blamed on the label).
     static func sheetDoesNotFit(paper: Paper, block: String, file: String = #fileID, line: UInt = #line) -> VaultError {
         VaultError(.sheetDoesNotFit, "the sheet does not fit on one \(paper.rawValue) page: '\(block)' would run off it",
-                   hint: "shorten the label, or use the other paper size", file: file, line: line)
+                   hint: "shorten what is printed as given (the label, a holder's name, the app's name, the user id), or use the other paper size", file: file, line: line)
     }
 }

@@ -138,8 +138,7 @@ public enum RecoverySheet {
     }
 
     public static func render(_ content: Content, paper: Paper, dotsPerInch: Int, template: TextTemplate) throws -> Rendered {
-        try PrintedText.check(content.label, what: "the label")
-        try PrintedText.check(content.appName, what: "the app's name")
+        try PrintedText.check([(content.label, "the label"), (content.appName, "the app's name")])
         var page = try PageWriter(paper: paper, gridDotsPerInch: dotsPerInch)
         let household = Household(parentPublicKey: content.secret.publicKey)
         let encrypted = if case .encrypted = content.secret { true } else { false }

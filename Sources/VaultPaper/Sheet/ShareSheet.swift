@@ -39,9 +39,8 @@ public enum ShareSheet {
 
     public static func render(_ content: Content, groups: [SLIP39.Group], paper: Paper, dotsPerInch: Int,
                               template: TextTemplate) throws -> RecoverySheet.Rendered {
-        try PrintedText.check(content.label, what: "the label")
-        try PrintedText.check(content.appName, what: "the app's name")
-        for name in [content.holder].compactMap({ $0 }) + content.otherHolders { try PrintedText.check(name, what: "a holder's name") }
+        try PrintedText.check([(content.label, "the label"), (content.appName, "the app's name")]
+                              + ([content.holder].compactMap { $0 } + content.otherHolders).map { ($0, "a holder's name") })
         let share = content.share
         let group = groups[share.groupIndex]
         let household = Household(parentPublicKey: content.publicKey)

@@ -134,6 +134,29 @@ import Testing
         #expect(!QuotedInput("loaded key from disk, all fine 2026-11-30 id 42").isWithheld)
     }
 
+    /// Four of a held key's recovery words in a row are a piece of it (44 bits), whatever
+    /// stands between them, in the printed order or typed row by row across the sheet's grid
+    /// (a trial: the 24 words split over a share sheet's label, holder and app name); three,
+    /// or four that are not in the key's order, are public text.
+    @Test func fourOfAHeldKeysWordsInARowAreAPieceOfIt() throws {
+        var generator = SystemRandomNumberGenerator()
+        let secret = (0..<32).map { _ in UInt8.random(in: 0...255, using: &generator) }
+        secret.withUnsafeBytes { HeldSecrets.register($0, pinned: true) }
+        let phrase = try BIP39.phrase(for: secret.withUnsafeBytes { try SecretBytes(copying: $0) })
+        let words = phrase.withUnsafeBytes { String(decoding: $0, as: UTF8.self) }.split(separator: " ").map(String.init)
+        let byRows = WordOrder.printedPlaces(typedAcrossRows: 24).map { words[$0] }
+        let spaced: String = words[5..<9].joined(separator: " ")
+        let between: String = "Gran " + words[10..<14].joined(separator: " and ")
+        let capitalised: String = words[0..<4].map { (word: String) -> String in word.capitalized }.joined()
+        let prefixes: String = words[20..<24].map { (word: String) -> String in String(word.prefix(4)).uppercased() }.joined(separator: "\n")
+        let rows: String = byRows[3..<7].joined(separator: ", ")
+        for shown in [spaced, between, capitalised, prefixes, rows] {
+            #expect(HeldSecrets.appear(in: Array(shown.utf8)), "\(shown)")
+        }
+        #expect(!HeldSecrets.appear(in: Array(words[5..<8].joined(separator: " ").utf8)))
+        #expect(!HeldSecrets.appear(in: Array([words[9], words[8], words[7], words[6]].joined(separator: " ").utf8)))
+    }
+
     @Test func aQuoteWithholdsASecretAndKeepsThePublic() {
         for secret in [Self.nsec, Self.hex, "3. legal", "abandon ability"] {
             let quoted = QuotedInput(secret)

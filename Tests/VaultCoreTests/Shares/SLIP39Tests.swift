@@ -59,6 +59,17 @@ import Testing
         #expect(problem(12) == .memberThresholdsDiffer(share: 2, group: problem12Group(vectors)))
         #expect(problem(13).map { if case .digestMismatch = $0 { true } else { false } } == true)
         #expect(problem(39) == .wrongWordCount(share: 1, count: 19))
+        // The same set's number with other settings (iteration exponent, group threshold, group
+        // count): refused as another set, and said so, not as "set N, the others from set N".
+        for number in [7, 8, 9, 26, 27, 28] {
+            let found = problem(number)
+            guard case let .differentSets(_, first, other) = found, first == other else {
+                Issue.record("vector \(number): \(String(describing: found))")
+                continue
+            }
+            #expect(found?.reason.contains("names set \(first) as the others do, but not its settings") == true)
+            #expect(found?.reason.contains("the others from set") == false)
+        }
     }
 
     private func problem12Group(_ vectors: [(name: String, mnemonics: [String], secret: String)]) -> Int {

@@ -161,6 +161,34 @@ import Testing
         }
     }
 
+    /// A change names the vault it made: one naming the vault the event before it names changed
+    /// nothing, and holds only when it gives an event up and names no device (a trial: a support
+    /// key's own `revoke` that repeated the vault, its device still active, verified and was
+    /// shown as "revoked 1 device").
+    @Test func aChangeNamingTheVaultBeforeItChangedNothing() throws {
+        var house = try started()
+        let support = try SecretKey.generate(using: random)
+        try grant(&house, to: support)
+        let someEvent = String(repeating: "ab", count: 32)
+        let forgeries: [(SecretKey, LogAction, [[String]])] = [
+            (support, .revoke, [["device", "D1"]]), (house.parent, .revoke, [["device", "D1"]]), (support, .revoke, [["dropped", someEvent], ["device", "D1"]]),
+            (support, .revoke, []), (house.parent, .device, [["change", "rename"], ["device", "D1"]]), (house.parent, .device, [["change", "limit"]]),
+            (house.parent, .merge, []), (house.parent, .seal, []),
+        ]
+        for (signer, action, details) in forgeries {
+            let forged = try house.log.appendingUnverified(.init(action, summary: "\(action)", details: details), household: house.household, vault: house.vault,
+                                                           revision: house.revision, signer: signer, at: Timestamp(seconds: 1_800_000_100))
+            #expect(brokenLine(forged, house) == 3, "\(action) \(details)")
+        }
+        // Given up (a run cut off, made again with nothing left to do), naming no device: it holds.
+        for action in [LogAction.revoke, .device] {
+            let givenUp = try house.log.appendingUnverified(.init(action, summary: "gave up", details: [["dropped", someEvent]] + (action == .device ? [["change", "rename"]] : [])),
+                                                            household: house.household, vault: house.vault, revision: house.revision, signer: support,
+                                                            at: Timestamp(seconds: 1_800_000_100))
+            #expect(brokenLine(givenUp, house) == (action == .revoke ? nil : 3))  // the grant allows revoke only
+        }
+    }
+
     /// A writer never leaves a log that does not verify: a grant ending before the time its
     /// event bears, an event after the household moved, a signer the log does not allow.
     @Test func appendingRefusesAnEventThatWouldNotVerify() throws {
@@ -241,8 +269,10 @@ import Testing
         let nsec = String(decoding: try house.parent.nsec().withUnsafeBytes { Array($0) }, as: UTF8.self)
         let words = Array(repeating: "abandon", count: 11).joined(separator: " ") + " about"
         let secrets = [nsec, nsec.uppercased(), "export NSEC=\(nsec)", parentHex, "0x" + parentHex, parentHex.uppercased(), "id " + parentHex + " x", words]
+        // A grant names the vault before it; any other change the vault it made.
         func append(_ change: HouseholdLog.Change) throws {
-            _ = try house.log.appending(change, household: house.household, vault: house.vault, revision: 1, signer: house.parent, at: Timestamp(seconds: 1_800_000_010))
+            _ = try house.log.appending(change, household: house.household, vault: change.action == .grant ? house.vault : house.vault + [1], revision: 1,
+                                        signer: house.parent, at: Timestamp(seconds: 1_800_000_010))
         }
         for secret in secrets {
             #expect(throws: VaultError(.secretInRecord, "")) { try append(.init(.revoke, summary: "ok", reason: secret)) }
