@@ -44,7 +44,12 @@ package enum HeldSecrets {
             held.recent.append(fingerprint)
             return false
         }
-        if pinned, isNew { registerPieces(secret) }
+        // Its pieces are cut when text is first asked about (``match(in:)``), from a copy in
+        // protected memory: most runs never ask, and the pieces (now with its recovery words)
+        // are work at every start that reads a key (issue 48 counts each start).
+        if pinned, isNew, let copy = try? SecretBytes(copying: secret) {
+            registerWhenAsked { copy.withUnsafeBytes { registerPieces($0) } }
+        }
     }
 
     /// Fingerprints each piece of the key's hex (lower case) and of its nsec's data characters.
@@ -119,10 +124,11 @@ package enum HeldSecrets {
         return PieceFingerprint(digest)
     }
 
-    /// Derivations of keys a person gave, run the first time text is asked about (``match(in:)``):
-    /// a key read in gives the vault and secrets keys, which are as secret as it, but most runs
-    /// never ask, and deriving both and cutting them in pieces at every start made a small
-    /// `open` 7% slower (a debug build, hyperfine; issue 48 counts each start).
+    /// Work on keys a person gave, run the first time text is asked about (``match(in:)``): the
+    /// vault and secrets keys a parent key gives, which are as secret as it, and every pinned
+    /// key's pieces. Most runs never ask, and deriving both keys and cutting them in pieces at
+    /// every start made a small `open` 7% slower (a debug build, hyperfine; issue 48 counts
+    /// each start).
     private static let deferred = Mutex<[@Sendable () -> Void]>([])
 
     /// Runs `derive` before the first question about text (it registers what it derives).
@@ -130,12 +136,17 @@ package enum HeldSecrets {
         deferred.withLock { $0.append(derive) }
     }
 
+    /// Until none is left: a derivation registers the keys it gives, whose pieces are deferred
+    /// work in turn.
     private static func deriveDeferred() {
-        let pending = deferred.withLock { pending in
-            defer { pending = [] }
-            return pending
+        while true {
+            let pending = deferred.withLock { pending in
+                defer { pending = [] }
+                return pending
+            }
+            guard !pending.isEmpty else { return }
+            for derive in pending { derive() }
         }
-        for derive in pending { derive() }
     }
 
     /// Whether `secret` (32 bytes) is one this run holds.
