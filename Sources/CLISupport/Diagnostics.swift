@@ -86,7 +86,7 @@ public struct Diagnostics: Sendable {
     /// the tool's own line breaks are kept, every value in them escaped (``DisplayText``).
     public func note(_ text: DisplayText) {
         if LogFormat.current == .json { return event("info", "summary", text.text) }
-        StandardStreams.writeError(Array((SecretRedaction.redacting(text.text).displaySafeKeepingNewlines + "\n").utf8))
+        StandardStreams.writeError(Array((Self.withholdingHeldKeys(SecretRedaction.redacting(text.text)).displaySafeKeepingNewlines + "\n").utf8))
     }
 
     /// A line a child the tool ran (a key command, a `credential_process`) wrote to standard
@@ -109,8 +109,8 @@ public struct Diagnostics: Sendable {
 
     /// `--log-format json`: one JSON line (``LogFormat``).
     private func event(_ level: String, _ name: String, _ text: String, hint: String? = nil) {
-        var fields: [(key: String, value: JSONValue)] = [("message", .string(VaultError.bounded(SecretRedaction.redacting(text))))]
-        if let hint { fields.append(("hint", .string(VaultError.bounded(SecretRedaction.redacting(hint))))) }
+        var fields: [(key: String, value: JSONValue)] = [("message", .string(VaultError.bounded(Self.withholdingHeldKeys(SecretRedaction.redacting(text)))))]
+        if let hint { fields.append(("hint", .string(VaultError.bounded(Self.withholdingHeldKeys(SecretRedaction.redacting(hint)))))) }
         StandardStreams.writeError(LogFormat.line(level: level, event: name, tool: toolName, fields: fields))
     }
 
@@ -120,7 +120,22 @@ public struct Diagnostics: Sendable {
     /// break forged a line); and bounded here, whoever wrote it (argument-parser's own errors
     /// quote the argument whole).
     private func line(_ kind: String, _ text: String) {
-        StandardStreams.writeError(Array("\(toolName): \(kind): \(VaultError.bounded(SecretRedaction.redacting(text)).displaySafe)\n".utf8))
+        StandardStreams.writeError(Array("\(toolName): \(kind): \(VaultError.bounded(Self.withholdingHeldKeys(SecretRedaction.redacting(text))).displaySafe)\n".utf8))
+    }
+
+    /// A message holding a whole key this run holds, in any spelling (``HeldSecrets``: hex
+    /// split by colons, an nsec, base64), with each word that holds it withheld, or, when it
+    /// is spread over words, the whole message: the redaction above reads quotes, and a
+    /// message may quote a file's text unquoted (a trial: a given-up log event's sentence
+    /// printed the parent key in hex). Only a whole key the run holds, so no ordinary message
+    /// is ever taken for one.
+    static func withholdingHeldKeys(_ text: String) -> String {
+        guard HeldSecrets.match(in: text.utf8) == .key else { return text }
+        let words = text.split(separator: " ", omittingEmptySubsequences: false).map { word in
+            HeldSecrets.match(in: word.utf8) == .key ? "(not shown: it holds a key this run holds)" : String(word)
+        }
+        let joined = words.joined(separator: " ")
+        return HeldSecrets.match(in: joined.utf8) == .key ? "(a message not shown: it holds a key this run holds)" : joined
     }
 }
 

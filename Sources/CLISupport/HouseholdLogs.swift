@@ -64,6 +64,16 @@ public struct SignerOptions: ParsableArguments {
     }
 }
 
+/// Why a command reads a vault, which says what it does with the household log kept beside a
+/// schema 3 vault (``VaultLogFiles/readVault(_:logPath:restartsMigration:reading:)``).
+public enum VaultReading: Sendable {
+    /// To show or check it: a log that does not hold is said, as a warning.
+    case showing
+    /// To change it, or to verify its log itself (`log`, `check --log`): the log is held to
+    /// its rules there, and a broken one refused with its reason.
+    case verifyingLog
+}
+
 /// A writer's household logs: the one read beside its input vault and the one written beside its
 /// output, declared with its other files before anything is read. Only a schema 3 vault has a
 /// log; for older ones nothing is read or written.
@@ -145,12 +155,47 @@ public struct VaultLogFiles {
     /// trial: `--log elsewhere` let a vault put back beside its log be revoked from, unsigned).
     /// `restartsMigration`: a migration to schema 3 in place by the parent, which may find its
     /// own cut-off run's log beside the vault, and begin it anew there.
-    public static func readVault(_ path: String, logPath: String? = nil, restartsMigration: Bool = false) throws -> [UInt8] {
+    ///
+    /// `reading`: a command that only shows or checks the vault (``VaultReading/showing``) says
+    /// when the log beside a schema 3 vault does not hold; one that verifies the log itself (every
+    /// change, `log`, `check --log`) refuses then, with the reason, and is not told twice.
+    public static func readVault(_ path: String, logPath: String? = nil, restartsMigration: Bool = false, reading: VaultReading) throws -> [UInt8] {
         let bytes = try InputFiles.read(path, what: "vault")
-        if let version = LoggedVault.schemaVersion(Array(bytes.prefix(VaultEnvelope.headerByteCount))), version < 3 {
+        guard let version = LoggedVault.schemaVersion(Array(bytes.prefix(VaultEnvelope.headerByteCount))) else { return bytes }
+        if version < 3 {
             try refuseLogs(besideVault: path, bytes, of: version, named: logPath, revision: nil, restartsMigration: restartsMigration)
+        } else if reading == .showing {
+            warnOfLog(logPath ?? (path == "-" ? nil : LoggedVault.logPath(besideVault: path)), ofVault: bytes, path: path)
         }
         return bytes
+    }
+
+    /// The warning a command showing a schema 3 vault gives when the household log kept for it
+    /// is there and does not hold (a trial: `inspect`, `diff` and `rotation-planner plan` showed
+    /// a vault changed without a signed event, its log beside it, without a word; `log verify`
+    /// and every writer found it). A missing log is not said here: a copy handed over alone is
+    /// still read, and every change refuses it.
+    ///
+    /// A log that cannot be read (a directory, a FIFO, one past the size a log may have) is
+    /// said as one that does not hold (a trial: padded past 16 MiB, it silenced the warning),
+    /// and a vault named through a symbolic link is held to the log beside the file it leads
+    /// to when none is beside the name, as `log verify` finds it.
+    static func warnOfLog(_ logPath: String?, ofVault bytes: [UInt8], path vault: String) {
+        guard var path = logPath, let household = VaultHeader.household(inAnyHeader: bytes) else { return }
+        do {
+            var read = try InputFiles.readIfPresent(path, what: "household log")
+            if read == nil, let target = linkedVaultWithLog(vault, missing: path) {
+                path = LoggedVault.logPath(besideVault: target)
+                read = try InputFiles.readIfPresent(path, what: "household log")
+            }
+            guard let logBytes = read else { return }
+            _ = try HouseholdLog(parsing: logBytes).verified(household: household, vault: bytes)
+        } catch let error as VaultError {
+            Diagnostics.ofThisTool.warning("the household log \(FileNames.quoted(path)) does not hold for this vault: \(error.reason)"
+                                           + (error.hint.map { "; \($0)" } ?? "") + "; 'vault-tool log verify' says more")
+        } catch {
+            Diagnostics.ofThisTool.warning("the household log \(FileNames.quoted(path)) could not be verified for this vault")
+        }
     }
 
     /// ``refuseLog(_:besideVaultOf:vault:restartsMigration:)`` of the log beside the older vault
@@ -244,8 +289,26 @@ public struct LoggedChange {
             self.log = nil
             return
         }
+        try Self.checkLogBeside(files, vault: path, input: input, household: household)
         guard let signer else { throw VaultError.signerNeeded() }
         (self.log, dropped) = try Self.ready(log, household: household, vault: input, signer: signer, action: action, at: time, diagnostics)
+    }
+
+    /// A log named with `--log` elsewhere does not silence the one beside the vault, which
+    /// every reader asks: when one is there, and is another file, it must hold for this vault
+    /// too (a trial: an earlier vault put back beside its log was changed, exit 0, with the
+    /// earlier log named by `--log`). A log there one event ahead (a run cut off) is left to
+    /// the run that made it.
+    private static func checkLogBeside(_ files: VaultLogFiles, vault path: String, input: [UInt8], household: HouseholdID) throws {
+        guard let named = files.options.log, path != "-" else { return }
+        let beside = LoggedVault.logPath(besideVault: path)
+        guard beside != named, ResolvedPath(beside).map({ $0.path != ResolvedPath(named)?.path }) ?? true,
+              let bytes = try InputFiles.readIfPresent(beside, what: "household log") else { return }
+        do {
+            _ = try HouseholdLog(parsing: bytes).verified(household: household, vault: input)
+        } catch let error as VaultError where error.code != .logAheadOfVault {
+            throw error.withContext(prefix: "the household log beside the vault, \(FileNames.quoted(beside)), which --log does not name, does not hold for it: ")
+        }
     }
 
     /// A migration down writes no log, and leaves the record behind: what it writes must be
@@ -279,7 +342,7 @@ public struct LoggedChange {
         guard Household(parentPublicKey: signer.publicKey).id == household || !Vault.isVaultKey(signer, of: vault) else { throw VaultError.vaultKeyAsSigner() }
         let ready = try log.readyForChange(household: household, vault: vault, signer: signer.publicKey, action: action, at: time, clock: currentTime())
         if let dropped = ready.dropped {
-            diagnostics.warning("the log's last event (\(dropped.idHex.prefix(12))…, yours: \(dropped.content)) names a vault that was never written; it is given up, and this change's event names it")
+            diagnostics.warning("the log's last event (\(dropped.idHex.prefix(12))…, yours: \(RecordedText.named(dropped.content, what: "a sentence"))) names a vault that was never written; it is given up, and this change's event names it")
         }
         return (ready.log, ready.dropped)
     }

@@ -159,18 +159,18 @@ public struct VaultInputOptions: ParsableArguments {
     /// Every input as the write path declares it.
     public var declaredInputs: [FileSet.Input] { access.declaredInputs + [FileSet.Input("vault", input)] }
 
-    public func readVault(restartsMigration: Bool = false) throws -> [UInt8] {
-        try VaultLogFiles.readVault(input, restartsMigration: restartsMigration)
+    public func readVault(restartsMigration: Bool = false, reading: VaultReading) throws -> [UInt8] {
+        try VaultLogFiles.readVault(input, restartsMigration: restartsMigration, reading: reading)
     }
 
     /// Reads the key and the vault (once: standard input cannot be read twice) and opens it;
     /// the key must have been required in `validate()`. `restartsMigration`: a migration to
     /// schema 3 in place (``VaultLogFiles/readVault(_:logPath:restartsMigration:)``).
-    public func open(_ diagnostics: Diagnostics, restartsMigration: Bool = false) throws -> (access: VaultAccess, vault: OpenedVault, bytes: [UInt8]) {
+    public func open(_ diagnostics: Diagnostics, restartsMigration: Bool = false, reading: VaultReading) throws -> (access: VaultAccess, vault: OpenedVault, bytes: [UInt8]) {
         guard let access = try access.load(diagnostics) else {
             throw VaultError.noKeyGiven()
         }
-        let bytes = try readVault(restartsMigration: restartsMigration && access.parentKey != nil)
+        let bytes = try readVault(restartsMigration: restartsMigration && access.parentKey != nil, reading: reading)
         return (access, try Vault.open(bytes, with: access), bytes)
     }
 }

@@ -388,7 +388,10 @@ extension DeviceRegistry {
         try RecordedText.checkFreeText(operatorInfo.name, field: "the operator")
         try RecordedText.checkFreeText(batchID, field: "the batch id")
         let time = Self.timeText(now), d = dialect, t = table, selector = prepared.selector
-        let logged = prepared.recordedAs ?? prepared.listed.map { "devices (\($0) listed)" } ?? selector.description
+        // The selection as the record keeps it, held to the same rule as the rest of the record:
+        // its ids are the registry's (a user's DID), which may still read as a key.
+        let logged = RecordedText.named(prepared.recordedAs ?? prepared.listed.map { "devices (\($0) listed)" } ?? selector.description,
+                                        what: "a selection")
         let body = { (db: RegistrySession) throws -> (RevocationResult, commit: Bool) in
             if !dryRun, let serialize = d.serializeRevocations { try db.execute(serialize) }
             var radius = BlastRadius()

@@ -114,7 +114,7 @@ struct VaultMode: ParsableCommand {
         let files = try CommandFiles(reads: self.access.declaredInputs + signer.declaredInputs + logs.declaredInputs + [.init("--vault", vault)] + (devicesFile.map { [.init("--devices-file", $0)] } ?? []),
                                      writes: [jsonOutput, opsFile, vaultOutput].compactMap { $0 } + logs.declaredOutputs, force: force)
         let access = try self.access.load(diagnostics)!
-        let input = try VaultLogFiles.readVault(vault, logPath: logs.input)
+        let input = try VaultLogFiles.readVault(vault, logPath: logs.input, reading: .verifyingLog)
         let opened = try Vault.open(input, with: access)
         // A schema 3 vault's log is verified, and the signer allowed, before anything is planned.
         let change = try LoggedChange(logs, vault: vault, opened: opened, input: input, access: access, action: .revoke, at: now.time, diagnostics)

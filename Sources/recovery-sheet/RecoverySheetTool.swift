@@ -35,7 +35,11 @@ struct RecoverySheetTool: ToolRoot {
     )
 
     static func main() {
-        ToolMain.run(Self.self, objectStore: { try ObjectStore.connect(environment: ProcessInfo.processInfo.environment) })
+        ToolMain.run(Self.self, objectStore: { try ObjectStore.connect(environment: ProcessInfo.processInfo.environment) }, hints: [
+            // The key here is the sheet's (or its shares'), not one given with --key-file: the
+            // shared hint named an option the command was not given.
+            .vaultKeyGivenAsParentKey: "a family's sheet holds the parent key (the nsec), never the vault key support holds; make it again from the parent key: recovery-sheet generate --key-file parent.nsec",
+        ])
     }
 }
 

@@ -94,7 +94,7 @@ struct Apply: ParsableCommand {
             reads: [.init("plan", self.plan), .init("--vault", vault), .init("the vault's log", LoggedVault.logPath(besideVault: vault))] + keys.declaredInputs,
             writes: [out.newVault, out.ops, out.newLog, out.tombstone, out.oldLog] + (jsonReport.map { [$0] } ?? []))
         let (old, new) = try keys.load()
-        let source = try VaultLogFiles.readVault(vault)
+        let source = try VaultLogFiles.readVault(vault, reading: .verifyingLog)
         let sourceLog = try oldLog(source, oldKey: old)
         let existing = (new: try files.currentContents(out.newVault), tombstone: try files.currentContents(out.tombstone))
         let writer = files.writer()

@@ -44,7 +44,7 @@ struct Plan: ParsableCommand {
         let planOutput = DeclaredOutput("-o", output, kind: .text, exclusive: true)
         let files = try CommandFiles(reads: [.init("--vault", vault)] + keys.declaredInputs, writes: [planOutput])
         let (old, new) = try keys.load()
-        let bytes = try VaultLogFiles.readVault(vault)
+        let bytes = try VaultLogFiles.readVault(vault, reading: .showing)
         let planned = try RotationPlanner.planned(vault: bytes, oldKey: old, newKey: new, mode: mode, reason: reason,
                                                   createdAt: now.time, template: PlanFiles.template())
         var plan = planned.plan

@@ -58,6 +58,14 @@ struct CheckVault: ParsableCommand {
     @Option(name: .customLong("log"), help: ArgumentHelp("Also verify this household log (schema 3, docs/vault-format.md §10), as 'vault-tool log verify' does; a broken one is a finding.", valueName: "FILE"))
     var householdLog: String?
 
+    /// The log given is the one beside the vault, whose verdict is then a finding, not also a
+    /// warning; a log named elsewhere leaves the one beside it to be said as every reader says it.
+    private var checksLogBeside: Bool {
+        guard let householdLog, vault.input != "-" else { return householdLog != nil }
+        let beside = LoggedVault.logPath(besideVault: vault.input)
+        return householdLog == beside || (ResolvedPath(householdLog).map { $0.path == ResolvedPath(beside)?.path } ?? false)
+    }
+
     func validate() throws {
         try vault.access.requireOne()
         try requireOneStandardInput(vault.paths + [householdLog])
@@ -66,10 +74,11 @@ struct CheckVault: ParsableCommand {
     func run() throws {
         log.apply()
         _ = try CommandFiles(reads: vault.declaredInputs + (householdLog.map { [FileSet.Input("--log", $0)] } ?? []), writes: [])
-        let (access, opened, bytes) = try vault.open(diagnostics)
+        let (access, opened, bytes) = try vault.open(diagnostics, reading: checksLogBeside ? .verifyingLog : .showing)
         let report = try VaultCheck.run(opened.document, access: access)
         // The log's verdict: nil when it holds (or none was given), else why not.
         var logProblem: String?
+        var logHint: String?
         var logEvents: Int?
         if let householdLog {
             do {
@@ -78,6 +87,7 @@ struct CheckVault: ParsableCommand {
                 logEvents = verified.entries.count
             } catch let error as VaultError where error.code.category == .authentication {
                 logProblem = error.reason
+                logHint = error.hint
             }
         }
 
@@ -90,13 +100,15 @@ struct CheckVault: ParsableCommand {
                 })),
                 ("skipped", .array(report.skipped.map { .object([("rule", .string($0.rule.rawValue)), ("reason", .string($0.reason))]) })),
             ] + (householdLog == nil ? [] : [("log", .object([("ok", .bool(logProblem == nil)), ("events", logEvents.map(JSONValue.int) ?? .null),
-                                                               ("problem", logProblem.map(JSONValue.string) ?? .null)]))]))
+                                                               ("problem", logProblem.map(JSONValue.string) ?? .null),
+                                                               ("hint", logHint.map(JSONValue.string) ?? .null)]))]))
             text = String(decoding: value.reported(), as: UTF8.self)
         } else {
             for finding in report.findings { text += "\(finding.record): \(finding.rule.rawValue): \(finding.message)".displaySafe + "\n" }
             for skip in report.skipped { text += "skipped \(skip.rule.rawValue): \(skip.reason)\n" }
             if let logProblem { text += "household log: \(logProblem)".displaySafe + "\n" }
-            if let logEvents { text += "household log: \(logEvents) events signed and linked; the vault is the last one's\n" }
+            if let logHint { text += "  hint: \(logHint)".displaySafe + "\n" }
+            if let logEvents { text += "household log: \(counted(logEvents, "event")) signed and linked; the vault is the last one's\n" }
             let count = report.findings.count + (logProblem == nil ? 0 : 1)
             text += count == 0 ? "ok: every rule holds\n" : "\(count) finding\(count == 1 ? "" : "s")\n"
         }

@@ -97,7 +97,7 @@ struct DeviceChangeOptions: ParsableArguments {
         let writes = [rehearsed || ops != nil ? opsFile : nil, jsonOutput, rehearsed ? vaultOutput : nil].compactMap { $0 } + logs.declaredOutputs
         let files = try CommandFiles(reads: (inPlace ? vault.access.declaredInputs : vault.declaredInputs) + signer.declaredInputs + logs.declaredInputs,
                                      writes: writes, force: output.force)
-        let (access, opened, input) = try vault.open(diagnostics)
+        let (access, opened, input) = try vault.open(diagnostics, reading: .verifyingLog)
         let logged = try LoggedChange(logs, vault: vault.input, opened: opened, input: input, access: access, action: .device, at: now.time, diagnostics)
         let outcome = try VaultDevices.apply(change, to: opened.document, parent: access.parentKey, now: now.time)
         try Vault.checkRevision(opened.document, expected: expectRevision, changing: !outcome.unchanged)

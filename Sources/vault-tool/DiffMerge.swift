@@ -36,7 +36,7 @@ struct Diff: ParsableCommand {
     func run() throws {
         let access = try self.access.load(diagnostics)!
         let documents = try [("vault A", first), ("vault B", second)].map { label, path in
-            try about(label, path) { try Vault.open(VaultLogFiles.readVault(path), with: access).document.comparable(with: access) }
+            try about(label, path) { try Vault.open(VaultLogFiles.readVault(path, reading: .showing), with: access).document.comparable(with: access) }
         }
         let changes = try VaultDiff.between(documents[0], documents[1])
         let text: String
@@ -109,7 +109,8 @@ struct Merge: ParsableCommand {
         let access = try self.access.load(diagnostics)!
         let opened = try [("--base", base), ("--ours", ours), ("--theirs", theirs)].map { label, path in
             try about(label, path) {
-                let bytes = try VaultLogFiles.readVault(path)
+                // Ours is held to its log by the merge, which continues it; the others are shown.
+                let bytes = try VaultLogFiles.readVault(path, reading: label == "--ours" ? .verifyingLog : .showing)
                 return (bytes: bytes, vault: try Vault.open(bytes, with: access))
             }
         }
@@ -141,10 +142,31 @@ struct Merge: ParsableCommand {
                                                                 details: [["theirs", HouseholdLog.vaultDigest(opened[2].bytes)]]),
                                                           vault: merged, revision: result.document.revision), log: logs.declaredOutput)
         try writer.publish()
+        warnOfTheirEvents(theirs: opened[2].bytes, oursLogPath: logs.input)
         if !json {
             for conflict in result.conflicts { diagnostics.note("conflict: \(conflict)") }
             diagnostics.note("\(madeEarlier ? "an earlier run made this merge; nothing changed: it " : "")merged into revision \(result.document.revision ?? 1) with \(result.conflicts.count) conflict\(result.conflicts.count == 1 ? "" : "s") → \(output.displayName)")
         }
+    }
+}
+
+extension Merge {
+    /// The merged log continues ours, and its event names their copy's vault by its digest:
+    /// their copy's own events (a support key's revocation made there) are not carried over, so
+    /// whoever keeps the record is told to keep their log too (a trial: the merged vault held a
+    /// revocation whose signer no log beside it named).
+    func warnOfTheirEvents(theirs bytes: [UInt8], oursLogPath: String?) {
+        guard theirs != "-", LoggedVault.schemaVersion(Array(bytes.prefix(VaultEnvelope.headerByteCount))).map({ $0 >= 3 }) == true,
+              let oursLogPath, let oursLog = try? InputFiles.readIfPresent(oursLogPath, what: "household log").map(HouseholdLog.init(parsing:)) else { return }
+        let theirLogPath = LoggedVault.logPath(besideVault: theirs)
+        guard let theirLog = try? InputFiles.readIfPresent(theirLogPath, what: "household log").map(HouseholdLog.init(parsing:)) else { return }
+        let missing = theirLog.events(notIn: oursLog)
+        guard !missing.isEmpty else { return }
+        var actions: [String] = []
+        for action in missing.compactMap({ $0.tag("action").flatMap(LogAction.init(rawValue:)) }) where !actions.contains(action.rawValue) {
+            actions.append(action.rawValue)
+        }
+        diagnostics.warning("their copy's household log \(FileNames.quoted(theirLogPath)) holds \(counted(missing.count, "event")) ours does not (\(actions.joined(separator: ", "))): the merged log continues ours, and its merge event names their vault (its SHA-256), so keep their log with it as the record of who made those changes")
     }
 }
 

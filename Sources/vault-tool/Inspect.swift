@@ -25,7 +25,7 @@ struct Inspect: ParsableCommand {
     @OptionGroup var vault: VaultInputOptions
 
     func run() throws {
-        let bytes = try vault.readVault()
+        let bytes = try vault.readVault(reading: .showing)
         let envelope = try VaultEnvelope(parsing: bytes)
         let document = try vault.access.load(diagnostics).map { try Vault.open(bytes, with: $0).document }
         let summary = VaultSummary(name: InputFiles.displayName(vault.input), byteCount: bytes.count, envelope: envelope, document: document)

@@ -47,7 +47,7 @@ struct LogInputOptions: ParsableArguments {
 
     /// The vault's bytes, its household and its log, verified.
     func readVerified() throws -> (vault: [UInt8], household: HouseholdID, log: HouseholdLog, verified: HouseholdLog.Verified) {
-        let bytes = try VaultLogFiles.readVault(vault, logPath: logPath)
+        let bytes = try VaultLogFiles.readVault(vault, logPath: logPath, reading: .verifyingLog)
         let header = try VaultHeader(parsing: bytes.prefix(VaultEnvelope.headerByteCount))
         guard header.schemaVersion >= 3 else { throw VaultError.noLogBeforeSchema3(Int(header.schemaVersion)) }
         let log = try VaultLogFiles.read(logPath, ofVault: vault, logOption: "--log")
@@ -145,7 +145,7 @@ struct LogShow: ParsableCommand {
         // What the event's tags name beside its sentence, which is the signer's own words (a
         // trial's support-signed sentence said "revoked Kitchen iPad" over tags naming nothing
         // but an event given up): the devices it changed, and the event it gave up.
-        func devices(_ entry: HouseholdLog.Entry) -> [String] { entry.event.tags(named: "device").compactMap(\.first).map(RecordedText.named) }
+        func devices(_ entry: HouseholdLog.Entry) -> [String] { entry.event.tags(named: "device").compactMap(\.first).map { RecordedText.named($0) } }
         if json {
             try StandardStreams.writeOutput(JSONValue.array(verified.entries.map { entry in
                 .object([("event", .string(entry.event.idHex)), ("time", .string(Timestamp(seconds: entry.event.createdAt).rfc3339)),

@@ -97,7 +97,7 @@ struct MigrateVault: ParsableCommand {
         // Run again after a kill between its log and its vault, a migration to schema 3 in
         // place finds the older vault beside its own log's start, which it begins anew.
         let restartsMigration = inPlace && to >= 3
-        let (access, opened, input) = try vault.open(diagnostics, restartsMigration: restartsMigration)
+        let (access, opened, input) = try vault.open(diagnostics, restartsMigration: restartsMigration, reading: .verifyingLog)
         let outcome = try VaultMigration.migrate(input, access: access, to: to, allowLossy: allowLossy, expectRevision: expectRevision,
                                                   logVerified: true)  // LoggedChange, below, verifies it
         let change = try LoggedChange(logs, vault: vault.input, opened: opened, input: input, access: access, action: .migrate, at: now.time,

@@ -97,7 +97,7 @@ struct Open: ParsableCommand {
         if revealSecrets { try vault.access.requireParentKey(for: "--reveal-secrets (each child's key, the wrap key)") }
         let documentOutput = output.declared(revealSecrets ? .secret : .text)
         let files = try CommandFiles(reads: vault.declaredInputs, writes: [documentOutput], force: output.force)
-        let (access, opened, _) = try vault.open(diagnostics)
+        let (access, opened, _) = try vault.open(diagnostics, reading: .showing)
         let document = revealSecrets ? try opened.document.revealed(with: access) : opened.document
         // Shown as every JSON output is (its invisible characters as \u escapes): the same
         // document to `seal`, which reads it back.

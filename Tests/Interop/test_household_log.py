@@ -834,3 +834,141 @@ def test_a_secret_in_a_log_written_by_other_means_is_shown_withheld(signed, wher
         shown = tool("vault-tool", "log", "show", *extra, "h.vault", cwd=folder)
         assert shown.returncode == 0, shown.stderr
         assert child not in shown.stdout + shown.stderr and "not recorded" in shown.stdout, shown.stdout
+
+
+@pytest.mark.parametrize("vault", ["an earlier copy put back", "the vault it names"])
+def test_every_command_that_shows_a_schema_3_vault_says_when_the_log_beside_it_does_not_hold(signed, vault):
+    """A trial: `inspect`, `open`, `diff`, `check` and `rotation-planner plan` showed a vault
+    changed without a signed event (an earlier copy put back beside its log) without a word;
+    only `log verify` and the writers found it. Each now warns, naming the log, and shows the
+    vault as before (exit 0; `check` keeps its own findings); the log as the tools wrote it
+    draws no warning. `check --log` gives the finding's hint too."""
+    folder, _ = signed
+    if vault == "an earlier copy put back":
+        (folder / "h.vault").write_bytes((FIXTURES / "testkit" / "ok-v3-household.vault").read_bytes())
+    shutil.copy(folder / "h.vault", folder / "copy.vault")
+    new_key(folder, "new.nsec")
+    commands = [
+        ("vault-tool", "inspect", "h.vault"),
+        ("vault-tool", "inspect", "--vault-key-file", "parent.vaultkey", "--json", "h.vault"),
+        ("vault-tool", "open", "--vault-key-file", "parent.vaultkey", "h.vault"),
+        ("vault-tool", "check", "--vault-key-file", "parent.vaultkey", "h.vault"),
+        ("vault-tool", "check", "vault", "--key-file", "parent.nsec", "--json", "h.vault"),
+        ("vault-tool", "diff", "--vault-key-file", "parent.vaultkey", "copy.vault", "h.vault"),
+        ("vault-tool", "diff", "--key-file", "parent.nsec", "h.vault", "copy.vault"),
+        ("rotation-planner", "plan", "--vault", "h.vault", "--key-file", "parent.nsec", "--new-key-file", "new.nsec", "--mode", "routine"),
+    ]
+    for name, *arguments in commands:
+        result = tool(name, *arguments, cwd=folder)
+        assert result.returncode == 0, (arguments, result.stderr)
+        warned = "the household log 'h.log' does not hold for this vault" in result.stderr
+        assert warned == (vault == "an earlier copy put back"), (arguments, result.stderr)
+        if warned:
+            assert "is broken at event" in result.stderr and "'vault-tool log verify' says more" in result.stderr, result.stderr
+    checked = tool("vault-tool", "check", "--vault-key-file", "parent.vaultkey", "--log", "h.log", "h.vault", cwd=folder)
+    reported = tool("vault-tool", "check", "--vault-key-file", "parent.vaultkey", "--json", "--log", "h.log", "h.vault", cwd=folder)
+    if vault == "an earlier copy put back":
+        assert checked.returncode == 3 and "does not hold" not in checked.stderr, (checked.stdout, checked.stderr)
+        assert "household log: the household log is broken" in checked.stdout and "  hint: restore the vault the last event names" in checked.stdout, checked.stdout
+        log = json.loads(reported.stdout)["log"]
+        assert log["ok"] is False and log["hint"].startswith("restore the vault the last event names"), log
+    else:
+        assert checked.returncode == 0 and "hint" not in checked.stdout, (checked.stdout, checked.stderr)
+        assert json.loads(reported.stdout)["log"]["hint"] is None
+
+
+@pytest.mark.parametrize("theirs_changed", [True, False])
+def test_a_merge_says_when_their_copys_log_holds_events_the_merged_log_does_not(signed, theirs_changed):
+    """The merged log continues ours; a change made in their copy (a rename, a support
+    revocation) is in the merged vault, and its event only in their log (a design choice: the
+    merge event names their vault by its SHA-256). A trial: nothing said so. The merge warns,
+    naming their log and what its events did, and goes on; a merge of a copy whose log ours
+    already holds says nothing."""
+    folder, _ = signed
+    for name in ("t", "base"):
+        shutil.copy(folder / "h.vault", folder / f"{name}.vault")
+        shutil.copy(folder / "h.log", folder / f"{name}.log")
+    if theirs_changed:
+        renamed = tool("vault-tool", "device", "rename", "--key-file", "parent.nsec", "--now", "2026-01-06T00:00:00Z", "--in-place",
+                       "t.vault", "kitchen ipad", "Hall iPad", cwd=folder)
+        assert renamed.returncode == 0, renamed.stderr
+    merged = tool("vault-tool", "merge", "--key-file", "parent.nsec", "--base", "base.vault", "--ours", "h.vault", "--theirs", "t.vault",
+                  "-o", "m.vault", cwd=folder)
+    assert merged.returncode == 0, merged.stderr
+    warned = "their copy's household log 't.log' holds 1 event ours does not (device)" in merged.stderr
+    assert warned == theirs_changed, merged.stderr
+    assert tool("vault-tool", "log", "verify", "m.vault", cwd=folder).returncode == 0
+
+
+@pytest.mark.parametrize("spelling", ["hex", "colons", "upper case", "nsec"])
+def test_a_given_up_events_sentence_never_prints_the_key_the_run_holds(signed, spelling):
+    """A hostile trial: a last event signed by the parent, naming a vault never written, whose
+    sentence held the parent key in hex: the change that gave it up quoted the sentence in its
+    warning ("yours: …"), key and all. The sentence is now shown as a record names it, and any
+    message holding a whole key the run holds has it withheld, in text and JSON logs."""
+    folder, _ = signed
+    key = PARENT.secret.hex()
+    written = {"hex": key, "colons": ":".join(key[i:i + 2] for i in range(0, 64, 2)), "upper case": key.upper(),
+               "nsec": (FIXTURES / "keys" / "parent.nsec").read_text().strip()}[spelling]
+    lines = (folder / "h.log").read_text().splitlines()
+    last = json.loads(lines[-1])
+    tags = [["h", PARENT.household_id.hex()], ["prev", last["id"]], ["action", "device"], ["vault", "ab" * 32, "99"],
+            ["change", "rename"], ["device", "6F1C2B7E-0D4A-4C55-9E1B-2A7F3C9D8E01"]]
+    lines.append(sign_event(PARENT.secret, last["created_at"] + 10, tags, f"renamed with {written} as its name"))
+    (folder / "h.log").write_text("\n".join(lines) + "\n")
+    for log_format in ([], ["--log-format", "json"]):
+        result = tool("vault-tool", "device", "rename", "--key-file", "parent.nsec", *log_format, "-o", "o.vault", "h.vault", "kitchen ipad",
+                      "Hall iPad", cwd=folder)
+        assert result.returncode == 0, result.stderr
+        assert "given up" in result.stderr, result.stderr
+        digits = "".join(c for c in result.stderr.lower() if c in "0123456789abcdef")
+        assert key not in digits and written not in result.stderr, result.stderr
+        for name in ("o.vault", "o.log"):
+            (folder / name).unlink()
+
+
+@pytest.mark.parametrize("log", ["past its size", "a directory", "a FIFO", "through a link"])
+def test_a_log_that_cannot_be_read_or_is_reached_through_a_link_is_still_said(signed, log):
+    """A hostile trial: the warning of a command showing a vault put back was silenced by a log
+    padded past 16 MiB, made a directory or a FIFO, or by naming the vault through a symbolic
+    link (the log beside the file it leads to, as `log verify` finds it, went unread)."""
+    folder, _ = signed
+    (folder / "h.vault").write_bytes((FIXTURES / "testkit" / "ok-v3-household.vault").read_bytes())
+    name = "h.vault"
+    if log == "past its size":
+        (folder / "h.log").write_bytes(b"a" * (17 << 20))
+    elif log == "a directory":
+        (folder / "h.log").unlink()
+        (folder / "h.log").mkdir()
+    elif log == "a FIFO":
+        (folder / "h.log").unlink()
+        os.mkfifo(folder / "h.log")
+    else:
+        (folder / "elsewhere").mkdir()
+        os.symlink(folder / "h.vault", folder / "elsewhere" / "link.vault")
+        name = "elsewhere/link.vault"
+    for command in (["vault-tool", "inspect", name], ["vault-tool", "check", "--vault-key-file", "parent.vaultkey", name]):
+        result = tool(*command, cwd=folder)
+        assert result.returncode == 0, result.stderr
+        assert "does not hold for this vault" in result.stderr, result.stderr
+
+
+def test_a_log_named_elsewhere_does_not_silence_the_one_beside_the_vault(signed):
+    """A hostile trial: an earlier vault put back beside its log, changed with exit 0 by naming
+    the earlier log (a prefix of the real one) with --log. The log beside must hold too."""
+    folder, _ = signed
+    (folder / "h.vault").write_bytes((FIXTURES / "testkit" / "ok-v3-household.vault").read_bytes())
+    (folder / "early.log").write_text((folder / "h.log").read_text().splitlines()[0] + "\n")
+    assert tool("vault-tool", "log", "verify", "--log", "early.log", "h.vault", cwd=folder).returncode == 0
+    renamed = tool("vault-tool", "device", "rename", "--key-file", "parent.nsec", "--log", "early.log", "-o", "o.vault", "h.vault",
+                   "kitchen ipad", "Hall iPad", cwd=folder)
+    assert renamed.returncode == 3 and "which --log does not name" in renamed.stderr, renamed.stderr
+    assert not (folder / "o.vault").exists()
+    revoked = tool("device-revoker", "vault", "--key-file", "parent.nsec", "--log", "early.log", "--vault", "h.vault", "--device",
+                   "old ipad", "--ops", "ops.jsonl", "-o", "o.vault", cwd=folder)
+    assert revoked.returncode != 0 and not (folder / "o.vault").exists(), revoked.stderr
+    checked = tool("vault-tool", "check", "--vault-key-file", "parent.vaultkey", "--log", "early.log", "h.vault", cwd=folder)
+    assert "'h.log' does not hold for this vault" in checked.stderr, checked.stderr
+    # The put-back vault is named for what it is, and the hint keeps the log.
+    verified = tool("vault-tool", "log", "verify", "h.vault", cwd=folder)
+    assert verified.returncode == 3 and "it is the one event 2 names (revision 7)" in verified.stderr and "keep this log" in verified.stderr, verified.stderr

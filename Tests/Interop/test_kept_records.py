@@ -429,3 +429,31 @@ def test_a_vault_named_through_a_link_away_from_its_log_says_where_it_leads(hous
     assert {p: p.read_bytes() for p in folder.rglob("*") if p.is_file() and not p.is_symlink()} == before
     named = tool(program, *["data/h.vault" if a == "{vault}" else a for a in arguments], cwd=folder)
     assert named.returncode == 0, (named.returncode, named.stderr)
+
+
+@pytest.mark.parametrize("spelling", ["nsec", "hex", "signer's hex"])
+def test_a_batch_records_its_selection_only_when_it_holds_no_secret(house, spelling):
+    """A registry batch keeps its selection for good (`revocations.selector`), beside its reason
+    and operator, which were already held to the record rule: a user's DID that reads as a key
+    (the app's text, so its devices must still be revoked) is recorded as what stands for it,
+    and a plain one as it is."""
+    import sqlite3
+    other = nip19_decode((house / "other.nsec").read_text().strip(), "nsec")
+    signer = Household(os.urandom(32))
+    (house / "signer.nsec").write_text(signer.nsec + "\n")
+    os.chmod(house / "signer.nsec", 0o600)
+    key = {"nsec": (house / "other.nsec").read_text().strip(), "hex": other.hex(), "signer's hex": signer.secret.hex()}[spelling]
+    users = [f"did:plc:{key}", "did:plc:plain"]
+    assert tool("device-revoker", "registry", "init", "--db", "r.sqlite", cwd=house).returncode == 0
+    (house / "d.jsonl").write_text("".join(json.dumps({"user_did": u, "device_id": d, "device_mls_did": f"{u}#{d}", "signature_public_key": f"{i:02x}{j:02x}",
+                                                       "key_packages_available": 1}) + "\n" for i, u in enumerate(users) for j, d in enumerate(("a", "b"))))
+    imported = tool("device-revoker", "registry", "import", "--db", "r.sqlite", "--devices", "d.jsonl", cwd=house)
+    assert imported.returncode == 0, imported.stderr
+    for user in users:
+        revoked = tool("device-revoker", "registry", "revoke", "--db", "r.sqlite", "--user", user, "--force", "--reason", "lost",
+                       "--signer-key-file", "signer.nsec", "--ops", f"ops-{user[-5:]}.jsonl", cwd=house)
+        assert revoked.returncode == 0, revoked.stderr
+    with sqlite3.connect(house / "r.sqlite") as db:
+        selectors = {row[0]: row[1] for row in db.execute("SELECT user_did, selector FROM revocations")}
+    assert selectors["did:plc:plain"] == "user did:plc:plain"
+    assert key not in selectors[users[0]] and "not recorded" in selectors[users[0]], selectors

@@ -149,8 +149,8 @@ package enum HeldSecrets {
         }
     }
 
-    /// Whether `secret` (32 bytes) is one this run holds.
-    package static func holds(_ secret: UnsafeRawBufferPointer) -> Bool {
+    /// Whether `secret` (32 bytes, a key read back from text) is one this run holds.
+    private static func holds(_ secret: UnsafeRawBufferPointer) -> Bool {
         guard secret.count == 32 else { return false }
         let fingerprint = SHA256.hash(secret)
         return fingerprints.withLock { $0.pinned.contains(fingerprint) || $0.recent.contains(fingerprint) }

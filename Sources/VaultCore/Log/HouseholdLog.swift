@@ -129,6 +129,13 @@ public struct HouseholdLog: Sendable, Equatable {
 
     public var head: NostrEvent? { events.last }
 
+    /// The events of this log that `other` does not hold, in order: what a merge into the copy
+    /// whose log is `other` does not carry over (its event names this copy's vault instead).
+    public func events(notIn other: HouseholdLog) -> [NostrEvent] {
+        let held = Set(other.events.map(\.id))
+        return events.filter { !held.contains($0.id) }
+    }
+
     /// SHA-256 of a vault's bytes, as an event names it.
     public static func vaultDigest(_ vault: [UInt8]) -> String { Hex.encode(SHA256.hash(vault)) }
 }
@@ -200,6 +207,11 @@ extension HouseholdLog {
         guard head.vaultDigest == digest else {
             if verified.entries.count > 1, verified.entries[verified.entries.count - 2].vaultDigest == digest {
                 throw VaultError.logAheadOfVault(line: head.line, id: head.event.idHex)
+            }
+            // An earlier copy put back, further than one change: the advice to start a new log
+            // would drop the record of what it undid (a trial).
+            if let earlier = verified.entries.last(where: { $0.vaultDigest == digest }) {
+                throw VaultError.vaultPutBack(line: head.line, id: head.event.idHex, earlierLine: earlier.line, revision: earlier.revision)
             }
             throw VaultError.logBroken(line: head.line, id: head.event.idHex, "the vault is not the one this last event names: it was changed without a signed event, or this log is another vault's")
         }
@@ -609,6 +621,12 @@ extension VaultError {
     static func logBroken(line: Int, id: String?, _ reason: String, file: String = #fileID, line sourceLine: UInt = #line) -> VaultError {
         VaultError(.logBroken, "the household log is broken at event \(line)\(id.map { " (\($0.prefix(12))…)" } ?? ""): \(reason)",
                    hint: "nothing from that event on can be trusted; compare with another copy of the log, or have the parent check the vault, move this log aside and start a new one (vault-tool log start)",
+                   file: file, line: sourceLine)
+    }
+
+    static func vaultPutBack(line: Int, id: String, earlierLine: Int, revision: Int, file: String = #fileID, line sourceLine: UInt = #line) -> VaultError {
+        VaultError(.logBroken, "the household log is broken at event \(line) (\(id.prefix(12))…): the vault is not the one this last event names: it is the one event \(earlierLine) names (revision \(revision)), an earlier copy put back, which undoes what the events after it record",
+                   hint: "restore the vault the last event names (a backup, the object store's versions) and keep this log, the record of those changes; do not start a new one",
                    file: file, line: sourceLine)
     }
 

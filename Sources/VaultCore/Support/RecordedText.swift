@@ -48,8 +48,8 @@ public enum RecordedText {
     /// the record may not keep it (it reads as a key, words or a share), what stands for it. A
     /// stolen iPad named so by its thief must still be revoked: the change is recorded, the
     /// name is not (a hostile trial: its revocation was refused, exit 64, by the parent too).
-    public static func named(_ text: String) -> String {
-        (try? check(text, field: "")) == nil ? "(a name not recorded: it reads as a key, recovery words or a share)" : text
+    public static func named(_ text: String, what: String = "a name") -> String {
+        (try? check(text, field: "")) == nil ? "(\(what) not recorded: it reads as a key, recovery words or a share)" : text
     }
 
     /// A device id the vault holds, as a record's tag names it: itself, or, when it is a whole
