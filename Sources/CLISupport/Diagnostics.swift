@@ -129,13 +129,30 @@ public struct Diagnostics: Sendable {
     /// message may quote a file's text unquoted (a trial: a given-up log event's sentence
     /// printed the parent key in hex). Only a whole key the run holds, so no ordinary message
     /// is ever taken for one.
+    /// A key split by a character a name shows escaped (`\u{a}`, a line break in a path) is
+    /// read with each escape taken for a space, as the text would be without it.
     static func withholdingHeldKeys(_ text: String) -> String {
-        guard HeldSecrets.match(in: text.utf8) == .key else { return text }
+        guard HeldSecrets.match(in: text.utf8) == .key || HeldSecrets.match(in: Self.escapesAsSpaces(text).utf8) == .key else { return text }
         let words = text.split(separator: " ", omittingEmptySubsequences: false).map { word in
-            HeldSecrets.match(in: word.utf8) == .key ? "(not shown: it holds a key this run holds)" : String(word)
+            HeldSecrets.match(in: word.utf8) == .key || HeldSecrets.match(in: Self.escapesAsSpaces(String(word)).utf8) == .key
+                ? "(not shown: it holds a key this run holds)" : String(word)
         }
         let joined = words.joined(separator: " ")
-        return HeldSecrets.match(in: joined.utf8) == .key ? "(a message not shown: it holds a key this run holds)" : joined
+        let spread = HeldSecrets.match(in: joined.utf8) == .key || HeldSecrets.match(in: Self.escapesAsSpaces(joined).utf8) == .key
+        return spread ? "(a message not shown: it holds a key this run holds)" : joined
+    }
+
+    /// `text` with each `\u{…}` escape (as ``String/displaySafe`` and ``FileNames`` write one) a space.
+    private static func escapesAsSpaces(_ text: String) -> String {
+        guard text.contains("\\u{") else { return text }
+        var out = "", rest = Substring(text)
+        while let start = rest.firstRange(of: "\\u{") {
+            out += rest[..<start.lowerBound]
+            guard let end = rest[start.upperBound...].firstIndex(of: "}") else { rest = rest[start.lowerBound...]; break }
+            out += " "
+            rest = rest[rest.index(after: end)...]
+        }
+        return out + rest
     }
 }
 

@@ -170,6 +170,26 @@ public struct VaultLogFiles {
         return bytes
     }
 
+    /// A log named with `--log` elsewhere does not silence the one beside the vault at `path`
+    /// (bytes `input`), which every reader asks: when one is there, and is another file, a
+    /// change refuses unless it holds for this vault too (a trial: an earlier vault put back
+    /// beside its log was changed, exit 0, with the earlier log named by `--log`). A log there
+    /// one event ahead (a run cut off) is left to the run that made it. Every writer given a
+    /// `--log` calls this: ``LoggedChange``, `log grant` and `withdraw`, `seal`.
+    public static func checkLogBeside(vault path: String, named: String?, input: [UInt8], household: HouseholdID) throws {
+        guard let named, path != "-" else { return }
+        let beside = LoggedVault.logPath(besideVault: path)
+        guard beside != named, ResolvedPath(beside).map({ $0.path != ResolvedPath(named)?.path }) ?? true,
+              let bytes = try InputFiles.readIfPresent(beside, what: "household log") else { return }
+        do {
+            _ = try HouseholdLog(parsing: bytes).verified(household: household, vault: input)
+        } catch let error as VaultError where error.code == .logAheadOfVault {
+            // A run cut off there: its signer finishes it, through that log.
+        } catch let error as VaultError {
+            throw error.withContext(prefix: "the household log beside the vault, \(FileNames.quoted(beside)), which --log does not name, does not hold for it: ")
+        }
+    }
+
     /// The warning a command showing a schema 3 vault gives when the household log kept for it
     /// is there and does not hold (a trial: `inspect`, `diff` and `rotation-planner plan` showed
     /// a vault changed without a signed event, its log beside it, without a word; `log verify`
@@ -281,6 +301,9 @@ public struct LoggedChange {
         if opened.document.version < 3, let named = files.options.log, let begun = files.output, begun != named {
             logOptionUnused = (opened.document.version, begun)
         }
+        if opened.document.version >= 3 {
+            try VaultLogFiles.checkLogBeside(vault: path, named: files.options.log, input: input, household: household)
+        }
         if !readsLog, opened.document.version >= 3 {
             try Self.checkLogLeftBehind(files, vault: path, input: input, household: household, diagnostics)
             givenForLog.removeAll { $0 == "--log" }  // used: the log left behind was read there
@@ -289,27 +312,10 @@ public struct LoggedChange {
             self.log = nil
             return
         }
-        try Self.checkLogBeside(files, vault: path, input: input, household: household)
         guard let signer else { throw VaultError.signerNeeded() }
         (self.log, dropped) = try Self.ready(log, household: household, vault: input, signer: signer, action: action, at: time, diagnostics)
     }
 
-    /// A log named with `--log` elsewhere does not silence the one beside the vault, which
-    /// every reader asks: when one is there, and is another file, it must hold for this vault
-    /// too (a trial: an earlier vault put back beside its log was changed, exit 0, with the
-    /// earlier log named by `--log`). A log there one event ahead (a run cut off) is left to
-    /// the run that made it.
-    private static func checkLogBeside(_ files: VaultLogFiles, vault path: String, input: [UInt8], household: HouseholdID) throws {
-        guard let named = files.options.log, path != "-" else { return }
-        let beside = LoggedVault.logPath(besideVault: path)
-        guard beside != named, ResolvedPath(beside).map({ $0.path != ResolvedPath(named)?.path }) ?? true,
-              let bytes = try InputFiles.readIfPresent(beside, what: "household log") else { return }
-        do {
-            _ = try HouseholdLog(parsing: bytes).verified(household: household, vault: input)
-        } catch let error as VaultError where error.code != .logAheadOfVault {
-            throw error.withContext(prefix: "the household log beside the vault, \(FileNames.quoted(beside)), which --log does not name, does not hold for it: ")
-        }
-    }
 
     /// A migration down writes no log, and leaves the record behind: what it writes must be
     /// the vault the record names. A log that does not verify with the vault refuses it (exit

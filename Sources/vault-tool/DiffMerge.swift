@@ -159,7 +159,10 @@ extension Merge {
         guard theirs != "-", LoggedVault.schemaVersion(Array(bytes.prefix(VaultEnvelope.headerByteCount))).map({ $0 >= 3 }) == true,
               let oursLogPath, let oursLog = try? InputFiles.readIfPresent(oursLogPath, what: "household log").map(HouseholdLog.init(parsing:)) else { return }
         let theirLogPath = LoggedVault.logPath(besideVault: theirs)
-        guard let theirLog = try? InputFiles.readIfPresent(theirLogPath, what: "household log").map(HouseholdLog.init(parsing:)) else { return }
+        // Only a log that holds for their vault is the record of their changes (one that does
+        // not was said when their copy was read).
+        guard let theirLog = try? InputFiles.readIfPresent(theirLogPath, what: "household log").map(HouseholdLog.init(parsing:)),
+              let household = VaultHeader.household(inAnyHeader: bytes), (try? theirLog.verified(household: household, vault: bytes)) != nil else { return }
         let missing = theirLog.events(notIn: oursLog)
         guard !missing.isEmpty else { return }
         var actions: [String] = []

@@ -25,9 +25,13 @@ struct Inspect: ParsableCommand {
     @OptionGroup var vault: VaultInputOptions
 
     func run() throws {
+        // The key first, as every command that opens a vault reads it: a message about the
+        // vault then withholds that key wherever it is quoted (a trial: a vault's name holding
+        // the key was printed, the key not yet read).
+        let access = try vault.access.load(diagnostics)
         let bytes = try vault.readVault(reading: .showing)
         let envelope = try VaultEnvelope(parsing: bytes)
-        let document = try vault.access.load(diagnostics).map { try Vault.open(bytes, with: $0).document }
+        let document = try access.map { try Vault.open(bytes, with: $0).document }
         let summary = VaultSummary(name: InputFiles.displayName(vault.input), byteCount: bytes.count, envelope: envelope, document: document)
         let text = json ? String(decoding: summary.jsonValue().reported(), as: UTF8.self) : summary.text()
         try StandardStreams.writeOutput(Array(text.utf8))

@@ -46,10 +46,13 @@ struct LogInputOptions: ParsableArguments {
     var declaredInputs: [FileSet.Input] { [FileSet.Input("vault", vault), FileSet.Input("--log", logPath)] }
 
     /// The vault's bytes, its household and its log, verified.
-    func readVerified() throws -> (vault: [UInt8], household: HouseholdID, log: HouseholdLog, verified: HouseholdLog.Verified) {
+    /// `changing`: a grant or withdrawal, which the log beside the vault holds to as well when
+    /// `--log` names another (``VaultLogFiles/checkLogBeside(vault:named:input:household:)``).
+    func readVerified(changing: Bool = false) throws -> (vault: [UInt8], household: HouseholdID, log: HouseholdLog, verified: HouseholdLog.Verified) {
         let bytes = try VaultLogFiles.readVault(vault, logPath: logPath, reading: .verifyingLog)
         let header = try VaultHeader(parsing: bytes.prefix(VaultEnvelope.headerByteCount))
         guard header.schemaVersion >= 3 else { throw VaultError.noLogBeforeSchema3(Int(header.schemaVersion)) }
+        if changing { try VaultLogFiles.checkLogBeside(vault: vault, named: log, input: bytes, household: header.householdID) }
         let log = try VaultLogFiles.read(logPath, ofVault: vault, logOption: "--log")
         return (bytes, header.householdID, log, try log.verified(household: header.householdID, vault: bytes))
     }
@@ -283,7 +286,7 @@ struct LogGrant: ParsableCommand {
         }
         if let label { try RecordedText.checkFreeText(label, field: "--label") }
         let (files, logOutput) = try options.files()
-        let (vault, household, log, verified) = try options.input.readVerified()
+        let (vault, household, log, verified) = try options.input.readVerified(changing: true)
         // The grant bears the later of now and its predecessor's time, and must end after it.
         let made = max(options.now.time.seconds, verified.head.event.createdAt)
         guard end.seconds > made else {
@@ -337,7 +340,7 @@ struct LogWithdraw: ParsableCommand {
 
     func run() throws {
         let (files, logOutput) = try options.files()
-        let (vault, household, log, verified) = try options.input.readVerified()
+        let (vault, household, log, verified) = try options.input.readVerified(changing: true)
         let key = try options.parentKey(household: household)
         let inForce = verified.grants.filter { $0.withdrawnBy == nil }
         let chosen: [HouseholdLog.Grant]

@@ -49,6 +49,9 @@ struct Seal: ParsableCommand {
         // Only a schema 3 vault has a log: an older one reads none (its name may be too long to
         // have one beside it).
         let existing = try logOutput.flatMap { document.version >= 3 ? try files.currentContents($0) : nil }.map { try HouseholdLog(parsing: $0) }
+        if document.version >= 3, let path = output.output, let current = try files.currentContents(vaultOutput) {
+            try VaultLogFiles.checkLogBeside(vault: path, named: log, input: current, household: household)
+        }
         let change = try LoggedChange(household: household, log: existing, replacing: try files.currentContents(vaultOutput), signer: key, action: .seal, at: now.time, diagnostics)
         let writer = files.writer()
         let madeEarlier = try writer.stageVault(vaultOutput, change.record(.init(.seal, summary: "sealed the vault from a document"), vault: sealed, revision: revision), log: logOutput)
