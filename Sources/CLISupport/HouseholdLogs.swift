@@ -177,10 +177,7 @@ public struct VaultLogFiles {
     /// one event ahead (a run cut off) is left to the run that made it. Every writer given a
     /// `--log` calls this: ``LoggedChange``, `log grant` and `withdraw`, `seal`.
     public static func checkLogBeside(vault path: String, named: String?, input: [UInt8], household: HouseholdID) throws {
-        guard let named, path != "-" else { return }
-        let beside = LoggedVault.logPath(besideVault: path)
-        guard beside != named, ResolvedPath(beside).map({ $0.path != ResolvedPath(named)?.path }) ?? true,
-              let bytes = try InputFiles.readIfPresent(beside, what: "household log") else { return }
+        guard let beside = logBeside(vault: path, otherThan: named), let bytes = try InputFiles.readIfPresent(beside, what: "household log") else { return }
         do {
             _ = try HouseholdLog(parsing: bytes).verified(household: household, vault: input)
         } catch let error as VaultError where error.code == .logAheadOfVault {
@@ -188,6 +185,24 @@ public struct VaultLogFiles {
         } catch let error as VaultError {
             throw error.withContext(prefix: "the household log beside the vault, \(FileNames.quoted(beside)), which --log does not name, does not hold for it: ")
         }
+    }
+
+    /// What `log verify` and `log show` with `--log` elsewhere say of the log beside the vault:
+    /// the warning every command showing the vault gives (a trial: a vault put back, its
+    /// earlier log named, verified "ok" without a word of the log beside it).
+    public static func warnOfLogBeside(vault path: String, named: String?, input: [UInt8]) {
+        guard let beside = logBeside(vault: path, otherThan: named) else { return }
+        warnOfLog(beside, ofVault: input, path: path)
+    }
+
+    /// The log beside the vault at `path` when `--log` names another file (`named`), in any
+    /// spelling, a link or a hard link to it included; nil when none is named or it is that one.
+    private static func logBeside(vault path: String, otherThan named: String?) -> String? {
+        guard let named, path != "-" else { return nil }
+        let beside = LoggedVault.logPath(besideVault: path)
+        guard beside != named, ResolvedPath(beside).map({ $0.path != ResolvedPath(named)?.path }) ?? true else { return nil }
+        if let one = FileIdentity.of(existing: beside), one == FileIdentity.of(existing: named) { return nil }
+        return beside
     }
 
     /// The warning a command showing a schema 3 vault gives when the household log kept for it

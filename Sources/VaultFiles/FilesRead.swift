@@ -47,6 +47,13 @@ public enum FilesRead {
     static func version(of identity: FileIdentity) -> Version? {
         versions.withLock { $0[identity] }
     }
+
+    /// Forgets what was read of the file `identity` had: for a test that made a new file, whose
+    /// inode another test of the same process may have read under another name and removed
+    /// (the record is the process's, and an inode number is used again once freed).
+    package static func forget(_ identity: FileIdentity) {
+        _ = versions.withLock { $0.removeValue(forKey: identity) }
+    }
 }
 
 extension OutputLocation {

@@ -52,7 +52,11 @@ struct LogInputOptions: ParsableArguments {
         let bytes = try VaultLogFiles.readVault(vault, logPath: logPath, reading: .verifyingLog)
         let header = try VaultHeader(parsing: bytes.prefix(VaultEnvelope.headerByteCount))
         guard header.schemaVersion >= 3 else { throw VaultError.noLogBeforeSchema3(Int(header.schemaVersion)) }
-        if changing { try VaultLogFiles.checkLogBeside(vault: vault, named: log, input: bytes, household: header.householdID) }
+        if changing {
+            try VaultLogFiles.checkLogBeside(vault: vault, named: log, input: bytes, household: header.householdID)
+        } else {
+            VaultLogFiles.warnOfLogBeside(vault: vault, named: log, input: bytes)
+        }
         let log = try VaultLogFiles.read(logPath, ofVault: vault, logOption: "--log")
         return (bytes, header.householdID, log, try log.verified(household: header.householdID, vault: bytes))
     }

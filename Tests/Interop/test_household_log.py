@@ -1042,3 +1042,59 @@ def test_a_held_key_split_by_a_character_shown_escaped_is_never_printed(signed, 
         assert key not in digits, result.stderr
     missing = tool("vault-tool", "inspect", "--key-file", "parent.nsec", f"missing-{key}.vault", cwd=folder)
     assert missing.returncode != 0 and key not in missing.stderr, missing.stderr
+
+
+def spellings_of(key: bytes):
+    """A third hostile trial's spellings of a key that the pattern rules missed."""
+    import base64
+    digits = key.hex()
+    groups = [digits[i:i + 4] for i in range(0, 64, 4)]
+    return {"alternating marks": groups[0] + "".join((":" if i % 2 else "-") + g for i, g in enumerate(groups[1:], 1)),
+            "four spaces": "    ".join(groups), "base64": base64.b64encode(key).decode(), "url-safe base64": base64.urlsafe_b64encode(key).decode().rstrip("="),
+            "a line break": digits[:32] + "\n" + digits[32:]}
+
+
+@pytest.mark.parametrize("spelling", ["alternating marks", "four spaces", "base64", "url-safe base64", "a line break"])
+def test_a_key_in_a_spelling_the_patterns_missed_is_neither_recorded_nor_shown(signed, spelling):
+    """A third hostile trial: another key grouped with separators taking turns (or four
+    spaces, or in base64) was recorded for good as a device's new name, a reason or a label,
+    and `log show` printed such a key from a signed event; an output's name holding one was
+    quoted in the error. Each is refused, withheld, or shown as what stands for it."""
+    folder, _ = signed
+    other = nip19_decode((FIXTURES / "keys" / "other.nsec").read_text().strip(), "nsec")
+    text = spellings_of(other)[spelling]
+    if spelling != "a line break":  # a name with a line break is refused as a name anyway
+        renamed = tool("vault-tool", "device", "rename", "--key-file", "parent.nsec", "-o", "o.vault", "h.vault", "kitchen ipad", text, cwd=folder)
+        assert renamed.returncode == 64 and not (folder / "o.vault").exists(), renamed.stderr
+    revoked = tool("device-revoker", "vault", "--key-file", "parent.nsec", "--vault", "h.vault", "--device", "old ipad", "--reason",
+                   f"stolen {text}", "--ops", "ops.jsonl", "-o", "o.vault", cwd=folder)
+    assert revoked.returncode == 64 and not (folder / "o.vault").exists(), revoked.stderr
+    written = tool("vault-tool", "open", "--key-file", "parent.nsec", "-o", f"nope/{text}/x.json", "h.vault", cwd=folder)
+    assert written.returncode != 0 and text not in written.stderr and text.replace("\n", "\\u{a}") not in written.stderr, written.stderr
+    # A signed event holding it, shown by `log show` to anyone (no key needed).
+    lines = (folder / "h.log").read_text().splitlines()
+    last = json.loads(lines[-1])
+    tags = [["h", PARENT.household_id.hex()], ["prev", last["id"]], ["action", "device"],
+            ["vault", hashlib.sha256((folder / "h.vault").read_bytes()).hexdigest(), "99"], ["change", "limit"], ["dropped", "ab" * 32],
+            ["reason", f"r {text}"]]
+    lines.append(sign_event(PARENT.secret, last["created_at"] + 10, tags, f"renamed x to {text}"))
+    (folder / "t.log").write_text("\n".join(lines) + "\n")
+    for json_flag in ([], ["--json"]):
+        shown = tool("vault-tool", "log", "show", *json_flag, "--log", "t.log", "h.vault", cwd=folder)
+        assert shown.returncode == 0, shown.stderr
+        for piece in (text, text.replace("\n", "\\u{a}"), text.replace("\n", "\\n")):
+            assert piece not in shown.stdout, shown.stdout
+
+
+def test_log_verify_and_show_with_another_log_say_when_the_one_beside_the_vault_does_not_hold(signed):
+    """A third trial: an earlier vault put back, its earlier log named with --log: `log verify`
+    said "ok" without a word of the log beside the vault, which every other reader warns of."""
+    folder, _ = signed
+    (folder / "h.vault").write_bytes((FIXTURES / "testkit" / "ok-v3-household.vault").read_bytes())
+    (folder / "early.log").write_text((folder / "h.log").read_text().splitlines()[0] + "\n")
+    os.link(folder / "h.log", folder / "hard.log")
+    for command in (["log", "verify"], ["log", "show"]):
+        result = tool("vault-tool", *command, "--log", "early.log", "h.vault", cwd=folder)
+        assert result.returncode == 0 and "the household log 'h.log' does not hold for this vault" in result.stderr, result.stderr
+        same = tool("vault-tool", *command, "--log", "hard.log", "h.vault", cwd=folder)
+        assert same.returncode == 3 and "does not hold for this vault" not in same.stderr, same.stderr

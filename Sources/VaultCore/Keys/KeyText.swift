@@ -23,7 +23,7 @@ package enum KeyText {
 
     private static func holdsKeyAsWritten(_ text: UnsafeRawBufferPointer) -> Bool {
         holdsBech32Key(text) || anyLine(text, isHexKey) || hexKeyAcrossLines(text) || allListWords(text) || isQuotedHexAlone(text)
-            || anyLine(text, isBase64Key)
+            || anyLine(text) { isBase64Key($0) }
     }
 
     /// A line that holds a key in base64 (32 bytes: 43 characters and one `=`, or none), as the
@@ -31,7 +31,9 @@ package enum KeyText {
     /// `"nsec":"eP9G…\/KT8…="`, JSON's `\/` or `\u002f` for `/`), standard or URL-safe: alone
     /// on the line but for quotes, a list's bullet or number and a comma, or after a label that
     /// names a secret. A run that is one case of letters only is a word, not random bytes.
-    private static func isBase64Key(_ bytes: UnsafeRawBufferPointer) -> Bool {
+    /// `anywhere`: glued to other text too (`/nope/eP9G…=`, `renamed to eP9G…=`), for what an
+    /// input quotes back or a record keeps (``holdsKeyOrHexRun(_:)``; a hostile trial).
+    private static func isBase64Key(_ bytes: UnsafeRawBufferPointer, anywhere: Bool = false) -> Bool {
         func isBase64(_ byte: UInt8) -> Bool { isWordCharacter(byte) || byte == 0x2b || byte == 0x2f || byte == 0x2d }
         // JSON's escapes of `/` and `+` (`\/`, `\u002f`, `\u002b`): how long one is at `at`, or 0.
         func escape(at at: Int) -> Int {
@@ -46,8 +48,9 @@ package enum KeyText {
         let aloneBeforeEnd = bytes.firstIndex { !([0x20, 0x09, 0x22, 0x27, 0x2d, 0x2a, 0x2e, 0x29].contains($0) || (0x30...0x39).contains($0)) } ?? bytes.count
         var index = 0
         while index < bytes.count {
+            // Glued, a run may also begin after a path's `/` (`/nope/eP9G…=`), which base64 uses too.
             guard isBase64(bytes[index]) || escape(at: index) > 0,
-                  index == 0 || !(isBase64(bytes[index - 1]) || bytes[index - 1] == 0x5c) else { index += 1; continue }
+                  index == 0 || !(isBase64(bytes[index - 1]) || bytes[index - 1] == 0x5c) || anywhere && bytes[index - 1] == 0x2f else { index += 1; continue }
             let runStart = index
             var end = index, characters = 0, lower = false, upper = false, digit = false, last: UInt8 = 0
             while end < bytes.count, characters <= 44 {
@@ -66,9 +69,9 @@ package enum KeyText {
             if characters == 43, bounded, base64LastOf32Bytes.contains(last), lower && upper || (lower || upper) && digit {
                 let before = UnsafeRawBufferPointer(rebasing: bytes[..<runStart]), after = UnsafeRawBufferPointer(rebasing: bytes[end...])
                 let aloneAfter = after.allSatisfy { [0x20, 0x09, 0x0d, 0x22, 0x27, 0x2c, 0x3b].contains($0) }
-                if runStart <= aloneBeforeEnd && aloneAfter || (labelVerdict(before) ?? nearestWordNamesASecret(before)) { return true }
+                if anywhere || runStart <= aloneBeforeEnd && aloneAfter || (labelVerdict(before) ?? nearestWordNamesASecret(before)) { return true }
             }
-            index = max(end, index + 1)
+            index = anywhere ? index + 1 : max(end, index + 1)
         }
         return false
     }
@@ -83,7 +86,9 @@ package enum KeyText {
     /// must show). For ``QuotedInput`` and ``RecordedText`` only: a file of public keys (an
     /// operations file, a report) is no key file.
     package static func holdsKeyOrHexRun(_ text: UnsafeRawBufferPointer) -> Bool {
-        holdsKey(text) || holdsHexRun(text)
+        holdsKey(text) || holdsHexRun(text) || anyLine(text) { isBase64Key($0, anywhere: true) }
+            // A path's part too (`nope/eP9G…=/x.json`): base64's own `/` runs on into the next part.
+            || text.contains(0x2f) && text.split(separator: 0x2f).contains { isBase64Key(UnsafeRawBufferPointer(rebasing: $0), anywhere: true) }
     }
 
     /// Most of a key is a secret still: 63 of its 64 digits quoted back left one digit to
@@ -92,10 +97,11 @@ package enum KeyText {
     static let minimumHexRun = 48
 
     /// A run may be typed in groups too (`ipad d727 917d …`, `dev-f817-53fd-…`, `d727 - 917d`,
-    /// `d727/917d`): groups of one width of two digits or more (the last may be shorter), split
-    /// by one separator of at most three marks or spaces, the same each time; two hostile trials
-    /// found such groups quoted back whole after a word. Two UUIDs side by side are split by two
-    /// kinds, and 32 digits each. A vault's or a log's file name is the household id's 64 digits
+    /// `d727/917d`, `d727:917d-…`): groups of one width of two digits or more (the last may be
+    /// shorter), split by separators of at most four marks or spaces each; hostile trials found
+    /// such groups quoted back whole after a word, and recorded for good with separators that
+    /// took turns (`:` and `-`) or four spaces. Two UUIDs side by side are groups of several
+    /// widths, and 32 digits each. A vault's or a log's file name is the household id's 64 digits
     /// in one group; grouped, it is a key still.
     private static func holdsHexRun(_ text: UnsafeRawBufferPointer) -> Bool {
         func isMark(_ byte: UInt8) -> Bool {
@@ -104,7 +110,7 @@ package enum KeyText {
         var index = 0
         while index < text.count {
             guard isHexDigit(text[index]) else { index += 1; continue }
-            var digits = 0, width = 0, groups = 0, separator: ArraySlice<UInt8>?, end = index, restart: Int?
+            var digits = 0, width = 0, groups = 0, end = index, restart: Int?
             while true {
                 let groupStart = end
                 while end < text.count, isHexDigit(text[end]) { end += 1 }
@@ -121,10 +127,8 @@ package enum KeyText {
                 groups += 1
                 guard group == width, width >= 2 else { break }
                 var next = end
-                while next < text.count, next - end < 3, isMark(text[next]) { next += 1 }
-                let marks = Array(text[end..<next])[...]
-                guard next > end, next < text.count, isHexDigit(text[next]), separator == nil || separator == marks else { break }
-                separator = marks
+                while next < text.count, next - end < 4, isMark(text[next]) { next += 1 }
+                guard next > end, next < text.count, isHexDigit(text[next]) else { break }
                 end = next
             }
             let named = groups == 1 && (names(".vault", at: end, in: text) || names(".log", at: end, in: text))

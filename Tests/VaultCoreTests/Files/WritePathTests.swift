@@ -75,6 +75,8 @@ import Testing
         let folder = try Folder()
         try Data("old\n".utf8).write(to: URL(fileURLWithPath: folder.path + "/target"))
         try FileManager.default.createSymbolicLink(atPath: folder.path + "/link", withDestinationPath: "target")
+        // A new file: what another test of this process read at its inode, since removed, is not it.
+        if let made = FileIdentity.of(existing: folder.path + "/target") { FilesRead.forget(made) }
         try AtomicFile.write(Array("new\n".utf8), to: folder.path + "/link", mode: 0o644, exclusive: false)
         #expect(folder.contents("target") == Array("new\n".utf8))
         #expect(try FileManager.default.destinationOfSymbolicLink(atPath: folder.path + "/link") == "target")
@@ -104,11 +106,17 @@ import Testing
             _ = FilesRead.reading(descriptor) { read(descriptor, &buffer, buffer.count) }
         }
         var folders: [Folder] = []  // kept to the end: a file removed may give its inode to the next one
+        var readFiles: [FileIdentity] = []
+        // What this test read is forgotten as it ends: its files' inodes go to other tests' files.
+        defer { readFiles.forEach(FilesRead.forget) }
         for change in ["none", "never read", "written", "saved over", "removed"] {  // those that free an inode last
             let folder = try Folder()
             folders.append(folder)
             let path = folder.path + "/in"
-            if change != "never read" { readWhole(path) }
+            if change != "never read" {
+                readWhole(path)
+                if let identity = FileIdentity.of(existing: path) { readFiles.append(identity) }
+            }
             let location = try OutputLocation(path)
             let staged = try Array("replaced\n".utf8).withUnsafeBytes { try StagedOutput(location, bytes: $0, mode: 0o600) }
             switch change {

@@ -211,6 +211,26 @@ import Testing
         #expect(QuotedInput(Self.nsec) == QuotedInput(Self.nsec) && QuotedInput(Self.nsec) != QuotedInput(Self.hex))
     }
 
+    /// A third hostile trial's spellings, quoted back or recorded for good: groups whose
+    /// separators take turns or run to four spaces, base64 glued to other text, a key split by a
+    /// line break; two UUIDs, a date and a 40-character token stay shown.
+    @Test func groupsOfMixedMarksBase64AndLineBreaksAreKeysToo() {
+        let groups = stride(from: 0, to: 64, by: 4).map { String(Array(Self.hex)[$0..<$0 + 4]) }
+        let alternating = groups.enumerated().map { $0.offset == 0 ? $0.element : ($0.offset % 2 == 0 ? "-" : ":") + $0.element }.joined()
+        let base64 = "C2QZ1wtkGdcLZBnXC2QZ1wtkGdcLZBnXC2QZ1wtkGdc="
+        let split = String(Self.hex.prefix(32)) + "\n" + String(Self.hex.suffix(32))
+        for secret in [alternating, groups.joined(separator: "    "), "renamed to \(alternating)", "/nope/\(base64)", "renamed to \(base64)",
+                       "renamed to \(base64.dropLast())", "nodir-\(split)/x.vault", "x \(Self.hex.prefix(32))\r\(Self.hex.suffix(32))"] {
+            #expect(QuotedInput(secret).isWithheld, "\(secret)")
+            #expect(throws: VaultError.self, "\(secret)") { try RecordedText.checkFreeText(secret, field: "the reason") }
+        }
+        for shown in ["0A9B8C7D-6E5F-4A3B-2C1D-0E9F8A7B6C5D 1A9B8C7D-6E5F-4A3B-2C1D-0E9F8A7B6C5D", "2026-11-30T10:00:00Z",
+                      "wJalrXUtnFEMIK7MDENGbPxRfiCYEXAMPLEKEY12", "lost on the train, 0A9B8C7D-6E5F-4A3B-2C1D-0E9F8A7B6C5D"] {
+            #expect(!QuotedInput(shown).isWithheld, "\(shown)")
+            #expect(throws: Never.self, "\(shown)") { try RecordedText.checkFreeText(shown, field: "the reason") }
+        }
+    }
+
     /// A secret typed as several arguments (issue 44): each piece looks public, the run of them
     /// does not; options and ordinary arguments do not read as one.
     @Test func aSecretTypedInPiecesIsFoundAmongTheArguments() {
