@@ -135,9 +135,7 @@ public struct VaultLogFiles {
     @discardableResult
     public static func refuseLog(_ path: String, besideVaultOf version: Int, vault: (path: String, bytes: [UInt8], revision: Int?)? = nil,
                                  restartsMigration: Bool = false) throws -> Bool {
-        guard version < 3, let bytes = try? InputFiles.readIfPresent(path, what: "household log") else { return false }
-        let firstLine = bytes.prefix { $0 != 0x0a }
-        guard (try? JSONValue(parsing: Array(firstLine)))?["kind"] == .number(String(HouseholdLog.kind)) else { return false }
+        guard version < 3, let bytes = try? InputFiles.readIfPresent(path, what: "household log"), isHouseholdLog(bytes) else { return false }
         let cutOff = vault.flatMap { vault in
             VaultHeader.household(inAnyHeader: vault.bytes).flatMap { household in
                 (try? HouseholdLog(parsing: bytes))?.isCutOffMigration(over: vault.bytes, household: household, revision: vault.revision) == true
@@ -176,10 +174,18 @@ public struct VaultLogFiles {
     /// beside its log was changed, exit 0, with the earlier log named by `--log`). A log there
     /// one event ahead (a run cut off) is left to the run that made it. Every writer given a
     /// `--log` calls this: ``LoggedChange``, `log grant` and `withdraw`, `seal`.
+    ///
+    /// Only a household log there counts (its first line an event of kind 4801: a script's own
+    /// `backup.log` beside `backup.vault` is none, a review found it refused), and one the
+    /// named log continues is its past (a change made in place through `--log` leaves it so).
     public static func checkLogBeside(vault path: String, named: String?, input: [UInt8], household: HouseholdID) throws {
-        guard let beside = logBeside(vault: path, otherThan: named), let bytes = try InputFiles.readIfPresent(beside, what: "household log") else { return }
+        guard let beside = logBeside(vault: path, otherThan: named),
+              let bytes = try? InputFiles.readIfPresent(beside, what: "household log"), isHouseholdLog(bytes) else { return }
         do {
-            _ = try HouseholdLog(parsing: bytes).verified(household: household, vault: input)
+            let log = try HouseholdLog(parsing: bytes)
+            if let named, let namedBytes = try? InputFiles.readIfPresent(named, what: "household log"),
+               let namedLog = try? HouseholdLog(parsing: namedBytes), namedLog.events.starts(with: log.events) { return }
+            _ = try log.verified(household: household, vault: input)
         } catch let error as VaultError where error.code == .logAheadOfVault {
             // A run cut off there: its signer finishes it, through that log.
         } catch let error as VaultError {
@@ -203,6 +209,13 @@ public struct VaultLogFiles {
         guard beside != named, ResolvedPath(beside).map({ $0.path != ResolvedPath(named)?.path }) ?? true else { return nil }
         if let one = FileIdentity.of(existing: beside), one == FileIdentity.of(existing: named) { return nil }
         return beside
+    }
+
+    /// Whether `bytes` are a household log's, whole or damaged after its first line: that line
+    /// is an event of kind 4801.
+    static func isHouseholdLog(_ bytes: [UInt8]) -> Bool {
+        let firstLine = bytes.prefix { $0 != 0x0a }
+        return (try? JSONValue(parsing: Array(firstLine)))?["kind"] == .number(String(HouseholdLog.kind))
     }
 
     /// The warning a command showing a schema 3 vault gives when the household log kept for it

@@ -1050,7 +1050,7 @@ def spellings_of(key: bytes):
     digits = key.hex()
     groups = [digits[i:i + 4] for i in range(0, 64, 4)]
     return {"alternating marks": groups[0] + "".join((":" if i % 2 else "-") + g for i, g in enumerate(groups[1:], 1)),
-            "four spaces": "    ".join(groups), "base64": base64.b64encode(key).decode(), "url-safe base64": base64.urlsafe_b64encode(key).decode().rstrip("="),
+            "four spaces": "    ".join(groups), "base64": base64.b64encode(key).decode(), "url-safe base64": base64.urlsafe_b64encode(key).decode(),
             "a line break": digits[:32] + "\n" + digits[32:]}
 
 
@@ -1098,3 +1098,20 @@ def test_log_verify_and_show_with_another_log_say_when_the_one_beside_the_vault_
         assert result.returncode == 0 and "the household log 'h.log' does not hold for this vault" in result.stderr, result.stderr
         same = tool("vault-tool", *command, "--log", "hard.log", "h.vault", cwd=folder)
         assert same.returncode == 3 and "does not hold for this vault" not in same.stderr, same.stderr
+
+
+@pytest.mark.parametrize("beside", ["a script's own log", "the past of the log named"])
+def test_a_file_beside_the_vault_that_is_no_other_record_does_not_stop_a_change_through_another_log(signed, beside):
+    """A review: with --log naming the household log elsewhere, a script's own `h.log` beside
+    the vault (no household log at all) refused every change; and a change made in place
+    through --log left the log beside it behind, so the next one was refused. Neither is
+    another record of the vault: the change goes on, twice."""
+    folder, _ = signed
+    shutil.copy(folder / "h.log", folder / "other.log")
+    if beside == "a script's own log":
+        (folder / "h.log").write_text("2026-01-01 backup done\n")
+    for name in ("Hall iPad", "Den iPad"):
+        renamed = tool("vault-tool", "device", "rename", "--key-file", "parent.nsec", "--log", "other.log", "--in-place", "h.vault",
+                       "kitchen ipad" if name == "Hall iPad" else "hall ipad", name, cwd=folder)
+        assert renamed.returncode == 0, renamed.stderr
+    assert tool("vault-tool", "log", "verify", "--log", "other.log", "h.vault", cwd=folder).returncode == 0

@@ -136,16 +136,23 @@ package enum HeldSecrets {
         deferred.withLock { $0.append(derive) }
     }
 
+    /// Held while the deferred work runs: another thread asking about text meanwhile (a batch's
+    /// workers) waits until it is done, and never reads the pieces half cut (a unit test saw a
+    /// held key's words missed while another test's question was running the work).
+    private static let deriving = Mutex<Void>(())
+
     /// Until none is left: a derivation registers the keys it gives, whose pieces are deferred
     /// work in turn.
     private static func deriveDeferred() {
-        while true {
-            let pending = deferred.withLock { pending in
-                defer { pending = [] }
-                return pending
+        deriving.withLock { _ in
+            while true {
+                let pending = deferred.withLock { pending in
+                    defer { pending = [] }
+                    return pending
+                }
+                guard !pending.isEmpty else { return }
+                for derive in pending { derive() }
             }
-            guard !pending.isEmpty else { return }
-            for derive in pending { derive() }
         }
     }
 
