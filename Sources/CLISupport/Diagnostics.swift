@@ -132,14 +132,20 @@ public struct Diagnostics: Sendable {
     /// A key split by a character a name shows escaped (`\u{a}`, a line break in a path) is
     /// read with each escape taken for a space, as the text would be without it.
     static func withholdingHeldKeys(_ text: String) -> String {
-        guard HeldSecrets.match(in: text.utf8) == .key || HeldSecrets.match(in: Self.escapesAsSpaces(text).utf8) == .key else { return text }
+        guard holdsHeldKey(text) else { return text }
         let words = text.split(separator: " ", omittingEmptySubsequences: false).map { word in
-            HeldSecrets.match(in: word.utf8) == .key || HeldSecrets.match(in: Self.escapesAsSpaces(String(word)).utf8) == .key
-                ? "(not shown: it holds a key this run holds)" : String(word)
+            holdsHeldKey(String(word)) ? "(not shown: it holds a key this run holds)" : String(word)
         }
         let joined = words.joined(separator: " ")
-        let spread = HeldSecrets.match(in: joined.utf8) == .key || HeldSecrets.match(in: Self.escapesAsSpaces(joined).utf8) == .key
-        return spread ? "(a message not shown: it holds a key this run holds)" : joined
+        return holdsHeldKey(joined) ? "(a message not shown: it holds a key this run holds)" : joined
+    }
+
+    /// Whether `text`, as written or with its escapes read as spaces (asked again only when it
+    /// has one), holds a whole key this run holds.
+    private static func holdsHeldKey(_ text: String) -> Bool {
+        if HeldSecrets.match(in: text.utf8) == .key { return true }
+        let unescaped = escapesAsSpaces(text)
+        return unescaped != text && HeldSecrets.match(in: unescaped.utf8) == .key
     }
 
     /// `text` with each `\u{…}` escape (as ``String/displaySafe`` and ``FileNames`` write one) a space.

@@ -203,7 +203,7 @@ public struct VaultLogFiles {
 
     /// The log beside the vault at `path` when `--log` names another file (`named`), in any
     /// spelling, a link or a hard link to it included; nil when none is named or it is that one.
-    private static func logBeside(vault path: String, otherThan named: String?) -> String? {
+    public static func logBeside(vault path: String, otherThan named: String?) -> String? {
         guard let named, path != "-" else { return nil }
         let beside = LoggedVault.logPath(besideVault: path)
         guard beside != named, ResolvedPath(beside).map({ $0.path != ResolvedPath(named)?.path }) ?? true else { return nil }

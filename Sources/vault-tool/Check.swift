@@ -61,9 +61,7 @@ struct CheckVault: ParsableCommand {
     /// The log given is the one beside the vault, whose verdict is then a finding, not also a
     /// warning; a log named elsewhere leaves the one beside it to be said as every reader says it.
     private var checksLogBeside: Bool {
-        guard let householdLog, vault.input != "-" else { return householdLog != nil }
-        let beside = LoggedVault.logPath(besideVault: vault.input)
-        return householdLog == beside || (ResolvedPath(householdLog).map { $0.path == ResolvedPath(beside)?.path } ?? false)
+        householdLog != nil && VaultLogFiles.logBeside(vault: vault.input, otherThan: householdLog) == nil
     }
 
     func validate() throws {

@@ -142,7 +142,7 @@ struct Merge: ParsableCommand {
                                                                 details: [["theirs", HouseholdLog.vaultDigest(opened[2].bytes)]]),
                                                           vault: merged, revision: result.document.revision), log: logs.declaredOutput)
         try writer.publish()
-        warnOfTheirEvents(theirs: opened[2].bytes, oursLogPath: logs.input)
+        warnOfTheirEvents(theirs: opened[2].bytes, oursLog: change.log)
         if !json {
             for conflict in result.conflicts { diagnostics.note("conflict: \(conflict)") }
             diagnostics.note("\(madeEarlier ? "an earlier run made this merge; nothing changed: it " : "")merged into revision \(result.document.revision ?? 1) with \(result.conflicts.count) conflict\(result.conflicts.count == 1 ? "" : "s") → \(output.displayName)")
@@ -155,9 +155,10 @@ extension Merge {
     /// their copy's own events (a support key's revocation made there) are not carried over, so
     /// whoever keeps the record is told to keep their log too (a trial: the merged vault held a
     /// revocation whose signer no log beside it named).
-    func warnOfTheirEvents(theirs bytes: [UInt8], oursLogPath: String?) {
+    /// `oursLog`: the log the change read and verified (read once: it may be standard input).
+    func warnOfTheirEvents(theirs bytes: [UInt8], oursLog: HouseholdLog?) {
         guard theirs != "-", LoggedVault.schemaVersion(Array(bytes.prefix(VaultEnvelope.headerByteCount))).map({ $0 >= 3 }) == true,
-              let oursLogPath, let oursLog = try? InputFiles.readIfPresent(oursLogPath, what: "household log").map(HouseholdLog.init(parsing:)) else { return }
+              let oursLog else { return }
         let theirLogPath = LoggedVault.logPath(besideVault: theirs)
         // Only a log that holds for their vault is the record of their changes (one that does
         // not was said when their copy was read).
