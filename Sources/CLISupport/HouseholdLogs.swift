@@ -178,13 +178,13 @@ public struct VaultLogFiles {
     /// Only a household log there counts (its first line an event of kind 4801: a script's own
     /// `backup.log` beside `backup.vault` is none, a review found it refused), and one the
     /// named log continues is its past (a change made in place through `--log` leaves it so).
-    public static func checkLogBeside(vault path: String, named: String?, input: [UInt8], household: HouseholdID) throws {
+    /// `namedLog`: the named log as the command read it (standard input is not read twice).
+    public static func checkLogBeside(vault path: String, named: String?, namedLog: HouseholdLog?, input: [UInt8], household: HouseholdID) throws {
         guard let beside = logBeside(vault: path, otherThan: named),
               let bytes = try? InputFiles.readIfPresent(beside, what: "household log"), isHouseholdLog(bytes) else { return }
         do {
             let log = try HouseholdLog(parsing: bytes)
-            if let named, let namedBytes = try? InputFiles.readIfPresent(named, what: "household log"),
-               let namedLog = try? HouseholdLog(parsing: namedBytes), namedLog.events.starts(with: log.events) { return }
+            if let namedLog, namedLog.events.starts(with: log.events) { return }
             _ = try log.verified(household: household, vault: input)
         } catch let error as VaultError where error.code == .logAheadOfVault {
             // A run cut off there: its signer finishes it, through that log.
@@ -329,10 +329,9 @@ public struct LoggedChange {
         if opened.document.version < 3, let named = files.options.log, let begun = files.output, begun != named {
             logOptionUnused = (opened.document.version, begun)
         }
-        if opened.document.version >= 3 {
-            try VaultLogFiles.checkLogBeside(vault: path, named: files.options.log, input: input, household: household)
-        }
         if !readsLog, opened.document.version >= 3 {
+            try VaultLogFiles.checkLogBeside(vault: path, named: files.options.log, namedLog: files.options.log.flatMap { $0 == "-" ? nil : try? InputFiles.readIfPresent($0, what: "household log") }.flatMap { try? HouseholdLog(parsing: $0) },
+                                             input: input, household: household)
             try Self.checkLogLeftBehind(files, vault: path, input: input, household: household, diagnostics)
             givenForLog.removeAll { $0 == "--log" }  // used: the log left behind was read there
         }
@@ -340,6 +339,7 @@ public struct LoggedChange {
             self.log = nil
             return
         }
+        try VaultLogFiles.checkLogBeside(vault: path, named: files.options.log, namedLog: log, input: input, household: household)
         guard let signer else { throw VaultError.signerNeeded() }
         (self.log, dropped) = try Self.ready(log, household: household, vault: input, signer: signer, action: action, at: time, diagnostics)
     }

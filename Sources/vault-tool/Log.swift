@@ -47,18 +47,18 @@ struct LogInputOptions: ParsableArguments {
 
     /// The vault's bytes, its household and its log, verified.
     /// `changing`: a grant or withdrawal, which the log beside the vault holds to as well when
-    /// `--log` names another (``VaultLogFiles/checkLogBeside(vault:named:input:household:)``).
+    /// `--log` names another (``VaultLogFiles/checkLogBeside(vault:named:namedLog:input:household:)``).
     func readVerified(changing: Bool = false) throws -> (vault: [UInt8], household: HouseholdID, log: HouseholdLog, verified: HouseholdLog.Verified) {
         let bytes = try VaultLogFiles.readVault(vault, logPath: logPath, reading: .verifyingLog)
         let header = try VaultHeader(parsing: bytes.prefix(VaultEnvelope.headerByteCount))
         guard header.schemaVersion >= 3 else { throw VaultError.noLogBeforeSchema3(Int(header.schemaVersion)) }
+        let read = try VaultLogFiles.read(logPath, ofVault: vault, logOption: "--log")
         if changing {
-            try VaultLogFiles.checkLogBeside(vault: vault, named: log, input: bytes, household: header.householdID)
+            try VaultLogFiles.checkLogBeside(vault: vault, named: log, namedLog: read, input: bytes, household: header.householdID)
         } else {
             VaultLogFiles.warnOfLogBeside(vault: vault, named: log, input: bytes)
         }
-        let log = try VaultLogFiles.read(logPath, ofVault: vault, logOption: "--log")
-        return (bytes, header.householdID, log, try log.verified(household: header.householdID, vault: bytes))
+        return (bytes, header.householdID, read, try read.verified(household: header.householdID, vault: bytes))
     }
 }
 

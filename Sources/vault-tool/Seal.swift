@@ -50,7 +50,7 @@ struct Seal: ParsableCommand {
         // have one beside it).
         let existing = try logOutput.flatMap { document.version >= 3 ? try files.currentContents($0) : nil }.map { try HouseholdLog(parsing: $0) }
         if document.version >= 3, let path = output.output, let current = try files.currentContents(vaultOutput) {
-            try VaultLogFiles.checkLogBeside(vault: path, named: log, input: current, household: household)
+            try VaultLogFiles.checkLogBeside(vault: path, named: log, namedLog: existing, input: current, household: household)
         }
         let change = try LoggedChange(household: household, log: existing, replacing: try files.currentContents(vaultOutput), signer: key, action: .seal, at: now.time, diagnostics)
         let writer = files.writer()

@@ -1115,3 +1115,18 @@ def test_a_file_beside_the_vault_that_is_no_other_record_does_not_stop_a_change_
                        "kitchen ipad" if name == "Hall iPad" else "hall ipad", name, cwd=folder)
         assert renamed.returncode == 0, renamed.stderr
     assert tool("vault-tool", "log", "verify", "--log", "other.log", "h.vault", cwd=folder).returncode == 0
+
+
+def test_a_log_on_standard_input_is_read_once_when_the_log_beside_the_vault_is_its_past(signed):
+    """Rereading the change: the check of the log beside the vault read the named log again,
+    which standard input cannot give twice, so a change through `--log -` whose log beside the
+    vault is that log's past was refused. It uses the log the change read."""
+    folder, _ = signed
+    shutil.copy(folder / "h.log", folder / "other.log")
+    assert tool("vault-tool", "device", "rename", "--key-file", "parent.nsec", "--log", "other.log", "--in-place", "h.vault",
+                "kitchen ipad", "Hall iPad", cwd=folder).returncode == 0
+    with open(folder / "other.log", "rb") as log:
+        renamed = subprocess.run([str(BIN / "vault-tool"), "device", "rename", "--key-file", "parent.nsec", "--log", "-", "-o", "o.vault",
+                                  "h.vault", "hall ipad", "Den iPad"], capture_output=True, text=True, cwd=folder, stdin=log, timeout=120)
+    assert renamed.returncode == 0, renamed.stderr
+    assert (folder / "o.vault").exists()
