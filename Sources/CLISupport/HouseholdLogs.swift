@@ -205,10 +205,18 @@ public struct VaultLogFiles {
     /// spelling, a link or a hard link to it included; nil when none is named or it is that one.
     public static func logBeside(vault path: String, otherThan named: String?) -> String? {
         guard let named, path != "-" else { return nil }
-        let beside = LoggedVault.logPath(besideVault: path)
+        let beside = keptLog(ofVault: path)
         guard beside != named, ResolvedPath(beside).map({ $0.path != ResolvedPath(named)?.path }) ?? true else { return nil }
         if let one = FileIdentity.of(existing: beside), one == FileIdentity.of(existing: named) { return nil }
         return beside
+    }
+
+    /// Where the log of the vault at `path` is kept: beside the name given, or, when none is
+    /// there and the name is a symbolic link, beside the file it leads to (as `log verify`
+    /// finds it; a trial: a writer given `--log` through a link to a vault put back went on).
+    public static func keptLog(ofVault path: String) -> String {
+        let beside = LoggedVault.logPath(besideVault: path)
+        return linkedVaultWithLog(path, missing: beside).map { LoggedVault.logPath(besideVault: $0) } ?? beside
     }
 
     /// Whether `bytes` are a household log's, whole or damaged after its first line: that line
@@ -231,12 +239,8 @@ public struct VaultLogFiles {
     static func warnOfLog(_ logPath: String?, ofVault bytes: [UInt8], path vault: String) {
         guard var path = logPath, let household = VaultHeader.household(inAnyHeader: bytes) else { return }
         do {
-            var read = try InputFiles.readIfPresent(path, what: "household log")
-            if read == nil, let target = linkedVaultWithLog(vault, missing: path) {
-                path = LoggedVault.logPath(besideVault: target)
-                read = try InputFiles.readIfPresent(path, what: "household log")
-            }
-            guard let logBytes = read else { return }
+            if path == LoggedVault.logPath(besideVault: vault) { path = keptLog(ofVault: vault) }
+            guard let logBytes = try InputFiles.readIfPresent(path, what: "household log") else { return }
             _ = try HouseholdLog(parsing: logBytes).verified(household: household, vault: bytes)
         } catch let error as VaultError {
             Diagnostics.ofThisTool.warning("the household log \(FileNames.quoted(path)) does not hold for this vault: \(error.reason)"

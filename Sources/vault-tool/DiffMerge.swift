@@ -159,7 +159,7 @@ extension Merge {
     func warnOfTheirEvents(theirs bytes: [UInt8], oursLog: HouseholdLog?) {
         guard theirs != "-", LoggedVault.schemaVersion(Array(bytes.prefix(VaultEnvelope.headerByteCount))).map({ $0 >= 3 }) == true,
               let oursLog else { return }
-        let theirLogPath = LoggedVault.logPath(besideVault: theirs)
+        let theirLogPath = VaultLogFiles.keptLog(ofVault: theirs)
         // Only a log that holds for their vault is the record of their changes (one that does
         // not was said when their copy was read).
         guard let theirLog = try? InputFiles.readIfPresent(theirLogPath, what: "household log").map(HouseholdLog.init(parsing:)),

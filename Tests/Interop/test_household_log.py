@@ -1130,3 +1130,29 @@ def test_a_log_on_standard_input_is_read_once_when_the_log_beside_the_vault_is_i
                                   "h.vault", "hall ipad", "Den iPad"], capture_output=True, text=True, cwd=folder, stdin=log, timeout=120)
     assert renamed.returncode == 0, renamed.stderr
     assert (folder / "o.vault").exists()
+
+
+def test_a_writer_or_a_merge_through_a_link_is_held_to_the_log_beside_the_file_it_leads_to(signed):
+    """A fourth trial: a vault put back, named through a symbolic link in another folder, was
+    changed with exit 0 by naming its earlier log with --log (the log beside the link's name
+    was looked for, and there was none); and a merge of their copy named through a link did
+    not say what their log held. Logs are found beside the file a link leads to, as `log verify`
+    finds them."""
+    folder, _ = signed
+    shutil.copy(folder / "h.vault", folder / "t.vault")
+    shutil.copy(folder / "h.log", folder / "t.log")
+    shutil.copy(folder / "h.vault", folder / "base.vault")
+    assert tool("vault-tool", "device", "rename", "--key-file", "parent.nsec", "--in-place", "t.vault", "kitchen ipad", "Hall iPad",
+                cwd=folder).returncode == 0
+    (folder / "links").mkdir()
+    os.symlink(folder / "t.vault", folder / "links" / "theirs.vault")
+    merged = tool("vault-tool", "merge", "--key-file", "parent.nsec", "--base", "base.vault", "--ours", "h.vault", "--theirs", "links/theirs.vault",
+                  "-o", "m.vault", cwd=folder)
+    assert merged.returncode == 0 and "holds 1 event ours does not" in merged.stderr, merged.stderr
+    (folder / "early.log").write_text((folder / "h.log").read_text().splitlines()[0] + "\n")
+    (folder / "h.vault").write_bytes((FIXTURES / "testkit" / "ok-v3-household.vault").read_bytes())
+    os.symlink(folder / "h.vault", folder / "links" / "put-back.vault")
+    renamed = tool("vault-tool", "device", "rename", "--key-file", "parent.nsec", "--log", "early.log", "-o", "o.vault", "links/put-back.vault",
+                   "kitchen ipad", "Den iPad", cwd=folder)
+    assert renamed.returncode == 3 and "which --log does not name" in renamed.stderr, renamed.stderr
+    assert not (folder / "o.vault").exists()

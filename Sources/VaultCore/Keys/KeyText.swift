@@ -95,9 +95,63 @@ package enum KeyText {
     /// must show). For ``QuotedInput`` and ``RecordedText`` only: a file of public keys (an
     /// operations file, a report) is no key file.
     package static func holdsKeyOrHexRun(_ text: UnsafeRawBufferPointer) -> Bool {
-        holdsKey(text) || holdsHexRun(text) || anyLine(text) { isBase64Key($0, anywhere: true) }
+        holdsKey(text) || holdsHexRun(text) || anyLine(text) { isBase64Key($0, anywhere: true) } || holdsPaddedBase64Key(text)
             // A path's part too (`nope/eP9G…=/x.json`): base64's own `/` runs on into the next part.
             || text.contains(0x2f) && text.split(separator: 0x2f).contains { isBase64Key(UnsafeRawBufferPointer(rebasing: $0), anywhere: true) }
+    }
+
+    /// ``holdsKeyOrHexRun(_:)`` of the text as it reads, and, when it holds what draws nothing
+    /// (a control character, a line or paragraph separator, a zero-width space, a terminal's
+    /// escape sequence `ESC [ … m`), of the text without it: 32 hex digits, U+2028 and 32 more
+    /// were quoted back and recorded for good (hostile trials). For ``QuotedInput`` and
+    /// ``RecordedText``, which keep it in protected memory only as long as they ask.
+    package static func holdsKeyOrHexRun(readingThrough bytes: [UInt8]) -> Bool {
+        if bytes.withUnsafeBytes({ holdsKeyOrHexRun($0) }) { return true }
+        var visible = withoutWhatDrawsNothing(bytes)
+        defer { visible.zeroize() }
+        return visible.count != bytes.count && visible.withUnsafeBytes { holdsKeyOrHexRun($0) }
+    }
+
+    /// `bytes` (UTF-8) without controls, separators, invisible characters and the escape
+    /// sequences a terminal reads (`ESC [` parameters and one final letter).
+    private static func withoutWhatDrawsNothing(_ bytes: [UInt8]) -> [UInt8] {
+        guard bytes.contains(where: { $0 < 0x20 || $0 >= 0x7f }) else { return bytes }
+        var out: [UInt8] = []
+        out.reserveCapacity(bytes.count)
+        // Decoded in place, no String made of it: the text may hold a secret.
+        var input = bytes.makeIterator(), decoder = UTF8()
+        var inEscape = false, afterEscape = false
+        while case .scalarValue(let scalar) = decoder.decode(&input) {
+            if afterEscape {
+                afterEscape = false
+                if scalar == "[" { inEscape = true; continue }
+            }
+            if inEscape {
+                if (0x40...0x7e).contains(scalar.value) { inEscape = false }
+                continue
+            }
+            if scalar == "\u{1b}" { afterEscape = true; continue }
+            if !scalar.isControlOrInvisible { UTF8.encode(scalar) { out.append($0) } }
+        }
+        return out
+    }
+
+    /// A key in base64 padded as the app's Swift code writes `Data` (43 characters and `=`)
+    /// glued to text on either side (`lost x‹key›=`, `key=‹key›=tail`): found from each `=`
+    /// looking back, held to what 32 random bytes look like (both cases, a digit, one alphabet's
+    /// marks, a last character that ends 32 bytes). A hostile trial recorded such a reason.
+    private static func holdsPaddedBase64Key(_ text: UnsafeRawBufferPointer) -> Bool {
+        guard text.count > 43 else { return false }
+        for index in 43..<text.count where text[index] == 0x3d {
+            let run = text[(index - 43)..<index]
+            guard let last = run.last, base64LastOf32Bytes.contains(last),
+                  run.allSatisfy({ isWordCharacter($0) || $0 == 0x2b || $0 == 0x2f || $0 == 0x2d }) else { continue }
+            let lower = run.contains { (0x61...0x7a).contains($0) }, upper = run.contains { (0x41...0x5a).contains($0) }
+            let decimal = run.contains { (0x30...0x39).contains($0) }
+            let standardMark = run.contains { $0 == 0x2b || $0 == 0x2f }, urlMark = run.contains { $0 == 0x2d || $0 == 0x5f }
+            if lower && upper && decimal && !(standardMark && urlMark) { return true }
+        }
+        return false
     }
 
     /// Most of a key is a secret still: 63 of its 64 digits quoted back left one digit to

@@ -28,12 +28,9 @@ public struct QuotedInput: CustomStringConvertible, Sendable, Hashable {
         let mostlyWords = runs.words * 2 >= runs.runs
         // A key this run holds, or a piece of one, in any spelling (``HeldSecrets``): a devices
         // file's line holding most of the parent's nsec was quoted back as an unknown id.
-        // And as it reads without its control characters: a key split by a line break in a
-        // file's name was quoted whole (a trial: 32 hex digits, a line break, 32 more).
-        var visible = bytes.filter { $0 >= 0x20 && $0 != 0x7f }
-        defer { visible.zeroize() }
-        let whole = (runs.words >= 12 && mostlyWords) || bytes.withUnsafeBytes { KeyText.holdsKeyOrHexRun($0) } || KeyText.holdsBech32Key(reading: text)
-            || (visible.count != bytes.count && visible.withUnsafeBytes { KeyText.holdsKeyOrHexRun($0) })
+        // As it reads too, without what draws nothing: a key split by a line break in a file's
+        // name was quoted whole (a trial: 32 hex digits, a line break, 32 more).
+        let whole = (runs.words >= 12 && mostlyWords) || KeyText.holdsKeyOrHexRun(readingThrough: bytes) || KeyText.holdsBech32Key(reading: text)
         let held = HeldSecrets.match(in: bytes)
         if whole || held != nil || (runs.words >= 6 && mostlyWords) || bytes.withUnsafeBytes({ KeyText.isListWordsOnly($0) }) {
             shown = nil

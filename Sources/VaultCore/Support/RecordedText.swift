@@ -21,11 +21,7 @@ public enum RecordedText {
         for index in spaced.indices where [0x5f, 0x2c, 0x3b, 0x7c, 0x2f, 0x2e, 0x2b].contains(spaced[index]) { spaced[index] = 0x20 }
         // A record is read by everyone for good: 64 hex digits glued to other text count too
         // (`--reason "stolen <hex>"`, `--id dev-<hex>`), as in a quote of what was typed.
-        // And without its control characters (a key split by a line break, as a name shows it).
-        var visible = bytes.filter { $0 >= 0x20 && $0 != 0x7f }
-        defer { visible.zeroize() }
-        if bytes.withUnsafeBytes({ KeyText.holdsKeyOrHexRun($0) }) || spaced.withUnsafeBytes({ KeyText.holdsKey($0) })
-            || (visible.count != bytes.count && visible.withUnsafeBytes { KeyText.holdsKeyOrHexRun($0) }) {
+        if KeyText.holdsKeyOrHexRun(readingThrough: bytes) || spaced.withUnsafeBytes({ KeyText.holdsKey($0) }) {
             throw VaultError.secretInRecord(field)
         }
     }

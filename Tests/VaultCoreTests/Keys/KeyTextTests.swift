@@ -220,7 +220,10 @@ import Testing
         let base64 = "C2QZ1wtkGdcLZBnXC2QZ1wtkGdcLZBnXC2QZ1wtkGdc="
         let split = String(Self.hex.prefix(32)) + "\n" + String(Self.hex.suffix(32))
         for secret in [alternating, groups.joined(separator: "    "), "renamed to \(alternating)", "/nope/\(base64)", "renamed to \(base64)",
-                       "nodir-\(split)/x.vault", "x \(Self.hex.prefix(32))\r\(Self.hex.suffix(32))"] {
+                       "nodir-\(split)/x.vault", "x \(Self.hex.prefix(32))\r\(Self.hex.suffix(32))",
+                       // A fourth trial's: padded base64 glued on both sides, hex split by what draws nothing.
+                       "lost x\(base64)", "key=\(base64)tail", "\(base64).bak", "lost \(Self.hex.prefix(32))\u{2028}\(Self.hex.suffix(32))",
+                       "lost \(Self.hex.prefix(32))\u{200B}\(Self.hex.suffix(32))", "lost \u{1b}[31m\(Self.hex.prefix(32))\u{1b}[0m\(Self.hex.suffix(32))"] {
             #expect(QuotedInput(secret).isWithheld, "\(secret)")
             #expect(throws: VaultError.self, "\(secret)") { try RecordedText.checkFreeText(secret, field: "the reason") }
         }
@@ -229,7 +232,7 @@ import Testing
                       // A review's: paths and ids of 43 base64 characters that are no key.
                       "/srv/hvt/households/smith-family/2024/copies.vault", "devices/B3E9A410-77C2-4F0E-8D65-1C2B3A4D5E6F/config.json",
                       "lost: devices/B3E9A410-77C2-4F0E-8D65-1C2B3A4D5E6F/config", "/tmp/sqlite-8F3A2B1C-0D4E-4A5B-9C6D-7E8F9A0B1C2A/r.sqlite-journal",
-                      "/tmp/sqlite-8F3A2B1C-0D4E-4A5B-9C6D-7E8F9A0B1C2A"] {
+                      "/tmp/sqlite-8F3A2B1C-0D4E-4A5B-9C6D-7E8F9A0B1C2A", "a=1 b=2 c=Kitchen", "\u{1b}[31mred\u{1b}[0m kitchen 2026"] {
             #expect(!QuotedInput(shown).isWithheld, "\(shown)")
             #expect(throws: Never.self, "\(shown)") { try RecordedText.checkFreeText(shown, field: "the reason") }
         }
