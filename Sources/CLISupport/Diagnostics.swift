@@ -246,7 +246,7 @@ public enum ToolMain {
             // A library's typed refusal (a split SLIP-0039 cannot express) is a VaultError
             // like any other: it was printed as Swift wrote the value, with exit 1. Asked after
             // --help and --version: a cast to a protocol costs a conformance scan of the binary.
-            if let error = error as? VaultErrorConvertible { fail(error.vaultError) }
+            if let error = Self.vaultError(in: error) { fail(error) }
             // The parser's message on one line: its readings of one argument after "or:", and
             // any other line it breaks (an unknown completion shell's list of shells), joined as
             // words; the renderer showed each line break as `\u{a}` (two trials).
@@ -256,6 +256,23 @@ public enum ToolMain {
             diagnostics.error(message.lowercasedFirstLetter, hint: "see '\(diagnostics.toolName) help' or add --help after the subcommand")
             exit(code == .validationFailure ? ExitStatus.usage.rawValue : code.rawValue)
         }
+    }
+}
+
+extension ToolMain {
+    /// The suite's own error inside one swift-argument-parser hands on: a `validate()` of an
+    /// option group runs as the parser decodes it, and a VaultError thrown there came back
+    /// wrapped in the parser's own (internal) error types, printed as Swift writes the value
+    /// ("vaultError.libraryTooOld: …") with exit 1, its code's exit status and hint lost (a
+    /// trial). Found by reflection, which runs only on this path of a failed parse.
+    static func vaultError(in error: any Error, depth: Int = 0) -> VaultError? {
+        if let error = error as? VaultError { return error }
+        if let error = error as? VaultErrorConvertible { return error.vaultError }
+        guard depth < 4 else { return nil }
+        for child in Mirror(reflecting: error).children {
+            if let inner = child.value as? any Error, let found = vaultError(in: inner, depth: depth + 1) { return found }
+        }
+        return nil
     }
 }
 

@@ -569,6 +569,11 @@ extension VaultError {
                               + "its name leads through a symbolic link to \(FileNames.quoted(target)), whose log is beside it",
                               hint: "name the vault by the path of its own file: \(ShellWord.path(target))", file: file, line: line)
         }
+        // `--log S3://…`: a log is a file on this machine, and a URL was meant (a review).
+        if VaultLocation.isSpelledAsURL(path) {
+            return VaultError(.logBroken, "the schema 3 vault has no household log at '\(path)': who changed it cannot be told",
+                              hint: VaultError.urlAsLocalPath(path, what: "the log").hint, file: file, line: line)
+        }
         return VaultError(.logBroken, "the schema 3 vault has no household log at '\(path)': who changed it cannot be told",
                    hint: "\(elsewhere)if this vault never had one, the parent starts it: vault-tool log start --key-file PARENT.nsec \(ShellWord.path(vault))",
                    file: file, line: line)

@@ -40,3 +40,16 @@ enum CompletionScriptCheck {
         return try Root.parseAsRoot(arguments)
     }
 }
+
+/// Whether the command line may ask for help (`--help`, `-h`, `--help-hidden`, the `help`
+/// subcommand). swift-argument-parser validates each option group as it decodes it, before it
+/// looks for help, so an option group whose check needs a library loaded on use (a PostgreSQL
+/// connection read by libpq) asks this first and leaves the check to the run: help loads
+/// nothing (issue 48; a trial found `registry devices --db postgresql://… --help` loading
+/// libpq's tree). A value spelt like a help flag only defers the check to the run.
+public enum HelpRequest {
+    public static let mayBeAsked: Bool = {
+        let arguments = CommandLine.arguments.dropFirst()
+        return arguments.first == "help" || arguments.contains { $0 == "-h" || $0.hasPrefix("--help") || $0.hasPrefix("-help") }
+    }()
+}

@@ -98,6 +98,7 @@ public enum AtomicFile {
     /// `secret`: each folder it makes is 0700 whatever the umask (a umask of 000 would make
     /// 0777 folders of shares or keys); folders that exist are left as they are.
     static func createFolder(_ path: String, made: inout [String], secret: Bool = false) throws {
+        guard !VaultLocation.isSpelledAsURL(path) else { throw VaultError.urlAsLocalPath(path, what: "the folder") }
         var prefix = path.hasPrefix("/") ? "/" : ""
         for part in path.split(separator: "/") {
             prefix += (prefix.isEmpty || prefix.hasSuffix("/") ? "" : "/") + part
@@ -128,7 +129,13 @@ public enum AtomicFile {
         var info = stat()
         if stat(path, &info) == 0 { try requireRegularFile(info.st_mode, path, what: what) }
         let descriptor = open(path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC)
-        guard descriptor >= 0 else { throw ioError(errno: errno, "could not open \(what) '\(path)'") }
+        guard descriptor >= 0 else {
+            let number = errno
+            let failure = ioError(errno: number, "could not open \(what) '\(path)'")
+            // `S3://b/k` or `https://…`: a file by that name is missing, and a URL was meant.
+            guard number == ENOENT, VaultLocation.isSpelledAsURL(path) else { throw failure }
+            throw failure.withContext(hint: VaultError.urlAsLocalPath(path, what: what).hint)
+        }
         do {
             guard fstat(descriptor, &info) == 0 else { throw ioError(errno: errno, "could not read \(what) '\(path)'") }
             try requireRegularFile(info.st_mode, path, what: what)

@@ -26,6 +26,22 @@ public enum VaultLocation: Sendable, Hashable {
     /// Whether `text` names an object (and so is not a file path).
     public static func isObject(_ text: String) -> Bool { text.hasPrefix("s3://") }
 
+    /// Whether `path`, taken as a file or folder on this machine, is spelled as a URL: a scheme
+    /// and `://` (`s3://…`, `S3://…`, `https://…`). Made as folders, `s3://b/v2/` became a local
+    /// folder `s3:` that the run's report then named as the bucket (a trial: vaults and parent
+    /// keys written there, exit 0), so the write path refuses such a name
+    /// (``VaultError/urlAsLocalPath(_:what:)``).
+    public static func isSpelledAsURL(_ path: String) -> Bool {
+        let bytes = path.utf8
+        guard let colon = bytes.firstIndex(of: UInt8(ascii: ":")), colon != bytes.startIndex,
+              bytes[colon...].starts(with: "://".utf8) else { return false }
+        let scheme = bytes[..<colon]
+        return scheme.first.map(isLetter) == true
+            && scheme.allSatisfy { isLetter($0) || ($0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9")) || "+.-".utf8.contains($0) }
+    }
+
+    private static func isLetter(_ byte: UInt8) -> Bool { (byte | 0x20) >= UInt8(ascii: "a") && (byte | 0x20) <= UInt8(ascii: "z") }
+
     /// `folder` joined with a relative path: `s3://b/` + `vaults/x` is `s3://b/vaults/x`, as a
     /// folder and a file name are joined with one slash.
     public static func joined(_ folder: String, _ relative: String) -> String {
@@ -108,12 +124,24 @@ extension VaultError.Code {
     public static let badObjectName = VaultError.Code(name: "badObjectName", category: .invalidInput)
     /// An `s3://` name given to a tool that does not read or write object stores.
     public static let noObjectStore = VaultError.Code(name: "noObjectStore", category: .invalidInput)
+    /// A file or folder on this machine named as a URL (`s3://…` where only a path is taken).
+    public static let urlAsLocalPath = VaultError.Code(name: "urlAsLocalPath", category: .invalidInput)
 }
 
 extension VaultError {
     static func badObjectName(_ text: String, file: String = #fileID, line: UInt = #line) -> VaultError {
         VaultError(.badObjectName, "'\(text)' is not an object name: s3://BUCKET/KEY, with a bucket of 3 to 63 lowercase letters, digits, dots and hyphens",
                    file: file, line: line)
+    }
+
+    /// A file or folder on this machine named as a URL (``VaultLocation/isSpelledAsURL(_:)``):
+    /// an option that takes no object, or an object's name in another case than `s3://`.
+    public static func urlAsLocalPath(_ path: String, what: String, file: String = #fileID, line: UInt = #line) -> VaultError {
+        let lowercaseS3 = path.lowercased().hasPrefix("s3://") && !path.hasPrefix("s3://")
+        return VaultError(.urlAsLocalPath, "\(what) '\(path.prefix(200))' is spelled as a URL, where a path on this machine is taken; nothing was written",
+                          hint: lowercaseS3 ? "an object in a bucket is named s3://BUCKET/KEY, in lowercase, where an option takes one (see --help); a file or folder here, by a path (./\(path.prefix(200)))"
+                                            : "give a path on this machine (./\(path.prefix(200)) if it really is a path here), or see --help for the options that take s3:// names",
+                          file: file, line: line)
     }
 
     /// An object named to a tool that has no object store.

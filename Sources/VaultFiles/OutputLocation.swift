@@ -126,6 +126,7 @@ public final class OutputFolder: @unchecked Sendable {
     public var isMissing: Bool { descriptor < 0 && !mayCreate }
 
     public init(_ path: String, create: Bool, secret: Bool = false) throws {
+        guard !VaultLocation.isSpelledAsURL(path) else { throw VaultError.urlAsLocalPath(path, what: "the folder") }
         self.path = path
         mayCreate = create
         self.secret = secret
@@ -330,6 +331,7 @@ public final class OutputLocation: @unchecked Sendable {
     /// `secret`: folders made for it are 0700. `what` names the output in a refusal ("output",
     /// "--ops", "backup").
     public convenience init(_ path: String, createFolders: Bool = false, followLink: Bool = true, secret: Bool = false, what: String = "output") throws {
+        guard !VaultLocation.isSpelledAsURL(path) else { throw VaultError.urlAsLocalPath(path, what: what) }
         var target = path
         var info = stat()
         if lstat(path, &info) == 0, (info.st_mode & S_IFMT) == S_IFLNK {

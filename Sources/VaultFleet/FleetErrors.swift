@@ -29,7 +29,7 @@ extension VaultError.Code {
 extension VaultError {
     /// A bucket batch's manifest line that names a file.
     public static func fileInBucketBatch(line: Int, vault: String, file: String = #fileID, line sourceLine: UInt = #line) -> VaultError {
-        VaultError(.fileInBucketBatch, "manifest line \(line) names '\(vault)', which is not an object in a bucket; a bucket run migrates objects only",
+        VaultError(.fileInBucketBatch, "manifest line \(line) names '\(vault)', which is not an object in a bucket; a bucket run (migrate or check) takes objects only",
                    file: file, line: sourceLine)
     }
 

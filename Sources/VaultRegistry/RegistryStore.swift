@@ -17,6 +17,9 @@ public enum RegistryLocation: Sendable, Equatable {
     /// command lines, where it would sit in the shell history and in `ps` output.
     public init(parsing text: String) throws {
         guard PostgresClient.looksLikeConnection(text) else {
+            // Any other URL is no SQLite file: `s3://b/r.sqlite` went to the object store, and
+            // `S3://…` would have been made as a local folder `S3:`.
+            guard !VaultLocation.isSpelledAsURL(text) else { throw VaultError.urlAsLocalPath(text, what: "the registry") }
             self = .sqlite(path: text)
             return
         }

@@ -47,11 +47,17 @@ struct BucketCommand {
         if case .inventory = jobs { try S3Inventory.requireLibraries() }
         // A key folder mounted wrong is refused before anything is listed (issue 38).
         try keys?.requireUsable()
+        // A manifest's mistakes are said before the store is reached (libcurl, credentials).
+        let manifest = try manifestPath.map { path in
+            let bytes = try InputFiles.read(path, what: "manifest", limit: InputLimits.listFile)
+            _ = try BucketMigration.checkedManifest(bytes, path: path, destination: destination)
+            return bytes
+        }
         // The store VaultTool.main registers: a bucket batch lists through it.
         let store = try ObjectStores.shared(as: ObjectStore.self, for: "s3://")
         let source: BucketMigration.Source = switch jobs {
         case .listing(let prefix): .listing(prefix, keys: keys!)
-        case .manifest(let path): .manifest(bytes: try InputFiles.read(path, what: "manifest", limit: InputLimits.listFile), path: path)
+        case .manifest(let path): .manifest(bytes: manifest!, path: path)
         case .inventory(let name): .inventory(try S3Inventory(manifest: try InputFiles.read(name.description, what: "inventory manifest", limit: InputLimits.listFile), at: name),
                                               name: name, keys: keys!)
         }

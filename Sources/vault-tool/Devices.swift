@@ -149,7 +149,7 @@ struct DeviceAdd: ParsableCommand {
         abstract: "Add a linked device: its record and subkey, and its MLS additions to the household's groups (the parent key).",
         discussion: """
         Refused (exit 4) past the household's device limit, for an id the vault already has, or \
-        for a name another active device has.
+        for a name another device has, active or revoked (a name typed later would select two).
 
         Example:
           vault-tool device add --key-file parent.nsec \\

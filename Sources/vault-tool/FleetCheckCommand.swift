@@ -23,6 +23,8 @@ struct FleetCheckCommand {
         // A key folder mounted wrong is refused before anything is listed: every vault would
         // be `no-key`, and the night would pass having opened nothing (issue 38).
         try keys?.requireUsable()
+        // A manifest's mistakes are said before the store is reached (libcurl, credentials).
+        if case .manifest(let bytes, let path) = source { _ = try BucketMigration.checkedManifest(bytes, path: path, destination: nil) }
         // The store VaultTool.main registers.
         let store = try ObjectStores.shared(as: ObjectStore.self, for: "s3://")
         let objects = try FleetCheck.objects(source, subset: subset, store: store, allowEmpty: allowEmpty)

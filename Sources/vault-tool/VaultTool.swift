@@ -62,7 +62,7 @@ private let hints: [VaultError.Code: String] = [
     .earlierJournal: "resume that run with --journal naming it",
     .fleetCheckFailed: "restore each damaged object from a backup, or have the household's device write it again; make each key file readable",
     .journalNeedsAName: "name the journal with --journal FILE",
-    .fileInBucketBatch: "migrate files with --out-dir DIR instead",
+    .fileInBucketBatch: "migrate files with --out-dir DIR, or check each with vault-tool check vault FILE, instead",
     .objectInFolderBatch: "give --in-place or --out s3://BUCKET/PREFIX/ instead of --out-dir",
     .vaultsFailed: "run the same command again (finished vaults are not redone), or accept them with --skip-failed",
     .noKeyForAnyVault: "give this fleet's keys (the folder of its <household id>.vaultkey files, or a --vault-key-command that prints them), or pass --allow-no-keys when none is expected",

@@ -661,15 +661,38 @@ def vault_key_spellings(household):
     return spellings
 
 
-@pytest.mark.parametrize("spelling", sorted(vault_key_spellings(PARENT)))
+def secret_field_spellings():
+    """Pieces of the secrets a vault holds, which a run given the parent key opens: each child's
+    key (hex and nsec) and the wrap key."""
+    revealed = json.loads((FIXTURES / "testkit" / "ok-v2-household.revealed.json").read_text())
+    keys = {f"child {index}'s key": (nip19_decode(child["nsec"], "nsec").hex(), child["nsec"]) for index, child in enumerate(revealed["childProfiles"])}
+    keys["the wrap key"] = (revealed["parentWrapKey"], None)
+    spellings = {}
+    for label, (key, nsec) in keys.items():
+        spellings.update({f"{label}, 40 digits": f"k {key[:40]}", f"{label}, as a UUID": f"{key[:8]}-{key[8:12]}-{key[12:16]}-{key[16:20]}-{key[20:32]}",
+                          f"{label}, in groups of four": " ".join(key[i:i + 4] for i in range(16, 40, 4)), f"{label}, upper case": key[30:60].upper()})
+        if nsec:
+            spellings[f"{label}, its nsec's middle"] = f"n {nsec[9:24]}"
+    return spellings
+
+
+def held_spellings():
+    """The keys a parent key gives and the secrets its vault holds, in pieces."""
+    return {**vault_key_spellings(PARENT), **secret_field_spellings()}
+
+
+@pytest.mark.parametrize("spelling", sorted(held_spellings()))
 @pytest.mark.parametrize("field", ["name", "id", "new name"])
-def test_no_device_name_or_id_holds_a_key_the_parent_key_gives(house, spelling, field):
-    """A trial: with the parent key, 40 hex digits of the vault key were taken as a device's
+def test_no_device_name_or_id_holds_a_key_the_run_holds(house, spelling, field):
+    """Two trials: with the parent key, 40 hex digits of the vault key were taken as a device's
     name, and 32 as a device's id (written into the vault and its operations), where the same
-    text was refused with the vault key given. Keys derived from a key a person gave are known
-    by their pieces as that key is: refused (exit 64), nothing written."""
+    text was refused with the vault key given; and pieces of a child's key (its hex in a UUID's
+    groups, 40 digits of it) went into the vault support reads, the operations sent to the app
+    and the signed household log. Keys derived from a key a person gave, and each child's key
+    and the wrap key of a vault the run opens, are known by their pieces as that key is:
+    refused (exit 64), nothing written, nothing of it said."""
     folder, _ = house
-    text = vault_key_spellings(PARENT)[spelling]
+    text = held_spellings()[spelling]
     if field == "new name":
         arguments = ["device", "rename", "--key-file", "parent.nsec", "-o", "new.vault", "h.vault", "B3E9A410-77C2-4F0E-8D65-1C2B3A4D5E6F", text]
     else:
@@ -679,6 +702,58 @@ def test_no_device_name_or_id_holds_a_key_the_parent_key_gives(house, spelling, 
     assert refused.returncode == 64 and "holds a key" in refused.stderr, (refused.returncode, refused.stderr)
     assert not (folder / "new.vault").exists() and not (folder / "ops.jsonl").exists()
     assert text.lower() not in refused.stderr.lower()
+
+
+@pytest.mark.parametrize("spelling", sorted(secret_field_spellings()))
+def test_support_with_the_vault_key_of_a_schema_2_vault_records_no_piece_of_its_secrets(tmp_path, spelling):
+    """Up to schema 2 the vault key opens the children's keys: support given it holds them, and
+    a rename (or a revocation's reason) to a piece of one is refused as the parent's would be."""
+    shutil.copy(FIXTURES / "keys" / "parent.vaultkey", tmp_path / "parent.vaultkey")
+    os.chmod(tmp_path / "parent.vaultkey", 0o600)
+    shutil.copy(FIXTURES / "testkit" / "ok-v2-household.vault", tmp_path / "h.vault")
+    text = secret_field_spellings()[spelling]
+    for arguments in (["device", "rename", "--vault-key-file", "parent.vaultkey", "-o", "new.vault", "h.vault", "Bedroom iPad", text],):
+        result = tool(*arguments, cwd=tmp_path)
+        assert result.returncode == 64 and "holds a key" in result.stderr, (result.returncode, result.stderr)
+        assert not (tmp_path / "new.vault").exists() and text.lower() not in result.stderr.lower()
+    revoker = subprocess.run([str(BIN / "device-revoker"), "vault", "--vault", "h.vault", "--vault-key-file", "parent.vaultkey", "--device", "Bedroom iPad",
+                              "--reason", f"lost, {text}", "-o", "new.vault", "--ops", "ops.jsonl"], capture_output=True, text=True, cwd=tmp_path, timeout=120)
+    assert revoker.returncode == 64 and "holds a key" in revoker.stderr, (revoker.returncode, revoker.stderr)
+    assert not (tmp_path / "new.vault").exists() and not (tmp_path / "ops.jsonl").exists()
+
+
+@pytest.mark.parametrize("spelling", ["child 0's key, in groups of four", "child 1's key, 40 digits", "child 0's key, its nsec's middle", "the wrap key, upper case"])
+@pytest.mark.parametrize("where", ["plan --reason", "log grant --label", "log withdraw --reason"])
+def test_texts_checked_before_the_vault_is_opened_hold_no_piece_of_its_secrets(tmp_path, where, spelling):
+    """A review: `rotation-planner plan --reason` checked its reason before it opened the vault,
+    and `log grant --label` and `log withdraw --reason` never open it, so a piece of a child's
+    key was written into the plan and signed into the log, where a piece of the parent key was
+    refused. A change the parent key signs holds the vault's secrets whether or not it opened
+    the vault, and the plan's reason is checked once it is open: exit 64, nothing written."""
+    for name in ("parent.nsec", "other.nsec"):
+        shutil.copy(FIXTURES / "keys" / name, tmp_path / name)
+        os.chmod(tmp_path / name, 0o600)
+    shutil.copy(FIXTURES / "testkit" / "ok-v2-household.vault", tmp_path / "v2.vault")
+    assert tool("migrate", "--key-file", "parent.nsec", "--to", "3", "-o", "h.vault", "v2.vault", cwd=tmp_path).returncode == 0
+    text = f"lost {secret_field_spellings()[spelling]}"
+    support = (FIXTURES / "keys" / "other.npub").read_text().strip()
+    if where == "plan --reason":
+        result = subprocess.run([str(BIN / "rotation-planner"), "plan", "--vault", "v2.vault", "--key-file", "parent.nsec", "--new-key-file", "other.nsec",
+                                 "--mode", "compromise", "--reason", text, "-o", "plan.json"], capture_output=True, text=True, cwd=tmp_path, timeout=120)
+        assert not (tmp_path / "plan.json").exists()
+    else:
+        grant = ["log", "grant", "--key-file", "parent.nsec", "--to", support, "--allow", "revoke", "--until", "2099-01-01"]
+        if where == "log withdraw --reason":
+            granted = tool(*grant, "h.vault", cwd=tmp_path)
+            assert granted.returncode == 0, granted.stderr
+        before = (tmp_path / "h.log").read_bytes()
+        if where == "log grant --label":
+            result = tool(*grant, "--label", text, "h.vault", cwd=tmp_path)
+        else:
+            result = tool("log", "withdraw", "--key-file", "parent.nsec", "--grant", support, "--reason", text, "h.vault", cwd=tmp_path)
+        assert (tmp_path / "h.log").read_bytes() == before
+    assert result.returncode == 64 and "holds a key" in result.stderr, (result.returncode, result.stderr)
+    assert secret_field_spellings()[spelling].lower() not in result.stderr.lower()
 
 
 LOOK_ALIKE_NAMES = {

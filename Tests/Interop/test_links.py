@@ -273,3 +273,93 @@ def test_a_bucket_run_without_sqlite_neither_writes_to_the_store_nor_leaves_a_jo
         assert written == [], (extra, written)
     listed = sorted(o["Key"] for o in s3.list_objects_v2(Bucket=bucket).get("Contents", []))
     assert listed == sorted(fleet.uploaded)
+
+
+# The option checks argument-parser runs as it decodes (an option group's `validate()`): a
+# library they load is still the library's refusal, and --help runs none of them.
+REGISTRY_COMMANDS = ["init", "import --devices d.jsonl", "devices", "revoke --user did:plc:x --dry-run", "members --convo c", "rejoin-plan --device did:plc:x#d", "log"]
+POSTGRES_SPELLINGS = ["postgresql://127.0.0.1:1/registry", "POSTGRES://127.0.0.1:1/registry", "host=127.0.0.1 port=1 dbname=registry"]
+
+
+def too_old_library(folder, soname):
+    """A folder where `soname` is another library (libsodium): found, loaded, without a
+    function the owner needs."""
+    old = folder / f"old-{soname}"
+    old.mkdir(exist_ok=True)
+    shutil.copy(library_path("libsodium.so.23"), old / soname)
+    return old
+
+
+@pytest.mark.parametrize("spelling", POSTGRES_SPELLINGS)
+@pytest.mark.parametrize("command", REGISTRY_COMMANDS)
+def test_a_libpq_too_old_is_69_from_the_option_check_too(inputs, tmp_path, command, spelling):
+    """A trial: a libpq without a function the suite calls was found by `--db`'s check, run by
+    argument-parser as it decodes, which passed on only a missing library: exit 1 and
+    "vaultError.libraryTooOld: …" as Swift writes the value. Every registry command, every
+    spelling of a connection: exit 69 naming the package."""
+    subcommand, *rest = command.split()
+    run = subprocess.run([str(BIN / "device-revoker"), "registry", subcommand, "--db", spelling, *rest], cwd=inputs, capture_output=True, text=True,
+                         env={**os.environ, "LD_LIBRARY_PATH": str(too_old_library(tmp_path, "libpq.so.5"))}, timeout=60)
+    assert run.returncode == 69, (run.returncode, run.stderr)
+    assert "libpq5" in run.stderr and "of a newer version" in run.stderr and "vaultError" not in run.stderr, run.stderr
+
+
+def dynamically_loaded(run):
+    return sorted({line.split("file=")[1].split()[0] for line in run.stderr.splitlines() if "dynamically loaded" in line and "file=" in line})
+
+
+@pytest.mark.parametrize("spelling", POSTGRES_SPELLINGS)
+@pytest.mark.parametrize("command", REGISTRY_COMMANDS)
+@pytest.mark.parametrize("help", ["--help", "-h", "help-first"])
+def test_help_loads_no_library_whatever_the_options_name(inputs, command, spelling, help):
+    """A trial: `registry devices --db postgresql://… --help` loaded libpq and its tree (TLS,
+    Kerberos, LDAP) for `--db`'s check, which argument-parser runs before it looks for help."""
+    subcommand, *rest = command.split()
+    arguments = ["registry", subcommand, "--db", spelling, *rest]
+    arguments = ["registry", subcommand, "--help", "--db", spelling, *rest] if help == "help-first" else arguments + [help]
+    run = subprocess.run([str(BIN / "device-revoker"), *arguments], cwd=inputs, capture_output=True, text=True, env={**os.environ, "LD_DEBUG": "files"}, timeout=60)
+    assert run.returncode == 0 and "USAGE:" in run.stdout, (run.returncode, run.stderr[-2000:])
+    assert dynamically_loaded(run) == [], dynamically_loaded(run)
+
+
+@pytest.mark.parametrize("command", ["vault-tool check --manifest jobs.jsonl", "vault-tool check bucket --manifest jobs.jsonl",
+                                     "vault-tool migrate --manifest jobs.jsonl --to 2 --in-place", "vault-tool migrate bucket --manifest jobs.jsonl --to 2 --in-place",
+                                     "vault-tool migrate bucket --manifest jobs.jsonl --to 2 --out s3://household-vaults/v2/"])
+def test_a_manifest_of_files_is_refused_before_the_store_is_reached(inputs, command):
+    """A trial: a bucket run's manifest naming local files loaded libcurl and asked every
+    credential source (instance metadata at 169.254.169.254) before it read its lines, so a
+    missing library (69) or missing credentials (78) hid the line's own mistake. The line is
+    refused first (exit 2), with libcurl hidden, and nothing loaded with it there."""
+    stopped, work = run_hidden("libcurl.so.4", inputs, command, environment={})
+    stderr = stopped.stderr.decode()
+    assert stopped.returncode == 2 and "manifest line 1 names 'a.vault', which is not an object in a bucket" in stderr, (stopped.returncode, stderr)
+    assert contents(work) == contents(inputs)
+    keep = {name: value for name, value in os.environ.items() if not name.startswith("AWS_")}
+    run = subprocess.run([str(BIN / "vault-tool"), *command.split()[1:]], cwd=work, capture_output=True, text=True, env={**keep, "LD_DEBUG": "files"}, timeout=60)
+    assert run.returncode == 2 and dynamically_loaded(run) == [], (run.returncode, dynamically_loaded(run))
+
+
+MANIFEST_MISTAKES = {
+    "a key file missing": ('{"vault": "s3://household-vaults/a.vault", "keyFile": "missing.nsec"}\n', 1, "cannot read the key file"),
+    "two lines, one output": ('{"vault": "s3://household-vaults/a.vault", "keyFile": "parent.nsec"}\n'
+                              '{"vault": "s3://household-vaults/a.vault", "keyFile": "parent.nsec"}\n', 2, "would both write"),
+}
+
+
+@pytest.mark.parametrize("mistake", list(MANIFEST_MISTAKES))
+@pytest.mark.parametrize("command", ["vault-tool check --manifest bad.jsonl", "vault-tool migrate --manifest bad.jsonl --to 2 --out s3://household-vaults/v2/"])
+def test_every_mistake_of_a_bucket_manifest_is_said_before_the_store_is_reached(inputs, tmp_path, mistake, command):
+    """A review: only a line naming a file was checked before the store; a key file that cannot
+    be read and two lines writing one output were still hidden behind libcurl (69) and the
+    credentials (78). A check writes no output, so two lines of one object are two checks."""
+    manifest, code, said = MANIFEST_MISTAKES[mistake]
+    folder = tmp_path / "in"
+    shutil.copytree(inputs, folder)
+    (folder / "bad.jsonl").write_text(manifest)
+    stopped, work = run_hidden("libcurl.so.4", folder, command, environment={})
+    stderr = stopped.stderr.decode()
+    if mistake == "two lines, one output" and command.startswith("vault-tool check"):
+        assert stopped.returncode == 69 and "libcurl4" in stderr, (stopped.returncode, stderr)
+        return
+    assert stopped.returncode == code and said in stderr, (stopped.returncode, stderr)
+    assert contents(work) == contents(folder)

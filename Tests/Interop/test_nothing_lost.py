@@ -2036,3 +2036,55 @@ def test_a_batch_whose_outputs_were_removed_is_done_again_not_reported_done(work
     assert (workspace / "batch" / "work-v1.vault").is_file()
     third = ok("vault-tool", "migrate --to 2 --manifest m.jsonl --out-dir batch", workspace)
     assert "done earlier 1" in third.message, third
+
+
+# MARK: A path on this machine spelled as a URL
+
+# Options that take a path on this machine only, and the outputs of tools that also write
+# objects, given a name spelled as a URL: made as folders, `--out-dir s3://b/v2/` became a local
+# folder `s3:` the report then named as the bucket (a trial: vaults, and sample-fleet's parent
+# keys, written there with exit 0). Each must be refused with exit 2 before anything is written.
+LOCAL_ONLY = [
+    ("vault-tool", "migrate batch --manifest manifest.jsonl --to 2 --out-dir {url}v2/"),
+    ("vault-tool", "migrate --manifest manifest.jsonl --to 2 --out-dir out --journal {url}j.sqlite"),
+    ("vault-tool", "sample-fleet --households 1 --out-dir {url}fleet/"),
+    ("device-revoker", "registry init --db {url}r.sqlite"),
+    ("device-revoker", "registry devices --db {url}r.sqlite"),
+    ("device-revoker", "registry init --db {url}m.sqlite --schema family-medical"),
+]
+OBJECT_WRITERS = [
+    ("vault-tool", "open --key-file keys/parent.nsec -o {url}o.json work.vault"),
+    ("vault-tool", "keygen -o {url}k.nsec"),
+    ("recovery-sheet", "generate --key-file keys/parent.nsec -o {url}s.pdf"),
+    ("rotation-planner", "plan --vault work.vault --key-file keys/parent.nsec --new-key-file keys/other.nsec -o {url}p.json"),
+    ("device-link", f"create --key-file keys/parent.nsec --vault-url {URL} --now 2026-01-01T00:00:00Z -o {{url}}l.png"),
+]
+URL_SPELLINGS = ["s3://household-vaults/", "S3://household-vaults/", "https://example.com/", "gs+x.y-z://b/"]
+
+
+# An `s3://` name is an object to the commands that write one: those take the other spellings.
+URL_CASES = [(name, arguments, url) for name, arguments in LOCAL_ONLY for url in URL_SPELLINGS] + \
+    [(name, arguments, url) for name, arguments in OBJECT_WRITERS for url in URL_SPELLINGS if not url.startswith("s3://")]
+
+
+@pytest.mark.parametrize("name,arguments,url", URL_CASES, ids=[f"{n}-{a.split(' -')[0]}-{u.split(':')[0]}" for n, a, u in URL_CASES])
+def test_a_path_spelled_as_a_url_is_refused_not_made_as_folders(workspace, name, arguments, url):
+    before = snapshot(workspace)
+    result = tool(name, arguments.format(url=url), workspace)
+    assert result.returncode == 2, result
+    assert b"is spelled as a URL" in result.stderr, result.stderr
+    assert (b"in lowercase" in result.stderr) == url.startswith("S3://"), result.stderr
+    assert_unchanged(workspace, before)
+
+
+def test_a_local_folder_named_so_is_still_reached_by_a_path_that_says_so(workspace):
+    """The rule is the spelling of a URL, not a folder's name: `./s3://k.nsec` is a path."""
+    (workspace / "s3:").mkdir()
+    ok("vault-tool", "keygen -o ./s3://k.nsec", workspace)
+    assert (workspace / "s3:" / "k.nsec").is_file()
+
+
+@pytest.mark.parametrize("url,hint", [("S3://household-vaults/a.vault", b"in lowercase"), ("https://example.com/a.vault", b"a path on this machine")])
+def test_a_missing_input_spelled_as_a_url_says_what_was_meant(workspace, url, hint):
+    result = tool("vault-tool", f"inspect --key-file keys/parent.nsec {url}", workspace)
+    assert result.returncode == 1 and b"no such file" in result.stderr and hint in result.stderr, result

@@ -11,7 +11,7 @@ package enum HeldSecrets {
     /// prompt) are pinned: however many are derived after them, they are never forgotten.
     static let capacity = 64
 
-    private static let fingerprints = Mutex<(pinned: [[UInt8]], recent: [[UInt8]])>(([], []))
+    private static let fingerprints = Mutex<(pinned: [[UInt8]], fields: [[UInt8]], recent: [[UInt8]])>(([], [], []))
 
     /// The fingerprints of every piece of a given key as it is written: ``hexPiece`` digits of
     /// its hex in a row, and ``bech32Piece`` characters of its `nsec1…` after the prefix. Most of a key is a
@@ -26,6 +26,37 @@ package enum HeldSecrets {
     static let wordPiece = 4
     /// 60 bits of base64: the app's device link carries the key so (`JSONEncoder`'s `Data`).
     static let base64Piece = 10
+
+    /// Whether a vault's secret field would be kept with its pieces (``registerVaultField(_:)``).
+    package static var mayHoldVaultSecrets: Bool { fingerprints.withLock { $0.fields.count < fieldCapacity } }
+    /// A vault's secret fields have places of their own, so that a fleet run's thousands of
+    /// vaults never take those of the keys people give: its first vaults' are held.
+    static let fieldCapacity = 56
+
+    /// The households whose vault's secret fields this run holds: a log writer that has not
+    /// opened the vault opens it for them (``HouseholdLog/appending(_:household:vault:revision:signer:at:auxiliaryRandom:)``).
+    /// As bounded as the fields: a fleet run's millions of households are not remembered.
+    private static let householdsHeld = Mutex<Set<HouseholdID>>([])
+    package static func holdsSecretFields(of household: HouseholdID) -> Bool { householdsHeld.withLock { $0.contains(household) } }
+    package static func heldSecretFields(of household: HouseholdID) {
+        householdsHeld.withLock { if $0.count < fieldCapacity { $0.insert(household) } }
+    }
+
+    /// Remembers a secret field of a vault the run opened (a child's key, the wrap key) as a
+    /// key a person gave is, with its pieces, in the places kept for fields (``fieldCapacity``).
+    package static func registerVaultField(_ secret: UnsafeRawBufferPointer) {
+        guard secret.count == 32 else { return }
+        let fingerprint = SHA256.hash(secret)
+        let isNew = fingerprints.withLock { held -> Bool in
+            guard !held.pinned.contains(fingerprint), !held.fields.contains(fingerprint), held.fields.count < fieldCapacity else { return false }
+            held.recent.removeAll { $0 == fingerprint }
+            held.fields.append(fingerprint)
+            return true
+        }
+        if isNew, let copy = try? SecretBytes(copying: secret) {
+            registerWhenAsked { copy.withUnsafeBytes { registerPieces($0) } }
+        }
+    }
 
     /// Remembers a 32-byte secret; `pinned` for one a person gave.
     package static func register(_ secret: UnsafeRawBufferPointer, pinned: Bool = false) {
@@ -160,10 +191,10 @@ package enum HeldSecrets {
     private static func holds(_ secret: UnsafeRawBufferPointer) -> Bool {
         guard secret.count == 32 else { return false }
         let fingerprint = SHA256.hash(secret)
-        return fingerprints.withLock { $0.pinned.contains(fingerprint) || $0.recent.contains(fingerprint) }
+        return fingerprints.withLock { $0.pinned.contains(fingerprint) || $0.fields.contains(fingerprint) || $0.recent.contains(fingerprint) }
     }
 
-    private static var isEmpty: Bool { fingerprints.withLock { $0.pinned.isEmpty && $0.recent.isEmpty } }
+    private static var isEmpty: Bool { fingerprints.withLock { $0.pinned.isEmpty && $0.fields.isEmpty && $0.recent.isEmpty } }
 
     /// Whether `text` holds a secret this run holds in any way it is written: as hex (any case,
     /// `0x`, split by spaces, colons, dashes, lines or invisible characters, full-width digits),

@@ -404,6 +404,12 @@ extension HouseholdLog {
     /// written) at `revision`. A new log (no events) begins with it.
     public func appending(_ change: Change, household: HouseholdID, vault: [UInt8], revision: Int, signer: SecretKey, at time: Timestamp,
                           auxiliaryRandom: [UInt8]? = nil) throws -> HouseholdLog {
+        // Signed by the parent key, the change's run holds the vault's secrets whether or not it
+        // opened the vault (a trial: `log grant --label` and `log withdraw --reason` signed a
+        // piece of a child's key into the log, where a piece of the parent key was refused).
+        if HeldSecrets.mayHoldVaultSecrets, !HeldSecrets.holdsSecretFields(of: household), Household(parentPublicKey: signer.publicKey).id == household {
+            _ = try? Vault.open(vault, with: .parentKey(signer))
+        }
         try change.checkRecordable()
         let grown = try appendingUnverified(change, household: household, vault: vault, revision: revision, signer: signer, at: time,
                                             auxiliaryRandom: auxiliaryRandom)

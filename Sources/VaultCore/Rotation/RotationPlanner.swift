@@ -34,10 +34,11 @@ public enum RotationPlanner {
         guard oldKey.publicKey != newKey.publicKey else {
             throw VaultError.newKeyIsOldKey()
         }
-        // A plan is a record shown to whoever approves it: its reason keeps no key, as a
-        // revocation's does not (a trial: `--reason "leak nsec1…"` wrote the new key into it).
-        if let reason { try RecordedText.check(reason, field: "the plan's reason") }
         let document = try Vault.open(bytes, with: .parentKey(oldKey)).document
+        // A plan is a record shown to whoever approves it: its reason keeps no key, as a
+        // revocation's does not (a trial: `--reason "leak nsec1…"` wrote the new key into it),
+        // nor a piece of a child's, which the run holds once the vault is open.
+        if let reason { try RecordedText.check(reason, field: "the plan's reason") }
         // Each named with its id: two may share a name, or a name hold ", " (a hostile review).
         let undated = mode != nil ? [] : document.devices.filter { $0.status == .revoked && $0.revokedAt == nil }
             .map { "\(RecordedText.named($0.deviceName)) (\(RecordedText.recordedID($0.deviceId)))" }

@@ -73,6 +73,9 @@ public enum Vault {
         guard Household(parentPublicKey: document.parentPubkey).id == envelope.header.householdID else {
             throw VaultError.documentOfAnotherHousehold()
         }
+        // A run given the parent key holds the children's keys too (a vault key alone, up to
+        // schema 2): nothing it records may hold a piece of one.
+        if document.holdSecrets(with: access) { HeldSecrets.heldSecretFields(of: envelope.header.householdID) }
         return OpenedVault(header: envelope.header, document: document, byteCount: bytes.count)
     }
 

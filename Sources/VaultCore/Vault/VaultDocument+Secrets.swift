@@ -56,6 +56,25 @@ extension VaultDocument {
         try access.fieldKey(version: version) == nil ? self : revealed(with: access)
     }
 
+    /// Makes each secret field `access` opens one this run holds (``HeldSecrets``), before any
+    /// text it records is checked: a run given the parent key holds every child's key, and a
+    /// device's name or id, a reason or a log's sentence must hold no piece of one (a trial: a
+    /// child key's hex in groups became a device id, in the vault support reads, the operations
+    /// and the signed log). A run keeps 56 such fields with their pieces, in places of their own:
+    /// a fleet run's thousands of vaults, or a household of more than 50 children, hold the
+    /// first ones. Whether every field `access` opens is now held.
+    @discardableResult
+    package func holdSecrets(with access: VaultAccess) -> Bool {
+        guard let key = try? access.fieldKey(version: version) else { return false }
+        let fields = [parentWrapKey.map { ($0, SecretField.wrapKey) }]
+            + childProfiles.map { child in child.nsec.map { ($0, SecretField.childNsec(profileId: child.profileId)) } }
+        for case let (secret, place)? in fields {
+            guard HeldSecrets.mayHoldVaultSecrets else { return false }
+            _ = try? secret.reveal(key, field: place, version: version)
+        }
+        return true
+    }
+
     /// Whether no secret field is in the clear.
     public var isFullySealed: Bool {
         !(parentWrapKey?.isRevealed ?? false) && !childProfiles.contains { $0.nsec?.isRevealed ?? false }
@@ -82,6 +101,7 @@ extension ProtectedSecret {
     func reveal(_ key: FieldKey, field: SecretField, version: Int) throws -> SecretBytes {
         switch self {
         case .revealed(let secret):
+            secret.withUnsafeBytes { HeldSecrets.registerVaultField($0) }
             return secret
         case .sealed(let blob):
             let nonce = Array(blob.prefix(XChaCha20Poly1305.nonceByteCount))
@@ -97,6 +117,11 @@ extension ProtectedSecret {
             guard secret.count == Self.secretByteCount else {
                 throw VaultError.sealedSecretWrongLength(field, byteCount: secret.count)
             }
+            // A child's key and the wrap key are secrets this run now holds, as much as the
+            // parent key it was given: no name, id or record it writes may hold a piece of one
+            // (a trial: a device id of a child key's hex in groups went into the signed log, the
+            // operations and the vault support reads).
+            secret.withUnsafeBytes { HeldSecrets.registerVaultField($0) }
             return secret
         }
     }

@@ -136,18 +136,12 @@ public enum FleetCheck {
             }
             return found
         case .manifest(let bytes, let path):
-            let entries = try BatchMigration.parseManifest(bytes, manifestPath: path, outDir: "")
-            let objects = try entries.compactMap { entry -> Entry? in
-                guard case .object(let name) = try VaultLocation(entry.vault), !name.isPrefix else {
-                    throw VaultError.fileInBucketBatch(line: entry.line, vault: entry.vault)
-                }
+            // A key file that cannot be read would fail each of its objects as key-unreadable;
+            // said once, by line, before anything is read.
+            return try BucketMigration.checkedManifest(bytes, path: path, destination: nil).compactMap { entry, name -> Entry? in
                 guard subset?.containsManifestObject(name.key) != false else { return nil }
                 return Entry(object: name, size: nil, manifestKeys: BucketMigration.KeyFiles(keyFile: entry.keyFile, vaultKeyFile: entry.vaultKeyFile))
             }
-            // A key file that cannot be read fails each of its objects as key-unreadable; said
-            // once, by line, before anything is read.
-            try BucketMigration.requireKeyFiles(entries)
-            return objects
         }
     }
 

@@ -121,24 +121,36 @@ extension BucketMigration {
         case .manifest(let bytes, let path):
             var jobs: [Job] = []
             var keys: [S3ObjectName: KeyFiles] = [:]
-            var outputs = ManifestOutputs<S3ObjectName>()
-            let entries = try BatchMigration.parseManifest(bytes, manifestPath: path, outDir: "")
-            for entry in entries {
-                guard case .object(let name) = try VaultLocation(entry.vault), !name.isPrefix else {
-                    throw VaultError.fileInBucketBatch(line: entry.line, vault: entry.vault)
-                }
+            for (entry, name) in try checkedManifest(bytes, path: path, destination: destination) {
                 let job = Self.job(name, below: nil, destination: destination)
-                if destination != .inPlace { try outputs.claim(job.output, line: entry.line) }
                 keys[name] = KeyFiles(keyFile: entry.keyFile, vaultKeyFile: entry.vaultKeyFile)
                 if let shard, let household = job.namedHousehold, !shard.contains(household) { continue }
                 jobs.append(job)
             }
-            // Once every line is known to name an object: the lines' own mistakes come first.
-            try requireKeyFiles(entries)
             return Plan(jobs: jobs, batch: "manifest \(Hex.encode(SHA256.hash(bytes))) \(to)", bucket: jobs.first?.source.bucket ?? "manifest",
                         shard: shard, listedRange: nil, keys: nil, manifestKeys: keys, manifestPath: path,
                         probeFolders: probeFolders(jobs, listed: nil, destination: destination))
         }
+    }
+
+    /// A bucket manifest's lines, each with the object it names, held to every rule that needs
+    /// no store: each line names an object (not a file, not a prefix), no two lines write one
+    /// output (`destination`, nil for a check, which writes none), and every key file can be
+    /// read. A command asks it before it reaches the store: a manifest of local files loaded
+    /// libcurl and asked every credential source first, and a missing library or credentials
+    /// hid the line's own mistake (two trials).
+    public static func checkedManifest(_ bytes: [UInt8], path: String, destination: Destination?) throws -> [(entry: BatchMigration.Job, object: S3ObjectName)] {
+        var outputs = ManifestOutputs<S3ObjectName>()
+        let entries = try BatchMigration.parseManifest(bytes, manifestPath: path, outDir: "").map { entry -> (entry: BatchMigration.Job, object: S3ObjectName) in
+            guard case .object(let name) = try VaultLocation(entry.vault), !name.isPrefix else {
+                throw VaultError.fileInBucketBatch(line: entry.line, vault: entry.vault)
+            }
+            if let destination, destination != .inPlace { try outputs.claim(Self.job(name, below: nil, destination: destination).output, line: entry.line) }
+            return (entry, name)
+        }
+        // Once every line is known to name an object: the lines' own mistakes come first.
+        try requireKeyFiles(entries.map(\.entry))
+        return entries
     }
 
     /// Refuses a manifest naming a key file that cannot be read, by line, before anything is
