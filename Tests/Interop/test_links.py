@@ -341,6 +341,7 @@ def test_a_manifest_of_files_is_refused_before_the_store_is_reached(inputs, comm
 
 MANIFEST_MISTAKES = {
     "a key file missing": ('{"vault": "s3://household-vaults/a.vault", "keyFile": "missing.nsec"}\n', 1, "cannot read the key file"),
+    "a key file that is a folder": ('{"vault": "s3://household-vaults/a.vault", "keyFile": "/"}\n', 2, "is a directory, not a regular file"),
     "two lines, one output": ('{"vault": "s3://household-vaults/a.vault", "keyFile": "parent.nsec"}\n'
                               '{"vault": "s3://household-vaults/a.vault", "keyFile": "parent.nsec"}\n', 2, "would both write"),
 }
@@ -351,7 +352,8 @@ MANIFEST_MISTAKES = {
 def test_every_mistake_of_a_bucket_manifest_is_said_before_the_store_is_reached(inputs, tmp_path, mistake, command):
     """A review: only a line naming a file was checked before the store; a key file that cannot
     be read and two lines writing one output were still hidden behind libcurl (69) and the
-    credentials (78). A check writes no output, so two lines of one object are two checks."""
+    credentials (78), and a key file that is a folder passed (access(2) says it can be read).
+    A check writes no output, so two lines of one object are two checks."""
     manifest, code, said = MANIFEST_MISTAKES[mistake]
     folder = tmp_path / "in"
     shutil.copytree(inputs, folder)

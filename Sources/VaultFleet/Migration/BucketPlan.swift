@@ -161,6 +161,8 @@ extension BucketMigration {
             for (what, path) in [("key file", entry.keyFile), ("vault-key file", entry.vaultKeyFile)] {
                 guard let path, checked.insert(path).inserted else { continue }
                 if access(path, R_OK) != 0 { throw VaultError.manifestFileUnreadable(line: entry.line, what: what, path: path, errno: errno) }
+                // A folder or a FIFO passes access(2), and every vault of it failed later (a review).
+                try AtomicFile.requireRegularFileIfPresent(path, what: "the \(what) of manifest line \(entry.line)")
             }
         }
     }
