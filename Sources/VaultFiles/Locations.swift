@@ -26,15 +26,15 @@ public enum VaultLocation: Sendable, Hashable {
     /// Whether `text` names an object (and so is not a file path).
     public static func isObject(_ text: String) -> Bool { text.hasPrefix("s3://") }
 
-    /// Whether `path`, taken as a file or folder on this machine, is spelled as a URL: a scheme
-    /// and `://` (`s3://…`, `S3://…`, `https://…`). Made as folders, `s3://b/v2/` became a local
-    /// folder `s3:` that the run's report then named as the bucket (a trial: vaults and parent
-    /// keys written there, exit 0), so the write path refuses such a name
-    /// (``VaultError/urlAsLocalPath(_:what:)``).
+    /// Whether `path`, taken as a file or folder on this machine, is spelled as a URL: a scheme,
+    /// a colon and a slash (`s3://…`, `S3://…`, `https://…`, and `S3:/…` typed with one slash).
+    /// Made as folders, `s3://b/v2/` became a local folder `s3:` that the run's report then
+    /// named as the bucket (a trial: vaults and parent keys written there, exit 0), so the write
+    /// path refuses such a name (``VaultError/urlAsLocalPath(_:what:)``); `./s3:/x` is a path.
     public static func isSpelledAsURL(_ path: String) -> Bool {
         let bytes = path.utf8
         guard let colon = bytes.firstIndex(of: UInt8(ascii: ":")), colon != bytes.startIndex,
-              bytes[colon...].starts(with: "://".utf8) else { return false }
+              bytes[colon...].starts(with: ":/".utf8) else { return false }
         let scheme = bytes[..<colon]
         return scheme.first.map(isLetter) == true
             && scheme.allSatisfy { isLetter($0) || ($0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9")) || "+.-".utf8.contains($0) }
@@ -137,9 +137,9 @@ extension VaultError {
     /// A file or folder on this machine named as a URL (``VaultLocation/isSpelledAsURL(_:)``):
     /// an option that takes no object, or an object's name in another case than `s3://`.
     public static func urlAsLocalPath(_ path: String, what: String, file: String = #fileID, line: UInt = #line) -> VaultError {
-        let lowercaseS3 = path.lowercased().hasPrefix("s3://") && !path.hasPrefix("s3://")
+        let mistypedS3 = path.lowercased().hasPrefix("s3:/") && !path.hasPrefix("s3://")
         return VaultError(.urlAsLocalPath, "\(what) '\(path.prefix(200))' is spelled as a URL, where a path on this machine is taken; nothing was written",
-                          hint: lowercaseS3 ? "an object in a bucket is named s3://BUCKET/KEY, in lowercase, where an option takes one (see --help); a file or folder here, by a path (./\(path.prefix(200)))"
+                          hint: mistypedS3 ? "an object in a bucket is named s3://BUCKET/KEY, in lowercase, where an option takes one (see --help); a file or folder here, by a path (./\(path.prefix(200)))"
                                             : "give a path on this machine (./\(path.prefix(200)) if it really is a path here), or see --help for the options that take s3:// names",
                           file: file, line: line)
     }

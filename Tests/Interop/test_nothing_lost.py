@@ -2059,7 +2059,7 @@ OBJECT_WRITERS = [
     ("rotation-planner", "plan --vault work.vault --key-file keys/parent.nsec --new-key-file keys/other.nsec -o {url}p.json"),
     ("device-link", f"create --key-file keys/parent.nsec --vault-url {URL} --now 2026-01-01T00:00:00Z -o {{url}}l.png"),
 ]
-URL_SPELLINGS = ["s3://household-vaults/", "S3://household-vaults/", "https://example.com/", "gs+x.y-z://b/"]
+URL_SPELLINGS = ["s3://household-vaults/", "S3://household-vaults/", "S3:/household-vaults/", "https://example.com/", "gs+x.y-z://b/"]
 
 
 # An `s3://` name is an object to the commands that write one: those take the other spellings.
@@ -2073,7 +2073,7 @@ def test_a_path_spelled_as_a_url_is_refused_not_made_as_folders(workspace, name,
     result = tool(name, arguments.format(url=url), workspace)
     assert result.returncode == 2, result
     assert b"is spelled as a URL" in result.stderr, result.stderr
-    assert (b"in lowercase" in result.stderr) == url.startswith("S3://"), result.stderr
+    assert (b"in lowercase" in result.stderr) == url.startswith("S3:/"), result.stderr
     assert_unchanged(workspace, before)
 
 

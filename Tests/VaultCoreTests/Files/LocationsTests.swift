@@ -4,14 +4,14 @@ import Testing
 @testable import VaultFiles
 
 /// A path on this machine spelled as a URL is refused by the write path (a trial: `--out-dir
-/// s3://b/v2/` made a local folder `s3:`); only a scheme and `://` make it one.
+/// s3://b/v2/` made a local folder `s3:`); only a scheme, a colon and a slash make it one.
 @Suite struct LocationsTests {
-    @Test(arguments: ["s3://b/k", "S3://b/k", "https://example.com/x", "gs+x.y-z://b/", "file:///tmp/x", "s3://"])
+    @Test(arguments: ["s3://b/k", "S3://b/k", "https://example.com/x", "gs+x.y-z://b/", "file:///tmp/x", "s3://", "S3:/b/v2", "s3:/b/k", "https:/x"])
     func urlsAreSpelledAsURLs(_ path: String) {
         #expect(VaultLocation.isSpelledAsURL(path))
     }
 
-    @Test(arguments: ["./s3://b/k", "s3:/b/k", "s3:b", "/srv/s3://b", "://b", "3s://b", "a b://c", "vaults/x.vault", "", "-", "é://x", "s3:", "c:\\\\x"])
+    @Test(arguments: ["./s3://b/k", "./s3:/b/k", "s3:b", "/srv/s3://b", "://b", "3s://b", "a b://c", "vaults/x.vault", "", "-", "é://x", "s3:", "c:\\\\x"])
     func pathsAreNot(_ path: String) {
         #expect(!VaultLocation.isSpelledAsURL(path))
     }
