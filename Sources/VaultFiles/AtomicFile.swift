@@ -155,6 +155,18 @@ public enum AtomicFile {
         if stat(path, &info) == 0 { try requireRegularFile(info.st_mode, path, what: what) }
     }
 
+    /// Refuses arguments given out of order: `first` (a file the command reads, such as the
+    /// vault) names nothing here while one of `later` (a device, a name, a limit) names a
+    /// file (a trial: `device promote DEVICE VAULT` said "could not open vault 'B3E9A410'",
+    /// exit 1, as if the file were lost). `usage` is the order the command takes.
+    public static func requireGivenFirst(_ first: String, what: String, before later: [String], usage: String) throws {
+        guard first != "-", !VaultLocation.isSpelledAsURL(first) else { return }
+        var info = stat()
+        guard stat(first, &info) != 0, errno == ENOENT else { return }
+        guard let named = later.first(where: { $0 != "-" && stat($0, &info) == 0 && (info.st_mode & S_IFMT) == S_IFREG }) else { return }
+        throw VaultError.argumentsOutOfOrder(what, given: first, file: named, usage: usage)
+    }
+
     private static func requireRegularFile(_ mode: mode_t, _ path: String, what: String) throws {
         switch mode & S_IFMT {
         case S_IFREG: return
@@ -222,9 +234,17 @@ public enum AtomicFile {
 extension VaultError.Code {
     /// An input names a FIFO, a device or a socket, which the suite never reads.
     public static let notARegularFile = VaultError.Code(name: "notARegularFile", category: .invalidInput)
+    /// A command's arguments given out of order: the file it reads first names nothing, and
+    /// an argument after it is a file.
+    public static let argumentsOutOfOrder = VaultError.Code(name: "argumentsOutOfOrder", category: .usage)
 }
 
 extension VaultError {
+    static func argumentsOutOfOrder(_ what: String, given: String, file named: String, usage: String, file: String = #fileID, line: UInt = #line) -> VaultError {
+        VaultError(.argumentsOutOfOrder, "the \(what) comes first: \(QuotedInput(given)) names no file here, and \(QuotedInput(named)), given after it, is one; nothing was written",
+                   hint: "usage: \(usage)", file: file, line: line)
+    }
+
     /// An input that is a folder where a file belongs: refused as every input that is not a
     /// regular file is (exit 2), whichever input it is.
     static func inputIsAFolder(_ what: String, _ path: String, file: String = #fileID, line: UInt = #line) -> VaultError {

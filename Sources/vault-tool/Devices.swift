@@ -1,6 +1,7 @@
 import ArgumentParser
 import CLISupport
 import VaultCore
+import VaultFiles
 
 /// `vault-tool device add|promote|rename|limit`: a device's life in the vault besides its
 /// revocation (device-revoker vault), with the same guard rails.
@@ -64,6 +65,11 @@ struct DeviceChangeOptions: ParsableArguments {
         } else if !dryRun, output.output == nil {
             throw ValidationError("give -o FILE or --in-place for the changed vault, or --dry-run")
         }
+    }
+
+    /// Refuses a vault given after the device, name or limit (exit 64, saying the order).
+    func requireVaultFirst(before later: [String], usage: String) throws {
+        try AtomicFile.requireGivenFirst(vault.input, what: "vault", before: later, usage: usage)
     }
 
     /// Where the vault goes: its own file in place, else -o.
@@ -185,7 +191,10 @@ struct DevicePromote: ParsableCommand {
     @Argument(help: ArgumentHelp("The device: its id, 4 characters of it or more, or its whole name.", valueName: "DEVICE"))
     var device: String
 
-    func run() throws { try options.run(.promote(device)) }
+    func run() throws {
+        try options.requireVaultFirst(before: [device], usage: "vault-tool device promote [options] VAULT DEVICE")
+        try options.run(.promote(device))
+    }
 }
 
 struct DeviceRename: ParsableCommand {
@@ -207,7 +216,10 @@ struct DeviceRename: ParsableCommand {
     @Argument(help: ArgumentHelp("Its new name.", valueName: "NAME"))
     var name: String
 
-    func run() throws { try options.run(.rename(device, to: name)) }
+    func run() throws {
+        try options.requireVaultFirst(before: [device, name], usage: "vault-tool device rename [options] VAULT DEVICE NAME")
+        try options.run(.rename(device, to: name))
+    }
 }
 
 struct DeviceLimit: ParsableCommand {
@@ -228,6 +240,7 @@ struct DeviceLimit: ParsableCommand {
     var limit: String
 
     func run() throws {
+        try options.requireVaultFirst(before: [limit], usage: "vault-tool device limit [options] VAULT LIMIT")
         try options.run(.limit(VaultDevices.limit(typed: limit)))
     }
 }

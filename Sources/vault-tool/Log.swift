@@ -194,10 +194,12 @@ struct LogParentOptions: ParsableArguments {
         return (try CommandFiles(reads: (key.declaredInput.map { [$0] } ?? []) + [FileSet.Input("vault", input.vault)], writes: [log]), log)
     }
 
-    /// The parent key, refused unless it is this vault's household's.
-    func parentKey(household: HouseholdID) throws -> SecretKey {
+    /// The parent key, refused unless it is this vault's household's; with it the vault's
+    /// secrets are held, so that no option checked or quoted after it shows a piece of one.
+    func parentKey(household: HouseholdID, vault: [UInt8]) throws -> SecretKey {
         let key = try key.load(diagnostics)
         guard Household(parentPublicKey: key.publicKey).id == household else { throw VaultError.notThisHouseholdsParent() }
+        HouseholdLog.holdSecrets(of: vault, household: household, signer: key)
         return key
     }
 }
@@ -273,6 +275,12 @@ struct LogGrant: ParsableCommand {
     static let longestGrantDays = 366
 
     func run() throws {
+        let (files, logOutput) = try options.files()
+        let (vault, household, log, verified) = try options.input.readVerified(changing: true)
+        // The keys first, so every option is checked and quoted by a run that holds them (a
+        // review: a piece of a child's key typed as --allow was quoted back) and the public key
+        // given is compared with them (publicKeyOption).
+        let key = try options.parentKey(household: household, vault: vault)
         var actions: [LogAction] = []
         for name in allow.split(separator: ",", omittingEmptySubsequences: false) {
             let name = String(name.drop { $0 == " " }.reversed().drop { $0 == " " }.reversed())
@@ -289,15 +297,11 @@ struct LogGrant: ParsableCommand {
             diagnostics.warning("this grant lasts \(TimeSpan.words(seconds: end.seconds - options.now.time.seconds)); a support key is best granted for as long as its case needs (withdraw it with 'vault-tool log withdraw')")
         }
         if let label { try RecordedText.checkFreeText(label, field: "--label") }
-        let (files, logOutput) = try options.files()
-        let (vault, household, log, verified) = try options.input.readVerified(changing: true)
         // The grant bears the later of now and its predecessor's time, and must end after it.
         let made = max(options.now.time.seconds, verified.head.event.createdAt)
         guard end.seconds > made else {
-            throw VaultError.grantOptionInvalid("--until \(until.displaySafe) is not after the log's last event (\(Timestamp(seconds: made).rfc3339))")
+            throw VaultError.grantOptionInvalid("--until \(QuotedInput(until).description.displaySafe) is not after the log's last event (\(Timestamp(seconds: made).rfc3339))")
         }
-        // The keys first, so the public key given is compared with them (publicKeyOption).
-        let key = try options.parentKey(household: household)
         let vaultKey = try Derivation.vaultKey(for: key)
         let supportKey = try publicKeyOption("--to", to)
         guard Household(parentPublicKey: supportKey).id != household else { throw VaultError.grantOptionInvalid("--to is the parent's own key, which needs no grant") }
@@ -345,7 +349,7 @@ struct LogWithdraw: ParsableCommand {
     func run() throws {
         let (files, logOutput) = try options.files()
         let (vault, household, log, verified) = try options.input.readVerified(changing: true)
-        let key = try options.parentKey(household: household)
+        let key = try options.parentKey(household: household, vault: vault)
         let inForce = verified.grants.filter { $0.withdrawnBy == nil }
         let chosen: [HouseholdLog.Grant]
         if grant.hasPrefix("npub1") {
@@ -355,7 +359,7 @@ struct LogWithdraw: ParsableCommand {
             let id = try hexIDOption("--grant", grant)
             chosen = inForce.filter { $0.id.hasPrefix(id) }
         }
-        guard !chosen.isEmpty else { throw VaultError.noSuchGrant(grant.displaySafe) }
+        guard !chosen.isEmpty else { throw VaultError.noSuchGrant(QuotedInput(grant)) }
         var grown = log
         for withdrawn in chosen {
             grown = try grown.appending(.init(.withdraw, summary: "withdrew the grant of \(withdrawn.key.npub.prefix(16))…\(withdrawn.label.map { " (\($0))" } ?? "")", reason: reason, details: [["e", withdrawn.id]]),
@@ -379,8 +383,8 @@ extension VaultError {
         VaultError(.grantOptionInvalid, what, file: file, line: line)
     }
 
-    static func noSuchGrant(_ given: String, file: String = #fileID, line: UInt = #line) -> VaultError {
-        VaultError(.noSuchGrant, "no grant in force matches '\(given)'", hint: "list them with: vault-tool log show --json VAULT", file: file, line: line)
+    static func noSuchGrant(_ given: QuotedInput, file: String = #fileID, line: UInt = #line) -> VaultError {
+        VaultError(.noSuchGrant, "no grant in force matches \(given)", hint: "list them with: vault-tool log show --json VAULT", file: file, line: line)
     }
 
     static func noLogBeforeSchema3(_ version: Int, file: String = #fileID, line: UInt = #line) -> VaultError {

@@ -13,7 +13,7 @@ import uuid
 
 import pytest
 from test_household_log import reference_verify
-from vaultref import Household, nip19_decode, open_envelope
+from vaultref import Household, nip19_decode, nip19_encode, open_envelope, xonly_pubkey
 from workspace import BIN, FIXTURES
 
 PARENT = Household(nip19_decode((FIXTURES / "keys" / "parent.nsec").read_text().strip(), "nsec"))
@@ -754,6 +754,115 @@ def test_texts_checked_before_the_vault_is_opened_hold_no_piece_of_its_secrets(t
         assert (tmp_path / "h.log").read_bytes() == before
     assert result.returncode == 64 and "holds a key" in result.stderr, (result.returncode, result.stderr)
     assert secret_field_spellings()[spelling].lower() not in result.stderr.lower()
+
+
+
+@pytest.mark.parametrize("spelling", ["child 0's key, in groups of four", "child 1's key, 40 digits", "child 0's key, its nsec's middle", "the wrap key, upper case",
+                                      "vault key, 16 digits", "the parent key's nsec, its middle"])
+@pytest.mark.parametrize("where", ["log grant --allow", "log grant --until", "log grant --to", "log withdraw --grant"])
+def test_options_a_log_writer_checks_quote_no_piece_of_its_secrets(tmp_path, where, spelling):
+    """A review: `log grant --allow` and `--until`, and `log withdraw --grant`, quoted a bad
+    value before the key and the vault were read, so a piece of a child's key (or of the parent
+    key) typed there was printed back. A log writer reads its key and holds the vault's secrets
+    before it checks any option: refused, the log unchanged, nothing of the secret said."""
+    for name in ("parent.nsec", "other.nsec"):
+        shutil.copy(FIXTURES / "keys" / name, tmp_path / name)
+        os.chmod(tmp_path / name, 0o600)
+    shutil.copy(FIXTURES / "testkit" / "ok-v2-household.vault", tmp_path / "v2.vault")
+    assert tool("migrate", "--key-file", "parent.nsec", "--to", "3", "-o", "h.vault", "v2.vault", cwd=tmp_path).returncode == 0
+    nsec = (FIXTURES / "keys" / "parent.nsec").read_text().strip()
+    text = f"n {nsec[8:30]}" if spelling.startswith("the parent key") else held_spellings()[spelling]
+    support = (FIXTURES / "keys" / "other.npub").read_text().strip()
+    grant = {"--to": support, "--allow": "revoke", "--until": "2099-01-01"}
+    before = (tmp_path / "h.log").read_bytes()
+    if where == "log withdraw --grant":
+        result = tool("log", "withdraw", "--key-file", "parent.nsec", "--grant", text, "h.vault", cwd=tmp_path)
+    else:
+        grant[where.split()[-1]] = text
+        result = tool("log", "grant", "--key-file", "parent.nsec", *[part for pair in grant.items() for part in pair], "h.vault", cwd=tmp_path)
+    assert result.returncode in (4, 64), (result.returncode, result.stderr)
+    assert (tmp_path / "h.log").read_bytes() == before
+    shown = result.stderr.lower()
+    assert text.lower() not in shown and text.split()[-1].lower() not in shown, result.stderr
+
+
+SEALED_TEXTS = {
+    "a device's name": lambda document, text: document["devices"][1].update(deviceName=text),
+    "a device's id": lambda document, text: document["devices"][1].update(deviceId=text),
+    "a revocation's reason": lambda document, text: document["devices"][2].update(revocationReason=text),
+    "a child's name": lambda document, text: document["childProfiles"][1].update(name=text),
+    "a child's theme": lambda document, text: document["childProfiles"][1].update(theme=text),
+    "a group's name": lambda document, text: document["groupMemberships"][0].update(groupName=text),
+}
+
+
+@pytest.mark.parametrize("spelling", ["child 0's key, in groups of four", "child 1's key, 40 digits", "child 0's key, its nsec's middle", "the wrap key, upper case",
+                                      "vault key, 40 digits", "the parent key's nsec"])
+@pytest.mark.parametrize("field", sorted(SEALED_TEXTS))
+@pytest.mark.parametrize("revealed", [True, False], ids=["revealed", "as stored"])
+def test_a_document_sealed_keeps_no_name_holding_a_key_the_run_holds(tmp_path, field, spelling, revealed):
+    """A review: `seal` checked no text of the document it sealed, so a device named with the
+    parent's nsec, or with a piece of a child's key, went into the vault every listing shows
+    to support. A document is sealed only when none of its names, ids and reasons holds a key
+    or a piece of one the run holds (a revealed child's key, and a sealed one it opens, alike):
+    exit 64, nothing written, nothing of it said."""
+    shutil.copy(FIXTURES / "keys" / "parent.nsec", tmp_path / "parent.nsec")
+    os.chmod(tmp_path / "parent.nsec", 0o600)
+    shutil.copy(FIXTURES / "testkit" / "ok-v2-household.vault", tmp_path / "h.vault")
+    arguments = ["open", "--key-file", "parent.nsec", "-o", "doc.json", "h.vault"]
+    assert tool(*(arguments[:1] + ["--reveal-secrets"] + arguments[1:] if revealed else arguments), cwd=tmp_path).returncode == 0
+    document = json.loads((tmp_path / "doc.json").read_text())
+    text = (FIXTURES / "keys" / "parent.nsec").read_text().strip() if spelling == "the parent key's nsec" else held_spellings()[spelling]
+    SEALED_TEXTS[field](document, text)
+    (tmp_path / "doc.json").write_text(json.dumps(document))
+    result = tool("seal", "--key-file", "parent.nsec", "-o", "new.vault", "doc.json", cwd=tmp_path)
+    assert result.returncode == 64 and "holds a key" in result.stderr, (result.returncode, result.stderr)
+    assert not (tmp_path / "new.vault").exists()
+    assert text.lower() not in result.stderr.lower() and text.split()[-1].lower() not in result.stderr.lower()
+    SEALED_TEXTS[field](document, "Hall")
+    (tmp_path / "doc.json").write_text(json.dumps(document))
+    sealed = tool("seal", "--key-file", "parent.nsec", "-o", "new.vault", "doc.json", cwd=tmp_path)
+    assert sealed.returncode == 0, sealed.stderr
+
+
+def test_a_household_of_many_children_holds_every_childs_key(tmp_path):
+    """A review: a run held the keys of a household's first 50 children or so (56 places), so a
+    device named with a piece of the 80th child's key was added. Every child's key of a
+    household of 120 is held: a name holding a piece of the last one is refused."""
+    shutil.copy(FIXTURES / "keys" / "parent.nsec", tmp_path / "parent.nsec")
+    os.chmod(tmp_path / "parent.nsec", 0o600)
+    document = json.loads((FIXTURES / "testkit" / "ok-v2-household.revealed.json").read_text())
+    keys = []
+    for index in range(120):
+        secret = os.urandom(32)
+        keys.append(secret.hex())
+        document["childProfiles"].append({"profileId": str(uuid.uuid4()).upper(), "name": f"Child {index}", "theme": "ocean", "mlsGroupIds": [],
+                                          "nsec": nip19_encode("nsec", secret), "npub": nip19_encode("npub", bytes.fromhex(xonly_pubkey(secret)))})
+    (tmp_path / "doc.json").write_text(json.dumps(document))
+    sealed = tool("seal", "--key-file", "parent.nsec", "-o", "h.vault", "doc.json", cwd=tmp_path)
+    assert sealed.returncode == 0, sealed.stderr
+    for index in (0, 60, 119):
+        name = f"k {keys[index][4:44]}"
+        added = tool("device", "add", "--key-file", "parent.nsec", "--id", "77777777-2222-4333-8444-555555555555", "--name", name,
+                     "--ops", "ops.jsonl", "-o", "new.vault", "h.vault", cwd=tmp_path)
+        assert added.returncode == 64 and "holds a key" in added.stderr, (index, added.returncode, added.stderr)
+        assert not (tmp_path / "new.vault").exists() and keys[index][4:44] not in added.stderr
+
+
+@pytest.mark.parametrize("in_place", [False, True], ids=["-o", "--in-place"])
+@pytest.mark.parametrize("command", ["promote", "rename", "limit"])
+def test_a_vault_given_after_its_device_is_a_usage_error_that_says_the_order(house, command, in_place):
+    """A trial: `device promote DEVICE VAULT` said "could not open vault 'B3E9A410'", exit 1, as
+    if a file were lost. The vault comes first: a first argument that names no file while one
+    after it is a file is a usage error saying so (exit 64), nothing written."""
+    folder, _ = house
+    given = {"promote": ["B3E9A410"], "rename": ["B3E9A410", "Hall"], "limit": ["5"]}[command]
+    before = folder_contents(folder)
+    result = tool("device", command, "--key-file", "parent.nsec", *(["--in-place"] if in_place else ["-o", "new.vault"]), *given, "h.vault", cwd=folder)
+    assert result.returncode == 64 and "the vault comes first" in result.stderr and f"device {command}" in result.stderr, (result.returncode, result.stderr)
+    assert folder_contents(folder) == before
+    if not in_place:
+        assert tool("device", command, "--key-file", "parent.nsec", "-o", "new.vault", "h.vault", *given, cwd=folder).returncode == 0
 
 
 LOOK_ALIKE_NAMES = {

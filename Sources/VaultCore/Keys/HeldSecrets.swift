@@ -11,7 +11,7 @@ package enum HeldSecrets {
     /// prompt) are pinned: however many are derived after them, they are never forgotten.
     static let capacity = 64
 
-    private static let fingerprints = Mutex<(pinned: [[UInt8]], fields: [[UInt8]], recent: [[UInt8]])>(([], [], []))
+    private static let fingerprints = Mutex<(pinned: [[UInt8]], fields: Set<[UInt8]>, recent: [[UInt8]])>(([], [], []))
 
     /// The fingerprints of every piece of a given key as it is written: ``hexPiece`` digits of
     /// its hex in a row, and ``bech32Piece`` characters of its `nsec1…` after the prefix. Most of a key is a
@@ -30,8 +30,10 @@ package enum HeldSecrets {
     /// Whether a vault's secret field would be kept with its pieces (``registerVaultField(_:)``).
     package static var mayHoldVaultSecrets: Bool { fingerprints.withLock { $0.fields.count < fieldCapacity } }
     /// A vault's secret fields have places of their own, so that a fleet run's thousands of
-    /// vaults never take those of the keys people give: its first vaults' are held.
-    static let fieldCapacity = 56
+    /// vaults never take those of the keys people give: its first vaults' are held. As many as
+    /// a household of 255 children has (a review: one of more than 50 held only its first
+    /// children's keys, at 56 places); each is a few kilobytes of pieces, cut when first asked.
+    static let fieldCapacity = 256
 
     /// The households whose vault's secret fields this run holds: a log writer that has not
     /// opened the vault opens it for them (``HouseholdLog/appending(_:household:vault:revision:signer:at:auxiliaryRandom:)``).
@@ -50,7 +52,7 @@ package enum HeldSecrets {
         let isNew = fingerprints.withLock { held -> Bool in
             guard !held.pinned.contains(fingerprint), !held.fields.contains(fingerprint), held.fields.count < fieldCapacity else { return false }
             held.recent.removeAll { $0 == fingerprint }
-            held.fields.append(fingerprint)
+            held.fields.insert(fingerprint)
             return true
         }
         if isNew, let copy = try? SecretBytes(copying: secret) {

@@ -402,14 +402,23 @@ extension HouseholdLog {
 
     /// This log with one event more: `change`, signed by `signer`, naming `vault` (the bytes
     /// written) at `revision`. A new log (no events) begins with it.
+    /// Holds the secrets of the vault a parent key signs a change of (each child's key and
+    /// the wrap key, ``HeldSecrets``), once a household: its writer calls this as soon as it
+    /// holds the key, before it checks or quotes any option (a review: `log grant --allow`
+    /// quoted a piece of a child's key typed there), and ``appending(_:household:vault:revision:signer:at:auxiliaryRandom:)``
+    /// calls it again for a writer that did not.
+    public static func holdSecrets(of vault: [UInt8], household: HouseholdID, signer: SecretKey) {
+        if HeldSecrets.mayHoldVaultSecrets, !HeldSecrets.holdsSecretFields(of: household), Household(parentPublicKey: signer.publicKey).id == household {
+            _ = try? Vault.open(vault, with: .parentKey(signer))
+        }
+    }
+
     public func appending(_ change: Change, household: HouseholdID, vault: [UInt8], revision: Int, signer: SecretKey, at time: Timestamp,
                           auxiliaryRandom: [UInt8]? = nil) throws -> HouseholdLog {
         // Signed by the parent key, the change's run holds the vault's secrets whether or not it
         // opened the vault (a trial: `log grant --label` and `log withdraw --reason` signed a
         // piece of a child's key into the log, where a piece of the parent key was refused).
-        if HeldSecrets.mayHoldVaultSecrets, !HeldSecrets.holdsSecretFields(of: household), Household(parentPublicKey: signer.publicKey).id == household {
-            _ = try? Vault.open(vault, with: .parentKey(signer))
-        }
+        Self.holdSecrets(of: vault, household: household, signer: signer)
         try change.checkRecordable()
         let grown = try appendingUnverified(change, household: household, vault: vault, revision: revision, signer: signer, at: time,
                                             auxiliaryRandom: auxiliaryRandom)

@@ -85,6 +85,7 @@ public enum Vault {
     /// first, so the copy is newer than the vault it was opened from. Returns the vault and the
     /// revision it now has.
     public static func sealEdited(_ document: VaultDocument, with parent: SecretKey, random: some RandomSource = SystemRandom()) throws -> (vault: [UInt8], revision: Int?) {
+        try document.checkTextsToSeal(with: .parentKey(parent))
         var edited = document
         try edited.raiseRevision()
         return (try seal(edited, with: parent, random: random), edited.revision)

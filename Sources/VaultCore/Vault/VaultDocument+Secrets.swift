@@ -60,9 +60,9 @@ extension VaultDocument {
     /// text it records is checked: a run given the parent key holds every child's key, and a
     /// device's name or id, a reason or a log's sentence must hold no piece of one (a trial: a
     /// child key's hex in groups became a device id, in the vault support reads, the operations
-    /// and the signed log). A run keeps 56 such fields with their pieces, in places of their own:
-    /// a fleet run's thousands of vaults, or a household of more than 50 children, hold the
-    /// first ones. Whether every field `access` opens is now held.
+    /// and the signed log). A run keeps 256 such fields with their pieces, in places of their
+    /// own (``HeldSecrets/fieldCapacity``): a fleet run's thousands of vaults hold the first
+    /// ones. Whether every field `access` opens is now held.
     @discardableResult
     package func holdSecrets(with access: VaultAccess) -> Bool {
         guard let key = try? access.fieldKey(version: version) else { return false }
@@ -173,4 +173,29 @@ extension VaultError {
 extension VaultError.Code {
     /// The vault key was given where only the parent key will do (schema 3's secrets).
     public static let parentKeyNeeded = VaultError.Code(name: "parentKeyNeeded", category: .usage)
+}
+
+extension VaultDocument {
+    /// Refuses a document to be sealed whose names, ids or reasons hold a key this run holds,
+    /// whole or a piece (``HeldSecrets``), each child's and the wrap key's too (a review: `seal`
+    /// of an edited document kept a device named with the parent's nsec, and one with most of a
+    /// child's key, which every listing then showed to support). Only the run's own secrets: a
+    /// name reading as some other key (a thief's, on a stolen iPad) is the household's record
+    /// of that device, which listings show withheld and a revocation must still reach.
+    /// The document's secrets are held first, so a revealed child's key counts.
+    package func checkTextsToSeal(with access: VaultAccess) throws {
+        holdSecrets(with: access)
+        var texts: [(String, String)] = []
+        for (index, device) in devices.enumerated() {
+            texts += [(device.deviceName, "devices[\(index)].deviceName"), (device.deviceId, "devices[\(index)].deviceId")]
+            if let reason = device.revocationReason { texts.append((reason, "devices[\(index)].revocationReason")) }
+        }
+        for (index, child) in childProfiles.enumerated() {
+            texts += [(child.name, "childProfiles[\(index)].name"), (child.theme, "childProfiles[\(index)].theme"), (child.profileId, "childProfiles[\(index)].profileId")]
+        }
+        for (index, group) in groupMemberships.enumerated() {
+            texts += [(group.groupName, "groupMemberships[\(index)].groupName"), (group.mlsGroupId, "groupMemberships[\(index)].mlsGroupId")]
+        }
+        for (text, field) in texts { try RecordedText.check(text, field: field, mayBeKey: true) }
+    }
 }
