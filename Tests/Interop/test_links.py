@@ -348,12 +348,14 @@ MANIFEST_MISTAKES = {
 
 
 @pytest.mark.parametrize("mistake", list(MANIFEST_MISTAKES))
-@pytest.mark.parametrize("command", ["vault-tool check --manifest bad.jsonl", "vault-tool migrate --manifest bad.jsonl --to 2 --out s3://household-vaults/v2/"])
+@pytest.mark.parametrize("command", ["vault-tool check --manifest bad.jsonl", "vault-tool migrate --manifest bad.jsonl --to 2 --out s3://household-vaults/v2/",
+                                     "vault-tool migrate --manifest bad.jsonl --to 2 --in-place", "vault-tool migrate bucket --manifest bad.jsonl --to 2 --in-place"])
 def test_every_mistake_of_a_bucket_manifest_is_said_before_the_store_is_reached(inputs, tmp_path, mistake, command):
     """A review: only a line naming a file was checked before the store; a key file that cannot
     be read and two lines writing one output were still hidden behind libcurl (69) and the
     credentials (78), and a key file that is a folder passed (access(2) says it can be read).
-    A check writes no output, so two lines of one object are two checks."""
+    A check writes no output, so two lines of one object are two checks; in place, two lines
+    of one object would migrate it twice (a trial: refused with --out, not in place)."""
     manifest, code, said = MANIFEST_MISTAKES[mistake]
     folder = tmp_path / "in"
     shutil.copytree(inputs, folder)

@@ -52,15 +52,13 @@ package enum KeyText {
             guard isBase64(bytes[index]) || escape(at: index) > 0,
                   index == 0 || !(isBase64(bytes[index - 1]) || bytes[index - 1] == 0x5c) || anywhere && bytes[index - 1] == 0x2f else { index += 1; continue }
             let runStart = index
-            var end = index, characters = 0, lower = false, upper = false, digit = false, last: UInt8 = 0
-            var decimal = false, standardMark = false, urlMark = false
+            var end = index, characters = 0, last: UInt8 = 0, traits = Base64Traits()
             while end < bytes.count, characters <= 44 {
                 let escaped = escape(at: end)
-                if escaped > 0 { end += escaped; characters += 1; last = 0x2f; standardMark = true; continue }
+                if escaped > 0 { end += escaped; characters += 1; last = 0x2f; traits.add(0x2f); continue }
                 guard isBase64(bytes[end]) else { break }
                 let byte = bytes[end]
-                if (0x61...0x7a).contains(byte) { lower = true } else if (0x41...0x5a).contains(byte) { upper = true } else { digit = true }
-                if (0x30...0x39).contains(byte) { decimal = true } else if byte == 0x2b || byte == 0x2f { standardMark = true } else if byte == 0x2d || byte == 0x5f { urlMark = true }
+                traits.add(byte)
                 characters += 1
                 last = byte
                 end += 1
@@ -69,16 +67,15 @@ package enum KeyText {
             if end < bytes.count, bytes[end] == 0x3d, characters == 43 { end += 1; padded = true }
             let bounded = end == bytes.count || !(isBase64(bytes[end]) || bytes[end] == 0x3d)
             // The 43rd character of 32 bytes holds their last 4 bits and two zero bits.
-            if characters == 43, bounded, base64LastOf32Bytes.contains(last), lower && upper || (lower || upper) && digit {
+            if characters == 43, bounded, base64LastOf32Bytes.contains(last), traits.lower && traits.upper || (traits.lower || traits.upper) && traits.notLetter {
                 let before = UnsafeRawBufferPointer(rebasing: bytes[..<runStart]), after = UnsafeRawBufferPointer(rebasing: bytes[end...])
                 let aloneAfter = after.allSatisfy { [0x20, 0x09, 0x0d, 0x22, 0x27, 0x2c, 0x3b].contains($0) }
-                // Glued to other text, only a key as the app's Swift code writes `Data`: padded
-                // with `=`, both cases and a digit (all but one key in 1,400), one alphabet's
-                // marks. Unpadded, 43 characters glued are too common a name: `sqlite-‹UUID›`, a
-                // folder a test made, was withheld from an error a quarter of the time (CI).
-                let keyLike = padded && lower && upper && decimal && !(standardMark && urlMark)
-                // (Glued, only that: a path's part is no line of its own, where a run alone is a key.)
-                if anywhere ? keyLike : runStart <= aloneBeforeEnd && aloneAfter || (labelVerdict(before) ?? nearestWordNamesASecret(before)) { return true }
+                // Glued to other text, only a key as the app's Swift code writes `Data`, padded
+                // with `=` (``Base64Traits/isKeyLike``). Unpadded, 43 characters glued are too
+                // common a name: `sqlite-‹UUID›`, a folder a test made, was withheld from an
+                // error a quarter of the time (CI). (Glued, only that: a path's part is no line
+                // of its own, where a run alone is a key.)
+                if anywhere ? padded && traits.isKeyLike : runStart <= aloneBeforeEnd && aloneAfter || (labelVerdict(before) ?? nearestWordNamesASecret(before)) { return true }
             }
             index = anywhere ? index + 1 : max(end, index + 1)
         }
@@ -146,12 +143,28 @@ package enum KeyText {
             let run = text[(index - 43)..<index]
             guard let last = run.last, base64LastOf32Bytes.contains(last),
                   run.allSatisfy({ isWordCharacter($0) || $0 == 0x2b || $0 == 0x2f || $0 == 0x2d }) else { continue }
-            let lower = run.contains { (0x61...0x7a).contains($0) }, upper = run.contains { (0x41...0x5a).contains($0) }
-            let decimal = run.contains { (0x30...0x39).contains($0) }
-            let standardMark = run.contains { $0 == 0x2b || $0 == 0x2f }, urlMark = run.contains { $0 == 0x2d || $0 == 0x5f }
-            if lower && upper && decimal && !(standardMark && urlMark) { return true }
+            var traits = Base64Traits()
+            for byte in run { traits.add(byte) }
+            if traits.isKeyLike { return true }
         }
         return false
+    }
+
+    /// What a run of base64 holds, to tell 32 random bytes from a name: the one rule of a key
+    /// glued to other text, for the run read with JSON's escapes (``isBase64Key(_:anywhere:)``)
+    /// and found back from its `=` (``holdsPaddedBase64Key(_:)``).
+    private struct Base64Traits {
+        var lower = false, upper = false, decimal = false, standardMark = false, urlMark = false
+        /// A digit or a mark: neither case of letter.
+        var notLetter = false
+
+        mutating func add(_ byte: UInt8) {
+            if (0x61...0x7a).contains(byte) { lower = true } else if (0x41...0x5a).contains(byte) { upper = true } else { notLetter = true }
+            if (0x30...0x39).contains(byte) { decimal = true } else if byte == 0x2b || byte == 0x2f { standardMark = true } else if byte == 0x2d || byte == 0x5f { urlMark = true }
+        }
+
+        /// Both cases and a digit (all but one key in 1,400) and one alphabet's marks.
+        var isKeyLike: Bool { lower && upper && decimal && !(standardMark && urlMark) }
     }
 
     /// Most of a key is a secret still: 63 of its 64 digits quoted back left one digit to

@@ -145,7 +145,9 @@ extension BucketMigration {
             guard case .object(let name) = try VaultLocation(entry.vault), !name.isPrefix else {
                 throw VaultError.fileInBucketBatch(line: entry.line, vault: entry.vault)
             }
-            if let destination, destination != .inPlace { try outputs.claim(Self.job(name, below: nil, destination: destination).output, line: entry.line) }
+            // In place too: two lines naming one object would migrate it twice, the second
+            // racing the first's compare-and-swap (a trial: not refused, where --out refused it).
+            if let destination { try outputs.claim(Self.job(name, below: nil, destination: destination).output, line: entry.line) }
             return (entry, name)
         }
         // Once every line is known to name an object: the lines' own mistakes come first.

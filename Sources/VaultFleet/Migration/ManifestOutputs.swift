@@ -3,7 +3,7 @@ import VaultCore
 /// The one rule that no two manifest lines write one output, for every batch (a folder batch's
 /// files, a bucket batch's objects): the first line to name an output claims it, and a later
 /// line naming it is refused, both lines said (``VaultError/manifestOutputTwice(_:_:output:file:line:)``).
-/// Which outputs are claimed is the caller's (not an object migrated in place); so is where the
+/// Which outputs are claimed is the caller's (not the objects a check only reads); so is where the
 /// claims are kept: in memory here, or in a folder batch's staging database, for a manifest
 /// larger than memory should hold (``refuse(_:line:firstLine:)``).
 struct ManifestOutputs<Output: Hashable & CustomStringConvertible> {
