@@ -123,29 +123,31 @@ public struct Diagnostics: Sendable {
         StandardStreams.writeError(Array("\(toolName): \(kind): \(VaultError.bounded(Self.withholdingHeldKeys(SecretRedaction.redacting(text))).displaySafe)\n".utf8))
     }
 
-    /// A message holding a whole key this run holds, in any spelling (``HeldSecrets``: hex
-    /// split by colons, an nsec, base64), with each word that holds it withheld, or, when it
-    /// is spread over words, the whole message: the redaction above reads quotes, and a
-    /// message may quote a file's text unquoted (a trial: a given-up log event's sentence
-    /// printed the parent key in hex). Only a whole key the run holds, so no ordinary message
-    /// is ever taken for one.
+    /// A message holding a key this run holds, or a piece of one, in any spelling
+    /// (``HeldSecrets``: hex split by colons, an nsec, base64, twelve of its hex digits, four of
+    /// its words), with each word that holds it withheld, or, when it is spread over words, the
+    /// whole message: the redaction above reads quotes, and a message may quote a file's text
+    /// unquoted (a trial: a given-up log event's sentence printed the parent key in hex; a
+    /// second: `recovery-sheet split -o nodir/‹12 hex digits of the key›/q` said the folder it
+    /// wrote). Only what the run holds, by its fingerprints, so no ordinary message is taken
+    /// for one (a chance match of 48 bits is one in 10^14).
     /// A key split by a character a name shows escaped (`\u{a}`, a line break in a path) is
     /// read with each escape taken for a space, as the text would be without it.
     static func withholdingHeldKeys(_ text: String) -> String {
         guard holdsHeldKey(text) else { return text }
         let words = text.split(separator: " ", omittingEmptySubsequences: false).map { word in
-            holdsHeldKey(String(word)) ? "(not shown: it holds a key this run holds)" : String(word)
+            holdsHeldKey(String(word)) ? "(not shown: it holds a key this run holds, or a piece of one)" : String(word)
         }
         let joined = words.joined(separator: " ")
-        return holdsHeldKey(joined) ? "(a message not shown: it holds a key this run holds)" : joined
+        return holdsHeldKey(joined) ? "(a message not shown: it holds a key this run holds, or a piece of one)" : joined
     }
 
     /// Whether `text`, as written or with its escapes read as spaces (asked again only when it
-    /// has one), holds a whole key this run holds.
+    /// has one), holds a key this run holds or a piece of one.
     private static func holdsHeldKey(_ text: String) -> Bool {
-        if HeldSecrets.match(in: text.utf8) == .key { return true }
+        if HeldSecrets.match(in: text.utf8) != nil { return true }
         let unescaped = escapesAsSpaces(text)
-        return unescaped != text && HeldSecrets.match(in: unescaped.utf8) == .key
+        return unescaped != text && HeldSecrets.match(in: unescaped.utf8) != nil
     }
 
     /// `text` with each `\u{…}` escape (as ``String/displaySafe`` and ``FileNames`` write one) a space.
@@ -217,6 +219,7 @@ public enum ToolMain {
             exit(ExitStatus.usage.rawValue)
         }
         func fail(_ error: VaultError) -> Never {
+            GivenKeyFiles.holdForMessages(Array(CommandLine.arguments.dropFirst()))
             if error.code.category == .usage { failUnknownOption() }
             diagnostics.error(error.reason, hint: error.hint ?? hints()[error.code] ?? commonHints[error.code])
             exit(ExitStatus(error.code.category).rawValue)
@@ -252,6 +255,7 @@ public enum ToolMain {
             // words; the renderer showed each line break as `\u{a}` (two trials).
             let message = Command.message(for: error).replacing("\n   or: ", with: "; or: ")
                 .split(separator: "\n").map { $0.trimmingPrefix(while: \.isWhitespace) }.joined(separator: " ")
+            GivenKeyFiles.holdForMessages(Array(CommandLine.arguments.dropFirst()))
             if code == .validationFailure, !message.hasPrefix("Unknown option") { failUnknownOption() }
             diagnostics.error(message.lowercasedFirstLetter, hint: "see '\(diagnostics.toolName) help' or add --help after the subcommand")
             exit(code == .validationFailure ? ExitStatus.usage.rawValue : code.rawValue)

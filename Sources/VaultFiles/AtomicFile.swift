@@ -156,15 +156,31 @@ public enum AtomicFile {
     }
 
     /// Refuses arguments given out of order: `first` (a file the command reads, such as the
-    /// vault) names nothing here while one of `later` (a device, a name, a limit) names a
-    /// file (a trial: `device promote DEVICE VAULT` said "could not open vault 'B3E9A410'",
-    /// exit 1, as if the file were lost). `usage` is the order the command takes.
-    public static func requireGivenFirst(_ first: String, what: String, before later: [String], usage: String) throws {
+    /// vault) names nothing here while one of `later` (a device, a name, a limit) is what
+    /// `first` should be (`isFirst`: a vault file by its first bytes; or `-`, standard input):
+    /// a trial's `device promote DEVICE VAULT` said "could not open vault 'B3E9A410'", exit 1,
+    /// as if the file were lost. A later argument that merely names a file (a device named
+    /// as a file here is) is no such mistake. `usage` is the order the command takes.
+    public static func requireGivenFirst(_ first: String, what: String, before later: [String], usage: String,
+                                         isFirst: ([UInt8]) -> Bool) throws {
         guard first != "-", !VaultLocation.isSpelledAsURL(first) else { return }
         var info = stat()
         guard stat(first, &info) != 0, errno == ENOENT else { return }
-        guard let named = later.first(where: { $0 != "-" && stat($0, &info) == 0 && (info.st_mode & S_IFMT) == S_IFREG }) else { return }
+        guard let named = later.first(where: { $0 == "-" || startsAsFirst($0, isFirst) }) else { return }
         throw VaultError.argumentsOutOfOrder(what, given: first, file: named, usage: usage)
+    }
+
+    /// Whether `path` is a regular file whose first bytes `isFirst` takes (read without waiting:
+    /// a FIFO is never opened).
+    private static func startsAsFirst(_ path: String, _ isFirst: ([UInt8]) -> Bool) -> Bool {
+        var info = stat()
+        guard stat(path, &info) == 0, info.st_mode & S_IFMT == S_IFREG else { return false }
+        let descriptor = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC)
+        guard descriptor >= 0 else { return false }
+        defer { close(descriptor) }
+        var head = [UInt8](repeating: 0, count: 16)
+        let count = head.withUnsafeMutableBytes { read(descriptor, $0.baseAddress, $0.count) }
+        return count > 0 && isFirst(Array(head.prefix(count)))
     }
 
     private static func requireRegularFile(_ mode: mode_t, _ path: String, what: String) throws {
@@ -241,7 +257,7 @@ extension VaultError.Code {
 
 extension VaultError {
     static func argumentsOutOfOrder(_ what: String, given: String, file named: String, usage: String, file: String = #fileID, line: UInt = #line) -> VaultError {
-        VaultError(.argumentsOutOfOrder, "the \(what) comes first: \(QuotedInput(given)) names no file here, and \(QuotedInput(named)), given after it, is one; nothing was written",
+        VaultError(.argumentsOutOfOrder, "the \(what) comes first: \(QuotedInput(given)) names no file here, and \(named == "-" ? "standard input (-)" : QuotedInput(named).description), given after it, is one; nothing was written",
                    hint: "usage: \(usage)", file: file, line: line)
     }
 

@@ -36,12 +36,13 @@ struct Derive: ParsableCommand {
     @OptionGroup var output: OutputOptions
 
     func run() throws {
-        for id in deviceIDs { try VaultDevices.checkDerivedID(id) }
         let report = output.declared(showVaultKey ? .secret : .text)
         let keyOutput = vaultKeyOut.map { DeclaredOutput("--vault-key-out", $0, kind: .secret, exclusive: true) }
         let files = try CommandFiles(reads: [key.declaredInput].compactMap { $0 }, writes: [report] + (keyOutput.map { [$0] } ?? []), force: output.force)
         let writer = files.writer()
         let key = try self.key.load(diagnostics)
+        // Once the key is read: an id holding a piece of it (or of a key it gives) is refused.
+        for id in deviceIDs { try VaultDevices.checkDerivedID(id) }
         let household = Household(parentPublicKey: key.publicKey)
         let devices = try deviceIDs.map { ($0, try Derivation.deviceSubkey(for: key, deviceID: $0).publicKey.hex) }
         let vaultKey = try Derivation.vaultKey(for: key)

@@ -4,6 +4,7 @@
 subkey is the app's, it joins every group the household's devices are in, the operations say
 so, and each change is one signed `device` event. Random households, and each guard rail.
 """
+import base64
 import datetime
 import json
 import os
@@ -793,7 +794,27 @@ SEALED_TEXTS = {
     "a child's name": lambda document, text: document["childProfiles"][1].update(name=text),
     "a child's theme": lambda document, text: document["childProfiles"][1].update(theme=text),
     "a group's name": lambda document, text: document["groupMemberships"][0].update(groupName=text),
+    "a child's group ids": lambda document, text: document["childProfiles"][0]["mlsGroupIds"].append(text),
+    "a group's child": lambda document, text: document["groupMemberships"][0].update(childProfileId=text),
+    "a group's members": lambda document, text: document["groupMemberships"][0]["memberPubkeys"].append(text),
+    "a device's subkey": lambda document, text: document["devices"][1].update(subkeyPublicKey=text),
+    "a child's avatar": lambda document, text: document["childProfiles"][1].update(avatarData=text),
 }
+WHOLE_KEY_FIELDS = {"a group's members": "d17f44a38ff26eee28c8d57180a5afc1faf8b92a70658f809309b766ff7eb087",
+                    "a device's subkey": "d17f44a38ff26eee28c8d57180a5afc1faf8b92a70658f809309b766ff7eb087", "a child's avatar": "iVBORw0KGgogYXZhdGFy"}
+
+
+def whole_hex(spelling):
+    """The whole key a spelling is a piece of, as 64 hex digits (a field that holds public keys
+    by design takes only a whole one)."""
+    revealed = json.loads((FIXTURES / "testkit" / "ok-v2-household.revealed.json").read_text())
+    if spelling.startswith("child "):
+        return nip19_decode(revealed["childProfiles"][int(spelling.split()[1][0])]["nsec"], "nsec").hex()
+    if spelling.startswith("the wrap key"):
+        return revealed["parentWrapKey"]
+    if spelling.startswith("vault key"):
+        return PARENT.vault_key.hex()
+    return PARENT.secret.hex()
 
 
 @pytest.mark.parametrize("spelling", ["child 0's key, in groups of four", "child 1's key, 40 digits", "child 0's key, its nsec's middle", "the wrap key, upper case",
@@ -811,29 +832,36 @@ def test_a_document_sealed_keeps_no_name_holding_a_key_the_run_holds(tmp_path, f
     shutil.copy(FIXTURES / "testkit" / "ok-v2-household.vault", tmp_path / "h.vault")
     arguments = ["open", "--key-file", "parent.nsec", "-o", "doc.json", "h.vault"]
     assert tool(*(arguments[:1] + ["--reveal-secrets"] + arguments[1:] if revealed else arguments), cwd=tmp_path).returncode == 0
-    document = json.loads((tmp_path / "doc.json").read_text())
+    opened = (tmp_path / "doc.json").read_text()
+    document = json.loads(opened)
     text = (FIXTURES / "keys" / "parent.nsec").read_text().strip() if spelling == "the parent key's nsec" else held_spellings()[spelling]
+    if field in ("a group's members", "a device's subkey"):
+        text = whole_hex(spelling)
+    elif field == "a child's avatar":
+        text = base64.b64encode(b"\x89PNG" + bytes.fromhex(whole_hex(spelling))).decode()
     SEALED_TEXTS[field](document, text)
     (tmp_path / "doc.json").write_text(json.dumps(document))
     result = tool("seal", "--key-file", "parent.nsec", "-o", "new.vault", "doc.json", cwd=tmp_path)
     assert result.returncode == 64 and "holds a key" in result.stderr, (result.returncode, result.stderr)
     assert not (tmp_path / "new.vault").exists()
     assert text.lower() not in result.stderr.lower() and text.split()[-1].lower() not in result.stderr.lower()
-    SEALED_TEXTS[field](document, "Hall")
+    document = json.loads(opened)
+    SEALED_TEXTS[field](document, WHOLE_KEY_FIELDS.get(field, "Hall"))
     (tmp_path / "doc.json").write_text(json.dumps(document))
     sealed = tool("seal", "--key-file", "parent.nsec", "-o", "new.vault", "doc.json", cwd=tmp_path)
     assert sealed.returncode == 0, sealed.stderr
 
 
 def test_a_household_of_many_children_holds_every_childs_key(tmp_path):
-    """A review: a run held the keys of a household's first 50 children or so (56 places), so a
-    device named with a piece of the 80th child's key was added. Every child's key of a
-    household of 120 is held: a name holding a piece of the last one is refused."""
+    """Two reviews: a run held the keys of a household's first 50 children or so (56 places),
+    then its first 255, so a device named with a piece of a later child's key was added. Every
+    child's key of the household a run opens is held, up to the 1,000 a document may hold: a
+    name holding a piece of the last one is refused, and a document of 1,001 is invalid."""
     shutil.copy(FIXTURES / "keys" / "parent.nsec", tmp_path / "parent.nsec")
     os.chmod(tmp_path / "parent.nsec", 0o600)
     document = json.loads((FIXTURES / "testkit" / "ok-v2-household.revealed.json").read_text())
     keys = []
-    for index in range(120):
+    for index in range(999 - len(document["childProfiles"])):
         secret = os.urandom(32)
         keys.append(secret.hex())
         document["childProfiles"].append({"profileId": str(uuid.uuid4()).upper(), "name": f"Child {index}", "theme": "ocean", "mlsGroupIds": [],
@@ -841,12 +869,23 @@ def test_a_household_of_many_children_holds_every_childs_key(tmp_path):
     (tmp_path / "doc.json").write_text(json.dumps(document))
     sealed = tool("seal", "--key-file", "parent.nsec", "-o", "h.vault", "doc.json", cwd=tmp_path)
     assert sealed.returncode == 0, sealed.stderr
-    for index in (0, 60, 119):
+    for index in (0, 500, len(keys) - 1):
         name = f"k {keys[index][4:44]}"
         added = tool("device", "add", "--key-file", "parent.nsec", "--id", "77777777-2222-4333-8444-555555555555", "--name", name,
                      "--ops", "ops.jsonl", "-o", "new.vault", "h.vault", cwd=tmp_path)
         assert added.returncode == 64 and "holds a key" in added.stderr, (index, added.returncode, added.stderr)
         assert not (tmp_path / "new.vault").exists() and keys[index][4:44] not in added.stderr
+    renamed = tool("device", "rename", "--key-file", "parent.nsec", "-o", "new.vault", "h.vault", "B3E9A410", f"x{keys[-1][10:26]}y", cwd=tmp_path)
+    assert renamed.returncode == 64 and "holds a key" in renamed.stderr and keys[-1][10:26] not in renamed.stderr, (renamed.returncode, renamed.stderr)
+    children = document["childProfiles"]
+    assert len(children) == 999
+    for count in (1000, 1001):
+        extra = [os.urandom(32) for _ in range(count - len(children))]
+        document["childProfiles"] = children + [{"profileId": str(uuid.uuid4()).upper(), "name": "Late", "theme": "ocean", "mlsGroupIds": [],
+                                                 "nsec": nip19_encode("nsec", secret), "npub": nip19_encode("npub", bytes.fromhex(xonly_pubkey(secret)))} for secret in extra]
+        (tmp_path / "doc.json").write_text(json.dumps(document))
+        result = tool("seal", "--key-file", "parent.nsec", "-o", f"h{count}.vault", "doc.json", cwd=tmp_path)
+        assert (result.returncode, "at most 1000" in result.stderr) == ((0, False) if count == 1000 else (2, True)), (count, result.returncode, result.stderr)
 
 
 @pytest.mark.parametrize("in_place", [False, True], ids=["-o", "--in-place"])
@@ -863,6 +902,21 @@ def test_a_vault_given_after_its_device_is_a_usage_error_that_says_the_order(hou
     assert folder_contents(folder) == before
     if not in_place:
         assert tool("device", command, "--key-file", "parent.nsec", "-o", "new.vault", "h.vault", *given, cwd=folder).returncode == 0
+    from_input = subprocess.run([str(BIN / "vault-tool"), "device", command, "--key-file", "parent.nsec", "--dry-run", *given, "-"], capture_output=True, text=True,
+                                cwd=folder, timeout=120, stdin=open(folder / "h.vault", "rb"))
+    assert from_input.returncode == 64 and "the vault comes first" in from_input.stderr, (from_input.returncode, from_input.stderr)
+
+
+@pytest.mark.parametrize("command", ["promote", "rename"])
+def test_a_missing_vault_given_first_is_said_missing_whatever_the_device_is_named(house, command):
+    """A trial: `device promote nosuch.vault 'Bedroom iPad'`, in the right order, was called out
+    of order because a file named 'Bedroom iPad' was there. Only a later argument that is a vault
+    (its first bytes) or standard input makes the order the mistake."""
+    folder, _ = house
+    (folder / "Bedroom iPad").write_text("notes\n")
+    given = ["Bedroom iPad"] + (["Hall"] if command == "rename" else [])
+    result = tool("device", command, "--key-file", "parent.nsec", "--dry-run", "nosuch.vault", *given, cwd=folder)
+    assert result.returncode == 1 and "could not open vault" in result.stderr and "comes first" not in result.stderr, (result.returncode, result.stderr)
 
 
 LOOK_ALIKE_NAMES = {

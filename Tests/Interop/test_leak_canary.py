@@ -13,6 +13,8 @@ import secrets
 import subprocess
 from pathlib import Path
 
+import pytest
+
 from mnemonic import Mnemonic
 
 import vaultref
@@ -126,3 +128,52 @@ def test_no_secret_leaks(tmp_path):
             for name, forms in canaries.items():
                 assert not any(form in data for form in forms), f"{name} found in {path}"
     assert Path("rotated").is_dir() and Path("revoked.vault").exists() and Path("blob.json").exists()
+
+
+def child_key_hex():
+    revealed = json.loads((Path(__file__).resolve().parents[1] / "Fixtures" / "testkit" / "ok-v2-household.revealed.json").read_text())
+    return vaultref.nip19_decode(revealed["childProfiles"][0]["nsec"], "nsec").hex()
+
+
+PARENT_FIXTURE = Household(vaultref.nip19_decode((Path(__file__).resolve().parents[1] / "Fixtures" / "keys" / "parent.nsec").read_text().strip(), "nsec"))
+REFUSED_BEFORE_THE_KEY = {
+    "an option's value argument-parser refuses": ("vault-tool", "device", "add", "--key-file", "parent.nsec", "h.vault", "--id", "dev1", "--name", "x", "--expect-revision", "{P}", "--dry-run"),
+    "a migration's target": ("vault-tool", "migrate", "vault", "--key-file", "parent.nsec", "--to", "{P}", "--dry-run", "h.vault"),
+    "a device given before its vault": ("vault-tool", "device", "promote", "--key-file", "parent.nsec", "--dry-run", "{P}", "h.vault"),
+    "an output's missing folder": ("vault-tool", "seal", "--key-file", "parent.nsec", "-o", "nodir/{P}.vault", "h.json"),
+    "a derived device's id": ("vault-tool", "derive", "--key-file", "parent.nsec", "--device-id", "d-{P}"),
+    "a revoker's revision": ("device-revoker", "vault", "--key-file", "parent.nsec", "--vault", "h.vault", "--device", "Bedroom iPad", "--expect-revision", "{P}", "--dry-run"),
+    "a revoker's operations folder": ("device-revoker", "vault", "--key-file", "parent.nsec", "--vault", "h.vault", "--device", "Bedroom iPad", "-o", "n.vault", "--ops", "nodir/{P}"),
+    "a plan's mode": ("rotation-planner", "plan", "--vault", "h.vault", "--key-file", "parent.nsec", "--new-key-file", "other.nsec", "--mode", "{P}", "-o", "plan.json"),
+    "a sheet's resolution": ("recovery-sheet", "generate", "--key-file", "parent.nsec", "--dpi", "{P}", "-o", "sheet.pdf"),
+    "a split's threshold": ("recovery-sheet", "split", "--key-file", "parent.nsec", "--threshold", "{P}", "--shares", "3", "-o", "shares"),
+    "a link's lifetime": ("device-link", "create", "--key-file=parent.nsec", "--vault-url", "https://minio.example/b/vaults/x.vault", "--expires-in", "{P}", "-o", "link.png"),
+    "a split's folder, written": ("recovery-sheet", "split", "--key-file", "parent.nsec", "--threshold", "2", "--shares", "3", "-o", "nodir/{P}/q"),
+}
+
+
+@pytest.mark.parametrize(("case", "spelling"), [(case, spelling) for case in sorted(REFUSED_BEFORE_THE_KEY)
+                                                 for spelling in ["14 hex digits", "upper case", "its nsec's middle", "the vault key's hex"]
+                                                 + (["a child's key"] if "h.vault" in REFUSED_BEFORE_THE_KEY[case] else [])])
+def test_a_message_said_before_the_key_is_read_holds_no_piece_of_it(tmp_path, case, spelling):
+    """A hostile trial: a refusal made before a command read its key (argument-parser's "the
+    value '…' is invalid", an output's folder missing, the order of a device and its vault, a
+    device id derived) quoted a piece of the key typed there, and a folder said as written held
+    one, in all five tools; the same text after the key was read was withheld. The keys a
+    command line names by file are held before any message is said, and with a parent key the
+    secrets of the vault named beside it (a child's key)."""
+    fixtures = Path(__file__).resolve().parents[1] / "Fixtures"
+    for name in ("parent.nsec", "other.nsec"):
+        (tmp_path / name).write_bytes((fixtures / "keys" / name).read_bytes())
+        os.chmod(tmp_path / name, 0o600)
+    (tmp_path / "h.vault").write_bytes((fixtures / "testkit" / "ok-v2-household.vault").read_bytes())
+    (tmp_path / "h.json").write_text("{}")
+    key = PARENT_FIXTURE.secret.hex()
+    piece = {"14 hex digits": key[10:24], "upper case": key[30:50].upper(), "its nsec's middle": PARENT_FIXTURE.nsec[12:26],
+             "the vault key's hex": PARENT_FIXTURE.vault_key.hex()[5:21], "a child's key": child_key_hex()[8:24]}[spelling]
+    program, *arguments = [part.replace("{P}", piece) for part in REFUSED_BEFORE_THE_KEY[case]]
+    result = subprocess.run([str(BIN / program), *arguments], capture_output=True, text=True, errors="replace", cwd=tmp_path, timeout=120,
+                            stdin=subprocess.DEVNULL)
+    assert result.returncode == (0 if case.endswith("written") else result.returncode) and (result.returncode != 0 or case.endswith("written")), (result.returncode, result.stderr)
+    said = (result.stdout + result.stderr).lower()
+    assert piece.lower() not in said, result.stderr

@@ -27,13 +27,28 @@ package enum HeldSecrets {
     /// 60 bits of base64: the app's device link carries the key so (`JSONEncoder`'s `Data`).
     static let base64Piece = 10
 
-    /// Whether a vault's secret field would be kept with its pieces (``registerVaultField(_:)``).
+    /// Whether a vault's secret field would be kept with its pieces (``registerVaultField(_:beyondCapacity:)``).
     package static var mayHoldVaultSecrets: Bool { fingerprints.withLock { $0.fields.count < fieldCapacity } }
     /// A vault's secret fields have places of their own, so that a fleet run's thousands of
-    /// vaults never take those of the keys people give: its first vaults' are held. As many as
-    /// a household of 255 children has (a review: one of more than 50 held only its first
-    /// children's keys, at 56 places); each is a few kilobytes of pieces, cut when first asked.
-    static let fieldCapacity = 256
+    /// vaults never take those of the keys people give: its first vaults' are held, and every
+    /// field of the first household a run opens, however many children it has (a review: one
+    /// of more than 50 held only its first children's keys; a document holds at most
+    /// ``VaultDocument/maximumChildren``). Each is a few kilobytes of pieces, cut when first
+    /// asked, which a fleet run of small vaults would pay for thousands.
+    static let fieldCapacity = 56
+
+    /// The first household whose fields a run holds (``holdsEveryField(of:)``).
+    private static let firstHousehold = Mutex<HouseholdID?>(nil)
+
+    /// Whether every secret field of `household`'s vault is held beyond ``fieldCapacity``: the
+    /// first household a run opens (a single vault's command, a merge of two copies, a rotation
+    /// of one household), never a fleet's later ones.
+    package static func holdsEveryField(of household: HouseholdID) -> Bool {
+        firstHousehold.withLock { first in
+            if first == nil { first = household }
+            return first == household
+        }
+    }
 
     /// The households whose vault's secret fields this run holds: a log writer that has not
     /// opened the vault opens it for them (``HouseholdLog/appending(_:household:vault:revision:signer:at:auxiliaryRandom:)``).
@@ -46,11 +61,12 @@ package enum HeldSecrets {
 
     /// Remembers a secret field of a vault the run opened (a child's key, the wrap key) as a
     /// key a person gave is, with its pieces, in the places kept for fields (``fieldCapacity``).
-    package static func registerVaultField(_ secret: UnsafeRawBufferPointer) {
+    /// `beyondCapacity`: a field of the first household (``holdsEveryField(of:)``).
+    package static func registerVaultField(_ secret: UnsafeRawBufferPointer, beyondCapacity: Bool = false) {
         guard secret.count == 32 else { return }
         let fingerprint = SHA256.hash(secret)
         let isNew = fingerprints.withLock { held -> Bool in
-            guard !held.pinned.contains(fingerprint), !held.fields.contains(fingerprint), held.fields.count < fieldCapacity else { return false }
+            guard !held.pinned.contains(fingerprint), !held.fields.contains(fingerprint), beyondCapacity || held.fields.count < fieldCapacity else { return false }
             held.recent.removeAll { $0 == fingerprint }
             held.fields.insert(fingerprint)
             return true

@@ -186,11 +186,12 @@ public enum VaultDevices {
     }
 
     /// A device id whose subkey is derived and shown with it (`derive`): never one that reads
-    /// as a key, words or a share, which would be printed back (a hostile trial).
+    /// as a key, words or a share, nor one holding a piece of a key the run holds, which would
+    /// be printed back (hostile trials: `--device-id d-‹12 hex digits of the parent key›` was).
     public static func checkDerivedID(_ id: String) throws {
         // A whole one: a few list words ("family room") are an id like another.
-        guard QuotedInput(id).fingerprint == nil else {
-            throw VaultError.deviceTextInvalid("a device id", "reads as a key, recovery words or a share (not shown); a device's id is the app's (a UUID)")
+        guard QuotedInput(id).fingerprint == nil, !HeldSecrets.appear(in: Array(id.utf8)) else {
+            throw VaultError.deviceTextInvalid("a device id", "reads as a key, recovery words or a share, or holds a piece of a key this run holds (not shown); a device's id is the app's (a UUID)")
         }
     }
 

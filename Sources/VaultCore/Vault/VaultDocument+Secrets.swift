@@ -60,17 +60,18 @@ extension VaultDocument {
     /// text it records is checked: a run given the parent key holds every child's key, and a
     /// device's name or id, a reason or a log's sentence must hold no piece of one (a trial: a
     /// child key's hex in groups became a device id, in the vault support reads, the operations
-    /// and the signed log). A run keeps 256 such fields with their pieces, in places of their
-    /// own (``HeldSecrets/fieldCapacity``): a fleet run's thousands of vaults hold the first
-    /// ones. Whether every field `access` opens is now held.
+    /// and the signed log). A run keeps every field of the first household it opens, and of
+    /// later ones as many as ``HeldSecrets/fieldCapacity`` places allow: a fleet run's
+    /// thousands of vaults hold the first ones. Whether every field `access` opens is now held.
     @discardableResult
     package func holdSecrets(with access: VaultAccess) -> Bool {
         guard let key = try? access.fieldKey(version: version) else { return false }
+        let every = HeldSecrets.holdsEveryField(of: Household(parentPublicKey: parentPubkey).id)
         let fields = [parentWrapKey.map { ($0, SecretField.wrapKey) }]
             + childProfiles.map { child in child.nsec.map { ($0, SecretField.childNsec(profileId: child.profileId)) } }
         for case let (secret, place)? in fields {
-            guard HeldSecrets.mayHoldVaultSecrets else { return false }
-            _ = try? secret.reveal(key, field: place, version: version)
+            guard every || HeldSecrets.mayHoldVaultSecrets else { return false }
+            _ = try? secret.reveal(key, field: place, version: version, holdingBeyondCapacity: every)
         }
         return true
     }
@@ -98,10 +99,11 @@ extension ProtectedSecret {
     /// Both secret fields hold 32-byte keys.
     static let secretByteCount = 32
 
-    func reveal(_ key: FieldKey, field: SecretField, version: Int) throws -> SecretBytes {
+    /// `holdingBeyondCapacity`: the secret is one of the first household's (``HeldSecrets/holdsEveryField(of:)``).
+    func reveal(_ key: FieldKey, field: SecretField, version: Int, holdingBeyondCapacity: Bool = false) throws -> SecretBytes {
         switch self {
         case .revealed(let secret):
-            secret.withUnsafeBytes { HeldSecrets.registerVaultField($0) }
+            secret.withUnsafeBytes { HeldSecrets.registerVaultField($0, beyondCapacity: holdingBeyondCapacity) }
             return secret
         case .sealed(let blob):
             let nonce = Array(blob.prefix(XChaCha20Poly1305.nonceByteCount))
@@ -121,7 +123,7 @@ extension ProtectedSecret {
             // parent key it was given: no name, id or record it writes may hold a piece of one
             // (a trial: a device id of a child key's hex in groups went into the signed log, the
             // operations and the vault support reads).
-            secret.withUnsafeBytes { HeldSecrets.registerVaultField($0) }
+            secret.withUnsafeBytes { HeldSecrets.registerVaultField($0, beyondCapacity: holdingBeyondCapacity) }
             return secret
         }
     }
@@ -176,26 +178,29 @@ extension VaultError.Code {
 }
 
 extension VaultDocument {
-    /// Refuses a document to be sealed whose names, ids or reasons hold a key this run holds,
-    /// whole or a piece (``HeldSecrets``), each child's and the wrap key's too (a review: `seal`
-    /// of an edited document kept a device named with the parent's nsec, and one with most of a
-    /// child's key, which every listing then showed to support). Only the run's own secrets: a
-    /// name reading as some other key (a thief's, on a stolen iPad) is the household's record
-    /// of that device, which listings show withheld and a revocation must still reach.
-    /// The document's secrets are held first, so a revealed child's key counts.
+    /// Refuses a document to be sealed any of whose texts holds a key this run holds, whole or
+    /// a piece (``HeldSecrets``), each child's and the wrap key's too: every string of it but
+    /// the secret fields themselves, names, ids, group members, avatars and key history alike
+    /// (a review: `seal` of an edited document kept a device named with the parent's nsec;
+    /// a second, a child's key in a group's `childProfileId`, `mlsGroupIds` and `avatarData`,
+    /// which `check` and `inspect` then printed). Only the run's own secrets: a name reading as
+    /// some other key (a thief's, on a stolen iPad) is the household's record of that device,
+    /// which listings show withheld and a revocation must still reach. The document's secrets
+    /// are held first, so a revealed child's key counts.
     package func checkTextsToSeal(with access: VaultAccess) throws {
         holdSecrets(with: access)
-        var texts: [(String, String)] = []
-        for (index, device) in devices.enumerated() {
-            texts += [(device.deviceName, "devices[\(index)].deviceName"), (device.deviceId, "devices[\(index)].deviceId")]
-            if let reason = device.revocationReason { texts.append((reason, "devices[\(index)].revocationReason")) }
+        var withoutSecrets = self
+        withoutSecrets.parentWrapKey = nil
+        for index in withoutSecrets.childProfiles.indices { withoutSecrets.childProfiles[index].nsec = nil }
+        try Self.checkTexts(in: withoutSecrets.jsonValue(), at: "")
+    }
+
+    private static func checkTexts(in value: JSONValue, at path: String) throws {
+        switch value {
+        case .string(let text): try RecordedText.check(text, field: path, mayBeKey: true)
+        case .array(let items): for (index, item) in items.enumerated() { try checkTexts(in: item, at: "\(path)[\(index)]") }
+        case .object(let entries): for (key, item) in entries { try checkTexts(in: item, at: path.isEmpty ? key : "\(path).\(key)") }
+        case .null, .bool, .number: return
         }
-        for (index, child) in childProfiles.enumerated() {
-            texts += [(child.name, "childProfiles[\(index)].name"), (child.theme, "childProfiles[\(index)].theme"), (child.profileId, "childProfiles[\(index)].profileId")]
-        }
-        for (index, group) in groupMemberships.enumerated() {
-            texts += [(group.groupName, "groupMemberships[\(index)].groupName"), (group.mlsGroupId, "groupMemberships[\(index)].mlsGroupId")]
-        }
-        for (text, field) in texts { try RecordedText.check(text, field: field, mayBeKey: true) }
     }
 }
