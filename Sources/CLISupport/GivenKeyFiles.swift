@@ -10,11 +10,13 @@ import VaultFiles
 /// no larger than a key file, never standard input, a FIFO or a key command; what does not
 /// read as a key is passed over (the command's own reading says why, or already said it).
 enum GivenKeyFiles {
-    /// Every option that names a file holding a key a person gave.
-    static let options: Set<String> = ["--key-file", "--new-key-file", "--vault-key-file", "--signer-key-file", "--master-key-file"]
+    /// Every option that names a file holding a key a person gave, and one holding the 24
+    /// words of a recovery code (held as the 32 bytes they spell).
+    static let options: Set<String> = ["--key-file", "--new-key-file", "--vault-key-file", "--signer-key-file", "--master-key-file", codeOption]
+    static let codeOption = "--code-file"
 
     static func holdForMessages(_ arguments: [String]) {
-        let parents = paths(in: arguments).compactMap(hold)
+        let parents = paths(in: arguments).compactMap { hold($0.path, words: $0.option == codeOption) }
         guard !parents.isEmpty else { return }
         // And the secrets of the vaults named beside a parent key (each child's key, the wrap
         // key), as the command would have held them on opening its vault: a refusal of an
@@ -38,30 +40,35 @@ enum GivenKeyFiles {
     }
 
     /// The files the options name, as `--key-file F` or `--key-file=F`, up to a `--`.
-    static func paths(in arguments: [String]) -> [String] {
-        var paths: [String] = []
+    static func paths(in arguments: [String]) -> [(option: String, path: String)] {
+        var paths: [(option: String, path: String)] = []
         var index = arguments.startIndex
         while index < arguments.endIndex, arguments[index] != "--" {
             let argument = arguments[index]
             if options.contains(argument), index + 1 < arguments.endIndex {
-                paths.append(arguments[index + 1])
+                paths.append((argument, arguments[index + 1]))
                 index += 2
                 continue
             }
             if let equals = argument.firstIndex(of: "="), options.contains(String(argument[..<equals])) {
-                paths.append(String(argument[argument.index(after: equals)...]))
+                paths.append((String(argument[..<equals]), String(argument[argument.index(after: equals)...])))
             }
             index += 1
         }
         return paths
     }
 
-    /// Holds the key in `path`; a key that reads as a parent key is returned.
-    private static func hold(_ path: String) -> SecretKey? {
+    /// Holds the key in `path` (`words`: a recovery code's); a key that reads as a parent key
+    /// is returned.
+    private static func hold(_ path: String, words: Bool) -> SecretKey? {
         guard path != "-", !VaultLocation.isSpelledAsURL(path) else { return nil }
         var info = stat()
         guard stat(path, &info) == 0, info.st_mode & S_IFMT == S_IFREG, info.st_size <= InputLimits.keyFile else { return nil }
         guard let contents = try? InputFiles.readSecret(path, what: "key file", diagnostics: Diagnostics(toolName: "", quiet: true)) else { return nil }
+        if words {
+            (try? BIP39.entropy(fromWords: contents))?.withUnsafeBytes { HeldSecrets.register($0, pinned: true) }
+            return nil
+        }
         // Read as a parent key (with the keys it gives a household), else as 64 hex (a vault
         // key, a master key): each is held as it is when its command reads it.
         if let key = try? SecretKey(parsing: contents, what: "") { return key }

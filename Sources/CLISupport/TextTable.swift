@@ -8,6 +8,10 @@ public struct TextTable {
 
     public mutating func add(_ cells: String...) { rows.append(cells.map(\.displaySafe)) }
     public mutating func add(_ cells: [String]) { rows.append(cells.map(\.displaySafe)) }
+    /// A row whose value is a secret the command prints because it was asked to (`derive
+    /// --show-vault-key`), to an output declared secret: kept as it is, which ``displaySafe``
+    /// would withhold. The secret is ASCII the tool wrote (hex), with nothing to escape.
+    public mutating func addSecret(_ label: String, _ secret: String) { rows.append([label.displaySafe, secret]) }
 
     /// Lines with columns padded to their widest cell, two spaces apart; no trailing spaces.
     public func render(indent: String = "") -> String {
@@ -39,13 +43,22 @@ extension String {
     /// object's key, a device name) is not shown: what stands for a withheld quote instead
     /// (``QuotedInput``), the rest of the line as it was (its indent, the sentence around it);
     /// a key spread over several words, the whole text. Only that spelling: a 64-digit hex
-    /// name is a household's vault, public.
+    /// name is a household's vault, public. And a word that holds a key this run holds, or a
+    /// piece of one, in any spelling (``HeldSecrets``): a vault written by another tool named a
+    /// device with the parent key's hex, which `inspect`, `diff` and `device-revoker`'s summary
+    /// printed (a hostile trial). A secret a command prints because it was asked to (the vault
+    /// key of `derive --show-vault-key`) is no text to escape: ``TextTable/addSecret(_:_:)``.
     public var displaySafe: String {
         var text = self
         if KeyText.holdsBech32Key(reading: text) {
             text = text.split(separator: " ", omittingEmptySubsequences: false)
                 .map { KeyText.holdsBech32Key(reading: String($0)) ? QuotedInput(String($0)).description : String($0) }.joined(separator: " ")
             if KeyText.holdsBech32Key(reading: text) { return QuotedInput(self).description }
+        }
+        if text.utf8.count >= HeldSecrets.shortestPiece, HeldSecrets.match(in: text.utf8) != nil {
+            text = text.split(separator: " ", omittingEmptySubsequences: false)
+                .map { HeldSecrets.match(in: $0.utf8) != nil ? QuotedInput(String($0)).description : String($0) }.joined(separator: " ")
+            if HeldSecrets.match(in: text.utf8) != nil { return QuotedInput(self).description }
         }
         // Printable ASCII, the common case, needs no look-up.
         if text.utf8.allSatisfy({ (0x20...0x7e).contains($0) }) { return text }

@@ -161,12 +161,18 @@ public enum AtomicFile {
     /// a trial's `device promote DEVICE VAULT` said "could not open vault 'B3E9A410'", exit 1,
     /// as if the file were lost. A later argument that merely names a file (a device named
     /// as a file here is) is no such mistake. `usage` is the order the command takes.
+    /// `first` may also be a file that is not one (a device named as a file here is), and the
+    /// later one an object in a bucket (`s3://…`), which is read where the first is expected.
     public static func requireGivenFirst(_ first: String, what: String, before later: [String], usage: String,
                                          isFirst: ([UInt8]) -> Bool) throws {
         guard first != "-", !VaultLocation.isSpelledAsURL(first) else { return }
         var info = stat()
-        guard stat(first, &info) != 0, errno == ENOENT else { return }
-        guard let named = later.first(where: { $0 == "-" || startsAsFirst($0, isFirst) }) else { return }
+        let missing = stat(first, &info) != 0 && errno == ENOENT
+        guard missing || (info.st_mode & S_IFMT == S_IFREG && !startsAsFirst(first, isFirst)) else { return }
+        let named = later.first { argument in
+            startsAsFirst(argument, isFirst) || missing && (argument == "-" || VaultLocation.isObject(argument))
+        }
+        guard let named else { return }
         throw VaultError.argumentsOutOfOrder(what, given: first, file: named, usage: usage)
     }
 
@@ -257,7 +263,7 @@ extension VaultError.Code {
 
 extension VaultError {
     static func argumentsOutOfOrder(_ what: String, given: String, file named: String, usage: String, file: String = #fileID, line: UInt = #line) -> VaultError {
-        VaultError(.argumentsOutOfOrder, "the \(what) comes first: \(QuotedInput(given)) names no file here, and \(named == "-" ? "standard input (-)" : QuotedInput(named).description), given after it, is one; nothing was written",
+        VaultError(.argumentsOutOfOrder, "the \(what) comes first: \(QuotedInput(given)) is no \(what) here, and \(named == "-" ? "standard input (-)" : QuotedInput(named).description), given after it, is one; nothing was written",
                    hint: "usage: \(usage)", file: file, line: line)
     }
 

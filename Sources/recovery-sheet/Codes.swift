@@ -76,6 +76,9 @@ struct Code: ParsableCommand {
                 entropy = try SeedQR.entropy(fromDigits: SecretBytes(consuming: &payload))
             }
             guard entropy.count == 32 else { throw VaultError.recoveryCodeLength(words: entropy.count * 3 / 4) }
+            // A code read is a secret this run holds, its words too: no message or sheet of the
+            // run may say four of them (a trial: `-o nodir/‹its first four words›` was quoted).
+            entropy.withUnsafeBytes { HeldSecrets.register($0, pinned: true) }
             return entropy
         }
     }

@@ -67,14 +67,15 @@ struct Derive: ParsableCommand {
                 ("devices", .array(devices.map { .object([("deviceId", .string($0.0)), ("subkeyPublicKey", .string($0.1))]) })),
             ]
             if let vaultKeyHex { entries.append(("vaultKey", .string(vaultKeyHex))) }
-            text = String(decoding: JSONValue.object(entries).reported(), as: UTF8.self)
+            // The vault key asked for is kept, to the output declared secret (reported() withholds it).
+            text = String(decoding: showVaultKey ? JSONValue.object(entries).revealed() : JSONValue.object(entries).reported(), as: UTF8.self)
         } else {
             var table = TextTable()
             table.add("npub", key.publicKey.npub)
             table.add("pubkey", key.publicKey.hex)
             table.add("household id", household.id.hex)
             table.add("vault path", household.vaultPath)
-            if let vaultKeyHex { table.add("vault key", vaultKeyHex) }
+            if let vaultKeyHex { table.addSecret("vault key", vaultKeyHex) }
             var devicesTable = TextTable()
             for (id, subkey) in devices { devicesTable.add(id, subkey) }
             text = table.render() + (devices.isEmpty ? "" : "devices (subkey public keys)\n" + devicesTable.render(indent: "  "))

@@ -39,6 +39,17 @@ def derive(words, salt, iterations=100_000):
     return PBKDF2HMAC(algorithm=hashes.SHA256(), length=32, salt=salt, iterations=iterations).derive(words.encode())
 
 
+def python_blob(path):
+    """A recovery-code blob sealed by the reference (PBKDF2, AES-GCM): its master key and words."""
+    master, code = secrets.token_bytes(32), secrets.token_bytes(32)
+    words = Mnemonic("english").to_mnemonic(code)
+    salt, nonce = secrets.token_bytes(16), secrets.token_bytes(12)
+    sealed = AESGCM(derive(words, salt)).encrypt(nonce, master, None)
+    path.write_text(json.dumps({"user_id": "adult-a", "encrypted_master_key": base64.b64encode(nonce + sealed).decode(),
+                                "salt": base64.b64encode(salt).decode()}))
+    return master, words
+
+
 def readable_everywhere(path, expected, tmp_path):
     for picture in [path] + [tmp_path / f"{path.stem}-{dpi}.jpg" for dpi in (150, 100)]:
         if picture != path:
@@ -88,12 +99,7 @@ def test_code_sheet_reads_back_after_print_and_scan(tmp_path, paper, lang):
 
 
 def test_blob_made_in_python_opens_with_the_tool(tmp_path):
-    master, code = secrets.token_bytes(32), secrets.token_bytes(32)
-    words = Mnemonic("english").to_mnemonic(code)
-    salt, nonce = secrets.token_bytes(16), secrets.token_bytes(12)
-    sealed = AESGCM(derive(words, salt)).encrypt(nonce, master, None)
-    (tmp_path / "blob.json").write_text(json.dumps({"user_id": "adult-a", "encrypted_master_key": base64.b64encode(nonce + sealed).decode(),
-                                                    "salt": base64.b64encode(salt).decode()}))
+    master, words = python_blob(tmp_path / "blob.json")
     out = tool("code", "unwrap", "--blob", str(tmp_path / "blob.json"), "--code-file", secret_file(tmp_path / "w", words.upper()),
                "-o", str(tmp_path / "mk")).stdout
     assert (tmp_path / "mk").read_text() == master.hex() + "\n" and out == b""
@@ -480,3 +486,21 @@ def test_a_pairing_code_too_long_for_a_qr_code_is_a_usage_error(tmp_path, field,
     made = subprocess.run(arguments, capture_output=True)
     assert made.returncode == 64 and b"more than one QR code holds" in made.stderr, (made.returncode, made.stderr)
     assert not (tmp_path / "z.png").exists()
+
+
+@pytest.mark.parametrize("where", ["an output's missing folder, before the code is read", "an output refused after it is read"])
+def test_no_message_says_four_words_of_a_recovery_code_given(tmp_path, where):
+    """A hostile trial: `code unwrap --code-file … -o nodir/‹its first four words›/mk` quoted
+    the words, where four words of a key given are withheld: the code read (or named by
+    --code-file when a refusal comes first) is held as the 32 bytes its words spell."""
+    master, words = python_blob(tmp_path / "blob.json")
+    piece = "-".join(words.split()[3:7])
+    if where.startswith("an output's missing folder"):
+        output = str(tmp_path / "nodir" / piece / "mk")
+    else:
+        (tmp_path / piece).mkdir()
+        output = str(tmp_path / piece)
+    result = subprocess.run([RECOVERY_SHEET, "code", "unwrap", "--blob", str(tmp_path / "blob.json"), "--code-file", secret_file(tmp_path / "w", words), "-o", output],
+                            capture_output=True, text=True, timeout=120)
+    assert result.returncode != 0 and result.stdout == "", (result.returncode, result.stderr)
+    assert piece not in result.stderr and " ".join(words.split()[3:7]) not in result.stderr, result.stderr

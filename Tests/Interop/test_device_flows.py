@@ -14,7 +14,7 @@ import uuid
 
 import pytest
 from test_household_log import reference_verify
-from vaultref import Household, nip19_decode, nip19_encode, open_envelope, xonly_pubkey
+from vaultref import Household, nip19_decode, nip19_encode, open_envelope, seal_document, xonly_pubkey
 from workspace import BIN, FIXTURES
 
 PARENT = Household(nip19_decode((FIXTURES / "keys" / "parent.nsec").read_text().strip(), "nsec"))
@@ -907,6 +907,21 @@ def test_a_vault_given_after_its_device_is_a_usage_error_that_says_the_order(hou
     assert from_input.returncode == 64 and "the vault comes first" in from_input.stderr, (from_input.returncode, from_input.stderr)
 
 
+@pytest.mark.parametrize("first", ["a file that is no vault", "a vault in a bucket after it"])
+def test_a_vault_given_after_a_device_named_as_a_file_or_in_a_bucket_says_the_order(house, first):
+    """A trial: with a file named as the device in the folder, `device promote B3E9A410 h.vault`
+    said "not a vault" (exit 2), and `device promote DEVICE s3://…` said "could not open vault
+    'DEVICE'" (exit 1). Both are the order, said as such (exit 64)."""
+    folder, _ = house
+    if first == "a file that is no vault":
+        (folder / "B3E9A410").write_text("notes\n")
+        vault = "h.vault"
+    else:
+        vault = "s3://household-vaults/h.vault"
+    result = tool("device", "promote", "--key-file", "parent.nsec", "--dry-run", "B3E9A410", vault, cwd=folder)
+    assert result.returncode == 64 and "the vault comes first" in result.stderr, (result.returncode, result.stderr)
+
+
 @pytest.mark.parametrize("command", ["promote", "rename"])
 def test_a_missing_vault_given_first_is_said_missing_whatever_the_device_is_named(house, command):
     """A trial: `device promote nosuch.vault 'Bedroom iPad'`, in the right order, was called out
@@ -991,3 +1006,51 @@ def test_a_merge_never_leaves_two_devices_one_name_picks(house, theirs_name):
     merged = tool("merge", "--key-file", "parent.nsec", "--base", "h.vault", "--ours", "ours.vault", "--theirs", "theirs.vault", "-o", "m.vault", cwd=folder)
     assert merged.returncode == 4 and "would then name 2 devices" in merged.stderr, (merged.returncode, merged.stderr)
     assert not (folder / "m.vault").exists() and not (folder / "m.log").exists()
+
+
+@pytest.mark.parametrize("spelling", ["the parent key, whole", "the parent key, 12 digits", "child 0's key, its nsec's middle", "the wrap key, upper case", "vault key, 40 digits"])
+def test_a_name_another_tool_wrote_holding_a_key_is_shown_by_no_listing_and_fails_the_check(tmp_path, spelling):
+    """A hostile trial: a vault written by another tool (here the Python reference) named a
+    device with the parent key's hex, or a piece of a child's key, and `inspect`, `diff` and
+    `device-revoker vault`'s summary printed it on standard output while `check` said every rule
+    held. Every listing, in text and JSON, withholds a text holding a key the run holds or a
+    piece of one, and `check` names it (secret-in-text, exit 3)."""
+    shutil.copy(FIXTURES / "keys" / "parent.nsec", tmp_path / "parent.nsec")
+    os.chmod(tmp_path / "parent.nsec", 0o600)
+    shutil.copy(FIXTURES / "testkit" / "ok-v2-household.vault", tmp_path / "before.vault")
+    document = json.loads((FIXTURES / "testkit" / "ok-v2-household.revealed.json").read_text())
+    text = {"the parent key, whole": PARENT.secret.hex(), "the parent key, 12 digits": f"Den {PARENT.secret.hex()[20:32]}"}.get(spelling) or held_spellings()[spelling]
+    document["devices"][1]["deviceName"] = text
+    (tmp_path / "h.vault").write_bytes(seal_document(PARENT, document))
+    shown = text.split()[-1].lower()
+    runs = [tool("inspect", "--key-file", "parent.nsec", "h.vault", cwd=tmp_path), tool("inspect", "--json", "--key-file", "parent.nsec", "h.vault", cwd=tmp_path),
+            tool("diff", "--key-file", "parent.nsec", "before.vault", "h.vault", cwd=tmp_path),
+            tool("diff", "--json", "--key-file", "parent.nsec", "before.vault", "h.vault", cwd=tmp_path),
+            subprocess.run([str(BIN / "device-revoker"), "vault", "--vault", "h.vault", "--key-file", "parent.nsec", "--device", "B3E9A410", "--dry-run"],
+                           capture_output=True, text=True, cwd=tmp_path, timeout=120)]
+    for run in runs:
+        assert run.returncode == 0, (run.args, run.returncode, run.stderr)
+        assert shown not in (run.stdout + run.stderr).lower() and "not shown" in run.stdout + run.stderr, (run.args, run.stdout, run.stderr)
+    checked = tool("check", "--key-file", "parent.nsec", "h.vault", cwd=tmp_path)
+    assert checked.returncode == 3 and "devices[1].deviceName: secret-in-text" in checked.stdout, (checked.returncode, checked.stdout, checked.stderr)
+    assert shown not in (checked.stdout + checked.stderr).lower()
+
+
+def test_two_copies_whose_children_together_pass_the_bound_are_refused_as_a_merge(tmp_path):
+    """A trial: two copies of 602 children each, merged, were refused as "childProfiles holds
+    1202 children" (exit 2), as if an input were malformed. The merge says so (exit 4)."""
+    shutil.copy(FIXTURES / "keys" / "parent.nsec", tmp_path / "parent.nsec")
+    os.chmod(tmp_path / "parent.nsec", 0o600)
+    base = json.loads((FIXTURES / "testkit" / "ok-v2-household.revealed.json").read_text())
+    (tmp_path / "base.vault").write_bytes(seal_document(PARENT, base))
+    for side in ("ours", "theirs"):
+        copy = json.loads(json.dumps(base))
+        for index in range(600):
+            secret = os.urandom(32)
+            copy["childProfiles"].append({"profileId": str(uuid.uuid4()).upper(), "name": f"{side} {index}", "theme": "ocean", "mlsGroupIds": [],
+                                          "nsec": nip19_encode("nsec", secret), "npub": nip19_encode("npub", bytes.fromhex(xonly_pubkey(secret)))})
+        copy["revision"] += 1
+        (tmp_path / f"{side}.vault").write_bytes(seal_document(PARENT, copy))
+    merged = tool("merge", "--key-file", "parent.nsec", "--base", "base.vault", "--ours", "ours.vault", "--theirs", "theirs.vault", "-o", "m.vault", cwd=tmp_path)
+    assert merged.returncode == 4 and "at most 1000" in merged.stderr and "merged household" in merged.stderr, (merged.returncode, merged.stderr)
+    assert not (tmp_path / "m.vault").exists()

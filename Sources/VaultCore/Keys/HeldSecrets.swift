@@ -11,14 +11,77 @@ package enum HeldSecrets {
     /// prompt) are pinned: however many are derived after them, they are never forgotten.
     static let capacity = 64
 
-    private static let fingerprints = Mutex<(pinned: [[UInt8]], fields: Set<[UInt8]>, recent: [[UInt8]])>(([], [], []))
+    private static let fingerprints = Mutex<HeldKeys>(HeldKeys())
+
+    /// The keys held, by SHA-256, each with a quick hash (``quickHash(_:kind:)``) asked first:
+    /// the text a check reads holds thousands of windows of 64 hex digits or 43 base64
+    /// characters, each read as a key (a check of a household of 5,000 group members).
+    private struct HeldKeys {
+        var pinned: [[UInt8]] = [], fields: Set<[UInt8]> = [], recent: [[UInt8]] = []
+        /// The first household's fields (``holdsEveryField(of:)``), beside the places of
+        /// `fields`: a later household's are held as if the first had none (a trial: a first
+        /// household of 56 fields or more left none for the next).
+        var firstHouseholds: Set<[UInt8]> = []
+        /// The quick hashes of `pinned` and `fields`, which are never forgotten; and of
+        /// `recent`, in its order.
+        var quick: Set<Int> = [], recentQuick: [Int] = []
+
+        mutating func removeRecent(_ fingerprint: [UInt8]) {
+            guard let index = recent.firstIndex(of: fingerprint) else { return }
+            recent.remove(at: index)
+            recentQuick.remove(at: index)
+        }
+
+        func mayHold(_ quickHash: Int) -> Bool { quick.contains(quickHash) || recentQuick.contains(quickHash) }
+    }
 
     /// The fingerprints of every piece of a given key as it is written: ``hexPiece`` digits of
     /// its hex in a row, and ``bech32Piece`` characters of its `nsec1…` after the prefix. Most of a key is a
     /// secret still: a key command that said 50 of an nsec's 52 characters on its standard error
     /// was relayed, and the key found from them in eleven tries (a hostile trial). Only the keys
     /// a person gave (pinned, at most ``capacity``) are cut in pieces.
-    private static let pieces = Mutex<Set<PieceFingerprint>>([])
+    private static let pieces = Mutex<HeldPieces>(HeldPieces())
+
+    /// Each piece's fingerprint, and a quick hash of it (SipHash, seeded anew by each process)
+    /// asked first: a window of text is hashed with SHA-256 only when its quick hash is one of
+    /// a piece's (a check of a household of 5,000 group members hashed 750,000 windows, 2.6 s).
+    private struct HeldPieces {
+        var fingerprints: Set<PieceFingerprint> = []
+        var quick: Set<Int> = []
+
+        var isEmpty: Bool { fingerprints.isEmpty }
+
+        mutating func insert(_ piece: ArraySlice<UInt8>, kind: UInt8) {
+            fingerprints.insert(pieceFingerprint(piece, kind: kind))
+            quick.insert(quickHash(piece, kind: kind))
+        }
+
+        func contains(_ piece: ArraySlice<UInt8>, kind: UInt8) -> Bool {
+            quick.contains(quickHash(piece, kind: kind)) && fingerprints.contains(pieceFingerprint(piece, kind: kind))
+        }
+
+        mutating func formUnion(_ other: HeldPieces) {
+            fingerprints.formUnion(other.fingerprints)
+            quick.formUnion(other.quick)
+        }
+    }
+
+    /// A quick, process-seeded hash of `bytes` and their kind: a filter before SHA-256.
+    private static func quickHash(_ bytes: some Collection<UInt8>, kind: UInt8) -> Int {
+        var hasher = Hasher()
+        hasher.combine(kind)
+        if bytes.withContiguousStorageIfAvailable({ hasher.combine(bytes: UnsafeRawBufferPointer($0)) }) == nil {
+            for byte in bytes { hasher.combine(byte) }
+        }
+        return hasher.finalize()
+    }
+
+    private static func quickHash(_ bytes: UnsafeRawBufferPointer, kind: UInt8) -> Int {
+        var hasher = Hasher()
+        hasher.combine(kind)
+        hasher.combine(bytes: bytes)
+        return hasher.finalize()
+    }
     /// 48 bits of hex, 50 of bech32: no public text of the run holds as many of a held key's
     /// by chance.
     static let hexPiece = 12, bech32Piece = 10
@@ -26,6 +89,8 @@ package enum HeldSecrets {
     static let wordPiece = 4
     /// 60 bits of base64: the app's device link carries the key so (`JSONEncoder`'s `Data`).
     static let base64Piece = 10
+    /// No text shorter than this holds a piece (``wordPiece`` words are twelve letters at least).
+    package static let shortestPiece = min(hexPiece, bech32Piece, base64Piece)
 
     /// Whether a vault's secret field would be kept with its pieces (``registerVaultField(_:beyondCapacity:)``).
     package static var mayHoldVaultSecrets: Bool { fingerprints.withLock { $0.fields.count < fieldCapacity } }
@@ -64,11 +129,13 @@ package enum HeldSecrets {
     /// `beyondCapacity`: a field of the first household (``holdsEveryField(of:)``).
     package static func registerVaultField(_ secret: UnsafeRawBufferPointer, beyondCapacity: Bool = false) {
         guard secret.count == 32 else { return }
-        let fingerprint = SHA256.hash(secret)
+        let fingerprint = SHA256.hash(secret), quick = quickHash(secret, kind: 0x4b)
         let isNew = fingerprints.withLock { held -> Bool in
-            guard !held.pinned.contains(fingerprint), !held.fields.contains(fingerprint), beyondCapacity || held.fields.count < fieldCapacity else { return false }
-            held.recent.removeAll { $0 == fingerprint }
-            held.fields.insert(fingerprint)
+            guard !held.pinned.contains(fingerprint), !held.fields.contains(fingerprint), !held.firstHouseholds.contains(fingerprint),
+                  beyondCapacity || held.fields.count < fieldCapacity else { return false }
+            held.removeRecent(fingerprint)
+            if beyondCapacity { held.firstHouseholds.insert(fingerprint) } else { held.fields.insert(fingerprint) }
+            held.quick.insert(quick)
             return true
         }
         if isNew, let copy = try? SecretBytes(copying: secret) {
@@ -79,18 +146,23 @@ package enum HeldSecrets {
     /// Remembers a 32-byte secret; `pinned` for one a person gave.
     package static func register(_ secret: UnsafeRawBufferPointer, pinned: Bool = false) {
         guard secret.count == 32 else { return }
-        let fingerprint = SHA256.hash(secret)
+        let fingerprint = SHA256.hash(secret), quick = quickHash(secret, kind: 0x4b)
         let isNew = fingerprints.withLock { held -> Bool in
             guard !held.pinned.contains(fingerprint) else { return false }
             if pinned {
-                held.recent.removeAll { $0 == fingerprint }
+                held.removeRecent(fingerprint)
                 guard held.pinned.count < capacity else { return false }
                 held.pinned.append(fingerprint)
+                held.quick.insert(quick)
                 return true
             }
             guard !held.recent.contains(fingerprint) else { return false }
-            if held.recent.count == capacity { held.recent.removeFirst() }
+            if held.recent.count == capacity {
+                held.recent.removeFirst()
+                held.recentQuick.removeFirst()
+            }
             held.recent.append(fingerprint)
+            held.recentQuick.append(quick)
             return false
         }
         // Its pieces are cut when text is first asked about (``match(in:)``), from a copy in
@@ -107,13 +179,12 @@ package enum HeldSecrets {
         hex.withUnsafeMutableBytes { Hex.encode(secret, into: $0) }
         var nsec = NIP19.encode(prefix: NIP19.secretKeyPrefix, key: raw)
         defer { hex.zeroize(); raw.zeroize(); nsec.zeroize() }
-        var found: Set<PieceFingerprint> = []
-        found.reserveCapacity(hex.count + nsec.count)
-        for start in 0...(hex.count - hexPiece) { found.insert(pieceFingerprint(hex[start..<(start + hexPiece)], kind: 0x68)) }
+        var found = HeldPieces()
+        for start in 0...(hex.count - hexPiece) { found.insert(hex[start..<(start + hexPiece)], kind: 0x68) }
         // Every character after `nsec1`, its checksum's too (a trial: pieces reaching into the
         // checksum were relayed).
         let data = nsec[5...]
-        for start in data.startIndex...(data.endIndex - bech32Piece) { found.insert(pieceFingerprint(data[start..<(start + bech32Piece)], kind: 0x62)) }
+        for start in data.startIndex...(data.endIndex - bech32Piece) { found.insert(data[start..<(start + bech32Piece)], kind: 0x62) }
         // Its base64 (either alphabet: the pieces are of the characters' values), padding aside,
         // at each of the three places in a group of three bytes the key may start (a hostile
         // review: behind one or two other bytes, every character of it differs): of each, the
@@ -123,7 +194,7 @@ package enum HeldSecrets {
             var values = base64Values(of: shifted)
             defer { shifted.zeroize(); values.zeroize() }
             let first = (shift * 8 + 5) / 6, last = (shift + 32) * 8 / 6  // characters wholly of the key
-            for start in first...(last - base64Piece) { found.insert(pieceFingerprint(values[start..<(start + base64Piece)], kind: 0x36)) }
+            for start in first...(last - base64Piece) { found.insert(values[start..<(start + base64Piece)], kind: 0x36) }
         }
         // Its recovery words (BIP-39, as a sheet prints them, and as typed row by row across
         // the sheet's grid): a trial printed the key's 24 words on every share sheet, split
@@ -136,7 +207,7 @@ package enum HeldSecrets {
                 var bytes = Self.wordBytes(order)
                 defer { bytes.zeroize() }
                 for start in stride(from: 0, through: bytes.count - 2 * wordPiece, by: 2) {
-                    found.insert(pieceFingerprint(bytes[start..<(start + 2 * wordPiece)], kind: 0x77))
+                    found.insert(bytes[start..<(start + 2 * wordPiece)], kind: 0x77)
                 }
             }
         }
@@ -208,11 +279,13 @@ package enum HeldSecrets {
     /// Whether `secret` (32 bytes, a key read back from text) is one this run holds.
     private static func holds(_ secret: UnsafeRawBufferPointer) -> Bool {
         guard secret.count == 32 else { return false }
+        let quick = quickHash(secret, kind: 0x4b)
+        guard fingerprints.withLock({ $0.mayHold(quick) }) else { return false }
         let fingerprint = SHA256.hash(secret)
-        return fingerprints.withLock { $0.pinned.contains(fingerprint) || $0.fields.contains(fingerprint) || $0.recent.contains(fingerprint) }
+        return fingerprints.withLock { $0.pinned.contains(fingerprint) || $0.fields.contains(fingerprint) || $0.firstHouseholds.contains(fingerprint) || $0.recent.contains(fingerprint) }
     }
 
-    private static var isEmpty: Bool { fingerprints.withLock { $0.pinned.isEmpty && $0.fields.isEmpty && $0.recent.isEmpty } }
+    private static var isEmpty: Bool { fingerprints.withLock { $0.pinned.isEmpty && $0.fields.isEmpty && $0.firstHouseholds.isEmpty && $0.recent.isEmpty } }
 
     /// Whether `text` holds a secret this run holds in any way it is written: as hex (any case,
     /// `0x`, split by spaces, colons, dashes, lines or invisible characters, full-width digits),
@@ -232,7 +305,8 @@ package enum HeldSecrets {
         guard !isEmpty else { return nil }
         var normalised = Array(text)
         defer { normalised.zeroize() }
-        if let folded = try? normalised.withUnsafeBytes(UnicodeNormalization.nfkc) {
+        // NFKC leaves ASCII as it is: asked only of other text (most names, every key and id).
+        if normalised.contains(where: { $0 >= 0x80 }), let folded = try? normalised.withUnsafeBytes(UnicodeNormalization.nfkc) {
             normalised.zeroize()
             normalised = folded
         }
@@ -255,7 +329,7 @@ package enum HeldSecrets {
         }
         func holdsPiece(_ characters: [UInt8], _ length: Int, kind: UInt8) -> Bool {
             guard characters.count >= length else { return false }
-            return (0...(characters.count - length)).contains { held.contains(pieceFingerprint(characters[$0..<($0 + length)], kind: kind)) }
+            return (0...(characters.count - length)).contains { held.contains(characters[$0..<($0 + length)], kind: kind) }
         }
         return holdsPiece(hex, hexPiece, kind: 0x68) || holdsPiece(bech32, bech32Piece, kind: 0x62) || holdsPiece(base64, base64Piece, kind: 0x36)
             || wordsAppear(in: text, held: held)
@@ -265,7 +339,7 @@ package enum HeldSecrets {
     /// words, numbers, lines), are a run of a held key's recovery words: words are runs of
     /// ASCII letters, a capital after a small letter beginning a new one (`AbandonAbility`),
     /// each a whole list word or its first four letters.
-    private static func wordsAppear(in text: [UInt8], held: Set<PieceFingerprint>) -> Bool {
+    private static func wordsAppear(in text: [UInt8], held: HeldPieces) -> Bool {
         var indexes: [Int] = [], token: [UInt8] = []
         defer { token.zeroize(); for i in indexes.indices { indexes[i] = 0 } }
         func endWord() {
@@ -285,7 +359,7 @@ package enum HeldSecrets {
         guard indexes.count >= wordPiece else { return false }
         var bytes = wordBytes(indexes)
         defer { bytes.zeroize() }
-        return stride(from: 0, through: bytes.count - 2 * wordPiece, by: 2).contains { held.contains(pieceFingerprint(bytes[$0..<($0 + 2 * wordPiece)], kind: 0x77)) }
+        return stride(from: 0, through: bytes.count - 2 * wordPiece, by: 2).contains { held.contains(bytes[$0..<($0 + 2 * wordPiece)], kind: 0x77) }
     }
 
     /// A base64 character's value, in the standard alphabet or the URL's (`-` and `_`).

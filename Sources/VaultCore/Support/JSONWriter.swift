@@ -146,9 +146,12 @@ extension JSONValue {
         }
     }
 
-    /// `text`, or what stands for it when it holds a bech32 key.
+    /// `text`, or what stands for it when it holds a bech32 key, or a key this run holds or a
+    /// piece of one (``HeldSecrets``; a trial: a device named with the parent key's hex was
+    /// reported so).
     private static func withheld(_ text: String) -> String {
-        KeyText.holdsBech32Key(reading: text) ? QuotedInput(text).description : text
+        let holds = KeyText.holdsBech32Key(reading: text) || text.utf8.count >= HeldSecrets.shortestPiece && HeldSecrets.match(in: text.utf8) != nil
+        return holds ? QuotedInput(text).description : text
     }
 
     /// JSON text with every character ``DisplayRule`` escapes written as `\uXXXX` (a pair of

@@ -189,18 +189,47 @@ extension VaultDocument {
     /// are held first, so a revealed child's key counts.
     package func checkTextsToSeal(with access: VaultAccess) throws {
         holdSecrets(with: access)
+        if let path = textsHoldingHeldSecrets().first { throw VaultError.secretInRecord(path) }
+    }
+
+    /// Where a name, id or reason of the document holds a key this run holds or a piece of one,
+    /// as a path (`devices[1].deviceName`): what `check` names (``VaultRule/secretInText``).
+    /// The texts people write and listings show, not the public keys a vault holds by the
+    /// thousand (a household's group members: each read in every spelling made `check` of a
+    /// large household four times as long), which ``textsHoldingHeldSecrets()`` reads for `seal`.
+    package func namesHoldingHeldSecrets() -> [String] {
+        var texts: [(String, String)] = []
+        for (index, device) in devices.enumerated() {
+            texts += [(device.deviceName, "devices[\(index)].deviceName"), (device.deviceId, "devices[\(index)].deviceId")]
+            if let reason = device.revocationReason { texts.append((reason, "devices[\(index)].revocationReason")) }
+        }
+        for (index, child) in childProfiles.enumerated() {
+            texts += [(child.name, "childProfiles[\(index)].name"), (child.theme, "childProfiles[\(index)].theme"), (child.profileId, "childProfiles[\(index)].profileId")]
+            texts += child.mlsGroupIds.enumerated().map { ($1, "childProfiles[\(index)].mlsGroupIds[\($0)]") }
+        }
+        for (index, group) in groupMemberships.enumerated() {
+            texts += [(group.groupName, "groupMemberships[\(index)].groupName"), (group.mlsGroupId, "groupMemberships[\(index)].mlsGroupId")]
+            if let child = group.childProfileId { texts.append((child, "groupMemberships[\(index)].childProfileId")) }
+        }
+        return texts.filter { HeldSecrets.appear(in: Array($0.0.utf8)) }.map(\.1)
+    }
+
+    /// Where any text of the document holds a key this run holds or a piece of one, as a path:
+    /// every string but the secret fields themselves, for `seal`, which refuses such a document.
+    package func textsHoldingHeldSecrets() -> [String] {
         var withoutSecrets = self
         withoutSecrets.parentWrapKey = nil
         for index in withoutSecrets.childProfiles.indices { withoutSecrets.childProfiles[index].nsec = nil }
-        try Self.checkTexts(in: withoutSecrets.jsonValue(), at: "")
-    }
-
-    private static func checkTexts(in value: JSONValue, at path: String) throws {
-        switch value {
-        case .string(let text): try RecordedText.check(text, field: path, mayBeKey: true)
-        case .array(let items): for (index, item) in items.enumerated() { try checkTexts(in: item, at: "\(path)[\(index)]") }
-        case .object(let entries): for (key, item) in entries { try checkTexts(in: item, at: path.isEmpty ? key : "\(path).\(key)") }
-        case .null, .bool, .number: return
+        var found: [String] = []
+        func visit(_ value: JSONValue, at path: String) {
+            switch value {
+            case .string(let text): if HeldSecrets.appear(in: Array(text.utf8)) { found.append(path) }
+            case .array(let items): for (index, item) in items.enumerated() { visit(item, at: "\(path)[\(index)]") }
+            case .object(let entries): for (key, item) in entries { visit(item, at: path.isEmpty ? key : "\(path).\(key)") }
+            case .null, .bool, .number: return
+            }
         }
+        visit(withoutSecrets.jsonValue(), at: "")
+        return found
     }
 }
