@@ -130,7 +130,8 @@ public struct Diagnostics: Sendable {
     /// unquoted (a trial: a given-up log event's sentence printed the parent key in hex; a
     /// second: `recovery-sheet split -o nodir/‹12 hex digits of the key›/q` said the folder it
     /// wrote). Only what the run holds, by its fingerprints, so no ordinary message is taken
-    /// for one (a chance match of 48 bits is one in 10^14).
+    /// for one: a window of text matches one of a key's few hundred pieces by chance about once
+    /// in 10^11 (12 hex digits, 48 bits) or 10^10 (four words, 44 bits).
     /// A key split by a character a name shows escaped (`\u{a}`, a line break in a path) is
     /// read with each escape taken for a space, as the text would be without it.
     static func withholdingHeldKeys(_ text: String) -> String {

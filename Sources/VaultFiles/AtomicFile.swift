@@ -155,38 +155,37 @@ public enum AtomicFile {
         if stat(path, &info) == 0 { try requireRegularFile(info.st_mode, path, what: what) }
     }
 
-    /// Refuses arguments given out of order: `first` (a file the command reads, such as the
-    /// vault) names nothing here while one of `later` (a device, a name, a limit) is what
-    /// `first` should be (`isFirst`: a vault file by its first bytes; or `-`, standard input):
-    /// a trial's `device promote DEVICE VAULT` said "could not open vault 'B3E9A410'", exit 1,
-    /// as if the file were lost. A later argument that merely names a file (a device named
-    /// as a file here is) is no such mistake. `usage` is the order the command takes.
-    /// `first` may also be a file that is not one (a device named as a file here is), and the
-    /// later one an object in a bucket (`s3://…`), which is read where the first is expected.
-    public static func requireGivenFirst(_ first: String, what: String, before later: [String], usage: String,
-                                         isFirst: ([UInt8]) -> Bool) throws {
+    /// Refuses arguments given out of order (a trial's `device promote DEVICE VAULT` said "could
+    /// not open vault 'B3E9A410'", exit 1, as if a file were lost): `first`, a file the command
+    /// reads (the vault), names nothing here or a file that does not begin with `magic`, while
+    /// one of `later` (a device, a name, a limit) does begin so; or, `first` naming nothing,
+    /// one of `later` may be the file: standard input, or an object in a bucket. A later
+    /// argument that merely names some file here is no such mistake. `usage` is the order the
+    /// command takes.
+    public static func requireGivenFirst(_ first: String, what: String, before later: [String], usage: String, magic: [UInt8]) throws {
         guard first != "-", !VaultLocation.isSpelledAsURL(first) else { return }
         var info = stat()
-        let missing = stat(first, &info) != 0 && errno == ENOENT
-        guard missing || (info.st_mode & S_IFMT == S_IFREG && !startsAsFirst(first, isFirst)) else { return }
+        let found = stat(first, &info) == 0
+        let missing = !found && errno == ENOENT
+        guard missing || found && info.st_mode & S_IFMT == S_IFREG && !regularFile(first, beginsWith: magic) else { return }
         let named = later.first { argument in
-            startsAsFirst(argument, isFirst) || missing && (argument == "-" || VaultLocation.isObject(argument))
+            regularFile(argument, beginsWith: magic) || missing && (argument == "-" || VaultLocation.isObject(argument))
         }
         guard let named else { return }
         throw VaultError.argumentsOutOfOrder(what, given: first, file: named, usage: usage)
     }
 
-    /// Whether `path` is a regular file whose first bytes `isFirst` takes (read without waiting:
-    /// a FIFO is never opened).
-    private static func startsAsFirst(_ path: String, _ isFirst: ([UInt8]) -> Bool) -> Bool {
+    /// Whether `path` is a regular file here whose first bytes are `prefix`, read without
+    /// waiting: a FIFO is never opened.
+    public static func regularFile(_ path: String, beginsWith prefix: [UInt8]) -> Bool {
         var info = stat()
-        guard stat(path, &info) == 0, info.st_mode & S_IFMT == S_IFREG else { return false }
+        guard !VaultLocation.isSpelledAsURL(path), stat(path, &info) == 0, info.st_mode & S_IFMT == S_IFREG else { return false }
         let descriptor = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC)
         guard descriptor >= 0 else { return false }
         defer { close(descriptor) }
-        var head = [UInt8](repeating: 0, count: 16)
+        var head = [UInt8](repeating: 0, count: prefix.count)
         let count = head.withUnsafeMutableBytes { read(descriptor, $0.baseAddress, $0.count) }
-        return count > 0 && isFirst(Array(head.prefix(count)))
+        return count == prefix.count && head == prefix
     }
 
     private static func requireRegularFile(_ mode: mode_t, _ path: String, what: String) throws {
@@ -263,7 +262,7 @@ extension VaultError.Code {
 
 extension VaultError {
     static func argumentsOutOfOrder(_ what: String, given: String, file named: String, usage: String, file: String = #fileID, line: UInt = #line) -> VaultError {
-        VaultError(.argumentsOutOfOrder, "the \(what) comes first: \(QuotedInput(given)) is no \(what) here, and \(named == "-" ? "standard input (-)" : QuotedInput(named).description), given after it, is one; nothing was written",
+        VaultError(.argumentsOutOfOrder, "the \(what) comes first: \(QuotedInput(given)) is no \(what) here, and \(named == "-" ? "standard input (-)" : QuotedInput(named).description), given after it, \(named == "-" || VaultLocation.isObject(named) ? "may be" : "is") one; nothing was written",
                    hint: "usage: \(usage)", file: file, line: line)
     }
 

@@ -69,7 +69,7 @@ struct DeviceChangeOptions: ParsableArguments {
 
     /// Refuses a vault given after the device, name or limit (exit 64, saying the order).
     func requireVaultFirst(before later: [String], usage: String) throws {
-        try AtomicFile.requireGivenFirst(vault.input, what: "vault", before: later, usage: usage) { $0.starts(with: VaultEnvelope.magic) }
+        try AtomicFile.requireGivenFirst(vault.input, what: "vault", before: later, usage: usage, magic: VaultEnvelope.magic)
     }
 
     /// Where the vault goes: its own file in place, else -o.

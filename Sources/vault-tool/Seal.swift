@@ -10,8 +10,8 @@ struct Seal: ParsableCommand {
         Revealed secrets (nsec, parentWrapKey) are encrypted under the household's vault key; \
         sealed ones are checked to open under it. The document's parentPubkey must be the key \
         file's public key. A schema v2 document's revision is raised by one, as on every write. \
-        No name, id or reason in it may hold a key this run holds (the parent key, a child's \
-        key, the wrap key), whole or a piece (exit 64).
+        No text in it but the secret fields may hold a key this run holds (the parent key, a \
+        child's key, the wrap key), whole or a piece (exit 64).
 
         Examples:
           vault-tool seal --key-file parent.nsec -o household.vault household.json

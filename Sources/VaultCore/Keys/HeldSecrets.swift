@@ -18,12 +18,12 @@ package enum HeldSecrets {
     /// characters, each read as a key (a check of a household of 5,000 group members).
     private struct HeldKeys {
         var pinned: [[UInt8]] = [], fields: Set<[UInt8]> = [], recent: [[UInt8]] = []
-        /// The first household's fields (``holdsEveryField(of:)``), beside the places of
+        /// The first household's fields (``mayBeFirstHousehold(_:)``), beside the places of
         /// `fields`: a later household's are held as if the first had none (a trial: a first
         /// household of 56 fields or more left none for the next).
-        var firstHouseholds: Set<[UInt8]> = []
-        /// The quick hashes of `pinned` and `fields`, which are never forgotten; and of
-        /// `recent`, in its order.
+        var firstHouseholdFields: Set<[UInt8]> = []
+        /// The quick hashes of `pinned`, `fields` and `firstHouseholdFields`, which are never
+        /// forgotten; and of `recent`, in its order.
         var quick: Set<Int> = [], recentQuick: [Int] = []
 
         mutating func removeRecent(_ fingerprint: [UInt8]) {
@@ -76,12 +76,6 @@ package enum HeldSecrets {
         return hasher.finalize()
     }
 
-    private static func quickHash(_ bytes: UnsafeRawBufferPointer, kind: UInt8) -> Int {
-        var hasher = Hasher()
-        hasher.combine(kind)
-        hasher.combine(bytes: bytes)
-        return hasher.finalize()
-    }
     /// 48 bits of hex, 50 of bech32: no public text of the run holds as many of a held key's
     /// by chance.
     static let hexPiece = 12, bech32Piece = 10
@@ -92,27 +86,32 @@ package enum HeldSecrets {
     /// No text shorter than this holds a piece (``wordPiece`` words are twelve letters at least).
     package static let shortestPiece = min(hexPiece, bech32Piece, base64Piece)
 
-    /// Whether a vault's secret field would be kept with its pieces (``registerVaultField(_:beyondCapacity:)``).
+    /// Whether a later household's secret field would be kept with its pieces, in the places
+    /// ``fieldCapacity`` gives (``registerVaultField(_:beyondCapacity:)``).
     package static var mayHoldVaultSecrets: Bool { fingerprints.withLock { $0.fields.count < fieldCapacity } }
     /// A vault's secret fields have places of their own, so that a fleet run's thousands of
-    /// vaults never take those of the keys people give: its first vaults' are held, and every
-    /// field of the first household a run opens, however many children it has (a review: one
-    /// of more than 50 held only its first children's keys; a document holds at most
-    /// ``VaultDocument/maximumChildren``). Each is a few kilobytes of pieces, cut when first
-    /// asked, which a fleet run of small vaults would pay for thousands.
+    /// vaults never take those of the keys people give: its first vaults' are held. Each is a
+    /// few kilobytes of pieces, cut when first asked, which a fleet run of small vaults would
+    /// pay for thousands.
     static let fieldCapacity = 56
+    /// The first household a run opens has places of its own for every field, up to a
+    /// household of 1,023 children (a review: one of more than 50 held only its first
+    /// children's keys), bounding what a hostile vault of many children makes a run hold.
+    static let firstHouseholdCapacity = 1_024
 
-    /// The first household whose fields a run holds (``holdsEveryField(of:)``).
+    /// The first household whose field a run opened (``claimFirstHousehold(_:)``).
     private static let firstHousehold = Mutex<HouseholdID?>(nil)
 
-    /// Whether every secret field of `household`'s vault is held beyond ``fieldCapacity``: the
-    /// first household a run opens (a single vault's command, a merge of two copies, a rotation
-    /// of one household), never a fleet's later ones.
-    package static func holdsEveryField(of household: HouseholdID) -> Bool {
-        firstHousehold.withLock { first in
-            if first == nil { first = household }
-            return first == household
-        }
+    /// Whether `household` is, or may become, the first a run opened a field of: a single
+    /// vault's command, a merge of two copies; not a fleet's later ones.
+    package static func mayBeFirstHousehold(_ household: HouseholdID) -> Bool {
+        firstHousehold.withLock { $0 == nil || $0 == household }
+    }
+
+    /// Makes `household` the first, once a field of it opened (a document of another key's
+    /// household given to `seal` claims nothing).
+    package static func claimFirstHousehold(_ household: HouseholdID) {
+        firstHousehold.withLock { if $0 == nil { $0 = household } }
     }
 
     /// The households whose vault's secret fields this run holds: a log writer that has not
@@ -126,15 +125,16 @@ package enum HeldSecrets {
 
     /// Remembers a secret field of a vault the run opened (a child's key, the wrap key) as a
     /// key a person gave is, with its pieces, in the places kept for fields (``fieldCapacity``).
-    /// `beyondCapacity`: a field of the first household (``holdsEveryField(of:)``).
+    /// `beyondCapacity`: a field of the first household (``mayBeFirstHousehold(_:)``), held in
+    /// places of its own.
     package static func registerVaultField(_ secret: UnsafeRawBufferPointer, beyondCapacity: Bool = false) {
         guard secret.count == 32 else { return }
         let fingerprint = SHA256.hash(secret), quick = quickHash(secret, kind: 0x4b)
         let isNew = fingerprints.withLock { held -> Bool in
-            guard !held.pinned.contains(fingerprint), !held.fields.contains(fingerprint), !held.firstHouseholds.contains(fingerprint),
-                  beyondCapacity || held.fields.count < fieldCapacity else { return false }
+            guard !held.pinned.contains(fingerprint), !held.fields.contains(fingerprint), !held.firstHouseholdFields.contains(fingerprint),
+                  beyondCapacity ? held.firstHouseholdFields.count < firstHouseholdCapacity : held.fields.count < fieldCapacity else { return false }
             held.removeRecent(fingerprint)
-            if beyondCapacity { held.firstHouseholds.insert(fingerprint) } else { held.fields.insert(fingerprint) }
+            if beyondCapacity { held.firstHouseholdFields.insert(fingerprint) } else { held.fields.insert(fingerprint) }
             held.quick.insert(quick)
             return true
         }
@@ -150,8 +150,9 @@ package enum HeldSecrets {
         let isNew = fingerprints.withLock { held -> Bool in
             guard !held.pinned.contains(fingerprint) else { return false }
             if pinned {
-                held.removeRecent(fingerprint)
+                // Past the places for pinned keys, a key stays among the recent ones.
                 guard held.pinned.count < capacity else { return false }
+                held.removeRecent(fingerprint)
                 held.pinned.append(fingerprint)
                 held.quick.insert(quick)
                 return true
@@ -282,10 +283,10 @@ package enum HeldSecrets {
         let quick = quickHash(secret, kind: 0x4b)
         guard fingerprints.withLock({ $0.mayHold(quick) }) else { return false }
         let fingerprint = SHA256.hash(secret)
-        return fingerprints.withLock { $0.pinned.contains(fingerprint) || $0.fields.contains(fingerprint) || $0.firstHouseholds.contains(fingerprint) || $0.recent.contains(fingerprint) }
+        return fingerprints.withLock { $0.pinned.contains(fingerprint) || $0.fields.contains(fingerprint) || $0.firstHouseholdFields.contains(fingerprint) || $0.recent.contains(fingerprint) }
     }
 
-    private static var isEmpty: Bool { fingerprints.withLock { $0.pinned.isEmpty && $0.fields.isEmpty && $0.firstHouseholds.isEmpty && $0.recent.isEmpty } }
+    private static var isEmpty: Bool { fingerprints.withLock { $0.pinned.isEmpty && $0.fields.isEmpty && $0.firstHouseholdFields.isEmpty && $0.recent.isEmpty } }
 
     /// Whether `text` holds a secret this run holds in any way it is written: as hex (any case,
     /// `0x`, split by spaces, colons, dashes, lines or invisible characters, full-width digits),

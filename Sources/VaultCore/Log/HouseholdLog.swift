@@ -400,8 +400,6 @@ extension HouseholdLog {
         }
     }
 
-    /// This log with one event more: `change`, signed by `signer`, naming `vault` (the bytes
-    /// written) at `revision`. A new log (no events) begins with it.
     /// Holds the secrets of the vault a parent key signs a change of (each child's key and
     /// the wrap key, ``HeldSecrets``), once a household: its writer calls this as soon as it
     /// holds the key, before it checks or quotes any option (a review: `log grant --allow`
@@ -413,6 +411,8 @@ extension HouseholdLog {
         }
     }
 
+    /// This log with one event more: `change`, signed by `signer`, naming `vault` (the bytes
+    /// written) at `revision`. A new log (no events) begins with it.
     public func appending(_ change: Change, household: HouseholdID, vault: [UInt8], revision: Int, signer: SecretKey, at time: Timestamp,
                           auxiliaryRandom: [UInt8]? = nil) throws -> HouseholdLog {
         // Signed by the parent key, the change's run holds the vault's secrets whether or not it

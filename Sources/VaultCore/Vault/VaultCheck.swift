@@ -12,12 +12,13 @@ public enum VaultRule: String, Sendable, CaseIterable {
     case childGroupReference = "child-group-reference"
     case revokedMember = "revoked-member"
     case timestamps = "timestamps"
-    case secretInText = "secret-in-text"
     // v2
     case revision = "revision"
     case revocationFields = "revocation-fields"
     case deviceLimit = "device-limit"
     case successor = "successor"
+    // Every schema
+    case secretInText = "secret-in-text"
 }
 
 public struct VaultFinding: Sendable, Equatable, CustomStringConvertible {
@@ -131,8 +132,8 @@ public enum VaultCheck {
         // A vault written by another tool may name a device with the parent key (a hostile
         // trial: `check` called it fine); the listings withhold it, and the check says where.
         document.holdSecrets(with: access)
-        for path in document.namesHoldingHeldSecrets() {
-            report(.secretInText, path, "holds a key this run holds, or a piece of one (not shown); rename it")
+        for path in document.textsHoldingHeldSecrets() {
+            report(.secretInText, path, "holds a key this run holds, or a piece of one (not shown)")
         }
         return VaultCheckReport(findings: findings, skipped: skipped)
     }

@@ -31,11 +31,7 @@ extension VaultDocument {
             }
             return try SecretBytes(consuming: &bytes)
         }
-        let children = try reader.array("childProfiles")
-        guard children.count <= Self.maximumChildren else {
-            throw reader.invalid("childProfiles", "holds \(children.count) children; a household holds at most \(Self.maximumChildren)")
-        }
-        childProfiles = try children.map { try ChildProfile(jsonValue: $0.value, path: $0.path, version: version) }
+        childProfiles = try reader.array("childProfiles").map { try ChildProfile(jsonValue: $0.value, path: $0.path, version: version) }
         devices = try reader.array("devices").map { try DeviceRecord(jsonValue: $0.value, path: $0.path, version: version) }
         groupMemberships = try reader.array("groupMemberships").map { try GroupMembership(jsonValue: $0.value, path: $0.path) }
         createdAt = try reader.timestamp("createdAt")

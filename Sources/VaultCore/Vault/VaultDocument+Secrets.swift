@@ -60,18 +60,22 @@ extension VaultDocument {
     /// text it records is checked: a run given the parent key holds every child's key, and a
     /// device's name or id, a reason or a log's sentence must hold no piece of one (a trial: a
     /// child key's hex in groups became a device id, in the vault support reads, the operations
-    /// and the signed log). A run keeps every field of the first household it opens, and of
-    /// later ones as many as ``HeldSecrets/fieldCapacity`` places allow: a fleet run's
-    /// thousands of vaults hold the first ones. Whether every field `access` opens is now held.
+    /// and the signed log). A run keeps every field of the first household it opens (up to
+    /// ``HeldSecrets/firstHouseholdCapacity``), and of later ones as many as
+    /// ``HeldSecrets/fieldCapacity`` places allow: a fleet run's thousands of vaults hold the
+    /// first ones. Whether every field `access` opens is now held.
     @discardableResult
     package func holdSecrets(with access: VaultAccess) -> Bool {
         guard let key = try? access.fieldKey(version: version) else { return false }
-        let every = HeldSecrets.holdsEveryField(of: Household(parentPublicKey: parentPubkey).id)
+        let household = Household(parentPublicKey: parentPubkey).id
+        let first = HeldSecrets.mayBeFirstHousehold(household)
         let fields = [parentWrapKey.map { ($0, SecretField.wrapKey) }]
             + childProfiles.map { child in child.nsec.map { ($0, SecretField.childNsec(profileId: child.profileId)) } }
         for case let (secret, place)? in fields {
-            guard every || HeldSecrets.mayHoldVaultSecrets else { return false }
-            _ = try? secret.reveal(key, field: place, version: version, holdingBeyondCapacity: every)
+            guard first || HeldSecrets.mayHoldVaultSecrets else { return false }
+            if (try? secret.reveal(key, field: place, version: version, holdingBeyondCapacity: first)) != nil, first {
+                HeldSecrets.claimFirstHousehold(household)
+            }
         }
         return true
     }
@@ -99,7 +103,7 @@ extension ProtectedSecret {
     /// Both secret fields hold 32-byte keys.
     static let secretByteCount = 32
 
-    /// `holdingBeyondCapacity`: the secret is one of the first household's (``HeldSecrets/holdsEveryField(of:)``).
+    /// `holdingBeyondCapacity`: the secret is one of the first household's (``HeldSecrets/mayBeFirstHousehold(_:)``).
     func reveal(_ key: FieldKey, field: SecretField, version: Int, holdingBeyondCapacity: Bool = false) throws -> SecretBytes {
         switch self {
         case .revealed(let secret):
@@ -192,30 +196,10 @@ extension VaultDocument {
         if let path = textsHoldingHeldSecrets().first { throw VaultError.secretInRecord(path) }
     }
 
-    /// Where a name, id or reason of the document holds a key this run holds or a piece of one,
-    /// as a path (`devices[1].deviceName`): what `check` names (``VaultRule/secretInText``).
-    /// The texts people write and listings show, not the public keys a vault holds by the
-    /// thousand (a household's group members: each read in every spelling made `check` of a
-    /// large household four times as long), which ``textsHoldingHeldSecrets()`` reads for `seal`.
-    package func namesHoldingHeldSecrets() -> [String] {
-        var texts: [(String, String)] = []
-        for (index, device) in devices.enumerated() {
-            texts += [(device.deviceName, "devices[\(index)].deviceName"), (device.deviceId, "devices[\(index)].deviceId")]
-            if let reason = device.revocationReason { texts.append((reason, "devices[\(index)].revocationReason")) }
-        }
-        for (index, child) in childProfiles.enumerated() {
-            texts += [(child.name, "childProfiles[\(index)].name"), (child.theme, "childProfiles[\(index)].theme"), (child.profileId, "childProfiles[\(index)].profileId")]
-            texts += child.mlsGroupIds.enumerated().map { ($1, "childProfiles[\(index)].mlsGroupIds[\($0)]") }
-        }
-        for (index, group) in groupMemberships.enumerated() {
-            texts += [(group.groupName, "groupMemberships[\(index)].groupName"), (group.mlsGroupId, "groupMemberships[\(index)].mlsGroupId")]
-            if let child = group.childProfileId { texts.append((child, "groupMemberships[\(index)].childProfileId")) }
-        }
-        return texts.filter { HeldSecrets.appear(in: Array($0.0.utf8)) }.map(\.1)
-    }
-
-    /// Where any text of the document holds a key this run holds or a piece of one, as a path:
-    /// every string but the secret fields themselves, for `seal`, which refuses such a document.
+    /// Where any text of the document holds a key this run holds or a piece of one, as a path
+    /// (`devices[1].deviceName`): every string but the secret fields themselves, public keys
+    /// and avatars too. For `seal`, which refuses such a document, and `check`, which names
+    /// each (``VaultRule/secretInText``).
     package func textsHoldingHeldSecrets() -> [String] {
         var withoutSecrets = self
         withoutSecrets.parentWrapKey = nil

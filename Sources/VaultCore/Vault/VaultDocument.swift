@@ -58,11 +58,6 @@ public struct VaultDocument: Sendable, Equatable {
     /// The schema versions this build reads and writes.
     public static let supportedVersions: ClosedRange<Int> = 1...3
 
-    /// The most children a household's document holds: a family's, many times over. A run holds
-    /// every child's key of the first household it opens (``HeldSecrets``), so that no name or
-    /// record holds a piece of one; a bound on children is a bound on what that holds.
-    public static let maximumChildren = 1_000
-
     /// No document of any version is shorter: the fields every version requires, written as
     /// compactly as JSON allows, with the two whose length is fixed (the 64-hex parent key and
     /// the sealed wrap key, base64 of 24 + 32 + 16 bytes) at that length. The vault format

@@ -143,11 +143,6 @@ public enum VaultMerge {
         for (field, id, name) in VaultDiff.recordArrays {
             merged.append((field, .array(merger.mergeRecords(name: name, id: id, base: baseValue[field], ours: oursValue[field], theirs: theirsValue[field]))))
         }
-        // Each copy holds at most as many children as a document may; the two together may not
-        // (a trial: 602 and 602 were refused as a malformed document, exit 2).
-        if case .array(let children)? = merged.first(where: { $0.key == "childProfiles" })?.value, children.count > VaultDocument.maximumChildren {
-            throw VaultError.mergeTooManyChildren(children.count)
-        }
         var document = try VaultDocument(jsonValue: .object(merged))
         let leftOut = document.isRotationTombstone ? [] : leavingRevokedDevicesOut(&document, copies: (b, o, t))
         return Result(document: document, conflicts: merger.conflicts + leftOut)
@@ -311,17 +306,7 @@ public enum VaultMerge {
     }
 }
 
-extension VaultError.Code {
-    /// Two copies whose children together are more than a household's document may hold.
-    public static let mergeTooManyChildren = VaultError.Code(name: "mergeTooManyChildren", category: .refused)
-}
-
 extension VaultError {
-    static func mergeTooManyChildren(_ count: Int, file: String = #fileID, line: UInt = #line) -> VaultError {
-        VaultError(.mergeTooManyChildren, "the merged household would hold \(count) children, where a household holds at most \(VaultDocument.maximumChildren); nothing was written",
-                   hint: "merge two copies that share most of their children, or remove some from one copy first", file: file, line: line)
-    }
-
     /// A three-way merge of vaults that belong to more than one household.
     static func mergeOfSeveralHouseholds(file: String = #fileID, line: UInt = #line) -> VaultError {
         VaultError(.keyMismatch, "the three vaults are not of one household", file: file, line: line)
