@@ -73,7 +73,7 @@ struct CheckVault: ParsableCommand {
         log.apply()
         _ = try CommandFiles(reads: vault.declaredInputs + (householdLog.map { [FileSet.Input("--log", $0)] } ?? []), writes: [])
         let (access, opened, bytes) = try vault.open(diagnostics, reading: checksLogBeside ? .verifyingLog : .showing)
-        let report = try VaultCheck.run(opened.document, access: access)
+        let report = try VaultCheck.run(opened.document, access: access) + VaultCheck.secretsInText(opened.document, access: access)
         // The log's verdict: nil when it holds (or none was given), else why not.
         var logProblem: String?
         var logHint: String?

@@ -36,6 +36,11 @@ public struct VaultCheckReport: Sendable {
     public let skipped: [(rule: VaultRule, reason: String)]
 
     public var isClean: Bool { findings.isEmpty }
+
+    /// Both reports' findings and skipped rules.
+    public static func + (left: VaultCheckReport, right: VaultCheckReport) -> VaultCheckReport {
+        VaultCheckReport(findings: left.findings + right.findings, skipped: left.skipped + right.skipped)
+    }
 }
 
 public enum VaultCheck {
@@ -129,13 +134,21 @@ public enum VaultCheck {
         if document.version >= 2 {
             checkVersion2(document, report: report)
         }
-        // A vault written by another tool may name a device with the parent key (a hostile
-        // trial: `check` called it fine); the listings withhold it, and the check says where.
-        document.holdSecrets(with: access)
-        for path in document.textsHoldingHeldSecrets() {
-            report(.secretInText, path, "holds a key this run holds, or a piece of one (not shown)")
-        }
         return VaultCheckReport(findings: findings, skipped: skipped)
+    }
+
+    /// The check's rule of what the run holds (``VaultRule/secretInText``): a vault written by
+    /// another tool may name a device with the parent key (a hostile trial: `check` called it
+    /// fine); listings withhold it, and this says where. Asked by the command that checks one
+    /// household (`vault-tool check`), whose run holds that household's keys alone: the keys a
+    /// process holds are the whole run's, and a fleet's check or a merge (or a test process)
+    /// holds others besides, which no text of this vault is about.
+    public static func secretsInText(_ document: VaultDocument, access: VaultAccess) -> VaultCheckReport {
+        document.holdSecrets(with: access)
+        let findings = document.textsHoldingHeldSecrets().map {
+            VaultFinding(rule: .secretInText, record: $0, message: "holds a key this run holds, or a piece of one (not shown)")
+        }
+        return VaultCheckReport(findings: findings, skipped: [])
     }
 
     /// A revoked device has left every group (issue 37): its subkey in a group, or held by an
