@@ -86,7 +86,7 @@ public struct Diagnostics: Sendable {
     /// the tool's own line breaks are kept, every value in them escaped (``DisplayText``).
     public func note(_ text: DisplayText) {
         if LogFormat.current == .json { return event("info", "summary", text.text) }
-        StandardStreams.writeError(Array((Self.withholdingHeldKeys(SecretRedaction.redacting(text.text)).displaySafeKeepingNewlines + "\n").utf8))
+        StandardStreams.writeError(Array((SecretRedaction.redacting(text.text).withholdingHeldKeys.displaySafeKeepingNewlines + "\n").utf8))
     }
 
     /// A line a child the tool ran (a key command, a `credential_process`) wrote to standard
@@ -109,8 +109,8 @@ public struct Diagnostics: Sendable {
 
     /// `--log-format json`: one JSON line (``LogFormat``).
     private func event(_ level: String, _ name: String, _ text: String, hint: String? = nil) {
-        var fields: [(key: String, value: JSONValue)] = [("message", .string(VaultError.bounded(Self.withholdingHeldKeys(SecretRedaction.redacting(text)))))]
-        if let hint { fields.append(("hint", .string(VaultError.bounded(Self.withholdingHeldKeys(SecretRedaction.redacting(hint)))))) }
+        var fields: [(key: String, value: JSONValue)] = [("message", .string(VaultError.bounded(SecretRedaction.redacting(text).withholdingHeldKeys)))]
+        if let hint { fields.append(("hint", .string(VaultError.bounded(SecretRedaction.redacting(hint).withholdingHeldKeys)))) }
         StandardStreams.writeError(LogFormat.line(level: level, event: name, tool: toolName, fields: fields))
     }
 
@@ -120,48 +120,8 @@ public struct Diagnostics: Sendable {
     /// break forged a line); and bounded here, whoever wrote it (argument-parser's own errors
     /// quote the argument whole).
     private func line(_ kind: String, _ text: String) {
-        StandardStreams.writeError(Array("\(toolName): \(kind): \(VaultError.bounded(Self.withholdingHeldKeys(SecretRedaction.redacting(text))).displaySafe)\n".utf8))
-    }
-
-    /// A message holding a key this run holds, or a piece of one, in any spelling
-    /// (``HeldSecrets``: hex split by colons, an nsec, base64, twelve of its hex digits, four of
-    /// its words), with each word that holds it withheld, or, when it is spread over words, the
-    /// whole message: the redaction above reads quotes, and a message may quote a file's text
-    /// unquoted (a trial: a given-up log event's sentence printed the parent key in hex; a
-    /// second: `recovery-sheet split -o nodir/‹12 hex digits of the key›/q` said the folder it
-    /// wrote). Only what the run holds, by its fingerprints, so no ordinary message is taken
-    /// for one: a window of text matches one of a key's few hundred pieces by chance about once
-    /// in 10^11 (12 hex digits, 48 bits) or 10^10 (four words, 44 bits).
-    /// A key split by a character a name shows escaped (`\u{a}`, a line break in a path) is
-    /// read with each escape taken for a space, as the text would be without it.
-    static func withholdingHeldKeys(_ text: String) -> String {
-        guard holdsHeldKey(text) else { return text }
-        let words = text.split(separator: " ", omittingEmptySubsequences: false).map { word in
-            holdsHeldKey(String(word)) ? "(not shown: it holds a key this run holds, or a piece of one)" : String(word)
-        }
-        let joined = words.joined(separator: " ")
-        return holdsHeldKey(joined) ? "(a message not shown: it holds a key this run holds, or a piece of one)" : joined
-    }
-
-    /// Whether `text`, as written or with its escapes read as spaces (asked again only when it
-    /// has one), holds a key this run holds or a piece of one.
-    private static func holdsHeldKey(_ text: String) -> Bool {
-        if HeldSecrets.match(in: text.utf8) != nil { return true }
-        let unescaped = escapesAsSpaces(text)
-        return unescaped != text && HeldSecrets.match(in: unescaped.utf8) != nil
-    }
-
-    /// `text` with each `\u{…}` escape (as ``String/displaySafe`` and ``FileNames`` write one) a space.
-    private static func escapesAsSpaces(_ text: String) -> String {
-        guard text.contains("\\u{") else { return text }
-        var out = "", rest = Substring(text)
-        while let start = rest.firstRange(of: "\\u{") {
-            out += rest[..<start.lowerBound]
-            guard let end = rest[start.upperBound...].firstIndex(of: "}") else { rest = rest[start.lowerBound...]; break }
-            out += " "
-            rest = rest[rest.index(after: end)...]
-        }
-        return out + rest
+        // Withheld and escaped once (``Swift/String/displaySafe``), then bounded.
+        StandardStreams.writeError(Array("\(toolName): \(kind): \(VaultError.bounded(SecretRedaction.redacting(text).displaySafe))\n".utf8))
     }
 }
 

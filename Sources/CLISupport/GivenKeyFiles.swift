@@ -32,7 +32,9 @@ enum GivenKeyFiles {
         // of an output's folder quoted a piece of a child's key before the vault was opened.
         let vaults = arguments.filter { !$0.hasPrefix("-") && AtomicFile.regularFile($0, beginsWith: VaultEnvelope.magic) }.prefix(vaultsOpened)
         for vault in vaults {
-            guard let bytes = try? InputFiles.read(vault, what: "vault") else { continue }
+            // A household the command already opened is held: read again, it would only be work.
+            guard let bytes = try? InputFiles.read(vault, what: "vault"),
+                  let household = (try? VaultEnvelope(parsing: bytes))?.header.householdID, !HeldSecrets.holdsSecretFields(of: household) else { continue }
             for given in access { _ = try? Vault.open(bytes, with: given) }
         }
     }

@@ -8,10 +8,14 @@ public struct TextTable {
 
     public mutating func add(_ cells: String...) { rows.append(cells.map(\.displaySafe)) }
     public mutating func add(_ cells: [String]) { rows.append(cells.map(\.displaySafe)) }
-    /// A row whose value is a secret the command prints because it was asked to (`derive
+    /// A row whose value is a key the command prints because it was asked to (`derive
     /// --show-vault-key`), to an output declared secret: kept as it is, which ``displaySafe``
-    /// would withhold. The secret is ASCII the tool wrote (hex), with nothing to escape.
-    public mutating func addSecret(_ label: String, _ secret: String) { rows.append([label.displaySafe, secret]) }
+    /// would withhold. Hex only, the tool's own, so nothing in it is left to escape.
+    public mutating func addSecret(_ label: String, hex secret: SecretBytes) {
+        let text = secret.withUnsafeBytes { String(decoding: $0, as: UTF8.self) }
+        precondition(text.utf8.allSatisfy { Hex.value($0) != nil }, "TextTable.addSecret takes a key in hex")
+        rows.append([label.displaySafe, text])
+    }
 
     /// Lines with columns padded to their widest cell, two spaces apart; no trailing spaces.
     public func render(indent: String = "") -> String {
@@ -44,10 +48,10 @@ extension String {
     /// (``QuotedInput``), the rest of the line as it was (its indent, the sentence around it);
     /// a key spread over several words, the whole text. Only that spelling: a 64-digit hex
     /// name is a household's vault, public. And a word that holds a key this run holds, or a
-    /// piece of one, in any spelling (``HeldSecrets``): a vault written by another tool named a
-    /// device with the parent key's hex, which `inspect`, `diff` and `device-revoker`'s summary
-    /// printed (a hostile trial). A secret a command prints because it was asked to (the vault
-    /// key of `derive --show-vault-key`) is no text to escape: ``TextTable/addSecret(_:_:)``.
+    /// piece of one (``withholdingHeldKeys``): a vault written by another tool named a device
+    /// with the parent key's hex, which `inspect`, `diff` and `device-revoker`'s summary printed
+    /// (a hostile trial). A secret a command prints because it was asked to (the vault key of
+    /// `derive --show-vault-key`) is no text to escape: ``TextTable/addSecret(_:_:)``.
     public var displaySafe: String {
         var text = self
         if KeyText.holdsBech32Key(reading: text) {
@@ -55,11 +59,7 @@ extension String {
                 .map { KeyText.holdsBech32Key(reading: String($0)) ? QuotedInput(String($0)).description : String($0) }.joined(separator: " ")
             if KeyText.holdsBech32Key(reading: text) { return QuotedInput(self).description }
         }
-        if text.utf8.count >= HeldSecrets.shortestPiece, HeldSecrets.match(in: text.utf8) != nil {
-            text = text.split(separator: " ", omittingEmptySubsequences: false)
-                .map { HeldSecrets.match(in: $0.utf8) != nil ? QuotedInput(String($0)).description : String($0) }.joined(separator: " ")
-            if HeldSecrets.match(in: text.utf8) != nil { return QuotedInput(self).description }
-        }
+        text = text.withholdingHeldKeys
         // Printable ASCII, the common case, needs no look-up.
         if text.utf8.allSatisfy({ (0x20...0x7e).contains($0) }) { return text }
         var out = ""
@@ -71,6 +71,47 @@ extension String {
             }
         }
         return out
+    }
+
+    /// This text with each word that holds a key this run holds, or a piece of one, in any
+    /// spelling (``HeldSecrets``: hex split by colons, an nsec, base64, twelve of its hex digits,
+    /// four of its words), withheld, or, when it is spread over words, the whole text: the one
+    /// rule of every message (``Diagnostics``) and listing (``displaySafe``). A message may
+    /// quote a file's text unquoted (a trial: a given-up log event's sentence printed the parent
+    /// key in hex; another: `recovery-sheet split -o nodir/‹12 hex digits of the key›/q` said the
+    /// folder it wrote). Only what the run holds, by its fingerprints, so no ordinary text is
+    /// taken for one: a window of text matches one of a key's few hundred pieces by chance about
+    /// once in 10^11 (12 hex digits, 48 bits) or 10^10 (four words, 44 bits). A key split by a
+    /// character a name shows escaped (`\u{a}`, a line break in a path) is read with each escape
+    /// taken for a space, as the text would be without it.
+    public var withholdingHeldKeys: String {
+        guard utf8.count >= HeldSecrets.shortestPiece, Self.holdsHeldKey(self) else { return self }
+        let words = split(separator: " ", omittingEmptySubsequences: false).map { word in
+            Self.holdsHeldKey(String(word)) ? "(not shown: it holds a key this run holds, or a piece of one)" : String(word)
+        }
+        let joined = words.joined(separator: " ")
+        return Self.holdsHeldKey(joined) ? "(not shown: it holds a key this run holds, or a piece of one)" : joined
+    }
+
+    /// Whether `text`, as written or with its escapes read as spaces (asked again only when it
+    /// has one), holds a key this run holds or a piece of one.
+    private static func holdsHeldKey(_ text: String) -> Bool {
+        if HeldSecrets.match(in: text.utf8) != nil { return true }
+        let unescaped = escapesAsSpaces(text)
+        return unescaped != text && HeldSecrets.match(in: unescaped.utf8) != nil
+    }
+
+    /// `text` with each `\u{…}` escape (as ``displaySafe`` and ``FileNames`` write one) a space.
+    private static func escapesAsSpaces(_ text: String) -> String {
+        guard text.contains("\\u{") else { return text }
+        var out = "", rest = Substring(text)
+        while let start = rest.firstRange(of: "\\u{") {
+            out += rest[..<start.lowerBound]
+            guard let end = rest[start.upperBound...].firstIndex(of: "}") else { rest = rest[start.lowerBound...]; break }
+            out += " "
+            rest = rest[rest.index(after: end)...]
+        }
+        return out + rest
     }
 
     /// Control characters escaped except line breaks, for multi-line text.

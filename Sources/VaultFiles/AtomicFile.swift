@@ -155,26 +155,6 @@ public enum AtomicFile {
         if stat(path, &info) == 0 { try requireRegularFile(info.st_mode, path, what: what) }
     }
 
-    /// Refuses arguments given out of order (a trial's `device promote DEVICE VAULT` said "could
-    /// not open vault 'B3E9A410'", exit 1, as if a file were lost): `first`, a file the command
-    /// reads (the vault), names nothing here or a file that does not begin with `magic`, while
-    /// one of `later` (a device, a name, a limit) does begin so; or, `first` naming nothing,
-    /// one of `later` may be the file: standard input, or an object in a bucket. A later
-    /// argument that merely names some file here is no such mistake. `usage` is the order the
-    /// command takes.
-    public static func requireGivenFirst(_ first: String, what: String, before later: [String], usage: String, magic: [UInt8]) throws {
-        guard first != "-", !VaultLocation.isSpelledAsURL(first) else { return }
-        var info = stat()
-        let found = stat(first, &info) == 0
-        let missing = !found && errno == ENOENT
-        guard missing || found && info.st_mode & S_IFMT == S_IFREG && !regularFile(first, beginsWith: magic) else { return }
-        let named = later.first { argument in
-            regularFile(argument, beginsWith: magic) || missing && (argument == "-" || VaultLocation.isObject(argument))
-        }
-        guard let named else { return }
-        throw VaultError.argumentsOutOfOrder(what, given: first, file: named, usage: usage)
-    }
-
     /// Whether `path` is a regular file here whose first bytes are `prefix`, read without
     /// waiting: a FIFO is never opened.
     public static func regularFile(_ path: String, beginsWith prefix: [UInt8]) -> Bool {
@@ -255,17 +235,9 @@ public enum AtomicFile {
 extension VaultError.Code {
     /// An input names a FIFO, a device or a socket, which the suite never reads.
     public static let notARegularFile = VaultError.Code(name: "notARegularFile", category: .invalidInput)
-    /// A command's arguments given out of order: the file it reads first names nothing, and
-    /// an argument after it is a file.
-    public static let argumentsOutOfOrder = VaultError.Code(name: "argumentsOutOfOrder", category: .usage)
 }
 
 extension VaultError {
-    static func argumentsOutOfOrder(_ what: String, given: String, file named: String, usage: String, file: String = #fileID, line: UInt = #line) -> VaultError {
-        VaultError(.argumentsOutOfOrder, "the \(what) comes first: \(QuotedInput(given)) is no \(what) here, and \(named == "-" ? "standard input (-)" : QuotedInput(named).description), given after it, \(named == "-" || VaultLocation.isObject(named) ? "may be" : "is") one; nothing was written",
-                   hint: "usage: \(usage)", file: file, line: line)
-    }
-
     /// An input that is a folder where a file belongs: refused as every input that is not a
     /// regular file is (exit 2), whichever input it is.
     static func inputIsAFolder(_ what: String, _ path: String, file: String = #fileID, line: UInt = #line) -> VaultError {

@@ -75,7 +75,7 @@ struct Derive: ParsableCommand {
             table.add("pubkey", key.publicKey.hex)
             table.add("household id", household.id.hex)
             table.add("vault path", household.vaultPath)
-            if let vaultKeyHex { table.addSecret("vault key", vaultKeyHex) }
+            if showVaultKey { table.addSecret("vault key", hex: try vaultKey.hex()) }
             var devicesTable = TextTable()
             for (id, subkey) in devices { devicesTable.add(id, subkey) }
             text = table.render() + (devices.isEmpty ? "" : "devices (subkey public keys)\n" + devicesTable.render(indent: "  "))

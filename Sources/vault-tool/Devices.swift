@@ -1,7 +1,6 @@
 import ArgumentParser
 import CLISupport
 import VaultCore
-import VaultFiles
 
 /// `vault-tool device add|promote|rename|limit`: a device's life in the vault besides its
 /// revocation (device-revoker vault), with the same guard rails.
@@ -69,7 +68,7 @@ struct DeviceChangeOptions: ParsableArguments {
 
     /// Refuses a vault given after the device, name or limit (exit 64, saying the order).
     func requireVaultFirst(before later: [String], usage: String) throws {
-        try AtomicFile.requireGivenFirst(vault.input, what: "vault", before: later, usage: usage, magic: VaultEnvelope.magic)
+        try ArgumentOrder.requireFirst(vault.input, what: "vault", before: later, usage: usage, magic: VaultEnvelope.magic)
     }
 
     /// Where the vault goes: its own file in place, else -o.
