@@ -6,7 +6,7 @@ import VaultFiles
 public enum ArgumentOrder {
     /// Refuses arguments given out of order (a trial's `device promote DEVICE VAULT` said "could
     /// not open vault 'B3E9A410'", exit 1, as if a file were lost): `first`, a file the command
-    /// reads (the vault), names nothing here or a file that does not begin with `magic`, while
+    /// reads (the vault), names nothing here or anything but a file beginning with `magic`, while
     /// one of `later` (a device, a name, a limit) does; or, `first` naming nothing, one of
     /// `later` may be that file: standard input, or an object in a bucket. A later argument
     /// that merely names some file here is no such mistake. `usage` is the order the command
@@ -16,7 +16,8 @@ public enum ArgumentOrder {
         var info = stat()
         let found = stat(first, &info) == 0
         let missing = !found && errno == ENOENT
-        guard missing || found && info.st_mode & S_IFMT == S_IFREG && !AtomicFile.regularFile(first, beginsWith: magic) else { return }
+        // Found, it is no such file: a folder, a FIFO, a file that does not begin so.
+        guard missing || found && !AtomicFile.regularFile(first, beginsWith: magic) else { return }
         let named = later.first { argument in
             AtomicFile.regularFile(argument, beginsWith: magic) || missing && (argument == "-" || VaultLocation.isObject(argument))
         }

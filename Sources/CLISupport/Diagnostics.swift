@@ -65,6 +65,7 @@ public struct Diagnostics: Sendable {
     /// An error and its hint, each on one line: a line break inside either (a name from a
     /// file quoted in it) is shown, never made.
     public func error(_ reason: String, hint: String? = nil) {
+        GivenKeyFiles.holdOnce()
         let hint = SecretRedaction.commandLineHoldsSecret ? Self.secretOnCommandLine : hint
         if LogFormat.current == .json { return event("error", "error", reason, hint: hint) }
         line("error", reason)
@@ -78,6 +79,7 @@ public struct Diagnostics: Sendable {
     /// A warning, on one line.
     public func warning(_ text: String) {
         if quiet { return }
+        GivenKeyFiles.holdOnce()
         if LogFormat.current == .json { return event("warning", "warning", text) }
         line("warning", text)
     }
@@ -180,7 +182,6 @@ public enum ToolMain {
             exit(ExitStatus.usage.rawValue)
         }
         func fail(_ error: VaultError) -> Never {
-            GivenKeyFiles.holdForMessages(Array(CommandLine.arguments.dropFirst()))
             if error.code.category == .usage { failUnknownOption() }
             diagnostics.error(error.reason, hint: error.hint ?? hints()[error.code] ?? commonHints[error.code])
             exit(ExitStatus(error.code.category).rawValue)
@@ -216,7 +217,6 @@ public enum ToolMain {
             // words; the renderer showed each line break as `\u{a}` (two trials).
             let message = Command.message(for: error).replacing("\n   or: ", with: "; or: ")
                 .split(separator: "\n").map { $0.trimmingPrefix(while: \.isWhitespace) }.joined(separator: " ")
-            GivenKeyFiles.holdForMessages(Array(CommandLine.arguments.dropFirst()))
             if code == .validationFailure, !message.hasPrefix("Unknown option") { failUnknownOption() }
             diagnostics.error(message.lowercasedFirstLetter, hint: "see '\(diagnostics.toolName) help' or add --help after the subcommand")
             exit(code == .validationFailure ? ExitStatus.usage.rawValue : code.rawValue)

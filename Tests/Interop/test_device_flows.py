@@ -898,7 +898,7 @@ def test_a_vault_given_after_its_device_is_a_usage_error_that_says_the_order(hou
     assert from_input.returncode == 64 and "the vault comes first" in from_input.stderr, (from_input.returncode, from_input.stderr)
 
 
-@pytest.mark.parametrize("first", ["a file that is no vault", "a vault in a bucket after it"])
+@pytest.mark.parametrize("first", ["a file that is no vault", "a folder", "a vault in a bucket after it"])
 def test_a_vault_given_after_a_device_named_as_a_file_or_in_a_bucket_says_the_order(house, first):
     """A trial: with a file named as the device in the folder, `device promote B3E9A410 h.vault`
     said "not a vault" (exit 2), and `device promote DEVICE s3://…` said "could not open vault
@@ -906,6 +906,9 @@ def test_a_vault_given_after_a_device_named_as_a_file_or_in_a_bucket_says_the_or
     folder, _ = house
     if first == "a file that is no vault":
         (folder / "B3E9A410").write_text("notes\n")
+        vault = "h.vault"
+    elif first == "a folder":
+        (folder / "B3E9A410").mkdir()
         vault = "h.vault"
     else:
         vault = "s3://household-vaults/h.vault"

@@ -149,12 +149,15 @@ REFUSED_BEFORE_THE_KEY = {
     "a split's threshold": ("recovery-sheet", "split", "--key-file", "parent.nsec", "--threshold", "{P}", "--shares", "3", "-o", "shares"),
     "a link's lifetime": ("device-link", "create", "--key-file=parent.nsec", "--vault-url", "https://minio.example/b/vaults/x.vault", "--expires-in", "{P}", "-o", "link.png"),
     "a split's folder, written": ("recovery-sheet", "split", "--key-file", "parent.nsec", "--threshold", "2", "--shares", "3", "-o", "nodir/{P}/q"),
+    "a revoker's operations folder, its vault given with =": ("device-revoker", "vault", "--key-file", "parent.nsec", "--vault=h.vault", "--device", "Bedroom iPad",
+                                                                "-o", "n.vault", "--ops", "nodir/{P}"),
+    "an output's missing folder, the vault after --": ("vault-tool", "device", "add", "--key-file", "parent.nsec", "--id", "x1", "--name", "y", "-o", "nodir/{P}/v", "--", "-h.vault"),
 }
 
 
 @pytest.mark.parametrize(("case", "spelling"), [(case, spelling) for case in sorted(REFUSED_BEFORE_THE_KEY)
                                                  for spelling in ["14 hex digits", "upper case", "its nsec's middle", "the vault key's hex"]
-                                                 + (["a child's key"] if "h.vault" in REFUSED_BEFORE_THE_KEY[case] else [])])
+                                                 + (["a child's key"] if any(part.endswith("h.vault") for part in REFUSED_BEFORE_THE_KEY[case]) else [])])
 def test_a_message_said_before_the_key_is_read_holds_no_piece_of_it(tmp_path, case, spelling):
     """A hostile trial: a refusal made before a command read its key (argument-parser's "the
     value '…' is invalid", an output's folder missing, the order of a device and its vault, a
@@ -166,7 +169,8 @@ def test_a_message_said_before_the_key_is_read_holds_no_piece_of_it(tmp_path, ca
     for name in ("parent.nsec", "other.nsec"):
         (tmp_path / name).write_bytes((fixtures / "keys" / name).read_bytes())
         os.chmod(tmp_path / name, 0o600)
-    (tmp_path / "h.vault").write_bytes((fixtures / "testkit" / "ok-v2-household.vault").read_bytes())
+    for name in ("h.vault", "-h.vault"):
+        (tmp_path / name).write_bytes((fixtures / "testkit" / "ok-v2-household.vault").read_bytes())
     (tmp_path / "h.json").write_text("{}")
     key = PARENT_FIXTURE.secret.hex()
     piece = {"14 hex digits": key[10:24], "upper case": key[30:50].upper(), "its nsec's middle": PARENT_FIXTURE.nsec[12:26],
@@ -177,3 +181,23 @@ def test_a_message_said_before_the_key_is_read_holds_no_piece_of_it(tmp_path, ca
     assert result.returncode == (0 if case.endswith("written") else result.returncode) and (result.returncode != 0 or case.endswith("written")), (result.returncode, result.stderr)
     said = (result.stdout + result.stderr).lower()
     assert piece.lower() not in said, result.stderr
+
+
+def test_files_that_only_begin_as_vaults_do_not_keep_the_vault_from_being_read_for_a_message(tmp_path):
+    """A trial: four files beginning `MTVAULT` named as options' values used up the vaults a
+    refusal opens to hold their secrets, and a piece of a child's key in an output's folder was
+    quoted. Only vaults that open count; and the warning that a key file can be read by others,
+    said before the key is read, withholds the file's name when it holds a piece of the key."""
+    fixtures = Path(__file__).resolve().parents[1] / "Fixtures"
+    key = PARENT_FIXTURE.secret.hex()
+    (tmp_path / f"k-{key[:16]}.nsec").write_bytes((fixtures / "keys" / "parent.nsec").read_bytes())
+    os.chmod(tmp_path / f"k-{key[:16]}.nsec", 0o644)
+    (tmp_path / "h.vault").write_bytes((fixtures / "testkit" / "ok-v2-household.vault").read_bytes())
+    for name in ("D1", "D2", "D3", "D4", "D5"):
+        (tmp_path / name).write_bytes(b"MTVAULTjunk")
+    piece = child_key_hex()[8:24]
+    refused = subprocess.run([str(BIN / "vault-tool"), "device", "add", "--key-file", f"k-{key[:16]}.nsec", "--id", "D1", "--name", "D2", "--log", "D3", "--ops", "D4",
+                              "-o", f"nodir/{piece}/v", "D5", "h.vault"], capture_output=True, text=True, cwd=tmp_path, timeout=120, stdin=subprocess.DEVNULL)
+    assert refused.returncode != 0 and piece not in refused.stderr and key[:16] not in refused.stderr, (refused.returncode, refused.stderr)
+    shown = subprocess.run([str(BIN / "vault-tool"), "inspect", "--key-file", f"k-{key[:16]}.nsec", "h.vault"], capture_output=True, text=True, cwd=tmp_path, timeout=120)
+    assert shown.returncode == 0 and "can be read by other users" in shown.stderr and key[:16] not in shown.stderr, (shown.returncode, shown.stderr)
