@@ -22,6 +22,7 @@ public enum InputFiles {
     /// (docs/conventions.md, "Limits") before holding more than that.
     public static func read(_ path: String, what: String, limit: Int = InputLimits.document) throws -> [UInt8] {
         if case .object(let name) = try VaultLocation(path) {
+            guard !name.isPrefix else { throw VaultError.prefixGivenAsObject(path, what: what) }
             return try ObjectStores.shared(for: name).read(name, what: what, limit: limit)
         }
         let descriptor = try openForReading(path, what: what)
@@ -50,6 +51,18 @@ public enum InputFiles {
             }
             try body(reader.lineNumber, line)
         }
+    }
+
+    /// Says now what reading `path` later would say of a missing or unreadable file: for a
+    /// command that streams an input only once it has reached a server (a trial: `registry
+    /// import --devices missing.jsonl` loaded libpq and tried the server first). A pipe or FIFO
+    /// is left alone (opened and closed, its writer would lose its reader), as is standard
+    /// input but a terminal, which reading refuses.
+    public static func requireReadable(_ path: String, what: String) throws {
+        var info = stat()
+        if path != "-", stat(path, &info) == 0, info.st_mode & S_IFMT == S_IFIFO { return }
+        let descriptor = try openForReading(path, what: what)
+        if path != "-" { close(descriptor) }
     }
 
     /// Reads a key file into protected memory and warns when others may read it.

@@ -42,7 +42,8 @@ enum CompletionScriptCheck {
 }
 
 /// Whether the command line may ask for help (`--help`, `-h`, `--help-hidden`, the `help`
-/// subcommand). swift-argument-parser validates each option group as it decodes it, before it
+/// subcommand) or another answer argument-parser gives itself (`--version`, a completion
+/// script, the help dump). swift-argument-parser validates each option group as it decodes it, before it
 /// looks for help, so an option group whose check needs a library loaded on use (a PostgreSQL
 /// connection read by libpq) asks this first and leaves the check to the run: help loads
 /// nothing (issue 48; a trial found `registry devices --db postgresql://… --help` loading
@@ -50,6 +51,11 @@ enum CompletionScriptCheck {
 public enum HelpRequest {
     public static let mayBeAsked: Bool = {
         let arguments = CommandLine.arguments.dropFirst()
-        return arguments.first == "help" || arguments.contains { $0 == "-h" || $0.hasPrefix("--help") || $0.hasPrefix("-help") }
+        // Every flag argument-parser answers itself, whatever else the line holds (a trial:
+        // `--version` and `--experimental-dump-help` beside a PostgreSQL --db loaded libpq).
+        return arguments.first == "help" || arguments.contains {
+            $0 == "-h" || $0.hasPrefix("--help") || $0.hasPrefix("-help") || $0 == "--version"
+                || $0.hasPrefix("--experimental-dump-help") || $0.hasPrefix("--generate-completion-script")
+        }
     }()
 }

@@ -134,6 +134,13 @@ extension VaultError {
                    file: file, line: line)
     }
 
+    /// A prefix (`s3://BUCKET/` or a key ending in `/`) where one object is read: refused before
+    /// the store is reached, or libcurl even loaded (a trial: `inspect s3://b/` tried the store).
+    public static func prefixGivenAsObject(_ text: String, what: String, file: String = #fileID, line: UInt = #line) -> VaultError {
+        VaultError(.badObjectName, "\(what) '\(text.prefix(200))' names a prefix (the objects under it), not one object: s3://BUCKET/KEY, with the object's whole key",
+                   file: file, line: line)
+    }
+
     /// A file or folder on this machine named as a URL (``VaultLocation/isSpelledAsURL(_:)``):
     /// an option that takes no object, or an object's name in another case than `s3://`.
     public static func urlAsLocalPath(_ path: String, what: String, file: String = #fileID, line: UInt = #line) -> VaultError {

@@ -34,7 +34,7 @@ struct Pairing: ParsableCommand {
         )
         @Option(help: ArgumentHelp("The CloudKit share URL (https).", valueName: "URL")) var shareUrl: String
         @Option(help: ArgumentHelp("The parent's device id (a UUID).", valueName: "ID")) var parentDeviceId: String
-        @Option(help: ArgumentHelp("The shared zone's name.", valueName: "ZONE")) var sharedZoneId: String
+        @Option(help: ArgumentHelp("The shared zone's name; without it the code has none (seed 004's field is optional).", valueName: "ZONE")) var sharedZoneId: String?
         @Option(help: ArgumentHelp("documented (RFC 3339; docs/tools.md) or app: what the app's own Swift code writes with JSONEncoder's defaults (the time in seconds since 2001).", valueName: "FORM"))
         var encoding: CodeEncoding = .documented
         @OptionGroup var now: RecordedNowOption
@@ -75,12 +75,13 @@ struct Pairing: ParsableCommand {
             try requireRange(maxAge, 1...PairingCode.maximumAllowedAge, "--max-age")
             let code = try PairingCode(payload: QRPictures.singleQR(image, reads: { $0 == .pairing || $0 == .other }, expected: "a pairing code"), now: now.time, maximumAge: maxAge)
             if json {
-                try StandardStreams.writeOutput(JSONValue.object(code.fields + [("encoding", .string(code.encoding.rawValue))]).reported())
+                try StandardStreams.writeOutput(JSONValue.object(code.reportedFields).reported())
                 return
             }
             var table = TextTable()
             for (key, value) in [("share URL", code.shareURL), ("parent device", code.parentDeviceID), ("verification token", code.verificationToken),
-                                 ("shared zone", code.sharedZoneID), ("timestamp", code.timestamp.rfc3339), ("written as", code.encoding.described)] { table.add(key, value) }
+                                 ("shared zone", code.sharedZoneID ?? "(none: the code names no zone)"), ("timestamp", code.timestamp.rfc3339),
+                                 ("written as", code.encoding.described)] { table.add(key, value) }
             try StandardStreams.writeOutput(Array(table.render().utf8))
         }
     }

@@ -42,6 +42,9 @@ extension Registry {
         func run() throws {
             let inputs = [devices.map { FileSet.Input("--devices", $0) }, members.map { FileSet.Input("--members", $0) }].compactMap { $0 }
             _ = try CommandFiles(reads: inputs, writes: database.asOutput)
+            // A missing file is said before the registry is opened (libpq, a server).
+            try devices.map { try InputFiles.requireReadable($0, what: "devices file") }
+            try members.map { try InputFiles.requireReadable($0, what: "members file") }
             let registry = try database.open(.readWrite)
             func source(_ path: String, _ what: String) -> DeviceRegistry.LineSource {
                 ("\(what) \(InputFiles.quotedName(path))", { try InputFiles.forEachLine(path, what: what, $0) })

@@ -72,8 +72,10 @@ struct PassphraseOption: ParsableArguments {
     /// ``PassphraseStrength/minimumBits`` unless `allowWeak` (--weak-passphrase).
     func readNew(allowWeak: Bool) throws -> SecretBytes? {
         guard let text = try read(new: true) else { return nil }
+        // Taken knowingly: not judged, so zxcvbn is not loaded for an answer that changes nothing.
+        if allowWeak { return text }
         let strength = try PassphraseStrength.estimate(text)
-        guard !strength.isWeak || allowWeak else {
+        guard !strength.isWeak else {
             throw VaultError.weakPassphrase(strength)
                 .withContext(hint: "choose a longer one (four or more random words), or pass --weak-passphrase to use it knowingly")
         }

@@ -53,6 +53,8 @@ struct BucketCommand {
             _ = try BucketMigration.checkedManifest(bytes, path: path, destination: destination)
             return bytes
         }
+        // A missing SQLite is said before the store is listed: a real run keeps a journal.
+        if !dryRun { try BucketMigration.requireJournalLibrary() }
         // The store VaultTool.main registers: a bucket batch lists through it.
         let store = try ObjectStores.shared(as: ObjectStore.self, for: "s3://")
         let source: BucketMigration.Source = switch jobs {

@@ -204,6 +204,30 @@ def test_codes_as_the_app_writes_them_read_back_and_the_app_form_written_is_the_
     assert json.loads(zbar(tmp_path / "ours-pair.png"))["timestamp"] == 817_034_400  # 2026-11-22T10:00:00Z
 
 
+@pytest.mark.parametrize("zone", ["left out", None, "named"])
+@pytest.mark.parametrize("form", ["app", "documented"])
+def test_a_pairing_code_without_a_zone_reads_back(tmp_path, zone, form):
+    """Seed 004 adds `sharedZoneID: String?`: the app's JSONEncoder leaves a nil zone out, and a
+    trial's code without one was refused ("sharedZoneID is missing", exit 2), `null` too. Read
+    in either form, reported as null; `create` without --shared-zone-id writes such a code."""
+    pairing = {"shareURL": "https://www.icloud.com/share/0abc", "parentDeviceID": "6F1C2B7E-0D4A-4C55-9E1B-2A7F3C9D8E01",
+               "verificationToken": "4CF92AE3-C8E0-45D1-982E-71C3FC986138"}
+    if zone != "left out":
+        pairing["sharedZoneID"] = zone and "FamilyZone"
+    pairing["timestamp"] = 817_034_400 if form == "app" else "2026-11-22T10:00:00Z"
+    text = app_json(pairing) if form == "app" else json.dumps(pairing)
+    read = subprocess.run([DEVICE_LINK, "pairing", "read", str(qr_png(text, tmp_path / "pair.png")), "--json", "--now", "2026-11-22T10:01:00Z"], capture_output=True)
+    assert read.returncode == 0, read.stderr
+    shown = json.loads(read.stdout)
+    assert shown["sharedZoneID"] == (None if zone != "named" else "FamilyZone") and shown["encoding"] == form, shown
+    table = subprocess.run([DEVICE_LINK, "pairing", "read", str(tmp_path / "pair.png"), "--now", "2026-11-22T10:01:00Z"], capture_output=True, text=True)
+    assert table.returncode == 0 and ("names no zone" in table.stdout) == (zone != "named"), table.stdout
+    made = subprocess.run([DEVICE_LINK, "pairing", "create", "--share-url", pairing["shareURL"], "--parent-device-id", pairing["parentDeviceID"],
+                           "--now", "2026-11-22T10:00:00Z", "--encoding", form, "-o", str(tmp_path / "ours.png")], capture_output=True)
+    assert made.returncode == 0, made.stderr
+    assert "sharedZoneID" not in zbar(tmp_path / "ours.png")
+
+
 @pytest.mark.parametrize("name", ["León 🦁", "Zoë/Ünal", "家族", "x\\/y", "ñ"])
 @pytest.mark.parametrize("encoding", ["documented", "app"])
 def test_a_code_with_any_text_reads_back_as_written_and_read_minus_o_minus_prints_only_the_key(tmp_path, name, encoding):

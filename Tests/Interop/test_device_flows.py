@@ -154,6 +154,8 @@ def test_promote_rename_and_limit_each_do_one_thing(house):
     refused = tool("device", "add", "--key-file", "parent.nsec", "--id", "NEW-1", "--name", "One too many", "--in-place", "--ops", "x.jsonl", "h.vault",
                    cwd=folder)
     assert refused.returncode == 4 and "limit" in refused.stderr and (folder / "h.vault").read_bytes() == vault
+    # Its hint is a command that can be run as written, but for the names to fill in.
+    assert "vault-tool device limit --key-file PARENT.nsec --in-place VAULT N" in refused.stderr, refused.stderr
     assert tool("check", "--key-file", "parent.nsec", "h.vault", cwd=folder).returncode == 0
     if schema == 3:
         assert reference_verify((folder / "h.log").read_text(), PARENT.household_id.hex(), vault) is None
@@ -1053,3 +1055,67 @@ def test_check_names_a_key_in_any_text_as_seal_refuses_it(tmp_path, where):
     checked = tool("check", "--key-file", "parent.nsec", "h.vault", cwd=tmp_path)
     assert checked.returncode == 3 and f"{path}: secret-in-text" in checked.stdout, (checked.returncode, checked.stdout, checked.stderr)
     assert key.hex()[4:20] not in checked.stdout + checked.stderr
+
+
+@pytest.mark.parametrize("named_by", ["name", "id", "prefix"])
+def test_a_revoked_device_keeps_its_name_so_its_revocation_run_again_revokes_no_other(house, named_by):
+    """A trial: "Bedroom iPad" revoked, then renamed, its name given to a new device by `add`,
+    and the same revocation run again revoked the new iPad (exit 0). A revoked device is not
+    renamed (exit 4, nothing written, a dry run alike), so `add` keeps refusing its name and the
+    revocation run again finds it and no other."""
+    folder, _ = house
+    revoked = subprocess.run([str(BIN / "device-revoker"), "vault", "--key-file", "parent.nsec", "--vault", "h.vault", "--device", "Bedroom iPad",
+                              "--ops", "r1.jsonl", "-o", "v1.vault"], capture_output=True, text=True, cwd=folder, stdin=subprocess.DEVNULL)
+    assert revoked.returncode == 0, revoked.stderr
+    device = next(d for d in document(folder, "v1.vault")["devices"] if d["deviceName"] == "Bedroom iPad")
+    typed = {"name": "bedroom ipad", "id": device["deviceId"], "prefix": device["deviceId"][:6]}[named_by]
+    before = (folder / "v1.vault").read_bytes()
+    for extra in (["--in-place"], ["--dry-run", "--in-place"], ["-o", "x.vault"]):
+        renamed = tool("device", "rename", "--key-file", "parent.nsec", *extra, "v1.vault", typed, "Bedroom iPad (stolen)", cwd=folder)
+        assert renamed.returncode == 4 and "is revoked and keeps its name" in renamed.stderr, (extra, renamed.returncode, renamed.stderr)
+        assert (folder / "v1.vault").read_bytes() == before and not (folder / "x.vault").exists()
+    added = tool("device", "add", "--key-file", "parent.nsec", "--id", str(uuid.uuid4()).upper(), "--name", "Bedroom iPad", "--ops", "a.jsonl",
+                 "-o", "v3.vault", "v1.vault", cwd=folder)
+    assert added.returncode == 4 and not (folder / "v3.vault").exists(), added.stderr
+    again = subprocess.run([str(BIN / "device-revoker"), "vault", "--key-file", "parent.nsec", "--vault", "v1.vault", "--device", "Bedroom iPad",
+                            "--ops", "r2.jsonl", "-o", "v4.vault"], capture_output=True, text=True, cwd=folder, stdin=subprocess.DEVNULL)
+    assert again.returncode == 0 and "nothing to revoke" in again.stderr, again.stderr
+
+
+@pytest.mark.parametrize("spellings", [("AAAAAAAA-BBBB-4CCC-8DDD-EEEEEEEEEE01", "aaaaaaaa-bbbb-4ccc-8ddd-eeeeeeeeee01"), ("Kitchen-Tablet", "kitchen-tablet", "KITCHEN-TABLET")])
+def test_device_ids_that_differ_only_in_case_fail_the_check(tmp_path, spellings):
+    """A trial: two devices whose ids differ only in case passed `check`, while every command
+    naming a device by its id (in any case) found both, even by the whole id, and `add` refuses
+    such an id: unique-device-id names them (exit 3)."""
+    shutil.copy(FIXTURES / "keys" / "parent.nsec", tmp_path / "parent.nsec")
+    os.chmod(tmp_path / "parent.nsec", 0o600)
+    (tmp_path / "v2.vault").write_bytes((FIXTURES / "testkit" / "ok-v2-household.vault").read_bytes())
+    revealed = json.loads(tool("open", "--key-file", "parent.nsec", "--reveal-secrets", "--force", "v2.vault", cwd=tmp_path).stdout)
+    for number, device_id in enumerate(spellings):
+        revealed["devices"].append({"deviceId": device_id, "deviceName": f"Case {number}", "isPrimary": False, "subkeyPublicKey": PARENT.subkey_pubkey(device_id),
+                                    "addedAt": "2025-09-01T08:00:00Z", "lastSeenAt": "2025-11-10T10:00:00Z", "status": "active"})
+    (tmp_path / "dup.vault").write_bytes(seal_document(PARENT, revealed))
+    checked = tool("check", "--key-file", "parent.nsec", "dup.vault", cwd=tmp_path)
+    assert checked.returncode == 3 and "unique-device-id" in checked.stdout + checked.stderr, (checked.returncode, checked.stdout, checked.stderr)
+    assert "differs only in case" in checked.stdout + checked.stderr
+    assert tool("check", "--key-file", "parent.nsec", "v2.vault", cwd=tmp_path).returncode == 0
+
+
+@pytest.mark.parametrize("spelling", ["{%s}", "urn:uuid:%s", "URN:UUID:{%s}", "nohyphens", "lowernohyphens"])
+@pytest.mark.parametrize("existing", [True, False])
+def test_a_uuid_is_added_only_as_the_app_writes_one(house, spelling, existing):
+    """A trial: `device add` refused an existing id in another case, but took it in braces or
+    without hyphens, a second record of the same device to anyone reading it, with another
+    subkey. A UUID written otherwise than `UUID().uuidString` writes one is refused (64),
+    naming the app's spelling; the app's spelling itself is taken (in any case)."""
+    folder, _ = house
+    device = next(d for d in document(folder)["devices"] if d["status"] == "active")["deviceId"] if existing else str(uuid.uuid4()).upper()
+    if existing:
+        assert uuid.UUID(device), "the test vault's ids are UUIDs"
+    typed = {"nohyphens": device.replace("-", ""), "lowernohyphens": device.replace("-", "").lower()}.get(spelling, spelling.replace("%s", device) if "%s" in spelling else device)
+    before = (folder / "h.vault").read_bytes()
+    refused = tool("device", "add", "--key-file", "parent.nsec", "--id", typed, "--name", "Another Tablet", "--ops", "a.jsonl", "--in-place", "h.vault", cwd=folder)
+    assert refused.returncode == 64 and "written otherwise than the app writes one" in refused.stderr and device.upper() in refused.stderr, refused.stderr
+    assert (folder / "h.vault").read_bytes() == before and not (folder / "a.jsonl").exists()
+    taken = tool("device", "add", "--key-file", "parent.nsec", "--id", device.lower(), "--name", "Another Tablet", "--ops", "a.jsonl", "--in-place", "h.vault", cwd=folder)
+    assert (taken.returncode == 4 and "spelt otherwise" in taken.stderr) if existing else taken.returncode == 0, taken.stderr

@@ -10,6 +10,7 @@ nothing.
 """
 import json
 import random
+import secrets
 import sqlite3
 import subprocess
 import uuid
@@ -696,3 +697,27 @@ def test_match_of_what_reads_as_nothing_finds_no_name(tmp_path, typed):
     assert result.returncode == 0, result.stderr
     listed = revoker("devices", "--db", db, "--match", typed, "--json", check=0)
     assert json.loads(listed.stdout) == [], listed.stdout
+
+
+@pytest.mark.parametrize("schema", ["family-medical", "catbird"])
+@pytest.mark.parametrize("operator", ["", " ", "\u200b", "\u00ad\u200d", "\x1b[31m", "ops\nforged", "a\u2028b", "\t"])
+def test_an_operator_that_names_nobody_is_refused_and_nothing_is_logged(tmp_path, operator, schema):
+    """A trial: `--operator ""`, a space or a zero-width space was logged as who ran the batch
+    (the log's "by" blank) and `log --verify` said ok. A usage error (64), on both schemas,
+    before the registry changes; a name anyone reads is taken."""
+    db = str(tmp_path / "r.sqlite")
+    revoker("init", "--db", db, "--schema", schema, check=0)
+    if schema == "family-medical":
+        user, device = "11111111-1111-4111-8111-111111111111", "aaaaaaaa-0000-4000-8000-000000000001"
+        rows = [{"device_id": device, "user_id": user, "device_name": "iPad"}, {"device_id": "aaaaaaaa-0000-4000-8000-000000000002", "user_id": user, "device_name": "iPhone"}]
+    else:
+        user, device = "did:plc:family", "ipad"
+        rows = [{"user_did": user, "device_id": name, "device_name": name, "device_mls_did": f"{user}#{name}", "signature_public_key": secrets.token_hex(32)} for name in ("ipad", "iphone")]
+    (tmp_path / "d.jsonl").write_text("".join(json.dumps(row) + "\n" for row in rows))
+    revoker("import", "--db", db, "--devices", str(tmp_path / "d.jsonl"), check=0)
+    before = (tmp_path / "r.sqlite").read_bytes()
+    refused = revoker("revoke", "--db", db, "--device", f"{user}#{device}", "--reason", "lost", "--operator", operator, "--force")
+    assert refused.returncode == 64 and "--operator" in refused.stderr and "\x1b" not in refused.stderr, (refused.returncode, refused.stderr)
+    assert (tmp_path / "r.sqlite").read_bytes() == before
+    taken = revoker("revoke", "--db", db, "--device", f"{user}#{device}", "--reason", "lost", "--operator", "Zoë (support)", "--force", check=0)
+    assert "Zoë (support)" in revoker("log", "--db", db, check=0).stdout, taken.stderr

@@ -2,6 +2,7 @@
 DT_NEEDED entries, are exactly those Tests/link-table.txt lists, and never one the layers
 keep from it (device-link: no libcurl, libpq, SQLite or FreeType; and so on); and no tool
 carries ICU (issue 39; the size budgets are checked on the release build by scripts/package)."""
+import json
 import os
 import re
 import shutil
@@ -114,6 +115,7 @@ def inputs(tmp_path_factory):
     subprocess.run([str(BIN / "vault-tool"), "seal", "--key-file", "household.nsec", "-o", "a.vault", str(ROOT / "Examples" / "household.json")],
                    cwd=folder, check=True, capture_output=True)
     (folder / "jobs.jsonl").write_text('{"vault": "a.vault", "keyFile": "household.nsec"}\n')
+    (folder / "d.jsonl").write_text("")  # an import's devices: read before the registry is reached
     subprocess.run([str(BIN / "device-link"), "create", "--key-file", "parent.nsec", "--vault-url", URL, "--now", "2026-01-01T00:00:00Z", "-o", "link.png"],
                    cwd=folder, check=True, capture_output=True)
     return folder
@@ -151,6 +153,9 @@ HIDDEN = [
     ("libpoppler-glib.so.8", "recovery-sheet scan sheet.pdf -o r.nsec", "recovery-sheet generate --key-file parent.nsec -o s.pdf"),
     ("libzxcvbn.so.0", "recovery-sheet generate --key-file parent.nsec --passphrase-file pass.txt --log-n 10 -o s.pdf",
      "recovery-sheet generate --key-file parent.nsec -o s.pdf"),
+    # A passphrase taken knowingly (--weak-passphrase) is not judged: zxcvbn is not needed.
+    ("libzxcvbn.so.0", "recovery-sheet split --key-file parent.nsec --threshold 2 --shares 3 --passphrase-file pass.txt -o shares",
+     "recovery-sheet generate --key-file parent.nsec --passphrase-file pass.txt --weak-passphrase --log-n 10 -o s.pdf"),
     ("libcrypto.so.3", "recovery-sheet code new --master-key-file mk.hex --user-id u -o blob.json --sheet code.png",
      "recovery-sheet generate --key-file parent.nsec -o s.pdf"),
 ]
@@ -367,3 +372,67 @@ def test_every_mistake_of_a_bucket_manifest_is_said_before_the_store_is_reached(
         return
     assert stopped.returncode == code and said in stderr, (stopped.returncode, stderr)
     assert contents(work) == contents(folder)
+
+
+@pytest.mark.parametrize("spelling", POSTGRES_SPELLINGS)
+@pytest.mark.parametrize("command", REGISTRY_COMMANDS)
+@pytest.mark.parametrize("answer", ["--version", "--experimental-dump-help"])
+def test_an_answer_argument_parser_gives_itself_loads_no_library(inputs, command, spelling, answer):
+    """A trial: --help loaded nothing, but --version and the help dump beside a PostgreSQL --db
+    still ran its check, which loads libpq."""
+    subcommand, *rest = command.split()
+    run = subprocess.run([str(BIN / "device-revoker"), "registry", subcommand, "--db", spelling, *rest, answer], cwd=inputs, capture_output=True, text=True,
+                         env={**os.environ, "LD_DEBUG": "files"}, timeout=60)
+    assert run.returncode == 0 and run.stdout, (run.returncode, run.stderr[-2000:])
+    assert dynamically_loaded(run) == [], dynamically_loaded(run)
+
+
+@pytest.mark.parametrize("extra", [" --in-place", " --in-place --journal j/run.sqlite", " --out s3://household-vaults/v2/",
+                                   " --in-place --shard 1/2"])
+def test_a_bucket_run_without_sqlite_stops_before_it_lists(inputs, tmp_path, extra):
+    """A trial: a bucket migration without SQLite listed the whole prefix first, and with the
+    store out of reach said that (75, "run it again later") where the package is what is
+    missing. With the store at a closed port: 69 naming libsqlite3-0, and nothing made."""
+    keys = tmp_path / "keys"
+    keys.mkdir(mode=0o700)
+    household = json.loads(subprocess.run([str(BIN / "vault-tool"), "derive", "--key-file", "household.nsec", "--json"], cwd=inputs, capture_output=True,
+                                          check=True).stdout)["householdId"]
+    subprocess.run([str(BIN / "vault-tool"), "derive", "--key-file", str(inputs / "household.nsec"), "--vault-key-out", str(keys / f"{household}.vaultkey")],
+                   capture_output=True, check=True)
+    command = f"vault-tool migrate bucket --source s3://household-vaults/vaults/ --to 2 --vault-key-dir {keys}" + extra
+    stopped, work = run_hidden("libsqlite3.so.0", inputs, command)
+    stderr = stopped.stderr.decode()
+    assert stopped.returncode == 69 and "apt install libsqlite3-0" in stderr and "object store" not in stderr, (stopped.returncode, stderr)
+    assert contents(work) == contents(inputs)
+
+
+@pytest.mark.parametrize("command", ["vault-tool inspect s3://household-vaults/", "vault-tool inspect s3://household-vaults/vaults/",
+                                     "vault-tool open --key-file household.nsec s3://household-vaults/",
+                                     "vault-tool check --key-file household.nsec s3://household-vaults/v/",
+                                     "rotation-planner show s3://household-vaults/plans/",
+                                     "recovery-sheet scan s3://household-vaults/sheets/ -o r.nsec"])
+def test_a_prefix_where_one_object_is_read_is_refused_before_the_store(inputs, command):
+    """A trial: `inspect s3://bucket/` loaded libcurl and tried the store (75; 69 without the
+    library), where `s3:///a.vault` was refused as no object name (2). A prefix names no one
+    object: exit 2, said as such, nothing loaded."""
+    keep = {name: value for name, value in os.environ.items() if not name.startswith("AWS_")}
+    tool, *arguments = command.split()
+    run = subprocess.run([str(BIN / tool), *arguments], cwd=inputs, capture_output=True, text=True, env={**keep, **S3, "LD_DEBUG": "files"}, timeout=60)
+    assert run.returncode == 2 and "names a prefix" in run.stderr, (run.returncode, run.stderr[-2000:])
+    assert dynamically_loaded(run) == [], dynamically_loaded(run)
+
+
+@pytest.mark.parametrize("spelling", ["postgresql://127.0.0.1:1/registry", "postgres://127.0.0.1:1/registry", "host=127.0.0.1 port=1 dbname=registry"])
+@pytest.mark.parametrize("command", ["import --devices missing.jsonl", "import --members missing.jsonl", "import --devices a.vault --members missing.jsonl",
+                                     "revoke --devices-file missing.txt --reason r", "revoke --devices-file missing.txt --reason r --dry-run"])
+def test_a_missing_list_is_said_before_the_registry_is_reached(inputs, command, spelling):
+    """A trial: `registry import --devices missing.jsonl` tried the server (exit 1, "cannot
+    connect"; 69 without libpq) before it found its own input missing, as a bucket run's
+    manifest once did. The file is said first, with libpq there or not."""
+    subcommand, *rest = command.split()
+    run = subprocess.run([str(BIN / "device-revoker"), "registry", subcommand, "--db", spelling, *rest], cwd=inputs, capture_output=True, text=True, timeout=60)
+    assert run.returncode == 1 and "missing." in run.stderr and "connect" not in run.stderr, (run.returncode, run.stderr[-2000:])
+    if spelling.startswith("postgresql://"):
+        stopped, work = run_hidden("libpq.so.5", inputs, f"device-revoker registry {subcommand} --db {spelling} {' '.join(rest)}")
+        assert stopped.returncode == 1 and b"missing." in stopped.stderr, (stopped.returncode, stopped.stderr.decode())
+        assert contents(work) == contents(inputs)

@@ -366,7 +366,8 @@ def test_a_vault_never_replaces_another_households(tmp_path, command):
     Path("example.nsec").chmod(0o600)
     document = json.loads(subprocess.run([str(BIN / "vault-tool"), "open", "--key-file", "k.nsec", "--reveal-secrets", "--force", "work.vault"],
                                          capture_output=True, check=True).stdout)
-    document["devices"][-1]["deviceName"] = "Kitchen"
+    # An active device: a revoked one keeps its name (it is not renamed).
+    next(d for d in reversed(document["devices"]) if d["status"] == "active")["deviceName"] = "Kitchen"
     Path("doc.json").write_text(json.dumps(document))
     subprocess.run([str(BIN / "vault-tool"), "seal", "--key-file", "k.nsec", "--force", "-o", "work.vault", "doc.json"], capture_output=True, check=True)
     subprocess.run([str(BIN / "vault-tool"), "seal", "--key-file", "example.nsec", "-o", "theirs.vault", str(ROOT / "Examples" / "household.json")],
@@ -419,7 +420,7 @@ def test_an_in_place_rewrite_keeps_the_mode_and_group(tmp_path, umask, mode, com
     if "Kitchen" in command:
         document = json.loads(subprocess.run([str(BIN / "vault-tool"), "open", "--key-file", "k.nsec", "--reveal-secrets", "--force", "v.vault"],
                                              capture_output=True, check=True).stdout)
-        document["devices"][-1]["deviceName"] = "Kitchen"
+        next(d for d in reversed(document["devices"]) if d["status"] == "active")["deviceName"] = "Kitchen"  # a revoked one keeps its name
         Path("d.json").write_text(json.dumps(document))
         subprocess.run([str(BIN / "vault-tool"), "seal", "--key-file", "k.nsec", "--force", "-o", "v.vault", "d.json"], capture_output=True, check=True)
     if "limit" in command:  # a schema 2 vault's field

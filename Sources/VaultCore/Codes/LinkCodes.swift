@@ -38,7 +38,9 @@ public enum CodeEncoding: String, Sendable, CaseIterable {
             var nanoseconds: Int32 = 0
             if parts.count == 2 {
                 let digits = parts[1]
-                guard !digits.isEmpty, digits.allSatisfy({ $0.isASCII && $0.isNumber }), digits.count <= 18 else { return nil }
+                // Read to the nanosecond, as many digits as are written (JSONDecoder reads them
+                // all into a Double; a trial: 21 were refused as "out of the range").
+                guard !digits.isEmpty, digits.allSatisfy({ $0.isASCII && $0.isNumber }) else { return nil }
                 let first = String(digits.prefix(9))
                 nanoseconds = Int32(first + String(repeating: "0", count: 9 - first.count))!
             }
@@ -50,7 +52,7 @@ public enum CodeEncoding: String, Sendable, CaseIterable {
 
     /// Why a value is no time: a number out of a date's range, or not a time at all.
     static func timeProblem(_ value: JSONValue) -> String {
-        if case .number = value { return "is a number of seconds since 2001-01-01 out of the range a date can have (at most 11 digits before the point, 18 after)" }
+        if case .number = value { return "is a number of seconds since 2001-01-01 out of the range a date can have (at most 11 digits before the point)" }
         return "should be an RFC 3339 time, or a number of seconds since 2001-01-01 as the app's JSONEncoder writes a Date"
     }
 
@@ -193,7 +195,9 @@ public struct DeviceLink: Sendable {
 }
 
 /// The screen-time app's pairing QR (seed 004): `{shareURL, parentDeviceID, verificationToken,
-/// sharedZoneID, timestamp}`, the timestamp as RFC 3339.
+/// sharedZoneID, timestamp}`, the timestamp as RFC 3339. The zone is optional (seed 004's
+/// `sharedZoneID: String?`): a code without one leaves the field out, as `JSONEncoder` leaves
+/// out a nil optional, and one reading `null` is read as without one.
 public struct PairingCode: Sendable, Equatable {
     /// A new verification token: a version 4 UUID from `random` (injected, so tests can
     /// reproduce it).
@@ -208,7 +212,7 @@ public struct PairingCode: Sendable, Equatable {
     public let shareURL: String
     public let parentDeviceID: String
     public let verificationToken: String
-    public let sharedZoneID: String
+    public let sharedZoneID: String?
     public let timestamp: Timestamp
     /// How the payload read was written (the documented form for a code made here).
     public private(set) var encoding: CodeEncoding = .documented
@@ -227,7 +231,7 @@ public struct PairingCode: Sendable, Equatable {
     public static let maximumAllowedAge: Int64 = 86_400
     public static let allowedClockSkew: Int64 = 60
 
-    public init(shareURL: String, parentDeviceID: String, verificationToken: String, sharedZoneID: String, timestamp: Timestamp) {
+    public init(shareURL: String, parentDeviceID: String, verificationToken: String, sharedZoneID: String?, timestamp: Timestamp) {
         self.shareURL = shareURL
         self.parentDeviceID = parentDeviceID
         self.verificationToken = verificationToken
@@ -237,10 +241,17 @@ public struct PairingCode: Sendable, Equatable {
 
     public func jsonValue() -> JSONValue { .object(fields) }
 
-    /// The documented form's fields, in order.
+    /// The documented form's fields, in order; a code without a zone has no `sharedZoneID`.
     public var fields: [(key: String, value: JSONValue)] {
+        [("shareURL", .string(shareURL)), ("parentDeviceID", .string(parentDeviceID)), ("verificationToken", .string(verificationToken))]
+            + (sharedZoneID.map { [("sharedZoneID", .string($0))] } ?? []) + [("timestamp", .string(timestamp.rfc3339))]
+    }
+
+    /// Every field as a report names it (`read --json`): a code without a zone says so with a
+    /// null, so a reader of the report finds each field.
+    public var reportedFields: [(key: String, value: JSONValue)] {
         [("shareURL", .string(shareURL)), ("parentDeviceID", .string(parentDeviceID)), ("verificationToken", .string(verificationToken)),
-         ("sharedZoneID", .string(sharedZoneID)), ("timestamp", .string(timestamp.rfc3339))]
+         ("sharedZoneID", sharedZoneID.map(JSONValue.string) ?? .null), ("timestamp", .string(timestamp.rfc3339)), ("encoding", .string(encoding.rawValue))]
     }
 
     /// The QR's payload: the documented form, or the app's (seed 004's `PairingPayload` through
@@ -250,8 +261,8 @@ public struct PairingCode: Sendable, Equatable {
         case .documented: jsonValue().serialized(pretty: false)
         case .app:
             CodeEncoding.appJSON(.object([("shareURL", .string(shareURL)), ("parentDeviceID", .string(parentDeviceID)),
-                                          ("verificationToken", .string(verificationToken)), ("sharedZoneID", .string(sharedZoneID)),
-                                          ("timestamp", CodeEncoding.appDate(timestamp))]))
+                                          ("verificationToken", .string(verificationToken))]
+                                         + (sharedZoneID.map { [("sharedZoneID", .string($0))] } ?? []) + [("timestamp", CodeEncoding.appDate(timestamp))]))
         }
     }
 
@@ -262,7 +273,7 @@ public struct PairingCode: Sendable, Equatable {
         shareURL = try reader.string("shareURL")
         parentDeviceID = try reader.string("parentDeviceID")
         verificationToken = try reader.string("verificationToken")
-        sharedZoneID = try reader.string("sharedZoneID")
+        sharedZoneID = try reader.optionalString("sharedZoneID")
         let timestampValue = try reader.required("timestamp")
         guard let (time, form) = CodeEncoding.time(timestampValue) else {
             throw reader.invalid("timestamp", CodeEncoding.timeProblem(timestampValue))
@@ -270,7 +281,7 @@ public struct PairingCode: Sendable, Equatable {
         timestamp = time
         encoding = form
         try reader.finish()
-        for (name, value) in [("shareURL", shareURL), ("parentDeviceID", parentDeviceID), ("verificationToken", verificationToken), ("sharedZoneID", sharedZoneID)] {
+        for (name, value) in [("shareURL", shareURL), ("parentDeviceID", parentDeviceID), ("verificationToken", verificationToken), ("sharedZoneID", sharedZoneID ?? "")] {
             if value.unicodeScalars.contains(where: \.isControlOrInvisible) { throw VaultError.codeFieldHasControl(name) }
             // A pairing code carries no key: one in a field (a hostile or mixed-up code) would be
             // printed by every reader of it, so the code is refused, the value not shown.
@@ -281,7 +292,8 @@ public struct PairingCode: Sendable, Equatable {
         }
         guard let device = UUID(uuidString: parentDeviceID) else { throw VaultError.pairingDeviceIDNotUUID() }
         // Blank is empty to a person comparing what the two devices show.
-        for (name, value) in [("verificationToken", verificationToken), ("sharedZoneID", sharedZoneID)] where !value.contains(where: { !$0.isWhitespace }) {
+        // A zone is absent or named: blank is neither.
+        for (name, value) in [("verificationToken", verificationToken), ("sharedZoneID", sharedZoneID ?? "-")] where !value.contains(where: { !$0.isWhitespace }) {
             throw VaultError.pairingFieldEmpty(name)
         }
         // The app makes it with `UUID().uuidString`: random, version 4. A guessable one (the

@@ -65,9 +65,16 @@ public enum VaultDevices {
         case .add(let id, let name):
             try checkText(id, field: "the device id")
             try checkText(name, field: "the device name")
+            // The app writes a UUID one way (8-4-4-4-12): another spelling of one is another
+            // id to the subkey, and the same device to anyone reading it (a trial: an existing
+            // id in braces or without hyphens was added beside it).
+            if let written = uuidAsTheAppWrites(id), written.lowercased() != id.lowercased() {
+                throw VaultError.deviceTextInvalid("the device id", "is a UUID written otherwise than the app writes one: \(written)")
+            }
             guard let parent else { throw VaultError.parentKeyNeededToAddDevice() }
             let subkey = try Derivation.deviceSubkey(for: parent, deviceID: id).publicKey.hex
-            if let existing = document.devices.first(where: { $0.deviceId.lowercased() == id.lowercased() }) {
+            let sameID = { (other: String) in other.lowercased() == id.lowercased() || uuidAsTheAppWrites(other).map { $0.lowercased() == id.lowercased() } == true }
+            if let existing = document.devices.first(where: { sameID($0.deviceId) }) {
                 // Run again after it was written: the same device, nothing to do.
                 guard existing.status == .active, existing.deviceName == name, existing.subkeyPublicKey == subkey else { throw VaultError.deviceExists(id, name: name, existing: existing) }
                 // Its additions again, for the groups that hold it: a run whose operations were
@@ -117,6 +124,10 @@ public enum VaultDevices {
             guard device.deviceName != name else {
                 return Outcome(document: document, operations: [], summary: "\(RecordedText.named(device.deviceId)) is already named \(name)", deviceID: device.deviceId, unchanged: true)
             }
+            // A revoked device keeps its name, which `add` refuses to a new device: renamed, the
+            // name went to a new device, and the same revocation run again revoked that one (a
+            // trial: "Bedroom iPad" revoked, renamed, a new "Bedroom iPad" added, revoked).
+            guard device.status == .active else { throw VaultError.revokedDeviceRenamed(device.deviceId) }
             if let same = active.first(where: { $0.deviceId != device.deviceId && VaultRevocation.folded($0.deviceName) == VaultRevocation.folded(name) }) {
                 throw VaultError.deviceNameTaken(name, by: same)
             }
@@ -195,6 +206,19 @@ public enum VaultDevices {
         }
     }
 
+    /// `id` as the app's `UUID().uuidString` writes it (upper case, 8-4-4-4-12) when it is a
+    /// UUID in any spelling PostgreSQL's uuid reads (any case, braces, `urn:uuid:`, hyphens
+    /// after any group of four digits or none); nil for an id that is none.
+    static func uuidAsTheAppWrites(_ id: String) -> String? {
+        var text = Substring(id)
+        if text.lowercased().hasPrefix("urn:uuid:") { text = text.dropFirst("urn:uuid:".count) }
+        if text.hasPrefix("{"), text.hasSuffix("}"), text.count >= 2 { text = text.dropFirst().dropLast() }
+        let digits = text.filter { $0 != "-" }
+        guard digits.count == 32, digits.allSatisfy(\.isHexDigit), digits.allSatisfy(\.isASCII), !text.hasPrefix("-"), !text.hasSuffix("-"), !text.contains("--") else { return nil }
+        let upper = Array(digits.uppercased())
+        return [0..<8, 8..<12, 12..<16, 16..<20, 20..<32].map { String(upper[$0]) }.joined(separator: "-")
+    }
+
     /// A name or id as the app shows it: not empty, not padded, not too long, and nothing that
     /// is not text (a control or invisible character would forge a line of every listing).
     static func checkText(_ text: String, field: String) throws {
@@ -244,7 +268,7 @@ extension VaultError {
     /// `existing` is the device the vault has under that id (any case): what differs is said.
     static func deviceExists(_ id: String, name: String, existing: DeviceRecord, file: String = #fileID, line: UInt = #line) -> VaultError {
         let differs = existing.status != .active ? "it is revoked"
-            : existing.deviceId != id ? "as \(QuotedInput(existing.deviceId)), its id in another case"
+            : existing.deviceId != id ? "as \(QuotedInput(existing.deviceId)), its id spelt otherwise"
             : existing.deviceName != name ? "named \(QuotedInput(existing.deviceName))"
             : "with a subkey of another parent key"
         return VaultError(.deviceExists, "the vault already has a device \(QuotedInput(id)) (\(differs)); a device id is never used twice",
@@ -265,7 +289,7 @@ extension VaultError {
 
     static func deviceLimitReached(_ limit: Int, active: Int, file: String = #fileID, line: UInt = #line) -> VaultError {
         VaultError(.deviceLimitReached, "the household has \(active) active devices, its limit of \(limit); nothing was written",
-                   hint: "revoke a device first, or raise the limit: vault-tool device limit N", file: file, line: line)
+                   hint: "revoke a device first, or raise the limit: vault-tool device limit --key-file PARENT.nsec --in-place VAULT N", file: file, line: line)
     }
 
     static func deviceLimitInvalid(_ limit: Int, file: String = #fileID, line: UInt = #line) -> VaultError {
@@ -305,6 +329,11 @@ extension VaultError {
 
     static func deviceNotActive(_ id: String, doing: String, file: String = #fileID, line: UInt = #line) -> VaultError {
         VaultError(.deviceNotActive, "the device \(QuotedInput(id)) is revoked and cannot be \(doing)", file: file, line: line)
+    }
+
+    static func revokedDeviceRenamed(_ id: String, file: String = #fileID, line: UInt = #line) -> VaultError {
+        VaultError(.deviceNotActive, "the device \(QuotedInput(id)) is revoked and keeps its name: a revocation by that name, run again, must find it and no other device; nothing was written",
+                   hint: "name the new device otherwise", file: file, line: line)
     }
 
     static func deviceTextInvalid(_ field: String, _ problem: String, file: String = #fileID, line: UInt = #line) -> VaultError {

@@ -13,19 +13,25 @@ extension JSONValue {
     /// known until it is parsed (a hostile review: a device link's repeated field named by 40 of
     /// its key's hex digits).
     public init(parsing bytes: [UInt8], what: String = "the JSON", quotingNames: Bool = true) throws {
-        var parser = JSONParser(bytes: bytes, what: what, quotingNames: quotingNames)
+        self = try bytes.withUnsafeBufferPointer { try JSONValue(parsing: UnsafeRawBufferPointer($0), what: what, quotingNames: quotingNames) }
+    }
+
+    /// The same, of bytes where they are: a vault's plaintext is parsed in the protected memory
+    /// it was decrypted into, not from a copy in the heap that nothing zeroes.
+    public init(parsing bytes: UnsafeRawBufferPointer, what: String = "the JSON", quotingNames: Bool = true) throws {
+        var parser = JSONParser(bytes: bytes.assumingMemoryBound(to: UInt8.self), what: what, quotingNames: quotingNames)
         self = try parser.parseDocument()
     }
 }
 
 private struct JSONParser {
-    let bytes: [UInt8]
+    let bytes: UnsafeBufferPointer<UInt8>
     let what: String
     let quotingNames: Bool
     var index = 0
     var depth = 0
 
-    init(bytes: [UInt8], what: String, quotingNames: Bool) {
+    init(bytes: UnsafeBufferPointer<UInt8>, what: String, quotingNames: Bool) {
         self.bytes = bytes
         self.what = what
         self.quotingNames = quotingNames
@@ -165,23 +171,23 @@ private struct JSONParser {
             if index < bytes.count, bytes[index] == UInt8(ascii: "+") || bytes[index] == UInt8(ascii: "-") { index += 1 }
             guard digits() > 0 else { throw failure("expected a digit in the exponent") }
         }
-        return .number(String(decoding: bytes[start..<index], as: UTF8.self))
+        return .number(String(decoding: UnsafeBufferPointer(rebasing: bytes[start..<index]), as: UTF8.self))
     }
 
     mutating func parseString() throws -> String {
         index += 1  // opening quote
         // Most strings have no escape: read them in one go (scripts/bench's profile of `open`).
         let start = index
-        let run = bytes.withUnsafeBytes { ByteScan.stringRun($0, from: start) }
+        let run = ByteScan.stringRun(UnsafeRawBufferPointer(bytes), from: start)
         index = run.end
         if index < bytes.count, bytes[index] == UInt8(ascii: "\"") {
             index += 1
             // ASCII is valid UTF-8 as it is: copied without the generic validation, which was a
             // tenth of a batch migration's parse (issue 29).
             if !run.nonASCII {
-                return bytes.withUnsafeBufferPointer { String(decoding: UnsafeBufferPointer(rebasing: $0[start..<index - 1]), as: UTF8.self) }
+                return String(decoding: UnsafeBufferPointer(rebasing: bytes[start..<index - 1]), as: UTF8.self)
             }
-            guard let text = String(validating: bytes[start..<index - 1], as: UTF8.self) else { throw failure("a string is not valid UTF-8") }
+            guard let text = String(validating: UnsafeBufferPointer(rebasing: bytes[start..<index - 1]), as: UTF8.self) else { throw failure("a string is not valid UTF-8") }
             return text
         }
         var out = Array(bytes[start..<index])

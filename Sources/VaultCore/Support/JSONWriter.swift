@@ -14,12 +14,12 @@ extension JSONValue {
         func newline(_ level: Int) {
             guard pretty else { return }
             out.append(0x0a)
-            for _ in 0..<level * 2 { out.append(0x20) }
+            out.append(contentsOf: repeatElement(0x20, count: level * 2))
         }
         switch self {
-        case .null: out.append(contentsOf: Array("null".utf8))
-        case .bool(let value): out.append(contentsOf: Array((value ? "true" : "false").utf8))
-        case .number(let text): out.append(contentsOf: Array(text.utf8))
+        case .null: out.append(contentsOf: "null".utf8)
+        case .bool(let value): out.append(contentsOf: (value ? "true" : "false").utf8)
+        case .number(let text): out.append(contentsOf: text.utf8)
         case .string(let text): Self.writeString(text, to: &out)
         case .array(let elements):
             out.append(UInt8(ascii: "["))

@@ -17,15 +17,24 @@ public final class SecretBytes: @unchecked Sendable {
     public let count: Int
 
     /// Allocates `count` bytes and lets `initialize` fill them. The buffer starts zeroed.
-    public init(count: Int, initialize: (UnsafeMutableRawBufferPointer) throws -> Void) throws {
+    public convenience init(count: Int, initialize: (UnsafeMutableRawBufferPointer) throws -> Void) throws {
+        try self.init(count: count, fillsEveryByte: false, initialize: initialize)
+    }
+
+    /// `fillsEveryByte`: `initialize` writes each of the `count` bytes, so a new buffer is not
+    /// zeroed first (a vault's plaintext, half a megabyte, was written over twice).
+    private init(count: Int, fillsEveryByte: Bool, initialize: (UnsafeMutableRawBufferPointer) throws -> Void) throws {
         try Sodium.ensureInitialized()
         // sodium_malloc(0) is allowed but returns a distinct pointer; keep at least one byte so
         // every instance owns a real allocation.
-        guard let pointer = ProtectedPool.take(max(count, 1)) ?? sodium_malloc(max(count, 1)) else {
-            throw VaultError.noProtectedMemory()
+        if let kept = ProtectedPool.take(max(count, 1)) {
+            pointer = kept  // zeroed when it was given back
+        } else {
+            guard let fresh = sodium_malloc(max(count, 1)) else { throw VaultError.noProtectedMemory() }
+            // sodium_malloc fills a new buffer with a marker byte, not zeros.
+            if !fillsEveryByte || count == 0 { sodium_memzero(fresh, max(count, 1)) }
+            pointer = fresh
         }
-        sodium_memzero(pointer, max(count, 1))
-        self.pointer = pointer
         self.count = count
         // Every stored property is set, so if `initialize` throws, deinit frees the buffer.
         try initialize(UnsafeMutableRawBufferPointer(start: pointer, count: count))
@@ -33,7 +42,7 @@ public final class SecretBytes: @unchecked Sendable {
 
     /// Copies `bytes` into protected memory. The caller remains responsible for its own copy.
     public convenience init(copying bytes: UnsafeRawBufferPointer) throws {
-        try self.init(count: bytes.count) { target in
+        try self.init(count: bytes.count, fillsEveryByte: true) { target in
             if let base = bytes.baseAddress, bytes.count > 0 {
                 target.baseAddress!.copyMemory(from: base, byteCount: bytes.count)
             }
@@ -43,14 +52,20 @@ public final class SecretBytes: @unchecked Sendable {
     /// Copies `bytes` into protected memory and zeroes the array's buffer.
     public convenience init(consuming bytes: inout [UInt8]) throws {
         defer { bytes.zeroize() }
-        try self.init(count: bytes.count) { target in
+        try self.init(count: bytes.count, fillsEveryByte: true) { target in
             bytes.withUnsafeBytes { source in target.copyMemory(from: source) }
         }
     }
 
     deinit {
-        sodium_memzero(pointer, max(count, 1))
-        if !ProtectedPool.give(pointer, max(count, 1)) { sodium_free(pointer) }
+        let size = max(count, 1)
+        if size <= ProtectedPool.largestKept {
+            sodium_memzero(pointer, size)
+            if ProtectedPool.give(pointer, size) { return }
+        }
+        // sodium_free zeroes the region itself (libsodium documents it): a large buffer, such as
+        // a vault's plaintext, is not written over twice.
+        sodium_free(pointer)
     }
 
     /// The only way to read the bytes. Do not let the pointer escape the closure.

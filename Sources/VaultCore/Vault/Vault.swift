@@ -63,7 +63,7 @@ public enum Vault {
         } catch let error as VaultError where error.code == .authenticationFailed {
             throw VaultError.vaultDoesNotOpen(withParentKey: access.parentKey != nil)
         }
-        let json = try JSONValue(parsing: plaintext.withUnsafeBytes { Array($0) }, what: "the vault document")
+        let json = try plaintext.withUnsafeBytes { try JSONValue(parsing: $0, what: "the vault document") }
         // Compare versions before the full parse, so a mismatch is reported as such rather than
         // as a document of an unknown version.
         if case .number(let text)? = json["version"], text != String(envelope.header.schemaVersion) {

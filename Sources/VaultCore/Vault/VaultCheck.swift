@@ -69,6 +69,14 @@ public enum VaultCheck {
                 report(rule, "\(kind) '\(id)'", "appears \(ids.filter { $0 == id }.count) times")
             }
         }
+        // Device ids that differ only in case are one id to every command that names a device
+        // (by its id in any case, as `device add` refuses one): neither can be picked (a trial:
+        // the whole id "matches 2 devices; give the whole id"). Their subkeys differ.
+        let byCase = Dictionary(grouping: Set(document.devices.map(\.deviceId)), by: { $0.lowercased() })
+        for key in byCase.keys.sorted() {
+            guard let spellings = byCase[key]?.sorted(), spellings.count > 1 else { continue }
+            report(.uniqueDeviceID, "device '\(spellings[0])'", "differs only in case from \(spellings.dropFirst().map { "'\($0)'" }.joined(separator: ", ")), so a command naming either by its id names both")
+        }
 
         if let parent = access.parentKey {
             for device in document.devices {

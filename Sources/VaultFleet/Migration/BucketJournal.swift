@@ -5,6 +5,11 @@ import VaultSQLite
 /// The bucket batch's journal: its schema, the batch it belongs to, the rows a rerun reads and
 /// the records the run writes (see ``BucketMigration`` for what a row promises).
 extension BucketMigration {
+    /// Loads what the journal needs (SQLite), asked before the store is listed: a missing
+    /// library stops a run (exit 69) before a fleet's listing is waited out (a trial: the run
+    /// listed the bucket, then stopped; where the store was unreachable, it said that, exit 75).
+    public static func requireJournalLibrary() throws { try SQLiteDatabase.requireLibrary() }
+
     /// The journal's one connection; nil in a dry run, which writes nothing, not even a journal.
     var journal: SQLiteDatabase? { opened?.database }
 

@@ -15,12 +15,13 @@ import Testing
         let expiresAt: Date
     }
 
-    /// Seed 004: the screen-time app's pairing QR.
+    /// Seed 004: the screen-time app's pairing QR (its zone optional: "Add field:
+    /// `sharedZoneID: String?`").
     struct PairingPayload: Codable, Equatable {
         let shareURL: String
         let parentDeviceID: String
         let verificationToken: String
-        let sharedZoneID: String
+        let sharedZoneID: String?
         let timestamp: Date
     }
 
@@ -67,9 +68,13 @@ import Testing
         #expect(try DeviceLink(payload: link.payload(), now: Timestamp(seconds: 1_799_999_000)).encoding == .documented)
     }
 
-    @Test func aPairingCodeTheAppEncodesReadsBackAndOursDecodesInTheApp() throws {
+    /// With a zone and without one (a trial: a code the app wrote without a zone, the field left
+    /// out by JSONEncoder, was refused as "sharedZoneID is missing").
+    @Test(arguments: ["FamilyZone", nil] as [String?])
+    func aPairingCodeTheAppEncodesReadsBackAndOursDecodesInTheApp(zone: String?) throws {
         let payload = PairingPayload(shareURL: "https://www.icloud.com/share/0abc", parentDeviceID: "6F1C2B7E-0D4A-4C55-9E1B-2A7F3C9D8E01",
-                                     verificationToken: UUID().uuidString, sharedZoneID: "FamilyZone", timestamp: Date(timeIntervalSince1970: 1_800_000_000.5))
+                                     verificationToken: UUID().uuidString, sharedZoneID: zone, timestamp: Date(timeIntervalSince1970: 1_800_000_000.5))
+        #expect(String(decoding: try JSONEncoder().encode(payload), as: UTF8.self).contains("sharedZoneID") == (zone != nil))
         let code = try PairingCode(payload: Array(try JSONEncoder().encode(payload)), now: Timestamp(seconds: 1_800_000_010))
         #expect(code.encoding == .app && code.timestamp == Timestamp(seconds: 1_800_000_000, nanoseconds: 500_000_000))
         #expect(code.shareURL == payload.shareURL && code.parentDeviceID == payload.parentDeviceID && code.sharedZoneID == payload.sharedZoneID)
@@ -77,7 +82,16 @@ import Testing
         #expect(try JSONDecoder().decode(PairingPayload.self, from: Data(ours)) == payload)
         #expect(String(decoding: ours, as: UTF8.self).contains(#""timestamp":821692800.5"#))
         // And the documented form still reads, and says so.
-        #expect(try PairingCode(payload: code.payload(), now: Timestamp(seconds: 1_800_000_010)).encoding == .documented)
+        let documented = try PairingCode(payload: code.payload(), now: Timestamp(seconds: 1_800_000_010))
+        #expect(documented.encoding == .documented && documented.sharedZoneID == zone)
+        #expect(code.reportedFields.first { $0.key == "sharedZoneID" }?.value == zone.map(JSONValue.string) ?? .null)
+        // A zone written as null is a code without one; a blank one is neither.
+        if zone == nil {
+            let withNull = String(decoding: code.payload(), as: UTF8.self).replacingOccurrences(of: #","timestamp""#, with: #","sharedZoneID":null,"timestamp""#)
+            #expect(try PairingCode(payload: Array(withNull.utf8), now: Timestamp(seconds: 1_800_000_010)).sharedZoneID == nil)
+            let blank = withNull.replacingOccurrences(of: "null", with: #"" ""#)
+            #expect(throws: VaultError(.malformedDocument, "")) { try PairingCode(payload: Array(blank.utf8), now: Timestamp(seconds: 1_800_000_010)) }
+        }
     }
 
     @Test func aTimeOrKeyInNeitherFormIsRefusedByName() throws {
