@@ -12,6 +12,24 @@ import Testing
         #expect(try parse(#""\ud83d\ude00""#) == .string("😀"))
     }
 
+    /// Pretty output indents two spaces a level at every depth: within the indentation the
+    /// writer copies (the parser's deepest nesting) and past it (a value built, not parsed).
+    @Test(arguments: [1, 2, JSONValue.maximumDepth, JSONValue.maximumDepth + 1, 100])
+    func prettyOutputIndentsTwoSpacesALevelAtAnyDepth(depth: Int) throws {
+        var value = JSONValue.array([.int(depth), .null])
+        for level in 1..<depth { value = level.isMultiple(of: 2) ? .array([value]) : .object([("k", value)]) }
+        let lines = String(decoding: value.serialized(), as: UTF8.self).split(separator: "\n")
+        let deepest = try #require(lines.first { $0.hasSuffix("\(depth),") })
+        #expect(deepest == Substring(String(repeating: " ", count: 2 * depth) + "\(depth),"))
+        for line in lines {
+            let indent = line.prefix { $0 == " " }.count
+            #expect(indent.isMultiple(of: 2) && indent <= 2 * depth && line.dropFirst(indent).first != " ")
+        }
+        if depth <= JSONValue.maximumDepth {
+            #expect(try JSONValue(parsing: value.serialized()) == value)
+        }
+    }
+
     /// JSON for display (`reported()`) writes every character the display rule escapes as a
     /// `\u` escape, a pair past U+FFFF, and is the same value to a JSON reader; ASCII and
     /// every other character are the serializer's bytes (a hostile trial: `--json` reports
