@@ -535,7 +535,7 @@ extension HouseholdLog {
 extension InputFiles {
     /// Reads an input that may be absent: nil when nothing is at its name.
     public static func readIfPresent(_ path: String, what: String, limit: Int = InputLimits.document) throws -> [UInt8]? {
-        if case .object(let name) = try VaultLocation(path) {
+        if let name = try object(path, what: what) {
             guard try ObjectStores.shared(for: name).currentVersion(name) != nil else { return nil }
         } else if path != "-" {
             var info = stat()

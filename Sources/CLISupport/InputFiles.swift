@@ -21,8 +21,7 @@ public enum InputFiles {
     /// Reads a whole public input (a vault, a JSON document), refusing one larger than `limit`
     /// (docs/conventions.md, "Limits") before holding more than that.
     public static func read(_ path: String, what: String, limit: Int = InputLimits.document) throws -> [UInt8] {
-        if case .object(let name) = try VaultLocation(path) {
-            guard !name.isPrefix else { throw VaultError.prefixGivenAsObject(path, what: what) }
+        if let name = try object(path, what: what) {
             return try ObjectStores.shared(for: name).read(name, what: what, limit: limit)
         }
         let descriptor = try openForReading(path, what: what)
@@ -30,6 +29,14 @@ public enum InputFiles {
         guard path != "-" else { return try BoundedRead.all(from: descriptor, limit: limit, name: displayName(path), what: what) }
         // An output that replaces this file replaces it only as read (FilesRead).
         return try FilesRead.reading(descriptor) { try BoundedRead.all(from: descriptor, limit: limit, name: displayName(path), what: what) }
+    }
+
+    /// The object `path` names, nil for a file or standard input; a prefix, which names no one
+    /// object, is refused before the store is reached (or libcurl loaded).
+    static func object(_ path: String, what: String) throws -> S3ObjectName? {
+        guard case .object(let name) = try VaultLocation(path) else { return nil }
+        guard !name.isPrefix else { throw VaultError.prefixGivenAsObject(path, what: what) }
+        return name
     }
 
     /// Reads a picture (PNG or JPEG), within the picture limits.

@@ -60,12 +60,15 @@ extension FileSet {
 
 extension FileSet {
     /// The same rule for objects in a bucket, compared by name (a bucket has no links), and two
-    /// more: an output names an object, not a prefix, and never holds a secret (a bucket's
+    /// more: an input or output names an object, not a prefix, and an output never holds a secret (a bucket's
     /// objects are not private files). Returns each output's object, in order (nil for a file).
     public static func checkObjects(inputs: [Input], outputs: [(label: String, path: String, secret: Bool)]) throws -> [S3ObjectName?] {
         var seen: [S3ObjectName: String] = [:]
         for input in inputs {
-            if case .object(let name) = try VaultLocation(input.path), seen[name] == nil { seen[name] = "\(input.label) '\(input.path)'" }
+            guard case .object(let name) = try VaultLocation(input.path) else { continue }
+            // One object is read from it, never a prefix's objects (said before the store).
+            guard !name.isPrefix else { throw VaultError.prefixGivenAsObject(input.path, what: input.label) }
+            if seen[name] == nil { seen[name] = "\(input.label) '\(input.path)'" }
         }
         var written: [S3ObjectName: String] = [:]
         return try outputs.map { output in

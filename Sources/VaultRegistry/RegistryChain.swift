@@ -19,23 +19,6 @@ public struct RegistryOperator: Sendable {
     }
 }
 
-extension RegistryOperator {
-    /// Why `name` cannot name who ran a batch, or nil when it can: the log's "by" must read as
-    /// someone (a trial: `--operator ""`, a space and a zero-width space were logged, and the
-    /// chain verified). Not empty, not only spaces and invisible characters, and no control or
-    /// line-breaking character, which would drive or break the terminal showing the log.
-    public static func nameProblem(_ name: String) -> String? {
-        let breaking: [Unicode.GeneralCategory] = [.control, .lineSeparator, .paragraphSeparator]
-        if name.unicodeScalars.contains(where: { breaking.contains($0.properties.generalCategory) }) {
-            return "contains a control or line-breaking character"
-        }
-        guard name.unicodeScalars.contains(where: { !DisplayRule.escapes($0) && !$0.properties.isWhitespace }) else {
-            return "is empty or only spaces and invisible characters"
-        }
-        return nil
-    }
-}
-
 extension DeviceRegistry {
     /// One batch's record in the chain.
     public struct BatchRecord: Sendable, Equatable {

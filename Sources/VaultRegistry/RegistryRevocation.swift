@@ -385,8 +385,8 @@ extension DeviceRegistry {
                        beforeCommitting: () throws -> Void = {}) throws -> RevocationResult {
         // The rows and the batch's record are kept for good (append-only, chained).
         if let reason { try RecordedText.checkFreeText(reason, field: "the reason") }
-        try RecordedText.checkFreeText(operatorInfo.name, field: "the operator")
-        try RecordedText.checkFreeText(batchID, field: "the batch id")
+        try RecordedText.checkName(operatorInfo.name, field: "the operator")
+        try RecordedText.checkName(batchID, field: "the batch id")
         let time = Self.timeText(now), d = dialect, t = table, selector = prepared.selector
         // The selection as the record keeps it, held to the same rule as the rest of the record:
         // its ids are the registry's (a user's DID), which may still read as a key.

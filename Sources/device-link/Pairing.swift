@@ -79,9 +79,12 @@ struct Pairing: ParsableCommand {
                 return
             }
             var table = TextTable()
-            for (key, value) in [("share URL", code.shareURL), ("parent device", code.parentDeviceID), ("verification token", code.verificationToken),
-                                 ("shared zone", code.sharedZoneID ?? "(none: the code names no zone)"), ("timestamp", code.timestamp.rfc3339),
-                                 ("written as", code.encoding.described)] { table.add(key, value) }
+            // No row for a zone the code does not name: any text said in its place could be a
+            // zone's own name (a review: a zone named "(none: …)").
+            let zone = code.sharedZoneID.map { [("shared zone", $0)] } ?? []
+            for (key, value) in [("share URL", code.shareURL), ("parent device", code.parentDeviceID), ("verification token", code.verificationToken)]
+                + zone + [("timestamp", code.timestamp.rfc3339), ("written as", code.encoding.described)] { table.add(key, value) }
+            if code.sharedZoneID == nil { diagnostics.note("the code names no shared zone") }
             try StandardStreams.writeOutput(Array(table.render().utf8))
         }
     }

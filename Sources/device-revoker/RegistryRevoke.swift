@@ -83,8 +83,12 @@ extension Registry {
             // Sparing a device named on purpose (a stolen one) would leave it active.
             if keepLastDevice, notSeenSince == nil { throw ValidationError("--keep-last-device goes with --not-seen-since") }
             if name != nil, user == nil { throw ValidationError("--name finds a device among a user's: give --user too") }
-            if let operatorName, let problem = RegistryOperator.nameProblem(operatorName) {
+            // Said before anything is read (the run checks both again where it records them).
+            if let operatorName, let problem = RecordedText.nameProblem(operatorName) {
                 throw ValidationError("--operator \(problem): it names who ran the batch in the chained log (default: your login name)")
+            }
+            if let batchId, let problem = RecordedText.nameProblem(batchId) {
+                throw ValidationError("--batch-id \(problem): it names the batch in the chained log (default: a random UUID)")
             }
         }
 
@@ -344,8 +348,10 @@ extension Registry {
                                          writes: database.asOutput + (opsFile.map { [$0] } ?? []))
             let (given, placeGiven) = try selector()
             let sizeLimit = try sizeLimit
-            // The list is read as the registry streams it: a missing one is said first.
+            // The list is read as the registry streams it, and the signer's key once the list's
+            // lines are checked: a missing file of either is said before the registry is reached.
             try devicesFile.map { try InputFiles.requireReadable($0, what: "devices file") }
+            try signer.signerKeyFile.map { try InputFiles.requireReadable($0, what: "signer key file") }
             let registry = try database.open(dryRun ? .readOnly : .readWrite, refusingHiddenRows: dryRun)
             // What refuses every writer (its guards, the app's rules, row-level security): a dry
             // run still measures, then ends as the real run would (a trial: exit 0 and a JSON

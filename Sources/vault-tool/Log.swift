@@ -296,7 +296,7 @@ struct LogGrant: ParsableCommand {
         if end.seconds - options.now.time.seconds > Int64(Self.longestGrantDays) * 86_400 {
             diagnostics.warning("this grant lasts \(TimeSpan.words(seconds: end.seconds - options.now.time.seconds)); a support key is best granted for as long as its case needs (withdraw it with 'vault-tool log withdraw')")
         }
-        if let label { try RecordedText.checkFreeText(label, field: "--label") }
+        if let label { try RecordedText.checkName(label, field: "--label") }
         // The grant bears the later of now and its predecessor's time, and must end after it.
         let made = max(options.now.time.seconds, verified.head.event.createdAt)
         guard end.seconds > made else {

@@ -221,7 +221,8 @@ def test_a_pairing_code_without_a_zone_reads_back(tmp_path, zone, form):
     shown = json.loads(read.stdout)
     assert shown["sharedZoneID"] == (None if zone != "named" else "FamilyZone") and shown["encoding"] == form, shown
     table = subprocess.run([DEVICE_LINK, "pairing", "read", str(tmp_path / "pair.png"), "--now", "2026-11-22T10:01:00Z"], capture_output=True, text=True)
-    assert table.returncode == 0 and ("names no zone" in table.stdout) == (zone != "named"), table.stdout
+    assert table.returncode == 0 and ("shared zone" in table.stdout) == (zone == "named"), table.stdout
+    assert ("names no shared zone" in table.stderr) == (zone != "named"), table.stderr
     made = subprocess.run([DEVICE_LINK, "pairing", "create", "--share-url", pairing["shareURL"], "--parent-device-id", pairing["parentDeviceID"],
                            "--now", "2026-11-22T10:00:00Z", "--encoding", form, "-o", str(tmp_path / "ours.png")], capture_output=True)
     assert made.returncode == 0, made.stderr

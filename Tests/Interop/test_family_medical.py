@@ -700,7 +700,7 @@ def test_match_of_what_reads_as_nothing_finds_no_name(tmp_path, typed):
 
 
 @pytest.mark.parametrize("schema", ["family-medical", "catbird"])
-@pytest.mark.parametrize("operator", ["", " ", "\u200b", "\u00ad\u200d", "\x1b[31m", "ops\nforged", "a\u2028b", "\t"])
+@pytest.mark.parametrize("operator", ["", " ", "\u200b", "\u00ad\u200d", "\x1b[31m", "ops\nforged", "a\u2028b", "\t", "\u0301", " \u0301\u20dd "])
 def test_an_operator_that_names_nobody_is_refused_and_nothing_is_logged(tmp_path, operator, schema):
     """A trial: `--operator ""`, a space or a zero-width space was logged as who ran the batch
     (the log's "by" blank) and `log --verify` said ok. A usage error (64), on both schemas,
@@ -718,6 +718,10 @@ def test_an_operator_that_names_nobody_is_refused_and_nothing_is_logged(tmp_path
     before = (tmp_path / "r.sqlite").read_bytes()
     refused = revoker("revoke", "--db", db, "--device", f"{user}#{device}", "--reason", "lost", "--operator", operator, "--force")
     assert refused.returncode == 64 and "--operator" in refused.stderr and "\x1b" not in refused.stderr, (refused.returncode, refused.stderr)
+    assert (tmp_path / "r.sqlite").read_bytes() == before
+    # The batch's id names it in the same log: the same rule.
+    refused = revoker("revoke", "--db", db, "--device", f"{user}#{device}", "--reason", "lost", "--batch-id", operator, "--force")
+    assert refused.returncode == 64 and "--batch-id" in refused.stderr, (refused.returncode, refused.stderr)
     assert (tmp_path / "r.sqlite").read_bytes() == before
     taken = revoker("revoke", "--db", db, "--device", f"{user}#{device}", "--reason", "lost", "--operator", "Zoë (support)", "--force", check=0)
     assert "Zoë (support)" in revoker("log", "--db", db, check=0).stdout, taken.stderr

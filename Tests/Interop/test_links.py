@@ -436,3 +436,31 @@ def test_a_missing_list_is_said_before_the_registry_is_reached(inputs, command, 
         stopped, work = run_hidden("libpq.so.5", inputs, f"device-revoker registry {subcommand} --db {spelling} {' '.join(rest)}")
         assert stopped.returncode == 1 and b"missing." in stopped.stderr, (stopped.returncode, stopped.stderr.decode())
         assert contents(work) == contents(inputs)
+
+
+@pytest.mark.parametrize("command", ["vault-tool log show --log s3://household-vaults/ v3.vault", "vault-tool log verify --log s3://household-vaults/logs/ v3.vault",
+                                     "vault-tool log grant --key-file household.nsec --to NPUB --allow revoke --until 2099-01-01 s3://household-vaults/",
+                                     "vault-tool diff --key-file household.nsec a.vault s3://household-vaults/v/"])
+def test_a_prefix_where_one_log_or_vault_is_read_is_refused_before_the_store(inputs, tmp_path, command):
+    """A review: `--log s3://bucket/` asked the store whether the object was there (75), and a
+    vault prefix given to `log grant` read the log beside it from the store: refused (2), as
+    one object read from a prefix is, nothing loaded."""
+    folder = tmp_path / "in"
+    shutil.copytree(inputs, folder)
+    subprocess.run([str(BIN / "vault-tool"), "migrate", "--key-file", "household.nsec", "--to", "3", "-o", "v3.vault", "a.vault"], cwd=folder, check=True,
+                   capture_output=True)
+    npub = json.loads(subprocess.run([str(BIN / "vault-tool"), "derive", "--key-file", "parent.nsec", "--json"], cwd=folder, check=True,
+                                     capture_output=True).stdout)["npub"]
+    keep = {name: value for name, value in os.environ.items() if not name.startswith("AWS_")}
+    tool, *arguments = command.replace("NPUB", npub).split()
+    run = subprocess.run([str(BIN / tool), *arguments], cwd=folder, capture_output=True, text=True, env={**keep, **S3, "LD_DEBUG": "files"}, timeout=60)
+    assert run.returncode == 2 and "names a prefix" in run.stderr, (run.returncode, run.stderr[-2000:])
+    assert dynamically_loaded(run) == [], dynamically_loaded(run)
+
+
+@pytest.mark.parametrize("spelling", ["postgresql://127.0.0.1:1/registry", "host=127.0.0.1 port=1 dbname=registry"])
+def test_a_missing_signer_key_file_is_said_before_the_registry_is_reached(inputs, spelling):
+    """A review: `registry revoke --signer-key-file missing.nsec` tried the server first."""
+    run = subprocess.run([str(BIN / "device-revoker"), "registry", "revoke", "--db", spelling, "--device", "did:plc:u#d1", "--reason", "r",
+                          "--signer-key-file", "missing.nsec"], cwd=inputs, capture_output=True, text=True, timeout=60)
+    assert run.returncode == 1 and "missing.nsec" in run.stderr and "connect" not in run.stderr, (run.returncode, run.stderr)

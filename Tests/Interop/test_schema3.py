@@ -384,3 +384,19 @@ def test_a_schema_2_vault_beside_a_file_that_is_no_household_log_is_read(househo
     (household / "v2.log").write_text(content)
     result = tool("vault-tool", "inspect", "--key-file", "parent.nsec", "v2.vault", cwd=household)
     assert result.returncode == 0, result.stderr
+
+
+@pytest.mark.parametrize("label", ["", " ", "\u200b", "\u0301", "\x1b[2J", "a\nb"])
+def test_a_grant_labelled_as_nobody_is_refused(household, label):
+    """A review: `log grant --label ""` (or a zero-width space) was recorded, and `log show`
+    named the grant's holder as "()". The rule of the registry's operator: exit 64, nothing
+    written, the log as it was."""
+    folder = household
+    assert tool("vault-tool", "migrate", "--key-file", "parent.nsec", "--to", "3", "-o", "v3.vault", "v2.vault", cwd=folder).returncode == 0
+    made = tool("vault-tool", "keygen", "-o", "agent.nsec", cwd=folder)
+    npub = next(word for word in made.stderr.split() if word.startswith("npub1"))
+    before = (folder / "v3.log").read_bytes()
+    refused = tool("vault-tool", "log", "grant", "--key-file", "parent.nsec", "--to", npub, "--allow", "revoke", "--until", "2099-01-01", "--label", label,
+                   "v3.vault", cwd=folder)
+    assert refused.returncode == 64 and "--label" in refused.stderr, (refused.returncode, refused.stderr)
+    assert (folder / "v3.log").read_bytes() == before

@@ -367,7 +367,9 @@ extension VaultError {
 
     /// A pairing code with an empty or blank verification token or zone (`field`).
     static func pairingFieldEmpty(_ field: String, file: String = #fileID, line: UInt = #line) -> VaultError {
-        VaultError(.malformedDocument, "\(field) is empty or blank; a pairing code needs it", file: file, line: line)
+        // The zone is optional: a code without one leaves it out.
+        let needed = field == "sharedZoneID" ? "a code without a zone leaves the field out" : "a pairing code needs it"
+        return VaultError(.malformedDocument, "\(field) is empty or blank; \(needed)", file: file, line: line)
     }
 
     /// A device link that claims to stay valid longer than any link is made for.

@@ -65,16 +65,26 @@ public enum VaultDevices {
         case .add(let id, let name):
             try checkText(id, field: "the device id")
             try checkText(name, field: "the device name")
-            // The app writes a UUID one way (8-4-4-4-12): another spelling of one is another
-            // id to the subkey, and the same device to anyone reading it (a trial: an existing
-            // id in braces or without hyphens was added beside it).
-            if let written = uuidAsTheAppWrites(id), written.lowercased() != id.lowercased() {
-                throw VaultError.deviceTextInvalid("the device id", "is a UUID written otherwise than the app writes one: \(written)")
-            }
             guard let parent else { throw VaultError.parentKeyNeededToAddDevice() }
             let subkey = try Derivation.deviceSubkey(for: parent, deviceID: id).publicKey.hex
-            let sameID = { (other: String) in other.lowercased() == id.lowercased() || uuidAsTheAppWrites(other).map { $0.lowercased() == id.lowercased() } == true }
-            if let existing = document.devices.first(where: { sameID($0.deviceId) }) {
+            // The device as the vault has it (any case, or a UUID in any spelling): run again,
+            // an add finishes whatever spelling the first run took (a review: an id in braces an
+            // older build added was refused when run again, its operations lost).
+            let existing = document.devices.first { $0.deviceId.lowercased() == id.lowercased() }
+                ?? document.devices.first { sameDeviceID($0.deviceId, id) }
+            if existing == nil {
+                // The app writes a UUID one way (8-4-4-4-12): another spelling of one is another
+                // id to the subkey, and the same device to anyone reading it (a trial: an
+                // existing id in braces or without hyphens was added beside it); and a dash
+                // that reads as '-' makes an id that reads as another (a review: U+2010).
+                if let written = uuidAsTheAppWrites(id), written.lowercased() != id.lowercased() {
+                    throw VaultError.deviceTextInvalid("the device id", "is a UUID written otherwise than the app writes one: \(written)")
+                }
+                if id.unicodeScalars.contains(where: { $0 != "-" && $0.properties.generalCategory == .dashPunctuation || $0 == "\u{2212}" }) {
+                    throw VaultError.deviceTextInvalid("the device id", "holds a dash other than '-', which reads as one")
+                }
+            }
+            if let existing {
                 // Run again after it was written: the same device, nothing to do.
                 guard existing.status == .active, existing.deviceName == name, existing.subkeyPublicKey == subkey else { throw VaultError.deviceExists(id, name: name, existing: existing) }
                 // Its additions again, for the groups that hold it: a run whose operations were
@@ -206,6 +216,16 @@ public enum VaultDevices {
         }
     }
 
+    /// Whether two device ids name one device to a reader: the same in any case, or the same
+    /// UUID in any spelling (``uuidAsTheAppWrites(_:)``). `check`'s unique-device-id and `add`
+    /// ask this.
+    public static func sameDeviceID(_ one: String, _ other: String) -> Bool {
+        deviceIDKey(one) == deviceIDKey(other)
+    }
+
+    /// What ``sameDeviceID(_:_:)`` compares.
+    static func deviceIDKey(_ id: String) -> String { (uuidAsTheAppWrites(id) ?? id).lowercased() }
+
     /// `id` as the app's `UUID().uuidString` writes it (upper case, 8-4-4-4-12) when it is a
     /// UUID in any spelling PostgreSQL's uuid reads (any case, braces, `urn:uuid:`, hyphens
     /// after any group of four digits or none); nil for an id that is none.
@@ -333,7 +353,7 @@ extension VaultError {
 
     static func revokedDeviceRenamed(_ id: String, file: String = #fileID, line: UInt = #line) -> VaultError {
         VaultError(.deviceNotActive, "the device \(QuotedInput(id)) is revoked and keeps its name: a revocation by that name, run again, must find it and no other device; nothing was written",
-                   hint: "name the new device otherwise", file: file, line: line)
+                   hint: "a new device for it takes another name (device add --name)", file: file, line: line)
     }
 
     static func deviceTextInvalid(_ field: String, _ problem: String, file: String = #fileID, line: UInt = #line) -> VaultError {

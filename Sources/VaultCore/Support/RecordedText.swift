@@ -68,6 +68,32 @@ public enum RecordedText {
         guard text.count <= maximumCharacters else { throw VaultError.recordedTextTooLong(field, maximum: maximumCharacters, actual: text.count) }
         try check(text, field: field)
     }
+
+    /// Why `text` cannot name someone or something in a record (who ran a batch, the batch, who
+    /// a grant is for), or nil when it can: a record's "by" must read as someone (trials:
+    /// `--operator ""`, a zero-width space or a combining mark alone was logged, and `log grant
+    /// --label ""` showed "()"). Something a person reads, not only spaces, invisible characters
+    /// and marks; no control or line-breaking character, which would drive or break the
+    /// terminal showing the record.
+    public static func nameProblem(_ text: String) -> String? {
+        let breaking: [Unicode.GeneralCategory] = [.control, .lineSeparator, .paragraphSeparator]
+        if text.unicodeScalars.contains(where: { breaking.contains($0.properties.generalCategory) }) {
+            return "contains a control or line-breaking character"
+        }
+        let marks: [Unicode.GeneralCategory] = [.nonspacingMark, .spacingMark, .enclosingMark]
+        guard text.unicodeScalars.contains(where: {
+            !DisplayRule.escapes($0) && !$0.properties.isWhitespace && !$0.drawsNothing && !marks.contains($0.properties.generalCategory)
+        }) else {
+            return "is empty or only spaces, marks and invisible characters"
+        }
+        return nil
+    }
+
+    /// Refuses a name (``nameProblem(_:)``), then as free text (``checkFreeText(_:field:)``).
+    public static func checkName(_ text: String, field: String) throws {
+        if let problem = nameProblem(text) { throw VaultError.recordedNameBlank(field, problem) }
+        try checkFreeText(text, field: field)
+    }
 }
 
 extension VaultError.Code {
@@ -75,12 +101,18 @@ extension VaultError.Code {
     public static let secretInRecord = VaultError.Code(name: "secretInRecord", category: .usage)
     /// Free text for a kept record is longer than a record keeps.
     public static let recordedTextTooLong = VaultError.Code(name: "recordedTextTooLong", category: .usage)
+    /// A name for a record that names nobody (``RecordedText/nameProblem(_:)``).
+    public static let recordedNameBlank = VaultError.Code(name: "recordedNameBlank", category: .usage)
 }
 
 extension VaultError {
     static func secretInRecord(_ field: String, file: String = #fileID, line: UInt = #line) -> VaultError {
         VaultError(.secretInRecord, "\(field) holds a key, recovery words or a share (not shown): a record or a sheet keeps it for good and shows it to everyone who reads it; nothing was written",
                    hint: "give the text without the secret (a public key is its npub1…)", file: file, line: line)
+    }
+
+    static func recordedNameBlank(_ field: String, _ problem: String, file: String = #fileID, line: UInt = #line) -> VaultError {
+        VaultError(.recordedNameBlank, "\(field) \(problem): a record names who or what it is by it; nothing was written", file: file, line: line)
     }
 
     static func recordedTextTooLong(_ field: String, maximum: Int, actual: Int, file: String = #fileID, line: UInt = #line) -> VaultError {

@@ -70,12 +70,13 @@ public enum VaultCheck {
             }
         }
         // Device ids that differ only in case are one id to every command that names a device
-        // (by its id in any case, as `device add` refuses one): neither can be picked (a trial:
-        // the whole id "matches 2 devices; give the whole id"). Their subkeys differ.
-        let byCase = Dictionary(grouping: Set(document.devices.map(\.deviceId)), by: { $0.lowercased() })
-        for key in byCase.keys.sorted() {
-            guard let spellings = byCase[key]?.sorted(), spellings.count > 1 else { continue }
-            report(.uniqueDeviceID, "device '\(spellings[0])'", "differs only in case from \(spellings.dropFirst().map { "'\($0)'" }.joined(separator: ", ")), so a command naming either by its id names both")
+        // (by its id in any case): neither can be picked (a trial: the whole id "matches 2
+        // devices; give the whole id"); and one UUID in two spellings (braces, no hyphens) is one
+        // device to a reader, as `device add` refuses it (a review). Their subkeys differ.
+        let bySpelling = Dictionary(grouping: Set(document.devices.map(\.deviceId)), by: VaultDevices.deviceIDKey)
+        for key in bySpelling.keys.sorted() {
+            guard let spellings = bySpelling[key]?.sorted(), spellings.count > 1 else { continue }
+            report(.uniqueDeviceID, "device '\(spellings[0])'", "differs only in case or spelling from \(spellings.dropFirst().map { "'\($0)'" }.joined(separator: ", ")): one id to a reader, two devices to the vault")
         }
 
         if let parent = access.parentKey {

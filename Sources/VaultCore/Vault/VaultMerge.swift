@@ -19,7 +19,9 @@
 ///    revoked device's, and no device active in the result holds, is left out of every group,
 ///    whichever side added or kept it, and each one left out is listed as a conflict.
 /// 9. A device revoked in the base stays revoked whatever the copies say: a copy that sets it
-///    active again (a lost device's own stale copy) is listed as a conflict and not taken.
+///    active again (a lost device's own stale copy) is listed as a conflict and not taken; and
+///    it keeps its name (a copy's rename of it is listed as a conflict and not taken), as
+///    `device rename` refuses one, so a revocation by the name, run again, finds no other device.
 public enum VaultMerge {
     public struct Conflict: Sendable, Equatable, CustomStringConvertible {
         public let record: String
@@ -251,6 +253,13 @@ public enum VaultMerge {
                     value = b
                     conflicts.append(Conflict(record: record, field: key, ours: Self.show(key, o), theirs: Self.show(key, t), taken: "base",
                                               rule: "a revoked device stays revoked"))
+                } else if key == "deviceName", record.hasPrefix("device"), base.first(where: { $0.key == "status" })?.value == .string("revoked"), o != b || t != b {
+                    // A revoked device keeps its name, which `add` refuses to a new device, so a
+                    // revocation by the name, run again, finds it and no other (a review: a
+                    // copy's rename of it was merged, as `device rename` refuses it).
+                    value = b
+                    conflicts.append(Conflict(record: record, field: key, ours: Self.show(key, o), theirs: Self.show(key, t), taken: "base",
+                                              rule: "a revoked device keeps its name"))
                 } else if o == t {
                     value = o
                 } else if o == b {
