@@ -1103,7 +1103,7 @@ def test_device_ids_that_differ_only_in_case_fail_the_check(tmp_path, spellings)
     assert tool("check", "--key-file", "parent.nsec", "v2.vault", cwd=tmp_path).returncode == 0
 
 
-@pytest.mark.parametrize("spelling", ["{%s}", "urn:uuid:%s", "URN:UUID:{%s}", "nohyphens", "lowernohyphens"])
+@pytest.mark.parametrize("spelling", ["{%s}", "urn:uuid:%s", "URN:UUID:{%s}", "{urn:uuid:%s}", "{ %s }", "nohyphens", "lowernohyphens"])
 @pytest.mark.parametrize("existing", [True, False])
 def test_a_uuid_is_added_only_as_the_app_writes_one(house, spelling, existing):
     """A trial: `device add` refused an existing id in another case, but took it in braces or
@@ -1149,15 +1149,16 @@ def test_a_device_an_older_build_added_in_another_spelling_is_added_again_as_not
     assert again.returncode == 0 and "already in the vault" in again.stderr, again.stderr
 
 
-@pytest.mark.parametrize("dash", ["\u2010", "\u2011", "\u2013", "\u2212", "\ufe63", "\uff0d"])
+@pytest.mark.parametrize("dash", ["\u2010", "\u2011", "\u2013", "\u2212", "\ufe63", "\uff0d", "\u2043", "\u02d7", "\u2500", "\u30fc", "\u2796", " "])
 def test_a_device_id_with_a_dash_that_reads_as_a_hyphen_is_refused(house, dash):
-    """A review: an id written with U+2010 hyphens was added beside the id it reads as, and
-    `--device` by either then matched two devices nobody could tell apart."""
+    """Two reviews: an id written with U+2010 hyphens (then U+2043, U+30FC, a box-drawing line)
+    was added beside the id it reads as, and `--device` by either then matched two devices
+    nobody could tell apart. A new id is ASCII, as the app's UUIDs are."""
     folder, _ = house
     device = next(d for d in document(folder)["devices"] if d["status"] == "active")["deviceId"]
     refused = tool("device", "add", "--key-file", "parent.nsec", "--id", device.replace("-", dash), "--name", "Hall iPad", "--ops", "a.jsonl", "-o", "x.vault",
                    "h.vault", cwd=folder)
-    assert refused.returncode == 64 and "dash" in refused.stderr and not (folder / "x.vault").exists(), (refused.returncode, refused.stderr)
+    assert refused.returncode == 64 and "past ASCII" in refused.stderr and not (folder / "x.vault").exists(), (refused.returncode, refused.stderr)
 
 
 def test_a_merge_keeps_a_revoked_devices_name(v2_house):
@@ -1175,3 +1176,21 @@ def test_a_merge_keeps_a_revoked_devices_name(v2_house):
         assert merged.returncode == 0 and "a revoked device keeps its name" in merged.stdout + merged.stderr, (merged.returncode, merged.stdout, merged.stderr)
         names = {d["deviceId"]: d["deviceName"] for d in document(folder, "merged.vault")["devices"]}
         assert names[old["deviceId"]] == old_name
+
+
+@pytest.mark.parametrize("revoking", ["ours", "theirs"])
+def test_a_merge_keeps_the_name_a_device_was_revoked_under(v2_house, revoking):
+    """A review: one copy revoked "Bedroom iPad" while the other renamed it "Den iPad"; the merge
+    made a revoked "Den iPad" (0 conflicts), its old name then free for a new device that the
+    same revocation, run again, revoked. The revoking copy's name is kept, as a conflict."""
+    folder = v2_house
+    revoked = subprocess.run([str(BIN / "device-revoker"), "vault", "--key-file", "parent.nsec", "--vault", "h.vault", "--device", "Bedroom iPad",
+                              "--ops", "r.jsonl", "-o", "revoked.vault"], capture_output=True, text=True, cwd=folder, stdin=subprocess.DEVNULL)
+    assert revoked.returncode == 0, revoked.stderr
+    renamed = tool("device", "rename", "--key-file", "parent.nsec", "-o", "renamed.vault", "h.vault", "Bedroom iPad", "Den iPad", cwd=folder)
+    assert renamed.returncode == 0, renamed.stderr
+    ours, theirs = ("revoked.vault", "renamed.vault") if revoking == "ours" else ("renamed.vault", "revoked.vault")
+    merged = tool("merge", "--key-file", "parent.nsec", "--base", "h.vault", "--ours", ours, "--theirs", theirs, "-o", "merged.vault", cwd=folder)
+    assert merged.returncode == 0 and "a revoked device keeps the name it was revoked under" in merged.stdout + merged.stderr, (merged.stdout, merged.stderr)
+    device = next(d for d in document(folder, "merged.vault")["devices"] if d["deviceId"].startswith("B3E9A410"))
+    assert device["status"] == "revoked" and device["deviceName"] == "Bedroom iPad"

@@ -700,7 +700,8 @@ def test_match_of_what_reads_as_nothing_finds_no_name(tmp_path, typed):
 
 
 @pytest.mark.parametrize("schema", ["family-medical", "catbird"])
-@pytest.mark.parametrize("operator", ["", " ", "\u200b", "\u00ad\u200d", "\x1b[31m", "ops\nforged", "a\u2028b", "\t", "\u0301", " \u0301\u20dd "])
+@pytest.mark.parametrize("operator", ["", " ", "\u200b", "\u00ad\u200d", "\x1b[31m", "ops\nforged", "a\u2028b", "\t", "\u0301", " \u0301\u20dd ",
+                                      "\ue000", "\u0378", "\uffff", "alice\\u{202e}", "Support) x (", "a  b", " alice", "alice "])
 def test_an_operator_that_names_nobody_is_refused_and_nothing_is_logged(tmp_path, operator, schema):
     """A trial: `--operator ""`, a space or a zero-width space was logged as who ran the batch
     (the log's "by" blank) and `log --verify` said ok. A usage error (64), on both schemas,

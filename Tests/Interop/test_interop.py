@@ -165,8 +165,10 @@ def test_a_merge_never_brings_a_revoked_device_back_into_a_group(tmp_path, seed,
         for group in outside:
             group["memberPubkeys"].append(key)
         if addition == "renamed-and-added":
-            for doc in (adding, expected):
-                next(d for d in doc["devices"] if d["deviceId"] == target["deviceId"])["deviceName"] = "Maya's old iPad"
+            # Renamed by the adding copy only: a revoked device keeps the name it was revoked
+            # under (a rename would free that name for a new device the same revocation, run
+            # again, would revoke), said as a conflict below.
+            next(d for d in adding["devices"] if d["deviceId"] == target["deviceId"])["deviceName"] = "Maya's old iPad"
     expected["revision"] = max(revoking["revision"], adding["revision"]) + 1
     expected["updatedAt"] = "2025-11-20T09:00:00Z"
 
@@ -181,6 +183,8 @@ def test_a_merge_never_brings_a_revoked_device_back_into_a_group(tmp_path, seed,
         left_out = [c for c in report["conflicts"] if c["rule"].startswith("a revoked device is in no group")]
         assert sorted(c["record"] for c in left_out) == sorted(f"group '{g}'" for g in added_to), report
         assert all(c["taken"] == ("ours" if ours == "revoking" else "theirs") for c in left_out), report
+        kept_name = [c for c in report["conflicts"] if c["rule"] == "a revoked device keeps the name it was revoked under"]
+        assert [c["taken"] for c in kept_name] == ([("ours" if ours == "revoking" else "theirs")] if addition == "renamed-and-added" else []), report
         assert run("check", "--key-file", str(key_file), str(out)).endswith(b"ok: every rule holds\n")
 
 

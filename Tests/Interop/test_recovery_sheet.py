@@ -313,3 +313,18 @@ def test_a_family_whose_names_are_list_words_prints_its_sheets(tmp_path):
                              "-o", str(tmp_path / "shares")], capture_output=True, text=True)
     assert result.returncode == 0, result.stderr
     assert len(list((tmp_path / "shares").iterdir())) == len(holders)
+
+
+@pytest.mark.parametrize("holder", ["", " ", "\u0301", "\ue000", "Rosa  Luis", "Rosa)"])
+def test_a_holder_named_as_nobody_is_refused(tmp_path, holder):
+    """A review: `split --holder ""` printed "The other sheets are kept by: , Cy." on a sheet,
+    and the first sheet had no "For …" line; a combining mark alone, likewise. A holder is named
+    as a record names a person: refused (64), nothing written."""
+    h = Household(secrets.token_bytes(32))
+    key = tmp_path / "k.nsec"
+    key.write_text(h.nsec + "\n")
+    key.chmod(0o600)
+    result = subprocess.run([RECOVERY_SHEET, "split", "--key-file", str(key), "--threshold", "2", "--shares", "3", "--format", "layout",
+                             "--holder", holder, "--holder", "Bob", "--holder", "Cy", "-o", str(tmp_path / "shares")], capture_output=True, text=True)
+    assert result.returncode == 64 and "a holder's name" in result.stderr, (result.returncode, result.stderr)
+    assert not (tmp_path / "shares").exists()

@@ -386,7 +386,8 @@ def test_a_schema_2_vault_beside_a_file_that_is_no_household_log_is_read(househo
     assert result.returncode == 0, result.stderr
 
 
-@pytest.mark.parametrize("label", ["", " ", "\u200b", "\u0301", "\x1b[2J", "a\nb"])
+@pytest.mark.parametrize("label", ["", " ", "\u200b", "\u0301", "\x1b[2J", "a\nb", "\ue000", "Sup\\u{202e}",
+                                   "Support Co) revoke, merge, device until 2099-01-01T00:00:00Z" + " " * 90 + "("])
 def test_a_grant_labelled_as_nobody_is_refused(household, label):
     """A review: `log grant --label ""` (or a zero-width space) was recorded, and `log show`
     named the grant's holder as "()". The rule of the registry's operator: exit 64, nothing

@@ -75,13 +75,14 @@ public enum VaultDevices {
             if existing == nil {
                 // The app writes a UUID one way (8-4-4-4-12): another spelling of one is another
                 // id to the subkey, and the same device to anyone reading it (a trial: an
-                // existing id in braces or without hyphens was added beside it); and a dash
-                // that reads as '-' makes an id that reads as another (a review: U+2010).
+                // existing id in braces or without hyphens was added beside it). And a new id
+                // is ASCII, as the app's are: a character past it can read as one of ASCII (a
+                // review: U+2010, U+2043, U+30FC for '-'), which makes an id read as another.
                 if let written = uuidAsTheAppWrites(id), written.lowercased() != id.lowercased() {
                     throw VaultError.deviceTextInvalid("the device id", "is a UUID written otherwise than the app writes one: \(written)")
                 }
-                if id.unicodeScalars.contains(where: { $0 != "-" && $0.properties.generalCategory == .dashPunctuation || $0 == "\u{2212}" }) {
-                    throw VaultError.deviceTextInvalid("the device id", "holds a dash other than '-', which reads as one")
+                guard id.utf8.allSatisfy({ (0x21...0x7e).contains($0) }) else {
+                    throw VaultError.deviceTextInvalid("the device id", "holds a space or a character past ASCII, which can read as another (a dash as '-'); the app's ids are UUIDs")
                 }
             }
             if let existing {
@@ -230,9 +231,16 @@ public enum VaultDevices {
     /// UUID in any spelling PostgreSQL's uuid reads (any case, braces, `urn:uuid:`, hyphens
     /// after any group of four digits or none); nil for an id that is none.
     static func uuidAsTheAppWrites(_ id: String) -> String? {
-        var text = Substring(id)
-        if text.lowercased().hasPrefix("urn:uuid:") { text = text.dropFirst("urn:uuid:".count) }
-        if text.hasPrefix("{"), text.hasSuffix("}"), text.count >= 2 { text = text.dropFirst().dropLast() }
+        // Braces, `urn:uuid:` and spaces around, in any order (a review: `{urn:uuid:…}` and
+        // `{ … }` read as the UUID, and were taken as another id).
+        var text = Substring(id), before = ""
+        while before != String(text) {
+            before = String(text)
+            text = text.drop { $0.isWhitespace }
+            while text.last?.isWhitespace == true { text = text.dropLast() }
+            if text.lowercased().hasPrefix("urn:uuid:") { text = text.dropFirst("urn:uuid:".count) }
+            if text.hasPrefix("{"), text.hasSuffix("}"), text.count >= 2 { text = text.dropFirst().dropLast() }
+        }
         let digits = text.filter { $0 != "-" }
         guard digits.count == 32, digits.allSatisfy(\.isHexDigit), digits.allSatisfy(\.isASCII), !text.hasPrefix("-"), !text.hasSuffix("-"), !text.contains("--") else { return nil }
         let upper = Array(digits.uppercased())

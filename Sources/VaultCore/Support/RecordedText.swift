@@ -80,12 +80,33 @@ public enum RecordedText {
         if text.unicodeScalars.contains(where: { breaking.contains($0.properties.generalCategory) }) {
             return "contains a control or line-breaking character"
         }
-        let marks: [Unicode.GeneralCategory] = [.nonspacingMark, .spacingMark, .enclosingMark]
+        // Seen as nothing, or as an empty box: marks alone, a private-use, unassigned or
+        // noncharacter code point (a review: U+E000 was logged as who ran a batch).
+        let nothing: [Unicode.GeneralCategory] = [.nonspacingMark, .spacingMark, .enclosingMark, .privateUse, .unassigned, .surrogate]
         guard text.unicodeScalars.contains(where: {
-            !DisplayRule.escapes($0) && !$0.properties.isWhitespace && !$0.drawsNothing && !marks.contains($0.properties.generalCategory)
+            !DisplayRule.escapes($0) && !$0.properties.isWhitespace && !$0.drawsNothing && !nothing.contains($0.properties.generalCategory)
         }) else {
             return "is empty or only spaces, marks and invisible characters"
         }
+        // A name is written as people write one: no space at either end, none doubled (a review:
+        // a label padded with 90 spaces pushed the grant's real scope off the line).
+        let blanks = text.unicodeScalars.map(\.properties.isWhitespace)
+        if blanks.first == true || blanks.last == true || zip(blanks, blanks.dropFirst()).contains(where: { $0 && $1 }) {
+            return "begins or ends with a space, or doubles one"
+        }
+        // A name shown between brackets cannot close them: its own pair up (a review: a label
+        // "Support Co) revoke, merge, device until 2099… (" read as the grant's scope).
+        var open: [Character] = []
+        for character in text {
+            let closers: [Character: Character] = ["(": ")", "[": "]", "{": "}"]
+            if let closer = closers[character] { open.append(closer) }
+            if [")", "]", "}"].contains(character) {
+                guard open.popLast() == character else { return "has a bracket that closes none it opened" }
+            }
+        }
+        guard open.isEmpty else { return "has a bracket it does not close" }
+        // Nor what a listing shows for an escaped character (`\u{202e}` typed out).
+        guard !DisplayRule.imitatesEscape(text) else { return DisplayRule.imitatesEscapeReason }
         return nil
     }
 

@@ -232,7 +232,10 @@ public enum VaultMerge {
                     let oursWins = name == "device" ? Self.lastSeen(ours) >= Self.lastSeen(theirs) : oursIsLater
                     var fields = mergeFields(record: record, base: VaultDiff.fields(bb ?? .object([])), ours: VaultDiff.fields(ours),
                                              theirs: VaultDiff.fields(theirs), oursWins: oursWins)
-                    if name == "device" { fields = Self.revocationFields(fields, base: bb, ours: ours, theirs: theirs, oursWins: oursWins) }
+                    if name == "device" {
+                        fields = Self.revocationFields(fields, base: bb, ours: ours, theirs: theirs, oursWins: oursWins)
+                        fields = keepingRevokedName(fields, record: record, base: bb, ours: ours, theirs: theirs)
+                    }
                     out.append(.object(fields))
                 }
             }
@@ -301,6 +304,26 @@ public enum VaultMerge {
             var out = ours.filter { !removed.contains($0) }
             for value in theirs where !out.contains(value) && !removed.contains(value) { out.append(value) }
             return out
+        }
+
+        /// A device one copy revoked keeps the name it was revoked under, whatever the other
+        /// copy renamed it to (a review: one copy revoked "Bedroom iPad", the other renamed it
+        /// "Den iPad", and the merge made a revoked "Den iPad", the name then free for a new
+        /// device the same revocation, run again, revoked). Revoked in the base, the base's name
+        /// stands already (mergeFields).
+        mutating func keepingRevokedName(_ fields: [(key: String, value: JSONValue)], record: String, base: JSONValue?, ours: JSONValue,
+                                         theirs: JSONValue) -> [(key: String, value: JSONValue)] {
+            let revoked = JSONValue.string("revoked")
+            guard fields.first(where: { $0.key == "status" })?.value == revoked, base?["status"] != revoked else { return fields }
+            let oursRevoked = ours["status"] == revoked
+            guard let name = (oursRevoked ? ours : theirs)["deviceName"], let index = fields.firstIndex(where: { $0.key == "deviceName" }),
+                  fields[index].value != name else { return fields }
+            conflicts.append(Conflict(record: record, field: "deviceName", ours: Self.show("deviceName", ours["deviceName"]),
+                                      theirs: Self.show("deviceName", theirs["deviceName"]), taken: oursRevoked ? "ours" : "theirs",
+                                      rule: "a revoked device keeps the name it was revoked under"))
+            var kept = fields
+            kept[index].value = name
+            return kept
         }
 
         static func lastSeen(_ device: JSONValue) -> Timestamp {

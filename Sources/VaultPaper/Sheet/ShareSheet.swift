@@ -41,6 +41,9 @@ public enum ShareSheet {
                               template: TextTemplate) throws -> RecoverySheet.Rendered {
         try PrintedText.check([(content.label, "the label"), (content.appName, "the app's name")]
                               + ([content.holder].compactMap { $0 } + content.otherHolders).map { ($0, "a holder's name") })
+        // And each names a person, as a record's name does (a review: an empty holder printed
+        // "kept by: , Cy." on a sheet; a combining mark alone, likewise nothing).
+        for name in [content.holder].compactMap({ $0 }) + content.otherHolders { try RecordedText.checkName(name, field: "a holder's name") }
         let share = content.share
         let group = groups[share.groupIndex]
         let household = Household(parentPublicKey: content.publicKey)

@@ -51,11 +51,16 @@ import Testing
         ours.devices[target].revokedAt = ours.updatedAt
         ours.devices[target].revocationReason = "stolen"
         theirs.devices[target].deviceName = "Renamed iPad"
-        let merged = try VaultMerge.merge(base: base, ours: ours, theirs: theirs).document.devices[target]
+        let first = try VaultMerge.merge(base: base, ours: ours, theirs: theirs)
+        let merged = first.document.devices[target]
         #expect(merged.status == .revoked && merged.revokedAt == ours.updatedAt && merged.revocationReason == "stolen")
-        #expect(merged.deviceName == "Renamed iPad")
+        // A revoked device keeps the name it was revoked under: the rename would free that name
+        // for a new device, which the same revocation, run again, would revoke (a review).
+        #expect(merged.deviceName == base.devices[target].deviceName)
+        #expect(first.conflicts.filter { $0.field == "deviceName" }.map { [$0.taken, $0.rule] } == [["ours", "a revoked device keeps the name it was revoked under"]])
         let result = try VaultMerge.merge(base: base, ours: theirs, theirs: ours)
         #expect(result.document.devices.first { $0.deviceId == merged.deviceId }?.status == .revoked)
+        #expect(result.document.devices.first { $0.deviceId == merged.deviceId }?.deviceName == base.devices[target].deviceName)
         #expect(try VaultCheck.run(result.document, access: .parentKey(parent)).isClean)
     }
 
@@ -144,8 +149,9 @@ import Testing
                     adding.groupMemberships[index].memberPubkeys.append(key)
                 }
                 if addition == .renamedAndAdded {
+                    // The rename is not taken: a revoked device keeps the name it was revoked
+                    // under (its name is then never a new device's; checked below).
                     adding.devices[adding.devices.firstIndex { $0.deviceId == target.deviceId }!].deviceName = "Renamed \(seed)"
-                    intended.devices[intended.devices.firstIndex { $0.deviceId == target.deviceId }!].deviceName = "Renamed \(seed)"
                 }
                 if addition == .recordDropped { adding.devices.removeAll { $0.deviceId == target.deviceId } }
             case .newGroup:
@@ -167,7 +173,9 @@ import Testing
                 }
                 #expect(!added.isEmpty && Set(leftOut.map(\.record)) == Set(added.map { "group '\($0.mlsGroupId)'" }), "\(context)")
                 #expect(leftOut.allSatisfy { $0.taken == (revokingIsOurs ? "ours" : "theirs") && $0.field == "memberPubkeys" }, "\(context)")
-                // Nothing but the intended changes: the revoking side's vault, with the other's rename or new group.
+                let keptName = result.conflicts.filter { $0.rule == "a revoked device keeps the name it was revoked under" }
+                #expect(keptName.map(\.taken) == (addition == .renamedAndAdded ? [revokingIsOurs ? "ours" : "theirs"] : []), "\(context)")
+                // Nothing but the intended changes: the revoking side's vault, with the other's new group.
                 #expect(result.document.devices.sorted { $0.deviceId < $1.deviceId } == intended.devices.sorted { $0.deviceId < $1.deviceId }, "\(context)")
                 #expect(result.document.groupMemberships.sorted { $0.mlsGroupId < $1.mlsGroupId }.map { [$0.mlsGroupId, $0.groupName] + $0.memberPubkeys.sorted() }
                     == intended.groupMemberships.sorted { $0.mlsGroupId < $1.mlsGroupId }.map { [$0.mlsGroupId, $0.groupName] + $0.memberPubkeys.sorted() }, "\(context)")
