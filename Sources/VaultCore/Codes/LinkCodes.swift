@@ -241,18 +241,19 @@ public struct PairingCode: Sendable, Equatable {
 
     public func jsonValue() -> JSONValue { .object(fields) }
 
-    /// The documented form's fields, in order; a code without a zone has no `sharedZoneID`.
-    public var fields: [(key: String, value: JSONValue)] {
-        [("shareURL", .string(shareURL)), ("parentDeviceID", .string(parentDeviceID)), ("verificationToken", .string(verificationToken))]
-            + (sharedZoneID.map { [("sharedZoneID", .string($0))] } ?? []) + [("timestamp", .string(timestamp.rfc3339))]
+    /// Every field in the struct's order, a zone the code does not name as null.
+    private var orderedFields: [(key: String, value: JSONValue)] {
+        [("shareURL", .string(shareURL)), ("parentDeviceID", .string(parentDeviceID)), ("verificationToken", .string(verificationToken)),
+         ("sharedZoneID", sharedZoneID.map(JSONValue.string) ?? .null), ("timestamp", .string(timestamp.rfc3339))]
     }
+
+    /// The documented form's fields, in order; a code without a zone has no `sharedZoneID`
+    /// (as `JSONEncoder` leaves out a nil optional).
+    public var fields: [(key: String, value: JSONValue)] { orderedFields.filter { $0.value != .null } }
 
     /// Every field as a report names it (`read --json`): a code without a zone says so with a
     /// null, so a reader of the report finds each field.
-    public var reportedFields: [(key: String, value: JSONValue)] {
-        [("shareURL", .string(shareURL)), ("parentDeviceID", .string(parentDeviceID)), ("verificationToken", .string(verificationToken)),
-         ("sharedZoneID", sharedZoneID.map(JSONValue.string) ?? .null), ("timestamp", .string(timestamp.rfc3339)), ("encoding", .string(encoding.rawValue))]
-    }
+    public var reportedFields: [(key: String, value: JSONValue)] { orderedFields + [("encoding", .string(encoding.rawValue))] }
 
     /// The QR's payload: the documented form, or the app's (seed 004's `PairingPayload` through
     /// `JSONEncoder`: `timestamp` seconds since 2001, `/` escaped), in the struct's field order.
@@ -260,9 +261,7 @@ public struct PairingCode: Sendable, Equatable {
         switch encoding {
         case .documented: jsonValue().serialized(pretty: false)
         case .app:
-            CodeEncoding.appJSON(.object([("shareURL", .string(shareURL)), ("parentDeviceID", .string(parentDeviceID)),
-                                          ("verificationToken", .string(verificationToken))]
-                                         + (sharedZoneID.map { [("sharedZoneID", .string($0))] } ?? []) + [("timestamp", CodeEncoding.appDate(timestamp))]))
+            CodeEncoding.appJSON(.object(fields.map { $0.key == "timestamp" ? ($0.key, CodeEncoding.appDate(timestamp)) : $0 }))
         }
     }
 
